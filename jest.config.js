@@ -1,0 +1,11 @@
+/** Tests run TypeScript through swc (type-checking is `tsc --noEmit` in `npm test`). */
+module.exports = {
+  testEnvironment: 'node',
+  roots: ['<rootDir>/test'],
+  testMatch: ['**/*.test.ts'],
+  transform: { '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022' } }] },
+  // Suites that start a Temporal dev server or PostgreSQL take seconds to set up.
+  testTimeout: 120000,
+  // Two cores: integration suites each start a server; run them in two workers.
+  maxWorkers: 2,
+};

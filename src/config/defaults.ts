@@ -1,0 +1,51 @@
+/**
+ * Every default in one place, each with where it comes from.
+ */
+export const DEFAULTS = {
+  /** Context window when nothing else says (OpenClaw default). */
+  contextWindowTokens: 200_000,
+  /** Reserve floor: reserveTokens is raised to at least this (OpenClaw `reserveTokensFloor`). */
+  reserveTokensFloor: 20_000,
+  /** Token estimates carry a safety margin (OpenClaw). */
+  tokenSafetyMargin: 1.2,
+  /** Memory flush runs this many tokens below the compaction threshold (OpenClaw `softThresholdTokens`). */
+  softThresholdTokens: 4_000,
+  /** Compaction deadline (seed 003: 5 minutes). */
+  compactionTimeoutMs: 5 * 60_000,
+  /** Chunk ratio of the window, adaptive down to the minimum (OpenClaw). */
+  baseChunkRatio: 0.4,
+  minChunkRatio: 0.15,
+  /** Tokens reserved for the summarization prompt itself (OpenClaw). */
+  summarizationOverheadTokens: 4_096,
+  /** Multi-stage summary parts (OpenClaw). */
+  defaultParts: 2,
+  minMessagesForSplit: 4,
+  /** Safeguard: history may use at most this share of the window (OpenClaw `maxHistoryShare`). */
+  maxHistoryShare: 0.5,
+  /** Pi default recent tail kept after compaction. */
+  keepRecentTokens: 20_000,
+  /** Summary text cap (OpenClaw: 16,000 chars). */
+  maxSummaryChars: 16_000,
+  /** After 10 stacked compactions the summary must stay under this share of the window (Keel). */
+  maxSummaryWindowShare: 0.1,
+  /** A session stops auto-compacting after this many consecutive failures (Keel, DESIGN.md). */
+  maxConsecutiveCompactionFailures: 3,
+  /** Bootstrap caps (OpenClaw). */
+  bootstrapMaxCharsPerFile: 5_000,
+  bootstrapMaxCharsTotal: 20_000,
+  /** Session pruning of old tool output (OpenClaw). */
+  minPrunableToolChars: 50_000,
+  keepLastAssistants: 3,
+  /** Maintenance (OpenClaw): prune sessions older than 30 days, cap at 500 entries. */
+  pruneAfterDays: 30,
+  maxEntriesPerSession: 500,
+  /** Daily reset hour (OpenClaw: 04:00 local). */
+  dailyResetHour: 4,
+  /** Default model when none is configured. */
+  model: 'claude-sonnet-4-5',
+  maxOutputTokens: 4_096,
+  /** Anthropic SDK request timeout inside an activity; Temporal owns retries. */
+  modelRequestTimeoutMs: 120_000,
+  /** The session workflow continues-as-new after this many turns even if Temporal does not suggest it. */
+  maxTurnsPerRun: 500,
+} as const;

@@ -1,0 +1,61 @@
+import { mkdirSync } from 'node:fs';
+import { Kysely, PostgresDialect } from 'kysely';
+import { Pool, types as pgTypes } from 'pg';
+import { PGlite } from '@electric-sql/pglite';
+import { PGlitePool } from './pglite-pool';
+import { migrateToLatest } from './migrations';
+import type { Database } from './schema';
+
+/** Where the data lives: a PostgreSQL URL, or a PGlite directory (`memory://` for a throwaway one). */
+export type StoreTarget = { kind: 'postgres'; url: string; maxConnections?: number } | { kind: 'pglite'; dataDir: string };
+
+/** An open store: the kysely handle plus how to close what it opened. */
+export interface Store {
+  readonly db: Kysely<Database>;
+  readonly target: StoreTarget;
+  /** The PGlite instance when embedded (tests use it to serve the same database over a socket). */
+  readonly pglite?: PGlite;
+  close(): Promise<void>;
+}
+
+const INT8_OID = 20;
+
+/** Opens the store and runs migrations. bigint columns are parsed to numbers (counters stay far below 2^53). */
+export async function openStore(target: StoreTarget, opts: { migrate?: boolean } = {}): Promise<Store> {
+  let db: Kysely<Database>;
+  let pglite: PGlite | undefined;
+  if (target.kind === 'postgres') {
+    const pool = new Pool({
+      connectionString: target.url,
+      max: target.maxConnections ?? 10,
+      types: {
+        getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+          oid === INT8_OID ? (v: string) => Number(v) : pgTypes.getTypeParser(oid, format as 'text')) as typeof pgTypes.getTypeParser,
+      },
+    });
+    db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  } else {
+    if (!target.dataDir.startsWith('memory://')) mkdirSync(target.dataDir, { recursive: true });
+    pglite = await PGlite.create(target.dataDir, {
+      parsers: { [INT8_OID]: (v: string) => Number(v) },
+    });
+    db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: new PGlitePool(pglite) }) });
+  }
+  if (opts.migrate !== false) await migrateToLatest(db);
+  const owned = pglite;
+  return {
+    db,
+    target,
+    pglite: owned,
+    async close() {
+      await db.destroy();
+      if (owned && !owned.closed) await owned.close();
+    },
+  };
+}
+
+/** `DATABASE_URL` when set, else PGlite under `<home>/db` (default `./.keel`). */
+export function storeTargetFromEnv(env: NodeJS.ProcessEnv = process.env, keelHome = env.KEEL_HOME ?? '.keel'): StoreTarget {
+  if (env.DATABASE_URL) return { kind: 'postgres', url: env.DATABASE_URL };
+  return { kind: 'pglite', dataDir: `${keelHome}/db` };
+}

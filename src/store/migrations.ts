@@ -1,0 +1,131 @@
+import { Kysely, Migration, MigrationProvider, Migrator, sql } from 'kysely';
+import type { Database } from './schema';
+
+/**
+ * Migrations live in code so a worker, `keel migrate` and tests share them.
+ * They are frozen once released: add a new entry, never edit an old one.
+ */
+const migrations: Record<string, Migration> = {
+  '2026_11_22_0001_core': {
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('sessions')
+        .addColumn('agent_id', 'text', (c) => c.notNull())
+        .addColumn('session_key', 'text', (c) => c.notNull())
+        .addColumn('session_id', 'text', (c) => c.notNull())
+        .addColumn('session_started_at', 'timestamptz', (c) => c.notNull())
+        .addColumn('last_interaction_at', 'timestamptz', (c) => c.notNull())
+        .addColumn('updated_at', 'timestamptz', (c) => c.notNull())
+        .addColumn('chat_type', 'text')
+        .addColumn('channel', 'text')
+        .addColumn('label', 'text')
+        .addColumn('display_name', 'text')
+        .addColumn('delivery', 'jsonb')
+        .addColumn('model_override', 'text')
+        .addColumn('provider_override', 'text')
+        .addColumn('auth_profile_override', 'text')
+        .addColumn('toggles', 'jsonb', (c) => c.notNull().defaultTo(sql`'{}'::jsonb`))
+        .addColumn('input_tokens', 'bigint', (c) => c.notNull().defaultTo(0))
+        .addColumn('output_tokens', 'bigint', (c) => c.notNull().defaultTo(0))
+        .addColumn('total_tokens', 'bigint', (c) => c.notNull().defaultTo(0))
+        .addColumn('context_tokens', 'bigint', (c) => c.notNull().defaultTo(0))
+        .addColumn('total_tokens_fresh', 'boolean', (c) => c.notNull().defaultTo(false))
+        .addColumn('compaction_count', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('memory_flush_at', 'timestamptz')
+        .addColumn('memory_flush_compaction_count', 'integer')
+        .addColumn('compaction_failures', 'integer', (c) => c.notNull().defaultTo(0))
+        .addPrimaryKeyConstraint('sessions_pk', ['agent_id', 'session_key'])
+        .execute();
+      await db.schema.createIndex('sessions_updated_idx').on('sessions').columns(['agent_id', 'updated_at']).execute();
+      await db.schema.createIndex('sessions_session_id_idx').on('sessions').columns(['agent_id', 'session_id']).execute();
+
+      await db.schema
+        .createTable('transcript_entries')
+        .addColumn('agent_id', 'text', (c) => c.notNull())
+        .addColumn('session_id', 'text', (c) => c.notNull())
+        .addColumn('id', 'text', (c) => c.notNull())
+        .addColumn('parent_id', 'text')
+        // Global identity: monotonic, so ordering within a session is append order.
+        .addColumn('seq', 'bigint', (c) => c.notNull().generatedByDefaultAsIdentity())
+        .addColumn('type', 'text', (c) => c.notNull())
+        .addColumn('role', 'text')
+        .addColumn('payload', 'jsonb', (c) => c.notNull())
+        .addColumn('token_estimate', 'integer')
+        .addColumn('byte_size', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('created_at', 'timestamptz', (c) => c.notNull())
+        .addPrimaryKeyConstraint('transcript_entries_pk', ['agent_id', 'session_id', 'id'])
+        .execute();
+      // "tail N entries" and "entries since seq X" stay index range scans.
+      await db.schema
+        .createIndex('transcript_entries_session_seq_idx')
+        .on('transcript_entries')
+        .columns(['agent_id', 'session_id', 'seq'])
+        .execute();
+      // "the last compaction" is one index probe, whatever the transcript length.
+      await sql`CREATE INDEX transcript_entries_compaction_idx ON transcript_entries (agent_id, session_id, seq) WHERE type = 'compaction'`.execute(db);
+
+      await db.schema
+        .createTable('compactions')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('agent_id', 'text', (c) => c.notNull())
+        .addColumn('session_key', 'text', (c) => c.notNull())
+        .addColumn('session_id', 'text', (c) => c.notNull())
+        .addColumn('trigger', 'text', (c) => c.notNull())
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('degraded', 'boolean', (c) => c.notNull().defaultTo(false))
+        .addColumn('error', 'text')
+        .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('tokens_before', 'integer')
+        .addColumn('tokens_after', 'integer')
+        .addColumn('first_kept_entry_id', 'text')
+        .addColumn('entry_id', 'text')
+        .addColumn('retry_of', 'text')
+        .addColumn('workflow_id', 'text')
+        .addColumn('started_at', 'timestamptz', (c) => c.notNull())
+        .addColumn('finished_at', 'timestamptz')
+        .execute();
+      await db.schema.createIndex('compactions_session_idx').on('compactions').columns(['agent_id', 'session_key', 'started_at']).execute();
+      await db.schema.createIndex('compactions_status_idx').on('compactions').columns(['status', 'started_at']).execute();
+
+      await db.schema
+        .createTable('memory_notes')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('agent_id', 'text', (c) => c.notNull())
+        .addColumn('session_key', 'text', (c) => c.notNull())
+        .addColumn('session_id', 'text', (c) => c.notNull())
+        .addColumn('day', 'text', (c) => c.notNull())
+        .addColumn('text', 'text', (c) => c.notNull())
+        .addColumn('compaction_cycle', 'integer', (c) => c.notNull())
+        .addColumn('created_at', 'timestamptz', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('memory_notes_agent_day_idx').on('memory_notes').columns(['agent_id', 'day']).execute();
+
+      await db.schema
+        .createTable('subagent_runs')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('agent_id', 'text', (c) => c.notNull())
+        .addColumn('parent_session_key', 'text', (c) => c.notNull())
+        .addColumn('child_session_key', 'text', (c) => c.notNull())
+        .addColumn('mode', 'text', (c) => c.notNull())
+        .addColumn('depth', 'integer', (c) => c.notNull())
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('task', 'text', (c) => c.notNull())
+        .addColumn('result', 'text')
+        .addColumn('workflow_id', 'text')
+        .addColumn('created_at', 'timestamptz', (c) => c.notNull())
+        .addColumn('ended_at', 'timestamptz')
+        .execute();
+      await db.schema.createIndex('subagent_runs_parent_idx').on('subagent_runs').columns(['agent_id', 'parent_session_key']).execute();
+    },
+  },
+};
+
+const provider: MigrationProvider = { getMigrations: async () => migrations };
+
+/** Brings the schema to the latest migration; safe to call from many workers at once on PostgreSQL. */
+export async function migrateToLatest(db: Kysely<Database>): Promise<string[]> {
+  const migrator = new Migrator({ db, provider });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) throw error instanceof Error ? error : new Error(String(error));
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}

@@ -1,0 +1,117 @@
+import type { ColumnType, Generated, Insertable, Selectable } from 'kysely';
+
+/** Timestamps come back as Date from both pg and PGlite; we write Date or ISO strings. */
+type Timestamp = ColumnType<Date, Date | string, Date | string>;
+/** JSON columns: written as serialized JSON, read back parsed. */
+type Json<T> = ColumnType<T, string, string>;
+/** bigint columns come back as strings from pg; we parse at the repository edge. */
+type BigIntColumn = ColumnType<string | number, number | bigint | string, number | bigint | string>;
+
+/** One row per (agent_id, session_key): the seeds' SessionEntry. */
+export interface SessionsTable {
+  agent_id: string;
+  session_key: string;
+  session_id: string;
+  session_started_at: Timestamp;
+  last_interaction_at: Timestamp;
+  updated_at: Timestamp;
+  chat_type: string | null;
+  channel: string | null;
+  label: string | null;
+  display_name: string | null;
+  delivery: Json<Record<string, unknown>> | null;
+  model_override: string | null;
+  provider_override: string | null;
+  auth_profile_override: string | null;
+  toggles: Json<Record<string, unknown>>;
+  input_tokens: Generated<number>;
+  output_tokens: Generated<number>;
+  total_tokens: Generated<number>;
+  context_tokens: Generated<number>;
+  total_tokens_fresh: Generated<boolean>;
+  compaction_count: Generated<number>;
+  memory_flush_at: Timestamp | null;
+  memory_flush_compaction_count: number | null;
+  /** Consecutive failed automatic compactions; auto-compaction stops at 3 (DESIGN.md). */
+  compaction_failures: Generated<number>;
+}
+
+/** Append-only event stream per session; a tree through parent_id, ordered by seq. */
+export interface TranscriptEntriesTable {
+  agent_id: string;
+  session_id: string;
+  id: string;
+  parent_id: string | null;
+  seq: Generated<BigIntColumn>;
+  type: string;
+  role: string | null;
+  payload: Json<Record<string, unknown>>;
+  token_estimate: number | null;
+  byte_size: number;
+  created_at: Timestamp;
+}
+
+/** One row per compaction attempt. */
+export interface CompactionsTable {
+  id: string;
+  agent_id: string;
+  session_key: string;
+  session_id: string;
+  trigger: string;
+  status: string;
+  degraded: Generated<boolean>;
+  error: string | null;
+  attempts: Generated<number>;
+  tokens_before: number | null;
+  tokens_after: number | null;
+  first_kept_entry_id: string | null;
+  entry_id: string | null;
+  retry_of: string | null;
+  workflow_id: string | null;
+  started_at: Timestamp;
+  finished_at: Timestamp | null;
+}
+
+/** Durable notes written by the pre-compaction memory flush. */
+export interface MemoryNotesTable {
+  id: string;
+  agent_id: string;
+  session_key: string;
+  session_id: string;
+  day: string;
+  text: string;
+  compaction_cycle: number;
+  created_at: Timestamp;
+}
+
+/** Subagent runs spawned by a parent session. */
+export interface SubagentRunsTable {
+  id: string;
+  agent_id: string;
+  parent_session_key: string;
+  child_session_key: string;
+  mode: string;
+  depth: number;
+  status: string;
+  task: string;
+  result: string | null;
+  workflow_id: string | null;
+  created_at: Timestamp;
+  ended_at: Timestamp | null;
+}
+
+export interface Database {
+  sessions: SessionsTable;
+  transcript_entries: TranscriptEntriesTable;
+  compactions: CompactionsTable;
+  memory_notes: MemoryNotesTable;
+  subagent_runs: SubagentRunsTable;
+}
+
+export type SessionRow = Selectable<SessionsTable>;
+export type NewSessionRow = Insertable<SessionsTable>;
+export type EntryRow = Selectable<TranscriptEntriesTable>;
+export type NewEntryRow = Insertable<TranscriptEntriesTable>;
+export type CompactionRow = Selectable<CompactionsTable>;
+export type MemoryNoteRow = Selectable<MemoryNotesTable>;
+export type SubagentRunRow = Selectable<SubagentRunsTable>;

@@ -1,0 +1,36 @@
+import { randomBytes } from 'node:crypto';
+import { Client } from 'pg';
+import { openStore, type Store } from '../../src/store/connect';
+
+/** A database a suite runs against: PGlite always, a PostgreSQL server too when TEST_DATABASE_URL is set. */
+export interface TestDatabase {
+  readonly name: 'pglite' | 'postgres';
+  /** Opens a fresh, migrated, empty database (a new PGlite, or a new schema on the server). */
+  open(): Promise<Store>;
+}
+
+export function testDatabases(): TestDatabase[] {
+  const list: TestDatabase[] = [{ name: 'pglite', open: () => openStore({ kind: 'pglite', dataDir: 'memory://' }) }];
+  const url = process.env.TEST_DATABASE_URL;
+  if (url) list.push({ name: 'postgres', open: () => openFreshSchema(url) });
+  return list;
+}
+
+/** A PostgreSQL URL whose search_path is a new, empty schema: suites never see each other's rows. */
+export async function freshSchemaUrl(url: string): Promise<string> {
+  const schema = `keel_test_${randomBytes(6).toString('hex')}`;
+  const client = new Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(`CREATE SCHEMA ${schema}`);
+  } finally {
+    await client.end();
+  }
+  const u = new URL(url);
+  u.searchParams.set('options', `-c search_path=${schema}`);
+  return u.toString();
+}
+
+async function openFreshSchema(url: string): Promise<Store> {
+  return openStore({ kind: 'postgres', url: await freshSchemaUrl(url), maxConnections: 5 });
+}
