@@ -4,8 +4,8 @@ import type { ColumnType, Generated, Insertable, Selectable } from 'kysely';
 type Timestamp = ColumnType<Date, Date | string, Date | string>;
 /** JSON columns: written as serialized JSON, read back parsed. */
 type Json<T> = ColumnType<T, string, string>;
-/** bigint columns come back as strings from pg; we parse at the repository edge. */
-type BigIntColumn = ColumnType<string | number, number | bigint | string, number | bigint | string>;
+/** bigint columns: `openStore` installs an int8 parser, so they read back as numbers. */
+type BigIntColumn = ColumnType<number, number | bigint | string, number | bigint | string>;
 
 /** One row per (agent_id, session_key): the seeds' SessionEntry. */
 export interface SessionsTable {

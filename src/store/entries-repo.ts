@@ -1,0 +1,133 @@
+import { sql, type Kysely } from 'kysely';
+import type { Database, EntryRow } from './schema';
+import type { CompactionEntry, TranscriptEntry } from '../context/types';
+
+/** Reads and writes of `transcript_entries`. Every call is scoped by agentId + sessionId. */
+
+export interface EntryToAppend {
+  entry: TranscriptEntry;
+  /** Cached token estimate (null when not a model-visible message). */
+  tokenEstimate: number | null;
+}
+
+/**
+ * Appends entries in order. Ids are deterministic (generated in workflow code), so a retried or
+ * resumed append inserts nothing twice: `ON CONFLICT DO NOTHING`.
+ * @returns how many rows were new.
+ */
+export async function appendEntries(
+  db: Kysely<Database>,
+  agentId: string,
+  sessionId: string,
+  entries: readonly EntryToAppend[],
+): Promise<number> {
+  if (entries.length === 0) return 0;
+  const rows = entries.map(({ entry, tokenEstimate }) => {
+    const payload = JSON.stringify(entry);
+    return {
+      agent_id: agentId,
+      session_id: sessionId,
+      id: entry.id,
+      parent_id: 'parentId' in entry ? (entry.parentId as string | null) : null,
+      type: entry.type,
+      role: entry.type === 'message' ? entry.message.role : null,
+      payload,
+      token_estimate: tokenEstimate,
+      byte_size: Buffer.byteLength(payload),
+      created_at: entry.timestamp,
+    };
+  });
+  const result = await db
+    .insertInto('transcript_entries')
+    .values(rows)
+    .onConflict((oc) => oc.columns(['agent_id', 'session_id', 'id']).doNothing())
+    .executeTakeFirst();
+  return Number(result.numInsertedOrUpdatedRows ?? 0);
+}
+
+/** The newest compaction entry of a session, found by a partial-index probe. */
+export async function lastCompaction(db: Kysely<Database>, agentId: string, sessionId: string): Promise<EntryRow | undefined> {
+  return db
+    .selectFrom('transcript_entries')
+    .selectAll()
+    .where('agent_id', '=', agentId)
+    .where('session_id', '=', sessionId)
+    .where('type', '=', 'compaction')
+    .orderBy('seq', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+}
+
+/** The active window: what the model may see now. */
+export interface ActiveEntries {
+  /** The last compaction, when there was one: its summary stands in for everything before firstKeptEntryId. */
+  compaction?: CompactionEntry;
+  /** Entries from firstKeptEntryId on (or all), oldest first, excluding compaction entries. */
+  rows: EntryRow[];
+}
+
+/**
+ * Loads the entries since the last compaction's `firstKeptEntryId`. Bounded by the active window,
+ * never the whole transcript of a long session (two index range reads).
+ */
+export async function loadActiveEntries(db: Kysely<Database>, agentId: string, sessionId: string): Promise<ActiveEntries> {
+  const compactionRow = await lastCompaction(db, agentId, sessionId);
+  const compaction = compactionRow ? (compactionRow.payload as unknown as CompactionEntry) : undefined;
+  let fromSeq = 0;
+  if (compaction) {
+    const kept = await db
+      .selectFrom('transcript_entries')
+      .select('seq')
+      .where('agent_id', '=', agentId)
+      .where('session_id', '=', sessionId)
+      .where('id', '=', compaction.firstKeptEntryId)
+      .executeTakeFirst();
+    // A hard checkpoint (nothing kept) points past the compaction entry itself.
+    fromSeq = Number(kept?.seq ?? compactionRow!.seq);
+  }
+  const rows = await db
+    .selectFrom('transcript_entries')
+    .selectAll()
+    .where('agent_id', '=', agentId)
+    .where('session_id', '=', sessionId)
+    .where('seq', '>=', fromSeq)
+    .where('type', '!=', 'compaction')
+    .orderBy('seq', 'asc')
+    .execute();
+  return { compaction, rows };
+}
+
+/** The last `n` entries of a session, oldest first. */
+export async function tailEntries(db: Kysely<Database>, agentId: string, sessionId: string, n: number): Promise<EntryRow[]> {
+  const rows = await db
+    .selectFrom('transcript_entries')
+    .selectAll()
+    .where('agent_id', '=', agentId)
+    .where('session_id', '=', sessionId)
+    .orderBy('seq', 'desc')
+    .limit(n)
+    .execute();
+  return rows.reverse();
+}
+
+/** Every entry of a session in order (export, audit). Not for turns. */
+export async function allEntries(db: Kysely<Database>, agentId: string, sessionId: string): Promise<EntryRow[]> {
+  return db
+    .selectFrom('transcript_entries')
+    .selectAll()
+    .where('agent_id', '=', agentId)
+    .where('session_id', '=', sessionId)
+    .orderBy('seq', 'asc')
+    .execute();
+}
+
+/** Entry count of a session. */
+export async function countEntries(db: Kysely<Database>, agentId: string, sessionId: string): Promise<number> {
+  const r = await db
+    .selectFrom('transcript_entries')
+    .select(sql<number>`count(*)::int`.as('n'))
+    .where('agent_id', '=', agentId)
+    .where('session_id', '=', sessionId)
+    .executeTakeFirstOrThrow();
+  return r.n;
+}

@@ -1,0 +1,80 @@
+import type { Kysely } from 'kysely';
+import type { Database, SessionRow } from './schema';
+
+/** Reads and writes of `sessions`. Every call is scoped by agentId. */
+
+export interface EnsureSessionInput {
+  agentId: string;
+  sessionKey: string;
+  /** Used only when the row is created. */
+  newSessionId: string;
+  now: Date;
+  chatType?: string | null;
+}
+
+/** Returns the session row, creating it on first use (idempotent under concurrent callers). */
+export async function ensureSession(db: Kysely<Database>, input: EnsureSessionInput): Promise<SessionRow> {
+  await db
+    .insertInto('sessions')
+    .values({
+      agent_id: input.agentId,
+      session_key: input.sessionKey,
+      session_id: input.newSessionId,
+      session_started_at: input.now,
+      last_interaction_at: input.now,
+      updated_at: input.now,
+      chat_type: input.chatType ?? null,
+      toggles: '{}',
+      channel: null,
+      label: null,
+      display_name: null,
+      delivery: null,
+      model_override: null,
+      provider_override: null,
+      auth_profile_override: null,
+      memory_flush_at: null,
+      memory_flush_compaction_count: null,
+    })
+    .onConflict((oc) => oc.columns(['agent_id', 'session_key']).doNothing())
+    .execute();
+  const row = await getSession(db, input.agentId, input.sessionKey);
+  if (!row) throw new Error(`session ${input.agentId}/${input.sessionKey} vanished after insert`);
+  return row;
+}
+
+export async function getSession(db: Kysely<Database>, agentId: string, sessionKey: string): Promise<SessionRow | undefined> {
+  return db
+    .selectFrom('sessions')
+    .selectAll()
+    .where('agent_id', '=', agentId)
+    .where('session_key', '=', sessionKey)
+    .executeTakeFirst();
+}
+
+export interface TurnUsageUpdate {
+  agentId: string;
+  sessionKey: string;
+  inputTokens: number;
+  outputTokens: number;
+  /** Estimated tokens of the context the model will see next turn. */
+  contextTokens: number;
+  now: Date;
+}
+
+/** Adds a turn's usage to the counters and marks the total fresh (it comes from the latest run). */
+export async function recordTurnUsage(db: Kysely<Database>, u: TurnUsageUpdate): Promise<void> {
+  await db
+    .updateTable('sessions')
+    .set((eb) => ({
+      input_tokens: eb('input_tokens', '+', u.inputTokens),
+      output_tokens: eb('output_tokens', '+', u.outputTokens),
+      total_tokens: eb('total_tokens', '+', u.inputTokens + u.outputTokens),
+      context_tokens: u.contextTokens,
+      total_tokens_fresh: true,
+      last_interaction_at: u.now,
+      updated_at: u.now,
+    }))
+    .where('agent_id', '=', u.agentId)
+    .where('session_key', '=', u.sessionKey)
+    .execute();
+}
