@@ -4,8 +4,6 @@ import type { ColumnType, Generated, Insertable, Selectable } from 'kysely';
 type Timestamp = ColumnType<Date, Date | string, Date | string>;
 /** JSON columns: written as serialized JSON, read back parsed. */
 type Json<T> = ColumnType<T, string, string>;
-/** bigint columns: `openStore` installs an int8 parser, so they read back as numbers. */
-type BigIntColumn = ColumnType<number, number | bigint | string, number | bigint | string>;
 
 /** One row per (agent_id, session_key): the seeds' SessionEntry. */
 export interface SessionsTable {
@@ -42,7 +40,7 @@ export interface TranscriptEntriesTable {
   session_id: string;
   id: string;
   parent_id: string | null;
-  seq: Generated<BigIntColumn>;
+  seq: ColumnType<number, number | bigint | string | undefined, number | bigint | string>;
   type: string;
   role: string | null;
   payload: Json<Record<string, unknown>>;
