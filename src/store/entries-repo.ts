@@ -131,3 +131,14 @@ export async function countEntries(db: Kysely<Database>, agentId: string, sessio
     .executeTakeFirstOrThrow();
   return r.n;
 }
+
+/** One entry by id, or undefined. */
+export async function getEntry(db: Kysely<Database>, agentId: string, sessionId: string, id: string): Promise<EntryRow | undefined> {
+  return db
+    .selectFrom('transcript_entries')
+    .selectAll()
+    .where('agent_id', '=', agentId)
+    .where('session_id', '=', sessionId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+}
