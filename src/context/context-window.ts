@@ -1,0 +1,122 @@
+/**
+ * Context-window resolution and the thresholds derived from it (openclaw-spec.md "Tokens and windows",
+ * "Memory flush", "Status").
+ */
+import { DEFAULTS } from '../config/defaults';
+
+/**
+ * Reserve used when the config sets none (Pi's `reserveTokens` default); the 20,000 floor raises it.
+ * Move to defaults.ts.
+ */
+export const DEFAULT_RESERVE_TOKENS = 16_384;
+
+/** A model's entry in `models.providers.<provider>.models` of the config. */
+export interface ModelWindowOverride { id: string; contextWindow?: number }
+
+export interface ContextWindowConfig {
+  models?: { providers?: Record<string, { models?: ModelWindowOverride[] } | undefined> };
+}
+
+/** A model catalog row (provider-qualified). */
+export interface CatalogModel { provider?: string; id: string; contextWindow?: number }
+
+export interface ResolveContextWindowInput {
+  provider: string;
+  model: string;
+  config?: ContextWindowConfig;
+  catalog?: readonly CatalogModel[];
+  /** The agent's `contextTokens` cap: lowers the window, never raises it. */
+  agentContextTokens?: number;
+}
+
+export type ContextWindowSource = 'config' | 'catalog' | 'agentContextTokens' | 'default';
+
+export interface ContextWindow {
+  tokens: number;
+  /** Which setting decided the number. */
+  source: ContextWindowSource;
+}
+
+/**
+ * Resolves the context window: the per-provider model override in config → the catalog value →
+ * the default 200,000; then the agent's `contextTokens` cap applies when it is lower.
+ *
+ * @example resolveContextWindowTokens({ provider: 'anthropic', model: 'claude-x', agentContextTokens: 100_000 })
+ *   // { tokens: 100_000, source: 'agentContextTokens' }
+ */
+export function resolveContextWindowTokens(input: ResolveContextWindowInput): ContextWindow {
+  const override = input.config?.models?.providers?.[input.provider]?.models?.find((m) => m.id === input.model)?.contextWindow;
+  const fromCatalog = input.catalog?.find(
+    (m) => m.id === input.model && (m.provider === undefined || m.provider === input.provider),
+  )?.contextWindow;
+  let window: ContextWindow = positive(override)
+    ? { tokens: override as number, source: 'config' }
+    : positive(fromCatalog)
+      ? { tokens: fromCatalog as number, source: 'catalog' }
+      : { tokens: DEFAULTS.contextWindowTokens, source: 'default' };
+  const cap = input.agentContextTokens;
+  if (positive(cap) && (cap as number) < window.tokens) window = { tokens: cap as number, source: 'agentContextTokens' };
+  return window;
+}
+
+/**
+ * The reserve kept free for the reply and the prompt scaffolding: `reserveTokens` (default 16,384)
+ * raised to at least `reserveTokensFloor` (default 20,000; 0 disables the floor).
+ */
+export function resolveReserveTokens(input: { reserveTokens?: number; reserveTokensFloor?: number } = {}): number {
+  const reserve = input.reserveTokens !== undefined && input.reserveTokens >= 0 ? input.reserveTokens : DEFAULT_RESERVE_TOKENS;
+  const floor = input.reserveTokensFloor ?? DEFAULTS.reserveTokensFloor;
+  return floor > 0 ? Math.max(reserve, floor) : reserve;
+}
+
+/** Threshold compaction after a successful turn: `contextTokens > contextWindow − reserveTokens`. */
+export function shouldCompactAfterTurn(contextTokens: number, contextWindow: number, reserveTokens: number): boolean {
+  return contextTokens > contextWindow - reserveTokens;
+}
+
+/** Where the memory flush starts: `softThresholdTokens` (default 4,000) below the compaction threshold. */
+export function memoryFlushThresholdTokens(
+  contextWindow: number,
+  reserveTokens: number,
+  softThresholdTokens: number = DEFAULTS.softThresholdTokens,
+): number {
+  return Math.max(0, contextWindow - reserveTokens - softThresholdTokens);
+}
+
+export interface MemoryFlushInput {
+  contextTokens: number;
+  contextWindow: number;
+  reserveTokens: number;
+  softThresholdTokens?: number;
+  /** The session's compaction count now … */
+  compactionCount?: number;
+  /** … and when the last flush ran: equal means this cycle already flushed. */
+  memoryFlushCompactionCount?: number;
+}
+
+/** True when context crossed the soft threshold and this compaction cycle has not flushed yet. */
+export function shouldRunMemoryFlush(input: MemoryFlushInput): boolean {
+  if (
+    input.memoryFlushCompactionCount !== undefined &&
+    input.memoryFlushCompactionCount === (input.compactionCount ?? 0)
+  ) {
+    return false;
+  }
+  return input.contextTokens >= memoryFlushThresholdTokens(input.contextWindow, input.reserveTokens, input.softThresholdTokens);
+}
+
+/** Context pressure: < 50% normal, 50–70% '50', 70–85% '70', above 85% '85' (seed 001 levels). */
+export type PressureLevel = 'normal' | '50' | '70' | '85';
+
+/** The pressure level of `usedTokens` in a window (85% exactly is still '70'; "above 85%" checkpoints). */
+export function pressureLevel(usedTokens: number, contextWindow: number): PressureLevel {
+  const percent = contextWindow > 0 ? (usedTokens / contextWindow) * 100 : 100;
+  if (percent > 85) return '85';
+  if (percent >= 70) return '70';
+  if (percent >= 50) return '50';
+  return 'normal';
+}
+
+function positive(value: number | undefined): boolean {
+  return typeof value === 'number' && Number.isFinite(value) && value > 0;
+}
