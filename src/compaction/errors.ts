@@ -1,0 +1,27 @@
+/**
+ * Compaction errors users and operators can act on.
+ */
+
+/** Failure type name (an `ApplicationFailure` type in activities, the `compactions.error` code). */
+export const SUMMARIZATION_FAILED = 'summarization_failed';
+
+/**
+ * Every chunk failed, with and without oversized entries: no summary, so no tokens reclaimed.
+ * The compaction is recorded as failed; an operator may retry it (`keel compactions retry <id>`),
+ * or the caller writes the extractive summary and marks the compaction degraded.
+ */
+export class SummarizationFailedError extends Error {
+  readonly code = SUMMARIZATION_FAILED;
+  constructor(
+    /** How many chunks the plan had; none could be summarized. */
+    readonly chunkCount: number,
+    /** The last error of each chunk, by chunk index, as text. */
+    readonly chunkErrors: readonly string[],
+  ) {
+    super(
+      `Summarization failed for all ${chunkCount} chunk(s) (last error: ${chunkErrors[chunkErrors.length - 1] ?? 'unknown'}). ` +
+        'Retry the compaction, set a working compaction model, or use the extractive summary.',
+    );
+    this.name = 'SummarizationFailedError';
+  }
+}

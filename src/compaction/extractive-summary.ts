@@ -1,0 +1,239 @@
+/**
+ * The deterministic, model-free summary Keel writes when every summarizer attempt failed, instead
+ * of "No prior history.": the last request, open tasks, decisions and every protected identifier.
+ * It re-distils like a model summary does: the previous summary's facts are merged with the new
+ * messages' facts, so stacked compactions stay bounded.
+ */
+import { DEFAULTS } from '../config/defaults';
+import type { AgentMessage } from '../context/types';
+import { extractIdentifiers, type IdentifierPolicy } from './identifiers';
+import { PRESERVED_IDENTIFIERS_HEADING } from './quality-guard';
+import { messageText } from './serialize-for-summary';
+
+/** First line of every extractive summary, so readers (and the next compaction) know what it is. */
+export const EXTRACTIVE_SUMMARY_HEADER =
+  '[Degraded extractive summary: written without a model because summarization failed; facts are quoted, not interpreted.]';
+
+/** The last user request is quoted up to this many characters (a pasted log should not fill the summary). */
+const MAX_REQUEST_CHARS = 2_000;
+/** A request shortened further when the summary does not fit. */
+const MIN_REQUEST_CHARS = 400;
+/** One task or decision line at most this long. */
+const MAX_ITEM_CHARS = 240;
+/** Tasks and decisions tracked while scanning; older ones fall off first. */
+const MAX_TRACKED_ITEMS = 60;
+
+const HEADINGS = {
+  request: '## Last user request',
+  tasks: '## Open tasks',
+  decisions: '## Decisions',
+  summarized: '## Summarized',
+} as const;
+
+const TASK_PATTERNS = [/^[-*]?\s*\[ \]\s+(.+)$/, /\bTODO\b[:\s-]*(.+)$/, /^(?:[-*]\s*)?next\s*:\s*(.+)$/i];
+const PROMISE_PATTERN = /\bI(?:'ll| will)\s+(.+)$/;
+const DONE_PATTERNS = [/^[-*]?\s*\[x\]\s+(.+)$/i, /\b(?:DONE|[Dd]one|[Cc]ompleted|[Ff]ixed|[Ff]inished)\s*:\s*(.+)$/];
+const DECISION_PATTERN =
+  /\b(?:decided|decision:|we'll use|we will use|let's go with|let's use|going with|we chose|settled on|agreed to|agreed on)\b/i;
+
+export interface ExtractiveSummaryInput {
+  readonly previousSummary?: string;
+  readonly messages: readonly AgentMessage[];
+  readonly policy: IdentifierPolicy;
+  /** Cap (default 16,000, OpenClaw's summary cap); identifiers may exceed it, and then it says so. */
+  readonly maxChars?: number;
+}
+
+/** Lowercased words only: the key that matches a task to its later "done" line. */
+function taskKey(text: string): string {
+  return text.toLowerCase().replace(/[^a-z0-9]+/g, ' ').trim().slice(0, 80);
+}
+
+function clip(text: string, max: number): string {
+  const t = text.trim();
+  return t.length <= max ? t : `${t.slice(0, max - 1)}…`;
+}
+
+/** Lines and, inside long lines, sentences: a decision often sits mid-paragraph. */
+function statements(text: string): string[] {
+  const out: string[] = [];
+  for (const line of text.split('\n')) {
+    const l = line.trim();
+    if (!l) continue;
+    if (l.length <= MAX_ITEM_CHARS) out.push(l);
+    else out.push(...l.split(/(?<=[.!?])\s+(?=[A-Z])/));
+  }
+  return out;
+}
+
+/** Ordered, bounded set of items keyed for de-duplication; re-adding moves an item to the newest end. */
+class ItemList {
+  private readonly items = new Map<string, string>();
+  add(key: string, text: string): void {
+    if (!key) return;
+    this.items.delete(key);
+    this.items.set(key, clip(text, MAX_ITEM_CHARS));
+    if (this.items.size > MAX_TRACKED_ITEMS) this.items.delete(this.items.keys().next().value as string);
+  }
+  close(doneKey: string): void {
+    if (doneKey.length < 4) return;
+    for (const key of [...this.items.keys()]) {
+      if (key === doneKey || key.includes(doneKey) || doneKey.includes(key)) this.items.delete(key);
+    }
+  }
+  values(): string[] {
+    return [...this.items.values()];
+  }
+}
+
+class FactCollector {
+  readonly tasks = new ItemList();
+  readonly decisions = new ItemList();
+
+  scan(text: string, allowPromises: boolean): void {
+    for (const s of statements(text)) {
+      const done = DONE_PATTERNS.map((p) => p.exec(s)).find((m) => m);
+      if (done) {
+        this.tasks.close(taskKey(done[1]));
+        continue;
+      }
+      const task = TASK_PATTERNS.map((p) => p.exec(s)).find((m) => m) ?? (allowPromises ? PROMISE_PATTERN.exec(s) : null);
+      if (task) this.tasks.add(taskKey(task[1]), s.replace(/^[-*]\s+(?!\[)/, ''));
+      if (DECISION_PATTERN.test(s)) this.decisions.add(taskKey(s), s.replace(/^[-*]\s+/, ''));
+    }
+  }
+}
+
+/** Splits a summary into `## ` sections: heading → body. Text before the first heading is under ''. */
+function sections(summary: string): Map<string, string> {
+  const map = new Map<string, string>();
+  let heading = '';
+  let body: string[] = [];
+  for (const line of summary.split('\n')) {
+    if (line.startsWith('## ')) {
+      map.set(heading, body.join('\n'));
+      heading = line.trim();
+      body = [];
+    } else body.push(line);
+  }
+  map.set(heading, body.join('\n'));
+  return map;
+}
+
+function bullets(body: string | undefined): string[] {
+  return (body ?? '').split('\n').map((l) => l.replace(/^-\s+/, '').trim()).filter((l) => l.length > 0 && !l.startsWith('('));
+}
+
+interface Totals { messages: number; compactions: number }
+
+function previousTotals(summarized: string | undefined, hasPrevious: boolean): Totals {
+  const m = /In total: (\d+) messages over (\d+) compactions?/.exec(summarized ?? '');
+  if (m) return { messages: Number(m[1]), compactions: Number(m[2]) };
+  return { messages: 0, compactions: hasPrevious ? 1 : 0 };
+}
+
+/**
+ * Writes the extractive summary of `previousSummary` + `messages`.
+ *
+ * Contents: a first line saying it is degraded; the last user request verbatim (clipped at 2,000
+ * chars); open tasks (TODO, `next:`, unchecked boxes, "I will…" promises not later marked done);
+ * decisions; counts of what was summarized; every protected identifier of the messages and of the
+ * previous summary. To fit `maxChars` it drops older decisions first, then older tasks, then clips
+ * the request; identifiers are never dropped: when they alone exceed the cap they are listed
+ * compactly and the summary says so.
+ */
+export function extractiveSummary(input: ExtractiveSummaryInput): string {
+  const maxChars = input.maxChars ?? DEFAULTS.maxSummaryChars;
+  const facts = new FactCollector();
+  const identifiers = new Set<string>();
+  const previous = input.previousSummary?.trim() ? sections(input.previousSummary) : undefined;
+
+  let lastRequest = previous?.get(HEADINGS.request)?.trim() ?? '';
+  if (previous) {
+    for (const [heading, body] of previous) {
+      if (heading === PRESERVED_IDENTIFIERS_HEADING) {
+        for (const line of bullets(body)) for (const id of line.split(', ')) identifiers.add(id.trim());
+      } else if (heading === HEADINGS.tasks) {
+        for (const b of bullets(body)) facts.tasks.add(taskKey(b), b);
+      } else if (heading === HEADINGS.decisions) {
+        for (const b of bullets(body)) facts.decisions.add(taskKey(b), b);
+      } else if (heading !== HEADINGS.summarized && heading !== HEADINGS.request) {
+        // A model-written summary: its lines are classified like conversation text.
+        facts.scan(body, true);
+      }
+      if (heading !== HEADINGS.summarized) for (const id of extractIdentifiers(body, input.policy)) identifiers.add(id);
+    }
+  }
+
+  const counts = { user: 0, assistant: 0, toolResult: 0 };
+  for (const message of input.messages) {
+    counts[message.role]++;
+    const text = messageText(message);
+    for (const id of extractIdentifiers(text, input.policy)) identifiers.add(id);
+    if (message.role === 'user') {
+      if (text.trim()) lastRequest = text.trim();
+      facts.scan(text, false);
+    } else if (message.role === 'assistant') {
+      // Tool-call arguments are not the assistant's words; scan only its text blocks.
+      facts.scan(message.content.map((b) => (b.type === 'text' ? b.text : '')).join('\n'), true);
+    }
+  }
+
+  const before = previousTotals(previous?.get(HEADINGS.summarized), previous !== undefined);
+  const total = input.messages.length;
+  const summarized =
+    `${HEADINGS.summarized}\n` +
+    `- This compaction: ${total} messages (${counts.user} user, ${counts.assistant} assistant, ${counts.toolResult} tool results).\n` +
+    `- In total: ${before.messages + total} messages over ${before.compactions + 1} compactions.`;
+
+  return fit({
+    lastRequest,
+    tasks: facts.tasks.values(),
+    decisions: facts.decisions.values(),
+    identifiers: [...identifiers].filter((id) => id.length > 0),
+    summarized,
+    maxChars,
+  });
+}
+
+interface Parts {
+  lastRequest: string;
+  tasks: string[];
+  decisions: string[];
+  identifiers: string[];
+  summarized: string;
+  maxChars: number;
+}
+
+function render(p: Parts, requestChars: number, compactIdentifiers: boolean): string {
+  const out = [EXTRACTIVE_SUMMARY_HEADER];
+  if (p.lastRequest) out.push(`${HEADINGS.request}\n${clip(p.lastRequest, requestChars)}`);
+  if (p.tasks.length) out.push(`${HEADINGS.tasks}\n${p.tasks.map((t) => `- ${t}`).join('\n')}`);
+  if (p.decisions.length) out.push(`${HEADINGS.decisions}\n${p.decisions.map((d) => `- ${d}`).join('\n')}`);
+  out.push(p.summarized);
+  if (p.identifiers.length) {
+    const list = compactIdentifiers ? `- ${p.identifiers.join(', ')}` : p.identifiers.map((id) => `- ${id}`).join('\n');
+    const note = compactIdentifiers
+      ? `(${p.identifiers.length} identifiers exceed the ${p.maxChars}-char cap on their own; listed compactly, other sections dropped)\n`
+      : '';
+    out.push(`${PRESERVED_IDENTIFIERS_HEADING}\n${note}${list}`);
+  }
+  return out.join('\n\n');
+}
+
+/** Drops older decisions, then older tasks, then clips the request, until the text fits. */
+function fit(parts: Parts): string {
+  const p = { ...parts, tasks: [...parts.tasks], decisions: [...parts.decisions] };
+  let text = render(p, MAX_REQUEST_CHARS, false);
+  while (text.length > p.maxChars && p.decisions.length > 0) {
+    p.decisions.shift();
+    text = render(p, MAX_REQUEST_CHARS, false);
+  }
+  while (text.length > p.maxChars && p.tasks.length > 0) {
+    p.tasks.shift();
+    text = render(p, MAX_REQUEST_CHARS, false);
+  }
+  if (text.length > p.maxChars) text = render(p, MIN_REQUEST_CHARS, false);
+  if (text.length > p.maxChars) text = render({ ...p, lastRequest: '' }, 0, true);
+  return text;
+}

@@ -1,0 +1,112 @@
+/**
+ * Summarization prompts: what the summarizer is asked for each chunk, for the merge of partial
+ * summaries, and under each identifier policy. Plain strings, so a workflow can pass them to an
+ * activity and a compaction provider gets exactly the same instructions.
+ */
+import type { IdentifierPolicy } from './identifiers';
+
+/** What every summary must keep (seed 003 / OpenClaw merge instructions). */
+const MUST_KEEP = [
+  'active tasks and their status (done, in progress, blocked)',
+  'batch progress (e.g. "processed 40 of 120 files")',
+  'the last user request, close to verbatim',
+  'decisions made and their rationale',
+  'TODOs, open questions and constraints',
+  'follow-ups the assistant promised',
+];
+
+/** The system prompt for every summarizer call. */
+export const SUMMARIZER_SYSTEM_PROMPT =
+  'You write context checkpoint summaries of agent conversations. Another model continues the work from ' +
+  'your summary alone. Never continue the conversation, never answer its questions; only summarize it.';
+
+/** The instruction sentence for an identifier policy (`custom` brings its own text). */
+export function identifierPolicyInstruction(policy: IdentifierPolicy): string {
+  if (policy === 'off') return '';
+  if (policy === 'strict') {
+    return (
+      'Preserve identifiers exactly as written, character for character: UUIDs, hashes, ids, hostnames, ' +
+      'IP addresses, ports, URLs, file paths and file names. Never shorten, reformat or paraphrase them.'
+    );
+  }
+  return policy.instructions ?? '';
+}
+
+/** Options that shape the instructions of every chunk and merge call. */
+export interface SummaryInstructionOptions {
+  readonly identifierPolicy: IdentifierPolicy;
+  /** Extra focus from the user (`/compact <instructions>`) or configuration. */
+  readonly customInstructions?: string;
+}
+
+/**
+ * Re-distillation: a later compaction sends the previous summary plus only the entries since the
+ * last cut, never the whole history, so the summarizer's input stays bounded.
+ */
+export const REDISTILL_INSTRUCTION =
+  'A previous summary is given: write ONE new summary of the previous summary plus the new conversation. ' +
+  'Carry forward what still matters, update task status, drop what is finished and irrelevant, and prefer ' +
+  'the newer information when they conflict. Do not copy the previous summary verbatim; the earlier ' +
+  'history is not available beyond it.';
+
+/** The instructions for summarizing one chunk (passed to `summarizeChunk` as `instructions`). */
+export function chunkSummaryInstructions(options: SummaryInstructionOptions): string {
+  return joinParagraphs([
+    'Summarize the conversation below into a structured checkpoint with these sections: Goal; ' +
+      'Constraints; Progress (done / in progress / blocked); Decisions (with rationale); Open tasks and ' +
+      'questions; Next steps; Critical context.',
+    `Keep: ${MUST_KEEP.join('; ')}.`,
+    'Entries shown as "[Large … omitted from summary]" were too large to include; mention that they existed.',
+    identifierPolicyInstruction(options.identifierPolicy),
+    options.customInstructions ? `Additional focus: ${options.customInstructions}` : '',
+  ]);
+}
+
+/** The instructions for merging partial summaries into one (passed to `summarizeChunk` as `instructions`). */
+export function mergeSummaryInstructions(options: SummaryInstructionOptions): string {
+  return joinParagraphs([
+    'The text below holds partial summaries of consecutive parts of one conversation, labelled from ' +
+      'oldest to most recent. Merge them into ONE structured checkpoint summary.',
+    `Keep: ${MUST_KEEP.join('; ')}.`,
+    'Prefer the most recent part when parts disagree; a task done in a later part is done.',
+    identifierPolicyInstruction(options.identifierPolicy),
+    options.customInstructions ? `Additional focus: ${options.customInstructions}` : '',
+  ]);
+}
+
+function utc(ms: number): string {
+  return new Date(ms).toISOString().replace('T', ' ').slice(0, 16) + ' UTC';
+}
+
+/**
+ * A chunk's label: `Part 1 of 3 (oldest), 2026-03-01 10:00 UTC – 2026-03-01 12:30 UTC`.
+ * Time range only when the chunk's messages carry timestamps.
+ */
+export function chunkLabel(index: number, total: number, fromTimestamp?: number, toTimestamp?: number): string {
+  const position = total <= 1 ? '' : index === 0 ? ' (oldest)' : index === total - 1 ? ' (most recent)' : '';
+  const range = fromTimestamp !== undefined && toTimestamp !== undefined ? `, ${utc(fromTimestamp)} – ${utc(toTimestamp)}` : '';
+  return `Part ${index + 1} of ${total}${position}${range}`;
+}
+
+/**
+ * The user prompt of one summarizer call: the previous summary (context for re-distillation), the
+ * conversation text in tags, the instructions, and the re-distillation rule when there is a previous summary.
+ */
+export function buildSummarizePrompt(chunkText: string, previousSummary: string | undefined, instructions: string): string {
+  const parts: string[] = [];
+  const redistill = Boolean(previousSummary?.trim());
+  if (redistill) parts.push(`<previous-summary>\n${previousSummary}\n</previous-summary>`);
+  parts.push(`<conversation>\n${chunkText}\n</conversation>`);
+  parts.push(instructions);
+  if (redistill) parts.push(REDISTILL_INSTRUCTION);
+  return parts.join('\n\n');
+}
+
+/** The text merged by the merge call: each partial summary under its label, oldest first. */
+export function buildMergeInput(partials: ReadonlyArray<{ label: string; summary: string }>): string {
+  return partials.map((p) => `### ${p.label}\n${p.summary.trim()}`).join('\n\n');
+}
+
+function joinParagraphs(parts: readonly string[]): string {
+  return parts.filter((p) => p.length > 0).join('\n\n');
+}
