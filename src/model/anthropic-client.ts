@@ -1,0 +1,103 @@
+/**
+ * `ModelClient` over the Anthropic Messages API with `@anthropic-ai/sdk`, streaming so progress
+ * (heartbeats, NO_REPLY draft suppression) is visible while the reply is written.
+ */
+import Anthropic from '@anthropic-ai/sdk';
+import { fromAnthropicMessage, toAnthropicParams } from './anthropic-convert';
+import { parseAnthropicClientConfig, type AnthropicClientConfigInput } from './anthropic-config';
+import { ModelTruncatedResponseError, ModelUnexpectedError, classifyModelError } from './errors';
+import type { ModelCallOptions, ModelClient, ModelRequest, ModelResponse, ModelStreamEvent } from './model-client';
+
+/** Keel's view of one raw stream event, or undefined for events it does not report (ping, block stop). */
+function toStreamEvent(event: Anthropic.MessageStreamEvent): ModelStreamEvent | undefined {
+  switch (event.type) {
+    case 'message_start':
+      return { type: 'messageStart' };
+    case 'message_stop':
+      return { type: 'messageStop' };
+    case 'content_block_start':
+      return event.content_block.type === 'tool_use' ? { type: 'toolCallStart', id: event.content_block.id, name: event.content_block.name } : undefined;
+    case 'content_block_delta':
+      if (event.delta.type === 'text_delta') return { type: 'text', delta: event.delta.text };
+      if (event.delta.type === 'thinking_delta') return { type: 'thinking', delta: event.delta.thinking };
+      if (event.delta.type === 'input_json_delta') return { type: 'toolCallInput', partialJson: event.delta.partial_json };
+      return undefined;
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * Calls Anthropic once per `complete`: the SDK runs with `maxRetries: 0` because retries belong to
+ * Temporal (each hidden SDK retry would be another billed call without an idempotency key).
+ * Throws the typed errors of `./errors`; a stream that ends before `message_stop` throws
+ * `ModelTruncatedResponseError`, never a partial reply.
+ *
+ * @example
+ *   const model = new AnthropicModelClient(anthropicConfigFromEnv(process.env));
+ *   const reply = await model.complete({ model: 'claude-sonnet-4-5', messages, maxTokens: 1024 }, { onText: beat });
+ */
+export class AnthropicModelClient implements ModelClient {
+  readonly #sdk: Anthropic;
+
+  constructor(config: AnthropicClientConfigInput) {
+    const { apiKey, baseURL, timeoutMs } = parseAnthropicClientConfig(config);
+    this.#sdk = new Anthropic({ apiKey, baseURL, maxRetries: 0, timeout: timeoutMs });
+  }
+
+  async complete(request: ModelRequest, options: ModelCallOptions = {}): Promise<ModelResponse> {
+    const stream = this.#sdk.messages.stream(toAnthropicParams(request), options.signal ? { signal: options.signal } : undefined);
+    let started = false;
+    let stopped = false;
+    let soFar = '';
+    let callbackError: unknown;
+    // A throwing callback is the caller's bug: stop the call and rethrow it as is, not as a model error.
+    const guarded = (fn: () => void): void => {
+      try {
+        fn();
+      } catch (err) {
+        callbackError ??= err;
+        stream.abort();
+      }
+    };
+    stream.on('streamEvent', (event) => {
+      if (event.type === 'message_start') started = true;
+      if (event.type === 'message_stop') stopped = true;
+      const keelEvent = toStreamEvent(event);
+      if (keelEvent && options.onEvent) guarded(() => options.onEvent!(keelEvent));
+      if (event.type === 'content_block_delta' && event.delta.type === 'text_delta') {
+        const delta = event.delta.text;
+        soFar += delta;
+        if (options.onText) guarded(() => options.onText!(delta, soFar));
+      }
+    });
+
+    let message: Anthropic.Message;
+    try {
+      message = await stream.finalMessage();
+    } catch (err) {
+      if (callbackError !== undefined) throw callbackError;
+      const classified = classifyModelError(err);
+      // The stream began but ended without message_stop and without a transport error: a cut-off reply.
+      if (classified instanceof ModelUnexpectedError && started && !stopped) {
+        throw new ModelTruncatedResponseError({ providerMessage: classified.providerMessage, cause: err });
+      }
+      throw classified;
+    }
+    if (callbackError !== undefined) throw callbackError;
+    if (!stopped) throw new ModelTruncatedResponseError({ providerMessage: 'stream ended before message_stop' });
+
+    const assistant = fromAnthropicMessage(message);
+    return {
+      content: assistant.content,
+      stopReason: assistant.stopReason ?? 'stop',
+      usage: {
+        input: message.usage.input_tokens,
+        output: message.usage.output_tokens,
+        cacheRead: message.usage.cache_read_input_tokens ?? 0,
+        cacheWrite: message.usage.cache_creation_input_tokens ?? 0,
+      },
+      model: message.model,
+    };
+  }
+}

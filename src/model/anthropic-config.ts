@@ -1,0 +1,51 @@
+/**
+ * The Anthropic client's settings, validated once at the edge. The client never reads
+ * `process.env`; whoever builds it passes this object (see `anthropicConfigFromEnv`).
+ */
+import { z } from 'zod';
+import { DEFAULTS } from '../config/defaults';
+
+/** Where the SDK sends requests when no base URL is configured (Anthropic's public API). */
+export const DEFAULT_ANTHROPIC_BASE_URL = 'https://api.anthropic.com';
+
+export const anthropicClientConfigSchema = z.object({
+  apiKey: z.string().min(1, 'ANTHROPIC_API_KEY is empty: set it to your Anthropic API key'),
+  baseURL: z.string().url('ANTHROPIC_BASE_URL must be an http(s) URL').default(DEFAULT_ANTHROPIC_BASE_URL),
+  /** Per-request timeout; a timeout is a retryable failure that Temporal retries. */
+  timeoutMs: z.number().int().positive().default(DEFAULTS.modelRequestTimeoutMs),
+});
+
+/** What callers pass in (defaults not yet applied). */
+export type AnthropicClientConfigInput = z.input<typeof anthropicClientConfigSchema>;
+export type AnthropicClientConfig = z.output<typeof anthropicClientConfigSchema>;
+
+/** The Anthropic client configuration is missing or malformed; `field` names the setting to fix. */
+export class AnthropicConfigError extends Error {
+  constructor(
+    readonly field: string,
+    message: string,
+  ) {
+    super(`Invalid Anthropic configuration (${field}): ${message}`);
+    this.name = 'AnthropicConfigError';
+  }
+}
+
+const ENV_NAMES: Record<string, string> = { apiKey: 'ANTHROPIC_API_KEY', baseURL: 'ANTHROPIC_BASE_URL', timeoutMs: 'timeoutMs' };
+
+/** Validates a config, applying defaults; throws `AnthropicConfigError` naming the variable to set. */
+export function parseAnthropicClientConfig(input: unknown): AnthropicClientConfig {
+  const parsed = anthropicClientConfigSchema.safeParse(input);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0]!;
+  const key = String(issue.path[0] ?? 'config');
+  const message = key === 'apiKey' && issue.code === 'invalid_type' ? 'ANTHROPIC_API_KEY is not set: set it to your Anthropic API key' : issue.message;
+  throw new AnthropicConfigError(ENV_NAMES[key] ?? key, message);
+}
+
+/** Reads ANTHROPIC_API_KEY / ANTHROPIC_BASE_URL from an environment object (empty strings count as unset). */
+export function anthropicConfigFromEnv(env: Record<string, string | undefined>): AnthropicClientConfig {
+  return parseAnthropicClientConfig({
+    apiKey: env.ANTHROPIC_API_KEY || undefined,
+    baseURL: env.ANTHROPIC_BASE_URL || undefined,
+  });
+}

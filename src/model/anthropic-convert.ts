@@ -1,0 +1,167 @@
+/**
+ * Keel messages ↔ Anthropic Messages API shapes. The only place that knows `tool_use` /
+ * `tool_result`; everything else in Keel speaks `toolCall` / `toolResult` (src/context/types.ts).
+ */
+import type Anthropic from '@anthropic-ai/sdk';
+import type {
+  AgentMessage,
+  AssistantBlock,
+  AssistantMessage,
+  ImageBlock,
+  StopReason,
+  TextBlock,
+} from '../context/types';
+import { isToolCallBlock, toolCallArguments } from '../context/types';
+import type { ModelRequest, ModelTool } from './model-client';
+
+type ContentParam = Anthropic.ContentBlockParam;
+type ImageSource = Anthropic.ImageBlockParam['source'];
+
+/** Replaces an image Keel holds no bytes or URL for: the model is told, rather than the block vanishing. */
+const IMAGE_WITHOUT_SOURCE_TEXT = '[image omitted: no source stored]';
+
+function imageParam(block: ImageBlock): ContentParam {
+  const source = block.source as { type?: unknown } | undefined;
+  if (source && (source.type === 'base64' || source.type === 'url' || source.type === 'file')) {
+    return { type: 'image', source: source as ImageSource };
+  }
+  if (block.data && block.mimeType) {
+    return { type: 'image', source: { type: 'base64', media_type: block.mimeType as Anthropic.Base64ImageSource['media_type'], data: block.data } };
+  }
+  if (block.url) return { type: 'image', source: { type: 'url', url: block.url } };
+  return { type: 'text', text: IMAGE_WITHOUT_SOURCE_TEXT };
+}
+
+/** Text and images; empty text blocks are skipped because the API rejects them. */
+function userBlocks(content: string | Array<TextBlock | ImageBlock>): Array<Anthropic.TextBlockParam | Anthropic.ImageBlockParam> {
+  const blocks = typeof content === 'string' ? [{ type: 'text', text: content } as TextBlock] : content;
+  const out: Array<Anthropic.TextBlockParam | Anthropic.ImageBlockParam> = [];
+  for (const block of blocks) {
+    if (block.type === 'text') {
+      if (block.text) out.push({ type: 'text', text: block.text });
+    } else if (block.type === 'image') {
+      out.push(imageParam(block) as Anthropic.TextBlockParam | Anthropic.ImageBlockParam);
+    }
+  }
+  return out;
+}
+
+function assistantBlocks(content: AssistantBlock[]): ContentParam[] {
+  const out: ContentParam[] = [];
+  for (const block of content) {
+    if (block.type === 'text') {
+      if ((block as TextBlock).text) out.push({ type: 'text', text: (block as TextBlock).text });
+    } else if (block.type === 'thinking') {
+      // The API accepts only thinking it signed; unsigned (or foreign) thinking is dropped.
+      if ('signature' in block && block.signature) out.push({ type: 'thinking', thinking: block.thinking, signature: block.signature });
+    } else if (isToolCallBlock(block)) {
+      out.push({ type: 'tool_use', id: block.id, name: block.name, input: toolCallArguments(block) ?? {} });
+    }
+  }
+  return out;
+}
+
+/**
+ * Keel messages → Anthropic `MessageParam`s. Tool calls (any spelling) become `tool_use` with their
+ * `arguments` (or `input`) as input; toolResult messages become user messages of `tool_result`
+ * blocks, and consecutive user-role messages merge into one with the `tool_result` blocks first
+ * (the API wants results right after the calls). `details` is never sent; unsigned thinking is
+ * dropped; images pass through when they have a source; messages left empty are dropped.
+ */
+export function toAnthropicMessages(messages: readonly AgentMessage[]): Anthropic.MessageParam[] {
+  const out: Array<{ role: 'user' | 'assistant'; content: ContentParam[] }> = [];
+  for (const message of messages) {
+    let role: 'user' | 'assistant';
+    let content: ContentParam[];
+    if (message.role === 'assistant') {
+      role = 'assistant';
+      content = assistantBlocks(message.content);
+    } else if (message.role === 'toolResult') {
+      role = 'user';
+      const result: Anthropic.ToolResultBlockParam = { type: 'tool_result', tool_use_id: message.toolCallId };
+      const blocks = userBlocks(message.content);
+      if (blocks.length > 0) result.content = blocks;
+      if (message.isError) result.is_error = true;
+      content = [result];
+    } else {
+      role = 'user';
+      content = userBlocks(message.content);
+    }
+    if (content.length === 0) continue;
+    const previous = out[out.length - 1];
+    if (previous && previous.role === role && role === 'user') {
+      const merged = [...previous.content, ...content];
+      previous.content = [...merged.filter((b) => b.type === 'tool_result'), ...merged.filter((b) => b.type !== 'tool_result')];
+    } else {
+      out.push({ role, content });
+    }
+  }
+  return out;
+}
+
+/** Keel tools → Anthropic tools; a schema without `type` is treated as an object schema, as the API requires. */
+export function toAnthropicTools(tools: readonly ModelTool[]): Anthropic.Tool[] {
+  return tools.map((tool) => ({
+    name: tool.name,
+    description: tool.description,
+    input_schema: { type: 'object', ...tool.inputSchema } as Anthropic.Tool.InputSchema,
+  }));
+}
+
+/** The request body (without `stream`) for a Keel `ModelRequest`. */
+export function toAnthropicParams(request: ModelRequest): Anthropic.MessageCreateParamsNonStreaming {
+  return {
+    model: request.model,
+    max_tokens: request.maxTokens,
+    messages: toAnthropicMessages(request.messages),
+    ...(request.system ? { system: request.system } : {}),
+    ...(request.tools && request.tools.length > 0 ? { tools: toAnthropicTools(request.tools) } : {}),
+    ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
+  };
+}
+
+const STOP_REASONS: Record<string, StopReason> = {
+  end_turn: 'stop',
+  stop_sequence: 'stop',
+  tool_use: 'toolUse',
+  max_tokens: 'length',
+  model_context_window_exceeded: 'length',
+  pause_turn: 'pauseTurn',
+  refusal: 'refusal',
+};
+
+/** Anthropic stop reason → Keel's (`stop`, `toolUse`, `length`, …); unknown ones pass through. */
+export function fromAnthropicStopReason(reason: string | null): StopReason {
+  if (reason === null) return 'stop';
+  return STOP_REASONS[reason] ?? reason;
+}
+
+/**
+ * An Anthropic `Message` → a Keel `AssistantMessage`: text, signed thinking, and `tool_use` as
+ * `toolCall` blocks with `arguments`. Blocks Keel does not model (redacted thinking, server tools)
+ * are left out.
+ */
+export function fromAnthropicMessage(message: Anthropic.Message): AssistantMessage {
+  const content: AssistantBlock[] = [];
+  for (const block of message.content) {
+    if (block.type === 'text') content.push({ type: 'text', text: block.text });
+    else if (block.type === 'thinking') content.push({ type: 'thinking', thinking: block.thinking, signature: block.signature });
+    else if (block.type === 'tool_use') {
+      content.push({ type: 'toolCall', id: block.id, name: block.name, arguments: (block.input ?? {}) as Record<string, unknown> });
+    }
+  }
+  const usage = message.usage;
+  return {
+    role: 'assistant',
+    content,
+    stopReason: fromAnthropicStopReason(message.stop_reason),
+    model: message.model,
+    usage: {
+      input: usage.input_tokens,
+      output: usage.output_tokens,
+      cacheRead: usage.cache_read_input_tokens ?? 0,
+      cacheWrite: usage.cache_creation_input_tokens ?? 0,
+      totalTokens: usage.input_tokens + usage.output_tokens,
+    },
+  };
+}

@@ -1,0 +1,112 @@
+/**
+ * Keel messages ↔ OpenAI chat-completions shapes, for OpenAI-compatible endpoints (e.g. Ollama).
+ * Text-first: images become image_url parts in user messages; thinking is not sent.
+ */
+import { z } from 'zod';
+import type { AgentMessage, AssistantBlock, ImageBlock, StopReason, TextBlock } from '../context/types';
+import { isToolCallBlock, toolCallArguments } from '../context/types';
+import type { ModelTool } from './model-client';
+
+type ChatPart = { type: 'text'; text: string } | { type: 'image_url'; image_url: { url: string } };
+
+/** One chat message as the endpoint expects it. */
+export type ChatMessage =
+  | { role: 'system'; content: string }
+  | { role: 'user'; content: string | ChatPart[] }
+  | { role: 'assistant'; content: string | null; tool_calls?: Array<{ id: string; type: 'function'; function: { name: string; arguments: string } }> }
+  | { role: 'tool'; tool_call_id: string; content: string };
+
+function imageUrl(block: ImageBlock): string | undefined {
+  const source = block.source as { type?: string; url?: string; data?: string; media_type?: string } | undefined;
+  if (source?.type === 'url' && source.url) return source.url;
+  if (source?.type === 'base64' && source.data && source.media_type) return `data:${source.media_type};base64,${source.data}`;
+  if (block.data && block.mimeType) return `data:${block.mimeType};base64,${block.data}`;
+  return block.url;
+}
+
+function textOf(blocks: Array<TextBlock | ImageBlock>): string {
+  return blocks.map((b) => (b.type === 'text' ? b.text : '[image]')).join('\n');
+}
+
+/** Keel messages → chat messages; toolResult → `tool` role, `details` never sent. */
+export function toChatMessages(system: string | undefined, messages: readonly AgentMessage[]): ChatMessage[] {
+  const out: ChatMessage[] = system ? [{ role: 'system', content: system }] : [];
+  for (const message of messages) {
+    if (message.role === 'user') {
+      if (typeof message.content === 'string') {
+        out.push({ role: 'user', content: message.content });
+        continue;
+      }
+      const parts: ChatPart[] = message.content.flatMap((b): ChatPart[] => {
+        if (b.type === 'text') return [{ type: 'text', text: b.text }];
+        const url = imageUrl(b);
+        return url ? [{ type: 'image_url', image_url: { url } }] : [{ type: 'text', text: '[image omitted: no source stored]' }];
+      });
+      out.push({ role: 'user', content: parts.every((p) => p.type === 'text') ? parts.map((p) => (p as { text: string }).text).join('\n') : parts });
+    } else if (message.role === 'assistant') {
+      const text = message.content.flatMap((b) => (b.type === 'text' ? [(b as TextBlock).text] : [])).join('');
+      const calls = message.content.filter(isToolCallBlock).map((b) => ({
+        id: b.id,
+        type: 'function' as const,
+        function: { name: b.name, arguments: JSON.stringify(toolCallArguments(b) ?? {}) },
+      }));
+      out.push({ role: 'assistant', content: text || null, ...(calls.length > 0 ? { tool_calls: calls } : {}) });
+    } else {
+      out.push({ role: 'tool', tool_call_id: message.toolCallId, content: textOf(message.content) });
+    }
+  }
+  return out;
+}
+
+/** Keel tools → `{type:'function', function:{name, description, parameters}}`. */
+export function toChatTools(tools: readonly ModelTool[]): Array<{ type: 'function'; function: { name: string; description: string; parameters: Record<string, unknown> } }> {
+  return tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: { type: 'object', ...t.inputSchema } } }));
+}
+
+/** The part of a chat completion Keel reads, validated at the edge. */
+export const chatCompletionSchema = z.object({
+  model: z.string().optional(),
+  choices: z
+    .array(
+      z.object({
+        message: z.object({
+          content: z.string().nullish(),
+          tool_calls: z
+            .array(z.object({ id: z.string(), function: z.object({ name: z.string(), arguments: z.string() }) }))
+            .nullish(),
+        }),
+        finish_reason: z.string().nullish(),
+      }),
+    )
+    .min(1),
+  usage: z.object({ prompt_tokens: z.number(), completion_tokens: z.number() }).nullish(),
+});
+
+export type ChatCompletion = z.infer<typeof chatCompletionSchema>;
+
+const FINISH_REASONS: Record<string, StopReason> = { stop: 'stop', tool_calls: 'toolUse', function_call: 'toolUse', length: 'length', content_filter: 'refusal' };
+
+function parseArguments(raw: string): Record<string, unknown> | undefined {
+  try {
+    const value: unknown = JSON.parse(raw);
+    return value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A chat completion's first choice → Keel blocks and stop reason. A tool call whose arguments are
+ * not a JSON object gets no `arguments`, so the tool-call repair step drops it.
+ */
+export function fromChatCompletion(completion: ChatCompletion): { content: AssistantBlock[]; stopReason: StopReason } {
+  const choice = completion.choices[0]!;
+  const content: AssistantBlock[] = [];
+  if (choice.message.content) content.push({ type: 'text', text: choice.message.content });
+  for (const call of choice.message.tool_calls ?? []) {
+    const args = parseArguments(call.function.arguments);
+    content.push({ type: 'toolCall', id: call.id, name: call.function.name, ...(args ? { arguments: args } : {}) });
+  }
+  const reason = choice.finish_reason ?? 'stop';
+  return { content, stopReason: FINISH_REASONS[reason] ?? reason };
+}

@@ -1,0 +1,152 @@
+/**
+ * Turns a script step into what the real APIs send: an Anthropic Message JSON, the Anthropic SSE
+ * event sequence, an OpenAI chat completion, or an error body. Pure, so the server stays wiring.
+ */
+import type { FakeContentBlock, FakeErrorStep, FakeMessageStep } from './fake-anthropic-steps';
+
+/** One server-sent event: `event: <name>` and its JSON `data`. */
+export interface SseEvent {
+  event: string;
+  data: Record<string, unknown>;
+}
+
+/** Token counts the fake reports; scripted values win over the length/4 estimates. */
+export function fakeUsage(step: FakeMessageStep, rawRequestBody: string): { input_tokens: number; output_tokens: number } {
+  const outputChars = step.content.reduce((n, block) => n + JSON.stringify(block).length, 0);
+  return {
+    input_tokens: step.usage?.input_tokens ?? Math.max(1, Math.ceil(rawRequestBody.length / 4)),
+    output_tokens: step.usage?.output_tokens ?? Math.max(1, Math.ceil(outputChars / 4)),
+  };
+}
+
+function stopReasonOf(step: FakeMessageStep): string {
+  return step.stopReason ?? (step.content.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn');
+}
+
+function finalBlock(block: FakeContentBlock): Record<string, unknown> {
+  switch (block.type) {
+    case 'text':
+      return { type: 'text', text: block.text };
+    case 'tool_use':
+      return { type: 'tool_use', id: block.id, name: block.name, input: block.input };
+    case 'thinking':
+      return { type: 'thinking', thinking: block.thinking, signature: block.signature };
+  }
+}
+
+/** The non-streaming Anthropic Message body. */
+export function anthropicMessageBody(
+  step: FakeMessageStep,
+  ids: { messageId: string; model: string },
+  usage: { input_tokens: number; output_tokens: number },
+): Record<string, unknown> {
+  return {
+    id: ids.messageId,
+    type: 'message',
+    role: 'assistant',
+    model: ids.model,
+    content: step.content.map(finalBlock),
+    stop_reason: stopReasonOf(step),
+    stop_sequence: null,
+    usage: { ...usage, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+  };
+}
+
+/** Word-sized pieces, like the deltas the API streams. */
+function textChunks(text: string): string[] {
+  return text.match(/\S+\s*|\s+/g) ?? [];
+}
+
+function blockEvents(block: FakeContentBlock, index: number): SseEvent[] {
+  const delta = (d: Record<string, unknown>): SseEvent => ({ event: 'content_block_delta', data: { type: 'content_block_delta', index, delta: d } });
+  const start = (contentBlock: Record<string, unknown>): SseEvent => ({
+    event: 'content_block_start',
+    data: { type: 'content_block_start', index, content_block: contentBlock },
+  });
+  const events: SseEvent[] = [];
+  switch (block.type) {
+    case 'text':
+      events.push(start({ type: 'text', text: '' }));
+      for (const piece of block.chunks ?? textChunks(block.text)) events.push(delta({ type: 'text_delta', text: piece }));
+      break;
+    case 'tool_use': {
+      events.push(start({ type: 'tool_use', id: block.id, name: block.name, input: {} }));
+      const json = JSON.stringify(block.input);
+      const half = Math.ceil(json.length / 2);
+      for (const piece of [json.slice(0, half), json.slice(half)]) {
+        if (piece) events.push(delta({ type: 'input_json_delta', partial_json: piece }));
+      }
+      break;
+    }
+    case 'thinking':
+      events.push(start({ type: 'thinking', thinking: '', signature: '' }));
+      events.push(delta({ type: 'thinking_delta', thinking: block.thinking }));
+      events.push(delta({ type: 'signature_delta', signature: block.signature }));
+      break;
+  }
+  events.push({ event: 'content_block_stop', data: { type: 'content_block_stop', index } });
+  return events;
+}
+
+/** The streaming event sequence: message_start, ping, per block start/deltas/stop, message_delta, message_stop. */
+export function anthropicSseEvents(
+  step: FakeMessageStep,
+  ids: { messageId: string; model: string },
+  usage: { input_tokens: number; output_tokens: number },
+): SseEvent[] {
+  const message = { ...anthropicMessageBody(step, ids, { input_tokens: usage.input_tokens, output_tokens: 1 }), content: [], stop_reason: null };
+  const events: SseEvent[] = [
+    { event: 'message_start', data: { type: 'message_start', message } },
+    { event: 'ping', data: { type: 'ping' } },
+  ];
+  step.content.forEach((block, index) => events.push(...blockEvents(block, index)));
+  events.push({
+    event: 'message_delta',
+    data: { type: 'message_delta', delta: { stop_reason: stopReasonOf(step), stop_sequence: null }, usage: { output_tokens: usage.output_tokens } },
+  });
+  events.push({ event: 'message_stop', data: { type: 'message_stop' } });
+  return events;
+}
+
+/** The SSE wire text of one event. */
+export function sseText(event: SseEvent): string {
+  return `event: ${event.event}\ndata: ${JSON.stringify(event.data)}\n\n`;
+}
+
+/** `{type:'error', error:{type, message}}`, the Anthropic error body. */
+export function anthropicErrorBody(errorType: string, message: string): Record<string, unknown> {
+  return { type: 'error', error: { type: errorType, message } };
+}
+
+const OPENAI_FINISH: Record<string, string> = { end_turn: 'stop', stop_sequence: 'stop', tool_use: 'tool_calls', max_tokens: 'length', refusal: 'content_filter', pause_turn: 'stop' };
+
+/** The same step as an OpenAI chat completion. */
+export function openAiCompletionBody(
+  step: FakeMessageStep,
+  ids: { messageId: string; model: string },
+  usage: { input_tokens: number; output_tokens: number },
+): Record<string, unknown> {
+  const text = step.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('');
+  const toolCalls = step.content.flatMap((b) =>
+    b.type === 'tool_use' ? [{ id: b.id, type: 'function', function: { name: b.name, arguments: JSON.stringify(b.input) } }] : [],
+  );
+  return {
+    id: ids.messageId,
+    object: 'chat.completion',
+    created: Math.floor(Date.now() / 1000),
+    model: ids.model,
+    choices: [
+      {
+        index: 0,
+        message: { role: 'assistant', content: text || null, ...(toolCalls.length ? { tool_calls: toolCalls } : {}) },
+        finish_reason: OPENAI_FINISH[stopReasonOf(step)] ?? 'stop',
+      },
+    ],
+    usage: { prompt_tokens: usage.input_tokens, completion_tokens: usage.output_tokens, total_tokens: usage.input_tokens + usage.output_tokens },
+  };
+}
+
+/** The OpenAI error body shape for the same error step. */
+export function openAiErrorBody(step: FakeErrorStep): Record<string, unknown> {
+  return { error: { message: step.message, type: step.errorType, code: step.status === 429 ? 'rate_limit_exceeded' : null } };
+}

@@ -1,0 +1,263 @@
+/**
+ * A scriptable fake of the Anthropic Messages API (`POST /v1/messages`, JSON and SSE) and of an
+ * OpenAI-compatible `POST /v1/chat/completions` (JSON), on 127.0.0.1 with an ephemeral port.
+ *
+ * The test process owns the script; anything that speaks HTTP can be pointed at `fake.url`
+ * (a worker process gets it through `ANTHROPIC_BASE_URL`, see `fake.env`). Each request consumes
+ * the next scripted step, then the responder if one is set; when both are missing the fake answers
+ * 500 "fake-anthropic: script exhausted" and records the request in `fake.unexpected`, so
+ * `fake.assertScriptConsumed()` fails the test instead of a retry loop hiding it.
+ *
+ * @example
+ *   const fake = await startFakeAnthropic();
+ *   fake.enqueue(fakeReply.rateLimited({ retryAfter: 2 }), fakeReply.text('hello'));
+ *   // ... call the model with baseURL: fake.url ...
+ *   fake.assertScriptConsumed();
+ *   await fake.close();
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { FakeErrorStep, FakeMessageStep, FakeStep } from './fake-anthropic-steps';
+import {
+  anthropicErrorBody,
+  anthropicMessageBody,
+  anthropicSseEvents,
+  fakeUsage,
+  openAiCompletionBody,
+  openAiErrorBody,
+  sseText,
+} from './fake-anthropic-render';
+
+export { fakeReply } from './fake-anthropic-steps';
+export type { FakeStep, FakeMessageStep, FakeErrorStep, FakeContentBlock, FakeErrorType } from './fake-anthropic-steps';
+
+/** The loosely typed JSON body a client sent (tests narrow what they inspect). */
+export interface FakeRequestBody {
+  model?: string;
+  stream?: boolean;
+  system?: unknown;
+  max_tokens?: number;
+  messages?: Array<{ role: string; content: any }>;
+  tools?: Array<Record<string, any>>;
+  [key: string]: unknown;
+}
+
+/** One recorded HTTP request. */
+export interface FakeRequest {
+  /** 0-based arrival order across both endpoints. */
+  index: number;
+  method: string;
+  path: string;
+  headers: Record<string, string | string[] | undefined>;
+  rawBody: string;
+  body: FakeRequestBody;
+  /** True when the body asked for SSE (`stream: true`). */
+  stream: boolean;
+}
+
+/** Answers requests the script does not cover; `undefined` means "not mine" (the fake then fails loudly). */
+export type FakeResponder = (request: FakeRequest) => FakeStep | undefined | Promise<FakeStep | undefined>;
+
+export interface FakeAnthropicOptions {
+  /** Used after the script runs out (same as calling `respondWith`). */
+  defaultResponder?: FakeResponder;
+}
+
+export interface FakeAnthropic {
+  /** Base URL, e.g. `http://127.0.0.1:41234` (the SDK appends `/v1/messages`). */
+  readonly url: string;
+  /** Environment for a process that should talk to this fake. */
+  readonly env: { ANTHROPIC_BASE_URL: string; ANTHROPIC_API_KEY: string };
+  /** Every request received, in order. */
+  readonly requests: readonly FakeRequest[];
+  /** Requests that found no step and no responder. */
+  readonly unexpected: readonly FakeRequest[];
+  /** Appends steps to the script. */
+  enqueue(...steps: FakeStep[]): void;
+  /** Steps not yet consumed. */
+  pendingSteps(): number;
+  /** Sets (or clears with `undefined`) the responder used once the script is empty. */
+  respondWith(responder: FakeResponder | undefined): void;
+  /** Throws when a request went unanswered or scripted steps were never used. */
+  assertScriptConsumed(): void;
+  /** Resolves once at least `count` requests arrived; rejects after `timeoutMs`. */
+  waitForRequests(count: number, timeoutMs?: number): Promise<void>;
+  /** Stops the server, cutting open connections and pending delays. */
+  close(): Promise<void>;
+}
+
+const EXHAUSTED = 'fake-anthropic: script exhausted';
+const WAIT_FOR_REQUESTS_TIMEOUT_MS = 10_000;
+
+/** Starts a fake on 127.0.0.1 with an ephemeral port. */
+export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Promise<FakeAnthropic> {
+  const script: FakeStep[] = [];
+  const requests: FakeRequest[] = [];
+  const unexpected: FakeRequest[] = [];
+  const timers = new Set<{ timer: NodeJS.Timeout; resolve: () => void }>();
+  const arrivalWaiters = new Set<() => void>();
+  let responder = options.defaultResponder;
+  let closed = false;
+  let messageCounter = 0;
+
+  // A delay that close() can cut short, so a closed fake leaves no timer behind.
+  const wait = (ms: number): Promise<void> =>
+    new Promise((resolve) => {
+      if (closed || ms <= 0) return resolve();
+      const entry = { timer: setTimeout(() => (timers.delete(entry), resolve()), ms), resolve };
+      timers.add(entry);
+    });
+
+  const nextStep = async (request: FakeRequest): Promise<FakeStep | undefined> =>
+    script.shift() ?? (responder ? await responder(request) : undefined);
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const rawBody = await readBody(req);
+    let body: FakeRequestBody = {};
+    try {
+      body = rawBody ? (JSON.parse(rawBody) as FakeRequestBody) : {};
+    } catch {
+      // Recorded as is; the step decides the answer, as the real API would reject it.
+    }
+    const request: FakeRequest = {
+      index: requests.length,
+      method: req.method ?? '',
+      path: (req.url ?? '').split('?')[0] ?? '',
+      headers: req.headers,
+      rawBody,
+      body,
+      stream: body.stream === true,
+    };
+    requests.push(request);
+    for (const notify of arrivalWaiters) notify();
+
+    const api = request.method === 'POST' && request.path === '/v1/messages' ? 'anthropic'
+      : request.method === 'POST' && request.path === '/v1/chat/completions' ? 'openai'
+      : undefined;
+    const step = api ? await nextStep(request) : undefined;
+    if (!api || !step) {
+      unexpected.push(request);
+      const why = api ? `${EXHAUSTED} (request #${request.index} to ${request.path})` : `fake-anthropic: no route ${request.method} ${request.path}`;
+      return sendJson(res, api ? 500 : 404, {}, anthropicErrorBody(api ? 'api_error' : 'not_found_error', why));
+    }
+    await wait(step.delayMs ?? 0);
+    if (closed || res.destroyed) return;
+
+    const ids = { messageId: `msg_fake_${++messageCounter}`, model: body.model ?? 'fake-model' };
+    if (step.kind === 'error') return sendError(res, step, api);
+    const usage = fakeUsage(step, rawBody);
+    if (api === 'openai') return sendJsonMaybeTruncated(res, step, openAiCompletionBody(step, ids, usage));
+    if (!request.stream) return sendJsonMaybeTruncated(res, step, anthropicMessageBody(step, ids, usage));
+    return streamSse(res, step, ids, usage);
+  }
+
+  async function streamSse(
+    res: ServerResponse,
+    step: FakeMessageStep,
+    ids: { messageId: string; model: string },
+    usage: { input_tokens: number; output_tokens: number },
+  ): Promise<void> {
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'request-id': `req_${ids.messageId}` });
+    const events = anthropicSseEvents(step, ids, usage);
+    for (let sent = 0; sent < events.length; sent++) {
+      if (step.streamError && sent === step.streamError.afterEvents) {
+        const { errorType, message } = step.streamError;
+        res.end(sseText({ event: 'error', data: anthropicErrorBody(errorType, message) }));
+        return;
+      }
+      if (step.truncateAfterEvents !== undefined && sent === step.truncateAfterEvents) return destroyAfterFlush(res);
+      if (sent > 0) await wait(step.eventDelayMs ?? 0);
+      if (closed || res.destroyed) return;
+      res.write(sseText(events[sent]!));
+    }
+    res.end();
+  }
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((err: unknown) => {
+      if (!res.headersSent) sendJson(res, 500, {}, anthropicErrorBody('api_error', `fake-anthropic crashed: ${String(err)}`));
+      else res.destroy();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  return {
+    url,
+    env: { ANTHROPIC_BASE_URL: url, ANTHROPIC_API_KEY: 'sk-ant-fake-key' },
+    requests,
+    unexpected,
+    enqueue: (...steps) => void script.push(...steps),
+    pendingSteps: () => script.length,
+    respondWith: (next) => void (responder = next),
+    assertScriptConsumed() {
+      if (unexpected.length > 0) {
+        const paths = unexpected.map((r) => `#${r.index} ${r.method} ${r.path}`).join(', ');
+        throw new Error(`${EXHAUSTED}: ${unexpected.length} request(s) had no scripted step: ${paths}`);
+      }
+      if (script.length > 0) throw new Error(`fake-anthropic: ${script.length} scripted step(s) were never requested`);
+    },
+    waitForRequests(count, timeoutMs = WAIT_FOR_REQUESTS_TIMEOUT_MS) {
+      return new Promise((resolve, reject) => {
+        const check = (): void => {
+          if (requests.length < count) return;
+          cleanup();
+          resolve();
+        };
+        const timer = setTimeout(() => {
+          cleanup();
+          reject(new Error(`fake-anthropic: expected ${count} request(s), got ${requests.length} within ${timeoutMs} ms`));
+        }, timeoutMs);
+        const cleanup = (): void => {
+          clearTimeout(timer);
+          arrivalWaiters.delete(check);
+        };
+        arrivalWaiters.add(check);
+        check();
+      });
+    },
+    async close() {
+      closed = true;
+      for (const entry of timers) {
+        clearTimeout(entry.timer);
+        entry.resolve();
+      }
+      timers.clear();
+      server.closeAllConnections();
+      await new Promise<void>((resolve, reject) => server.close((err) => (err ? reject(err) : resolve())));
+    },
+  };
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+function sendJson(res: ServerResponse, status: number, headers: Record<string, string>, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
+  res.end(text);
+}
+
+function sendError(res: ServerResponse, step: FakeErrorStep, api: 'anthropic' | 'openai'): void {
+  const headers: Record<string, string> = { ...(step.retryAfter !== undefined ? { 'retry-after': step.retryAfter } : {}), ...step.headers };
+  sendJson(res, step.status, headers, api === 'openai' ? openAiErrorBody(step) : anthropicErrorBody(step.errorType, step.message));
+}
+
+/** Sends the JSON body, or (for a truncating step) half of it under the full content-length, then cuts. */
+function sendJsonMaybeTruncated(res: ServerResponse, step: FakeMessageStep, body: unknown): void {
+  if (step.truncateAfterEvents === undefined) return sendJson(res, 200, {}, body);
+  const text = JSON.stringify(body);
+  res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  res.write(text.slice(0, Math.floor(text.length / 2)), () => res.destroy());
+}
+
+/** Lets written bytes reach the client before the socket dies, so the cut is mid-body, not before it. */
+function destroyAfterFlush(res: ServerResponse): void {
+  res.write('', () => res.destroy());
+}
