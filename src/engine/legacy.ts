@@ -1,0 +1,25 @@
+/**
+ * The default engine (seed 004 "LegacyContextEngine"): passes messages through unchanged.
+ */
+import { estimateMessagesTokens, TokenCache } from '../context/estimate-tokens';
+import type { AgentMessage } from '../context/types';
+import type { AssembleResult, CompactResult, ContextEngine } from './types';
+
+/** Pass-through: `assemble` returns the messages as given (with their estimate); `compact` delegates. */
+export class LegacyContextEngine implements ContextEngine {
+  readonly id = 'legacy';
+  // Keyed by message object: a session's unchanged messages are not re-tokenized each turn.
+  private readonly cache = new TokenCache();
+
+  async ingest(): Promise<void> {
+    // Keel's store persists entries; nothing to keep here.
+  }
+
+  async assemble(params: { messages: AgentMessage[] }): Promise<AssembleResult> {
+    return { messages: params.messages, estimatedTokens: estimateMessagesTokens(params.messages, { cache: this.cache }) };
+  }
+
+  async compact(): Promise<CompactResult> {
+    return { delegated: true };
+  }
+}

@@ -1,0 +1,75 @@
+/**
+ * The context-engine slot (seed 004 "ContextEngine Interface"): one engine per process assembles
+ * what the model sees under a token budget. Methods are async because engines may do I/O (RAG, stores).
+ */
+import type { AgentMessage } from '../context/types';
+
+export interface SessionRef {
+  sessionId: string;
+  sessionKey?: string;
+}
+
+/** What `assemble` returns (seed 004 `AssembleResult`), plus what the engine removed. */
+export interface AssembleResult {
+  /** Ordered messages for the model context. */
+  messages: AgentMessage[];
+  /** Token estimate of those messages (safety margin included). */
+  estimatedTokens: number;
+  /** Optional text appended to the system prompt. */
+  systemPromptAddition?: string;
+  /** What the engine changed to fit the budget (absent for pass-through engines). */
+  report?: AssembleReport;
+}
+
+export interface ClearedToolResult {
+  /** Index in the assembled messages. */
+  index: number;
+  toolCallId: string;
+  toolName: string;
+  /** Characters of text output replaced. */
+  chars: number;
+}
+
+export interface AssembleReport {
+  cleared: ClearedToolResult[];
+  /** True when the messages still exceed the budget after everything allowed was cleared. */
+  overBudget: boolean;
+}
+
+/** `compact` may hand the work to Keel's compaction workflow, or report what it did itself. */
+export type CompactResult =
+  | { delegated: true }
+  | { delegated: false; compacted: boolean; reason?: string; tokensBefore?: number; tokensAfter?: number };
+
+/** The seed's lifecycle; optional methods may be absent. */
+export interface ContextEngine {
+  readonly id: string;
+  /** Initialise engine state for a session, importing its history. */
+  bootstrap?(params: SessionRef & { messages: readonly AgentMessage[] }): Promise<void>;
+  /** Ingest one message into the engine's store. */
+  ingest(params: SessionRef & { message: AgentMessage; entryId?: string }): Promise<void>;
+  /** Ingest a completed turn as one unit. */
+  ingestBatch?(params: SessionRef & { messages: readonly AgentMessage[] }): Promise<void>;
+  /** After a successful turn (persist, schedule background work). */
+  afterTurn?(params: SessionRef & { messages: readonly AgentMessage[]; contextTokens?: number }): Promise<void>;
+  /** Assemble the model context within `tokenBudget` tokens. */
+  assemble(params: SessionRef & { messages: AgentMessage[]; tokenBudget: number }): Promise<AssembleResult>;
+  /** Compress context, or delegate to Keel's compaction workflow. */
+  compact(params: SessionRef & { messages: readonly AgentMessage[]; tokenBudget?: number; trigger?: string }): Promise<CompactResult>;
+  /** Prepare state before a subagent starts. */
+  prepareSubagentSpawn?(params: { parentSessionKey: string; childSessionKey: string }): Promise<void>;
+  /** A subagent run ended. */
+  onSubagentEnded?(params: { childSessionKey: string; outcome: 'ok' | 'error' | 'killed' | 'timeout' }): Promise<void>;
+  /** Release resources. */
+  dispose?(): Promise<void>;
+}
+
+/** Settings an engine factory may read. */
+export interface ContextEngineOptions {
+  /** Tool results up to this many characters are never cleared (default 50,000). */
+  minPrunableToolChars?: number;
+  /** The last N assistant exchanges are never cleared (default 3). */
+  keepLastAssistants?: number;
+}
+
+export type ContextEngineFactory = (options: ContextEngineOptions) => ContextEngine;
