@@ -1,0 +1,75 @@
+import { appendPreservedIdentifiers, capSummary, checkSummaryQuality, PRESERVED_IDENTIFIERS_HEADING } from '../../src/compaction/quality-guard';
+
+describe('checkSummaryQuality', () => {
+  it('is ok when every identifier appears verbatim', () => {
+    expect(checkSummaryQuality('Moved /etc/hosts to 10.0.0.1', ['/etc/hosts', '10.0.0.1'])).toEqual({ ok: true, missing: [], blank: false });
+  });
+
+  it('lists identifiers that are missing or altered, in source order', () => {
+    const r = checkSummaryQuality('Deployed to api.example.com (commit 9fceb0)', ['9fceb02', 'api.example.com', '/srv/app']);
+    expect(r).toEqual({ ok: false, missing: ['9fceb02', '/srv/app'], blank: false });
+  });
+
+  it('is not ok for a blank summary even with no identifiers', () => {
+    expect(checkSummaryQuality('  \n', [])).toEqual({ ok: false, missing: [], blank: true });
+  });
+});
+
+describe('appendPreservedIdentifiers', () => {
+  it('returns the same string when nothing is missing', () => {
+    const s = 'summary';
+    expect(appendPreservedIdentifiers(s, [])).toBe(s);
+  });
+
+  it('appends a Preserved identifiers section with one line per identifier', () => {
+    const out = appendPreservedIdentifiers('## Goal\nShip it.', ['/srv/app', '10.0.0.1', '/srv/app']);
+    expect(out).toBe(`## Goal\nShip it.\n\n${PRESERVED_IDENTIFIERS_HEADING}\n- /srv/app\n- 10.0.0.1\n`);
+    expect(checkSummaryQuality(out, ['/srv/app', '10.0.0.1']).ok).toBe(true);
+  });
+
+  it('adds to an existing section instead of creating a second one', () => {
+    const s = `## Goal\nx\n\n${PRESERVED_IDENTIFIERS_HEADING}\n- a.example.com\n\n## Next\ny`;
+    const out = appendPreservedIdentifiers(s, ['b.example.com']);
+    expect(out.split(PRESERVED_IDENTIFIERS_HEADING)).toHaveLength(2);
+    expect(out).toContain('- a.example.com\n- b.example.com\n');
+    expect(out).toContain('## Next\ny');
+  });
+});
+
+describe('capSummary', () => {
+  const sections = Array.from({ length: 20 }, (_, i) => `## Section ${i}\n${'line of text\n'.repeat(20)}`).join('\n');
+
+  it('returns the same string when it fits', () => {
+    expect(capSummary('short', 100)).toBe('short');
+  });
+
+  it('cuts at a section boundary and marks the cut', () => {
+    const out = capSummary(sections, 2_000);
+    expect(out.length).toBeLessThanOrEqual(2_000);
+    expect(out).toMatch(/line of text\n\[Summary cut to 2000 characters\]$/);
+    expect(out).not.toMatch(/## Section \d+\n\[Summary cut/);
+  });
+
+  it('cuts at a line boundary when no section boundary is near', () => {
+    const out = capSummary('word '.repeat(10) + '\n' + 'y'.repeat(500), 100);
+    expect(out.length).toBeLessThanOrEqual(100);
+    expect(out.startsWith('word word')).toBe(true);
+    expect(out).not.toContain('yy');
+  });
+
+  it('never cuts off the Preserved identifiers section', () => {
+    const ids = Array.from({ length: 30 }, (_, i) => `- /srv/data/file-${i}.json`).join('\n');
+    const text = `${sections}\n${PRESERVED_IDENTIFIERS_HEADING}\n${ids}\n`;
+    const out = capSummary(text, 3_000);
+    expect(out.length).toBeLessThanOrEqual(3_000);
+    expect(out).toContain(`${PRESERVED_IDENTIFIERS_HEADING}\n${ids}`);
+    expect(out).toContain('## Section 0');
+  });
+
+  it('keeps the whole identifier section even when it alone exceeds the cap', () => {
+    const ids = Array.from({ length: 50 }, (_, i) => `- /srv/data/file-${i}.json`).join('\n');
+    const out = capSummary(`${sections}\n${PRESERVED_IDENTIFIERS_HEADING}\n${ids}`, 500);
+    expect(out).toContain(ids);
+    expect(out).not.toContain('## Section 0');
+  });
+});
