@@ -228,8 +228,12 @@ export function classifyModelError(err: unknown): ModelError {
       cause: err,
     });
   }
-  // A non-API SDK error wraps what broke the stream (e.g. undici's `terminated`) as its cause.
+  // A non-API SDK error wraps what broke the stream as its cause, or (mid-stream) only as text:
+  // `TypeError: terminated` is undici's word for a body cut mid-way, and no structured field exists.
   if (err instanceof Anthropic.AnthropicError && err.cause !== undefined) return classifyTransportError(err.cause, err);
+  if (err instanceof Anthropic.AnthropicError && /\bterminated\b/.test(err.message)) {
+    return new ModelTruncatedResponseError({ providerMessage: err.message, cause: err });
+  }
   return classifyTransportError(err, err);
 }
 
