@@ -54,14 +54,12 @@ function clip(text: string, max: number): string {
   return t.length <= max ? t : `${t.slice(0, max - 1)}…`;
 }
 
-/** Lines and, inside long lines, sentences: a decision often sits mid-paragraph. */
+/** Sentences of each line: a decision or a promise often sits mid-paragraph. */
 function statements(text: string): string[] {
   const out: string[] = [];
   for (const line of text.split('\n')) {
     const l = line.trim();
-    if (!l) continue;
-    if (l.length <= MAX_ITEM_CHARS) out.push(l);
-    else out.push(...l.split(/(?<=[.!?])\s+(?=[A-Z])/));
+    if (l) out.push(...l.split(/(?<=[.!?])\s+(?=[A-Z])/));
   }
   return out;
 }

@@ -1,0 +1,104 @@
+import { EXTRACTIVE_SUMMARY_HEADER, extractiveSummary } from '../../src/compaction/extractive-summary';
+import { PRESERVED_IDENTIFIERS_HEADING } from '../../src/compaction/quality-guard';
+import type { AgentMessage } from '../../src/context/types';
+import { assistant, call, result, user } from './factories';
+
+const conversation: AgentMessage[] = [
+  user('Please migrate the users table. TODO: backfill the email column'),
+  assistant('We decided to use PGlite for tests because it needs no server. I will write the migration next.'),
+  call(['c1']),
+  result('c1', 'connected to db.internal:5432, config at /srv/app/config.yaml', { secret: 'DETAILS-ONLY /secret/path' }),
+  assistant('- [ ] add an index on email\nDone: backfill the email column'),
+  user('Now deploy it to https://deploy.example.com/app please'),
+];
+
+describe('extractiveSummary', () => {
+  const summary = extractiveSummary({ messages: conversation, policy: 'strict' });
+
+  it('starts by saying it is a degraded extractive summary', () => {
+    expect(summary.split('\n')[0]).toBe(EXTRACTIVE_SUMMARY_HEADER);
+  });
+
+  it('quotes the last user request verbatim', () => {
+    expect(summary).toContain('## Last user request\nNow deploy it to https://deploy.example.com/app please');
+  });
+
+  it('lists open tasks and promises, not those later marked done', () => {
+    const tasks = summary.split('## Open tasks\n')[1].split('\n\n')[0];
+    expect(tasks).toContain('[ ] add an index on email');
+    expect(tasks).toContain('I will write the migration next.');
+    expect(tasks).not.toContain('backfill');
+  });
+
+  it('lists decisions', () => {
+    expect(summary).toContain('## Decisions\n- We decided to use PGlite for tests because it needs no server.');
+  });
+
+  it('keeps every identifier of the messages, but nothing from tool-result details', () => {
+    const ids = summary.split(`${PRESERVED_IDENTIFIERS_HEADING}\n`)[1];
+    for (const id of ['db.internal:5432', '/srv/app/config.yaml', 'https://deploy.example.com/app']) expect(ids).toContain(`- ${id}`);
+    expect(summary).not.toContain('/secret/path');
+  });
+
+  it('counts what was summarized', () => {
+    expect(summary).toContain('- This compaction: 6 messages (2 user, 3 assistant, 1 tool results).');
+    expect(summary).toContain('- In total: 6 messages over 1 compactions.');
+  });
+
+  it('is deterministic', () => {
+    expect(extractiveSummary({ messages: conversation, policy: 'strict' })).toBe(summary);
+  });
+
+  it('re-distils: carries identifiers, tasks and decisions of the previous summary, without duplicates', () => {
+    const next = extractiveSummary({
+      previousSummary: summary,
+      messages: [user('Check 10.1.2.3 too'), assistant('Done: add an index on email')],
+      policy: 'strict',
+    });
+    for (const id of ['db.internal:5432', '/srv/app/config.yaml', 'https://deploy.example.com/app', '10.1.2.3']) {
+      expect(next).toContain(`- ${id}`);
+      expect(next.split(`- ${id}`).length).toBe(2);
+    }
+    expect(next).toContain('We decided to use PGlite');
+    expect(next.split('We decided to use PGlite').length).toBe(2);
+    expect(next).not.toContain('[ ] add an index on email');
+    expect(next).toContain('I will write the migration next.');
+    expect(next).toContain('## Last user request\nCheck 10.1.2.3 too');
+    expect(next).toContain('- In total: 8 messages over 2 compactions.');
+  });
+
+  it('reads identifiers and decisions out of a model-written previous summary', () => {
+    const next = extractiveSummary({
+      previousSummary: '## Goal\nShip v2 to build-7.corp.internal\n## Key Decisions\n- We chose Redis at cache.internal:6379',
+      messages: [user('ok')],
+      policy: 'strict',
+    });
+    expect(next).toContain('- build-7.corp.internal');
+    expect(next).toContain('- cache.internal:6379');
+    expect(next).toContain('We chose Redis');
+  });
+
+  it('drops older decisions first to fit the cap, never identifiers', () => {
+    const msgs: AgentMessage[] = [];
+    for (let i = 0; i < 40; i++) msgs.push(assistant(`We decided on option ${i} for host-${i}.example.com ${'because '.repeat(10)}`));
+    const out = extractiveSummary({ messages: msgs, policy: 'strict', maxChars: 3_000 });
+    expect(out.length).toBeLessThanOrEqual(3_000);
+    for (let i = 0; i < 40; i++) expect(out).toContain(`host-${i}.example.com`);
+    expect(out).toContain('We decided on option 39');
+    expect(out).not.toContain('We decided on option 0 ');
+  });
+
+  it('lists identifiers compactly and says so when they alone exceed the cap', () => {
+    const msgs = Array.from({ length: 60 }, (_, i) => user(`see /data/archive/part-${i}/file.json`));
+    const out = extractiveSummary({ messages: msgs, policy: 'strict', maxChars: 500 });
+    for (let i = 0; i < 60; i++) expect(out).toContain(`/data/archive/part-${i}/file.json`);
+    expect(out).toContain('identifiers exceed the 500-char cap');
+    // and the next compaction still reads them back
+    const next = extractiveSummary({ previousSummary: out, messages: [], policy: 'strict', maxChars: 500 });
+    for (let i = 0; i < 60; i++) expect(next).toContain(`/data/archive/part-${i}/file.json`);
+  });
+
+  it('lists no identifiers under policy off', () => {
+    expect(extractiveSummary({ messages: conversation, policy: 'off' })).not.toContain(PRESERVED_IDENTIFIERS_HEADING);
+  });
+});
