@@ -31,7 +31,8 @@ const HEADINGS = {
 } as const;
 
 const TASK_PATTERNS = [/^[-*]?\s*\[ \]\s+(.+)$/, /\bTODO\b[:\s-]*(.+)$/, /^(?:[-*]\s*)?next\s*:\s*(.+)$/i];
-const PROMISE_PATTERN = /\bI(?:'ll| will)\s+(.+)$/;
+/** "I will…" promises; "I will not…" is a refusal, not a task. */
+const PROMISE_PATTERN = /\bI(?:'ll| will)\s+(?!not\b)(.+)$/;
 const DONE_PATTERNS = [/^[-*]?\s*\[x\]\s+(.+)$/i, /\b(?:DONE|[Dd]one|[Cc]ompleted|[Ff]ixed|[Ff]inished)\s*:\s*(.+)$/];
 const DECISION_PATTERN =
   /\b(?:decided|decision:|we'll use|we will use|let's go with|let's use|going with|we chose|settled on|agreed to|agreed on)\b/i;
@@ -84,6 +85,12 @@ class ItemList {
   }
 }
 
+/** The part of a task statement that names the work (the key a later "done" line matches). */
+function taskBody(statement: string, allowPromises: boolean): string | undefined {
+  const m = TASK_PATTERNS.map((p) => p.exec(statement)).find((x) => x) ?? (allowPromises ? PROMISE_PATTERN.exec(statement) : null);
+  return m ? m[1] : undefined;
+}
+
 class FactCollector {
   readonly tasks = new ItemList();
   readonly decisions = new ItemList();
@@ -95,8 +102,8 @@ class FactCollector {
         this.tasks.close(taskKey(done[1]));
         continue;
       }
-      const task = TASK_PATTERNS.map((p) => p.exec(s)).find((m) => m) ?? (allowPromises ? PROMISE_PATTERN.exec(s) : null);
-      if (task) this.tasks.add(taskKey(task[1]), s.replace(/^[-*]\s+(?!\[)/, ''));
+      const body = taskBody(s, allowPromises);
+      if (body !== undefined) this.tasks.add(taskKey(body), s.replace(/^[-*]\s+(?!\[)/, ''));
       if (DECISION_PATTERN.test(s)) this.decisions.add(taskKey(s), s.replace(/^[-*]\s+/, ''));
     }
   }
@@ -152,7 +159,7 @@ export function extractiveSummary(input: ExtractiveSummaryInput): string {
       if (heading === PRESERVED_IDENTIFIERS_HEADING) {
         for (const line of bullets(body)) for (const id of line.split(', ')) identifiers.add(id.trim());
       } else if (heading === HEADINGS.tasks) {
-        for (const b of bullets(body)) facts.tasks.add(taskKey(b), b);
+        for (const b of bullets(body)) facts.tasks.add(taskKey(taskBody(b, true) ?? b), b);
       } else if (heading === HEADINGS.decisions) {
         for (const b of bullets(body)) facts.decisions.add(taskKey(b), b);
       } else if (heading !== HEADINGS.summarized && heading !== HEADINGS.request) {

@@ -1,0 +1,142 @@
+/**
+ * Fidelity of stacked compactions: a 300-turn transcript with planted identifiers is compacted 10
+ * times in sequence (each time: plan on the entries since the last cut with the previous summary,
+ * summarize with the extractive summary). Every planted identifier must survive, and the summary
+ * must stay under 10% of a 200,000-token window.
+ */
+import { countTokens } from 'gpt-tokenizer';
+import { extractiveSummary } from '../../src/compaction/extractive-summary';
+import { planCompaction } from '../../src/compaction/plan-compaction';
+import { checkSummaryQuality } from '../../src/compaction/quality-guard';
+import type { PlanEntry } from '../../src/compaction/types';
+import { estimateTokens } from '../../src/context/estimate-tokens';
+import type { AgentMessage } from '../../src/context/types';
+import { messageText } from '../../src/compaction/serialize-for-summary';
+
+const WINDOW = 200_000;
+const TURNS = 300;
+const COMPACTIONS = 10;
+
+/** A deterministic pseudo-random generator, so the transcript is the same on every run. */
+function rng(seed: number): () => number {
+  let s = seed;
+  return () => ((s = (s * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+}
+
+function hex(rand: () => number, n: number): string {
+  let out = '';
+  while (out.length < n) out += Math.floor(rand() * 16).toString(16);
+  // Hashes carry a digit and a letter (a hex word like "defaced" is not one).
+  return `${out.slice(0, n - 2)}7a`;
+}
+
+function plantedIdentifiers(): string[] {
+  const r = rng(42);
+  const ids: string[] = [];
+  for (let i = 0; i < 8; i++) ids.push(`/srv/keel/module-${i}/handler-${i}.ts`);
+  for (let i = 0; i < 6; i++) ids.push(`https://svc-${i}.example.com/api/v${i}/items?id=${i * 7}`);
+  for (let i = 0; i < 6; i++) ids.push(`${hex(r, 8)}-${hex(r, 4)}-4${hex(r, 3)}-a${hex(r, 3)}-${hex(r, 12)}`);
+  for (let i = 0; i < 6; i++) ids.push(hex(r, i % 2 ? 40 : 9));
+  for (let i = 0; i < 6; i++) ids.push(`db-${i}.cluster.internal:${5400 + i}`);
+  for (let i = 0; i < 4; i++) ids.push(`10.${i}.${i * 3}.${20 + i}`);
+  ids.push('fe80::1ff:fe23:4567:890a', '2001:db8::8a2e:370:7334');
+  ids.push('migration-0042.sql', 'runbook-payments.md');
+  return ids;
+}
+
+const FILLER = [
+  'Looking at the current state of the code, the handler reads the queue and writes results back.',
+  'The tests pass locally; the flaky one depends on timing, so I will not touch it now.',
+  'Here is what the function does: it validates input, loads the record and applies the change.',
+  'That matches what we saw yesterday in the logs, nothing new there.',
+];
+
+function buildTranscript(): { entries: PlanEntry[]; plantedAt: Map<string, number> } {
+  const ids = plantedIdentifiers();
+  const plantedAt = new Map<string, number>();
+  const r = rng(7);
+  const entries: PlanEntry[] = [];
+  const push = (message: AgentMessage) => entries.push({ id: `e${entries.length}`, message });
+  const t0 = Date.UTC(2026, 0, 5, 9, 0);
+  for (let turn = 0; turn < TURNS; turn++) {
+    const planted = ids.filter((_, j) => Math.floor((j * TURNS) / ids.length) + 3 === turn);
+    const where = turn % 4;
+    const mention = planted.length ? ` (${planted.join(', ')})` : '';
+    const ts = t0 + turn * 120_000;
+    push({ role: 'user', content: `Turn ${turn}: please continue with step ${turn}${where === 0 ? mention : ''}.`, timestamp: ts });
+    push({
+      role: 'assistant',
+      content: [
+        { type: 'text', text: `${FILLER[turn % FILLER.length]}${turn % 10 === 0 ? ` We decided to use strategy ${turn} for batching.` : ''}` },
+        { type: 'toolCall', id: `call-${turn}`, name: 'bash', arguments: { command: `run step ${turn}${where === 1 ? mention : ''}` } },
+      ],
+      stopReason: 'toolUse',
+      timestamp: ts + 1_000,
+    });
+    const output = Array.from({ length: 30 + Math.floor(r() * 40) }, (_, k) => `line ${k}: ok processed item ${turn * 100 + k}`).join('\n');
+    push({
+      role: 'toolResult',
+      toolCallId: `call-${turn}`,
+      toolName: 'bash',
+      content: [{ type: 'text', text: `${output}${where === 2 ? `\nsee${mention}` : ''}` }],
+      details: { exitCode: 0 },
+      timestamp: ts + 2_000,
+    });
+    const todo = turn % 7 === 0 ? `\nTODO: verify step ${turn} output` : '';
+    const done = turn % 7 === 3 && turn > 7 ? `\nDone: verify step ${turn - 10} output` : '';
+    push({ role: 'assistant', content: [{ type: 'text', text: `Step ${turn} finished${where === 3 ? mention : ''}.${todo}${done}` }], stopReason: 'stop', timestamp: ts + 3_000 });
+    for (const id of planted) plantedAt.set(id, turn);
+  }
+  return { entries, plantedAt };
+}
+
+describe('stacked compaction fidelity (extractive summary)', () => {
+  const { entries, plantedAt } = buildTranscript();
+  const cache = new Map<AgentMessage, number>();
+  const estimate = (m: AgentMessage) => {
+    let v = cache.get(m);
+    if (v === undefined) cache.set(m, (v = estimateTokens(m)));
+    return v;
+  };
+
+  it('plants about 40 identifiers spread over all turns', () => {
+    expect(plantedAt.size).toBe(40);
+    const turns = [...plantedAt.values()];
+    expect(Math.min(...turns)).toBeLessThan(10);
+    expect(Math.max(...turns)).toBeGreaterThan(TURNS - 20);
+  });
+
+  it('keeps every planted identifier through 10 stacked compactions and stays under 10% of the window', () => {
+    let summary: string | undefined;
+    let start = 0; // index of the first active entry (the last firstKeptEntryId)
+    const entriesPerTurn = 4;
+    for (let k = 1; k <= COMPACTIONS; k++) {
+      const end = Math.round((k * TURNS) / COMPACTIONS) * entriesPerTurn;
+      const active = entries.slice(start, end);
+      const last = k === COMPACTIONS;
+      // The last one is a manual hard checkpoint, so every identifier must be in the summary itself.
+      const plan = planCompaction(active, { contextWindow: WINDOW, keepRecentTokens: last ? undefined : 3_000, estimate, previousSummary: summary });
+      expect(plan.summarizedEntryCount).toBeGreaterThan(0);
+      const summarized = active.slice(0, plan.summarizedEntryCount).map((e) => e.message);
+      summary = extractiveSummary({ previousSummary: summary, messages: summarized, policy: 'strict' });
+      start = plan.firstKeptEntryId === null ? end : entries.findIndex((e) => e.id === plan.firstKeptEntryId);
+
+      // After every compaction, what the model sees (summary + kept tail) holds every identifier planted so far.
+      const tail = entries.slice(start, end).map((e) => messageText(e.message)).join('\n');
+      const plantedSoFar = [...plantedAt].filter(([, turn]) => turn < end / entriesPerTurn).map(([id]) => id);
+      for (const id of plantedSoFar) expect(`${summary}\n${tail}`).toContain(id);
+      expect(countTokens(summary)).toBeLessThan(WINDOW * 0.1);
+    }
+
+    const final = summary!;
+    expect(checkSummaryQuality(final, [...plantedAt.keys()])).toEqual({ ok: true, missing: [], blank: false });
+    expect(countTokens(final)).toBeLessThan(WINDOW * 0.1);
+    expect(final.length).toBeLessThanOrEqual(16_000);
+    expect(final).toContain(`In total: ${TURNS * entriesPerTurn} messages over ${COMPACTIONS} compactions.`);
+    expect(final).toContain('## Last user request\nTurn 299: please continue with step 299');
+    expect(final).toContain('We decided to use strategy 290 for batching.');
+    // TODOs marked done later are gone; the latest open ones remain.
+    expect(final).not.toContain('TODO: verify step 7 output');
+    expect(final).toContain('TODO: verify step 294 output');
+  });
+});
