@@ -204,7 +204,8 @@ function causeCodes(err: unknown): string[] {
 }
 
 function messageOf(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
+  const message = err !== null && typeof err === 'object' ? (err as { message?: unknown }).message : undefined;
+  return typeof message === 'string' ? message : String(err);
 }
 
 /**
@@ -239,14 +240,15 @@ export function classifyModelError(err: unknown): ModelError {
 
 function classifyTransportError(err: unknown, original: unknown): ModelError {
   const fields = { providerMessage: messageOf(err), cause: original };
-  const name = err instanceof Error ? err.name : '';
+  // Errors from Node's fetch or AbortSignal are not always `instanceof` this realm's classes: read names.
+  const name = err !== null && typeof err === 'object' ? String((err as { name?: unknown }).name ?? '') : '';
   if (name === 'AbortError') return new ModelCallAbortedError(fields);
   if (name === 'TimeoutError') return new ModelTimeoutError(fields);
   const codes = causeCodes(err);
   if (codes.some((c) => TIMEOUT_CODES.has(c))) return new ModelTimeoutError(fields);
   // undici reports a body that stopped mid-way as TypeError('terminated').
-  if (err instanceof TypeError && err.message === 'terminated') return new ModelTruncatedResponseError(fields);
-  if (codes.some((c) => CONNECTION_CODES.has(c)) || (err instanceof TypeError && err.message === 'fetch failed')) {
+  if (name === 'TypeError' && fields.providerMessage === 'terminated') return new ModelTruncatedResponseError(fields);
+  if (codes.some((c) => CONNECTION_CODES.has(c)) || (name === 'TypeError' && fields.providerMessage === 'fetch failed')) {
     return new ModelConnectionError({ ...fields, providerMessage: [messageOf(err), ...codes].join(' ') });
   }
   return new ModelUnexpectedError(fields);

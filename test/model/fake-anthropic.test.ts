@@ -1,0 +1,161 @@
+/**
+ * The fake server itself: wire shapes the real SDK accepts, loud failure, and use from another process.
+ */
+import Anthropic from '@anthropic-ai/sdk';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { fakeReply, startFakeAnthropic, type FakeAnthropic } from '../support/fake-anthropic';
+
+const run = promisify(execFile);
+
+/** Event names of an SSE body, in order. */
+function sseEventNames(body: string): string[] {
+  return [...body.matchAll(/^event: (\S+)$/gm)].map((m) => m[1]!);
+}
+
+describe('startFakeAnthropic', () => {
+  let fake: FakeAnthropic;
+  let sdk: Anthropic;
+
+  beforeEach(async () => {
+    fake = await startFakeAnthropic();
+    sdk = new Anthropic({ apiKey: 'sk-ant-test', baseURL: fake.url, maxRetries: 0 });
+  });
+  afterEach(async () => {
+    await fake.close();
+  });
+
+  const post = (body: Record<string, unknown>, path = '/v1/messages'): Promise<Response> =>
+    fetch(`${fake.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+
+  it('answers a non-streaming request with a Message the SDK parses, usage estimated from the body', async () => {
+    fake.enqueue(fakeReply.toolUse([{ id: 'toolu_1', name: 'ls', input: { dir: '/' } }], { text: 'Listing.' }));
+    const message = await sdk.messages.create({ model: 'claude-x', max_tokens: 10, messages: [{ role: 'user', content: 'list /' }] });
+    expect(message.content).toEqual([
+      { type: 'text', text: 'Listing.' },
+      { type: 'tool_use', id: 'toolu_1', name: 'ls', input: { dir: '/' } },
+    ]);
+    expect(message.stop_reason).toBe('tool_use');
+    expect(message.model).toBe('claude-x');
+    expect(message.usage.input_tokens).toBe(Math.ceil(fake.requests[0]!.rawBody.length / 4));
+    expect(fake.requests[0]!.stream).toBe(false);
+  });
+
+  it('streams the real event sequence', async () => {
+    fake.enqueue(fakeReply.toolUse([{ id: 'toolu_1', name: 'ls', input: { dir: '/' } }], { text: 'One two' }));
+    const response = await post({ model: 'm', max_tokens: 5, stream: true, messages: [] });
+    expect(response.headers.get('content-type')).toBe('text/event-stream');
+    expect(sseEventNames(await response.text())).toEqual([
+      'message_start',
+      'ping',
+      'content_block_start',
+      'content_block_delta',
+      'content_block_delta',
+      'content_block_stop',
+      'content_block_start',
+      'content_block_delta',
+      'content_block_delta',
+      'content_block_stop',
+      'message_delta',
+      'message_stop',
+    ]);
+  });
+
+  it('sends the Anthropic error body shape and the retry-after header', async () => {
+    fake.enqueue(fakeReply.overloaded({ retryAfter: 5 }));
+    const response = await post({ model: 'm', messages: [] });
+    expect(response.status).toBe(529);
+    expect(response.headers.get('retry-after')).toBe('5');
+    expect(await response.json()).toEqual({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } });
+  });
+
+  it('words an overflow as the API does', async () => {
+    fake.enqueue(fakeReply.overflow(250_000, 200_000));
+    const response = await post({ model: 'm', messages: [] });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toEqual({
+      type: 'error',
+      error: { type: 'invalid_request_error', message: 'prompt is too long: 250000 tokens > 200000 maximum' },
+    });
+  });
+
+  it('cuts a non-streaming body halfway when told to truncate', async () => {
+    fake.enqueue(fakeReply.truncated('never whole'));
+    await expect(sdk.messages.create({ model: 'm', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] })).rejects.toThrow();
+  });
+
+  it('holds the response for delayMs, with the request already recorded', async () => {
+    fake.enqueue(fakeReply.text('late', { delayMs: 300 }));
+    let settled = false;
+    const call = post({ model: 'm', messages: [] }).then((r) => ((settled = true), r.json()));
+    await fake.waitForRequests(1);
+    expect(settled).toBe(false);
+    expect(await call).toMatchObject({ content: [{ type: 'text', text: 'late' }] });
+  });
+
+  it('spaces stream events by eventDelayMs, so a client sees the first event long before the rest', async () => {
+    fake.enqueue(fakeReply.text('a b c', { eventDelayMs: 60_000 }));
+    const response = await post({ model: 'm', max_tokens: 5, stream: true, messages: [] });
+    const reader = response.body!.getReader();
+    const first = new TextDecoder().decode((await reader.read()).value);
+    expect(sseEventNames(first)).toEqual(['message_start']);
+    await reader.cancel();
+  });
+
+  it('fails loudly when the script is exhausted and records the request', async () => {
+    const response = await post({ model: 'm', messages: [] });
+    expect(response.status).toBe(500);
+    expect(JSON.stringify(await response.json())).toContain('fake-anthropic: script exhausted');
+    expect(fake.unexpected.map((r) => r.index)).toEqual([0]);
+    expect(() => fake.assertScriptConsumed()).toThrow(/script exhausted/);
+  });
+
+  it('reports scripted steps that were never requested', () => {
+    fake.enqueue(fakeReply.text('unused'));
+    expect(fake.pendingSteps()).toBe(1);
+    expect(() => fake.assertScriptConsumed()).toThrow(/never requested/);
+  });
+
+  it('answers unknown routes with 404 and counts them as unexpected', async () => {
+    const response = await post({}, '/v1/complete');
+    expect(response.status).toBe(404);
+    expect(fake.unexpected).toHaveLength(1);
+  });
+
+  it('renders the same step as an OpenAI chat completion', async () => {
+    fake.enqueue(fakeReply.toolUse([{ id: 'call_1', name: 'ls', input: { dir: '/' } }], { usage: { input_tokens: 7, output_tokens: 2 } }));
+    const body = await (await post({ model: 'llama', messages: [] }, '/v1/chat/completions')).json();
+    expect(body).toMatchObject({
+      object: 'chat.completion',
+      model: 'llama',
+      choices: [{ message: { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'ls', arguments: '{"dir":"/"}' } }] }, finish_reason: 'tool_calls' }],
+      usage: { prompt_tokens: 7, completion_tokens: 2, total_tokens: 9 },
+    });
+  });
+
+  it('uses a default responder given at start', async () => {
+    const echo = await startFakeAnthropic({ defaultResponder: (req) => fakeReply.text(`you said ${String(req.body.messages?.[0]?.content)}`) });
+    try {
+      const client = new Anthropic({ apiKey: 'k', baseURL: echo.url, maxRetries: 0 });
+      const message = await client.messages.create({ model: 'm', max_tokens: 5, messages: [{ role: 'user', content: 'ping' }] });
+      expect(message.content).toEqual([{ type: 'text', text: 'you said ping' }]);
+      echo.assertScriptConsumed();
+    } finally {
+      await echo.close();
+    }
+  });
+
+  it('serves another process scripted from this one (as a Temporal worker would use it)', async () => {
+    fake.enqueue(fakeReply.text('hello from the fake'));
+    const script = `
+      const Anthropic = require('@anthropic-ai/sdk').default;
+      const client = new Anthropic({ maxRetries: 0 }); // reads ANTHROPIC_BASE_URL / ANTHROPIC_API_KEY
+      client.messages.create({ model: 'm', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] })
+        .then((m) => process.stdout.write(m.content[0].text), (e) => { console.error(e); process.exit(1); });
+    `;
+    const { stdout } = await run(process.execPath, ['-e', script], { cwd: process.cwd(), env: { ...process.env, ...fake.env } });
+    expect(stdout).toBe('hello from the fake');
+    expect(fake.requests).toHaveLength(1);
+    fake.assertScriptConsumed();
+  });
+});
