@@ -8,6 +8,7 @@ import { DEFAULTS } from '../config/defaults';
 /** Where the SDK sends requests when no base URL is configured (Anthropic's public API). */
 export const DEFAULT_ANTHROPIC_BASE_URL = 'https://api.anthropic.com';
 
+/** Settings of `AnthropicModelClient`: key, base URL (default Anthropic's API) and per-request timeout. */
 export const anthropicClientConfigSchema = z.object({
   apiKey: z.string().min(1, 'ANTHROPIC_API_KEY is empty: set it to your Anthropic API key'),
   baseURL: z.string().url('ANTHROPIC_BASE_URL must be an http(s) URL').default(DEFAULT_ANTHROPIC_BASE_URL),
@@ -17,6 +18,7 @@ export const anthropicClientConfigSchema = z.object({
 
 /** What callers pass in (defaults not yet applied). */
 export type AnthropicClientConfigInput = z.input<typeof anthropicClientConfigSchema>;
+/** A validated config, defaults applied. */
 export type AnthropicClientConfig = z.output<typeof anthropicClientConfigSchema>;
 
 /** The Anthropic client configuration is missing or malformed; `field` names the setting to fix. */

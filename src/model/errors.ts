@@ -186,7 +186,9 @@ export function classifyHttpFailure(failure: HttpFailure): ModelError {
   if ((status === undefined || (status >= 400 && status < 500)) && isContextOverflowError({ status, message: providerMessage, type: errorType, code: failure.errorCode })) {
     return new ContextOverflowError(fields);
   }
-  if ((status !== undefined && status >= 500) || status === 409 || errorType === 'api_error') return new ModelServerError(fields);
+  // An error event inside a stream has no status; unless it blames the request it is the provider's.
+  const providerSide = status === undefined ? errorType !== 'invalid_request_error' : status >= 500 || status === 409;
+  if (providerSide || errorType === 'api_error') return new ModelServerError(fields);
   return new ModelRequestInvalidError(fields);
 }
 

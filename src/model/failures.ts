@@ -34,6 +34,7 @@ export const MODEL_FAILURE_TYPES = {
   unexpected: 'ModelUnexpected',
 } as const;
 
+/** One of the `MODEL_FAILURE_TYPES` values. */
 export type ModelFailureType = (typeof MODEL_FAILURE_TYPES)[keyof typeof MODEL_FAILURE_TYPES];
 
 /** Structured facts carried in the failure's `details[0]`, readable by the workflow. */

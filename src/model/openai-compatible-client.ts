@@ -8,6 +8,7 @@ import { classifyHttpFailure, classifyModelError, ModelUnexpectedError } from '.
 import type { ModelCallOptions, ModelClient, ModelRequest, ModelResponse } from './model-client';
 import { chatCompletionSchema, fromChatCompletion, toChatMessages, toChatTools } from './openai-compatible-convert';
 
+/** Settings of `OpenAiCompatibleModelClient`: endpoint URL, optional fixed model and key, timeout. */
 export const openAiCompatibleConfigSchema = z.object({
   /** `http://host:11434/v1`, `http://host:8000`, or the full `…/chat/completions` URL. */
   baseUrl: z.string().url('the OpenAI-compatible endpoint must be an http(s) URL (KEEL_COMPACTION_MODEL_URL)'),
@@ -18,6 +19,7 @@ export const openAiCompatibleConfigSchema = z.object({
   timeoutMs: z.number().int().positive().default(DEFAULTS.modelRequestTimeoutMs),
 });
 
+/** What callers pass in (defaults not yet applied). */
 export type OpenAiCompatibleConfigInput = z.input<typeof openAiCompatibleConfigSchema>;
 
 const AUTH_FIX = 'Check the API key and URL configured for the OpenAI-compatible endpoint (KEEL_COMPACTION_MODEL_URL).';

@@ -82,6 +82,7 @@ export const chatCompletionSchema = z.object({
   usage: z.object({ prompt_tokens: z.number(), completion_tokens: z.number() }).nullish(),
 });
 
+/** A validated chat completion. */
 export type ChatCompletion = z.infer<typeof chatCompletionSchema>;
 
 const FINISH_REASONS: Record<string, StopReason> = { stop: 'stop', tool_calls: 'toolUse', function_call: 'toolUse', length: 'length', content_filter: 'refusal' };

@@ -153,3 +153,14 @@ describe('toActivityFailure', () => {
     expect(toActivityFailure(failure)).toBe(failure);
   });
 });
+
+describe('classifyHttpFailure without a status (an error event inside a stream)', () => {
+  it.each<[string | undefined, new (...args: never[]) => Error]>([
+    ['api_error', ModelServerError],
+    [undefined, ModelServerError],
+    ['invalid_request_error', ModelRequestInvalidError],
+    ['rate_limit_error', ModelRateLimitedError],
+  ])('type %s', (errorType, expected) => {
+    expect(classifyHttpFailure({ status: undefined, errorType, providerMessage: 'x' })).toBeInstanceOf(expected);
+  });
+});
