@@ -6,7 +6,16 @@
 import { DEFAULTS } from '../config/defaults';
 import { estimateTokens, TokenCache } from '../context/estimate-tokens';
 import type { AgentMessage, ToolResultMessage } from '../context/types';
-import type { AssembleResult, ClearedToolResult, CompactResult, ContextEngine, ContextEngineOptions } from './types';
+import type {
+  AssembleParams,
+  AssembleResult,
+  ClearedToolResult,
+  CompactParams,
+  CompactResult,
+  ContextEngine,
+  ContextEngineOptions,
+  IngestParams,
+} from './types';
 
 /** The note that replaces a cleared result's content. */
 export function clearedNote(chars: number, toolName: string): string {
@@ -29,11 +38,11 @@ export class BudgetedContextEngine implements ContextEngine {
     this.keepLastAssistants = options.keepLastAssistants ?? DEFAULTS.keepLastAssistants;
   }
 
-  async ingest(): Promise<void> {
+  async ingest(_params: IngestParams): Promise<void> {
     // The assembled view is derived from the stored transcript each turn; nothing to keep.
   }
 
-  async assemble(params: { messages: AgentMessage[]; tokenBudget: number }): Promise<AssembleResult> {
+  async assemble(params: AssembleParams): Promise<AssembleResult> {
     const { messages, tokenBudget } = params;
     const estimates = messages.map((m) => this.estimate(m));
     let total = estimates.reduce((a, b) => a + b, 0);
@@ -62,7 +71,7 @@ export class BudgetedContextEngine implements ContextEngine {
     };
   }
 
-  async compact(): Promise<CompactResult> {
+  async compact(_params: CompactParams): Promise<CompactResult> {
     return { delegated: true };
   }
 

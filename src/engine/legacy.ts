@@ -2,8 +2,7 @@
  * The default engine (seed 004 "LegacyContextEngine"): passes messages through unchanged.
  */
 import { estimateMessagesTokens, TokenCache } from '../context/estimate-tokens';
-import type { AgentMessage } from '../context/types';
-import type { AssembleResult, CompactResult, ContextEngine } from './types';
+import type { AssembleParams, AssembleResult, CompactParams, CompactResult, ContextEngine, IngestParams } from './types';
 
 /** Pass-through: `assemble` returns the messages as given (with their estimate); `compact` delegates. */
 export class LegacyContextEngine implements ContextEngine {
@@ -11,15 +10,15 @@ export class LegacyContextEngine implements ContextEngine {
   // Keyed by message object: a session's unchanged messages are not re-tokenized each turn.
   private readonly cache = new TokenCache();
 
-  async ingest(): Promise<void> {
+  async ingest(_params: IngestParams): Promise<void> {
     // Keel's store persists entries; nothing to keep here.
   }
 
-  async assemble(params: { messages: AgentMessage[] }): Promise<AssembleResult> {
+  async assemble(params: AssembleParams): Promise<AssembleResult> {
     return { messages: params.messages, estimatedTokens: estimateMessagesTokens(params.messages, { cache: this.cache }) };
   }
 
-  async compact(): Promise<CompactResult> {
+  async compact(_params: CompactParams): Promise<CompactResult> {
     return { delegated: true };
   }
 }

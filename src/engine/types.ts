@@ -41,21 +41,25 @@ export type CompactResult =
   | { delegated: true }
   | { delegated: false; compacted: boolean; reason?: string; tokensBefore?: number; tokensAfter?: number };
 
+export type AssembleParams = SessionRef & { messages: AgentMessage[]; tokenBudget: number };
+export type CompactParams = SessionRef & { messages: readonly AgentMessage[]; tokenBudget?: number; trigger?: string };
+export type IngestParams = SessionRef & { message: AgentMessage; entryId?: string };
+
 /** The seed's lifecycle; optional methods may be absent. */
 export interface ContextEngine {
   readonly id: string;
   /** Initialise engine state for a session, importing its history. */
   bootstrap?(params: SessionRef & { messages: readonly AgentMessage[] }): Promise<void>;
   /** Ingest one message into the engine's store. */
-  ingest(params: SessionRef & { message: AgentMessage; entryId?: string }): Promise<void>;
+  ingest(params: IngestParams): Promise<void>;
   /** Ingest a completed turn as one unit. */
   ingestBatch?(params: SessionRef & { messages: readonly AgentMessage[] }): Promise<void>;
   /** After a successful turn (persist, schedule background work). */
   afterTurn?(params: SessionRef & { messages: readonly AgentMessage[]; contextTokens?: number }): Promise<void>;
   /** Assemble the model context within `tokenBudget` tokens. */
-  assemble(params: SessionRef & { messages: AgentMessage[]; tokenBudget: number }): Promise<AssembleResult>;
+  assemble(params: AssembleParams): Promise<AssembleResult>;
   /** Compress context, or delegate to Keel's compaction workflow. */
-  compact(params: SessionRef & { messages: readonly AgentMessage[]; tokenBudget?: number; trigger?: string }): Promise<CompactResult>;
+  compact(params: CompactParams): Promise<CompactResult>;
   /** Prepare state before a subagent starts. */
   prepareSubagentSpawn?(params: { parentSessionKey: string; childSessionKey: string }): Promise<void>;
   /** A subagent run ended. */

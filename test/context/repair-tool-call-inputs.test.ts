@@ -2,7 +2,7 @@ import { ATTACHMENT_REDACTION_MARKER, repairToolCallInputs } from '../../src/con
 import type { AgentMessage, ToolCallBlock } from '../../src/context/types';
 import { assistant, call, user } from './factories';
 
-const withCall = (block: Partial<ToolCallBlock> & Record<string, unknown>): AgentMessage[] => [
+const withCall = (block: object): AgentMessage[] => [
   user('go'),
   assistant('thinking about it', block as ToolCallBlock),
 ];
