@@ -49,6 +49,23 @@ const MATCHERS: Record<IdentifierKind, RegExp> = {
   port: /\bports?\s*(?:[:=]|(?:number|no\.?|is|to|of|at)\s)?\s*(\d{2,5})\b/gi,
 };
 
+/**
+ * Cheap tests a text must pass before a kind's matcher runs: the matchers' lookbehinds are costly
+ * on long tool output, and most texts lack the one character each kind needs.
+ */
+const PREFILTERS: Record<IdentifierKind, RegExp> = {
+  url: /:\/\//,
+  uuid: /[0-9a-f]{8}-/i,
+  ipv6: /[0-9a-f]::?[0-9a-f]|::/i,
+  hostPort: /:\d\d/,
+  ipv4: /\d\.\d/,
+  path: /[/\\]/,
+  hash: /[0-9a-f]{7}/i,
+  filename: /\.[a-z]/i,
+  hostname: /\.[a-z]|localhost/i,
+  port: /port/i,
+};
+
 /** Checks that keep a shape-alike out (a word of hex letters, a version number, prose like `and/or`). */
 function accept(kind: IdentifierKind, value: string): boolean {
   switch (kind) {
@@ -105,6 +122,7 @@ export function extractIdentifiers(text: string, policy: IdentifierPolicy = 'str
   if (!text) return [];
   const spans: Span[] = [];
   for (const kind of kindsOf(policy)) {
+    if (!PREFILTERS[kind].test(text)) continue;
     for (const m of text.matchAll(MATCHERS[kind])) {
       // `port` protects the number, found by its group; the others the whole match.
       const raw = kind === 'port' ? m[1] : m[0];
