@@ -249,7 +249,7 @@ export const SESSION_WORKFLOW_ID_PREFIX = 'keel-session';
  */
 export function sessionWorkflowId(agentId: string, sessionKey: string): string {
   const parsed = parseSessionKey(sessionKey);
-  checkName(sessionKey, 'agentId', agentId, `an agentId of ${NAME_RULE}`);
+  checkName(sessionKey, 'agentId', agentId, `${SESSION_WORKFLOW_ID_PREFIX}/<agentId>/<sessionKey>`);
   if (parsed.agentId !== undefined && parsed.agentId !== agentId) {
     fail(sessionKey, 'agentId', `belongs to agent ${JSON.stringify(parsed.agentId)}, not ${JSON.stringify(agentId)}`, `a key of agent ${agentId}`);
   }
