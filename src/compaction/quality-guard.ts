@@ -71,3 +71,22 @@ export function capSummary(text: string, maxChars: number = DEFAULTS.maxSummaryC
   const kept = `${body.slice(0, cutAt).trimEnd()}\n${marker}`;
   return preserved ? `${kept}\n\n${preserved}` : kept;
 }
+
+/** What `guardSummary` did. */
+export interface GuardedSummary {
+  readonly summary: string;
+  /** Identifiers the summarizer lost and the guard appended. */
+  readonly appended: string[];
+  /** The summary was blank: the caller must not record it (fall back to the extractive summary). */
+  readonly blank: boolean;
+}
+
+/**
+ * The guard as one step, in the order the workflow applies it: check, append what is missing,
+ * then cap (the cap never drops the appended section).
+ */
+export function guardSummary(summary: string, sourceIdentifiers: readonly string[], maxChars: number = DEFAULTS.maxSummaryChars): GuardedSummary {
+  const quality = checkSummaryQuality(summary, sourceIdentifiers);
+  const withIds = appendPreservedIdentifiers(summary, quality.missing);
+  return { summary: capSummary(withIds, maxChars), appended: quality.missing, blank: quality.blank };
+}

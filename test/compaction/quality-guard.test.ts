@@ -1,4 +1,4 @@
-import { appendPreservedIdentifiers, capSummary, checkSummaryQuality, PRESERVED_IDENTIFIERS_HEADING } from '../../src/compaction/quality-guard';
+import { appendPreservedIdentifiers, capSummary, checkSummaryQuality, guardSummary, PRESERVED_IDENTIFIERS_HEADING } from '../../src/compaction/quality-guard';
 
 describe('checkSummaryQuality', () => {
   it('is ok when every identifier appears verbatim', () => {
@@ -71,5 +71,20 @@ describe('capSummary', () => {
     const out = capSummary(`${sections}\n${PRESERVED_IDENTIFIERS_HEADING}\n${ids}`, 500);
     expect(out).toContain(ids);
     expect(out).not.toContain('## Section 0');
+  });
+});
+
+describe('guardSummary', () => {
+  it('appends lost identifiers and caps without dropping them', () => {
+    const long = `## Notes\n${'detail line\n'.repeat(300)}`;
+    const r = guardSummary(long, ['/srv/app/main.ts', 'db.internal:5432'], 1_000);
+    expect(r.appended).toEqual(['/srv/app/main.ts', 'db.internal:5432']);
+    expect(r.summary.length).toBeLessThanOrEqual(1_000);
+    expect(checkSummaryQuality(r.summary, ['/srv/app/main.ts', 'db.internal:5432']).ok).toBe(true);
+    expect(r.blank).toBe(false);
+  });
+
+  it('reports a blank summary', () => {
+    expect(guardSummary('', []).blank).toBe(true);
   });
 });
