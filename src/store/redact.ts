@@ -181,7 +181,7 @@ function applyRule(text: string, rule: PatternRule, counts: Map<SecretKind, numb
     return `${named?.before ?? ''}${quote}${marker}${quote}${named?.after ?? ''}`;
   });
   if (found === 0) return text;
-  counts.set(rule.kind, (counts.get(rule.kind) ?? 0) + found);
+  addCount(counts, rule.kind, found);
   return replaced;
 }
 
@@ -213,6 +213,10 @@ function redactPrivateKeys(text: string, counts: Map<SecretKind, number>): strin
     PEM_BEGIN.lastIndex = blockEnd;
   }
   if (found === 0) return text;
-  counts.set('private_key', (counts.get('private_key') ?? 0) + found);
+  addCount(counts, 'private_key', found);
   return output + text.slice(cursor);
+}
+
+function addCount(counts: Map<SecretKind, number>, kind: SecretKind, found: number): void {
+  counts.set(kind, (counts.get(kind) ?? 0) + found);
 }
