@@ -1,6 +1,7 @@
 /** Tests run TypeScript through swc (type-checking is `tsc --noEmit` in `npm test`). */
 module.exports = {
   testEnvironment: 'node',
+  verbose: true,
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
   transform: { '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022' } }] },

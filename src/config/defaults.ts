@@ -42,7 +42,7 @@ export const DEFAULTS = {
   /** Daily reset hour (OpenClaw: 04:00 local). */
   dailyResetHour: 4,
   /** Default model when none is configured. */
-  model: 'claude-sonnet-4-5',
+  model: 'claude-sonnet-4-6',
   maxOutputTokens: 4_096,
   /** Anthropic SDK request timeout inside an activity; Temporal owns retries. */
   modelRequestTimeoutMs: 120_000,

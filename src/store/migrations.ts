@@ -124,7 +124,9 @@ const provider: MigrationProvider = { getMigrations: async () => migrations };
 
 /** Brings the schema to the latest migration; safe to call from many workers at once on PostgreSQL. */
 export async function migrateToLatest(db: Kysely<Database>): Promise<string[]> {
-  const migrator = new Migrator({ db, provider });
+  // Name the schema: kysely otherwise finds another schema's migration tables and skips creating its own.
+  const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(db);
+  const migrator = new Migrator({ db, provider, migrationTableSchema: rows[0]!.schema });
   const { error, results } = await migrator.migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error(String(error));
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);

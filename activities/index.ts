@@ -1,0 +1,11 @@
+import type { ActivityDeps } from './deps';
+import { createTurnActivities } from './turn-activities';
+import { createToolActivities } from './tool-activities';
+
+/** Every activity the Keel worker registers, bound to its dependencies. */
+export function createActivities(deps: ActivityDeps) {
+  return {
+    ...createTurnActivities(deps),
+    ...createToolActivities(deps),
+  };
+}

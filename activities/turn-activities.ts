@@ -1,0 +1,151 @@
+import { Context } from '@temporalio/activity';
+import type { ActivityDeps } from './deps';
+import { appendEntries, loadActiveEntries, tailEntries, getEntry } from '../src/store/entries-repo';
+import { ensureSession, recordTurnUsage } from '../src/store/sessions-repo';
+import { activeMessages } from '../src/context/active-context';
+import type { AssistantMessage, MessageEntry, ToolCallBlock, TranscriptEntry } from '../src/context/types';
+import { isToolCallBlock } from '../src/context/types';
+import { toActivityFailure } from '../src/model/failures';
+import { startHeartbeat } from './heartbeat';
+
+export interface BeginTurnInput {
+  readonly agentId: string;
+  readonly sessionKey: string;
+  readonly userEntryId: string;
+  readonly text: string;
+  /** Workflow time, ISO. */
+  readonly now: string;
+  /** Used only when the session row is created. */
+  readonly newSessionId: string;
+}
+
+export interface BeginTurnResult {
+  readonly sessionId: string;
+}
+
+export interface CallModelInput {
+  readonly agentId: string;
+  readonly sessionKey: string;
+  readonly sessionId: string;
+  /** Deterministic id (from workflow code) of the assistant entry this call writes. */
+  readonly assistantEntryId: string;
+  readonly parentId: string;
+  readonly now: string;
+}
+
+/** What the workflow needs from a model call: ids and counts, plus the reply text it returns. */
+export interface CallModelResult {
+  readonly entryId: string;
+  readonly text: string;
+  readonly toolCalls: ReadonlyArray<{ readonly id: string; readonly name: string }>;
+  readonly stopReason: string;
+  readonly usage: { readonly inputTokens: number; readonly outputTokens: number };
+  /** Estimated tokens of the context sent, plus the reply. */
+  readonly contextTokens: number;
+}
+
+export interface FinishTurnInput {
+  readonly agentId: string;
+  readonly sessionKey: string;
+  readonly inputTokens: number;
+  readonly outputTokens: number;
+  readonly contextTokens: number;
+  readonly now: string;
+}
+
+/** The turn's activities: thin wrappers that read, call pure functions and the model, and write. */
+export function createTurnActivities(deps: ActivityDeps) {
+  const { db } = deps;
+
+  /** Ensures the session row and appends the user's message once, whatever the retries. */
+  async function beginTurn(input: BeginTurnInput): Promise<BeginTurnResult> {
+    const session = await ensureSession(db, {
+      agentId: input.agentId,
+      sessionKey: input.sessionKey,
+      newSessionId: input.newSessionId,
+      now: new Date(input.now),
+    });
+    const existing = await getEntry(db, input.agentId, session.session_id, input.userEntryId);
+    if (!existing) {
+      const [last] = await tailEntries(db, input.agentId, session.session_id, 1);
+      const entry: MessageEntry = {
+        type: 'message',
+        id: input.userEntryId,
+        parentId: last?.id ?? null,
+        timestamp: input.now,
+        message: { role: 'user', content: input.text, timestamp: Date.parse(input.now) },
+      };
+      await appendEntries(db, input.agentId, session.session_id, [{ entry, tokenEstimate: deps.estimate(entry.message) }]);
+    }
+    return { sessionId: session.session_id };
+  }
+
+  /**
+   * Loads the active window, calls the model and stores its reply under the given id. A retry after
+   * the reply was stored returns the stored reply without calling the model again.
+   */
+  async function callModel(input: CallModelInput): Promise<CallModelResult> {
+    const stored = await getEntry(db, input.agentId, input.sessionId, input.assistantEntryId);
+    if (stored) return describeReply(stored.payload as unknown as MessageEntry, stored.token_estimate ?? 0);
+
+    const active = await loadActiveEntries(db, input.agentId, input.sessionId);
+    const messages = activeMessages(
+      active.compaction,
+      active.rows.map((r) => ({ id: r.id, entry: r.payload as unknown as TranscriptEntry })),
+    );
+    const contextTokens = active.rows.reduce((sum, r) => sum + (r.token_estimate ?? 0), 0);
+    const heartbeat = startHeartbeat();
+    let reply;
+    try {
+      reply = await deps.model.complete(
+        {
+          model: deps.config.model,
+          messages,
+          maxTokens: deps.config.maxOutputTokens,
+          tools: deps.tools.list().map((t) => ({ name: t.name, description: t.description, inputSchema: {} })),
+        },
+        { signal: Context.current().cancellationSignal, onText: () => heartbeat.beat() },
+      );
+    } catch (err) {
+      throw toActivityFailure(err);
+    } finally {
+      heartbeat.stop();
+    }
+    const message: AssistantMessage = {
+      role: 'assistant',
+      content: reply.content,
+      stopReason: reply.stopReason,
+      model: reply.model,
+      usage: { input: reply.usage.input, output: reply.usage.output },
+      timestamp: Date.parse(input.now),
+    };
+    const entry: MessageEntry = { type: 'message', id: input.assistantEntryId, parentId: input.parentId, timestamp: input.now, message };
+    const replyTokens = deps.estimate(message);
+    await appendEntries(db, input.agentId, input.sessionId, [{ entry, tokenEstimate: replyTokens }]);
+    return describeReply(entry, contextTokens + replyTokens);
+  }
+
+  /** Adds the turn's usage to the session counters. */
+  async function finishTurn(input: FinishTurnInput): Promise<void> {
+    await recordTurnUsage(db, { ...input, now: new Date(input.now) });
+  }
+
+  return { beginTurn, callModel, finishTurn };
+}
+
+function describeReply(entry: MessageEntry, contextTokens: number): CallModelResult {
+  const message = entry.message as AssistantMessage;
+  const text = message.content
+    .filter((b): b is { type: 'text'; text: string } => b.type === 'text')
+    .map((b) => b.text)
+    .join('');
+  const toolCalls = message.content.filter((b) => isToolCallBlock(b)).map((b) => ({ id: (b as ToolCallBlock).id, name: (b as ToolCallBlock).name }));
+  return {
+    entryId: entry.id,
+    text,
+    toolCalls,
+    stopReason: message.stopReason ?? 'stop',
+    usage: { inputTokens: message.usage?.input ?? 0, outputTokens: message.usage?.output ?? 0 },
+    contextTokens,
+  };
+}

@@ -1,0 +1,71 @@
+import { createInterface } from 'node:readline/promises';
+import { configFromEnv } from '../config/keel-config';
+import { modelConfigured } from '../runtime/activity-deps';
+import { startLocalStack } from './stack';
+import { contextBar } from './context-bar';
+
+const HOW_TO_SET_A_MODEL = [
+  'No model is configured, so the chat cannot start. Either:',
+  '  export ANTHROPIC_API_KEY=sk-ant-...        # a key from the Anthropic console',
+  '  export ANTHROPIC_BASE_URL=http://host:port # or any server speaking the Anthropic Messages API',
+  'then run `npm run dev` again. (Optional: KEEL_MODEL=<model id>, default claude-sonnet-4-6.)',
+].join('\n');
+
+export interface DevOptions {
+  /** Start the stack, check it, stop it, exit 0: a smoke test of a fresh machine. */
+  readonly check: boolean;
+  readonly sessionKey: string;
+}
+
+/** `npm run dev`: the embedded stack plus an interactive chat on one session. */
+export async function runDev(opts: DevOptions): Promise<number> {
+  const log = (line: string) => process.stderr.write(`${line}\n`);
+  const config = configFromEnv();
+  const stack = await startLocalStack(config, log);
+  log(`temporal: ${stack.temporalAddress}${stack.uiUrl ? ` (Web UI ${stack.uiUrl})` : ''}`);
+  try {
+    if (!modelConfigured(config)) {
+      log(HOW_TO_SET_A_MODEL);
+      return 0;
+    }
+    if (opts.check) {
+      log('check: stack started; model configured; stopping');
+      return 0;
+    }
+    await chat(stack.client, opts.sessionKey, log);
+    return 0;
+  } finally {
+    await stack.stop();
+    log('stopped cleanly');
+  }
+}
+
+async function chat(client: import('../client/keel-client').KeelClient, sessionKey: string, log: (l: string) => void): Promise<void> {
+  log(`chat: session ${sessionKey}. Type a message; /status shows context usage; /quit or Ctrl-D leaves.`);
+  const rl = createInterface({ input: process.stdin, output: process.stdout });
+  try {
+    for (;;) {
+      let line: string;
+      try {
+        line = (await rl.question('you › ')).trim();
+      } catch {
+        return; // stdin closed
+      }
+      if (!line) continue;
+      if (line === '/quit' || line === '/exit') return;
+      if (line === '/status') {
+        log(contextBar(await client.getStatus(sessionKey)));
+        continue;
+      }
+      try {
+        const result = await client.sendMessage(sessionKey, line);
+        process.stdout.write(`keel › ${result.silent ? '(no reply)' : result.reply}\n`);
+        log(contextBar(await client.getStatus(sessionKey)));
+      } catch (err) {
+        log(`turn failed: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    }
+  } finally {
+    rl.close();
+  }
+}

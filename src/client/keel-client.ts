@@ -1,0 +1,78 @@
+import { Client, WithStartWorkflowOperation, type Connection } from '@temporalio/client';
+import { sessionWorkflowId, parseSessionKey } from '../sessions/session-key';
+import {
+  DEFAULT_TASK_QUEUE,
+  statusQuery,
+  turnUpdate,
+  type SessionStatus,
+  type SessionTuning,
+  type SessionWorkflowInput,
+  type TurnResult,
+} from '../protocol';
+
+export interface KeelClientOptions {
+  readonly connection: Connection;
+  readonly namespace?: string;
+  readonly taskQueue?: string;
+  /** The agent that owns sessions whose key does not name one (cron:/hook: keys). Default `main`. */
+  readonly defaultAgentId?: string;
+  readonly contextWindowTokens?: number;
+  /** Activity timeouts for sessions this client starts (tests shorten them). */
+  readonly tuning?: SessionTuning;
+}
+
+export interface SendMessageOptions {
+  /** Idempotency: a retried send with the same id is answered once (Temporal Update id). */
+  readonly requestId?: string;
+  /** Reject the send if the session has moved past this entry. */
+  readonly expectedLastEntryId?: string;
+}
+
+/**
+ * The application's handle on Keel: send a message to a session and get the reply after a durable
+ * turn; read a session's status. Starts the session workflow on first use.
+ */
+export class KeelClient {
+  readonly temporal: Client;
+  private readonly taskQueue: string;
+
+  constructor(private readonly opts: KeelClientOptions) {
+    this.temporal = new Client({ connection: opts.connection, namespace: opts.namespace ?? 'default' });
+    this.taskQueue = opts.taskQueue ?? DEFAULT_TASK_QUEUE;
+  }
+
+  /** Which agent owns a session key, and the session workflow's id. Throws InvalidSessionKeyError. */
+  identify(sessionKey: string): { agentId: string; workflowId: string } {
+    const parsed = parseSessionKey(sessionKey);
+    const agentId = parsed.agentId ?? this.opts.defaultAgentId ?? 'main';
+    return { agentId, workflowId: sessionWorkflowId(agentId, sessionKey) };
+  }
+
+  /** Runs one durable turn and returns the assistant's reply. */
+  async sendMessage(sessionKey: string, text: string, opts: SendMessageOptions = {}): Promise<TurnResult> {
+    const { agentId, workflowId } = this.identify(sessionKey);
+    const input: SessionWorkflowInput = {
+      agentId,
+      sessionKey,
+      ...(this.opts.contextWindowTokens ? { contextWindowTokens: this.opts.contextWindowTokens } : {}),
+      ...(this.opts.tuning ? { tuning: this.opts.tuning } : {}),
+    };
+    const start = new WithStartWorkflowOperation('sessionWorkflow', {
+      workflowId,
+      taskQueue: this.taskQueue,
+      args: [input],
+      workflowIdConflictPolicy: 'USE_EXISTING',
+    });
+    return this.temporal.workflow.executeUpdateWithStart(turnUpdate, {
+      args: [{ text, ...(opts.expectedLastEntryId ? { expectedLastEntryId: opts.expectedLastEntryId } : {}) }],
+      ...(opts.requestId ? { updateId: opts.requestId } : {}),
+      startWorkflowOperation: start,
+    });
+  }
+
+  /** The session workflow's view of context usage and compactions. */
+  async getStatus(sessionKey: string): Promise<SessionStatus> {
+    const { workflowId } = this.identify(sessionKey);
+    return this.temporal.workflow.getHandle(workflowId).query(statusQuery);
+  }
+}

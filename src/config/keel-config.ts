@@ -1,0 +1,80 @@
+import { z } from 'zod';
+import { DEFAULTS } from './defaults';
+
+/** Keel's runtime configuration, parsed from the environment (and overridable in code). */
+export const keelConfigSchema = z.object({
+  /** PostgreSQL URL; unset → embedded PGlite under `home`. */
+  databaseUrl: z.string().url('DATABASE_URL must be a postgres:// URL').optional(),
+  /** Existing Temporal frontend (host:port); unset → Keel starts a local dev server. */
+  temporalAddress: z.string().min(1).optional(),
+  temporalNamespace: z.string().min(1).default('default'),
+  taskQueue: z.string().min(1).default('keel'),
+  /** Embedded state folder (PGlite data, dev-server history). */
+  home: z.string().min(1).default('.keel'),
+  anthropicApiKey: z.string().min(1).optional(),
+  anthropicBaseUrl: z.string().url('ANTHROPIC_BASE_URL must be an http(s) URL').optional(),
+  model: z.string().min(1).default(DEFAULTS.model),
+  maxOutputTokens: z.coerce.number().int().positive().default(DEFAULTS.maxOutputTokens),
+  contextWindowTokens: z.coerce.number().int().positive().default(DEFAULTS.contextWindowTokens),
+  reserveTokens: z.coerce.number().int().nonnegative().default(DEFAULTS.reserveTokensFloor),
+  /** Which context engine assembles the model's view (registry id). */
+  contextEngine: z.string().min(1).default('legacy'),
+  /** Optional separate compaction model: an OpenAI-compatible endpoint (e.g. local Ollama). */
+  compactionModelUrl: z.string().url().optional(),
+  compactionModel: z.string().min(1).optional(),
+  /** Workspace folder for memory notes (`memory/YYYY-MM-DD.md`); unset → notes only in the database. */
+  workspaceDir: z.string().min(1).optional(),
+});
+
+export type KeelConfig = z.infer<typeof keelConfigSchema>;
+
+/** Maps environment variables to the config, failing with the variable's name on bad values. */
+export function configFromEnv(env: NodeJS.ProcessEnv = process.env, overrides: Partial<KeelConfig> = {}): KeelConfig {
+  const raw = {
+    databaseUrl: env.DATABASE_URL || undefined,
+    temporalAddress: env.TEMPORAL_ADDRESS || undefined,
+    temporalNamespace: env.TEMPORAL_NAMESPACE || undefined,
+    taskQueue: env.KEEL_TASK_QUEUE || undefined,
+    home: env.KEEL_HOME || undefined,
+    anthropicApiKey: env.ANTHROPIC_API_KEY || undefined,
+    anthropicBaseUrl: env.ANTHROPIC_BASE_URL || undefined,
+    model: env.KEEL_MODEL || undefined,
+    maxOutputTokens: env.KEEL_MAX_OUTPUT_TOKENS || undefined,
+    contextWindowTokens: env.KEEL_CONTEXT_WINDOW || undefined,
+    reserveTokens: env.KEEL_RESERVE_TOKENS || undefined,
+    contextEngine: env.KEEL_CONTEXT_ENGINE || undefined,
+    compactionModelUrl: env.KEEL_COMPACTION_MODEL_URL || undefined,
+    compactionModel: env.KEEL_COMPACTION_MODEL || undefined,
+    workspaceDir: env.KEEL_WORKSPACE || undefined,
+    ...overrides,
+  };
+  const parsed = keelConfigSchema.safeParse(raw);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${ENV_NAMES[String(i.path[0])] ?? String(i.path[0])}: ${i.message}`);
+    throw new ConfigError(`invalid Keel configuration:\n${lines.join('\n')}`);
+  }
+  return parsed.data;
+}
+
+const ENV_NAMES: Record<string, string> = {
+  databaseUrl: 'DATABASE_URL',
+  temporalAddress: 'TEMPORAL_ADDRESS',
+  temporalNamespace: 'TEMPORAL_NAMESPACE',
+  taskQueue: 'KEEL_TASK_QUEUE',
+  home: 'KEEL_HOME',
+  anthropicApiKey: 'ANTHROPIC_API_KEY',
+  anthropicBaseUrl: 'ANTHROPIC_BASE_URL',
+  model: 'KEEL_MODEL',
+  maxOutputTokens: 'KEEL_MAX_OUTPUT_TOKENS',
+  contextWindowTokens: 'KEEL_CONTEXT_WINDOW',
+  reserveTokens: 'KEEL_RESERVE_TOKENS',
+  contextEngine: 'KEEL_CONTEXT_ENGINE',
+  compactionModelUrl: 'KEEL_COMPACTION_MODEL_URL',
+  compactionModel: 'KEEL_COMPACTION_MODEL',
+  workspaceDir: 'KEEL_WORKSPACE',
+};
+
+/** A configuration value is missing or malformed; the message names the variable. */
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}

@@ -1,0 +1,121 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { Connection } from '@temporalio/client';
+import { resolveTemporalCli } from './resolve-cli';
+import { KEEL_SEARCH_ATTRIBUTES } from './search-attributes';
+
+/** A local `temporal server start-dev` owned by this process. */
+export interface DevServer {
+  readonly address: string;
+  readonly namespace: string;
+  readonly uiUrl?: string;
+  readonly pid: number;
+  stop(): Promise<void>;
+}
+
+export interface StartDevServerOptions {
+  /** SQLite file for persistence across restarts; in-memory when unset. */
+  dbFilename?: string;
+  /** Serve the Web UI too (npm run dev); tests run headless. */
+  ui?: boolean;
+  log?: (line: string) => void;
+}
+
+/** Asks the OS for a free TCP port on 127.0.0.1. */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      const port = typeof addr === 'object' && addr ? addr.port : 0;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * Starts a Temporal dev server from the resolved CLI on free ports, with eager activity execution
+ * (an Update with one activity: ~99 ms → ~23 ms, DESIGN.md) and Keel's search attributes.
+ */
+export async function startDevServer(opts: StartDevServerOptions = {}): Promise<DevServer> {
+  const log = opts.log ?? ((l: string) => process.stderr.write(`${l}\n`));
+  const cli = await resolveTemporalCli({ log });
+  if (cli.source === 'download') {
+    throw new Error(
+      'No Temporal CLI: set TEMPORAL_CLI_PATH, put `temporal` on PATH, install Go so Keel can build it, ' +
+        'or set TEMPORAL_ADDRESS to an existing cluster',
+    );
+  }
+  const port = await freePort();
+  const args = [
+    'server', 'start-dev',
+    '--ip', '127.0.0.1',
+    '--port', String(port),
+    '--log-level', 'error',
+    '--dynamic-config-value', 'system.enableActivityEagerExecution=true',
+    ...KEEL_SEARCH_ATTRIBUTES.flatMap((name) => ['--search-attribute', `${name}=Keyword`]),
+  ];
+  let uiUrl: string | undefined;
+  if (opts.ui) {
+    const uiPort = await freePort();
+    args.push('--ui-port', String(uiPort));
+    uiUrl = `http://127.0.0.1:${uiPort}`;
+  } else {
+    args.push('--headless');
+  }
+  args.push('--http-port', String(await freePort()), '--metrics-port', String(await freePort()));
+  if (opts.dbFilename) args.push('--db-filename', opts.dbFilename);
+
+  const child = spawn(cli.path, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => {
+    stderr = (stderr + d.toString()).slice(-8000);
+  });
+  const address = `127.0.0.1:${port}`;
+  try {
+    await waitUntilServing(address, child);
+  } catch (err) {
+    child.kill('SIGKILL');
+    throw new Error(`Temporal dev server (${cli.path}) did not start: ${(err as Error).message}\n${stderr}`);
+  }
+  log(`temporal: dev server (${cli.source}: ${cli.path}) serving on ${address}${uiUrl ? `, UI ${uiUrl}` : ''}`);
+  return {
+    address,
+    namespace: 'default',
+    uiUrl,
+    pid: child.pid!,
+    stop: () => stopChild(child),
+  };
+}
+
+async function waitUntilServing(address: string, child: ChildProcess, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`exited with code ${child.exitCode}`);
+    try {
+      const conn = await Connection.connect({ address, connectTimeout: 1000 });
+      try {
+        await conn.workflowService.describeNamespace({ namespace: 'default' });
+        return;
+      } finally {
+        await conn.close();
+      }
+    } catch (err) {
+      lastError = err;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+  throw new Error(`not serving after ${timeoutMs} ms: ${String(lastError)}`);
+}
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+  await exited;
+  clearTimeout(timer);
+}

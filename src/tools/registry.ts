@@ -1,0 +1,53 @@
+import type { z } from 'zod';
+import type { ImageBlock, TextBlock } from '../context/types';
+
+/** What a tool gets besides its input. */
+export interface ToolContext {
+  readonly agentId: string;
+  readonly sessionKey: string;
+  /**
+   * Stable across every retry of this one call (workflow id + assistant entry + tool call id), so a
+   * tool with side effects can deduplicate.
+   */
+  readonly idempotencyKey: string;
+  /** Aborted when the activity is cancelled or times out. */
+  readonly signal: AbortSignal;
+}
+
+export interface ToolOutput {
+  readonly content: Array<TextBlock | ImageBlock>;
+  readonly isError?: boolean;
+  /** Tool-private data: persisted, never sent to a model. */
+  readonly details?: unknown;
+}
+
+/** A tool the embedding application registers; it runs as a Temporal activity. */
+export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
+  readonly name: string;
+  readonly description: string;
+  /** zod schema of the input; the model sees its JSON Schema. */
+  readonly input: S;
+  run(input: z.infer<S>, ctx: ToolContext): Promise<string | ToolOutput>;
+}
+
+/** Tools by name. Names follow the provider rule `[A-Za-z0-9_-]{1,64}`. */
+export class ToolRegistry {
+  private readonly tools = new Map<string, ToolDefinition>();
+
+  register<S extends z.ZodType>(tool: ToolDefinition<S>): this {
+    if (!/^[A-Za-z0-9_-]{1,64}$/.test(tool.name)) {
+      throw new Error(`tool name "${tool.name}" is invalid: use 1-64 characters of A-Z a-z 0-9 _ -`);
+    }
+    if (this.tools.has(tool.name)) throw new Error(`tool "${tool.name}" is already registered`);
+    this.tools.set(tool.name, tool as unknown as ToolDefinition);
+    return this;
+  }
+
+  get(name: string): ToolDefinition | undefined {
+    return this.tools.get(name);
+  }
+
+  list(): ToolDefinition[] {
+    return [...this.tools.values()];
+  }
+}

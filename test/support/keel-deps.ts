@@ -1,0 +1,18 @@
+import type { ActivityDeps } from '../../activities/deps';
+import { configFromEnv, type KeelConfig } from '../../src/config/keel-config';
+import { estimateTokens } from '../../src/context/estimate-tokens';
+import { AnthropicModelClient } from '../../src/model/anthropic-client';
+import type { Store } from '../../src/store/connect';
+import { ToolRegistry } from '../../src/tools/registry';
+
+/** Activity dependencies for an in-process worker: the real store, the real SDK pointed at the fake. */
+export function testDeps(store: Store, fakeUrl: string, opts: { tools?: ToolRegistry; config?: Partial<KeelConfig> } = {}): ActivityDeps {
+  const config = configFromEnv({}, { anthropicBaseUrl: fakeUrl, anthropicApiKey: 'test-key', ...opts.config });
+  return {
+    db: store.db,
+    model: new AnthropicModelClient({ apiKey: 'test-key', baseURL: fakeUrl }),
+    config,
+    tools: opts.tools ?? new ToolRegistry(),
+    estimate: (m) => estimateTokens(m),
+  };
+}

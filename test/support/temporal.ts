@@ -1,0 +1,110 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { resolve } from 'node:path';
+import { Connection } from '@temporalio/client';
+import { bundleWorkflowCode, NativeConnection, Runtime, DefaultLogger, type Worker, type WorkflowBundle } from '@temporalio/worker';
+import { startDevServer, type DevServer } from '../../src/temporal/dev-server';
+import { KeelClient } from '../../src/client/keel-client';
+import { createKeelWorker } from '../../workers/create-worker';
+import type { ActivityDeps } from '../../activities/deps';
+import type { SessionTuning } from '../../src/protocol';
+
+let runtimeInstalled = false;
+/** Workers log at WARN in tests: failures show, routine polling does not. */
+function quietRuntime(): void {
+  if (runtimeInstalled) return;
+  runtimeInstalled = true;
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+}
+
+/** One real Temporal dev server per suite, with a client connection and a prebuilt workflow bundle. */
+export interface TemporalTestEnv {
+  readonly server: DevServer;
+  readonly connection: Connection;
+  readonly nativeConnection: NativeConnection;
+  readonly bundle: WorkflowBundle;
+  close(): Promise<void>;
+}
+
+export async function startTemporalTestEnv(): Promise<TemporalTestEnv> {
+  quietRuntime();
+  const [server, bundle] = await Promise.all([
+    startDevServer({ log: () => {} }),
+    bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: new DefaultLogger('WARN') }),
+  ]);
+  const connection = await Connection.connect({ address: server.address });
+  const nativeConnection = await NativeConnection.connect({ address: server.address });
+  return {
+    server,
+    connection,
+    nativeConnection,
+    bundle,
+    async close() {
+      await connection.close();
+      await nativeConnection.close();
+      await server.stop();
+    },
+  };
+}
+
+/** A unique task queue per test, so workers of different tests never steal each other's tasks. */
+export function uniqueTaskQueue(prefix = 'keel-test'): string {
+  return `${prefix}-${randomBytes(4).toString('hex')}`;
+}
+
+/** Starts an in-process worker; returns it with a stop function that waits for shutdown. */
+export async function runInProcessWorker(env: TemporalTestEnv, taskQueue: string, deps: ActivityDeps): Promise<{ worker: Worker; stop(): Promise<void> }> {
+  const worker = await createKeelWorker({ connection: env.nativeConnection, namespace: 'default', taskQueue, deps, workflowBundle: env.bundle });
+  const running = worker.run();
+  return {
+    worker,
+    async stop() {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await running;
+    },
+  };
+}
+
+export function keelClient(env: TemporalTestEnv, taskQueue: string, tuning?: SessionTuning, contextWindowTokens?: number): KeelClient {
+  return new KeelClient({ connection: env.connection, taskQueue, tuning, contextWindowTokens });
+}
+
+/** A worker in a separate OS process (`workers/main.ts`), for crash tests: SIGKILL is real. */
+export interface WorkerProcess {
+  readonly child: ChildProcess;
+  /** Resolves once the worker logged that it is polling. */
+  ready: Promise<void>;
+  kill(signal?: NodeJS.Signals): Promise<void>;
+  output(): string;
+}
+
+export function spawnWorkerProcess(env: Record<string, string>): WorkerProcess {
+  const root = resolve(__dirname, '../..');
+  const child = spawn(process.execPath, ['-r', 'ts-node/register', resolve(root, 'workers/main.ts')], {
+    cwd: root,
+    env: { ...process.env, TS_NODE_SWC: 'true', TS_NODE_TRANSPILE_ONLY: 'true', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  const ready = new Promise<void>((resolveReady, reject) => {
+    const onData = (d: Buffer) => {
+      out += d.toString();
+      if (out.includes('keel worker: polling')) resolveReady();
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.once('exit', (code, signal) => reject(new Error(`worker exited early (code ${code}, signal ${signal}):\n${out}`)));
+  });
+  ready.catch(() => {});
+  return {
+    child,
+    ready,
+    output: () => out,
+    async kill(signal: NodeJS.Signals = 'SIGKILL') {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise<void>((r) => child.once('exit', () => r()));
+      child.kill(signal);
+      await exited;
+    },
+  };
+}

@@ -1,0 +1,128 @@
+import { z } from 'zod';
+import { testDatabases } from '../support/databases';
+import { startFakeAnthropic, fakeReply, type FakeAnthropic } from '../support/fake-anthropic';
+import { keelClient, runInProcessWorker, startTemporalTestEnv, uniqueTaskQueue, type TemporalTestEnv } from '../support/temporal';
+import { testDeps } from '../support/keel-deps';
+import { allEntries } from '../../src/store/entries-repo';
+import { getSession } from '../../src/store/sessions-repo';
+import { ToolRegistry } from '../../src/tools/registry';
+import type { Store } from '../../src/store/connect';
+import type { AgentMessage, MessageEntry } from '../../src/context/types';
+
+let env: TemporalTestEnv;
+let fake: FakeAnthropic;
+
+beforeAll(async () => {
+  [env, fake] = await Promise.all([startTemporalTestEnv(), startFakeAnthropic()]);
+});
+afterAll(async () => {
+  await fake?.close();
+  await env?.close();
+});
+
+/** A fresh agent per test: session workflow ids never collide across tests or databases. */
+function freshAgent(): string {
+  return `t${Math.random().toString(36).slice(2, 10)}`;
+}
+
+function messagesOf(rows: Awaited<ReturnType<typeof allEntries>>): AgentMessage[] {
+  return rows.filter((r) => r.type === 'message').map((r) => (r.payload as unknown as MessageEntry).message);
+}
+
+describe.each(testDatabases())('a durable turn on a real Temporal dev server and $name', (database) => {
+  let store: Store;
+  beforeEach(async () => {
+    store = await database.open();
+  });
+  afterEach(async () => {
+    fake.assertScriptConsumed();
+    await store.close();
+  });
+
+  it('answers a message through an Update and stores the user and assistant entries once', async () => {
+    const taskQueue = uniqueTaskQueue();
+    const worker = await runInProcessWorker(env, taskQueue, testDeps(store, fake.url));
+    try {
+      fake.enqueue(fakeReply.text('Hello from the model'));
+      const client = keelClient(env, taskQueue);
+      const agent = freshAgent();
+      const result = await client.sendMessage(`agent:${agent}:main`, 'Hi there');
+      expect(result.reply).toBe('Hello from the model');
+      expect(result.turn).toBe(1);
+
+      const session = await getSession(store.db, agent, `agent:${agent}:main`);
+      expect(session).toBeDefined();
+      const messages = messagesOf(await allEntries(store.db, agent, session!.session_id));
+      expect(messages.map((m) => m.role)).toEqual(['user', 'assistant']);
+      expect(messages[0]!.content).toBe('Hi there');
+      // The model saw the user's text through the real SDK.
+      const sent = fake.requests[fake.requests.length - 1]!.body.messages!;
+      expect(JSON.stringify(sent)).toContain('Hi there');
+      expect(session!.total_tokens_fresh).toBe(true);
+    } finally {
+      await worker.stop();
+    }
+  });
+
+  it('runs two Updates sent at once to one session one after the other', async () => {
+    const taskQueue = uniqueTaskQueue();
+    const worker = await runInProcessWorker(env, taskQueue, testDeps(store, fake.url));
+    try {
+      const seen: number[] = [];
+      fake.respondWith((req) => {
+        seen.push(req.body.messages!.length);
+        return fakeReply.text(`reply ${seen.length}`, { delayMs: 300 });
+      });
+      const client = keelClient(env, taskQueue);
+      const agent = freshAgent();
+      const key = `agent:${agent}:telegram:dm:42`;
+      const [a, b] = await Promise.all([client.sendMessage(key, 'first'), client.sendMessage(key, 'second')]);
+      expect(new Set([a.turn, b.turn])).toEqual(new Set([1, 2]));
+      // The second call saw the first turn's user and assistant messages: the turns did not overlap.
+      expect(seen).toEqual([1, 3]);
+      const session = await getSession(store.db, agent, key);
+      const roles = messagesOf(await allEntries(store.db, agent, session!.session_id)).map((m) => m.role);
+      expect(roles).toEqual(['user', 'assistant', 'user', 'assistant']);
+    } finally {
+      fake.respondWith(undefined);
+      await worker.stop();
+    }
+  });
+
+  it('runs a tool call as an activity, feeds its result back, and answers an unknown tool with an error result', async () => {
+    const taskQueue = uniqueTaskQueue();
+    const keys: string[] = [];
+    const tools = new ToolRegistry().register({
+      name: 'add',
+      description: 'Adds two numbers',
+      input: z.object({ a: z.number(), b: z.number() }),
+      run: async ({ a, b }, ctx) => {
+        keys.push(ctx.idempotencyKey);
+        return String(a + b);
+      },
+    });
+    const worker = await runInProcessWorker(env, taskQueue, testDeps(store, fake.url, { tools }));
+    try {
+      fake.enqueue(
+        fakeReply.toolUse([
+          { id: 'toolu_1', name: 'add', input: { a: 2, b: 3 } },
+          { id: 'toolu_2', name: 'no_such_tool', input: {} },
+        ]),
+        fakeReply.text('2 + 3 = 5'),
+      );
+      const result = await keelClient(env, taskQueue).sendMessage(`agent:${freshAgent()}:main`, 'add 2 and 3');
+      expect(result.reply).toBe('2 + 3 = 5');
+      expect(result.modelCalls).toBe(2);
+      expect(keys).toHaveLength(1);
+
+      const second = fake.requests[fake.requests.length - 1]!.body.messages!;
+      const results = second.flatMap((m) => (Array.isArray(m.content) ? m.content : [])).filter((b: any) => b.type === 'tool_result');
+      expect(results).toHaveLength(2);
+      expect(results[0].content).toEqual([{ type: 'text', text: '5' }]);
+      expect(results[1].is_error).toBe(true);
+      expect(results[1].content[0].text).toContain('unknown tool "no_such_tool"');
+    } finally {
+      await worker.stop();
+    }
+  });
+});

@@ -1,0 +1,2 @@
+/** Every workflow the Keel worker registers. */
+export { sessionWorkflow } from './session';
