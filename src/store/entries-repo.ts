@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database, EntryRow } from './schema';
+import { redactSecrets, type Redaction } from './redact';
 import type { CompactionEntry, TranscriptEntry } from '../context/types';
 
 /** Reads and writes of `transcript_entries`. Every call is scoped by agentId + sessionId. */
@@ -141,4 +142,76 @@ export async function getEntry(db: Kysely<Database>, agentId: string, sessionId:
     .where('session_id', '=', sessionId)
     .where('id', '=', id)
     .executeTakeFirst();
+}
+
+/** What {@link appendEntriesRedacted} wrote and what it redacted. */
+export interface RedactedAppendResult {
+  /** Rows that were new (re-appended ids insert nothing). */
+  inserted: number;
+  /** Secrets replaced, per kind, summed over the entries. */
+  redactions: Redaction[];
+}
+
+/**
+ * The persistence path for entries that may hold secrets (turns, tool results, imports): redacts
+ * secret-shaped values with `redactSecrets`, then `appendEntries`. Redaction is deterministic, so a
+ * retried append writes the same payload and stays idempotent.
+ */
+export async function appendEntriesRedacted(
+  db: Kysely<Database>,
+  agentId: string,
+  sessionId: string,
+  entries: readonly EntryToAppend[],
+): Promise<RedactedAppendResult> {
+  const byKind = new Map<Redaction['kind'], number>();
+  const redacted = entries.map((item) => {
+    const { value, redactions } = redactSecrets(item.entry);
+    for (const r of redactions) byKind.set(r.kind, (byKind.get(r.kind) ?? 0) + r.count);
+    return value === item.entry ? item : { ...item, entry: value };
+  });
+  const inserted = await appendEntries(db, agentId, sessionId, redacted);
+  return { inserted, redactions: [...byKind].map(([kind, count]) => ({ kind, count })) };
+}
+
+/**
+ * Caches token estimates computed by the load path for entries stored without one (imports leave
+ * `token_estimate` null: tokenizing history no turn will load would dominate import time).
+ */
+export async function setTokenEstimates(
+  db: Kysely<Database>,
+  agentId: string,
+  sessionId: string,
+  estimates: ReadonlyArray<{ id: string; tokens: number }>,
+): Promise<void> {
+  for (const { id, tokens } of estimates) {
+    await db
+      .updateTable('transcript_entries')
+      .set({ token_estimate: tokens })
+      .where('agent_id', '=', agentId)
+      .where('session_id', '=', sessionId)
+      .where('id', '=', id)
+      .execute();
+  }
+}
+
+/**
+ * Entries of a session after `afterSeq`, oldest first, at most `limit` (keyset pages for export:
+ * each page is one index range read, memory stays bounded).
+ */
+export async function entriesAfter(
+  db: Kysely<Database>,
+  agentId: string,
+  sessionId: string,
+  afterSeq: number,
+  limit: number,
+): Promise<EntryRow[]> {
+  return db
+    .selectFrom('transcript_entries')
+    .selectAll()
+    .where('agent_id', '=', agentId)
+    .where('session_id', '=', sessionId)
+    .where('seq', '>', afterSeq)
+    .orderBy('seq', 'asc')
+    .limit(limit)
+    .execute();
 }

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { Database, SessionRow } from './schema';
+import type { Database, NewSessionRow, SessionRow } from './schema';
 
 /** Reads and writes of `sessions`. Every call is scoped by agentId. */
 
@@ -77,4 +77,46 @@ export async function recordTurnUsage(db: Kysely<Database>, u: TurnUsageUpdate):
     .where('agent_id', '=', u.agentId)
     .where('session_key', '=', u.sessionKey)
     .execute();
+}
+
+/**
+ * Inserts a session row brought in by an import. Never overwrites: a row that already exists for
+ * (agent_id, session_key) is live state and wins, so re-importing an index changes nothing.
+ * @returns true when the row was new.
+ */
+export async function insertImportedSession(db: Kysely<Database>, row: NewSessionRow): Promise<boolean> {
+  const result = await db
+    .insertInto('sessions')
+    .values(row)
+    .onConflict((oc) => oc.columns(['agent_id', 'session_key']).doNothing())
+    .executeTakeFirst();
+  return Number(result.numInsertedOrUpdatedRows ?? 0) > 0;
+}
+
+/** Sessions of an agent (or of every agent) whose updated_at is before `before`, oldest first. */
+export async function sessionsUpdatedBefore(
+  db: Kysely<Database>,
+  before: Date,
+  agentId?: string,
+): Promise<Array<Pick<SessionRow, 'agent_id' | 'session_key' | 'session_id' | 'updated_at'>>> {
+  let q = db
+    .selectFrom('sessions')
+    .select(['agent_id', 'session_key', 'session_id', 'updated_at'])
+    .where('updated_at', '<', before);
+  if (agentId !== undefined) q = q.where('agent_id', '=', agentId);
+  return q.orderBy('updated_at', 'asc').execute();
+}
+
+/** Deletes a session row with its transcript and compaction rows (maintenance pruning). Memory notes stay. */
+export async function deleteSessionCascade(db: Kysely<Database>, agentId: string, sessionKey: string, sessionId: string): Promise<number> {
+  return db.transaction().execute(async (trx) => {
+    const entries = await trx
+      .deleteFrom('transcript_entries')
+      .where('agent_id', '=', agentId)
+      .where('session_id', '=', sessionId)
+      .executeTakeFirst();
+    await trx.deleteFrom('compactions').where('agent_id', '=', agentId).where('session_key', '=', sessionKey).execute();
+    await trx.deleteFrom('sessions').where('agent_id', '=', agentId).where('session_key', '=', sessionKey).execute();
+    return Number(entries.numDeletedRows);
+  });
 }

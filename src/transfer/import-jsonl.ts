@@ -1,0 +1,186 @@
+import { stat } from 'node:fs/promises';
+import type { Kysely } from 'kysely';
+import type { Database } from '../store/schema';
+import { appendEntriesRedacted, loadActiveEntries, type EntryToAppend } from '../store/entries-repo';
+import type { Redaction } from '../store/redact';
+import type { TranscriptEntry } from '../context/types';
+import { activeMessages } from '../context/active-context';
+import { repairToolUseResultPairing } from '../context/repair-tool-use-result-pairing';
+import { MAX_IMPORT_LINE_BYTES, readJsonlLines } from './jsonl-lines';
+import { LineRepairer, type LineRepairCounts } from './line-repairer';
+import { rewriteRepairedFile } from './rewrite-repaired-file';
+
+/** Rows per INSERT statement while importing (one transaction per file either way). */
+export const IMPORT_BATCH_ROWS = 500;
+/** Payload bytes per INSERT statement, so a batch of huge lines stays one bounded statement. */
+export const IMPORT_BATCH_BYTES = 8 * 1024 * 1024;
+
+/** A line the import did not keep, and why. */
+export interface DroppedLine {
+  readonly line: number;
+  readonly reason: string;
+}
+
+/** What the load path's tool-pairing repair will do to this session's active window (rows are not rewritten). */
+export interface ToolPairingReport {
+  added: number;
+  droppedDuplicates: number;
+  droppedOrphans: number;
+  moved: boolean;
+}
+
+/**
+ * The outcome of one transcript file. `imported`: every line kept as it was; `repaired`: lines were
+ * dropped or fixed (see `dropped`, `repaired`); `failed`: nothing was imported (see `reason`).
+ */
+export interface FileImportReport {
+  file: string;
+  status: 'imported' | 'repaired' | 'failed';
+  sessionId?: string;
+  /** Rows written now. */
+  imported: number;
+  /** Entries accepted that were already stored (a re-import). */
+  alreadyPresent: number;
+  bytes: number;
+  dropped: DroppedLine[];
+  repaired: LineRepairCounts & { toolPairing?: ToolPairingReport };
+  redactions: Redaction[];
+  /** The original file, kept when the file was repaired and rewritten. */
+  backup?: string;
+  reason?: string;
+}
+
+export interface ImportFileOptions {
+  db: Kysely<Database>;
+  agentId: string;
+  file: string;
+  /** Store under this session id (a sessions.json index names it); default: the header's id. */
+  sessionId?: string;
+  /** Lines longer than this are dropped (default {@link MAX_IMPORT_LINE_BYTES}). */
+  maxLineBytes?: number;
+  /**
+   * When lines were dropped or fixed, rewrite the file as imported and keep the original as
+   * `<file>.bak-<pid>-<ms>` (default true, as OpenClaw's file repair).
+   */
+  rewriteRepaired?: boolean;
+  now?: () => Date;
+}
+
+/** Ends a file's transaction: nothing of the file is imported. */
+export class TranscriptCorruptError extends Error {
+  override readonly name = 'TranscriptCorruptError';
+  constructor(
+    readonly file: string,
+    /** 1-based line that made the file unusable (0: the file as a whole). */
+    readonly line: number,
+    readonly reason: string,
+  ) {
+    super(`${file}: ${reason}`);
+  }
+}
+
+/**
+ * Imports one Pi/OpenClaw JSONL transcript. Streams the file (memory bounded by the line cap and one
+ * batch), repairs it line by line (`LineRepairer`), redacts secrets, and writes every accepted entry,
+ * header included, in one transaction with `ON CONFLICT DO NOTHING`: a re-import inserts nothing,
+ * a failure leaves nothing half-written. Never throws for bad input: the report says what happened.
+ * `token_estimate` is left null (the load path estimates what it loads).
+ */
+export async function importTranscriptFile(opts: ImportFileOptions): Promise<FileImportReport> {
+  const { db, agentId, file } = opts;
+  const maxLineBytes = opts.maxLineBytes ?? MAX_IMPORT_LINE_BYTES;
+  const report: FileImportReport = {
+    file,
+    status: 'imported',
+    imported: 0,
+    alreadyPresent: 0,
+    bytes: 0,
+    dropped: [],
+    repaired: { generatedIds: 0, timestampsFilled: 0, sanitizedEntries: 0 },
+    redactions: [],
+  };
+  try {
+    report.bytes = (await stat(file)).size;
+  } catch (err) {
+    return { ...report, status: 'failed', reason: `cannot read file: ${(err as Error).message}` };
+  }
+
+  const repairer = new LineRepairer(maxLineBytes);
+  // Only fixed lines are remembered, for the rewrite; kept lines are re-read from the file.
+  const fixedLines = new Map<number, string>();
+  let accepted = 0;
+  const redactions = new Map<Redaction['kind'], number>();
+  try {
+    await db.transaction().execute(async (trx) => {
+      let batch: EntryToAppend[] = [];
+      let batchBytes = 0;
+      const flush = async (): Promise<void> => {
+        if (batch.length === 0) return;
+        const result = await appendEntriesRedacted(trx, agentId, report.sessionId!, batch);
+        report.imported += result.inserted;
+        for (const r of result.redactions) redactions.set(r.kind, (redactions.get(r.kind) ?? 0) + r.count);
+        batch = [];
+        batchBytes = 0;
+      };
+      for await (const line of readJsonlLines(file, { maxLineBytes })) {
+        const outcome = repairer.accept(line);
+        if (outcome.kind === 'blank') continue;
+        if (outcome.kind === 'fatal') throw new TranscriptCorruptError(file, line.lineNumber, outcome.reason);
+        if (outcome.kind === 'dropped') {
+          report.dropped.push({ line: line.lineNumber, reason: outcome.reason });
+          continue;
+        }
+        const entry = (outcome.kind === 'header' ? outcome.header : outcome.entry) as unknown as TranscriptEntry;
+        if (outcome.kind === 'header') report.sessionId = opts.sessionId ?? outcome.header.id;
+        else if (outcome.changed) fixedLines.set(line.lineNumber, JSON.stringify(entry));
+        batch.push({ entry, tokenEstimate: null });
+        accepted += 1;
+        batchBytes += line.bytes;
+        if (batch.length >= IMPORT_BATCH_ROWS || batchBytes >= IMPORT_BATCH_BYTES) await flush();
+      }
+      if (!repairer.sessionHeader) throw new TranscriptCorruptError(file, 0, 'empty file: no session header');
+      await flush();
+    });
+  } catch (err) {
+    const reason = err instanceof TranscriptCorruptError ? err.reason : `database write failed: ${(err as Error).message}`;
+    return { ...report, status: 'failed', imported: 0, reason };
+  }
+
+  report.alreadyPresent = accepted - report.imported;
+  report.redactions = [...redactions].map(([kind, count]) => ({ kind, count }));
+  report.repaired = { ...repairer.counts, toolPairing: await toolPairingReport(db, agentId, report.sessionId!) };
+  const counts = repairer.counts;
+  if (report.dropped.length > 0 || counts.generatedIds + counts.timestampsFilled + counts.sanitizedEntries > 0) {
+    report.status = 'repaired';
+    if (opts.rewriteRepaired !== false) {
+      try {
+        report.backup = await rewriteRepairedFile({
+          file,
+          maxLineBytes,
+          droppedLines: new Set(report.dropped.map((d) => d.line)),
+          fixedLines,
+          now: opts.now?.() ?? new Date(),
+        });
+      } catch (err) {
+        report.reason = `imported, but the repaired file could not be written: ${(err as Error).message}`;
+      }
+    }
+  }
+  return report;
+}
+
+/** Runs the load path's pairing repair over the stored active window and reports its counts. */
+async function toolPairingReport(db: Kysely<Database>, agentId: string, sessionId: string): Promise<ToolPairingReport> {
+  const { compaction, rows } = await loadActiveEntries(db, agentId, sessionId);
+  const messages = activeMessages(
+    compaction,
+    rows.map((r) => ({ id: r.id, entry: r.payload as unknown as TranscriptEntry })),
+  );
+  const result = repairToolUseResultPairing(messages);
+  return {
+    added: result.added.length,
+    droppedDuplicates: result.droppedDuplicateCount,
+    droppedOrphans: result.droppedOrphanCount,
+    moved: result.moved,
+  };
+}

@@ -1,0 +1,108 @@
+import { readdir, stat } from 'node:fs/promises';
+import { basename, join, resolve } from 'node:path';
+import type { Kysely } from 'kysely';
+import type { Database } from '../store/schema';
+import { importTranscriptFile, type FileImportReport } from './import-jsonl';
+import { importSessionIndex, type IndexImportReport } from './import-sessions-index';
+
+/** Progress after each file (people-text goes to stderr; this is the data behind it). */
+export interface ImportProgress {
+  filesDone: number;
+  filesTotal: number;
+  /** Entries written so far. */
+  entries: number;
+  bytesDone: number;
+  bytesTotal: number;
+  file: string;
+}
+
+export interface ImportSessionsOptions {
+  db: Kysely<Database>;
+  agentId: string;
+  /** Transcript files (`*.jsonl`) and indexes (`sessions.json`) to import. */
+  paths?: readonly string[];
+  /** A folder walked recursively for `*.jsonl` and `sessions.json` (backups and temp files skipped). */
+  dir?: string;
+  onProgress?: (progress: ImportProgress) => void;
+  maxLineBytes?: number;
+  rewriteRepaired?: boolean;
+  now?: () => Date;
+}
+
+/** Everything an import did: per index, per transcript file, and totals. */
+export interface ImportSessionsReport {
+  agentId: string;
+  indexes: IndexImportReport[];
+  files: FileImportReport[];
+  totals: { files: number; imported: number; repaired: number; failed: number; entries: number; bytes: number };
+}
+
+const INDEX_NAME = 'sessions.json';
+// Left behind by a previous repair (`.bak-<pid>-<ms>`, `.repair-<pid>`): never imported again.
+const LEFTOVER = /\.(bak|repair)-\d/;
+
+/**
+ * Imports legacy OpenClaw/Pi sessions for one agent: indexes first (session rows), then every
+ * transcript (listed, found in `dir`, or referenced by an index), one transaction per file. A
+ * transcript named by an index is stored under the index's sessionId. Corrupt input never aborts
+ * the run: each file reports on its own. Idempotent: a second run inserts nothing.
+ */
+export async function importSessions(opts: ImportSessionsOptions): Promise<ImportSessionsReport> {
+  const now = opts.now ?? (() => new Date());
+  const found = [...(opts.paths ?? []), ...(opts.dir ? await walk(opts.dir) : [])].map((p) => resolve(p));
+  const indexFiles = unique(found.filter((p) => basename(p) === INDEX_NAME));
+  const indexes: IndexImportReport[] = [];
+  const owners = new Map<string, { sessionId: string; sessionKey: string }>();
+  for (const file of indexFiles) {
+    const index = await importSessionIndex(opts.db, opts.agentId, file, now());
+    indexes.push(index);
+    for (const [path, owner] of index.transcripts) owners.set(path, owner);
+  }
+  const transcripts = unique([
+    ...found.filter((p) => p.endsWith('.jsonl')),
+    ...(await existing([...owners.keys()])),
+  ]);
+
+  const sizes = await Promise.all(transcripts.map((f) => stat(f).then((s) => s.size, () => 0)));
+  const bytesTotal = sizes.reduce((a, b) => a + b, 0);
+  const files: FileImportReport[] = [];
+  const totals = { files: transcripts.length, imported: 0, repaired: 0, failed: 0, entries: 0, bytes: 0 };
+  for (const [i, file] of transcripts.entries()) {
+    const report = await importTranscriptFile({
+      db: opts.db,
+      agentId: opts.agentId,
+      file,
+      sessionId: owners.get(file)?.sessionId,
+      maxLineBytes: opts.maxLineBytes,
+      rewriteRepaired: opts.rewriteRepaired,
+      now,
+    });
+    files.push(report);
+    totals[report.status] += 1;
+    totals.entries += report.imported;
+    totals.bytes += sizes[i]!;
+    opts.onProgress?.({ filesDone: i + 1, filesTotal: transcripts.length, entries: totals.entries, bytesDone: totals.bytes, bytesTotal, file });
+  }
+  return { agentId: opts.agentId, indexes, files, totals };
+}
+
+async function walk(dir: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const dirent of await readdir(dir, { withFileTypes: true })) {
+    const path = join(dir, dirent.name);
+    if (dirent.isDirectory()) out.push(...(await walk(path)));
+    else if (dirent.isFile() && !LEFTOVER.test(dirent.name) && (dirent.name.endsWith('.jsonl') || dirent.name === INDEX_NAME)) {
+      out.push(path);
+    }
+  }
+  return out.sort();
+}
+
+async function existing(paths: string[]): Promise<string[]> {
+  const ok = await Promise.all(paths.map((p) => stat(p).then((s) => s.isFile(), () => false)));
+  return paths.filter((_, i) => ok[i]);
+}
+
+function unique(paths: string[]): string[] {
+  return [...new Set(paths)];
+}

@@ -1,0 +1,208 @@
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { testDatabases } from '../support/databases';
+import type { Store } from '../../src/store/connect';
+import { allEntries, countEntries } from '../../src/store/entries-repo';
+import { importTranscriptFile } from '../../src/transfer/import-jsonl';
+import { corrupt, firstToolCallId, generateSession, joinLines, toLines, type FixtureLine } from '../fixtures/generate';
+
+const AGENT = 'main';
+
+describe.each(testDatabases())('importTranscriptFile on $name', (database) => {
+  let store: Store;
+  let dir: string;
+  beforeEach(async () => {
+    store = await database.open();
+    dir = await mkdtemp(join(tmpdir(), 'keel-import-'));
+  });
+  afterEach(async () => {
+    await store.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  const session = (seed: number, entries = 120) => generateSession({ seed, entries, sessionId: `s-${seed}` });
+  const write = async (name: string, lines: readonly FixtureLine[], opts?: Parameters<typeof joinLines>[1]) => {
+    const file = join(dir, name);
+    await writeFile(file, joinLines(lines, opts));
+    return file;
+  };
+
+  it('imports every entry of a clean session, header included, and keeps no backup', async () => {
+    const entries = session(1);
+    const file = await write('clean.jsonl', toLines(entries));
+    const report = await importTranscriptFile({ db: store.db, agentId: AGENT, file });
+    expect(report).toMatchObject({ status: 'imported', sessionId: 's-1', imported: entries.length, alreadyPresent: 0, dropped: [] });
+    expect(report.backup).toBeUndefined();
+    const rows = await allEntries(store.db, AGENT, 's-1');
+    expect(rows.map((r) => r.id)).toEqual(entries.map((e) => e.id));
+    expect(rows[0]!.type).toBe('session');
+    expect((await readdir(dir)).sort()).toEqual(['clean.jsonl']);
+  });
+
+  it('inserts nothing when the same file is imported again', async () => {
+    const entries = session(2);
+    const file = await write('again.jsonl', toLines(entries));
+    await importTranscriptFile({ db: store.db, agentId: AGENT, file });
+    const second = await importTranscriptFile({ db: store.db, agentId: AGENT, file });
+    expect(second).toMatchObject({ status: 'imported', imported: 0, alreadyPresent: entries.length });
+    expect(await countEntries(store.db, AGENT, 's-2')).toBe(entries.length);
+  });
+
+  const lines3 = toLines(session(3));
+  it.each([
+    ['a truncated last line', corrupt.truncatedLastLine(lines3), /invalid JSON/],
+    ['binary garbage lines', corrupt.binaryGarbage(lines3, 7, [5, 40, 90]), /invalid JSON/],
+    ['duplicated lines', corrupt.duplicatedLines(lines3, [10, 11, 70]), /duplicate id "[0-9a-f]{8}" \(first on line \d+\)/],
+  ])('drops %s, reports each line with its reason, and keeps a backup of the original', async (_name, variant, reason) => {
+    const file = await write('broken.jsonl', variant.lines);
+    const original = await readFile(file);
+    const report = await importTranscriptFile({ db: store.db, agentId: AGENT, file, now: () => new Date(1_700_000_000_000) });
+    expect(report.status).toBe('repaired');
+    expect(report.dropped.map((d) => d.line)).toEqual(variant.dropped);
+    for (const d of report.dropped) expect(d.reason).toMatch(reason);
+    expect(report.imported).toBe(variant.lines.length - variant.dropped.length);
+    expect(report.backup).toBe(`${file}.bak-${process.pid}-1700000000000`);
+    expect(await readFile(report.backup!)).toEqual(original);
+    // The rewritten file is clean: importing it again reports nothing to repair and adds nothing.
+    const again = await importTranscriptFile({ db: store.db, agentId: AGENT, file });
+    expect(again).toMatchObject({ status: 'imported', imported: 0, dropped: [] });
+  });
+
+  it.each([
+    ['CRLF line endings', { eol: '\r\n' }],
+    ['a UTF-8 BOM', { bom: true }],
+    ['no newline after the last line', { trailingNewline: false }],
+  ])('imports a file with %s unchanged (not a repair)', async (_name, joinOpts) => {
+    const entries = session(4);
+    const file = await write('tolerated.jsonl', toLines(entries), joinOpts);
+    const report = await importTranscriptFile({ db: store.db, agentId: AGENT, file });
+    expect(report).toMatchObject({ status: 'imported', imported: entries.length, dropped: [] });
+    const rows = await allEntries(store.db, AGENT, 's-4');
+    expect(rows.map((r) => r.payload)).toEqual(entries);
+  });
+
+  it('fails a file without a session header, imports none of it, and says why', async () => {
+    const file = await write('headless.jsonl', corrupt.missingHeader(toLines(session(5))).lines);
+    const report = await importTranscriptFile({ db: store.db, agentId: AGENT, file });
+    expect(report.status).toBe('failed');
+    expect(report.reason).toMatch(/missing session header: the first entry \(line 1\) has type "message"/);
+    expect(report.imported).toBe(0);
+    expect(await countEntries(store.db, AGENT, 's-5')).toBe(0);
+    expect(await readdir(dir)).toEqual(['headless.jsonl']);
+  });
+
+  it.each([
+    ['an empty file', [] as string[], /empty file/],
+    ['only garbage', ['{"type":', 'not json'], /empty file/],
+    ['a header without id', ['{"type":"session","timestamp":"2026-01-01T00:00:00Z"}'], /invalid session header on line 1: id/],
+  ])('fails %s with a reason', async (_name, lines, reason) => {
+    const file = await write('bad.jsonl', lines);
+    const report = await importTranscriptFile({ db: store.db, agentId: AGENT, file });
+    expect(report.status).toBe('failed');
+    expect(report.reason).toMatch(reason);
+  });
+
+  it('gives entries without ids deterministic ids, so importing the same bytes twice adds nothing', async () => {
+    const variant = corrupt.missingIds(toLines(session(6)), [3, 4, 50]);
+    const file = await write('noids.jsonl', variant.lines);
+    const first = await importTranscriptFile({ db: store.db, agentId: AGENT, file, rewriteRepaired: false });
+    expect(first.status).toBe('repaired');
+    expect(first.repaired.generatedIds).toBe(3);
+    const ids = (await allEntries(store.db, AGENT, 's-6')).map((r) => r.id).filter((id) => id.startsWith('imp-'));
+    expect(ids).toHaveLength(3);
+    const second = await importTranscriptFile({ db: store.db, agentId: AGENT, file, rewriteRepaired: false });
+    expect(second.imported).toBe(0);
+    expect(await countEntries(store.db, AGENT, 's-6')).toBe(variant.lines.length);
+  });
+
+  it('writes the generated ids into the rewritten file, so a re-import of it adds nothing', async () => {
+    const variant = corrupt.missingIds(toLines(session(7)), [2]);
+    const file = await write('noids.jsonl', variant.lines);
+    await importTranscriptFile({ db: store.db, agentId: AGENT, file });
+    const again = await importTranscriptFile({ db: store.db, agentId: AGENT, file });
+    expect(again).toMatchObject({ status: 'imported', imported: 0, alreadyPresent: variant.lines.length });
+  });
+
+  it('drops entries of the wrong shape, naming the field', async () => {
+    const lines = toLines(session(8, 10));
+    lines.splice(3, 0, JSON.stringify({ type: 'compaction', id: 'c1', parentId: null, timestamp: '2026-01-05T10:00:00Z', summary: 's' }));
+    lines.splice(4, 0, JSON.stringify({ type: 'message', id: 'm1', parentId: null, timestamp: '2026-01-05T10:00:00Z', message: { role: 'assistant', content: 'text' } }));
+    lines.splice(5, 0, JSON.stringify({ type: 'model_change', id: 'k1', parentId: null, timestamp: '2026-01-05T10:00:00Z', model: 'x' }));
+    const file = await write('shapes.jsonl', lines);
+    const report = await importTranscriptFile({ db: store.db, agentId: AGENT, file });
+    expect(report.dropped).toEqual([
+      { line: 4, reason: expect.stringMatching(/invalid compaction entry: firstKeptEntryId/) },
+      { line: 5, reason: expect.stringMatching(/invalid message entry: message\.content/) },
+    ]);
+    // Unknown entry types are kept (loose), with their unknown fields.
+    const kept = (await allEntries(store.db, AGENT, 's-8')).find((r) => r.id === 'k1');
+    expect(kept?.payload).toMatchObject({ type: 'model_change', model: 'x' });
+  });
+
+  it('imports a 10 MB line under the default cap and drops it with a reason under a lower cap', async () => {
+    const entries = session(9, 20);
+    const variant = corrupt.hugeLine(toLines(entries), 5, 10 * 1024 * 1024, entries[4]!.timestamp);
+    const file = await write('huge.jsonl', variant.lines);
+    const imported = await importTranscriptFile({ db: store.db, agentId: AGENT, file, rewriteRepaired: false });
+    expect(imported).toMatchObject({ status: 'imported', imported: entries.length + 1 });
+    const row = (await allEntries(store.db, AGENT, 's-9')).find((r) => r.id === 'huge0001');
+    expect(row!.byte_size).toBeGreaterThan(10 * 1024 * 1024);
+
+    const otherAgent = await importTranscriptFile({ db: store.db, agentId: 'capped', file, rewriteRepaired: false, maxLineBytes: 1024 * 1024 });
+    expect(otherAgent.status).toBe('repaired');
+    expect(otherAgent.dropped).toEqual([{ line: 6, reason: expect.stringMatching(/^line is 1048\d{4} bytes, over the 1048576-byte import limit$/) }]);
+  });
+
+  it('reports what the load path pairing repair will do for orphaned and missing tool results', async () => {
+    const entries = generateSession({ seed: 10, entries: 60, sessionId: 's-10', compactionEvery: 0 });
+    let lines = toLines(entries);
+    lines = corrupt.missingToolResult(lines, firstToolCallId(entries)).lines;
+    lines = corrupt.orphanedToolResult(lines, lines.length, entries[entries.length - 1]!.timestamp).lines;
+    const file = await write('pairing.jsonl', lines);
+    const report = await importTranscriptFile({ db: store.db, agentId: AGENT, file });
+    expect(report.status).toBe('imported');
+    expect(report.repaired.toolPairing).toMatchObject({ added: 1, droppedOrphans: 1 });
+    // Raw entries are stored as they were: the orphan is still there.
+    expect((await allEntries(store.db, AGENT, 's-10')).some((r) => r.id === 'orphan01')).toBe(true);
+  });
+
+  it('redacts secrets before they are persisted and reports them', async () => {
+    const entries = session(11, 10);
+    const secret = 'sk-ant-api03-' + 'A1b2C3d4E5f6G7h8'.repeat(4);
+    const lines = toLines(entries);
+    lines.push(JSON.stringify({ type: 'message', id: 'leak0001', parentId: null, timestamp: '2026-01-06T00:00:00Z', message: { role: 'user', content: `my key is ${secret}` } }));
+    const file = await write('secret.jsonl', lines);
+    const report = await importTranscriptFile({ db: store.db, agentId: AGENT, file });
+    expect(report.redactions).toEqual([{ kind: 'anthropic_key', count: 1 }]);
+    const row = (await allEntries(store.db, AGENT, 's-11')).find((r) => r.id === 'leak0001')!;
+    expect(JSON.stringify(row.payload)).not.toContain(secret);
+    expect(JSON.stringify(row.payload)).toContain('[REDACTED:anthropic_key]');
+  });
+
+  it('replaces NUL characters, which jsonb cannot store, instead of failing the file', async () => {
+    const lines = toLines(session(12, 10));
+    lines.push(JSON.stringify({ type: 'message', id: 'nul00001', parentId: null, timestamp: '2026-01-06T00:00:00Z', message: { role: 'user', content: 'a\u0000b' } }));
+    const file = await write('nul.jsonl', lines);
+    const report = await importTranscriptFile({ db: store.db, agentId: AGENT, file, rewriteRepaired: false });
+    expect(report).toMatchObject({ status: 'repaired', repaired: { sanitizedEntries: 1 } });
+    const row = (await allEntries(store.db, AGENT, 's-12')).find((r) => r.id === 'nul00001')!;
+    expect((row.payload as { message: { content: string } }).message.content).toBe('a\uFFFDb');
+  });
+
+  it('fills a missing timestamp from the previous entry', async () => {
+    const lines = toLines(session(13, 10));
+    const previous = JSON.parse(String(lines[lines.length - 1])).timestamp as string;
+    lines.push(JSON.stringify({ type: 'custom', id: 'nots0001', parentId: null, customType: 'x' }));
+    const file = await write('nots.jsonl', lines);
+    const report = await importTranscriptFile({ db: store.db, agentId: AGENT, file, rewriteRepaired: false });
+    expect(report.repaired.timestampsFilled).toBe(1);
+    const row = (await allEntries(store.db, AGENT, 's-13')).find((r) => r.id === 'nots0001')!;
+    expect((row.payload as { timestamp: string }).timestamp).toBe(previous);
+  });
+
+  it('fails a missing file with a reason instead of throwing', async () => {
+    const report = await importTranscriptFile({ db: store.db, agentId: AGENT, file: join(dir, 'nope.jsonl') });
+    expect(report).toMatchObject({ status: 'failed', reason: expect.stringMatching(/cannot read file/) });
+  });
+});
