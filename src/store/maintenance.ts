@@ -1,0 +1,175 @@
+import { sql, type Kysely } from 'kysely';
+import { z } from 'zod';
+import { DEFAULTS } from '../config/defaults';
+import type { Database } from './schema';
+import { getEntry, lastCompaction } from './entries-repo';
+import { deleteSessionCascade, sessionsUpdatedBefore } from './sessions-repo';
+
+const DAY_MS = 86_400_000;
+
+/**
+ * Options of a maintenance run. `0` disables a rule (as OpenClaw's "0 disables" settings).
+ * `warn` only reports; `enforce` deletes.
+ */
+export const maintenanceOptionsSchema = z.object({
+  now: z.date(),
+  mode: z.enum(['warn', 'enforce']).default('warn'),
+  /** Sessions whose updated_at is older than this many days are pruned (OpenClaw: 30). */
+  pruneAfterDays: z.number().int().nonnegative().default(DEFAULTS.pruneAfterDays),
+  /** Entries kept per session, oldest removed first, within the rule below (OpenClaw: 500). */
+  maxEntries: z.number().int().nonnegative().default(DEFAULTS.maxEntriesPerSession),
+  /** Only this agent's sessions; all agents when absent. */
+  agentId: z.string().min(1).optional(),
+});
+export type MaintenanceOptions = z.input<typeof maintenanceOptionsSchema>;
+
+/** A maintenance option is out of range; `field` names it. */
+export class InvalidMaintenanceOptionsError extends Error {
+  override readonly name = 'InvalidMaintenanceOptionsError';
+  constructor(
+    readonly field: string,
+    readonly problem: string,
+  ) {
+    super(`maintenance option ${field}: ${problem}`);
+  }
+}
+
+export interface PrunedSession {
+  agentId: string;
+  sessionKey: string;
+  sessionId: string;
+  updatedAt: Date;
+  /** Transcript entries deleted with it (or that would be, in warn mode). */
+  entries: number;
+}
+
+export interface CappedSession {
+  agentId: string;
+  sessionKey: string;
+  sessionId: string;
+  /** Entries removed (or that would be, in warn mode). */
+  removed: number;
+  /** Entries still above the cap because the active window needs them. */
+  keptOverCap: number;
+}
+
+/** What a run did (enforce) or would do (warn). */
+export interface MaintenanceReport {
+  mode: 'warn' | 'enforce';
+  sessionsPruned: PrunedSession[];
+  entriesCapped: CappedSession[];
+}
+
+/**
+ * Session maintenance (seed 000 "Maintenance", OpenClaw: prune sessions older than 30 days, cap at
+ * 500 entries, warn or enforce). Meant to run from a Temporal Schedule; `now` is injected.
+ *
+ * Pruning removes a session row with its current transcript and compaction rows (memory notes stay).
+ *
+ * Capping never changes what the model sees: it only removes compacted-away history. An entry may
+ * go when all of these hold: it is older than the newest `maxEntries` entries; it is before the
+ * active window (the newest compaction's `firstKeptEntryId`, or that compaction when the id is
+ * gone); it is not the newest compaction entry; it is not the session header. So a session without
+ * any compaction is never capped (its whole transcript is the active window) and is reported with
+ * `keptOverCap` instead.
+ */
+export async function runMaintenance(db: Kysely<Database>, options: MaintenanceOptions): Promise<MaintenanceReport> {
+  const parsed = maintenanceOptionsSchema.safeParse(options);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new InvalidMaintenanceOptionsError(issue.path.join('.') || '(options)', issue.message);
+  }
+  const opts = parsed.data;
+  const enforce = opts.mode === 'enforce';
+  const report: MaintenanceReport = { mode: opts.mode, sessionsPruned: [], entriesCapped: [] };
+
+  const pruned = new Set<string>();
+  if (opts.pruneAfterDays > 0) {
+    const before = new Date(opts.now.getTime() - opts.pruneAfterDays * DAY_MS);
+    for (const s of await sessionsUpdatedBefore(db, before, opts.agentId)) {
+      const entries = enforce
+        ? await deleteSessionCascade(db, s.agent_id, s.session_key, s.session_id)
+        : await countSessionEntries(db, s.agent_id, s.session_id);
+      report.sessionsPruned.push({ agentId: s.agent_id, sessionKey: s.session_key, sessionId: s.session_id, updatedAt: new Date(s.updated_at), entries });
+      pruned.add(`${s.agent_id}\u0000${s.session_key}`);
+    }
+  }
+
+  if (opts.maxEntries > 0) {
+    for (const s of await sessionsOverCap(db, opts.maxEntries, opts.agentId)) {
+      if (pruned.has(`${s.agent_id}\u0000${s.session_key}`)) continue;
+      const capped = await capSession(db, s.agent_id, s.session_id, s.entries, opts.maxEntries, enforce);
+      report.entriesCapped.push({ agentId: s.agent_id, sessionKey: s.session_key, sessionId: s.session_id, ...capped });
+    }
+  }
+  return report;
+}
+
+async function countSessionEntries(db: Kysely<Database>, agentId: string, sessionId: string): Promise<number> {
+  const r = await db
+    .selectFrom('transcript_entries')
+    .select(sql<number>`count(*)::int`.as('n'))
+    .where('agent_id', '=', agentId)
+    .where('session_id', '=', sessionId)
+    .executeTakeFirstOrThrow();
+  return r.n;
+}
+
+/** Sessions whose current transcript has more than `max` entries. */
+async function sessionsOverCap(db: Kysely<Database>, max: number, agentId?: string) {
+  let q = db
+    .selectFrom('sessions as s')
+    .innerJoin('transcript_entries as e', (j) => j.onRef('e.agent_id', '=', 's.agent_id').onRef('e.session_id', '=', 's.session_id'))
+    .select(['s.agent_id', 's.session_key', 's.session_id', sql<number>`count(*)::int`.as('entries')])
+    .groupBy(['s.agent_id', 's.session_key', 's.session_id'])
+    .having(sql`count(*)`, '>', max);
+  if (agentId !== undefined) q = q.where('s.agent_id', '=', agentId);
+  return q.orderBy('s.agent_id').orderBy('s.session_key').execute();
+}
+
+async function capSession(
+  db: Kysely<Database>,
+  agentId: string,
+  sessionId: string,
+  total: number,
+  max: number,
+  enforce: boolean,
+): Promise<{ removed: number; keptOverCap: number }> {
+  const compaction = await lastCompaction(db, agentId, sessionId);
+  if (!compaction) return { removed: 0, keptOverCap: total - max };
+  const firstKeptId = (compaction.payload as { firstKeptEntryId?: string }).firstKeptEntryId;
+  const firstKept = firstKeptId ? await getEntry(db, agentId, sessionId, firstKeptId) : undefined;
+  const activeStart = Math.min(Number(firstKept?.seq ?? compaction.seq), Number(compaction.seq));
+  const tailStart = await db
+    .selectFrom('transcript_entries')
+    .select('seq')
+    .where('agent_id', '=', agentId)
+    .where('session_id', '=', sessionId)
+    .orderBy('seq', 'desc')
+    .offset(max - 1)
+    .limit(1)
+    .executeTakeFirstOrThrow();
+  const cutoff = Math.min(activeStart, Number(tailStart.seq));
+  const removable = db
+    .selectFrom('transcript_entries')
+    .where('agent_id', '=', agentId)
+    .where('session_id', '=', sessionId)
+    .where('seq', '<', cutoff)
+    .where('type', '!=', 'session')
+    .where('id', '!=', compaction.id);
+  let removed: number;
+  if (enforce) {
+    const result = await db
+      .deleteFrom('transcript_entries')
+      .where('agent_id', '=', agentId)
+      .where('session_id', '=', sessionId)
+      .where('seq', '<', cutoff)
+      .where('type', '!=', 'session')
+      .where('id', '!=', compaction.id)
+      .executeTakeFirst();
+    removed = Number(result.numDeletedRows);
+  } else {
+    removed = (await removable.select(sql<number>`count(*)::int`.as('n')).executeTakeFirstOrThrow()).n;
+  }
+  return { removed, keptOverCap: Math.max(0, total - removed - max) };
+}

@@ -1,0 +1,175 @@
+import { CompiledQuery, type Kysely, type KyselyPlugin, type RootOperationNode } from 'kysely';
+import { testDatabases } from '../support/databases';
+import type { Store } from '../../src/store/connect';
+import type { Database } from '../../src/store/schema';
+import {
+  allEntries,
+  appendEntries,
+  appendEntriesRedacted,
+  countEntries,
+  entriesAfter,
+  getEntry,
+  lastCompaction,
+  loadActiveEntries,
+  setTokenEstimates,
+  tailEntries,
+  type EntryToAppend,
+} from '../../src/store/entries-repo';
+import { ensureSession, getSession } from '../../src/store/sessions-repo';
+
+const T0 = Date.UTC(2026, 0, 1);
+const ts = (i: number) => new Date(T0 + i * 1000).toISOString();
+const message = (id: string, i: number, text = `message ${id}`): EntryToAppend => ({
+  entry: { type: 'message', id, parentId: null, timestamp: ts(i), message: { role: 'user', content: text } },
+  tokenEstimate: 5,
+});
+const compaction = (id: string, i: number, firstKeptEntryId: string): EntryToAppend => ({
+  entry: { type: 'compaction', id, parentId: null, timestamp: ts(i), summary: `summary ${id}`, firstKeptEntryId, tokensBefore: 1000 },
+  tokenEstimate: null,
+});
+const ids = (rows: Array<{ id: string }>) => rows.map((r) => r.id);
+
+describe.each(testDatabases())('entries repository on $name', (database) => {
+  let store: Store;
+  let db: Kysely<Database>;
+  beforeEach(async () => {
+    store = await database.open();
+    db = store.db;
+  });
+  afterEach(async () => store.close());
+
+  describe('appendEntries', () => {
+    it('inserts each entry once when the same batch is appended twice, keeping append order', async () => {
+      const batch = ['a', 'b', 'c'].map((id, i) => message(id, i));
+      expect(await appendEntries(db, 'A', 's1', batch)).toBe(3);
+      expect(await appendEntries(db, 'A', 's1', batch)).toBe(0);
+      expect(await appendEntries(db, 'A', 's1', [message('b', 1), message('d', 3)])).toBe(1);
+      expect(ids(await allEntries(db, 'A', 's1'))).toEqual(['a', 'b', 'c', 'd']);
+    });
+  });
+
+  describe('appendEntriesRedacted', () => {
+    const secret = 'ghp_' + 'a1B2c3D4e5F6g7H8i9J0'.repeat(2);
+    it('persists secret-shaped values redacted and reports what it replaced', async () => {
+      const result = await appendEntriesRedacted(db, 'A', 's1', [message('a', 0, `token ${secret}`), message('b', 1)]);
+      expect(result.inserted).toBe(2);
+      expect(result.redactions).toEqual([{ kind: 'github_token', count: 1 }]);
+      const stored = JSON.stringify((await getEntry(db, 'A', 's1', 'a'))!.payload);
+      expect(stored).not.toContain(secret);
+      expect(stored).toContain('[REDACTED:github_token]');
+    });
+    it('stays idempotent: a retried append of the same entries inserts nothing', async () => {
+      const batch = [message('a', 0, `token ${secret}`)];
+      await appendEntriesRedacted(db, 'A', 's1', batch);
+      expect((await appendEntriesRedacted(db, 'A', 's1', batch)).inserted).toBe(0);
+    });
+  });
+
+  describe('loadActiveEntries', () => {
+    it('returns the newest compaction and the entries from its firstKeptEntryId on, without compaction entries', async () => {
+      await appendEntries(db, 'A', 's1', [
+        message('m1', 1),
+        message('m2', 2),
+        compaction('c1', 3, 'm2'),
+        message('m3', 4),
+        message('m4', 5),
+        message('m5', 6),
+        compaction('c2', 7, 'm4'),
+        message('m6', 8),
+      ]);
+      const active = await loadActiveEntries(db, 'A', 's1');
+      expect(active.compaction).toMatchObject({ id: 'c2', firstKeptEntryId: 'm4' });
+      expect(ids(active.rows)).toEqual(['m4', 'm5', 'm6']);
+    });
+    it('returns every entry when there was no compaction', async () => {
+      await appendEntries(db, 'A', 's1', [message('m1', 1), message('m2', 2)]);
+      const active = await loadActiveEntries(db, 'A', 's1');
+      expect(active.compaction).toBeUndefined();
+      expect(ids(active.rows)).toEqual(['m1', 'm2']);
+    });
+  });
+
+  describe('setTokenEstimates', () => {
+    it('caches estimates on the named entries only', async () => {
+      await appendEntries(db, 'A', 's1', [{ ...message('a', 0), tokenEstimate: null }, { ...message('b', 1), tokenEstimate: null }]);
+      await setTokenEstimates(db, 'A', 's1', [{ id: 'a', tokens: 42 }]);
+      expect((await allEntries(db, 'A', 's1')).map((r) => r.token_estimate)).toEqual([42, null]);
+    });
+  });
+
+  describe('agent scoping', () => {
+    // Two agents use the same session id and key; neither may see the other's rows.
+    beforeEach(async () => {
+      await appendEntries(db, 'A', 's1', [message('a1', 1), compaction('ac', 2, 'a1'), message('a2', 3)]);
+      await appendEntries(db, 'B', 's1', [message('b1', 1), compaction('bc', 2, 'b1'), message('b2', 3), message('b3', 4)]);
+      await ensureSession(db, { agentId: 'A', sessionKey: 'agent:A:main', newSessionId: 's1', now: new Date(T0) });
+    });
+    const reads: Array<[string, (db: Kysely<Database>, agent: string) => Promise<unknown>, unknown]> = [
+      ['allEntries', async (d, a) => ids(await allEntries(d, a, 's1')), ['a1', 'ac', 'a2']],
+      ['tailEntries', async (d, a) => ids(await tailEntries(d, a, 's1', 10)), ['a1', 'ac', 'a2']],
+      ['entriesAfter', async (d, a) => ids(await entriesAfter(d, a, 's1', 0, 10)), ['a1', 'ac', 'a2']],
+      ['loadActiveEntries', async (d, a) => ids((await loadActiveEntries(d, a, 's1')).rows), ['a1', 'a2']],
+      ['lastCompaction', async (d, a) => (await lastCompaction(d, a, 's1'))?.id, 'ac'],
+      ['countEntries', (d, a) => countEntries(d, a, 's1'), 3],
+      ['getEntry of the other agent', async (d, a) => (await getEntry(d, a, 's1', 'b1'))?.id, undefined],
+      ['getSession of the other agent', async (d) => (await getSession(d, 'B', 'agent:A:main'))?.session_id, undefined],
+    ];
+    it.each(reads)('%s returns only the calling agent’s rows', async (_name, read, expected) => {
+      expect(await read(db, 'A')).toEqual(expected);
+    });
+  });
+
+  describe('bounded reads', () => {
+    const SESSIONS = 20;
+    const PER_SESSION = 1000;
+    beforeEach(async () => {
+      for (let s = 0; s < SESSIONS; s++) {
+        const rows: EntryToAppend[] = [];
+        for (let i = 0; i < PER_SESSION; i++) {
+          rows.push(i === PER_SESSION - 50 ? compaction(`c${i}`, i, `m${i - 30}`) : message(`m${i}`, i, 'x'));
+        }
+        for (let k = 0; k < rows.length; k += 500) await appendEntries(db, 'A', `s${s}`, rows.slice(k, k + 500));
+      }
+      await store.db.executeQuery(CompiledQuery.raw('ANALYZE transcript_entries'));
+    });
+
+    /** Runs `read` through a plugin that records each query, then EXPLAINs every recorded query. */
+    async function plansOf(read: (db: Kysely<Database>) => Promise<unknown>): Promise<string[]> {
+      const nodes: Array<{ node: RootOperationNode; queryId: Parameters<KyselyPlugin['transformQuery']>[0]['queryId'] }> = [];
+      const recorder: KyselyPlugin = {
+        transformQuery: (args) => {
+          nodes.push({ node: args.node, queryId: args.queryId });
+          return args.node;
+        },
+        transformResult: async (args) => args.result,
+      };
+      await read(db.withPlugin(recorder));
+      const plans: string[] = [];
+      for (const { node, queryId } of nodes) {
+        const compiled = db.getExecutor().compileQuery(node, queryId);
+        const result = await db.executeQuery<{ 'QUERY PLAN': string }>(CompiledQuery.raw(`EXPLAIN ${compiled.sql}`, [...compiled.parameters]));
+        plans.push(result.rows.map((r) => r['QUERY PLAN']).join('\n'));
+      }
+      return plans;
+    }
+
+    it.each([
+      ['loadActiveEntries', (d: Kysely<Database>) => loadActiveEntries(d, 'A', 's7')],
+      ['tailEntries', (d: Kysely<Database>) => tailEntries(d, 'A', 's7', 50)],
+      ['lastCompaction', (d: Kysely<Database>) => lastCompaction(d, 'A', 's7')],
+    ])('%s reads through an index, never a sequential scan of the table', async (_name, read) => {
+      const plans = await plansOf(read);
+      expect(plans.length).toBeGreaterThan(0);
+      for (const plan of plans) {
+        expect(plan).not.toMatch(/Seq Scan on transcript_entries/);
+        expect(plan).toMatch(/Index (Only )?Scan|Bitmap Index Scan/);
+      }
+    });
+
+    it('loadActiveEntries returns only the active window of a long session', async () => {
+      const active = await loadActiveEntries(db, 'A', 's7');
+      expect(active.rows).toHaveLength(80 - 1);
+      expect(active.rows[0]!.id).toBe(`m${PER_SESSION - 80}`);
+    });
+  });
+});
