@@ -1,11 +1,13 @@
 import type { ActivityDeps } from './deps';
 import { createTurnActivities } from './turn-activities';
 import { createToolActivities } from './tool-activities';
+import { createCompactionActivities } from './compaction-activities';
 
 /** Every activity the Keel worker registers, bound to its dependencies. */
 export function createActivities(deps: ActivityDeps) {
   return {
     ...createTurnActivities(deps),
     ...createToolActivities(deps),
+    ...createCompactionActivities(deps),
   };
 }

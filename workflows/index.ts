@@ -1,2 +1,3 @@
 /** Every workflow the Keel worker registers. */
 export { sessionWorkflow } from './session';
+export { compactionWorkflow } from './compaction';

@@ -1,0 +1,312 @@
+import { ApplicationFailure, Context, log } from '@temporalio/activity';
+import type { ActivityDeps } from './deps';
+import { startHeartbeat } from './heartbeat';
+import { loadEntryRange, PlannedEntryMissingError, toPlanEntries } from './compaction-entries';
+import { loadActiveEntries } from '../src/store/entries-repo';
+import { createCompactionRow, markFailed, markSucceeded, writeCompactionRecord } from '../src/store/compactions-repo';
+import { planCompaction } from '../src/compaction/plan-compaction';
+import { buildSummarizePrompt, identifierPolicyInstruction, SUMMARIZER_SYSTEM_PROMPT } from '../src/compaction/prompts';
+import { messageText, serializeEntriesForSummary } from '../src/compaction/serialize-for-summary';
+import { extractIdentifiers, type IdentifierPolicy } from '../src/compaction/identifiers';
+import { guardSummary } from '../src/compaction/quality-guard';
+import { extractiveSummary } from '../src/compaction/extractive-summary';
+import { CompactionHooks, type CompactionHookError } from '../src/compaction/hooks';
+import type { CompactionPlan, OversizedEntry, PlanEntry } from '../src/compaction/types';
+import { summaryMessage } from '../src/context/active-context';
+import { toActivityFailure } from '../src/model/failures';
+import { modelConfigured } from '../src/runtime/activity-deps';
+import { DEFAULTS } from '../src/config/defaults';
+import { FailureTypes, type CompactionTriggerName } from '../src/protocol';
+
+/** Compaction activities need the worker's deps, plus hooks when the application registers any. */
+export interface CompactionActivityDeps extends ActivityDeps {
+  readonly compactionHooks?: CompactionHooks;
+}
+
+/** Identifies the session and the compaction on every call (and every log line). */
+export interface CompactionRef {
+  readonly agentId: string;
+  readonly sessionKey: string;
+  readonly sessionId: string;
+  readonly compactionId: string;
+}
+
+export interface RecordCompactionStartInput extends CompactionRef {
+  readonly trigger: CompactionTriggerName;
+  readonly retryOf: string | null;
+  readonly workflowId: string;
+  readonly now: string;
+}
+
+export interface PlanCompactionInput extends CompactionRef {
+  readonly contextWindowTokens: number;
+  /** 0 or unset: hard checkpoint (the workflow resolves the trigger's default before calling). */
+  readonly keepRecentTokens: number;
+}
+
+export interface PlanCompactionResult {
+  /** Ids and numbers (oversized notes are one line each). */
+  readonly plan: CompactionPlan;
+  /** The last compaction's summary, re-distilled with the new entries (bounded by the summary cap). */
+  readonly previousSummary?: string;
+  /** `extractive` when no model is configured for summaries. */
+  readonly summarizer: 'model' | 'extractive';
+}
+
+/** A planned range of entries, named by its first and last entry. */
+export interface EntryRange {
+  readonly firstEntryId: string;
+  readonly lastEntryId: string;
+}
+
+export interface SummarizeChunkInput extends CompactionRef, EntryRange {
+  readonly mode: 'full' | 'withoutOversized';
+  readonly oversized: readonly OversizedEntry[];
+  readonly previousSummary?: string;
+  readonly instructions: string;
+}
+
+export interface SummarizeTextInput extends CompactionRef {
+  /** Partial summaries to merge (bounded by the summary cap each). */
+  readonly text: string;
+  readonly previousSummary?: string;
+  readonly instructions: string;
+}
+
+export interface ReviseSummaryInput extends CompactionRef {
+  readonly summary: string;
+  /** Identifiers the summary lost. */
+  readonly missing: readonly string[];
+  readonly identifierPolicy: IdentifierPolicy;
+}
+
+export interface GuardSummaryInput extends CompactionRef, EntryRange {
+  readonly summary: string;
+  readonly previousSummary?: string;
+  readonly identifierPolicy: IdentifierPolicy;
+}
+
+export interface GuardSummaryResult {
+  /** The summary with still-missing identifiers appended and the cap applied. */
+  readonly summary: string;
+  readonly missing: string[];
+  readonly blank: boolean;
+}
+
+export interface ExtractiveSummaryInput extends CompactionRef, EntryRange {
+  readonly previousSummary?: string;
+  readonly identifierPolicy: IdentifierPolicy;
+}
+
+export interface WriteCompactionRecordInput extends CompactionRef {
+  readonly summary: string;
+  readonly firstKeptEntryId: string | null;
+  readonly tokensBefore: number;
+  /** Estimated tokens of the kept tail (from the plan). */
+  readonly keptTokens: number;
+  readonly now: string;
+}
+
+export interface WriteCompactionRecordResult {
+  readonly entryId: string;
+  readonly inserted: boolean;
+  readonly tokensAfter: number;
+}
+
+export interface FinishCompactionInput extends CompactionRef {
+  readonly trigger: CompactionTriggerName;
+  readonly status: 'succeeded' | 'skipped';
+  readonly degraded: boolean;
+  readonly tokensBefore: number;
+  readonly tokensAfter: number;
+  readonly firstKeptEntryId: string | null;
+  readonly entryId: string | null;
+  readonly now: string;
+}
+
+export interface FailCompactionInput extends CompactionRef {
+  readonly error: string;
+  readonly now: string;
+}
+
+/**
+ * The compaction workflow's activities: each reads what it needs from the database by id (the
+ * workflow passes ids, ranges and summaries, never the transcript), calls a pure function or the
+ * summarizer model, and writes idempotently.
+ */
+export function createCompactionActivities(deps: CompactionActivityDeps) {
+  const { db } = deps;
+  const hooks = deps.compactionHooks ?? new CompactionHooks();
+  const summarizer = deps.compactionModel ?? deps.model;
+  const summarizerModelName = deps.config.compactionModel ?? deps.config.model;
+  const hasSummarizer = Boolean(deps.compactionModel) || modelConfigured(deps.config);
+
+  const logHookErrors = (ref: CompactionRef, errors: CompactionHookError[]) => {
+    for (const e of errors) {
+      log.warn('compaction hook failed', { hook: e.hook, sessionKey: ref.sessionKey, compactionId: ref.compactionId, error: String(e.error) });
+    }
+  };
+
+  /** One summarizer call, heartbeating while the reply streams. Model errors become retryable or not per their kind. */
+  async function callSummarizer(prompt: string): Promise<string> {
+    const heartbeat = startHeartbeat();
+    try {
+      const reply = await summarizer.complete(
+        { model: summarizerModelName, system: SUMMARIZER_SYSTEM_PROMPT, messages: [{ role: 'user', content: prompt }], maxTokens: DEFAULTS.maxOutputTokens },
+        { signal: Context.current().cancellationSignal, onEvent: () => heartbeat.beat() },
+      );
+      return reply.content
+        .filter((b): b is { type: 'text'; text: string } => b.type === 'text')
+        .map((b) => b.text)
+        .join('')
+        .trim();
+    } catch (err) {
+      throw toActivityFailure(err);
+    } finally {
+      heartbeat.stop();
+    }
+  }
+
+  async function readRange(ref: CompactionRef, range: EntryRange): Promise<PlanEntry[]> {
+    try {
+      return await loadEntryRange(db, ref.agentId, ref.sessionId, range.firstEntryId, range.lastEntryId);
+    } catch (err) {
+      if (err instanceof PlannedEntryMissingError) throw ApplicationFailure.nonRetryable(err.message, FailureTypes.InvalidInput);
+      throw err;
+    }
+  }
+
+  /** Records the `compactions` row as running (idempotent by id) and fires `before_compaction` once. */
+  async function recordCompactionStart(input: RecordCompactionStartInput): Promise<void> {
+    const firstAttempt = Context.current().info.attempt === 1;
+    await createCompactionRow(db, {
+      id: input.compactionId,
+      agentId: input.agentId,
+      sessionKey: input.sessionKey,
+      sessionId: input.sessionId,
+      trigger: input.trigger,
+      workflowId: input.workflowId,
+      retryOf: input.retryOf,
+      now: new Date(input.now),
+      countAttempt: firstAttempt,
+    });
+    if (firstAttempt) logHookErrors(input, await hooks.emit('before_compaction', { ...input }));
+  }
+
+  /** Loads the active window (since the last compaction's firstKeptEntryId) and plans it with the real estimator. */
+  async function planCompactionStep(input: PlanCompactionInput): Promise<PlanCompactionResult> {
+    const active = await loadActiveEntries(db, input.agentId, input.sessionId);
+    const previousSummary = active.compaction?.summary;
+    const plan = planCompaction(toPlanEntries(active.rows), {
+      contextWindow: input.contextWindowTokens,
+      keepRecentTokens: input.keepRecentTokens,
+      estimate: deps.estimate,
+      ...(previousSummary ? { previousSummary } : {}),
+    });
+    return { plan, ...(previousSummary ? { previousSummary } : {}), summarizer: hasSummarizer ? 'model' : 'extractive' };
+  }
+
+  /** Summarizes one planned chunk, read from the database by its entry range. */
+  async function summarizeChunk(input: SummarizeChunkInput): Promise<string> {
+    const entries = await readRange(input, input);
+    const text = serializeEntriesForSummary(entries, input.oversized, input.mode);
+    return callSummarizer(buildSummarizePrompt(text, input.previousSummary, input.instructions));
+  }
+
+  /** Summarizes a given text: the merge of labelled partial summaries. */
+  async function summarizeText(input: SummarizeTextInput): Promise<string> {
+    return callSummarizer(buildSummarizePrompt(input.text, input.previousSummary, input.instructions));
+  }
+
+  /** The quality guard's one summarizer retry: rewrite the summary keeping the listed identifiers verbatim. */
+  async function reviseSummary(input: ReviseSummaryInput): Promise<string> {
+    const instructions = [
+      'The summary above lost identifiers. Rewrite it, keeping its structure and content, so that each of these appears verbatim:',
+      input.missing.map((id) => `- ${id}`).join('\n'),
+      identifierPolicyInstruction(input.identifierPolicy),
+    ]
+      .filter(Boolean)
+      .join('\n\n');
+    return callSummarizer(`<summary>\n${input.summary}\n</summary>\n\n${instructions}`);
+  }
+
+  /**
+   * Checks the summary keeps the protected identifiers of the summarized entries and of the previous
+   * summary, appends the missing ones in "Preserved identifiers", and caps it.
+   */
+  async function guardSummaryStep(input: GuardSummaryInput): Promise<GuardSummaryResult> {
+    const entries = await readRange(input, input);
+    const source = [input.previousSummary ?? '', ...entries.map((e) => messageText(e.message))].join('\n\n');
+    const identifiers = extractIdentifiers(source, input.identifierPolicy);
+    const guarded = guardSummary(input.summary, identifiers, DEFAULTS.maxSummaryChars);
+    return { summary: guarded.summary, missing: guarded.appended, blank: guarded.blank };
+  }
+
+  /** The deterministic summary written when no model summary could be had (never "No prior history."). */
+  async function extractiveSummaryStep(input: ExtractiveSummaryInput): Promise<string> {
+    const entries = await readRange(input, input);
+    return extractiveSummary({
+      ...(input.previousSummary ? { previousSummary: input.previousSummary } : {}),
+      messages: entries.map((e) => e.message),
+      policy: input.identifierPolicy,
+      maxChars: DEFAULTS.maxSummaryChars,
+    });
+  }
+
+  /** Writes the compaction entry and session counters in one transaction, once (deterministic entry id). */
+  async function writeCompactionRecordStep(input: WriteCompactionRecordInput): Promise<WriteCompactionRecordResult> {
+    const entryId = input.compactionId;
+    const summaryTokens = deps.estimate(
+      summaryMessage({ type: 'compaction', id: entryId, parentId: null, timestamp: input.now, summary: input.summary, firstKeptEntryId: '', tokensBefore: 0 }),
+    );
+    const tokensAfter = summaryTokens + input.keptTokens;
+    const { inserted } = await writeCompactionRecord(db, {
+      agentId: input.agentId,
+      sessionKey: input.sessionKey,
+      sessionId: input.sessionId,
+      entryId,
+      summary: input.summary,
+      firstKeptEntryId: input.firstKeptEntryId,
+      tokensBefore: input.tokensBefore,
+      tokensAfter,
+      now: new Date(input.now),
+    });
+    return { entryId, inserted, tokensAfter };
+  }
+
+  /** Marks the row succeeded (or skipped) and fires `after_compaction` when this call finished it. */
+  async function finishCompaction(input: FinishCompactionInput): Promise<void> {
+    const moved = await markSucceeded(db, {
+      id: input.compactionId,
+      status: input.status,
+      degraded: input.degraded,
+      tokensBefore: input.tokensBefore,
+      tokensAfter: input.tokensAfter,
+      firstKeptEntryId: input.firstKeptEntryId,
+      entryId: input.entryId,
+      now: new Date(input.now),
+    });
+    if (moved) {
+      const { now: _now, ...event } = input;
+      logHookErrors(input, await hooks.emit('after_compaction', event));
+    }
+  }
+
+  /** Marks the row failed with the error and counts a consecutive failure on the session (once). */
+  async function failCompaction(input: FailCompactionInput): Promise<void> {
+    await markFailed(db, input.compactionId, input.error, new Date(input.now));
+  }
+
+  return {
+    recordCompactionStart,
+    planCompaction: planCompactionStep,
+    summarizeChunk,
+    summarizeText,
+    reviseSummary,
+    guardSummary: guardSummaryStep,
+    extractiveSummary: extractiveSummaryStep,
+    writeCompactionRecord: writeCompactionRecordStep,
+    finishCompaction,
+    failCompaction,
+  };
+}

@@ -1,0 +1,228 @@
+/**
+ * `keel compactions [--failed] [--json]`, `keel compactions show <id>`, `keel compactions retry <id>`.
+ * Each returns one object (printed as JSON on stdout with --json) and writes a readable rendering
+ * for people to stderr.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Client } from '@temporalio/client';
+import type { Kysely } from 'kysely';
+import { DEFAULTS } from '../config/defaults';
+import { getCompaction, listCompactions } from '../store/compactions-repo';
+import type { CompactionRow, Database } from '../store/schema';
+import {
+  COMPACTION_WORKFLOW_TYPE,
+  compactionWorkflowId,
+  type CompactionTriggerName,
+  type CompactionWorkflowInput,
+} from '../protocol';
+import { KeelAgentId, KeelSessionKey, KeelStatus, KeelTrigger } from '../temporal/search-attributes';
+
+/** Rows listed at most (newest first). */
+const LIST_LIMIT = 50;
+/** Width of the tokens before → after bar. */
+const BAR_WIDTH = 20;
+
+/** A `compactions` row as the CLI prints it (JSON-friendly: ISO times). */
+export interface CompactionView {
+  readonly id: string;
+  readonly agentId: string;
+  readonly sessionKey: string;
+  readonly sessionId: string;
+  readonly trigger: string;
+  readonly status: string;
+  readonly degraded: boolean;
+  readonly error: string | null;
+  readonly attempts: number;
+  readonly tokensBefore: number | null;
+  readonly tokensAfter: number | null;
+  readonly firstKeptEntryId: string | null;
+  readonly entryId: string | null;
+  readonly retryOf: string | null;
+  readonly workflowId: string | null;
+  readonly startedAt: string;
+  readonly finishedAt: string | null;
+}
+
+/** Where people-text goes (stderr by default; tests capture it). */
+export type Write = (text: string) => void;
+const stderr: Write = (text) => void process.stderr.write(text);
+
+export function toCompactionView(row: CompactionRow): CompactionView {
+  return {
+    id: row.id,
+    agentId: row.agent_id,
+    sessionKey: row.session_key,
+    sessionId: row.session_id,
+    trigger: row.trigger,
+    status: row.status,
+    degraded: row.degraded,
+    error: row.error,
+    attempts: row.attempts,
+    tokensBefore: row.tokens_before,
+    tokensAfter: row.tokens_after,
+    firstKeptEntryId: row.first_kept_entry_id,
+    entryId: row.entry_id,
+    retryOf: row.retry_of,
+    workflowId: row.workflow_id,
+    startedAt: new Date(row.started_at).toISOString(),
+    finishedAt: row.finished_at ? new Date(row.finished_at).toISOString() : null,
+  };
+}
+
+/**
+ * `[████████████████████] 182k → [███░░░░░░░░░░░░░░░░░] 24k (−87%)`: tokens after drawn against
+ * tokens before. "—" when the numbers are unknown (running or failed).
+ */
+export function tokensBar(before: number | null, after: number | null, width = BAR_WIDTH): string {
+  if (before === null) return '—';
+  const k = (n: number) => (n >= 1000 ? `${Math.round(n / 1000)}k` : String(n));
+  if (after === null) return `${k(before)} → ?`;
+  const filled = before > 0 ? Math.min(width, Math.round((after / before) * width)) : 0;
+  const saved = before > 0 ? Math.round((1 - after / before) * 100) : 0;
+  return `${k(before)} → ${k(after)} [${'█'.repeat(filled)}${'░'.repeat(width - filled)}] −${saved}%`;
+}
+
+function statusLabel(v: CompactionView): string {
+  return v.degraded ? `${v.status} (degraded)` : v.status;
+}
+
+export interface CompactionsListOptions {
+  readonly db: Kysely<Database>;
+  /** Only failed or degraded rows (those an operator retries). */
+  readonly failed?: boolean;
+  readonly agentId?: string;
+  readonly limit?: number;
+  /** With --json the table is not drawn (stdout carries the object). */
+  readonly json?: boolean;
+  readonly write?: Write;
+}
+
+/** `keel compactions [--failed]`: newest first. Returns `{ compactions }`. */
+export async function compactionsList(opts: CompactionsListOptions): Promise<{ compactions: CompactionView[] }> {
+  const rows = await listCompactions(opts.db, { agentId: opts.agentId, failedOnly: opts.failed ?? false, limit: opts.limit ?? LIST_LIMIT });
+  const compactions = rows.map(toCompactionView);
+  if (!opts.json) {
+    const write = opts.write ?? stderr;
+    if (compactions.length === 0) write(opts.failed ? 'no failed or degraded compactions\n' : 'no compactions\n');
+    for (const v of compactions) {
+      write(`${v.id}  ${v.startedAt.slice(0, 19).replace('T', ' ')}  ${v.sessionKey}  ${v.trigger}  ${statusLabel(v)}  ${tokensBar(v.tokensBefore, v.tokensAfter)}\n`);
+      if (v.error) write(`    error: ${v.error}\n`);
+    }
+  }
+  return { compactions };
+}
+
+/** The id named no `compactions` row. */
+export class CompactionNotFoundError extends Error {
+  override readonly name = 'CompactionNotFoundError';
+  constructor(readonly id: string) {
+    super(`no compaction with id ${id}; list them with \`keel compactions\``);
+  }
+}
+
+export interface CompactionsShowOptions {
+  readonly db: Kysely<Database>;
+  readonly id: string;
+  readonly json?: boolean;
+  readonly write?: Write;
+}
+
+/** `keel compactions show <id>`. Returns `{ compaction }`; throws `CompactionNotFoundError`. */
+export async function compactionsShow(opts: CompactionsShowOptions): Promise<{ compaction: CompactionView }> {
+  const row = await getCompaction(opts.db, opts.id);
+  if (!row) throw new CompactionNotFoundError(opts.id);
+  const v = toCompactionView(row);
+  if (!opts.json) {
+    const write = opts.write ?? stderr;
+    const lines: Array<[string, string | number | null]> = [
+      ['id', v.id],
+      ['session', `${v.sessionKey} (agent ${v.agentId}, session ${v.sessionId})`],
+      ['trigger', v.trigger],
+      ['status', statusLabel(v)],
+      ['attempts', v.attempts],
+      ['tokens', tokensBar(v.tokensBefore, v.tokensAfter)],
+      ['first kept entry', v.firstKeptEntryId],
+      ['compaction entry', v.entryId],
+      ['retry of', v.retryOf],
+      ['workflow', v.workflowId],
+      ['started', v.startedAt],
+      ['finished', v.finishedAt],
+      ['error', v.error],
+    ];
+    for (const [k, value] of lines) if (value !== null) write(`${k.padEnd(17)} ${value}\n`);
+    if (v.degraded) write(`\nThe summary is extractive (no model summary could be had). Retry: keel compactions retry ${v.id}\n`);
+  }
+  return { compaction: v };
+}
+
+export interface CompactionsRetryOptions {
+  readonly db: Kysely<Database>;
+  readonly temporalClient: Client;
+  readonly taskQueue: string;
+  readonly id: string;
+  /** The session model's window (default 200,000). */
+  readonly contextWindowTokens?: number;
+  /** Recent tail kept verbatim (default `DEFAULTS.keepRecentTokens`, so a retry never hard-checkpoints by surprise). */
+  readonly keepRecentTokens?: number;
+  readonly json?: boolean;
+  readonly write?: Write;
+}
+
+export interface CompactionsRetryResult {
+  /** The compaction being run: the new one, or the one already running (null if it does not say). */
+  readonly compactionId: string | null;
+  readonly retryOf: string;
+  readonly workflowId: string;
+  /** False when a compaction was already running for the session (it was joined, not started). */
+  readonly started: boolean;
+}
+
+/**
+ * `keel compactions retry <id>`: starts a fresh compaction (trigger `manual`, `retryOf` = id) for
+ * the row's session. Idempotent: when a compaction already runs for the session, it is joined
+ * (`USE_EXISTING`) and reported with `started: false`. Does not wait for the result.
+ */
+export async function compactionsRetry(opts: CompactionsRetryOptions): Promise<CompactionsRetryResult> {
+  const row = await getCompaction(opts.db, opts.id);
+  if (!row) throw new CompactionNotFoundError(opts.id);
+  const trigger: CompactionTriggerName = 'manual';
+  const input: CompactionWorkflowInput = {
+    agentId: row.agent_id,
+    sessionKey: row.session_key,
+    sessionId: row.session_id,
+    trigger,
+    compactionId: randomUUID(),
+    retryOf: row.id,
+    keepRecentTokens: opts.keepRecentTokens ?? DEFAULTS.keepRecentTokens,
+    contextWindowTokens: opts.contextWindowTokens ?? DEFAULTS.contextWindowTokens,
+  };
+  const workflowId = compactionWorkflowId(row.agent_id, row.session_key);
+  const handle = await opts.temporalClient.workflow.start(COMPACTION_WORKFLOW_TYPE, {
+    workflowId,
+    taskQueue: opts.taskQueue,
+    args: [input],
+    workflowIdConflictPolicy: 'USE_EXISTING',
+    memo: { compactionId: input.compactionId },
+    typedSearchAttributes: [
+      { key: KeelAgentId, value: row.agent_id },
+      { key: KeelSessionKey, value: row.session_key },
+      { key: KeelTrigger, value: trigger },
+      { key: KeelStatus, value: 'running' },
+    ],
+  });
+  // USE_EXISTING returns the running execution's handle; its memo names its compaction (the workflow sets it too).
+  const memo = (await handle.describe()).memo as { compactionId?: unknown } | undefined;
+  const runningId = typeof memo?.compactionId === 'string' ? memo.compactionId : null;
+  const started = runningId === input.compactionId;
+  const compactionId = started ? input.compactionId : runningId;
+  const result: CompactionsRetryResult = { compactionId, retryOf: row.id, workflowId, started };
+  if (!opts.json) {
+    const write = opts.write ?? stderr;
+    write(
+      started
+        ? `started compaction ${compactionId} for ${row.session_key} (retry of ${row.id}); follow it with: keel compactions show ${compactionId}\n`
+        : `a compaction (${compactionId ?? 'id unknown'}) is already running for ${row.session_key}; not starting another\n`,
+    );
+  }
+  return result;
+}

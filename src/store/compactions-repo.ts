@@ -1,0 +1,231 @@
+import { sql, type Kysely } from 'kysely';
+import type { CompactionEntry } from '../context/types';
+import type { CompactionRow, Database } from './schema';
+
+/**
+ * Reads and writes of the `compactions` table (one row per compaction attempt) and the one
+ * transaction that records a compaction in the transcript and the session counters.
+ */
+
+export interface CreateCompactionRowInput {
+  readonly id: string;
+  readonly agentId: string;
+  readonly sessionKey: string;
+  readonly sessionId: string;
+  readonly trigger: string;
+  readonly workflowId: string | null;
+  readonly retryOf: string | null;
+  readonly now: Date;
+  /**
+   * Counts this call as a new attempt (`attempts + 1`). False for a retried activity that may
+   * already have counted, so a crash between insert and completion does not count twice.
+   */
+  readonly countAttempt: boolean;
+}
+
+/**
+ * Creates the row as `running` with `attempts = 1`, or, when the id exists (the same compaction run
+ * again), sets it back to `running`, clears its error and counts the attempt. Idempotent by id.
+ */
+export async function createCompactionRow(db: Kysely<Database>, input: CreateCompactionRowInput): Promise<CompactionRow> {
+  await db
+    .insertInto('compactions')
+    .values({
+      id: input.id,
+      agent_id: input.agentId,
+      session_key: input.sessionKey,
+      session_id: input.sessionId,
+      trigger: input.trigger,
+      status: 'running',
+      attempts: 1,
+      error: null,
+      tokens_before: null,
+      tokens_after: null,
+      first_kept_entry_id: null,
+      entry_id: null,
+      retry_of: input.retryOf,
+      workflow_id: input.workflowId,
+      started_at: input.now,
+      finished_at: null,
+    })
+    .onConflict((oc) =>
+      oc.column('id').doUpdateSet((eb) => ({
+        status: 'running',
+        error: null,
+        finished_at: null,
+        attempts: input.countAttempt ? eb('compactions.attempts', '+', 1) : eb.ref('compactions.attempts'),
+      })),
+    )
+    .execute();
+  return (await getCompaction(db, input.id))!;
+}
+
+export interface MarkSucceededInput {
+  readonly id: string;
+  /** `skipped` when there was nothing to summarize. */
+  readonly status: 'succeeded' | 'skipped';
+  readonly degraded: boolean;
+  readonly tokensBefore: number;
+  readonly tokensAfter: number;
+  readonly firstKeptEntryId: string | null;
+  readonly entryId: string | null;
+  readonly now: Date;
+}
+
+/**
+ * Marks the row finished. Returns true when this call moved it out of `running` (callers fire
+ * `after_compaction` only then, so a retried activity does not fire it twice).
+ */
+export async function markSucceeded(db: Kysely<Database>, input: MarkSucceededInput): Promise<boolean> {
+  const r = await db
+    .updateTable('compactions')
+    .set({
+      status: input.status,
+      degraded: input.degraded,
+      error: null,
+      tokens_before: input.tokensBefore,
+      tokens_after: input.tokensAfter,
+      first_kept_entry_id: input.firstKeptEntryId,
+      entry_id: input.entryId,
+      finished_at: input.now,
+    })
+    .where('id', '=', input.id)
+    .where('status', '=', 'running')
+    .executeTakeFirst();
+  return Number(r.numUpdatedRows) > 0;
+}
+
+/**
+ * Marks a running row failed with the error and counts a consecutive failure on its session
+ * (`sessions.compaction_failures + 1`, only when the session still has the row's session id), in
+ * one transaction. Returns false (and changes nothing) when the row was not running: idempotent.
+ */
+export async function markFailed(db: Kysely<Database>, id: string, error: string, now: Date): Promise<boolean> {
+  return db.transaction().execute(async (trx) => {
+    const row = await trx
+      .updateTable('compactions')
+      .set({ status: 'failed', error, finished_at: now })
+      .where('id', '=', id)
+      .where('status', '=', 'running')
+      .returning(['agent_id', 'session_key', 'session_id'])
+      .executeTakeFirst();
+    if (!row) return false;
+    await trx
+      .updateTable('sessions')
+      .set((eb) => ({ compaction_failures: eb('compaction_failures', '+', 1), updated_at: now }))
+      .where('agent_id', '=', row.agent_id)
+      .where('session_key', '=', row.session_key)
+      .where('session_id', '=', row.session_id)
+      .execute();
+    return true;
+  });
+}
+
+export interface ListCompactionsOptions {
+  readonly agentId?: string;
+  /** Only rows with status `failed`, or degraded ones (both are what an operator retries). */
+  readonly failedOnly?: boolean;
+  readonly limit: number;
+}
+
+/** Newest first. */
+export async function listCompactions(db: Kysely<Database>, options: ListCompactionsOptions): Promise<CompactionRow[]> {
+  let q = db.selectFrom('compactions').selectAll();
+  if (options.agentId !== undefined) q = q.where('agent_id', '=', options.agentId);
+  if (options.failedOnly) q = q.where((eb) => eb.or([eb('status', '=', 'failed'), eb('degraded', '=', true)]));
+  return q.orderBy('started_at', 'desc').orderBy('id').limit(options.limit).execute();
+}
+
+/** One row by id, or undefined. */
+export async function getCompaction(db: Kysely<Database>, id: string): Promise<CompactionRow | undefined> {
+  return db.selectFrom('compactions').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export interface CompactionRecordInput {
+  readonly agentId: string;
+  readonly sessionKey: string;
+  readonly sessionId: string;
+  /** Deterministic (the compaction id): a retried write finds its own entry. */
+  readonly entryId: string;
+  readonly summary: string;
+  /** `null` for a hard checkpoint: the entry's own id becomes `firstKeptEntryId`. */
+  readonly firstKeptEntryId: string | null;
+  readonly tokensBefore: number;
+  /** Estimated tokens of the context after compaction (summary message + kept tail); becomes `context_tokens`. */
+  readonly tokensAfter: number;
+  readonly now: Date;
+}
+
+/**
+ * Appends the compaction entry (`{type:'compaction', id, parentId, timestamp, summary,
+ * firstKeptEntryId, tokensBefore}`, parent = the session's last entry) and updates the session
+ * counters (`compaction_count + 1`, `context_tokens = tokensAfter`, `compaction_failures = 0`) in
+ * ONE transaction. Idempotent: the entry is inserted `ON CONFLICT DO NOTHING`, and the counters move
+ * only when it was new. Returns whether it was new.
+ */
+export async function writeCompactionRecord(db: Kysely<Database>, input: CompactionRecordInput): Promise<{ inserted: boolean }> {
+  return db.transaction().execute(async (trx) => {
+    const last = await trx
+      .selectFrom('transcript_entries')
+      .select('id')
+      .where('agent_id', '=', input.agentId)
+      .where('session_id', '=', input.sessionId)
+      .orderBy('seq', 'desc')
+      .limit(1)
+      .executeTakeFirst();
+    const entry: CompactionEntry = {
+      type: 'compaction',
+      id: input.entryId,
+      parentId: last?.id === input.entryId ? null : (last?.id ?? null),
+      timestamp: input.now.toISOString(),
+      summary: input.summary,
+      firstKeptEntryId: input.firstKeptEntryId ?? input.entryId,
+      tokensBefore: input.tokensBefore,
+    };
+    const payload = JSON.stringify(entry);
+    const r = await trx
+      .insertInto('transcript_entries')
+      .values({
+        agent_id: input.agentId,
+        session_id: input.sessionId,
+        id: entry.id,
+        parent_id: entry.parentId,
+        type: 'compaction',
+        role: null,
+        payload,
+        token_estimate: null,
+        byte_size: Buffer.byteLength(payload),
+        created_at: input.now,
+      })
+      .onConflict((oc) => oc.columns(['agent_id', 'session_id', 'id']).doNothing())
+      .executeTakeFirst();
+    const inserted = Number(r.numInsertedOrUpdatedRows ?? 0) > 0;
+    if (inserted) {
+      await trx
+        .updateTable('sessions')
+        .set((eb) => ({
+          compaction_count: eb('compaction_count', '+', 1),
+          context_tokens: input.tokensAfter,
+          compaction_failures: 0,
+          updated_at: input.now,
+        }))
+        .where('agent_id', '=', input.agentId)
+        .where('session_key', '=', input.sessionKey)
+        .where('session_id', '=', input.sessionId)
+        .execute();
+    }
+    return { inserted };
+  });
+}
+
+/** Count of compaction entries of a session (tests and diagnostics). */
+export async function countCompactionEntries(db: Kysely<Database>, agentId: string, sessionId: string): Promise<number> {
+  const r = await db
+    .selectFrom('transcript_entries')
+    .select(sql<number>`count(*)::int`.as('n'))
+    .where('agent_id', '=', agentId)
+    .where('session_id', '=', sessionId)
+    .where('type', '=', 'compaction')
+    .executeTakeFirstOrThrow();
+  return r.n;
+}

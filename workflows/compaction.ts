@@ -1,0 +1,192 @@
+/**
+ * One compaction of one session, as the seed's steps:
+ *   1. record a `compactions` row (running)
+ *   2. plan: split the active window by token share, keep the recent tail, note oversized entries
+ *   3. summarize the chunks as parallel activities (read by entry range, heartbeating), with the
+ *      fallback chain full → without oversized → partial
+ *   4. merge the labelled partial summaries
+ *   5. quality guard: identifiers kept verbatim (one summarizer retry, then "Preserved identifiers"), cap
+ *   6. write the compaction entry and the session counters in one transaction, idempotently
+ *   7. mark the row succeeded with tokens after
+ * When every model attempt fails (or no model is configured) the extractive summary is written and
+ * the compaction is `degraded`. A deadline (5 minutes by default) bounds the whole run.
+ */
+import * as wf from '@temporalio/workflow';
+import type { createCompactionActivities } from '../activities/compaction-activities';
+import { summarizeWithFallback } from '../src/compaction/summarize-with-fallback';
+import { SummarizationFailedError } from '../src/compaction/errors';
+import { chunkSummaryInstructions, mergeSummaryInstructions } from '../src/compaction/prompts';
+import { DEFAULTS } from '../src/config/defaults';
+import { KeelAgentId, KeelSessionKey, KeelStatus, KeelTrigger } from '../src/temporal/search-attributes';
+import {
+  COMPACTION_TIMED_OUT,
+  compactionProgressQuery,
+  type CompactionProgress,
+  type CompactionWorkflowInput,
+  type CompactionWorkflowResult,
+} from '../src/protocol';
+import { chunkClaimChecks } from './compaction-chunks';
+
+type Activities = ReturnType<typeof createCompactionActivities>;
+
+/** Database steps: short; retried until the deadline cuts them off (a DB blip must not lose a compaction). */
+const store = wf.proxyActivities<Activities>({
+  startToCloseTimeout: '2m',
+  retry: { initialInterval: '200ms', maximumInterval: '5s', maximumAttempts: 20 },
+});
+
+/** Summarizer retry policy (OpenClaw): 3 attempts, 500 ms–5 s backoff. */
+const SUMMARIZE_RETRY = { maximumAttempts: 3, initialInterval: '500ms', maximumInterval: '5s', backoffCoefficient: 2 } as const;
+/** Heartbeats notice a dead worker long before start-to-close (a summary may stream for minutes). */
+const DEFAULT_SUMMARIZE_HEARTBEAT_MS = 30_000;
+
+/** Runs one compaction of a session; see the steps above. Workflow id: `compactionWorkflowId(agentId, sessionKey)`. */
+export async function compactionWorkflow(input: CompactionWorkflowInput): Promise<CompactionWorkflowResult> {
+  const progress: { step: CompactionProgress['step'] } = { step: 'recording' };
+  wf.setHandler(compactionProgressQuery, () => ({ compactionId: input.compactionId, step: progress.step }));
+  setSearchAttributes(input, 'running');
+  // Operators (and `compactionsRetry`) read which compaction this run is without a worker.
+  wf.upsertMemo({ compactionId: input.compactionId });
+  try {
+    const result = await wf.CancellationScope.withTimeout(input.timeoutMs ?? DEFAULTS.compactionTimeoutMs, () => compact(input, progress));
+    progress.step = 'done';
+    setSearchAttributes(input, result.degraded ? 'degraded' : result.status);
+    return result;
+  } catch (err) {
+    // A bug in workflow code is not a compaction failure: let it fail the task and be fixed.
+    if (!(err instanceof wf.TemporalFailure)) throw err;
+    const timedOut = wf.isCancellation(err) && !wf.CancellationScope.current().consideredCancelled;
+    const error = timedOut ? `compaction timed out after ${input.timeoutMs ?? DEFAULTS.compactionTimeoutMs} ms` : describeFailure(err);
+    progress.step = 'failed';
+    await wf.CancellationScope.nonCancellable(() => store.failCompaction({ ...ref(input), error, now: now() }));
+    setSearchAttributes(input, 'failed');
+    if (timedOut) throw wf.ApplicationFailure.nonRetryable(error, COMPACTION_TIMED_OUT);
+    throw err;
+  }
+}
+
+async function compact(input: CompactionWorkflowInput, progress: { step: CompactionProgress['step'] }): Promise<CompactionWorkflowResult> {
+  const policy = input.identifierPolicy ?? 'strict';
+  const summarizer = wf.proxyActivities<Activities>({
+    startToCloseTimeout: '3m',
+    heartbeatTimeout: input.summarizeHeartbeatTimeoutMs ?? DEFAULT_SUMMARIZE_HEARTBEAT_MS,
+    retry: SUMMARIZE_RETRY,
+  });
+
+  // 1. Record the attempt.
+  await store.recordCompactionStart({
+    ...ref(input),
+    trigger: input.trigger,
+    retryOf: input.retryOf ?? null,
+    workflowId: wf.workflowInfo().workflowId,
+    now: now(),
+  });
+
+  // 2. Plan (the activity reads the active window; the plan is ids and numbers).
+  progress.step = 'planning';
+  const { plan, previousSummary, summarizer: kind } = await store.planCompaction({
+    ...ref(input),
+    contextWindowTokens: input.contextWindowTokens,
+    keepRecentTokens: input.keepRecentTokens ?? (input.trigger === 'manual' ? 0 : DEFAULTS.keepRecentTokens),
+  });
+  if (plan.chunks.length === 0) {
+    const skipped = { status: 'skipped', degraded: false, tokensBefore: plan.tokensBefore, tokensAfter: plan.tokensBefore, firstKeptEntryId: plan.firstKeptEntryId, entryId: null } as const;
+    await store.finishCompaction({ ...ref(input), trigger: input.trigger, ...skipped, now: now() });
+    return { compactionId: input.compactionId, ...skipped };
+  }
+  const range = { firstEntryId: plan.chunks[0].firstEntryId, lastEntryId: plan.chunks[plan.chunks.length - 1].lastEntryId };
+  const previous = previousSummary ? { previousSummary } : {};
+
+  // 3–4. Summarize chunks in parallel and merge, through the fallback chain.
+  progress.step = 'summarizing';
+  let summary: string | undefined;
+  if (kind === 'model') {
+    const options = { identifierPolicy: policy, ...(input.instructions ? { customInstructions: input.instructions } : {}) };
+    const { chunks, summarizeChunk } = chunkClaimChecks(plan, {
+      chunk: (i, mode, prev, instructions) =>
+        summarizer.summarizeChunk({ ...ref(input), firstEntryId: plan.chunks[i].firstEntryId, lastEntryId: plan.chunks[i].lastEntryId, mode, oversized: plan.oversized, instructions, ...(prev ? { previousSummary: prev } : {}) }),
+      text: (text, prev, instructions) => summarizer.summarizeText({ ...ref(input), text, instructions, ...(prev ? { previousSummary: prev } : {}) }),
+    });
+    try {
+      const merged = await summarizeWithFallback({
+        chunks,
+        ...previous,
+        chunkInstructions: chunkSummaryInstructions(options),
+        mergeInstructions: mergeSummaryInstructions(options),
+        summarizeChunk,
+        isTerminal: wf.isCancellation,
+      });
+      summary = merged.summary;
+    } catch (err) {
+      if (!(err instanceof SummarizationFailedError)) throw err;
+      wf.log.warn('every summarizer attempt failed; writing the extractive summary', { sessionKey: input.sessionKey, error: err.message });
+    }
+  }
+
+  // 5. Quality guard: identifiers verbatim, one summarizer retry with the missing ones, then append; cap.
+  if (summary !== undefined) {
+    progress.step = 'guarding';
+    const guardInput = { ...ref(input), ...range, ...previous, identifierPolicy: policy };
+    let guarded = await store.guardSummary({ ...guardInput, summary });
+    if (!guarded.blank && guarded.missing.length > 0) {
+      const revised = await summarizer.reviseSummary({ ...ref(input), summary, missing: guarded.missing, identifierPolicy: policy }).catch((err: unknown) => {
+        if (wf.isCancellation(err)) throw err;
+        return undefined; // the guard appends what is missing anyway
+      });
+      if (revised?.trim()) guarded = await store.guardSummary({ ...guardInput, summary: revised });
+    }
+    summary = guarded.blank ? undefined : guarded.summary;
+  }
+  const degraded = summary === undefined;
+  if (summary === undefined) {
+    summary = await store.extractiveSummary({ ...ref(input), ...range, ...previous, identifierPolicy: policy });
+  }
+
+  // 6. Compaction entry + session counters, one transaction, once.
+  progress.step = 'writing';
+  const written = await store.writeCompactionRecord({
+    ...ref(input),
+    summary,
+    firstKeptEntryId: plan.firstKeptEntryId,
+    tokensBefore: plan.tokensBefore,
+    keptTokens: plan.keptTokens,
+    now: now(),
+  });
+
+  // 7. Row succeeded (degraded when the summary is extractive; an operator may retry it).
+  const result = {
+    compactionId: input.compactionId,
+    status: 'succeeded',
+    degraded,
+    tokensBefore: plan.tokensBefore,
+    tokensAfter: written.tokensAfter,
+    firstKeptEntryId: plan.firstKeptEntryId ?? written.entryId,
+    entryId: written.entryId,
+  } as const;
+  await store.finishCompaction({ ...ref(input), trigger: input.trigger, ...result, now: now() });
+  return result;
+}
+
+function ref(input: CompactionWorkflowInput) {
+  return { agentId: input.agentId, sessionKey: input.sessionKey, sessionId: input.sessionId, compactionId: input.compactionId };
+}
+
+function now(): string {
+  return new Date().toISOString();
+}
+
+/** The innermost message of a failure chain (an activity's own error, not "Activity task failed"). */
+function describeFailure(err: Error): string {
+  let e: Error = err;
+  while (e.cause instanceof Error) e = e.cause;
+  return e === err ? err.message : `${err.message}: ${e.message}`;
+}
+
+function setSearchAttributes(input: CompactionWorkflowInput, status: string): void {
+  wf.upsertSearchAttributes([
+    { key: KeelAgentId, value: input.agentId },
+    { key: KeelSessionKey, value: input.sessionKey },
+    { key: KeelTrigger, value: input.trigger },
+    { key: KeelStatus, value: status },
+  ]);
+}
