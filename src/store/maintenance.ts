@@ -49,7 +49,7 @@ export interface CappedSession {
   sessionId: string;
   /** Entries removed (or that would be, in warn mode). */
   removed: number;
-  /** Entries still above the cap because the active window needs them. */
+  /** Entries still above the cap because they are protected (active window, newest compaction, header). */
   keptOverCap: number;
 }
 

@@ -1,0 +1,133 @@
+import type { Kysely } from 'kysely';
+import { testDatabases } from '../support/databases';
+import type { Store } from '../../src/store/connect';
+import type { Database } from '../../src/store/schema';
+import { allEntries, appendEntries, countEntries, loadActiveEntries, type EntryToAppend } from '../../src/store/entries-repo';
+import { ensureSession, getSession } from '../../src/store/sessions-repo';
+import { InvalidMaintenanceOptionsError, runMaintenance } from '../../src/store/maintenance';
+
+const DAY = 86_400_000;
+const NOW = new Date(Date.UTC(2026, 5, 1));
+const ts = (i: number) => new Date(NOW.getTime() - 40 * DAY + i * 1000).toISOString();
+const message = (id: string, i: number): EntryToAppend => ({
+  entry: { type: 'message', id, parentId: null, timestamp: ts(i), message: { role: 'user', content: id } },
+  tokenEstimate: 1,
+});
+const header = (sessionId: string): EntryToAppend => ({ entry: { type: 'session', id: sessionId, timestamp: ts(0) }, tokenEstimate: null });
+const compaction = (id: string, i: number, firstKeptEntryId: string): EntryToAppend => ({
+  entry: { type: 'compaction', id, parentId: null, timestamp: ts(i), summary: 's', firstKeptEntryId, tokensBefore: 1 },
+  tokenEstimate: null,
+});
+
+describe.each(testDatabases())('runMaintenance on $name', (database) => {
+  let store: Store;
+  let db: Kysely<Database>;
+  beforeEach(async () => {
+    store = await database.open();
+    db = store.db;
+  });
+  afterEach(async () => store.close());
+
+  async function session(agentId: string, key: string, sessionId: string, ageDays: number, entries: EntryToAppend[] = []) {
+    await ensureSession(db, { agentId, sessionKey: key, newSessionId: sessionId, now: new Date(NOW.getTime() - ageDays * DAY) });
+    if (entries.length > 0) await appendEntries(db, agentId, sessionId, entries);
+  }
+
+  describe('pruning', () => {
+    beforeEach(async () => {
+      await session('A', 'agent:A:old', 'old', 31, [header('old'), message('o1', 1)]);
+      await session('A', 'agent:A:fresh', 'fresh', 29, [header('fresh'), message('f1', 1)]);
+      await session('B', 'agent:B:old', 'oldB', 45, [message('b1', 1)]);
+    });
+
+    it('reports sessions older than pruneAfterDays in warn mode and deletes nothing', async () => {
+      const report = await runMaintenance(db, { now: NOW, mode: 'warn' });
+      expect(report.mode).toBe('warn');
+      expect(report.sessionsPruned.map((s) => [s.agentId, s.sessionKey, s.entries])).toEqual([
+        ['B', 'agent:B:old', 1],
+        ['A', 'agent:A:old', 2],
+      ]);
+      expect(await getSession(db, 'A', 'agent:A:old')).toBeDefined();
+      expect(await countEntries(db, 'A', 'old')).toBe(2);
+    });
+
+    it('deletes the session rows and their transcripts in enforce mode', async () => {
+      const report = await runMaintenance(db, { now: NOW, mode: 'enforce' });
+      expect(report.sessionsPruned).toHaveLength(2);
+      expect(await getSession(db, 'A', 'agent:A:old')).toBeUndefined();
+      expect(await countEntries(db, 'A', 'old')).toBe(0);
+      expect(await getSession(db, 'A', 'agent:A:fresh')).toBeDefined();
+      expect(await countEntries(db, 'A', 'fresh')).toBe(2);
+    });
+
+    it('only touches the given agent when agentId is set', async () => {
+      const report = await runMaintenance(db, { now: NOW, mode: 'enforce', agentId: 'A' });
+      expect(report.sessionsPruned.map((s) => s.sessionKey)).toEqual(['agent:A:old']);
+      expect(await getSession(db, 'B', 'agent:B:old')).toBeDefined();
+    });
+
+    it.each([
+      [10, ['agent:B:old', 'agent:A:old', 'agent:A:fresh']],
+      [40, ['agent:B:old']],
+      [0, []],
+    ])('uses pruneAfterDays = %d (0 disables)', async (pruneAfterDays, keys) => {
+      const report = await runMaintenance(db, { now: NOW, pruneAfterDays });
+      expect(report.sessionsPruned.map((s) => s.sessionKey)).toEqual(keys);
+    });
+  });
+
+  describe('capping', () => {
+    // header, m0..m9, compaction c1 (keeps from m7), m10..m11: 14 entries; active window m7..m11.
+    const entries = (): EntryToAppend[] => [
+      header('s1'),
+      ...Array.from({ length: 10 }, (_, i) => message(`m${i}`, i + 1)),
+      compaction('c1', 11, 'm7'),
+      message('m10', 12),
+      message('m11', 13),
+    ];
+    beforeEach(async () => session('A', 'agent:A:main', 's1', 1, entries()));
+
+    it('removes the oldest entries beyond the cap, keeping the header and never changing the active window', async () => {
+      const before = await loadActiveEntries(db, 'A', 's1');
+      const report = await runMaintenance(db, { now: NOW, mode: 'enforce', maxEntries: 8 });
+      expect(report.entriesCapped).toEqual([{ agentId: 'A', sessionKey: 'agent:A:main', sessionId: 's1', removed: 5, keptOverCap: 1 }]);
+      // The newest 8 are m5..m11 (c1 included); the header is kept on top of them.
+      expect((await allEntries(db, 'A', 's1')).map((r) => r.id)).toEqual(['s1', 'm5', 'm6', 'm7', 'm8', 'm9', 'c1', 'm10', 'm11']);
+      expect(await loadActiveEntries(db, 'A', 's1')).toEqual(before);
+    });
+
+    it('keeps the whole active window and the newest compaction even when they exceed the cap', async () => {
+      const report = await runMaintenance(db, { now: NOW, mode: 'enforce', maxEntries: 3 });
+      expect(report.entriesCapped[0]).toMatchObject({ removed: 7, keptOverCap: 4 });
+      expect((await allEntries(db, 'A', 's1')).map((r) => r.id)).toEqual(['s1', 'm7', 'm8', 'm9', 'c1', 'm10', 'm11']);
+    });
+
+    it('reports the same numbers in warn mode without deleting', async () => {
+      const report = await runMaintenance(db, { now: NOW, mode: 'warn', maxEntries: 8 });
+      expect(report.entriesCapped[0]).toMatchObject({ removed: 5, keptOverCap: 1 });
+      expect(await countEntries(db, 'A', 's1')).toBe(14);
+    });
+
+    it('never caps a session without a compaction: its whole transcript is the active window', async () => {
+      await session('A', 'agent:A:other', 's2', 1, Array.from({ length: 10 }, (_, i) => message(`n${i}`, i)));
+      const report = await runMaintenance(db, { now: NOW, mode: 'enforce', maxEntries: 4 });
+      expect(report.entriesCapped.find((c) => c.sessionId === 's2')).toMatchObject({ removed: 0, keptOverCap: 6 });
+      expect(await countEntries(db, 'A', 's2')).toBe(10);
+    });
+
+    it('leaves sessions at or under the cap out of the report', async () => {
+      const report = await runMaintenance(db, { now: NOW, mode: 'enforce', maxEntries: 14 });
+      expect(report.entriesCapped).toEqual([]);
+    });
+  });
+
+  it.each([
+    [{ pruneAfterDays: -1 }, 'pruneAfterDays'],
+    [{ maxEntries: 1.5 }, 'maxEntries'],
+    [{ mode: 'delete' }, 'mode'],
+  ])('rejects %j with InvalidMaintenanceOptionsError naming the field', async (bad, field) => {
+    const error = await runMaintenance(db, { now: NOW, ...(bad as object) }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(InvalidMaintenanceOptionsError);
+    expect((error as InvalidMaintenanceOptionsError).field).toBe(field);
+  });
+});
