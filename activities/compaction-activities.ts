@@ -2,17 +2,18 @@ import { ApplicationFailure, Context, log } from '@temporalio/activity';
 import type { ActivityDeps } from './deps';
 import { startHeartbeat } from './heartbeat';
 import { loadEntryRange, PlannedEntryMissingError, toPlanEntries } from './compaction-entries';
-import { loadActiveEntries } from '../src/store/entries-repo';
-import { createCompactionRow, markFailed, markSucceeded, writeCompactionRecord } from '../src/store/compactions-repo';
+import { getEntry, loadActiveEntries } from '../src/store/entries-repo';
+import { createCompactionRow, getCompaction, markFailed, markSucceeded, writeCompactionRecord } from '../src/store/compactions-repo';
 import { planCompaction } from '../src/compaction/plan-compaction';
 import { buildSummarizePrompt, identifierPolicyInstruction, SUMMARIZER_SYSTEM_PROMPT } from '../src/compaction/prompts';
 import { messageText, serializeEntriesForSummary } from '../src/compaction/serialize-for-summary';
 import { extractIdentifiers, type IdentifierPolicy } from '../src/compaction/identifiers';
 import { guardSummary } from '../src/compaction/quality-guard';
-import { extractiveSummary } from '../src/compaction/extractive-summary';
+import { EXTRACTIVE_SUMMARY_HEADER, extractiveSummary } from '../src/compaction/extractive-summary';
 import { CompactionHooks, type CompactionHookError } from '../src/compaction/hooks';
 import type { CompactionPlan, OversizedEntry, PlanEntry } from '../src/compaction/types';
 import { summaryMessage } from '../src/context/active-context';
+import type { CompactionEntry } from '../src/context/types';
 import { toActivityFailure } from '../src/model/failures';
 import { modelConfigured } from '../src/runtime/activity-deps';
 import { DEFAULTS } from '../src/config/defaults';
@@ -36,6 +37,18 @@ export interface RecordCompactionStartInput extends CompactionRef {
   readonly retryOf: string | null;
   readonly workflowId: string;
   readonly now: string;
+}
+
+/** A compaction that an earlier run with the same id already recorded (the workflow returns it as is). */
+export interface RecordedCompaction {
+  readonly status: 'succeeded' | 'skipped';
+  readonly degraded: boolean;
+  readonly tokensBefore: number;
+  readonly tokensAfter: number;
+  readonly firstKeptEntryId: string | null;
+  readonly entryId: string | null;
+  /** True when the row already said so; false when only the entry was written (the run died before marking it). */
+  readonly rowFinished: boolean;
 }
 
 export interface PlanCompactionInput extends CompactionRef {
@@ -176,8 +189,13 @@ export function createCompactionActivities(deps: CompactionActivityDeps) {
     }
   }
 
-  /** Records the `compactions` row as running (idempotent by id) and fires `before_compaction` once. */
-  async function recordCompactionStart(input: RecordCompactionStartInput): Promise<void> {
+  /**
+   * Records the `compactions` row as running (idempotent by id) and fires `before_compaction` once.
+   * When a run with this compaction id already recorded it, returns that record instead.
+   */
+  async function recordCompactionStart(input: RecordCompactionStartInput): Promise<{ recorded?: RecordedCompaction }> {
+    const recorded = await findRecorded(input);
+    if (recorded) return { recorded };
     const firstAttempt = Context.current().info.attempt === 1;
     await createCompactionRow(db, {
       id: input.compactionId,
@@ -191,6 +209,37 @@ export function createCompactionActivities(deps: CompactionActivityDeps) {
       countAttempt: firstAttempt,
     });
     if (firstAttempt) logHookErrors(input, await hooks.emit('before_compaction', { ...input }));
+    return {};
+  }
+
+  /** The finished row, or the compaction entry of this id when a run died between writing it and marking the row. */
+  async function findRecorded(input: CompactionRef): Promise<RecordedCompaction | undefined> {
+    const row = await getCompaction(db, input.compactionId);
+    if (row && (row.status === 'succeeded' || row.status === 'skipped')) {
+      return {
+        status: row.status,
+        degraded: row.degraded,
+        tokensBefore: row.tokens_before ?? 0,
+        tokensAfter: row.tokens_after ?? 0,
+        firstKeptEntryId: row.first_kept_entry_id,
+        entryId: row.entry_id,
+        rowFinished: true,
+      };
+    }
+    const stored = await getEntry(db, input.agentId, input.sessionId, input.compactionId);
+    if (stored?.type !== 'compaction') return undefined;
+    const entry = stored.payload as unknown as CompactionEntry;
+    const active = await loadActiveEntries(db, input.agentId, input.sessionId);
+    const kept = active.compaction?.id === entry.id ? active.rows.reduce((sum, r) => sum + (r.token_estimate ?? 0), 0) : 0;
+    return {
+      status: 'succeeded',
+      degraded: entry.summary.startsWith(EXTRACTIVE_SUMMARY_HEADER),
+      tokensBefore: entry.tokensBefore,
+      tokensAfter: deps.estimate(summaryMessage(entry)) + kept,
+      firstKeptEntryId: entry.firstKeptEntryId,
+      entryId: entry.id,
+      rowFinished: false,
+    };
   }
 
   /** Loads the active window (since the last compaction's firstKeptEntryId) and plans it with the real estimator. */

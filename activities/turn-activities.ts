@@ -1,9 +1,9 @@
 import { Context } from '@temporalio/activity';
 import type { ActivityDeps } from './deps';
-import { appendEntries, loadActiveEntries, tailEntries, getEntry } from '../src/store/entries-repo';
+import { appendEntries, tailEntries, getEntry } from '../src/store/entries-repo';
 import { ensureSession, recordTurnUsage } from '../src/store/sessions-repo';
-import { activeMessages } from '../src/context/active-context';
-import type { AssistantMessage, MessageEntry, ToolCallBlock, TranscriptEntry } from '../src/context/types';
+import type { AssistantMessage, MessageEntry, ToolCallBlock } from '../src/context/types';
+import { prepareContext } from './prepare-context';
 import { isToolCallBlock } from '../src/context/types';
 import { toActivityFailure } from '../src/model/failures';
 import { startHeartbeat } from './heartbeat';
@@ -88,19 +88,16 @@ export function createTurnActivities(deps: ActivityDeps) {
     const stored = await getEntry(db, input.agentId, input.sessionId, input.assistantEntryId);
     if (stored) return describeReply(stored.payload as unknown as MessageEntry, stored.token_estimate ?? 0);
 
-    const active = await loadActiveEntries(db, input.agentId, input.sessionId);
-    const messages = activeMessages(
-      active.compaction,
-      active.rows.map((r) => ({ id: r.id, entry: r.payload as unknown as TranscriptEntry })),
-    );
-    const contextTokens = active.rows.reduce((sum, r) => sum + (r.token_estimate ?? 0), 0);
+    const context = await prepareContext(deps, input.agentId, input.sessionKey, input.sessionId);
+    const contextTokens = context.estimatedTokens;
     const heartbeat = startHeartbeat();
     let reply;
     try {
       reply = await deps.model.complete(
         {
           model: deps.config.model,
-          messages,
+          ...(context.systemPromptAddition ? { system: context.systemPromptAddition } : {}),
+          messages: context.messages,
           maxTokens: deps.config.maxOutputTokens,
           tools: deps.tools.list().map((t) => ({ name: t.name, description: t.description, inputSchema: {} })),
         },

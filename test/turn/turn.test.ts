@@ -3,8 +3,8 @@ import { testDatabases } from '../support/databases';
 import { startFakeAnthropic, fakeReply, type FakeAnthropic } from '../support/fake-anthropic';
 import { keelClient, runInProcessWorker, startTemporalTestEnv, uniqueTaskQueue, type TemporalTestEnv } from '../support/temporal';
 import { testDeps } from '../support/keel-deps';
-import { allEntries } from '../../src/store/entries-repo';
-import { getSession } from '../../src/store/sessions-repo';
+import { allEntries, appendEntries } from '../../src/store/entries-repo';
+import { ensureSession, getSession } from '../../src/store/sessions-repo';
 import { ToolRegistry } from '../../src/tools/registry';
 import type { Store } from '../../src/store/connect';
 import type { AgentMessage, MessageEntry } from '../../src/context/types';
@@ -123,6 +123,49 @@ describe.each(testDatabases())('a durable turn on a real Temporal dev server and
       expect(results[1].content[0].text).toContain('unknown tool "no_such_tool"');
     } finally {
       await worker.stop();
+    }
+  });
+});
+
+describe('the turn sends repaired context', () => {
+  it('repairs a corrupted stored history (orphaned result, missing result, consecutive user turns) before the model sees it', async () => {
+    const [database] = testDatabases();
+    const store = await database!.open();
+    const taskQueue = uniqueTaskQueue();
+    const worker = await runInProcessWorker(env, taskQueue, testDeps(store, fake.url));
+    try {
+      const agent = freshAgent();
+      const key = `agent:${agent}:main`;
+      const session = await ensureSession(store.db, { agentId: agent, sessionKey: key, newSessionId: `s-${agent}`, now: new Date() });
+      const at = new Date().toISOString();
+      const corrupted: AgentMessage[] = [
+        { role: 'toolResult', toolCallId: 'orphan', toolName: 'exec', content: [{ type: 'text', text: 'orphaned output' }] },
+        { role: 'user', content: 'run ls' },
+        { role: 'assistant', content: [{ type: 'toolCall', id: 'call_1', name: 'exec', arguments: { cmd: 'ls' } }], stopReason: 'toolUse' },
+        { role: 'user', content: 'never mind' },
+      ];
+      await appendEntries(
+        store.db,
+        agent,
+        session.session_id,
+        corrupted.map((message, i) => ({ entry: { type: 'message', id: `e${i}`, parentId: i ? `e${i - 1}` : null, timestamp: at, message }, tokenEstimate: 10 })),
+      );
+      fake.enqueue(fakeReply.text('ok'));
+      await keelClient(env, taskQueue).sendMessage(key, 'hello again');
+
+      const sent = fake.requests[fake.requests.length - 1]!.body.messages!;
+      expect(sent[0]!.role).toBe('user');
+      const text = JSON.stringify(sent);
+      expect(text).not.toContain('orphaned output');
+      // The call got a synthetic error result right after it, and no user text was lost.
+      const callIndex = sent.findIndex((m) => Array.isArray(m.content) && m.content.some((b: any) => b.type === 'tool_use'));
+      const next = sent[callIndex + 1]!;
+      expect(next.content[0]).toMatchObject({ type: 'tool_result', tool_use_id: 'call_1', is_error: true });
+      for (const words of ['run ls', 'never mind', 'hello again']) expect(text).toContain(words);
+      for (let i = 1; i < sent.length; i++) expect(sent[i]!.role).not.toBe(sent[i - 1]!.role);
+    } finally {
+      await worker.stop();
+      await store.close();
     }
   });
 });

@@ -1,0 +1,44 @@
+import type { ActivityDeps } from './deps';
+import { loadActiveEntries } from '../src/store/entries-repo';
+import { activeMessages } from '../src/context/active-context';
+import { runContextPipeline, type ContextPipelineReport } from '../src/context/pipeline';
+import { resolveReserveTokens } from '../src/context/context-window';
+import { resolveContextEngine } from '../src/engine/registry';
+import type { AgentMessage, TranscriptEntry } from '../src/context/types';
+import type { AssembleReport } from '../src/engine/types';
+
+/** What the model will see this call, with the report of every step that shaped it. */
+export interface PreparedContext {
+  readonly messages: AgentMessage[];
+  readonly systemPromptAddition?: string;
+  readonly estimatedTokens: number;
+  readonly budget: number;
+  readonly pipeline: ContextPipelineReport;
+  readonly engine?: AssembleReport;
+}
+
+/**
+ * prepareContext (DESIGN.md): load since the last compaction → repair → validate turns → limit turns →
+ * strip details → engine.assemble(budget). Reads the active window only, never the whole transcript.
+ */
+export async function prepareContext(deps: ActivityDeps, agentId: string, sessionKey: string, sessionId: string): Promise<PreparedContext> {
+  const active = await loadActiveEntries(deps.db, agentId, sessionId);
+  const raw = activeMessages(
+    active.compaction,
+    active.rows.map((r) => ({ id: r.id, entry: r.payload as unknown as TranscriptEntry })),
+  );
+  // No allow list: a call to an unknown tool was answered with an error result, which the model should see.
+  const { messages, report } = runContextPipeline(raw, { provider: 'anthropic' });
+  const reserve = resolveReserveTokens({ reserveTokens: deps.config.reserveTokens });
+  const budget = Math.max(0, deps.config.contextWindowTokens - reserve);
+  const engine = resolveContextEngine({ plugins: { slots: { contextEngine: deps.config.contextEngine } } });
+  const assembled = await engine.assemble({ sessionId, sessionKey, messages, tokenBudget: budget });
+  return {
+    messages: assembled.messages,
+    systemPromptAddition: assembled.systemPromptAddition,
+    estimatedTokens: assembled.estimatedTokens,
+    budget,
+    pipeline: report,
+    engine: assembled.report,
+  };
+}
