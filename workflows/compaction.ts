@@ -73,14 +73,19 @@ async function compact(input: CompactionWorkflowInput, progress: { step: Compact
     retry: SUMMARIZE_RETRY,
   });
 
-  // 1. Record the attempt.
-  await store.recordCompactionStart({
+  // 1. Record the attempt (a compaction id that was already recorded is answered from the record).
+  const { recorded } = await store.recordCompactionStart({
     ...ref(input),
     trigger: input.trigger,
     retryOf: input.retryOf ?? null,
     workflowId: wf.workflowInfo().workflowId,
     now: now(),
   });
+  if (recorded) {
+    const { rowFinished, ...result } = recorded;
+    if (!rowFinished) await store.finishCompaction({ ...ref(input), trigger: input.trigger, ...result, now: now() });
+    return { compactionId: input.compactionId, ...result };
+  }
 
   // 2. Plan (the activity reads the active window; the plan is ids and numbers).
   progress.step = 'planning';
