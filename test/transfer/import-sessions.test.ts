@@ -1,0 +1,102 @@
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { sql } from 'kysely';
+import { testDatabases } from '../support/databases';
+import type { Store } from '../../src/store/connect';
+import { countEntries } from '../../src/store/entries-repo';
+import { getSession } from '../../src/store/sessions-repo';
+import { importSessions, type ImportProgress } from '../../src/transfer/import-sessions';
+import { corrupt, joinLines, toLines, generateSession, writeCorpus } from '../fixtures/generate';
+
+describe.each(testDatabases())('importSessions on $name', (database) => {
+  let store: Store;
+  let dir: string;
+  beforeEach(async () => {
+    store = await database.open();
+    dir = await mkdtemp(join(tmpdir(), 'keel-sessions-'));
+  });
+  afterEach(async () => {
+    await store.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('imports a sessions.json index as session rows and its transcripts under the index’s session ids', async () => {
+    const corpus = await writeCorpus(dir, { sessions: 3, entriesPerSession: 40, seed: 5, agentId: 'ops' });
+    const report = await importSessions({ db: store.db, agentId: 'ops', dir });
+    expect(report.totals).toMatchObject({ files: 3, imported: 3, repaired: 0, failed: 0 });
+    expect(report.indexes[0]!.entries.map((e) => e.status)).toEqual(['created', 'created', 'created']);
+    const index = JSON.parse(await readFile(corpus.indexFile, 'utf8'));
+    const row = await getSession(store.db, 'ops', corpus.sessionKeys[0]!);
+    const source = index[corpus.sessionKeys[0]!];
+    expect(row).toMatchObject({
+      session_id: source.sessionId,
+      chat_type: 'direct',
+      channel: 'telegram',
+      display_name: 'User 0',
+      model_override: 'claude-opus-4-1',
+      context_tokens: 200_000,
+      total_tokens: 10_000,
+      total_tokens_fresh: true,
+      compaction_count: source.compactionCount,
+      toggles: { thinkingLevel: 'low' },
+    });
+    expect(new Date(row!.updated_at).getTime()).toBe(source.updatedAt);
+    expect(await countEntries(store.db, 'ops', source.sessionId)).toBe(41);
+  });
+
+  it('is idempotent: a second run creates no rows and inserts no entries', async () => {
+    await writeCorpus(dir, { sessions: 2, entriesPerSession: 30, seed: 6 });
+    await importSessions({ db: store.db, agentId: 'main', dir });
+    const again = await importSessions({ db: store.db, agentId: 'main', dir });
+    expect(again.indexes[0]!.entries.map((e) => e.status)).toEqual(['exists', 'exists']);
+    expect(again.totals.entries).toBe(0);
+    const n = await sql<{ n: number }>`select count(*)::int as n from transcript_entries`.execute(store.db);
+    expect(n.rows[0]!.n).toBe(62);
+  });
+
+  it('skips index keys of another agent or with an invalid key, saying why', async () => {
+    await writeFile(
+      join(dir, 'sessions.json'),
+      JSON.stringify({
+        'agent:main:main': { sessionId: 'x1', updatedAt: 1 },
+        'agent:other:main': { sessionId: 'x2', updatedAt: 1 },
+        'not a key': { sessionId: 'x3', updatedAt: 1 },
+        'agent:main:telegram:dm:42': { updatedAt: 1 },
+      }),
+    );
+    const report = await importSessions({ db: store.db, agentId: 'main', dir });
+    expect(report.indexes[0]!.entries).toEqual([
+      { sessionKey: 'agent:main:main', sessionId: 'x1', status: 'created' },
+      { sessionKey: 'agent:other:main', status: 'skipped', reason: expect.stringMatching(/belongs to agent "other"/) },
+      { sessionKey: 'not a key', status: 'skipped', reason: expect.stringMatching(/session key "not a key"/) },
+      { sessionKey: 'agent:main:telegram:dm:42', status: 'skipped', reason: expect.stringMatching(/^sessionId:/) },
+    ]);
+  });
+
+  it('keeps going past corrupt files and reports each one', async () => {
+    const good = generateSession({ seed: 1, entries: 20, sessionId: 'good' });
+    await writeFile(join(dir, 'good.jsonl'), joinLines(toLines(good)));
+    await writeFile(join(dir, 'headless.jsonl'), joinLines(corrupt.missingHeader(toLines(generateSession({ seed: 2, entries: 20 }))).lines));
+    await writeFile(join(dir, 'cut.jsonl'), joinLines(corrupt.truncatedLastLine(toLines(generateSession({ seed: 3, entries: 20, sessionId: 'cut' }))).lines));
+    const report = await importSessions({ db: store.db, agentId: 'main', dir });
+    const byName = Object.fromEntries(report.files.map((f) => [f.file.split('/').pop(), f.status]));
+    expect(byName).toEqual({ 'good.jsonl': 'imported', 'headless.jsonl': 'failed', 'cut.jsonl': 'repaired' });
+    expect(report.totals).toMatchObject({ files: 3, imported: 1, repaired: 1, failed: 1 });
+    // The backup left by the repair is not picked up by a second walk.
+    const again = await importSessions({ db: store.db, agentId: 'main', dir });
+    expect(again.totals.files).toBe(3);
+  });
+
+  it('imports 1,000 sessions of 200 entries and reports progress after every file', async () => {
+    const corpus = await writeCorpus(dir, { sessions: 1000, entriesPerSession: 200, seed: 9, words: 6 });
+    const progress: ImportProgress[] = [];
+    const report = await importSessions({ db: store.db, agentId: 'main', dir, onProgress: (p) => progress.push(p) });
+    expect(report.totals).toMatchObject({ files: 1000, imported: 1000, failed: 0, entries: 1000 * 201 });
+    expect(progress).toHaveLength(1000);
+    expect(progress.map((p) => p.filesDone)).toEqual(Array.from({ length: 1000 }, (_, i) => i + 1));
+    expect(progress[999]).toMatchObject({ filesTotal: 1000, entries: 201_000, bytesDone: corpus.bytes, bytesTotal: corpus.bytes });
+    const n = await sql<{ n: number }>`select count(*)::int as n from sessions`.execute(store.db);
+    expect(n.rows[0]!.n).toBe(1000);
+  }, 900_000);
+});
