@@ -1,0 +1,90 @@
+/**
+ * Import throughput: `importSessions` over a generated corpus, next to a bare `JSON.parse` line loop
+ * over the same files in the same run (the floor any importer pays). Standalone:
+ * `npx ts-node --swc bench/import.ts [sessions] [entriesPerSession]`; `DATABASE_URL` selects
+ * PostgreSQL, else a throwaway PGlite. Numbers on stdout as JSON; people-text on stderr.
+ */
+import { createReadStream } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { openStore, type StoreTarget } from '../src/store/connect';
+import { importSessions } from '../src/transfer/import-sessions';
+import { writeCorpus } from '../test/fixtures/generate';
+
+export interface ImportBenchResult {
+  database: StoreTarget['kind'];
+  files: number;
+  entries: number;
+  megabytes: number;
+  importSeconds: number;
+  importMBps: number;
+  parseSeconds: number;
+  parseMBps: number;
+  /** How many times slower the import is than parsing alone. */
+  ratio: number;
+}
+
+async function parseOnly(files: readonly string[]): Promise<number> {
+  let lines = 0;
+  for (const file of files) {
+    for await (const line of createInterface({ input: createReadStream(file), crlfDelay: Infinity })) {
+      if (line.length > 0) {
+        JSON.parse(line);
+        lines += 1;
+      }
+    }
+  }
+  return lines;
+}
+
+/** Generates the corpus, times both loops, cleans up. */
+export async function run(opts: { sessions?: number; entriesPerSession?: number; target?: StoreTarget } = {}): Promise<ImportBenchResult> {
+  const dir = await mkdtemp(join(tmpdir(), 'keel-bench-import-'));
+  const target: StoreTarget = opts.target ?? (process.env.DATABASE_URL ? { kind: 'postgres', url: process.env.DATABASE_URL } : { kind: 'pglite', dataDir: 'memory://' });
+  const store = await openStore(target);
+  try {
+    const corpus = await writeCorpus(dir, { sessions: opts.sessions ?? 200, entriesPerSession: opts.entriesPerSession ?? 200, seed: 42 });
+    const mb = corpus.bytes / 1e6;
+
+    let t = performance.now();
+    await parseOnly(corpus.files);
+    const parseSeconds = (performance.now() - t) / 1000;
+
+    t = performance.now();
+    const report = await importSessions({ db: store.db, agentId: 'bench', dir, rewriteRepaired: false });
+    const importSeconds = (performance.now() - t) / 1000;
+
+    return {
+      database: target.kind,
+      files: report.totals.files,
+      entries: report.totals.entries,
+      megabytes: Number(mb.toFixed(2)),
+      importSeconds: Number(importSeconds.toFixed(2)),
+      importMBps: Number((mb / importSeconds).toFixed(2)),
+      parseSeconds: Number(parseSeconds.toFixed(3)),
+      parseMBps: Number((mb / parseSeconds).toFixed(1)),
+      ratio: Number((importSeconds / parseSeconds).toFixed(1)),
+    };
+  } finally {
+    await store.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+if (require.main === module) {
+  const [sessions, entriesPerSession] = process.argv.slice(2).map(Number);
+  run({ sessions: sessions || undefined, entriesPerSession: entriesPerSession || undefined })
+    .then((r) => {
+      process.stderr.write(
+        `import: ${r.importMBps} MB/s (${r.megabytes} MB, ${r.entries} entries, ${r.files} files on ${r.database} in ${r.importSeconds}s)\n` +
+          `JSON.parse loop: ${r.parseMBps} MB/s (${r.parseSeconds}s)\nratio: import is ${r.ratio}× the parse-only time\n`,
+      );
+      process.stdout.write(`${JSON.stringify(r)}\n`);
+    })
+    .catch((err: unknown) => {
+      process.stderr.write(`${(err as Error).stack ?? String(err)}\n`);
+      process.exitCode = 1;
+    });
+}
