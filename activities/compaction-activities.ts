@@ -20,9 +20,8 @@ import { DEFAULTS } from '../src/config/defaults';
 import { FailureTypes, type CompactionTriggerName } from '../src/protocol';
 
 /** Compaction activities need the worker's deps, plus hooks when the application registers any. */
-export interface CompactionActivityDeps extends ActivityDeps {
-  readonly compactionHooks?: CompactionHooks;
-}
+/** Kept as an alias: compaction activities need nothing beyond ActivityDeps. */
+export type CompactionActivityDeps = ActivityDeps;
 
 /** Identifies the session and the compaction on every call (and every log line). */
 export interface CompactionRef {

@@ -2,6 +2,7 @@ import type { ActivityDeps } from './deps';
 import { createTurnActivities } from './turn-activities';
 import { createToolActivities } from './tool-activities';
 import { createCompactionActivities } from './compaction-activities';
+import { createMemoryActivities } from './memory-activities';
 
 /** Every activity the Keel worker registers, bound to its dependencies. */
 export function createActivities(deps: ActivityDeps) {
@@ -9,5 +10,6 @@ export function createActivities(deps: ActivityDeps) {
     ...createTurnActivities(deps),
     ...createToolActivities(deps),
     ...createCompactionActivities(deps),
+    ...createMemoryActivities(deps),
   };
 }

@@ -6,6 +6,8 @@ import { resolveReserveTokens } from '../src/context/context-window';
 import { resolveContextEngine } from '../src/engine/registry';
 import type { AgentMessage, TranscriptEntry } from '../src/context/types';
 import type { AssembleReport } from '../src/engine/types';
+import { truncateOversizedToolResults, type TruncatedToolResult } from '../src/context/truncate-tool-results';
+import { DEFAULTS } from '../src/config/defaults';
 
 /** What the model will see this call, with the report of every step that shaped it. */
 export interface PreparedContext {
@@ -15,6 +17,8 @@ export interface PreparedContext {
   readonly budget: number;
   readonly pipeline: ContextPipelineReport;
   readonly engine?: AssembleReport;
+  /** Tool results cut for the model's view (stored in full). */
+  readonly truncated: TruncatedToolResult[];
 }
 
 /**
@@ -31,8 +35,10 @@ export async function prepareContext(deps: ActivityDeps, agentId: string, sessio
   const { messages, report } = runContextPipeline(raw, { provider: 'anthropic' });
   const reserve = resolveReserveTokens({ reserveTokens: deps.config.reserveTokens });
   const budget = Math.max(0, deps.config.contextWindowTokens - reserve);
+  const maxToolChars = Math.floor(budget * DEFAULTS.toolResultMaxBudgetShare * DEFAULTS.charsPerToken);
+  const { messages: fitted, truncated } = truncateOversizedToolResults(messages, maxToolChars);
   const engine = resolveContextEngine({ plugins: { slots: { contextEngine: deps.config.contextEngine } } });
-  const assembled = await engine.assemble({ sessionId, sessionKey, messages, tokenBudget: budget });
+  const assembled = await engine.assemble({ sessionId, sessionKey, messages: fitted, tokenBudget: budget });
   return {
     messages: assembled.messages,
     systemPromptAddition: assembled.systemPromptAddition,
@@ -40,5 +46,6 @@ export async function prepareContext(deps: ActivityDeps, agentId: string, sessio
     budget,
     pipeline: report,
     engine: assembled.report,
+    truncated,
   };
 }

@@ -1,7 +1,8 @@
 import { Context } from '@temporalio/activity';
 import type { ActivityDeps } from './deps';
-import { appendEntries, tailEntries, getEntry } from '../src/store/entries-repo';
-import { ensureSession, recordTurnUsage } from '../src/store/sessions-repo';
+import { activeTranscriptBytes, appendEntriesRedacted, tailEntries, getEntry } from '../src/store/entries-repo';
+import { ensureSession, getSession, recordTurnUsage } from '../src/store/sessions-repo';
+import { decideAfterTurn, type AfterTurnDecision } from '../src/turn/turn-decisions';
 import type { AssistantMessage, MessageEntry, ToolCallBlock } from '../src/context/types';
 import { prepareContext } from './prepare-context';
 import { isToolCallBlock } from '../src/context/types';
@@ -21,6 +22,8 @@ export interface BeginTurnInput {
 
 export interface BeginTurnResult {
   readonly sessionId: string;
+  /** The active transcript (since the last compaction) exceeds maxActiveTranscriptBytes. */
+  readonly preflightCompaction: boolean;
 }
 
 export interface CallModelInput {
@@ -31,10 +34,23 @@ export interface CallModelInput {
   readonly assistantEntryId: string;
   readonly parentId: string;
   readonly now: string;
+  /**
+   * Mid-turn precheck: when the prepared context no longer fits the budget, return `overBudget`
+   * instead of calling the model, so the workflow compacts first. Off after a compaction this turn.
+   */
+  readonly precheck: boolean;
+}
+
+/** The context did not fit: compact, then call again. */
+export interface OverBudgetResult {
+  readonly kind: 'overBudget';
+  readonly estimatedTokens: number;
+  readonly budget: number;
 }
 
 /** What the workflow needs from a model call: ids and counts, plus the reply text it returns. */
 export interface CallModelResult {
+  readonly kind: 'reply';
   readonly entryId: string;
   readonly text: string;
   readonly toolCalls: ReadonlyArray<{ readonly id: string; readonly name: string }>;
@@ -51,6 +67,13 @@ export interface FinishTurnInput {
   readonly outputTokens: number;
   readonly contextTokens: number;
   readonly now: string;
+}
+
+/** The counters after the turn and what maintenance they call for. */
+export interface FinishTurnResult extends AfterTurnDecision {
+  readonly contextTokens: number;
+  readonly contextWindow: number;
+  readonly compactionCount: number;
 }
 
 /** The turn's activities: thin wrappers that read, call pure functions and the model, and write. */
@@ -75,21 +98,26 @@ export function createTurnActivities(deps: ActivityDeps) {
         timestamp: input.now,
         message: { role: 'user', content: input.text, timestamp: Date.parse(input.now) },
       };
-      await appendEntries(db, input.agentId, session.session_id, [{ entry, tokenEstimate: deps.estimate(entry.message) }]);
+      await appendEntriesRedacted(db, input.agentId, session.session_id, [{ entry, tokenEstimate: deps.estimate(entry.message) }]);
     }
-    return { sessionId: session.session_id };
+    const limit = deps.config.maxActiveTranscriptBytes;
+    const preflightCompaction = limit > 0 && (await activeTranscriptBytes(db, input.agentId, session.session_id)) > limit;
+    return { sessionId: session.session_id, preflightCompaction };
   }
 
   /**
    * Loads the active window, calls the model and stores its reply under the given id. A retry after
    * the reply was stored returns the stored reply without calling the model again.
    */
-  async function callModel(input: CallModelInput): Promise<CallModelResult> {
+  async function callModel(input: CallModelInput): Promise<CallModelResult | OverBudgetResult> {
     const stored = await getEntry(db, input.agentId, input.sessionId, input.assistantEntryId);
     if (stored) return describeReply(stored.payload as unknown as MessageEntry, stored.token_estimate ?? 0);
 
     const context = await prepareContext(deps, input.agentId, input.sessionKey, input.sessionId);
     const contextTokens = context.estimatedTokens;
+    if (input.precheck && contextTokens > context.budget) {
+      return { kind: 'overBudget', estimatedTokens: contextTokens, budget: context.budget };
+    }
     const heartbeat = startHeartbeat();
     let reply;
     try {
@@ -118,16 +146,34 @@ export function createTurnActivities(deps: ActivityDeps) {
     };
     const entry: MessageEntry = { type: 'message', id: input.assistantEntryId, parentId: input.parentId, timestamp: input.now, message };
     const replyTokens = deps.estimate(message);
-    await appendEntries(db, input.agentId, input.sessionId, [{ entry, tokenEstimate: replyTokens }]);
+    await appendEntriesRedacted(db, input.agentId, input.sessionId, [{ entry, tokenEstimate: replyTokens }]);
     return describeReply(entry, contextTokens + replyTokens);
   }
 
-  /** Adds the turn's usage to the session counters. */
-  async function finishTurn(input: FinishTurnInput): Promise<void> {
-    await recordTurnUsage(db, { ...input, now: new Date(input.now) });
+  /** Ensures the session row before a manual compaction (no entry is appended). */
+  async function beginCompaction(input: { agentId: string; sessionKey: string; now: string; newSessionId: string }): Promise<{ sessionId: string }> {
+    const session = await ensureSession(db, { ...input, now: new Date(input.now) });
+    return { sessionId: session.session_id };
   }
 
-  return { beginTurn, callModel, finishTurn };
+  /** Adds the turn's usage to the session counters and decides flush and compaction from them. */
+  async function finishTurn(input: FinishTurnInput): Promise<FinishTurnResult> {
+    await recordTurnUsage(db, { ...input, now: new Date(input.now) });
+    const session = await getSession(db, input.agentId, input.sessionKey);
+    const contextWindow = deps.config.contextWindowTokens;
+    const decision = decideAfterTurn({
+      contextTokens: input.contextTokens,
+      contextWindow,
+      reserveTokens: deps.config.reserveTokens,
+      softThresholdTokens: deps.config.softThresholdTokens,
+      compactionCount: session?.compaction_count ?? 0,
+      memoryFlushCompactionCount: session?.memory_flush_compaction_count ?? null,
+      compactionFailures: session?.compaction_failures ?? 0,
+    });
+    return { ...decision, contextTokens: input.contextTokens, contextWindow, compactionCount: session?.compaction_count ?? 0 };
+  }
+
+  return { beginTurn, callModel, finishTurn, beginCompaction };
 }
 
 function describeReply(entry: MessageEntry, contextTokens: number): CallModelResult {
@@ -138,6 +184,7 @@ function describeReply(entry: MessageEntry, contextTokens: number): CallModelRes
     .join('');
   const toolCalls = message.content.filter((b) => isToolCallBlock(b)).map((b) => ({ id: (b as ToolCallBlock).id, name: (b as ToolCallBlock).name }));
   return {
+    kind: 'reply',
     entryId: entry.id,
     text,
     toolCalls,

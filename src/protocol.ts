@@ -40,12 +40,26 @@ export interface SessionWorkflowInput {
 export interface SessionTuning {
   readonly modelHeartbeatTimeoutMs?: number;
   readonly toolHeartbeatTimeoutMs?: number;
+  readonly summarizeHeartbeatTimeoutMs?: number;
+  /** Continue-as-new after this many turns (default DEFAULTS.maxTurnsPerRun). */
+  readonly maxTurnsPerRun?: number;
+}
+
+/** A manual compaction (`keel compact`, `KeelClient.compact`). */
+export interface CompactRequest {
+  /** Recent tail kept verbatim; unset → a hard checkpoint, as OpenClaw's `/compact`. */
+  readonly keepRecentTokens?: number;
+  /** Extra focus for the summarizer. */
+  readonly instructions?: string;
 }
 
 export interface SessionCarriedState {
   readonly turnsCompleted: number;
   readonly lastEntryId: string | null;
   readonly runs: number;
+  readonly contextTokens?: number;
+  readonly compactionCount?: number;
+  readonly lastCompactionId?: string | null;
 }
 
 export interface TurnRequest {
@@ -174,3 +188,6 @@ export const COMPACTION_TIMED_OUT = 'CompactionTimedOut';
 export function compactionWorkflowId(agentId: string, sessionKey: string): string {
   return `keel-compaction/${agentId}/${sessionKey}`;
 }
+
+/** Runs a manual compaction between turns and returns its result. */
+export const compactUpdate = defineUpdate<CompactionWorkflowResult, [CompactRequest]>('compact');

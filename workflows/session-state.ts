@@ -1,6 +1,8 @@
 import { condition } from '@temporalio/workflow';
-import type { SessionCarriedState, SessionStatus, SessionWorkflowInput } from '../src/protocol';
+import type { CompactionWorkflowResult, SessionCarriedState, SessionStatus, SessionWorkflowInput } from '../src/protocol';
+import type { FinishTurnResult } from '../activities/turn-activities';
 import { DEFAULTS } from '../src/config/defaults';
+import { pressureLevel } from '../src/context/context-window';
 
 /**
  * The session workflow's state: the turn queue (admission order = Update arrival order) and the small
@@ -10,9 +12,10 @@ export class SessionState {
   turnsCompleted: number;
   turnsThisRun = 0;
   lastEntryId: string | null;
-  contextTokens = 0;
-  compactionCount = 0;
-  lastCompactionId: string | null = null;
+  contextTokens: number;
+  contextWindow: number;
+  compactionCount: number;
+  lastCompactionId: string | null;
   private readonly runs: number;
   private readonly queue: number[] = [];
   private nextTicket = 0;
@@ -21,6 +24,27 @@ export class SessionState {
     this.turnsCompleted = input.carried?.turnsCompleted ?? 0;
     this.lastEntryId = input.carried?.lastEntryId ?? null;
     this.runs = (input.carried?.runs ?? 0) + 1;
+    this.contextTokens = input.carried?.contextTokens ?? 0;
+    this.contextWindow = input.contextWindowTokens ?? DEFAULTS.contextWindowTokens;
+    this.compactionCount = input.carried?.compactionCount ?? 0;
+    this.lastCompactionId = input.carried?.lastCompactionId ?? null;
+  }
+
+  /** After a turn: the counters the worker reported (its config owns the window). */
+  recordTurn(lastEntryId: string, after: Pick<FinishTurnResult, 'contextTokens' | 'contextWindow' | 'compactionCount'>): void {
+    this.lastEntryId = lastEntryId;
+    this.contextTokens = after.contextTokens;
+    this.contextWindow = after.contextWindow;
+    this.compactionCount = after.compactionCount;
+    this.turnsCompleted++;
+    this.turnsThisRun++;
+  }
+
+  recordCompaction(result: CompactionWorkflowResult): void {
+    if (!result.entryId) return;
+    this.compactionCount++;
+    this.lastCompactionId = result.compactionId;
+    this.contextTokens = result.tokensAfter;
   }
 
   /** Runs `fn` after every turn admitted before it has finished. */
@@ -45,11 +69,18 @@ export class SessionState {
   }
 
   carried(): SessionCarriedState {
-    return { turnsCompleted: this.turnsCompleted, lastEntryId: this.lastEntryId, runs: this.runs };
+    return {
+      turnsCompleted: this.turnsCompleted,
+      lastEntryId: this.lastEntryId,
+      runs: this.runs,
+      contextTokens: this.contextTokens,
+      compactionCount: this.compactionCount,
+      lastCompactionId: this.lastCompactionId,
+    };
   }
 
   status(): SessionStatus {
-    const window = this.input.contextWindowTokens ?? DEFAULTS.contextWindowTokens;
+    const window = this.contextWindow;
     const percentUsed = window > 0 ? Math.round((this.contextTokens / window) * 1000) / 10 : 0;
     return {
       agentId: this.input.agentId,
@@ -60,7 +91,7 @@ export class SessionState {
       contextTokens: this.contextTokens,
       contextWindow: window,
       percentUsed,
-      pressure: percentUsed >= 85 ? '85' : percentUsed >= 70 ? '70' : percentUsed >= 50 ? '50' : 'normal',
+      pressure: pressureLevel(this.contextTokens, window),
       compactionCount: this.compactionCount,
       lastCompactionId: this.lastCompactionId,
     };

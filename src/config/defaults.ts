@@ -46,6 +46,12 @@ export const DEFAULTS = {
   maxOutputTokens: 4_096,
   /** Anthropic SDK request timeout inside an activity; Temporal owns retries. */
   modelRequestTimeoutMs: 120_000,
+  /** A single tool result may take at most this share of the model's budget; the rest is cut with a note (Keel). */
+  toolResultMaxBudgetShare: 0.3,
+  /** Rough characters per token, for turning a token budget into a character cut (Keel). */
+  charsPerToken: 4,
+  /** Tool-use rounds in one turn before Keel stops looping (a runaway guard; Keel). */
+  maxModelCallsPerTurn: 25,
   /** The session workflow continues-as-new after this many turns even if Temporal does not suggest it. */
   maxTurnsPerRun: 500,
 } as const;

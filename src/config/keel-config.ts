@@ -22,6 +22,12 @@ export const keelConfigSchema = z.object({
   /** Optional separate compaction model: an OpenAI-compatible endpoint (e.g. local Ollama). */
   compactionModelUrl: z.string().url().optional(),
   compactionModel: z.string().min(1).optional(),
+  /** Memory flush starts this many tokens below the compaction threshold (OpenClaw softThresholdTokens). */
+  softThresholdTokens: z.coerce.number().int().nonnegative().default(DEFAULTS.softThresholdTokens),
+  /** Model id for the silent memory-flush turn; default: the chat model. */
+  memoryFlushModel: z.string().min(1).optional(),
+  /** Preflight compaction when the active transcript exceeds this many bytes; 0 disables. */
+  maxActiveTranscriptBytes: z.coerce.number().int().nonnegative().default(0),
   /** Workspace folder for memory notes (`memory/YYYY-MM-DD.md`); unset → notes only in the database. */
   workspaceDir: z.string().min(1).optional(),
 });
@@ -46,6 +52,9 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env, overrides: P
     compactionModelUrl: env.KEEL_COMPACTION_MODEL_URL || undefined,
     compactionModel: env.KEEL_COMPACTION_MODEL || undefined,
     workspaceDir: env.KEEL_WORKSPACE || undefined,
+    softThresholdTokens: env.KEEL_SOFT_THRESHOLD_TOKENS || undefined,
+    memoryFlushModel: env.KEEL_MEMORY_FLUSH_MODEL || undefined,
+    maxActiveTranscriptBytes: env.KEEL_MAX_ACTIVE_TRANSCRIPT_BYTES ? parseByteSize(env.KEEL_MAX_ACTIVE_TRANSCRIPT_BYTES) : undefined,
     ...overrides,
   };
   const parsed = keelConfigSchema.safeParse(raw);
@@ -72,7 +81,18 @@ const ENV_NAMES: Record<string, string> = {
   compactionModelUrl: 'KEEL_COMPACTION_MODEL_URL',
   compactionModel: 'KEEL_COMPACTION_MODEL',
   workspaceDir: 'KEEL_WORKSPACE',
+  softThresholdTokens: 'KEEL_SOFT_THRESHOLD_TOKENS',
+  memoryFlushModel: 'KEEL_MEMORY_FLUSH_MODEL',
+  maxActiveTranscriptBytes: 'KEEL_MAX_ACTIVE_TRANSCRIPT_BYTES',
 };
+
+/** "20mb", "512kb", "1gb" or a plain number of bytes; anything else is returned as is for zod to reject. */
+export function parseByteSize(text: string): number | string {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*(b|kb|mb|gb)?\s*$/i.exec(text);
+  if (!m) return text;
+  const unit = { b: 1, kb: 1024, mb: 1024 ** 2, gb: 1024 ** 3 }[(m[2] ?? 'b').toLowerCase() as 'b'];
+  return Math.round(Number(m[1]) * unit);
+}
 
 /** A configuration value is missing or malformed; the message names the variable. */
 export class ConfigError extends Error {

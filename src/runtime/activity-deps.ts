@@ -1,9 +1,10 @@
 import { resolve } from 'node:path';
 import type { ActivityDeps } from '../../activities/deps';
 import type { KeelConfig } from '../config/keel-config';
-import { estimateTokens } from '../context/estimate-tokens';
+import { boundedEstimate } from './bounded-estimate';
 import { AnthropicModelClient } from '../model/anthropic-client';
 import type { ModelClient } from '../model/model-client';
+import { OpenAiCompatibleModelClient } from '../model/openai-compatible-client';
 import { openStore, type Store } from '../store/connect';
 import { ToolRegistry } from '../tools/registry';
 
@@ -41,7 +42,10 @@ export async function openRuntime(opts: OpenRuntimeOptions): Promise<Runtime> {
     await mod.registerTools(tools);
   }
   const model = opts.model ?? modelFromConfig(config);
-  const deps: ActivityDeps = { db: store.db, model, config, tools, estimate: (m) => estimateTokens(m) };
+  const compactionModel = config.compactionModelUrl
+    ? new OpenAiCompatibleModelClient({ baseUrl: config.compactionModelUrl, ...(config.compactionModel ? { model: config.compactionModel } : {}) })
+    : undefined;
+  const deps: ActivityDeps = { db: store.db, model, config, tools, estimate: boundedEstimate, ...(compactionModel ? { compactionModel } : {}) };
   return {
     store,
     deps,

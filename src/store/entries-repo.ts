@@ -72,20 +72,7 @@ export interface ActiveEntries {
  * never the whole transcript of a long session (two index range reads).
  */
 export async function loadActiveEntries(db: Kysely<Database>, agentId: string, sessionId: string): Promise<ActiveEntries> {
-  const compactionRow = await lastCompaction(db, agentId, sessionId);
-  const compaction = compactionRow ? (compactionRow.payload as unknown as CompactionEntry) : undefined;
-  let fromSeq = 0;
-  if (compaction) {
-    const kept = await db
-      .selectFrom('transcript_entries')
-      .select('seq')
-      .where('agent_id', '=', agentId)
-      .where('session_id', '=', sessionId)
-      .where('id', '=', compaction.firstKeptEntryId)
-      .executeTakeFirst();
-    // A hard checkpoint (nothing kept) points past the compaction entry itself.
-    fromSeq = Number(kept?.seq ?? compactionRow!.seq);
-  }
+  const { compaction, fromSeq } = await activeWindowStart(db, agentId, sessionId);
   const rows = await db
     .selectFrom('transcript_entries')
     .selectAll()
@@ -96,6 +83,39 @@ export async function loadActiveEntries(db: Kysely<Database>, agentId: string, s
     .orderBy('seq', 'asc')
     .execute();
   return { compaction, rows };
+}
+
+/** Bytes of the active window (for preflight compaction), summed in the database. */
+export async function activeTranscriptBytes(db: Kysely<Database>, agentId: string, sessionId: string): Promise<number> {
+  const { fromSeq } = await activeWindowStart(db, agentId, sessionId);
+  const r = await db
+    .selectFrom('transcript_entries')
+    .select(sql<number>`coalesce(sum(byte_size), 0)::bigint`.as('bytes'))
+    .where('agent_id', '=', agentId)
+    .where('session_id', '=', sessionId)
+    .where('seq', '>=', fromSeq)
+    .executeTakeFirstOrThrow();
+  return Number(r.bytes);
+}
+
+/** Where the active window starts: the last compaction's firstKeptEntryId (or the compaction itself). */
+async function activeWindowStart(
+  db: Kysely<Database>,
+  agentId: string,
+  sessionId: string,
+): Promise<{ compaction?: CompactionEntry; fromSeq: number }> {
+  const compactionRow = await lastCompaction(db, agentId, sessionId);
+  if (!compactionRow) return { fromSeq: 0 };
+  const compaction = compactionRow.payload as unknown as CompactionEntry;
+  const kept = await db
+    .selectFrom('transcript_entries')
+    .select('seq')
+    .where('agent_id', '=', agentId)
+    .where('session_id', '=', sessionId)
+    .where('id', '=', compaction.firstKeptEntryId)
+    .executeTakeFirst();
+  // A hard checkpoint (nothing kept) points past the compaction entry itself.
+  return { compaction, fromSeq: Number(kept?.seq ?? compactionRow.seq) };
 }
 
 /** The last `n` entries of a session, oldest first. */

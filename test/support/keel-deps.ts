@@ -1,6 +1,6 @@
 import type { ActivityDeps } from '../../activities/deps';
 import { configFromEnv, type KeelConfig } from '../../src/config/keel-config';
-import { estimateTokens } from '../../src/context/estimate-tokens';
+import { boundedEstimate } from '../../src/runtime/bounded-estimate';
 import { AnthropicModelClient } from '../../src/model/anthropic-client';
 import type { Store } from '../../src/store/connect';
 import { ToolRegistry } from '../../src/tools/registry';
@@ -13,6 +13,6 @@ export function testDeps(store: Store, fakeUrl: string, opts: { tools?: ToolRegi
     model: new AnthropicModelClient({ apiKey: 'test-key', baseURL: fakeUrl }),
     config,
     tools: opts.tools ?? new ToolRegistry(),
-    estimate: (m) => estimateTokens(m),
+    estimate: boundedEstimate,
   };
 }

@@ -1,0 +1,121 @@
+import { constants } from 'node:fs';
+import { access, appendFile, mkdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Context } from '@temporalio/activity';
+import type { ActivityDeps } from './deps';
+import { prepareContext } from './prepare-context';
+import { startHeartbeat } from './heartbeat';
+import { appendEntriesRedacted, getEntry, tailEntries } from '../src/store/entries-repo';
+import { getSession } from '../src/store/sessions-repo';
+import { recordMemoryFlush } from '../src/store/memory-repo';
+import { isSilentReply } from '../src/context/silent-reply';
+import { MEMORY_FLUSH_PROMPT, MEMORY_WRITE_TOOL, collectMemoryWrites } from '../src/turn/memory-flush';
+import { isToolCallBlock, type AgentMessage, type AssistantMessage, type CustomEntry, type ToolCallBlock } from '../src/context/types';
+import { toActivityFailure } from '../src/model/failures';
+
+export interface MemoryFlushInput {
+  readonly agentId: string;
+  readonly sessionKey: string;
+  readonly sessionId: string;
+  /** Deterministic id (workflow code): the audit entry's id and the prefix of the note ids. */
+  readonly flushId: string;
+  readonly now: string;
+}
+
+export interface MemoryFlushResult {
+  readonly ran: boolean;
+  readonly skipped?: 'already-flushed-this-cycle' | 'read-only-workspace';
+  readonly notes: number;
+}
+
+/** Model rounds the silent flush turn may take (it writes notes through tool calls, then stops). */
+const MAX_FLUSH_ROUNDS = 3;
+
+/**
+ * The pre-compaction memory flush: one silent turn, once per compaction cycle, that asks the agent to
+ * write durable notes through `memory_write`. Its reply (normally NO_REPLY) is never delivered, and
+ * the flush turn itself is not added to the conversation; an audit entry records that it ran.
+ */
+export function createMemoryActivities(deps: ActivityDeps) {
+  const { db } = deps;
+
+  async function memoryFlush(input: MemoryFlushInput): Promise<MemoryFlushResult> {
+    const done = await getEntry(db, input.agentId, input.sessionId, input.flushId);
+    if (done) return { ran: true, notes: Number(((done.payload as unknown as CustomEntry).data as { notes?: number })?.notes ?? 0) };
+    const session = await getSession(db, input.agentId, input.sessionKey);
+    const cycle = session?.compaction_count ?? 0;
+    if (session?.memory_flush_compaction_count === cycle) return { ran: false, skipped: 'already-flushed-this-cycle', notes: 0 };
+
+    const workspace = deps.config.workspaceDir;
+    if (workspace && !(await writable(workspace))) {
+      await recordMemoryFlush(db, { ...input, cycle, notes: [] });
+      return { ran: false, skipped: 'read-only-workspace', notes: 0 };
+    }
+
+    const context = await prepareContext(deps, input.agentId, input.sessionKey, input.sessionId);
+    const messages: AgentMessage[] = [...context.messages, { role: 'user', content: MEMORY_FLUSH_PROMPT }];
+    const notes: string[] = [];
+    let reply = '';
+    const heartbeat = startHeartbeat();
+    try {
+      for (let round = 0; round < MAX_FLUSH_ROUNDS; round++) {
+        const response = await deps.model.complete(
+          {
+            model: deps.config.memoryFlushModel ?? deps.config.model,
+            messages,
+            maxTokens: deps.config.maxOutputTokens,
+            tools: [MEMORY_WRITE_TOOL],
+          },
+          { signal: Context.current().cancellationSignal, onText: () => heartbeat.beat() },
+        );
+        const assistant: AssistantMessage = { role: 'assistant', content: response.content, stopReason: response.stopReason };
+        const calls = response.content.filter((b): b is ToolCallBlock => isToolCallBlock(b));
+        reply = response.content.map((b) => (b.type === 'text' ? b.text : '')).join('');
+        if (calls.length === 0) break;
+        const written = collectMemoryWrites(calls);
+        notes.push(...written.notes);
+        messages.push(assistant, ...written.results);
+      }
+    } catch (err) {
+      throw toActivityFailure(err);
+    } finally {
+      heartbeat.stop();
+    }
+
+    if (workspace && notes.length > 0) await appendWorkspaceNotes(workspace, input.flushId, input.now, notes);
+    const [last] = await tailEntries(db, input.agentId, input.sessionId, 1);
+    const audit: CustomEntry = {
+      type: 'custom',
+      id: input.flushId,
+      parentId: last?.id ?? null,
+      timestamp: input.now,
+      customType: 'memory_flush',
+      data: { notes: notes.length, cycle, silent: isSilentReply(reply) },
+    };
+    await recordMemoryFlush(db, { ...input, cycle, notes });
+    await appendEntriesRedacted(db, input.agentId, input.sessionId, [{ entry: audit, tokenEstimate: null }]);
+    return { ran: true, notes: notes.length };
+  }
+
+  return { memoryFlush };
+}
+
+async function writable(dir: string): Promise<boolean> {
+  try {
+    await access(dir, constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Appends to `memory/YYYY-MM-DD.md` once per flush: the flush id marks what was already written. */
+async function appendWorkspaceNotes(workspace: string, flushId: string, now: string, notes: string[]): Promise<void> {
+  const dir = join(workspace, 'memory');
+  const file = join(dir, `${now.slice(0, 10)}.md`);
+  const marker = `<!-- keel memory flush ${flushId} -->`;
+  const existing = await readFile(file, 'utf8').catch(() => '');
+  if (existing.includes(marker)) return;
+  await mkdir(dir, { recursive: true });
+  await appendFile(file, `\n${marker}\n${notes.map((n) => `- ${n.replace(/\n+/g, ' ')}`).join('\n')}\n`);
+}

@@ -1,0 +1,46 @@
+import type { AgentMessage, ToolResultMessage } from './types';
+
+/** What {@link truncateOversizedToolResults} cut. */
+export interface TruncatedToolResult {
+  readonly index: number;
+  readonly toolCallId: string;
+  readonly originalChars: number;
+  readonly keptChars: number;
+}
+
+export interface TruncateToolResultsResult {
+  /** The input array itself when nothing was cut. */
+  readonly messages: AgentMessage[];
+  readonly truncated: TruncatedToolResult[];
+}
+
+/**
+ * Cuts the text of tool results longer than `maxChars` for the model, with a note saying so. The stored
+ * entry keeps the full result (it is only the model's view that is cut), so nothing is lost.
+ */
+export function truncateOversizedToolResults(messages: AgentMessage[], maxChars: number): TruncateToolResultsResult {
+  const truncated: TruncatedToolResult[] = [];
+  const out = messages.map((message, index) => {
+    if (message.role !== 'toolResult') return message;
+    const total = message.content.reduce((n, b) => n + (b.type === 'text' ? b.text.length : 0), 0);
+    if (total <= maxChars) return message;
+    let budget = maxChars;
+    const content: ToolResultMessage['content'] = [];
+    for (const block of message.content) {
+      if (block.type !== 'text') {
+        content.push(block);
+        continue;
+      }
+      const kept = block.text.slice(0, Math.max(0, budget));
+      budget -= kept.length;
+      if (kept) content.push({ type: 'text', text: kept });
+    }
+    content.push({
+      type: 'text',
+      text: `\n[Tool result truncated for the model: showing the first ${maxChars.toLocaleString('en-US')} of ${total.toLocaleString('en-US')} characters. The full result is stored in the transcript.]`,
+    });
+    truncated.push({ index, toolCallId: message.toolCallId, originalChars: total, keptChars: maxChars });
+    return { ...message, content };
+  });
+  return truncated.length === 0 ? { messages, truncated } : { messages: out, truncated };
+}
