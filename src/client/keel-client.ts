@@ -2,6 +2,9 @@ import { Client, WithStartWorkflowOperation, type Connection } from '@temporalio
 import { sessionWorkflowId, parseSessionKey } from '../sessions/session-key';
 import {
   DEFAULT_TASK_QUEUE,
+  compactUpdate,
+  type CompactRequest,
+  type CompactionWorkflowResult,
   statusQuery,
   turnUpdate,
   type SessionStatus,
@@ -50,17 +53,11 @@ export class KeelClient {
 
   /** Runs one durable turn and returns the assistant's reply. */
   async sendMessage(sessionKey: string, text: string, opts: SendMessageOptions = {}): Promise<TurnResult> {
-    const { agentId, workflowId } = this.identify(sessionKey);
-    const input: SessionWorkflowInput = {
-      agentId,
-      sessionKey,
-      ...(this.opts.contextWindowTokens ? { contextWindowTokens: this.opts.contextWindowTokens } : {}),
-      ...(this.opts.tuning ? { tuning: this.opts.tuning } : {}),
-    };
+    const { workflowId } = this.identify(sessionKey);
     const start = new WithStartWorkflowOperation('sessionWorkflow', {
       workflowId,
       taskQueue: this.taskQueue,
-      args: [input],
+      args: [this.sessionInput(sessionKey)],
       workflowIdConflictPolicy: 'USE_EXISTING',
     });
     return this.temporal.workflow.executeUpdateWithStart(turnUpdate, {
@@ -68,6 +65,30 @@ export class KeelClient {
       ...(opts.requestId ? { updateId: opts.requestId } : {}),
       startWorkflowOperation: start,
     });
+  }
+
+  /**
+   * Compacts a session now, between its turns (a manual compaction: a hard checkpoint unless
+   * `keepRecentTokens` is given), and returns the compaction's result.
+   */
+  async compact(sessionKey: string, request: CompactRequest = {}): Promise<CompactionWorkflowResult> {
+    const { workflowId } = this.identify(sessionKey);
+    const start = new WithStartWorkflowOperation('sessionWorkflow', {
+      workflowId,
+      taskQueue: this.taskQueue,
+      args: [this.sessionInput(sessionKey)],
+      workflowIdConflictPolicy: 'USE_EXISTING',
+    });
+    return this.temporal.workflow.executeUpdateWithStart(compactUpdate, { args: [request], startWorkflowOperation: start });
+  }
+
+  private sessionInput(sessionKey: string): SessionWorkflowInput {
+    return {
+      agentId: this.identify(sessionKey).agentId,
+      sessionKey,
+      ...(this.opts.contextWindowTokens ? { contextWindowTokens: this.opts.contextWindowTokens } : {}),
+      ...(this.opts.tuning ? { tuning: this.opts.tuning } : {}),
+    };
   }
 
   /** The session workflow's view of context usage and compactions. */
