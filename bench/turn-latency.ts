@@ -1,0 +1,356 @@
+/**
+ * Durable-turn latency on one real Temporal dev server, in one run:
+ *   1. a Keel turn (sendMessage → reply, 0 ms fake model) next to its baseline of the same shape
+ *      (a bare Update whose handler runs one regular no-op activity) and a bare workflow start;
+ *   2. the turn at 100,000 transcript entries (compacted near the end) next to 1,000 entries, and
+ *      at 100,000 uncompacted entries within a time budget;
+ *   3. Temporal history bytes per turn on each of those sessions (must be flat: Keel passes ids,
+ *      never the transcript).
+ *
+ *   npx ts-node --swc bench/turn-latency.ts
+ *   BENCH_TURNS=100  BENCH_DATABASE_URL=postgres://…  (PGlite in memory when unset)
+ *
+ * A readable table on stderr, one JSON object on stdout; `run()` returns the same object.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { cpus } from 'node:os';
+import type { Client } from '@temporalio/client';
+import { DEFAULTS } from '../src/config/defaults';
+import { openStore, type Store } from '../src/store/connect';
+import { ensureSession, deleteSessionCascade } from '../src/store/sessions-repo';
+import { lastCompaction } from '../src/store/entries-repo';
+import { estimateTokens } from '../src/context/estimate-tokens';
+import { startFakeAnthropic, fakeReply } from '../test/support/fake-anthropic';
+import { testDeps } from '../test/support/keel-deps';
+import { keelClient, runInProcessWorker, startTemporalTestEnv, uniqueTaskQueue } from '../test/support/temporal';
+import type { KeelClient } from '../src/client/keel-client';
+import { startBaselineWorker } from './baseline/worker';
+import { baselineStopSignal, baselineTurnUpdate } from './baseline/shared';
+import { latencyStats, ratio, timeInterleaved, timeSequential, type LatencyStats } from './support/stats';
+import { historyGrowth, historySize, type HistoryGrowth, type HistorySize } from './support/history-bytes';
+import { seedTranscript, type SeedReport } from './support/seed-transcript';
+
+/** Timed turns per series (BENCH_TURNS overrides). */
+const DEFAULT_TURNS = 100;
+/** Untimed turns first: worker caches, JIT, connection pools. */
+const DEFAULT_WARMUP = 10;
+/** The small and large sessions of the scale comparison. */
+const SMALL_SESSION_ENTRIES = 1_000;
+const LARGE_SESSION_ENTRIES = 100_000;
+/** Entries written after the seeded compaction (turns since it happened). */
+const ENTRIES_AFTER_COMPACTION = 200;
+/**
+ * Time allowed for the uncompacted 100k session's turns (seeding excluded): its first turn carries a
+ * preflight compaction of the whole transcript; later turns start only within the first half.
+ */
+const DEFAULT_UNCOMPACTED_BUDGET_MS = 120_000;
+/** Turns attempted on the uncompacted 100k session (the first carries the compaction). */
+const UNCOMPACTED_TURNS = 10;
+
+export interface TurnLatencyOptions {
+  /** Timed turns per series; default BENCH_TURNS or 100. */
+  readonly turns?: number;
+  readonly warmup?: number;
+  readonly largeEntries?: number;
+  readonly smallEntries?: number;
+  /** Time budget for the uncompacted large session; 0 skips it. */
+  readonly uncompactedBudgetMs?: number;
+  /** PostgreSQL URL; default BENCH_DATABASE_URL, else PGlite in memory. */
+  readonly databaseUrl?: string;
+}
+
+/** One session the bench drove: what was in it, how fast its turns were, what they cost in history. */
+export interface SessionSeries {
+  readonly seed?: SeedReport;
+  readonly latency: LatencyStats;
+  readonly history: HistoryGrowth;
+}
+
+export interface UncompactedSeries {
+  /** False when not even one timed turn finished within the budget. */
+  readonly finished: boolean;
+  /** Entries seeded (the session may not have been seeded in full when the budget ran out). */
+  readonly entries: number;
+  readonly budgetMs: number;
+  readonly seed?: SeedReport;
+  /** The first turn on the uncompacted session, whatever Keel did in it (e.g. a preflight compaction). */
+  readonly firstTurnMs?: number;
+  /** Whether the session had a compaction entry after the turns (Keel compacted it). */
+  readonly compactedByKeel?: boolean;
+  /** The turns after the first. */
+  readonly latency?: LatencyStats;
+  readonly note: string;
+}
+
+export interface TurnLatencyResult {
+  readonly setup: { turns: number; warmup: number; database: 'pglite' | 'postgres'; cpus: number; node: string; model: string };
+  /** Keel turn on a fresh session vs the bare Update + one activity vs a bare workflow start. */
+  readonly latency: {
+    readonly keelTurn: SessionSeries;
+    readonly baselineUpdate: LatencyStats;
+    readonly baselineStart: LatencyStats;
+    /** keelTurn p50 / baselineUpdate p50, and the same at p99. */
+    readonly ratioP50: number | null;
+    readonly ratioP99: number | null;
+  };
+  readonly scale: {
+    readonly small: SessionSeries;
+    readonly largeCompacted: SessionSeries;
+    readonly largeUncompacted: UncompactedSeries;
+    /** largeCompacted / small, p50 and p99. */
+    readonly ratioP50: number | null;
+    readonly ratioP99: number | null;
+  };
+  /** Temporal history bytes per turn on each session: flat means the transcript stays out of history. */
+  readonly historyBytesPerTurn: {
+    readonly freshSession: number | null;
+    readonly smallSession: number | null;
+    readonly largeSession: number | null;
+    /** smallSession / freshSession (≈ 1 when flat). */
+    readonly ratio: number | null;
+  };
+}
+
+const log = (line: string) => process.stderr.write(`${line}\n`);
+
+/** Runs every measurement on one dev server and returns the numbers. */
+export async function run(opts: TurnLatencyOptions = {}): Promise<TurnLatencyResult> {
+  const turns = opts.turns ?? positiveInt(process.env.BENCH_TURNS) ?? DEFAULT_TURNS;
+  const warmup = opts.warmup ?? DEFAULT_WARMUP;
+  const databaseUrl = opts.databaseUrl ?? process.env.BENCH_DATABASE_URL;
+  const budgetMs = opts.uncompactedBudgetMs ?? DEFAULT_UNCOMPACTED_BUDGET_MS;
+
+  log('turn-latency: starting a Temporal dev server, the fake model and the store…');
+  const [env, fake, store] = await Promise.all([
+    startTemporalTestEnv(),
+    startFakeAnthropic(),
+    openStore(databaseUrl ? { kind: 'postgres', url: databaseUrl } : { kind: 'pglite', dataDir: 'memory://' }),
+  ]);
+  fake.respondWith(() => fakeReply.text('ok'));
+  const keelQueue = uniqueTaskQueue('bench-keel');
+  const baselineQueue = uniqueTaskQueue('bench-baseline');
+  const [keelWorker, baselineWorker] = await Promise.all([
+    runInProcessWorker(env, keelQueue, testDeps(store, fake.url)),
+    startBaselineWorker(env.nativeConnection, baselineQueue),
+  ]);
+  const keel = keelClient(env, keelQueue);
+  const cleanup: Array<() => Promise<void>> = [];
+  try {
+    const agentId = `bench${randomBytes(4).toString('hex')}`;
+    const sessions = new SessionDriver(keel, store, agentId, cleanup);
+
+    log(`turn-latency: ${turns} rounds (after ${warmup} warm-up rounds) of: a Keel turn, a bare Update + one activity, a bare workflow start…`);
+    const fresh = await sessions.prepare('fresh');
+    const baseline = await startBaselineSession(keel.temporal, baselineQueue, cleanup);
+    const startPrefix = `bench-start-${randomBytes(4).toString('hex')}`;
+    const [keelTurn, baselineUpdate, baselineStart] = await measureTogether(keel.temporal, turns, warmup, [
+      { workflowId: fresh.workflowId, op: (i) => sessions.turn(fresh.sessionKey, i) },
+      { op: (i) => baseline.executeUpdate(baselineTurnUpdate, { args: [i] }) },
+      { op: (i) => keel.temporal.workflow.execute('baselineStartWorkflow', { taskQueue: baselineQueue, workflowId: `${startPrefix}-${i}`, args: [i] }) },
+    ]);
+
+    const smallEntries = opts.smallEntries ?? SMALL_SESSION_ENTRIES;
+    const largeEntries = opts.largeEntries ?? LARGE_SESSION_ENTRIES;
+    const small = await sessions.prepare('small', { entries: smallEntries });
+    const large = await sessions.prepare('large', {
+      entries: largeEntries,
+      compaction: { entriesAfter: ENTRIES_AFTER_COMPACTION, keepRecentTokens: DEFAULTS.keepRecentTokens },
+    });
+    log(`turn-latency: ${turns} rounds of a turn at ${smallEntries.toLocaleString()} entries and one at ${largeEntries.toLocaleString()} (compacted)…`);
+    const [smallSeries, largeSeries] = await measureTogether(keel.temporal, turns, warmup, [
+      { workflowId: small.workflowId, op: (i) => sessions.turn(small.sessionKey, i) },
+      { workflowId: large.workflowId, op: (i) => sessions.turn(large.sessionKey, i) },
+    ]);
+    const smallResult: SessionSeries = { seed: small.seed, ...smallSeries! };
+    const largeCompacted: SessionSeries = { seed: large.seed, ...largeSeries! };
+    const largeUncompacted = await measureUncompacted(sessions, store, largeEntries, budgetMs);
+
+    const keelSeries = keelTurn as SessionSeries;
+    const baseUpdate = baselineUpdate!.latency;
+    return {
+      setup: { turns, warmup, database: databaseUrl ? 'postgres' : 'pglite', cpus: cpus().length, node: process.version, model: 'fake, 0 ms' },
+      latency: {
+        keelTurn: keelSeries,
+        baselineUpdate: baseUpdate,
+        baselineStart: baselineStart!.latency,
+        ratioP50: ratio(keelSeries.latency.p50, baseUpdate.p50),
+        ratioP99: ratio(keelSeries.latency.p99, baseUpdate.p99),
+      },
+      scale: {
+        small: smallResult,
+        largeCompacted,
+        largeUncompacted,
+        ratioP50: ratio(largeCompacted.latency.p50, smallResult.latency.p50),
+        ratioP99: ratio(largeCompacted.latency.p99, smallResult.latency.p99),
+      },
+      historyBytesPerTurn: {
+        freshSession: keelSeries.history.bytesPerTurn,
+        smallSession: smallResult.history.bytesPerTurn,
+        largeSession: largeCompacted.history.bytesPerTurn,
+        ratio: keelSeries.history.bytesPerTurn && smallResult.history.bytesPerTurn !== null ? ratio(smallResult.history.bytesPerTurn, keelSeries.history.bytesPerTurn) : null,
+      },
+    };
+  } finally {
+    for (const step of cleanup) await step().catch((err: unknown) => log(`turn-latency: cleanup failed: ${String(err)}`));
+    await Promise.all([keelWorker.stop(), baselineWorker.stop()]);
+    await Promise.all([fake.close(), store.close()]);
+    await env.close();
+  }
+}
+
+/** Creates bench sessions (optionally seeded) and runs turns on them. */
+class SessionDriver {
+  constructor(
+    private readonly keel: KeelClient,
+    private readonly store: Store,
+    private readonly agentId: string,
+    private readonly cleanup: Array<() => Promise<void>>,
+  ) {}
+
+  /** A session key for `name`, seeded first when `seed` is given (the workflow starts on the first turn). */
+  async prepare(name: string, seed?: { entries: number; compaction?: { entriesAfter: number; keepRecentTokens: number } }): Promise<PreparedSession> {
+    const sessionKey = `agent:${this.agentId}:${name}`;
+    const { workflowId } = this.keel.identify(sessionKey);
+    this.cleanup.push(() => this.keel.temporal.workflow.getHandle(workflowId).terminate('bench finished').then(() => undefined));
+    if (!seed) return { agentId: this.agentId, sessionKey, workflowId };
+    const row = await ensureSession(this.store.db, { agentId: this.agentId, sessionKey, newSessionId: randomUUID(), now: new Date() });
+    const report = await seedTranscript(this.store.db, this.agentId, row.session_id, { ...seed, estimate: (m) => estimateTokens(m) });
+    log(`  seeded ${report.entries.toLocaleString()} entries (${report.tokens.toLocaleString()} tokens; active window ${report.activeEntries} entries) in ${report.seedMs} ms`);
+    // Bench rows in a shared PostgreSQL are removed; PGlite in memory goes away with the process.
+    if (this.store.target.kind === 'postgres') this.cleanup.push(() => deleteSessionCascade(this.store.db, this.agentId, sessionKey, row.session_id).then(() => undefined));
+    return { agentId: this.agentId, sessionKey, workflowId, sessionId: row.session_id, seed: report };
+  }
+
+  /** One turn; a reply other than the fake model's means the bench measured something else. */
+  async turn(sessionKey: string, i: number): Promise<void> {
+    const result = await this.keel.sendMessage(sessionKey, `Bench message ${i}: how is my order doing?`);
+    if (result.reply !== 'ok') throw new Error(`turn-latency: unexpected reply ${JSON.stringify(result.reply)}`);
+  }
+}
+
+interface PreparedSession {
+  readonly agentId: string;
+  readonly sessionKey: string;
+  readonly workflowId: string;
+  readonly sessionId?: string;
+  readonly seed?: SeedReport;
+}
+
+/** A series to time; with a workflowId, its history is measured around the timed rounds. */
+interface Series {
+  readonly workflowId?: string;
+  readonly op: (i: number) => Promise<unknown>;
+}
+
+/** Warm-up rounds, history sizes, timed interleaved rounds, history sizes. */
+async function measureTogether(client: Client, turns: number, warmup: number, series: readonly Series[]): Promise<Array<{ latency: LatencyStats; history: HistoryGrowth }>> {
+  for (let i = 0; i < warmup; i++) for (const s of series) await s.op(i);
+  const sizes = (): Promise<Array<HistorySize | undefined>> => Promise.all(series.map((s) => (s.workflowId ? historySize(client, s.workflowId) : undefined)));
+  const before = await sizes();
+  const samples = await timeInterleaved(series.map((s) => (i: number) => s.op(warmup + i)), turns, 0);
+  const after = await sizes();
+  return series.map((_, k) => ({
+    latency: latencyStats(samples[k]!),
+    history: before[k] && after[k] ? historyGrowth(before[k]!, after[k]!, turns) : { turns, bytesPerTurn: null, eventsPerTurn: null },
+  }));
+}
+
+/**
+ * The uncompacted large session. Keel compacts before a turn whose context cannot fit (preflight),
+ * so the first turn carries that compaction and later turns run on the compacted window: the first
+ * turn is reported on its own. Runs under a time budget; a first turn that outlives it is reported
+ * as not finished (cleanup then terminates the workflow).
+ */
+async function measureUncompacted(sessions: SessionDriver, store: Store, entries: number, budgetMs: number): Promise<UncompactedSeries> {
+  if (budgetMs <= 0) return { finished: false, entries, budgetMs, note: 'skipped (budget 0)' };
+  log(`turn-latency: ${entries.toLocaleString()} entries without compaction (budget ${Math.round(budgetMs / 1000)} s)…`);
+  const s = await sessions.prepare('uncompacted', { entries });
+  let timer: NodeJS.Timeout | undefined;
+  const overBudget = new Promise<'over'>((resolve) => (timer = setTimeout(() => resolve('over'), budgetMs)));
+  const measuring = timeSequential((i) => sessions.turn(s.sessionKey, i), UNCOMPACTED_TURNS, 0, budgetMs / 2);
+  try {
+    const outcome = await Promise.race([measuring, overBudget]);
+    if (outcome === 'over') {
+      measuring.catch(() => {}); // settles (or fails) when cleanup terminates the workflow
+      return { finished: false, entries, budgetMs, seed: s.seed, note: `the first turn did not finish within ${Math.round(budgetMs / 1000)} s` };
+    }
+    const compaction = await lastCompaction(store.db, s.agentId, s.sessionId!);
+    const compactedByKeel = compaction !== undefined;
+    const later = outcome.slice(1);
+    return {
+      finished: true,
+      entries,
+      budgetMs,
+      seed: s.seed,
+      firstTurnMs: Math.round(outcome[0]!),
+      compactedByKeel,
+      ...(later.length > 0 ? { latency: latencyStats(later) } : {}),
+      note: compactedByKeel
+        ? `Keel compacted the session before the first turn (preflight); ${later.length} later turn(s) ran on the compacted window`
+        : `${later.length} later turn(s) read the whole transcript`,
+    };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Starts the baseline session workflow; cleanup signals it to stop and waits for it. */
+async function startBaselineSession(client: Client, taskQueue: string, cleanup: Array<() => Promise<void>>) {
+  const handle = await client.workflow.start('baselineSessionWorkflow', { taskQueue, workflowId: `bench-baseline-${randomUUID()}`, args: [] });
+  cleanup.push(async () => {
+    await handle.signal(baselineStopSignal);
+    await handle.result();
+  });
+  return handle;
+}
+
+function positiveInt(s: string | undefined): number | undefined {
+  const n = s === undefined ? NaN : Number(s);
+  return Number.isInteger(n) && n > 0 ? n : undefined;
+}
+
+/** The headline comparisons, one line each (bench/run.ts prints these). */
+export function ratioLines(r: TurnLatencyResult): string[] {
+  const l = r.latency;
+  const s = r.scale;
+  const h = r.historyBytesPerTurn;
+  return [
+    `keel turn / bare Update+activity: p50 ${l.keelTurn.latency.p50} / ${l.baselineUpdate.p50} ms = ${l.ratioP50}×, p99 ${l.keelTurn.latency.p99} / ${l.baselineUpdate.p99} ms = ${l.ratioP99}× (bare workflow start p50 ${l.baselineStart.p50} ms)`,
+    `turn at ${s.largeCompacted.seed?.entries.toLocaleString()} entries (compacted) / ${s.small.seed?.entries.toLocaleString()} entries: p50 ${s.largeCompacted.latency.p50} / ${s.small.latency.p50} ms = ${s.ratioP50}×, p99 ${s.largeCompacted.latency.p99} / ${s.small.latency.p99} ms = ${s.ratioP99}×`,
+    s.largeUncompacted.finished
+      ? `turn at ${s.largeUncompacted.entries.toLocaleString()} entries uncompacted: first turn ${s.largeUncompacted.firstTurnMs} ms, later turns p50 ${s.largeUncompacted.latency?.p50 ?? '-'} ms (${s.largeUncompacted.note})`
+      : `turn at ${s.largeUncompacted.entries.toLocaleString()} entries uncompacted: not measured — ${s.largeUncompacted.note}`,
+    `history bytes/turn: fresh ${h.freshSession}, ${s.small.seed?.entries.toLocaleString()} entries ${h.smallSession}, ${s.largeCompacted.seed?.entries.toLocaleString()} entries ${h.largeSession} (small/fresh = ${h.ratio}×)`,
+  ];
+}
+
+/** The people-readable table for stderr. */
+export function formatTable(r: TurnLatencyResult): string {
+  const rows: Array<[string, string, string, string, string, string]> = [['series', 'n', 'p50 ms', 'p99 ms', 'history B/turn', 'events/turn']];
+  const add = (name: string, lat: LatencyStats | undefined, hist?: HistoryGrowth) =>
+    rows.push([name, String(lat?.n ?? '-'), String(lat?.p50 ?? '-'), String(lat?.p99 ?? '-'), String(hist?.bytesPerTurn ?? '-'), String(hist?.eventsPerTurn ?? '-')]);
+  add('keel turn, fresh session', r.latency.keelTurn.latency, r.latency.keelTurn.history);
+  add('bare Update + 1 activity', r.latency.baselineUpdate);
+  add('bare workflow start + 1 activity', r.latency.baselineStart);
+  add(`keel turn, ${r.scale.small.seed?.entries.toLocaleString()} entries`, r.scale.small.latency, r.scale.small.history);
+  add(`keel turn, ${r.scale.largeCompacted.seed?.entries.toLocaleString()} entries, compacted`, r.scale.largeCompacted.latency, r.scale.largeCompacted.history);
+  const u = r.scale.largeUncompacted;
+  rows.push([`keel turn, ${u.entries.toLocaleString()} entries, uncompacted: first`, u.firstTurnMs === undefined ? '-' : '1', String(u.firstTurnMs ?? '-'), '-', '-', '-']);
+  add(`keel turn, ${u.entries.toLocaleString()} entries, uncompacted: later`, u.latency);
+  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((row) => row[c]!.length)));
+  const lines = rows.map((row) => row.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  '));
+  lines.splice(1, 0, widths.map((w) => '-'.repeat(w)).join('  '));
+  return [`turn latency (${r.setup.database}, ${r.setup.cpus} cpus, ${r.setup.model} model, ${r.setup.warmup} warm-up turns)`, ...lines, '', ...ratioLines(r)].join('\n');
+}
+
+if (require.main === module) {
+  run()
+    .then((result) => {
+      log(formatTable(result));
+      process.stdout.write(`${JSON.stringify(result)}\n`);
+    })
+    .catch((err: unknown) => {
+      log(`turn-latency failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+      process.exitCode = 1;
+    });
+}
