@@ -3,6 +3,7 @@ import { createTurnActivities } from './turn-activities';
 import { createToolActivities } from './tool-activities';
 import { createCompactionActivities } from './compaction-activities';
 import { createMemoryActivities } from './memory-activities';
+import { createMaintenanceActivities } from './maintenance-activities';
 
 /** Every activity the Keel worker registers, bound to its dependencies. */
 export function createActivities(deps: ActivityDeps) {
@@ -11,5 +12,6 @@ export function createActivities(deps: ActivityDeps) {
     ...createToolActivities(deps),
     ...createCompactionActivities(deps),
     ...createMemoryActivities(deps),
+    ...createMaintenanceActivities(deps),
   };
 }

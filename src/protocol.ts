@@ -191,3 +191,26 @@ export function compactionWorkflowId(agentId: string, sessionKey: string): strin
 
 /** Runs a manual compaction between turns and returns its result. */
 export const compactUpdate = defineUpdate<CompactionWorkflowResult, [CompactRequest]>('compact');
+
+/** One session-maintenance run (OpenClaw: prune sessions older than 30 days, cap at 500 entries). */
+export interface MaintenanceRunInput {
+  readonly mode: 'warn' | 'enforce';
+  readonly pruneAfterDays?: number;
+  readonly maxEntries?: number;
+  readonly agentId?: string;
+  /** Workflow time, ISO. */
+  readonly now: string;
+}
+
+/** Counts of what a maintenance run did (enforce) or would do (warn), with a sample of pruned keys. */
+export interface MaintenanceRunSummary {
+  readonly mode: 'warn' | 'enforce';
+  readonly sessionsPruned: number;
+  readonly sessionsCapped: number;
+  readonly entriesRemoved: number;
+  readonly sampleKeys: readonly string[];
+}
+
+export const MAINTENANCE_WORKFLOW_TYPE = 'maintenanceWorkflow';
+/** The Schedule's id: one per namespace and task queue owner, created idempotently by workers. */
+export const MAINTENANCE_SCHEDULE_ID = 'keel-maintenance';

@@ -6,6 +6,7 @@ import { NativeConnection } from '@temporalio/worker';
 import { configFromEnv } from '../src/config/keel-config';
 import { openRuntime } from '../src/runtime/activity-deps';
 import { createKeelWorker } from './create-worker';
+import { prepareCluster } from './prepare-cluster';
 
 async function main(): Promise<void> {
   const config = configFromEnv();
@@ -14,6 +15,7 @@ async function main(): Promise<void> {
   }
   const runtime = await openRuntime({ config, toolsModule: process.env.KEEL_TOOLS_MODULE });
   const connection = await NativeConnection.connect({ address: config.temporalAddress });
+  await prepareCluster(config);
   const worker = await createKeelWorker({
     connection,
     namespace: config.temporalNamespace,

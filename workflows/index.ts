@@ -1,3 +1,4 @@
 /** Every workflow the Keel worker registers. */
 export { sessionWorkflow } from './session';
 export { compactionWorkflow } from './compaction';
+export { maintenanceWorkflow } from './maintenance';

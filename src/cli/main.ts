@@ -1,33 +1,169 @@
 #!/usr/bin/env node
 /**
- * The `keel` command line. Data goes to stdout (`--json` for machines); progress and people-text to
- * stderr. Exit codes: 0 ok, 1 failure, 2 bad usage.
+ * The `keel` command line. Data goes to stdout (`--json` prints the command's one result object);
+ * progress and people-text go to stderr. Exit codes: 0 ok, 1 failure, 2 bad usage.
  */
+import { parseArgs } from 'node:util';
+import { z } from 'zod';
 import { runDev } from './dev';
 import { resolveTemporalCli } from '../temporal/resolve-cli';
 import { configFromEnv } from '../config/keel-config';
-import { openRuntime } from '../runtime/activity-deps';
+import { openStore, type Store } from '../store/connect';
+import { connectClient, UsageError } from './connect';
+import { compactionsList, compactionsRetry, compactionsShow } from './compactions';
+import { importCommand, exportCommand } from './transfer';
+import { contextBar } from './context-bar';
+import { runMaintenance } from '../store/maintenance';
+import { resolve } from 'node:path';
 
-const USAGE = `usage: keel <command>
-  dev [--check] [--session <key>]   embedded Temporal + PGlite + worker + interactive chat
-  migrate                           bring the database schema up to date
-  temporal-cli                      find or build the Temporal CLI and print its path`;
+const USAGE = `usage: keel <command> [options]
+  dev [--check] [--session <key>]          embedded Temporal + PGlite + worker + interactive chat
+  status <sessionKey> [--json]             context usage, pressure and compactions of a session
+  compact <sessionKey> [--keep-recent N] [--instructions TEXT] [--json]
+  compactions [--failed] [--agent ID] [--json]
+  compactions show <id> [--json]
+  compactions retry <id> [--json]          a fresh compaction for that session (joins a running one)
+  import <file.jsonl|sessions.json|dir>... --agent ID [--json]
+  export <sessionKey> --agent ID [--out FILE]
+  maintenance [--enforce] [--prune-days N] [--max-entries N] [--agent ID] [--json]
+  migrate                                  bring the database schema up to date
+  temporal-cli                             find or build the Temporal CLI and print its path
+Commands that reach workers (status, compact, compactions retry) need TEMPORAL_ADDRESS.`;
+
+const OPTIONS = {
+  json: { type: 'boolean' },
+  check: { type: 'boolean' },
+  failed: { type: 'boolean' },
+  enforce: { type: 'boolean' },
+  session: { type: 'string' },
+  agent: { type: 'string' },
+  out: { type: 'string' },
+  instructions: { type: 'string' },
+  'keep-recent': { type: 'string' },
+  'prune-days': { type: 'string' },
+  'max-entries': { type: 'string' },
+} as const;
+
+const count = (flag: string) => z.coerce.number({ message: `--${flag} must be a number` }).int(`--${flag} must be a whole number`).nonnegative(`--${flag} must be ≥ 0`);
+
+function parseCount(flag: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const parsed = count(flag).safeParse(value);
+  if (!parsed.success) throw new UsageError(parsed.error.issues[0]!.message);
+  return parsed.data;
+}
+
+async function withStore<T>(fn: (store: Store) => Promise<T>): Promise<T> {
+  const config = configFromEnv();
+  const store = await openStore(config.databaseUrl ? { kind: 'postgres', url: config.databaseUrl } : { kind: 'pglite', dataDir: resolve(config.home, 'db') });
+  try {
+    return await fn(store);
+  } finally {
+    await store.close();
+  }
+}
+
+function required(value: string | undefined, what: string): string {
+  if (!value) throw new UsageError(`missing ${what}`);
+  return value;
+}
 
 async function main(argv: string[]): Promise<number> {
-  const [command, ...rest] = argv;
+  const { values: opts, positionals } = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+  const [command, ...args] = positionals;
+  const print = (result: unknown) => {
+    if (opts.json) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+  };
   switch (command) {
-    case 'dev': {
-      const sessionIdx = rest.indexOf('--session');
-      const sessionKey = sessionIdx >= 0 ? rest[sessionIdx + 1] : 'agent:main:main';
-      if (!sessionKey) return usage('--session needs a session key, e.g. agent:main:main');
-      return runDev({ check: rest.includes('--check'), sessionKey });
-    }
-    case 'migrate': {
-      const runtime = await openRuntime({ config: configFromEnv() });
-      await runtime.close();
-      process.stderr.write('migrated\n');
+    case 'dev':
+      return runDev({ check: Boolean(opts.check), sessionKey: opts.session ?? 'agent:main:main' });
+    case 'status': {
+      const key = required(args[0], 'a session key: keel status agent:main:main');
+      const { client, close } = await connectClient(configFromEnv());
+      try {
+        const status = await client.getStatus(key);
+        print(status);
+        if (!opts.json) {
+          process.stderr.write(`${key}\n${contextBar(status)}\n`);
+          process.stderr.write(`turns ${status.turnsCompleted} · compactions ${status.compactionCount}${status.lastCompactionId ? ` (last ${status.lastCompactionId})` : ''} · queued ${status.queuedTurns}\n`);
+        }
+      } finally {
+        await close();
+      }
       return 0;
     }
+    case 'compact': {
+      const key = required(args[0], 'a session key: keel compact agent:main:main');
+      const keepRecentTokens = parseCount('keep-recent', opts['keep-recent']);
+      const { client, close } = await connectClient(configFromEnv());
+      try {
+        process.stderr.write(`compacting ${key}…\n`);
+        const result = await client.compact(key, { ...(keepRecentTokens !== undefined ? { keepRecentTokens } : {}), ...(opts.instructions ? { instructions: opts.instructions } : {}) });
+        print(result);
+        if (!opts.json) process.stderr.write(`${result.status}${result.degraded ? ' (degraded: extractive summary)' : ''}: ${result.tokensBefore} → ${result.tokensAfter} tokens\n`);
+      } finally {
+        await close();
+      }
+      return 0;
+    }
+    case 'compactions': {
+      const [sub, id] = args;
+      if (sub === 'show') {
+        print(await withStore((s) => compactionsShow({ db: s.db, id: required(id, 'a compaction id'), json: opts.json })));
+        return 0;
+      }
+      if (sub === 'retry') {
+        const config = configFromEnv();
+        const { client, close } = await connectClient(config);
+        try {
+          print(
+            await withStore((s) =>
+              compactionsRetry({ db: s.db, temporalClient: client.temporal, taskQueue: config.taskQueue, id: required(id, 'a compaction id'), contextWindowTokens: config.contextWindowTokens, json: opts.json }),
+            ),
+          );
+        } finally {
+          await close();
+        }
+        return 0;
+      }
+      if (sub !== undefined) throw new UsageError(`unknown subcommand "compactions ${sub}"; use show or retry`);
+      print(await withStore((s) => compactionsList({ db: s.db, failed: opts.failed, ...(opts.agent ? { agentId: opts.agent } : {}), json: opts.json })));
+      return 0;
+    }
+    case 'import': {
+      if (args.length === 0) throw new UsageError('name the files or folders to import: keel import ~/.openclaw/agents/main/sessions --agent main');
+      const agent = required(opts.agent, '--agent: the agent that owns the imported sessions');
+      const report = await withStore((s) => importCommand(s.db, agent, args, Boolean(opts.json)));
+      print(report);
+      return report.totals.failed > 0 ? 1 : 0;
+    }
+    case 'export': {
+      const key = required(args[0], 'a session key: keel export agent:main:main --agent main');
+      const agent = required(opts.agent, '--agent: the agent that owns the session');
+      await withStore((s) => exportCommand(s.db, agent, key, opts.out));
+      return 0;
+    }
+    case 'maintenance': {
+      const report = await withStore((s) =>
+        runMaintenance(s.db, {
+          now: new Date(),
+          mode: opts.enforce ? 'enforce' : 'warn',
+          ...(opts['prune-days'] !== undefined ? { pruneAfterDays: parseCount('prune-days', opts['prune-days']) } : {}),
+          ...(opts['max-entries'] !== undefined ? { maxEntries: parseCount('max-entries', opts['max-entries']) } : {}),
+          ...(opts.agent ? { agentId: opts.agent } : {}),
+        }),
+      );
+      print(report);
+      if (!opts.json) {
+        const verb = report.mode === 'enforce' ? 'pruned' : 'would prune';
+        process.stderr.write(`${verb} ${report.sessionsPruned.length} sessions; ${report.mode === 'enforce' ? 'removed' : 'would remove'} ${report.entriesCapped.reduce((n, c) => n + c.removed, 0)} entries from ${report.entriesCapped.length} sessions\n`);
+      }
+      return 0;
+    }
+    case 'migrate':
+      await withStore(async () => undefined);
+      process.stderr.write('migrated\n');
+      return 0;
     case 'temporal-cli': {
       const cli = await resolveTemporalCli();
       if (cli.source === 'download') return 1;
@@ -35,20 +171,16 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     }
     default:
-      return usage(command ? `unknown command "${command}"` : undefined);
+      throw new UsageError(command ? `unknown command "${command}"` : 'no command given');
   }
-}
-
-function usage(problem?: string): number {
-  if (problem) process.stderr.write(`keel: ${problem}\n`);
-  process.stderr.write(`${USAGE}\n`);
-  return 2;
 }
 
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (err) => {
+    const usage = err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
     process.stderr.write(`keel: ${err instanceof Error ? err.message : String(err)}\n`);
-    process.exit(1);
+    if (usage) process.stderr.write(`${USAGE}\n`);
+    process.exit(usage ? 2 : 1);
   },
 );

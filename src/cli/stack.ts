@@ -1,10 +1,12 @@
+import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Connection } from '@temporalio/client';
-import { NativeConnection, type Worker } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime as TemporalRuntime, type Worker } from '@temporalio/worker';
 import type { KeelConfig } from '../config/keel-config';
 import { startDevServer, type DevServer } from '../temporal/dev-server';
 import { openRuntime, type Runtime } from '../runtime/activity-deps';
 import { createKeelWorker } from '../../workers/create-worker';
+import { prepareCluster } from '../../workers/prepare-cluster';
 import { KeelClient } from '../client/keel-client';
 
 /** Temporal + database + worker + client in one process: what `npm run dev` runs. */
@@ -22,12 +24,16 @@ export interface LocalStack {
  * and a worker on the task queue.
  */
 export async function startLocalStack(config: KeelConfig, log: (line: string) => void): Promise<LocalStack> {
+  // The worker's routine state changes would interleave with the chat; warnings and errors still show.
+  TemporalRuntime.install({ logger: new DefaultLogger('WARN') });
   let server: DevServer | undefined;
   let address = config.temporalAddress;
   if (!address) {
+    mkdirSync(resolve(config.home), { recursive: true });
     server = await startDevServer({ dbFilename: resolve(config.home, 'temporal.db'), ui: true, log });
     address = server.address;
   }
+  await prepareCluster({ ...config, temporalAddress: address }, log);
   const runtime = await openRuntime({ config, toolsModule: process.env.KEEL_TOOLS_MODULE });
   log(`store: ${config.databaseUrl ? 'PostgreSQL (DATABASE_URL)' : `PGlite in ${resolve(config.home, 'db')}`}, migrated`);
   const nativeConnection = await NativeConnection.connect({ address });

@@ -1,0 +1,90 @@
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { startFakeAnthropic, fakeReply, type FakeAnthropic } from '../support/fake-anthropic';
+import { writeCorpus } from '../fixtures/generate';
+
+const root = resolve(__dirname, '../..');
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `keel <args>` as a real process (the way a person or a script would). */
+function keel(args: string[], env: Record<string, string | undefined>, stdin?: string): Promise<Run> {
+  const childEnv: NodeJS.ProcessEnv = { ...process.env, TS_NODE_SWC: 'true', TS_NODE_TRANSPILE_ONLY: 'true', ...env };
+  for (const [k, v] of Object.entries(env)) if (v === undefined) delete childEnv[k];
+  const child = spawn(process.execPath, ['-r', 'ts-node/register', join(root, 'src/cli/main.ts'), ...args], { cwd: root, env: childEnv });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  if (stdin !== undefined) child.stdin.end(stdin);
+  else child.stdin.end();
+  return new Promise((resolveRun) => child.on('close', (code) => resolveRun({ code, stdout, stderr })));
+}
+
+describe('keel command line', () => {
+  let home: string;
+  let fake: FakeAnthropic;
+  beforeAll(async () => {
+    fake = await startFakeAnthropic();
+  });
+  afterAll(async () => fake.close());
+  beforeEach(async () => {
+    home = await mkdtemp(join(tmpdir(), 'keel-cli-'));
+  });
+  const noModel = { ANTHROPIC_API_KEY: undefined, ANTHROPIC_BASE_URL: undefined, DATABASE_URL: undefined, TEMPORAL_ADDRESS: undefined };
+
+  it('dev --check without a model starts and stops the embedded stack, says how to set one, exits 0', async () => {
+    const run = await keel(['dev', '--check'], { ...noModel, KEEL_HOME: home });
+    expect(run.stderr).toContain('export ANTHROPIC_API_KEY=');
+    expect(run.stderr).toContain('ANTHROPIC_BASE_URL');
+    expect(run.stderr).toMatch(/store: PGlite in .*keel-cli-/);
+    expect(run.stderr).toContain('stopped cleanly');
+    expect(run.code).toBe(0);
+  });
+
+  it('dev chats through a durable turn on the embedded stack', async () => {
+    fake.enqueue(fakeReply.text('Hello from the embedded stack'));
+    const run = await keel(['dev', '--session', 'agent:cli:main'], { ...noModel, KEEL_HOME: home, ...fake.env }, 'hi there\n/quit\n');
+    expect(run.stdout).toContain('keel › Hello from the embedded stack');
+    expect(run.stderr).toMatch(/\[[█░]+\] [\d.]+% of 200k tokens/);
+    expect(run.code).toBe(0);
+    fake.assertScriptConsumed();
+  });
+
+  it('imports a folder with progress, exports a session back to the same JSONL, and reports maintenance as JSON', async () => {
+    const corpus = await writeCorpus(join(home, 'sessions'), { seed: 7, sessions: 3, entriesPerSession: 40, agentId: 'ops' });
+    const env = { ...noModel, KEEL_HOME: home };
+    const imported = await keel(['import', join(home, 'sessions'), '--agent', 'ops', '--json'], env);
+    expect(imported.code).toBe(0);
+    expect(imported.stderr).toMatch(/3\/3 files/);
+    expect(JSON.parse(imported.stdout).totals).toMatchObject({ files: 3, failed: 0 });
+
+    const out = join(home, 'export.jsonl');
+    const exported = await keel(['export', corpus.sessionKeys[0]!, '--agent', 'ops', '--out', out], env);
+    expect(exported.code).toBe(0);
+    const original = (await readFile(corpus.files[0]!, 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
+    const roundTrip = (await readFile(out, 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
+    expect(roundTrip).toEqual(original);
+
+    const maintenance = await keel(['maintenance', '--json', '--prune-days', '1'], env);
+    expect(maintenance.code).toBe(0);
+    const report = JSON.parse(maintenance.stdout);
+    expect(report.mode).toBe('warn');
+    expect(report.sessionsPruned).toHaveLength(3);
+  });
+
+  it('exits 2 with the fix on bad usage', async () => {
+    const run = await keel(['maintenance', '--prune-days', 'soon'], { ...noModel, KEEL_HOME: home });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('--prune-days must be a number');
+    const status = await keel(['status', 'agent:main:main'], { ...noModel, KEEL_HOME: home });
+    expect(status.code).toBe(2);
+    expect(status.stderr).toContain('set TEMPORAL_ADDRESS');
+  });
+});

@@ -1,0 +1,20 @@
+import { Client, Connection } from '@temporalio/client';
+import type { KeelConfig } from '../src/config/keel-config';
+import { ensureSearchAttributes } from '../src/temporal/ensure-search-attributes';
+import { ensureMaintenanceSchedule } from '../src/temporal/maintenance-schedule';
+
+/**
+ * What a worker makes sure of before polling, idempotently (many workers start at once): Keel's
+ * search attributes exist and the maintenance Schedule exists.
+ */
+export async function prepareCluster(config: KeelConfig, log: (line: string) => void = (l) => process.stderr.write(`${l}\n`)): Promise<void> {
+  const connection = await Connection.connect({ address: config.temporalAddress });
+  try {
+    const added = await ensureSearchAttributes(connection, config.temporalNamespace);
+    if (added.length) log(`temporal: registered search attributes ${added.join(', ')}`);
+    const client = new Client({ connection, namespace: config.temporalNamespace });
+    if (await ensureMaintenanceSchedule(client, { taskQueue: config.taskQueue })) log('temporal: created the keel-maintenance schedule');
+  } finally {
+    await connection.close();
+  }
+}
