@@ -4,6 +4,7 @@ import { appendEntries, getEntry } from '../src/store/entries-repo';
 import type { AssistantMessage, MessageEntry, ToolCallBlock, ToolResultMessage } from '../src/context/types';
 import { isToolCallBlock, toolCallArguments } from '../src/context/types';
 import type { ToolOutput } from '../src/tools/registry';
+import { startHeartbeat } from './heartbeat';
 
 export interface RunToolInput {
   readonly agentId: string;
@@ -66,13 +67,19 @@ export function createToolActivities(deps: ActivityDeps) {
       return errorOutput(`invalid input for tool "${call.name}": ${issues}`);
     }
     const ctx = Context.current();
-    const out = await tool.run(parsed.data, {
-      agentId: input.agentId,
-      sessionKey: input.sessionKey,
-      idempotencyKey: input.idempotencyKey,
-      signal: ctx.cancellationSignal,
-    });
-    return typeof out === 'string' ? { content: [{ type: 'text', text: out }] } : out;
+    // Heartbeat while the tool runs, however long: a dead worker is noticed within the heartbeat timeout.
+    const heartbeat = startHeartbeat();
+    try {
+      const out = await tool.run(parsed.data, {
+        agentId: input.agentId,
+        sessionKey: input.sessionKey,
+        idempotencyKey: input.idempotencyKey,
+        signal: ctx.cancellationSignal,
+      });
+      return typeof out === 'string' ? { content: [{ type: 'text', text: out }] } : out;
+    } finally {
+      heartbeat.stop();
+    }
   }
 
   return { runTool };

@@ -1,7 +1,9 @@
 import { Context } from '@temporalio/activity';
 import type { ActivityDeps } from './deps';
 import { activeTranscriptBytes, appendEntriesRedacted, tailEntries, getEntry } from '../src/store/entries-repo';
-import { ensureSession, getSession, recordTurnUsage } from '../src/store/sessions-repo';
+import { ensureSession, getSession, recordTurnUsage, rotateSession } from '../src/store/sessions-repo';
+import { evaluateFreshness, isSystemEvent, parseResetCommand, type SessionEventKind } from '../src/sessions/lifecycle';
+import type { KeelConfig } from '../src/config/keel-config';
 import { decideAfterTurn, type AfterTurnDecision } from '../src/turn/turn-decisions';
 import type { AssistantMessage, MessageEntry, ToolCallBlock } from '../src/context/types';
 import { prepareContext } from './prepare-context';
@@ -16,14 +18,20 @@ export interface BeginTurnInput {
   readonly text: string;
   /** Workflow time, ISO. */
   readonly now: string;
-  /** Used only when the session row is created. */
+  /** Used when the session row is created, or when a reset / expiry starts a new sessionId. */
   readonly newSessionId: string;
+  /** System events (heartbeat, cron, exec notices) neither refresh nor expire freshness. */
+  readonly event?: SessionEventKind;
 }
 
 export interface BeginTurnResult {
   readonly sessionId: string;
   /** The active transcript (since the last compaction) exceeds maxActiveTranscriptBytes. */
   readonly preflightCompaction: boolean;
+  /** A new sessionId started (reset command, daily or idle expiry). */
+  readonly rotated?: 'manual' | 'daily' | 'idle';
+  /** A bare `/new` or `/reset`: nothing to send to the model. */
+  readonly resetOnly: boolean;
 }
 
 export interface CallModelInput {
@@ -67,6 +75,8 @@ export interface FinishTurnInput {
   readonly outputTokens: number;
   readonly contextTokens: number;
   readonly now: string;
+  /** False for system events, which must not refresh idle/daily freshness. */
+  readonly touch?: boolean;
 }
 
 /** The counters after the turn and what maintenance they call for. */
@@ -82,12 +92,25 @@ export function createTurnActivities(deps: ActivityDeps) {
 
   /** Ensures the session row and appends the user's message once, whatever the retries. */
   async function beginTurn(input: BeginTurnInput): Promise<BeginTurnResult> {
-    const session = await ensureSession(db, {
-      agentId: input.agentId,
-      sessionKey: input.sessionKey,
-      newSessionId: input.newSessionId,
-      now: new Date(input.now),
-    });
+    const now = new Date(input.now);
+    let session = await ensureSession(db, { agentId: input.agentId, sessionKey: input.sessionKey, newSessionId: input.newSessionId, now });
+    const reset = parseResetCommand(input.text);
+    const text = reset ? (reset.remainder ?? '') : input.text;
+    // Freshness (seed 003): a reset command, the daily boundary or idle expiry starts a new sessionId.
+    // The new id is deterministic, so a retried beginTurn never rotates twice.
+    let rotated: BeginTurnResult['rotated'];
+    const systemEvent = input.event !== undefined && isSystemEvent(input.event);
+    if (!systemEvent && session.session_id !== input.newSessionId) {
+      const freshness = evaluateFreshness(
+        { sessionStartedAt: session.session_started_at, lastInteractionAt: session.last_interaction_at },
+        { now, policy: resetPolicy(deps.config), resetRequested: reset !== undefined },
+      );
+      if (!freshness.fresh && (await rotateSession(db, { agentId: input.agentId, sessionKey: input.sessionKey, newSessionId: input.newSessionId, now }))) {
+        rotated = freshness.reason;
+        session = (await getSession(db, input.agentId, input.sessionKey))!;
+      }
+    }
+    if (text === '') return { sessionId: session.session_id, preflightCompaction: false, resetOnly: true, ...(rotated ? { rotated } : {}) };
     const existing = await getEntry(db, input.agentId, session.session_id, input.userEntryId);
     if (!existing) {
       const [last] = await tailEntries(db, input.agentId, session.session_id, 1);
@@ -96,13 +119,13 @@ export function createTurnActivities(deps: ActivityDeps) {
         id: input.userEntryId,
         parentId: last?.id ?? null,
         timestamp: input.now,
-        message: { role: 'user', content: input.text, timestamp: Date.parse(input.now) },
+        message: { role: 'user', content: text, timestamp: Date.parse(input.now) },
       };
       await appendEntriesRedacted(db, input.agentId, session.session_id, [{ entry, tokenEstimate: deps.estimate(entry.message) }]);
     }
     const limit = deps.config.maxActiveTranscriptBytes;
     const preflightCompaction = limit > 0 && (await activeTranscriptBytes(db, input.agentId, session.session_id)) > limit;
-    return { sessionId: session.session_id, preflightCompaction };
+    return { sessionId: session.session_id, preflightCompaction, resetOnly: false, ...(rotated ? { rotated } : {}) };
   }
 
   /**
@@ -146,7 +169,12 @@ export function createTurnActivities(deps: ActivityDeps) {
     };
     const entry: MessageEntry = { type: 'message', id: input.assistantEntryId, parentId: input.parentId, timestamp: input.now, message };
     const replyTokens = deps.estimate(message);
-    await appendEntriesRedacted(db, input.agentId, input.sessionId, [{ entry, tokenEstimate: replyTokens }]);
+    const { inserted } = await appendEntriesRedacted(db, input.agentId, input.sessionId, [{ entry, tokenEstimate: replyTokens }]);
+    if (inserted === 0) {
+      // A dead attempt's append landed first: the stored reply is the one the transcript holds.
+      const winner = await getEntry(db, input.agentId, input.sessionId, input.assistantEntryId);
+      if (winner) return describeReply(winner.payload as unknown as MessageEntry, contextTokens + (winner.token_estimate ?? 0));
+    }
     return describeReply(entry, contextTokens + replyTokens);
   }
 
@@ -174,6 +202,16 @@ export function createTurnActivities(deps: ActivityDeps) {
   }
 
   return { beginTurn, callModel, finishTurn, beginCompaction };
+}
+
+/** The freshness policy from config (OpenClaw: daily at 04:00 local, or idle; whichever first). */
+function resetPolicy(config: KeelConfig) {
+  return {
+    mode: config.resetMode,
+    dailyResetHour: config.resetHour,
+    timeZone: config.resetTimeZone,
+    ...(config.idleMinutes !== undefined ? { idleMinutes: config.idleMinutes } : {}),
+  };
 }
 
 function describeReply(entry: MessageEntry, contextTokens: number): CallModelResult {

@@ -4,6 +4,7 @@
  * Payloads are small by design: ids, counts and the texts a person typed or reads, never transcripts.
  */
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
+import type { SessionEventKind } from './sessions/lifecycle';
 
 export const DEFAULT_TASK_QUEUE = 'keel';
 
@@ -64,6 +65,11 @@ export interface SessionCarriedState {
 
 export interface TurnRequest {
   readonly text: string;
+  /**
+   * What kind of event this message is; default `user_message`. System events (heartbeat, cron,
+   * exec notices) run a turn but do not refresh or expire the session's freshness.
+   */
+  readonly event?: SessionEventKind;
   /**
    * The entry id the sender last saw; when set and the session has moved on, the Update validator
    * rejects the send as stale instead of answering out of context.

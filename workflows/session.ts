@@ -113,8 +113,19 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<void
 
   async function runTurn(request: TurnRequest): Promise<TurnResult> {
     const userEntryId = wf.uuid4();
-    const begin = await db.beginTurn({ ...ids, userEntryId, text: request.text, now: now(), newSessionId: wf.uuid4() });
+    const begin = await db.beginTurn({
+      ...ids,
+      userEntryId,
+      text: request.text,
+      now: now(),
+      newSessionId: wf.uuid4(),
+      ...(request.event ? { event: request.event } : {}),
+    });
     const { sessionId } = begin;
+    if (begin.resetOnly) {
+      // A bare /new or /reset: the new session starts with the next message.
+      return { reply: 'Started a new session.', silent: false, userEntryId: '', assistantEntryId: '', turn: state.turnsCompleted, usage: { inputTokens: 0, outputTokens: 0 }, modelCalls: 0 };
+    }
     const turnState = { compacted: false };
     if (begin.preflightCompaction) {
       turnState.compacted = true;
@@ -146,7 +157,8 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<void
         parentId = t.entryId;
       }
     }
-    const after = await db.finishTurn({ ...ids, inputTokens, outputTokens, contextTokens: reply!.contextTokens, now: now() });
+    const touch = request.event === undefined || request.event === 'user_message';
+    const after = await db.finishTurn({ ...ids, inputTokens, outputTokens, contextTokens: reply!.contextTokens, now: now(), touch });
     state.recordTurn(parentId, after);
     if (after.memoryFlush && !after.compact) await model.memoryFlush({ ...ids, sessionId, flushId: wf.uuid4(), now: now() });
     // Threshold compaction runs after the reply is returned, before the next queued turn.

@@ -10,6 +10,7 @@ import {
   type SessionStatus,
   type SessionTuning,
   type SessionWorkflowInput,
+  type TurnRequest,
   type TurnResult,
 } from '../protocol';
 
@@ -29,6 +30,8 @@ export interface SendMessageOptions {
   readonly requestId?: string;
   /** Reject the send if the session has moved past this entry. */
   readonly expectedLastEntryId?: string;
+  /** A system event (heartbeat, cron, exec notice) runs a turn without refreshing freshness. */
+  readonly event?: TurnRequest['event'];
 }
 
 /**
@@ -61,7 +64,7 @@ export class KeelClient {
       workflowIdConflictPolicy: 'USE_EXISTING',
     });
     return this.temporal.workflow.executeUpdateWithStart(turnUpdate, {
-      args: [{ text, ...(opts.expectedLastEntryId ? { expectedLastEntryId: opts.expectedLastEntryId } : {}) }],
+      args: [{ text, ...(opts.expectedLastEntryId ? { expectedLastEntryId: opts.expectedLastEntryId } : {}), ...(opts.event ? { event: opts.event } : {}) }],
       ...(opts.requestId ? { updateId: opts.requestId } : {}),
       startWorkflowOperation: start,
     });

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { DEFAULTS } from './defaults';
+import { isKnownTimeZone } from '../sessions/lifecycle';
 
 /** Keel's runtime configuration, parsed from the environment (and overridable in code). */
 export const keelConfigSchema = z.object({
@@ -28,6 +29,11 @@ export const keelConfigSchema = z.object({
   memoryFlushModel: z.string().min(1).optional(),
   /** Preflight compaction when the active transcript exceeds this many bytes; 0 disables. */
   maxActiveTranscriptBytes: z.coerce.number().int().nonnegative().default(0),
+  /** Session reset (OpenClaw): daily at resetHour in resetTimeZone, or after idleMinutes; whichever first. */
+  resetMode: z.enum(['daily', 'idle', 'none'], { message: 'use daily, idle or none' }).default('daily'),
+  resetHour: z.coerce.number().int().min(0).max(23).default(DEFAULTS.dailyResetHour),
+  resetTimeZone: z.string().refine(isKnownTimeZone, 'not a known IANA time zone; use a name such as "Europe/Berlin" or "UTC"').default('UTC'),
+  idleMinutes: z.coerce.number().int().positive().optional(),
   /** Workspace folder for memory notes (`memory/YYYY-MM-DD.md`); unset → notes only in the database. */
   workspaceDir: z.string().min(1).optional(),
 });
@@ -53,6 +59,10 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env, overrides: P
     compactionModel: env.KEEL_COMPACTION_MODEL || undefined,
     workspaceDir: env.KEEL_WORKSPACE || undefined,
     softThresholdTokens: env.KEEL_SOFT_THRESHOLD_TOKENS || undefined,
+    resetMode: env.KEEL_RESET_MODE || undefined,
+    resetHour: env.KEEL_RESET_HOUR || undefined,
+    resetTimeZone: env.KEEL_RESET_TIMEZONE || undefined,
+    idleMinutes: env.KEEL_IDLE_MINUTES || undefined,
     memoryFlushModel: env.KEEL_MEMORY_FLUSH_MODEL || undefined,
     maxActiveTranscriptBytes: env.KEEL_MAX_ACTIVE_TRANSCRIPT_BYTES ? parseByteSize(env.KEEL_MAX_ACTIVE_TRANSCRIPT_BYTES) : undefined,
     ...overrides,
@@ -82,6 +92,10 @@ const ENV_NAMES: Record<string, string> = {
   compactionModel: 'KEEL_COMPACTION_MODEL',
   workspaceDir: 'KEEL_WORKSPACE',
   softThresholdTokens: 'KEEL_SOFT_THRESHOLD_TOKENS',
+  resetMode: 'KEEL_RESET_MODE',
+  resetHour: 'KEEL_RESET_HOUR',
+  resetTimeZone: 'KEEL_RESET_TIMEZONE',
+  idleMinutes: 'KEEL_IDLE_MINUTES',
   memoryFlushModel: 'KEEL_MEMORY_FLUSH_MODEL',
   maxActiveTranscriptBytes: 'KEEL_MAX_ACTIVE_TRANSCRIPT_BYTES',
 };

@@ -59,6 +59,8 @@ export interface TurnUsageUpdate {
   /** Estimated tokens of the context the model will see next turn. */
   contextTokens: number;
   now: Date;
+  /** System events (heartbeat, cron, exec notices) do not refresh idle/daily freshness (seed 003). */
+  touch?: boolean;
 }
 
 /** Adds a turn's usage to the counters and marks the total fresh (it comes from the latest run). */
@@ -71,7 +73,7 @@ export async function recordTurnUsage(db: Kysely<Database>, u: TurnUsageUpdate):
       total_tokens: eb('total_tokens', '+', u.inputTokens + u.outputTokens),
       context_tokens: u.contextTokens,
       total_tokens_fresh: true,
-      last_interaction_at: u.now,
+      ...(u.touch === false ? {} : { last_interaction_at: u.now }),
       updated_at: u.now,
     }))
     .where('agent_id', '=', u.agentId)
@@ -119,4 +121,42 @@ export async function deleteSessionCascade(db: Kysely<Database>, agentId: string
     await trx.deleteFrom('sessions').where('agent_id', '=', agentId).where('session_key', '=', sessionKey).execute();
     return Number(entries.numDeletedRows);
   });
+}
+
+export interface RotateSessionInput {
+  agentId: string;
+  sessionKey: string;
+  /** Deterministic (workflow code), so a retried rotation is a no-op. */
+  newSessionId: string;
+  now: Date;
+}
+
+/**
+ * Starts a new sessionId for the key (reset, daily or idle expiry): a fresh transcript and fresh
+ * counters. The old transcript stays under its old sessionId (export, audit, recall).
+ * @returns true when this call rotated (false when the key already has `newSessionId`).
+ */
+export async function rotateSession(db: Kysely<Database>, input: RotateSessionInput): Promise<boolean> {
+  const result = await db
+    .updateTable('sessions')
+    .set({
+      session_id: input.newSessionId,
+      session_started_at: input.now,
+      last_interaction_at: input.now,
+      updated_at: input.now,
+      input_tokens: 0,
+      output_tokens: 0,
+      total_tokens: 0,
+      context_tokens: 0,
+      total_tokens_fresh: false,
+      compaction_count: 0,
+      compaction_failures: 0,
+      memory_flush_at: null,
+      memory_flush_compaction_count: null,
+    })
+    .where('agent_id', '=', input.agentId)
+    .where('session_key', '=', input.sessionKey)
+    .where('session_id', '!=', input.newSessionId)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
 }

@@ -147,7 +147,7 @@ describeOnPostgres('a worker SIGKILLed while a turn step waits on the database (
   // The caller gets "answer from the retry" while the transcript (and every later turn) holds "answer
   // from the killed attempt"; with tool calls the workflow would run calls the stored entry lacks.
   // Fix: when appendEntriesRedacted reports 0 inserted, re-read the entry and describe the stored one.
-  it.failing('returns the reply it stored when the dead worker’s queued append lands before the retry’s own (late-write race)', async () => {
+  it('returns the reply it stored when the dead worker’s queued append lands before the retry’s own (late-write race)', async () => {
     const answered = gate();
     let calls = 0;
     rig.fake.respondWith(async (): Promise<FakeStep | undefined> => {

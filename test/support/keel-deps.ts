@@ -7,7 +7,8 @@ import { ToolRegistry } from '../../src/tools/registry';
 
 /** Activity dependencies for an in-process worker: the real store, the real SDK pointed at the fake. */
 export function testDeps(store: Store, fakeUrl: string, opts: { tools?: ToolRegistry; config?: Partial<KeelConfig> } = {}): ActivityDeps {
-  const config = configFromEnv({}, { anthropicBaseUrl: fakeUrl, anthropicApiKey: 'test-key', ...opts.config });
+  // No daily reset in tests: a run crossing 04:00 UTC must not rotate sessions mid-test (reset tests opt in).
+  const config = configFromEnv({}, { anthropicBaseUrl: fakeUrl, anthropicApiKey: 'test-key', resetMode: 'none', ...opts.config });
   return {
     db: store.db,
     model: new AnthropicModelClient({ apiKey: 'test-key', baseURL: fakeUrl }),

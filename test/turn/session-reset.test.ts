@@ -1,0 +1,91 @@
+import { sql } from 'kysely';
+import { testDatabases } from '../support/databases';
+import { startFakeAnthropic, fakeReply, type FakeAnthropic } from '../support/fake-anthropic';
+import { keelClient, runInProcessWorker, startTemporalTestEnv, uniqueTaskQueue, type TemporalTestEnv } from '../support/temporal';
+import { testDeps } from '../support/keel-deps';
+import { allEntries } from '../../src/store/entries-repo';
+import { getSession } from '../../src/store/sessions-repo';
+import type { Store } from '../../src/store/connect';
+import type { MessageEntry } from '../../src/context/types';
+
+let env: TemporalTestEnv;
+let fake: FakeAnthropic;
+beforeAll(async () => {
+  [env, fake] = await Promise.all([startTemporalTestEnv(), startFakeAnthropic()]);
+});
+afterAll(async () => {
+  await fake?.close();
+  await env?.close();
+});
+
+const userTexts = async (store: Store, agent: string, sessionId: string) =>
+  (await allEntries(store.db, agent, sessionId))
+    .map((e) => (e.payload as unknown as MessageEntry).message)
+    .filter((m) => m?.role === 'user')
+    .map((m) => m.content);
+
+describe.each(testDatabases())('session reset and freshness in turns, on $name', (database) => {
+  let store: Store;
+  beforeEach(async () => {
+    store = await database.open();
+  });
+  afterEach(async () => {
+    fake.assertScriptConsumed();
+    await store.close();
+  });
+
+  it('/new with text starts a new sessionId whose first message is the text; the old transcript stays', async () => {
+    const taskQueue = uniqueTaskQueue();
+    const worker = await runInProcessWorker(env, taskQueue, testDeps(store, fake.url, { config: { resetMode: 'none' } }));
+    try {
+      const agent = `r${Math.random().toString(36).slice(2, 8)}`;
+      const key = `agent:${agent}:main`;
+      const client = keelClient(env, taskQueue);
+      fake.enqueue(fakeReply.text('first'), fakeReply.text('fresh start'));
+      await client.sendMessage(key, 'hello');
+      const before = (await getSession(store.db, agent, key))!.session_id;
+      const reply = await client.sendMessage(key, '/new summarize the report');
+      expect(reply.reply).toBe('fresh start');
+      const after = (await getSession(store.db, agent, key))!;
+      expect(after.session_id).not.toBe(before);
+      expect(await userTexts(store, agent, after.session_id)).toEqual(['summarize the report']);
+      expect(await userTexts(store, agent, before)).toEqual(['hello']);
+      // The model saw only the new session.
+      expect(JSON.stringify(fake.requests[fake.requests.length - 1]!.body.messages)).not.toContain('hello');
+
+      const bare = await client.sendMessage(key, '/reset');
+      expect(bare).toMatchObject({ reply: 'Started a new session.', modelCalls: 0 });
+      expect((await getSession(store.db, agent, key))!.session_id).not.toBe(after.session_id);
+    } finally {
+      await worker.stop();
+    }
+  });
+
+  it('expires an idle session, and heartbeats do not keep it alive', async () => {
+    const taskQueue = uniqueTaskQueue();
+    const worker = await runInProcessWorker(env, taskQueue, testDeps(store, fake.url, { config: { resetMode: 'idle', idleMinutes: 30 } }));
+    try {
+      const agent = `i${Math.random().toString(36).slice(2, 8)}`;
+      const key = `agent:${agent}:main`;
+      const client = keelClient(env, taskQueue);
+      fake.enqueue(fakeReply.text('one'), fakeReply.text('beat'), fakeReply.text('two'));
+      await client.sendMessage(key, 'one');
+      const first = (await getSession(store.db, agent, key))!;
+      // 40 minutes of silence.
+      await sql`update sessions set last_interaction_at = now() - interval '40 minutes', session_started_at = now() - interval '41 minutes' where agent_id = ${agent}`.execute(store.db);
+      const stale = (await getSession(store.db, agent, key))!.last_interaction_at;
+
+      await client.sendMessage(key, 'heartbeat check', { event: 'heartbeat' });
+      const afterBeat = (await getSession(store.db, agent, key))!;
+      expect(afterBeat.session_id).toBe(first.session_id);
+      expect(afterBeat.last_interaction_at.getTime()).toBe(stale.getTime());
+
+      await client.sendMessage(key, 'two');
+      const afterIdle = (await getSession(store.db, agent, key))!;
+      expect(afterIdle.session_id).not.toBe(first.session_id);
+      expect(await userTexts(store, agent, afterIdle.session_id)).toEqual(['two']);
+    } finally {
+      await worker.stop();
+    }
+  });
+});
