@@ -36,11 +36,9 @@ describe.each(testDatabases().slice(0, 1))('a live tool slower than the tool hea
     await store.close();
   });
 
-  // KNOWN BUG (it.failing): runTool (activities/tool-activities.ts) does not heartbeat while the tool
-  // runs, and ToolContext offers tools no heartbeat, so every attempt of a tool slower than
-  // toolHeartbeatTimeoutMs (default 60 s) times out while still running: the tool runs again
-  // (concurrently with the first attempt) up to maximumAttempts, then the turn fails.
-  // Fix: heartbeat from runTool on a timer while `tool.run` is pending (as callModel's startHeartbeat does).
+  // Regression: runTool used not to heartbeat while the tool ran (ToolContext offers tools no heartbeat),
+  // so every attempt of a tool slower than toolHeartbeatTimeoutMs timed out while still running: the
+  // tool ran again, concurrently, up to maximumAttempts, then the turn failed.
   it('runs the tool once and finishes the turn', async () => {
     const keys: string[] = [];
     const tools = new ToolRegistry().register({

@@ -142,11 +142,9 @@ describeOnPostgres('a worker SIGKILLed while a turn step waits on the database (
     rig.fake.assertScriptConsumed();
   });
 
-  // KNOWN BUG (it.failing): callModel (activities/turn-activities.ts) ignores that its append inserted
-  // nothing and returns the reply it got from the model, not the one stored under the same entry id.
-  // The caller gets "answer from the retry" while the transcript (and every later turn) holds "answer
-  // from the killed attempt"; with tool calls the workflow would run calls the stored entry lacks.
-  // Fix: when appendEntriesRedacted reports 0 inserted, re-read the entry and describe the stored one.
+  // Regression: callModel used to ignore that its append inserted nothing and return the reply it got
+  // from the model, not the one stored under the same entry id: the caller got "answer from the retry"
+  // while the transcript (and every later turn) held "answer from the killed attempt".
   it('returns the reply it stored when the dead worker’s queued append lands before the retry’s own (late-write race)', async () => {
     const answered = gate();
     let calls = 0;

@@ -47,6 +47,8 @@ export async function openCrashRig(env: TemporalTestEnv, kind: SharedDatabaseKin
         TEMPORAL_ADDRESS: env.server.address,
         DATABASE_URL: database.url,
         KEEL_TASK_QUEUE: taskQueue,
+        // No daily reset: a run crossing the reset hour must not rotate the session mid-test.
+        KEEL_RESET_MODE: 'none',
         ...fake.env,
         ...extraEnv,
       });
