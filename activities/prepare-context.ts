@@ -1,5 +1,6 @@
 import type { ActivityDeps } from './deps';
-import { loadActiveEntries } from '../src/store/entries-repo';
+import { loadActiveEntries, setTokenEstimates } from '../src/store/entries-repo';
+import { TokenCache } from '../src/context/estimate-tokens';
 import { activeMessages } from '../src/context/active-context';
 import { runContextPipeline, type ContextPipelineReport } from '../src/context/pipeline';
 import { resolveReserveTokens } from '../src/context/context-window';
@@ -19,6 +20,8 @@ export interface PreparedContext {
   readonly engine?: AssembleReport;
   /** Tool results cut for the model's view (stored in full). */
   readonly truncated: TruncatedToolResult[];
+  /** Messages tokenized by this call (entries without a stored estimate, or changed by repair). */
+  readonly tokensComputed: number;
 }
 
 /**
@@ -31,6 +34,19 @@ export async function prepareContext(deps: ActivityDeps, agentId: string, sessio
     active.compaction,
     active.rows.map((r) => ({ id: r.id, entry: r.payload as unknown as TranscriptEntry })),
   );
+  // Per-entry estimates stored at append time seed the cache: a turn tokenizes only what changed.
+  const tokenCache = new TokenCache();
+  const missing: Array<{ id: string; tokens: number }> = [];
+  let seeded = 0;
+  for (const row of active.rows) {
+    const entry = row.payload as unknown as TranscriptEntry;
+    if (entry.type !== 'message') continue;
+    seeded++;
+    const tokens = tokenCache.getOrCompute(undefined, entry.message, () => row.token_estimate ?? deps.estimate(entry.message));
+    if (row.token_estimate === null) missing.push({ id: row.id, tokens });
+  }
+  // Imported entries arrive without estimates; cache them once so later turns skip them.
+  if (missing.length > 0) await setTokenEstimates(deps.db, agentId, sessionId, missing);
   // No allow list: a call to an unknown tool was answered with an error result, which the model should see.
   const { messages, report } = runContextPipeline(raw, { provider: 'anthropic' });
   const reserve = resolveReserveTokens({ reserveTokens: deps.config.reserveTokens });
@@ -38,7 +54,7 @@ export async function prepareContext(deps: ActivityDeps, agentId: string, sessio
   const maxToolChars = Math.floor(budget * DEFAULTS.toolResultMaxBudgetShare * DEFAULTS.charsPerToken);
   const { messages: fitted, truncated } = truncateOversizedToolResults(messages, maxToolChars);
   const engine = resolveContextEngine({ plugins: { slots: { contextEngine: deps.config.contextEngine } } });
-  const assembled = await engine.assemble({ sessionId, sessionKey, messages: fitted, tokenBudget: budget });
+  const assembled = await engine.assemble({ sessionId, sessionKey, messages: fitted, tokenBudget: budget, tokenCache });
   return {
     messages: assembled.messages,
     systemPromptAddition: assembled.systemPromptAddition,
@@ -47,5 +63,6 @@ export async function prepareContext(deps: ActivityDeps, agentId: string, sessio
     pipeline: report,
     engine: assembled.report,
     truncated,
+    tokensComputed: missing.length + (tokenCache.misses - seeded),
   };
 }

@@ -44,7 +44,8 @@ export class BudgetedContextEngine implements ContextEngine {
 
   async assemble(params: AssembleParams): Promise<AssembleResult> {
     const { messages, tokenBudget } = params;
-    const estimates = messages.map((m) => this.estimate(m));
+    const cache = params.tokenCache ?? this.cache;
+    const estimates = messages.map((m) => this.estimate(m, cache));
     let total = estimates.reduce((a, b) => a + b, 0);
     const cleared: ClearedToolResult[] = [];
     if (total <= tokenBudget) return { messages, estimatedTokens: total, report: { cleared, overBudget: false } };
@@ -58,7 +59,7 @@ export class BudgetedContextEngine implements ContextEngine {
       if (chars <= this.minPrunableToolChars || message.content.some((b) => b.type === 'image')) continue;
       const replacement: ToolResultMessage = { ...message, content: [{ type: 'text', text: clearedNote(chars, message.toolName) }] };
       delete replacement.details;
-      const estimate = this.estimate(replacement);
+      const estimate = this.estimate(replacement, cache);
       total += estimate - estimates[i];
       estimates[i] = estimate;
       out[i] = replacement;
@@ -85,8 +86,8 @@ export class BudgetedContextEngine implements ContextEngine {
     return 0;
   }
 
-  private estimate(message: AgentMessage): number {
-    return this.cache.getOrCompute(undefined, message, () => estimateTokens(message));
+  private estimate(message: AgentMessage, cache: TokenCache): number {
+    return cache.getOrCompute(undefined, message, () => estimateTokens(message));
   }
 }
 

@@ -15,7 +15,7 @@ export class LegacyContextEngine implements ContextEngine {
   }
 
   async assemble(params: AssembleParams): Promise<AssembleResult> {
-    return { messages: params.messages, estimatedTokens: estimateMessagesTokens(params.messages, { cache: this.cache }) };
+    return { messages: params.messages, estimatedTokens: estimateMessagesTokens(params.messages, { cache: params.tokenCache ?? this.cache }) };
   }
 
   async compact(_params: CompactParams): Promise<CompactResult> {

@@ -3,6 +3,7 @@
  * what the model sees under a token budget. Methods are async because engines may do I/O (RAG, stores).
  */
 import type { AgentMessage } from '../context/types';
+import type { TokenCache } from '../context/estimate-tokens';
 
 export interface SessionRef {
   sessionId: string;
@@ -41,7 +42,12 @@ export type CompactResult =
   | { delegated: true }
   | { delegated: false; compacted: boolean; reason?: string; tokensBefore?: number; tokensAfter?: number };
 
-export type AssembleParams = SessionRef & { messages: AgentMessage[]; tokenBudget: number };
+export type AssembleParams = SessionRef & {
+  messages: AgentMessage[];
+  tokenBudget: number;
+  /** Estimates already known (Keel seeds it from the per-entry estimates stored with each entry). */
+  tokenCache?: TokenCache;
+};
 export type CompactParams = SessionRef & { messages: readonly AgentMessage[]; tokenBudget?: number; trigger?: string };
 export type IngestParams = SessionRef & { message: AgentMessage; entryId?: string };
 
