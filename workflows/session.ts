@@ -192,7 +192,8 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<void
   await wf.condition(
     () => (wf.workflowInfo().continueAsNewSuggested || state.turnsThisRun >= maxTurnsPerRun) && state.idle() && wf.allHandlersFinished(),
   );
-  await wf.continueAsNew<typeof sessionWorkflow>({ ...input, carried: state.carried() });
+  // The window the worker reported rides along too: status in the new run must not fall back to the default.
+  await wf.continueAsNew<typeof sessionWorkflow>({ ...input, contextWindowTokens: state.contextWindow, carried: state.carried() });
 }
 
 /** The model rejected the prompt as too long (ActivityFailure caused by a ContextOverflow ApplicationFailure). */
