@@ -1,0 +1,69 @@
+import { testDatabases } from '../support/databases';
+import { startFakeAnthropic, fakeReply, type FakeAnthropic } from '../support/fake-anthropic';
+import { keelClient, runInProcessWorker, startTemporalTestEnv, uniqueTaskQueue, type TemporalTestEnv } from '../support/temporal';
+import { testDeps } from '../support/keel-deps';
+import { freshDurableAgent, lastUserText } from '../support/durable-turn-helpers';
+import { allEntries } from '../../src/store/entries-repo';
+import { getSession } from '../../src/store/sessions-repo';
+import type { Store } from '../../src/store/connect';
+import type { AssistantMessage, MessageEntry } from '../../src/context/types';
+
+/** 200 on PostgreSQL (the issue's number); 50 on PGlite, whose single connection serializes every query. */
+const SENDS = { postgres: 200, pglite: 50 } as const;
+
+let env: TemporalTestEnv;
+let fake: FakeAnthropic;
+
+beforeAll(async () => {
+  [env, fake] = await Promise.all([startTemporalTestEnv(), startFakeAnthropic()]);
+});
+afterAll(async () => {
+  await fake?.close();
+  await env?.close();
+});
+
+describe.each(testDatabases())('concurrent sends to one session on $name', (database) => {
+  let store: Store;
+  beforeEach(async () => {
+    store = await database.open();
+  });
+  afterEach(async () => {
+    fake.respondWith(undefined);
+    fake.assertScriptConsumed();
+    await store.close();
+  });
+
+  const count = SENDS[database.name];
+  it(`persists all ${count} concurrent sendMessage calls and their replies once each, in admission order`, async () => {
+    const taskQueue = uniqueTaskQueue();
+    const worker = await runInProcessWorker(env, taskQueue, testDeps(store, fake.url));
+    try {
+      fake.respondWith((request) => fakeReply.text(`reply to ${lastUserText(request)}`));
+      const client = keelClient(env, taskQueue);
+      const agent = freshDurableAgent();
+      const key = `agent:${agent}:main`;
+      const texts = Array.from({ length: count }, (_, i) => `concurrent message ${i}`);
+      const results = await Promise.all(texts.map((t) => client.sendMessage(key, t)));
+
+      // Each call got its own reply and a distinct turn number 1..count.
+      results.forEach((r, i) => expect(r.reply).toBe(`reply to ${texts[i]}`));
+      expect(results.map((r) => r.turn).sort((a, b) => a - b)).toEqual(Array.from({ length: count }, (_, i) => i + 1));
+
+      // The transcript holds user/assistant pairs in turn order: the i-th user entry is the call whose turn is i.
+      const session = await getSession(store.db, agent, key);
+      const messages = (await allEntries(store.db, agent, session!.session_id))
+        .filter((r) => r.type === 'message')
+        .map((r) => (r.payload as unknown as MessageEntry).message);
+      expect(messages).toHaveLength(2 * count);
+      const byTurn = new Map(results.map((r, i) => [r.turn, texts[i]!]));
+      for (let turn = 1; turn <= count; turn++) {
+        const user = messages[2 * (turn - 1)]!;
+        const assistant = messages[2 * (turn - 1) + 1] as AssistantMessage;
+        expect(user).toMatchObject({ role: 'user', content: byTurn.get(turn) });
+        expect(assistant.content).toEqual([{ type: 'text', text: `reply to ${byTurn.get(turn)}` }]);
+      }
+    } finally {
+      await worker.stop();
+    }
+  }, 900_000);
+});
