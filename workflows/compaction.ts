@@ -38,7 +38,7 @@ const store = wf.proxyActivities<Activities>({
 /** Summarizer retry policy (OpenClaw): 3 attempts, 500 ms–5 s backoff. */
 const SUMMARIZE_RETRY = { maximumAttempts: 3, initialInterval: '500ms', maximumInterval: '5s', backoffCoefficient: 2 } as const;
 /** Heartbeats notice a dead worker long before start-to-close (a summary may stream for minutes). */
-const DEFAULT_SUMMARIZE_HEARTBEAT_MS = 30_000;
+const DEFAULT_SUMMARIZE_HEARTBEAT_MS = DEFAULTS.summarizeHeartbeatTimeoutMs;
 
 /** Runs one compaction of a session; see the steps above. Workflow id: `compactionWorkflowId(agentId, sessionKey)`. */
 export async function compactionWorkflow(input: CompactionWorkflowInput): Promise<CompactionWorkflowResult> {

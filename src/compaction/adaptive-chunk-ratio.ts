@@ -7,9 +7,9 @@ import type { AgentMessage } from '../context/types';
 import type { EstimateTokens } from './types';
 
 /** Above this average message share of the window the chunk ratio shrinks (OpenClaw). */
-const LARGE_AVERAGE_MESSAGE_SHARE = 0.1;
+const LARGE_AVERAGE_MESSAGE_SHARE = DEFAULTS.largeAverageMessageShare;
 /** A message whose margin-inflated estimate exceeds this share of the window is oversized (OpenClaw). */
-const OVERSIZED_WINDOW_SHARE = 0.5;
+const OVERSIZED_WINDOW_SHARE = DEFAULTS.oversizedWindowShare;
 
 /**
  * Share of the window one chunk may use: 0.4, reduced towards 0.15 when the average message

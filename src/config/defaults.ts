@@ -54,4 +54,22 @@ export const DEFAULTS = {
   maxModelCallsPerTurn: 25,
   /** The session workflow continues-as-new after this many turns even if Temporal does not suggest it. */
   maxTurnsPerRun: 500,
+  /** A provider's retry-after is honoured up to this (Keel: a longer wait is a stuck call, not a backoff). */
+  maxRetryAfterMs: 5 * 60_000,
+  /** The chunk ratio adapts down when the average message exceeds this share of the window (OpenClaw). */
+  largeAverageMessageShare: 0.1,
+  /** A message is "oversized" for summary when its estimate × 1.2 exceeds this share of the window (OpenClaw). */
+  oversizedWindowShare: 0.5,
+  /** Daily reset time zone (Keel: OpenClaw uses the host's zone; workers may run in different zones). */
+  resetTimeZone: 'UTC',
+  /** Above this many characters a message is estimated from its length: gpt-tokenizer is slow on megabytes (Keel). */
+  tokenizeLimitChars: 1_000_000,
+  /** Tokens counted for an image block, whatever its base64 size (Keel, near Anthropic's ~1.15k for a 1 MP image). */
+  imageTokenEstimate: 1_200,
+  /** reserveTokens when unset (Pi); the floor raises it. */
+  reserveTokens: 16_384,
+  /** Longest JSONL line import keeps; longer lines are dropped with a reason, memory stays bounded (Keel). */
+  maxImportLineBytes: 16 * 1024 * 1024,
+  /** Heartbeat timeout of a summarizer call: a dead worker is noticed within it (Keel). */
+  summarizeHeartbeatTimeoutMs: 30_000,
 } as const;

@@ -8,7 +8,7 @@ import { DEFAULTS } from '../config/defaults';
  * Reserve used when the config sets none (Pi's `reserveTokens` default); the 20,000 floor raises it.
  * Move to defaults.ts.
  */
-export const DEFAULT_RESERVE_TOKENS = 16_384;
+export const DEFAULT_RESERVE_TOKENS = DEFAULTS.reserveTokens;
 
 /** A model's entry in `models.providers.<provider>.models` of the config. */
 export interface ModelWindowOverride { id: string; contextWindow?: number }

@@ -10,7 +10,7 @@ import { isToolCallBlock, toolCallArguments, type AgentMessage } from './types';
  * Fixed estimate for one image block (Keel): images are billed by pixels, not by their base64,
  * and ~1,200 tokens is a typical downscaled screenshot (Pi counts an image as 4,800 chars ≈ 1,200 tokens).
  */
-export const IMAGE_TOKEN_ESTIMATE = 1_200;
+export const IMAGE_TOKEN_ESTIMATE = DEFAULTS.imageTokenEstimate;
 /** Per-message framing (role markers, block separators) that the text alone does not show (Keel). */
 export const MESSAGE_OVERHEAD_TOKENS = 4;
 

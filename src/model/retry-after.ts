@@ -1,12 +1,13 @@
 /**
  * Reads how long a provider asked us to wait before retrying, from response headers.
  */
+import { DEFAULTS } from '../config/defaults';
 
 /**
  * Longest wait Keel honours from a provider header (Keel): a bogus or huge value must not park a
  * turn for hours; past this the activity's own backoff and attempt cap decide.
  */
-export const MAX_RETRY_AFTER_MS = 5 * 60_000;
+export const MAX_RETRY_AFTER_MS = DEFAULTS.maxRetryAfterMs;
 
 /** Anything that can look up a header by name: fetch `Headers`, or a plain record. */
 export type HeaderSource = { get(name: string): string | null | undefined } | Record<string, string | string[] | undefined>;

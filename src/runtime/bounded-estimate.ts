@@ -3,7 +3,7 @@ import { estimateTokens } from '../context/estimate-tokens';
 import type { AgentMessage } from '../context/types';
 
 /** Above this many characters a message is estimated from its length: tokenizing megabytes costs seconds. */
-const TOKENIZE_LIMIT_CHARS = 1_000_000;
+const TOKENIZE_LIMIT_CHARS = DEFAULTS.tokenizeLimitChars;
 
 /**
  * The estimate stored with each entry: gpt-tokenizer × 1.2 for ordinary messages, a length-based

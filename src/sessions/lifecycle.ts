@@ -22,7 +22,7 @@ import { InvalidTimeZoneError } from './errors';
  * Zone of the daily boundary when none is configured. OpenClaw uses the gateway host's zone;
  * Keel's workers may run in different zones, so the default is fixed (Keel; move to defaults.ts).
  */
-export const DEFAULT_RESET_TIME_ZONE = 'UTC';
+export const DEFAULT_RESET_TIME_ZONE = DEFAULTS.resetTimeZone;
 
 const MS_PER_MINUTE = 60_000;
 const MS_PER_DAY = 86_400_000;

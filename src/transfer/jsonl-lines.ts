@@ -1,3 +1,4 @@
+import { DEFAULTS } from '../config/defaults';
 import { createReadStream } from 'node:fs';
 
 /**
@@ -5,7 +6,7 @@ import { createReadStream } from 'node:fs';
  * of several MB (a 10 MB line is imported); anything longer is dropped with a reason, and the reader
  * never buffers more than this, so memory stays bounded whatever the file holds.
  */
-export const MAX_IMPORT_LINE_BYTES = 16 * 1024 * 1024;
+export const MAX_IMPORT_LINE_BYTES = DEFAULTS.maxImportLineBytes;
 
 /** One line of a JSONL file: its text, or a marker that it was too long to read. */
 export type JsonlLine =
