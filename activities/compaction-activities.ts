@@ -1,3 +1,4 @@
+import { summaryCharBudget } from '../src/compaction/summary-budget';
 import { ApplicationFailure, Context, log } from '@temporalio/activity';
 import type { ActivityDeps } from './deps';
 import { startHeartbeat } from './heartbeat';
@@ -286,7 +287,7 @@ export function createCompactionActivities(deps: CompactionActivityDeps) {
     const entries = await readRange(input, input);
     const source = [input.previousSummary ?? '', ...entries.map((e) => messageText(e.message))].join('\n\n');
     const identifiers = extractIdentifiers(source, input.identifierPolicy);
-    const guarded = guardSummary(input.summary, identifiers, DEFAULTS.maxSummaryChars);
+    const guarded = guardSummary(input.summary, identifiers, summaryCharBudget(deps.config.contextWindowTokens));
     return { summary: guarded.summary, missing: guarded.appended, blank: guarded.blank };
   }
 
@@ -297,7 +298,7 @@ export function createCompactionActivities(deps: CompactionActivityDeps) {
       ...(input.previousSummary ? { previousSummary: input.previousSummary } : {}),
       messages: entries.map((e) => e.message),
       policy: input.identifierPolicy,
-      maxChars: DEFAULTS.maxSummaryChars,
+      maxChars: summaryCharBudget(deps.config.contextWindowTokens),
     });
   }
 

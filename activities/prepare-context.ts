@@ -3,6 +3,7 @@ import { loadActiveEntries, setTokenEstimates } from '../src/store/entries-repo'
 import { TokenCache } from '../src/context/estimate-tokens';
 import { activeMessages } from '../src/context/active-context';
 import { runContextPipeline, type ContextPipelineReport } from '../src/context/pipeline';
+import { resolveHistoryLimit } from '../src/context/limit-history-turns';
 import { resolveReserveTokens } from '../src/context/context-window';
 import { resolveContextEngine } from '../src/engine/registry';
 import type { AgentMessage, TranscriptEntry } from '../src/context/types';
@@ -48,7 +49,8 @@ export async function prepareContext(deps: ActivityDeps, agentId: string, sessio
   // Imported entries arrive without estimates; cache them once so later turns skip them.
   if (missing.length > 0) await setTokenEstimates(deps.db, agentId, sessionId, missing);
   // No allow list: a call to an unknown tool was answered with an error result, which the model should see.
-  const { messages, report } = runContextPipeline(raw, { provider: 'anthropic' });
+  const historyLimit = resolveHistoryLimit(sessionKey, deps.config.historyLimits);
+  const { messages, report } = runContextPipeline(raw, { provider: 'anthropic', ...(historyLimit ? { historyLimit } : {}) });
   const reserve = resolveReserveTokens({ reserveTokens: deps.config.reserveTokens });
   const budget = Math.max(0, deps.config.contextWindowTokens - reserve);
   const maxToolChars = Math.floor(budget * DEFAULTS.toolResultMaxBudgetShare * DEFAULTS.charsPerToken);

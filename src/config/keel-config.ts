@@ -2,6 +2,18 @@ import { z } from 'zod';
 import { DEFAULTS } from './defaults';
 import { isKnownTimeZone } from '../sessions/lifecycle';
 
+const limit = z.number().int().positive('history limits are whole numbers of user turns > 0');
+const historyLimitsSchema = z.object({
+  channels: z.record(
+    z.string(),
+    z.object({
+      historyLimit: limit.optional(),
+      dmHistoryLimit: limit.optional(),
+      dms: z.record(z.string(), z.object({ historyLimit: limit.optional() })).optional(),
+    }),
+  ),
+});
+
 /** Keel's runtime configuration, parsed from the environment (and overridable in code). */
 export const keelConfigSchema = z.object({
   /** PostgreSQL URL; unset → embedded PGlite under `home`. */
@@ -34,6 +46,11 @@ export const keelConfigSchema = z.object({
   resetHour: z.coerce.number().int().min(0).max(23).default(DEFAULTS.dailyResetHour),
   resetTimeZone: z.string().refine(isKnownTimeZone, 'not a known IANA time zone; use a name such as "Europe/Berlin" or "UTC"').default('UTC'),
   idleMinutes: z.coerce.number().int().positive().optional(),
+  /**
+   * Per-channel history limits (OpenClaw `channels.<provider>.historyLimit`, `dmHistoryLimit`,
+   * `dms.<userId>.historyLimit`), as JSON in KEEL_HISTORY_LIMITS.
+   */
+  historyLimits: historyLimitsSchema.optional(),
   /** Workspace folder for memory notes (`memory/YYYY-MM-DD.md`); unset → notes only in the database. */
   workspaceDir: z.string().min(1).optional(),
 });
@@ -60,6 +77,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env, overrides: P
     workspaceDir: env.KEEL_WORKSPACE || undefined,
     softThresholdTokens: env.KEEL_SOFT_THRESHOLD_TOKENS || undefined,
     resetMode: env.KEEL_RESET_MODE || undefined,
+    historyLimits: env.KEEL_HISTORY_LIMITS ? parseJson(env.KEEL_HISTORY_LIMITS) : undefined,
     resetHour: env.KEEL_RESET_HOUR || undefined,
     resetTimeZone: env.KEEL_RESET_TIMEZONE || undefined,
     idleMinutes: env.KEEL_IDLE_MINUTES || undefined,
@@ -93,12 +111,22 @@ const ENV_NAMES: Record<string, string> = {
   workspaceDir: 'KEEL_WORKSPACE',
   softThresholdTokens: 'KEEL_SOFT_THRESHOLD_TOKENS',
   resetMode: 'KEEL_RESET_MODE',
+  historyLimits: 'KEEL_HISTORY_LIMITS',
   resetHour: 'KEEL_RESET_HOUR',
   resetTimeZone: 'KEEL_RESET_TIMEZONE',
   idleMinutes: 'KEEL_IDLE_MINUTES',
   memoryFlushModel: 'KEEL_MEMORY_FLUSH_MODEL',
   maxActiveTranscriptBytes: 'KEEL_MAX_ACTIVE_TRANSCRIPT_BYTES',
 };
+
+/** JSON text, or the text itself for zod to reject with the variable's name. */
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
 
 /** "20mb", "512kb", "1gb" or a plain number of bytes; anything else is returned as is for zod to reject. */
 export function parseByteSize(text: string): number | string {

@@ -33,3 +33,35 @@ describe.each(testDatabases())('prepareContext on $name', (database) => {
     }
   });
 });
+
+describe.each(testDatabases())('prepareContext history limits on $name', (database) => {
+  it('keeps only the configured number of user turns for a DM session, with pairing intact', async () => {
+    const store = await database.open();
+    try {
+      const key = 'agent:a:telegram:dm:42';
+      const deps = testDeps(store, 'http://127.0.0.1:9', { config: { historyLimits: { channels: { telegram: { dmHistoryLimit: 2 } } } } });
+      const { session_id: sessionId } = await ensureSession(store.db, { agentId: 'a', sessionKey: key, newSessionId: 's-dm', now: new Date() });
+      const at = new Date().toISOString();
+      const messages: AgentMessage[] = [];
+      for (let i = 0; i < 5; i++) {
+        messages.push({ role: 'user', content: `turn ${i}` });
+        messages.push({ role: 'assistant', content: [{ type: 'toolCall', id: `c${i}`, name: 'exec', arguments: {} }], stopReason: 'toolUse' });
+        messages.push({ role: 'toolResult', toolCallId: `c${i}`, toolName: 'exec', content: [{ type: 'text', text: `out ${i}` }] });
+        messages.push({ role: 'assistant', content: [{ type: 'text', text: `done ${i}` }] });
+      }
+      await appendEntries(
+        store.db,
+        'a',
+        sessionId,
+        messages.map((message, i) => ({ entry: { type: 'message', id: `m${i}`, parentId: i ? `m${i - 1}` : null, timestamp: at, message } as MessageEntry, tokenEstimate: 5 })),
+      );
+      const prepared = await prepareContext(deps, 'a', key, sessionId);
+      const users = prepared.messages.filter((m) => m.role === 'user').map((m) => m.content);
+      expect(users).toEqual(['turn 3', 'turn 4']);
+      expect(prepared.pipeline.historyLimit).toMatchObject({ limit: 2, droppedMessageCount: 12 });
+      expect(prepared.messages[0]!.role).toBe('user');
+    } finally {
+      await store.close();
+    }
+  });
+});
