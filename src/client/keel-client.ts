@@ -56,13 +56,7 @@ export class KeelClient {
 
   /** Runs one durable turn and returns the assistant's reply. */
   async sendMessage(sessionKey: string, text: string, opts: SendMessageOptions = {}): Promise<TurnResult> {
-    const { workflowId } = this.identify(sessionKey);
-    const start = new WithStartWorkflowOperation('sessionWorkflow', {
-      workflowId,
-      taskQueue: this.taskQueue,
-      args: [this.sessionInput(sessionKey)],
-      workflowIdConflictPolicy: 'USE_EXISTING',
-    });
+    const start = this.startSession(sessionKey);
     return this.temporal.workflow.executeUpdateWithStart(turnUpdate, {
       args: [{ text, ...(opts.expectedLastEntryId ? { expectedLastEntryId: opts.expectedLastEntryId } : {}), ...(opts.event ? { event: opts.event } : {}) }],
       ...(opts.requestId ? { updateId: opts.requestId } : {}),
@@ -75,23 +69,19 @@ export class KeelClient {
    * `keepRecentTokens` is given), and returns the compaction's result.
    */
   async compact(sessionKey: string, request: CompactRequest = {}): Promise<CompactionWorkflowResult> {
-    const { workflowId } = this.identify(sessionKey);
-    const start = new WithStartWorkflowOperation('sessionWorkflow', {
-      workflowId,
-      taskQueue: this.taskQueue,
-      args: [this.sessionInput(sessionKey)],
-      workflowIdConflictPolicy: 'USE_EXISTING',
-    });
-    return this.temporal.workflow.executeUpdateWithStart(compactUpdate, { args: [request], startWorkflowOperation: start });
+    return this.temporal.workflow.executeUpdateWithStart(compactUpdate, { args: [request], startWorkflowOperation: this.startSession(sessionKey) });
   }
 
-  private sessionInput(sessionKey: string): SessionWorkflowInput {
-    return {
-      agentId: this.identify(sessionKey).agentId,
+  /** Starts the session workflow if it is not running (Update-with-start joins a running one). */
+  private startSession(sessionKey: string): WithStartWorkflowOperation<(input: SessionWorkflowInput) => Promise<void>> {
+    const { agentId, workflowId } = this.identify(sessionKey);
+    const input: SessionWorkflowInput = {
+      agentId,
       sessionKey,
       ...(this.opts.contextWindowTokens ? { contextWindowTokens: this.opts.contextWindowTokens } : {}),
       ...(this.opts.tuning ? { tuning: this.opts.tuning } : {}),
     };
+    return new WithStartWorkflowOperation('sessionWorkflow', { workflowId, taskQueue: this.taskQueue, args: [input], workflowIdConflictPolicy: 'USE_EXISTING' });
   }
 
   /** The session workflow's view of context usage and compactions. */

@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import { z } from 'zod';
 import { DEFAULTS } from '../config/defaults';
 import type { Database } from './schema';
-import { getEntry, lastCompaction } from './entries-repo';
+import { countEntries, getEntry, lastCompaction } from './entries-repo';
 import { deleteSessionCascade, sessionsUpdatedBefore } from './sessions-repo';
 
 const DAY_MS = 86_400_000;
@@ -89,7 +89,7 @@ export async function runMaintenance(db: Kysely<Database>, options: MaintenanceO
     for (const s of await sessionsUpdatedBefore(db, before, opts.agentId)) {
       const entries = enforce
         ? await deleteSessionCascade(db, s.agent_id, s.session_key, s.session_id)
-        : await countSessionEntries(db, s.agent_id, s.session_id);
+        : await countEntries(db, s.agent_id, s.session_id);
       report.sessionsPruned.push({ agentId: s.agent_id, sessionKey: s.session_key, sessionId: s.session_id, updatedAt: new Date(s.updated_at), entries });
       pruned.add(`${s.agent_id}\u0000${s.session_key}`);
     }
@@ -103,16 +103,6 @@ export async function runMaintenance(db: Kysely<Database>, options: MaintenanceO
     }
   }
   return report;
-}
-
-async function countSessionEntries(db: Kysely<Database>, agentId: string, sessionId: string): Promise<number> {
-  const r = await db
-    .selectFrom('transcript_entries')
-    .select(sql<number>`count(*)::int`.as('n'))
-    .where('agent_id', '=', agentId)
-    .where('session_id', '=', sessionId)
-    .executeTakeFirstOrThrow();
-  return r.n;
 }
 
 /** Sessions whose current transcript has more than `max` entries. */
