@@ -6,6 +6,7 @@ import { freshDurableAgent, lastUserText } from '../support/durable-turn-helpers
 import { allEntries } from '../../src/store/entries-repo';
 import { getSession } from '../../src/store/sessions-repo';
 import type { Store } from '../../src/store/connect';
+import type { TurnResult } from '../../src/protocol';
 import type { AssistantMessage, MessageEntry } from '../../src/context/types';
 
 /** 200 on PostgreSQL (the issue's number); 50 on PGlite, whose single connection serializes every query. */
@@ -43,7 +44,11 @@ describe.each(testDatabases())('concurrent sends to one session on $name', (data
       const agent = freshDurableAgent();
       const key = `agent:${agent}:main`;
       const texts = Array.from({ length: count }, (_, i) => `concurrent message ${i}`);
-      const results = await Promise.all(texts.map((t) => client.sendMessage(key, t)));
+      // Settle every call before asserting, so a rejected one is reported and none is left running.
+      const settled = await Promise.allSettled(texts.map((t) => client.sendMessage(key, t)));
+      const rejected = settled.flatMap((r) => (r.status === 'rejected' ? [String(r.reason)] : []));
+      expect({ rejected: rejected.length, first: rejected[0] }).toEqual({ rejected: 0, first: undefined });
+      const results = settled.map((r) => (r as PromiseFulfilledResult<TurnResult>).value);
 
       // Each call got its own reply and a distinct turn number 1..count.
       results.forEach((r, i) => expect(r.reply).toBe(`reply to ${texts[i]}`));
