@@ -1,4 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import { Client, WithStartWorkflowOperation, type Connection } from '@temporalio/client';
+import { retryAdmission } from './retry-admission';
 import { sessionWorkflowId, parseSessionKey } from '../sessions/session-key';
 import {
   DEFAULT_TASK_QUEUE,
@@ -56,12 +58,17 @@ export class KeelClient {
 
   /** Runs one durable turn and returns the assistant's reply. */
   async sendMessage(sessionKey: string, text: string, opts: SendMessageOptions = {}): Promise<TurnResult> {
-    const start = this.startSession(sessionKey);
-    return this.temporal.workflow.executeUpdateWithStart(turnUpdate, {
-      args: [{ text, ...(opts.expectedLastEntryId ? { expectedLastEntryId: opts.expectedLastEntryId } : {}), ...(opts.event ? { event: opts.event } : {}) }],
-      ...(opts.requestId ? { updateId: opts.requestId } : {}),
-      startWorkflowOperation: start,
-    });
+    // A fixed Update id makes every retry of this send the same Update: it runs at most once.
+    const updateId = opts.requestId ?? randomUUID();
+    const request: TurnRequest = {
+      text,
+      ...(opts.expectedLastEntryId ? { expectedLastEntryId: opts.expectedLastEntryId } : {}),
+      ...(opts.event ? { event: opts.event } : {}),
+    };
+    // More than 10 in-flight Updates per workflow are refused; wait for room instead of failing the send.
+    return retryAdmission(() =>
+      this.temporal.workflow.executeUpdateWithStart(turnUpdate, { args: [request], updateId, startWorkflowOperation: this.startSession(sessionKey) }),
+    );
   }
 
   /**

@@ -17,9 +17,29 @@ export const MESSAGE_OVERHEAD_TOKENS = 4;
 /** Counts the tokens of a piece of text. */
 export type CountTokens = (text: string) => number;
 
-/** gpt-tokenizer's count, with special-token strings treated as plain text (they occur in real transcripts). */
-export const defaultCountTokens: CountTokens = (text) =>
-  text.length === 0 ? 0 : gptCountTokens(text, { disallowedSpecial: new Set() });
+/** Longest unbroken (no whitespace) run handed to the tokenizer at once: BPE is quadratic on such runs. */
+const MAX_UNBROKEN_RUN = 256;
+const LONG_RUN = new RegExp(`\\S{${MAX_UNBROKEN_RUN + 1},}`, 'g');
+
+const gpt = (text: string): number => (text.length === 0 ? 0 : gptCountTokens(text, { disallowedSpecial: new Set() }));
+
+/**
+ * gpt-tokenizer's count, with special-token strings treated as plain text (they occur in real
+ * transcripts). Long unbroken runs (base64, minified code, `xxxx…`) are counted in 256-character
+ * slices: whole, a 200 KB run takes minutes and stalls the worker's heartbeats; sliced, it is linear
+ * and the count differs by a token or so per slice.
+ */
+export const defaultCountTokens: CountTokens = (text) => {
+  if (text.length <= MAX_UNBROKEN_RUN) return gpt(text);
+  let total = 0;
+  let last = 0;
+  for (const match of text.matchAll(LONG_RUN)) {
+    total += gpt(text.slice(last, match.index));
+    for (let i = 0; i < match[0].length; i += MAX_UNBROKEN_RUN) total += gpt(match[0].slice(i, i + MAX_UNBROKEN_RUN));
+    last = match.index! + match[0].length;
+  }
+  return total + gpt(text.slice(last));
+};
 
 export interface EstimateOptions {
   /** The tokenizer; gpt-tokenizer by default (pure functions take it injected in tests). */
