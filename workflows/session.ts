@@ -66,7 +66,7 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<void
       trigger,
       compactionId: wf.uuid4(),
       contextWindowTokens: state.contextWindow,
-      ...(request.keepRecentTokens !== undefined ? { keepRecentTokens: request.keepRecentTokens } : {}),
+      ...keepRecent(trigger, request.keepRecentTokens, state.contextWindow),
       ...(request.instructions ? { instructions: request.instructions } : {}),
       ...(tuning.summarizeHeartbeatTimeoutMs ? { summarizeHeartbeatTimeoutMs: tuning.summarizeHeartbeatTimeoutMs } : {}),
     };
@@ -194,6 +194,17 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<void
   );
   // The window the worker reported rides along too: status in the new run must not fall back to the default.
   await wf.continueAsNew<typeof sessionWorkflow>({ ...input, contextWindowTokens: state.contextWindow, carried: state.carried() });
+}
+
+/**
+ * The recent tail an automatic compaction keeps: Pi's 20,000 tokens, but never more than a quarter of
+ * the window, or a small window would keep everything and reclaim nothing. Manual compactions keep
+ * what they ask for (none: a hard checkpoint).
+ */
+function keepRecent(trigger: CompactionTriggerName, requested: number | undefined, contextWindow: number): { keepRecentTokens?: number } {
+  if (requested !== undefined) return { keepRecentTokens: requested };
+  if (trigger === 'manual') return {};
+  return { keepRecentTokens: Math.min(DEFAULTS.keepRecentTokens, Math.floor(contextWindow * DEFAULTS.keepRecentMaxWindowShare)) };
 }
 
 /** The model rejected the prompt as too long (ActivityFailure caused by a ContextOverflow ApplicationFailure). */

@@ -24,6 +24,8 @@ export const DEFAULTS = {
   maxHistoryShare: 0.5,
   /** Pi default recent tail kept after compaction. */
   keepRecentTokens: 20_000,
+  /** An automatic compaction keeps at most this share of the window as its tail (Keel: small windows must reclaim). */
+  keepRecentMaxWindowShare: 0.25,
   /** Summary text cap (OpenClaw: 16,000 chars). */
   maxSummaryChars: 16_000,
   /** After 10 stacked compactions the summary must stay under this share of the window (Keel). */
