@@ -1,5 +1,6 @@
 /**
- * Soak: one session through many turns (default 10,000) with a 0 ms model, across continue-as-new.
+ * Soak: one session through many turns (default 10,000) with a 0 ms model, across continue-as-new
+ * and threshold compactions.
  * Not part of `npm run bench` (it takes a quarter of an hour on 2 cores):
  *   BENCH_DATABASE_URL=postgres://… LONG_SESSION_TURNS=10000 npx ts-node --swc bench/soak/long-session.ts
  * Prints progress on stderr and one JSON object on stdout: turns, runs, p50/p99 by thousand, entries.
@@ -22,8 +23,9 @@ async function main(): Promise<void> {
     url ? freshSchemaUrl(url).then((u) => openStore({ kind: 'postgres', url: u })) : openStore({ kind: 'pglite', dataDir: 'memory://' }),
   ]);
   const taskQueue = uniqueTaskQueue('keel-soak');
-  // A large window: this measures turns and continue-as-new, not compaction.
-  const worker = await runInProcessWorker(env, taskQueue, testDeps(store, fake.url, { config: { contextWindowTokens: 50_000_000 } }));
+  // A 40k window: threshold compactions every few hundred turns keep the active window realistic,
+  // as in a real long-lived session (the fake answers the summarizer and the memory flush with "ok").
+  const worker = await runInProcessWorker(env, taskQueue, testDeps(store, fake.url, { config: { contextWindowTokens: 40_000 } }));
   const client = keelClient(env, taskQueue);
   const key = 'agent:soak:main';
   const { workflowId } = client.identify(key);
@@ -48,7 +50,8 @@ async function main(): Promise<void> {
     const session = await getSession(store.db, 'soak', key);
     const entries = (await allEntries(store.db, 'soak', session!.session_id)).length;
     const status = await client.getStatus(key);
-    process.stdout.write(`${JSON.stringify({ turns, entries, turnsCompleted: status.turnsCompleted, runsSeen: runIds.size, seconds: (Date.now() - started) / 1000, byThousand }, null, 2)}\n`);
+    const summary = { turns, entries, turnsCompleted: status.turnsCompleted, compactions: status.compactionCount, runsSeen: runIds.size, seconds: (Date.now() - started) / 1000, byThousand };
+    process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
   } finally {
     await worker.stop();
     await store.close();
