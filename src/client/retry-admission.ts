@@ -1,4 +1,4 @@
-import { isGrpcServiceError } from '@temporalio/client';
+import { ApplicationFailure, isGrpcServiceError } from '@temporalio/client';
 
 /**
  * gRPC codes with which the server says "not now" to an Update: RESOURCE_EXHAUSTED (a workflow takes at
@@ -7,10 +7,17 @@ import { isGrpcServiceError } from '@temporalio/client';
  */
 const TRY_AGAIN_CODES = new Set([8, 10, 14]);
 
-/** True when the server refused the call for now, anywhere in the cause chain. */
+/**
+ * The server's failure for an Update that reached a run which closed (continue-as-new) before the
+ * worker processed it: it never ran, so sending it again runs it once, on the next run.
+ */
+const UNPROCESSED_UPDATE = 'UnprocessedUpdate';
+
+/** True when the server refused the call for now, or the Update was never processed, anywhere in the cause chain. */
 export function isAdmissionRejected(err: unknown): boolean {
   for (let e: unknown = err, depth = 0; e && depth < 8; e = (e as { cause?: unknown }).cause, depth++) {
     if (isGrpcServiceError(e) && TRY_AGAIN_CODES.has(e.code)) return true;
+    if (e instanceof ApplicationFailure && e.type === UNPROCESSED_UPDATE) return true;
   }
   return false;
 }

@@ -1,3 +1,4 @@
+import { ApplicationFailure } from '@temporalio/client';
 import { retryAdmission, isAdmissionRejected } from '../../src/client/retry-admission';
 
 /** The shape the Temporal client gives a gRPC refusal: a ServiceError whose cause carries the code. */
@@ -38,6 +39,15 @@ describe('retryAdmission', () => {
 
   it('gives up at the deadline with the refusal', async () => {
     await expect(retryAdmission(async () => Promise.reject(refused()), { deadlineMs: 0, sleep: async () => {} })).rejects.toThrow('Workflow Update failed');
+  });
+
+  it('retries an Update the server reports as never processed (its run continued-as-new first)', () => {
+    const unprocessed = Object.assign(new Error('Workflow Update failed'), {
+      cause: ApplicationFailure.create({ message: "Workflow Update is rejected because it wasn't processed by worker.", type: 'UnprocessedUpdate', nonRetryable: true }),
+    });
+    expect(isAdmissionRejected(unprocessed)).toBe(true);
+    const ranAndFailed = Object.assign(new Error('Workflow Update failed'), { cause: ApplicationFailure.create({ message: 'tool broke', type: 'KeelInvalidInput' }) });
+    expect(isAdmissionRejected(ranAndFailed)).toBe(false);
   });
 
   it('recognises a refusal only by its gRPC code', () => {
