@@ -7,7 +7,7 @@ import { resolveHistoryLimit } from '../src/context/limit-history-turns';
 import { resolveReserveTokens } from '../src/context/context-window';
 import { resolveContextEngine } from '../src/engine/registry';
 import type { AgentMessage, TranscriptEntry } from '../src/context/types';
-import type { AssembleReport } from '../src/engine/types';
+import type { AssembleReport, ContextEngine } from '../src/engine/types';
 import { truncateOversizedToolResults, type TruncatedToolResult } from '../src/context/truncate-tool-results';
 import { DEFAULTS } from '../src/config/defaults';
 
@@ -23,6 +23,8 @@ export interface PreparedContext {
   readonly truncated: TruncatedToolResult[];
   /** Messages tokenized by this call (entries without a stored estimate, or changed by repair). */
   readonly tokensComputed: number;
+  /** The engine that assembled this context (the turn calls its afterTurn). */
+  readonly engineInstance: ContextEngine;
 }
 
 /**
@@ -66,5 +68,6 @@ export async function prepareContext(deps: ActivityDeps, agentId: string, sessio
     engine: assembled.report,
     truncated,
     tokensComputed: missing.length + (tokenCache.misses - seeded),
+    engineInstance: engine,
   };
 }

@@ -170,6 +170,15 @@ export function createTurnActivities(deps: ActivityDeps) {
     const entry: MessageEntry = { type: 'message', id: input.assistantEntryId, parentId: input.parentId, timestamp: input.now, message };
     const replyTokens = deps.estimate(message);
     const { inserted } = await appendEntriesRedacted(db, input.agentId, input.sessionId, [{ entry, tokenEstimate: replyTokens }]);
+    // The turn's last model call (no tool calls): the engine's afterTurn sees what the model saw plus the reply.
+    if (inserted > 0 && !message.content.some((b) => isToolCallBlock(b))) {
+      await context.engineInstance.afterTurn?.({
+        sessionId: input.sessionId,
+        sessionKey: input.sessionKey,
+        messages: [...context.messages, message],
+        contextTokens: contextTokens + replyTokens,
+      });
+    }
     if (inserted === 0) {
       // A dead attempt's append landed first: the stored reply is the one the transcript holds.
       const winner = await getEntry(db, input.agentId, input.sessionId, input.assistantEntryId);

@@ -6,6 +6,7 @@ import { testDeps } from '../support/keel-deps';
 import { allEntries, appendEntries } from '../../src/store/entries-repo';
 import { ensureSession, getSession } from '../../src/store/sessions-repo';
 import { ToolRegistry } from '../../src/tools/registry';
+import { registerContextEngine } from '../../src/engine/registry';
 import type { Store } from '../../src/store/connect';
 import type { AgentMessage, MessageEntry } from '../../src/context/types';
 
@@ -165,6 +166,41 @@ describe('the turn sends repaired context', () => {
       for (let i = 1; i < sent.length; i++) expect(sent[i]!.role).not.toBe(sent[i - 1]!.role);
     } finally {
       await worker.stop();
+      await store.close();
+    }
+  });
+});
+
+describe('the context engine lifecycle in a turn', () => {
+  it('assembles every model call through the configured engine and calls its afterTurn once, after the final reply', async () => {
+    const [database] = testDatabases();
+    const store = await database!.open();
+    const afterTurns: Array<{ last: AgentMessage | undefined; contextTokens?: number }> = [];
+    let assembles = 0;
+    const unregister = registerContextEngine('recording', () => ({
+      id: 'recording',
+      ingest: async () => {},
+      compact: async () => ({ delegated: true }),
+      assemble: async ({ messages }) => {
+        assembles++;
+        return { messages, estimatedTokens: 100 };
+      },
+      afterTurn: async ({ messages, contextTokens }) => void afterTurns.push({ last: messages[messages.length - 1], contextTokens }),
+    }));
+    const taskQueue = uniqueTaskQueue();
+    const tools = new ToolRegistry().register({ name: 'ping', description: 'Pings', input: z.object({}), run: async () => 'pong' });
+    const worker = await runInProcessWorker(env, taskQueue, testDeps(store, fake.url, { tools, config: { contextEngine: 'recording' } }));
+    try {
+      fake.enqueue(fakeReply.toolUse([{ id: 'toolu_p', name: 'ping', input: {} }]), fakeReply.text('pinged'));
+      const result = await keelClient(env, taskQueue).sendMessage(`agent:${freshAgent()}:main`, 'ping it');
+      expect(result.reply).toBe('pinged');
+      expect(assembles).toBe(2);
+      expect(afterTurns).toHaveLength(1);
+      expect(afterTurns[0]!.last).toMatchObject({ role: 'assistant', content: [{ type: 'text', text: 'pinged' }] });
+      expect(afterTurns[0]!.contextTokens).toBeGreaterThan(100);
+    } finally {
+      await worker.stop();
+      unregister();
       await store.close();
     }
   });
