@@ -12,7 +12,7 @@ import { extractIdentifiers, type IdentifierPolicy } from '../src/compaction/ide
 import { guardSummary } from '../src/compaction/quality-guard';
 import { EXTRACTIVE_SUMMARY_HEADER, extractiveSummary } from '../src/compaction/extractive-summary';
 import { CompactionHooks, type CompactionHookError } from '../src/compaction/hooks';
-import type { CompactionPlan, OversizedEntry, PlanEntry } from '../src/compaction/types';
+import type { CompactionOutcome, CompactionPlan, OversizedEntry, PlanEntry } from '../src/compaction/types';
 import { summaryMessage } from '../src/context/active-context';
 import type { CompactionEntry } from '../src/context/types';
 import { toActivityFailure } from '../src/model/failures';
@@ -40,13 +40,7 @@ export interface RecordCompactionStartInput extends CompactionRef {
 }
 
 /** A compaction that an earlier run with the same id already recorded (the workflow returns it as is). */
-export interface RecordedCompaction {
-  readonly status: 'succeeded' | 'skipped';
-  readonly degraded: boolean;
-  readonly tokensBefore: number;
-  readonly tokensAfter: number;
-  readonly firstKeptEntryId: string | null;
-  readonly entryId: string | null;
+export interface RecordedCompaction extends CompactionOutcome {
   /** True when the row already said so; false when only the entry was written (the run died before marking it). */
   readonly rowFinished: boolean;
 }
@@ -126,14 +120,8 @@ export interface WriteCompactionRecordResult {
   readonly tokensAfter: number;
 }
 
-export interface FinishCompactionInput extends CompactionRef {
+export interface FinishCompactionInput extends CompactionRef, CompactionOutcome {
   readonly trigger: CompactionTriggerName;
-  readonly status: 'succeeded' | 'skipped';
-  readonly degraded: boolean;
-  readonly tokensBefore: number;
-  readonly tokensAfter: number;
-  readonly firstKeptEntryId: string | null;
-  readonly entryId: string | null;
   readonly now: string;
 }
 

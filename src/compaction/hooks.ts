@@ -1,3 +1,4 @@
+import type { CompactionOutcome } from './types';
 /**
  * `before_compaction` / `after_compaction` hooks (OpenClaw). Compaction activities emit them: once
  * when a compaction's row is first recorded, once when the row leaves `running` as a success.
@@ -14,14 +15,7 @@ export interface BeforeCompactionEvent {
 }
 
 /** What a hook learns when a compaction has been recorded. */
-export interface AfterCompactionEvent extends BeforeCompactionEvent {
-  readonly status: 'succeeded' | 'skipped';
-  readonly degraded: boolean;
-  readonly tokensBefore: number;
-  readonly tokensAfter: number;
-  readonly firstKeptEntryId: string | null;
-  readonly entryId: string | null;
-}
+export interface AfterCompactionEvent extends BeforeCompactionEvent, CompactionOutcome {}
 
 export interface CompactionHookEvents {
   before_compaction: BeforeCompactionEvent;

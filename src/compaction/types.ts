@@ -80,3 +80,15 @@ export interface PruneHistoryResult {
   readonly keptTokens: number;
   readonly budgetTokens: number;
 }
+
+/** How a recorded compaction ended: one shape for the row, the record, the hooks and the activities. */
+export interface CompactionOutcome {
+  /** `skipped` when there was nothing to summarize before the kept tail. */
+  readonly status: 'succeeded' | 'skipped';
+  readonly degraded: boolean;
+  readonly tokensBefore: number;
+  readonly tokensAfter: number;
+  readonly firstKeptEntryId: string | null;
+  /** The compaction entry written (null when skipped). */
+  readonly entryId: string | null;
+}

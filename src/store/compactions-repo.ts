@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { CompactionEntry } from '../context/types';
+import type { CompactionOutcome } from '../compaction/types';
 import type { CompactionRow, Database } from './schema';
 
 /**
@@ -60,15 +61,8 @@ export async function createCompactionRow(db: Kysely<Database>, input: CreateCom
   return (await getCompaction(db, input.id))!;
 }
 
-export interface MarkSucceededInput {
+export interface MarkSucceededInput extends CompactionOutcome {
   readonly id: string;
-  /** `skipped` when there was nothing to summarize. */
-  readonly status: 'succeeded' | 'skipped';
-  readonly degraded: boolean;
-  readonly tokensBefore: number;
-  readonly tokensAfter: number;
-  readonly firstKeptEntryId: string | null;
-  readonly entryId: string | null;
   readonly now: Date;
 }
 
