@@ -19,6 +19,13 @@ import { toActivityFailure } from '../src/model/failures';
 import { modelConfigured } from '../src/runtime/activity-deps';
 import { DEFAULTS } from '../src/config/defaults';
 import { FailureTypes, type CompactionTriggerName } from '../src/protocol';
+import { splitTextToFit } from '../src/compaction/split-text-to-fit';
+import { effectiveWindow, learnFromOverflow } from './model-window';
+
+/** Overflow answers a summarizer call may get before it gives up (each one lowers the learned window). */
+const MAX_OVERFLOW_RETRIES = 3;
+/** Below this room for conversation text, summarizing is pointless: the workflow writes the extractive summary. */
+const MIN_SUMMARY_ROOM_TOKENS = 1_000;
 
 /** Compaction activities need the worker's deps, plus hooks when the application registers any. */
 /** Kept as an alias: compaction activities need nothing beyond ActivityDeps. */
@@ -37,6 +44,8 @@ export interface RecordCompactionStartInput extends CompactionRef {
   readonly retryOf: string | null;
   readonly workflowId: string;
   readonly now: string;
+  /** What the memory flush before it did (`ran`, `skipped: …`, `failed: …`). */
+  readonly memoryFlush?: string;
 }
 
 /** A compaction that an earlier run with the same id already recorded (the workflow returns it as is). */
@@ -161,10 +170,44 @@ export function createCompactionActivities(deps: CompactionActivityDeps) {
         .map((b) => b.text)
         .join('')
         .trim();
-    } catch (err) {
-      throw toActivityFailure(err);
     } finally {
       heartbeat.stop();
+    }
+  }
+
+  const countTokens = (text: string) => deps.estimate({ role: 'user', content: text });
+
+  /** The summarizer's window: its own learned limit, never above the chat window (the summary must fit there too). */
+  const summarizerWindow = async () => Math.min(await effectiveWindow(deps, summarizerModelName), await effectiveWindow(deps, deps.config.model));
+
+  /**
+   * Summarizes `text` within the summarizer's window: text that does not fit is split at message
+   * boundaries, each piece summarized (the previous summary goes with the first), and the partial
+   * summaries merged the same way. A "prompt is too long" answer lowers the learned window and tries
+   * again smaller, so a provider whose real window is below Keel's setting still gets a model summary.
+   */
+  async function summarizeFitting(text: string, previousSummary: string | undefined, instructions: string, depth = 0): Promise<string> {
+    for (let overflows = 0; ; overflows++) {
+      const window = await summarizerWindow();
+      const scaffolding = countTokens(`${SUMMARIZER_SYSTEM_PROMPT}\n${instructions}\n${previousSummary ?? ''}`) + DEFAULTS.summarizationOverheadTokens;
+      const room = window - DEFAULTS.maxOutputTokens - scaffolding;
+      if (room < MIN_SUMMARY_ROOM_TOKENS) {
+        throw ApplicationFailure.nonRetryable(`the summarizer's window (${window} tokens) leaves no room for conversation text`, FailureTypes.SummarizationFailed);
+      }
+      const pieces = splitTextToFit(text, room, countTokens);
+      if (pieces.length > 1 && depth < 3) {
+        const partials: string[] = [];
+        for (const [i, piece] of pieces.entries()) partials.push(await summarizeFitting(piece, i === 0 ? previousSummary : undefined, instructions, depth + 1));
+        return summarizeFitting(partials.map((p, i) => `### Part ${i + 1} of ${partials.length}\n${p}`).join('\n\n'), undefined, instructions, depth + 1);
+      }
+      const prompt = buildSummarizePrompt(text, previousSummary, instructions);
+      try {
+        return await callSummarizer(prompt);
+      } catch (err) {
+        const learned = overflows < MAX_OVERFLOW_RETRIES ? await learnFromOverflow(deps, summarizerModelName, err, countTokens(prompt)).catch(() => undefined) : undefined;
+        if (learned !== undefined) continue;
+        throw toActivityFailure(err);
+      }
     }
   }
 
@@ -195,6 +238,7 @@ export function createCompactionActivities(deps: CompactionActivityDeps) {
       retryOf: input.retryOf,
       now: new Date(input.now),
       countAttempt: firstAttempt,
+      memoryFlush: input.memoryFlush ?? null,
     });
     if (firstAttempt) logHookErrors(input, await hooks.emit('before_compaction', { ...input }));
     return {};
@@ -234,9 +278,12 @@ export function createCompactionActivities(deps: CompactionActivityDeps) {
   async function planCompactionStep(input: PlanCompactionInput): Promise<PlanCompactionResult> {
     const active = await loadActiveEntries(db, input.agentId, input.sessionId);
     const previousSummary = active.compaction?.summary;
+    // Chunks and the kept tail fit what the provider really takes, not only what Keel was told.
+    const window = Math.min(input.contextWindowTokens, hasSummarizer ? await summarizerWindow() : await effectiveWindow(deps, deps.config.model));
+    const keepRecentTokens = Math.min(input.keepRecentTokens, Math.floor(window * DEFAULTS.keepRecentMaxWindowShare));
     const plan = planCompaction(toPlanEntries(active.rows), {
-      contextWindow: input.contextWindowTokens,
-      keepRecentTokens: input.keepRecentTokens,
+      contextWindow: window,
+      keepRecentTokens,
       estimate: deps.estimate,
       ...(previousSummary ? { previousSummary } : {}),
     });
@@ -247,12 +294,12 @@ export function createCompactionActivities(deps: CompactionActivityDeps) {
   async function summarizeChunk(input: SummarizeChunkInput): Promise<string> {
     const entries = await readRange(input, input);
     const text = serializeEntriesForSummary(entries, input.oversized, input.mode);
-    return callSummarizer(buildSummarizePrompt(text, input.previousSummary, input.instructions));
+    return summarizeFitting(text, input.previousSummary, input.instructions);
   }
 
   /** Summarizes a given text: the merge of labelled partial summaries. */
   async function summarizeText(input: SummarizeTextInput): Promise<string> {
-    return callSummarizer(buildSummarizePrompt(input.text, input.previousSummary, input.instructions));
+    return summarizeFitting(input.text, input.previousSummary, input.instructions);
   }
 
   /** The quality guard's one summarizer retry: rewrite the summary keeping the listed identifiers verbatim. */
@@ -264,7 +311,13 @@ export function createCompactionActivities(deps: CompactionActivityDeps) {
     ]
       .filter(Boolean)
       .join('\n\n');
-    return callSummarizer(`<summary>\n${input.summary}\n</summary>\n\n${instructions}`);
+    const prompt = `<summary>\n${input.summary}\n</summary>\n\n${instructions}`;
+    try {
+      return await callSummarizer(prompt);
+    } catch (err) {
+      await learnFromOverflow(deps, summarizerModelName, err, countTokens(prompt)).catch(() => undefined);
+      throw toActivityFailure(err);
+    }
   }
 
   /**
@@ -275,7 +328,7 @@ export function createCompactionActivities(deps: CompactionActivityDeps) {
     const entries = await readRange(input, input);
     const source = [input.previousSummary ?? '', ...entries.map((e) => messageText(e.message))].join('\n\n');
     const identifiers = extractIdentifiers(source, input.identifierPolicy);
-    const guarded = guardSummary(input.summary, identifiers, summaryCharBudget(deps.config.contextWindowTokens));
+    const guarded = guardSummary(input.summary, identifiers, summaryCharBudget(await effectiveWindow(deps, deps.config.model)));
     return { summary: guarded.summary, missing: guarded.appended, blank: guarded.blank };
   }
 
@@ -286,7 +339,7 @@ export function createCompactionActivities(deps: CompactionActivityDeps) {
       ...(input.previousSummary ? { previousSummary: input.previousSummary } : {}),
       messages: entries.map((e) => e.message),
       policy: input.identifierPolicy,
-      maxChars: summaryCharBudget(deps.config.contextWindowTokens),
+      maxChars: summaryCharBudget(await effectiveWindow(deps, deps.config.model)),
     });
   }
 

@@ -7,7 +7,10 @@ import { prepareContext } from './prepare-context';
 import { startHeartbeat } from './heartbeat';
 import { appendEntriesRedacted, getEntry, tailEntries } from '../src/store/entries-repo';
 import { getSession } from '../src/store/sessions-repo';
-import { recordMemoryFlush } from '../src/store/memory-repo';
+import { recordMemoryFlush, recordMemoryFlushFailure } from '../src/store/memory-repo';
+import { modelConfigured } from '../src/runtime/activity-deps';
+import { fitRecentTail } from '../src/context/fit-recent-tail';
+import { effectiveWindow, learnFromOverflow } from './model-window';
 import { isSilentReply } from '../src/context/silent-reply';
 import { MEMORY_FLUSH_PROMPT, MEMORY_WRITE_TOOL, collectMemoryWrites } from '../src/turn/memory-flush';
 import { isToolCallBlock, type AgentMessage, type AssistantMessage, type CustomEntry, type ToolCallBlock } from '../src/context/types';
@@ -20,13 +23,32 @@ export interface MemoryFlushInput {
   /** Deterministic id (workflow code): the audit entry's id and the prefix of the note ids. */
   readonly flushId: string;
   readonly now: string;
+  /**
+   * `overflow`: the provider just rejected this context as too long; the flush runs only when the
+   * context fits the learned window (no tail-only flush on the way to an urgent compaction).
+   */
+  readonly purpose?: 'soft-threshold' | 'compaction' | 'overflow';
 }
+
+export type MemoryFlushSkip = 'already-flushed-this-cycle' | 'read-only-workspace' | 'no-model' | 'does-not-fit';
 
 export interface MemoryFlushResult {
   readonly ran: boolean;
-  readonly skipped?: 'already-flushed-this-cycle' | 'read-only-workspace';
+  readonly skipped?: MemoryFlushSkip;
   readonly notes: number;
+  /** The flush saw only the recent tail: the whole context did not fit the model. */
+  readonly tailOnly?: boolean;
 }
+
+export interface MemoryFlushFailureInput {
+  readonly agentId: string;
+  readonly sessionKey: string;
+  readonly error: string;
+  readonly now: string;
+}
+
+/** Tokens of the memory_write tool definition sent with the flush (generous). */
+const FLUSH_TOOL_TOKENS = 200;
 
 /** Model rounds the silent flush turn may take (it writes notes through tool calls, then stops). */
 const MAX_FLUSH_ROUNDS = 3;
@@ -46,14 +68,29 @@ export function createMemoryActivities(deps: ActivityDeps) {
     const cycle = session?.compaction_count ?? 0;
     if (session?.memory_flush_compaction_count === cycle) return { ran: false, skipped: 'already-flushed-this-cycle', notes: 0 };
 
+    // Without a model Keel still compacts (extractively); there is no agent to write notes.
+    if (!modelConfigured(deps.config)) return { ran: false, skipped: 'no-model', notes: 0 };
     const workspace = deps.config.workspaceDir;
     if (workspace && !(await writable(workspace))) {
       await recordMemoryFlush(db, { ...input, cycle, notes: [] });
       return { ran: false, skipped: 'read-only-workspace', notes: 0 };
     }
 
-    const context = await prepareContext(deps, input.agentId, input.sessionKey, input.sessionId);
-    const messages: AgentMessage[] = [...context.messages, { role: 'user', content: MEMORY_FLUSH_PROMPT }];
+    // The flush must fit the model: the turn's budgeted context, or its recent tail when even that is too long.
+    const model = deps.config.memoryFlushModel ?? deps.config.model;
+    const window = await effectiveWindow(deps, model);
+    const context = await prepareContext(deps, input.agentId, input.sessionKey, input.sessionId, { model });
+    const prompt: AgentMessage = { role: 'user', content: MEMORY_FLUSH_PROMPT };
+    const room = window - deps.config.maxOutputTokens - deps.estimate(prompt) - FLUSH_TOOL_TOKENS;
+    let history = context.messages;
+    if (context.estimatedTokens > room) {
+      if (input.purpose === 'overflow') return { ran: false, skipped: 'does-not-fit', notes: 0 };
+      history = fitRecentTail(context.messages, room, deps.estimate);
+      if (history.length === 0) return { ran: false, skipped: 'does-not-fit', notes: 0 };
+    }
+    const tailOnly = history !== context.messages;
+    const messages: AgentMessage[] = [...history, prompt];
+    const sentTokens = history.reduce((sum, m) => sum + deps.estimate(m), deps.estimate(prompt));
     const notes: string[] = [];
     let reply = '';
     const heartbeat = startHeartbeat();
@@ -61,7 +98,7 @@ export function createMemoryActivities(deps: ActivityDeps) {
       for (let round = 0; round < MAX_FLUSH_ROUNDS; round++) {
         const response = await deps.model.complete(
           {
-            model: deps.config.memoryFlushModel ?? deps.config.model,
+            model,
             messages,
             maxTokens: deps.config.maxOutputTokens,
             tools: [MEMORY_WRITE_TOOL],
@@ -77,6 +114,7 @@ export function createMemoryActivities(deps: ActivityDeps) {
         messages.push(assistant, ...written.results);
       }
     } catch (err) {
+      await learnFromOverflow(deps, model, err, sentTokens).catch(() => undefined);
       throw toActivityFailure(err);
     } finally {
       heartbeat.stop();
@@ -90,14 +128,19 @@ export function createMemoryActivities(deps: ActivityDeps) {
       parentId: last?.id ?? null,
       timestamp: input.now,
       customType: 'memory_flush',
-      data: { notes: notes.length, cycle, silent: isSilentReply(reply) },
+      data: { notes: notes.length, cycle, silent: isSilentReply(reply), ...(tailOnly ? { tailOnly } : {}) },
     };
     await recordMemoryFlush(db, { ...input, cycle, notes });
     await appendEntriesRedacted(db, input.agentId, input.sessionId, [{ entry: audit, tokenEstimate: null }]);
-    return { ran: true, notes: notes.length };
+    return { ran: true, notes: notes.length, ...(tailOnly ? { tailOnly } : {}) };
   }
 
-  return { memoryFlush };
+  /** Records on the session that the flush failed (the workflow goes on without it). */
+  async function recordFlushFailure(input: MemoryFlushFailureInput): Promise<void> {
+    await recordMemoryFlushFailure(db, input.agentId, input.sessionKey, input.error, input.now);
+  }
+
+  return { memoryFlush, recordFlushFailure };
 }
 
 async function writable(dir: string): Promise<boolean> {

@@ -4,7 +4,8 @@ import { TokenCache } from '../src/context/estimate-tokens';
 import { activeMessages } from '../src/context/active-context';
 import { runContextPipeline, type ContextPipelineReport } from '../src/context/pipeline';
 import { resolveHistoryLimit } from '../src/context/limit-history-turns';
-import { resolveReserveTokens } from '../src/context/context-window';
+import { effectiveReserveTokens } from '../src/context/context-window';
+import { effectiveWindow } from './model-window';
 import { resolveContextEngine } from '../src/engine/registry';
 import type { AgentMessage, TranscriptEntry } from '../src/context/types';
 import type { AssembleReport, ContextEngine } from '../src/engine/types';
@@ -17,6 +18,8 @@ export interface PreparedContext {
   readonly systemPromptAddition?: string;
   readonly estimatedTokens: number;
   readonly budget: number;
+  /** The window the budget came from: configured, or lower when the provider taught Keel its real limit. */
+  readonly window: number;
   readonly pipeline: ContextPipelineReport;
   readonly engine?: AssembleReport;
   /** Tool results cut for the model's view (stored in full). */
@@ -31,7 +34,13 @@ export interface PreparedContext {
  * prepareContext (DESIGN.md): load since the last compaction → repair → validate turns → limit turns →
  * strip details → engine.assemble(budget). Reads the active window only, never the whole transcript.
  */
-export async function prepareContext(deps: ActivityDeps, agentId: string, sessionKey: string, sessionId: string): Promise<PreparedContext> {
+export async function prepareContext(
+  deps: ActivityDeps,
+  agentId: string,
+  sessionKey: string,
+  sessionId: string,
+  opts: { readonly model?: string } = {},
+): Promise<PreparedContext> {
   const active = await loadActiveEntries(deps.db, agentId, sessionId);
   const raw = activeMessages(
     active.compaction,
@@ -53,8 +62,8 @@ export async function prepareContext(deps: ActivityDeps, agentId: string, sessio
   // No allow list: a call to an unknown tool was answered with an error result, which the model should see.
   const historyLimit = resolveHistoryLimit(sessionKey, deps.config.historyLimits);
   const { messages, report } = runContextPipeline(raw, { provider: 'anthropic', ...(historyLimit ? { historyLimit } : {}) });
-  const reserve = resolveReserveTokens({ reserveTokens: deps.config.reserveTokens });
-  const budget = Math.max(0, deps.config.contextWindowTokens - reserve);
+  const window = await effectiveWindow(deps, opts.model ?? deps.config.model);
+  const budget = Math.max(0, window - effectiveReserveTokens(window, deps.config.reserveTokens));
   const maxToolChars = Math.floor(budget * DEFAULTS.toolResultMaxBudgetShare * DEFAULTS.charsPerToken);
   const { messages: fitted, truncated } = truncateOversizedToolResults(messages, maxToolChars);
   const engine = resolveContextEngine({ plugins: { slots: { contextEngine: deps.config.contextEngine } } });
@@ -64,6 +73,7 @@ export async function prepareContext(deps: ActivityDeps, agentId: string, sessio
     systemPromptAddition: assembled.systemPromptAddition,
     estimatedTokens: assembled.estimatedTokens,
     budget,
+    window,
     pipeline: report,
     engine: assembled.report,
     truncated,

@@ -10,6 +10,9 @@ import { prepareContext } from './prepare-context';
 import { isToolCallBlock } from '../src/context/types';
 import { toActivityFailure } from '../src/model/failures';
 import { startHeartbeat } from './heartbeat';
+import { effectiveWindow, learnFromOverflow } from './model-window';
+import { loadWorkflowState, saveWorkflowState } from '../src/store/workflow-state-repo';
+import type { SessionCarriedState } from '../src/protocol';
 
 export interface BeginTurnInput {
   readonly agentId: string;
@@ -82,7 +85,10 @@ export interface FinishTurnInput {
 /** The counters after the turn and what maintenance they call for. */
 export interface FinishTurnResult extends AfterTurnDecision {
   readonly contextTokens: number;
+  /** The window in force: configured, or lower when a provider limit was learned. */
   readonly contextWindow: number;
+  /** The configured window (status shows both when they differ). */
+  readonly configuredContextWindow: number;
   readonly compactionCount: number;
 }
 
@@ -155,6 +161,9 @@ export function createTurnActivities(deps: ActivityDeps) {
         { signal: Context.current().cancellationSignal, onText: () => heartbeat.beat() },
       );
     } catch (err) {
+      // The provider's real limit is lower than Keel's window: remember it, so the compaction that
+      // answers this overflow (and every later call) plans within it.
+      await learnFromOverflow(deps, deps.config.model, err, contextTokens).catch(() => undefined);
       throw toActivityFailure(err);
     } finally {
       heartbeat.stop();
@@ -197,7 +206,7 @@ export function createTurnActivities(deps: ActivityDeps) {
   async function finishTurn(input: FinishTurnInput): Promise<FinishTurnResult> {
     await recordTurnUsage(db, { ...input, now: new Date(input.now) });
     const session = await getSession(db, input.agentId, input.sessionKey);
-    const contextWindow = deps.config.contextWindowTokens;
+    const contextWindow = await effectiveWindow(deps, deps.config.model);
     const decision = decideAfterTurn({
       contextTokens: input.contextTokens,
       contextWindow,
@@ -207,10 +216,26 @@ export function createTurnActivities(deps: ActivityDeps) {
       memoryFlushCompactionCount: session?.memory_flush_compaction_count ?? null,
       compactionFailures: session?.compaction_failures ?? 0,
     });
-    return { ...decision, contextTokens: input.contextTokens, contextWindow, compactionCount: session?.compaction_count ?? 0 };
+    return {
+      ...decision,
+      contextTokens: input.contextTokens,
+      contextWindow,
+      configuredContextWindow: deps.config.contextWindowTokens,
+      compactionCount: session?.compaction_count ?? 0,
+    };
   }
 
-  return { beginTurn, callModel, finishTurn, beginCompaction };
+  /** The counters a session workflow saved when it closed idle (undefined for a session never closed). */
+  async function loadSessionCounters(input: { agentId: string; sessionKey: string }): Promise<Partial<SessionCarriedState> | undefined> {
+    return loadWorkflowState(db, input.agentId, input.sessionKey);
+  }
+
+  /** Saves the counters of a session workflow that closes after a quiet period. */
+  async function saveSessionCounters(input: { agentId: string; sessionKey: string; counters: SessionCarriedState }): Promise<void> {
+    await saveWorkflowState(db, input.agentId, input.sessionKey, input.counters);
+  }
+
+  return { beginTurn, callModel, finishTurn, beginCompaction, loadSessionCounters, saveSessionCounters };
 }
 
 /** The freshness policy from config (OpenClaw: daily at 04:00 local, or idle; whichever first). */

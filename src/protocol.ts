@@ -3,7 +3,7 @@
  * defined once. Workflows and clients both import this module; clients never import `workflows/`.
  * Payloads are small by design: ids, counts and the texts a person typed or reads, never transcripts.
  */
-import { defineQuery, defineUpdate } from '@temporalio/workflow';
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { SessionEventKind } from './sessions/lifecycle';
 
 export const DEFAULT_TASK_QUEUE = 'keel';
@@ -24,6 +24,10 @@ export const FailureTypes = {
   StaleTurn: 'KeelStaleTurn',
   /** Compaction could not reclaim tokens. */
   SummarizationFailed: 'summarization_failed',
+  /** The model kept failing with a transient error (429/529/5xx) past the retry budget. */
+  ModelUnavailable: 'KeelModelUnavailable',
+  /** A bug or an unexpected failure inside a turn; the session goes on with the next request. */
+  TurnFailed: 'KeelTurnFailed',
 } as const;
 
 /** Starts (or continues) the one long-lived workflow of a session. */
@@ -39,6 +43,12 @@ export interface SessionWorkflowInput {
 }
 
 export interface SessionTuning {
+  /** Time a model call may keep retrying transient provider errors (429/529/5xx) before the turn fails. */
+  readonly modelRetryBudgetMs?: number;
+  /** Time the memory flush may take, retries included, before the compaction goes on without it. */
+  readonly memoryFlushBudgetMs?: number;
+  /** The session workflow closes after this long with nothing to do; the next message restarts it. */
+  readonly idleCloseMs?: number;
   readonly modelHeartbeatTimeoutMs?: number;
   readonly toolHeartbeatTimeoutMs?: number;
   readonly summarizeHeartbeatTimeoutMs?: number;
@@ -61,7 +71,39 @@ export interface SessionCarriedState {
   readonly contextTokens?: number;
   readonly compactionCount?: number;
   readonly lastCompactionId?: string | null;
+  /** Requests admitted but not yet run, in admission order. */
+  readonly queued?: readonly SessionRequest[];
+  /** Maintenance decided after the last turn and not yet run. */
+  readonly pendingMaintenance?: readonly MaintenanceJob[];
+  /** Outcomes not yet collected by their sender (bounded). */
+  readonly outcomes?: ReadonlyArray<readonly [string, RequestOutcome]>;
+  /** Recently admitted request ids: a resent request is answered, not run again (bounded). */
+  readonly recentRequestIds?: readonly string[];
 }
+
+/** Work the session runs between requests: the soft-threshold flush, or a threshold compaction (flush first). */
+export type MaintenanceJob =
+  | { readonly kind: 'memoryFlush'; readonly sessionId: string }
+  | { readonly kind: 'compaction'; readonly trigger: 'threshold'; readonly sessionId: string };
+
+/**
+ * One request to a session, admitted by Signal in arrival order (Signals have no in-flight limit, unlike
+ * Updates), its outcome collected with the `awaitResult` Update. `requestId` makes a resend idempotent.
+ */
+export type SessionRequest =
+  | { readonly requestId: string; readonly turn: TurnRequest }
+  | { readonly requestId: string; readonly compact: CompactRequest };
+
+/** What became of a request: its result, its failure, or "ask again" (the run is moving to a new run). */
+export type RequestOutcome =
+  | { readonly status: 'done'; readonly turn: TurnResult }
+  | { readonly status: 'done'; readonly compaction: CompactionWorkflowResult }
+  | { readonly status: 'failed'; readonly type: string; readonly message: string }
+  | { readonly status: 'retry' }
+  | { readonly status: 'unknown' };
+
+export const enqueueSignal = defineSignal<[SessionRequest]>('enqueue');
+export const awaitResultUpdate = defineUpdate<RequestOutcome, [{ readonly requestId: string }]>('awaitResult');
 
 export interface TurnRequest {
   readonly text: string;
@@ -108,13 +150,17 @@ export interface SessionStatus {
   readonly pressure: PressureLevel;
   readonly compactionCount: number;
   readonly lastCompactionId: string | null;
+  /** The configured window, when a learned provider limit lowered `contextWindow` below it. */
+  readonly configuredContextWindow?: number;
 }
 
-export const turnUpdate = defineUpdate<TurnResult, [TurnRequest]>('turn');
 export const statusQuery = defineQuery<SessionStatus>('status');
 
 /** Max characters of a user message: far above any real message, far below Temporal's 2 MiB payload limit. */
 export const MAX_USER_TEXT_CHARS = 200_000;
+
+/** Max UTF-8 bytes of one request's payload (a character can take 4 bytes; Temporal refuses payloads over 2 MiB). */
+export const MAX_REQUEST_BYTES = 1_000_000;
 
 // ---- Compaction (workflows/compaction.ts) ----
 
@@ -157,6 +203,8 @@ export interface CompactionWorkflowInput {
   readonly timeoutMs?: number;
   /** Heartbeat timeout of summarizer activities; tests shorten it so a killed worker is noticed quickly. */
   readonly summarizeHeartbeatTimeoutMs?: number;
+  /** What the memory flush before it did (`ran`, `skipped: …`, `failed: …`), recorded on the row. */
+  readonly memoryFlush?: string;
 }
 
 /** What `compactionWorkflow` returns: small, no transcript text. */
@@ -195,8 +243,6 @@ export function compactionWorkflowId(agentId: string, sessionKey: string): strin
   return `keel-compaction/${agentId}/${sessionKey}`;
 }
 
-/** Runs a manual compaction between turns and returns its result. */
-export const compactUpdate = defineUpdate<CompactionWorkflowResult, [CompactRequest]>('compact');
 
 /** One session-maintenance run (OpenClaw: prune sessions older than 30 days, cap at 500 entries). */
 export interface MaintenanceRunInput {

@@ -8,8 +8,9 @@
  *   5. quality guard: identifiers kept verbatim (one summarizer retry, then "Preserved identifiers"), cap
  *   6. write the compaction entry and the session counters in one transaction, idempotently
  *   7. mark the row succeeded with tokens after
- * When every model attempt fails (or no model is configured) the extractive summary is written and
- * the compaction is `degraded`. A deadline (5 minutes by default) bounds the whole run.
+ * When every model attempt fails, no model is configured, or the summarize phase passes its deadline
+ * (derived from the plan: one summarizer-call budget per sequential step), the extractive summary is
+ * written and the compaction is `degraded`: a compaction makes progress or fails visibly on its row.
  */
 import * as wf from '@temporalio/workflow';
 import type { createCompactionActivities } from '../activities/compaction-activities';
@@ -26,6 +27,8 @@ import {
   type CompactionWorkflowResult,
 } from '../src/protocol';
 import { chunkClaimChecks } from './compaction-chunks';
+import type { CompactionPlan } from '../src/compaction/types';
+import { describeFailure } from './describe-failure';
 
 type Activities = ReturnType<typeof createCompactionActivities>;
 
@@ -68,7 +71,8 @@ export async function compactionWorkflow(input: CompactionWorkflowInput): Promis
 async function compact(input: CompactionWorkflowInput, progress: { step: CompactionProgress['step'] }): Promise<CompactionWorkflowResult> {
   const policy = input.identifierPolicy ?? 'strict';
   const summarizer = wf.proxyActivities<Activities>({
-    startToCloseTimeout: '3m',
+    // A real summary streams for minutes; heartbeats (on stream progress) notice a stalled one in seconds.
+    startToCloseTimeout: DEFAULTS.summarizerCallBudgetMs,
     heartbeatTimeout: input.summarizeHeartbeatTimeoutMs ?? DEFAULT_SUMMARIZE_HEARTBEAT_MS,
     retry: SUMMARIZE_RETRY,
   });
@@ -80,6 +84,7 @@ async function compact(input: CompactionWorkflowInput, progress: { step: Compact
     retryOf: input.retryOf ?? null,
     workflowId: wf.workflowInfo().workflowId,
     now: now(),
+    ...(input.memoryFlush ? { memoryFlush: input.memoryFlush } : {}),
   });
   if (recorded) {
     const { rowFinished, ...result } = recorded;
@@ -102,45 +107,18 @@ async function compact(input: CompactionWorkflowInput, progress: { step: Compact
   const range = { firstEntryId: plan.chunks[0].firstEntryId, lastEntryId: plan.chunks[plan.chunks.length - 1].lastEntryId };
   const previous = previousSummary ? { previousSummary } : {};
 
-  // 3–4. Summarize chunks in parallel and merge, through the fallback chain.
+  // 3–5. Summarize chunks in parallel, merge, guard identifiers: within a deadline derived from the plan.
   progress.step = 'summarizing';
   let summary: string | undefined;
   if (kind === 'model') {
-    const options = { identifierPolicy: policy, ...(input.instructions ? { customInstructions: input.instructions } : {}) };
-    const { chunks, summarizeChunk } = chunkClaimChecks(plan, {
-      chunk: (i, mode, prev, instructions) =>
-        summarizer.summarizeChunk({ ...ref(input), firstEntryId: plan.chunks[i].firstEntryId, lastEntryId: plan.chunks[i].lastEntryId, mode, oversized: plan.oversized, instructions, ...(prev ? { previousSummary: prev } : {}) }),
-      text: (text, prev, instructions) => summarizer.summarizeText({ ...ref(input), text, instructions, ...(prev ? { previousSummary: prev } : {}) }),
-    });
+    const deadline = summarizePhaseDeadlineMs(plan.chunks.length);
     try {
-      const merged = await summarizeWithFallback({
-        chunks,
-        ...previous,
-        chunkInstructions: chunkSummaryInstructions(options),
-        mergeInstructions: mergeSummaryInstructions(options),
-        summarizeChunk,
-        isTerminal: wf.isCancellation,
-      });
-      summary = merged.summary;
+      summary = await wf.CancellationScope.withTimeout(deadline, () => summarizeAndGuard(input, plan, range, previousSummary, summarizer, progress));
     } catch (err) {
-      if (!(err instanceof SummarizationFailedError)) throw err;
-      wf.log.warn('every summarizer attempt failed; writing the extractive summary', { sessionKey: input.sessionKey, error: err.message });
+      // Past the phase deadline (not the whole run's): the extractive summary still reclaims the tokens.
+      if (!wf.isCancellation(err) || wf.CancellationScope.current().consideredCancelled) throw err;
+      wf.log.warn('the summarizer passed its deadline; writing the extractive summary', { sessionKey: input.sessionKey, deadlineMs: deadline });
     }
-  }
-
-  // 5. Quality guard: identifiers verbatim, one summarizer retry with the missing ones, then append; cap.
-  if (summary !== undefined) {
-    progress.step = 'guarding';
-    const guardInput = { ...ref(input), ...range, ...previous, identifierPolicy: policy };
-    let guarded = await store.guardSummary({ ...guardInput, summary });
-    if (!guarded.blank && guarded.missing.length > 0) {
-      const revised = await summarizer.reviseSummary({ ...ref(input), summary, missing: guarded.missing, identifierPolicy: policy }).catch((err: unknown) => {
-        if (wf.isCancellation(err)) throw err;
-        return undefined; // the guard appends what is missing anyway
-      });
-      if (revised?.trim()) guarded = await store.guardSummary({ ...guardInput, summary: revised });
-    }
-    summary = guarded.blank ? undefined : guarded.summary;
   }
   const degraded = summary === undefined;
   if (summary === undefined) {
@@ -172,19 +150,69 @@ async function compact(input: CompactionWorkflowInput, progress: { step: Compact
   return result;
 }
 
+/** Chunk summaries and their merge through the fallback chain, then the identifier guard; undefined → extractive. */
+async function summarizeAndGuard(
+  input: CompactionWorkflowInput,
+  plan: CompactionPlan,
+  range: { firstEntryId: string; lastEntryId: string },
+  previousSummary: string | undefined,
+  summarizer: Activities,
+  progress: { step: CompactionProgress['step'] },
+): Promise<string | undefined> {
+  const policy = input.identifierPolicy ?? 'strict';
+  const previous = previousSummary ? { previousSummary } : {};
+  let summary: string | undefined;
+  {
+    const options = { identifierPolicy: policy, ...(input.instructions ? { customInstructions: input.instructions } : {}) };
+    const { chunks, summarizeChunk } = chunkClaimChecks(plan, {
+      chunk: (i, mode, prev, instructions) =>
+        summarizer.summarizeChunk({ ...ref(input), firstEntryId: plan.chunks[i].firstEntryId, lastEntryId: plan.chunks[i].lastEntryId, mode, oversized: plan.oversized, instructions, ...(prev ? { previousSummary: prev } : {}) }),
+      text: (text, prev, instructions) => summarizer.summarizeText({ ...ref(input), text, instructions, ...(prev ? { previousSummary: prev } : {}) }),
+    });
+    try {
+      const merged = await summarizeWithFallback({
+        chunks,
+        ...previous,
+        chunkInstructions: chunkSummaryInstructions(options),
+        mergeInstructions: mergeSummaryInstructions(options),
+        summarizeChunk,
+        isTerminal: wf.isCancellation,
+      });
+      summary = merged.summary;
+    } catch (err) {
+      if (!(err instanceof SummarizationFailedError)) throw err;
+      wf.log.warn('every summarizer attempt failed; writing the extractive summary', { sessionKey: input.sessionKey, error: err.message });
+    }
+  }
+
+  // Quality guard: identifiers verbatim, one summarizer retry with the missing ones, then append; cap.
+  if (summary !== undefined) {
+    progress.step = 'guarding';
+    const guardInput = { ...ref(input), ...range, ...previous, identifierPolicy: policy };
+    let guarded = await store.guardSummary({ ...guardInput, summary });
+    if (!guarded.blank && guarded.missing.length > 0) {
+      const revised = await summarizer.reviseSummary({ ...ref(input), summary, missing: guarded.missing, identifierPolicy: policy }).catch((err: unknown) => {
+        if (wf.isCancellation(err)) throw err;
+        return undefined; // the guard appends what is missing anyway
+      });
+      if (revised?.trim()) guarded = await store.guardSummary({ ...guardInput, summary: revised });
+    }
+    summary = guarded.blank ? undefined : guarded.summary;
+  }
+  return summary;
+}
+
+/** One summarizer-call budget per sequential step: the chunks (in parallel), the merge, the identifier revision. */
+function summarizePhaseDeadlineMs(chunks: number): number {
+  return (chunks > 1 ? 3 : 2) * DEFAULTS.summarizerCallBudgetMs;
+}
+
 function ref(input: CompactionWorkflowInput) {
   return { agentId: input.agentId, sessionKey: input.sessionKey, sessionId: input.sessionId, compactionId: input.compactionId };
 }
 
 function now(): string {
   return new Date().toISOString();
-}
-
-/** The innermost message of a failure chain (an activity's own error, not "Activity task failed"). */
-function describeFailure(err: Error): string {
-  let e: Error = err;
-  while (e.cause instanceof Error) e = e.cause;
-  return e === err ? err.message : `${err.message}: ${e.message}`;
 }
 
 function setSearchAttributes(input: CompactionWorkflowInput, status: string): void {

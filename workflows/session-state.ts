@@ -1,12 +1,22 @@
-import { condition } from '@temporalio/workflow';
-import type { CompactionWorkflowResult, SessionCarriedState, SessionStatus, SessionWorkflowInput } from '../src/protocol';
+import type {
+  CompactionWorkflowResult,
+  MaintenanceJob,
+  RequestOutcome,
+  SessionCarriedState,
+  SessionRequest,
+  SessionStatus,
+  SessionWorkflowInput,
+} from '../src/protocol';
 import type { FinishTurnResult } from '../activities/turn-activities';
 import { DEFAULTS } from '../src/config/defaults';
 import { pressureLevel } from '../src/context/context-window';
 
+/** The next thing the session runs: maintenance first (it was decided by the turn before), then requests in admission order. */
+export type SessionJob = { readonly kind: 'maintenance'; readonly job: MaintenanceJob } | { readonly kind: 'request'; readonly request: SessionRequest };
+
 /**
- * The session workflow's state: the turn queue (admission order = Update arrival order) and the small
- * counters carried across continue-as-new.
+ * The session workflow's state: the request queue (admission order = Signal arrival order), the
+ * outcomes senders collect, and the small counters carried across continue-as-new.
  */
 export class SessionState {
   turnsCompleted: number;
@@ -14,27 +24,114 @@ export class SessionState {
   lastEntryId: string | null;
   contextTokens: number;
   contextWindow: number;
+  configuredContextWindow: number | undefined;
   compactionCount: number;
   lastCompactionId: string | null;
-  private readonly runs: number;
-  private readonly queue: number[] = [];
-  private nextTicket = 0;
+  /** True once the run has decided to end: waiting senders are told to ask the next run. */
+  draining = false;
+  private runs: number;
+  private readonly queue: SessionRequest[];
+  private readonly maintenance: MaintenanceJob[];
+  private readonly outcomes: Map<string, RequestOutcome>;
+  private readonly recentIds: string[];
+  private readonly known: Set<string>;
+  /** Admitted and not yet settled (queued or running). */
+  private readonly pending: Set<string>;
+  /** Outcomes their sender already has: kept for a repeated ask, not carried to the next run. */
+  private readonly collectedIds = new Set<string>();
+  /** A job is running (a turn, a compaction, a flush): status counts it as queued work. */
+  private busy = false;
 
-  constructor(private readonly input: SessionWorkflowInput) {
-    this.turnsCompleted = input.carried?.turnsCompleted ?? 0;
-    this.lastEntryId = input.carried?.lastEntryId ?? null;
-    this.runs = (input.carried?.runs ?? 0) + 1;
-    this.contextTokens = input.carried?.contextTokens ?? 0;
+  constructor(input: SessionWorkflowInput) {
+    const c = input.carried;
+    this.turnsCompleted = c?.turnsCompleted ?? 0;
+    this.lastEntryId = c?.lastEntryId ?? null;
+    this.runs = (c?.runs ?? 0) + 1;
+    this.contextTokens = c?.contextTokens ?? 0;
     this.contextWindow = input.contextWindowTokens ?? DEFAULTS.contextWindowTokens;
-    this.compactionCount = input.carried?.compactionCount ?? 0;
-    this.lastCompactionId = input.carried?.lastCompactionId ?? null;
+    this.compactionCount = c?.compactionCount ?? 0;
+    this.lastCompactionId = c?.lastCompactionId ?? null;
+    this.queue = [...(c?.queued ?? [])];
+    this.maintenance = [...(c?.pendingMaintenance ?? [])];
+    this.outcomes = new Map(c?.outcomes ?? []);
+    this.recentIds = [...(c?.recentRequestIds ?? [])];
+    this.known = new Set([...this.recentIds, ...this.queue.map((r) => r.requestId)]);
+    this.pending = new Set(this.queue.map((r) => r.requestId));
   }
 
-  /** After a turn: the counters the worker reported (its config owns the window). */
-  recordTurn(lastEntryId: string, after: Pick<FinishTurnResult, 'contextTokens' | 'contextWindow' | 'compactionCount'>): void {
+  /** Counters saved when the workflow closed idle (the next message started a fresh run). */
+  restore(saved: Partial<SessionCarriedState>): void {
+    this.turnsCompleted = saved.turnsCompleted ?? this.turnsCompleted;
+    this.lastEntryId = saved.lastEntryId ?? this.lastEntryId;
+    this.runs = (saved.runs ?? 0) + 1;
+    this.contextTokens = saved.contextTokens ?? this.contextTokens;
+    this.compactionCount = saved.compactionCount ?? this.compactionCount;
+    this.lastCompactionId = saved.lastCompactionId ?? this.lastCompactionId;
+  }
+
+  /** Admits a request once: a resent request id (a client retry) is not queued again. */
+  admit(request: SessionRequest): void {
+    if (this.known.has(request.requestId)) return;
+    this.known.add(request.requestId);
+    this.recentIds.push(request.requestId);
+    if (this.recentIds.length > DEFAULTS.rememberedRequestIds) this.known.delete(this.recentIds.shift()!);
+    this.pending.add(request.requestId);
+    this.queue.push(request);
+  }
+
+  /** Maintenance decided after a turn runs before the next queued request. */
+  schedule(job: MaintenanceJob): void {
+    if (!this.maintenance.some((m) => m.kind === job.kind)) this.maintenance.push(job);
+  }
+
+  hasWork(): boolean {
+    return this.maintenance.length > 0 || this.queue.length > 0;
+  }
+
+  next(): SessionJob | undefined {
+    const job = this.maintenance.shift();
+    const request = job ? undefined : this.queue.shift();
+    this.busy = Boolean(job ?? request);
+    if (job) return { kind: 'maintenance', job };
+    return request ? { kind: 'request', request } : undefined;
+  }
+
+  jobDone(): void {
+    this.busy = false;
+  }
+
+  /** Stores a request's outcome for its sender; the oldest uncollected outcomes are dropped past the bound. */
+  settle(requestId: string, outcome: RequestOutcome): void {
+    this.pending.delete(requestId);
+    this.outcomes.set(requestId, outcome);
+    for (const id of this.outcomes.keys()) {
+      if (this.outcomes.size <= DEFAULTS.keptOutcomes) break;
+      if (this.collectedIds.delete(id)) this.outcomes.delete(id);
+    }
+    // Still over the bound with nothing collected: the oldest uncollected outcome goes (its sender is long gone).
+    while (this.outcomes.size > DEFAULTS.keptOutcomes) this.outcomes.delete(this.outcomes.keys().next().value!);
+  }
+
+  /** The outcome once there is one; `retry` while draining; `unknown` for an id this session does not hold. */
+  outcome(requestId: string): RequestOutcome | undefined {
+    const done = this.outcomes.get(requestId);
+    if (done) return done;
+    if (this.draining) return { status: 'retry' };
+    if (this.pending.has(requestId)) return undefined;
+    return { status: 'unknown' };
+  }
+
+  /** The sender has its outcome: it is not handed on to the next run. */
+  collected(requestId: string): void {
+    if (this.outcomes.has(requestId)) this.collectedIds.add(requestId);
+  }
+
+  /** After a turn: the counters the worker reported (its config and learned limits own the window). */
+  recordTurn(lastEntryId: string, after: Pick<FinishTurnResult, 'contextTokens' | 'contextWindow' | 'configuredContextWindow' | 'compactionCount'>): void {
     this.lastEntryId = lastEntryId;
     this.contextTokens = after.contextTokens;
     this.contextWindow = after.contextWindow;
+    this.configuredContextWindow = after.configuredContextWindow;
     this.compactionCount = after.compactionCount;
     this.turnsCompleted++;
     this.turnsThisRun++;
@@ -47,25 +144,14 @@ export class SessionState {
     this.contextTokens = result.tokensAfter;
   }
 
-  /** Runs `fn` after every turn admitted before it has finished. */
-  async serialize<T>(fn: () => Promise<T>): Promise<T> {
-    const ticket = this.nextTicket++;
-    this.queue.push(ticket);
-    try {
-      await condition(() => this.queue[0] === ticket);
-      return await fn();
-    } finally {
-      this.queue.splice(this.queue.indexOf(ticket), 1);
-    }
-  }
-
-  idle(): boolean {
-    return this.queue.length === 0;
-  }
-
-  /** A send written against an older entry, with nothing queued that could explain it, is stale. */
+  /** A send written against an older entry, with nothing queued before it that could explain it, is stale. */
   isStale(expectedLastEntryId: string): boolean {
-    return this.queue.length === 0 && this.lastEntryId !== null && expectedLastEntryId !== this.lastEntryId;
+    return this.lastEntryId !== null && expectedLastEntryId !== this.lastEntryId;
+  }
+
+  /** Bytes of what continue-as-new would carry, so a run never hands on more than one payload holds. */
+  carriedBytes(): number {
+    return JSON.stringify(this.carried()).length;
   }
 
   carried(): SessionCarriedState {
@@ -76,17 +162,21 @@ export class SessionState {
       contextTokens: this.contextTokens,
       compactionCount: this.compactionCount,
       lastCompactionId: this.lastCompactionId,
+      queued: [...this.queue],
+      pendingMaintenance: [...this.maintenance],
+      outcomes: [...this.outcomes.entries()].filter(([id]) => !this.collectedIds.has(id)),
+      recentRequestIds: [...this.recentIds],
     };
   }
 
-  status(): SessionStatus {
+  status(input: SessionWorkflowInput): SessionStatus {
     const window = this.contextWindow;
     const percentUsed = window > 0 ? Math.round((this.contextTokens / window) * 1000) / 10 : 0;
     return {
-      agentId: this.input.agentId,
-      sessionKey: this.input.sessionKey,
+      agentId: input.agentId,
+      sessionKey: input.sessionKey,
       turnsCompleted: this.turnsCompleted,
-      queuedTurns: this.queue.length,
+      queuedTurns: this.queue.length + this.maintenance.length + (this.busy ? 1 : 0),
       lastEntryId: this.lastEntryId,
       contextTokens: this.contextTokens,
       contextWindow: window,
@@ -94,6 +184,7 @@ export class SessionState {
       pressure: pressureLevel(this.contextTokens, window),
       compactionCount: this.compactionCount,
       lastCompactionId: this.lastCompactionId,
+      ...(this.configuredContextWindow !== undefined && this.configuredContextWindow !== window ? { configuredContextWindow: this.configuredContextWindow } : {}),
     };
   }
 }

@@ -1,14 +1,18 @@
 import { randomUUID } from 'node:crypto';
-import { Client, WithStartWorkflowOperation, type Connection } from '@temporalio/client';
+import { ApplicationFailure, Client, type Connection } from '@temporalio/client';
 import { retryAdmission } from './retry-admission';
 import { sessionWorkflowId, parseSessionKey } from '../sessions/session-key';
+import { checkCompactRequest, checkRequestSize, checkTurnRequest, type RequestProblem } from '../sessions/validate-request';
 import {
   DEFAULT_TASK_QUEUE,
-  compactUpdate,
+  FailureTypes,
+  awaitResultUpdate,
+  enqueueSignal,
   type CompactRequest,
   type CompactionWorkflowResult,
+  type RequestOutcome,
+  type SessionRequest,
   statusQuery,
-  turnUpdate,
   type SessionStatus,
   type SessionTuning,
   type SessionWorkflowInput,
@@ -25,20 +29,44 @@ export interface KeelClientOptions {
   readonly contextWindowTokens?: number;
   /** Activity timeouts for sessions this client starts (tests shorten them). */
   readonly tuning?: SessionTuning;
+  /** How long a send waits for its outcome (queued behind other turns included). Default 24 hours. */
+  readonly waitMs?: number;
 }
 
 export interface SendMessageOptions {
-  /** Idempotency: a retried send with the same id is answered once (Temporal Update id). */
+  /** Idempotency: a resent request with the same id runs once and returns the same outcome. */
   readonly requestId?: string;
   /** Reject the send if the session has moved past this entry. */
   readonly expectedLastEntryId?: string;
   /** A system event (heartbeat, cron, exec notice) runs a turn without refreshing freshness. */
   readonly event?: TurnRequest['event'];
+  /** Called once the session has admitted the message: its place in the session's order is fixed. */
+  readonly onAdmitted?: () => void;
+}
+
+export interface CompactOptions {
+  /** Idempotency: a resent compaction with the same id runs once. */
+  readonly requestId?: string;
+}
+
+/** A request Keel refused before sending anything: `field` names what to fix. */
+export class KeelRequestError extends Error {
+  override readonly name = 'KeelRequestError';
+  readonly field: string;
+  constructor(problem: RequestProblem) {
+    super(problem.message);
+    this.field = problem.field;
+  }
 }
 
 /**
  * The application's handle on Keel: send a message to a session and get the reply after a durable
- * turn; read a session's status. Starts the session workflow on first use.
+ * turn; compact; read a session's status. Starts the session workflow on first use.
+ *
+ * A request is admitted by Signal-with-start (arrival order, no in-flight limit, so a burst to one
+ * session is never refused) and its outcome collected with the `awaitResult` Update; both carry the
+ * request id, so a retried call never runs a turn twice. A failed request throws an
+ * `ApplicationFailure` whose `type` is one of `FailureTypes`.
  */
 export class KeelClient {
   readonly temporal: Client;
@@ -58,37 +86,78 @@ export class KeelClient {
 
   /** Runs one durable turn and returns the assistant's reply. */
   async sendMessage(sessionKey: string, text: string, opts: SendMessageOptions = {}): Promise<TurnResult> {
-    // A fixed Update id makes every retry of this send the same Update: it runs at most once.
-    const updateId = opts.requestId ?? randomUUID();
-    const request: TurnRequest = {
+    const turn: TurnRequest = {
       text,
       ...(opts.expectedLastEntryId ? { expectedLastEntryId: opts.expectedLastEntryId } : {}),
       ...(opts.event ? { event: opts.event } : {}),
     };
-    // More than 10 in-flight Updates per workflow are refused; wait for room instead of failing the send.
-    return retryAdmission(() =>
-      this.temporal.workflow.executeUpdateWithStart(turnUpdate, { args: [request], updateId, startWorkflowOperation: this.startSession(sessionKey) }),
-    );
+    const problem = checkTurnRequest(turn);
+    if (problem) throw new KeelRequestError(problem);
+    const outcome = await this.submit(sessionKey, { requestId: opts.requestId ?? randomUUID(), turn }, opts.onAdmitted);
+    if (!('turn' in outcome)) throw new Error('keel: a turn request was answered with a compaction result');
+    return outcome.turn;
   }
 
   /**
    * Compacts a session now, between its turns (a manual compaction: a hard checkpoint unless
    * `keepRecentTokens` is given), and returns the compaction's result.
    */
-  async compact(sessionKey: string, request: CompactRequest = {}): Promise<CompactionWorkflowResult> {
-    return this.temporal.workflow.executeUpdateWithStart(compactUpdate, { args: [request], startWorkflowOperation: this.startSession(sessionKey) });
+  async compact(sessionKey: string, request: CompactRequest = {}, opts: CompactOptions = {}): Promise<CompactionWorkflowResult> {
+    const problem = checkCompactRequest(request);
+    if (problem) throw new KeelRequestError(problem);
+    const outcome = await this.submit(sessionKey, { requestId: opts.requestId ?? randomUUID(), compact: request });
+    if (!('compaction' in outcome)) throw new Error('keel: a compaction request was answered with a turn result');
+    return outcome.compaction;
   }
 
-  /** Starts the session workflow if it is not running (Update-with-start joins a running one). */
-  private startSession(sessionKey: string): WithStartWorkflowOperation<(input: SessionWorkflowInput) => Promise<void>> {
+  /** Admits the request, then waits for its outcome across continue-as-new. */
+  private async submit(sessionKey: string, request: SessionRequest, onAdmitted?: () => void): Promise<Extract<RequestOutcome, { status: 'done' }>> {
     const { agentId, workflowId } = this.identify(sessionKey);
+    const sizeProblem = checkRequestSize(Buffer.byteLength(JSON.stringify(request)));
+    if (sizeProblem) throw new KeelRequestError(sizeProblem);
     const input: SessionWorkflowInput = {
       agentId,
       sessionKey,
       ...(this.opts.contextWindowTokens ? { contextWindowTokens: this.opts.contextWindowTokens } : {}),
       ...(this.opts.tuning ? { tuning: this.opts.tuning } : {}),
     };
-    return new WithStartWorkflowOperation('sessionWorkflow', { workflowId, taskQueue: this.taskQueue, args: [input], workflowIdConflictPolicy: 'USE_EXISTING' });
+    const deadline = Date.now() + (this.opts.waitMs ?? 24 * 60 * 60_000);
+    const admit = () =>
+      retryAdmission(() =>
+        this.temporal.workflow.signalWithStart('sessionWorkflow', {
+          workflowId,
+          taskQueue: this.taskQueue,
+          args: [input],
+          signal: enqueueSignal,
+          signalArgs: [request],
+        }),
+      );
+    await admit();
+    onAdmitted?.();
+    const handle = this.temporal.workflow.getHandle(workflowId);
+    for (let readmitted = false; ; ) {
+      // Many senders may wait on one session; beyond Temporal's in-flight Update limit an ask is
+      // refused for now and asked again, which never reorders the turns (admission already did that).
+      const outcome = await retryAdmission(
+        () => handle.executeUpdate(awaitResultUpdate, { args: [{ requestId: request.requestId }], updateId: randomUUID() }),
+        { deadlineMs: Math.max(0, deadline - Date.now()) },
+      ).catch((err: unknown) => {
+        if (isClosedWorkflow(err)) return { status: 'unknown' } as const;
+        throw err;
+      });
+      if (outcome.status === 'done') return outcome;
+      if (outcome.status === 'failed') throw ApplicationFailure.create({ message: outcome.message, type: outcome.type, nonRetryable: true });
+      if (Date.now() > deadline) throw ApplicationFailure.create({ message: `no outcome for request ${request.requestId} after ${this.opts.waitMs ?? 86_400_000} ms`, type: FailureTypes.TurnFailed, nonRetryable: true });
+      if (outcome.status === 'unknown') {
+        // The session closed idle before this request reached it, or forgot it: admit it once more
+        // under the same id (a session that ran it answers from its remembered ids, never twice).
+        if (readmitted) throw ApplicationFailure.create({ message: `session ${sessionKey} does not know request ${request.requestId}`, type: FailureTypes.TurnFailed, nonRetryable: true });
+        readmitted = true;
+        await admit();
+        continue;
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
   }
 
   /** The session workflow's view of context usage and compactions. */
@@ -96,4 +165,14 @@ export class KeelClient {
     const { workflowId } = this.identify(sessionKey);
     return this.temporal.workflow.getHandle(workflowId).query(statusQuery);
   }
+}
+
+/** The Update reached a workflow that has completed (it closed idle). */
+function isClosedWorkflow(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e && depth < 6; e = (e as { cause?: unknown }).cause, depth++) {
+    const name = (e as { name?: string }).name;
+    const message = String((e as { message?: string }).message ?? '');
+    if (name === 'WorkflowNotFoundError' || /workflow execution already completed|not found/i.test(message)) return true;
+  }
+  return false;
 }

@@ -10,8 +10,11 @@ export const DEFAULTS = {
   tokenSafetyMargin: 1.2,
   /** Memory flush runs this many tokens below the compaction threshold (OpenClaw `softThresholdTokens`). */
   softThresholdTokens: 4_000,
-  /** Compaction deadline (seed 003: 5 minutes). */
-  compactionTimeoutMs: 5 * 60_000,
+  /**
+   * Outer bound of one compaction run. The summarize phase has its own deadline derived from the
+   * plan (`summarizerCallBudgetMs` per sequential step); past it the extractive summary is written.
+   */
+  compactionTimeoutMs: 60 * 60_000,
   /** Chunk ratio of the window, adaptive down to the minimum (OpenClaw). */
   baseChunkRatio: 0.4,
   minChunkRatio: 0.15,
@@ -72,6 +75,26 @@ export const DEFAULTS = {
   reserveTokens: 16_384,
   /** Longest JSONL line import keeps; longer lines are dropped with a reason, memory stays bounded (Keel). */
   maxImportLineBytes: 16 * 1024 * 1024,
+  /** Request ids a session remembers, so a resent request is not run twice (Keel). */
+  rememberedRequestIds: 512,
+  /** Outcomes a session keeps for senders to collect; uncollected ones ride along across continue-as-new (Keel). */
+  keptOutcomes: 64,
+  /** Continue-as-new hands on at most this much state; a larger queue drains first (Temporal payloads stop at 2 MiB). */
+  maxCarriedBytes: 1_000_000,
+  /** A model call keeps retrying transient provider errors this long, honouring retry-after (Keel: storms last minutes). */
+  modelRetryBudgetMs: 30 * 60_000,
+  /** The memory flush may take this long, retries included; then the compaction goes on without it (Keel). */
+  memoryFlushBudgetMs: 2 * 60_000,
+  /** A session workflow with nothing to do for this long closes; the next message starts it again (Keel). */
+  sessionIdleCloseMs: 60 * 60_000,
+  /** One summarizer call may stream this long; the summarize phase's deadline is derived from it (Keel). */
+  summarizerCallBudgetMs: 10 * 60_000,
+  /** A learned provider window never goes below this (Keel: a smaller reading is a broken provider, not a model). */
+  minLearnedWindowTokens: 4_096,
+  /** The learned window stays this share under the provider's stated maximum (Keel: estimates drift). */
+  learnedWindowSafety: 0.95,
+  /** The reserve never takes more than this share of a (small, learned) window (Keel). */
+  maxReserveWindowShare: 0.5,
   /** Heartbeat timeout of a summarizer call: a dead worker is noticed within it (Keel). */
   summarizeHeartbeatTimeoutMs: 30_000,
 } as const;

@@ -69,6 +69,18 @@ export function resolveReserveTokens(input: { reserveTokens?: number; reserveTok
   return floor > 0 ? Math.max(reserve, floor) : reserve;
 }
 
+/**
+ * The reserve for a given window: the resolved reserve, but never more than half the window, so a
+ * small window (a local model, or a provider limit Keel learned) still leaves room for history.
+ *
+ * @example effectiveReserveTokens(200_000, 16_384) // 20_000 (the floor)
+ * @example effectiveReserveTokens(30_000, 16_384)  // 15_000
+ */
+export function effectiveReserveTokens(contextWindow: number, reserveTokens?: number): number {
+  const reserve = resolveReserveTokens(reserveTokens === undefined ? {} : { reserveTokens });
+  return Math.min(reserve, Math.floor(contextWindow * DEFAULTS.maxReserveWindowShare));
+}
+
 /** Threshold compaction after a successful turn: `contextTokens > contextWindow − reserveTokens`. */
 export function shouldCompactAfterTurn(contextTokens: number, contextWindow: number, reserveTokens: number): boolean {
   return contextTokens > contextWindow - reserveTokens;

@@ -22,6 +22,8 @@ export interface CreateCompactionRowInput {
    * already have counted, so a crash between insert and completion does not count twice.
    */
   readonly countAttempt: boolean;
+  /** What the memory flush before this compaction did. */
+  readonly memoryFlush?: string | null;
 }
 
 /**
@@ -48,6 +50,7 @@ export async function createCompactionRow(db: Kysely<Database>, input: CreateCom
       workflow_id: input.workflowId,
       started_at: input.now,
       finished_at: null,
+      memory_flush: input.memoryFlush ?? null,
     })
     .onConflict((oc) =>
       oc.column('id').doUpdateSet((eb) => ({

@@ -35,11 +35,21 @@ export async function recordMemoryFlush(db: Kysely<Database>, input: RecordMemor
     }
     await trx
       .updateTable('sessions')
-      .set({ memory_flush_at: input.now, memory_flush_compaction_count: input.cycle, updated_at: input.now })
+      .set({ memory_flush_at: input.now, memory_flush_compaction_count: input.cycle, memory_flush_error: null, updated_at: input.now })
       .where('agent_id', '=', input.agentId)
       .where('session_key', '=', input.sessionKey)
       .execute();
   });
+}
+
+/** Records why a memory flush failed; the next successful flush clears it. */
+export async function recordMemoryFlushFailure(db: Kysely<Database>, agentId: string, sessionKey: string, error: string, now: string): Promise<void> {
+  await db
+    .updateTable('sessions')
+    .set({ memory_flush_error: error.slice(0, 2_000), memory_flush_failed_at: now })
+    .where('agent_id', '=', agentId)
+    .where('session_key', '=', sessionKey)
+    .execute();
 }
 
 /** An agent's notes, newest first (scoped by agent). */

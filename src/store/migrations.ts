@@ -118,6 +118,24 @@ const migrations: Record<string, Migration> = {
       await db.schema.createIndex('subagent_runs_parent_idx').on('subagent_runs').columns(['agent_id', 'parent_session_key']).execute();
     },
   },
+  // Provider limits learned from overflow errors; memory-flush failures on the session and the compaction;
+  // the session workflow's counters saved when it closes idle, read back when the next message restarts it.
+  '2026_11_23_001_learned_limits_and_flush_outcomes': {
+    async up(db) {
+      await db.schema
+        .createTable('model_limits')
+        .addColumn('model', 'text', (c) => c.primaryKey())
+        .addColumn('context_window', 'integer', (c) => c.notNull())
+        .addColumn('provider_max_tokens', 'integer')
+        .addColumn('provider_message', 'text')
+        .addColumn('learned_at', 'timestamptz', (c) => c.notNull())
+        .execute();
+      await db.schema.alterTable('sessions').addColumn('memory_flush_error', 'text').execute();
+      await db.schema.alterTable('sessions').addColumn('memory_flush_failed_at', 'timestamptz').execute();
+      await db.schema.alterTable('sessions').addColumn('workflow_state', 'jsonb').execute();
+      await db.schema.alterTable('compactions').addColumn('memory_flush', 'text').execute();
+    },
+  },
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -32,6 +32,11 @@ export interface SessionsTable {
   memory_flush_compaction_count: number | null;
   /** Consecutive failed automatic compactions; auto-compaction stops at 3 (DESIGN.md). */
   compaction_failures: Generated<number>;
+  /** Why the last memory flush failed (cleared by the next successful one). */
+  memory_flush_error: string | null;
+  memory_flush_failed_at: Timestamp | null;
+  /** The session workflow's counters, saved when it closes after a quiet period. */
+  workflow_state: Json<Record<string, unknown>> | null;
 }
 
 /** Append-only event stream per session; a tree through parent_id, ordered by seq. */
@@ -68,6 +73,17 @@ export interface CompactionsTable {
   workflow_id: string | null;
   started_at: Timestamp;
   finished_at: Timestamp | null;
+  /** What the memory flush before this compaction did: `ran`, `skipped: <why>` or `failed: <error>`. */
+  memory_flush: string | null;
+}
+
+/** A provider's real context window for a model, learned from its overflow errors (in Keel's token estimate). */
+export interface ModelLimitsTable {
+  model: string;
+  context_window: number;
+  provider_max_tokens: number | null;
+  provider_message: string | null;
+  learned_at: Timestamp;
 }
 
 /** Durable notes written by the pre-compaction memory flush. */
@@ -104,6 +120,7 @@ export interface Database {
   compactions: CompactionsTable;
   memory_notes: MemoryNotesTable;
   subagent_runs: SubagentRunsTable;
+  model_limits: ModelLimitsTable;
 }
 
 export type SessionRow = Selectable<SessionsTable>;

@@ -1,5 +1,5 @@
 import { DEFAULTS } from '../config/defaults';
-import { resolveReserveTokens, shouldCompactAfterTurn, shouldRunMemoryFlush } from '../context/context-window';
+import { effectiveReserveTokens, shouldCompactAfterTurn, shouldRunMemoryFlush } from '../context/context-window';
 
 /** What the session's counters say should happen after a turn. */
 export interface AfterTurnDecision {
@@ -23,7 +23,7 @@ export interface AfterTurnInput {
 
 /** Decides the maintenance after a successful turn, from counters only (pure). */
 export function decideAfterTurn(input: AfterTurnInput): AfterTurnDecision {
-  const reserve = resolveReserveTokens({ reserveTokens: input.reserveTokens });
+  const reserve = effectiveReserveTokens(input.contextWindow, input.reserveTokens);
   const paused = input.compactionFailures >= DEFAULTS.maxConsecutiveCompactionFailures;
   return {
     memoryFlush: shouldRunMemoryFlush({

@@ -148,5 +148,5 @@ export function openAiCompletionBody(
 
 /** The OpenAI error body shape for the same error step. */
 export function openAiErrorBody(step: FakeErrorStep): Record<string, unknown> {
-  return { error: { message: step.message, type: step.errorType, code: step.status === 429 ? 'rate_limit_exceeded' : null } };
+  return { error: { message: step.message, type: step.errorType, code: step.code ?? (step.status === 429 ? 'rate_limit_exceeded' : null) } };
 }

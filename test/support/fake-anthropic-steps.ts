@@ -54,6 +54,8 @@ export interface FakeErrorStep extends FakeTiming {
   /** Sent as the `retry-after` header (seconds, or an HTTP date). */
   retryAfter?: string;
   headers?: Record<string, string>;
+  /** OpenAI-compatible error `code` (e.g. `context_length_exceeded`). */
+  code?: string;
 }
 
 export type FakeStep = FakeMessageStep | FakeErrorStep;

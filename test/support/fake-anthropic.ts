@@ -61,6 +61,20 @@ export type FakeResponder = (request: FakeRequest) => FakeStep | undefined | Pro
 export interface FakeAnthropicOptions {
   /** Used after the script runs out (same as calling `respondWith`). */
   defaultResponder?: FakeResponder;
+  /**
+   * The model's context window: every request whose prompt counts more tokens is refused with the
+   * provider's own 400 "prompt is too long: N tokens > M maximum" (OpenAI: context_length_exceeded),
+   * before any script step or responder sees it — as a real provider does. Default 200,000.
+   */
+  tokenLimit?: number;
+}
+
+/** The real Anthropic window for current models. */
+export const FAKE_DEFAULT_TOKEN_LIMIT = 200_000;
+
+/** How the fake counts a prompt: system, messages and tools at ~4 characters a token (not Keel's tokenizer, on purpose). */
+export function fakePromptTokens(body: FakeRequestBody): number {
+  return Math.ceil(JSON.stringify([body.system ?? null, body.messages ?? [], body.tools ?? []]).length / 4);
 }
 
 export interface FakeAnthropic {
@@ -72,6 +86,10 @@ export interface FakeAnthropic {
   readonly requests: readonly FakeRequest[];
   /** Requests that found no step and no responder. */
   readonly unexpected: readonly FakeRequest[];
+  /** Requests refused as over the token limit (with the tokens the fake counted). */
+  readonly overflowed: ReadonlyArray<{ request: FakeRequest; tokens: number }>;
+  /** Changes the model's context window from the next request on. */
+  setTokenLimit(tokens: number): void;
   /** Appends steps to the script. */
   enqueue(...steps: FakeStep[]): void;
   /** Steps not yet consumed. */
@@ -94,6 +112,8 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
   const script: FakeStep[] = [];
   const requests: FakeRequest[] = [];
   const unexpected: FakeRequest[] = [];
+  const overflowed: Array<{ request: FakeRequest; tokens: number }> = [];
+  let tokenLimit = options.tokenLimit ?? FAKE_DEFAULT_TOKEN_LIMIT;
   const timers = new Set<{ timer: NodeJS.Timeout; resolve: () => void }>();
   const arrivalWaiters = new Set<() => void>();
   let responder = options.defaultResponder;
@@ -134,6 +154,13 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
     const api = request.method === 'POST' && request.path === '/v1/messages' ? 'anthropic'
       : request.method === 'POST' && request.path === '/v1/chat/completions' ? 'openai'
       : undefined;
+    if (api) {
+      const tokens = fakePromptTokens(body);
+      if (tokens > tokenLimit) {
+        overflowed.push({ request, tokens });
+        return sendError(res, overflowStep(tokens, tokenLimit, api), api);
+      }
+    }
     const step = api ? await nextStep(request) : undefined;
     if (!api || !step) {
       unexpected.push(request);
@@ -187,6 +214,8 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
     env: { ANTHROPIC_BASE_URL: url, ANTHROPIC_API_KEY: 'sk-ant-fake-key' },
     requests,
     unexpected,
+    overflowed,
+    setTokenLimit: (tokens) => void (tokenLimit = tokens),
     enqueue: (...steps) => void script.push(...steps),
     pendingSteps: () => script.length,
     respondWith: (next) => void (responder = next),
@@ -226,6 +255,18 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
       server.closeAllConnections();
       await new Promise<void>((resolve, reject) => server.close((err) => (err ? reject(err) : resolve())));
     },
+  };
+}
+
+/** The provider's own overflow answer (Anthropic's wording, or OpenAI's context_length_exceeded). */
+function overflowStep(tokens: number, limit: number, api: 'anthropic' | 'openai'): FakeErrorStep {
+  if (api === 'anthropic') return { kind: 'error', status: 400, errorType: 'invalid_request_error', message: `prompt is too long: ${tokens} tokens > ${limit} maximum` };
+  return {
+    kind: 'error',
+    status: 400,
+    errorType: 'invalid_request_error',
+    message: `This model's maximum context length is ${limit} tokens. However, your messages resulted in ${tokens} tokens. Please reduce the length of the messages.`,
+    code: 'context_length_exceeded',
   };
 }
 

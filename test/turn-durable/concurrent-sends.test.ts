@@ -72,3 +72,64 @@ describe.each(testDatabases())('concurrent sends to one session on $name', (data
     }
   }, 900_000);
 });
+
+/**
+ * A burst beyond Temporal's 10 in-flight Updates, with the first turn held by a 10 s model: every send is
+ * admitted (none fails on the Update limit) and the transcript is a list-append history consistent with
+ * real time — a send admitted before another was even started comes first in the transcript.
+ */
+describe('a burst of 100 sends behind a 10 s model call (PGlite)', () => {
+  it('stores every message once, in an order consistent with when each was admitted', async () => {
+    const store = await testDatabases()[0]!.open();
+    const taskQueue = uniqueTaskQueue();
+    const worker = await runInProcessWorker(env, taskQueue, testDeps(store, fake.url));
+    const seed = Number(process.env.BURST_SEED ?? Date.now() % 100_000);
+    process.stdout.write(`burst test seed: ${seed} (BURST_SEED=${seed} to repeat)\n`);
+    let rand = seed;
+    const random = () => ((rand = (rand * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31);
+    try {
+      let first = true;
+      fake.respondWith((request) => {
+        const step = fakeReply.text(`reply to ${lastUserText(request)}`, first ? { delayMs: 10_000 } : {});
+        first = false;
+        return step;
+      });
+      const client = keelClient(env, taskQueue);
+      const agent = freshDurableAgent();
+      const key = `agent:${agent}:main`;
+      const count = 100;
+      const timeline: Array<{ invoked: number; admitted: number }> = [];
+      const sends: Array<Promise<TurnResult>> = [];
+      for (let i = 0; i < count; i++) {
+        const t = { invoked: performance.now(), admitted: Infinity };
+        timeline.push(t);
+        sends.push(client.sendMessage(key, `item ${i}`, { onAdmitted: () => (t.admitted = performance.now()) }));
+        // Random gaps (0–20 ms, seeded): overlapping sends, some strictly ordered in real time.
+        await new Promise((r) => setTimeout(r, Math.floor(random() * 20)));
+      }
+      const settled = await Promise.allSettled(sends);
+      const rejected = settled.flatMap((r) => (r.status === 'rejected' ? [String(r.reason)] : []));
+      expect({ rejected: rejected.length, first: rejected[0] }).toEqual({ rejected: 0, first: undefined });
+
+      const session = await getSession(store.db, agent, key);
+      const users = (await allEntries(store.db, agent, session!.session_id))
+        .filter((r) => r.type === 'message' && r.role === 'user')
+        .map((r) => String((r.payload as unknown as MessageEntry).message.content));
+      // Each item exactly once.
+      expect([...users].sort()).toEqual(Array.from({ length: count }, (_, i) => `item ${i}`).sort());
+      // Real-time consistency: if send a was admitted before send b was invoked, a precedes b.
+      const position = new Map(users.map((u, i) => [Number(u.slice(5)), i]));
+      const violations: string[] = [];
+      for (let a = 0; a < count; a++) {
+        for (let b = 0; b < count; b++) {
+          if (timeline[a]!.admitted < timeline[b]!.invoked && position.get(a)! > position.get(b)!) violations.push(`${a} before ${b}`);
+        }
+      }
+      expect(violations).toEqual([]);
+    } finally {
+      fake.respondWith(undefined);
+      await worker.stop();
+      await store.close();
+    }
+  }, 600_000);
+});

@@ -1,0 +1,52 @@
+/**
+ * The one check of a request's shape, used by the client before anything is sent (so a rejected
+ * request creates nothing) and by the session workflow on admission (a request from an older client).
+ */
+import type { SessionEventKind } from './lifecycle';
+import { MAX_REQUEST_BYTES, MAX_USER_TEXT_CHARS, type CompactRequest, type TurnRequest } from '../protocol';
+
+/** What is wrong with a request: the field and the fix. */
+export interface RequestProblem {
+  readonly field: string;
+  readonly message: string;
+}
+
+const EVENTS: ReadonlySet<string> = new Set<SessionEventKind>(['user_message', 'heartbeat', 'cron', 'exec_notice', 'bookkeeping']);
+
+/** Undefined when the turn request can be admitted. */
+export function checkTurnRequest(request: TurnRequest | undefined): RequestProblem | undefined {
+  if (typeof request?.text !== 'string' || request.text.trim() === '') {
+    return { field: 'text', message: 'text: must be a non-empty string' };
+  }
+  if (request.text.length > MAX_USER_TEXT_CHARS) {
+    return {
+      field: 'text',
+      message: `text: ${request.text.length} characters exceeds the limit of ${MAX_USER_TEXT_CHARS}; send large content as a file or a tool result`,
+    };
+  }
+  if (request.event !== undefined && !EVENTS.has(request.event)) {
+    return { field: 'event', message: `event: "${String(request.event)}" is not one of ${[...EVENTS].join(', ')}` };
+  }
+  return undefined;
+}
+
+/** Undefined when the compaction request can be admitted. */
+export function checkCompactRequest(request: CompactRequest | undefined): RequestProblem | undefined {
+  const keep = request?.keepRecentTokens;
+  if (keep !== undefined && (!Number.isInteger(keep) || keep < 0)) {
+    return { field: 'keepRecentTokens', message: 'keepRecentTokens: must be a whole number of tokens ≥ 0' };
+  }
+  if (request?.instructions !== undefined && request.instructions.length > MAX_USER_TEXT_CHARS) {
+    return { field: 'instructions', message: `instructions: longer than ${MAX_USER_TEXT_CHARS} characters` };
+  }
+  return undefined;
+}
+
+/** Undefined when the encoded request fits one Temporal payload with room to spare. */
+export function checkRequestSize(encodedBytes: number): RequestProblem | undefined {
+  if (encodedBytes <= MAX_REQUEST_BYTES) return undefined;
+  return {
+    field: 'text',
+    message: `request is ${encodedBytes} bytes, over the limit of ${MAX_REQUEST_BYTES} bytes; send large content as a file or a tool result`,
+  };
+}

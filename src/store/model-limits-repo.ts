@@ -1,0 +1,50 @@
+import { sql, type Kysely } from 'kysely';
+import type { Database } from './schema';
+
+/** The context window learned for a model, in Keel's token estimate; undefined when none was learned. */
+export async function getLearnedWindow(db: Kysely<Database>, model: string): Promise<number | undefined> {
+  const row = await db.selectFrom('model_limits').select('context_window').where('model', '=', model).executeTakeFirst();
+  return row?.context_window;
+}
+
+export interface LearnWindowInput {
+  readonly model: string;
+  /** The window to use from now on, in Keel's token estimate. */
+  readonly contextWindow: number;
+  readonly providerMaxTokens: number | null;
+  readonly providerMessage: string | null;
+  readonly now: Date;
+}
+
+/**
+ * Lowers the model's learned window (never raises it: a later, larger reading comes from a request
+ * Keel under-estimated less, not from a larger model). Returns the window now in force.
+ */
+export async function learnWindow(db: Kysely<Database>, input: LearnWindowInput): Promise<number> {
+  const row = await db
+    .insertInto('model_limits')
+    .values({
+      model: input.model,
+      context_window: input.contextWindow,
+      provider_max_tokens: input.providerMaxTokens,
+      provider_message: input.providerMessage,
+      learned_at: input.now,
+    })
+    .onConflict((oc) =>
+      oc.column('model').doUpdateSet({
+        context_window: sql<number>`least(model_limits.context_window, excluded.context_window)`,
+        provider_max_tokens: sql<number | null>`coalesce(excluded.provider_max_tokens, model_limits.provider_max_tokens)`,
+        provider_message: sql<string | null>`excluded.provider_message`,
+        learned_at: sql<Date>`excluded.learned_at`,
+      }),
+    )
+    .returning('context_window')
+    .executeTakeFirstOrThrow();
+  return row.context_window;
+}
+
+/** Every learned limit (for `keel status` and operators). */
+export async function listLearnedWindows(db: Kysely<Database>): Promise<Array<{ model: string; contextWindow: number; providerMaxTokens: number | null }>> {
+  const rows = await db.selectFrom('model_limits').select(['model', 'context_window', 'provider_max_tokens']).orderBy('model').execute();
+  return rows.map((r) => ({ model: r.model, contextWindow: r.context_window, providerMaxTokens: r.provider_max_tokens }));
+}

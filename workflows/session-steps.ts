@@ -1,0 +1,260 @@
+/**
+ * What a session runs, step by step: a turn (begin → model ⇄ tools → finish), the memory flush, and a
+ * compaction (flush first, then the compaction child). The session workflow (`session.ts`) decides
+ * when; this module decides how. Everything here is workflow code: deterministic, activities only.
+ */
+import * as wf from '@temporalio/workflow';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
+import type { createTurnActivities, CallModelResult } from '../activities/turn-activities';
+import type { createToolActivities } from '../activities/tool-activities';
+import type { createMemoryActivities, MemoryFlushInput } from '../activities/memory-activities';
+import {
+  COMPACTION_WORKFLOW_TYPE,
+  FailureTypes,
+  compactionWorkflowId,
+  type CompactRequest,
+  type CompactionTriggerName,
+  type CompactionWorkflowInput,
+  type CompactionWorkflowResult,
+  type SessionWorkflowInput,
+  type TurnRequest,
+  type TurnResult,
+} from '../src/protocol';
+import { DEFAULTS } from '../src/config/defaults';
+import { isSilentReply } from '../src/context/silent-reply';
+import type { SessionState } from './session-state';
+import { describeFailure } from './describe-failure';
+
+type TurnActivities = ReturnType<typeof createTurnActivities>;
+type ToolActivities = ReturnType<typeof createToolActivities>;
+type MemoryActivities = ReturnType<typeof createMemoryActivities>;
+
+/** Short database steps: local activities, retried with a bound in time (a data error is non-retryable). */
+export const db = wf.proxyLocalActivities<TurnActivities & MemoryActivities>({
+  startToCloseTimeout: '30s',
+  scheduleToCloseTimeout: '10m',
+  retry: { initialInterval: '200ms', maximumInterval: '5s' },
+});
+
+export class SessionSteps {
+  private readonly ids: { agentId: string; sessionKey: string };
+  private readonly model: TurnActivities;
+  private readonly flush: MemoryActivities;
+  private readonly tools: ToolActivities;
+
+  constructor(
+    private readonly input: SessionWorkflowInput,
+    private readonly state: SessionState,
+  ) {
+    const tuning = input.tuning ?? {};
+    this.ids = { agentId: input.agentId, sessionKey: input.sessionKey };
+    // Model calls stream for minutes; heartbeats notice a dead worker long before start-to-close.
+    // Transient provider errors (429/529/5xx) retry for a time budget, honouring retry-after.
+    this.model = wf.proxyActivities<TurnActivities>({
+      startToCloseTimeout: '10m',
+      scheduleToCloseTimeout: tuning.modelRetryBudgetMs ?? DEFAULTS.modelRetryBudgetMs,
+      heartbeatTimeout: tuning.modelHeartbeatTimeoutMs ?? 20_000,
+      retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '60s' },
+    });
+    // The flush is best effort: a bounded budget, then the compaction goes on without it.
+    this.flush = wf.proxyActivities<MemoryActivities>({
+      startToCloseTimeout: '10m',
+      scheduleToCloseTimeout: tuning.memoryFlushBudgetMs ?? DEFAULTS.memoryFlushBudgetMs,
+      heartbeatTimeout: tuning.modelHeartbeatTimeoutMs ?? 20_000,
+      retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' },
+    });
+    // Tools are the application's: a stable idempotency key per call, and Temporal's retries.
+    this.tools = wf.proxyActivities<ToolActivities>({
+      startToCloseTimeout: '10m',
+      heartbeatTimeout: tuning.toolHeartbeatTimeoutMs ?? 60_000,
+      retry: { initialInterval: '1s', maximumInterval: '30s', maximumAttempts: 5 },
+    });
+  }
+
+  /** One durable turn: the user entry, model calls and tool calls until a final reply, then the counters. */
+  async runTurn(request: TurnRequest): Promise<TurnResult> {
+    if (request.expectedLastEntryId !== undefined && this.state.isStale(request.expectedLastEntryId)) {
+      throw wf.ApplicationFailure.nonRetryable(
+        `expectedLastEntryId ${request.expectedLastEntryId} is stale: the session's last entry is ${this.state.lastEntryId}; reload and resend`,
+        FailureTypes.StaleTurn,
+      );
+    }
+    const userEntryId = wf.uuid4();
+    const begin = await db.beginTurn({
+      ...this.ids,
+      userEntryId,
+      text: request.text,
+      now: now(),
+      newSessionId: wf.uuid4(),
+      ...(request.event ? { event: request.event } : {}),
+    });
+    const { sessionId } = begin;
+    if (begin.resetOnly) {
+      // A bare /new or /reset: the new session starts with the next message.
+      return { reply: 'Started a new session.', silent: false, userEntryId: '', assistantEntryId: '', turn: this.state.turnsCompleted, usage: { inputTokens: 0, outputTokens: 0 }, modelCalls: 0 };
+    }
+    const turnState = { compacted: false };
+    if (begin.preflightCompaction) {
+      turnState.compacted = true;
+      await this.compact(sessionId, 'preflight');
+    }
+    let parentId = userEntryId;
+    let inputTokens = 0;
+    let outputTokens = 0;
+    let modelCalls = 0;
+    let reply: CallModelResult | undefined;
+    while (modelCalls < DEFAULTS.maxModelCallsPerTurn) {
+      reply = await this.callModelWithRecovery(sessionId, parentId, turnState);
+      modelCalls++;
+      inputTokens += reply.usage.inputTokens;
+      outputTokens += reply.usage.outputTokens;
+      parentId = reply.entryId;
+      if (reply.toolCalls.length === 0) break;
+      for (const call of reply.toolCalls) {
+        const t = await this.tools.runTool({
+          ...this.ids,
+          sessionId,
+          assistantEntryId: reply.entryId,
+          toolCallId: call.id,
+          resultEntryId: wf.uuid4(),
+          parentId,
+          idempotencyKey: `${wf.workflowInfo().workflowId}/${reply.entryId}/${call.id}`,
+          now: now(),
+        });
+        parentId = t.entryId;
+      }
+    }
+    const final = reply!;
+    const touch = request.event === undefined || request.event === 'user_message';
+    const after = await db.finishTurn({ ...this.ids, inputTokens, outputTokens, contextTokens: final.contextTokens, now: now(), touch });
+    this.state.recordTurn(parentId, after);
+    // Maintenance runs after the reply is returned, before the next queued request.
+    if (after.compact) this.state.schedule({ kind: 'compaction', trigger: 'threshold', sessionId });
+    else if (after.memoryFlush) this.state.schedule({ kind: 'memoryFlush', sessionId });
+    const silent = isSilentReply(final.text);
+    return {
+      reply: silent ? '' : final.text,
+      silent,
+      userEntryId,
+      assistantEntryId: final.entryId,
+      turn: this.state.turnsCompleted,
+      usage: { inputTokens, outputTokens },
+      modelCalls,
+    };
+  }
+
+  /** A manual compaction between turns (`keel compact`). */
+  async manualCompaction(request: CompactRequest): Promise<CompactionWorkflowResult> {
+    const { sessionId } = await db.beginCompaction({ ...this.ids, now: now(), newSessionId: wf.uuid4() });
+    const result = await this.compact(sessionId, 'manual', request);
+    if (!result) throw wf.ApplicationFailure.nonRetryable('a compaction of this session is already running; wait for it or retry it with `keel compactions retry`', FailureTypes.InvalidInput);
+    return result;
+  }
+
+  /** Threshold compaction decided after a turn: a failure is recorded on its row, never thrown into the session. */
+  async thresholdCompaction(sessionId: string): Promise<void> {
+    try {
+      await this.compact(sessionId, 'threshold');
+    } catch (err) {
+      if (!(err instanceof wf.TemporalFailure)) throw err;
+      wf.log.warn('threshold compaction failed; its row records why and an operator can retry it', { sessionKey: this.input.sessionKey, error: describeFailure(err) });
+    }
+  }
+
+  /** The soft-threshold flush, after the reply was returned. */
+  async softThresholdFlush(sessionId: string): Promise<void> {
+    await this.safeFlush(sessionId, 'soft-threshold');
+  }
+
+  /** Memory flush (once per compaction cycle, decided by the activity), then the compaction child. */
+  private async compact(sessionId: string, trigger: CompactionTriggerName, request: CompactRequest = {}): Promise<CompactionWorkflowResult | undefined> {
+    const flush = await this.safeFlush(sessionId, trigger === 'overflow' ? 'overflow' : 'compaction');
+    const compactionInput: CompactionWorkflowInput = {
+      ...this.ids,
+      sessionId,
+      trigger,
+      compactionId: wf.uuid4(),
+      contextWindowTokens: this.state.contextWindow,
+      memoryFlush: flush,
+      ...keepRecent(trigger, request.keepRecentTokens, this.state.contextWindow),
+      ...(request.instructions ? { instructions: request.instructions } : {}),
+      ...(this.input.tuning?.summarizeHeartbeatTimeoutMs ? { summarizeHeartbeatTimeoutMs: this.input.tuning.summarizeHeartbeatTimeoutMs } : {}),
+    };
+    try {
+      const result = await wf.executeChild<(i: CompactionWorkflowInput) => Promise<CompactionWorkflowResult>>(COMPACTION_WORKFLOW_TYPE, {
+        workflowId: compactionWorkflowId(this.input.agentId, this.input.sessionKey),
+        args: [compactionInput],
+      });
+      this.state.recordCompaction(result);
+      return result;
+    } catch (err) {
+      // An operator-started compaction of this session is running: it covers this one.
+      if (err instanceof WorkflowExecutionAlreadyStartedError) return undefined;
+      throw err;
+    }
+  }
+
+  /**
+   * The memory flush never blocks or fails what follows it: its failure (a 529 storm past its budget,
+   * an overflow) is recorded on the session and handed to the compaction row, and the caller goes on.
+   * Returns what it did, in words for the compaction row.
+   */
+  private async safeFlush(sessionId: string, purpose: NonNullable<MemoryFlushInput['purpose']>): Promise<string> {
+    try {
+      const r = await this.flush.memoryFlush({ ...this.ids, sessionId, flushId: wf.uuid4(), now: now(), purpose });
+      if (!r.ran) return `skipped: ${r.skipped ?? 'unknown'}`;
+      return r.tailOnly ? `ran on the recent tail (${r.notes} notes)` : `ran (${r.notes} notes)`;
+    } catch (err) {
+      if (!(err instanceof wf.TemporalFailure) || wf.isCancellation(err)) throw err;
+      const error = describeFailure(err);
+      wf.log.warn('memory flush failed; going on without it', { sessionKey: this.input.sessionKey, error });
+      await db.recordFlushFailure({ ...this.ids, error, now: now() });
+      return `failed: ${error}`;
+    }
+  }
+
+  /** A model call; an overflow is answered by compacting and retrying once (OpenClaw). */
+  private async callModelWithRecovery(sessionId: string, parentId: string, turnState: { compacted: boolean }): Promise<CallModelResult> {
+    for (;;) {
+      let r;
+      try {
+        r = await this.model.callModel({ ...this.ids, sessionId, assistantEntryId: wf.uuid4(), parentId, now: now(), precheck: !turnState.compacted });
+      } catch (err) {
+        if (!isOverflow(err)) throw err;
+        if (turnState.compacted) {
+          throw wf.ApplicationFailure.nonRetryable(
+            'the model still rejected the prompt as too long after compacting once; the user message is stored, nothing was lost — the next message compacts within the limit Keel learned',
+            FailureTypes.ContextOverflowAfterCompaction,
+          );
+        }
+        turnState.compacted = true;
+        await this.compact(sessionId, 'overflow');
+        continue;
+      }
+      if (r.kind === 'reply') return r;
+      // Mid-turn precheck: the context no longer fits; compact and continue the same turn.
+      turnState.compacted = true;
+      await this.compact(sessionId, 'threshold');
+    }
+  }
+}
+
+function now(): string {
+  return new Date().toISOString();
+}
+
+/**
+ * The recent tail an automatic compaction keeps: Pi's 20,000 tokens, but never more than a quarter of
+ * the window, or a small window would keep everything and reclaim nothing. Manual compactions keep
+ * what they ask for (none: a hard checkpoint).
+ */
+function keepRecent(trigger: CompactionTriggerName, requested: number | undefined, contextWindow: number): { keepRecentTokens?: number } {
+  if (requested !== undefined) return { keepRecentTokens: requested };
+  if (trigger === 'manual') return {};
+  return { keepRecentTokens: Math.min(DEFAULTS.keepRecentTokens, Math.floor(contextWindow * DEFAULTS.keepRecentMaxWindowShare)) };
+}
+
+/** The model rejected the prompt as too long (ActivityFailure caused by a ContextOverflow ApplicationFailure). */
+function isOverflow(err: unknown): boolean {
+  return err instanceof wf.ActivityFailure && err.cause instanceof wf.ApplicationFailure && err.cause.type === FailureTypes.ContextOverflow;
+}
