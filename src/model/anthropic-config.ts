@@ -37,7 +37,7 @@ export class AnthropicConfigError extends Error {
   }
 }
 
-const ENV_NAMES: Record<string, string> = { apiKey: 'ANTHROPIC_API_KEY', baseURL: 'ANTHROPIC_BASE_URL', timeoutMs: 'timeoutMs', idleTimeoutMs: 'KEEL_MODEL_IDLE_TIMEOUT_MS' };
+const ENV_NAMES: Record<string, string> = { apiKey: 'ANTHROPIC_API_KEY', baseURL: 'ANTHROPIC_BASE_URL', timeoutMs: 'timeoutMs', idleTimeoutMs: 'idleTimeoutMs' };
 
 /** Validates a config, applying defaults; throws `AnthropicConfigError` naming the variable to set. */
 export function parseAnthropicClientConfig(input: unknown): AnthropicClientConfig {
