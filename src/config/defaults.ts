@@ -49,8 +49,13 @@ export const DEFAULTS = {
   /** Default model when none is configured. */
   model: 'claude-sonnet-4-6',
   maxOutputTokens: 4_096,
-  /** Anthropic SDK request timeout inside an activity; Temporal owns retries. */
+  /** A model response must start (headers) within this; the streamed body is bounded by the idle timeout instead (Keel). */
   modelRequestTimeoutMs: 120_000,
+  /**
+   * A model stream that sends nothing for this long is stalled and fails as a retryable timeout; one
+   * that keeps sending is never cut, however long the reply takes (Keel; env KEEL_MODEL_IDLE_TIMEOUT_MS).
+   */
+  modelStreamIdleTimeoutMs: 60_000,
   /** A single tool result may take at most this share of the model's budget; the rest is cut with a note (Keel). */
   toolResultMaxBudgetShare: 0.3,
   /** Rough characters per token, for turning a token budget into a character cut (Keel). */

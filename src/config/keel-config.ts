@@ -35,6 +35,8 @@ export const keelConfigSchema = z.object({
   /** Optional separate compaction model: an OpenAI-compatible endpoint (e.g. local Ollama). */
   compactionModelUrl: z.string().url().optional(),
   compactionModel: z.string().min(1).optional(),
+  /** A model stream silent this long fails as a retryable timeout (both model clients). */
+  modelIdleTimeoutMs: z.coerce.number().int().positive().default(DEFAULTS.modelStreamIdleTimeoutMs),
   /** Memory flush starts this many tokens below the compaction threshold (OpenClaw softThresholdTokens). */
   softThresholdTokens: z.coerce.number().int().nonnegative().default(DEFAULTS.softThresholdTokens),
   /** Model id for the silent memory-flush turn; default: the chat model. */
@@ -74,6 +76,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env, overrides: P
     contextEngine: env.KEEL_CONTEXT_ENGINE || undefined,
     compactionModelUrl: env.KEEL_COMPACTION_MODEL_URL || undefined,
     compactionModel: env.KEEL_COMPACTION_MODEL || undefined,
+    modelIdleTimeoutMs: env.KEEL_MODEL_IDLE_TIMEOUT_MS || undefined,
     workspaceDir: env.KEEL_WORKSPACE || undefined,
     softThresholdTokens: env.KEEL_SOFT_THRESHOLD_TOKENS || undefined,
     resetMode: env.KEEL_RESET_MODE || undefined,
@@ -108,6 +111,7 @@ const ENV_NAMES: Record<string, string> = {
   contextEngine: 'KEEL_CONTEXT_ENGINE',
   compactionModelUrl: 'KEEL_COMPACTION_MODEL_URL',
   compactionModel: 'KEEL_COMPACTION_MODEL',
+  modelIdleTimeoutMs: 'KEEL_MODEL_IDLE_TIMEOUT_MS',
   workspaceDir: 'KEEL_WORKSPACE',
   softThresholdTokens: 'KEEL_SOFT_THRESHOLD_TOKENS',
   resetMode: 'KEEL_RESET_MODE',

@@ -7,6 +7,7 @@ import { fromAnthropicMessage, toAnthropicParams } from './anthropic-convert';
 import { parseAnthropicClientConfig, type AnthropicClientConfigInput } from './anthropic-config';
 import { ModelTruncatedResponseError, ModelUnexpectedError, classifyModelError } from './errors';
 import type { ModelCallOptions, ModelClient, ModelRequest, ModelResponse, ModelStreamEvent } from './model-client';
+import { StreamWatchdog } from './stream-watchdog';
 
 /** Keel's view of one raw stream event, or undefined for events it does not report (ping, block stop). */
 function toStreamEvent(event: Anthropic.MessageStreamEvent): ModelStreamEvent | undefined {
@@ -31,7 +32,9 @@ function toStreamEvent(event: Anthropic.MessageStreamEvent): ModelStreamEvent | 
  * Calls Anthropic once per `complete`: the SDK runs with `maxRetries: 0` because retries belong to
  * Temporal (each hidden SDK retry would be another billed call without an idempotency key).
  * Throws the typed errors of `./errors`; a stream that ends before `message_stop` throws
- * `ModelTruncatedResponseError`, never a partial reply.
+ * `ModelTruncatedResponseError`, never a partial reply. The SDK's `timeout` only bounds the wait
+ * for the response headers, so the stream itself is watched: `idleTimeoutMs` without an event
+ * aborts it with a retryable `ModelTimeoutError`, however long a live stream has been running.
  *
  * @example
  *   const model = new AnthropicModelClient(anthropicConfigFromEnv(process.env));
@@ -39,14 +42,21 @@ function toStreamEvent(event: Anthropic.MessageStreamEvent): ModelStreamEvent | 
  */
 export class AnthropicModelClient implements ModelClient {
   readonly #sdk: Anthropic;
+  readonly #idleTimeoutMs: number;
 
   constructor(config: AnthropicClientConfigInput) {
-    const { apiKey, baseURL, timeoutMs } = parseAnthropicClientConfig(config);
+    const { apiKey, baseURL, timeoutMs, idleTimeoutMs } = parseAnthropicClientConfig(config);
     this.#sdk = new Anthropic({ apiKey, baseURL, maxRetries: 0, timeout: timeoutMs });
+    this.#idleTimeoutMs = idleTimeoutMs;
   }
 
   async complete(request: ModelRequest, options: ModelCallOptions = {}): Promise<ModelResponse> {
-    const stream = this.#sdk.messages.stream(toAnthropicParams(request), options.signal ? { signal: options.signal } : undefined);
+    const watchdog = new StreamWatchdog();
+    const signal = options.signal ? AbortSignal.any([options.signal, watchdog.signal]) : watchdog.signal;
+    const idle = (): void => watchdog.arm(this.#idleTimeoutMs, 'no stream event from the model');
+    const stream = this.#sdk.messages.stream(toAnthropicParams(request), { signal });
+    // Pings never reach these listeners (the SDK drops them), so only real progress re-arms.
+    stream.on('connect', idle);
     let started = false;
     let stopped = false;
     let soFar = '';
@@ -61,6 +71,7 @@ export class AnthropicModelClient implements ModelClient {
       }
     };
     stream.on('streamEvent', (event) => {
+      idle();
       if (event.type === 'message_start') started = true;
       if (event.type === 'message_stop') stopped = true;
       const keelEvent = toStreamEvent(event);
@@ -77,12 +88,15 @@ export class AnthropicModelClient implements ModelClient {
       message = await stream.finalMessage();
     } catch (err) {
       if (callbackError !== undefined) throw callbackError;
+      if (watchdog.expired) throw watchdog.expired;
       const classified = classifyModelError(err);
       // The stream began but ended without message_stop and without a transport error: a cut-off reply.
       if (classified instanceof ModelUnexpectedError && started && !stopped) {
         throw new ModelTruncatedResponseError({ providerMessage: classified.providerMessage, cause: err });
       }
       throw classified;
+    } finally {
+      watchdog.stop();
     }
     if (callbackError !== undefined) throw callbackError;
     if (!stopped) throw new ModelTruncatedResponseError({ providerMessage: 'stream ended before message_stop' });

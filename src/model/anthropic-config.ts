@@ -8,12 +8,17 @@ import { DEFAULTS } from '../config/defaults';
 /** Where the SDK sends requests when no base URL is configured (Anthropic's public API). */
 export const DEFAULT_ANTHROPIC_BASE_URL = 'https://api.anthropic.com';
 
-/** Settings of `AnthropicModelClient`: key, base URL (default Anthropic's API) and per-request timeout. */
+/** Settings of `AnthropicModelClient`: key, base URL (default Anthropic's API) and timeouts. */
 export const anthropicClientConfigSchema = z.object({
   apiKey: z.string().min(1, 'ANTHROPIC_API_KEY is empty: set it to your Anthropic API key'),
   baseURL: z.string().url('ANTHROPIC_BASE_URL must be an http(s) URL').default(DEFAULT_ANTHROPIC_BASE_URL),
-  /** Per-request timeout; a timeout is a retryable failure that Temporal retries. */
+  /**
+   * The response must start (status and headers) within this: the SDK's `timeout` stops at the
+   * headers and never bounds the streamed body. A timeout is retryable; Temporal retries it.
+   */
   timeoutMs: z.number().int().positive().default(DEFAULTS.modelRequestTimeoutMs),
+  /** Once started, the stream fails after this long without an event; a stream that keeps sending is never cut. */
+  idleTimeoutMs: z.number().int().positive().default(DEFAULTS.modelStreamIdleTimeoutMs),
 });
 
 /** What callers pass in (defaults not yet applied). */
@@ -32,7 +37,7 @@ export class AnthropicConfigError extends Error {
   }
 }
 
-const ENV_NAMES: Record<string, string> = { apiKey: 'ANTHROPIC_API_KEY', baseURL: 'ANTHROPIC_BASE_URL', timeoutMs: 'timeoutMs' };
+const ENV_NAMES: Record<string, string> = { apiKey: 'ANTHROPIC_API_KEY', baseURL: 'ANTHROPIC_BASE_URL', timeoutMs: 'timeoutMs', idleTimeoutMs: 'idleTimeoutMs' };
 
 /** Validates a config, applying defaults; throws `AnthropicConfigError` naming the variable to set. */
 export function parseAnthropicClientConfig(input: unknown): AnthropicClientConfig {

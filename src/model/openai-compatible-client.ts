@@ -1,14 +1,17 @@
 /**
  * `ModelClient` over an OpenAI-compatible `POST …/chat/completions` endpoint (a local Ollama, vLLM,
- * or a hosted gateway), with global fetch and no streaming. Used as the optional compaction model.
+ * or a hosted gateway), with global fetch, streamed. Used as the optional compaction model.
  */
 import { z } from 'zod';
 import { DEFAULTS } from '../config/defaults';
-import { classifyHttpFailure, classifyModelError, ModelUnexpectedError } from './errors';
-import type { ModelCallOptions, ModelClient, ModelRequest, ModelResponse } from './model-client';
-import { chatCompletionSchema, fromChatCompletion, toChatMessages, toChatTools } from './openai-compatible-convert';
+import { classifyHttpFailure, classifyModelError, ModelTruncatedResponseError, ModelUnexpectedError } from './errors';
+import type { ModelCallOptions, ModelClient, ModelRequest, ModelResponse, ModelStreamEvent } from './model-client';
+import { chatCompletionSchema, fromChatCompletion, toChatMessages, toChatTools, type ChatCompletion } from './openai-compatible-convert';
+import { ChatStreamAccumulator, parseChatStreamData } from './openai-sse';
+import { SseDecoder } from './sse-decoder';
+import { StreamWatchdog } from './stream-watchdog';
 
-/** Settings of `OpenAiCompatibleModelClient`: endpoint URL, optional fixed model and key, timeout. */
+/** Settings of `OpenAiCompatibleModelClient`: endpoint URL, optional fixed model and key, timeouts. */
 export const openAiCompatibleConfigSchema = z.object({
   /** `http://host:11434/v1`, `http://host:8000`, or the full `…/chat/completions` URL. */
   baseUrl: z.string().url('the OpenAI-compatible endpoint must be an http(s) URL (KEEL_COMPACTION_MODEL_URL)'),
@@ -16,7 +19,10 @@ export const openAiCompatibleConfigSchema = z.object({
   model: z.string().min(1).optional(),
   /** Sent as `Authorization: Bearer …`; local servers usually need none. */
   apiKey: z.string().min(1).optional(),
+  /** The response must start (status and headers) within this; a model still reading a long prompt may take a while. */
   timeoutMs: z.number().int().positive().default(DEFAULTS.modelRequestTimeoutMs),
+  /** Once started, the body fails after this long without a byte; a body that keeps coming is never cut. */
+  idleTimeoutMs: z.number().int().positive().default(DEFAULTS.modelStreamIdleTimeoutMs),
 });
 
 /** What callers pass in (defaults not yet applied). */
@@ -48,15 +54,83 @@ function errorFields(text: string): { message: string; type?: string; code?: str
   }
 }
 
+/** A response body as text, chunk by chunk; `onBytes` runs on every chunk (it re-arms the idle timeout). */
+async function* bodyText(body: ReadableStream<Uint8Array> | null, onBytes: () => void): AsyncGenerator<string> {
+  if (!body) return;
+  const reader = body.getReader();
+  const decoder = new TextDecoder();
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      onBytes();
+      yield decoder.decode(value, { stream: true });
+    }
+    const rest = decoder.decode();
+    if (rest) yield rest;
+  } finally {
+    // Stopping early (after `[DONE]`, or on an error) releases the connection.
+    reader.cancel().catch(() => undefined);
+  }
+}
+
+async function readAll(chunks: AsyncIterable<string>): Promise<string> {
+  let text = '';
+  for await (const chunk of chunks) text += chunk;
+  return text;
+}
+
+function parseCompletion(json: unknown): ChatCompletion {
+  const parsed = chatCompletionSchema.safeParse(json);
+  if (!parsed.success) {
+    throw new ModelUnexpectedError({ providerMessage: `not a chat completion: ${parsed.error.issues[0]?.message ?? 'invalid body'}` });
+  }
+  return parsed.data;
+}
+
 /**
- * One HTTP request per `complete`, no retries (Temporal retries). Throws the typed errors of
- * `./errors`; `onText` fires once with the whole text since the endpoint is not streamed.
+ * Folds an SSE body into a completion, reporting each chunk's events. Complete at `[DONE]`, or at
+ * the end of the body once a `finish_reason` came (some servers send no `[DONE]`); anything less is
+ * a cut-off reply.
+ */
+async function readStream(chunks: AsyncIterable<string>, model: string, report: (event: ModelStreamEvent, soFar: string) => void): Promise<ChatCompletion> {
+  const decoder = new SseDecoder();
+  const reply = new ChatStreamAccumulator();
+  const take = (data: string): boolean => {
+    const read = parseChatStreamData(data);
+    if (read.kind === 'done') return true;
+    if (read.kind === 'invalid') throw new ModelUnexpectedError({ providerMessage: read.why });
+    if (read.kind === 'error') {
+      throw classifyHttpFailure({ status: undefined, errorType: read.error.type, errorCode: read.error.code, providerMessage: read.error.message, authFix: AUTH_FIX });
+    }
+    for (const event of reply.add(read.chunk)) report(event, reply.text);
+    return false;
+  };
+  let done = false;
+  for await (const text of chunks) {
+    for (const message of decoder.push(text)) done ||= take(message.data);
+    if (done) break;
+  }
+  if (!done) for (const message of decoder.end()) done ||= take(message.data);
+  if (!done && !reply.finished) throw new ModelTruncatedResponseError({ providerMessage: 'stream ended before its last chunk' });
+  report({ type: 'messageStop' }, reply.text);
+  return reply.completion(model);
+}
+
+/**
+ * One HTTP request per `complete`, no retries (Temporal retries). Asks for a stream and reports
+ * each chunk through `onText`/`onEvent`; a server that answers JSON instead is read whole and
+ * reported once. No wall clock bounds the call: the response must start within `timeoutMs`, then
+ * the body may take as long as it keeps sending and fails with a retryable `ModelTimeoutError`
+ * after `idleTimeoutMs` of silence. Throws the typed errors of `./errors`; an error thrown by a
+ * callback is rethrown as is.
  */
 export class OpenAiCompatibleModelClient implements ModelClient {
   readonly #url: string;
   readonly #model: string | undefined;
   readonly #apiKey: string | undefined;
   readonly #timeoutMs: number;
+  readonly #idleTimeoutMs: number;
 
   constructor(config: OpenAiCompatibleConfigInput) {
     const parsed = openAiCompatibleConfigSchema.parse(config);
@@ -64,6 +138,7 @@ export class OpenAiCompatibleModelClient implements ModelClient {
     this.#model = parsed.model;
     this.#apiKey = parsed.apiKey;
     this.#timeoutMs = parsed.timeoutMs;
+    this.#idleTimeoutMs = parsed.idleTimeoutMs;
   }
 
   async complete(request: ModelRequest, options: ModelCallOptions = {}): Promise<ModelResponse> {
@@ -72,23 +147,39 @@ export class OpenAiCompatibleModelClient implements ModelClient {
       model,
       messages: toChatMessages(request.system, request.messages),
       max_tokens: request.maxTokens,
-      stream: false,
+      stream: true,
+      stream_options: { include_usage: true },
       ...(request.tools && request.tools.length > 0 ? { tools: toChatTools(request.tools) } : {}),
       ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
     };
-    const timeout = AbortSignal.timeout(this.#timeoutMs);
-    const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
+    const watchdog = new StreamWatchdog();
+    const signal = options.signal ? AbortSignal.any([options.signal, watchdog.signal]) : watchdog.signal;
+    const idle = (): void => watchdog.arm(this.#idleTimeoutMs, 'no data from the model');
+    let callbackError: unknown;
+    const report = (event: ModelStreamEvent, soFar: string): void => {
+      try {
+        options.onEvent?.(event);
+        if (event.type === 'text') options.onText?.(event.delta, soFar);
+      } catch (err) {
+        callbackError = err;
+        throw err;
+      }
+    };
 
-    let json: unknown;
+    let completion: ChatCompletion;
+    let streamed = false;
     try {
+      watchdog.arm(this.#timeoutMs, 'no response from the model');
       const response = await fetch(this.#url, {
         method: 'POST',
         headers: { 'content-type': 'application/json', ...(this.#apiKey ? { authorization: `Bearer ${this.#apiKey}` } : {}) },
         body: JSON.stringify(body),
         signal,
       });
+      idle();
+      const chunks = bodyText(response.body, idle);
       if (!response.ok) {
-        const fields = errorFields(await response.text());
+        const fields = errorFields(await readAll(chunks));
         throw classifyHttpFailure({
           status: response.status,
           headers: response.headers,
@@ -98,26 +189,26 @@ export class OpenAiCompatibleModelClient implements ModelClient {
           authFix: AUTH_FIX,
         });
       }
-      json = await response.json();
+      // Some servers ignore `stream: true` and answer one JSON body.
+      streamed = (response.headers.get('content-type') ?? '').includes('text/event-stream');
+      completion = streamed ? await readStream(chunks, model, report) : parseCompletion(JSON.parse(await readAll(chunks)));
     } catch (err) {
-      throw classifyModelError(err);
+      if (callbackError !== undefined) throw callbackError;
+      throw watchdog.expired ?? classifyModelError(err);
+    } finally {
+      watchdog.stop();
     }
 
-    const parsed = chatCompletionSchema.safeParse(json);
-    if (!parsed.success) {
-      throw new ModelUnexpectedError({ providerMessage: `not a chat completion: ${parsed.error.issues[0]?.message ?? 'invalid body'}` });
-    }
-    const { content, stopReason } = fromChatCompletion(parsed.data);
-    const text = content.flatMap((b) => (b.type === 'text' ? [(b as { text: string }).text] : [])).join('');
-    if (text) {
-      options.onEvent?.({ type: 'text', delta: text });
-      options.onText?.(text, text);
+    const { content, stopReason } = fromChatCompletion(completion);
+    if (!streamed) {
+      const text = content.flatMap((b) => (b.type === 'text' ? [(b as { text: string }).text] : [])).join('');
+      if (text) report({ type: 'text', delta: text }, text);
     }
     return {
       content,
       stopReason,
-      usage: { input: parsed.data.usage?.prompt_tokens ?? 0, output: parsed.data.usage?.completion_tokens ?? 0 },
-      model: parsed.data.model ?? model,
+      usage: { input: completion.usage?.prompt_tokens ?? 0, output: completion.usage?.completion_tokens ?? 0 },
+      model: completion.model ?? model,
     };
   }
 }

@@ -43,7 +43,11 @@ export async function openRuntime(opts: OpenRuntimeOptions): Promise<Runtime> {
   }
   const model = opts.model ?? modelFromConfig(config);
   const compactionModel = config.compactionModelUrl
-    ? new OpenAiCompatibleModelClient({ baseUrl: config.compactionModelUrl, ...(config.compactionModel ? { model: config.compactionModel } : {}) })
+    ? new OpenAiCompatibleModelClient({
+        baseUrl: config.compactionModelUrl,
+        idleTimeoutMs: config.modelIdleTimeoutMs,
+        ...(config.compactionModel ? { model: config.compactionModel } : {}),
+      })
     : undefined;
   const deps: ActivityDeps = { db: store.db, model, config, tools, estimate: boundedEstimate, ...(compactionModel ? { compactionModel } : {}) };
   return {
@@ -64,6 +68,7 @@ function modelFromConfig(config: KeelConfig): ModelClient {
   return new AnthropicModelClient({
     // A compatible local server needs no key; the SDK still wants a non-empty string.
     apiKey: config.anthropicApiKey ?? 'no-key-set',
+    idleTimeoutMs: config.modelIdleTimeoutMs,
     ...(config.anthropicBaseUrl ? { baseURL: config.anthropicBaseUrl } : {}),
   });
 }

@@ -13,6 +13,7 @@ import {
   ModelRateLimitedError,
   ModelRequestInvalidError,
   ModelServerError,
+  ModelTimeoutError,
   ModelTruncatedResponseError,
 } from '../../src/model/errors';
 import { MODEL_FAILURE_TYPES, toActivityFailure } from '../../src/model/failures';
@@ -118,6 +119,39 @@ describe('AnthropicModelClient', () => {
   it('maps max_tokens to stop reason length', async () => {
     fake.enqueue(fakeReply.text('cut', { stopReason: 'max_tokens' }));
     expect((await client.complete(request())).stopReason).toBe('length');
+  });
+
+  describe('idle timeout: the SDK timeout stops at the headers, the stream is watched instead', () => {
+    const slow = (): AnthropicModelClient => new AnthropicModelClient({ apiKey: 'sk-ant-test', baseURL: fake.url, timeoutMs: 300, idleTimeoutMs: 300 });
+
+    it('a stream that keeps sending succeeds however long it takes in total', async () => {
+      // 28 deltas 100 ms apart: about ten timeouts in total, never one gap.
+      const words = Array.from({ length: 28 }, (_, i) => `w${i} `);
+      fake.enqueue(fakeReply.text(words.join(''), { eventDelayMs: 100 }));
+      const reply = await slow().complete(request());
+      expect(reply.content).toEqual([{ type: 'text', text: words.join('') }]);
+    });
+
+    it('a stream that stalls fails with a retryable ModelTimeoutError', async () => {
+      fake.enqueue(fakeReply.text('one two three', { eventDelayMs: 5_000 }));
+      const err = await failure(slow().complete(request()));
+      expect(err).toBeInstanceOf(ModelTimeoutError);
+      expect((err as Error).message).toContain('no stream event from the model');
+      expect(toActivityFailure(err)).toMatchObject({ type: MODEL_FAILURE_TYPES.timeout, nonRetryable: false });
+      expect(fake.requests).toHaveLength(1);
+    });
+
+    it('a response that never starts fails with ModelTimeoutError (the SDK timeout)', async () => {
+      fake.enqueue(fakeReply.text('late', { delayMs: 5_000 }));
+      expect(await failure(slow().complete(request()))).toBeInstanceOf(ModelTimeoutError);
+    });
+
+    it("the caller's abort mid-stream is still an abort, not a timeout", async () => {
+      fake.enqueue(fakeReply.text('one two three', { eventDelayMs: 5_000 }));
+      const controller = new AbortController();
+      const err = await failure(slow().complete(request(), { signal: controller.signal, onEvent: () => controller.abort() }));
+      expect(err).toBeInstanceOf(ModelCallAbortedError);
+    });
   });
 
   describe('failures (exactly one HTTP request per call: the SDK never retries)', () => {

@@ -8,6 +8,7 @@ describe('anthropicConfigFromEnv', () => {
       apiKey: 'sk-ant-1',
       baseURL: 'http://127.0.0.1:9999',
       timeoutMs: DEFAULTS.modelRequestTimeoutMs,
+      idleTimeoutMs: DEFAULTS.modelStreamIdleTimeoutMs,
     });
   });
 

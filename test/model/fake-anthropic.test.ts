@@ -133,6 +133,29 @@ describe('startFakeAnthropic', () => {
     });
   });
 
+  it('streams the same step as chat.completion.chunk SSE when asked, usage only with stream_options', async () => {
+    const step = () => fakeReply.toolUse([{ id: 'call_1', name: 'ls', input: { dir: '/' } }], { text: 'Hi there', usage: { input_tokens: 7, output_tokens: 2 } });
+    fake.enqueue(step(), step());
+    const payloads = async (body: Record<string, unknown>): Promise<string[]> => {
+      const response = await post({ model: 'llama', messages: [], stream: true, ...body }, '/v1/chat/completions');
+      expect(response.headers.get('content-type')).toBe('text/event-stream');
+      return [...(await response.text()).matchAll(/^data: (.*)$/gm)].map((m) => m[1]!);
+    };
+    const withUsage = await payloads({ stream_options: { include_usage: true } });
+    expect(withUsage.at(-1)).toBe('[DONE]');
+    const chunks = withUsage.slice(0, -1).map((p) => JSON.parse(p) as { object: string; choices: Array<{ delta: any; finish_reason: string | null }>; usage?: unknown });
+    expect(chunks.every((c) => c.object === 'chat.completion.chunk')).toBe(true);
+    expect(chunks.flatMap((c) => c.choices.map((ch) => ch.delta.content ?? '')).join('')).toBe('Hi there');
+    expect(chunks.flatMap((c) => c.choices.flatMap((ch) => ch.delta.tool_calls ?? []))).toEqual([
+      { index: 0, id: 'call_1', type: 'function', function: { name: 'ls', arguments: '' } },
+      { index: 0, function: { arguments: '{"dir"' } },
+      { index: 0, function: { arguments: ':"/"}' } },
+    ]);
+    expect(chunks.at(-2)!.choices[0]!.finish_reason).toBe('tool_calls');
+    expect(chunks.at(-1)).toMatchObject({ choices: [], usage: { prompt_tokens: 7, completion_tokens: 2, total_tokens: 9 } });
+    expect((await payloads({})).some((p) => p.includes('"usage"'))).toBe(false);
+  });
+
   it('uses a default responder given at start', async () => {
     const echo = await startFakeAnthropic({ defaultResponder: (req) => fakeReply.text(`you said ${String(req.body.messages?.[0]?.content)}`) });
     try {

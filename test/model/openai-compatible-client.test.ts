@@ -1,11 +1,23 @@
+/**
+ * `OpenAiCompatibleModelClient` against the fake server's chat-completions endpoint (streamed by
+ * default), plus a bare HTTP server for what the fake does not send (a JSON answer to a stream
+ * request, streams without `[DONE]` or tool-call indexes).
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { AgentMessage } from '../../src/context/types';
 import {
   ContextOverflowError,
   ModelAuthError,
+  ModelCallAbortedError,
+  ModelOverloadedError,
   ModelRateLimitedError,
   ModelServerError,
+  ModelTimeoutError,
   ModelTruncatedResponseError,
 } from '../../src/model/errors';
+import { MODEL_FAILURE_TYPES, toActivityFailure } from '../../src/model/failures';
+import type { ModelStreamEvent } from '../../src/model/model-client';
 import { chatCompletionsUrl, OpenAiCompatibleModelClient } from '../../src/model/openai-compatible-client';
 import { fakeReply, startFakeAnthropic, type FakeAnthropic } from '../support/fake-anthropic';
 
@@ -36,21 +48,28 @@ describe('OpenAiCompatibleModelClient', () => {
     await fake.close();
   });
 
-  it('sends chat messages to /v1/chat/completions with its own model and returns the reply', async () => {
+  it('streams chat messages to /v1/chat/completions with its own model: text per chunk, usage from the last chunk', async () => {
     fake.enqueue(fakeReply.text('A short summary.', { usage: { input_tokens: 40, output_tokens: 4 } }));
-    const texts: string[] = [];
+    const texts: Array<[string, string]> = [];
+    const events: ModelStreamEvent['type'][] = [];
     const reply = await client.complete(
       { model: 'claude-main', system: 'You summarize.', messages: conversation, maxTokens: 500 },
-      { onText: (_delta, soFar) => texts.push(soFar) },
+      { onText: (delta, soFar) => texts.push([delta, soFar]), onEvent: (e) => events.push(e.type) },
     );
     expect(reply).toEqual({ content: [{ type: 'text', text: 'A short summary.' }], stopReason: 'stop', usage: { input: 40, output: 4 }, model: 'llama3.2' });
-    expect(texts).toEqual(['A short summary.']);
+    expect(texts).toEqual([
+      ['A ', 'A '],
+      ['short ', 'A short '],
+      ['summary.', 'A short summary.'],
+    ]);
+    expect(events).toEqual(['messageStart', 'text', 'text', 'text', 'messageStop']);
     const sent = fake.requests[0]!;
     expect(sent.path).toBe('/v1/chat/completions');
     expect(sent.body).toMatchObject({
       model: 'llama3.2',
       max_tokens: 500,
-      stream: false,
+      stream: true,
+      stream_options: { include_usage: true },
       messages: [
         { role: 'system', content: 'You summarize.' },
         { role: 'user', content: 'summarize' },
@@ -62,12 +81,103 @@ describe('OpenAiCompatibleModelClient', () => {
     fake.assertScriptConsumed();
   });
 
-  it('parses tool calls into toolCall blocks with arguments', async () => {
-    fake.enqueue(fakeReply.toolUse([{ id: 'call_1', name: 'search', input: { q: 'keel' } }]));
-    const reply = await client.complete({ model: 'x', messages: conversation, maxTokens: 50, tools: [{ name: 'search', description: 'Search', inputSchema: {} }] });
+  it('assembles streamed tool calls from their fragments, reporting starts and input', async () => {
+    fake.enqueue(
+      fakeReply.toolUse(
+        [
+          { id: 'call_1', name: 'search', input: { q: 'keel', limit: 3 } },
+          { id: 'call_2', name: 'read', input: { path: '/a' } },
+        ],
+        { text: 'Looking.', usage: { input_tokens: 30, output_tokens: 12 } },
+      ),
+    );
+    const events: ModelStreamEvent[] = [];
+    const reply = await client.complete(
+      { model: 'x', messages: conversation, maxTokens: 50, tools: [{ name: 'search', description: 'Search', inputSchema: {} }] },
+      { onEvent: (e) => events.push(e) },
+    );
     expect(reply.stopReason).toBe('toolUse');
-    expect(reply.content).toEqual([{ type: 'toolCall', id: 'call_1', name: 'search', arguments: { q: 'keel' } }]);
+    expect(reply.usage).toEqual({ input: 30, output: 12 });
+    expect(reply.content).toEqual([
+      { type: 'text', text: 'Looking.' },
+      { type: 'toolCall', id: 'call_1', name: 'search', arguments: { q: 'keel', limit: 3 } },
+      { type: 'toolCall', id: 'call_2', name: 'read', arguments: { path: '/a' } },
+    ]);
+    expect(events.filter((e) => e.type === 'toolCallStart')).toEqual([
+      { type: 'toolCallStart', id: 'call_1', name: 'search' },
+      { type: 'toolCallStart', id: 'call_2', name: 'read' },
+    ]);
+    expect(events.filter((e) => e.type === 'toolCallInput').length).toBeGreaterThanOrEqual(4);
     expect(fake.requests[0]!.body.tools).toEqual([{ type: 'function', function: { name: 'search', description: 'Search', parameters: { type: 'object' } } }]);
+  });
+
+  it('reports streamed reasoning as thinking events without keeping it in the reply', async () => {
+    fake.enqueue(fakeReply.message([{ type: 'thinking', thinking: 'hmm', signature: '' }, { type: 'text', text: 'ok' }]));
+    const events: ModelStreamEvent[] = [];
+    const reply = await client.complete({ model: 'x', messages: conversation, maxTokens: 50 }, { onEvent: (e) => events.push(e) });
+    expect(events).toContainEqual({ type: 'thinking', delta: 'hmm' });
+    expect(reply.content).toEqual([{ type: 'text', text: 'ok' }]);
+  });
+
+  describe('idle timeout instead of a wall clock', () => {
+    const slow = (): OpenAiCompatibleModelClient =>
+      new OpenAiCompatibleModelClient({ baseUrl: `${fake.url}/v1`, model: 'llama3.2', timeoutMs: 300, idleTimeoutMs: 300 });
+
+    it('a stream that keeps sending succeeds however long it takes in total', async () => {
+      // 30 chunks 100 ms apart: about ten idle timeouts in total, never one gap.
+      const words = Array.from({ length: 28 }, (_, i) => `w${i} `);
+      fake.enqueue(fakeReply.text(words.join(''), { eventDelayMs: 100 }));
+      let beats = 0;
+      const reply = await slow().complete({ model: 'x', messages: conversation, maxTokens: 500 }, { onEvent: () => beats++ });
+      expect(reply.content).toEqual([{ type: 'text', text: words.join('') }]);
+      expect(beats).toBeGreaterThan(28);
+    });
+
+    it('a stream that stalls fails with a retryable ModelTimeoutError', async () => {
+      fake.enqueue(fakeReply.text('one two three', { eventDelayMs: 5_000 }));
+      const texts: string[] = [];
+      const err = await failure(slow().complete({ model: 'x', messages: conversation, maxTokens: 50 }, { onText: (d) => texts.push(d) }));
+      expect(err).toBeInstanceOf(ModelTimeoutError);
+      expect((err as Error).message).toContain('no data from the model');
+      expect(toActivityFailure(err)).toMatchObject({ type: MODEL_FAILURE_TYPES.timeout, nonRetryable: false });
+      expect(fake.requests).toHaveLength(1);
+    });
+
+    it('a response that never starts fails with ModelTimeoutError', async () => {
+      fake.enqueue(fakeReply.text('late', { delayMs: 5_000 }));
+      const err = await failure(slow().complete({ model: 'x', messages: conversation, maxTokens: 50 }));
+      expect(err).toBeInstanceOf(ModelTimeoutError);
+      expect((err as Error).message).toContain('no response from the model');
+    });
+
+    it("the caller's abort is still an abort, not a timeout", async () => {
+      fake.enqueue(fakeReply.text('one two three', { eventDelayMs: 5_000 }));
+      const controller = new AbortController();
+      const call = client.complete({ model: 'x', messages: conversation, maxTokens: 50 }, { signal: controller.signal, onEvent: () => controller.abort() });
+      expect(await failure(call)).toBeInstanceOf(ModelCallAbortedError);
+    });
+  });
+
+  it.each<[string, Parameters<FakeAnthropic['enqueue']>[0], new (...args: never[]) => Error]>([
+    ['an overloaded error inside the stream → overloaded', { ...fakeReply.text('partial answer here'), streamError: { afterEvents: 2, errorType: 'overloaded_error', message: 'Overloaded' } }, ModelOverloadedError],
+    [
+      'an overflow error inside the stream → ContextOverflowError',
+      { ...fakeReply.text('x'), streamError: { afterEvents: 0, errorType: 'invalid_request_error', message: 'prompt is too long: 9000 tokens > 8192 maximum' } },
+      ContextOverflowError,
+    ],
+    ['a stream cut after some chunks → truncated', fakeReply.truncated('this reply will never finish', 3), ModelTruncatedResponseError],
+  ])('%s', async (_what, step, expected) => {
+    fake.enqueue(step);
+    const err = await failure(client.complete({ model: 'x', messages: conversation, maxTokens: 50 }));
+    expect(err).toBeInstanceOf(expected);
+    expect(fake.requests).toHaveLength(1);
+  });
+
+  it('rethrows an error thrown by onText unchanged', async () => {
+    fake.enqueue(fakeReply.text('one two three'));
+    const bug = new Error('heartbeat bug');
+    const err = await failure(client.complete({ model: 'x', messages: conversation, maxTokens: 50 }, { onText: () => { throw bug; } }));
+    expect(err).toBe(bug);
   });
 
   it.each<[string, Parameters<FakeAnthropic['enqueue']>[0], new (...args: never[]) => Error]>([
@@ -93,6 +203,71 @@ describe('OpenAiCompatibleModelClient', () => {
     fake.enqueue(fakeReply.authError());
     const err = await failure(client.complete({ model: 'x', messages: conversation, maxTokens: 50 }));
     expect((err as Error).message).toContain('KEEL_COMPACTION_MODEL_URL');
+  });
+});
+
+/** A bare server answering every request with `answer`, for wire shapes the fake does not produce. */
+async function serve(answer: (req: IncomingMessage, res: ServerResponse) => void): Promise<{ url: string; server: Server }> {
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => answer(req, res));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, server };
+}
+
+describe('OpenAiCompatibleModelClient on other servers', () => {
+  let server: Server | undefined;
+  afterEach(async () => {
+    server?.closeAllConnections();
+    await new Promise((resolve) => server?.close(resolve) ?? resolve(undefined));
+    server = undefined;
+  });
+
+  const sse = (res: ServerResponse, payloads: unknown[]): void => {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    // CRLF line ends and a keep-alive comment, as some servers send them.
+    res.end(': keep-alive\r\n\r\n' + payloads.map((p) => `data: ${typeof p === 'string' ? p : JSON.stringify(p)}\r\n\r\n`).join(''));
+  };
+  const chunk = (delta: Record<string, unknown>, finish: string | null = null) => ({ object: 'chat.completion.chunk', model: 'm', choices: [{ index: 0, delta, finish_reason: finish }] });
+
+  it('reads a JSON answer to a stream request (the server ignored stream: true), reporting the text once', async () => {
+    const started = await serve((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ model: 'm', choices: [{ message: { content: 'whole summary' }, finish_reason: 'stop' }], usage: { prompt_tokens: 9, completion_tokens: 2 } }));
+    });
+    server = started.server;
+    const texts: string[] = [];
+    const reply = await new OpenAiCompatibleModelClient({ baseUrl: started.url }).complete({ model: 'x', messages: conversation, maxTokens: 50 }, { onText: (d) => texts.push(d) });
+    expect(reply).toEqual({ content: [{ type: 'text', text: 'whole summary' }], stopReason: 'stop', usage: { input: 9, output: 2 }, model: 'm' });
+    expect(texts).toEqual(['whole summary']);
+  });
+
+  it('accepts a stream that ends after its finish_reason without [DONE], and tool calls without an index', async () => {
+    const started = await serve((_req, res) =>
+      sse(res, [
+        chunk({ role: 'assistant' }),
+        chunk({ tool_calls: [{ id: 'a', function: { name: 'f', arguments: '{"x":' } }] }),
+        chunk({ tool_calls: [{ function: { arguments: '1}' } }] }),
+        chunk({ tool_calls: [{ id: 'b', function: { name: 'g', arguments: '{}' } }] }),
+        chunk({}, 'tool_calls'),
+      ]),
+    );
+    server = started.server;
+    const reply = await new OpenAiCompatibleModelClient({ baseUrl: started.url }).complete({ model: 'x', messages: conversation, maxTokens: 50 });
+    expect(reply.stopReason).toBe('toolUse');
+    expect(reply.content).toEqual([
+      { type: 'toolCall', id: 'a', name: 'f', arguments: { x: 1 } },
+      { type: 'toolCall', id: 'b', name: 'g', arguments: {} },
+    ]);
+    expect(reply.usage).toEqual({ input: 0, output: 0 });
+  });
+
+  it('a stream that ends with neither a finish_reason nor [DONE] is truncated', async () => {
+    const started = await serve((_req, res) => sse(res, [chunk({ content: 'half a' })]));
+    server = started.server;
+    const err = await failure(new OpenAiCompatibleModelClient({ baseUrl: started.url }).complete({ model: 'x', messages: conversation, maxTokens: 50 }));
+    expect(err).toBeInstanceOf(ModelTruncatedResponseError);
   });
 });
 

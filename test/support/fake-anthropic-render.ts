@@ -150,3 +150,62 @@ export function openAiCompletionBody(
 export function openAiErrorBody(step: FakeErrorStep): Record<string, unknown> {
   return { error: { message: step.message, type: step.errorType, code: step.code ?? (step.status === 429 ? 'rate_limit_exceeded' : null) } };
 }
+
+/** One SSE `data:` payload of a streamed chat completion: a chunk object, or the closing `[DONE]`. */
+export type OpenAiSseData = Record<string, unknown> | '[DONE]';
+
+/**
+ * The same step as a streamed chat completion: a role chunk, text word by word (or the block's
+ * `chunks`), thinking as `reasoning_content`, each tool call as a start fragment (index, id, name)
+ * then its arguments in two pieces, the finish chunk, a usage chunk when asked for, then `[DONE]`.
+ */
+export function openAiSseChunks(
+  step: FakeMessageStep,
+  ids: { messageId: string; model: string },
+  usage: { input_tokens: number; output_tokens: number },
+  includeUsage: boolean,
+): OpenAiSseData[] {
+  const created = Math.floor(Date.now() / 1000);
+  const chunk = (delta: Record<string, unknown>, finishReason: string | null = null): Record<string, unknown> => ({
+    id: ids.messageId,
+    object: 'chat.completion.chunk',
+    created,
+    model: ids.model,
+    choices: [{ index: 0, delta, finish_reason: finishReason }],
+  });
+  const out: OpenAiSseData[] = [chunk({ role: 'assistant', content: '' })];
+  let toolIndex = 0;
+  for (const block of step.content) {
+    if (block.type === 'text') {
+      for (const piece of block.chunks ?? textChunks(block.text)) out.push(chunk({ content: piece }));
+    } else if (block.type === 'thinking') {
+      out.push(chunk({ reasoning_content: block.thinking }));
+    } else {
+      const index = toolIndex++;
+      out.push(chunk({ tool_calls: [{ index, id: block.id, type: 'function', function: { name: block.name, arguments: '' } }] }));
+      const json = JSON.stringify(block.input);
+      const half = Math.ceil(json.length / 2);
+      for (const piece of [json.slice(0, half), json.slice(half)]) {
+        if (piece) out.push(chunk({ tool_calls: [{ index, function: { arguments: piece } }] }));
+      }
+    }
+  }
+  out.push(chunk({}, OPENAI_FINISH[stopReasonOf(step)] ?? 'stop'));
+  if (includeUsage) {
+    out.push({
+      id: ids.messageId,
+      object: 'chat.completion.chunk',
+      created,
+      model: ids.model,
+      choices: [],
+      usage: { prompt_tokens: usage.input_tokens, completion_tokens: usage.output_tokens, total_tokens: usage.input_tokens + usage.output_tokens },
+    });
+  }
+  out.push('[DONE]');
+  return out;
+}
+
+/** The SSE wire text of one chat-completion stream payload. */
+export function openAiSseText(data: OpenAiSseData): string {
+  return `data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`;
+}

@@ -27,6 +27,7 @@ import {
   openAiErrorBody,
   sseText,
 } from './fake-anthropic-render';
+import { streamOpenAiSse } from './fake-openai-stream';
 
 export { fakeReply } from './fake-anthropic-steps';
 export type { FakeStep, FakeMessageStep, FakeErrorStep, FakeContentBlock, FakeErrorType } from './fake-anthropic-steps';
@@ -173,7 +174,7 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
     const ids = { messageId: `msg_fake_${++messageCounter}`, model: body.model ?? 'fake-model' };
     if (step.kind === 'error') return sendError(res, step, api);
     const usage = fakeUsage(step, rawBody);
-    if (api === 'openai') return sendJsonMaybeTruncated(res, step, openAiCompletionBody(step, ids, usage));
+    if (api === 'openai') return request.stream ? streamOpenAiSse(res, step, ids, usage, body, wait, () => closed) : sendJsonMaybeTruncated(res, step, openAiCompletionBody(step, ids, usage));
     if (!request.stream) return sendJsonMaybeTruncated(res, step, anthropicMessageBody(step, ids, usage));
     return streamSse(res, step, ids, usage);
   }
