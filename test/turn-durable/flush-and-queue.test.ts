@@ -1,0 +1,122 @@
+/**
+ * The memory flush can never block or fail a compaction nor a turn that has its reply; a busy session
+ * passes its continue-as-new point without losing a queued request.
+ */
+import { sql } from 'kysely';
+import { testDatabases } from '../support/databases';
+import { startFakeAnthropic, fakeReply, type FakeAnthropic } from '../support/fake-anthropic';
+import { keelClient, runInProcessWorker, startTemporalTestEnv, uniqueTaskQueue, type TemporalTestEnv } from '../support/temporal';
+import { testDeps } from '../support/keel-deps';
+import { freshDurableAgent, isFlushRequest, isSummarizerRequest, lastUserText, seedConversation, waitIdle } from '../support/durable-turn-helpers';
+import { goodSummarizer } from '../compaction-workflow/support';
+import { allEntries } from '../../src/store/entries-repo';
+import { getSession } from '../../src/store/sessions-repo';
+import { sessionWorkflowId } from '../../src/sessions/session-key';
+import type { Store } from '../../src/store/connect';
+import type { MessageEntry } from '../../src/context/types';
+
+let env: TemporalTestEnv;
+let fake: FakeAnthropic;
+
+beforeAll(async () => {
+  [env, fake] = await Promise.all([startTemporalTestEnv(), startFakeAnthropic()]);
+});
+afterAll(async () => {
+  await fake?.close();
+  await env?.close();
+});
+
+async function userTexts(store: Store, agent: string, key: string): Promise<string[]> {
+  const session = await getSession(store.db, agent, key);
+  return (await allEntries(store.db, agent, session!.session_id))
+    .filter((r) => r.type === 'message' && r.role === 'user')
+    .map((r) => String((r.payload as unknown as MessageEntry).message.content));
+}
+
+describe.each(testDatabases())('memory flush failures and busy queues on $name', (database) => {
+  let store: Store;
+  beforeEach(async () => {
+    store = await database.open();
+  });
+  afterEach(async () => {
+    fake.respondWith(undefined);
+    await store.close();
+  });
+
+  it('a flush in a 529 storm fails neither the turn at the soft threshold nor the threshold compaction; both failures are recorded', async () => {
+    const agent = freshDurableAgent();
+    const key = `agent:${agent}:main`;
+    const { sessionId } = await seedConversation(store.db, agent, key, 300);
+    const { rows } = await sql<{ t: number }>`select coalesce(sum(token_estimate), 0)::int as t from transcript_entries where session_id = ${sessionId}`.execute(store.db);
+    const seeded = Number(rows[0]!.t);
+    // Window such that the next turn lands between the flush threshold (W − 20k − 4k) and the compaction one (W − 20k).
+    const window = seeded + 22_000;
+    const taskQueue = uniqueTaskQueue();
+    const worker = await runInProcessWorker(env, taskQueue, testDeps(store, fake.url, { config: { contextWindowTokens: window } }));
+    let flushCalls = 0;
+    fake.respondWith((request) => {
+      if (isSummarizerRequest(request)) return goodSummarizer(request);
+      if (isFlushRequest(request)) {
+        flushCalls++;
+        return fakeReply.overloaded();
+      }
+      return fakeReply.text(`answer to ${lastUserText(request).slice(0, 20)}`);
+    });
+    try {
+      const client = keelClient(env, taskQueue, { memoryFlushBudgetMs: 4_000 });
+      const first = await client.sendMessage(key, 'soft threshold turn');
+      expect(first.reply).toBe('answer to soft threshold turn');
+      await waitIdle(() => client.getStatus(key));
+      expect(flushCalls).toBeGreaterThan(0);
+      const afterSoft = await getSession(store.db, agent, key);
+      expect(afterSoft!.memory_flush_error).toMatch(/Overloaded|overloaded|time budget/);
+      expect(afterSoft!.compaction_count).toBe(0);
+
+      // A large message crosses the compaction threshold: the flush fails again, the compaction completes.
+      const big = `threshold turn ${'lorem ipsum dolor sit amet '.repeat(700)}`;
+      const second = await client.sendMessage(key, big);
+      expect(second.reply).toBe(`answer to ${big.slice(0, 20)}`);
+      await waitIdle(() => client.getStatus(key));
+      const compactions = await store.db.selectFrom('compactions').selectAll().where('agent_id', '=', agent).execute();
+      expect(compactions.map((c) => [c.trigger, c.status])).toEqual([['threshold', 'succeeded']]);
+      expect(compactions[0]!.memory_flush).toMatch(/^failed: /);
+      // Each message stored once: no failed turn was retried by the client.
+      const texts = await userTexts(store, agent, key);
+      expect(texts.filter((t) => t === 'soft threshold turn')).toHaveLength(1);
+      expect(texts.filter((t) => t === big)).toHaveLength(1);
+    } finally {
+      await worker.stop();
+    }
+  }, 600_000);
+
+  it('a never-empty queue passes the continue-as-new point with every request answered once, in order', async () => {
+    const taskQueue = uniqueTaskQueue();
+    const worker = await runInProcessWorker(env, taskQueue, testDeps(store, fake.url));
+    fake.respondWith((request) => fakeReply.text(`re: ${lastUserText(request)}`, { delayMs: 150 }));
+    try {
+      const client = keelClient(env, taskQueue, { maxTurnsPerRun: 3 });
+      const agent = freshDurableAgent();
+      const key = `agent:${agent}:main`;
+      const texts = Array.from({ length: 12 }, (_, i) => `queued ${i}`);
+      const sends = [];
+      for (const text of texts) {
+        // Each send is admitted before the next starts, so their order is defined; all wait together.
+        let admitted!: () => void;
+        const done = new Promise<void>((r) => (admitted = r));
+        sends.push(client.sendMessage(key, text, { onAdmitted: admitted }));
+        await done;
+      }
+      const results = await Promise.all(sends);
+      results.forEach((r, i) => expect(r.reply).toBe(`re: ${texts[i]}`));
+      expect(results.map((r) => r.turn)).toEqual(texts.map((_, i) => i + 1));
+      expect(await userTexts(store, agent, key)).toEqual(texts);
+      // The session continued-as-new at least every 3 turns while the queue was never empty.
+      const workflowId = sessionWorkflowId(agent, key);
+      const runs = [];
+      for await (const execution of client.temporal.workflow.list({ query: `WorkflowId = "${workflowId}"` })) runs.push(execution.runId);
+      expect(runs.length).toBeGreaterThanOrEqual(4);
+    } finally {
+      await worker.stop();
+    }
+  }, 600_000);
+});
