@@ -1,6 +1,7 @@
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import type { ActivityDeps } from '../activities/deps';
 import { createActivities } from '../activities';
+import { DEFAULTS } from '../src/config/defaults';
 
 export interface KeelWorkerOptions {
   readonly connection: NativeConnection;
@@ -9,6 +10,8 @@ export interface KeelWorkerOptions {
   readonly deps: ActivityDeps;
   /** A prebuilt bundle (tests build one per suite); otherwise the worker bundles `workflows/`. */
   readonly workflowBundle?: WorkerOptions['workflowBundle'];
+  /** In-flight activities (a streaming model call) may finish this long after shutdown starts. */
+  readonly shutdownGraceMs?: number;
 }
 
 /** A Temporal worker that runs Keel's workflows and activities. */
@@ -19,5 +22,9 @@ export async function createKeelWorker(opts: KeelWorkerOptions): Promise<Worker>
     taskQueue: opts.taskQueue,
     ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: require.resolve('../workflows') }),
     activities: createActivities(opts.deps),
+    // A deploy lets a model call that is already streaming finish instead of cancelling and re-billing it;
+    // the force time bounds shutdown when the Temporal server is gone and polls never return.
+    shutdownGraceTime: opts.shutdownGraceMs ?? DEFAULTS.workerShutdownGraceMs,
+    shutdownForceTime: (opts.shutdownGraceMs ?? DEFAULTS.workerShutdownGraceMs) + DEFAULTS.workerShutdownForceExtraMs,
   });
 }

@@ -7,6 +7,8 @@ import { configFromEnv } from '../src/config/keel-config';
 import { openRuntime } from '../src/runtime/activity-deps';
 import { createKeelWorker } from './create-worker';
 import { prepareCluster } from './prepare-cluster';
+import { exitIfShutdownHangs } from './exit-if-shutdown-hangs';
+import { DEFAULTS } from '../src/config/defaults';
 
 async function main(): Promise<void> {
   const config = configFromEnv();
@@ -21,7 +23,9 @@ async function main(): Promise<void> {
     namespace: config.temporalNamespace,
     taskQueue: config.taskQueue,
     deps: runtime.deps,
+    shutdownGraceMs: config.shutdownGraceMs,
   });
+  exitIfShutdownHangs(config.shutdownGraceMs + DEFAULTS.workerShutdownForceExtraMs + 15_000);
   process.stderr.write(`keel worker: polling ${config.taskQueue} on ${config.temporalAddress} (pid ${process.pid})\n`);
   try {
     await worker.run();
@@ -31,7 +35,11 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((err) => {
-  process.stderr.write(`keel worker: ${err instanceof Error ? err.message : String(err)}\n`);
-  process.exit(1);
-});
+main().then(
+  // Nothing else should keep the process alive once the worker has stopped.
+  () => process.exit(0),
+  (err) => {
+    process.stderr.write(`keel worker: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(1);
+  },
+);

@@ -140,7 +140,7 @@ export class KeelClient {
       // refused for now and asked again, which never reorders the turns (admission already did that).
       const outcome = await retryAdmission(
         () => handle.executeUpdate(awaitResultUpdate, { args: [{ requestId: request.requestId }], updateId: randomUUID() }),
-        { deadlineMs: Math.max(0, deadline - Date.now()) },
+        { deadlineMs: Math.max(0, deadline - Date.now()), maxDelayMs: 3_000 },
       ).catch((err: unknown) => {
         if (isClosedWorkflow(err)) return { status: 'unknown' } as const;
         throw err;

@@ -13,10 +13,17 @@ const TRY_AGAIN_CODES = new Set([8, 10, 14]);
  */
 const UNPROCESSED_UPDATE = 'UnprocessedUpdate';
 
+/**
+ * FAILED_PRECONDITION is "try again" only with this wording: the workflow's task failed (timed out on a
+ * busy worker) and the server retries it; an Update sent meanwhile is refused, not lost.
+ */
+const TASK_IN_FAILED_STATE = /workflow task in failed state/i;
+
 /** True when the server refused the call for now, or the Update was never processed, anywhere in the cause chain. */
 export function isAdmissionRejected(err: unknown): boolean {
   for (let e: unknown = err, depth = 0; e && depth < 8; e = (e as { cause?: unknown }).cause, depth++) {
     if (isGrpcServiceError(e) && TRY_AGAIN_CODES.has(e.code)) return true;
+    if (isGrpcServiceError(e) && e.code === 9 && TASK_IN_FAILED_STATE.test(e.details ?? e.message)) return true;
     if (e instanceof ApplicationFailure && e.type === UNPROCESSED_UPDATE) return true;
   }
   return false;

@@ -100,6 +100,10 @@ export const DEFAULTS = {
   learnedWindowSafety: 0.95,
   /** The reserve never takes more than this share of a (small, learned) window (Keel). */
   maxReserveWindowShare: 0.5,
+  /** A stopping worker lets in-flight activities finish this long (a model call streams for minutes) (Keel). */
+  workerShutdownGraceMs: 5 * 60_000,
+  /** After the grace time, this long more before the worker gives up on a clean shutdown (server gone) (Keel). */
+  workerShutdownForceExtraMs: 10_000,
   /** Heartbeat timeout of a summarizer call: a dead worker is noticed within it (Keel). */
   summarizeHeartbeatTimeoutMs: 30_000,
 } as const;

@@ -53,6 +53,8 @@ export const keelConfigSchema = z.object({
    * `dms.<userId>.historyLimit`), as JSON in KEEL_HISTORY_LIMITS.
    */
   historyLimits: historyLimitsSchema.optional(),
+  /** A stopping worker lets in-flight activities finish this long (KEEL_SHUTDOWN_GRACE_MS). */
+  shutdownGraceMs: z.coerce.number().int().nonnegative().default(DEFAULTS.workerShutdownGraceMs),
   /** Workspace folder for memory notes (`memory/YYYY-MM-DD.md`); unset → notes only in the database. */
   workspaceDir: z.string().min(1).optional(),
 });
@@ -85,6 +87,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env, overrides: P
     resetTimeZone: env.KEEL_RESET_TIMEZONE || undefined,
     idleMinutes: env.KEEL_IDLE_MINUTES || undefined,
     memoryFlushModel: env.KEEL_MEMORY_FLUSH_MODEL || undefined,
+    shutdownGraceMs: env.KEEL_SHUTDOWN_GRACE_MS || undefined,
     maxActiveTranscriptBytes: env.KEEL_MAX_ACTIVE_TRANSCRIPT_BYTES ? parseByteSize(env.KEEL_MAX_ACTIVE_TRANSCRIPT_BYTES) : undefined,
     ...overrides,
   };
@@ -120,6 +123,7 @@ const ENV_NAMES: Record<string, string> = {
   resetTimeZone: 'KEEL_RESET_TIMEZONE',
   idleMinutes: 'KEEL_IDLE_MINUTES',
   memoryFlushModel: 'KEEL_MEMORY_FLUSH_MODEL',
+  shutdownGraceMs: 'KEEL_SHUTDOWN_GRACE_MS',
   maxActiveTranscriptBytes: 'KEEL_MAX_ACTIVE_TRANSCRIPT_BYTES',
 };
 

@@ -1,41 +1,134 @@
 /**
  * Records the Temporal histories that test/replay/replay.test.ts replays, so a code or SDK change
- * that would break running sessions fails CI. Re-record only on purpose, when a change is meant to
- * be incompatible and is shipped with a migration plan:
+ * that would break running sessions fails CI. One history per workflow path: turns with a tool call,
+ * a silent reply and a manual compaction; an overflow answered by a learned limit and a compaction
+ * (and that compaction's own history); a flush failing in a 529 storm before a threshold compaction;
+ * a busy queue carried across continue-as-new; a session closing after its quiet period.
+ * Re-record only on purpose, when a change is meant to be incompatible and ships with a migration plan:
  *   npx ts-node --swc test/replay/record-history.ts
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { temporal } from '@temporalio/proto';
-import { openStore } from '../../src/store/connect';
+import type { Client } from '@temporalio/client';
+import { openStore, type Store } from '../../src/store/connect';
 import { ToolRegistry } from '../../src/tools/registry';
-import { startFakeAnthropic, fakeReply } from '../support/fake-anthropic';
-import { keelClient, runInProcessWorker, startTemporalTestEnv, uniqueTaskQueue } from '../support/temporal';
+import { compactionWorkflowId } from '../../src/protocol';
+import { startFakeAnthropic, fakeReply, type FakeAnthropic } from '../support/fake-anthropic';
+import { keelClient, runInProcessWorker, startTemporalTestEnv, uniqueTaskQueue, type TemporalTestEnv } from '../support/temporal';
 import { testDeps } from '../support/keel-deps';
+import { isFlushRequest, isSummarizerRequest, lastUserText, seedConversation, waitIdle } from '../support/durable-turn-helpers';
+import { goodSummarizer } from '../compaction-workflow/support';
+
+async function save(client: Client, workflowId: string, name: string, runId?: string): Promise<void> {
+  const history = await client.workflow.getHandle(workflowId, runId).fetchHistory();
+  const file = join(__dirname, 'histories', `${name}.binpb`);
+  await writeFile(file, temporal.api.history.v1.History.encode(history).finish());
+  process.stderr.write(`recorded ${history.events?.length} events → ${file}\n`);
+}
+
+type Scenario = (ctx: { env: TemporalTestEnv; fake: FakeAnthropic; store: Store }) => Promise<void>;
+
+const scenarios: Record<string, Scenario> = {
+  async turnsToolSilentCompact({ env, fake, store }) {
+    const taskQueue = uniqueTaskQueue();
+    const tools = new ToolRegistry().register({ name: 'lookup', description: 'Looks a word up', input: z.object({ word: z.string() }), run: async ({ word }) => `${word}: found` });
+    const worker = await runInProcessWorker(env, taskQueue, testDeps(store, fake.url, { tools }));
+    try {
+      const client = keelClient(env, taskQueue);
+      const key = 'agent:replay:main';
+      fake.enqueue(fakeReply.text('hello'), fakeReply.toolUse([{ id: 'toolu_r1', name: 'lookup', input: { word: 'keel' } }]), fakeReply.text('keel: found'), fakeReply.text('NO_REPLY'));
+      await client.sendMessage(key, 'hi');
+      await client.sendMessage(key, 'look up keel');
+      await client.sendMessage(key, 'quiet please');
+      fake.respondWith((req) => (isFlushRequest(req) ? fakeReply.text('NO_REPLY') : fakeReply.text('The user looked up keel; it was found.')));
+      await client.compact(key, { keepRecentTokens: 0 });
+      await save(client.temporal, client.identify(key).workflowId, 'session-turns-tool-silent-compact');
+    } finally {
+      await worker.stop();
+    }
+  },
+
+  async overflowLearned({ env, fake, store }) {
+    const taskQueue = uniqueTaskQueue();
+    const worker = await runInProcessWorker(env, taskQueue, testDeps(store, fake.url));
+    try {
+      const client = keelClient(env, taskQueue);
+      const key = 'agent:replay:overflow';
+      await seedConversation(store.db, 'replay', key, 300);
+      fake.setTokenLimit(12_000);
+      fake.respondWith((req) => (isSummarizerRequest(req) ? goodSummarizer(req) : fakeReply.text(`answered: ${lastUserText(req)}`)));
+      await client.sendMessage(key, 'does this still fit?');
+      await waitIdle(() => client.getStatus(key));
+      await save(client.temporal, client.identify(key).workflowId, 'session-overflow-learned-window');
+      await save(client.temporal, compactionWorkflowId('replay', key), 'compaction-within-learned-window');
+    } finally {
+      fake.setTokenLimit(200_000);
+      await worker.stop();
+    }
+  },
+
+  async flushFailsBeforeThresholdCompaction({ env, fake, store }) {
+    const taskQueue = uniqueTaskQueue();
+    const worker = await runInProcessWorker(env, taskQueue, testDeps(store, fake.url, { config: { contextWindowTokens: 40_000 } }));
+    try {
+      const client = keelClient(env, taskQueue, { memoryFlushBudgetMs: 2_000 });
+      const key = 'agent:replay:flush';
+      await seedConversation(store.db, 'replay', key, 300);
+      fake.respondWith((req) => (isSummarizerRequest(req) ? goodSummarizer(req) : isFlushRequest(req) ? fakeReply.overloaded() : fakeReply.text('noted')));
+      await client.sendMessage(key, 'this turn crosses the compaction threshold');
+      await waitIdle(() => client.getStatus(key));
+      await save(client.temporal, client.identify(key).workflowId, 'session-flush-fails-threshold-compaction');
+    } finally {
+      await worker.stop();
+    }
+  },
+
+  async queueAcrossContinueAsNew({ env, fake, store }) {
+    const taskQueue = uniqueTaskQueue();
+    const worker = await runInProcessWorker(env, taskQueue, testDeps(store, fake.url));
+    try {
+      const client = keelClient(env, taskQueue, { maxTurnsPerRun: 2 });
+      const key = 'agent:replay:queue';
+      fake.respondWith((req) => fakeReply.text(`re: ${lastUserText(req)}`, { delayMs: 100 }));
+      await Promise.all(['one', 'two', 'three', 'four', 'five'].map((t) => client.sendMessage(key, t)));
+      const { workflowId } = client.identify(key);
+      const runs: string[] = [];
+      for await (const e of client.temporal.workflow.list({ query: `WorkflowId = "${workflowId}"` })) runs.push(e.runId);
+      // The oldest run: it ended by continue-as-new with requests still queued.
+      await save(client.temporal, workflowId, 'session-queue-continue-as-new', runs[runs.length - 1]);
+    } finally {
+      await worker.stop();
+    }
+  },
+
+  async idleClose({ env, fake, store }) {
+    const taskQueue = uniqueTaskQueue();
+    const worker = await runInProcessWorker(env, taskQueue, testDeps(store, fake.url));
+    try {
+      const client = keelClient(env, taskQueue, { idleCloseMs: 1_000 });
+      const key = 'agent:replay:idle';
+      fake.respondWith(() => fakeReply.text('bye for now'));
+      await client.sendMessage(key, 'hello');
+      const { workflowId } = client.identify(key);
+      await client.temporal.workflow.getHandle(workflowId).result();
+      await save(client.temporal, workflowId, 'session-idle-close');
+    } finally {
+      await worker.stop();
+    }
+  },
+};
 
 async function main(): Promise<void> {
   const [env, fake, store] = await Promise.all([startTemporalTestEnv(), startFakeAnthropic(), openStore({ kind: 'pglite', dataDir: 'memory://' })]);
-  const taskQueue = uniqueTaskQueue();
-  const tools = new ToolRegistry().register({ name: 'lookup', description: 'Looks a word up', input: z.object({ word: z.string() }), run: async ({ word }) => `${word}: found` });
-  const worker = await runInProcessWorker(env, taskQueue, testDeps(store, fake.url, { tools }));
   try {
-    const client = keelClient(env, taskQueue);
-    const key = 'agent:replay:main';
-    fake.enqueue(fakeReply.text('hello'), fakeReply.toolUse([{ id: 'toolu_r1', name: 'lookup', input: { word: 'keel' } }]), fakeReply.text('keel: found'), fakeReply.text('NO_REPLY'));
-    await client.sendMessage(key, 'hi');
-    await client.sendMessage(key, 'look up keel');
-    await client.sendMessage(key, 'quiet please');
-    // The compaction's memory flush answers NO_REPLY; the summarizer writes a summary.
-    fake.respondWith((req) => fakeReply.text(req.rawBody.includes('Pre-compaction memory flush') ? 'NO_REPLY' : 'The user looked up keel; it was found.'));
-    await client.compact(key, { keepRecentTokens: 0 });
-    const { workflowId } = client.identify(key);
-    const history = await client.temporal.workflow.getHandle(workflowId).fetchHistory();
-    const file = join(__dirname, 'histories', 'session-turns-tool-silent-compact.binpb');
-    await writeFile(file, temporal.api.history.v1.History.encode(history).finish());
-    process.stderr.write(`recorded ${history.events?.length} events → ${file}\n`);
+    for (const [name, run] of Object.entries(scenarios)) {
+      process.stderr.write(`scenario ${name}\n`);
+      await run({ env, fake, store });
+      fake.respondWith(undefined);
+    }
   } finally {
-    await worker.stop();
     await store.close();
     await fake.close();
     await env.close();

@@ -54,7 +54,7 @@ export function uniqueTaskQueue(prefix = 'keel-test'): string {
 
 /** Starts an in-process worker; returns it with a stop function that waits for shutdown. */
 export async function runInProcessWorker(env: TemporalTestEnv, taskQueue: string, deps: ActivityDeps): Promise<{ worker: Worker; stop(): Promise<void> }> {
-  const worker = await createKeelWorker({ connection: env.nativeConnection, namespace: 'default', taskQueue, deps, workflowBundle: env.bundle });
+  const worker = await createKeelWorker({ connection: env.nativeConnection, namespace: 'default', taskQueue, deps, workflowBundle: env.bundle, shutdownGraceMs: 2_000 });
   const running = worker.run();
   return {
     worker,
@@ -82,7 +82,7 @@ export function spawnWorkerProcess(env: Record<string, string>): WorkerProcess {
   const root = resolve(__dirname, '../..');
   const child = spawn(process.execPath, ['-r', 'ts-node/register', resolve(root, 'workers/main.ts')], {
     cwd: root,
-    env: { ...process.env, TS_NODE_SWC: 'true', TS_NODE_TRANSPILE_ONLY: 'true', ...env },
+    env: { ...process.env, TS_NODE_SWC: 'true', TS_NODE_TRANSPILE_ONLY: 'true', KEEL_SHUTDOWN_GRACE_MS: '2000', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

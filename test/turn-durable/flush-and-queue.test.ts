@@ -119,4 +119,30 @@ describe.each(testDatabases())('memory flush failures and busy queues on $name',
       await worker.stop();
     }
   }, 600_000);
+
+  it('an idle session workflow closes after its quiet period and the next message restarts it with its counters', async () => {
+    const taskQueue = uniqueTaskQueue();
+    const worker = await runInProcessWorker(env, taskQueue, testDeps(store, fake.url));
+    fake.respondWith((request) => fakeReply.text(`re: ${lastUserText(request)}`));
+    try {
+      const client = keelClient(env, taskQueue, { idleCloseMs: 1_500 });
+      const agent = freshDurableAgent();
+      const key = `agent:${agent}:main`;
+      const first = await client.sendMessage(key, 'before the quiet period');
+      const handle = client.temporal.workflow.getHandle(sessionWorkflowId(agent, key));
+      const firstRun = (await handle.describe()).runId;
+      await handle.result(); // closes by itself once idle
+      expect((await handle.describe()).status.name).toBe('COMPLETED');
+
+      const second = await client.sendMessage(key, 'after the quiet period');
+      expect(second.reply).toBe('re: after the quiet period');
+      expect(second.turn).toBe(first.turn + 1);
+      const status = await client.getStatus(key);
+      expect(status.lastEntryId).toBe(second.assistantEntryId);
+      expect((await handle.describe()).runId).not.toBe(firstRun);
+      expect(await userTexts(store, agent, key)).toEqual(['before the quiet period', 'after the quiet period']);
+    } finally {
+      await worker.stop();
+    }
+  }, 300_000);
 });
