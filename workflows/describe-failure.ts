@@ -1,4 +1,4 @@
-import { ApplicationFailure, TimeoutFailure } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, TimeoutFailure } from '@temporalio/workflow';
 import { FailureTypes } from '../src/protocol';
 
 /**
@@ -6,6 +6,11 @@ import { FailureTypes } from '../src/protocol';
  * failed: Overloaded"), and for a retry budget that ran out, which provider error persisted.
  */
 export function describeFailure(err: Error): string {
+  if (outOfTime(err)) {
+    let last: Error = err;
+    while (last.cause instanceof Error) last = last.cause;
+    return `${err.message}: gave up after its time budget; the error that persisted: ${last.message}`;
+  }
   let inner: Error = err;
   let timeout: TimeoutFailure | undefined;
   while (inner.cause instanceof Error) {
@@ -22,10 +27,19 @@ export function describeFailure(err: Error): string {
 
 /** The failure `type` of the innermost ApplicationFailure, for callers that branch on it. */
 export function failureType(err: Error, fallback: string): string {
+  if (outOfTime(err)) return FailureTypes.ModelUnavailable;
   let type: string | undefined;
   for (let e: unknown = err; e instanceof Error; e = e.cause) {
     if (e instanceof ApplicationFailure && e.type) type = e.type;
     if (e instanceof TimeoutFailure) return FailureTypes.ModelUnavailable;
   }
   return type ?? fallback;
+}
+
+/** An activity that kept failing with retryable errors until its schedule-to-close budget ran out. */
+function outOfTime(err: Error): boolean {
+  for (let e: unknown = err; e instanceof Error; e = e.cause) {
+    if (e instanceof ActivityFailure && e.retryState === 'TIMEOUT') return true;
+  }
+  return false;
 }
