@@ -24,6 +24,10 @@ export const FailureTypes = {
   StaleTurn: 'KeelStaleTurn',
   /** Compaction could not reclaim tokens. */
   SummarizationFailed: 'summarization_failed',
+  /** The database rejected the data itself (SQLSTATE class 22/23/42); retrying cannot fix it. */
+  DataError: 'KeelDataError',
+  /** A request named a session that does not exist; nothing was created. */
+  UnknownSession: 'KeelUnknownSession',
 } as const;
 
 /** Starts (or continues) the one long-lived workflow of a session. */
