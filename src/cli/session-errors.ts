@@ -13,7 +13,7 @@ export async function forKnownSession<T>(sessionKey: string, request: () => Prom
     return await request();
   } catch (err) {
     if (err instanceof WorkflowNotFoundError) {
-      throw new UnknownSessionError(sessionKey, `no session ${sessionKey}: no message has been sent to it (check the key; nothing was created)`);
+      throw new UnknownSessionError(sessionKey, `no session ${sessionKey}: it has no session workflow, so no message has been sent to it (check the key; nothing was created)`);
     }
     const unknown = failureOfType(err, FailureTypes.UnknownSession);
     if (unknown) throw new UnknownSessionError(sessionKey, `${unknown.message}; nothing was created`);

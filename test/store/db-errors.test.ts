@@ -5,6 +5,8 @@ import { testDatabases } from '../support/databases';
 import type { Store } from '../../src/store/connect';
 import { classifyDbError, classifySqlState, dataFailure } from '../../src/store/db-errors';
 import { withDataErrors } from '../../activities/data-errors';
+import { createActivities } from '../../activities';
+import { testDeps } from '../support/keel-deps';
 import { FailureTypes } from '../../src/protocol';
 
 async function errorOf(work: () => Promise<unknown>): Promise<unknown> {
@@ -125,5 +127,24 @@ describe('withDataErrors', () => {
     expect(((await errorOf(() => activities.flaky())) as Error).message).toBe('read ECONNRESET');
     expect(((await errorOf(() => activities.typed())) as ApplicationFailure).type).toBe('Busy');
     expect(await activities.ok(1)).toBe(2);
+  });
+});
+
+describe.each(testDatabases())('createActivities on $name', (database) => {
+  let store: Store;
+  beforeAll(async () => {
+    store = await database.open();
+  });
+  afterAll(async () => store.close());
+
+  it('fails a write the database rejects as bad data at once, as a non-retryable KeelDataError', async () => {
+    const activities = createActivities(testDeps(store, 'http://127.0.0.1:9'));
+    // A key is an identity and is not rewritten; NUL in it is a data error on every attempt.
+    const err = (await errorOf(() =>
+      activities.beginTurn({ agentId: 'main', sessionKey: 'agent:main:bad\u0000key', userEntryId: 'u1', text: 'hi', now: new Date(0).toISOString(), newSessionId: 's1' }),
+    )) as ApplicationFailure;
+    expect(err).toBeInstanceOf(ApplicationFailure);
+    expect(err).toMatchObject({ type: FailureTypes.DataError, nonRetryable: true });
+    expect(err.message).toMatch(/^activity beginTurn: the database rejected the data \(SQLSTATE 22021/);
   });
 });
