@@ -4,14 +4,15 @@ import { createToolActivities } from './tool-activities';
 import { createCompactionActivities } from './compaction-activities';
 import { createMemoryActivities } from './memory-activities';
 import { createMaintenanceActivities } from './maintenance-activities';
+import { withDataErrors } from './data-errors';
 
-/** Every activity the Keel worker registers, bound to its dependencies. */
+/** Every activity the Keel worker registers, bound to its dependencies; data errors never retry. */
 export function createActivities(deps: ActivityDeps) {
-  return {
+  return withDataErrors({
     ...createTurnActivities(deps),
     ...createToolActivities(deps),
     ...createCompactionActivities(deps),
     ...createMemoryActivities(deps),
     ...createMaintenanceActivities(deps),
-  };
+  });
 }

@@ -1,4 +1,6 @@
 import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import { FailureTypes } from '../src/protocol';
 import type { ActivityDeps } from './deps';
 import { activeTranscriptBytes, appendEntriesRedacted, tailEntries, getEntry } from '../src/store/entries-repo';
 import { ensureSession, getSession, recordTurnUsage, rotateSession } from '../src/store/sessions-repo';
@@ -10,6 +12,7 @@ import { prepareContext } from './prepare-context';
 import { isToolCallBlock } from '../src/context/types';
 import { toActivityFailure } from '../src/model/failures';
 import { startHeartbeat } from './heartbeat';
+import { storableText } from '../src/text/storable-text';
 import { effectiveWindow, learnFromOverflow } from './model-window';
 import { loadWorkflowState, saveWorkflowState } from '../src/store/workflow-state-repo';
 import type { SessionCarriedState } from '../src/protocol';
@@ -196,9 +199,19 @@ export function createTurnActivities(deps: ActivityDeps) {
     return describeReply(entry, contextTokens + replyTokens);
   }
 
-  /** Ensures the session row before a manual compaction (no entry is appended). */
+  /**
+   * Finds the session a manual compaction is for. An unknown key fails with a non-retryable
+   * `KeelUnknownSession` and creates nothing: a typo must not become a session.
+   */
   async function beginCompaction(input: { agentId: string; sessionKey: string; now: string; newSessionId: string }): Promise<{ sessionId: string }> {
-    const session = await ensureSession(db, { ...input, now: new Date(input.now) });
+    const session = await getSession(db, input.agentId, input.sessionKey);
+    if (!session) {
+      throw ApplicationFailure.create({
+        message: `agent ${input.agentId} has no session ${input.sessionKey}; nothing to compact (check the key: sessions exist once a message was sent or imported)`,
+        type: FailureTypes.UnknownSession,
+        nonRetryable: true,
+      });
+    }
     return { sessionId: session.session_id };
   }
 
@@ -250,10 +263,13 @@ function resetPolicy(config: KeelConfig) {
 
 function describeReply(entry: MessageEntry, contextTokens: number): CallModelResult {
   const message = entry.message as AssistantMessage;
-  const text = message.content
-    .filter((b): b is { type: 'text'; text: string } => b.type === 'text')
-    .map((b) => b.text)
-    .join('');
+  // The reply as stored: the same storable-text rule the transcript applies.
+  const text = storableText(
+    message.content
+      .filter((b): b is { type: 'text'; text: string } => b.type === 'text')
+      .map((b) => b.text)
+      .join(''),
+  );
   const toolCalls = message.content.filter((b) => isToolCallBlock(b)).map((b) => ({ id: (b as ToolCallBlock).id, name: (b as ToolCallBlock).name }));
   return {
     kind: 'reply',

@@ -28,6 +28,10 @@ export const FailureTypes = {
   ModelUnavailable: 'KeelModelUnavailable',
   /** A bug or an unexpected failure inside a turn; the session goes on with the next request. */
   TurnFailed: 'KeelTurnFailed',
+  /** The database rejected the data itself (SQLSTATE class 22/23/42); retrying cannot fix it. */
+  DataError: 'KeelDataError',
+  /** A request named a session that does not exist; nothing was created. */
+  UnknownSession: 'KeelUnknownSession',
 } as const;
 
 /** Starts (or continues) the one long-lived workflow of a session. */

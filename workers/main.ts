@@ -4,33 +4,45 @@
  */
 import { NativeConnection } from '@temporalio/worker';
 import { configFromEnv } from '../src/config/keel-config';
+import { DEFAULTS } from '../src/config/defaults';
+import { validateStartup } from '../src/config/validate-startup';
+import { watchDatabaseHealth } from '../src/store/health-watch';
 import { openRuntime } from '../src/runtime/activity-deps';
 import { createKeelWorker } from './create-worker';
 import { prepareCluster } from './prepare-cluster';
 import { exitIfShutdownHangs } from './exit-if-shutdown-hangs';
-import { DEFAULTS } from '../src/config/defaults';
 
 async function main(): Promise<void> {
   const config = configFromEnv();
   if (!config.temporalAddress) {
     throw new Error('TEMPORAL_ADDRESS is not set: point it at a Temporal frontend (host:7233), or run `npm run dev` for an embedded stack');
   }
-  const runtime = await openRuntime({ config, toolsModule: process.env.KEEL_TOOLS_MODULE });
-  const connection = await NativeConnection.connect({ address: config.temporalAddress });
-  await prepareCluster(config);
-  const worker = await createKeelWorker({
-    connection,
-    namespace: config.temporalNamespace,
-    taskQueue: config.taskQueue,
-    deps: runtime.deps,
-    shutdownGraceMs: config.shutdownGraceMs,
-  });
-  exitIfShutdownHangs(config.shutdownGraceMs + DEFAULTS.workerShutdownForceExtraMs + 15_000);
-  process.stderr.write(`keel worker: polling ${config.taskQueue} on ${config.temporalAddress} (pid ${process.pid})\n`);
+  const toolsModule = process.env.KEEL_TOOLS_MODULE;
+  // No model is allowed: compaction, import and replay work without one (extractive summaries).
+  await validateStartup(config, { toolsModule, requireModel: false });
+  const runtime = await openRuntime({ config, toolsModule });
+  const log = (line: string) => void process.stderr.write(`keel worker: ${line}\n`);
+  // Turns wait (and retry) while the database is away; the log says when that is.
+  const stopWatching = watchDatabaseHealth({ probe: () => runtime.store.healthy(), intervalMs: DEFAULTS.databaseProbeIntervalMs, log });
   try {
-    await worker.run();
+    const connection = await NativeConnection.connect({ address: config.temporalAddress });
+    try {
+      await prepareCluster(config);
+      const worker = await createKeelWorker({
+        connection,
+        namespace: config.temporalNamespace,
+        taskQueue: config.taskQueue,
+        deps: runtime.deps,
+        shutdownGraceMs: config.shutdownGraceMs,
+      });
+      exitIfShutdownHangs(config.shutdownGraceMs + DEFAULTS.workerShutdownForceExtraMs + 15_000);
+      log(`polling ${config.taskQueue} on ${config.temporalAddress} (pid ${process.pid})`);
+      await worker.run();
+    } finally {
+      await connection.close();
+    }
   } finally {
-    await connection.close();
+    stopWatching();
     await runtime.close();
   }
 }

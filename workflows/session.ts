@@ -50,6 +50,8 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<void
     (wf.workflowInfo().continueAsNewSuggested || state.turnsThisRun >= maxTurnsPerRun) && state.carriedBytes() < DEFAULTS.maxCarriedBytes;
 
   let idle = false;
+  // A request for a session that does not exist (`keel compact <typo>`) leaves nothing running behind it.
+  let nothingToKeep = false;
   for (;;) {
     // Wait only when there is nothing to do (a wait is a timer in history).
     const woke = state.hasWork() || (await wf.condition(() => state.hasWork() || shouldContinueAsNew(), idleCloseMs));
@@ -61,6 +63,10 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<void
     const job = state.next();
     if (job) await runJob(job);
     state.jobDone();
+    if (nothingToKeep && !state.hasWork()) {
+      idle = true;
+      break;
+    }
   }
 
   // Senders still waiting are told to ask again; they reach the next run (or restart the session).
@@ -79,7 +85,9 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<void
       else await steps.softThresholdFlush(job.job.sessionId);
       return;
     }
-    state.settle(job.request.requestId, await runRequest(job.request));
+    const outcome = await runRequest(job.request);
+    nothingToKeep = outcome.status === 'failed' && outcome.type === FailureTypes.UnknownSession && state.turnsCompleted === 0;
+    state.settle(job.request.requestId, outcome);
   }
 
   /** A request's outcome; a failure is the request's, and the session goes on with the next one. */

@@ -1,5 +1,6 @@
 import { createInterface } from 'node:readline/promises';
 import { configFromEnv } from '../config/keel-config';
+import { validateStartup } from '../config/validate-startup';
 import { modelConfigured } from '../runtime/activity-deps';
 import { startLocalStack } from './stack';
 import { contextBar } from './context-bar';
@@ -21,6 +22,8 @@ export interface DevOptions {
 export async function runDev(opts: DevOptions): Promise<number> {
   const log = (line: string) => process.stderr.write(`${line}\n`);
   const config = configFromEnv();
+  // Without a model dev still starts the stack, then says how to set one.
+  await validateStartup(config, { toolsModule: process.env.KEEL_TOOLS_MODULE, requireModel: false });
   const stack = await startLocalStack(config, log);
   log(`temporal: ${stack.temporalAddress}${stack.uiUrl ? ` (Web UI ${stack.uiUrl})` : ''}`);
   try {

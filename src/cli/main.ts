@@ -10,6 +10,7 @@ import { resolveTemporalCli } from '../temporal/resolve-cli';
 import { configFromEnv } from '../config/keel-config';
 import { openStore, type Store } from '../store/connect';
 import { connectClient, UsageError } from './connect';
+import { forKnownSession } from './session-errors';
 import { compactionsList, compactionsRetry, compactionsShow } from './compactions';
 import { importCommand, exportCommand } from './transfer';
 import { contextBar } from './context-bar';
@@ -81,7 +82,7 @@ async function main(argv: string[]): Promise<number> {
       const key = required(args[0], 'a session key: keel status agent:main:main');
       const { client, close } = await connectClient(configFromEnv());
       try {
-        const status = await client.getStatus(key);
+        const status = await forKnownSession(key, () => client.getStatus(key));
         print(status);
         if (!opts.json) {
           process.stderr.write(`${key}\n${contextBar(status)}\n`);
@@ -98,7 +99,7 @@ async function main(argv: string[]): Promise<number> {
       const { client, close } = await connectClient(configFromEnv());
       try {
         process.stderr.write(`compacting ${key}…\n`);
-        const result = await client.compact(key, { ...(keepRecentTokens !== undefined ? { keepRecentTokens } : {}), ...(opts.instructions ? { instructions: opts.instructions } : {}) });
+        const result = await forKnownSession(key, () => client.compact(key, { ...(keepRecentTokens !== undefined ? { keepRecentTokens } : {}), ...(opts.instructions ? { instructions: opts.instructions } : {}) }));
         print(result);
         if (!opts.json) process.stderr.write(`${result.status}${result.degraded ? ' (degraded: extractive summary)' : ''}: ${result.tokensBefore} → ${result.tokensAfter} tokens\n`);
       } finally {

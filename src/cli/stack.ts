@@ -21,49 +21,57 @@ export interface LocalStack {
 /**
  * Starts the embedded stack: a local Temporal dev server unless TEMPORAL_ADDRESS is set (its history
  * persists in `<home>/temporal.db`), the store (PGlite in `<home>/db` unless DATABASE_URL is set),
- * and a worker on the task queue.
+ * and a worker on the task queue. When a step fails, what already started is stopped before the
+ * error is rethrown: a failed start leaves no dev server behind.
  */
 export async function startLocalStack(config: KeelConfig, log: (line: string) => void): Promise<LocalStack> {
   // The worker's routine state changes would interleave with the chat; warnings and errors still show.
   TemporalRuntime.install({ logger: new DefaultLogger('WARN') });
-  let server: DevServer | undefined;
-  let address = config.temporalAddress;
-  if (!address) {
-    mkdirSync(resolve(config.home), { recursive: true });
-    server = await startDevServer({ dbFilename: resolve(config.home, 'temporal.db'), ui: true, log });
-    address = server.address;
-  }
-  await prepareCluster({ ...config, temporalAddress: address }, log);
-  const runtime = await openRuntime({ config, toolsModule: process.env.KEEL_TOOLS_MODULE });
-  log(`store: ${config.databaseUrl ? 'PostgreSQL (DATABASE_URL)' : `PGlite in ${resolve(config.home, 'db')}`}, migrated`);
-  const nativeConnection = await NativeConnection.connect({ address });
-  const worker: Worker = await createKeelWorker({
-    connection: nativeConnection,
-    namespace: config.temporalNamespace,
-    taskQueue: config.taskQueue,
-    deps: runtime.deps,
-  });
-  const running = worker.run();
-  const connection = await Connection.connect({ address });
-  const client = new KeelClient({
-    connection,
-    namespace: config.temporalNamespace,
-    taskQueue: config.taskQueue,
-    contextWindowTokens: config.contextWindowTokens,
-  });
-  log(`worker: polling task queue "${config.taskQueue}"`);
-  return {
-    client,
-    runtime,
-    temporalAddress: address,
-    uiUrl: server?.uiUrl,
-    async stop() {
+  // What has started so far, stopped in reverse order by stop() or when a later step fails.
+  const started: Array<() => Promise<void>> = [];
+  const stopAll = async () => {
+    for (const stop of started.splice(0).reverse()) {
+      await stop().catch((err: unknown) => log(`stopping: ${err instanceof Error ? err.message : String(err)}`));
+    }
+  };
+  try {
+    let server: DevServer | undefined;
+    let address = config.temporalAddress;
+    if (!address) {
+      mkdirSync(resolve(config.home), { recursive: true });
+      server = await startDevServer({ dbFilename: resolve(config.home, 'temporal.db'), ui: true, log });
+      started.push(() => server!.stop());
+      address = server.address;
+    }
+    await prepareCluster({ ...config, temporalAddress: address }, log);
+    const runtime = await openRuntime({ config, toolsModule: process.env.KEEL_TOOLS_MODULE });
+    started.push(() => runtime.close());
+    log(`store: ${config.databaseUrl ? 'PostgreSQL (DATABASE_URL)' : `PGlite in ${resolve(config.home, 'db')}`}, migrated`);
+    const nativeConnection = await NativeConnection.connect({ address });
+    started.push(() => nativeConnection.close());
+    const worker: Worker = await createKeelWorker({
+      connection: nativeConnection,
+      namespace: config.temporalNamespace,
+      taskQueue: config.taskQueue,
+      deps: runtime.deps,
+    });
+    const running = worker.run();
+    started.push(async () => {
       worker.shutdown();
       await running;
-      await connection.close();
-      await nativeConnection.close();
-      await runtime.close();
-      await server?.stop();
-    },
-  };
+    });
+    const connection = await Connection.connect({ address });
+    started.push(() => connection.close());
+    const client = new KeelClient({
+      connection,
+      namespace: config.temporalNamespace,
+      taskQueue: config.taskQueue,
+      contextWindowTokens: config.contextWindowTokens,
+    });
+    log(`worker: polling task queue "${config.taskQueue}"`);
+    return { client, runtime, temporalAddress: address, uiUrl: server?.uiUrl, stop: stopAll };
+  } catch (err) {
+    await stopAll();
+    throw err;
+  }
 }

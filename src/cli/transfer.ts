@@ -4,7 +4,7 @@ import type { Database } from '../store/schema';
 import { importSessions, type ImportSessionsReport } from '../transfer/import-sessions';
 import { exportSessionJsonl, type ExportReport } from '../transfer/export-jsonl';
 import { getSession } from '../store/sessions-repo';
-import { UsageError } from './connect';
+import { UnknownSessionError, UsageError } from './connect';
 
 const stderr = (text: string) => void process.stderr.write(text);
 
@@ -43,7 +43,7 @@ export async function importCommand(db: Kysely<Database>, agentId: string, paths
 /** `keel export <sessionKey> --agent <id> [--out file]`: JSONL to the file or stdout. */
 export async function exportCommand(db: Kysely<Database>, agentId: string, sessionKey: string, outFile?: string): Promise<ExportReport> {
   const session = await getSession(db, agentId, sessionKey);
-  if (!session) throw new UsageError(`agent ${agentId} has no session ${sessionKey}; check the key and --agent`);
+  if (!session) throw new UnknownSessionError(sessionKey, `agent ${agentId} has no session ${sessionKey}; check the key and --agent (nothing was exported)`);
   const out = outFile ? createWriteStream(outFile) : process.stdout;
   const report = await exportSessionJsonl({ db, agentId, sessionId: session.session_id, out });
   if (outFile) await new Promise<void>((resolve, reject) => (out as ReturnType<typeof createWriteStream>).end((err?: Error | null) => (err ? reject(err) : resolve())));

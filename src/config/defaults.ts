@@ -44,6 +44,10 @@ export const DEFAULTS = {
   /** Maintenance (OpenClaw): prune sessions older than 30 days, cap at 500 entries. */
   pruneAfterDays: 30,
   maxEntriesPerSession: 500,
+  /** Workers probe the database this often and log when it goes away and comes back (Keel). */
+  databaseProbeIntervalMs: 5_000,
+  /** A health probe that has not answered by then counts as down (Keel: well under the probe interval). */
+  databaseProbeTimeoutMs: 2_000,
   /** Daily reset hour (OpenClaw: 04:00 local). */
   dailyResetHour: 4,
   /** Default model when none is configured. */

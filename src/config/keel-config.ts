@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { DEFAULTS } from './defaults';
 import { isKnownTimeZone } from '../sessions/lifecycle';
+import { DEFAULT_CONTEXT_ENGINE_ID, registeredContextEngines } from '../engine/registry';
+import { resolveReserveTokens } from '../context/context-window';
 
 const limit = z.number().int().positive('history limits are whole numbers of user turns > 0');
 const historyLimitsSchema = z.object({
@@ -30,8 +32,17 @@ export const keelConfigSchema = z.object({
   maxOutputTokens: z.coerce.number().int().positive().default(DEFAULTS.maxOutputTokens),
   contextWindowTokens: z.coerce.number().int().positive().default(DEFAULTS.contextWindowTokens),
   reserveTokens: z.coerce.number().int().nonnegative().default(DEFAULTS.reserveTokensFloor),
-  /** Which context engine assembles the model's view (registry id). */
-  contextEngine: z.string().min(1).default('legacy'),
+  /** Which context engine assembles the model's view: an id registered when the config is parsed. */
+  contextEngine: z
+    .string()
+    .min(1)
+    .superRefine((id, ctx) => {
+      const known = registeredContextEngines();
+      if (!known.includes(id)) {
+        ctx.addIssue({ code: 'custom', message: `"${id}" is not a registered context engine; use one of ${known.join(', ')} (an application registers its own with registerContextEngine before starting the worker)` });
+      }
+    })
+    .default(DEFAULT_CONTEXT_ENGINE_ID),
   /** Optional separate compaction model: an OpenAI-compatible endpoint (e.g. local Ollama). */
   compactionModelUrl: z.string().url().optional(),
   compactionModel: z.string().min(1).optional(),
@@ -57,7 +68,21 @@ export const keelConfigSchema = z.object({
   shutdownGraceMs: z.coerce.number().int().nonnegative().default(DEFAULTS.workerShutdownGraceMs),
   /** Workspace folder for memory notes (`memory/YYYY-MM-DD.md`); unset → notes only in the database. */
   workspaceDir: z.string().min(1).optional(),
-});
+}).superRefine(coherentModelSettings);
+
+/** Settings that are each valid but contradict one another would fail every turn, not at start. */
+function coherentModelSettings(c: { contextWindowTokens: number; reserveTokens: number; maxOutputTokens: number; compactionModel?: string; compactionModelUrl?: string }, ctx: z.RefinementCtx): void {
+  const reserve = resolveReserveTokens({ reserveTokens: c.reserveTokens });
+  if (reserve >= c.contextWindowTokens) {
+    ctx.addIssue({ code: 'custom', path: ['reserveTokens'], message: `the reserve (${reserve} tokens, at least the ${DEFAULTS.reserveTokensFloor}-token floor) leaves nothing of the ${c.contextWindowTokens}-token context window (KEEL_CONTEXT_WINDOW); raise the window or lower the reserve` });
+  }
+  if (c.maxOutputTokens >= c.contextWindowTokens) {
+    ctx.addIssue({ code: 'custom', path: ['maxOutputTokens'], message: `${c.maxOutputTokens} output tokens do not fit the ${c.contextWindowTokens}-token context window (KEEL_CONTEXT_WINDOW)` });
+  }
+  if (c.compactionModel && !c.compactionModelUrl) {
+    ctx.addIssue({ code: 'custom', path: ['compactionModel'], message: 'names a summarizer model but KEEL_COMPACTION_MODEL_URL (its OpenAI-compatible endpoint) is not set' });
+  }
+}
 
 export type KeelConfig = z.infer<typeof keelConfigSchema>;
 

@@ -2,6 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import type { CompactionEntry } from '../context/types';
 import type { CompactionOutcome } from '../compaction/types';
 import type { CompactionRow, Database } from './schema';
+import { storableJson, storableText } from '../text/storable-text';
 
 /**
  * Reads and writes of the `compactions` table (one row per compaction attempt) and the one
@@ -101,7 +102,7 @@ export async function markFailed(db: Kysely<Database>, id: string, error: string
   return db.transaction().execute(async (trx) => {
     const row = await trx
       .updateTable('compactions')
-      .set({ status: 'failed', error, finished_at: now })
+      .set({ status: 'failed', error: storableText(error), finished_at: now })
       .where('id', '=', id)
       .where('status', '=', 'running')
       .returning(['agent_id', 'session_key', 'session_id'])
@@ -170,7 +171,8 @@ export async function writeCompactionRecord(db: Kysely<Database>, input: Compact
       .orderBy('seq', 'desc')
       .limit(1)
       .executeTakeFirst();
-    const entry: CompactionEntry = {
+    // The summary is model output: made storable like every other entry.
+    const entry: CompactionEntry = storableJson({
       type: 'compaction',
       id: input.entryId,
       parentId: last?.id === input.entryId ? null : (last?.id ?? null),
@@ -178,7 +180,7 @@ export async function writeCompactionRecord(db: Kysely<Database>, input: Compact
       summary: input.summary,
       firstKeptEntryId: input.firstKeptEntryId ?? input.entryId,
       tokensBefore: input.tokensBefore,
-    };
+    } satisfies CompactionEntry);
     const payload = JSON.stringify(entry);
     const r = await trx
       .insertInto('transcript_entries')

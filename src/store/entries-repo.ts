@@ -2,6 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import type { Database, EntryRow } from './schema';
 import { redactSecrets, type Redaction } from './redact';
 import type { CompactionEntry, TranscriptEntry } from '../context/types';
+import { storableJson } from '../text/storable-text';
 
 /** Reads and writes of `transcript_entries`. Every call is scoped by agentId + sessionId. */
 
@@ -13,7 +14,9 @@ export interface EntryToAppend {
 
 /**
  * Appends entries in order. Ids are deterministic (generated in workflow code), so a retried or
- * resumed append inserts nothing twice: `ON CONFLICT DO NOTHING`.
+ * resumed append inserts nothing twice: `ON CONFLICT DO NOTHING`. Every entry is made storable first
+ * (NUL and lone surrogates become U+FFFD, see `storableJson`): this is the one write path of user
+ * messages, replies, tool arguments and results, and imports.
  * @returns how many rows were new.
  */
 export async function appendEntries(
@@ -23,7 +26,8 @@ export async function appendEntries(
   entries: readonly EntryToAppend[],
 ): Promise<number> {
   if (entries.length === 0) return 0;
-  const rows = entries.map(({ entry, tokenEstimate }) => {
+  const rows = entries.map((item) => {
+    const entry = storableJson(item.entry);
     const payload = JSON.stringify(entry);
     return {
       agent_id: agentId,
@@ -33,7 +37,7 @@ export async function appendEntries(
       type: entry.type,
       role: entry.type === 'message' ? entry.message.role : null,
       payload,
-      token_estimate: tokenEstimate,
+      token_estimate: item.tokenEstimate,
       byte_size: Buffer.byteLength(payload),
       created_at: entry.timestamp,
     };

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database, MemoryNoteRow } from './schema';
+import { storableText } from '../text/storable-text';
 
 export interface RecordMemoryFlushInput {
   readonly agentId: string;
@@ -12,7 +13,10 @@ export interface RecordMemoryFlushInput {
   readonly notes: readonly string[];
 }
 
-/** Writes a flush's notes and marks the cycle flushed, in one transaction; note ids make it idempotent. */
+/**
+ * Writes a flush's notes (made storable: NUL and lone surrogates become U+FFFD) and marks the cycle
+ * flushed, in one transaction; note ids make it idempotent.
+ */
 export async function recordMemoryFlush(db: Kysely<Database>, input: RecordMemoryFlushInput): Promise<void> {
   await db.transaction().execute(async (trx) => {
     if (input.notes.length > 0) {
@@ -25,7 +29,7 @@ export async function recordMemoryFlush(db: Kysely<Database>, input: RecordMemor
             session_key: input.sessionKey,
             session_id: input.sessionId,
             day: input.now.slice(0, 10),
-            text,
+            text: storableText(text),
             compaction_cycle: input.cycle,
             created_at: input.now,
           })),

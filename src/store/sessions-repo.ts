@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database, NewSessionRow, SessionRow } from './schema';
+import { storableJsonText, storableText } from '../text/storable-text';
 
 /** Reads and writes of `sessions`. Every call is scoped by agentId. */
 
@@ -23,7 +24,7 @@ export async function ensureSession(db: Kysely<Database>, input: EnsureSessionIn
       session_started_at: input.now,
       last_interaction_at: input.now,
       updated_at: input.now,
-      chat_type: input.chatType ?? null,
+      chat_type: input.chatType == null ? null : storableText(input.chatType),
       toggles: '{}',
       channel: null,
       label: null,
@@ -83,16 +84,31 @@ export async function recordTurnUsage(db: Kysely<Database>, u: TurnUsageUpdate):
 
 /**
  * Inserts a session row brought in by an import. Never overwrites: a row that already exists for
- * (agent_id, session_key) is live state and wins, so re-importing an index changes nothing.
+ * (agent_id, session_key) is live state and wins, so re-importing an index changes nothing. Its
+ * descriptive text is made storable (NUL and lone surrogates become U+FFFD); keys and ids are not
+ * rewritten, since other rows refer to them.
  * @returns true when the row was new.
  */
 export async function insertImportedSession(db: Kysely<Database>, row: NewSessionRow): Promise<boolean> {
   const result = await db
     .insertInto('sessions')
-    .values(row)
+    .values(storableSessionRow(row))
     .onConflict((oc) => oc.columns(['agent_id', 'session_key']).doNothing())
     .executeTakeFirst();
   return Number(result.numInsertedOrUpdatedRows ?? 0) > 0;
+}
+
+const DESCRIPTIVE_TEXT = ['chat_type', 'channel', 'label', 'display_name', 'model_override', 'provider_override', 'auth_profile_override'] as const;
+
+function storableSessionRow(row: NewSessionRow): NewSessionRow {
+  const out: NewSessionRow = { ...row };
+  for (const column of DESCRIPTIVE_TEXT) {
+    const v = row[column];
+    if (typeof v === 'string') out[column] = storableText(v);
+  }
+  if (typeof row.delivery === 'string') out.delivery = storableJsonText(row.delivery);
+  if (typeof row.toggles === 'string') out.toggles = storableJsonText(row.toggles);
+  return out;
 }
 
 /** Sessions of an agent (or of every agent) whose updated_at is before `before`, oldest first. */

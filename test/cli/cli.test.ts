@@ -1,31 +1,9 @@
-import { spawn } from 'node:child_process';
 import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
+import { keel } from '../support/keel-cli';
 import { startFakeAnthropic, fakeReply, type FakeAnthropic } from '../support/fake-anthropic';
 import { writeCorpus } from '../fixtures/generate';
-
-const root = resolve(__dirname, '../..');
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs `keel <args>` as a real process (the way a person or a script would). */
-function keel(args: string[], env: Record<string, string | undefined>, stdin?: string): Promise<Run> {
-  const childEnv: NodeJS.ProcessEnv = { ...process.env, TS_NODE_SWC: 'true', TS_NODE_TRANSPILE_ONLY: 'true', ...env };
-  for (const [k, v] of Object.entries(env)) if (v === undefined) delete childEnv[k];
-  const child = spawn(process.execPath, ['-r', 'ts-node/register', join(root, 'src/cli/main.ts'), ...args], { cwd: root, env: childEnv });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  if (stdin !== undefined) child.stdin.end(stdin);
-  else child.stdin.end();
-  return new Promise((resolveRun) => child.on('close', (code) => resolveRun({ code, stdout, stderr })));
-}
 
 describe('keel command line', () => {
   let home: string;

@@ -1,0 +1,55 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { keel, runEntry } from '../support/keel-cli';
+
+/** Command lines of running processes that mention `text` (the test's own KEEL_HOME). */
+function processesMentioning(text: string): string[] {
+  return execFileSync('ps', ['-eo', 'pid,args'], { encoding: 'utf8' })
+    .split('\n')
+    .filter((line) => line.includes(text) && !line.includes('ps -eo'));
+}
+
+describe('a failed startup stops everything it started and names the cause', () => {
+  let home: string;
+  beforeEach(async () => {
+    home = await mkdtemp(join(tmpdir(), 'keel-startup-'));
+  });
+  afterEach(async () => rm(home, { recursive: true, force: true }));
+  const base = { ANTHROPIC_API_KEY: undefined, ANTHROPIC_BASE_URL: undefined, TEMPORAL_ADDRESS: undefined, DATABASE_URL: undefined };
+
+  it('dev with an unreachable DATABASE_URL exits 1 and leaves no Temporal dev server running', async () => {
+    const run = await keel(['dev', '--check'], { ...base, KEEL_HOME: home, DATABASE_URL: 'postgres://keel:keel@127.0.0.1:1/x' });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/ECONNREFUSED/);
+    // The dev server did start (it created its history file in this KEEL_HOME), and is gone.
+    expect(existsSync(join(home, 'temporal.db'))).toBe(true);
+    expect(processesMentioning(home)).toEqual([]);
+  });
+
+  it('dev with an unknown context engine exits 1 naming KEEL_CONTEXT_ENGINE before starting anything', async () => {
+    const run = await keel(['dev', '--check'], { ...base, KEEL_HOME: home, KEEL_CONTEXT_ENGINE: 'nope' });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain('KEEL_CONTEXT_ENGINE: "nope" is not a registered context engine');
+    expect(run.stderr).not.toContain('temporal:');
+    expect(processesMentioning(home)).toEqual([]);
+  });
+
+  it('dev with a KEEL_TOOLS_MODULE that does not exist exits 1 naming the variable', async () => {
+    const run = await keel(['dev', '--check'], { ...base, KEEL_HOME: home, KEEL_TOOLS_MODULE: join(home, 'missing-tools.js') });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/KEEL_TOOLS_MODULE: .*missing-tools\.js does not exist/);
+  });
+
+  it('the worker process exits 1 naming KEEL_CONTEXT_ENGINE, and names a missing model', async () => {
+    const env = { ...base, KEEL_HOME: home, TEMPORAL_ADDRESS: '127.0.0.1:1' };
+    const engine = await runEntry('workers/main.ts', [], { ...env, ANTHROPIC_API_KEY: 'k', KEEL_CONTEXT_ENGINE: 'nope' });
+    expect(engine.code).toBe(1);
+    expect(engine.stderr).toContain('KEEL_CONTEXT_ENGINE: "nope" is not a registered context engine');
+    const model = await runEntry('workers/main.ts', [], env);
+    expect(model.code).toBe(1);
+    expect(model.stderr).toContain('ANTHROPIC_API_KEY: not set, and neither is ANTHROPIC_BASE_URL');
+  });
+});

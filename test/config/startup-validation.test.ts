@@ -1,0 +1,72 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ConfigError, configFromEnv } from '../../src/config/keel-config';
+import { validateStartup } from '../../src/config/validate-startup';
+import { registerContextEngine } from '../../src/engine/registry';
+import { LegacyContextEngine } from '../../src/engine/legacy';
+
+function configError(fn: () => unknown): string {
+  try {
+    fn();
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConfigError);
+    return (err as Error).message;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('configFromEnv checks the whole configuration', () => {
+  it('rejects an unregistered context engine, naming KEEL_CONTEXT_ENGINE and the registered ids', () => {
+    const message = configError(() => configFromEnv({ KEEL_CONTEXT_ENGINE: 'nope' }));
+    expect(message).toMatch(/KEEL_CONTEXT_ENGINE: "nope" is not a registered context engine; use one of legacy, budgeted/);
+  });
+
+  it('accepts the built-in engines and one the application registered first', () => {
+    expect(configFromEnv({}).contextEngine).toBe('legacy');
+    expect(configFromEnv({ KEEL_CONTEXT_ENGINE: 'budgeted' }).contextEngine).toBe('budgeted');
+    const unregister = registerContextEngine('app-engine', () => new LegacyContextEngine());
+    try {
+      expect(configFromEnv({ KEEL_CONTEXT_ENGINE: 'app-engine' }).contextEngine).toBe('app-engine');
+    } finally {
+      unregister();
+    }
+  });
+
+  it.each([
+    ['a reserve that fills the window', { KEEL_CONTEXT_WINDOW: '16000' }, /KEEL_RESERVE_TOKENS: the reserve \(20000 tokens.*16000-token context window/],
+    ['output larger than the window', { KEEL_CONTEXT_WINDOW: '30000', KEEL_MAX_OUTPUT_TOKENS: '30000' }, /KEEL_MAX_OUTPUT_TOKENS: 30000 output tokens do not fit/],
+    ['a summarizer model without its endpoint', { KEEL_COMPACTION_MODEL: 'llama3' }, /KEEL_COMPACTION_MODEL: .*KEEL_COMPACTION_MODEL_URL .* is not set/],
+  ])('rejects incoherent model settings: %s', (_name, env, expected) => {
+    expect(configError(() => configFromEnv(env))).toMatch(expected);
+  });
+});
+
+describe('validateStartup', () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'keel-startup-'));
+    await writeFile(join(dir, 'good-tools.js'), 'exports.registerTools = () => {};\n');
+    await writeFile(join(dir, 'no-register.js'), 'exports.somethingElse = 1;\n');
+    await writeFile(join(dir, 'broken.js'), 'throw new Error("cannot load me");\n');
+  });
+  afterAll(async () => rm(dir, { recursive: true, force: true }));
+  const config = configFromEnv({ ANTHROPIC_API_KEY: 'k' });
+
+  it('accepts a tools module that exports registerTools', async () => {
+    await expect(validateStartup(config, { toolsModule: join(dir, 'good-tools.js'), requireModel: true })).resolves.toBeUndefined();
+  });
+
+  it.each([
+    ['a missing module', 'missing.js', /KEEL_TOOLS_MODULE: .*missing\.js does not exist/],
+    ['a module without registerTools', 'no-register.js', /KEEL_TOOLS_MODULE: .*does not export a registerTools\(registry\) function/],
+    ['a module that throws on load', 'broken.js', /KEEL_TOOLS_MODULE: .*failed to load: cannot load me/],
+  ])('rejects %s, naming KEEL_TOOLS_MODULE', async (_name, file, expected) => {
+    await expect(validateStartup(config, { toolsModule: join(dir, file), requireModel: false })).rejects.toThrow(expected);
+  });
+
+  it('requires a model when asked to (workers), naming the variables', async () => {
+    await expect(validateStartup(configFromEnv({}), { requireModel: true })).rejects.toThrow(/ANTHROPIC_API_KEY: not set, and neither is ANTHROPIC_BASE_URL/);
+    await expect(validateStartup(configFromEnv({}), { requireModel: false })).resolves.toBeUndefined();
+  });
+});
