@@ -1,4 +1,4 @@
-import type { ActivityDeps } from './deps';
+import type { ActivityDeps } from '../src/runtime/deps';
 import { loadActiveEntries, setTokenEstimates } from '../src/store/entries-repo';
 import { TokenCache } from '../src/context/estimate-tokens';
 import { activeMessages } from '../src/context/active-context';

@@ -6,7 +6,7 @@ import { NativeConnection } from '@temporalio/worker';
 import { configFromEnv } from '../src/config/keel-config';
 import { openRuntime } from '../src/runtime/activity-deps';
 import { createKeelWorker } from './create-worker';
-import { prepareCluster } from './prepare-cluster';
+import { prepareCluster } from '../src/temporal/prepare-cluster';
 
 async function main(): Promise<void> {
   const config = configFromEnv();

@@ -11,7 +11,7 @@ export const DEFAULT_ANTHROPIC_BASE_URL = 'https://api.anthropic.com';
 /** Settings of `AnthropicModelClient`: key, base URL (default Anthropic's API) and per-request timeout. */
 export const anthropicClientConfigSchema = z.object({
   apiKey: z.string().min(1, 'ANTHROPIC_API_KEY is empty: set it to your Anthropic API key'),
-  baseURL: z.string().url('ANTHROPIC_BASE_URL must be an http(s) URL').default(DEFAULT_ANTHROPIC_BASE_URL),
+  baseURL: z.url('ANTHROPIC_BASE_URL must be an http(s) URL').default(DEFAULT_ANTHROPIC_BASE_URL),
   /** Per-request timeout; a timeout is a retryable failure that Temporal retries. */
   timeoutMs: z.number().int().positive().default(DEFAULTS.modelRequestTimeoutMs),
 });

@@ -78,7 +78,7 @@ export async function startDevServer(opts: StartDevServerOptions = {}): Promise<
     await waitUntilServing(address, child);
   } catch (err) {
     child.kill('SIGKILL');
-    throw new Error(`Temporal dev server (${cli.path}) did not start: ${(err as Error).message}\n${stderr}`);
+    throw new Error(`Temporal dev server (${cli.path}) did not start: ${(err as Error).message}\n${stderr}`, { cause: err });
   }
   log(`temporal: dev server (${cli.source}: ${cli.path}) serving on ${address}${uiUrl ? `, UI ${uiUrl}` : ''}`);
   return {

@@ -22,6 +22,7 @@ export type LineOutcome =
 
 // Escapes that parse in JSON but cannot be stored in jsonb: \u0000 and surrogate halves.
 const UNSTORABLE_ESCAPE = /\\u(0000|[dD][89a-fA-F])/;
+// eslint-disable-next-line no-control-regex -- matching NUL is the point: jsonb cannot store it.
 const UNSTORABLE_CHARS = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 
 /**

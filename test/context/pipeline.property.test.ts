@@ -157,7 +157,7 @@ describe('runContextPipeline (property, 10,000 corrupted transcripts)', () => {
         out = runContextPipeline(input, { provider: 'anthropic', historyLimit }).messages;
         assertProviderValid(out);
       } catch (error) {
-        throw new Error(`seed ${seed}: ${(error as Error).message}\n${JSON.stringify(input)}`);
+        throw new Error(`seed ${seed}: ${(error as Error).message}\n${JSON.stringify(input)}`, { cause: error });
       }
       if (JSON.stringify(input) !== before) throw new Error(`seed ${seed}: the input was mutated`);
 
