@@ -56,9 +56,6 @@ export interface ToolResultMessage {
 
 export type AgentMessage = UserMessage | AssistantMessage | ToolResultMessage;
 
-/** Entry types of a transcript (the JSONL line `type`). */
-export type EntryType = 'session' | 'message' | 'custom_message' | 'custom' | 'compaction' | 'branch_summary';
-
 interface EntryBase { id: string; parentId: string | null; timestamp: string }
 
 export interface SessionHeaderEntry { type: 'session'; id: string; version?: number; timestamp: string; cwd?: string; [k: string]: unknown }

@@ -39,25 +39,6 @@ export interface TurnValidationResult {
   report: TurnValidationReport;
 }
 
-/**
- * Enforces Anthropic's turn rules on a transcript in Keel's shape: the first message is from the user,
- * consecutive user messages are merged (text joined, nothing dropped), consecutive assistant messages
- * are merged when the earlier one has no tool calls, blank text blocks and messages with no content are
- * dropped, and tool calls of `error`/`aborted` assistants (partial, never answered) are removed.
- * Run pairing repair first: this function keeps tool results next to their calls but does not move them.
- */
-export function validateAnthropicTurns(messages: AgentMessage[]): AgentMessage[] {
-  return validateTurns(messages, { mergeAssistantsWithToolCalls: false }).messages;
-}
-
-/**
- * Enforces Gemini's turn rules: as {@link validateAnthropicTurns}, and consecutive model turns are
- * merged even when the earlier one carries tool calls (Gemini requires strict user/model alternation).
- */
-export function validateGeminiTurns(messages: AgentMessage[]): AgentMessage[] {
-  return validateTurns(messages, { mergeAssistantsWithToolCalls: true }).messages;
-}
-
 /** The validation walk with its report (used by the pipeline). */
 export function validateTurns(messages: AgentMessage[], rules: TurnRules): TurnValidationResult {
   const report: TurnValidationReport = {

@@ -1,6 +1,6 @@
 /**
  * The Anthropic client's settings, validated once at the edge. The client never reads
- * `process.env`; whoever builds it passes this object (see `anthropicConfigFromEnv`).
+ * `process.env`; whoever builds it passes this object (Keel's runtime builds it from `configFromEnv`).
  */
 import { z } from 'zod';
 import { DEFAULTS } from '../config/defaults';
@@ -42,12 +42,4 @@ export function parseAnthropicClientConfig(input: unknown): AnthropicClientConfi
   const key = String(issue.path[0] ?? 'config');
   const message = key === 'apiKey' && issue.code === 'invalid_type' ? 'ANTHROPIC_API_KEY is not set: set it to your Anthropic API key' : issue.message;
   throw new AnthropicConfigError(ENV_NAMES[key] ?? key, message);
-}
-
-/** Reads ANTHROPIC_API_KEY / ANTHROPIC_BASE_URL from an environment object (empty strings count as unset). */
-export function anthropicConfigFromEnv(env: Record<string, string | undefined>): AnthropicClientConfig {
-  return parseAnthropicClientConfig({
-    apiKey: env.ANTHROPIC_API_KEY || undefined,
-    baseURL: env.ANTHROPIC_BASE_URL || undefined,
-  });
 }

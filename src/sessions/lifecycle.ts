@@ -162,11 +162,6 @@ export function parseResetCommand(text: string): ResetCommand | undefined {
   return { command: match[1] as ResetCommand['command'], ...(remainder && { remainder }) };
 }
 
-/** True when the message is a `/new` or `/reset` command (see `parseResetCommand`). */
-export function isResetCommand(text: string): boolean {
-  return parseResetCommand(text) !== undefined;
-}
-
 /** Events that reach a session; only `user_message` (a real user or channel message) is an interaction. */
 export type SessionEventKind = 'user_message' | 'heartbeat' | 'cron' | 'exec_notice' | 'bookkeeping';
 
@@ -191,14 +186,6 @@ export function touchOnEvent(
   if (isSystemEvent(event.kind)) return last;
   if (last && last.getTime() >= now.getTime()) return last;
   return now;
-}
-
-/**
- * A new sessionId: a uuid v4. Pass `generate` for determinism (tests, or `uuid4` from
- * `@temporalio/workflow` inside workflow code, where `crypto.randomUUID` must not be called).
- */
-export function nextSessionId(generate: () => string = () => globalThis.crypto.randomUUID()): string {
-  return generate();
 }
 
 const formatters = new Map<string, Intl.DateTimeFormat>();

@@ -214,14 +214,6 @@ export function isValidSessionKey(key: unknown): key is string {
   }
 }
 
-/**
- * The key without a trailing `:thread:<id>` / `:topic:<id>` (OpenClaw strips it before DM
- * history-limit lookups). Throws `InvalidSessionKeyError` for an invalid key.
- */
-export function stripThreadSuffix(key: string): string {
-  return parseSessionKey(key).baseKey;
-}
-
 /** The chat type of a parsed key: DMs are `direct`, groups `group`, channels and rooms `channel`. */
 export function chatTypeOf(parsed: ParsedSessionKey): ChatType {
   switch (parsed.kind) {

@@ -9,7 +9,7 @@
  *     only makes turns larger, so these turns are always within the kept window.
  * Nothing else may remove user text: merges join it, pairing moves it after tool results.
  */
-import { assertProviderValid } from '../../src/context/assert-provider-valid';
+import { assertProviderValid } from '../support/assert-provider-valid';
 import { MISSING_TOOL_RESULT_TEXT } from '../../src/context/message-parts';
 import { runContextPipeline } from '../../src/context/pipeline';
 import type { AgentMessage, AssistantMessage, ToolCallBlock, ToolResultMessage } from '../../src/context/types';

@@ -3,10 +3,8 @@ import { InvalidTimeZoneError } from '../../src/sessions/errors';
 import {
   evaluateFreshness,
   isKnownTimeZone,
-  isResetCommand,
   isSystemEvent,
   mostRecentDailyReset,
-  nextSessionId,
   parseResetCommand,
   sessionResetPolicySchema,
   touchOnEvent,
@@ -234,11 +232,6 @@ describe('parseResetCommand', () => {
 
   it.each(['/newsletter', '/resetting', 'new', 'please /new', '/NEW', '/compact', '', 'hello /reset'])('ignores %j', (text) => {
     expect(parseResetCommand(text)).toBeUndefined();
-    expect(isResetCommand(text)).toBe(false);
-  });
-
-  it('isResetCommand is true for a command with trailing text', () => {
-    expect(isResetCommand('/reset and start over')).toBe(true);
   });
 });
 
@@ -270,20 +263,5 @@ describe('touchOnEvent', () => {
 
   it('never moves lastInteractionAt backwards', () => {
     expect(touchOnEvent({ lastInteractionAt: later }, { kind: 'user_message' }, last)).toBe(later);
-  });
-});
-
-describe('nextSessionId', () => {
-  it('uses the injected generator', () => {
-    let n = 0;
-    const generate = () => `id-${++n}`;
-    expect([nextSessionId(generate), nextSessionId(generate)]).toEqual(['id-1', 'id-2']);
-  });
-
-  it('makes distinct uuid v4s by default', () => {
-    const a = nextSessionId();
-    const b = nextSessionId();
-    expect(a).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
-    expect(a).not.toBe(b);
   });
 });

@@ -29,7 +29,7 @@ import {
 } from './fake-anthropic-render';
 
 export { fakeReply } from './fake-anthropic-steps';
-export type { FakeStep, FakeMessageStep, FakeErrorStep, FakeContentBlock, FakeErrorType } from './fake-anthropic-steps';
+export type { FakeStep } from './fake-anthropic-steps';
 
 /** The loosely typed JSON body a client sent (tests narrow what they inspect). */
 export interface FakeRequestBody {
