@@ -28,7 +28,7 @@ export interface PreparedContext {
 }
 
 /**
- * prepareContext (DESIGN.md): load since the last compaction → repair → validate turns → limit turns →
+ * prepareContext (docs/architecture.md, "A turn"): load since the last compaction → repair → validate turns → limit turns →
  * strip details → engine.assemble(budget). Reads the active window only, never the whole transcript.
  */
 export async function prepareContext(deps: ActivityDeps, agentId: string, sessionKey: string, sessionId: string): Promise<PreparedContext> {

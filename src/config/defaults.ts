@@ -10,7 +10,7 @@ export const DEFAULTS = {
   tokenSafetyMargin: 1.2,
   /** Memory flush runs this many tokens below the compaction threshold (OpenClaw `softThresholdTokens`). */
   softThresholdTokens: 4_000,
-  /** Compaction deadline (seed 003: 5 minutes). */
+  /** Compaction deadline (OpenClaw's compaction timeout: 5 minutes). */
   compactionTimeoutMs: 5 * 60_000,
   /** Chunk ratio of the window, adaptive down to the minimum (OpenClaw). */
   baseChunkRatio: 0.4,
@@ -30,7 +30,7 @@ export const DEFAULTS = {
   maxSummaryChars: 16_000,
   /** After 10 stacked compactions the summary must stay under this share of the window (Keel). */
   maxSummaryWindowShare: 0.1,
-  /** A session stops auto-compacting after this many consecutive failures (Keel, DESIGN.md). */
+  /** A session stops auto-compacting after this many consecutive failures (Keel's guard against compaction loops; docs/architecture.md, "Failure model"). */
   maxConsecutiveCompactionFailures: 3,
   /** Bootstrap caps (OpenClaw). */
   bootstrapMaxCharsPerFile: 5_000,

@@ -1,5 +1,5 @@
 /**
- * The context pipeline before each model call (seed 004 "Context Assembly Flow"), as one pure function.
+ * The context pipeline before each model call (OpenClaw's context assembly flow), as one pure function.
  */
 import { limitHistoryTurns } from './limit-history-turns';
 import { repairToolCallInputs } from './repair-tool-call-inputs';

@@ -1,5 +1,5 @@
 /**
- * Message and transcript-entry shapes, as the seeds describe them (Pi / OpenClaw JSONL).
+ * Message and transcript-entry shapes, as in Pi / OpenClaw JSONL transcripts.
  * Keel's pipeline works on these; conversion to the Anthropic SDK's `tool_use` / `tool_result`
  * happens only at the model edge (`src/model/`).
  */

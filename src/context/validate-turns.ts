@@ -1,5 +1,5 @@
 /**
- * Provider turn validation (seed 004: validateAnthropicTurns / validateGeminiTurns): reshapes a
+ * Provider turn validation (OpenClaw's validateAnthropicTurns / validateGeminiTurns, one walk with per-provider rules): reshapes a
  * paired transcript into turns the provider accepts without losing user text.
  */
 import { hasPartialStop, isBlankText, toolCallsOf } from './message-parts';

@@ -1,5 +1,5 @@
 /**
- * Session keys: which conversation bucket a message belongs to (openclaw-spec.md "Session keys").
+ * Session keys: which conversation bucket a message belongs to (OpenClaw's session-key shapes).
  *
  * Grammar (segments are separated by `:`; keys are case-sensitive and never normalized, so
  * `buildSessionKey(parseSessionKey(k)) === k`):

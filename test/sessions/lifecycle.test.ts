@@ -69,7 +69,7 @@ describe('evaluateFreshness', () => {
     ],
     ['fresh at 03:59 CET on the fall-back day', { start: '2025-10-25T02:30:00Z' }, '2025-10-26T02:59:00Z', berlin, undefined],
     [
-      'daily is measured from the session start, not the last interaction (seed 003)',
+      'daily is measured from the session start, not the last interaction (as OpenClaw)',
       { start: '2025-06-01T01:00:00Z', last: '2025-06-01T03:00:00Z' },
       '2025-06-01T04:00:00Z',
       { timeZone: 'Europe/Berlin' },
@@ -179,7 +179,7 @@ describe('evaluateFreshness', () => {
   });
 
   it('keeps a session going through heartbeats and cron wakeups only until it expires', () => {
-    // Seed 003: system events must not keep sessions alive.
+    // As OpenClaw: system events must not keep sessions alive.
     const policy = { idleMinutes: 30, mode: 'idle' as const };
     let session = { sessionStartedAt: at('2025-06-01T10:00:00Z'), lastInteractionAt: at('2025-06-01T10:00:00Z') as Date | null | undefined };
     for (const [minute, kind] of [[10, 'heartbeat'], [20, 'cron'], [29, 'exec_notice']] as Array<[number, SessionEventKind]>) {

@@ -23,7 +23,7 @@ function thrownBy(fn: () => unknown): InvalidSessionKeyError {
   throw new Error('expected an InvalidSessionKeyError, but nothing was thrown');
 }
 
-/** Every key shape of openclaw-spec.md with the fields it must parse into. */
+/** Every OpenClaw session-key shape with the fields it must parse into. */
 const validKeys: Array<[string, Partial<ParsedSessionKey> & { chatType: string }]> = [
   ['agent:ops:main', { kind: 'main', agentId: 'ops', mainKey: 'main', baseKey: 'agent:ops:main', chatType: 'main' }],
   ['agent:ops:work', { kind: 'main', agentId: 'ops', mainKey: 'work', chatType: 'main' }],
