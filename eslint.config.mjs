@@ -84,6 +84,10 @@ export default tseslint.config(
   {
     // The Temporal workflow sandbox: deterministic code only (SDK workflow APIs, pure src/ code).
     files: ['workflows/**/*.ts'],
-    rules: { '@typescript-eslint/no-restricted-imports': restrict(nodeBuiltins, ioLibraries, activityCode) },
+    rules: {
+      '@typescript-eslint/no-restricted-imports': restrict(nodeBuiltins, ioLibraries, activityCode),
+      // `void promise` is no excuse in workflow code: an unawaited step races the handlers and continue-as-new.
+      '@typescript-eslint/no-floating-promises': ['error', { ignoreVoid: false }],
+    },
   },
 );

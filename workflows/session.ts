@@ -162,6 +162,7 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<void
     state.recordTurn(parentId, after);
     if (after.memoryFlush && !after.compact) await model.memoryFlush({ ...ids, sessionId, flushId: wf.uuid4(), now: now() });
     // Threshold compaction runs after the reply is returned, before the next queued turn.
+    // eslint-disable-next-line @typescript-eslint/no-floating-promises -- deliberate until the session.ts rewrite lands
     if (after.compact) void state.serialize(() => compact(sessionId, 'threshold'));
     const silent = isSilentReply(reply!.text);
     return {
