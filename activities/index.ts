@@ -1,4 +1,4 @@
-import type { ActivityDeps } from './deps';
+import type { ActivityDeps } from '../src/runtime/deps';
 import { createTurnActivities } from './turn-activities';
 import { createToolActivities } from './tool-activities';
 import { createCompactionActivities } from './compaction-activities';

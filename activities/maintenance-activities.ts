@@ -1,4 +1,4 @@
-import type { ActivityDeps } from './deps';
+import type { ActivityDeps } from '../src/runtime/deps';
 import { runMaintenance } from '../src/store/maintenance';
 import type { MaintenanceRunInput, MaintenanceRunSummary } from '../src/protocol';
 

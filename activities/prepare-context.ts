@@ -1,4 +1,4 @@
-import type { ActivityDeps } from './deps';
+import type { ActivityDeps } from '../src/runtime/deps';
 import { loadActiveEntries, setTokenEstimates } from '../src/store/entries-repo';
 import { TokenCache } from '../src/context/estimate-tokens';
 import { activeMessages } from '../src/context/active-context';
@@ -31,7 +31,7 @@ export interface PreparedContext {
 }
 
 /**
- * prepareContext (DESIGN.md): load since the last compaction → repair → validate turns → limit turns →
+ * prepareContext (docs/architecture.md, "A turn"): load since the last compaction → repair → validate turns → limit turns →
  * strip details → engine.assemble(budget). Reads the active window only, never the whole transcript.
  */
 export async function prepareContext(

@@ -1,5 +1,5 @@
 import { Context } from '@temporalio/activity';
-import type { ActivityDeps } from './deps';
+import type { ActivityDeps } from '../src/runtime/deps';
 import { appendEntries, getEntry } from '../src/store/entries-repo';
 import type { AssistantMessage, MessageEntry, ToolCallBlock, ToolResultMessage } from '../src/context/types';
 import { isToolCallBlock, toolCallArguments } from '../src/context/types';

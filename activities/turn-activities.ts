@@ -1,4 +1,4 @@
-import { Context } from '@temporalio/activity';
+import { Context, log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { FailureTypes } from '../src/protocol';
 import type { ActivityDeps } from './deps';
@@ -12,7 +12,7 @@ import { prepareContext } from './prepare-context';
 import { isToolCallBlock } from '../src/context/types';
 import { toActivityFailure } from '../src/model/failures';
 import { startHeartbeat } from './heartbeat';
-import { storableText } from '../src/text/storable-text';
+import { findUnstorable, storableText } from '../src/text/storable-text';
 import { effectiveWindow, learnFromOverflow } from './model-window';
 import { loadWorkflowState, saveWorkflowState } from '../src/store/workflow-state-repo';
 import type { SessionCarriedState } from '../src/protocol';
@@ -120,6 +120,9 @@ export function createTurnActivities(deps: ActivityDeps) {
       }
     }
     if (text === '') return { sessionId: session.session_id, preflightCompaction: false, resetOnly: true, ...(rotated ? { rotated } : {}) };
+    // The store replaces what PostgreSQL cannot hold (NUL, lone surrogates); say so once, here.
+    const unstorable = findUnstorable(text);
+    if (unstorable) log.warn('user message had characters PostgreSQL cannot store; stored with U+FFFD in their place', { sessionKey: input.sessionKey, ...unstorable });
     const existing = await getEntry(db, input.agentId, session.session_id, input.userEntryId);
     if (!existing) {
       const [last] = await tailEntries(db, input.agentId, session.session_id, 1);

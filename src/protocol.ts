@@ -203,7 +203,7 @@ export interface CompactionWorkflowInput {
   readonly contextWindowTokens: number;
   /** Default `strict`. */
   readonly identifierPolicy?: CompactionIdentifierPolicy;
-  /** Workflow-level deadline; default `DEFAULTS.compactionTimeoutMs` (5 minutes, seed 003). */
+  /** Workflow-level deadline; default `DEFAULTS.compactionTimeoutMs` (5 minutes, OpenClaw's compaction timeout). */
   readonly timeoutMs?: number;
   /** Heartbeat timeout of summarizer activities; tests shorten it so a killed worker is noticed quickly. */
   readonly summarizeHeartbeatTimeoutMs?: number;

@@ -1,5 +1,5 @@
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
-import type { ActivityDeps } from '../activities/deps';
+import type { ActivityDeps } from '../src/runtime/deps';
 import { createActivities } from '../activities';
 import { DEFAULTS } from '../src/config/defaults';
 

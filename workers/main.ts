@@ -9,7 +9,7 @@ import { validateStartup } from '../src/config/validate-startup';
 import { watchDatabaseHealth } from '../src/store/health-watch';
 import { openRuntime } from '../src/runtime/activity-deps';
 import { createKeelWorker } from './create-worker';
-import { prepareCluster } from './prepare-cluster';
+import { prepareCluster } from '../src/temporal/prepare-cluster';
 import { exitIfShutdownHangs } from './exit-if-shutdown-hangs';
 
 async function main(): Promise<void> {

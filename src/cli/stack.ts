@@ -5,8 +5,9 @@ import { DefaultLogger, NativeConnection, Runtime as TemporalRuntime, type Worke
 import type { KeelConfig } from '../config/keel-config';
 import { startDevServer, type DevServer } from '../temporal/dev-server';
 import { openRuntime, type Runtime } from '../runtime/activity-deps';
+// The one import of workers/ under src/ (eslint.config.mjs says why).
 import { createKeelWorker } from '../../workers/create-worker';
-import { prepareCluster } from '../../workers/prepare-cluster';
+import { prepareCluster } from '../temporal/prepare-cluster';
 import { KeelClient } from '../client/keel-client';
 
 /** Temporal + database + worker + client in one process: what `npm run dev` runs. */

@@ -5,7 +5,7 @@
  */
 import type { IdentifierPolicy } from './identifiers';
 
-/** What every summary must keep (seed 003 / OpenClaw merge instructions). */
+/** What every summary must keep (OpenClaw's merge instructions). */
 const MUST_KEEP = [
   'active tasks and their status (done, in progress, blocked)',
   'batch progress (e.g. "processed 40 of 120 files")',

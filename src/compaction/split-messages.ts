@@ -40,18 +40,10 @@ export function splitMessagesByTokenShare(
 }
 
 /**
- * Splits messages into consecutive chunks of at most `maxTokens` each, oldest first. A tool batch
- * larger than `maxTokens` becomes a chunk of its own (it is never split).
+ * Splits messages into consecutive chunks of at most `maxTokens` each, oldest first, as half-open
+ * `[start, end)` ranges (the planner needs ids, not copies). A tool batch larger than `maxTokens`
+ * becomes a chunk of its own (it is never split).
  */
-export function chunkMessagesByMaxTokens(
-  messages: AgentMessage[],
-  maxTokens: number,
-  estimate: EstimateTokens,
-): AgentMessage[][] {
-  return chunkUnitsByMaxTokens(messages, maxTokens, estimate).map(([s, e]) => messages.slice(s, e));
-}
-
-/** Index form of `chunkMessagesByMaxTokens`: half-open `[start, end)` ranges (the planner needs ids, not copies). */
 export function chunkUnitsByMaxTokens(
   messages: readonly AgentMessage[],
   maxTokens: number,

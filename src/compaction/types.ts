@@ -4,9 +4,6 @@
  */
 import type { AgentMessage } from '../context/types';
 
-/** What started a compaction (stored in the `compactions` table's `trigger` column). */
-export type CompactionTrigger = 'threshold' | 'overflow' | 'manual' | 'preflight';
-
 /**
  * Token estimate of one message. Production passes `estimateTokens` from
  * `src/context/estimate-tokens.ts` (gpt-tokenizer × 1.2); tests pass something deterministic.

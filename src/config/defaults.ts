@@ -33,7 +33,7 @@ export const DEFAULTS = {
   maxSummaryChars: 16_000,
   /** After 10 stacked compactions the summary must stay under this share of the window (Keel). */
   maxSummaryWindowShare: 0.1,
-  /** A session stops auto-compacting after this many consecutive failures (Keel, DESIGN.md). */
+  /** A session stops auto-compacting after this many consecutive failures (Keel's guard against compaction loops; docs/architecture.md, "Failure model"). */
   maxConsecutiveCompactionFailures: 3,
   /** Bootstrap caps (OpenClaw). */
   bootstrapMaxCharsPerFile: 5_000,

@@ -19,7 +19,7 @@ const historyLimitsSchema = z.object({
 /** Keel's runtime configuration, parsed from the environment (and overridable in code). */
 export const keelConfigSchema = z.object({
   /** PostgreSQL URL; unset → embedded PGlite under `home`. */
-  databaseUrl: z.string().url('DATABASE_URL must be a postgres:// URL').optional(),
+  databaseUrl: z.url('DATABASE_URL must be a postgres:// URL').optional(),
   /** Existing Temporal frontend (host:port); unset → Keel starts a local dev server. */
   temporalAddress: z.string().min(1).optional(),
   temporalNamespace: z.string().min(1).default('default'),
@@ -27,7 +27,7 @@ export const keelConfigSchema = z.object({
   /** Embedded state folder (PGlite data, dev-server history). */
   home: z.string().min(1).default('.keel'),
   anthropicApiKey: z.string().min(1).optional(),
-  anthropicBaseUrl: z.string().url('ANTHROPIC_BASE_URL must be an http(s) URL').optional(),
+  anthropicBaseUrl: z.url('ANTHROPIC_BASE_URL must be an http(s) URL').optional(),
   model: z.string().min(1).default(DEFAULTS.model),
   maxOutputTokens: z.coerce.number().int().positive().default(DEFAULTS.maxOutputTokens),
   contextWindowTokens: z.coerce.number().int().positive().default(DEFAULTS.contextWindowTokens),
@@ -44,7 +44,7 @@ export const keelConfigSchema = z.object({
     })
     .default(DEFAULT_CONTEXT_ENGINE_ID),
   /** Optional separate compaction model: an OpenAI-compatible endpoint (e.g. local Ollama). */
-  compactionModelUrl: z.string().url().optional(),
+  compactionModelUrl: z.url().optional(),
   compactionModel: z.string().min(1).optional(),
   /** A model stream silent this long fails as a retryable timeout (both model clients). */
   modelIdleTimeoutMs: z.coerce.number().int().positive().default(DEFAULTS.modelStreamIdleTimeoutMs),

@@ -6,7 +6,7 @@ export interface StoredEntry {
   readonly entry: TranscriptEntry;
 }
 
-/** The message that stands in for everything a compaction summarized (seed 002: first user message). */
+/** The message that stands in for everything a compaction summarized (as OpenClaw: the first user message). */
 export function summaryMessage(compaction: CompactionEntry): UserMessage {
   return {
     role: 'user',

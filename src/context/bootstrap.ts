@@ -1,9 +1,9 @@
 /**
- * Workspace bootstrap files injected into the system prompt (seed 000 "Bootstrap Context Injection").
+ * Workspace bootstrap files injected into the system prompt (OpenClaw's bootstrap context injection).
  */
 import { DEFAULTS } from '../config/defaults';
 
-/** The workspace files read at the start of a run, in injection order (openclaw-spec.md). */
+/** The workspace files read at the start of a run, in OpenClaw's injection order. */
 export const BOOTSTRAP_FILE_NAMES = [
   'AGENTS.md',
   'SOUL.md',

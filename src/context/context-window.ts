@@ -1,6 +1,6 @@
 /**
- * Context-window resolution and the thresholds derived from it (openclaw-spec.md "Tokens and windows",
- * "Memory flush", "Status").
+ * Context-window resolution and the thresholds derived from it (OpenClaw's context window
+ * resolution, reserve floor, memory-flush soft threshold and status pressure levels).
  */
 import { DEFAULTS } from '../config/defaults';
 
@@ -117,7 +117,7 @@ export function shouldRunMemoryFlush(input: MemoryFlushInput): boolean {
   return input.contextTokens >= memoryFlushThresholdTokens(input.contextWindow, input.reserveTokens, input.softThresholdTokens);
 }
 
-/** Context pressure: < 50% normal, 50–70% '50', 70–85% '70', above 85% '85' (seed 001 levels). */
+/** Context pressure: < 50% normal, 50–70% '50', 70–85% '70', above 85% '85' (OpenClaw's pressure levels). */
 export type PressureLevel = 'normal' | '50' | '70' | '85';
 
 /** The pressure level of `usedTokens` in a window (85% exactly is still '70'; "above 85%" checkpoints). */

@@ -1,5 +1,5 @@
 /**
- * Token estimates for messages (DESIGN.md: gpt-tokenizer, ×1.2 safety margin, cached per entry).
+ * Token estimates for messages (gpt-tokenizer with OpenClaw's ×1.2 safety margin, cached per entry).
  * Estimates returned here already include the safety margin: do not multiply them again.
  */
 import { countTokens as gptCountTokens } from 'gpt-tokenizer';

@@ -4,7 +4,7 @@
  * even when their text mentions tokens: those are transient and retried.
  */
 
-/** Wordings providers use for a prompt that exceeds the context window (openclaw-spec.md). */
+/** Wordings providers use for a prompt that exceeds the context window (the wordings OpenClaw classifies as overflow). */
 const OVERFLOW_PATTERNS: readonly RegExp[] = [
   /request_too_large/,
   /context length exceeded/,

@@ -1,5 +1,5 @@
 /**
- * Turn-based history truncation (seed 004 "History Truncation"; openclaw-spec.md "History limit").
+ * Turn-based history truncation (OpenClaw's `limitHistoryTurns` and per-channel history limits).
  */
 import { repairToolUseResultPairing, type PairingRepairResult } from './repair-tool-use-result-pairing';
 import type { AgentMessage } from './types';

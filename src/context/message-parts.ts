@@ -1,10 +1,9 @@
 /**
  * Small readers over message shapes shared by the repair, validation and estimate functions.
- * Kept private to `src/context/` (not re-exported from the index).
+ * Kept private to `src/context/`.
  */
 import {
   isToolCallBlock,
-  type AgentMessage,
   type AssistantMessage,
   type ToolCallBlock,
   type ToolResultMessage,
@@ -27,21 +26,6 @@ export function hasPartialStop(message: AssistantMessage): boolean {
 /** True for text that a provider would treat as empty. */
 export function isBlankText(text: unknown): boolean {
   return typeof text !== 'string' || text.trim().length === 0;
-}
-
-/** The user-visible text pieces of a message (user/assistant text blocks, string content). */
-export function textPieces(message: AgentMessage): string[] {
-  const content = (message as { content: unknown }).content;
-  if (typeof content === 'string') return [content];
-  if (!Array.isArray(content)) return [];
-  const out: string[] = [];
-  for (const block of content) {
-    if (block && typeof block === 'object' && (block as { type?: unknown }).type === 'text') {
-      const text = (block as { text?: unknown }).text;
-      if (typeof text === 'string') out.push(text);
-    }
-  }
-  return out;
 }
 
 /** Builds the synthetic error result that stands in for a missing tool result. */

@@ -1,5 +1,5 @@
 /**
- * The context pipeline before each model call (seed 004 "Context Assembly Flow"), as one pure function.
+ * The context pipeline before each model call (OpenClaw's context assembly flow), as one pure function.
  */
 import { limitHistoryTurns } from './limit-history-turns';
 import { repairToolCallInputs } from './repair-tool-call-inputs';
@@ -39,7 +39,7 @@ export interface ContextPipelineResult {
 /**
  * Runs tool-call input repair → pairing repair → provider turn validation → `limitHistoryTurns`
  * (which re-runs pairing repair) → `stripToolResultDetails`, and reports each step's counts.
- * For provider `anthropic` the result always passes `assertProviderValid`.
+ * For provider `anthropic` Anthropic accepts the result (the property test checks it with an oracle).
  */
 export function runContextPipeline(messages: AgentMessage[], options: ContextPipelineOptions): ContextPipelineResult {
   const inputs = repairToolCallInputs(messages, { allowedToolNames: options.allowedToolNames });

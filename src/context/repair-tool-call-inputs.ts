@@ -1,5 +1,5 @@
 /**
- * Tool-call input repair (openclaw-spec.md "Repair"): removes tool-call blocks a provider would
+ * Tool-call input repair (OpenClaw's tool-call input repair): removes tool-call blocks a provider would
  * reject before any pairing or turn logic looks at them.
  */
 import { isToolCallBlock, type AgentMessage, type AssistantBlock, type AssistantMessage, type ToolCallBlock } from './types';

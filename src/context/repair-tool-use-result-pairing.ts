@@ -1,5 +1,5 @@
 /**
- * Tool-use/result pairing repair (openclaw-spec.md "Tool-use/result pairing"). Strict providers
+ * Tool-use/result pairing repair (OpenClaw's tool-use/result pairing repair). Strict providers
  * reject a tool call that is not immediately followed by its result; Keel runs this on every
  * assembled context and after every step that drops messages.
  */

@@ -1,5 +1,5 @@
 /**
- * The silent-reply token (seed 003 "Silent housekeeping"): a reply that is just `NO_REPLY` is not delivered.
+ * The silent-reply token (OpenClaw's silent housekeeping): a reply that is just `NO_REPLY` is not delivered.
  */
 
 /** The token a silent turn (e.g. the memory flush) answers with. */

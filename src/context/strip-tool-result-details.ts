@@ -1,5 +1,5 @@
 /**
- * Removes tool-private `details` from tool results (DESIGN.md: details never reach a model or a summary).
+ * Removes tool-private `details` from tool results (as OpenClaw, details never reach a model or a summary; docs/architecture.md, "Invariants").
  */
 import type { AgentMessage } from './types';
 

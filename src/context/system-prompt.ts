@@ -1,5 +1,5 @@
 /**
- * System prompt assembly by mode (seed 004 "System Prompt Construction").
+ * System prompt assembly by mode (OpenClaw's system prompt construction).
  */
 
 /** `full` for main agents, `minimal` for subagents (tooling + workspace + runtime), `none` identity only. */

@@ -1,5 +1,5 @@
 /**
- * Message and transcript-entry shapes, as the seeds describe them (Pi / OpenClaw JSONL).
+ * Message and transcript-entry shapes, as in Pi / OpenClaw JSONL transcripts.
  * Keel's pipeline works on these; conversion to the Anthropic SDK's `tool_use` / `tool_result`
  * happens only at the model edge (`src/model/`).
  */
@@ -55,9 +55,6 @@ export interface ToolResultMessage {
 }
 
 export type AgentMessage = UserMessage | AssistantMessage | ToolResultMessage;
-
-/** Entry types of a transcript (the JSONL line `type`). */
-export type EntryType = 'session' | 'message' | 'custom_message' | 'custom' | 'compaction' | 'branch_summary';
 
 interface EntryBase { id: string; parentId: string | null; timestamp: string }
 

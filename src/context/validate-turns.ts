@@ -1,5 +1,5 @@
 /**
- * Provider turn validation (seed 004: validateAnthropicTurns / validateGeminiTurns): reshapes a
+ * Provider turn validation (OpenClaw's validateAnthropicTurns / validateGeminiTurns, one walk with per-provider rules): reshapes a
  * paired transcript into turns the provider accepts without losing user text.
  */
 import { hasPartialStop, isBlankText, toolCallsOf } from './message-parts';
@@ -37,25 +37,6 @@ export interface TurnValidationResult {
   /** The validated messages; the input array itself when nothing changed. */
   messages: AgentMessage[];
   report: TurnValidationReport;
-}
-
-/**
- * Enforces Anthropic's turn rules on a transcript in Keel's shape: the first message is from the user,
- * consecutive user messages are merged (text joined, nothing dropped), consecutive assistant messages
- * are merged when the earlier one has no tool calls, blank text blocks and messages with no content are
- * dropped, and tool calls of `error`/`aborted` assistants (partial, never answered) are removed.
- * Run pairing repair first: this function keeps tool results next to their calls but does not move them.
- */
-export function validateAnthropicTurns(messages: AgentMessage[]): AgentMessage[] {
-  return validateTurns(messages, { mergeAssistantsWithToolCalls: false }).messages;
-}
-
-/**
- * Enforces Gemini's turn rules: as {@link validateAnthropicTurns}, and consecutive model turns are
- * merged even when the earlier one carries tool calls (Gemini requires strict user/model alternation).
- */
-export function validateGeminiTurns(messages: AgentMessage[]): AgentMessage[] {
-  return validateTurns(messages, { mergeAssistantsWithToolCalls: true }).messages;
 }
 
 /** The validation walk with its report (used by the pipeline). */

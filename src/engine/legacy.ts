@@ -1,5 +1,5 @@
 /**
- * The default engine (seed 004 "LegacyContextEngine"): passes messages through unchanged.
+ * The default engine (OpenClaw's `LegacyContextEngine`): passes messages through unchanged.
  */
 import { estimateMessagesTokens, TokenCache } from '../context/estimate-tokens';
 import type { AssembleParams, AssembleResult, CompactParams, CompactResult, ContextEngine, IngestParams } from './types';

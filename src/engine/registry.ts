@@ -1,5 +1,5 @@
 /**
- * The process-wide context-engine registry (seed 004 "Registry and Resolution"): one engine slot,
+ * The process-wide context-engine registry (OpenClaw's context-engine registry and slot resolution): one engine slot,
  * chosen by `plugins.slots.contextEngine`, default `legacy`.
  */
 import { BudgetedContextEngine } from './budgeted';

@@ -1,5 +1,5 @@
 /**
- * The context-engine slot (seed 004 "ContextEngine Interface"): one engine per process assembles
+ * The context-engine slot (OpenClaw's `ContextEngine` interface): one engine per process assembles
  * what the model sees under a token budget. Methods are async because engines may do I/O (RAG, stores).
  */
 import type { AgentMessage } from '../context/types';
@@ -10,7 +10,7 @@ export interface SessionRef {
   sessionKey?: string;
 }
 
-/** What `assemble` returns (seed 004 `AssembleResult`), plus what the engine removed. */
+/** What `assemble` returns (OpenClaw's `AssembleResult`), plus what the engine removed. */
 export interface AssembleResult {
   /** Ordered messages for the model context. */
   messages: AgentMessage[];

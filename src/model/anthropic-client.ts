@@ -37,7 +37,7 @@ function toStreamEvent(event: Anthropic.MessageStreamEvent): ModelStreamEvent | 
  * aborts it with a retryable `ModelTimeoutError`, however long a live stream has been running.
  *
  * @example
- *   const model = new AnthropicModelClient(anthropicConfigFromEnv(process.env));
+ *   const model = new AnthropicModelClient({ apiKey: config.anthropicApiKey });
  *   const reply = await model.complete({ model: 'claude-sonnet-4-5', messages, maxTokens: 1024 }, { onText: beat });
  */
 export class AnthropicModelClient implements ModelClient {

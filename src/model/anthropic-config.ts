@@ -1,6 +1,6 @@
 /**
  * The Anthropic client's settings, validated once at the edge. The client never reads
- * `process.env`; whoever builds it passes this object (see `anthropicConfigFromEnv`).
+ * `process.env`; whoever builds it passes this object (Keel's runtime builds it from `configFromEnv`).
  */
 import { z } from 'zod';
 import { DEFAULTS } from '../config/defaults';
@@ -11,7 +11,7 @@ export const DEFAULT_ANTHROPIC_BASE_URL = 'https://api.anthropic.com';
 /** Settings of `AnthropicModelClient`: key, base URL (default Anthropic's API) and timeouts. */
 export const anthropicClientConfigSchema = z.object({
   apiKey: z.string().min(1, 'ANTHROPIC_API_KEY is empty: set it to your Anthropic API key'),
-  baseURL: z.string().url('ANTHROPIC_BASE_URL must be an http(s) URL').default(DEFAULT_ANTHROPIC_BASE_URL),
+  baseURL: z.url('ANTHROPIC_BASE_URL must be an http(s) URL').default(DEFAULT_ANTHROPIC_BASE_URL),
   /**
    * The response must start (status and headers) within this: the SDK's `timeout` stops at the
    * headers and never bounds the streamed body. A timeout is retryable; Temporal retries it.
@@ -47,12 +47,4 @@ export function parseAnthropicClientConfig(input: unknown): AnthropicClientConfi
   const key = String(issue.path[0] ?? 'config');
   const message = key === 'apiKey' && issue.code === 'invalid_type' ? 'ANTHROPIC_API_KEY is not set: set it to your Anthropic API key' : issue.message;
   throw new AnthropicConfigError(ENV_NAMES[key] ?? key, message);
-}
-
-/** Reads ANTHROPIC_API_KEY / ANTHROPIC_BASE_URL from an environment object (empty strings count as unset). */
-export function anthropicConfigFromEnv(env: Record<string, string | undefined>): AnthropicClientConfig {
-  return parseAnthropicClientConfig({
-    apiKey: env.ANTHROPIC_API_KEY || undefined,
-    baseURL: env.ANTHROPIC_BASE_URL || undefined,
-  });
 }

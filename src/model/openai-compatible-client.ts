@@ -14,7 +14,7 @@ import { StreamWatchdog } from './stream-watchdog';
 /** Settings of `OpenAiCompatibleModelClient`: endpoint URL, optional fixed model and key, timeouts. */
 export const openAiCompatibleConfigSchema = z.object({
   /** `http://host:11434/v1`, `http://host:8000`, or the full `…/chat/completions` URL. */
-  baseUrl: z.string().url('the OpenAI-compatible endpoint must be an http(s) URL (KEEL_COMPACTION_MODEL_URL)'),
+  baseUrl: z.url('the OpenAI-compatible endpoint must be an http(s) URL (KEEL_COMPACTION_MODEL_URL)'),
   /** When set, every call uses this model (the caller may build requests with the main model's name). */
   model: z.string().min(1).optional(),
   /** Sent as `Authorization: Bearer …`; local servers usually need none. */
@@ -167,7 +167,7 @@ export class OpenAiCompatibleModelClient implements ModelClient {
     };
 
     let completion: ChatCompletion;
-    let streamed = false;
+    let streamed: boolean;
     try {
       watchdog.arm(this.#timeoutMs, 'no response from the model');
       const response = await fetch(this.#url, {

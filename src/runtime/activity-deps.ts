@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import type { ActivityDeps } from '../../activities/deps';
+import type { ActivityDeps } from './deps';
 import type { KeelConfig } from '../config/keel-config';
 import { boundedEstimate } from './bounded-estimate';
 import { AnthropicModelClient } from '../model/anthropic-client';

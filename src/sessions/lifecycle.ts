@@ -1,14 +1,14 @@
 /**
- * Sessions over time (openclaw-spec.md, seed 003 "Session ids"): when a session key gets a new
+ * Sessions over time (OpenClaw's session ids: reset, daily reset, idle expiry): when a session key gets a new
  * sessionId. Pure and deterministic: the current time and the id generator are passed in, so
  * workflow code may call these with `workflow` time and `uuid4()`.
  *
  * Rules:
  * - `/new` and `/reset` start a new sessionId; text after the command is the first message.
  * - daily reset (default 04:00 local): a session that started before the most recent boundary is
- *   stale. Seed 003 measures it from `sessionStartedAt` ("daily reset freshness uses this"), not
+ *   stale. OpenClaw measures it from `sessionStartedAt` ("daily reset freshness uses this"), not
  *   from `lastInteractionAt`; both agree in practice because every new message after the boundary
- *   resets, but the start time is the one the seed names.
+ *   resets, but the start time is the one OpenClaw names.
  * - idle expiry (`idleMinutes`, unset disables): stale when now − lastInteractionAt > idleMinutes;
  *   a session with no interaction yet is measured from its start.
  * - both configured: whichever expired first is the reason (ties go to daily, as OpenClaw).
@@ -162,17 +162,12 @@ export function parseResetCommand(text: string): ResetCommand | undefined {
   return { command: match[1] as ResetCommand['command'], ...(remainder && { remainder }) };
 }
 
-/** True when the message is a `/new` or `/reset` command (see `parseResetCommand`). */
-export function isResetCommand(text: string): boolean {
-  return parseResetCommand(text) !== undefined;
-}
-
 /** Events that reach a session; only `user_message` (a real user or channel message) is an interaction. */
 export type SessionEventKind = 'user_message' | 'heartbeat' | 'cron' | 'exec_notice' | 'bookkeeping';
 
 const SYSTEM_EVENT_KINDS: ReadonlySet<SessionEventKind> = new Set(['heartbeat', 'cron', 'exec_notice', 'bookkeeping']);
 
-/** True for events that may change the session row but must not keep it fresh (seed 003). */
+/** True for events that may change the session row but must not keep it fresh (as OpenClaw). */
 export function isSystemEvent(kind: SessionEventKind): boolean {
   return SYSTEM_EVENT_KINDS.has(kind);
 }
@@ -191,14 +186,6 @@ export function touchOnEvent(
   if (isSystemEvent(event.kind)) return last;
   if (last && last.getTime() >= now.getTime()) return last;
   return now;
-}
-
-/**
- * A new sessionId: a uuid v4. Pass `generate` for determinism (tests, or `uuid4` from
- * `@temporalio/workflow` inside workflow code, where `crypto.randomUUID` must not be called).
- */
-export function nextSessionId(generate: () => string = () => globalThis.crypto.randomUUID()): string {
-  return generate();
 }
 
 const formatters = new Map<string, Intl.DateTimeFormat>();

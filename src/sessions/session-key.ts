@@ -1,5 +1,5 @@
 /**
- * Session keys: which conversation bucket a message belongs to (openclaw-spec.md "Session keys").
+ * Session keys: which conversation bucket a message belongs to (OpenClaw's session-key shapes).
  *
  * Grammar (segments are separated by `:`; keys are case-sensitive and never normalized, so
  * `buildSessionKey(parseSessionKey(k)) === k`):
@@ -212,14 +212,6 @@ export function isValidSessionKey(key: unknown): key is string {
     if (error instanceof InvalidSessionKeyError) return false;
     throw error;
   }
-}
-
-/**
- * The key without a trailing `:thread:<id>` / `:topic:<id>` (OpenClaw strips it before DM
- * history-limit lookups). Throws `InvalidSessionKeyError` for an invalid key.
- */
-export function stripThreadSuffix(key: string): string {
-  return parseSessionKey(key).baseKey;
 }
 
 /** The chat type of a parsed key: DMs are `direct`, groups `group`, channels and rooms `channel`. */

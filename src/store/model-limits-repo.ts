@@ -42,9 +42,3 @@ export async function learnWindow(db: Kysely<Database>, input: LearnWindowInput)
     .executeTakeFirstOrThrow();
   return row.context_window;
 }
-
-/** Every learned limit (for `keel status` and operators). */
-export async function listLearnedWindows(db: Kysely<Database>): Promise<Array<{ model: string; contextWindow: number; providerMaxTokens: number | null }>> {
-  const rows = await db.selectFrom('model_limits').select(['model', 'context_window', 'provider_max_tokens']).orderBy('model').execute();
-  return rows.map((r) => ({ model: r.model, contextWindow: r.context_window, providerMaxTokens: r.provider_max_tokens }));
-}

@@ -7,7 +7,7 @@ import { delimiter, join } from 'node:path';
 export const TEMPORAL_CLI_VERSION = 'v1.5.1';
 const GO_PACKAGE = 'github.com/temporalio/cli/cmd/temporal';
 
-/** Where the CLI came from; `download` means "let @temporalio/testing fetch it" (needs the internet). */
+/** Where the CLI came from; `download` means none was found or built (callers fail with how to get one). */
 export type ResolvedCli =
   | { source: 'env' | 'path' | 'cache' | 'go-build'; path: string }
   | { source: 'download' };
@@ -50,7 +50,7 @@ function onPath(name: string, env: NodeJS.ProcessEnv): string | undefined {
 
 /**
  * Finds the Temporal CLI: `TEMPORAL_CLI_PATH` → `temporal` on PATH → the cached build →
- * `go install` into the cache (minutes, cold) → the @temporalio/testing download.
+ * `go install` into the cache (minutes, cold) → `download` (not found: the caller explains).
  */
 export async function resolveTemporalCli(opts: ResolveOptions = {}): Promise<ResolvedCli> {
   const env = opts.env ?? process.env;
@@ -69,7 +69,7 @@ export async function resolveTemporalCli(opts: ResolveOptions = {}): Promise<Res
     await goInstall(cached, env, log);
     return { source: 'go-build', path: cached };
   }
-  log('temporal CLI: not found and no Go toolchain; @temporalio/testing will download it (needs the internet)');
+  log('temporal CLI: not found and no Go toolchain: set TEMPORAL_CLI_PATH or install Go');
   return { source: 'download' };
 }
 

@@ -19,7 +19,7 @@ const text = z.string().nullish();
 const count = z.number().nullish();
 
 /**
- * One `sessions.json` value (seed 003 "Session store schema"), loose: unknown fields are ignored,
+ * One `sessions.json` value (OpenClaw's session store schema), loose: unknown fields are ignored,
  * not rejected, because the index grew fields over many OpenClaw versions.
  */
 export const importedSessionEntrySchema = z.looseObject({
@@ -49,7 +49,7 @@ export const importedSessionEntrySchema = z.looseObject({
 });
 export type ImportedSessionEntry = z.infer<typeof importedSessionEntrySchema>;
 
-/** Session toggles kept in `sessions.toggles` (seed 003 "Toggles"). */
+/** Session toggles kept in `sessions.toggles` (OpenClaw's session toggles). */
 const TOGGLE_FIELDS = ['thinkingLevel', 'verboseLevel', 'reasoningLevel', 'elevatedLevel', 'sendPolicy'] as const;
 /** Delivery metadata kept in `sessions.delivery` (where replies go: channel, peer, thread). */
 const DELIVERY_FIELDS = ['deliveryContext', 'origin', 'lastChannel', 'lastTo', 'lastAccountId', 'lastThreadId', 'room', 'space', 'groupId', 'subject'] as const;

@@ -22,10 +22,11 @@ export type LineOutcome =
 
 // Escapes that parse in JSON but cannot be stored in jsonb: \u0000 and surrogate halves.
 const UNSTORABLE_ESCAPE = /\\u(0000|[dD][89a-fA-F])/;
+// eslint-disable-next-line no-control-regex -- matching NUL is the point: jsonb cannot store it.
 const UNSTORABLE_CHARS = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 
 /**
- * File-level repair, one line at a time (openclaw-spec.md "Repair / File level"), so a file is
+ * File-level repair, one line at a time (OpenClaw's file-level transcript repair), so a file is
  * streamed and never held whole:
  * - blank lines are skipped silently; unparseable, over-long or invalid lines are dropped with a reason;
  * - the first parseable line must be the session header, else the file is `fatal` (not imported);

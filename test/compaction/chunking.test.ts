@@ -1,7 +1,10 @@
 import { computeAdaptiveChunkRatio, isOversizedForSummary } from '../../src/compaction/adaptive-chunk-ratio';
-import { chunkMessagesByMaxTokens, splitMessagesByTokenShare } from '../../src/compaction/split-messages';
+import { chunkUnitsByMaxTokens, splitMessagesByTokenShare } from '../../src/compaction/split-messages';
 import { isToolCallBlock, type AgentMessage } from '../../src/context/types';
 import { assistant, call, charsOver4, result, text, user } from './factories';
+
+const chunkMessagesByMaxTokens = (messages: AgentMessage[], maxTokens: number, estimate: typeof charsOver4) =>
+  chunkUnitsByMaxTokens(messages, maxTokens, estimate).map(([s, e]) => messages.slice(s, e));
 
 /** Every tool result sits in the same chunk as its call. */
 function expectBatchesIntact(chunks: AgentMessage[][]): void {
@@ -77,7 +80,7 @@ describe('splitMessagesByTokenShare', () => {
   });
 });
 
-describe('chunkMessagesByMaxTokens', () => {
+describe('chunkUnitsByMaxTokens', () => {
   it('packs consecutive messages up to the ceiling', () => {
     const msgs = [1, 2, 3, 4, 5].map(() => user(text(10)));
     expect(chunkMessagesByMaxTokens(msgs, 25, charsOver4).map((c) => c.length)).toEqual([2, 2, 1]);

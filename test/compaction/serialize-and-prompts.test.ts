@@ -53,7 +53,7 @@ describe('prompts', () => {
     expect(identifierPolicyInstruction(policy)).toMatch(expected);
   });
 
-  it('asks chunk and merge summaries to keep what the seed lists', () => {
+  it('asks chunk and merge summaries to keep what the OpenClaw merge instructions list', () => {
     for (const text of [chunkSummaryInstructions({ identifierPolicy: 'strict' }), mergeSummaryInstructions({ identifierPolicy: 'strict' })]) {
       for (const must of ['active tasks', 'batch progress', 'last user request', 'decisions', 'rationale', 'TODOs', 'open questions', 'constraints', 'promised']) {
         expect(text).toContain(must);

@@ -1,4 +1,4 @@
-import { assertProviderValid, ProviderMessagesInvalidError, toAnthropicShape, type ProviderRule } from '../../src/context/assert-provider-valid';
+import { assertProviderValid, ProviderMessagesInvalidError, toAnthropicShape, type ProviderRule } from '../support/assert-provider-valid';
 import type { AgentMessage } from '../../src/context/types';
 import { assistant, call, result, user } from './factories';
 

@@ -9,7 +9,7 @@
  *     only makes turns larger, so these turns are always within the kept window.
  * Nothing else may remove user text: merges join it, pairing moves it after tool results.
  */
-import { assertProviderValid } from '../../src/context/assert-provider-valid';
+import { assertProviderValid } from '../support/assert-provider-valid';
 import { MISSING_TOOL_RESULT_TEXT } from '../../src/context/message-parts';
 import { runContextPipeline } from '../../src/context/pipeline';
 import type { AgentMessage, AssistantMessage, ToolCallBlock, ToolResultMessage } from '../../src/context/types';
@@ -157,7 +157,7 @@ describe('runContextPipeline (property, 10,000 corrupted transcripts)', () => {
         out = runContextPipeline(input, { provider: 'anthropic', historyLimit }).messages;
         assertProviderValid(out);
       } catch (error) {
-        throw new Error(`seed ${seed}: ${(error as Error).message}\n${JSON.stringify(input)}`);
+        throw new Error(`seed ${seed}: ${(error as Error).message}\n${JSON.stringify(input)}`, { cause: error });
       }
       if (JSON.stringify(input) !== before) throw new Error(`seed ${seed}: the input was mutated`);
 

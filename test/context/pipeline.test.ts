@@ -1,4 +1,4 @@
-import { assertProviderValid } from '../../src/context/assert-provider-valid';
+import { assertProviderValid } from '../support/assert-provider-valid';
 import { runContextPipeline, turnRulesFor } from '../../src/context/pipeline';
 import type { AgentMessage } from '../../src/context/types';
 import { assistant, call, result, shape, user } from './factories';

@@ -1,10 +1,13 @@
-import { validateAnthropicTurns, validateGeminiTurns, validateTurns } from '../../src/context/validate-turns';
+import { validateTurns } from '../../src/context/validate-turns';
 import type { AgentMessage } from '../../src/context/types';
 import { assistant, call, result, shape, user } from './factories';
 
+const validateAnthropicTurns = (m: AgentMessage[]) => validateTurns(m, { mergeAssistantsWithToolCalls: false }).messages;
+const validateGeminiTurns = (m: AgentMessage[]) => validateTurns(m, { mergeAssistantsWithToolCalls: true }).messages;
+
 const anthropic = { mergeAssistantsWithToolCalls: false };
 
-describe('validateAnthropicTurns', () => {
+describe('validateTurns with Anthropic rules', () => {
   it.each<[string, AgentMessage[], string[]]>([
     ['merges consecutive user messages, keeping both texts', [user('a'), user('b'), assistant('ok')], ['u:a\n\nb', 'a:ok']],
     [
@@ -70,7 +73,7 @@ describe('validateAnthropicTurns', () => {
   });
 });
 
-describe('validateGeminiTurns', () => {
+describe('validateTurns with Gemini rules', () => {
   it('merges consecutive model turns even when the first carries tool calls', () => {
     expect(shape(validateGeminiTurns([user('q'), assistant(call('c')), assistant('more')]))).toEqual(['u:q', 'a:more[c]']);
   });

@@ -3,7 +3,7 @@
  * session counters in one transaction) waits on a table lock the test holds. PostgreSQL only: PGlite
  * over a socket runs one statement at a time for every connection, so it cannot hold one waiting.
  */
-import { sharedDatabases } from '../support/shared-database';
+import { describeOnPostgres, postgres } from '../support/postgres-only';
 import { fakeReply, type FakeRequest, type FakeStep } from '../support/fake-anthropic';
 import { keelClient, startTemporalTestEnv, type TemporalTestEnv } from '../support/temporal';
 import { entryText, gate, openCrashRig, storedTranscript, type CrashRig } from '../support/crash-rig';
@@ -11,9 +11,6 @@ import { holdTableLock, type TableLock } from '../support/crash-db-lock';
 import { goodSummarizer, promptOf } from '../compaction-workflow/support';
 import { countCompactionEntries, getCompaction } from '../../src/store/compactions-repo';
 import { loadActiveEntries } from '../../src/store/entries-repo';
-
-const postgres = sharedDatabases().find((k) => k.name === 'postgres');
-const describeOnPostgres = postgres ? describe : describe.skip;
 
 /**
  * The compaction workflow's store activities have a 2-minute start-to-close timeout and no heartbeat,
@@ -30,7 +27,7 @@ afterAll(async () => {
   await env?.close();
 });
 
-describeOnPostgres('a worker SIGKILLed during the compaction record write (PostgreSQL only: PGlite over a socket cannot hold a table lock for one connection)', () => {
+describeOnPostgres('a worker SIGKILLed during the compaction record write', 'PGlite over a socket cannot hold a table lock for one connection', () => {
   let rig: CrashRig;
   let lock: TableLock | undefined;
 

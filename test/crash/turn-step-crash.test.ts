@@ -4,15 +4,12 @@
  * PostgreSQL only: PGlite over a socket runs one statement at a time for every connection, so a lock
  * held by the test would stall the whole database instead of one waiting statement.
  */
-import { sharedDatabases } from '../support/shared-database';
+import { describeOnPostgres, postgres } from '../support/postgres-only';
 import { fakeReply, type FakeStep } from '../support/fake-anthropic';
 import { keelClient, startTemporalTestEnv, type TemporalTestEnv } from '../support/temporal';
 import { entryText, gate, openCrashRig, storedTranscript, type CrashRig } from '../support/crash-rig';
 import { holdTableLock, lockTable, type TableLock } from '../support/crash-db-lock';
 import type { KeelClient } from '../../src/client/keel-client';
-
-const postgres = sharedDatabases().find((k) => k.name === 'postgres');
-const describeOnPostgres = postgres ? describe : describe.skip;
 
 let env: TemporalTestEnv;
 
@@ -23,7 +20,7 @@ afterAll(async () => {
   await env?.close();
 });
 
-describeOnPostgres('a worker SIGKILLed while a turn step waits on the database (PostgreSQL only: PGlite over a socket cannot hold a table lock for one connection)', () => {
+describeOnPostgres('a worker SIGKILLed while a turn step waits on the database', 'PGlite over a socket cannot hold a table lock for one connection', () => {
   let rig: CrashRig;
   const locks: TableLock[] = [];
   let client: KeelClient;

@@ -7,7 +7,6 @@ import {
   parseSessionKey,
   sessionKeySchema,
   sessionWorkflowId,
-  stripThreadSuffix,
   type ParsedSessionKey,
 } from '../../src/sessions/session-key';
 
@@ -24,7 +23,7 @@ function thrownBy(fn: () => unknown): InvalidSessionKeyError {
   throw new Error('expected an InvalidSessionKeyError, but nothing was thrown');
 }
 
-/** Every key shape of openclaw-spec.md with the fields it must parse into. */
+/** Every OpenClaw session-key shape with the fields it must parse into. */
 const validKeys: Array<[string, Partial<ParsedSessionKey> & { chatType: string }]> = [
   ['agent:ops:main', { kind: 'main', agentId: 'ops', mainKey: 'main', baseKey: 'agent:ops:main', chatType: 'main' }],
   ['agent:ops:work', { kind: 'main', agentId: 'ops', mainKey: 'work', chatType: 'main' }],
@@ -148,22 +147,6 @@ describe('isValidSessionKey', () => {
   it('is true for every valid shape and false for invalid keys and non-strings', () => {
     for (const [key] of validKeys) expect(isValidSessionKey(key)).toBe(true);
     for (const bad of ['', 'agent::main', 'hook:nope', 'main', 42, undefined, null]) expect(isValidSessionKey(bad)).toBe(false);
-  });
-});
-
-describe('stripThreadSuffix', () => {
-  it.each([
-    ['agent:ops:telegram:dm:42:thread:7', 'agent:ops:telegram:dm:42'],
-    ['agent:ops:telegram:group:-100:topic:298', 'agent:ops:telegram:group:-100'],
-    ['agent:ops:main:thread:1', 'agent:ops:main'],
-    ['agent:ops:telegram:dm:42', 'agent:ops:telegram:dm:42'],
-    ['cron:job', 'cron:job'],
-  ])('strips %s to %s', (key, base) => {
-    expect(stripThreadSuffix(key)).toBe(base);
-  });
-
-  it('throws on an invalid key rather than guessing', () => {
-    expect(() => stripThreadSuffix('agent::x:thread:1')).toThrow(InvalidSessionKeyError);
   });
 });
 

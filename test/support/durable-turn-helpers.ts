@@ -22,11 +22,6 @@ export function freshDurableAgent(): string {
 /** The flush prompt's opening words (src/turn/memory-flush.ts). */
 export const FLUSH_MARKER = 'Pre-compaction memory flush';
 
-/** The whole request as text (system and messages), for routing on what the caller asked. */
-export function requestText(request: FakeRequest): string {
-  return JSON.stringify({ system: request.body.system ?? null, messages: request.body.messages ?? [] });
-}
-
 /** True for a summarizer call of the compaction workflow (its system prompt). */
 export function isSummarizerRequest(request: FakeRequest): boolean {
   return JSON.stringify(request.body.system ?? '').includes('context checkpoint summaries');

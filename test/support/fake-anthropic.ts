@@ -30,7 +30,7 @@ import {
 import { streamOpenAiSse } from './fake-openai-stream';
 
 export { fakeReply } from './fake-anthropic-steps';
-export type { FakeStep, FakeMessageStep, FakeErrorStep, FakeContentBlock, FakeErrorType } from './fake-anthropic-steps';
+export type { FakeStep } from './fake-anthropic-steps';
 
 /** The loosely typed JSON body a client sent (tests narrow what they inspect). */
 export interface FakeRequestBody {

@@ -1,4 +1,4 @@
-import type { ActivityDeps } from '../../activities/deps';
+import type { ActivityDeps } from '../../src/runtime/deps';
 import { configFromEnv, type KeelConfig } from '../../src/config/keel-config';
 import { boundedEstimate } from '../../src/runtime/bounded-estimate';
 import { AnthropicModelClient } from '../../src/model/anthropic-client';

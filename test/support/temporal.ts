@@ -6,7 +6,7 @@ import { bundleWorkflowCode, NativeConnection, Runtime, DefaultLogger, type Work
 import { startDevServer, type DevServer } from '../../src/temporal/dev-server';
 import { KeelClient } from '../../src/client/keel-client';
 import { createKeelWorker } from '../../workers/create-worker';
-import type { ActivityDeps } from '../../activities/deps';
+import type { ActivityDeps } from '../../src/runtime/deps';
 import type { SessionTuning } from '../../src/protocol';
 
 let runtimeInstalled = false;

@@ -1,46 +1,24 @@
 import { testDatabases } from '../support/databases';
-import { startFakeAnthropic, fakeReply, type FakeAnthropic } from '../support/fake-anthropic';
-import { keelClient, runInProcessWorker, startTemporalTestEnv, uniqueTaskQueue, type TemporalTestEnv } from '../support/temporal';
-import { testDeps } from '../support/keel-deps';
+import { fakeReply } from '../support/fake-anthropic';
+import { integrationSuite } from '../support/integration';
 import { freshDurableAgent, lastUserText } from '../support/durable-turn-helpers';
 import { allEntries } from '../../src/store/entries-repo';
 import { getSession } from '../../src/store/sessions-repo';
-import type { Store } from '../../src/store/connect';
 import type { TurnResult } from '../../src/protocol';
 import type { AssistantMessage, MessageEntry } from '../../src/context/types';
 
 /** 200 on PostgreSQL (the issue's number); 50 on PGlite, whose single connection serializes every query. */
 const SENDS = { postgres: 200, pglite: 50 } as const;
 
-let env: TemporalTestEnv;
-let fake: FakeAnthropic;
-
-beforeAll(async () => {
-  [env, fake] = await Promise.all([startTemporalTestEnv(), startFakeAnthropic()]);
-});
-afterAll(async () => {
-  await fake?.close();
-  await env?.close();
-});
+const suite = integrationSuite();
 
 describe.each(testDatabases())('concurrent sends to one session on $name', (database) => {
-  let store: Store;
-  beforeEach(async () => {
-    store = await database.open();
-  });
-  afterEach(async () => {
-    fake.respondWith(undefined);
-    fake.assertScriptConsumed();
-    await store.close();
-  });
+  const db = suite.storePerTest(database);
 
   const count = SENDS[database.name];
-  it(`persists all ${count} concurrent sendMessage calls and their replies once each, in admission order`, async () => {
-    const taskQueue = uniqueTaskQueue();
-    const worker = await runInProcessWorker(env, taskQueue, testDeps(store, fake.url));
-    try {
+  it(`persists all ${count} concurrent sendMessage calls and their replies once each, in admission order`, () =>
+    suite.withWorker(db.store, {}, async ({ client, store, fake }) => {
       fake.respondWith((request) => fakeReply.text(`reply to ${lastUserText(request)}`));
-      const client = keelClient(env, taskQueue);
       const agent = freshDurableAgent();
       const key = `agent:${agent}:main`;
       const texts = Array.from({ length: count }, (_, i) => `concurrent message ${i}`);
@@ -67,10 +45,7 @@ describe.each(testDatabases())('concurrent sends to one session on $name', (data
         expect(user).toMatchObject({ role: 'user', content: byTurn.get(turn) });
         expect(assistant.content).toEqual([{ type: 'text', text: `reply to ${byTurn.get(turn)}` }]);
       }
-    } finally {
-      await worker.stop();
-    }
-  }, 900_000);
+    }), 900_000);
 });
 
 /**
@@ -79,22 +54,19 @@ describe.each(testDatabases())('concurrent sends to one session on $name', (data
  * real time — a send admitted before another was even started comes first in the transcript.
  */
 describe('a burst of 100 sends behind a 10 s model call (PGlite)', () => {
-  it('stores every message once, in an order consistent with when each was admitted', async () => {
-    const store = await testDatabases()[0]!.open();
-    const taskQueue = uniqueTaskQueue();
-    const worker = await runInProcessWorker(env, taskQueue, testDeps(store, fake.url));
-    const seed = Number(process.env.BURST_SEED ?? Date.now() % 100_000);
-    process.stdout.write(`burst test seed: ${seed} (BURST_SEED=${seed} to repeat)\n`);
-    let rand = seed;
-    const random = () => ((rand = (rand * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31);
-    try {
+  const db = suite.storePerTest(testDatabases()[0]!);
+  it('stores every message once, in an order consistent with when each was admitted', () =>
+    suite.withWorker(db.store, {}, async ({ client, store, fake }) => {
+      const seed = Number(process.env.BURST_SEED ?? Date.now() % 100_000);
+      process.stdout.write(`burst test seed: ${seed} (BURST_SEED=${seed} to repeat)\n`);
+      let rand = seed;
+      const random = () => ((rand = (rand * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31);
       let first = true;
       fake.respondWith((request) => {
         const step = fakeReply.text(`reply to ${lastUserText(request)}`, first ? { delayMs: 10_000 } : {});
         first = false;
         return step;
       });
-      const client = keelClient(env, taskQueue);
       const agent = freshDurableAgent();
       const key = `agent:${agent}:main`;
       const count = 100;
@@ -126,10 +98,5 @@ describe('a burst of 100 sends behind a 10 s model call (PGlite)', () => {
         }
       }
       expect(violations).toEqual([]);
-    } finally {
-      fake.respondWith(undefined);
-      await worker.stop();
-      await store.close();
-    }
-  }, 600_000);
+    }), 600_000);
 });

@@ -28,7 +28,7 @@ const echo = routedResponder((request) => {
   return fakeReply.text(`reply to ${/(message \d+)\s*$/.exec(text)?.[1] ?? text}`);
 });
 
-/** The pressure levels of seed 001, written out independently of the code under test. */
+/** OpenClaw's pressure levels, written out independently of the code under test. */
 function expectedPressure(used: number, window: number): string {
   const percent = (used / window) * 100;
   return percent > 85 ? '85' : percent >= 70 ? '70' : percent >= 50 ? '50' : 'normal';

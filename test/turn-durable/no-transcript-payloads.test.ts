@@ -1,37 +1,19 @@
 import { z } from 'zod';
 import { testDatabases } from '../support/databases';
-import { startFakeAnthropic, fakeReply, type FakeAnthropic } from '../support/fake-anthropic';
-import { keelClient, runInProcessWorker, startTemporalTestEnv, uniqueTaskQueue, type TemporalTestEnv } from '../support/temporal';
-import { testDeps } from '../support/keel-deps';
+import { fakeReply } from '../support/fake-anthropic';
+import { integrationSuite } from '../support/integration';
 import { freshDurableAgent, payloadSizes } from '../support/durable-turn-helpers';
 import { getSession } from '../../src/store/sessions-repo';
 import { ToolRegistry } from '../../src/tools/registry';
-import type { Store } from '../../src/store/connect';
 
 /** The issue's bound: no workflow or activity payload may exceed 256 KB. */
 const MAX_PAYLOAD_BYTES = 256 * 1024;
 const HUGE_CHARS = 20 * 1024 * 1024;
 
-let env: TemporalTestEnv;
-let fake: FakeAnthropic;
-
-beforeAll(async () => {
-  [env, fake] = await Promise.all([startTemporalTestEnv(), startFakeAnthropic()]);
-});
-afterAll(async () => {
-  await fake?.close();
-  await env?.close();
-});
+const suite = integrationSuite();
 
 describe.each(testDatabases())('no payload holds a transcript on $name', (database) => {
-  let store: Store;
-  beforeEach(async () => {
-    store = await database.open();
-  });
-  afterEach(async () => {
-    fake.assertScriptConsumed();
-    await store.close();
-  });
+  const db = suite.storePerTest(database);
 
   it('stores a 20 MB tool result whole, shows the model a truncated copy with a note, and keeps every history payload under 256 KB', async () => {
     // Log lines, as a real tool would return (a 200k-character run of one character makes the
@@ -44,11 +26,8 @@ describe.each(testDatabases())('no payload holds a transcript on $name', (databa
       input: z.object({}),
       run: async () => huge,
     });
-    const taskQueue = uniqueTaskQueue();
-    const worker = await runInProcessWorker(env, taskQueue, testDeps(store, fake.url, { tools }));
-    try {
+    await suite.withWorker(db.store, { tools }, async ({ client, store, fake }) => {
       fake.enqueue(fakeReply.toolUse([{ id: 'toolu_dump', name: 'dump_logs', input: {} }]), fakeReply.text('the logs are long'));
-      const client = keelClient(env, taskQueue);
       const agent = freshDurableAgent();
       const key = `agent:${agent}:main`;
       const result = await client.sendMessage(key, 'show me the logs');
@@ -82,8 +61,6 @@ describe.each(testDatabases())('no payload holds a transcript on $name', (databa
       const sizes = payloadSizes(history);
       expect(sizes.length).toBeGreaterThan(5);
       expect(Math.max(...sizes)).toBeLessThan(MAX_PAYLOAD_BYTES);
-    } finally {
-      await worker.stop();
-    }
+    });
   }, 300_000);
 });

@@ -1,25 +1,14 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { testDatabases } from '../support/databases';
-import { startFakeAnthropic, fakeReply, type FakeAnthropic, type FakeStep } from '../support/fake-anthropic';
-import { keelClient, runInProcessWorker, startTemporalTestEnv, uniqueTaskQueue, type TemporalTestEnv } from '../support/temporal';
-import { testDeps } from '../support/keel-deps';
+import { fakeReply, type FakeStep } from '../support/fake-anthropic';
+import { integrationSuite } from '../support/integration';
 import { freshDurableAgent, routedResponder, seedConversation } from '../support/durable-turn-helpers';
 import { allEntries } from '../../src/store/entries-repo';
 import { getSession } from '../../src/store/sessions-repo';
 import { FailureTypes } from '../../src/protocol';
-import type { Store } from '../../src/store/connect';
 import type { MessageEntry } from '../../src/context/types';
 
-let env: TemporalTestEnv;
-let fake: FakeAnthropic;
-
-beforeAll(async () => {
-  [env, fake] = await Promise.all([startTemporalTestEnv(), startFakeAnthropic()]);
-});
-afterAll(async () => {
-  await fake?.close();
-  await env?.close();
-});
+const suite = integrationSuite();
 
 /** Conversation calls answered in order from `steps`; summarizer and flush calls by the routed responder. */
 function scripted(steps: FakeStep[]) {
@@ -31,27 +20,17 @@ function scripted(steps: FakeStep[]) {
 }
 
 describe.each(testDatabases())('overflow recovery and NO_REPLY on $name', (database) => {
-  let store: Store;
-  beforeEach(async () => {
-    store = await database.open();
-  });
-  afterEach(async () => {
-    fake.respondWith(undefined);
-    fake.assertScriptConsumed();
-    await store.close();
-  });
+  const db = suite.storePerTest(database);
 
-  it('compacts (trigger overflow) and retries once when the model says the prompt is too long, and the turn succeeds', async () => {
-    const taskQueue = uniqueTaskQueue();
-    const worker = await runInProcessWorker(env, taskQueue, testDeps(store, fake.url));
-    try {
+  it('compacts (trigger overflow) and retries once when the model says the prompt is too long, and the turn succeeds', () =>
+    suite.withWorker(db.store, {}, async ({ client, store, fake }) => {
       const agent = freshDurableAgent();
       const key = `agent:${agent}:main`;
       // ~30k tokens of history, more than the 20k tail a compaction keeps: there is something to summarize.
       await seedConversation(store.db, agent, key, 500);
       const steps = [fakeReply.overflow(213_462, 200_000), fakeReply.text('recovered after compaction')];
       fake.respondWith(scripted(steps));
-      const result = await keelClient(env, taskQueue).sendMessage(key, 'what did we decide?');
+      const result = await client.sendMessage(key, 'what did we decide?');
       expect(result.reply).toBe('recovered after compaction');
       expect(steps).toHaveLength(0);
 
@@ -63,21 +42,15 @@ describe.each(testDatabases())('overflow recovery and NO_REPLY on $name', (datab
       const retried = JSON.stringify(fake.requests[fake.requests.length - 1]!.body.messages);
       expect(retried).not.toContain('seeded question 0:');
       expect(retried).toContain('what did we decide?');
-    } finally {
-      await worker.stop();
-    }
-  }, 300_000);
+    }), 300_000);
 
-  it('fails the Update with ContextOverflowAfterCompaction on a second overflow and keeps the user entry', async () => {
-    const taskQueue = uniqueTaskQueue();
-    const worker = await runInProcessWorker(env, taskQueue, testDeps(store, fake.url));
-    try {
+  it('fails the Update with ContextOverflowAfterCompaction on a second overflow and keeps the user entry', () =>
+    suite.withWorker(db.store, {}, async ({ client, store, fake }) => {
       const agent = freshDurableAgent();
       const key = `agent:${agent}:main`;
       await seedConversation(store.db, agent, key, 500);
       const steps = [fakeReply.overflow(213_462, 200_000), fakeReply.overflow(201_003, 200_000)];
       fake.respondWith(scripted(steps));
-      const client = keelClient(env, taskQueue);
       const error = await client.sendMessage(key, 'please keep this message').then(
         () => undefined,
         (err: unknown) => err,
@@ -99,10 +72,7 @@ describe.each(testDatabases())('overflow recovery and NO_REPLY on $name', (datab
       // The session still works after the failed turn.
       fake.respondWith(scripted([fakeReply.text('still here')]));
       expect((await client.sendMessage(key, 'hello?')).reply).toBe('still here');
-    } finally {
-      await worker.stop();
-    }
-  }, 300_000);
+    }), 300_000);
 
   it('answers a whole reply of NO_REPLY (any case, any surrounding whitespace) with silent: true and an empty reply', async () => {
     const table: Array<[string, boolean]> = [
@@ -112,18 +82,13 @@ describe.each(testDatabases())('overflow recovery and NO_REPLY on $name', (datab
       ['NO_REPLY, but here is more', false],
       ['Sure, NO_REPLY is the token', false],
     ];
-    const taskQueue = uniqueTaskQueue();
-    const worker = await runInProcessWorker(env, taskQueue, testDeps(store, fake.url));
-    try {
-      const client = keelClient(env, taskQueue);
+    await suite.withWorker(db.store, {}, async ({ client, fake }) => {
       const key = `agent:${freshDurableAgent()}:main`;
       for (const [text, silent] of table) {
         fake.respondWith(scripted([fakeReply.text(text)]));
         const result = await client.sendMessage(key, `anything to say about ${JSON.stringify(text)}?`);
         expect({ text, silent: result.silent, reply: result.reply }).toEqual({ text, silent, reply: silent ? '' : text });
       }
-    } finally {
-      await worker.stop();
-    }
+    });
   }, 120_000);
 });

@@ -1,22 +1,13 @@
 import { sql } from 'kysely';
 import { testDatabases } from '../support/databases';
-import { startFakeAnthropic, fakeReply, type FakeAnthropic } from '../support/fake-anthropic';
-import { keelClient, runInProcessWorker, startTemporalTestEnv, uniqueTaskQueue, type TemporalTestEnv } from '../support/temporal';
-import { testDeps } from '../support/keel-deps';
+import { fakeReply } from '../support/fake-anthropic';
+import { integrationSuite } from '../support/integration';
 import { allEntries } from '../../src/store/entries-repo';
 import { getSession } from '../../src/store/sessions-repo';
 import type { Store } from '../../src/store/connect';
 import type { MessageEntry } from '../../src/context/types';
 
-let env: TemporalTestEnv;
-let fake: FakeAnthropic;
-beforeAll(async () => {
-  [env, fake] = await Promise.all([startTemporalTestEnv(), startFakeAnthropic()]);
-});
-afterAll(async () => {
-  await fake?.close();
-  await env?.close();
-});
+const suite = integrationSuite();
 
 const userTexts = async (store: Store, agent: string, sessionId: string) =>
   (await allEntries(store.db, agent, sessionId))
@@ -25,22 +16,12 @@ const userTexts = async (store: Store, agent: string, sessionId: string) =>
     .map((m) => m.content);
 
 describe.each(testDatabases())('session reset and freshness in turns, on $name', (database) => {
-  let store: Store;
-  beforeEach(async () => {
-    store = await database.open();
-  });
-  afterEach(async () => {
-    fake.assertScriptConsumed();
-    await store.close();
-  });
+  const db = suite.storePerTest(database);
 
-  it('/new with text starts a new sessionId whose first message is the text; the old transcript stays', async () => {
-    const taskQueue = uniqueTaskQueue();
-    const worker = await runInProcessWorker(env, taskQueue, testDeps(store, fake.url, { config: { resetMode: 'none' } }));
-    try {
+  it('/new with text starts a new sessionId whose first message is the text; the old transcript stays', () =>
+    suite.withWorker(db.store, { config: { resetMode: 'none' } }, async ({ client, store, fake }) => {
       const agent = `r${Math.random().toString(36).slice(2, 8)}`;
       const key = `agent:${agent}:main`;
-      const client = keelClient(env, taskQueue);
       fake.enqueue(fakeReply.text('first'), fakeReply.text('fresh start'));
       await client.sendMessage(key, 'hello');
       const before = (await getSession(store.db, agent, key))!.session_id;
@@ -56,18 +37,12 @@ describe.each(testDatabases())('session reset and freshness in turns, on $name',
       const bare = await client.sendMessage(key, '/reset');
       expect(bare).toMatchObject({ reply: 'Started a new session.', modelCalls: 0 });
       expect((await getSession(store.db, agent, key))!.session_id).not.toBe(after.session_id);
-    } finally {
-      await worker.stop();
-    }
-  });
+    }));
 
-  it('expires an idle session, and heartbeats do not keep it alive', async () => {
-    const taskQueue = uniqueTaskQueue();
-    const worker = await runInProcessWorker(env, taskQueue, testDeps(store, fake.url, { config: { resetMode: 'idle', idleMinutes: 30 } }));
-    try {
+  it('expires an idle session, and heartbeats do not keep it alive', () =>
+    suite.withWorker(db.store, { config: { resetMode: 'idle', idleMinutes: 30 } }, async ({ client, store, fake }) => {
       const agent = `i${Math.random().toString(36).slice(2, 8)}`;
       const key = `agent:${agent}:main`;
-      const client = keelClient(env, taskQueue);
       fake.enqueue(fakeReply.text('one'), fakeReply.text('beat'), fakeReply.text('two'));
       await client.sendMessage(key, 'one');
       const first = (await getSession(store.db, agent, key))!;
@@ -84,8 +59,5 @@ describe.each(testDatabases())('session reset and freshness in turns, on $name',
       const afterIdle = (await getSession(store.db, agent, key))!;
       expect(afterIdle.session_id).not.toBe(first.session_id);
       expect(await userTexts(store, agent, afterIdle.session_id)).toEqual(['two']);
-    } finally {
-      await worker.stop();
-    }
-  });
+    }));
 });

@@ -1,7 +1,7 @@
 import { Client, Connection } from '@temporalio/client';
-import type { KeelConfig } from '../src/config/keel-config';
-import { ensureSearchAttributes } from '../src/temporal/ensure-search-attributes';
-import { ensureMaintenanceSchedule } from '../src/temporal/maintenance-schedule';
+import type { KeelConfig } from '../config/keel-config';
+import { ensureSearchAttributes } from './ensure-search-attributes';
+import { ensureMaintenanceSchedule } from './maintenance-schedule';
 
 /**
  * What a worker makes sure of before polling, idempotently (many workers start at once): Keel's

@@ -1,10 +1,10 @@
 /**
- * The invariant the context pipeline promises: Anthropic would accept these messages. Used by tests
- * (the property test) and as a last check before a model call.
+ * The invariant the context pipeline promises: Anthropic would accept these messages. The oracle of
+ * the pipeline's tests (the property test); production relies on the pipeline, not on this check.
  */
-import { isValidToolName } from './repair-tool-call-inputs';
-import { isBlankText } from './message-parts';
-import { isToolCallBlock, toolCallArguments, type AgentMessage, type ToolCallBlock } from './types';
+import { isValidToolName } from '../../src/context/repair-tool-call-inputs';
+import { isBlankText } from '../../src/context/message-parts';
+import { isToolCallBlock, toolCallArguments, type AgentMessage, type ToolCallBlock } from '../../src/context/types';
 
 /** Rules checked, named in {@link ProviderMessagesInvalidError.rule}. */
 export type ProviderRule =

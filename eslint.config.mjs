@@ -1,0 +1,93 @@
+// Lint rules that guard the layers of docs/architecture.md. Type-aware (typescript-eslint), so
+// `no-floating-promises` sees through every call, workflow code included.
+import { builtinModules } from 'node:module';
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+// Node built-ins, bare ('fs') and prefixed ('node:fs'): no I/O in workflows or pure code.
+const NODE_BUILTINS = builtinModules.filter((m) => !m.startsWith('_'));
+const nodeBuiltins = {
+  group: ['node:*', ...NODE_BUILTINS.flatMap((m) => [m, `${m}/*`])],
+  message: 'Node built-ins do I/O or break determinism: keep them in activities/, workers/ or src/ I/O folders.',
+};
+// Libraries that reach a database, a model or a Temporal server.
+const ioLibraries = {
+  group: ['pg', 'kysely', '@electric-sql/*', '@anthropic-ai/sdk', '@temporalio/activity', '@temporalio/worker', '@temporalio/client'],
+  message: 'I/O libraries belong in activities/ and the I/O folders of src/ (store, model, temporal, client).',
+};
+// src/ is the library the outer layers compose; it never reaches back up.
+const upperLayers = {
+  group: ['**/activities', '**/activities/*', '**/workers', '**/workers/*', '**/workflows', '**/workflows/*'],
+  message: 'src/ must not import activities/, workers/ or workflows/ (docs/architecture.md, "Layers").',
+};
+// Workflows may name activity *types* (proxyActivities<typeof …>) but never load activity code.
+const activityCode = {
+  group: ['../activities', '../activities/*', '../workers/*', '../src/store/*', '../src/model/*', '../src/runtime/*', '../src/client/*', '../src/cli/*', '../src/transfer/*'],
+  message: 'Workflow code is deterministic: import only types from activities/, and nothing from the I/O folders of src/.',
+  allowTypeImports: true,
+};
+
+// Pure folders stay pure: no reaching into the I/O folders of src/ (types are fine).
+const ioFolders = {
+  group: ['../store', '../store/*', '../model/*', '../runtime/*', '../client/*', '../cli/*', '../temporal/*', '../transfer/*', '../tools/*'],
+  message: 'src/context, src/compaction and src/engine are pure: take what they need as parameters, not from the I/O folders.',
+  allowTypeImports: true,
+};
+
+const restrict = (...patterns) => ['error', { patterns }];
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'bench/out/**', '**/*.js', '**/*.mjs'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    files: ['**/*.ts'],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      // As temporalio/samples-typescript: a forgotten await on an activity or a workflow API is a bug.
+      '@typescript-eslint/no-floating-promises': 'error',
+      'object-shorthand': ['error', 'always'],
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
+      // As the samples' `deprecation/deprecation`, but failing: a deprecated SDK API is replaced, not kept.
+      '@typescript-eslint/no-deprecated': 'error',
+    },
+  },
+  {
+    // Tests poke at wire shapes (fake Anthropic requests, stored payloads) where `any` is the honest type.
+    files: ['test/**/*.ts'],
+    rules: { '@typescript-eslint/no-explicit-any': 'off' },
+  },
+  {
+    // Migrations run against every past schema, so they take `Kysely<any>` (as kysely's own examples).
+    files: ['src/store/migrations.ts'],
+    rules: { '@typescript-eslint/no-explicit-any': 'off' },
+  },
+  {
+    files: ['src/**/*.ts'],
+    rules: { '@typescript-eslint/no-restricted-imports': restrict(upperLayers) },
+  },
+  {
+    // The one exception, kept visible: `keel dev` runs a worker in-process, so the embedded stack is a
+    // composition root like workers/main.ts. It moves to workers/ once src/cli/dev.ts takes the stack
+    // as a parameter (docs/architecture.md, "Layers").
+    files: ['src/cli/stack.ts'],
+    rules: { '@typescript-eslint/no-restricted-imports': restrict(
+      { ...upperLayers, group: upperLayers.group.filter((g) => !g.includes('workers')) },
+      { regex: '(^|/)workers(/(?!create-worker$)|$)', message: upperLayers.message },
+    ) },
+  },
+  {
+    // Pure folders: functions over messages and plans, testable without a server or a database.
+    files: ['src/context/**/*.ts', 'src/compaction/**/*.ts', 'src/engine/**/*.ts'],
+    rules: { '@typescript-eslint/no-restricted-imports': restrict(upperLayers, nodeBuiltins, ioLibraries, ioFolders) },
+  },
+  {
+    // The Temporal workflow sandbox: deterministic code only (SDK workflow APIs, pure src/ code).
+    files: ['workflows/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': restrict(nodeBuiltins, ioLibraries, activityCode),
+      // `void promise` is no excuse in workflow code: an unawaited step races the handlers and continue-as-new.
+      '@typescript-eslint/no-floating-promises': ['error', { ignoreVoid: false }],
+    },
+  },
+);

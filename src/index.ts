@@ -1,0 +1,20 @@
+/**
+ * Keel's public API: what an embedding application imports. Listed once here, so knip (`npm run
+ * knip`) treats these exports as used; everything else under src/ must have a production caller.
+ */
+export { KeelClient, type KeelClientOptions, type SendMessageOptions } from './client/keel-client';
+export { ToolRegistry, type ToolContext, type ToolDefinition, type ToolOutput } from './tools/registry';
+export type { ToolsModule } from './runtime/activity-deps';
+export { CompactionHooks, type BeforeCompactionEvent, type AfterCompactionEvent } from './compaction/hooks';
+export { registerContextEngine } from './engine/registry';
+export type { ContextEngine, ContextEngineFactory, ContextEngineOptions } from './engine/types';
+export {
+  buildSessionKey,
+  isValidSessionKey,
+  parseSessionKey,
+  sessionKeySchema,
+  sessionWorkflowId,
+  type SessionKeyParts,
+} from './sessions/session-key';
+export { InvalidSessionKeyError } from './sessions/errors';
+export { configFromEnv, type KeelConfig } from './config/keel-config';

@@ -1,0 +1,24 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../store/schema';
+import type { ModelClient } from '../model/model-client';
+import type { KeelConfig } from '../config/keel-config';
+import type { ToolRegistry } from '../tools/registry';
+import type { AgentMessage } from '../context/types';
+import type { CompactionHooks } from '../compaction/hooks';
+
+/**
+ * What activities need from the worker: the database, the model, the config and the tools. Declared
+ * in src/ so the runtime that builds it never imports activities/ (docs/architecture.md, "Layers").
+ */
+export interface ActivityDeps {
+  readonly db: Kysely<Database>;
+  readonly model: ModelClient;
+  /** The summarizer's model when a separate compaction model is configured. */
+  readonly compactionModel?: ModelClient;
+  readonly config: KeelConfig;
+  readonly tools: ToolRegistry;
+  /** Token estimate of one message (gpt-tokenizer × 1.2). */
+  readonly estimate: (message: AgentMessage) => number;
+  /** before_compaction / after_compaction hooks of the embedding application. */
+  readonly compactionHooks?: CompactionHooks;
+}

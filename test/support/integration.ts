@@ -1,0 +1,89 @@
+/**
+ * The integration-suite harness: one real Temporal dev server and one fake Anthropic server per
+ * suite, a fresh database per test, an in-process worker on its own task queue per test.
+ *
+ * @example
+ *   const suite = integrationSuite();
+ *   describe.each(testDatabases())('sessions on $name', (database) => {
+ *     const db = suite.storePerTest(database);
+ *     it('replies', () =>
+ *       suite.withWorker(db.store, {}, async ({ client, fake }) => {
+ *         fake.enqueue(fakeReply.text('hi'));
+ *         expect((await client.sendMessage('agent:a:main', 'hello')).reply).toBe('hi');
+ *       }));
+ *   });
+ */
+import type { KeelClient } from '../../src/client/keel-client';
+import type { Store } from '../../src/store/connect';
+import type { TestDatabase } from './databases';
+import { startFakeAnthropic, type FakeAnthropic } from './fake-anthropic';
+import { testDeps } from './keel-deps';
+import { keelClient, runInProcessWorker, startTemporalTestEnv, uniqueTaskQueue, type TemporalTestEnv } from './temporal';
+
+/** What `withWorker` passes to `testDeps` (tools, config overrides). */
+type WorkerOptions = NonNullable<Parameters<typeof testDeps>[2]>;
+
+/** What a test body gets: a client for the worker's task queue, the store it writes, the fake model. */
+export interface WorkerContext {
+  readonly client: KeelClient;
+  readonly store: Store;
+  readonly fake: FakeAnthropic;
+}
+
+export interface IntegrationSuite {
+  /** The suite's dev server (valid inside tests). */
+  readonly env: TemporalTestEnv;
+  /** The suite's fake model server (valid inside tests). */
+  readonly fake: FakeAnthropic;
+  /** A fresh store of `database` for each test; after each test the fake's script must be used up. */
+  storePerTest(database: TestDatabase): { readonly store: Store };
+  /** Runs `fn` with a worker on a unique task queue and a client for it, then stops the worker. */
+  withWorker<T>(store: Store, options: WorkerOptions, fn: (t: WorkerContext) => Promise<T>): Promise<T>;
+}
+
+/** Registers the suite's beforeAll/afterAll (server and fake model) and returns the harness. */
+export function integrationSuite(): IntegrationSuite {
+  let env: TemporalTestEnv | undefined;
+  let fake: FakeAnthropic | undefined;
+  beforeAll(async () => {
+    [env, fake] = await Promise.all([startTemporalTestEnv(), startFakeAnthropic()]);
+  });
+  afterAll(async () => {
+    await fake?.close();
+    await env?.close();
+  });
+  const started = <T>(value: T | undefined, what: string): T => {
+    if (value === undefined) throw new Error(`the suite's ${what} is not started: use it inside a test`);
+    return value;
+  };
+  const suite: IntegrationSuite = {
+    get env() {
+      return started(env, 'Temporal dev server');
+    },
+    get fake() {
+      return started(fake, 'fake model server');
+    },
+    storePerTest(database) {
+      const holder: { store: Store } = { store: undefined as unknown as Store };
+      beforeEach(async () => {
+        holder.store = await database.open();
+      });
+      afterEach(async () => {
+        suite.fake.respondWith(undefined);
+        suite.fake.assertScriptConsumed();
+        await holder.store.close();
+      });
+      return holder;
+    },
+    async withWorker(store, options, fn) {
+      const taskQueue = uniqueTaskQueue();
+      const worker = await runInProcessWorker(suite.env, taskQueue, testDeps(store, suite.fake.url, options));
+      try {
+        return await fn({ client: keelClient(suite.env, taskQueue), store, fake: suite.fake });
+      } finally {
+        await worker.stop();
+      }
+    },
+  };
+  return suite;
+}
