@@ -1,32 +1,68 @@
+import { execFile, spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { Connection } from '@temporalio/client';
 import { startDevServer } from '../../src/temporal/dev-server';
-import { spawnWorkerProcess } from '../support/temporal';
+import { KeelClient } from '../../src/client/keel-client';
+import { startFakeAnthropic, fakeReply } from '../support/fake-anthropic';
+import { uniqueTaskQueue } from '../support/temporal';
+
+const root = resolve(__dirname, '../..');
+const taskQueueSuffix = () => Math.random().toString(36).slice(2, 10);
 
 /**
- * A worker whose Temporal server died still stops when asked: SIGTERM starts a graceful drain, and
- * the drain is bounded (before, a compiled worker kept retrying its polls until killed).
+ * The image's command, as a real process: the production build (`tsconfig.build.json`, as `npm run
+ * build`) and `node dist/workers/main.js`. It answers a turn; and when its Temporal server has died,
+ * SIGTERM still ends it (a graceful drain, bounded), where it used to retry its polls until killed.
  */
-describe('worker shutdown', () => {
-  it('exits after SIGTERM when its Temporal server is gone', async () => {
-    const home = await mkdtemp(join(tmpdir(), 'keel-shutdown-'));
-    const server = await startDevServer({ log: () => {} });
-    const worker = spawnWorkerProcess({ TEMPORAL_ADDRESS: server.address, KEEL_HOME: home, KEEL_TASK_QUEUE: 'keel-shutdown-test', KEEL_SHUTDOWN_GRACE_MS: '1000' });
+describe('the compiled worker process', () => {
+  it('answers a turn, then exits after SIGTERM once its Temporal server is gone', async () => {
+    const home = await mkdtemp(join(tmpdir(), 'keel-compiled-'));
+    // Inside the checkout (git-ignored), so the build resolves the checkout's node_modules like `dist/` does.
+    const outDir = join(root, '.build-test', `dist-${taskQueueSuffix()}`);
+    await promisify(execFile)(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', join(root, 'tsconfig.build.json'), '--outDir', outDir], { cwd: root });
+    const [server, fake] = await Promise.all([startDevServer({ log: () => {} }), startFakeAnthropic()]);
+    const taskQueue = uniqueTaskQueue();
+    const child = spawn(process.execPath, [join(outDir, 'workers/main.js')], {
+      cwd: root,
+      env: { ...process.env, ...fake.env, TEMPORAL_ADDRESS: server.address, KEEL_HOME: home, KEEL_TASK_QUEUE: taskQueue, KEEL_SHUTDOWN_GRACE_MS: '1000' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+    const polling = new Promise<void>((resolveReady, reject) => {
+      const onData = (d: Buffer) => {
+        output += d.toString();
+        if (output.includes('keel worker: polling')) resolveReady();
+      };
+      child.stdout.on('data', onData);
+      child.stderr.on('data', onData);
+      void exited.then((code) => reject(new Error(`worker exited early (${code}):\n${output}`)));
+    });
+    const connection = await Connection.connect({ address: server.address });
     try {
-      await worker.ready;
+      await polling;
+      fake.respondWith(() => fakeReply.text('hello from the compiled worker'));
+      const result = await new KeelClient({ connection, taskQueue }).sendMessage('agent:compiled:main', 'hi');
+      expect(result.reply).toBe('hello from the compiled worker');
+
+      await connection.close();
       await server.stop();
-      const exited = new Promise<number | null>((resolve) => worker.child.once('exit', (code) => resolve(code)));
-      worker.child.kill('SIGTERM');
+      child.kill('SIGTERM');
       const code = await exited;
-      // Exited on its own (a clean drain, or the bounded give-up), not killed by the test.
-      expect(worker.child.signalCode).toBeNull();
+      // It ended on its own (a clean drain, or the bounded give-up), not by the test's SIGKILL below.
+      expect(child.signalCode).toBeNull();
       expect(typeof code).toBe('number');
-      expect(worker.output()).toContain('SIGTERM: draining');
+      expect(output).toContain('SIGTERM: draining');
     } finally {
-      await worker.kill();
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      await connection.close().catch(() => undefined);
       await server.stop().catch(() => undefined);
+      await fake.close();
       await rm(home, { recursive: true, force: true });
+      await rm(outDir, { recursive: true, force: true });
     }
-  }, 120_000);
+  }, 300_000);
 });
