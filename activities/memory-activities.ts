@@ -103,7 +103,7 @@ export function createMemoryActivities(deps: ActivityDeps) {
             maxTokens: deps.config.maxOutputTokens,
             tools: [MEMORY_WRITE_TOOL],
           },
-          { signal: Context.current().cancellationSignal, onText: () => heartbeat.beat() },
+          { signal: Context.current().cancellationSignal, onEvent: () => heartbeat.beat() },
         );
         const assistant: AssistantMessage = { role: 'assistant', content: response.content, stopReason: response.stopReason };
         const calls = response.content.filter((b): b is ToolCallBlock => isToolCallBlock(b));

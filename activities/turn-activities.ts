@@ -164,7 +164,7 @@ export function createTurnActivities(deps: ActivityDeps) {
           maxTokens: deps.config.maxOutputTokens,
           tools: deps.tools.list().map((t) => ({ name: t.name, description: t.description, inputSchema: {} })),
         },
-        { signal: Context.current().cancellationSignal, onText: () => heartbeat.beat() },
+        { signal: Context.current().cancellationSignal, onEvent: () => heartbeat.beat() },
       );
     } catch (err) {
       // The provider's real limit is lower than Keel's window: remember it, so the compaction that

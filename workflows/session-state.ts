@@ -121,6 +121,12 @@ export class SessionState {
     return { status: 'unknown' };
   }
 
+  /** Some settled outcome has not reached its sender yet. */
+  hasUncollected(): boolean {
+    for (const id of this.outcomes.keys()) if (!this.collectedIds.has(id)) return true;
+    return false;
+  }
+
   /** The sender has its outcome: it is not handed on to the next run. */
   collected(requestId: string): void {
     if (this.outcomes.has(requestId)) this.collectedIds.add(requestId);

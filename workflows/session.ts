@@ -69,6 +69,8 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<void
     }
   }
 
+  // Closing for a session that does not exist: its sender is about to ask for the outcome; wait for that.
+  if (nothingToKeep) await wf.condition(() => !state.hasUncollected(), DEFAULTS.unknownSessionLingerMs);
   // Senders still waiting are told to ask again; they reach the next run (or restart the session).
   state.draining = true;
   await wf.condition(wf.allHandlersFinished);

@@ -81,4 +81,23 @@ describe('provider storms (PGlite)', () => {
       await worker.stop();
     }
   }, 300_000);
+
+  it('notices a stream that stalls after it started (heartbeats follow stream progress) and retries the call', async () => {
+    let calls = 0;
+    fake.respondWith((request) => {
+      calls++;
+      // The first answer starts streaming, then stalls far longer than the heartbeat timeout.
+      return calls === 1 ? fakeReply.text('a reply that never finishes streaming', { eventDelayMs: 30_000 }) : fakeReply.text(`re: ${lastUserText(request)}`);
+    });
+    const taskQueue = uniqueTaskQueue();
+    const worker = await runInProcessWorker(env, taskQueue, testDeps(store, fake.url));
+    try {
+      const client = keelClient(env, taskQueue, { modelHeartbeatTimeoutMs: 3_000 });
+      const result = await client.sendMessage(`agent:${freshDurableAgent()}:main`, 'hello');
+      expect(result.reply).toBe('re: hello');
+      expect(calls).toBe(2);
+    } finally {
+      await worker.stop();
+    }
+  }, 300_000);
 });

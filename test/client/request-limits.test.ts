@@ -1,0 +1,69 @@
+/**
+ * Requests Keel refuses are refused before anything is sent or created, with an error naming the
+ * field and the limit; a compaction of a session that does not exist leaves nothing running.
+ */
+import { ApplicationFailure } from '@temporalio/common';
+import { WorkflowNotFoundError } from '@temporalio/client';
+import { testDatabases } from '../support/databases';
+import { integrationSuite } from '../support/integration';
+import { freshDurableAgent } from '../support/durable-turn-helpers';
+import { KeelRequestError } from '../../src/client/keel-client';
+import { FailureTypes, MAX_REQUEST_BYTES, MAX_USER_TEXT_CHARS } from '../../src/protocol';
+import { getSession } from '../../src/store/sessions-repo';
+
+const suite = integrationSuite();
+
+describe('requests refused before anything is created (PGlite)', () => {
+  const db = suite.storePerTest(testDatabases()[0]!);
+
+  it.each([
+    ['10 MB', 10 * 1024 * 1024, 'characters exceeds the limit'],
+    ['3 MB', 3 * 1024 * 1024, 'characters exceeds the limit'],
+    ['empty', 0, 'non-empty'],
+  ])('a %s message is refused at once, naming the limit, and no session workflow starts', (_name, size, wording) =>
+    suite.withWorker(db.store, {}, async ({ client, store }) => {
+      const agent = freshDurableAgent();
+      const key = `agent:${agent}:main`;
+      const error = await client.sendMessage(key, 'x'.repeat(size)).then(
+        () => undefined,
+        (err: unknown) => err,
+      );
+      expect(error).toBeInstanceOf(KeelRequestError);
+      expect((error as KeelRequestError).field).toBe('text');
+      expect((error as KeelRequestError).message).toContain(wording);
+      if (size > 0) expect((error as KeelRequestError).message).toContain(String(MAX_USER_TEXT_CHARS));
+      await expect(client.temporal.workflow.getHandle(client.identify(key).workflowId).describe()).rejects.toBeInstanceOf(WorkflowNotFoundError);
+      expect(await getSession(store.db, agent, key)).toBeUndefined();
+    }),
+  );
+
+  it('a message under the character limit but over the byte limit once encoded (control characters) is refused naming the byte limit', () =>
+    suite.withWorker(db.store, {}, async ({ client }) => {
+      const key = `agent:${freshDurableAgent()}:main`;
+      const error = await client.sendMessage(key, '\u0001'.repeat(MAX_USER_TEXT_CHARS - 1_000)).then(
+        () => undefined,
+        (err: unknown) => err,
+      );
+      expect(error).toBeInstanceOf(KeelRequestError);
+      expect((error as KeelRequestError).message).toContain(`${MAX_REQUEST_BYTES} bytes`);
+    }),
+  );
+
+  it('compacting a session that does not exist fails as KeelUnknownSession and leaves no workflow running', () =>
+    suite.withWorker(db.store, {}, async ({ client, store }) => {
+      const agent = freshDurableAgent();
+      const key = `agent:${agent}:typo`;
+      const error = await client.compact(key).then(
+        () => undefined,
+        (err: unknown) => err,
+      );
+      expect(error).toBeInstanceOf(ApplicationFailure);
+      expect([(error as ApplicationFailure).type, (error as ApplicationFailure).message]).toEqual([FailureTypes.UnknownSession, expect.stringContaining('has no session')]);
+      const handle = client.temporal.workflow.getHandle(client.identify(key).workflowId);
+      await handle.result();
+      expect((await handle.describe()).status.name).toBe('COMPLETED');
+      expect(await getSession(store.db, agent, key)).toBeUndefined();
+      expect(await store.db.selectFrom('compactions').selectAll().where('agent_id', '=', agent).execute()).toEqual([]);
+    }),
+  );
+});
