@@ -105,7 +105,7 @@ export function createTurnActivities(deps: ActivityDeps) {
     let session = await ensureSession(db, { agentId: input.agentId, sessionKey: input.sessionKey, newSessionId: input.newSessionId, now });
     const reset = parseResetCommand(input.text);
     const text = reset ? (reset.remainder ?? '') : input.text;
-    // Freshness (seed 003): a reset command, the daily boundary or idle expiry starts a new sessionId.
+    // Freshness (OpenClaw session reset): a reset command, the daily boundary or idle expiry starts a new sessionId.
     // The new id is deterministic, so a retried beginTurn never rotates twice.
     let rotated: BeginTurnResult['rotated'];
     const systemEvent = input.event !== undefined && isSystemEvent(input.event);

@@ -61,7 +61,7 @@ export interface MaintenanceReport {
 }
 
 /**
- * Session maintenance (seed 000 "Maintenance", OpenClaw: prune sessions older than 30 days, cap at
+ * Session maintenance (OpenClaw: prune sessions older than 30 days, cap at
  * 500 entries, warn or enforce). Meant to run from a Temporal Schedule; `now` is injected.
  *
  * Pruning removes a session row with its current transcript and compaction rows (memory notes stay).

@@ -1,5 +1,5 @@
 /**
- * Secret redaction before persistence (DESIGN.md "Security": secret-shaped values are redacted
+ * Secret redaction before persistence (docs/architecture.md, invariants: secret-shaped values are redacted
  * before they are written). Pure: walks a JSON value and replaces secret-shaped substrings of its
  * strings with `[REDACTED:<kind>]`, keeping the text around them (a URL keeps its user and host,
  * an assignment keeps its name).
@@ -11,7 +11,7 @@
  *
  * Not redacted, on purpose: git SHAs, UUIDs and other bare hex/base64 (including image data):
  * they have no prefix that tells a secret apart, and redacting them would break the identifiers
- * compaction must keep verbatim (openclaw-spec.md "Identifier policy").
+ * compaction must keep verbatim (OpenClaw identifier policy).
  */
 
 /** What kind of secret was found; the marker names it. */

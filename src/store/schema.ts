@@ -30,7 +30,7 @@ export interface SessionsTable {
   compaction_count: Generated<number>;
   memory_flush_at: Timestamp | null;
   memory_flush_compaction_count: number | null;
-  /** Consecutive failed automatic compactions; auto-compaction stops at 3 (DESIGN.md). */
+  /** Consecutive failed automatic compactions; auto-compaction stops at 3 (docs/architecture.md, failure model). */
   compaction_failures: Generated<number>;
   /** Why the last memory flush failed (cleared by the next successful one). */
   memory_flush_error: string | null;

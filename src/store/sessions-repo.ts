@@ -60,7 +60,7 @@ export interface TurnUsageUpdate {
   /** Estimated tokens of the context the model will see next turn. */
   contextTokens: number;
   now: Date;
-  /** System events (heartbeat, cron, exec notices) do not refresh idle/daily freshness (seed 003). */
+  /** System events (heartbeat, cron, exec notices) do not refresh idle/daily freshness (OpenClaw session freshness). */
   touch?: boolean;
 }
 
