@@ -170,9 +170,22 @@ export class SessionState {
       lastCompactionId: this.lastCompactionId,
       queued: [...this.queue],
       pendingMaintenance: [...this.maintenance],
-      outcomes: [...this.outcomes.entries()].filter(([id]) => !this.collectedIds.has(id)),
+      outcomes: this.carriedOutcomes(),
       recentRequestIds: [...this.recentIds],
     };
+  }
+
+  /** The newest uncollected outcomes within the byte budget (older ones' senders ask, get `unknown`, and are told). */
+  private carriedOutcomes(): Array<[string, RequestOutcome]> {
+    const kept: Array<[string, RequestOutcome]> = [];
+    let bytes = 0;
+    for (const entry of [...this.outcomes.entries()].reverse()) {
+      if (this.collectedIds.has(entry[0])) continue;
+      bytes += JSON.stringify(entry).length;
+      if (bytes > DEFAULTS.carriedOutcomeBytes) break;
+      kept.unshift(entry);
+    }
+    return kept;
   }
 
   status(input: SessionWorkflowInput): SessionStatus {

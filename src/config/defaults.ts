@@ -86,8 +86,12 @@ export const DEFAULTS = {
   maxImportLineBytes: 16 * 1024 * 1024,
   /** Request ids a session remembers, so a resent request is not run twice (Keel). */
   rememberedRequestIds: 512,
-  /** Outcomes a session keeps for senders to collect; uncollected ones ride along across continue-as-new (Keel). */
-  keptOutcomes: 64,
+  /**
+   * Outcomes a session keeps in memory for senders to collect (a burst of hundreds waits its turn to
+   * ask); continue-as-new carries the newest uncollected ones that fit `carriedOutcomeBytes` (Keel).
+   */
+  keptOutcomes: 2_000,
+  carriedOutcomeBytes: 512_000,
   /** Continue-as-new hands on at most this much state; a larger queue drains first (Temporal payloads stop at 2 MiB). */
   maxCarriedBytes: 1_000_000,
   /** A model call keeps retrying transient provider errors this long, honouring retry-after (Keel: storms last minutes). */
