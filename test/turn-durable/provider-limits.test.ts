@@ -77,7 +77,7 @@ describe.each(testDatabases())('provider limits on $name', (database) => {
     const summarizerFake = await startFakeAnthropic({ tokenLimit: 12_000 });
     summarizerFake.respondWith(goodSummarizer);
     const deps = {
-      ...testDeps(store, fake.url, { config: { compactionModel: 'local-summarizer', contextWindowTokens: 60_000 } }),
+      ...testDeps(store, fake.url, { config: { compactionModel: 'local-summarizer', compactionModelUrl: summarizerFake.url, contextWindowTokens: 60_000 } }),
       compactionModel: new OpenAiCompatibleModelClient({ baseUrl: summarizerFake.url, model: 'local-summarizer' }),
     };
     const taskQueue = uniqueTaskQueue();
