@@ -28,6 +28,51 @@ describe('startFakeAnthropic', () => {
   const post = (body: Record<string, unknown>, path = '/v1/messages'): Promise<Response> =>
     fetch(`${fake.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 
+  it('refuses broken tool pairing as the real API does, on every request, before any step is used', async () => {
+    fake.enqueue(fakeReply.text('fine'));
+    const orphanUse = post({
+      model: 'claude-x',
+      max_tokens: 10,
+      messages: [
+        { role: 'user', content: 'list /' },
+        { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_9', name: 'ls', input: {} }] },
+        { role: 'user', content: 'and then?' },
+      ],
+    });
+    const orphanResult = post({
+      model: 'claude-x',
+      max_tokens: 10,
+      messages: [{ role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_7', content: 'x' }] }],
+    });
+    const [use, result] = await Promise.all([orphanUse, orphanResult]);
+    expect(use.status).toBe(400);
+    expect(((await use.json()) as { error: { message: string } }).error.message).toContain('`tool_use` ids were found without `tool_result` blocks immediately after: toolu_9');
+    expect(result.status).toBe(400);
+    expect(((await result.json()) as { error: { message: string } }).error.message).toContain('unexpected `tool_use_id` found in `tool_result` blocks: toolu_7');
+    expect(fake.invalid).toHaveLength(2);
+    expect(() => fake.assertScriptConsumed()).toThrow(/broke the API's rules/);
+    // A well-paired request is answered with the scripted step.
+    const ok = await sdk.messages.create({
+      model: 'claude-x',
+      max_tokens: 10,
+      messages: [
+        { role: 'user', content: 'list /' },
+        { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_9', name: 'ls', input: {} }] },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_9', content: 'a b' }] },
+      ],
+    });
+    expect(ok.content).toEqual([{ type: 'text', text: 'fine' }]);
+  });
+
+  it('refuses an OpenAI-compatible request whose tool message answers no tool call', async () => {
+    const response = await post(
+      { model: 'm', messages: [{ role: 'user', content: 'hi' }, { role: 'tool', tool_call_id: 'call_1', content: 'x' }] },
+      '/v1/chat/completions',
+    );
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as { error: { message: string } }).error.message).toContain("messages with role 'tool' must be a response to a preceeding message with 'tool_calls'");
+  });
+
   it('answers a non-streaming request with a Message the SDK parses, usage estimated from the body', async () => {
     fake.enqueue(fakeReply.toolUse([{ id: 'toolu_1', name: 'ls', input: { dir: '/' } }], { text: 'Listing.' }));
     const message = await sdk.messages.create({ model: 'claude-x', max_tokens: 10, messages: [{ role: 'user', content: 'list /' }] });

@@ -18,6 +18,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { FakeErrorStep, FakeMessageStep, FakeStep } from './fake-anthropic-steps';
+import { anthropicPairingProblem, openAiPairingProblem } from './fake-request-rules';
 import {
   anthropicErrorBody,
   anthropicMessageBody,
@@ -89,6 +90,8 @@ export interface FakeAnthropic {
   readonly unexpected: readonly FakeRequest[];
   /** Requests refused as over the token limit (with the tokens the fake counted). */
   readonly overflowed: ReadonlyArray<{ request: FakeRequest; tokens: number }>;
+  /** Requests refused as the real API refuses them (broken tool pairing), with the provider's message. */
+  readonly invalid: ReadonlyArray<{ request: FakeRequest; problem: string }>;
   /** Changes the model's context window from the next request on. */
   setTokenLimit(tokens: number): void;
   /** Appends steps to the script. */
@@ -114,6 +117,7 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
   const requests: FakeRequest[] = [];
   const unexpected: FakeRequest[] = [];
   const overflowed: Array<{ request: FakeRequest; tokens: number }> = [];
+  const invalid: Array<{ request: FakeRequest; problem: string }> = [];
   let tokenLimit = options.tokenLimit ?? FAKE_DEFAULT_TOKEN_LIMIT;
   const timers = new Set<{ timer: NodeJS.Timeout; resolve: () => void }>();
   const arrivalWaiters = new Set<() => void>();
@@ -160,6 +164,11 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
       if (tokens > tokenLimit) {
         overflowed.push({ request, tokens });
         return sendError(res, overflowStep(tokens, tokenLimit, api), api);
+      }
+      const pairing = api === 'anthropic' ? anthropicPairingProblem(body) : openAiPairingProblem(body);
+      if (pairing) {
+        invalid.push({ request, problem: pairing });
+        return sendError(res, { kind: 'error', status: 400, errorType: 'invalid_request_error', message: pairing }, api);
       }
     }
     const step = api ? await nextStep(request) : undefined;
@@ -216,11 +225,14 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
     requests,
     unexpected,
     overflowed,
+    invalid,
     setTokenLimit: (tokens) => void (tokenLimit = tokens),
     enqueue: (...steps) => void script.push(...steps),
     pendingSteps: () => script.length,
     respondWith: (next) => void (responder = next),
     assertScriptConsumed() {
+      // Keel must never send what the real API refuses outright.
+      if (invalid.length > 0) throw new Error(`fake-anthropic: ${invalid.length} request(s) broke the API's rules, first: ${invalid[0]!.problem}`);
       if (unexpected.length > 0) {
         const paths = unexpected.map((r) => `#${r.index} ${r.method} ${r.path}`).join(', ');
         throw new Error(`${EXHAUSTED}: ${unexpected.length} request(s) had no scripted step: ${paths}`);
