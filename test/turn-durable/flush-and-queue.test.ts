@@ -4,8 +4,9 @@
  */
 import { sql } from 'kysely';
 import { testDatabases } from '../support/databases';
-import { startFakeAnthropic, fakeReply, type FakeAnthropic } from '../support/fake-anthropic';
-import { keelClient, runInProcessWorker, startTemporalTestEnv, uniqueTaskQueue, type TemporalTestEnv } from '../support/temporal';
+import { fakeReply } from '../support/fake-anthropic';
+import { keelClient, runInProcessWorker, uniqueTaskQueue } from '../support/temporal';
+import { integrationSuite } from '../support/integration';
 import { testDeps } from '../support/keel-deps';
 import { freshDurableAgent, isFlushRequest, isSummarizerRequest, lastUserText, seedConversation, waitIdle } from '../support/durable-turn-helpers';
 import { goodSummarizer } from '../compaction-workflow/support';
@@ -15,16 +16,7 @@ import { sessionWorkflowId } from '../../src/sessions/session-key';
 import type { Store } from '../../src/store/connect';
 import type { MessageEntry } from '../../src/context/types';
 
-let env: TemporalTestEnv;
-let fake: FakeAnthropic;
-
-beforeAll(async () => {
-  [env, fake] = await Promise.all([startTemporalTestEnv(), startFakeAnthropic()]);
-});
-afterAll(async () => {
-  await fake?.close();
-  await env?.close();
-});
+const suite = integrationSuite();
 
 async function userTexts(store: Store, agent: string, key: string): Promise<string[]> {
   const session = await getSession(store.db, agent, key);
@@ -34,27 +26,20 @@ async function userTexts(store: Store, agent: string, key: string): Promise<stri
 }
 
 describe.each(testDatabases())('memory flush failures and busy queues on $name', (database) => {
-  let store: Store;
-  beforeEach(async () => {
-    store = await database.open();
-  });
-  afterEach(async () => {
-    fake.respondWith(undefined);
-    await store.close();
-  });
+  const db = suite.storePerTest(database);
 
   it('a flush in a 529 storm fails neither the turn at the soft threshold nor the threshold compaction; both failures are recorded', async () => {
     const agent = freshDurableAgent();
     const key = `agent:${agent}:main`;
-    const { sessionId } = await seedConversation(store.db, agent, key, 300);
-    const { rows } = await sql<{ t: number }>`select coalesce(sum(token_estimate), 0)::int as t from transcript_entries where session_id = ${sessionId}`.execute(store.db);
+    const { sessionId } = await seedConversation(db.store.db, agent, key, 300);
+    const { rows } = await sql<{ t: number }>`select coalesce(sum(token_estimate), 0)::int as t from transcript_entries where session_id = ${sessionId}`.execute(db.store.db);
     const seeded = Number(rows[0]!.t);
     // Window such that the next turn lands between the flush threshold (W − 20k − 4k) and the compaction one (W − 20k).
     const window = seeded + 22_000;
     const taskQueue = uniqueTaskQueue();
-    const worker = await runInProcessWorker(env, taskQueue, testDeps(store, fake.url, { config: { contextWindowTokens: window } }));
+    const worker = await runInProcessWorker(suite.env, taskQueue, testDeps(db.store, suite.fake.url, { config: { contextWindowTokens: window } }));
     let flushCalls = 0;
-    fake.respondWith((request) => {
+    suite.fake.respondWith((request) => {
       if (isSummarizerRequest(request)) return goodSummarizer(request);
       if (isFlushRequest(request)) {
         flushCalls++;
@@ -63,12 +48,12 @@ describe.each(testDatabases())('memory flush failures and busy queues on $name',
       return fakeReply.text(`answer to ${lastUserText(request).slice(0, 20)}`);
     });
     try {
-      const client = keelClient(env, taskQueue, { memoryFlushBudgetMs: 4_000 });
+      const client = keelClient(suite.env, taskQueue, { memoryFlushBudgetMs: 4_000 });
       const first = await client.sendMessage(key, 'soft threshold turn');
       expect(first.reply).toBe('answer to soft threshold turn');
       await waitIdle(() => client.getStatus(key));
       expect(flushCalls).toBeGreaterThan(0);
-      const afterSoft = await getSession(store.db, agent, key);
+      const afterSoft = await getSession(db.store.db, agent, key);
       expect(afterSoft!.memory_flush_error).toMatch(/Overloaded|overloaded|time budget/);
       expect(afterSoft!.compaction_count).toBe(0);
 
@@ -77,11 +62,11 @@ describe.each(testDatabases())('memory flush failures and busy queues on $name',
       const second = await client.sendMessage(key, big);
       expect(second.reply).toBe(`answer to ${big.slice(0, 20)}`);
       await waitIdle(() => client.getStatus(key));
-      const compactions = await store.db.selectFrom('compactions').selectAll().where('agent_id', '=', agent).execute();
+      const compactions = await db.store.db.selectFrom('compactions').selectAll().where('agent_id', '=', agent).execute();
       expect(compactions.map((c) => [c.trigger, c.status])).toEqual([['threshold', 'succeeded']]);
       expect(compactions[0]!.memory_flush).toMatch(/^failed: /);
       // Each message stored once: no failed turn was retried by the client.
-      const texts = await userTexts(store, agent, key);
+      const texts = await userTexts(db.store, agent, key);
       expect(texts.filter((t) => t === 'soft threshold turn')).toHaveLength(1);
       expect(texts.filter((t) => t === big)).toHaveLength(1);
     } finally {
@@ -91,10 +76,10 @@ describe.each(testDatabases())('memory flush failures and busy queues on $name',
 
   it('a never-empty queue passes the continue-as-new point with every request answered once, in order', async () => {
     const taskQueue = uniqueTaskQueue();
-    const worker = await runInProcessWorker(env, taskQueue, testDeps(store, fake.url));
-    fake.respondWith((request) => fakeReply.text(`re: ${lastUserText(request)}`, { delayMs: 150 }));
+    const worker = await runInProcessWorker(suite.env, taskQueue, testDeps(db.store, suite.fake.url));
+    suite.fake.respondWith((request) => fakeReply.text(`re: ${lastUserText(request)}`, { delayMs: 150 }));
     try {
-      const client = keelClient(env, taskQueue, { maxTurnsPerRun: 3 });
+      const client = keelClient(suite.env, taskQueue, { maxTurnsPerRun: 3 });
       const agent = freshDurableAgent();
       const key = `agent:${agent}:main`;
       const texts = Array.from({ length: 12 }, (_, i) => `queued ${i}`);
@@ -109,7 +94,7 @@ describe.each(testDatabases())('memory flush failures and busy queues on $name',
       const results = await Promise.all(sends);
       results.forEach((r, i) => expect(r.reply).toBe(`re: ${texts[i]}`));
       expect(results.map((r) => r.turn)).toEqual(texts.map((_, i) => i + 1));
-      expect(await userTexts(store, agent, key)).toEqual(texts);
+      expect(await userTexts(db.store, agent, key)).toEqual(texts);
       // The session continued-as-new at least every 3 turns while the queue was never empty.
       const workflowId = sessionWorkflowId(agent, key);
       const runs = [];
@@ -122,10 +107,10 @@ describe.each(testDatabases())('memory flush failures and busy queues on $name',
 
   it('an idle session workflow closes after its quiet period and the next message restarts it with its counters', async () => {
     const taskQueue = uniqueTaskQueue();
-    const worker = await runInProcessWorker(env, taskQueue, testDeps(store, fake.url));
-    fake.respondWith((request) => fakeReply.text(`re: ${lastUserText(request)}`));
+    const worker = await runInProcessWorker(suite.env, taskQueue, testDeps(db.store, suite.fake.url));
+    suite.fake.respondWith((request) => fakeReply.text(`re: ${lastUserText(request)}`));
     try {
-      const client = keelClient(env, taskQueue, { idleCloseMs: 1_500 });
+      const client = keelClient(suite.env, taskQueue, { idleCloseMs: 1_500 });
       const agent = freshDurableAgent();
       const key = `agent:${agent}:main`;
       const first = await client.sendMessage(key, 'before the quiet period');
@@ -140,7 +125,7 @@ describe.each(testDatabases())('memory flush failures and busy queues on $name',
       const status = await client.getStatus(key);
       expect(status.lastEntryId).toBe(second.assistantEntryId);
       expect((await handle.describe()).runId).not.toBe(firstRun);
-      expect(await userTexts(store, agent, key)).toEqual(['before the quiet period', 'after the quiet period']);
+      expect(await userTexts(db.store, agent, key)).toEqual(['before the quiet period', 'after the quiet period']);
     } finally {
       await worker.stop();
     }

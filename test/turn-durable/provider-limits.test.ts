@@ -4,26 +4,17 @@
  * limit, compacts within it and keeps answering.
  */
 import { testDatabases } from '../support/databases';
-import { startFakeAnthropic, fakeReply, type FakeAnthropic } from '../support/fake-anthropic';
-import { keelClient, runInProcessWorker, startTemporalTestEnv, uniqueTaskQueue, type TemporalTestEnv } from '../support/temporal';
+import { startFakeAnthropic, fakeReply } from '../support/fake-anthropic';
+import { keelClient, runInProcessWorker, uniqueTaskQueue } from '../support/temporal';
+import { integrationSuite } from '../support/integration';
 import { testDeps } from '../support/keel-deps';
 import { freshDurableAgent, isSummarizerRequest, lastUserText, routedResponder, seedConversation } from '../support/durable-turn-helpers';
 import { goodSummarizer } from '../compaction-workflow/support';
 import { OpenAiCompatibleModelClient } from '../../src/model/openai-compatible-client';
 import { getLearnedWindow } from '../../src/store/model-limits-repo';
 import { DEFAULTS } from '../../src/config/defaults';
-import type { Store } from '../../src/store/connect';
 
-let env: TemporalTestEnv;
-let fake: FakeAnthropic;
-
-beforeAll(async () => {
-  [env, fake] = await Promise.all([startTemporalTestEnv(), startFakeAnthropic()]);
-});
-afterAll(async () => {
-  await fake?.close();
-  await env?.close();
-});
+const suite = integrationSuite();
 
 /** ~`words` words of varied prose: large user messages, as a pasted document would be. */
 function largeMessage(turn: number, words = 1_200): string {
@@ -31,42 +22,39 @@ function largeMessage(turn: number, words = 1_200): string {
 }
 
 describe.each(testDatabases())('provider limits on $name', (database) => {
-  let store: Store;
-  beforeEach(async () => {
-    store = await database.open();
-    fake.setTokenLimit(30_000);
+  const db = suite.storePerTest(database);
+  beforeEach(() => {
+    suite.fake.setTokenLimit(30_000);
   });
-  afterEach(async () => {
-    fake.respondWith(undefined);
-    fake.setTokenLimit(200_000);
-    await store.close();
+  afterEach(() => {
+    suite.fake.setTokenLimit(200_000);
   });
 
   it('keeps answering when the provider window is 30k under a configured 200k: every turn answered, compactions recorded', async () => {
     const taskQueue = uniqueTaskQueue();
-    const worker = await runInProcessWorker(env, taskQueue, testDeps(store, fake.url));
+    const worker = await runInProcessWorker(suite.env, taskQueue, testDeps(db.store, suite.fake.url));
     try {
-      fake.respondWith(routedResponder((request) => fakeReply.text(`ok: ${lastUserText(request).split(':')[0]}`)));
-      const client = keelClient(env, taskQueue);
+      suite.fake.respondWith(routedResponder((request) => fakeReply.text(`ok: ${lastUserText(request).split(':')[0]}`)));
+      const client = keelClient(suite.env, taskQueue);
       const agent = freshDurableAgent();
       const key = `agent:${agent}:main`;
-      const overflowsBefore = fake.overflowed.length;
+      const overflowsBefore = suite.fake.overflowed.length;
       for (let turn = 1; turn <= 20; turn++) {
         const result = await client.sendMessage(key, largeMessage(turn));
         expect(result.reply).toBe(`ok: Turn ${turn} notes`);
       }
       // The limit was learned (in Keel's estimate, under the provider's 30k) and is what status reports.
-      const learned = await getLearnedWindow(store.db, DEFAULTS.model);
+      const learned = await getLearnedWindow(db.store.db, DEFAULTS.model);
       expect(learned).toBeLessThan(30_000);
       const status = await client.getStatus(key);
       expect(status.contextWindow).toBe(learned);
       expect(status.configuredContextWindow).toBe(200_000);
       // Compactions ran and succeeded with a model summary; overflows were few (learning, not retrying blindly).
-      const compactions = await store.db.selectFrom('compactions').selectAll().where('agent_id', '=', agent).execute();
+      const compactions = await db.store.db.selectFrom('compactions').selectAll().where('agent_id', '=', agent).execute();
       expect(compactions.length).toBeGreaterThanOrEqual(2);
       expect(compactions.every((c) => c.status === 'succeeded')).toBe(true);
       expect(compactions.map((c) => c.trigger)).toContain('overflow');
-      expect(fake.overflowed.length - overflowsBefore).toBeLessThanOrEqual(4);
+      expect(suite.fake.overflowed.length - overflowsBefore).toBeLessThanOrEqual(4);
     } finally {
       await worker.stop();
     }
@@ -77,23 +65,23 @@ describe.each(testDatabases())('provider limits on $name', (database) => {
     const summarizerFake = await startFakeAnthropic({ tokenLimit: 12_000 });
     summarizerFake.respondWith(goodSummarizer);
     const deps = {
-      ...testDeps(store, fake.url, { config: { compactionModel: 'local-summarizer', compactionModelUrl: summarizerFake.url, contextWindowTokens: 60_000 } }),
+      ...testDeps(db.store, suite.fake.url, { config: { compactionModel: 'local-summarizer', compactionModelUrl: summarizerFake.url, contextWindowTokens: 60_000 } }),
       compactionModel: new OpenAiCompatibleModelClient({ baseUrl: summarizerFake.url, model: 'local-summarizer' }),
     };
     const taskQueue = uniqueTaskQueue();
-    const worker = await runInProcessWorker(env, taskQueue, deps);
+    const worker = await runInProcessWorker(suite.env, taskQueue, deps);
     try {
-      fake.setTokenLimit(200_000);
-      fake.respondWith(routedResponder(() => fakeReply.text('fine')));
+      suite.fake.setTokenLimit(200_000);
+      suite.fake.respondWith(routedResponder(() => fakeReply.text('fine')));
       const agent = freshDurableAgent();
       const key = `agent:${agent}:main`;
-      await seedConversation(store.db, agent, key, 400, 60);
-      const result = await keelClient(env, taskQueue).compact(key, { keepRecentTokens: 2_000 });
+      await seedConversation(db.store.db, agent, key, 400, 60);
+      const result = await keelClient(suite.env, taskQueue).compact(key, { keepRecentTokens: 2_000 });
       expect(result.status).toBe('succeeded');
       expect(result.degraded).toBe(false);
       // The first chunk overflowed the summarizer, which learned its window and split the work.
       expect(summarizerFake.overflowed.length).toBeGreaterThanOrEqual(1);
-      expect(await getLearnedWindow(store.db, 'local-summarizer')).toBeLessThan(12_000);
+      expect(await getLearnedWindow(db.store.db, 'local-summarizer')).toBeLessThan(12_000);
       const answered = summarizerFake.requests.filter((r) => !summarizerFake.overflowed.some((o) => o.request === r));
       expect(answered.length).toBeGreaterThan(2);
     } finally {
@@ -103,44 +91,44 @@ describe.each(testDatabases())('provider limits on $name', (database) => {
   }, 600_000);
 
   it('compacts an imported ~1M-token session manually: with no model (extractive) and with a model', async () => {
-    fake.setTokenLimit(200_000);
+    suite.fake.setTokenLimit(200_000);
     const agent = freshDurableAgent();
     // ~1,800 long lines, as a long OpenClaw transcript imported with `keel import`.
     const noModelKey = `agent:${agent}:imported-a`;
     const modelKey = `agent:${agent}:imported-b`;
-    await seedConversation(store.db, agent, noModelKey, 1_800, 450);
-    await seedConversation(store.db, agent, modelKey, 1_800, 450);
+    await seedConversation(db.store.db, agent, noModelKey, 1_800, 450);
+    await seedConversation(db.store.db, agent, modelKey, 1_800, 450);
 
-    // No model configured: the flush is skipped, the summary is extractive, the fake is never called.
-    const requestsBefore = fake.requests.length;
-    const noModel = testDeps(store, fake.url, { config: { anthropicApiKey: undefined, anthropicBaseUrl: undefined } });
+    // No model configured: the flush is skipped, the summary is extractive, the suite.fake is never called.
+    const requestsBefore = suite.fake.requests.length;
+    const noModel = testDeps(db.store, suite.fake.url, { config: { anthropicApiKey: undefined, anthropicBaseUrl: undefined } });
     let taskQueue = uniqueTaskQueue();
-    let worker = await runInProcessWorker(env, taskQueue, noModel);
+    let worker = await runInProcessWorker(suite.env, taskQueue, noModel);
     try {
-      const result = await keelClient(env, taskQueue).compact(noModelKey);
+      const result = await keelClient(suite.env, taskQueue).compact(noModelKey);
       expect(result).toMatchObject({ status: 'succeeded', degraded: true });
       expect(result.tokensBefore).toBeGreaterThan(900_000);
       expect(result.tokensAfter).toBeLessThan(25_000);
-      expect(fake.requests.length).toBe(requestsBefore);
-      const row = await store.db.selectFrom('compactions').selectAll().where('id', '=', result.compactionId).executeTakeFirstOrThrow();
+      expect(suite.fake.requests.length).toBe(requestsBefore);
+      const row = await db.store.db.selectFrom('compactions').selectAll().where('id', '=', result.compactionId).executeTakeFirstOrThrow();
       expect(row.memory_flush).toBe('skipped: no-model');
     } finally {
       await worker.stop();
     }
 
     // With a model: every request (flush on the recent tail, chunks, merge) fits the provider's window.
-    const overflowsBefore = fake.overflowed.length;
-    fake.respondWith(routedResponder(() => fakeReply.text('unused')));
+    const overflowsBefore = suite.fake.overflowed.length;
+    suite.fake.respondWith(routedResponder(() => fakeReply.text('unused')));
     taskQueue = uniqueTaskQueue();
-    worker = await runInProcessWorker(env, taskQueue, testDeps(store, fake.url));
+    worker = await runInProcessWorker(suite.env, taskQueue, testDeps(db.store, suite.fake.url));
     try {
-      const result = await keelClient(env, taskQueue).compact(modelKey);
+      const result = await keelClient(suite.env, taskQueue).compact(modelKey);
       expect(result).toMatchObject({ status: 'succeeded', degraded: false });
       expect(result.tokensAfter).toBeLessThan(25_000);
-      expect(fake.overflowed.length).toBe(overflowsBefore);
-      const row = await store.db.selectFrom('compactions').selectAll().where('id', '=', result.compactionId).executeTakeFirstOrThrow();
+      expect(suite.fake.overflowed.length).toBe(overflowsBefore);
+      const row = await db.store.db.selectFrom('compactions').selectAll().where('id', '=', result.compactionId).executeTakeFirstOrThrow();
       expect(row.memory_flush).toMatch(/^ran on the recent tail/);
-      expect(fake.requests.slice(requestsBefore).some(isSummarizerRequest)).toBe(true);
+      expect(suite.fake.requests.slice(requestsBefore).some(isSummarizerRequest)).toBe(true);
     } finally {
       await worker.stop();
     }
