@@ -162,27 +162,25 @@ async function summarizeAndGuard(
   const policy = input.identifierPolicy ?? 'strict';
   const previous = previousSummary ? { previousSummary } : {};
   let summary: string | undefined;
-  {
-    const options = { identifierPolicy: policy, ...(input.instructions ? { customInstructions: input.instructions } : {}) };
-    const { chunks, summarizeChunk } = chunkClaimChecks(plan, {
-      chunk: (i, mode, prev, instructions) =>
-        summarizer.summarizeChunk({ ...ref(input), firstEntryId: plan.chunks[i].firstEntryId, lastEntryId: plan.chunks[i].lastEntryId, mode, oversized: plan.oversized, instructions, ...(prev ? { previousSummary: prev } : {}) }),
-      text: (text, prev, instructions) => summarizer.summarizeText({ ...ref(input), text, instructions, ...(prev ? { previousSummary: prev } : {}) }),
+  const options = { identifierPolicy: policy, ...(input.instructions ? { customInstructions: input.instructions } : {}) };
+  const { chunks, summarizeChunk } = chunkClaimChecks(plan, {
+    chunk: (i, mode, prev, instructions) =>
+      summarizer.summarizeChunk({ ...ref(input), firstEntryId: plan.chunks[i].firstEntryId, lastEntryId: plan.chunks[i].lastEntryId, mode, oversized: plan.oversized, instructions, ...(prev ? { previousSummary: prev } : {}) }),
+    text: (text, prev, instructions) => summarizer.summarizeText({ ...ref(input), text, instructions, ...(prev ? { previousSummary: prev } : {}) }),
+  });
+  try {
+    const merged = await summarizeWithFallback({
+      chunks,
+      ...previous,
+      chunkInstructions: chunkSummaryInstructions(options),
+      mergeInstructions: mergeSummaryInstructions(options),
+      summarizeChunk,
+      isTerminal: wf.isCancellation,
     });
-    try {
-      const merged = await summarizeWithFallback({
-        chunks,
-        ...previous,
-        chunkInstructions: chunkSummaryInstructions(options),
-        mergeInstructions: mergeSummaryInstructions(options),
-        summarizeChunk,
-        isTerminal: wf.isCancellation,
-      });
-      summary = merged.summary;
-    } catch (err) {
-      if (!(err instanceof SummarizationFailedError)) throw err;
-      wf.log.warn('every summarizer attempt failed; writing the extractive summary', { sessionKey: input.sessionKey, error: err.message });
-    }
+    summary = merged.summary;
+  } catch (err) {
+    if (!(err instanceof SummarizationFailedError)) throw err;
+    wf.log.warn('every summarizer attempt failed; writing the extractive summary', { sessionKey: input.sessionKey, error: err.message });
   }
 
   // Quality guard: identifiers verbatim, one summarizer retry with the missing ones, then append; cap.
