@@ -2,7 +2,7 @@ import { constants } from 'node:fs';
 import { access, appendFile, mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Context } from '@temporalio/activity';
-import type { ActivityDeps } from './deps';
+import { depsForAgent, type ActivityDeps } from '../src/runtime/deps';
 import { prepareContext } from './prepare-context';
 import { startHeartbeat } from './heartbeat';
 import { appendEntriesRedacted, getEntry, tailEntries } from '../src/store/entries-repo';
@@ -58,10 +58,11 @@ const MAX_FLUSH_ROUNDS = 3;
  * write durable notes through `memory_write`. Its reply (normally NO_REPLY) is never delivered, and
  * the flush turn itself is not added to the conversation; an audit entry records that it ran.
  */
-export function createMemoryActivities(deps: ActivityDeps) {
-  const { db } = deps;
+export function createMemoryActivities(allDeps: ActivityDeps) {
+  const { db } = allDeps;
 
   async function memoryFlush(input: MemoryFlushInput): Promise<MemoryFlushResult> {
+    const deps = depsForAgent(allDeps, input.agentId);
     const done = await getEntry(db, input.agentId, input.sessionId, input.flushId);
     if (done) return { ran: true, notes: Number(((done.payload as unknown as CustomEntry).data as { notes?: number })?.notes ?? 0) };
     const session = await getSession(db, input.agentId, input.sessionKey);

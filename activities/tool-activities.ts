@@ -1,5 +1,5 @@
 import { Context } from '@temporalio/activity';
-import type { ActivityDeps } from '../src/runtime/deps';
+import { depsForAgent, type ActivityDeps } from '../src/runtime/deps';
 import { appendEntries, getEntry } from '../src/store/entries-repo';
 import type { AssistantMessage, MessageEntry, ToolCallBlock, ToolResultMessage } from '../src/context/types';
 import { isToolCallBlock, toolCallArguments } from '../src/context/types';
@@ -27,10 +27,11 @@ export interface RunToolResult {
 }
 
 /** Runs one registered tool for one tool call and stores its result entry, once. */
-export function createToolActivities(deps: ActivityDeps) {
-  const { db } = deps;
+export function createToolActivities(allDeps: ActivityDeps) {
+  const { db } = allDeps;
 
   async function runTool(input: RunToolInput): Promise<RunToolResult> {
+    const deps = depsForAgent(allDeps, input.agentId);
     const done = await getEntry(db, input.agentId, input.sessionId, input.resultEntryId);
     if (done) return { entryId: done.id, isError: Boolean((done.payload as unknown as MessageEntry & { message: ToolResultMessage }).message.isError) };
 
@@ -56,6 +57,7 @@ export function createToolActivities(deps: ActivityDeps) {
 
   /** Unknown tools and invalid inputs become error results the model can read, not crashes. */
   async function execute(call: ToolCallBlock, input: RunToolInput): Promise<ToolOutput> {
+    const deps = depsForAgent(allDeps, input.agentId);
     const tool = deps.tools.get(call.name);
     if (!tool) {
       const known = deps.tools.list().map((t) => t.name).join(', ') || 'none';

@@ -1,7 +1,7 @@
 import { Context, log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { FailureTypes } from '../src/protocol';
-import type { ActivityDeps } from './deps';
+import { depsForAgent, type ActivityDeps } from '../src/runtime/deps';
 import { activeTranscriptBytes, appendEntriesRedacted, tailEntries, getEntry } from '../src/store/entries-repo';
 import { ensureSession, getSession, recordTurnUsage, rotateSession } from '../src/store/sessions-repo';
 import { evaluateFreshness, isSystemEvent, parseResetCommand, type SessionEventKind } from '../src/sessions/lifecycle';
@@ -96,11 +96,12 @@ export interface FinishTurnResult extends AfterTurnDecision {
 }
 
 /** The turn's activities: thin wrappers that read, call pure functions and the model, and write. */
-export function createTurnActivities(deps: ActivityDeps) {
-  const { db } = deps;
+export function createTurnActivities(allDeps: ActivityDeps) {
+  const { db } = allDeps;
 
   /** Ensures the session row and appends the user's message once, whatever the retries. */
   async function beginTurn(input: BeginTurnInput): Promise<BeginTurnResult> {
+    const deps = depsForAgent(allDeps, input.agentId);
     const now = new Date(input.now);
     let session = await ensureSession(db, { agentId: input.agentId, sessionKey: input.sessionKey, newSessionId: input.newSessionId, now });
     const reset = parseResetCommand(input.text);
@@ -145,6 +146,7 @@ export function createTurnActivities(deps: ActivityDeps) {
    * the reply was stored returns the stored reply without calling the model again.
    */
   async function callModel(input: CallModelInput): Promise<CallModelResult | OverBudgetResult> {
+    const deps = depsForAgent(allDeps, input.agentId);
     const stored = await getEntry(db, input.agentId, input.sessionId, input.assistantEntryId);
     if (stored) return describeReply(stored.payload as unknown as MessageEntry, stored.token_estimate ?? 0);
 
@@ -220,6 +222,7 @@ export function createTurnActivities(deps: ActivityDeps) {
 
   /** Adds the turn's usage to the session counters and decides flush and compaction from them. */
   async function finishTurn(input: FinishTurnInput): Promise<FinishTurnResult> {
+    const deps = depsForAgent(allDeps, input.agentId);
     await recordTurnUsage(db, { ...input, now: new Date(input.now) });
     const session = await getSession(db, input.agentId, input.sessionKey);
     const contextWindow = await effectiveWindow(deps, deps.config.model);

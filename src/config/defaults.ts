@@ -38,6 +38,8 @@ export const DEFAULTS = {
   /** Bootstrap caps (OpenClaw). */
   bootstrapMaxCharsPerFile: 5_000,
   bootstrapMaxCharsTotal: 20_000,
+  /** Workspace files are re-hashed this often (seconds) in case the file watcher missed a change (network filesystems, editors that replace files). */
+  workspacePollSeconds: 5,
   /** Session pruning of old tool output (OpenClaw). */
   minPrunableToolChars: 50_000,
   keepLastAssistants: 3,

@@ -66,8 +66,20 @@ export const keelConfigSchema = z.object({
   historyLimits: historyLimitsSchema.optional(),
   /** A stopping worker lets in-flight activities finish this long (KEEL_SHUTDOWN_GRACE_MS). */
   shutdownGraceMs: z.coerce.number().int().nonnegative().default(DEFAULTS.workerShutdownGraceMs),
-  /** Workspace folder for memory notes (`memory/YYYY-MM-DD.md`); unset → notes only in the database. */
+  /** Workspace folder: bootstrap files (AGENTS.md, …) and memory notes (`memory/YYYY-MM-DD.md`); unset → notes only in the database. */
   workspaceDir: z.string().min(1).optional(),
+  /** What the agent may do with its workspace: rw, ro (read bootstrap files, no flush) or none. */
+  workspaceAccess: z.enum(['rw', 'ro', 'none'], { message: 'use rw, ro or none' }).default('rw'),
+  /** Workspace files are re-hashed this often as a fallback to the file watcher (seconds); 0 disables polling. */
+  workspacePollSeconds: z.coerce.number().nonnegative().default(DEFAULTS.workspacePollSeconds),
+  /** The agent's identity line, first in the system prompt. */
+  identity: z.string().min(1).optional(),
+  /** System prompt mode for main sessions (subagent, cron and hook sessions use minimal). */
+  promptMode: z.enum(['full', 'minimal', 'none'], { message: 'use full, minimal or none' }).default('full'),
+  /** Time zone the runtime section of the system prompt states the date in. */
+  userTimeZone: z.string().refine(isKnownTimeZone, 'not a known IANA time zone; use a name such as "Europe/Berlin" or "UTC"').default('UTC'),
+  /** Provider prompt caching (cache_control breakpoints on system, tools and the stable prefix). */
+  promptCaching: z.boolean().default(true),
 }).superRefine(coherentModelSettings);
 
 /** Settings that are each valid but contradict one another would fail every turn, not at start. */
@@ -105,6 +117,12 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env, overrides: P
     compactionModel: env.KEEL_COMPACTION_MODEL || undefined,
     modelIdleTimeoutMs: env.KEEL_MODEL_IDLE_TIMEOUT_MS || undefined,
     workspaceDir: env.KEEL_WORKSPACE || undefined,
+    workspaceAccess: env.KEEL_WORKSPACE_ACCESS || undefined,
+    workspacePollSeconds: env.KEEL_WORKSPACE_POLL_SECONDS || undefined,
+    identity: env.KEEL_IDENTITY || undefined,
+    promptMode: env.KEEL_PROMPT_MODE || undefined,
+    userTimeZone: env.KEEL_TIMEZONE || undefined,
+    promptCaching: env.KEEL_PROMPT_CACHING ? env.KEEL_PROMPT_CACHING !== 'off' && env.KEEL_PROMPT_CACHING !== 'false' : undefined,
     softThresholdTokens: env.KEEL_SOFT_THRESHOLD_TOKENS || undefined,
     resetMode: env.KEEL_RESET_MODE || undefined,
     historyLimits: env.KEEL_HISTORY_LIMITS ? parseJson(env.KEEL_HISTORY_LIMITS) : undefined,
@@ -141,6 +159,12 @@ const ENV_NAMES: Record<string, string> = {
   compactionModel: 'KEEL_COMPACTION_MODEL',
   modelIdleTimeoutMs: 'KEEL_MODEL_IDLE_TIMEOUT_MS',
   workspaceDir: 'KEEL_WORKSPACE',
+  workspaceAccess: 'KEEL_WORKSPACE_ACCESS',
+  workspacePollSeconds: 'KEEL_WORKSPACE_POLL_SECONDS',
+  identity: 'KEEL_IDENTITY',
+  promptMode: 'KEEL_PROMPT_MODE',
+  userTimeZone: 'KEEL_TIMEZONE',
+  promptCaching: 'KEEL_PROMPT_CACHING',
   softThresholdTokens: 'KEEL_SOFT_THRESHOLD_TOKENS',
   resetMode: 'KEEL_RESET_MODE',
   historyLimits: 'KEEL_HISTORY_LIMITS',

@@ -21,4 +21,14 @@ export interface ActivityDeps {
   readonly estimate: (message: AgentMessage) => number;
   /** before_compaction / after_compaction hooks of the embedding application. */
   readonly compactionHooks?: CompactionHooks;
+  /**
+   * The deps for one agent: its config section merged over the defaults, its model client and its
+   * tools. Absent → every agent uses these deps. Activities go through `depsForAgent`.
+   */
+  readonly forAgent?: (agentId: string) => ActivityDeps;
+}
+
+/** The deps an activity uses for `agentId` (see `ActivityDeps.forAgent`). */
+export function depsForAgent(deps: ActivityDeps, agentId: string): ActivityDeps {
+  return deps.forAgent?.(agentId) ?? deps;
 }
