@@ -67,16 +67,6 @@ export default tseslint.config(
     rules: { '@typescript-eslint/no-restricted-imports': restrict(upperLayers) },
   },
   {
-    // The one exception, kept visible: `keel dev` runs a worker in-process, so the embedded stack is a
-    // composition root like workers/main.ts. It moves to workers/ once src/cli/dev.ts takes the stack
-    // as a parameter (docs/architecture.md, "Layers").
-    files: ['src/cli/stack.ts'],
-    rules: { '@typescript-eslint/no-restricted-imports': restrict(
-      { ...upperLayers, group: upperLayers.group.filter((g) => !g.includes('workers')) },
-      { regex: '(^|/)workers(/(?!create-worker$)|$)', message: upperLayers.message },
-    ) },
-  },
-  {
     // Pure folders: functions over messages and plans, testable without a server or a database.
     files: ['src/context/**/*.ts', 'src/compaction/**/*.ts', 'src/engine/**/*.ts'],
     rules: { '@typescript-eslint/no-restricted-imports': restrict(upperLayers, nodeBuiltins, ioLibraries, ioFolders) },

@@ -2,7 +2,7 @@ import { createInterface } from 'node:readline/promises';
 import { configFromEnv } from '../config/keel-config';
 import { validateStartup } from '../config/validate-startup';
 import { modelConfigured } from '../runtime/activity-deps';
-import { startLocalStack } from './stack';
+import type { StartLocalStack } from './local-stack';
 import { contextBar } from './context-bar';
 
 const HOW_TO_SET_A_MODEL = [
@@ -19,7 +19,7 @@ export interface DevOptions {
 }
 
 /** `npm run dev`: the embedded stack plus an interactive chat on one session. */
-export async function runDev(opts: DevOptions): Promise<number> {
+export async function runDev(opts: DevOptions, startLocalStack: StartLocalStack): Promise<number> {
   const log = (line: string) => process.stderr.write(`${line}\n`);
   const config = configFromEnv();
   // Without a model dev still starts the stack, then says how to set one.

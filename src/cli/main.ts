@@ -1,4 +1,3 @@
-#!/usr/bin/env node
 /**
  * The `keel` command line. Data goes to stdout (`--json` prints the command's one result object);
  * progress and people-text go to stderr. Exit codes: 0 ok, 1 failure, 2 bad usage.
@@ -16,6 +15,7 @@ import { importCommand, exportCommand } from './transfer';
 import { contextBar } from './context-bar';
 import { runMaintenance } from '../store/maintenance';
 import { resolve } from 'node:path';
+import type { CliRoots } from './local-stack';
 
 const USAGE = `usage: keel <command> [options]
   dev [--check] [--session <key>]          embedded Temporal + PGlite + worker + interactive chat
@@ -69,7 +69,7 @@ function required(value: string | undefined, what: string): string {
   return value;
 }
 
-async function main(argv: string[]): Promise<number> {
+async function main(argv: string[], roots: CliRoots): Promise<number> {
   const { values: opts, positionals } = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
   const [command, ...args] = positionals;
   const print = (result: unknown) => {
@@ -77,7 +77,7 @@ async function main(argv: string[]): Promise<number> {
   };
   switch (command) {
     case 'dev':
-      return runDev({ check: Boolean(opts.check), sessionKey: opts.session ?? 'agent:main:main' });
+      return runDev({ check: Boolean(opts.check), sessionKey: opts.session ?? 'agent:main:main' }, roots.startLocalStack);
     case 'status': {
       const key = required(args[0], 'a session key: keel status agent:main:main');
       const { client, close } = await connectClient(configFromEnv());
@@ -176,12 +176,15 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
-main(process.argv.slice(2)).then(
-  (code) => process.exit(code),
-  (err) => {
-    const usage = err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
-    process.stderr.write(`keel: ${err instanceof Error ? err.message : String(err)}\n`);
-    if (usage) process.stderr.write(`${USAGE}\n`);
-    process.exit(usage ? 2 : 1);
-  },
-);
+/** Runs `keel <argv>` and exits the process with its code (0 ok, 1 failure, 2 bad usage). */
+export function runKeelCli(argv: string[], roots: CliRoots): void {
+  main(argv, roots).then(
+    (code) => process.exit(code),
+    (err) => {
+      const usage = err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
+      process.stderr.write(`keel: ${err instanceof Error ? err.message : String(err)}\n`);
+      if (usage) process.stderr.write(`${USAGE}\n`);
+      process.exit(usage ? 2 : 1);
+    },
+  );
+}

@@ -25,5 +25,5 @@ export function runEntry(entry: string, args: string[], env: Record<string, stri
 
 /** Runs `keel <args>`. */
 export function keel(args: string[], env: Record<string, string | undefined>, stdin?: string): Promise<Run> {
-  return runEntry('src/cli/main.ts', args, env, stdin);
+  return runEntry('workers/keel.ts', args, env, stdin);
 }

@@ -2,22 +2,13 @@ import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime as TemporalRuntime, type Worker } from '@temporalio/worker';
-import type { KeelConfig } from '../config/keel-config';
-import { startDevServer, type DevServer } from '../temporal/dev-server';
-import { openRuntime, type Runtime } from '../runtime/activity-deps';
-// The one import of workers/ under src/ (eslint.config.mjs says why).
-import { createKeelWorker } from '../../workers/create-worker';
-import { prepareCluster } from '../temporal/prepare-cluster';
-import { KeelClient } from '../client/keel-client';
-
-/** Temporal + database + worker + client in one process: what `npm run dev` runs. */
-export interface LocalStack {
-  readonly client: KeelClient;
-  readonly runtime: Runtime;
-  readonly temporalAddress: string;
-  readonly uiUrl?: string;
-  stop(): Promise<void>;
-}
+import type { KeelConfig } from '../src/config/keel-config';
+import { startDevServer, type DevServer } from '../src/temporal/dev-server';
+import { openRuntime } from '../src/runtime/activity-deps';
+import { createKeelWorker } from './create-worker';
+import { prepareCluster } from '../src/temporal/prepare-cluster';
+import { KeelClient } from '../src/client/keel-client';
+import type { LocalStack } from '../src/cli/local-stack';
 
 /**
  * Starts the embedded stack: a local Temporal dev server unless TEMPORAL_ADDRESS is set (its history

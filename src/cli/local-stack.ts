@@ -1,0 +1,23 @@
+import type { KeelConfig } from '../config/keel-config';
+import type { Runtime } from '../runtime/activity-deps';
+import type { KeelClient } from '../client/keel-client';
+
+/** Temporal + database + worker + client in one process: what `npm run dev` runs. */
+export interface LocalStack {
+  readonly client: KeelClient;
+  readonly runtime: Runtime;
+  readonly temporalAddress: string;
+  readonly uiUrl?: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the embedded stack. The CLI gets it from its entry point (workers/keel.ts), because running
+ * a worker in-process makes it a composition root, and src/ never imports workers/.
+ */
+export type StartLocalStack = (config: KeelConfig, log: (line: string) => void) => Promise<LocalStack>;
+
+/** What the CLI needs from the layers above it. */
+export interface CliRoots {
+  readonly startLocalStack: StartLocalStack;
+}
