@@ -4,6 +4,7 @@ import { FailureTypes } from '../src/protocol';
 import { depsForAgent, type ActivityDeps } from '../src/runtime/deps';
 import { activeTranscriptBytes, appendEntriesRedacted, tailEntries, getEntry } from '../src/store/entries-repo';
 import { ensureSession, getSession, recordTurnUsage, rotateSession } from '../src/store/sessions-repo';
+import { chatTypeOf, parseSessionKey } from '../src/sessions/session-key';
 import { evaluateFreshness, isSystemEvent, parseResetCommand, type SessionEventKind } from '../src/sessions/lifecycle';
 import type { KeelConfig } from '../src/config/keel-config';
 import { decideAfterTurn, type AfterTurnDecision } from '../src/turn/turn-decisions';
@@ -103,7 +104,7 @@ export function createTurnActivities(allDeps: ActivityDeps) {
   async function beginTurn(input: BeginTurnInput): Promise<BeginTurnResult> {
     const deps = depsForAgent(allDeps, input.agentId);
     const now = new Date(input.now);
-    let session = await ensureSession(db, { agentId: input.agentId, sessionKey: input.sessionKey, newSessionId: input.newSessionId, now });
+    let session = await ensureSession(db, { agentId: input.agentId, sessionKey: input.sessionKey, newSessionId: input.newSessionId, now, chatType: chatTypeOfKey(input.sessionKey) });
     const reset = parseResetCommand(input.text);
     const text = reset ? (reset.remainder ?? '') : input.text;
     // Freshness (OpenClaw session reset): a reset command, the daily boundary or idle expiry starts a new sessionId.
@@ -286,4 +287,13 @@ function describeReply(entry: MessageEntry, contextTokens: number): CallModelRes
     usage: { inputTokens: message.usage?.input ?? 0, outputTokens: message.usage?.output ?? 0 },
     contextTokens,
   };
+}
+
+/** The row's chat_type (direct, group, channel, main, cron, hook, subagent); null for a key Keel cannot parse (imported). */
+function chatTypeOfKey(sessionKey: string): string | null {
+  try {
+    return chatTypeOf(parseSessionKey(sessionKey));
+  } catch {
+    return null;
+  }
 }

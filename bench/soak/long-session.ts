@@ -6,13 +6,13 @@
  * Prints progress on stderr and one JSON object on stdout: turns, runs, p50/p99 by thousand, entries.
  */
 import { openStore } from '../../src/store/connect';
-import { allEntries } from '../../src/store/entries-repo';
 import { getSession } from '../../src/store/sessions-repo';
 import { startFakeAnthropic, fakeReply } from '../../test/support/fake-anthropic';
 import { keelClient, runInProcessWorker, startTemporalTestEnv, uniqueTaskQueue } from '../../test/support/temporal';
 import { testDeps } from '../../test/support/keel-deps';
 import { freshSchemaUrl } from '../../test/support/databases';
 import { latencyStats } from '../support/stats';
+import { allEntries } from '../../test/support/store-readers';
 
 async function main(): Promise<void> {
   const turns = Number(process.env.LONG_SESSION_TURNS ?? 10_000);

@@ -7,14 +7,13 @@ import { z } from 'zod';
 import { runDev } from './dev';
 import { resolveTemporalCli } from '../temporal/resolve-cli';
 import { configFromEnv } from '../config/keel-config';
-import { openStore, type Store } from '../store/connect';
+import { openStore, storeTargetFor, type Store } from '../store/connect';
 import { connectClient, UsageError } from './connect';
 import { forKnownSession } from './session-errors';
 import { compactionsList, compactionsRetry, compactionsShow } from './compactions';
 import { importCommand, exportCommand } from './transfer';
 import { contextBar } from './context-bar';
 import { runMaintenance } from '../store/maintenance';
-import { resolve } from 'node:path';
 import type { CliRoots } from './local-stack';
 
 const USAGE = `usage: keel <command> [options]
@@ -56,7 +55,7 @@ function parseCount(flag: string, value: string | undefined): number | undefined
 
 async function withStore<T>(fn: (store: Store) => Promise<T>): Promise<T> {
   const config = configFromEnv();
-  const store = await openStore(config.databaseUrl ? { kind: 'postgres', url: config.databaseUrl } : { kind: 'pglite', dataDir: resolve(config.home, 'db') });
+  const store = await openStore(storeTargetFor(config));
   try {
     return await fn(store);
   } finally {

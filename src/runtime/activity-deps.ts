@@ -5,7 +5,7 @@ import { boundedEstimate } from './bounded-estimate';
 import { AnthropicModelClient } from '../model/anthropic-client';
 import type { ModelClient } from '../model/model-client';
 import { OpenAiCompatibleModelClient } from '../model/openai-compatible-client';
-import { openStore, type Store } from '../store/connect';
+import { openStore, storeTargetFor, type Store } from '../store/connect';
 import { ToolRegistry } from '../tools/registry';
 
 /** A module the embedding application points Keel at to register its tools. */
@@ -35,7 +35,7 @@ export async function openRuntime(opts: OpenRuntimeOptions): Promise<Runtime> {
   const { config } = opts;
   const store =
     opts.store ??
-    (await openStore(config.databaseUrl ? { kind: 'postgres', url: config.databaseUrl } : { kind: 'pglite', dataDir: resolve(config.home, 'db') }));
+    (await openStore(storeTargetFor(config)));
   const tools = opts.tools ?? new ToolRegistry();
   if (opts.toolsModule) {
     const mod = (await import(resolve(opts.toolsModule))) as ToolsModule;

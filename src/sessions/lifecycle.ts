@@ -172,22 +172,6 @@ export function isSystemEvent(kind: SessionEventKind): boolean {
   return SYSTEM_EVENT_KINDS.has(kind);
 }
 
-/**
- * The session's `lastInteractionAt` after `event` at `now`: unchanged (the same value) for system
- * events, otherwise `now` — never moved backwards, so a late-delivered message cannot shorten
- * the idle window.
- */
-export function touchOnEvent(
-  session: Pick<SessionTimes, 'lastInteractionAt'>,
-  event: { readonly kind: SessionEventKind },
-  now: Date,
-): Date | null | undefined {
-  const last = session.lastInteractionAt;
-  if (isSystemEvent(event.kind)) return last;
-  if (last && last.getTime() >= now.getTime()) return last;
-  return now;
-}
-
 const formatters = new Map<string, Intl.DateTimeFormat>();
 
 /** One formatter per zone: building them is slow, and the zone list is small. */

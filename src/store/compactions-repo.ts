@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { CompactionEntry } from '../context/types';
 import type { CompactionOutcome } from '../compaction/types';
 import type { CompactionRow, Database } from './schema';
@@ -217,14 +217,3 @@ export async function writeCompactionRecord(db: Kysely<Database>, input: Compact
   });
 }
 
-/** Count of compaction entries of a session (tests and diagnostics). */
-export async function countCompactionEntries(db: Kysely<Database>, agentId: string, sessionId: string): Promise<number> {
-  const r = await db
-    .selectFrom('transcript_entries')
-    .select(sql<number>`count(*)::int`.as('n'))
-    .where('agent_id', '=', agentId)
-    .where('session_id', '=', sessionId)
-    .where('type', '=', 'compaction')
-    .executeTakeFirstOrThrow();
-  return r.n;
-}

@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import { mkdirSync } from 'node:fs';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import { Pool, types as pgTypes } from 'pg';
@@ -85,8 +86,7 @@ async function probe(db: Kysely<Database>, timeoutMs: number): Promise<boolean> 
   }
 }
 
-/** `DATABASE_URL` when set, else PGlite under `<home>/db` (default `./.keel`). */
-export function storeTargetFromEnv(env: NodeJS.ProcessEnv = process.env, keelHome = env.KEEL_HOME ?? '.keel'): StoreTarget {
-  if (env.DATABASE_URL) return { kind: 'postgres', url: env.DATABASE_URL };
-  return { kind: 'pglite', dataDir: `${keelHome}/db` };
+/** `databaseUrl` when set, else PGlite under `<home>/db` (default `./.keel`). */
+export function storeTargetFor(config: { readonly databaseUrl?: string; readonly home: string }): StoreTarget {
+  return config.databaseUrl ? { kind: 'postgres', url: config.databaseUrl } : { kind: 'pglite', dataDir: resolve(config.home, 'db') };
 }

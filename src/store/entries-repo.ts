@@ -135,17 +135,6 @@ export async function tailEntries(db: Kysely<Database>, agentId: string, session
   return rows.reverse();
 }
 
-/** Every entry of a session in order (export, audit). Not for turns. */
-export async function allEntries(db: Kysely<Database>, agentId: string, sessionId: string): Promise<EntryRow[]> {
-  return db
-    .selectFrom('transcript_entries')
-    .selectAll()
-    .where('agent_id', '=', agentId)
-    .where('session_id', '=', sessionId)
-    .orderBy('seq', 'asc')
-    .execute();
-}
-
 /** Entry count of a session. */
 export async function countEntries(db: Kysely<Database>, agentId: string, sessionId: string): Promise<number> {
   const r = await db

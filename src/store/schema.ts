@@ -126,7 +126,6 @@ export interface Database {
 export type SessionRow = Selectable<SessionsTable>;
 export type NewSessionRow = Insertable<SessionsTable>;
 export type EntryRow = Selectable<TranscriptEntriesTable>;
-export type NewEntryRow = Insertable<TranscriptEntriesTable>;
 export type CompactionRow = Selectable<CompactionsTable>;
 export type MemoryNoteRow = Selectable<MemoryNotesTable>;
 export type SubagentRunRow = Selectable<SubagentRunsTable>;

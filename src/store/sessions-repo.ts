@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Database, NewSessionRow, SessionRow } from './schema';
 import { storableJsonText, storableText } from '../text/storable-text';
 
@@ -74,7 +74,8 @@ export async function recordTurnUsage(db: Kysely<Database>, u: TurnUsageUpdate):
       total_tokens: eb('total_tokens', '+', u.inputTokens + u.outputTokens),
       context_tokens: u.contextTokens,
       total_tokens_fresh: true,
-      ...(u.touch === false ? {} : { last_interaction_at: u.now }),
+      // Never backwards: a turn that finishes late (a retry, a queued turn) cannot shorten the idle window.
+      ...(u.touch === false ? {} : { last_interaction_at: sql<Date>`greatest(last_interaction_at, ${u.now})` }),
       updated_at: u.now,
     }))
     .where('agent_id', '=', u.agentId)

@@ -6,7 +6,7 @@ import { testDeps } from '../support/keel-deps';
 import { appendMessages, goodSummarizer, promptOf, runCompaction, seedSession, startCompaction } from './support';
 import { loadActiveEntries } from '../../src/store/entries-repo';
 import { getSession } from '../../src/store/sessions-repo';
-import { countCompactionEntries, getCompaction, listCompactions, writeCompactionRecord } from '../../src/store/compactions-repo';
+import { getCompaction, listCompactions, writeCompactionRecord } from '../../src/store/compactions-repo';
 import { CompactionHooks, type AfterCompactionEvent, type BeforeCompactionEvent } from '../../src/compaction/hooks';
 import { EXTRACTIVE_SUMMARY_HEADER } from '../../src/compaction/extractive-summary';
 import { PRESERVED_IDENTIFIERS_HEADING } from '../../src/compaction/quality-guard';
@@ -15,6 +15,7 @@ import { COMPACTION_TIMED_OUT } from '../../src/protocol';
 import type { CompactionActivityDeps } from '../../activities/compaction-activities';
 import type { KeelConfig } from '../../src/config/keel-config';
 import type { Store } from '../../src/store/connect';
+import { countCompactionEntries } from '../support/store-readers';
 
 let env: TemporalTestEnv;
 let fake: FakeAnthropic;

@@ -4,9 +4,10 @@ import { runInProcessWorker, spawnWorkerProcess, startTemporalTestEnv, uniqueTas
 import { testDeps } from '../support/keel-deps';
 import { goodSummarizer, seedSession, startCompaction } from './support';
 import { openStore, type Store } from '../../src/store/connect';
-import { allEntries, loadActiveEntries } from '../../src/store/entries-repo';
+import { loadActiveEntries } from '../../src/store/entries-repo';
 import { getSession } from '../../src/store/sessions-repo';
-import { countCompactionEntries, getCompaction } from '../../src/store/compactions-repo';
+import { getCompaction } from '../../src/store/compactions-repo';
+import { allEntries, countCompactionEntries } from '../support/store-readers';
 
 let env: TemporalTestEnv;
 let fake: FakeAnthropic;

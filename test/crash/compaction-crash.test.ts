@@ -9,8 +9,9 @@ import { keelClient, startTemporalTestEnv, type TemporalTestEnv } from '../suppo
 import { entryText, gate, openCrashRig, storedTranscript, type CrashRig } from '../support/crash-rig';
 import { holdTableLock, type TableLock } from '../support/crash-db-lock';
 import { goodSummarizer, promptOf } from '../compaction-workflow/support';
-import { countCompactionEntries, getCompaction } from '../../src/store/compactions-repo';
+import { getCompaction } from '../../src/store/compactions-repo';
 import { loadActiveEntries } from '../../src/store/entries-repo';
+import { countCompactionEntries } from '../support/store-readers';
 
 /**
  * The compaction workflow's store activities have a 2-minute start-to-close timeout and no heartbeat,

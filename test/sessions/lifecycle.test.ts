@@ -7,7 +7,6 @@ import {
   mostRecentDailyReset,
   parseResetCommand,
   sessionResetPolicySchema,
-  touchOnEvent,
   type SessionEventKind,
   type SessionResetPolicyInput,
 } from '../../src/sessions/lifecycle';
@@ -177,16 +176,6 @@ describe('evaluateFreshness', () => {
     const result = evaluateFreshness({ sessionStartedAt: at('2025-06-01T00:00:00Z') }, { now: at('2025-06-01T12:00:00Z'), policy: {} });
     expect(result.dailyResetAt?.getUTCHours()).toBe(DEFAULTS.dailyResetHour);
   });
-
-  it('keeps a session going through heartbeats and cron wakeups only until it expires', () => {
-    // As OpenClaw: system events must not keep sessions alive.
-    const policy = { idleMinutes: 30, mode: 'idle' as const };
-    let session = { sessionStartedAt: at('2025-06-01T10:00:00Z'), lastInteractionAt: at('2025-06-01T10:00:00Z') as Date | null | undefined };
-    for (const [minute, kind] of [[10, 'heartbeat'], [20, 'cron'], [29, 'exec_notice']] as Array<[number, SessionEventKind]>) {
-      session = { ...session, lastInteractionAt: touchOnEvent(session, { kind }, at(`2025-06-01T10:${minute}:00Z`)) };
-    }
-    expect(evaluateFreshness(session, { now: at('2025-06-01T10:31:00Z'), policy })).toMatchObject({ fresh: false, reason: 'idle' });
-  });
 });
 
 describe('sessionResetPolicySchema', () => {
@@ -244,24 +233,5 @@ describe('isSystemEvent', () => {
     ['bookkeeping', true],
   ] as Array<[SessionEventKind, boolean]>)('%s → %s', (kind, system) => {
     expect(isSystemEvent(kind)).toBe(system);
-  });
-});
-
-describe('touchOnEvent', () => {
-  const last = at('2025-06-01T10:00:00Z');
-  const later = at('2025-06-01T11:00:00Z');
-
-  it('moves lastInteractionAt to now for a user message', () => {
-    expect(touchOnEvent({ lastInteractionAt: last }, { kind: 'user_message' }, later)).toBe(later);
-    expect(touchOnEvent({ lastInteractionAt: null }, { kind: 'user_message' }, later)).toBe(later);
-  });
-
-  it.each(['heartbeat', 'cron', 'exec_notice', 'bookkeeping'] as SessionEventKind[])('returns the same value for %s', (kind) => {
-    expect(touchOnEvent({ lastInteractionAt: last }, { kind }, later)).toBe(last);
-    expect(touchOnEvent({ lastInteractionAt: null }, { kind }, later)).toBeNull();
-  });
-
-  it('never moves lastInteractionAt backwards', () => {
-    expect(touchOnEvent({ lastInteractionAt: later }, { kind: 'user_message' }, last)).toBe(later);
   });
 });

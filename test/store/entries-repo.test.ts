@@ -2,20 +2,9 @@ import { CompiledQuery, type Kysely, type KyselyPlugin, type RootOperationNode }
 import { testDatabases } from '../support/databases';
 import type { Store } from '../../src/store/connect';
 import type { Database } from '../../src/store/schema';
-import {
-  allEntries,
-  appendEntries,
-  appendEntriesRedacted,
-  countEntries,
-  entriesAfter,
-  getEntry,
-  lastCompaction,
-  loadActiveEntries,
-  setTokenEstimates,
-  tailEntries,
-  type EntryToAppend,
-} from '../../src/store/entries-repo';
+import { appendEntries, appendEntriesRedacted, countEntries, entriesAfter, getEntry, lastCompaction, loadActiveEntries, setTokenEstimates, tailEntries, type EntryToAppend } from '../../src/store/entries-repo';
 import { ensureSession, getSession } from '../../src/store/sessions-repo';
+import { allEntries } from '../support/store-readers';
 
 const T0 = Date.UTC(2026, 0, 1);
 const ts = (i: number) => new Date(T0 + i * 1000).toISOString();

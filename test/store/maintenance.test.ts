@@ -2,9 +2,10 @@ import type { Kysely } from 'kysely';
 import { testDatabases } from '../support/databases';
 import type { Store } from '../../src/store/connect';
 import type { Database } from '../../src/store/schema';
-import { allEntries, appendEntries, countEntries, loadActiveEntries, type EntryToAppend } from '../../src/store/entries-repo';
+import { appendEntries, countEntries, loadActiveEntries, type EntryToAppend } from '../../src/store/entries-repo';
 import { ensureSession, getSession } from '../../src/store/sessions-repo';
 import { InvalidMaintenanceOptionsError, runMaintenance } from '../../src/store/maintenance';
+import { allEntries } from '../support/store-readers';
 
 const DAY = 86_400_000;
 const NOW = new Date(Date.UTC(2026, 5, 1));

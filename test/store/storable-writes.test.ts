@@ -3,12 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { testDatabases } from '../support/databases';
 import type { Store } from '../../src/store/connect';
-import { allEntries, appendEntries, appendEntriesRedacted, getEntry } from '../../src/store/entries-repo';
+import { appendEntries, appendEntriesRedacted, getEntry } from '../../src/store/entries-repo';
 import { createCompactionRow, getCompaction, markFailed, writeCompactionRecord } from '../../src/store/compactions-repo';
 import { listMemoryNotes, recordMemoryFlush } from '../../src/store/memory-repo';
 import { ensureSession, getSession } from '../../src/store/sessions-repo';
 import { importSessions } from '../../src/transfer/import-sessions';
 import type { MessageEntry } from '../../src/context/types';
+import { allEntries } from '../support/store-readers';
 
 const R = '\uFFFD';
 const POISON = 'a\u0000b\ud800c\udc00d 😀';

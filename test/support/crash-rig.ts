@@ -4,12 +4,12 @@
  */
 import { resolve } from 'node:path';
 import { openStore, type Store } from '../../src/store/connect';
-import { allEntries } from '../../src/store/entries-repo';
 import { getSession } from '../../src/store/sessions-repo';
 import type { SessionRow } from '../../src/store/schema';
 import { startFakeAnthropic, type FakeAnthropic } from './fake-anthropic';
 import type { SharedDatabase, SharedDatabaseKind } from './shared-database';
 import { spawnWorkerProcess, uniqueTaskQueue, type TemporalTestEnv, type WorkerProcess } from './temporal';
+import { allEntries } from './store-readers';
 
 /** Path of the tools module worker processes load (KEEL_TOOLS_MODULE). */
 export const CRASH_TOOLS_MODULE = resolve(__dirname, 'crash-tools.ts');

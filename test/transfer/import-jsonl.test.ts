@@ -3,9 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { testDatabases } from '../support/databases';
 import type { Store } from '../../src/store/connect';
-import { allEntries, countEntries } from '../../src/store/entries-repo';
+import { countEntries } from '../../src/store/entries-repo';
 import { importTranscriptFile } from '../../src/transfer/import-jsonl';
 import { corrupt, firstToolCallId, generateSession, joinLines, toLines, type FixtureLine } from '../fixtures/generate';
+import { allEntries } from '../support/store-readers';
 
 const AGENT = 'main';
 

@@ -2,10 +2,10 @@ import { testDatabases } from '../support/databases';
 import { fakeReply } from '../support/fake-anthropic';
 import { integrationSuite } from '../support/integration';
 import { freshDurableAgent, lastUserText } from '../support/durable-turn-helpers';
-import { allEntries } from '../../src/store/entries-repo';
 import { getSession } from '../../src/store/sessions-repo';
 import type { TurnResult } from '../../src/protocol';
 import type { AssistantMessage, MessageEntry } from '../../src/context/types';
+import { allEntries } from '../support/store-readers';
 
 /** 200 on PostgreSQL (the number); 50 on PGlite, whose single connection serializes every query. */
 const SENDS = { postgres: 200, pglite: 50 } as const;

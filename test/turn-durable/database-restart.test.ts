@@ -9,9 +9,9 @@ import { fakeReply } from '../support/fake-anthropic';
 import { integrationSuite } from '../support/integration';
 import { freshDurableAgent, lastUserText } from '../support/durable-turn-helpers';
 import { openStore } from '../../src/store/connect';
-import { allEntries } from '../../src/store/entries-repo';
 import { getSession } from '../../src/store/sessions-repo';
 import type { MessageEntry } from '../../src/context/types';
+import { allEntries } from '../support/store-readers';
 
 const url = process.env.TEST_DATABASE_URL;
 const suite = integrationSuite();

@@ -10,11 +10,11 @@ import { integrationSuite } from '../support/integration';
 import { testDeps } from '../support/keel-deps';
 import { freshDurableAgent, isFlushRequest, isSummarizerRequest, lastUserText, seedConversation, waitIdle } from '../support/durable-turn-helpers';
 import { goodSummarizer } from '../compaction-workflow/support';
-import { allEntries } from '../../src/store/entries-repo';
 import { getSession } from '../../src/store/sessions-repo';
 import { sessionWorkflowId } from '../../src/sessions/session-key';
 import type { Store } from '../../src/store/connect';
 import type { MessageEntry } from '../../src/context/types';
+import { allEntries } from '../support/store-readers';
 
 const suite = integrationSuite();
 

@@ -13,11 +13,11 @@ import {
   routedResponder,
   waitIdle,
 } from '../support/durable-turn-helpers';
-import { allEntries } from '../../src/store/entries-repo';
 import { getSession } from '../../src/store/sessions-repo';
 import { ToolRegistry } from '../../src/tools/registry';
 import type { Store } from '../../src/store/connect';
 import type { CustomEntry } from '../../src/context/types';
+import { allEntries } from '../support/store-readers';
 
 /** Window and reserve chosen so the threshold (30,000) is crossed every few turns of ~2k tokens each. */
 const WINDOW = 50_000;

@@ -3,10 +3,10 @@ import { testDatabases } from '../support/databases';
 import { fakeReply, type FakeStep } from '../support/fake-anthropic';
 import { integrationSuite } from '../support/integration';
 import { freshDurableAgent, routedResponder, seedConversation } from '../support/durable-turn-helpers';
-import { allEntries } from '../../src/store/entries-repo';
 import { getSession } from '../../src/store/sessions-repo';
 import { FailureTypes } from '../../src/protocol';
 import type { MessageEntry } from '../../src/context/types';
+import { allEntries } from '../support/store-readers';
 
 const suite = integrationSuite();
 

@@ -3,11 +3,11 @@ import { testDatabases } from '../support/databases';
 import { startFakeAnthropic, fakeReply, type FakeAnthropic } from '../support/fake-anthropic';
 import { keelClient, runInProcessWorker, startTemporalTestEnv, uniqueTaskQueue, type TemporalTestEnv } from '../support/temporal';
 import { testDeps } from '../support/keel-deps';
-import { allEntries } from '../../src/store/entries-repo';
 import { getSession } from '../../src/store/sessions-repo';
 import { ToolRegistry } from '../../src/tools/registry';
 import type { Store } from '../../src/store/connect';
 import type { AgentMessage, MessageEntry } from '../../src/context/types';
+import { allEntries } from '../support/store-readers';
 
 const R = '\uFFFD';
 let env: TemporalTestEnv;

@@ -2,10 +2,10 @@ import { sql } from 'kysely';
 import { testDatabases } from '../support/databases';
 import { fakeReply } from '../support/fake-anthropic';
 import { integrationSuite } from '../support/integration';
-import { allEntries } from '../../src/store/entries-repo';
-import { getSession } from '../../src/store/sessions-repo';
+import { ensureSession, getSession, recordTurnUsage } from '../../src/store/sessions-repo';
 import type { Store } from '../../src/store/connect';
 import type { MessageEntry } from '../../src/context/types';
+import { allEntries } from '../support/store-readers';
 
 const suite = integrationSuite();
 
@@ -25,6 +25,8 @@ describe.each(testDatabases())('session reset and freshness in turns, on $name',
       fake.enqueue(fakeReply.text('first'), fakeReply.text('fresh start'));
       await client.sendMessage(key, 'hello');
       const before = (await getSession(store.db, agent, key))!.session_id;
+      // The row Keel creates says what kind of chat the key names.
+      expect((await getSession(store.db, agent, key))!.chat_type).toBe('main');
       const reply = await client.sendMessage(key, '/new summarize the report');
       expect(reply.reply).toBe('fresh start');
       const after = (await getSession(store.db, agent, key))!;
@@ -60,4 +62,26 @@ describe.each(testDatabases())('session reset and freshness in turns, on $name',
       expect(afterIdle.session_id).not.toBe(first.session_id);
       expect(await userTexts(store, agent, afterIdle.session_id)).toEqual(['two']);
     }));
+});
+
+describe.each(testDatabases())('session counters on $name', (database) => {
+  let store: Store;
+  beforeEach(async () => {
+    store = await database.open();
+  });
+  afterEach(() => store.close());
+
+  it('never moves lastInteractionAt backwards: a turn that finishes late cannot shorten the idle window', async () => {
+    const key = 'agent:c:telegram:group:g1';
+    const t0 = new Date('2026-01-01T10:00:00Z');
+    await ensureSession(store.db, { agentId: 'c', sessionKey: key, newSessionId: 's1', now: t0, chatType: 'group' });
+    const usage = { agentId: 'c', sessionKey: key, inputTokens: 1, outputTokens: 1, contextTokens: 2 };
+    await recordTurnUsage(store.db, { ...usage, now: new Date('2026-01-01T10:30:00Z') });
+    await recordTurnUsage(store.db, { ...usage, now: new Date('2026-01-01T10:05:00Z') });
+    const row = (await getSession(store.db, 'c', key))!;
+    expect(row.last_interaction_at.toISOString()).toBe('2026-01-01T10:30:00.000Z');
+    expect(row.input_tokens).toBe(2);
+    await recordTurnUsage(store.db, { ...usage, now: new Date('2026-01-01T11:00:00Z'), touch: false });
+    expect((await getSession(store.db, 'c', key))!.last_interaction_at.toISOString()).toBe('2026-01-01T10:30:00.000Z');
+  });
 });

@@ -3,12 +3,13 @@ import { testDatabases } from '../support/databases';
 import { startFakeAnthropic, fakeReply, type FakeAnthropic } from '../support/fake-anthropic';
 import { keelClient, runInProcessWorker, startTemporalTestEnv, uniqueTaskQueue, type TemporalTestEnv } from '../support/temporal';
 import { testDeps } from '../support/keel-deps';
-import { allEntries, appendEntries } from '../../src/store/entries-repo';
+import { appendEntries } from '../../src/store/entries-repo';
 import { ensureSession, getSession } from '../../src/store/sessions-repo';
 import { ToolRegistry } from '../../src/tools/registry';
 import { registerContextEngine } from '../../src/engine/registry';
 import type { Store } from '../../src/store/connect';
 import type { AgentMessage, MessageEntry } from '../../src/context/types';
+import { allEntries } from '../support/store-readers';
 
 let env: TemporalTestEnv;
 let fake: FakeAnthropic;

@@ -2,9 +2,9 @@ import { sharedDatabases, type SharedDatabase } from '../support/shared-database
 import { startFakeAnthropic, fakeReply, type FakeAnthropic } from '../support/fake-anthropic';
 import { keelClient, spawnWorkerProcess, startTemporalTestEnv, uniqueTaskQueue, type TemporalTestEnv, type WorkerProcess } from '../support/temporal';
 import { openStore, type Store } from '../../src/store/connect';
-import { allEntries } from '../../src/store/entries-repo';
 import { getSession } from '../../src/store/sessions-repo';
 import type { MessageEntry } from '../../src/context/types';
+import { allEntries } from '../support/store-readers';
 
 let env: TemporalTestEnv;
 let fake: FakeAnthropic;
