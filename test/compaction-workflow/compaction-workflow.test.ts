@@ -1,8 +1,7 @@
-import { Client, WorkflowFailedError } from '@temporalio/client';
+import { WorkflowFailedError } from '@temporalio/client';
 import { testDatabases } from '../support/databases';
-import { startFakeAnthropic, fakeReply, type FakeAnthropic } from '../support/fake-anthropic';
-import { runInProcessWorker, startTemporalTestEnv, uniqueTaskQueue, type TemporalTestEnv } from '../support/temporal';
-import { testDeps } from '../support/keel-deps';
+import { fakeReply } from '../support/fake-anthropic';
+import { integrationSuite } from '../support/integration';
 import { appendMessages, goodSummarizer, promptOf, runCompaction, seedSession, startCompaction } from './support';
 import { loadActiveEntries } from '../../src/store/entries-repo';
 import { getSession } from '../../src/store/sessions-repo';
@@ -12,226 +11,204 @@ import { EXTRACTIVE_SUMMARY_HEADER } from '../../src/compaction/extractive-summa
 import { PRESERVED_IDENTIFIERS_HEADING } from '../../src/compaction/quality-guard';
 import { compactionsList, compactionsRetry, compactionsShow } from '../../src/cli/compactions';
 import { COMPACTION_TIMED_OUT } from '../../src/protocol';
-import type { CompactionActivityDeps } from '../../activities/compaction-activities';
-import type { KeelConfig } from '../../src/config/keel-config';
-import type { Store } from '../../src/store/connect';
 import { countCompactionEntries } from '../support/store-readers';
 
-let env: TemporalTestEnv;
-let fake: FakeAnthropic;
-
-beforeAll(async () => {
-  [env, fake] = await Promise.all([startTemporalTestEnv(), startFakeAnthropic()]);
-});
-afterAll(async () => {
-  await fake?.close();
-  await env?.close();
-});
+const suite = integrationSuite();
 
 describe.each(testDatabases())('compactionWorkflow on a real Temporal dev server and $name', (database) => {
-  let store: Store;
-  let stopWorker: (() => Promise<void>) | undefined;
-  beforeEach(async () => {
-    store = await database.open();
-  });
-  afterEach(async () => {
-    fake.respondWith(undefined);
-    await stopWorker?.();
-    stopWorker = undefined;
-    fake.assertScriptConsumed();
-    await store.close();
-  });
-
-  async function worker(opts: { hooks?: CompactionHooks; config?: Partial<KeelConfig> } = {}): Promise<string> {
-    const taskQueue = uniqueTaskQueue('keel-compaction');
-    const deps: CompactionActivityDeps = { ...testDeps(store, fake.url, { config: opts.config }), ...(opts.hooks ? { compactionHooks: opts.hooks } : {}) };
-    const w = await runInProcessWorker(env, taskQueue, deps);
-    stopWorker = w.stop;
-    return taskQueue;
-  }
+  const db = suite.storePerTest(database);
 
   it('summarizes chunks in parallel, merges, writes one compaction entry with counters, and fires each hook once', async () => {
     const before: BeforeCompactionEvent[] = [];
     const after: AfterCompactionEvent[] = [];
     const hooks = new CompactionHooks().on('before_compaction', (e) => void before.push(e)).on('after_compaction', (e) => void after.push(e));
-    const taskQueue = await worker({ hooks });
-    const s = await seedSession(store.db, 16);
-    fake.respondWith(goodSummarizer);
-    const sent = fake.requests.length;
+    await suite.withWorker(db.store, { deps: { compactionHooks: hooks } }, async (w) => {
+      const { store, fake } = w;
+      const s = await seedSession(store.db, 16);
+      fake.respondWith(goodSummarizer);
+      const sent = fake.requests.length;
 
-    // An 11k window leaves 11,000 × 0.4 − 4,096 ≈ 300 tokens per chunk: the 14 summarized messages need several.
-    const result = await runCompaction(env, taskQueue, s, { contextWindowTokens: 11_000, keepRecentTokens: 200 });
+      // An 11k window leaves 11,000 × 0.4 − 4,096 ≈ 300 tokens per chunk: the 14 summarized messages need several.
+      const result = await runCompaction(w, s, { contextWindowTokens: 11_000, keepRecentTokens: 200 });
 
-    expect(result.status).toBe('succeeded');
-    expect(result.degraded).toBe(false);
-    expect(result.firstKeptEntryId).toBe('m14');
-    expect(result.tokensAfter).toBeLessThan(result.tokensBefore);
-    const requests = fake.requests.slice(sent);
-    const merges = requests.filter((r) => promptOf(r).includes('Merge them into ONE'));
-    expect(merges).toHaveLength(1);
-    expect(requests.length - merges.length).toBeGreaterThanOrEqual(2);
-    // Every chunk request carries its own slice of the transcript, and none carries the kept tail.
-    for (const r of requests.filter((x) => !merges.includes(x))) expect(promptOf(r)).not.toContain('Message 14:');
+      expect(result.status).toBe('succeeded');
+      expect(result.degraded).toBe(false);
+      expect(result.firstKeptEntryId).toBe('m14');
+      expect(result.tokensAfter).toBeLessThan(result.tokensBefore);
+      const requests = fake.requests.slice(sent);
+      const merges = requests.filter((r) => promptOf(r).includes('Merge them into ONE'));
+      expect(merges).toHaveLength(1);
+      expect(requests.length - merges.length).toBeGreaterThanOrEqual(2);
+      // Every chunk request carries its own slice of the transcript, and none carries the kept tail.
+      for (const r of requests.filter((x) => !merges.includes(x))) expect(promptOf(r)).not.toContain('Message 14:');
 
-    expect(await countCompactionEntries(store.db, s.agentId, s.sessionId)).toBe(1);
-    const session = await getSession(store.db, s.agentId, s.sessionKey);
-    expect(session!.compaction_count).toBe(1);
-    expect(session!.context_tokens).toBe(result.tokensAfter);
-    expect(session!.compaction_failures).toBe(0);
+      expect(await countCompactionEntries(store.db, s.agentId, s.sessionId)).toBe(1);
+      const session = await getSession(store.db, s.agentId, s.sessionKey);
+      expect(session!.compaction_count).toBe(1);
+      expect(session!.context_tokens).toBe(result.tokensAfter);
+      expect(session!.compaction_failures).toBe(0);
 
-    const row = await getCompaction(store.db, result.compactionId);
-    expect(row).toMatchObject({ status: 'succeeded', degraded: false, attempts: 1, tokens_after: result.tokensAfter, first_kept_entry_id: 'm14', entry_id: result.entryId });
+      const row = await getCompaction(store.db, result.compactionId);
+      expect(row).toMatchObject({ status: 'succeeded', degraded: false, attempts: 1, tokens_after: result.tokensAfter, first_kept_entry_id: 'm14', entry_id: result.entryId });
 
-    const active = await loadActiveEntries(store.db, s.agentId, s.sessionId);
-    expect(active.compaction!.summary).toContain('Merged summary');
-    // The guard kept every planted identifier of the summarized messages.
-    for (let i = 0; i < 14; i++) expect(active.compaction!.summary).toContain(`/srv/app/module-${i}.ts`);
-    expect(active.rows.map((r) => r.id)).toEqual(['m14', 'm15']);
+      const active = await loadActiveEntries(store.db, s.agentId, s.sessionId);
+      expect(active.compaction!.summary).toContain('Merged summary');
+      // The guard kept every planted identifier of the summarized messages.
+      for (let i = 0; i < 14; i++) expect(active.compaction!.summary).toContain(`/srv/app/module-${i}.ts`);
+      expect(active.rows.map((r) => r.id)).toEqual(['m14', 'm15']);
 
-    expect(before).toHaveLength(1);
-    expect(after).toHaveLength(1);
-    expect(after[0]).toMatchObject({ compactionId: result.compactionId, status: 'succeeded', degraded: false, tokensAfter: result.tokensAfter });
-  });
-
-  it('recovers from a 429/529 storm through the activity retry policy (retry-after honoured)', async () => {
-    const taskQueue = await worker();
-    const s = await seedSession(store.db, 6);
-    fake.enqueue(fakeReply.rateLimited({ retryAfter: 1 }), fakeReply.overloaded({ retryAfter: 1 }));
-    fake.respondWith(goodSummarizer);
-    const sent = fake.requests.length;
-
-    const result = await runCompaction(env, taskQueue, s);
-
-    expect(result).toMatchObject({ status: 'succeeded', degraded: false });
-    expect(fake.requests.length - sent).toBe(3);
-    const row = await getCompaction(store.db, result.compactionId);
-    expect(row).toMatchObject({ status: 'succeeded', degraded: false });
-  });
-
-  it('writes a degraded extractive summary when every model attempt fails, and an operator retry writes a model summary', async () => {
-    const taskQueue = await worker();
-    const s = await seedSession(store.db, 6);
-    fake.respondWith(() => fakeReply.serverError());
-    const sent = fake.requests.length;
-
-    const degraded = await runCompaction(env, taskQueue, s);
-
-    expect(degraded).toMatchObject({ status: 'succeeded', degraded: true });
-    expect(fake.requests.length - sent).toBe(3); // one chunk, 3 attempts, then the extractive summary
-    const first = await loadActiveEntries(store.db, s.agentId, s.sessionId);
-    expect(first.compaction!.summary.startsWith(EXTRACTIVE_SUMMARY_HEADER)).toBe(true);
-    expect(first.compaction!.summary).not.toContain('No prior history');
-    for (let i = 0; i < 4; i++) expect(first.compaction!.summary).toContain(`/srv/app/module-${i}.ts`);
-    expect(await getCompaction(store.db, degraded.compactionId)).toMatchObject({ status: 'succeeded', degraded: true });
-
-    const failed = await compactionsList({ db: store.db, failed: true, agentId: s.agentId, json: true });
-    expect(failed.compactions.map((c) => c.id)).toEqual([degraded.compactionId]);
-
-    fake.respondWith(goodSummarizer);
-    const temporalClient = new Client({ connection: env.connection });
-    const retry = await compactionsRetry({ db: store.db, temporalClient, taskQueue, id: degraded.compactionId, keepRecentTokens: 0, json: true });
-    expect(retry.started).toBe(true);
-    const result = (await temporalClient.workflow.getHandle(retry.workflowId).result()) as { compactionId: string; degraded: boolean };
-    expect(result).toMatchObject({ compactionId: retry.compactionId, degraded: false });
-
-    const row = await getCompaction(store.db, retry.compactionId!);
-    expect(row).toMatchObject({ status: 'succeeded', degraded: false, retry_of: degraded.compactionId, trigger: 'manual' });
-    const shown = await compactionsShow({ db: store.db, id: retry.compactionId!, json: true });
-    expect(shown.compaction.retryOf).toBe(degraded.compactionId);
-    const session = await getSession(store.db, s.agentId, s.sessionKey);
-    expect(session!.compaction_count).toBe(2);
-    const active = await loadActiveEntries(store.db, s.agentId, s.sessionId);
-    expect(active.compaction!.summary).toContain('Chunk summary');
-  });
-
-  it('re-distils: a second compaction summarizes the previous summary plus only the entries since its firstKeptEntryId', async () => {
-    const taskQueue = await worker();
-    const s = await seedSession(store.db, 8);
-    fake.respondWith(goodSummarizer);
-    const first = await runCompaction(env, taskQueue, s);
-    expect(first.firstKeptEntryId).toBe('m6');
-    const firstSummary = (await loadActiveEntries(store.db, s.agentId, s.sessionId)).compaction!.summary;
-
-    await appendMessages(store.db, s, 8, 6);
-    const sent = fake.requests.length;
-    const second = await runCompaction(env, taskQueue, s);
-
-    expect(second).toMatchObject({ status: 'succeeded', firstKeptEntryId: 'm12' });
-    const requests = fake.requests.slice(sent);
-    expect(requests).toHaveLength(1);
-    const prompt = promptOf(requests[0]!);
-    expect(prompt).toContain('<previous-summary>');
-    expect(prompt).toContain(JSON.stringify(firstSummary).slice(1, 80));
-    for (let i = 6; i < 12; i++) expect(prompt).toContain(`Message ${i}:`);
-    for (const i of [0, 1, 2, 3, 4, 5, 12, 13]) expect(prompt).not.toContain(`Message ${i}:`);
-    expect(await countCompactionEntries(store.db, s.agentId, s.sessionId)).toBe(2);
-    expect((await getSession(store.db, s.agentId, s.sessionKey))!.compaction_count).toBe(2);
-  });
-
-  it('is idempotent: the same compaction id run twice yields one compaction entry and counts once', async () => {
-    const taskQueue = await worker();
-    const s = await seedSession(store.db, 6);
-    fake.respondWith(goodSummarizer);
-    const compactionId = 'c0ffee00-0000-4000-8000-000000000001';
-    const a = await runCompaction(env, taskQueue, s, { compactionId });
-    const b = await runCompaction(env, taskQueue, s, { compactionId });
-
-    expect(b.entryId).toBe(a.entryId);
-    expect(await countCompactionEntries(store.db, s.agentId, s.sessionId)).toBe(1);
-    expect((await getSession(store.db, s.agentId, s.sessionKey))!.compaction_count).toBe(1);
-    expect(await getCompaction(store.db, compactionId)).toMatchObject({ status: 'succeeded', attempts: 1 });
-
-    // The record write itself: a repeated call inserts nothing and leaves the counters alone.
-    const again = await writeCompactionRecord(store.db, {
-      agentId: s.agentId,
-      sessionKey: s.sessionKey,
-      sessionId: s.sessionId,
-      entryId: a.entryId!,
-      summary: 'other text',
-      firstKeptEntryId: a.firstKeptEntryId,
-      tokensBefore: 1,
-      tokensAfter: 1,
-      now: new Date(),
+      expect(before).toHaveLength(1);
+      expect(after).toHaveLength(1);
+      expect(after[0]).toMatchObject({ compactionId: result.compactionId, status: 'succeeded', degraded: false, tokensAfter: result.tokensAfter });
     });
-    expect(again.inserted).toBe(false);
-    expect((await getSession(store.db, s.agentId, s.sessionKey))!.compaction_count).toBe(1);
   });
 
-  it('goes straight to the extractive summary when no model is configured', async () => {
-    const taskQueue = await worker({ config: { anthropicApiKey: undefined, anthropicBaseUrl: undefined } });
-    const s = await seedSession(store.db, 6);
-    const sent = fake.requests.length;
-    const result = await runCompaction(env, taskQueue, s);
-    expect(result).toMatchObject({ status: 'succeeded', degraded: true });
-    expect(fake.requests.length).toBe(sent);
-  });
+  it('recovers from a 429/529 storm through the activity retry policy (retry-after honoured)', () =>
+    suite.withWorker(db.store, {}, async (w) => {
+      const { store, fake } = w;
+      const s = await seedSession(store.db, 6);
+      fake.enqueue(fakeReply.rateLimited({ retryAfter: 1 }), fakeReply.overloaded({ retryAfter: 1 }));
+      fake.respondWith(goodSummarizer);
+      const sent = fake.requests.length;
 
-  it('appends the identifiers a summarizer keeps losing, after one retry that lists them', async () => {
-    const taskQueue = await worker();
-    const s = await seedSession(store.db, 4);
-    fake.respondWith(() => fakeReply.text('A summary that forgot every path.'));
-    const sent = fake.requests.length;
-    await runCompaction(env, taskQueue, s);
-    const requests = fake.requests.slice(sent);
-    expect(requests).toHaveLength(2);
-    expect(promptOf(requests[1]!)).toContain('/srv/app/module-0.ts');
-    const summary = (await loadActiveEntries(store.db, s.agentId, s.sessionId)).compaction!.summary;
-    expect(summary).toContain(PRESERVED_IDENTIFIERS_HEADING);
-    expect(summary).toContain('/srv/app/module-1.ts');
-  });
+      const result = await runCompaction(w, s);
 
-  it('fails the row, counts a session failure and throws when the deadline passes', async () => {
-    const taskQueue = await worker();
-    const s = await seedSession(store.db, 4);
-    fake.respondWith(() => fakeReply.text('too late', { delayMs: 3_000 }));
-    const handle = await startCompaction(env, taskQueue, s, { timeoutMs: 800 });
-    const err = await handle.result().catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(WorkflowFailedError);
-    expect(((err as WorkflowFailedError).cause as { type?: string }).type).toBe(COMPACTION_TIMED_OUT);
-    const [row] = await listCompactions(store.db, { agentId: s.agentId, limit: 5 });
-    expect(row).toMatchObject({ status: 'failed' });
-    expect(row!.error).toContain('timed out');
-    expect((await getSession(store.db, s.agentId, s.sessionKey))!.compaction_failures).toBe(1);
-    expect(await countCompactionEntries(store.db, s.agentId, s.sessionId)).toBe(0);
-  });
+      expect(result).toMatchObject({ status: 'succeeded', degraded: false });
+      expect(fake.requests.length - sent).toBe(3);
+      const row = await getCompaction(store.db, result.compactionId);
+      expect(row).toMatchObject({ status: 'succeeded', degraded: false });
+    }));
+
+  it('writes a degraded extractive summary when every model attempt fails, and an operator retry writes a model summary', () =>
+    suite.withWorker(db.store, {}, async (w) => {
+      const { store, fake } = w;
+      const s = await seedSession(store.db, 6);
+      fake.respondWith(() => fakeReply.serverError());
+      const sent = fake.requests.length;
+
+      const degraded = await runCompaction(w, s);
+
+      expect(degraded).toMatchObject({ status: 'succeeded', degraded: true });
+      expect(fake.requests.length - sent).toBe(3); // one chunk, 3 attempts, then the extractive summary
+      const first = await loadActiveEntries(store.db, s.agentId, s.sessionId);
+      expect(first.compaction!.summary.startsWith(EXTRACTIVE_SUMMARY_HEADER)).toBe(true);
+      expect(first.compaction!.summary).not.toContain('No prior history');
+      for (let i = 0; i < 4; i++) expect(first.compaction!.summary).toContain(`/srv/app/module-${i}.ts`);
+      expect(await getCompaction(store.db, degraded.compactionId)).toMatchObject({ status: 'succeeded', degraded: true });
+
+      const failed = await compactionsList({ db: store.db, failed: true, agentId: s.agentId, json: true });
+      expect(failed.compactions.map((c) => c.id)).toEqual([degraded.compactionId]);
+
+      fake.respondWith(goodSummarizer);
+      const temporalClient = w.client.temporal;
+      const retry = await compactionsRetry({ db: store.db, temporalClient, taskQueue: w.taskQueue, id: degraded.compactionId, keepRecentTokens: 0, json: true });
+      expect(retry.started).toBe(true);
+      const result = (await temporalClient.workflow.getHandle(retry.workflowId).result()) as { compactionId: string; degraded: boolean };
+      expect(result).toMatchObject({ compactionId: retry.compactionId, degraded: false });
+
+      const row = await getCompaction(store.db, retry.compactionId!);
+      expect(row).toMatchObject({ status: 'succeeded', degraded: false, retry_of: degraded.compactionId, trigger: 'manual' });
+      const shown = await compactionsShow({ db: store.db, id: retry.compactionId!, json: true });
+      expect(shown.compaction.retryOf).toBe(degraded.compactionId);
+      const session = await getSession(store.db, s.agentId, s.sessionKey);
+      expect(session!.compaction_count).toBe(2);
+      const active = await loadActiveEntries(store.db, s.agentId, s.sessionId);
+      expect(active.compaction!.summary).toContain('Chunk summary');
+    }));
+
+  it('re-distils: a second compaction summarizes the previous summary plus only the entries since its firstKeptEntryId', () =>
+    suite.withWorker(db.store, {}, async (w) => {
+      const { store, fake } = w;
+      const s = await seedSession(store.db, 8);
+      fake.respondWith(goodSummarizer);
+      const first = await runCompaction(w, s);
+      expect(first.firstKeptEntryId).toBe('m6');
+      const firstSummary = (await loadActiveEntries(store.db, s.agentId, s.sessionId)).compaction!.summary;
+
+      await appendMessages(store.db, s, 8, 6);
+      const sent = fake.requests.length;
+      const second = await runCompaction(w, s);
+
+      expect(second).toMatchObject({ status: 'succeeded', firstKeptEntryId: 'm12' });
+      const requests = fake.requests.slice(sent);
+      expect(requests).toHaveLength(1);
+      const prompt = promptOf(requests[0]!);
+      expect(prompt).toContain('<previous-summary>');
+      expect(prompt).toContain(JSON.stringify(firstSummary).slice(1, 80));
+      for (let i = 6; i < 12; i++) expect(prompt).toContain(`Message ${i}:`);
+      for (const i of [0, 1, 2, 3, 4, 5, 12, 13]) expect(prompt).not.toContain(`Message ${i}:`);
+      expect(await countCompactionEntries(store.db, s.agentId, s.sessionId)).toBe(2);
+      expect((await getSession(store.db, s.agentId, s.sessionKey))!.compaction_count).toBe(2);
+    }));
+
+  it('is idempotent: the same compaction id run twice yields one compaction entry and counts once', () =>
+    suite.withWorker(db.store, {}, async (w) => {
+      const { store, fake } = w;
+      const s = await seedSession(store.db, 6);
+      fake.respondWith(goodSummarizer);
+      const compactionId = 'c0ffee00-0000-4000-8000-000000000001';
+      const a = await runCompaction(w, s, { compactionId });
+      const b = await runCompaction(w, s, { compactionId });
+
+      expect(b.entryId).toBe(a.entryId);
+      expect(await countCompactionEntries(store.db, s.agentId, s.sessionId)).toBe(1);
+      expect((await getSession(store.db, s.agentId, s.sessionKey))!.compaction_count).toBe(1);
+      expect(await getCompaction(store.db, compactionId)).toMatchObject({ status: 'succeeded', attempts: 1 });
+
+      // The record write itself: a repeated call inserts nothing and leaves the counters alone.
+      const again = await writeCompactionRecord(store.db, {
+        agentId: s.agentId,
+        sessionKey: s.sessionKey,
+        sessionId: s.sessionId,
+        entryId: a.entryId!,
+        summary: 'other text',
+        firstKeptEntryId: a.firstKeptEntryId,
+        tokensBefore: 1,
+        tokensAfter: 1,
+        now: new Date(),
+      });
+      expect(again.inserted).toBe(false);
+      expect((await getSession(store.db, s.agentId, s.sessionKey))!.compaction_count).toBe(1);
+    }));
+
+  it('goes straight to the extractive summary when no model is configured', () =>
+    suite.withWorker(db.store, { config: { anthropicApiKey: undefined, anthropicBaseUrl: undefined } }, async (w) => {
+      const { store, fake } = w;
+      const s = await seedSession(store.db, 6);
+      const sent = fake.requests.length;
+      const result = await runCompaction(w, s);
+      expect(result).toMatchObject({ status: 'succeeded', degraded: true });
+      expect(fake.requests.length).toBe(sent);
+    }));
+
+  it('appends the identifiers a summarizer keeps losing, after one retry that lists them', () =>
+    suite.withWorker(db.store, {}, async (w) => {
+      const { store, fake } = w;
+      const s = await seedSession(store.db, 4);
+      fake.respondWith(() => fakeReply.text('A summary that forgot every path.'));
+      const sent = fake.requests.length;
+      await runCompaction(w, s);
+      const requests = fake.requests.slice(sent);
+      expect(requests).toHaveLength(2);
+      expect(promptOf(requests[1]!)).toContain('/srv/app/module-0.ts');
+      const summary = (await loadActiveEntries(store.db, s.agentId, s.sessionId)).compaction!.summary;
+      expect(summary).toContain(PRESERVED_IDENTIFIERS_HEADING);
+      expect(summary).toContain('/srv/app/module-1.ts');
+    }));
+
+  it('fails the row, counts a session failure and throws when the deadline passes', () =>
+    suite.withWorker(db.store, {}, async (w) => {
+      const { store, fake } = w;
+      const s = await seedSession(store.db, 4);
+      fake.respondWith(() => fakeReply.text('too late', { delayMs: 3_000 }));
+      const handle = await startCompaction(w, s, { timeoutMs: 800 });
+      const err = await handle.result().catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(WorkflowFailedError);
+      expect(((err as WorkflowFailedError).cause as { type?: string }).type).toBe(COMPACTION_TIMED_OUT);
+      const [row] = await listCompactions(store.db, { agentId: s.agentId, limit: 5 });
+      expect(row).toMatchObject({ status: 'failed' });
+      expect(row!.error).toContain('timed out');
+      expect((await getSession(store.db, s.agentId, s.sessionKey))!.compaction_failures).toBe(1);
+      expect(await countCompactionEntries(store.db, s.agentId, s.sessionId)).toBe(0);
+    }));
 });

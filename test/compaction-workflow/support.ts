@@ -1,6 +1,5 @@
 /** Helpers for compaction workflow tests: a seeded session, a summarizer fake, starting the workflow. */
 import { randomUUID } from 'node:crypto';
-import { Client } from '@temporalio/client';
 import type { Kysely } from 'kysely';
 import { appendEntries } from '../../src/store/entries-repo';
 import { ensureSession } from '../../src/store/sessions-repo';
@@ -14,7 +13,7 @@ import {
   type CompactionWorkflowResult,
 } from '../../src/protocol';
 import { fakeReply, type FakeRequest, type FakeStep } from '../support/fake-anthropic';
-import type { TemporalTestEnv } from '../support/temporal';
+import type { KeelClient } from '../../src/client/keel-client';
 
 /** A fresh agent per test: workflow ids never collide across tests or databases. */
 export function freshAgent(): string {
@@ -75,19 +74,19 @@ export function goodSummarizer(request: FakeRequest): FakeStep {
   return fakeReply.text(`${kind}. Goal: finish the migration. Identifiers: ${ids.join(' ')}`);
 }
 
+/** Where a test starts a compaction workflow: a client of the dev server and the worker's task queue. */
+export interface CompactionTarget {
+  readonly client: KeelClient;
+  readonly taskQueue: string;
+}
+
 /** Runs the compaction workflow to completion with the workflow id convention. */
-export async function runCompaction(
-  env: TemporalTestEnv,
-  taskQueue: string,
-  s: SeededSession,
-  input: Partial<CompactionWorkflowInput> = {},
-): Promise<CompactionWorkflowResult> {
-  return startCompaction(env, taskQueue, s, input).then((h) => h.result());
+export async function runCompaction(on: CompactionTarget, s: SeededSession, input: Partial<CompactionWorkflowInput> = {}): Promise<CompactionWorkflowResult> {
+  return startCompaction(on, s, input).then((h) => h.result());
 }
 
 /** Starts the compaction workflow and returns its handle. */
-export async function startCompaction(env: TemporalTestEnv, taskQueue: string, s: SeededSession, input: Partial<CompactionWorkflowInput> = {}) {
-  const client = new Client({ connection: env.connection });
+export async function startCompaction(on: CompactionTarget, s: SeededSession, input: Partial<CompactionWorkflowInput> = {}) {
   const full: CompactionWorkflowInput = {
     agentId: s.agentId,
     sessionKey: s.sessionKey,
@@ -98,9 +97,9 @@ export async function startCompaction(env: TemporalTestEnv, taskQueue: string, s
     keepRecentTokens: 200,
     ...input,
   };
-  return client.workflow.start<(i: CompactionWorkflowInput) => Promise<CompactionWorkflowResult>>('compactionWorkflow', {
+  return on.client.temporal.workflow.start<(i: CompactionWorkflowInput) => Promise<CompactionWorkflowResult>>('compactionWorkflow', {
     workflowId: compactionWorkflowId(s.agentId, s.sessionKey),
-    taskQueue,
+    taskQueue: on.taskQueue,
     args: [full],
     workflowIdConflictPolicy: 'USE_EXISTING',
   });

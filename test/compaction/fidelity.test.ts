@@ -12,16 +12,11 @@ import type { PlanEntry } from '../../src/compaction/types';
 import { estimateTokens } from '../../src/context/estimate-tokens';
 import type { AgentMessage } from '../../src/context/types';
 import { messageText } from '../../src/compaction/serialize-for-summary';
+import { prng } from '../fixtures/generate';
 
 const WINDOW = 200_000;
 const TURNS = 300;
 const COMPACTIONS = 10;
-
-/** A deterministic pseudo-random generator, so the transcript is the same on every run. */
-function rng(seed: number): () => number {
-  let s = seed;
-  return () => ((s = (s * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
-}
 
 function hex(rand: () => number, n: number): string {
   let out = '';
@@ -31,7 +26,7 @@ function hex(rand: () => number, n: number): string {
 }
 
 function plantedIdentifiers(): string[] {
-  const r = rng(42);
+  const r = prng(42);
   const ids: string[] = [];
   for (let i = 0; i < 8; i++) ids.push(`/srv/keel/module-${i}/handler-${i}.ts`);
   for (let i = 0; i < 6; i++) ids.push(`https://svc-${i}.example.com/api/v${i}/items?id=${i * 7}`);
@@ -54,7 +49,7 @@ const FILLER = [
 function buildTranscript(): { entries: PlanEntry[]; plantedAt: Map<string, number> } {
   const ids = plantedIdentifiers();
   const plantedAt = new Map<string, number>();
-  const r = rng(7);
+  const r = prng(7);
   const entries: PlanEntry[] = [];
   const push = (message: AgentMessage) => entries.push({ id: `e${entries.length}`, message });
   const t0 = Date.UTC(2026, 0, 5, 9, 0);

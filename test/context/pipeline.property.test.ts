@@ -10,23 +10,12 @@
  * Nothing else may remove user text: merges join it, pairing moves it after tool results.
  */
 import { assertProviderValid } from '../support/assert-provider-valid';
+import { prng } from '../fixtures/generate';
 import { MISSING_TOOL_RESULT_TEXT } from '../../src/context/message-parts';
 import { runContextPipeline } from '../../src/context/pipeline';
 import type { AgentMessage, AssistantMessage, ToolCallBlock, ToolResultMessage } from '../../src/context/types';
 
 const RUNS = 10_000;
-
-/** mulberry32: small, fast, deterministic. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 type Rand = () => number;
 const int = (r: Rand, n: number) => Math.floor(r() * n);

@@ -5,8 +5,7 @@
  */
 import { describeOnPostgres, postgres } from '../support/postgres-only';
 import { fakeReply, type FakeRequest, type FakeStep } from '../support/fake-anthropic';
-import { keelClient, startTemporalTestEnv, type TemporalTestEnv } from '../support/temporal';
-import { entryText, gate, openCrashRig, storedTranscript, type CrashRig } from '../support/crash-rig';
+import { crashSuite, entryText, gate, storedTranscript } from '../support/crash-rig';
 import { holdTableLock, type TableLock } from '../support/crash-db-lock';
 import { goodSummarizer, promptOf } from '../compaction-workflow/support';
 import { getCompaction } from '../../src/store/compactions-repo';
@@ -19,27 +18,16 @@ import { countCompactionEntries } from '../support/store-readers';
  */
 const RECORD_WRITE_RETRY_ALLOWANCE_MS = 6 * 60_000;
 
-let env: TemporalTestEnv;
-
-beforeAll(async () => {
-  if (postgres) env = await startTemporalTestEnv();
-});
-afterAll(async () => {
-  await env?.close();
-});
+const suite = crashSuite();
 
 describeOnPostgres('a worker SIGKILLed during the compaction record write', 'PGlite over a socket cannot hold a table lock for one connection', () => {
-  let rig: CrashRig;
   let lock: TableLock | undefined;
-
-  beforeEach(async () => {
-    rig = await openCrashRig(env, postgres!);
-  });
+  // Declared before the rig: the lock is released while the rig's database is still open.
   afterEach(async () => {
     await lock?.release();
     lock = undefined;
-    await rig.close();
   });
+  const rig = suite.rigPerTest(postgres!);
 
   it(
     'writes exactly one compaction entry with counters right after a new worker retries the write; no message lost and the next turn works',
@@ -57,7 +45,7 @@ describeOnPostgres('a worker SIGKILLed during the compaction record write', 'PGl
       });
       const first = rig.startWorker();
       await first.ready;
-      const client = keelClient(env, rig.taskQueue, { modelHeartbeatTimeoutMs: 2_000, summarizeHeartbeatTimeoutMs: 2_000 });
+      const client = rig.client({ modelHeartbeatTimeoutMs: 2_000, summarizeHeartbeatTimeoutMs: 2_000 });
       for (let i = 1; i <= 3; i++) {
         expect((await client.sendMessage(rig.sessionKey, `turn ${i}: deploy /srv/app/service-${i}.ts`)).reply).toBe(`answer ${i}`);
       }

@@ -3,18 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sharedDatabases } from '../support/shared-database';
 import { fakeReply } from '../support/fake-anthropic';
-import { keelClient, startTemporalTestEnv, type TemporalTestEnv } from '../support/temporal';
-import { CRASH_TOOLS_MODULE, entryText, openCrashRig, storedTranscript, type CrashRig } from '../support/crash-rig';
+import { CRASH_TOOLS_MODULE, crashSuite, entryText, storedTranscript } from '../support/crash-rig';
 import { SIDE_EFFECT_TOOL, readLog, sideEffectFiles } from '../support/crash-tools';
 
-let env: TemporalTestEnv;
-
-beforeAll(async () => {
-  env = await startTemporalTestEnv();
-});
-afterAll(async () => {
-  await env?.close();
-});
+const suite = crashSuite();
 
 /** Resolves once the log file holds `count` lines. */
 async function waitForLines(path: string, count: number, timeoutMs = 60_000): Promise<void> {
@@ -26,15 +18,13 @@ async function waitForLines(path: string, count: number, timeoutMs = 60_000): Pr
 }
 
 describe.each(sharedDatabases())('a worker SIGKILLed during a tool activity, on $name', (kind) => {
-  let rig: CrashRig;
+  const rig = suite.rigPerTest(kind);
   let sideEffects: string;
 
-  beforeEach(async () => {
-    rig = await openCrashRig(env, kind);
+  beforeEach(() => {
     sideEffects = mkdtempSync(join(tmpdir(), 'keel-side-effects-'));
   });
-  afterEach(async () => {
-    await rig.close();
+  afterEach(() => {
     rmSync(sideEffects, { recursive: true, force: true });
   });
 
@@ -49,7 +39,7 @@ describe.each(sharedDatabases())('a worker SIGKILLed during a tool activity, on 
     const first = rig.startWorker(workerEnv);
     await first.ready;
 
-    const client = keelClient(env, rig.taskQueue, { toolHeartbeatTimeoutMs: 2_000, modelHeartbeatTimeoutMs: 2_000 });
+    const client = rig.client({ toolHeartbeatTimeoutMs: 2_000, modelHeartbeatTimeoutMs: 2_000 });
     const reply = client.sendMessage(rig.sessionKey, 'ship build 42, once');
     // The side effect is done and the tool is still running (its result is not stored): kill now.
     await waitForLines(files.attempts, 1);

@@ -4,37 +4,18 @@
  */
 import { z } from 'zod';
 import { testDatabases } from '../support/databases';
-import { fakeReply, startFakeAnthropic, type FakeAnthropic } from '../support/fake-anthropic';
-import { testDeps } from '../support/keel-deps';
-import { keelClient, runInProcessWorker, startTemporalTestEnv, uniqueTaskQueue, type TemporalTestEnv } from '../support/temporal';
+import { fakeReply } from '../support/fake-anthropic';
+import { integrationSuite } from '../support/integration';
 import { ToolRegistry } from '../../src/tools/registry';
-import type { Store } from '../../src/store/connect';
 
 /** The tool heartbeat timeout of the test, and a tool that runs well past it without heartbeating. */
 const TOOL_HEARTBEAT_TIMEOUT_MS = 1_500;
 const SLOW_TOOL_MS = 4_000;
 
-let env: TemporalTestEnv;
-
-beforeAll(async () => {
-  env = await startTemporalTestEnv();
-});
-afterAll(async () => {
-  await env?.close();
-});
+const suite = integrationSuite();
 
 describe.each(testDatabases().slice(0, 1))('a live tool slower than the tool heartbeat timeout, on $name', (database) => {
-  let store: Store;
-  let fake: FakeAnthropic;
-
-  beforeEach(async () => {
-    store = await database.open();
-    fake = await startFakeAnthropic();
-  });
-  afterEach(async () => {
-    await fake.close();
-    await store.close();
-  });
+  const db = suite.storePerTest(database);
 
   // Regression: runTool used not to heartbeat while the tool ran (ToolContext offers tools no heartbeat),
   // so every attempt of a tool slower than toolHeartbeatTimeoutMs timed out while still running: the
@@ -51,17 +32,12 @@ describe.each(testDatabases().slice(0, 1))('a live tool slower than the tool hea
         return 'slow job done';
       },
     });
-    fake.enqueue(fakeReply.toolUse([{ id: 'toolu_slow', name: 'slow_job', input: {} }]), fakeReply.text('all done'));
-    const taskQueue = uniqueTaskQueue('keel-slow-tool');
-    const worker = await runInProcessWorker(env, taskQueue, testDeps(store, fake.url, { tools }));
-    try {
-      const client = keelClient(env, taskQueue, { toolHeartbeatTimeoutMs: TOOL_HEARTBEAT_TIMEOUT_MS });
+    await suite.withWorker(db.store, { tools, tuning: { toolHeartbeatTimeoutMs: TOOL_HEARTBEAT_TIMEOUT_MS } }, async ({ client, fake }) => {
+      fake.enqueue(fakeReply.toolUse([{ id: 'toolu_slow', name: 'slow_job', input: {} }]), fakeReply.text('all done'));
       const result = await client.sendMessage(`agent:slow${Math.random().toString(36).slice(2, 8)}:main`, 'run the slow job');
       expect(result.reply).toBe('all done');
       expect(keys).toHaveLength(1);
       fake.assertScriptConsumed();
-    } finally {
-      await worker.stop();
-    }
+    });
   });
 });

@@ -6,32 +6,22 @@
  */
 import { describeOnPostgres, postgres } from '../support/postgres-only';
 import { fakeReply, type FakeStep } from '../support/fake-anthropic';
-import { keelClient, startTemporalTestEnv, type TemporalTestEnv } from '../support/temporal';
-import { entryText, gate, openCrashRig, storedTranscript, type CrashRig } from '../support/crash-rig';
+import { crashSuite, entryText, gate, storedTranscript } from '../support/crash-rig';
 import { holdTableLock, lockTable, type TableLock } from '../support/crash-db-lock';
 import type { KeelClient } from '../../src/client/keel-client';
 
-let env: TemporalTestEnv;
-
-beforeAll(async () => {
-  if (postgres) env = await startTemporalTestEnv();
-});
-afterAll(async () => {
-  await env?.close();
-});
+const suite = crashSuite();
 
 describeOnPostgres('a worker SIGKILLed while a turn step waits on the database', 'PGlite over a socket cannot hold a table lock for one connection', () => {
-  let rig: CrashRig;
   const locks: TableLock[] = [];
-  let client: KeelClient;
-
-  beforeEach(async () => {
-    rig = await openCrashRig(env, postgres!);
-    client = keelClient(env, rig.taskQueue, { modelHeartbeatTimeoutMs: 2_000, toolHeartbeatTimeoutMs: 2_000 });
-  });
+  // Declared before the rig: the locks are released while the rig's database is still open.
   afterEach(async () => {
     await Promise.all(locks.splice(0).map((l) => l.release()));
-    await rig.close();
+  });
+  const rig = suite.rigPerTest(postgres!);
+  let client: KeelClient;
+  beforeEach(() => {
+    client = rig.client({ modelHeartbeatTimeoutMs: 2_000, toolHeartbeatTimeoutMs: 2_000 });
   });
 
   async function lock(table: string): Promise<TableLock> {

@@ -1,4 +1,5 @@
 import { redactSecrets, redactionMarker, type SecretKind } from '../../src/store/redact';
+import { prng } from '../fixtures/generate';
 
 // Fake secrets are built at run time with the real prefixes, alphabets and lengths, so no
 // secret-shaped literal sits in the repository.
@@ -8,14 +9,11 @@ const BASE64 = `${ALNUM}+/`;
 const UPPER_DIGITS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
 const DIGITS = '0123456789';
 
-/** Deterministic pseudo-random text (a small LCG), so every run sees the same samples. */
+/** Deterministic pseudo-random text (seeded), so every run sees the same samples. */
 function fake(length: number, alphabet: string, seed = length * 7919): string {
-  let state = seed >>> 0;
+  const random = prng(seed);
   let out = '';
-  for (let i = 0; i < length; i += 1) {
-    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
-    out += alphabet[state % alphabet.length];
-  }
+  for (let i = 0; i < length; i += 1) out += alphabet[Math.floor(random() * alphabet.length)];
   return out;
 }
 

@@ -1,14 +1,32 @@
 /**
- * What every crash test needs: a database reachable by URL, the fake Anthropic server, worker
- * processes to SIGKILL, and the stored transcript of a session to check afterwards.
+ * What every crash test needs: one real Temporal dev server per suite and, per test, a database
+ * reachable by URL, the fake Anthropic server, worker processes to SIGKILL, and the stored transcript
+ * of a session to check afterwards.
+ *
+ * @example
+ *   const suite = crashSuite();
+ *   describe.each(sharedDatabases())('a worker killed mid-turn, on $name', (kind) => {
+ *     const rig = suite.rigPerTest(kind);
+ *     it('finishes the turn', async () => {
+ *       const first = rig.startWorker();
+ *       await first.ready;
+ *       const reply = rig.client().sendMessage(rig.sessionKey, 'hi');
+ *       await first.kill('SIGKILL');
+ *       await rig.startWorker().ready;
+ *       await reply;
+ *     });
+ *   });
  */
 import { resolve } from 'node:path';
+import type { KeelClient } from '../../src/client/keel-client';
+import type { SessionTuning } from '../../src/protocol';
 import { openStore, type Store } from '../../src/store/connect';
 import { getSession } from '../../src/store/sessions-repo';
 import type { SessionRow } from '../../src/store/schema';
 import { startFakeAnthropic, type FakeAnthropic } from './fake-anthropic';
+import { testDeps } from './keel-deps';
 import type { SharedDatabase, SharedDatabaseKind } from './shared-database';
-import { spawnWorkerProcess, uniqueTaskQueue, type TemporalTestEnv, type WorkerProcess } from './temporal';
+import { keelClient, runInProcessWorker, spawnWorkerProcess, startTemporalTestEnv, uniqueTaskQueue, type TemporalTestEnv, type WorkerProcess } from './temporal';
 import { allEntries } from './store-readers';
 
 /** Path of the tools module worker processes load (KEEL_TOOLS_MODULE). */
@@ -24,17 +42,60 @@ export interface CrashRig {
   readonly sessionKey: string;
   /** Spawns `workers/main.ts` against this rig's database, fake and task queue, plus `extraEnv`. */
   startWorker(extraEnv?: Record<string, string>): WorkerProcess;
-  /** SIGKILLs every worker still running and closes the rig. */
+  /** Starts an in-process worker on the rig's task queue (a survivor that needs no process start). */
+  startInProcessWorker(): Promise<void>;
+  /** A client for the rig's task queue; `tuning` shortens heartbeat timeouts so a dead worker is noticed fast. */
+  client(tuning?: SessionTuning): KeelClient;
+  /** SIGKILLs every worker process still running, stops in-process workers and closes the rig. */
   close(): Promise<void>;
 }
 
-export async function openCrashRig(env: TemporalTestEnv, kind: SharedDatabaseKind): Promise<CrashRig> {
+export interface CrashSuite {
+  /**
+   * A fresh rig on `kind` for each test (valid inside tests), closed after it. Declare a suite's own
+   * afterEach (e.g. releasing table locks) before this call to run it while the rig is still open.
+   */
+  rigPerTest(kind: SharedDatabaseKind): CrashRig;
+}
+
+/** Registers the suite's dev server (beforeAll/afterAll; skipped with the suite's tests) and returns the rig factory. */
+export function crashSuite(): CrashSuite {
+  let env: TemporalTestEnv | undefined;
+  beforeAll(async () => {
+    env = await startTemporalTestEnv();
+  });
+  afterAll(async () => {
+    await env?.close();
+  });
+  return {
+    rigPerTest(kind) {
+      let current: CrashRig | undefined;
+      beforeEach(async () => {
+        if (!env) throw new Error("the crash suite's Temporal dev server is not started");
+        current = await openCrashRig(env, kind);
+      });
+      afterEach(async () => {
+        await current?.close();
+        current = undefined;
+      });
+      const rig = (): CrashRig => {
+        if (!current) throw new Error('the crash rig is open only inside a test');
+        return current;
+      };
+      // Every property reads the current test's rig, so a suite can hold this one object across tests.
+      return new Proxy({} as CrashRig, { get: (_target, property) => Reflect.get(rig(), property) });
+    },
+  };
+}
+
+async function openCrashRig(env: TemporalTestEnv, kind: SharedDatabaseKind): Promise<CrashRig> {
   const fake = await startFakeAnthropic();
   const database = await kind.open();
   const store = await openStore({ kind: 'postgres', url: database.url, maxConnections: 2 });
   const taskQueue = uniqueTaskQueue('keel-crash');
   const agentId = `crash${Math.random().toString(36).slice(2, 8)}`;
   const workers: WorkerProcess[] = [];
+  const inProcess: Array<() => Promise<void>> = [];
   return {
     fake,
     database,
@@ -55,8 +116,13 @@ export async function openCrashRig(env: TemporalTestEnv, kind: SharedDatabaseKin
       workers.push(worker);
       return worker;
     },
+    async startInProcessWorker() {
+      inProcess.push((await runInProcessWorker(env, taskQueue, testDeps(store, fake.url))).stop);
+    },
+    client: (tuning) => keelClient(env, taskQueue, tuning),
     async close() {
       await Promise.all(workers.splice(0).map((w) => w.kill()));
+      for (const stop of inProcess.splice(0)) await stop();
       await store.close();
       await database.close();
       await fake.close();

@@ -14,20 +14,35 @@
  *   });
  */
 import type { KeelClient } from '../../src/client/keel-client';
+import type { KeelConfig } from '../../src/config/keel-config';
+import type { SessionTuning } from '../../src/protocol';
+import type { ActivityDeps } from '../../src/runtime/deps';
 import type { Store } from '../../src/store/connect';
+import type { ToolRegistry } from '../../src/tools/registry';
 import type { TestDatabase } from './databases';
 import { startFakeAnthropic, type FakeAnthropic } from './fake-anthropic';
 import { testDeps } from './keel-deps';
 import { keelClient, runInProcessWorker, startTemporalTestEnv, uniqueTaskQueue, type TemporalTestEnv } from './temporal';
 
-/** What `withWorker` passes to `testDeps` (tools, config overrides). */
-type WorkerOptions = NonNullable<Parameters<typeof testDeps>[2]>;
+/** What `withWorker` builds the worker and its client from. */
+export interface WorkerOptions {
+  readonly tools?: ToolRegistry;
+  /** Config over the test defaults (the fake's URL and key, no daily reset). */
+  readonly config?: Partial<KeelConfig>;
+  /** Deps the embedding application adds: compaction hooks, a separate summarizer model. */
+  readonly deps?: Pick<ActivityDeps, 'compactionHooks' | 'compactionModel'>;
+  /** What the client sends with each session start: tuning and the context window it names. */
+  readonly tuning?: SessionTuning;
+  readonly contextWindowTokens?: number;
+}
 
 /** What a test body gets: a client for the worker's task queue, the store it writes, the fake model. */
 export interface WorkerContext {
   readonly client: KeelClient;
   readonly store: Store;
   readonly fake: FakeAnthropic;
+  /** The worker's task queue (for workflows a test starts without the client, e.g. a compaction). */
+  readonly taskQueue: string;
 }
 
 export interface IntegrationSuite {
@@ -77,9 +92,11 @@ export function integrationSuite(): IntegrationSuite {
     },
     async withWorker(store, options, fn) {
       const taskQueue = uniqueTaskQueue();
-      const worker = await runInProcessWorker(suite.env, taskQueue, testDeps(store, suite.fake.url, options));
+      const deps = { ...testDeps(store, suite.fake.url, options), ...options.deps };
+      const worker = await runInProcessWorker(suite.env, taskQueue, deps);
       try {
-        return await fn({ client: keelClient(suite.env, taskQueue), store, fake: suite.fake });
+        const client = keelClient(suite.env, taskQueue, options.tuning, options.contextWindowTokens);
+        return await fn({ client, store, fake: suite.fake, taskQueue });
       } finally {
         await worker.stop();
       }

@@ -1,4 +1,6 @@
 import { findUnstorable, storableJson, storableJsonText, storableText } from '../../src/text/storable-text';
+import { prng } from '../fixtures/generate';
+import { announcedSeed } from '../support/test-seed';
 
 const R = '\uFFFD';
 
@@ -58,18 +60,6 @@ describe('findUnstorable', () => {
   });
 });
 
-/** mulberry32: small, fast, deterministic. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 // Code units chosen to hit every case: NUL, surrogates of both halves, pairs, ASCII, BMP text.
 const UNITS = [0x0000, 0xd800, 0xdbff, 0xdc00, 0xdfff, 0x41, 0x20, 0xe9, 0x4e2d, 0xfffd];
 
@@ -82,9 +72,7 @@ function randomText(r: () => number): string {
 
 describe('storableText property', () => {
   it('yields well-formed UTF-16 without NUL, of the same length, changing only unstorable units', () => {
-    const seed = Number(process.env.KEEL_TEST_SEED ?? Date.now() % 2 ** 31);
-    // Printed so a failure can be replayed with KEEL_TEST_SEED=<seed>.
-    console.log(`storableText property seed ${seed}`);
+    const seed = announcedSeed('KEEL_TEST_SEED', 'storableText property');
     const r = prng(seed);
     for (let run = 0; run < 20_000; run++) {
       const input = randomText(r);

@@ -1,6 +1,8 @@
 import { testDatabases } from '../support/databases';
 import { fakeReply } from '../support/fake-anthropic';
 import { integrationSuite } from '../support/integration';
+import { announcedSeed } from '../support/test-seed';
+import { prng } from '../fixtures/generate';
 import { freshDurableAgent, lastUserText } from '../support/durable-turn-helpers';
 import { getSession } from '../../src/store/sessions-repo';
 import type { TurnResult } from '../../src/protocol';
@@ -57,10 +59,7 @@ describe('a burst of 100 sends behind a 10 s model call (PGlite)', () => {
   const db = suite.storePerTest(testDatabases()[0]!);
   it('stores every message once, in an order consistent with when each was admitted', () =>
     suite.withWorker(db.store, {}, async ({ client, store, fake }) => {
-      const seed = Number(process.env.BURST_SEED ?? Date.now() % 100_000);
-      process.stdout.write(`burst test seed: ${seed} (BURST_SEED=${seed} to repeat)\n`);
-      let rand = seed;
-      const random = () => ((rand = (rand * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31);
+      const random = prng(announcedSeed('BURST_SEED', 'burst test'));
       let first = true;
       fake.respondWith((request) => {
         const step = fakeReply.text(`reply to ${lastUserText(request)}`, first ? { delayMs: 10_000 } : {});

@@ -1,8 +1,7 @@
 import { z } from 'zod';
 import { testDatabases } from '../support/databases';
-import { startFakeAnthropic, fakeReply, type FakeAnthropic, type FakeRequest } from '../support/fake-anthropic';
-import { keelClient, runInProcessWorker, startTemporalTestEnv, uniqueTaskQueue, type TemporalTestEnv } from '../support/temporal';
-import { testDeps } from '../support/keel-deps';
+import { fakeReply, type FakeRequest } from '../support/fake-anthropic';
+import { integrationSuite } from '../support/integration';
 import {
   FLUSH_MARKER,
   endsWithToolResult,
@@ -15,7 +14,6 @@ import {
 } from '../support/durable-turn-helpers';
 import { getSession } from '../../src/store/sessions-repo';
 import { ToolRegistry } from '../../src/tools/registry';
-import type { Store } from '../../src/store/connect';
 import type { CustomEntry } from '../../src/context/types';
 import { allEntries } from '../support/store-readers';
 
@@ -28,16 +26,7 @@ const TURNS = 50;
 const DOC = 'the quick brown fox jumps over the lazy dog and keeps running through the field '.repeat(75);
 const ANSWER_TAIL = 'and that is everything the document says about the fox and the dog in the field '.repeat(50);
 
-let env: TemporalTestEnv;
-let fake: FakeAnthropic;
-
-beforeAll(async () => {
-  [env, fake] = await Promise.all([startTemporalTestEnv(), startFakeAnthropic()]);
-});
-afterAll(async () => {
-  await fake?.close();
-  await env?.close();
-});
+const suite = integrationSuite();
 
 /** Turn N: a tool call on turns not divisible by 3, then (or directly) the text "answer N". */
 function conversation(request: FakeRequest) {
@@ -47,14 +36,7 @@ function conversation(request: FakeRequest) {
 }
 
 describe.each(testDatabases())('a 50-turn tool-using conversation on $name', (database) => {
-  let store: Store;
-  beforeEach(async () => {
-    store = await database.open();
-  });
-  afterEach(async () => {
-    fake.respondWith(undefined);
-    await store.close();
-  });
+  const db = suite.storePerTest(database);
 
   it('compacts after exactly the turns whose context crossed window − reserve, flushes memory once per cycle, and delivers every reply and no flush reply', async () => {
     const tools = new ToolRegistry().register({
@@ -63,16 +45,10 @@ describe.each(testDatabases())('a 50-turn tool-using conversation on $name', (da
       input: z.object({ n: z.number() }),
       run: async ({ n }) => `doc ${n}: ${DOC}`,
     });
-    const taskQueue = uniqueTaskQueue();
-    const worker = await runInProcessWorker(
-      env,
-      taskQueue,
-      testDeps(store, fake.url, { tools, config: { contextWindowTokens: WINDOW, reserveTokens: RESERVE } }),
-    );
-    try {
+    const options = { tools, config: { contextWindowTokens: WINDOW, reserveTokens: RESERVE }, contextWindowTokens: WINDOW };
+    await suite.withWorker(db.store, options, async ({ client, store, fake }) => {
       const firstRequest = fake.requests.length;
       fake.respondWith(routedResponder(conversation));
-      const client = keelClient(env, taskQueue, undefined, WINDOW);
       const agent = freshDurableAgent();
       const key = `agent:${agent}:main`;
       const results = [];
@@ -131,8 +107,6 @@ describe.each(testDatabases())('a 50-turn tool-using conversation on $name', (da
       const transcript = JSON.stringify(rows.filter((r) => r.type === 'message').map((r) => r.payload));
       expect(transcript).not.toContain(FLUSH_MARKER);
       expect(transcript).not.toContain('NO_REPLY');
-    } finally {
-      await worker.stop();
-    }
+    });
   }, 900_000);
 });

@@ -1,22 +1,11 @@
 import { testDatabases } from '../support/databases';
-import { startFakeAnthropic, fakeReply, type FakeAnthropic } from '../support/fake-anthropic';
-import { keelClient, runInProcessWorker, startTemporalTestEnv, uniqueTaskQueue, type TemporalTestEnv } from '../support/temporal';
-import { testDeps } from '../support/keel-deps';
+import { fakeReply } from '../support/fake-anthropic';
+import { integrationSuite } from '../support/integration';
 import { freshDurableAgent, historyBytes, lastUserText, routedResponder, seedConversation } from '../support/durable-turn-helpers';
 import { getSession } from '../../src/store/sessions-repo';
-import type { Store } from '../../src/store/connect';
 import type { KeelClient } from '../../src/client/keel-client';
 
-let env: TemporalTestEnv;
-let fake: FakeAnthropic;
-
-beforeAll(async () => {
-  [env, fake] = await Promise.all([startTemporalTestEnv(), startFakeAnthropic()]);
-});
-afterAll(async () => {
-  await fake?.close();
-  await env?.close();
-});
+const suite = integrationSuite();
 
 /**
  * Every conversation call answers "reply to <the user's message>" (the tail of the last user text: after a
@@ -52,24 +41,13 @@ async function waitForFreshRun(client: KeelClient, key: string, timeoutMs = 60_0
 }
 
 describe.each(testDatabases())('a long-lived session on $name', (database) => {
-  let store: Store;
-  beforeEach(async () => {
-    store = await database.open();
-    fake.respondWith(echo);
-  });
-  afterEach(async () => {
-    fake.respondWith(undefined);
-    fake.assertScriptConsumed();
-    await store.close();
-  });
+  const db = suite.storePerTest(database);
+  beforeEach(() => suite.fake.respondWith(echo));
 
   it('continues-as-new every 3 turns and carries turn numbers, context tokens, the window and the compaction count across runs', async () => {
     // The worker's window differs from the default and the client does not name it: only a carried value can report it.
     const WINDOW = 120_000;
-    const taskQueue = uniqueTaskQueue();
-    const worker = await runInProcessWorker(env, taskQueue, testDeps(store, fake.url, { config: { contextWindowTokens: WINDOW } }));
-    try {
-      const client = keelClient(env, taskQueue, { maxTurnsPerRun: 3 });
+    await suite.withWorker(db.store, { config: { contextWindowTokens: WINDOW }, tuning: { maxTurnsPerRun: 3 } }, async ({ client, store }) => {
       const agent = freshDurableAgent();
       const key = `agent:${agent}:main`;
       const turns: number[] = [];
@@ -98,16 +76,11 @@ describe.each(testDatabases())('a long-lived session on $name', (database) => {
       expect(status.contextTokens).toBe(session!.context_tokens);
       expect(status.contextTokens).toBeGreaterThan(0);
       expect(status.contextWindow).toBe(WINDOW);
-    } finally {
-      await worker.stop();
-    }
+    });
   }, 300_000);
 
   it('adds the same history bytes per turn to a session of 1,000 entries as to a new one', async () => {
-    const taskQueue = uniqueTaskQueue();
-    const worker = await runInProcessWorker(env, taskQueue, testDeps(store, fake.url));
-    try {
-      const client = keelClient(env, taskQueue);
+    await suite.withWorker(db.store, {}, async ({ client, store }) => {
       /** History bytes added by turns 2–6, per turn (turn 1 also starts the workflow). */
       async function perTurnGrowth(key: string): Promise<number> {
         await client.sendMessage(key, 'message 01');
@@ -124,17 +97,12 @@ describe.each(testDatabases())('a long-lived session on $name', (database) => {
       expect(smallGrowth).toBeGreaterThan(0);
       expect(bigGrowth / smallGrowth).toBeLessThan(1.5);
       expect(smallGrowth / bigGrowth).toBeLessThan(1.5);
-    } finally {
-      await worker.stop();
-    }
+    });
   }, 300_000);
 
   it('reports context tokens, window, percent used, pressure and compaction count that match the database after a compaction', async () => {
     const WINDOW = 100_000;
-    const taskQueue = uniqueTaskQueue();
-    const worker = await runInProcessWorker(env, taskQueue, testDeps(store, fake.url, { config: { contextWindowTokens: WINDOW } }));
-    try {
-      const client = keelClient(env, taskQueue, undefined, WINDOW);
+    await suite.withWorker(db.store, { config: { contextWindowTokens: WINDOW }, contextWindowTokens: WINDOW }, async ({ client, store }) => {
       const agent = freshDurableAgent();
       const key = `agent:${agent}:main`;
       // ~54k tokens in a 100k window: pressure '50', below the 80k threshold.
@@ -159,8 +127,6 @@ describe.each(testDatabases())('a long-lived session on $name', (database) => {
       expect(status.compactionCount).toBe(1);
       expect(status.lastCompactionId).toBe(rows[0]!.id);
       expect(status.turnsCompleted).toBe(2);
-    } finally {
-      await worker.stop();
-    }
+    });
   }, 300_000);
 });

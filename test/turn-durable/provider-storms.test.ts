@@ -5,65 +5,42 @@
  */
 import { ApplicationFailure } from '@temporalio/common';
 import { testDatabases } from '../support/databases';
-import { startFakeAnthropic, fakeReply, type FakeAnthropic } from '../support/fake-anthropic';
-import { keelClient, runInProcessWorker, startTemporalTestEnv, uniqueTaskQueue, type TemporalTestEnv } from '../support/temporal';
-import { testDeps } from '../support/keel-deps';
+import { fakeReply } from '../support/fake-anthropic';
+import { integrationSuite } from '../support/integration';
+import { announcedSeed } from '../support/test-seed';
+import { prng } from '../fixtures/generate';
 import { freshDurableAgent, lastUserText } from '../support/durable-turn-helpers';
 import { FailureTypes } from '../../src/protocol';
-import type { Store } from '../../src/store/connect';
 
-let env: TemporalTestEnv;
-let fake: FakeAnthropic;
-let store: Store;
-
-beforeAll(async () => {
-  [env, fake, store] = await Promise.all([startTemporalTestEnv(), startFakeAnthropic(), testDatabases()[0]!.open()]);
-});
-afterAll(async () => {
-  await store?.close();
-  await fake?.close();
-  await env?.close();
-});
+const suite = integrationSuite();
 
 describe('provider storms (PGlite)', () => {
-  afterEach(() => fake.respondWith(undefined));
+  const db = suite.storePerTest(testDatabases()[0]!);
 
-  it('rides out a one-minute storm of 90% 429s: every turn answered once', async () => {
-    const seed = Number(process.env.STORM_SEED ?? Date.now() % 100_000);
-    process.stdout.write(`storm test seed: ${seed} (STORM_SEED=${seed} to repeat)\n`);
-    let state = seed;
-    const random = () => ((state = (state * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31);
-    const stormEnds = Date.now() + 60_000;
-    let refused = 0;
-    fake.respondWith((request) => {
-      if (Date.now() < stormEnds && random() < 0.9) {
-        refused++;
-        return fakeReply.rateLimited({ retryAfter: 1 });
-      }
-      return fakeReply.text(`re: ${lastUserText(request)}`);
-    });
-    const taskQueue = uniqueTaskQueue();
-    const worker = await runInProcessWorker(env, taskQueue, testDeps(store, fake.url));
-    try {
-      const client = keelClient(env, taskQueue);
+  it('rides out a one-minute storm of 90% 429s: every turn answered once', () =>
+    suite.withWorker(db.store, {}, async ({ client, fake }) => {
+      const random = prng(announcedSeed('STORM_SEED', 'storm test'));
+      const stormEnds = Date.now() + 60_000;
+      let refused = 0;
+      fake.respondWith((request) => {
+        if (Date.now() < stormEnds && random() < 0.9) {
+          refused++;
+          return fakeReply.rateLimited({ retryAfter: 1 });
+        }
+        return fakeReply.text(`re: ${lastUserText(request)}`);
+      });
       const key = `agent:${freshDurableAgent()}:main`;
       for (let i = 0; i < 5; i++) {
         const result = await client.sendMessage(key, `storm message ${i}`);
         expect(result.reply).toBe(`re: storm message ${i}`);
       }
       expect(refused).toBeGreaterThan(8); // more than the old 8-attempt limit would have survived
-    } finally {
-      await worker.stop();
-    }
-  }, 600_000);
+    }), 600_000);
 
-  it('fails a turn after the retry budget naming the provider error, and answers the next message', async () => {
-    let overloaded = true;
-    fake.respondWith((request) => (overloaded ? fakeReply.overloaded({ retryAfter: 1 }) : fakeReply.text(`re: ${lastUserText(request)}`)));
-    const taskQueue = uniqueTaskQueue();
-    const worker = await runInProcessWorker(env, taskQueue, testDeps(store, fake.url));
-    try {
-      const client = keelClient(env, taskQueue, { modelRetryBudgetMs: 4_000 });
+  it('fails a turn after the retry budget naming the provider error, and answers the next message', () =>
+    suite.withWorker(db.store, { tuning: { modelRetryBudgetMs: 4_000 } }, async ({ client, fake }) => {
+      let overloaded = true;
+      fake.respondWith((request) => (overloaded ? fakeReply.overloaded({ retryAfter: 1 }) : fakeReply.text(`re: ${lastUserText(request)}`)));
       const key = `agent:${freshDurableAgent()}:main`;
       const error = await client.sendMessage(key, 'in the storm').then(
         () => undefined,
@@ -77,27 +54,18 @@ describe('provider storms (PGlite)', () => {
       const next = await client.sendMessage(key, 'after the storm');
       // The failed turn's message was kept: the model sees it merged with the new one (consecutive user turns).
       expect(next.reply).toMatch(/^re: in the storm\s+after the storm$/);
-    } finally {
-      await worker.stop();
-    }
-  }, 300_000);
+    }), 300_000);
 
-  it('notices a stream that stalls after it started (heartbeats follow stream progress) and retries the call', async () => {
-    let calls = 0;
-    fake.respondWith((request) => {
-      calls++;
-      // The first answer starts streaming, then stalls far longer than the heartbeat timeout.
-      return calls === 1 ? fakeReply.text('a reply that never finishes streaming', { eventDelayMs: 30_000 }) : fakeReply.text(`re: ${lastUserText(request)}`);
-    });
-    const taskQueue = uniqueTaskQueue();
-    const worker = await runInProcessWorker(env, taskQueue, testDeps(store, fake.url));
-    try {
-      const client = keelClient(env, taskQueue, { modelHeartbeatTimeoutMs: 3_000 });
+  it('notices a stream that stalls after it started (heartbeats follow stream progress) and retries the call', () =>
+    suite.withWorker(db.store, { tuning: { modelHeartbeatTimeoutMs: 3_000 } }, async ({ client, fake }) => {
+      let calls = 0;
+      fake.respondWith((request) => {
+        calls++;
+        // The first answer starts streaming, then stalls far longer than the heartbeat timeout.
+        return calls === 1 ? fakeReply.text('a reply that never finishes streaming', { eventDelayMs: 30_000 }) : fakeReply.text(`re: ${lastUserText(request)}`);
+      });
       const result = await client.sendMessage(`agent:${freshDurableAgent()}:main`, 'hello');
       expect(result.reply).toBe('re: hello');
       expect(calls).toBe(2);
-    } finally {
-      await worker.stop();
-    }
-  }, 300_000);
+    }), 300_000);
 });

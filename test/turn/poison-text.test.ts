@@ -1,8 +1,7 @@
 import { z } from 'zod';
 import { testDatabases } from '../support/databases';
-import { startFakeAnthropic, fakeReply, type FakeAnthropic } from '../support/fake-anthropic';
-import { keelClient, runInProcessWorker, startTemporalTestEnv, uniqueTaskQueue, type TemporalTestEnv } from '../support/temporal';
-import { testDeps } from '../support/keel-deps';
+import { fakeReply } from '../support/fake-anthropic';
+import { integrationSuite } from '../support/integration';
 import { getSession } from '../../src/store/sessions-repo';
 import { ToolRegistry } from '../../src/tools/registry';
 import type { Store } from '../../src/store/connect';
@@ -10,16 +9,7 @@ import type { AgentMessage, MessageEntry } from '../../src/context/types';
 import { allEntries } from '../support/store-readers';
 
 const R = '\uFFFD';
-let env: TemporalTestEnv;
-let fake: FakeAnthropic;
-
-beforeAll(async () => {
-  [env, fake] = await Promise.all([startTemporalTestEnv(), startFakeAnthropic()]);
-});
-afterAll(async () => {
-  await fake?.close();
-  await env?.close();
-});
+const suite = integrationSuite();
 
 const freshAgent = () => `p${Math.random().toString(36).slice(2, 10)}`;
 
@@ -29,22 +19,12 @@ async function storedMessages(store: Store, agent: string, key: string): Promise
 }
 
 describe.each(testDatabases())('text PostgreSQL cannot store, through real turns on $name', (database) => {
-  let store: Store;
-  beforeEach(async () => {
-    store = await database.open();
-  });
-  afterEach(async () => {
-    fake.assertScriptConsumed();
-    await store.close();
-  });
+  const db = suite.storePerTest(database);
 
-  it('a message and a reply holding NUL and a lone surrogate are stored with U+FFFD, and the next message is answered', async () => {
-    const taskQueue = uniqueTaskQueue();
-    const worker = await runInProcessWorker(env, taskQueue, testDeps(store, fake.url));
-    try {
+  it('a message and a reply holding NUL and a lone surrogate are stored with U+FFFD, and the next message is answered', () =>
+    suite.withWorker(db.store, {}, async ({ client, store, fake }) => {
       fake.enqueue(fakeReply.text('echo \u0000 back'));
       fake.enqueue(fakeReply.text('second answer'));
-      const client = keelClient(env, taskQueue);
       const agent = freshAgent();
       const key = `agent:${agent}:main`;
       await client.sendMessage(key, 'poison \u0000 and \ud800 here');
@@ -57,13 +37,9 @@ describe.each(testDatabases())('text PostgreSQL cannot store, through real turns
         ['user', 'a normal message'],
         ['assistant', [expect.objectContaining({ type: 'text', text: 'second answer' })]],
       ]);
-    } finally {
-      await worker.stop();
-    }
-  });
+    }));
 
   it('a tool called with NUL in its arguments and returning NUL runs once and its call and result are stored', async () => {
-    const taskQueue = uniqueTaskQueue();
     let runs = 0;
     const tools = new ToolRegistry();
     tools.register({
@@ -75,11 +51,9 @@ describe.each(testDatabases())('text PostgreSQL cannot store, through real turns
         return `found ${pattern}\u0000 in \udc00 file`;
       },
     });
-    const worker = await runInProcessWorker(env, taskQueue, testDeps(store, fake.url, { tools }));
-    try {
+    await suite.withWorker(db.store, { tools }, async ({ client, store, fake }) => {
       fake.enqueue(fakeReply.toolUse([{ id: 'toolu_1', name: 'grep', input: { pattern: 'x\u0000y' } }]));
       fake.enqueue(fakeReply.text('done'));
-      const client = keelClient(env, taskQueue);
       const agent = freshAgent();
       const key = `agent:${agent}:main`;
       expect((await client.sendMessage(key, 'search please')).reply).toBe('done');
@@ -88,8 +62,6 @@ describe.each(testDatabases())('text PostgreSQL cannot store, through real turns
       const [, call, result] = await storedMessages(store, agent, key);
       expect(call).toMatchObject({ role: 'assistant', content: [{ name: 'grep', arguments: { pattern: `x${R}y` } }] });
       expect(result).toMatchObject({ role: 'toolResult', content: [{ type: 'text', text: `found x${R}y${R} in ${R} file` }] });
-    } finally {
-      await worker.stop();
-    }
+    });
   });
 });

@@ -1,26 +1,15 @@
 import { z } from 'zod';
 import { testDatabases } from '../support/databases';
-import { startFakeAnthropic, fakeReply, type FakeAnthropic } from '../support/fake-anthropic';
-import { keelClient, runInProcessWorker, startTemporalTestEnv, uniqueTaskQueue, type TemporalTestEnv } from '../support/temporal';
-import { testDeps } from '../support/keel-deps';
+import { fakeReply } from '../support/fake-anthropic';
+import { integrationSuite } from '../support/integration';
 import { appendEntries } from '../../src/store/entries-repo';
 import { ensureSession, getSession } from '../../src/store/sessions-repo';
 import { ToolRegistry } from '../../src/tools/registry';
 import { registerContextEngine } from '../../src/engine/registry';
-import type { Store } from '../../src/store/connect';
 import type { AgentMessage, MessageEntry } from '../../src/context/types';
 import { allEntries } from '../support/store-readers';
 
-let env: TemporalTestEnv;
-let fake: FakeAnthropic;
-
-beforeAll(async () => {
-  [env, fake] = await Promise.all([startTemporalTestEnv(), startFakeAnthropic()]);
-});
-afterAll(async () => {
-  await fake?.close();
-  await env?.close();
-});
+const suite = integrationSuite();
 
 /** A fresh agent per test: session workflow ids never collide across tests or databases. */
 function freshAgent(): string {
@@ -32,21 +21,11 @@ function messagesOf(rows: Awaited<ReturnType<typeof allEntries>>): AgentMessage[
 }
 
 describe.each(testDatabases())('a durable turn on a real Temporal dev server and $name', (database) => {
-  let store: Store;
-  beforeEach(async () => {
-    store = await database.open();
-  });
-  afterEach(async () => {
-    fake.assertScriptConsumed();
-    await store.close();
-  });
+  const db = suite.storePerTest(database);
 
-  it('answers a message through an Update and stores the user and assistant entries once', async () => {
-    const taskQueue = uniqueTaskQueue();
-    const worker = await runInProcessWorker(env, taskQueue, testDeps(store, fake.url));
-    try {
+  it('answers a message through an Update and stores the user and assistant entries once', () =>
+    suite.withWorker(db.store, {}, async ({ client, store, fake }) => {
       fake.enqueue(fakeReply.text('Hello from the model'));
-      const client = keelClient(env, taskQueue);
       const agent = freshAgent();
       const result = await client.sendMessage(`agent:${agent}:main`, 'Hi there');
       expect(result.reply).toBe('Hello from the model');
@@ -61,21 +40,15 @@ describe.each(testDatabases())('a durable turn on a real Temporal dev server and
       const sent = fake.requests[fake.requests.length - 1]!.body.messages!;
       expect(JSON.stringify(sent)).toContain('Hi there');
       expect(session!.total_tokens_fresh).toBe(true);
-    } finally {
-      await worker.stop();
-    }
-  });
+    }));
 
-  it('runs two Updates sent at once to one session one after the other', async () => {
-    const taskQueue = uniqueTaskQueue();
-    const worker = await runInProcessWorker(env, taskQueue, testDeps(store, fake.url));
-    try {
+  it('runs two Updates sent at once to one session one after the other', () =>
+    suite.withWorker(db.store, {}, async ({ client, store, fake }) => {
       const seen: number[] = [];
       fake.respondWith((req) => {
         seen.push(req.body.messages!.length);
         return fakeReply.text(`reply ${seen.length}`, { delayMs: 300 });
       });
-      const client = keelClient(env, taskQueue);
       const agent = freshAgent();
       const key = `agent:${agent}:telegram:dm:42`;
       const [a, b] = await Promise.all([client.sendMessage(key, 'first'), client.sendMessage(key, 'second')]);
@@ -85,14 +58,9 @@ describe.each(testDatabases())('a durable turn on a real Temporal dev server and
       const session = await getSession(store.db, agent, key);
       const roles = messagesOf(await allEntries(store.db, agent, session!.session_id)).map((m) => m.role);
       expect(roles).toEqual(['user', 'assistant', 'user', 'assistant']);
-    } finally {
-      fake.respondWith(undefined);
-      await worker.stop();
-    }
-  });
+    }));
 
   it('runs a tool call as an activity, feeds its result back, and answers an unknown tool with an error result', async () => {
-    const taskQueue = uniqueTaskQueue();
     const keys: string[] = [];
     const tools = new ToolRegistry().register({
       name: 'add',
@@ -103,8 +71,7 @@ describe.each(testDatabases())('a durable turn on a real Temporal dev server and
         return String(a + b);
       },
     });
-    const worker = await runInProcessWorker(env, taskQueue, testDeps(store, fake.url, { tools }));
-    try {
+    await suite.withWorker(db.store, { tools }, async ({ client, fake }) => {
       fake.enqueue(
         fakeReply.toolUse([
           { id: 'toolu_1', name: 'add', input: { a: 2, b: 3 } },
@@ -112,7 +79,7 @@ describe.each(testDatabases())('a durable turn on a real Temporal dev server and
         ]),
         fakeReply.text('2 + 3 = 5'),
       );
-      const result = await keelClient(env, taskQueue).sendMessage(`agent:${freshAgent()}:main`, 'add 2 and 3');
+      const result = await client.sendMessage(`agent:${freshAgent()}:main`, 'add 2 and 3');
       expect(result.reply).toBe('2 + 3 = 5');
       expect(result.modelCalls).toBe(2);
       expect(keys).toHaveLength(1);
@@ -123,19 +90,15 @@ describe.each(testDatabases())('a durable turn on a real Temporal dev server and
       expect(results[0].content).toEqual([{ type: 'text', text: '5' }]);
       expect(results[1].is_error).toBe(true);
       expect(results[1].content[0].text).toContain('unknown tool "no_such_tool"');
-    } finally {
-      await worker.stop();
-    }
+    });
   });
 });
 
 describe('the turn sends repaired context', () => {
-  it('repairs a corrupted stored history (orphaned result, missing result, consecutive user turns) before the model sees it', async () => {
-    const [database] = testDatabases();
-    const store = await database!.open();
-    const taskQueue = uniqueTaskQueue();
-    const worker = await runInProcessWorker(env, taskQueue, testDeps(store, fake.url));
-    try {
+  const db = suite.storePerTest(testDatabases()[0]!);
+
+  it('repairs a corrupted stored history (orphaned result, missing result, consecutive user turns) before the model sees it', () =>
+    suite.withWorker(db.store, {}, async ({ client, store, fake }) => {
       const agent = freshAgent();
       const key = `agent:${agent}:main`;
       const session = await ensureSession(store.db, { agentId: agent, sessionKey: key, newSessionId: `s-${agent}`, now: new Date() });
@@ -153,7 +116,7 @@ describe('the turn sends repaired context', () => {
         corrupted.map((message, i) => ({ entry: { type: 'message', id: `e${i}`, parentId: i ? `e${i - 1}` : null, timestamp: at, message }, tokenEstimate: 10 })),
       );
       fake.enqueue(fakeReply.text('ok'));
-      await keelClient(env, taskQueue).sendMessage(key, 'hello again');
+      await client.sendMessage(key, 'hello again');
 
       const sent = fake.requests[fake.requests.length - 1]!.body.messages!;
       expect(sent[0]!.role).toBe('user');
@@ -165,17 +128,13 @@ describe('the turn sends repaired context', () => {
       expect(next.content[0]).toMatchObject({ type: 'tool_result', tool_use_id: 'call_1', is_error: true });
       for (const words of ['run ls', 'never mind', 'hello again']) expect(text).toContain(words);
       for (let i = 1; i < sent.length; i++) expect(sent[i]!.role).not.toBe(sent[i - 1]!.role);
-    } finally {
-      await worker.stop();
-      await store.close();
-    }
-  });
+    }));
 });
 
 describe('the context engine lifecycle in a turn', () => {
+  const db = suite.storePerTest(testDatabases()[0]!);
+
   it('assembles every model call through the configured engine and calls its afterTurn once, after the final reply', async () => {
-    const [database] = testDatabases();
-    const store = await database!.open();
     const afterTurns: Array<{ last: AgentMessage | undefined; contextTokens?: number }> = [];
     let assembles = 0;
     const unregister = registerContextEngine('recording', () => ({
@@ -188,21 +147,19 @@ describe('the context engine lifecycle in a turn', () => {
       },
       afterTurn: async ({ messages, contextTokens }) => void afterTurns.push({ last: messages[messages.length - 1], contextTokens }),
     }));
-    const taskQueue = uniqueTaskQueue();
     const tools = new ToolRegistry().register({ name: 'ping', description: 'Pings', input: z.object({}), run: async () => 'pong' });
-    const worker = await runInProcessWorker(env, taskQueue, testDeps(store, fake.url, { tools, config: { contextEngine: 'recording' } }));
     try {
-      fake.enqueue(fakeReply.toolUse([{ id: 'toolu_p', name: 'ping', input: {} }]), fakeReply.text('pinged'));
-      const result = await keelClient(env, taskQueue).sendMessage(`agent:${freshAgent()}:main`, 'ping it');
-      expect(result.reply).toBe('pinged');
-      expect(assembles).toBe(2);
-      expect(afterTurns).toHaveLength(1);
-      expect(afterTurns[0]!.last).toMatchObject({ role: 'assistant', content: [{ type: 'text', text: 'pinged' }] });
-      expect(afterTurns[0]!.contextTokens).toBeGreaterThan(100);
+      await suite.withWorker(db.store, { tools, config: { contextEngine: 'recording' } }, async ({ client, fake }) => {
+        fake.enqueue(fakeReply.toolUse([{ id: 'toolu_p', name: 'ping', input: {} }]), fakeReply.text('pinged'));
+        const result = await client.sendMessage(`agent:${freshAgent()}:main`, 'ping it');
+        expect(result.reply).toBe('pinged');
+        expect(assembles).toBe(2);
+        expect(afterTurns).toHaveLength(1);
+        expect(afterTurns[0]!.last).toMatchObject({ role: 'assistant', content: [{ type: 'text', text: 'pinged' }] });
+        expect(afterTurns[0]!.contextTokens).toBeGreaterThan(100);
+      });
     } finally {
-      await worker.stop();
       unregister();
-      await store.close();
     }
   });
 });
