@@ -14,6 +14,7 @@ import { forKnownSession } from './session-errors';
 import { compactionsList, compactionsRetry, compactionsShow } from './compactions';
 import { importCommand, exportCommand } from './transfer';
 import { contextBar } from './context-bar';
+import { promptCacheLine } from './prompt-cache-line';
 import { runMaintenance } from '../store/maintenance';
 import { resolve } from 'node:path';
 
@@ -87,6 +88,7 @@ async function main(argv: string[]): Promise<number> {
         if (!opts.json) {
           process.stderr.write(`${key}\n${contextBar(status)}\n`);
           process.stderr.write(`turns ${status.turnsCompleted} · compactions ${status.compactionCount}${status.lastCompactionId ? ` (last ${status.lastCompactionId})` : ''} · queued ${status.queuedTurns}\n`);
+          if (status.promptCache) process.stderr.write(`${promptCacheLine(status.promptCache)}\n`);
         }
       } finally {
         await close();

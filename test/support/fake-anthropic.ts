@@ -18,7 +18,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { FakeErrorStep, FakeMessageStep, FakeStep } from './fake-anthropic-steps';
-import { anthropicPairingProblem, openAiPairingProblem } from './fake-request-rules';
+import { anthropicPairingProblem, anthropicToolSchemaProblem, openAiPairingProblem, openAiToolSchemaProblem } from './fake-request-rules';
 import {
   anthropicErrorBody,
   anthropicMessageBody,
@@ -90,7 +90,7 @@ export interface FakeAnthropic {
   readonly unexpected: readonly FakeRequest[];
   /** Requests refused as over the token limit (with the tokens the fake counted). */
   readonly overflowed: ReadonlyArray<{ request: FakeRequest; tokens: number }>;
-  /** Requests refused as the real API refuses them (broken tool pairing), with the provider's message. */
+  /** Requests refused as the real API refuses them (broken tool pairing, a tool schema that is not an object), with the provider's message. */
   readonly invalid: ReadonlyArray<{ request: FakeRequest; problem: string }>;
   /** Changes the model's context window from the next request on. */
   setTokenLimit(tokens: number): void;
@@ -165,7 +165,9 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
         overflowed.push({ request, tokens });
         return sendError(res, overflowStep(tokens, tokenLimit, api), api);
       }
-      const pairing = api === 'anthropic' ? anthropicPairingProblem(body) : openAiPairingProblem(body);
+      const pairing = api === 'anthropic'
+        ? (anthropicToolSchemaProblem(body) ?? anthropicPairingProblem(body))
+        : (openAiToolSchemaProblem(body) ?? openAiPairingProblem(body));
       if (pairing) {
         invalid.push({ request, problem: pairing });
         return sendError(res, { kind: 'error', status: 400, errorType: 'invalid_request_error', message: pairing }, api);
