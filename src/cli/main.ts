@@ -20,7 +20,7 @@ import { resolve } from 'node:path';
 
 const USAGE = `usage: keel <command> [options]
   dev [--check] [--session <key>]          embedded Temporal + PGlite + worker + interactive chat
-  status <sessionKey> [--json]             context usage, pressure and compactions of a session
+  status <sessionKey> [--json]             context usage, pressure, compactions and prompt-cache hit rate of a session
   compact <sessionKey> [--keep-recent N] [--instructions TEXT] [--json]
   compactions [--failed] [--agent ID] [--json]
   compactions show <id> [--json]

@@ -13,6 +13,7 @@ export function toolInputJsonSchema(toolName: string, input: z.ZodType): Record<
   } catch (err) {
     throw new Error(
       `tool "${toolName}": its input cannot be described as JSON Schema (${(err as Error).message}); use types the model can send as JSON (no z.date(), z.bigint(), z.map() or custom checks)`,
+      { cause: err },
     );
   }
   if (schema.type !== 'object') {
