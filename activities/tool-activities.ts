@@ -1,6 +1,7 @@
 import { Context } from '@temporalio/activity';
 import { depsForAgent, type ActivityDeps } from '../src/runtime/deps';
-import { appendEntries, getEntry } from '../src/store/entries-repo';
+import { getEntry } from '../src/store/entries-repo';
+import { appendToolResultReleasingArgs, loadPendingToolArgs } from '../src/store/pending-tool-args-repo';
 import type { AssistantMessage, MessageEntry, ToolCallBlock, ToolResultMessage } from '../src/context/types';
 import { isToolCallBlock, toolCallArguments } from '../src/context/types';
 import type { ToolOutput } from '../src/tools/registry';
@@ -10,7 +11,10 @@ export interface RunToolInput {
   readonly agentId: string;
   readonly sessionKey: string;
   readonly sessionId: string;
-  /** The assistant entry that holds the call; the activity reads the arguments from it. */
+  /**
+   * The assistant entry that holds the call. The activity reads the call's raw arguments from
+   * pending_tool_args (the entry holds them redacted).
+   */
   readonly assistantEntryId: string;
   readonly toolCallId: string;
   /** Deterministic id of the toolResult entry this run writes. */
@@ -37,7 +41,11 @@ export function createToolActivities(allDeps: ActivityDeps) {
 
     const assistant = await getEntry(db, input.agentId, input.sessionId, input.assistantEntryId);
     const message = (assistant?.payload as unknown as MessageEntry | undefined)?.message as AssistantMessage | undefined;
-    const call = message?.content.find((b): b is ToolCallBlock => isToolCallBlock(b) && (b as ToolCallBlock).id === input.toolCallId);
+    const stored = message?.content.find((b): b is ToolCallBlock => isToolCallBlock(b) && (b as ToolCallBlock).id === input.toolCallId);
+    // The tool runs with exactly what the model sent. No pending row: a call stored before raw
+    // arguments were kept, so the stored (redacted) arguments are all there is.
+    const raw = stored && (await loadPendingToolArgs(db, input.agentId, input.sessionId, input.assistantEntryId, input.toolCallId));
+    const call = stored && raw ? { ...stored, arguments: raw } : stored;
     const toolName = call?.name ?? 'unknown';
     const output = call ? await execute(call, input) : errorOutput(`tool call ${input.toolCallId} not found in entry ${input.assistantEntryId}`);
 
@@ -51,7 +59,8 @@ export function createToolActivities(allDeps: ActivityDeps) {
       timestamp: Date.parse(input.now),
     };
     const entry: MessageEntry = { type: 'message', id: input.resultEntryId, parentId: input.parentId, timestamp: input.now, message: result };
-    await appendEntries(db, input.agentId, input.sessionId, [{ entry, tokenEstimate: deps.estimate(result) }]);
+    // Tool output is where secrets usually appear: stored redacted, with the raw arguments released.
+    await appendToolResultReleasingArgs(db, input.agentId, input.sessionId, input, { entry, tokenEstimate: deps.estimate(result) });
     return { entryId: entry.id, isError: result.isError ?? false };
   }
 

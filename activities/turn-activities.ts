@@ -16,7 +16,8 @@ import { startHeartbeat } from './heartbeat';
 import { findUnstorable, storableText } from '../src/text/storable-text';
 import { effectiveWindow, learnFromOverflow } from './model-window';
 import { loadWorkflowState, saveWorkflowState } from '../src/store/workflow-state-repo';
-import type { SessionCarriedState } from '../src/protocol';
+import { appendReplyKeepingToolArgs } from '../src/store/pending-tool-args-repo';
+import type { PromptCacheCounters, SessionCarriedState, TurnUsage } from '../src/protocol';
 
 export interface BeginTurnInput {
   readonly agentId: string;
@@ -70,7 +71,7 @@ export interface CallModelResult {
   readonly text: string;
   readonly toolCalls: ReadonlyArray<{ readonly id: string; readonly name: string }>;
   readonly stopReason: string;
-  readonly usage: { readonly inputTokens: number; readonly outputTokens: number };
+  readonly usage: TurnUsage;
   /** Estimated tokens of the context sent, plus the reply. */
   readonly contextTokens: number;
 }
@@ -78,8 +79,12 @@ export interface CallModelResult {
 export interface FinishTurnInput {
   readonly agentId: string;
   readonly sessionKey: string;
+  /** Uncached prompt tokens (the provider's `input_tokens`). */
   readonly inputTokens: number;
   readonly outputTokens: number;
+  /** Prompt tokens read from / written to the provider's prompt cache. */
+  readonly cacheReadTokens?: number;
+  readonly cacheWriteTokens?: number;
   readonly contextTokens: number;
   readonly now: string;
   /** False for system events, which must not refresh idle/daily freshness. */
@@ -94,6 +99,8 @@ export interface FinishTurnResult extends AfterTurnDecision {
   /** The configured window (status shows both when they differ). */
   readonly configuredContextWindow: number;
   readonly compactionCount: number;
+  /** The session's prompt tokens since it started, by how the provider's cache served them. */
+  readonly promptCache: PromptCacheCounters;
 }
 
 /** The turn's activities: thin wrappers that read, call pure functions and the model, and write. */
@@ -165,7 +172,8 @@ export function createTurnActivities(allDeps: ActivityDeps) {
           ...(context.systemPromptAddition ? { system: context.systemPromptAddition } : {}),
           messages: context.messages,
           maxTokens: deps.config.maxOutputTokens,
-          tools: deps.tools.list().map((t) => ({ name: t.name, description: t.description, inputSchema: {} })),
+          tools: deps.tools.modelTools(),
+          promptCaching: deps.config.promptCaching,
         },
         { signal: Context.current().cancellationSignal, onEvent: () => heartbeat.beat() },
       );
@@ -182,12 +190,13 @@ export function createTurnActivities(allDeps: ActivityDeps) {
       content: reply.content,
       stopReason: reply.stopReason,
       model: reply.model,
-      usage: { input: reply.usage.input, output: reply.usage.output },
+      usage: { input: reply.usage.input, output: reply.usage.output, cacheRead: reply.usage.cacheRead ?? 0, cacheWrite: reply.usage.cacheWrite ?? 0 },
       timestamp: Date.parse(input.now),
     };
     const entry: MessageEntry = { type: 'message', id: input.assistantEntryId, parentId: input.parentId, timestamp: input.now, message };
     const replyTokens = deps.estimate(message);
-    const { inserted } = await appendEntriesRedacted(db, input.agentId, input.sessionId, [{ entry, tokenEstimate: replyTokens }]);
+    // Stored redacted; the tool calls' raw arguments wait in pending_tool_args for runTool.
+    const { inserted } = await appendReplyKeepingToolArgs(db, input.agentId, input.sessionId, { entry, tokenEstimate: replyTokens });
     // The turn's last model call (no tool calls): the engine's afterTurn sees what the model saw plus the reply.
     if (inserted > 0 && !message.content.some((b) => isToolCallBlock(b))) {
       await context.engineInstance.afterTurn?.({
@@ -242,6 +251,11 @@ export function createTurnActivities(allDeps: ActivityDeps) {
       contextWindow,
       configuredContextWindow: deps.config.contextWindowTokens,
       compactionCount: session?.compaction_count ?? 0,
+      promptCache: {
+        uncachedTokens: Number(session?.input_tokens ?? 0),
+        readTokens: Number(session?.cache_read_tokens ?? 0),
+        writeTokens: Number(session?.cache_write_tokens ?? 0),
+      },
     };
   }
 
@@ -284,7 +298,12 @@ function describeReply(entry: MessageEntry, contextTokens: number): CallModelRes
     text,
     toolCalls,
     stopReason: message.stopReason ?? 'stop',
-    usage: { inputTokens: message.usage?.input ?? 0, outputTokens: message.usage?.output ?? 0 },
+    usage: {
+      inputTokens: message.usage?.input ?? 0,
+      outputTokens: message.usage?.output ?? 0,
+      cacheReadTokens: message.usage?.cacheRead ?? 0,
+      cacheWriteTokens: message.usage?.cacheWrite ?? 0,
+    },
     contextTokens,
   };
 }

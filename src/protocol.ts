@@ -75,6 +75,7 @@ export interface SessionCarriedState {
   readonly contextTokens?: number;
   readonly compactionCount?: number;
   readonly lastCompactionId?: string | null;
+  readonly promptCache?: PromptCacheCounters;
   /** Requests admitted but not yet run, in admission order. */
   readonly queued?: readonly SessionRequest[];
   /** Maintenance decided after the last turn and not yet run. */
@@ -124,8 +125,20 @@ export interface TurnRequest {
 }
 
 export interface TurnUsage {
+  /** Prompt tokens billed at the full rate (the provider's `input_tokens`: not read from or written to its cache). */
   readonly inputTokens: number;
   readonly outputTokens: number;
+  /** Prompt tokens the provider read from its prompt cache (billed at a tenth on Anthropic). */
+  readonly cacheReadTokens?: number;
+  /** Prompt tokens the provider wrote to its prompt cache (billed at 1.25× on Anthropic). */
+  readonly cacheWriteTokens?: number;
+}
+
+/** A session's prompt tokens since it started, by how the provider's prompt cache served them. */
+export interface PromptCacheCounters {
+  readonly uncachedTokens: number;
+  readonly readTokens: number;
+  readonly writeTokens: number;
 }
 
 export interface TurnResult {
@@ -156,6 +169,11 @@ export interface SessionStatus {
   readonly lastCompactionId: string | null;
   /** The configured window, when a learned provider limit lowered `contextWindow` below it. */
   readonly configuredContextWindow?: number;
+  /** The session's prompt tokens by cache use (provider prompt caching), once a turn reported them. */
+  readonly promptCache?: PromptCacheCounters & {
+    /** Share of prompt tokens read from the cache, in percent (one decimal). */
+    readonly hitRatePercent: number;
+  };
 }
 
 export const statusQuery = defineQuery<SessionStatus>('status');

@@ -1,6 +1,7 @@
 import type {
   CompactionWorkflowResult,
   MaintenanceJob,
+  PromptCacheCounters,
   RequestOutcome,
   SessionCarriedState,
   SessionRequest,
@@ -27,6 +28,8 @@ export class SessionState {
   configuredContextWindow: number | undefined;
   compactionCount: number;
   lastCompactionId: string | null;
+  /** The session's prompt tokens by cache use, as the last turn's finishTurn counted them. */
+  promptCache: PromptCacheCounters | undefined;
   /** True once the run has decided to end: waiting senders are told to ask the next run. */
   draining = false;
   private runs: number;
@@ -51,6 +54,7 @@ export class SessionState {
     this.contextWindow = input.contextWindowTokens ?? DEFAULTS.contextWindowTokens;
     this.compactionCount = c?.compactionCount ?? 0;
     this.lastCompactionId = c?.lastCompactionId ?? null;
+    this.promptCache = c?.promptCache;
     this.queue = [...(c?.queued ?? [])];
     this.maintenance = [...(c?.pendingMaintenance ?? [])];
     this.outcomes = new Map(c?.outcomes ?? []);
@@ -67,6 +71,7 @@ export class SessionState {
     this.contextTokens = saved.contextTokens ?? this.contextTokens;
     this.compactionCount = saved.compactionCount ?? this.compactionCount;
     this.lastCompactionId = saved.lastCompactionId ?? this.lastCompactionId;
+    this.promptCache = saved.promptCache ?? this.promptCache;
   }
 
   /** Admits a request once: a resent request id (a client retry) is not queued again. */
@@ -133,12 +138,16 @@ export class SessionState {
   }
 
   /** After a turn: the counters the worker reported (its config and learned limits own the window). */
-  recordTurn(lastEntryId: string, after: Pick<FinishTurnResult, 'contextTokens' | 'contextWindow' | 'configuredContextWindow' | 'compactionCount'>): void {
+  recordTurn(
+    lastEntryId: string,
+    after: Pick<FinishTurnResult, 'contextTokens' | 'contextWindow' | 'configuredContextWindow' | 'compactionCount'> & Partial<Pick<FinishTurnResult, 'promptCache'>>,
+  ): void {
     this.lastEntryId = lastEntryId;
     this.contextTokens = after.contextTokens;
     this.contextWindow = after.contextWindow;
     this.configuredContextWindow = after.configuredContextWindow;
     this.compactionCount = after.compactionCount;
+    if (after.promptCache) this.promptCache = after.promptCache;
     this.turnsCompleted++;
     this.turnsThisRun++;
   }
@@ -168,6 +177,7 @@ export class SessionState {
       contextTokens: this.contextTokens,
       compactionCount: this.compactionCount,
       lastCompactionId: this.lastCompactionId,
+      ...(this.promptCache ? { promptCache: this.promptCache } : {}),
       queued: [...this.queue],
       pendingMaintenance: [...this.maintenance],
       outcomes: this.carriedOutcomes(),
@@ -204,6 +214,13 @@ export class SessionState {
       compactionCount: this.compactionCount,
       lastCompactionId: this.lastCompactionId,
       ...(this.configuredContextWindow !== undefined && this.configuredContextWindow !== window ? { configuredContextWindow: this.configuredContextWindow } : {}),
+      ...(this.promptCache ? { promptCache: { ...this.promptCache, hitRatePercent: cacheHitRatePercent(this.promptCache) } } : {}),
     };
   }
+}
+
+/** Share of prompt tokens served from the provider's cache, in percent with one decimal. */
+function cacheHitRatePercent(c: PromptCacheCounters): number {
+  const prompt = c.uncachedTokens + c.readTokens + c.writeTokens;
+  return prompt > 0 ? Math.round((c.readTokens / prompt) * 1000) / 10 : 0;
 }

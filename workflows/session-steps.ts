@@ -101,6 +101,8 @@ export class SessionSteps {
     let parentId = userEntryId;
     let inputTokens = 0;
     let outputTokens = 0;
+    let cacheReadTokens = 0;
+    let cacheWriteTokens = 0;
     let modelCalls = 0;
     let reply: CallModelResult | undefined;
     while (modelCalls < DEFAULTS.maxModelCallsPerTurn) {
@@ -108,6 +110,8 @@ export class SessionSteps {
       modelCalls++;
       inputTokens += reply.usage.inputTokens;
       outputTokens += reply.usage.outputTokens;
+      cacheReadTokens += reply.usage.cacheReadTokens ?? 0;
+      cacheWriteTokens += reply.usage.cacheWriteTokens ?? 0;
       parentId = reply.entryId;
       if (reply.toolCalls.length === 0) break;
       for (const call of reply.toolCalls) {
@@ -126,7 +130,8 @@ export class SessionSteps {
     }
     const final = reply!;
     const touch = request.event === undefined || request.event === 'user_message';
-    const after = await db.finishTurn({ ...this.ids, inputTokens, outputTokens, contextTokens: final.contextTokens, now: now(), touch });
+    const usage = { inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens };
+    const after = await db.finishTurn({ ...this.ids, ...usage, contextTokens: final.contextTokens, now: now(), touch });
     this.state.recordTurn(parentId, after);
     // Maintenance runs after the reply is returned, before the next queued request.
     if (after.compact) this.state.schedule({ kind: 'compaction', trigger: 'threshold', sessionId });
@@ -138,7 +143,7 @@ export class SessionSteps {
       userEntryId,
       assistantEntryId: final.entryId,
       turn: this.state.turnsCompleted,
-      usage: { inputTokens, outputTokens },
+      usage,
       modelCalls,
     };
   }

@@ -13,12 +13,13 @@ import { forKnownSession } from './session-errors';
 import { compactionsList, compactionsRetry, compactionsShow } from './compactions';
 import { importCommand, exportCommand } from './transfer';
 import { contextBar } from './context-bar';
+import { promptCacheLine } from './prompt-cache-line';
 import { runMaintenance } from '../store/maintenance';
 import type { CliRoots } from './local-stack';
 
 const USAGE = `usage: keel <command> [options]
   dev [--check] [--session <key>]          embedded Temporal + PGlite + worker + interactive chat
-  status <sessionKey> [--json]             context usage, pressure and compactions of a session
+  status <sessionKey> [--json]             context usage, pressure, compactions and prompt-cache hit rate of a session
   compact <sessionKey> [--keep-recent N] [--instructions TEXT] [--json]
   compactions [--failed] [--agent ID] [--json]
   compactions show <id> [--json]
@@ -86,6 +87,7 @@ async function main(argv: string[], roots: CliRoots): Promise<number> {
         if (!opts.json) {
           process.stderr.write(`${key}\n${contextBar(status)}\n`);
           process.stderr.write(`turns ${status.turnsCompleted} · compactions ${status.compactionCount}${status.lastCompactionId ? ` (last ${status.lastCompactionId})` : ''} · queued ${status.queuedTurns}\n`);
+          if (status.promptCache) process.stderr.write(`${promptCacheLine(status.promptCache)}\n`);
         }
       } finally {
         await close();

@@ -13,6 +13,7 @@ import type {
 } from '../context/types';
 import { isToolCallBlock, toolCallArguments } from '../context/types';
 import type { ModelRequest, ModelTool } from './model-client';
+import { withCacheBreakpoints } from './anthropic-cache-breakpoints';
 
 type ContentParam = Anthropic.ContentBlockParam;
 type ImageSource = Anthropic.ImageBlockParam['source'];
@@ -108,9 +109,9 @@ export function toAnthropicTools(tools: readonly ModelTool[]): Anthropic.Tool[] 
   }));
 }
 
-/** The request body (without `stream`) for a Keel `ModelRequest`. */
+/** The request body (without `stream`) for a Keel `ModelRequest`, with cache breakpoints when `promptCaching` is on. */
 export function toAnthropicParams(request: ModelRequest): Anthropic.MessageCreateParamsNonStreaming {
-  return {
+  const params: Anthropic.MessageCreateParamsNonStreaming = {
     model: request.model,
     max_tokens: request.maxTokens,
     messages: toAnthropicMessages(request.messages),
@@ -118,6 +119,7 @@ export function toAnthropicParams(request: ModelRequest): Anthropic.MessageCreat
     ...(request.tools && request.tools.length > 0 ? { tools: toAnthropicTools(request.tools) } : {}),
     ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
   };
+  return request.promptCaching ? withCacheBreakpoints(params) : params;
 }
 
 const STOP_REASONS: Record<string, StopReason> = {

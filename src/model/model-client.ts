@@ -16,9 +16,14 @@ export interface ModelRequest {
   model: string;
   system?: string;
   messages: AgentMessage[];
-  tools?: ModelTool[];
+  tools?: readonly ModelTool[];
   maxTokens: number;
   temperature?: number;
+  /**
+   * Mark the stable prefix (tools, system prompt, conversation so far) for the provider's prompt
+   * cache where the provider needs markers (Anthropic `cache_control`). Default off.
+   */
+  promptCaching?: boolean;
 }
 
 /** Progress events while a reply streams (heartbeats hang off these). */

@@ -136,6 +136,29 @@ const migrations: Record<string, Migration> = {
       await db.schema.alterTable('compactions').addColumn('memory_flush', 'text').execute();
     },
   },
+  // A tool runs with the arguments the model produced, while the transcript holds them redacted:
+  // the raw arguments wait here from the model call that stored the call until its result is stored.
+  '2026_11_23_002_pending_tool_args': {
+    async up(db) {
+      await db.schema
+        .createTable('pending_tool_args')
+        .addColumn('agent_id', 'text', (c) => c.notNull())
+        .addColumn('session_id', 'text', (c) => c.notNull())
+        .addColumn('assistant_entry_id', 'text', (c) => c.notNull())
+        .addColumn('tool_call_id', 'text', (c) => c.notNull())
+        .addColumn('arguments', 'jsonb', (c) => c.notNull())
+        .addColumn('created_at', 'timestamptz', (c) => c.notNull())
+        .addPrimaryKeyConstraint('pending_tool_args_pk', ['agent_id', 'session_id', 'assistant_entry_id', 'tool_call_id'])
+        .execute();
+    },
+  },
+  // Provider prompt caching: tokens read from and written to the cache, per session.
+  '2026_11_23_003_session_cache_counters': {
+    async up(db) {
+      await db.schema.alterTable('sessions').addColumn('cache_read_tokens', 'bigint', (c) => c.notNull().defaultTo(0)).execute();
+      await db.schema.alterTable('sessions').addColumn('cache_write_tokens', 'bigint', (c) => c.notNull().defaultTo(0)).execute();
+    },
+  },
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

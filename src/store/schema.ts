@@ -37,6 +37,10 @@ export interface SessionsTable {
   memory_flush_failed_at: Timestamp | null;
   /** The session workflow's counters, saved when it closes after a quiet period. */
   workflow_state: Json<Record<string, unknown>> | null;
+  /** Prompt tokens the provider read from its prompt cache (`input_tokens` counts only uncached ones). */
+  cache_read_tokens: Generated<number>;
+  /** Prompt tokens the provider wrote to its prompt cache. */
+  cache_write_tokens: Generated<number>;
 }
 
 /** Append-only event stream per session; a tree through parent_id, ordered by seq. */
@@ -51,6 +55,19 @@ export interface TranscriptEntriesTable {
   payload: Json<Record<string, unknown>>;
   token_estimate: number | null;
   byte_size: number;
+  created_at: Timestamp;
+}
+
+/**
+ * The raw arguments of a tool call whose result is not stored yet. The transcript holds the call's
+ * arguments redacted; the tool must run with what the model sent. Deleted with the result's append.
+ */
+export interface PendingToolArgsTable {
+  agent_id: string;
+  session_id: string;
+  assistant_entry_id: string;
+  tool_call_id: string;
+  arguments: Json<Record<string, unknown>>;
   created_at: Timestamp;
 }
 
@@ -121,6 +138,7 @@ export interface Database {
   memory_notes: MemoryNotesTable;
   subagent_runs: SubagentRunsTable;
   model_limits: ModelLimitsTable;
+  pending_tool_args: PendingToolArgsTable;
 }
 
 export type SessionRow = Selectable<SessionsTable>;

@@ -57,6 +57,9 @@ export interface TurnUsageUpdate {
   sessionKey: string;
   inputTokens: number;
   outputTokens: number;
+  /** Prompt tokens read from / written to the provider's prompt cache. */
+  cacheReadTokens?: number;
+  cacheWriteTokens?: number;
   /** Estimated tokens of the context the model will see next turn. */
   contextTokens: number;
   now: Date;
@@ -71,6 +74,8 @@ export async function recordTurnUsage(db: Kysely<Database>, u: TurnUsageUpdate):
     .set((eb) => ({
       input_tokens: eb('input_tokens', '+', u.inputTokens),
       output_tokens: eb('output_tokens', '+', u.outputTokens),
+      cache_read_tokens: eb('cache_read_tokens', '+', u.cacheReadTokens ?? 0),
+      cache_write_tokens: eb('cache_write_tokens', '+', u.cacheWriteTokens ?? 0),
       total_tokens: eb('total_tokens', '+', u.inputTokens + u.outputTokens),
       context_tokens: u.contextTokens,
       total_tokens_fresh: true,
@@ -134,6 +139,7 @@ export async function deleteSessionCascade(db: Kysely<Database>, agentId: string
       .where('agent_id', '=', agentId)
       .where('session_id', '=', sessionId)
       .executeTakeFirst();
+    await trx.deleteFrom('pending_tool_args').where('agent_id', '=', agentId).where('session_id', '=', sessionId).execute();
     await trx.deleteFrom('compactions').where('agent_id', '=', agentId).where('session_key', '=', sessionKey).execute();
     await trx.deleteFrom('sessions').where('agent_id', '=', agentId).where('session_key', '=', sessionKey).execute();
     return Number(entries.numDeletedRows);
@@ -164,6 +170,8 @@ export async function rotateSession(db: Kysely<Database>, input: RotateSessionIn
       input_tokens: 0,
       output_tokens: 0,
       total_tokens: 0,
+      cache_read_tokens: 0,
+      cache_write_tokens: 0,
       context_tokens: 0,
       total_tokens_fresh: false,
       compaction_count: 0,

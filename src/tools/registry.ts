@@ -1,5 +1,7 @@
 import type { z } from 'zod';
 import type { ImageBlock, TextBlock } from '../context/types';
+import type { ModelTool } from '../model/model-client';
+import { toolInputJsonSchema } from './tool-json-schema';
 
 /** What a tool gets besides its input. */
 export interface ToolContext {
@@ -33,13 +35,18 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
 /** Tools by name. Names follow the provider rule `[A-Za-z0-9_-]{1,64}`. */
 export class ToolRegistry {
   private readonly tools = new Map<string, ToolDefinition>();
+  private readonly schemas = new Map<string, Record<string, unknown>>();
+  /** What every model request carries, built once (tools are registered before the worker starts). */
+  private modelToolList: ModelTool[] | undefined;
 
   register<S extends z.ZodType>(tool: ToolDefinition<S>): this {
     if (!/^[A-Za-z0-9_-]{1,64}$/.test(tool.name)) {
       throw new Error(`tool name "${tool.name}" is invalid: use 1-64 characters of A-Z a-z 0-9 _ -`);
     }
     if (this.tools.has(tool.name)) throw new Error(`tool "${tool.name}" is already registered`);
+    this.schemas.set(tool.name, toolInputJsonSchema(tool.name, tool.input));
     this.tools.set(tool.name, tool as unknown as ToolDefinition);
+    this.modelToolList = undefined;
     return this;
   }
 
@@ -49,5 +56,11 @@ export class ToolRegistry {
 
   list(): ToolDefinition[] {
     return [...this.tools.values()];
+  }
+
+  /** The tools as a model request lists them: name, description and the JSON Schema of the input. */
+  modelTools(): readonly ModelTool[] {
+    this.modelToolList ??= this.list().map((t) => ({ name: t.name, description: t.description, inputSchema: this.schemas.get(t.name)! }));
+    return this.modelToolList;
   }
 }

@@ -10,12 +10,29 @@ export interface SseEvent {
   data: Record<string, unknown>;
 }
 
-/** Token counts the fake reports; scripted values win over the length/4 estimates. */
-export function fakeUsage(step: FakeMessageStep, rawRequestBody: string): { input_tokens: number; output_tokens: number } {
+/** The usage the fake reports; `input_tokens` counts only prompt tokens neither read from nor written to the cache. */
+export interface FakeUsage {
+  input_tokens: number;
+  output_tokens: number;
+  cache_creation_input_tokens?: number;
+  cache_read_input_tokens?: number;
+}
+
+/**
+ * Token counts the fake reports; scripted values win over the length/4 estimates. Prompt tokens
+ * served by the prompt cache (`cache`) are reported apart from `input_tokens`, as the API does.
+ */
+export function fakeUsage(
+  step: FakeMessageStep,
+  rawRequestBody: string,
+  cache: { cache_creation_input_tokens: number; cache_read_input_tokens: number } = { cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+): FakeUsage {
   const outputChars = step.content.reduce((n, block) => n + JSON.stringify(block).length, 0);
+  const prompt = step.usage?.input_tokens ?? Math.max(1, Math.ceil(rawRequestBody.length / 4));
   return {
-    input_tokens: step.usage?.input_tokens ?? Math.max(1, Math.ceil(rawRequestBody.length / 4)),
+    input_tokens: Math.max(0, prompt - cache.cache_creation_input_tokens - cache.cache_read_input_tokens),
     output_tokens: step.usage?.output_tokens ?? Math.max(1, Math.ceil(outputChars / 4)),
+    ...cache,
   };
 }
 
@@ -38,7 +55,7 @@ function finalBlock(block: FakeContentBlock): Record<string, unknown> {
 export function anthropicMessageBody(
   step: FakeMessageStep,
   ids: { messageId: string; model: string },
-  usage: { input_tokens: number; output_tokens: number },
+  usage: FakeUsage,
 ): Record<string, unknown> {
   return {
     id: ids.messageId,
@@ -48,7 +65,7 @@ export function anthropicMessageBody(
     content: step.content.map(finalBlock),
     stop_reason: stopReasonOf(step),
     stop_sequence: null,
-    usage: { ...usage, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+    usage: { cache_creation_input_tokens: 0, cache_read_input_tokens: 0, ...usage },
   };
 }
 
@@ -92,9 +109,9 @@ function blockEvents(block: FakeContentBlock, index: number): SseEvent[] {
 export function anthropicSseEvents(
   step: FakeMessageStep,
   ids: { messageId: string; model: string },
-  usage: { input_tokens: number; output_tokens: number },
+  usage: FakeUsage,
 ): SseEvent[] {
-  const message = { ...anthropicMessageBody(step, ids, { input_tokens: usage.input_tokens, output_tokens: 1 }), content: [], stop_reason: null };
+  const message = { ...anthropicMessageBody(step, ids, { ...usage, output_tokens: 1 }), content: [], stop_reason: null };
   const events: SseEvent[] = [
     { event: 'message_start', data: { type: 'message_start', message } },
     { event: 'ping', data: { type: 'ping' } },

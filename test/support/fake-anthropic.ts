@@ -18,17 +18,19 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { FakeErrorStep, FakeMessageStep, FakeStep } from './fake-anthropic-steps';
-import { anthropicPairingProblem, openAiPairingProblem } from './fake-request-rules';
+import { anthropicPairingProblem, anthropicToolSchemaProblem, openAiPairingProblem, openAiToolSchemaProblem } from './fake-request-rules';
 import {
   anthropicErrorBody,
   anthropicMessageBody,
   anthropicSseEvents,
   fakeUsage,
+  type FakeUsage,
   openAiCompletionBody,
   openAiErrorBody,
   sseText,
 } from './fake-anthropic-render';
 import { streamOpenAiSse } from './fake-openai-stream';
+import { FakePromptCache } from './fake-prompt-cache';
 
 export { fakeReply } from './fake-anthropic-steps';
 export type { FakeStep } from './fake-anthropic-steps';
@@ -69,6 +71,11 @@ export interface FakeAnthropicOptions {
    * before any script step or responder sees it — as a real provider does. Default 200,000.
    */
   tokenLimit?: number;
+  /**
+   * Prompt caching: the shortest prefix the model caches (Anthropic: 1024 tokens for Sonnet and
+   * Opus, 2048 for Haiku); shorter marked prefixes are neither written nor read. Default 1024.
+   */
+  cacheMinTokens?: number;
 }
 
 /** The real Anthropic window for current models. */
@@ -90,8 +97,12 @@ export interface FakeAnthropic {
   readonly unexpected: readonly FakeRequest[];
   /** Requests refused as over the token limit (with the tokens the fake counted). */
   readonly overflowed: ReadonlyArray<{ request: FakeRequest; tokens: number }>;
-  /** Requests refused as the real API refuses them (broken tool pairing), with the provider's message. */
+  /** Requests refused as the real API refuses them (broken tool pairing, a tool schema that is not an object), with the provider's message. */
   readonly invalid: ReadonlyArray<{ request: FakeRequest; problem: string }>;
+  /** Forgets every prompt prefix cached so far (as the cache's TTL would). */
+  clearPromptCache(): void;
+  /** Changes the shortest cacheable prefix from the next request on. */
+  setCacheMinTokens(tokens: number): void;
   /** Changes the model's context window from the next request on. */
   setTokenLimit(tokens: number): void;
   /** Appends steps to the script. */
@@ -122,6 +133,7 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
   const timers = new Set<{ timer: NodeJS.Timeout; resolve: () => void }>();
   const arrivalWaiters = new Set<() => void>();
   let responder = options.defaultResponder;
+  const promptCache = new FakePromptCache(options.cacheMinTokens);
   let closed = false;
   let messageCounter = 0;
 
@@ -165,10 +177,13 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
         overflowed.push({ request, tokens });
         return sendError(res, overflowStep(tokens, tokenLimit, api), api);
       }
-      const pairing = api === 'anthropic' ? anthropicPairingProblem(body) : openAiPairingProblem(body);
-      if (pairing) {
-        invalid.push({ request, problem: pairing });
-        return sendError(res, { kind: 'error', status: 400, errorType: 'invalid_request_error', message: pairing }, api);
+      const pairing = api === 'anthropic'
+        ? (anthropicToolSchemaProblem(body) ?? anthropicPairingProblem(body))
+        : (openAiToolSchemaProblem(body) ?? openAiPairingProblem(body));
+      const problem = pairing ?? (api === 'anthropic' ? promptCache.problem(body) : undefined);
+      if (problem) {
+        invalid.push({ request, problem });
+        return sendError(res, { kind: 'error', status: 400, errorType: 'invalid_request_error', message: problem }, api);
       }
     }
     const step = api ? await nextStep(request) : undefined;
@@ -182,7 +197,7 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
 
     const ids = { messageId: `msg_fake_${++messageCounter}`, model: body.model ?? 'fake-model' };
     if (step.kind === 'error') return sendError(res, step, api);
-    const usage = fakeUsage(step, rawBody);
+    const usage = fakeUsage(step, rawBody, api === 'anthropic' ? promptCache.serve(body) : undefined);
     if (api === 'openai') return request.stream ? streamOpenAiSse(res, step, ids, usage, body, wait, () => closed) : sendJsonMaybeTruncated(res, step, openAiCompletionBody(step, ids, usage));
     if (!request.stream) return sendJsonMaybeTruncated(res, step, anthropicMessageBody(step, ids, usage));
     return streamSse(res, step, ids, usage);
@@ -192,7 +207,7 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
     res: ServerResponse,
     step: FakeMessageStep,
     ids: { messageId: string; model: string },
-    usage: { input_tokens: number; output_tokens: number },
+    usage: FakeUsage,
   ): Promise<void> {
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'request-id': `req_${ids.messageId}` });
     const events = anthropicSseEvents(step, ids, usage);
@@ -227,6 +242,8 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
     overflowed,
     invalid,
     setTokenLimit: (tokens) => void (tokenLimit = tokens),
+    clearPromptCache: () => promptCache.clear(),
+    setCacheMinTokens: (tokens) => void (promptCache.minTokens = tokens),
     enqueue: (...steps) => void script.push(...steps),
     pendingSteps: () => script.length,
     respondWith: (next) => void (responder = next),

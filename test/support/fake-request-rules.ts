@@ -36,6 +36,40 @@ export function anthropicPairingProblem(body: FakeRequestBody): string | undefin
   return undefined;
 }
 
+/**
+ * Anthropic Messages API: the 400 message for a custom tool whose `input_schema` is not a JSON
+ * Schema object of type "object", worded as the API words it, or undefined.
+ */
+export function anthropicToolSchemaProblem(body: FakeRequestBody): string | undefined {
+  const tools = body.tools ?? [];
+  for (let i = 0; i < tools.length; i++) {
+    const tool = tools[i]!;
+    // Server tools (web search, bash, ...) carry a versioned `type` and no schema.
+    if (typeof tool.type === 'string' && tool.type !== 'custom') continue;
+    const where = `tools.${i}.custom.input_schema`;
+    const schema: unknown = tool.input_schema;
+    if (schema === undefined) return `${where}: Field required`;
+    if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) return `${where}: Input should be a valid dictionary`;
+    const s = schema as Record<string, unknown>;
+    if (s.oneOf !== undefined || s.allOf !== undefined || s.anyOf !== undefined) return `${where}: input_schema does not support oneOf, allOf, or anyOf at the top level`;
+    if (s.type === undefined) return `${where}.type: Field required`;
+    if (s.type !== 'object') return `${where}.type: Input should be 'object'`;
+  }
+  return undefined;
+}
+
+/** OpenAI-compatible chat completions: the 400 message for a function whose parameters are not an object schema, or undefined. */
+export function openAiToolSchemaProblem(body: FakeRequestBody): string | undefined {
+  for (const tool of body.tools ?? []) {
+    const fn = tool.function as { name?: string; parameters?: { type?: unknown } } | undefined;
+    const type = fn?.parameters?.type;
+    if (fn?.parameters !== undefined && type !== 'object') {
+      return `Invalid schema for function '${fn.name ?? ''}': schema must be a JSON Schema of 'type: "object"', got 'type: "${String(type)}"'.`;
+    }
+  }
+  return undefined;
+}
+
 /** OpenAI-compatible chat completions: the 400 message for broken tool-call pairing, or undefined. */
 export function openAiPairingProblem(body: FakeRequestBody): string | undefined {
   const messages = (body.messages ?? []) as Array<{ role: string; tool_calls?: Array<{ id: string }>; tool_call_id?: string }>;
