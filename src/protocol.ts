@@ -156,6 +156,8 @@ export interface SessionStatus {
   readonly lastCompactionId: string | null;
   /** The configured window, when a learned provider limit lowered `contextWindow` below it. */
   readonly configuredContextWindow?: number;
+  /** The model the last turn called (the session's override, else its agent's model). */
+  readonly model?: string;
 }
 
 export const statusQuery = defineQuery<SessionStatus>('status');

@@ -25,6 +25,8 @@ export class SessionState {
   contextTokens: number;
   contextWindow: number;
   configuredContextWindow: number | undefined;
+  /** The model of the last turn (unknown before the first turn of this run). */
+  model: string | undefined;
   compactionCount: number;
   lastCompactionId: string | null;
   /** True once the run has decided to end: waiting senders are told to ask the next run. */
@@ -133,8 +135,10 @@ export class SessionState {
   }
 
   /** After a turn: the counters the worker reported (its config and learned limits own the window). */
-  recordTurn(lastEntryId: string, after: Pick<FinishTurnResult, 'contextTokens' | 'contextWindow' | 'configuredContextWindow' | 'compactionCount'>): void {
+  recordTurn(lastEntryId: string, after: Pick<FinishTurnResult, 'contextTokens' | 'contextWindow' | 'configuredContextWindow' | 'compactionCount' | 'model'>): void {
     this.lastEntryId = lastEntryId;
+    // Histories recorded before the model was reported carry none.
+    this.model = after.model as string | undefined;
     this.contextTokens = after.contextTokens;
     this.contextWindow = after.contextWindow;
     this.configuredContextWindow = after.configuredContextWindow;
@@ -204,6 +208,7 @@ export class SessionState {
       compactionCount: this.compactionCount,
       lastCompactionId: this.lastCompactionId,
       ...(this.configuredContextWindow !== undefined && this.configuredContextWindow !== window ? { configuredContextWindow: this.configuredContextWindow } : {}),
+      ...(this.model !== undefined ? { model: this.model } : {}),
     };
   }
 }
