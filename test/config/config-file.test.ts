@@ -1,4 +1,4 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { agentConfig, loadKeelSettings } from '../../src/config/agent-config';
@@ -125,5 +125,15 @@ describe('context window resolution (per-provider model entry → catalog → ag
     expect(configuredWindow(settings.defaults)).toEqual({ tokens: 80_000, source: 'default' });
     expect(configuredWindow(agentConfig(settings, 'a'))).toEqual({ tokens: 80_000, source: 'default' });
     expect(configuredWindow(agentConfig(settings, 'a'), 'big')).toEqual({ tokens: 90_000, source: 'agentContextTokens' });
+  });
+});
+
+describe('the README example', () => {
+  it('loads, and resolves as the README explains', async () => {
+    const readme = await readFile(join(__dirname, '../../README.md'), 'utf8');
+    const example = /## Configuration file \(agents\)[\s\S]*?```json\n([\s\S]*?)```/.exec(readme)![1]!;
+    const support = agentConfig(await load(example, { OLLAMA_API_KEY: 'k' }), 'support');
+    expect([support.modelProvider, support.model, support.openAiApiKey, support.compactionModelProvider]).toEqual(['openai-compatible', 'qwen3:32b', 'k', 'anthropic']);
+    expect(configuredWindow(support)).toEqual({ tokens: 24_000, source: 'agentContextTokens' });
   });
 });
