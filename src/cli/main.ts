@@ -95,7 +95,7 @@ async function main(argv: string[]): Promise<number> {
         print(status);
         if (!opts.json) {
           process.stderr.write(`${key}\n${contextBar(status)}\n`);
-          process.stderr.write(`turns ${status.turnsCompleted} · compactions ${status.compactionCount}${status.lastCompactionId ? ` (last ${status.lastCompactionId})` : ''} · queued ${status.queuedTurns}\n`);
+          process.stderr.write(`turns ${status.turnsCompleted} · compactions ${status.compactionCount}${status.lastCompactionId ? ` (last ${status.lastCompactionId})` : ''} · queued ${status.queuedTurns}${status.model ? ` · model ${status.model}` : ''}\n`);
         }
       } finally {
         await close();
