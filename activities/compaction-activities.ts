@@ -1,12 +1,12 @@
 import { summaryCharBudget } from '../src/compaction/summary-budget';
 import { ApplicationFailure, Context, log } from '@temporalio/activity';
-import type { ActivityDeps } from './deps';
-import { startHeartbeat } from './heartbeat';
+import { depsForAgent, type ActivityDeps } from '../src/runtime/deps';
+import { agentSummarizer } from './compaction-summarizer';
 import { loadEntryRange, PlannedEntryMissingError, toPlanEntries } from './compaction-entries';
 import { getEntry, loadActiveEntries } from '../src/store/entries-repo';
 import { createCompactionRow, getCompaction, markFailed, markSucceeded, writeCompactionRecord } from '../src/store/compactions-repo';
 import { planCompaction } from '../src/compaction/plan-compaction';
-import { buildSummarizePrompt, identifierPolicyInstruction, SUMMARIZER_SYSTEM_PROMPT } from '../src/compaction/prompts';
+import { identifierPolicyInstruction } from '../src/compaction/prompts';
 import { messageText, serializeEntriesForSummary } from '../src/compaction/serialize-for-summary';
 import { extractIdentifiers, type IdentifierPolicy } from '../src/compaction/identifiers';
 import { guardSummary } from '../src/compaction/quality-guard';
@@ -16,16 +16,9 @@ import type { CompactionOutcome, CompactionPlan, OversizedEntry, PlanEntry } fro
 import { summaryMessage } from '../src/context/active-context';
 import type { CompactionEntry } from '../src/context/types';
 import { toActivityFailure } from '../src/model/failures';
-import { modelConfigured } from '../src/runtime/activity-deps';
 import { DEFAULTS } from '../src/config/defaults';
 import { FailureTypes, type CompactionTriggerName } from '../src/protocol';
-import { splitTextToFit } from '../src/compaction/split-text-to-fit';
 import { effectiveWindow, learnFromOverflow } from './model-window';
-
-/** Overflow answers a summarizer call may get before it gives up (each one lowers the learned window). */
-const MAX_OVERFLOW_RETRIES = 3;
-/** Below this room for conversation text, summarizing is pointless: the workflow writes the extractive summary. */
-const MIN_SUMMARY_ROOM_TOKENS = 1_000;
 
 /** Compaction activities need the worker's deps, plus hooks when the application registers any. */
 /** Kept as an alias: compaction activities need nothing beyond ActivityDeps. */
@@ -144,72 +137,20 @@ export interface FailCompactionInput extends CompactionRef {
  * workflow passes ids, ranges and summaries, never the transcript), calls a pure function or the
  * summarizer model, and writes idempotently.
  */
-export function createCompactionActivities(deps: CompactionActivityDeps) {
-  const { db } = deps;
-  const hooks = deps.compactionHooks ?? new CompactionHooks();
-  const summarizer = deps.compactionModel ?? deps.model;
-  const summarizerModelName = deps.config.compactionModel ?? deps.config.model;
-  const hasSummarizer = Boolean(deps.compactionModel) || modelConfigured(deps.config);
+export function createCompactionActivities(allDeps: CompactionActivityDeps) {
+  const { db } = allDeps;
+  const hooks = allDeps.compactionHooks ?? new CompactionHooks();
+  // Each agent compacts with its own models and window (inputs carry the agentId).
+  const forAgent = (ref: CompactionRef) => {
+    const deps = depsForAgent(allDeps, ref.agentId);
+    return { deps, summarizer: agentSummarizer(deps) };
+  };
 
   const logHookErrors = (ref: CompactionRef, errors: CompactionHookError[]) => {
     for (const e of errors) {
       log.warn('compaction hook failed', { hook: e.hook, sessionKey: ref.sessionKey, compactionId: ref.compactionId, error: String(e.error) });
     }
   };
-
-  /** One summarizer call, heartbeating while the reply streams. Model errors become retryable or not per their kind. */
-  async function callSummarizer(prompt: string): Promise<string> {
-    const heartbeat = startHeartbeat();
-    try {
-      const reply = await summarizer.complete(
-        { model: summarizerModelName, system: SUMMARIZER_SYSTEM_PROMPT, messages: [{ role: 'user', content: prompt }], maxTokens: DEFAULTS.maxOutputTokens },
-        { signal: Context.current().cancellationSignal, onEvent: () => heartbeat.beat() },
-      );
-      return reply.content
-        .filter((b): b is { type: 'text'; text: string } => b.type === 'text')
-        .map((b) => b.text)
-        .join('')
-        .trim();
-    } finally {
-      heartbeat.stop();
-    }
-  }
-
-  const countTokens = (text: string) => deps.estimate({ role: 'user', content: text });
-
-  /** The summarizer's window: its own learned limit, never above the chat window (the summary must fit there too). */
-  const summarizerWindow = async () => Math.min(await effectiveWindow(deps, summarizerModelName), await effectiveWindow(deps, deps.config.model));
-
-  /**
-   * Summarizes `text` within the summarizer's window: text that does not fit is split at message
-   * boundaries, each piece summarized (the previous summary goes with the first), and the partial
-   * summaries merged the same way. A "prompt is too long" answer lowers the learned window and tries
-   * again smaller, so a provider whose real window is below Keel's setting still gets a model summary.
-   */
-  async function summarizeFitting(text: string, previousSummary: string | undefined, instructions: string, depth = 0): Promise<string> {
-    for (let overflows = 0; ; overflows++) {
-      const window = await summarizerWindow();
-      const scaffolding = countTokens(`${SUMMARIZER_SYSTEM_PROMPT}\n${instructions}\n${previousSummary ?? ''}`) + DEFAULTS.summarizationOverheadTokens;
-      const room = window - DEFAULTS.maxOutputTokens - scaffolding;
-      if (room < MIN_SUMMARY_ROOM_TOKENS) {
-        throw ApplicationFailure.nonRetryable(`the summarizer's window (${window} tokens) leaves no room for conversation text`, FailureTypes.SummarizationFailed);
-      }
-      const pieces = splitTextToFit(text, room, countTokens);
-      if (pieces.length > 1 && depth < 3) {
-        const partials: string[] = [];
-        for (const [i, piece] of pieces.entries()) partials.push(await summarizeFitting(piece, i === 0 ? previousSummary : undefined, instructions, depth + 1));
-        return summarizeFitting(partials.map((p, i) => `### Part ${i + 1} of ${partials.length}\n${p}`).join('\n\n'), undefined, instructions, depth + 1);
-      }
-      const prompt = buildSummarizePrompt(text, previousSummary, instructions);
-      try {
-        return await callSummarizer(prompt);
-      } catch (err) {
-        const learned = overflows < MAX_OVERFLOW_RETRIES ? await learnFromOverflow(deps, summarizerModelName, err, countTokens(prompt)).catch(() => undefined) : undefined;
-        if (learned !== undefined) continue;
-        throw toActivityFailure(err);
-      }
-    }
-  }
 
   async function readRange(ref: CompactionRef, range: EntryRange): Promise<PlanEntry[]> {
     try {
@@ -267,7 +208,7 @@ export function createCompactionActivities(deps: CompactionActivityDeps) {
       status: 'succeeded',
       degraded: entry.summary.startsWith(EXTRACTIVE_SUMMARY_HEADER),
       tokensBefore: entry.tokensBefore,
-      tokensAfter: deps.estimate(summaryMessage(entry)) + kept,
+      tokensAfter: depsForAgent(allDeps, input.agentId).estimate(summaryMessage(entry)) + kept,
       firstKeptEntryId: entry.firstKeptEntryId,
       entryId: entry.id,
       rowFinished: false,
@@ -276,10 +217,12 @@ export function createCompactionActivities(deps: CompactionActivityDeps) {
 
   /** Loads the active window (since the last compaction's firstKeptEntryId) and plans it with the real estimator. */
   async function planCompactionStep(input: PlanCompactionInput): Promise<PlanCompactionResult> {
+    const { deps, summarizer } = forAgent(input);
+    const hasSummarizer = summarizer.available;
     const active = await loadActiveEntries(db, input.agentId, input.sessionId);
     const previousSummary = active.compaction?.summary;
     // Chunks and the kept tail fit what the provider really takes, not only what Keel was told.
-    const window = Math.min(input.contextWindowTokens, hasSummarizer ? await summarizerWindow() : await effectiveWindow(deps, deps.config.model));
+    const window = Math.min(input.contextWindowTokens, hasSummarizer ? await summarizer.window() : await effectiveWindow(deps, deps.config.model));
     const keepRecentTokens = Math.min(input.keepRecentTokens, Math.floor(window * DEFAULTS.keepRecentMaxWindowShare));
     const plan = planCompaction(toPlanEntries(active.rows), {
       contextWindow: window,
@@ -294,16 +237,17 @@ export function createCompactionActivities(deps: CompactionActivityDeps) {
   async function summarizeChunk(input: SummarizeChunkInput): Promise<string> {
     const entries = await readRange(input, input);
     const text = serializeEntriesForSummary(entries, input.oversized, input.mode);
-    return summarizeFitting(text, input.previousSummary, input.instructions);
+    return forAgent(input).summarizer.summarizeFitting(text, input.previousSummary, input.instructions);
   }
 
   /** Summarizes a given text: the merge of labelled partial summaries. */
   async function summarizeText(input: SummarizeTextInput): Promise<string> {
-    return summarizeFitting(input.text, input.previousSummary, input.instructions);
+    return forAgent(input).summarizer.summarizeFitting(input.text, input.previousSummary, input.instructions);
   }
 
   /** The quality guard's one summarizer retry: rewrite the summary keeping the listed identifiers verbatim. */
   async function reviseSummary(input: ReviseSummaryInput): Promise<string> {
+    const { deps, summarizer } = forAgent(input);
     const instructions = [
       'The summary above lost identifiers. Rewrite it, keeping its structure and content, so that each of these appears verbatim:',
       input.missing.map((id) => `- ${id}`).join('\n'),
@@ -313,9 +257,9 @@ export function createCompactionActivities(deps: CompactionActivityDeps) {
       .join('\n\n');
     const prompt = `<summary>\n${input.summary}\n</summary>\n\n${instructions}`;
     try {
-      return await callSummarizer(prompt);
+      return await summarizer.call(prompt);
     } catch (err) {
-      await learnFromOverflow(deps, summarizerModelName, err, countTokens(prompt)).catch(() => undefined);
+      await learnFromOverflow(deps, summarizer.modelName, err, summarizer.countTokens(prompt)).catch(() => undefined);
       throw toActivityFailure(err);
     }
   }
@@ -325,6 +269,7 @@ export function createCompactionActivities(deps: CompactionActivityDeps) {
    * summary, appends the missing ones in "Preserved identifiers", and caps it.
    */
   async function guardSummaryStep(input: GuardSummaryInput): Promise<GuardSummaryResult> {
+    const deps = depsForAgent(allDeps, input.agentId);
     const entries = await readRange(input, input);
     const source = [input.previousSummary ?? '', ...entries.map((e) => messageText(e.message))].join('\n\n');
     const identifiers = extractIdentifiers(source, input.identifierPolicy);
@@ -334,6 +279,7 @@ export function createCompactionActivities(deps: CompactionActivityDeps) {
 
   /** The deterministic summary written when no model summary could be had (never "No prior history."). */
   async function extractiveSummaryStep(input: ExtractiveSummaryInput): Promise<string> {
+    const deps = depsForAgent(allDeps, input.agentId);
     const entries = await readRange(input, input);
     return extractiveSummary({
       ...(input.previousSummary ? { previousSummary: input.previousSummary } : {}),
@@ -345,6 +291,7 @@ export function createCompactionActivities(deps: CompactionActivityDeps) {
 
   /** Writes the compaction entry and session counters in one transaction, once (deterministic entry id). */
   async function writeCompactionRecordStep(input: WriteCompactionRecordInput): Promise<WriteCompactionRecordResult> {
+    const deps = depsForAgent(allDeps, input.agentId);
     const entryId = input.compactionId;
     const summaryTokens = deps.estimate(
       summaryMessage({ type: 'compaction', id: entryId, parentId: null, timestamp: input.now, summary: input.summary, firstKeptEntryId: '', tokensBefore: 0 }),

@@ -71,8 +71,9 @@ export function createMemoryActivities(allDeps: ActivityDeps) {
 
     // Without a model Keel still compacts (extractively); there is no agent to write notes.
     if (!modelConfigured(deps.config)) return { ran: false, skipped: 'no-model', notes: 0 };
-    const workspace = deps.config.workspaceDir;
-    if (workspace && !(await writable(workspace))) {
+    // Access `none` keeps notes in the database only; `ro` (or a folder Keel cannot write) skips the flush.
+    const workspace = deps.config.workspaceAccess === 'none' ? undefined : deps.config.workspaceDir;
+    if (workspace && (deps.config.workspaceAccess === 'ro' || !(await writable(workspace)))) {
       await recordMemoryFlush(db, { ...input, cycle, notes: [] });
       return { ran: false, skipped: 'read-only-workspace', notes: 0 };
     }

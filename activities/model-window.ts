@@ -3,11 +3,13 @@ import type { ActivityDeps } from './deps';
 import { getLearnedWindow, learnWindow } from '../src/store/model-limits-repo';
 import { classifyModelError, ContextOverflowError } from '../src/model/errors';
 import { windowFromOverflow } from '../src/context/learned-window';
+import { configuredWindow } from '../src/config/configured-window';
 
-/** The window Keel uses for `model`: the configured one, lowered by what the provider taught it. */
+/** The window Keel uses for `model`: the one the agent's config resolves, lowered by what the provider taught it. */
 export async function effectiveWindow(deps: ActivityDeps, model: string): Promise<number> {
+  const configured = configuredWindow(deps.config, model).tokens;
   const learned = await getLearnedWindow(deps.db, model);
-  return learned === undefined ? deps.config.contextWindowTokens : Math.min(learned, deps.config.contextWindowTokens);
+  return learned === undefined ? configured : Math.min(learned, configured);
 }
 
 /**

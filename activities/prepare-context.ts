@@ -66,7 +66,10 @@ export async function prepareContext(
   const budget = Math.max(0, window - effectiveReserveTokens(window, deps.config.reserveTokens));
   const maxToolChars = Math.floor(budget * DEFAULTS.toolResultMaxBudgetShare * DEFAULTS.charsPerToken);
   const { messages: fitted, truncated } = truncateOversizedToolResults(messages, maxToolChars);
-  const engine = resolveContextEngine({ plugins: { slots: { contextEngine: deps.config.contextEngine } } });
+  const engine = resolveContextEngine({
+    plugins: { slots: { contextEngine: deps.config.contextEngine } },
+    ...(deps.config.contextEngineOptions ? { contextEngine: deps.config.contextEngineOptions } : {}),
+  });
   const assembled = await engine.assemble({ sessionId, sessionKey, messages: fitted, tokenBudget: budget, tokenCache });
   return {
     messages: assembled.messages,

@@ -80,12 +80,14 @@ export function createToolActivities(allDeps: ActivityDeps) {
     const ctx = Context.current();
     // Heartbeat while the tool runs, however long: a dead worker is noticed within the heartbeat timeout.
     const heartbeat = startHeartbeat();
+    const { workspaceDir, workspaceAccess } = deps.config;
     try {
       const out = await tool.run(parsed.data, {
         agentId: input.agentId,
         sessionKey: input.sessionKey,
         idempotencyKey: input.idempotencyKey,
         signal: ctx.cancellationSignal,
+        ...(workspaceDir && workspaceAccess !== 'none' ? { workspace: { dir: workspaceDir, access: workspaceAccess } } : {}),
       });
       return typeof out === 'string' ? { content: [{ type: 'text', text: out }] } : out;
     } finally {

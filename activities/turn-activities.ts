@@ -15,6 +15,8 @@ import { toActivityFailure } from '../src/model/failures';
 import { startHeartbeat } from './heartbeat';
 import { findUnstorable, storableText } from '../src/text/storable-text';
 import { effectiveWindow, learnFromOverflow } from './model-window';
+import { sessionModel } from './session-model';
+import { configuredWindow } from '../src/config/configured-window';
 import { loadWorkflowState, saveWorkflowState } from '../src/store/workflow-state-repo';
 import { appendReplyKeepingToolArgs } from '../src/store/pending-tool-args-repo';
 import type { PromptCacheCounters, SessionCarriedState, TurnUsage } from '../src/protocol';
@@ -101,6 +103,8 @@ export interface FinishTurnResult extends AfterTurnDecision {
   readonly compactionCount: number;
   /** The session's prompt tokens since it started, by how the provider's cache served them. */
   readonly promptCache: PromptCacheCounters;
+  /** The model the session's turns call (its override, else the agent's). */
+  readonly model: string;
 }
 
 /** The turn's activities: thin wrappers that read, call pure functions and the model, and write. */
@@ -158,7 +162,8 @@ export function createTurnActivities(allDeps: ActivityDeps) {
     const stored = await getEntry(db, input.agentId, input.sessionId, input.assistantEntryId);
     if (stored) return describeReply(stored.payload as unknown as MessageEntry, stored.token_estimate ?? 0);
 
-    const context = await prepareContext(deps, input.agentId, input.sessionKey, input.sessionId);
+    const model = await sessionModel(deps, input.agentId, input.sessionKey);
+    const context = await prepareContext(deps, input.agentId, input.sessionKey, input.sessionId, { model });
     const contextTokens = context.estimatedTokens;
     if (input.precheck && contextTokens > context.budget) {
       return { kind: 'overBudget', estimatedTokens: contextTokens, budget: context.budget };
@@ -168,7 +173,7 @@ export function createTurnActivities(allDeps: ActivityDeps) {
     try {
       reply = await deps.model.complete(
         {
-          model: deps.config.model,
+          model,
           ...(context.systemPromptAddition ? { system: context.systemPromptAddition } : {}),
           messages: context.messages,
           maxTokens: deps.config.maxOutputTokens,
@@ -180,7 +185,7 @@ export function createTurnActivities(allDeps: ActivityDeps) {
     } catch (err) {
       // The provider's real limit is lower than Keel's window: remember it, so the compaction that
       // answers this overflow (and every later call) plans within it.
-      await learnFromOverflow(deps, deps.config.model, err, contextTokens).catch(() => undefined);
+      await learnFromOverflow(deps, model, err, contextTokens).catch(() => undefined);
       throw toActivityFailure(err);
     } finally {
       heartbeat.stop();
@@ -235,7 +240,8 @@ export function createTurnActivities(allDeps: ActivityDeps) {
     const deps = depsForAgent(allDeps, input.agentId);
     await recordTurnUsage(db, { ...input, now: new Date(input.now) });
     const session = await getSession(db, input.agentId, input.sessionKey);
-    const contextWindow = await effectiveWindow(deps, deps.config.model);
+    const model = session?.model_override ?? deps.config.model;
+    const contextWindow = await effectiveWindow(deps, model);
     const decision = decideAfterTurn({
       contextTokens: input.contextTokens,
       contextWindow,
@@ -249,13 +255,14 @@ export function createTurnActivities(allDeps: ActivityDeps) {
       ...decision,
       contextTokens: input.contextTokens,
       contextWindow,
-      configuredContextWindow: deps.config.contextWindowTokens,
+      configuredContextWindow: configuredWindow(deps.config, model).tokens,
       compactionCount: session?.compaction_count ?? 0,
       promptCache: {
         uncachedTokens: Number(session?.input_tokens ?? 0),
         readTokens: Number(session?.cache_read_tokens ?? 0),
         writeTokens: Number(session?.cache_write_tokens ?? 0),
       },
+      model,
     };
   }
 

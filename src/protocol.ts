@@ -174,6 +174,8 @@ export interface SessionStatus {
     /** Share of prompt tokens read from the cache, in percent (one decimal). */
     readonly hitRatePercent: number;
   };
+  /** The model the last turn called (the session's override, else its agent's model). */
+  readonly model?: string;
 }
 
 export const statusQuery = defineQuery<SessionStatus>('status');

@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime as TemporalRuntime, type Worker } from '@temporalio/worker';
-import type { KeelConfig } from '../src/config/keel-config';
+import type { KeelSettings } from '../src/config/agent-config';
 import { startDevServer, type DevServer } from '../src/temporal/dev-server';
 import { openRuntime } from '../src/runtime/activity-deps';
 import { createKeelWorker } from './create-worker';
@@ -16,7 +16,8 @@ import type { LocalStack } from '../src/cli/local-stack';
  * and a worker on the task queue. When a step fails, what already started is stopped before the
  * error is rethrown: a failed start leaves no dev server behind.
  */
-export async function startLocalStack(config: KeelConfig, log: (line: string) => void): Promise<LocalStack> {
+export async function startLocalStack(settings: KeelSettings, log: (line: string) => void): Promise<LocalStack> {
+  const config = settings.defaults;
   // The worker's routine state changes would interleave with the chat; warnings and errors still show.
   TemporalRuntime.install({ logger: new DefaultLogger('WARN') });
   // What has started so far, stopped in reverse order by stop() or when a later step fails.
@@ -36,7 +37,7 @@ export async function startLocalStack(config: KeelConfig, log: (line: string) =>
       address = server.address;
     }
     await prepareCluster({ ...config, temporalAddress: address }, log);
-    const runtime = await openRuntime({ config, toolsModule: process.env.KEEL_TOOLS_MODULE });
+    const runtime = await openRuntime({ config, agents: settings.agents });
     started.push(() => runtime.close());
     log(`store: ${config.databaseUrl ? 'PostgreSQL (DATABASE_URL)' : `PGlite in ${resolve(config.home, 'db')}`}, migrated`);
     const nativeConnection = await NativeConnection.connect({ address });

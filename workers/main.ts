@@ -3,7 +3,7 @@
  * Runs until SIGINT/SIGTERM, then drains in-flight tasks and exits.
  */
 import { NativeConnection } from '@temporalio/worker';
-import { configFromEnv } from '../src/config/keel-config';
+import { loadKeelSettings } from '../src/config/agent-config';
 import { DEFAULTS } from '../src/config/defaults';
 import { validateStartup } from '../src/config/validate-startup';
 import { watchDatabaseHealth } from '../src/store/health-watch';
@@ -13,14 +13,15 @@ import { prepareCluster } from '../src/temporal/prepare-cluster';
 import { exitIfShutdownHangs } from './exit-if-shutdown-hangs';
 
 async function main(): Promise<void> {
-  const config = configFromEnv();
+  // keel.config.json (KEEL_CONFIG) under the environment: the defaults and one section per agent.
+  const settings = loadKeelSettings();
+  const config = settings.defaults;
   if (!config.temporalAddress) {
     throw new Error('TEMPORAL_ADDRESS is not set: point it at a Temporal frontend (host:7233), or run `npm run dev` for an embedded stack');
   }
-  const toolsModule = process.env.KEEL_TOOLS_MODULE;
   // No model is allowed: compaction, import and replay work without one (extractive summaries).
-  await validateStartup(config, { toolsModule, requireModel: false });
-  const runtime = await openRuntime({ config, toolsModule });
+  await validateStartup(settings.defaults, { requireModel: false, agents: settings.agents });
+  const runtime = await openRuntime({ config, agents: settings.agents });
   const log = (line: string) => void process.stderr.write(`keel worker: ${line}\n`);
   // Turns wait (and retry) while the database is away; the log says when that is.
   const stopWatching = watchDatabaseHealth({ probe: () => runtime.store.healthy(), intervalMs: DEFAULTS.databaseProbeIntervalMs, log });

@@ -26,6 +26,8 @@ export class SessionState {
   contextTokens: number;
   contextWindow: number;
   configuredContextWindow: number | undefined;
+  /** The model of the last turn (unknown before the first turn of this run). */
+  model: string | undefined;
   compactionCount: number;
   lastCompactionId: string | null;
   /** The session's prompt tokens by cache use, as the last turn's finishTurn counted them. */
@@ -140,9 +142,11 @@ export class SessionState {
   /** After a turn: the counters the worker reported (its config and learned limits own the window). */
   recordTurn(
     lastEntryId: string,
-    after: Pick<FinishTurnResult, 'contextTokens' | 'contextWindow' | 'configuredContextWindow' | 'compactionCount'> & Partial<Pick<FinishTurnResult, 'promptCache'>>,
+    after: Pick<FinishTurnResult, 'contextTokens' | 'contextWindow' | 'configuredContextWindow' | 'compactionCount' | 'model'> & Partial<Pick<FinishTurnResult, 'promptCache'>>,
   ): void {
     this.lastEntryId = lastEntryId;
+    // Histories recorded before the model was reported carry none.
+    this.model = after.model as string | undefined;
     this.contextTokens = after.contextTokens;
     this.contextWindow = after.contextWindow;
     this.configuredContextWindow = after.configuredContextWindow;
@@ -215,6 +219,7 @@ export class SessionState {
       lastCompactionId: this.lastCompactionId,
       ...(this.configuredContextWindow !== undefined && this.configuredContextWindow !== window ? { configuredContextWindow: this.configuredContextWindow } : {}),
       ...(this.promptCache ? { promptCache: { ...this.promptCache, hitRatePercent: cacheHitRatePercent(this.promptCache) } } : {}),
+      ...(this.model !== undefined ? { model: this.model } : {}),
     };
   }
 }

@@ -160,8 +160,8 @@ export interface CompactionsRetryOptions {
   readonly temporalClient: Client;
   readonly taskQueue: string;
   readonly id: string;
-  /** The session model's window (default 200,000). */
-  readonly contextWindowTokens?: number;
+  /** The window of the agent that owns the compaction (default 200,000). */
+  readonly contextWindowFor?: (agentId: string) => number;
   /** Recent tail kept verbatim (default `DEFAULTS.keepRecentTokens`, so a retry never hard-checkpoints by surprise). */
   readonly keepRecentTokens?: number;
   readonly json?: boolean;
@@ -194,7 +194,7 @@ export async function compactionsRetry(opts: CompactionsRetryOptions): Promise<C
     compactionId: randomUUID(),
     retryOf: row.id,
     keepRecentTokens: opts.keepRecentTokens ?? DEFAULTS.keepRecentTokens,
-    contextWindowTokens: opts.contextWindowTokens ?? DEFAULTS.contextWindowTokens,
+    contextWindowTokens: opts.contextWindowFor?.(row.agent_id) ?? DEFAULTS.contextWindowTokens,
   };
   const workflowId = compactionWorkflowId(row.agent_id, row.session_key);
   const handle = await opts.temporalClient.workflow.start(COMPACTION_WORKFLOW_TYPE, {

@@ -1,6 +1,8 @@
 import { createInterface } from 'node:readline/promises';
-import { configFromEnv } from '../config/keel-config';
+import { loadKeelSettings } from '../config/agent-config';
 import { validateStartup } from '../config/validate-startup';
+import { agentConfig } from '../config/agent-config';
+import { parseSessionKey } from '../sessions/session-key';
 import { modelConfigured } from '../runtime/activity-deps';
 import type { StartLocalStack } from './local-stack';
 import { contextBar } from './context-bar';
@@ -21,10 +23,12 @@ export interface DevOptions {
 /** `npm run dev`: the embedded stack plus an interactive chat on one session. */
 export async function runDev(opts: DevOptions, startLocalStack: StartLocalStack): Promise<number> {
   const log = (line: string) => process.stderr.write(`${line}\n`);
-  const config = configFromEnv();
+  // keel.config.json (KEEL_CONFIG) under the environment; the chat's agent runs with its section.
+  const settings = loadKeelSettings();
   // Without a model dev still starts the stack, then says how to set one.
-  await validateStartup(config, { toolsModule: process.env.KEEL_TOOLS_MODULE, requireModel: false });
-  const stack = await startLocalStack(config, log);
+  await validateStartup(settings.defaults, { requireModel: false, agents: settings.agents });
+  const stack = await startLocalStack(settings, log);
+  const config = agentConfig(settings, agentOf(opts.sessionKey));
   log(`temporal: ${stack.temporalAddress}${stack.uiUrl ? ` (Web UI ${stack.uiUrl})` : ''}`);
   try {
     if (!modelConfigured(config)) {
@@ -41,6 +45,11 @@ export async function runDev(opts: DevOptions, startLocalStack: StartLocalStack)
     await stack.stop();
     log('stopped cleanly');
   }
+}
+
+/** The agent a session key names (`main` for keys that name none, as the client does). */
+function agentOf(sessionKey: string): string {
+  return parseSessionKey(sessionKey).agentId ?? 'main';
 }
 
 async function chat(client: import('../client/keel-client').KeelClient, sessionKey: string, log: (l: string) => void): Promise<void> {

@@ -1,4 +1,4 @@
-import type { KeelConfig } from '../config/keel-config';
+import type { KeelSettings } from '../config/agent-config';
 import type { Runtime } from '../runtime/activity-deps';
 import type { KeelClient } from '../client/keel-client';
 
@@ -15,7 +15,7 @@ export interface LocalStack {
  * Starts the embedded stack. The CLI gets it from its entry point (workers/keel.ts), because running
  * a worker in-process makes it a composition root, and src/ never imports workers/.
  */
-export type StartLocalStack = (config: KeelConfig, log: (line: string) => void) => Promise<LocalStack>;
+export type StartLocalStack = (settings: KeelSettings, log: (line: string) => void) => Promise<LocalStack>;
 
 /** What the CLI needs from the layers above it. */
 export interface CliRoots {

@@ -6,7 +6,9 @@ import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { runDev } from './dev';
 import { resolveTemporalCli } from '../temporal/resolve-cli';
-import { configFromEnv } from '../config/keel-config';
+import { loadKeelSettings, agentConfig } from '../config/agent-config';
+import { configuredWindow } from '../config/configured-window';
+import { agentsCommand, sessionModelCommand } from './agents';
 import { openStore, storeTargetFor, type Store } from '../store/connect';
 import { connectClient, UsageError } from './connect';
 import { forKnownSession } from './session-errors';
@@ -27,15 +29,19 @@ const USAGE = `usage: keel <command> [options]
   import <file.jsonl|sessions.json|dir>... --agent ID [--json]
   export <sessionKey> --agent ID [--out FILE]
   maintenance [--enforce] [--prune-days N] [--max-entries N] [--agent ID] [--json]
+  agents [--json]                          configured agents and what each resolves to (keel.config.json)
+  session model <sessionKey> [MODEL | --clear] [--json]   show, set or clear a session's model
   migrate                                  bring the database schema up to date
   temporal-cli                             find or build the Temporal CLI and print its path
-Commands that reach workers (status, compact, compactions retry) need TEMPORAL_ADDRESS.`;
+Commands that reach workers (status, compact, compactions retry) need TEMPORAL_ADDRESS.
+Settings: environment variables over keel.config.json (KEEL_CONFIG names another file).`;
 
 const OPTIONS = {
   json: { type: 'boolean' },
   check: { type: 'boolean' },
   failed: { type: 'boolean' },
   enforce: { type: 'boolean' },
+  clear: { type: 'boolean' },
   session: { type: 'string' },
   agent: { type: 'string' },
   out: { type: 'string' },
@@ -53,6 +59,9 @@ function parseCount(flag: string, value: string | undefined): number | undefined
   if (!parsed.success) throw new UsageError(parsed.error.issues[0]!.message);
   return parsed.data;
 }
+
+/** The environment over keel.config.json's top level: what commands without an agent use. */
+const configFromEnv = () => loadKeelSettings().defaults;
 
 async function withStore<T>(fn: (store: Store) => Promise<T>): Promise<T> {
   const config = configFromEnv();
@@ -86,7 +95,7 @@ async function main(argv: string[], roots: CliRoots): Promise<number> {
         print(status);
         if (!opts.json) {
           process.stderr.write(`${key}\n${contextBar(status)}\n`);
-          process.stderr.write(`turns ${status.turnsCompleted} · compactions ${status.compactionCount}${status.lastCompactionId ? ` (last ${status.lastCompactionId})` : ''} · queued ${status.queuedTurns}\n`);
+          process.stderr.write(`turns ${status.turnsCompleted} · compactions ${status.compactionCount}${status.lastCompactionId ? ` (last ${status.lastCompactionId})` : ''} · queued ${status.queuedTurns}${status.model ? ` · model ${status.model}` : ''}\n`);
           if (status.promptCache) process.stderr.write(`${promptCacheLine(status.promptCache)}\n`);
         }
       } finally {
@@ -115,12 +124,13 @@ async function main(argv: string[], roots: CliRoots): Promise<number> {
         return 0;
       }
       if (sub === 'retry') {
-        const config = configFromEnv();
+        const settings = loadKeelSettings();
+        const config = settings.defaults;
         const { client, close } = await connectClient(config);
         try {
           print(
             await withStore((s) =>
-              compactionsRetry({ db: s.db, temporalClient: client.temporal, taskQueue: config.taskQueue, id: required(id, 'a compaction id'), contextWindowTokens: config.contextWindowTokens, json: opts.json }),
+              compactionsRetry({ db: s.db, temporalClient: client.temporal, taskQueue: config.taskQueue, id: required(id, 'a compaction id'), contextWindowFor: (agentId) => configuredWindow(agentConfig(settings, agentId)).tokens, json: opts.json }),
             ),
           );
         } finally {
@@ -160,6 +170,18 @@ async function main(argv: string[], roots: CliRoots): Promise<number> {
         const verb = report.mode === 'enforce' ? 'pruned' : 'would prune';
         process.stderr.write(`${verb} ${report.sessionsPruned.length} sessions; ${report.mode === 'enforce' ? 'removed' : 'would remove'} ${report.entriesCapped.reduce((n, c) => n + c.removed, 0)} entries from ${report.entriesCapped.length} sessions\n`);
       }
+      return 0;
+    }
+    case 'agents':
+      print(agentsCommand(loadKeelSettings(), Boolean(opts.json)));
+      return 0;
+    case 'session': {
+      const [sub, key, model] = args;
+      if (sub !== 'model') throw new UsageError(sub ? `unknown subcommand "session ${sub}"; use model` : 'name a subcommand: keel session model <sessionKey> [MODEL | --clear]');
+      const sessionKey = required(key, 'a session key: keel session model agent:main:main claude-opus-4-1');
+      if (model !== undefined && opts.clear) throw new UsageError('give a model or --clear, not both');
+      const settings = loadKeelSettings();
+      print(await withStore((s) => sessionModelCommand(s.db, settings, { sessionKey, ...(model !== undefined ? { model } : {}), clear: Boolean(opts.clear), ...(opts.agent ? { defaultAgentId: opts.agent } : {}), json: Boolean(opts.json) })));
       return 0;
     }
     case 'migrate':

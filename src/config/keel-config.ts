@@ -4,6 +4,13 @@ import { isKnownTimeZone } from '../sessions/lifecycle';
 import { DEFAULT_CONTEXT_ENGINE_ID, registeredContextEngines } from '../engine/registry';
 import { resolveReserveTokens } from '../context/context-window';
 
+const modelWindowsSchema = z.object({
+  providers: z.record(
+    z.string(),
+    z.object({ models: z.array(z.object({ id: z.string().min(1), contextWindow: z.number().int().positive().optional() })).optional() }),
+  ),
+});
+
 const limit = z.number().int().positive('history limits are whole numbers of user turns > 0');
 const historyLimitsSchema = z.object({
   channels: z.record(
@@ -29,7 +36,18 @@ export const keelConfigSchema = z.object({
   anthropicApiKey: z.string().min(1).optional(),
   anthropicBaseUrl: z.url('ANTHROPIC_BASE_URL must be an http(s) URL').optional(),
   model: z.string().min(1).default(DEFAULTS.model),
+  /** Which API the chat model speaks: Anthropic Messages, or an OpenAI-compatible chat-completions endpoint. */
+  modelProvider: z.enum(['anthropic', 'openai-compatible'], { message: 'use anthropic or openai-compatible' }).default('anthropic'),
+  /** The chat model's endpoint when `modelProvider` is openai-compatible (config file `model.baseUrl`). */
+  openAiBaseUrl: z.url('must be an http(s) URL').optional(),
+  /** Bearer key of that endpoint (config file `model.apiKeyEnv` names the variable holding it). */
+  openAiApiKey: z.string().min(1).optional(),
+  /** Per-provider model windows (OpenClaw `models.providers.<provider>.models[].contextWindow`): first in window resolution. */
+  models: modelWindowsSchema.optional(),
+  /** The agent's `contextTokens` cap: lowers the resolved window, never raises it. */
+  contextTokens: z.coerce.number().int().positive().optional(),
   maxOutputTokens: z.coerce.number().int().positive().default(DEFAULTS.maxOutputTokens),
+  /** The window when no per-provider model entry decides (OpenClaw's 200,000 default, settable). */
   contextWindowTokens: z.coerce.number().int().positive().default(DEFAULTS.contextWindowTokens),
   reserveTokens: z.coerce.number().int().nonnegative().default(DEFAULTS.reserveTokensFloor),
   /** Which context engine assembles the model's view: an id registered when the config is parsed. */
@@ -43,9 +61,21 @@ export const keelConfigSchema = z.object({
       }
     })
     .default(DEFAULT_CONTEXT_ENGINE_ID),
-  /** Optional separate compaction model: an OpenAI-compatible endpoint (e.g. local Ollama). */
+  /** Options handed to the context engine's factory (budgeted: minPrunableToolChars, keepLastAssistants). */
+  contextEngineOptions: z
+    .looseObject({
+      minPrunableToolChars: z.number().int().nonnegative().optional(),
+      keepLastAssistants: z.number().int().nonnegative().optional(),
+    })
+    .optional(),
+  /** Optional separate compaction model: by default an OpenAI-compatible endpoint (e.g. local Ollama). */
   compactionModelUrl: z.url().optional(),
   compactionModel: z.string().min(1).optional(),
+  /** The compaction model's API; anthropic uses compactionModelUrl, else the chat model's Anthropic endpoint. */
+  compactionModelProvider: z.enum(['anthropic', 'openai-compatible'], { message: 'use anthropic or openai-compatible' }).default('openai-compatible'),
+  compactionModelApiKey: z.string().min(1).optional(),
+  /** Path of a module exporting `registerTools(registry)`. */
+  toolsModule: z.string().min(1).optional(),
   /** A model stream silent this long fails as a retryable timeout (both model clients). */
   modelIdleTimeoutMs: z.coerce.number().int().positive().default(DEFAULTS.modelStreamIdleTimeoutMs),
   /** Memory flush starts this many tokens below the compaction threshold (OpenClaw softThresholdTokens). */
@@ -83,7 +113,19 @@ export const keelConfigSchema = z.object({
 }).superRefine(coherentModelSettings);
 
 /** Settings that are each valid but contradict one another would fail every turn, not at start. */
-function coherentModelSettings(c: { contextWindowTokens: number; reserveTokens: number; maxOutputTokens: number; compactionModel?: string; compactionModelUrl?: string }, ctx: z.RefinementCtx): void {
+function coherentModelSettings(
+  c: {
+    contextWindowTokens: number;
+    reserveTokens: number;
+    maxOutputTokens: number;
+    modelProvider: string;
+    openAiBaseUrl?: string;
+    compactionModel?: string;
+    compactionModelUrl?: string;
+    compactionModelProvider: string;
+  },
+  ctx: z.RefinementCtx,
+): void {
   const reserve = resolveReserveTokens({ reserveTokens: c.reserveTokens });
   if (reserve >= c.contextWindowTokens) {
     ctx.addIssue({ code: 'custom', path: ['reserveTokens'], message: `the reserve (${reserve} tokens, at least the ${DEFAULTS.reserveTokensFloor}-token floor) leaves nothing of the ${c.contextWindowTokens}-token context window (KEEL_CONTEXT_WINDOW); raise the window or lower the reserve` });
@@ -91,7 +133,10 @@ function coherentModelSettings(c: { contextWindowTokens: number; reserveTokens: 
   if (c.maxOutputTokens >= c.contextWindowTokens) {
     ctx.addIssue({ code: 'custom', path: ['maxOutputTokens'], message: `${c.maxOutputTokens} output tokens do not fit the ${c.contextWindowTokens}-token context window (KEEL_CONTEXT_WINDOW)` });
   }
-  if (c.compactionModel && !c.compactionModelUrl) {
+  if (c.modelProvider === 'openai-compatible' && !c.openAiBaseUrl) {
+    ctx.addIssue({ code: 'custom', path: ['openAiBaseUrl'], message: 'an openai-compatible model needs its endpoint: set model.baseUrl in the config file' });
+  }
+  if (c.compactionModel && !c.compactionModelUrl && c.compactionModelProvider === 'openai-compatible') {
     ctx.addIssue({ code: 'custom', path: ['compactionModel'], message: 'names a summarizer model but KEEL_COMPACTION_MODEL_URL (its OpenAI-compatible endpoint) is not set' });
   }
 }
@@ -99,8 +144,8 @@ function coherentModelSettings(c: { contextWindowTokens: number; reserveTokens: 
 export type KeelConfig = z.infer<typeof keelConfigSchema>;
 
 /** Maps environment variables to the config, failing with the variable's name on bad values. */
-export function configFromEnv(env: NodeJS.ProcessEnv = process.env, overrides: Partial<KeelConfig> = {}): KeelConfig {
-  const raw = {
+export function configFromEnv(env: NodeJS.ProcessEnv = process.env, overrides: Partial<KeelConfig> = {}, file?: ConfigFileValues): KeelConfig {
+  const fromEnv = {
     databaseUrl: env.DATABASE_URL || undefined,
     temporalAddress: env.TEMPORAL_ADDRESS || undefined,
     temporalNamespace: env.TEMPORAL_NAMESPACE || undefined,
@@ -132,11 +177,15 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env, overrides: P
     memoryFlushModel: env.KEEL_MEMORY_FLUSH_MODEL || undefined,
     shutdownGraceMs: env.KEEL_SHUTDOWN_GRACE_MS || undefined,
     maxActiveTranscriptBytes: env.KEEL_MAX_ACTIVE_TRANSCRIPT_BYTES ? parseByteSize(env.KEEL_MAX_ACTIVE_TRANSCRIPT_BYTES) : undefined,
-    ...overrides,
+    toolsModule: env.KEEL_TOOLS_MODULE || undefined,
   };
+  // Environment variables override the config file's top-level values; code overrides both.
+  const setInEnv = Object.fromEntries(Object.entries(fromEnv).filter(([, v]) => v !== undefined));
+  const raw = { ...file?.values, ...setInEnv, ...overrides };
   const parsed = keelConfigSchema.safeParse(raw);
   if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => `  ${ENV_NAMES[String(i.path[0])] ?? String(i.path[0])}: ${i.message}`);
+    const name = (key: string) => (file && key in file.values && !(key in setInEnv) ? `${file.path}: ${file.names[key] ?? key}` : (ENV_NAMES[key] ?? key));
+    const lines = parsed.error.issues.map((i) => `  ${name(String(i.path[0]))}: ${i.message}`);
     throw new ConfigError(`invalid Keel configuration:\n${lines.join('\n')}`);
   }
   return parsed.data;
@@ -174,7 +223,15 @@ const ENV_NAMES: Record<string, string> = {
   memoryFlushModel: 'KEEL_MEMORY_FLUSH_MODEL',
   shutdownGraceMs: 'KEEL_SHUTDOWN_GRACE_MS',
   maxActiveTranscriptBytes: 'KEEL_MAX_ACTIVE_TRANSCRIPT_BYTES',
+  toolsModule: 'KEEL_TOOLS_MODULE',
 };
+
+/** Top-level values of a config file, under the environment; `names` gives each key's JSON path in the file. */
+export interface ConfigFileValues {
+  readonly path: string;
+  readonly values: Partial<Record<keyof KeelConfig, unknown>>;
+  readonly names: Partial<Record<string, string>>;
+}
 
 /** JSON text, or the text itself for zod to reject with the variable's name. */
 function parseJson(text: string): unknown {

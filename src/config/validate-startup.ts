@@ -4,8 +4,10 @@ import type { KeelConfig } from './keel-config';
 import { ConfigError } from './keel-config';
 
 export interface StartupChecks {
-  /** Path of the module exporting `registerTools(registry)` (KEEL_TOOLS_MODULE). */
+  /** Path of the module exporting `registerTools(registry)`; default `config.toolsModule` (KEEL_TOOLS_MODULE). */
   readonly toolsModule?: string;
+  /** Configured agents: each agent's own tools module is checked too. */
+  readonly agents?: ReadonlyMap<string, KeelConfig>;
   /** A worker cannot run turns without a model; `dev` explains how to set one instead. */
   readonly requireModel: boolean;
 }
@@ -17,9 +19,15 @@ export interface StartupChecks {
  */
 export async function validateStartup(config: KeelConfig, checks: StartupChecks): Promise<void> {
   const problems: string[] = [];
-  if (checks.toolsModule) {
-    const problem = await toolsModuleProblem(checks.toolsModule);
+  const toolsModule = checks.toolsModule ?? config.toolsModule;
+  if (toolsModule) {
+    const problem = await toolsModuleProblem(toolsModule);
     if (problem) problems.push(`  KEEL_TOOLS_MODULE: ${problem}`);
+  }
+  for (const [agentId, agent] of checks.agents ?? []) {
+    if (!agent.toolsModule || agent.toolsModule === toolsModule) continue;
+    const problem = await toolsModuleProblem(agent.toolsModule);
+    if (problem) problems.push(`  agents.${agentId}.tools: ${problem}`);
   }
   if (checks.requireModel && !config.anthropicApiKey && !config.anthropicBaseUrl) {
     problems.push('  ANTHROPIC_API_KEY: not set, and neither is ANTHROPIC_BASE_URL; a worker needs a model to run turns');

@@ -27,6 +27,8 @@ export interface ResolveContextWindowInput {
   catalog?: readonly CatalogModel[];
   /** The agent's `contextTokens` cap: lowers the window, never raises it. */
   agentContextTokens?: number;
+  /** The window when neither config nor catalog knows the model (default 200,000). */
+  defaultTokens?: number;
 }
 
 export type ContextWindowSource = 'config' | 'catalog' | 'agentContextTokens' | 'default';
@@ -39,7 +41,7 @@ export interface ContextWindow {
 
 /**
  * Resolves the context window: the per-provider model override in config → the catalog value →
- * the default 200,000; then the agent's `contextTokens` cap applies when it is lower.
+ * the default (200,000 unless `defaultTokens`); then the agent's `contextTokens` cap applies when it is lower.
  *
  * @example resolveContextWindowTokens({ provider: 'anthropic', model: 'claude-x', agentContextTokens: 100_000 })
  *   // { tokens: 100_000, source: 'agentContextTokens' }
@@ -53,7 +55,7 @@ export function resolveContextWindowTokens(input: ResolveContextWindowInput): Co
     ? { tokens: override as number, source: 'config' }
     : positive(fromCatalog)
       ? { tokens: fromCatalog as number, source: 'catalog' }
-      : { tokens: DEFAULTS.contextWindowTokens, source: 'default' };
+      : { tokens: input.defaultTokens ?? DEFAULTS.contextWindowTokens, source: 'default' };
   const cap = input.agentContextTokens;
   if (positive(cap) && (cap as number) < window.tokens) window = { tokens: cap as number, source: 'agentContextTokens' };
   return window;

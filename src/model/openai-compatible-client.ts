@@ -1,6 +1,7 @@
 /**
  * `ModelClient` over an OpenAI-compatible `POST …/chat/completions` endpoint (a local Ollama, vLLM,
- * or a hosted gateway), with global fetch, streamed. Used as the optional compaction model.
+ * or a hosted gateway), with global fetch, streamed, tools included. An agent's chat model
+ * (`model.provider: "openai-compatible"` in keel.config.json) or the optional compaction model.
  */
 import { z } from 'zod';
 import { DEFAULTS } from '../config/defaults';
@@ -28,7 +29,7 @@ export const openAiCompatibleConfigSchema = z.object({
 /** What callers pass in (defaults not yet applied). */
 export type OpenAiCompatibleConfigInput = z.input<typeof openAiCompatibleConfigSchema>;
 
-const AUTH_FIX = 'Check the API key and URL configured for the OpenAI-compatible endpoint (KEEL_COMPACTION_MODEL_URL).';
+const AUTH_FIX = 'Check the API key and URL configured for the OpenAI-compatible endpoint (the agent\'s model.baseUrl / apiKeyEnv in keel.config.json, or KEEL_COMPACTION_MODEL_URL).';
 
 /** The chat-completions URL for a base URL written any of the usual ways. */
 export function chatCompletionsUrl(baseUrl: string): string {

@@ -20,36 +20,36 @@ export interface Runtime {
 }
 
 export interface OpenRuntimeOptions {
+  /** The defaults: what an agent without a section of its own runs with. */
   readonly config: KeelConfig;
-  /** Overrides the model built from config (tests pass one pointed at the fake server). */
+  /** Configured agents, each its config file section merged over the defaults (`loadKeelSettings`). */
+  readonly agents?: ReadonlyMap<string, KeelConfig>;
+  /** Overrides the defaults' model built from config (tests pass one pointed at the fake server). */
   readonly model?: ModelClient;
+  /** The defaults' tools; `config.toolsModule` registers into it. */
   readonly tools?: ToolRegistry;
-  /** Path of a module exporting `registerTools(registry)` (env KEEL_TOOLS_MODULE). */
-  readonly toolsModule?: string;
   /** An already open store (tests share one database across workers). */
   readonly store?: Store;
 }
 
-/** Opens the store (migrating it), builds the model client and the tool registry. */
+/**
+ * Opens the store (migrating it), builds the model clients and tool registries: the defaults', and
+ * one set per configured agent, which `deps.forAgent(agentId)` returns (the defaults for any other id).
+ */
 export async function openRuntime(opts: OpenRuntimeOptions): Promise<Runtime> {
   const { config } = opts;
   const store =
     opts.store ??
     (await openStore(storeTargetFor(config)));
-  const tools = opts.tools ?? new ToolRegistry();
-  if (opts.toolsModule) {
-    const mod = (await import(resolve(opts.toolsModule))) as ToolsModule;
-    await mod.registerTools(tools);
+  const tools = await loadTools(config.toolsModule, opts.tools ?? new ToolRegistry());
+  const base: ActivityDeps = { db: store.db, config, tools, estimate: boundedEstimate, ...modelClients(config, opts.model) };
+  const perAgent = new Map<string, ActivityDeps>();
+  for (const [agentId, agentConfig] of opts.agents ?? []) {
+    // An agent naming its own tools module gets its own registry: its tools are unknown to other agents.
+    const agentTools = agentConfig.toolsModule === config.toolsModule ? tools : await loadTools(agentConfig.toolsModule, new ToolRegistry());
+    perAgent.set(agentId, { ...base, config: agentConfig, tools: agentTools, ...modelClients(agentConfig) });
   }
-  const model = opts.model ?? modelFromConfig(config);
-  const compactionModel = config.compactionModelUrl
-    ? new OpenAiCompatibleModelClient({
-        baseUrl: config.compactionModelUrl,
-        idleTimeoutMs: config.modelIdleTimeoutMs,
-        ...(config.compactionModel ? { model: config.compactionModel } : {}),
-      })
-    : undefined;
-  const deps: ActivityDeps = { db: store.db, model, config, tools, estimate: boundedEstimate, ...(compactionModel ? { compactionModel } : {}) };
+  const deps: ActivityDeps = { ...base, forAgent: (agentId) => perAgent.get(agentId) ?? base };
   return {
     store,
     deps,
@@ -59,16 +59,59 @@ export async function openRuntime(opts: OpenRuntimeOptions): Promise<Runtime> {
   };
 }
 
-/** True when Keel can reach a model: an API key, or a compatible server named by ANTHROPIC_BASE_URL. */
+/**
+ * True when Keel can reach the chat model: an OpenAI-compatible endpoint, or for Anthropic an API
+ * key or a compatible server named by ANTHROPIC_BASE_URL.
+ */
 export function modelConfigured(config: KeelConfig): boolean {
+  if (config.modelProvider === 'openai-compatible') return Boolean(config.openAiBaseUrl);
   return Boolean(config.anthropicApiKey || config.anthropicBaseUrl);
 }
 
+async function loadTools(modulePath: string | undefined, registry: ToolRegistry): Promise<ToolRegistry> {
+  if (!modulePath) return registry;
+  const mod = (await import(resolve(modulePath))) as ToolsModule;
+  await mod.registerTools(registry);
+  return registry;
+}
+
+/** The chat model's client and, when one is configured, the summarizer's. */
+function modelClients(config: KeelConfig, model?: ModelClient): { model: ModelClient; compactionModel?: ModelClient } {
+  const compactionModel = compactionModelFromConfig(config);
+  return { model: model ?? modelFromConfig(config), ...(compactionModel ? { compactionModel } : {}) };
+}
+
 function modelFromConfig(config: KeelConfig): ModelClient {
+  if (config.modelProvider === 'openai-compatible' && config.openAiBaseUrl) {
+    return new OpenAiCompatibleModelClient({
+      baseUrl: config.openAiBaseUrl,
+      idleTimeoutMs: config.modelIdleTimeoutMs,
+      ...(config.openAiApiKey ? { apiKey: config.openAiApiKey } : {}),
+    });
+  }
+  return anthropicClient(config, config.anthropicApiKey, config.anthropicBaseUrl);
+}
+
+function compactionModelFromConfig(config: KeelConfig): ModelClient | undefined {
+  if (config.compactionModelProvider === 'anthropic') {
+    // A summarizer at Anthropic: its own endpoint and key, else the chat model's.
+    if (!config.compactionModel) return undefined;
+    return anthropicClient(config, config.compactionModelApiKey ?? config.anthropicApiKey, config.compactionModelUrl ?? config.anthropicBaseUrl);
+  }
+  if (!config.compactionModelUrl) return undefined;
+  return new OpenAiCompatibleModelClient({
+    baseUrl: config.compactionModelUrl,
+    idleTimeoutMs: config.modelIdleTimeoutMs,
+    ...(config.compactionModel ? { model: config.compactionModel } : {}),
+    ...(config.compactionModelApiKey ? { apiKey: config.compactionModelApiKey } : {}),
+  });
+}
+
+function anthropicClient(config: KeelConfig, apiKey: string | undefined, baseURL: string | undefined): ModelClient {
   return new AnthropicModelClient({
     // A compatible local server needs no key; the SDK still wants a non-empty string.
-    apiKey: config.anthropicApiKey ?? 'no-key-set',
+    apiKey: apiKey ?? 'no-key-set',
     idleTimeoutMs: config.modelIdleTimeoutMs,
-    ...(config.anthropicBaseUrl ? { baseURL: config.anthropicBaseUrl } : {}),
+    ...(baseURL ? { baseURL } : {}),
   });
 }

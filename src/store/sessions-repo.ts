@@ -52,6 +52,20 @@ export async function getSession(db: Kysely<Database>, agentId: string, sessionK
     .executeTakeFirst();
 }
 
+/**
+ * Sets (or with `null` clears) the session's model override: its turns call this model id instead of
+ * the agent's. False when the session does not exist (nothing is created).
+ */
+export async function setModelOverride(db: Kysely<Database>, agentId: string, sessionKey: string, model: string | null): Promise<boolean> {
+  const result = await db
+    .updateTable('sessions')
+    .set({ model_override: model === null ? null : storableText(model), updated_at: new Date() })
+    .where('agent_id', '=', agentId)
+    .where('session_key', '=', sessionKey)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
 export interface TurnUsageUpdate {
   agentId: string;
   sessionKey: string;

@@ -14,6 +14,8 @@ export interface ToolContext {
   readonly idempotencyKey: string;
   /** Aborted when the activity is cancelled or times out. */
   readonly signal: AbortSignal;
+  /** The agent's workspace folder and what the agent may do with it; absent when it has none (or access `none`). */
+  readonly workspace?: { readonly dir: string; readonly access: 'rw' | 'ro' };
 }
 
 export interface ToolOutput {

@@ -65,6 +65,14 @@ describe('validateStartup', () => {
     await expect(validateStartup(config, { toolsModule: join(dir, file), requireModel: false })).rejects.toThrow(expected);
   });
 
+  it('checks each agent\'s own tools module, naming the agent\'s config file setting', async () => {
+    const agents = new Map([
+      ['support', { ...config, toolsModule: join(dir, 'good-tools.js') }],
+      ['ops', { ...config, toolsModule: join(dir, 'missing.js') }],
+    ]);
+    await expect(validateStartup(config, { requireModel: false, agents })).rejects.toThrow(/^invalid Keel configuration:\n {2}agents\.ops\.tools: .*missing\.js does not exist$/);
+  });
+
   it('requires a model when asked to (workers), naming the variables', async () => {
     await expect(validateStartup(configFromEnv({}), { requireModel: true })).rejects.toThrow(/ANTHROPIC_API_KEY: not set, and neither is ANTHROPIC_BASE_URL/);
     await expect(validateStartup(configFromEnv({}), { requireModel: false })).resolves.toBeUndefined();

@@ -5,9 +5,10 @@
  */
 import { testDatabases } from '../support/databases';
 import type { Store } from '../../src/store/connect';
-import { allEntries, type EntryToAppend } from '../../src/store/entries-repo';
+import { type EntryToAppend } from '../../src/store/entries-repo';
 import { appendReplyKeepingToolArgs, appendToolResultReleasingArgs, loadPendingToolArgs } from '../../src/store/pending-tool-args-repo';
 import { deleteSessionCascade, ensureSession } from '../../src/store/sessions-repo';
+import { allEntries } from '../support/store-readers';
 
 const KEY = `sk-ant-api03-${'k9'.repeat(20)}`;
 const OTHER_KEY = `sk-ant-api03-${'z8'.repeat(20)}`;

@@ -8,11 +8,11 @@ import { testDatabases } from '../support/databases';
 import { fakeReply, type FakeRequest } from '../support/fake-anthropic';
 import { integrationSuite } from '../support/integration';
 import { keel } from '../support/keel-cli';
-import { allEntries } from '../../src/store/entries-repo';
 import { getSession } from '../../src/store/sessions-repo';
 import { ToolRegistry } from '../../src/tools/registry';
 import { registerContextEngine } from '../../src/engine/registry';
 import type { AssistantMessage, MessageEntry } from '../../src/context/types';
+import { allEntries } from '../support/store-readers';
 
 const suite = integrationSuite();
 

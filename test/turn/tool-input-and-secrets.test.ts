@@ -9,10 +9,10 @@ import { temporal } from '@temporalio/proto';
 import { testDatabases } from '../support/databases';
 import { fakeReply } from '../support/fake-anthropic';
 import { integrationSuite } from '../support/integration';
-import { allEntries } from '../../src/store/entries-repo';
 import { getSession } from '../../src/store/sessions-repo';
 import { ToolRegistry } from '../../src/tools/registry';
 import type { Store } from '../../src/store/connect';
+import { allEntries } from '../support/store-readers';
 
 const suite = integrationSuite();
 

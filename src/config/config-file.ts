@@ -1,0 +1,222 @@
+/**
+ * The configuration file `keel.config.json` (path from KEEL_CONFIG, else `./keel.config.json` when
+ * present): top-level settings are every agent's defaults, `agents.<agentId>` sections override them
+ * for one agent. Parsed here into `KeelConfig` values plus, for each value, its JSON path in the file,
+ * so every error names the setting to fix.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { z } from 'zod';
+import { ConfigError, parseByteSize, type ConfigFileValues, type KeelConfig } from './keel-config';
+
+/** Agent ids follow the session-key name rule, so `agent:<id>:…` keys can name them. */
+const AGENT_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+const count = (what: string) => z.number({ message: `use a whole number of ${what}` }).int(`use a whole number of ${what}`);
+const provider = z.enum(['anthropic', 'openai-compatible'], { message: 'use "anthropic" or "openai-compatible"' });
+
+/** A model: `"<model id>"` (at the default provider) or an object naming provider, endpoint and key variable. */
+const modelSpecSchema = z.preprocess(
+  (v) => (typeof v === 'string' ? { id: v } : v),
+  z
+    .strictObject(
+      {
+        provider: provider.optional(),
+        id: z.string({ message: 'name the model id, e.g. "claude-sonnet-4-6"' }).min(1, 'name the model id, e.g. "claude-sonnet-4-6"'),
+        baseUrl: z.url({ message: 'use the endpoint\'s http(s) URL, e.g. "http://localhost:11434/v1"' }).optional(),
+        apiKeyEnv: z.string().regex(ENV_NAME, 'name the environment variable that holds the key, e.g. "OLLAMA_API_KEY" (never the key itself)').optional(),
+      },
+      { message: 'use a model id string or { "provider", "id", "baseUrl", "apiKeyEnv" }' },
+    )
+    .superRefine((m, ctx) => {
+      if (!m.provider && (m.baseUrl || m.apiKeyEnv)) {
+        ctx.addIssue({ code: 'custom', path: ['provider'], message: 'an endpoint or key needs its provider: add "provider": "anthropic" or "openai-compatible"' });
+      }
+      if (m.provider === 'openai-compatible' && !m.baseUrl) {
+        ctx.addIssue({ code: 'custom', path: ['baseUrl'], message: 'an openai-compatible model needs its endpoint: add "baseUrl", e.g. "http://localhost:11434/v1"' });
+      }
+    }),
+);
+type ModelSpec = z.output<typeof modelSpecSchema>;
+
+const resetSchema = z.strictObject({
+  mode: z.enum(['daily', 'idle', 'none'], { message: 'use "daily", "idle" or "none"' }).optional(),
+  atHour: count('hours').min(0, 'use an hour from 0 to 23').max(23, 'use an hour from 0 to 23').optional(),
+  timeZone: z.string().optional(),
+  idleMinutes: count('minutes').positive('use minutes > 0').optional(),
+});
+
+/** What an agent section may set; the top level sets the same as every agent's default. */
+const agentSettingsShape = {
+  identity: z.string().min(1, 'write the identity line, or leave the key out'),
+  promptMode: z.enum(['full', 'minimal', 'none'], { message: 'use "full", "minimal" or "none"' }),
+  userTimeZone: z.string(),
+  promptCaching: z.boolean({ message: 'use true or false' }),
+  workspace: z.string().min(1, 'name the workspace folder (relative to this file), or leave the key out'),
+  workspaceAccess: z.enum(['rw', 'ro', 'none'], { message: 'use "rw", "ro" or "none"' }),
+  model: modelSpecSchema,
+  compactionModel: modelSpecSchema,
+  memoryFlushModel: z.string().min(1),
+  maxOutputTokens: count('tokens').positive('use tokens > 0'),
+  contextTokens: count('tokens').positive('use tokens > 0'),
+  contextWindowTokens: count('tokens').positive('use tokens > 0'),
+  reserveTokens: count('tokens').nonnegative('use tokens ≥ 0'),
+  softThresholdTokens: count('tokens').nonnegative('use tokens ≥ 0'),
+  tools: z.string().min(1, 'name the module exporting registerTools(registry), relative to this file'),
+  contextEngine: z.string().min(1),
+  contextEngineOptions: z.record(z.string(), z.unknown(), { message: 'use an object of engine options' }),
+  historyLimits: z.unknown(),
+  reset: resetSchema,
+  maxActiveTranscriptBytes: z.union([count('bytes').nonnegative('use bytes ≥ 0'), z.string()], { message: 'use a number of bytes or a size such as "20mb"' }),
+};
+const agentSettingsSchema = z.strictObject(agentSettingsShape).partial();
+type AgentSettings = z.output<typeof agentSettingsSchema>;
+
+const fileSchema = z
+  .strictObject({
+    ...agentSettingsShape,
+    temporalAddress: z.string().min(1),
+    temporalNamespace: z.string().min(1),
+    taskQueue: z.string().min(1),
+    home: z.string().min(1),
+    modelIdleTimeoutMs: count('milliseconds').positive('use milliseconds > 0'),
+    shutdownGraceMs: count('milliseconds').nonnegative('use milliseconds ≥ 0'),
+    workspacePollSeconds: z.number().nonnegative('use seconds ≥ 0 (0 disables polling)'),
+    models: z.strictObject({
+      providers: z.record(
+        z.string(),
+        z.strictObject({
+          models: z.array(z.strictObject({ id: z.string().min(1, 'name the model id'), contextWindow: count('tokens').positive('use tokens > 0').optional() })).optional(),
+        }),
+      ),
+    }),
+    agents: z.record(z.string(), agentSettingsSchema, { message: 'use an object of agent sections: { "<agentId>": { … } }' }),
+  })
+  .partial()
+  .superRefine((file, ctx) => {
+    for (const id of Object.keys(file.agents ?? {})) {
+      if (!AGENT_ID.test(id)) ctx.addIssue({ code: 'custom', path: ['agents', id], message: 'agent ids are 1-64 of A-Z a-z 0-9 _ -, starting with a letter or digit (as in agent:<id>:main)' });
+    }
+  });
+
+const SECTION_KEYS: Record<string, string[]> = {
+  top: Object.keys(fileSchema.shape),
+  agent: Object.keys(agentSettingsShape),
+  model: ['provider', 'id', 'baseUrl', 'apiKeyEnv'],
+  reset: Object.keys(resetSchema.shape),
+};
+
+/** One section of the file (the top level or an agent) as KeelConfig values, each with its JSON path. */
+export interface ConfigSection {
+  readonly values: Partial<Record<keyof KeelConfig, unknown>>;
+  readonly names: Partial<Record<string, string>>;
+}
+
+/** The parsed file: the defaults and each agent's section. */
+export interface ConfigFile {
+  readonly path: string;
+  readonly defaults: ConfigFileValues;
+  readonly agents: ReadonlyMap<string, ConfigSection>;
+}
+
+/** Where the config file is: KEEL_CONFIG (must exist), else `./keel.config.json` if present, else none. */
+export function configFilePath(env: NodeJS.ProcessEnv, cwd: string): string | undefined {
+  if (env.KEEL_CONFIG) {
+    const path = resolve(cwd, env.KEEL_CONFIG);
+    if (!existsSync(path)) throw new ConfigError(`invalid Keel configuration:\n  KEEL_CONFIG: ${path} does not exist; point it at your keel.config.json or unset it`);
+    return path;
+  }
+  const local = resolve(cwd, 'keel.config.json');
+  return existsSync(local) ? local : undefined;
+}
+
+/** Reads and validates the config file; undefined when there is none. Throws ConfigError naming each bad setting's JSON path. */
+export function readConfigFile(env: NodeJS.ProcessEnv = process.env, cwd: string = process.cwd()): ConfigFile | undefined {
+  const path = configFilePath(env, cwd);
+  if (!path) return undefined;
+  const fail = (lines: string[]) => new ConfigError(`invalid Keel configuration in ${path}:\n${lines.map((l) => `  ${l}`).join('\n')}`);
+  let json: unknown;
+  try {
+    json = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (err) {
+    throw fail([`(file): not valid JSON (${err instanceof Error ? err.message : String(err)}); fix the syntax`]);
+  }
+  const parsed = fileSchema.safeParse(json);
+  if (!parsed.success) throw fail(parsed.error.issues.map(describeIssue));
+  const { agents = {}, models, temporalAddress, temporalNamespace, taskQueue, home, modelIdleTimeoutMs, shutdownGraceMs, workspacePollSeconds, ...settings } = parsed.data;
+  const dir = dirname(path);
+  const problems: string[] = [];
+  const top = toSection(settings, '', dir, env, problems);
+  const processSettings = { temporalAddress, temporalNamespace, taskQueue, home, modelIdleTimeoutMs, shutdownGraceMs, workspacePollSeconds, models };
+  for (const [key, value] of Object.entries(processSettings)) {
+    if (value === undefined) continue;
+    top.values[key as keyof KeelConfig] = value;
+    top.names[key] = key;
+  }
+  const sections = new Map(Object.entries(agents).map(([id, section]) => [id, toSection(section, `agents.${id}.`, dir, env, problems)]));
+  if (problems.length > 0) throw fail(problems);
+  return { path, defaults: { path, ...top }, agents: sections };
+}
+
+/** Maps file settings to KeelConfig values; paths are resolved against the file's folder. */
+function toSection(s: AgentSettings, prefix: string, dir: string, env: NodeJS.ProcessEnv, problems: string[]): { values: ConfigSection['values']; names: Record<string, string> } {
+  const values: ConfigSection['values'] = {};
+  const names: Record<string, string> = {};
+  const set = (key: keyof KeelConfig, value: unknown, fileKey: string) => {
+    values[key] = value;
+    names[key] = `${prefix}${fileKey}`;
+  };
+  const direct = ['identity', 'promptMode', 'userTimeZone', 'promptCaching', 'workspaceAccess', 'memoryFlushModel', 'maxOutputTokens', 'contextTokens', 'contextWindowTokens', 'reserveTokens', 'softThresholdTokens', 'contextEngine', 'contextEngineOptions', 'historyLimits'] as const;
+  for (const key of direct) if (s[key] !== undefined) set(key, s[key], key);
+  if (s.workspace !== undefined) set('workspaceDir', resolve(dir, s.workspace), 'workspace');
+  if (s.tools !== undefined) set('toolsModule', resolve(dir, s.tools), 'tools');
+  if (s.maxActiveTranscriptBytes !== undefined) set('maxActiveTranscriptBytes', typeof s.maxActiveTranscriptBytes === 'string' ? parseByteSize(s.maxActiveTranscriptBytes) : s.maxActiveTranscriptBytes, 'maxActiveTranscriptBytes');
+  if (s.reset) {
+    if (s.reset.mode !== undefined) set('resetMode', s.reset.mode, 'reset.mode');
+    if (s.reset.atHour !== undefined) set('resetHour', s.reset.atHour, 'reset.atHour');
+    if (s.reset.timeZone !== undefined) set('resetTimeZone', s.reset.timeZone, 'reset.timeZone');
+    if (s.reset.idleMinutes !== undefined) set('idleMinutes', s.reset.idleMinutes, 'reset.idleMinutes');
+  }
+  const key = (spec: ModelSpec, where: string): string | undefined => {
+    if (!spec.apiKeyEnv) return undefined;
+    const value = env[spec.apiKeyEnv];
+    if (!value) problems.push(`${prefix}${where}.apiKeyEnv: ${spec.apiKeyEnv} is not set in the environment; export it, or remove apiKeyEnv for an endpoint without a key`);
+    return value || undefined;
+  };
+  if (s.model) {
+    const m = s.model;
+    set('model', m.id, 'model.id');
+    if (m.provider) set('modelProvider', m.provider, 'model.provider');
+    // A named provider takes the endpoint and key the spec gives; Anthropic falls back to ANTHROPIC_BASE_URL / ANTHROPIC_API_KEY.
+    if (m.provider === 'openai-compatible') {
+      set('openAiBaseUrl', m.baseUrl, 'model.baseUrl');
+      set('openAiApiKey', key(m, 'model'), 'model.apiKeyEnv');
+    } else if (m.provider === 'anthropic') {
+      if (m.baseUrl) set('anthropicBaseUrl', m.baseUrl, 'model.baseUrl');
+      if (m.apiKeyEnv) set('anthropicApiKey', key(m, 'model'), 'model.apiKeyEnv');
+    }
+  }
+  if (s.compactionModel) {
+    const m = s.compactionModel;
+    set('compactionModel', m.id, 'compactionModel.id');
+    if (m.provider) {
+      set('compactionModelProvider', m.provider, 'compactionModel.provider');
+      set('compactionModelUrl', m.baseUrl, 'compactionModel.baseUrl');
+      set('compactionModelApiKey', key(m, 'compactionModel'), 'compactionModel.apiKeyEnv');
+    }
+  }
+  return { values, names };
+}
+
+/** `agents.support.model.provider: use "anthropic" or "openai-compatible"`; unknown keys list the known ones. */
+function describeIssue(issue: z.core.$ZodIssue): string {
+  const path = issue.path.map(String);
+  const where = path.join('.') || '(top level)';
+  if (issue.code === 'unrecognized_keys') {
+    const kind = path.length === 0 ? 'top' : path[0] === 'agents' && path.length === 2 ? 'agent' : (path.at(-1) === 'model' || path.at(-1) === 'compactionModel') ? 'model' : path.at(-1) === 'reset' ? 'reset' : undefined;
+    const known = kind ? `; known settings here: ${SECTION_KEYS[kind]!.join(', ')}` : '';
+    return issue.keys.map((k) => `${path.length ? `${where}.` : ''}${k}: unknown setting (check the spelling)${known}`).join('\n  ');
+  }
+  return `${where}: ${issue.message}`;
+}

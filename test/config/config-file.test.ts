@@ -1,0 +1,139 @@
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { agentConfig, loadKeelSettings } from '../../src/config/agent-config';
+import { configuredWindow } from '../../src/config/configured-window';
+import { ConfigError } from '../../src/config/keel-config';
+
+let dir: string;
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'keel-config-'));
+});
+afterEach(async () => rm(dir, { recursive: true, force: true }));
+
+/** Writes keel.config.json in the test's folder and loads it with `env` (KEEL_CONFIG unset: found in cwd). */
+async function load(file: unknown, env: NodeJS.ProcessEnv = {}) {
+  await writeFile(join(dir, 'keel.config.json'), typeof file === 'string' ? file : JSON.stringify(file));
+  return loadKeelSettings({ env, cwd: dir });
+}
+
+async function loadError(file: unknown, env: NodeJS.ProcessEnv = {}): Promise<string> {
+  try {
+    await load(file, env);
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConfigError);
+    return (err as Error).message;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('keel.config.json errors name the JSON path and the fix', () => {
+  it.each([
+    ['an unknown provider', { agents: { support: { model: { provider: 'openia', id: 'x' } } } }, /agents\.support\.model\.provider: use "anthropic" or "openai-compatible"/],
+    ['an openai-compatible model without its endpoint', { agents: { support: { model: { provider: 'openai-compatible', id: 'llama3' } } } }, /agents\.support\.model\.baseUrl: an openai-compatible model needs its endpoint: add "baseUrl"/],
+    ['an endpoint without its provider', { model: { id: 'x', baseUrl: 'http://h:1' } }, /model\.provider: an endpoint or key needs its provider/],
+    ['a misspelt setting', { agents: { support: { modle: 'x' } } }, /agents\.support\.modle: unknown setting \(check the spelling\); known settings here: identity, promptMode/],
+    ['a misspelt model key', { agents: { support: { model: { provider: 'anthropic', name: 'x' } } } }, /agents\.support\.model\.name: unknown setting .*known settings here: provider, id, baseUrl, apiKeyEnv/],
+    ['a bad workspace access', { agents: { support: { workspaceAccess: 'write' } } }, /agents\.support\.workspaceAccess: use "rw", "ro" or "none"/],
+    ['a window that is not a number', { agents: { support: { contextTokens: '100k' } } }, /agents\.support\.contextTokens: use a whole number of tokens/],
+    ['a bad agent id', { agents: { 'sup port': {} } }, /agents\.sup port: agent ids are 1-64 of A-Z a-z 0-9 _ -/],
+    ['an unknown reset mode', { agents: { support: { reset: { mode: 'weekly' } } } }, /agents\.support\.reset\.mode: use "daily", "idle" or "none"/],
+    ['a per-model window that is not positive', { models: { providers: { anthropic: { models: [{ id: 'm', contextWindow: 0 }] } } } }, /models\.providers\.anthropic\.models\.0\.contextWindow: use tokens > 0/],
+  ])('rejects %s', async (_name, file, expected) => {
+    expect(await loadError(file)).toMatch(expected);
+  });
+
+  it('names the file and says when it is not JSON', async () => {
+    expect(await loadError('{ "model": ')).toMatch(/invalid Keel configuration in .*keel\.config\.json:\n {2}\(file\): not valid JSON .*fix the syntax/);
+  });
+
+  it('names the key variable an agent points at when it is not set', async () => {
+    const file = { agents: { local: { model: { provider: 'openai-compatible', id: 'llama3', baseUrl: 'http://localhost:11434/v1', apiKeyEnv: 'OLLAMA_KEY' } } } };
+    expect(await loadError(file)).toMatch(/agents\.local\.model\.apiKeyEnv: OLLAMA_KEY is not set in the environment; export it/);
+    expect(agentConfig(await load(file, { OLLAMA_KEY: 'secret' }), 'local').openAiApiKey).toBe('secret');
+  });
+
+  it('checks merged values against the schema, naming the agent setting (a bad time zone, a reserve above the window)', async () => {
+    expect(await loadError({ agents: { support: { reset: { timeZone: 'Mars/Olympus' } } } })).toMatch(/agents\.support\.reset\.timeZone: not a known IANA time zone/);
+    expect(await loadError({ agents: { support: { contextWindowTokens: 16_000 } } })).toMatch(/agents\.support \(inherited reserveTokens\): the reserve \(20000 tokens/);
+    expect(await loadError({ contextEngine: 'nope' })).toMatch(/keel\.config\.json: contextEngine: "nope" is not a registered context engine/);
+  });
+
+  it('fails when KEEL_CONFIG names a missing file, and runs without a file otherwise', async () => {
+    expect(() => loadKeelSettings({ env: { KEEL_CONFIG: 'missing.json' }, cwd: dir })).toThrow(/KEEL_CONFIG: .*missing\.json does not exist/);
+    const none = loadKeelSettings({ env: {}, cwd: dir });
+    expect([none.file, none.agents.size, none.defaults.model]).toEqual([undefined, 0, 'claude-sonnet-4-6']);
+  });
+});
+
+describe('precedence', () => {
+  it('environment variables override the file top level; agent sections override both', async () => {
+    const file = { model: 'file-model', maxOutputTokens: 1_000, identity: 'File identity', agents: { support: { model: 'support-model', identity: 'Support' }, quiet: {} } };
+    const fromFile = await load(file);
+    expect([fromFile.defaults.model, fromFile.defaults.maxOutputTokens, fromFile.defaults.identity]).toEqual(['file-model', 1_000, 'File identity']);
+    const settings = await load(file, { KEEL_MODEL: 'env-model', KEEL_IDENTITY: 'Env identity' });
+    expect([settings.defaults.model, settings.defaults.identity, settings.defaults.maxOutputTokens]).toEqual(['env-model', 'Env identity', 1_000]);
+    expect([agentConfig(settings, 'support').model, agentConfig(settings, 'support').identity]).toEqual(['support-model', 'Support']);
+    // A section that sets nothing, and an agent without a section, get the defaults.
+    expect(agentConfig(settings, 'quiet').model).toBe('env-model');
+    expect(agentConfig(settings, 'unlisted')).toBe(settings.defaults);
+  });
+
+  it('an env error still names the variable, a file error the JSON path', async () => {
+    expect(await loadError({ maxOutputTokens: 1_000 }, { KEEL_MAX_OUTPUT_TOKENS: 'lots' })).toMatch(/KEEL_MAX_OUTPUT_TOKENS: /);
+    expect(await loadError({ resetHour: 3 })).toMatch(/resetHour: unknown setting/);
+  });
+
+  it('resolves workspace and tools paths against the file, and maps the reset policy and engine options', async () => {
+    const settings = await load({
+      agents: { ops: { workspace: 'ws/ops', workspaceAccess: 'ro', tools: 'tools/ops.js', reset: { mode: 'idle', idleMinutes: 30 }, contextEngine: 'budgeted', contextEngineOptions: { keepLastAssistants: 5 } } },
+    });
+    const ops = agentConfig(settings, 'ops');
+    expect([ops.workspaceDir, ops.workspaceAccess, ops.toolsModule]).toEqual([join(dir, 'ws/ops'), 'ro', join(dir, 'tools/ops.js')]);
+    expect([ops.resetMode, ops.idleMinutes, ops.contextEngine, ops.contextEngineOptions]).toEqual(['idle', 30, 'budgeted', { keepLastAssistants: 5 }]);
+  });
+
+  it('a provider named by an agent replaces the inherited endpoint', async () => {
+    const settings = await load({
+      compactionModel: { provider: 'openai-compatible', id: 'llama3', baseUrl: 'http://ollama:11434/v1' },
+      agents: { cloud: { compactionModel: { provider: 'anthropic', id: 'claude-haiku-4-5' } }, local: { model: { provider: 'openai-compatible', id: 'qwen', baseUrl: 'http://vllm:8000' } } },
+    });
+    const cloud = agentConfig(settings, 'cloud');
+    expect([cloud.compactionModel, cloud.compactionModelProvider, cloud.compactionModelUrl]).toEqual(['claude-haiku-4-5', 'anthropic', undefined]);
+    const local = agentConfig(settings, 'local');
+    expect([local.model, local.modelProvider, local.openAiBaseUrl, local.compactionModelUrl]).toEqual(['qwen', 'openai-compatible', 'http://vllm:8000', 'http://ollama:11434/v1']);
+  });
+});
+
+describe('context window resolution (per-provider model entry → catalog → agent contextTokens cap → default)', () => {
+  const models = { providers: { anthropic: { models: [{ id: 'big', contextWindow: 1_000_000 }, { id: 'small', contextWindow: 50_000 }] }, 'openai-compatible': { models: [{ id: 'big', contextWindow: 32_000 }] } } };
+
+  it.each([
+    ['the default', {}, 'claude-sonnet-4-6', { tokens: 200_000, source: 'default' }],
+    ['the default set by contextWindowTokens', { contextWindowTokens: 120_000 }, 'claude-sonnet-4-6', { tokens: 120_000, source: 'default' }],
+    ['the model entry over the default', { contextWindowTokens: 120_000 }, 'big', { tokens: 1_000_000, source: 'config' }],
+    ['the cap under the model entry', { contextTokens: 100_000 }, 'big', { tokens: 100_000, source: 'agentContextTokens' }],
+    ['a cap never raises', { contextTokens: 100_000 }, 'small', { tokens: 50_000, source: 'config' }],
+    ['the entry of the agent\'s provider', { model: { provider: 'openai-compatible', id: 'big', baseUrl: 'http://h:1/v1' } }, 'big', { tokens: 32_000, source: 'config' }],
+  ])('%s', async (_name, agent, model, expected) => {
+    const settings = await load({ models, agents: { a: agent } });
+    expect(configuredWindow(agentConfig(settings, 'a'), model)).toEqual(expected);
+  });
+
+  it('the environment window is the default the file top level and agents start from', async () => {
+    const settings = await load({ models, contextWindowTokens: 150_000, agents: { a: { contextTokens: 90_000 } } }, { KEEL_CONTEXT_WINDOW: '80000' });
+    expect(configuredWindow(settings.defaults)).toEqual({ tokens: 80_000, source: 'default' });
+    expect(configuredWindow(agentConfig(settings, 'a'))).toEqual({ tokens: 80_000, source: 'default' });
+    expect(configuredWindow(agentConfig(settings, 'a'), 'big')).toEqual({ tokens: 90_000, source: 'agentContextTokens' });
+  });
+});
+
+describe('the README example', () => {
+  it('loads, and resolves as the README explains', async () => {
+    const readme = await readFile(join(__dirname, '../../README.md'), 'utf8');
+    const example = /## Configuration file \(agents\)[\s\S]*?```json\n([\s\S]*?)```/.exec(readme)![1]!;
+    const support = agentConfig(await load(example, { OLLAMA_API_KEY: 'k' }), 'support');
+    expect([support.modelProvider, support.model, support.openAiApiKey, support.compactionModelProvider]).toEqual(['openai-compatible', 'qwen3:32b', 'k', 'anthropic']);
+    expect(configuredWindow(support)).toEqual({ tokens: 24_000, source: 'agentContextTokens' });
+  });
+});
