@@ -8,14 +8,14 @@ import { evaluateFreshness, isSystemEvent, parseResetCommand, type SessionEventK
 import type { KeelConfig } from '../src/config/keel-config';
 import { decideAfterTurn, type AfterTurnDecision } from '../src/turn/turn-decisions';
 import type { AssistantMessage, MessageEntry, ToolCallBlock } from '../src/context/types';
-import { prepareContext } from './prepare-context';
+import { prepareModelCall } from './system-prompt-for-turn';
 import { isToolCallBlock } from '../src/context/types';
 import { toActivityFailure } from '../src/model/failures';
 import { startHeartbeat } from './heartbeat';
 import { findUnstorable, storableText } from '../src/text/storable-text';
 import { effectiveWindow, learnFromOverflow } from './model-window';
 import { loadWorkflowState, saveWorkflowState } from '../src/store/workflow-state-repo';
-import type { SessionCarriedState } from '../src/protocol';
+import type { ContextSplit, SessionCarriedState } from '../src/protocol';
 
 export interface BeginTurnInput {
   readonly agentId: string;
@@ -72,6 +72,8 @@ export interface CallModelResult {
   readonly usage: { readonly inputTokens: number; readonly outputTokens: number };
   /** Estimated tokens of the context sent, plus the reply. */
   readonly contextTokens: number;
+  /** What the context sent was made of (absent when a retry found the reply already stored). */
+  readonly split?: ContextSplit;
 }
 
 export interface FinishTurnInput {
@@ -150,10 +152,10 @@ export function createTurnActivities(allDeps: ActivityDeps) {
     const stored = await getEntry(db, input.agentId, input.sessionId, input.assistantEntryId);
     if (stored) return describeReply(stored.payload as unknown as MessageEntry, stored.token_estimate ?? 0);
 
-    const context = await prepareContext(deps, input.agentId, input.sessionKey, input.sessionId);
-    const contextTokens = context.estimatedTokens;
-    if (input.precheck && contextTokens > context.budget) {
-      return { kind: 'overBudget', estimatedTokens: contextTokens, budget: context.budget };
+    // The system prompt and the tools count against the budget; the messages get what they leave.
+    const { context, system, split, contextTokens } = await prepareModelCall(deps, input);
+    if (input.precheck && context.estimatedTokens > context.budget) {
+      return { kind: 'overBudget', estimatedTokens: context.estimatedTokens, budget: context.budget };
     }
     const heartbeat = startHeartbeat();
     let reply;
@@ -161,7 +163,7 @@ export function createTurnActivities(allDeps: ActivityDeps) {
       reply = await deps.model.complete(
         {
           model: deps.config.model,
-          ...(context.systemPromptAddition ? { system: context.systemPromptAddition } : {}),
+          system,
           messages: context.messages,
           maxTokens: deps.config.maxOutputTokens,
           tools: deps.tools.list().map((t) => ({ name: t.name, description: t.description, inputSchema: {} })),
@@ -199,9 +201,9 @@ export function createTurnActivities(allDeps: ActivityDeps) {
     if (inserted === 0) {
       // A dead attempt's append landed first: the stored reply is the one the transcript holds.
       const winner = await getEntry(db, input.agentId, input.sessionId, input.assistantEntryId);
-      if (winner) return describeReply(winner.payload as unknown as MessageEntry, contextTokens + (winner.token_estimate ?? 0));
+      if (winner) return { ...describeReply(winner.payload as unknown as MessageEntry, contextTokens + (winner.token_estimate ?? 0)), split };
     }
-    return describeReply(entry, contextTokens + replyTokens);
+    return { ...describeReply(entry, contextTokens + replyTokens), split };
   }
 
   /**

@@ -1,5 +1,6 @@
 import type {
   CompactionWorkflowResult,
+  ContextSplit,
   MaintenanceJob,
   RequestOutcome,
   SessionCarriedState,
@@ -27,6 +28,8 @@ export class SessionState {
   configuredContextWindow: number | undefined;
   compactionCount: number;
   lastCompactionId: string | null;
+  /** What the last model call's context was made of (status; not carried to the next run). */
+  contextSplit: ContextSplit | undefined;
   /** True once the run has decided to end: waiting senders are told to ask the next run. */
   draining = false;
   private runs: number;
@@ -133,8 +136,13 @@ export class SessionState {
   }
 
   /** After a turn: the counters the worker reported (its config and learned limits own the window). */
-  recordTurn(lastEntryId: string, after: Pick<FinishTurnResult, 'contextTokens' | 'contextWindow' | 'configuredContextWindow' | 'compactionCount'>): void {
+  recordTurn(
+    lastEntryId: string,
+    after: Pick<FinishTurnResult, 'contextTokens' | 'contextWindow' | 'configuredContextWindow' | 'compactionCount'>,
+    split?: ContextSplit,
+  ): void {
     this.lastEntryId = lastEntryId;
+    if (split) this.contextSplit = split;
     this.contextTokens = after.contextTokens;
     this.contextWindow = after.contextWindow;
     this.configuredContextWindow = after.configuredContextWindow;
@@ -148,6 +156,8 @@ export class SessionState {
     this.compactionCount++;
     this.lastCompactionId = result.compactionId;
     this.contextTokens = result.tokensAfter;
+    // The compacted conversation replaces the history; the prompt and tools stay what they were.
+    if (this.contextSplit) this.contextSplit = { ...this.contextSplit, historyTokens: result.tokensAfter };
   }
 
   /** A send written against an older entry, with nothing queued before it that could explain it, is stale. */
@@ -204,6 +214,7 @@ export class SessionState {
       compactionCount: this.compactionCount,
       lastCompactionId: this.lastCompactionId,
       ...(this.configuredContextWindow !== undefined && this.configuredContextWindow !== window ? { configuredContextWindow: this.configuredContextWindow } : {}),
+      ...(this.contextSplit ? { contextSplit: this.contextSplit } : {}),
     };
   }
 }

@@ -13,7 +13,7 @@ import { connectClient, UsageError } from './connect';
 import { forKnownSession } from './session-errors';
 import { compactionsList, compactionsRetry, compactionsShow } from './compactions';
 import { importCommand, exportCommand } from './transfer';
-import { contextBar } from './context-bar';
+import { contextBar, contextSplitBar } from './context-bar';
 import { runMaintenance } from '../store/maintenance';
 import { resolve } from 'node:path';
 
@@ -86,6 +86,7 @@ async function main(argv: string[]): Promise<number> {
         print(status);
         if (!opts.json) {
           process.stderr.write(`${key}\n${contextBar(status)}\n`);
+          if (status.contextSplit) process.stderr.write(`${contextSplitBar(status.contextSplit, status.contextWindow)}\n`);
           process.stderr.write(`turns ${status.turnsCompleted} · compactions ${status.compactionCount}${status.lastCompactionId ? ` (last ${status.lastCompactionId})` : ''} · queued ${status.queuedTurns}\n`);
         }
       } finally {
