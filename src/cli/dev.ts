@@ -1,9 +1,10 @@
 import { createInterface } from 'node:readline/promises';
+import type { SessionStatus } from '../protocol';
 import { configFromEnv } from '../config/keel-config';
 import { validateStartup } from '../config/validate-startup';
 import { modelConfigured } from '../runtime/activity-deps';
 import { startLocalStack } from './stack';
-import { contextBar } from './context-bar';
+import { contextBar, contextSplitBar } from './context-bar';
 
 const HOW_TO_SET_A_MODEL = [
   'No model is configured, so the chat cannot start. Either:',
@@ -45,6 +46,11 @@ export async function runDev(opts: DevOptions): Promise<number> {
 
 async function chat(client: import('../client/keel-client').KeelClient, sessionKey: string, log: (l: string) => void): Promise<void> {
   log(`chat: session ${sessionKey}. Type a message; /status shows context usage; /quit or Ctrl-D leaves.`);
+  // Usage, then what it is made of (system prompt, workspace files, tools, history).
+  const logStatus = (status: SessionStatus) => {
+    log(contextBar(status));
+    if (status.contextSplit) log(contextSplitBar(status.contextSplit, status.contextWindow));
+  };
   const rl = createInterface({ input: process.stdin, output: process.stdout });
   try {
     for (;;) {
@@ -57,13 +63,13 @@ async function chat(client: import('../client/keel-client').KeelClient, sessionK
       if (!line) continue;
       if (line === '/quit' || line === '/exit') return;
       if (line === '/status') {
-        log(contextBar(await client.getStatus(sessionKey)));
+        logStatus(await client.getStatus(sessionKey));
         continue;
       }
       try {
         const result = await client.sendMessage(sessionKey, line);
         process.stdout.write(`keel › ${result.silent ? '(no reply)' : result.reply}\n`);
-        log(contextBar(await client.getStatus(sessionKey)));
+        logStatus(await client.getStatus(sessionKey));
       } catch (err) {
         log(`turn failed: ${err instanceof Error ? err.message : String(err)}`);
       }
