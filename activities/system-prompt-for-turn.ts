@@ -67,7 +67,7 @@ export async function systemPromptForTurn(
     messaging: MESSAGING,
     ...(workspace ? { workspace: `Workspace folder: ${workspace} (${config.workspaceAccess === 'ro' ? 'read-only' : 'read-write'})` } : {}),
     ...(bootstrap ? { bootstrap: bootstrap.text } : {}),
-    afterCompaction: mode === 'none' ? '' : await afterCompaction(deps, input),
+    afterCompaction: mode === 'none' ? '' : await afterCompaction(deps, input, workspace !== undefined),
     runtime: runtimeSection(config.model, now, config.userTimeZone),
   });
   const tokens = (t: string) => (t === '' ? 0 : deps.estimate({ role: 'user', content: t }));
@@ -109,7 +109,7 @@ export function withAddition(prompt: string, addition: string | undefined): stri
 }
 
 /** The checkpoint and notes the flush saved before the compaction this session last went through. */
-async function afterCompaction(deps: ActivityDeps, input: { agentId: string; sessionKey: string; sessionId: string }): Promise<string> {
+async function afterCompaction(deps: ActivityDeps, input: { agentId: string; sessionKey: string; sessionId: string }, notesInWorkspace: boolean): Promise<string> {
   const session = await getSession(deps.db, input.agentId, input.sessionKey);
   if (!session || session.session_id !== input.sessionId || session.compaction_count === 0) return '';
   const compactionCount = session.compaction_count;
@@ -117,7 +117,7 @@ async function afterCompaction(deps: ActivityDeps, input: { agentId: string; ses
     currentCheckpoint(deps.db, { ...input, compactionCount }),
     flushNotesDay(deps.db, { ...input, cycle: compactionCount - 1 }),
   ]);
-  return postCompactionMemory({ ...(checkpoint ? { checkpoint } : {}), ...(notesDay ? { notesDay } : {}) });
+  return postCompactionMemory({ ...(checkpoint ? { checkpoint } : {}), ...(notesDay ? { notesDay } : {}), notesInWorkspace });
 }
 
 /** The JSON Schema a tool's zod input turns into (counted as sent; `{}` when zod cannot express it). */
