@@ -178,6 +178,19 @@ describe.each(testDatabases())('system prompt and memory on $name', (database) =
       const toolResult = fake.requests[next + 1]!.body.messages!.at(-1)!.content.find((b: { type: string }) => b.type === 'tool_result');
       expect(JSON.stringify(toolResult.content)).toContain(`[${today}] ${note}`);
       expect((await getSession(db.store.db, agent, key))!.compaction_count).toBe(1);
+
+      // The next cycle's flush saves no checkpoint: the old one is deleted and leaves the prompt.
+      fake.respondWith((request) => (isSummarizerRequest(request) ? goodSummarizer(request) : isFlushRequest(request) ? fakeReply.text('NO_REPLY') : undefined));
+      await client.compact(key);
+      fake.respondWith(undefined);
+      expect(await db.store.db.selectFrom('memory_checkpoints').selectAll().where('agent_id', '=', agent).execute()).toEqual([]);
+      fake.enqueue(fakeReply.text('ok'));
+      const third = fake.requests.length;
+      await client.sendMessage(key, 'and now?');
+      const later = systemOf(fake.requests[third]!);
+      expect(later).not.toContain('Current task');
+      // The daily log still holds the note: memory outlives the checkpoint.
+      expect(later).toContain(`- ${note}`);
     });
   });
 
