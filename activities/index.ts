@@ -5,9 +5,12 @@ import { createCompactionActivities } from './compaction-activities';
 import { createMemoryActivities } from './memory-activities';
 import { createMaintenanceActivities } from './maintenance-activities';
 import { withDataErrors } from './data-errors';
+import { withBuiltinTools } from './memory-search-tool';
 
 /** Every activity the Keel worker registers, bound to its dependencies; data errors never retry. */
-export function createActivities(deps: ActivityDeps) {
+export function createActivities(appDeps: ActivityDeps) {
+  // Every agent also has the built-in tools (memory_search) next to the application's.
+  const deps = withBuiltinTools(appDeps);
   return withDataErrors({
     ...createTurnActivities(deps),
     ...createToolActivities(deps),

@@ -12,7 +12,9 @@ import { modelConfigured } from '../src/runtime/activity-deps';
 import { fitRecentTail } from '../src/context/fit-recent-tail';
 import { effectiveWindow, learnFromOverflow } from './model-window';
 import { isSilentReply } from '../src/context/silent-reply';
-import { MEMORY_FLUSH_PROMPT, MEMORY_WRITE_TOOL, collectMemoryWrites } from '../src/turn/memory-flush';
+import { MEMORY_CHECKPOINT_TOOL, MEMORY_FLUSH_PROMPT, MEMORY_WRITE_TOOL, collectMemoryWrites } from '../src/turn/memory-flush';
+import { localDate, type MemoryCheckpoint } from '../src/context/prompt-sections';
+import { systemPromptForTurn } from './system-prompt-for-turn';
 import { isToolCallBlock, type AgentMessage, type AssistantMessage, type CustomEntry, type ToolCallBlock } from '../src/context/types';
 import { toActivityFailure } from '../src/model/failures';
 
@@ -30,7 +32,7 @@ export interface MemoryFlushInput {
   readonly purpose?: 'soft-threshold' | 'compaction' | 'overflow';
 }
 
-export type MemoryFlushSkip = 'already-flushed-this-cycle' | 'read-only-workspace' | 'no-model' | 'does-not-fit';
+export type MemoryFlushSkip = 'already-flushed-this-cycle' | 'workspace-read-only' | 'no-workspace-access' | 'no-model' | 'does-not-fit';
 
 export interface MemoryFlushResult {
   readonly ran: boolean;
@@ -47,8 +49,8 @@ export interface MemoryFlushFailureInput {
   readonly now: string;
 }
 
-/** Tokens of the memory_write tool definition sent with the flush (generous). */
-const FLUSH_TOOL_TOKENS = 200;
+/** Tokens of the memory_write and memory_checkpoint tool definitions sent with the flush (generous). */
+const FLUSH_TOOL_TOKENS = 500;
 
 /** Model rounds the silent flush turn may take (it writes notes through tool calls, then stops). */
 const MAX_FLUSH_ROUNDS = 3;
@@ -71,19 +73,23 @@ export function createMemoryActivities(allDeps: ActivityDeps) {
 
     // Without a model Keel still compacts (extractively); there is no agent to write notes.
     if (!modelConfigured(deps.config)) return { ran: false, skipped: 'no-model', notes: 0 };
-    // Access `none` keeps notes in the database only; `ro` (or a folder Keel cannot write) skips the flush.
-    const workspace = deps.config.workspaceAccess === 'none' ? undefined : deps.config.workspaceDir;
-    if (workspace && (deps.config.workspaceAccess === 'ro' || !(await writable(workspace)))) {
+    // An agent that may not write its workspace has nowhere to keep notes: the cycle counts as flushed.
+    const workspace = deps.config.workspaceDir;
+    const access = deps.config.workspaceAccess;
+    if (access !== 'rw' || (workspace && !(await writable(workspace)))) {
       await recordMemoryFlush(db, { ...input, cycle, notes: [] });
-      return { ran: false, skipped: 'read-only-workspace', notes: 0 };
+      return { ran: false, skipped: access === 'none' ? 'no-workspace-access' : 'workspace-read-only', notes: 0 };
     }
 
     // The flush must fit the model: the turn's budgeted context, or its recent tail when even that is too long.
     const model = deps.config.memoryFlushModel ?? deps.config.model;
     const window = await effectiveWindow(deps, model);
-    const context = await prepareContext(deps, input.agentId, input.sessionKey, input.sessionId, { model });
+    // The same system prompt as the turns (the provider's prompt cache holds it), counted against the room.
+    const system = await systemPromptForTurn(deps, input);
+    const systemTokens = system.overhead.systemTokens + system.overhead.bootstrapTokens;
+    const context = await prepareContext(deps, input.agentId, input.sessionKey, input.sessionId, { model, overheadTokens: systemTokens });
     const prompt: AgentMessage = { role: 'user', content: MEMORY_FLUSH_PROMPT };
-    const room = window - deps.config.maxOutputTokens - deps.estimate(prompt) - FLUSH_TOOL_TOKENS;
+    const room = window - deps.config.maxOutputTokens - deps.estimate(prompt) - FLUSH_TOOL_TOKENS - systemTokens;
     let history = context.messages;
     if (context.estimatedTokens > room) {
       if (input.purpose === 'overflow') return { ran: false, skipped: 'does-not-fit', notes: 0 };
@@ -92,8 +98,9 @@ export function createMemoryActivities(allDeps: ActivityDeps) {
     }
     const tailOnly = history !== context.messages;
     const messages: AgentMessage[] = [...history, prompt];
-    const sentTokens = history.reduce((sum, m) => sum + deps.estimate(m), deps.estimate(prompt));
+    const sentTokens = history.reduce((sum, m) => sum + deps.estimate(m), deps.estimate(prompt) + systemTokens);
     const notes: string[] = [];
+    let checkpoint: MemoryCheckpoint | undefined;
     let reply = '';
     const heartbeat = startHeartbeat();
     try {
@@ -101,9 +108,10 @@ export function createMemoryActivities(allDeps: ActivityDeps) {
         const response = await deps.model.complete(
           {
             model,
+            system: system.text,
             messages,
             maxTokens: deps.config.maxOutputTokens,
-            tools: [MEMORY_WRITE_TOOL],
+            tools: [MEMORY_WRITE_TOOL, MEMORY_CHECKPOINT_TOOL],
           },
           { signal: Context.current().cancellationSignal, onEvent: () => heartbeat.beat() },
         );
@@ -113,6 +121,7 @@ export function createMemoryActivities(allDeps: ActivityDeps) {
         if (calls.length === 0) break;
         const written = collectMemoryWrites(calls);
         notes.push(...written.notes);
+        checkpoint = written.checkpoint ?? checkpoint;
         messages.push(assistant, ...written.results);
       }
     } catch (err) {
@@ -122,7 +131,8 @@ export function createMemoryActivities(allDeps: ActivityDeps) {
       heartbeat.stop();
     }
 
-    if (workspace && notes.length > 0) await appendWorkspaceNotes(workspace, input.flushId, input.now, notes);
+    const day = localDate(new Date(input.now), deps.config.userTimeZone);
+    if (workspace && notes.length > 0) await appendWorkspaceNotes(workspace, input.flushId, day, notes);
     const [last] = await tailEntries(db, input.agentId, input.sessionId, 1);
     const audit: CustomEntry = {
       type: 'custom',
@@ -130,9 +140,9 @@ export function createMemoryActivities(allDeps: ActivityDeps) {
       parentId: last?.id ?? null,
       timestamp: input.now,
       customType: 'memory_flush',
-      data: { notes: notes.length, cycle, silent: isSilentReply(reply), ...(tailOnly ? { tailOnly } : {}) },
+      data: { notes: notes.length, checkpoint: checkpoint !== undefined, cycle, silent: isSilentReply(reply), ...(tailOnly ? { tailOnly } : {}) },
     };
-    await recordMemoryFlush(db, { ...input, cycle, notes });
+    await recordMemoryFlush(db, { ...input, cycle, notes, day, ...(checkpoint ? { checkpoint } : {}) });
     await appendEntriesRedacted(db, input.agentId, input.sessionId, [{ entry: audit, tokenEstimate: null }]);
     return { ran: true, notes: notes.length, ...(tailOnly ? { tailOnly } : {}) };
   }
@@ -154,10 +164,10 @@ async function writable(dir: string): Promise<boolean> {
   }
 }
 
-/** Appends to `memory/YYYY-MM-DD.md` once per flush: the flush id marks what was already written. */
-async function appendWorkspaceNotes(workspace: string, flushId: string, now: string, notes: string[]): Promise<void> {
+/** Appends to `memory/<day>.md` once per flush (day in the user's time zone): the flush id marks what was already written. */
+async function appendWorkspaceNotes(workspace: string, flushId: string, day: string, notes: string[]): Promise<void> {
   const dir = join(workspace, 'memory');
-  const file = join(dir, `${now.slice(0, 10)}.md`);
+  const file = join(dir, `${day}.md`);
   const marker = `<!-- keel memory flush ${flushId} -->`;
   const existing = await readFile(file, 'utf8').catch(() => '');
   if (existing.includes(marker)) return;

@@ -17,6 +17,7 @@ export interface PreparedContext {
   readonly messages: AgentMessage[];
   readonly systemPromptAddition?: string;
   readonly estimatedTokens: number;
+  /** Tokens the messages may take: the window less the reserve and the call's overhead (system prompt, tools). */
   readonly budget: number;
   /** The window the budget came from: configured, or lower when the provider taught Keel its real limit. */
   readonly window: number;
@@ -39,7 +40,11 @@ export async function prepareContext(
   agentId: string,
   sessionKey: string,
   sessionId: string,
-  opts: { readonly model?: string } = {},
+  opts: {
+    readonly model?: string;
+    /** Tokens the call sends besides the messages (system prompt, tool definitions): the messages get the rest. */
+    readonly overheadTokens?: number;
+  } = {},
 ): Promise<PreparedContext> {
   const active = await loadActiveEntries(deps.db, agentId, sessionId);
   const raw = activeMessages(
@@ -63,7 +68,7 @@ export async function prepareContext(
   const historyLimit = resolveHistoryLimit(sessionKey, deps.config.historyLimits);
   const { messages, report } = runContextPipeline(raw, { provider: 'anthropic', ...(historyLimit ? { historyLimit } : {}) });
   const window = await effectiveWindow(deps, opts.model ?? deps.config.model);
-  const budget = Math.max(0, window - effectiveReserveTokens(window, deps.config.reserveTokens));
+  const budget = Math.max(0, window - effectiveReserveTokens(window, deps.config.reserveTokens) - (opts.overheadTokens ?? 0));
   const maxToolChars = Math.floor(budget * DEFAULTS.toolResultMaxBudgetShare * DEFAULTS.charsPerToken);
   const { messages: fitted, truncated } = truncateOversizedToolResults(messages, maxToolChars);
   const engine = resolveContextEngine({

@@ -9,7 +9,7 @@ import { evaluateFreshness, isSystemEvent, parseResetCommand, type SessionEventK
 import type { KeelConfig } from '../src/config/keel-config';
 import { decideAfterTurn, type AfterTurnDecision } from '../src/turn/turn-decisions';
 import type { AssistantMessage, MessageEntry, ToolCallBlock } from '../src/context/types';
-import { prepareContext } from './prepare-context';
+import { prepareModelCall } from './system-prompt-for-turn';
 import { isToolCallBlock } from '../src/context/types';
 import { toActivityFailure } from '../src/model/failures';
 import { startHeartbeat } from './heartbeat';
@@ -19,7 +19,7 @@ import { sessionModel } from './session-model';
 import { configuredWindow } from '../src/config/configured-window';
 import { loadWorkflowState, saveWorkflowState } from '../src/store/workflow-state-repo';
 import { appendReplyKeepingToolArgs } from '../src/store/pending-tool-args-repo';
-import type { PromptCacheCounters, SessionCarriedState, TurnUsage } from '../src/protocol';
+import type { ContextSplit, PromptCacheCounters, SessionCarriedState, TurnUsage } from '../src/protocol';
 
 export interface BeginTurnInput {
   readonly agentId: string;
@@ -76,6 +76,8 @@ export interface CallModelResult {
   readonly usage: TurnUsage;
   /** Estimated tokens of the context sent, plus the reply. */
   readonly contextTokens: number;
+  /** What the context sent was made of (absent when a retry found the reply already stored). */
+  readonly split?: ContextSplit;
 }
 
 export interface FinishTurnInput {
@@ -163,10 +165,10 @@ export function createTurnActivities(allDeps: ActivityDeps) {
     if (stored) return describeReply(stored.payload as unknown as MessageEntry, stored.token_estimate ?? 0);
 
     const model = await sessionModel(deps, input.agentId, input.sessionKey);
-    const context = await prepareContext(deps, input.agentId, input.sessionKey, input.sessionId, { model });
-    const contextTokens = context.estimatedTokens;
-    if (input.precheck && contextTokens > context.budget) {
-      return { kind: 'overBudget', estimatedTokens: contextTokens, budget: context.budget };
+    // The system prompt and the tools count against the budget; the messages get what they leave.
+    const { context, system, split, contextTokens } = await prepareModelCall(deps, { ...input, model });
+    if (input.precheck && context.estimatedTokens > context.budget) {
+      return { kind: 'overBudget', estimatedTokens: context.estimatedTokens, budget: context.budget };
     }
     const heartbeat = startHeartbeat();
     let reply;
@@ -174,7 +176,7 @@ export function createTurnActivities(allDeps: ActivityDeps) {
       reply = await deps.model.complete(
         {
           model,
-          ...(context.systemPromptAddition ? { system: context.systemPromptAddition } : {}),
+          system,
           messages: context.messages,
           maxTokens: deps.config.maxOutputTokens,
           tools: deps.tools.modelTools(),
@@ -214,9 +216,9 @@ export function createTurnActivities(allDeps: ActivityDeps) {
     if (inserted === 0) {
       // A dead attempt's append landed first: the stored reply is the one the transcript holds.
       const winner = await getEntry(db, input.agentId, input.sessionId, input.assistantEntryId);
-      if (winner) return describeReply(winner.payload as unknown as MessageEntry, contextTokens + (winner.token_estimate ?? 0));
+      if (winner) return { ...describeReply(winner.payload as unknown as MessageEntry, contextTokens + (winner.token_estimate ?? 0)), split };
     }
-    return describeReply(entry, contextTokens + replyTokens);
+    return { ...describeReply(entry, contextTokens + replyTokens), split };
   }
 
   /**

@@ -155,6 +155,18 @@ export interface TurnResult {
 
 export type PressureLevel = 'normal' | '50' | '70' | '85';
 
+/** What the last model call's context was made of, in estimated tokens ("what's eating my context"). */
+export interface ContextSplit {
+  /** The system prompt without the workspace files. */
+  readonly systemTokens: number;
+  /** Workspace (bootstrap) files in the system prompt. */
+  readonly bootstrapTokens: number;
+  /** Tool definitions. */
+  readonly toolTokens: number;
+  /** The conversation: summary, kept history and this turn. */
+  readonly historyTokens: number;
+}
+
 export interface SessionStatus {
   readonly agentId: string;
   readonly sessionKey: string;
@@ -176,6 +188,8 @@ export interface SessionStatus {
   };
   /** The model the last turn called (the session's override, else its agent's model). */
   readonly model?: string;
+  /** The split of the last model call's context (absent until this run made one). */
+  readonly contextSplit?: ContextSplit;
 }
 
 export const statusQuery = defineQuery<SessionStatus>('status');

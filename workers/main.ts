@@ -11,6 +11,7 @@ import { openRuntime } from '../src/runtime/activity-deps';
 import { createKeelWorker } from './create-worker';
 import { prepareCluster } from '../src/temporal/prepare-cluster';
 import { exitIfShutdownHangs } from './exit-if-shutdown-hangs';
+import { closeWorkspaceWatchers } from '../activities/workspace-cache';
 
 async function main(): Promise<void> {
   // keel.config.json (KEEL_CONFIG) under the environment: the defaults and one section per agent.
@@ -44,6 +45,7 @@ async function main(): Promise<void> {
     }
   } finally {
     stopWatching();
+    closeWorkspaceWatchers();
     await runtime.close();
   }
 }

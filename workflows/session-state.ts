@@ -1,5 +1,6 @@
 import type {
   CompactionWorkflowResult,
+  ContextSplit,
   MaintenanceJob,
   PromptCacheCounters,
   RequestOutcome,
@@ -32,6 +33,8 @@ export class SessionState {
   lastCompactionId: string | null;
   /** The session's prompt tokens by cache use, as the last turn's finishTurn counted them. */
   promptCache: PromptCacheCounters | undefined;
+  /** What the last model call's context was made of (status; not carried to the next run). */
+  contextSplit: ContextSplit | undefined;
   /** True once the run has decided to end: waiting senders are told to ask the next run. */
   draining = false;
   private runs: number;
@@ -143,8 +146,10 @@ export class SessionState {
   recordTurn(
     lastEntryId: string,
     after: Pick<FinishTurnResult, 'contextTokens' | 'contextWindow' | 'configuredContextWindow' | 'compactionCount' | 'model'> & Partial<Pick<FinishTurnResult, 'promptCache'>>,
+    split?: ContextSplit,
   ): void {
     this.lastEntryId = lastEntryId;
+    if (split) this.contextSplit = split;
     // Histories recorded before the model was reported carry none.
     this.model = after.model as string | undefined;
     this.contextTokens = after.contextTokens;
@@ -161,6 +166,8 @@ export class SessionState {
     this.compactionCount++;
     this.lastCompactionId = result.compactionId;
     this.contextTokens = result.tokensAfter;
+    // The compacted conversation replaces the history; the prompt and tools stay what they were.
+    if (this.contextSplit) this.contextSplit = { ...this.contextSplit, historyTokens: result.tokensAfter };
   }
 
   /** A send written against an older entry, with nothing queued before it that could explain it, is stale. */
@@ -220,6 +227,7 @@ export class SessionState {
       ...(this.configuredContextWindow !== undefined && this.configuredContextWindow !== window ? { configuredContextWindow: this.configuredContextWindow } : {}),
       ...(this.promptCache ? { promptCache: { ...this.promptCache, hitRatePercent: cacheHitRatePercent(this.promptCache) } } : {}),
       ...(this.model !== undefined ? { model: this.model } : {}),
+      ...(this.contextSplit ? { contextSplit: this.contextSplit } : {}),
     };
   }
 }

@@ -132,7 +132,7 @@ export class SessionSteps {
     const touch = request.event === undefined || request.event === 'user_message';
     const usage = { inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens };
     const after = await db.finishTurn({ ...this.ids, ...usage, contextTokens: final.contextTokens, now: now(), touch });
-    this.state.recordTurn(parentId, after);
+    this.state.recordTurn(parentId, after, final.split);
     // Maintenance runs after the reply is returned, before the next queued request.
     if (after.compact) this.state.schedule({ kind: 'compaction', trigger: 'threshold', sessionId });
     else if (after.memoryFlush) this.state.schedule({ kind: 'memoryFlush', sessionId });

@@ -14,7 +14,7 @@ import { connectClient, UsageError } from './connect';
 import { forKnownSession } from './session-errors';
 import { compactionsList, compactionsRetry, compactionsShow } from './compactions';
 import { importCommand, exportCommand } from './transfer';
-import { contextBar } from './context-bar';
+import { contextBar, contextSplitBar } from './context-bar';
 import { promptCacheLine } from './prompt-cache-line';
 import { runMaintenance } from '../store/maintenance';
 import type { CliRoots } from './local-stack';
@@ -95,6 +95,7 @@ async function main(argv: string[], roots: CliRoots): Promise<number> {
         print(status);
         if (!opts.json) {
           process.stderr.write(`${key}\n${contextBar(status)}\n`);
+          if (status.contextSplit) process.stderr.write(`${contextSplitBar(status.contextSplit, status.contextWindow)}\n`);
           process.stderr.write(`turns ${status.turnsCompleted} · compactions ${status.compactionCount}${status.lastCompactionId ? ` (last ${status.lastCompactionId})` : ''} · queued ${status.queuedTurns}${status.model ? ` · model ${status.model}` : ''}\n`);
           if (status.promptCache) process.stderr.write(`${promptCacheLine(status.promptCache)}\n`);
         }

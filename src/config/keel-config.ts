@@ -102,6 +102,8 @@ export const keelConfigSchema = z.object({
   workspaceAccess: z.enum(['rw', 'ro', 'none'], { message: 'use rw, ro or none' }).default('rw'),
   /** Workspace files are re-hashed this often as a fallback to the file watcher (seconds); 0 disables polling. */
   workspacePollSeconds: z.coerce.number().nonnegative().default(DEFAULTS.workspacePollSeconds),
+  /** Watch the workspace folder for changes (off: only the poll notices them, e.g. where watchers are unreliable). */
+  workspaceWatch: z.boolean().default(true),
   /** The agent's identity line, first in the system prompt. */
   identity: z.string().min(1).optional(),
   /** System prompt mode for main sessions (subagent, cron and hook sessions use minimal). */
@@ -164,6 +166,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env, overrides: P
     workspaceDir: env.KEEL_WORKSPACE || undefined,
     workspaceAccess: env.KEEL_WORKSPACE_ACCESS || undefined,
     workspacePollSeconds: env.KEEL_WORKSPACE_POLL_SECONDS || undefined,
+    workspaceWatch: env.KEEL_WORKSPACE_WATCH ? env.KEEL_WORKSPACE_WATCH !== 'off' && env.KEEL_WORKSPACE_WATCH !== 'false' : undefined,
     identity: env.KEEL_IDENTITY || undefined,
     promptMode: env.KEEL_PROMPT_MODE || undefined,
     userTimeZone: env.KEEL_TIMEZONE || undefined,
@@ -210,6 +213,7 @@ const ENV_NAMES: Record<string, string> = {
   workspaceDir: 'KEEL_WORKSPACE',
   workspaceAccess: 'KEEL_WORKSPACE_ACCESS',
   workspacePollSeconds: 'KEEL_WORKSPACE_POLL_SECONDS',
+  workspaceWatch: 'KEEL_WORKSPACE_WATCH',
   identity: 'KEEL_IDENTITY',
   promptMode: 'KEEL_PROMPT_MODE',
   userTimeZone: 'KEEL_TIMEZONE',

@@ -25,13 +25,15 @@ export interface SystemPromptParts {
   bootstrap?: string;
   /** Runtime facts: model, host, date and time zone. */
   runtime?: string;
+  /** What the memory flush saved before the last compaction (checkpoint, where the notes are). */
+  afterCompaction?: string;
   /** Extra text a context engine asked for (`systemPromptAddition`). */
   addition?: string;
 }
 
 /**
  * Builds the system prompt: `none` is the identity line only; `minimal` adds Tooling, Workspace
- * (with bootstrap files) and Runtime; `full` has every section in a fixed order. An engine's
+ * (with bootstrap files), After Compaction and Runtime; `full` has every section in a fixed order. An engine's
  * `addition` ends `full` and `minimal` prompts.
  */
 export function buildSystemPrompt(mode: PromptMode, parts: SystemPromptParts = {}): string {
@@ -44,7 +46,7 @@ export function buildSystemPrompt(mode: PromptMode, parts: SystemPromptParts = {
   const workspace = [parts.workspace, parts.bootstrap].filter(nonBlank).join('\n\n');
   const sections: Array<[string, string | undefined]> =
     mode === 'minimal'
-      ? [['Tooling', tooling], ['Workspace', workspace], ['Runtime', parts.runtime]]
+      ? [['Tooling', tooling], ['Workspace', workspace], ['After Compaction', parts.afterCompaction], ['Runtime', parts.runtime]]
       : [
           ['Tooling', tooling],
           ['Tool Call Style', parts.toolCallStyle],
@@ -53,6 +55,7 @@ export function buildSystemPrompt(mode: PromptMode, parts: SystemPromptParts = {
           ['Memory Recall', parts.memory],
           ['Messaging', parts.messaging],
           ['Workspace', workspace],
+          ['After Compaction', parts.afterCompaction],
           ['Runtime', parts.runtime],
         ];
   const body = sections.filter(([, text]) => nonBlank(text)).map(([title, text]) => `## ${title}\n${(text as string).trim()}`);

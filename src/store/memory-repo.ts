@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database, MemoryNoteRow } from './schema';
 import { storableText } from '../text/storable-text';
+import type { MemoryCheckpoint } from '../context/prompt-sections';
 
 export interface RecordMemoryFlushInput {
   readonly agentId: string;
@@ -11,6 +12,10 @@ export interface RecordMemoryFlushInput {
   /** The compaction count this flush belongs to (once per cycle). */
   readonly cycle: number;
   readonly notes: readonly string[];
+  /** The notes' day (YYYY-MM-DD in the user's time zone); default the UTC day of `now`. */
+  readonly day?: string;
+  /** The structured checkpoint; the session's previous one is removed either way (one per cycle). */
+  readonly checkpoint?: MemoryCheckpoint;
 }
 
 /**
@@ -28,13 +33,28 @@ export async function recordMemoryFlush(db: Kysely<Database>, input: RecordMemor
             agent_id: input.agentId,
             session_key: input.sessionKey,
             session_id: input.sessionId,
-            day: input.now.slice(0, 10),
+            day: input.day ?? input.now.slice(0, 10),
             text: storableText(text),
             compaction_cycle: input.cycle,
             created_at: input.now,
           })),
         )
         .onConflict((oc) => oc.column('id').doNothing())
+        .execute();
+    }
+    await trx.deleteFrom('memory_checkpoints').where('agent_id', '=', input.agentId).where('session_key', '=', input.sessionKey).execute();
+    if (input.checkpoint) {
+      await trx
+        .insertInto('memory_checkpoints')
+        .values({
+          agent_id: input.agentId,
+          session_key: input.sessionKey,
+          session_id: input.sessionId,
+          compaction_cycle: input.cycle,
+          flush_id: input.flushId,
+          checkpoint: JSON.stringify(input.checkpoint, (_k, v: unknown) => (typeof v === 'string' ? storableText(v) : v)),
+          created_at: input.now,
+        })
         .execute();
     }
     await trx
@@ -54,6 +74,55 @@ export async function recordMemoryFlushFailure(db: Kysely<Database>, agentId: st
     .where('agent_id', '=', agentId)
     .where('session_key', '=', sessionKey)
     .execute();
+}
+
+/**
+ * The checkpoint to show now: saved by the flush of the cycle that the last compaction closed
+ * (session compaction count = its cycle + 1) in the current sessionId. Later compactions hide it;
+ * the next cycle's flush deletes it.
+ */
+export async function currentCheckpoint(
+  db: Kysely<Database>,
+  session: { agentId: string; sessionKey: string; sessionId: string; compactionCount: number },
+): Promise<MemoryCheckpoint | undefined> {
+  const row = await db
+    .selectFrom('memory_checkpoints')
+    .select('checkpoint')
+    .where('agent_id', '=', session.agentId)
+    .where('session_key', '=', session.sessionKey)
+    .where('session_id', '=', session.sessionId)
+    .where('compaction_cycle', '=', session.compactionCount - 1)
+    .executeTakeFirst();
+  return row ? (row.checkpoint as MemoryCheckpoint) : undefined;
+}
+
+/** The day of the notes the flush of `cycle` wrote in this sessionId (undefined when it wrote none). */
+export async function flushNotesDay(db: Kysely<Database>, session: { agentId: string; sessionId: string; cycle: number }): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('memory_notes')
+    .select('day')
+    .where('agent_id', '=', session.agentId)
+    .where('session_id', '=', session.sessionId)
+    .where('compaction_cycle', '=', session.cycle)
+    .orderBy('id', 'desc')
+    .executeTakeFirst();
+  return row?.day;
+}
+
+export interface FoundNote {
+  readonly day: string;
+  readonly text: string;
+}
+
+/** An agent's notes containing every term (case-insensitive), newest first. */
+export async function searchMemoryNotes(db: Kysely<Database>, agentId: string, terms: readonly string[], limit: number): Promise<FoundNote[]> {
+  let query = db.selectFrom('memory_notes').select(['day', 'text']).where('agent_id', '=', agentId);
+  for (const term of terms) query = query.where('text', 'ilike', `%${escapeLike(term)}%`);
+  return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
+}
+
+function escapeLike(term: string): string {
+  return term.replace(/[\\%_]/g, (c) => `\\${c}`);
 }
 
 /** An agent's notes, newest first (scoped by agent). */

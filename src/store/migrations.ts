@@ -159,6 +159,23 @@ const migrations: Record<string, Migration> = {
       await db.schema.alterTable('sessions').addColumn('cache_write_tokens', 'bigint', (c) => c.notNull().defaultTo(0)).execute();
     },
   },
+  // The structured checkpoint the memory flush saves before a compaction, one per session (replaced by
+  // the next cycle's flush), read back into the system prompt after that compaction.
+  '2026_11_23_004_memory_checkpoints': {
+    async up(db) {
+      await db.schema
+        .createTable('memory_checkpoints')
+        .addColumn('agent_id', 'text', (c) => c.notNull())
+        .addColumn('session_key', 'text', (c) => c.notNull())
+        .addColumn('session_id', 'text', (c) => c.notNull())
+        .addColumn('compaction_cycle', 'integer', (c) => c.notNull())
+        .addColumn('flush_id', 'text', (c) => c.notNull())
+        .addColumn('checkpoint', 'jsonb', (c) => c.notNull())
+        .addColumn('created_at', 'timestamptz', (c) => c.notNull())
+        .addPrimaryKeyConstraint('memory_checkpoints_pk', ['agent_id', 'session_key'])
+        .execute();
+    },
+  },
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -115,6 +115,18 @@ export interface MemoryNotesTable {
   created_at: Timestamp;
 }
 
+/** The flush's structured checkpoint of a session (at most one; the next cycle's flush replaces it). */
+export interface MemoryCheckpointsTable {
+  agent_id: string;
+  session_key: string;
+  session_id: string;
+  /** The compaction count when the flush ran: shown once the session's count is one higher. */
+  compaction_cycle: number;
+  flush_id: string;
+  checkpoint: Json<Record<string, unknown>>;
+  created_at: Timestamp;
+}
+
 /** Subagent runs spawned by a parent session. */
 export interface SubagentRunsTable {
   id: string;
@@ -136,6 +148,7 @@ export interface Database {
   transcript_entries: TranscriptEntriesTable;
   compactions: CompactionsTable;
   memory_notes: MemoryNotesTable;
+  memory_checkpoints: MemoryCheckpointsTable;
   subagent_runs: SubagentRunsTable;
   model_limits: ModelLimitsTable;
   pending_tool_args: PendingToolArgsTable;

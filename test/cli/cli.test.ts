@@ -31,6 +31,10 @@ describe('keel command line', () => {
     const run = await keel(['dev', '--session', 'agent:cli:main'], { ...noModel, KEEL_HOME: home, ...fake.env }, 'hi there\n/quit\n');
     expect(run.stdout).toContain('keel › Hello from the embedded stack');
     expect(run.stderr).toMatch(/\[[█░]+\] [\d.]+% of 200k tokens/);
+    // What the context is made of: system prompt, workspace files, tool definitions, history.
+    expect(run.stderr).toMatch(/\[[SWTH·]+\] system [\d.]+k · workspace 0\.0k · tools [\d.]+k · history [\d.]+k of 200k/);
+    // The model got the system prompt.
+    expect(String(fake.requests.at(-1)!.body.system)).toContain('## Runtime');
     expect(run.code).toBe(0);
     fake.assertScriptConsumed();
   });

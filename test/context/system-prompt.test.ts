@@ -7,6 +7,7 @@ const parts = {
   workspace: 'cwd: /srv/app',
   bootstrap: '## AGENTS.md\n\nrules',
   runtime: 'model: claude',
+  afterCompaction: 'Checkpoint saved before the compaction:',
   addition: 'Engine note.',
 };
 
@@ -21,13 +22,14 @@ describe('buildSystemPrompt', () => {
     expect(prompt).toContain('## Tooling\n- read: Read a file\n- exec');
     expect(prompt).toContain('## Workspace\ncwd: /srv/app\n\n## AGENTS.md\n\nrules');
     expect(prompt).toContain('## Runtime\nmodel: claude');
+    expect(prompt).toContain('## After Compaction\nCheckpoint saved before the compaction:');
     expect(prompt).not.toContain('Safety');
     expect(prompt).not.toContain('skills list');
   });
 
   it('has every given section in a fixed order in mode full', () => {
     const prompt = buildSystemPrompt('full', parts);
-    const order = ['## Tooling', '## Safety', '## Skills', '## Workspace', '## Runtime', 'Engine note.'].map((s) => prompt.indexOf(s));
+    const order = ['## Tooling', '## Safety', '## Skills', '## Workspace', '## After Compaction', '## Runtime', 'Engine note.'].map((s) => prompt.indexOf(s));
     expect(order.every((at) => at >= 0)).toBe(true);
     expect([...order].sort((a, b) => a - b)).toEqual(order);
     expect(prompt.startsWith(DEFAULT_IDENTITY_LINE)).toBe(true);

@@ -1,0 +1,120 @@
+/**
+ * The system prompt of one model call (turn or memory flush): the sections of the session's prompt
+ * mode, the workspace's bootstrap files from the workspace cache, and what the last compaction's
+ * flush saved. Also counts what the prompt and the tool definitions take from the context budget.
+ */
+import type { ActivityDeps } from '../src/runtime/deps';
+import { buildSystemPrompt, type PromptMode } from '../src/context/system-prompt';
+import { BOOTSTRAP_FILE_NAMES, buildBootstrapContext } from '../src/context/bootstrap';
+import {
+  MEMORY_RECALL,
+  MESSAGING,
+  SAFETY,
+  TOOL_CALL_STYLE,
+  dailyLogPaths,
+  postCompactionMemory,
+  promptModeFor,
+  runtimeSection,
+} from '../src/context/prompt-sections';
+import { getSession } from '../src/store/sessions-repo';
+import { currentCheckpoint, flushNotesDay } from '../src/store/memory-repo';
+import { readWorkspaceFiles } from './workspace-cache';
+import { prepareContext, type PreparedContext } from './prepare-context';
+import type { ContextSplit } from '../src/protocol';
+
+/** Token counts of what a call sends besides the conversation (status shows them; never the text). */
+export interface PromptOverhead {
+  /** The system prompt without the workspace files. */
+  readonly systemTokens: number;
+  /** The workspace (bootstrap) files inside the system prompt. */
+  readonly bootstrapTokens: number;
+  /** The tool definitions. */
+  readonly toolTokens: number;
+}
+
+export interface TurnSystemPrompt {
+  /** The prompt without the context engine's addition (which comes at the end, after assembly). */
+  readonly text: string;
+  readonly mode: PromptMode;
+  readonly overhead: PromptOverhead;
+}
+
+/** Builds the system prompt for a call in `sessionKey` at workflow time `now`. */
+export async function systemPromptForTurn(
+  deps: ActivityDeps,
+  input: { readonly agentId: string; readonly sessionKey: string; readonly sessionId: string; readonly now: string; readonly model?: string },
+): Promise<TurnSystemPrompt> {
+  const { config } = deps;
+  const now = new Date(input.now);
+  const mode = promptModeFor(input.sessionKey, config.promptMode);
+  const tools = deps.tools.list();
+  const workspace = config.workspaceAccess === 'none' ? undefined : config.workspaceDir;
+  const bootstrap = workspace && mode !== 'none'
+    ? buildBootstrapContext(
+        await readWorkspaceFiles(workspace, [...BOOTSTRAP_FILE_NAMES, ...dailyLogPaths(now, config.userTimeZone)], {
+          watch: config.workspaceWatch,
+          pollSeconds: config.workspacePollSeconds,
+        }),
+      )
+    : undefined;
+  const text = buildSystemPrompt(mode, {
+    ...(config.identity ? { identity: config.identity } : {}),
+    tools: tools.map((t) => ({ name: t.name, description: t.description })),
+    toolCallStyle: TOOL_CALL_STYLE,
+    safety: SAFETY,
+    memory: MEMORY_RECALL,
+    messaging: MESSAGING,
+    ...(workspace ? { workspace: `Workspace folder: ${workspace} (${config.workspaceAccess === 'ro' ? 'read-only' : 'read-write'})` } : {}),
+    ...(bootstrap ? { bootstrap: bootstrap.text } : {}),
+    afterCompaction: mode === 'none' ? '' : await afterCompaction(deps, input, workspace !== undefined),
+    runtime: runtimeSection(input.model ?? config.model, now, config.userTimeZone),
+  });
+  const tokens = (t: string) => (t === '' ? 0 : deps.estimate({ role: 'user', content: t }));
+  const bootstrapTokens = bootstrap ? tokens(bootstrap.text) : 0;
+  const toolTokens = deps.tools.modelTools().reduce((sum, t) => sum + tokens(JSON.stringify(t)), 0);
+  return { text, mode, overhead: { systemTokens: Math.max(0, tokens(text) - bootstrapTokens), bootstrapTokens, toolTokens } };
+}
+
+/** What a turn's model call sends: the prepared messages within what the system prompt and tools leave. */
+export interface PreparedCall {
+  readonly context: PreparedContext;
+  /** The full system prompt, the context engine's addition at its end. */
+  readonly system: string;
+  readonly split: ContextSplit;
+  /** Estimated tokens of everything sent (system prompt, tools, messages). */
+  readonly contextTokens: number;
+}
+
+/** The system prompt, then the context budgeted against the window less the prompt and the tools. */
+export async function prepareModelCall(
+  deps: ActivityDeps,
+  input: { readonly agentId: string; readonly sessionKey: string; readonly sessionId: string; readonly now: string; readonly model?: string },
+): Promise<PreparedCall> {
+  const prompt = await systemPromptForTurn(deps, input);
+  const { systemTokens, bootstrapTokens, toolTokens } = prompt.overhead;
+  const overheadTokens = systemTokens + bootstrapTokens + toolTokens;
+  const context = await prepareContext(deps, input.agentId, input.sessionKey, input.sessionId, { overheadTokens, ...(input.model ? { model: input.model } : {}) });
+  return {
+    context,
+    system: withAddition(prompt.text, context.systemPromptAddition),
+    split: { ...prompt.overhead, historyTokens: context.estimatedTokens },
+    contextTokens: context.estimatedTokens + overheadTokens,
+  };
+}
+
+/** The prompt with the context engine's addition at its end. */
+export function withAddition(prompt: string, addition: string | undefined): string {
+  return addition && addition.trim() !== '' ? `${prompt}\n\n${addition.trim()}` : prompt;
+}
+
+/** The checkpoint and notes the flush saved before the compaction this session last went through. */
+async function afterCompaction(deps: ActivityDeps, input: { agentId: string; sessionKey: string; sessionId: string }, notesInWorkspace: boolean): Promise<string> {
+  const session = await getSession(deps.db, input.agentId, input.sessionKey);
+  if (!session || session.session_id !== input.sessionId || session.compaction_count === 0) return '';
+  const compactionCount = session.compaction_count;
+  const [checkpoint, notesDay] = await Promise.all([
+    currentCheckpoint(deps.db, { ...input, compactionCount }),
+    flushNotesDay(deps.db, { ...input, cycle: compactionCount - 1 }),
+  ]);
+  return postCompactionMemory({ ...(checkpoint ? { checkpoint } : {}), ...(notesDay ? { notesDay } : {}), notesInWorkspace });
+}
