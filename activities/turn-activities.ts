@@ -16,6 +16,7 @@ import { findUnstorable, storableText } from '../src/text/storable-text';
 import { effectiveWindow, learnFromOverflow } from './model-window';
 import { loadWorkflowState, saveWorkflowState } from '../src/store/workflow-state-repo';
 import type { SessionCarriedState } from '../src/protocol';
+import { openReplyStream } from '../src/streaming/reply-publisher';
 
 export interface BeginTurnInput {
   readonly agentId: string;
@@ -53,6 +54,8 @@ export interface CallModelInput {
    * instead of calling the model, so the workflow compacts first. Off after a compaction this turn.
    */
   readonly precheck: boolean;
+  /** The client request this turn answers: its reply streams on that request's channel. */
+  readonly requestId?: string;
 }
 
 /** The context did not fit: compact, then call again. */
@@ -156,6 +159,7 @@ export function createTurnActivities(allDeps: ActivityDeps) {
       return { kind: 'overBudget', estimatedTokens: contextTokens, budget: context.budget };
     }
     const heartbeat = startHeartbeat();
+    const stream = openReplyStream(db, { ...input, call: input.assistantEntryId, attempt: Context.current().info.attempt, warn: (m, f) => log.warn(m, f) });
     let reply;
     try {
       reply = await deps.model.complete(
@@ -166,9 +170,10 @@ export function createTurnActivities(allDeps: ActivityDeps) {
           maxTokens: deps.config.maxOutputTokens,
           tools: deps.tools.list().map((t) => ({ name: t.name, description: t.description, inputSchema: {} })),
         },
-        { signal: Context.current().cancellationSignal, onEvent: () => heartbeat.beat() },
+        { signal: Context.current().cancellationSignal, onEvent: () => heartbeat.beat(), ...(stream ? { onText: stream.push } : {}) },
       );
     } catch (err) {
+      stream?.stop();
       // The provider's real limit is lower than Keel's window: remember it, so the compaction that
       // answers this overflow (and every later call) plans within it.
       await learnFromOverflow(deps, deps.config.model, err, contextTokens).catch(() => undefined);
@@ -176,6 +181,7 @@ export function createTurnActivities(allDeps: ActivityDeps) {
     } finally {
       heartbeat.stop();
     }
+    await stream?.finish();
     const message: AssistantMessage = {
       role: 'assistant',
       content: reply.content,

@@ -4,6 +4,7 @@ import { validateStartup } from '../config/validate-startup';
 import { modelConfigured } from '../runtime/activity-deps';
 import { startLocalStack } from './stack';
 import { contextBar } from './context-bar';
+import { printStreamedReply } from './print-streamed-reply';
 
 const HOW_TO_SET_A_MODEL = [
   'No model is configured, so the chat cannot start. Either:',
@@ -61,8 +62,7 @@ async function chat(client: import('../client/keel-client').KeelClient, sessionK
         continue;
       }
       try {
-        const result = await client.sendMessage(sessionKey, line);
-        process.stdout.write(`keel › ${result.silent ? '(no reply)' : result.reply}\n`);
+        await printStreamedReply(client.streamMessage(sessionKey, line), log);
         log(contextBar(await client.getStatus(sessionKey)));
       } catch (err) {
         log(`turn failed: ${err instanceof Error ? err.message : String(err)}`);

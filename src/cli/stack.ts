@@ -9,6 +9,7 @@ import { openRuntime, type Runtime } from '../runtime/activity-deps';
 import { createKeelWorker } from '../../workers/create-worker';
 import { prepareCluster } from '../temporal/prepare-cluster';
 import { KeelClient } from '../client/keel-client';
+import { replyStreamForStore } from '../streaming/reply-subscriber';
 
 /** Temporal + database + worker + client in one process: what `npm run dev` runs. */
 export interface LocalStack {
@@ -63,11 +64,16 @@ export async function startLocalStack(config: KeelConfig, log: (line: string) =>
     });
     const connection = await Connection.connect({ address });
     started.push(() => connection.close());
+    // Replies stream through the store the worker writes (PGlite: this process; PostgreSQL: LISTEN).
+    const stream = replyStreamForStore(runtime.store, log);
+    started.push(() => stream.close());
     const client = new KeelClient({
       connection,
       namespace: config.temporalNamespace,
       taskQueue: config.taskQueue,
       contextWindowTokens: config.contextWindowTokens,
+      stream,
+      warn: log,
     });
     log(`worker: polling task queue "${config.taskQueue}"`);
     return { client, runtime, temporalAddress: address, uiUrl: server?.uiUrl, stop: stopAll };
