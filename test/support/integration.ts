@@ -28,6 +28,8 @@ export interface WorkerContext {
   readonly client: KeelClient;
   readonly store: Store;
   readonly fake: FakeAnthropic;
+  /** The worker's task queue (for a second client with other options). */
+  readonly taskQueue: string;
 }
 
 export interface IntegrationSuite {
@@ -79,7 +81,7 @@ export function integrationSuite(): IntegrationSuite {
       const taskQueue = uniqueTaskQueue();
       const worker = await runInProcessWorker(suite.env, taskQueue, testDeps(store, suite.fake.url, options));
       try {
-        return await fn({ client: keelClient(suite.env, taskQueue), store, fake: suite.fake });
+        return await fn({ client: keelClient(suite.env, taskQueue), store, fake: suite.fake, taskQueue });
       } finally {
         await worker.stop();
       }
