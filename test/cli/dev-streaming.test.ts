@@ -20,7 +20,6 @@ describe('keel dev streams replies', () => {
     const run = await keel(
       ['dev', '--session', 'agent:cli:main'],
       {
-        ANTHROPIC_API_KEY: undefined,
         DATABASE_URL: undefined,
         TEMPORAL_ADDRESS: undefined,
         KEEL_HOME: home,
