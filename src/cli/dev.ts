@@ -1,10 +1,8 @@
-import { createInterface } from 'node:readline/promises';
 import { configFromEnv } from '../config/keel-config';
 import { validateStartup } from '../config/validate-startup';
 import { modelConfigured } from '../runtime/activity-deps';
 import { startLocalStack } from './stack';
-import { contextBar } from './context-bar';
-import { printStreamedReply } from './print-streamed-reply';
+import { chat } from './chat';
 
 const HOW_TO_SET_A_MODEL = [
   'No model is configured, so the chat cannot start. Either:',
@@ -41,34 +39,5 @@ export async function runDev(opts: DevOptions): Promise<number> {
   } finally {
     await stack.stop();
     log('stopped cleanly');
-  }
-}
-
-async function chat(client: import('../client/keel-client').KeelClient, sessionKey: string, log: (l: string) => void): Promise<void> {
-  log(`chat: session ${sessionKey}. Type a message; /status shows context usage; /quit or Ctrl-D leaves.`);
-  const rl = createInterface({ input: process.stdin, output: process.stdout });
-  try {
-    for (;;) {
-      let line: string;
-      try {
-        line = (await rl.question('you › ')).trim();
-      } catch {
-        return; // stdin closed
-      }
-      if (!line) continue;
-      if (line === '/quit' || line === '/exit') return;
-      if (line === '/status') {
-        log(contextBar(await client.getStatus(sessionKey)));
-        continue;
-      }
-      try {
-        await printStreamedReply(client.streamMessage(sessionKey, line), log);
-        log(contextBar(await client.getStatus(sessionKey)));
-      } catch (err) {
-        log(`turn failed: ${err instanceof Error ? err.message : String(err)}`);
-      }
-    }
-  } finally {
-    rl.close();
   }
 }

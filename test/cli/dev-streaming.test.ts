@@ -23,7 +23,7 @@ describe('keel dev streams replies', () => {
         DATABASE_URL: undefined,
         TEMPORAL_ADDRESS: undefined,
         KEEL_HOME: home,
-        KEEL_TOOLS_MODULE: resolve(__dirname, '../support/screen-tools.ts'),
+        KEEL_TOOLS_MODULE: resolve(__dirname, '../support/cli-test-tools.ts'),
         ...fake.env,
       },
       'look around\n/quit\n',
