@@ -105,7 +105,8 @@ export class PgReplyStreamSubscriber implements ReplyStreamSubscriber {
   }
 
   private async connect(): Promise<Client> {
-    const client = new Client({ connectionString: this.opts.connectionString });
+    // Bounded, so an unreachable database delays a send by seconds, not forever (streaming is best effort).
+    const client = new Client({ connectionString: this.opts.connectionString, connectionTimeoutMillis: 5_000, query_timeout: 5_000 });
     client.on('notification', (msg) => {
       for (const handler of this.handlers.get(msg.channel) ?? []) handler(msg.payload ?? '');
     });
