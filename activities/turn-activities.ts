@@ -20,6 +20,7 @@ import { configuredWindow } from '../src/config/configured-window';
 import { loadWorkflowState, saveWorkflowState } from '../src/store/workflow-state-repo';
 import { appendReplyKeepingToolArgs } from '../src/store/pending-tool-args-repo';
 import type { ContextSplit, PromptCacheCounters, SessionCarriedState, TurnUsage } from '../src/protocol';
+import { openReplyStream } from '../src/streaming/reply-publisher';
 
 export interface BeginTurnInput {
   readonly agentId: string;
@@ -57,6 +58,8 @@ export interface CallModelInput {
    * instead of calling the model, so the workflow compacts first. Off after a compaction this turn.
    */
   readonly precheck: boolean;
+  /** The client request this turn answers: its reply streams on that request's channel. */
+  readonly requestId?: string;
 }
 
 /** The context did not fit: compact, then call again. */
@@ -171,6 +174,7 @@ export function createTurnActivities(allDeps: ActivityDeps) {
       return { kind: 'overBudget', estimatedTokens: context.estimatedTokens, budget: context.budget };
     }
     const heartbeat = startHeartbeat();
+    const stream = openReplyStream(db, { ...input, call: input.assistantEntryId, attempt: Context.current().info.attempt, warn: (m, f) => log.warn(m, f) });
     let reply;
     try {
       reply = await deps.model.complete(
@@ -182,9 +186,10 @@ export function createTurnActivities(allDeps: ActivityDeps) {
           tools: deps.tools.modelTools(),
           promptCaching: deps.config.promptCaching,
         },
-        { signal: Context.current().cancellationSignal, onEvent: () => heartbeat.beat() },
+        { signal: Context.current().cancellationSignal, onEvent: () => heartbeat.beat(), ...(stream ? { onText: stream.push } : {}) },
       );
     } catch (err) {
+      stream?.stop();
       // The provider's real limit is lower than Keel's window: remember it, so the compaction that
       // answers this overflow (and every later call) plans within it.
       await learnFromOverflow(deps, model, err, contextTokens).catch(() => undefined);
@@ -192,6 +197,7 @@ export function createTurnActivities(allDeps: ActivityDeps) {
     } finally {
       heartbeat.stop();
     }
+    await stream?.finish();
     const message: AssistantMessage = {
       role: 'assistant',
       content: reply.content,

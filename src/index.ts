@@ -2,7 +2,9 @@
  * Keel's public API: what an embedding application imports. Listed once here, so knip (`npm run
  * knip`) treats these exports as used; everything else under src/ must have a production caller.
  */
-export { KeelClient, type KeelClientOptions, type SendMessageOptions } from './client/keel-client';
+export { KeelClient, type KeelClientOptions, type SendMessageOptions, type ReplyStreamItem } from './client/keel-client';
+export { PgReplyStreamSubscriber, type PgReplyStreamSubscriberOptions, type ReplyStreamSubscriber } from './streaming/reply-subscriber';
+export type { ReplyStreamEvent } from './streaming/reply-assembler';
 export { ToolRegistry, type ToolContext, type ToolDefinition, type ToolOutput } from './tools/registry';
 export type { ToolsModule } from './runtime/activity-deps';
 export { CompactionHooks, type BeforeCompactionEvent, type AfterCompactionEvent } from './compaction/hooks';

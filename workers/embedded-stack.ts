@@ -8,6 +8,7 @@ import { openRuntime } from '../src/runtime/activity-deps';
 import { createKeelWorker } from './create-worker';
 import { prepareCluster } from '../src/temporal/prepare-cluster';
 import { KeelClient } from '../src/client/keel-client';
+import { replyStreamForStore } from '../src/streaming/reply-subscriber';
 import type { LocalStack } from '../src/cli/local-stack';
 
 /**
@@ -55,11 +56,16 @@ export async function startLocalStack(settings: KeelSettings, log: (line: string
     });
     const connection = await Connection.connect({ address });
     started.push(() => connection.close());
+    // Replies stream through the store the worker writes (PGlite: this process; PostgreSQL: LISTEN).
+    const stream = replyStreamForStore(runtime.store, log);
+    started.push(() => stream.close());
     const client = new KeelClient({
       connection,
       namespace: config.temporalNamespace,
       taskQueue: config.taskQueue,
       contextWindowTokens: config.contextWindowTokens,
+      stream,
+      warn: log,
     });
     log(`worker: polling task queue "${config.taskQueue}"`);
     return { client, runtime, temporalAddress: address, uiUrl: server?.uiUrl, stop: stopAll };

@@ -72,7 +72,7 @@ export class SessionSteps {
   }
 
   /** One durable turn: the user entry, model calls and tool calls until a final reply, then the counters. */
-  async runTurn(request: TurnRequest): Promise<TurnResult> {
+  async runTurn(request: TurnRequest, requestId: string): Promise<TurnResult> {
     if (request.expectedLastEntryId !== undefined && this.state.isStale(request.expectedLastEntryId)) {
       throw wf.ApplicationFailure.nonRetryable(
         `expectedLastEntryId ${request.expectedLastEntryId} is stale: the session's last entry is ${this.state.lastEntryId}; reload and resend`,
@@ -106,7 +106,7 @@ export class SessionSteps {
     let modelCalls = 0;
     let reply: CallModelResult | undefined;
     while (modelCalls < DEFAULTS.maxModelCallsPerTurn) {
-      reply = await this.callModelWithRecovery(sessionId, parentId, turnState);
+      reply = await this.callModelWithRecovery(sessionId, parentId, turnState, requestId);
       modelCalls++;
       inputTokens += reply.usage.inputTokens;
       outputTokens += reply.usage.outputTokens;
@@ -219,11 +219,11 @@ export class SessionSteps {
   }
 
   /** A model call; an overflow is answered by compacting and retrying once (OpenClaw). */
-  private async callModelWithRecovery(sessionId: string, parentId: string, turnState: { compacted: boolean }): Promise<CallModelResult> {
+  private async callModelWithRecovery(sessionId: string, parentId: string, turnState: { compacted: boolean }, requestId: string): Promise<CallModelResult> {
     for (;;) {
       let r;
       try {
-        r = await this.model.callModel({ ...this.ids, sessionId, assistantEntryId: wf.uuid4(), parentId, now: now(), precheck: !turnState.compacted });
+        r = await this.model.callModel({ ...this.ids, sessionId, assistantEntryId: wf.uuid4(), parentId, now: now(), precheck: !turnState.compacted, requestId });
       } catch (err) {
         if (!isOverflow(err)) throw err;
         if (turnState.compacted) {

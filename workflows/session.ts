@@ -97,7 +97,7 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<void
     const problem = 'turn' in request ? checkTurnRequest(request.turn) : checkCompactRequest(request.compact);
     if (problem) return { status: 'failed', type: FailureTypes.InvalidInput, message: problem.message };
     try {
-      if ('turn' in request) return { status: 'done', turn: await steps.runTurn(request.turn) };
+      if ('turn' in request) return { status: 'done', turn: await steps.runTurn(request.turn, request.requestId) };
       return { status: 'done', compaction: await steps.manualCompaction(request.compact) };
     } catch (err) {
       // A bug in workflow code is not a request failure: let it fail the task and be fixed.

@@ -1,20 +1,33 @@
 import { Connection } from '@temporalio/client';
 import type { KeelConfig } from '../config/keel-config';
 import { KeelClient } from '../client/keel-client';
+import { PgReplyStreamSubscriber } from '../streaming/reply-subscriber';
 
-/** A client for commands that talk to Temporal; TEMPORAL_ADDRESS must name the cluster the workers use. */
-export async function connectClient(config: KeelConfig): Promise<{ client: KeelClient; close(): Promise<void> }> {
+/**
+ * A client for commands that talk to Temporal; TEMPORAL_ADDRESS must name the cluster the workers use.
+ * With `stream`, replies stream from the workers' PostgreSQL (DATABASE_URL) when one is set.
+ */
+export async function connectClient(config: KeelConfig, opts: { stream?: boolean; log?: (line: string) => void } = {}): Promise<{ client: KeelClient; close(): Promise<void> }> {
   if (!config.temporalAddress) {
     throw new UsageError('this command talks to running workers: set TEMPORAL_ADDRESS to the Temporal frontend they use (host:7233)');
   }
   const connection = await Connection.connect({ address: config.temporalAddress });
+  const stream = opts.stream && config.databaseUrl ? new PgReplyStreamSubscriber({ connectionString: config.databaseUrl, ...(opts.log ? { log: opts.log } : {}) }) : undefined;
   const client = new KeelClient({
     connection,
     namespace: config.temporalNamespace,
     taskQueue: config.taskQueue,
     contextWindowTokens: config.contextWindowTokens,
+    ...(stream ? { stream } : {}),
+    ...(opts.log ? { warn: opts.log } : {}),
   });
-  return { client, close: () => connection.close() };
+  return {
+    client,
+    close: async () => {
+      await stream?.close();
+      await connection.close();
+    },
+  };
 }
 
 /** Bad command-line usage: exit code 2, the message says what to type instead. */

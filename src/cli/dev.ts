@@ -1,12 +1,10 @@
-import { createInterface } from 'node:readline/promises';
-import type { SessionStatus } from '../protocol';
 import { loadKeelSettings } from '../config/agent-config';
 import { validateStartup } from '../config/validate-startup';
 import { agentConfig } from '../config/agent-config';
 import { parseSessionKey } from '../sessions/session-key';
 import { modelConfigured } from '../runtime/activity-deps';
 import type { StartLocalStack } from './local-stack';
-import { contextBar, contextSplitBar } from './context-bar';
+import { chat } from './chat';
 
 const HOW_TO_SET_A_MODEL = [
   'No model is configured, so the chat cannot start. Either:',
@@ -51,39 +49,4 @@ export async function runDev(opts: DevOptions, startLocalStack: StartLocalStack)
 /** The agent a session key names (`main` for keys that name none, as the client does). */
 function agentOf(sessionKey: string): string {
   return parseSessionKey(sessionKey).agentId ?? 'main';
-}
-
-async function chat(client: import('../client/keel-client').KeelClient, sessionKey: string, log: (l: string) => void): Promise<void> {
-  log(`chat: session ${sessionKey}. Type a message; /status shows context usage; /quit or Ctrl-D leaves.`);
-  // Usage, then what it is made of (system prompt, workspace files, tools, history).
-  const logStatus = (status: SessionStatus) => {
-    log(contextBar(status));
-    if (status.contextSplit) log(contextSplitBar(status.contextSplit, status.contextWindow));
-  };
-  const rl = createInterface({ input: process.stdin, output: process.stdout });
-  try {
-    for (;;) {
-      let line: string;
-      try {
-        line = (await rl.question('you › ')).trim();
-      } catch {
-        return; // stdin closed
-      }
-      if (!line) continue;
-      if (line === '/quit' || line === '/exit') return;
-      if (line === '/status') {
-        logStatus(await client.getStatus(sessionKey));
-        continue;
-      }
-      try {
-        const result = await client.sendMessage(sessionKey, line);
-        process.stdout.write(`keel › ${result.silent ? '(no reply)' : result.reply}\n`);
-        logStatus(await client.getStatus(sessionKey));
-      } catch (err) {
-        log(`turn failed: ${err instanceof Error ? err.message : String(err)}`);
-      }
-    }
-  } finally {
-    rl.close();
-  }
 }

@@ -16,11 +16,13 @@ import { compactionsList, compactionsRetry, compactionsShow } from './compaction
 import { importCommand, exportCommand } from './transfer';
 import { contextBar, contextSplitBar } from './context-bar';
 import { promptCacheLine } from './prompt-cache-line';
+import { chat } from './chat';
 import { runMaintenance } from '../store/maintenance';
 import type { CliRoots } from './local-stack';
 
 const USAGE = `usage: keel <command> [options]
   dev [--check] [--session <key>]          embedded Temporal + PGlite + worker + interactive chat
+  chat [sessionKey]                        interactive chat with running workers (streams with DATABASE_URL)
   status <sessionKey> [--json]             context usage, pressure, compactions and prompt-cache hit rate of a session
   compact <sessionKey> [--keep-recent N] [--instructions TEXT] [--json]
   compactions [--failed] [--agent ID] [--json]
@@ -33,7 +35,7 @@ const USAGE = `usage: keel <command> [options]
   session model <sessionKey> [MODEL | --clear] [--json]   show, set or clear a session's model
   migrate                                  bring the database schema up to date
   temporal-cli                             find or build the Temporal CLI and print its path
-Commands that reach workers (status, compact, compactions retry) need TEMPORAL_ADDRESS.
+Commands that reach workers (chat, status, compact, compactions retry) need TEMPORAL_ADDRESS.
 Settings: environment variables over keel.config.json (KEEL_CONFIG names another file).`;
 
 const OPTIONS = {
@@ -87,6 +89,20 @@ async function main(argv: string[], roots: CliRoots): Promise<number> {
   switch (command) {
     case 'dev':
       return runDev({ check: Boolean(opts.check), sessionKey: opts.session ?? 'agent:main:main' }, roots.startLocalStack);
+    case 'chat': {
+      const key = args[0] ?? opts.session ?? 'agent:main:main';
+      const config = configFromEnv();
+      const log = (line: string) => process.stderr.write(`${line}\n`);
+      // PGlite lives inside the worker's process: only the workers' PostgreSQL can stream to another one.
+      if (!config.databaseUrl) log('replies arrive whole: set DATABASE_URL to the workers\' PostgreSQL to see them stream');
+      const { client, close } = await connectClient(config, { stream: true, log });
+      try {
+        await chat(client, key, log);
+      } finally {
+        await close();
+      }
+      return 0;
+    }
     case 'status': {
       const key = required(args[0], 'a session key: keel status agent:main:main');
       const { client, close } = await connectClient(configFromEnv());

@@ -1,6 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { ApplicationFailure, Client, type Connection } from '@temporalio/client';
 import { retryAdmission } from './retry-admission';
+import { listenForReply } from './reply-listener';
+import type { ReplyStreamEvent } from '../streaming/reply-assembler';
+import type { ReplyStreamSubscriber } from '../streaming/reply-subscriber';
 import { sessionWorkflowId, parseSessionKey } from '../sessions/session-key';
 import { checkCompactRequest, checkRequestSize, checkTurnRequest, type RequestProblem } from '../sessions/validate-request';
 import {
@@ -31,6 +34,13 @@ export interface KeelClientOptions {
   readonly tuning?: SessionTuning;
   /** How long a send waits for its outcome (queued behind other turns included). Default 24 hours. */
   readonly waitMs?: number;
+  /**
+   * Where streamed reply text is heard (`PgReplyStreamSubscriber` on the workers' database). Without
+   * it `onText` is never called and sends work as before, returning the whole reply.
+   */
+  readonly stream?: ReplyStreamSubscriber;
+  /** Where the client reports that streaming failed (default: stderr). */
+  readonly warn?: (line: string) => void;
 }
 
 export interface SendMessageOptions {
@@ -42,7 +52,18 @@ export interface SendMessageOptions {
   readonly event?: TurnRequest['event'];
   /** Called once the session has admitted the message: its place in the session's order is fixed. */
   readonly onAdmitted?: () => void;
+  /**
+   * The reply's text as the model writes it (needs the client's `stream`): each delta and all text so
+   * far, model calls of a tool loop in order. Best effort; the returned reply is the durable one.
+   * A reply that starts with NO_REPLY streams nothing.
+   */
+  readonly onText?: (delta: string, soFar: string) => void;
+  /** A model call was retried: replace what was shown with `soFar` (its new attempt streams next). */
+  readonly onRestart?: (soFar: string) => void;
 }
+
+/** What `streamMessage` yields: reply text and restarts as they happen, then the durable reply. */
+export type ReplyStreamItem = ReplyStreamEvent | { readonly type: 'reply'; readonly result: TurnResult };
 
 export interface CompactOptions {
   /** Idempotency: a resent compaction with the same id runs once. */
@@ -71,10 +92,12 @@ export class KeelRequestError extends Error {
 export class KeelClient {
   readonly temporal: Client;
   private readonly taskQueue: string;
+  private readonly warn: (line: string) => void;
 
   constructor(private readonly opts: KeelClientOptions) {
     this.temporal = new Client({ connection: opts.connection, namespace: opts.namespace ?? 'default' });
     this.taskQueue = opts.taskQueue ?? DEFAULT_TASK_QUEUE;
+    this.warn = opts.warn ?? ((line) => void process.stderr.write(`${line}\n`));
   }
 
   /** Which agent owns a session key, and the session workflow's id. Throws InvalidSessionKeyError. */
@@ -84,8 +107,58 @@ export class KeelClient {
     return { agentId, workflowId: sessionWorkflowId(agentId, sessionKey) };
   }
 
-  /** Runs one durable turn and returns the assistant's reply. */
+  /** Runs one durable turn and returns the assistant's reply; `onText` hears it as it streams. */
   async sendMessage(sessionKey: string, text: string, opts: SendMessageOptions = {}): Promise<TurnResult> {
+    const { onText, onRestart } = opts;
+    return this.runTurn(sessionKey, text, opts, (event) => {
+      if (event.type === 'text') onText?.(event.delta, event.soFar);
+      else onRestart?.(event.soFar);
+    });
+  }
+
+  /**
+   * `sendMessage` as an async iterator: the streamed events, then `{ type: 'reply', result }`.
+   *
+   * @example
+   *   for await (const item of client.streamMessage(key, 'hello')) {
+   *     if (item.type === 'text') process.stdout.write(item.delta);
+   *   }
+   */
+  async *streamMessage(sessionKey: string, text: string, opts: Omit<SendMessageOptions, 'onText' | 'onRestart'> = {}): AsyncGenerator<ReplyStreamItem> {
+    const queue: ReplyStreamItem[] = [];
+    let wake: (() => void) | undefined;
+    let failure: { error: unknown } | undefined;
+    let finished = false;
+    const push = (item: ReplyStreamItem) => {
+      queue.push(item);
+      wake?.();
+    };
+    const sending = this.runTurn(sessionKey, text, opts, push).then(
+      (result) => push({ type: 'reply', result }),
+      (error: unknown) => {
+        failure = { error };
+      },
+    );
+    const settled = sending.finally(() => {
+      finished = true;
+      wake?.();
+    });
+    for (;;) {
+      const item = queue.shift();
+      if (item) {
+        yield item;
+        if (item.type === 'reply') break;
+        continue;
+      }
+      if (failure) throw failure.error;
+      if (finished) break;
+      await new Promise<void>((resolve) => (wake = resolve));
+      wake = undefined;
+    }
+    await settled;
+  }
+
+  private async runTurn(sessionKey: string, text: string, opts: SendMessageOptions, onEvent: (event: ReplyStreamEvent) => void): Promise<TurnResult> {
     const turn: TurnRequest = {
       text,
       ...(opts.expectedLastEntryId ? { expectedLastEntryId: opts.expectedLastEntryId } : {}),
@@ -93,9 +166,19 @@ export class KeelClient {
     };
     const problem = checkTurnRequest(turn);
     if (problem) throw new KeelRequestError(problem);
-    const outcome = await this.submit(sessionKey, { requestId: opts.requestId ?? randomUUID(), turn }, opts.onAdmitted);
-    if (!('turn' in outcome)) throw new Error('keel: a turn request was answered with a compaction result');
-    return outcome.turn;
+    const requestId = opts.requestId ?? randomUUID();
+    // Listening starts before the request is admitted, so no chunk is sent before anyone hears it.
+    const listener = this.opts.stream
+      ? await listenForReply(this.opts.stream, { agentId: this.identify(sessionKey).agentId, sessionKey, requestId }, onEvent, this.warn)
+      : undefined;
+    try {
+      const outcome = await this.submit(sessionKey, { requestId, turn }, opts.onAdmitted);
+      if (!('turn' in outcome)) throw new Error('keel: a turn request was answered with a compaction result');
+      if (listener && outcome.turn.modelCalls > 0) await listener.settle(outcome.turn.assistantEntryId);
+      return outcome.turn;
+    } finally {
+      await listener?.stop();
+    }
   }
 
   /**
