@@ -15,7 +15,7 @@ import { startHeartbeat } from './heartbeat';
 import { findUnstorable, storableText } from '../src/text/storable-text';
 import { effectiveWindow, learnFromOverflow } from './model-window';
 import { loadWorkflowState, saveWorkflowState } from '../src/store/workflow-state-repo';
-import { appendReplyKeepingToolArgs } from '../src/store/pending-tool-args-repo';
+import { appendReplyKeepingToolArgs, releaseAbandonedToolArgs } from '../src/store/pending-tool-args-repo';
 import type { PromptCacheCounters, SessionCarriedState, TurnUsage } from '../src/protocol';
 
 export interface BeginTurnInput {
@@ -111,6 +111,8 @@ export function createTurnActivities(allDeps: ActivityDeps) {
     const deps = depsForAgent(allDeps, input.agentId);
     const now = new Date(input.now);
     let session = await ensureSession(db, { agentId: input.agentId, sessionKey: input.sessionKey, newSessionId: input.newSessionId, now });
+    // No secret outlives the turn that needed it, even when a tool failed for good.
+    await releaseAbandonedToolArgs(db, input.agentId, session.session_id, input.now);
     const reset = parseResetCommand(input.text);
     const text = reset ? (reset.remainder ?? '') : input.text;
     // Freshness (OpenClaw session reset): a reset command, the daily boundary or idle expiry starts a new sessionId.
