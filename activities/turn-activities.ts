@@ -18,7 +18,7 @@ import { effectiveWindow, learnFromOverflow } from './model-window';
 import { sessionModel } from './session-model';
 import { configuredWindow } from '../src/config/configured-window';
 import { loadWorkflowState, saveWorkflowState } from '../src/store/workflow-state-repo';
-import { appendReplyKeepingToolArgs } from '../src/store/pending-tool-args-repo';
+import { appendReplyKeepingToolArgs, releaseAbandonedToolArgs } from '../src/store/pending-tool-args-repo';
 import type { ContextSplit, PromptCacheCounters, SessionCarriedState, TurnUsage } from '../src/protocol';
 import { openReplyStream } from '../src/streaming/reply-publisher';
 
@@ -121,6 +121,8 @@ export function createTurnActivities(allDeps: ActivityDeps) {
     const deps = depsForAgent(allDeps, input.agentId);
     const now = new Date(input.now);
     let session = await ensureSession(db, { agentId: input.agentId, sessionKey: input.sessionKey, newSessionId: input.newSessionId, now, chatType: chatTypeOfKey(input.sessionKey) });
+    // No secret outlives the turn that needed it, even when a tool failed for good.
+    await releaseAbandonedToolArgs(db, input.agentId, session.session_id, input.now);
     const reset = parseResetCommand(input.text);
     const text = reset ? (reset.remainder ?? '') : input.text;
     // Freshness (OpenClaw session reset): a reset command, the daily boundary or idle expiry starts a new sessionId.

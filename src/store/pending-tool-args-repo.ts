@@ -119,3 +119,12 @@ async function deletePendingToolArgs(
     .where('tool_call_id', '=', toolCallId)
     .execute();
 }
+
+/**
+ * Forgets the raw arguments of calls a failed turn left behind (a tool that failed for good): the
+ * session runs one turn at a time, so at the start of a turn every older row is abandoned. Rows of
+ * this turn are newer than `before`, so a late retry of the turn's first step deletes none of them.
+ */
+export async function releaseAbandonedToolArgs(db: Kysely<Database>, agentId: string, sessionId: string, before: string): Promise<void> {
+  await db.deleteFrom('pending_tool_args').where('agent_id', '=', agentId).where('session_id', '=', sessionId).where('created_at', '<', new Date(before)).execute();
+}

@@ -6,7 +6,7 @@
 import { testDatabases } from '../support/databases';
 import type { Store } from '../../src/store/connect';
 import { type EntryToAppend } from '../../src/store/entries-repo';
-import { appendReplyKeepingToolArgs, appendToolResultReleasingArgs, loadPendingToolArgs } from '../../src/store/pending-tool-args-repo';
+import { appendReplyKeepingToolArgs, appendToolResultReleasingArgs, loadPendingToolArgs, releaseAbandonedToolArgs } from '../../src/store/pending-tool-args-repo';
 import { deleteSessionCascade, ensureSession } from '../../src/store/sessions-repo';
 import { allEntries } from '../support/store-readers';
 
@@ -56,6 +56,14 @@ describe.each(testDatabases())('pending tool arguments on $name', (database) => 
     const rows = await allEntries(store.db, 'a', 's1');
     expect(rows.map((r) => r.id)).toEqual(['a1', 'r1']);
     expect(JSON.stringify(rows[1]!.payload)).toContain('deployed with [REDACTED:anthropic_key]');
+  });
+
+  it('releases rows older than the turn that starts, never the rows of that turn', async () => {
+    await appendReplyKeepingToolArgs(store.db, 'a', 's1', reply('a1', KEY));
+    await releaseAbandonedToolArgs(store.db, 'a', 's1', NOW);
+    expect(await loadPendingToolArgs(store.db, 'a', 's1', 'a1', 'toolu_1')).toEqual({ apiKey: KEY });
+    await releaseAbandonedToolArgs(store.db, 'a', 's1', '2026-11-23T10:00:00.001Z');
+    expect(await loadPendingToolArgs(store.db, 'a', 's1', 'a1', 'toolu_1')).toBeUndefined();
   });
 
   it('deletes pending arguments with their session', async () => {

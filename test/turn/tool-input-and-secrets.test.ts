@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { temporal } from '@temporalio/proto';
+import { ApplicationFailure } from '@temporalio/common';
 import { testDatabases } from '../support/databases';
 import { fakeReply } from '../support/fake-anthropic';
 import { integrationSuite } from '../support/integration';
@@ -134,6 +135,26 @@ describe.each(testDatabases())('tool input and secrets on the real path, on $nam
       expect(await storedText(t.store, agent, key)).not.toContain('hunter2');
       const history = await t.client.temporal.workflow.getHandle(t.client.identify(key).workflowId).fetchHistory();
       expect(Buffer.from(temporal.api.history.v1.History.encode(history).finish()).toString('utf8')).not.toContain('hunter2');
+    });
+  });
+
+  it('forgets the raw arguments of a tool that failed for good when the next turn starts', async () => {
+    const tools = new ToolRegistry().register({
+      name: 'rotate_key',
+      description: 'Rotates a key',
+      input: z.object({ oldKey: z.string() }),
+      run: async () => {
+        throw ApplicationFailure.nonRetryable('the key service refused the rotation');
+      },
+    });
+    await suite.withWorker(db.store, { tools }, async ({ client, store, fake }) => {
+      const { agent, key } = freshKey();
+      const pending = () => store.db.selectFrom('pending_tool_args').select('tool_call_id').where('agent_id', '=', agent).execute();
+      fake.enqueue(fakeReply.toolUse([{ id: 'toolu_rot', name: 'rotate_key', input: { oldKey: ANTHROPIC_KEY } }]), fakeReply.text('Anything else?'));
+      await expect(client.sendMessage(key, 'rotate my key')).rejects.toThrow();
+      expect(await pending()).toEqual([{ tool_call_id: 'toolu_rot' }]);
+      expect((await client.sendMessage(key, 'never mind')).reply).toBe('Anything else?');
+      expect(await pending()).toEqual([]);
     });
   });
 });
