@@ -28,7 +28,7 @@ export class SessionState {
   configuredContextWindow: number | undefined;
   compactionCount: number;
   lastCompactionId: string | null;
-  /** What the last model call's context was made of (status; not carried to the next run). */
+  /** What the last model call's context was made of (status). */
   contextSplit: ContextSplit | undefined;
   /** True once the run has decided to end: waiting senders are told to ask the next run. */
   draining = false;
@@ -54,6 +54,7 @@ export class SessionState {
     this.contextWindow = input.contextWindowTokens ?? DEFAULTS.contextWindowTokens;
     this.compactionCount = c?.compactionCount ?? 0;
     this.lastCompactionId = c?.lastCompactionId ?? null;
+    this.contextSplit = c?.contextSplit;
     this.queue = [...(c?.queued ?? [])];
     this.maintenance = [...(c?.pendingMaintenance ?? [])];
     this.outcomes = new Map(c?.outcomes ?? []);
@@ -70,6 +71,7 @@ export class SessionState {
     this.contextTokens = saved.contextTokens ?? this.contextTokens;
     this.compactionCount = saved.compactionCount ?? this.compactionCount;
     this.lastCompactionId = saved.lastCompactionId ?? this.lastCompactionId;
+    this.contextSplit = saved.contextSplit ?? this.contextSplit;
   }
 
   /** Admits a request once: a resent request id (a client retry) is not queued again. */
@@ -182,6 +184,7 @@ export class SessionState {
       pendingMaintenance: [...this.maintenance],
       outcomes: this.carriedOutcomes(),
       recentRequestIds: [...this.recentIds],
+      ...(this.contextSplit ? { contextSplit: this.contextSplit } : {}),
     };
   }
 
