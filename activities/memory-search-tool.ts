@@ -44,7 +44,9 @@ function registryWithBuiltins(deps: ActivityDeps): ToolRegistry {
 function memorySearchTool(deps: ActivityDeps): ToolDefinition<typeof memorySearchInput> {
   return {
     name: MEMORY_SEARCH,
-    description: 'Search your saved memory (notes kept across compactions, MEMORY.md and the daily logs memory/YYYY-MM-DD.md); returns matching notes with their dates.',
+    description:
+      'Search your saved memory (notes kept across compactions, MEMORY.md and the daily logs memory/YYYY-MM-DD.md); returns matching notes with their dates. ' +
+      `Input: query (words that must all appear), limit (optional, 1-${MAX_LIMIT}, default ${DEFAULT_LIMIT}).`,
     input: memorySearchInput,
     async run(input, ctx) {
       const terms = input.query.toLowerCase().split(/\s+/).filter(Boolean);

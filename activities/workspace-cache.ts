@@ -84,18 +84,26 @@ function ensureWatchers(state: FolderState): void {
     if (state.watchers.has(path)) continue;
     let watcher: FSWatcher;
     try {
-      watcher = watch(path, { persistent: false }, () => invalidate(state));
+      watcher = watch(path, { persistent: false }, (_event, name) => {
+        invalidate(state);
+        // memory/ was created, removed or replaced: watch the folder that is there now.
+        if (path === state.dir && name === 'memory') closeWatcher(state, join(state.dir, 'memory'));
+      });
     } catch {
       continue; // not there yet (memory/ appears with the first flush; the folder watcher sees it)
     }
     watcher.on('error', () => {
-      watcher.close();
-      state.watchers.delete(path);
+      closeWatcher(state, path);
       invalidate(state);
     });
     watcher.unref();
     state.watchers.set(path, watcher);
   }
+}
+
+function closeWatcher(state: FolderState, path: string): void {
+  state.watchers.get(path)?.close();
+  state.watchers.delete(path);
 }
 
 function invalidate(state: FolderState): void {

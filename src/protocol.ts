@@ -84,6 +84,8 @@ export interface SessionCarriedState {
   readonly outcomes?: ReadonlyArray<readonly [string, RequestOutcome]>;
   /** Recently admitted request ids: a resent request is answered, not run again (bounded). */
   readonly recentRequestIds?: readonly string[];
+  /** What the last model call's context was made of (status). */
+  readonly contextSplit?: ContextSplit;
 }
 
 /** Work the session runs between requests: the soft-threshold flush, or a threshold compaction (flush first). */

@@ -33,7 +33,7 @@ export class SessionState {
   lastCompactionId: string | null;
   /** The session's prompt tokens by cache use, as the last turn's finishTurn counted them. */
   promptCache: PromptCacheCounters | undefined;
-  /** What the last model call's context was made of (status; not carried to the next run). */
+  /** What the last model call's context was made of (status). */
   contextSplit: ContextSplit | undefined;
   /** True once the run has decided to end: waiting senders are told to ask the next run. */
   draining = false;
@@ -60,6 +60,7 @@ export class SessionState {
     this.compactionCount = c?.compactionCount ?? 0;
     this.lastCompactionId = c?.lastCompactionId ?? null;
     this.promptCache = c?.promptCache;
+    this.contextSplit = c?.contextSplit;
     this.queue = [...(c?.queued ?? [])];
     this.maintenance = [...(c?.pendingMaintenance ?? [])];
     this.outcomes = new Map(c?.outcomes ?? []);
@@ -77,6 +78,7 @@ export class SessionState {
     this.compactionCount = saved.compactionCount ?? this.compactionCount;
     this.lastCompactionId = saved.lastCompactionId ?? this.lastCompactionId;
     this.promptCache = saved.promptCache ?? this.promptCache;
+    this.contextSplit = saved.contextSplit ?? this.contextSplit;
   }
 
   /** Admits a request once: a resent request id (a client retry) is not queued again. */
@@ -193,6 +195,7 @@ export class SessionState {
       pendingMaintenance: [...this.maintenance],
       outcomes: this.carriedOutcomes(),
       recentRequestIds: [...this.recentIds],
+      ...(this.contextSplit ? { contextSplit: this.contextSplit } : {}),
     };
   }
 
