@@ -36,7 +36,7 @@ function markers(request: FakeRequest): string[] {
   return out;
 }
 
-/** A pass-through engine that adds a system prompt, so every request has tools, system and messages. */
+/** A pass-through engine that adds to the system prompt (it must end the cached system block). */
 let unregisterEngine: () => void;
 beforeAll(() => {
   unregisterEngine = registerContextEngine('house-rules', () => ({
@@ -68,11 +68,20 @@ describe.each(testDatabases())('prompt caching on $name', (database) => {
       const [r1, r2, r3] = fake.requests.slice(first);
 
       // Call 1: [user]. Call 2: [user, assistant, user]. Call 3 (after the tool): [..., assistant tool_use, user tool_result].
-      expect(markers(r1!)).toEqual(['tool:0', 'system:0', 'message:0.0']);
-      expect(markers(r2!)).toEqual(['tool:0', 'system:0', 'message:0.0', 'message:2.0']);
-      expect(markers(r3!)).toEqual(['tool:0', 'system:0', 'message:2.0', 'message:4.0']);
-      expect(r1!.body.tools![0]!.cache_control).toEqual({ type: 'ephemeral' });
-      expect(r1!.body.system).toEqual([{ type: 'text', text: 'Answer from the catalog only.', cache_control: { type: 'ephemeral' } }]);
+      // The last tool (the built-in memory_search after the application's) carries the tools' marker.
+      expect(r1!.body.tools!.map((t) => t.name)).toEqual(['lookup_part', 'memory_search']);
+      expect(markers(r1!)).toEqual(['tool:1', 'system:0', 'message:0.0']);
+      expect(markers(r2!)).toEqual(['tool:1', 'system:0', 'message:0.0', 'message:2.0']);
+      expect(markers(r3!)).toEqual(['tool:1', 'system:0', 'message:2.0', 'message:4.0']);
+      expect(r1!.body.tools![1]!.cache_control).toEqual({ type: 'ephemeral' });
+      // The whole system prompt is one cached block; the engine's addition ends it.
+      const system = r1!.body.system as Array<{ type: string; text: string; cache_control?: unknown }>;
+      expect(system).toHaveLength(1);
+      expect(system[0]).toMatchObject({ type: 'text', cache_control: { type: 'ephemeral' } });
+      expect(system[0]!.text.startsWith('You are a personal assistant running inside Keel.')).toBe(true);
+      expect(system[0]!.text.endsWith('Answer from the catalog only.')).toBe(true);
+      // Byte-identical across calls, or the prefix could never be read back.
+      expect(r2!.body.system).toEqual(r1!.body.system);
 
       // The first call writes; each later call reads the prefix the call before it wrote.
       expect(turn1.usage.cacheReadTokens).toBe(0);
@@ -114,7 +123,8 @@ describe.each(testDatabases())('prompt caching on $name', (database) => {
       const turn2 = await client.sendMessage(key, 'again');
       const sent = fake.requests.slice(first);
       expect(sent).toHaveLength(2);
-      expect(sent[0]!.body.system).toBe('Answer from the catalog only.');
+      expect(typeof sent[0]!.body.system).toBe('string');
+      expect(sent[0]!.body.system as string).toMatch(/Answer from the catalog only\.$/);
       for (const request of sent) expect(request.rawBody).not.toContain('cache_control');
       expect(turn2.usage.cacheReadTokens).toBe(0);
       expect((await client.getStatus(key)).promptCache).toMatchObject({ readTokens: 0, writeTokens: 0, hitRatePercent: 0 });

@@ -26,8 +26,11 @@ import { depsForAgent } from '../../src/runtime/deps';
 const suite = integrationSuite();
 
 const systemOf = (request: FakeRequest): string => {
-  expect(typeof request.body.system).toBe('string');
-  return request.body.system as string;
+  // With prompt caching (the default) the system prompt goes out as text blocks carrying cache_control.
+  const system = request.body.system as string | Array<{ type: string; text: string }>;
+  if (typeof system === 'string') return system;
+  expect(system.every((b) => b.type === 'text')).toBe(true);
+  return system.map((b) => b.text).join('');
 };
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

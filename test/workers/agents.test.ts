@@ -100,7 +100,8 @@ describe.each(testDatabases())('agents of one worker on $name', (database) => {
         ['/v1/messages', 'claude-support'],
         ['/v1/messages', 'claude-support'],
       ]);
-      expect(supportCalls.map(toolNames)).toEqual([['support_note'], ['support_note']]);
+      // Each agent's own tools, then the built-in memory_search every agent has.
+      expect(supportCalls.map(toolNames)).toEqual([['support_note', 'memory_search'], ['support_note', 'memory_search']]);
       expect(JSON.stringify(supportCalls[1]!.body.messages)).toContain('rw: support notes');
       expect(await toolResults(db.store, support, supportKey)).toEqual(['rw: support notes']);
       expect((await client.getStatus(supportKey)).contextWindow).toBe(200_000);
@@ -120,9 +121,9 @@ describe.each(testDatabases())('agents of one worker on $name', (database) => {
         ['/v1/chat/completions', 'local-research'],
         ['/v1/chat/completions', 'local-research'],
       ]);
-      expect(researchCalls.map(toolNames)).toEqual([['research_note'], ['research_note'], ['research_note']]);
+      expect(researchCalls.map(toolNames)).toEqual([['research_note', 'memory_search'], ['research_note', 'memory_search'], ['research_note', 'memory_search']]);
       expect(await toolResults(db.store, research, researchKey)).toEqual([
-        'unknown tool "support_note"; available tools: research_note',
+        'unknown tool "support_note"; available tools: research_note, memory_search',
         'ro: research notes',
       ]);
       expect(JSON.stringify(researchCalls[2]!.body.messages)).toContain('ro: research notes');
@@ -149,14 +150,14 @@ describe.each(testDatabases())('agents of one worker on $name', (database) => {
       fake.enqueue(fakeReply.text('default done'));
       expect((await client.sendMessage(otherKey, 'hello')).reply).toBe('default done');
       // The key comes from the variable apiKeyEnv names (this SDK sends it as a bearer token).
-      expect(fake.requests.slice(third).map((r) => [r.body.model, toolNames(r), r.headers.authorization])).toEqual([['default-model', [], 'Bearer sk-test']]);
+      expect(fake.requests.slice(third).map((r) => [r.body.model, toolNames(r), r.headers.authorization])).toEqual([['default-model', ['memory_search'], 'Bearer sk-test']]);
 
       // The session's model override reaches the request, the window (its models.providers entry) and the status.
       expect(await setModelOverride(db.store.db, support, supportKey, 'claude-override')).toBe(true);
       const fourth = fake.requests.length;
       fake.enqueue(fakeReply.text('override done'));
       expect((await client.sendMessage(supportKey, 'again')).reply).toBe('override done');
-      expect(fake.requests.slice(fourth).map((r) => [r.body.model, toolNames(r)])).toEqual([['claude-override', ['support_note']]]);
+      expect(fake.requests.slice(fourth).map((r) => [r.body.model, toolNames(r)])).toEqual([['claude-override', ['support_note', 'memory_search']]]);
       const overridden = await client.getStatus(supportKey);
       expect([overridden.model, overridden.contextWindow]).toEqual(['claude-override', 150_000]);
       expect((await getSession(db.store.db, support, supportKey))!.model_override).toBe('claude-override');
