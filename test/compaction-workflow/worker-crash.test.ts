@@ -18,8 +18,7 @@ describe.each(sharedDatabases())('a worker killed mid-compaction, on $name', (ki
     // The first summarizer call hangs (the worker dies while it is in flight); the retry is answered.
     fake.enqueue(fakeReply.text('never delivered', { delayMs: 60_000 }));
     fake.respondWith(goodSummarizer);
-    const first = rig.startWorker();
-    await first.ready;
+    const first = await rig.startReadyWorker();
 
     const handle = await startCompaction({ client: rig.client(), taskQueue: rig.taskQueue }, s, { summarizeHeartbeatTimeoutMs: 2_000 });
     await fake.waitForRequests(1, 60_000);

@@ -43,8 +43,7 @@ describeOnPostgres('a worker SIGKILLed during the compaction record write', 'PGl
         await summarize.opened;
         return goodSummarizer(request);
       });
-      const first = rig.startWorker();
-      await first.ready;
+      const first = await rig.startReadyWorker();
       const client = rig.client({ modelHeartbeatTimeoutMs: 2_000, summarizeHeartbeatTimeoutMs: 2_000 });
       for (let i = 1; i <= 3; i++) {
         expect((await client.sendMessage(rig.sessionKey, `turn ${i}: deploy /srv/app/service-${i}.ts`)).reply).toBe(`answer ${i}`);
@@ -66,8 +65,7 @@ describeOnPostgres('a worker SIGKILLed during the compaction record write', 'PGl
       expect(await countCompactionEntries(rig.store.db, rig.agentId, before.session.session_id)).toBe(0);
       expect(before.session.compaction_count).toBe(0);
 
-      const second = rig.startWorker();
-      await second.ready;
+      await rig.startReadyWorker();
       const result = await compaction;
       expect(result).toMatchObject({ status: 'succeeded', degraded: false });
 

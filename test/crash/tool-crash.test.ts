@@ -36,8 +36,7 @@ describe.each(sharedDatabases())('a worker SIGKILLed during a tool activity, on 
     );
     const workerEnv = { KEEL_TOOLS_MODULE: CRASH_TOOLS_MODULE, KEEL_TEST_SIDE_EFFECTS: sideEffects };
     const files = sideEffectFiles(sideEffects);
-    const first = rig.startWorker(workerEnv);
-    await first.ready;
+    const first = await rig.startReadyWorker(workerEnv);
 
     const client = rig.client({ toolHeartbeatTimeoutMs: 2_000, modelHeartbeatTimeoutMs: 2_000 });
     const reply = client.sendMessage(rig.sessionKey, 'ship build 42, once');
@@ -46,8 +45,7 @@ describe.each(sharedDatabases())('a worker SIGKILLed during a tool activity, on 
     await first.kill('SIGKILL');
     expect(first.child.signalCode).toBe('SIGKILL');
 
-    const second = rig.startWorker(workerEnv);
-    await second.ready;
+    await rig.startReadyWorker(workerEnv);
     const result = await reply;
     expect(result.reply).toBe('the build shipped once');
 

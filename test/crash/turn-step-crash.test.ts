@@ -8,7 +8,9 @@ import { describeOnPostgres, postgres } from '../support/postgres-only';
 import { fakeReply, type FakeStep } from '../support/fake-anthropic';
 import { crashSuite, entryText, gate, storedTranscript } from '../support/crash-rig';
 import { holdTableLock, lockTable, type TableLock } from '../support/crash-db-lock';
+import type { WorkerProcess } from '../support/temporal';
 import type { KeelClient } from '../../src/client/keel-client';
+import type { TurnResult } from '../../src/protocol';
 
 const suite = crashSuite();
 
@@ -37,38 +39,41 @@ describeOnPostgres('a worker SIGKILLed while a turn step waits on the database',
     expect(new Set(entries.map((e) => e.id)).size).toBe(entries.length);
   }
 
-  it('finishes the turn once after SIGKILL during beginTurn (session upsert blocked), the earlier turn intact', async () => {
+  /** Answers turn one on a first worker (turn two's answer waits in the script) and returns that worker. */
+  async function firstWorkerAfterTurnOne(): Promise<WorkerProcess> {
     rig.fake.enqueue(fakeReply.text('first answer'), fakeReply.text('second answer'));
-    const first = rig.startWorker();
-    await first.ready;
+    const first = await rig.startReadyWorker();
     expect((await client.sendMessage(rig.sessionKey, 'turn one')).reply).toBe('first answer');
+    return first;
+  }
 
-    const sessions = await lock('sessions');
-    const reply = client.sendMessage(rig.sessionKey, 'turn two');
-    await sessions.waitForBlocked(/insert into "sessions"/i);
-    await first.kill('SIGKILL');
-    await sessions.release();
-
-    const second = rig.startWorker();
-    await second.ready;
-    const result = await reply;
-    expect(result).toMatchObject({ reply: 'second answer', turn: 2 });
+  /** A new worker finishes turn two once: both turns stored once each, in order. */
+  async function expectTurnTwoFinishedByNewWorker(reply: Promise<TurnResult>): Promise<void> {
+    await rig.startReadyWorker();
+    expect(await reply).toMatchObject({ reply: 'second answer', turn: 2 });
     await expectTranscript([
       ['user', 'turn one'],
       ['assistant', 'first answer'],
       ['user', 'turn two'],
       ['assistant', 'second answer'],
     ]);
+  }
+
+  it('finishes the turn once after SIGKILL during beginTurn (session upsert blocked), the earlier turn intact', async () => {
+    const first = await firstWorkerAfterTurnOne();
+    const sessions = await lock('sessions');
+    const reply = client.sendMessage(rig.sessionKey, 'turn two');
+    await sessions.waitForBlocked(/insert into "sessions"/i);
+    await first.kill('SIGKILL');
+    await sessions.release();
+
+    await expectTurnTwoFinishedByNewWorker(reply);
     expect(rig.fake.requests).toHaveLength(2);
     rig.fake.assertScriptConsumed();
   });
 
   it('finishes the turn once after SIGKILL during prepareContext (active-window read blocked), before any model call', async () => {
-    rig.fake.enqueue(fakeReply.text('first answer'), fakeReply.text('second answer'));
-    const first = rig.startWorker();
-    await first.ready;
-    expect((await client.sendMessage(rig.sessionKey, 'turn one')).reply).toBe('first answer');
-
+    const first = await firstWorkerAfterTurnOne();
     // Writes wait on `writes`; once beginTurn's user append is queued, an ACCESS EXCLUSIVE request
     // queues behind it, so the append goes through and the next read (callModel's) waits.
     const writes = await lock('transcript_entries');
@@ -84,16 +89,7 @@ describeOnPostgres('a worker SIGKILLed while a turn step waits on the database',
     await first.kill('SIGKILL');
     await reads.lock.release();
 
-    const second = rig.startWorker();
-    await second.ready;
-    const result = await reply;
-    expect(result).toMatchObject({ reply: 'second answer', turn: 2 });
-    await expectTranscript([
-      ['user', 'turn one'],
-      ['assistant', 'first answer'],
-      ['user', 'turn two'],
-      ['assistant', 'second answer'],
-    ]);
+    await expectTurnTwoFinishedByNewWorker(reply);
     rig.fake.assertScriptConsumed();
   });
 
@@ -105,8 +101,7 @@ describeOnPostgres('a worker SIGKILLed while a turn step waits on the database',
       await answered.opened;
       return fakeReply.text('the only answer');
     });
-    const first = rig.startWorker();
-    await first.ready;
+    const first = await rig.startReadyWorker();
 
     const reply = client.sendMessage(rig.sessionKey, 'append me once');
     await rig.fake.waitForRequests(1, 60_000);
@@ -116,8 +111,7 @@ describeOnPostgres('a worker SIGKILLed while a turn step waits on the database',
     await first.kill('SIGKILL');
     await writes.release();
 
-    const second = rig.startWorker();
-    await second.ready;
+    await rig.startReadyWorker();
     const result = await reply;
     expect(result.reply).toBe('the only answer');
     await expectTranscript([
@@ -143,8 +137,7 @@ describeOnPostgres('a worker SIGKILLed while a turn step waits on the database',
       }
       return calls === 2 ? fakeReply.text('answer from the retry') : undefined;
     });
-    const first = rig.startWorker();
-    await first.ready;
+    const first = await rig.startReadyWorker();
 
     const reply = client.sendMessage(rig.sessionKey, 'race me');
     await rig.fake.waitForRequests(1, 60_000);
@@ -155,8 +148,7 @@ describeOnPostgres('a worker SIGKILLed while a turn step waits on the database',
 
     // The lock stays held: the retry reads no stored reply, calls the model again, and queues its
     // append behind the dead worker's, which PostgreSQL still runs once the lock is released.
-    const second = rig.startWorker();
-    await second.ready;
+    await rig.startReadyWorker();
     await rig.fake.waitForRequests(2, 60_000);
     await writes.waitForBlocked(/insert into "transcript_entries"/i, 2);
     await writes.release();

@@ -1,25 +1,18 @@
-import { Client } from '@temporalio/client';
 import { sql } from 'kysely';
 import { testDatabases } from '../support/databases';
-import { runInProcessWorker, startTemporalTestEnv, uniqueTaskQueue, type TemporalTestEnv } from '../support/temporal';
-import { testDeps } from '../support/keel-deps';
+import { integrationSuite } from '../support/integration';
 import { ensureMaintenanceSchedule } from '../../src/temporal/maintenance-schedule';
 import { ensureSession, getSession } from '../../src/store/sessions-repo';
 import { MAINTENANCE_SCHEDULE_ID, type MaintenanceRunSummary } from '../../src/protocol';
 
-let env: TemporalTestEnv;
-beforeAll(async () => {
-  env = await startTemporalTestEnv();
-});
-afterAll(async () => env?.close());
+const suite = integrationSuite();
 
 describe.each(testDatabases())('maintenance as a Temporal Schedule, on $name', (database) => {
-  it('creates the schedule once, and a triggered run prunes sessions older than the limit in enforce mode', async () => {
-    const store = await database.open();
-    const taskQueue = uniqueTaskQueue();
-    const worker = await runInProcessWorker(env, taskQueue, testDeps(store, 'http://127.0.0.1:9'));
-    const client = new Client({ connection: env.connection });
-    try {
+  const db = suite.storePerTest(database);
+
+  it('creates the schedule once, and a triggered run prunes sessions older than the limit in enforce mode', () =>
+    suite.withWorker(db.store, {}, async ({ client: keel, store, taskQueue }) => {
+      const client = keel.temporal;
       const agent = `m${Math.random().toString(36).slice(2, 8)}`;
       for (const key of ['old', 'new']) await ensureSession(store.db, { agentId: agent, sessionKey: `agent:${agent}:${key}`, newSessionId: `${agent}-${key}`, now: new Date() });
       await sql`update sessions set updated_at = now() - interval '45 days' where agent_id = ${agent} and session_key = ${`agent:${agent}:old`}`.execute(store.db);
@@ -43,9 +36,5 @@ describe.each(testDatabases())('maintenance as a Temporal Schedule, on $name', (
       expect(await getSession(store.db, agent, `agent:${agent}:old`)).toBeUndefined();
       expect(await getSession(store.db, agent, `agent:${agent}:new`)).toBeDefined();
       await schedule.delete();
-    } finally {
-      await worker.stop();
-      await store.close();
-    }
-  });
+    }));
 });

@@ -8,11 +8,10 @@
  *   describe.each(sharedDatabases())('a worker killed mid-turn, on $name', (kind) => {
  *     const rig = suite.rigPerTest(kind);
  *     it('finishes the turn', async () => {
- *       const first = rig.startWorker();
- *       await first.ready;
+ *       const first = await rig.startReadyWorker();
  *       const reply = rig.client().sendMessage(rig.sessionKey, 'hi');
  *       await first.kill('SIGKILL');
- *       await rig.startWorker().ready;
+ *       await rig.startReadyWorker();
  *       await reply;
  *     });
  *   });
@@ -42,6 +41,8 @@ export interface CrashRig {
   readonly sessionKey: string;
   /** Spawns `workers/main.ts` against this rig's database, fake and task queue, plus `extraEnv`. */
   startWorker(extraEnv?: Record<string, string>): WorkerProcess;
+  /** `startWorker`, resolved once the worker polls its task queue. */
+  startReadyWorker(extraEnv?: Record<string, string>): Promise<WorkerProcess>;
   /** Starts an in-process worker on the rig's task queue (a survivor that needs no process start). */
   startInProcessWorker(): Promise<void>;
   /** A client for the rig's task queue; `tuning` shortens heartbeat timeouts so a dead worker is noticed fast. */
@@ -96,6 +97,19 @@ async function openCrashRig(env: TemporalTestEnv, kind: SharedDatabaseKind): Pro
   const agentId = `crash${Math.random().toString(36).slice(2, 8)}`;
   const workers: WorkerProcess[] = [];
   const inProcess: Array<() => Promise<void>> = [];
+  const startWorker = (extraEnv: Record<string, string> = {}): WorkerProcess => {
+    const worker = spawnWorkerProcess({
+      TEMPORAL_ADDRESS: env.server.address,
+      DATABASE_URL: database.url,
+      KEEL_TASK_QUEUE: taskQueue,
+      // No daily reset: a run crossing the reset hour must not rotate the session mid-test.
+      KEEL_RESET_MODE: 'none',
+      ...fake.env,
+      ...extraEnv,
+    });
+    workers.push(worker);
+    return worker;
+  };
   return {
     fake,
     database,
@@ -103,17 +117,10 @@ async function openCrashRig(env: TemporalTestEnv, kind: SharedDatabaseKind): Pro
     taskQueue,
     agentId,
     sessionKey: `agent:${agentId}:main`,
-    startWorker(extraEnv = {}) {
-      const worker = spawnWorkerProcess({
-        TEMPORAL_ADDRESS: env.server.address,
-        DATABASE_URL: database.url,
-        KEEL_TASK_QUEUE: taskQueue,
-        // No daily reset: a run crossing the reset hour must not rotate the session mid-test.
-        KEEL_RESET_MODE: 'none',
-        ...fake.env,
-        ...extraEnv,
-      });
-      workers.push(worker);
+    startWorker,
+    async startReadyWorker(extraEnv) {
+      const worker = startWorker(extraEnv);
+      await worker.ready;
       return worker;
     },
     async startInProcessWorker() {

@@ -5,9 +5,7 @@
 import { sql } from 'kysely';
 import { testDatabases } from '../support/databases';
 import { fakeReply } from '../support/fake-anthropic';
-import { keelClient, runInProcessWorker, uniqueTaskQueue } from '../support/temporal';
 import { integrationSuite } from '../support/integration';
-import { testDeps } from '../support/keel-deps';
 import { freshDurableAgent, isFlushRequest, isSummarizerRequest, lastUserText, seedConversation, waitIdle } from '../support/durable-turn-helpers';
 import { goodSummarizer } from '../compaction-workflow/support';
 import { getSession } from '../../src/store/sessions-repo';
@@ -36,8 +34,6 @@ describe.each(testDatabases())('memory flush failures and busy queues on $name',
     const seeded = Number(rows[0]!.t);
     // Window such that the next turn lands between the flush threshold (W − 20k − 4k) and the compaction one (W − 20k).
     const window = seeded + 22_000;
-    const taskQueue = uniqueTaskQueue();
-    const worker = await runInProcessWorker(suite.env, taskQueue, testDeps(db.store, suite.fake.url, { config: { contextWindowTokens: window } }));
     let flushCalls = 0;
     suite.fake.respondWith((request) => {
       if (isSummarizerRequest(request)) return goodSummarizer(request);
@@ -47,8 +43,7 @@ describe.each(testDatabases())('memory flush failures and busy queues on $name',
       }
       return fakeReply.text(`answer to ${lastUserText(request).slice(0, 20)}`);
     });
-    try {
-      const client = keelClient(suite.env, taskQueue, { memoryFlushBudgetMs: 4_000 });
+    await suite.withWorker(db.store, { config: { contextWindowTokens: window }, tuning: { memoryFlushBudgetMs: 4_000 } }, async ({ client }) => {
       const first = await client.sendMessage(key, 'soft threshold turn');
       expect(first.reply).toBe('answer to soft threshold turn');
       await waitIdle(() => client.getStatus(key));
@@ -69,17 +64,12 @@ describe.each(testDatabases())('memory flush failures and busy queues on $name',
       const texts = await userTexts(db.store, agent, key);
       expect(texts.filter((t) => t === 'soft threshold turn')).toHaveLength(1);
       expect(texts.filter((t) => t === big)).toHaveLength(1);
-    } finally {
-      await worker.stop();
-    }
+    });
   }, 600_000);
 
-  it('a never-empty queue passes the continue-as-new point with every request answered once, in order', async () => {
-    const taskQueue = uniqueTaskQueue();
-    const worker = await runInProcessWorker(suite.env, taskQueue, testDeps(db.store, suite.fake.url));
-    suite.fake.respondWith((request) => fakeReply.text(`re: ${lastUserText(request)}`, { delayMs: 150 }));
-    try {
-      const client = keelClient(suite.env, taskQueue, { maxTurnsPerRun: 3 });
+  it('a never-empty queue passes the continue-as-new point with every request answered once, in order', () =>
+    suite.withWorker(db.store, { tuning: { maxTurnsPerRun: 3 } }, async ({ client, fake }) => {
+      fake.respondWith((request) => fakeReply.text(`re: ${lastUserText(request)}`, { delayMs: 150 }));
       const agent = freshDurableAgent();
       const key = `agent:${agent}:main`;
       const texts = Array.from({ length: 12 }, (_, i) => `queued ${i}`);
@@ -100,17 +90,11 @@ describe.each(testDatabases())('memory flush failures and busy queues on $name',
       const runs = [];
       for await (const execution of client.temporal.workflow.list({ query: `WorkflowId = "${workflowId}"` })) runs.push(execution.runId);
       expect(runs.length).toBeGreaterThanOrEqual(4);
-    } finally {
-      await worker.stop();
-    }
-  }, 600_000);
+    }), 600_000);
 
-  it('an idle session workflow closes after its quiet period and the next message restarts it with its counters', async () => {
-    const taskQueue = uniqueTaskQueue();
-    const worker = await runInProcessWorker(suite.env, taskQueue, testDeps(db.store, suite.fake.url));
-    suite.fake.respondWith((request) => fakeReply.text(`re: ${lastUserText(request)}`));
-    try {
-      const client = keelClient(suite.env, taskQueue, { idleCloseMs: 1_500 });
+  it('an idle session workflow closes after its quiet period and the next message restarts it with its counters', () =>
+    suite.withWorker(db.store, { tuning: { idleCloseMs: 1_500 } }, async ({ client, fake }) => {
+      fake.respondWith((request) => fakeReply.text(`re: ${lastUserText(request)}`));
       const agent = freshDurableAgent();
       const key = `agent:${agent}:main`;
       const first = await client.sendMessage(key, 'before the quiet period');
@@ -126,8 +110,5 @@ describe.each(testDatabases())('memory flush failures and busy queues on $name',
       expect(status.lastEntryId).toBe(second.assistantEntryId);
       expect((await handle.describe()).runId).not.toBe(firstRun);
       expect(await userTexts(db.store, agent, key)).toEqual(['before the quiet period', 'after the quiet period']);
-    } finally {
-      await worker.stop();
-    }
-  }, 300_000);
+    }), 300_000);
 });

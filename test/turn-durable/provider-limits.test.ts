@@ -5,9 +5,7 @@
  */
 import { testDatabases } from '../support/databases';
 import { startFakeAnthropic, fakeReply } from '../support/fake-anthropic';
-import { keelClient, runInProcessWorker, uniqueTaskQueue } from '../support/temporal';
 import { integrationSuite } from '../support/integration';
-import { testDeps } from '../support/keel-deps';
 import { freshDurableAgent, isSummarizerRequest, lastUserText, routedResponder, seedConversation } from '../support/durable-turn-helpers';
 import { goodSummarizer } from '../compaction-workflow/support';
 import { OpenAiCompatibleModelClient } from '../../src/model/openai-compatible-client';
@@ -31,11 +29,8 @@ describe.each(testDatabases())('provider limits on $name', (database) => {
   });
 
   it('keeps answering when the provider window is 30k under a configured 200k: every turn answered, compactions recorded', async () => {
-    const taskQueue = uniqueTaskQueue();
-    const worker = await runInProcessWorker(suite.env, taskQueue, testDeps(db.store, suite.fake.url));
-    try {
+    await suite.withWorker(db.store, {}, async ({ client }) => {
       suite.fake.respondWith(routedResponder((request) => fakeReply.text(`ok: ${lastUserText(request).split(':')[0]}`)));
-      const client = keelClient(suite.env, taskQueue);
       const agent = freshDurableAgent();
       const key = `agent:${agent}:main`;
       const overflowsBefore = suite.fake.overflowed.length;
@@ -55,37 +50,34 @@ describe.each(testDatabases())('provider limits on $name', (database) => {
       expect(compactions.every((c) => c.status === 'succeeded')).toBe(true);
       expect(compactions.map((c) => c.trigger)).toContain('overflow');
       expect(suite.fake.overflowed.length - overflowsBefore).toBeLessThanOrEqual(4);
-    } finally {
-      await worker.stop();
-    }
+    });
   }, 900_000);
 
   it('splits and retries a summarizer that overflows on its first chunk, before any extractive fallback', async () => {
     // The summarizer is a separate OpenAI-compatible model whose real window (12k) is far below the chat model's.
     const summarizerFake = await startFakeAnthropic({ tokenLimit: 12_000 });
     summarizerFake.respondWith(goodSummarizer);
-    const deps = {
-      ...testDeps(db.store, suite.fake.url, { config: { compactionModel: 'local-summarizer', compactionModelUrl: summarizerFake.url, contextWindowTokens: 60_000 } }),
-      compactionModel: new OpenAiCompatibleModelClient({ baseUrl: summarizerFake.url, model: 'local-summarizer' }),
+    const summarizer = {
+      config: { compactionModel: 'local-summarizer', compactionModelUrl: summarizerFake.url, contextWindowTokens: 60_000 },
+      deps: { compactionModel: new OpenAiCompatibleModelClient({ baseUrl: summarizerFake.url, model: 'local-summarizer' }) },
     };
-    const taskQueue = uniqueTaskQueue();
-    const worker = await runInProcessWorker(suite.env, taskQueue, deps);
     try {
-      suite.fake.setTokenLimit(200_000);
-      suite.fake.respondWith(routedResponder(() => fakeReply.text('fine')));
-      const agent = freshDurableAgent();
-      const key = `agent:${agent}:main`;
-      await seedConversation(db.store.db, agent, key, 400, 60);
-      const result = await keelClient(suite.env, taskQueue).compact(key, { keepRecentTokens: 2_000 });
-      expect(result.status).toBe('succeeded');
-      expect(result.degraded).toBe(false);
-      // The first chunk overflowed the summarizer, which learned its window and split the work.
-      expect(summarizerFake.overflowed.length).toBeGreaterThanOrEqual(1);
-      expect(await getLearnedWindow(db.store.db, 'local-summarizer')).toBeLessThan(12_000);
-      const answered = summarizerFake.requests.filter((r) => !summarizerFake.overflowed.some((o) => o.request === r));
-      expect(answered.length).toBeGreaterThan(2);
+      await suite.withWorker(db.store, summarizer, async ({ client }) => {
+        suite.fake.setTokenLimit(200_000);
+        suite.fake.respondWith(routedResponder(() => fakeReply.text('fine')));
+        const agent = freshDurableAgent();
+        const key = `agent:${agent}:main`;
+        await seedConversation(db.store.db, agent, key, 400, 60);
+        const result = await client.compact(key, { keepRecentTokens: 2_000 });
+        expect(result.status).toBe('succeeded');
+        expect(result.degraded).toBe(false);
+        // The first chunk overflowed the summarizer, which learned its window and split the work.
+        expect(summarizerFake.overflowed.length).toBeGreaterThanOrEqual(1);
+        expect(await getLearnedWindow(db.store.db, 'local-summarizer')).toBeLessThan(12_000);
+        const answered = summarizerFake.requests.filter((r) => !summarizerFake.overflowed.some((o) => o.request === r));
+        expect(answered.length).toBeGreaterThan(2);
+      });
     } finally {
-      await worker.stop();
       await summarizerFake.close();
     }
   }, 600_000);
@@ -101,36 +93,28 @@ describe.each(testDatabases())('provider limits on $name', (database) => {
 
     // No model configured: the flush is skipped, the summary is extractive, the suite.fake is never called.
     const requestsBefore = suite.fake.requests.length;
-    const noModel = testDeps(db.store, suite.fake.url, { config: { anthropicApiKey: undefined, anthropicBaseUrl: undefined } });
-    let taskQueue = uniqueTaskQueue();
-    let worker = await runInProcessWorker(suite.env, taskQueue, noModel);
-    try {
-      const result = await keelClient(suite.env, taskQueue).compact(noModelKey);
+    const noModel = { config: { anthropicApiKey: undefined, anthropicBaseUrl: undefined } };
+    await suite.withWorker(db.store, noModel, async ({ client }) => {
+      const result = await client.compact(noModelKey);
       expect(result).toMatchObject({ status: 'succeeded', degraded: true });
       expect(result.tokensBefore).toBeGreaterThan(900_000);
       expect(result.tokensAfter).toBeLessThan(25_000);
       expect(suite.fake.requests.length).toBe(requestsBefore);
       const row = await db.store.db.selectFrom('compactions').selectAll().where('id', '=', result.compactionId).executeTakeFirstOrThrow();
       expect(row.memory_flush).toBe('skipped: no-model');
-    } finally {
-      await worker.stop();
-    }
+    });
 
     // With a model: every request (flush on the recent tail, chunks, merge) fits the provider's window.
     const overflowsBefore = suite.fake.overflowed.length;
     suite.fake.respondWith(routedResponder(() => fakeReply.text('unused')));
-    taskQueue = uniqueTaskQueue();
-    worker = await runInProcessWorker(suite.env, taskQueue, testDeps(db.store, suite.fake.url));
-    try {
-      const result = await keelClient(suite.env, taskQueue).compact(modelKey);
+    await suite.withWorker(db.store, {}, async ({ client }) => {
+      const result = await client.compact(modelKey);
       expect(result).toMatchObject({ status: 'succeeded', degraded: false });
       expect(result.tokensAfter).toBeLessThan(25_000);
       expect(suite.fake.overflowed.length).toBe(overflowsBefore);
       const row = await db.store.db.selectFrom('compactions').selectAll().where('id', '=', result.compactionId).executeTakeFirstOrThrow();
       expect(row.memory_flush).toMatch(/^ran on the recent tail/);
       expect(suite.fake.requests.slice(requestsBefore).some(isSummarizerRequest)).toBe(true);
-    } finally {
-      await worker.stop();
-    }
+    });
   }, 900_000);
 });

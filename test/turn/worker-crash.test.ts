@@ -11,16 +11,14 @@ describe.each(sharedDatabases())('a worker killed mid-turn, on $name', (kind) =>
     const { fake } = rig;
     // The first call hangs (the worker dies while it is in flight); the retry is answered.
     fake.enqueue(fakeReply.text('never delivered', { delayMs: 60_000 }), fakeReply.text('answered after the crash'));
-    const first = rig.startWorker();
-    await first.ready;
+    const first = await rig.startReadyWorker();
 
     const reply = rig.client({ modelHeartbeatTimeoutMs: 2_000 }).sendMessage(rig.sessionKey, 'survive this');
     await fake.waitForRequests(fake.requests.length + 1, 60_000);
     await first.kill('SIGKILL');
     expect(first.child.signalCode).toBe('SIGKILL');
 
-    const second = rig.startWorker();
-    await second.ready;
+    await rig.startReadyWorker();
     const result = await reply;
     expect(result.reply).toBe('answered after the crash');
 
