@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { Database, MemoryNoteRow } from './schema';
+import type { Database } from './schema';
 import { storableText } from '../text/storable-text';
 import type { MemoryCheckpoint } from '../context/prompt-sections';
 
@@ -123,9 +123,4 @@ export async function searchMemoryNotes(db: Kysely<Database>, agentId: string, t
 
 function escapeLike(term: string): string {
   return term.replace(/[\\%_]/g, (c) => `\\${c}`);
-}
-
-/** An agent's notes, newest first (scoped by agent). */
-export async function listMemoryNotes(db: Kysely<Database>, agentId: string, limit = 100): Promise<MemoryNoteRow[]> {
-  return db.selectFrom('memory_notes').selectAll().where('agent_id', '=', agentId).orderBy('created_at', 'desc').limit(limit).execute();
 }

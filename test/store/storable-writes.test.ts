@@ -5,7 +5,7 @@ import { testDatabases } from '../support/databases';
 import type { Store } from '../../src/store/connect';
 import { appendEntries, appendEntriesRedacted, getEntry } from '../../src/store/entries-repo';
 import { createCompactionRow, getCompaction, markFailed, writeCompactionRecord } from '../../src/store/compactions-repo';
-import { listMemoryNotes, recordMemoryFlush } from '../../src/store/memory-repo';
+import { recordMemoryFlush, searchMemoryNotes } from '../../src/store/memory-repo';
 import { ensureSession, getSession } from '../../src/store/sessions-repo';
 import { importSessions } from '../../src/transfer/import-sessions';
 import type { MessageEntry } from '../../src/context/types';
@@ -73,7 +73,7 @@ describe.each(testDatabases())('storable text at the persistence boundary on $na
     expect((await getCompaction(store.db, 'k1'))!.error).toBe(STORED);
 
     await recordMemoryFlush(store.db, { agentId: 'A', sessionKey: 'agent:A:main', sessionId: 's1', flushId: 'f1', now: NOW.toISOString(), cycle: 0, notes: [POISON] });
-    expect((await listMemoryNotes(store.db, 'A')).map((n) => n.text)).toEqual([STORED]);
+    expect((await searchMemoryNotes(store.db, 'A', [], 100)).map((n) => n.text)).toEqual([STORED]);
   });
 
   it('imports a session index and a transcript holding NUL and lone surrogates', async () => {
