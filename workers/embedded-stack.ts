@@ -6,6 +6,7 @@ import type { KeelSettings } from '../src/config/agent-config';
 import { startDevServer, type DevServer } from '../src/temporal/dev-server';
 import { openRuntime } from '../src/runtime/activity-deps';
 import { createKeelWorker } from './create-worker';
+import { closeWorkspaceWatchers } from '../activities/workspace-cache';
 import { prepareCluster } from '../src/temporal/prepare-cluster';
 import { KeelClient } from '../src/client/keel-client';
 import { replyStreamForStore } from '../src/streaming/reply-subscriber';
@@ -53,6 +54,8 @@ export async function startLocalStack(settings: KeelSettings, log: (line: string
     started.push(async () => {
       worker.shutdown();
       await running;
+      // The worker's workspace watchers go with it (they are unref'd, but a stopped stack holds nothing).
+      closeWorkspaceWatchers();
     });
     const connection = await Connection.connect({ address });
     started.push(() => connection.close());
