@@ -35,7 +35,7 @@ describeOnPostgres('keel chat streams replies from running workers', 'another pr
       fakeReply.text('Done looking: all clear.', { chunks: ['Done ', 'looking: ', 'all clear.'] }),
     );
 
-    const chat = spawn(process.execPath, ['-r', 'ts-node/register', join(root, 'src/cli/main.ts'), 'chat', 'agent:chat:main'], {
+    const chat = spawn(process.execPath, ['-r', 'ts-node/register', join(root, 'workers/keel.ts'), 'chat', 'agent:chat:main'], {
       cwd: root,
       env: { ...process.env, TS_NODE_SWC: 'true', TS_NODE_TRANSPILE_ONLY: 'true', ...shared },
     });
