@@ -34,7 +34,7 @@ describe('keel command line', () => {
     // What the context is made of: system prompt, workspace files, tool definitions, history.
     expect(run.stderr).toMatch(/\[[SWTH·]+\] system [\d.]+k · workspace 0\.0k · tools [\d.]+k · history [\d.]+k of 200k/);
     // The model got the system prompt.
-    expect(String(fake.requests.at(-1)!.body.system)).toContain('## Runtime');
+    expect(JSON.stringify(fake.requests.at(-1)!.body.system)).toContain('## Runtime');
     expect(run.code).toBe(0);
     fake.assertScriptConsumed();
   });
