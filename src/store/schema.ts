@@ -158,5 +158,3 @@ export type SessionRow = Selectable<SessionsTable>;
 export type NewSessionRow = Insertable<SessionsTable>;
 export type EntryRow = Selectable<TranscriptEntriesTable>;
 export type CompactionRow = Selectable<CompactionsTable>;
-export type MemoryNoteRow = Selectable<MemoryNotesTable>;
-export type SubagentRunRow = Selectable<SubagentRunsTable>;
