@@ -71,7 +71,7 @@ export async function systemPromptForTurn(
   });
   const tokens = (t: string) => (t === '' ? 0 : deps.estimate({ role: 'user', content: t }));
   const bootstrapTokens = bootstrap ? tokens(bootstrap.text) : 0;
-  const toolTokens = deps.tools.modelTools().reduce((sum, t) => sum + tokens(JSON.stringify(t)), 0);
+  const toolTokens = toolDefinitionTokens(deps);
   return { text, mode, overhead: { systemTokens: Math.max(0, tokens(text) - bootstrapTokens), bootstrapTokens, toolTokens } };
 }
 
@@ -117,4 +117,19 @@ async function afterCompaction(deps: ActivityDeps, input: { agentId: string; ses
     flushNotesDay(deps.db, { ...input, cycle: compactionCount - 1 }),
   ]);
   return postCompactionMemory({ ...(checkpoint ? { checkpoint } : {}), ...(notesDay ? { notesDay } : {}), notesInWorkspace });
+}
+
+/**
+ * Tokens of the tool definitions a call sends. The registry hands out the same list until a tool is
+ * registered, so the count is kept per list instead of re-tokenizing every schema on every call.
+ */
+const toolTokensByList = new WeakMap<readonly unknown[], number>();
+function toolDefinitionTokens(deps: ActivityDeps): number {
+  const list = deps.tools.modelTools();
+  let count = toolTokensByList.get(list);
+  if (count === undefined) {
+    count = list.reduce((sum, t) => sum + deps.estimate({ role: 'user', content: JSON.stringify(t) }), 0);
+    toolTokensByList.set(list, count);
+  }
+  return count;
 }
