@@ -1,8 +1,7 @@
 import type { ActivityDeps } from '../src/runtime/deps';
-import { getSession } from '../src/store/sessions-repo';
+import type { SessionRow } from '../src/store/schema';
 
 /** The model a session's turns call: its override (`keel session model`), else its agent's model. */
-export async function sessionModel(deps: ActivityDeps, agentId: string, sessionKey: string): Promise<string> {
-  const session = await getSession(deps.db, agentId, sessionKey);
+export function modelOf(deps: ActivityDeps, session: SessionRow | undefined): string {
   return session?.model_override ?? deps.config.model;
 }

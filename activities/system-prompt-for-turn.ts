@@ -17,6 +17,7 @@ import {
   runtimeSection,
 } from '../src/context/prompt-sections';
 import { getSession } from '../src/store/sessions-repo';
+import type { SessionRow } from '../src/store/schema';
 import { currentCheckpoint, flushNotesDay } from '../src/store/memory-repo';
 import { readWorkspaceFiles } from './workspace-cache';
 import { prepareContext, type PreparedContext } from './prepare-context';
@@ -39,10 +40,20 @@ export interface TurnSystemPrompt {
   readonly overhead: PromptOverhead;
 }
 
+/** Whom a call is for; `session` is the row when the caller has just read it (saves reading it again). */
+interface PromptInput {
+  readonly agentId: string;
+  readonly sessionKey: string;
+  readonly sessionId: string;
+  readonly now: string;
+  readonly model?: string;
+  readonly session?: SessionRow;
+}
+
 /** Builds the system prompt for a call in `sessionKey` at workflow time `now`. */
 export async function systemPromptForTurn(
   deps: ActivityDeps,
-  input: { readonly agentId: string; readonly sessionKey: string; readonly sessionId: string; readonly now: string; readonly model?: string },
+  input: PromptInput,
 ): Promise<TurnSystemPrompt> {
   const { config } = deps;
   const now = new Date(input.now);
@@ -88,7 +99,7 @@ export interface PreparedCall {
 /** The system prompt, then the context budgeted against the window less the prompt and the tools. */
 export async function prepareModelCall(
   deps: ActivityDeps,
-  input: { readonly agentId: string; readonly sessionKey: string; readonly sessionId: string; readonly now: string; readonly model?: string },
+  input: PromptInput,
 ): Promise<PreparedCall> {
   const prompt = await systemPromptForTurn(deps, input);
   const { systemTokens, bootstrapTokens, toolTokens } = prompt.overhead;
@@ -108,8 +119,8 @@ export function withAddition(prompt: string, addition: string | undefined): stri
 }
 
 /** The checkpoint and notes the flush saved before the compaction this session last went through. */
-async function afterCompaction(deps: ActivityDeps, input: { agentId: string; sessionKey: string; sessionId: string }, notesInWorkspace: boolean): Promise<string> {
-  const session = await getSession(deps.db, input.agentId, input.sessionKey);
+async function afterCompaction(deps: ActivityDeps, input: PromptInput, notesInWorkspace: boolean): Promise<string> {
+  const session = input.session ?? (await getSession(deps.db, input.agentId, input.sessionKey));
   if (!session || session.session_id !== input.sessionId || session.compaction_count === 0) return '';
   const compactionCount = session.compaction_count;
   const [checkpoint, notesDay] = await Promise.all([

@@ -15,7 +15,7 @@ import { toActivityFailure } from '../src/model/failures';
 import { startHeartbeat } from './heartbeat';
 import { findUnstorable, storableText } from '../src/text/storable-text';
 import { effectiveWindow, learnFromOverflow } from './model-window';
-import { sessionModel } from './session-model';
+import { modelOf } from './session-model';
 import { configuredWindow } from '../src/config/configured-window';
 import { loadWorkflowState, saveWorkflowState } from '../src/store/workflow-state-repo';
 import { appendReplyKeepingToolArgs, releaseAbandonedToolArgs } from '../src/store/pending-tool-args-repo';
@@ -169,9 +169,11 @@ export function createTurnActivities(allDeps: ActivityDeps) {
     const stored = await getEntry(db, input.agentId, input.sessionId, input.assistantEntryId);
     if (stored) return describeReply(stored.payload as unknown as MessageEntry, stored.token_estimate ?? 0);
 
-    const model = await sessionModel(deps, input.agentId, input.sessionKey);
+    // One read of the session row serves the model choice and the system prompt's after-compaction part.
+    const session = await getSession(db, input.agentId, input.sessionKey);
+    const model = modelOf(deps, session);
     // The system prompt and the tools count against the budget; the messages get what they leave.
-    const { context, system, split, contextTokens } = await prepareModelCall(deps, { ...input, model });
+    const { context, system, split, contextTokens } = await prepareModelCall(deps, { ...input, model, session });
     if (input.precheck && context.estimatedTokens > context.budget) {
       return { kind: 'overBudget', estimatedTokens: context.estimatedTokens, budget: context.budget };
     }
@@ -250,7 +252,7 @@ export function createTurnActivities(allDeps: ActivityDeps) {
     const deps = depsForAgent(allDeps, input.agentId);
     await recordTurnUsage(db, { ...input, now: new Date(input.now) });
     const session = await getSession(db, input.agentId, input.sessionKey);
-    const model = session?.model_override ?? deps.config.model;
+    const model = modelOf(deps, session);
     const contextWindow = await effectiveWindow(deps, model);
     const decision = decideAfterTurn({
       contextTokens: input.contextTokens,
