@@ -5,7 +5,8 @@ import { createCompactionActivities } from './compaction-activities';
 import { createMemoryActivities } from './memory-activities';
 import { createMaintenanceActivities } from './maintenance-activities';
 import { withDataErrors } from './data-errors';
-import { withBuiltinTools } from './memory-search-tool';
+import { withBuiltinTools } from './builtin-tools';
+import { createSubagentActivities } from './subagent-activities';
 
 /** Every activity the Keel worker registers, bound to its dependencies; data errors never retry. */
 export function createActivities(appDeps: ActivityDeps) {
@@ -17,5 +18,6 @@ export function createActivities(appDeps: ActivityDeps) {
     ...createCompactionActivities(deps),
     ...createMemoryActivities(deps),
     ...createMaintenanceActivities(deps),
+    ...createSubagentActivities(deps),
   });
 }

@@ -6,8 +6,8 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { depsForAgent, type ActivityDeps } from '../src/runtime/deps';
-import { ToolRegistry, type ToolDefinition } from '../src/tools/registry';
+import type { ActivityDeps } from '../src/runtime/deps';
+import type { ToolDefinition } from '../src/tools/registry';
 import { searchMemoryNotes, type FoundNote } from '../src/store/memory-repo';
 
 const MEMORY_SEARCH = 'memory_search';
@@ -19,29 +19,7 @@ const memorySearchInput = z.object({
   limit: z.number().int().min(1).max(MAX_LIMIT).optional(),
 });
 
-/** The deps with the built-in tools added to each agent's registry (an application's own tool of the same name wins). */
-export function withBuiltinTools(deps: ActivityDeps): ActivityDeps {
-  const augmented = new WeakMap<ActivityDeps, ActivityDeps>();
-  const augment = (agentDeps: ActivityDeps): ActivityDeps => {
-    let done = augmented.get(agentDeps);
-    if (!done) {
-      const { forAgent: _ignored, ...rest } = agentDeps;
-      done = { ...rest, tools: registryWithBuiltins(agentDeps) };
-      augmented.set(agentDeps, done);
-    }
-    return done;
-  };
-  return { ...deps, forAgent: (agentId) => augment(depsForAgent(deps, agentId)) };
-}
-
-function registryWithBuiltins(deps: ActivityDeps): ToolRegistry {
-  const registry = new ToolRegistry();
-  for (const tool of deps.tools.list()) registry.register(tool);
-  if (!deps.tools.get(MEMORY_SEARCH)) registry.register(memorySearchTool(deps));
-  return registry;
-}
-
-function memorySearchTool(deps: ActivityDeps): ToolDefinition<typeof memorySearchInput> {
+export function memorySearchTool(deps: ActivityDeps): ToolDefinition<typeof memorySearchInput> {
   return {
     name: MEMORY_SEARCH,
     description:

@@ -71,10 +71,7 @@ export async function prepareContext(
   const budget = Math.max(0, window - effectiveReserveTokens(window, deps.config.reserveTokens) - (opts.overheadTokens ?? 0));
   const maxToolChars = Math.floor(budget * DEFAULTS.toolResultMaxBudgetShare * DEFAULTS.charsPerToken);
   const { messages: fitted, truncated } = truncateOversizedToolResults(messages, maxToolChars);
-  const engine = resolveContextEngine({
-    plugins: { slots: { contextEngine: deps.config.contextEngine } },
-    ...(deps.config.contextEngineOptions ? { contextEngine: deps.config.contextEngineOptions } : {}),
-  });
+  const engine = engineOf(deps);
   const assembled = await engine.assemble({ sessionId, sessionKey, messages: fitted, tokenBudget: budget, tokenCache });
   return {
     messages: assembled.messages,
@@ -88,4 +85,12 @@ export async function prepareContext(
     tokensComputed: missing.length + (tokenCache.misses - seeded),
     engineInstance: engine,
   };
+}
+
+/** The agent's configured context engine. */
+export function engineOf(deps: ActivityDeps): ContextEngine {
+  return resolveContextEngine({
+    plugins: { slots: { contextEngine: deps.config.contextEngine } },
+    ...(deps.config.contextEngineOptions ? { contextEngine: deps.config.contextEngineOptions } : {}),
+  });
 }

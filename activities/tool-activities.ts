@@ -1,9 +1,8 @@
 import { Context } from '@temporalio/activity';
 import { depsForAgent, type ActivityDeps } from '../src/runtime/deps';
-import { getEntry } from '../src/store/entries-repo';
-import { appendToolResultReleasingArgs, loadPendingToolArgs } from '../src/store/pending-tool-args-repo';
-import type { AssistantMessage, MessageEntry, ToolCallBlock, ToolResultMessage } from '../src/context/types';
-import { isToolCallBlock, toolCallArguments } from '../src/context/types';
+import type { ToolCallBlock } from '../src/context/types';
+import { toolCallArguments } from '../src/context/types';
+import { errorOutput, loadToolCall, storeToolResult, storedToolResult } from './tool-call-io';
 import type { ToolOutput } from '../src/tools/registry';
 import { startHeartbeat } from './heartbeat';
 
@@ -32,36 +31,13 @@ export interface RunToolResult {
 
 /** Runs one registered tool for one tool call and stores its result entry, once. */
 export function createToolActivities(allDeps: ActivityDeps) {
-  const { db } = allDeps;
-
   async function runTool(input: RunToolInput): Promise<RunToolResult> {
     const deps = depsForAgent(allDeps, input.agentId);
-    const done = await getEntry(db, input.agentId, input.sessionId, input.resultEntryId);
-    if (done) return { entryId: done.id, isError: Boolean((done.payload as unknown as MessageEntry & { message: ToolResultMessage }).message.isError) };
-
-    const assistant = await getEntry(db, input.agentId, input.sessionId, input.assistantEntryId);
-    const message = (assistant?.payload as unknown as MessageEntry | undefined)?.message as AssistantMessage | undefined;
-    const stored = message?.content.find((b): b is ToolCallBlock => isToolCallBlock(b) && (b as ToolCallBlock).id === input.toolCallId);
-    // The tool runs with exactly what the model sent. No pending row: a call stored before raw
-    // arguments were kept, so the stored (redacted) arguments are all there is.
-    const raw = stored && (await loadPendingToolArgs(db, input.agentId, input.sessionId, input.assistantEntryId, input.toolCallId));
-    const call = stored && raw ? { ...stored, arguments: raw } : stored;
-    const toolName = call?.name ?? 'unknown';
+    const done = await storedToolResult(deps, input);
+    if (done) return done;
+    const call = await loadToolCall(deps, input);
     const output = call ? await execute(call, input) : errorOutput(`tool call ${input.toolCallId} not found in entry ${input.assistantEntryId}`);
-
-    const result: ToolResultMessage = {
-      role: 'toolResult',
-      toolCallId: input.toolCallId,
-      toolName,
-      content: output.content,
-      isError: output.isError ?? false,
-      ...(output.details !== undefined ? { details: output.details } : {}),
-      timestamp: Date.parse(input.now),
-    };
-    const entry: MessageEntry = { type: 'message', id: input.resultEntryId, parentId: input.parentId, timestamp: input.now, message: result };
-    // Tool output is where secrets usually appear: stored redacted, with the raw arguments released.
-    await appendToolResultReleasingArgs(db, input.agentId, input.sessionId, input, { entry, tokenEstimate: deps.estimate(result) });
-    return { entryId: entry.id, isError: result.isError ?? false };
+    return storeToolResult(deps, input, call?.name ?? 'unknown', output);
   }
 
   /** Unknown tools and invalid inputs become error results the model can read, not crashes. */
@@ -96,8 +72,4 @@ export function createToolActivities(allDeps: ActivityDeps) {
   }
 
   return { runTool };
-}
-
-function errorOutput(text: string): ToolOutput {
-  return { content: [{ type: 'text', text }], isError: true };
 }

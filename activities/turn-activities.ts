@@ -21,6 +21,8 @@ import { loadWorkflowState, saveWorkflowState } from '../src/store/workflow-stat
 import { appendReplyKeepingToolArgs, releaseAbandonedToolArgs } from '../src/store/pending-tool-args-repo';
 import type { ContextSplit, PromptCacheCounters, SessionCarriedState, TurnUsage } from '../src/protocol';
 import { openReplyStream } from '../src/streaming/reply-publisher';
+import { claimAnnounce } from '../src/store/subagent-runs-repo';
+import { orphanedChildren, subagentTaskText } from './subagent-runs';
 
 export interface BeginTurnInput {
   readonly agentId: string;
@@ -33,6 +35,10 @@ export interface BeginTurnInput {
   readonly newSessionId: string;
   /** System events (heartbeat, cron, exec notices) neither refresh nor expire freshness. */
   readonly event?: SessionEventKind;
+  /** A subagent's result: the turn claims (subagent, key) before writing it; a second claimant writes nothing. */
+  readonly announce?: { readonly subagentId: string; readonly key: string };
+  /** A spawned child's first turn: the message is the task stored with its run. */
+  readonly subagentTask?: boolean;
 }
 
 export interface BeginTurnResult {
@@ -43,6 +49,10 @@ export interface BeginTurnResult {
   readonly rotated?: 'manual' | 'daily' | 'idle';
   /** A bare `/new` or `/reset`: nothing to send to the model. */
   readonly resetOnly: boolean;
+  /** This announce was already taken by another turn: nothing was written, nothing to answer. */
+  readonly duplicate?: true;
+  /** Workflow ids of the subagents the reset session left running: the session cancels them. */
+  readonly orphanedChildren?: readonly string[];
 }
 
 export interface CallModelInput {
@@ -123,8 +133,9 @@ export function createTurnActivities(allDeps: ActivityDeps) {
     let session = await ensureSession(db, { agentId: input.agentId, sessionKey: input.sessionKey, newSessionId: input.newSessionId, now, chatType: chatTypeOfKey(input.sessionKey) });
     // No secret outlives the turn that needed it, even when a tool failed for good.
     await releaseAbandonedToolArgs(db, input.agentId, session.session_id, input.now);
-    const reset = parseResetCommand(input.text);
-    const text = reset ? (reset.remainder ?? '') : input.text;
+    const message = input.subagentTask ? await subagentTaskText(db, input.sessionKey) : input.text;
+    const reset = parseResetCommand(message);
+    const text = reset ? (reset.remainder ?? '') : message;
     // Freshness (OpenClaw session reset): a reset command, the daily boundary or idle expiry starts a new sessionId.
     // The new id is deterministic, so a retried beginTurn never rotates twice.
     let rotated: BeginTurnResult['rotated'];
@@ -139,7 +150,13 @@ export function createTurnActivities(allDeps: ActivityDeps) {
         session = (await getSession(db, input.agentId, input.sessionKey))!;
       }
     }
-    if (text === '') return { sessionId: session.session_id, preflightCompaction: false, resetOnly: true, ...(rotated ? { rotated } : {}) };
+    // Children of the session that just ended do not go on silently: the workflow cancels them.
+    const orphans = rotated ? await orphanedChildren(db, input.agentId, input.sessionKey, session.session_id) : [];
+    const orphanedChildrenPart = orphans.length > 0 ? { orphanedChildren: orphans } : {};
+    if (text === '') return { sessionId: session.session_id, preflightCompaction: false, resetOnly: true, ...(rotated ? { rotated } : {}), ...orphanedChildrenPart };
+    if (input.announce && !(await claimAnnounce(db, input.announce.subagentId, input.announce.key, input.userEntryId, input.now))) {
+      return { sessionId: session.session_id, preflightCompaction: false, resetOnly: false, duplicate: true };
+    }
     // The store replaces what PostgreSQL cannot hold (NUL, lone surrogates); say so once, here.
     const unstorable = findUnstorable(text);
     if (unstorable) log.warn('user message had characters PostgreSQL cannot store; stored with U+FFFD in their place', { sessionKey: input.sessionKey, ...unstorable });
@@ -157,7 +174,7 @@ export function createTurnActivities(allDeps: ActivityDeps) {
     }
     const limit = deps.config.maxActiveTranscriptBytes;
     const preflightCompaction = limit > 0 && (await activeTranscriptBytes(db, input.agentId, session.session_id)) > limit;
-    return { sessionId: session.session_id, preflightCompaction, resetOnly: false, ...(rotated ? { rotated } : {}) };
+    return { sessionId: session.session_id, preflightCompaction, resetOnly: false, ...(rotated ? { rotated } : {}), ...orphanedChildrenPart };
   }
 
   /**

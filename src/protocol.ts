@@ -8,6 +8,9 @@ import type { SessionEventKind } from './sessions/lifecycle';
 
 export const DEFAULT_TASK_QUEUE = 'keel';
 
+/** The tool the session workflow runs itself: it starts the subagent's child workflow. */
+export const SESSIONS_SPAWN_TOOL = 'sessions_spawn';
+
 /** Failure `type`s carried by ApplicationFailure, for callers to branch on. */
 export const FailureTypes = {
   /** Bad input that retrying cannot fix. */
@@ -44,6 +47,8 @@ export interface SessionWorkflowInput {
   readonly contextWindowTokens?: number;
   /** Activity timeouts; tests shorten them so a killed worker is noticed quickly. */
   readonly tuning?: SessionTuning;
+  /** A spawned subagent's first request (its task), admitted when the run starts. */
+  readonly firstRequest?: SessionRequest;
 }
 
 export interface SessionTuning {
@@ -124,6 +129,10 @@ export interface TurnRequest {
    * rejects the send as stale instead of answering out of context.
    */
   readonly expectedLastEntryId?: string;
+  /** A subagent's result: (subagent, key) lands in this session once, whatever resends it. */
+  readonly announce?: { readonly subagentId: string; readonly key: string };
+  /** A spawned child's first turn: the message is the task stored with its run (kept out of history). */
+  readonly subagentTask?: boolean;
 }
 
 export interface TurnUsage {

@@ -96,6 +96,11 @@ export class SessionState {
     if (!this.maintenance.some((m) => m.kind === job.kind)) this.maintenance.push(job);
   }
 
+  /** Requests wait (maintenance aside). */
+  hasQueuedRequests(): boolean {
+    return this.queue.length > 0;
+  }
+
   hasWork(): boolean {
     return this.maintenance.length > 0 || this.queue.length > 0;
   }

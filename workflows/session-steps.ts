@@ -8,9 +8,12 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { createTurnActivities, CallModelResult } from '../activities/turn-activities';
 import type { createToolActivities } from '../activities/tool-activities';
 import type { createMemoryActivities, MemoryFlushInput } from '../activities/memory-activities';
+import type { createSubagentActivities, AnnounceResult } from '../activities/subagent-activities';
 import {
   COMPACTION_WORKFLOW_TYPE,
   FailureTypes,
+  SESSIONS_SPAWN_TOOL,
+  type RequestOutcome,
   compactionWorkflowId,
   type CompactRequest,
   type CompactionTriggerName,
@@ -24,13 +27,16 @@ import { DEFAULTS } from '../src/config/defaults';
 import { isSilentReply } from '../src/context/silent-reply';
 import type { SessionState } from './session-state';
 import { describeFailure } from './describe-failure';
+import { sessionWorkflowId } from '../src/sessions/session-key';
+import { KeelAgentId, KeelParentSessionKey, KeelSessionKey } from '../src/temporal/search-attributes';
 
 type TurnActivities = ReturnType<typeof createTurnActivities>;
 type ToolActivities = ReturnType<typeof createToolActivities>;
 type MemoryActivities = ReturnType<typeof createMemoryActivities>;
+type SubagentActivities = ReturnType<typeof createSubagentActivities>;
 
 /** Short database steps: local activities, retried with a bound in time (a data error is non-retryable). */
-export const db = wf.proxyLocalActivities<TurnActivities & MemoryActivities>({
+export const db = wf.proxyLocalActivities<TurnActivities & MemoryActivities & SubagentActivities>({
   startToCloseTimeout: '30s',
   scheduleToCloseTimeout: '10m',
   retry: { initialInterval: '200ms', maximumInterval: '5s' },
@@ -41,6 +47,7 @@ export class SessionSteps {
   private readonly model: TurnActivities;
   private readonly flush: MemoryActivities;
   private readonly tools: ToolActivities;
+  private readonly announcer: SubagentActivities;
 
   constructor(
     private readonly input: SessionWorkflowInput,
@@ -69,6 +76,12 @@ export class SessionSteps {
       heartbeatTimeout: tuning.toolHeartbeatTimeoutMs ?? 60_000,
       retry: { initialInterval: '1s', maximumInterval: '30s', maximumAttempts: 5 },
     });
+    // An announce must reach the parent: retried while Temporal is away, for a day.
+    this.announcer = wf.proxyActivities<SubagentActivities>({
+      startToCloseTimeout: '1m',
+      scheduleToCloseTimeout: '24h',
+      retry: { initialInterval: '1s', maximumInterval: '60s' },
+    });
   }
 
   /** One durable turn: the user entry, model calls and tool calls until a final reply, then the counters. */
@@ -87,8 +100,16 @@ export class SessionSteps {
       now: now(),
       newSessionId: wf.uuid4(),
       ...(request.event ? { event: request.event } : {}),
+      ...(request.announce ? { announce: request.announce } : {}),
+      ...(request.subagentTask ? { subagentTask: true } : {}),
     });
     const { sessionId } = begin;
+    // A reset leaves no subagent of the old session running unseen (their rows say killed).
+    for (const workflowId of begin.orphanedChildren ?? []) await cancelQuietly(workflowId);
+    if (begin.duplicate) {
+      // This subagent result already reached the session through another request: nothing to answer.
+      return { reply: '', silent: true, userEntryId: '', assistantEntryId: '', turn: this.state.turnsCompleted, usage: { inputTokens: 0, outputTokens: 0 }, modelCalls: 0 };
+    }
     if (begin.resetOnly) {
       // A bare /new or /reset: the new session starts with the next message.
       return { reply: 'Started a new session.', silent: false, userEntryId: '', assistantEntryId: '', turn: this.state.turnsCompleted, usage: { inputTokens: 0, outputTokens: 0 }, modelCalls: 0 };
@@ -115,6 +136,10 @@ export class SessionSteps {
       parentId = reply.entryId;
       if (reply.toolCalls.length === 0) break;
       for (const call of reply.toolCalls) {
+        if (call.name === SESSIONS_SPAWN_TOOL) {
+          parentId = await this.spawn(sessionId, reply.entryId, call.id, parentId);
+          continue;
+        }
         const t = await this.tools.runTool({
           ...this.ids,
           sessionId,
@@ -146,6 +171,54 @@ export class SessionSteps {
       usage,
       modelCalls,
     };
+  }
+
+  /**
+   * `sessions_spawn`: checked and recorded by an activity, then the subagent's session runs as a child
+   * workflow with its task as the first request. ABANDON: the child outlives this run's
+   * continue-as-new and idle close; it announces to this session's workflow id, whichever run holds it.
+   * Returns the tool result entry (the spawn's receipt, or why it was refused).
+   */
+  private async spawn(sessionId: string, assistantEntryId: string, toolCallId: string, parentId: string): Promise<string> {
+    const ref = { ...this.ids, sessionId, assistantEntryId, toolCallId, resultEntryId: wf.uuid4(), parentId, now: now(), subagentId: wf.uuid4() };
+    const prepared = await db.prepareSpawn(ref);
+    if (prepared.kind === 'refused') return prepared.entryId;
+    const workflowId = sessionWorkflowId(prepared.childAgentId, prepared.childSessionKey);
+    const childInput: SessionWorkflowInput = {
+      agentId: prepared.childAgentId,
+      sessionKey: prepared.childSessionKey,
+      ...(this.input.tuning ? { tuning: this.input.tuning } : {}),
+      firstRequest: { requestId: `task:${ref.subagentId}`, turn: { text: 'subagent task', subagentTask: true } },
+    };
+    try {
+      await wf.startChild('sessionWorkflow', {
+        workflowId,
+        args: [childInput],
+        parentClosePolicy: wf.ParentClosePolicy.ABANDON,
+        memo: { parentSessionKey: this.input.sessionKey, ...(prepared.label ? { label: prepared.label } : {}) },
+        typedSearchAttributes: [
+          { key: KeelAgentId, value: prepared.childAgentId },
+          { key: KeelSessionKey, value: prepared.childSessionKey },
+          { key: KeelParentSessionKey, value: this.input.sessionKey },
+        ],
+      });
+    } catch (err) {
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+    }
+    const recorded = await db.recordSpawn({ ...ref, workflowId });
+    return recorded.entryId;
+  }
+
+  /**
+   * A subagent session reports the outcome of the request it just finished to its parent. Killed
+   * runs report `killed`; `ended` says the run is over (`run` mode, or killed).
+   */
+  async announce(key: string, outcome: RequestOutcome | 'killed'): Promise<AnnounceResult> {
+    const base = { ...this.ids, key, now: now(), ...(this.input.tuning ? { tuning: this.input.tuning } : {}) };
+    if (outcome === 'killed') return this.announcer.announceToParent({ ...base, outcome: 'killed', error: 'killed before it finished' });
+    if (outcome.status === 'done' && 'turn' in outcome) return this.announcer.announceToParent({ ...base, outcome: 'done', replyEntryId: outcome.turn.assistantEntryId });
+    const error = outcome.status === 'failed' ? outcome.message : `no result (${outcome.status})`;
+    return this.announcer.announceToParent({ ...base, outcome: 'failed', error });
   }
 
   /** A manual compaction between turns (`keel compact`). */
@@ -241,6 +314,16 @@ export class SessionSteps {
       turnState.compacted = true;
       await this.compact(sessionId, 'threshold');
     }
+  }
+}
+
+/** Cancels another workflow; one already closed is fine. */
+async function cancelQuietly(workflowId: string): Promise<void> {
+  try {
+    await wf.getExternalWorkflowHandle(workflowId).cancel();
+  } catch (err) {
+    if (!(err instanceof wf.TemporalFailure) && !(err instanceof Error && /not found/i.test(err.message))) throw err;
+    wf.log.info('subagent of a reset session was already gone', { workflowId });
   }
 }
 

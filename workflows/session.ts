@@ -13,6 +13,7 @@ import { checkCompactRequest, checkTurnRequest } from '../src/sessions/validate-
 import { SessionState, type SessionJob } from './session-state';
 import { SessionSteps, db } from './session-steps';
 import { describeFailure, failureType } from './describe-failure';
+import { parseSessionKey } from '../src/sessions/session-key';
 
 /**
  * One long-lived workflow per (agentId, sessionKey). Its identity replaces OpenClaw's session write
@@ -23,6 +24,10 @@ import { describeFailure, failureType } from './describe-failure';
  * The loop ends by continue-as-new (Temporal suggests it, or every `maxTurnsPerRun` turns), carrying
  * queued requests and uncollected outcomes, or by closing after a quiet period (counters saved; the
  * next message starts a fresh run that reads them back).
+ *
+ * A subagent's session is the same workflow, started by its parent as a child: after each request it
+ * announces the outcome to the parent (the last of a burst); a `run` child then ends. A cancel (kill)
+ * is announced too, and the run ends as cancelled.
  */
 export async function sessionWorkflow(input: SessionWorkflowInput): Promise<void> {
   const state = new SessionState(input);
@@ -40,46 +45,66 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<void
   });
   wf.setHandler(statusQuery, () => state.status(input));
 
-  // A fresh run after an idle close: the counters the last run saved.
-  if (!input.carried) {
-    const saved = await db.loadSessionCounters({ agentId: input.agentId, sessionKey: input.sessionKey });
-    if (saved) state.restore(saved);
-  }
-
-  const shouldContinueAsNew = () =>
-    (wf.workflowInfo().continueAsNewSuggested || state.turnsThisRun >= maxTurnsPerRun) && state.carriedBytes() < DEFAULTS.maxCarriedBytes;
-
-  let idle = false;
   // A request for a session that does not exist (`keel compact <typo>`) leaves nothing running behind it.
   let nothingToKeep = false;
-  for (;;) {
-    // Wait only when there is nothing to do (a wait is a timer in history).
-    const woke = state.hasWork() || (await wf.condition(() => state.hasWork() || shouldContinueAsNew(), idleCloseMs));
-    if (shouldContinueAsNew()) break;
-    if (!woke && !state.hasWork()) {
-      idle = true;
-      break;
-    }
-    const job = state.next();
-    if (job) await runJob(job);
-    state.jobDone();
-    if (nothingToKeep && !state.hasWork()) {
-      idle = true;
-      break;
-    }
+  // A `run` subagent announced its result: the run is over.
+  let ended = false;
+  const subagent = isSubagentKey(input.sessionKey);
+  // A spawned child's task, admitted when its first run starts.
+  if (input.firstRequest && !input.carried) state.admit(input.firstRequest);
+  try {
+    await serve();
+  } catch (err) {
+    if (!subagent || !wf.isCancellation(err)) throw err;
+    // Killed: the parent hears it as the child's outcome, then the run ends cancelled.
+    await wf.CancellationScope.nonCancellable(() => steps.announce('killed', 'killed'));
+    throw err;
   }
 
-  // Closing for a session that does not exist: its sender is about to ask for the outcome; wait for that.
-  if (nothingToKeep) await wf.condition(() => !state.hasUncollected(), DEFAULTS.unknownSessionLingerMs);
-  // Senders still waiting are told to ask again; they reach the next run (or restart the session).
-  state.draining = true;
-  await wf.condition(wf.allHandlersFinished);
-  if (idle && !state.hasWork()) {
-    await db.saveSessionCounters({ agentId: input.agentId, sessionKey: input.sessionKey, counters: state.carried() });
-    return;
+  async function serve(): Promise<void> {
+    // A fresh run after an idle close: the counters the last run saved.
+    if (!input.carried) {
+      const saved = await db.loadSessionCounters({ agentId: input.agentId, sessionKey: input.sessionKey });
+      if (saved) state.restore(saved);
+    }
+
+    let idle = false;
+    const shouldContinueAsNew = () =>
+      (wf.workflowInfo().continueAsNewSuggested || state.turnsThisRun >= maxTurnsPerRun) && state.carriedBytes() < DEFAULTS.maxCarriedBytes;
+
+    for (;;) {
+      // Wait only when there is nothing to do (a wait is a timer in history).
+      const woke = state.hasWork() || (await wf.condition(() => state.hasWork() || shouldContinueAsNew(), idleCloseMs));
+      if (shouldContinueAsNew()) break;
+      if (!woke && !state.hasWork()) {
+        idle = true;
+        break;
+      }
+      const job = state.next();
+      if (job) await runJob(job);
+      state.jobDone();
+      if (ended) {
+        idle = true;
+        break;
+      }
+      if (nothingToKeep && !state.hasWork()) {
+        idle = true;
+        break;
+      }
+    }
+
+    // Closing for a session that does not exist: its sender is about to ask for the outcome; wait for that.
+    if (nothingToKeep) await wf.condition(() => !state.hasUncollected(), DEFAULTS.unknownSessionLingerMs);
+    // Senders still waiting are told to ask again; they reach the next run (or restart the session).
+    state.draining = true;
+    await wf.condition(wf.allHandlersFinished);
+    if (idle && !state.hasWork()) {
+      await db.saveSessionCounters({ agentId: input.agentId, sessionKey: input.sessionKey, counters: state.carried() });
+      return;
+    }
+    // The window the worker reported rides along too: status in the new run must not fall back to the default.
+    await wf.continueAsNew<typeof sessionWorkflow>({ ...input, contextWindowTokens: state.contextWindow, carried: state.carried() });
   }
-  // The window the worker reported rides along too: status in the new run must not fall back to the default.
-  await wf.continueAsNew<typeof sessionWorkflow>({ ...input, contextWindowTokens: state.contextWindow, carried: state.carried() });
 
   async function runJob(job: SessionJob): Promise<void> {
     if (job.kind === 'maintenance') {
@@ -90,6 +115,10 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<void
     const outcome = await runRequest(job.request);
     nothingToKeep = outcome.status === 'failed' && outcome.type === FailureTypes.UnknownSession && state.turnsCompleted === 0;
     state.settle(job.request.requestId, outcome);
+    // A subagent reports once its queue is empty: the parent gets the answer to the last message.
+    if (subagent && 'turn' in job.request && !state.hasQueuedRequests()) {
+      ended = (await steps.announce(job.request.requestId, outcome)).ended;
+    }
   }
 
   /** A request's outcome; a failure is the request's, and the session goes on with the next one. */
@@ -102,8 +131,18 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<void
     } catch (err) {
       // A bug in workflow code is not a request failure: let it fail the task and be fixed.
       if (!(err instanceof wf.TemporalFailure)) throw err;
+      // A killed subagent stops here; the kill is its outcome.
+      if (subagent && wf.isCancellation(err)) throw err;
       wf.log.warn('request failed; the session goes on', { sessionKey: input.sessionKey, requestId: request.requestId, error: describeFailure(err) });
       return { status: 'failed', type: failureType(err, FailureTypes.TurnFailed), message: describeFailure(err) };
     }
+  }
+}
+
+function isSubagentKey(sessionKey: string): boolean {
+  try {
+    return parseSessionKey(sessionKey).kind === 'subagent';
+  } catch {
+    return false;
   }
 }

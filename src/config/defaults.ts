@@ -68,6 +68,15 @@ export const DEFAULTS = {
   charsPerToken: 4,
   /** Tool-use rounds in one turn before Keel stops looping (a runaway guard; Keel). */
   maxModelCallsPerTurn: 25,
+  /** Subagents: nesting depth (the main agent spawns, its children do not) and running children per session. */
+  subagentMaxDepth: 1,
+  subagentMaxChildren: 5,
+  /** A subagent's result in its parent's context: about 500 tokens, the rest stays in the child's transcript. */
+  subagentAnnounceChars: 2_000,
+  /** A spawn's task and attachments together, in characters (it becomes the child's first message). */
+  subagentTaskChars: 50_000,
+  /** One page of `sessions_history`, in characters. */
+  subagentHistoryPageChars: 8_000,
   /** The session workflow continues-as-new after this many turns even if Temporal does not suggest it. */
   maxTurnsPerRun: 500,
   /** A provider's retry-after is honoured up to this (Keel: a longer wait is a stuck call, not a backoff). */

@@ -112,6 +112,10 @@ export const keelConfigSchema = z.object({
   userTimeZone: z.string().refine(isKnownTimeZone, 'not a known IANA time zone; use a name such as "Europe/Berlin" or "UTC"').default('UTC'),
   /** Provider prompt caching (cache_control breakpoints on system, tools and the stable prefix). */
   promptCaching: z.boolean().default(true),
+  /** How deep subagents may nest: 1 lets the main agent spawn and its children not (OpenClaw's maxSpawnDepth). */
+  subagentMaxDepth: z.coerce.number().int().nonnegative('0 turns spawning off').default(DEFAULTS.subagentMaxDepth),
+  /** Subagents one session may have running at once; a spawn past it is refused with a tool error. */
+  subagentMaxChildren: z.coerce.number().int().positive().default(DEFAULTS.subagentMaxChildren),
 }).superRefine(coherentModelSettings);
 
 /** Settings that are each valid but contradict one another would fail every turn, not at start. */
@@ -172,6 +176,8 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env, overrides: P
     userTimeZone: env.KEEL_TIMEZONE || undefined,
     promptCaching: env.KEEL_PROMPT_CACHING ? env.KEEL_PROMPT_CACHING !== 'off' && env.KEEL_PROMPT_CACHING !== 'false' : undefined,
     softThresholdTokens: env.KEEL_SOFT_THRESHOLD_TOKENS || undefined,
+    subagentMaxDepth: env.KEEL_SUBAGENT_MAX_DEPTH || undefined,
+    subagentMaxChildren: env.KEEL_SUBAGENT_MAX_CHILDREN || undefined,
     resetMode: env.KEEL_RESET_MODE || undefined,
     historyLimits: env.KEEL_HISTORY_LIMITS ? parseJson(env.KEEL_HISTORY_LIMITS) : undefined,
     resetHour: env.KEEL_RESET_HOUR || undefined,
@@ -219,6 +225,8 @@ const ENV_NAMES: Record<string, string> = {
   userTimeZone: 'KEEL_TIMEZONE',
   promptCaching: 'KEEL_PROMPT_CACHING',
   softThresholdTokens: 'KEEL_SOFT_THRESHOLD_TOKENS',
+  subagentMaxDepth: 'KEEL_SUBAGENT_MAX_DEPTH',
+  subagentMaxChildren: 'KEEL_SUBAGENT_MAX_CHILDREN',
   resetMode: 'KEEL_RESET_MODE',
   historyLimits: 'KEEL_HISTORY_LIMITS',
   resetHour: 'KEEL_RESET_HOUR',

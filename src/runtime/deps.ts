@@ -5,6 +5,7 @@ import type { KeelConfig } from '../config/keel-config';
 import type { ToolRegistry } from '../tools/registry';
 import type { AgentMessage } from '../context/types';
 import type { CompactionHooks } from '../compaction/hooks';
+import type { SessionRequest, SessionTuning } from '../protocol';
 
 /**
  * What activities need from the worker: the database, the model, the config and the tools. Declared
@@ -26,6 +27,16 @@ export interface ActivityDeps {
    * tools. Absent → every agent uses these deps. Activities go through `depsForAgent`.
    */
   readonly forAgent?: (agentId: string) => ActivityDeps;
+  /** The worker's Temporal client, for what crosses sessions (subagent announces, steering, kill). */
+  readonly sessions?: SessionSignals;
+}
+
+/** What activities may do to other sessions' workflows. */
+export interface SessionSignals {
+  /** Admits a request to a session, starting its workflow when none runs (Signal-with-Start: durable, in arrival order). */
+  enqueue(target: { readonly agentId: string; readonly sessionKey: string; readonly tuning?: SessionTuning }, request: SessionRequest): Promise<void>;
+  /** Asks a workflow to cancel; one that already closed is not an error. */
+  cancel(workflowId: string): Promise<void>;
 }
 
 /** The deps an activity uses for `agentId` (see `ActivityDeps.forAgent`). */

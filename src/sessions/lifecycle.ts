@@ -163,9 +163,10 @@ export function parseResetCommand(text: string): ResetCommand | undefined {
 }
 
 /** Events that reach a session; only `user_message` (a real user or channel message) is an interaction. */
-export type SessionEventKind = 'user_message' | 'heartbeat' | 'cron' | 'exec_notice' | 'bookkeeping';
+/** `subagent_announce`: a child's result reaching its parent (a system event: it keeps nothing fresh). */
+export type SessionEventKind = 'user_message' | 'heartbeat' | 'cron' | 'exec_notice' | 'bookkeeping' | 'subagent_announce';
 
-const SYSTEM_EVENT_KINDS: ReadonlySet<SessionEventKind> = new Set(['heartbeat', 'cron', 'exec_notice', 'bookkeeping']);
+const SYSTEM_EVENT_KINDS: ReadonlySet<SessionEventKind> = new Set(['heartbeat', 'cron', 'exec_notice', 'bookkeeping', 'subagent_announce']);
 
 /** True for events that may change the session row but must not keep it fresh (as OpenClaw). */
 export function isSystemEvent(kind: SessionEventKind): boolean {

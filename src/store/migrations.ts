@@ -176,6 +176,26 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  // Subagents: who spawned each run and from which tool call, and the announces their parents took
+  // (one row per child result, keyed by the child request it answers: the claim that makes it land once).
+  '2026_11_23_005_subagents': {
+    async up(db) {
+      await db.schema.alterTable('subagent_runs').addColumn('child_agent_id', 'text').execute();
+      await db.schema.alterTable('subagent_runs').addColumn('parent_session_id', 'text').execute();
+      await db.schema.alterTable('subagent_runs').addColumn('tool_call_id', 'text').execute();
+      await db.schema.alterTable('subagent_runs').addColumn('label', 'text').execute();
+      await db.schema.alterTable('subagent_runs').addColumn('updated_at', 'timestamptz').execute();
+      await db.schema.createIndex('subagent_runs_child_idx').on('subagent_runs').column('child_session_key').execute();
+      await db.schema
+        .createTable('subagent_announces')
+        .addColumn('subagent_id', 'text', (c) => c.notNull())
+        .addColumn('announce_key', 'text', (c) => c.notNull())
+        .addColumn('parent_entry_id', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'timestamptz', (c) => c.notNull())
+        .addPrimaryKeyConstraint('subagent_announces_pk', ['subagent_id', 'announce_key'])
+        .execute();
+    },
+  },
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

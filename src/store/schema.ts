@@ -141,6 +141,22 @@ export interface SubagentRunsTable {
   workflow_id: string | null;
   created_at: Timestamp;
   ended_at: Timestamp | null;
+  /** The child session's agent (the parent's unless the spawn named another). */
+  child_agent_id: string | null;
+  /** The parent's session id at spawn time: a reset parent no longer hears from the child. */
+  parent_session_id: string | null;
+  tool_call_id: string | null;
+  label: string | null;
+  updated_at: Timestamp | null;
+}
+
+/** One announce a parent took: (subagent, announce key) is claimed by the parent turn that writes its entry. */
+export interface SubagentAnnouncesTable {
+  subagent_id: string;
+  /** The child request this announce answers (its task, a steer, or `killed`). */
+  announce_key: string;
+  parent_entry_id: string;
+  created_at: Timestamp;
 }
 
 export interface Database {
@@ -150,6 +166,7 @@ export interface Database {
   memory_notes: MemoryNotesTable;
   memory_checkpoints: MemoryCheckpointsTable;
   subagent_runs: SubagentRunsTable;
+  subagent_announces: SubagentAnnouncesTable;
   model_limits: ModelLimitsTable;
   pending_tool_args: PendingToolArgsTable;
 }

@@ -5,6 +5,8 @@ export const KeelAgentId = defineSearchAttributeKey('KeelAgentId', SearchAttribu
 export const KeelSessionKey = defineSearchAttributeKey('KeelSessionKey', SearchAttributeType.KEYWORD);
 export const KeelTrigger = defineSearchAttributeKey('KeelTrigger', SearchAttributeType.KEYWORD);
 export const KeelStatus = defineSearchAttributeKey('KeelStatus', SearchAttributeType.KEYWORD);
+/** On a subagent's session workflow: the session that spawned it. */
+export const KeelParentSessionKey = defineSearchAttributeKey('KeelParentSessionKey', SearchAttributeType.KEYWORD);
 
 /** For `temporal server start-dev --search-attribute NAME=Keyword`. */
-export const KEEL_SEARCH_ATTRIBUTES = [KeelAgentId, KeelSessionKey, KeelTrigger, KeelStatus].map((k) => k.name);
+export const KEEL_SEARCH_ATTRIBUTES = [KeelAgentId, KeelSessionKey, KeelTrigger, KeelStatus, KeelParentSessionKey].map((k) => k.name);

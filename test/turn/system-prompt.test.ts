@@ -20,7 +20,7 @@ import { getSession } from '../../src/store/sessions-repo';
 import { localDate } from '../../src/context/prompt-sections';
 import { effectiveReserveTokens } from '../../src/context/context-window';
 import { prepareModelCall } from '../../activities/system-prompt-for-turn';
-import { withBuiltinTools } from '../../activities/memory-search-tool';
+import { withBuiltinTools } from '../../activities/builtin-tools';
 import { depsForAgent } from '../../src/runtime/deps';
 
 const suite = integrationSuite();

@@ -1,0 +1,194 @@
+/**
+ * The steps of a subagent's life that touch the database: checking and recording a spawn (the
+ * parent's workflow starts the child workflow between the two), and announcing a child's result to
+ * its parent. The announce is a request to the parent's session workflow under a key derived from
+ * the child's request, and the parent's turn claims that key before writing: it lands once.
+ */
+import { log } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import { depsForAgent, type ActivityDeps } from '../src/runtime/deps';
+import { FailureTypes, SESSIONS_SPAWN_TOOL as SESSIONS_SPAWN, type SessionTuning } from '../src/protocol';
+import { buildSessionKey } from '../src/sessions/session-key';
+import { getSession } from '../src/store/sessions-repo';
+import { getEntry } from '../src/store/entries-repo';
+import { getSubagentRun, insertSubagentRun, liveChildren, updateSubagentRun, type SubagentRun } from '../src/store/subagent-runs-repo';
+import { renderSpawnTask, sessionsSpawnInput } from '../src/subagents/spawn-input';
+import { announceText, type SubagentOutcome } from '../src/subagents/announce-text';
+import { toolCallArguments, type AssistantMessage, type MessageEntry } from '../src/context/types';
+import { errorOutput, loadToolCall, storeToolResult, storedToolResult, textOutput, type ToolCallRef } from './tool-call-io';
+import { engineOf } from './prepare-context';
+import { subagentIdOf } from './subagent-runs';
+
+
+export interface SpawnStepInput extends ToolCallRef {
+  readonly sessionKey: string;
+  /** Chosen by the workflow: the child's session key and the run's id. */
+  readonly subagentId: string;
+}
+
+export type PrepareSpawnResult =
+  | { readonly kind: 'refused'; readonly entryId: string }
+  | { readonly kind: 'spawn'; readonly childAgentId: string; readonly childSessionKey: string; readonly mode: 'run' | 'session'; readonly label?: string };
+
+export interface RecordSpawnInput extends SpawnStepInput {
+  readonly workflowId: string;
+}
+
+export interface AnnounceInput {
+  /** The child session. */
+  readonly agentId: string;
+  readonly sessionKey: string;
+  /** The child request this result answers (`killed` for a kill): with the subagent id, the announce's identity. */
+  readonly key: string;
+  readonly outcome: SubagentOutcome;
+  /** The child's final reply entry when the request succeeded. */
+  readonly replyEntryId?: string;
+  /** Why the request failed, when it did. */
+  readonly error?: string;
+  /** The parent's activity timeouts, for a parent workflow this announce has to start again. */
+  readonly tuning?: SessionTuning;
+  readonly now: string;
+}
+
+export interface AnnounceResult {
+  /** The run has ended (`run` mode, or killed): the child's workflow closes. */
+  readonly ended: boolean;
+}
+
+export function createSubagentActivities(allDeps: ActivityDeps) {
+  const { db } = allDeps;
+
+  /** Checks a `sessions_spawn` call and records the run; a refusal is stored as the call's error result. */
+  async function prepareSpawn(input: SpawnStepInput): Promise<PrepareSpawnResult> {
+    const deps = depsForAgent(allDeps, input.agentId);
+    const existing = await getSubagentRun(db, input.subagentId);
+    if (existing) return spawnOf(existing);
+    const done = await storedToolResult(deps, input);
+    if (done) return { kind: 'refused', entryId: done.entryId };
+    const refuse = async (why: string): Promise<PrepareSpawnResult> => {
+      const stored = await storeToolResult(deps, input, SESSIONS_SPAWN, errorOutput(`sessions_spawn refused: ${why}`));
+      return { kind: 'refused', entryId: stored.entryId };
+    };
+    const call = await loadToolCall(deps, input);
+    if (!call) return refuse(`tool call ${input.toolCallId} not found`);
+    const parsed = sessionsSpawnInput.safeParse(toolCallArguments(call) ?? {});
+    if (!parsed.success) return refuse(parsed.error.issues.map((i) => `${i.path.join('.') || '(input)'}: ${i.message}`).join('; '));
+    const task = renderSpawnTask(parsed.data);
+    if ('problem' in task) return refuse(task.problem);
+    const parentRun = subagentIdOf(input.sessionKey);
+    const depth = (parentRun ? ((await getSubagentRun(db, parentRun))?.depth ?? 1) : 0) + 1;
+    if (depth > deps.config.subagentMaxDepth) {
+      return refuse(`spawn depth ${depth} is over this agent's limit of ${deps.config.subagentMaxDepth} (subagentMaxDepth); do the work yourself`);
+    }
+    const live = await liveChildren(db, input.agentId, input.sessionKey);
+    if (live.length >= deps.config.subagentMaxChildren) {
+      return refuse(
+        `${live.length} subagents are already running (${live.map((r) => r.id).join(', ')}), the limit is ${deps.config.subagentMaxChildren} (subagentMaxChildren); wait for their results or kill one with the subagents tool`,
+      );
+    }
+    const childAgentId = parsed.data.agentId ?? input.agentId;
+    let childSessionKey: string;
+    try {
+      childSessionKey = buildSessionKey({ kind: 'subagent', agentId: childAgentId, subagentId: input.subagentId });
+    } catch (err) {
+      return refuse(`agentId: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    await engineOf(deps).prepareSubagentSpawn?.({ parentSessionKey: input.sessionKey, childSessionKey });
+    await insertSubagentRun(db, {
+      id: input.subagentId,
+      agent_id: input.agentId,
+      parent_session_key: input.sessionKey,
+      parent_session_id: input.sessionId,
+      child_session_key: childSessionKey,
+      child_agent_id: childAgentId,
+      mode: parsed.data.mode ?? 'run',
+      depth,
+      status: 'running',
+      task: task.text,
+      label: parsed.data.label ?? null,
+      tool_call_id: input.toolCallId,
+      created_at: input.now,
+      updated_at: input.now,
+    });
+    return spawnOf((await getSubagentRun(db, input.subagentId))!);
+  }
+
+  /** The spawn's tool result, once the child workflow runs. */
+  async function recordSpawn(input: RecordSpawnInput): Promise<{ entryId: string }> {
+    const deps = depsForAgent(allDeps, input.agentId);
+    await db.updateTable('subagent_runs').set({ workflow_id: input.workflowId }).where('id', '=', input.subagentId).execute();
+    const done = await storedToolResult(deps, input);
+    if (done) return { entryId: done.entryId };
+    const run = (await getSubagentRun(db, input.subagentId))!;
+    const text =
+      `Spawned subagent ${run.id}${run.label ? ` ("${run.label}")` : ''} in session ${run.child_session_key} (mode ${run.mode}). ` +
+      'It works on its own; its result arrives here as a message when it finishes. Do not spawn it again. ' +
+      'sessions_history reads its transcript, sessions_send steers it, subagents lists or kills it.';
+    return storeToolResult(deps, input, SESSIONS_SPAWN, textOutput(text));
+  }
+
+  /**
+   * A child's result: recorded on its run, then admitted to the parent's session (started again if
+   * it closed). Retried until Temporal takes it; the parent's claim makes a repeat harmless.
+   */
+  async function announceToParent(input: AnnounceInput): Promise<AnnounceResult> {
+    const id = subagentIdOf(input.sessionKey);
+    const run = id ? await getSubagentRun(db, id) : undefined;
+    if (!run) throw ApplicationFailure.nonRetryable(`no subagent run for ${input.sessionKey}`, FailureTypes.InvalidInput);
+    // The parent session was reset since the spawn: the run was recorded killed then, nobody to tell.
+    const parent = await getSession(db, run.agent_id, run.parent_session_key);
+    if (parent && run.parent_session_id !== null && parent.session_id !== run.parent_session_id) return { ended: true };
+    const text = await resultText(input);
+    const ended = run.mode === 'run' || input.outcome === 'killed';
+    const status = input.outcome === 'done' ? (ended ? 'done' : 'idle') : input.outcome === 'failed' ? (ended ? 'failed' : 'idle') : 'killed';
+    await updateSubagentRun(db, run.id, {
+      status,
+      result: text.slice(0, 4_000),
+      updated_at: input.now,
+      ...(ended ? { ended_at: input.now } : {}),
+    });
+    if (ended) {
+      const deps = depsForAgent(allDeps, input.agentId);
+      const outcome = input.outcome === 'done' ? 'ok' : input.outcome === 'failed' ? 'error' : 'killed';
+      await engineOf(deps).onSubagentEnded?.({ childSessionKey: input.sessionKey, outcome });
+    }
+    if (!allDeps.sessions) throw new Error('this worker has no Temporal client for announces (ActivityDeps.sessions)');
+    await allDeps.sessions.enqueue(
+      { agentId: run.agent_id, sessionKey: run.parent_session_key, ...(input.tuning ? { tuning: input.tuning } : {}) },
+      {
+        requestId: `announce:${run.id}:${input.key}`,
+        turn: {
+          text: announceText({ subagentId: run.id, label: run.label, childSessionKey: run.child_session_key, mode: run.mode, outcome: input.outcome, text }),
+          event: 'subagent_announce',
+          announce: { subagentId: run.id, key: input.key },
+        },
+      },
+    );
+    log.info('subagent announced to its parent', { subagentId: run.id, parentSessionKey: run.parent_session_key, outcome: input.outcome, key: input.key });
+    return { ended };
+  }
+
+  async function resultText(input: AnnounceInput): Promise<string> {
+    if (input.outcome === 'killed') return input.error ?? 'killed before it finished';
+    if (input.outcome === 'failed') return `the task failed: ${input.error ?? 'unknown error'}`;
+    const session = await getSession(db, input.agentId, input.sessionKey);
+    const entry = session && input.replyEntryId ? await getEntry(db, input.agentId, session.session_id, input.replyEntryId) : undefined;
+    const message = (entry?.payload as unknown as MessageEntry | undefined)?.message as AssistantMessage | undefined;
+    return (message?.content ?? [])
+      .filter((b): b is { type: 'text'; text: string } => b.type === 'text')
+      .map((b) => b.text)
+      .join('\n');
+  }
+
+  return { prepareSpawn, recordSpawn, announceToParent };
+}
+
+function spawnOf(run: SubagentRun): PrepareSpawnResult {
+  return {
+    kind: 'spawn',
+    childAgentId: run.child_agent_id ?? run.agent_id,
+    childSessionKey: run.child_session_key,
+    mode: run.mode === 'session' ? 'session' : 'run',
+    ...(run.label ? { label: run.label } : {}),
+  };
+}

@@ -1,0 +1,28 @@
+import { Client, WorkflowNotFoundError, type ConnectionLike } from '@temporalio/client';
+import { enqueueSignal, type SessionWorkflowInput } from '../protocol';
+import { sessionWorkflowId } from '../sessions/session-key';
+import type { SessionSignals } from '../runtime/deps';
+
+/** Session signals over a worker's own connection (a NativeConnection serves a Client too). */
+export function createSessionSignals(connection: ConnectionLike, namespace: string, taskQueue: string): SessionSignals {
+  const client = new Client({ connection, namespace });
+  return {
+    async enqueue(target, request) {
+      const input: SessionWorkflowInput = { agentId: target.agentId, sessionKey: target.sessionKey, ...(target.tuning ? { tuning: target.tuning } : {}) };
+      await client.workflow.signalWithStart('sessionWorkflow', {
+        workflowId: sessionWorkflowId(target.agentId, target.sessionKey),
+        taskQueue,
+        args: [input],
+        signal: enqueueSignal,
+        signalArgs: [request],
+      });
+    },
+    async cancel(workflowId) {
+      try {
+        await client.workflow.getHandle(workflowId).cancel();
+      } catch (err) {
+        if (!(err instanceof WorkflowNotFoundError)) throw err;
+      }
+    },
+  };
+}

@@ -1,0 +1,61 @@
+import type { Kysely } from 'kysely';
+import type { Database, SubagentRunsTable } from './schema';
+import type { Insertable, Selectable, Updateable } from 'kysely';
+
+export type SubagentRun = Selectable<SubagentRunsTable>;
+
+/** A run is `running` while it has work, `idle` (a `session` child waiting for a message), or ended: `done`, `failed`, `killed`. */
+export type SubagentStatus = 'running' | 'idle' | 'done' | 'failed' | 'killed';
+
+export const ENDED_STATUSES: readonly SubagentStatus[] = ['done', 'failed', 'killed'];
+
+/** Records a spawn once: a retried spawn step finds its row. */
+export async function insertSubagentRun(db: Kysely<Database>, row: Insertable<SubagentRunsTable>): Promise<void> {
+  await db.insertInto('subagent_runs').values(row).onConflict((oc) => oc.column('id').doNothing()).execute();
+}
+
+export async function getSubagentRun(db: Kysely<Database>, id: string): Promise<SubagentRun | undefined> {
+  return db.selectFrom('subagent_runs').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** Children of a parent session that have not ended (fan-out limit, compaction, reset). */
+export async function liveChildren(db: Kysely<Database>, agentId: string, parentSessionKey: string): Promise<SubagentRun[]> {
+  return db
+    .selectFrom('subagent_runs')
+    .selectAll()
+    .where('agent_id', '=', agentId)
+    .where('parent_session_key', '=', parentSessionKey)
+    .where('status', 'in', ['running', 'idle'])
+    .orderBy('created_at')
+    .execute();
+}
+
+/** Runs for `keel subagents` and the `subagents` tool, newest first. */
+export async function listSubagentRuns(db: Kysely<Database>, filter: { agentId?: string; parentSessionKey?: string; limit?: number }): Promise<SubagentRun[]> {
+  let q = db.selectFrom('subagent_runs').selectAll();
+  if (filter.agentId) q = q.where('agent_id', '=', filter.agentId);
+  if (filter.parentSessionKey) q = q.where('parent_session_key', '=', filter.parentSessionKey);
+  return q.orderBy('created_at', 'desc').orderBy('id').limit(filter.limit ?? 100).execute();
+}
+
+export async function updateSubagentRun(
+  db: Kysely<Database>,
+  id: string,
+  patch: Pick<Updateable<SubagentRunsTable>, 'status' | 'result' | 'workflow_id' | 'ended_at'> & { updated_at: string },
+): Promise<void> {
+  await db.updateTable('subagent_runs').set(patch).where('id', '=', id).execute();
+}
+
+/**
+ * Claims announce `key` of a subagent for the parent turn writing `parentEntryId`. True when this
+ * turn holds the claim (first, or a retry of the same turn); false when another turn already took it.
+ */
+export async function claimAnnounce(db: Kysely<Database>, subagentId: string, key: string, parentEntryId: string, now: string): Promise<boolean> {
+  await db
+    .insertInto('subagent_announces')
+    .values({ subagent_id: subagentId, announce_key: key, parent_entry_id: parentEntryId, created_at: now })
+    .onConflict((oc) => oc.columns(['subagent_id', 'announce_key']).doNothing())
+    .execute();
+  const row = await db.selectFrom('subagent_announces').select('parent_entry_id').where('subagent_id', '=', subagentId).where('announce_key', '=', key).executeTakeFirst();
+  return row?.parent_entry_id === parentEntryId;
+}
