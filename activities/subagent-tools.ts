@@ -10,7 +10,8 @@ import type { ToolContext, ToolDefinition, ToolOutput } from '../src/tools/regis
 import { DEFAULTS } from '../src/config/defaults';
 import { getSession } from '../src/store/sessions-repo';
 import { entriesAfter } from '../src/store/entries-repo';
-import { ENDED_STATUSES, getSubagentRun, listSubagentRuns, updateSubagentRun, type SubagentRun, type SubagentStatus } from '../src/store/subagent-runs-repo';
+import { getSubagentRun, listSubagentRuns, type SubagentRun } from '../src/store/subagent-runs-repo';
+import { killSubagent, steerSubagent } from '../src/subagents/control';
 import { sessionsSpawnInput } from '../src/subagents/spawn-input';
 import { renderHistoryEntry } from '../src/subagents/render-history';
 import type { TranscriptEntry } from '../src/context/types';
@@ -67,9 +68,7 @@ export function subagentTools(deps: ActivityDeps, sessions: SessionSignals | und
         if (!input.message) throw new ToolInputError('message: write the message to send');
         return steer(run, input.message, ctx);
       }
-      if (ENDED_STATUSES.includes(run.status as SubagentStatus)) return `subagent ${run.id} already ended (${run.status}); nothing to kill`;
-      await requireSessions().cancel(run.workflow_id ?? '');
-      return `kill requested for subagent ${run.id}; its outcome arrives as a message`;
+      return (await killSubagent(requireSessions(), run)).message;
     }),
   };
   return [spawn, send, history, manage] as unknown as ToolDefinition[];
@@ -89,14 +88,8 @@ export function subagentTools(deps: ActivityDeps, sessions: SessionSignals | und
   }
 
   async function steer(run: SubagentRun, message: string, ctx: ToolContext): Promise<string> {
-    if (ENDED_STATUSES.includes(run.status as SubagentStatus)) {
-      return `subagent ${run.id} has ended (${run.status}); spawn a new one with sessions_spawn for more work`;
-    }
-    const now = new Date().toISOString();
-    await updateSubagentRun(deps.db, run.id, { status: 'running', updated_at: now });
     // The idempotency key makes a retried tool call the same request: the child runs it once.
-    await requireSessions().enqueue({ agentId: run.child_agent_id ?? run.agent_id, sessionKey: run.child_session_key }, { requestId: `steer:${ctx.idempotencyKey}`, turn: { text: message } });
-    return `sent to subagent ${run.id}; its reply arrives as a message`;
+    return (await steerSubagent(deps.db, requireSessions(), run, message, `steer:${ctx.idempotencyKey}`)).message;
   }
 
   async function historyPage(run: SubagentRun, afterSeq: number): Promise<string> {

@@ -17,6 +17,8 @@ import { importCommand, exportCommand } from './transfer';
 import { contextBar, contextSplitBar } from './context-bar';
 import { promptCacheLine } from './prompt-cache-line';
 import { chat } from './chat';
+import { subagentsKill, subagentsList, subagentsSteer } from './subagents';
+import { createSessionSignals } from '../client/session-signals';
 import { runMaintenance } from '../store/maintenance';
 import type { CliRoots } from './local-stack';
 
@@ -33,6 +35,8 @@ const USAGE = `usage: keel <command> [options]
   maintenance [--enforce] [--prune-days N] [--max-entries N] [--agent ID] [--json]
   agents [--json]                          configured agents and what each resolves to (keel.config.json)
   session model <sessionKey> [MODEL | --clear] [--json]   show, set or clear a session's model
+  subagents [--parent KEY] [--agent ID] [--json]          subagent runs, newest first
+  subagents kill <id> | steer <id> TEXT [--json]          cancel a subagent (its parent hears it) or send it a message
   migrate                                  bring the database schema up to date
   temporal-cli                             find or build the Temporal CLI and print its path
 Commands that reach workers (chat, status, compact, compactions retry) need TEMPORAL_ADDRESS.
@@ -45,6 +49,7 @@ const OPTIONS = {
   enforce: { type: 'boolean' },
   clear: { type: 'boolean' },
   session: { type: 'string' },
+  parent: { type: 'string' },
   agent: { type: 'string' },
   out: { type: 'string' },
   instructions: { type: 'string' },
@@ -200,6 +205,33 @@ async function main(argv: string[], roots: CliRoots): Promise<number> {
       const settings = loadKeelSettings();
       print(await withStore((s) => sessionModelCommand(s.db, settings, { sessionKey, ...(model !== undefined ? { model } : {}), clear: Boolean(opts.clear), ...(opts.agent ? { defaultAgentId: opts.agent } : {}), json: Boolean(opts.json) })));
       return 0;
+    }
+    case 'subagents': {
+      const [sub, id, ...words] = args;
+      if (sub === undefined || sub === 'list') {
+        print(await withStore((s) => subagentsList({ db: s.db, ...(opts.parent ? { parentSessionKey: opts.parent } : {}), ...(opts.agent ? { agentId: opts.agent } : {}), json: Boolean(opts.json) })));
+        return 0;
+      }
+      if (sub !== 'kill' && sub !== 'steer') throw new UsageError(`unknown subcommand "subagents ${sub}"; use kill or steer`);
+      const runId = required(id, `a subagent id: keel subagents ${sub} <id>${sub === 'steer' ? ' TEXT' : ''}`);
+      const config = configFromEnv();
+      const { client, close } = await connectClient(config);
+      try {
+        const sessions = createSessionSignals(client.temporal.connection, config.temporalNamespace, config.taskQueue);
+        const text = sub === 'steer' ? required(words.join(' ').trim() || undefined, 'the message: keel subagents steer <id> TEXT') : '';
+        const result = await withStore(async (s): Promise<{ done: boolean }> => {
+          if (sub === 'kill') {
+            const r = await subagentsKill({ db: s.db, sessions, id: runId });
+            return { ...r, done: r.killed };
+          }
+          const r = await subagentsSteer({ db: s.db, sessions, id: runId, text });
+          return { ...r, done: r.sent };
+        });
+        print(result);
+        return result.done ? 0 : 1;
+      } finally {
+        await close();
+      }
     }
     case 'migrate':
       await withStore(async () => undefined);

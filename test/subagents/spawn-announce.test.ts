@@ -6,30 +6,19 @@
 import { Client } from '@temporalio/client';
 import { integrationSuite } from '../support/integration';
 import { testDatabases } from '../support/databases';
-import { allEntries } from '../support/store-readers';
 import { waitUntil } from '../support/wait-until';
-import { getSession } from '../../src/store/sessions-repo';
 import { sessionWorkflowId } from '../../src/sessions/session-key';
+import { KeelParentSessionKey } from '../../src/temporal/search-attributes';
 import { CITIES, PARENT_PROMPT, isChildRequest, lookupTools, messageText, subagentResponder } from './subagent-script';
-import type { Store } from '../../src/store/connect';
-import type { MessageEntry, UserMessage } from '../../src/context/types';
+import { announceTexts } from './announce-texts';
 
-const PARENT = 'agent:main:main';
-
-/** The parent's user entries that are subagent announces, by text. */
-export async function announceTexts(store: Store, sessionKey = PARENT): Promise<string[]> {
-  const session = await getSession(store.db, 'main', sessionKey);
-  if (!session) return [];
-  return (await allEntries(store.db, 'main', session.session_id))
-    .map((row) => (row.payload as unknown as MessageEntry).message)
-    .filter((m): m is UserMessage => m?.role === 'user' && typeof m.content === 'string' && m.content.startsWith('[Subagent'))
-    .map((m) => m.content as string);
-}
 
 const suite = integrationSuite();
 
 describe.each(testDatabases())('subagents on $name', (database) => {
   const db = suite.storePerTest(database);
+  // One parent session per database: the other database's session workflow may still be open.
+  const PARENT = `agent:main:${database.name}`;
 
   it('spawns three children in one turn; each announces once and the parent answers each', () =>
     suite.withWorker(db.store, { tools: lookupTools() }, async ({ client, fake, store }) => {
@@ -38,7 +27,7 @@ describe.each(testDatabases())('subagents on $name', (database) => {
       expect(first.reply).toBe('Waiting for my subagents.');
 
       const announces = await waitUntil('three announces in the parent', async () => {
-        const texts = await announceTexts(store);
+        const texts = await announceTexts(store, PARENT);
         return texts.length >= 3 && texts;
       });
       // The parent answers each announce in its own turn.
@@ -50,7 +39,7 @@ describe.each(testDatabases())('subagents on $name', (database) => {
         expect(mine[0]).toContain(`${city} has population ${city.length * 100_000}.`);
         expect(mine[0]).toMatch(/sessions_history with sessionKey "agent:main:subagent:[0-9a-f-]{36}"/);
       }
-      expect((await announceTexts(store)).length).toBe(3);
+      expect((await announceTexts(store, PARENT)).length).toBe(3);
 
       // What landed in PostgreSQL: three finished runs, one claimed announce each.
       const runs = await store.db.selectFrom('subagent_runs').selectAll().execute();
@@ -77,6 +66,6 @@ describe.each(testDatabases())('subagents on $name', (database) => {
       const described = await new Client({ connection: suite.env.connection }).workflow.getHandle(child.workflow_id!).describe();
       expect(described.parentExecution?.workflowId).toBe(sessionWorkflowId('main', PARENT));
       expect(described.status.name).toBe('COMPLETED');
-      expect(described.searchAttributes.KeelParentSessionKey).toEqual([PARENT]);
+      expect(described.typedSearchAttributes.get(KeelParentSessionKey)).toBe(PARENT);
     }));
 });

@@ -1,0 +1,126 @@
+/**
+ * A subagent's life beyond the happy path, through the real worker: limits refused as tool errors,
+ * a `session` child steered again after its run closed, a kill the parent hears as the outcome, a
+ * child finishing while its parent compacts and continues-as-new, and a reset that stops children.
+ */
+import { integrationSuite } from '../support/integration';
+import { testDatabases } from '../support/databases';
+import { waitUntil } from '../support/wait-until';
+import { fakeReply, type FakeRequest } from '../support/fake-anthropic';
+import { getSession } from '../../src/store/sessions-repo';
+import { allEntries } from '../support/store-readers';
+import { isChildRequest, lookupTools, messageText, subagentResponder } from './subagent-script';
+import { announceTexts } from './announce-texts';
+import type { Store } from '../../src/store/connect';
+import type { MessageEntry, ToolResultMessage } from '../../src/context/types';
+
+// Each test its own parent session: a session workflow of an earlier test may still be open.
+let PARENT = '';
+const suite = integrationSuite();
+
+async function toolResults(store: Store, sessionKey: string): Promise<ToolResultMessage[]> {
+  const session = await getSession(store.db, 'main', sessionKey);
+  if (!session) return [];
+  return (await allEntries(store.db, 'main', session.session_id)).map((r) => (r.payload as unknown as MessageEntry).message).filter((m): m is ToolResultMessage => m?.role === 'toolResult');
+}
+
+const lastText = (r: FakeRequest) => messageText(r.body.messages![r.body.messages!.length - 1]);
+
+describe.each(testDatabases())('subagent lifecycle on $name', (database) => {
+  const db = suite.storePerTest(database);
+  let n = 0;
+  beforeEach(() => {
+    PARENT = `agent:main:${database.name}-${++n}`;
+  });
+
+  it('refuses a spawn past the fan-out limit and below the depth limit as tool errors the model reads', () =>
+    suite.withWorker(db.store, { tools: lookupTools(), config: { subagentMaxChildren: 2 } }, async ({ client, fake, store }) => {
+      // The children try to spawn grandchildren: depth 2 is over the default limit of 1.
+      const base = subagentResponder();
+      fake.respondWith((r) => {
+        if (isChildRequest(r) && r.body.messages!.length === 1) return fakeReply.toolUse([{ id: 'toolu_grandchild', name: 'sessions_spawn', input: { task: 'Look up nothing' } }]);
+        if (isChildRequest(r) && r.body.messages!.length === 3) return fakeReply.text(`child saw: ${lastText(r)}`);
+        return base(r);
+      });
+      await client.sendMessage(PARENT, 'Research the cities Oslo, Lima and Pune');
+      const parentResults = await toolResults(store, PARENT);
+      expect(parentResults.map((m) => Boolean(m.isError))).toEqual([false, false, true]);
+      expect(JSON.stringify(parentResults[2]!.content)).toContain('2 subagents are already running');
+      expect(JSON.stringify(parentResults[2]!.content)).toContain('subagentMaxChildren');
+      await waitUntil('two announces', async () => (await announceTexts(store, PARENT)).length === 2);
+      const children = await store.db.selectFrom('subagent_runs').selectAll().execute();
+      expect(children).toHaveLength(2);
+      for (const child of children) {
+        const refused = await toolResults(store, child.child_session_key);
+        expect(refused).toHaveLength(1);
+        expect(refused[0]!.isError).toBe(true);
+        expect(JSON.stringify(refused[0]!.content)).toContain('spawn depth 2 is over this agent');
+      }
+      // What the children's model saw next: the refusal as the tool result.
+      expect(fake.requests.filter((r) => isChildRequest(r) && r.body.messages!.length === 3).map(lastText).join()).toContain('subagentMaxDepth');
+      await waitUntil('the parent to answer both', async () => (await client.getStatus(PARENT)).turnsCompleted === 3);
+    }));
+
+  it('steers a session-mode child again after its run closed, and the parent hears each answer once', () =>
+    suite.withWorker(db.store, { tools: lookupTools(), tuning: { idleCloseMs: 1_500 } }, async ({ client, fake, store }) => {
+      let steered = false;
+      const base = subagentResponder({ cities: ['Oslo'], spawnInput: (city) => ({ task: `Look up ${city} and stay around.`, label: city, mode: 'session' }) });
+      fake.respondWith((r) => {
+        // After the first announce, the parent steers its child.
+        if (!isChildRequest(r) && lastText(r).startsWith('[Subagent') && !steered) {
+          steered = true;
+          // Late enough that the child's run has closed idle (idleCloseMs 1.5 s): the steer starts it again.
+          const target = /sessionKey "([^"]+)"/.exec(lastText(r))![1]!;
+          return { ...fakeReply.toolUse([{ id: 'toolu_steer', name: 'sessions_send', input: { target, message: 'steer: now Bergen' } }]), delayMs: 3_000 };
+        }
+        if (!isChildRequest(r) && lastText(r).includes('sent to subagent')) return fakeReply.text('Steered it.');
+        return base(r);
+      });
+      await client.sendMessage(PARENT, 'Research the cities Oslo, Lima and Pune');
+      const run = await waitUntil('the run row', async () => store.db.selectFrom('subagent_runs').selectAll().executeTakeFirst());
+      expect(run.mode).toBe('session');
+      // The child's run closes idle before it is addressed again; the steer starts it again.
+      const announces = await waitUntil('two announces', async () => {
+        const texts = await announceTexts(store, PARENT);
+        return texts.length >= 2 && texts;
+      });
+      expect(announces[0]).toContain('Oslo has population');
+      expect(announces[0]).toContain('sessions_send steers it');
+      expect(announces[1]).toContain('Oslo steered: steer: now Bergen');
+      await waitUntil('the parent to settle', async () => (await client.getStatus(PARENT)).queuedTurns === 0 && (await client.getStatus(PARENT)).turnsCompleted === 3);
+      expect(await announceTexts(store, PARENT)).toHaveLength(2);
+      expect((await store.db.selectFrom('subagent_runs').select('status').executeTakeFirstOrThrow()).status).toBe('idle');
+      // The child's session ran two workflow runs: the steer started a fresh one after the idle close.
+      const runs = [];
+      for await (const w of client.temporal.workflow.list({ query: `WorkflowId = '${run.workflow_id}'` })) runs.push(w.status.name);
+      expect(runs.length).toBeGreaterThanOrEqual(2);
+    }));
+
+  it('kills a running child with the subagents tool; the parent hears the kill as its outcome', () =>
+    suite.withWorker(db.store, { tools: lookupTools(), tuning: { modelHeartbeatTimeoutMs: 2_000 } }, async ({ client, fake, store }) => {
+      let child = '';
+      const base = subagentResponder({ cities: ['Lima'] });
+      fake.respondWith((r) => {
+        // The child's model call hangs until the kill cancels it.
+        if (isChildRequest(r)) return { ...fakeReply.text('never'), delayMs: 60_000 };
+        if (!isChildRequest(r) && lastText(r).startsWith('kill me')) return fakeReply.toolUse([{ id: 'toolu_kill', name: 'subagents', input: { action: 'kill', target: child } }]);
+        if (!isChildRequest(r) && lastText(r).includes('kill requested')) return fakeReply.text('Killed it.');
+        return base(r);
+      });
+      await client.sendMessage(PARENT, 'Research the cities Oslo, Lima and Pune');
+      const run = await waitUntil('the child to be calling its model', async () => fake.requests.some(isChildRequest) && store.db.selectFrom('subagent_runs').selectAll().executeTakeFirst());
+      child = run.id;
+      expect((await client.sendMessage(PARENT, 'kill me the child')).reply).toBe('Killed it.');
+      const [announce] = await waitUntil('the kill announce', async () => {
+        const texts = await announceTexts(store, PARENT);
+        return texts.length === 1 && texts;
+      });
+      expect(announce).toContain('was killed');
+      const row = await store.db.selectFrom('subagent_runs').selectAll().executeTakeFirstOrThrow();
+      expect(row.status).toBe('killed');
+      expect(row.ended_at).not.toBeNull();
+      const described = await client.temporal.workflow.getHandle(row.workflow_id!).describe();
+      expect(described.status.name).toBe('CANCELLED');
+      await waitUntil('the parent to answer the kill', async () => (await client.getStatus(PARENT)).turnsCompleted === 3);
+    }));
+});
