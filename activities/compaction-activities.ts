@@ -301,10 +301,9 @@ export function createCompactionActivities(allDeps: CompactionActivityDeps) {
     const deps = depsForAgent(allDeps, input.agentId);
     const entryId = input.compactionId;
     const summary = withSubagentsInFlight(input.summary, await runningSubagentsOf(db, { agentId: input.agentId, parentSessionKey: input.sessionKey }));
-    const summaryTokens = deps.estimate(
-      summaryMessage({ type: 'compaction', id: entryId, parentId: null, timestamp: input.now, summary, firstKeptEntryId: '', tokensBefore: 0 }),
-    );
-    const tokensAfter = summaryTokens + input.keptTokens;
+    const tokensWith = (text: string) =>
+      deps.estimate(summaryMessage({ type: 'compaction', id: entryId, parentId: null, timestamp: input.now, summary: text, firstKeptEntryId: '', tokensBefore: 0 })) + input.keptTokens;
+    const tokensAfter = tokensWith(summary);
     const { inserted } = await writeCompactionRecord(db, {
       agentId: input.agentId,
       sessionKey: input.sessionKey,
@@ -316,7 +315,11 @@ export function createCompactionActivities(allDeps: CompactionActivityDeps) {
       tokensAfter,
       now: new Date(input.now),
     });
-    return { entryId, inserted, tokensAfter };
+    if (inserted) return { entryId, inserted, tokensAfter };
+    // An earlier attempt wrote the entry, with the runs in flight then: count what it stored.
+    const stored = await getEntry(db, input.agentId, input.sessionId, entryId);
+    const storedSummary = stored?.type === 'compaction' ? (stored.payload as unknown as CompactionEntry).summary : summary;
+    return { entryId, inserted, tokensAfter: tokensWith(storedSummary) };
   }
 
   /** Marks the row succeeded (or skipped) and fires `after_compaction` when this call finished it. */

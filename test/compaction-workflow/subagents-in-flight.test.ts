@@ -15,6 +15,8 @@ import { getSession } from '../../src/store/sessions-repo';
 import { EXTRACTIVE_SUMMARY_HEADER } from '../../src/compaction/extractive-summary';
 import { SUBAGENTS_IN_FLIGHT_HEADING } from '../../src/compaction/subagents-in-flight';
 import type { Database } from '../../src/store/schema';
+import { testDeps } from '../support/keel-deps';
+import { createCompactionActivities } from '../../activities/compaction-activities';
 
 const suite = integrationSuite();
 
@@ -117,5 +119,22 @@ describe.each(testDatabases())('subagents in flight at compaction on $name', (da
       await client.compact(quiet.sessionKey, { keepRecentTokens: 0 });
       expect(await summaryOf(store.db, quiet.agentId, quiet.sessionKey)).not.toContain(SUBAGENTS_IN_FLIGHT_HEADING);
     });
+  });
+
+  it('a retried record write keeps the list the first attempt stored, and reports that summary’s tokens', async () => {
+    const s = await seedSession(db.store.db, 4, freshDurableAgent());
+    const activities = createCompactionActivities(testDeps(db.store, suite.fake.url));
+    await insertRun(db.store.db, { id: `sub-${randomUUID()}`, agentId: s.agentId, parent: s.sessionKey, status: 'running', task: 'First child', createdAt: new Date() });
+    const input = { agentId: s.agentId, sessionKey: s.sessionKey, sessionId: s.sessionId, compactionId: randomUUID(), summary: 'Goal: ship it.', firstKeptEntryId: 'm2', tokensBefore: 500, keptTokens: 100, now: new Date().toISOString() };
+    const first = await activities.writeCompactionRecord(input);
+    // A child spawned between the attempts (the first one's reply was lost): the stored entry stays as written.
+    await insertRun(db.store.db, { id: `sub-${randomUUID()}`, agentId: s.agentId, parent: s.sessionKey, status: 'running', task: 'Second child with a much longer task text than the first one has', createdAt: new Date() });
+    const retry = await activities.writeCompactionRecord(input);
+    expect(first.inserted).toBe(true);
+    expect(retry).toEqual({ entryId: first.entryId, inserted: false, tokensAfter: first.tokensAfter });
+    const summary = await summaryOf(db.store.db, s.agentId, s.sessionKey);
+    expect(summary).toContain('First child');
+    expect(summary).not.toContain('Second child');
+    expect(Number((await getSession(db.store.db, s.agentId, s.sessionKey))!.context_tokens)).toBe(first.tokensAfter);
   });
 });
