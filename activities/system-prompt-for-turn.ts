@@ -1,7 +1,8 @@
 /**
  * The system prompt of one model call (turn or memory flush): the sections of the session's prompt
- * mode, the workspace's bootstrap files from the workspace cache, and what the last compaction's
- * flush saved. Also counts what the prompt and the tool definitions take from the context budget.
+ * mode, the workspace's bootstrap files from the workspace cache, the spawn policy at the session's
+ * context level, and what the last compaction's flush saved. Also counts what the prompt and the
+ * tool definitions take from the context budget.
  */
 import type { ActivityDeps } from '../src/runtime/deps';
 import { buildSystemPrompt, type PromptMode } from '../src/context/system-prompt';
@@ -19,7 +20,7 @@ import {
 import { getSession } from '../src/store/sessions-repo';
 import type { SessionRow } from '../src/store/schema';
 import { currentCheckpoint, flushNotesDay } from '../src/store/memory-repo';
-import { readWorkspaceFiles } from './workspace-cache';
+import { readWorkspaceFiles, type WorkspaceWatchSettings } from './workspace-cache';
 import { workspaceSpawnPolicy } from './context-policy';
 import { effectiveWindow } from './model-window';
 import { spawnLevel, spawnPolicySection } from '../src/context/spawn-policy';
@@ -70,7 +71,7 @@ export async function systemPromptForTurn(
   const session = mode === 'none' ? undefined : (input.session ?? (await getSession(deps.db, input.agentId, input.sessionKey)));
   // The spawn policy only means something to an agent that can spawn, and only the main conversation gets it.
   const spawnPolicy = mode === 'full' && tools.some((t) => t.name === SPAWN_TOOL)
-    ? await spawnPolicyText(deps, { workspace, session, model: input.model ?? config.model, sessionId: input.sessionId })
+    ? await spawnPolicyText(deps, { workspace, watchSettings, session, model: input.model ?? config.model, sessionId: input.sessionId })
     : undefined;
   const text = buildSystemPrompt(mode, {
     ...(config.identity ? { identity: config.identity } : {}),
@@ -131,9 +132,9 @@ const SPAWN_TOOL = 'sessions_spawn';
  */
 async function spawnPolicyText(
   deps: ActivityDeps,
-  input: { workspace: string | undefined; session: SessionRow | undefined; model: string; sessionId: string },
+  input: { workspace: string | undefined; watchSettings: WorkspaceWatchSettings; session: SessionRow | undefined; model: string; sessionId: string },
 ): Promise<string> {
-  const policy = await workspaceSpawnPolicy(input.workspace, { watch: deps.config.workspaceWatch, pollSeconds: deps.config.workspacePollSeconds });
+  const policy = await workspaceSpawnPolicy(input.workspace, input.watchSettings);
   const contextTokens = input.session?.session_id === input.sessionId ? Number(input.session.context_tokens) : 0;
   const window = await effectiveWindow(deps, input.model);
   return spawnPolicySection(policy, spawnLevel(window > 0 ? (contextTokens / window) * 100 : 0, policy));
