@@ -19,6 +19,8 @@ import { toActivityFailure } from '../src/model/failures';
 import { DEFAULTS } from '../src/config/defaults';
 import { FailureTypes, type CompactionTriggerName } from '../src/protocol';
 import { effectiveWindow, learnFromOverflow } from './model-window';
+import { withSubagentsInFlight, withoutSubagentsInFlight } from '../src/compaction/subagents-in-flight';
+import { runningSubagentsOf } from '../src/store/subagent-runs-repo';
 
 /** Compaction activities need the worker's deps, plus hooks when the application registers any. */
 /** Kept as an alias: compaction activities need nothing beyond ActivityDeps. */
@@ -220,7 +222,8 @@ export function createCompactionActivities(allDeps: CompactionActivityDeps) {
     const { deps, summarizer } = forAgent(input);
     const hasSummarizer = summarizer.available;
     const active = await loadActiveEntries(db, input.agentId, input.sessionId);
-    const previousSummary = active.compaction?.summary;
+    // The last list of subagents in flight is stale by now: the record step writes the current one.
+    const previousSummary = active.compaction ? withoutSubagentsInFlight(active.compaction.summary) : undefined;
     // Chunks and the kept tail fit what the provider really takes, not only what Keel was told.
     const window = Math.min(input.contextWindowTokens, hasSummarizer ? await summarizer.window() : await effectiveWindow(deps, deps.config.model));
     const keepRecentTokens = Math.min(input.keepRecentTokens, Math.floor(window * DEFAULTS.keepRecentMaxWindowShare));
@@ -289,26 +292,34 @@ export function createCompactionActivities(allDeps: CompactionActivityDeps) {
     });
   }
 
-  /** Writes the compaction entry and session counters in one transaction, once (deterministic entry id). */
+  /**
+   * Writes the compaction entry and session counters in one transaction, once (deterministic entry id).
+   * The summary gets the subagents still running, whichever summarizer wrote it, so the agent does
+   * not spawn them again once the conversation that started them is gone.
+   */
   async function writeCompactionRecordStep(input: WriteCompactionRecordInput): Promise<WriteCompactionRecordResult> {
     const deps = depsForAgent(allDeps, input.agentId);
     const entryId = input.compactionId;
-    const summaryTokens = deps.estimate(
-      summaryMessage({ type: 'compaction', id: entryId, parentId: null, timestamp: input.now, summary: input.summary, firstKeptEntryId: '', tokensBefore: 0 }),
-    );
-    const tokensAfter = summaryTokens + input.keptTokens;
+    const summary = withSubagentsInFlight(input.summary, await runningSubagentsOf(db, { agentId: input.agentId, parentSessionKey: input.sessionKey }));
+    const tokensWith = (text: string) =>
+      deps.estimate(summaryMessage({ type: 'compaction', id: entryId, parentId: null, timestamp: input.now, summary: text, firstKeptEntryId: '', tokensBefore: 0 })) + input.keptTokens;
+    const tokensAfter = tokensWith(summary);
     const { inserted } = await writeCompactionRecord(db, {
       agentId: input.agentId,
       sessionKey: input.sessionKey,
       sessionId: input.sessionId,
       entryId,
-      summary: input.summary,
+      summary,
       firstKeptEntryId: input.firstKeptEntryId,
       tokensBefore: input.tokensBefore,
       tokensAfter,
       now: new Date(input.now),
     });
-    return { entryId, inserted, tokensAfter };
+    if (inserted) return { entryId, inserted, tokensAfter };
+    // An earlier attempt wrote the entry, with the runs in flight then: count what it stored.
+    const stored = await getEntry(db, input.agentId, input.sessionId, entryId);
+    const storedSummary = stored?.type === 'compaction' ? (stored.payload as unknown as CompactionEntry).summary : summary;
+    return { entryId, inserted, tokensAfter: tokensWith(storedSummary) };
   }
 
   /** Marks the row succeeded (or skipped) and fires `after_compaction` when this call finished it. */

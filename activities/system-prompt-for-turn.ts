@@ -1,7 +1,8 @@
 /**
  * The system prompt of one model call (turn or memory flush): the sections of the session's prompt
- * mode, the workspace's bootstrap files from the workspace cache, and what the last compaction's
- * flush saved. Also counts what the prompt and the tool definitions take from the context budget.
+ * mode, the workspace's bootstrap files from the workspace cache, the spawn policy at the session's
+ * context level, and what the last compaction's flush saved. Also counts what the prompt and the
+ * tool definitions take from the context budget.
  */
 import type { ActivityDeps } from '../src/runtime/deps';
 import { buildSystemPrompt, type PromptMode } from '../src/context/system-prompt';
@@ -19,7 +20,10 @@ import {
 import { getSession } from '../src/store/sessions-repo';
 import type { SessionRow } from '../src/store/schema';
 import { currentCheckpoint, flushNotesDay } from '../src/store/memory-repo';
-import { readWorkspaceFiles } from './workspace-cache';
+import { readWorkspaceFiles, type WorkspaceWatchSettings } from './workspace-cache';
+import { workspaceSpawnPolicy } from './context-policy';
+import { effectiveWindow } from './model-window';
+import { spawnLevel, spawnPolicySection } from '../src/context/spawn-policy';
 import { prepareContext, type PreparedContext } from './prepare-context';
 import type { ContextSplit } from '../src/protocol';
 
@@ -60,13 +64,14 @@ export async function systemPromptForTurn(
   const mode = promptModeFor(input.sessionKey, config.promptMode);
   const tools = deps.tools.list();
   const workspace = config.workspaceAccess === 'none' ? undefined : config.workspaceDir;
+  const watchSettings = { watch: config.workspaceWatch, pollSeconds: config.workspacePollSeconds };
   const bootstrap = workspace && mode !== 'none'
-    ? buildBootstrapContext(
-        await readWorkspaceFiles(workspace, [...BOOTSTRAP_FILE_NAMES, ...dailyLogPaths(now, config.userTimeZone)], {
-          watch: config.workspaceWatch,
-          pollSeconds: config.workspacePollSeconds,
-        }),
-      )
+    ? buildBootstrapContext(await readWorkspaceFiles(workspace, [...BOOTSTRAP_FILE_NAMES, ...dailyLogPaths(now, config.userTimeZone)], watchSettings))
+    : undefined;
+  const session = mode === 'none' ? undefined : (input.session ?? (await getSession(deps.db, input.agentId, input.sessionKey)));
+  // The spawn policy only means something to an agent that can spawn, and only the main conversation gets it.
+  const spawnPolicy = mode === 'full' && tools.some((t) => t.name === SPAWN_TOOL)
+    ? await spawnPolicyText(deps, { workspace, watchSettings, session, model: input.model ?? config.model, sessionId: input.sessionId })
     : undefined;
   const text = buildSystemPrompt(mode, {
     ...(config.identity ? { identity: config.identity } : {}),
@@ -74,10 +79,10 @@ export async function systemPromptForTurn(
     toolCallStyle: TOOL_CALL_STYLE,
     safety: SAFETY,
     memory: MEMORY_RECALL,
-    messaging: MESSAGING,
+    messaging: spawnPolicy ? `${MESSAGING}\n\n${spawnPolicy}` : MESSAGING,
     ...(workspace ? { workspace: `Workspace folder: ${workspace} (${config.workspaceAccess === 'ro' ? 'read-only' : 'read-write'})` } : {}),
     ...(bootstrap ? { bootstrap: bootstrap.text } : {}),
-    afterCompaction: mode === 'none' ? '' : await afterCompaction(deps, input, workspace !== undefined),
+    afterCompaction: session ? await afterCompaction(deps, input, session, workspace !== undefined) : '',
     runtime: runtimeSection(input.model ?? config.model, now, config.userTimeZone),
   });
   const tokens = (t: string) => (t === '' ? 0 : deps.estimate({ role: 'user', content: t }));
@@ -118,10 +123,26 @@ export function withAddition(prompt: string, addition: string | undefined): stri
   return addition && addition.trim() !== '' ? `${prompt}\n\n${addition.trim()}` : prompt;
 }
 
+/** The built-in tool that starts a subagent. */
+const SPAWN_TOOL = 'sessions_spawn';
+
+/**
+ * The spawn policy with the instruction of the level the context reached at the end of the last
+ * turn (the same for every call of a turn, so the prompt only changes when the level does).
+ */
+async function spawnPolicyText(
+  deps: ActivityDeps,
+  input: { workspace: string | undefined; watchSettings: WorkspaceWatchSettings; session: SessionRow | undefined; model: string; sessionId: string },
+): Promise<string> {
+  const policy = await workspaceSpawnPolicy(input.workspace, input.watchSettings);
+  const contextTokens = input.session?.session_id === input.sessionId ? Number(input.session.context_tokens) : 0;
+  const window = await effectiveWindow(deps, input.model);
+  return spawnPolicySection(policy, spawnLevel(window > 0 ? (contextTokens / window) * 100 : 0, policy));
+}
+
 /** The checkpoint and notes the flush saved before the compaction this session last went through. */
-async function afterCompaction(deps: ActivityDeps, input: PromptInput, notesInWorkspace: boolean): Promise<string> {
-  const session = input.session ?? (await getSession(deps.db, input.agentId, input.sessionKey));
-  if (!session || session.session_id !== input.sessionId || session.compaction_count === 0) return '';
+async function afterCompaction(deps: ActivityDeps, input: PromptInput, session: SessionRow, notesInWorkspace: boolean): Promise<string> {
+  if (session.session_id !== input.sessionId || session.compaction_count === 0) return '';
   const compactionCount = session.compaction_count;
   const [checkpoint, notesDay] = await Promise.all([
     currentCheckpoint(deps.db, { ...input, compactionCount }),

@@ -5,6 +5,7 @@
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { SessionEventKind } from './sessions/lifecycle';
+import type { SpawnAdvice } from './context/spawn-policy';
 
 export const DEFAULT_TASK_QUEUE = 'keel';
 
@@ -201,6 +202,8 @@ export interface SessionStatus {
   readonly model?: string;
   /** The split of the last model call's context (absent until this run made one). */
   readonly contextSplit?: ContextSplit;
+  /** The spawn-policy level `percentUsed` reaches (default thresholds) and what the agent should do at it. */
+  readonly spawnAdvice: SpawnAdvice;
 }
 
 export const statusQuery = defineQuery<SessionStatus>('status');

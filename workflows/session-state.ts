@@ -12,6 +12,7 @@ import type {
 import type { FinishTurnResult } from '../activities/turn-activities';
 import { DEFAULTS } from '../src/config/defaults';
 import { pressureLevel } from '../src/context/context-window';
+import { spawnAdvice } from '../src/context/spawn-policy';
 
 /** The next thing the session runs: maintenance first (it was decided by the turn before), then requests in admission order. */
 export type SessionJob = { readonly kind: 'maintenance'; readonly job: MaintenanceJob } | { readonly kind: 'request'; readonly request: SessionRequest };
@@ -236,6 +237,7 @@ export class SessionState {
       ...(this.promptCache ? { promptCache: { ...this.promptCache, hitRatePercent: cacheHitRatePercent(this.promptCache) } } : {}),
       ...(this.model !== undefined ? { model: this.model } : {}),
       ...(this.contextSplit ? { contextSplit: this.contextSplit } : {}),
+      spawnAdvice: spawnAdvice(percentUsed),
     };
   }
 }

@@ -119,6 +119,7 @@ async function main(argv: string[], roots: CliRoots): Promise<number> {
           if (status.contextSplit) process.stderr.write(`${contextSplitBar(status.contextSplit, status.contextWindow)}\n`);
           process.stderr.write(`turns ${status.turnsCompleted} · compactions ${status.compactionCount}${status.lastCompactionId ? ` (last ${status.lastCompactionId})` : ''} · queued ${status.queuedTurns}${status.model ? ` · model ${status.model}` : ''}\n`);
           if (status.promptCache) process.stderr.write(`${promptCacheLine(status.promptCache)}\n`);
+          process.stderr.write(`spawn policy: ${status.spawnAdvice.level} · ${status.spawnAdvice.instruction}\n`);
         }
       } finally {
         await close();

@@ -59,3 +59,19 @@ export async function claimAnnounce(db: Kysely<Database>, subagentId: string, ke
   const row = await db.selectFrom('subagent_announces').select('parent_entry_id').where('subagent_id', '=', subagentId).where('announce_key', '=', key).executeTakeFirst();
   return row?.parent_entry_id === parentEntryId;
 }
+
+/** What a parent needs to know of a child still at work. */
+export type RunningSubagent = Pick<SubagentRun, 'id' | 'task' | 'status' | 'child_session_key'>;
+
+/** The subagents of `parentSessionKey` that have not ended (at work, or a `session` child waiting), oldest first. */
+export async function runningSubagentsOf(db: Kysely<Database>, input: { agentId: string; parentSessionKey: string }): Promise<RunningSubagent[]> {
+  return db
+    .selectFrom('subagent_runs')
+    .select(['id', 'task', 'status', 'child_session_key'])
+    .where('agent_id', '=', input.agentId)
+    .where('parent_session_key', '=', input.parentSessionKey)
+    .where('status', 'in', ['running', 'idle'])
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
+}
