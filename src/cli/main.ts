@@ -19,10 +19,12 @@ import { promptCacheLine } from './prompt-cache-line';
 import { chat } from './chat';
 import { runMaintenance } from '../store/maintenance';
 import type { CliRoots } from './local-stack';
+import { workerCommand } from './worker-command';
 
 const USAGE = `usage: keel <command> [options]
   dev [--check] [--session <key>]          embedded Temporal + PGlite + worker + interactive chat
   chat [sessionKey]                        interactive chat with running workers (streams with DATABASE_URL)
+  worker                                   a worker for TEMPORAL_ADDRESS/DATABASE_URL or the running \`keel dev\`
   status <sessionKey> [--json]             context usage, pressure, compactions and prompt-cache hit rate of a session
   compact <sessionKey> [--keep-recent N] [--instructions TEXT] [--json]
   compactions [--failed] [--agent ID] [--json]
@@ -35,7 +37,9 @@ const USAGE = `usage: keel <command> [options]
   session model <sessionKey> [MODEL | --clear] [--json]   show, set or clear a session's model
   migrate                                  bring the database schema up to date
   temporal-cli                             find or build the Temporal CLI and print its path
-Commands that reach workers (chat, status, compact, compactions retry) need TEMPORAL_ADDRESS.
+Commands that reach workers (chat, status, compact, compactions retry, worker) use TEMPORAL_ADDRESS,
+else the \`keel dev\` running under the same KEEL_HOME; database commands use DATABASE_URL, else that
+stack's database, else the PGlite folder under KEEL_HOME.
 Settings: environment variables over keel.config.json (KEEL_CONFIG names another file).`;
 
 const OPTIONS = {
@@ -89,6 +93,8 @@ async function main(argv: string[], roots: CliRoots): Promise<number> {
   switch (command) {
     case 'dev':
       return runDev({ check: Boolean(opts.check), sessionKey: opts.session ?? 'agent:main:main' }, roots.startLocalStack);
+    case 'worker':
+      return workerCommand(roots.runWorker);
     case 'chat': {
       const key = args[0] ?? opts.session ?? 'agent:main:main';
       const config = configFromEnv();
