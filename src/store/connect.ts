@@ -111,6 +111,7 @@ async function reachEmbedded(db: Kysely<Database>, url: string, owner: { pid: nu
     throw new Error(
       `the embedded stack in process ${owner.pid} owns ${owner.dataDir ?? 'the PGlite folder'}, but its database at ${where} does not answer ` +
         `(${err instanceof Error ? err.message : String(err)}); PGlite cannot be opened by a second process. Wait for it, or stop process ${owner.pid} and retry.`,
+      { cause: err },
     );
   }
 }
