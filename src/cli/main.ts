@@ -16,7 +16,7 @@ import { compactionsList, compactionsRetry, compactionsShow } from './compaction
 import { importCommand, exportCommand } from './transfer';
 import { contextBar, contextSplitBar } from './context-bar';
 import { promptCacheLine } from './prompt-cache-line';
-import { chat } from './chat';
+import { chatCommand } from './chat-command';
 import { runMaintenance } from '../store/maintenance';
 import type { CliRoots } from './local-stack';
 import { workerCommand } from './worker-command';
@@ -95,20 +95,8 @@ async function main(argv: string[], roots: CliRoots): Promise<number> {
       return runDev({ check: Boolean(opts.check), sessionKey: opts.session ?? 'agent:main:main' }, roots.startLocalStack);
     case 'worker':
       return workerCommand(roots.runWorker);
-    case 'chat': {
-      const key = args[0] ?? opts.session ?? 'agent:main:main';
-      const config = configFromEnv();
-      const log = (line: string) => process.stderr.write(`${line}\n`);
-      // PGlite lives inside the worker's process: only the workers' PostgreSQL can stream to another one.
-      if (!config.databaseUrl) log('replies arrive whole: set DATABASE_URL to the workers\' PostgreSQL to see them stream');
-      const { client, close } = await connectClient(config, { stream: true, log });
-      try {
-        await chat(client, key, log);
-      } finally {
-        await close();
-      }
-      return 0;
-    }
+    case 'chat':
+      return chatCommand(args[0] ?? opts.session ?? 'agent:main:main');
     case 'status': {
       const key = required(args[0], 'a session key: keel status agent:main:main');
       const { client, close } = await connectClient(configFromEnv());

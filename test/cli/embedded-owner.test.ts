@@ -75,6 +75,7 @@ describe('one embedded stack, one owner', () => {
       const chat = await keel(['chat', 'agent:main:side'], { ...noVars(), ...queue }, 'from another terminal\n');
       expect(chat.code).toBe(0);
       expect(chat.stdout).toContain('keel › reply through the second worker');
+      expect(chat.stderr).toContain(`chatting with the embedded stack of process ${dev.pid}`);
     } finally {
       worker.signal('SIGINT');
     }
