@@ -11,12 +11,17 @@ import { prepareCluster } from '../src/temporal/prepare-cluster';
 import { KeelClient } from '../src/client/keel-client';
 import { replyStreamForStore } from '../src/streaming/reply-subscriber';
 import type { LocalStack } from '../src/cli/local-stack';
+import { openStore, storeTargetFor } from '../src/store/connect';
+import { servePglite } from '../src/store/pglite-server';
+import { removeStackState, runningStack, writeStackState } from '../src/store/stack-state';
 
 /**
  * Starts the embedded stack: a local Temporal dev server unless TEMPORAL_ADDRESS is set (its history
  * persists in `<home>/temporal.db`), the store (PGlite in `<home>/db` unless DATABASE_URL is set),
- * and a worker on the task queue. When a step fails, what already started is stopped before the
- * error is rethrown: a failed start leaves no dev server behind.
+ * and a worker on the task queue. This process owns the PGlite folder: it serves it on a local port
+ * and writes `<home>/stack.json` (Temporal address, database URL, pid), through which every other
+ * `keel` command reaches this stack instead of opening the folder itself. When a step fails, what
+ * already started is stopped before the error is rethrown: a failed start leaves no dev server behind.
  */
 export async function startLocalStack(settings: KeelSettings, log: (line: string) => void): Promise<LocalStack> {
   const config = settings.defaults;
@@ -30,18 +35,31 @@ export async function startLocalStack(settings: KeelSettings, log: (line: string
     }
   };
   try {
+    const other = runningStack(config.home);
+    if (other) {
+      throw new Error(
+        `an embedded stack already runs in process ${other.pid} (since ${other.startedAt}) with KEEL_HOME ${resolve(config.home)}: ` +
+          'chat with it through `keel chat <sessionKey>`, or stop it first',
+      );
+    }
+    mkdirSync(resolve(config.home), { recursive: true });
     let server: DevServer | undefined;
     let address = config.temporalAddress;
     if (!address) {
-      mkdirSync(resolve(config.home), { recursive: true });
       server = await startDevServer({ dbFilename: resolve(config.home, 'temporal.db'), ui: true, log });
       started.push(() => server!.stop());
       address = server.address;
     }
     await prepareCluster({ ...config, temporalAddress: address }, log);
-    const runtime = await openRuntime({ config, agents: settings.agents });
+    const target = storeTargetFor(config);
+    const store = await openStore(target);
+    started.push(() => store.close());
+    const runtime = await openRuntime({ config, agents: settings.agents, store });
     started.push(() => runtime.close());
-    log(`store: ${config.databaseUrl ? 'PostgreSQL (DATABASE_URL)' : `PGlite in ${resolve(config.home, 'db')}`}, migrated`);
+    // Other processes reach the PGlite folder through this process: it serves the database on a local port.
+    const served = runtime.store.pglite && runtime.store.pgliteLock ? await servePglite(runtime.store.pglite, runtime.store.pgliteLock) : undefined;
+    if (served) started.push(() => served.close());
+    log(`store: ${config.databaseUrl ? 'PostgreSQL (DATABASE_URL)' : `PGlite in ${resolve(config.home, 'db')}, served at ${served!.url.replace(/\/\/[^@]*@/, '//')}`}, migrated`);
     const nativeConnection = await NativeConnection.connect({ address });
     started.push(() => nativeConnection.close());
     const worker: Worker = await createKeelWorker({
@@ -71,6 +89,13 @@ export async function startLocalStack(settings: KeelSettings, log: (line: string
       warn: log,
     });
     log(`worker: polling task queue "${config.taskQueue}"`);
+    writeStackState(config.home, {
+      pid: process.pid,
+      startedAt: new Date().toISOString(),
+      temporalAddress: address,
+      ...(served && target.kind === 'pglite' ? { databaseUrl: served.url, dataDir: resolve(target.dataDir) } : {}),
+    });
+    started.push(async () => removeStackState(config.home));
     return { client, runtime, temporalAddress: address, uiUrl: server?.uiUrl, stop: stopAll };
   } catch (err) {
     await stopAll();

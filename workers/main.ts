@@ -1,60 +1,18 @@
 /**
- * Keel worker process: `TEMPORAL_ADDRESS=host:7233 DATABASE_URL=postgres://… npm run worker`.
- * Runs until SIGINT/SIGTERM, then drains in-flight tasks and exits.
+ * Keel worker process: `TEMPORAL_ADDRESS=host:7233 DATABASE_URL=postgres://… npm run worker`
+ * (or `keel worker`). Runs until SIGINT/SIGTERM, then drains in-flight tasks and exits.
  */
-import { NativeConnection } from '@temporalio/worker';
 import { loadKeelSettings } from '../src/config/agent-config';
-import { DEFAULTS } from '../src/config/defaults';
-import { validateStartup } from '../src/config/validate-startup';
-import { watchDatabaseHealth } from '../src/store/health-watch';
-import { openRuntime } from '../src/runtime/activity-deps';
-import { createKeelWorker } from './create-worker';
-import { prepareCluster } from '../src/temporal/prepare-cluster';
-import { exitIfShutdownHangs } from './exit-if-shutdown-hangs';
-import { closeWorkspaceWatchers } from '../activities/workspace-cache';
+import { runWorker } from './run-worker';
 
-async function main(): Promise<void> {
-  // keel.config.json (KEEL_CONFIG) under the environment: the defaults and one section per agent.
-  const settings = loadKeelSettings();
-  const config = settings.defaults;
-  if (!config.temporalAddress) {
-    throw new Error('TEMPORAL_ADDRESS is not set: point it at a Temporal frontend (host:7233), or run `npm run dev` for an embedded stack');
-  }
-  // No model is allowed: compaction, import and replay work without one (extractive summaries).
-  await validateStartup(settings.defaults, { requireModel: false, agents: settings.agents });
-  const runtime = await openRuntime({ config, agents: settings.agents });
-  const log = (line: string) => void process.stderr.write(`keel worker: ${line}\n`);
-  // Turns wait (and retry) while the database is away; the log says when that is.
-  const stopWatching = watchDatabaseHealth({ probe: () => runtime.store.healthy(), intervalMs: DEFAULTS.databaseProbeIntervalMs, log });
-  try {
-    const connection = await NativeConnection.connect({ address: config.temporalAddress });
-    try {
-      await prepareCluster(config);
-      const worker = await createKeelWorker({
-        connection,
-        namespace: config.temporalNamespace,
-        taskQueue: config.taskQueue,
-        deps: runtime.deps,
-        shutdownGraceMs: config.shutdownGraceMs,
-      });
-      exitIfShutdownHangs(config.shutdownGraceMs + DEFAULTS.workerShutdownForceExtraMs + 15_000);
-      log(`polling ${config.taskQueue} on ${config.temporalAddress} (pid ${process.pid})`);
-      await worker.run();
-    } finally {
-      await connection.close();
-    }
-  } finally {
-    stopWatching();
-    closeWorkspaceWatchers();
-    await runtime.close();
-  }
-}
+const log = (line: string) => void process.stderr.write(`keel worker: ${line}\n`);
 
-main().then(
+// keel.config.json (KEEL_CONFIG) under the environment: the defaults and one section per agent.
+runWorker(loadKeelSettings(), log).then(
   // Nothing else should keep the process alive once the worker has stopped.
   () => process.exit(0),
   (err) => {
-    process.stderr.write(`keel worker: ${err instanceof Error ? err.message : String(err)}\n`);
+    log(err instanceof Error ? err.message : String(err));
     process.exit(1);
   },
 );

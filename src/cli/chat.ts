@@ -6,7 +6,8 @@ import { printStreamedReply } from './print-streamed-reply';
 
 /**
  * The interactive chat of `keel dev` and `keel chat`: one line, one durable turn, the reply printed
- * as it streams, then the context-usage bar.
+ * as it streams, then the context-usage bar. Lines that arrive faster than turns (a pipe, a pasted
+ * block) wait their turn in order; at the end of input the last reply is awaited before returning.
  */
 export async function chat(client: KeelClient, sessionKey: string, log: (l: string) => void): Promise<void> {
   log(`chat: session ${sessionKey}. Type a message; /status shows context usage; /quit or Ctrl-D leaves.`);
@@ -15,19 +16,22 @@ export async function chat(client: KeelClient, sessionKey: string, log: (l: stri
     log(contextBar(status));
     if (status.contextSplit) log(contextSplitBar(status.contextSplit, status.contextWindow));
   };
-  const rl = createInterface({ input: process.stdin, output: process.stdout });
+  const rl = createInterface({ input: process.stdin, output: process.stdout, prompt: 'you › ' });
+  // Ctrl-C leaves like Ctrl-D, so the stack behind the chat stops cleanly.
+  rl.on('SIGINT', () => rl.close());
+  rl.prompt();
   try {
-    for (;;) {
-      let line: string;
-      try {
-        line = (await rl.question('you › ')).trim();
-      } catch {
-        return; // stdin closed
+    // The iterator buffers lines read while a turn runs; it ends once input has ended and all are taken.
+    for await (const raw of rl) {
+      const line = raw.trim();
+      if (!line) {
+        rl.prompt();
+        continue;
       }
-      if (!line) continue;
       if (line === '/quit' || line === '/exit') return;
       if (line === '/status') {
         logStatus(await client.getStatus(sessionKey));
+        rl.prompt();
         continue;
       }
       try {
@@ -36,6 +40,7 @@ export async function chat(client: KeelClient, sessionKey: string, log: (l: stri
       } catch (err) {
         log(`turn failed: ${err instanceof Error ? err.message : String(err)}`);
       }
+      rl.prompt();
     }
   } finally {
     rl.close();

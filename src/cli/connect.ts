@@ -2,16 +2,26 @@ import { Connection } from '@temporalio/client';
 import type { KeelConfig } from '../config/keel-config';
 import { KeelClient } from '../client/keel-client';
 import { PgReplyStreamSubscriber } from '../streaming/reply-subscriber';
+import { runningStack } from '../store/stack-state';
 
 /**
- * A client for commands that talk to Temporal; TEMPORAL_ADDRESS must name the cluster the workers use.
+ * The Temporal frontend commands talk to: TEMPORAL_ADDRESS, else the embedded stack running under
+ * KEEL_HOME (`keel dev` in another terminal).
+ */
+export function temporalAddressFor(config: Pick<KeelConfig, 'temporalAddress' | 'home'>): string {
+  const address = config.temporalAddress ?? runningStack(config.home)?.temporalAddress;
+  if (!address) {
+    throw new UsageError('this command talks to running workers: start `keel dev` (same KEEL_HOME) or set TEMPORAL_ADDRESS to the Temporal frontend they use (host:7233)');
+  }
+  return address;
+}
+
+/**
+ * A client for commands that talk to Temporal (see temporalAddressFor).
  * With `stream`, replies stream from the workers' PostgreSQL (DATABASE_URL) when one is set.
  */
 export async function connectClient(config: KeelConfig, opts: { stream?: boolean; log?: (line: string) => void } = {}): Promise<{ client: KeelClient; close(): Promise<void> }> {
-  if (!config.temporalAddress) {
-    throw new UsageError('this command talks to running workers: set TEMPORAL_ADDRESS to the Temporal frontend they use (host:7233)');
-  }
-  const connection = await Connection.connect({ address: config.temporalAddress });
+  const connection = await Connection.connect({ address: temporalAddressFor(config) });
   const stream = opts.stream && config.databaseUrl ? new PgReplyStreamSubscriber({ connectionString: config.databaseUrl, ...(opts.log ? { log: opts.log } : {}) }) : undefined;
   const client = new KeelClient({
     connection,

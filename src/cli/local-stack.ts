@@ -17,7 +17,14 @@ export interface LocalStack {
  */
 export type StartLocalStack = (settings: KeelSettings, log: (line: string) => void) => Promise<LocalStack>;
 
+/**
+ * Runs a worker until SIGINT/SIGTERM (`keel worker`): for TEMPORAL_ADDRESS / DATABASE_URL, or the
+ * embedded stack running under KEEL_HOME. Composition root like StartLocalStack.
+ */
+export type RunWorker = (settings: KeelSettings, log: (line: string) => void) => Promise<void>;
+
 /** What the CLI needs from the layers above it. */
 export interface CliRoots {
   readonly startLocalStack: StartLocalStack;
+  readonly runWorker: RunWorker;
 }

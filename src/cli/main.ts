@@ -16,15 +16,17 @@ import { compactionsList, compactionsRetry, compactionsShow } from './compaction
 import { importCommand, exportCommand } from './transfer';
 import { contextBar, contextSplitBar } from './context-bar';
 import { promptCacheLine } from './prompt-cache-line';
-import { chat } from './chat';
 import { subagentsKill, subagentsList, subagentsSteer } from './subagents';
 import { createSessionSignals } from '../client/session-signals';
+import { chatCommand } from './chat-command';
 import { runMaintenance } from '../store/maintenance';
 import type { CliRoots } from './local-stack';
+import { workerCommand } from './worker-command';
 
 const USAGE = `usage: keel <command> [options]
   dev [--check] [--session <key>]          embedded Temporal + PGlite + worker + interactive chat
   chat [sessionKey]                        interactive chat with running workers (streams with DATABASE_URL)
+  worker                                   a worker for TEMPORAL_ADDRESS/DATABASE_URL or the running \`keel dev\`
   status <sessionKey> [--json]             context usage, pressure, compactions and prompt-cache hit rate of a session
   compact <sessionKey> [--keep-recent N] [--instructions TEXT] [--json]
   compactions [--failed] [--agent ID] [--json]
@@ -39,7 +41,9 @@ const USAGE = `usage: keel <command> [options]
   subagents kill <id> | steer <id> TEXT [--json]          cancel a subagent (its parent hears it) or send it a message
   migrate                                  bring the database schema up to date
   temporal-cli                             find or build the Temporal CLI and print its path
-Commands that reach workers (chat, status, compact, compactions retry) need TEMPORAL_ADDRESS.
+Commands that reach workers (chat, status, compact, compactions retry, worker) use TEMPORAL_ADDRESS,
+else the \`keel dev\` running under the same KEEL_HOME; database commands use DATABASE_URL, else that
+stack's database, else the PGlite folder under KEEL_HOME.
 Settings: environment variables over keel.config.json (KEEL_CONFIG names another file).`;
 
 const OPTIONS = {
@@ -94,20 +98,10 @@ async function main(argv: string[], roots: CliRoots): Promise<number> {
   switch (command) {
     case 'dev':
       return runDev({ check: Boolean(opts.check), sessionKey: opts.session ?? 'agent:main:main' }, roots.startLocalStack);
-    case 'chat': {
-      const key = args[0] ?? opts.session ?? 'agent:main:main';
-      const config = configFromEnv();
-      const log = (line: string) => process.stderr.write(`${line}\n`);
-      // PGlite lives inside the worker's process: only the workers' PostgreSQL can stream to another one.
-      if (!config.databaseUrl) log('replies arrive whole: set DATABASE_URL to the workers\' PostgreSQL to see them stream');
-      const { client, close } = await connectClient(config, { stream: true, log });
-      try {
-        await chat(client, key, log);
-      } finally {
-        await close();
-      }
-      return 0;
-    }
+    case 'worker':
+      return workerCommand(roots.runWorker);
+    case 'chat':
+      return chatCommand(args[0] ?? opts.session ?? 'agent:main:main');
     case 'status': {
       const key = required(args[0], 'a session key: keel status agent:main:main');
       const { client, close } = await connectClient(configFromEnv());

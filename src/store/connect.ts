@@ -4,12 +4,20 @@ import { Kysely, PostgresDialect, sql } from 'kysely';
 import { Pool, types as pgTypes } from 'pg';
 import { PGlite } from '@electric-sql/pglite';
 import { PGlitePool } from './pglite-pool';
+import { SessionLock } from './session-lock';
+import { claimPgliteFolder } from './folder-owner';
+import { runningStack } from './stack-state';
 import { migrateToLatest } from './migrations';
 import type { Database } from './schema';
 import { DEFAULTS } from '../config/defaults';
 
-/** Where the data lives: a PostgreSQL URL, or a PGlite directory (`memory://` for a throwaway one). */
-export type StoreTarget = { kind: 'postgres'; url: string; maxConnections?: number } | { kind: 'pglite'; dataDir: string };
+/**
+ * Where the data lives: a PostgreSQL URL, or a PGlite directory (`memory://` for a throwaway one).
+ * `servedBy` marks the URL of a running embedded stack's PGlite (found through its state file).
+ */
+export type StoreTarget =
+  | { kind: 'postgres'; url: string; maxConnections?: number; servedBy?: { pid: number; dataDir?: string } }
+  | { kind: 'pglite'; dataDir: string };
 
 /** An open store: the kysely handle plus how to close what it opened. */
 export interface Store {
@@ -17,6 +25,8 @@ export interface Store {
   readonly target: StoreTarget;
   /** The PGlite instance when embedded (tests use it to serve the same database over a socket). */
   readonly pglite?: PGlite;
+  /** Taken by whoever uses the PGlite session: the store's own pool, socket clients, listeners. */
+  readonly pgliteLock?: SessionLock;
   /** True when `select 1` answers within `timeoutMs` (default `databaseProbeTimeoutMs`); never throws. */
   healthy(timeoutMs?: number): Promise<boolean>;
   close(): Promise<void>;
@@ -35,10 +45,14 @@ export async function openStore(target: StoreTarget, opts: OpenStoreOptions = {}
   const log = opts.log ?? ((line: string) => void process.stderr.write(`${line}\n`));
   let db: Kysely<Database>;
   let pglite: PGlite | undefined;
+  let pgliteLock: SessionLock | undefined;
+  let releaseFolder = () => {};
   if (target.kind === 'postgres') {
     const pool = new Pool({
       connectionString: target.url,
       max: target.maxConnections ?? 10,
+      // A running stack's socket answers at once or not at all; do not hang on it.
+      ...(target.servedBy ? { connectionTimeoutMillis: 5_000 } : {}),
       types: {
         getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
           oid === INT8_OID ? (v: string) => Number(v) : pgTypes.getTypeParser(oid, format as 'text')) as typeof pgTypes.getTypeParser,
@@ -49,24 +63,57 @@ export async function openStore(target: StoreTarget, opts: OpenStoreOptions = {}
     pool.on('error', (err) => log(`keel store: idle database connection lost (${err.message}); reconnecting on next use`));
     db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   } else {
-    if (!target.dataDir.startsWith('memory://')) mkdirSync(target.dataDir, { recursive: true });
-    pglite = await PGlite.create(target.dataDir, {
-      parsers: { [INT8_OID]: (v: string) => Number(v) },
-    });
-    db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: new PGlitePool(pglite) }) });
+    if (!target.dataDir.startsWith('memory://')) {
+      mkdirSync(target.dataDir, { recursive: true });
+      // The only place a PGlite folder is opened: a second process would keep its own copy of the pages.
+      releaseFolder = claimPgliteFolder(resolve(target.dataDir));
+    }
+    try {
+      pglite = await PGlite.create(target.dataDir, {
+        parsers: { [INT8_OID]: (v: string) => Number(v) },
+      });
+    } catch (err) {
+      releaseFolder();
+      throw err;
+    }
+    pgliteLock = new SessionLock();
+    db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: new PGlitePool(pglite, pgliteLock) }) });
   }
-  if (opts.migrate !== false) await migrateToLatest(db);
   const owned = pglite;
+  const close = async () => {
+    await db.destroy();
+    if (owned && !owned.closed) await owned.close();
+    releaseFolder();
+  };
+  try {
+    if (target.kind === 'postgres' && target.servedBy) await reachEmbedded(db, target.url, target.servedBy);
+    if (opts.migrate !== false) await migrateToLatest(db);
+  } catch (err) {
+    await close();
+    throw err;
+  }
   return {
     db,
     target,
     pglite: owned,
+    ...(pgliteLock ? { pgliteLock } : {}),
     healthy: (timeoutMs = DEFAULTS.databaseProbeTimeoutMs) => probe(db, timeoutMs),
-    async close() {
-      await db.destroy();
-      if (owned && !owned.closed) await owned.close();
-    },
+    close,
   };
+}
+
+/** A running stack owns the PGlite folder: through its socket or not at all. */
+async function reachEmbedded(db: Kysely<Database>, url: string, owner: { pid: number; dataDir?: string }): Promise<void> {
+  try {
+    await sql`select 1`.execute(db);
+  } catch (err) {
+    const where = url.replace(/\/\/[^@]*@/, '//');
+    throw new Error(
+      `the embedded stack in process ${owner.pid} owns ${owner.dataDir ?? 'the PGlite folder'}, but its database at ${where} does not answer ` +
+        `(${err instanceof Error ? err.message : String(err)}); PGlite cannot be opened by a second process. Wait for it, or stop process ${owner.pid} and retry.`,
+      { cause: err },
+    );
+  }
 }
 
 async function probe(db: Kysely<Database>, timeoutMs: number): Promise<boolean> {
@@ -86,7 +133,13 @@ async function probe(db: Kysely<Database>, timeoutMs: number): Promise<boolean> 
   }
 }
 
-/** `databaseUrl` when set, else PGlite under `<home>/db` (default `./.keel`). */
+/**
+ * `databaseUrl` when set; else the database a running embedded stack serves (`<home>/stack.json`);
+ * else PGlite under `<home>/db` (default `./.keel`), opened in this process.
+ */
 export function storeTargetFor(config: { readonly databaseUrl?: string; readonly home: string }): StoreTarget {
-  return config.databaseUrl ? { kind: 'postgres', url: config.databaseUrl } : { kind: 'pglite', dataDir: resolve(config.home, 'db') };
+  if (config.databaseUrl) return { kind: 'postgres', url: config.databaseUrl };
+  const stack = runningStack(config.home);
+  if (stack?.databaseUrl) return { kind: 'postgres', url: stack.databaseUrl, maxConnections: 4, servedBy: { pid: stack.pid, ...(stack.dataDir ? { dataDir: stack.dataDir } : {}) } };
+  return { kind: 'pglite', dataDir: resolve(config.home, 'db') };
 }

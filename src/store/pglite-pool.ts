@@ -1,22 +1,22 @@
 import type { PGlite } from '@electric-sql/pglite';
 import type { PostgresPool, PostgresPoolClient, PostgresQueryResult } from 'kysely';
+import type { SessionLock } from './session-lock';
 
 /**
  * A `pg`-Pool-shaped adapter around one PGlite instance, for kysely's PostgresDialect.
  *
- * PGlite is a single session: two interleaved transactions would share it. So the adapter hands out
- * one connection at a time and queues the rest until `release()`.
+ * PGlite is a single session: two interleaved transactions would share it. So a checked-out
+ * connection holds the instance's SessionLock until `release()`; socket clients of the same
+ * instance (see pglite-server.ts) wait on the same lock.
  */
 export class PGlitePool implements PostgresPool {
-  private busy = false;
-  private readonly waiters: Array<() => void> = [];
-
-  constructor(private readonly pglite: PGlite) {}
+  constructor(
+    private readonly pglite: PGlite,
+    private readonly lock: SessionLock,
+  ) {}
 
   async connect(): Promise<PostgresPoolClient> {
-    if (this.busy) await new Promise<void>((resolve) => this.waiters.push(resolve));
-    this.busy = true;
-    let released = false;
+    const release = await this.lock.acquire();
     const client = {
       query: async <R>(sql: string, parameters: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>> => {
         const result = await this.pglite.query<R>(sql, parameters as unknown[]);
@@ -26,13 +26,7 @@ export class PGlitePool implements PostgresPool {
           rows: result.rows,
         };
       },
-      release: () => {
-        if (released) return;
-        released = true;
-        const next = this.waiters.shift();
-        if (next) next();
-        else this.busy = false;
-      },
+      release,
     };
     return client as PostgresPoolClient;
   }

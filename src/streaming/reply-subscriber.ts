@@ -1,6 +1,7 @@
 import type { PGlite } from '@electric-sql/pglite';
 import { Client } from 'pg';
 import type { Store } from '../store/connect';
+import type { SessionLock } from '../store/session-lock';
 
 /**
  * How a client hears a reply stream: LISTEN on a request's channel (`replyChannel`). `listen`
@@ -17,13 +18,21 @@ export interface ReplyStreamSubscriber {
  * and the client share one process and one store (as `npm run dev` does).
  */
 export class PgliteReplyStreamSubscriber implements ReplyStreamSubscriber {
-  constructor(private readonly pglite: PGlite) {}
+  constructor(
+    private readonly pglite: PGlite,
+    /** The store's session lock: LISTEN must not land inside a socket client's transaction. */
+    private readonly lock?: SessionLock,
+  ) {}
 
   async listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>> {
-    const unlisten = await this.pglite.listen(channel, onPayload);
+    const unlisten = await this.exclusive(() => this.pglite.listen(channel, onPayload));
     return async () => {
-      if (!this.pglite.closed) await unlisten();
+      if (!this.pglite.closed) await this.exclusive(() => unlisten());
     };
+  }
+
+  private exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    return this.lock ? this.lock.exclusive(fn) : fn();
   }
 
   /** The PGlite instance belongs to the store that opened it. */
@@ -144,7 +153,7 @@ function quoteIdent(name: string): string {
 
 /** The subscriber that hears replies written through `store`: its PGlite instance, or its PostgreSQL server. */
 export function replyStreamForStore(store: Store, log?: (line: string) => void): ReplyStreamSubscriber {
-  if (store.pglite) return new PgliteReplyStreamSubscriber(store.pglite);
+  if (store.pglite) return new PgliteReplyStreamSubscriber(store.pglite, store.pgliteLock);
   if (store.target.kind !== 'postgres') throw new Error('keel: a PGlite store without its instance cannot stream replies');
   return new PgReplyStreamSubscriber({ connectionString: store.target.url, ...(log ? { log } : {}) });
 }

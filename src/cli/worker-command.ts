@@ -1,0 +1,11 @@
+import { loadKeelSettings } from '../config/agent-config';
+import type { RunWorker } from './local-stack';
+
+/**
+ * `keel worker`: a worker for the cluster TEMPORAL_ADDRESS / DATABASE_URL name, or for the embedded
+ * stack `keel dev` runs under the same KEEL_HOME. Returns the exit code once the worker has drained.
+ */
+export async function workerCommand(runWorker: RunWorker): Promise<number> {
+  await runWorker(loadKeelSettings(), (line) => process.stderr.write(`keel worker: ${line}\n`));
+  return 0;
+}

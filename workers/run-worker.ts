@@ -1,0 +1,48 @@
+import { NativeConnection } from '@temporalio/worker';
+import type { KeelSettings } from '../src/config/agent-config';
+import { DEFAULTS } from '../src/config/defaults';
+import { validateStartup } from '../src/config/validate-startup';
+import { watchDatabaseHealth } from '../src/store/health-watch';
+import { openRuntime } from '../src/runtime/activity-deps';
+import { temporalAddressFor } from '../src/cli/connect';
+import { createKeelWorker } from './create-worker';
+import { prepareCluster } from '../src/temporal/prepare-cluster';
+import { exitIfShutdownHangs } from './exit-if-shutdown-hangs';
+import { closeWorkspaceWatchers } from '../activities/workspace-cache';
+
+/**
+ * Runs a Keel worker until SIGINT/SIGTERM, then drains in-flight tasks. It works for the cluster
+ * TEMPORAL_ADDRESS / DATABASE_URL name, or else for the embedded stack running under KEEL_HOME
+ * (`keel dev` elsewhere): its Temporal server and, through its socket, its PGlite database.
+ */
+export async function runWorker(settings: KeelSettings, log: (line: string) => void): Promise<void> {
+  const config = settings.defaults;
+  const temporalAddress = temporalAddressFor(config);
+  // No model is allowed: compaction, import and replay work without one (extractive summaries).
+  await validateStartup(settings.defaults, { requireModel: false, agents: settings.agents });
+  const runtime = await openRuntime({ config, agents: settings.agents });
+  // Turns wait (and retry) while the database is away; the log says when that is.
+  const stopWatching = watchDatabaseHealth({ probe: () => runtime.store.healthy(), intervalMs: DEFAULTS.databaseProbeIntervalMs, log });
+  try {
+    const connection = await NativeConnection.connect({ address: temporalAddress });
+    try {
+      await prepareCluster({ ...config, temporalAddress });
+      const worker = await createKeelWorker({
+        connection,
+        namespace: config.temporalNamespace,
+        taskQueue: config.taskQueue,
+        deps: runtime.deps,
+        shutdownGraceMs: config.shutdownGraceMs,
+      });
+      exitIfShutdownHangs(config.shutdownGraceMs + DEFAULTS.workerShutdownForceExtraMs + 15_000);
+      log(`polling ${config.taskQueue} on ${temporalAddress} (pid ${process.pid})`);
+      await worker.run();
+    } finally {
+      await connection.close();
+    }
+  } finally {
+    stopWatching();
+    closeWorkspaceWatchers();
+    await runtime.close();
+  }
+}
