@@ -89,12 +89,13 @@ describe.each(testDatabases())('spawn policy on $name', (database) => {
     });
   });
 
-  it('no policy for an agent without sessions_spawn', async () => {
-    await suite.withWorker(db.store, { config: { workspaceDir: workspace } }, async ({ client, fake }) => {
+  it('no policy for an agent that cannot spawn (subagentMaxDepth 0 removes the subagent tools)', async () => {
+    await suite.withWorker(db.store, { config: { workspaceDir: workspace, subagentMaxDepth: 0 } }, async ({ client, fake }) => {
       const system = await turn(client, fake, `agent:${freshDurableAgent()}:main`, 'hello');
       expect(system).toContain('## Messaging\n');
       expect(system).not.toContain('Always spawn');
       expect(system).not.toContain('Now: Context');
+      expect(system).not.toContain('sessions_spawn');
     });
   });
 
