@@ -40,7 +40,7 @@ export interface ScriptOptions {
   readonly spawnInput?: (city: string) => Record<string, unknown>;
   readonly cities?: readonly string[];
   /** Children wait this long before their final reply (to be caught mid-run). */
-  readonly childReplyDelayMs?: number;
+  readonly childReplyDelayMs?: number | ((city: string) => number);
 }
 
 /** Answers parent and child requests from what they contain; anything else is "not mine". */
@@ -54,18 +54,25 @@ export function subagentResponder(opts: ScriptOptions = {}): FakeResponder {
       const city = /^Look up (\w+)/.exec(messageText(messages[0]))![1]!;
       if (messages.length === 1) return fakeReply.toolUse([{ id: `toolu_lookup_${city}`, name: 'lookup', input: { city } }]);
       if (lastText.includes('steer:')) return fakeReply.text(`${city} steered: ${lastText.slice(lastText.indexOf('steer:'))}`);
-      return { ...fakeReply.text(`${city} has population ${city.length * 100_000}.`), ...(opts.childReplyDelayMs ? { delayMs: opts.childReplyDelayMs } : {}) };
+      const delayMs = typeof opts.childReplyDelayMs === 'function' ? opts.childReplyDelayMs(city) : opts.childReplyDelayMs;
+      return { ...fakeReply.text(`${city} has population ${city.length * 100_000}.`), ...(delayMs ? { delayMs } : {}) };
     }
+    // An announce, whatever came before it (right after a compaction it shares a user message with the summary).
+    const announce = lastText.lastIndexOf('[Subagent');
+    if (!isToolResultTurn(last) && announce >= 0) return fakeReply.text(`Noted ${/"(\w+)"/.exec(lastText.slice(announce))?.[1] ?? 'a result'}.`);
     if (messageText(messages[0]).startsWith(PARENT_PROMPT)) {
       if (messages.length === 1) {
         return fakeReply.toolUse(
           cities.map((city) => ({ id: `toolu_spawn_${city}`, name: 'sessions_spawn', input: opts.spawnInput?.(city) ?? { task: `Look up ${city} and report its population.`, label: city } })),
         );
       }
-      if (lastText.startsWith('[Subagent')) return fakeReply.text(`Noted ${/"(\w+)"/.exec(lastText)?.[1] ?? 'a result'}.`);
-      if (last?.role === 'user' && Array.isArray(last.content) && last.content.some((b: { type: string }) => b.type === 'tool_result')) return fakeReply.text('Waiting for my subagents.');
+      if (isToolResultTurn(last)) return fakeReply.text('Waiting for my subagents.');
       return fakeReply.text('ok');
     }
     return undefined;
   };
+}
+
+function isToolResultTurn(m: { role: string; content: any } | undefined): boolean {
+  return m?.role === 'user' && Array.isArray(m.content) && m.content.some((b: { type: string }) => b.type === 'tool_result');
 }
