@@ -36,6 +36,8 @@ export interface CrashRig {
   readonly database: SharedDatabase;
   readonly store: Store;
   readonly taskQueue: string;
+  /** The dev server's frontend (TEMPORAL_ADDRESS for a CLI process). */
+  readonly temporalAddress: string;
   /** A fresh agent and its main session key: workflow ids never collide across tests. */
   readonly agentId: string;
   readonly sessionKey: string;
@@ -115,6 +117,7 @@ async function openCrashRig(env: TemporalTestEnv, kind: SharedDatabaseKind): Pro
     database,
     store,
     taskQueue,
+    temporalAddress: env.server.address,
     agentId,
     sessionKey: `agent:${agentId}:main`,
     startWorker,
