@@ -5,7 +5,8 @@
  * (and that compaction's own history); a flush failing in a 529 storm before a threshold compaction;
  * a busy queue carried across continue-as-new; a session closing after its quiet period.
  * Re-record only on purpose, when a change is meant to be incompatible and ships with a migration plan:
- *   npx ts-node --swc test/replay/record-history.ts
+ *   npx ts-node --swc test/replay/record-history.ts [scenario…]
+ * Also a parent that spawns two subagents and takes their announces, and one subagent's own run.
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -20,6 +21,7 @@ import { keelClient, runInProcessWorker, startTemporalTestEnv, uniqueTaskQueue, 
 import { testDeps } from '../support/keel-deps';
 import { isFlushRequest, isSummarizerRequest, lastUserText, seedConversation, waitIdle } from '../support/durable-turn-helpers';
 import { goodSummarizer } from '../compaction-workflow/support';
+import { PARENT_PROMPT, lookupTools, subagentResponder } from '../subagents/subagent-script';
 
 async function save(client: Client, workflowId: string, name: string, runId?: string): Promise<void> {
   const history = await client.workflow.getHandle(workflowId, runId).fetchHistory();
@@ -118,12 +120,34 @@ const scenarios: Record<string, Scenario> = {
       await worker.stop();
     }
   },
+
+  async parentWithSubagents({ env, fake, store }) {
+    const taskQueue = uniqueTaskQueue();
+    const worker = await runInProcessWorker(env, taskQueue, testDeps(store, fake.url, { tools: lookupTools() }));
+    try {
+      const client = keelClient(env, taskQueue, { idleCloseMs: 1_500 });
+      const key = 'agent:replay:parent';
+      fake.respondWith(subagentResponder({ cities: ['Oslo', 'Lima'] }));
+      await client.sendMessage(key, PARENT_PROMPT);
+      const { workflowId } = client.identify(key);
+      // The parent takes both announces, answers them, then closes idle: its whole history is closed.
+      await client.temporal.workflow.getHandle(workflowId).result();
+      const [child] = await store.db.selectFrom('subagent_runs').select('workflow_id').execute();
+      await save(client.temporal, workflowId, 'session-parent-with-subagents');
+      await save(client.temporal, child!.workflow_id!, 'session-subagent-run');
+    } finally {
+      await worker.stop();
+    }
+  },
 };
 
 async function main(): Promise<void> {
   const [env, fake, store] = await Promise.all([startTemporalTestEnv(), startFakeAnthropic(), openStore({ kind: 'pglite', dataDir: 'memory://' })]);
   try {
+    // Names on the command line record only those scenarios (the others keep their older histories).
+    const only = process.argv.slice(2);
     for (const [name, run] of Object.entries(scenarios)) {
+      if (only.length > 0 && !only.includes(name)) continue;
       process.stderr.write(`scenario ${name}\n`);
       await run({ env, fake, store });
       fake.respondWith(undefined);
