@@ -11,6 +11,8 @@ import { sessionWorkflowId } from '../../src/sessions/session-key';
 import { KeelParentSessionKey } from '../../src/temporal/search-attributes';
 import { CITIES, PARENT_PROMPT, isChildRequest, lookupTools, messageText, subagentResponder } from './subagent-script';
 import { announceTexts } from './announce-texts';
+import { registerContextEngine } from '../../src/engine/registry';
+import { LegacyContextEngine } from '../../src/engine/legacy';
 
 
 const suite = integrationSuite();
@@ -68,4 +70,32 @@ describe.each(testDatabases())('subagents on $name', (database) => {
       expect(described.status.name).toBe('COMPLETED');
       expect(described.typedSearchAttributes.get(KeelParentSessionKey)).toBe(PARENT);
     }));
+
+  it("calls the context engine's prepareSubagentSpawn before the child starts and onSubagentEnded when it ends", async () => {
+    const calls: string[] = [];
+    class HookedEngine extends LegacyContextEngine {
+      async prepareSubagentSpawn(p: { parentSessionKey: string; childSessionKey: string }) {
+        calls.push(`prepare ${p.parentSessionKey} -> ${p.childSessionKey}`);
+      }
+      async onSubagentEnded(p: { childSessionKey: string; outcome: string }) {
+        calls.push(`ended ${p.childSessionKey} ${p.outcome}`);
+      }
+    }
+    const unregister = registerContextEngine('subagent-hooks', () => new HookedEngine());
+    try {
+      await suite.withWorker(db.store, { tools: lookupTools(), config: { contextEngine: 'subagent-hooks' } }, async ({ client, fake, store }) => {
+        fake.respondWith(subagentResponder({ cities: ['Oslo'] }));
+        const key = `${PARENT}-hooks`;
+        await client.sendMessage(key, PARENT_PROMPT);
+        await waitUntil('the announce', async () => (await announceTexts(store, key)).length === 1);
+        const [run] = await store.db.selectFrom('subagent_runs').selectAll().execute();
+        expect(calls).toEqual([`prepare ${key} -> ${run!.child_session_key}`, `ended ${run!.child_session_key} ok`]);
+        // The child's first model request came after the hook prepared it.
+        expect(fake.requests.some(isChildRequest)).toBe(true);
+        await waitUntil('the parent to answer', async () => (await client.getStatus(key)).turnsCompleted === 2);
+      });
+    } finally {
+      unregister();
+    }
+  });
 });
