@@ -24,6 +24,7 @@ import { DEFAULTS } from '../src/config/defaults';
 import { isSilentReply } from '../src/context/silent-reply';
 import type { SessionState } from './session-state';
 import { describeFailure } from './describe-failure';
+import { TurnTiming } from './turn-timing';
 
 type TurnActivities = ReturnType<typeof createTurnActivities>;
 type ToolActivities = ReturnType<typeof createToolActivities>;
@@ -80,6 +81,8 @@ export class SessionSteps {
       );
     }
     const userEntryId = wf.uuid4();
+    const timing = new TurnTiming(this.ids);
+    timing.step('begin');
     const begin = await db.beginTurn({
       ...this.ids,
       userEntryId,
@@ -96,6 +99,7 @@ export class SessionSteps {
     const turnState = { compacted: false };
     if (begin.preflightCompaction) {
       turnState.compacted = true;
+      timing.step('compaction');
       await this.compact(sessionId, 'preflight');
     }
     let parentId = userEntryId;
@@ -106,6 +110,7 @@ export class SessionSteps {
     let modelCalls = 0;
     let reply: CallModelResult | undefined;
     while (modelCalls < DEFAULTS.maxModelCallsPerTurn) {
+      timing.step('model');
       reply = await this.callModelWithRecovery(sessionId, parentId, turnState, requestId);
       modelCalls++;
       inputTokens += reply.usage.inputTokens;
@@ -114,6 +119,7 @@ export class SessionSteps {
       cacheWriteTokens += reply.usage.cacheWriteTokens ?? 0;
       parentId = reply.entryId;
       if (reply.toolCalls.length === 0) break;
+      timing.step('tools');
       for (const call of reply.toolCalls) {
         const t = await this.tools.runTool({
           ...this.ids,
@@ -131,8 +137,10 @@ export class SessionSteps {
     const final = reply!;
     const touch = request.event === undefined || request.event === 'user_message';
     const usage = { inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens };
+    timing.step('finish');
     const after = await db.finishTurn({ ...this.ids, ...usage, contextTokens: final.contextTokens, now: now(), touch });
     this.state.recordTurn(parentId, after, final.split);
+    timing.finish({ sessionId, turn: this.state.turnsCompleted, modelCalls, usage });
     // Maintenance runs after the reply is returned, before the next queued request.
     if (after.compact) this.state.schedule({ kind: 'compaction', trigger: 'threshold', sessionId });
     else if (after.memoryFlush) this.state.schedule({ kind: 'memoryFlush', sessionId });
