@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Connection } from '@temporalio/client';
-import { DefaultLogger, NativeConnection, Runtime as TemporalRuntime, type Worker } from '@temporalio/worker';
+import { NativeConnection, type Worker } from '@temporalio/worker';
 import type { KeelSettings } from '../src/config/agent-config';
 import { startDevServer, type DevServer } from '../src/temporal/dev-server';
 import { openRuntime } from '../src/runtime/activity-deps';
@@ -11,6 +11,7 @@ import { prepareCluster } from '../src/temporal/prepare-cluster';
 import { KeelClient } from '../src/client/keel-client';
 import { replyStreamForStore } from '../src/streaming/reply-subscriber';
 import type { LocalStack } from '../src/cli/local-stack';
+import { installObservability, serveObservability } from './observability';
 
 /**
  * Starts the embedded stack: a local Temporal dev server unless TEMPORAL_ADDRESS is set (its history
@@ -20,8 +21,8 @@ import type { LocalStack } from '../src/cli/local-stack';
  */
 export async function startLocalStack(settings: KeelSettings, log: (line: string) => void): Promise<LocalStack> {
   const config = settings.defaults;
-  // The worker's routine state changes would interleave with the chat; warnings and errors still show.
-  TemporalRuntime.install({ logger: new DefaultLogger('WARN') });
+  // Pretty lines on stderr; routine lines would interleave with the chat, so warnings and up unless KEEL_LOG_LEVEL says otherwise.
+  const obs = installObservability(process.env, { pretty: true, level: 'warn' });
   // What has started so far, stopped in reverse order by stop() or when a later step fails.
   const started: Array<() => Promise<void>> = [];
   const stopAll = async () => {
@@ -29,6 +30,8 @@ export async function startLocalStack(settings: KeelSettings, log: (line: string
       await stop().catch((err: unknown) => log(`stopping: ${err instanceof Error ? err.message : String(err)}`));
     }
   };
+  // Last to stop: spans of the worker's final tasks are flushed.
+  started.push(() => obs.shutdown());
   try {
     let server: DevServer | undefined;
     let address = config.temporalAddress;
@@ -48,7 +51,8 @@ export async function startLocalStack(settings: KeelSettings, log: (line: string
       connection: nativeConnection,
       namespace: config.temporalNamespace,
       taskQueue: config.taskQueue,
-      deps: runtime.deps,
+      deps: { ...runtime.deps, ...(obs.metrics ? { metrics: obs.metrics } : {}) },
+      plugins: obs.plugins,
     });
     const running = worker.run();
     started.push(async () => {
@@ -59,6 +63,11 @@ export async function startLocalStack(settings: KeelSettings, log: (line: string
     });
     const connection = await Connection.connect({ address });
     started.push(() => connection.close());
+    const endpoints = await serveObservability(obs, worker, {
+      database: () => runtime.store.healthy(),
+      temporal: () => nativeConnection.workflowService.getSystemInfo({}).then(() => true),
+    });
+    if (endpoints) started.push(() => endpoints.close());
     // Replies stream through the store the worker writes (PGlite: this process; PostgreSQL: LISTEN).
     const stream = replyStreamForStore(runtime.store, log);
     started.push(() => stream.close());

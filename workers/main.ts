@@ -12,9 +12,12 @@ import { createKeelWorker } from './create-worker';
 import { prepareCluster } from '../src/temporal/prepare-cluster';
 import { exitIfShutdownHangs } from './exit-if-shutdown-hangs';
 import { closeWorkspaceWatchers } from '../activities/workspace-cache';
+import { installObservability, serveObservability } from './observability';
 
 async function main(): Promise<void> {
   // keel.config.json (KEEL_CONFIG) under the environment: the defaults and one section per agent.
+  // pino as Temporal's Runtime logger (JSON; KEEL_LOG_PRETTY=1 for people), metrics and tracing from the environment.
+  const obs = installObservability(process.env);
   const settings = loadKeelSettings();
   const config = settings.defaults;
   if (!config.temporalAddress) {
@@ -23,7 +26,7 @@ async function main(): Promise<void> {
   // No model is allowed: compaction, import and replay work without one (extractive summaries).
   await validateStartup(settings.defaults, { requireModel: false, agents: settings.agents });
   const runtime = await openRuntime({ config, agents: settings.agents });
-  const log = (line: string) => void process.stderr.write(`keel worker: ${line}\n`);
+  const log = (line: string) => obs.logger.info(`keel worker: ${line}`);
   // Turns wait (and retry) while the database is away; the log says when that is.
   const stopWatching = watchDatabaseHealth({ probe: () => runtime.store.healthy(), intervalMs: DEFAULTS.databaseProbeIntervalMs, log });
   try {
@@ -34,12 +37,22 @@ async function main(): Promise<void> {
         connection,
         namespace: config.temporalNamespace,
         taskQueue: config.taskQueue,
-        deps: runtime.deps,
+        deps: { ...runtime.deps, ...(obs.metrics ? { metrics: obs.metrics } : {}) },
         shutdownGraceMs: config.shutdownGraceMs,
+        plugins: obs.plugins,
+      });
+      const endpoints = await serveObservability(obs, worker, {
+        database: () => runtime.store.healthy(),
+        temporal: () => connection.workflowService.getSystemInfo({}).then(() => true),
       });
       exitIfShutdownHangs(config.shutdownGraceMs + DEFAULTS.workerShutdownForceExtraMs + 15_000);
       log(`polling ${config.taskQueue} on ${config.temporalAddress} (pid ${process.pid})`);
-      await worker.run();
+      try {
+        await worker.run();
+      } finally {
+        await endpoints?.close();
+        await obs.shutdown();
+      }
     } finally {
       await connection.close();
     }

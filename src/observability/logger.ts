@@ -3,6 +3,7 @@
  * SDK's own lines, workflow `wf.log` and activity `log` lines all come out as one stream.
  */
 import pino, { type DestinationStream, type Logger as PinoLogger } from 'pino';
+import pinoPretty from 'pino-pretty';
 import type { Logger as TemporalLogger, LogLevel, LogMetadata } from '@temporalio/common';
 
 export interface KeelLoggerOptions {
@@ -22,7 +23,8 @@ export function createKeelLogger(opts: KeelLoggerOptions = {}): PinoLogger {
   if (!LEVELS.includes(level)) throw new Error(`KEEL_LOG_LEVEL "${opts.level}" is not a log level; use one of ${LEVELS.join(', ')}`);
   const base = { level, base: { pid: process.pid }, timestamp: pino.stdTimeFunctions.isoTime };
   if (opts.pretty && !opts.destination) {
-    return pino({ ...base, transport: { target: 'pino-pretty', options: { destination: 2, ignore: 'pid', translateTime: 'SYS:HH:MM:ss.l' } } });
+    // In-process and synchronous (no transport thread): a short CLI run loses no line at exit.
+    return pino(base, pinoPretty({ destination: 2, sync: true, ignore: 'pid', translateTime: 'SYS:HH:MM:ss.l' }));
   }
   return opts.destination ? pino(base, opts.destination) : pino(base);
 }
