@@ -31,7 +31,7 @@ export async function startLocalStack(settings: KeelSettings, log: (line: string
     }
   };
   // Last to stop: spans of the worker's final tasks are flushed.
-  started.push(() => obs.shutdown());
+  started.push(() => obs.flush());
   try {
     let server: DevServer | undefined;
     let address = config.temporalAddress;

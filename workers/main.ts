@@ -51,7 +51,7 @@ async function main(): Promise<void> {
         await worker.run();
       } finally {
         await endpoints?.close();
-        await obs.shutdown();
+        await obs.flush();
       }
     } finally {
       await connection.close();

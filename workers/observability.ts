@@ -6,7 +6,7 @@
 import type { DestinationStream, Logger as PinoLogger } from 'pino';
 import { Runtime, type Worker, type WorkerPlugin } from '@temporalio/worker';
 import { OpenTelemetryPlugin } from '@temporalio/interceptors-opentelemetry';
-import { BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { Resource } from '@opentelemetry/resources';
 import { createKeelLogger, loggerOptionsFromEnv, temporalLoggerFor } from '../src/observability/logger';
@@ -20,8 +20,8 @@ export interface Observability {
   readonly metricsPort?: number;
   /** Worker plugins (OpenTelemetry tracing when configured). */
   readonly plugins: WorkerPlugin[];
-  /** Flushes spans still buffered (tracing on). */
-  shutdown(): Promise<void>;
+  /** Sends the spans still buffered (tracing on): before the process exits. */
+  flush(): Promise<void>;
 }
 
 /**
@@ -37,22 +37,25 @@ export function installObservability(env: NodeJS.ProcessEnv, opts: { pretty?: bo
     logger: temporalLoggerFor(logger),
     ...(temporalPort ? { telemetryOptions: { metrics: { prometheus: { bindAddress: `0.0.0.0:${temporalPort}` } } } } : {}),
   });
-  const tracing = env.OTEL_EXPORTER_OTLP_ENDPOINT ? otlpTracing(env) : undefined;
+  const tracing = env.OTEL_EXPORTER_OTLP_ENDPOINT ? otlpTracing(env.OTEL_EXPORTER_OTLP_ENDPOINT, env.OTEL_SERVICE_NAME) : undefined;
   return {
     logger,
     ...(metricsPort ? { metrics: new KeelMetrics(), metricsPort } : {}),
     plugins: tracing ? [tracing.plugin] : [],
-    shutdown: async () => {
-      await tracing?.processor.shutdown();
+    flush: async () => {
+      await tracing?.provider.forceFlush();
     },
   };
 }
 
 /** Workflow, activity and client spans exported over OTLP/HTTP to `$OTEL_EXPORTER_OTLP_ENDPOINT/v1/traces`. */
-function otlpTracing(env: NodeJS.ProcessEnv): { plugin: WorkerPlugin; processor: BatchSpanProcessor } {
-  const processor = new BatchSpanProcessor(new OTLPTraceExporter());
-  const resource = new Resource({ 'service.name': env.OTEL_SERVICE_NAME || 'keel-worker' });
-  return { plugin: new OpenTelemetryPlugin({ resource, spanProcessor: processor }), processor };
+function otlpTracing(endpoint: string, serviceName: string | undefined): { plugin: WorkerPlugin; provider: BasicTracerProvider } {
+  const spanProcessor = new BatchSpanProcessor(new OTLPTraceExporter({ url: `${endpoint.replace(/\/+$/, '')}/v1/traces` }));
+  const resource = new Resource({ 'service.name': serviceName || 'keel-worker' });
+  // Activity spans come from a tracer (the global one unless given); workflow spans from the plugin's sink.
+  const provider = new BasicTracerProvider({ resource, spanProcessors: [spanProcessor] });
+  provider.register();
+  return { plugin: new OpenTelemetryPlugin({ resource, spanProcessor, tracer: provider.getTracer('keel') }), provider };
 }
 
 /** Serves /metrics, /healthz and /readyz for `worker` when KEEL_METRICS_PORT is set. */

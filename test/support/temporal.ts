@@ -6,7 +6,7 @@ import { IllegalStateError } from '@temporalio/common';
 import { bundleWorkflowCode, NativeConnection, Runtime, DefaultLogger, type Worker, type WorkflowBundle } from '@temporalio/worker';
 import { startDevServer, type DevServer } from '../../src/temporal/dev-server';
 import { KeelClient } from '../../src/client/keel-client';
-import { createKeelWorker } from '../../workers/create-worker';
+import { createKeelWorker, type KeelWorkerOptions } from '../../workers/create-worker';
 import type { ActivityDeps } from '../../src/runtime/deps';
 import type { SessionTuning } from '../../src/protocol';
 
@@ -59,8 +59,8 @@ export function uniqueTaskQueue(prefix = 'keel-test'): string {
 }
 
 /** Starts an in-process worker; returns it with a stop function that waits for shutdown. */
-export async function runInProcessWorker(env: TemporalTestEnv, taskQueue: string, deps: ActivityDeps): Promise<{ worker: Worker; stop(): Promise<void> }> {
-  const worker = await createKeelWorker({ connection: env.nativeConnection, namespace: 'default', taskQueue, deps, workflowBundle: env.bundle, shutdownGraceMs: 2_000 });
+export async function runInProcessWorker(env: TemporalTestEnv, taskQueue: string, deps: ActivityDeps, extra: Pick<KeelWorkerOptions, 'plugins'> = {}): Promise<{ worker: Worker; stop(): Promise<void> }> {
+  const worker = await createKeelWorker({ connection: env.nativeConnection, namespace: 'default', taskQueue, deps, workflowBundle: env.bundle, shutdownGraceMs: 2_000, ...extra });
   const running = worker.run();
   return {
     worker,

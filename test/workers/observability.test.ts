@@ -4,6 +4,7 @@
  * through the client; the test reads the JSON log lines and scrapes /metrics over HTTP.
  */
 import { createServer } from 'node:net';
+import { createServer as createHttpServer, type Server } from 'node:http';
 import { testDatabases } from '../support/databases';
 import { fakeReply } from '../support/fake-anthropic';
 import { integrationSuite } from '../support/integration';
@@ -15,11 +16,29 @@ import { installObservability, serveObservability, type Observability } from '..
 
 const lines: Array<Record<string, any>> = [];
 let obs: Observability;
+/** A stand-in OTLP/HTTP collector: the bodies of the trace exports it received. */
+const traceExports: string[] = [];
+let collector: Server;
 
 // Before the suite's dev server: the worker's runtime (pino into `lines`) must be the process's Temporal Runtime.
 beforeAll(async () => {
-  const port = await freePort();
-  obs = installObservability({ KEEL_METRICS_PORT: String(port), KEEL_LOG_LEVEL: 'info' }, { destination: { write: (line: string) => void lines.push(JSON.parse(line)) } });
+  collector = createHttpServer((req, res) => {
+    let body = '';
+    req.on('data', (d: Buffer) => (body += d.toString()));
+    req.on('end', () => {
+      if (req.method === 'POST' && req.url === '/v1/traces') traceExports.push(body);
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+  });
+  await new Promise<void>((r) => collector.listen(0, '127.0.0.1', () => r()));
+  const endpoint = `http://127.0.0.1:${(collector.address() as { port: number }).port}`;
+  obs = installObservability(
+    { KEEL_METRICS_PORT: String(await freePort()), KEEL_LOG_LEVEL: 'info', OTEL_EXPORTER_OTLP_ENDPOINT: endpoint },
+    { destination: { write: (line: string) => void lines.push(JSON.parse(line)) } },
+  );
+});
+afterAll(async () => {
+  await new Promise<void>((r) => collector.close(() => r()));
 });
 
 const suite = integrationSuite();
@@ -29,11 +48,12 @@ describe.each(testDatabases())('worker observability on $name', (database) => {
 
   it('logs one turn line per turn, a model_call line per call and a compaction line; /metrics has the series; /readyz is 200', async () => {
     lines.length = 0;
+    traceExports.length = 0;
     const { env, fake } = suite;
     const taskQueue = uniqueTaskQueue();
     const agent = `obs-${taskQueue.slice(-8)}`;
     const key = `agent:${agent}:main`;
-    const worker = await runInProcessWorker(env, taskQueue, { ...testDeps(db.store, fake.url), metrics: obs.metrics! });
+    const worker = await runInProcessWorker(env, taskQueue, { ...testDeps(db.store, fake.url), metrics: obs.metrics! }, { plugins: obs.plugins });
     const endpoints = await serveObservability(obs, worker.worker, {
       database: () => db.store.healthy(),
       temporal: () => env.nativeConnection.workflowService.getSystemInfo({}).then(() => true),
@@ -96,6 +116,10 @@ describe.each(testDatabases())('worker observability on $name', (database) => {
       await worker.stop();
       expect((await fetch(`${base}/healthz`)).status).toBe(503);
       expect((await fetch(`${base}/readyz`)).status).toBe(503);
+
+      // OTEL_EXPORTER_OTLP_ENDPOINT was set: the activities' spans reach the collector over OTLP/HTTP.
+      await obs.flush();
+      expect(traceExports.join('\n')).toContain('RunActivity:callModel');
     } finally {
       await worker.stop();
       await endpoints!.close();
