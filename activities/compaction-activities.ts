@@ -335,6 +335,8 @@ export function createCompactionActivities(allDeps: CompactionActivityDeps) {
       now: new Date(input.now),
     });
     if (moved) {
+      const outcome = input.degraded ? `${input.status}_degraded` : input.status;
+      await logCompaction(input, outcome, { tokensBefore: input.tokensBefore, tokensAfter: input.tokensAfter });
       const { now: _now, ...event } = input;
       logHookErrors(input, await hooks.emit('after_compaction', event));
     }
@@ -342,7 +344,20 @@ export function createCompactionActivities(allDeps: CompactionActivityDeps) {
 
   /** Marks the row failed with the error and counts a consecutive failure on the session (once). */
   async function failCompaction(input: FailCompactionInput): Promise<void> {
-    await markFailed(db, input.compactionId, input.error, new Date(input.now));
+    if (await markFailed(db, input.compactionId, input.error, new Date(input.now))) {
+      await logCompaction(input, 'failed', { error: input.error });
+    }
+  }
+
+  /** One `compaction` line and count per compaction, when this call moved its row (a retry logs nothing more). */
+  async function logCompaction(input: CompactionRef & { now: string }, outcome: string, facts: Record<string, unknown>): Promise<void> {
+    const row = await getCompaction(db, input.compactionId);
+    const trigger = row?.trigger ?? 'unknown';
+    allDeps.metrics?.compaction(trigger, outcome);
+    const durationMs = row ? Date.parse(input.now) - new Date(row.started_at).getTime() : undefined;
+    const line = { event: 'compaction', compactionId: input.compactionId, trigger, outcome, ...facts, durationMs };
+    if (outcome === 'failed') log.warn('compaction', line);
+    else log.info('compaction', line);
   }
 
   return {

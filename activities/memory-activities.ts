@@ -1,7 +1,7 @@
 import { constants } from 'node:fs';
 import { access, appendFile, mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Context } from '@temporalio/activity';
+import { Context, log } from '@temporalio/activity';
 import { depsForAgent, type ActivityDeps } from '../src/runtime/deps';
 import { prepareContext } from './prepare-context';
 import { startHeartbeat } from './heartbeat';
@@ -63,7 +63,16 @@ const MAX_FLUSH_ROUNDS = 3;
 export function createMemoryActivities(allDeps: ActivityDeps) {
   const { db } = allDeps;
 
+  /** The flush, with one `memory_flush` line and count for what it did. */
   async function memoryFlush(input: MemoryFlushInput): Promise<MemoryFlushResult> {
+    const startedAt = performance.now();
+    const r = await runMemoryFlush(input);
+    allDeps.metrics?.memoryFlush(r.ran ? 'ran' : 'skipped');
+    log.info('memory_flush', { event: 'memory_flush', outcome: r.ran ? 'ran' : 'skipped', purpose: input.purpose, notes: r.notes, ...(r.skipped ? { skipped: r.skipped } : {}), ...(r.tailOnly ? { tailOnly: true } : {}), durationMs: Math.round(performance.now() - startedAt) });
+    return r;
+  }
+
+  async function runMemoryFlush(input: MemoryFlushInput): Promise<MemoryFlushResult> {
     const deps = depsForAgent(allDeps, input.agentId);
     const done = await getEntry(db, input.agentId, input.sessionId, input.flushId);
     if (done) return { ran: true, notes: Number(((done.payload as unknown as CustomEntry).data as { notes?: number })?.notes ?? 0) };
@@ -150,6 +159,8 @@ export function createMemoryActivities(allDeps: ActivityDeps) {
   /** Records on the session that the flush failed (the workflow goes on without it). */
   async function recordFlushFailure(input: MemoryFlushFailureInput): Promise<void> {
     await recordMemoryFlushFailure(db, input.agentId, input.sessionKey, input.error, input.now);
+    allDeps.metrics?.memoryFlush('failed');
+    log.warn('memory_flush', { event: 'memory_flush', outcome: 'failed', error: input.error });
   }
 
   return { memoryFlush, recordFlushFailure };

@@ -23,6 +23,7 @@ import type { ContextSplit, PromptCacheCounters, SessionCarriedState, TurnUsage 
 import { openReplyStream } from '../src/streaming/reply-publisher';
 import { claimAnnounce } from '../src/store/subagent-runs-repo';
 import { orphanedChildren, subagentTaskText } from './subagent-runs';
+import { contextRepairs, redactionCounts } from './model-call-report';
 
 export interface BeginTurnInput {
   readonly agentId: string;
@@ -195,6 +196,7 @@ export function createTurnActivities(allDeps: ActivityDeps) {
       return { kind: 'overBudget', estimatedTokens: context.estimatedTokens, budget: context.budget };
     }
     const heartbeat = startHeartbeat();
+    const calledAt = performance.now();
     const stream = openReplyStream(db, { ...input, call: input.assistantEntryId, attempt: Context.current().info.attempt, warn: (m, f) => log.warn(m, f) });
     let reply;
     try {
@@ -211,6 +213,7 @@ export function createTurnActivities(allDeps: ActivityDeps) {
       );
     } catch (err) {
       stream?.stop();
+      allDeps.metrics?.modelCall(input.agentId, (performance.now() - calledAt) / 1000, 'error');
       // The provider's real limit is lower than Keel's window: remember it, so the compaction that
       // answers this overflow (and every later call) plans within it.
       await learnFromOverflow(deps, model, err, contextTokens).catch(() => undefined);
@@ -219,6 +222,7 @@ export function createTurnActivities(allDeps: ActivityDeps) {
       heartbeat.stop();
     }
     await stream?.finish();
+    const modelMs = Math.round(performance.now() - calledAt);
     const message: AssistantMessage = {
       role: 'assistant',
       content: reply.content,
@@ -230,7 +234,25 @@ export function createTurnActivities(allDeps: ActivityDeps) {
     const entry: MessageEntry = { type: 'message', id: input.assistantEntryId, parentId: input.parentId, timestamp: input.now, message };
     const replyTokens = deps.estimate(message);
     // Stored redacted; the tool calls' raw arguments wait in pending_tool_args for runTool.
-    const { inserted } = await appendReplyKeepingToolArgs(db, input.agentId, input.sessionId, { entry, tokenEstimate: replyTokens });
+    const { inserted, redactions } = await appendReplyKeepingToolArgs(db, input.agentId, input.sessionId, { entry, tokenEstimate: replyTokens });
+    const repairs = contextRepairs(context);
+    const usage = { input: reply.usage.input, output: reply.usage.output, cache_read: reply.usage.cacheRead ?? 0, cache_write: reply.usage.cacheWrite ?? 0 };
+    allDeps.metrics?.modelCall(input.agentId, modelMs / 1000, 'ok');
+    allDeps.metrics?.usage(input.agentId, usage);
+    allDeps.metrics?.repairs(input.agentId, repairs);
+    // What shaped this call, once per call: why it was slow, what the pipeline repaired, truncated and redacted.
+    log.info('model_call', {
+      event: 'model_call',
+      model,
+      modelMs,
+      tokens: usage,
+      contextTokens,
+      budget: context.budget,
+      stopReason: reply.stopReason,
+      repairs: Object.fromEntries(Object.entries(repairs).filter(([, n]) => n > 0)),
+      truncated: context.truncated.map((t) => ({ toolCallId: t.toolCallId, originalChars: t.originalChars, keptChars: t.keptChars })),
+      redacted: redactionCounts(redactions),
+    });
     // The turn's last model call (no tool calls): the engine's afterTurn sees what the model saw plus the reply.
     if (inserted > 0 && !message.content.some((b) => isToolCallBlock(b))) {
       await context.engineInstance.afterTurn?.({
@@ -271,6 +293,7 @@ export function createTurnActivities(allDeps: ActivityDeps) {
     const session = await getSession(db, input.agentId, input.sessionKey);
     const model = modelOf(deps, session);
     const contextWindow = await effectiveWindow(deps, model);
+    allDeps.metrics?.pressure(input.agentId, input.contextTokens / contextWindow);
     const decision = decideAfterTurn({
       contextTokens: input.contextTokens,
       contextWindow,

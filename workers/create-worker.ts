@@ -1,18 +1,23 @@
-import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { NativeConnection, Runtime, Worker, type WorkerOptions, type WorkerPlugin } from '@temporalio/worker';
 import type { ActivityDeps } from '../src/runtime/deps';
 import { createActivities } from '../activities';
 import { DEFAULTS } from '../src/config/defaults';
 import { createSessionSignals } from '../src/client/session-signals';
+import { sessionLogAttributes } from './activity-log-attributes';
+import { keelSinks } from './keel-sinks';
 
 export interface KeelWorkerOptions {
   readonly connection: NativeConnection;
   readonly namespace: string;
   readonly taskQueue: string;
+  /** Activity deps; `deps.metrics` (when set) also receives the turn histogram from the workflows' sink. */
   readonly deps: ActivityDeps;
   /** A prebuilt bundle (tests build one per suite); otherwise the worker bundles `workflows/`. */
   readonly workflowBundle?: WorkerOptions['workflowBundle'];
   /** In-flight activities (a streaming model call) may finish this long after shutdown starts. */
   readonly shutdownGraceMs?: number;
+  /** Worker plugins, e.g. OpenTelemetry tracing (its workflow interceptors need the worker to bundle `workflows/`). */
+  readonly plugins?: WorkerPlugin[];
 }
 
 /** A Temporal worker that runs Keel's workflows and activities. */
@@ -24,6 +29,11 @@ export async function createKeelWorker(opts: KeelWorkerOptions): Promise<Worker>
     ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: require.resolve('../workflows') }),
     // Activities reach other sessions (subagent announces, steering, kill) over the worker's own connection.
     activities: createActivities({ ...opts.deps, sessions: opts.deps.sessions ?? createSessionSignals(opts.connection, opts.namespace, opts.taskQueue) }),
+    // Every activity log line names the agent and session it works for.
+    interceptors: { activity: [sessionLogAttributes] },
+    // The `turn` line and the turn histogram, from the workflows' step timings (never on replay).
+    sinks: keelSinks(Runtime.instance().logger, opts.deps.metrics),
+    ...(opts.plugins?.length ? { plugins: opts.plugins } : {}),
     // A deploy lets a model call that is already streaming finish instead of cancelling and re-billing it;
     // the force time bounds shutdown when the Temporal server is gone and polls never return.
     shutdownGraceTime: opts.shutdownGraceMs ?? DEFAULTS.workerShutdownGraceMs,

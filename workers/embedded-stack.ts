@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Connection } from '@temporalio/client';
-import { DefaultLogger, NativeConnection, Runtime as TemporalRuntime, type Worker } from '@temporalio/worker';
+import { NativeConnection, type Worker } from '@temporalio/worker';
 import type { KeelSettings } from '../src/config/agent-config';
 import { startDevServer, type DevServer } from '../src/temporal/dev-server';
 import { openRuntime } from '../src/runtime/activity-deps';
@@ -14,6 +14,7 @@ import type { LocalStack } from '../src/cli/local-stack';
 import { openStore, storeTargetFor } from '../src/store/connect';
 import { servePglite } from '../src/store/pglite-server';
 import { removeStackState, runningStack, writeStackState } from '../src/store/stack-state';
+import { installObservability, serveObservability } from './observability';
 
 /**
  * Starts the embedded stack: a local Temporal dev server unless TEMPORAL_ADDRESS is set (its history
@@ -25,8 +26,8 @@ import { removeStackState, runningStack, writeStackState } from '../src/store/st
  */
 export async function startLocalStack(settings: KeelSettings, log: (line: string) => void): Promise<LocalStack> {
   const config = settings.defaults;
-  // The worker's routine state changes would interleave with the chat; warnings and errors still show.
-  TemporalRuntime.install({ logger: new DefaultLogger('WARN') });
+  // Pretty lines on stderr; routine lines would interleave with the chat, so warnings and up unless KEEL_LOG_LEVEL says otherwise.
+  const obs = installObservability(process.env, { pretty: true, level: 'warn' });
   // What has started so far, stopped in reverse order by stop() or when a later step fails.
   const started: Array<() => Promise<void>> = [];
   const stopAll = async () => {
@@ -34,6 +35,8 @@ export async function startLocalStack(settings: KeelSettings, log: (line: string
       await stop().catch((err: unknown) => log(`stopping: ${err instanceof Error ? err.message : String(err)}`));
     }
   };
+  // Last to stop: spans of the worker's final tasks are flushed.
+  started.push(() => obs.flush());
   try {
     const other = runningStack(config.home);
     if (other) {
@@ -66,7 +69,8 @@ export async function startLocalStack(settings: KeelSettings, log: (line: string
       connection: nativeConnection,
       namespace: config.temporalNamespace,
       taskQueue: config.taskQueue,
-      deps: runtime.deps,
+      deps: { ...runtime.deps, ...(obs.metrics ? { metrics: obs.metrics } : {}) },
+      plugins: obs.plugins,
     });
     const running = worker.run();
     started.push(async () => {
@@ -77,6 +81,11 @@ export async function startLocalStack(settings: KeelSettings, log: (line: string
     });
     const connection = await Connection.connect({ address });
     started.push(() => connection.close());
+    const endpoints = await serveObservability(obs, worker, {
+      database: () => runtime.store.healthy(),
+      temporal: () => nativeConnection.workflowService.getSystemInfo({}).then(() => true),
+    });
+    if (endpoints) started.push(() => endpoints.close());
     // Replies stream through the store the worker writes (PGlite: this process; PostgreSQL: LISTEN).
     const stream = replyStreamForStore(runtime.store, log);
     started.push(() => stream.close());

@@ -8,7 +8,7 @@ import { runWorker } from './run-worker';
 const log = (line: string) => void process.stderr.write(`keel worker: ${line}\n`);
 
 // keel.config.json (KEEL_CONFIG) under the environment: the defaults and one section per agent.
-runWorker(loadKeelSettings(), log).then(
+runWorker(loadKeelSettings()).then(
   // Nothing else should keep the process alive once the worker has stopped.
   () => process.exit(0),
   (err) => {

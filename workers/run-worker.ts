@@ -9,13 +9,17 @@ import { createKeelWorker } from './create-worker';
 import { prepareCluster } from '../src/temporal/prepare-cluster';
 import { exitIfShutdownHangs } from './exit-if-shutdown-hangs';
 import { closeWorkspaceWatchers } from '../activities/workspace-cache';
+import { installObservability, serveObservability } from './observability';
 
 /**
  * Runs a Keel worker until SIGINT/SIGTERM, then drains in-flight tasks. It works for the cluster
  * TEMPORAL_ADDRESS / DATABASE_URL name, or else for the embedded stack running under KEEL_HOME
  * (`keel dev` elsewhere): its Temporal server and, through its socket, its PGlite database.
  */
-export async function runWorker(settings: KeelSettings, log: (line: string) => void): Promise<void> {
+export async function runWorker(settings: KeelSettings, opts: { pretty?: boolean } = {}): Promise<void> {
+  // pino as Temporal's Runtime logger (JSON; KEEL_LOG_PRETTY=1 for people), metrics and tracing from the environment.
+  const obs = installObservability(process.env, opts.pretty ? { pretty: true } : {});
+  const log = (line: string) => obs.logger.info(`keel worker: ${line}`);
   const config = settings.defaults;
   const temporalAddress = temporalAddressFor(config);
   // No model is allowed: compaction, import and replay work without one (extractive summaries).
@@ -31,12 +35,22 @@ export async function runWorker(settings: KeelSettings, log: (line: string) => v
         connection,
         namespace: config.temporalNamespace,
         taskQueue: config.taskQueue,
-        deps: runtime.deps,
+        deps: { ...runtime.deps, ...(obs.metrics ? { metrics: obs.metrics } : {}) },
         shutdownGraceMs: config.shutdownGraceMs,
+        plugins: obs.plugins,
+      });
+      const endpoints = await serveObservability(obs, worker, {
+        database: () => runtime.store.healthy(),
+        temporal: () => connection.workflowService.getSystemInfo({}).then(() => true),
       });
       exitIfShutdownHangs(config.shutdownGraceMs + DEFAULTS.workerShutdownForceExtraMs + 15_000);
       log(`polling ${config.taskQueue} on ${temporalAddress} (pid ${process.pid})`);
-      await worker.run();
+      try {
+        await worker.run();
+      } finally {
+        await endpoints?.close();
+        await obs.flush();
+      }
     } finally {
       await connection.close();
     }

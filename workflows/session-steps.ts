@@ -29,6 +29,7 @@ import type { SessionState } from './session-state';
 import { describeFailure } from './describe-failure';
 import { sessionWorkflowId } from '../src/sessions/session-key';
 import { KeelAgentId, KeelParentSessionKey, KeelSessionKey } from '../src/temporal/search-attributes';
+import { TurnTiming } from './turn-timing';
 
 type TurnActivities = ReturnType<typeof createTurnActivities>;
 type ToolActivities = ReturnType<typeof createToolActivities>;
@@ -93,6 +94,8 @@ export class SessionSteps {
       );
     }
     const userEntryId = wf.uuid4();
+    const timing = new TurnTiming(this.ids);
+    timing.step('begin');
     const begin = await db.beginTurn({
       ...this.ids,
       userEntryId,
@@ -117,6 +120,7 @@ export class SessionSteps {
     const turnState = { compacted: false };
     if (begin.preflightCompaction) {
       turnState.compacted = true;
+      timing.step('compaction');
       await this.compact(sessionId, 'preflight');
     }
     let parentId = userEntryId;
@@ -127,6 +131,7 @@ export class SessionSteps {
     let modelCalls = 0;
     let reply: CallModelResult | undefined;
     while (modelCalls < DEFAULTS.maxModelCallsPerTurn) {
+      timing.step('model');
       reply = await this.callModelWithRecovery(sessionId, parentId, turnState, requestId);
       modelCalls++;
       inputTokens += reply.usage.inputTokens;
@@ -135,6 +140,7 @@ export class SessionSteps {
       cacheWriteTokens += reply.usage.cacheWriteTokens ?? 0;
       parentId = reply.entryId;
       if (reply.toolCalls.length === 0) break;
+      timing.step('tools');
       for (const call of reply.toolCalls) {
         if (call.name === SESSIONS_SPAWN_TOOL) {
           parentId = await this.spawn(sessionId, reply.entryId, call.id, parentId);
@@ -156,8 +162,10 @@ export class SessionSteps {
     const final = reply!;
     const touch = request.event === undefined || request.event === 'user_message';
     const usage = { inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens };
+    timing.step('finish');
     const after = await db.finishTurn({ ...this.ids, ...usage, contextTokens: final.contextTokens, now: now(), touch });
     this.state.recordTurn(parentId, after, final.split);
+    timing.finish({ sessionId, turn: this.state.turnsCompleted, modelCalls, usage });
     // Maintenance runs after the reply is returned, before the next queued request.
     if (after.compact) this.state.schedule({ kind: 'compaction', trigger: 'threshold', sessionId });
     else if (after.memoryFlush) this.state.schedule({ kind: 'memoryFlush', sessionId });

@@ -21,7 +21,8 @@ export type StartLocalStack = (settings: KeelSettings, log: (line: string) => vo
  * Runs a worker until SIGINT/SIGTERM (`keel worker`): for TEMPORAL_ADDRESS / DATABASE_URL, or the
  * embedded stack running under KEEL_HOME. Composition root like StartLocalStack.
  */
-export type RunWorker = (settings: KeelSettings, log: (line: string) => void) => Promise<void>;
+/** Runs a worker until it drains; `pretty` logs for a person at a terminal (else JSON lines). */
+export type RunWorker = (settings: KeelSettings, opts?: { pretty?: boolean }) => Promise<void>;
 
 /** What the CLI needs from the layers above it. */
 export interface CliRoots {

@@ -6,6 +6,6 @@ import type { RunWorker } from './local-stack';
  * stack `keel dev` runs under the same KEEL_HOME. Returns the exit code once the worker has drained.
  */
 export async function workerCommand(runWorker: RunWorker): Promise<number> {
-  await runWorker(loadKeelSettings(), (line) => process.stderr.write(`keel worker: ${line}\n`));
+  await runWorker(loadKeelSettings(), { pretty: process.stderr.isTTY });
   return 0;
 }

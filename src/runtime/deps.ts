@@ -6,6 +6,7 @@ import type { ToolRegistry } from '../tools/registry';
 import type { AgentMessage } from '../context/types';
 import type { CompactionHooks } from '../compaction/hooks';
 import type { SessionRequest, SessionTuning } from '../protocol';
+import type { KeelMetrics } from '../observability/metrics';
 
 /**
  * What activities need from the worker: the database, the model, the config and the tools. Declared
@@ -22,6 +23,8 @@ export interface ActivityDeps {
   readonly estimate: (message: AgentMessage) => number;
   /** before_compaction / after_compaction hooks of the embedding application. */
   readonly compactionHooks?: CompactionHooks;
+  /** The worker's Prometheus series; absent → activities record nothing. */
+  readonly metrics?: KeelMetrics;
   /**
    * The deps for one agent: its config section merged over the defaults, its model client and its
    * tools. Absent → every agent uses these deps. Activities go through `depsForAgent`.

@@ -2,10 +2,11 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { Connection } from '@temporalio/client';
+import { IllegalStateError } from '@temporalio/common';
 import { bundleWorkflowCode, NativeConnection, Runtime, DefaultLogger, type Worker, type WorkflowBundle } from '@temporalio/worker';
 import { startDevServer, type DevServer } from '../../src/temporal/dev-server';
 import { KeelClient } from '../../src/client/keel-client';
-import { createKeelWorker } from '../../workers/create-worker';
+import { createKeelWorker, type KeelWorkerOptions } from '../../workers/create-worker';
 import type { ActivityDeps } from '../../src/runtime/deps';
 import type { SessionTuning } from '../../src/protocol';
 
@@ -14,7 +15,12 @@ let runtimeInstalled = false;
 function quietRuntime(): void {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
-  Runtime.install({ logger: new DefaultLogger('WARN') });
+  // A suite that checks Keel's own logging installs the worker's runtime first; it stays.
+  try {
+    Runtime.install({ logger: new DefaultLogger('WARN') });
+  } catch (err) {
+    if (!(err instanceof IllegalStateError)) throw err;
+  }
 }
 
 /** One real Temporal dev server per suite, with a client connection and a prebuilt workflow bundle. */
@@ -53,8 +59,8 @@ export function uniqueTaskQueue(prefix = 'keel-test'): string {
 }
 
 /** Starts an in-process worker; returns it with a stop function that waits for shutdown. */
-export async function runInProcessWorker(env: TemporalTestEnv, taskQueue: string, deps: ActivityDeps): Promise<{ worker: Worker; stop(): Promise<void> }> {
-  const worker = await createKeelWorker({ connection: env.nativeConnection, namespace: 'default', taskQueue, deps, workflowBundle: env.bundle, shutdownGraceMs: 2_000 });
+export async function runInProcessWorker(env: TemporalTestEnv, taskQueue: string, deps: ActivityDeps, extra: Pick<KeelWorkerOptions, 'plugins'> = {}): Promise<{ worker: Worker; stop(): Promise<void> }> {
+  const worker = await createKeelWorker({ connection: env.nativeConnection, namespace: 'default', taskQueue, deps, workflowBundle: env.bundle, shutdownGraceMs: 2_000, ...extra });
   const running = worker.run();
   return {
     worker,

@@ -1,4 +1,5 @@
 import { execFile, spawn } from 'node:child_process';
+import { createServer } from 'node:net';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -25,13 +26,16 @@ describe('the compiled worker process', () => {
     await promisify(execFile)(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', join(root, 'tsconfig.build.json'), '--outDir', outDir], { cwd: root });
     const [server, fake] = await Promise.all([startDevServer({ log: () => {} }), startFakeAnthropic()]);
     const taskQueue = uniqueTaskQueue();
+    const metricsPort = await freePort();
     const child = spawn(process.execPath, [join(outDir, 'workers/main.js')], {
       cwd: root,
-      env: { ...process.env, ...fake.env, TEMPORAL_ADDRESS: server.address, KEEL_HOME: home, KEEL_TASK_QUEUE: taskQueue, KEEL_SHUTDOWN_GRACE_MS: '1000' },
+      env: { ...process.env, ...fake.env, TEMPORAL_ADDRESS: server.address, KEEL_HOME: home, KEEL_TASK_QUEUE: taskQueue, KEEL_SHUTDOWN_GRACE_MS: '1000', KEEL_METRICS_PORT: String(metricsPort), KEEL_LOG_LEVEL: 'info' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
     const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+    // 'close' comes after the last of its output was read ('exit' may come before).
+    const closed = new Promise<void>((r) => child.once('close', () => r()));
     const polling = new Promise<void>((resolveReady, reject) => {
       const onData = (d: Buffer) => {
         output += d.toString();
@@ -47,6 +51,10 @@ describe('the compiled worker process', () => {
       fake.respondWith(() => fakeReply.text('hello from the compiled worker'));
       const result = await new KeelClient({ connection, taskQueue }).sendMessage('agent:compiled:main', 'hi');
       expect(result.reply).toBe('hello from the compiled worker');
+      // Its observability: the turn in /metrics, ready while it polls.
+      const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+      expect(metrics).toContain('keel_turn_duration_seconds_count{agent="compiled"} 1');
+      expect((await fetch(`http://127.0.0.1:${metricsPort}/readyz`)).status).toBe(200);
 
       await connection.close();
       await server.stop();
@@ -56,6 +64,10 @@ describe('the compiled worker process', () => {
       expect(child.signalCode).toBeNull();
       expect(typeof code).toBe('number');
       expect(output).toContain('SIGTERM: draining');
+      // Every line it wrote is in once its pipes closed: the turn's JSON line is one of them.
+      await closed;
+      const turnLine = output.split('\n').find((l) => l.includes('"msg":"turn"'));
+      expect(JSON.parse(turnLine!)).toMatchObject({ event: 'turn', agentId: 'compiled', sessionKey: 'agent:compiled:main', modelCalls: 1 });
     } finally {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
       await connection.close().catch(() => undefined);
@@ -66,3 +78,14 @@ describe('the compiled worker process', () => {
     }
   }, 300_000);
 });
+
+function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolvePort(port));
+    });
+  });
+}

@@ -1,0 +1,96 @@
+/**
+ * Keel's own Prometheus series. Recorded by activities and the worker's sinks (the worker process),
+ * never in workflow code. Labels stay bounded: agent, kind, trigger, outcome — never a session key.
+ */
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+export type TokenKind = 'input' | 'output' | 'cache_read' | 'cache_write';
+
+export class KeelMetrics {
+  readonly registry = new Registry();
+  private readonly turnDuration = new Histogram({
+    name: 'keel_turn_duration_seconds',
+    help: 'Wall time of a turn, begin to finish (workflow time)',
+    labelNames: ['agent'],
+    buckets: [0.25, 0.5, 1, 2, 5, 10, 20, 40, 80, 160],
+    registers: [this.registry],
+  });
+  private readonly modelCallDuration = new Histogram({
+    name: 'keel_model_call_duration_seconds',
+    help: 'One model call, request to last streamed event',
+    labelNames: ['agent', 'outcome'],
+    buckets: [0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 40, 80],
+    registers: [this.registry],
+  });
+  private readonly tokens = new Counter({
+    name: 'keel_tokens_total',
+    help: 'Tokens the provider reported, by kind (input is uncached prompt tokens)',
+    labelNames: ['agent', 'kind'],
+    registers: [this.registry],
+  });
+  private readonly cacheHitRatio = new Gauge({
+    name: 'keel_prompt_cache_hit_ratio',
+    help: 'Share of prompt tokens read from the provider cache, over the worker lifetime',
+    labelNames: ['agent'],
+    registers: [this.registry],
+  });
+  private readonly compactions = new Counter({
+    name: 'keel_compactions_total',
+    help: 'Compactions finished, by trigger and outcome',
+    labelNames: ['trigger', 'outcome'],
+    registers: [this.registry],
+  });
+  private readonly memoryFlushes = new Counter({
+    name: 'keel_memory_flush_total',
+    help: 'Memory flushes, by outcome (ran, skipped, failed)',
+    labelNames: ['outcome'],
+    registers: [this.registry],
+  });
+  private readonly contextPressure = new Gauge({
+    name: 'keel_context_pressure_ratio',
+    help: "Context tokens over the window after the agent's latest turn",
+    labelNames: ['agent'],
+    registers: [this.registry],
+  });
+  private readonly contextRepairs = new Counter({
+    name: 'keel_context_repairs_total',
+    help: 'What the context pipeline changed before model calls, by kind',
+    labelNames: ['agent', 'kind'],
+    registers: [this.registry],
+  });
+  /** Prompt tokens per agent (read from cache, all), for the hit ratio. */
+  private readonly prompt = new Map<string, { read: number; all: number }>();
+
+  turn(agent: string, seconds: number): void {
+    this.turnDuration.observe({ agent }, seconds);
+  }
+
+  modelCall(agent: string, seconds: number, outcome: 'ok' | 'error'): void {
+    this.modelCallDuration.observe({ agent, outcome }, seconds);
+  }
+
+  usage(agent: string, usage: Readonly<Record<TokenKind, number>>): void {
+    for (const [kind, n] of Object.entries(usage)) if (n > 0) this.tokens.inc({ agent, kind }, n);
+    const p = this.prompt.get(agent) ?? { read: 0, all: 0 };
+    p.read += usage.cache_read;
+    p.all += usage.input + usage.cache_read + usage.cache_write;
+    this.prompt.set(agent, p);
+    if (p.all > 0) this.cacheHitRatio.set({ agent }, p.read / p.all);
+  }
+
+  compaction(trigger: string, outcome: string): void {
+    this.compactions.inc({ trigger, outcome });
+  }
+
+  memoryFlush(outcome: 'ran' | 'skipped' | 'failed'): void {
+    this.memoryFlushes.inc({ outcome });
+  }
+
+  pressure(agent: string, ratio: number): void {
+    this.contextPressure.set({ agent }, ratio);
+  }
+
+  repairs(agent: string, counts: Readonly<Record<string, number>>): void {
+    for (const [kind, n] of Object.entries(counts)) if (n > 0) this.contextRepairs.inc({ agent, kind }, n);
+  }
+}
