@@ -27,6 +27,8 @@ function buildProgram(ctx: CliContext): Command {
     )
     .configureOutput({ writeOut: (s) => void process.stderr.write(s), writeErr: (s) => void process.stderr.write(s) })
     .showHelpAfterError(`(${HINT})`)
+    // `compactions --json` and `compactions show <id> --json`: an option after a subcommand is the subcommand's.
+    .enablePositionalOptions()
     .exitOverride();
   registerStackCommands(program, ctx);
   registerSessionCommands(program);

@@ -13,6 +13,7 @@ export function registerCompactionsCommands(program: Command): void {
     .option('--failed', 'only failed or degraded compactions, with why and the retry command')
     .option('--agent <id>', 'only this agent’s compactions')
     .option('--json', 'print { compactions } on stdout')
+    .enablePositionalOptions()
     .action(async (opts: JsonOption & { failed?: boolean; agent?: string }) => {
       printResult(opts, await withStore((s) => compactionsList({ db: s.db, failed: opts.failed ?? false, ...(opts.agent ? { agentId: opts.agent } : {}), json: Boolean(opts.json) })));
     });
