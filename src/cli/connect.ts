@@ -3,6 +3,9 @@ import type { KeelConfig } from '../config/keel-config';
 import { KeelClient } from '../client/keel-client';
 import { PgReplyStreamSubscriber } from '../streaming/reply-subscriber';
 
+/** A CLI command gives up on an unreachable cluster after this long, rather than hanging. */
+const CONNECT_TIMEOUT_MS = 5_000;
+
 /**
  * A client for commands that talk to Temporal; TEMPORAL_ADDRESS must name the cluster the workers use.
  * With `stream`, replies stream from the workers' PostgreSQL (DATABASE_URL) when one is set.
@@ -11,7 +14,9 @@ export async function connectClient(config: KeelConfig, opts: { stream?: boolean
   if (!config.temporalAddress) {
     throw new UsageError('this command talks to running workers: set TEMPORAL_ADDRESS to the Temporal frontend they use (host:7233)');
   }
-  const connection = await Connection.connect({ address: config.temporalAddress });
+  const connection = await Connection.connect({ address: config.temporalAddress, connectTimeout: CONNECT_TIMEOUT_MS }).catch((err: unknown) => {
+    throw new Error(`cannot reach Temporal at ${config.temporalAddress} (TEMPORAL_ADDRESS) within ${CONNECT_TIMEOUT_MS / 1000} s: ${err instanceof Error ? err.message : String(err)}; start the cluster or fix TEMPORAL_ADDRESS`);
+  });
   const stream = opts.stream && config.databaseUrl ? new PgReplyStreamSubscriber({ connectionString: config.databaseUrl, ...(opts.log ? { log: opts.log } : {}) }) : undefined;
   const client = new KeelClient({
     connection,

@@ -27,8 +27,45 @@ export const say = (text: string): void => void process.stderr.write(text.endsWi
 /** The environment over keel.config.json's top level: what commands without an agent use. */
 export const configFromEnv = () => loadKeelSettings().defaults;
 
+/** A CLI command gives up on an unreachable database after this long, rather than hanging. */
+const DATABASE_TIMEOUT_MS = 5_000;
+
+/** The URL without its password, for messages. */
+function withoutPassword(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return '(unparsable URL)';
+  }
+}
+
+/** Opens the configured store; an unreachable PostgreSQL is named with DATABASE_URL and the address tried. */
+async function openConfiguredStore(): Promise<Store> {
+  const config = configFromEnv();
+  const target = storeTargetFor(config);
+  if (target.kind !== 'postgres') return openStore(target);
+  const unreachable = (why: string) => new Error(`cannot reach the database at ${withoutPassword(target.url)} (DATABASE_URL): ${why}; start PostgreSQL or fix DATABASE_URL`);
+  let timer: NodeJS.Timeout | undefined;
+  const opening = openStore(target);
+  try {
+    return await Promise.race([
+      opening,
+      new Promise<never>((_, reject) => (timer = setTimeout(() => reject(unreachable(`no answer within ${DATABASE_TIMEOUT_MS / 1000} s`)), DATABASE_TIMEOUT_MS))),
+    ]);
+  } catch (err) {
+    // A late open is closed when it lands; the process exits right after this error anyway.
+    opening.then((store) => store.close(), () => undefined).catch(() => undefined);
+    if (err instanceof Error && err.message.startsWith('cannot reach')) throw err;
+    throw unreachable(err instanceof Error ? err.message : String(err));
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 export async function withStore<T>(fn: (store: Store) => Promise<T>): Promise<T> {
-  const store = await openStore(storeTargetFor(configFromEnv()));
+  const store = await openConfiguredStore();
   try {
     return await fn(store);
   } finally {
