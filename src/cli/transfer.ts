@@ -1,6 +1,7 @@
 import { createWriteStream, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { Kysely } from 'kysely';
+import { SingleBar, Presets } from 'cli-progress';
 import type { Database } from '../store/schema';
 import { importSessions, type ImportSessionsReport } from '../transfer/import-sessions';
 import { exportSessionJsonl, type ExportReport } from '../transfer/export-jsonl';
@@ -18,17 +19,24 @@ export async function importCommand(db: Kysely<Database>, agentId: string, paths
   if (dirs.length + files.length > 1 && dirs.length > 0) {
     throw new UsageError('import one folder, or a list of files (sessions.json and *.jsonl), per run');
   }
+  // A live bar only on a terminal; a pipe or log file gets the final counts once.
+  const bar = process.stderr.isTTY
+    ? new SingleBar({ stream: process.stderr, format: '[{bar}] {filesDone}/{filesTotal} files · {entries} entries · {mb} MB', hideCursor: true }, Presets.shades_classic)
+    : undefined;
+  let last: { filesDone: number; filesTotal: number; entries: number; bytesDone: number } | undefined;
   const report = await importSessions({
     db,
     agentId,
     ...(dirs.length ? { dir: dirs[0]! } : { paths: files }),
     onProgress: (p) => {
-      const ratio = p.bytesTotal > 0 ? p.bytesDone / p.bytesTotal : 1;
-      const bar = '█'.repeat(Math.round(ratio * 24)).padEnd(24, '░');
-      stderr(`\r[${bar}] ${p.filesDone}/${p.filesTotal} files · ${p.entries} entries · ${(p.bytesDone / 1e6).toFixed(1)} MB`);
+      const payload = { filesDone: p.filesDone, filesTotal: p.filesTotal, entries: p.entries, mb: (p.bytesDone / 1e6).toFixed(1) };
+      if (bar && !last) bar.start(Math.max(1, p.bytesTotal), p.bytesDone, payload);
+      else bar?.update(p.bytesDone, payload);
+      last = p;
     },
   });
-  stderr('\n');
+  bar?.stop();
+  if (!bar && last) stderr(`${last.filesDone}/${last.filesTotal} files · ${last.entries} entries · ${(last.bytesDone / 1e6).toFixed(1)} MB\n`);
   if (!json) {
     const t = report.totals;
     stderr(`imported ${t.imported}, repaired ${t.repaired}, failed ${t.failed} of ${t.files} files; ${t.entries} entries in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);

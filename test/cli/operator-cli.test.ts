@@ -168,6 +168,15 @@ describe('the operator CLI: sessions, compactions show, doctor, export of any tr
     expect(unknown.stderr).toContain(`(${longKey.length} chars)`);
     expect(unknown.stderr).toContain('for agent ops');
     expect(unknown.stderr).not.toContain('x'.repeat(200));
+
+    // Unreachable services are named by their variable and the address tried (port 1: refused at once).
+    const noTemporal = await keel(['status', KEY], { ...env, TEMPORAL_ADDRESS: '127.0.0.1:1' });
+    expect(noTemporal.code).toBe(1);
+    expect(noTemporal.stderr).toContain('cannot reach Temporal at 127.0.0.1:1 (TEMPORAL_ADDRESS)');
+    const noDatabase = await keel(['sessions'], { ...env, DATABASE_URL: 'postgres://keel:secret@127.0.0.1:1/keel' });
+    expect(noDatabase.code).toBe(1);
+    expect(noDatabase.stderr).toContain('cannot reach the database at postgres://keel:***@127.0.0.1:1/keel (DATABASE_URL)');
+    expect(noDatabase.stderr).not.toContain('secret');
   });
 
   it('maintenance runs in the configured mode (KEEL_MAINTENANCE_MODE); --warn overrides it', async () => {
