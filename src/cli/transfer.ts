@@ -34,8 +34,7 @@ export async function importCommand(db: Kysely<Database>, agentId: string, paths
       else bar?.update(p.bytesDone, payload);
       last = p;
     },
-  });
-  bar?.stop();
+  }).finally(() => bar?.stop());
   if (!bar && last) stderr(`${last.filesDone}/${last.filesTotal} files · ${last.entries} entries · ${(last.bytesDone / 1e6).toFixed(1)} MB\n`);
   if (!json) {
     const t = report.totals;

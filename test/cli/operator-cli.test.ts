@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { sql } from 'kysely';
 import { keel } from '../support/keel-cli';
-import { openStore, type Store } from '../../src/store/connect';
+import { openStore, type Store, type StoreTarget } from '../../src/store/connect';
+import { freshSchemaUrl } from '../support/databases';
 import { appendEntries } from '../../src/store/entries-repo';
 import { ensureSession } from '../../src/store/sessions-repo';
 import { createCompactionRow, markSucceeded, writeCompactionRecord } from '../../src/store/compactions-repo';
@@ -50,14 +51,20 @@ async function plant(store: Store): Promise<void> {
   await db.insertInto('pending_tool_args').values({ agent_id: 'ops', session_id: 's0', assistant_entry_id: 'old-a', tool_call_id: 'old-call', arguments: JSON.stringify({ x: 1 }), created_at: now }).execute();
 }
 
-describe('the operator CLI: sessions, compactions show, doctor, export of any transcript, actionable errors', () => {
+/** The CLI's own database: the PGlite folder under KEEL_HOME, and a PostgreSQL schema when TEST_DATABASE_URL is set. */
+const variants: Array<{ name: string; databaseUrl: () => Promise<string | undefined> }> = [{ name: 'PGlite', databaseUrl: async () => undefined }];
+if (process.env.TEST_DATABASE_URL) variants.push({ name: 'PostgreSQL', databaseUrl: () => freshSchemaUrl(process.env.TEST_DATABASE_URL!) });
+
+describe.each(variants)('the operator CLI on $name: sessions, compactions show, doctor, export of any transcript, actionable errors', (variant) => {
   let home: string;
   let env: Record<string, string | undefined>;
-  const dataDir = () => resolve(home, 'db');
+  let target: StoreTarget;
   beforeAll(async () => {
     home = await mkdtemp(join(tmpdir(), 'keel-ops-'));
-    env = { KEEL_HOME: home, DATABASE_URL: undefined, TEMPORAL_ADDRESS: undefined, KEEL_CONFIG: undefined, KEEL_MAINTENANCE_MODE: undefined, KEEL_CONTEXT_WINDOW: undefined };
-    const store = await openStore({ kind: 'pglite', dataDir: dataDir() });
+    const databaseUrl = await variant.databaseUrl();
+    target = databaseUrl ? { kind: 'postgres', url: databaseUrl } : { kind: 'pglite', dataDir: resolve(home, 'db') };
+    env = { KEEL_HOME: home, DATABASE_URL: databaseUrl, TEMPORAL_ADDRESS: undefined, KEEL_CONFIG: undefined, KEEL_MAINTENANCE_MODE: undefined, KEEL_CONTEXT_WINDOW: undefined };
+    const store = await openStore(target);
     try {
       await plant(store);
     } finally {
@@ -65,7 +72,7 @@ describe('the operator CLI: sessions, compactions show, doctor, export of any tr
     }
   });
   const withDb = async <T>(fn: (store: Store) => Promise<T>): Promise<T> => {
-    const store = await openStore({ kind: 'pglite', dataDir: dataDir() });
+    const store = await openStore(target);
     try {
       return await fn(store);
     } finally {
