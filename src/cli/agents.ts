@@ -4,6 +4,7 @@ import { agentConfig, describeAgents, type AgentSummary, type KeelSettings } fro
 import { getSession, setModelOverride } from '../store/sessions-repo';
 import { parseSessionKey } from '../sessions/session-key';
 import { UnknownSessionError } from './connect';
+import { shownKey } from './shown-key';
 
 const stderr = (text: string) => void process.stderr.write(text);
 
@@ -49,7 +50,7 @@ export async function sessionModelCommand(
   opts: { sessionKey: string; model?: string; clear: boolean; defaultAgentId?: string; json: boolean },
 ): Promise<SessionModelReport> {
   const agentId = parseSessionKey(opts.sessionKey).agentId ?? opts.defaultAgentId ?? 'main';
-  const unknown = () => new UnknownSessionError(opts.sessionKey, `agent ${agentId} has no session ${opts.sessionKey}; send it a message first (nothing was created)`);
+  const unknown = () => new UnknownSessionError(opts.sessionKey, `no session ${shownKey(opts.sessionKey)} for agent ${agentId}; send it a message first (nothing was created)`);
   if (opts.model !== undefined || opts.clear) {
     if (!(await setModelOverride(db, agentId, opts.sessionKey, opts.clear ? null : opts.model!))) throw unknown();
   }
@@ -57,6 +58,6 @@ export async function sessionModelCommand(
   if (!session) throw unknown();
   const override = session.model_override;
   const report: SessionModelReport = { agentId, sessionKey: opts.sessionKey, model: override ?? agentConfig(settings, agentId).model, override };
-  if (!opts.json) stderr(`${opts.sessionKey}: ${report.model}${override ? ' (session override)' : ` (agent ${agentId}'s model)`}\n`);
+  if (!opts.json) stderr(`${shownKey(opts.sessionKey)}: ${report.model}${override ? ' (session override)' : ` (agent ${agentId}'s model)`}\n`);
   return report;
 }

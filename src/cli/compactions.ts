@@ -16,6 +16,7 @@ import {
   type CompactionWorkflowInput,
 } from '../protocol';
 import { KeelAgentId, KeelSessionKey, KeelStatus, KeelTrigger } from '../temporal/search-attributes';
+import { compactionDetail, type CompactionDetail } from './compaction-detail';
 
 /** Rows listed at most (newest first). */
 const LIST_LIMIT = 50;
@@ -41,6 +42,8 @@ export interface CompactionView {
   readonly workflowId: string | null;
   readonly startedAt: string;
   readonly finishedAt: string | null;
+  /** With `--failed`: the command that retries it. */
+  readonly retryCommand?: string;
 }
 
 /** Where people-text goes (stderr by default; tests capture it). */
@@ -100,13 +103,15 @@ export interface CompactionsListOptions {
 /** `keel compactions [--failed]`: newest first. Returns `{ compactions }`. */
 export async function compactionsList(opts: CompactionsListOptions): Promise<{ compactions: CompactionView[] }> {
   const rows = await listCompactions(opts.db, { agentId: opts.agentId, failedOnly: opts.failed ?? false, limit: opts.limit ?? LIST_LIMIT });
-  const compactions = rows.map(toCompactionView);
+  const compactions = rows.map((row) => (opts.failed ? { ...toCompactionView(row), retryCommand: `keel compactions retry ${row.id}` } : toCompactionView(row)));
   if (!opts.json) {
     const write = opts.write ?? stderr;
     if (compactions.length === 0) write(opts.failed ? 'no failed or degraded compactions\n' : 'no compactions\n');
     for (const v of compactions) {
       write(`${v.id}  ${v.startedAt.slice(0, 19).replace('T', ' ')}  ${v.sessionKey}  ${v.trigger}  ${statusLabel(v)}  ${tokensBar(v.tokensBefore, v.tokensAfter)}\n`);
       if (v.error) write(`    error: ${v.error}\n`);
+      else if (v.degraded) write('    degraded: the summary is extractive (no model summary could be had)\n');
+      if (v.retryCommand) write(`    retry: ${v.retryCommand}\n`);
     }
   }
   return { compactions };
@@ -127,11 +132,15 @@ export interface CompactionsShowOptions {
   readonly write?: Write;
 }
 
-/** `keel compactions show <id>`. Returns `{ compaction }`; throws `CompactionNotFoundError`. */
-export async function compactionsShow(opts: CompactionsShowOptions): Promise<{ compaction: CompactionView }> {
+/**
+ * `keel compactions show <id>`: the row, the summary, the range it covers and the diff from the
+ * session's previous summary. Returns `{ compaction, detail }`; throws `CompactionNotFoundError`.
+ */
+export async function compactionsShow(opts: CompactionsShowOptions): Promise<{ compaction: CompactionView; detail: CompactionDetail }> {
   const row = await getCompaction(opts.db, opts.id);
   if (!row) throw new CompactionNotFoundError(opts.id);
   const v = toCompactionView(row);
+  const detail = await compactionDetail(opts.db, row);
   if (!opts.json) {
     const write = opts.write ?? stderr;
     const lines: Array<[string, string | number | null]> = [
@@ -142,6 +151,7 @@ export async function compactionsShow(opts: CompactionsShowOptions): Promise<{ c
       ['attempts', v.attempts],
       ['tokens', tokensBar(v.tokensBefore, v.tokensAfter)],
       ['first kept entry', v.firstKeptEntryId],
+      ['summarized', detail.entriesSummarized === null ? null : `${detail.entriesSummarized} entries`],
       ['compaction entry', v.entryId],
       ['retry of', v.retryOf],
       ['workflow', v.workflowId],
@@ -151,8 +161,14 @@ export async function compactionsShow(opts: CompactionsShowOptions): Promise<{ c
     ];
     for (const [k, value] of lines) if (value !== null) write(`${k.padEnd(17)} ${value}\n`);
     if (v.degraded) write(`\nThe summary is extractive (no model summary could be had). Retry: keel compactions retry ${v.id}\n`);
+    if (v.status === 'failed') write(`\nRetry: keel compactions retry ${v.id}\n`);
+    if (detail.summary !== null) write(`\n── summary ──\n${detail.summary}\n`);
+    if (detail.diff) {
+      write(`\n── changes since compaction ${detail.previousCompactionId} ──\n`);
+      for (const line of detail.diff) write(`${line.op} ${line.text}\n`);
+    } else if (detail.summary !== null) write('\n(first summary of this transcript: nothing to diff against)\n');
   }
-  return { compaction: v };
+  return { compaction: v, detail };
 }
 
 export interface CompactionsRetryOptions {

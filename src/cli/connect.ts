@@ -4,6 +4,9 @@ import { KeelClient } from '../client/keel-client';
 import { PgReplyStreamSubscriber } from '../streaming/reply-subscriber';
 import { runningStack } from '../store/stack-state';
 
+/** A CLI command gives up on an unreachable cluster after this long, rather than hanging. */
+const CONNECT_TIMEOUT_MS = 5_000;
+
 /**
  * The Temporal frontend commands talk to: TEMPORAL_ADDRESS, else the embedded stack running under
  * KEEL_HOME (`keel dev` in another terminal).
@@ -21,7 +24,10 @@ export function temporalAddressFor(config: Pick<KeelConfig, 'temporalAddress' | 
  * With `stream`, replies stream from the workers' PostgreSQL (DATABASE_URL) when one is set.
  */
 export async function connectClient(config: KeelConfig, opts: { stream?: boolean; log?: (line: string) => void } = {}): Promise<{ client: KeelClient; close(): Promise<void> }> {
-  const connection = await Connection.connect({ address: temporalAddressFor(config) });
+  const address = temporalAddressFor(config);
+  const connection = await Connection.connect({ address, connectTimeout: CONNECT_TIMEOUT_MS }).catch((err: unknown) => {
+    throw new Error(`cannot reach Temporal at ${address} within ${CONNECT_TIMEOUT_MS / 1000} s (TEMPORAL_ADDRESS, else the running \`keel dev\`): ${err instanceof Error ? err.message : String(err)}; start the cluster or fix TEMPORAL_ADDRESS`);
+  });
   const stream = opts.stream && config.databaseUrl ? new PgReplyStreamSubscriber({ connectionString: config.databaseUrl, ...(opts.log ? { log: opts.log } : {}) }) : undefined;
   const client = new KeelClient({
     connection,

@@ -2,6 +2,8 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import { TemporalFailure } from '@temporalio/common';
 import { FailureTypes } from '../protocol';
 import { UnknownSessionError } from './connect';
+import { shownKey } from './shown-key';
+import { parseSessionKey } from '../sessions/session-key';
 
 /**
  * Runs a command's request to a session workflow, turning "no such session" answers into an
@@ -13,7 +15,8 @@ export async function forKnownSession<T>(sessionKey: string, request: () => Prom
     return await request();
   } catch (err) {
     if (err instanceof WorkflowNotFoundError) {
-      throw new UnknownSessionError(sessionKey, `no session ${sessionKey}: it has no session workflow, so no message has been sent to it (check the key; nothing was created)`);
+      const agentId = parseSessionKey(sessionKey).agentId ?? 'main';
+      throw new UnknownSessionError(sessionKey, `no session ${shownKey(sessionKey)} for agent ${agentId}: no message has been sent to it (check the key with \`keel sessions\`; nothing was created)`);
     }
     const unknown = failureOfType(err, FailureTypes.UnknownSession);
     if (unknown) throw new UnknownSessionError(sessionKey, `${unknown.message}; nothing was created`);

@@ -1,10 +1,13 @@
 import { createWriteStream, statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import type { Kysely } from 'kysely';
+import { SingleBar, Presets } from 'cli-progress';
 import type { Database } from '../store/schema';
 import { importSessions, type ImportSessionsReport } from '../transfer/import-sessions';
 import { exportSessionJsonl, type ExportReport } from '../transfer/export-jsonl';
 import { getSession } from '../store/sessions-repo';
 import { UnknownSessionError, UsageError } from './connect';
+import { shownKey } from './shown-key';
 
 const stderr = (text: string) => void process.stderr.write(text);
 
@@ -16,17 +19,23 @@ export async function importCommand(db: Kysely<Database>, agentId: string, paths
   if (dirs.length + files.length > 1 && dirs.length > 0) {
     throw new UsageError('import one folder, or a list of files (sessions.json and *.jsonl), per run');
   }
+  // A live bar only on a terminal; a pipe or log file gets the final counts once.
+  const bar = process.stderr.isTTY
+    ? new SingleBar({ stream: process.stderr, format: '[{bar}] {filesDone}/{filesTotal} files · {entries} entries · {mb} MB', hideCursor: true }, Presets.shades_classic)
+    : undefined;
+  let last: { filesDone: number; filesTotal: number; entries: number; bytesDone: number } | undefined;
   const report = await importSessions({
     db,
     agentId,
     ...(dirs.length ? { dir: dirs[0]! } : { paths: files }),
     onProgress: (p) => {
-      const ratio = p.bytesTotal > 0 ? p.bytesDone / p.bytesTotal : 1;
-      const bar = '█'.repeat(Math.round(ratio * 24)).padEnd(24, '░');
-      stderr(`\r[${bar}] ${p.filesDone}/${p.filesTotal} files · ${p.entries} entries · ${(p.bytesDone / 1e6).toFixed(1)} MB`);
+      const payload = { filesDone: p.filesDone, filesTotal: p.filesTotal, entries: p.entries, mb: (p.bytesDone / 1e6).toFixed(1) };
+      if (bar && !last) bar.start(Math.max(1, p.bytesTotal), p.bytesDone, payload);
+      else bar?.update(p.bytesDone, payload);
+      last = p;
     },
-  });
-  stderr('\n');
+  }).finally(() => bar?.stop());
+  if (!bar && last) stderr(`${last.filesDone}/${last.filesTotal} files · ${last.entries} entries · ${(last.bytesDone / 1e6).toFixed(1)} MB\n`);
   if (!json) {
     const t = report.totals;
     stderr(`imported ${t.imported}, repaired ${t.repaired}, failed ${t.failed} of ${t.files} files; ${t.entries} entries in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
@@ -40,13 +49,30 @@ export async function importCommand(db: Kysely<Database>, agentId: string, paths
   return report;
 }
 
-/** `keel export <sessionKey> --agent <id> [--out file]`: JSONL to the file or stdout. */
-export async function exportCommand(db: Kysely<Database>, agentId: string, sessionKey: string, outFile?: string): Promise<ExportReport> {
+/**
+ * `keel export <sessionKey> --agent <id> [--session-id ID] [--out file]`: JSONL to the file or stdout.
+ * `--session-id` names one of the key's transcripts (a rotated one); the current one by default.
+ */
+export async function exportCommand(db: Kysely<Database>, agentId: string, sessionKey: string, opts: { out?: string; sessionId?: string } = {}): Promise<ExportReport> {
   const session = await getSession(db, agentId, sessionKey);
-  if (!session) throw new UnknownSessionError(sessionKey, `agent ${agentId} has no session ${sessionKey}; check the key and --agent (nothing was exported)`);
-  const out = outFile ? createWriteStream(outFile) : process.stdout;
-  const report = await exportSessionJsonl({ db, agentId, sessionId: session.session_id, out });
-  if (outFile) await new Promise<void>((resolve, reject) => (out as ReturnType<typeof createWriteStream>).end((err?: Error | null) => (err ? reject(err) : resolve())));
-  stderr(`exported ${report.entries} entries (${(report.bytes / 1e6).toFixed(2)} MB)${outFile ? ` to ${outFile}` : ''}\n`);
+  if (!session) throw new UnknownSessionError(sessionKey, `no session ${shownKey(sessionKey)} for agent ${agentId}; list them with \`keel sessions --agent ${agentId}\` (nothing was exported)`);
+  const sessionId = opts.sessionId ?? session.session_id;
+  if (opts.sessionId !== undefined && opts.sessionId !== session.session_id) {
+    const any = await db.selectFrom('transcript_entries').select('id').where('agent_id', '=', agentId).where('session_id', '=', opts.sessionId).limit(1).executeTakeFirst();
+    if (!any) throw new UnknownSessionError(sessionKey, `agent ${agentId} has no transcript with session id ${opts.sessionId}; the key's current one is ${session.session_id} (nothing was exported)`);
+  }
+  if (opts.out) assertFolderExists(opts.out);
+  const out = opts.out ? createWriteStream(opts.out) : process.stdout;
+  const report = await exportSessionJsonl({ db, agentId, sessionId, out });
+  if (opts.out) await new Promise<void>((resolveEnd, reject) => (out as ReturnType<typeof createWriteStream>).end((err?: Error | null) => (err ? reject(err) : resolveEnd())));
+  stderr(`exported ${report.entries} entries (${(report.bytes / 1e6).toFixed(2)} MB) of session id ${sessionId}${opts.out ? ` to ${opts.out}` : ''}\n`);
   return report;
+}
+
+/** `--out` into a folder that does not exist: say which and what to do, before anything is read. */
+function assertFolderExists(file: string): void {
+  const folder = dirname(resolve(file));
+  const stat = statSync(folder, { throwIfNoEntry: false });
+  if (!stat) throw new UsageError(`--out ${file}: the folder ${folder} does not exist; create it first (mkdir -p ${folder}) or choose another path`);
+  if (!stat.isDirectory()) throw new UsageError(`--out ${file}: ${folder} is a file, not a folder; choose another path`);
 }

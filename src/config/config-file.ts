@@ -82,6 +82,7 @@ const fileSchema = z
     temporalNamespace: z.string().min(1),
     taskQueue: z.string().min(1),
     home: z.string().min(1),
+    maintenanceMode: z.enum(['warn', 'enforce'], { message: 'use "warn" or "enforce"' }),
     modelIdleTimeoutMs: count('milliseconds').positive('use milliseconds > 0'),
     shutdownGraceMs: count('milliseconds').nonnegative('use milliseconds ≥ 0'),
     workspacePollSeconds: z.number().nonnegative('use seconds ≥ 0 (0 disables polling)'),
@@ -146,11 +147,11 @@ export function readConfigFile(env: NodeJS.ProcessEnv = process.env, cwd: string
   }
   const parsed = fileSchema.safeParse(json);
   if (!parsed.success) throw fail(parsed.error.issues.map(describeIssue));
-  const { agents = {}, models, temporalAddress, temporalNamespace, taskQueue, home, modelIdleTimeoutMs, shutdownGraceMs, workspacePollSeconds, ...settings } = parsed.data;
+  const { agents = {}, models, temporalAddress, temporalNamespace, taskQueue, home, maintenanceMode, modelIdleTimeoutMs, shutdownGraceMs, workspacePollSeconds, ...settings } = parsed.data;
   const dir = dirname(path);
   const problems: string[] = [];
   const top = toSection(settings, '', dir, env, problems);
-  const processSettings = { temporalAddress, temporalNamespace, taskQueue, home, modelIdleTimeoutMs, shutdownGraceMs, workspacePollSeconds, models };
+  const processSettings = { temporalAddress, temporalNamespace, taskQueue, home, maintenanceMode, modelIdleTimeoutMs, shutdownGraceMs, workspacePollSeconds, models };
   for (const [key, value] of Object.entries(processSettings)) {
     if (value === undefined) continue;
     top.values[key as keyof KeelConfig] = value;

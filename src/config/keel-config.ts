@@ -33,6 +33,8 @@ export const keelConfigSchema = z.object({
   taskQueue: z.string().min(1).default('keel'),
   /** Embedded state folder (PGlite data, dev-server history). */
   home: z.string().min(1).default('.keel'),
+  /** What session maintenance (the Schedule and `keel maintenance`) does: warn only reports, enforce deletes. */
+  maintenanceMode: z.enum(['warn', 'enforce'], { message: 'use warn or enforce' }).default('warn'),
   anthropicApiKey: z.string().min(1).optional(),
   anthropicBaseUrl: z.url('ANTHROPIC_BASE_URL must be an http(s) URL').optional(),
   model: z.string().min(1).default(DEFAULTS.model),
@@ -154,6 +156,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env, overrides: P
   const fromEnv = {
     databaseUrl: env.DATABASE_URL || undefined,
     temporalAddress: env.TEMPORAL_ADDRESS || undefined,
+    maintenanceMode: env.KEEL_MAINTENANCE_MODE || undefined,
     temporalNamespace: env.TEMPORAL_NAMESPACE || undefined,
     taskQueue: env.KEEL_TASK_QUEUE || undefined,
     home: env.KEEL_HOME || undefined,
@@ -203,6 +206,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env, overrides: P
 const ENV_NAMES: Record<string, string> = {
   databaseUrl: 'DATABASE_URL',
   temporalAddress: 'TEMPORAL_ADDRESS',
+  maintenanceMode: 'KEEL_MAINTENANCE_MODE',
   temporalNamespace: 'TEMPORAL_NAMESPACE',
   taskQueue: 'KEEL_TASK_QUEUE',
   home: 'KEEL_HOME',

@@ -5,15 +5,21 @@ export interface MaintenanceScheduleOptions {
   readonly taskQueue: string;
   /** Default every 6 hours. */
   readonly intervalMs?: number;
+  /** The configured `maintenanceMode` (default warn). */
   readonly mode?: MaintenanceRunInput['mode'];
 }
 
+/** What `ensureMaintenanceSchedule` did. */
+export type MaintenanceScheduleOutcome = 'created' | 'mode changed' | 'unchanged';
+
 /**
  * Creates the maintenance Schedule unless it exists (every worker calls this on start; the first one
- * wins, the rest find it). Runs never overlap: a slow run makes the next one wait.
- * @returns true when this call created it.
+ * wins, the rest find it). A Schedule that runs in another mode than the configured one is switched
+ * to it, so changing `maintenanceMode` and restarting a worker takes effect. Runs never overlap: a
+ * slow run makes the next one wait.
  */
-export async function ensureMaintenanceSchedule(client: Client, opts: MaintenanceScheduleOptions): Promise<boolean> {
+export async function ensureMaintenanceSchedule(client: Client, opts: MaintenanceScheduleOptions): Promise<MaintenanceScheduleOutcome> {
+  const mode = opts.mode ?? 'warn';
   try {
     await client.schedule.create({
       scheduleId: MAINTENANCE_SCHEDULE_ID,
@@ -22,13 +28,21 @@ export async function ensureMaintenanceSchedule(client: Client, opts: Maintenanc
         type: 'startWorkflow',
         workflowType: MAINTENANCE_WORKFLOW_TYPE,
         taskQueue: opts.taskQueue,
-        args: [{ mode: opts.mode ?? 'warn' }],
+        args: [{ mode }],
       },
       policies: { overlap: ScheduleOverlapPolicy.SKIP },
     });
-    return true;
+    return 'created';
   } catch (err) {
-    if (err instanceof ScheduleAlreadyRunning) return false;
-    throw err;
+    if (!(err instanceof ScheduleAlreadyRunning)) throw err;
   }
+  const handle = client.schedule.getHandle(MAINTENANCE_SCHEDULE_ID);
+  const { action } = await handle.describe();
+  const current = (action.args?.[0] as Partial<MaintenanceRunInput> | undefined)?.mode ?? 'warn';
+  if (current === mode) return 'unchanged';
+  await handle.update((schedule) => ({
+    ...schedule,
+    action: { ...schedule.action, args: [{ ...(schedule.action.args?.[0] as object | undefined), mode }] },
+  }));
+  return 'mode changed';
 }

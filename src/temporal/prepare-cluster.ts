@@ -13,7 +13,8 @@ export async function prepareCluster(config: KeelConfig, log: (line: string) => 
     const added = await ensureSearchAttributes(connection, config.temporalNamespace);
     if (added.length) log(`temporal: registered search attributes ${added.join(', ')}`);
     const client = new Client({ connection, namespace: config.temporalNamespace });
-    if (await ensureMaintenanceSchedule(client, { taskQueue: config.taskQueue })) log('temporal: created the keel-maintenance schedule');
+    const schedule = await ensureMaintenanceSchedule(client, { taskQueue: config.taskQueue, mode: config.maintenanceMode });
+    if (schedule !== 'unchanged') log(`temporal: keel-maintenance schedule ${schedule} (mode ${config.maintenanceMode})`);
   } finally {
     await connection.close();
   }

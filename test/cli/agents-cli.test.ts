@@ -76,7 +76,7 @@ describe('keel agents and keel session model', () => {
 
     const unknown = await keel(['session', 'model', 'agent:ops:typo', 'claude-opus-4-1'], env);
     expect(unknown.code).toBe(1);
-    expect(unknown.stderr).toContain('agent ops has no session agent:ops:typo; send it a message first');
+    expect(unknown.stderr).toContain('no session agent:ops:typo for agent ops; send it a message first');
 
     const reopened = await openStore({ kind: 'pglite', dataDir: join(home, 'db') });
     try {

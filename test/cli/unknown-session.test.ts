@@ -70,7 +70,7 @@ describe('keel status, compact and export of an unknown session', () => {
       const cliEnv = { TEMPORAL_ADDRESS: env.server.address, KEEL_TASK_QUEUE: taskQueue, KEEL_HOME: home, DATABASE_URL: undefined };
       const status = await keel(['status', 'agent:main:typo'], cliEnv);
       expect(status.code).toBe(1);
-      expect(status.stderr).toContain('keel: no session agent:main:typo');
+      expect(status.stderr).toContain('keel: no session agent:main:typo for agent main');
       expect(status.stderr).not.toContain('usage:');
 
       const compact = await keel(['compact', 'agent:main:typo'], cliEnv);
@@ -87,7 +87,7 @@ describe('keel status, compact and export of an unknown session', () => {
     const out = join(home, 'out.jsonl');
     const run = await keel(['export', 'agent:main:typo', '--agent', 'main', '--out', out], { KEEL_HOME: home, DATABASE_URL: undefined, TEMPORAL_ADDRESS: undefined });
     expect(run.code).toBe(1);
-    expect(run.stderr).toContain('keel: agent main has no session agent:main:typo');
+    expect(run.stderr).toContain('keel: no session agent:main:typo for agent main');
     expect(run.stderr).not.toContain('usage:');
     const store = await openStore({ kind: 'pglite', dataDir: join(home, 'db') });
     try {

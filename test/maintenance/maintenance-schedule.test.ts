@@ -19,8 +19,11 @@ describe.each(testDatabases())('maintenance as a Temporal Schedule, on $name', (
 
       // The schedule is namespace-wide: the first worker creates it, every later call finds it.
       await client.schedule.getHandle(MAINTENANCE_SCHEDULE_ID).delete().catch(() => undefined);
-      expect(await ensureMaintenanceSchedule(client, { taskQueue, mode: 'enforce' })).toBe(true);
-      expect(await ensureMaintenanceSchedule(client, { taskQueue, mode: 'enforce' })).toBe(false);
+      expect(await ensureMaintenanceSchedule(client, { taskQueue, mode: 'warn' })).toBe('created');
+      expect(await ensureMaintenanceSchedule(client, { taskQueue, mode: 'warn' })).toBe('unchanged');
+      // A worker configured with maintenanceMode "enforce" switches the existing Schedule over.
+      expect(await ensureMaintenanceSchedule(client, { taskQueue, mode: 'enforce' })).toBe('mode changed');
+      expect((await client.schedule.getHandle(MAINTENANCE_SCHEDULE_ID).describe()).action.args).toEqual([{ mode: 'enforce' }]);
 
       const schedule = client.schedule.getHandle(MAINTENANCE_SCHEDULE_ID);
       await schedule.trigger();

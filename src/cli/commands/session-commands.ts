@@ -1,0 +1,89 @@
+import type { Command } from 'commander';
+import { loadKeelSettings } from '../../config/agent-config';
+import { connectClient, UsageError } from '../connect';
+import { forKnownSession } from '../session-errors';
+import { contextBar, contextSplitBar } from '../context-bar';
+import { promptCacheLine } from '../prompt-cache-line';
+import { sessionModelCommand } from '../agents';
+import { listSessions, renderSessions } from '../sessions-list';
+import { shownKey } from '../shown-key';
+import { configFromEnv, countOf, printResult, say, withStore, type JsonOption } from './shared';
+
+/** `keel sessions`, `keel status`, `keel compact`, `keel session model`: one session at a time, or all of them. */
+export function registerSessionCommands(program: Command): void {
+  program
+    .command('sessions')
+    .description('every session: key, agent, session id, updated, turns, context usage, pressure, compactions, model')
+    .option('--agent <id>', 'only this agent’s sessions')
+    .option('--active <minutes>', 'only sessions updated within this many minutes', countOf('--active'))
+    .option('--json', 'print { sessions } on stdout')
+    .action(async (opts: JsonOption & { agent?: string; active?: number }) => {
+      const settings = loadKeelSettings();
+      const sessions = await withStore((s) => listSessions(s.db, settings, { ...(opts.agent ? { agentId: opts.agent } : {}), ...(opts.active !== undefined ? { activeMinutes: opts.active } : {}) }));
+      printResult(opts, { sessions });
+      if (!opts.json) renderSessions(sessions, say);
+    });
+
+  program
+    .command('status')
+    .description('context usage, pressure, compactions and prompt-cache hit rate of a session (needs TEMPORAL_ADDRESS)')
+    .argument('<sessionKey>', 'e.g. agent:main:main')
+    .option('--json', 'print the status object on stdout')
+    .action(async (key: string, opts: JsonOption) => {
+      const { client, close } = await connectClient(configFromEnv());
+      try {
+        const status = await forKnownSession(key, () => client.getStatus(key));
+        printResult(opts, status);
+        if (!opts.json) {
+          say(`${shownKey(key)}\n${contextBar(status)}`);
+          if (status.contextSplit) say(contextSplitBar(status.contextSplit, status.contextWindow));
+          say(`turns ${status.turnsCompleted} · compactions ${status.compactionCount}${status.lastCompactionId ? ` (last ${status.lastCompactionId})` : ''} · queued ${status.queuedTurns}${status.model ? ` · model ${status.model}` : ''}`);
+          if (status.promptCache) say(promptCacheLine(status.promptCache));
+          if (status.spawnAdvice) say(`spawn policy: ${status.spawnAdvice.level} · ${status.spawnAdvice.instruction}`);
+        }
+      } finally {
+        await close();
+      }
+    });
+
+  program
+    .command('compact')
+    .description('compact a session now and wait for the outcome (needs TEMPORAL_ADDRESS)')
+    .argument('<sessionKey>', 'e.g. agent:main:main')
+    .option('--keep-recent <tokens>', 'recent tokens kept verbatim', countOf('--keep-recent'))
+    .option('--instructions <text>', 'what the summary should focus on')
+    .option('--json', 'print the compaction result on stdout')
+    .action(async (key: string, opts: JsonOption & { keepRecent?: number; instructions?: string }) => {
+      const { client, close } = await connectClient(configFromEnv());
+      try {
+        say(`compacting ${shownKey(key)}…`);
+        const result = await forKnownSession(key, () =>
+          client.compact(key, { ...(opts.keepRecent !== undefined ? { keepRecentTokens: opts.keepRecent } : {}), ...(opts.instructions ? { instructions: opts.instructions } : {}) }),
+        );
+        printResult(opts, result);
+        if (!opts.json) say(`${result.status}${result.degraded ? ' (degraded: extractive summary)' : ''}: ${result.tokensBefore} → ${result.tokensAfter} tokens`);
+      } finally {
+        await close();
+      }
+    });
+
+  const session = program.command('session').description('one session’s settings');
+  session
+    .command('model')
+    .description('show, set or clear a session’s model')
+    .argument('<sessionKey>', 'e.g. agent:main:main')
+    .argument('[model]', 'the model the session’s turns call from now on')
+    .option('--clear', 'follow the agent’s model again')
+    .option('--agent <id>', 'the agent, when the key does not name one')
+    .option('--json', 'print the report on stdout')
+    .action(async (sessionKey: string, model: string | undefined, opts: JsonOption & { clear?: boolean; agent?: string }) => {
+      if (model !== undefined && opts.clear) throw new UsageError('give a model or --clear, not both');
+      const settings = loadKeelSettings();
+      printResult(
+        opts,
+        await withStore((s) =>
+          sessionModelCommand(s.db, settings, { sessionKey, ...(model !== undefined ? { model } : {}), clear: Boolean(opts.clear), ...(opts.agent ? { defaultAgentId: opts.agent } : {}), json: Boolean(opts.json) }),
+        ),
+      );
+    });
+}

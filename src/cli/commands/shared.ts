@@ -1,0 +1,84 @@
+import { InvalidArgumentError } from 'commander';
+import { z } from 'zod';
+import { loadKeelSettings } from '../../config/agent-config';
+import { openStore, storeTargetFor, type Store } from '../../store/connect';
+import type { CliRoots } from '../local-stack';
+
+/** What every command group gets: the composition roots and a way to set the exit code. */
+export interface CliContext {
+  readonly roots: CliRoots;
+  /** The process exits with this once the command's action returns (0 unless a command says otherwise). */
+  exitCode: number;
+}
+
+/** Options every data command takes. */
+export interface JsonOption {
+  readonly json?: boolean;
+}
+
+/** `--json` prints the command's one result object on stdout; everything else goes to stderr. */
+export function printResult(opts: JsonOption, result: unknown): void {
+  if (opts.json) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+}
+
+/** People-text: always stderr. */
+export const say = (text: string): void => void process.stderr.write(text.endsWith('\n') ? text : `${text}\n`);
+
+/** The environment over keel.config.json's top level: what commands without an agent use. */
+export const configFromEnv = () => loadKeelSettings().defaults;
+
+/** A CLI command gives up on an unreachable database after this long, rather than hanging. */
+const DATABASE_TIMEOUT_MS = 5_000;
+
+/** The URL without its password, for messages. */
+function withoutPassword(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return '(unparsable URL)';
+  }
+}
+
+/** Opens the configured store; an unreachable PostgreSQL is named with DATABASE_URL and the address tried. */
+async function openConfiguredStore(): Promise<Store> {
+  const config = configFromEnv();
+  const target = storeTargetFor(config);
+  if (target.kind !== 'postgres') return openStore(target);
+  const unreachable = (why: string) => new Error(`cannot reach the database at ${withoutPassword(target.url)} (DATABASE_URL): ${why}; start PostgreSQL or fix DATABASE_URL`);
+  let timer: NodeJS.Timeout | undefined;
+  const opening = openStore(target);
+  try {
+    return await Promise.race([
+      opening,
+      new Promise<never>((_, reject) => (timer = setTimeout(() => reject(unreachable(`no answer within ${DATABASE_TIMEOUT_MS / 1000} s`)), DATABASE_TIMEOUT_MS))),
+    ]);
+  } catch (err) {
+    // A late open is closed when it lands; the process exits right after this error anyway.
+    opening.then((store) => store.close(), () => undefined).catch(() => undefined);
+    if (err instanceof Error && err.message.startsWith('cannot reach')) throw err;
+    throw unreachable(err instanceof Error ? err.message : String(err));
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export async function withStore<T>(fn: (store: Store) => Promise<T>): Promise<T> {
+  const store = await openConfiguredStore();
+  try {
+    return await fn(store);
+  } finally {
+    await store.close();
+  }
+}
+
+/** An option parser for a whole number ≥ 0; a bad value is a usage error naming the flag. */
+export function countOf(flag: string): (value: string) => number {
+  const schema = z.coerce.number({ message: `${flag} must be a number` }).int(`${flag} must be a whole number`).nonnegative(`${flag} must be ≥ 0`);
+  return (value) => {
+    const parsed = schema.safeParse(value);
+    if (!parsed.success) throw new InvalidArgumentError(parsed.error.issues[0]!.message);
+    return parsed.data;
+  };
+}

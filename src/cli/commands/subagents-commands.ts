@@ -1,0 +1,52 @@
+import type { Command } from 'commander';
+import { connectClient } from '../connect';
+import { subagentsKill, subagentsList, subagentsSteer } from '../subagents';
+import { createSessionSignals } from '../../client/session-signals';
+import type { SessionSignals } from '../../runtime/deps';
+import { configFromEnv, printResult, withStore, type CliContext, type JsonOption } from './shared';
+
+/** `keel subagents`: list runs; `kill` and `steer` reach the workers (TEMPORAL_ADDRESS, else the running keel dev). */
+export function registerSubagentsCommands(program: Command, ctx: CliContext): void {
+  const subagents = program
+    .command('subagents')
+    .description('subagent runs, newest first: state, mode, parent, task')
+    .option('--parent <key>', "only this parent session's subagents")
+    .option('--agent <id>', "only this agent's runs")
+    .option('--json', 'print the runs on stdout')
+    .action(async (opts: JsonOption & { parent?: string; agent?: string }) => {
+      printResult(opts, await withStore((s) => subagentsList({ db: s.db, ...(opts.parent ? { parentSessionKey: opts.parent } : {}), ...(opts.agent ? { agentId: opts.agent } : {}), json: Boolean(opts.json) })));
+    });
+
+  subagents
+    .command('kill')
+    .description("cancel a subagent's workflow and its in-flight work; its parent hears the kill as the outcome")
+    .argument('<id>', 'the subagent id (keel subagents lists them)')
+    .option('--json', 'print the result on stdout')
+    .action(async (id: string, opts: JsonOption) => {
+      const result = await withSignals((sessions) => withStore((s) => subagentsKill({ db: s.db, sessions, id })));
+      printResult(opts, result);
+      ctx.exitCode = result.killed ? 0 : 1;
+    });
+
+  subagents
+    .command('steer')
+    .description('send a subagent a message; its answer reaches its parent')
+    .argument('<id>', 'the subagent id')
+    .argument('<text...>', 'the message')
+    .option('--json', 'print the result on stdout')
+    .action(async (id: string, words: string[], opts: JsonOption) => {
+      const result = await withSignals((sessions) => withStore((s) => subagentsSteer({ db: s.db, sessions, id, text: words.join(' ') })));
+      printResult(opts, result);
+      ctx.exitCode = result.sent ? 0 : 1;
+    });
+}
+
+async function withSignals<T>(fn: (sessions: SessionSignals) => Promise<T>): Promise<T> {
+  const config = configFromEnv();
+  const { client, close } = await connectClient(config);
+  try {
+    return await fn(createSessionSignals(client.temporal.connection, config.temporalNamespace, config.taskQueue));
+  } finally {
+    await close();
+  }
+}

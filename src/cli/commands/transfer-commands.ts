@@ -1,0 +1,31 @@
+import type { Command } from 'commander';
+import { UsageError } from '../connect';
+import { importCommand, exportCommand } from '../transfer';
+import { printResult, withStore, type CliContext, type JsonOption } from './shared';
+
+/** `keel import` and `keel export`: OpenClaw JSONL in and out. */
+export function registerTransferCommands(program: Command, ctx: CliContext): void {
+  program
+    .command('import')
+    .description('import OpenClaw sessions: a sessions folder, or sessions.json and *.jsonl files')
+    .argument('<paths...>', 'files or one folder')
+    .requiredOption('--agent <id>', 'the agent that owns the imported sessions')
+    .option('--json', 'print the import report on stdout')
+    .action(async (paths: string[], opts: JsonOption & { agent: string }) => {
+      const report = await withStore((s) => importCommand(s.db, opts.agent, paths, Boolean(opts.json)));
+      printResult(opts, report);
+      if (report.totals.failed > 0) ctx.exitCode = 1;
+    });
+
+  program
+    .command('export')
+    .description('a session’s transcript as OpenClaw JSONL (stdout, or --out FILE)')
+    .argument('<sessionKey>', 'e.g. agent:main:main')
+    .requiredOption('--agent <id>', 'the agent that owns the session')
+    .option('--session-id <id>', 'one of the key’s earlier transcripts (after a reset); the current one by default')
+    .option('--out <file>', 'write to this file instead of stdout')
+    .action(async (key: string, opts: { agent: string; sessionId?: string; out?: string }) => {
+      if (opts.sessionId === '') throw new UsageError('--session-id needs a value');
+      await withStore((s) => exportCommand(s.db, opts.agent, key, { ...(opts.out ? { out: opts.out } : {}), ...(opts.sessionId ? { sessionId: opts.sessionId } : {}) }));
+    });
+}

@@ -1,0 +1,187 @@
+/**
+ * `keel doctor [--fix]`: checks what the database holds against the rules the runtime relies on, and
+ * with `fix` repairs what can be repaired without losing anything. Every repair is idempotent (a
+ * second run finds nothing to do).
+ */
+import { sql, type Kysely } from 'kysely';
+import type { Database, EntryRow } from '../store/schema';
+import { appendEntries } from '../store/entries-repo';
+import { markFailed } from '../store/compactions-repo';
+import { hasPartialStop, syntheticToolResult, toolCallsOf } from '../context/message-parts';
+import type { AgentMessage, TranscriptEntry } from '../context/types';
+
+export type DoctorCheck = 'tool-pairing' | 'parent-chain' | 'orphaned-rows' | 'counters' | 'stuck-compaction';
+
+/** One problem found. `repair` says what `--fix` does (or did) about it. */
+export interface DoctorFinding {
+  readonly check: DoctorCheck;
+  readonly agentId: string;
+  readonly sessionKey: string | null;
+  readonly sessionId: string;
+  readonly detail: string;
+  /** `fixed` (this run repaired it), `fixable` (run with --fix) or `read-time` (harmless: every context the model sees drops it). */
+  readonly repair: 'fixed' | 'fixable' | 'read-time';
+}
+
+export interface DoctorReport {
+  readonly findings: DoctorFinding[];
+  readonly fixed: number;
+  /** Findings `--fix` would repair (0 after a --fix run). */
+  readonly fixable: number;
+  /** Checks that did not run, and why. */
+  readonly skipped: string[];
+}
+
+export interface DoctorOptions {
+  readonly fix: boolean;
+  readonly agentId?: string;
+  /** A `running` compaction older than this is stuck (its workflow would have finished or failed it). */
+  readonly stuckAfterMinutes: number;
+  readonly now: Date;
+}
+
+type Found = Omit<DoctorFinding, 'repair'> & { repairable: boolean; apply?: () => Promise<unknown> };
+
+export async function runDoctor(db: Kysely<Database>, opts: DoctorOptions): Promise<DoctorReport> {
+  let sessions = db.selectFrom('sessions').select(['agent_id', 'session_key', 'session_id', 'compaction_count']).orderBy('agent_id').orderBy('session_key');
+  if (opts.agentId) sessions = sessions.where('agent_id', '=', opts.agentId);
+  const found: Found[] = [];
+  for (const s of await sessions.execute()) {
+    const entries = await db.selectFrom('transcript_entries').selectAll().where('agent_id', '=', s.agent_id).where('session_id', '=', s.session_id).orderBy('seq').execute();
+    const where = { agentId: s.agent_id, sessionKey: s.session_key, sessionId: s.session_id };
+    found.push(...(await toolPairing(db, entries, where, opts.now)));
+    found.push(...parentChain(db, entries, where));
+    const compactions = entries.filter((e) => e.type === 'compaction').length;
+    if (compactions !== s.compaction_count) {
+      found.push({
+        check: 'counters',
+        ...where,
+        detail: `compaction_count is ${s.compaction_count} but the transcript holds ${compactions} compaction entries`,
+        repairable: true,
+        apply: () => db.updateTable('sessions').set({ compaction_count: compactions }).where('agent_id', '=', s.agent_id).where('session_key', '=', s.session_key).where('session_id', '=', s.session_id).execute(),
+      });
+    }
+  }
+  found.push(...(await orphanedPendingArgs(db, opts.agentId)));
+  found.push(...(await stuckCompactions(db, opts)));
+
+  const findings: DoctorFinding[] = [];
+  let fixed = 0;
+  for (const f of found) {
+    const { repairable, apply, ...finding } = f;
+    if (repairable && opts.fix && apply) {
+      await apply();
+      fixed++;
+    }
+    findings.push({ ...finding, repair: !repairable ? 'read-time' : opts.fix ? 'fixed' : 'fixable' });
+  }
+  return {
+    findings,
+    fixed,
+    fixable: findings.filter((f) => f.repair === 'fixable').length,
+    skipped: ['workflows: sessions whose workflow is gone while the row says busy are not checked (the session row keeps no busy flag; `keel status KEY` asks the workflow)'],
+  };
+}
+
+type Where = { agentId: string; sessionKey: string; sessionId: string };
+
+/**
+ * A tool call without a result (and no pending run: the tool is not about to run) gets the same
+ * synthetic error result the context pipeline inserts on every read, appended once under a
+ * deterministic id. A result without its call is dropped on every read; the append-only transcript keeps it.
+ */
+async function toolPairing(db: Kysely<Database>, entries: EntryRow[], where: Where, now: Date): Promise<Found[]> {
+  const calls = new Map<string, { name: string; entryId: string }>();
+  const results = new Set<string>();
+  const out: Found[] = [];
+  for (const e of entries) {
+    if (e.type !== 'message') continue;
+    const message = (e.payload as { message?: AgentMessage }).message;
+    if (!message) continue;
+    if (message.role === 'assistant' && !hasPartialStop(message)) for (const c of toolCallsOf(message)) calls.set(c.id, { name: c.name, entryId: e.id });
+    if (message.role === 'toolResult') {
+      if (!calls.has(message.toolCallId)) out.push({ check: 'tool-pairing', ...where, detail: `entry ${e.id}: result for tool call ${message.toolCallId}, which no earlier assistant message made (dropped from every context)`, repairable: false });
+      results.add(message.toolCallId);
+    }
+  }
+  const pending = new Set(
+    (await db.selectFrom('pending_tool_args').select('tool_call_id').where('agent_id', '=', where.agentId).where('session_id', '=', where.sessionId).execute()).map((r) => r.tool_call_id),
+  );
+  for (const [id, call] of calls) {
+    if (results.has(id) || pending.has(id)) continue;
+    out.push({
+      check: 'tool-pairing',
+      ...where,
+      detail: `entry ${call.entryId}: tool call ${id} (${call.name}) has no result; --fix appends the synthetic error result the model already sees`,
+      repairable: true,
+      apply: async () => {
+        const last = await db.selectFrom('transcript_entries').select('id').where('agent_id', '=', where.agentId).where('session_id', '=', where.sessionId).orderBy('seq', 'desc').limit(1).executeTakeFirst();
+        const entry: TranscriptEntry = { type: 'message', id: `doctor-result-${id}`, parentId: last?.id ?? null, timestamp: now.toISOString(), message: syntheticToolResult({ id, name: call.name }) };
+        return appendEntries(db, where.agentId, where.sessionId, [{ entry, tokenEstimate: null }]);
+      },
+    });
+  }
+  return out;
+}
+
+/**
+ * An entry whose parent is not in its transcript (the first kept entry after maintenance capping is
+ * exempt: its parent was capped away). --fix links it to the entry stored before it.
+ */
+function parentChain(db: Kysely<Database>, entries: EntryRow[], where: Where): Found[] {
+  const ids = new Set(entries.map((e) => e.id));
+  const firstBody = entries.find((e) => e.type !== 'session');
+  const out: Found[] = [];
+  entries.forEach((e, i) => {
+    if (e.parent_id === null || ids.has(e.parent_id) || e === firstBody || i === 0) return;
+    const previous = entries[i - 1]!;
+    out.push({
+      check: 'parent-chain',
+      ...where,
+      detail: `entry ${e.id}: parent ${e.parent_id} is not in the transcript; --fix links it to ${previous.id}, the entry stored before it`,
+      repairable: true,
+      apply: () =>
+        db
+          .updateTable('transcript_entries')
+          .set({ parent_id: previous.id, payload: sql`jsonb_set(payload, '{parentId}', to_jsonb(${previous.id}::text))` })
+          .where('agent_id', '=', where.agentId)
+          .where('session_id', '=', where.sessionId)
+          .where('id', '=', e.id)
+          .execute(),
+    });
+  });
+  return out;
+}
+
+/** Raw tool arguments left behind by a transcript that is no longer any key's current one: no turn will run that tool. */
+async function orphanedPendingArgs(db: Kysely<Database>, agentId?: string): Promise<Found[]> {
+  let q = db
+    .selectFrom('pending_tool_args as p')
+    .select(['p.agent_id', 'p.session_id', sql<number>`count(*)::int`.as('n')])
+    .where(({ not, exists, selectFrom }) => not(exists(selectFrom('sessions as s').select('s.session_id').whereRef('s.agent_id', '=', 'p.agent_id').whereRef('s.session_id', '=', 'p.session_id'))))
+    .groupBy(['p.agent_id', 'p.session_id']);
+  if (agentId) q = q.where('p.agent_id', '=', agentId);
+  return (await q.execute()).map((r) => ({
+    check: 'orphaned-rows' as const,
+    agentId: r.agent_id,
+    sessionKey: null,
+    sessionId: r.session_id,
+    detail: `${r.n} pending tool argument rows of a transcript that is no session's current one (rotated or pruned); --fix deletes them`,
+    repairable: true,
+    apply: () => db.deleteFrom('pending_tool_args').where('agent_id', '=', r.agent_id).where('session_id', '=', r.session_id).execute(),
+  }));
+}
+
+async function stuckCompactions(db: Kysely<Database>, opts: DoctorOptions): Promise<Found[]> {
+  let q = db.selectFrom('compactions').selectAll().where('status', '=', 'running').where('started_at', '<', new Date(opts.now.getTime() - opts.stuckAfterMinutes * 60_000));
+  if (opts.agentId) q = q.where('agent_id', '=', opts.agentId);
+  return (await q.orderBy('started_at').execute()).map((row) => ({
+    check: 'stuck-compaction' as const,
+    agentId: row.agent_id,
+    sessionKey: row.session_key,
+    sessionId: row.session_id,
+    detail: `compaction ${row.id} has been running since ${new Date(row.started_at).toISOString()}; --fix marks it failed (then: keel compactions retry ${row.id})`,
+    repairable: true,
+    apply: () => markFailed(db, row.id, `stuck in running for over ${opts.stuckAfterMinutes} minutes; marked failed by keel doctor`, opts.now),
+  }));
+}

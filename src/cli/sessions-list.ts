@@ -1,0 +1,90 @@
+/**
+ * `keel sessions [--agent ID] [--active MIN]`: every session row with its usage, newest first
+ * (OpenClaw's `openclaw sessions`). Read from the database alone, so it works without workers.
+ */
+import { sql, type Kysely } from 'kysely';
+import type { Database } from '../store/schema';
+import { agentConfig, type KeelSettings } from '../config/agent-config';
+import { configuredWindow } from '../config/configured-window';
+import { pressureLevel, type PressureLevel } from '../context/context-window';
+import { contextBar } from './context-bar';
+import { shownKey } from './shown-key';
+
+/** One session as `keel sessions` prints it. */
+export interface SessionListing {
+  readonly sessionKey: string;
+  readonly agentId: string;
+  readonly sessionId: string;
+  readonly updatedAt: string;
+  /** User messages in the current transcript. */
+  readonly turns: number;
+  readonly contextTokens: number;
+  readonly contextWindow: number;
+  readonly percentUsed: number;
+  readonly pressure: PressureLevel;
+  readonly compactions: number;
+  readonly model: string;
+  /** True when the model is the session's own override, not its agent's. */
+  readonly modelOverride: boolean;
+}
+
+export interface SessionsListOptions {
+  readonly agentId?: string;
+  /** Only sessions updated within this many minutes. */
+  readonly activeMinutes?: number;
+  readonly now?: Date;
+}
+
+export async function listSessions(db: Kysely<Database>, settings: KeelSettings, opts: SessionsListOptions = {}): Promise<SessionListing[]> {
+  let query = db
+    .selectFrom('sessions as s')
+    .select(['s.agent_id', 's.session_key', 's.session_id', 's.updated_at', 's.context_tokens', 's.compaction_count', 's.model_override'])
+    .select((eb) =>
+      eb
+        .selectFrom('transcript_entries as e')
+        .whereRef('e.agent_id', '=', 's.agent_id')
+        .whereRef('e.session_id', '=', 's.session_id')
+        .where('e.type', '=', 'message')
+        .where('e.role', '=', 'user')
+        .select(sql<number>`count(*)::int`.as('n'))
+        .as('turns'),
+    )
+    .orderBy('s.updated_at', 'desc')
+    .orderBy('s.session_key');
+  if (opts.agentId) query = query.where('s.agent_id', '=', opts.agentId);
+  if (opts.activeMinutes !== undefined) {
+    query = query.where('s.updated_at', '>=', new Date((opts.now ?? new Date()).getTime() - opts.activeMinutes * 60_000));
+  }
+  const rows = await query.execute();
+  return rows.map((r) => {
+    const agent = agentConfig(settings, r.agent_id);
+    const window = configuredWindow(agent).tokens;
+    return {
+      sessionKey: r.session_key,
+      agentId: r.agent_id,
+      sessionId: r.session_id,
+      updatedAt: new Date(r.updated_at).toISOString(),
+      turns: Number(r.turns ?? 0),
+      contextTokens: r.context_tokens,
+      contextWindow: window,
+      percentUsed: window > 0 ? Math.round((r.context_tokens / window) * 1000) / 10 : 0,
+      pressure: pressureLevel(r.context_tokens, window),
+      compactions: r.compaction_count,
+      model: r.model_override ?? agent.model,
+      modelOverride: r.model_override !== null,
+    };
+  });
+}
+
+/** Two lines per session on stderr: who and when, then the usage bar. */
+export function renderSessions(sessions: readonly SessionListing[], write: (text: string) => void): void {
+  if (sessions.length === 0) {
+    write('no sessions (send a message, or keel import an OpenClaw sessions folder)\n');
+    return;
+  }
+  for (const s of sessions) {
+    write(`${shownKey(s.sessionKey)}  agent ${s.agentId}  session ${s.sessionId}  updated ${s.updatedAt.slice(0, 19).replace('T', ' ')}\n`);
+    write(`  ${contextBar(s)} · turns ${s.turns} · compactions ${s.compactions} · model ${s.model}${s.modelOverride ? ' (override)' : ''}\n`);
+  }
+  write(`${sessions.length} session${sessions.length === 1 ? '' : 's'}\n`);
+}
