@@ -26,7 +26,7 @@ export function temporalAddressFor(config: Pick<KeelConfig, 'temporalAddress' | 
 export async function connectClient(config: KeelConfig, opts: { stream?: boolean; log?: (line: string) => void } = {}): Promise<{ client: KeelClient; close(): Promise<void> }> {
   const address = temporalAddressFor(config);
   const connection = await Connection.connect({ address, connectTimeout: CONNECT_TIMEOUT_MS }).catch((err: unknown) => {
-    throw new Error(`cannot reach Temporal at ${address} within ${CONNECT_TIMEOUT_MS / 1000} s (TEMPORAL_ADDRESS, else the running \`keel dev\`): ${err instanceof Error ? err.message : String(err)}; start the cluster or fix TEMPORAL_ADDRESS`);
+    throw new Error(`cannot reach Temporal at ${address} (TEMPORAL_ADDRESS) within ${CONNECT_TIMEOUT_MS / 1000} s: ${err instanceof Error ? err.message : String(err)}; start the cluster (or \`keel dev\`) or fix TEMPORAL_ADDRESS`);
   });
   const stream = opts.stream && config.databaseUrl ? new PgReplyStreamSubscriber({ connectionString: config.databaseUrl, ...(opts.log ? { log: opts.log } : {}) }) : undefined;
   const client = new KeelClient({

@@ -68,11 +68,11 @@ describe.each(testDatabases())('prompt caching on $name', (database) => {
       const [r1, r2, r3] = fake.requests.slice(first);
 
       // Call 1: [user]. Call 2: [user, assistant, user]. Call 3 (after the tool): [..., assistant tool_use, user tool_result].
-      // The last tool (the built-in memory_search after the application's) carries the tools' marker.
-      expect(r1!.body.tools!.map((t) => t.name)).toEqual(['lookup_part', 'memory_search']);
-      expect(markers(r1!)).toEqual(['tool:1', 'system:0', 'message:0.0']);
-      expect(markers(r2!)).toEqual(['tool:1', 'system:0', 'message:0.0', 'message:2.0']);
-      expect(markers(r3!)).toEqual(['tool:1', 'system:0', 'message:2.0', 'message:4.0']);
+      // The last tool (the built-ins come after the application's) carries the tools' marker.
+      expect(r1!.body.tools!.map((t) => t.name)).toEqual(['lookup_part', 'memory_search', 'sessions_spawn', 'sessions_send', 'sessions_history', 'subagents']);
+      expect(markers(r1!)).toEqual(['tool:5', 'system:0', 'message:0.0']);
+      expect(markers(r2!)).toEqual(['tool:5', 'system:0', 'message:0.0', 'message:2.0']);
+      expect(markers(r3!)).toEqual(['tool:5', 'system:0', 'message:2.0', 'message:4.0']);
       expect(r1!.body.tools![1]!.cache_control).toEqual({ type: 'ephemeral' });
       // The whole system prompt is one cached block; the engine's addition ends it.
       const system = r1!.body.system as Array<{ type: string; text: string; cache_control?: unknown }>;

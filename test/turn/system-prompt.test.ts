@@ -77,7 +77,9 @@ describe.each(testDatabases())('system prompt and memory on $name', (database) =
       expect(sub).toContain('- lookup: ');
       expect(sub).toContain('Always answer in haiku.');
       // The tools the prompt names are the tools sent.
-      expect(fake.requests[before]!.body.tools!.map((t) => t.name)).toEqual(['lookup', 'memory_search']);
+      const builtins = ['memory_search', 'sessions_spawn', 'sessions_send', 'sessions_history', 'subagents'];
+      expect(fake.requests[before]!.body.tools!.map((t) => t.name)).toEqual(['lookup', ...builtins]);
+      for (const name of builtins) expect(main).toContain(`- ${name}: `);
     });
   });
 
