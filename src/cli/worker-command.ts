@@ -6,6 +6,7 @@ import type { RunWorker } from './local-stack';
  * stack `keel dev` runs under the same KEEL_HOME. Returns the exit code once the worker has drained.
  */
 export async function workerCommand(runWorker: RunWorker): Promise<number> {
-  await runWorker(loadKeelSettings(), { pretty: process.stderr.isTTY });
+  // A person's command: readable lines on stderr (the worker process `npm run worker` logs JSON to stdout).
+  await runWorker(loadKeelSettings(), { pretty: true });
   return 0;
 }
