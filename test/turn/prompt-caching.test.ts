@@ -73,7 +73,7 @@ describe.each(testDatabases())('prompt caching on $name', (database) => {
       expect(markers(r1!)).toEqual(['tool:5', 'system:0', 'message:0.0']);
       expect(markers(r2!)).toEqual(['tool:5', 'system:0', 'message:0.0', 'message:2.0']);
       expect(markers(r3!)).toEqual(['tool:5', 'system:0', 'message:2.0', 'message:4.0']);
-      expect(r1!.body.tools![1]!.cache_control).toEqual({ type: 'ephemeral' });
+      expect(r1!.body.tools![5]!.cache_control).toEqual({ type: 'ephemeral' });
       // The whole system prompt is one cached block; the engine's addition ends it.
       const system = r1!.body.system as Array<{ type: string; text: string; cache_control?: unknown }>;
       expect(system).toHaveLength(1);
