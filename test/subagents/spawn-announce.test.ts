@@ -24,6 +24,8 @@ describe.each(testDatabases())('subagents on $name', (database) => {
 
   it('spawns three children in one turn; each announces once and the parent answers each', () =>
     suite.withWorker(db.store, { tools: lookupTools() }, async ({ client, fake, store }) => {
+      // The suite's fake serves every test: this test's requests start here.
+      const before = fake.requests.length;
       fake.respondWith(subagentResponder());
       const first = await client.sendMessage(PARENT, PARENT_PROMPT);
       expect(first.reply).toBe('Waiting for my subagents.');
@@ -51,14 +53,14 @@ describe.each(testDatabases())('subagents on $name', (database) => {
       expect(claims.map((c) => c.subagent_id).sort()).toEqual(runs.map((r) => r.id).sort());
 
       // What the model saw: each child got its task as its first message, a minimal prompt, and the lookup tool.
-      const childRequests = fake.requests.filter(isChildRequest);
+      const childRequests = fake.requests.slice(before).filter(isChildRequest);
       const firstOfEach = childRequests.filter((r) => r.body.messages!.length === 1);
       expect(firstOfEach.map((r) => messageText(r.body.messages![0])).sort()).toEqual(CITIES.map((c) => `Look up ${c} and report its population.`).sort());
       const childSystem = JSON.stringify(firstOfEach[0]!.body.system);
       expect(childSystem).not.toContain('## Messaging');
       expect(firstOfEach[0]!.body.tools!.map((t) => t.name)).toContain('lookup');
       // The parent's tools carry the subagent tools with their schemas.
-      const parentFirst = fake.requests.find((r) => !isChildRequest(r))!;
+      const parentFirst = fake.requests.slice(before).find((r) => !isChildRequest(r))!;
       const spawnTool = parentFirst.body.tools!.find((t) => t.name === 'sessions_spawn')!;
       expect(spawnTool.input_schema.required).toEqual(['task']);
       expect(parentFirst.body.tools!.map((t) => t.name)).toEqual(expect.arrayContaining(['sessions_send', 'sessions_history', 'subagents']));
@@ -84,6 +86,7 @@ describe.each(testDatabases())('subagents on $name', (database) => {
     const unregister = registerContextEngine('subagent-hooks', () => new HookedEngine());
     try {
       await suite.withWorker(db.store, { tools: lookupTools(), config: { contextEngine: 'subagent-hooks' } }, async ({ client, fake, store }) => {
+        const before = fake.requests.length;
         fake.respondWith(subagentResponder({ cities: ['Oslo'] }));
         const key = `${PARENT}-hooks`;
         await client.sendMessage(key, PARENT_PROMPT);
@@ -91,7 +94,7 @@ describe.each(testDatabases())('subagents on $name', (database) => {
         const [run] = await store.db.selectFrom('subagent_runs').selectAll().execute();
         expect(calls).toEqual([`prepare ${key} -> ${run!.child_session_key}`, `ended ${run!.child_session_key} ok`]);
         // The child's first model request came after the hook prepared it.
-        expect(fake.requests.some(isChildRequest)).toBe(true);
+        expect(fake.requests.slice(before).some(isChildRequest)).toBe(true);
         await waitUntil('the parent to answer', async () => (await client.getStatus(key)).turnsCompleted === 2);
       });
     } finally {

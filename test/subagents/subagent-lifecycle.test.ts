@@ -35,6 +35,8 @@ describe.each(testDatabases())('subagent lifecycle on $name', (database) => {
 
   it('refuses a spawn past the fan-out limit and below the depth limit as tool errors the model reads', () =>
     suite.withWorker(db.store, { tools: lookupTools(), config: { subagentMaxChildren: 2 } }, async ({ client, fake, store }) => {
+      // The suite's fake serves every test: this test's requests start here.
+      const before = fake.requests.length;
       // The children try to spawn grandchildren: depth 2 is over the default limit of 1.
       const base = subagentResponder();
       fake.respondWith((r) => {
@@ -57,7 +59,7 @@ describe.each(testDatabases())('subagent lifecycle on $name', (database) => {
         expect(JSON.stringify(refused[0]!.content)).toContain('spawn depth 2 is over this agent');
       }
       // What the children's model saw next: the refusal as the tool result.
-      expect(fake.requests.filter((r) => isChildRequest(r) && r.body.messages!.length === 3).map(lastText).join()).toContain('subagentMaxDepth');
+      expect(fake.requests.slice(before).filter((r) => isChildRequest(r) && r.body.messages!.length === 3).map(lastText).join()).toContain('subagentMaxDepth');
       await waitUntil('the parent to answer both', async () => (await client.getStatus(PARENT)).turnsCompleted === 3);
     }));
 
@@ -98,6 +100,7 @@ describe.each(testDatabases())('subagent lifecycle on $name', (database) => {
 
   it('kills a running child with the subagents tool; the parent hears the kill as its outcome', () =>
     suite.withWorker(db.store, { tools: lookupTools(), tuning: { modelHeartbeatTimeoutMs: 2_000 } }, async ({ client, fake, store }) => {
+      const before = fake.requests.length;
       let child = '';
       const base = subagentResponder({ cities: ['Lima'] });
       fake.respondWith((r) => {
@@ -108,7 +111,7 @@ describe.each(testDatabases())('subagent lifecycle on $name', (database) => {
         return base(r);
       });
       await client.sendMessage(PARENT, 'Research the cities Oslo, Lima and Pune');
-      const run = await waitUntil('the child to be calling its model', async () => fake.requests.some(isChildRequest) && store.db.selectFrom('subagent_runs').selectAll().executeTakeFirst());
+      const run = await waitUntil('the child to be calling its model', async () => fake.requests.slice(before).some(isChildRequest) && store.db.selectFrom('subagent_runs').selectAll().executeTakeFirst());
       child = run.id;
       expect((await client.sendMessage(PARENT, 'kill me the child')).reply).toBe('Killed it.');
       const [announce] = await waitUntil('the kill announce', async () => {
