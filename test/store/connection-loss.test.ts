@@ -81,17 +81,21 @@ if (!url) console.log('connection-loss: the PostgreSQL restart test needs a serv
       await Promise.all([1, 2, 3].map(() => sql`select pg_sleep(0.05)`.execute(store.db)));
       const admin = new Client({ connectionString: url });
       await admin.connect();
+      let terminated = 0;
       try {
         const killed = await admin.query(
           'select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid() and application_name = $1',
           [appName],
         );
         expect(killed.rowCount).toBeGreaterThan(0);
+        terminated = killed.rowCount!;
       } finally {
         await admin.end();
       }
-      // The idle clients' error events arrive asynchronously.
-      for (let i = 0; i < 50 && logged.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+      // The idle clients' error events arrive asynchronously, one per client: wait for all of them (a
+      // client whose event has not arrived yet is still in the pool and would fail the next query).
+      for (let i = 0; i < 250 && logged.length < terminated; i++) await new Promise((r) => setTimeout(r, 20));
+      expect(logged).toHaveLength(terminated);
       expect(logged[0]).toMatch(/^keel store: idle database connection lost \(.*\); reconnecting on next use$/);
       const r = await sql<{ one: number }>`select 1 as one`.execute(store.db);
       expect(r.rows[0]!.one).toBe(1);
