@@ -20,7 +20,7 @@ import { DEFAULTS } from '../src/config/defaults';
 import { FailureTypes, type CompactionTriggerName } from '../src/protocol';
 import { effectiveWindow, learnFromOverflow } from './model-window';
 import { withSubagentsInFlight, withoutSubagentsInFlight } from '../src/compaction/subagents-in-flight';
-import { runningSubagentsOf } from '../src/store/subagent-runs-repo';
+import { liveChildren } from '../src/store/subagent-runs-repo';
 
 /** Compaction activities need the worker's deps, plus hooks when the application registers any. */
 /** Kept as an alias: compaction activities need nothing beyond ActivityDeps. */
@@ -300,7 +300,7 @@ export function createCompactionActivities(allDeps: CompactionActivityDeps) {
   async function writeCompactionRecordStep(input: WriteCompactionRecordInput): Promise<WriteCompactionRecordResult> {
     const deps = depsForAgent(allDeps, input.agentId);
     const entryId = input.compactionId;
-    const summary = withSubagentsInFlight(input.summary, await runningSubagentsOf(db, { agentId: input.agentId, parentSessionKey: input.sessionKey }));
+    const summary = withSubagentsInFlight(input.summary, await liveChildren(db, input.agentId, input.sessionKey));
     const tokensWith = (text: string) =>
       deps.estimate(summaryMessage({ type: 'compaction', id: entryId, parentId: null, timestamp: input.now, summary: text, firstKeptEntryId: '', tokensBefore: 0 })) + input.keptTokens;
     const tokensAfter = tokensWith(summary);

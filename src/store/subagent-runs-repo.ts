@@ -18,7 +18,7 @@ export async function getSubagentRun(db: Kysely<Database>, id: string): Promise<
   return db.selectFrom('subagent_runs').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
-/** Children of a parent session that have not ended (fan-out limit, compaction, reset). */
+/** Children of a parent session that have not ended, oldest first (fan-out limit, the compaction summary's list, reset). */
 export async function liveChildren(db: Kysely<Database>, agentId: string, parentSessionKey: string): Promise<SubagentRun[]> {
   return db
     .selectFrom('subagent_runs')
@@ -27,6 +27,7 @@ export async function liveChildren(db: Kysely<Database>, agentId: string, parent
     .where('parent_session_key', '=', parentSessionKey)
     .where('status', 'in', ['running', 'idle'])
     .orderBy('created_at')
+    .orderBy('id')
     .execute();
 }
 
@@ -60,18 +61,3 @@ export async function claimAnnounce(db: Kysely<Database>, subagentId: string, ke
   return row?.parent_entry_id === parentEntryId;
 }
 
-/** What a parent needs to know of a child still at work. */
-export type RunningSubagent = Pick<SubagentRun, 'id' | 'task' | 'status' | 'child_session_key'>;
-
-/** The subagents of `parentSessionKey` that have not ended (at work, or a `session` child waiting), oldest first. */
-export async function runningSubagentsOf(db: Kysely<Database>, input: { agentId: string; parentSessionKey: string }): Promise<RunningSubagent[]> {
-  return db
-    .selectFrom('subagent_runs')
-    .select(['id', 'task', 'status', 'child_session_key'])
-    .where('agent_id', '=', input.agentId)
-    .where('parent_session_key', '=', input.parentSessionKey)
-    .where('status', 'in', ['running', 'idle'])
-    .orderBy('created_at')
-    .orderBy('id')
-    .execute();
-}
