@@ -3,6 +3,7 @@ import { DEFAULTS } from './defaults';
 import { isKnownTimeZone } from '../sessions/lifecycle';
 import { DEFAULT_CONTEXT_ENGINE_ID, registeredContextEngines } from '../engine/registry';
 import { resolveReserveTokens } from '../context/context-window';
+import { parseKeyRing, type KeyRing } from '../security/key-ring';
 
 const modelWindowsSchema = z.object({
   providers: z.record(
@@ -118,7 +119,49 @@ export const keelConfigSchema = z.object({
   subagentMaxDepth: z.coerce.number().int().nonnegative('0 turns spawning off').default(DEFAULTS.subagentMaxDepth),
   /** Subagents one session may have running at once; a spawn past it is refused with a tool error. */
   subagentMaxChildren: z.coerce.number().int().positive().default(DEFAULTS.subagentMaxChildren),
-}).superRefine(coherentModelSettings);
+  /** AES-256-GCM keys, `id:base64key[,…]` (KEEL_ENCRYPTION_KEYS): set → Temporal payloads are encrypted. */
+  encryptionKeys: z.string().min(1).optional(),
+  /** Which of those keys new data is sealed with (rotation); default: the first listed. */
+  encryptionKeyId: z.string().min(1).optional(),
+  /** Also encrypt entry payloads, summaries and memory notes in PostgreSQL (needs encryptionKeys). */
+  encryptAtRest: z.boolean().default(false),
+  /** Port of the codec server the Temporal Web UI decodes payloads through; unset → off. */
+  codecServerPort: z.coerce.number().int().min(0).max(65535).optional(),
+  /** Bearer token the codec server requires (KEEL_CODEC_SERVER_TOKEN); required when the port is set. */
+  codecServerToken: z.string().min(16, 'use at least 16 characters (`openssl rand -hex 24`)').optional(),
+  /** Agents this worker and its clients serve (KEEL_ALLOWED_AGENTS, comma-separated); unset → all. */
+  allowedAgents: z.array(z.string().min(1)).min(1).optional(),
+}).superRefine(coherentModelSettings).superRefine(coherentSecuritySettings);
+
+/** Encryption settings that cannot work together fail at start, naming the variable to set. */
+function coherentSecuritySettings(
+  c: { encryptionKeys?: string; encryptionKeyId?: string; encryptAtRest: boolean; codecServerPort?: number; codecServerToken?: string },
+  ctx: z.RefinementCtx,
+): void {
+  if (c.encryptionKeys) {
+    try {
+      parseKeyRing(c.encryptionKeys, c.encryptionKeyId);
+    } catch (err) {
+      ctx.addIssue({ code: 'custom', path: ['encryptionKeys'], message: (err as Error).message.replace(/^KEEL_ENCRYPTION_KEYS:\s*/, '') });
+    }
+  } else if (c.encryptionKeyId) {
+    ctx.addIssue({ code: 'custom', path: ['encryptionKeyId'], message: 'names a key but KEEL_ENCRYPTION_KEYS is not set' });
+  }
+  if (c.encryptAtRest && !c.encryptionKeys) {
+    ctx.addIssue({ code: 'custom', path: ['encryptAtRest'], message: 'encryption at rest needs keys: set KEEL_ENCRYPTION_KEYS ("id:base64key", `openssl rand -base64 32`)' });
+  }
+  if (c.codecServerPort !== undefined && !c.codecServerToken) {
+    ctx.addIssue({ code: 'custom', path: ['codecServerPort'], message: 'the codec server needs a bearer token: set KEEL_CODEC_SERVER_TOKEN (`openssl rand -hex 24`)' });
+  }
+  if (c.codecServerPort !== undefined && !c.encryptionKeys) {
+    ctx.addIssue({ code: 'custom', path: ['codecServerPort'], message: 'a codec server without KEEL_ENCRYPTION_KEYS has nothing to decode; set the keys or unset the port' });
+  }
+}
+
+/** The configured key ring, or undefined when encryption is off. */
+export function keyRingFor(config: Pick<KeelConfig, 'encryptionKeys' | 'encryptionKeyId'>): KeyRing | undefined {
+  return config.encryptionKeys ? parseKeyRing(config.encryptionKeys, config.encryptionKeyId) : undefined;
+}
 
 /** Settings that are each valid but contradict one another would fail every turn, not at start. */
 function coherentModelSettings(
@@ -190,6 +233,12 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env, overrides: P
     shutdownGraceMs: env.KEEL_SHUTDOWN_GRACE_MS || undefined,
     maxActiveTranscriptBytes: env.KEEL_MAX_ACTIVE_TRANSCRIPT_BYTES ? parseByteSize(env.KEEL_MAX_ACTIVE_TRANSCRIPT_BYTES) : undefined,
     toolsModule: env.KEEL_TOOLS_MODULE || undefined,
+    encryptionKeys: env.KEEL_ENCRYPTION_KEYS || undefined,
+    encryptionKeyId: env.KEEL_ENCRYPTION_KEY_ID || undefined,
+    encryptAtRest: env.KEEL_ENCRYPT_AT_REST ? env.KEEL_ENCRYPT_AT_REST === 'on' || env.KEEL_ENCRYPT_AT_REST === 'true' : undefined,
+    codecServerPort: env.KEEL_CODEC_SERVER_PORT || undefined,
+    codecServerToken: env.KEEL_CODEC_SERVER_TOKEN || undefined,
+    allowedAgents: env.KEEL_ALLOWED_AGENTS ? env.KEEL_ALLOWED_AGENTS.split(',').map((a) => a.trim()).filter(Boolean) : undefined,
   };
   // Environment variables override the config file's top-level values; code overrides both.
   const setInEnv = Object.fromEntries(Object.entries(fromEnv).filter(([, v]) => v !== undefined));
@@ -240,6 +289,12 @@ const ENV_NAMES: Record<string, string> = {
   shutdownGraceMs: 'KEEL_SHUTDOWN_GRACE_MS',
   maxActiveTranscriptBytes: 'KEEL_MAX_ACTIVE_TRANSCRIPT_BYTES',
   toolsModule: 'KEEL_TOOLS_MODULE',
+  encryptionKeys: 'KEEL_ENCRYPTION_KEYS',
+  encryptionKeyId: 'KEEL_ENCRYPTION_KEY_ID',
+  encryptAtRest: 'KEEL_ENCRYPT_AT_REST',
+  codecServerPort: 'KEEL_CODEC_SERVER_PORT',
+  codecServerToken: 'KEEL_CODEC_SERVER_TOKEN',
+  allowedAgents: 'KEEL_ALLOWED_AGENTS',
 };
 
 /** Top-level values of a config file, under the environment; `names` gives each key's JSON path in the file. */
