@@ -81,6 +81,8 @@ export const keelConfigSchema = z.object({
   toolsModule: z.string().min(1).optional(),
   /** A model stream silent this long fails as a retryable timeout (both model clients). */
   modelIdleTimeoutMs: z.coerce.number().int().positive().default(DEFAULTS.modelStreamIdleTimeoutMs),
+  /** A compaction freeing less than this share of its input holds the next threshold compaction (KEEL_COMPACTION_MIN_RECLAIM). */
+  compactionMinReclaimShare: z.coerce.number().min(0, 'a share from 0 to 0.9').max(0.9, 'a share from 0 to 0.9 (0 turns the hold off)').default(DEFAULTS.compactionMinReclaimShare),
   /** Memory flush starts this many tokens below the compaction threshold (OpenClaw softThresholdTokens). */
   softThresholdTokens: z.coerce.number().int().nonnegative().default(DEFAULTS.softThresholdTokens),
   /** Model id for the silent memory-flush turn; default: the chat model. */
@@ -222,6 +224,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env, overrides: P
     userTimeZone: env.KEEL_TIMEZONE || undefined,
     promptCaching: env.KEEL_PROMPT_CACHING ? env.KEEL_PROMPT_CACHING !== 'off' && env.KEEL_PROMPT_CACHING !== 'false' : undefined,
     softThresholdTokens: env.KEEL_SOFT_THRESHOLD_TOKENS || undefined,
+    compactionMinReclaimShare: env.KEEL_COMPACTION_MIN_RECLAIM || undefined,
     subagentMaxDepth: env.KEEL_SUBAGENT_MAX_DEPTH || undefined,
     subagentMaxChildren: env.KEEL_SUBAGENT_MAX_CHILDREN || undefined,
     resetMode: env.KEEL_RESET_MODE || undefined,
@@ -278,6 +281,7 @@ const ENV_NAMES: Record<string, string> = {
   userTimeZone: 'KEEL_TIMEZONE',
   promptCaching: 'KEEL_PROMPT_CACHING',
   softThresholdTokens: 'KEEL_SOFT_THRESHOLD_TOKENS',
+  compactionMinReclaimShare: 'KEEL_COMPACTION_MIN_RECLAIM',
   subagentMaxDepth: 'KEEL_SUBAGENT_MAX_DEPTH',
   subagentMaxChildren: 'KEEL_SUBAGENT_MAX_CHILDREN',
   resetMode: 'KEEL_RESET_MODE',

@@ -206,6 +206,8 @@ export async function writeCompactionRecord(db: Kysely<Database>, input: Compact
           compaction_count: eb('compaction_count', '+', 1),
           context_tokens: input.tokensAfter,
           compaction_failures: 0,
+          last_compaction_tokens_before: input.tokensBefore,
+          last_compaction_tokens_after: input.tokensAfter,
           updated_at: input.now,
         }))
         .where('agent_id', '=', input.agentId)

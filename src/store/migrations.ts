@@ -196,6 +196,13 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  '2026_11_24_003_compaction_yield': {
+    async up(db) {
+      // What the last compaction reclaimed: a low-yield one holds the next threshold compaction (no storms).
+      await db.schema.alterTable('sessions').addColumn('last_compaction_tokens_before', 'integer').execute();
+      await db.schema.alterTable('sessions').addColumn('last_compaction_tokens_after', 'integer').execute();
+    },
+  },
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
