@@ -15,6 +15,8 @@ import { openStore, storeTargetFor } from '../src/store/connect';
 import { servePglite } from '../src/store/pglite-server';
 import { removeStackState, runningStack, writeStackState } from '../src/store/stack-state';
 import { installObservability, serveObservability } from './observability';
+import { keyRingFor } from '../src/config/keel-config';
+import { keelDataConverter } from '../src/security/payload-codec';
 
 /**
  * Starts the embedded stack: a local Temporal dev server unless TEMPORAL_ADDRESS is set (its history
@@ -89,9 +91,11 @@ export async function startLocalStack(settings: KeelSettings, log: (line: string
     // Replies stream through the store the worker writes (PGlite: this process; PostgreSQL: LISTEN).
     const stream = replyStreamForStore(runtime.store, log);
     started.push(() => stream.close());
+    const dataConverter = keelDataConverter(keyRingFor(config));
     const client = new KeelClient({
       connection,
       namespace: config.temporalNamespace,
+      ...(dataConverter ? { dataConverter } : {}),
       taskQueue: config.taskQueue,
       contextWindowTokens: config.contextWindowTokens,
       stream,

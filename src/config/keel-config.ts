@@ -129,6 +129,8 @@ export const keelConfigSchema = z.object({
   codecServerPort: z.coerce.number().int().min(0).max(65535).optional(),
   /** Bearer token the codec server requires (KEEL_CODEC_SERVER_TOKEN); required when the port is set. */
   codecServerToken: z.string().min(16, 'use at least 16 characters (`openssl rand -hex 24`)').optional(),
+  /** Web UI origins the codec server answers cross-origin (KEEL_CODEC_SERVER_ORIGINS, comma-separated); default: the local dev UI. */
+  codecServerOrigins: z.array(z.url('each origin is a URL such as https://temporal-ui.example.com')).min(1).default(['http://localhost:8233', 'http://127.0.0.1:8233']),
   /** Agents this worker and its clients serve (KEEL_ALLOWED_AGENTS, comma-separated); unset → all. */
   allowedAgents: z.array(z.string().min(1)).min(1).optional(),
 }).superRefine(coherentModelSettings).superRefine(coherentSecuritySettings);
@@ -238,6 +240,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env, overrides: P
     encryptAtRest: env.KEEL_ENCRYPT_AT_REST ? env.KEEL_ENCRYPT_AT_REST === 'on' || env.KEEL_ENCRYPT_AT_REST === 'true' : undefined,
     codecServerPort: env.KEEL_CODEC_SERVER_PORT || undefined,
     codecServerToken: env.KEEL_CODEC_SERVER_TOKEN || undefined,
+    codecServerOrigins: env.KEEL_CODEC_SERVER_ORIGINS ? env.KEEL_CODEC_SERVER_ORIGINS.split(',').map((o) => o.trim()).filter(Boolean) : undefined,
     allowedAgents: env.KEEL_ALLOWED_AGENTS ? env.KEEL_ALLOWED_AGENTS.split(',').map((a) => a.trim()).filter(Boolean) : undefined,
   };
   // Environment variables override the config file's top-level values; code overrides both.
@@ -294,6 +297,7 @@ const ENV_NAMES: Record<string, string> = {
   encryptAtRest: 'KEEL_ENCRYPT_AT_REST',
   codecServerPort: 'KEEL_CODEC_SERVER_PORT',
   codecServerToken: 'KEEL_CODEC_SERVER_TOKEN',
+  codecServerOrigins: 'KEEL_CODEC_SERVER_ORIGINS',
   allowedAgents: 'KEEL_ALLOWED_AGENTS',
 };
 
