@@ -43,7 +43,7 @@ describe('codec server', () => {
 
   it('refuses requests without the token, or with a wrong one, with 401 and decodes nothing', async () => {
     const [sealed] = await new EncryptionCodec(ring).encode([defaultPayloadConverter.toPayload('PLANTED-secret')]);
-    for (const headers of [{}, { authorization: `Bearer ${TOKEN}x` }, { authorization: TOKEN }]) {
+    for (const headers of [{}, { authorization: `Bearer ${TOKEN}x` }, { authorization: TOKEN }] as Array<Record<string, string>>) {
       const res = await post('/decode', { payloads: [asJson(sealed!)] }, headers);
       expect(res.status).toBe(401);
       expect(await res.text()).not.toContain('PLANTED');
