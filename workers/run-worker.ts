@@ -10,9 +10,7 @@ import { prepareCluster } from '../src/temporal/prepare-cluster';
 import { exitIfShutdownHangs } from './exit-if-shutdown-hangs';
 import { closeWorkspaceWatchers } from '../activities/workspace-cache';
 import { installObservability, serveObservability } from './observability';
-import { keyRingFor } from '../src/config/keel-config';
-import { EncryptionCodec } from '../src/security/payload-codec';
-import { startCodecServer } from '../src/security/codec-server';
+import { codecServerFor } from '../src/security/codec-server';
 
 /**
  * Runs a Keel worker until SIGINT/SIGTERM, then drains in-flight tasks. It works for the cluster
@@ -47,11 +45,7 @@ export async function runWorker(settings: KeelSettings, opts: { pretty?: boolean
         temporal: () => connection.workflowService.getSystemInfo({}).then(() => true),
       });
       // The Web UI's decoder for encrypted payloads, only when asked for (KEEL_CODEC_SERVER_PORT).
-      const ring = keyRingFor(config);
-      const codecServer =
-        config.codecServerPort !== undefined && ring && config.codecServerToken
-          ? await startCodecServer({ codec: new EncryptionCodec(ring), token: config.codecServerToken, origins: config.codecServerOrigins, port: config.codecServerPort })
-          : undefined;
+      const codecServer = await codecServerFor(config);
       if (codecServer) log(`codec server on port ${codecServer.port} (POST /encode, /decode; bearer token required)`);
       exitIfShutdownHangs(config.shutdownGraceMs + DEFAULTS.workerShutdownForceExtraMs + 15_000);
       log(`polling ${config.taskQueue} on ${temporalAddress} (pid ${process.pid})`);

@@ -13,6 +13,8 @@ import { timingSafeEqual, createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Payload, PayloadCodec } from '@temporalio/common';
+import { keyRingFor, type KeelConfig } from '../config/keel-config';
+import { EncryptionCodec } from './payload-codec';
 
 export interface CodecServerOptions {
   readonly codec: PayloadCodec;
@@ -34,6 +36,21 @@ const MAX_BODY_BYTES = 16 * 1024 * 1024;
 interface JsonPayload {
   metadata?: Record<string, string>;
   data?: string;
+}
+
+/**
+ * The codec server the configuration asks for: on KEEL_CODEC_SERVER_PORT with the configured keys,
+ * token and origins; undefined (off) when the port is not set.
+ */
+export async function codecServerFor(
+  config: Pick<KeelConfig, 'codecServerPort' | 'codecServerToken' | 'codecServerOrigins' | 'encryptionKeys' | 'encryptionKeyId'>,
+  host?: string,
+): Promise<CodecServer | undefined> {
+  if (config.codecServerPort === undefined) return undefined;
+  const ring = keyRingFor(config);
+  // The config schema already refuses a port without keys or token; this names them again for code that built its config by hand.
+  if (!ring || !config.codecServerToken) throw new Error('KEEL_CODEC_SERVER_PORT is set but KEEL_ENCRYPTION_KEYS or KEEL_CODEC_SERVER_TOKEN is not; set both or unset the port');
+  return startCodecServer({ codec: new EncryptionCodec(ring), token: config.codecServerToken, origins: config.codecServerOrigins, port: config.codecServerPort, ...(host ? { host } : {}) });
 }
 
 export async function startCodecServer(opts: CodecServerOptions): Promise<CodecServer> {

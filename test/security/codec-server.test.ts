@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { parseKeyRing } from '../../src/security/key-ring';
 import { EncryptionCodec, KEY_ID_METADATA } from '../../src/security/payload-codec';
-import { startCodecServer, type CodecServer } from '../../src/security/codec-server';
+import { codecServerFor, startCodecServer, type CodecServer } from '../../src/security/codec-server';
+import { configFromEnv } from '../../src/config/keel-config';
 
 const TOKEN = 'codec-token-0123456789abcdef';
 const UI = 'http://localhost:8233';
@@ -72,5 +73,32 @@ describe('codec server', () => {
     expect(await bad.text()).toContain('no \\"payloads\\" array');
     expect((await post('/metrics', {}, auth)).status).toBe(404);
     expect((await fetch(`${base}/decode`, { headers: auth })).status).toBe(405);
+  });
+
+  it('is off by default, and on from the environment: KEEL_CODEC_SERVER_PORT, _TOKEN, _ORIGINS and the keys', async () => {
+    expect(await codecServerFor(configFromEnv({ KEEL_ENCRYPTION_KEYS: `k1:${ring.key('k1').toString('base64')}` }))).toBeUndefined();
+    const config = configFromEnv({
+      KEEL_ENCRYPTION_KEYS: `k1:${ring.key('k1').toString('base64')}`,
+      KEEL_CODEC_SERVER_PORT: '0',
+      KEEL_CODEC_SERVER_TOKEN: TOKEN,
+      KEEL_CODEC_SERVER_ORIGINS: 'https://temporal.example.com/, https://other.example.com',
+    });
+    const configured = (await codecServerFor(config, '127.0.0.1'))!;
+    try {
+      const [sealed] = await new EncryptionCodec(ring).encode([defaultPayloadConverter.toPayload('PLANTED-configured')]);
+      const res = await fetch(`http://127.0.0.1:${configured.port}/decode`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${TOKEN}`, origin: 'https://temporal.example.com' },
+        body: JSON.stringify({ payloads: [asJson(sealed!)] }),
+      });
+      expect(res.status).toBe(200);
+      expect(res.headers.get('access-control-allow-origin')).toBe('https://temporal.example.com');
+      const [payload] = ((await res.json()) as { payloads: Array<ReturnType<typeof asJson>> }).payloads;
+      expect(Buffer.from(payload!.data, 'base64').toString()).toBe('"PLANTED-configured"');
+    } finally {
+      await configured.close();
+    }
+    expect(() => configFromEnv({ KEEL_CODEC_SERVER_PORT: '8089', KEEL_CODEC_SERVER_TOKEN: TOKEN })).toThrow(/KEEL_CODEC_SERVER_PORT: a codec server without KEEL_ENCRYPTION_KEYS/);
+    expect(() => configFromEnv({ KEEL_ENCRYPTION_KEYS: `k1:${ring.key('k1').toString('base64')}`, KEEL_CODEC_SERVER_ORIGINS: 'localhost:8233' })).toThrow(/KEEL_CODEC_SERVER_ORIGINS: each origin is scheme:\/\/host\[:port\]/);
   });
 });
