@@ -32,11 +32,15 @@ export interface TemporalTestEnv {
   close(): Promise<void>;
 }
 
-export async function startTemporalTestEnv(): Promise<TemporalTestEnv> {
+/**
+ * `failureConverterPath` goes into the workflow bundle, as a worker bundling `workflows/` with that
+ * data converter does (the encryption suite: failures raised in workflow code are encoded too).
+ */
+export async function startTemporalTestEnv(opts: { failureConverterPath?: string } = {}): Promise<TemporalTestEnv> {
   quietRuntime();
   const [server, bundle] = await Promise.all([
     startDevServer({ log: () => {} }),
-    bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: new DefaultLogger('WARN') }),
+    bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: new DefaultLogger('WARN'), ...opts }),
   ]);
   const connection = await Connection.connect({ address: server.address });
   const nativeConnection = await NativeConnection.connect({ address: server.address });
