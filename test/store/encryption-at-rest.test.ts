@@ -66,12 +66,13 @@ const requestText = (r: FakeRequest) => JSON.stringify(r.body);
 
 describe.each(variants)('encryption at rest on $name', (variant) => {
   let home: string;
-  let target: StoreTarget;
   let databaseUrl: string | undefined;
+  /** Where this test's database lives; only a test that runs the CLI needs PGlite in a folder. */
+  const targetFor = (cli: boolean): StoreTarget =>
+    databaseUrl ? { kind: 'postgres', url: databaseUrl, maxConnections: 5 } : { kind: 'pglite', dataDir: cli ? join(home, 'db') : 'memory://' };
   beforeEach(async () => {
     home = await mkdtemp(join(tmpdir(), 'keel-at-rest-'));
     databaseUrl = await variant.databaseUrl();
-    target = databaseUrl ? { kind: 'postgres', url: databaseUrl, maxConnections: 5 } : { kind: 'pglite', dataDir: join(home, 'db') };
   });
   afterEach(async () => {
     suite.fake.respondWith(undefined);
@@ -120,6 +121,7 @@ describe.each(variants)('encryption at rest on $name', (variant) => {
 
   it('stores entries, summaries, notes and tool arguments sealed; the model, memory_search and keel export read plaintext', async () => {
     const agent = freshDurableAgent();
+    const target = targetFor(true);
     let store = await openStore(target, { atRest: { ring: ringBA, seal: true } });
     let key: string;
     try {
@@ -179,7 +181,7 @@ describe.each(variants)('encryption at rest on $name', (variant) => {
 
   it('with encryption at rest off, the same conversation is in the tables as plaintext', async () => {
     const agent = freshDurableAgent();
-    const store = await openStore(target);
+    const store = await openStore(targetFor(false));
     try {
       const run = await converse(store, agent, false);
       expect(run.seen.pendingRaw).toContain(PLANTED.args);
@@ -191,7 +193,7 @@ describe.each(variants)('encryption at rest on $name', (variant) => {
   }, 240_000);
 
   it('reads plaintext rows next to rows sealed with the current and an older key, searches all three, and refuses altered or unopenable rows', async () => {
-    const store = await openStore(target, { atRest: { ring: ringBA, seal: true } });
+    const store = await openStore(targetFor(false), { atRest: { ring: ringBA, seal: true } });
     try {
       const plain = viewWith(store, { seal: false });
       const sealedWithA = viewWith(store, { ring: ringA, seal: true });
@@ -211,8 +213,9 @@ describe.each(variants)('encryption at rest on $name', (variant) => {
       expect(((await getEntry(store.db, 'm', 's', 'e-a'))!.payload as { message: { content: string } }).message.content).toBe('giraffe under A');
 
       // Sealed notes match whole words under either key, any case; plain notes match substrings.
-      expect((await searchMemoryNotes(store.db, 'm', ['GIRAFFE'], 10)).map((n) => n.text).sort()).toEqual(['giraffe under A', 'the Giraffe under B']);
+      expect((await searchMemoryNotes(store.db, 'm', ['GIRAFFE'], 10)).map((n) => n.text).sort()).toEqual(['Giraffes before', 'giraffe under A', 'the Giraffe under B']);
       expect((await searchMemoryNotes(store.db, 'm', ['giraff'], 10)).map((n) => n.text)).toEqual(['Giraffes before']);
+      expect((await searchMemoryNotes(store.db, 'm', ['giraffes'], 10)).map((n) => n.text)).toEqual(['Giraffes before']);
       expect((await searchMemoryNotes(store.db, 'm', ['giraffe', 'under', 'b'], 10)).map((n) => n.text)).toEqual(['the Giraffe under B']);
       expect(await searchMemoryNotes(store.db, 'm', ['zebra'], 10)).toEqual([]);
 
