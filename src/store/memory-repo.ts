@@ -34,15 +34,15 @@ export async function recordMemoryFlush(db: Kysely<Database>, input: RecordMemor
             const text = storableText(note);
             // Sealed at rest with its blind index (search cannot read ciphertext); plain: no index, ILIKE.
             return {
-            id: `${input.flushId}:${i}`,
-            agent_id: input.agentId,
-            session_key: input.sessionKey,
-            session_id: input.sessionId,
-            day: input.day ?? input.now.slice(0, 10),
-            text: atRest.text(text),
-            text_terms: atRest.index(text),
-            compaction_cycle: input.cycle,
-            created_at: input.now,
+              id: `${input.flushId}:${i}`,
+              agent_id: input.agentId,
+              session_key: input.sessionKey,
+              session_id: input.sessionId,
+              day: input.day ?? input.now.slice(0, 10),
+              text: atRest.text(text),
+              text_terms: atRest.index(text),
+              compaction_cycle: input.cycle,
+              created_at: input.now,
             };
           }),
         )
@@ -132,12 +132,14 @@ export async function searchMemoryNotes(db: Kysely<Database>, agentId: string, t
     .selectFrom('memory_notes')
     .select(['day', 'text'])
     .where('agent_id', '=', agentId)
-    .where((eb) => {
-      const plain = eb.and([eb('text_terms', 'is', null), ...terms.map((term) => eb('text', 'ilike', `%${escapeLike(term)}%`))]);
-      if (!blind || blind.length === 0) return plain;
-      const sealed = eb.and(blind.map((hashes) => eb('text_terms', '&&', sql<string[]>`${hashes}::text[]`)));
-      return eb.or([plain, sealed]);
-    })
+    .$if(terms.length > 0, (q) =>
+      q.where((eb) => {
+        const plain = eb.and([eb('text_terms', 'is', null), ...terms.map((term) => eb('text', 'ilike', `%${escapeLike(term)}%`))]);
+        if (!blind || blind.length === 0) return plain;
+        const sealed = eb.and(blind.map((hashes) => eb('text_terms', '&&', sql<string[]>`${hashes}::text[]`)));
+        return eb.or([plain, sealed]);
+      }),
+    )
     .orderBy('created_at', 'desc')
     .orderBy('id', 'desc')
     .limit(limit)

@@ -19,6 +19,7 @@ import { atRestPlugin, type AtRestOptions } from '../../src/store/at-rest';
 import { openStore, type Store, type StoreTarget } from '../../src/store/connect';
 import { appendEntries, getEntry } from '../../src/store/entries-repo';
 import { recordMemoryFlush, searchMemoryNotes } from '../../src/store/memory-repo';
+import { getSubagentRun, insertSubagentRun, updateSubagentRun } from '../../src/store/subagent-runs-repo';
 import { parseKeyRing } from '../../src/security/key-ring';
 import { ToolRegistry } from '../../src/tools/registry';
 import type { Database } from '../../src/store/schema';
@@ -43,7 +44,7 @@ const PLANTED = {
   summary: 'plantsummary9t0',
   note: 'plantnote2y7 the zebra ledger lives in vault',
 };
-const CONVERSATION_TABLES = ['transcript_entries', 'compactions', 'memory_notes', 'memory_checkpoints', 'pending_tool_args'] as const;
+const CONVERSATION_TABLES = ['transcript_entries', 'compactions', 'memory_notes', 'memory_checkpoints', 'pending_tool_args', 'subagent_runs'] as const;
 
 /** A database in a form the CLI can open too: a PGlite folder under a KEEL_HOME, or a PostgreSQL schema. */
 const variants: Array<{ name: string; databaseUrl: () => Promise<string | undefined> }> = [{ name: 'PGlite', databaseUrl: async () => undefined }];
@@ -218,6 +219,13 @@ describe.each(variants)('encryption at rest on $name', (variant) => {
       expect((await searchMemoryNotes(store.db, 'm', ['giraffes'], 10)).map((n) => n.text)).toEqual(['Giraffes before']);
       expect((await searchMemoryNotes(store.db, 'm', ['giraffe', 'under', 'b'], 10)).map((n) => n.text)).toEqual(['the Giraffe under B']);
       expect(await searchMemoryNotes(store.db, 'm', ['zebra'], 10)).toEqual([]);
+
+      // A subagent's task and result are sealed like the transcript.
+      const now = new Date().toISOString();
+      await insertSubagentRun(store.db, { id: 'sub1', agent_id: 'm', parent_session_key: 'agent:m:main', child_session_key: 'agent:m:subagent:1', mode: 'run', depth: 1, status: 'running', task: 'count the okapis', result: null, workflow_id: null, created_at: now });
+      await updateSubagentRun(store.db, 'sub1', { status: 'done', result: 'seven okapis', updated_at: now });
+      expect(await getSubagentRun(store.db, 'sub1')).toMatchObject({ task: 'count the okapis', result: 'seven okapis', status: 'done' });
+      expect(await rawText(store.db)).not.toContain('okapi');
 
       // An altered ciphertext fails authentication, naming the key.
       await sql`update transcript_entries set payload = jsonb_set(payload, '{ct}', to_jsonb('AAAA' || substr(payload->>'ct', 5))) where id = 'e-b'`.execute(store.db);
