@@ -5,7 +5,7 @@
  * export`) gets the plaintext back. With encryption off the same raw check finds every string.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql, type Kysely } from 'kysely';
@@ -22,6 +22,7 @@ import { recordMemoryFlush, searchMemoryNotes } from '../../src/store/memory-rep
 import { getSubagentRun, insertSubagentRun, updateSubagentRun } from '../../src/store/subagent-runs-repo';
 import { parseKeyRing } from '../../src/security/key-ring';
 import { ToolRegistry } from '../../src/tools/registry';
+import { importSessions } from '../../src/transfer/import-sessions';
 import type { Database } from '../../src/store/schema';
 import type { TranscriptEntry } from '../../src/context/types';
 
@@ -226,6 +227,17 @@ describe.each(variants)('encryption at rest on $name', (variant) => {
       await updateSubagentRun(store.db, 'sub1', { status: 'done', result: 'seven okapis', updated_at: now });
       expect(await getSubagentRun(store.db, 'sub1')).toMatchObject({ task: 'count the okapis', result: 'seven okapis', status: 'done' });
       expect(await rawText(store.db)).not.toContain('okapi');
+
+      // Imported transcripts take the same write path.
+      await writeFile(join(home, 'sessions.json'), JSON.stringify({ 'agent:imp:main': { sessionId: 'imp1', updatedAt: 1 } }));
+      const lines = [
+        { type: 'session', id: 'imp1', version: 3, timestamp: now, cwd: '/tmp' },
+        { type: 'message', id: 'i1', parentId: null, timestamp: now, message: { role: 'user', content: 'the narwhal line' } },
+      ];
+      await writeFile(join(home, 'imp1.jsonl'), lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
+      expect((await importSessions({ db: store.db, agentId: 'imp', dir: home })).totals).toMatchObject({ failed: 0 });
+      expect((await getEntry(store.db, 'imp', 'imp1', 'i1'))!.payload).toMatchObject({ message: { content: 'the narwhal line' } });
+      expect(await rawText(store.db)).not.toContain('narwhal');
 
       // An altered ciphertext fails authentication, naming the key.
       await sql`update transcript_entries set payload = jsonb_set(payload, '{ct}', to_jsonb('AAAA' || substr(payload->>'ct', 5))) where id = 'e-b'`.execute(store.db);
