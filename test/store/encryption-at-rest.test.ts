@@ -18,7 +18,7 @@ import { endsWithToolResult, freshDurableAgent, isFlushRequest, isSummarizerRequ
 import { atRestPlugin, type AtRestOptions } from '../../src/store/at-rest';
 import { openStore, type Store, type StoreTarget } from '../../src/store/connect';
 import { appendEntries, getEntry } from '../../src/store/entries-repo';
-import { recordMemoryFlush, searchMemoryNotes } from '../../src/store/memory-repo';
+import { currentCheckpoint, recordMemoryFlush, searchMemoryNotes } from '../../src/store/memory-repo';
 import { getSubagentRun, insertSubagentRun, updateSubagentRun } from '../../src/store/subagent-runs-repo';
 import { parseKeyRing } from '../../src/security/key-ring';
 import { ToolRegistry } from '../../src/tools/registry';
@@ -220,6 +220,11 @@ describe.each(variants)('encryption at rest on $name', (variant) => {
       expect((await searchMemoryNotes(store.db, 'm', ['giraffes'], 10)).map((n) => n.text)).toEqual(['Giraffes before']);
       expect((await searchMemoryNotes(store.db, 'm', ['giraffe', 'under', 'b'], 10)).map((n) => n.text)).toEqual(['the Giraffe under B']);
       expect(await searchMemoryNotes(store.db, 'm', ['zebra'], 10)).toEqual([]);
+
+      // The flush's checkpoint too.
+      await recordMemoryFlush(store.db, { agentId: 'm', sessionKey: 'agent:m:main', sessionId: 's', flushId: 'f-cp', now: new Date().toISOString(), cycle: 0, notes: [], checkpoint: { currentTask: 'feed the tapir', nextSteps: ['brush the tapir'] } });
+      expect(await currentCheckpoint(store.db, { agentId: 'm', sessionKey: 'agent:m:main', sessionId: 's', compactionCount: 1 })).toEqual({ currentTask: 'feed the tapir', nextSteps: ['brush the tapir'] });
+      expect(await rawText(store.db)).not.toContain('tapir');
 
       // A subagent's task and result are sealed like the transcript.
       const now = new Date().toISOString();
