@@ -11,7 +11,7 @@ import { prepareCluster } from '../src/temporal/prepare-cluster';
 import { KeelClient } from '../src/client/keel-client';
 import { replyStreamForStore } from '../src/streaming/reply-subscriber';
 import type { LocalStack } from '../src/cli/local-stack';
-import { openStore, storeTargetFor } from '../src/store/connect';
+import { atRestFor, openStore, storeTargetFor } from '../src/store/connect';
 import { servePglite } from '../src/store/pglite-server';
 import { removeStackState, runningStack, writeStackState } from '../src/store/stack-state';
 import { installObservability, serveObservability } from './observability';
@@ -58,7 +58,7 @@ export async function startLocalStack(settings: KeelSettings, log: (line: string
     }
     await prepareCluster({ ...config, temporalAddress: address }, log);
     const target = storeTargetFor(config);
-    const store = await openStore(target);
+    const store = await openStore(target, { atRest: atRestFor(config) });
     started.push(() => store.close());
     const runtime = await openRuntime({ config, agents: settings.agents, store });
     started.push(() => runtime.close());

@@ -3,6 +3,7 @@ import type { CompactionEntry } from '../context/types';
 import type { CompactionOutcome } from '../compaction/types';
 import type { CompactionRow, Database } from './schema';
 import { storableJson, storableText } from '../text/storable-text';
+import { atRestOf } from './at-rest';
 
 /**
  * Reads and writes of the `compactions` table (one row per compaction attempt) and the one
@@ -191,7 +192,8 @@ export async function writeCompactionRecord(db: Kysely<Database>, input: Compact
         parent_id: entry.parentId,
         type: 'compaction',
         role: null,
-        payload,
+        // The summary is conversation: sealed like every entry when encryption at rest is on.
+        payload: atRestOf(trx).json(entry),
         token_estimate: null,
         byte_size: Buffer.byteLength(payload),
         created_at: input.now,

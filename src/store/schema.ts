@@ -113,7 +113,10 @@ export interface MemoryNotesTable {
   session_key: string;
   session_id: string;
   day: string;
+  /** The note, or its sealed form when encryption at rest is on. */
   text: string;
+  /** Blind index of a sealed note (HMACs of its words, src/security/blind-index.ts); null for a plain one. */
+  text_terms: string[] | null;
   compaction_cycle: number;
   created_at: Timestamp;
 }

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database, SubagentRunsTable } from './schema';
 import type { Insertable, Selectable, Updateable } from 'kysely';
+import { atRestOf } from './at-rest';
 
 export type SubagentRun = Selectable<SubagentRunsTable>;
 
@@ -11,7 +12,9 @@ export const ENDED_STATUSES: readonly SubagentStatus[] = ['done', 'failed', 'kil
 
 /** Records a spawn once: a retried spawn step finds its row. */
 export async function insertSubagentRun(db: Kysely<Database>, row: Insertable<SubagentRunsTable>): Promise<void> {
-  await db.insertInto('subagent_runs').values(row).onConflict((oc) => oc.column('id').doNothing()).execute();
+  // The task is conversation: sealed when encryption at rest is on (and the result, below).
+  const values = { ...row, task: atRestOf(db).text(row.task) };
+  await db.insertInto('subagent_runs').values(values).onConflict((oc) => oc.column('id').doNothing()).execute();
 }
 
 export async function getSubagentRun(db: Kysely<Database>, id: string): Promise<SubagentRun | undefined> {
@@ -44,7 +47,8 @@ export async function updateSubagentRun(
   id: string,
   patch: Pick<Updateable<SubagentRunsTable>, 'status' | 'result' | 'workflow_id' | 'ended_at'> & { updated_at: string },
 ): Promise<void> {
-  await db.updateTable('subagent_runs').set(patch).where('id', '=', id).execute();
+  const result = typeof patch.result === 'string' ? { result: atRestOf(db).text(patch.result) } : {};
+  await db.updateTable('subagent_runs').set({ ...patch, ...result }).where('id', '=', id).execute();
 }
 
 /**
