@@ -1,4 +1,4 @@
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { sql } from 'kysely';
@@ -6,7 +6,7 @@ import { keel } from '../support/keel-cli';
 import { openStore, type Store, type StoreTarget } from '../../src/store/connect';
 import { freshSchemaUrl } from '../support/databases';
 import { appendEntries } from '../../src/store/entries-repo';
-import { ensureSession } from '../../src/store/sessions-repo';
+import { ensureSession, rotateSession } from '../../src/store/sessions-repo';
 import { createCompactionRow, markSucceeded, writeCompactionRecord } from '../../src/store/compactions-repo';
 import type { AgentMessage, TranscriptEntry } from '../../src/context/types';
 
@@ -20,8 +20,9 @@ async function plant(store: Store): Promise<void> {
   const db = store.db;
   const now = new Date();
   // The key's earlier transcript (before a reset), then its current one.
+  await ensureSession(db, { agentId: 'ops', sessionKey: KEY, newSessionId: 's0', now: new Date(now.getTime() - 86_400_000) });
   await appendEntries(db, 'ops', 's0', [{ entry: msg('old-1', null, 0, user('before the reset')), tokenEstimate: 5 }]);
-  await ensureSession(db, { agentId: 'ops', sessionKey: KEY, newSessionId: 's1', now });
+  await rotateSession(db, { agentId: 'ops', sessionKey: KEY, newSessionId: 's1', now });
   const entries: TranscriptEntry[] = [
     { type: 'session', id: 'head', timestamp: at(1), version: 3 } as TranscriptEntry,
     msg('u1', 'head', 2, user('read the file')),
@@ -95,7 +96,7 @@ describe.each(variants)('the operator CLI on $name: sessions, compactions show, 
     expect(run.code).toBe(0);
     const { sessions } = JSON.parse(run.stdout);
     expect(sessions).toEqual([
-      expect.objectContaining({ sessionKey: KEY, agentId: 'ops', sessionId: 's1', turns: 3, contextTokens: 150000, contextWindow: 200000, percentUsed: 75, pressure: '70', compactions: 5, modelOverride: false }),
+      expect.objectContaining({ sessionKey: KEY, agentId: 'ops', sessionId: 's1', turns: 3, contextTokens: 150000, contextWindow: 200000, percentUsed: 75, pressure: '70', compactions: 5, modelOverride: false, earlierSessionIds: 1 }),
     ]);
     const people = await keel(['sessions'], env);
     expect(people.stderr).toMatch(/agent:ops:main {2}agent ops {2}session s1/);
@@ -163,6 +164,22 @@ describe.each(variants)('the operator CLI on $name: sessions, compactions show, 
     expect(old.code).toBe(0);
     expect(old.stdout).toContain('before the reset');
     expect(old.stderr).toContain('of session id s0');
+
+    // --all: every transcript of the key, oldest first; --out names a folder that `keel import` reads back.
+    const all = await keel(['export', KEY, '--agent', 'ops', '--all'], env);
+    expect(all.code).toBe(0);
+    const headers = all.stdout.trimEnd().split('\n').map((l) => JSON.parse(l)).filter((e: { type: string }) => e.type === 'session');
+    expect(headers.map((h: { id: string }) => h.id)).toEqual(['s0', 'head']);
+    expect(all.stdout.indexOf('before the reset')).toBeLessThan(all.stdout.indexOf('read the file'));
+    expect(all.stderr).toContain('exported 2 transcripts');
+    const folder = await mkdtemp(join(home, 'all-'));
+    const written = await keel(['export', KEY, '--agent', 'ops', '--all', '--out', folder, '--json'], env);
+    expect(written.code).toBe(0);
+    expect(JSON.parse(written.stdout).transcripts).toEqual([
+      expect.objectContaining({ sessionId: 's0', current: false, endedAt: expect.any(String), entries: 1, file: join(folder, 's0.jsonl') }),
+      expect.objectContaining({ sessionId: 's1', current: true, endedAt: null, file: join(folder, 's1.jsonl') }),
+    ]);
+    expect(await readFile(join(folder, 's0.jsonl'), 'utf8')).toContain('before the reset');
 
     const missing = join(home, 'no-such-folder', 'out.jsonl');
     const noFolder = await keel(['export', KEY, '--agent', 'ops', '--out', missing], env);
