@@ -167,21 +167,6 @@ describe.each(variants)('the operator CLI on $name: sessions, compactions show, 
     expect(old.stdout).toContain('before the reset');
     expect(old.stderr).toContain('of session id s0');
 
-    // --all: every transcript of the key, oldest first; --out names a folder that `keel import` reads back.
-    const all = await keel(['export', KEY, '--agent', 'ops', '--all'], env);
-    expect(all.code).toBe(0);
-    const headers = all.stdout.trimEnd().split('\n').map((l) => JSON.parse(l)).filter((e: { type: string }) => e.type === 'session');
-    expect(headers.map((h: { id: string }) => h.id)).toEqual(['s0', 'head']);
-    expect(all.stdout.indexOf('before the reset')).toBeLessThan(all.stdout.indexOf('read the file'));
-    expect(all.stderr).toContain('exported 2 transcripts');
-    const folder = await mkdtemp(join(home, 'all-'));
-    const written = await keel(['export', KEY, '--agent', 'ops', '--all', '--out', folder, '--json'], env);
-    expect(written.code).toBe(0);
-    expect(JSON.parse(written.stdout).transcripts).toEqual([
-      expect.objectContaining({ sessionId: 's0', current: false, endedAt: expect.any(String), entries: 1, file: join(folder, 's0.jsonl') }),
-      expect.objectContaining({ sessionId: 's1', current: true, endedAt: null, file: join(folder, 's1.jsonl') }),
-    ]);
-    expect(await readFile(join(folder, 's0.jsonl'), 'utf8')).toContain('before the reset');
 
     const missing = join(home, 'no-such-folder', 'out.jsonl');
     const noFolder = await keel(['export', KEY, '--agent', 'ops', '--out', missing], env);
@@ -203,6 +188,23 @@ describe.each(variants)('the operator CLI on $name: sessions, compactions show, 
     expect(noDatabase.code).toBe(1);
     expect(noDatabase.stderr).toContain('cannot reach the database at postgres://keel:***@127.0.0.1:1/keel (DATABASE_URL)');
     expect(noDatabase.stderr).not.toContain('secret');
+  });
+
+  it('export --all writes every transcript of the key, oldest first; with --out, one file per transcript in a folder', async () => {
+    const all = await keel(['export', KEY, '--agent', 'ops', '--all'], env);
+    expect(all.code).toBe(0);
+    const headers = all.stdout.trimEnd().split('\n').map((l) => JSON.parse(l)).filter((e: { type: string }) => e.type === 'session');
+    expect(headers.map((h: { id: string }) => h.id)).toEqual(['s0', 'head']);
+    expect(all.stdout.indexOf('before the reset')).toBeLessThan(all.stdout.indexOf('read the file'));
+    expect(all.stderr).toContain('exported 2 transcripts');
+    const folder = await mkdtemp(join(home, 'all-'));
+    const written = await keel(['export', KEY, '--agent', 'ops', '--all', '--out', folder, '--json'], env);
+    expect(written.code).toBe(0);
+    expect(JSON.parse(written.stdout).transcripts).toEqual([
+      expect.objectContaining({ sessionId: 's0', current: false, endedAt: expect.any(String), entries: 1, file: join(folder, 's0.jsonl') }),
+      expect.objectContaining({ sessionId: 's1', current: true, endedAt: null, file: join(folder, 's1.jsonl') }),
+    ]);
+    expect(await readFile(join(folder, 's0.jsonl'), 'utf8')).toContain('before the reset');
   });
 
   it('maintenance runs in the configured mode (KEEL_MAINTENANCE_MODE); --warn overrides it', async () => {
