@@ -19,6 +19,7 @@ export function createMaintenanceActivities(deps: ActivityDeps) {
     return {
       mode: report.mode,
       sessionsPruned: report.sessionsPruned.length,
+      transcriptsPruned: report.transcriptsPruned.length,
       entriesRemoved: report.entriesCapped.reduce((n, c) => n + c.removed, 0),
       sessionsCapped: report.entriesCapped.length,
       sampleKeys: report.sessionsPruned.slice(0, SUMMARY_KEYS).map((s) => `${s.agentId}/${s.sessionKey}`),
