@@ -34,6 +34,7 @@ export async function connectClient(config: KeelConfig, opts: { stream?: boolean
     namespace: config.temporalNamespace,
     taskQueue: config.taskQueue,
     contextWindowTokens: config.contextWindowTokens,
+    ...(config.allowedAgents ? { allowedAgents: config.allowedAgents } : {}),
     ...(stream ? { stream } : {}),
     ...(opts.log ? { warn: opts.log } : {}),
   });

@@ -182,6 +182,6 @@ async function stuckCompactions(db: Kysely<Database>, opts: DoctorOptions): Prom
     sessionId: row.session_id,
     detail: `compaction ${row.id} has been running since ${new Date(row.started_at).toISOString()}; --fix marks it failed (then: keel compactions retry ${row.id})`,
     repairable: true,
-    apply: () => markFailed(db, row.id, `stuck in running for over ${opts.stuckAfterMinutes} minutes; marked failed by keel doctor`, opts.now),
+    apply: () => markFailed(db, row.agent_id, row.id, `stuck in running for over ${opts.stuckAfterMinutes} minutes; marked failed by keel doctor`, opts.now),
   }));
 }
