@@ -163,7 +163,8 @@ export function createMemoryActivities(allDeps: ActivityDeps) {
 
   /** Records on the session that the flush failed (the workflow goes on without it). */
   async function recordFlushFailure(input: MemoryFlushFailureInput): Promise<void> {
-    await recordMemoryFlushFailure(db, input.agentId, input.sessionKey, input.error, input.now);
+    // A provider's error can quote what it was sent: stored redacted like everything else.
+    await recordMemoryFlushFailure(db, input.agentId, input.sessionKey, redactSecrets(input.error).value, input.now);
     allDeps.metrics?.memoryFlush('failed');
     log.warn('memory_flush', { event: 'memory_flush', outcome: 'failed', error: input.error });
   }

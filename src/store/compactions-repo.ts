@@ -111,7 +111,8 @@ export async function markFailed(db: Kysely<Database>, agentId: string, id: stri
   return db.transaction().execute(async (trx) => {
     const row = await trx
       .updateTable('compactions')
-      .set({ status: 'failed', error: storableText(error), finished_at: now })
+      // A provider's error can quote what it was sent: stored redacted like everything else.
+      .set({ status: 'failed', error: storableText(redactSecrets(error).value), finished_at: now })
       .where('agent_id', '=', agentId)
       .where('id', '=', id)
       .where('status', '=', 'running')

@@ -74,8 +74,12 @@ describe.each(testDatabases())('compactions CLI functions on $name', (database) 
       auth_profile_override: null, toggles: '{}', memory_flush_at: null, memory_flush_compaction_count: null,
     }).execute();
     await createCompactionRow(store.db, row('bad', new Date()));
-    expect(await markFailed(store.db, 'ops', 'bad', 'boom', new Date())).toBe(true);
+    // A provider's error quoting a key is stored redacted; another agent's id changes nothing.
+    const key = `sk-ant-api03-${'Q7x'.repeat(14)}`;
+    expect(await markFailed(store.db, 'intruder', 'bad', 'boom', new Date())).toBe(false);
+    expect(await markFailed(store.db, 'ops', 'bad', `boom: invalid x-api-key ${key}`, new Date())).toBe(true);
     expect(await markFailed(store.db, 'ops', 'bad', 'boom', new Date())).toBe(false);
+    expect((await store.db.selectFrom('compactions').select('error').where('id', '=', 'bad').executeTakeFirstOrThrow()).error).toBe('boom: invalid x-api-key [REDACTED:anthropic_key]');
     const session = await store.db.selectFrom('sessions').select('compaction_failures').executeTakeFirstOrThrow();
     expect(session.compaction_failures).toBe(1);
   });
