@@ -7,10 +7,11 @@ import { getEntry, loadActiveEntries } from '../src/store/entries-repo';
 import { createCompactionRow, getCompaction, markFailed, markSucceeded, writeCompactionRecord } from '../src/store/compactions-repo';
 import { planCompaction } from '../src/compaction/plan-compaction';
 import { identifierPolicyInstruction } from '../src/compaction/prompts';
-import { messageText, serializeEntriesForSummary } from '../src/compaction/serialize-for-summary';
-import { extractIdentifiers, type IdentifierPolicy } from '../src/compaction/identifiers';
+import { serializeEntriesForSummary } from '../src/compaction/serialize-for-summary';
+import type { IdentifierPolicy } from '../src/compaction/identifiers';
+import { sourceIdentifiers } from '../src/compaction/message-identifiers';
 import { guardSummary } from '../src/compaction/quality-guard';
-import { EXTRACTIVE_SUMMARY_HEADER, extractiveSummary } from '../src/compaction/extractive-summary';
+import { collectFacts, EXTRACTIVE_SUMMARY_HEADER, extractiveSummary } from '../src/compaction/extractive-summary';
 import { CompactionHooks, type CompactionHookError } from '../src/compaction/hooks';
 import type { CompactionOutcome, CompactionPlan, OversizedEntry, PlanEntry } from '../src/compaction/types';
 import { summaryMessage } from '../src/context/active-context';
@@ -275,9 +276,11 @@ export function createCompactionActivities(allDeps: CompactionActivityDeps) {
   async function guardSummaryStep(input: GuardSummaryInput): Promise<GuardSummaryResult> {
     const deps = depsForAgent(allDeps, input.agentId);
     const entries = await readRange(input, input);
-    const source = [input.previousSummary ?? '', ...entries.map((e) => messageText(e.message))].join('\n\n');
-    const identifiers = extractIdentifiers(source, input.identifierPolicy);
-    const guarded = guardSummary(input.summary, identifiers, summaryCharBudget(await effectiveWindow(deps, deps.config.model)));
+    const messages = entries.map((e) => e.message);
+    const identifiers = sourceIdentifiers(input.previousSummary, messages, input.identifierPolicy);
+    const facts = collectFacts(input.previousSummary, messages, input.identifierPolicy);
+    const guarded = guardSummary(input.summary, identifiers, summaryCharBudget(await effectiveWindow(deps, deps.config.model)), facts);
+    if (guarded.addedSections.length) log.info('summary guard added sections the summarizer left out', { sections: guarded.addedSections });
     return { summary: guarded.summary, missing: guarded.appended, blank: guarded.blank };
   }
 

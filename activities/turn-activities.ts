@@ -7,7 +7,9 @@ import { ensureSession, getSession, recordTurnUsage, rotateSession } from '../sr
 import { chatTypeOf, parseSessionKey } from '../src/sessions/session-key';
 import { evaluateFreshness, isSystemEvent, parseResetCommand, type SessionEventKind } from '../src/sessions/lifecycle';
 import type { KeelConfig } from '../src/config/keel-config';
-import { decideAfterTurn, type AfterTurnDecision } from '../src/turn/turn-decisions';
+import { compactionHoldLimit, decideAfterTurn, type AfterTurnDecision } from '../src/turn/turn-decisions';
+import { effectiveReserveTokens } from '../src/context/context-window';
+import { compactionHoldInput } from './compaction-hold';
 import type { AssistantMessage, MessageEntry, ToolCallBlock } from '../src/context/types';
 import { prepareModelCall } from './system-prompt-for-turn';
 import { isToolCallBlock } from '../src/context/types';
@@ -194,7 +196,9 @@ export function createTurnActivities(allDeps: ActivityDeps) {
     // The system prompt and the tools count against the budget; the messages get what they leave.
     const { context, system, split, contextTokens } = await prepareModelCall(deps, { ...input, model, session });
     if (input.precheck && context.estimatedTokens > context.budget) {
-      return { kind: 'overBudget', estimatedTokens: context.estimatedTokens, budget: context.budget };
+      // After a low-yield compaction the pre-call check waits like threshold compaction does (no storm).
+      const hold = compactionHoldLimit(compactionHoldInput(session, deps.config, context.window), effectiveReserveTokens(context.window, deps.config.reserveTokens));
+      if (hold === undefined || contextTokens >= hold) return { kind: 'overBudget', estimatedTokens: context.estimatedTokens, budget: context.budget };
     }
     const heartbeat = startHeartbeat();
     const calledAt = performance.now();
@@ -296,8 +300,8 @@ export function createTurnActivities(allDeps: ActivityDeps) {
     const contextWindow = await effectiveWindow(deps, model);
     allDeps.metrics?.pressure(input.agentId, input.contextTokens / contextWindow);
     const decision = decideAfterTurn({
+      ...compactionHoldInput(session, deps.config, contextWindow),
       contextTokens: input.contextTokens,
-      contextWindow,
       reserveTokens: deps.config.reserveTokens,
       softThresholdTokens: deps.config.softThresholdTokens,
       compactionCount: session?.compaction_count ?? 0,

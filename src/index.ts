@@ -20,3 +20,7 @@ export {
 } from './sessions/session-key';
 export { InvalidSessionKeyError } from './sessions/errors';
 export { configFromEnv, type KeelConfig } from './config/keel-config';
+// An application's own KeelClient reads and writes the workers' encrypted payloads with
+// `dataConverter: keelDataConverter(keyRingFor(configFromEnv()))` (docs/security.md).
+export { keelDataConverter, EncryptionCodec } from './security/payload-codec';
+export { keyRingFor } from './config/keel-config';

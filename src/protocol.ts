@@ -206,6 +206,12 @@ export interface SessionStatus {
   readonly contextSplit?: ContextSplit;
   /** The spawn-policy level `percentUsed` reaches (default thresholds) and what the agent should do at it. */
   readonly spawnAdvice: SpawnAdvice;
+  /**
+   * Set when threshold compaction is not running as usual: `paused` after 3 consecutive failures
+   * (a manual compaction that succeeds resumes it), `held` after a low-yield compaction until the
+   * context reaches `untilTokens`.
+   */
+  readonly autoCompaction?: { readonly state: 'paused' } | { readonly state: 'held'; readonly untilTokens: number };
 }
 
 export const statusQuery = defineQuery<SessionStatus>('status');

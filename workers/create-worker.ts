@@ -5,6 +5,8 @@ import { DEFAULTS } from '../src/config/defaults';
 import { createSessionSignals } from '../src/client/session-signals';
 import { sessionLogAttributes } from './activity-log-attributes';
 import { keelSinks } from './keel-sinks';
+import { keyRingFor } from '../src/config/keel-config';
+import { keelDataConverter } from '../src/security/payload-codec';
 
 export interface KeelWorkerOptions {
   readonly connection: NativeConnection;
@@ -12,7 +14,11 @@ export interface KeelWorkerOptions {
   readonly taskQueue: string;
   /** Activity deps; `deps.metrics` (when set) also receives the turn histogram from the workflows' sink. */
   readonly deps: ActivityDeps;
-  /** A prebuilt bundle (tests build one per suite); otherwise the worker bundles `workflows/`. */
+  /**
+   * A prebuilt bundle (tests build one per suite); otherwise the worker bundles `workflows/`. With
+   * encryption keys configured, build it with `failureConverterPath: ENCODED_FAILURE_CONVERTER_PATH`
+   * so failures raised in workflow code are encoded too.
+   */
   readonly workflowBundle?: WorkerOptions['workflowBundle'];
   /** In-flight activities (a streaming model call) may finish this long after shutdown starts. */
   readonly shutdownGraceMs?: number;
@@ -22,13 +28,16 @@ export interface KeelWorkerOptions {
 
 /** A Temporal worker that runs Keel's workflows and activities. */
 export async function createKeelWorker(opts: KeelWorkerOptions): Promise<Worker> {
+  // KEEL_ENCRYPTION_KEYS set → every payload this worker writes is encrypted (docs/security.md).
+  const dataConverter = keelDataConverter(keyRingFor(opts.deps.config));
   return Worker.create({
     connection: opts.connection,
     namespace: opts.namespace,
     taskQueue: opts.taskQueue,
     ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: require.resolve('../workflows') }),
     // Activities reach other sessions (subagent announces, steering, kill) over the worker's own connection.
-    activities: createActivities({ ...opts.deps, sessions: opts.deps.sessions ?? createSessionSignals(opts.connection, opts.namespace, opts.taskQueue) }),
+    ...(dataConverter ? { dataConverter } : {}),
+    activities: createActivities({ ...opts.deps, sessions: opts.deps.sessions ?? createSessionSignals(opts.connection, opts.namespace, opts.taskQueue, dataConverter) }),
     // Every activity log line names the agent and session it works for.
     interceptors: { activity: [sessionLogAttributes] },
     // The `turn` line and the turn histogram, from the workflows' step timings (never on replay).

@@ -11,10 +11,13 @@ import { prepareCluster } from '../src/temporal/prepare-cluster';
 import { KeelClient } from '../src/client/keel-client';
 import { replyStreamForStore } from '../src/streaming/reply-subscriber';
 import type { LocalStack } from '../src/cli/local-stack';
-import { openStore, storeTargetFor } from '../src/store/connect';
+import { atRestFor, openStore, storeTargetFor } from '../src/store/connect';
 import { servePglite } from '../src/store/pglite-server';
 import { removeStackState, runningStack, writeStackState } from '../src/store/stack-state';
 import { installObservability, serveObservability } from './observability';
+import { keyRingFor } from '../src/config/keel-config';
+import { keelDataConverter } from '../src/security/payload-codec';
+import { codecServerFor } from '../src/security/codec-server';
 
 /**
  * Starts the embedded stack: a local Temporal dev server unless TEMPORAL_ADDRESS is set (its history
@@ -55,7 +58,7 @@ export async function startLocalStack(settings: KeelSettings, log: (line: string
     }
     await prepareCluster({ ...config, temporalAddress: address }, log);
     const target = storeTargetFor(config);
-    const store = await openStore(target);
+    const store = await openStore(target, { atRest: atRestFor(config) });
     started.push(() => store.close());
     const runtime = await openRuntime({ config, agents: settings.agents, store });
     started.push(() => runtime.close());
@@ -86,12 +89,20 @@ export async function startLocalStack(settings: KeelSettings, log: (line: string
       temporal: () => nativeConnection.workflowService.getSystemInfo({}).then(() => true),
     });
     if (endpoints) started.push(() => endpoints.close());
+    // The Web UI of the dev server decodes encrypted payloads through it (KEEL_CODEC_SERVER_PORT).
+    const codecServer = await codecServerFor(config);
+    if (codecServer) {
+      started.push(() => codecServer.close());
+      log(`codec server on port ${codecServer.port}: set the Web UI's codec endpoint to http://127.0.0.1:${codecServer.port}/<KEEL_CODEC_SERVER_TOKEN>`);
+    }
     // Replies stream through the store the worker writes (PGlite: this process; PostgreSQL: LISTEN).
     const stream = replyStreamForStore(runtime.store, log);
     started.push(() => stream.close());
+    const dataConverter = keelDataConverter(keyRingFor(config));
     const client = new KeelClient({
       connection,
       namespace: config.temporalNamespace,
+      ...(dataConverter ? { dataConverter } : {}),
       taskQueue: config.taskQueue,
       contextWindowTokens: config.contextWindowTokens,
       stream,

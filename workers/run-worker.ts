@@ -10,6 +10,7 @@ import { prepareCluster } from '../src/temporal/prepare-cluster';
 import { exitIfShutdownHangs } from './exit-if-shutdown-hangs';
 import { closeWorkspaceWatchers } from '../activities/workspace-cache';
 import { installObservability, serveObservability } from './observability';
+import { codecServerFor } from '../src/security/codec-server';
 
 /**
  * Runs a Keel worker until SIGINT/SIGTERM, then drains in-flight tasks. It works for the cluster
@@ -43,11 +44,15 @@ export async function runWorker(settings: KeelSettings, opts: { pretty?: boolean
         database: () => runtime.store.healthy(),
         temporal: () => connection.workflowService.getSystemInfo({}).then(() => true),
       });
+      // The Web UI's decoder for encrypted payloads, only when asked for (KEEL_CODEC_SERVER_PORT).
+      const codecServer = await codecServerFor(config);
+      if (codecServer) log(`codec server on port ${codecServer.port} (POST /encode, /decode; bearer token required)`);
       exitIfShutdownHangs(config.shutdownGraceMs + DEFAULTS.workerShutdownForceExtraMs + 15_000);
       log(`polling ${config.taskQueue} on ${temporalAddress} (pid ${process.pid})`);
       try {
         await worker.run();
       } finally {
+        await codecServer?.close();
         await endpoints?.close();
         await obs.flush();
       }

@@ -36,6 +36,8 @@ export class SessionState {
   promptCache: PromptCacheCounters | undefined;
   /** What the last model call's context was made of (status). */
   contextSplit: ContextSplit | undefined;
+  /** Threshold compaction paused or held, as the last turn's finishTurn decided (status). */
+  autoCompaction: SessionStatus['autoCompaction'];
   /** True once the run has decided to end: waiting senders are told to ask the next run. */
   draining = false;
   private runs: number;
@@ -153,7 +155,8 @@ export class SessionState {
   /** After a turn: the counters the worker reported (its config and learned limits own the window). */
   recordTurn(
     lastEntryId: string,
-    after: Pick<FinishTurnResult, 'contextTokens' | 'contextWindow' | 'configuredContextWindow' | 'compactionCount' | 'model'> & Partial<Pick<FinishTurnResult, 'promptCache'>>,
+    after: Pick<FinishTurnResult, 'contextTokens' | 'contextWindow' | 'configuredContextWindow' | 'compactionCount' | 'model'> &
+      Partial<Pick<FinishTurnResult, 'promptCache' | 'autoCompactionPaused' | 'compactionHeldUntilTokens'>>,
     split?: ContextSplit,
   ): void {
     this.lastEntryId = lastEntryId;
@@ -165,6 +168,11 @@ export class SessionState {
     this.configuredContextWindow = after.configuredContextWindow;
     this.compactionCount = after.compactionCount;
     if (after.promptCache) this.promptCache = after.promptCache;
+    this.autoCompaction = after.autoCompactionPaused
+      ? { state: 'paused' }
+      : after.compactionHeldUntilTokens !== undefined
+        ? { state: 'held', untilTokens: after.compactionHeldUntilTokens }
+        : undefined;
     this.turnsCompleted++;
     this.turnsThisRun++;
   }
@@ -174,6 +182,8 @@ export class SessionState {
     this.compactionCount++;
     this.lastCompactionId = result.compactionId;
     this.contextTokens = result.tokensAfter;
+    // A success resets the failure count (a manual one resumes a paused session); the next turn decides anew.
+    this.autoCompaction = undefined;
     // The compacted conversation replaces the history; the prompt and tools stay what they were.
     if (this.contextSplit) this.contextSplit = { ...this.contextSplit, historyTokens: result.tokensAfter };
   }
@@ -238,6 +248,7 @@ export class SessionState {
       ...(this.model !== undefined ? { model: this.model } : {}),
       ...(this.contextSplit ? { contextSplit: this.contextSplit } : {}),
       spawnAdvice: spawnAdvice(percentUsed),
+      ...(this.autoCompaction ? { autoCompaction: this.autoCompaction } : {}),
     };
   }
 }

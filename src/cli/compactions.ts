@@ -17,6 +17,7 @@ import {
 } from '../protocol';
 import { KeelAgentId, KeelSessionKey, KeelStatus, KeelTrigger } from '../temporal/search-attributes';
 import { compactionDetail, type CompactionDetail } from './compaction-detail';
+import { shownKey } from './shown-key';
 
 /** Rows listed at most (newest first). */
 const LIST_LIMIT = 50;
@@ -100,12 +101,23 @@ export interface CompactionsListOptions {
   readonly write?: Write;
 }
 
-/** `keel compactions [--failed]`: newest first. Returns `{ compactions }`. */
-export async function compactionsList(opts: CompactionsListOptions): Promise<{ compactions: CompactionView[] }> {
+/** A session whose auto-compaction stopped after consecutive failures (`--failed` lists them). */
+export interface PausedSession {
+  readonly agentId: string;
+  readonly sessionKey: string;
+  readonly consecutiveFailures: number;
+}
+
+/** `keel compactions [--failed]`: newest first. Returns `{ compactions }`, with `--failed` also `pausedSessions`. */
+export async function compactionsList(opts: CompactionsListOptions): Promise<{ compactions: CompactionView[]; pausedSessions?: PausedSession[] }> {
   const rows = await listCompactions(opts.db, { agentId: opts.agentId, failedOnly: opts.failed ?? false, limit: opts.limit ?? LIST_LIMIT });
   const compactions = rows.map((row) => (opts.failed ? { ...toCompactionView(row), retryCommand: `keel compactions retry ${row.id} --agent ${row.agent_id}` } : toCompactionView(row)));
+  const pausedSessions = opts.failed ? await sessionsWithAutoCompactionPaused(opts.db, opts.agentId) : undefined;
   if (!opts.json) {
     const write = opts.write ?? stderr;
+    for (const p of pausedSessions ?? []) {
+      write(`auto-compaction PAUSED for ${shownKey(p.sessionKey)} (agent ${p.agentId}) after ${p.consecutiveFailures} failed compactions in a row; a successful retry or \`keel compact\` resumes it\n`);
+    }
     if (compactions.length === 0) write(opts.failed ? 'no failed or degraded compactions\n' : 'no compactions\n');
     for (const v of compactions) {
       write(`${v.id}  ${v.startedAt.slice(0, 19).replace('T', ' ')}  ${v.sessionKey}  ${v.trigger}  ${statusLabel(v)}  ${tokensBar(v.tokensBefore, v.tokensAfter)}\n`);
@@ -114,7 +126,18 @@ export async function compactionsList(opts: CompactionsListOptions): Promise<{ c
       if (v.retryCommand) write(`    retry: ${v.retryCommand}\n`);
     }
   }
-  return { compactions };
+  return pausedSessions ? { compactions, pausedSessions } : { compactions };
+}
+
+async function sessionsWithAutoCompactionPaused(db: Kysely<Database>, agentId: string | undefined): Promise<PausedSession[]> {
+  let query = db
+    .selectFrom('sessions')
+    .select(['agent_id', 'session_key', 'compaction_failures'])
+    .where('compaction_failures', '>=', DEFAULTS.maxConsecutiveCompactionFailures)
+    .orderBy('updated_at', 'desc');
+  if (agentId) query = query.where('agent_id', '=', agentId);
+  const rows = await query.execute();
+  return rows.map((r) => ({ agentId: r.agent_id, sessionKey: r.session_key, consecutiveFailures: r.compaction_failures }));
 }
 
 /** The id named no `compactions` row of the agent (another agent's row is not shown or retried). */

@@ -1,5 +1,6 @@
 import { Connection } from '@temporalio/client';
-import type { KeelConfig } from '../config/keel-config';
+import { keyRingFor, type KeelConfig } from '../config/keel-config';
+import { keelDataConverter } from '../security/payload-codec';
 import { KeelClient } from '../client/keel-client';
 import { PgReplyStreamSubscriber } from '../streaming/reply-subscriber';
 import { runningStack } from '../store/stack-state';
@@ -29,9 +30,12 @@ export async function connectClient(config: KeelConfig, opts: { stream?: boolean
     throw new Error(`cannot reach Temporal at ${address} (TEMPORAL_ADDRESS) within ${CONNECT_TIMEOUT_MS / 1000} s: ${err instanceof Error ? err.message : String(err)}; start the cluster (or \`keel dev\`) or fix TEMPORAL_ADDRESS`);
   });
   const stream = opts.stream && config.databaseUrl ? new PgReplyStreamSubscriber({ connectionString: config.databaseUrl, ...(opts.log ? { log: opts.log } : {}) }) : undefined;
+  // The workers' codec (KEEL_ENCRYPTION_KEYS): the CLI reads and writes the same encrypted payloads.
+  const dataConverter = keelDataConverter(keyRingFor(config));
   const client = new KeelClient({
     connection,
     namespace: config.temporalNamespace,
+    ...(dataConverter ? { dataConverter } : {}),
     taskQueue: config.taskQueue,
     contextWindowTokens: config.contextWindowTokens,
     ...(config.allowedAgents ? { allowedAgents: config.allowedAgents } : {}),

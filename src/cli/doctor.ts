@@ -4,6 +4,7 @@
  * second run finds nothing to do).
  */
 import { sql, type Kysely } from 'kysely';
+import { atRestOf } from '../store/at-rest';
 import type { Database, EntryRow } from '../store/schema';
 import { appendEntries } from '../store/entries-repo';
 import { markFailed } from '../store/compactions-repo';
@@ -143,7 +144,8 @@ function parentChain(db: Kysely<Database>, entries: EntryRow[], where: Where): F
       apply: () =>
         db
           .updateTable('transcript_entries')
-          .set({ parent_id: previous.id, payload: sql`jsonb_set(payload, '{parentId}', to_jsonb(${previous.id}::text))` })
+          // Rewritten whole (not jsonb_set): a payload sealed at rest is opened here and sealed again.
+          .set({ parent_id: previous.id, payload: atRestOf(db).json({ ...e.payload, parentId: previous.id }) })
           .where('agent_id', '=', where.agentId)
           .where('session_id', '=', where.sessionId)
           .where('id', '=', e.id)

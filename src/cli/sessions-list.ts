@@ -9,6 +9,7 @@ import { configuredWindow } from '../config/configured-window';
 import { pressureLevel, type PressureLevel } from '../context/context-window';
 import { contextBar } from './context-bar';
 import { shownKey } from './shown-key';
+import { DEFAULTS } from '../config/defaults';
 
 /** One session as `keel sessions` prints it. */
 export interface SessionListing {
@@ -23,6 +24,8 @@ export interface SessionListing {
   readonly percentUsed: number;
   readonly pressure: PressureLevel;
   readonly compactions: number;
+  /** Auto-compaction stopped after consecutive failures (`keel compactions --failed`). */
+  readonly autoCompactionPaused: boolean;
   readonly model: string;
   /** True when the model is the session's own override, not its agent's. */
   readonly modelOverride: boolean;
@@ -38,7 +41,7 @@ export interface SessionsListOptions {
 export async function listSessions(db: Kysely<Database>, settings: KeelSettings, opts: SessionsListOptions = {}): Promise<SessionListing[]> {
   let query = db
     .selectFrom('sessions as s')
-    .select(['s.agent_id', 's.session_key', 's.session_id', 's.updated_at', 's.context_tokens', 's.compaction_count', 's.model_override'])
+    .select(['s.agent_id', 's.session_key', 's.session_id', 's.updated_at', 's.context_tokens', 's.compaction_count', 's.compaction_failures', 's.model_override'])
     .select((eb) =>
       eb
         .selectFrom('transcript_entries as e')
@@ -70,6 +73,7 @@ export async function listSessions(db: Kysely<Database>, settings: KeelSettings,
       percentUsed: window > 0 ? Math.round((r.context_tokens / window) * 1000) / 10 : 0,
       pressure: pressureLevel(r.context_tokens, window),
       compactions: r.compaction_count,
+      autoCompactionPaused: r.compaction_failures >= DEFAULTS.maxConsecutiveCompactionFailures,
       model: r.model_override ?? agent.model,
       modelOverride: r.model_override !== null,
     };
@@ -84,7 +88,7 @@ export function renderSessions(sessions: readonly SessionListing[], write: (text
   }
   for (const s of sessions) {
     write(`${shownKey(s.sessionKey)}  agent ${s.agentId}  session ${s.sessionId}  updated ${s.updatedAt.slice(0, 19).replace('T', ' ')}\n`);
-    write(`  ${contextBar(s)} · turns ${s.turns} · compactions ${s.compactions} · model ${s.model}${s.modelOverride ? ' (override)' : ''}\n`);
+    write(`  ${contextBar(s)} · turns ${s.turns} · compactions ${s.compactions} · model ${s.model}${s.modelOverride ? ' (override)' : ''}${s.autoCompactionPaused ? ' · auto-compaction PAUSED (keel compactions --failed)' : ''}\n`);
   }
   write(`${sessions.length} session${sessions.length === 1 ? '' : 's'}\n`);
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { ApplicationFailure, Client, type Connection } from '@temporalio/client';
+import { ApplicationFailure, Client, type Connection, type DataConverter } from '@temporalio/client';
 import { retryAdmission } from './retry-admission';
 import { listenForReply } from './reply-listener';
 import type { ReplyStreamEvent } from '../streaming/reply-assembler';
@@ -27,6 +27,8 @@ import {
 export interface KeelClientOptions {
   readonly connection: Connection;
   readonly namespace?: string;
+  /** The workers' data converter: `keelDataConverter(keyRingFor(config))` when payloads are encrypted. */
+  readonly dataConverter?: DataConverter;
   readonly taskQueue?: string;
   /** The agent that owns sessions whose key does not name one (cron:/hook: keys). Default `main`. */
   readonly defaultAgentId?: string;
@@ -98,7 +100,7 @@ export class KeelClient {
   private readonly warn: (line: string) => void;
 
   constructor(private readonly opts: KeelClientOptions) {
-    this.temporal = new Client({ connection: opts.connection, namespace: opts.namespace ?? 'default' });
+    this.temporal = new Client({ connection: opts.connection, namespace: opts.namespace ?? 'default', ...(opts.dataConverter ? { dataConverter: opts.dataConverter } : {}) });
     this.taskQueue = opts.taskQueue ?? DEFAULT_TASK_QUEUE;
     this.warn = opts.warn ?? ((line) => void process.stderr.write(`${line}\n`));
   }

@@ -7,7 +7,9 @@
 import { DEFAULTS } from '../config/defaults';
 import type { AgentMessage } from '../context/types';
 import { extractIdentifiers, type IdentifierPolicy } from './identifiers';
+import { messageIdentifiers } from './message-identifiers';
 import { PRESERVED_IDENTIFIERS_HEADING } from './quality-guard';
+import { SUMMARY_SECTIONS } from './summary-sections';
 import { messageText } from './serialize-for-summary';
 
 /** First line of every extractive summary, so readers (and the next compaction) know what it is. */
@@ -23,19 +25,14 @@ const MAX_ITEM_CHARS = 240;
 /** Tasks and decisions tracked while scanning; older ones fall off first. */
 const MAX_TRACKED_ITEMS = 60;
 
-const HEADINGS = {
-  request: '## Last user request',
-  tasks: '## Open tasks',
-  decisions: '## Decisions',
-  summarized: '## Summarized',
-} as const;
+const HEADINGS = { ...SUMMARY_SECTIONS, summarized: '## Summarized' } as const;
 
 const TASK_PATTERNS = [/^[-*]?\s*\[ \]\s+(.+)$/, /\bTODO\b[:\s-]*(.+)$/, /^(?:[-*]\s*)?next\s*:\s*(.+)$/i];
 /** "I will…" promises; "I will not…" is a refusal, not a task. */
 const PROMISE_PATTERN = /\bI(?:'ll| will)\s+(?!not\b)(.+)$/;
 const DONE_PATTERNS = [/^[-*]?\s*\[x\]\s+(.+)$/i, /\b(?:DONE|[Dd]one|[Cc]ompleted|[Ff]ixed|[Ff]inished)\s*:\s*(.+)$/];
 const DECISION_PATTERN =
-  /\b(?:decided|decision:|we'll use|we will use|let's go with|let's use|going with|we chose|settled on|agreed to|agreed on)\b/i;
+  /\b(?:decided|decision:|we'll use|we will use|let's go with|let's use|going with|we chose|settled on|agreed to|agreed on|remember (?:that|this)|please remember|don't forget|do not forget|keep in mind|for the record|from now on)\b|\bremember\s*:/i;
 
 export interface ExtractiveSummaryInput {
   readonly previousSummary?: string;
@@ -149,9 +146,38 @@ function previousTotals(summarized: string | undefined, hasPrevious: boolean): T
  */
 export function extractiveSummary(input: ExtractiveSummaryInput): string {
   const maxChars = input.maxChars ?? DEFAULTS.maxSummaryChars;
+  const facts = collectFacts(input.previousSummary, input.messages, input.policy);
+  const previous = input.previousSummary?.trim() ? sections(input.previousSummary) : undefined;
+  const counts = { user: 0, assistant: 0, toolResult: 0 };
+  for (const message of input.messages) counts[message.role]++;
+
+  const before = previousTotals(previous?.get(HEADINGS.summarized), previous !== undefined);
+  const total = input.messages.length;
+  const summarized =
+    `${HEADINGS.summarized}\n` +
+    `- This compaction: ${total} messages (${counts.user} user, ${counts.assistant} assistant, ${counts.toolResult} tool results).\n` +
+    `- In total: ${before.messages + total} messages over ${before.compactions + 1} compactions.`;
+
+  return fit({ ...facts, tasks: [...facts.tasks], decisions: [...facts.decisions], identifiers: [...facts.identifiers], summarized, maxChars });
+}
+
+/** What a summary of a previous summary plus new messages must carry, found without a model. */
+export interface ConversationFacts {
+  readonly lastRequest: string;
+  readonly tasks: readonly string[];
+  readonly decisions: readonly string[];
+  readonly identifiers: readonly string[];
+}
+
+/**
+ * The facts of `previousSummary` + `messages`: the last user request, open tasks (done ones closed),
+ * decisions (including what someone asked to be remembered) and protected identifiers. The
+ * extractive summary is written from them; the quality guard checks a model summary against them.
+ */
+export function collectFacts(previousSummary: string | undefined, messages: readonly AgentMessage[], policy: IdentifierPolicy): ConversationFacts {
   const facts = new FactCollector();
   const identifiers = new Set<string>();
-  const previous = input.previousSummary?.trim() ? sections(input.previousSummary) : undefined;
+  const previous = previousSummary?.trim() ? sections(previousSummary) : undefined;
 
   let lastRequest = previous?.get(HEADINGS.request)?.trim() ?? '';
   if (previous) {
@@ -166,15 +192,13 @@ export function extractiveSummary(input: ExtractiveSummaryInput): string {
         // A model-written summary: its lines are classified like conversation text.
         facts.scan(body, true);
       }
-      if (heading !== HEADINGS.summarized) for (const id of extractIdentifiers(body, input.policy)) identifiers.add(id);
+      if (heading !== HEADINGS.summarized) for (const id of extractIdentifiers(body, policy, { conversational: true })) identifiers.add(id);
     }
   }
 
-  const counts = { user: 0, assistant: 0, toolResult: 0 };
-  for (const message of input.messages) {
-    counts[message.role]++;
+  for (const message of messages) {
     const text = messageText(message);
-    for (const id of extractIdentifiers(text, input.policy)) identifiers.add(id);
+    for (const id of messageIdentifiers(message, policy)) identifiers.add(id);
     if (message.role === 'user') {
       if (text.trim()) lastRequest = text.trim();
       facts.scan(text, false);
@@ -183,22 +207,7 @@ export function extractiveSummary(input: ExtractiveSummaryInput): string {
       facts.scan(message.content.map((b) => (b.type === 'text' ? b.text : '')).join('\n'), true);
     }
   }
-
-  const before = previousTotals(previous?.get(HEADINGS.summarized), previous !== undefined);
-  const total = input.messages.length;
-  const summarized =
-    `${HEADINGS.summarized}\n` +
-    `- This compaction: ${total} messages (${counts.user} user, ${counts.assistant} assistant, ${counts.toolResult} tool results).\n` +
-    `- In total: ${before.messages + total} messages over ${before.compactions + 1} compactions.`;
-
-  return fit({
-    lastRequest,
-    tasks: facts.tasks.values(),
-    decisions: facts.decisions.values(),
-    identifiers: [...identifiers].filter((id) => id.length > 0),
-    summarized,
-    maxChars,
-  });
+  return { lastRequest, tasks: facts.tasks.values(), decisions: facts.decisions.values(), identifiers: [...identifiers].filter((id) => id.length > 0) };
 }
 
 interface Parts {

@@ -5,7 +5,7 @@
  */
 
 /** Kinds of identifiers `strict` protects. */
-export const IDENTIFIER_KINDS = ['url', 'uuid', 'ipv6', 'hostPort', 'ipv4', 'path', 'hash', 'filename', 'hostname', 'port'] as const;
+export const IDENTIFIER_KINDS = ['url', 'uuid', 'ipv6', 'hostPort', 'ipv4', 'path', 'hash', 'filename', 'hostname', 'port', 'ticket', 'version', 'quoted'] as const;
 export type IdentifierKind = (typeof IDENTIFIER_KINDS)[number];
 
 /**
@@ -47,6 +47,13 @@ const MATCHERS: Record<IdentifierKind, RegExp> = {
     'gi',
   ),
   port: /\bports?\s*(?:[:=]|(?:number|no\.?|is|to|of|at)\s)?\s*(\d{2,5})\b/gi,
+  // PAY-1234, CVE-2024-3094, owner/repo#12, #4512 (an issue number after a space or bracket).
+  ticket: /(?<![\w-])(?:CVE-\d{4}-\d{4,7}|[A-Z][A-Z0-9]{1,9}-\d{1,7}|[\w.-]+\/[\w.-]+#\d{1,7}|(?<=^|[\s([])#\d{2,7})(?![\w-])/gm,
+  // v1.2, v2.0.0-rc.1, 1.24.0: a "v" and two parts, or three parts (two bare parts are a decimal).
+  version: /(?<![\w.-])(?:v\d{1,4}(?:\.\d{1,4}){1,3}|\d{1,4}\.\d{1,4}\.\d{1,6})(?:-[0-9A-Za-z]+(?:\.[0-9A-Za-z]+)*)?(?![\w-]|\.\d)/g,
+  // A name someone put in double quotes: "Project Falcon", “Blue Harbor”. Only in conversation (see extractIdentifiers).
+  // The quotes are part of it, so a summary that keeps the name keeps it recognizable for the next compaction.
+  quoted: /(?<!:\s*)(?<=^|[\s([])["“][A-Za-z0-9][^"“”\n]{1,58}[^"“”\s]["”](?!\s*:)/gm,
 };
 
 /**
@@ -64,13 +71,27 @@ const PREFILTERS: Record<IdentifierKind, RegExp> = {
   filename: /\.[a-z]/i,
   hostname: /\.[a-z]|localhost/i,
   port: /port/i,
+  ticket: /[A-Z]-\d|#\d/,
+  version: /\d\.\d/,
+  quoted: /["“]/,
 };
+
+/** Standards and encodings shaped like tickets (UTF-8, SHA-256, ISO-8601, …). */
+const NOT_TICKETS = /^(?:UTF|UCS|SHA|AES|RSA|ISO|IEC|MD|HTTP|TLS|SSL|IPV|COVID|BASE|X|ES|ECMA|PEP|ANSI|EN|DIN|GPT|H|P)-\d+$/;
 
 /** Checks that keep a shape-alike out (a word of hex letters, a version number, prose like `and/or`). */
 function accept(kind: IdentifierKind, value: string): boolean {
   switch (kind) {
     case 'hash':
       return /\d/.test(value) && /[a-f]/i.test(value);
+    case 'ticket':
+      return !NOT_TICKETS.test(value);
+    case 'version':
+      // 12.03.2026 is a date.
+      return !/^\d{1,2}\.\d{1,2}\.(?:19|20)\d\d$/.test(value);
+    case 'quoted':
+      // A name, not a quoted sentence: at most six words.
+      return value.split(/\s+/).length <= 6;
     case 'ipv6':
       return /\d/.test(value) && value.includes(':') && value !== '::';
     case 'path': {
@@ -106,10 +127,14 @@ function trimTrailing(value: string): string {
 
 interface Span { start: number; end: number; value: string }
 
-function kindsOf(policy: IdentifierPolicy): readonly IdentifierKind[] {
-  if (policy === 'off') return [];
-  if (policy === 'strict') return IDENTIFIER_KINDS;
-  return policy.kinds ?? [];
+function kindsOf(policy: IdentifierPolicy, conversational: boolean): readonly IdentifierKind[] {
+  const kinds = policy === 'off' ? [] : policy === 'strict' ? IDENTIFIER_KINDS : (policy.kinds ?? []);
+  return conversational ? kinds : kinds.filter((k) => k !== 'quoted');
+}
+
+/** Where a text comes from: quoted names count in what people wrote, not in tool output (JSON is all quotes). */
+export interface ExtractOptions {
+  readonly conversational?: boolean;
 }
 
 /**
@@ -118,16 +143,16 @@ function kindsOf(policy: IdentifierPolicy): readonly IdentifierKind[] {
  *
  * @example extractIdentifiers('see /etc/hosts and 10.0.0.1:5432.', 'strict') // ['/etc/hosts', '10.0.0.1:5432']
  */
-export function extractIdentifiers(text: string, policy: IdentifierPolicy = 'strict'): string[] {
+export function extractIdentifiers(text: string, policy: IdentifierPolicy = 'strict', options: ExtractOptions = {}): string[] {
   if (!text) return [];
   const spans: Span[] = [];
-  for (const kind of kindsOf(policy)) {
+  for (const kind of kindsOf(policy, options.conversational ?? false)) {
     if (!PREFILTERS[kind].test(text)) continue;
     for (const m of text.matchAll(MATCHERS[kind])) {
       // `port` protects the number, found by its group; the others the whole match.
       const raw = kind === 'port' ? m[1] : m[0];
       const offset = kind === 'port' ? m[0].lastIndexOf(raw) : 0;
-      const value = kind === 'port' ? raw : trimTrailing(raw);
+      const value = kind === 'port' ? raw : kind === 'quoted' ? raw : trimTrailing(raw);
       if (!value || !accept(kind, value)) continue;
       const start = (m.index ?? 0) + offset;
       spans.push({ start, end: start + value.length, value });

@@ -11,6 +11,7 @@ const MUST_KEEP = [
   'batch progress (e.g. "processed 40 of 120 files")',
   'the last user request, close to verbatim',
   'decisions made and their rationale',
+  'anything the user asked to be remembered, word for word',
   'TODOs, open questions and constraints',
   'follow-ups the assistant promised',
 ];
@@ -25,8 +26,9 @@ export function identifierPolicyInstruction(policy: IdentifierPolicy): string {
   if (policy === 'off') return '';
   if (policy === 'strict') {
     return (
-      'Preserve identifiers exactly as written, character for character: UUIDs, hashes, ids, hostnames, ' +
-      'IP addresses, ports, URLs, file paths and file names. Never shorten, reformat or paraphrase them.'
+      'Preserve identifiers exactly as written, character for character: UUIDs, hashes, ids, ticket and ' +
+      'issue ids, version numbers, names given in quotes, hostnames, IP addresses, ports, URLs, file paths ' +
+      'and file names. Never shorten, reformat or paraphrase them.'
     );
   }
   return policy.instructions ?? '';
@@ -52,9 +54,9 @@ export const REDISTILL_INSTRUCTION =
 /** The instructions for summarizing one chunk (passed to `summarizeChunk` as `instructions`). */
 export function chunkSummaryInstructions(options: SummaryInstructionOptions): string {
   return joinParagraphs([
-    'Summarize the conversation below into a structured checkpoint with these sections: Goal; ' +
-      'Constraints; Progress (done / in progress / blocked); Decisions (with rationale); Open tasks and ' +
-      'questions; Next steps; Critical context.',
+    'Summarize the conversation below into a structured checkpoint with these "## " sections: Goal; ' +
+      'Last user request; Constraints; Progress (done / in progress / blocked); Decisions (with rationale); ' +
+      'Open tasks and questions; Next steps; Critical context.',
     `Keep: ${MUST_KEEP.join('; ')}.`,
     'Entries shown as "[Large … omitted from summary]" were too large to include; mention that they existed.',
     identifierPolicyInstruction(options.identifierPolicy),
@@ -66,7 +68,8 @@ export function chunkSummaryInstructions(options: SummaryInstructionOptions): st
 export function mergeSummaryInstructions(options: SummaryInstructionOptions): string {
   return joinParagraphs([
     'The text below holds partial summaries of consecutive parts of one conversation, labelled from ' +
-      'oldest to most recent. Merge them into ONE structured checkpoint summary.',
+      'oldest to most recent. Merge them into ONE structured checkpoint summary with the same "## " ' +
+      'sections (Goal; Last user request; Constraints; Progress; Decisions; Open tasks and questions; Next steps; Critical context).',
     `Keep: ${MUST_KEEP.join('; ')}.`,
     'Prefer the most recent part when parts disagree; a task done in a later part is done.',
     identifierPolicyInstruction(options.identifierPolicy),

@@ -3,6 +3,7 @@
  * its cap without losing them. Keel's answer to summaries that silently lose everything.
  */
 import { DEFAULTS } from '../config/defaults';
+import { missingSections, type SectionFacts } from './summary-sections';
 
 /** The heading of the section that carries identifiers a summary would otherwise have lost. */
 export const PRESERVED_IDENTIFIERS_HEADING = '## Preserved identifiers';
@@ -33,6 +34,19 @@ function findPreservedSection(text: string): [number, number] | undefined {
   const from = start === 0 ? 0 : start + 1;
   const next = text.indexOf('\n## ', from + PRESERVED_IDENTIFIERS_HEADING.length);
   return [from, next < 0 ? text.length : next + 1];
+}
+
+/**
+ * The identifiers listed in a summary's "Preserved identifiers" section (one per line, or comma
+ * separated when listed compactly). They are protected again by the next compaction even when
+ * their shape no longer says so (a quoted name is listed without its quotes).
+ */
+export function preservedIdentifiersOf(summary: string): string[] {
+  const section = findPreservedSection(summary);
+  if (!section) return [];
+  const lines = summary.slice(section[0], section[1]).split('\n').slice(1);
+  const bullets = lines.map((l) => l.trim()).filter((l) => l.startsWith('- ')).map((l) => l.slice(2));
+  return bullets.flatMap((b) => b.split(', ')).map((id) => id.trim()).filter((id) => id.length > 0);
 }
 
 /**
@@ -79,14 +93,20 @@ export interface GuardedSummary {
   readonly appended: string[];
   /** The summary was blank: the caller must not record it (fall back to the extractive summary). */
   readonly blank: boolean;
+  /** Headings of sections the summarizer left out and the guard added from the conversation's facts. */
+  readonly addedSections: string[];
 }
 
 /**
- * The guard as one step, in the order the workflow applies it: check, append what is missing,
- * then cap (the cap never drops the appended section).
+ * The guard as one step, in the order the workflow applies it: check, add the sections (last
+ * request, open tasks, decisions) the summary left out when `facts` has them, append the missing
+ * identifiers, then cap (the cap never drops the appended identifiers).
  */
-export function guardSummary(summary: string, sourceIdentifiers: readonly string[], maxChars: number = DEFAULTS.maxSummaryChars): GuardedSummary {
+export function guardSummary(summary: string, sourceIdentifiers: readonly string[], maxChars: number = DEFAULTS.maxSummaryChars, facts?: SectionFacts): GuardedSummary {
   const quality = checkSummaryQuality(summary, sourceIdentifiers);
-  const withIds = appendPreservedIdentifiers(summary, quality.missing);
-  return { summary: capSummary(withIds, maxChars), appended: quality.missing, blank: quality.blank };
+  // Added sections go first: the cap cuts from the end, and they are what the summarizer forgot.
+  const added = quality.blank || !facts ? [] : missingSections(summary, facts);
+  const withSections = added.length ? `${added.join('\n\n')}\n\n${summary}` : summary;
+  const withIds = appendPreservedIdentifiers(withSections, quality.missing);
+  return { summary: capSummary(withIds, maxChars), appended: quality.missing, blank: quality.blank, addedSections: added.map((s) => s.split('\n', 1)[0]) };
 }

@@ -35,6 +35,8 @@ export const DEFAULTS = {
   maxSummaryWindowShare: 0.1,
   /** A session stops auto-compacting after this many consecutive failures (Keel's guard against compaction loops; docs/architecture.md, "Failure model"). */
   maxConsecutiveCompactionFailures: 3,
+  /** A compaction freeing less than this share of its input is low-yield: the next threshold compaction waits (no storms). */
+  compactionMinReclaimShare: 0.1,
   /** Bootstrap caps (OpenClaw). */
   bootstrapMaxCharsPerFile: 5_000,
   bootstrapMaxCharsTotal: 20_000,

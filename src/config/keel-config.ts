@@ -81,6 +81,8 @@ export const keelConfigSchema = z.object({
   toolsModule: z.string().min(1).optional(),
   /** A model stream silent this long fails as a retryable timeout (both model clients). */
   modelIdleTimeoutMs: z.coerce.number().int().positive().default(DEFAULTS.modelStreamIdleTimeoutMs),
+  /** A compaction freeing less than this share of its input holds the next threshold compaction (KEEL_COMPACTION_MIN_RECLAIM). */
+  compactionMinReclaimShare: z.coerce.number().min(0, 'a share from 0 to 0.9').max(0.9, 'a share from 0 to 0.9 (0 turns the hold off)').default(DEFAULTS.compactionMinReclaimShare),
   /** Memory flush starts this many tokens below the compaction threshold (OpenClaw softThresholdTokens). */
   softThresholdTokens: z.coerce.number().int().nonnegative().default(DEFAULTS.softThresholdTokens),
   /** Model id for the silent memory-flush turn; default: the chat model. */
@@ -129,6 +131,8 @@ export const keelConfigSchema = z.object({
   codecServerPort: z.coerce.number().int().min(0).max(65535).optional(),
   /** Bearer token the codec server requires (KEEL_CODEC_SERVER_TOKEN); required when the port is set. */
   codecServerToken: z.string().min(16, 'use at least 16 characters (`openssl rand -hex 24`)').optional(),
+  /** Web UI origins the codec server answers cross-origin (KEEL_CODEC_SERVER_ORIGINS, comma-separated); default: the local dev UI. */
+  codecServerOrigins: z.array(z.string().refine(isWebOrigin, 'each origin is scheme://host[:port], such as https://temporal-ui.example.com')).min(1).default(['http://localhost:8233', 'http://127.0.0.1:8233']),
   /** Agents this worker and its clients serve (KEEL_ALLOWED_AGENTS, comma-separated); unset → all. */
   allowedAgents: z.array(z.string().min(1)).min(1).optional(),
 }).superRefine(coherentModelSettings).superRefine(coherentSecuritySettings);
@@ -155,6 +159,16 @@ function coherentSecuritySettings(
   }
   if (c.codecServerPort !== undefined && !c.encryptionKeys) {
     ctx.addIssue({ code: 'custom', path: ['codecServerPort'], message: 'a codec server without KEEL_ENCRYPTION_KEYS has nothing to decode; set the keys or unset the port' });
+  }
+}
+
+/** An http(s) origin as a browser sends it (a trailing slash is tolerated). */
+function isWebOrigin(text: string): boolean {
+  try {
+    const url = new URL(text);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.origin === text.replace(/\/+$/, '');
+  } catch {
+    return false;
   }
 }
 
@@ -222,6 +236,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env, overrides: P
     userTimeZone: env.KEEL_TIMEZONE || undefined,
     promptCaching: env.KEEL_PROMPT_CACHING ? env.KEEL_PROMPT_CACHING !== 'off' && env.KEEL_PROMPT_CACHING !== 'false' : undefined,
     softThresholdTokens: env.KEEL_SOFT_THRESHOLD_TOKENS || undefined,
+    compactionMinReclaimShare: env.KEEL_COMPACTION_MIN_RECLAIM || undefined,
     subagentMaxDepth: env.KEEL_SUBAGENT_MAX_DEPTH || undefined,
     subagentMaxChildren: env.KEEL_SUBAGENT_MAX_CHILDREN || undefined,
     resetMode: env.KEEL_RESET_MODE || undefined,
@@ -238,6 +253,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env, overrides: P
     encryptAtRest: env.KEEL_ENCRYPT_AT_REST ? env.KEEL_ENCRYPT_AT_REST === 'on' || env.KEEL_ENCRYPT_AT_REST === 'true' : undefined,
     codecServerPort: env.KEEL_CODEC_SERVER_PORT || undefined,
     codecServerToken: env.KEEL_CODEC_SERVER_TOKEN || undefined,
+    codecServerOrigins: env.KEEL_CODEC_SERVER_ORIGINS ? env.KEEL_CODEC_SERVER_ORIGINS.split(',').map((o) => o.trim()).filter(Boolean) : undefined,
     allowedAgents: env.KEEL_ALLOWED_AGENTS ? env.KEEL_ALLOWED_AGENTS.split(',').map((a) => a.trim()).filter(Boolean) : undefined,
   };
   // Environment variables override the config file's top-level values; code overrides both.
@@ -278,6 +294,7 @@ const ENV_NAMES: Record<string, string> = {
   userTimeZone: 'KEEL_TIMEZONE',
   promptCaching: 'KEEL_PROMPT_CACHING',
   softThresholdTokens: 'KEEL_SOFT_THRESHOLD_TOKENS',
+  compactionMinReclaimShare: 'KEEL_COMPACTION_MIN_RECLAIM',
   subagentMaxDepth: 'KEEL_SUBAGENT_MAX_DEPTH',
   subagentMaxChildren: 'KEEL_SUBAGENT_MAX_CHILDREN',
   resetMode: 'KEEL_RESET_MODE',
@@ -294,6 +311,7 @@ const ENV_NAMES: Record<string, string> = {
   encryptAtRest: 'KEEL_ENCRYPT_AT_REST',
   codecServerPort: 'KEEL_CODEC_SERVER_PORT',
   codecServerToken: 'KEEL_CODEC_SERVER_TOKEN',
+  codecServerOrigins: 'KEEL_CODEC_SERVER_ORIGINS',
   allowedAgents: 'KEEL_ALLOWED_AGENTS',
 };
 

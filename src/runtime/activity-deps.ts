@@ -5,7 +5,7 @@ import { boundedEstimate } from './bounded-estimate';
 import { AnthropicModelClient } from '../model/anthropic-client';
 import type { ModelClient } from '../model/model-client';
 import { OpenAiCompatibleModelClient } from '../model/openai-compatible-client';
-import { openStore, storeTargetFor, type Store } from '../store/connect';
+import { atRestFor, openStore, storeTargetFor, type Store } from '../store/connect';
 import { ToolRegistry } from '../tools/registry';
 
 /** A module the embedding application points Keel at to register its tools. */
@@ -40,7 +40,7 @@ export async function openRuntime(opts: OpenRuntimeOptions): Promise<Runtime> {
   const { config } = opts;
   const store =
     opts.store ??
-    (await openStore(storeTargetFor(config)));
+    (await openStore(storeTargetFor(config), { atRest: atRestFor(config) }));
   const tools = await loadTools(config.toolsModule, opts.tools ?? new ToolRegistry());
   const base: ActivityDeps = { db: store.db, config, tools, estimate: boundedEstimate, ...modelClients(config, opts.model) };
   const perAgent = new Map<string, ActivityDeps>();

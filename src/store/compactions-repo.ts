@@ -4,6 +4,7 @@ import type { CompactionOutcome } from '../compaction/types';
 import type { CompactionRow, Database } from './schema';
 import { storableJson, storableText } from '../text/storable-text';
 import { redactSecrets, type Redaction } from './redact';
+import { atRestOf } from './at-rest';
 
 /**
  * Reads and writes of the `compactions` table (one row per compaction attempt) and the one
@@ -204,7 +205,8 @@ export async function writeCompactionRecord(db: Kysely<Database>, input: Compact
         parent_id: entry.parentId,
         type: 'compaction',
         role: null,
-        payload,
+        // The summary is conversation: sealed like every entry when encryption at rest is on.
+        payload: atRestOf(trx).json(entry),
         token_estimate: null,
         byte_size: Buffer.byteLength(payload),
         created_at: input.now,
@@ -219,6 +221,8 @@ export async function writeCompactionRecord(db: Kysely<Database>, input: Compact
           compaction_count: eb('compaction_count', '+', 1),
           context_tokens: input.tokensAfter,
           compaction_failures: 0,
+          last_compaction_tokens_before: input.tokensBefore,
+          last_compaction_tokens_after: input.tokensAfter,
           updated_at: input.now,
         }))
         .where('agent_id', '=', input.agentId)

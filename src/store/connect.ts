@@ -10,6 +10,8 @@ import { runningStack } from './stack-state';
 import { migrateToLatest } from './migrations';
 import type { Database } from './schema';
 import { DEFAULTS } from '../config/defaults';
+import { keyRingFor, type KeelConfig } from '../config/keel-config';
+import { atRestPlugin, type AtRestOptions } from './at-rest';
 
 /**
  * Where the data lives: a PostgreSQL URL, or a PGlite directory (`memory://` for a throwaway one).
@@ -36,6 +38,8 @@ export interface OpenStoreOptions {
   readonly migrate?: boolean;
   /** Where pool errors are reported (default: one line on stderr). */
   readonly log?: (line: string) => void;
+  /** Encryption at rest (`atRestFor(config)`); unset → writes plain, and a sealed value fails to read naming the fix. */
+  readonly atRest?: AtRestOptions;
 }
 
 const INT8_OID = 20;
@@ -47,6 +51,7 @@ export async function openStore(target: StoreTarget, opts: OpenStoreOptions = {}
   let pglite: PGlite | undefined;
   let pgliteLock: SessionLock | undefined;
   let releaseFolder = () => {};
+  const plugins = [atRestPlugin(opts.atRest ?? { seal: false })];
   if (target.kind === 'postgres') {
     const pool = new Pool({
       connectionString: target.url,
@@ -61,7 +66,7 @@ export async function openStore(target: StoreTarget, opts: OpenStoreOptions = {}
     // An idle client errors when the server restarts; without a listener that error kills the
     // process. The pool has already dropped the client and connects anew on the next checkout.
     pool.on('error', (err) => log(`keel store: idle database connection lost (${err.message}); reconnecting on next use`));
-    db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), plugins });
   } else {
     if (!target.dataDir.startsWith('memory://')) {
       mkdirSync(target.dataDir, { recursive: true });
@@ -77,7 +82,7 @@ export async function openStore(target: StoreTarget, opts: OpenStoreOptions = {}
       throw err;
     }
     pgliteLock = new SessionLock();
-    db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: new PGlitePool(pglite, pgliteLock) }) });
+    db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: new PGlitePool(pglite, pgliteLock) }), plugins });
   }
   const owned = pglite;
   const close = async () => {
@@ -142,4 +147,10 @@ export function storeTargetFor(config: { readonly databaseUrl?: string; readonly
   const stack = runningStack(config.home);
   if (stack?.databaseUrl) return { kind: 'postgres', url: stack.databaseUrl, maxConnections: 4, servedBy: { pid: stack.pid, ...(stack.dataDir ? { dataDir: stack.dataDir } : {}) } };
   return { kind: 'pglite', dataDir: resolve(config.home, 'db') };
+}
+
+/** The store's at-rest settings from the configuration: the key ring (to read sealed rows) and whether to seal writes. */
+export function atRestFor(config: Pick<KeelConfig, 'encryptionKeys' | 'encryptionKeyId' | 'encryptAtRest'>): AtRestOptions {
+  const ring = keyRingFor(config);
+  return ring ? { ring, seal: config.encryptAtRest } : { seal: false };
 }

@@ -3,6 +3,7 @@ import type { Database, EntryRow } from './schema';
 import { redactSecrets, type Redaction } from './redact';
 import type { CompactionEntry, TranscriptEntry } from '../context/types';
 import { storableJson } from '../text/storable-text';
+import { atRestOf } from './at-rest';
 
 /** Reads and writes of `transcript_entries`. Every call is scoped by agentId + sessionId. */
 
@@ -26,9 +27,10 @@ export async function appendEntries(
   entries: readonly EntryToAppend[],
 ): Promise<number> {
   if (entries.length === 0) return 0;
+  const atRest = atRestOf(db);
   const rows = entries.map((item) => {
     const entry = storableJson(item.entry);
-    const payload = JSON.stringify(entry);
+    const plain = JSON.stringify(entry);
     return {
       agent_id: agentId,
       session_id: sessionId,
@@ -36,9 +38,10 @@ export async function appendEntries(
       parent_id: 'parentId' in entry ? (entry.parentId as string | null) : null,
       type: entry.type,
       role: entry.type === 'message' ? entry.message.role : null,
-      payload,
+      // Sealed when encryption at rest is on; the size stays the plaintext's (preflight compaction sums it).
+      payload: atRest.json(entry),
       token_estimate: item.tokenEstimate,
-      byte_size: Buffer.byteLength(payload),
+      byte_size: Buffer.byteLength(plain),
       created_at: entry.timestamp,
     };
   });

@@ -1,7 +1,8 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Database } from './schema';
 import { storableText } from '../text/storable-text';
 import type { MemoryCheckpoint } from '../context/prompt-sections';
+import { atRestOf } from './at-rest';
 
 export interface RecordMemoryFlushInput {
   readonly agentId: string;
@@ -24,20 +25,26 @@ export interface RecordMemoryFlushInput {
  */
 export async function recordMemoryFlush(db: Kysely<Database>, input: RecordMemoryFlushInput): Promise<void> {
   await db.transaction().execute(async (trx) => {
+    const atRest = atRestOf(trx);
     if (input.notes.length > 0) {
       await trx
         .insertInto('memory_notes')
         .values(
-          input.notes.map((text, i) => ({
-            id: `${input.flushId}:${i}`,
-            agent_id: input.agentId,
-            session_key: input.sessionKey,
-            session_id: input.sessionId,
-            day: input.day ?? input.now.slice(0, 10),
-            text: storableText(text),
-            compaction_cycle: input.cycle,
-            created_at: input.now,
-          })),
+          input.notes.map((note, i) => {
+            const text = storableText(note);
+            // Sealed at rest with its blind index (search cannot read ciphertext); plain: no index, ILIKE.
+            return {
+              id: `${input.flushId}:${i}`,
+              agent_id: input.agentId,
+              session_key: input.sessionKey,
+              session_id: input.sessionId,
+              day: input.day ?? input.now.slice(0, 10),
+              text: atRest.text(text),
+              text_terms: atRest.index(text),
+              compaction_cycle: input.cycle,
+              created_at: input.now,
+            };
+          }),
         )
         .onConflict((oc) => oc.column('id').doNothing())
         .execute();
@@ -52,7 +59,7 @@ export async function recordMemoryFlush(db: Kysely<Database>, input: RecordMemor
           session_id: input.sessionId,
           compaction_cycle: input.cycle,
           flush_id: input.flushId,
-          checkpoint: JSON.stringify(input.checkpoint, (_k, v: unknown) => (typeof v === 'string' ? storableText(v) : v)),
+          checkpoint: atRest.json(JSON.parse(JSON.stringify(input.checkpoint, (_k, v: unknown) => (typeof v === 'string' ? storableText(v) : v)))),
           created_at: input.now,
         })
         .execute();
@@ -114,11 +121,29 @@ export interface FoundNote {
   readonly text: string;
 }
 
-/** An agent's notes containing every term (case-insensitive), newest first. */
+/**
+ * An agent's notes containing every term (case-insensitive), newest first. Plain notes match any
+ * substring (ILIKE); notes sealed at rest match whole words only, through their blind index (each
+ * word of the terms, hashed under every key of the ring, must be among the note's entries).
+ */
 export async function searchMemoryNotes(db: Kysely<Database>, agentId: string, terms: readonly string[], limit: number): Promise<FoundNote[]> {
-  let query = db.selectFrom('memory_notes').select(['day', 'text']).where('agent_id', '=', agentId);
-  for (const term of terms) query = query.where('text', 'ilike', `%${escapeLike(term)}%`);
-  return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
+  const blind = atRestOf(db).queryWords(terms);
+  return db
+    .selectFrom('memory_notes')
+    .select(['day', 'text'])
+    .where('agent_id', '=', agentId)
+    .$if(terms.length > 0, (q) =>
+      q.where((eb) => {
+        const plain = eb.and([eb('text_terms', 'is', null), ...terms.map((term) => eb('text', 'ilike', `%${escapeLike(term)}%`))]);
+        if (!blind || blind.length === 0) return plain;
+        const sealed = eb.and(blind.map((hashes) => eb('text_terms', '&&', sql<string[]>`${hashes}::text[]`)));
+        return eb.or([plain, sealed]);
+      }),
+    )
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .execute();
 }
 
 function escapeLike(term: string): string {

@@ -196,6 +196,20 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  // Encryption at rest: a sealed memory note is searched through the HMACs of its words (GIN: `&&`, `@>`).
+  '2026_11_24_002_encryption_at_rest': {
+    async up(db) {
+      await db.schema.alterTable('memory_notes').addColumn('text_terms', sql`text[]`).execute();
+      await db.schema.createIndex('memory_notes_terms_idx').on('memory_notes').using('gin').column('text_terms').execute();
+    },
+  },
+  '2026_11_24_003_compaction_yield': {
+    async up(db) {
+      // What the last compaction reclaimed: a low-yield one holds the next threshold compaction (no storms).
+      await db.schema.alterTable('sessions').addColumn('last_compaction_tokens_before', 'integer').execute();
+      await db.schema.alterTable('sessions').addColumn('last_compaction_tokens_after', 'integer').execute();
+    },
+  },
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from './schema';
 import { storableJson } from '../text/storable-text';
+import { atRestOf } from './at-rest';
 import { appendEntriesRedacted, type EntryToAppend, type RedactedAppendResult } from './entries-repo';
 import { isToolCallBlock, toolCallArguments, type ToolCallBlock } from '../context/types';
 
@@ -67,6 +68,7 @@ async function savePendingToolArgs(
   now: string,
 ): Promise<void> {
   if (calls.length === 0) return;
+  const atRest = atRestOf(db);
   await db
     .insertInto('pending_tool_args')
     .values(
@@ -75,8 +77,8 @@ async function savePendingToolArgs(
         session_id: sessionId,
         assistant_entry_id: assistantEntryId,
         tool_call_id: call.toolCallId,
-        // The same storable form the transcript gets: PostgreSQL refuses NUL in jsonb.
-        arguments: JSON.stringify(storableJson(call.arguments)),
+        // The same storable form the transcript gets (PostgreSQL refuses NUL in jsonb), sealed likewise.
+        arguments: atRest.json(storableJson(call.arguments)),
         created_at: now,
       })),
     )

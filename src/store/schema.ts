@@ -32,6 +32,9 @@ export interface SessionsTable {
   memory_flush_compaction_count: number | null;
   /** Consecutive failed automatic compactions; auto-compaction stops at 3 (docs/architecture.md, failure model). */
   compaction_failures: Generated<number>;
+  /** Tokens before and after the session's last successful compaction (storm hold, see decideAfterTurn). */
+  last_compaction_tokens_before: number | null;
+  last_compaction_tokens_after: number | null;
   /** Why the last memory flush failed (cleared by the next successful one). */
   memory_flush_error: string | null;
   memory_flush_failed_at: Timestamp | null;
@@ -110,7 +113,10 @@ export interface MemoryNotesTable {
   session_key: string;
   session_id: string;
   day: string;
+  /** The note, or its sealed form when encryption at rest is on. */
   text: string;
+  /** Blind index of a sealed note (HMACs of its words, src/security/blind-index.ts); null for a plain one. */
+  text_terms: string[] | null;
   compaction_cycle: number;
   created_at: Timestamp;
 }

@@ -3,6 +3,7 @@ import type { Database, SubagentRunsTable } from './schema';
 import type { Insertable, Selectable, Updateable } from 'kysely';
 import { redactSecrets, type Redaction } from './redact';
 import { storableText } from '../text/storable-text';
+import { atRestOf } from './at-rest';
 
 export type SubagentRun = Selectable<SubagentRunsTable>;
 
@@ -11,10 +12,14 @@ export type SubagentStatus = 'running' | 'idle' | 'done' | 'failed' | 'killed';
 
 export const ENDED_STATUSES: readonly SubagentStatus[] = ['done', 'failed', 'killed'];
 
-/** Records a spawn once: a retried spawn step finds its row. The task is stored redacted (it becomes the child's first message). */
+/**
+ * Records a spawn once: a retried spawn step finds its row. The task is stored redacted (it becomes
+ * the child's first message) and, being conversation, sealed when encryption at rest is on.
+ */
 export async function insertSubagentRun(db: Kysely<Database>, row: Insertable<SubagentRunsTable>): Promise<readonly Redaction[]> {
   const { value: task, redactions } = redactSecrets(row.task);
-  await db.insertInto('subagent_runs').values({ ...row, task: storableText(task) }).onConflict((oc) => oc.column('id').doNothing()).execute();
+  const values = { ...row, task: atRestOf(db).text(storableText(task)) };
+  await db.insertInto('subagent_runs').values(values).onConflict((oc) => oc.column('id').doNothing()).execute();
   return redactions;
 }
 
@@ -61,8 +66,8 @@ export async function updateSubagentRun(
   patch: Pick<Updateable<SubagentRunsTable>, 'status' | 'result' | 'workflow_id' | 'ended_at'> & { updated_at: string },
 ): Promise<readonly Redaction[]> {
   const redacted = typeof patch.result === 'string' ? redactSecrets(patch.result) : undefined;
-  const set = redacted ? { ...patch, result: storableText(redacted.value) } : patch;
-  await db.updateTable('subagent_runs').set(set).where('agent_id', '=', run.agent_id).where('id', '=', run.id).execute();
+  const result = redacted ? { result: atRestOf(db).text(storableText(redacted.value)) } : {};
+  await db.updateTable('subagent_runs').set({ ...patch, ...result }).where('agent_id', '=', run.agent_id).where('id', '=', run.id).execute();
   return redacted?.redactions ?? [];
 }
 

@@ -12,6 +12,8 @@ export async function prepareCluster(config: KeelConfig, log: (line: string) => 
   try {
     const added = await ensureSearchAttributes(connection, config.temporalNamespace);
     if (added.length) log(`temporal: registered search attributes ${added.join(', ')}`);
+    // No payload codec here, on purpose: the Schedule's only argument is `{ mode }`, and a plaintext
+    // argument never pins an old encryption key (workers decode unencrypted payloads as they are).
     const client = new Client({ connection, namespace: config.temporalNamespace });
     const schedule = await ensureMaintenanceSchedule(client, { taskQueue: config.taskQueue, mode: config.maintenanceMode });
     if (schedule !== 'unchanged') log(`temporal: keel-maintenance schedule ${schedule} (mode ${config.maintenanceMode})`);

@@ -35,6 +35,23 @@ describe('extractiveSummary', () => {
     expect(out).not.toContain('## Open tasks');
   });
 
+  it('lists what the user asked to be remembered as a decision, and keeps ticket ids, versions and quoted names', () => {
+    const s = extractiveSummary({
+      messages: [
+        user('Please remember that the ticket is PAY-1234. We call the rollout "Project Falcon" and pin v2.3.1.'),
+        assistant('Noted. I will open a branch for OPS-77.'),
+        result('c9', '{"name": "falcon", "status": "ok"}'),
+      ],
+      policy: 'strict',
+    });
+    const decisions = s.split('## Decisions\n')[1].split('\n\n')[0];
+    expect(decisions).toContain('Please remember that the ticket is PAY-1234.');
+    const ids = s.split(`${PRESERVED_IDENTIFIERS_HEADING}\n`)[1];
+    for (const id of ['PAY-1234', '"Project Falcon"', 'v2.3.1', 'OPS-77']) expect(ids).toContain(`- ${id}\n`.trimEnd());
+    // JSON in tool output is not a quoted name.
+    expect(ids).not.toContain('- falcon');
+  });
+
   it('lists decisions', () => {
     expect(summary).toContain('## Decisions\n- We decided to use PGlite for tests because it needs no server.');
   });

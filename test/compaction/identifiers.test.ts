@@ -26,6 +26,10 @@ describe('extractIdentifiers', () => {
       ['a port in context', 'Set the port to 5432 and PORT=8080', ['5432', '8080']],
       ['a file name', 'Update README.md and package.json.', ['README.md', 'package.json']],
       ['a dotfile', 'never commit .env files', ['.env']],
+      ['a ticket id', 'Fixes PAY-1234 (see OPS-7).', ['PAY-1234', 'OPS-7']],
+      ['a CVE id, whole', 'patched CVE-2024-3094 today', ['CVE-2024-3094']],
+      ['an issue reference', 'closes #4512 and keel/core#12', ['#4512', 'keel/core#12']],
+      ['version numbers', 'Upgrade to v1.2.3 or v2.0, pin 1.24.0 and 3.0.0-rc.1.', ['v1.2.3', 'v2.0', '1.24.0', '3.0.0-rc.1']],
     ])('%s', (_name, text, expected) => {
       expect(extractIdentifiers(text, 'strict')).toEqual(expected);
     });
@@ -37,11 +41,24 @@ describe('extractIdentifiers', () => {
       ['slashes in prose', 'This is an and/or choice, yes/no, input/output, 1/2 of it.'],
       ['hex-letter words', 'The defaced facade was effaced.'],
       ['plain numbers and dates', 'We had 1234567 rows on 12/03/2026 at 10:30:45.'],
-      ['version numbers', 'Upgrade to v1.2.3 or 2.0 soon.'],
+      ['decimals and dotted dates', 'It grew 2.5 times, from 2.0 on 12.03.2026.'],
+      ['standards shaped like tickets', 'Use UTF-8 and SHA-256 per ISO-8601.'],
+      ['a hash sign without a number', 'the # sign and C# code, issue #1'],
+      ['quoted names outside conversation', 'he named it "Project Falcon"'],
       ['C++ scope and clock times', 'Use std::vector at 10:30 today.'],
       ['numbers near a word port without a number', 'The port is closed; we have 3 ports.'],
     ])('%s', (_name, text) => {
       expect(extractIdentifiers(text, 'strict')).toEqual([]);
+    });
+  });
+
+  describe('quoted names, in conversation only', () => {
+    it.each<[string, string, string[]]>([
+      ['straight and curly quotes', 'Call it "Project Falcon", not “Blue Harbor”.', ['"Project Falcon"', '“Blue Harbor”']],
+      ['not a quoted sentence', 'She said "we should really move all of this to the new cluster soon".', []],
+      ['not JSON keys or values', 'the body was {"name": "falcon", "id": 3}', []],
+    ])('%s', (_name, text, expected) => {
+      expect(extractIdentifiers(text, 'strict', { conversational: true })).toEqual(expected);
     });
   });
 

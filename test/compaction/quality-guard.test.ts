@@ -87,4 +87,31 @@ describe('guardSummary', () => {
   it('reports a blank summary', () => {
     expect(guardSummary('', []).blank).toBe(true);
   });
+
+  const facts = {
+    lastRequest: 'Ship the PAY-1234 fix to staging',
+    tasks: ['TODO: rotate the staging key'],
+    decisions: ['Please remember that deploys only happen on Tuesdays.'],
+  };
+
+  it('adds the sections a model summary left out, first, from the facts', () => {
+    const r = guardSummary('## Goal\nFix payments.\n\n## Progress\nPatched the handler.', [], 16_000, facts);
+    expect(r.addedSections).toEqual(['## Last user request', '## Open tasks', '## Decisions']);
+    expect(r.summary.startsWith('## Last user request\nShip the PAY-1234 fix to staging')).toBe(true);
+    expect(r.summary).toContain('- TODO: rotate the staging key');
+    expect(r.summary).toContain('- Please remember that deploys only happen on Tuesdays.');
+    expect(r.summary).toContain('## Goal\nFix payments.');
+  });
+
+  it('leaves sections the summary has alone, but quotes an asked-to-remember decision it paraphrased', () => {
+    const model = '## Last request\nShip the fix.\n\n## Open tasks\n- rotate key\n\n## Decisions\n- Deploys are weekly.';
+    const r = guardSummary(model, [], 16_000, facts);
+    expect(r.addedSections).toEqual(['## Decisions the user asked to remember (verbatim)']);
+    expect(r.summary).toContain('- Please remember that deploys only happen on Tuesdays.');
+    expect(guardSummary(`${model}\n- Please remember that deploys only happen on Tuesdays.`, [], 16_000, facts).addedSections).toEqual([]);
+  });
+
+  it('adds nothing to a blank summary (the caller falls back to the extractive one)', () => {
+    expect(guardSummary(' ', [], 16_000, facts)).toMatchObject({ blank: true, addedSections: [] });
+  });
 });

@@ -46,7 +46,7 @@ describe('prompts', () => {
   });
 
   it.each<[string, Parameters<typeof identifierPolicyInstruction>[0], RegExp]>([
-    ['strict names every kind', 'strict', /UUIDs, hashes, ids, hostnames, IP addresses, ports, URLs, file paths and file names/],
+    ['strict names every kind', 'strict', /UUIDs, hashes, ids, ticket and issue ids, version numbers, names given in quotes, hostnames, IP addresses, ports, URLs, file paths and file names/],
     ['off says nothing', 'off', /^$/],
     ['custom uses its own text', { mode: 'custom', instructions: 'Keep ticket ids like T-1.' }, /^Keep ticket ids like T-1\.$/],
   ])('identifier policy: %s', (_name, policy, expected) => {

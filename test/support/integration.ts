@@ -14,7 +14,8 @@
  *   });
  */
 import type { KeelClient } from '../../src/client/keel-client';
-import type { KeelConfig } from '../../src/config/keel-config';
+import { keyRingFor, type KeelConfig } from '../../src/config/keel-config';
+import { keelDataConverter } from '../../src/security/payload-codec';
 import type { SessionTuning } from '../../src/protocol';
 import type { ActivityDeps } from '../../src/runtime/deps';
 import type { Store } from '../../src/store/connect';
@@ -95,7 +96,8 @@ export function integrationSuite(): IntegrationSuite {
       const deps = { ...testDeps(store, suite.fake.url, options), ...options.deps };
       const worker = await runInProcessWorker(suite.env, taskQueue, deps);
       try {
-        const client = keelClient(suite.env, taskQueue, options.tuning, options.contextWindowTokens);
+        // Like production, the client encrypts payloads when the worker's config has keys.
+        const client = keelClient(suite.env, taskQueue, options.tuning, options.contextWindowTokens, keelDataConverter(keyRingFor(deps.config)));
         return await fn({ client, store, fake: suite.fake, taskQueue });
       } finally {
         await worker.stop();

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { Connection } from '@temporalio/client';
-import { IllegalStateError } from '@temporalio/common';
+import { IllegalStateError, type DataConverter } from '@temporalio/common';
 import { bundleWorkflowCode, NativeConnection, Runtime, DefaultLogger, type Worker, type WorkflowBundle } from '@temporalio/worker';
 import { startDevServer, type DevServer } from '../../src/temporal/dev-server';
 import { KeelClient } from '../../src/client/keel-client';
@@ -32,11 +32,15 @@ export interface TemporalTestEnv {
   close(): Promise<void>;
 }
 
-export async function startTemporalTestEnv(): Promise<TemporalTestEnv> {
+/**
+ * `failureConverterPath` goes into the workflow bundle, as a worker bundling `workflows/` with that
+ * data converter does (the encryption suite: failures raised in workflow code are encoded too).
+ */
+export async function startTemporalTestEnv(opts: { failureConverterPath?: string } = {}): Promise<TemporalTestEnv> {
   quietRuntime();
   const [server, bundle] = await Promise.all([
     startDevServer({ log: () => {} }),
-    bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: new DefaultLogger('WARN') }),
+    bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: new DefaultLogger('WARN'), ...opts }),
   ]);
   const connection = await Connection.connect({ address: server.address });
   const nativeConnection = await NativeConnection.connect({ address: server.address });
@@ -71,8 +75,8 @@ export async function runInProcessWorker(env: TemporalTestEnv, taskQueue: string
   };
 }
 
-export function keelClient(env: TemporalTestEnv, taskQueue: string, tuning?: SessionTuning, contextWindowTokens?: number): KeelClient {
-  return new KeelClient({ connection: env.connection, taskQueue, tuning, contextWindowTokens });
+export function keelClient(env: TemporalTestEnv, taskQueue: string, tuning?: SessionTuning, contextWindowTokens?: number, dataConverter?: DataConverter): KeelClient {
+  return new KeelClient({ connection: env.connection, taskQueue, tuning, contextWindowTokens, ...(dataConverter ? { dataConverter } : {}) });
 }
 
 /** A worker in a separate OS process (`workers/main.ts`), for crash tests: SIGKILL is real. */

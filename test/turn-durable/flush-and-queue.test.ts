@@ -13,6 +13,9 @@ import { sessionWorkflowId } from '../../src/sessions/session-key';
 import type { Store } from '../../src/store/connect';
 import type { MessageEntry } from '../../src/context/types';
 import { allEntries } from '../support/store-readers';
+import { loadKeelSettings } from '../../src/config/agent-config';
+import { listSessions } from '../../src/cli/sessions-list';
+import { compactionsList } from '../../src/cli/compactions';
 
 const suite = integrationSuite();
 
@@ -64,6 +67,53 @@ describe.each(testDatabases())('memory flush failures and busy queues on $name',
       const texts = await userTexts(db.store, agent, key);
       expect(texts.filter((t) => t === 'soft threshold turn')).toHaveLength(1);
       expect(texts.filter((t) => t === big)).toHaveLength(1);
+    });
+  }, 600_000);
+
+  it('a low-yield compaction holds the next threshold compaction (status says held); a paused session says so until a manual compaction succeeds', async () => {
+    const agent = freshDurableAgent();
+    const key = `agent:${agent}:main`;
+    await seedConversation(db.store.db, agent, key, 300);
+    // Window 40k: threshold at 20k (reserve 20k), the hold ends at 30k at the latest (halfway into the reserve).
+    const window = 40_000;
+    suite.fake.respondWith((request) => {
+      if (isSummarizerRequest(request)) return goodSummarizer(request);
+      if (isFlushRequest(request)) return fakeReply.text('NO_REPLY');
+      const text = lastUserText(request);
+      return fakeReply.text(text.startsWith('over the threshold') ? `long answer ${'consectetur adipiscing elit '.repeat(2_000)}` : `answer to ${text.slice(0, 20)}`);
+    });
+    const minReclaimShare = 0.8;
+    await suite.withWorker(db.store, { config: { contextWindowTokens: window, compactionMinReclaimShare: minReclaimShare } }, async ({ client }) => {
+      // Freeing ~70% of ~32k counts as low-yield under a minimum share of 80%.
+      expect(await client.compact(key, { keepRecentTokens: 24_000 })).toMatchObject({ status: "succeeded" });
+      const [first] = await db.store.db.selectFrom('compactions').selectAll().where('agent_id', '=', agent).execute();
+      expect((first!.tokens_before! - first!.tokens_after!) / first!.tokens_before!).toBeLessThan(minReclaimShare);
+
+      // A long message (still under the pre-call budget) and a long reply take the context back over the threshold.
+      await client.sendMessage(key, `over the threshold again ${'lorem ipsum dolor sit amet '.repeat(800)}`);
+      await waitIdle(() => client.getStatus(key));
+      const status = await client.getStatus(key);
+      expect(status.contextTokens).toBeGreaterThan(window - 20_000);
+      expect(status.autoCompaction).toEqual({ state: 'held', untilTokens: 30_000 });
+      // Without the hold this turn would have compacted again, for as little.
+      expect(await db.store.db.selectFrom('compactions').select('id').where('agent_id', '=', agent).execute()).toHaveLength(1);
+
+      // Three failures in a row pause auto-compaction: status, `keel sessions` and `keel compactions --failed` say so.
+      await db.store.db.updateTable('sessions').set({ compaction_failures: 3 }).where('agent_id', '=', agent).execute();
+      // This turn starts over the pre-call budget: the hold lets it run without compacting first.
+      await client.sendMessage(key, 'third turn, paused');
+      await waitIdle(() => client.getStatus(key));
+      expect((await client.getStatus(key)).autoCompaction).toEqual({ state: 'paused' });
+      const settings = loadKeelSettings({ env: {}, overrides: {} });
+      expect((await listSessions(db.store.db, settings, { agentId: agent }))[0]!.autoCompactionPaused).toBe(true);
+      const listed = await compactionsList({ db: db.store.db, failed: true, agentId: agent, json: true });
+      expect(listed.pausedSessions).toEqual([{ agentId: agent, sessionKey: key, consecutiveFailures: 3 }]);
+
+      // A manual compaction that succeeds resumes it.
+      expect(await client.compact(key, { keepRecentTokens: 24_000 })).toMatchObject({ status: "succeeded" });
+      expect((await getSession(db.store.db, agent, key))!.compaction_failures).toBe(0);
+      expect((await client.getStatus(key)).autoCompaction).toBeUndefined();
+      expect((await compactionsList({ db: db.store.db, failed: true, agentId: agent, json: true })).pausedSessions).toEqual([]);
     });
   }, 600_000);
 

@@ -8,6 +8,8 @@ import { sessionModelCommand } from '../agents';
 import { listSessions, renderSessions } from '../sessions-list';
 import { shownKey } from '../shown-key';
 import { configFromEnv, countOf, printResult, say, withStore, type JsonOption } from './shared';
+import type { SessionStatus } from '../../protocol';
+import { DEFAULTS } from '../../config/defaults';
 
 /** `keel sessions`, `keel status`, `keel compact`, `keel session model`: one session at a time, or all of them. */
 export function registerSessionCommands(program: Command): void {
@@ -40,6 +42,7 @@ export function registerSessionCommands(program: Command): void {
           say(`turns ${status.turnsCompleted} · compactions ${status.compactionCount}${status.lastCompactionId ? ` (last ${status.lastCompactionId})` : ''} · queued ${status.queuedTurns}${status.model ? ` · model ${status.model}` : ''}`);
           if (status.promptCache) say(promptCacheLine(status.promptCache));
           if (status.spawnAdvice) say(`spawn policy: ${status.spawnAdvice.level} · ${status.spawnAdvice.instruction}`);
+          if (status.autoCompaction) say(autoCompactionLine(key, status.autoCompaction));
         }
       } finally {
         await close();
@@ -86,4 +89,12 @@ export function registerSessionCommands(program: Command): void {
         ),
       );
     });
+}
+
+/** Why threshold compaction is not running as usual, and what to do about it. */
+function autoCompactionLine(key: string, auto: NonNullable<SessionStatus['autoCompaction']>): string {
+  if (auto.state === 'paused') {
+    return `auto-compaction paused after ${DEFAULTS.maxConsecutiveCompactionFailures} failed compactions in a row: see \`keel compactions --failed\`, then \`keel compact ${shownKey(key)}\` (a success resumes it)`;
+  }
+  return `auto-compaction held: the last compaction freed too little; the next one waits until ${auto.untilTokens.toLocaleString('en-US')} context tokens (KEEL_COMPACTION_MIN_RECLAIM)`;
 }

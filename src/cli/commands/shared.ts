@@ -1,7 +1,7 @@
 import { InvalidArgumentError } from 'commander';
 import { z } from 'zod';
 import { loadKeelSettings } from '../../config/agent-config';
-import { openStore, storeTargetFor, type Store } from '../../store/connect';
+import { atRestFor, openStore, storeTargetFor, type Store } from '../../store/connect';
 import { agentNotAllowed } from '../../security/allowed-agents';
 import { UsageError } from '../connect';
 import type { CliRoots } from '../local-stack';
@@ -57,10 +57,12 @@ function withoutPassword(url: string): string {
 async function openConfiguredStore(): Promise<Store> {
   const config = configFromEnv();
   const target = storeTargetFor(config);
-  if (target.kind !== 'postgres') return openStore(target);
+  // The key ring opens what was sealed at rest: export, doctor and compactions show read plaintext.
+  const opts = { atRest: atRestFor(config) };
+  if (target.kind !== 'postgres') return openStore(target, opts);
   const unreachable = (why: string) => new Error(`cannot reach the database at ${withoutPassword(target.url)} (DATABASE_URL): ${why}; start PostgreSQL or fix DATABASE_URL`);
   let timer: NodeJS.Timeout | undefined;
-  const opening = openStore(target);
+  const opening = openStore(target, opts);
   try {
     return await Promise.race([
       opening,

@@ -3,6 +3,8 @@ import { connectClient } from '../connect';
 import { subagentsKill, subagentsList, subagentsSteer } from '../subagents';
 import { createSessionSignals } from '../../client/session-signals';
 import type { SessionSignals } from '../../runtime/deps';
+import { keyRingFor } from '../../config/keel-config';
+import { keelDataConverter } from '../../security/payload-codec';
 import { DEFAULT_CLI_AGENT, allowedAgent, configFromEnv, printResult, withStore, type CliContext, type JsonOption } from './shared';
 
 /** `keel subagents`: list runs; `kill` and `steer` reach the workers (TEMPORAL_ADDRESS, else the running keel dev). */
@@ -47,7 +49,7 @@ async function withSignals<T>(fn: (sessions: SessionSignals) => Promise<T>): Pro
   const config = configFromEnv();
   const { client, close } = await connectClient(config);
   try {
-    return await fn(createSessionSignals(client.temporal.connection, config.temporalNamespace, config.taskQueue));
+    return await fn(createSessionSignals(client.temporal.connection, config.temporalNamespace, config.taskQueue, keelDataConverter(keyRingFor(config))));
   } finally {
     await close();
   }

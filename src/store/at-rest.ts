@@ -1,0 +1,94 @@
+import type { Kysely, KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely';
+import type { KeyRing } from '../security/key-ring';
+import type { Database } from './schema';
+import { isSealed, openValue, sealJson, sealText } from '../security/sealed-value';
+import { blindIndex, blindWord, searchWords } from '../security/blind-index';
+
+/**
+ * Encryption at rest (KEEL_ENCRYPT_AT_REST). Reading is one chokepoint: a kysely plugin on the
+ * store's handle opens every sealed column value in every result row, so no reader changes.
+ * Writing seals explicitly at the few places that write conversation text (entry payloads,
+ * compaction summaries in their entries, memory notes and checkpoints, pending tool arguments),
+ * through {@link atRestOf}. The plugin rides along into transactions, so a write inside one seals too.
+ */
+export interface AtRestOptions {
+  /** The ring that opens sealed values (and seals, when `seal` is on); unset → sealed values fail to read, naming the fix. */
+  readonly ring?: KeyRing;
+  /** Seal new writes with the ring's current key. Off with a ring: old sealed rows still read. */
+  readonly seal: boolean;
+}
+
+/** The seal/open operations of a store handle. */
+export interface AtRest {
+  /** The JSON text to write into a jsonb column: the value, or its sealed envelope. */
+  json(value: unknown): string;
+  /** The text to write into a text column: the text, or its sealed form. */
+  text(value: string): string;
+  /** Blind-index entries for sealed text; null when the text is written plain (searched with ILIKE). */
+  index(value: string): string[] | null;
+  /** For each word of a query, its blind-index entries under every key; undefined without a ring. */
+  queryWords(query: readonly string[]): string[][] | undefined;
+}
+
+class AtRestPlugin implements KyselyPlugin, AtRest {
+  constructor(private readonly options: AtRestOptions) {}
+
+  transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
+    return args.node;
+  }
+
+  async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
+    const { result } = args;
+    if (!result.rows.some(hasSealedColumn)) return result;
+    return { ...result, rows: result.rows.map((row) => (hasSealedColumn(row) ? openRow(this.options.ring, row) : row)) };
+  }
+
+  json(value: unknown): string {
+    return JSON.stringify(this.sealing() ? sealJson(this.options.ring!, value) : value);
+  }
+
+  text(value: string): string {
+    return this.sealing() ? sealText(this.options.ring!, value) : value;
+  }
+
+  index(value: string): string[] | null {
+    return this.sealing() ? blindIndex(this.options.ring!, value) : null;
+  }
+
+  queryWords(query: readonly string[]): string[][] | undefined {
+    const ring = this.options.ring;
+    if (!ring) return undefined;
+    return query.flatMap(searchWords).map((word) => blindWord(ring, word));
+  }
+
+  private sealing(): boolean {
+    return this.options.seal && this.options.ring !== undefined;
+  }
+}
+
+function hasSealedColumn(row: UnknownRow): boolean {
+  for (const key in row) if (isSealed(row[key])) return true;
+  return false;
+}
+
+function openRow(ring: KeyRing | undefined, row: UnknownRow): UnknownRow {
+  const out: UnknownRow = {};
+  for (const key in row) out[key] = openValue(ring, row[key]);
+  return out;
+}
+
+/** The plugin a store handle is opened with (`openStore`): opens sealed values, seals when asked to. */
+export function atRestPlugin(options: AtRestOptions): KyselyPlugin {
+  return new AtRestPlugin(options);
+}
+
+const PLAIN = new AtRestPlugin({ seal: false });
+
+/**
+ * The at-rest operations of a handle (or a transaction of it). A handle opened without the plugin
+ * (a bare kysely instance) writes plain.
+ */
+export function atRestOf(db: Kysely<Database>): AtRest {
+  // getExecutor is kysely's way to reach a handle's plugins; transactions inherit them.
+  return db.getExecutor().plugins.find((p): p is AtRestPlugin => p instanceof AtRestPlugin) ?? PLAIN;
+}
