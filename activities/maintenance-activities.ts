@@ -26,6 +26,7 @@ export function createMaintenanceActivities(deps: ActivityDeps) {
     return {
       mode: reports[0]!.mode,
       sessionsPruned: pruned.length,
+      transcriptsPruned: reports.reduce((n, r) => n + r.transcriptsPruned.length, 0),
       entriesRemoved: capped.reduce((n, c) => n + c.removed, 0),
       sessionsCapped: capped.length,
       sampleKeys: pruned.slice(0, SUMMARY_KEYS).map((s) => `${s.agentId}/${s.sessionKey}`),

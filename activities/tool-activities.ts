@@ -10,6 +10,8 @@ export interface RunToolInput {
   readonly agentId: string;
   readonly sessionKey: string;
   readonly sessionId: string;
+  /** The turn's number in the session (log lines only). */
+  readonly turn?: number;
   /**
    * The assistant entry that holds the call. The activity reads the call's raw arguments from
    * pending_tool_args (the entry holds them redacted).

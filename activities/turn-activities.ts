@@ -30,6 +30,8 @@ import { contextRepairs, logRedactions, redactionCounts } from './model-call-rep
 export interface BeginTurnInput {
   readonly agentId: string;
   readonly sessionKey: string;
+  /** The turn's number in the session (log lines only). */
+  readonly turn?: number;
   readonly userEntryId: string;
   readonly text: string;
   /** Workflow time, ISO. */
@@ -62,6 +64,8 @@ export interface CallModelInput {
   readonly agentId: string;
   readonly sessionKey: string;
   readonly sessionId: string;
+  /** The turn's number in the session (log lines only). */
+  readonly turn?: number;
   /** Deterministic id (from workflow code) of the assistant entry this call writes. */
   readonly assistantEntryId: string;
   readonly parentId: string;

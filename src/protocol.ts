@@ -318,6 +318,8 @@ export interface MaintenanceRunInput {
 export interface MaintenanceRunSummary {
   readonly mode: 'warn' | 'enforce';
   readonly sessionsPruned: number;
+  /** Rotated transcripts of kept keys pruned. */
+  readonly transcriptsPruned: number;
   readonly sessionsCapped: number;
   readonly entriesRemoved: number;
   readonly sampleKeys: readonly string[];

@@ -95,9 +95,12 @@ export class SessionSteps {
     }
     const userEntryId = wf.uuid4();
     const timing = new TurnTiming(this.ids);
+    // The turn's number (as its reply reports it), on each of its activities' log lines.
+    const turn = this.state.turnsCompleted + 1;
     timing.step('begin');
     const begin = await db.beginTurn({
       ...this.ids,
+      turn,
       userEntryId,
       text: request.text,
       now: now(),
@@ -117,7 +120,7 @@ export class SessionSteps {
       // A bare /new or /reset: the new session starts with the next message.
       return { reply: 'Started a new session.', silent: false, userEntryId: '', assistantEntryId: '', turn: this.state.turnsCompleted, usage: { inputTokens: 0, outputTokens: 0 }, modelCalls: 0 };
     }
-    const turnState = { compacted: false };
+    const turnState = { compacted: false, turn };
     if (begin.preflightCompaction) {
       turnState.compacted = true;
       timing.step('compaction');
@@ -148,6 +151,7 @@ export class SessionSteps {
         }
         const t = await this.tools.runTool({
           ...this.ids,
+          turn,
           sessionId,
           assistantEntryId: reply.entryId,
           toolCallId: call.id,
@@ -300,11 +304,11 @@ export class SessionSteps {
   }
 
   /** A model call; an overflow is answered by compacting and retrying once (OpenClaw). */
-  private async callModelWithRecovery(sessionId: string, parentId: string, turnState: { compacted: boolean }, requestId: string): Promise<CallModelResult> {
+  private async callModelWithRecovery(sessionId: string, parentId: string, turnState: { compacted: boolean; turn: number }, requestId: string): Promise<CallModelResult> {
     for (;;) {
       let r;
       try {
-        r = await this.model.callModel({ ...this.ids, sessionId, assistantEntryId: wf.uuid4(), parentId, now: now(), precheck: !turnState.compacted, requestId });
+        r = await this.model.callModel({ ...this.ids, turn: turnState.turn, sessionId, assistantEntryId: wf.uuid4(), parentId, now: now(), precheck: !turnState.compacted, requestId });
       } catch (err) {
         if (!isOverflow(err)) throw err;
         if (turnState.compacted) {

@@ -8,10 +8,12 @@ import { atRestOf } from '../store/at-rest';
 import type { Database, EntryRow } from '../store/schema';
 import { appendEntries } from '../store/entries-repo';
 import { markFailed } from '../store/compactions-repo';
+import { compactionWorkflowId } from '../protocol';
+import { sessionWorkflowId } from '../sessions/session-key';
 import { hasPartialStop, syntheticToolResult, toolCallsOf } from '../context/message-parts';
 import type { AgentMessage, TranscriptEntry } from '../context/types';
 
-export type DoctorCheck = 'tool-pairing' | 'parent-chain' | 'orphaned-rows' | 'counters' | 'stuck-compaction';
+export type DoctorCheck = 'tool-pairing' | 'parent-chain' | 'orphaned-rows' | 'counters' | 'stuck-compaction' | 'workflow-gone';
 
 /** One problem found. `repair` says what `--fix` does (or did) about it. */
 export interface DoctorFinding {
@@ -39,6 +41,13 @@ export interface DoctorOptions {
   /** A `running` compaction older than this is stuck (its workflow would have finished or failed it). */
   readonly stuckAfterMinutes: number;
   readonly now: Date;
+  /** How doctor asks Temporal about a workflow, or why it cannot (that check is then reported skipped). */
+  readonly workflows: WorkflowLookup | { readonly skipped: string };
+}
+
+/** A workflow's status name (`RUNNING`, `COMPLETED`, `TERMINATED`, …), or `NOT_FOUND`. */
+export interface WorkflowLookup {
+  status(workflowId: string): Promise<string>;
 }
 
 type Found = Omit<DoctorFinding, 'repair'> & { repairable: boolean; apply?: () => Promise<unknown> };
@@ -65,6 +74,9 @@ export async function runDoctor(db: Kysely<Database>, opts: DoctorOptions): Prom
   }
   found.push(...(await orphanedPendingArgs(db, opts.agentId)));
   found.push(...(await stuckCompactions(db, opts)));
+  const skipped: string[] = [];
+  if ('skipped' in opts.workflows) skipped.push(`workflow-gone: sessions whose workflow is gone were not checked: ${opts.workflows.skipped}`);
+  else found.push(...(await workflowGone(db, opts, opts.workflows)));
 
   const findings: DoctorFinding[] = [];
   let fixed = 0;
@@ -80,7 +92,7 @@ export async function runDoctor(db: Kysely<Database>, opts: DoctorOptions): Prom
     findings,
     fixed,
     fixable: findings.filter((f) => f.repair === 'fixable').length,
-    skipped: ['workflows: sessions whose workflow is gone while the row says busy are not checked (the session row keeps no busy flag; `keel status KEY` asks the workflow)'],
+    skipped,
   };
 }
 
@@ -182,8 +194,65 @@ async function stuckCompactions(db: Kysely<Database>, opts: DoctorOptions): Prom
     agentId: row.agent_id,
     sessionKey: row.session_key,
     sessionId: row.session_id,
-    detail: `compaction ${row.id} has been running since ${new Date(row.started_at).toISOString()}; --fix marks it failed (then: keel compactions retry ${row.id})`,
+    detail: `compaction ${row.id} has been running since ${new Date(row.started_at).toISOString()}; --fix marks it failed (then: keel compactions retry ${row.id} --agent ${row.agent_id})`,
     repairable: true,
     apply: () => markFailed(db, row.agent_id, row.id, `stuck in running for over ${opts.stuckAfterMinutes} minutes; marked failed by keel doctor`, opts.now),
   }));
+}
+
+/**
+ * Work the store says is under way while the workflow doing it is not running (a terminated or reset
+ * workflow, a history deleted by hand): a `running` compaction row (one younger than the stuck limit;
+ * older ones are stuck-compaction findings) whose compaction workflow is not running, and raw tool
+ * arguments of a session's current transcript whose session workflow is not running (that turn never
+ * resumes; the next turn would release them anyway).
+ */
+async function workflowGone(db: Kysely<Database>, opts: DoctorOptions, workflows: WorkflowLookup): Promise<Found[]> {
+  const out: Found[] = [];
+  let running = db.selectFrom('compactions').selectAll().where('status', '=', 'running').where('started_at', '>=', new Date(opts.now.getTime() - opts.stuckAfterMinutes * 60_000));
+  if (opts.agentId) running = running.where('agent_id', '=', opts.agentId);
+  for (const row of await running.orderBy('started_at').execute()) {
+    const workflowId = row.workflow_id ?? compactionWorkflowId(row.agent_id, row.session_key);
+    const status = await workflows.status(workflowId);
+    if (status === 'RUNNING') continue;
+    out.push({
+      check: 'workflow-gone',
+      agentId: row.agent_id,
+      sessionKey: row.session_key,
+      sessionId: row.session_id,
+      detail: `compaction ${row.id} is running in the store but its workflow ${workflowId} is ${status}; --fix marks it failed (then: keel compactions retry ${row.id} --agent ${row.agent_id})`,
+      repairable: true,
+      apply: () => markFailed(db, row.agent_id, row.id, `its workflow ${workflowId} is ${status}; marked failed by keel doctor`, opts.now),
+    });
+  }
+  // Arguments saved after this point belong to a turn that started since: never deleted by this run.
+  const listedAt = new Date();
+  let pending = db
+    .selectFrom('pending_tool_args as p')
+    .innerJoin('sessions as s', (j) => j.onRef('s.agent_id', '=', 'p.agent_id').onRef('s.session_id', '=', 'p.session_id'))
+    .select(['s.agent_id', 's.session_key', 's.session_id', sql<number>`count(*)::int`.as('n')])
+    .groupBy(['s.agent_id', 's.session_key', 's.session_id'])
+    .orderBy('s.agent_id')
+    .orderBy('s.session_key');
+  if (opts.agentId) pending = pending.where('s.agent_id', '=', opts.agentId);
+  for (const r of await pending.execute()) {
+    let workflowId: string;
+    try {
+      workflowId = sessionWorkflowId(r.agent_id, r.session_key);
+    } catch {
+      continue; // a key no workflow can have (an imported one): no turn ever ran for it
+    }
+    const status = await workflows.status(workflowId);
+    if (status === 'RUNNING') continue;
+    out.push({
+      check: 'workflow-gone',
+      agentId: r.agent_id,
+      sessionKey: r.session_key,
+      sessionId: r.session_id,
+      detail: `${r.n} tool calls wait for their run with raw arguments kept, but the session workflow ${workflowId} is ${status}: that turn will not resume; --fix deletes the arguments (the calls then get the synthetic error result, as the next turn would give them)`,
+      repairable: true,
+      apply: () => db.deleteFrom('pending_tool_args').where('agent_id', '=', r.agent_id).where('session_id', '=', r.session_id).where('created_at', '<', listedAt).execute(),
+    });
+  }
+  return out;
 }

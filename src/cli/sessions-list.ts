@@ -29,6 +29,8 @@ export interface SessionListing {
   readonly model: string;
   /** True when the model is the session's own override, not its agent's. */
   readonly modelOverride: boolean;
+  /** The key's earlier (rotated) session ids: `keel export KEY --all` exports them with the current one. */
+  readonly earlierSessionIds: number;
 }
 
 export interface SessionsListOptions {
@@ -51,6 +53,15 @@ export async function listSessions(db: Kysely<Database>, settings: KeelSettings,
         .where('e.role', '=', 'user')
         .select(sql<number>`count(*)::int`.as('n'))
         .as('turns'),
+    )
+    .select((eb) =>
+      eb
+        .selectFrom('session_ids as h')
+        .whereRef('h.agent_id', '=', 's.agent_id')
+        .whereRef('h.session_key', '=', 's.session_key')
+        .whereRef('h.session_id', '!=', 's.session_id')
+        .select(sql<number>`count(*)::int`.as('n'))
+        .as('earlier'),
     )
     .orderBy('s.updated_at', 'desc')
     .orderBy('s.session_key');
@@ -76,6 +87,7 @@ export async function listSessions(db: Kysely<Database>, settings: KeelSettings,
       autoCompactionPaused: r.compaction_failures >= DEFAULTS.maxConsecutiveCompactionFailures,
       model: r.model_override ?? agent.model,
       modelOverride: r.model_override !== null,
+      earlierSessionIds: Number(r.earlier ?? 0),
     };
   });
 }
@@ -88,7 +100,7 @@ export function renderSessions(sessions: readonly SessionListing[], write: (text
   }
   for (const s of sessions) {
     write(`${shownKey(s.sessionKey)}  agent ${s.agentId}  session ${s.sessionId}  updated ${s.updatedAt.slice(0, 19).replace('T', ' ')}\n`);
-    write(`  ${contextBar(s)} · turns ${s.turns} · compactions ${s.compactions} · model ${s.model}${s.modelOverride ? ' (override)' : ''}${s.autoCompactionPaused ? ' · auto-compaction PAUSED (keel compactions --failed)' : ''}\n`);
+    write(`  ${contextBar(s)} · turns ${s.turns} · compactions ${s.compactions} · model ${s.model}${s.modelOverride ? ' (override)' : ''}${s.earlierSessionIds > 0 ? ` · ${s.earlierSessionIds} earlier session ids (keel export --all)` : ''}${s.autoCompactionPaused ? ' · auto-compaction PAUSED (keel compactions --failed)' : ''}\n`);
   }
   write(`${sessions.length} session${sessions.length === 1 ? '' : 's'}\n`);
 }

@@ -1,11 +1,12 @@
-import { createWriteStream, statSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { createWriteStream, statSync, type WriteStream } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import type { Kysely } from 'kysely';
 import { SingleBar, Presets } from 'cli-progress';
 import type { Database } from '../store/schema';
 import { importSessions, type ImportSessionsReport } from '../transfer/import-sessions';
 import { exportSessionJsonl, type ExportReport } from '../transfer/export-jsonl';
 import { getSession } from '../store/sessions-repo';
+import { sessionIdsOfKey } from '../store/session-ids-repo';
 import { UnknownSessionError, UsageError } from './connect';
 import { shownKey } from './shown-key';
 
@@ -64,9 +65,58 @@ export async function exportCommand(db: Kysely<Database>, agentId: string, sessi
   if (opts.out) assertFolderExists(opts.out);
   const out = opts.out ? createWriteStream(opts.out) : process.stdout;
   const report = await exportSessionJsonl({ db, agentId, sessionId, out });
-  if (opts.out) await new Promise<void>((resolveEnd, reject) => (out as ReturnType<typeof createWriteStream>).end((err?: Error | null) => (err ? reject(err) : resolveEnd())));
+  if (opts.out) await endFile(out as WriteStream);
   stderr(`exported ${report.entries} entries (${(report.bytes / 1e6).toFixed(2)} MB) of session id ${sessionId}${opts.out ? ` to ${opts.out}` : ''}\n`);
   return report;
+}
+
+/** One transcript of an `export --all`. */
+export interface ExportedTranscript extends ExportReport {
+  sessionId: string;
+  startedAt: string;
+  endedAt: string | null;
+  current: boolean;
+  /** The file written (with `--out`); a transcript without entries gets none. */
+  file?: string;
+}
+
+/**
+ * `keel export <sessionKey> --all [--out DIR]`: every transcript the key has had, oldest first. To
+ * stdout they follow one another, each starting with its session header line; `--out` names a folder
+ * that gets one `<sessionId>.jsonl` per transcript (the OpenClaw layout: `keel import DIR` reads it back).
+ */
+export async function exportAllCommand(db: Kysely<Database>, agentId: string, sessionKey: string, opts: { out?: string } = {}): Promise<{ sessionKey: string; transcripts: ExportedTranscript[] }> {
+  const session = await getSession(db, agentId, sessionKey);
+  if (!session) throw new UnknownSessionError(sessionKey, `no session ${shownKey(sessionKey)} for agent ${agentId}; list them with \`keel sessions --agent ${agentId}\` (nothing was exported)`);
+  if (opts.out) assertIsFolder(opts.out);
+  const transcripts: ExportedTranscript[] = [];
+  for (const id of await sessionIdsOfKey(db, agentId, sessionKey)) {
+    const described = { sessionId: id.sessionId, startedAt: id.startedAt.toISOString(), endedAt: id.endedAt?.toISOString() ?? null, current: id.current };
+    const any = await db.selectFrom('transcript_entries').select('id').where('agent_id', '=', agentId).where('session_id', '=', id.sessionId).limit(1).executeTakeFirst();
+    if (!any) {
+      transcripts.push({ ...described, entries: 0, bytes: 0, synthesizedHeader: false });
+      continue;
+    }
+    const file = opts.out ? join(opts.out, `${id.sessionId}.jsonl`) : undefined;
+    const out = file ? createWriteStream(file) : process.stdout;
+    const report = await exportSessionJsonl({ db, agentId, sessionId: id.sessionId, out });
+    if (file) await endFile(out as WriteStream);
+    transcripts.push({ ...described, ...report, ...(file ? { file } : {}) });
+  }
+  const entries = transcripts.reduce((n, t) => n + t.entries, 0);
+  stderr(`exported ${transcripts.filter((t) => t.entries > 0).length} transcripts (${entries} entries) of ${shownKey(sessionKey)}: ${transcripts.map((t) => t.sessionId).join(', ')}${opts.out ? ` to ${opts.out}` : ''}\n`);
+  return { sessionKey, transcripts };
+}
+
+function endFile(out: WriteStream): Promise<void> {
+  return new Promise<void>((resolveEnd, reject) => out.end((err?: Error | null) => (err ? reject(err) : resolveEnd())));
+}
+
+/** `--all --out DIR`: the folder must exist, before anything is read. */
+function assertIsFolder(folder: string): void {
+  const stat = statSync(folder, { throwIfNoEntry: false });
+  if (!stat) throw new UsageError(`--out ${folder}: with --all, --out names a folder (one <sessionId>.jsonl per transcript) and ${resolve(folder)} does not exist; create it first (mkdir -p ${folder})`);
+  if (!stat.isDirectory()) throw new UsageError(`--out ${folder}: with --all, --out names a folder (one <sessionId>.jsonl per transcript), and this is a file; choose a folder`);
 }
 
 /** `--out` into a folder that does not exist: say which and what to do, before anything is read. */

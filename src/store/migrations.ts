@@ -210,6 +210,43 @@ const migrations: Record<string, Migration> = {
       await db.schema.alterTable('sessions').addColumn('last_compaction_tokens_after', 'integer').execute();
     },
   },
+  // Every session id a key has had, so maintenance and export reach rotated transcripts. Backfilled from
+  // the current ids, then from the rows that name a key next to an older id (compactions, memory notes,
+  // checkpoints); a transcript no row links to a key stays unlisted (doctor reports its leftovers).
+  // A backfilled earlier id's span is its entries' first and last timestamps.
+  '2026_11_24_004_session_ids': {
+    async up(db) {
+      await db.schema
+        .createTable('session_ids')
+        .addColumn('agent_id', 'text', (c) => c.notNull())
+        .addColumn('session_key', 'text', (c) => c.notNull())
+        .addColumn('session_id', 'text', (c) => c.notNull())
+        .addColumn('started_at', 'timestamptz', (c) => c.notNull())
+        .addColumn('ended_at', 'timestamptz')
+        .addPrimaryKeyConstraint('session_ids_pk', ['agent_id', 'session_id'])
+        .execute();
+      await db.schema.createIndex('session_ids_key_idx').on('session_ids').columns(['agent_id', 'session_key', 'started_at']).execute();
+      await sql`
+        INSERT INTO session_ids (agent_id, session_key, session_id, started_at, ended_at)
+        SELECT agent_id, session_key, session_id, session_started_at, NULL FROM sessions
+        ON CONFLICT DO NOTHING`.execute(db);
+      await sql`
+        WITH keyed AS (
+          SELECT agent_id, session_key, session_id, started_at AS at FROM compactions
+          UNION ALL SELECT agent_id, session_key, session_id, created_at FROM memory_notes
+          UNION ALL SELECT agent_id, session_key, session_id, created_at FROM memory_checkpoints
+        ),
+        first_key AS (
+          SELECT DISTINCT ON (agent_id, session_id) agent_id, session_key, session_id, at FROM keyed ORDER BY agent_id, session_id, at
+        )
+        INSERT INTO session_ids (agent_id, session_key, session_id, started_at, ended_at)
+        SELECT k.agent_id, k.session_key, k.session_id, coalesce(min(e.created_at), k.at), coalesce(max(e.created_at), k.at)
+        FROM first_key k
+        LEFT JOIN transcript_entries e ON e.agent_id = k.agent_id AND e.session_id = k.session_id
+        GROUP BY k.agent_id, k.session_key, k.session_id, k.at
+        ON CONFLICT DO NOTHING`.execute(db);
+    },
+  },
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -165,8 +165,22 @@ export interface SubagentAnnouncesTable {
   created_at: Timestamp;
 }
 
+/**
+ * Every session id a key has had, the current one included: rotation (reset, daily or idle expiry)
+ * replaces `sessions.session_id`, and this is how maintenance and export still reach the earlier ones.
+ */
+export interface SessionIdsTable {
+  agent_id: string;
+  session_key: string;
+  session_id: string;
+  started_at: Timestamp;
+  /** When a rotation replaced it; null while it is the key's current id. */
+  ended_at: Timestamp | null;
+}
+
 export interface Database {
   sessions: SessionsTable;
+  session_ids: SessionIdsTable;
   transcript_entries: TranscriptEntriesTable;
   compactions: CompactionsTable;
   memory_notes: MemoryNotesTable;

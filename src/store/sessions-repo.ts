@@ -1,6 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database, NewSessionRow, SessionRow } from './schema';
 import { storableJsonText, storableText } from '../text/storable-text';
+import { sessionIdsOfKey } from './session-ids-repo';
 
 /** Reads and writes of `sessions`. Every call is scoped by agentId. */
 
@@ -15,8 +16,11 @@ export interface EnsureSessionInput {
 
 /** Returns the session row, creating it on first use (idempotent under concurrent callers). */
 export async function ensureSession(db: Kysely<Database>, input: EnsureSessionInput): Promise<SessionRow> {
+  // One statement: the row and its first session id are recorded together or not at all.
   await db
-    .insertInto('sessions')
+    .with('created', (qb) =>
+      qb
+        .insertInto('sessions')
     .values({
       agent_id: input.agentId,
       session_key: input.sessionKey,
@@ -36,7 +40,13 @@ export async function ensureSession(db: Kysely<Database>, input: EnsureSessionIn
       memory_flush_at: null,
       memory_flush_compaction_count: null,
     })
-    .onConflict((oc) => oc.columns(['agent_id', 'session_key']).doNothing())
+        .onConflict((oc) => oc.columns(['agent_id', 'session_key']).doNothing())
+        .returning(['agent_id', 'session_key', 'session_id', 'session_started_at']),
+    )
+    .insertInto('session_ids')
+    .columns(['agent_id', 'session_key', 'session_id', 'started_at'])
+    .expression((eb) => eb.selectFrom('created').select(['agent_id', 'session_key', 'session_id', 'session_started_at']))
+    .onConflict((oc) => oc.columns(['agent_id', 'session_id']).doNothing())
     .execute();
   const row = await getSession(db, input.agentId, input.sessionKey);
   if (!row) throw new Error(`session ${input.agentId}/${input.sessionKey} vanished after insert`);
@@ -110,12 +120,26 @@ export async function recordTurnUsage(db: Kysely<Database>, u: TurnUsageUpdate):
  * @returns true when the row was new.
  */
 export async function insertImportedSession(db: Kysely<Database>, row: NewSessionRow): Promise<boolean> {
-  const result = await db
-    .insertInto('sessions')
-    .values(storableSessionRow(row))
-    .onConflict((oc) => oc.columns(['agent_id', 'session_key']).doNothing())
-    .executeTakeFirst();
-  return Number(result.numInsertedOrUpdatedRows ?? 0) > 0;
+  const created = await db
+    .with('created', (qb) =>
+      qb
+        .insertInto('sessions')
+        .values(storableSessionRow(row))
+        .onConflict((oc) => oc.columns(['agent_id', 'session_key']).doNothing())
+        .returning(['agent_id', 'session_key', 'session_id', 'session_started_at']),
+    )
+    .with('recorded', (qb) =>
+      qb
+        .insertInto('session_ids')
+        .columns(['agent_id', 'session_key', 'session_id', 'started_at'])
+        .expression((eb) => eb.selectFrom('created').select(['agent_id', 'session_key', 'session_id', 'session_started_at']))
+        .onConflict((oc) => oc.columns(['agent_id', 'session_id']).doNothing())
+        .returning('session_id'),
+    )
+    .selectFrom('created')
+    .select('session_id')
+    .execute();
+  return created.length > 0;
 }
 
 const DESCRIPTIVE_TEXT = ['chat_type', 'channel', 'label', 'display_name', 'model_override', 'provider_override', 'auth_profile_override'] as const;
@@ -145,16 +169,22 @@ export async function sessionsUpdatedBefore(
   return q.orderBy('updated_at', 'asc').execute();
 }
 
-/** Deletes a session row with its transcript and compaction rows (maintenance pruning). Memory notes stay. */
+/**
+ * Deletes a session row with the transcripts of every session id the key has had (the current one and
+ * the rotated ones), their pending tool arguments, the key's compaction rows and its session id
+ * history (maintenance pruning). Memory notes stay.
+ */
 export async function deleteSessionCascade(db: Kysely<Database>, agentId: string, sessionKey: string, sessionId: string): Promise<number> {
   return db.transaction().execute(async (trx) => {
+    const ids = [...new Set([sessionId, ...(await sessionIdsOfKey(trx, agentId, sessionKey)).map((s) => s.sessionId)])];
     const entries = await trx
       .deleteFrom('transcript_entries')
       .where('agent_id', '=', agentId)
-      .where('session_id', '=', sessionId)
+      .where('session_id', 'in', ids)
       .executeTakeFirst();
-    await trx.deleteFrom('pending_tool_args').where('agent_id', '=', agentId).where('session_id', '=', sessionId).execute();
+    await trx.deleteFrom('pending_tool_args').where('agent_id', '=', agentId).where('session_id', 'in', ids).execute();
     await trx.deleteFrom('compactions').where('agent_id', '=', agentId).where('session_key', '=', sessionKey).execute();
+    await trx.deleteFrom('session_ids').where('agent_id', '=', agentId).where('session_key', '=', sessionKey).execute();
     await trx.deleteFrom('sessions').where('agent_id', '=', agentId).where('session_key', '=', sessionKey).execute();
     return Number(entries.numDeletedRows);
   });
@@ -174,7 +204,33 @@ export interface RotateSessionInput {
  * @returns true when this call rotated (false when the key already has `newSessionId`).
  */
 export async function rotateSession(db: Kysely<Database>, input: RotateSessionInput): Promise<boolean> {
-  const result = await db
+  return db.transaction().execute(async (trx) => {
+    const before = await trx
+      .selectFrom('sessions')
+      .select(['session_id', 'session_started_at'])
+      .where('agent_id', '=', input.agentId)
+      .where('session_key', '=', input.sessionKey)
+      .forUpdate()
+      .executeTakeFirst();
+    if (!before || before.session_id === input.newSessionId) return false;
+    await updateToNewSessionId(trx, input);
+    // The id history: the old id ends now (kept if it was already recorded), the new one starts.
+    await trx
+      .insertInto('session_ids')
+      .values({ agent_id: input.agentId, session_key: input.sessionKey, session_id: before.session_id, started_at: before.session_started_at, ended_at: input.now })
+      .onConflict((oc) => oc.columns(['agent_id', 'session_id']).doUpdateSet({ ended_at: sql`coalesce(session_ids.ended_at, excluded.ended_at)` }))
+      .execute();
+    await trx
+      .insertInto('session_ids')
+      .values({ agent_id: input.agentId, session_key: input.sessionKey, session_id: input.newSessionId, started_at: input.now, ended_at: null })
+      .onConflict((oc) => oc.columns(['agent_id', 'session_id']).doNothing())
+      .execute();
+    return true;
+  });
+}
+
+async function updateToNewSessionId(db: Kysely<Database>, input: RotateSessionInput): Promise<void> {
+  await db
     .updateTable('sessions')
     .set({
       session_id: input.newSessionId,
@@ -195,7 +251,5 @@ export async function rotateSession(db: Kysely<Database>, input: RotateSessionIn
     })
     .where('agent_id', '=', input.agentId)
     .where('session_key', '=', input.sessionKey)
-    .where('session_id', '!=', input.newSessionId)
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows) > 0;
+    .execute();
 }

@@ -1,4 +1,4 @@
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { sql } from 'kysely';
@@ -6,7 +6,7 @@ import { keel } from '../support/keel-cli';
 import { openStore, type Store, type StoreTarget } from '../../src/store/connect';
 import { freshSchemaUrl } from '../support/databases';
 import { appendEntries } from '../../src/store/entries-repo';
-import { ensureSession } from '../../src/store/sessions-repo';
+import { ensureSession, rotateSession } from '../../src/store/sessions-repo';
 import { createCompactionRow, markSucceeded, writeCompactionRecord } from '../../src/store/compactions-repo';
 import type { AgentMessage, TranscriptEntry } from '../../src/context/types';
 
@@ -20,8 +20,9 @@ async function plant(store: Store): Promise<void> {
   const db = store.db;
   const now = new Date();
   // The key's earlier transcript (before a reset), then its current one.
+  await ensureSession(db, { agentId: 'ops', sessionKey: KEY, newSessionId: 's0', now: new Date(now.getTime() - 86_400_000) });
   await appendEntries(db, 'ops', 's0', [{ entry: msg('old-1', null, 0, user('before the reset')), tokenEstimate: 5 }]);
-  await ensureSession(db, { agentId: 'ops', sessionKey: KEY, newSessionId: 's1', now });
+  await rotateSession(db, { agentId: 'ops', sessionKey: KEY, newSessionId: 's1', now });
   const entries: TranscriptEntry[] = [
     { type: 'session', id: 'head', timestamp: at(1), version: 3 } as TranscriptEntry,
     msg('u1', 'head', 2, user('read the file')),
@@ -95,7 +96,7 @@ describe.each(variants)('the operator CLI on $name: sessions, compactions show, 
     expect(run.code).toBe(0);
     const { sessions } = JSON.parse(run.stdout);
     expect(sessions).toEqual([
-      expect.objectContaining({ sessionKey: KEY, agentId: 'ops', sessionId: 's1', turns: 3, contextTokens: 150000, contextWindow: 200000, percentUsed: 75, pressure: '70', compactions: 5, modelOverride: false }),
+      expect.objectContaining({ sessionKey: KEY, agentId: 'ops', sessionId: 's1', turns: 3, contextTokens: 150000, contextWindow: 200000, percentUsed: 75, pressure: '70', compactions: 5, modelOverride: false, earlierSessionIds: 1 }),
     ]);
     const people = await keel(['sessions'], env);
     expect(people.stderr).toMatch(/agent:ops:main {2}agent ops {2}session s1/);
@@ -136,6 +137,8 @@ describe.each(variants)('the operator CLI on $name: sessions, compactions show, 
     expect(byCheck('stuck-compaction')).toEqual([expect.objectContaining({ detail: expect.stringContaining('compaction c-stuck') })]);
     expect(byCheck('orphaned-rows')).toEqual([expect.objectContaining({ sessionId: 's0', sessionKey: null })]);
     expect(report.fixable).toBe(5);
+    // No Temporal to ask (no TEMPORAL_ADDRESS, no running keel dev): that check is skipped, with why.
+    expect(report.skipped).toEqual([expect.stringMatching(/^workflow-gone: .*no Temporal address \(set TEMPORAL_ADDRESS/)]);
 
     const fix = await keel(['doctor', '--fix'], env);
     expect(fix.code).toBe(0);
@@ -169,6 +172,7 @@ describe.each(variants)('the operator CLI on $name: sessions, compactions show, 
     expect(old.stdout).toContain('before the reset');
     expect(old.stderr).toContain('of session id s0');
 
+
     const missing = join(home, 'no-such-folder', 'out.jsonl');
     const noFolder = await keel(['export', KEY, '--agent', 'ops', '--out', missing], env);
     expect(noFolder.code).toBe(2);
@@ -189,6 +193,23 @@ describe.each(variants)('the operator CLI on $name: sessions, compactions show, 
     expect(noDatabase.code).toBe(1);
     expect(noDatabase.stderr).toContain('cannot reach the database at postgres://keel:***@127.0.0.1:1/keel (DATABASE_URL)');
     expect(noDatabase.stderr).not.toContain('secret');
+  });
+
+  it('export --all writes every transcript of the key, oldest first; with --out, one file per transcript in a folder', async () => {
+    const all = await keel(['export', KEY, '--agent', 'ops', '--all'], env);
+    expect(all.code).toBe(0);
+    const headers = all.stdout.trimEnd().split('\n').map((l) => JSON.parse(l)).filter((e: { type: string }) => e.type === 'session');
+    expect(headers.map((h: { id: string }) => h.id)).toEqual(['s0', 'head']);
+    expect(all.stdout.indexOf('before the reset')).toBeLessThan(all.stdout.indexOf('read the file'));
+    expect(all.stderr).toContain('exported 2 transcripts');
+    const folder = await mkdtemp(join(home, 'all-'));
+    const written = await keel(['export', KEY, '--agent', 'ops', '--all', '--out', folder, '--json'], env);
+    expect(written.code).toBe(0);
+    expect(JSON.parse(written.stdout).transcripts).toEqual([
+      expect.objectContaining({ sessionId: 's0', current: false, endedAt: expect.any(String), entries: 1, file: join(folder, 's0.jsonl') }),
+      expect.objectContaining({ sessionId: 's1', current: true, endedAt: null, file: join(folder, 's1.jsonl') }),
+    ]);
+    expect(await readFile(join(folder, 's0.jsonl'), 'utf8')).toContain('before the reset');
   });
 
   it('maintenance runs in the configured mode (KEEL_MAINTENANCE_MODE); --warn overrides it', async () => {

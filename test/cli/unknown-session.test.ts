@@ -4,12 +4,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql, type Kysely } from 'kysely';
 import { ApplicationFailure } from '@temporalio/common';
-import { openStore, type Store } from '../../src/store/connect';
+import { Client } from '@temporalio/client';
+import { openStore, type Store, type StoreTarget } from '../../src/store/connect';
+import { createCompactionRow } from '../../src/store/compactions-repo';
+import { sessionWorkflowId } from '../../src/sessions/session-key';
+import { freshSchemaUrl, testDatabases } from '../support/databases';
 import type { Database } from '../../src/store/schema';
 import { ensureSession } from '../../src/store/sessions-repo';
 import { createTurnActivities } from '../../activities/turn-activities';
 import { FailureTypes } from '../../src/protocol';
-import { testDatabases } from '../support/databases';
 import { testDeps } from '../support/keel-deps';
 import { runInProcessWorker, startTemporalTestEnv, uniqueTaskQueue, type TemporalTestEnv } from '../support/temporal';
 import { keel } from '../support/keel-cli';
@@ -80,6 +83,60 @@ describe('keel status, compact and export of an unknown session', () => {
     } finally {
       await worker.stop();
       await store.close();
+    }
+  });
+
+  it('doctor finds work whose workflow is gone (a running compaction, tool arguments of a turn) and --fix settles it, on each database', async () => {
+    const client = new Client({ connection: env.connection });
+    const live = sessionWorkflowId('main', 'agent:main:live');
+    // A session workflow that runs (nobody polls its task queue, so it stays RUNNING).
+    await client.workflow.start('sessionWorkflow', { workflowId: live, taskQueue: uniqueTaskQueue('doctor-idle'), args: [] });
+    const variants: Array<{ target: StoreTarget; env: Record<string, string | undefined> }> = [
+      { target: { kind: 'pglite', dataDir: join(home, 'db') }, env: { DATABASE_URL: undefined } },
+    ];
+    if (process.env.TEST_DATABASE_URL) {
+      const url = await freshSchemaUrl(process.env.TEST_DATABASE_URL);
+      variants.push({ target: { kind: 'postgres', url }, env: { DATABASE_URL: url } });
+    }
+    try {
+      for (const variant of variants) {
+        const store = await openStore(variant.target);
+        try {
+          const now = new Date();
+          for (const key of ['gone', 'live']) {
+            await ensureSession(store.db, { agentId: 'main', sessionKey: `agent:main:${key}`, newSessionId: `s-${key}`, now });
+            await store.db.insertInto('pending_tool_args').values({ agent_id: 'main', session_id: `s-${key}`, assistant_entry_id: 'a1', tool_call_id: `call-${key}`, arguments: '{}', created_at: now }).execute();
+            await createCompactionRow(store.db, { id: `c-${key}`, agentId: 'main', sessionKey: `agent:main:${key}`, sessionId: `s-${key}`, trigger: 'threshold', workflowId: key === 'live' ? live : null, retryOf: null, now, countAttempt: true });
+          }
+        } finally {
+          await store.close();
+        }
+        const cliEnv = { TEMPORAL_ADDRESS: env.server.address, KEEL_HOME: home, ...variant.env };
+        const check = await keel(['doctor', '--json'], cliEnv);
+        expect(check.code).toBe(1);
+        const report = JSON.parse(check.stdout);
+        expect(report.skipped).toEqual([]);
+        expect(report.findings).toEqual([
+          expect.objectContaining({ check: 'workflow-gone', sessionKey: 'agent:main:gone', repair: 'fixable', detail: expect.stringMatching(/^compaction c-gone is running in the store but its workflow keel-compaction\/main\/agent:main:gone is NOT_FOUND/) }),
+          expect.objectContaining({ check: 'workflow-gone', sessionKey: 'agent:main:gone', repair: 'fixable', detail: expect.stringContaining('1 tool calls wait for their run') }),
+        ]);
+        const fix = await keel(['doctor', '--fix'], cliEnv);
+        expect(fix.code).toBe(0);
+        expect(fix.stderr).toContain('fixed 2');
+        const after = await openStore(variant.target);
+        try {
+          const statuses = await after.db.selectFrom('compactions').select(['id', 'status', 'error']).orderBy('id').execute();
+          expect(statuses).toEqual([
+            { id: 'c-gone', status: 'failed', error: expect.stringContaining('is NOT_FOUND; marked failed by keel doctor') },
+            { id: 'c-live', status: 'running', error: null },
+          ]);
+          expect((await after.db.selectFrom('pending_tool_args').select('tool_call_id').execute()).map((r) => r.tool_call_id)).toEqual(['call-live']);
+        } finally {
+          await after.close();
+        }
+      }
+    } finally {
+      await client.workflow.getHandle(live).terminate();
     }
   });
 

@@ -2,7 +2,9 @@ import { sql } from 'kysely';
 import { testDatabases } from '../support/databases';
 import { integrationSuite } from '../support/integration';
 import { ensureMaintenanceSchedule } from '../../src/temporal/maintenance-schedule';
-import { ensureSession, getSession } from '../../src/store/sessions-repo';
+import { ensureSession, getSession, rotateSession } from '../../src/store/sessions-repo';
+import { sessionIdsOfKey } from '../../src/store/session-ids-repo';
+import { appendEntries, countEntries } from '../../src/store/entries-repo';
 import { MAINTENANCE_SCHEDULE_ID, MAINTENANCE_WORKFLOW_TYPE, type MaintenanceRunSummary } from '../../src/protocol';
 
 const suite = integrationSuite();
@@ -16,6 +18,10 @@ describe.each(testDatabases())('maintenance as a Temporal Schedule, on $name', (
       const agent = `m${Math.random().toString(36).slice(2, 8)}`;
       for (const key of ['old', 'new']) await ensureSession(store.db, { agentId: agent, sessionKey: `agent:${agent}:${key}`, newSessionId: `${agent}-${key}`, now: new Date() });
       await sql`update sessions set updated_at = now() - interval '45 days' where agent_id = ${agent} and session_key = ${`agent:${agent}:old`}`.execute(store.db);
+      // The kept key was reset 40 days ago: its earlier transcript is pruned, its current one stays.
+      await appendEntries(store.db, agent, `${agent}-new`, [{ entry: { type: 'session', id: `${agent}-new`, timestamp: new Date().toISOString() }, tokenEstimate: null }]);
+      await rotateSession(store.db, { agentId: agent, sessionKey: `agent:${agent}:new`, newSessionId: `${agent}-new2`, now: new Date(Date.now() - 40 * 86_400_000) });
+      await sql`update sessions set updated_at = now() where agent_id = ${agent} and session_key = ${`agent:${agent}:new`}`.execute(store.db);
 
       // The schedule is namespace-wide: the first worker creates it, every later call finds it.
       await client.schedule.getHandle(MAINTENANCE_SCHEDULE_ID).delete().catch(() => undefined);
@@ -38,6 +44,9 @@ describe.each(testDatabases())('maintenance as a Temporal Schedule, on $name', (
       expect(summary.sampleKeys).toContain(`${agent}/agent:${agent}:old`);
       expect(await getSession(store.db, agent, `agent:${agent}:old`)).toBeUndefined();
       expect(await getSession(store.db, agent, `agent:${agent}:new`)).toBeDefined();
+      expect(summary.transcriptsPruned).toBeGreaterThanOrEqual(1);
+      expect(await countEntries(store.db, agent, `${agent}-new`)).toBe(0);
+      expect((await sessionIdsOfKey(store.db, agent, `agent:${agent}:new`)).map((s) => s.sessionId)).toEqual([`${agent}-new2`]);
       await schedule.delete();
     }));
 

@@ -1,9 +1,11 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
+import { migrateToLatest } from '../../src/store/migrations';
 import { testDatabases } from '../support/databases';
 import type { Store } from '../../src/store/connect';
 import type { Database } from '../../src/store/schema';
 import { appendEntries, countEntries, loadActiveEntries, type EntryToAppend } from '../../src/store/entries-repo';
-import { ensureSession, getSession } from '../../src/store/sessions-repo';
+import { ensureSession, getSession, rotateSession } from '../../src/store/sessions-repo';
+import { sessionIdsOfKey } from '../../src/store/session-ids-repo';
 import { InvalidMaintenanceOptionsError, runMaintenance } from '../../src/store/maintenance';
 import { allEntries } from '../support/store-readers';
 
@@ -119,6 +121,74 @@ describe.each(testDatabases())('runMaintenance on $name', (database) => {
     it('leaves sessions at or under the cap out of the report', async () => {
       const report = await runMaintenance(db, { now: NOW, mode: 'enforce', maxEntries: 14 });
       expect(report.entriesCapped).toEqual([]);
+    });
+  });
+
+  describe('every session id of a key', () => {
+    const KEY = 'agent:A:main';
+    const daysAgo = (d: number) => new Date(NOW.getTime() - d * DAY);
+    // r1 (50 → 40 days ago), r2 (40 → 5 days ago, compacted, 14 entries), r3 current since 5 days ago.
+    beforeEach(async () => {
+      await session('A', KEY, 'r1', 50, [header('r1'), message('r1-m', 1)]);
+      expect(await rotateSession(db, { agentId: 'A', sessionKey: KEY, newSessionId: 'r2', now: daysAgo(40) })).toBe(true);
+      await appendEntries(db, 'A', 'r2', [header('r2'), ...Array.from({ length: 10 }, (_, i) => message(`m${i}`, i + 1)), compaction('c1', 11, 'm7'), message('m10', 12), message('m11', 13)]);
+      expect(await rotateSession(db, { agentId: 'A', sessionKey: KEY, newSessionId: 'r3', now: daysAgo(5) })).toBe(true);
+      await appendEntries(db, 'A', 'r3', [header('r3'), message('r3-m', 20)]);
+    });
+
+    it('rotation records each id once with its span; warn reports rotated transcripts past the limit or over the cap, deleting nothing', async () => {
+      expect(await rotateSession(db, { agentId: 'A', sessionKey: KEY, newSessionId: 'r3', now: NOW })).toBe(false);
+      expect(await sessionIdsOfKey(db, 'A', KEY)).toEqual([
+        { sessionId: 'r1', startedAt: daysAgo(50), endedAt: daysAgo(40), current: false },
+        { sessionId: 'r2', startedAt: daysAgo(40), endedAt: daysAgo(5), current: false },
+        { sessionId: 'r3', startedAt: daysAgo(5), endedAt: null, current: true },
+      ]);
+      const report = await runMaintenance(db, { now: NOW, mode: 'warn', maxEntries: 8 });
+      expect(report.sessionsPruned).toEqual([]);
+      expect(report.transcriptsPruned).toEqual([{ agentId: 'A', sessionKey: KEY, sessionId: 'r1', endedAt: daysAgo(40), entries: 2 }]);
+      expect(report.entriesCapped).toEqual([{ agentId: 'A', sessionKey: KEY, sessionId: 'r2', removed: 5, keptOverCap: 1 }]);
+      expect(await countEntries(db, 'A', 'r1')).toBe(2);
+      expect(await countEntries(db, 'A', 'r2')).toBe(14);
+    });
+
+    it('enforce prunes and caps rotated transcripts, leaves the current one; a pruned key takes every transcript and its history', async () => {
+      const report = await runMaintenance(db, { now: NOW, mode: 'enforce', maxEntries: 8 });
+      expect(report.transcriptsPruned.map((t) => [t.sessionId, t.entries])).toEqual([['r1', 2]]);
+      expect(report.entriesCapped.map((c) => [c.sessionId, c.removed])).toEqual([['r2', 5]]);
+      expect(await countEntries(db, 'A', 'r1')).toBe(0);
+      expect((await allEntries(db, 'A', 'r2')).map((r) => r.id)).toEqual(['r2', 'm5', 'm6', 'm7', 'm8', 'm9', 'c1', 'm10', 'm11']);
+      expect(await countEntries(db, 'A', 'r3')).toBe(2);
+      expect((await sessionIdsOfKey(db, 'A', KEY)).map((s) => s.sessionId)).toEqual(['r2', 'r3']);
+
+      await db.updateTable('sessions').set({ updated_at: daysAgo(31) }).where('agent_id', '=', 'A').execute();
+      const warned = await runMaintenance(db, { now: NOW, mode: 'warn' });
+      expect(warned.sessionsPruned.map((s) => [s.sessionKey, s.entries])).toEqual([[KEY, 11]]);
+      expect(warned.transcriptsPruned).toEqual([]);
+      await runMaintenance(db, { now: NOW, mode: 'enforce' });
+      for (const id of ['r2', 'r3']) expect(await countEntries(db, 'A', id)).toBe(0);
+      expect(await sessionIdsOfKey(db, 'A', KEY)).toEqual([]);
+    });
+
+    it('the migration backfills the ids it can key: current ones, then those named by compactions and memory rows', async () => {
+      // Back to the schema before the history: drop it and forget its migration, then migrate again.
+      await sql`drop table session_ids`.execute(db);
+      await sql`delete from kysely_migration where name = '2026_11_24_004_session_ids'`.execute(db);
+      await appendEntries(db, 'A', 'lost', [message('lost-m', 1)]);
+      await db
+        .insertInto('memory_notes')
+        .values({ id: 'n1', agent_id: 'A', session_key: KEY, session_id: 'r1', day: '2026-04-20', text: 'note', compaction_cycle: 0, created_at: daysAgo(45) })
+        .execute();
+      await db
+        .insertInto('compactions')
+        .values({ id: 'c-r2', agent_id: 'A', session_key: KEY, session_id: 'r2', trigger: 'manual', status: 'succeeded', started_at: daysAgo(20) })
+        .execute();
+      expect(await migrateToLatest(db)).toEqual(['2026_11_24_004_session_ids']);
+      expect(await sessionIdsOfKey(db, 'A', KEY)).toEqual([
+        { sessionId: 'r1', startedAt: new Date(ts(0)), endedAt: new Date(ts(1)), current: false },
+        { sessionId: 'r2', startedAt: new Date(ts(0)), endedAt: new Date(ts(13)), current: false },
+        { sessionId: 'r3', startedAt: daysAgo(5), endedAt: null, current: true },
+      ]);
+      expect(await db.selectFrom('session_ids').select('session_id').where('session_id', '=', 'lost').execute()).toEqual([]);
     });
   });
 

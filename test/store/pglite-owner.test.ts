@@ -1,6 +1,8 @@
-import { mkdtemp } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { mkdtemp, readdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { sql } from 'kysely';
 import { Client } from 'pg';
 import { openStore, type Store } from '../../src/store/connect';
@@ -95,5 +97,79 @@ describe('one PGlite folder served to other processes', () => {
 
   it('a second open of the folder in this process is refused, naming the folder', async () => {
     await expect(openStore({ kind: 'pglite', dataDir })).rejects.toThrow(`the PGlite folder ${dataDir} is already open in this process`);
+  });
+});
+
+describe('a stale owner taken over by racing processes', () => {
+  const root = resolve(__dirname, '../..');
+  // Each child claims the folder when the go file appears, prints the outcome, and holds its claim until stdin ends.
+  // Every read of the owner file takes 300 ms, so all of them read the stale owner before any acts on it.
+  const script = `
+    const fs = require('node:fs');
+    const read = fs.readFileSync;
+    fs.readFileSync = function (file, ...rest) {
+      const text = read.call(this, file, ...rest);
+      if (String(file).endsWith('.owner')) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 300);
+      return text;
+    };
+    const { claimPgliteFolder } = require('./src/store/folder-owner');
+    const [dataDir, go] = process.argv.slice(1);
+    process.stdout.write('ready\\n');
+    while (!fs.existsSync(go)) {}
+    let outcome;
+    try { claimPgliteFolder(dataDir); outcome = 'claimed'; } catch (err) { outcome = err.name + ': ' + err.message; }
+    process.stdout.write(outcome + '\\n');
+    process.stdin.resume();
+    process.stdin.on('end', () => process.exit(0));
+  `;
+  const child = (dataDir: string, go: string) => {
+    const proc = spawn(process.execPath, ['-r', 'ts-node/register', '-e', script, dataDir, go], {
+      cwd: root,
+      env: { ...process.env, TS_NODE_SWC: 'true', TS_NODE_TRANSPILE_ONLY: 'true' },
+    });
+    let out = '';
+    const waiting: Array<() => void> = [];
+    proc.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+      for (const check of waiting) check();
+    });
+    const lines = (n: number) =>
+      new Promise<string[]>((resolveLines, reject) => {
+        const check = () => {
+          const got = out.split('\n').filter(Boolean);
+          if (got.length >= n) resolveLines(got);
+        };
+        waiting.push(check);
+        proc.on('exit', (code) => reject(new Error(`child exited (${code}) before ${n} lines: ${out}`)));
+        check();
+      });
+    return { proc, ready: lines(1), outcome: lines(2).then((l) => l[1]!) };
+  };
+
+  it('exactly one of four takes the folder over; the others are told it is open in a live process', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'keel-takeover-'));
+    const dataDir = join(dir, 'db');
+    const go = join(dir, 'go');
+    const dead = await new Promise<number>((resolveDead) => {
+      const p = spawn(process.execPath, ['-e', '']);
+      p.on('exit', () => resolveDead(p.pid!));
+    });
+    await writeFile(`${dataDir}.owner`, JSON.stringify({ pid: dead, since: 'earlier' }));
+    const children = Array.from({ length: 4 }, () => child(dataDir, go));
+    try {
+      await Promise.all(children.map((c) => c.ready));
+      await writeFile(go, '');
+      const outcomes = await Promise.all(children.map((c) => c.outcome));
+      const winners = children.filter((_, i) => outcomes[i] === 'claimed');
+      expect(winners).toHaveLength(1);
+      const winner = winners[0]!.proc.pid!;
+      for (const o of outcomes.filter((o) => o !== 'claimed')) expect(o).toMatch(new RegExp(`^FolderInUseError: the PGlite folder ${dataDir} is open in process ${winner} `));
+      expect(JSON.parse(readFileSync(`${dataDir}.owner`, 'utf8')).pid).toBe(winner);
+    } finally {
+      for (const c of children) c.proc.stdin.end();
+    }
+    // Nothing is left behind but the owner file: no takeover lock, no file written aside.
+    await Promise.all(children.map((c) => new Promise((r) => (c.proc.exitCode === null ? c.proc.on('exit', r) : r(undefined)))));
+    expect((await readdir(dir)).sort()).toEqual(['db.owner', 'go']);
   });
 });

@@ -6,6 +6,7 @@ import { ensureSession, getSession, recordTurnUsage } from '../../src/store/sess
 import type { Store } from '../../src/store/connect';
 import type { MessageEntry } from '../../src/context/types';
 import { allEntries } from '../support/store-readers';
+import { sessionIdsOfKey } from '../../src/store/session-ids-repo';
 
 const suite = integrationSuite();
 
@@ -38,7 +39,14 @@ describe.each(testDatabases())('session reset and freshness in turns, on $name',
 
       const bare = await client.sendMessage(key, '/reset');
       expect(bare).toMatchObject({ reply: 'Started a new session.', modelCalls: 0 });
-      expect((await getSession(store.db, agent, key))!.session_id).not.toBe(after.session_id);
+      const third = (await getSession(store.db, agent, key))!.session_id;
+      expect(third).not.toBe(after.session_id);
+      // Every id the key has had, in order: what maintenance and `keel export --all` reach.
+      expect((await sessionIdsOfKey(store.db, agent, key)).map((s) => [s.sessionId, s.current])).toEqual([
+        [before, false],
+        [after.session_id, false],
+        [third, true],
+      ]);
     }));
 
   it('expires an idle session, and heartbeats do not keep it alive', () =>

@@ -91,6 +91,8 @@ describe.each(testDatabases())('worker observability on $name', (database) => {
         expect(c).toMatchObject({ agentId: agent, sessionId: turns[0]!.sessionId, activityType: expect.any(String), attempt: 1, workflowId: expect.any(String) });
         expect(c.tokens.output).toBeGreaterThan(0);
       }
+      // ...and the turn's number: one call in turn 1, two in turn 2 (the compaction's calls have no turn).
+      expect(calls.filter((c) => c.turn !== undefined).map((c) => c.turn)).toEqual([1, 2, 2]);
       // What went out to the model matches what the line says was sent: the tool result in the second call of turn two.
       const toolCall = fake.requests.find((r) => JSON.stringify(r.body.messages ?? []).includes('"tool_use_id":"toolu_obs"'));
       expect(toolCall).toBeDefined();

@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
 import { runDoctor } from '../doctor';
 import { shownKey } from '../shown-key';
-import { countOf, printResult, say, withStore, type CliContext, type JsonOption } from './shared';
+import { workflowLookupFor } from '../workflow-lookup';
+import { configFromEnv, countOf, printResult, say, withStore, type CliContext, type JsonOption } from './shared';
 
 /** Minutes after which a `running` compaction row counts as stuck (a compaction takes minutes at most). */
 const STUCK_AFTER_MINUTES = 60;
@@ -10,13 +11,22 @@ const STUCK_AFTER_MINUTES = 60;
 export function registerDoctorCommands(program: Command, ctx: CliContext): void {
   program
     .command('doctor')
-    .description('check stored transcripts (tool pairing, parent chain, orphaned rows, counters, stuck compactions); --fix repairs what is safe')
+    .description('check stored transcripts (tool pairing, parent chain, orphaned rows, counters, stuck compactions, work whose workflow is gone); --fix repairs what is safe')
     .option('--fix', 'repair what can be repaired without losing anything, and say what was done')
     .option('--agent <id>', 'only this agent’s sessions')
     .option('--stuck-minutes <n>', 'a running compaction older than this is stuck', countOf('--stuck-minutes'), STUCK_AFTER_MINUTES)
     .option('--json', 'print the report on stdout')
     .action(async (opts: JsonOption & { fix?: boolean; agent?: string; stuckMinutes: number }) => {
-      const report = await withStore((s) => runDoctor(s.db, { fix: Boolean(opts.fix), ...(opts.agent ? { agentId: opts.agent } : {}), stuckAfterMinutes: opts.stuckMinutes, now: new Date() }));
+      const temporal = await workflowLookupFor(configFromEnv());
+      const report = await withStore((s) =>
+        runDoctor(s.db, {
+          fix: Boolean(opts.fix),
+          ...(opts.agent ? { agentId: opts.agent } : {}),
+          stuckAfterMinutes: opts.stuckMinutes,
+          now: new Date(),
+          workflows: 'skipped' in temporal ? temporal : temporal.lookup,
+        }),
+      ).finally(() => ('close' in temporal ? temporal.close() : undefined));
       printResult(opts, report);
       if (!opts.json) {
         for (const f of report.findings) say(`${f.repair.padEnd(9)} ${f.check}  ${f.agentId} ${f.sessionKey ? shownKey(f.sessionKey) : '-'} (session ${f.sessionId}): ${f.detail}`);

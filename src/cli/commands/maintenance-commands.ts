@@ -28,7 +28,7 @@ export function registerMaintenanceCommands(program: Command): void {
       if (!opts.json) {
         const enforce = report.mode === 'enforce';
         say(
-          `${enforce ? 'pruned' : 'would prune'} ${report.sessionsPruned.length} sessions; ${enforce ? 'removed' : 'would remove'} ${report.entriesCapped.reduce((n, c) => n + c.removed, 0)} entries from ${report.entriesCapped.length} sessions${enforce ? '' : ' (warn mode: nothing deleted; --enforce or maintenanceMode "enforce" deletes)'}`,
+          `${enforce ? 'pruned' : 'would prune'} ${report.sessionsPruned.length} sessions and ${report.transcriptsPruned.length} earlier transcripts of kept sessions; ${enforce ? 'removed' : 'would remove'} ${report.entriesCapped.reduce((n, c) => n + c.removed, 0)} entries from ${report.entriesCapped.length} sessions${enforce ? '' : ' (warn mode: nothing deleted; --enforce or maintenanceMode "enforce" deletes)'}`,
         );
       }
     });

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { UsageError } from '../connect';
-import { importCommand, exportCommand } from '../transfer';
+import { importCommand, exportAllCommand, exportCommand } from '../transfer';
 import { printResult, withStore, type CliContext, type JsonOption } from './shared';
 
 /** `keel import` and `keel export`: OpenClaw JSONL in and out. */
@@ -23,9 +23,17 @@ export function registerTransferCommands(program: Command, ctx: CliContext): voi
     .argument('<sessionKey>', 'e.g. agent:main:main')
     .requiredOption('--agent <id>', 'the agent that owns the session')
     .option('--session-id <id>', 'one of the key’s earlier transcripts (after a reset); the current one by default')
+    .option('--all', 'every transcript the key has had, oldest first (with --out: a folder, one <sessionId>.jsonl each)')
     .option('--out <file>', 'write to this file instead of stdout')
-    .action(async (key: string, opts: { agent: string; sessionId?: string; out?: string }) => {
+    .option('--json', 'print what was exported on stdout (needs --out: stdout carries the JSONL otherwise)')
+    .action(async (key: string, opts: JsonOption & { agent: string; sessionId?: string; out?: string; all?: boolean }) => {
       if (opts.sessionId === '') throw new UsageError('--session-id needs a value');
-      await withStore((s) => exportCommand(s.db, opts.agent, key, { ...(opts.out ? { out: opts.out } : {}), ...(opts.sessionId ? { sessionId: opts.sessionId } : {}) }));
+      if (opts.all && opts.sessionId) throw new UsageError('--all exports every session id of the key; drop --session-id, or --all to export one');
+      if (opts.json && !opts.out) throw new UsageError('--json needs --out: without it stdout carries the exported JSONL');
+      const out = opts.out ? { out: opts.out } : {};
+      const report = await withStore<object>((s) =>
+        opts.all ? exportAllCommand(s.db, opts.agent, key, out) : exportCommand(s.db, opts.agent, key, { ...out, ...(opts.sessionId ? { sessionId: opts.sessionId } : {}) }),
+      );
+      printResult(opts, report);
     });
 }

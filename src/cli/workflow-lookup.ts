@@ -1,0 +1,43 @@
+import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
+import type { KeelConfig } from '../config/keel-config';
+import type { WorkflowLookup } from './doctor';
+import { temporalAddressFor } from './connect';
+
+/** Doctor gives up on an unreachable cluster after this long and skips the workflow check. */
+const CONNECT_TIMEOUT_MS = 3_000;
+
+/**
+ * Workflow statuses for `keel doctor`, from the cluster the workers use (TEMPORAL_ADDRESS or the
+ * running `keel dev`). No address or no answer: the reason, so doctor reports the check skipped
+ * instead of failing the checks that need only the database.
+ */
+export async function workflowLookupFor(
+  config: Pick<KeelConfig, 'temporalAddress' | 'home' | 'temporalNamespace'>,
+): Promise<{ lookup: WorkflowLookup; close(): Promise<void> } | { skipped: string }> {
+  let address: string;
+  try {
+    address = temporalAddressFor(config);
+  } catch {
+    return { skipped: 'no Temporal address (set TEMPORAL_ADDRESS, or run `keel dev` with the same KEEL_HOME)' };
+  }
+  let connection: Connection;
+  try {
+    connection = await Connection.connect({ address, connectTimeout: CONNECT_TIMEOUT_MS });
+  } catch (err) {
+    return { skipped: `cannot reach Temporal at ${address} (TEMPORAL_ADDRESS): ${err instanceof Error ? err.message : String(err)}` };
+  }
+  const client = new Client({ connection, namespace: config.temporalNamespace });
+  return {
+    lookup: {
+      async status(workflowId) {
+        try {
+          return (await client.workflow.getHandle(workflowId).describe()).status.name;
+        } catch (err) {
+          if (err instanceof WorkflowNotFoundError) return 'NOT_FOUND';
+          throw err;
+        }
+      },
+    },
+    close: () => connection.close(),
+  };
+}
