@@ -22,6 +22,7 @@ import { FailureTypes, type CompactionTriggerName } from '../src/protocol';
 import { effectiveWindow, learnFromOverflow } from './model-window';
 import { withSubagentsInFlight, withoutSubagentsInFlight } from '../src/compaction/subagents-in-flight';
 import { liveChildren } from '../src/store/subagent-runs-repo';
+import { logRedactions } from './model-call-report';
 
 /** Compaction activities need the worker's deps, plus hooks when the application registers any. */
 /** Kept as an alias: compaction activities need nothing beyond ActivityDeps. */
@@ -190,7 +191,7 @@ export function createCompactionActivities(allDeps: CompactionActivityDeps) {
 
   /** The finished row, or the compaction entry of this id when a run died between writing it and marking the row. */
   async function findRecorded(input: CompactionRef): Promise<RecordedCompaction | undefined> {
-    const row = await getCompaction(db, input.compactionId);
+    const row = await getCompaction(db, input.agentId, input.compactionId);
     if (row && (row.status === 'succeeded' || row.status === 'skipped')) {
       return {
         status: row.status,
@@ -307,7 +308,7 @@ export function createCompactionActivities(allDeps: CompactionActivityDeps) {
     const tokensWith = (text: string) =>
       deps.estimate(summaryMessage({ type: 'compaction', id: entryId, parentId: null, timestamp: input.now, summary: text, firstKeptEntryId: '', tokensBefore: 0 })) + input.keptTokens;
     const tokensAfter = tokensWith(summary);
-    const { inserted } = await writeCompactionRecord(db, {
+    const { inserted, redactions } = await writeCompactionRecord(db, {
       agentId: input.agentId,
       sessionKey: input.sessionKey,
       sessionId: input.sessionId,
@@ -318,6 +319,7 @@ export function createCompactionActivities(allDeps: CompactionActivityDeps) {
       tokensAfter,
       now: new Date(input.now),
     });
+    logRedactions('compaction_summary', redactions, { compactionId: input.compactionId });
     if (inserted) return { entryId, inserted, tokensAfter };
     // An earlier attempt wrote the entry, with the runs in flight then: count what it stored.
     const stored = await getEntry(db, input.agentId, input.sessionId, entryId);
@@ -328,6 +330,7 @@ export function createCompactionActivities(allDeps: CompactionActivityDeps) {
   /** Marks the row succeeded (or skipped) and fires `after_compaction` when this call finished it. */
   async function finishCompaction(input: FinishCompactionInput): Promise<void> {
     const moved = await markSucceeded(db, {
+      agentId: input.agentId,
       id: input.compactionId,
       status: input.status,
       degraded: input.degraded,
@@ -347,14 +350,14 @@ export function createCompactionActivities(allDeps: CompactionActivityDeps) {
 
   /** Marks the row failed with the error and counts a consecutive failure on the session (once). */
   async function failCompaction(input: FailCompactionInput): Promise<void> {
-    if (await markFailed(db, input.compactionId, input.error, new Date(input.now))) {
+    if (await markFailed(db, input.agentId, input.compactionId, input.error, new Date(input.now))) {
       await logCompaction(input, 'failed', { error: input.error });
     }
   }
 
   /** One `compaction` line and count per compaction, when this call moved its row (a retry logs nothing more). */
   async function logCompaction(input: CompactionRef & { now: string }, outcome: string, facts: Record<string, unknown>): Promise<void> {
-    const row = await getCompaction(db, input.compactionId);
+    const row = await getCompaction(db, input.agentId, input.compactionId);
     const trigger = row?.trigger ?? 'unknown';
     allDeps.metrics?.compaction(trigger, outcome);
     const durationMs = row ? Date.parse(input.now) - new Date(row.started_at).getTime() : undefined;

@@ -5,19 +5,23 @@ import { createCompactionActivities } from './compaction-activities';
 import { createMemoryActivities } from './memory-activities';
 import { createMaintenanceActivities } from './maintenance-activities';
 import { withDataErrors } from './data-errors';
+import { withAllowedAgents } from './allowed-agents';
 import { withBuiltinTools } from './builtin-tools';
 import { createSubagentActivities } from './subagent-activities';
 
-/** Every activity the Keel worker registers, bound to its dependencies; data errors never retry. */
+/** Every activity the Keel worker registers, bound to its dependencies; data errors never retry; other agents than `allowedAgents` are refused. */
 export function createActivities(appDeps: ActivityDeps) {
   // Every agent also has the built-in tools (memory_search) next to the application's.
   const deps = withBuiltinTools(appDeps);
-  return withDataErrors({
-    ...createTurnActivities(deps),
-    ...createToolActivities(deps),
-    ...createCompactionActivities(deps),
-    ...createMemoryActivities(deps),
-    ...createMaintenanceActivities(deps),
-    ...createSubagentActivities(deps),
-  });
+  return withAllowedAgents(
+    withDataErrors({
+      ...createTurnActivities(deps),
+      ...createToolActivities(deps),
+      ...createCompactionActivities(deps),
+      ...createMemoryActivities(deps),
+      ...createMaintenanceActivities(deps),
+      ...createSubagentActivities(deps),
+    }),
+    appDeps.config.allowedAgents,
+  );
 }

@@ -17,6 +17,8 @@ import { localDate, type MemoryCheckpoint } from '../src/context/prompt-sections
 import { systemPromptForTurn } from './system-prompt-for-turn';
 import { isToolCallBlock, type AgentMessage, type AssistantMessage, type CustomEntry, type ToolCallBlock } from '../src/context/types';
 import { toActivityFailure } from '../src/model/failures';
+import { redactSecrets } from '../src/store/redact';
+import { logRedactions } from './model-call-report';
 
 export interface MemoryFlushInput {
   readonly agentId: string;
@@ -141,7 +143,10 @@ export function createMemoryActivities(allDeps: ActivityDeps) {
     }
 
     const day = localDate(new Date(input.now), deps.config.userTimeZone);
-    if (workspace && notes.length > 0) await appendWorkspaceNotes(workspace, input.flushId, day, notes);
+    // Notes are model output kept for good (the database and the workspace file): redacted like every entry.
+    const { value: kept, redactions } = redactSecrets({ notes, checkpoint });
+    logRedactions('memory_notes', redactions, { flushId: input.flushId });
+    if (workspace && kept.notes.length > 0) await appendWorkspaceNotes(workspace, input.flushId, day, kept.notes);
     const [last] = await tailEntries(db, input.agentId, input.sessionId, 1);
     const audit: CustomEntry = {
       type: 'custom',
@@ -151,14 +156,15 @@ export function createMemoryActivities(allDeps: ActivityDeps) {
       customType: 'memory_flush',
       data: { notes: notes.length, checkpoint: checkpoint !== undefined, cycle, silent: isSilentReply(reply), ...(tailOnly ? { tailOnly } : {}) },
     };
-    await recordMemoryFlush(db, { ...input, cycle, notes, day, ...(checkpoint ? { checkpoint } : {}) });
+    await recordMemoryFlush(db, { ...input, cycle, notes: kept.notes, day, ...(kept.checkpoint ? { checkpoint: kept.checkpoint } : {}) });
     await appendEntriesRedacted(db, input.agentId, input.sessionId, [{ entry: audit, tokenEstimate: null }]);
     return { ran: true, notes: notes.length, ...(tailOnly ? { tailOnly } : {}) };
   }
 
   /** Records on the session that the flush failed (the workflow goes on without it). */
   async function recordFlushFailure(input: MemoryFlushFailureInput): Promise<void> {
-    await recordMemoryFlushFailure(db, input.agentId, input.sessionKey, input.error, input.now);
+    // A provider's error can quote what it was sent: stored redacted like everything else.
+    await recordMemoryFlushFailure(db, input.agentId, input.sessionKey, redactSecrets(input.error).value, input.now);
     allDeps.metrics?.memoryFlush('failed');
     log.warn('memory_flush', { event: 'memory_flush', outcome: 'failed', error: input.error });
   }

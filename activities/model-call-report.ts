@@ -1,4 +1,5 @@
 import type { PreparedContext } from './prepare-context';
+import { log } from '@temporalio/activity';
 import type { Redaction } from '../src/store/redact';
 
 /** Counts of what the context pipeline changed for one model call: the `model_call` line and the repair series. */
@@ -18,4 +19,13 @@ export function contextRepairs(context: PreparedContext): Record<string, number>
 /** Secrets replaced in what was stored, by kind (`{ api_key: 1 }`). */
 export function redactionCounts(redactions: readonly Redaction[]): Record<string, number> {
   return Object.fromEntries(redactions.map((r) => [r.kind, r.count]));
+}
+
+/**
+ * One `redacted` line when secrets were replaced in something stored outside a model call's reply
+ * (the user's message, a tool result, a summary, memory notes, a subagent's task or result).
+ */
+export function logRedactions(what: string, redactions: readonly Redaction[], facts: Record<string, unknown> = {}): void {
+  if (redactions.length === 0) return;
+  log.info('redacted', { event: 'redacted', what, ...facts, redacted: redactionCounts(redactions) });
 }

@@ -11,7 +11,8 @@ import { FailureTypes, SESSIONS_SPAWN_TOOL as SESSIONS_SPAWN, type SessionTuning
 import { buildSessionKey } from '../src/sessions/session-key';
 import { getSession } from '../src/store/sessions-repo';
 import { getEntry } from '../src/store/entries-repo';
-import { getSubagentRun, insertSubagentRun, liveChildren, updateSubagentRun, type SubagentRun } from '../src/store/subagent-runs-repo';
+import { logRedactions } from './model-call-report';
+import { getSubagentRun, insertSubagentRun, liveChildren, runOfChildSession, updateSubagentRun, type SubagentRun } from '../src/store/subagent-runs-repo';
 import { renderSpawnTask, sessionsSpawnInput } from '../src/subagents/spawn-input';
 import { announceText, type SubagentOutcome } from '../src/subagents/announce-text';
 import { toolCallArguments, type AssistantMessage, type MessageEntry } from '../src/context/types';
@@ -61,7 +62,7 @@ export function createSubagentActivities(allDeps: ActivityDeps) {
   /** Checks a `sessions_spawn` call and records the run; a refusal is stored as the call's error result. */
   async function prepareSpawn(input: SpawnStepInput): Promise<PrepareSpawnResult> {
     const deps = depsForAgent(allDeps, input.agentId);
-    const existing = await getSubagentRun(db, input.subagentId);
+    const existing = await getSubagentRun(db, input.agentId, input.subagentId);
     if (existing) return spawnOf(existing);
     const done = await storedToolResult(deps, input);
     if (done) return { kind: 'refused', entryId: done.entryId };
@@ -75,8 +76,8 @@ export function createSubagentActivities(allDeps: ActivityDeps) {
     if (!parsed.success) return refuse(parsed.error.issues.map((i) => `${i.path.join('.') || '(input)'}: ${i.message}`).join('; '));
     const task = renderSpawnTask(parsed.data);
     if ('problem' in task) return refuse(task.problem);
-    const parentRun = subagentIdOf(input.sessionKey);
-    const depth = (parentRun ? ((await getSubagentRun(db, parentRun))?.depth ?? 1) : 0) + 1;
+    const parentRun = subagentIdOf(input.sessionKey) ? await runOfChildSession(db, input.agentId, input.sessionKey) : undefined;
+    const depth = (subagentIdOf(input.sessionKey) ? (parentRun?.depth ?? 1) : 0) + 1;
     if (depth > deps.config.subagentMaxDepth) {
       return refuse(`spawn depth ${depth} is over this agent's limit of ${deps.config.subagentMaxDepth} (subagentMaxDepth); do the work yourself`);
     }
@@ -94,7 +95,7 @@ export function createSubagentActivities(allDeps: ActivityDeps) {
       return refuse(`agentId: ${err instanceof Error ? err.message : String(err)}`);
     }
     await engineOf(deps).prepareSubagentSpawn?.({ parentSessionKey: input.sessionKey, childSessionKey });
-    await insertSubagentRun(db, {
+    const taskRedactions = await insertSubagentRun(db, {
       id: input.subagentId,
       agent_id: input.agentId,
       parent_session_key: input.sessionKey,
@@ -110,16 +111,17 @@ export function createSubagentActivities(allDeps: ActivityDeps) {
       created_at: input.now,
       updated_at: input.now,
     });
-    return spawnOf((await getSubagentRun(db, input.subagentId))!);
+    logRedactions('subagent_task', taskRedactions, { subagentId: input.subagentId });
+    return spawnOf((await getSubagentRun(db, input.agentId, input.subagentId))!);
   }
 
   /** The spawn's tool result, once the child workflow runs. */
   async function recordSpawn(input: RecordSpawnInput): Promise<{ entryId: string }> {
     const deps = depsForAgent(allDeps, input.agentId);
-    await db.updateTable('subagent_runs').set({ workflow_id: input.workflowId }).where('id', '=', input.subagentId).execute();
+    await db.updateTable('subagent_runs').set({ workflow_id: input.workflowId }).where('agent_id', '=', input.agentId).where('id', '=', input.subagentId).execute();
     const done = await storedToolResult(deps, input);
     if (done) return { entryId: done.entryId };
-    const run = (await getSubagentRun(db, input.subagentId))!;
+    const run = (await getSubagentRun(db, input.agentId, input.subagentId))!;
     const text =
       `Spawned subagent ${run.id}${run.label ? ` ("${run.label}")` : ''} in session ${run.child_session_key} (mode ${run.mode}). ` +
       'It works on its own; its result arrives here as a message when it finishes. Do not spawn it again. ' +
@@ -132,8 +134,7 @@ export function createSubagentActivities(allDeps: ActivityDeps) {
    * it closed). Retried until Temporal takes it; the parent's claim makes a repeat harmless.
    */
   async function announceToParent(input: AnnounceInput): Promise<AnnounceResult> {
-    const id = subagentIdOf(input.sessionKey);
-    const run = id ? await getSubagentRun(db, id) : undefined;
+    const run = subagentIdOf(input.sessionKey) ? await runOfChildSession(db, input.agentId, input.sessionKey) : undefined;
     if (!run) throw ApplicationFailure.nonRetryable(`no subagent run for ${input.sessionKey}`, FailureTypes.InvalidInput);
     // The parent session was reset since the spawn: the run was recorded killed then, nobody to tell.
     const parent = await getSession(db, run.agent_id, run.parent_session_key);
@@ -141,12 +142,13 @@ export function createSubagentActivities(allDeps: ActivityDeps) {
     const text = await resultText(input);
     const ended = run.mode === 'run' || input.outcome === 'killed';
     const status = input.outcome === 'done' ? (ended ? 'done' : 'idle') : input.outcome === 'failed' ? (ended ? 'failed' : 'idle') : 'killed';
-    await updateSubagentRun(db, run.id, {
+    const resultRedactions = await updateSubagentRun(db, run, {
       status,
       result: text.slice(0, 4_000),
       updated_at: input.now,
       ...(ended ? { ended_at: input.now } : {}),
     });
+    logRedactions('subagent_result', resultRedactions, { subagentId: run.id });
     if (ended) {
       const deps = depsForAgent(allDeps, input.agentId);
       const outcome = input.outcome === 'done' ? 'ok' : input.outcome === 'failed' ? 'error' : 'killed';

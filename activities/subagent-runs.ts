@@ -4,7 +4,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { Database } from '../src/store/schema';
 import { parseSessionKey } from '../src/sessions/session-key';
 import { FailureTypes } from '../src/protocol';
-import { getSubagentRun, liveChildren, updateSubagentRun } from '../src/store/subagent-runs-repo';
+import { liveChildren, runOfChildSession, updateSubagentRun } from '../src/store/subagent-runs-repo';
 
 /** The subagent id of a child session key (its uuid), or undefined for any other key. */
 export function subagentIdOf(sessionKey: string): string | undefined {
@@ -17,9 +17,8 @@ export function subagentIdOf(sessionKey: string): string | undefined {
 }
 
 /** The first message of a spawned child: its stored task (with attachments). */
-export async function subagentTaskText(db: Kysely<Database>, sessionKey: string): Promise<string> {
-  const id = subagentIdOf(sessionKey);
-  const run = id ? await getSubagentRun(db, id) : undefined;
+export async function subagentTaskText(db: Kysely<Database>, agentId: string, sessionKey: string): Promise<string> {
+  const run = subagentIdOf(sessionKey) ? await runOfChildSession(db, agentId, sessionKey) : undefined;
   if (!run) throw ApplicationFailure.nonRetryable(`no subagent run for ${sessionKey}: its spawn was not recorded`, FailureTypes.InvalidInput);
   return run.task;
 }
@@ -32,7 +31,7 @@ export async function orphanedChildren(db: Kysely<Database>, agentId: string, se
   const live = (await liveChildren(db, agentId, sessionKey)).filter((r) => r.parent_session_id !== currentSessionId);
   const now = new Date().toISOString();
   for (const run of live) {
-    await updateSubagentRun(db, run.id, { status: 'killed', result: 'killed: the parent session was reset', ended_at: now, updated_at: now });
+    await updateSubagentRun(db, run, { status: 'killed', result: 'killed: the parent session was reset', ended_at: now, updated_at: now });
   }
   return live.flatMap((r) => (r.workflow_id ? [r.workflow_id] : []));
 }

@@ -80,8 +80,8 @@ export function subagentTools(deps: ActivityDeps, sessions: SessionSignals | und
 
   async function ownRun(ref: string, ctx: ToolContext): Promise<SubagentRun> {
     const id = subagentIdOf(ref) ?? ref;
-    const run = await getSubagentRun(deps.db, id);
-    if (!run || run.agent_id !== ctx.agentId || run.parent_session_key !== ctx.sessionKey) {
+    const run = await getSubagentRun(deps.db, ctx.agentId, id);
+    if (!run || run.parent_session_key !== ctx.sessionKey) {
       throw new ToolInputError(`target: "${ref}" is not one of your subagents; the subagents tool lists them`);
     }
     return run;

@@ -7,6 +7,7 @@ import { getEntry } from '../src/store/entries-repo';
 import { appendToolResultReleasingArgs, loadPendingToolArgs } from '../src/store/pending-tool-args-repo';
 import { isToolCallBlock, type AssistantMessage, type MessageEntry, type ToolCallBlock, type ToolResultMessage } from '../src/context/types';
 import type { ToolOutput } from '../src/tools/registry';
+import { logRedactions } from './model-call-report';
 
 /** Where a tool call is and where its result goes. */
 export interface ToolCallRef {
@@ -52,7 +53,8 @@ export async function storeToolResult(deps: ActivityDeps, ref: ToolCallRef, tool
     timestamp: Date.parse(ref.now),
   };
   const entry: MessageEntry = { type: 'message', id: ref.resultEntryId, parentId: ref.parentId, timestamp: ref.now, message: result };
-  await appendToolResultReleasingArgs(deps.db, ref.agentId, ref.sessionId, ref, { entry, tokenEstimate: deps.estimate(result) });
+  const { redactions } = await appendToolResultReleasingArgs(deps.db, ref.agentId, ref.sessionId, ref, { entry, tokenEstimate: deps.estimate(result) });
+  logRedactions('tool_result', redactions, { toolName, toolCallId: ref.toolCallId });
   return { entryId: entry.id, isError: result.isError ?? false };
 }
 

@@ -25,7 +25,7 @@ import type { ContextSplit, PromptCacheCounters, SessionCarriedState, TurnUsage 
 import { openReplyStream } from '../src/streaming/reply-publisher';
 import { claimAnnounce } from '../src/store/subagent-runs-repo';
 import { orphanedChildren, subagentTaskText } from './subagent-runs';
-import { contextRepairs, redactionCounts } from './model-call-report';
+import { contextRepairs, logRedactions, redactionCounts } from './model-call-report';
 
 export interface BeginTurnInput {
   readonly agentId: string;
@@ -140,7 +140,7 @@ export function createTurnActivities(allDeps: ActivityDeps) {
     let session = await ensureSession(db, { agentId: input.agentId, sessionKey: input.sessionKey, newSessionId: input.newSessionId, now, chatType: chatTypeOfKey(input.sessionKey) });
     // No secret outlives the turn that needed it, even when a tool failed for good.
     await releaseAbandonedToolArgs(db, input.agentId, session.session_id, input.now);
-    const message = input.subagentTask ? await subagentTaskText(db, input.sessionKey) : input.text;
+    const message = input.subagentTask ? await subagentTaskText(db, input.agentId, input.sessionKey) : input.text;
     const reset = parseResetCommand(message);
     const text = reset ? (reset.remainder ?? '') : message;
     // Freshness (OpenClaw session reset): a reset command, the daily boundary or idle expiry starts a new sessionId.
@@ -177,7 +177,8 @@ export function createTurnActivities(allDeps: ActivityDeps) {
         timestamp: input.now,
         message: { role: 'user', content: text, timestamp: Date.parse(input.now) },
       };
-      await appendEntriesRedacted(db, input.agentId, session.session_id, [{ entry, tokenEstimate: deps.estimate(entry.message) }]);
+      const { redactions } = await appendEntriesRedacted(db, input.agentId, session.session_id, [{ entry, tokenEstimate: deps.estimate(entry.message) }]);
+      logRedactions('user_message', redactions, { entryId: entry.id });
     }
     const limit = deps.config.maxActiveTranscriptBytes;
     const preflightCompaction = limit > 0 && (await activeTranscriptBytes(db, input.agentId, session.session_id)) > limit;

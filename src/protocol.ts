@@ -36,6 +36,8 @@ export const FailureTypes = {
   DataError: 'KeelDataError',
   /** A request named a session that does not exist; nothing was created. */
   UnknownSession: 'KeelUnknownSession',
+  /** The worker does not serve this agent (KEEL_ALLOWED_AGENTS); nothing was written. */
+  AgentNotAllowed: 'KeelAgentNotAllowed',
 } as const;
 
 /** Starts (or continues) the one long-lived workflow of a session. */

@@ -111,7 +111,7 @@ export interface PausedSession {
 /** `keel compactions [--failed]`: newest first. Returns `{ compactions }`, with `--failed` also `pausedSessions`. */
 export async function compactionsList(opts: CompactionsListOptions): Promise<{ compactions: CompactionView[]; pausedSessions?: PausedSession[] }> {
   const rows = await listCompactions(opts.db, { agentId: opts.agentId, failedOnly: opts.failed ?? false, limit: opts.limit ?? LIST_LIMIT });
-  const compactions = rows.map((row) => (opts.failed ? { ...toCompactionView(row), retryCommand: `keel compactions retry ${row.id}` } : toCompactionView(row)));
+  const compactions = rows.map((row) => (opts.failed ? { ...toCompactionView(row), retryCommand: `keel compactions retry ${row.id} --agent ${row.agent_id}` } : toCompactionView(row)));
   const pausedSessions = opts.failed ? await sessionsWithAutoCompactionPaused(opts.db, opts.agentId) : undefined;
   if (!opts.json) {
     const write = opts.write ?? stderr;
@@ -140,16 +140,23 @@ async function sessionsWithAutoCompactionPaused(db: Kysely<Database>, agentId: s
   return rows.map((r) => ({ agentId: r.agent_id, sessionKey: r.session_key, consecutiveFailures: r.compaction_failures }));
 }
 
-/** The id named no `compactions` row. */
+/** The id named no `compactions` row of the agent (another agent's row is not shown or retried). */
 export class CompactionNotFoundError extends Error {
   override readonly name = 'CompactionNotFoundError';
-  constructor(readonly id: string) {
-    super(`no compaction with id ${id}; list them with \`keel compactions\``);
+  constructor(readonly id: string, readonly agentId: string) {
+    super(`no compaction ${shownId(id)} for agent ${agentId}; list them with \`keel compactions --agent ${agentId}\` (another agent's compaction needs its --agent)`);
   }
+}
+
+/** An id as messages show it: a pasted megabyte is cut. */
+function shownId(id: string): string {
+  return id.length > 80 ? `${id.slice(0, 80)}… (${id.length} characters)` : id;
 }
 
 export interface CompactionsShowOptions {
   readonly db: Kysely<Database>;
+  /** The agent the compaction must belong to. */
+  readonly agentId: string;
   readonly id: string;
   readonly json?: boolean;
   readonly write?: Write;
@@ -160,8 +167,8 @@ export interface CompactionsShowOptions {
  * session's previous summary. Returns `{ compaction, detail }`; throws `CompactionNotFoundError`.
  */
 export async function compactionsShow(opts: CompactionsShowOptions): Promise<{ compaction: CompactionView; detail: CompactionDetail }> {
-  const row = await getCompaction(opts.db, opts.id);
-  if (!row) throw new CompactionNotFoundError(opts.id);
+  const row = await getCompaction(opts.db, opts.agentId, opts.id);
+  if (!row) throw new CompactionNotFoundError(opts.id, opts.agentId);
   const v = toCompactionView(row);
   const detail = await compactionDetail(opts.db, row);
   if (!opts.json) {
@@ -183,8 +190,8 @@ export async function compactionsShow(opts: CompactionsShowOptions): Promise<{ c
       ['error', v.error],
     ];
     for (const [k, value] of lines) if (value !== null) write(`${k.padEnd(17)} ${value}\n`);
-    if (v.degraded) write(`\nThe summary is extractive (no model summary could be had). Retry: keel compactions retry ${v.id}\n`);
-    if (v.status === 'failed') write(`\nRetry: keel compactions retry ${v.id}\n`);
+    if (v.degraded) write(`\nThe summary is extractive (no model summary could be had). Retry: keel compactions retry ${v.id} --agent ${v.agentId}\n`);
+    if (v.status === 'failed') write(`\nRetry: keel compactions retry ${v.id} --agent ${v.agentId}\n`);
     if (detail.summary !== null) write(`\n── summary ──\n${detail.summary}\n`);
     if (detail.diff) {
       write(`\n── changes since compaction ${detail.previousCompactionId} ──\n`);
@@ -198,6 +205,8 @@ export interface CompactionsRetryOptions {
   readonly db: Kysely<Database>;
   readonly temporalClient: Client;
   readonly taskQueue: string;
+  /** The agent the compaction must belong to. */
+  readonly agentId: string;
   readonly id: string;
   /** The window of the agent that owns the compaction (default 200,000). */
   readonly contextWindowFor?: (agentId: string) => number;
@@ -222,8 +231,8 @@ export interface CompactionsRetryResult {
  * (`USE_EXISTING`) and reported with `started: false`. Does not wait for the result.
  */
 export async function compactionsRetry(opts: CompactionsRetryOptions): Promise<CompactionsRetryResult> {
-  const row = await getCompaction(opts.db, opts.id);
-  if (!row) throw new CompactionNotFoundError(opts.id);
+  const row = await getCompaction(opts.db, opts.agentId, opts.id);
+  if (!row) throw new CompactionNotFoundError(opts.id, opts.agentId);
   const trigger: CompactionTriggerName = 'manual';
   const input: CompactionWorkflowInput = {
     agentId: row.agent_id,
@@ -259,7 +268,7 @@ export async function compactionsRetry(opts: CompactionsRetryOptions): Promise<C
     const write = opts.write ?? stderr;
     write(
       started
-        ? `started compaction ${compactionId} for ${row.session_key} (retry of ${row.id}); follow it with: keel compactions show ${compactionId}\n`
+        ? `started compaction ${compactionId} for ${row.session_key} (retry of ${row.id}); follow it with: keel compactions show ${compactionId} --agent ${row.agent_id}\n`
         : `a compaction (${compactionId ?? 'id unknown'}) is already running for ${row.session_key}; not starting another\n`,
     );
   }

@@ -38,6 +38,7 @@ export async function connectClient(config: KeelConfig, opts: { stream?: boolean
     ...(dataConverter ? { dataConverter } : {}),
     taskQueue: config.taskQueue,
     contextWindowTokens: config.contextWindowTokens,
+    ...(config.allowedAgents ? { allowedAgents: config.allowedAgents } : {}),
     ...(stream ? { stream } : {}),
     ...(opts.log ? { warn: opts.log } : {}),
   });

@@ -194,9 +194,9 @@ async function stuckCompactions(db: Kysely<Database>, opts: DoctorOptions): Prom
     agentId: row.agent_id,
     sessionKey: row.session_key,
     sessionId: row.session_id,
-    detail: `compaction ${row.id} has been running since ${new Date(row.started_at).toISOString()}; --fix marks it failed (then: keel compactions retry ${row.id})`,
+    detail: `compaction ${row.id} has been running since ${new Date(row.started_at).toISOString()}; --fix marks it failed (then: keel compactions retry ${row.id} --agent ${row.agent_id})`,
     repairable: true,
-    apply: () => markFailed(db, row.id, `stuck in running for over ${opts.stuckAfterMinutes} minutes; marked failed by keel doctor`, opts.now),
+    apply: () => markFailed(db, row.agent_id, row.id, `stuck in running for over ${opts.stuckAfterMinutes} minutes; marked failed by keel doctor`, opts.now),
   }));
 }
 
@@ -220,9 +220,9 @@ async function workflowGone(db: Kysely<Database>, opts: DoctorOptions, workflows
       agentId: row.agent_id,
       sessionKey: row.session_key,
       sessionId: row.session_id,
-      detail: `compaction ${row.id} is running in the store but its workflow ${workflowId} is ${status}; --fix marks it failed (then: keel compactions retry ${row.id})`,
+      detail: `compaction ${row.id} is running in the store but its workflow ${workflowId} is ${status}; --fix marks it failed (then: keel compactions retry ${row.id} --agent ${row.agent_id})`,
       repairable: true,
-      apply: () => markFailed(db, row.id, `its workflow ${workflowId} is ${status}; marked failed by keel doctor`, opts.now),
+      apply: () => markFailed(db, row.agent_id, row.id, `its workflow ${workflowId} is ${status}; marked failed by keel doctor`, opts.now),
     });
   }
   // Arguments saved after this point belong to a turn that started since: never deleted by this run.

@@ -35,23 +35,24 @@ export async function subagentsList(opts: { db: Kysely<Database>; parentSessionK
   return { subagents };
 }
 
-export async function subagentsKill(opts: { db: Kysely<Database>; sessions: SessionSignals; id: string }): Promise<{ id: string; killed: boolean; message: string }> {
-  const run = await existingRun(opts.db, opts.id);
+export async function subagentsKill(opts: { db: Kysely<Database>; sessions: SessionSignals; agentId: string; id: string }): Promise<{ id: string; killed: boolean; message: string }> {
+  const run = await existingRun(opts.db, opts.agentId, opts.id);
   const result = await killSubagent(opts.sessions, run);
   process.stderr.write(`${result.message}\n`);
   return { id: run.id, ...result };
 }
 
-export async function subagentsSteer(opts: { db: Kysely<Database>; sessions: SessionSignals; id: string; text: string }): Promise<{ id: string; sent: boolean; message: string }> {
-  const run = await existingRun(opts.db, opts.id);
+export async function subagentsSteer(opts: { db: Kysely<Database>; sessions: SessionSignals; agentId: string; id: string; text: string }): Promise<{ id: string; sent: boolean; message: string }> {
+  const run = await existingRun(opts.db, opts.agentId, opts.id);
   const result = await steerSubagent(opts.db, opts.sessions, run, opts.text, `steer:cli:${randomUUID()}`);
   process.stderr.write(`${result.message}\n`);
   return { id: run.id, ...result };
 }
 
-async function existingRun(db: Kysely<Database>, id: string): Promise<SubagentRun> {
-  const run = await getSubagentRun(db, id);
-  if (!run) throw new UsageError(`no subagent run ${id.length > 80 ? `${id.slice(0, 80)}… (${id.length} characters)` : id}; \`keel subagents\` lists them`);
+/** A run spawned by `agentId`'s sessions; another agent's id is refused like an unknown one. */
+async function existingRun(db: Kysely<Database>, agentId: string, id: string): Promise<SubagentRun> {
+  const run = await getSubagentRun(db, agentId, id);
+  if (!run) throw new UsageError(`no subagent run ${id.length > 80 ? `${id.slice(0, 80)}… (${id.length} characters)` : id} for agent ${agentId}; \`keel subagents --agent ${agentId}\` lists them`);
   return run;
 }
 

@@ -5,6 +5,7 @@ import { listenForReply } from './reply-listener';
 import type { ReplyStreamEvent } from '../streaming/reply-assembler';
 import type { ReplyStreamSubscriber } from '../streaming/reply-subscriber';
 import { sessionWorkflowId, parseSessionKey } from '../sessions/session-key';
+import { agentNotAllowed } from '../security/allowed-agents';
 import { checkCompactRequest, checkRequestSize, checkTurnRequest, type RequestProblem } from '../sessions/validate-request';
 import {
   DEFAULT_TASK_QUEUE,
@@ -31,6 +32,8 @@ export interface KeelClientOptions {
   readonly taskQueue?: string;
   /** The agent that owns sessions whose key does not name one (cron:/hook: keys). Default `main`. */
   readonly defaultAgentId?: string;
+  /** The agents this client may address (KEEL_ALLOWED_AGENTS); another is refused before anything is sent. Unset → all. */
+  readonly allowedAgents?: readonly string[];
   readonly contextWindowTokens?: number;
   /** Activity timeouts for sessions this client starts (tests shorten them). */
   readonly tuning?: SessionTuning;
@@ -102,10 +105,15 @@ export class KeelClient {
     this.warn = opts.warn ?? ((line) => void process.stderr.write(`${line}\n`));
   }
 
-  /** Which agent owns a session key, and the session workflow's id. Throws InvalidSessionKeyError. */
+  /**
+   * Which agent owns a session key, and the session workflow's id. Throws InvalidSessionKeyError, or
+   * KeelRequestError when the agent is not in `allowedAgents`.
+   */
   identify(sessionKey: string): { agentId: string; workflowId: string } {
     const parsed = parseSessionKey(sessionKey);
     const agentId = parsed.agentId ?? this.opts.defaultAgentId ?? 'main';
+    const refusal = agentNotAllowed(this.opts.allowedAgents, agentId);
+    if (refusal) throw new KeelRequestError({ field: 'KEEL_ALLOWED_AGENTS', message: refusal });
     return { agentId, workflowId: sessionWorkflowId(agentId, sessionKey) };
   }
 

@@ -2,6 +2,7 @@
  * Keel messages ↔ Anthropic Messages API shapes. The only place that knows `tool_use` /
  * `tool_result`; everything else in Keel speaks `toolCall` / `toolResult` (src/context/types.ts).
  */
+import { jsonDepthExceeds } from '../text/json-depth';
 import type Anthropic from '@anthropic-ai/sdk';
 import type {
   AgentMessage,
@@ -149,7 +150,11 @@ export function fromAnthropicMessage(message: Anthropic.Message): AssistantMessa
     if (block.type === 'text') content.push({ type: 'text', text: block.text });
     else if (block.type === 'thinking') content.push({ type: 'thinking', thinking: block.thinking, signature: block.signature });
     else if (block.type === 'tool_use') {
-      content.push({ type: 'toolCall', id: block.id, name: block.name, arguments: (block.input ?? {}) as Record<string, unknown> });
+      // Input that is not a JSON object, or nests too deep to store, gets no `arguments`: the tool
+      // answers with an input error and the tool-call repair step keeps it from later requests.
+      const input: unknown = block.input ?? {};
+      const usable = typeof input === 'object' && input !== null && !Array.isArray(input) && !jsonDepthExceeds(input);
+      content.push({ type: 'toolCall', id: block.id, name: block.name, ...(usable ? { arguments: input as Record<string, unknown> } : {}) });
     }
   }
   const usage = message.usage;

@@ -2,6 +2,7 @@
  * Keel messages ↔ OpenAI chat-completions shapes, for OpenAI-compatible endpoints (e.g. Ollama).
  * Text-first: images become image_url parts in user messages; thinking is not sent.
  */
+import { jsonDepthExceeds } from '../text/json-depth';
 import { z } from 'zod';
 import type { AgentMessage, AssistantBlock, ImageBlock, StopReason, TextBlock } from '../context/types';
 import { isToolCallBlock, toolCallArguments } from '../context/types';
@@ -90,7 +91,7 @@ const FINISH_REASONS: Record<string, StopReason> = { stop: 'stop', tool_calls: '
 function parseArguments(raw: string): Record<string, unknown> | undefined {
   try {
     const value: unknown = JSON.parse(raw);
-    return value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+    return value && typeof value === 'object' && !Array.isArray(value) && !jsonDepthExceeds(value) ? (value as Record<string, unknown>) : undefined;
   } catch {
     return undefined;
   }

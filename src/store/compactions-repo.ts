@@ -3,6 +3,7 @@ import type { CompactionEntry } from '../context/types';
 import type { CompactionOutcome } from '../compaction/types';
 import type { CompactionRow, Database } from './schema';
 import { storableJson, storableText } from '../text/storable-text';
+import { redactSecrets, type Redaction } from './redact';
 import { atRestOf } from './at-rest';
 
 /**
@@ -55,18 +56,25 @@ export async function createCompactionRow(db: Kysely<Database>, input: CreateCom
       memory_flush: input.memoryFlush ?? null,
     })
     .onConflict((oc) =>
-      oc.column('id').doUpdateSet((eb) => ({
-        status: 'running',
-        error: null,
-        finished_at: null,
-        attempts: input.countAttempt ? eb('compactions.attempts', '+', 1) : eb.ref('compactions.attempts'),
-      })),
+      oc
+        .column('id')
+        .doUpdateSet((eb) => ({
+          status: 'running',
+          error: null,
+          finished_at: null,
+          attempts: input.countAttempt ? eb('compactions.attempts', '+', 1) : eb.ref('compactions.attempts'),
+        }))
+        // Another agent's row with this id is never touched.
+        .where('compactions.agent_id', '=', input.agentId),
     )
     .execute();
-  return (await getCompaction(db, input.id))!;
+  const row = await getCompaction(db, input.agentId, input.id);
+  if (!row) throw new Error(`compaction id ${input.id} belongs to another agent than ${input.agentId}; compaction ids must be unique`);
+  return row;
 }
 
 export interface MarkSucceededInput extends CompactionOutcome {
+  readonly agentId: string;
   readonly id: string;
   readonly now: Date;
 }
@@ -88,6 +96,7 @@ export async function markSucceeded(db: Kysely<Database>, input: MarkSucceededIn
       entry_id: input.entryId,
       finished_at: input.now,
     })
+    .where('agent_id', '=', input.agentId)
     .where('id', '=', input.id)
     .where('status', '=', 'running')
     .executeTakeFirst();
@@ -99,11 +108,13 @@ export async function markSucceeded(db: Kysely<Database>, input: MarkSucceededIn
  * (`sessions.compaction_failures + 1`, only when the session still has the row's session id), in
  * one transaction. Returns false (and changes nothing) when the row was not running: idempotent.
  */
-export async function markFailed(db: Kysely<Database>, id: string, error: string, now: Date): Promise<boolean> {
+export async function markFailed(db: Kysely<Database>, agentId: string, id: string, error: string, now: Date): Promise<boolean> {
   return db.transaction().execute(async (trx) => {
     const row = await trx
       .updateTable('compactions')
-      .set({ status: 'failed', error: storableText(error), finished_at: now })
+      // A provider's error can quote what it was sent: stored redacted like everything else.
+      .set({ status: 'failed', error: storableText(redactSecrets(error).value), finished_at: now })
+      .where('agent_id', '=', agentId)
       .where('id', '=', id)
       .where('status', '=', 'running')
       .returning(['agent_id', 'session_key', 'session_id'])
@@ -135,9 +146,9 @@ export async function listCompactions(db: Kysely<Database>, options: ListCompact
   return q.orderBy('started_at', 'desc').orderBy('id').limit(options.limit).execute();
 }
 
-/** One row by id, or undefined. */
-export async function getCompaction(db: Kysely<Database>, id: string): Promise<CompactionRow | undefined> {
-  return db.selectFrom('compactions').selectAll().where('id', '=', id).executeTakeFirst();
+/** One row of `agentId` by id, or undefined (another agent's id reads as none). */
+export async function getCompaction(db: Kysely<Database>, agentId: string, id: string): Promise<CompactionRow | undefined> {
+  return db.selectFrom('compactions').selectAll().where('agent_id', '=', agentId).where('id', '=', id).executeTakeFirst();
 }
 
 export interface CompactionRecordInput {
@@ -160,9 +171,11 @@ export interface CompactionRecordInput {
  * firstKeptEntryId, tokensBefore}`, parent = the session's last entry) and updates the session
  * counters (`compaction_count + 1`, `context_tokens = tokensAfter`, `compaction_failures = 0`) in
  * ONE transaction. Idempotent: the entry is inserted `ON CONFLICT DO NOTHING`, and the counters move
- * only when it was new. Returns whether it was new.
+ * only when it was new. The summary is stored redacted, like every entry. Returns whether it was new
+ * and what was redacted.
  */
-export async function writeCompactionRecord(db: Kysely<Database>, input: CompactionRecordInput): Promise<{ inserted: boolean }> {
+export async function writeCompactionRecord(db: Kysely<Database>, input: CompactionRecordInput): Promise<{ inserted: boolean; redactions: readonly Redaction[] }> {
+  const { value: summary, redactions } = redactSecrets(input.summary);
   return db.transaction().execute(async (trx) => {
     const last = await trx
       .selectFrom('transcript_entries')
@@ -178,7 +191,7 @@ export async function writeCompactionRecord(db: Kysely<Database>, input: Compact
       id: input.entryId,
       parentId: last?.id === input.entryId ? null : (last?.id ?? null),
       timestamp: input.now.toISOString(),
-      summary: input.summary,
+      summary,
       firstKeptEntryId: input.firstKeptEntryId ?? input.entryId,
       tokensBefore: input.tokensBefore,
     } satisfies CompactionEntry);
@@ -217,7 +230,7 @@ export async function writeCompactionRecord(db: Kysely<Database>, input: Compact
         .where('session_id', '=', input.sessionId)
         .execute();
     }
-    return { inserted };
+    return { inserted, redactions };
   });
 }
 

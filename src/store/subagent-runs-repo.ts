@@ -1,6 +1,8 @@
 import type { Kysely } from 'kysely';
 import type { Database, SubagentRunsTable } from './schema';
 import type { Insertable, Selectable, Updateable } from 'kysely';
+import { redactSecrets, type Redaction } from './redact';
+import { storableText } from '../text/storable-text';
 import { atRestOf } from './at-rest';
 
 export type SubagentRun = Selectable<SubagentRunsTable>;
@@ -10,15 +12,30 @@ export type SubagentStatus = 'running' | 'idle' | 'done' | 'failed' | 'killed';
 
 export const ENDED_STATUSES: readonly SubagentStatus[] = ['done', 'failed', 'killed'];
 
-/** Records a spawn once: a retried spawn step finds its row. */
-export async function insertSubagentRun(db: Kysely<Database>, row: Insertable<SubagentRunsTable>): Promise<void> {
-  // The task is conversation: sealed when encryption at rest is on (and the result, below).
-  const values = { ...row, task: atRestOf(db).text(row.task) };
+/**
+ * Records a spawn once: a retried spawn step finds its row. The task is stored redacted (it becomes
+ * the child's first message) and, being conversation, sealed when encryption at rest is on.
+ */
+export async function insertSubagentRun(db: Kysely<Database>, row: Insertable<SubagentRunsTable>): Promise<readonly Redaction[]> {
+  const { value: task, redactions } = redactSecrets(row.task);
+  const values = { ...row, task: atRestOf(db).text(storableText(task)) };
   await db.insertInto('subagent_runs').values(values).onConflict((oc) => oc.column('id').doNothing()).execute();
+  return redactions;
 }
 
-export async function getSubagentRun(db: Kysely<Database>, id: string): Promise<SubagentRun | undefined> {
-  return db.selectFrom('subagent_runs').selectAll().where('id', '=', id).executeTakeFirst();
+/** A run spawned by one of `agentId`'s sessions (another agent's id reads as none). */
+export async function getSubagentRun(db: Kysely<Database>, agentId: string, id: string): Promise<SubagentRun | undefined> {
+  return db.selectFrom('subagent_runs').selectAll().where('agent_id', '=', agentId).where('id', '=', id).executeTakeFirst();
+}
+
+/** The run behind a child session, seen from the child: its own agent and session key. */
+export async function runOfChildSession(db: Kysely<Database>, childAgentId: string, childSessionKey: string): Promise<SubagentRun | undefined> {
+  return db
+    .selectFrom('subagent_runs')
+    .selectAll()
+    .where('child_session_key', '=', childSessionKey)
+    .where((eb) => eb.or([eb('child_agent_id', '=', childAgentId), eb.and([eb('child_agent_id', 'is', null), eb('agent_id', '=', childAgentId)])]))
+    .executeTakeFirst();
 }
 
 /** Children of a parent session that have not ended, oldest first (fan-out limit, the compaction summary's list, reset). */
@@ -42,13 +59,16 @@ export async function listSubagentRuns(db: Kysely<Database>, filter: { agentId?:
   return q.orderBy('created_at', 'desc').orderBy('id').limit(filter.limit ?? 100).execute();
 }
 
+/** Updates a run of its parent's agent (another agent's run is left alone); a result is stored redacted. */
 export async function updateSubagentRun(
   db: Kysely<Database>,
-  id: string,
+  run: Pick<SubagentRun, 'agent_id' | 'id'>,
   patch: Pick<Updateable<SubagentRunsTable>, 'status' | 'result' | 'workflow_id' | 'ended_at'> & { updated_at: string },
-): Promise<void> {
-  const result = typeof patch.result === 'string' ? { result: atRestOf(db).text(patch.result) } : {};
-  await db.updateTable('subagent_runs').set({ ...patch, ...result }).where('id', '=', id).execute();
+): Promise<readonly Redaction[]> {
+  const redacted = typeof patch.result === 'string' ? redactSecrets(patch.result) : undefined;
+  const result = redacted ? { result: atRestOf(db).text(storableText(redacted.value)) } : {};
+  await db.updateTable('subagent_runs').set({ ...patch, ...result }).where('agent_id', '=', run.agent_id).where('id', '=', run.id).execute();
+  return redacted?.redactions ?? [];
 }
 
 /**

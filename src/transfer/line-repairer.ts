@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { JsonlLine } from './jsonl-lines';
+import { MAX_JSON_DEPTH, jsonDepthExceeds } from '../text/json-depth';
 import { validateEntry, validateHeader, type ImportedEntry, type ImportedSessionHeader } from './transcript-entry-schema';
 
 /** What the repairer changed in the lines it kept (each one makes the file "repaired"). */
@@ -28,7 +29,8 @@ const UNSTORABLE_CHARS = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-
 /**
  * File-level repair, one line at a time (OpenClaw's file-level transcript repair), so a file is
  * streamed and never held whole:
- * - blank lines are skipped silently; unparseable, over-long or invalid lines are dropped with a reason;
+ * - blank lines are skipped silently; unparseable, over-long, too deeply nested or invalid lines are
+ *   dropped with a reason;
  * - the first parseable line must be the session header, else the file is `fatal` (not imported);
  * - a line whose id was already seen is a duplicate: the first is kept;
  * - a missing id becomes `imp-<hash of session id, line number, line text>`, so re-importing the
@@ -59,6 +61,7 @@ export class LineRepairer {
     } catch (err) {
       return { kind: 'dropped', reason: `invalid JSON: ${(err as Error).message.slice(0, 120)}` };
     }
+    if (jsonDepthExceeds(value)) return { kind: 'dropped', reason: `JSON nested more than ${MAX_JSON_DEPTH} levels deep` };
     let sanitized = false;
     if (UNSTORABLE_ESCAPE.test(text)) {
       const cleaned = replaceUnstorable(value);

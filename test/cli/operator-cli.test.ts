@@ -41,7 +41,7 @@ async function plant(store: Store): Promise<void> {
   for (const [id, summary, firstKept, minute] of [['c1', 'Goal: read files\nDone: a', 'u2', 20], ['c2', 'Goal: read files\nDone: a and b', 'u3', 30]] as const) {
     await createCompactionRow(db, { id, agentId: 'ops', sessionKey: KEY, sessionId: 's1', trigger: 'manual', workflowId: null, retryOf: null, now: new Date(at(minute)), countAttempt: true });
     await writeCompactionRecord(db, { agentId: 'ops', sessionKey: KEY, sessionId: 's1', entryId: id, summary, firstKeptEntryId: firstKept, tokensBefore: 9000, tokensAfter: 1200, now: new Date(at(minute)) });
-    await markSucceeded(db, { id, now: new Date(at(minute)), status: 'succeeded', degraded: false, tokensBefore: 9000, tokensAfter: 1200, firstKeptEntryId: firstKept, entryId: id } as Parameters<typeof markSucceeded>[1]);
+    await markSucceeded(db, { agentId: 'ops', id, now: new Date(at(minute)), status: 'succeeded', degraded: false, tokensBefore: 9000, tokensAfter: 1200, firstKeptEntryId: firstKept, entryId: id } as Parameters<typeof markSucceeded>[1]);
   }
   await sql`update sessions set context_tokens = 150000 where agent_id = 'ops'`.execute(db);
   // Fault: the counter disagrees with the transcript (2 compaction entries).
@@ -105,7 +105,12 @@ describe.each(variants)('the operator CLI on $name: sessions, compactions show, 
   });
 
   it('compactions show prints the summary, the range it covers and the diff from the previous summary', async () => {
-    const run = await keel(['compactions', 'show', 'c2'], env);
+    // Another agent's id reads as unknown: the default agent (main) has no compaction c2.
+    const other = await keel(['compactions', 'show', 'c2'], env);
+    expect(other.code).not.toBe(0);
+    expect(other.stderr).toContain('no compaction c2 for agent main');
+    expect(other.stderr).not.toContain('Goal: read files');
+    const run = await keel(['compactions', 'show', 'c2', '--agent', 'ops'], env);
     expect(run.code).toBe(0);
     expect(run.stderr).toContain('Goal: read files\nDone: a and b');
     expect(run.stderr).toMatch(/first kept entry +u3/);
@@ -114,7 +119,7 @@ describe.each(variants)('the operator CLI on $name: sessions, compactions show, 
     expect(run.stderr).toContain('9k → 1k');
     expect(run.stderr).toContain('changes since compaction c1');
     expect(run.stderr).toContain('  Goal: read files\n- Done: a\n+ Done: a and b');
-    const json = JSON.parse((await keel(['compactions', 'show', 'c2', '--json'], env)).stdout);
+    const json = JSON.parse((await keel(['compactions', 'show', 'c2', '--agent', 'ops', '--json'], env)).stdout);
     expect(json.detail).toMatchObject({ summary: 'Goal: read files\nDone: a and b', previousCompactionId: 'c1', entriesSummarized: 4 });
   });
 
@@ -158,7 +163,7 @@ describe.each(variants)('the operator CLI on $name: sessions, compactions show, 
 
     // The stuck row is now a failed compaction an operator can retry.
     const failed = JSON.parse((await keel(['compactions', '--failed', '--json'], env)).stdout);
-    expect(failed.compactions).toEqual([expect.objectContaining({ id: 'c-stuck', status: 'failed', retryCommand: 'keel compactions retry c-stuck' })]);
+    expect(failed.compactions).toEqual([expect.objectContaining({ id: 'c-stuck', status: 'failed', retryCommand: 'keel compactions retry c-stuck --agent ops' })]);
   });
 
   it('export reaches an earlier transcript of the key; errors name the session, the folder, and cut long keys', async () => {

@@ -7,7 +7,8 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import { testDatabases } from '../support/databases';
 import { integrationSuite } from '../support/integration';
 import { freshDurableAgent } from '../support/durable-turn-helpers';
-import { KeelRequestError } from '../../src/client/keel-client';
+import { KeelClient, KeelRequestError } from '../../src/client/keel-client';
+import { fakeReply } from '../support/fake-anthropic';
 import { FailureTypes, MAX_REQUEST_BYTES, MAX_USER_TEXT_CHARS } from '../../src/protocol';
 import { getSession } from '../../src/store/sessions-repo';
 
@@ -64,6 +65,36 @@ describe('requests refused before anything is created (PGlite)', () => {
       expect((await handle.describe()).status.name).toBe('COMPLETED');
       expect(await getSession(store.db, agent, key)).toBeUndefined();
       expect(await store.db.selectFrom('compactions').selectAll().where('agent_id', '=', agent).execute()).toEqual([]);
+    }),
+  );
+
+  it('a worker with allowedAgents fails another agent\'s turn naming KEEL_ALLOWED_AGENTS, writes nothing, and serves its own agents', () =>
+    suite.withWorker(db.store, { config: { allowedAgents: ['served'] } }, async ({ client, store, fake, taskQueue }) => {
+      const before = fake.requests.length;
+      const intruder = freshDurableAgent();
+      const error = await client.sendMessage(`agent:${intruder}:main`, 'let me in').then(
+        () => undefined,
+        (err: unknown) => err,
+      );
+      expect(error).toBeInstanceOf(ApplicationFailure);
+      expect((error as ApplicationFailure).type).toBe(FailureTypes.AgentNotAllowed);
+      expect((error as ApplicationFailure).message).toContain(`agent ${intruder} is not in KEEL_ALLOWED_AGENTS (served)`);
+      expect(fake.requests.length).toBe(before);
+      for (const table of ['sessions', 'transcript_entries', 'compactions', 'memory_notes'] as const) {
+        expect(await store.db.selectFrom(table).selectAll().where('agent_id', '=', intruder).execute()).toEqual([]);
+      }
+      fake.enqueue(fakeReply.text('welcome'));
+      expect((await client.sendMessage('agent:served:main', 'hello')).reply).toBe('welcome');
+
+      // A client built with the same setting refuses before sending: no workflow starts.
+      const limited = new KeelClient({ connection: suite.env.connection, taskQueue, allowedAgents: ['served'] });
+      const refused = await limited.sendMessage(`agent:${intruder}:other`, 'let me in').then(
+        () => undefined,
+        (err: unknown) => err,
+      );
+      expect(refused).toBeInstanceOf(KeelRequestError);
+      expect((refused as KeelRequestError).field).toBe('KEEL_ALLOWED_AGENTS');
+      await expect(client.temporal.workflow.getHandle(client.identify(`agent:${intruder}:other`).workflowId).describe()).rejects.toBeInstanceOf(WorkflowNotFoundError);
     }),
   );
 });

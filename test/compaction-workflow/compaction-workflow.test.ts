@@ -48,7 +48,7 @@ describe.each(testDatabases())('compactionWorkflow on a real Temporal dev server
       expect(session!.context_tokens).toBe(result.tokensAfter);
       expect(session!.compaction_failures).toBe(0);
 
-      const row = await getCompaction(store.db, result.compactionId);
+      const row = await getCompaction(store.db, s.agentId, result.compactionId);
       expect(row).toMatchObject({ status: 'succeeded', degraded: false, attempts: 1, tokens_after: result.tokensAfter, first_kept_entry_id: 'm14', entry_id: result.entryId });
 
       const active = await loadActiveEntries(store.db, s.agentId, s.sessionId);
@@ -75,7 +75,7 @@ describe.each(testDatabases())('compactionWorkflow on a real Temporal dev server
 
       expect(result).toMatchObject({ status: 'succeeded', degraded: false });
       expect(fake.requests.length - sent).toBe(3);
-      const row = await getCompaction(store.db, result.compactionId);
+      const row = await getCompaction(store.db, s.agentId, result.compactionId);
       expect(row).toMatchObject({ status: 'succeeded', degraded: false });
     }));
 
@@ -94,21 +94,21 @@ describe.each(testDatabases())('compactionWorkflow on a real Temporal dev server
       expect(first.compaction!.summary.startsWith(EXTRACTIVE_SUMMARY_HEADER)).toBe(true);
       expect(first.compaction!.summary).not.toContain('No prior history');
       for (let i = 0; i < 4; i++) expect(first.compaction!.summary).toContain(`/srv/app/module-${i}.ts`);
-      expect(await getCompaction(store.db, degraded.compactionId)).toMatchObject({ status: 'succeeded', degraded: true });
+      expect(await getCompaction(store.db, s.agentId, degraded.compactionId)).toMatchObject({ status: 'succeeded', degraded: true });
 
       const failed = await compactionsList({ db: store.db, failed: true, agentId: s.agentId, json: true });
       expect(failed.compactions.map((c) => c.id)).toEqual([degraded.compactionId]);
 
       fake.respondWith(goodSummarizer);
       const temporalClient = w.client.temporal;
-      const retry = await compactionsRetry({ db: store.db, temporalClient, taskQueue: w.taskQueue, id: degraded.compactionId, keepRecentTokens: 0, json: true });
+      const retry = await compactionsRetry({ db: store.db, temporalClient, taskQueue: w.taskQueue, agentId: s.agentId, id: degraded.compactionId, keepRecentTokens: 0, json: true });
       expect(retry.started).toBe(true);
       const result = (await temporalClient.workflow.getHandle(retry.workflowId).result()) as { compactionId: string; degraded: boolean };
       expect(result).toMatchObject({ compactionId: retry.compactionId, degraded: false });
 
-      const row = await getCompaction(store.db, retry.compactionId!);
+      const row = await getCompaction(store.db, s.agentId, retry.compactionId!);
       expect(row).toMatchObject({ status: 'succeeded', degraded: false, retry_of: degraded.compactionId, trigger: 'manual' });
-      const shown = await compactionsShow({ db: store.db, id: retry.compactionId!, json: true });
+      const shown = await compactionsShow({ db: store.db, agentId: s.agentId, id: retry.compactionId!, json: true });
       expect(shown.compaction.retryOf).toBe(degraded.compactionId);
       const session = await getSession(store.db, s.agentId, s.sessionKey);
       expect(session!.compaction_count).toBe(2);
@@ -157,7 +157,7 @@ describe.each(testDatabases())('compactionWorkflow on a real Temporal dev server
       expect(b.entryId).toBe(a.entryId);
       expect(await countCompactionEntries(store.db, s.agentId, s.sessionId)).toBe(1);
       expect((await getSession(store.db, s.agentId, s.sessionKey))!.compaction_count).toBe(1);
-      expect(await getCompaction(store.db, compactionId)).toMatchObject({ status: 'succeeded', attempts: 1 });
+      expect(await getCompaction(store.db, s.agentId, compactionId)).toMatchObject({ status: 'succeeded', attempts: 1 });
 
       // The record write itself: a repeated call inserts nothing and leaves the counters alone.
       const again = await writeCompactionRecord(store.db, {

@@ -72,7 +72,7 @@ describeOnPostgres('a worker SIGKILLed during the compaction record write', 'PGl
       const { session, entries } = await storedTranscript(rig.store, rig.agentId, rig.sessionKey);
       expect(await countCompactionEntries(rig.store.db, rig.agentId, session.session_id)).toBe(1);
       expect(session).toMatchObject({ compaction_count: 1, compaction_failures: 0, context_tokens: result.tokensAfter });
-      expect(await getCompaction(rig.store.db, result.compactionId)).toMatchObject({ status: 'succeeded', trigger: 'manual' });
+      expect(await getCompaction(rig.store.db, rig.agentId, result.compactionId)).toMatchObject({ status: 'succeeded', trigger: 'manual' });
       // Every message is still stored, once; the compaction entry is the one the workflow reported.
       const messages = entries.filter((e) => e.type === 'message');
       expect(messages.map((e) => [e.role, entryText(e)])).toEqual([

@@ -5,7 +5,7 @@ import { ensureMaintenanceSchedule } from '../../src/temporal/maintenance-schedu
 import { ensureSession, getSession, rotateSession } from '../../src/store/sessions-repo';
 import { sessionIdsOfKey } from '../../src/store/session-ids-repo';
 import { appendEntries, countEntries } from '../../src/store/entries-repo';
-import { MAINTENANCE_SCHEDULE_ID, type MaintenanceRunSummary } from '../../src/protocol';
+import { MAINTENANCE_SCHEDULE_ID, MAINTENANCE_WORKFLOW_TYPE, type MaintenanceRunSummary } from '../../src/protocol';
 
 const suite = integrationSuite();
 
@@ -49,4 +49,19 @@ describe.each(testDatabases())('maintenance as a Temporal Schedule, on $name', (
       expect((await sessionIdsOfKey(store.db, agent, `agent:${agent}:new`)).map((s) => s.sessionId)).toEqual([`${agent}-new2`]);
       await schedule.delete();
     }));
+
+  it('a worker limited to some agents (allowedAgents) prunes only theirs, never another agent\'s sessions in the same database', async () => {
+    const mine = `m${Math.random().toString(36).slice(2, 8)}`;
+    const theirs = `t${Math.random().toString(36).slice(2, 8)}`;
+    for (const agent of [mine, theirs]) {
+      await ensureSession(db.store.db, { agentId: agent, sessionKey: `agent:${agent}:old`, newSessionId: `${agent}-old`, now: new Date() });
+      await sql`update sessions set updated_at = now() - interval '45 days' where agent_id = ${agent}`.execute(db.store.db);
+    }
+    await suite.withWorker(db.store, { config: { allowedAgents: [mine] } }, async ({ client, store, taskQueue }) => {
+      const summary = (await client.temporal.workflow.execute(MAINTENANCE_WORKFLOW_TYPE, { workflowId: `maintenance-${mine}`, taskQueue, args: [{ mode: 'enforce' }] })) as MaintenanceRunSummary;
+      expect(summary.sampleKeys).toEqual([`${mine}/agent:${mine}:old`]);
+      expect(await getSession(store.db, mine, `agent:${mine}:old`)).toBeUndefined();
+      expect(await getSession(store.db, theirs, `agent:${theirs}:old`)).toBeDefined();
+    });
+  });
 });

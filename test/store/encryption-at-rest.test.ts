@@ -229,8 +229,8 @@ describe.each(variants)('encryption at rest on $name', (variant) => {
       // A subagent's task and result are sealed like the transcript.
       const now = new Date().toISOString();
       await insertSubagentRun(store.db, { id: 'sub1', agent_id: 'm', parent_session_key: 'agent:m:main', child_session_key: 'agent:m:subagent:1', mode: 'run', depth: 1, status: 'running', task: 'count the okapis', result: null, workflow_id: null, created_at: now });
-      await updateSubagentRun(store.db, 'sub1', { status: 'done', result: 'seven okapis', updated_at: now });
-      expect(await getSubagentRun(store.db, 'sub1')).toMatchObject({ task: 'count the okapis', result: 'seven okapis', status: 'done' });
+      await updateSubagentRun(store.db, { agent_id: 'm', id: 'sub1' }, { status: 'done', result: 'seven okapis', updated_at: now });
+      expect(await getSubagentRun(store.db, 'm', 'sub1')).toMatchObject({ task: 'count the okapis', result: 'seven okapis', status: 'done' });
       expect(await rawText(store.db)).not.toContain('okapi');
 
       // Imported transcripts take the same write path.

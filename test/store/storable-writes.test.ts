@@ -69,8 +69,8 @@ describe.each(testDatabases())('storable text at the persistence boundary on $na
     expect((await getEntry(store.db, 'A', 's1', 'c1'))!.payload).toMatchObject({ type: 'compaction', summary: STORED });
 
     await createCompactionRow(store.db, { id: 'k1', agentId: 'A', sessionKey: 'agent:A:main', sessionId: 's1', trigger: 'manual', workflowId: null, retryOf: null, now: NOW, countAttempt: true });
-    expect(await markFailed(store.db, 'k1', POISON, NOW)).toBe(true);
-    expect((await getCompaction(store.db, 'k1'))!.error).toBe(STORED);
+    expect(await markFailed(store.db, 'A', 'k1', POISON, NOW)).toBe(true);
+    expect((await getCompaction(store.db, 'A', 'k1'))!.error).toBe(STORED);
 
     await recordMemoryFlush(store.db, { agentId: 'A', sessionKey: 'agent:A:main', sessionId: 's1', flushId: 'f1', now: NOW.toISOString(), cycle: 0, notes: [POISON] });
     expect((await searchMemoryNotes(store.db, 'A', [], 100)).map((n) => n.text)).toEqual([STORED]);

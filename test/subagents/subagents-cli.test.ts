@@ -42,10 +42,14 @@ describe.each(sharedDatabases())('keel subagents, on $name', (kind) => {
     const oslo = runs.find((r) => r.label === 'Oslo')!;
     const lima = runs.find((r) => r.label === 'Lima')!;
 
-    const steered = await keel(['subagents', 'steer', oslo.id, 'steer:', 'now', 'Bergen'], env);
+    // An id is only reached through its own agent: another agent's steer is refused, nothing sent.
+    const foreign = await keel(['subagents', 'steer', oslo.id, 'hello', '--agent', 'intruder'], env);
+    expect(foreign.code).toBe(2);
+    expect(foreign.stderr).toContain(`no subagent run ${oslo.id} for agent intruder`);
+    const steered = await keel(['subagents', 'steer', oslo.id, 'steer:', 'now', 'Bergen', '--agent', agentId], env);
     expect(steered.code).toBe(0);
     expect(steered.stderr).toContain(`sent to subagent ${oslo.id}`);
-    const killed = await keel(['subagents', 'kill', lima.id, '--json'], env);
+    const killed = await keel(['subagents', 'kill', lima.id, '--agent', agentId, '--json'], env);
     expect(killed.code).toBe(0);
     expect(JSON.parse(killed.stdout)).toMatchObject({ id: lima.id, killed: true });
 
@@ -61,7 +65,7 @@ describe.each(sharedDatabases())('keel subagents, on $name', (kind) => {
       { label: 'Oslo', status: 'idle' },
     ]);
     // A second kill of an ended run says so and exits 1; an unknown id is a usage error.
-    const again = await keel(['subagents', 'kill', lima.id], env);
+    const again = await keel(['subagents', 'kill', lima.id, '--agent', agentId], env);
     expect(again.code).toBe(1);
     expect(again.stderr).toContain('already ended (killed)');
     const unknown = await keel(['subagents', 'kill', 'no-such-run'], env);

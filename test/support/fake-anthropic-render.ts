@@ -88,7 +88,7 @@ function blockEvents(block: FakeContentBlock, index: number): SseEvent[] {
       break;
     case 'tool_use': {
       events.push(start({ type: 'tool_use', id: block.id, name: block.name, input: {} }));
-      const json = JSON.stringify(block.input);
+      const json = block.inputJson ?? JSON.stringify(block.input);
       const half = Math.ceil(json.length / 2);
       for (const piece of [json.slice(0, half), json.slice(half)]) {
         if (piece) events.push(delta({ type: 'input_json_delta', partial_json: piece }));

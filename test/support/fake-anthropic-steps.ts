@@ -17,7 +17,8 @@ export type FakeErrorType =
 export type FakeContentBlock =
   /** `chunks` sets the streamed `text_delta`s; by default the text streams word by word. */
   | { type: 'text'; text: string; chunks?: string[] }
-  | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> }
+  /** `inputJson` streams as the input instead of `input` (what JSON.stringify cannot write: 100k levels, a bare string). */
+  | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown>; inputJson?: string }
   | { type: 'thinking'; thinking: string; signature: string };
 
 /** When and how fast the fake answers. */
@@ -90,7 +91,7 @@ export const fakeReply = {
 
   /** The assistant calls tools (optionally after some text); stop reason `tool_use`. */
   toolUse(
-    calls: Array<{ id: string; name: string; input: Record<string, unknown> }>,
+    calls: Array<{ id: string; name: string; input: Record<string, unknown>; inputJson?: string }>,
     options: Omit<FakeMessageStep, 'kind' | 'content'> & { text?: string } = {},
   ): FakeMessageStep {
     const { text, ...rest } = options;

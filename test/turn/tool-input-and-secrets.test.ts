@@ -14,6 +14,7 @@ import { getSession } from '../../src/store/sessions-repo';
 import { ToolRegistry } from '../../src/tools/registry';
 import type { Store } from '../../src/store/connect';
 import { allEntries } from '../support/store-readers';
+import { flushStep, isFlushRequest, isSummarizerRequest } from '../support/durable-turn-helpers';
 
 const suite = integrationSuite();
 
@@ -102,6 +103,38 @@ describe.each(testDatabases())('tool input and secrets on the real path, on $nam
       expect(toolResults(fake.requests[first + 1]!.body)[0].content[0].text).toBe('deployed prod; the registry answered with token [REDACTED:github_token]');
       // The raw arguments are gone once the result is stored.
       expect(await store.db.selectFrom('pending_tool_args').selectAll().where('agent_id', '=', agent).execute()).toEqual([]);
+    });
+  });
+
+  it('stores a summary and memory notes that repeat a secret redacted, and the next turn never sends it to the model', async () => {
+    await suite.withWorker(db.store, {}, async ({ client, store, fake }) => {
+      const { agent, key } = freshKey();
+      fake.enqueue(fakeReply.text('Noted.'));
+      await client.sendMessage(key, 'We deploy billing on Friday.');
+      // The summarizer and the memory flush write the secrets (model output nobody typed in this session).
+      fake.respondWith((request) =>
+        isSummarizerRequest(request)
+          ? fakeReply.text(`Goal: deploy billing on Friday. The registry token is ${GITHUB_TOKEN}.`)
+          : isFlushRequest(request)
+            ? flushStep(request, `deploy key ${ANTHROPIC_KEY}`)
+            : undefined,
+      );
+      expect((await client.compact(key, { keepRecentTokens: 0 })).status).toBe('succeeded');
+      fake.respondWith(undefined);
+
+      const stored = await storedText(store, agent, key);
+      expect(stored).toContain('The registry token is [REDACTED:github_token]');
+      expect(stored).not.toContain(GITHUB_TOKEN);
+      const notes = await store.db.selectFrom('memory_notes').select('text').where('agent_id', '=', agent).execute();
+      expect(notes).toEqual([{ text: 'deploy key [REDACTED:anthropic_key]' }]);
+
+      fake.enqueue(fakeReply.text('Friday it is.'));
+      const next = fake.requests.length;
+      await client.sendMessage(key, 'When do we deploy?');
+      const sent = fake.requests[next]!.rawBody;
+      expect(sent).toContain('[REDACTED:github_token]');
+      expect(sent).not.toContain(GITHUB_TOKEN);
+      expect(sent).not.toContain(ANTHROPIC_KEY);
     });
   });
 

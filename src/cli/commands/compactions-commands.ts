@@ -3,7 +3,7 @@ import { agentConfig, loadKeelSettings } from '../../config/agent-config';
 import { configuredWindow } from '../../config/configured-window';
 import { connectClient } from '../connect';
 import { compactionsList, compactionsRetry, compactionsShow } from '../compactions';
-import { printResult, withStore, type JsonOption } from './shared';
+import { DEFAULT_CLI_AGENT, allowedAgent, printResult, withStore, type JsonOption } from './shared';
 
 /** `keel compactions [--failed]`, `compactions show <id>`, `compactions retry <id>`. */
 export function registerCompactionsCommands(program: Command): void {
@@ -22,17 +22,19 @@ export function registerCompactionsCommands(program: Command): void {
     .command('show')
     .description('one compaction: its summary, the range it covers, tokens before → after, the diff from the previous summary')
     .argument('<id>', 'a compaction id (keel compactions lists them)')
+    .option('--agent <id>', 'the agent the compaction belongs to', DEFAULT_CLI_AGENT)
     .option('--json', 'print { compaction, detail } on stdout')
-    .action(async (id: string, opts: JsonOption) => {
-      printResult(opts, await withStore((s) => compactionsShow({ db: s.db, id, json: Boolean(opts.json) })));
+    .action(async (id: string, opts: JsonOption & { agent: string }) => {
+      printResult(opts, await withStore((s) => compactionsShow({ db: s.db, agentId: allowedAgent(opts.agent), id, json: Boolean(opts.json) })));
     });
 
   compactions
     .command('retry')
     .description('a fresh compaction for that session (joins a running one; needs TEMPORAL_ADDRESS)')
     .argument('<id>', 'the failed or degraded compaction')
+    .option('--agent <id>', 'the agent the compaction belongs to', DEFAULT_CLI_AGENT)
     .option('--json', 'print the retry result on stdout')
-    .action(async (id: string, opts: JsonOption) => {
+    .action(async (id: string, opts: JsonOption & { agent: string }) => {
       const settings = loadKeelSettings();
       const config = settings.defaults;
       const { client, close } = await connectClient(config);
@@ -40,7 +42,7 @@ export function registerCompactionsCommands(program: Command): void {
         printResult(
           opts,
           await withStore((s) =>
-            compactionsRetry({ db: s.db, temporalClient: client.temporal, taskQueue: config.taskQueue, id, contextWindowFor: (agentId) => configuredWindow(agentConfig(settings, agentId)).tokens, json: Boolean(opts.json) }),
+            compactionsRetry({ db: s.db, temporalClient: client.temporal, taskQueue: config.taskQueue, agentId: allowedAgent(opts.agent), id, contextWindowFor: (agentId) => configuredWindow(agentConfig(settings, agentId)).tokens, json: Boolean(opts.json) }),
           ),
         );
       } finally {

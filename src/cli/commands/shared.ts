@@ -2,6 +2,8 @@ import { InvalidArgumentError } from 'commander';
 import { z } from 'zod';
 import { loadKeelSettings } from '../../config/agent-config';
 import { atRestFor, openStore, storeTargetFor, type Store } from '../../store/connect';
+import { agentNotAllowed } from '../../security/allowed-agents';
+import { UsageError } from '../connect';
 import type { CliRoots } from '../local-stack';
 
 /** What every command group gets: the composition roots and a way to set the exit code. */
@@ -16,6 +18,9 @@ export interface JsonOption {
   readonly json?: boolean;
 }
 
+/** The agent of commands that take an id and no session key (`--agent` overrides), as session keys without one default to. */
+export const DEFAULT_CLI_AGENT = 'main';
+
 /** `--json` prints the command's one result object on stdout; everything else goes to stderr. */
 export function printResult(opts: JsonOption, result: unknown): void {
   if (opts.json) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
@@ -26,6 +31,13 @@ export const say = (text: string): void => void process.stderr.write(text.endsWi
 
 /** The environment over keel.config.json's top level: what commands without an agent use. */
 export const configFromEnv = () => loadKeelSettings().defaults;
+
+/** The `--agent` of a command, refused (before anything is read or sent) when KEEL_ALLOWED_AGENTS leaves it out. */
+export function allowedAgent(agentId: string): string {
+  const refusal = agentNotAllowed(configFromEnv().allowedAgents, agentId);
+  if (refusal) throw new UsageError(refusal);
+  return agentId;
+}
 
 /** A CLI command gives up on an unreachable database after this long, rather than hanging. */
 const DATABASE_TIMEOUT_MS = 5_000;

@@ -5,7 +5,7 @@ import { createSessionSignals } from '../../client/session-signals';
 import type { SessionSignals } from '../../runtime/deps';
 import { keyRingFor } from '../../config/keel-config';
 import { keelDataConverter } from '../../security/payload-codec';
-import { configFromEnv, printResult, withStore, type CliContext, type JsonOption } from './shared';
+import { DEFAULT_CLI_AGENT, allowedAgent, configFromEnv, printResult, withStore, type CliContext, type JsonOption } from './shared';
 
 /** `keel subagents`: list runs; `kill` and `steer` reach the workers (TEMPORAL_ADDRESS, else the running keel dev). */
 export function registerSubagentsCommands(program: Command, ctx: CliContext): void {
@@ -23,9 +23,10 @@ export function registerSubagentsCommands(program: Command, ctx: CliContext): vo
     .command('kill')
     .description("cancel a subagent's workflow and its in-flight work; its parent hears the kill as the outcome")
     .argument('<id>', 'the subagent id (keel subagents lists them)')
+    .option('--agent <id>', "the parent session's agent", DEFAULT_CLI_AGENT)
     .option('--json', 'print the result on stdout')
-    .action(async (id: string, opts: JsonOption) => {
-      const result = await withSignals((sessions) => withStore((s) => subagentsKill({ db: s.db, sessions, id })));
+    .action(async (id: string, opts: JsonOption & { agent: string }) => {
+      const result = await withSignals((sessions) => withStore((s) => subagentsKill({ db: s.db, sessions, agentId: allowedAgent(opts.agent), id })));
       printResult(opts, result);
       ctx.exitCode = result.killed ? 0 : 1;
     });
@@ -35,9 +36,10 @@ export function registerSubagentsCommands(program: Command, ctx: CliContext): vo
     .description('send a subagent a message; its answer reaches its parent')
     .argument('<id>', 'the subagent id')
     .argument('<text...>', 'the message')
+    .option('--agent <id>', "the parent session's agent", DEFAULT_CLI_AGENT)
     .option('--json', 'print the result on stdout')
-    .action(async (id: string, words: string[], opts: JsonOption) => {
-      const result = await withSignals((sessions) => withStore((s) => subagentsSteer({ db: s.db, sessions, id, text: words.join(' ') })));
+    .action(async (id: string, words: string[], opts: JsonOption & { agent: string }) => {
+      const result = await withSignals((sessions) => withStore((s) => subagentsSteer({ db: s.db, sessions, agentId: allowedAgent(opts.agent), id, text: words.join(' ') })));
       printResult(opts, result);
       ctx.exitCode = result.sent ? 0 : 1;
     });
