@@ -71,5 +71,6 @@ describe.each(sharedDatabases())('keel subagents, on $name', (kind) => {
     const unknown = await keel(['subagents', 'kill', 'no-such-run'], env);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain('no subagent run no-such-run');
-  });
+    // Each `keel` call is a process start (ts-node): under load the case needs more than jest's default.
+  }, 300_000);
 });
