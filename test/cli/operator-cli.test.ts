@@ -10,6 +10,9 @@ import { ensureSession, rotateSession } from '../../src/store/sessions-repo';
 import { createCompactionRow, markSucceeded, writeCompactionRecord } from '../../src/store/compactions-repo';
 import type { AgentMessage, TranscriptEntry } from '../../src/context/types';
 
+// Every case starts `keel` processes (ts-node) several times: under load one needs more than jest's default.
+jest.setTimeout(300_000);
+
 const KEY = 'agent:ops:main';
 const at = (minute: number) => new Date(Date.UTC(2026, 10, 20, 10, minute)).toISOString();
 const msg = (id: string, parentId: string | null, minute: number, message: AgentMessage): TranscriptEntry => ({ type: 'message', id, parentId, timestamp: at(minute), message });
