@@ -1,10 +1,11 @@
 /**
- * Every agent's built-in tools next to the application's: `memory_search` (OpenClaw's memory recall)
- * and the subagent tools. An application's own tool of the same name wins.
+ * Every agent's built-in tools next to the application's: `memory_search` (OpenClaw's memory recall),
+ * the recall tools `history_search` / `history_expand`, and the subagent tools. An application's own tool of the same name wins.
  */
 import { depsForAgent, type ActivityDeps } from '../src/runtime/deps';
 import { ToolRegistry } from '../src/tools/registry';
 import { memorySearchTool } from './memory-search-tool';
+import { historyTools } from './history-tools';
 import { subagentTools } from './subagent-tools';
 
 /** The deps with the built-in tools added to each agent's registry. */
@@ -25,7 +26,7 @@ export function withBuiltinTools(deps: ActivityDeps): ActivityDeps {
 function registryWithBuiltins(agentDeps: ActivityDeps, workerDeps: ActivityDeps): ToolRegistry {
   const registry = new ToolRegistry();
   for (const tool of agentDeps.tools.list()) registry.register(tool);
-  const builtins = [memorySearchTool(agentDeps), ...(agentDeps.config.subagentMaxDepth > 0 ? subagentTools(agentDeps, workerDeps.sessions) : [])];
+  const builtins = [memorySearchTool(agentDeps), ...historyTools(agentDeps), ...(agentDeps.config.subagentMaxDepth > 0 ? subagentTools(agentDeps, workerDeps.sessions) : [])];
   for (const tool of builtins) if (!agentDeps.tools.get(tool.name)) registry.register(tool);
   return registry;
 }

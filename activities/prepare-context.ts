@@ -50,6 +50,7 @@ export async function prepareContext(
   const raw = activeMessages(
     active.compaction,
     active.rows.map((r) => ({ id: r.id, entry: r.payload as unknown as TranscriptEntry })),
+    active.summarized,
   );
   // Per-entry estimates stored at append time seed the cache: a turn tokenizes only what changed.
   const tokenCache = new TokenCache();

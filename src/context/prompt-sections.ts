@@ -29,6 +29,7 @@ export const SAFETY = [
 export const MEMORY_RECALL = [
   'MEMORY.md holds long-term memory; memory/YYYY-MM-DD.md holds the daily logs (today and yesterday are shown under Workspace).',
   'Before answering about earlier work, decisions, people or preferences, use memory_search; it searches the saved notes and every daily log and returns matching notes with their dates.',
+  'After a compaction, or when the user refers to something earlier that is not in your context, use history_search to find it in the full history and history_expand (the compaction id a summary names, or an entry id) to read it.',
 ].join('\n');
 
 export const MESSAGING = [

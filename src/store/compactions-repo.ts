@@ -5,6 +5,7 @@ import type { CompactionRow, Database } from './schema';
 import { storableJson, storableText } from '../text/storable-text';
 import { redactSecrets, type Redaction } from './redact';
 import { atRestOf } from './at-rest';
+import { searchColumns } from './entry-search-text';
 
 /**
  * Reads and writes of the `compactions` table (one row per compaction attempt) and the one
@@ -210,6 +211,7 @@ export async function writeCompactionRecord(db: Kysely<Database>, input: Compact
         token_estimate: null,
         byte_size: Buffer.byteLength(payload),
         created_at: input.now,
+        ...searchColumns(atRestOf(trx), entry),
       })
       .onConflict((oc) => oc.columns(['agent_id', 'session_id', 'id']).doNothing())
       .executeTakeFirst();

@@ -4,6 +4,7 @@ import { redactSecrets, type Redaction } from './redact';
 import type { CompactionEntry, TranscriptEntry } from '../context/types';
 import { storableJson } from '../text/storable-text';
 import { atRestOf } from './at-rest';
+import { searchColumns } from './entry-search-text';
 
 /** Reads and writes of `transcript_entries`. Every call is scoped by agentId + sessionId. */
 
@@ -43,6 +44,8 @@ export async function appendEntries(
       token_estimate: item.tokenEstimate,
       byte_size: Buffer.byteLength(plain),
       created_at: entry.timestamp,
+      // Indexed at insert time for history_search (from the plain entry, so sealed rows index too).
+      ...searchColumns(atRest, entry),
     };
   });
   const result = await db
@@ -72,7 +75,19 @@ export interface ActiveEntries {
   compaction?: CompactionEntry;
   /** Entries from firstKeptEntryId on (or all), oldest first, excluding compaction entries. */
   rows: EntryRow[];
+  /** The messages the last compaction summarized (named in the summary's wrapper for history_expand). */
+  summarized?: SummarizedRange;
 }
+
+/** The message entries one compaction summarized: between the previous compaction's first kept entry and its own. */
+export interface SummarizedRange {
+  readonly firstEntryId: string;
+  readonly lastEntryId: string;
+  readonly messages: number;
+}
+
+/** Entry kinds that reach the model (the ones a compaction summarizes and history_expand shows). */
+export const MESSAGE_TYPES = ['message', 'custom_message'] as const;
 
 /**
  * Loads the entries since the last compaction's `firstKeptEntryId`. Bounded by the active window,
@@ -89,7 +104,63 @@ export async function loadActiveEntries(db: Kysely<Database>, agentId: string, s
     .where('type', '!=', 'compaction')
     .orderBy('seq', 'asc')
     .execute();
-  return { compaction, rows };
+  if (!compaction) return { rows };
+  const range = await compactionSeqRange(db, agentId, sessionId, compaction.id);
+  const summarized = range && (await summarizedRange(db, agentId, sessionId, range));
+  return { compaction, rows, ...(summarized ? { summarized } : {}) };
+}
+
+/**
+ * The seq range `[fromSeq, toSeq)` a compaction summarized: from the previous compaction's first
+ * kept entry (or the start) to its own first kept entry (its own entry for a hard checkpoint).
+ */
+export async function compactionSeqRange(
+  db: Kysely<Database>,
+  agentId: string,
+  sessionId: string,
+  compactionId: string,
+): Promise<{ fromSeq: number; toSeq: number } | undefined> {
+  const row = await getEntry(db, agentId, sessionId, compactionId);
+  if (!row || row.type !== 'compaction') return undefined;
+  const previous = await db
+    .selectFrom('transcript_entries')
+    .selectAll()
+    .where('agent_id', '=', agentId)
+    .where('session_id', '=', sessionId)
+    .where('type', '=', 'compaction')
+    .where('seq', '<', row.seq)
+    .orderBy('seq', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  const toSeq = await firstKeptSeq(db, agentId, sessionId, row);
+  const fromSeq = previous ? await firstKeptSeq(db, agentId, sessionId, previous) : 0;
+  return { fromSeq: Math.min(fromSeq, toSeq), toSeq };
+}
+
+async function firstKeptSeq(db: Kysely<Database>, agentId: string, sessionId: string, compactionRow: EntryRow): Promise<number> {
+  const firstKeptId = (compactionRow.payload as unknown as CompactionEntry).firstKeptEntryId;
+  const kept = firstKeptId === compactionRow.id ? undefined : await getEntry(db, agentId, sessionId, firstKeptId);
+  return Number(kept?.seq ?? compactionRow.seq);
+}
+
+async function summarizedRange(
+  db: Kysely<Database>,
+  agentId: string,
+  sessionId: string,
+  range: { fromSeq: number; toSeq: number },
+): Promise<SummarizedRange | undefined> {
+  const inRange = db
+    .selectFrom('transcript_entries')
+    .where('agent_id', '=', agentId)
+    .where('session_id', '=', sessionId)
+    .where('seq', '>=', range.fromSeq)
+    .where('seq', '<', range.toSeq)
+    .where('type', 'in', MESSAGE_TYPES);
+  const first = await inRange.select('id').orderBy('seq', 'asc').limit(1).executeTakeFirst();
+  if (!first) return undefined;
+  const last = await inRange.select('id').orderBy('seq', 'desc').limit(1).executeTakeFirstOrThrow();
+  const { n } = await inRange.select(sql<number>`count(*)::int`.as('n')).executeTakeFirstOrThrow();
+  return { firstEntryId: first.id, lastEntryId: last.id, messages: n };
 }
 
 /** Bytes of the active window (for preflight compaction), summed in the database. */

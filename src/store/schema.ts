@@ -1,4 +1,4 @@
-import type { ColumnType, Generated, Insertable, Selectable } from 'kysely';
+import type { ColumnType, Generated, Insertable, RawBuilder, Selectable } from 'kysely';
 
 /** Timestamps come back as Date from both pg and PGlite; we write Date or ISO strings. */
 type Timestamp = ColumnType<Date, Date | string, Date | string>;
@@ -59,6 +59,10 @@ export interface TranscriptEntriesTable {
   token_estimate: number | null;
   byte_size: number;
   created_at: Timestamp;
+  /** `to_tsvector('simple', …)` of the entry's text (history_search); null when the row is sealed. */
+  search_vector: ColumnType<string | null, RawBuilder<string> | null | undefined, RawBuilder<string> | null>;
+  /** Blind-index HMACs of the words of a sealed row's text; null when the row is plain. */
+  search_terms: string[] | null;
 }
 
 /**

@@ -1,0 +1,144 @@
+import { sql, type Kysely } from 'kysely';
+import type { Database, EntryRow } from './schema';
+import type { CompactionEntry } from '../context/types';
+import { atRestOf } from './at-rest';
+import { MESSAGE_TYPES } from './entries-repo';
+import { searchWords } from '../security/blind-index';
+
+/**
+ * Reads behind `history_search` and `history_expand`: the transcript of one session key, every
+ * compaction epoch and every session id of it that the store can name. Always scoped by agent id.
+ */
+
+/**
+ * The session ids of a key: the current one (`sessions`) and the ones its compactions ran in.
+ * A rotated session id that never compacted is not found (no table names a key's past ids yet).
+ */
+export async function sessionIdsOfKey(db: Kysely<Database>, agentId: string, sessionKey: string): Promise<string[]> {
+  const current = await db.selectFrom('sessions').select('session_id').where('agent_id', '=', agentId).where('session_key', '=', sessionKey).execute();
+  const compacted = await db
+    .selectFrom('compactions')
+    .select('session_id')
+    .distinct()
+    .where('agent_id', '=', agentId)
+    .where('session_key', '=', sessionKey)
+    .execute();
+  return [...new Set([...current, ...compacted].map((r) => r.session_id))];
+}
+
+export interface HistoryHit {
+  readonly row: EntryRow;
+  readonly rank: number;
+}
+
+/**
+ * Entries of `sessionIds` matching any word of `query`, best first (plain rows by `ts_rank` of their
+ * tsvector, sealed rows by the share of query words their blind index holds), then newest first.
+ */
+export async function searchHistory(
+  db: Kysely<Database>,
+  input: { agentId: string; sessionIds: readonly string[]; query: string; limit: number },
+): Promise<HistoryHit[]> {
+  const words = searchWords(input.query);
+  if (words.length === 0 || input.sessionIds.length === 0) return [];
+  const tsquery = sql.join(
+    words.map((w) => sql`plainto_tsquery('simple', ${w})`),
+    sql` || `,
+  );
+  const blind = atRestOf(db).queryWords(words);
+  const hashes = blind?.flat() ?? [];
+  const sealedRank =
+    hashes.length > 0
+      ? sql<number>`(select count(*) from unnest(search_terms) t where t = any(${hashes}::text[]))::float4 / ${words.length}`
+      : sql<number>`0::float4`;
+  const rows = await db
+    .selectFrom('transcript_entries')
+    .selectAll()
+    .select(sql<number>`case when search_vector is not null then ts_rank(search_vector, ${tsquery}) else ${sealedRank} end`.as('rank'))
+    .where('agent_id', '=', input.agentId)
+    .where('session_id', 'in', input.sessionIds)
+    .where((eb) => {
+      const plain = sql<boolean>`search_vector @@ (${tsquery})`;
+      return hashes.length > 0 ? eb.or([eb(plain, '=', true), eb('search_terms', '&&', sql<string[]>`${hashes}::text[]`)]) : eb(plain, '=', true);
+    })
+    .orderBy('rank', 'desc')
+    .orderBy('seq', 'desc')
+    .limit(input.limit)
+    .execute();
+  return rows.map(({ rank, search_vector: _v, search_terms: _t, ...row }) => ({ row: { ...row, search_vector: null, search_terms: null }, rank: Number(rank) }));
+}
+
+/** A compaction of a session and the seq range it summarized (`[fromSeq, toSeq)`). */
+export interface CompactionSpan {
+  readonly id: string;
+  readonly fromSeq: number;
+  readonly toSeq: number;
+}
+
+/** Every compaction of a session in order, with the range each summarized. */
+export async function compactionSpans(db: Kysely<Database>, agentId: string, sessionId: string): Promise<CompactionSpan[]> {
+  const rows = await db
+    .selectFrom('transcript_entries')
+    .select(['id', 'seq', 'payload'])
+    .where('agent_id', '=', agentId)
+    .where('session_id', '=', sessionId)
+    .where('type', '=', 'compaction')
+    .orderBy('seq', 'asc')
+    .execute();
+  const keptIds = rows.map((r) => (r.payload as unknown as CompactionEntry).firstKeptEntryId).filter((id) => id !== undefined);
+  const kept =
+    keptIds.length === 0
+      ? []
+      : await db
+          .selectFrom('transcript_entries')
+          .select(['id', 'seq'])
+          .where('agent_id', '=', agentId)
+          .where('session_id', '=', sessionId)
+          .where('id', 'in', keptIds)
+          .execute();
+  const seqOf = new Map(kept.map((k) => [k.id, Number(k.seq)]));
+  const spans: CompactionSpan[] = [];
+  let fromSeq = 0;
+  for (const r of rows) {
+    const toSeq = seqOf.get((r.payload as unknown as CompactionEntry).firstKeptEntryId) ?? Number(r.seq);
+    spans.push({ id: r.id, fromSeq: Math.min(fromSeq, toSeq), toSeq });
+    fromSeq = toSeq;
+  }
+  return spans;
+}
+
+/** The model-visible entries of a session in `[fromSeq, toSeq)`, oldest first, at most `limit`. */
+export async function messagesInRange(
+  db: Kysely<Database>,
+  input: { agentId: string; sessionId: string; fromSeq: number; toSeq: number; limit: number },
+): Promise<EntryRow[]> {
+  return db
+    .selectFrom('transcript_entries')
+    .selectAll()
+    .where('agent_id', '=', input.agentId)
+    .where('session_id', '=', input.sessionId)
+    .where('seq', '>=', input.fromSeq)
+    .where('seq', '<', input.toSeq)
+    .where('type', 'in', MESSAGE_TYPES)
+    .orderBy('seq', 'asc')
+    .limit(input.limit)
+    .execute();
+}
+
+/** The seq range of `before` model-visible entries before `seq` through `after` after it (inclusive of it). */
+export async function rangeAround(
+  db: Kysely<Database>,
+  input: { agentId: string; sessionId: string; seq: number; before: number; after: number },
+): Promise<{ fromSeq: number; toSeq: number }> {
+  const base = db
+    .selectFrom('transcript_entries')
+    .select('seq')
+    .where('agent_id', '=', input.agentId)
+    .where('session_id', '=', input.sessionId)
+    .where('type', 'in', MESSAGE_TYPES);
+  const earlier = await base.where('seq', '<', input.seq).orderBy('seq', 'desc').offset(Math.max(0, input.before - 1)).limit(1).executeTakeFirst();
+  const later = await base.where('seq', '>', input.seq).orderBy('seq', 'asc').offset(Math.max(0, input.after - 1)).limit(1).executeTakeFirst();
+  const fromSeq = input.before === 0 ? input.seq : earlier ? Number(earlier.seq) : 0;
+  const toSeq = input.after === 0 || !later ? (input.after === 0 ? input.seq + 1 : Number.MAX_SAFE_INTEGER) : Number(later.seq) + 1;
+  return { fromSeq, toSeq };
+}
