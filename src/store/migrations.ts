@@ -1,4 +1,5 @@
 import { Kysely, Migration, MigrationProvider, Migrator, sql } from 'kysely';
+import { backfillSearchVectors } from './search-backfill';
 import type { Database } from './schema';
 
 /**
@@ -256,22 +257,7 @@ const migrations: Record<string, Migration> = {
       await db.schema.alterTable('transcript_entries').addColumn('search_terms', sql`text[]`).execute();
       await db.schema.createIndex('transcript_entries_search_idx').on('transcript_entries').using('gin').column('search_vector').execute();
       await db.schema.createIndex('transcript_entries_terms_idx').on('transcript_entries').using('gin').column('search_terms').execute();
-      for (;;) {
-        const r = await sql`
-          update transcript_entries t
-             set search_vector = to_tsvector('simple', left(coalesce((
-               select string_agg(v #>> '{}', ' ')
-                 from jsonb_path_query(t.payload, 'lax $.** ? (@.type() == "object").text') v
-             ), '') || ' ' || coalesce(t.payload ->> 'summary', '') || ' ' || coalesce((
-               select string_agg(coalesce(b -> 'arguments', b -> 'input')::text, ' ')
-                 from jsonb_array_elements(case when jsonb_typeof(t.payload #> '{message,content}') = 'array' then t.payload #> '{message,content}' else '[]'::jsonb end) b
-             ), ''), 20000))
-           where (t.agent_id, t.session_id, t.id) in (
-             select agent_id, session_id, id from transcript_entries
-              where search_vector is null and search_terms is null and not (payload ? '$sealed')
-              limit 5000)`.execute(db);
-        if (Number(r.numAffectedRows ?? 0) === 0) break;
-      }
+      await backfillSearchVectors(db);
     },
   },
 };

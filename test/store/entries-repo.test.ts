@@ -1,10 +1,12 @@
-import { CompiledQuery, type Kysely, type KyselyPlugin, type RootOperationNode } from 'kysely';
+import { CompiledQuery, sql, type Kysely, type KyselyPlugin, type RootOperationNode } from 'kysely';
 import { testDatabases } from '../support/databases';
 import type { Store } from '../../src/store/connect';
 import type { Database } from '../../src/store/schema';
 import { appendEntries, appendEntriesRedacted, countEntries, entriesAfter, getEntry, lastCompaction, loadActiveEntries, setTokenEstimates, tailEntries, type EntryToAppend } from '../../src/store/entries-repo';
 import { ensureSession, getSession } from '../../src/store/sessions-repo';
 import { allEntries } from '../support/store-readers';
+import { compactionSpans, messagesInRange, rangeAround, searchHistory, sessionIdsOfKey } from '../../src/store/history-repo';
+import { backfillSearchVectors } from '../../src/store/search-backfill';
 
 const T0 = Date.UTC(2026, 0, 1);
 const ts = (i: number) => new Date(T0 + i * 1000).toISOString();
@@ -75,6 +77,67 @@ describe.each(testDatabases())('entries repository on $name', (database) => {
       const active = await loadActiveEntries(db, 'A', 's1');
       expect(active.compaction).toBeUndefined();
       expect(ids(active.rows)).toEqual(['m1', 'm2']);
+    });
+  });
+
+  describe('recall reads (history_search / history_expand)', () => {
+    // One case: each fresh database costs seconds; the reads share one transcript.
+    it('names summarized ranges, searches this agent only (ranked), reads ranges and lists the key’s session ids', async () => {
+      await appendEntries(db, 'A', 's1', [
+        message('m1', 1, 'the harbour light is amber'),
+        message('m2', 2, 'amber amber harbour'),
+        compaction('c1', 3, 'm2'),
+        message('m3', 4, 'nothing here'),
+        message('m4', 5, 'more'),
+        compaction('c2', 6, 'm4'),
+        message('m5', 7, 'the amber light again'),
+      ]);
+      await appendEntries(db, 'B', 's1', [message('b1', 1, 'amber of agent B')]);
+
+      // The last compaction summarized from the previous one's first kept entry to its own.
+      expect((await loadActiveEntries(db, 'A', 's1')).summarized).toEqual({ firstEntryId: 'm2', lastEntryId: 'm3', messages: 2 });
+      expect(await compactionSpans(db, 'A', 's1')).toEqual([
+        { id: 'c1', fromSeq: 0, toSeq: expect.any(Number) },
+        { id: 'c2', fromSeq: expect.any(Number), toSeq: expect.any(Number) },
+      ]);
+
+      // Any query word matches; more matches rank higher; never another agent's rows.
+      const hits = await searchHistory(db, { agentId: 'A', sessionIds: ['s1'], query: 'Amber harbour', limit: 10 });
+      expect(ids(hits.map((h) => h.row))).toEqual(['m2', 'm1', 'm5']);
+      expect(hits[0]!.rank).toBeGreaterThan(hits[2]!.rank);
+      expect(ids((await searchHistory(db, { agentId: 'A', sessionIds: ['s1'], query: 'amber', limit: 1 })).map((h) => h.row))).toHaveLength(1);
+      expect(await searchHistory(db, { agentId: 'A', sessionIds: ['s1'], query: '!!!', limit: 5 })).toEqual([]);
+      expect(await searchHistory(db, { agentId: 'A', sessionIds: ['other'], query: 'amber', limit: 5 })).toEqual([]);
+
+      // Ranges around an entry, read a bounded page at a time.
+      const m3 = (await getEntry(db, 'A', 's1', 'm3'))!;
+      const around = await rangeAround(db, { agentId: 'A', sessionId: 's1', seq: Number(m3.seq), before: 1, after: 1 });
+      expect(ids(await messagesInRange(db, { agentId: 'A', sessionId: 's1', ...around, limit: 10 }))).toEqual(['m2', 'm3', 'm4']);
+      const all = await rangeAround(db, { agentId: 'A', sessionId: 's1', seq: Number(m3.seq), before: 9, after: 9 });
+      expect(ids(await messagesInRange(db, { agentId: 'A', sessionId: 's1', ...all, limit: 3 }))).toEqual(['m1', 'm2', 'm3']);
+
+      // The key's session ids: the current one and those its compactions ran in, this agent's only.
+      await ensureSession(db, { agentId: 'A', sessionKey: 'agent:A:main', newSessionId: 's2', now: new Date(T0) });
+      const row = { agent_id: 'A', session_key: 'agent:A:main', trigger: 'manual', status: 'succeeded', started_at: new Date(T0) };
+      await db.insertInto('compactions').values([{ ...row, id: 'k1', session_id: 's1' }, { ...row, id: 'k2', session_id: 'sX', agent_id: 'B' }]).execute();
+      expect((await sessionIdsOfKey(db, 'A', 'agent:A:main')).sort()).toEqual(['s1', 's2']);
+    });
+  });
+
+  describe('history search migration', () => {
+    it('backfills a tsvector for rows written before it, from text, tool arguments and summaries; sealed rows stay unindexed', async () => {
+      const raw = db.withoutPlugins();
+      const old = (id: string, seq: number, payload: unknown) =>
+        sql`insert into transcript_entries (agent_id, session_id, id, seq, type, role, payload, byte_size, created_at)
+            values ('A', 's1', ${id}, ${seq}, 'message', 'assistant', ${JSON.stringify(payload)}::jsonb, 1, now())`.execute(raw);
+      await old('t', 1, { type: 'message', message: { role: 'assistant', content: [{ type: 'text', text: 'Quokka here' }, { type: 'toolCall', name: 'find', arguments: { q: 'wombat' } }] } });
+      await old('c', 2, { type: 'compaction', summary: 'Goal: numbat' });
+      await old('s', 3, { $sealed: 1, k: 'K', iv: '', ct: '', tag: '' });
+      await backfillSearchVectors(db);
+      const { rows } = await sql<{ id: string; v: string | null }>`select id, search_vector::text as v from transcript_entries order by seq`.execute(raw);
+      expect(rows.find((r) => r.id === 't')!.v).toEqual(expect.stringMatching(/'quokka'.*'wombat'|'wombat'.*'quokka'/));
+      expect(rows.find((r) => r.id === 'c')!.v).toContain("'numbat'");
+      expect(rows.find((r) => r.id === 's')!.v).toBeNull();
     });
   });
 

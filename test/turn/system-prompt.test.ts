@@ -77,7 +77,7 @@ describe.each(testDatabases())('system prompt and memory on $name', (database) =
       expect(sub).toContain('- lookup: ');
       expect(sub).toContain('Always answer in haiku.');
       // The tools the prompt names are the tools sent.
-      const builtins = ['memory_search', 'sessions_spawn', 'sessions_send', 'sessions_history', 'subagents'];
+      const builtins = ['memory_search', 'history_search', 'history_expand', 'sessions_spawn', 'sessions_send', 'sessions_history', 'subagents'];
       expect(fake.requests[before]!.body.tools!.map((t) => t.name)).toEqual(['lookup', ...builtins]);
       for (const name of builtins) expect(main).toContain(`- ${name}: `);
     });

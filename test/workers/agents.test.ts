@@ -35,9 +35,9 @@ exports.registerTools = (registry) => registry.register({
 }
 
 /** Tool names a request offered, Anthropic (`name`) or OpenAI (`function.name`) shape. */
-// The subagent tools every agent has are not what these tests compare: the per-agent tools are.
-const SUBAGENT_TOOLS = new Set(['sessions_spawn', 'sessions_send', 'sessions_history', 'subagents']);
-const toolNames = (r: FakeRequest) => (r.body.tools ?? []).map((t) => (t.function?.name ?? t.name) as string).filter((n) => !SUBAGENT_TOOLS.has(n));
+// The subagent and recall tools every agent has are not what these tests compare: the per-agent tools are.
+const EVERY_AGENTS_TOOLS = new Set(['sessions_spawn', 'sessions_send', 'sessions_history', 'subagents', 'history_search', 'history_expand']);
+const toolNames = (r: FakeRequest) => (r.body.tools ?? []).map((t) => (t.function?.name ?? t.name) as string).filter((n) => !EVERY_AGENTS_TOOLS.has(n));
 
 async function toolResults(store: Store, agentId: string, key: string): Promise<string[]> {
   const session = await getSession(store.db, agentId, key);

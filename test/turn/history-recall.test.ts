@@ -1,0 +1,117 @@
+/**
+ * Recall after compaction: through real turns, the model calls history_search and history_expand
+ * after a manual compaction and gets back what the summary dropped, only from its own agent, on
+ * plain rows (tsvector) and on rows sealed at rest (blind index).
+ */
+import { randomBytes } from 'node:crypto';
+import { sql } from 'kysely';
+import { integrationSuite } from '../support/integration';
+import { freshSchemaUrl } from '../support/databases';
+import { fakeReply, type FakeRequest } from '../support/fake-anthropic';
+import { endsWithToolResult, freshDurableAgent, isFlushRequest, isSummarizerRequest } from '../support/durable-turn-helpers';
+import { openStore, type Store } from '../../src/store/connect';
+import { parseKeyRing } from '../../src/security/key-ring';
+
+const suite = integrationSuite();
+
+const KEYS = `K:${randomBytes(32).toString('base64')}`;
+const variants: Array<{ name: string; url: () => Promise<string | undefined> }> = [{ name: 'PGlite', url: async () => undefined }];
+if (process.env.TEST_DATABASE_URL) variants.push({ name: 'PostgreSQL', url: () => freshSchemaUrl(process.env.TEST_DATABASE_URL!) });
+
+const text = (r: FakeRequest) => JSON.stringify(r.body);
+/** The text of the tool_result answering `toolUseId`, when the request carries it. */
+function toolResult(r: FakeRequest, toolUseId: string): string | undefined {
+  for (const m of r.body.messages ?? []) {
+    if (typeof m.content === 'string') continue;
+    for (const b of m.content) if (b.type === 'tool_result' && b.tool_use_id === toolUseId) return JSON.stringify(b.content);
+  }
+  return undefined;
+}
+
+describe.each(variants)('history recall on $name', (variant) => {
+  afterEach(() => suite.fake.respondWith(undefined));
+
+  /**
+   * Turn 1 plants a word; another agent says the same word; a manual compaction (nothing kept)
+   * summarizes turn 1 without the word; turn 2's model searches for it and expands the compaction.
+   */
+  async function recall(store: Store, encryptAtRest: boolean) {
+    const agent = freshDurableAgent();
+    const other = freshDurableAgent();
+    const key = `agent:${agent}:main`;
+    let compactionId = '';
+    const before = suite.fake.requests.length;
+    suite.fake.respondWith((r) => {
+      if (isSummarizerRequest(r)) return fakeReply.text('Goal: talk about foxes.');
+      if (isFlushRequest(r)) return fakeReply.text('NO_REPLY');
+      if (toolResult(r, 'toolu_hx')) return fakeReply.text('recalled');
+      if (toolResult(r, 'toolu_hs')) return fakeReply.toolUse([{ id: 'toolu_hx', name: 'history_expand', input: { compactionId } }]);
+      if (text(r).includes('which word was it')) return fakeReply.toolUse([{ id: 'toolu_hs', name: 'history_search', input: { query: 'GLIMMERFOX ticket' } }]);
+      return fakeReply.text('noted');
+    });
+    const config = encryptAtRest ? { encryptionKeys: KEYS, encryptAtRest } : {};
+    return suite.withWorker(store, { config }, async ({ client, fake }) => {
+      await client.sendMessage(key, 'remember the code word glimmerfox for ticket QZX-4471');
+      await client.sendMessage(`agent:${other}:main`, 'my own secret glimmerfox is elsewhere-only');
+      const compaction = await client.compact(key, { keepRecentTokens: 0 });
+      expect(compaction.status).toBe('succeeded');
+      compactionId = compaction.compactionId!;
+      expect((await client.sendMessage(key, 'which word was it?')).reply).toBe('recalled');
+      const planted = await store.db
+        .selectFrom('transcript_entries')
+        .select(['id', 'search_vector', 'search_terms'])
+        .where('agent_id', '=', agent)
+        .where('role', '=', 'user')
+        .orderBy('seq', 'asc')
+        .executeTakeFirstOrThrow();
+      return { agent, compactionId, planted, requests: fake.requests.slice(before) };
+    });
+  }
+
+  function expectRecalled(run: Awaited<ReturnType<typeof recall>>) {
+    // The model saw the summary wrapper naming the compaction and its range, and the recall guidance.
+    const searchCall = run.requests.find((r) => text(r).includes('which word was it') && !endsWithToolResult(r))!;
+    expect(text(searchCall)).toMatch(new RegExp(`Compaction ${run.compactionId} summarized entries ${run.planted.id}…\\S+ \\(2 messages\\); use history_expand with this id`));
+    expect(JSON.stringify(searchCall.body.system)).toContain('use history_search');
+    // history_search found the compacted entry (by a whole word in another case), named its compaction, and never the other agent's.
+    const found = run.requests.map((r) => toolResult(r, 'toolu_hs')).find(Boolean)!;
+    expect(found).toContain(`entry ${run.planted.id}`);
+    expect(found).toContain(`summarized by compaction ${run.compactionId}`);
+    expect(found).toContain('remember the code word glimmerfox for ticket QZX-4471');
+    expect(found).not.toContain('elsewhere-only');
+    // history_expand brought back the summarized entries, rendered like the summarizer's input.
+    const expanded = run.requests.map((r) => toolResult(r, 'toolu_hx')).find(Boolean)!;
+    expect(expanded).toContain('[User]: remember the code word glimmerfox for ticket QZX-4471');
+    expect(expanded).toContain('[Assistant]: noted');
+    expect(expanded).toContain('[end of range]');
+  }
+
+  it('finds and expands what a compaction summarized, only from this agent (plain rows: tsvector)', async () => {
+    const url = await variant.url();
+    const store = await openStore(url ? { kind: 'postgres', url, maxConnections: 5 } : { kind: 'pglite', dataDir: 'memory://' });
+    try {
+      const run = await recall(store, false);
+      expectRecalled(run);
+      expect(run.planted.search_vector).toContain("'glimmerfox'");
+      expect(run.planted.search_terms).toBeNull();
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('finds whole words in rows sealed at rest through their blind index', async () => {
+    const url = await variant.url();
+    const atRest = { atRest: { ring: parseKeyRing(KEYS), seal: true } };
+    const store = await openStore(url ? { kind: 'postgres', url, maxConnections: 5 } : { kind: 'pglite', dataDir: 'memory://' }, atRest);
+    try {
+      const run = await recall(store, true);
+      expectRecalled(run);
+      expect(run.planted.search_vector).toBeNull();
+      expect(run.planted.search_terms!.length).toBeGreaterThan(5);
+      const raw = await sql<{ row: string }>`select t::text as row from transcript_entries t`.execute(store.db.withoutPlugins());
+      expect(raw.rows.map((r) => r.row).join('\n')).not.toContain('glimmerfox');
+    } finally {
+      await store.close();
+    }
+  });
+});
