@@ -1,7 +1,8 @@
 /**
  * The built-in recall tools: `history_search` finds entries of this session key's whole transcript
- * (every compaction epoch; compaction never deletes raw entries), `history_expand` reads back the
- * entries a compaction summarized, or those around an entry, a page at a time.
+ * (every compaction epoch and every session id the key had; compaction never deletes raw entries),
+ * `history_expand` reads back the entries a compaction summarized, or those around an entry, a page
+ * at a time.
  */
 import { z } from 'zod';
 import type { Kysely } from 'kysely';
@@ -10,7 +11,8 @@ import type { ToolDefinition } from '../src/tools/registry';
 import type { Database, EntryRow } from '../src/store/schema';
 import type { TranscriptEntry } from '../src/context/types';
 import { getEntry } from '../src/store/entries-repo';
-import { compactionSpans, messagesInRange, rangeAround, searchHistory, sessionIdsOfKey, type CompactionSpan } from '../src/store/history-repo';
+import { compactionSpans, messagesInRange, rangeAround, searchHistory, type CompactionSpan } from '../src/store/history-repo';
+import { sessionIdsOfKey } from '../src/store/session-ids-repo';
 import { entrySearchText } from '../src/store/entry-search-text';
 import { serializeForSummary } from '../src/compaction/serialize-for-summary';
 import { decodeCursor, encodeCursor, fillPage, snippetAround, type ExpandCursor } from '../src/context/history-pages';
@@ -53,7 +55,7 @@ function historySearchTool(db: Kysely<Database>): ToolDefinition<typeof historyS
       `Input: query (words; entries with more of them rank higher), limit (optional, 1-${MAX_LIMIT}, default ${DEFAULT_LIMIT}). Read more with history_expand.`,
     input: historySearchInput,
     async run(input, ctx) {
-      const sessionIds = await sessionIdsOfKey(db, ctx.agentId, ctx.sessionKey);
+      const sessionIds = await keySessionIds(db, ctx.agentId, ctx.sessionKey);
       const hits = await searchHistory(db, { agentId: ctx.agentId, sessionIds, query: input.query, limit: input.limit ?? DEFAULT_LIMIT });
       if (hits.length === 0) return `No history entries match "${input.query}".`;
       const spans = new Map<string, CompactionSpan[]>();
@@ -79,7 +81,7 @@ function historyExpandTool(db: Kysely<Database>): ToolDefinition<typeof historyE
       `or those around an entry (entryId from history_search, with before/after entry counts, default ${DEFAULT_AROUND}). Pass the returned cursor for the next page.`,
     input: historyExpandInput,
     async run(input, ctx) {
-      const sessionIds = await sessionIdsOfKey(db, ctx.agentId, ctx.sessionKey);
+      const sessionIds = await keySessionIds(db, ctx.agentId, ctx.sessionKey);
       const range = await resolveRange(db, ctx.agentId, sessionIds, input);
       if (typeof range === 'string') return { content: [{ type: 'text', text: range }], isError: true };
       const rows = await messagesInRange(db, { agentId: ctx.agentId, ...range, limit: PAGE_ROWS });
@@ -90,6 +92,11 @@ function historyExpandTool(db: Kysely<Database>): ToolDefinition<typeof historyE
       return `${texts.join('\n\n')}${more}`;
     },
   };
+}
+
+/** Every session id of this agent's key, the current one and those rotated away (recall reaches all of them). */
+async function keySessionIds(db: Kysely<Database>, agentId: string, sessionKey: string): Promise<string[]> {
+  return (await sessionIdsOfKey(db, agentId, sessionKey)).map((s) => s.sessionId);
 }
 
 /** The session and seq range an expansion reads, or an error text naming what was not found. */

@@ -10,22 +10,6 @@ import { searchWords } from '../security/blind-index';
  * compaction epoch and every session id of it that the store can name. Always scoped by agent id.
  */
 
-/**
- * The session ids of a key: the current one (`sessions`) and the ones its compactions ran in.
- * A rotated session id that never compacted is not found (no table names a key's past ids yet).
- */
-export async function sessionIdsOfKey(db: Kysely<Database>, agentId: string, sessionKey: string): Promise<string[]> {
-  const current = await db.selectFrom('sessions').select('session_id').where('agent_id', '=', agentId).where('session_key', '=', sessionKey).execute();
-  const compacted = await db
-    .selectFrom('compactions')
-    .select('session_id')
-    .distinct()
-    .where('agent_id', '=', agentId)
-    .where('session_key', '=', sessionKey)
-    .execute();
-  return [...new Set([...current, ...compacted].map((r) => r.session_id))];
-}
-
 export interface HistoryHit {
   readonly row: EntryRow;
   readonly rank: number;

@@ -1,7 +1,7 @@
 /**
  * Recall after compaction: through real turns, the model calls history_search and history_expand
- * after a manual compaction and gets back what the summary dropped, only from its own agent, on
- * plain rows (tsvector) and on rows sealed at rest (blind index).
+ * after a manual compaction and gets back what the summary dropped (and what a rotated session id of
+ * the key held), only from its own agent, on plain rows (tsvector) and on rows sealed at rest (blind index).
  */
 import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
@@ -32,7 +32,7 @@ describe.each(variants)('history recall on $name', (variant) => {
   afterEach(() => suite.fake.respondWith(undefined));
 
   /**
-   * Turn 1 plants a word; another agent says the same word; a manual compaction (nothing kept)
+   * A first session id plants one word and is rotated away (/new); turn 1 plants another; another agent says the same word; a manual compaction (nothing kept)
    * summarizes turn 1 without the word; turn 2's model searches for it and expands the compaction.
    */
   async function recall(store: Store, encryptAtRest: boolean) {
@@ -46,25 +46,26 @@ describe.each(variants)('history recall on $name', (variant) => {
       if (isFlushRequest(r)) return fakeReply.text('NO_REPLY');
       if (toolResult(r, 'toolu_hx')) return fakeReply.text('recalled');
       if (toolResult(r, 'toolu_hs')) return fakeReply.toolUse([{ id: 'toolu_hx', name: 'history_expand', input: { compactionId } }]);
-      if (text(r).includes('which word was it')) return fakeReply.toolUse([{ id: 'toolu_hs', name: 'history_search', input: { query: 'GLIMMERFOX ticket' } }]);
+      if (text(r).includes('which word was it')) return fakeReply.toolUse([{ id: 'toolu_hs', name: 'history_search', input: { query: 'GLIMMERFOX ticket Periwinkle' } }]);
       return fakeReply.text('noted');
     });
     const config = encryptAtRest ? { encryptionKeys: KEYS, encryptAtRest } : {};
     return suite.withWorker(store, { config }, async ({ client, fake }) => {
-      await client.sendMessage(key, 'remember the code word glimmerfox for ticket QZX-4471');
+      await client.sendMessage(key, 'the vault colour is periwinkle');
+      await client.sendMessage(key, '/new remember the code word glimmerfox for ticket QZX-4471');
       await client.sendMessage(`agent:${other}:main`, 'my own secret glimmerfox is elsewhere-only');
       const compaction = await client.compact(key, { keepRecentTokens: 0 });
       expect(compaction.status).toBe('succeeded');
       compactionId = compaction.compactionId!;
       expect((await client.sendMessage(key, 'which word was it?')).reply).toBe('recalled');
-      const planted = await store.db
+      const users = await store.db
         .selectFrom('transcript_entries')
-        .select(['id', 'search_vector', 'search_terms'])
+        .select(['id', 'session_id', 'payload', 'search_vector', 'search_terms'])
         .where('agent_id', '=', agent)
         .where('role', '=', 'user')
-        .orderBy('seq', 'asc')
-        .executeTakeFirstOrThrow();
-      return { agent, compactionId, planted, requests: fake.requests.slice(before) };
+        .execute();
+      const find = (word: string) => users.find((u) => JSON.stringify(u.payload).includes(word))!;
+      return { agent, compactionId, planted: find('glimmerfox'), rotated: find('periwinkle'), requests: fake.requests.slice(before) };
     });
   }
 
@@ -79,6 +80,10 @@ describe.each(variants)('history recall on $name', (variant) => {
     expect(found).toContain(`summarized by compaction ${run.compactionId}`);
     expect(found).toContain('remember the code word glimmerfox for ticket QZX-4471');
     expect(found).not.toContain('elsewhere-only');
+    // ...and the entry of the rotated session id, named with it.
+    expect(run.rotated.session_id).not.toBe(run.planted.session_id);
+    expect(found).toContain(`entry ${run.rotated.id} · session ${run.rotated.session_id}`);
+    expect(found).toContain('the vault colour is periwinkle');
     // history_expand brought back the summarized entries, rendered like the summarizer's input.
     const expanded = run.requests.map((r) => toolResult(r, 'toolu_hx')).find(Boolean)!;
     expect(expanded).toContain('[User]: remember the code word glimmerfox for ticket QZX-4471');
