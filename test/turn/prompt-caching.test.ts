@@ -70,10 +70,10 @@ describe.each(testDatabases())('prompt caching on $name', (database) => {
       // Call 1: [user]. Call 2: [user, assistant, user]. Call 3 (after the tool): [..., assistant tool_use, user tool_result].
       // The last tool (the built-ins come after the application's) carries the tools' marker.
       expect(r1!.body.tools!.map((t) => t.name)).toEqual(['lookup_part', 'memory_search', 'history_search', 'history_expand', 'sessions_spawn', 'sessions_send', 'sessions_history', 'subagents']);
-      expect(markers(r1!)).toEqual(['tool:5', 'system:0', 'message:0.0']);
-      expect(markers(r2!)).toEqual(['tool:5', 'system:0', 'message:0.0', 'message:2.0']);
-      expect(markers(r3!)).toEqual(['tool:5', 'system:0', 'message:2.0', 'message:4.0']);
-      expect(r1!.body.tools![5]!.cache_control).toEqual({ type: 'ephemeral' });
+      expect(markers(r1!)).toEqual(['tool:7', 'system:0', 'message:0.0']);
+      expect(markers(r2!)).toEqual(['tool:7', 'system:0', 'message:0.0', 'message:2.0']);
+      expect(markers(r3!)).toEqual(['tool:7', 'system:0', 'message:2.0', 'message:4.0']);
+      expect(r1!.body.tools![7]!.cache_control).toEqual({ type: 'ephemeral' });
       // The whole system prompt is one cached block; the engine's addition ends it.
       const system = r1!.body.system as Array<{ type: string; text: string; cache_control?: unknown }>;
       expect(system).toHaveLength(1);

@@ -125,7 +125,7 @@ describe.each(testDatabases())('agents of one worker on $name', (database) => {
       ]);
       expect(researchCalls.map(toolNames)).toEqual([['research_note', 'memory_search'], ['research_note', 'memory_search'], ['research_note', 'memory_search']]);
       expect(await toolResults(db.store, research, researchKey)).toEqual([
-        'unknown tool "support_note"; available tools: research_note, memory_search, sessions_spawn, sessions_send, sessions_history, subagents',
+        'unknown tool "support_note"; available tools: research_note, memory_search, history_search, history_expand, sessions_spawn, sessions_send, sessions_history, subagents',
         'ro: research notes',
       ]);
       expect(JSON.stringify(researchCalls[2]!.body.messages)).toContain('ro: research notes');
