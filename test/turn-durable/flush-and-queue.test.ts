@@ -35,8 +35,9 @@ describe.each(testDatabases())('memory flush failures and busy queues on $name',
     const { sessionId } = await seedConversation(db.store.db, agent, key, 300);
     const { rows } = await sql<{ t: number }>`select coalesce(sum(token_estimate), 0)::int as t from transcript_entries where session_id = ${sessionId}`.execute(db.store.db);
     const seeded = Number(rows[0]!.t);
-    // Window such that the next turn lands between the flush threshold (W − 20k − 4k) and the compaction one (W − 20k).
-    const window = seeded + 22_000;
+    // Window such that the next turn (the seeded history plus system prompt and tool definitions, ~2k)
+    // lands between the flush threshold (W − 20k − 4k) and the compaction one (W − 20k).
+    const window = seeded + 23_000;
     let flushCalls = 0;
     suite.fake.respondWith((request) => {
       if (isSummarizerRequest(request)) return goodSummarizer(request);
