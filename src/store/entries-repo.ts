@@ -94,7 +94,7 @@ export const MESSAGE_TYPES = ['message', 'custom_message'] as const;
  * never the whole transcript of a long session (two index range reads).
  */
 export async function loadActiveEntries(db: Kysely<Database>, agentId: string, sessionId: string): Promise<ActiveEntries> {
-  const { compaction, fromSeq } = await activeWindowStart(db, agentId, sessionId);
+  const { compaction, compactionRow, fromSeq } = await activeWindowStart(db, agentId, sessionId);
   const rows = await db
     .selectFrom('transcript_entries')
     .selectAll()
@@ -104,24 +104,23 @@ export async function loadActiveEntries(db: Kysely<Database>, agentId: string, s
     .where('type', '!=', 'compaction')
     .orderBy('seq', 'asc')
     .execute();
-  if (!compaction) return { rows };
-  const range = await compactionSeqRange(db, agentId, sessionId, compaction.id);
-  const summarized = range && (await summarizedRange(db, agentId, sessionId, range));
+  if (!compaction || !compactionRow) return { rows };
+  // The window start is the compaction's own first kept seq: its range needs only the previous compaction.
+  const summarized = await summarizedRange(db, agentId, sessionId, await compactionSeqRange(db, agentId, sessionId, compactionRow, fromSeq));
   return { compaction, rows, ...(summarized ? { summarized } : {}) };
 }
 
 /**
- * The seq range `[fromSeq, toSeq)` a compaction summarized: from the previous compaction's first
- * kept entry (or the start) to its own first kept entry (its own entry for a hard checkpoint).
+ * The seq range `[fromSeq, toSeq)` a compaction (`row`, whose first kept entry is at `toSeq`)
+ * summarized: from the previous compaction's first kept entry (or the start) to its own.
  */
-export async function compactionSeqRange(
+async function compactionSeqRange(
   db: Kysely<Database>,
   agentId: string,
   sessionId: string,
-  compactionId: string,
-): Promise<{ fromSeq: number; toSeq: number } | undefined> {
-  const row = await getEntry(db, agentId, sessionId, compactionId);
-  if (!row || row.type !== 'compaction') return undefined;
+  row: EntryRow,
+  toSeq: number,
+): Promise<{ fromSeq: number; toSeq: number }> {
   const previous = await db
     .selectFrom('transcript_entries')
     .selectAll()
@@ -132,7 +131,6 @@ export async function compactionSeqRange(
     .orderBy('seq', 'desc')
     .limit(1)
     .executeTakeFirst();
-  const toSeq = await firstKeptSeq(db, agentId, sessionId, row);
   const fromSeq = previous ? await firstKeptSeq(db, agentId, sessionId, previous) : 0;
   return { fromSeq: Math.min(fromSeq, toSeq), toSeq };
 }
@@ -149,18 +147,24 @@ async function summarizedRange(
   sessionId: string,
   range: { fromSeq: number; toSeq: number },
 ): Promise<SummarizedRange | undefined> {
-  const inRange = db
-    .selectFrom('transcript_entries')
-    .where('agent_id', '=', agentId)
-    .where('session_id', '=', sessionId)
-    .where('seq', '>=', range.fromSeq)
-    .where('seq', '<', range.toSeq)
-    .where('type', 'in', MESSAGE_TYPES);
-  const first = await inRange.select('id').orderBy('seq', 'asc').limit(1).executeTakeFirst();
-  if (!first) return undefined;
-  const last = await inRange.select('id').orderBy('seq', 'desc').limit(1).executeTakeFirstOrThrow();
-  const { n } = await inRange.select(sql<number>`count(*)::int`.as('n')).executeTakeFirstOrThrow();
-  return { firstEntryId: first.id, lastEntryId: last.id, messages: n };
+  const inRange = () =>
+    db
+      .selectFrom('transcript_entries')
+      .where('agent_id', '=', agentId)
+      .where('session_id', '=', sessionId)
+      .where('seq', '>=', range.fromSeq)
+      .where('seq', '<', range.toSeq)
+      .where('type', 'in', MESSAGE_TYPES);
+  // One round trip on the model call's path: first, last and count as scalar subqueries.
+  const r = await db
+    .selectNoFrom([
+      inRange().select('id').orderBy('seq', 'asc').limit(1).as('first'),
+      inRange().select('id').orderBy('seq', 'desc').limit(1).as('last'),
+      inRange().select(sql<number>`count(*)::int`.as('n')).as('n'),
+    ])
+    .executeTakeFirstOrThrow();
+  if (r.first === null || r.last === null) return undefined;
+  return { firstEntryId: r.first, lastEntryId: r.last, messages: Number(r.n) };
 }
 
 /** Bytes of the active window (for preflight compaction), summed in the database. */
@@ -181,7 +185,7 @@ async function activeWindowStart(
   db: Kysely<Database>,
   agentId: string,
   sessionId: string,
-): Promise<{ compaction?: CompactionEntry; fromSeq: number }> {
+): Promise<{ compaction?: CompactionEntry; compactionRow?: EntryRow; fromSeq: number }> {
   const compactionRow = await lastCompaction(db, agentId, sessionId);
   if (!compactionRow) return { fromSeq: 0 };
   const compaction = compactionRow.payload as unknown as CompactionEntry;
@@ -193,7 +197,7 @@ async function activeWindowStart(
     .where('id', '=', compaction.firstKeptEntryId)
     .executeTakeFirst();
   // A hard checkpoint (nothing kept) points past the compaction entry itself.
-  return { compaction, fromSeq: Number(kept?.seq ?? compactionRow.seq) };
+  return { compaction, compactionRow, fromSeq: Number(kept?.seq ?? compactionRow.seq) };
 }
 
 /** The last `n` entries of a session, oldest first. */
