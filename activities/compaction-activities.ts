@@ -9,7 +9,6 @@ import { planCompaction } from '../src/compaction/plan-compaction';
 import { identifierPolicyInstruction } from '../src/compaction/prompts';
 import { serializeEntriesForSummary } from '../src/compaction/serialize-for-summary';
 import type { IdentifierPolicy } from '../src/compaction/identifiers';
-import { sourceIdentifiers } from '../src/compaction/message-identifiers';
 import { guardSummary } from '../src/compaction/quality-guard';
 import { collectFacts, EXTRACTIVE_SUMMARY_HEADER, extractiveSummary } from '../src/compaction/extractive-summary';
 import { CompactionHooks, type CompactionHookError } from '../src/compaction/hooks';
@@ -277,9 +276,8 @@ export function createCompactionActivities(allDeps: CompactionActivityDeps) {
     const deps = depsForAgent(allDeps, input.agentId);
     const entries = await readRange(input, input);
     const messages = entries.map((e) => e.message);
-    const identifiers = sourceIdentifiers(input.previousSummary, messages, input.identifierPolicy);
     const facts = collectFacts(input.previousSummary, messages, input.identifierPolicy);
-    const guarded = guardSummary(input.summary, identifiers, summaryCharBudget(await effectiveWindow(deps, deps.config.model)), facts);
+    const guarded = guardSummary(input.summary, facts.identifiers, summaryCharBudget(await effectiveWindow(deps, deps.config.model)), facts);
     if (guarded.addedSections.length) log.info('summary guard added sections the summarizer left out', { sections: guarded.addedSections });
     return { summary: guarded.summary, missing: guarded.appended, blank: guarded.blank };
   }

@@ -6,8 +6,8 @@
  */
 import { DEFAULTS } from '../config/defaults';
 import type { AgentMessage } from '../context/types';
-import { extractIdentifiers, type IdentifierPolicy } from './identifiers';
-import { messageIdentifiers } from './message-identifiers';
+import type { IdentifierPolicy } from './identifiers';
+import { sourceIdentifiers } from './message-identifiers';
 import { PRESERVED_IDENTIFIERS_HEADING } from './quality-guard';
 import { SUMMARY_SECTIONS } from './summary-sections';
 import { messageText } from './serialize-for-summary';
@@ -176,14 +176,13 @@ export interface ConversationFacts {
  */
 export function collectFacts(previousSummary: string | undefined, messages: readonly AgentMessage[], policy: IdentifierPolicy): ConversationFacts {
   const facts = new FactCollector();
-  const identifiers = new Set<string>();
   const previous = previousSummary?.trim() ? sections(previousSummary) : undefined;
 
   let lastRequest = previous?.get(HEADINGS.request)?.trim() ?? '';
   if (previous) {
     for (const [heading, body] of previous) {
       if (heading === PRESERVED_IDENTIFIERS_HEADING) {
-        for (const line of bullets(body)) for (const id of line.split(', ')) identifiers.add(id.trim());
+        // Its identifiers are read by sourceIdentifiers, with the rest of the summary's.
       } else if (heading === HEADINGS.tasks) {
         for (const b of bullets(body)) facts.tasks.add(taskKey(taskBody(b, true) ?? b), b);
       } else if (heading === HEADINGS.decisions) {
@@ -192,13 +191,11 @@ export function collectFacts(previousSummary: string | undefined, messages: read
         // A model-written summary: its lines are classified like conversation text.
         facts.scan(body, true);
       }
-      if (heading !== HEADINGS.summarized) for (const id of extractIdentifiers(body, policy, { conversational: true })) identifiers.add(id);
     }
   }
 
   for (const message of messages) {
     const text = messageText(message);
-    for (const id of messageIdentifiers(message, policy)) identifiers.add(id);
     if (message.role === 'user') {
       if (text.trim()) lastRequest = text.trim();
       facts.scan(text, false);
@@ -207,7 +204,9 @@ export function collectFacts(previousSummary: string | undefined, messages: read
       facts.scan(message.content.map((b) => (b.type === 'text' ? b.text : '')).join('\n'), true);
     }
   }
-  return { lastRequest, tasks: facts.tasks.values(), decisions: facts.decisions.values(), identifiers: [...identifiers].filter((id) => id.length > 0) };
+  // One definition of what must be kept: the quality guard checks a model summary against the same list.
+  const identifiers = sourceIdentifiers(previousSummary, messages, policy);
+  return { lastRequest, tasks: facts.tasks.values(), decisions: facts.decisions.values(), identifiers };
 }
 
 interface Parts {
