@@ -1,10 +1,24 @@
 import { summaryCharBudget } from '../src/compaction/summary-budget';
 import { ApplicationFailure, Context, log } from '@temporalio/activity';
 import { depsForAgent, type ActivityDeps } from '../src/runtime/deps';
-import { agentSummarizer } from './compaction-summarizer';
-import { loadEntryRange, PlannedEntryMissingError, toPlanEntries } from './compaction-entries';
-import { getEntry, loadActiveEntries } from '../src/store/entries-repo';
-import { createCompactionRow, getCompaction, markFailed, markSucceeded, writeCompactionRecord } from '../src/store/compactions-repo';
+import { agentSummarizer, type SummarizerSpendGuard } from './compaction-summarizer';
+import { loadEntryRange, PlannedEntryMissingError, planMessageOf, toPlanEntries } from './compaction-entries';
+import { getEntry, loadActiveEntries, MESSAGE_TYPES } from '../src/store/entries-repo';
+import {
+  addSummarizerSpend,
+  createCompactionRow,
+  getCompaction,
+  markFailed,
+  markSpendLimited,
+  markSucceeded,
+  storeRerunSummary,
+  summarizerSpendSince,
+  writeCompactionRecord,
+  writeRevertRecord,
+} from '../src/store/compactions-repo';
+import { CompactionEditError, planRerun, planRevert } from '../src/store/compaction-lineage';
+import { getSession } from '../src/store/sessions-repo';
+import { spendLimited, spendLimitReason, summarizerSpendLimits } from '../src/compaction/summarizer-spend';
 import { planCompaction } from '../src/compaction/plan-compaction';
 import { identifierPolicyInstruction } from '../src/compaction/prompts';
 import { serializeEntriesForSummary } from '../src/compaction/serialize-for-summary';
@@ -33,6 +47,8 @@ export interface CompactionRef {
   readonly sessionKey: string;
   readonly sessionId: string;
   readonly compactionId: string;
+  /** Another model than the agent's summarizer (`keel compactions rerun --model`). */
+  readonly summarizerModel?: string;
 }
 
 export interface RecordCompactionStartInput extends CompactionRef {
@@ -42,6 +58,8 @@ export interface RecordCompactionStartInput extends CompactionRef {
   readonly now: string;
   /** What the memory flush before it did (`ran`, `skipped: …`, `failed: …`). */
   readonly memoryFlush?: string;
+  readonly revertOf?: string;
+  readonly rerunOf?: string;
 }
 
 /** A compaction that an earlier run with the same id already recorded (the workflow returns it as is). */
@@ -61,8 +79,30 @@ export interface PlanCompactionResult {
   readonly plan: CompactionPlan;
   /** The last compaction's summary, re-distilled with the new entries (bounded by the summary cap). */
   readonly previousSummary?: string;
-  /** `extractive` when no model is configured for summaries. */
+  /** `extractive` when no model is configured for summaries, or the summarizer spend limit is reached. */
   readonly summarizer: 'model' | 'extractive';
+}
+
+export interface PlanRerunInput extends CompactionRef {
+  readonly rerunOf: string;
+  readonly apply: boolean;
+  readonly contextWindowTokens: number;
+}
+
+export interface PlanRerunResult extends PlanCompactionResult {
+  /** The compaction entry whose range is summarized again (the applied rerun's `rangeOf`). */
+  readonly rangeOf: string;
+}
+
+export interface RevertCompactionInput extends CompactionRef {
+  readonly revertOf: string;
+  readonly now: string;
+}
+
+export interface StoreRerunSummaryInput extends CompactionRef {
+  readonly summary: string;
+  /** Tokens of the tail the original kept (what the context would be with this summary). */
+  readonly keptTokens: number;
 }
 
 /** A planned range of entries, named by its first and last entry. */
@@ -117,6 +157,8 @@ export interface WriteCompactionRecordInput extends CompactionRef {
   /** Estimated tokens of the kept tail (from the plan). */
   readonly keptTokens: number;
   readonly now: string;
+  /** An applied rerun: the compaction it summarized again and the entry whose range it covers. */
+  readonly lineage?: { readonly rerunOf: string; readonly rangeOf: string };
 }
 
 export interface WriteCompactionRecordResult {
@@ -146,8 +188,30 @@ export function createCompactionActivities(allDeps: CompactionActivityDeps) {
   // Each agent compacts with its own models and window (inputs carry the agentId).
   const forAgent = (ref: CompactionRef) => {
     const deps = depsForAgent(allDeps, ref.agentId);
-    return { deps, summarizer: agentSummarizer(deps) };
+    return { deps, summarizer: agentSummarizer(deps, { ...(ref.summarizerModel ? { model: ref.summarizerModel } : {}), spend: spendGuard(deps, ref) }) };
   };
+
+  /** Why this compaction may not call the summarizer (spend limit reached), recorded on its row and logged once per step. */
+  async function spendRefusal(deps: ActivityDeps, ref: CompactionRef): Promise<string | undefined> {
+    const limits = summarizerSpendLimits(deps.config);
+    if (!spendLimited(limits)) return undefined;
+    const since = new Date(Date.now() - limits.windowMinutes * 60_000);
+    const reason = spendLimitReason(await summarizerSpendSince(db, ref.agentId, ref.sessionKey, since), limits);
+    if (reason) {
+      await markSpendLimited(db, ref.agentId, ref.compactionId, reason);
+      log.warn('summarizer spend limit reached; the compaction writes the extractive summary', { sessionKey: ref.sessionKey, compactionId: ref.compactionId, reason });
+    }
+    return reason;
+  }
+
+  /** Each summarizer call is checked against the spend limit first and counted on the row after. */
+  const spendGuard = (deps: ActivityDeps, ref: CompactionRef): SummarizerSpendGuard => ({
+    beforeCall: async () => {
+      const reason = await spendRefusal(deps, ref);
+      if (reason) throw ApplicationFailure.nonRetryable(reason, FailureTypes.SummarizerSpendLimited);
+    },
+    afterCall: (tokens, model) => addSummarizerSpend(db, ref.agentId, ref.compactionId, tokens, model),
+  });
 
   const logHookErrors = (ref: CompactionRef, errors: CompactionHookError[]) => {
     for (const e of errors) {
@@ -183,6 +247,8 @@ export function createCompactionActivities(allDeps: CompactionActivityDeps) {
       now: new Date(input.now),
       countAttempt: firstAttempt,
       memoryFlush: input.memoryFlush ?? null,
+      revertOf: input.revertOf ?? null,
+      rerunOf: input.rerunOf ?? null,
     });
     if (firstAttempt) logHookErrors(input, await hooks.emit('before_compaction', { ...input }));
     return {};
@@ -221,7 +287,7 @@ export function createCompactionActivities(allDeps: CompactionActivityDeps) {
   /** Loads the active window (since the last compaction's firstKeptEntryId) and plans it with the real estimator. */
   async function planCompactionStep(input: PlanCompactionInput): Promise<PlanCompactionResult> {
     const { deps, summarizer } = forAgent(input);
-    const hasSummarizer = summarizer.available;
+    const hasSummarizer = summarizer.available && !(await spendRefusal(deps, input));
     const active = await loadActiveEntries(db, input.agentId, input.sessionId);
     // The last list of subagents in flight is stale by now: the record step writes the current one.
     const previousSummary = active.compaction ? withoutSubagentsInFlight(active.compaction.summary) : undefined;
@@ -316,6 +382,7 @@ export function createCompactionActivities(allDeps: CompactionActivityDeps) {
       tokensBefore: input.tokensBefore,
       tokensAfter,
       now: new Date(input.now),
+      ...(input.lineage ? { lineage: input.lineage } : {}),
     });
     logRedactions('compaction_summary', redactions, { compactionId: input.compactionId });
     if (inserted) return { entryId, inserted, tokensAfter };
@@ -323,6 +390,90 @@ export function createCompactionActivities(allDeps: CompactionActivityDeps) {
     const stored = await getEntry(db, input.agentId, input.sessionId, entryId);
     const storedSummary = stored?.type === 'compaction' ? (stored.payload as unknown as CompactionEntry).summary : summary;
     return { entryId, inserted, tokensAfter: tokensWith(storedSummary) };
+  }
+
+  /** A compaction edit that cannot be done fails its workflow at once, with the reason (retrying cannot fix it). */
+  async function editing<T>(run: () => Promise<T>): Promise<T> {
+    try {
+      return await run();
+    } catch (err) {
+      if (err instanceof CompactionEditError) throw ApplicationFailure.nonRetryable(err.message, FailureTypes.InvalidInput);
+      throw err;
+    }
+  }
+
+  /** Plans summarizing an earlier compaction's range again (`keel compactions rerun`), like `planCompaction` plans the window. */
+  async function planRerunStep(input: PlanRerunInput): Promise<PlanRerunResult> {
+    const target = await editing(() => planRerun(db, input.agentId, input.rerunOf));
+    if (input.apply && !target.active) {
+      throw ApplicationFailure.nonRetryable(
+        `compaction ${input.rerunOf}'s range is not the session's window now (a later compaction or a revert replaced it); a rerun of it can be recorded but not applied`,
+        FailureTypes.InvalidInput,
+      );
+    }
+    const { deps, summarizer } = forAgent(input);
+    const hasSummarizer = summarizer.available && !(await spendRefusal(deps, input));
+    const entries = await readRange(input, target.range);
+    const window = Math.min(input.contextWindowTokens, hasSummarizer ? await summarizer.window() : await effectiveWindow(deps, deps.config.model));
+    const previousSummary = target.previousSummary ? withoutSubagentsInFlight(target.previousSummary) : undefined;
+    // The whole range is summarized (nothing of it kept); the tail the original kept stays kept.
+    const plan = planCompaction(entries, { contextWindow: window, keepRecentTokens: 0, estimate: deps.estimate, ...(previousSummary ? { previousSummary } : {}) });
+    const active = await loadActiveEntries(db, input.agentId, input.sessionId);
+    const keptTokens = target.active ? active.rows.reduce((sum, r) => sum + (r.token_estimate ?? 0), 0) : 0;
+    const session = await getSession(db, input.agentId, input.sessionKey);
+    return {
+      plan: { ...plan, firstKeptEntryId: target.firstKeptEntryId, keptTokens, tokensBefore: session?.context_tokens ?? plan.tokensBefore },
+      ...(previousSummary ? { previousSummary } : {}),
+      summarizer: hasSummarizer ? 'model' : 'extractive',
+      rangeOf: target.rangeOf,
+    };
+  }
+
+  /** A rerun that is not applied: its summary is kept on its row; returns the context it would make. */
+  async function storeRerunSummaryStep(input: StoreRerunSummaryInput): Promise<{ tokensAfter: number }> {
+    const deps = depsForAgent(allDeps, input.agentId);
+    await storeRerunSummary(db, input.agentId, input.compactionId, input.summary);
+    const tokens = deps.estimate(summaryMessage({ type: 'compaction', id: input.compactionId, parentId: null, timestamp: '', summary: input.summary, firstKeptEntryId: '', tokensBefore: 0 }));
+    return { tokensAfter: tokens + input.keptTokens };
+  }
+
+  /**
+   * `keel compactions revert`: appends the entry that restores the window from before the compaction
+   * (resolved here, inside the session's one compaction run, so nothing moved in between) and sets
+   * the session's context tokens, once.
+   */
+  async function revertCompactionStep(input: RevertCompactionInput): Promise<CompactionOutcome> {
+    const deps = depsForAgent(allDeps, input.agentId);
+    const stored = await getEntry(db, input.agentId, input.sessionId, input.compactionId);
+    const revert = stored?.type === 'compaction' ? undefined : await editing(() => planRevert(db, input.agentId, input.revertOf));
+    const restored = revert?.restored ?? (stored!.payload as unknown as CompactionEntry);
+    const session = await getSession(db, input.agentId, input.sessionKey);
+    const tokensBefore = session?.context_tokens ?? 0;
+    const tokensAfter = await windowTokens(deps, input, restored);
+    if (revert) {
+      await writeRevertRecord(db, { ...input, entryId: input.compactionId, restored, tokensBefore, tokensAfter, now: new Date(input.now) });
+      log.info('compaction reverted', { sessionKey: input.sessionKey, compactionId: input.compactionId, revertOf: input.revertOf, laterCompactionsUndone: revert.laterCompactions, tokensAfter });
+    }
+    return { status: 'succeeded', degraded: false, tokensBefore, tokensAfter, firstKeptEntryId: restored.firstKeptEntryId, entryId: input.compactionId };
+  }
+
+  /** Estimated tokens of a window: its summary message (when it has one) and the message entries from its first kept entry on. */
+  async function windowTokens(deps: ActivityDeps, ref: CompactionRef, window: { summary: string; firstKeptEntryId: string }): Promise<number> {
+    const first = await getEntry(db, ref.agentId, ref.sessionId, window.firstKeptEntryId);
+    const rows = await db
+      .selectFrom('transcript_entries')
+      .select(['payload', 'token_estimate'])
+      .where('agent_id', '=', ref.agentId)
+      .where('session_id', '=', ref.sessionId)
+      .where('seq', '>=', Number(first?.seq ?? Number.MAX_SAFE_INTEGER))
+      .where('type', 'in', MESSAGE_TYPES)
+      .execute();
+    let tokens = window.summary ? deps.estimate(summaryMessage({ type: 'compaction', id: ref.compactionId, parentId: null, timestamp: '', summary: window.summary, firstKeptEntryId: '', tokensBefore: 0 })) : 0;
+    for (const r of rows) {
+      const message = planMessageOf(r);
+      tokens += r.token_estimate ?? (message ? deps.estimate(message) : 0);
+    }
+    return tokens;
   }
 
   /** Marks the row succeeded (or skipped) and fires `after_compaction` when this call finished it. */
@@ -373,6 +524,9 @@ export function createCompactionActivities(allDeps: CompactionActivityDeps) {
     guardSummary: guardSummaryStep,
     extractiveSummary: extractiveSummaryStep,
     writeCompactionRecord: writeCompactionRecordStep,
+    planRerun: planRerunStep,
+    storeRerunSummary: storeRerunSummaryStep,
+    revertCompaction: revertCompactionStep,
     finishCompaction,
     failCompaction,
   };

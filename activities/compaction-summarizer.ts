@@ -33,20 +33,41 @@ export interface AgentSummarizer {
   countTokens(text: string): number;
 }
 
+/** Checks the spend limit before each summarizer call and counts each call after it (see summarizer-spend.ts). */
+export interface SummarizerSpendGuard {
+  /** Throws (non-retryable) when the limit is reached. */
+  beforeCall(): Promise<void>;
+  /** Every call counts, a failed one with 0 tokens (its usage is unknown). */
+  afterCall(tokens: number, model: string): Promise<void>;
+}
+
+export interface SummarizerOptions {
+  /** Another model of the same endpoint (`keel compactions rerun --model`). */
+  readonly model?: string;
+  readonly spend?: SummarizerSpendGuard;
+}
+
 /** The summarizer of the agent whose deps these are. */
-export function agentSummarizer(deps: ActivityDeps): AgentSummarizer {
+export function agentSummarizer(deps: ActivityDeps, options: SummarizerOptions = {}): AgentSummarizer {
   const client = deps.compactionModel ?? deps.model;
-  const modelName = deps.config.compactionModel ?? deps.config.model;
+  const modelName = options.model ?? deps.config.compactionModel ?? deps.config.model;
   const countTokens = (text: string) => deps.estimate({ role: 'user', content: text });
   const window = async () => Math.min(await effectiveWindow(deps, modelName), await effectiveWindow(deps, deps.config.model));
 
   async function call(prompt: string): Promise<string> {
+    await options.spend?.beforeCall();
     const heartbeat = startHeartbeat();
     try {
-      const reply = await client.complete(
-        { model: modelName, system: SUMMARIZER_SYSTEM_PROMPT, messages: [{ role: 'user', content: prompt }], maxTokens: DEFAULTS.maxOutputTokens },
-        { signal: Context.current().cancellationSignal, onEvent: () => heartbeat.beat() },
-      );
+      const reply = await client
+        .complete(
+          { model: modelName, system: SUMMARIZER_SYSTEM_PROMPT, messages: [{ role: 'user', content: prompt }], maxTokens: DEFAULTS.maxOutputTokens },
+          { signal: Context.current().cancellationSignal, onEvent: () => heartbeat.beat() },
+        )
+        .catch(async (err: unknown) => {
+          await options.spend?.afterCall(0, modelName);
+          throw err;
+        });
+      await options.spend?.afterCall(reply.usage.input + reply.usage.output, modelName);
       return reply.content
         .filter((b): b is { type: 'text'; text: string } => b.type === 'text')
         .map((b) => b.text)

@@ -28,6 +28,8 @@ export const FailureTypes = {
   StaleTurn: 'KeelStaleTurn',
   /** Compaction could not reclaim tokens. */
   SummarizationFailed: 'summarization_failed',
+  /** The summarizer spend limit is reached: the compaction writes the extractive summary. */
+  SummarizerSpendLimited: 'KeelSummarizerSpendLimited',
   /** The model kept failing with a transient error (429/529/5xx) past the retry budget. */
   ModelUnavailable: 'KeelModelUnavailable',
   /** A bug or an unexpected failure inside a turn; the session goes on with the next request. */
@@ -227,7 +229,16 @@ export const MAX_REQUEST_BYTES = 1_000_000;
 import type { IdentifierPolicy } from './compaction/identifiers';
 
 /** What started a compaction; the `compactions.trigger` column and the `KeelTrigger` search attribute. */
-export type CompactionTriggerName = 'threshold' | 'overflow' | 'manual' | 'preflight';
+export type CompactionTriggerName = 'threshold' | 'overflow' | 'manual' | 'preflight' | 'revert' | 'rerun';
+
+/**
+ * An operator's edit of an earlier compaction, run by the compaction workflow (one per session, so
+ * it never races a compaction): `revert` appends an entry that restores the window from before that
+ * compaction; `rerun` summarizes its range again as a new record, applied only with `apply`.
+ */
+export type CompactionOperation =
+  | { readonly kind: 'revert'; readonly compactionId: string }
+  | { readonly kind: 'rerun'; readonly compactionId: string; readonly apply: boolean; readonly model?: string };
 
 /**
  * A `compactions` row's status. `succeeded` with `degraded: true` means every model attempt failed
@@ -265,6 +276,8 @@ export interface CompactionWorkflowInput {
   readonly summarizeHeartbeatTimeoutMs?: number;
   /** What the memory flush before it did (`ran`, `skipped: …`, `failed: …`), recorded on the row. */
   readonly memoryFlush?: string;
+  /** A revert or rerun of an earlier compaction (`keel compactions revert|rerun`); unset: compact the active window. */
+  readonly operation?: CompactionOperation;
 }
 
 /** What `compactionWorkflow` returns: small, no transcript text. */

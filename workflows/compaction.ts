@@ -11,6 +11,11 @@
  * When every model attempt fails, no model is configured, or the summarize phase passes its deadline
  * (derived from the plan: one summarizer-call budget per sequential step), the extractive summary is
  * written and the compaction is `degraded`: a compaction makes progress or fails visibly on its row.
+ *
+ * An operator's edit of an earlier compaction runs here too, so it never races a compaction of the
+ * same session: a `revert` writes its restoring entry after step 1; a `rerun` plans the earlier
+ * compaction's range instead of the window (step 2) and, unless applied, keeps its summary on its
+ * row instead of writing an entry (step 6).
  */
 import * as wf from '@temporalio/workflow';
 import type { createCompactionActivities } from '../activities/compaction-activities';
@@ -77,6 +82,7 @@ async function compact(input: CompactionWorkflowInput, progress: { step: Compact
     retry: SUMMARIZE_RETRY,
   });
 
+  const op = input.operation;
   // 1. Record the attempt (a compaction id that was already recorded is answered from the record).
   const { recorded } = await store.recordCompactionStart({
     ...ref(input),
@@ -85,6 +91,8 @@ async function compact(input: CompactionWorkflowInput, progress: { step: Compact
     workflowId: wf.workflowInfo().workflowId,
     now: now(),
     ...(input.memoryFlush ? { memoryFlush: input.memoryFlush } : {}),
+    ...(op?.kind === 'revert' ? { revertOf: op.compactionId } : {}),
+    ...(op?.kind === 'rerun' ? { rerunOf: op.compactionId } : {}),
   });
   if (recorded) {
     const { rowFinished, ...result } = recorded;
@@ -92,13 +100,25 @@ async function compact(input: CompactionWorkflowInput, progress: { step: Compact
     return { compactionId: input.compactionId, ...result };
   }
 
-  // 2. Plan (the activity reads the active window; the plan is ids and numbers).
+  if (op?.kind === 'revert') {
+    progress.step = 'writing';
+    const reverted = await store.revertCompaction({ ...ref(input), revertOf: op.compactionId, now: now() });
+    await store.finishCompaction({ ...ref(input), trigger: input.trigger, ...reverted, now: now() });
+    return { compactionId: input.compactionId, ...reverted };
+  }
+
+  // 2. Plan (the activity reads the active window, or a rerun's range; the plan is ids and numbers).
   progress.step = 'planning';
-  const { plan, previousSummary, summarizer: kind } = await store.planCompaction({
-    ...ref(input),
-    contextWindowTokens: input.contextWindowTokens,
-    keepRecentTokens: input.keepRecentTokens ?? (input.trigger === 'manual' ? 0 : DEFAULTS.keepRecentTokens),
-  });
+  const rerun = op?.kind === 'rerun' ? op : undefined;
+  const rerunPlan = rerun ? await store.planRerun({ ...ref(input), rerunOf: rerun.compactionId, apply: rerun.apply, contextWindowTokens: input.contextWindowTokens }) : undefined;
+  const planned =
+    rerunPlan ??
+    (await store.planCompaction({
+        ...ref(input),
+        contextWindowTokens: input.contextWindowTokens,
+        keepRecentTokens: input.keepRecentTokens ?? (input.trigger === 'manual' ? 0 : DEFAULTS.keepRecentTokens),
+      }));
+  const { plan, previousSummary, summarizer: kind } = planned;
   if (plan.chunks.length === 0) {
     const skipped = { status: 'skipped', degraded: false, tokensBefore: plan.tokensBefore, tokensAfter: plan.tokensBefore, firstKeptEntryId: plan.firstKeptEntryId, entryId: null } as const;
     await store.finishCompaction({ ...ref(input), trigger: input.trigger, ...skipped, now: now() });
@@ -125,8 +145,14 @@ async function compact(input: CompactionWorkflowInput, progress: { step: Compact
     summary = await store.extractiveSummary({ ...ref(input), ...range, ...previous, identifierPolicy: policy });
   }
 
-  // 6. Compaction entry + session counters, one transaction, once.
+  // 6. Compaction entry + session counters, one transaction, once (a rerun not applied: its row keeps the summary).
   progress.step = 'writing';
+  if (rerun && !rerun.apply) {
+    const { tokensAfter } = await store.storeRerunSummary({ ...ref(input), summary, keptTokens: plan.keptTokens });
+    const recordedOnly = { compactionId: input.compactionId, status: 'succeeded', degraded, tokensBefore: plan.tokensBefore, tokensAfter, firstKeptEntryId: plan.firstKeptEntryId, entryId: null } as const;
+    await store.finishCompaction({ ...ref(input), trigger: input.trigger, ...recordedOnly, now: now() });
+    return recordedOnly;
+  }
   const written = await store.writeCompactionRecord({
     ...ref(input),
     summary,
@@ -134,6 +160,7 @@ async function compact(input: CompactionWorkflowInput, progress: { step: Compact
     tokensBefore: plan.tokensBefore,
     keptTokens: plan.keptTokens,
     now: now(),
+    ...(rerun && rerunPlan ? { lineage: { rerunOf: rerun.compactionId, rangeOf: rerunPlan.rangeOf } } : {}),
   });
 
   // 7. Row succeeded (degraded when the summary is extractive; an operator may retry it).
@@ -206,7 +233,8 @@ function summarizePhaseDeadlineMs(chunks: number): number {
 }
 
 function ref(input: CompactionWorkflowInput) {
-  return { agentId: input.agentId, sessionKey: input.sessionKey, sessionId: input.sessionId, compactionId: input.compactionId };
+  const model = input.operation?.kind === 'rerun' ? input.operation.model : undefined;
+  return { agentId: input.agentId, sessionKey: input.sessionKey, sessionId: input.sessionId, compactionId: input.compactionId, ...(model ? { summarizerModel: model } : {}) };
 }
 
 function now(): string {

@@ -40,6 +40,16 @@ export interface CompactionView {
   readonly firstKeptEntryId: string | null;
   readonly entryId: string | null;
   readonly retryOf: string | null;
+  /** A revert: the compaction whose window it undid. */
+  readonly revertOf: string | null;
+  /** A rerun: the compaction whose range it summarized again (`applied` when its entry was written). */
+  readonly rerunOf: string | null;
+  /** The summarizer model, and the calls and tokens it spent (the spend limit counts them). */
+  readonly summarizerModel: string | null;
+  readonly summarizerCalls: number;
+  readonly summarizerTokens: number;
+  /** Set when the spend limit kept the summarizer from being called (the summary is extractive). */
+  readonly spendLimited: string | null;
   readonly workflowId: string | null;
   readonly startedAt: string;
   readonly finishedAt: string | null;
@@ -67,6 +77,12 @@ export function toCompactionView(row: CompactionRow): CompactionView {
     firstKeptEntryId: row.first_kept_entry_id,
     entryId: row.entry_id,
     retryOf: row.retry_of,
+    revertOf: row.revert_of,
+    rerunOf: row.rerun_of,
+    summarizerModel: row.summarizer_model,
+    summarizerCalls: row.summarizer_calls,
+    summarizerTokens: row.summarizer_tokens,
+    spendLimited: row.spend_limited,
     workflowId: row.workflow_id,
     startedAt: new Date(row.started_at).toISOString(),
     finishedAt: row.finished_at ? new Date(row.finished_at).toISOString() : null,
@@ -83,11 +99,20 @@ export function tokensBar(before: number | null, after: number | null, width = B
   if (after === null) return `${k(before)} → ?`;
   const filled = before > 0 ? Math.min(width, Math.round((after / before) * width)) : 0;
   const saved = before > 0 ? Math.round((1 - after / before) * 100) : 0;
-  return `${k(before)} → ${k(after)} [${'█'.repeat(filled)}${'░'.repeat(width - filled)}] −${saved}%`;
+  // A revert grows the context: said as a plus, not a negative saving.
+  const change = saved < 0 ? `+${-saved}%` : `−${saved}%`;
+  return `${k(before)} → ${k(after)} [${'█'.repeat(filled)}${'░'.repeat(width - filled)}] ${change}`;
 }
 
 function statusLabel(v: CompactionView): string {
   return v.degraded ? `${v.status} (degraded)` : v.status;
+}
+
+/** What an operator's edit did: `revert of <id>`, `rerun of <id> (applied|recorded, not applied)`. */
+export function lineageLabel(v: Pick<CompactionView, 'revertOf' | 'rerunOf' | 'entryId' | 'status'>): string | null {
+  if (v.revertOf) return `revert of ${v.revertOf}`;
+  if (v.rerunOf) return `rerun of ${v.rerunOf}${v.status === 'succeeded' ? (v.entryId ? ' (applied)' : ' (recorded, not applied)') : ''}`;
+  return null;
 }
 
 export interface CompactionsListOptions {
@@ -121,7 +146,10 @@ export async function compactionsList(opts: CompactionsListOptions): Promise<{ c
     if (compactions.length === 0) write(opts.failed ? 'no failed or degraded compactions\n' : 'no compactions\n');
     for (const v of compactions) {
       write(`${v.id}  ${v.startedAt.slice(0, 19).replace('T', ' ')}  ${v.sessionKey}  ${v.trigger}  ${statusLabel(v)}  ${tokensBar(v.tokensBefore, v.tokensAfter)}\n`);
+      const lineage = lineageLabel(v);
+      if (lineage) write(`    ${lineage}\n`);
       if (v.error) write(`    error: ${v.error}\n`);
+      else if (v.spendLimited) write(`    degraded: ${v.spendLimited}\n`);
       else if (v.degraded) write('    degraded: the summary is extractive (no model summary could be had)\n');
       if (v.retryCommand) write(`    retry: ${v.retryCommand}\n`);
     }
@@ -184,12 +212,16 @@ export async function compactionsShow(opts: CompactionsShowOptions): Promise<{ c
       ['summarized', detail.entriesSummarized === null ? null : `${detail.entriesSummarized} entries`],
       ['compaction entry', v.entryId],
       ['retry of', v.retryOf],
+      ['edit', lineageLabel(v)],
+      ['summarizer', v.summarizerModel ? `${v.summarizerModel}: ${v.summarizerCalls} calls, ${v.summarizerTokens} tokens` : null],
+      ['spend limit', v.spendLimited],
       ['workflow', v.workflowId],
       ['started', v.startedAt],
       ['finished', v.finishedAt],
       ['error', v.error],
     ];
     for (const [k, value] of lines) if (value !== null) write(`${k.padEnd(17)} ${value}\n`);
+    if (v.entryId && v.status === 'succeeded') write(`\nUndo: keel compactions revert ${v.id} --agent ${v.agentId}\n`);
     if (v.degraded) write(`\nThe summary is extractive (no model summary could be had). Retry: keel compactions retry ${v.id} --agent ${v.agentId}\n`);
     if (v.status === 'failed') write(`\nRetry: keel compactions retry ${v.id} --agent ${v.agentId}\n`);
     if (detail.summary !== null) write(`\n── summary ──\n${detail.summary}\n`);

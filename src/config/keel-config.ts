@@ -83,6 +83,16 @@ export const keelConfigSchema = z.object({
   modelIdleTimeoutMs: z.coerce.number().int().positive().default(DEFAULTS.modelStreamIdleTimeoutMs),
   /** A compaction freeing less than this share of its input holds the next threshold compaction (KEEL_COMPACTION_MIN_RECLAIM). */
   compactionMinReclaimShare: z.coerce.number().min(0, 'a share from 0 to 0.9').max(0.9, 'a share from 0 to 0.9 (0 turns the hold off)').default(DEFAULTS.compactionMinReclaimShare),
+  /**
+   * Summarizer spend limit: model calls and tokens (input + output) per window, per session key and
+   * per agent (KEEL_SUMMARIZER_SESSION_CALLS, …_SESSION_TOKENS, …_AGENT_CALLS, …_AGENT_TOKENS, window
+   * KEEL_SUMMARIZER_SPEND_WINDOW_MINUTES). Unset: no limit. Past it a compaction writes the extractive summary.
+   */
+  summarizerSessionCalls: z.coerce.number().int().nonnegative('a whole number of calls ≥ 0').optional(),
+  summarizerSessionTokens: z.coerce.number().int().nonnegative('a whole number of tokens ≥ 0').optional(),
+  summarizerAgentCalls: z.coerce.number().int().nonnegative('a whole number of calls ≥ 0').optional(),
+  summarizerAgentTokens: z.coerce.number().int().nonnegative('a whole number of tokens ≥ 0').optional(),
+  summarizerSpendWindowMinutes: z.coerce.number().int().positive('a whole number of minutes > 0').default(60),
   /** Memory flush starts this many tokens below the compaction threshold (OpenClaw softThresholdTokens). */
   softThresholdTokens: z.coerce.number().int().nonnegative().default(DEFAULTS.softThresholdTokens),
   /** Model id for the silent memory-flush turn; default: the chat model. */
@@ -237,6 +247,11 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env, overrides: P
     promptCaching: env.KEEL_PROMPT_CACHING ? env.KEEL_PROMPT_CACHING !== 'off' && env.KEEL_PROMPT_CACHING !== 'false' : undefined,
     softThresholdTokens: env.KEEL_SOFT_THRESHOLD_TOKENS || undefined,
     compactionMinReclaimShare: env.KEEL_COMPACTION_MIN_RECLAIM || undefined,
+    summarizerSessionCalls: env.KEEL_SUMMARIZER_SESSION_CALLS || undefined,
+    summarizerSessionTokens: env.KEEL_SUMMARIZER_SESSION_TOKENS || undefined,
+    summarizerAgentCalls: env.KEEL_SUMMARIZER_AGENT_CALLS || undefined,
+    summarizerAgentTokens: env.KEEL_SUMMARIZER_AGENT_TOKENS || undefined,
+    summarizerSpendWindowMinutes: env.KEEL_SUMMARIZER_SPEND_WINDOW_MINUTES || undefined,
     subagentMaxDepth: env.KEEL_SUBAGENT_MAX_DEPTH || undefined,
     subagentMaxChildren: env.KEEL_SUBAGENT_MAX_CHILDREN || undefined,
     resetMode: env.KEEL_RESET_MODE || undefined,
@@ -295,6 +310,11 @@ const ENV_NAMES: Record<string, string> = {
   promptCaching: 'KEEL_PROMPT_CACHING',
   softThresholdTokens: 'KEEL_SOFT_THRESHOLD_TOKENS',
   compactionMinReclaimShare: 'KEEL_COMPACTION_MIN_RECLAIM',
+  summarizerSessionCalls: 'KEEL_SUMMARIZER_SESSION_CALLS',
+  summarizerSessionTokens: 'KEEL_SUMMARIZER_SESSION_TOKENS',
+  summarizerAgentCalls: 'KEEL_SUMMARIZER_AGENT_CALLS',
+  summarizerAgentTokens: 'KEEL_SUMMARIZER_AGENT_TOKENS',
+  summarizerSpendWindowMinutes: 'KEEL_SUMMARIZER_SPEND_WINDOW_MINUTES',
   subagentMaxDepth: 'KEEL_SUBAGENT_MAX_DEPTH',
   subagentMaxChildren: 'KEEL_SUBAGENT_MAX_CHILDREN',
   resetMode: 'KEEL_RESET_MODE',

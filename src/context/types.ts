@@ -66,6 +66,15 @@ export interface CompactionEntry extends EntryBase {
   firstKeptEntryId: string;
   tokensBefore: number;
   details?: unknown;
+  /** A revert: the compaction whose window this entry undid (it restores the window from before it). */
+  revertOf?: string;
+  /** An applied rerun: the compaction whose range this summary covers again. */
+  rerunOf?: string;
+  /**
+   * The compaction entry whose summarized range this entry's summary stands for, when not its own
+   * (reverts and reruns re-express an earlier state). A revert without it restores no summary at all.
+   */
+  rangeOf?: string;
 }
 export interface CustomMessageEntry extends EntryBase { type: 'custom_message'; customType: string; content: UserContent; display?: boolean; details?: unknown }
 export interface CustomEntry extends EntryBase { type: 'custom'; customType: string; data?: unknown }

@@ -28,6 +28,9 @@ export interface CreateCompactionRowInput {
   readonly countAttempt: boolean;
   /** What the memory flush before this compaction did. */
   readonly memoryFlush?: string | null;
+  /** A revert or rerun: the compaction it acts on. */
+  readonly revertOf?: string | null;
+  readonly rerunOf?: string | null;
 }
 
 /**
@@ -55,6 +58,8 @@ export async function createCompactionRow(db: Kysely<Database>, input: CreateCom
       started_at: input.now,
       finished_at: null,
       memory_flush: input.memoryFlush ?? null,
+      revert_of: input.revertOf ?? null,
+      rerun_of: input.rerunOf ?? null,
     })
     .onConflict((oc) =>
       oc
@@ -118,9 +123,11 @@ export async function markFailed(db: Kysely<Database>, agentId: string, id: stri
       .where('agent_id', '=', agentId)
       .where('id', '=', id)
       .where('status', '=', 'running')
-      .returning(['agent_id', 'session_key', 'session_id'])
+      .returning(['agent_id', 'session_key', 'session_id', 'trigger'])
       .executeTakeFirst();
     if (!row) return false;
+    // A failed revert or rerun changed nothing in the session: it does not pause auto-compaction.
+    if (OPERATOR_EDIT_TRIGGERS.has(row.trigger)) return true;
     await trx
       .updateTable('sessions')
       .set((eb) => ({ compaction_failures: eb('compaction_failures', '+', 1), updated_at: now }))
@@ -131,6 +138,9 @@ export async function markFailed(db: Kysely<Database>, agentId: string, id: stri
     return true;
   });
 }
+
+/** Triggers of an operator's edit of an earlier compaction (not a compaction of the active window). */
+const OPERATOR_EDIT_TRIGGERS: ReadonlySet<string> = new Set(['revert', 'rerun']);
 
 export interface ListCompactionsOptions {
   readonly agentId?: string;
@@ -165,6 +175,8 @@ export interface CompactionRecordInput {
   /** Estimated tokens of the context after compaction (summary message + kept tail); becomes `context_tokens`. */
   readonly tokensAfter: number;
   readonly now: Date;
+  /** An applied rerun: the compaction it summarized again and the entry whose range it covers. */
+  readonly lineage?: { readonly rerunOf: string; readonly rangeOf: string };
 }
 
 /**
@@ -178,44 +190,19 @@ export interface CompactionRecordInput {
 export async function writeCompactionRecord(db: Kysely<Database>, input: CompactionRecordInput): Promise<{ inserted: boolean; redactions: readonly Redaction[] }> {
   const { value: summary, redactions } = redactSecrets(input.summary);
   return db.transaction().execute(async (trx) => {
-    const last = await trx
-      .selectFrom('transcript_entries')
-      .select('id')
-      .where('agent_id', '=', input.agentId)
-      .where('session_id', '=', input.sessionId)
-      .orderBy('seq', 'desc')
-      .limit(1)
-      .executeTakeFirst();
+    const last = await lastEntryId(trx, input);
     // The summary is model output: made storable like every other entry.
     const entry: CompactionEntry = storableJson({
       type: 'compaction',
       id: input.entryId,
-      parentId: last?.id === input.entryId ? null : (last?.id ?? null),
+      parentId: last === input.entryId ? null : (last ?? null),
       timestamp: input.now.toISOString(),
       summary,
       firstKeptEntryId: input.firstKeptEntryId ?? input.entryId,
       tokensBefore: input.tokensBefore,
+      ...input.lineage,
     } satisfies CompactionEntry);
-    const payload = JSON.stringify(entry);
-    const r = await trx
-      .insertInto('transcript_entries')
-      .values({
-        agent_id: input.agentId,
-        session_id: input.sessionId,
-        id: entry.id,
-        parent_id: entry.parentId,
-        type: 'compaction',
-        role: null,
-        // The summary is conversation: sealed like every entry when encryption at rest is on.
-        payload: atRestOf(trx).json(entry),
-        token_estimate: null,
-        byte_size: Buffer.byteLength(payload),
-        created_at: input.now,
-        ...searchColumns(atRestOf(trx), entry),
-      })
-      .onConflict((oc) => oc.columns(['agent_id', 'session_id', 'id']).doNothing())
-      .executeTakeFirst();
-    const inserted = Number(r.numInsertedOrUpdatedRows ?? 0) > 0;
+    const inserted = await insertCompactionEntry(trx, input, entry);
     if (inserted) {
       await trx
         .updateTable('sessions')
@@ -236,3 +223,147 @@ export async function writeCompactionRecord(db: Kysely<Database>, input: Compact
   });
 }
 
+
+async function lastEntryId(db: Kysely<Database>, input: { agentId: string; sessionId: string }): Promise<string | undefined> {
+  const last = await db
+    .selectFrom('transcript_entries')
+    .select('id')
+    .where('agent_id', '=', input.agentId)
+    .where('session_id', '=', input.sessionId)
+    .orderBy('seq', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  return last?.id;
+}
+
+/** Inserts a compaction entry once (`ON CONFLICT DO NOTHING` on its deterministic id); true when it was new. */
+async function insertCompactionEntry(db: Kysely<Database>, input: { agentId: string; sessionId: string; now: Date }, entry: CompactionEntry): Promise<boolean> {
+  const r = await db
+    .insertInto('transcript_entries')
+    .values({
+      agent_id: input.agentId,
+      session_id: input.sessionId,
+      id: entry.id,
+      parent_id: entry.parentId,
+      type: 'compaction',
+      role: null,
+      // The summary is conversation: sealed like every entry when encryption at rest is on.
+      payload: atRestOf(db).json(entry),
+      token_estimate: null,
+      byte_size: Buffer.byteLength(JSON.stringify(entry)),
+      created_at: input.now,
+      ...searchColumns(atRestOf(db), entry),
+    })
+    .onConflict((oc) => oc.columns(['agent_id', 'session_id', 'id']).doNothing())
+    .executeTakeFirst();
+  return Number(r.numInsertedOrUpdatedRows ?? 0) > 0;
+}
+
+export interface RevertRecordInput {
+  readonly agentId: string;
+  readonly sessionKey: string;
+  readonly sessionId: string;
+  /** The revert's compaction id, also its entry id. */
+  readonly entryId: string;
+  /** The compaction whose window it undoes. */
+  readonly revertOf: string;
+  /** The window from before that compaction: its summary and first kept entry, and the entry whose range the summary covers (none: no summary). */
+  readonly restored: RestoredWindow;
+  /** The context now, and the restored one (estimated): `context_tokens` becomes `tokensAfter`. */
+  readonly tokensBefore: number;
+  readonly tokensAfter: number;
+  readonly now: Date;
+}
+
+/** A window a revert restores. */
+export interface RestoredWindow {
+  readonly summary: string;
+  readonly firstKeptEntryId: string;
+  readonly rangeOf?: string;
+}
+
+/**
+ * Appends a revert entry (a compaction entry with `revertOf`, whose summary and first kept entry are
+ * the restored window's) and sets the session's context tokens, in ONE transaction, once. The revert
+ * counts as a compaction that reclaimed nothing (`last_compaction_tokens_before = after`): the storm
+ * hold then keeps threshold compaction from undoing it on the next turn, until the context grows by
+ * the minimum reclaim share (or nears the window). `compaction_count` and the failure count stay.
+ */
+export async function writeRevertRecord(db: Kysely<Database>, input: RevertRecordInput): Promise<{ inserted: boolean }> {
+  return db.transaction().execute(async (trx) => {
+    const last = await lastEntryId(trx, input);
+    const entry: CompactionEntry = storableJson({
+      type: 'compaction',
+      id: input.entryId,
+      parentId: last === input.entryId ? null : (last ?? null),
+      timestamp: input.now.toISOString(),
+      summary: input.restored.summary,
+      firstKeptEntryId: input.restored.firstKeptEntryId,
+      tokensBefore: input.tokensBefore,
+      revertOf: input.revertOf,
+      ...(input.restored.rangeOf !== undefined ? { rangeOf: input.restored.rangeOf } : {}),
+    } satisfies CompactionEntry);
+    const inserted = await insertCompactionEntry(trx, input, entry);
+    if (inserted) {
+      await trx
+        .updateTable('sessions')
+        .set({
+          context_tokens: input.tokensAfter,
+          last_compaction_tokens_before: input.tokensAfter,
+          last_compaction_tokens_after: input.tokensAfter,
+          updated_at: input.now,
+        })
+        .where('agent_id', '=', input.agentId)
+        .where('session_key', '=', input.sessionKey)
+        .where('session_id', '=', input.sessionId)
+        .execute();
+    }
+    return { inserted };
+  });
+}
+
+/** Keeps a rerun's summary on its row when it is not applied (sealed at rest like entries). Idempotent. */
+export async function storeRerunSummary(db: Kysely<Database>, agentId: string, id: string, summary: string): Promise<void> {
+  const { value } = redactSecrets(summary);
+  await db.updateTable('compactions').set({ summary: atRestOf(db).text(storableText(value)) }).where('agent_id', '=', agentId).where('id', '=', id).execute();
+}
+
+/** Summarizer calls and tokens spent in a window, per session key and per agent. */
+export interface SummarizerSpend {
+  readonly session: { readonly calls: number; readonly tokens: number };
+  readonly agent: { readonly calls: number; readonly tokens: number };
+}
+
+/** What the agent's compactions (and those of `sessionKey`) spent on the summarizer since `since`. */
+export async function summarizerSpendSince(db: Kysely<Database>, agentId: string, sessionKey: string, since: Date): Promise<SummarizerSpend> {
+  const rows = await db
+    .selectFrom('compactions')
+    .select((eb) => [
+      eb.fn.coalesce(eb.fn.sum<number>('summarizer_calls'), eb.lit(0)).as('calls'),
+      eb.fn.coalesce(eb.fn.sum<number>('summarizer_tokens'), eb.lit(0)).as('tokens'),
+      eb.fn.coalesce(eb.fn.sum<number>(eb.case().when('session_key', '=', sessionKey).then(eb.ref('summarizer_calls')).else(0).end()), eb.lit(0)).as('session_calls'),
+      eb.fn.coalesce(eb.fn.sum<number>(eb.case().when('session_key', '=', sessionKey).then(eb.ref('summarizer_tokens')).else(0).end()), eb.lit(0)).as('session_tokens'),
+    ])
+    .where('agent_id', '=', agentId)
+    .where('started_at', '>=', since)
+    .executeTakeFirstOrThrow();
+  return {
+    session: { calls: Number(rows.session_calls), tokens: Number(rows.session_tokens) },
+    agent: { calls: Number(rows.calls), tokens: Number(rows.tokens) },
+  };
+}
+
+/** Counts one summarizer call on the compaction's row (each call, retries included, is spend). */
+export async function addSummarizerSpend(db: Kysely<Database>, agentId: string, id: string, tokens: number, model: string): Promise<void> {
+  await db
+    .updateTable('compactions')
+    .set((eb) => ({ summarizer_calls: eb('summarizer_calls', '+', 1), summarizer_tokens: eb('summarizer_tokens', '+', tokens), summarizer_model: model }))
+    .where('agent_id', '=', agentId)
+    .where('id', '=', id)
+    .execute();
+}
+
+/** Records on the row why its summary is extractive: the summarizer spend limit was reached. */
+export async function markSpendLimited(db: Kysely<Database>, agentId: string, id: string, reason: string): Promise<void> {
+  await db.updateTable('compactions').set({ spend_limited: reason }).where('agent_id', '=', agentId).where('id', '=', id).execute();
+}

@@ -104,10 +104,42 @@ export async function loadActiveEntries(db: Kysely<Database>, agentId: string, s
     .where('type', '!=', 'compaction')
     .orderBy('seq', 'asc')
     .execute();
-  if (!compaction || !compactionRow) return { rows };
+  if (!compaction || !compactionRow || restoresNoSummary(compaction)) return { rows };
   // The window start is the compaction's own first kept seq: its range needs only the previous compaction.
-  const summarized = await summarizedRange(db, agentId, sessionId, await compactionSeqRange(db, agentId, sessionId, compactionRow, fromSeq));
+  // A revert or an applied rerun stands for an earlier compaction's range (`rangeOf`): that one's is named.
+  const rangeRow = compaction.rangeOf ? await getEntry(db, agentId, sessionId, compaction.rangeOf) : compactionRow;
+  if (!rangeRow) return { compaction, rows };
+  const toSeq = rangeRow === compactionRow ? fromSeq : await firstKeptSeq(db, agentId, sessionId, rangeRow);
+  const summarized = await summarizedRange(db, agentId, sessionId, await compactionSeqRange(db, agentId, sessionId, rangeRow, toSeq));
   return { compaction, rows, ...(summarized ? { summarized } : {}) };
+}
+
+/** The message entries a (non-revert) compaction entry summarized, or undefined when there were none. */
+export async function summarizedRangeOf(db: Kysely<Database>, agentId: string, sessionId: string, row: EntryRow): Promise<SummarizedRange | undefined> {
+  const toSeq = await firstKeptSeq(db, agentId, sessionId, row);
+  return summarizedRange(db, agentId, sessionId, await compactionSeqRange(db, agentId, sessionId, row, toSeq));
+}
+
+/** The newest compaction entry written before `row` (the one whose window was active when `row` was written). */
+export async function compactionBefore(db: Kysely<Database>, agentId: string, sessionId: string, row: EntryRow): Promise<EntryRow | undefined> {
+  return db
+    .selectFrom('transcript_entries')
+    .selectAll()
+    .where('agent_id', '=', agentId)
+    .where('session_id', '=', sessionId)
+    .where('type', '=', 'compaction')
+    .where('seq', '<', row.seq)
+    .orderBy('seq', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+}
+
+/**
+ * A revert of a session's first compaction: the entry restores no summary, and the window is the
+ * whole transcript again (its `firstKeptEntryId` is the session's first entry).
+ */
+export function restoresNoSummary(entry: Pick<CompactionEntry, 'revertOf' | 'rangeOf'>): boolean {
+  return entry.revertOf !== undefined && entry.rangeOf === undefined;
 }
 
 /**
@@ -121,16 +153,7 @@ async function compactionSeqRange(
   row: EntryRow,
   toSeq: number,
 ): Promise<{ fromSeq: number; toSeq: number }> {
-  const previous = await db
-    .selectFrom('transcript_entries')
-    .selectAll()
-    .where('agent_id', '=', agentId)
-    .where('session_id', '=', sessionId)
-    .where('type', '=', 'compaction')
-    .where('seq', '<', row.seq)
-    .orderBy('seq', 'desc')
-    .limit(1)
-    .executeTakeFirst();
+  const previous = await compactionBefore(db, agentId, sessionId, row);
   const fromSeq = previous ? await firstKeptSeq(db, agentId, sessionId, previous) : 0;
   return { fromSeq: Math.min(fromSeq, toSeq), toSeq };
 }

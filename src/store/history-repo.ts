@@ -84,8 +84,13 @@ export async function compactionSpans(db: Kysely<Database>, agentId: string, ses
   const spans: CompactionSpan[] = [];
   let fromSeq = 0;
   for (const r of rows) {
-    const toSeq = seqOf.get((r.payload as unknown as CompactionEntry).firstKeptEntryId) ?? Number(r.seq);
-    spans.push({ id: r.id, fromSeq: Math.min(fromSeq, toSeq), toSeq });
+    const entry = r.payload as unknown as CompactionEntry;
+    const toSeq = seqOf.get(entry.firstKeptEntryId) ?? Number(r.seq);
+    if (entry.revertOf !== undefined || entry.rangeOf !== undefined) {
+      // A revert or an applied rerun stands for an earlier compaction's range (none: it restored no summary).
+      const same = entry.rangeOf !== undefined ? spans.find((s) => s.id === entry.rangeOf) : undefined;
+      spans.push({ id: r.id, fromSeq: same?.fromSeq ?? toSeq, toSeq: same?.toSeq ?? toSeq });
+    } else spans.push({ id: r.id, fromSeq: Math.min(fromSeq, toSeq), toSeq });
     fromSeq = toSeq;
   }
   return spans;

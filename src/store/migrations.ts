@@ -260,6 +260,25 @@ const migrations: Record<string, Migration> = {
       await backfillSearchVectors(db);
     },
   },
+  // Reversible compaction and summarizer spend: a revert or a rerun names the compaction it acts on, a
+  // rerun that is not applied keeps its summary on its row (sealed like entries), and each row counts
+  // the summarizer calls and tokens it spent (the spend limit sums them per session and per agent).
+  '2026_11_25_001_reversible_compaction': {
+    async up(db) {
+      await db.schema
+        .alterTable('compactions')
+        .addColumn('revert_of', 'text')
+        .addColumn('rerun_of', 'text')
+        .addColumn('summary', 'text')
+        .addColumn('summarizer_model', 'text')
+        .addColumn('summarizer_calls', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('summarizer_tokens', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('spend_limited', 'text')
+        .execute();
+      // The spend window sums one session's (and one agent's) recent rows.
+      await db.schema.createIndex('compactions_spend_idx').on('compactions').columns(['agent_id', 'started_at']).execute();
+    },
+  },
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

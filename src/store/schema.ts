@@ -99,6 +99,19 @@ export interface CompactionsTable {
   finished_at: Timestamp | null;
   /** What the memory flush before this compaction did: `ran`, `skipped: <why>` or `failed: <error>`. */
   memory_flush: string | null;
+  /** A revert: the compaction whose window it undid (its entry restores the window from before it). */
+  revert_of: string | null;
+  /** A rerun: the compaction whose range it summarized again. */
+  rerun_of: string | null;
+  /** A rerun's summary when it was not applied (an applied one lives in its compaction entry); sealed at rest. */
+  summary: string | null;
+  /** The model that summarized (null: extractive, or a revert). */
+  summarizer_model: string | null;
+  /** Summarizer model calls and tokens (input + output) this compaction spent: the spend limit sums them. */
+  summarizer_calls: Generated<number>;
+  summarizer_tokens: Generated<number>;
+  /** Why the summarizer was not called (spend limit reached), when it was not. */
+  spend_limited: string | null;
 }
 
 /** A provider's real context window for a model, learned from its overflow errors (in Keel's token estimate). */

@@ -187,7 +187,10 @@ describe.each(testDatabases())('runMaintenance on $name', (database) => {
       // The later migrations run again too: forget the history search columns (they come back backfilled).
       await sql`alter table transcript_entries drop column search_vector, drop column search_terms`.execute(db);
       await sql`delete from kysely_migration where name = '2026_11_24_005_history_search'`.execute(db);
-      expect(await migrateToLatest(db)).toEqual(['2026_11_24_004_session_ids', '2026_11_24_005_history_search']);
+      await sql`alter table compactions drop column revert_of, drop column rerun_of, drop column summary, drop column summarizer_model, drop column summarizer_calls, drop column summarizer_tokens, drop column spend_limited`.execute(db);
+      await sql`drop index compactions_spend_idx`.execute(db);
+      await sql`delete from kysely_migration where name = '2026_11_25_001_reversible_compaction'`.execute(db);
+      expect(await migrateToLatest(db)).toEqual(['2026_11_24_004_session_ids', '2026_11_24_005_history_search', '2026_11_25_001_reversible_compaction']);
       expect(await sessionIdsOfKey(db, 'A', KEY)).toEqual([
         { sessionId: 'r1', startedAt: new Date(ts(0)), endedAt: new Date(ts(1)), current: false },
         { sessionId: 'r2', startedAt: new Date(ts(0)), endedAt: new Date(ts(13)), current: false },

@@ -1,0 +1,206 @@
+import { testDatabases, freshSchemaUrl } from '../support/databases';
+import { fakeReply, type FakeRequest } from '../support/fake-anthropic';
+import { integrationSuite, type WorkerContext } from '../support/integration';
+import { freshDurableAgent, isFlushRequest, isSummarizerRequest, lastUserText, routedResponder } from '../support/durable-turn-helpers';
+import { promptOf } from '../compaction-workflow/support';
+import { extractIdentifiers } from '../../src/compaction/identifiers';
+import { keel } from '../support/keel-cli';
+import { openStore, type Store } from '../../src/store/connect';
+import { getSession } from '../../src/store/sessions-repo';
+import { getCompaction } from '../../src/store/compactions-repo';
+import { loadActiveEntries } from '../../src/store/entries-repo';
+import { compactionSpans } from '../../src/store/history-repo';
+import { compactionsList } from '../../src/cli/compactions';
+import { compactionsCompare, compactionsRerun, compactionsRevert } from '../../src/cli/compaction-edits';
+import { EXTRACTIVE_SUMMARY_HEADER } from '../../src/compaction/extractive-summary';
+import type { CompactionEntry } from '../../src/context/types';
+
+/**
+ * Reversible compaction end to end: a session compacts through its workflow, then an operator reverts,
+ * reverts the revert, reruns with another model and instructions (applied), and compares; what the
+ * next model request carries and what PostgreSQL holds are checked after each step. On PostgreSQL the
+ * revert runs as a real `keel` process (an in-memory PGlite has one owner: the test, which calls the
+ * command's function instead).
+ */
+const suite = integrationSuite();
+
+/** Each turn plants identifiers the summaries must keep. */
+const PLANTED: Record<number, string> = {
+  1: 'ticket OPS-1101 and /srv/app/alpha.ts',
+  2: 'host db-primary.internal and /srv/app/bravo.ts',
+  3: 'ticket OPS-3303 and /srv/app/charlie.ts',
+  4: 'commit 9f3c2ab71d and /srv/app/delta.ts',
+};
+const RERUN_MODEL = 'claude-rerun-model';
+const RERUN_FOCUS = 'FOCUS-ON-DEPLOYS';
+
+/** Conversation turns answer "answer N"; summaries keep every identifier; a rerun's says so. */
+function responder(request: FakeRequest) {
+  if (isSummarizerRequest(request) && promptOf(request).includes(RERUN_FOCUS)) {
+    return fakeReply.text(`Rerun summary. Identifiers: ${extractIdentifiers(promptOf(request).replace(/\\n/g, '\n'), 'strict').join(' ')}`);
+  }
+  return routedResponder((r) => fakeReply.text(`answer ${/turn (\d+)/.exec(lastUserText(r))?.[1] ?? '?'}`))(request);
+}
+
+/** The conversation request of turn `n` (not a summarizer or flush call), as the model received it. */
+function turnRequest(fake: WorkerContext['fake'], n: number, since: number): string {
+  const found = fake.requests.slice(since).filter((r) => !isSummarizerRequest(r) && !isFlushRequest(r) && lastUserText(r).includes(`turn ${n}:`));
+  expect(found).toHaveLength(1);
+  return JSON.stringify(found[0]!.body.messages);
+}
+
+describe.each(testDatabases())('keel compactions revert, rerun and compare on $name', (database) => {
+  let store: Store;
+  let databaseUrl: string | undefined;
+  beforeEach(async () => {
+    if (database.name === 'postgres') {
+      databaseUrl = await freshSchemaUrl(process.env.TEST_DATABASE_URL!);
+      store = await openStore({ kind: 'postgres', url: databaseUrl, maxConnections: 5 });
+    } else store = await database.open();
+  });
+  afterEach(async () => {
+    await store.close();
+  });
+
+  /** `keel <args> --json` as a real process against this test's database and worker (PostgreSQL only). */
+  async function keelJson<T>(w: WorkerContext, args: string[]): Promise<T> {
+    const run = await keel([...args, '--json'], { DATABASE_URL: databaseUrl, TEMPORAL_ADDRESS: suite.env.server.address, KEEL_TASK_QUEUE: w.taskQueue, KEEL_CONFIG: undefined, KEEL_HOME: undefined });
+    if (run.code !== 0) throw new Error(`keel ${args.join(' ')} exited ${run.code}: ${run.stderr}`);
+    return JSON.parse(run.stdout) as T;
+  }
+
+  it('reverts a compaction, reverts the revert, applies a rerun with another model, and compares the summaries', () =>
+    suite.withWorker(store, {}, async (w) => {
+      const { client, fake } = w;
+      fake.respondWith(responder);
+      const since = fake.requests.length;
+      const agent = freshDurableAgent();
+      const key = `agent:${agent}:main`;
+      const edit = { db: store.db, temporalClient: client.temporal, taskQueue: w.taskQueue, agentId: agent, json: true };
+
+      await client.sendMessage(key, `turn 1: ${PLANTED[1]}`);
+      await client.sendMessage(key, `turn 2: ${PLANTED[2]}`);
+      const c1 = await client.compact(key);
+      await client.sendMessage(key, `turn 3: ${PLANTED[3]}`);
+      await client.sendMessage(key, `turn 4: ${PLANTED[4]}`);
+      const c2 = await client.compact(key);
+      expect([c1.status, c2.status]).toEqual(['succeeded', 'succeeded']);
+      const session = (await getSession(store.db, agent, key))!;
+      const sessionId = session.session_id;
+      const summaryOf = async (id: string) => ((await store.db.selectFrom('transcript_entries').select('payload').where('id', '=', id).executeTakeFirstOrThrow()).payload as unknown as CompactionEntry).summary;
+      const s2 = await summaryOf(c2.entryId!);
+      const messagesBefore = await store.db.selectFrom('transcript_entries').select('id').where('session_id', '=', sessionId).where('type', '=', 'message').execute();
+
+      // After C2 the model sees C2's summary and none of turns 3–4 verbatim.
+      await client.sendMessage(key, 'turn 5: status?');
+      let sent = turnRequest(fake, 5, since);
+      expect(sent).toContain(`Compaction ${c2.compactionId} summarized`);
+      expect(sent).not.toContain('answer 3');
+
+      // 1. Revert C2: C1's summary and the raw turns since C1 (3, 4, 5) are back.
+      const revert =
+        database.name === 'postgres'
+          ? await keelJson<{ compaction: { id: string; revertOf: string; trigger: string } }>(w, ['compactions', 'revert', c2.compactionId, '--agent', agent])
+          : await compactionsRevert({ ...edit, id: c2.compactionId });
+      expect(revert.compaction).toMatchObject({ revertOf: c2.compactionId, trigger: 'revert' });
+      const r1 = revert.compaction.id;
+      await client.sendMessage(key, 'turn 6: and now?');
+      sent = turnRequest(fake, 6, since);
+      expect(sent).toContain(`Compaction ${r1} summarized`);
+      expect(sent).toContain(`turn 3: ${PLANTED[3]}`);
+      expect(sent).toContain('answer 4');
+      expect(sent).not.toContain(JSON.stringify(s2.slice(0, 60)).slice(1, -1));
+      // In PostgreSQL: a row and an entry of its own, nothing deleted, the window's tokens on the session,
+      // and the revert counted as a zero-yield compaction (the storm hold keeps threshold compaction off).
+      const r1Row = (await getCompaction(store.db, agent, r1))!;
+      expect(r1Row).toMatchObject({ trigger: 'revert', status: 'succeeded', revert_of: c2.compactionId, entry_id: r1 });
+      const r1Entry = (await store.db.selectFrom('transcript_entries').select('payload').where('id', '=', r1).executeTakeFirstOrThrow()).payload as unknown as CompactionEntry;
+      expect(r1Entry).toMatchObject({ revertOf: c2.compactionId, rangeOf: c1.entryId, firstKeptEntryId: c1.firstKeptEntryId });
+      const afterRevert = (await getSession(store.db, agent, key))!;
+      expect(afterRevert.last_compaction_tokens_before).toBe(r1Row.tokens_after);
+      expect(afterRevert.last_compaction_tokens_after).toBe(r1Row.tokens_after);
+      expect(afterRevert.compaction_count).toBe(2);
+      const messagesNow = await store.db.selectFrom('transcript_entries').select('id').where('session_id', '=', sessionId).where('type', '=', 'message').execute();
+      expect(messagesNow.map((m) => m.id)).toEqual(expect.arrayContaining(messagesBefore.map((m) => m.id)));
+      // history_expand with the revert's id reaches the range of the summary it restored.
+      const spans = await compactionSpans(store.db, agent, sessionId);
+      expect(spans.find((s) => s.id === r1)).toEqual({ ...spans.find((s) => s.id === c1.entryId), id: r1 });
+
+      // 2. Revert the revert: C2's window again.
+      const r2 = (await compactionsRevert({ ...edit, id: r1 })).compaction.id;
+      await client.sendMessage(key, 'turn 7: again?');
+      sent = turnRequest(fake, 7, since);
+      expect(sent).toContain(`Compaction ${r2} summarized`);
+      expect(sent).not.toContain(`turn 3: ${PLANTED[3]}`);
+      expect(sent).toContain('answer 6');
+      expect((await loadActiveEntries(store.db, agent, sessionId)).compaction).toMatchObject({ revertOf: r1, summary: s2, rangeOf: c2.entryId });
+
+      // 3. Rerun C2 with another model and instructions, applied: a new record linked to C2, and the model sees it.
+      const summarizerCalls = fake.requests.length;
+      const rerun = await compactionsRerun({ ...edit, id: c2.compactionId, model: RERUN_MODEL, instructions: RERUN_FOCUS, apply: true });
+      const rerunRequests = fake.requests.slice(summarizerCalls).filter(isSummarizerRequest);
+      expect(rerunRequests.length).toBeGreaterThanOrEqual(1);
+      expect(rerunRequests.every((r) => r.body.model === RERUN_MODEL)).toBe(true);
+      // The rerun summarizes C2's range (turns 3–4), not the raw turns since.
+      expect(promptOf(rerunRequests[0]!)).toContain('OPS-3303');
+      expect(promptOf(rerunRequests[0]!)).not.toContain('turn 6');
+      const rr = (await getCompaction(store.db, agent, rerun.compaction.id))!;
+      expect(rr).toMatchObject({ trigger: 'rerun', rerun_of: c2.compactionId, entry_id: rr.id, summarizer_model: RERUN_MODEL, degraded: false });
+      expect(rr.summarizer_calls).toBe(rerunRequests.length);
+      expect(rr.summarizer_tokens).toBeGreaterThan(0);
+      await client.sendMessage(key, 'turn 8: rerun?');
+      sent = turnRequest(fake, 8, since);
+      expect(sent).toContain('Rerun summary');
+      expect(sent).toContain('answer 7');
+      expect(sent).not.toContain(`turn 3: ${PLANTED[3]}`);
+
+      // 4. Compare C2 with its rerun: the same range's identifiers, each summary's coverage.
+      const comparison = await compactionsCompare({ db: store.db, agentId: agent, a: c2.compactionId, b: rr.id, json: true });
+      expect(comparison.b.summary).toContain('Rerun summary');
+      expect(comparison.coverage.identifiers).toEqual(expect.arrayContaining(['OPS-3303', '/srv/app/delta.ts']));
+      expect(comparison.coverage.identifiers).not.toContain('/srv/app/alpha.ts');
+      expect(comparison.coverage.a.kept.length + comparison.coverage.a.missing.length).toBe(comparison.coverage.identifiers.length);
+      expect(comparison.coverage.b.kept).toEqual(expect.arrayContaining(['OPS-3303', '/srv/app/delta.ts']));
+      let people = '';
+      await compactionsCompare({ db: store.db, agentId: agent, a: c2.compactionId, b: rr.id, width: 120, write: (t) => void (people += t) });
+      expect(people).toContain(' │ ');
+      expect(people).toMatch(new RegExp(`${rr.id}: kept \\d+/${comparison.coverage.identifiers.length}`));
+
+      // The operator list names each edit.
+      let listed = '';
+      await compactionsList({ db: store.db, agentId: agent, write: (t) => void (listed += t) });
+      expect(listed).toContain(`revert of ${c2.compactionId}`);
+      expect(listed).toContain(`rerun of ${c2.compactionId} (applied)`);
+    }));
+
+  it('past the per-session summarizer spend limit, a compaction writes the extractive summary without calling the model', () =>
+    suite.withWorker(store, { config: { summarizerSessionCalls: 1 } }, async (w) => {
+      const { client, fake } = w;
+      fake.respondWith(responder);
+      const agent = freshDurableAgent();
+      const key = `agent:${agent}:main`;
+
+      await client.sendMessage(key, `turn 1: ${PLANTED[1]}`);
+      const before1 = fake.requests.length;
+      const first = await client.compact(key);
+      expect(fake.requests.slice(before1).filter(isSummarizerRequest)).toHaveLength(1);
+      expect(first.degraded).toBe(false);
+
+      await client.sendMessage(key, `turn 2: ${PLANTED[2]}`);
+      const before2 = fake.requests.length;
+      const second = await client.compact(key);
+      expect(fake.requests.slice(before2).filter(isSummarizerRequest)).toHaveLength(0);
+      expect(second).toMatchObject({ status: 'succeeded', degraded: true });
+      const row = (await getCompaction(store.db, agent, second.compactionId))!;
+      expect(row.spend_limited).toContain('KEEL_SUMMARIZER_SESSION_CALLS');
+      expect(row.summarizer_calls).toBe(0);
+      expect((await getCompaction(store.db, agent, first.compactionId))!.summarizer_calls).toBe(1);
+      const session = (await getSession(store.db, agent, key))!;
+      const active = await loadActiveEntries(store.db, agent, session.session_id);
+      expect(active.compaction!.summary.startsWith(EXTRACTIVE_SUMMARY_HEADER)).toBe(true);
+      expect(active.compaction!.summary).toContain('/srv/app/bravo.ts');
+      let listed = '';
+      await compactionsList({ db: store.db, agentId: agent, write: (t) => void (listed += t) });
+      expect(listed).toContain('summarizer spend limit reached: 1 of 1 calls for this session');
+    }));
+});
