@@ -5,7 +5,7 @@
  * flight sees the new window from its next model call on, as after any compaction.
  */
 import { randomUUID } from 'node:crypto';
-import type { Client } from '@temporalio/client';
+import { WorkflowFailedError, type Client } from '@temporalio/client';
 import type { Kysely } from 'kysely';
 import { DEFAULTS } from '../config/defaults';
 import { getCompaction } from '../store/compactions-repo';
@@ -89,10 +89,19 @@ async function runEdit(opts: EditRunOptions, row: CompactionRow, operation: Comp
     const running = typeof memo?.compactionId === 'string' ? memo.compactionId : 'id unknown';
     throw new CompactionBusyError(`a compaction (${running}) is running for ${row.session_key}; nothing was changed: run this again when it has finished (keel compactions show ${running} --agent ${row.agent_id})`);
   }
-  const result = (await handle.result()) as CompactionWorkflowResult;
+  const result = (await handle.result().catch((err: unknown) => {
+    // The workflow's refusal (e.g. the window moved since the check above) is the message to show.
+    throw err instanceof WorkflowFailedError ? new CompactionEditError(`${trigger} of ${row.id} failed: ${innermostMessage(err)}`) : err;
+  })) as CompactionWorkflowResult;
   const written = await getCompaction(opts.db, row.agent_id, result.compactionId);
   if (!written) throw new Error(`compaction ${result.compactionId} finished but its row is missing`);
   return { compaction: toCompactionView(written), workflowId };
+}
+
+function innermostMessage(err: Error): string {
+  let e: Error = err;
+  while (e.cause instanceof Error) e = e.cause;
+  return e.message;
 }
 
 /** The row an edit names, with the reason it cannot be edited said up front (the workflow checks again). */

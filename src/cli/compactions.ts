@@ -306,3 +306,25 @@ export async function compactionsRetry(opts: CompactionsRetryOptions): Promise<C
   }
   return result;
 }
+
+/**
+ * What `keel status` adds from the session's newest compaction record, when it changes how the
+ * session compacts: its window was reverted (threshold compaction is held), or the summarizer spend
+ * limit made its summary extractive. Null otherwise.
+ */
+export async function sessionCompactionNote(db: Kysely<Database>, agentId: string, sessionKey: string): Promise<string | null> {
+  const [row] = await db
+    .selectFrom('compactions')
+    .selectAll()
+    .where('agent_id', '=', agentId)
+    .where('session_key', '=', sessionKey)
+    .where('status', '=', 'succeeded')
+    .where('entry_id', 'is not', null)
+    .orderBy('started_at', 'desc')
+    .limit(1)
+    .execute();
+  if (!row) return null;
+  if (row.revert_of) return `window reverted by compaction ${row.id} (revert of ${row.revert_of}); threshold compaction waits until the context grows (KEEL_COMPACTION_MIN_RECLAIM); undo: keel compactions revert ${row.id} --agent ${agentId}`;
+  if (row.spend_limited) return `last compaction ${row.id}: ${row.spend_limited}; rerun it with the model later: keel compactions rerun ${row.id} --apply --agent ${agentId}`;
+  return null;
+}

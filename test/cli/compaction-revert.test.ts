@@ -10,7 +10,7 @@ import { getSession } from '../../src/store/sessions-repo';
 import { getCompaction } from '../../src/store/compactions-repo';
 import { loadActiveEntries } from '../../src/store/entries-repo';
 import { compactionSpans } from '../../src/store/history-repo';
-import { compactionsList } from '../../src/cli/compactions';
+import { compactionsList, sessionCompactionNote } from '../../src/cli/compactions';
 import { compactionsCompare, compactionsRerun, compactionsRevert } from '../../src/cli/compaction-edits';
 import { EXTRACTIVE_SUMMARY_HEADER } from '../../src/compaction/extractive-summary';
 import type { CompactionEntry } from '../../src/context/types';
@@ -120,6 +120,7 @@ describe.each(testDatabases())('keel compactions revert, rerun and compare on $n
       expect(afterRevert.last_compaction_tokens_before).toBe(r1Row.tokens_after);
       expect(afterRevert.last_compaction_tokens_after).toBe(r1Row.tokens_after);
       expect(afterRevert.compaction_count).toBe(2);
+      expect(await sessionCompactionNote(store.db, agent, key)).toContain(`window reverted by compaction ${r1} (revert of ${c2.compactionId})`);
       const messagesNow = await store.db.selectFrom('transcript_entries').select('id').where('session_id', '=', sessionId).where('type', '=', 'message').execute();
       expect(messagesNow.map((m) => m.id)).toEqual(expect.arrayContaining(messagesBefore.map((m) => m.id)));
       // history_expand with the revert's id reaches the range of the summary it restored.
@@ -166,11 +167,23 @@ describe.each(testDatabases())('keel compactions revert, rerun and compare on $n
       expect(people).toContain(' │ ');
       expect(people).toMatch(new RegExp(`${rr.id}: kept \\d+/${comparison.coverage.identifiers.length}`));
 
+      // A rerun of C1 (no longer the window) is recorded, not applied: its summary on its row, the session unchanged.
+      await expect(compactionsRerun({ ...edit, id: c1.compactionId, apply: true })).rejects.toThrow(/not the session's window now/);
+      const recorded = (await compactionsRerun({ ...edit, id: c1.compactionId })).compaction;
+      const recordedRow = (await getCompaction(store.db, agent, recorded.id))!;
+      expect(recordedRow).toMatchObject({ trigger: 'rerun', rerun_of: c1.compactionId, entry_id: null, status: 'succeeded' });
+      expect(recordedRow.summary).toContain('/srv/app/alpha.ts');
+      expect((await loadActiveEntries(store.db, agent, sessionId)).compaction!.id).toBe(rr.id);
+      const c1Compared = await compactionsCompare({ db: store.db, agentId: agent, a: c1.compactionId, b: recorded.id, json: true });
+      expect(c1Compared.coverage.identifiers).toEqual(expect.arrayContaining(['OPS-1101', '/srv/app/bravo.ts']));
+      expect(c1Compared.coverage.b.missing).toEqual([]);
+
       // The operator list names each edit.
       let listed = '';
       await compactionsList({ db: store.db, agentId: agent, write: (t) => void (listed += t) });
       expect(listed).toContain(`revert of ${c2.compactionId}`);
       expect(listed).toContain(`rerun of ${c2.compactionId} (applied)`);
+      expect(listed).toContain(`rerun of ${c1.compactionId} (recorded, not applied)`);
     }));
 
   it('past the per-session summarizer spend limit, a compaction writes the extractive summary without calling the model', () =>
@@ -202,5 +215,6 @@ describe.each(testDatabases())('keel compactions revert, rerun and compare on $n
       let listed = '';
       await compactionsList({ db: store.db, agentId: agent, write: (t) => void (listed += t) });
       expect(listed).toContain('summarizer spend limit reached: 1 of 1 calls for this session');
+      expect(await sessionCompactionNote(store.db, agent, key)).toContain(`last compaction ${second.compactionId}: summarizer spend limit reached`);
     }));
 });

@@ -7,6 +7,7 @@ import { promptCacheLine } from '../prompt-cache-line';
 import { sessionModelCommand } from '../agents';
 import { listSessions, renderSessions } from '../sessions-list';
 import { shownKey } from '../shown-key';
+import { sessionCompactionNote } from '../compactions';
 import { configFromEnv, countOf, printResult, say, withStore, type JsonOption } from './shared';
 import type { SessionStatus } from '../../protocol';
 import { DEFAULTS } from '../../config/defaults';
@@ -35,7 +36,9 @@ export function registerSessionCommands(program: Command): void {
       const { client, close } = await connectClient(configFromEnv());
       try {
         const status = await forKnownSession(key, () => client.getStatus(key));
-        printResult(opts, status);
+        // Best effort: the status itself comes from the workflow, and an unreadable database must not hide it.
+        const compactionNote = await withStore((s) => sessionCompactionNote(s.db, status.agentId, key)).catch((err: unknown) => `compaction records unreadable: ${err instanceof Error ? err.message : String(err)}`);
+        printResult(opts, compactionNote ? { ...status, compactionNote } : status);
         if (!opts.json) {
           say(`${shownKey(key)}\n${contextBar(status)}`);
           if (status.contextSplit) say(contextSplitBar(status.contextSplit, status.contextWindow));
@@ -43,6 +46,7 @@ export function registerSessionCommands(program: Command): void {
           if (status.promptCache) say(promptCacheLine(status.promptCache));
           if (status.spawnAdvice) say(`spawn policy: ${status.spawnAdvice.level} · ${status.spawnAdvice.instruction}`);
           if (status.autoCompaction) say(autoCompactionLine(key, status.autoCompaction));
+          if (compactionNote) say(compactionNote);
         }
       } finally {
         await close();
