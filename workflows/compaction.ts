@@ -114,10 +114,10 @@ async function compact(input: CompactionWorkflowInput, progress: { step: Compact
   const planned =
     rerunPlan ??
     (await store.planCompaction({
-        ...ref(input),
-        contextWindowTokens: input.contextWindowTokens,
-        keepRecentTokens: input.keepRecentTokens ?? (input.trigger === 'manual' ? 0 : DEFAULTS.keepRecentTokens),
-      }));
+      ...ref(input),
+      contextWindowTokens: input.contextWindowTokens,
+      keepRecentTokens: input.keepRecentTokens ?? (input.trigger === 'manual' ? 0 : DEFAULTS.keepRecentTokens),
+    }));
   const { plan, previousSummary, summarizer: kind } = planned;
   if (plan.chunks.length === 0) {
     const skipped = { status: 'skipped', degraded: false, tokensBefore: plan.tokensBefore, tokensAfter: plan.tokensBefore, firstKeptEntryId: plan.firstKeptEntryId, entryId: null } as const;

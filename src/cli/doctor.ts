@@ -61,12 +61,13 @@ export async function runDoctor(db: Kysely<Database>, opts: DoctorOptions): Prom
     const where = { agentId: s.agent_id, sessionKey: s.session_key, sessionId: s.session_id };
     found.push(...(await toolPairing(db, entries, where, opts.now)));
     found.push(...parentChain(db, entries, where));
-    const compactions = entries.filter((e) => e.type === 'compaction').length;
+    // A revert's entry restores an earlier window; it is not a compaction and is not counted.
+    const compactions = entries.filter((e) => e.type === 'compaction' && (e.payload as { revertOf?: unknown }).revertOf === undefined).length;
     if (compactions !== s.compaction_count) {
       found.push({
         check: 'counters',
         ...where,
-        detail: `compaction_count is ${s.compaction_count} but the transcript holds ${compactions} compaction entries`,
+        detail: `compaction_count is ${s.compaction_count} but the transcript holds ${compactions} compaction entries (reverts not counted)`,
         repairable: true,
         apply: () => db.updateTable('sessions').set({ compaction_count: compactions }).where('agent_id', '=', s.agent_id).where('session_key', '=', s.session_key).where('session_id', '=', s.session_id).execute(),
       });

@@ -10,6 +10,7 @@ import { getSession } from '../../src/store/sessions-repo';
 import { getCompaction } from '../../src/store/compactions-repo';
 import { loadActiveEntries } from '../../src/store/entries-repo';
 import { compactionSpans } from '../../src/store/history-repo';
+import { runDoctor } from '../../src/cli/doctor';
 import { compactionsList, sessionCompactionNote } from '../../src/cli/compactions';
 import { compactionsCompare, compactionsRerun, compactionsRevert } from '../../src/cli/compaction-edits';
 import { EXTRACTIVE_SUMMARY_HEADER } from '../../src/compaction/extractive-summary';
@@ -178,6 +179,10 @@ describe.each(testDatabases())('keel compactions revert, rerun and compare on $n
       expect(c1Compared.coverage.identifiers).toEqual(expect.arrayContaining(['OPS-1101', '/srv/app/bravo.ts']));
       expect(c1Compared.coverage.b.missing).toEqual([]);
 
+      // Doctor counts compactions, not the reverts' entries: the session's counter agrees with the transcript.
+      const doctor = await runDoctor(store.db, { fix: false, agentId: agent, stuckAfterMinutes: 60, now: new Date(), workflows: { skipped: 'not asked' } });
+      expect(doctor.findings.filter((f) => f.check === 'counters')).toEqual([]);
+
       // The operator list names each edit.
       let listed = '';
       await compactionsList({ db: store.db, agentId: agent, write: (t) => void (listed += t) });
@@ -216,5 +221,11 @@ describe.each(testDatabases())('keel compactions revert, rerun and compare on $n
       await compactionsList({ db: store.db, agentId: agent, write: (t) => void (listed += t) });
       expect(listed).toContain('summarizer spend limit reached: 1 of 1 calls for this session');
       expect(await sessionCompactionNote(store.db, agent, key)).toContain(`last compaction ${second.compactionId}: summarizer spend limit reached`);
+
+      // A rerun obeys the limit too: the extractive summarizer writes it, the model gets no call.
+      const before3 = fake.requests.length;
+      const rerun = await compactionsRerun({ db: store.db, temporalClient: client.temporal, taskQueue: w.taskQueue, agentId: agent, id: second.compactionId, json: true });
+      expect(fake.requests.slice(before3).filter(isSummarizerRequest)).toHaveLength(0);
+      expect(rerun.compaction).toMatchObject({ rerunOf: second.compactionId, degraded: true, spendLimited: expect.stringContaining('KEEL_SUMMARIZER_SESSION_CALLS') });
     }));
 });
