@@ -55,7 +55,9 @@ export function currentSettings(config: Pick<KeelConfig, 'contextEngine' | 'rese
 }
 
 const fullAt = (window: number, reserve: number) => Math.round(((window - effectiveReserveTokens(window, reserve)) / window) * 100);
-const exchanges = (n: number) => (n === 1 ? 'only the last exchange keeps' : `the last ${n} exchanges keep`);
+const exchanges = (n: number) => (n === 1 ? 'only the last exchange keeps its' : `the last ${n} exchanges keep their`);
+/** 60000 → "1 minute", 90000 → "90 seconds". */
+const spoken = (ms: number) => (ms % 60_000 === 0 ? `${ms / 60_000} minute${ms === 60_000 ? '' : 's'}` : `${Math.round(ms / 1_000)} seconds`);
 
 /** Compares the agent's settings with the style's preset; `window` is the agent's context window. */
 export function adviseSettings(current: CurrentSettings, style: WorkStyle, window: number): ConfigAdvice {
@@ -72,14 +74,16 @@ export function adviseSettings(current: CurrentSettings, style: WorkStyle, windo
     });
   }
   const reserve = preset.reserveTokens;
+  // The reserve never takes more than half the window: on a small window two values can act the same.
+  const sameReserve = effectiveReserveTokens(window, current.reserveTokens) === effectiveReserveTokens(window, reserve);
   all.push({
     key: 'reserveTokens',
     setting: 'When to compress the conversation',
     current: current.reserveTokens,
     recommended: reserve,
-    right: current.reserveTokens === reserve,
+    right: sameReserve,
     inPractice:
-      current.reserveTokens === reserve
+      sameReserve
         ? `compaction starts at about ${fullAt(window, reserve)}% of the ${window.toLocaleString('en-US')}-token window`
         : `compaction starts at about ${fullAt(window, reserve)}% full instead of ${fullAt(window, current.reserveTokens)}%: ${reserve > current.reserveTokens ? 'sooner, so a shorter summary and more room left after it' : 'later, so more history stays verbatim before it is summarised'}`,
   });
@@ -90,7 +94,7 @@ export function adviseSettings(current: CurrentSettings, style: WorkStyle, windo
     current: current.pruningTtl === undefined ? null : formatDuration(current.pruningTtl),
     recommended: ttl,
     right: current.pruningTtl === preset.pruningTtl,
-    inPractice: `after ${ttl} without a turn, old command output, file reads and search results are replaced by a short note${current.pruningTtl === undefined ? ' (now they are never cleared for being idle)' : preset.pruningTtl < current.pruningTtl ? ' (cleans up sooner; the agent may need to re-read a file)' : preset.pruningTtl > current.pruningTtl ? ' (fires less often during active work)' : ''}`,
+    inPractice: `after ${spoken(preset.pruningTtl)} without a turn, old command output, file reads and search results are replaced by a short note${current.pruningTtl === undefined ? ' (now they are never cleared for being idle)' : preset.pruningTtl < current.pruningTtl ? ' (cleans up sooner; the agent may need to re-read a file)' : preset.pruningTtl > current.pruningTtl ? ' (fires less often during active work)' : ''}`,
   });
   all.push({
     key: 'keepLastAssistants',
@@ -98,7 +102,7 @@ export function adviseSettings(current: CurrentSettings, style: WorkStyle, windo
     current: current.keepLastAssistants,
     recommended: preset.keepLastAssistants,
     right: current.keepLastAssistants === preset.keepLastAssistants,
-    inPractice: `${exchanges(preset.keepLastAssistants)} their tool output untouched${preset.keepLastAssistants < current.keepLastAssistants ? ' (more aggressive cleanup)' : preset.keepLastAssistants > current.keepLastAssistants ? ' (more recent history stays visible)' : ''}`,
+    inPractice: `${exchanges(preset.keepLastAssistants)} tool output untouched${preset.keepLastAssistants < current.keepLastAssistants ? ' (more aggressive cleanup)' : preset.keepLastAssistants > current.keepLastAssistants ? ' (more recent history stays visible)' : ''}`,
   });
   all.push({
     key: 'minPrunableToolChars',

@@ -22,7 +22,13 @@ describe('adviseSettings: current vs recommended, right first, only what differs
     expect(lines[1]).toBe('  ✓ How many recent exchanges are protected from cleanup (keepLastAssistants 3): the last 3 exchanges keep their tool output untouched');
     expect(lines).toContain('Recommended for conversational work (planning, discussion):');
     expect(lines).toContain('  • When to compress the conversation: reserveTokens 20000 → 30000: compaction starts at about 85% full instead of 90%: sooner, so a shorter summary and more room left after it');
-    expect(lines).toContain('  • How quickly old tool output is cleared: pruningTtl off → 5m: after 5m without a turn, old command output, file reads and search results are replaced by a short note (now they are never cleared for being idle)');
+    expect(lines).toContain('  • How quickly old tool output is cleared: pruningTtl off → 5m: after 5 minutes without a turn, old command output, file reads and search results are replaced by a short note (now they are never cleared for being idle)');
+  });
+
+  it('on a small window a reserve that acts the same (half the window at most) is already right', () => {
+    const current = currentSettings({ contextEngine: 'budgeted', reserveTokens: 40_000, contextEngineOptions: { pruningTtl: 60_000, keepLastAssistants: 1, minPrunableToolChars: 10_000 } });
+    expect(adviseSettings(current, 'tool-heavy', 32_000).right.map((a) => [a.key, a.inPractice])).toContainEqual(['reserveTokens', 'compaction starts at about 50% of the 32,000-token window']);
+    expect(adviseSettings(current, 'tool-heavy', 200_000).changes.map((a) => a.key)).toEqual(['reserveTokens']);
   });
 
   it('settings that already match the preset give nothing to change', () => {
