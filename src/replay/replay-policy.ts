@@ -10,9 +10,10 @@ import { keelConfigSchema, type KeelConfig } from '../config/keel-config';
 import { configuredWindow } from '../config/configured-window';
 import { DEFAULTS } from '../config/defaults';
 import { buildSystemPrompt } from '../context/system-prompt';
-import { promptModeFor } from '../context/prompt-sections';
+import { MEMORY_RECALL, MESSAGING, SAFETY, TOOL_CALL_STYLE, promptModeFor, runtimeSection } from '../context/prompt-sections';
 import { boundedEstimate } from '../runtime/bounded-estimate';
 
+// The config's own schemas, without their defaults: a key the file leaves out keeps the agent's value.
 const config = keelConfigSchema.shape;
 const tokens = z.number({ message: 'use a whole number of tokens' }).int('use a whole number of tokens').nonnegative('use tokens ≥ 0');
 
@@ -20,12 +21,12 @@ const tokens = z.number({ message: 'use a whole number of tokens' }).int('use a 
 const policyFileSchema = z.strictObject({
   /** Shown in reports; default: the file name. */
   name: z.string().min(1).max(80).optional(),
-  contextWindowTokens: config.contextWindowTokens.optional(),
+  contextWindowTokens: config.contextWindowTokens.unwrap().optional(),
   contextTokens: config.contextTokens,
-  reserveTokens: config.reserveTokens.optional(),
-  softThresholdTokens: config.softThresholdTokens.optional(),
-  compactionMinReclaimShare: config.compactionMinReclaimShare.optional(),
-  contextEngine: config.contextEngine.optional(),
+  reserveTokens: config.reserveTokens.unwrap().optional(),
+  softThresholdTokens: config.softThresholdTokens.unwrap().optional(),
+  compactionMinReclaimShare: config.compactionMinReclaimShare.unwrap().optional(),
+  contextEngine: config.contextEngine.unwrap().optional(),
   contextEngineOptions: config.contextEngineOptions,
   historyLimits: config.historyLimits,
   /** Replaces the reserve's 20,000-token floor (Keel's config keeps the default). */
@@ -112,8 +113,9 @@ export function currentReplayPolicy(base: KeelConfig, sessionKey = 'agent:main:m
 }
 
 /**
- * Estimated tokens of the system prompt a call sends for the session, without tools or workspace
- * files (the replay cannot know which the worker had): set `overheadTokens` to count them.
+ * Estimated tokens of the system prompt a call sends for the session: Keel's standard sections,
+ * without tool definitions or workspace files (the replay cannot know which the worker had); a
+ * policy sets `overheadTokens` to count them.
  */
 function baseOverheadTokens(c: KeelConfig, sessionKey: string): number {
   let mode = c.promptMode;
@@ -122,7 +124,14 @@ function baseOverheadTokens(c: KeelConfig, sessionKey: string): number {
   } catch {
     // A key Keel cannot parse (an imported transcript's): the configured mode.
   }
-  const text = buildSystemPrompt(mode, c.identity ? { identity: c.identity } : {});
+  const text = buildSystemPrompt(mode, {
+    ...(c.identity ? { identity: c.identity } : {}),
+    toolCallStyle: TOOL_CALL_STYLE,
+    safety: SAFETY,
+    memory: MEMORY_RECALL,
+    messaging: MESSAGING,
+    runtime: runtimeSection(c.model, new Date(0), c.userTimeZone),
+  });
   return text === '' ? 0 : boundedEstimate({ role: 'user', content: text });
 }
 
