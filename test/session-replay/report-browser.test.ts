@@ -16,6 +16,18 @@ import { generatedTranscript } from './generate-conversation';
 
 const OUTPUT = resolve(__dirname, '../../test-output');
 
+/** What the page's scripts see (the test compiles without the DOM library). */
+interface PageGlobals {
+  replayChartsDrawn?: boolean;
+  document: { getElementById(id: string): Canvas };
+  Chart: { getChart(canvas: Canvas): { data: { datasets: Array<{ label: string; data: unknown[] }> }; legend: { legendItems: Array<{ text: string }> } } };
+}
+interface Canvas {
+  width: number;
+  height: number;
+  getContext(kind: '2d'): { getImageData(x: number, y: number, w: number, h: number): { data: ArrayLike<number> } };
+}
+
 function chromiumPath(): string {
   if (process.env.CHROMIUM_PATH) return process.env.CHROMIUM_PATH;
   try {
@@ -53,18 +65,18 @@ describe('the replay report in headless Chromium', () => {
     const errors: string[] = [];
     page.on('pageerror', (e) => errors.push(e.message));
     await page.goto(pathToFileURL(file).href);
-    await page.waitForFunction(() => (window as unknown as { replayChartsDrawn?: boolean }).replayChartsDrawn === true, undefined, { timeout: 10_000 });
+    await page.waitForFunction(() => (globalThis as unknown as PageGlobals).replayChartsDrawn === true, undefined, { timeout: 10_000 });
     expect(errors).toEqual([]);
     expect(requests).toEqual([]);
 
     const charts = await page.evaluate(() => {
-      const chartApi = (window as unknown as { Chart: { getChart(c: HTMLCanvasElement): { data: { datasets: Array<{ label: string; data: unknown[] }> }; legend: { legendItems: Array<{ text: string }> } } } }).Chart;
+      const page = globalThis as unknown as PageGlobals;
       return ['context-chart', 'summary-chart'].map((id) => {
-        const canvas = document.getElementById(id) as HTMLCanvasElement;
-        const pixels = canvas.getContext('2d')!.getImageData(0, 0, canvas.width, canvas.height).data;
+        const canvas = page.document.getElementById(id);
+        const pixels = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
         let painted = 0;
         for (let i = 3; i < pixels.length; i += 4) if (pixels[i] !== 0) painted++;
-        const chart = chartApi.getChart(canvas);
+        const chart = page.Chart.getChart(canvas);
         return {
           painted,
           total: canvas.width * canvas.height,
