@@ -17,6 +17,7 @@ import { registerDoctorCommands } from './commands/doctor-commands';
 import { registerSetupCommands } from './commands/setup-commands';
 import { registerSubagentsCommands } from './commands/subagents-commands';
 import { registerProfileCommands } from './commands/profile-commands';
+import { registerReplayCommands } from './commands/replay-commands';
 
 const HINT = 'keel --help lists the commands; keel <command> --help shows its options';
 
@@ -41,6 +42,7 @@ function buildProgram(ctx: CliContext): Command {
   registerSetupCommands(program, ctx);
   registerSubagentsCommands(program, ctx);
   registerProfileCommands(program);
+  registerReplayCommands(program);
   // Every subcommand inherits the output, error and exit settings.
   const inherit = (cmd: Command) => {
     for (const sub of cmd.commands) {
