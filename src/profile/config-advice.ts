@@ -73,8 +73,9 @@ export function adviseSettings(current: CurrentSettings, style: WorkStyle, windo
       inPractice: 'the clean-up settings below act only in the budgeted engine; legacy sends every old tool result in full until compaction',
     });
   }
-  const reserve = preset.reserveTokens;
-  // The reserve never takes more than half the window: on a small window two values can act the same.
+  // The reserve never takes more than half the window: on a small window the preset's is capped there
+  // (a reserve above the window would not load), and two values can act the same.
+  const reserve = Math.min(preset.reserveTokens, Math.floor(window * DEFAULTS.maxReserveWindowShare));
   const sameReserve = effectiveReserveTokens(window, current.reserveTokens) === effectiveReserveTokens(window, reserve);
   all.push({
     key: 'reserveTokens',

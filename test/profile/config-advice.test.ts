@@ -29,6 +29,8 @@ describe('adviseSettings: current vs recommended, right first, only what differs
     const current = currentSettings({ contextEngine: 'budgeted', reserveTokens: 40_000, contextEngineOptions: { pruningTtl: 60_000, keepLastAssistants: 1, minPrunableToolChars: 10_000 } });
     expect(adviseSettings(current, 'tool-heavy', 32_000).right.map((a) => [a.key, a.inPractice])).toContainEqual(['reserveTokens', 'compaction starts at about 50% of the 32,000-token window']);
     expect(adviseSettings(current, 'tool-heavy', 200_000).changes.map((a) => a.key)).toEqual(['reserveTokens']);
+    // On a 100k window the preset's 60,000 is capped at half the window (a reserve above it would not load).
+    expect(adviseSettings({ ...current, reserveTokens: 20_000 }, 'tool-heavy', 100_000).changes.map((a) => [a.key, a.current, a.recommended])).toEqual([['reserveTokens', 20_000, 50_000]]);
   });
 
   it('settings that already match the preset give nothing to change', () => {
