@@ -114,7 +114,7 @@ describe('replaying a generated session', () => {
   });
 
   it('replays a 2,000-turn session under two policies in one run', async () => {
-    const long = generatedTranscript({ turns: 2_000, toolChars: 3_000 });
+    const long = generatedTranscript({ turns: 2_000, toolChars: 1_500, answerWords: 40 });
     let progress = 0;
     const report = await runReplay(long, [policy(SMALL, 'a'), policy({ contextWindowTokens: 120_000 }, 'b')], { onProgress: (done, total) => (progress = done / total) });
     expect(progress).toBe(1);
