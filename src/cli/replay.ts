@@ -15,6 +15,8 @@ import { fileTranscript, storedTranscript, type ReplayTranscript } from '../repl
 import { runReplay, type ReplayReport } from '../replay/replay-report';
 import { renderReplayText } from '../replay/replay-terminal';
 import { renderReplayHtml } from '../replay/replay-html';
+import { modelSummarizer } from '../replay/replay-summarizer';
+import { summarizerModelFor } from '../runtime/activity-deps';
 
 export interface ReplayCommandOptions {
   readonly policy?: string;
@@ -71,7 +73,10 @@ export async function replayCommand(
   // A live bar only on a terminal; pipes and logs get the summary alone.
   const bar = process.stderr.isTTY ? new SingleBar({ stream: process.stderr, format: '[{bar}] {value}/{total} turns replayed', hideCursor: true }, Presets.shades_classic) : undefined;
   let started = false;
+  // Model summaries call the agent's summarizer (its compaction model, else its chat model).
+  const summarizerModel = policies.some((p) => p.summarizer === 'model') ? summarizerModelFor(config) : undefined;
   const report = await runReplay(transcript, policies, {
+    ...(summarizerModel ? { modelSummarizer: modelSummarizer(summarizerModel.client, summarizerModel.model) } : {}),
     onProgress: (done, total) => {
       if (!bar) return;
       if (!started) bar.start(total, done);

@@ -35,6 +35,8 @@ const policyFileSchema = z.strictObject({
   keepRecentTokens: tokens.optional(),
   /** Tokens every model call spends on the system prompt and tool definitions. */
   overheadTokens: tokens.optional(),
+  /** Who writes compaction summaries: the extractive summary (default), or the configured summarizer model. */
+  summarizer: z.enum(['extractive', 'model'], { message: 'use "extractive" or "model"' }).optional(),
 });
 
 type PolicyFile = z.output<typeof policyFileSchema>;
@@ -53,6 +55,7 @@ export interface ReplayPolicy {
   readonly contextEngineOptions?: KeelConfig['contextEngineOptions'];
   readonly historyLimits?: KeelConfig['historyLimits'];
   readonly overheadTokens: number;
+  readonly summarizer: 'extractive' | 'model';
 }
 
 /** A policy file that cannot be used; the message names the file and the key. */
@@ -87,7 +90,7 @@ export function parseReplayPolicy(json: unknown, base: KeelConfig, opts: { sourc
     );
   }
   const file: PolicyFile = parsed.data;
-  const { name, reserveTokensFloor, keepRecentTokens, overheadTokens, ...overrides } = file;
+  const { name, reserveTokensFloor, keepRecentTokens, overheadTokens, summarizer, ...overrides } = file;
   // The merged settings must still make a coherent Keel configuration (the reserve fits the window, …).
   const merged = keelConfigSchema.safeParse({ ...base, ...definedOnly(overrides) });
   if (!merged.success) throw fail(merged.error.issues.map((i) => `${String(i.path[0] ?? '(top level)')}: ${i.message}`));
@@ -104,6 +107,7 @@ export function parseReplayPolicy(json: unknown, base: KeelConfig, opts: { sourc
     ...(c.contextEngineOptions ? { contextEngineOptions: c.contextEngineOptions } : {}),
     ...(c.historyLimits ? { historyLimits: c.historyLimits } : {}),
     overheadTokens: overheadTokens ?? baseOverheadTokens(c, opts.sessionKey ?? 'agent:main:main'),
+    summarizer: summarizer ?? 'extractive',
   };
 }
 

@@ -7,6 +7,7 @@ import { effectiveReserveTokens } from '../context/context-window';
 import type { ReplayPolicy } from './replay-policy';
 import { replaySession, splitTurns, type PolicyReplay } from './replay-session';
 import type { ReplayTranscript } from './replay-source';
+import type { ReplaySummarizer } from './replay-summarizer';
 
 /** One row of the differences table: a metric and its value under each policy, in policy order. */
 export interface ReplayDifference {
@@ -29,6 +30,8 @@ export interface ReplayReport {
 
 export interface RunReplayOptions {
   readonly advice?: readonly string[];
+  /** The configured summarizer model, for policies with `"summarizer": "model"`. */
+  readonly modelSummarizer?: ReplaySummarizer;
   /** Progress over all policies' turns together. */
   readonly onProgress?: (done: number, total: number) => void;
 }
@@ -39,7 +42,12 @@ export async function runReplay(transcript: ReplayTranscript, policies: readonly
   const total = turns * policies.length;
   const runs: PolicyReplay[] = [];
   for (const [k, policy] of policies.entries()) {
-    runs.push(await replaySession(transcript, policy, { onTurn: (done) => options.onProgress?.(k * turns + done, total) }));
+    runs.push(
+      await replaySession(transcript, policy, {
+        onTurn: (done) => options.onProgress?.(k * turns + done, total),
+        ...(options.modelSummarizer ? { modelSummarizer: options.modelSummarizer } : {}),
+      }),
+    );
   }
   return {
     source: transcript.source,
@@ -78,6 +86,7 @@ function differences(runs: readonly PolicyReplay[]): ReplayDifference[] {
     ['memory flushes', (r) => String(r.totals.memoryFlushes)],
     ['peak context', (r) => `${shortTokens(r.totals.peakContextTokens)} (${(r.totals.peakPressure * 100).toFixed(1)}%)`],
     ['tokens sent (cost)', (r) => `${shortTokens(r.totals.tokensSent)}${first > 0 && r !== runs[0] ? ` (${signedPercent(r.totals.tokensSent / first - 1)})` : ''}`],
+    ['summaries', (r) => `${r.policy.summarizer}${r.compactions.some((c) => c.degraded) ? ` (${r.compactions.filter((c) => c.degraded).length} fell back to extractive)` : ''}`],
     ['final summary', (r) => `${r.totals.finalSummaryChars.toLocaleString('en-US')} chars`],
     ['identifiers kept', (r) => `${r.identifiers.kept.length} of ${r.identifiers.summarized}${r.identifiers.lost.length ? ` (lost: ${r.identifiers.lost.slice(0, 5).join(', ')}${r.identifiers.lost.length > 5 ? ', …' : ''})` : ''}`],
   ];

@@ -15,14 +15,14 @@ import type { AgentMessage, CompactionEntry } from '../context/types';
 import { resolveContextEngine } from '../engine/registry';
 import type { ContextEngine } from '../engine/types';
 import { planCompaction } from '../compaction/plan-compaction';
-import { collectFacts, extractiveSummary } from '../compaction/extractive-summary';
+import { collectFacts } from '../compaction/extractive-summary';
 import { checkSummaryQuality } from '../compaction/quality-guard';
-import { summaryCharBudget } from '../compaction/summary-budget';
 import type { PlanEntry } from '../compaction/types';
 import { boundedEstimate } from '../runtime/bounded-estimate';
 import { compactionHoldLimit, decideAfterTurn } from '../turn/turn-decisions';
 import type { ReplayPolicy } from './replay-policy';
 import type { ReplayEntry, ReplayTranscript } from './replay-source';
+import { extractiveSummarizer, type ReplaySummarizer } from './replay-summarizer';
 
 /** One compaction a policy ran. */
 export interface ReplayCompaction {
@@ -35,6 +35,8 @@ export interface ReplayCompaction {
   readonly tokensAfter: number;
   readonly summaryChars: number;
   readonly summaryTokens: number;
+  /** The model's summary failed and the extractive one was written instead. */
+  readonly degraded: boolean;
   readonly summarizedMessages: number;
   readonly keptMessages: number;
   /** Protected identifiers of what it summarized (and of the summary before it). */
@@ -94,6 +96,16 @@ export interface PolicyReplay {
 export interface ReplayOptions {
   /** Called after each turn (progress bars). */
   readonly onTurn?: (done: number, total: number) => void;
+  /** The configured summarizer model, for policies with `"summarizer": "model"`. */
+  readonly modelSummarizer?: ReplaySummarizer;
+}
+
+/** A policy asks for model summaries and no summarizer model is configured. */
+export class NoSummarizerModelError extends Error {
+  override readonly name = 'NoSummarizerModelError';
+  constructor(policy: string) {
+    super(`policy ${policy} asks for model summaries ("summarizer": "model") but no model is configured: set ANTHROPIC_API_KEY (or the agent's model / compactionModel in keel.config.json), or drop the key for extractive summaries`);
+  }
 }
 
 /** Turns of a transcript: each starts at a user message (custom messages ride along as context). */
@@ -113,7 +125,9 @@ export function splitTurns(entries: readonly ReplayEntry[]): ReplayEntry[][] {
 
 /** Replays `transcript` under `policy`; see the module comment. */
 export async function replaySession(transcript: ReplayTranscript, policy: ReplayPolicy, options: ReplayOptions = {}): Promise<PolicyReplay> {
-  const sim = new PolicySimulation(policy, transcript.sessionKey ?? '');
+  const summarize = policy.summarizer === 'model' ? options.modelSummarizer : extractiveSummarizer;
+  if (!summarize) throw new NoSummarizerModelError(policy.name);
+  const sim = new PolicySimulation(policy, transcript.sessionKey ?? '', summarize);
   const turns = splitTurns(transcript.entries);
   for (const [i, entries] of turns.entries()) {
     await sim.turn(i + 1, entries);
@@ -145,7 +159,11 @@ class PolicySimulation {
   private readonly compactions: ReplayCompaction[] = [];
   private readonly summarizedIds = new Set<string>();
 
-  constructor(private readonly policy: ReplayPolicy, sessionKey: string) {
+  constructor(
+    private readonly policy: ReplayPolicy,
+    sessionKey: string,
+    private readonly summarize: ReplaySummarizer,
+  ) {
     this.engine = resolveContextEngine({
       plugins: { slots: { contextEngine: policy.contextEngine } },
       ...(policy.contextEngineOptions ? { contextEngine: policy.contextEngineOptions } : {}),
@@ -173,7 +191,7 @@ class PolicySimulation {
         const hold = compactionHoldLimit(this.holdInput(), this.reserve);
         if (hold === undefined || call.contextTokens >= hold) {
           compactedMidTurn = true;
-          this.compact(turn, 'mid-turn');
+          await this.compact(turn, 'mid-turn');
           call = await this.prepare();
         }
       }
@@ -213,7 +231,7 @@ class PolicySimulation {
       truncatedResults: last?.truncated ?? 0,
       ...(decision.compactionHeldUntilTokens !== undefined ? { heldUntilTokens: decision.compactionHeldUntilTokens } : {}),
     });
-    if (decision.compact) this.compact(turn, 'threshold');
+    if (decision.compact) await this.compact(turn, 'threshold');
   }
 
   private record(t: Omit<ReplayTurn, 'pressure' | 'summaryChars' | 'prunedResults' | 'prunedChars' | 'truncatedResults'> & Partial<Pick<ReplayTurn, 'prunedResults' | 'prunedChars' | 'truncatedResults'>>): void {
@@ -255,8 +273,8 @@ class PolicySimulation {
     };
   }
 
-  /** The compaction workflow's plan → extractive summary → record, on the simulated window. */
-  private compact(turn: number, trigger: ReplayCompaction['trigger']): void {
+  /** The compaction workflow's plan → summary → record, on the simulated window. */
+  private async compact(turn: number, trigger: ReplayCompaction['trigger']): Promise<void> {
     const window = this.policy.contextWindow;
     const keepRecentTokens = Math.min(this.policy.keepRecentTokens, Math.floor(window * DEFAULTS.keepRecentMaxWindowShare));
     const previousSummary = this.summary?.entry.summary;
@@ -264,12 +282,12 @@ class PolicySimulation {
     // The compaction's flush ran first: this cycle is flushed.
     this.memoryFlushCompactionCount = this.compactionCount;
     if (plan.chunks.length === 0) {
-      this.compactions.push({ turn, trigger, status: 'skipped', tokensBefore: plan.tokensBefore, tokensAfter: plan.tokensBefore, summaryChars: previousSummary?.length ?? 0, summaryTokens: 0, summarizedMessages: 0, keptMessages: plan.keptEntryCount, identifiers: 0, missingIdentifiers: [] });
+      this.compactions.push({ turn, trigger, status: 'skipped', tokensBefore: plan.tokensBefore, tokensAfter: plan.tokensBefore, summaryChars: previousSummary?.length ?? 0, summaryTokens: 0, degraded: false, summarizedMessages: 0, keptMessages: plan.keptEntryCount, identifiers: 0, missingIdentifiers: [] });
       return;
     }
     const summarized = this.active.slice(0, plan.summarizedEntryCount);
     const messages = summarized.map((e) => e.message);
-    const summaryText = extractiveSummary({ ...(previousSummary ? { previousSummary } : {}), messages, policy: 'strict', maxChars: summaryCharBudget(window) });
+    const { text: summaryText, degraded } = await this.summarize({ plan, summarized, ...(previousSummary ? { previousSummary } : {}), contextWindow: window });
     const sourceIds = collectFacts(previousSummary, messages, 'strict').identifiers;
     for (const id of sourceIds) this.summarizedIds.add(id);
     this.compactionCount++;
@@ -288,6 +306,7 @@ class PolicySimulation {
       tokensAfter,
       summaryChars: summaryText.length,
       summaryTokens: this.estimate({ role: 'user', content: summaryText }),
+      degraded,
       summarizedMessages: summarized.length,
       keptMessages: plan.keptEntryCount,
       identifiers: sourceIds.length,

@@ -51,10 +51,13 @@ export function renderReplayText(report: ReplayReport, width = 24): string {
     out.push(`  peak     ${bar(t.peakPressure, width)} ${(t.peakPressure * 100).toFixed(1)}% of ${shortTokens(p.contextWindow)} (${shortTokens(t.peakContextTokens)} tokens)`);
     out.push(`  sent     ${bar(t.tokensSent / maxSent, width)} ${shortTokens(t.tokensSent)} tokens in ${t.modelCalls} model calls`);
     const compacted = run.compactions.filter((c) => c.status === 'succeeded');
-    out.push(`  compact  ${t.compactions} (after turns ${turnList(compacted.map((c) => c.turn))})${t.skippedCompactions ? `, ${t.skippedCompactions} skipped` : ''} · pruned in ${t.prunedTurns} turns`);
+    const where = compacted.length > 0 ? ` (in turns ${turnList(compacted.map((c) => c.turn))})` : '';
+    out.push(`  compact  ${t.compactions}${where}${t.skippedCompactions ? `, ${t.skippedCompactions} skipped` : ''} · pruned in ${t.prunedTurns} turns`);
     if (compacted.length > 0) {
-      const sizes = compacted.map((c) => c.summaryChars);
-      out.push(`  summary  ${Math.min(...sizes).toLocaleString('en-US')}–${Math.max(...sizes).toLocaleString('en-US')} chars · identifiers kept ${run.identifiers.kept.length} of ${run.identifiers.summarized}${run.identifiers.lost.length ? ` (lost ${run.identifiers.lost.slice(0, 5).join(', ')})` : ''}`);
+      const [low, high] = [Math.min(...compacted.map((c) => c.summaryChars)), Math.max(...compacted.map((c) => c.summaryChars))];
+      const sizes = low === high ? low.toLocaleString('en-US') : `${low.toLocaleString('en-US')}–${high.toLocaleString('en-US')}`;
+      const degraded = compacted.filter((c) => c.degraded).length;
+      out.push(`  summary  ${sizes} chars (${p.summarizer}${degraded ? `, ${degraded} fell back to extractive` : ''}) · identifiers kept ${run.identifiers.kept.length} of ${run.identifiers.summarized}${run.identifiers.lost.length ? ` (lost ${run.identifiers.lost.slice(0, 5).join(', ')})` : ''}`);
     }
   }
   if (report.policies.length > 1) {

@@ -99,6 +99,9 @@ describe.each(testDatabases())('replay against a live run on $name', (database) 
       const before = await storeFootprint(store, agent);
       const report = await replayCommand(key, { policy: policyFile, json: true }, { configFor: () => configFromEnv({}, config), withDb: (fn) => fn(store.db) });
       expect(await storeFootprint(store, agent)).toEqual(before);
+      // A mistyped key is named, and creates nothing.
+      await expect(replayCommand(`${key}x`, { json: true }, { configFor: () => configFromEnv({}, config), withDb: (fn) => fn(store.db) })).rejects.toThrow(`agent ${agent} has no session ${key}x`);
+      expect(await storeFootprint(store, agent)).toEqual(before);
 
       const [run] = report.policies;
       expect(run.turns).toHaveLength(TURNS);

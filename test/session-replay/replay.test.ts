@@ -10,6 +10,12 @@ import { renderReplayText } from '../../src/replay/replay-terminal';
 import { renderReplayHtml } from '../../src/replay/replay-html';
 import { effectiveReserveTokens } from '../../src/context/context-window';
 import { keel } from '../support/keel-cli';
+import { fakeReply, startFakeAnthropic, type FakeAnthropic } from '../support/fake-anthropic';
+import { goodSummarizer } from '../compaction-workflow/support';
+import { summarizerModelFor } from '../../src/runtime/activity-deps';
+import { modelSummarizer } from '../../src/replay/replay-summarizer';
+import { NoSummarizerModelError } from '../../src/replay/replay-session';
+import { SUMMARIZER_SYSTEM_PROMPT } from '../../src/compaction/prompts';
 import { conversationJsonl, generatedTranscript, plantedIdentifiers } from './generate-conversation';
 
 const base = configFromEnv({});
@@ -108,7 +114,7 @@ describe('replaying a generated session', () => {
   });
 
   it('replays a 2,000-turn session under two policies in one run', async () => {
-    const long = generatedTranscript({ turns: 2_000, toolChars: 3_000 });
+    const long = generatedTranscript({ turns: 2_000, toolChars: 1_500, answerWords: 40 });
     let progress = 0;
     const report = await runReplay(long, [policy(SMALL, 'a'), policy({ contextWindowTokens: 120_000 }, 'b')], { onProgress: (done, total) => (progress = done / total) });
     expect(progress).toBe(1);
@@ -121,6 +127,46 @@ describe('replaying a generated session', () => {
     // Summaries re-distil and stay within their cap however many compactions stack.
     expect(Math.max(...a.compactions.map((c) => c.summaryChars))).toBeLessThanOrEqual(16_000);
   }, 120_000);
+});
+
+describe('model summaries', () => {
+  let fake: FakeAnthropic;
+  beforeAll(async () => {
+    fake = await startFakeAnthropic();
+  });
+  afterAll(async () => {
+    await fake.close();
+  });
+
+  it('come from the configured summarizer through the fallback chain and the guard; a failing model falls back to the extractive summary', async () => {
+    const config = configFromEnv({}, { anthropicBaseUrl: fake.url, anthropicApiKey: 'test-key' });
+    const p = parseReplayPolicy({ ...SMALL, summarizer: 'model' }, config, { source: 'm.json', defaultName: 'model' });
+    const transcript = generatedTranscript({ turns: 60, toolChars: 6_000 });
+    await expect(replaySession(transcript, p)).rejects.toThrow(NoSummarizerModelError);
+    const model = summarizerModelFor(config)!;
+    expect(model.model).toBe(config.model);
+
+    fake.respondWith(goodSummarizer);
+    const from = fake.requests.length;
+    const good = await replaySession(transcript, p, { modelSummarizer: modelSummarizer(model.client, model.model) });
+    const calls = fake.requests.slice(from);
+    expect(good.compactions.length).toBeGreaterThanOrEqual(1);
+    expect(calls.length).toBeGreaterThanOrEqual(good.compactions.length);
+    expect(calls.every((r) => JSON.stringify(r.body.system).includes(SUMMARIZER_SYSTEM_PROMPT.slice(0, 40)))).toBe(true);
+    for (const c of good.compactions) expect(c).toMatchObject({ degraded: false, missingIdentifiers: [] });
+    // The second compaction re-distils the first one's summary: the model saw it.
+    if (good.compactions.length > 1) expect(JSON.stringify(calls.at(-1)!.body.messages)).toContain('Chunk summary');
+    expect(good.identifiers.lost).toEqual([]);
+
+    fake.respondWith(() => fakeReply.invalidRequest('summarizer down'));
+    const failing = await replaySession(transcript, p, { modelSummarizer: modelSummarizer(model.client, model.model) });
+    expect(failing.compactions.map((c) => c.degraded)).toEqual(good.compactions.map(() => true));
+    expect(failing.totals.finalSummaryChars).toBeGreaterThan(0);
+    fake.respondWith(undefined);
+    // The fallback is exactly the extractive summary a policy without a model writes.
+    const extractive = await replaySession(transcript, { ...p, summarizer: 'extractive' });
+    expect(extractive.turns.map((t) => t.summaryChars)).toEqual(failing.turns.map((t) => t.summaryChars));
+  });
 });
 
 describe('the HTML report', () => {
