@@ -15,6 +15,7 @@ import { fileTranscript, storedTranscript, type ReplayTranscript } from '../repl
 import { runReplay, type ReplayReport } from '../replay/replay-report';
 import { renderReplayText } from '../replay/replay-terminal';
 import { renderReplayHtml } from '../replay/replay-html';
+import { replayAdvice } from '../replay/replay-advice';
 import { modelSummarizer } from '../replay/replay-summarizer';
 import { summarizerModelFor } from '../runtime/activity-deps';
 
@@ -61,11 +62,13 @@ export async function replayCommand(
 ): Promise<ReplayReport> {
   let transcript: ReplayTranscript;
   let config: KeelConfig;
+  let agentId: string;
   if (isTranscriptFile(source)) {
-    config = env.configFor(opts.agent ?? 'main');
+    agentId = opts.agent ?? 'main';
+    config = env.configFor(agentId);
     transcript = await fileTranscript(source);
   } else {
-    const agentId = replayAgentOf(source, opts.agent);
+    agentId = replayAgentOf(source, opts.agent);
     config = env.configFor(agentId);
     transcript = await env.withDb((db) => storedTranscript(db, agentId, source));
   }
@@ -76,6 +79,7 @@ export async function replayCommand(
   // Model summaries call the agent's summarizer (its compaction model, else its chat model).
   const summarizerModel = policies.some((p) => p.summarizer === 'model') ? summarizerModelFor(config) : undefined;
   const report = await runReplay(transcript, policies, {
+    advice: replayAdvice(transcript, agentId, config),
     ...(summarizerModel ? { modelSummarizer: modelSummarizer(summarizerModel.client, summarizerModel.model) } : {}),
     onProgress: (done, total) => {
       if (!bar) return;

@@ -2,7 +2,7 @@
  * What profiling needs of a transcript entry: who wrote it, when, how many tokens it takes and how
  * many tool calls it makes. Small records, so a long session is profiled without holding its payloads.
  */
-import type { TranscriptEntry } from '../context/types';
+import type { AgentMessage, TranscriptEntry } from '../context/types';
 
 export interface ProfileEntry {
   readonly id: string;
@@ -27,9 +27,12 @@ export function toProfileEntry(entry: TranscriptEntry, storedTokens: number | nu
     return { id: entry.id, kind: 'compaction', at, tokens: storedTokens ?? estimate(entry.summary), toolCalls: 0, firstKeptEntryId: entry.firstKeptEntryId };
   }
   if (entry.type !== 'message') return undefined;
-  const m = entry.message;
-  const tokens = storedTokens ?? estimate(JSON.stringify(m.content));
-  const when = m.timestamp ?? at;
-  if (m.role === 'assistant') return { id: entry.id, kind: 'assistant', at: when, tokens, toolCalls: m.content.filter((b) => b.type === 'toolCall').length };
-  return { id: entry.id, kind: m.role, at: when, tokens, toolCalls: 0 };
+  return messageProfileEntry(entry.id, entry.message, at, storedTokens ?? estimate(JSON.stringify(entry.message.content)));
+}
+
+/** A message as a profile record; `fallbackAt` when the message carries no timestamp of its own. */
+export function messageProfileEntry(id: string, m: AgentMessage, fallbackAt: number, tokens: number): ProfileEntry {
+  const when = m.timestamp ?? fallbackAt;
+  if (m.role === 'assistant') return { id, kind: 'assistant', at: when, tokens, toolCalls: m.content.filter((b) => b.type === 'toolCall').length };
+  return { id, kind: m.role, at: when, tokens, toolCalls: 0 };
 }
