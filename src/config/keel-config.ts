@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { DEFAULTS } from './defaults';
 import { isKnownTimeZone } from '../sessions/lifecycle';
 import { DEFAULT_CONTEXT_ENGINE_ID, registeredContextEngines } from '../engine/registry';
+import { nativeEngineOptionShape } from '../engine/anthropic-native-options';
 import { resolveReserveTokens } from '../context/context-window';
 import { parseKeyRing, type KeyRing } from '../security/key-ring';
 
@@ -64,11 +65,12 @@ export const keelConfigSchema = z.object({
       }
     })
     .default(DEFAULT_CONTEXT_ENGINE_ID),
-  /** Options handed to the context engine's factory (budgeted: minPrunableToolChars, keepLastAssistants). */
+  /** Options handed to the context engine's factory (budgeted: minPrunableToolChars, keepLastAssistants; anthropic-native: see its options). */
   contextEngineOptions: z
     .looseObject({
       minPrunableToolChars: z.number().int().nonnegative().optional(),
       keepLastAssistants: z.number().int().nonnegative().optional(),
+      ...nativeEngineOptionShape,
     })
     .optional(),
   /** Optional separate compaction model: by default an OpenAI-compatible endpoint (e.g. local Ollama). */
