@@ -252,7 +252,7 @@ export function createTurnActivities(allDeps: ActivityDeps) {
     await stream?.finish();
     const modelMs = Math.round(performance.now() - calledAt);
     if (reply.compaction) {
-      log.info('model_call', { event: 'model_call', model, modelMs, contextTokens, budget: context.budget, stopReason: reply.stopReason, contextEdits: reply.appliedEdits ?? [] });
+      log.info('model_call', { event: 'model_call', model, modelMs, contextTokens, budget: context.budget, stopReason: reply.stopReason, contextEdits: reply.appliedEdits ?? [], compactionUsage: reply.compactionUsage });
       const usage = { inputTokens: reply.usage.input, outputTokens: reply.usage.output, cacheReadTokens: reply.usage.cacheRead ?? 0, cacheWriteTokens: reply.usage.cacheWrite ?? 0 };
       const compaction = await recordProviderCompaction(deps, { ...input, tokensBefore: contextTokens }, reply.compaction);
       // The provider's compaction failed: Keel's own compaction (and its extractive fallback) takes over.

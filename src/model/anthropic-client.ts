@@ -9,7 +9,7 @@ import { ModelTruncatedResponseError, ModelUnexpectedError, classifyModelError }
 import type { ModelCallOptions, ModelClient, ModelRequest, ModelResponse, ModelStreamEvent } from './model-client';
 import { StreamWatchdog } from './stream-watchdog';
 import type { BetaMessage } from '@anthropic-ai/sdk/resources/beta/messages/messages';
-import { appliedEditsOf, compactionOf, toAnthropicBetaParams } from './anthropic-context-management';
+import { appliedEditsOf, compactionOf, compactionUsageOf, toAnthropicBetaParams } from './anthropic-context-management';
 
 /** What `complete` uses of the SDK's message stream; the standard and the beta stream both fit it. */
 interface MessageStreamLike {
@@ -120,7 +120,9 @@ export class AnthropicModelClient implements ModelClient {
     const beta = request.contextManagement ? (message as unknown as BetaMessage) : undefined;
     const compaction = beta ? compactionOf(beta) : undefined;
     const appliedEdits = beta ? appliedEditsOf(beta.context_management) : [];
+    const compactionUsage = beta ? compactionUsageOf(beta) : undefined;
     return {
+      ...(compactionUsage ? { compactionUsage } : {}),
       ...(compaction ? { compaction } : {}),
       ...(appliedEdits.length > 0 ? { appliedEdits } : {}),
       content: assistant.content,

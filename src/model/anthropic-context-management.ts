@@ -12,7 +12,7 @@ import type {
   MessageCreateParamsNonStreaming as BetaCreateParams,
 } from '@anthropic-ai/sdk/resources/beta/messages/messages';
 import type { AnthropicBeta } from '@anthropic-ai/sdk/resources/beta/beta';
-import type { AppliedContextEdit, ContextManagement, ModelRequest, ProviderCompaction } from './model-client';
+import type { AppliedContextEdit, ContextManagement, ModelRequest, ModelUsage, ProviderCompaction } from './model-client';
 
 /** Server compaction's beta header. */
 export const COMPACTION_BETA: AnthropicBeta = 'compact-2026-01-12';
@@ -121,4 +121,11 @@ export function appliedEditsOf(cm: BetaContextManagementResponse | null | undefi
     ...('cleared_tool_uses' in edit ? { clearedToolUses: edit.cleared_tool_uses } : {}),
     ...('cleared_thinking_turns' in edit ? { clearedThinkingTurns: edit.cleared_thinking_turns } : {}),
   }));
+}
+
+/** The compaction iteration's usage (not included in the top-level usage), or undefined. */
+export function compactionUsageOf(message: BetaMessage): ModelUsage | undefined {
+  const iteration = message.usage.iterations?.find((i) => i.type === 'compaction');
+  if (!iteration || iteration.type !== 'compaction') return undefined;
+  return { input: iteration.input_tokens, output: iteration.output_tokens, cacheRead: iteration.cache_read_input_tokens, cacheWrite: iteration.cache_creation_input_tokens };
 }

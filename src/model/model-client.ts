@@ -101,6 +101,8 @@ export interface ModelResponse {
   compaction?: ProviderCompaction;
   /** Context edits the provider applied before the model saw the prompt. */
   appliedEdits?: AppliedContextEdit[];
+  /** What the provider's compaction itself used (billed, but not part of `usage`). */
+  compactionUsage?: ModelUsage;
 }
 
 /**

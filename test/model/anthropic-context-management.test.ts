@@ -6,6 +6,7 @@ import { AnthropicModelClient } from '../../src/model/anthropic-client';
 import { contextManagementBetas, toAnthropicContextManagement, withCompactionBlock } from '../../src/model/anthropic-context-management';
 import { contextManagementFromOptions } from '../../src/engine/anthropic-native-options';
 import { ModelRequestInvalidError } from '../../src/model/errors';
+import { configFromEnv } from '../../src/config/keel-config';
 import type { ContextManagement, ModelRequest } from '../../src/model/model-client';
 import { fakeReply, startFakeAnthropic, type FakeAnthropic } from '../support/fake-anthropic';
 
@@ -28,6 +29,8 @@ describe('Anthropic context management: request mapping', () => {
   it('rejects engine options naming the field', () => {
     expect(() => contextManagementFromOptions({ compactTriggerTokens: 1000 })).toThrow(/contextEngineOptions\.compactTriggerTokens.*at least 50000/);
     expect(() => contextManagementFromOptions({ clearToolUses: { keep: 3 } })).toThrow(/contextEngineOptions\.clearToolUses/);
+    // The worker's config fails at start, naming the field.
+    expect(() => configFromEnv({}, { contextEngine: 'anthropic-native', contextEngineOptions: { compactTriggerTokens: 10 } })).toThrow(/contextEngineOptions\.compactTriggerTokens/);
   });
 
   it('puts the compaction block where the summary stand-in was and joins the paused reply to it', () => {
@@ -77,6 +80,8 @@ describe('Anthropic context management: client against the fake', () => {
     expect(compacted.content).toEqual([]);
     expect(compacted.compaction?.summary).toContain('Ticket KEEL-4711 stays open.');
     expect(compacted.compaction?.signature).toMatch(/^fake-sig-/);
+    expect(compacted.usage).toMatchObject({ input: 0, output: 0 });
+    expect(compacted.compactionUsage?.input).toBeGreaterThan(50_000);
 
     fake.enqueue(fakeReply.text('continued'));
     const next = await client.complete(
@@ -120,6 +125,20 @@ describe('fake context management: malformed requests get the API wording', () =
     const json = (await res.json()) as { error: { message: string } };
     return { status: res.status, message: json.error.message };
   };
+
+  it('without pause_after_compaction the block comes first in an ordinary reply, with both iterations', async () => {
+    fake.enqueue(fakeReply.text('answered'));
+    const res = await fetch(`${fake.url}/v1/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'anthropic-beta': 'compact-2026-01-12' },
+      body: JSON.stringify({ model: 'm', max_tokens: 10, messages: [{ role: 'user', content: big }], context_management: { edits: [{ type: 'compact_20260112', trigger: { type: 'input_tokens', value: 50_000 } }] } }),
+    });
+    const body = (await res.json()) as { content: Array<{ type: string }>; stop_reason: string; usage: { iterations: Array<{ type: string }> }; context_management: unknown };
+    expect(body.content.map((b) => b.type)).toEqual(['compaction', 'text']);
+    expect(body.stop_reason).toBe('end_turn');
+    expect(body.usage.iterations.map((i) => i.type)).toEqual(['compaction', 'message']);
+    expect(body.context_management).toEqual({ applied_edits: [] });
+  });
 
   it.each([
     ['no beta header', { context_management: { edits: [{ type: 'compact_20260112' }] } }, undefined, 'context_management: Extra inputs are not permitted'],
