@@ -14,6 +14,7 @@ import { summaryMessage } from '../src/context/active-context';
 import { providerCompactionDetails } from '../src/context/provider-compaction';
 import { createCompactionRow, getCompaction, markFailed, markSucceeded, writeCompactionRecord } from '../src/store/compactions-repo';
 import { redactSecrets } from '../src/store/redact';
+import type { CompactionHookError } from '../src/compaction/hooks';
 
 /** The trigger a provider-written compaction's row carries (`keel compactions` shows it). */
 export const NATIVE_COMPACTION_TRIGGER = 'native';
@@ -51,6 +52,8 @@ export async function recordProviderCompaction(deps: ActivityDeps, input: Provid
     countAttempt: info.attempt === 1,
     memoryFlush: 'skipped: the provider compacted mid-call',
   });
+  const ref = { agentId: input.agentId, sessionKey: input.sessionKey, sessionId: input.sessionId, compactionId: id, trigger: NATIVE_COMPACTION_TRIGGER };
+  if (info.attempt === 1) logHookErrors(id, await deps.compactionHooks?.emit('before_compaction', ref));
   const summary = block.summary?.trim() ? block.summary : undefined;
   if (!summary) {
     if (await markFailed(db, input.agentId, id, 'the provider returned a compaction block without a summary; Keel compacts instead', now)) {
@@ -91,8 +94,15 @@ async function finish(deps: ActivityDeps, input: Omit<ProviderCompactionInput, '
   if (moved) {
     deps.metrics?.compaction(NATIVE_COMPACTION_TRIGGER, 'succeeded');
     log.info('compaction', { event: 'compaction', compactionId: id, trigger: NATIVE_COMPACTION_TRIGGER, outcome: 'succeeded', ...tokens });
+    const event = { agentId: input.agentId, sessionKey: input.sessionKey, sessionId: input.sessionId, compactionId: id, trigger: NATIVE_COMPACTION_TRIGGER };
+    logHookErrors(id, await deps.compactionHooks?.emit('after_compaction', { ...event, status: 'succeeded', degraded: false, ...tokens, firstKeptEntryId: id, entryId: id }));
   }
   return result;
+}
+
+/** A throwing hook never fails the call; it is logged, as for Keel's own compactions. */
+function logHookErrors(compactionId: string, errors: CompactionHookError[] | undefined): void {
+  for (const e of errors ?? []) log.warn('compaction hook failed', { hook: e.hook, compactionId, error: String(e.error) });
 }
 
 function outcome(id: string, tokens: { tokensBefore: number; tokensAfter: number }): CompactionWorkflowResult {

@@ -16,6 +16,7 @@ import { getSession } from '../../src/store/sessions-repo';
 import { OpenAiCompatibleModelClient } from '../../src/model/openai-compatible-client';
 import type { CompactionEntry, MessageEntry } from '../../src/context/types';
 import type { KeelConfig } from '../../src/config/keel-config';
+import { CompactionHooks } from '../../src/compaction/hooks';
 
 const suite = integrationSuite();
 
@@ -31,8 +32,12 @@ const textOf = (request: FakeRequest): string => JSON.stringify(request.body.mes
 describe.each(testDatabases())('anthropic-native engine on $name', (database) => {
   const db = suite.storePerTest(database);
 
-  it('sends the edits, records the server compaction as a Keel compaction, and sends its block instead of what it summarized', () =>
-    suite.withWorker(db.store, { config: native }, async ({ client, store, fake }) => {
+  it('sends the edits, records the server compaction as a Keel compaction, and sends its block instead of what it summarized', () => {
+    const hooked: string[] = [];
+    const compactionHooks = new CompactionHooks()
+      .on('before_compaction', (e) => void hooked.push(`before ${e.trigger}`))
+      .on('after_compaction', (e) => void hooked.push(`after ${e.trigger} ${e.status}`));
+    return suite.withWorker(db.store, { config: native, deps: { compactionHooks } }, async ({ client, store, fake }) => {
       const agent = freshAgent();
       const key = `agent:${agent}:main`;
       const before = fake.requests.length;
@@ -60,6 +65,7 @@ describe.each(testDatabases())('anthropic-native engine on $name', (database) =>
       const [row] = await listCompactions(store.db, { agentId: agent, limit: 10 });
       expect(row).toMatchObject({ trigger: 'native', status: 'succeeded', degraded: false, session_id: session.session_id });
       expect(session.compaction_count).toBe(1);
+      expect(hooked).toEqual(['before native', 'after native succeeded']);
       const entries = await allEntries(store.db, agent, session.session_id);
       const compactionEntry = entries.find((e) => e.type === 'compaction')!.payload as unknown as CompactionEntry;
       expect(compactionEntry).toMatchObject({ id: row!.id, firstKeptEntryId: row!.id });
@@ -86,7 +92,8 @@ describe.each(testDatabases())('anthropic-native engine on $name', (database) =>
       expect(textOf(next!).length).toBeLessThan(5_000);
       expect(textOf(afterTool!)).toContain('Remember ticket KEEL-4711');
       expect(entries.some((e) => e.type === 'message' && JSON.stringify((e.payload as unknown as MessageEntry).message).includes('filler text'))).toBe(true);
-    }));
+    });
+  });
 
   it("with an OpenAI-compatible provider the same config sends no edits and compacts the Keel way", () => {
     const config: Partial<KeelConfig> = { ...native, modelProvider: 'openai-compatible', openAiBaseUrl: `${suite.fake.url}/v1`, contextWindowTokens: 30_000 };
