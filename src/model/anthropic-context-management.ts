@@ -67,8 +67,11 @@ export function toAnthropicContextManagement(cm: ContextManagement): BetaContext
  */
 export function withCompactionBlock(messages: readonly Anthropic.MessageParam[], compaction: ProviderCompaction): BetaMessageParam[] {
   const [first, ...rest] = messages;
+  const standIn = first && first.role === 'user' && Array.isArray(first.content) ? first.content[0] : undefined;
   const block = {
     type: 'compaction' as const,
+    // A cache breakpoint on the stand-in stays where it was: on the block that replaces it.
+    ...(standIn && 'cache_control' in standIn && standIn.cache_control ? { cache_control: standIn.cache_control } : {}),
     content: compaction.summary,
     ...(compaction.encryptedContent !== undefined ? { encrypted_content: compaction.encryptedContent } : {}),
     ...(compaction.signature ? { signature: compaction.signature } : {}),

@@ -49,6 +49,8 @@ describe('Anthropic context management: request mapping', () => {
     ]);
     const paused = withCompactionBlock([{ role: 'user', content: [{ type: 'text', text: '<summary>…</summary>' }] }, { role: 'assistant', content: [{ type: 'text', text: 'go on' }] }], block);
     expect(paused).toEqual([{ role: 'assistant', content: [{ type: 'compaction', content: 'S', encrypted_content: 'E', signature: 'sig' }, { type: 'text', text: 'go on' }] }]);
+    const cached = withCompactionBlock([{ role: 'user', content: [{ type: 'text', text: '<summary>…</summary>', cache_control: { type: 'ephemeral' } }] }], block);
+    expect(cached[0]!.content).toEqual([{ type: 'compaction', cache_control: { type: 'ephemeral' }, content: 'S', encrypted_content: 'E', signature: 'sig' }]);
   });
 });
 
