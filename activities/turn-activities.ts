@@ -96,7 +96,6 @@ export interface OverBudgetResult {
 export interface CompactedResult {
   readonly kind: 'compacted';
   readonly compaction: CompactionWorkflowResult;
-  readonly usage: TurnUsage;
 }
 
 /** What the workflow needs from a model call: ids and counts, plus the reply text it returns. */
@@ -207,7 +206,7 @@ export function createTurnActivities(allDeps: ActivityDeps) {
     const stored = await getEntry(db, input.agentId, input.sessionId, input.assistantEntryId);
     if (stored?.type === 'compaction') {
       const compaction = await finishRecordedProviderCompaction(deps, input, stored.payload as unknown as CompactionEntry);
-      return { kind: 'compacted', compaction, usage: { inputTokens: 0, outputTokens: 0 } };
+      return { kind: 'compacted', compaction };
     }
     if (stored) return describeReply(stored.payload as unknown as MessageEntry, stored.token_estimate ?? 0);
 
@@ -252,12 +251,13 @@ export function createTurnActivities(allDeps: ActivityDeps) {
     await stream?.finish();
     const modelMs = Math.round(performance.now() - calledAt);
     if (reply.compaction) {
+      // The reply is the block alone (its usage is the compaction's, reported apart): nothing to store as a message.
+      allDeps.metrics?.modelCall(input.agentId, modelMs / 1000, 'ok');
       log.info('model_call', { event: 'model_call', model, modelMs, contextTokens, budget: context.budget, stopReason: reply.stopReason, contextEdits: reply.appliedEdits ?? [], compactionUsage: reply.compactionUsage });
-      const usage = { inputTokens: reply.usage.input, outputTokens: reply.usage.output, cacheReadTokens: reply.usage.cacheRead ?? 0, cacheWriteTokens: reply.usage.cacheWrite ?? 0 };
       const compaction = await recordProviderCompaction(deps, { ...input, tokensBefore: contextTokens }, reply.compaction);
       // The provider's compaction failed: Keel's own compaction (and its extractive fallback) takes over.
       if (!compaction) return { kind: 'overBudget', estimatedTokens: context.estimatedTokens, budget: context.budget };
-      return { kind: 'compacted', compaction, usage };
+      return { kind: 'compacted', compaction };
     }
     const message: AssistantMessage = {
       role: 'assistant',
