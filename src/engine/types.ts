@@ -32,6 +32,8 @@ export interface ClearedToolResult {
   toolName: string;
   /** Characters of text output replaced. */
   chars: number;
+  /** Why: the session was idle past the pruning TTL, or the context was over budget. */
+  reason: 'idle' | 'budget';
 }
 
 export interface AssembleReport {
@@ -83,6 +85,11 @@ export interface ContextEngineOptions {
   minPrunableToolChars?: number;
   /** The last N assistant exchanges are never cleared (default 3). */
   keepLastAssistants?: number;
+  /**
+   * Milliseconds without a turn after which old tool output is cleared even under budget (seed 001's
+   * pruning TTL); unset: only the budget clears.
+   */
+  pruningTtl?: number;
   /** anthropic-native: and its other settings (`anthropic-native-options.ts`). */
   [option: string]: unknown;
 }
