@@ -4,6 +4,7 @@
  */
 import type { AgentMessage } from '../context/types';
 import type { TokenCache } from '../context/estimate-tokens';
+import type { ContextManagement } from '../model/model-client';
 
 export interface SessionRef {
   sessionId: string;
@@ -20,6 +21,8 @@ export interface AssembleResult {
   systemPromptAddition?: string;
   /** What the engine changed to fit the budget (absent for pass-through engines). */
   report?: AssembleReport;
+  /** Server-side context management to ask of a provider that has it (see `ModelClient.supportsContextManagement`). */
+  contextManagement?: ContextManagement;
 }
 
 export interface ClearedToolResult {
@@ -87,6 +90,8 @@ export interface ContextEngineOptions {
    * pruning TTL); unset: only the budget clears.
    */
   pruningTtl?: number;
+  /** anthropic-native: and its other settings (`anthropic-native-options.ts`). */
+  [option: string]: unknown;
 }
 
 export type ContextEngineFactory = (options: ContextEngineOptions) => ContextEngine;

@@ -165,6 +165,8 @@ export interface CompactionRecordInput {
   /** Estimated tokens of the context after compaction (summary message + kept tail); becomes `context_tokens`. */
   readonly tokensAfter: number;
   readonly now: Date;
+  /** Stored on the entry as is (a provider-written compaction keeps its block's metadata here). */
+  readonly details?: unknown;
 }
 
 /**
@@ -195,6 +197,7 @@ export async function writeCompactionRecord(db: Kysely<Database>, input: Compact
       summary,
       firstKeptEntryId: input.firstKeptEntryId ?? input.entryId,
       tokensBefore: input.tokensBefore,
+      ...(input.details !== undefined ? { details: input.details } : {}),
     } satisfies CompactionEntry);
     const payload = JSON.stringify(entry);
     const r = await trx
