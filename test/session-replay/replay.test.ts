@@ -207,6 +207,10 @@ describe('keel replay on the command line', () => {
     expect(report.policies[0].totals.compactions).toBeGreaterThan(0);
     expect(report.policies[1].totals.compactions).toBe(0);
     expect(readFileSync(html, 'utf8')).toContain('<canvas id="context-chart"');
+    // The advice is the conversation's profile: its work style, then settings that differ (the default engine keeps tool output).
+    expect(report.advice[0]).toMatch(/^Pattern: (tool-heavy|mixed)/);
+    expect(report.advice).toContainEqual(expect.stringContaining('legacy → budgeted'));
+    expect(readFileSync(html, 'utf8')).toContain('<ul id="advice"><li>Pattern: ');
     expect(typo.code).toBe(1);
     expect(typo.stderr).toContain('keepRecentTokenz: not a replay policy setting');
   }, 60_000);
