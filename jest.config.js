@@ -3,8 +3,8 @@ module.exports = {
   testEnvironment: 'node',
   verbose: true,
   roots: ['<rootDir>/test'],
-  // Says first which suites skip PostgreSQL when TEST_DATABASE_URL is unset (and how to include them).
-  globalSetup: '<rootDir>/test/support/report-skips.ts',
+  // Says which suites skip PostgreSQL, and compiles the entry points that tests run as processes.
+  globalSetup: '<rootDir>/test/support/global-setup.ts',
   testMatch: ['**/*.test.ts'],
   transform: { '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022' } }] },
   // Suites that start a Temporal dev server or PostgreSQL take seconds to set up.

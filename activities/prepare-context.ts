@@ -7,10 +7,13 @@ import { resolveHistoryLimit } from '../src/context/limit-history-turns';
 import { effectiveReserveTokens } from '../src/context/context-window';
 import { effectiveWindow } from './model-window';
 import { resolveContextEngine } from '../src/engine/registry';
-import type { AgentMessage, TranscriptEntry } from '../src/context/types';
+import type { AgentMessage, CompactionEntry, TranscriptEntry } from '../src/context/types';
 import type { AssembleReport, ContextEngine } from '../src/engine/types';
 import { truncateOversizedToolResults, type TruncatedToolResult } from '../src/context/truncate-tool-results';
 import { DEFAULTS } from '../src/config/defaults';
+import type { ContextManagement, ProviderCompaction } from '../src/model/model-client';
+import { providerCompactionOf, summaryStandInNote } from '../src/context/provider-compaction';
+import { log } from '@temporalio/activity';
 
 /** What the model will see this call, with the report of every step that shaped it. */
 export interface PreparedContext {
@@ -29,6 +32,10 @@ export interface PreparedContext {
   readonly tokensComputed: number;
   /** The engine that assembled this context (the turn calls its afterTurn). */
   readonly engineInstance: ContextEngine;
+  /** Server-side context management for this call: the engine asks for it and the model client has it. */
+  readonly contextManagement?: ContextManagement;
+  /** The provider's compaction block that stands in place of the summary message (sent back verbatim). */
+  readonly providerCompaction?: ProviderCompaction;
 }
 
 /**
@@ -74,9 +81,10 @@ export async function prepareContext(
   const { messages: fitted, truncated } = truncateOversizedToolResults(messages, maxToolChars);
   const engine = engineOf(deps);
   const assembled = await engine.assemble({ sessionId, sessionKey, messages: fitted, tokenBudget: budget, tokenCache });
+  const native = nativeContext(deps, agentId, engine, assembled.contextManagement, active.compaction, assembled.messages);
   return {
     messages: assembled.messages,
-    systemPromptAddition: assembled.systemPromptAddition,
+    systemPromptAddition: [assembled.systemPromptAddition, native.recallNote].filter(Boolean).join('\n\n') || undefined,
     estimatedTokens: assembled.estimatedTokens,
     budget,
     window,
@@ -85,7 +93,40 @@ export async function prepareContext(
     truncated,
     tokensComputed: missing.length + (tokenCache.misses - seeded),
     engineInstance: engine,
+    ...(native.contextManagement ? { contextManagement: native.contextManagement } : {}),
+    ...(native.providerCompaction ? { providerCompaction: native.providerCompaction } : {}),
   };
+}
+
+/** Agents already told (per worker process) that their provider has no context management. */
+const toldNoContextManagement = new Set<string>();
+
+/**
+ * The engine's context management when the model client can send it, with the provider's
+ * compaction block when the window opens with one; otherwise nothing, and Keel's own compaction
+ * does the work (said once per agent and worker). The summary stand-in's recall line moves to
+ * the system prompt, since the block itself must go back unchanged.
+ */
+function nativeContext(
+  deps: ActivityDeps,
+  agentId: string,
+  engine: ContextEngine,
+  contextManagement: ContextManagement | undefined,
+  compaction: CompactionEntry | undefined,
+  messages: readonly AgentMessage[],
+): { contextManagement?: ContextManagement; providerCompaction?: ProviderCompaction; recallNote?: string } {
+  if (!contextManagement) return {};
+  if (!deps.model.supportsContextManagement) {
+    if (!toldNoContextManagement.has(agentId)) {
+      toldNoContextManagement.add(agentId);
+      log.warn(`context engine ${engine.id}: the model provider has no server-side context management; Keel's own compaction runs instead`, { agentId, provider: deps.config.modelProvider });
+    }
+    return {};
+  }
+  const block = providerCompactionOf(compaction);
+  const recallNote = block && compaction ? summaryStandInNote(messages, compaction.id) : undefined;
+  if (!block || recallNote === undefined) return { contextManagement };
+  return { contextManagement, providerCompaction: block, recallNote };
 }
 
 /** The agent's configured context engine. */

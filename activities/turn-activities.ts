@@ -26,6 +26,9 @@ import { openReplyStream } from '../src/streaming/reply-publisher';
 import { claimAnnounce } from '../src/store/subagent-runs-repo';
 import { orphanedChildren, subagentTaskText } from './subagent-runs';
 import { contextRepairs, logRedactions, redactionCounts } from './model-call-report';
+import { finishRecordedProviderCompaction, recordProviderCompaction } from './provider-compaction';
+import type { CompactionEntry } from '../src/context/types';
+import type { CompactionWorkflowResult } from '../src/protocol';
 
 export interface BeginTurnInput {
   readonly agentId: string;
@@ -84,6 +87,15 @@ export interface OverBudgetResult {
   readonly kind: 'overBudget';
   readonly estimatedTokens: number;
   readonly budget: number;
+}
+
+/**
+ * The provider compacted the conversation and paused (Anthropic server compaction): Keel recorded it
+ * as a compaction; call the model again, and the next request starts from its block.
+ */
+export interface CompactedResult {
+  readonly kind: 'compacted';
+  readonly compaction: CompactionWorkflowResult;
 }
 
 /** What the workflow needs from a model call: ids and counts, plus the reply text it returns. */
@@ -189,9 +201,13 @@ export function createTurnActivities(allDeps: ActivityDeps) {
    * Loads the active window, calls the model and stores its reply under the given id. A retry after
    * the reply was stored returns the stored reply without calling the model again.
    */
-  async function callModel(input: CallModelInput): Promise<CallModelResult | OverBudgetResult> {
+  async function callModel(input: CallModelInput): Promise<CallModelResult | OverBudgetResult | CompactedResult> {
     const deps = depsForAgent(allDeps, input.agentId);
     const stored = await getEntry(db, input.agentId, input.sessionId, input.assistantEntryId);
+    if (stored?.type === 'compaction') {
+      const compaction = await finishRecordedProviderCompaction(deps, input, stored.payload as unknown as CompactionEntry);
+      return { kind: 'compacted', compaction };
+    }
     if (stored) return describeReply(stored.payload as unknown as MessageEntry, stored.token_estimate ?? 0);
 
     // One read of the session row serves the model choice and the system prompt's after-compaction part.
@@ -217,6 +233,8 @@ export function createTurnActivities(allDeps: ActivityDeps) {
           maxTokens: deps.config.maxOutputTokens,
           tools: deps.tools.modelTools(),
           promptCaching: deps.config.promptCaching,
+          ...(context.contextManagement ? { contextManagement: context.contextManagement } : {}),
+          ...(context.providerCompaction ? { providerCompaction: context.providerCompaction } : {}),
         },
         { signal: Context.current().cancellationSignal, onEvent: () => heartbeat.beat(), ...(stream ? { onText: stream.push } : {}) },
       );
@@ -232,6 +250,15 @@ export function createTurnActivities(allDeps: ActivityDeps) {
     }
     await stream?.finish();
     const modelMs = Math.round(performance.now() - calledAt);
+    if (reply.compaction) {
+      // The reply is the block alone (its usage is the compaction's, reported apart): nothing to store as a message.
+      allDeps.metrics?.modelCall(input.agentId, modelMs / 1000, 'ok');
+      log.info('model_call', { event: 'model_call', model, modelMs, contextTokens, budget: context.budget, stopReason: reply.stopReason, contextEdits: reply.appliedEdits ?? [], compactionUsage: reply.compactionUsage });
+      const compaction = await recordProviderCompaction(deps, { ...input, tokensBefore: contextTokens }, reply.compaction);
+      // The provider's compaction failed: Keel's own compaction (and its extractive fallback) takes over.
+      if (!compaction) return { kind: 'overBudget', estimatedTokens: context.estimatedTokens, budget: context.budget };
+      return { kind: 'compacted', compaction };
+    }
     const message: AssistantMessage = {
       role: 'assistant',
       content: reply.content,
@@ -261,6 +288,7 @@ export function createTurnActivities(allDeps: ActivityDeps) {
       repairs: Object.fromEntries(Object.entries(repairs).filter(([, n]) => n > 0)),
       truncated: context.truncated.map((t) => ({ toolCallId: t.toolCallId, originalChars: t.originalChars, keptChars: t.keptChars })),
       redacted: redactionCounts(redactions),
+      ...(reply.appliedEdits ? { contextEdits: reply.appliedEdits } : {}),
     });
     // The turn's last model call (no tool calls): the engine's afterTurn sees what the model saw plus the reply.
     if (inserted > 0 && !message.content.some((b) => isToolCallBlock(b))) {

@@ -322,6 +322,12 @@ export class SessionSteps {
         continue;
       }
       if (r.kind === 'reply') return r;
+      if (r.kind === 'compacted') {
+        // The provider compacted and paused; the activity recorded it. Call again from its summary.
+        this.state.recordCompaction(r.compaction);
+        turnState.compacted = true;
+        continue;
+      }
       // Mid-turn precheck: the context no longer fits; compact and continue the same turn.
       turnState.compacted = true;
       await this.compact(sessionId, 'threshold');

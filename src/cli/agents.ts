@@ -24,7 +24,7 @@ export function agentsCommand(settings: KeelSettings, json: boolean): AgentsRepo
       stderr(
         `${name}\n  model ${a.model} (${a.provider}${a.endpoint ? ` at ${a.endpoint}` : ''})${a.compactionModel ? ` · compaction ${a.compactionModel.model} (${a.compactionModel.provider})` : ''}\n` +
           `  window ${a.contextWindow.tokens} tokens (${a.contextWindow.source}) · reserve ${a.reserveTokens} · soft threshold ${a.softThresholdTokens}\n` +
-          `  workspace ${a.workspace ?? 'none'} (${a.workspaceAccess}) · tools ${a.toolsModule ?? 'none'} · engine ${a.contextEngine} · prompt ${a.promptMode}\n`,
+          `  workspace ${a.workspace ?? 'none'} (${a.workspaceAccess}) · tools ${a.toolsModule ?? 'none'} · engine ${a.contextEngine}${a.workStyle ? ` (${a.workStyle})` : ''} · prompt ${a.promptMode}\n`,
       );
     }
   }

@@ -16,6 +16,8 @@ import { registerMaintenanceCommands } from './commands/maintenance-commands';
 import { registerDoctorCommands } from './commands/doctor-commands';
 import { registerSetupCommands } from './commands/setup-commands';
 import { registerSubagentsCommands } from './commands/subagents-commands';
+import { registerProfileCommands } from './commands/profile-commands';
+import { registerReplayCommands } from './commands/replay-commands';
 
 const HINT = 'keel --help lists the commands; keel <command> --help shows its options';
 
@@ -39,6 +41,8 @@ function buildProgram(ctx: CliContext): Command {
   registerDoctorCommands(program, ctx);
   registerSetupCommands(program, ctx);
   registerSubagentsCommands(program, ctx);
+  registerProfileCommands(program);
+  registerReplayCommands(program);
   // Every subcommand inherits the output, error and exit settings.
   const inherit = (cmd: Command) => {
     for (const sub of cmd.commands) {

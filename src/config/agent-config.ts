@@ -72,6 +72,8 @@ export interface AgentSummary {
   readonly toolsModule?: string;
   readonly contextEngine: string;
   readonly contextEngineOptions?: Record<string, unknown>;
+  /** The work-style preset the config chose (its values are in reserveTokens and contextEngineOptions). */
+  readonly workStyle?: KeelConfig['workStyle'];
   readonly promptMode: KeelConfig['promptMode'];
   readonly identity?: string;
   readonly reset: { readonly mode: KeelConfig['resetMode']; readonly atHour: number; readonly timeZone: string; readonly idleMinutes?: number };
@@ -101,6 +103,7 @@ function summarize(agentId: string, c: KeelConfig, configured: boolean): AgentSu
     ...(c.toolsModule ? { toolsModule: c.toolsModule } : {}),
     contextEngine: c.contextEngine,
     ...(c.contextEngineOptions ? { contextEngineOptions: c.contextEngineOptions } : {}),
+    ...(c.workStyle ? { workStyle: c.workStyle } : {}),
     promptMode: c.promptMode,
     ...(c.identity ? { identity: c.identity } : {}),
     reset: { mode: c.resetMode, atHour: c.resetHour, timeZone: c.resetTimeZone, ...(c.idleMinutes !== undefined ? { idleMinutes: c.idleMinutes } : {}) },

@@ -8,6 +8,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { z } from 'zod';
 import { ConfigError, parseByteSize, type ConfigFileValues, type KeelConfig } from './keel-config';
+import { WORK_STYLE_PRESETS, WORK_STYLES } from '../context/work-style-presets';
 
 /** Agent ids follow the session-key name rule, so `agent:<id>:…` keys can name them. */
 const AGENT_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
@@ -68,6 +69,7 @@ const agentSettingsShape = {
   tools: z.string().min(1, 'name the module exporting registerTools(registry), relative to this file'),
   contextEngine: z.string().min(1),
   contextEngineOptions: z.record(z.string(), z.unknown(), { message: 'use an object of engine options' }),
+  workStyle: z.enum(WORK_STYLES, { message: `use one of ${WORK_STYLES.map((w) => `"${w}"`).join(', ')}` }),
   historyLimits: z.unknown(),
   reset: resetSchema,
   maxActiveTranscriptBytes: z.union([count('bytes').nonnegative('use bytes ≥ 0'), z.string()], { message: 'use a number of bytes or a size such as "20mb"' }),
@@ -172,6 +174,7 @@ function toSection(s: AgentSettings, prefix: string, dir: string, env: NodeJS.Pr
   };
   const direct = ['identity', 'promptMode', 'userTimeZone', 'promptCaching', 'subagentMaxDepth', 'subagentMaxChildren', 'workspaceAccess', 'memoryFlushModel', 'maxOutputTokens', 'contextTokens', 'contextWindowTokens', 'reserveTokens', 'softThresholdTokens', 'contextEngine', 'contextEngineOptions', 'historyLimits'] as const;
   for (const key of direct) if (s[key] !== undefined) set(key, s[key], key);
+  if (s.workStyle !== undefined) applyWorkStyle(s, set);
   if (s.workspace !== undefined) set('workspaceDir', resolve(dir, s.workspace), 'workspace');
   if (s.tools !== undefined) set('toolsModule', resolve(dir, s.tools), 'tools');
   if (s.maxActiveTranscriptBytes !== undefined) set('maxActiveTranscriptBytes', typeof s.maxActiveTranscriptBytes === 'string' ? parseByteSize(s.maxActiveTranscriptBytes) : s.maxActiveTranscriptBytes, 'maxActiveTranscriptBytes');
@@ -210,6 +213,20 @@ function toSection(s: AgentSettings, prefix: string, dir: string, env: NodeJS.Pr
     }
   }
   return { values, names };
+}
+
+/**
+ * A work style (seed 001's presets) fills the four settings the section leaves unset: reserveTokens,
+ * and contextEngineOptions' pruningTtl, keepLastAssistants and minPrunableToolChars. Those options
+ * act in the budgeted engine, so a section with a work style and no engine selects it.
+ */
+function applyWorkStyle(s: AgentSettings, set: (key: keyof KeelConfig, value: unknown, fileKey: string) => void): void {
+  const preset = WORK_STYLE_PRESETS[s.workStyle!];
+  set('workStyle', s.workStyle, 'workStyle');
+  if (s.reserveTokens === undefined) set('reserveTokens', preset.reserveTokens, 'workStyle');
+  if (s.contextEngine === undefined) set('contextEngine', 'budgeted', 'workStyle');
+  const fromPreset = { pruningTtl: preset.pruningTtl, keepLastAssistants: preset.keepLastAssistants, minPrunableToolChars: preset.minPrunableToolChars };
+  set('contextEngineOptions', { ...fromPreset, ...s.contextEngineOptions }, s.contextEngineOptions ? 'contextEngineOptions' : 'workStyle');
 }
 
 /** `agents.support.model.provider: use "anthropic" or "openai-compatible"`; unknown keys list the known ones. */

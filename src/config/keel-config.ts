@@ -2,8 +2,10 @@ import { z } from 'zod';
 import { DEFAULTS } from './defaults';
 import { isKnownTimeZone } from '../sessions/lifecycle';
 import { DEFAULT_CONTEXT_ENGINE_ID, registeredContextEngines } from '../engine/registry';
+import { nativeEngineOptionShape } from '../engine/anthropic-native-options';
 import { resolveReserveTokens } from '../context/context-window';
 import { parseKeyRing, type KeyRing } from '../security/key-ring';
+import { parseDuration, WORK_STYLES } from '../context/work-style-presets';
 
 const modelWindowsSchema = z.object({
   providers: z.record(
@@ -64,13 +66,18 @@ export const keelConfigSchema = z.object({
       }
     })
     .default(DEFAULT_CONTEXT_ENGINE_ID),
-  /** Options handed to the context engine's factory (budgeted: minPrunableToolChars, keepLastAssistants). */
+  /** Options handed to the context engine's factory (budgeted: minPrunableToolChars, keepLastAssistants, pruningTtl; anthropic-native: see its options). */
   contextEngineOptions: z
     .looseObject({
       minPrunableToolChars: z.number().int().nonnegative().optional(),
       keepLastAssistants: z.number().int().nonnegative().optional(),
+      /** Milliseconds; the config file may write "2m", "90s", "1h". */
+      pruningTtl: z.preprocess(parseDuration, z.number({ message: 'use a duration such as "2m", "90s" or "1h" (or milliseconds)' }).int().positive('use a duration > 0')).optional(),
+      ...nativeEngineOptionShape,
     })
     .optional(),
+  /** The work-style preset the file chose (seed 001); its values are already in reserveTokens and contextEngineOptions. */
+  workStyle: z.enum(WORK_STYLES, { message: `use one of ${WORK_STYLES.join(', ')}` }).optional(),
   /** Optional separate compaction model: by default an OpenAI-compatible endpoint (e.g. local Ollama). */
   compactionModelUrl: z.url().optional(),
   compactionModel: z.string().min(1).optional(),

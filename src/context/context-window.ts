@@ -74,12 +74,13 @@ export function resolveReserveTokens(input: { reserveTokens?: number; reserveTok
 /**
  * The reserve for a given window: the resolved reserve, but never more than half the window, so a
  * small window (a local model, or a provider limit Keel learned) still leaves room for history.
+ * `reserveTokensFloor` replaces the 20,000 floor (what-if replays; the live config keeps the default).
  *
  * @example effectiveReserveTokens(200_000, 16_384) // 20_000 (the floor)
  * @example effectiveReserveTokens(30_000, 16_384)  // 15_000
  */
-export function effectiveReserveTokens(contextWindow: number, reserveTokens?: number): number {
-  const reserve = resolveReserveTokens(reserveTokens === undefined ? {} : { reserveTokens });
+export function effectiveReserveTokens(contextWindow: number, reserveTokens?: number, reserveTokensFloor?: number): number {
+  const reserve = resolveReserveTokens({ ...(reserveTokens !== undefined ? { reserveTokens } : {}), ...(reserveTokensFloor !== undefined ? { reserveTokensFloor } : {}) });
   return Math.min(reserve, Math.floor(contextWindow * DEFAULTS.maxReserveWindowShare));
 }
 

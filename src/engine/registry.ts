@@ -2,6 +2,7 @@
  * The process-wide context-engine registry (OpenClaw's context-engine registry and slot resolution): one engine slot,
  * chosen by `plugins.slots.contextEngine`, default `legacy`.
  */
+import { AnthropicNativeContextEngine } from './anthropic-native';
 import { BudgetedContextEngine } from './budgeted';
 import { LegacyContextEngine } from './legacy';
 import type { ContextEngine, ContextEngineFactory, ContextEngineOptions } from './types';
@@ -29,6 +30,7 @@ export class UnknownContextEngineError extends Error {
 const factories = new Map<string, ContextEngineFactory>([
   ['legacy', () => new LegacyContextEngine()],
   ['budgeted', (options) => new BudgetedContextEngine(options)],
+  ['anthropic-native', (options) => new AnthropicNativeContextEngine(options)],
 ]);
 
 /**

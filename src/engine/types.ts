@@ -4,6 +4,7 @@
  */
 import type { AgentMessage } from '../context/types';
 import type { TokenCache } from '../context/estimate-tokens';
+import type { ContextManagement } from '../model/model-client';
 
 export interface SessionRef {
   sessionId: string;
@@ -20,6 +21,8 @@ export interface AssembleResult {
   systemPromptAddition?: string;
   /** What the engine changed to fit the budget (absent for pass-through engines). */
   report?: AssembleReport;
+  /** Server-side context management to ask of a provider that has it (see `ModelClient.supportsContextManagement`). */
+  contextManagement?: ContextManagement;
 }
 
 export interface ClearedToolResult {
@@ -29,6 +32,8 @@ export interface ClearedToolResult {
   toolName: string;
   /** Characters of text output replaced. */
   chars: number;
+  /** Why: the session was idle past the pruning TTL, or the context was over budget. */
+  reason: 'idle' | 'budget';
 }
 
 export interface AssembleReport {
@@ -80,6 +85,13 @@ export interface ContextEngineOptions {
   minPrunableToolChars?: number;
   /** The last N assistant exchanges are never cleared (default 3). */
   keepLastAssistants?: number;
+  /**
+   * Milliseconds without a turn after which old tool output is cleared even under budget (seed 001's
+   * pruning TTL); unset: only the budget clears.
+   */
+  pruningTtl?: number;
+  /** anthropic-native: and its other settings (`anthropic-native-options.ts`). */
+  [option: string]: unknown;
 }
 
 export type ContextEngineFactory = (options: ContextEngineOptions) => ContextEngine;

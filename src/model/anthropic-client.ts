@@ -8,6 +8,16 @@ import { parseAnthropicClientConfig, type AnthropicClientConfigInput } from './a
 import { ModelTruncatedResponseError, ModelUnexpectedError, classifyModelError } from './errors';
 import type { ModelCallOptions, ModelClient, ModelRequest, ModelResponse, ModelStreamEvent } from './model-client';
 import { StreamWatchdog } from './stream-watchdog';
+import type { BetaMessage } from '@anthropic-ai/sdk/resources/beta/messages/messages';
+import { appliedEditsOf, compactionOf, compactionUsageOf, toAnthropicBetaParams } from './anthropic-context-management';
+
+/** What `complete` uses of the SDK's message stream; the standard and the beta stream both fit it. */
+interface MessageStreamLike {
+  on(event: 'connect', listener: () => void): unknown;
+  on(event: 'streamEvent', listener: (event: Anthropic.MessageStreamEvent) => void): unknown;
+  finalMessage(): Promise<Anthropic.Message>;
+  abort(): void;
+}
 
 /** Keel's view of one raw stream event, or undefined for events it does not report (ping, block stop). */
 function toStreamEvent(event: Anthropic.MessageStreamEvent): ModelStreamEvent | undefined {
@@ -41,6 +51,8 @@ function toStreamEvent(event: Anthropic.MessageStreamEvent): ModelStreamEvent | 
  *   const reply = await model.complete({ model: 'claude-sonnet-4-5', messages, maxTokens: 1024 }, { onText: beat });
  */
 export class AnthropicModelClient implements ModelClient {
+  /** Sends `contextManagement` as the beta `context_management` (server compaction, context editing). */
+  readonly supportsContextManagement = true;
   readonly #sdk: Anthropic;
   readonly #idleTimeoutMs: number;
 
@@ -54,7 +66,10 @@ export class AnthropicModelClient implements ModelClient {
     const watchdog = new StreamWatchdog();
     const signal = options.signal ? AbortSignal.any([options.signal, watchdog.signal]) : watchdog.signal;
     const idle = (): void => watchdog.arm(this.#idleTimeoutMs, 'no stream event from the model');
-    const stream = this.#sdk.messages.stream(toAnthropicParams(request), { signal });
+    // Context management is a beta: its request goes through the beta endpoint with its headers.
+    const stream: MessageStreamLike = request.contextManagement
+      ? (this.#sdk.beta.messages.stream(toAnthropicBetaParams(toAnthropicParams(request), request), { signal }) as unknown as MessageStreamLike)
+      : this.#sdk.messages.stream(toAnthropicParams(request), { signal });
     // Pings never reach these listeners (the SDK drops them), so only real progress re-arms.
     stream.on('connect', idle);
     let started = false;
@@ -102,7 +117,14 @@ export class AnthropicModelClient implements ModelClient {
     if (!stopped) throw new ModelTruncatedResponseError({ providerMessage: 'stream ended before message_stop' });
 
     const assistant = fromAnthropicMessage(message);
+    const beta = request.contextManagement ? (message as unknown as BetaMessage) : undefined;
+    const compaction = beta ? compactionOf(beta) : undefined;
+    const appliedEdits = beta ? appliedEditsOf(beta.context_management) : [];
+    const compactionUsage = beta ? compactionUsageOf(beta) : undefined;
     return {
+      ...(compactionUsage ? { compactionUsage } : {}),
+      ...(compaction ? { compaction } : {}),
+      ...(appliedEdits.length > 0 ? { appliedEdits } : {}),
       content: assistant.content,
       stopReason: assistant.stopReason ?? 'stop',
       usage: {

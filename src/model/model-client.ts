@@ -24,6 +24,44 @@ export interface ModelRequest {
    * cache where the provider needs markers (Anthropic `cache_control`). Default off.
    */
   promptCaching?: boolean;
+  /**
+   * Provider-side context management (server compaction, context editing). Only a client whose
+   * `supportsContextManagement` is true sends it; others never receive it (Keel compacts instead).
+   */
+  contextManagement?: ContextManagement;
+  /**
+   * The conversation starts after a provider-native compaction: the first message's first block is
+   * Keel's summary stand-in, sent as the provider's own compaction block instead.
+   */
+  providerCompaction?: ProviderCompaction;
+}
+
+/** Server-side context management a request asks for (Anthropic's `context_management` edits). */
+export interface ContextManagement {
+  /** Server compaction: summarize the conversation once the prompt reaches `triggerTokens`; the reply pauses after it. */
+  compaction?: { triggerTokens: number; instructions?: string };
+  /** Clear old tool results (and optionally their inputs) once the prompt reaches `triggerTokens`. */
+  clearToolUses?: { triggerTokens?: number; keepToolUses?: number; clearAtLeastTokens?: number; excludeTools?: string[]; clearToolInputs?: boolean };
+  /** Clear thinking blocks of all but the last `keepTurns` assistant turns (`all` keeps every one). */
+  clearThinking?: { keepTurns: number | 'all' };
+}
+
+/** A provider's compaction block as it must be sent back: summary, opaque metadata and signature verbatim. */
+export interface ProviderCompaction {
+  /** The summary; null when the provider's compaction failed. */
+  summary: string | null;
+  encryptedContent?: string | null;
+  signature?: string | null;
+  /** Provider data sent back unchanged (Anthropic `tool_changes`). */
+  toolChanges?: unknown[] | null;
+}
+
+/** One context edit the provider applied to this call's prompt (the stored transcript is unchanged). */
+export interface AppliedContextEdit {
+  type: string;
+  clearedInputTokens: number;
+  clearedToolUses?: number;
+  clearedThinkingTurns?: number;
 }
 
 /** Progress events while a reply streams (heartbeats hang off these). */
@@ -59,6 +97,12 @@ export interface ModelResponse {
   stopReason: StopReason;
   usage: ModelUsage;
   model: string;
+  /** The provider compacted the conversation and paused (stop reason `compaction`): record it, then call again. */
+  compaction?: ProviderCompaction;
+  /** Context edits the provider applied before the model saw the prompt. */
+  appliedEdits?: AppliedContextEdit[];
+  /** What the provider's compaction itself used (billed, but not part of `usage`). */
+  compactionUsage?: ModelUsage;
 }
 
 /**
@@ -66,5 +110,7 @@ export interface ModelResponse {
  * Temporal) and throw the typed errors of `./errors` (`ModelRateLimitedError`, `ContextOverflowError`, …).
  */
 export interface ModelClient {
+  /** True when the client sends `contextManagement` (Anthropic); others leave compaction to Keel. */
+  readonly supportsContextManagement?: boolean;
   complete(request: ModelRequest, options?: ModelCallOptions): Promise<ModelResponse>;
 }

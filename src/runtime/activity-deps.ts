@@ -75,6 +75,16 @@ async function loadTools(modulePath: string | undefined, registry: ToolRegistry)
   return registry;
 }
 
+/**
+ * The model compaction summaries come from, as the worker picks it: the separate compaction model
+ * when configured, else the chat model; undefined when no model is reachable (summaries are extractive).
+ */
+export function summarizerModelFor(config: KeelConfig): { readonly client: ModelClient; readonly model: string } | undefined {
+  const compaction = compactionModelFromConfig(config);
+  if (compaction) return { client: compaction, model: config.compactionModel ?? config.model };
+  return modelConfigured(config) ? { client: modelFromConfig(config), model: config.model } : undefined;
+}
+
 /** The chat model's client and, when one is configured, the summarizer's. */
 function modelClients(config: KeelConfig, model?: ModelClient): { model: ModelClient; compactionModel?: ModelClient } {
   const compactionModel = compactionModelFromConfig(config);

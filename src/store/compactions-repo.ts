@@ -177,6 +177,8 @@ export interface CompactionRecordInput {
   readonly now: Date;
   /** An applied rerun: the compaction it summarized again and the entry whose range it covers. */
   readonly lineage?: { readonly rerunOf: string; readonly rangeOf: string };
+  /** Stored on the entry as is (a provider-written compaction keeps its block's metadata here). */
+  readonly details?: unknown;
 }
 
 /**
@@ -201,6 +203,7 @@ export async function writeCompactionRecord(db: Kysely<Database>, input: Compact
       firstKeptEntryId: input.firstKeptEntryId ?? input.entryId,
       tokensBefore: input.tokensBefore,
       ...input.lineage,
+      ...(input.details !== undefined ? { details: input.details } : {}),
     } satisfies CompactionEntry);
     const inserted = await insertCompactionEntry(trx, input, entry);
     if (inserted) {

@@ -20,6 +20,8 @@ export interface AfterTurnInput extends CompactionHoldInput {
   readonly contextTokens: number;
   readonly contextWindow: number;
   readonly reserveTokens: number;
+  /** Replaces the reserve's 20,000-token floor (a replay policy's what-if); unset → the default floor. */
+  readonly reserveTokensFloor?: number;
   readonly softThresholdTokens: number;
   readonly compactionCount: number;
   readonly memoryFlushCompactionCount: number | null;
@@ -52,7 +54,7 @@ export function compactionHoldLimit(input: CompactionHoldInput, reserveTokens: n
 
 /** Decides the maintenance after a successful turn, from counters only (pure). */
 export function decideAfterTurn(input: AfterTurnInput): AfterTurnDecision {
-  const reserve = effectiveReserveTokens(input.contextWindow, input.reserveTokens);
+  const reserve = effectiveReserveTokens(input.contextWindow, input.reserveTokens, input.reserveTokensFloor);
   const paused = input.compactionFailures >= DEFAULTS.maxConsecutiveCompactionFailures;
   const over = shouldCompactAfterTurn(input.contextTokens, input.contextWindow, reserve);
   const limit = over ? compactionHoldLimit(input, reserve) : undefined;

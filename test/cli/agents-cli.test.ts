@@ -22,7 +22,7 @@ describe('keel agents and keel session model', () => {
         models: { providers: { 'openai-compatible': { models: [{ id: 'qwen3', contextWindow: 32_000 }] } } },
         agents: {
           support: { identity: 'You are Support.', promptMode: 'minimal', workspace: 'support', workspaceAccess: 'ro', tools: 'support-tools.js', contextTokens: 100_000, contextEngine: 'budgeted', contextEngineOptions: { keepLastAssistants: 5 } },
-          local: { model: { provider: 'openai-compatible', id: 'qwen3', baseUrl: 'http://localhost:11434/v1', apiKeyEnv: 'LOCAL_KEY' }, compactionModel: { provider: 'anthropic', id: 'claude-haiku-4-5' } },
+          local: { model: { provider: 'openai-compatible', id: 'qwen3', baseUrl: 'http://localhost:11434/v1', apiKeyEnv: 'LOCAL_KEY' }, compactionModel: { provider: 'anthropic', id: 'claude-haiku-4-5' }, workStyle: 'bursty' },
         },
       }),
     );
@@ -53,6 +53,11 @@ describe('keel agents and keel session model', () => {
       compactionModel: { model: 'claude-haiku-4-5', provider: 'anthropic' },
       contextWindow: { tokens: 32_000, source: 'config' },
       workspaceAccess: 'rw',
+      // The work style's preset: the reserve (capped at half the window when it acts), pruning options, the budgeted engine.
+      workStyle: 'bursty',
+      reserveTokens: 50_000,
+      contextEngine: 'budgeted',
+      contextEngineOptions: { pruningTtl: 120_000, keepLastAssistants: 1, minPrunableToolChars: 10_000 },
     });
     expect(defaults).toMatchObject({ model: 'claude-sonnet-4-6', contextWindow: { tokens: 200_000, source: 'default' }, contextEngine: 'legacy', promptMode: 'full' });
 
@@ -60,6 +65,7 @@ describe('keel agents and keel session model', () => {
     expect(people.stdout).toBe('');
     expect(people.stderr).toContain('model qwen3 (openai-compatible at http://localhost:11434/v1)');
     expect(people.stderr).toContain('window 100000 tokens (agentContextTokens)');
+    expect(people.stderr).toContain('engine budgeted (bursty)');
   }, 300_000);
 
   it('session model shows, sets and clears a session\'s model; an unknown session is refused and not created', async () => {

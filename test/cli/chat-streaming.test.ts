@@ -6,6 +6,7 @@ import { describeOnPostgres } from '../support/postgres-only';
 import { freshSchemaUrl } from '../support/databases';
 import { startFakeAnthropic, fakeReply, type FakeAnthropic } from '../support/fake-anthropic';
 import { spawnWorkerProcess, startTemporalTestEnv, uniqueTaskQueue, type TemporalTestEnv, type WorkerProcess } from '../support/temporal';
+import { entryArgs } from '../support/compiled-entries';
 
 const root = resolve(__dirname, '../..');
 
@@ -35,7 +36,7 @@ describeOnPostgres('keel chat streams replies from running workers', 'another pr
       fakeReply.text('Done looking: all clear.', { chunks: ['Done ', 'looking: ', 'all clear.'] }),
     );
 
-    const chat = spawn(process.execPath, ['-r', 'ts-node/register', join(root, 'workers/keel.ts'), 'chat', 'agent:chat:main'], {
+    const chat = spawn(process.execPath, [...entryArgs('workers/keel.ts'), 'chat', 'agent:chat:main'], {
       cwd: root,
       env: { ...process.env, TS_NODE_SWC: 'true', TS_NODE_TRANSPILE_ONLY: 'true', ...shared },
     });

@@ -37,6 +37,8 @@ describe('keel.config.json errors name the JSON path and the fix', () => {
     ['a bad workspace access', { agents: { support: { workspaceAccess: 'write' } } }, /agents\.support\.workspaceAccess: use "rw", "ro" or "none"/],
     ['a window that is not a number', { agents: { support: { contextTokens: '100k' } } }, /agents\.support\.contextTokens: use a whole number of tokens/],
     ['a bad agent id', { agents: { 'sup port': {} } }, /agents\.sup port: agent ids are 1-64 of A-Z a-z 0-9 _ -/],
+    ['an unknown work style', { agents: { support: { workStyle: 'chatty' } } }, /agents\.support\.workStyle: use one of "tool-heavy", "conversational", "mixed", "bursty"/],
+    ['a pruning TTL that is no duration', { agents: { support: { contextEngineOptions: { pruningTtl: 'soon' } } } }, /agents\.support\.contextEngineOptions\.pruningTtl: use a duration such as "2m"/],
     ['an unknown reset mode', { agents: { support: { reset: { mode: 'weekly' } } } }, /agents\.support\.reset\.mode: use "daily", "idle" or "none"/],
     ['a per-model window that is not positive', { models: { providers: { anthropic: { models: [{ id: 'm', contextWindow: 0 }] } } } }, /models\.providers\.anthropic\.models\.0\.contextWindow: use tokens > 0/],
   ])('rejects %s', async (_name, file, expected) => {
@@ -91,6 +93,24 @@ describe('precedence', () => {
     const ops = agentConfig(settings, 'ops');
     expect([ops.workspaceDir, ops.workspaceAccess, ops.toolsModule]).toEqual([join(dir, 'ws/ops'), 'ro', join(dir, 'tools/ops.js')]);
     expect([ops.resetMode, ops.idleMinutes, ops.contextEngine, ops.contextEngineOptions]).toEqual(['idle', 30, 'budgeted', { keepLastAssistants: 5 }]);
+  });
+
+  it('a work style fills the four settings the section leaves unset; explicit fields win, "2m" is milliseconds', async () => {
+    const settings = await load({
+      workStyle: 'conversational',
+      agents: {
+        ops: { workStyle: 'tool-heavy' },
+        dev: { workStyle: 'mixed', reserveTokens: 40_000, contextEngineOptions: { pruningTtl: '90s' } },
+        custom: { contextEngine: 'legacy', workStyle: 'bursty' },
+      },
+    });
+    const ops = agentConfig(settings, 'ops');
+    expect([ops.workStyle, ops.reserveTokens, ops.contextEngine, ops.contextEngineOptions]).toEqual(['tool-heavy', 60_000, 'budgeted', { pruningTtl: 60_000, keepLastAssistants: 1, minPrunableToolChars: 10_000 }]);
+    const dev = agentConfig(settings, 'dev');
+    expect([dev.reserveTokens, dev.contextEngineOptions]).toEqual([40_000, { pruningTtl: 90_000, keepLastAssistants: 2, minPrunableToolChars: 10_000 }]);
+    expect(agentConfig(settings, 'custom').contextEngine).toBe('legacy');
+    // Any other agent gets the top level's style.
+    expect([settings.defaults.reserveTokens, settings.defaults.contextEngineOptions]).toEqual([30_000, { pruningTtl: 300_000, keepLastAssistants: 3, minPrunableToolChars: 50_000 }]);
   });
 
   it('a provider named by an agent replaces the inherited endpoint', async () => {

@@ -55,7 +55,7 @@ describe('BudgetedContextEngine', () => {
     const budget = total - perResult - Math.floor(perResult / 2);
     const out = await new BudgetedContextEngine().assemble({ ...session, messages, tokenBudget: budget });
     expect(out.report?.cleared.map((c) => c.toolCallId)).toEqual(['c0', 'c1']);
-    expect(out.report?.cleared[0]).toEqual({ index: 2, toolCallId: 'c0', toolName: 'read', chars: 60_000 });
+    expect(out.report?.cleared[0]).toEqual({ index: 2, toolCallId: 'c0', toolName: 'read', chars: 60_000, reason: 'budget' });
     expect((out.messages[2] as ToolResultMessage).content).toEqual([{ type: 'text', text: clearedNote(60_000, 'read') }]);
     expect(out.messages[10]).toBe(messages[10]); // c2 untouched
   });
@@ -88,6 +88,58 @@ describe('BudgetedContextEngine', () => {
     const copy = JSON.stringify(messages);
     await new BudgetedContextEngine().assemble({ ...session, messages, tokenBudget: 1_000 });
     expect(JSON.stringify(messages)).toBe(copy);
+  });
+});
+
+describe('BudgetedContextEngine pruning TTL (seed 001: clear old tool output after the session was idle)', () => {
+  const minute = 60_000;
+  /** Turns of a tool-heavy session, each a minute apart; `idleBeforeLast` ms pass before the last user message. */
+  function timed(turns: number, chars: number, idleBeforeLast: number): AgentMessage[] {
+    const messages = toolHeavySession(turns, chars);
+    let at = Date.UTC(2026, 10, 25, 9, 0);
+    return messages.map((m, i) => {
+      at += i === messages.length - 4 ? idleBeforeLast : 1_000;
+      return { ...m, timestamp: at };
+    });
+  }
+  const engine = new BudgetedContextEngine({ pruningTtl: 2 * minute, keepLastAssistants: 1, minPrunableToolChars: 10_000 });
+  const big = 1_000_000;
+
+  it('under budget, an idle gap longer than the TTL clears every old large result outside the protected exchange', async () => {
+    const messages = timed(4, 20_000, 3 * minute);
+    const out = await engine.assemble({ ...session, messages, tokenBudget: big });
+    // The last turn (c3) is protected by keepLastAssistants 1: its own call and result are after the gap anyway.
+    expect(out.report?.cleared.map((c) => [c.toolCallId, c.reason])).toEqual([['c0', 'idle'], ['c1', 'idle'], ['c2', 'idle']]);
+    expect((out.messages[2] as ToolResultMessage).content).toEqual([{ type: 'text', text: clearedNote(20_000, 'read') }]);
+    expect(out.messages[14]).toBe(messages[14]);
+    expect(out.estimatedTokens).toBe(estimateMessagesTokens(out.messages));
+  });
+
+  it('a gap shorter than the TTL clears nothing under budget', async () => {
+    const messages = timed(4, 20_000, 1 * minute);
+    const out = await engine.assemble({ ...session, messages, tokenBudget: big });
+    expect(out.messages).toBe(messages);
+    expect(out.report?.cleared).toEqual([]);
+  });
+
+  it('keeps results at or below minPrunableToolChars and those within keepLastAssistants, and stays cleared in later turns', async () => {
+    const small = timed(4, 5_000, 10 * minute);
+    expect((await engine.assemble({ ...session, messages: small, tokenBudget: big })).report?.cleared).toEqual([]);
+    const messages = timed(4, 20_000, 10 * minute);
+    const protective = await new BudgetedContextEngine({ pruningTtl: 2 * minute, keepLastAssistants: 4, minPrunableToolChars: 10_000 }).assemble({ ...session, messages, tokenBudget: big });
+    // The 4th-last assistant is c2's call (index 9): its result is protected, c0's and c1's are older.
+    expect(protective.report?.cleared.map((c) => c.toolCallId)).toEqual(['c0', 'c1']);
+    // A quick later turn: the old gap is still in the transcript, so the same results stay cleared (a stable prefix).
+    const later = [...messages, { ...user('next'), timestamp: messages.at(-1)!.timestamp! + 5_000 }, { ...assistant('ok'), timestamp: messages.at(-1)!.timestamp! + 6_000 }];
+    const again = await engine.assemble({ ...session, messages: later, tokenBudget: big });
+    expect(again.report?.cleared.map((c) => c.toolCallId)).toEqual(['c0', 'c1', 'c2']);
+  });
+
+  it('without a TTL only the budget clears (messages without timestamps never count as idle)', async () => {
+    const messages = timed(4, 20_000, 60 * minute);
+    expect((await new BudgetedContextEngine({ minPrunableToolChars: 10_000 }).assemble({ ...session, messages, tokenBudget: big })).messages).toBe(messages);
+    const untimed = toolHeavySession(4, 20_000);
+    expect((await engine.assemble({ ...session, messages: untimed, tokenBudget: big })).messages).toBe(untimed);
   });
 });
 

@@ -48,6 +48,8 @@ function finalBlock(block: FakeContentBlock): Record<string, unknown> {
       return { type: 'tool_use', id: block.id, name: block.name, input: block.input };
     case 'thinking':
       return { type: 'thinking', thinking: block.thinking, signature: block.signature };
+    case 'compaction':
+      return { type: 'compaction', content: block.content, encrypted_content: block.encrypted_content, signature: block.signature };
   }
 }
 
@@ -65,7 +67,8 @@ export function anthropicMessageBody(
     content: step.content.map(finalBlock),
     stop_reason: stopReasonOf(step),
     stop_sequence: null,
-    usage: { cache_creation_input_tokens: 0, cache_read_input_tokens: 0, ...usage },
+    usage: { cache_creation_input_tokens: 0, cache_read_input_tokens: 0, ...usage, ...(step.iterations ? { iterations: step.iterations } : {}) },
+    ...(step.contextManagement ? { context_management: step.contextManagement } : {}),
   };
 }
 
@@ -100,6 +103,11 @@ function blockEvents(block: FakeContentBlock, index: number): SseEvent[] {
       events.push(delta({ type: 'thinking_delta', thinking: block.thinking }));
       events.push(delta({ type: 'signature_delta', signature: block.signature }));
       break;
+    case 'compaction':
+      // The summary arrives in one delta; the signature is on the block from the start.
+      events.push(start({ type: 'compaction', content: null, encrypted_content: null, signature: block.signature }));
+      events.push(delta({ type: 'compaction_delta', content: block.content, encrypted_content: block.encrypted_content }));
+      break;
   }
   events.push({ event: 'content_block_stop', data: { type: 'content_block_stop', index } });
   return events;
@@ -119,7 +127,12 @@ export function anthropicSseEvents(
   step.content.forEach((block, index) => events.push(...blockEvents(block, index)));
   events.push({
     event: 'message_delta',
-    data: { type: 'message_delta', delta: { stop_reason: stopReasonOf(step), stop_sequence: null }, usage: { output_tokens: usage.output_tokens } },
+    data: {
+      type: 'message_delta',
+      delta: { stop_reason: stopReasonOf(step), stop_sequence: null },
+      usage: { output_tokens: usage.output_tokens, ...(step.iterations ? { iterations: step.iterations } : {}) },
+      ...(step.contextManagement ? { context_management: step.contextManagement } : {}),
+    },
   });
   events.push({ event: 'message_stop', data: { type: 'message_stop' } });
   return events;
@@ -135,7 +148,7 @@ export function anthropicErrorBody(errorType: string, message: string): Record<s
   return { type: 'error', error: { type: errorType, message } };
 }
 
-const OPENAI_FINISH: Record<string, string> = { end_turn: 'stop', stop_sequence: 'stop', tool_use: 'tool_calls', max_tokens: 'length', refusal: 'content_filter', pause_turn: 'stop' };
+const OPENAI_FINISH: Record<string, string> = { compaction: 'stop', end_turn: 'stop', stop_sequence: 'stop', tool_use: 'tool_calls', max_tokens: 'length', refusal: 'content_filter', pause_turn: 'stop' };
 
 /** The same step as an OpenAI chat completion. */
 export function openAiCompletionBody(
@@ -197,7 +210,7 @@ export function openAiSseChunks(
       for (const piece of block.chunks ?? textChunks(block.text)) out.push(chunk({ content: piece }));
     } else if (block.type === 'thinking') {
       out.push(chunk({ reasoning_content: block.thinking }));
-    } else {
+    } else if (block.type === 'tool_use') {
       const index = toolIndex++;
       out.push(chunk({ tool_calls: [{ index, id: block.id, type: 'function', function: { name: block.name, arguments: '' } }] }));
       const json = JSON.stringify(block.input);

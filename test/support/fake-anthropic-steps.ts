@@ -19,7 +19,9 @@ export type FakeContentBlock =
   | { type: 'text'; text: string; chunks?: string[] }
   /** `inputJson` streams as the input instead of `input` (what JSON.stringify cannot write: 100k levels, a bare string). */
   | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown>; inputJson?: string }
-  | { type: 'thinking'; thinking: string; signature: string };
+  | { type: 'thinking'; thinking: string; signature: string }
+  /** Server compaction's block (beta `compact-2026-01-12`). */
+  | { type: 'compaction'; content: string | null; encrypted_content: string | null; signature: string };
 
 /** When and how fast the fake answers. */
 export interface FakeTiming {
@@ -34,7 +36,11 @@ export interface FakeMessageStep extends FakeTiming {
   kind: 'message';
   content: FakeContentBlock[];
   /** Anthropic stop reason; default `tool_use` when a tool_use block is present, else `end_turn`. */
-  stopReason?: 'end_turn' | 'tool_use' | 'max_tokens' | 'stop_sequence' | 'refusal' | 'pause_turn';
+  stopReason?: 'end_turn' | 'tool_use' | 'max_tokens' | 'stop_sequence' | 'refusal' | 'pause_turn' | 'compaction';
+  /** Beta context management: the response's `context_management` (`applied_edits`). */
+  contextManagement?: { applied_edits: Array<Record<string, unknown>> };
+  /** Beta: `usage.iterations` (compaction and message iterations). */
+  iterations?: Array<Record<string, unknown>>;
   /** Default: input = request body length / 4, output = content length / 4. */
   usage?: { input_tokens?: number; output_tokens?: number };
   /**

@@ -31,6 +31,7 @@ import {
 } from './fake-anthropic-render';
 import { streamOpenAiSse } from './fake-openai-stream';
 import { FakePromptCache } from './fake-prompt-cache';
+import { contextManagementProblem, effectiveMessages, planContextManagement, type FakeContextManagementPlan } from './fake-context-management';
 
 export { fakeReply } from './fake-anthropic-steps';
 export type { FakeStep } from './fake-anthropic-steps';
@@ -172,7 +173,8 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
       : request.method === 'POST' && request.path === '/v1/chat/completions' ? 'openai'
       : undefined;
     if (api) {
-      const tokens = fakePromptTokens(body);
+      // The API drops everything before a compaction block the request sends back.
+      const tokens = fakePromptTokens(api === 'anthropic' ? { ...body, messages: effectiveMessages(body) } : body);
       if (tokens > tokenLimit) {
         overflowed.push({ request, tokens });
         return sendError(res, overflowStep(tokens, tokenLimit, api), api);
@@ -180,13 +182,15 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
       const pairing = api === 'anthropic'
         ? (anthropicToolSchemaProblem(body) ?? anthropicPairingProblem(body))
         : (openAiToolSchemaProblem(body) ?? openAiPairingProblem(body));
-      const problem = pairing ?? (api === 'anthropic' ? promptCache.problem(body) : undefined);
+      const problem = pairing ?? (api === 'anthropic' ? (contextManagementProblem(body, req.headers) ?? promptCache.problem(body)) : undefined);
       if (problem) {
         invalid.push({ request, problem });
         return sendError(res, { kind: 'error', status: 400, errorType: 'invalid_request_error', message: problem }, api);
       }
     }
-    const step = api ? await nextStep(request) : undefined;
+    const plan = api === 'anthropic' ? planContextManagement(body) : undefined;
+    // A compaction that pauses answers by itself; otherwise the script answers, with the edits reported.
+    const step = plan?.compaction && plan.pause ? compactionStep(plan) : api ? withContextManagement(await nextStep(request), plan) : undefined;
     if (!api || !step) {
       unexpected.push(request);
       const why = api ? `${EXHAUSTED} (request #${request.index} to ${request.path})` : `fake-anthropic: no route ${request.method} ${request.path}`;
@@ -285,6 +289,33 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
       server.closeAllConnections();
       await new Promise<void>((resolve, reject) => server.close((err) => (err ? reject(err) : resolve())));
     },
+  };
+}
+
+/** The paused reply of a server compaction: the block alone, stop reason `compaction`, its iteration's usage. */
+function compactionStep(plan: FakeContextManagementPlan): FakeMessageStep {
+  const c = plan.compaction!;
+  const output = Math.ceil(c.content.length / 4);
+  return {
+    kind: 'message',
+    content: [{ type: 'compaction', content: c.content, encrypted_content: c.encrypted_content, signature: c.signature }],
+    stopReason: 'compaction',
+    // The compaction iteration is not counted in the top-level usage.
+    usage: { input_tokens: 0, output_tokens: 0 },
+    iterations: [{ type: 'compaction', input_tokens: c.inputTokens, output_tokens: output, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, cache_creation: null }],
+    contextManagement: { applied_edits: plan.appliedEdits },
+  };
+}
+
+/** A scripted reply to a request with context management: the edits it applied, and a compaction that did not pause before it. */
+function withContextManagement(step: FakeStep | undefined, plan: FakeContextManagementPlan | undefined): FakeStep | undefined {
+  if (!step || !plan || step.kind !== 'message') return step;
+  const compaction = plan.compaction ? compactionStep(plan) : undefined;
+  return {
+    ...step,
+    content: [...(compaction?.content ?? []), ...step.content],
+    contextManagement: { applied_edits: plan.appliedEdits },
+    ...(compaction ? { iterations: [...compaction.iterations!, { type: 'message', input_tokens: 0, output_tokens: 0 }] } : {}),
   };
 }
 

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
+import { entryArgs } from './compiled-entries';
 
 const root = resolve(__dirname, '../..');
 
@@ -13,7 +14,7 @@ export interface Run {
 export function runEntry(entry: string, args: string[], env: Record<string, string | undefined>, stdin?: string): Promise<Run> {
   const childEnv: NodeJS.ProcessEnv = { ...process.env, TS_NODE_SWC: 'true', TS_NODE_TRANSPILE_ONLY: 'true', ...env };
   for (const [k, v] of Object.entries(env)) if (v === undefined) delete childEnv[k];
-  const child = spawn(process.execPath, ['-r', 'ts-node/register', join(root, entry), ...args], { cwd: root, env: childEnv });
+  const child = spawn(process.execPath, [...entryArgs(entry), ...args], { cwd: root, env: childEnv });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -45,7 +46,7 @@ export interface LiveKeel {
 export function startKeel(args: string[], env: Record<string, string | undefined>): LiveKeel {
   const childEnv: NodeJS.ProcessEnv = { ...process.env, TS_NODE_SWC: 'true', TS_NODE_TRANSPILE_ONLY: 'true', ...env };
   for (const [k, v] of Object.entries(env)) if (v === undefined) delete childEnv[k];
-  const child = spawn(process.execPath, ['-r', 'ts-node/register', join(root, 'workers/keel.ts'), ...args], { cwd: root, env: childEnv });
+  const child = spawn(process.execPath, [...entryArgs('workers/keel.ts'), ...args], { cwd: root, env: childEnv });
   const out = { stdout: '', stderr: '' };
   const waiters: Array<() => void> = [];
   const onData = (stream: 'stdout' | 'stderr') => (d: Buffer) => {

@@ -1,7 +1,9 @@
 /**
  * Jest globalSetup: without TEST_DATABASE_URL, says at the start of the run which suites are skipped
- * (describeOnPostgres) and which run on PGlite only, one line each, and how to run them all.
+ * (describeOnPostgres) and which run on PGlite only, one line each, and how to run them all; without
+ * a Chromium, that the report's browser test is skipped and how to include it.
  */
+import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 
@@ -15,7 +17,22 @@ function testFiles(dir: string): string[] {
   );
 }
 
+/** Whether the browser test finds a Chromium (the same lookup as test/session-replay/report-browser.test.ts). */
+function hasChromium(): boolean {
+  if (process.env.CHROMIUM_PATH) return true;
+  try {
+    return execFileSync('which', ['chromium'], { encoding: 'utf8' }).trim() !== '';
+  } catch {
+    return false;
+  }
+}
+
 export default function reportSkips(): void {
+  if (!hasChromium()) {
+    process.stderr.write(
+      "\nNo Chromium found, so test/session-replay/report-browser.test.ts is skipped (install Debian's chromium: apt-get install -y chromium, or set CHROMIUM_PATH; .ci/run does).\n",
+    );
+  }
   if (process.env.TEST_DATABASE_URL) return;
   const lines: string[] = [];
   for (const file of testFiles(join(ROOT, 'test')).sort()) {

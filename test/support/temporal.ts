@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
+import { entryArgs } from './compiled-entries';
 import { Connection } from '@temporalio/client';
 import { IllegalStateError, type DataConverter } from '@temporalio/common';
 import { bundleWorkflowCode, NativeConnection, Runtime, DefaultLogger, type Worker, type WorkflowBundle } from '@temporalio/worker';
@@ -90,7 +91,7 @@ export interface WorkerProcess {
 
 export function spawnWorkerProcess(env: Record<string, string>): WorkerProcess {
   const root = resolve(__dirname, '../..');
-  const child = spawn(process.execPath, ['-r', 'ts-node/register', resolve(root, 'workers/main.ts')], {
+  const child = spawn(process.execPath, entryArgs('workers/main.ts'), {
     cwd: root,
     env: { ...process.env, TS_NODE_SWC: 'true', TS_NODE_TRANSPILE_ONLY: 'true', KEEL_SHUTDOWN_GRACE_MS: '2000', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -134,6 +134,44 @@ describe('the turn sends repaired context', () => {
 describe('the context engine lifecycle in a turn', () => {
   const db = suite.storePerTest(testDatabases()[0]!);
 
+  it('the budgeted engine with a pruning TTL sends old tool output cleared after an idle gap longer than the TTL, in full after a short one', () =>
+    suite.withWorker(db.store, { config: { contextEngine: 'budgeted', contextEngineOptions: { pruningTtl: 120_000, keepLastAssistants: 1, minPrunableToolChars: 1_000 } } }, async ({ client, store, fake }) => {
+      const agent = freshAgent();
+      /** A finished turn that read a 4,000-character log, its last message `agoMs` before now. */
+      const plant = async (key: string, agoMs: number) => {
+        const session = await ensureSession(store.db, { agentId: agent, sessionKey: key, newSessionId: `s-${key.split(':')[2]}`, now: new Date() });
+        const start = Date.now() - agoMs - 3_000;
+        const turn: AgentMessage[] = [
+          { role: 'user', content: 'read the log' },
+          { role: 'assistant', content: [{ type: 'toolCall', id: 'call_log', name: 'read', arguments: { path: 'app.log' } }], stopReason: 'toolUse' },
+          { role: 'toolResult', toolCallId: 'call_log', toolName: 'read', content: [{ type: 'text', text: 'LOGLINE '.repeat(500) }] },
+          { role: 'assistant', content: [{ type: 'text', text: 'the log is long' }], stopReason: 'stop' },
+        ];
+        await appendEntries(
+          store.db,
+          agent,
+          session.session_id,
+          turn.map((m, i) => ({ entry: { type: 'message', id: `e${i}`, parentId: i ? `e${i - 1}` : null, timestamp: new Date(start + i * 1_000).toISOString(), message: { ...m, timestamp: start + i * 1_000 } as AgentMessage }, tokenEstimate: 10 })),
+        );
+      };
+      const idleKey = `agent:${agent}:idle`;
+      const busyKey = `agent:${agent}:busy`;
+      await plant(idleKey, 10 * 60_000);
+      await plant(busyKey, 0);
+      const before = fake.requests.length;
+      fake.enqueue(fakeReply.text('nothing new'), fakeReply.text('nothing new'));
+      await client.sendMessage(idleKey, 'anything new?');
+      await client.sendMessage(busyKey, 'anything new?');
+      const [idle, busy] = fake.requests.slice(before).map((r) => JSON.stringify(r.body.messages));
+      expect(idle).toContain('[cleared: 4000 chars of read output]');
+      expect(idle).not.toContain('LOGLINE');
+      expect(busy).toContain('LOGLINE '.repeat(500).trimEnd());
+      expect(busy).not.toContain('[cleared:');
+      // Not persisted: the stored result keeps its output.
+      const stored = messagesOf(await allEntries(store.db, agent, 's-idle')).find((m) => m.role === 'toolResult');
+      expect(JSON.stringify(stored)).toContain('LOGLINE');
+    }));
+
   it('assembles every model call through the configured engine and calls its afterTurn once, after the final reply', async () => {
     const afterTurns: Array<{ last: AgentMessage | undefined; contextTokens?: number }> = [];
     let assembles = 0;

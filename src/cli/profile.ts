@@ -1,0 +1,130 @@
+/**
+ * `keel profile <sessionKey> [--apply]`: reads the session's transcript, profiles it (src/profile) and,
+ * with --apply, writes the recommended settings into the agent's section of the config file, after a
+ * timestamped backup and a rollback note next to it; shows the exact file, keys and old → new values
+ * first, and asks on a terminal (or takes --yes).
+ */
+import { constants, copyFileSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import type { Kysely } from 'kysely';
+import type { Database } from '../store/schema';
+import type { TranscriptEntry } from '../context/types';
+import { agentConfig, loadKeelSettings, type KeelSettings } from '../config/agent-config';
+import { configuredWindow } from '../config/configured-window';
+import { DEFAULTS } from '../config/defaults';
+import { getSession } from '../store/sessions-repo';
+import { entriesAfter } from '../store/entries-repo';
+import { parseSessionKey } from '../sessions/session-key';
+import { toProfileEntry, type ProfileEntry } from '../profile/profile-entries';
+import { profileSession, type SessionProfile } from '../profile/session-profile';
+import { adviseSettings, currentSettings } from '../profile/config-advice';
+import { changeLine, planConfigChanges, type FileChange } from '../profile/config-changes';
+import { UnknownSessionError } from './connect';
+import { shownKey } from './shown-key';
+
+const PAGE_ROWS = 1_000;
+
+/** The profile of the session's current transcript (all of it: compacted entries count as evidence). */
+export async function profileCommand(db: Kysely<Database>, settings: KeelSettings, opts: { sessionKey: string; defaultAgentId?: string }): Promise<SessionProfile> {
+  const agentId = parseSessionKey(opts.sessionKey).agentId ?? opts.defaultAgentId ?? 'main';
+  const session = await getSession(db, agentId, opts.sessionKey);
+  if (!session) throw new UnknownSessionError(opts.sessionKey, `no session ${shownKey(opts.sessionKey)} for agent ${agentId}; keel sessions lists them`);
+  const entries: ProfileEntry[] = [];
+  const byChars = (text: string) => Math.ceil(text.length / DEFAULTS.charsPerToken);
+  for (let after = -1; ; ) {
+    const rows = await entriesAfter(db, agentId, session.session_id, after, PAGE_ROWS);
+    for (const row of rows) {
+      const entry = toProfileEntry(row.payload as unknown as TranscriptEntry, row.token_estimate, byChars);
+      if (entry) entries.push(entry);
+    }
+    if (rows.length < PAGE_ROWS) break;
+    after = Number(rows[rows.length - 1]!.seq);
+  }
+  const config = agentConfig(settings, agentId);
+  return profileSession({ agentId, sessionKey: opts.sessionKey, sessionId: session.session_id, entries, config, window: configuredWindow(config).tokens });
+}
+
+/** What `--apply` did. */
+export interface ApplyReport {
+  readonly file: string;
+  readonly changes: FileChange[];
+  readonly applied: boolean;
+  readonly backup?: string;
+  readonly rollbackNote?: string;
+}
+
+export interface ApplyOptions {
+  readonly yes: boolean;
+  /** stdin is a terminal: a person can be asked. */
+  readonly interactive: boolean;
+  readonly ask: (question: string) => Promise<string>;
+  readonly say: (text: string) => void;
+  readonly now: Date;
+}
+
+/**
+ * Writes the profile's advice into the agent's section of the config file. Nothing is written unless
+ * confirmed (--yes, or "y" on a terminal); the backup and rollback note come first, and the new file
+ * must load with Keel's own loader, else the backup is put back.
+ */
+export async function applyProfile(profile: SessionProfile, settings: KeelSettings, opts: ApplyOptions): Promise<ApplyReport> {
+  const file = settings.file;
+  if (!file) throw new Error('no config file to write: create keel.config.json (`{}` is enough) in this folder, or point KEEL_CONFIG at yours, then run again');
+  const { json, changes } = planConfigChanges(JSON.parse(readFileSync(file, 'utf8')), profile.agentId, profile.advice);
+  if (changes.length === 0) {
+    opts.say(`${file}: agent ${profile.agentId} already runs with the ${profile.advice.style} settings; nothing to write`);
+    return { file, changes, applied: false };
+  }
+  const stamp = opts.now.toISOString().replace(/[:.]/g, '-');
+  const backup = `${file}.${stamp}.bak`;
+  const rollbackNote = `${file}.${stamp}.rollback.md`;
+  opts.say(
+    [
+      `File: ${file}`,
+      `Changes for agent ${profile.agentId} (${profile.advice.style} work):`,
+      ...changes.map((c) => `  ${changeLine(c)}`),
+      `What happens: workers read the file when they start; restart the workers serving agent ${profile.agentId} for the change to take effect (their sessions carry on).`,
+      `Safety net: the file is copied to ${backup} first, and ${rollbackNote} says how to undo.`,
+    ].join('\n'),
+  );
+  if (!opts.yes) {
+    if (!opts.interactive) throw new Error('stdin is not a terminal, so nobody can confirm: nothing was written; run again with --yes to apply these changes');
+    const answer = (await opts.ask('Apply these changes? [y/N] ')).trim().toLowerCase();
+    if (answer !== 'y' && answer !== 'yes') {
+      opts.say('not applied; nothing was written');
+      return { file, changes, applied: false };
+    }
+  }
+  copyFileSync(file, backup, constants.COPYFILE_EXCL);
+  writeFileSync(rollbackNote, rollbackText({ file, backup, profile, changes, at: opts.now }), { flag: 'wx' });
+  const temporary = `${file}.${stamp}.tmp`;
+  writeFileSync(temporary, `${JSON.stringify(json, null, 2)}\n`);
+  renameSync(temporary, file);
+  try {
+    const reloaded = loadKeelSettings({ env: { ...process.env, KEEL_CONFIG: file } });
+    const left = adviseSettings(currentSettings(agentConfig(reloaded, profile.agentId)), profile.advice.style, profile.estimate.window).changes;
+    if (left.length > 0) opts.say(`warning: agent ${profile.agentId} still differs in ${left.map((a) => a.key).join(', ')} (something else overrides the file)`);
+  } catch (err) {
+    copyFileSync(backup, file);
+    throw new Error(`the new ${file} did not load, so the backup was put back: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+  }
+  opts.say(`applied ${changes.length} changes to ${file}\nbackup: ${backup}\nrollback: ${rollbackNote}`);
+  return { file, changes, applied: true, backup, rollbackNote };
+}
+
+function rollbackText(r: { file: string; backup: string; profile: SessionProfile; changes: FileChange[]; at: Date }): string {
+  const quote = (path: string) => `'${path.replace(/'/g, `'\\''`)}'`;
+  return [
+    `# Rollback: keel profile --apply of ${r.at.toISOString()}`,
+    '',
+    `\`keel profile ${r.profile.sessionKey} --apply\` changed ${r.file} for agent ${r.profile.agentId} (${r.profile.advice.style} work):`,
+    '',
+    ...r.changes.map((c) => `- ${changeLine(c)}`),
+    '',
+    'To undo, put the backup taken just before back over the file:',
+    '',
+    `    cp ${quote(r.backup)} ${quote(r.file)}`,
+    '',
+    `then restart the workers serving agent ${r.profile.agentId} (they read the file when they start).`,
+    '',
+  ].join('\n');
+}

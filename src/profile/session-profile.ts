@@ -1,0 +1,62 @@
+/**
+ * A session's profile (seed 001, "Session Profiling & Config Advice"): its work style with the
+ * evidence, what is eating its context, and current vs recommended settings. Pure: built from the
+ * transcript's profile entries and the agent's config, rendered as lines for a terminal or a report.
+ */
+import type { KeelConfig } from '../config/keel-config';
+import { classifySession, type SessionClass } from './classify-session';
+import { estimateContext, type ContextEstimate } from './context-estimate';
+import { adviceLines, adviseSettings, currentSettings, type ConfigAdvice, type CurrentSettings } from './config-advice';
+import type { ProfileEntry } from './profile-entries';
+
+export interface SessionProfile {
+  readonly agentId: string;
+  readonly sessionKey: string;
+  readonly sessionId: string;
+  readonly classification: SessionClass;
+  readonly estimate: ContextEstimate;
+  readonly current: CurrentSettings;
+  readonly advice: ConfigAdvice;
+}
+
+export interface ProfileInput {
+  readonly agentId: string;
+  readonly sessionKey: string;
+  readonly sessionId: string;
+  /** The session's transcript, oldest first. */
+  readonly entries: readonly ProfileEntry[];
+  readonly config: Pick<KeelConfig, 'contextEngine' | 'reserveTokens' | 'contextEngineOptions' | 'workStyle'>;
+  /** The agent's context window in tokens. */
+  readonly window: number;
+}
+
+export function profileSession(input: ProfileInput): SessionProfile {
+  const current = currentSettings(input.config);
+  const classification = classifySession(input.entries, current.workStyle);
+  return {
+    agentId: input.agentId,
+    sessionKey: input.sessionKey,
+    sessionId: input.sessionId,
+    classification,
+    estimate: estimateContext(input.entries, input.window),
+    current,
+    advice: adviseSettings(current, classification.style, input.window),
+  };
+}
+
+const k = (n: number) => (n >= 1_000 ? `${Math.round(n / 100) / 10}k` : String(n));
+const CONFIDENCE: Record<SessionClass['confidence'], string> = { clear: '', borderline: ' (borderline)', 'little-evidence': ' (few turns: little evidence)' };
+
+/** The profile as a compact list: pattern and evidence, what is eating the context, then the advice. */
+export function profileLines(profile: SessionProfile): string[] {
+  const { classification: c, estimate } = profile;
+  const lines = [`Pattern: ${c.style}${CONFIDENCE[c.confidence]}`, ...c.reasons.map((r) => `  - ${r}`)];
+  lines.push(`What is eating the context (active window, seed 001 ranges; Keel's estimate in brackets):`);
+  for (const p of estimate.parts) {
+    if (p.count === 0) continue;
+    const what = p.part === 'fixed baseline' ? p.part : `${p.count} ${p.part}`;
+    lines.push(`  - ${what}: ~${k(p.low)}–${k(p.high)} tokens${p.measured !== undefined ? ` [${k(p.measured)}]` : ''}`);
+  }
+  lines.push(`  total ~${k(estimate.total.low)}–${k(estimate.total.high)} of ${k(estimate.window)} tokens`);
+  return [...lines, ...adviceLines(profile.advice)];
+}

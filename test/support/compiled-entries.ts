@@ -1,0 +1,76 @@
+/**
+ * Tests run `keel` and workers as real processes many times. Under `ts-node` each process spends
+ * seconds loading TypeScript and transpiling ~300 files before it does anything; compiled once per
+ * source state with swc (no type-check: `tsc --noEmit` does that), a process starts in about a
+ * quarter of the time. The output lives under node_modules/.cache so the compiled files resolve the
+ * repository's node_modules, and its folder is named by a hash of the sources, so an edit compiles
+ * afresh and a stale build is never run.
+ */
+import { transformFileSync } from '@swc/core';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+
+const ROOT = join(__dirname, '..', '..');
+/** The folders a process entry point can reach (test helpers run in-process, not here). */
+const SOURCE_DIRS = ['src', 'workers', 'workflows', 'activities'];
+const CACHE = join(ROOT, 'node_modules', '.cache', 'keel-compiled');
+/** Set by jest's globalSetup for every test worker: the folder holding `<entry>.js` files. */
+export const COMPILED_DIR_ENV = 'KEEL_TEST_COMPILED_DIR';
+
+function tsFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((d) =>
+    d.isDirectory() ? tsFiles(join(dir, d.name)) : d.name.endsWith('.ts') && !d.name.endsWith('.d.ts') ? [join(dir, d.name)] : [],
+  );
+}
+
+/** Compiles the sources once per content hash and returns the folder; reuses an earlier build of the same sources. */
+export function compileEntries(): string {
+  const files = SOURCE_DIRS.flatMap((d) => tsFiles(join(ROOT, d))).sort();
+  const hash = createHash('sha256');
+  for (const file of files) hash.update(relative(ROOT, file)).update('\0').update(readFileSync(file)).update('\0');
+  const outDir = join(CACHE, hash.digest('hex').slice(0, 16));
+  if (existsSync(join(outDir, '.complete'))) return outDir;
+  // Build beside it and rename: two runs starting together never see half a build.
+  const building = `${outDir}.${process.pid}.tmp`;
+  rmSync(building, { recursive: true, force: true });
+  for (const file of files) {
+    const { code } = transformFileSync(file, {
+      jsc: { target: 'es2022', parser: { syntax: 'typescript' } },
+      module: { type: 'commonjs' },
+      sourceMaps: 'inline',
+    });
+    const out = join(building, relative(ROOT, file)).replace(/\.ts$/, '.js');
+    mkdirSync(dirname(out), { recursive: true });
+    writeFileSync(out, code);
+  }
+  writeFileSync(join(building, '.complete'), '');
+  try {
+    renameSync(building, outDir);
+  } catch {
+    // Another run finished the same build first.
+    rmSync(building, { recursive: true, force: true });
+  }
+  removeOldBuilds(outDir);
+  return outDir;
+}
+
+/** Builds of earlier source states, a day old or more, go (a few MB each). */
+function removeOldBuilds(keep: string): void {
+  const dayAgo = Date.now() - 24 * 3600_000;
+  for (const d of readdirSync(CACHE, { withFileTypes: true })) {
+    const path = join(CACHE, d.name);
+    if (path !== keep && d.isDirectory() && statSync(path).mtimeMs < dayAgo) rmSync(path, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The node arguments that run a repository entry point (`workers/keel.ts`): the compiled file when
+ * globalSetup built one, else the TypeScript itself. ts-node stays registered either way (it costs
+ * little until a .ts file loads) because tests hand processes TypeScript modules such as
+ * KEEL_TOOLS_MODULE=test/support/cli-test-tools.ts.
+ */
+export function entryArgs(entry: string): string[] {
+  const compiled = process.env[COMPILED_DIR_ENV];
+  return ['-r', 'ts-node/register', compiled ? join(compiled, entry.replace(/\.ts$/, '.js')) : join(ROOT, entry)];
+}
