@@ -131,14 +131,14 @@ export interface CompactionPlanBench {
 }
 
 /** Runs the bench and returns its numbers. */
-export function run(options: { sizes?: number[]; stackedTokens?: number } = {}): CompactionPlanBench {
-  const sizes = options.sizes ?? [1_000_000, 10_000_000];
+export function run(options: { sizes?: number[]; stackedTokens?: number; quick?: boolean } = {}): CompactionPlanBench {
+  const sizes = options.sizes ?? (options.quick ? [1_000_000] : [1_000_000, 10_000_000]);
   const plan = sizes.map((size) => {
     process.stderr.write(`planning a ~${size.toLocaleString()}-token transcript…\n`);
     return timePlan(size);
   });
   process.stderr.write('stacked compactions…\n');
-  return { plan, stacked: stacked(options.stackedTokens ?? 2_000_000) };
+  return { plan, stacked: stacked(options.stackedTokens ?? (options.quick ? 600_000 : 2_000_000)) };
 }
 
 if (require.main === module) {

@@ -59,7 +59,12 @@ export interface TurnLatencyOptions {
   readonly uncompactedBudgetMs?: number;
   /** PostgreSQL URL; default BENCH_DATABASE_URL, else PGlite in memory. */
   readonly databaseUrl?: string;
+  /** `npm run bench -- --quick`: fewer turns, a 10,000-entry large session, no uncompacted series. */
+  readonly quick?: boolean;
 }
+
+/** The counts `--quick` uses (each still overridable). */
+const QUICK = { turns: 20, warmup: 3, largeEntries: 10_000, uncompactedBudgetMs: 0 } as const;
 
 /** One session the bench drove: what was in it, how fast its turns were, what they cost in history. */
 export interface SessionSeries {
@@ -117,10 +122,11 @@ const log = (line: string) => process.stderr.write(`${line}\n`);
 
 /** Runs every measurement on one dev server and returns the numbers. */
 export async function run(opts: TurnLatencyOptions = {}): Promise<TurnLatencyResult> {
-  const turns = opts.turns ?? positiveInt(process.env.BENCH_TURNS) ?? DEFAULT_TURNS;
-  const warmup = opts.warmup ?? DEFAULT_WARMUP;
+  const quick = opts.quick ? QUICK : undefined;
+  const turns = opts.turns ?? positiveInt(process.env.BENCH_TURNS) ?? quick?.turns ?? DEFAULT_TURNS;
+  const warmup = opts.warmup ?? quick?.warmup ?? DEFAULT_WARMUP;
   const databaseUrl = opts.databaseUrl ?? process.env.BENCH_DATABASE_URL;
-  const budgetMs = opts.uncompactedBudgetMs ?? DEFAULT_UNCOMPACTED_BUDGET_MS;
+  const budgetMs = opts.uncompactedBudgetMs ?? quick?.uncompactedBudgetMs ?? DEFAULT_UNCOMPACTED_BUDGET_MS;
 
   log('turn-latency: starting a Temporal dev server, the fake model and the store…');
   const [env, fake, store] = await Promise.all([
@@ -152,7 +158,7 @@ export async function run(opts: TurnLatencyOptions = {}): Promise<TurnLatencyRes
     ]);
 
     const smallEntries = opts.smallEntries ?? SMALL_SESSION_ENTRIES;
-    const largeEntries = opts.largeEntries ?? LARGE_SESSION_ENTRIES;
+    const largeEntries = opts.largeEntries ?? quick?.largeEntries ?? LARGE_SESSION_ENTRIES;
     const small = await sessions.prepare('small', { entries: smallEntries });
     const large = await sessions.prepare('large', {
       entries: largeEntries,
