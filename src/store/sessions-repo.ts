@@ -92,8 +92,8 @@ export interface TurnUsageUpdate {
 }
 
 /** Adds a turn's usage to the counters and marks the total fresh (it comes from the latest run). */
-export async function recordTurnUsage(db: Kysely<Database>, u: TurnUsageUpdate): Promise<void> {
-  await db
+export async function recordTurnUsage(db: Kysely<Database>, u: TurnUsageUpdate): Promise<SessionRow | undefined> {
+  return db
     .updateTable('sessions')
     .set((eb) => ({
       input_tokens: eb('input_tokens', '+', u.inputTokens),
@@ -109,7 +109,9 @@ export async function recordTurnUsage(db: Kysely<Database>, u: TurnUsageUpdate):
     }))
     .where('agent_id', '=', u.agentId)
     .where('session_key', '=', u.sessionKey)
-    .execute();
+    // The row after the update: the turn's decisions read it without a second query.
+    .returningAll()
+    .executeTakeFirst();
 }
 
 /**
