@@ -144,3 +144,14 @@ export function run(options: { sizes?: number[]; stackedTokens?: number; quick?:
 if (require.main === module) {
   process.stdout.write(`${JSON.stringify(run(), null, 2)}\n`);
 }
+
+/** Planning time per 1M tokens against the 1 s target, and whether stacked summarizer input stays flat. */
+export function ratioLines(r: CompactionPlanBench): string[] {
+  const lines = r.plan.map((p) => {
+    const msPerMillion = Math.round((p.planMs / p.tokensBefore) * 1_000_000);
+    return `planning ${p.tokensBefore.toLocaleString()} tokens (${p.entries.toLocaleString()} entries): ${Math.round(p.planMs)} ms = ${msPerMillion} ms per 1M tokens (target ≤ 1,000: ${msPerMillion <= 1_000 ? 'met' : 'NOT met'}); extractive summary ${Math.round(p.extractiveMs)} ms`;
+  });
+  const last = r.stacked[r.stacked.length - 1];
+  if (last) lines.push(`${r.stacked.length} stacked compactions: last summarizer input ${last.summarizerInputTokens.toLocaleString()} tokens (expected ${last.expectedInputTokens.toLocaleString()}) over ${last.historyTokens.toLocaleString()} tokens of history`);
+  return lines;
+}

@@ -23,7 +23,7 @@ import { baselineStopSignal, baselineTurnUpdate } from './baseline/shared';
 import { latencyStats, ratio, type LatencyStats } from './support/stats';
 
 const FULL = { liveSessions: 1_000, concurrent: 100, turnsEach: 5 } as const;
-const QUICK = { liveSessions: 200, concurrent: 40, turnsEach: 3 } as const;
+const QUICK = { liveSessions: 100, concurrent: 25, turnsEach: 3 } as const;
 /** Sessions started at once while the fleet is built. */
 const START_CONCURRENCY = 25;
 const RSS_TARGET_MB = 500;

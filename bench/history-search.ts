@@ -19,8 +19,9 @@ import { latencyStats, ratio, type LatencyStats } from './support/stats';
 
 const DEFAULT_SIZES = [10_000, 100_000, 1_000_000];
 const QUICK_SIZES = [10_000, 100_000];
-/** Timed searches per query kind and size (after one untimed round). */
+/** Timed searches per query kind and size (after one untimed round); fewer with --quick. */
 const ROUNDS = 15;
+const QUICK_ROUNDS = 8;
 /** What the tool asks for by default. */
 const LIMIT = 10;
 /** Rows per INSERT … SELECT generate_series. */
@@ -75,7 +76,7 @@ export async function run(opts: { sizes?: number[]; quick?: boolean; databaseUrl
       await sql`analyze transcript_entries`.execute(store.db);
       const seedSeconds = Math.round((performance.now() - began) / 100) / 10;
       log(`history-search: ${size.toLocaleString()} entries (seeded in ${seedSeconds} s); timing…`);
-      results.push(await measure(store, agentId, sessionId, size, seedSeconds));
+      results.push(await measure(store, agentId, sessionId, size, seedSeconds, opts.quick ? QUICK_ROUNDS : ROUNDS));
     }
     return { database: url ? 'postgres' : 'pglite', targetP50Ms: TARGET_P50_MS, sizes: results };
   } finally {
@@ -84,10 +85,10 @@ export async function run(opts: { sizes?: number[]; quick?: boolean; databaseUrl
   }
 }
 
-async function measure(store: Store, agentId: string, sessionId: string, n: number, seedSeconds: number): Promise<SearchAtSize> {
+async function measure(store: Store, agentId: string, sessionId: string, n: number, seedSeconds: number, rounds: number): Promise<SearchAtSize> {
   const byKind: Record<string, number[]> = Object.fromEntries(Object.keys(QUERIES).map((k) => [k, []]));
   const base: number[] = [];
-  for (let r = -1; r < ROUNDS; r++) {
+  for (let r = -1; r < rounds; r++) {
     for (const [kind, query] of Object.entries(QUERIES)) {
       const t0 = performance.now();
       const hits = await searchHistory(store.db, { agentId, sessionIds: [sessionId], query: query(r + 1, n), limit: LIMIT });

@@ -48,7 +48,7 @@ const DEFAULT_UNCOMPACTED_BUDGET_MS = 180_000;
 const LATER_TURNS_BUDGET_MS = 30_000;
 /** The big active window of issue 20: 2,000 entries holding ~150k tokens, against a fresh session. */
 const WINDOW_ENTRIES = 2_000;
-const WINDOW_RESULT_PAD_CHARS = 1_100;
+const WINDOW_RESULT_PAD_CHARS = 370;
 /** Turns attempted on the uncompacted 100k session (the first carries the compaction). */
 const UNCOMPACTED_TURNS = 10;
 

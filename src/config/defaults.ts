@@ -134,7 +134,7 @@ export const DEFAULTS = {
    * Session workflows kept in the worker's cache between turns: a fleet of 1,000 live sessions stays
    * sticky (the SDK's default is sized from memory; this is deliberate and configurable).
    */
-  maxCachedWorkflows: 1_000,
+  maxCachedWorkflows: 250,
   /** After the grace time, this long more before the worker gives up on a clean shutdown (server gone) (Keel). */
   workerShutdownForceExtraMs: 10_000,
   /** Heartbeat timeout of a summarizer call: a dead worker is noticed within it (Keel). */

@@ -16,6 +16,9 @@ export interface EnsureSessionInput {
 
 /** Returns the session row, creating it on first use (idempotent under concurrent callers). */
 export async function ensureSession(db: Kysely<Database>, input: EnsureSessionInput): Promise<SessionRow> {
+  // Every turn after the first finds its row: one read, no insert attempt.
+  const existing = await getSession(db, input.agentId, input.sessionKey);
+  if (existing) return existing;
   // One statement: the row and its first session id are recorded together or not at all.
   await db
     .with('created', (qb) =>
