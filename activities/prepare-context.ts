@@ -1,5 +1,6 @@
 import type { ActivityDeps } from '../src/runtime/deps';
-import { loadActiveEntries, setTokenEstimates } from '../src/store/entries-repo';
+import { setTokenEstimates } from '../src/store/entries-repo';
+import { ActiveWindowCache, type WindowLoad } from '../src/store/active-window-cache';
 import { TokenCache } from '../src/context/estimate-tokens';
 import { activeMessages } from '../src/context/active-context';
 import { runContextPipeline, type ContextPipelineReport } from '../src/context/pipeline';
@@ -7,7 +8,7 @@ import { resolveHistoryLimit } from '../src/context/limit-history-turns';
 import { effectiveReserveTokens } from '../src/context/context-window';
 import { effectiveWindow } from './model-window';
 import { resolveContextEngine } from '../src/engine/registry';
-import type { AgentMessage, CompactionEntry, TranscriptEntry } from '../src/context/types';
+import type { AgentMessage, CompactionEntry } from '../src/context/types';
 import type { AssembleReport, ContextEngine } from '../src/engine/types';
 import { truncateOversizedToolResults, type TruncatedToolResult } from '../src/context/truncate-tool-results';
 import { DEFAULTS } from '../src/config/defaults';
@@ -36,6 +37,8 @@ export interface PreparedContext {
   readonly contextManagement?: ContextManagement;
   /** The provider's compaction block that stands in place of the summary message (sent back verbatim). */
   readonly providerCompaction?: ProviderCompaction;
+  /** How the active window was read: from the worker's copy plus new entries, or rebuilt from the database. */
+  readonly windowLoad: WindowLoad;
 }
 
 /**
@@ -51,24 +54,25 @@ export async function prepareContext(
     readonly model?: string;
     /** Tokens the call sends besides the messages (system prompt, tool definitions): the messages get the rest. */
     readonly overheadTokens?: number;
+    /** The worker's copy of active windows (turns); absent → read the window from the database. */
+    readonly windows?: ActiveWindowCache;
   } = {},
 ): Promise<PreparedContext> {
-  const active = await loadActiveEntries(deps.db, agentId, sessionId);
-  const raw = activeMessages(
-    active.compaction,
-    active.rows.map((r) => ({ id: r.id, entry: r.payload as unknown as TranscriptEntry })),
-    active.summarized,
-  );
+  const { window: active, load: windowLoad } = await (opts.windows ?? new ActiveWindowCache(0)).load(deps.db, agentId, sessionId);
+  const raw = activeMessages(active.compaction, active.entries, active.summarized);
   // Per-entry estimates stored at append time seed the cache: a turn tokenizes only what changed.
   const tokenCache = new TokenCache();
   const missing: Array<{ id: string; tokens: number }> = [];
   let seeded = 0;
-  for (const row of active.rows) {
-    const entry = row.payload as unknown as TranscriptEntry;
+  for (const row of active.entries) {
+    const entry = row.entry;
     if (entry.type !== 'message') continue;
     seeded++;
-    const tokens = tokenCache.getOrCompute(undefined, entry.message, () => row.token_estimate ?? deps.estimate(entry.message));
-    if (row.token_estimate === null) missing.push({ id: row.id, tokens });
+    const tokens = tokenCache.getOrCompute(undefined, entry.message, () => row.tokenEstimate ?? deps.estimate(entry.message));
+    if (row.tokenEstimate === null) {
+      missing.push({ id: row.id, tokens });
+      row.tokenEstimate = tokens; // the worker's copy of the window counts it once, like the database
+    }
   }
   // Imported entries arrive without estimates; cache them once so later turns skip them.
   if (missing.length > 0) await setTokenEstimates(deps.db, agentId, sessionId, missing);
@@ -95,6 +99,7 @@ export async function prepareContext(
     engineInstance: engine,
     ...(native.contextManagement ? { contextManagement: native.contextManagement } : {}),
     ...(native.providerCompaction ? { providerCompaction: native.providerCompaction } : {}),
+    windowLoad,
   };
 }
 

@@ -25,6 +25,7 @@ import { workspaceSpawnPolicy } from './context-policy';
 import { effectiveWindow } from './model-window';
 import { spawnLevel, spawnPolicySection } from '../src/context/spawn-policy';
 import { prepareContext, type PreparedContext } from './prepare-context';
+import type { ActiveWindowCache } from '../src/store/active-window-cache';
 import type { ContextSplit } from '../src/protocol';
 
 /** Token counts of what a call sends besides the conversation (status shows them; never the text). */
@@ -85,7 +86,7 @@ export async function systemPromptForTurn(
     afterCompaction: session ? await afterCompaction(deps, input, session, workspace !== undefined) : '',
     runtime: runtimeSection(input.model ?? config.model, now, config.userTimeZone),
   });
-  const tokens = (t: string) => (t === '' ? 0 : deps.estimate({ role: 'user', content: t }));
+  const tokens = (t: string) => (t === '' ? 0 : promptTokens(deps, t));
   const bootstrapTokens = bootstrap ? tokens(bootstrap.text) : 0;
   const toolTokens = toolDefinitionTokens(deps);
   return { text, mode, overhead: { systemTokens: Math.max(0, tokens(text) - bootstrapTokens), bootstrapTokens, toolTokens } };
@@ -105,11 +106,12 @@ export interface PreparedCall {
 export async function prepareModelCall(
   deps: ActivityDeps,
   input: PromptInput,
+  windows?: ActiveWindowCache,
 ): Promise<PreparedCall> {
   const prompt = await systemPromptForTurn(deps, input);
   const { systemTokens, bootstrapTokens, toolTokens } = prompt.overhead;
   const overheadTokens = systemTokens + bootstrapTokens + toolTokens;
-  const context = await prepareContext(deps, input.agentId, input.sessionKey, input.sessionId, { overheadTokens, ...(input.model ? { model: input.model } : {}) });
+  const context = await prepareContext(deps, input.agentId, input.sessionKey, input.sessionId, { overheadTokens, ...(input.model ? { model: input.model } : {}), ...(windows ? { windows } : {}) });
   return {
     context,
     system: withAddition(prompt.text, context.systemPromptAddition),
@@ -149,6 +151,24 @@ async function afterCompaction(deps: ActivityDeps, input: PromptInput, session: 
     flushNotesDay(deps.db, { ...input, cycle: compactionCount - 1 }),
   ]);
   return postCompactionMemory({ ...(checkpoint ? { checkpoint } : {}), ...(notesDay ? { notesDay } : {}), notesInWorkspace });
+}
+
+/**
+ * Tokens of a system prompt (or its workspace part). The prompt is byte-identical call after call
+ * (it names the date, not the time), so the last few counts are kept per estimator.
+ */
+const promptTokenCounts = new WeakMap<ActivityDeps['estimate'], Map<string, number>>();
+const PROMPT_COUNTS_KEPT = 64;
+function promptTokens(deps: ActivityDeps, text: string): number {
+  let counts = promptTokenCounts.get(deps.estimate);
+  if (!counts) promptTokenCounts.set(deps.estimate, (counts = new Map()));
+  let n = counts.get(text);
+  if (n === undefined) {
+    n = deps.estimate({ role: 'user', content: text });
+    if (counts.size >= PROMPT_COUNTS_KEPT) counts.delete(counts.keys().next().value as string);
+    counts.set(text, n);
+  }
+  return n;
 }
 
 /**

@@ -12,6 +12,7 @@ import { effectiveReserveTokens } from '../src/context/context-window';
 import { compactionHoldInput } from './compaction-hold';
 import type { AssistantMessage, MessageEntry, ToolCallBlock } from '../src/context/types';
 import { prepareModelCall } from './system-prompt-for-turn';
+import { ActiveWindowCache } from '../src/store/active-window-cache';
 import { isToolCallBlock } from '../src/context/types';
 import { toActivityFailure } from '../src/model/failures';
 import { startHeartbeat } from './heartbeat';
@@ -144,6 +145,8 @@ export interface FinishTurnResult extends AfterTurnDecision {
 /** The turn's activities: thin wrappers that read, call pure functions and the model, and write. */
 export function createTurnActivities(allDeps: ActivityDeps) {
   const { db } = allDeps;
+  // This worker's copies of active windows: sticky execution sends a session's turns here, so a turn reads only what is new.
+  const windows = new ActiveWindowCache(allDeps.config.contextCacheBytes);
 
   /** Ensures the session row and appends the user's message once, whatever the retries. */
   async function beginTurn(input: BeginTurnInput): Promise<BeginTurnResult> {
@@ -179,9 +182,9 @@ export function createTurnActivities(allDeps: ActivityDeps) {
     // The store replaces what PostgreSQL cannot hold (NUL, lone surrogates); say so once, here.
     const unstorable = findUnstorable(text);
     if (unstorable) log.warn('user message had characters PostgreSQL cannot store; stored with U+FFFD in their place', { sessionKey: input.sessionKey, ...unstorable });
-    const existing = await getEntry(db, input.agentId, session.session_id, input.userEntryId);
-    if (!existing) {
-      const [last] = await tailEntries(db, input.agentId, session.session_id, 1);
+    // A retried beginTurn finds its own entry last (nothing is appended before callModel): one read serves both.
+    const [last] = await tailEntries(db, input.agentId, session.session_id, 1);
+    if (last?.id !== input.userEntryId) {
       const entry: MessageEntry = {
         type: 'message',
         id: input.userEntryId,
@@ -214,7 +217,7 @@ export function createTurnActivities(allDeps: ActivityDeps) {
     const session = await getSession(db, input.agentId, input.sessionKey);
     const model = modelOf(deps, session);
     // The system prompt and the tools count against the budget; the messages get what they leave.
-    const { context, system, split, contextTokens } = await prepareModelCall(deps, { ...input, model, session });
+    const { context, system, split, contextTokens } = await prepareModelCall(deps, { ...input, model, session }, windows);
     if (input.precheck && context.estimatedTokens > context.budget) {
       // After a low-yield compaction the pre-call check waits like threshold compaction does (no storm).
       const hold = compactionHoldLimit(compactionHoldInput(session, deps.config, context.window), effectiveReserveTokens(context.window, deps.config.reserveTokens));
@@ -284,6 +287,7 @@ export function createTurnActivities(allDeps: ActivityDeps) {
       tokens: usage,
       contextTokens,
       budget: context.budget,
+      window: context.windowLoad,
       stopReason: reply.stopReason,
       repairs: Object.fromEntries(Object.entries(repairs).filter(([, n]) => n > 0)),
       truncated: context.truncated.map((t) => ({ toolCallId: t.toolCallId, originalChars: t.originalChars, keptChars: t.keptChars })),
@@ -326,8 +330,7 @@ export function createTurnActivities(allDeps: ActivityDeps) {
   /** Adds the turn's usage to the session counters and decides flush and compaction from them. */
   async function finishTurn(input: FinishTurnInput): Promise<FinishTurnResult> {
     const deps = depsForAgent(allDeps, input.agentId);
-    await recordTurnUsage(db, { ...input, now: new Date(input.now) });
-    const session = await getSession(db, input.agentId, input.sessionKey);
+    const session = await recordTurnUsage(db, { ...input, now: new Date(input.now) });
     const model = modelOf(deps, session);
     const contextWindow = await effectiveWindow(deps, model);
     allDeps.metrics?.pressure(input.agentId, input.contextTokens / contextWindow);

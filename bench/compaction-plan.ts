@@ -131,16 +131,27 @@ export interface CompactionPlanBench {
 }
 
 /** Runs the bench and returns its numbers. */
-export function run(options: { sizes?: number[]; stackedTokens?: number } = {}): CompactionPlanBench {
-  const sizes = options.sizes ?? [1_000_000, 10_000_000];
+export function run(options: { sizes?: number[]; stackedTokens?: number; quick?: boolean } = {}): CompactionPlanBench {
+  const sizes = options.sizes ?? (options.quick ? [1_000_000] : [1_000_000, 10_000_000]);
   const plan = sizes.map((size) => {
     process.stderr.write(`planning a ~${size.toLocaleString()}-token transcript…\n`);
     return timePlan(size);
   });
   process.stderr.write('stacked compactions…\n');
-  return { plan, stacked: stacked(options.stackedTokens ?? 2_000_000) };
+  return { plan, stacked: stacked(options.stackedTokens ?? (options.quick ? 600_000 : 2_000_000)) };
 }
 
 if (require.main === module) {
   process.stdout.write(`${JSON.stringify(run(), null, 2)}\n`);
+}
+
+/** Planning time per 1M tokens against the 1 s target, and whether stacked summarizer input stays flat. */
+export function ratioLines(r: CompactionPlanBench): string[] {
+  const lines = r.plan.map((p) => {
+    const msPerMillion = Math.round((p.planMs / p.tokensBefore) * 1_000_000);
+    return `planning ${p.tokensBefore.toLocaleString()} tokens (${p.entries.toLocaleString()} entries): ${Math.round(p.planMs)} ms = ${msPerMillion} ms per 1M tokens (target ≤ 1,000: ${msPerMillion <= 1_000 ? 'met' : 'NOT met'}); extractive summary ${Math.round(p.extractiveMs)} ms`;
+  });
+  const last = r.stacked[r.stacked.length - 1];
+  if (last) lines.push(`${r.stacked.length} stacked compactions: last summarizer input ${last.summarizerInputTokens.toLocaleString()} tokens (expected ${last.expectedInputTokens.toLocaleString()}) over ${last.historyTokens.toLocaleString()} tokens of history`);
+  return lines;
 }

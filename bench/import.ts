@@ -40,12 +40,12 @@ async function parseOnly(files: readonly string[]): Promise<number> {
 }
 
 /** Generates the corpus, times both loops, cleans up. */
-export async function run(opts: { sessions?: number; entriesPerSession?: number; target?: StoreTarget } = {}): Promise<ImportBenchResult> {
+export async function run(opts: { sessions?: number; entriesPerSession?: number; target?: StoreTarget; quick?: boolean } = {}): Promise<ImportBenchResult> {
   const dir = await mkdtemp(join(tmpdir(), 'keel-bench-import-'));
   const target: StoreTarget = opts.target ?? (process.env.DATABASE_URL ? { kind: 'postgres', url: process.env.DATABASE_URL } : { kind: 'pglite', dataDir: 'memory://' });
   const store = await openStore(target);
   try {
-    const corpus = await writeCorpus(dir, { sessions: opts.sessions ?? 200, entriesPerSession: opts.entriesPerSession ?? 200, seed: 42 });
+    const corpus = await writeCorpus(dir, { sessions: opts.sessions ?? (opts.quick ? 50 : 200), entriesPerSession: opts.entriesPerSession ?? 200, seed: 42 });
     const mb = corpus.bytes / 1e6;
 
     let t = performance.now();

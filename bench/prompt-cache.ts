@@ -80,8 +80,8 @@ function reply(request: FakeRequest) {
   return fakeReply.text(`Noted. ${'I will keep that in mind for the rest of this conversation. '.repeat(5)}`);
 }
 
-export async function run(opts: { turns?: number } = {}): Promise<PromptCacheResult> {
-  const turns = opts.turns ?? (Number(process.env.BENCH_CACHE_TURNS) || DEFAULT_TURNS);
+export async function run(opts: { turns?: number; quick?: boolean } = {}): Promise<PromptCacheResult> {
+  const turns = opts.turns ?? (Number(process.env.BENCH_CACHE_TURNS) || (opts.quick ? 8 : DEFAULT_TURNS));
   log('prompt-cache: starting a Temporal dev server, the fake model and the store…');
   const [env, fake, store] = await Promise.all([startTemporalTestEnv(), startFakeAnthropic(), openStore({ kind: 'pglite', dataDir: 'memory://' })]);
   fake.respondWith(reply);

@@ -5,13 +5,15 @@
  *
  *   npm run bench              # all benches
  *   npm run bench -- turn      # benches whose file name contains "turn"
+ *   npm run bench -- --quick   # every bench with smaller counts (under 3 minutes on 2 cores)
  */
 import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 
 /** What the runner needs from a bench module: `run()`, and optionally its own headline lines. */
 interface BenchModule {
-  run(): unknown;
+  /** `quick`: smaller counts, so the whole run fits in a few minutes (the ratios stay comparable). */
+  run(opts?: { quick?: boolean }): unknown;
   ratioLines?(result: unknown): string[];
 }
 
@@ -57,13 +59,13 @@ export function headline(mod: BenchModule, result: unknown): string[] {
   return found.length > 0 ? found : ['(no ratio fields; see bench/out/results.json)'];
 }
 
-async function runOne(name: string): Promise<BenchOutcome> {
+async function runOne(name: string, quick: boolean): Promise<BenchOutcome> {
   const began = performance.now();
   const seconds = () => Math.round((performance.now() - began) / 100) / 10;
   try {
     const mod = (await import(join(BENCH_DIR, name))) as Partial<BenchModule>;
     if (typeof mod.run !== 'function') return { name, ok: true, seconds: 0, lines: ['(no run() export; skipped)'] };
-    const result = await mod.run();
+    const result = await mod.run(quick ? { quick: true } : {});
     return { name, ok: true, seconds: seconds(), lines: headline(mod as BenchModule, result), result };
   } catch (err) {
     const error = err instanceof Error ? (err.stack ?? err.message) : String(err);
@@ -72,7 +74,9 @@ async function runOne(name: string): Promise<BenchOutcome> {
 }
 
 async function main(): Promise<void> {
-  const names = benchNames(process.argv.slice(2));
+  const args = process.argv.slice(2);
+  const quick = args.includes('--quick');
+  const names = benchNames(args.filter((a) => a !== '--quick'));
   if (names.length === 0) {
     log(`no bench matches ${process.argv.slice(2).join(' ')}; benches: ${benchNames([]).join(', ')}`);
     process.exitCode = 2;
@@ -81,13 +85,13 @@ async function main(): Promise<void> {
   const outcomes: BenchOutcome[] = [];
   for (const name of names) {
     log(`── ${name}`);
-    const outcome = await runOne(name);
+    const outcome = await runOne(name, quick);
     outcomes.push(outcome);
     for (const line of outcome.lines) log(`   ${name}: ${line}`);
     log(`   ${name}: ${outcome.ok ? 'done' : 'failed'} in ${outcome.seconds} s`);
   }
   mkdirSync(join(BENCH_DIR, 'out'), { recursive: true });
-  writeFileSync(OUT_FILE, `${JSON.stringify({ at: new Date().toISOString(), node: process.version, benches: outcomes }, null, 2)}\n`);
+  writeFileSync(OUT_FILE, `${JSON.stringify({ at: new Date().toISOString(), node: process.version, quick, benches: outcomes }, null, 2)}\n`);
   log(`\nresults: ${OUT_FILE}`);
   for (const o of outcomes) log(`${o.ok ? 'ok  ' : 'FAIL'} ${o.name} (${o.seconds} s)${o.ok ? '' : `\n${o.error}`}`);
   process.stdout.write(`${JSON.stringify(outcomes.map(({ name, ok, seconds, lines }) => ({ name, ok, seconds, lines })))}\n`);

@@ -41,7 +41,7 @@ function turn(t: number): Array<{ id: string; message: AgentMessage }> {
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 /** Builds the session, measures both strategies over `turns` new turns, and returns the numbers. */
-export function run(options: { targetTokens?: number; turns?: number } = {}): TokenAccountingResult {
+export function run(options: { targetTokens?: number; turns?: number; quick?: boolean } = {}): TokenAccountingResult {
   const targetTokens = options.targetTokens ?? 200_000;
   const turns = options.turns ?? 10;
   const entries: Array<{ id: string; message: AgentMessage }> = [];

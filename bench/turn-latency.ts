@@ -46,6 +46,9 @@ const ENTRIES_AFTER_COMPACTION = 200;
 const DEFAULT_UNCOMPACTED_BUDGET_MS = 180_000;
 /** Later turns on that session stop starting after this much time. */
 const LATER_TURNS_BUDGET_MS = 30_000;
+/** The big active window of issue 20: 2,000 entries holding ~150k tokens, against a fresh session. */
+const WINDOW_ENTRIES = 2_000;
+const WINDOW_RESULT_PAD_CHARS = 370;
 /** Turns attempted on the uncompacted 100k session (the first carries the compaction). */
 const UNCOMPACTED_TURNS = 10;
 
@@ -59,7 +62,12 @@ export interface TurnLatencyOptions {
   readonly uncompactedBudgetMs?: number;
   /** PostgreSQL URL; default BENCH_DATABASE_URL, else PGlite in memory. */
   readonly databaseUrl?: string;
+  /** `npm run bench -- --quick`: fewer turns, a 10,000-entry large session, no uncompacted series. */
+  readonly quick?: boolean;
 }
+
+/** The counts `--quick` uses (each still overridable). */
+const QUICK = { turns: 20, warmup: 3, largeEntries: 10_000, uncompactedBudgetMs: 0 } as const;
 
 /** One session the bench drove: what was in it, how fast its turns were, what they cost in history. */
 export interface SessionSeries {
@@ -95,6 +103,13 @@ export interface TurnLatencyResult {
     readonly ratioP50: number | null;
     readonly ratioP99: number | null;
   };
+  /** A turn on a 2,000-entry / ~150k-token active window vs a turn on a fresh session, interleaved (target ≤ 1.2×). */
+  readonly window: {
+    readonly fresh: SessionSeries;
+    readonly large: SessionSeries;
+    readonly ratioP50: number | null;
+    readonly ratioP99: number | null;
+  };
   readonly scale: {
     readonly small: SessionSeries;
     readonly largeCompacted: SessionSeries;
@@ -117,10 +132,11 @@ const log = (line: string) => process.stderr.write(`${line}\n`);
 
 /** Runs every measurement on one dev server and returns the numbers. */
 export async function run(opts: TurnLatencyOptions = {}): Promise<TurnLatencyResult> {
-  const turns = opts.turns ?? positiveInt(process.env.BENCH_TURNS) ?? DEFAULT_TURNS;
-  const warmup = opts.warmup ?? DEFAULT_WARMUP;
+  const quick = opts.quick ? QUICK : undefined;
+  const turns = opts.turns ?? positiveInt(process.env.BENCH_TURNS) ?? quick?.turns ?? DEFAULT_TURNS;
+  const warmup = opts.warmup ?? quick?.warmup ?? DEFAULT_WARMUP;
   const databaseUrl = opts.databaseUrl ?? process.env.BENCH_DATABASE_URL;
-  const budgetMs = opts.uncompactedBudgetMs ?? DEFAULT_UNCOMPACTED_BUDGET_MS;
+  const budgetMs = opts.uncompactedBudgetMs ?? quick?.uncompactedBudgetMs ?? DEFAULT_UNCOMPACTED_BUDGET_MS;
 
   log('turn-latency: starting a Temporal dev server, the fake model and the store…');
   const [env, fake, store] = await Promise.all([
@@ -151,8 +167,16 @@ export async function run(opts: TurnLatencyOptions = {}): Promise<TurnLatencyRes
       { op: (i) => keel.temporal.workflow.execute('baselineStartWorkflow', { taskQueue: baselineQueue, workflowId: `${startPrefix}-${i}`, args: [i] }) },
     ]);
 
+    const bigWindow = await sessions.prepare('window', { entries: WINDOW_ENTRIES, resultPadChars: WINDOW_RESULT_PAD_CHARS });
+    const fresh2 = await sessions.prepare('fresh2');
+    log(`turn-latency: ${turns} rounds of a turn on a fresh session and one on a ${WINDOW_ENTRIES.toLocaleString()}-entry window (${bigWindow.seed!.activeTokens.toLocaleString()} tokens)…`);
+    const [freshSeries, windowSeries] = await measureTogether(keel.temporal, turns, warmup, [
+      { workflowId: fresh2.workflowId, op: (i) => sessions.turn(fresh2.sessionKey, i) },
+      { workflowId: bigWindow.workflowId, op: (i) => sessions.turn(bigWindow.sessionKey, i) },
+    ]);
+
     const smallEntries = opts.smallEntries ?? SMALL_SESSION_ENTRIES;
-    const largeEntries = opts.largeEntries ?? LARGE_SESSION_ENTRIES;
+    const largeEntries = opts.largeEntries ?? quick?.largeEntries ?? LARGE_SESSION_ENTRIES;
     const small = await sessions.prepare('small', { entries: smallEntries });
     const large = await sessions.prepare('large', {
       entries: largeEntries,
@@ -177,6 +201,12 @@ export async function run(opts: TurnLatencyOptions = {}): Promise<TurnLatencyRes
         baselineStart: baselineStart!.latency,
         ratioP50: ratio(keelSeries.latency.p50, baseUpdate.p50),
         ratioP99: ratio(keelSeries.latency.p99, baseUpdate.p99),
+      },
+      window: {
+        fresh: freshSeries!,
+        large: { seed: bigWindow.seed, ...windowSeries! },
+        ratioP50: ratio(windowSeries!.latency.p50, freshSeries!.latency.p50),
+        ratioP99: ratio(windowSeries!.latency.p99, freshSeries!.latency.p99),
       },
       scale: {
         small: smallResult,
@@ -210,7 +240,7 @@ class SessionDriver {
   ) {}
 
   /** A session key for `name`, seeded first when `seed` is given (the workflow starts on the first turn). */
-  async prepare(name: string, seed?: { entries: number; compaction?: { entriesAfter: number; keepRecentTokens: number } }): Promise<PreparedSession> {
+  async prepare(name: string, seed?: { entries: number; resultPadChars?: number; compaction?: { entriesAfter: number; keepRecentTokens: number } }): Promise<PreparedSession> {
     const sessionKey = `agent:${this.agentId}:${name}`;
     const { workflowId } = this.keel.identify(sessionKey);
     this.cleanup.push(() => this.keel.temporal.workflow.getHandle(workflowId).terminate('bench finished').then(() => undefined));
@@ -327,6 +357,7 @@ export function ratioLines(r: TurnLatencyResult): string[] {
   const h = r.historyBytesPerTurn;
   return [
     `keel turn / bare Update+activity: p50 ${l.keelTurn.latency.p50} / ${l.baselineUpdate.p50} ms = ${l.ratioP50}×, p99 ${l.keelTurn.latency.p99} / ${l.baselineUpdate.p99} ms = ${l.ratioP99}× (bare workflow start p50 ${l.baselineStart.p50} ms)`,
+    `turn on a ${r.window.large.seed?.activeEntries.toLocaleString()}-entry / ${r.window.large.seed?.activeTokens.toLocaleString()}-token window / fresh session: p50 ${r.window.large.latency.p50} / ${r.window.fresh.latency.p50} ms = ${r.window.ratioP50}× (target ≤ 1.2×), p99 ${r.window.large.latency.p99} / ${r.window.fresh.latency.p99} ms = ${r.window.ratioP99}×`,
     `turn at ${s.largeCompacted.seed?.entries.toLocaleString()} entries (compacted) / ${s.small.seed?.entries.toLocaleString()} entries: p50 ${s.largeCompacted.latency.p50} / ${s.small.latency.p50} ms = ${s.ratioP50}×, p99 ${s.largeCompacted.latency.p99} / ${s.small.latency.p99} ms = ${s.ratioP99}×`,
     s.largeUncompacted.finished
       ? `turn at ${s.largeUncompacted.entries.toLocaleString()} entries uncompacted: first turn ${s.largeUncompacted.firstTurnMs} ms, later turns p50 ${s.largeUncompacted.latency?.p50 ?? '-'} ms (${s.largeUncompacted.note})`
@@ -343,6 +374,8 @@ export function formatTable(r: TurnLatencyResult): string {
   add('keel turn, fresh session', r.latency.keelTurn.latency, r.latency.keelTurn.history);
   add('bare Update + 1 activity', r.latency.baselineUpdate);
   add('bare workflow start + 1 activity', r.latency.baselineStart);
+  add('keel turn, fresh session (beside the window)', r.window.fresh.latency, r.window.fresh.history);
+  add(`keel turn, ${r.window.large.seed?.activeEntries.toLocaleString()}-entry / ${r.window.large.seed?.activeTokens.toLocaleString()}-token window`, r.window.large.latency, r.window.large.history);
   add(`keel turn, ${r.scale.small.seed?.entries.toLocaleString()} entries`, r.scale.small.latency, r.scale.small.history);
   add(`keel turn, ${r.scale.largeCompacted.seed?.entries.toLocaleString()} entries, compacted`, r.scale.largeCompacted.latency, r.scale.largeCompacted.history);
   const u = r.scale.largeUncompacted;

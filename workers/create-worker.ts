@@ -38,6 +38,8 @@ export async function createKeelWorker(opts: KeelWorkerOptions): Promise<Worker>
     // Activities reach other sessions (subagent announces, steering, kill) over the worker's own connection.
     ...(dataConverter ? { dataConverter } : {}),
     activities: createActivities({ ...opts.deps, sessions: opts.deps.sessions ?? createSessionSignals(opts.connection, opts.namespace, opts.taskQueue, dataConverter) }),
+    // Sessions stay sticky between turns (no replay per turn) up to this many; deliberate, not the SDK's memory-based guess.
+    maxCachedWorkflows: opts.deps.config.maxCachedWorkflows,
     // Every activity log line names the agent and session it works for.
     interceptors: { activity: [sessionLogAttributes] },
     // The `turn` line and the turn histogram, from the workflows' step timings (never on replay).

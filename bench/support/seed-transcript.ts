@@ -17,6 +17,8 @@ export interface SeedOptions {
   readonly compaction?: { readonly entriesAfter: number; readonly keepRecentTokens: number };
   /** Token estimate of one message (the worker's estimator, so cached estimates are realistic). */
   readonly estimate: (message: AgentMessage) => number;
+  /** Extra characters of order history in each tool result (a bigger window from the same number of entries). */
+  readonly resultPadChars?: number;
 }
 
 /** What was written, for the report. */
@@ -33,8 +35,9 @@ export interface SeedReport {
  * One small, realistic exchange of four entries: a user request, a tool call, its short result and
  * the assistant's answer. Numbers vary so entries are not byte-identical.
  */
-function exchange(t: number): AgentMessage[] {
+function exchange(t: number, padChars = 0): AgentMessage[] {
   const order = 10_000 + ((t * 7919) % 90_000);
+  const history = padChars > 0 ? `,"history":"${historyText(t, padChars)}"` : '';
   return [
     { role: 'user', content: `Can you check the status of order #${order} and tell me when it ships?`, timestamp: t },
     {
@@ -47,7 +50,7 @@ function exchange(t: number): AgentMessage[] {
       role: 'toolResult',
       toolCallId: `call_${t}`,
       toolName: 'lookup_order',
-      content: [{ type: 'text', text: `{"orderId":"${order}","status":"packed","carrier":"DHL","eta":"2025-0${1 + (t % 9)}-1${t % 10}"}` }],
+      content: [{ type: 'text', text: `{"orderId":"${order}","status":"packed","carrier":"DHL","eta":"2025-0${1 + (t % 9)}-1${t % 10}"${history}}` }],
     },
     {
       role: 'assistant',
@@ -78,7 +81,7 @@ export async function seedTranscript(db: Kysely<Database>, agentId: string, sess
       entry = compactionEntry(rows, id, parentId, timestamp, opts.compaction!.keepRecentTokens);
       tokenEstimate = null;
     } else {
-      if (messages.length === 0) messages = exchange(t++);
+      if (messages.length === 0) messages = exchange(t++, opts.resultPadChars);
       const message = messages.shift()!;
       entry = { type: 'message', id, parentId, timestamp, message } satisfies MessageEntry;
       tokenEstimate = opts.estimate(message);
@@ -125,6 +128,17 @@ function compactionEntry(written: readonly EntryToAppend[], id: string, parentId
     firstKeptEntryId: written[firstKept]!.entry.id,
     tokensBefore,
   };
+}
+
+/** Varied scan events of an order, about `chars` long (varied so no two results are alike). */
+function historyText(t: number, chars: number): string {
+  const events: string[] = [];
+  for (let k = 0, n = 0; n < chars; k++) {
+    const e = `scan ${k} at hub ${(t * 31 + k * 17) % 97} on day ${1 + ((t + k) % 28)}`;
+    events.push(e);
+    n += e.length + 2;
+  }
+  return events.join('; ');
 }
 
 function isUserMessage(entry: TranscriptEntry): boolean {

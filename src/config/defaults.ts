@@ -125,6 +125,16 @@ export const DEFAULTS = {
   maxReserveWindowShare: 0.5,
   /** A stopping worker lets in-flight activities finish this long (a model call streams for minutes) (Keel). */
   workerShutdownGraceMs: 5 * 60_000,
+  /**
+   * Worker memory for copies of active windows (issue 20): a 150k-token window is about 1.5 MB here,
+   * so 256 MB keeps the windows of well over a hundred busy sessions.
+   */
+  contextCacheBytes: 256 * 1024 * 1024,
+  /**
+   * Session workflows kept in the worker's cache between turns: a fleet of 1,000 live sessions stays
+   * sticky (the SDK's default is sized from memory; this is deliberate and configurable).
+   */
+  maxCachedWorkflows: 250,
   /** After the grace time, this long more before the worker gives up on a clean shutdown (server gone) (Keel). */
   workerShutdownForceExtraMs: 10_000,
   /** Heartbeat timeout of a summarizer call: a dead worker is noticed within it (Keel). */

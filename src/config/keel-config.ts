@@ -116,6 +116,16 @@ export const keelConfigSchema = z.object({
    * `dms.<userId>.historyLimit`), as JSON in KEEL_HISTORY_LIMITS.
    */
   historyLimits: historyLimitsSchema.optional(),
+  /**
+   * Memory the worker may spend on its copies of sessions' active windows (KEEL_CONTEXT_CACHE_BYTES):
+   * a turn then reads only the entries appended since; least recently used sessions go first; 0 disables.
+   */
+  contextCacheBytes: z.coerce.number().int().nonnegative().default(DEFAULTS.contextCacheBytes),
+  /**
+   * Session workflows the worker keeps in memory between their turns (KEEL_MAX_CACHED_WORKFLOWS); a
+   * turn of one that was evicted replays its history first. About 1 MB each is the SDK's guidance.
+   */
+  maxCachedWorkflows: z.coerce.number().int().nonnegative().default(DEFAULTS.maxCachedWorkflows),
   /** A stopping worker lets in-flight activities finish this long (KEEL_SHUTDOWN_GRACE_MS). */
   shutdownGraceMs: z.coerce.number().int().nonnegative().default(DEFAULTS.workerShutdownGraceMs),
   /** Workspace folder: bootstrap files (AGENTS.md, …) and memory notes (`memory/YYYY-MM-DD.md`); unset → notes only in the database. */
@@ -268,6 +278,8 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env, overrides: P
     idleMinutes: env.KEEL_IDLE_MINUTES || undefined,
     memoryFlushModel: env.KEEL_MEMORY_FLUSH_MODEL || undefined,
     shutdownGraceMs: env.KEEL_SHUTDOWN_GRACE_MS || undefined,
+    contextCacheBytes: env.KEEL_CONTEXT_CACHE_BYTES ? parseByteSize(env.KEEL_CONTEXT_CACHE_BYTES) : undefined,
+    maxCachedWorkflows: env.KEEL_MAX_CACHED_WORKFLOWS || undefined,
     maxActiveTranscriptBytes: env.KEEL_MAX_ACTIVE_TRANSCRIPT_BYTES ? parseByteSize(env.KEEL_MAX_ACTIVE_TRANSCRIPT_BYTES) : undefined,
     toolsModule: env.KEEL_TOOLS_MODULE || undefined,
     encryptionKeys: env.KEEL_ENCRYPTION_KEYS || undefined,
@@ -331,6 +343,8 @@ const ENV_NAMES: Record<string, string> = {
   idleMinutes: 'KEEL_IDLE_MINUTES',
   memoryFlushModel: 'KEEL_MEMORY_FLUSH_MODEL',
   shutdownGraceMs: 'KEEL_SHUTDOWN_GRACE_MS',
+  contextCacheBytes: 'KEEL_CONTEXT_CACHE_BYTES',
+  maxCachedWorkflows: 'KEEL_MAX_CACHED_WORKFLOWS',
   maxActiveTranscriptBytes: 'KEEL_MAX_ACTIVE_TRANSCRIPT_BYTES',
   toolsModule: 'KEEL_TOOLS_MODULE',
   encryptionKeys: 'KEEL_ENCRYPTION_KEYS',

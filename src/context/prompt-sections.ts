@@ -48,11 +48,20 @@ export function runtimeSection(model: string, now: Date, timeZone: string): stri
 /** YYYY-MM-DD of `now` in `timeZone`. */
 export function localDate(now: Date, timeZone: string): string {
   // en-CA formats dates as YYYY-MM-DD.
-  return new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(now);
+  return formatter('en-CA', timeZone, { year: 'numeric', month: '2-digit', day: '2-digit' }).format(now);
 }
 
 function weekday(now: Date, timeZone: string): string {
-  return new Intl.DateTimeFormat('en-US', { timeZone, weekday: 'long' }).format(now);
+  return formatter('en-US', timeZone, { weekday: 'long' }).format(now);
+}
+
+/** Formatters by locale and zone: building one costs more than the rest of the system prompt (every model call). */
+const formatters = new Map<string, Intl.DateTimeFormat>();
+function formatter(locale: string, timeZone: string, options: Intl.DateTimeFormatOptions): Intl.DateTimeFormat {
+  const key = `${locale} ${timeZone} ${Object.keys(options).join(',')}`;
+  let f = formatters.get(key);
+  if (!f) formatters.set(key, (f = new Intl.DateTimeFormat(locale, { timeZone, ...options })));
+  return f;
 }
 
 /** The daily logs in the prompt: yesterday's and today's, as workspace-relative paths (dates in `timeZone`). */

@@ -111,6 +111,13 @@ const PEM_BEGIN = /-----BEGIN (?:[A-Z0-9]+ ){0,4}PRIVATE KEY(?: BLOCK)?-----/g;
 const PEM_END = /-----END (?:[A-Z0-9]+ ){0,4}PRIVATE KEY(?: BLOCK)?-----/g;
 /** The base64 lines of a key whose END line was cut off (a truncated paste is still a secret). */
 const PEM_TRUNCATED_BODY = /(?:\r?\n[A-Za-z0-9+/=]{16,200})*/y;
+/**
+ * Text none of the rules can match: it holds none of their literal prefixes (case folded, so a
+ * superset). One scan instead of one per rule keeps redaction off the hot path for the ordinary
+ * text of a turn or an import; `redact.test.ts` checks it admits every rule's examples.
+ */
+const MAY_HOLD_SECRET =
+  /:\/\/|sk-|[sr]k_(?:live|test)_|gh[pousr]_|github_pat_|xox[abprs]-|aiza|akia|asia|secret_?access_?key|eyj|bearer|authorization|(?:password|passwd|secret|token|api[_-]?key|apikey|access[_-]?key|secret[_-]?key|private[_-]?key)=|private key/i;
 /** No secret above is shorter than this. */
 const MIN_SECRET_TEXT_LENGTH = 8;
 
@@ -161,7 +168,7 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 }
 
 function redactText(text: string, counts: Map<SecretKind, number>): string {
-  if (text.length < MIN_SECRET_TEXT_LENGTH) return text;
+  if (text.length < MIN_SECRET_TEXT_LENGTH || !MAY_HOLD_SECRET.test(text)) return text;
   let result = redactPrivateKeys(text, counts);
   for (const rule of PATTERN_RULES) result = applyRule(result, rule, counts);
   return result;

@@ -16,6 +16,9 @@ export interface EnsureSessionInput {
 
 /** Returns the session row, creating it on first use (idempotent under concurrent callers). */
 export async function ensureSession(db: Kysely<Database>, input: EnsureSessionInput): Promise<SessionRow> {
+  // Every turn after the first finds its row: one read, no insert attempt.
+  const existing = await getSession(db, input.agentId, input.sessionKey);
+  if (existing) return existing;
   // One statement: the row and its first session id are recorded together or not at all.
   await db
     .with('created', (qb) =>
@@ -92,8 +95,8 @@ export interface TurnUsageUpdate {
 }
 
 /** Adds a turn's usage to the counters and marks the total fresh (it comes from the latest run). */
-export async function recordTurnUsage(db: Kysely<Database>, u: TurnUsageUpdate): Promise<void> {
-  await db
+export async function recordTurnUsage(db: Kysely<Database>, u: TurnUsageUpdate): Promise<SessionRow | undefined> {
+  return db
     .updateTable('sessions')
     .set((eb) => ({
       input_tokens: eb('input_tokens', '+', u.inputTokens),
@@ -109,7 +112,9 @@ export async function recordTurnUsage(db: Kysely<Database>, u: TurnUsageUpdate):
     }))
     .where('agent_id', '=', u.agentId)
     .where('session_key', '=', u.sessionKey)
-    .execute();
+    // The row after the update: the turn's decisions read it without a second query.
+    .returningAll()
+    .executeTakeFirst();
 }
 
 /**

@@ -8,6 +8,14 @@ import { ToolRegistry } from '../../src/tools/registry';
 import { registerContextEngine } from '../../src/engine/registry';
 import type { AgentMessage, MessageEntry } from '../../src/context/types';
 import { allEntries } from '../support/store-readers';
+import { testDeps } from '../support/keel-deps';
+import { prepareContext } from '../../activities/prepare-context';
+
+/** A message's text, whatever its shape (a string, or text blocks), for comparing what was sent with what was stored. */
+function textOf(message: { content: unknown }): string {
+  if (typeof message.content === 'string') return message.content;
+  return (message.content as Array<{ type: string; text?: string }>).map((b) => (b.type === 'text' ? (b.text ?? '') : `[${b.type}]`)).join('');
+}
 
 const suite = integrationSuite();
 
@@ -92,6 +100,32 @@ describe.each(testDatabases())('a durable turn on a real Temporal dev server and
       expect(results[1].content[0].text).toContain('unknown tool "no_such_tool"');
     });
   });
+
+  it("sends the entries another worker appended between two turns, as a rebuild from the database would (the worker's window copy)", () =>
+    suite.withWorker(db.store, {}, async ({ client, store, fake }) => {
+      fake.respondWith(() => fakeReply.text('ok'));
+      const agent = freshAgent();
+      const key = `agent:${agent}:main`;
+      await client.sendMessage(key, 'first question');
+      const { session_id: sessionId } = (await getSession(store.db, agent, key))!;
+      // Another worker ran a turn of this session meanwhile: its exchange is in the database only.
+      const [last] = (await allEntries(store.db, agent, sessionId)).slice(-1);
+      const at = new Date().toISOString();
+      const other: MessageEntry[] = [
+        { type: 'message', id: 'other-u', parentId: last!.id, timestamp: at, message: { role: 'user', content: 'asked on the other worker' } },
+        { type: 'message', id: 'other-a', parentId: 'other-u', timestamp: at, message: { role: 'assistant', content: [{ type: 'text', text: 'answered there' }], stopReason: 'stop' } },
+      ];
+      await appendEntries(store.db, agent, sessionId, other.map((entry) => ({ entry, tokenEstimate: 10 })));
+      const before = fake.requests.length;
+      await client.sendMessage(key, 'third question');
+      const sent = fake.requests.slice(before).map((r) => r.body.messages!.map(textOf));
+      expect(sent).toHaveLength(1);
+      // What a worker without a copy reads from the database (the reply to the third question aside).
+      const rebuilt = await prepareContext(testDeps(store, 'http://127.0.0.1:9'), agent, key, sessionId);
+      expect(rebuilt.windowLoad).toBe('miss');
+      expect(sent[0]).toEqual(rebuilt.messages.slice(0, -1).map(textOf));
+      expect(sent[0]).toEqual(['first question', 'ok', 'asked on the other worker', 'answered there', 'third question']);
+    }));
 });
 
 describe('the turn sends repaired context', () => {

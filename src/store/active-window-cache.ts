@@ -1,0 +1,175 @@
+import { sql, type Kysely } from 'kysely';
+import type { Database } from './schema';
+import { loadActiveEntries, MESSAGE_TYPES, type SummarizedRange } from './entries-repo';
+import type { CompactionEntry, TranscriptEntry } from '../context/types';
+
+/**
+ * A worker's copy of each session's active window (issue 20: work proportional to what changed).
+ * A turn reads only the entries appended since the copy was made, in one query that also checks the
+ * copy is still the database's window; anything else (a compaction, a revert, an entry kind that is
+ * not a message, a deleted or late-committed row, another worker's writes it cannot account for)
+ * drops the copy and rebuilds it from the database with `loadActiveEntries`, as without a cache.
+ */
+
+/** One entry of the window as the context path uses it. */
+export interface WindowEntry {
+  readonly id: string;
+  readonly seq: number;
+  readonly entry: TranscriptEntry;
+  /** Stored estimate; the context path fills it in (and stores it) when the row had none. */
+  tokenEstimate: number | null;
+}
+
+/** A session's active window, oldest entry first. */
+export interface ActiveWindow {
+  readonly compaction?: CompactionEntry;
+  readonly summarized?: SummarizedRange;
+  readonly entries: readonly WindowEntry[];
+}
+
+/** How a load was served (for the model_call log line and the tests). */
+export type WindowLoad = 'hit' | 'miss' | 'stale';
+
+interface Cached {
+  readonly window: { compaction?: CompactionEntry; summarized?: SummarizedRange; entries: WindowEntry[] };
+  /** seq of the last compaction entry (null: none): a new one moves the window. */
+  readonly compactionSeq: number | null;
+  /** First seq of the window (the last compaction's first kept entry, or 0). */
+  readonly fromSeq: number;
+  lastSeq: number;
+  bytes: number;
+}
+
+/** Entry kinds a cached window takes in place; any other new entry rebuilds the window from the database. */
+const APPLIED_IN_PLACE = new Set<string>(MESSAGE_TYPES);
+/** Bookkeeping per entry besides its JSON (objects, ids, the map slot), for the memory bound. */
+const ENTRY_OVERHEAD_BYTES = 200;
+
+/** Active windows by session, least recently used evicted first once their estimated size passes `maxBytes`. */
+export class ActiveWindowCache {
+  private readonly sessions = new Map<string, Cached>();
+  private totalBytes = 0;
+
+  /** @param maxBytes estimated memory the windows may take (JSON size × 2 for UTF-16, plus per-entry overhead); 0 caches nothing. */
+  constructor(readonly maxBytes: number) {}
+
+  /** Estimated bytes held. */
+  get bytes(): number {
+    return this.totalBytes;
+  }
+
+  get size(): number {
+    return this.sessions.size;
+  }
+
+  /** The window of a session: the cached copy plus what was appended since, or a rebuild from the database. */
+  async load(db: Kysely<Database>, agentId: string, sessionId: string): Promise<{ window: ActiveWindow; load: WindowLoad }> {
+    const key = `${agentId}\u0000${sessionId}`;
+    const cached = this.sessions.get(key);
+    if (cached) {
+      this.sessions.delete(key); // re-inserted below: most recently used last
+      this.totalBytes -= cached.bytes;
+      if (await applyAppended(db, agentId, sessionId, cached)) {
+        this.remember(key, cached);
+        return { window: cached.window, load: 'hit' };
+      }
+    }
+    const rebuilt = await rebuild(db, agentId, sessionId);
+    this.remember(key, rebuilt);
+    return { window: rebuilt.window, load: cached ? 'stale' : 'miss' };
+  }
+
+  private forgetKey(key: string): void {
+    const cached = this.sessions.get(key);
+    if (!cached) return;
+    this.totalBytes -= cached.bytes;
+    this.sessions.delete(key);
+  }
+
+  private remember(key: string, entry: Cached): void {
+    // A concurrent load of the same session may have stored its own copy meanwhile: this one replaces it.
+    this.forgetKey(key);
+    if (entry.bytes > this.maxBytes) return;
+    this.sessions.set(key, entry);
+    this.totalBytes += entry.bytes;
+    for (const [oldest, value] of this.sessions) {
+      if (this.totalBytes <= this.maxBytes) break;
+      this.sessions.delete(oldest);
+      this.totalBytes -= value.bytes;
+    }
+  }
+}
+
+/** The window as `loadActiveEntries` reads it (no cache, or a cached copy that no longer holds). */
+async function rebuild(db: Kysely<Database>, agentId: string, sessionId: string): Promise<Cached> {
+  const active = await loadActiveEntries(db, agentId, sessionId);
+  const entries = active.rows.map((r) => ({ id: r.id, seq: Number(r.seq), entry: r.payload as unknown as TranscriptEntry, tokenEstimate: r.token_estimate }));
+  const first = active.rows[0];
+  const last = active.rows[active.rows.length - 1];
+  const compactionSeq = active.compaction ? await compactionSeqOf(db, agentId, sessionId) : null;
+  return {
+    window: { ...(active.compaction ? { compaction: active.compaction } : {}), ...(active.summarized ? { summarized: active.summarized } : {}), entries },
+    compactionSeq,
+    // An empty window after a compaction starts past it: nothing before can join it.
+    fromSeq: first ? Number(first.seq) : (compactionSeq ?? 0),
+    lastSeq: Math.max(last ? Number(last.seq) : 0, compactionSeq ?? 0),
+    bytes: active.rows.reduce((n, r) => n + entryBytes(r.byte_size), 0),
+  };
+}
+
+/**
+ * Reads the entries after the copy's last seq, with the database's last compaction seq and window
+ * size in the same statement, and appends them to the copy when the copy still describes the window.
+ * False when it does not (the caller rebuilds).
+ */
+async function applyAppended(db: Kysely<Database>, agentId: string, sessionId: string, cached: Cached): Promise<boolean> {
+  const scoped = (alias: 'c' | 'w') =>
+    db
+      .selectFrom(`transcript_entries as ${alias}`)
+      .where(`${alias}.agent_id`, '=', agentId)
+      .where(`${alias}.session_id`, '=', sessionId);
+  const probe = {
+    compactionSeq: scoped('c').select('c.seq').where('c.type', '=', 'compaction').orderBy('c.seq', 'desc').limit(1),
+    windowCount: scoped('w').select(sql<number>`count(*)::int`.as('n')).where('w.seq', '>=', cached.fromSeq).where('w.type', '!=', 'compaction'),
+  };
+  const rows = await db
+    .selectFrom('transcript_entries')
+    .select(['id', 'seq', 'type', 'payload', 'token_estimate', 'byte_size'])
+    .select([probe.compactionSeq.as('compaction_seq'), probe.windowCount.as('window_count')])
+    .where('agent_id', '=', agentId)
+    .where('session_id', '=', sessionId)
+    .where('seq', '>', cached.lastSeq)
+    .orderBy('seq', 'asc')
+    .execute();
+  // Nothing new: the probe alone tells whether the copy still holds.
+  const state =
+    rows[0] ?? (await db.selectNoFrom([probe.compactionSeq.as('compaction_seq'), probe.windowCount.as('window_count')]).executeTakeFirstOrThrow());
+  const compactionSeq = state.compaction_seq === null ? null : Number(state.compaction_seq);
+  if (compactionSeq !== cached.compactionSeq) return false;
+  if (rows.some((r) => !APPLIED_IN_PLACE.has(r.type))) return false;
+  // A row deleted from the window, or one that committed after a later seq was read, shows as a count that does not add up.
+  if (Number(state.window_count) !== cached.window.entries.length + rows.length) return false;
+  for (const r of rows) {
+    cached.window.entries.push({ id: r.id, seq: Number(r.seq), entry: r.payload as unknown as TranscriptEntry, tokenEstimate: r.token_estimate });
+    cached.bytes += entryBytes(r.byte_size);
+    cached.lastSeq = Number(r.seq);
+  }
+  return true;
+}
+
+async function compactionSeqOf(db: Kysely<Database>, agentId: string, sessionId: string): Promise<number | null> {
+  const row = await db
+    .selectFrom('transcript_entries')
+    .select('seq')
+    .where('agent_id', '=', agentId)
+    .where('session_id', '=', sessionId)
+    .where('type', '=', 'compaction')
+    .orderBy('seq', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  return row ? Number(row.seq) : null;
+}
+
+function entryBytes(byteSize: number): number {
+  return byteSize * 2 + ENTRY_OVERHEAD_BYTES;
+}
