@@ -447,14 +447,25 @@ export function createCompactionActivities(allDeps: CompactionActivityDeps) {
     const stored = await getEntry(db, input.agentId, input.sessionId, input.compactionId);
     const revert = stored?.type === 'compaction' ? undefined : await editing(() => planRevert(db, input.agentId, input.revertOf));
     const restored = revert?.restored ?? (stored!.payload as unknown as CompactionEntry);
-    const session = await getSession(db, input.agentId, input.sessionKey);
-    const tokensBefore = session?.context_tokens ?? 0;
+    // Both measured alike (summary + messages, as a compaction's tokens after): the window now, and the restored one.
+    const tokensBefore = revert ? await activeWindowTokens(deps, input) : (stored!.payload as unknown as CompactionEntry).tokensBefore;
     const tokensAfter = await windowTokens(deps, input, restored);
     if (revert) {
       await writeRevertRecord(db, { ...input, entryId: input.compactionId, restored, tokensBefore, tokensAfter, now: new Date(input.now) });
       log.info('compaction reverted', { sessionKey: input.sessionKey, compactionId: input.compactionId, revertOf: input.revertOf, laterCompactionsUndone: revert.laterCompactions, tokensAfter });
     }
     return { status: 'succeeded', degraded: false, tokensBefore, tokensAfter, firstKeptEntryId: restored.firstKeptEntryId, entryId: input.compactionId };
+  }
+
+  /** Estimated tokens of the session's window now (its summary, when it has one, and its messages). */
+  async function activeWindowTokens(deps: ActivityDeps, ref: CompactionRef): Promise<number> {
+    const active = await loadActiveEntries(db, ref.agentId, ref.sessionId);
+    let tokens = active.compaction ? deps.estimate(summaryMessage(active.compaction)) : 0;
+    for (const r of active.rows) {
+      const message = planMessageOf(r);
+      if (message) tokens += r.token_estimate ?? deps.estimate(message);
+    }
+    return tokens;
   }
 
   /** Estimated tokens of a window: its summary message (when it has one) and the message entries from its first kept entry on. */

@@ -224,7 +224,8 @@ export async function compactionsShow(opts: CompactionsShowOptions): Promise<{ c
     if (v.entryId && v.status === 'succeeded') write(`\nUndo: keel compactions revert ${v.id} --agent ${v.agentId}\n`);
     if (v.degraded) write(`\nThe summary is extractive (no model summary could be had). Retry: keel compactions retry ${v.id} --agent ${v.agentId}\n`);
     if (v.status === 'failed') write(`\nRetry: keel compactions retry ${v.id} --agent ${v.agentId}\n`);
-    if (detail.summary !== null) write(`\n── summary ──\n${detail.summary}\n`);
+    if (v.revertOf && detail.summary === '') write('\n(this revert restores no summary: the whole transcript is the window again)\n');
+    else if (detail.summary !== null) write(`\n── summary ──\n${detail.summary}\n`);
     if (detail.diff) {
       write(`\n── changes since compaction ${detail.previousCompactionId} ──\n`);
       for (const line of detail.diff) write(`${line.op} ${line.text}\n`);

@@ -183,6 +183,15 @@ describe.each(testDatabases())('keel compactions revert, rerun and compare on $n
       const doctor = await runDoctor(store.db, { fix: false, agentId: agent, stuckAfterMinutes: 60, now: new Date(), workflows: { skipped: 'not asked' } });
       expect(doctor.findings.filter((f) => f.check === 'counters')).toEqual([]);
 
+      // Reverting the first compaction restores no summary: the whole transcript is the window again.
+      const r3 = (await compactionsRevert({ ...edit, id: c1.compactionId })).compaction;
+      expect(r3).toMatchObject({ revertOf: c1.compactionId });
+      const whole = await loadActiveEntries(store.db, agent, sessionId);
+      expect(whole.compaction).toBeUndefined();
+      expect(JSON.stringify(whole.rows.map((r) => r.payload))).toContain(`turn 1: ${PLANTED[1]}`);
+      expect(r3.tokensAfter).toBeGreaterThan(0);
+      expect((await getSession(store.db, agent, key))!.context_tokens).toBe(r3.tokensAfter);
+
       // The operator list names each edit.
       let listed = '';
       await compactionsList({ db: store.db, agentId: agent, write: (t) => void (listed += t) });
