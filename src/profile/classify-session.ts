@@ -78,6 +78,8 @@ function sessionEvidence(entries: readonly ProfileEntry[]): SessionEvidence {
   for (const e of entries) {
     if (e.kind === 'toolResult') tokens.toolResults += e.tokens;
     else if (e.kind === 'compaction') {
+      // A revert restores an earlier summary: neither a new summary nor a compaction of the session's own.
+      if (e.revert) continue;
       tokens.summaries += e.tokens;
       compactions++;
     } else tokens.messages += e.tokens;

@@ -15,6 +15,8 @@ export interface ProfileEntry {
   readonly toolCalls: number;
   /** A compaction's first kept entry: the active window starts there. */
   readonly firstKeptEntryId?: string;
+  /** An operator's revert (`keel compactions revert`): it moves the window but summarizes nothing new. */
+  readonly revert?: true;
 }
 
 /**
@@ -24,7 +26,8 @@ export interface ProfileEntry {
 export function toProfileEntry(entry: TranscriptEntry, storedTokens: number | null, estimate: (text: string) => number): ProfileEntry | undefined {
   const at = Date.parse(entry.timestamp);
   if (entry.type === 'compaction') {
-    return { id: entry.id, kind: 'compaction', at, tokens: storedTokens ?? estimate(entry.summary), toolCalls: 0, firstKeptEntryId: entry.firstKeptEntryId };
+    const tokens = storedTokens ?? estimate(entry.summary);
+    return { id: entry.id, kind: 'compaction', at, tokens, toolCalls: 0, firstKeptEntryId: entry.firstKeptEntryId, ...(entry.revertOf ? { revert: true as const } : {}) };
   }
   if (entry.type !== 'message') return undefined;
   return messageProfileEntry(entry.id, entry.message, at, storedTokens ?? estimate(JSON.stringify(entry.message.content)));

@@ -173,4 +173,15 @@ describe("estimateContext (seed 001's ranges)", () => {
     ]);
     expect(estimate.total).toEqual({ low: 13_500, high: 47_500 });
   });
+
+  it('takes the window an operator’s revert restored, but counts the revert as no compaction of the session’s own', () => {
+    const s = new SessionBuilder()
+      .turn({ pauseMs: 0, userTokens: 100, replyTokens: 100, results: [1_000] })
+      .turn({ pauseMs: minute, userTokens: 150, replyTokens: 300, results: [2_000, 3_000] });
+    s.compaction(2_500, 'e4');
+    // `keel compactions revert` of the session's only compaction: no summary, the whole transcript is the window again.
+    s.entries.push({ id: 'rev', kind: 'compaction', at: T0 + 10 * minute, tokens: 0, toolCalls: 0, firstKeptEntryId: 'e0', revert: true });
+    expect(classifySession(s.entries).evidence.compactions).toBe(1);
+    expect(estimateContext(s.entries, 200_000).parts.find((p) => p.part === 'tool results')).toMatchObject({ count: 3, measured: 6_000 });
+  });
 });
