@@ -59,13 +59,17 @@ describeOnPostgres('a worker SIGKILLed while a turn step waits on the database',
     ]);
   }
 
-  it('finishes the turn once after SIGKILL during beginTurn (session upsert blocked), the earlier turn intact', async () => {
+  it('finishes the turn once after SIGKILL during beginTurn (session read blocked), the earlier turn intact', async () => {
     const first = await firstWorkerAfterTurnOne();
-    const sessions = await lock('sessions');
+    // A known session's row is only read in beginTurn (no upsert): only an ACCESS EXCLUSIVE lock holds a read.
+    const sessions = await lockTable(rig.database.url, 'sessions', 'ACCESS EXCLUSIVE');
+    locks.push(sessions.lock);
+    await sessions.granted;
     const reply = client.sendMessage(rig.sessionKey, 'turn two');
-    await sessions.waitForBlocked(/insert into "sessions"/i);
+    await sessions.lock.waitForBlocked(/select .* from "sessions"/i);
+    expect(rig.fake.requests).toHaveLength(1);
     await first.kill('SIGKILL');
-    await sessions.release();
+    await sessions.lock.release();
 
     await expectTurnTwoFinishedByNewWorker(reply);
     expect(rig.fake.requests).toHaveLength(2);
