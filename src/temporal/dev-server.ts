@@ -48,6 +48,37 @@ export async function startDevServer(opts: StartDevServerOptions = {}): Promise<
         'or set TEMPORAL_ADDRESS to an existing cluster',
     );
   }
+  // A free port can be taken between the probe and the server's bind (other processes start servers
+  // too): the server then exits with "address already in use", and a retry on new ports starts it.
+  for (let attempt = 1; ; attempt++) {
+    const { args, address, uiUrl } = await devServerArgs(opts);
+    const child = spawn(cli.path, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr!.on('data', (d: Buffer) => {
+      stderr = (stderr + d.toString()).slice(-8000);
+    });
+    try {
+      await waitUntilServing(address, child);
+    } catch (err) {
+      child.kill('SIGKILL');
+      if (attempt < PORT_RACE_ATTEMPTS && /address already in use/.test(stderr)) continue;
+      throw new Error(`Temporal dev server (${cli.path}) did not start: ${(err as Error).message}\n${stderr}`, { cause: err });
+    }
+    log(`temporal: dev server (${cli.source}: ${cli.path}) serving on ${address}${uiUrl ? `, UI ${uiUrl}` : ''}`);
+    return {
+      address,
+      namespace: 'default',
+      uiUrl,
+      pid: child.pid!,
+      stop: () => stopChild(child),
+    };
+  }
+}
+
+const PORT_RACE_ATTEMPTS = 3;
+
+/** The CLI's arguments on newly probed free ports. */
+async function devServerArgs(opts: StartDevServerOptions): Promise<{ args: string[]; address: string; uiUrl?: string }> {
   const port = await freePort();
   const args = [
     'server', 'start-dev',
@@ -67,27 +98,7 @@ export async function startDevServer(opts: StartDevServerOptions = {}): Promise<
   }
   args.push('--http-port', String(await freePort()), '--metrics-port', String(await freePort()));
   if (opts.dbFilename) args.push('--db-filename', opts.dbFilename);
-
-  const child = spawn(cli.path, args, { stdio: ['ignore', 'ignore', 'pipe'] });
-  let stderr = '';
-  child.stderr!.on('data', (d: Buffer) => {
-    stderr = (stderr + d.toString()).slice(-8000);
-  });
-  const address = `127.0.0.1:${port}`;
-  try {
-    await waitUntilServing(address, child);
-  } catch (err) {
-    child.kill('SIGKILL');
-    throw new Error(`Temporal dev server (${cli.path}) did not start: ${(err as Error).message}\n${stderr}`, { cause: err });
-  }
-  log(`temporal: dev server (${cli.source}: ${cli.path}) serving on ${address}${uiUrl ? `, UI ${uiUrl}` : ''}`);
-  return {
-    address,
-    namespace: 'default',
-    uiUrl,
-    pid: child.pid!,
-    stop: () => stopChild(child),
-  };
+  return { args, address: `127.0.0.1:${port}`, ...(uiUrl ? { uiUrl } : {}) };
 }
 
 async function waitUntilServing(address: string, child: ChildProcess, timeoutMs = 60_000): Promise<void> {
