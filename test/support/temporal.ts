@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { entryArgs } from './compiled-entries';
+import { drainableRetry } from './drainable-retry';
 import { Connection } from '@temporalio/client';
 import { IllegalStateError, type DataConverter } from '@temporalio/common';
 import { bundleWorkflowCode, NativeConnection, Runtime, DefaultLogger, type Worker, type WorkflowBundle } from '@temporalio/worker';
@@ -43,7 +44,8 @@ export async function startTemporalTestEnv(opts: { failureConverterPath?: string
     startDevServer({ log: () => {} }),
     bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: new DefaultLogger('WARN'), ...opts }),
   ]);
-  const connection = await Connection.connect({ address: server.address });
+  const retry = drainableRetry();
+  const connection = await Connection.connect({ address: server.address, interceptors: [retry.interceptor] });
   const nativeConnection = await NativeConnection.connect({ address: server.address });
   return {
     server,
@@ -51,6 +53,7 @@ export async function startTemporalTestEnv(opts: { failureConverterPath?: string
     nativeConnection,
     bundle,
     async close() {
+      await retry.stopRetrying();
       await connection.close();
       await nativeConnection.close();
       await server.stop();
