@@ -106,7 +106,8 @@ async function rebuild(db: Kysely<Database>, agentId: string, sessionId: string)
   const entries = active.rows.map((r) => ({ id: r.id, seq: Number(r.seq), entry: r.payload as unknown as TranscriptEntry, tokenEstimate: r.token_estimate }));
   const first = active.rows[0];
   const last = active.rows[active.rows.length - 1];
-  const compactionSeq = active.compaction ? await compactionSeqOf(db, agentId, sessionId) : null;
+  // The newest compaction entry's seq, also for a revert that restored no summary (the probe compares it).
+  const compactionSeq = active.lastCompactionSeq ?? null;
   return {
     window: { ...(active.compaction ? { compaction: active.compaction } : {}), ...(active.summarized ? { summarized: active.summarized } : {}), entries },
     compactionSeq,
@@ -155,19 +156,6 @@ async function applyAppended(db: Kysely<Database>, agentId: string, sessionId: s
     cached.lastSeq = Number(r.seq);
   }
   return true;
-}
-
-async function compactionSeqOf(db: Kysely<Database>, agentId: string, sessionId: string): Promise<number | null> {
-  const row = await db
-    .selectFrom('transcript_entries')
-    .select('seq')
-    .where('agent_id', '=', agentId)
-    .where('session_id', '=', sessionId)
-    .where('type', '=', 'compaction')
-    .orderBy('seq', 'desc')
-    .limit(1)
-    .executeTakeFirst();
-  return row ? Number(row.seq) : null;
 }
 
 function entryBytes(byteSize: number): number {

@@ -77,6 +77,8 @@ export interface ActiveEntries {
   rows: EntryRow[];
   /** The messages the last compaction summarized (named in the summary's wrapper for history_expand). */
   summarized?: SummarizedRange;
+  /** seq of the newest compaction entry, summary or not (a revert to no summary too): a new one moves the window. */
+  lastCompactionSeq?: number;
 }
 
 /** The message entries one compaction summarized: between the previous compaction's first kept entry and its own. */
@@ -104,14 +106,16 @@ export async function loadActiveEntries(db: Kysely<Database>, agentId: string, s
     .where('type', '!=', 'compaction')
     .orderBy('seq', 'asc')
     .execute();
-  if (!compaction || !compactionRow || restoresNoSummary(compaction)) return { rows };
+  if (!compaction || !compactionRow) return { rows };
+  const lastCompactionSeq = Number(compactionRow.seq);
+  if (restoresNoSummary(compaction)) return { rows, lastCompactionSeq };
   // The window start is the compaction's own first kept seq: its range needs only the previous compaction.
   // A revert or an applied rerun stands for an earlier compaction's range (`rangeOf`): that one's is named.
   const rangeRow = compaction.rangeOf ? await getEntry(db, agentId, sessionId, compaction.rangeOf) : compactionRow;
-  if (!rangeRow) return { compaction, rows };
+  if (!rangeRow) return { compaction, rows, lastCompactionSeq };
   const toSeq = rangeRow === compactionRow ? fromSeq : await firstKeptSeq(db, agentId, sessionId, rangeRow);
   const summarized = await summarizedRange(db, agentId, sessionId, await compactionSeqRange(db, agentId, sessionId, rangeRow, toSeq));
-  return { compaction, rows, ...(summarized ? { summarized } : {}) };
+  return { compaction, rows, lastCompactionSeq, ...(summarized ? { summarized } : {}) };
 }
 
 /** The message entries a (non-revert) compaction entry summarized, or undefined when there were none. */
