@@ -16,14 +16,11 @@ import type { AgentMessage, CompactionEntry, TranscriptEntry } from '../context/
 import { sourceIdentifiers } from '../compaction/message-identifiers';
 import { identifierCoverage, type IdentifierCoverage } from '../compaction/summary-coverage';
 import {
-  COMPACTION_WORKFLOW_TYPE,
-  compactionWorkflowId,
   type CompactionOperation,
   type CompactionWorkflowInput,
   type CompactionWorkflowResult,
 } from '../protocol';
-import { KeelAgentId, KeelSessionKey, KeelStatus, KeelTrigger } from '../temporal/search-attributes';
-import { CompactionNotFoundError, lineageLabel, toCompactionView, tokensBar, type CompactionView, type Write } from './compactions';
+import { CompactionNotFoundError, lineageLabel, startOrJoinCompaction, toCompactionView, tokensBar, type CompactionView, type Write } from './compactions';
 import { summaryOf } from './compaction-detail';
 import { renderComparison, type ComparedSummary } from './compaction-compare';
 
@@ -70,23 +67,9 @@ async function runEdit(opts: EditRunOptions, row: CompactionRow, operation: Comp
     operation,
     ...extra,
   };
-  const workflowId = compactionWorkflowId(row.agent_id, row.session_key);
-  const handle = await opts.temporalClient.workflow.start(COMPACTION_WORKFLOW_TYPE, {
-    workflowId,
-    taskQueue: opts.taskQueue,
-    args: [input],
-    workflowIdConflictPolicy: 'USE_EXISTING',
-    memo: { compactionId: input.compactionId },
-    typedSearchAttributes: [
-      { key: KeelAgentId, value: row.agent_id },
-      { key: KeelSessionKey, value: row.session_key },
-      { key: KeelTrigger, value: trigger },
-      { key: KeelStatus, value: 'running' },
-    ],
-  });
-  const memo = (await handle.describe()).memo as { compactionId?: unknown } | undefined;
-  if (memo?.compactionId !== input.compactionId) {
-    const running = typeof memo?.compactionId === 'string' ? memo.compactionId : 'id unknown';
+  const { handle, workflowId, runningId } = await startOrJoinCompaction(opts.temporalClient, opts.taskQueue, input);
+  if (runningId !== input.compactionId) {
+    const running = runningId ?? 'id unknown';
     throw new CompactionBusyError(`a compaction (${running}) is running for ${row.session_key}; nothing was changed: run this again when it has finished (keel compactions show ${running} --agent ${row.agent_id})`);
   }
   const result = (await handle.result().catch((err: unknown) => {

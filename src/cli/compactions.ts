@@ -4,7 +4,7 @@
  * for people to stderr.
  */
 import { randomUUID } from 'node:crypto';
-import type { Client } from '@temporalio/client';
+import type { Client, WorkflowHandle } from '@temporalio/client';
 import type { Kysely } from 'kysely';
 import { DEFAULTS } from '../config/defaults';
 import { getCompaction, listCompactions } from '../store/compactions-repo';
@@ -259,6 +259,34 @@ export interface CompactionsRetryResult {
 }
 
 /**
+ * Starts the session's compaction workflow with `input`, or joins the one already running for the
+ * session (`USE_EXISTING`). `runningId` is the compaction the running execution names in its memo
+ * (the workflow sets it too): `input.compactionId` when this call started it.
+ */
+export async function startOrJoinCompaction(
+  temporalClient: Client,
+  taskQueue: string,
+  input: CompactionWorkflowInput,
+): Promise<{ handle: WorkflowHandle; workflowId: string; runningId: string | null }> {
+  const workflowId = compactionWorkflowId(input.agentId, input.sessionKey);
+  const handle = await temporalClient.workflow.start(COMPACTION_WORKFLOW_TYPE, {
+    workflowId,
+    taskQueue,
+    args: [input],
+    workflowIdConflictPolicy: 'USE_EXISTING',
+    memo: { compactionId: input.compactionId },
+    typedSearchAttributes: [
+      { key: KeelAgentId, value: input.agentId },
+      { key: KeelSessionKey, value: input.sessionKey },
+      { key: KeelTrigger, value: input.trigger },
+      { key: KeelStatus, value: 'running' },
+    ],
+  });
+  const memo = (await handle.describe()).memo as { compactionId?: unknown } | undefined;
+  return { handle, workflowId, runningId: typeof memo?.compactionId === 'string' ? memo.compactionId : null };
+}
+
+/**
  * `keel compactions retry <id>`: starts a fresh compaction (trigger `manual`, `retryOf` = id) for
  * the row's session. Idempotent: when a compaction already runs for the session, it is joined
  * (`USE_EXISTING`) and reported with `started: false`. Does not wait for the result.
@@ -277,23 +305,7 @@ export async function compactionsRetry(opts: CompactionsRetryOptions): Promise<C
     keepRecentTokens: opts.keepRecentTokens ?? DEFAULTS.keepRecentTokens,
     contextWindowTokens: opts.contextWindowFor?.(row.agent_id) ?? DEFAULTS.contextWindowTokens,
   };
-  const workflowId = compactionWorkflowId(row.agent_id, row.session_key);
-  const handle = await opts.temporalClient.workflow.start(COMPACTION_WORKFLOW_TYPE, {
-    workflowId,
-    taskQueue: opts.taskQueue,
-    args: [input],
-    workflowIdConflictPolicy: 'USE_EXISTING',
-    memo: { compactionId: input.compactionId },
-    typedSearchAttributes: [
-      { key: KeelAgentId, value: row.agent_id },
-      { key: KeelSessionKey, value: row.session_key },
-      { key: KeelTrigger, value: trigger },
-      { key: KeelStatus, value: 'running' },
-    ],
-  });
-  // USE_EXISTING returns the running execution's handle; its memo names its compaction (the workflow sets it too).
-  const memo = (await handle.describe()).memo as { compactionId?: unknown } | undefined;
-  const runningId = typeof memo?.compactionId === 'string' ? memo.compactionId : null;
+  const { workflowId, runningId } = await startOrJoinCompaction(opts.temporalClient, opts.taskQueue, input);
   const started = runningId === input.compactionId;
   const compactionId = started ? input.compactionId : runningId;
   const result: CompactionsRetryResult = { compactionId, retryOf: row.id, workflowId, started };
