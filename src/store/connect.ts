@@ -40,6 +40,8 @@ export interface OpenStoreOptions {
   readonly log?: (line: string) => void;
   /** Encryption at rest (`atRestFor(config)`); unset → writes plain, and a sealed value fails to read naming the fix. */
   readonly atRest?: AtRestOptions;
+  /** Give up connecting to PostgreSQL after this long (a running stack's socket: 5 s). Migrations are not timed: they may wait on another process's migration lock. */
+  readonly connectTimeoutMs?: number;
 }
 
 const INT8_OID = 20;
@@ -57,7 +59,7 @@ export async function openStore(target: StoreTarget, opts: OpenStoreOptions = {}
       connectionString: target.url,
       max: target.maxConnections ?? 10,
       // A running stack's socket answers at once or not at all; do not hang on it.
-      ...(target.servedBy ? { connectionTimeoutMillis: 5_000 } : {}),
+      ...(opts.connectTimeoutMs !== undefined || target.servedBy ? { connectionTimeoutMillis: opts.connectTimeoutMs ?? 5_000 } : {}),
       types: {
         getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
           oid === INT8_OID ? (v: string) => Number(v) : pgTypes.getTypeParser(oid, format as 'text')) as typeof pgTypes.getTypeParser,

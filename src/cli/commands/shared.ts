@@ -60,21 +60,13 @@ async function openConfiguredStore(): Promise<Store> {
   // The key ring opens what was sealed at rest: export, doctor and compactions show read plaintext.
   const opts = { atRest: atRestFor(config) };
   if (target.kind !== 'postgres') return openStore(target, opts);
-  const unreachable = (why: string) => new Error(`cannot reach the database at ${withoutPassword(target.url)} (DATABASE_URL): ${why}; start PostgreSQL or fix DATABASE_URL`);
-  let timer: NodeJS.Timeout | undefined;
-  const opening = openStore(target, opts);
+  // Only the connection is timed. The migrations after it take a database-wide lock that another
+  // process's migration can hold for seconds; that is a wait, not an unreachable database.
   try {
-    return await Promise.race([
-      opening,
-      new Promise<never>((_, reject) => (timer = setTimeout(() => reject(unreachable(`no answer within ${DATABASE_TIMEOUT_MS / 1000} s`)), DATABASE_TIMEOUT_MS))),
-    ]);
+    return await openStore(target, { ...opts, connectTimeoutMs: DATABASE_TIMEOUT_MS });
   } catch (err) {
-    // A late open is closed when it lands; the process exits right after this error anyway.
-    opening.then((store) => store.close(), () => undefined).catch(() => undefined);
-    if (err instanceof Error && err.message.startsWith('cannot reach')) throw err;
-    throw unreachable(err instanceof Error ? err.message : String(err));
-  } finally {
-    clearTimeout(timer);
+    const why = err instanceof Error ? err.message : String(err);
+    throw new Error(`cannot reach the database at ${withoutPassword(target.url)} (DATABASE_URL): ${/timeout/i.test(why) ? `no answer within ${DATABASE_TIMEOUT_MS / 1000} s` : why}; start PostgreSQL or fix DATABASE_URL`, { cause: err });
   }
 }
 
