@@ -287,8 +287,24 @@ const provider: MigrationProvider = { getMigrations: async () => migrations };
 export async function migrateToLatest(db: Kysely<Database>): Promise<string[]> {
   // Name the schema: kysely otherwise finds another schema's migration tables and skips creating its own.
   const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(db);
-  const migrator = new Migrator({ db, provider, migrationTableSchema: rows[0]!.schema });
+  const schema = rows[0]!.schema;
+  if (await upToDate(db, schema)) return [];
+  const migrator = new Migrator({ db, provider, migrationTableSchema: schema });
   const { error, results } = await migrator.migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error(String(error));
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}
+
+/**
+ * True when the schema has run exactly Keel's migrations. Kysely's migrator takes a database-wide
+ * advisory lock even when there is nothing to do, so every CLI command and worker start would queue
+ * behind any other schema's migration; a schema already at the latest skips it.
+ */
+async function upToDate(db: Kysely<Database>, schema: string): Promise<boolean> {
+  const exists = await sql<{ found: string | null }>`select to_regclass(quote_ident(${schema}) || '.kysely_migration') as found`.execute(db);
+  if (!exists.rows[0]?.found) return false;
+  const done = await sql<{ name: string }>`select name from ${sql.id(schema, 'kysely_migration')}`.execute(db);
+  const names = new Set(done.rows.map((r) => r.name));
+  const wanted = Object.keys(migrations);
+  return names.size === wanted.length && wanted.every((name) => names.has(name));
 }

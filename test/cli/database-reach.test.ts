@@ -2,6 +2,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { Client } from 'pg';
 import { withStore } from '../../src/cli/commands/shared';
+import { openStore } from '../../src/store/connect';
 import { freshSchemaUrl } from '../support/databases';
 import { describeOnPostgres } from '../support/postgres-only';
 
@@ -42,7 +43,7 @@ describe('a CLI command opening PostgreSQL', () => {
 });
 
 describeOnPostgres('a CLI command waiting for another process’s migration', 'needs a server where another connection holds the migration lock', () => {
-  it('waits for the migration lock instead of calling the database unreachable', async () => {
+  it('waits for the migration lock instead of calling the database unreachable, and skips it once the schema is at the latest', async () => {
     const url = await freshSchemaUrl(process.env.TEST_DATABASE_URL!);
     const holder = new Client({ connectionString: process.env.TEST_DATABASE_URL });
     await holder.connect();
@@ -61,6 +62,16 @@ describeOnPostgres('a CLI command waiting for another process’s migration', 'n
       await holder.query(`SELECT pg_advisory_unlock(${KYSELY_MIGRATION_LOCK})`);
       await expect(command).resolves.toBe(0);
       expect(opened).toBe(true);
+      // Now at the latest migration: the next command does not queue behind the lock at all.
+      await holder.query(`SELECT pg_advisory_lock(${KYSELY_MIGRATION_LOCK})`);
+      await expect(withDatabaseUrl(url, () => withStore(async () => 'opened'))).resolves.toBe('opened');
+      // A migration this version does not know still goes to kysely, which refuses it (after the lock).
+      const store = await openStore({ kind: 'postgres', url }, { migrate: false });
+      await store.db.insertInto('kysely_migration' as never).values({ name: '2099_01_01_001_from_the_future', timestamp: new Date().toISOString() } as never).execute();
+      await store.close();
+      const refused = withDatabaseUrl(url, () => withStore(async () => 'opened'));
+      await holder.query(`SELECT pg_advisory_unlock(${KYSELY_MIGRATION_LOCK})`);
+      await expect(refused).rejects.toThrow(/corrupted migrations.*2099_01_01_001_from_the_future/);
     } finally {
       await holder.end();
     }
