@@ -120,7 +120,11 @@ export type RequestOutcome =
   | { readonly status: 'unknown' };
 
 export const enqueueSignal = defineSignal<[SessionRequest]>('enqueue');
-export const awaitResultUpdate = defineUpdate<RequestOutcome, [{ readonly requestId: string }]>('awaitResult');
+/**
+ * Waits for a request's outcome. With `request` it admits it first (as `enqueue` would): a sender
+ * admits and waits in one Update-with-Start, one round trip fewer than Signal-with-Start + Update.
+ */
+export const awaitResultUpdate = defineUpdate<RequestOutcome, [{ readonly requestId: string; readonly request?: SessionRequest }]>('awaitResult');
 
 export interface TurnRequest {
   readonly text: string;

@@ -17,9 +17,11 @@ import { parseSessionKey } from '../src/sessions/session-key';
 
 /**
  * One long-lived workflow per (agentId, sessionKey). Its identity replaces OpenClaw's session write
- * lock. Requests arrive by Signal (`enqueue`, no in-flight limit, arrival order) and run one at a
- * time from a single loop; senders collect outcomes with the `awaitResult` Update. Maintenance a
- * turn calls for (memory flush, threshold compaction) runs after its reply, before the next request.
+ * lock. Requests arrive by the `awaitResult` Update that carries them (Update-with-Start: admitted and
+ * awaited in one call) or, past Temporal's in-flight Update limit, by Signal (`enqueue`, no limit);
+ * either way in arrival order, run one at a time from a single loop; senders collect outcomes with
+ * `awaitResult`. Maintenance a turn calls for (memory flush, threshold compaction) runs after its
+ * reply, before the next request.
  *
  * The loop ends by continue-as-new (Temporal suggests it, or every `maxTurnsPerRun` turns), carrying
  * queued requests and uncollected outcomes, or by closing after a quiet period (counters saved; the
@@ -37,7 +39,9 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<void
   const idleCloseMs = tuning.idleCloseMs ?? DEFAULTS.sessionIdleCloseMs;
 
   wf.setHandler(enqueueSignal, (request) => state.admit(request));
-  wf.setHandler(awaitResultUpdate, async ({ requestId }) => {
+  wf.setHandler(awaitResultUpdate, async ({ requestId, request }) => {
+    // Admitted while draining too, as a signal would be: the queue rides to the next run.
+    if (request?.requestId === requestId) state.admit(request);
     await wf.condition(() => state.outcome(requestId) !== undefined);
     const outcome = state.outcome(requestId)!;
     state.collected(requestId);

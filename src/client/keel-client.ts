@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { ApplicationFailure, Client, type Connection, type DataConverter } from '@temporalio/client';
-import { retryAdmission } from './retry-admission';
+import { ApplicationFailure, Client, WithStartWorkflowOperation, type Connection, type DataConverter } from '@temporalio/client';
+import { isAdmissionRejected, retryAdmission } from './retry-admission';
 import { listenForReply } from './reply-listener';
 import type { ReplyStreamEvent } from '../streaming/reply-assembler';
 import type { ReplyStreamSubscriber } from '../streaming/reply-subscriber';
@@ -94,10 +94,15 @@ export class KeelRequestError extends Error {
  * request id, so a retried call never runs a turn twice. A failed request throws an
  * `ApplicationFailure` whose `type` is one of `FailureTypes`.
  */
+/** Requests one client admits by Update per session before it switches to the Signal (Temporal's limit is 10). */
+const UPDATE_ADMISSIONS_PER_SESSION = 5;
+
 export class KeelClient {
   readonly temporal: Client;
   private readonly taskQueue: string;
   private readonly warn: (line: string) => void;
+  /** This client's requests per session workflow that are admitted by Update and not yet answered. */
+  private readonly updatesInFlight = new Map<string, number>();
 
   constructor(private readonly opts: KeelClientOptions) {
     this.temporal = new Client({ connection: opts.connection, namespace: opts.namespace ?? 'default', ...(opts.dataConverter ? { dataConverter: opts.dataConverter } : {}) });
@@ -214,39 +219,85 @@ export class KeelClient {
       ...(this.opts.contextWindowTokens ? { contextWindowTokens: this.opts.contextWindowTokens } : {}),
       ...(this.opts.tuning ? { tuning: this.opts.tuning } : {}),
     };
-    const deadline = Date.now() + (this.opts.waitMs ?? 24 * 60 * 60_000);
-    const admit = () =>
-      retryAdmission(() =>
-        this.temporal.workflow.signalWithStart('sessionWorkflow', {
-          workflowId,
-          taskQueue: this.taskQueue,
-          args: [input],
-          signal: enqueueSignal,
-          signalArgs: [request],
-        }),
-      );
-    await admit();
-    onAdmitted?.();
-    const handle = this.temporal.workflow.getHandle(workflowId);
+    const sub: Submission = { sessionKey, request, start: { workflowId, taskQueue: this.taskQueue, args: [input] }, deadline: Date.now() + (this.opts.waitMs ?? 24 * 60 * 60_000) };
+    const releaseSlot = this.claimUpdateSlot(workflowId);
+    try {
+      const first = releaseSlot ? await this.admitByUpdate(sub) : undefined;
+      if (!first) await this.admitBySignal(sub);
+      onAdmitted?.();
+      if (first) {
+        const outcome = await first.result().catch(closedAsUnknown);
+        if (outcome.status === 'done') return outcome;
+        if (outcome.status === 'failed') throw requestFailure(outcome);
+        // A worker of an older Keel ignores the carried request and answers `unknown`: admit it as it expects.
+        if (outcome.status === 'unknown') await this.admitBySignal(sub);
+      }
+      return await this.waitForOutcome(sub);
+    } finally {
+      releaseSlot?.();
+    }
+  }
+
+  /**
+   * Temporal holds at most 10 in-flight Updates per workflow, and the SDK retries a refusal with
+   * backoff. This client admits a few requests per session by Update; past those, a burst admits by
+   * Signal at once (no limit). Returns the slot's release, or undefined when none is free.
+   */
+  private claimUpdateSlot(workflowId: string): (() => void) | undefined {
+    const used = this.updatesInFlight.get(workflowId) ?? 0;
+    if (used >= UPDATE_ADMISSIONS_PER_SESSION) return undefined;
+    this.updatesInFlight.set(workflowId, used + 1);
+    return () => {
+      const left = this.updatesInFlight.get(workflowId)! - 1;
+      if (left === 0) this.updatesInFlight.delete(workflowId);
+      else this.updatesInFlight.set(workflowId, left);
+    };
+  }
+
+  /**
+   * The common case in one round trip: an Update-with-Start that carries the request, admitted once
+   * the session accepts it. Undefined when refused for now (the in-flight limit reached by other
+   * clients, or the run moved on first): the caller admits by Signal.
+   */
+  private async admitByUpdate(sub: Submission) {
+    try {
+      return await this.temporal.workflow.startUpdateWithStart(awaitResultUpdate, {
+        args: [{ requestId: sub.request.requestId, request: sub.request }],
+        updateId: randomUUID(),
+        waitForStage: 'ACCEPTED',
+        startWorkflowOperation: new WithStartWorkflowOperation('sessionWorkflow', { ...sub.start, workflowIdConflictPolicy: 'USE_EXISTING' }),
+      });
+    } catch (err) {
+      if (isAdmissionRejected(err)) return undefined;
+      throw err;
+    }
+  }
+
+  /** Signal-with-Start: admitted in arrival order, with no in-flight limit. */
+  private async admitBySignal(sub: Submission): Promise<void> {
+    await retryAdmission(() => this.temporal.workflow.signalWithStart('sessionWorkflow', { ...sub.start, signal: enqueueSignal, signalArgs: [sub.request] }));
+  }
+
+  /** Asks for an admitted request's outcome until there is one, following the session across runs. */
+  private async waitForOutcome(sub: Submission): Promise<Extract<RequestOutcome, { status: 'done' }>> {
+    const { request, sessionKey, deadline } = sub;
+    const handle = this.temporal.workflow.getHandle(sub.start.workflowId);
     for (let readmitted = false; ; ) {
       // Many senders may wait on one session; beyond Temporal's in-flight Update limit an ask is
       // refused for now and asked again, which never reorders the turns (admission already did that).
       const outcome = await retryAdmission(
         () => handle.executeUpdate(awaitResultUpdate, { args: [{ requestId: request.requestId }], updateId: randomUUID() }),
         { deadlineMs: Math.max(0, deadline - Date.now()), maxDelayMs: 3_000 },
-      ).catch((err: unknown) => {
-        if (isClosedWorkflow(err)) return { status: 'unknown' } as const;
-        throw err;
-      });
+      ).catch(closedAsUnknown);
       if (outcome.status === 'done') return outcome;
-      if (outcome.status === 'failed') throw ApplicationFailure.create({ message: outcome.message, type: outcome.type, nonRetryable: true });
+      if (outcome.status === 'failed') throw requestFailure(outcome);
       if (Date.now() > deadline) throw ApplicationFailure.create({ message: `no outcome for request ${request.requestId} after ${this.opts.waitMs ?? 86_400_000} ms`, type: FailureTypes.TurnFailed, nonRetryable: true });
       if (outcome.status === 'unknown') {
         // The session closed idle before this request reached it, or forgot it: admit it once more
         // under the same id (a session that ran it answers from its remembered ids, never twice).
         if (readmitted) throw ApplicationFailure.create({ message: `session ${sessionKey} does not know request ${request.requestId}`, type: FailureTypes.TurnFailed, nonRetryable: true });
         readmitted = true;
-        await admit();
+        await this.admitBySignal(sub);
         continue;
       }
       await new Promise((r) => setTimeout(r, 50));
@@ -258,6 +309,25 @@ export class KeelClient {
     const { workflowId } = this.identify(sessionKey);
     return this.temporal.workflow.getHandle(workflowId).query(statusQuery);
   }
+}
+
+/** A request on its way to a session: the workflow start it may need, and how long its sender waits. */
+interface Submission {
+  readonly sessionKey: string;
+  readonly request: SessionRequest;
+  readonly start: { readonly workflowId: string; readonly taskQueue: string; readonly args: [SessionWorkflowInput] };
+  readonly deadline: number;
+}
+
+/** A closed workflow holds no outcome: ask as for an unknown request (the caller admits it again). */
+function closedAsUnknown(err: unknown): { readonly status: 'unknown' } {
+  if (isClosedWorkflow(err)) return { status: 'unknown' };
+  throw err;
+}
+
+/** The request's own failure, as the sender sees it. */
+function requestFailure(outcome: Extract<RequestOutcome, { status: 'failed' }>): ApplicationFailure {
+  return ApplicationFailure.create({ message: outcome.message, type: outcome.type, nonRetryable: true });
 }
 
 /** The Update reached a workflow that has completed (it closed idle). */

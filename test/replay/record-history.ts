@@ -6,7 +6,8 @@
  * a busy queue carried across continue-as-new; a session closing after its quiet period.
  * Re-record only on purpose, when a change is meant to be incompatible and ships with a migration plan:
  *   npx ts-node --swc test/replay/record-history.ts [scenario…]
- * Also a parent that spawns two subagents and takes their announces, and one subagent's own run.
+ * Also a parent that spawns two subagents and takes their announces, and one subagent's own run, and
+ * turns admitted by the awaitResult Update that carries them (the others were admitted by Signal).
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -47,6 +48,22 @@ const scenarios: Record<string, Scenario> = {
       fake.respondWith((req) => (isFlushRequest(req) ? fakeReply.text('NO_REPLY') : fakeReply.text('The user looked up keel; it was found.')));
       await client.compact(key, { keepRecentTokens: 0 });
       await save(client.temporal, client.identify(key).workflowId, 'session-turns-tool-silent-compact');
+    } finally {
+      await worker.stop();
+    }
+  },
+
+  async turnsAdmittedByUpdate({ env, fake, store }) {
+    const taskQueue = uniqueTaskQueue();
+    const worker = await runInProcessWorker(env, taskQueue, testDeps(store, fake.url));
+    try {
+      const client = keelClient(env, taskQueue);
+      const key = 'agent:replay:update';
+      fake.enqueue(fakeReply.text('first'), fakeReply.text('second'));
+      // Each request rides in its awaitResult Update-with-Start (the first one starts the session).
+      await client.sendMessage(key, 'one');
+      await client.sendMessage(key, 'two');
+      await save(client.temporal, client.identify(key).workflowId, 'session-turns-admitted-by-update');
     } finally {
       await worker.stop();
     }

@@ -188,3 +188,22 @@ export function maintenanceTimeline(history: temporal.api.history.v1.IHistory): 
   }
   return out;
 }
+
+/**
+ * How each run of a session workflow admitted its requests: by the `awaitResult` Update that carries
+ * the request (Update-with-Start) or by the `enqueue` Signal (the fallback past the in-flight limit).
+ */
+export async function admissionKinds(client: Client, workflowId: string): Promise<{ byUpdate: number; bySignal: number }> {
+  const counts = { byUpdate: 0, bySignal: 0 };
+  for await (const run of client.workflow.list({ query: `WorkflowId = "${workflowId}"` })) {
+    const history = await client.workflow.getHandle(workflowId, run.runId).fetchHistory();
+    for (const event of history.events ?? []) {
+      if (event.workflowExecutionSignaledEventAttributes?.signalName === 'enqueue') counts.bySignal += 1;
+      const update = event.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input;
+      if (update?.name !== 'awaitResult') continue;
+      const arg = JSON.parse(Buffer.from(update.args?.payloads?.[0]?.data ?? []).toString('utf8')) as { request?: unknown };
+      if (arg.request) counts.byUpdate += 1;
+    }
+  }
+  return counts;
+}

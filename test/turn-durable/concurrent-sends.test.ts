@@ -3,7 +3,8 @@ import { fakeReply } from '../support/fake-anthropic';
 import { integrationSuite } from '../support/integration';
 import { announcedSeed } from '../support/test-seed';
 import { prng } from '../fixtures/generate';
-import { freshDurableAgent, lastUserText } from '../support/durable-turn-helpers';
+import { admissionKinds, freshDurableAgent, lastUserText } from '../support/durable-turn-helpers';
+import { sessionWorkflowId } from '../../src/sessions/session-key';
 import { getSession } from '../../src/store/sessions-repo';
 import type { TurnResult } from '../../src/protocol';
 import type { AssistantMessage, MessageEntry } from '../../src/context/types';
@@ -52,6 +53,12 @@ describe.each(testDatabases())('concurrent sends to one session on $name', (data
         expect(user).toMatchObject({ role: 'user', content: byTurn.get(turn) });
         expect(assistant.content).toEqual([{ type: 'text', text: `reply to ${byTurn.get(turn)}` }]);
       }
+      // Most sends admitted themselves in one Update-with-Start; past Temporal's 10 in-flight Updates
+      // the rest fell back to the Signal, and every request was admitted exactly once either way.
+      const kinds = await admissionKinds(client.temporal, sessionWorkflowId(agent, key));
+      expect(kinds.byUpdate).toBeGreaterThan(0);
+      expect(kinds.bySignal).toBeGreaterThan(0);
+      expect(kinds.byUpdate + kinds.bySignal).toBe(count);
     }), 900_000);
 });
 

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { testDatabases } from '../support/databases';
 import { fakeReply } from '../support/fake-anthropic';
 import { integrationSuite } from '../support/integration';
-import { freshDurableAgent, payloadSizes } from '../support/durable-turn-helpers';
+import { admissionKinds, freshDurableAgent, payloadSizes } from '../support/durable-turn-helpers';
 import { getSession } from '../../src/store/sessions-repo';
 import { ToolRegistry } from '../../src/tools/registry';
 
@@ -61,6 +61,8 @@ describe.each(testDatabases())('no payload holds a transcript on $name', (databa
       const sizes = payloadSizes(history);
       expect(sizes.length).toBeGreaterThan(5);
       expect(Math.max(...sizes)).toBeLessThan(MAX_PAYLOAD_BYTES);
+      // One sender, one round trip: the request rode in the Update-with-Start, no Signal.
+      expect(await admissionKinds(client.temporal, client.identify(key).workflowId)).toEqual({ byUpdate: 1, bySignal: 0 });
     });
   }, 300_000);
 });
