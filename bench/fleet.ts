@@ -1,26 +1,32 @@
 /**
  * A fleet on one worker (issue 20), in one run on one dev server:
  *   1. live sessions: 1,000 sessions each take a turn and stay cached on the worker
- *      (`maxCachedWorkflows` from the config); the process RSS after them (target ≤ 500 MB);
+ *      (`maxCachedWorkflows` from the config); the worker process's RSS after them (target ≤ 500 MB);
  *   2. load: 100 of those sessions turn concurrently (0 ms model), several turns each, next to 100
  *      concurrent bare Update + one activity workflows on the same server: turns/s and p99 of both
  *      (target: Keel ≥ 0.7× the bare turns/s).
  *
- *   npx ts-node --swc bench/fleet.ts          # BENCH_DATABASE_URL=postgres://… (PGlite in memory when unset)
+ *   npx ts-node --swc bench/fleet.ts          # BENCH_DATABASE_URL=postgres://… (else the worker's own PGlite folder)
  *
- * The worker, the fake model and the store run in this process, so the RSS is theirs together (the
- * dev server is its own process). One JSON object on stdout; `run()` returns the same object.
+ * The Keel worker is a real worker process (`workers/main.ts`, compiled as the tests run it) and the
+ * baseline worker another (`bench/baseline/worker-process.ts`), so each RSS is that worker's alone and
+ * neither shares an event loop with the bench's clients and fake model. One JSON object on stdout;
+ * `run()` returns the same object.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { createServer, type AddressInfo } from 'node:net';
+import { join, resolve } from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
-import { openStore } from '../src/store/connect';
+import { openStore, type Store } from '../src/store/connect';
 import { startFakeAnthropic, fakeReply } from '../test/support/fake-anthropic';
-import { testDeps } from '../test/support/keel-deps';
-import { keelClient, runInProcessWorker, startTemporalTestEnv, uniqueTaskQueue } from '../test/support/temporal';
+import { keelClient, startTemporalTestEnv, uniqueTaskQueue } from '../test/support/temporal';
+import { COMPILED_DIR_ENV, compileEntries, entryArgs } from '../test/support/compiled-entries';
 import { DEFAULTS } from '../src/config/defaults';
-import { startBaselineWorker } from './baseline/worker';
 import { baselineStopSignal, baselineTurnUpdate } from './baseline/shared';
 import { latencyStats, ratio, type LatencyStats } from './support/stats';
+import { processRssMb, startBenchProcess } from './support/process-rss';
 
 const FULL = { liveSessions: 1_000, concurrent: 100, turnsEach: 5 } as const;
 const QUICK = { liveSessions: 100, concurrent: 25, turnsEach: 3 } as const;
@@ -32,7 +38,8 @@ const THROUGHPUT_TARGET = 0.7;
 export interface FleetResult {
   readonly database: 'pglite' | 'postgres';
   readonly maxCachedWorkflows: number;
-  readonly live: { readonly sessions: number; readonly rssBeforeMb: number; readonly rssAfterMb: number; readonly mbPerSession: number; readonly meetsTarget: boolean };
+  /** RSS of the Keel worker process before and after the live sessions; the baseline worker process's beside it. */
+  readonly live: { readonly sessions: number; readonly rssBeforeMb: number; readonly rssAfterMb: number; readonly heapUsedBeforeMb: number; readonly heapUsedAfterMb: number; readonly bareWorkerRssMb: number; readonly mbPerSession: number; readonly meetsTarget: boolean };
   readonly load: {
     readonly concurrent: number;
     readonly turnsEach: number;
@@ -45,7 +52,6 @@ export interface FleetResult {
 }
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
-const mb = (bytes: number) => Math.round(bytes / 1024 / 1024);
 
 export async function run(opts: { quick?: boolean; databaseUrl?: string; liveSessions?: number; concurrent?: number; turnsEach?: number } = {}): Promise<FleetResult> {
   const counts = opts.quick ? QUICK : FULL;
@@ -53,39 +59,60 @@ export async function run(opts: { quick?: boolean; databaseUrl?: string; liveSes
   const concurrent = Math.min(opts.concurrent ?? counts.concurrent, liveSessions);
   const turnsEach = opts.turnsEach ?? counts.turnsEach;
   const url = opts.databaseUrl ?? process.env.BENCH_DATABASE_URL;
-  log('fleet: starting a Temporal dev server, the fake model and the store…');
-  const [env, fake, store] = await Promise.all([
-    startTemporalTestEnv(),
-    startFakeAnthropic(),
-    openStore(url ? { kind: 'postgres', url, maxConnections: 20 } : { kind: 'pglite', dataDir: 'memory://' }),
-  ]);
+  log('fleet: starting a Temporal dev server, the fake model, a Keel worker process and a baseline worker process…');
+  // The worker process runs compiled JavaScript, as `node dist/workers/main.js` would.
+  process.env[COMPILED_DIR_ENV] ??= compileEntries();
+  const [env, fake] = await Promise.all([startTemporalTestEnv(), startFakeAnthropic()]);
   fake.respondWith(() => fakeReply.text('ok'));
+  const home = await mkdtemp(join(tmpdir(), 'keel-bench-fleet-'));
+  const store: Store | undefined = url ? await openStore({ kind: 'postgres', url, maxConnections: 2 }) : undefined;
+  const metricsPort = await freePort();
   const keelQueue = uniqueTaskQueue('bench-fleet');
   const baselineQueue = uniqueTaskQueue('bench-fleet-bare');
-  const deps = testDeps(store, fake.url);
-  const [keelWorker, baselineWorker] = await Promise.all([runInProcessWorker(env, keelQueue, deps), startBaselineWorker(env.nativeConnection, baselineQueue)]);
+  const [keelWorker, baselineWorker] = await Promise.all([
+    startBenchProcess(
+      entryArgs('workers/main.ts'),
+      {
+        TEMPORAL_ADDRESS: env.server.address,
+        KEEL_TASK_QUEUE: keelQueue,
+        KEEL_HOME: home,
+        KEEL_RESET_MODE: 'none',
+        KEEL_METRICS_PORT: String(metricsPort),
+        TS_NODE_SWC: 'true',
+        TS_NODE_TRANSPILE_ONLY: 'true',
+        ...(url ? { DATABASE_URL: url } : {}),
+        ...fake.env,
+      },
+      'keel worker: polling',
+    ),
+    startBenchProcess(
+      ['-r', 'ts-node/register', resolve(__dirname, 'baseline/worker-process.ts')],
+      { TEMPORAL_ADDRESS: env.server.address, BASELINE_TASK_QUEUE: baselineQueue, TS_NODE_SWC: 'true', TS_NODE_TRANSPILE_ONLY: 'true' },
+      'baseline worker: polling',
+    ),
+  ]);
   const keel = keelClient(env, keelQueue);
   const agent = `fleet${randomBytes(4).toString('hex')}`;
   const keys = Array.from({ length: liveSessions }, (_, i) => `agent:${agent}:s${i}`);
   const bare: Array<WorkflowHandle> = [];
-  // The fake keeps every request it answered; that log lives in this process and is not the worker's memory.
+  // The fake keeps every request it answered; that log lives in this process, not the worker's.
   const forgetRequests = () => void ((fake.requests as unknown[]).length = 0);
   try {
     const turn = async (key: string, i: number) => {
       const r = await keel.sendMessage(key, `fleet message ${i}`);
       if (r.reply !== 'ok') throw new Error(`fleet: unexpected reply ${JSON.stringify(r.reply)}`);
     };
-    // A warm worker first (bundles, JIT, pools), so the RSS growth is the sessions'.
+    // A warm worker first (bundle, JIT, pools), so the RSS growth is the sessions'.
     await turn(`agent:${agent}:warmup`, 0);
     forgetRequests();
-    global.gc?.();
-    const rssBefore = process.memoryUsage().rss;
+    const rssBefore = processRssMb(keelWorker.child.pid!);
+    const heapBefore = await heapUsedMb(metricsPort);
     log(`fleet: ${liveSessions.toLocaleString()} sessions take a turn each (${START_CONCURRENCY} at a time)…`);
     await inBatches(keys, START_CONCURRENCY, (key) => turn(key, 0));
-    forgetRequests(); // the fake's request log is the bench's, not the worker's
-    global.gc?.();
-    const rssAfter = process.memoryUsage().rss;
-    log(`fleet: RSS ${mb(rssBefore)} → ${mb(rssAfter)} MB; ${concurrent} sessions × ${turnsEach} turns concurrently, then as many bare workflows…`);
+    forgetRequests();
+    const rssAfter = processRssMb(keelWorker.child.pid!);
+    const heapAfter = await heapUsedMb(metricsPort);
+    log(`fleet: worker RSS ${rssBefore} → ${rssAfter} MB; ${concurrent} sessions × ${turnsEach} turns concurrently, then as many bare workflows…`);
 
     const keelLoad = await concurrently(concurrent, turnsEach, (k, t) => turn(keys[k]!, t + 1));
     forgetRequests();
@@ -96,13 +123,17 @@ export async function run(opts: { quick?: boolean; databaseUrl?: string; liveSes
     const r = ratio(keelLoad.turnsPerSecond, bareLoad.turnsPerSecond);
     return {
       database: url ? 'postgres' : 'pglite',
-      maxCachedWorkflows: deps.config.maxCachedWorkflows ?? DEFAULTS.maxCachedWorkflows,
+      // The worker process inherits this environment and has no config file in its fresh KEEL_HOME.
+      maxCachedWorkflows: Number(process.env.KEEL_MAX_CACHED_WORKFLOWS || DEFAULTS.maxCachedWorkflows),
       live: {
         sessions: liveSessions,
-        rssBeforeMb: mb(rssBefore),
-        rssAfterMb: mb(rssAfter),
-        mbPerSession: Math.round(((rssAfter - rssBefore) / 1024 / 1024 / liveSessions) * 100) / 100,
-        meetsTarget: mb(rssAfter) <= RSS_TARGET_MB,
+        rssBeforeMb: rssBefore,
+        rssAfterMb: rssAfter,
+        heapUsedBeforeMb: heapBefore,
+        heapUsedAfterMb: heapAfter,
+        bareWorkerRssMb: processRssMb(baselineWorker.child.pid!),
+        mbPerSession: Math.round(((rssAfter - rssBefore) / liveSessions) * 100) / 100,
+        meetsTarget: rssAfter <= RSS_TARGET_MB,
       },
       load: { concurrent, turnsEach, keel: keelLoad, bare: bareLoad, ratio: r, meetsTarget: r !== null && r >= THROUGHPUT_TARGET },
     };
@@ -117,11 +148,35 @@ export async function run(opts: { quick?: boolean; databaseUrl?: string; liveSes
       ),
     );
     await Promise.all([keelWorker.stop(), baselineWorker.stop()]);
-    if (url) await store.db.deleteFrom('transcript_entries').where('agent_id', '=', agent).execute();
-    if (url) await store.db.deleteFrom('sessions').where('agent_id', '=', agent).execute();
-    await Promise.all([fake.close(), store.close()]);
+    if (store) {
+      await store.db.deleteFrom('transcript_entries').where('agent_id', '=', agent).execute();
+      await store.db.deleteFrom('sessions').where('agent_id', '=', agent).execute();
+      await store.close();
+    }
+    await fake.close();
     await env.close();
+    await rm(home, { recursive: true, force: true });
   }
+}
+
+/** The worker's V8 heap in use, from its /metrics (prom-client's default process series). */
+async function heapUsedMb(port: number): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+  const line = text.split('\n').find((l) => l.startsWith('nodejs_heap_size_used_bytes '));
+  if (!line) throw new Error('fleet: the worker reported no nodejs_heap_size_used_bytes');
+  return Math.round(Number(line.split(' ')[1]) / 1024 / 1024);
+}
+
+/** A port nothing listens on now (the worker binds it a moment later). */
+function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolvePort(port));
+    });
+  });
 }
 
 /** Runs `fn` over `items`, `width` at a time. */
@@ -154,7 +209,7 @@ async function concurrently(width: number, turns: number, op: (lane: number, tur
 export function ratioLines(r: FleetResult): string[] {
   const l = r.load;
   return [
-    `${r.live.sessions.toLocaleString()} live sessions on one worker (maxCachedWorkflows ${r.maxCachedWorkflows}, ${r.database}): RSS ${r.live.rssBeforeMb} → ${r.live.rssAfterMb} MB (${r.live.mbPerSession} MB/session; target ≤ ${RSS_TARGET_MB} MB: ${r.live.meetsTarget ? 'met' : 'NOT met'})`,
+    `${r.live.sessions.toLocaleString()} live sessions on one worker process (maxCachedWorkflows ${r.maxCachedWorkflows}, ${r.database}): RSS ${r.live.rssBeforeMb} → ${r.live.rssAfterMb} MB (${r.live.mbPerSession} MB/session; V8 heap used ${r.live.heapUsedBeforeMb} → ${r.live.heapUsedAfterMb} MB; a bare worker process ${r.live.bareWorkerRssMb} MB; target ≤ ${RSS_TARGET_MB} MB: ${r.live.meetsTarget ? 'met' : 'NOT met'})`,
     `${l.concurrent} sessions turning concurrently (${l.turnsEach} turns each, 0 ms model): keel ${l.keel.turnsPerSecond} turns/s vs bare Update+activity ${l.bare.turnsPerSecond}/s = ${l.ratio}× (target ≥ ${THROUGHPUT_TARGET}×: ${l.meetsTarget ? 'met' : 'NOT met'}); p99 ${l.keel.latency.p99} ms vs bare p99 ${l.bare.latency.p99} ms (p50 ${l.keel.latency.p50} / ${l.bare.latency.p50})`,
   ];
 }

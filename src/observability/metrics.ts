@@ -2,12 +2,18 @@
  * Keel's own Prometheus series. Recorded by activities and the worker's sinks (the worker process),
  * never in workflow code. Labels stay bounded: agent, kind, trigger, outcome — never a session key.
  */
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 export type TokenKind = 'input' | 'output' | 'cache_read' | 'cache_write';
 
 export class KeelMetrics {
   readonly registry = new Registry();
+
+  constructor() {
+    // The process's own series (resident memory, heap used, event-loop lag, GC): what sizing a
+    // fleet on one worker needs beside Keel's.
+    collectDefaultMetrics({ register: this.registry });
+  }
   private readonly turnDuration = new Histogram({
     name: 'keel_turn_duration_seconds',
     help: 'Wall time of a turn, begin to finish (workflow time)',

@@ -236,7 +236,8 @@ describe.each(testDatabases())('Temporal payload encryption on $name', (database
     for (const planted of [...Object.values(first), ...Object.values(second)].filter((s) => !s.includes('SUMMARY'))) expect(text).not.toContain(planted);
 
     // A ring that dropped A cannot read A-sealed payloads, and says which key to add back.
-    const firstMessage = history.events!.find((e) => e.workflowExecutionSignaledEventAttributes)!.workflowExecutionSignaledEventAttributes!.input!.payloads!;
+    // The first message rode in the awaitResult Update that admitted it.
+    const firstMessage = history.events!.find((e) => e.workflowExecutionUpdateAcceptedEventAttributes)!.workflowExecutionUpdateAcceptedEventAttributes!.acceptedRequest!.input!.args!.payloads!;
     await expect(keelDataConverter(parseKeyRing(KEY_B))!.payloadCodecs![0]!.decode(firstMessage)).rejects.toThrow('sealed with key "a", which KEEL_ENCRYPTION_KEYS no longer holds');
   }, 180_000);
 });

@@ -109,6 +109,9 @@ describe.each(testDatabases())('worker observability on $name', (database) => {
       expect(sample(metrics, `keel_model_call_duration_seconds_count{agent="${agent}",outcome="ok"}`)).toBeGreaterThanOrEqual(3);
       expect(sample(metrics, `keel_compactions_total{trigger="manual",outcome="succeeded"}`)).toBeGreaterThanOrEqual(1);
       expect(sample(metrics, `keel_context_pressure_ratio{agent="${agent}"}`)).toBeGreaterThan(0);
+      // The process's own series, for sizing a worker.
+      expect(sample(metrics, 'process_resident_memory_bytes')).toBeGreaterThan(sample(metrics, 'nodejs_heap_size_used_bytes'));
+      expect(sample(metrics, 'nodejs_heap_size_used_bytes')).toBeGreaterThan(0);
 
       expect((await fetch(`${base}/healthz`)).status).toBe(200);
       const ready = await fetch(`${base}/readyz`);

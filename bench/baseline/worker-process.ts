@@ -1,0 +1,25 @@
+/**
+ * The baseline worker as its own process, so the fleet bench measures it the way it measures a Keel
+ * worker process: `TEMPORAL_ADDRESS=… BASELINE_TASK_QUEUE=… node -r ts-node/register bench/baseline/worker-process.ts`.
+ * Prints "baseline worker: polling" once it polls; stops on SIGTERM.
+ */
+import { NativeConnection, Runtime, DefaultLogger } from '@temporalio/worker';
+import { startBaselineWorker } from './worker';
+
+async function main(): Promise<void> {
+  const address = process.env.TEMPORAL_ADDRESS;
+  const taskQueue = process.env.BASELINE_TASK_QUEUE;
+  if (!address || !taskQueue) throw new Error('set TEMPORAL_ADDRESS and BASELINE_TASK_QUEUE');
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+  const connection = await NativeConnection.connect({ address });
+  const worker = await startBaselineWorker(connection, taskQueue);
+  process.stdout.write('baseline worker: polling\n');
+  await new Promise<void>((resolve) => process.once('SIGTERM', () => resolve()));
+  await worker.stop();
+  await connection.close();
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`baseline worker failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exit(1);
+});
