@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { ApplicationFailure, Client, WithStartWorkflowOperation, type Connection, type DataConverter } from '@temporalio/client';
+import { ApplicationFailure, Client, WithStartWorkflowOperation, isGrpcServiceError, type Connection, type DataConverter } from '@temporalio/client';
 import { isAdmissionRejected, retryAdmission } from './retry-admission';
 import { listenForReply } from './reply-listener';
 import type { ReplyStreamEvent } from '../streaming/reply-assembler';
@@ -268,7 +268,7 @@ export class KeelClient {
         startWorkflowOperation: new WithStartWorkflowOperation('sessionWorkflow', { ...sub.start, workflowIdConflictPolicy: 'USE_EXISTING' }),
       });
     } catch (err) {
-      if (isAdmissionRejected(err)) return undefined;
+      if (isAdmissionRejected(err) || isUpdateWithStartRefused(err)) return undefined;
       throw err;
     }
   }
@@ -328,6 +328,19 @@ function closedAsUnknown(err: unknown): { readonly status: 'unknown' } {
 /** The request's own failure, as the sender sees it. */
 function requestFailure(outcome: Extract<RequestOutcome, { status: 'failed' }>): ApplicationFailure {
   return ApplicationFailure.create({ message: outcome.message, type: outcome.type, nonRetryable: true });
+}
+
+/**
+ * The server refused the Update-with-Start as a whole (FAILED_PRECONDITION "Update-with-Start could
+ * not be executed"), e.g. WorkflowNotReady when the worker keeps no workflow cache
+ * (maxCachedWorkflows 0). Admitting by Signal instead is always safe: admission is idempotent by
+ * request id, so a request the Update did reach is not queued twice.
+ */
+function isUpdateWithStartRefused(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e && depth < 8; e = (e as { cause?: unknown }).cause, depth++) {
+    if (isGrpcServiceError(e) && e.code === 9) return true;
+  }
+  return false;
 }
 
 /** The Update reached a workflow that has completed (it closed idle). */

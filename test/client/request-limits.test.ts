@@ -6,7 +6,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { testDatabases } from '../support/databases';
 import { integrationSuite } from '../support/integration';
-import { freshDurableAgent } from '../support/durable-turn-helpers';
+import { admissionKinds, freshDurableAgent } from '../support/durable-turn-helpers';
 import { KeelClient, KeelRequestError } from '../../src/client/keel-client';
 import { fakeReply } from '../support/fake-anthropic';
 import { FailureTypes, MAX_REQUEST_BYTES, MAX_USER_TEXT_CHARS } from '../../src/protocol';
@@ -47,6 +47,24 @@ describe('requests refused before anything is created (PGlite)', () => {
       );
       expect(error).toBeInstanceOf(KeelRequestError);
       expect((error as KeelRequestError).message).toContain(`${MAX_REQUEST_BYTES} bytes`);
+    }),
+  );
+
+  it('an Update-with-Start the server refuses as a whole (FAILED_PRECONDITION) is admitted by Signal instead and answered once', () =>
+    suite.withWorker(db.store, {}, async ({ client, fake }) => {
+      const key = `agent:${freshDurableAgent()}:main`;
+      fake.enqueue(fakeReply.text('answered by way of the signal'));
+      // What the server sent the fleet bench when its worker kept no workflow cache: the Update's
+      // WorkflowNotReady inside a FAILED_PRECONDITION for the whole multi-operation.
+      let refused = 0;
+      client.temporal.workflow.startUpdateWithStart = async () => {
+        refused += 1;
+        throw Object.assign(new Error('9 FAILED_PRECONDITION: Update-with-Start could not be executed.'), { code: 9, details: 'Update-with-Start could not be executed.', metadata: {} });
+      };
+      expect((await client.sendMessage(key, 'hello')).reply).toBe('answered by way of the signal');
+      expect(refused).toBe(1);
+      expect(await admissionKinds(client.temporal, client.identify(key).workflowId)).toEqual({ byUpdate: 0, bySignal: 1 });
+      expect(fake.requests).toHaveLength(1);
     }),
   );
 
