@@ -53,16 +53,14 @@ export async function startDevServer(opts: StartDevServerOptions = {}): Promise<
   for (let attempt = 1; ; attempt++) {
     const { args, address, uiUrl } = await devServerArgs(opts);
     const child = spawn(cli.path, args, { stdio: ['ignore', 'ignore', 'pipe'] });
-    let stderr = '';
-    child.stderr!.on('data', (d: Buffer) => {
-      stderr = (stderr + d.toString()).slice(-8000);
-    });
+    const stderr = new StderrKeeper();
+    child.stderr!.on('data', (d: Buffer) => stderr.add(d.toString()));
     try {
       await waitUntilServing(address, child);
     } catch (err) {
       child.kill('SIGKILL');
-      if (attempt < PORT_RACE_ATTEMPTS && /address already in use/.test(stderr)) continue;
-      throw new Error(`Temporal dev server (${cli.path}) did not start: ${(err as Error).message}\n${stderr}`, { cause: err });
+      if (attempt < PORT_RACE_ATTEMPTS && stderr.portInUse) continue;
+      throw new Error(`Temporal dev server (${cli.path}) did not start: ${(err as Error).message}\n${stderr.text()}`, { cause: err });
     }
     log(`temporal: dev server (${cli.source}: ${cli.path}) serving on ${address}${uiUrl ? `, UI ${uiUrl}` : ''}`);
     return {
@@ -76,6 +74,40 @@ export async function startDevServer(opts: StartDevServerOptions = {}): Promise<
 }
 
 const PORT_RACE_ATTEMPTS = 3;
+
+/**
+ * The server's stderr for an error message: its head and its tail. A bind failure is a Go panic
+ * whose reason is on the first line and whose goroutine dump runs to many KB, so keeping only the
+ * tail lost the "address already in use" the port-race retry looks for.
+ */
+export class StderrKeeper {
+  private static readonly KEEP = 4_000;
+  private head = '';
+  private tail = '';
+  private dropped = false;
+  private last = '';
+  portInUse = false;
+
+  add(chunk: string): void {
+    // Across chunk boundaries too: the stream's last bytes are prepended.
+    const seen = this.last + chunk;
+    if (/address already in use/.test(seen)) this.portInUse = true;
+    this.last = seen.slice(-64);
+    if (this.head.length < StderrKeeper.KEEP) {
+      const room = StderrKeeper.KEEP - this.head.length;
+      this.head += chunk.slice(0, room);
+      chunk = chunk.slice(room);
+    }
+    if (chunk.length === 0) return;
+    const joined = this.tail + chunk;
+    if (joined.length > StderrKeeper.KEEP) this.dropped = true;
+    this.tail = joined.slice(-StderrKeeper.KEEP);
+  }
+
+  text(): string {
+    return this.dropped ? `${this.head}\n…\n${this.tail}` : this.head + this.tail;
+  }
+}
 
 /** The CLI's arguments on newly probed free ports. */
 async function devServerArgs(opts: StartDevServerOptions): Promise<{ args: string[]; address: string; uiUrl?: string }> {
