@@ -135,6 +135,8 @@ export const DEFAULTS = {
    * sticky (the SDK's default is sized from memory; this is deliberate and configurable).
    */
   maxCachedWorkflows: 250,
+  /** PostgreSQL connections per process (pg's own default is 10). */
+  databasePoolSize: 10,
   /** After the grace time, this long more before the worker gives up on a clean shutdown (server gone) (Keel). */
   workerShutdownForceExtraMs: 10_000,
   /** Heartbeat timeout of a summarizer call: a dead worker is noticed within it (Keel). */

@@ -126,6 +126,11 @@ export const keelConfigSchema = z.object({
    * turn of one that was evicted replays its history first. About 1 MB each is the SDK's guidance.
    */
   maxCachedWorkflows: z.coerce.number().int().nonnegative().default(DEFAULTS.maxCachedWorkflows),
+  /**
+   * PostgreSQL connections one process may hold (KEEL_DATABASE_POOL_SIZE). Each turn's activities
+   * hold one at a time; a worker running many sessions at once queues for them beyond this.
+   */
+  databasePoolSize: z.coerce.number().int().min(1, 'databasePoolSize must be at least 1').default(DEFAULTS.databasePoolSize),
   /** A stopping worker lets in-flight activities finish this long (KEEL_SHUTDOWN_GRACE_MS). */
   shutdownGraceMs: z.coerce.number().int().nonnegative().default(DEFAULTS.workerShutdownGraceMs),
   /** Workspace folder: bootstrap files (AGENTS.md, …) and memory notes (`memory/YYYY-MM-DD.md`); unset → notes only in the database. */
@@ -280,6 +285,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env, overrides: P
     shutdownGraceMs: env.KEEL_SHUTDOWN_GRACE_MS || undefined,
     contextCacheBytes: env.KEEL_CONTEXT_CACHE_BYTES ? parseByteSize(env.KEEL_CONTEXT_CACHE_BYTES) : undefined,
     maxCachedWorkflows: env.KEEL_MAX_CACHED_WORKFLOWS || undefined,
+    databasePoolSize: env.KEEL_DATABASE_POOL_SIZE || undefined,
     maxActiveTranscriptBytes: env.KEEL_MAX_ACTIVE_TRANSCRIPT_BYTES ? parseByteSize(env.KEEL_MAX_ACTIVE_TRANSCRIPT_BYTES) : undefined,
     toolsModule: env.KEEL_TOOLS_MODULE || undefined,
     encryptionKeys: env.KEEL_ENCRYPTION_KEYS || undefined,
@@ -345,6 +351,7 @@ const ENV_NAMES: Record<string, string> = {
   shutdownGraceMs: 'KEEL_SHUTDOWN_GRACE_MS',
   contextCacheBytes: 'KEEL_CONTEXT_CACHE_BYTES',
   maxCachedWorkflows: 'KEEL_MAX_CACHED_WORKFLOWS',
+  databasePoolSize: 'KEEL_DATABASE_POOL_SIZE',
   maxActiveTranscriptBytes: 'KEEL_MAX_ACTIVE_TRANSCRIPT_BYTES',
   toolsModule: 'KEEL_TOOLS_MODULE',
   encryptionKeys: 'KEEL_ENCRYPTION_KEYS',

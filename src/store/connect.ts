@@ -144,8 +144,8 @@ async function probe(db: Kysely<Database>, timeoutMs: number): Promise<boolean> 
  * `databaseUrl` when set; else the database a running embedded stack serves (`<home>/stack.json`);
  * else PGlite under `<home>/db` (default `./.keel`), opened in this process.
  */
-export function storeTargetFor(config: { readonly databaseUrl?: string; readonly home: string }): StoreTarget {
-  if (config.databaseUrl) return { kind: 'postgres', url: config.databaseUrl };
+export function storeTargetFor(config: { readonly databaseUrl?: string; readonly home: string; readonly databasePoolSize?: number }): StoreTarget {
+  if (config.databaseUrl) return { kind: 'postgres', url: config.databaseUrl, ...(config.databasePoolSize ? { maxConnections: config.databasePoolSize } : {}) };
   const stack = runningStack(config.home);
   if (stack?.databaseUrl) return { kind: 'postgres', url: stack.databaseUrl, maxConnections: 4, servedBy: { pid: stack.pid, ...(stack.dataDir ? { dataDir: stack.dataDir } : {}) } };
   return { kind: 'pglite', dataDir: resolve(config.home, 'db') };

@@ -5,6 +5,7 @@ import { ConfigError, configFromEnv } from '../../src/config/keel-config';
 import { validateStartup } from '../../src/config/validate-startup';
 import { registerContextEngine } from '../../src/engine/registry';
 import { LegacyContextEngine } from '../../src/engine/legacy';
+import { storeTargetFor } from '../../src/store/connect';
 
 function configError(fn: () => unknown): string {
   try {
@@ -76,5 +77,14 @@ describe('validateStartup', () => {
   it('requires a model when asked to (workers), naming the variables', async () => {
     await expect(validateStartup(configFromEnv({}), { requireModel: true })).rejects.toThrow(/ANTHROPIC_API_KEY: not set, and neither is ANTHROPIC_BASE_URL/);
     await expect(validateStartup(configFromEnv({}), { requireModel: false })).resolves.toBeUndefined();
+  });
+});
+
+describe('KEEL_DATABASE_POOL_SIZE', () => {
+  it('sizes the PostgreSQL pool a process opens (10 unless set) and refuses 0 naming the variable', () => {
+    const url = 'postgres://keel@db/keel';
+    expect(storeTargetFor(configFromEnv({ DATABASE_URL: url }))).toEqual({ kind: 'postgres', url, maxConnections: 10 });
+    expect(storeTargetFor(configFromEnv({ DATABASE_URL: url, KEEL_DATABASE_POOL_SIZE: '25' }))).toEqual({ kind: 'postgres', url, maxConnections: 25 });
+    expect(configError(() => configFromEnv({ KEEL_DATABASE_POOL_SIZE: '0' }))).toMatch(/KEEL_DATABASE_POOL_SIZE.*at least 1/);
   });
 });
