@@ -1,8 +1,9 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { bundleWorkflowCode, DefaultLogger, Runtime, Worker } from '@temporalio/worker';
+import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { temporal } from '@temporalio/proto';
 import { keelSinks } from '../../workers/keel-sinks';
+import { keelWorkflowBundle } from '../support/workflow-bundle';
 
 /**
  * Replays recorded session histories against today's workflow code: a change that would make
@@ -17,7 +18,7 @@ describe('saved session histories replay against the current workflow code', () 
     const dir = join(__dirname, 'histories');
     const files = (await readdir(dir)).filter((f) => f.endsWith('.binpb'));
     expect(files.length).toBeGreaterThan(0);
-    const workflowBundle = await bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: new DefaultLogger('WARN') });
+    const workflowBundle = await keelWorkflowBundle();
     for (const file of files) {
       const history = temporal.api.history.v1.History.decode(await readFile(join(dir, file)));
       // The worker's sinks, as a real worker has them (they are not called on replay).

@@ -1,12 +1,16 @@
 /**
- * Jest globalSetup: says which suites skip PostgreSQL, and compiles the process entry points once
- * so every `keel` and worker process a test starts runs JavaScript (test/support/compiled-entries.ts).
+ * Jest globalSetup: says which suites skip PostgreSQL, compiles the process entry points once so
+ * every `keel` and worker process a test starts runs JavaScript (test/support/compiled-entries.ts),
+ * and builds the workflow bundle every suite's in-process workers share (test/support/workflow-bundle.ts).
  * Test workers inherit the environment set here.
  */
 import { COMPILED_DIR_ENV, compileEntries } from './compiled-entries';
 import reportSkips from './report-skips';
+import { buildWorkflowBundle, WORKFLOW_BUNDLE_ENV } from './workflow-bundle';
 
-export default function globalSetup(): void {
+export default async function globalSetup(): Promise<void> {
   reportSkips();
-  process.env[COMPILED_DIR_ENV] = compileEntries();
+  const compiled = compileEntries();
+  process.env[COMPILED_DIR_ENV] = compiled;
+  process.env[WORKFLOW_BUNDLE_ENV] = await buildWorkflowBundle(compiled);
 }

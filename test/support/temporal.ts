@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { entryArgs } from './compiled-entries';
 import { drainableRetry } from './drainable-retry';
+import { keelWorkflowBundle } from './workflow-bundle';
 import { Connection } from '@temporalio/client';
 import { IllegalStateError, type DataConverter } from '@temporalio/common';
 import { bundleWorkflowCode, NativeConnection, Runtime, DefaultLogger, type Worker, type WorkflowBundle } from '@temporalio/worker';
@@ -42,7 +43,10 @@ export async function startTemporalTestEnv(opts: { failureConverterPath?: string
   quietRuntime();
   const [server, bundle] = await Promise.all([
     startDevServer({ log: () => {} }),
-    bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: new DefaultLogger('WARN'), ...opts }),
+    // A failure converter changes the bundle: that suite builds its own.
+    opts.failureConverterPath
+      ? bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: new DefaultLogger('WARN'), ...opts })
+      : keelWorkflowBundle(),
   ]);
   const retry = drainableRetry();
   const connection = await Connection.connect({ address: server.address, interceptors: [retry.interceptor] });
