@@ -71,7 +71,8 @@ export async function run(opts: { quick?: boolean; databaseUrl?: string; liveSes
   const baselineQueue = uniqueTaskQueue('bench-fleet-bare');
   const [keelWorker, baselineWorker] = await Promise.all([
     startBenchProcess(
-      entryArgs('workers/main.ts'),
+      // e.g. BENCH_WORKER_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" profiles the worker under load.
+      [...(process.env.BENCH_WORKER_NODE_ARGS?.split(' ').filter(Boolean) ?? []), ...entryArgs('workers/main.ts')],
       {
         TEMPORAL_ADDRESS: env.server.address,
         KEEL_TASK_QUEUE: keelQueue,

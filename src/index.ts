@@ -14,10 +14,10 @@ export {
   buildSessionKey,
   isValidSessionKey,
   parseSessionKey,
-  sessionKeySchema,
   sessionWorkflowId,
   type SessionKeyParts,
 } from './sessions/session-key';
+export { sessionKeySchema } from './sessions/session-key-schema';
 export { InvalidSessionKeyError } from './sessions/errors';
 export { configFromEnv, type KeelConfig } from './config/keel-config';
 // An application's own KeelClient reads and writes the workers' encrypted payloads with

@@ -24,7 +24,6 @@
  * cron and hook keys belong to no agent: their `agentId` is undefined (the spec gives them none;
  * the owning agent is the `agent_id` column next to the key, see `sessionWorkflowId`).
  */
-import { z } from 'zod';
 import { InvalidSessionKeyError, type SessionKeyPart } from './errors';
 
 export { InvalidSessionKeyError } from './errors';
@@ -247,17 +246,6 @@ export function sessionWorkflowId(agentId: string, sessionKey: string): string {
   }
   return `${SESSION_WORKFLOW_ID_PREFIX}/${agentId}/${sessionKey}`;
 }
-
-/** Parses a string into a `ParsedSessionKey` at input edges; the issue message is the error's. */
-export const sessionKeySchema = z.string().transform((value, ctx): ParsedSessionKey => {
-  try {
-    return parseSessionKey(value);
-  } catch (error) {
-    if (!(error instanceof InvalidSessionKeyError)) throw error;
-    ctx.addIssue({ code: 'custom', message: error.message });
-    return z.NEVER;
-  }
-});
 
 function formatParts(parts: SessionKeyParts): string {
   switch (parts.kind) {

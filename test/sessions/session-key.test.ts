@@ -5,10 +5,10 @@ import {
   chatTypeOf,
   isValidSessionKey,
   parseSessionKey,
-  sessionKeySchema,
   sessionWorkflowId,
   type ParsedSessionKey,
 } from '../../src/sessions/session-key';
+import { sessionKeySchema } from '../../src/sessions/session-key-schema';
 
 const UUID = '0b8f3c1e-7d4a-4c2b-9f6e-1a2b3c4d5e6f';
 
