@@ -16,10 +16,10 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { createServer, type AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
 import { openStore, type Store } from '../src/store/connect';
+import { freePort } from '../src/temporal/dev-server';
 import { startFakeAnthropic, fakeReply } from '../test/support/fake-anthropic';
 import { keelClient, startTemporalTestEnv, uniqueTaskQueue } from '../test/support/temporal';
 import { COMPILED_DIR_ENV, compileEntries, entryArgs } from '../test/support/compiled-entries';
@@ -166,18 +166,6 @@ async function heapUsedMb(port: number): Promise<number> {
   const line = text.split('\n').find((l) => l.startsWith('nodejs_heap_size_used_bytes '));
   if (!line) throw new Error('fleet: the worker reported no nodejs_heap_size_used_bytes');
   return Math.round(Number(line.split(' ')[1]) / 1024 / 1024);
-}
-
-/** A port nothing listens on now (the worker binds it a moment later). */
-function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as AddressInfo;
-      server.close(() => resolvePort(port));
-    });
-  });
 }
 
 /** Runs `fn` over `items`, `width` at a time. */
