@@ -14,6 +14,15 @@ import { processAlive } from './stack-state';
  */
 const heldHere = new Set<string>();
 
+/** Rounds of looking at the owner file, and the wait while another process holds the takeover lock (up to a second in all). */
+const CLAIM_ROUNDS = 40;
+const TAKEOVER_WAIT_MS = 25;
+
+/** Blocks this thread for `ms` (claiming is synchronous, and only ever waits on another process). */
+function pause(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
 export class FolderInUseError extends Error {
   override readonly name = 'FolderInUseError';
 }
@@ -46,7 +55,7 @@ export function claimPgliteFolder(dataDir: string): () => void {
 
 function claim(dataDir: string, path: string, aside: string): void {
   // A lock's holder may be between its checks: a few rounds settle any interleaving.
-  for (let round = 0; round < 5; round++) {
+  for (let round = 0; round < CLAIM_ROUNDS; round++) {
     try {
       linkSync(aside, path);
       return;
@@ -62,8 +71,9 @@ function claim(dataDir: string, path: string, aside: string): void {
 }
 
 /**
- * Replaces the stale `owner` unless another process is doing so. Throws when that process is alive;
- * false when the owner file changed meanwhile (the caller looks again).
+ * Replaces the stale `owner` unless another process is doing so. False when the owner file changed
+ * meanwhile, or (after a short wait) when another live process holds the takeover lock: the caller
+ * looks again and names whoever owns the folder then. Throws when the lock's holder died.
  */
 function takeOver(dataDir: string, path: string, aside: string, owner: Owner): boolean {
   const lock = `${path}.takeover-${owner.pid}-${hashOf(owner.text)}`;
@@ -75,7 +85,10 @@ function takeOver(dataDir: string, path: string, aside: string, owner: Owner): b
     if (Number.isInteger(taker) && taker > 0 && !processAlive(taker)) {
       throw new FolderInUseError(`the PGlite folder ${dataDir}: process ${taker} died while taking it over from process ${owner.pid}; remove ${lock} and try again`);
     }
-    throw inUse(dataDir, Number.isInteger(taker) && taker > 0 ? taker : owner.pid, 'just now');
+    // A live process is between its checks: it may win or find the owner changed and back off. Look
+    // again in a moment, so the error names the process that won, not one that was only trying.
+    pause(TAKEOVER_WAIT_MS);
+    return false;
   }
   try {
     // Under the lock: the file must still be the stale owner it was named after.
