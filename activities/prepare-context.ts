@@ -52,6 +52,8 @@ export async function prepareContext(
   sessionId: string,
   opts: {
     readonly model?: string;
+    /** The model's window in force, when the caller has just read it; else it is read here. */
+    readonly window?: number;
     /** Tokens the call sends besides the messages (system prompt, tool definitions): the messages get the rest. */
     readonly overheadTokens?: number;
     /** The worker's copy of active windows (turns); absent → read the window from the database. */
@@ -79,7 +81,7 @@ export async function prepareContext(
   // No allow list: a call to an unknown tool was answered with an error result, which the model should see.
   const historyLimit = resolveHistoryLimit(sessionKey, deps.config.historyLimits);
   const { messages, report } = runContextPipeline(raw, { provider: 'anthropic', ...(historyLimit ? { historyLimit } : {}) });
-  const window = await effectiveWindow(deps, opts.model ?? deps.config.model);
+  const window = opts.window ?? (await effectiveWindow(deps, opts.model ?? deps.config.model));
   const budget = Math.max(0, window - effectiveReserveTokens(window, deps.config.reserveTokens) - (opts.overheadTokens ?? 0));
   const maxToolChars = Math.floor(budget * DEFAULTS.toolResultMaxBudgetShare * DEFAULTS.charsPerToken);
   const { messages: fitted, truncated } = truncateOversizedToolResults(messages, maxToolChars);

@@ -163,6 +163,8 @@ export function createSubagentActivities(allDeps: ActivityDeps) {
           text: announceText({ subagentId: run.id, label: run.label, childSessionKey: run.child_session_key, mode: run.mode, outcome: input.outcome, text }),
           event: 'subagent_announce',
           announce: { subagentId: run.id, key: input.key },
+          // The parent's turn answers an event, not a client that listens: nothing to stream.
+          streamReply: false,
         },
       },
     );

@@ -53,6 +53,8 @@ interface PromptInput {
   readonly now: string;
   readonly model?: string;
   readonly session?: SessionRow;
+  /** The model's window in force, when the caller has just read it (saves reading it again). */
+  readonly window?: number;
 }
 
 /** Builds the system prompt for a call in `sessionKey` at workflow time `now`. */
@@ -72,7 +74,7 @@ export async function systemPromptForTurn(
   const session = mode === 'none' ? undefined : (input.session ?? (await getSession(deps.db, input.agentId, input.sessionKey)));
   // The spawn policy only means something to an agent that can spawn, and only the main conversation gets it.
   const spawnPolicy = mode === 'full' && tools.some((t) => t.name === SPAWN_TOOL)
-    ? await spawnPolicyText(deps, { workspace, watchSettings, session, model: input.model ?? config.model, sessionId: input.sessionId })
+    ? await spawnPolicyText(deps, { workspace, watchSettings, session, model: input.model ?? config.model, sessionId: input.sessionId, ...(input.window !== undefined ? { window: input.window } : {}) })
     : undefined;
   const text = buildSystemPrompt(mode, {
     ...(config.identity ? { identity: config.identity } : {}),
@@ -108,10 +110,12 @@ export async function prepareModelCall(
   input: PromptInput,
   windows?: ActiveWindowCache,
 ): Promise<PreparedCall> {
-  const prompt = await systemPromptForTurn(deps, input);
+  // One read of the model's window serves the prompt's spawn policy and the context budget.
+  const window = input.window ?? (await effectiveWindow(deps, input.model ?? deps.config.model));
+  const prompt = await systemPromptForTurn(deps, { ...input, window });
   const { systemTokens, bootstrapTokens, toolTokens } = prompt.overhead;
   const overheadTokens = systemTokens + bootstrapTokens + toolTokens;
-  const context = await prepareContext(deps, input.agentId, input.sessionKey, input.sessionId, { overheadTokens, ...(input.model ? { model: input.model } : {}), ...(windows ? { windows } : {}) });
+  const context = await prepareContext(deps, input.agentId, input.sessionKey, input.sessionId, { overheadTokens, window, ...(input.model ? { model: input.model } : {}), ...(windows ? { windows } : {}) });
   return {
     context,
     system: withAddition(prompt.text, context.systemPromptAddition),
@@ -134,11 +138,11 @@ const SPAWN_TOOL = 'sessions_spawn';
  */
 async function spawnPolicyText(
   deps: ActivityDeps,
-  input: { workspace: string | undefined; watchSettings: WorkspaceWatchSettings; session: SessionRow | undefined; model: string; sessionId: string },
+  input: { workspace: string | undefined; watchSettings: WorkspaceWatchSettings; session: SessionRow | undefined; model: string; sessionId: string; window?: number },
 ): Promise<string> {
   const policy = await workspaceSpawnPolicy(input.workspace, input.watchSettings);
   const contextTokens = input.session?.session_id === input.sessionId ? Number(input.session.context_tokens) : 0;
-  const window = await effectiveWindow(deps, input.model);
+  const window = input.window ?? (await effectiveWindow(deps, input.model));
   return spawnPolicySection(policy, spawnLevel(window > 0 ? (contextTokens / window) * 100 : 0, policy));
 }
 

@@ -111,6 +111,8 @@ export interface CallModelResult {
   readonly contextTokens: number;
   /** What the context sent was made of (absent when a retry found the reply already stored). */
   readonly split?: ContextSplit;
+  /** The model's window this call was budgeted against (absent with `split`): finishTurn need not read it again. */
+  readonly contextWindow?: number;
 }
 
 export interface FinishTurnInput {
@@ -123,6 +125,8 @@ export interface FinishTurnInput {
   readonly cacheReadTokens?: number;
   readonly cacheWriteTokens?: number;
   readonly contextTokens: number;
+  /** The window the turn's last model call was budgeted against; read from the store when absent. */
+  readonly contextWindow?: number;
   readonly now: string;
   /** False for system events, which must not refresh idle/daily freshness. */
   readonly touch?: boolean;
@@ -306,9 +310,9 @@ export function createTurnActivities(allDeps: ActivityDeps) {
     if (inserted === 0) {
       // A dead attempt's append landed first: the stored reply is the one the transcript holds.
       const winner = await getEntry(db, input.agentId, input.sessionId, input.assistantEntryId);
-      if (winner) return { ...describeReply(winner.payload as unknown as MessageEntry, contextTokens + (winner.token_estimate ?? 0)), split };
+      if (winner) return { ...describeReply(winner.payload as unknown as MessageEntry, contextTokens + (winner.token_estimate ?? 0)), split, contextWindow: context.window };
     }
-    return { ...describeReply(entry, contextTokens + replyTokens), split };
+    return { ...describeReply(entry, contextTokens + replyTokens), split, contextWindow: context.window };
   }
 
   /**
@@ -332,7 +336,8 @@ export function createTurnActivities(allDeps: ActivityDeps) {
     const deps = depsForAgent(allDeps, input.agentId);
     const session = await recordTurnUsage(db, { ...input, now: new Date(input.now) });
     const model = modelOf(deps, session);
-    const contextWindow = await effectiveWindow(deps, model);
+    // The turn's model call read the window a moment ago: reading model_limits again would only repeat it.
+    const contextWindow = input.contextWindow ?? (await effectiveWindow(deps, model));
     allDeps.metrics?.pressure(input.agentId, input.contextTokens / contextWindow);
     const decision = decideAfterTurn({
       ...compactionHoldInput(session, deps.config, contextWindow),

@@ -142,6 +142,11 @@ export interface TurnRequest {
   readonly announce?: { readonly subagentId: string; readonly key: string };
   /** A spawned child's first turn: the message is the task stored with its run (kept out of history). */
   readonly subagentTask?: boolean;
+  /**
+   * False when nobody listens for the reply's text as it streams: the worker then sends no NOTIFY for
+   * it (two statements per model call saved). Absent means stream, as before this field existed.
+   */
+  readonly streamReply?: boolean;
 }
 
 export interface TurnUsage {

@@ -135,7 +135,8 @@ export class SessionSteps {
     let reply: CallModelResult | undefined;
     while (modelCalls < DEFAULTS.maxModelCallsPerTurn) {
       timing.step('model');
-      reply = await this.callModelWithRecovery(sessionId, parentId, turnState, requestId);
+      // Only a client listening for the reply's text gets it streamed on its request's channel.
+      reply = await this.callModelWithRecovery(sessionId, parentId, turnState, request.streamReply === false ? undefined : requestId);
       modelCalls++;
       inputTokens += reply.usage.inputTokens;
       outputTokens += reply.usage.outputTokens;
@@ -167,7 +168,8 @@ export class SessionSteps {
     const touch = request.event === undefined || request.event === 'user_message';
     const usage = { inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens };
     timing.step('finish');
-    const after = await db.finishTurn({ ...this.ids, ...usage, contextTokens: final.contextTokens, now: now(), touch });
+    const window = final.contextWindow !== undefined ? { contextWindow: final.contextWindow } : {};
+    const after = await db.finishTurn({ ...this.ids, ...usage, contextTokens: final.contextTokens, ...window, now: now(), touch });
     this.state.recordTurn(parentId, after, final.split);
     timing.finish({ sessionId, turn: this.state.turnsCompleted, modelCalls, usage });
     // Maintenance runs after the reply is returned, before the next queued request.
@@ -304,11 +306,11 @@ export class SessionSteps {
   }
 
   /** A model call; an overflow is answered by compacting and retrying once (OpenClaw). */
-  private async callModelWithRecovery(sessionId: string, parentId: string, turnState: { compacted: boolean; turn: number }, requestId: string): Promise<CallModelResult> {
+  private async callModelWithRecovery(sessionId: string, parentId: string, turnState: { compacted: boolean; turn: number }, requestId: string | undefined): Promise<CallModelResult> {
     for (;;) {
       let r;
       try {
-        r = await this.model.callModel({ ...this.ids, turn: turnState.turn, sessionId, assistantEntryId: wf.uuid4(), parentId, now: now(), precheck: !turnState.compacted, requestId });
+        r = await this.model.callModel({ ...this.ids, turn: turnState.turn, sessionId, assistantEntryId: wf.uuid4(), parentId, now: now(), precheck: !turnState.compacted, ...(requestId !== undefined ? { requestId } : {}) });
       } catch (err) {
         if (!isOverflow(err)) throw err;
         if (turnState.compacted) {

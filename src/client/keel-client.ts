@@ -178,6 +178,8 @@ export class KeelClient {
       text,
       ...(opts.expectedLastEntryId ? { expectedLastEntryId: opts.expectedLastEntryId } : {}),
       ...(opts.event ? { event: opts.event } : {}),
+      // Nobody hears this reply stream: the worker need not publish it.
+      ...(this.opts.stream ? {} : { streamReply: false }),
     };
     const problem = checkTurnRequest(turn);
     if (problem) throw new KeelRequestError(problem);

@@ -15,7 +15,7 @@ export function hasEnded(run: SubagentRun): boolean {
 export async function steerSubagent(db: Kysely<Database>, sessions: SessionSignals, run: SubagentRun, text: string, requestId: string): Promise<{ sent: boolean; message: string }> {
   if (hasEnded(run)) return { sent: false, message: `subagent ${run.id} has ended (${run.status}); spawn a new one with sessions_spawn for more work` };
   await updateSubagentRun(db, run, { status: 'running', updated_at: new Date().toISOString() });
-  await sessions.enqueue({ agentId: run.child_agent_id ?? run.agent_id, sessionKey: run.child_session_key }, { requestId, turn: { text } });
+  await sessions.enqueue({ agentId: run.child_agent_id ?? run.agent_id, sessionKey: run.child_session_key }, { requestId, turn: { text, streamReply: false } });
   return { sent: true, message: `sent to subagent ${run.id}; its reply reaches ${run.parent_session_key} as a message` };
 }
 

@@ -6,6 +6,7 @@ import { integrationSuite, type WorkerContext } from '../support/integration';
 import { freshDurableAgent } from '../support/durable-turn-helpers';
 import { KeelClient } from '../../src/client/keel-client';
 import { replyStreamForStore, type ReplyStreamSubscriber } from '../../src/streaming/reply-subscriber';
+import { parseReplyChunk, replyChannel } from '../../src/streaming/reply-channel';
 import { ToolRegistry } from '../../src/tools/registry';
 
 const suite = integrationSuite();
@@ -191,6 +192,33 @@ describe.each(testDatabases())('reply streaming on $name', (database) => {
       expect(texts.length).toBeGreaterThan(0);
       expect(texts.map((i) => i.delta).join('')).toBe('Iterated reply text.');
       expect(last.type === 'reply' && last.result.reply).toBe('Iterated reply text.');
+    });
+  }, 120_000);
+  it('publishes nothing for a client that does not listen, and the reply chunks for one that does', async () => {
+    await suite.withWorker(db.store, {}, async (t) => {
+      const stream: ReplyStreamSubscriber = replyStreamForStore(t.store);
+      try {
+        // A third party listens on each request's channel: it hears what the worker publishes, whoever asked.
+        const heard = async (client: KeelClient, requestId: string): Promise<string[]> => {
+          const key = `agent:${freshDurableAgent()}:main`;
+          const payloads: string[] = [];
+          const stop = await stream.listen(replyChannel({ agentId: client.identify(key).agentId, sessionKey: key, requestId }), (p) => payloads.push(p));
+          try {
+            t.fake.enqueue(fakeReply.text('Heard or not.', { chunks: ['Heard', ' or not.'] }));
+            expect((await client.sendMessage(key, 'go', { requestId })).reply).toBe('Heard or not.');
+          } finally {
+            await stop();
+          }
+          return payloads;
+        };
+        expect(await heard(t.client, `quiet-${freshDurableAgent()}`)).toEqual([]);
+        const streamed = await withStreamingClient(t, (client) => heard(client, `loud-${freshDurableAgent()}`));
+        // The attempt's announcement, then the text with the end mark.
+        expect(streamed.map((p) => parseReplyChunk(p)?.text ?? '').join('')).toBe('Heard or not.');
+        expect(parseReplyChunk(streamed.at(-1))?.end).toBe(true);
+      } finally {
+        await stream.close();
+      }
     });
   }, 120_000);
 });

@@ -10,6 +10,7 @@ import type { AgentMessage, MessageEntry } from '../../src/context/types';
 import { allEntries } from '../support/store-readers';
 import { testDeps } from '../support/keel-deps';
 import { prepareContext } from '../../activities/prepare-context';
+import { StatementCounter } from '../support/statement-counter';
 
 /** A message's text, whatever its shape (a string, or text blocks), for comparing what was sent with what was stored. */
 function textOf(message: { content: unknown }): string {
@@ -49,6 +50,24 @@ describe.each(testDatabases())('a durable turn on a real Temporal dev server and
       expect(JSON.stringify(sent)).toContain('Hi there');
       expect(session!.total_tokens_fresh).toBe(true);
     }));
+
+  it('reads the model window once per model call and publishes no reply stream to a client that does not listen', async () => {
+    // The worker's store, counted: what a turn costs the database.
+    const counter = new StatementCounter();
+    const counted = { ...db.store, db: db.store.db.withPlugin(counter) };
+    await suite.withWorker(counted, {}, async ({ client, fake }) => {
+      const key = `agent:${freshAgent()}:main`;
+      fake.enqueue(fakeReply.text('first'));
+      await client.sendMessage(key, 'one');
+      const from = counter.seen.length;
+      fake.enqueue(fakeReply.text('second'));
+      expect((await client.sendMessage(key, 'two')).reply).toBe('second');
+      // callModel reads it for the prompt and the budget at once; finishTurn takes it from callModel's result.
+      expect(counter.count('select model_limits', from)).toBe(1);
+      expect(counter.seen.slice(from).filter((l) => l.includes('pg_notify'))).toEqual([]);
+      expect(counter.count('insert transcript_entries', from)).toBe(2);
+    });
+  });
 
   it('runs two Updates sent at once to one session one after the other', () =>
     suite.withWorker(db.store, {}, async ({ client, store, fake }) => {
