@@ -240,6 +240,18 @@ export async function tailEntries(db: Kysely<Database>, agentId: string, session
   return rows.reverse();
 }
 
+/** True when the session has at least one entry (one index probe, whatever its length). */
+export async function hasEntries(db: Kysely<Database>, agentId: string, sessionId: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('transcript_entries')
+    .select(sql<number>`1`.as('one'))
+    .where('agent_id', '=', agentId)
+    .where('session_id', '=', sessionId)
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
 /** Entry count of a session. */
 export async function countEntries(db: Kysely<Database>, agentId: string, sessionId: string): Promise<number> {
   const r = await db

@@ -1,19 +1,22 @@
 import { stat } from 'node:fs/promises';
 import type { Kysely } from 'kysely';
 import type { Database } from '../store/schema';
-import { appendEntriesRedacted, loadActiveEntries, type EntryToAppend } from '../store/entries-repo';
+import { appendEntriesRedacted, hasEntries, loadActiveEntries, type EntryToAppend } from '../store/entries-repo';
 import type { Redaction } from '../store/redact';
-import type { TranscriptEntry } from '../context/types';
+import type { AgentMessage, TranscriptEntry } from '../context/types';
 import { activeMessages } from '../context/active-context';
 import { repairToolUseResultPairing } from '../context/repair-tool-use-result-pairing';
 import { MAX_IMPORT_LINE_BYTES, readJsonlLines } from './jsonl-lines';
 import { LineRepairer, type LineRepairCounts } from './line-repairer';
 import { rewriteRepairedFile } from './rewrite-repaired-file';
+import { WindowSkeletons } from './pairing-skeleton';
 
 /** Rows per INSERT statement while importing (one transaction per file either way). */
 export const IMPORT_BATCH_ROWS = 500;
 /** Payload bytes per INSERT statement, so a batch of huge lines stays one bounded statement. */
 export const IMPORT_BATCH_BYTES = 8 * 1024 * 1024;
+/** Entries whose pairing skeletons a file keeps; past this the report reads the session back instead. */
+const MAX_SKELETONS = 200_000;
 
 /** A line the import did not keep, and why. */
 export interface DroppedLine {
@@ -110,12 +113,17 @@ export async function importTranscriptFile(opts: ImportFileOptions): Promise<Fil
   const fixedLines = new Map<number, string>();
   let accepted = 0;
   const redactions = new Map<Redaction['kind'], number>();
+  // The pairing report from this file alone, when the session had nothing before it.
+  let skeletons: WindowSkeletons | undefined = new WindowSkeletons(MAX_SKELETONS);
   try {
     await db.transaction().execute(async (trx) => {
       let batch: EntryToAppend[] = [];
       let batchBytes = 0;
+      let first = true;
       const flush = async (): Promise<void> => {
         if (batch.length === 0) return;
+        if (first && (await hasEntries(trx, agentId, report.sessionId!))) skeletons = undefined;
+        first = false;
         const result = await appendEntriesRedacted(trx, agentId, report.sessionId!, batch);
         report.imported += result.inserted;
         for (const r of result.redactions) redactions.set(r.kind, (redactions.get(r.kind) ?? 0) + r.count);
@@ -134,6 +142,7 @@ export async function importTranscriptFile(opts: ImportFileOptions): Promise<Fil
         if (outcome.kind === 'header') report.sessionId = opts.sessionId ?? outcome.header.id;
         else if (outcome.changed) fixedLines.set(line.lineNumber, JSON.stringify(entry));
         batch.push({ entry, tokenEstimate: null });
+        skeletons?.add(entry);
         accepted += 1;
         batchBytes += line.bytes;
         if (batch.length >= IMPORT_BATCH_ROWS || batchBytes >= IMPORT_BATCH_BYTES) await flush();
@@ -148,8 +157,11 @@ export async function importTranscriptFile(opts: ImportFileOptions): Promise<Fil
 
   report.alreadyPresent = accepted - report.imported;
   report.redactions = [...redactions].map(([kind, count]) => ({ kind, count }));
-  report.repaired = { ...repairer.counts, toolPairing: await toolPairingReport(db, agentId, report.sessionId!) };
   const counts = repairer.counts;
+  // Redacted or sanitized text could have touched an id the repair compares: read what was stored.
+  // Every accepted entry is a new row (no id repeated in the file), and nothing rewrote an id the repair compares.
+  const window = report.imported === accepted && redactions.size === 0 && counts.sanitizedEntries === 0 ? skeletons?.messages() : undefined;
+  report.repaired = { ...counts, toolPairing: window ? pairingCounts(window) : await toolPairingReport(db, agentId, report.sessionId!) };
   if (report.dropped.length > 0 || counts.generatedIds + counts.timestampsFilled + counts.sanitizedEntries > 0) {
     report.status = 'repaired';
     if (opts.rewriteRepaired !== false) {
@@ -176,6 +188,11 @@ async function toolPairingReport(db: Kysely<Database>, agentId: string, sessionI
     compaction,
     rows.map((r) => ({ id: r.id, entry: r.payload as unknown as TranscriptEntry })),
   );
+  return pairingCounts(messages);
+}
+
+/** What the pairing repair does to these messages, in counts. */
+function pairingCounts(messages: AgentMessage[]): ToolPairingReport {
   const result = repairToolUseResultPairing(messages);
   return {
     added: result.added.length,

@@ -3,7 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { testDatabases } from '../support/databases';
 import type { Store } from '../../src/store/connect';
-import { countEntries } from '../../src/store/entries-repo';
+import { countEntries, loadActiveEntries } from '../../src/store/entries-repo';
+import { activeMessages } from '../../src/context/active-context';
+import { repairToolUseResultPairing } from '../../src/context/repair-tool-use-result-pairing';
+import type { TranscriptEntry } from '../../src/context/types';
 import { importTranscriptFile } from '../../src/transfer/import-jsonl';
 import { corrupt, firstToolCallId, generateSession, joinLines, toLines, type FixtureLine } from '../fixtures/generate';
 import { allEntries } from '../support/store-readers';
@@ -164,8 +167,26 @@ describe.each(testDatabases())('importTranscriptFile on $name', (database) => {
     const report = await importTranscriptFile({ db: store.db, agentId: AGENT, file });
     expect(report.status).toBe('imported');
     expect(report.repaired.toolPairing).toMatchObject({ added: 1, droppedOrphans: 1 });
+    // Counted from the file as it streamed by: the same as the repair over the session read back.
+    const { compaction, rows } = await loadActiveEntries(store.db, AGENT, 's-10');
+    const readBack = repairToolUseResultPairing(activeMessages(compaction, rows.map((r) => ({ id: r.id, entry: r.payload as unknown as TranscriptEntry }))));
+    expect(report.repaired.toolPairing).toEqual({ added: readBack.added.length, droppedDuplicates: readBack.droppedDuplicateCount, droppedOrphans: readBack.droppedOrphanCount, moved: readBack.moved });
     // Raw entries are stored as they were: the orphan is still there.
     expect((await allEntries(store.db, AGENT, 's-10')).some((r) => r.id === 'orphan01')).toBe(true);
+  });
+
+  it('reports the pairing repair of a compacted session from the file as it streamed by, as a read-back of the stored window would', async () => {
+    const entries = generateSession({ seed: 12, entries: 120, sessionId: 's-12', compactionEvery: 40 });
+    expect(entries.some((e) => e.type === 'compaction')).toBe(true);
+    let lines = toLines(entries);
+    lines = corrupt.orphanedToolResult(lines, lines.length, entries[entries.length - 1]!.timestamp).lines;
+    const file = await write('compacted-pairing.jsonl', lines);
+    const report = await importTranscriptFile({ db: store.db, agentId: AGENT, file });
+    const { compaction, rows } = await loadActiveEntries(store.db, AGENT, 's-12');
+    expect(compaction).toBeDefined();
+    const readBack = repairToolUseResultPairing(activeMessages(compaction, rows.map((r) => ({ id: r.id, entry: r.payload as unknown as TranscriptEntry }))));
+    expect(readBack.droppedOrphanCount).toBeGreaterThanOrEqual(1);
+    expect(report.repaired.toolPairing).toEqual({ added: readBack.added.length, droppedDuplicates: readBack.droppedDuplicateCount, droppedOrphans: readBack.droppedOrphanCount, moved: readBack.moved });
   });
 
   it('redacts secrets before they are persisted and reports them', async () => {

@@ -1,0 +1,101 @@
+import type { AgentMessage, TranscriptEntry } from '../context/types';
+import { isToolCallBlock } from '../context/types';
+import { restoresNoSummary } from '../store/entries-repo';
+
+/**
+ * The active window of a file imported into an empty session, as pairing skeletons, in the order
+ * `loadActiveEntries` would read the rows back: from the last compaction's first kept entry (or
+ * after the compaction when that entry is not in the file), its summary first. Undefined from
+ * `messages()` when the file is past `maxEntries` (memory stays bounded; read the session back).
+ */
+export class WindowSkeletons {
+  private entries: Array<{ readonly id: string; readonly message?: AgentMessage }> = [];
+  private last: { readonly firstKeptEntryId: string; readonly position: number; readonly withSummary: boolean } | undefined;
+  private usable = true;
+
+  constructor(private readonly maxEntries: number) {}
+
+  add(entry: TranscriptEntry): void {
+    if (!this.usable) return;
+    if (this.entries.length >= this.maxEntries) return this.giveUp();
+    if (entry.type === 'compaction') {
+      if (typeof entry.firstKeptEntryId !== 'string') return this.giveUp();
+      this.last = { firstKeptEntryId: entry.firstKeptEntryId, position: this.entries.length, withSummary: !restoresNoSummary(entry) };
+      this.entries.push({ id: entry.id });
+      return;
+    }
+    const message = pairingSkeleton(entry);
+    this.entries.push(message ? { id: entry.id, message } : { id: entry.id });
+  }
+
+  messages(): AgentMessage[] | undefined {
+    if (!this.usable) return undefined;
+    const out: AgentMessage[] = [];
+    let from = 0;
+    if (this.last) {
+      const kept = this.entries.findIndex((e) => e.id === this.last!.firstKeptEntryId);
+      from = kept >= 0 ? kept : this.last.position;
+      // The summary stands first: a user message as far as pairing is concerned.
+      if (this.last.withSummary) out.push({ role: 'user', content: [{ type: 'text', text: '' }] });
+    }
+    for (let i = from; i < this.entries.length; i++) {
+      const message = this.entries[i]!.message;
+      if (message) out.push(message);
+    }
+    return out;
+  }
+
+  private giveUp(): void {
+    this.usable = false;
+    this.entries = [];
+  }
+}
+
+/**
+ * What the tool-pairing repair reads of a message, and nothing else: roles, stop reasons, tool-call
+ * ids and names, result ids and names, and where native `tool_result` blocks sit in user content.
+ * The import keeps these for a file's messages instead of the messages themselves, so it can report
+ * what the load path's repair will do without reading the session back (`test/transfer/pairing-skeleton.test.ts`
+ * compares the repair's counts over skeletons and over the full messages).
+ * Undefined for entries that never reach the model's messages (headers, compactions, custom data).
+ */
+function pairingSkeleton(entry: TranscriptEntry): AgentMessage | undefined {
+  // As `activeMessages` maps entries to messages.
+  if (entry.type === 'custom_message') return skeletonOf({ role: 'user', content: entry.content });
+  if (entry.type !== 'message') return undefined;
+  return skeletonOf(entry.message);
+}
+
+function skeletonOf(message: AgentMessage): AgentMessage {
+  switch (message.role) {
+    case 'assistant':
+      return {
+        role: 'assistant',
+        stopReason: message.stopReason,
+        content: Array.isArray(message.content)
+          ? message.content.filter((b) => !!b && typeof b === 'object' && isToolCallBlock(b)).map((b) => ({ type: b.type, id: (b as { id: string }).id, name: (b as { name: string }).name }) as AgentMessageBlock)
+          : [],
+      };
+    case 'toolResult':
+      return { role: 'toolResult', toolCallId: message.toolCallId, toolName: message.toolName, content: [] };
+    case 'user':
+      return {
+        role: 'user',
+        // A native result block keeps its id; any other block stays as an empty placeholder, so a user
+        // message split around its results keeps its place in the span.
+        content: Array.isArray(message.content)
+          ? (message.content as unknown[]).map((b) => (isNativeResult(b) ? ({ type: 'tool_result', tool_use_id: b.tool_use_id } as unknown as UserBlock) : { type: 'text', text: '' }))
+          : '',
+      };
+    default:
+      // A role the repair treats as any other message.
+      return { role: (message as { role: string }).role, content: '' } as unknown as AgentMessage;
+  }
+}
+
+type AgentMessageBlock = Extract<AgentMessage, { role: 'assistant' }>['content'][number];
+type UserBlock = Exclude<Extract<AgentMessage, { role: 'user' }>['content'], string>[number];
+
+function isNativeResult(block: unknown): block is { type: 'tool_result'; tool_use_id: unknown } {
+  return !!block && typeof block === 'object' && (block as { type?: unknown }).type === 'tool_result';
+}
