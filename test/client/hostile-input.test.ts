@@ -55,27 +55,36 @@ describe.each(testDatabases())('hostile input on $name', (database) => {
   it('sendMessage with generated texts and keys: a reply or a documented refusal that writes nothing; the session takes the next message', () =>
     suite.withWorker(db.store, {}, async ({ client, store, fake }) => {
       fake.respondWith(() => fakeReply.text('ok'));
-      await fc.assert(
-        fc.asyncProperty(hostileText, hostileKey, async (text, generatedKey) => {
-          const key = generatedKey === VALID ? `agent:${freshDurableAgent()}:main` : generatedKey;
-          const before = await rowCounts(store);
-          const outcome = await client.sendMessage(key, text).then(
-            (result) => ({ ok: true as const, result }),
-            (error: unknown) => ({ ok: false as const, error }),
-          );
-          if (!outcome.ok) {
-            // Refused before anything was sent: a request or key error naming what to fix, nothing written.
-            expect(outcome.error instanceof KeelRequestError || outcome.error instanceof InvalidSessionKeyError).toBe(true);
-            expect((outcome.error as Error).message.length).toBeGreaterThan(0);
-            expect(await rowCounts(store)).toEqual(before);
-            return;
-          }
-          expect(outcome.result.reply).toBe('ok');
-          // Not stuck: the same session answers a normal message next.
-          expect((await client.sendMessage(key, 'and now a normal message')).reply).toBe('ok');
-        }),
-        { seed, numRuns: 24 },
-      );
+      // Sessions this run reached. Generated keys repeat across the database variants (one seed, one dev
+      // server): a session left running on this variant's task queue would take the next variant's
+      // messages and, its worker gone, never answer them.
+      const reached = new Set<string>();
+      try {
+        await fc.assert(
+          fc.asyncProperty(hostileText, hostileKey, async (text, generatedKey) => {
+            const key = generatedKey === VALID ? `agent:${freshDurableAgent()}:main` : generatedKey;
+            const before = await rowCounts(store);
+            const outcome = await client.sendMessage(key, text).then(
+              (result) => ({ ok: true as const, result }),
+              (error: unknown) => ({ ok: false as const, error }),
+            );
+            if (outcome.ok) reached.add(client.identify(key).workflowId);
+            if (!outcome.ok) {
+              // Refused before anything was sent: a request or key error naming what to fix, nothing written.
+              expect(outcome.error instanceof KeelRequestError || outcome.error instanceof InvalidSessionKeyError).toBe(true);
+              expect((outcome.error as Error).message.length).toBeGreaterThan(0);
+              expect(await rowCounts(store)).toEqual(before);
+              return;
+            }
+            expect(outcome.result.reply).toBe('ok');
+            // Not stuck: the same session answers a normal message next.
+            expect((await client.sendMessage(key, 'and now a normal message')).reply).toBe('ok');
+          }),
+          { seed, numRuns: 24 },
+        );
+      } finally {
+        await Promise.all([...reached].map((id) => client.temporal.workflow.getHandle(id).terminate('hostile-input run over').catch(() => undefined)));
+      }
       fake.respondWith(undefined);
     }),
   );
