@@ -22,6 +22,8 @@ import { modelOf } from './session-model';
 import { configuredWindow } from '../src/config/configured-window';
 import { loadWorkflowState, saveWorkflowState } from '../src/store/workflow-state-repo';
 import { appendReplyKeepingToolArgs, releaseAbandonedToolArgs } from '../src/store/pending-tool-args-repo';
+import { appendFinalReplyRecordingUsage } from '../src/store/final-reply-repo';
+import type { SessionRow } from '../src/store/schema';
 import type { ContextSplit, PromptCacheCounters, SessionCarriedState, TurnUsage } from '../src/protocol';
 import { openReplyStream } from '../src/streaming/reply-publisher';
 import { claimAnnounce } from '../src/store/subagent-runs-repo';
@@ -81,6 +83,19 @@ export interface CallModelInput {
   readonly precheck: boolean;
   /** The client request this turn answers: its reply streams on that request's channel. */
   readonly requestId?: string;
+  /**
+   * Set by sessions that finish their turn in its last model call (one step fewer per turn): when the
+   * reply has no tool calls, the call adds the turn's usage to the session row with the reply, in one
+   * statement, and returns what finishTurn would have.
+   */
+  readonly finish?: TurnFinish;
+}
+
+/** What finishing a turn needs besides this call: the usage of the turn's earlier calls, and whether it refreshes freshness. */
+export interface TurnFinish {
+  readonly usageBefore: TurnUsage;
+  /** False for system events, which must not refresh idle/daily freshness. */
+  readonly touch: boolean;
 }
 
 /** The context did not fit: compact, then call again. */
@@ -113,6 +128,8 @@ export interface CallModelResult {
   readonly split?: ContextSplit;
   /** The model's window this call was budgeted against (absent with `split`): finishTurn need not read it again. */
   readonly contextWindow?: number;
+  /** The turn finished with this call (`finish` was given and the reply has no tool calls): no finishTurn follows. */
+  readonly finished?: FinishTurnResult;
 }
 
 export interface FinishTurnInput {
@@ -215,7 +232,11 @@ export function createTurnActivities(allDeps: ActivityDeps) {
       const compaction = await finishRecordedProviderCompaction(deps, input, stored.payload as unknown as CompactionEntry);
       return { kind: 'compacted', compaction };
     }
-    if (stored) return describeReply(stored.payload as unknown as MessageEntry, stored.token_estimate ?? 0);
+    if (stored) {
+      // A retry after the reply was stored: the attempt that stored a final reply also counted the turn.
+      const reply = describeReply(stored.payload as unknown as MessageEntry, stored.token_estimate ?? 0);
+      return input.finish && reply.toolCalls.length === 0 ? { ...reply, finished: await finishedEarlier(deps, input) } : reply;
+    }
 
     // One read of the session row serves the model choice and the system prompt's after-compaction part.
     const session = await getSession(db, input.agentId, input.sessionKey);
@@ -276,8 +297,20 @@ export function createTurnActivities(allDeps: ActivityDeps) {
     };
     const entry: MessageEntry = { type: 'message', id: input.assistantEntryId, parentId: input.parentId, timestamp: input.now, message };
     const replyTokens = deps.estimate(message);
-    // Stored redacted; the tool calls' raw arguments wait in pending_tool_args for runTool.
-    const { inserted, redactions } = await appendReplyKeepingToolArgs(db, input.agentId, input.sessionId, { entry, tokenEstimate: replyTokens });
+    const final = !message.content.some((b) => isToolCallBlock(b));
+    // Stored redacted; the tool calls' raw arguments wait in pending_tool_args for runTool. A final
+    // reply of a session that finishes here is stored with the turn's usage, in one statement.
+    const { inserted, redactions, session: finishedRow } =
+      input.finish && final
+        ? await appendFinalReplyRecordingUsage(db, input.sessionId, { entry, tokenEstimate: replyTokens }, {
+            agentId: input.agentId,
+            sessionKey: input.sessionKey,
+            ...turnUsageWith(input.finish.usageBefore, message),
+            contextTokens: contextTokens + replyTokens,
+            now: new Date(input.now),
+            touch: input.finish.touch,
+          })
+        : { ...(await appendReplyKeepingToolArgs(db, input.agentId, input.sessionId, { entry, tokenEstimate: replyTokens })), session: undefined };
     const repairs = contextRepairs(context);
     const usage = { input: reply.usage.input, output: reply.usage.output, cache_read: reply.usage.cacheRead ?? 0, cache_write: reply.usage.cacheWrite ?? 0 };
     allDeps.metrics?.modelCall(input.agentId, modelMs / 1000, 'ok');
@@ -299,7 +332,7 @@ export function createTurnActivities(allDeps: ActivityDeps) {
       ...(reply.appliedEdits ? { contextEdits: reply.appliedEdits } : {}),
     });
     // The turn's last model call (no tool calls): the engine's afterTurn sees what the model saw plus the reply.
-    if (inserted > 0 && !message.content.some((b) => isToolCallBlock(b))) {
+    if (inserted > 0 && final) {
       await context.engineInstance.afterTurn?.({
         sessionId: input.sessionId,
         sessionKey: input.sessionKey,
@@ -308,11 +341,15 @@ export function createTurnActivities(allDeps: ActivityDeps) {
       });
     }
     if (inserted === 0) {
-      // A dead attempt's append landed first: the stored reply is the one the transcript holds.
+      // A dead attempt's append landed first: the stored reply is the one the transcript holds (and that attempt counted the turn).
       const winner = await getEntry(db, input.agentId, input.sessionId, input.assistantEntryId);
-      if (winner) return { ...describeReply(winner.payload as unknown as MessageEntry, contextTokens + (winner.token_estimate ?? 0)), split, contextWindow: context.window };
+      if (winner) {
+        const landed = { ...describeReply(winner.payload as unknown as MessageEntry, contextTokens + (winner.token_estimate ?? 0)), split, contextWindow: context.window };
+        return input.finish && final ? { ...landed, finished: await finishedEarlier(deps, input, context.window) } : landed;
+      }
     }
-    return { ...describeReply(entry, contextTokens + replyTokens), split, contextWindow: context.window };
+    const result = { ...describeReply(entry, contextTokens + replyTokens), split, contextWindow: context.window };
+    return finishedRow ? { ...result, finished: await decideAfterFinish(deps, input.agentId, finishedRow, contextTokens + replyTokens, context.window) } : result;
   }
 
   /**
@@ -335,13 +372,18 @@ export function createTurnActivities(allDeps: ActivityDeps) {
   async function finishTurn(input: FinishTurnInput): Promise<FinishTurnResult> {
     const deps = depsForAgent(allDeps, input.agentId);
     const session = await recordTurnUsage(db, { ...input, now: new Date(input.now) });
+    return decideAfterFinish(deps, input.agentId, session, input.contextTokens, input.contextWindow);
+  }
+
+  /** What a finished turn calls for (flush, compaction), from the session row its usage was added to. */
+  async function decideAfterFinish(deps: ActivityDeps, agentId: string, session: SessionRow | undefined, contextTokens: number, knownWindow?: number): Promise<FinishTurnResult> {
     const model = modelOf(deps, session);
     // The turn's model call read the window a moment ago: reading model_limits again would only repeat it.
-    const contextWindow = input.contextWindow ?? (await effectiveWindow(deps, model));
-    allDeps.metrics?.pressure(input.agentId, input.contextTokens / contextWindow);
+    const contextWindow = knownWindow ?? (await effectiveWindow(deps, model));
+    allDeps.metrics?.pressure(agentId, contextTokens / contextWindow);
     const decision = decideAfterTurn({
       ...compactionHoldInput(session, deps.config, contextWindow),
-      contextTokens: input.contextTokens,
+      contextTokens,
       reserveTokens: deps.config.reserveTokens,
       softThresholdTokens: deps.config.softThresholdTokens,
       compactionCount: session?.compaction_count ?? 0,
@@ -350,7 +392,7 @@ export function createTurnActivities(allDeps: ActivityDeps) {
     });
     return {
       ...decision,
-      contextTokens: input.contextTokens,
+      contextTokens,
       contextWindow,
       configuredContextWindow: configuredWindow(deps.config, model).tokens,
       compactionCount: session?.compaction_count ?? 0,
@@ -361,6 +403,12 @@ export function createTurnActivities(allDeps: ActivityDeps) {
       },
       model,
     };
+  }
+
+  /** A final reply stored by an earlier attempt, which counted the turn: the decisions from the row as it is. */
+  async function finishedEarlier(deps: ActivityDeps, input: CallModelInput, knownWindow?: number): Promise<FinishTurnResult> {
+    const session = await getSession(db, input.agentId, input.sessionKey);
+    return decideAfterFinish(deps, input.agentId, session, Number(session?.context_tokens ?? 0), knownWindow);
   }
 
   /** The counters a session workflow saved when it closed idle (undefined for a session never closed). */
@@ -383,6 +431,16 @@ function resetPolicy(config: KeelConfig) {
     dailyResetHour: config.resetHour,
     timeZone: config.resetTimeZone,
     ...(config.idleMinutes !== undefined ? { idleMinutes: config.idleMinutes } : {}),
+  };
+}
+
+/** The turn's usage with this reply's added (the same fields `describeReply` reports). */
+function turnUsageWith(before: TurnUsage, message: AssistantMessage): Required<TurnUsage> {
+  return {
+    inputTokens: before.inputTokens + (message.usage?.input ?? 0),
+    outputTokens: before.outputTokens + (message.usage?.output ?? 0),
+    cacheReadTokens: (before.cacheReadTokens ?? 0) + (message.usage?.cacheRead ?? 0),
+    cacheWriteTokens: (before.cacheWriteTokens ?? 0) + (message.usage?.cacheWrite ?? 0),
   };
 }
 

@@ -5,7 +5,7 @@
  */
 import * as wf from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
-import type { createTurnActivities, CallModelResult } from '../activities/turn-activities';
+import type { createTurnActivities, CallModelResult, TurnFinish } from '../activities/turn-activities';
 import type { createToolActivities } from '../activities/tool-activities';
 import type { createMemoryActivities, MemoryFlushInput } from '../activities/memory-activities';
 import type { createSubagentActivities, AnnounceResult } from '../activities/subagent-activities';
@@ -35,6 +35,9 @@ type TurnActivities = ReturnType<typeof createTurnActivities>;
 type ToolActivities = ReturnType<typeof createToolActivities>;
 type MemoryActivities = ReturnType<typeof createMemoryActivities>;
 type SubagentActivities = ReturnType<typeof createSubagentActivities>;
+
+/** Patch id: the turn's usage is recorded by its last model call, not by a finishTurn step of its own. */
+export const FINISH_IN_MODEL_CALL = 'finish-in-model-call';
 
 /** Short database steps: local activities, retried with a bound in time (a data error is non-retryable). */
 export const db = wf.proxyLocalActivities<TurnActivities & MemoryActivities & SubagentActivities>({
@@ -133,10 +136,15 @@ export class SessionSteps {
     let cacheWriteTokens = 0;
     let modelCalls = 0;
     let reply: CallModelResult | undefined;
+    const touch = request.event === undefined || request.event === 'user_message';
+    // Sessions started on this code finish the turn in its last model call (one step fewer); histories
+    // recorded before it replay with finishTurn as its own step.
+    const finishInModelCall = wf.patched(FINISH_IN_MODEL_CALL);
     while (modelCalls < DEFAULTS.maxModelCallsPerTurn) {
       timing.step('model');
+      const finish = finishInModelCall ? { usageBefore: { inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens }, touch } : undefined;
       // Only a client listening for the reply's text gets it streamed on its request's channel.
-      reply = await this.callModelWithRecovery(sessionId, parentId, turnState, request.streamReply === false ? undefined : requestId);
+      reply = await this.callModelWithRecovery(sessionId, parentId, turnState, request.streamReply === false ? undefined : requestId, finish);
       modelCalls++;
       inputTokens += reply.usage.inputTokens;
       outputTokens += reply.usage.outputTokens;
@@ -165,11 +173,11 @@ export class SessionSteps {
       }
     }
     const final = reply!;
-    const touch = request.event === undefined || request.event === 'user_message';
     const usage = { inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens };
     timing.step('finish');
     const window = final.contextWindow !== undefined ? { contextWindow: final.contextWindow } : {};
-    const after = await db.finishTurn({ ...this.ids, ...usage, contextTokens: final.contextTokens, ...window, now: now(), touch });
+    // The last call finished the turn unless the turn ran out of model calls with tool calls pending.
+    const after = final.finished ?? (await db.finishTurn({ ...this.ids, ...usage, contextTokens: final.contextTokens, ...window, now: now(), touch }));
     this.state.recordTurn(parentId, after, final.split);
     timing.finish({ sessionId, turn: this.state.turnsCompleted, modelCalls, usage });
     // Maintenance runs after the reply is returned, before the next queued request.
@@ -306,11 +314,11 @@ export class SessionSteps {
   }
 
   /** A model call; an overflow is answered by compacting and retrying once (OpenClaw). */
-  private async callModelWithRecovery(sessionId: string, parentId: string, turnState: { compacted: boolean; turn: number }, requestId: string | undefined): Promise<CallModelResult> {
+  private async callModelWithRecovery(sessionId: string, parentId: string, turnState: { compacted: boolean; turn: number }, requestId: string | undefined, finish: TurnFinish | undefined): Promise<CallModelResult> {
     for (;;) {
       let r;
       try {
-        r = await this.model.callModel({ ...this.ids, turn: turnState.turn, sessionId, assistantEntryId: wf.uuid4(), parentId, now: now(), precheck: !turnState.compacted, ...(requestId !== undefined ? { requestId } : {}) });
+        r = await this.model.callModel({ ...this.ids, turn: turnState.turn, sessionId, assistantEntryId: wf.uuid4(), parentId, now: now(), precheck: !turnState.compacted, ...(requestId !== undefined ? { requestId } : {}), ...(finish ? { finish } : {}) });
       } catch (err) {
         if (!isOverflow(err)) throw err;
         if (turnState.compacted) {

@@ -28,8 +28,18 @@ export async function appendEntries(
   entries: readonly EntryToAppend[],
 ): Promise<number> {
   if (entries.length === 0) return 0;
+  const result = await db
+    .insertInto('transcript_entries')
+    .values(entryRows(db, agentId, sessionId, entries))
+    .onConflict((oc) => oc.columns(['agent_id', 'session_id', 'id']).doNothing())
+    .executeTakeFirst();
+  return Number(result.numInsertedOrUpdatedRows ?? 0);
+}
+
+/** The rows `appendEntries` inserts: storable, sealed when encryption at rest is on, indexed for search. */
+export function entryRows(db: Kysely<Database>, agentId: string, sessionId: string, entries: readonly EntryToAppend[]) {
   const atRest = atRestOf(db);
-  const rows = entries.map((item) => {
+  return entries.map((item) => {
     const entry = storableJson(item.entry);
     const plain = JSON.stringify(entry);
     return {
@@ -48,12 +58,6 @@ export async function appendEntries(
       ...searchColumns(atRest, entry),
     };
   });
-  const result = await db
-    .insertInto('transcript_entries')
-    .values(rows)
-    .onConflict((oc) => oc.columns(['agent_id', 'session_id', 'id']).doNothing())
-    .executeTakeFirst();
-  return Number(result.numInsertedOrUpdatedRows ?? 0);
 }
 
 /** The newest compaction entry of a session, found by a partial-index probe. */
@@ -293,14 +297,20 @@ export async function appendEntriesRedacted(
   sessionId: string,
   entries: readonly EntryToAppend[],
 ): Promise<RedactedAppendResult> {
+  const { redacted, redactions } = redactEntries(entries);
+  const inserted = await appendEntries(db, agentId, sessionId, redacted);
+  return { inserted, redactions };
+}
+
+/** The entries with secret-shaped values redacted (deterministic: a retry writes the same), and what was replaced per kind. */
+export function redactEntries(entries: readonly EntryToAppend[]): { redacted: EntryToAppend[]; redactions: Redaction[] } {
   const byKind = new Map<Redaction['kind'], number>();
   const redacted = entries.map((item) => {
     const { value, redactions } = redactSecrets(item.entry);
     for (const r of redactions) byKind.set(r.kind, (byKind.get(r.kind) ?? 0) + r.count);
     return value === item.entry ? item : { ...item, entry: value };
   });
-  const inserted = await appendEntries(db, agentId, sessionId, redacted);
-  return { inserted, redactions: [...byKind].map(([kind, count]) => ({ kind, count })) };
+  return { redacted, redactions: [...byKind].map(([kind, count]) => ({ kind, count })) };
 }
 
 /**

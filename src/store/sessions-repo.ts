@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type ExpressionBuilder, type Kysely } from 'kysely';
 import type { Database, NewSessionRow, SessionRow } from './schema';
 import { storableJsonText, storableText } from '../text/storable-text';
 import { sessionIdsOfKey } from './session-ids-repo';
@@ -98,23 +98,28 @@ export interface TurnUsageUpdate {
 export async function recordTurnUsage(db: Kysely<Database>, u: TurnUsageUpdate): Promise<SessionRow | undefined> {
   return db
     .updateTable('sessions')
-    .set((eb) => ({
-      input_tokens: eb('input_tokens', '+', u.inputTokens),
-      output_tokens: eb('output_tokens', '+', u.outputTokens),
-      cache_read_tokens: eb('cache_read_tokens', '+', u.cacheReadTokens ?? 0),
-      cache_write_tokens: eb('cache_write_tokens', '+', u.cacheWriteTokens ?? 0),
-      total_tokens: eb('total_tokens', '+', u.inputTokens + u.outputTokens),
-      context_tokens: u.contextTokens,
-      total_tokens_fresh: true,
-      // Never backwards: a turn that finishes late (a retry, a queued turn) cannot shorten the idle window.
-      ...(u.touch === false ? {} : { last_interaction_at: sql<Date>`greatest(last_interaction_at, ${u.now})` }),
-      updated_at: u.now,
-    }))
+    .set((eb) => turnUsageSet(eb, u))
     .where('agent_id', '=', u.agentId)
     .where('session_key', '=', u.sessionKey)
     // The row after the update: the turn's decisions read it without a second query.
     .returningAll()
     .executeTakeFirst();
+}
+
+/** What a finished turn changes in its session row: the counters grow by its usage, the context size is its own. */
+export function turnUsageSet(eb: ExpressionBuilder<Database, 'sessions'>, u: TurnUsageUpdate) {
+  return {
+    input_tokens: eb('input_tokens', '+', u.inputTokens),
+    output_tokens: eb('output_tokens', '+', u.outputTokens),
+    cache_read_tokens: eb('cache_read_tokens', '+', u.cacheReadTokens ?? 0),
+    cache_write_tokens: eb('cache_write_tokens', '+', u.cacheWriteTokens ?? 0),
+    total_tokens: eb('total_tokens', '+', u.inputTokens + u.outputTokens),
+    context_tokens: u.contextTokens,
+    total_tokens_fresh: true,
+    // Never backwards: a turn that finishes late (a retry, a queued turn) cannot shorten the idle window.
+    ...(u.touch === false ? {} : { last_interaction_at: sql<Date>`greatest(last_interaction_at, ${u.now})` }),
+    updated_at: u.now,
+  };
 }
 
 /**

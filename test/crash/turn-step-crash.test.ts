@@ -11,6 +11,7 @@ import { holdTableLock, lockTable, type TableLock } from '../support/crash-db-lo
 import type { WorkerProcess } from '../support/temporal';
 import type { KeelClient } from '../../src/client/keel-client';
 import type { TurnResult } from '../../src/protocol';
+import { getSession } from '../../src/store/sessions-repo';
 
 const suite = crashSuite();
 
@@ -45,6 +46,17 @@ describeOnPostgres('a worker SIGKILLed while a turn step waits on the database',
     const first = await rig.startReadyWorker();
     expect((await client.sendMessage(rig.sessionKey, 'turn one')).reply).toBe('first answer');
     return first;
+  }
+
+  /** The session's counters hold this turn's usage once: the reply and its usage are written together or not at all. */
+  async function expectUsageCountedOnce(result: TurnResult): Promise<void> {
+    const session = await getSession(rig.store.db, rig.agentId, rig.sessionKey);
+    const prompt = (u: { inputTokens: number; cacheReadTokens?: number; cacheWriteTokens?: number }) => u.inputTokens + (u.cacheReadTokens ?? 0) + (u.cacheWriteTokens ?? 0);
+    expect(result.usage.outputTokens).toBeGreaterThan(0);
+    expect({ output: Number(session!.output_tokens), prompt: Number(session!.input_tokens) + Number(session!.cache_read_tokens) + Number(session!.cache_write_tokens) }).toEqual({
+      output: result.usage.outputTokens,
+      prompt: prompt(result.usage),
+    });
   }
 
   /** A new worker finishes turn two once: both turns stored once each, in order. */
@@ -124,6 +136,8 @@ describeOnPostgres('a worker SIGKILLed while a turn step waits on the database',
     ]);
     // The retried callModel found the stored reply (written by the killed worker's still-queued insert) and did not call the model again.
     expect(rig.fake.requests).toHaveLength(1);
+    // That insert counted the turn; the retry that found its reply did not count it again.
+    await expectUsageCountedOnce(result);
     rig.fake.assertScriptConsumed();
   });
 
@@ -163,6 +177,8 @@ describeOnPostgres('a worker SIGKILLed while a turn step waits on the database',
     expect(entries[1]!.id).toBe(result.assistantEntryId);
     // The caller must be told what the transcript holds (the next turn's model sees the stored one).
     expect(result.reply).toBe(entryText(entries[1]!));
+    // Counted once: by the dead attempt whose reply landed, not again by the retry whose append inserted nothing.
+    await expectUsageCountedOnce(result);
     rig.fake.assertScriptConsumed();
   });
 });

@@ -7,7 +7,8 @@
  * Re-record only on purpose, when a change is meant to be incompatible and ships with a migration plan:
  *   npx ts-node --swc test/replay/record-history.ts [scenario…]
  * Also a parent that spawns two subagents and takes their announces, and one subagent's own run, and
- * turns admitted by the awaitResult Update that carries them (the others were admitted by Signal).
+ * turns admitted by the awaitResult Update that carries them (the others were admitted by Signal), and
+ * turns finished in their last model call (the finish-in-model-call patch; the others have a finishTurn step).
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -64,6 +65,23 @@ const scenarios: Record<string, Scenario> = {
       await client.sendMessage(key, 'one');
       await client.sendMessage(key, 'two');
       await save(client.temporal, client.identify(key).workflowId, 'session-turns-admitted-by-update');
+    } finally {
+      await worker.stop();
+    }
+  },
+
+  async turnsFinishedInModelCall({ env, fake, store }) {
+    const taskQueue = uniqueTaskQueue();
+    const tools = new ToolRegistry().register({ name: 'lookup', description: 'Looks a word up', input: z.object({ word: z.string() }), run: async ({ word }) => `${word}: found` });
+    const worker = await runInProcessWorker(env, taskQueue, testDeps(store, fake.url, { tools }));
+    try {
+      const client = keelClient(env, taskQueue);
+      const key = 'agent:replay:finish';
+      fake.enqueue(fakeReply.text('first'), fakeReply.toolUse([{ id: 'toolu_f1', name: 'lookup', input: { word: 'keel' } }]), fakeReply.text('keel: found'));
+      // The finish-in-model-call patch: each turn's last callModel records its usage, no finishTurn step.
+      await client.sendMessage(key, 'one');
+      await client.sendMessage(key, 'look up keel');
+      await save(client.temporal, client.identify(key).workflowId, 'session-turns-finished-in-model-call');
     } finally {
       await worker.stop();
     }

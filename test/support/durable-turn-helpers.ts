@@ -160,15 +160,14 @@ function decodeJson(payload: temporal.api.common.v1.IPayload | undefined | null)
 }
 
 /**
- * Reads, in order, every `finishTurn` result (local-activity markers), every `callModel` that
+ * Reads, in order, every turn's finish (a finishTurn local-activity marker, or the `finished` of the
+ * turn's last callModel), every `callModel` that
  * answered `overBudget` (mid-turn precheck) and every compaction child started.
  */
 export function maintenanceTimeline(history: temporal.api.history.v1.IHistory): MaintenanceEvent[] {
   const out: MaintenanceEvent[] = [];
   for (const event of history.events ?? []) {
-    const marker = event.markerRecordedEventAttributes;
-    if (marker) {
-      const result = decodeJson(marker.details?.result?.payloads?.[0]) as Record<string, unknown> | undefined;
+    const finished = (result: Record<string, unknown> | undefined): void => {
       if (result && typeof result === 'object' && 'compact' in result && 'contextTokens' in result) {
         out.push({
           kind: 'finishTurn',
@@ -178,11 +177,15 @@ export function maintenanceTimeline(history: temporal.api.history.v1.IHistory): 
           memoryFlush: Boolean(result.memoryFlush),
         });
       }
-    }
+    };
+    const marker = event.markerRecordedEventAttributes;
+    if (marker) finished(decodeJson(marker.details?.result?.payloads?.[0]) as Record<string, unknown> | undefined);
     const completed = event.activityTaskCompletedEventAttributes;
     if (completed) {
       const result = decodeJson(completed.result?.payloads?.[0]) as Record<string, unknown> | undefined;
       if (result && typeof result === 'object' && result.kind === 'overBudget') out.push({ kind: 'overBudget' });
+      // A turn's last model call finishes the turn (sessions on the finish-in-model-call patch).
+      if (result && typeof result === 'object' && result.finished) finished(result.finished as Record<string, unknown>);
     }
     if (event.startChildWorkflowExecutionInitiatedEventAttributes) out.push({ kind: 'compactionStarted' });
   }

@@ -51,21 +51,46 @@ describe.each(testDatabases())('a durable turn on a real Temporal dev server and
       expect(session!.total_tokens_fresh).toBe(true);
     }));
 
-  it('reads the model window once per model call and publishes no reply stream to a client that does not listen', async () => {
+  it('finishes a turn in its last model call: the reply and the usage in one statement, the window read once, no reply stream nobody listens to', async () => {
     // The worker's store, counted: what a turn costs the database.
     const counter = new StatementCounter();
     const counted = { ...db.store, db: db.store.db.withPlugin(counter) };
-    await suite.withWorker(counted, {}, async ({ client, fake }) => {
-      const key = `agent:${freshAgent()}:main`;
-      fake.enqueue(fakeReply.text('first'));
+    // Without prompt caching the fake reports every prompt token as input_tokens.
+    await suite.withWorker(counted, { config: { promptCaching: false } }, async ({ client, fake, store }) => {
+      const agent = freshAgent();
+      const key = `agent:${agent}:main`;
+      fake.enqueue(fakeReply.text('first', { usage: { input_tokens: 100, output_tokens: 10 } }));
       await client.sendMessage(key, 'one');
       const from = counter.seen.length;
-      fake.enqueue(fakeReply.text('second'));
+      fake.enqueue(fakeReply.text('second', { usage: { input_tokens: 200, output_tokens: 20 } }));
       expect((await client.sendMessage(key, 'two')).reply).toBe('second');
-      // callModel reads it for the prompt and the budget at once; finishTurn takes it from callModel's result.
+      // callModel reads the window for the prompt and the budget at once, and finishes the turn with it.
       expect(counter.count('select model_limits', from)).toBe(1);
       expect(counter.seen.slice(from).filter((l) => l.includes('pg_notify'))).toEqual([]);
-      expect(counter.count('insert transcript_entries', from)).toBe(2);
+      // The user's message; the reply goes in with the usage (an UPDATE of the session carrying the INSERT).
+      expect(counter.count('insert transcript_entries', from)).toBe(1);
+      expect(counter.count('update sessions', from)).toBe(1);
+      // Counted once per turn, whatever the step that counts it.
+      const session = await getSession(store.db, agent, key);
+      expect({ input: session!.input_tokens, output: session!.output_tokens }).toEqual({ input: 300, output: 30 });
+      const messages = messagesOf(await allEntries(store.db, agent, session!.session_id));
+      expect(messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant']);
+      // No finishTurn step in the session's history: one beginTurn per turn, after the counters' load at start.
+      const history = await client.temporal.workflow.getHandle(client.identify(key).workflowId).fetchHistory();
+      const localActivities = history.events!
+        .filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity')
+        .map((e) => (JSON.parse(Buffer.from(e.markerRecordedEventAttributes!.details!.data!.payloads![0]!.data!).toString('utf8')) as { activity_type: string }).activity_type);
+      expect(localActivities).toEqual(['loadSessionCounters', 'beginTurn', 'beginTurn']);
+
+      // A turn of two model calls (a tool call, then the answer) counts both calls' usage, once.
+      fake.enqueue(
+        fakeReply.toolUse([{ id: 'toolu_none', name: 'no_such_tool', input: {} }], { usage: { input_tokens: 400, output_tokens: 40 } }),
+        fakeReply.text('third', { usage: { input_tokens: 800, output_tokens: 80 } }),
+      );
+      const third = await client.sendMessage(key, 'three');
+      expect(third).toMatchObject({ reply: 'third', modelCalls: 2, usage: { inputTokens: 1200, outputTokens: 120 } });
+      const after = await getSession(store.db, agent, key);
+      expect({ input: after!.input_tokens, output: after!.output_tokens }).toEqual({ input: 1500, output: 150 });
     });
   });
 
