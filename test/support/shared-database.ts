@@ -1,5 +1,6 @@
 import { PGlite } from '@electric-sql/pglite';
-import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import { servePglite } from '../../src/store/pglite-server';
+import { SessionLock } from '../../src/store/session-lock';
 import { freePort } from '../../src/temporal/dev-server';
 import { freshSchemaUrl } from './databases';
 
@@ -29,14 +30,15 @@ export function sharedDatabases(): SharedDatabaseKind[] {
 async function servePGlite(): Promise<SharedDatabase> {
   const db = await PGlite.create('memory://');
   const port = await freePort();
-  // Queries queue per statement across connections; our tests do not run concurrent multi-statement transactions.
-  const server = new PGLiteSocketServer({ db, port, host: '127.0.0.1', maxConnections: 32 });
-  await server.start();
+  // Keel's own server, as `keel dev` serves its folder to other processes: each client holds the one
+  // PGlite session from its Parse to its Sync. pglite-socket's server queues per message, so two
+  // workers' statements interleaved (a Bind meeting another client's Parse: a uuid sent as a timestamp).
+  const served = await servePglite(db, new SessionLock(), { port });
   return {
     name: 'pglite',
-    url: `postgres://postgres:postgres@127.0.0.1:${port}/postgres`,
+    url: served.url,
     async close() {
-      await server.stop();
+      await served.close();
       await db.close();
     },
   };
