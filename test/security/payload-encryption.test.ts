@@ -184,14 +184,18 @@ describe.each(testDatabases())('Temporal payload encryption on $name', (database
     }
     for (const planted of Object.values(plants)) expect({ planted, ...seen(planted) }).toEqual({ planted, session: false, compaction: false });
     // Every payload is ciphertext sealed with key "a", except search attribute values (ids, by design)
-    // and the metadata Temporal's core writes into local-activity markers (the result beside it is sealed).
+    // and the metadata Temporal's core writes into local-activity and patch markers (a local activity's
+    // result beside it is sealed; a patch marker holds only the patch's id).
     for (const history of [session, compaction]) {
       const payloads = payloadsOf(history);
       expect(payloads.length).toBeGreaterThan(5);
       const unencrypted = payloads.filter((p) => p.encoding !== ENCRYPTED_ENCODING);
       const markerData = unencrypted.filter((p) => /\.markerRecordedEventAttributes\.details\.data\./.test(p.path));
       for (const p of markerData) expect(Object.keys(JSON.parse(p.text!))).toEqual(expect.arrayContaining(['activity_id', 'activity_type', 'attempt']));
-      expect(unencrypted.filter((p) => !p.path.includes('.searchAttributes.') && !markerData.includes(p))).toEqual([]);
+      // A patch marker names the patch, nothing of the conversation.
+      const patchData = unencrypted.filter((p) => /\.markerRecordedEventAttributes\.details\.patch-data\./.test(p.path));
+      for (const p of patchData) expect(Object.keys(JSON.parse(p.text!)).sort()).toEqual(['deprecated', 'id']);
+      expect(unencrypted.filter((p) => !p.path.includes('.searchAttributes.') && !markerData.includes(p) && !patchData.includes(p))).toEqual([]);
       expect(new Set(payloads.filter((p) => p.encoding === ENCRYPTED_ENCODING).map((p) => p.keyId))).toEqual(new Set(['a']));
     }
     // The tool's failure is there, but as an encoded failure: message and stack trace are ciphertext.
