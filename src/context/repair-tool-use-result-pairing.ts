@@ -118,7 +118,7 @@ interface NativeToolResultBlock {
   is_error?: boolean;
 }
 
-function isNativeToolResult(block: unknown): block is NativeToolResultBlock {
+export function isNativeToolResult(block: unknown): block is NativeToolResultBlock {
   return !!block && typeof block === 'object' && (block as { type?: unknown }).type === 'tool_result';
 }
 

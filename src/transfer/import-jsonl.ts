@@ -158,8 +158,8 @@ export async function importTranscriptFile(opts: ImportFileOptions): Promise<Fil
   report.alreadyPresent = accepted - report.imported;
   report.redactions = [...redactions].map(([kind, count]) => ({ kind, count }));
   const counts = repairer.counts;
-  // Redacted or sanitized text could have touched an id the repair compares: read what was stored.
-  // Every accepted entry is a new row (no id repeated in the file), and nothing rewrote an id the repair compares.
+  // From the file only when every accepted entry is a new row (no id repeated in it) and no redaction or
+  // sanitizing could have rewritten an id the repair compares; else from what was stored.
   const window = report.imported === accepted && redactions.size === 0 && counts.sanitizedEntries === 0 ? skeletons?.messages() : undefined;
   report.repaired = { ...counts, toolPairing: window ? pairingCounts(window) : await toolPairingReport(db, agentId, report.sessionId!) };
   if (report.dropped.length > 0 || counts.generatedIds + counts.timestampsFilled + counts.sanitizedEntries > 0) {

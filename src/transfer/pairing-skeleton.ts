@@ -1,6 +1,7 @@
 import type { AgentMessage, TranscriptEntry } from '../context/types';
 import { isToolCallBlock } from '../context/types';
 import { restoresNoSummary } from '../store/entries-repo';
+import { isNativeToolResult } from '../context/repair-tool-use-result-pairing';
 
 /**
  * The active window of a file imported into an empty session, as pairing skeletons, in the order
@@ -84,7 +85,7 @@ function skeletonOf(message: AgentMessage): AgentMessage {
         // A native result block keeps its id; any other block stays as an empty placeholder, so a user
         // message split around its results keeps its place in the span.
         content: Array.isArray(message.content)
-          ? (message.content as unknown[]).map((b) => (isNativeResult(b) ? ({ type: 'tool_result', tool_use_id: b.tool_use_id } as unknown as UserBlock) : { type: 'text', text: '' }))
+          ? (message.content as unknown[]).map((b) => (isNativeToolResult(b) ? ({ type: 'tool_result', tool_use_id: b.tool_use_id } as unknown as UserBlock) : { type: 'text', text: '' }))
           : '',
       };
     default:
@@ -95,7 +96,3 @@ function skeletonOf(message: AgentMessage): AgentMessage {
 
 type AgentMessageBlock = Extract<AgentMessage, { role: 'assistant' }>['content'][number];
 type UserBlock = Exclude<Extract<AgentMessage, { role: 'user' }>['content'], string>[number];
-
-function isNativeResult(block: unknown): block is { type: 'tool_result'; tool_use_id: unknown } {
-  return !!block && typeof block === 'object' && (block as { type?: unknown }).type === 'tool_result';
-}

@@ -32,12 +32,17 @@ async function save(client: Client, workflowId: string, name: string, runId?: st
   process.stderr.write(`recorded ${history.events?.length} events → ${file}\n`);
 }
 
+/** The one tool the turn scenarios call: `lookup` answers `<word>: found`. */
+function wordLookupTools(): ToolRegistry {
+  return new ToolRegistry().register({ name: 'lookup', description: 'Looks a word up', input: z.object({ word: z.string() }), run: async ({ word }) => `${word}: found` });
+}
+
 type Scenario = (ctx: { env: TemporalTestEnv; fake: FakeAnthropic; store: Store }) => Promise<void>;
 
 const scenarios: Record<string, Scenario> = {
   async turnsToolSilentCompact({ env, fake, store }) {
     const taskQueue = uniqueTaskQueue();
-    const tools = new ToolRegistry().register({ name: 'lookup', description: 'Looks a word up', input: z.object({ word: z.string() }), run: async ({ word }) => `${word}: found` });
+    const tools = wordLookupTools();
     const worker = await runInProcessWorker(env, taskQueue, testDeps(store, fake.url, { tools }));
     try {
       const client = keelClient(env, taskQueue);
@@ -72,7 +77,7 @@ const scenarios: Record<string, Scenario> = {
 
   async turnsFinishedInModelCall({ env, fake, store }) {
     const taskQueue = uniqueTaskQueue();
-    const tools = new ToolRegistry().register({ name: 'lookup', description: 'Looks a word up', input: z.object({ word: z.string() }), run: async ({ word }) => `${word}: found` });
+    const tools = wordLookupTools();
     const worker = await runInProcessWorker(env, taskQueue, testDeps(store, fake.url, { tools }));
     try {
       const client = keelClient(env, taskQueue);
