@@ -6,5 +6,7 @@ RUN npm ci --omit=dev --no-audit --no-fund && npm install --no-save typescript@5
 COPY . .
 # Production code only: tests and benches need devDependencies the image leaves out.
 RUN npx tsc -p tsconfig.build.json
+# Workflow bundles built now, so a worker starts without webpack (and ~95 MB lighter).
+RUN node dist/workers/build-workflow-bundles.js
 USER node
 CMD ["node", "dist/workers/main.js"]

@@ -23,6 +23,7 @@ import { freePort } from '../src/temporal/dev-server';
 import { startFakeAnthropic, fakeReply } from '../test/support/fake-anthropic';
 import { keelClient, startTemporalTestEnv, uniqueTaskQueue } from '../test/support/temporal';
 import { COMPILED_DIR_ENV, compileEntries, entryArgs } from '../test/support/compiled-entries';
+import { buildWorkflowBundle } from '../test/support/workflow-bundle';
 import { DEFAULTS } from '../src/config/defaults';
 import { baselineStopSignal, baselineTurnUpdate } from './baseline/shared';
 import { latencyStats, ratio, type LatencyStats } from './support/stats';
@@ -60,8 +61,9 @@ export async function run(opts: { quick?: boolean; databaseUrl?: string; liveSes
   const turnsEach = opts.turnsEach ?? counts.turnsEach;
   const url = opts.databaseUrl ?? process.env.BENCH_DATABASE_URL;
   log('fleet: starting a Temporal dev server, the fake model, a Keel worker process and a baseline worker process…');
-  // The worker process runs compiled JavaScript, as `node dist/workers/main.js` would.
+  // The worker process runs compiled JavaScript with its prebuilt workflow bundle, as `node dist/workers/main.js` would after `npm run build`.
   process.env[COMPILED_DIR_ENV] ??= compileEntries();
+  await buildWorkflowBundle(process.env[COMPILED_DIR_ENV]);
   const [env, fake] = await Promise.all([startTemporalTestEnv(), startFakeAnthropic()]);
   fake.respondWith(() => fakeReply.text('ok'));
   const home = await mkdtemp(join(tmpdir(), 'keel-bench-fleet-'));

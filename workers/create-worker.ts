@@ -7,6 +7,7 @@ import { sessionLogAttributes } from './activity-log-attributes';
 import { keelSinks } from './keel-sinks';
 import { keyRingFor } from '../src/config/keel-config';
 import { keelDataConverter } from '../src/security/payload-codec';
+import { prebuiltWorkflowBundle } from './workflow-bundles';
 
 export interface KeelWorkerOptions {
   readonly connection: NativeConnection;
@@ -34,7 +35,7 @@ export async function createKeelWorker(opts: KeelWorkerOptions): Promise<Worker>
     connection: opts.connection,
     namespace: opts.namespace,
     taskQueue: opts.taskQueue,
-    ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: require.resolve('../workflows') }),
+    ...workflowCode(opts, dataConverter !== undefined),
     // Activities reach other sessions (subagent announces, steering, kill) over the worker's own connection.
     ...(dataConverter ? { dataConverter } : {}),
     activities: createActivities({ ...opts.deps, sessions: opts.deps.sessions ?? createSessionSignals(opts.connection, opts.namespace, opts.taskQueue, dataConverter) }),
@@ -50,4 +51,25 @@ export async function createKeelWorker(opts: KeelWorkerOptions): Promise<Worker>
     shutdownGraceTime: opts.shutdownGraceMs ?? DEFAULTS.workerShutdownGraceMs,
     shutdownForceTime: (opts.shutdownGraceMs ?? DEFAULTS.workerShutdownGraceMs) + DEFAULTS.workerShutdownForceExtraMs,
   });
+}
+
+/**
+ * The bundle given, else the one `npm run build` wrote beside the code, else `workflows/` for the
+ * worker to bundle itself. Plugins (tracing) add workflow interceptors at bundle time, so a worker
+ * with plugins always bundles itself.
+ */
+function workflowCode(opts: KeelWorkerOptions, encrypted: boolean): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> {
+  if (opts.workflowBundle) return { workflowBundle: opts.workflowBundle };
+  const logger = Runtime.instance().logger;
+  if (opts.plugins?.length) {
+    logger.info('keel worker: bundling workflows/ (plugins add workflow interceptors)');
+    return { workflowsPath: require.resolve('../workflows') };
+  }
+  const prebuilt = prebuiltWorkflowBundle(encrypted ? 'encoded-failures' : 'plain');
+  if ('bundle' in prebuilt) {
+    logger.info(`keel worker: workflow bundle ${prebuilt.file}`);
+    return { workflowBundle: prebuilt.bundle };
+  }
+  logger.info(`keel worker: bundling workflows/ (${prebuilt.why})`);
+  return { workflowsPath: require.resolve('../workflows') };
 }

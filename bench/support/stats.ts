@@ -56,19 +56,39 @@ export async function timeSequential(op: (i: number) => Promise<unknown>, n: num
   return samples;
 }
 
+/** Samples of one interleaved series: as timed, and less the time the op said was not its own. */
+export interface InterleavedSamples {
+  readonly timed: number[];
+  /** `timed` less each call's reported outside time (e.g. the fake model's own work); equal to it when none was reported. */
+  readonly own: number[];
+}
+
+/** What an op resolves to when part of its call was not its own: the milliseconds to take out. */
+export interface OutsideTime {
+  readonly outsideMs: number;
+}
+
+function outsideMsOf(value: unknown): number {
+  const ms = (value as Partial<OutsideTime> | null | undefined)?.outsideMs;
+  return typeof value === 'object' && typeof ms === 'number' ? ms : 0;
+}
+
 /**
  * Runs several series round-robin (op 0, op 1, …, op 0, op 1, …) so that load from anything else on
- * the machine falls on every series alike and their ratios stay fair. Returns samples per series.
+ * the machine falls on every series alike and their ratios stay fair. An op may resolve to an
+ * `OutsideTime` (a stand-in's own work during the call), kept apart in `own`.
  */
-export async function timeInterleaved(ops: ReadonlyArray<(i: number) => Promise<unknown>>, n: number, warmup: number): Promise<number[][]> {
+export async function timeInterleaved(ops: ReadonlyArray<(i: number) => Promise<unknown>>, n: number, warmup: number): Promise<InterleavedSamples[]> {
   for (let i = 0; i < warmup; i++) for (const op of ops) await op(i);
-  const samples = ops.map(() => [] as number[]);
+  const series = ops.map((): InterleavedSamples => ({ timed: [], own: [] }));
   for (let i = 0; i < n; i++) {
     for (const [k, op] of ops.entries()) {
       const t0 = performance.now();
-      await op(warmup + i);
-      samples[k]!.push(performance.now() - t0);
+      const outsideMs = outsideMsOf(await op(warmup + i));
+      const ms = performance.now() - t0;
+      series[k]!.timed.push(ms);
+      series[k]!.own.push(ms - outsideMs);
     }
   }
-  return samples;
+  return series;
 }

@@ -58,6 +58,12 @@ export interface FakeRequest {
   body: FakeRequestBody;
   /** True when the body asked for SSE (`stream: true`). */
   stream: boolean;
+  /**
+   * Milliseconds the fake itself spent on this request: parsing, checking and prompt-cache keying
+   * (not reading the body, not a step's delay). A real provider's time is not Keel's; benches
+   * subtract this to time a turn against a model that costs nothing.
+   */
+  fakeWorkMs: number;
 }
 
 /** Answers requests the script does not cover; `undefined` means "not mine" (the fake then fails loudly). */
@@ -151,6 +157,7 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const rawBody = await readBody(req);
+    const began = performance.now();
     let body: FakeRequestBody = {};
     try {
       body = rawBody ? (JSON.parse(rawBody) as FakeRequestBody) : {};
@@ -165,6 +172,7 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
       rawBody,
       body,
       stream: body.stream === true,
+      fakeWorkMs: 0,
     };
     requests.push(request);
     for (const notify of arrivalWaiters) notify();
@@ -177,6 +185,7 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
       const tokens = fakePromptTokens(api === 'anthropic' ? { ...body, messages: effectiveMessages(body) } : body);
       if (tokens > tokenLimit) {
         overflowed.push({ request, tokens });
+        request.fakeWorkMs = performance.now() - began;
         return sendError(res, overflowStep(tokens, tokenLimit, api), api);
       }
       const pairing = api === 'anthropic'
@@ -185,10 +194,12 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
       const problem = pairing ?? (api === 'anthropic' ? (contextManagementProblem(body, req.headers) ?? promptCache.problem(body)) : undefined);
       if (problem) {
         invalid.push({ request, problem });
+        request.fakeWorkMs = performance.now() - began;
         return sendError(res, { kind: 'error', status: 400, errorType: 'invalid_request_error', message: problem }, api);
       }
     }
     const plan = api === 'anthropic' ? planContextManagement(body) : undefined;
+    request.fakeWorkMs = performance.now() - began;
     // A compaction that pauses answers by itself; otherwise the script answers, with the edits reported.
     const step = plan?.compaction && plan.pause ? compactionStep(plan) : api ? withContextManagement(await nextStep(request), plan) : undefined;
     if (!api || !step) {
@@ -201,7 +212,9 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
 
     const ids = { messageId: `msg_fake_${++messageCounter}`, model: body.model ?? 'fake-model' };
     if (step.kind === 'error') return sendError(res, step, api);
+    const serving = performance.now();
     const usage = fakeUsage(step, rawBody, api === 'anthropic' ? promptCache.serve(body) : undefined);
+    request.fakeWorkMs += performance.now() - serving;
     if (api === 'openai') return request.stream ? streamOpenAiSse(res, step, ids, usage, body, wait, () => closed) : sendJsonMaybeTruncated(res, step, openAiCompletionBody(step, ids, usage));
     if (!request.stream) return sendJsonMaybeTruncated(res, step, anthropicMessageBody(step, ids, usage));
     return streamSse(res, step, ids, usage);

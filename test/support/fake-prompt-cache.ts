@@ -28,7 +28,6 @@ interface PromptBlock {
   /** The block as keyed: where it sits and its content, without `cache_control`. */
   readonly key: string;
   readonly marked: boolean;
-  readonly markerType: unknown;
 }
 
 export class FakePromptCache {
@@ -43,33 +42,36 @@ export class FakePromptCache {
 
   /** The API's 400 message for the request's `cache_control` use, or undefined. */
   problem(body: FakeRequestBody): string | undefined {
-    const blocks = promptBlocks(body);
-    const marked = blocks.filter((b) => b.marked);
-    if (marked.length > MAX_BREAKPOINTS) return `A maximum of ${MAX_BREAKPOINTS} blocks with cache_control may be provided. Found ${marked.length}.`;
-    const wrongType = marked.find((b) => b.markerType !== 'ephemeral');
-    if (wrongType) return `cache_control.type: Input should be 'ephemeral'`;
+    const markers = promptMarkers(body);
+    if (markers.length > MAX_BREAKPOINTS) return `A maximum of ${MAX_BREAKPOINTS} blocks with cache_control may be provided. Found ${markers.length}.`;
+    if (markers.some((m) => (m as { type?: unknown } | null)?.type !== 'ephemeral')) return `cache_control.type: Input should be 'ephemeral'`;
     return undefined;
   }
 
   /** Reads and writes the request's prefixes; returns the usage fields the API would report. */
   serve(body: FakeRequestBody): FakeCacheUsage {
     const blocks = promptBlocks(body);
-    const hashes: string[] = [];
-    const tokens: number[] = [];
-    let hash = '';
-    let chars = 0;
-    for (const block of blocks) {
-      hash = createHash('sha256').update(hash).update(block.key).digest('hex');
-      chars += block.key.length;
-      hashes.push(hash);
-      tokens.push(Math.ceil(chars / 4));
-    }
     const breakpoints = blocks.flatMap((b, i) => (b.marked ? [i] : []));
     if (breakpoints.length === 0) return { cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
+    // A prefix is only ever looked up at a breakpoint or within the lookback before one, so only
+    // those prefixes are hashed: one running hash over the blocks, copied where a key is needed.
+    const needed = new Set(breakpoints.flatMap((b) => Array.from({ length: Math.min(b, LOOKBACK_BLOCKS) + 1 }, (_, k) => b - k)));
+    const hashes = new Map<number, string>();
+    const tokens: number[] = [];
+    const running = createHash('sha256');
+    let chars = 0;
+    for (let i = 0; i <= breakpoints[breakpoints.length - 1]!; i++) {
+      const key = blocks[i]!.key;
+      // A newline never occurs inside JSON text, so it separates blocks unambiguously.
+      running.update(key).update('\n');
+      chars += key.length;
+      tokens.push(Math.ceil(chars / 4));
+      if (needed.has(i)) hashes.set(i, running.copy().digest('hex'));
+    }
     let readUpTo = -1;
     for (const b of breakpoints) {
       for (let k = b; k >= Math.max(0, b - LOOKBACK_BLOCKS); k--) {
-        if (this.written.has(hashes[k]!)) {
+        if (this.written.has(hashes.get(k)!)) {
           readUpTo = Math.max(readUpTo, k);
           break;
         }
@@ -80,27 +82,41 @@ export class FakePromptCache {
     let write = 0;
     for (const b of breakpoints) {
       if (tokens[b]! < this.minTokens) continue;
-      this.written.add(hashes[b]!);
+      this.written.add(hashes.get(b)!);
       if (b === last && b > readUpTo) write = tokens[b]! - read;
     }
     return { cache_creation_input_tokens: write, cache_read_input_tokens: read };
   }
 }
 
-/** The prompt's blocks in cache order: tools, system, messages (string content counts as one text block). */
-function promptBlocks(body: FakeRequestBody): PromptBlock[] {
-  const out: PromptBlock[] = [];
-  const add = (where: Record<string, unknown>, block: unknown): void => {
-    const { cache_control: marker, ...rest } = (typeof block === 'object' && block !== null ? block : { value: block }) as Record<string, unknown>;
-    out.push({ key: JSON.stringify({ ...where, block: rest }), marked: marker !== undefined, markerType: (marker as { type?: unknown } | undefined)?.type });
-  };
-  (body.tools ?? []).forEach((tool, i) => add({ tool: i }, tool));
-  const system = body.system;
-  if (typeof system === 'string') add({ system: 0 }, { type: 'text', text: system });
-  else if (Array.isArray(system)) system.forEach((block, i) => add({ system: i }, block));
-  (body.messages ?? []).forEach((message, m) => {
-    const content = typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : ((message.content ?? []) as unknown[]);
-    content.forEach((block, i) => add({ message: m, role: message.role, index: i }, block));
+/** The `cache_control` markers of the prompt's blocks, in cache order (no keys built: checking is cheap). */
+function promptMarkers(body: FakeRequestBody): unknown[] {
+  const out: unknown[] = [];
+  forEachPromptBlock(body, (_where, block) => {
+    const marker = typeof block === 'object' && block !== null ? (block as { cache_control?: unknown }).cache_control : undefined;
+    if (marker !== undefined) out.push(marker);
   });
   return out;
+}
+
+/** The prompt's blocks in cache order, each keyed by where it sits and its content without `cache_control`. */
+function promptBlocks(body: FakeRequestBody): PromptBlock[] {
+  const out: PromptBlock[] = [];
+  forEachPromptBlock(body, (where, block) => {
+    const { cache_control: marker, ...rest } = (typeof block === 'object' && block !== null ? block : { value: block }) as Record<string, unknown>;
+    out.push({ key: JSON.stringify({ ...where, block: rest }), marked: marker !== undefined });
+  });
+  return out;
+}
+
+/** Visits tools, system, then messages (string content counts as one text block). */
+function forEachPromptBlock(body: FakeRequestBody, visit: (where: Record<string, unknown>, block: unknown) => void): void {
+  (body.tools ?? []).forEach((tool, i) => visit({ tool: i }, tool));
+  const system = body.system;
+  if (typeof system === 'string') visit({ system: 0 }, { type: 'text', text: system });
+  else if (Array.isArray(system)) system.forEach((block, i) => visit({ system: i }, block));
+  (body.messages ?? []).forEach((message, m) => {
+    const content = typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : ((message.content ?? []) as unknown[]);
+    content.forEach((block, i) => visit({ message: m, role: message.role, index: i }, block));
+  });
 }

@@ -1,6 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { resolve } from 'node:path';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { entryArgs } from './compiled-entries';
 import { drainableRetry } from './drainable-retry';
 import { keelWorkflowBundle } from './workflow-bundle';
@@ -98,11 +100,14 @@ export interface WorkerProcess {
 
 export function spawnWorkerProcess(env: Record<string, string>): WorkerProcess {
   const root = resolve(__dirname, '../..');
+  // Its own KEEL_HOME unless the test shares one: the default (./.keel) would be the checkout's.
+  const home = env.KEEL_HOME ? undefined : mkdtempSync(join(tmpdir(), 'keel-worker-home-'));
   const child = spawn(process.execPath, entryArgs('workers/main.ts'), {
     cwd: root,
-    env: { ...process.env, TS_NODE_SWC: 'true', TS_NODE_TRANSPILE_ONLY: 'true', KEEL_SHUTDOWN_GRACE_MS: '2000', ...env },
+    env: { ...process.env, TS_NODE_SWC: 'true', TS_NODE_TRANSPILE_ONLY: 'true', KEEL_SHUTDOWN_GRACE_MS: '2000', ...(home ? { KEEL_HOME: home } : {}), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  if (home) child.once('exit', () => rmSync(home, { recursive: true, force: true }));
   let out = '';
   const ready = new Promise<void>((resolveReady, reject) => {
     const onData = (d: Buffer) => {

@@ -14,8 +14,9 @@ const root = resolve(__dirname, '../..');
 const taskQueueSuffix = () => Math.random().toString(36).slice(2, 10);
 
 /**
- * The image's command, as a real process: the production build (`tsconfig.build.json`, as `npm run
- * build`) and `node dist/workers/main.js`. It answers a turn; and when its Temporal server has died,
+ * The image's command, as a real process: the production build (`tsconfig.build.json` and the
+ * workflow bundles, as `npm run build`) and `node dist/workers/main.js`, which starts from the
+ * prebuilt bundle instead of running webpack. It answers a turn; and when its Temporal server has died,
  * SIGTERM still ends it (a graceful drain, bounded), where it used to retry its polls until killed.
  */
 describe('the compiled worker process', () => {
@@ -24,6 +25,7 @@ describe('the compiled worker process', () => {
     // Inside the checkout (git-ignored), so the build resolves the checkout's node_modules like `dist/` does.
     const outDir = join(root, '.build-test', `dist-${taskQueueSuffix()}`);
     await promisify(execFile)(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', join(root, 'tsconfig.build.json'), '--outDir', outDir], { cwd: root });
+    await promisify(execFile)(process.execPath, [join(outDir, 'workers/build-workflow-bundles.js')], { cwd: root });
     const [server, fake] = await Promise.all([startDevServer({ log: () => {} }), startFakeAnthropic()]);
     const taskQueue = uniqueTaskQueue();
     const metricsPort = await freePort();
@@ -48,6 +50,7 @@ describe('the compiled worker process', () => {
     const connection = await Connection.connect({ address: server.address });
     try {
       await polling;
+      expect(output).toContain(`keel worker: workflow bundle ${join(outDir, 'workflow-bundle.plain.js')}`);
       fake.respondWith(() => fakeReply.text('hello from the compiled worker'));
       const result = await new KeelClient({ connection, taskQueue }).sendMessage('agent:compiled:main', 'hi');
       expect(result.reply).toBe('hello from the compiled worker');
