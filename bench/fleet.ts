@@ -16,35 +16,40 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
 import { openStore, type Store } from '../src/store/connect';
 import { freePort } from '../src/temporal/dev-server';
 import { startFakeAnthropic, fakeReply } from '../test/support/fake-anthropic';
 import { keelClient, startTemporalTestEnv, uniqueTaskQueue } from '../test/support/temporal';
-import { COMPILED_DIR_ENV, compileEntries, entryArgs } from '../test/support/compiled-entries';
+import { COMPILED_DIR_ENV, compileEntries, compiledEntryArgs } from '../test/support/compiled-entries';
 import { buildWorkflowBundle } from '../test/support/workflow-bundle';
 import { DEFAULTS } from '../src/config/defaults';
 import { baselineStopSignal, baselineTurnUpdate } from './baseline/shared';
 import { latencyStats, ratio, type LatencyStats } from './support/stats';
 import { processRssMb, startBenchProcess } from './support/process-rss';
+import { cpuPerOp, postgresPids, sampleCpu, type CpuParts } from './support/process-cpu';
 
 const FULL = { liveSessions: 1_000, concurrent: 100, turnsEach: 5 } as const;
 const QUICK = { liveSessions: 100, concurrent: 25, turnsEach: 3 } as const;
 /** Sessions started at once while the fleet is built. */
 const START_CONCURRENCY = 25;
 const RSS_TARGET_MB = 500;
+/** Idle time after the sessions' first turns before the RSS that counts is read. */
+const SETTLE_MS = 20_000;
 const THROUGHPUT_TARGET = 0.7;
 
 export interface FleetResult {
   readonly database: 'pglite' | 'postgres';
   readonly maxCachedWorkflows: number;
   /** RSS of the Keel worker process before and after the live sessions; the baseline worker process's beside it. */
-  readonly live: { readonly sessions: number; readonly rssBeforeMb: number; readonly rssAfterMb: number; readonly heapUsedBeforeMb: number; readonly heapUsedAfterMb: number; readonly bareWorkerRssMb: number; readonly mbPerSession: number; readonly meetsTarget: boolean };
+  readonly live: { readonly sessions: number; readonly rssBeforeMb: number; readonly rssRightAfterMb: number; readonly rssAfterMb: number; readonly heapUsedBeforeMb: number; readonly heapUsedAfterMb: number; readonly bareRssBeforeMb: number; readonly bareRssAfterMb: number; readonly mbPerSession: number; readonly meetsTarget: boolean };
   readonly load: {
     readonly concurrent: number;
     readonly turnsEach: number;
     readonly keel: { readonly turnsPerSecond: number; readonly latency: LatencyStats };
+    /** CPU ms per turn of each process during each phase: on 2 shared cores their sum bounds turns/s. */
+    readonly cpuMsPerTurn: { readonly keel: Record<string, number>; readonly bare: Record<string, number> };
     readonly bare: { readonly turnsPerSecond: number; readonly latency: LatencyStats };
     /** Keel turns/s over bare turns/s (target ≥ 0.7). */
     readonly ratio: number | null;
@@ -60,6 +65,8 @@ export async function run(opts: { quick?: boolean; databaseUrl?: string; liveSes
   const concurrent = Math.min(opts.concurrent ?? counts.concurrent, liveSessions);
   const turnsEach = opts.turnsEach ?? counts.turnsEach;
   const url = opts.databaseUrl ?? process.env.BENCH_DATABASE_URL;
+  // The worker process inherits this environment and has no config file in its fresh KEEL_HOME.
+  const maxCachedWorkflows = Number(process.env.KEEL_MAX_CACHED_WORKFLOWS || DEFAULTS.maxCachedWorkflows);
   log('fleet: starting a Temporal dev server, the fake model, a Keel worker process and a baseline worker process…');
   // The worker process runs compiled JavaScript with its prebuilt workflow bundle, as `node dist/workers/main.js` would after `npm run build`.
   process.env[COMPILED_DIR_ENV] ??= compileEntries();
@@ -74,23 +81,21 @@ export async function run(opts: { quick?: boolean; databaseUrl?: string; liveSes
   const [keelWorker, baselineWorker] = await Promise.all([
     startBenchProcess(
       // e.g. BENCH_WORKER_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" profiles the worker under load.
-      [...(process.env.BENCH_WORKER_NODE_ARGS?.split(' ').filter(Boolean) ?? []), ...entryArgs('workers/main.ts')],
+      [...(process.env.BENCH_WORKER_NODE_ARGS?.split(' ').filter(Boolean) ?? []), ...compiledEntryArgs('workers/main.ts')],
       {
         TEMPORAL_ADDRESS: env.server.address,
         KEEL_TASK_QUEUE: keelQueue,
         KEEL_HOME: home,
         KEEL_RESET_MODE: 'none',
         KEEL_METRICS_PORT: String(metricsPort),
-        TS_NODE_SWC: 'true',
-        TS_NODE_TRANSPILE_ONLY: 'true',
         ...(url ? { DATABASE_URL: url } : {}),
         ...fake.env,
       },
       'keel worker: polling',
     ),
     startBenchProcess(
-      ['-r', 'ts-node/register', resolve(__dirname, 'baseline/worker-process.ts')],
-      { TEMPORAL_ADDRESS: env.server.address, BASELINE_TASK_QUEUE: baselineQueue, TS_NODE_SWC: 'true', TS_NODE_TRANSPILE_ONLY: 'true' },
+      compiledEntryArgs('bench/baseline/worker-process.ts'),
+      { TEMPORAL_ADDRESS: env.server.address, BASELINE_TASK_QUEUE: baselineQueue, BASELINE_MAX_CACHED_WORKFLOWS: String(maxCachedWorkflows) },
       'baseline worker: polling',
     ),
   ]);
@@ -113,32 +118,57 @@ export async function run(opts: { quick?: boolean; databaseUrl?: string; liveSes
     log(`fleet: ${liveSessions.toLocaleString()} sessions take a turn each (${START_CONCURRENCY} at a time)…`);
     await inBatches(keys, START_CONCURRENCY, (key) => turn(key, 0));
     forgetRequests();
+    const rssRightAfter = processRssMb(keelWorker.child.pid!);
+    // Live sessions sit idle between turns: the RSS that matters is the worker's once V8's memory
+    // reducer has collected the burst's garbage (it runs a few seconds after allocation slows).
+    log(`fleet: worker RSS ${rssBefore} → ${rssRightAfter} MB right after; ${SETTLE_MS / 1000} s idle…`);
+    await new Promise((r) => setTimeout(r, SETTLE_MS));
     const rssAfter = processRssMb(keelWorker.child.pid!);
     const heapAfter = await heapUsedMb(metricsPort);
-    log(`fleet: worker RSS ${rssBefore} → ${rssAfter} MB; ${concurrent} sessions × ${turnsEach} turns concurrently, then as many bare workflows…`);
+    log(`fleet: worker RSS ${rssAfter} MB after ${SETTLE_MS / 1000} s idle; as many bare workflows, one Update each, on the baseline worker…`);
+    // The same number of live workflows on the baseline worker (same cache size): what a session costs Temporal's SDK alone.
+    const bareRssBefore = processRssMb(baselineWorker.child.pid!);
+    const bareIds = Array.from({ length: liveSessions }, () => `bench-fleet-bare-${randomUUID()}`);
+    await inBatches(bareIds, START_CONCURRENCY, async (workflowId) => {
+      const handle = await keel.temporal.workflow.start('baselineSessionWorkflow', { taskQueue: baselineQueue, workflowId, args: [] });
+      bare.push(handle);
+      await handle.executeUpdate(baselineTurnUpdate, { args: [0] });
+    });
+    await new Promise((r) => setTimeout(r, SETTLE_MS));
+    const bareRssAfter = processRssMb(baselineWorker.child.pid!);
+    log(`fleet: bare worker RSS ${bareRssBefore} → ${bareRssAfter} MB; ${concurrent} sessions × ${turnsEach} turns concurrently, then as many bare workflows…`);
 
+    const cpuParts: CpuParts = {
+      'keel worker': () => [keelWorker.child.pid!],
+      'bare worker': () => [baselineWorker.child.pid!],
+      'Temporal server': () => [env.server.pid],
+      PostgreSQL: url ? postgresPids : () => [],
+      'bench (clients, fake model)': () => [process.pid],
+    };
+    const keelCpuBefore = sampleCpu(cpuParts);
     const keelLoad = await concurrently(concurrent, turnsEach, (k, t) => turn(keys[k]!, t + 1));
+    const keelCpu = cpuPerOp(keelCpuBefore, sampleCpu(cpuParts), concurrent * turnsEach);
     forgetRequests();
-    for (let k = 0; k < concurrent; k++) {
-      bare.push(await keel.temporal.workflow.start('baselineSessionWorkflow', { taskQueue: baselineQueue, workflowId: `bench-fleet-bare-${randomUUID()}`, args: [] }));
-    }
+    const bareCpuBefore = sampleCpu(cpuParts);
     const bareLoad = await concurrently(concurrent, turnsEach, (k, t) => bare[k]!.executeUpdate(baselineTurnUpdate, { args: [t] }));
+    const bareCpu = cpuPerOp(bareCpuBefore, sampleCpu(cpuParts), concurrent * turnsEach);
     const r = ratio(keelLoad.turnsPerSecond, bareLoad.turnsPerSecond);
     return {
       database: url ? 'postgres' : 'pglite',
-      // The worker process inherits this environment and has no config file in its fresh KEEL_HOME.
-      maxCachedWorkflows: Number(process.env.KEEL_MAX_CACHED_WORKFLOWS || DEFAULTS.maxCachedWorkflows),
+      maxCachedWorkflows,
       live: {
         sessions: liveSessions,
         rssBeforeMb: rssBefore,
+        rssRightAfterMb: rssRightAfter,
         rssAfterMb: rssAfter,
         heapUsedBeforeMb: heapBefore,
         heapUsedAfterMb: heapAfter,
-        bareWorkerRssMb: processRssMb(baselineWorker.child.pid!),
+        bareRssBeforeMb: bareRssBefore,
+        bareRssAfterMb: bareRssAfter,
         mbPerSession: Math.round(((rssAfter - rssBefore) / liveSessions) * 100) / 100,
         meetsTarget: rssAfter <= RSS_TARGET_MB,
       },
-      load: { concurrent, turnsEach, keel: keelLoad, bare: bareLoad, ratio: r, meetsTarget: r !== null && r >= THROUGHPUT_TARGET },
+      load: { concurrent, turnsEach, keel: keelLoad, bare: bareLoad, ratio: r, meetsTarget: r !== null && r >= THROUGHPUT_TARGET, cpuMsPerTurn: { keel: keelCpu, bare: bareCpu } },
     };
   } finally {
     await Promise.all(bare.map((h) => h.signal(baselineStopSignal).catch(() => undefined)));
@@ -197,11 +227,19 @@ async function concurrently(width: number, turns: number, op: (lane: number, tur
   return { turnsPerSecond: Math.round((samples.length / seconds) * 10) / 10, latency: latencyStats(samples) };
 }
 
+/** `part a / b` for each process, then the totals: the CPU a turn costs the whole machine. */
+function cpuLine(keel: Record<string, number>, bare: Record<string, number>): string {
+  const total = (parts: Record<string, number>) => Math.round(Object.values(parts).reduce((a, b) => a + b, 0) * 10) / 10;
+  const parts = Object.keys(keel).map((name) => `${name} ${keel[name]} / ${bare[name] ?? 0}`);
+  return `${parts.join(', ')}; all ${total(keel)} / ${total(bare)} (bare/keel ${ratio(total(bare), total(keel))})`;
+}
+
 export function ratioLines(r: FleetResult): string[] {
   const l = r.load;
   return [
-    `${r.live.sessions.toLocaleString()} live sessions on one worker process (maxCachedWorkflows ${r.maxCachedWorkflows}, ${r.database}): RSS ${r.live.rssBeforeMb} → ${r.live.rssAfterMb} MB (${r.live.mbPerSession} MB/session; V8 heap used ${r.live.heapUsedBeforeMb} → ${r.live.heapUsedAfterMb} MB; a bare worker process ${r.live.bareWorkerRssMb} MB; target ≤ ${RSS_TARGET_MB} MB: ${r.live.meetsTarget ? 'met' : 'NOT met'})`,
+    `${r.live.sessions.toLocaleString()} live sessions on one worker process (maxCachedWorkflows ${r.maxCachedWorkflows}, ${r.database}): RSS ${r.live.rssBeforeMb} → ${r.live.rssAfterMb} MB after ${SETTLE_MS / 1000} s idle (${r.live.rssRightAfterMb} MB right after the turns; ${r.live.mbPerSession} MB/session; V8 heap used ${r.live.heapUsedBeforeMb} → ${r.live.heapUsedAfterMb} MB; the bare worker with as many live workflows ${r.live.bareRssBeforeMb} → ${r.live.bareRssAfterMb} MB; target ≤ ${RSS_TARGET_MB} MB: ${r.live.meetsTarget ? 'met' : 'NOT met'})`,
     `${l.concurrent} sessions turning concurrently (${l.turnsEach} turns each, 0 ms model): keel ${l.keel.turnsPerSecond} turns/s vs bare Update+activity ${l.bare.turnsPerSecond}/s = ${l.ratio}× (target ≥ ${THROUGHPUT_TARGET}×: ${l.meetsTarget ? 'met' : 'NOT met'}); p99 ${l.keel.latency.p99} ms vs bare p99 ${l.bare.latency.p99} ms (p50 ${l.keel.latency.p50} / ${l.bare.latency.p50})`,
+    `CPU ms per turn, keel / bare: ${cpuLine(l.cpuMsPerTurn.keel, l.cpuMsPerTurn.bare)}`,
   ];
 }
 

@@ -12,7 +12,9 @@ async function main(): Promise<void> {
   if (!address || !taskQueue) throw new Error('set TEMPORAL_ADDRESS and BASELINE_TASK_QUEUE');
   Runtime.install({ logger: new DefaultLogger('WARN') });
   const connection = await NativeConnection.connect({ address });
-  const worker = await startBaselineWorker(connection, taskQueue);
+  // The fleet bench gives it the Keel worker's cache size, so their RSS compares like for like.
+  const maxCachedWorkflows = process.env.BASELINE_MAX_CACHED_WORKFLOWS ? Number(process.env.BASELINE_MAX_CACHED_WORKFLOWS) : undefined;
+  const worker = await startBaselineWorker(connection, taskQueue, maxCachedWorkflows === undefined ? {} : { maxCachedWorkflows });
   process.stdout.write('baseline worker: polling\n');
   await new Promise<void>((resolve) => process.once('SIGTERM', () => resolve()));
   await worker.stop();

@@ -4,7 +4,7 @@
  * summarize with the extractive summary). Every planted identifier must survive, and the summary
  * must stay under 10% of a 200,000-token window.
  */
-import { countTokens } from 'gpt-tokenizer';
+import { countTokens } from 'gpt-tokenizer/cjs/encoding/cl100k_base';
 import { collectFacts, extractiveSummary } from '../../src/compaction/extractive-summary';
 import { planCompaction } from '../../src/compaction/plan-compaction';
 import { checkSummaryQuality, guardSummary } from '../../src/compaction/quality-guard';

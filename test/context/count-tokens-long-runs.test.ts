@@ -1,4 +1,4 @@
-import { countTokens } from 'gpt-tokenizer';
+import { countTokens } from 'gpt-tokenizer/cjs/encoding/cl100k_base';
 import { defaultCountTokens } from '../../src/context/estimate-tokens';
 
 describe('defaultCountTokens', () => {

@@ -12,8 +12,8 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, s
 import { dirname, join, relative } from 'node:path';
 
 const ROOT = join(__dirname, '..', '..');
-/** The folders a process entry point can reach (test helpers run in-process, not here). */
-const SOURCE_DIRS = ['src', 'workers', 'workflows', 'activities'];
+/** The folders a process entry point can reach (test helpers run in-process, not here), and the benches' baseline worker. */
+const SOURCE_DIRS = ['src', 'workers', 'workflows', 'activities', 'bench/baseline'];
 const CACHE = join(ROOT, 'node_modules', '.cache', 'keel-compiled');
 /** Set by jest's globalSetup for every test worker: the folder holding `<entry>.js` files. */
 export const COMPILED_DIR_ENV = 'KEEL_TEST_COMPILED_DIR';
@@ -73,4 +73,16 @@ function removeOldBuilds(keep: string): void {
 export function entryArgs(entry: string): string[] {
   const compiled = process.env[COMPILED_DIR_ENV];
   return ['-r', 'ts-node/register', compiled ? join(compiled, entry.replace(/\.ts$/, '.js')) : join(ROOT, entry)];
+}
+
+/**
+ * The node arguments that run a compiled entry point with nothing else loaded, as `node
+ * dist/workers/main.js` runs in production: no ts-node, whose TypeScript compiler would otherwise
+ * sit in the process (and in its workflow thread, which inherits the flags). For benches that
+ * measure a worker's memory; they compile the entries first.
+ */
+export function compiledEntryArgs(entry: string): string[] {
+  const compiled = process.env[COMPILED_DIR_ENV];
+  if (!compiled) throw new Error(`compiledEntryArgs: ${COMPILED_DIR_ENV} is not set (call compileEntries first)`);
+  return [join(compiled, entry.replace(/\.ts$/, '.js'))];
 }

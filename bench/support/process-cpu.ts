@@ -1,0 +1,57 @@
+/**
+ * CPU time by process, from /proc (Linux, where the benches run): what a load phase cost each part
+ * of the system. On a small machine the parts share the cores, so CPU per turn summed over them
+ * bounds turns per second.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+
+/** Clock ticks per second of /proc's utime and stime (USER_HZ: 100 on Linux). */
+const TICKS_PER_SECOND = 100;
+
+/** A process's user + system CPU in ms; 0 once it is gone. */
+function processCpuMs(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command (which may hold spaces) in parentheses: utime is the 14th, stime the 15th.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
+  } catch {
+    return 0;
+  }
+}
+
+/** Every process whose command name is `name` (e.g. PostgreSQL's backends, all named `postgres`). */
+function pidsNamed(name: string): number[] {
+  return readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .map(Number)
+    .filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === name;
+      } catch {
+        return false;
+      }
+    });
+}
+
+/** The parts measured: a name, and the pids that make it up (read again at each sample). */
+export type CpuParts = Record<string, () => readonly number[]>;
+
+/** PostgreSQL's processes on this machine (the bench's server is the only one running here). */
+export const postgresPids = (): number[] => pidsNamed('postgres');
+
+export interface CpuSample {
+  readonly at: Record<string, number>;
+}
+
+export function sampleCpu(parts: CpuParts): CpuSample {
+  return { at: Object.fromEntries(Object.entries(parts).map(([name, pids]) => [name, pids().reduce((ms, pid) => ms + processCpuMs(pid), 0)])) };
+}
+
+/**
+ * CPU ms per operation of each part between two samples. A backend that exited in between loses
+ * its time, so PostgreSQL is read with a pool that outlives the phase.
+ */
+export function cpuPerOp(before: CpuSample, after: CpuSample, ops: number): Record<string, number> {
+  return Object.fromEntries(Object.keys(after.at).map((name) => [name, Math.round(((after.at[name]! - (before.at[name] ?? 0)) / ops) * 10) / 10]));
+}
