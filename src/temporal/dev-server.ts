@@ -109,6 +109,9 @@ export class StderrKeeper {
   }
 }
 
+/** The transfer queue reader's poll rate on the dev server (Temporal's default: 20 per shard; deploy/temporal-dynamic-config.yaml sets the same). */
+const TRANSFER_QUEUE_MAX_POLL_RPS = 200;
+
 /** The CLI's arguments on newly probed free ports. */
 async function devServerArgs(opts: StartDevServerOptions): Promise<{ args: string[]; address: string; uiUrl?: string }> {
   const port = await freePort();
@@ -118,6 +121,10 @@ async function devServerArgs(opts: StartDevServerOptions): Promise<{ args: strin
     '--port', String(port),
     '--log-level', 'error',
     '--dynamic-config-value', 'system.enableActivityEagerExecution=true',
+    // A turn's workflow task after its model call is dispatched through the history shard's transfer
+    // queue, whose reader polls at most 20 times a second by default; the dev server has one shard,
+    // so under steady traffic every turn waited for the next slot (Updates settled on a 50 ms cadence).
+    '--dynamic-config-value', `history.transferProcessorMaxPollRPS=${TRANSFER_QUEUE_MAX_POLL_RPS}`,
     ...KEEL_SEARCH_ATTRIBUTES.flatMap((name) => ['--search-attribute', `${name}=Keyword`]),
   ];
   let uiUrl: string | undefined;
