@@ -136,7 +136,7 @@ export async function run(opts: { quick?: boolean; databaseUrl?: string; liveSes
     });
     await new Promise((r) => setTimeout(r, SETTLE_MS));
     const bareRssAfter = processRssMb(baselineWorker.child.pid!);
-    log(`fleet: bare worker RSS ${bareRssBefore} → ${bareRssAfter} MB; ${concurrent} sessions × ${turnsEach} turns concurrently, then as many bare workflows…`);
+    log(`fleet: bare worker RSS ${bareRssBefore} → ${bareRssAfter} MB; ${concurrent} sessions × ${turnsEach} turns concurrently, then ${concurrent} of the bare workflows…`);
 
     const cpuParts: CpuParts = {
       'keel worker': () => [keelWorker.child.pid!],

@@ -40,18 +40,15 @@ export type CpuParts = Record<string, () => readonly number[]>;
 /** PostgreSQL's processes on this machine (the bench's server is the only one running here). */
 export const postgresPids = (): number[] => pidsNamed('postgres');
 
-export interface CpuSample {
-  readonly at: Record<string, number>;
-}
-
-export function sampleCpu(parts: CpuParts): CpuSample {
-  return { at: Object.fromEntries(Object.entries(parts).map(([name, pids]) => [name, pids().reduce((ms, pid) => ms + processCpuMs(pid), 0)])) };
+/** CPU ms so far of each part, by name. */
+export function sampleCpu(parts: CpuParts): Record<string, number> {
+  return Object.fromEntries(Object.entries(parts).map(([name, pids]) => [name, pids().reduce((ms, pid) => ms + processCpuMs(pid), 0)]));
 }
 
 /**
  * CPU ms per operation of each part between two samples. A backend that exited in between loses
  * its time, so PostgreSQL is read with a pool that outlives the phase.
  */
-export function cpuPerOp(before: CpuSample, after: CpuSample, ops: number): Record<string, number> {
-  return Object.fromEntries(Object.keys(after.at).map((name) => [name, Math.round(((after.at[name]! - (before.at[name] ?? 0)) / ops) * 10) / 10]));
+export function cpuPerOp(before: Record<string, number>, after: Record<string, number>, ops: number): Record<string, number> {
+  return Object.fromEntries(Object.entries(after).map(([name, ms]) => [name, Math.round(((ms - (before[name] ?? 0)) / ops) * 10) / 10]));
 }

@@ -40,7 +40,7 @@ export function compileEntries(): string {
       module: { type: 'commonjs' },
       sourceMaps: 'inline',
     });
-    const out = join(building, relative(ROOT, file)).replace(/\.ts$/, '.js');
+    const out = compiledPath(building, relative(ROOT, file));
     mkdirSync(dirname(out), { recursive: true });
     writeFileSync(out, code);
   }
@@ -72,7 +72,7 @@ function removeOldBuilds(keep: string): void {
  */
 export function entryArgs(entry: string): string[] {
   const compiled = process.env[COMPILED_DIR_ENV];
-  return ['-r', 'ts-node/register', compiled ? join(compiled, entry.replace(/\.ts$/, '.js')) : join(ROOT, entry)];
+  return ['-r', 'ts-node/register', compiled ? compiledPath(compiled, entry) : join(ROOT, entry)];
 }
 
 /**
@@ -84,5 +84,10 @@ export function entryArgs(entry: string): string[] {
 export function compiledEntryArgs(entry: string): string[] {
   const compiled = process.env[COMPILED_DIR_ENV];
   if (!compiled) throw new Error(`compiledEntryArgs: ${COMPILED_DIR_ENV} is not set (call compileEntries first)`);
-  return [join(compiled, entry.replace(/\.ts$/, '.js'))];
+  return [compiledPath(compiled, entry)];
+}
+
+/** Where compileEntries put the JavaScript of a repository file (`workers/main.ts` → `<dir>/workers/main.js`). */
+function compiledPath(dir: string, entry: string): string {
+  return join(dir, entry.replace(/\.ts$/, '.js'));
 }
