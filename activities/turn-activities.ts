@@ -98,6 +98,27 @@ export interface TurnFinish {
   readonly touch: boolean;
 }
 
+/**
+ * A turn's first step on sessions started on the begin-in-model-call patch: `beginTurn`'s work, then,
+ * when nothing stands before the model (a bare reset, a duplicate announce, a preflight compaction,
+ * subagents to cancel), the turn's first model call, in one activity. One workflow task and one
+ * local-activity marker fewer per turn, and the call reuses what the begin read.
+ */
+export interface StartTurnInput extends BeginTurnInput {
+  readonly call: {
+    /** Deterministic id (from workflow code) of the assistant entry the first call writes. */
+    readonly assistantEntryId: string;
+    readonly requestId?: string;
+    readonly finish?: TurnFinish;
+  };
+}
+
+/** What the model call answered (absent, `kind: 'begun'`, when the workflow has work before it), with the begin's result. */
+export type StartTurnResult = (ModelCallOutcome | { readonly kind: 'begun' }) & { readonly begun: BeginTurnResult };
+
+/** What one model call can answer. */
+export type ModelCallOutcome = CallModelResult | OverBudgetResult | CompactedResult;
+
 /** The context did not fit: compact, then call again. */
 export interface OverBudgetResult {
   readonly kind: 'overBudget';
@@ -171,6 +192,41 @@ export function createTurnActivities(allDeps: ActivityDeps) {
 
   /** Ensures the session row and appends the user's message once, whatever the retries. */
   async function beginTurn(input: BeginTurnInput): Promise<BeginTurnResult> {
+    return (await begin(input)).result;
+  }
+
+  /**
+   * The turn's begin, then its first model call, unless the workflow has work before it (see
+   * `StartTurnInput`). A retry runs both again: each is idempotent on its own.
+   */
+  async function startTurn(input: StartTurnInput): Promise<StartTurnResult> {
+    const begun = await begin(input);
+    const { result } = begun;
+    if (result.resetOnly || result.duplicate || result.preflightCompaction || result.orphanedChildren) return { kind: 'begun', begun: result };
+    const { call } = input;
+    const outcome = await modelCall(
+      {
+        agentId: input.agentId,
+        sessionKey: input.sessionKey,
+        sessionId: result.sessionId,
+        ...(input.turn !== undefined ? { turn: input.turn } : {}),
+        assistantEntryId: call.assistantEntryId,
+        parentId: input.userEntryId,
+        now: input.now,
+        precheck: true,
+        ...(call.requestId !== undefined ? { requestId: call.requestId } : {}),
+        ...(call.finish ? { finish: call.finish } : {}),
+      },
+      { session: begun.session, replyAbsent: begun.appended },
+    );
+    return { ...outcome, begun: result };
+  }
+
+  /**
+   * beginTurn's work. Also returns the session row it read (the model call that follows needs no
+   * second read) and whether this attempt appended the user's message (then no reply can be stored yet).
+   */
+  async function begin(input: BeginTurnInput): Promise<{ result: BeginTurnResult; session: SessionRow; appended: boolean }> {
     const deps = depsForAgent(allDeps, input.agentId);
     const now = new Date(input.now);
     let session = await ensureSession(db, { agentId: input.agentId, sessionKey: input.sessionKey, newSessionId: input.newSessionId, now, chatType: chatTypeOfKey(input.sessionKey) });
@@ -196,15 +252,17 @@ export function createTurnActivities(allDeps: ActivityDeps) {
     // Children of the session that just ended do not go on silently: the workflow cancels them.
     const orphans = rotated ? await orphanedChildren(db, input.agentId, input.sessionKey, session.session_id) : [];
     const orphanedChildrenPart = orphans.length > 0 ? { orphanedChildren: orphans } : {};
-    if (text === '') return { sessionId: session.session_id, preflightCompaction: false, resetOnly: true, ...(rotated ? { rotated } : {}), ...orphanedChildrenPart };
+    if (text === '') return { result: { sessionId: session.session_id, preflightCompaction: false, resetOnly: true, ...(rotated ? { rotated } : {}), ...orphanedChildrenPart }, session, appended: false };
     if (input.announce && !(await claimAnnounce(db, input.announce.subagentId, input.announce.key, input.userEntryId, input.now))) {
-      return { sessionId: session.session_id, preflightCompaction: false, resetOnly: false, duplicate: true };
+      return { result: { sessionId: session.session_id, preflightCompaction: false, resetOnly: false, duplicate: true }, session, appended: false };
     }
     // The store replaces what PostgreSQL cannot hold (NUL, lone surrogates); say so once, here.
     const unstorable = findUnstorable(text);
     if (unstorable) log.warn('user message had characters PostgreSQL cannot store; stored with U+FFFD in their place', { sessionKey: input.sessionKey, ...unstorable });
-    // A retried beginTurn finds its own entry last (nothing is appended before callModel): one read serves both.
+    // A retried beginTurn finds its own entry last (nothing is appended before the model call). A
+    // retried startTurn may find its reply after it: the append's conflict on the id then writes nothing.
     const [last] = await tailEntries(db, input.agentId, session.session_id, 1);
+    let appended = false;
     if (last?.id !== input.userEntryId) {
       const entry: MessageEntry = {
         type: 'message',
@@ -213,21 +271,30 @@ export function createTurnActivities(allDeps: ActivityDeps) {
         timestamp: input.now,
         message: { role: 'user', content: text, timestamp: Date.parse(input.now) },
       };
-      const { redactions } = await appendEntriesRedacted(db, input.agentId, session.session_id, [{ entry, tokenEstimate: deps.estimate(entry.message) }]);
+      const { inserted, redactions } = await appendEntriesRedacted(db, input.agentId, session.session_id, [{ entry, tokenEstimate: deps.estimate(entry.message) }]);
+      appended = inserted > 0;
       logRedactions('user_message', redactions, { entryId: entry.id });
     }
     const limit = deps.config.maxActiveTranscriptBytes;
     const preflightCompaction = limit > 0 && (await activeTranscriptBytes(db, input.agentId, session.session_id)) > limit;
-    return { sessionId: session.session_id, preflightCompaction, resetOnly: false, ...(rotated ? { rotated } : {}), ...orphanedChildrenPart };
+    return { result: { sessionId: session.session_id, preflightCompaction, resetOnly: false, ...(rotated ? { rotated } : {}), ...orphanedChildrenPart }, session, appended };
   }
 
   /**
    * Loads the active window, calls the model and stores its reply under the given id. A retry after
    * the reply was stored returns the stored reply without calling the model again.
    */
-  async function callModel(input: CallModelInput): Promise<CallModelResult | OverBudgetResult | CompactedResult> {
+  async function callModel(input: CallModelInput): Promise<ModelCallOutcome> {
+    return modelCall(input);
+  }
+
+  /**
+   * callModel's work. `known`, from a begin just done in the same activity: the session row it read,
+   * and whether it appended the user's message (then this call's reply cannot be stored yet).
+   */
+  async function modelCall(input: CallModelInput, known?: { session: SessionRow; replyAbsent: boolean }): Promise<ModelCallOutcome> {
     const deps = depsForAgent(allDeps, input.agentId);
-    const stored = await getEntry(db, input.agentId, input.sessionId, input.assistantEntryId);
+    const stored = known?.replyAbsent ? undefined : await getEntry(db, input.agentId, input.sessionId, input.assistantEntryId);
     if (stored?.type === 'compaction') {
       const compaction = await finishRecordedProviderCompaction(deps, input, stored.payload as unknown as CompactionEntry);
       return { kind: 'compacted', compaction };
@@ -239,7 +306,7 @@ export function createTurnActivities(allDeps: ActivityDeps) {
     }
 
     // One read of the session row serves the model choice and the system prompt's after-compaction part.
-    const session = await getSession(db, input.agentId, input.sessionKey);
+    const session = known?.session ?? (await getSession(db, input.agentId, input.sessionKey));
     const model = modelOf(deps, session);
     // The system prompt and the tools count against the budget; the messages get what they leave.
     const { context, system, split, contextTokens } = await prepareModelCall(deps, { ...input, model, session }, windows);
@@ -421,7 +488,7 @@ export function createTurnActivities(allDeps: ActivityDeps) {
     await saveWorkflowState(db, input.agentId, input.sessionKey, input.counters);
   }
 
-  return { beginTurn, callModel, finishTurn, beginCompaction, loadSessionCounters, saveSessionCounters };
+  return { beginTurn, startTurn, callModel, finishTurn, beginCompaction, loadSessionCounters, saveSessionCounters };
 }
 
 /** The freshness policy from config (OpenClaw: daily at 04:00 local, or idle; whichever first). */

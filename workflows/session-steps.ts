@@ -5,7 +5,7 @@
  */
 import * as wf from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
-import type { createTurnActivities, CallModelResult, TurnFinish } from '../activities/turn-activities';
+import type { createTurnActivities, BeginTurnInput, BeginTurnResult, CallModelResult, ModelCallOutcome, TurnFinish } from '../activities/turn-activities';
 import type { createToolActivities } from '../activities/tool-activities';
 import type { createMemoryActivities, MemoryFlushInput } from '../activities/memory-activities';
 import type { createSubagentActivities, AnnounceResult } from '../activities/subagent-activities';
@@ -38,6 +38,12 @@ type SubagentActivities = ReturnType<typeof createSubagentActivities>;
 
 /** Patch id: the turn's usage is recorded by its last model call, not by a finishTurn step of its own. */
 export const FINISH_IN_MODEL_CALL = 'finish-in-model-call';
+
+/** Patch id: a turn begins in the activity that makes its first model call (`startTurn`), not in a beginTurn step of its own. */
+export const BEGIN_IN_MODEL_CALL = 'begin-in-model-call';
+
+/** A model call already made (by `startTurn`): what it answered, or how it failed. */
+type MadeCall = { readonly outcome: ModelCallOutcome } | { readonly error: unknown };
 
 /** Short database steps: local activities, retried with a bound in time (a data error is non-retryable). */
 export const db = wf.proxyLocalActivities<TurnActivities & MemoryActivities & SubagentActivities>({
@@ -100,8 +106,7 @@ export class SessionSteps {
     const timing = new TurnTiming(this.ids);
     // The turn's number (as its reply reports it), on each of its activities' log lines.
     const turn = this.state.turnsCompleted + 1;
-    timing.step('begin');
-    const begin = await db.beginTurn({
+    const beginInput: BeginTurnInput = {
       ...this.ids,
       turn,
       userEntryId,
@@ -111,7 +116,24 @@ export class SessionSteps {
       ...(request.event ? { event: request.event } : {}),
       ...(request.announce ? { announce: request.announce } : {}),
       ...(request.subagentTask ? { subagentTask: true } : {}),
-    });
+    };
+    const touch = request.event === undefined || request.event === 'user_message';
+    // Only a client listening for the reply's text gets it streamed on its request's channel.
+    const streamTo = request.streamReply === false ? undefined : requestId;
+    // Sessions started on this code begin the turn in its first model call (one step fewer); histories
+    // recorded before it replay with beginTurn as its own step.
+    let begin: BeginTurnResult;
+    let made: MadeCall | undefined;
+    const beginInModelCall = wf.patched(BEGIN_IN_MODEL_CALL);
+    // Asked before the first call on the new shape, where the old shape asked it after its begin step.
+    const finishEarly = beginInModelCall && wf.patched(FINISH_IN_MODEL_CALL);
+    if (beginInModelCall) {
+      timing.step('model');
+      ({ begin, made } = await this.startTurn(beginInput, streamTo, finishEarly ? touch : undefined));
+    } else {
+      timing.step('begin');
+      begin = await db.beginTurn(beginInput);
+    }
     const { sessionId } = begin;
     // A reset leaves no subagent of the old session running unseen (their rows say killed).
     for (const workflowId of begin.orphanedChildren ?? []) await cancelQuietly(workflowId);
@@ -136,15 +158,14 @@ export class SessionSteps {
     let cacheWriteTokens = 0;
     let modelCalls = 0;
     let reply: CallModelResult | undefined;
-    const touch = request.event === undefined || request.event === 'user_message';
     // Sessions started on this code finish the turn in its last model call (one step fewer); histories
     // recorded before it replay with finishTurn as its own step.
-    const finishInModelCall = wf.patched(FINISH_IN_MODEL_CALL);
+    const finishInModelCall = beginInModelCall ? finishEarly : wf.patched(FINISH_IN_MODEL_CALL);
     while (modelCalls < DEFAULTS.maxModelCallsPerTurn) {
-      timing.step('model');
+      if (!made) timing.step('model');
       const finish = finishInModelCall ? { usageBefore: { inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens }, touch } : undefined;
-      // Only a client listening for the reply's text gets it streamed on its request's channel.
-      reply = await this.callModelWithRecovery(sessionId, parentId, turnState, request.streamReply === false ? undefined : requestId, finish);
+      reply = await this.callModelWithRecovery(sessionId, parentId, turnState, streamTo, finish, made);
+      made = undefined;
       modelCalls++;
       inputTokens += reply.usage.inputTokens;
       outputTokens += reply.usage.outputTokens;
@@ -193,6 +214,27 @@ export class SessionSteps {
       usage,
       modelCalls,
     };
+  }
+
+  /**
+   * The turn's begin and first model call in one activity. The call is absent when the begin left the
+   * workflow something to do first. A prompt the model refused as too long is handed on as the call's
+   * error, with the begin's result read again (it is idempotent) for the compaction that answers it.
+   */
+  private async startTurn(beginInput: BeginTurnInput, requestId: string | undefined, finishTouching: boolean | undefined): Promise<{ begin: BeginTurnResult; made?: MadeCall }> {
+    // A session whose run predates the finish-in-model-call patch finishes its turns with finishTurn.
+    const finish: TurnFinish | undefined =
+      finishTouching === undefined ? undefined : { usageBefore: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 }, touch: finishTouching };
+    const call = { assistantEntryId: wf.uuid4(), ...(finish ? { finish } : {}), ...(requestId !== undefined ? { requestId } : {}) };
+    try {
+      const started = await this.model.startTurn({ ...beginInput, call });
+      if (started.kind === 'begun') return { begin: started.begun };
+      const { begun, ...outcome } = started;
+      return { begin: begun, made: { outcome } };
+    } catch (err) {
+      if (!isOverflow(err)) throw err;
+      return { begin: await db.beginTurn(beginInput), made: { error: err } };
+    }
   }
 
   /**
@@ -314,11 +356,26 @@ export class SessionSteps {
   }
 
   /** A model call; an overflow is answered by compacting and retrying once (OpenClaw). */
-  private async callModelWithRecovery(sessionId: string, parentId: string, turnState: { compacted: boolean; turn: number }, requestId: string | undefined, finish: TurnFinish | undefined): Promise<CallModelResult> {
+  private async callModelWithRecovery(
+    sessionId: string,
+    parentId: string,
+    turnState: { compacted: boolean; turn: number },
+    requestId: string | undefined,
+    finish: TurnFinish | undefined,
+    made?: MadeCall,
+  ): Promise<CallModelResult> {
     for (;;) {
-      let r;
+      let r: ModelCallOutcome;
       try {
-        r = await this.model.callModel({ ...this.ids, turn: turnState.turn, sessionId, assistantEntryId: wf.uuid4(), parentId, now: now(), precheck: !turnState.compacted, ...(requestId !== undefined ? { requestId } : {}), ...(finish ? { finish } : {}) });
+        if (made) {
+          // The first call was made by startTurn: its answer (or failure) goes through the same recovery.
+          const first = made;
+          made = undefined;
+          if ('error' in first) throw first.error;
+          r = first.outcome;
+        } else {
+          r = await this.model.callModel({ ...this.ids, turn: turnState.turn, sessionId, assistantEntryId: wf.uuid4(), parentId, now: now(), precheck: !turnState.compacted, ...(requestId !== undefined ? { requestId } : {}), ...(finish ? { finish } : {}) });
+        }
       } catch (err) {
         if (!isOverflow(err)) throw err;
         if (turnState.compacted) {

@@ -14,6 +14,7 @@ import { SessionState, type SessionJob } from './session-state';
 import { SessionSteps, db } from './session-steps';
 import { describeFailure, failureType } from './describe-failure';
 import { parseSessionKey } from '../src/sessions/session-key';
+import { IDLE_TIMER_ACROSS_TURNS, IdleTimer } from './idle-timer';
 
 /**
  * One long-lived workflow per (agentId, sessionKey). Its identity replaces OpenClaw's session write
@@ -75,10 +76,14 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<void
     let idle = false;
     const shouldContinueAsNew = () =>
       (wf.workflowInfo().continueAsNewSuggested || state.turnsThisRun >= maxTurnsPerRun) && state.carriedBytes() < DEFAULTS.maxCarriedBytes;
+    const ready = () => state.hasWork() || shouldContinueAsNew();
+    // Runs started on this code keep one quiet-period timer across turns; older histories replay with
+    // a timer per wait.
+    const idleTimer = wf.patched(IDLE_TIMER_ACROSS_TURNS) ? new IdleTimer(idleCloseMs) : undefined;
 
     for (;;) {
-      // Wait only when there is nothing to do (a wait is a timer in history).
-      const woke = state.hasWork() || (await wf.condition(() => state.hasWork() || shouldContinueAsNew(), idleCloseMs));
+      // Wait only when there is nothing to do.
+      const woke = state.hasWork() || (await (idleTimer ? idleTimer.wait(ready) : wf.condition(ready, idleCloseMs)));
       if (shouldContinueAsNew()) break;
       if (!woke && !state.hasWork()) {
         idle = true;
@@ -87,6 +92,7 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<void
       const job = state.next();
       if (job) await runJob(job);
       state.jobDone();
+      idleTimer?.busy();
       if (ended) {
         idle = true;
         break;

@@ -71,9 +71,9 @@ describeOnPostgres('a worker SIGKILLed while a turn step waits on the database',
     ]);
   }
 
-  it('finishes the turn once after SIGKILL during beginTurn (session read blocked), the earlier turn intact', async () => {
+  it('finishes the turn once after SIGKILL during its begin (session read blocked), the earlier turn intact', async () => {
     const first = await firstWorkerAfterTurnOne();
-    // A known session's row is only read in beginTurn (no upsert): only an ACCESS EXCLUSIVE lock holds a read.
+    // A known session’s row is only read in the turn’s begin (no upsert): only an ACCESS EXCLUSIVE lock holds a read.
     const sessions = await lockTable(rig.database.url, 'sessions', 'ACCESS EXCLUSIVE');
     locks.push(sessions.lock);
     await sessions.granted;

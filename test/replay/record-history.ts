@@ -8,7 +8,9 @@
  *   npx ts-node --swc test/replay/record-history.ts [scenario…]
  * Also a parent that spawns two subagents and takes their announces, and one subagent's own run, and
  * turns admitted by the awaitResult Update that carries them (the others were admitted by Signal), and
- * turns finished in their last model call (the finish-in-model-call patch; the others have a finishTurn step).
+ * turns finished in their last model call (the finish-in-model-call patch; the others have a finishTurn step),
+ * and turns begun in their first model call with the quiet-period timer kept across turns (the
+ * begin-in-model-call and idle-timer-across-turns patches), also when that first call overflows.
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -88,6 +90,46 @@ const scenarios: Record<string, Scenario> = {
       await client.sendMessage(key, 'look up keel');
       await save(client.temporal, client.identify(key).workflowId, 'session-turns-finished-in-model-call');
     } finally {
+      await worker.stop();
+    }
+  },
+
+  async turnsBegunInModelCall({ env, fake, store }) {
+    const taskQueue = uniqueTaskQueue();
+    const worker = await runInProcessWorker(env, taskQueue, testDeps(store, fake.url, { tools: wordLookupTools() }));
+    try {
+      const client = keelClient(env, taskQueue, { idleCloseMs: 2_000 });
+      const key = 'agent:replay:begin';
+      fake.enqueue(fakeReply.text('first'), fakeReply.toolUse([{ id: 'toolu_b1', name: 'lookup', input: { word: 'keel' } }]), fakeReply.text('keel: found'));
+      // The begin-in-model-call patch: each turn begins in startTurn, its first model call. The second
+      // turn comes a second later, so the quiet-period timer (idle-timer-across-turns) fires while the
+      // session was busy, starts again for what is left, and then closes the session.
+      await client.sendMessage(key, 'one');
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      await client.sendMessage(key, 'look up keel');
+      const { workflowId } = client.identify(key);
+      await client.temporal.workflow.getHandle(workflowId).result();
+      await save(client.temporal, workflowId, 'session-turns-begun-in-model-call');
+    } finally {
+      await worker.stop();
+    }
+  },
+
+  async overflowAtStartTurn({ env, fake, store }) {
+    const taskQueue = uniqueTaskQueue();
+    const worker = await runInProcessWorker(env, taskQueue, testDeps(store, fake.url));
+    try {
+      const client = keelClient(env, taskQueue);
+      const key = 'agent:replay:start-overflow';
+      await seedConversation(store.db, 'replay', key, 300);
+      fake.setTokenLimit(12_000);
+      fake.respondWith((req) => (isSummarizerRequest(req) ? goodSummarizer(req) : fakeReply.text(`answered: ${lastUserText(req)}`)));
+      // startTurn's model call is refused as too long: the begin is read again, the session compacts, the call is made again.
+      await client.sendMessage(key, 'does this still fit?');
+      await waitIdle(() => client.getStatus(key));
+      await save(client.temporal, client.identify(key).workflowId, 'session-overflow-at-start-turn');
+    } finally {
+      fake.setTokenLimit(200_000);
       await worker.stop();
     }
   },

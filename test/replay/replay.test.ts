@@ -4,7 +4,8 @@ import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { temporal } from '@temporalio/proto';
 import { keelSinks } from '../../workers/keel-sinks';
 import { keelWorkflowBundle } from '../support/workflow-bundle';
-import { FINISH_IN_MODEL_CALL } from '../../workflows/session-steps';
+import { BEGIN_IN_MODEL_CALL, FINISH_IN_MODEL_CALL } from '../../workflows/session-steps';
+import { IDLE_TIMER_ACROSS_TURNS } from '../../workflows/idle-timer';
 
 /**
  * Replays recorded session histories against today's workflow code: a change that would make
@@ -28,18 +29,33 @@ describe('saved session histories replay against the current workflow code', () 
     expect(errors).toEqual([]);
   });
 
-  it('hold both shapes of a turn: with a finishTurn step (recorded before the patch) and finished in the last model call', async () => {
+  it('hold every shape of a turn: finishTurn and beginTurn steps (before the patches), finished in the last model call, begun in the first', async () => {
     const dir = join(__dirname, 'histories');
     const shape = async (file: string) => {
       const history = temporal.api.history.v1.History.decode(await readFile(join(dir, file)));
-      const markers = (history.events ?? []).map((e) => e.markerRecordedEventAttributes).filter((m) => m != null);
+      const events = history.events ?? [];
+      const markers = events.map((e) => e.markerRecordedEventAttributes).filter((m) => m != null);
       const payload = (m: (typeof markers)[number]) => Buffer.from(m!.details?.data?.payloads?.[0]?.data ?? m!.details?.['patch-data']?.payloads?.[0]?.data ?? []).toString('utf8');
+      const patches = markers.filter((m) => m!.markerName === 'core_patch').map(payload);
+      const steps = (name: string) => markers.filter((m) => m!.markerName === 'core_local_activity' && payload(m).includes(`"${name}"`)).length;
       return {
-        patched: markers.some((m) => m!.markerName === 'core_patch' && payload(m).includes(FINISH_IN_MODEL_CALL)),
-        finishTurnSteps: markers.filter((m) => m!.markerName === 'core_local_activity' && payload(m).includes('"finishTurn"')).length,
+        patches: [FINISH_IN_MODEL_CALL, BEGIN_IN_MODEL_CALL, IDLE_TIMER_ACROSS_TURNS].filter((id) => patches.some((p) => p.includes(id))),
+        finishTurnSteps: steps('finishTurn'),
+        beginTurnSteps: steps('beginTurn'),
+        startTurns: events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'startTurn').length,
+        timersCancelled: events.filter((e) => e.timerCanceledEventAttributes).length,
       };
     };
-    expect(await shape('session-turns-admitted-by-update.binpb')).toEqual({ patched: false, finishTurnSteps: 2 });
-    expect(await shape('session-turns-finished-in-model-call.binpb')).toEqual({ patched: true, finishTurnSteps: 0 });
+    expect(await shape('session-turns-admitted-by-update.binpb')).toEqual({ patches: [], finishTurnSteps: 2, beginTurnSteps: 2, startTurns: 0, timersCancelled: 1 });
+    expect(await shape('session-turns-finished-in-model-call.binpb')).toEqual({ patches: [FINISH_IN_MODEL_CALL], finishTurnSteps: 0, beginTurnSteps: 2, startTurns: 0, timersCancelled: 1 });
+    expect(await shape('session-turns-begun-in-model-call.binpb')).toEqual({
+      patches: [FINISH_IN_MODEL_CALL, BEGIN_IN_MODEL_CALL, IDLE_TIMER_ACROSS_TURNS],
+      finishTurnSteps: 0,
+      beginTurnSteps: 0,
+      startTurns: 2,
+      timersCancelled: 0,
+    });
+    // startTurn's call overflowed: the begin is read again (one beginTurn step), then the session compacts.
+    expect(await shape('session-overflow-at-start-turn.binpb')).toMatchObject({ beginTurnSteps: 1, startTurns: 1 });
   });
 });

@@ -64,6 +64,7 @@ describe.each(testDatabases())('a durable turn on a real Temporal dev server and
       const from = counter.seen.length;
       fake.enqueue(fakeReply.text('second', { usage: { input_tokens: 200, output_tokens: 20 } }));
       expect((await client.sendMessage(key, 'two')).reply).toBe('second');
+      const turnTwo = counter.seen.length;
       // callModel reads the window for the prompt and the budget at once, and finishes the turn with it.
       expect(counter.count('select model_limits', from)).toBe(1);
       expect(counter.seen.slice(from).filter((l) => l.includes('pg_notify'))).toEqual([]);
@@ -75,12 +76,20 @@ describe.each(testDatabases())('a durable turn on a real Temporal dev server and
       expect({ input: session!.input_tokens, output: session!.output_tokens }).toEqual({ input: 300, output: 30 });
       const messages = messagesOf(await allEntries(store.db, agent, session!.session_id));
       expect(messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant']);
-      // No finishTurn step in the session's history: one beginTurn per turn, after the counters' load at start.
+      // No beginTurn or finishTurn step in the session's history: a turn is one activity (startTurn
+      // begins it and makes its only model call); the counters' load at start is the one local activity.
       const history = await client.temporal.workflow.getHandle(client.identify(key).workflowId).fetchHistory();
       const localActivities = history.events!
         .filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity')
         .map((e) => (JSON.parse(Buffer.from(e.markerRecordedEventAttributes!.details!.data!.payloads![0]!.data!).toString('utf8')) as { activity_type: string }).activity_type);
-      expect(localActivities).toEqual(['loadSessionCounters', 'beginTurn', 'beginTurn']);
+      expect(localActivities).toEqual(['loadSessionCounters']);
+      const activities = history.events!.map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name).filter((n) => n !== undefined);
+      expect(activities).toEqual(['startTurn', 'startTurn']);
+      // The session's quiet-period timer is started once, not around each turn.
+      expect(history.events!.filter((e) => e.timerStartedEventAttributes).length).toBe(1);
+      expect(history.events!.filter((e) => e.timerCanceledEventAttributes).length).toBe(0);
+      // The turn read the session row once: its begin's read served the model call too.
+      expect(counter.seen.slice(from, turnTwo).filter((l) => l === 'select sessions')).toHaveLength(1);
 
       // A turn of two model calls (a tool call, then the answer) counts both calls' usage, once.
       fake.enqueue(
