@@ -21,7 +21,7 @@ import { effectiveWindow, learnFromOverflow } from './model-window';
 import { modelOf } from './session-model';
 import { configuredWindow } from '../src/config/configured-window';
 import { loadWorkflowState, saveWorkflowState } from '../src/store/workflow-state-repo';
-import { appendReplyKeepingToolArgs, releaseAbandonedToolArgs } from '../src/store/pending-tool-args-repo';
+import { appendReplyKeepingToolArgs, lastEntryReleasingAbandonedToolArgs } from '../src/store/pending-tool-args-repo';
 import { appendFinalReplyRecordingUsage } from '../src/store/final-reply-repo';
 import type { SessionRow } from '../src/store/schema';
 import type { ContextSplit, PromptCacheCounters, SessionCarriedState, TurnUsage } from '../src/protocol';
@@ -230,8 +230,9 @@ export function createTurnActivities(allDeps: ActivityDeps) {
     const deps = depsForAgent(allDeps, input.agentId);
     const now = new Date(input.now);
     let session = await ensureSession(db, { agentId: input.agentId, sessionKey: input.sessionKey, newSessionId: input.newSessionId, now, chatType: chatTypeOfKey(input.sessionKey) });
-    // No secret outlives the turn that needed it, even when a tool failed for good.
-    await releaseAbandonedToolArgs(db, input.agentId, session.session_id, input.now);
+    // No secret outlives the turn that needed it, even when a tool failed for good. The same statement
+    // reads the transcript's last entry, the user message's parent.
+    let last = await lastEntryReleasingAbandonedToolArgs(db, input.agentId, session.session_id, input.now);
     const message = input.subagentTask ? await subagentTaskText(db, input.agentId, input.sessionKey) : input.text;
     const reset = parseResetCommand(message);
     const text = reset ? (reset.remainder ?? '') : message;
@@ -247,6 +248,7 @@ export function createTurnActivities(allDeps: ActivityDeps) {
       if (!freshness.fresh && (await rotateSession(db, { agentId: input.agentId, sessionKey: input.sessionKey, newSessionId: input.newSessionId, now }))) {
         rotated = freshness.reason;
         session = (await getSession(db, input.agentId, input.sessionKey))!;
+        [last] = await tailEntries(db, input.agentId, session.session_id, 1);
       }
     }
     // Children of the session that just ended do not go on silently: the workflow cancels them.
@@ -261,7 +263,6 @@ export function createTurnActivities(allDeps: ActivityDeps) {
     if (unstorable) log.warn('user message had characters PostgreSQL cannot store; stored with U+FFFD in their place', { sessionKey: input.sessionKey, ...unstorable });
     // A retried beginTurn finds its own entry last (nothing is appended before the model call). A
     // retried startTurn may find its reply after it: the append's conflict on the id then writes nothing.
-    const [last] = await tailEntries(db, input.agentId, session.session_id, 1);
     let appended = false;
     if (last?.id !== input.userEntryId) {
       const entry: MessageEntry = {

@@ -6,7 +6,7 @@
 import { testDatabases } from '../support/databases';
 import type { Store } from '../../src/store/connect';
 import { type EntryToAppend } from '../../src/store/entries-repo';
-import { appendReplyKeepingToolArgs, appendToolResultReleasingArgs, loadPendingToolArgs, releaseAbandonedToolArgs } from '../../src/store/pending-tool-args-repo';
+import { appendReplyKeepingToolArgs, appendToolResultReleasingArgs, lastEntryReleasingAbandonedToolArgs, loadPendingToolArgs } from '../../src/store/pending-tool-args-repo';
 import { deleteSessionCascade, ensureSession } from '../../src/store/sessions-repo';
 import { allEntries } from '../support/store-readers';
 
@@ -58,12 +58,17 @@ describe.each(testDatabases())('pending tool arguments on $name', (database) => 
     expect(JSON.stringify(rows[1]!.payload)).toContain('deployed with [REDACTED:anthropic_key]');
   });
 
-  it('releases rows older than the turn that starts, never the rows of that turn', async () => {
+  it('releases rows older than the turn that starts, never the rows of that turn, and reads the last entry in the same statement', async () => {
     await appendReplyKeepingToolArgs(store.db, 'a', 's1', reply('a1', KEY));
-    await releaseAbandonedToolArgs(store.db, 'a', 's1', NOW);
+    expect((await lastEntryReleasingAbandonedToolArgs(store.db, 'a', 's1', NOW))?.id).toBe('a1');
     expect(await loadPendingToolArgs(store.db, 'a', 's1', 'a1', 'toolu_1')).toEqual({ apiKey: KEY });
-    await releaseAbandonedToolArgs(store.db, 'a', 's1', '2026-11-23T10:00:00.001Z');
+    expect((await lastEntryReleasingAbandonedToolArgs(store.db, 'a', 's1', '2026-11-23T10:00:00.001Z'))?.id).toBe('a1');
     expect(await loadPendingToolArgs(store.db, 'a', 's1', 'a1', 'toolu_1')).toBeUndefined();
+    // A session without entries: nothing to read, rows still released.
+    await appendReplyKeepingToolArgs(store.db, 'a', 's2', reply('a2', KEY));
+    await store.db.deleteFrom('transcript_entries').where('session_id', '=', 's2').execute();
+    expect(await lastEntryReleasingAbandonedToolArgs(store.db, 'a', 's2', '2026-11-23T10:00:00.001Z')).toBeUndefined();
+    expect(await loadPendingToolArgs(store.db, 'a', 's2', 'a2', 'toolu_1')).toBeUndefined();
   });
 
   it('deletes pending arguments with their session', async () => {
