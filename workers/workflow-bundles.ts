@@ -7,10 +7,10 @@
  * bundle came from, so a bundle older than the code beside it is never used: the worker bundles
  * in-process as before.
  */
-import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { bundleWorkflowCode, type Logger, type WorkflowBundle } from '@temporalio/worker';
+import { filesUnder, hashFiles } from './file-tree-hash';
 
 /** Plain, or with the failure converter that encrypts failures (a worker with encryption keys). */
 export type WorkflowBundleVariant = 'plain' | 'encoded-failures';
@@ -72,22 +72,12 @@ export function prebuiltWorkflowBundle(variant: WorkflowBundleVariant, root = BU
 
 /** A hash of every compiled file a bundle can include, with the workflow SDK's version. */
 function sourceHash(root: string): string {
-  const hash = createHash('sha256');
-  hash.update(`@temporalio/workflow@${workflowSdkVersion()}\0`);
-  const files = SOURCE_DIRS.flatMap((d) => jsFiles(join(root, d))).sort();
-  for (const file of files) hash.update(relative(root, file)).update('\0').update(readFileSync(file)).update('\0');
-  return hash.digest('hex');
+  const files = SOURCE_DIRS.flatMap((d) => filesUnder(join(root, d), (name) => name.endsWith('.js')));
+  return hashFiles(root, files, `@temporalio/workflow@${workflowSdkVersion()}`);
 }
 
 function workflowSdkVersion(): string {
   return (JSON.parse(readFileSync(require.resolve('@temporalio/workflow/package.json'), 'utf8')) as { version: string }).version;
-}
-
-function jsFiles(dir: string): string[] {
-  if (!existsSync(dir)) return [];
-  return readdirSync(dir, { withFileTypes: true }).flatMap((d) =>
-    d.isDirectory() ? jsFiles(join(dir, d.name)) : d.name.endsWith('.js') ? [join(dir, d.name)] : [],
-  );
 }
 
 /** Another process may be reading the old file: write beside it and rename. */

@@ -41,13 +41,25 @@ function wordLookupTools(): ToolRegistry {
 
 type Scenario = (ctx: { env: TemporalTestEnv; fake: FakeAnthropic; store: Store }) => Promise<void>;
 
+/** A worker on a task queue of its own for one scenario, and a client with the scenario's tuning; the worker stops after. */
+async function withWorker(
+  { env, fake, store }: Parameters<Scenario>[0],
+  opts: { deps?: Parameters<typeof testDeps>[2]; tuning?: Parameters<typeof keelClient>[2] },
+  record: (client: ReturnType<typeof keelClient>) => Promise<void>,
+): Promise<void> {
+  const taskQueue = uniqueTaskQueue();
+  const worker = await runInProcessWorker(env, taskQueue, testDeps(store, fake.url, opts.deps));
+  try {
+    await record(keelClient(env, taskQueue, opts.tuning));
+  } finally {
+    await worker.stop();
+  }
+}
+
 const scenarios: Record<string, Scenario> = {
-  async turnsToolSilentCompact({ env, fake, store }) {
-    const taskQueue = uniqueTaskQueue();
-    const tools = wordLookupTools();
-    const worker = await runInProcessWorker(env, taskQueue, testDeps(store, fake.url, { tools }));
-    try {
-      const client = keelClient(env, taskQueue);
+  async turnsToolSilentCompact(ctx) {
+    const { fake } = ctx;
+    await withWorker(ctx, { deps: { tools: wordLookupTools() } }, async (client) => {
       const key = 'agent:replay:main';
       fake.enqueue(fakeReply.text('hello'), fakeReply.toolUse([{ id: 'toolu_r1', name: 'lookup', input: { word: 'keel' } }]), fakeReply.text('keel: found'), fakeReply.text('NO_REPLY'));
       await client.sendMessage(key, 'hi');
@@ -56,49 +68,36 @@ const scenarios: Record<string, Scenario> = {
       fake.respondWith((req) => (isFlushRequest(req) ? fakeReply.text('NO_REPLY') : fakeReply.text('The user looked up keel; it was found.')));
       await client.compact(key, { keepRecentTokens: 0 });
       await save(client.temporal, client.identify(key).workflowId, 'session-turns-tool-silent-compact');
-    } finally {
-      await worker.stop();
-    }
+    });
   },
 
-  async turnsAdmittedByUpdate({ env, fake, store }) {
-    const taskQueue = uniqueTaskQueue();
-    const worker = await runInProcessWorker(env, taskQueue, testDeps(store, fake.url));
-    try {
-      const client = keelClient(env, taskQueue);
+  async turnsAdmittedByUpdate(ctx) {
+    const { fake } = ctx;
+    await withWorker(ctx, {}, async (client) => {
       const key = 'agent:replay:update';
       fake.enqueue(fakeReply.text('first'), fakeReply.text('second'));
       // Each request rides in its awaitResult Update-with-Start (the first one starts the session).
       await client.sendMessage(key, 'one');
       await client.sendMessage(key, 'two');
       await save(client.temporal, client.identify(key).workflowId, 'session-turns-admitted-by-update');
-    } finally {
-      await worker.stop();
-    }
+    });
   },
 
-  async turnsFinishedInModelCall({ env, fake, store }) {
-    const taskQueue = uniqueTaskQueue();
-    const tools = wordLookupTools();
-    const worker = await runInProcessWorker(env, taskQueue, testDeps(store, fake.url, { tools }));
-    try {
-      const client = keelClient(env, taskQueue);
+  async turnsFinishedInModelCall(ctx) {
+    const { fake } = ctx;
+    await withWorker(ctx, { deps: { tools: wordLookupTools() } }, async (client) => {
       const key = 'agent:replay:finish';
       fake.enqueue(fakeReply.text('first'), fakeReply.toolUse([{ id: 'toolu_f1', name: 'lookup', input: { word: 'keel' } }]), fakeReply.text('keel: found'));
       // The finish-in-model-call patch: each turn's last callModel records its usage, no finishTurn step.
       await client.sendMessage(key, 'one');
       await client.sendMessage(key, 'look up keel');
       await save(client.temporal, client.identify(key).workflowId, 'session-turns-finished-in-model-call');
-    } finally {
-      await worker.stop();
-    }
+    });
   },
 
-  async turnsBegunInModelCall({ env, fake, store }) {
-    const taskQueue = uniqueTaskQueue();
-    const worker = await runInProcessWorker(env, taskQueue, testDeps(store, fake.url, { tools: wordLookupTools() }));
-    try {
-      const client = keelClient(env, taskQueue, { idleCloseMs: 2_000 });
+  async turnsBegunInModelCall(ctx) {
+    const { fake } = ctx;
+    await withWorker(ctx, { deps: { tools: wordLookupTools() }, tuning: { idleCloseMs: 2_000 } }, async (client) => {
       const key = 'agent:replay:begin';
       fake.enqueue(fakeReply.text('first'), fakeReply.toolUse([{ id: 'toolu_b1', name: 'lookup', input: { word: 'keel' } }]), fakeReply.text('keel: found'));
       // The begin-in-model-call patch: each turn begins in startTurn, its first model call. The second
@@ -110,70 +109,60 @@ const scenarios: Record<string, Scenario> = {
       const { workflowId } = client.identify(key);
       await client.temporal.workflow.getHandle(workflowId).result();
       await save(client.temporal, workflowId, 'session-turns-begun-in-model-call');
-    } finally {
-      await worker.stop();
-    }
+    });
   },
 
-  async overflowAtStartTurn({ env, fake, store }) {
-    const taskQueue = uniqueTaskQueue();
-    const worker = await runInProcessWorker(env, taskQueue, testDeps(store, fake.url));
-    try {
-      const client = keelClient(env, taskQueue);
-      const key = 'agent:replay:start-overflow';
-      await seedConversation(store.db, 'replay', key, 300);
-      fake.setTokenLimit(12_000);
-      fake.respondWith((req) => (isSummarizerRequest(req) ? goodSummarizer(req) : fakeReply.text(`answered: ${lastUserText(req)}`)));
-      // startTurn's model call is refused as too long: the begin is read again, the session compacts, the call is made again.
-      await client.sendMessage(key, 'does this still fit?');
-      await waitIdle(() => client.getStatus(key));
-      await save(client.temporal, client.identify(key).workflowId, 'session-overflow-at-start-turn');
-    } finally {
-      fake.setTokenLimit(200_000);
-      await worker.stop();
-    }
+  async overflowAtStartTurn(ctx) {
+    const { fake, store } = ctx;
+    await withWorker(ctx, {}, async (client) => {
+      try {
+        const key = 'agent:replay:start-overflow';
+        await seedConversation(store.db, 'replay', key, 300);
+        fake.setTokenLimit(12_000);
+        fake.respondWith((req) => (isSummarizerRequest(req) ? goodSummarizer(req) : fakeReply.text(`answered: ${lastUserText(req)}`)));
+        // startTurn's model call is refused as too long: the begin is read again, the session compacts, the call is made again.
+        await client.sendMessage(key, 'does this still fit?');
+        await waitIdle(() => client.getStatus(key));
+        await save(client.temporal, client.identify(key).workflowId, 'session-overflow-at-start-turn');
+      } finally {
+        fake.setTokenLimit(200_000);
+      }
+    });
   },
 
-  async overflowLearned({ env, fake, store }) {
-    const taskQueue = uniqueTaskQueue();
-    const worker = await runInProcessWorker(env, taskQueue, testDeps(store, fake.url));
-    try {
-      const client = keelClient(env, taskQueue);
-      const key = 'agent:replay:overflow';
-      await seedConversation(store.db, 'replay', key, 300);
-      fake.setTokenLimit(12_000);
-      fake.respondWith((req) => (isSummarizerRequest(req) ? goodSummarizer(req) : fakeReply.text(`answered: ${lastUserText(req)}`)));
-      await client.sendMessage(key, 'does this still fit?');
-      await waitIdle(() => client.getStatus(key));
-      await save(client.temporal, client.identify(key).workflowId, 'session-overflow-learned-window');
-      await save(client.temporal, compactionWorkflowId('replay', key), 'compaction-within-learned-window');
-    } finally {
-      fake.setTokenLimit(200_000);
-      await worker.stop();
-    }
+  async overflowLearned(ctx) {
+    const { fake, store } = ctx;
+    await withWorker(ctx, {}, async (client) => {
+      try {
+        const key = 'agent:replay:overflow';
+        await seedConversation(store.db, 'replay', key, 300);
+        fake.setTokenLimit(12_000);
+        fake.respondWith((req) => (isSummarizerRequest(req) ? goodSummarizer(req) : fakeReply.text(`answered: ${lastUserText(req)}`)));
+        await client.sendMessage(key, 'does this still fit?');
+        await waitIdle(() => client.getStatus(key));
+        await save(client.temporal, client.identify(key).workflowId, 'session-overflow-learned-window');
+        await save(client.temporal, compactionWorkflowId('replay', key), 'compaction-within-learned-window');
+      } finally {
+        fake.setTokenLimit(200_000);
+      }
+    });
   },
 
-  async flushFailsBeforeThresholdCompaction({ env, fake, store }) {
-    const taskQueue = uniqueTaskQueue();
-    const worker = await runInProcessWorker(env, taskQueue, testDeps(store, fake.url, { config: { contextWindowTokens: 40_000 } }));
-    try {
-      const client = keelClient(env, taskQueue, { memoryFlushBudgetMs: 2_000 });
+  async flushFailsBeforeThresholdCompaction(ctx) {
+    const { fake, store } = ctx;
+    await withWorker(ctx, { deps: { config: { contextWindowTokens: 40_000 } }, tuning: { memoryFlushBudgetMs: 2_000 } }, async (client) => {
       const key = 'agent:replay:flush';
       await seedConversation(store.db, 'replay', key, 300);
       fake.respondWith((req) => (isSummarizerRequest(req) ? goodSummarizer(req) : isFlushRequest(req) ? fakeReply.overloaded() : fakeReply.text('noted')));
       await client.sendMessage(key, 'this turn crosses the compaction threshold');
       await waitIdle(() => client.getStatus(key));
       await save(client.temporal, client.identify(key).workflowId, 'session-flush-fails-threshold-compaction');
-    } finally {
-      await worker.stop();
-    }
+    });
   },
 
-  async queueAcrossContinueAsNew({ env, fake, store }) {
-    const taskQueue = uniqueTaskQueue();
-    const worker = await runInProcessWorker(env, taskQueue, testDeps(store, fake.url));
-    try {
-      const client = keelClient(env, taskQueue, { maxTurnsPerRun: 2 });
+  async queueAcrossContinueAsNew(ctx) {
+    const { fake } = ctx;
+    await withWorker(ctx, { tuning: { maxTurnsPerRun: 2 } }, async (client) => {
       const key = 'agent:replay:queue';
       fake.respondWith((req) => fakeReply.text(`re: ${lastUserText(req)}`, { delayMs: 100 }));
       await Promise.all(['one', 'two', 'three', 'four', 'five'].map((t) => client.sendMessage(key, t)));
@@ -182,32 +171,24 @@ const scenarios: Record<string, Scenario> = {
       for await (const e of client.temporal.workflow.list({ query: `WorkflowId = "${workflowId}"` })) runs.push(e.runId);
       // The oldest run: it ended by continue-as-new with requests still queued.
       await save(client.temporal, workflowId, 'session-queue-continue-as-new', runs[runs.length - 1]);
-    } finally {
-      await worker.stop();
-    }
+    });
   },
 
-  async idleClose({ env, fake, store }) {
-    const taskQueue = uniqueTaskQueue();
-    const worker = await runInProcessWorker(env, taskQueue, testDeps(store, fake.url));
-    try {
-      const client = keelClient(env, taskQueue, { idleCloseMs: 1_000 });
+  async idleClose(ctx) {
+    const { fake } = ctx;
+    await withWorker(ctx, { tuning: { idleCloseMs: 1_000 } }, async (client) => {
       const key = 'agent:replay:idle';
       fake.respondWith(() => fakeReply.text('bye for now'));
       await client.sendMessage(key, 'hello');
       const { workflowId } = client.identify(key);
       await client.temporal.workflow.getHandle(workflowId).result();
       await save(client.temporal, workflowId, 'session-idle-close');
-    } finally {
-      await worker.stop();
-    }
+    });
   },
 
-  async parentWithSubagents({ env, fake, store }) {
-    const taskQueue = uniqueTaskQueue();
-    const worker = await runInProcessWorker(env, taskQueue, testDeps(store, fake.url, { tools: lookupTools() }));
-    try {
-      const client = keelClient(env, taskQueue, { idleCloseMs: 1_500 });
+  async parentWithSubagents(ctx) {
+    const { fake, store } = ctx;
+    await withWorker(ctx, { deps: { tools: lookupTools() }, tuning: { idleCloseMs: 1_500 } }, async (client) => {
       const key = 'agent:replay:parent';
       fake.respondWith(subagentResponder({ cities: ['Oslo', 'Lima'] }));
       await client.sendMessage(key, PARENT_PROMPT);
@@ -217,9 +198,7 @@ const scenarios: Record<string, Scenario> = {
       const [child] = await store.db.selectFrom('subagent_runs').select('workflow_id').execute();
       await save(client.temporal, workflowId, 'session-parent-with-subagents');
       await save(client.temporal, child!.workflow_id!, 'session-subagent-run');
-    } finally {
-      await worker.stop();
-    }
+    });
   },
 };
 

@@ -7,9 +7,10 @@
  * afresh and a stale build is never run.
  */
 import { transformFileSync } from '@swc/core';
-import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
+
+import { filesUnder, hashFiles } from '../../workers/file-tree-hash';
 
 const ROOT = join(__dirname, '..', '..');
 /** The folders a process entry point can reach (test helpers run in-process, not here), and the benches' baseline worker. */
@@ -18,18 +19,10 @@ const CACHE = join(ROOT, 'node_modules', '.cache', 'keel-compiled');
 /** Set by jest's globalSetup for every test worker: the folder holding `<entry>.js` files. */
 export const COMPILED_DIR_ENV = 'KEEL_TEST_COMPILED_DIR';
 
-function tsFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((d) =>
-    d.isDirectory() ? tsFiles(join(dir, d.name)) : d.name.endsWith('.ts') && !d.name.endsWith('.d.ts') ? [join(dir, d.name)] : [],
-  );
-}
-
 /** Compiles the sources once per content hash and returns the folder; reuses an earlier build of the same sources. */
 export function compileEntries(): string {
-  const files = SOURCE_DIRS.flatMap((d) => tsFiles(join(ROOT, d))).sort();
-  const hash = createHash('sha256');
-  for (const file of files) hash.update(relative(ROOT, file)).update('\0').update(readFileSync(file)).update('\0');
-  const outDir = join(CACHE, hash.digest('hex').slice(0, 16));
+  const files = SOURCE_DIRS.flatMap((d) => filesUnder(join(ROOT, d), (name) => name.endsWith('.ts') && !name.endsWith('.d.ts')));
+  const outDir = join(CACHE, hashFiles(ROOT, files).slice(0, 16));
   if (existsSync(join(outDir, '.complete'))) return outDir;
   // Build beside it and rename: two runs starting together never see half a build.
   const building = `${outDir}.${process.pid}.tmp`;
