@@ -349,7 +349,7 @@ export function createTurnActivities(allDeps: ActivityDeps) {
     if (reply.compaction) {
       // The reply is the block alone (its usage is the compaction's, reported apart): nothing to store as a message.
       allDeps.metrics?.modelCall(input.agentId, modelMs / 1000, 'ok');
-      log.info('model_call', { event: 'model_call', model, modelMs, contextTokens, budget: context.budget, stopReason: reply.stopReason, contextEdits: reply.appliedEdits ?? [], compactionUsage: reply.compactionUsage });
+      log.info('model_call', { event: 'model_call', sessionId: input.sessionId, model, modelMs, contextTokens, budget: context.budget, stopReason: reply.stopReason, contextEdits: reply.appliedEdits ?? [], compactionUsage: reply.compactionUsage });
       const compaction = await recordProviderCompaction(deps, { ...input, tokensBefore: contextTokens }, reply.compaction);
       // The provider's compaction failed: Keel's own compaction (and its extractive fallback) takes over.
       if (!compaction) return { kind: 'overBudget', estimatedTokens: context.estimatedTokens, budget: context.budget };
@@ -387,6 +387,8 @@ export function createTurnActivities(allDeps: ActivityDeps) {
     // What shaped this call, once per call: why it was slow, what the pipeline repaired, truncated and redacted.
     log.info('model_call', {
       event: 'model_call',
+      // startTurn's input has no session id (its begin finds it): the line names it itself.
+      sessionId: input.sessionId,
       model,
       modelMs,
       tokens: usage,
