@@ -7,8 +7,12 @@ import { configuredWindow } from '../src/config/configured-window';
 
 /** The window Keel uses for `model`: the one the agent's config resolves, lowered by what the provider taught it. */
 export async function effectiveWindow(deps: ActivityDeps, model: string): Promise<number> {
+  return windowInForce(deps, model, await getLearnedWindow(deps.db, model));
+}
+
+/** The window in force for `model` given what was learned for it (undefined: nothing). */
+export function windowInForce(deps: ActivityDeps, model: string, learned: number | undefined): number {
   const configured = configuredWindow(deps.config, model).tokens;
-  const learned = await getLearnedWindow(deps.db, model);
   return learned === undefined ? configured : Math.min(learned, configured);
 }
 

@@ -3,7 +3,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { FailureTypes } from '../src/protocol';
 import { depsForAgent, type ActivityDeps } from '../src/runtime/deps';
 import { activeTranscriptBytes, appendEntriesRedacted, tailEntries, getEntry } from '../src/store/entries-repo';
-import { ensureSession, getSession, recordTurnUsage, rotateSession } from '../src/store/sessions-repo';
+import { ensureSession, getSession, getSessionWithLearnedWindow, recordTurnUsage, rotateSession } from '../src/store/sessions-repo';
 import { chatTypeOf, parseSessionKey } from '../src/sessions/session-key';
 import { evaluateFreshness, isSystemEvent, parseResetCommand, type SessionEventKind } from '../src/sessions/lifecycle';
 import type { KeelConfig } from '../src/config/keel-config';
@@ -17,7 +17,7 @@ import { isToolCallBlock } from '../src/context/types';
 import { toActivityFailure } from '../src/model/failures';
 import { startHeartbeat } from './heartbeat';
 import { findUnstorable, storableText } from '../src/text/storable-text';
-import { effectiveWindow, learnFromOverflow } from './model-window';
+import { effectiveWindow, learnFromOverflow, windowInForce } from './model-window';
 import { modelOf } from './session-model';
 import { configuredWindow } from '../src/config/configured-window';
 import { loadWorkflowState, saveWorkflowState } from '../src/store/workflow-state-repo';
@@ -217,7 +217,7 @@ export function createTurnActivities(allDeps: ActivityDeps) {
         ...(call.requestId !== undefined ? { requestId: call.requestId } : {}),
         ...(call.finish ? { finish: call.finish } : {}),
       },
-      { session: begun.session, replyAbsent: begun.appended },
+      { session: begun.session, replyAbsent: begun.appended, ...(begun.window !== undefined ? { window: begun.window } : {}) },
     );
     return { ...outcome, begun: result };
   }
@@ -226,10 +226,13 @@ export function createTurnActivities(allDeps: ActivityDeps) {
    * beginTurn's work. Also returns the session row it read (the model call that follows needs no
    * second read) and whether this attempt appended the user's message (then no reply can be stored yet).
    */
-  async function begin(input: BeginTurnInput): Promise<{ result: BeginTurnResult; session: SessionRow; appended: boolean }> {
+  async function begin(input: BeginTurnInput): Promise<{ result: BeginTurnResult; session: SessionRow; appended: boolean; window?: number }> {
     const deps = depsForAgent(allDeps, input.agentId);
     const now = new Date(input.now);
-    let session = await ensureSession(db, { agentId: input.agentId, sessionKey: input.sessionKey, newSessionId: input.newSessionId, now, chatType: chatTypeOfKey(input.sessionKey) });
+    // A known session's row comes with its model's learned window (the model call needs it); a new one is created.
+    const found = await getSessionWithLearnedWindow(db, input.agentId, input.sessionKey, deps.config.model);
+    let session = found?.session ?? (await ensureSession(db, { agentId: input.agentId, sessionKey: input.sessionKey, newSessionId: input.newSessionId, now, chatType: chatTypeOfKey(input.sessionKey) }));
+    const window = found ? windowInForce(deps, modelOf(deps, found.session), found.learnedWindow) : undefined;
     // No secret outlives the turn that needed it, even when a tool failed for good. The same statement
     // reads the transcript's last entry, the user message's parent.
     let last = await lastEntryReleasingAbandonedToolArgs(db, input.agentId, session.session_id, input.now);
@@ -278,7 +281,7 @@ export function createTurnActivities(allDeps: ActivityDeps) {
     }
     const limit = deps.config.maxActiveTranscriptBytes;
     const preflightCompaction = limit > 0 && (await activeTranscriptBytes(db, input.agentId, session.session_id)) > limit;
-    return { result: { sessionId: session.session_id, preflightCompaction, resetOnly: false, ...(rotated ? { rotated } : {}), ...orphanedChildrenPart }, session, appended };
+    return { result: { sessionId: session.session_id, preflightCompaction, resetOnly: false, ...(rotated ? { rotated } : {}), ...orphanedChildrenPart }, session, appended, ...(window !== undefined ? { window } : {}) };
   }
 
   /**
@@ -291,9 +294,10 @@ export function createTurnActivities(allDeps: ActivityDeps) {
 
   /**
    * callModel's work. `known`, from a begin just done in the same activity: the session row it read,
-   * and whether it appended the user's message (then this call's reply cannot be stored yet).
+   * whether it appended the user's message (then this call's reply cannot be stored yet), and the
+   * model's window in force, read with the row.
    */
-  async function modelCall(input: CallModelInput, known?: { session: SessionRow; replyAbsent: boolean }): Promise<ModelCallOutcome> {
+  async function modelCall(input: CallModelInput, known?: { session: SessionRow; replyAbsent: boolean; window?: number }): Promise<ModelCallOutcome> {
     const deps = depsForAgent(allDeps, input.agentId);
     const stored = known?.replyAbsent ? undefined : await getEntry(db, input.agentId, input.sessionId, input.assistantEntryId);
     if (stored?.type === 'compaction') {
@@ -310,7 +314,7 @@ export function createTurnActivities(allDeps: ActivityDeps) {
     const session = known?.session ?? (await getSession(db, input.agentId, input.sessionKey));
     const model = modelOf(deps, session);
     // The system prompt and the tools count against the budget; the messages get what they leave.
-    const { context, system, split, contextTokens } = await prepareModelCall(deps, { ...input, model, session }, windows);
+    const { context, system, split, contextTokens } = await prepareModelCall(deps, { ...input, model, session, ...(known?.window !== undefined ? { window: known.window } : {}) }, windows);
     if (input.precheck && context.estimatedTokens > context.budget) {
       // After a low-yield compaction the pre-call check waits like threshold compaction does (no storm).
       const hold = compactionHoldLimit(compactionHoldInput(session, deps.config, context.window), effectiveReserveTokens(context.window, deps.config.reserveTokens));

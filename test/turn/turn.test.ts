@@ -65,8 +65,9 @@ describe.each(testDatabases())('a durable turn on a real Temporal dev server and
       fake.enqueue(fakeReply.text('second', { usage: { input_tokens: 200, output_tokens: 20 } }));
       expect((await client.sendMessage(key, 'two')).reply).toBe('second');
       const turnTwo = counter.seen.length;
-      // callModel reads the window for the prompt and the budget at once, and finishes the turn with it.
-      expect(counter.count('select model_limits', from)).toBe(1);
+      // The turn's begin reads the model's learned window with the session row; the model call uses it
+      // for the prompt and the budget, and finishes the turn with it: no read of model_limits of its own.
+      expect(counter.count('select model_limits', from)).toBe(0);
       expect(counter.seen.slice(from).filter((l) => l.includes('pg_notify'))).toEqual([]);
       // The user's message; the reply goes in with the usage (an UPDATE of the session carrying the INSERT).
       expect(counter.count('insert transcript_entries', from)).toBe(1);
