@@ -130,6 +130,8 @@ export class SessionSteps {
     if (beginInModelCall) {
       timing.step('model');
       ({ begin, made } = await this.startTurn(beginInput, streamTo, finishEarly ? touch : undefined));
+      // No model call was made: the step was the turn's begin alone.
+      if (!made) timing.relabel('begin');
     } else {
       timing.step('begin');
       begin = await db.beginTurn(beginInput);

@@ -33,7 +33,10 @@ export class TurnTiming {
   private current: { step: TurnStep; since: number } | undefined;
   private readonly steps = { begin: 0, model: [] as number[], tools: 0, finish: 0, compaction: 0 };
 
-  constructor(private readonly ids: { agentId: string; sessionKey: string }) {}
+  constructor(
+    private readonly ids: { agentId: string; sessionKey: string },
+    private readonly report: (report: TurnTimingReport) => void = (r) => sinks.keel.turn(r),
+  ) {}
 
   /** Ends the running step (if any) and starts `step`. */
   step(step: TurnStep): void {
@@ -41,10 +44,15 @@ export class TurnTiming {
     this.current = { step, since: Date.now() };
   }
 
+  /** Renames the running step: a step that turned out to be another (a startTurn that only began the turn). */
+  relabel(step: TurnStep): void {
+    if (this.current) this.current = { step, since: this.current.since };
+  }
+
   /** Ends the last step and reports the turn to the worker. */
   finish(report: { sessionId: string; turn: number; modelCalls: number; usage: TurnUsage }): void {
     this.close();
-    sinks.keel.turn({ ...this.ids, ...report, totalMs: Date.now() - this.startedAt, steps: this.steps });
+    this.report({ ...this.ids, ...report, totalMs: Date.now() - this.startedAt, steps: this.steps });
   }
 
   private close(): void {
