@@ -56,6 +56,26 @@ async function withWorker(
   }
 }
 
+/**
+ * A 300-entry session whose next message overflows a provider limit of 12,000 tokens: the turn learns
+ * the limit, compacts and answers; `record` saves what the scenario keeps of it.
+ */
+async function overflowOnSeededSession(ctx: Parameters<Scenario>[0], key: string, record: (client: ReturnType<typeof keelClient>, key: string) => Promise<void>): Promise<void> {
+  const { fake, store } = ctx;
+  await withWorker(ctx, {}, async (client) => {
+    try {
+      await seedConversation(store.db, 'replay', key, 300);
+      fake.setTokenLimit(12_000);
+      fake.respondWith((req) => (isSummarizerRequest(req) ? goodSummarizer(req) : fakeReply.text(`answered: ${lastUserText(req)}`)));
+      await client.sendMessage(key, 'does this still fit?');
+      await waitIdle(() => client.getStatus(key));
+      await record(client, key);
+    } finally {
+      fake.setTokenLimit(200_000);
+    }
+  });
+}
+
 const scenarios: Record<string, Scenario> = {
   async turnsToolSilentCompact(ctx) {
     const { fake } = ctx;
@@ -113,38 +133,16 @@ const scenarios: Record<string, Scenario> = {
   },
 
   async overflowAtStartTurn(ctx) {
-    const { fake, store } = ctx;
-    await withWorker(ctx, {}, async (client) => {
-      try {
-        const key = 'agent:replay:start-overflow';
-        await seedConversation(store.db, 'replay', key, 300);
-        fake.setTokenLimit(12_000);
-        fake.respondWith((req) => (isSummarizerRequest(req) ? goodSummarizer(req) : fakeReply.text(`answered: ${lastUserText(req)}`)));
-        // startTurn's model call is refused as too long: the begin is read again, the session compacts, the call is made again.
-        await client.sendMessage(key, 'does this still fit?');
-        await waitIdle(() => client.getStatus(key));
-        await save(client.temporal, client.identify(key).workflowId, 'session-overflow-at-start-turn');
-      } finally {
-        fake.setTokenLimit(200_000);
-      }
+    // startTurn's model call is refused as too long: the begin is read again, the session compacts, the call is made again.
+    await overflowOnSeededSession(ctx, 'agent:replay:start-overflow', async (client, key) => {
+      await save(client.temporal, client.identify(key).workflowId, 'session-overflow-at-start-turn');
     });
   },
 
   async overflowLearned(ctx) {
-    const { fake, store } = ctx;
-    await withWorker(ctx, {}, async (client) => {
-      try {
-        const key = 'agent:replay:overflow';
-        await seedConversation(store.db, 'replay', key, 300);
-        fake.setTokenLimit(12_000);
-        fake.respondWith((req) => (isSummarizerRequest(req) ? goodSummarizer(req) : fakeReply.text(`answered: ${lastUserText(req)}`)));
-        await client.sendMessage(key, 'does this still fit?');
-        await waitIdle(() => client.getStatus(key));
-        await save(client.temporal, client.identify(key).workflowId, 'session-overflow-learned-window');
-        await save(client.temporal, compactionWorkflowId('replay', key), 'compaction-within-learned-window');
-      } finally {
-        fake.setTokenLimit(200_000);
-      }
+    await overflowOnSeededSession(ctx, 'agent:replay:overflow', async (client, key) => {
+      await save(client.temporal, client.identify(key).workflowId, 'session-overflow-learned-window');
+      await save(client.temporal, compactionWorkflowId('replay', key), 'compaction-within-learned-window');
     });
   },
 
