@@ -16,6 +16,7 @@ import { ActiveWindowCache } from '../src/store/active-window-cache';
 import { isToolCallBlock } from '../src/context/types';
 import { toActivityFailure } from '../src/model/failures';
 import { startHeartbeat } from './heartbeat';
+import { addLogAttributes } from './log-attributes';
 import { findUnstorable, storableText } from '../src/text/storable-text';
 import { effectiveWindow, learnFromOverflow, windowInForce } from './model-window';
 import { modelOf } from './session-model';
@@ -232,6 +233,8 @@ export function createTurnActivities(allDeps: ActivityDeps) {
     // A known session's row comes with its model's learned window (the model call needs it); a new one is created.
     const found = await getSessionWithLearnedWindow(db, input.agentId, input.sessionKey, deps.config.model);
     let session = found?.session ?? (await ensureSession(db, { agentId: input.agentId, sessionKey: input.sessionKey, newSessionId: input.newSessionId, now, chatType: chatTypeOfKey(input.sessionKey) }));
+    // The input names no session id (this finds it): the activity's later lines name it.
+    addLogAttributes({ sessionId: session.session_id });
     const window = found ? windowInForce(deps, modelOf(deps, found.session), found.learnedWindow) : undefined;
     // No secret outlives the turn that needed it, even when a tool failed for good. The same statement
     // reads the transcript's last entry, the user message's parent.
@@ -251,6 +254,7 @@ export function createTurnActivities(allDeps: ActivityDeps) {
       if (!freshness.fresh && (await rotateSession(db, { agentId: input.agentId, sessionKey: input.sessionKey, newSessionId: input.newSessionId, now }))) {
         rotated = freshness.reason;
         session = (await getSession(db, input.agentId, input.sessionKey))!;
+        addLogAttributes({ sessionId: session.session_id });
         [last] = await tailEntries(db, input.agentId, session.session_id, 1);
       }
     }
@@ -353,7 +357,7 @@ export function createTurnActivities(allDeps: ActivityDeps) {
     if (reply.compaction) {
       // The reply is the block alone (its usage is the compaction's, reported apart): nothing to store as a message.
       allDeps.metrics?.modelCall(input.agentId, modelMs / 1000, 'ok');
-      log.info('model_call', { event: 'model_call', sessionId: input.sessionId, model, modelMs, contextTokens, budget: context.budget, stopReason: reply.stopReason, contextEdits: reply.appliedEdits ?? [], compactionUsage: reply.compactionUsage });
+      log.info('model_call', { event: 'model_call', model, modelMs, contextTokens, budget: context.budget, stopReason: reply.stopReason, contextEdits: reply.appliedEdits ?? [], compactionUsage: reply.compactionUsage });
       const compaction = await recordProviderCompaction(deps, { ...input, tokensBefore: contextTokens }, reply.compaction);
       // The provider's compaction failed: Keel's own compaction (and its extractive fallback) takes over.
       if (!compaction) return { kind: 'overBudget', estimatedTokens: context.estimatedTokens, budget: context.budget };
@@ -391,8 +395,6 @@ export function createTurnActivities(allDeps: ActivityDeps) {
     // What shaped this call, once per call: why it was slow, what the pipeline repaired, truncated and redacted.
     log.info('model_call', {
       event: 'model_call',
-      // startTurn's input has no session id (its begin finds it): the line names it itself.
-      sessionId: input.sessionId,
       model,
       modelMs,
       tokens: usage,

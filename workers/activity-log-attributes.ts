@@ -1,4 +1,5 @@
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
+import { runWithLogAttributes } from '../activities/log-attributes';
 
 /** The session fields every Keel activity input carries, when it carries them. */
 const SESSION_FIELDS = ['agentId', 'sessionKey', 'sessionId'] as const;
@@ -6,20 +7,22 @@ const SESSION_FIELDS = ['agentId', 'sessionKey', 'sessionId'] as const;
 /**
  * Adds the session an activity works for (agent, session key, session id) and, for a turn's
  * activities, the turn's number to every line it logs through `log` / `Context.current().log`; the
- * SDK adds the workflow id, activity type and attempt.
+ * SDK adds the workflow id, activity type and attempt. An activity that learns its session id while it
+ * runs adds it with `addLogAttributes`.
  */
 export const sessionLogAttributes: ActivityInterceptorsFactory = () => {
-  let session: Record<string, unknown> = {};
+  // One record per activity (the factory runs per activity): the SDK's own lines after it returns read it too.
+  const session: Record<string, unknown> = {};
   return {
     inbound: {
       execute(input, next) {
         const first = input.args[0];
         if (first && typeof first === 'object') {
           const fields = first as Record<string, unknown>;
-          session = Object.fromEntries(SESSION_FIELDS.filter((k) => typeof fields[k] === 'string').map((k) => [k, fields[k]]));
+          for (const k of SESSION_FIELDS) if (typeof fields[k] === 'string') session[k] = fields[k];
           if (Number.isInteger(fields.turn)) session.turn = fields.turn;
         }
-        return next(input);
+        return runWithLogAttributes(session, () => next(input));
       },
     },
     outbound: {

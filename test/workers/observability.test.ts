@@ -62,7 +62,8 @@ describe.each(testDatabases())('worker observability on $name', (database) => {
     try {
       const client = keelClient(env, taskQueue);
       fake.enqueue(fakeReply.text('first'));
-      const first = await client.sendMessage(key, 'hello');
+      // A secret in the first message: startTurn's begin logs its redaction before it knows the session id from the input.
+      const first = await client.sendMessage(key, 'hello, deploy with sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789');
       fake.enqueue(fakeReply.toolUse([{ id: 'toolu_obs', name: 'memory_search', input: { query: 'heron' } }]), fakeReply.text('second'));
       const second = await client.sendMessage(key, 'search your memory');
       expect(second.modelCalls).toBe(2);
@@ -91,6 +92,9 @@ describe.each(testDatabases())('worker observability on $name', (database) => {
         expect(c).toMatchObject({ agentId: agent, sessionId: turns[0]!.sessionId, activityType: expect.any(String), attempt: 1, workflowId: expect.any(String) });
         expect(c.tokens.output).toBeGreaterThan(0);
       }
+      // A line the turn's begin logs names the session it found (the input carried only the key).
+      const redacted = lines.find((l) => l.msg === 'redacted' && l.what === 'user_message' && l.sessionKey === key);
+      expect(redacted).toMatchObject({ activityType: 'startTurn', sessionId: turns[0]!.sessionId, turn: 1, redacted: { anthropic_key: 1 } });
       // ...and the turn's number: one call in turn 1, two in turn 2 (the compaction's calls have no turn).
       expect(calls.filter((c) => c.turn !== undefined).map((c) => c.turn)).toEqual([1, 2, 2]);
       // What went out to the model matches what the line says was sent: the tool result in the second call of turn two.
