@@ -20,6 +20,8 @@ export interface AtRestOptions {
 
 /** The seal/open operations of a store handle. */
 export interface AtRest {
+  /** New writes are sealed (encryption at rest on, with a ring). */
+  readonly seals: boolean;
   /** The JSON text to write into a jsonb column: the value, or its sealed envelope. */
   json(value: unknown): string;
   /** The text to write into a text column: the text, or its sealed form. */
@@ -41,6 +43,10 @@ class AtRestPlugin implements KyselyPlugin, AtRest {
     const { result } = args;
     if (!result.rows.some(hasSealedColumn)) return result;
     return { ...result, rows: result.rows.map((row) => (hasSealedColumn(row) ? openRow(this.options.ring, row) : row)) };
+  }
+
+  get seals(): boolean {
+    return this.sealing();
   }
 
   json(value: unknown): string {

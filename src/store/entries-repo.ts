@@ -12,6 +12,22 @@ export interface EntryToAppend {
   entry: TranscriptEntry;
   /** Cached token estimate (null when not a model-visible message). */
   tokenEstimate: number | null;
+  /**
+   * The entry's JSON text when the caller has it and has checked it: storable as is and free of
+   * secret-shaped text (`jsonTextMayHoldSecret`). An import's unchanged line: written without
+   * redaction's walk or a second `JSON.stringify`.
+   */
+  checkedJson?: string;
+}
+
+/** How rows are written. */
+export interface AppendOptions {
+  /**
+   * Leave the rows' search columns empty; `indexDeferredEntries` fills them before the session is
+   * searched. For bulk imports: indexing (PostgreSQL's text parser) is most of an import's database
+   * time. Ignored when rows are sealed (their blind index is computed here, as always).
+   */
+  deferSearchIndex?: boolean;
 }
 
 /**
@@ -26,22 +42,24 @@ export async function appendEntries(
   agentId: string,
   sessionId: string,
   entries: readonly EntryToAppend[],
+  options: AppendOptions = {},
 ): Promise<number> {
   if (entries.length === 0) return 0;
   const result = await db
     .insertInto('transcript_entries')
-    .values(entryRows(db, agentId, sessionId, entries))
+    .values(entryRows(db, agentId, sessionId, entries, options))
     .onConflict((oc) => oc.columns(['agent_id', 'session_id', 'id']).doNothing())
     .executeTakeFirst();
   return Number(result.numInsertedOrUpdatedRows ?? 0);
 }
 
 /** The rows `appendEntries` inserts: storable, sealed when encryption at rest is on, indexed for search. */
-export function entryRows(db: Kysely<Database>, agentId: string, sessionId: string, entries: readonly EntryToAppend[]) {
+export function entryRows(db: Kysely<Database>, agentId: string, sessionId: string, entries: readonly EntryToAppend[], options: AppendOptions = {}) {
   const atRest = atRestOf(db);
+  const deferIndex = options.deferSearchIndex === true && !atRest.seals;
   return entries.map((item) => {
-    const entry = storableJson(item.entry);
-    const plain = JSON.stringify(entry);
+    const entry = item.checkedJson === undefined ? storableJson(item.entry) : item.entry;
+    const plain = item.checkedJson ?? JSON.stringify(entry);
     return {
       agent_id: agentId,
       session_id: sessionId,
@@ -50,12 +68,13 @@ export function entryRows(db: Kysely<Database>, agentId: string, sessionId: stri
       type: entry.type,
       role: entry.type === 'message' ? entry.message.role : null,
       // Sealed when encryption at rest is on; the size stays the plaintext's (preflight compaction sums it).
-      payload: atRest.json(entry),
+      payload: atRest.seals ? atRest.json(entry) : plain,
       token_estimate: item.tokenEstimate,
       byte_size: Buffer.byteLength(plain),
       created_at: entry.timestamp,
-      // Indexed at insert time for history_search (from the plain entry, so sealed rows index too).
-      ...searchColumns(atRest, entry),
+      // Indexed at insert time for history_search (from the plain entry, so sealed rows index too),
+      // unless an import defers it.
+      ...(deferIndex ? { search_vector: null, search_terms: null } : searchColumns(atRest, entry)),
     };
   });
 }
@@ -296,9 +315,10 @@ export async function appendEntriesRedacted(
   agentId: string,
   sessionId: string,
   entries: readonly EntryToAppend[],
+  options: AppendOptions = {},
 ): Promise<RedactedAppendResult> {
   const { redacted, redactions } = redactEntries(entries);
-  const inserted = await appendEntries(db, agentId, sessionId, redacted);
+  const inserted = await appendEntries(db, agentId, sessionId, redacted, options);
   return { inserted, redactions };
 }
 
@@ -306,6 +326,8 @@ export async function appendEntriesRedacted(
 export function redactEntries(entries: readonly EntryToAppend[]): { redacted: EntryToAppend[]; redactions: Redaction[] } {
   const byKind = new Map<Redaction['kind'], number>();
   const redacted = entries.map((item) => {
+    // Checked by the caller: nothing secret-shaped in its text.
+    if (item.checkedJson !== undefined) return item;
     const { value, redactions } = redactSecrets(item.entry);
     for (const r of redactions) byKind.set(r.kind, (byKind.get(r.kind) ?? 0) + r.count);
     return value === item.entry ? item : { ...item, entry: value };

@@ -4,6 +4,7 @@ import type { CompactionEntry } from '../context/types';
 import { atRestOf } from './at-rest';
 import { MESSAGE_TYPES } from './entries-repo';
 import { searchWords } from '../security/blind-index';
+import { indexDeferredEntries } from './deferred-search-index';
 
 /**
  * Reads behind `history_search` and `history_expand`: the transcript of one session key, every
@@ -16,7 +17,7 @@ export interface HistoryHit {
 }
 
 /**
- * Entries of `sessionIds` matching any word of `query`, best first (plain rows by `ts_rank` of their
+ * Entries of `sessionIds` matching any word of `query` (imported entries not indexed yet are indexed first), best first (plain rows by `ts_rank` of their
  * tsvector among bounded candidates, see `candidateSeqs`; sealed rows by the share of query words
  * their blind index holds), then newest first.
  */
@@ -26,6 +27,8 @@ export async function searchHistory(
 ): Promise<HistoryHit[]> {
   const words = searchWords(input.query);
   if (words.length === 0 || input.sessionIds.length === 0) return [];
+  // What an import wrote without its index is indexed before it is searched.
+  await indexDeferredEntries(db, input.agentId, input.sessionIds);
   const tsquery = sql.join(
     words.map((w) => sql`plainto_tsquery('simple', ${w})`),
     sql` || `,

@@ -279,6 +279,19 @@ const migrations: Record<string, Migration> = {
       await db.schema.createIndex('compactions_spend_idx').on('compactions').columns(['agent_id', 'started_at']).execute();
     },
   },
+  '2026_11_25_002_deferred_search_index': {
+    async up(db) {
+      // Imports defer search indexing; history_search probes a session for such rows before it reads.
+      // Holds only rows not indexed yet, so the probe is one small index read.
+      await db.schema
+        .createIndex('transcript_entries_unindexed_idx')
+        .on('transcript_entries')
+        .columns(['agent_id', 'session_id'])
+        .where(sql.ref('search_vector'), 'is', null)
+        .where(sql.ref('search_terms'), 'is', null)
+        .execute();
+    },
+  },
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

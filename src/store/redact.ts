@@ -122,6 +122,16 @@ const MAY_HOLD_SECRET =
 const MIN_SECRET_TEXT_LENGTH = 8;
 
 /**
+ * False when no string of the JSON value this text encodes can hold a secret: the text has none of
+ * the rules' literal prefixes and no escape that could spell one (`\u…`, `\/`). Every other JSON
+ * escape stands for a character no prefix contains, so a prefix in a decoded string is a prefix in
+ * the text. Lets an import skip redaction's walk for the ordinary line, which is most of them.
+ */
+export function jsonTextMayHoldSecret(json: string): boolean {
+  return json.includes('\\u') || json.includes('\\/') || MAY_HOLD_SECRET.test(json);
+}
+
+/**
  * Replaces secret-shaped substrings in every string of a JSON value (object keys are kept).
  * Returns the same value, and the same objects and arrays along untouched paths, when nothing was
  * found, and a count per kind of what was replaced.

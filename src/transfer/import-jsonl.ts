@@ -2,7 +2,7 @@ import { stat } from 'node:fs/promises';
 import type { Kysely } from 'kysely';
 import type { Database } from '../store/schema';
 import { appendEntriesRedacted, hasEntries, loadActiveEntries, type EntryToAppend } from '../store/entries-repo';
-import type { Redaction } from '../store/redact';
+import { jsonTextMayHoldSecret, type Redaction } from '../store/redact';
 import type { AgentMessage, TranscriptEntry } from '../context/types';
 import { activeMessages } from '../context/active-context';
 import { repairToolUseResultPairing } from '../context/repair-tool-use-result-pairing';
@@ -120,35 +120,53 @@ export async function importTranscriptFile(opts: ImportFileOptions): Promise<Fil
       let batch: EntryToAppend[] = [];
       let batchBytes = 0;
       let first = true;
-      const flush = async (): Promise<void> => {
-        if (batch.length === 0) return;
+      // The batch being written while the next is read: on PostgreSQL the server inserts one batch
+      // while this process parses the next. At most one in flight; its failure surfaces at the next flush.
+      let writing: Promise<void> = Promise.resolve();
+      const write = async (rows: EntryToAppend[]): Promise<void> => {
         if (first && (await hasEntries(trx, agentId, report.sessionId!))) skeletons = undefined;
         first = false;
-        const result = await appendEntriesRedacted(trx, agentId, report.sessionId!, batch);
+        const result = await appendEntriesRedacted(trx, agentId, report.sessionId!, rows, { deferSearchIndex: true });
         report.imported += result.inserted;
         for (const r of result.redactions) redactions.set(r.kind, (redactions.get(r.kind) ?? 0) + r.count);
+      };
+      const flush = async (): Promise<void> => {
+        await writing;
+        if (batch.length === 0) return;
+        writing = write(batch);
+        // Awaited at the next flush; until then a failure must not count as unhandled.
+        writing.catch(() => undefined);
         batch = [];
         batchBytes = 0;
       };
-      for await (const line of readJsonlLines(file, { maxLineBytes })) {
-        const outcome = repairer.accept(line);
-        if (outcome.kind === 'blank') continue;
-        if (outcome.kind === 'fatal') throw new TranscriptCorruptError(file, line.lineNumber, outcome.reason);
-        if (outcome.kind === 'dropped') {
-          report.dropped.push({ line: line.lineNumber, reason: outcome.reason });
-          continue;
+      try {
+        for await (const line of readJsonlLines(file, { maxLineBytes })) {
+          const outcome = repairer.accept(line);
+          if (outcome.kind === 'blank') continue;
+          if (outcome.kind === 'fatal') throw new TranscriptCorruptError(file, line.lineNumber, outcome.reason);
+          if (outcome.kind === 'dropped') {
+            report.dropped.push({ line: line.lineNumber, reason: outcome.reason });
+            continue;
+          }
+          const entry = (outcome.kind === 'header' ? outcome.header : outcome.entry) as unknown as TranscriptEntry;
+          if (outcome.kind === 'header') report.sessionId = opts.sessionId ?? outcome.header.id;
+          else if (outcome.changed) fixedLines.set(line.lineNumber, JSON.stringify(entry));
+          // A line kept as it was, with nothing secret-shaped in it, is stored as its own text.
+          const text = line.tooLong ? undefined : line.text;
+          const checked = text !== undefined && outcome.kind === 'entry' && !outcome.changed && !jsonTextMayHoldSecret(text);
+          batch.push({ entry, tokenEstimate: null, ...(checked ? { checkedJson: text } : {}) });
+          skeletons?.add(entry);
+          accepted += 1;
+          batchBytes += line.bytes;
+          if (batch.length >= IMPORT_BATCH_ROWS || batchBytes >= IMPORT_BATCH_BYTES) await flush();
         }
-        const entry = (outcome.kind === 'header' ? outcome.header : outcome.entry) as unknown as TranscriptEntry;
-        if (outcome.kind === 'header') report.sessionId = opts.sessionId ?? outcome.header.id;
-        else if (outcome.changed) fixedLines.set(line.lineNumber, JSON.stringify(entry));
-        batch.push({ entry, tokenEstimate: null });
-        skeletons?.add(entry);
-        accepted += 1;
-        batchBytes += line.bytes;
-        if (batch.length >= IMPORT_BATCH_ROWS || batchBytes >= IMPORT_BATCH_BYTES) await flush();
+        if (!repairer.sessionHeader) throw new TranscriptCorruptError(file, 0, 'empty file: no session header');
+        await flush();
+        await writing;
+      } finally {
+        // Nothing left running on the transaction when it ends (a fatal line ends it mid-write).
+        await writing.catch(() => undefined);
       }
-      if (!repairer.sessionHeader) throw new TranscriptCorruptError(file, 0, 'empty file: no session header');
-      await flush();
     });
   } catch (err) {
     const reason = err instanceof TranscriptCorruptError ? err.reason : `database write failed: ${(err as Error).message}`;

@@ -1,4 +1,4 @@
-import { redactSecrets, redactionMarker, type SecretKind } from '../../src/store/redact';
+import { jsonTextMayHoldSecret, redactSecrets, redactionMarker, type SecretKind } from '../../src/store/redact';
 import { prng } from '../fixtures/generate';
 
 // Fake secrets are built at run time with the real prefixes, alphabets and lengths, so no
@@ -92,6 +92,20 @@ describe('redactSecrets', () => {
     const result = redactSecrets(input);
     expect(result.value).toBe(expected);
     expect(result.redactions.map((r) => r.kind)).toEqual(kinds);
+  });
+
+  it('lets an import skip a JSON line only when none of its strings could hold a secret, however the line spells them', () => {
+    // Every character as a \u escape: the spelling a prefix scan of the text cannot see.
+    const escapeAll = (text: string) => [...text].map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`).join('');
+    for (const [, input] of samples) {
+      const line = JSON.stringify({ type: 'message', message: { role: 'user', content: [{ type: 'text', text: input }] } });
+      expect(jsonTextMayHoldSecret(line)).toBe(true);
+      expect(jsonTextMayHoldSecret(`{"text":"${escapeAll(input)}"}`)).toBe(true);
+      expect(redactSecrets(JSON.parse(`{"text":"${escapeAll(input)}"}`)).redactions.length).toBeGreaterThan(0);
+    }
+    // A slash escaped as JSON may escape it: https:\/\/user:pass@host.
+    expect(jsonTextMayHoldSecret('{"text":"see https:\\/\\/admin:hunter2pass@db.example.com"}')).toBe(true);
+    expect(jsonTextMayHoldSecret(JSON.stringify({ type: 'message', message: { role: 'assistant', content: 'The build passed; deploy tomorrow at 9.\nTabs\there.' } }))).toBe(false);
   });
 
   it('leaves no trace of the secret in the output', () => {

@@ -202,6 +202,20 @@ describe.each(testDatabases())('importTranscriptFile on $name', (database) => {
     expect(JSON.stringify(row.payload)).toContain('[REDACTED:anthropic_key]');
   });
 
+  it('redacts a secret a line spells with JSON escapes, though lines are stored as their own text when nothing secret-shaped shows', async () => {
+    const secret = 'sk-ant-api03-' + 'A1b2C3d4E5f6G7h8'.repeat(4);
+    const escaped = [...secret].map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`).join('');
+    const lines = toLines(session(12, 10));
+    const file = join(dir, 'escaped.jsonl');
+    await writeFile(file, `${joinLines(lines)}{"type":"message","id":"leak0002","parentId":null,"timestamp":"2026-01-06T00:00:00Z","message":{"role":"user","content":"key: ${escaped}"}}\n`);
+    const report = await importTranscriptFile({ db: store.db, agentId: AGENT, file });
+    expect(report.redactions).toEqual([{ kind: 'anthropic_key', count: 1 }]);
+    const rows = await allEntries(store.db, AGENT, 's-12');
+    expect(JSON.stringify(rows.find((r) => r.id === 'leak0002')!.payload)).toContain('key: [REDACTED:anthropic_key]');
+    // The lines written as their text hold what parsing them gives.
+    expect(rows.map((r) => r.payload).slice(0, -1)).toEqual(lines.map((l) => JSON.parse(String(l))));
+  });
+
   it('replaces NUL characters, which jsonb cannot store, instead of failing the file', async () => {
     const lines = toLines(session(12, 10));
     lines.push(JSON.stringify({ type: 'message', id: 'nul00001', parentId: null, timestamp: '2026-01-06T00:00:00Z', message: { role: 'user', content: 'a\u0000b' } }));

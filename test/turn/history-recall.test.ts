@@ -1,9 +1,13 @@
 /**
  * Recall after compaction: through real turns, the model calls history_search and history_expand
  * after a manual compaction and gets back what the summary dropped (and what a rotated session id of
- * the key held), only from its own agent, on plain rows (tsvector) and on rows sealed at rest (blind index).
+ * the key held), only from its own agent, on plain rows (tsvector) and on rows sealed at rest (blind index);
+ * and what an import brought in, indexed by the first search.
  */
 import { randomBytes } from 'node:crypto';
+import { appendFile, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { sql } from 'kysely';
 import { integrationSuite } from '../support/integration';
 import { freshSchemaUrl } from '../support/databases';
@@ -11,6 +15,8 @@ import { fakeReply, type FakeRequest } from '../support/fake-anthropic';
 import { endsWithToolResult, freshDurableAgent, isFlushRequest, isSummarizerRequest } from '../support/durable-turn-helpers';
 import { openStore, type Store } from '../../src/store/connect';
 import { parseKeyRing } from '../../src/security/key-ring';
+import { importSessions } from '../../src/transfer/import-sessions';
+import { writeCorpus } from '../fixtures/generate';
 
 const suite = integrationSuite();
 
@@ -101,6 +107,42 @@ describe.each(variants)('history recall on $name', (variant) => {
       expect(run.planted.search_terms).toBeNull();
     } finally {
       await store.close();
+    }
+  });
+
+  it('finds what an import brought in: the import writes it unindexed, the first history_search indexes it', async () => {
+    const url = await variant.url();
+    const store = await openStore(url ? { kind: 'postgres', url, maxConnections: 5 } : { kind: 'pglite', dataDir: 'memory://' });
+    const dir = await mkdtemp(join(tmpdir(), 'keel-recall-import-'));
+    try {
+      const agent = freshDurableAgent();
+      const corpus = await writeCorpus(dir, { sessions: 1, entriesPerSession: 30, seed: 7, agentId: agent });
+      const planted = { type: 'message', id: 'planted01', parentId: null, timestamp: '2026-01-31T00:00:00.000Z', message: { role: 'user', content: 'the courier hint word is quokkamarble' } };
+      await appendFile(corpus.files[0]!, `${JSON.stringify(planted)}\n`);
+      const report = await importSessions({ db: store.db, agentId: agent, dir });
+      expect(report.totals).toMatchObject({ imported: 1, failed: 0 });
+      const unindexed = async () =>
+        (await store.db.selectFrom('transcript_entries').select(sql<number>`count(*)::int`.as('n')).where('agent_id', '=', agent).where('search_vector', 'is', null).executeTakeFirstOrThrow()).n;
+      expect(await unindexed()).toBe(report.totals.entries);
+
+      suite.fake.respondWith((r) => {
+        if (toolResult(r, 'toolu_imp')) return fakeReply.text('found it');
+        if (text(r).includes('what was the hint word')) return fakeReply.toolUse([{ id: 'toolu_imp', name: 'history_search', input: { query: 'quokkamarble' } }]);
+        return undefined;
+      });
+      const found = await suite.withWorker(store, {}, async ({ client, fake }) => {
+        const before = fake.requests.length;
+        expect((await client.sendMessage(corpus.sessionKeys[0]!, 'what was the hint word?')).reply).toBe('found it');
+        return fake.requests.slice(before).map((r) => toolResult(r, 'toolu_imp')).find(Boolean)!;
+      });
+      expect(found).toContain('entry planted01');
+      expect(found).toContain('the courier hint word is quokkamarble');
+      expect(await unindexed()).toBe(0);
+      const row = await store.db.selectFrom('transcript_entries').select('search_vector').where('agent_id', '=', agent).where('id', '=', 'planted01').executeTakeFirstOrThrow();
+      expect(row.search_vector).toContain("'quokkamarble'");
+    } finally {
+      await store.close();
+      await rm(dir, { recursive: true, force: true });
     }
   });
 

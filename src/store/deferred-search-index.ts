@@ -1,0 +1,41 @@
+import { sql, type Kysely } from 'kysely';
+import type { Database } from './schema';
+import type { TranscriptEntry } from '../context/types';
+import { entrySearchText } from './entry-search-text';
+
+/** Rows indexed per statement: a big imported session is indexed in bounded steps. */
+const BATCH_ROWS = 2_000;
+
+/**
+ * Gives the entries an import wrote with `deferSearchIndex` their search columns, exactly as an
+ * insert would have (`entrySearchText`, a `simple` tsvector). Runs before `history_search` reads a
+ * session, so a search never misses an imported entry; a session with nothing deferred costs one
+ * probe of a partial index per session id. Idempotent, and safe beside another worker doing the
+ * same: both write the same value. Rows sealed at rest are never deferred, so never read here.
+ * @returns how many rows it indexed.
+ */
+export async function indexDeferredEntries(db: Kysely<Database>, agentId: string, sessionIds: readonly string[]): Promise<number> {
+  if (sessionIds.length === 0) return 0;
+  let indexed = 0;
+  for (;;) {
+    const rows = await db
+      .selectFrom('transcript_entries')
+      .select(['session_id', 'id', 'payload'])
+      .where('agent_id', '=', agentId)
+      .where('session_id', 'in', sessionIds)
+      .where('search_vector', 'is', null)
+      .where('search_terms', 'is', null)
+      // Sealed rows written before history_search existed stay unindexed (the backfill cannot read them).
+      .where(sql<boolean>`not (payload ? '$sealed')`)
+      .limit(BATCH_ROWS)
+      .execute();
+    if (rows.length === 0) return indexed;
+    const texts = rows.map((r) => entrySearchText(r.payload as unknown as TranscriptEntry));
+    await sql`
+      update transcript_entries t
+         set search_vector = to_tsvector('simple', d.text)
+        from unnest(${rows.map((r) => r.session_id)}::text[], ${rows.map((r) => r.id)}::text[], ${texts}::text[]) as d(session_id, id, text)
+       where t.agent_id = ${agentId} and t.session_id = d.session_id and t.id = d.id`.execute(db);
+    indexed += rows.length;
+  }
+}
