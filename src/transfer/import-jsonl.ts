@@ -6,7 +6,7 @@ import { jsonTextMayHoldSecret, type Redaction } from '../store/redact';
 import type { AgentMessage, TranscriptEntry } from '../context/types';
 import { activeMessages } from '../context/active-context';
 import { repairToolUseResultPairing } from '../context/repair-tool-use-result-pairing';
-import { MAX_IMPORT_LINE_BYTES, readJsonlLines } from './jsonl-lines';
+import { MAX_IMPORT_LINE_BYTES, readJsonlLines, type JsonlLine } from './jsonl-lines';
 import { LineRepairer, type LineRepairCounts } from './line-repairer';
 import { rewriteRepairedFile } from './rewrite-repaired-file';
 import { WindowSkeletons } from './pairing-skeleton';
@@ -67,6 +67,11 @@ export interface ImportFileOptions {
    */
   rewriteRepaired?: boolean;
   now?: () => Date;
+  /**
+   * Write only after this settles (the previous file of an import): this file is read and repaired
+   * meanwhile, and its rows still land after the previous file's.
+   */
+  after?: Promise<unknown>;
 }
 
 /** Ends a file's transaction: nothing of the file is imported. */
@@ -115,10 +120,49 @@ export async function importTranscriptFile(opts: ImportFileOptions): Promise<Fil
   const redactions = new Map<Redaction['kind'], number>();
   // The pairing report from this file alone, when the session had nothing before it.
   let skeletons: WindowSkeletons | undefined = new WindowSkeletons(MAX_SKELETONS);
+  let batch: EntryToAppend[] = [];
+  let batchBytes = 0;
+  /** Takes one line into the batch; true when the batch is full. */
+  const take = (line: JsonlLine): boolean => {
+    const outcome = repairer.accept(line);
+    if (outcome.kind === 'blank') return false;
+    if (outcome.kind === 'fatal') throw new TranscriptCorruptError(file, line.lineNumber, outcome.reason);
+    if (outcome.kind === 'dropped') {
+      report.dropped.push({ line: line.lineNumber, reason: outcome.reason });
+      return false;
+    }
+    const entry = (outcome.kind === 'header' ? outcome.header : outcome.entry) as unknown as TranscriptEntry;
+    if (outcome.kind === 'header') report.sessionId = opts.sessionId ?? outcome.header.id;
+    else if (outcome.changed) fixedLines.set(line.lineNumber, JSON.stringify(entry));
+    // A line kept as it was, with nothing secret-shaped in it, is stored as its own text.
+    const text = line.tooLong ? undefined : line.text;
+    const checked = text !== undefined && outcome.kind === 'entry' && !outcome.changed && !jsonTextMayHoldSecret(text);
+    batch.push({ entry, tokenEstimate: null, ...(checked ? { checkedJson: text } : {}) });
+    skeletons?.add(entry);
+    accepted += 1;
+    batchBytes += line.bytes;
+    return batch.length >= IMPORT_BATCH_ROWS || batchBytes >= IMPORT_BATCH_BYTES;
+  };
+  const lines = readJsonlLines(file, { maxLineBytes });
+  let ended = false;
+  /** Reads lines until the batch is full or the file ends. */
+  const fill = async (): Promise<void> => {
+    for (let next = await lines.next(); ; next = await lines.next()) {
+      if (next.done) {
+        ended = true;
+        return;
+      }
+      if (take(next.value)) return;
+    }
+  };
   try {
+    // The first batch is read before the transaction opens: while the previous file of an import
+    // is still being written (`after`), this one is read and repaired.
+    await fill();
+    // A batch is never full before the header (a first entry that is not one is fatal).
+    if (!repairer.sessionHeader) throw new TranscriptCorruptError(file, 0, 'empty file: no session header');
+    await opts.after?.catch(() => undefined);
     await db.transaction().execute(async (trx) => {
-      let batch: EntryToAppend[] = [];
-      let batchBytes = 0;
       let first = true;
       // The batch being written while the next is read: on PostgreSQL the server inserts one batch
       // while this process parses the next. At most one in flight; its failure surfaces at the next flush.
@@ -140,28 +184,11 @@ export async function importTranscriptFile(opts: ImportFileOptions): Promise<Fil
         batchBytes = 0;
       };
       try {
-        for await (const line of readJsonlLines(file, { maxLineBytes })) {
-          const outcome = repairer.accept(line);
-          if (outcome.kind === 'blank') continue;
-          if (outcome.kind === 'fatal') throw new TranscriptCorruptError(file, line.lineNumber, outcome.reason);
-          if (outcome.kind === 'dropped') {
-            report.dropped.push({ line: line.lineNumber, reason: outcome.reason });
-            continue;
-          }
-          const entry = (outcome.kind === 'header' ? outcome.header : outcome.entry) as unknown as TranscriptEntry;
-          if (outcome.kind === 'header') report.sessionId = opts.sessionId ?? outcome.header.id;
-          else if (outcome.changed) fixedLines.set(line.lineNumber, JSON.stringify(entry));
-          // A line kept as it was, with nothing secret-shaped in it, is stored as its own text.
-          const text = line.tooLong ? undefined : line.text;
-          const checked = text !== undefined && outcome.kind === 'entry' && !outcome.changed && !jsonTextMayHoldSecret(text);
-          batch.push({ entry, tokenEstimate: null, ...(checked ? { checkedJson: text } : {}) });
-          skeletons?.add(entry);
-          accepted += 1;
-          batchBytes += line.bytes;
-          if (batch.length >= IMPORT_BATCH_ROWS || batchBytes >= IMPORT_BATCH_BYTES) await flush();
+        for (;;) {
+          await flush();
+          if (ended) break;
+          await fill();
         }
-        if (!repairer.sessionHeader) throw new TranscriptCorruptError(file, 0, 'empty file: no session header');
-        await flush();
         await writing;
       } finally {
         // Nothing left running on the transaction when it ends (a fatal line ends it mid-write).
@@ -171,6 +198,9 @@ export async function importTranscriptFile(opts: ImportFileOptions): Promise<Fil
   } catch (err) {
     const reason = err instanceof TranscriptCorruptError ? err.reason : `database write failed: ${(err as Error).message}`;
     return { ...report, status: 'failed', imported: 0, reason };
+  } finally {
+    // Closes the file when a fatal line or a failed write stopped the reading early.
+    await lines.return(undefined);
   }
 
   report.alreadyPresent = accepted - report.imported;

@@ -67,8 +67,18 @@ export async function importSessions(opts: ImportSessionsOptions): Promise<Impor
   const bytesTotal = sizes.reduce((a, b) => a + b, 0);
   const files: FileImportReport[] = [];
   const totals = { files: transcripts.length, imported: 0, repaired: 0, failed: 0, entries: 0, bytes: 0 };
+  const done = (report: FileImportReport, i: number): void => {
+    files.push(report);
+    totals[report.status] += 1;
+    totals.entries += report.imported;
+    totals.bytes += sizes[i]!;
+    opts.onProgress?.({ filesDone: i + 1, filesTotal: transcripts.length, entries: totals.entries, bytesDone: totals.bytes, bytesTotal, file: report.file });
+  };
+  // Two files in flight: one is read and repaired while the one before it is written. Each file
+  // still writes only after the one before it finished, so files of one session land in order.
+  let previous: Promise<FileImportReport> | undefined;
   for (const [i, file] of transcripts.entries()) {
-    const report = await importTranscriptFile({
+    const current = importTranscriptFile({
       db: opts.db,
       agentId: opts.agentId,
       file,
@@ -76,13 +86,12 @@ export async function importSessions(opts: ImportSessionsOptions): Promise<Impor
       maxLineBytes: opts.maxLineBytes,
       rewriteRepaired: opts.rewriteRepaired,
       now,
+      ...(previous ? { after: previous } : {}),
     });
-    files.push(report);
-    totals[report.status] += 1;
-    totals.entries += report.imported;
-    totals.bytes += sizes[i]!;
-    opts.onProgress?.({ filesDone: i + 1, filesTotal: transcripts.length, entries: totals.entries, bytesDone: totals.bytes, bytesTotal, file });
+    if (previous) done(await previous, i - 1);
+    previous = current;
   }
+  if (previous) done(await previous, transcripts.length - 1);
   return { agentId: opts.agentId, indexes, files, totals };
 }
 

@@ -88,6 +88,21 @@ describe.each(testDatabases())('importSessions on $name', (database) => {
     expect(again.totals.files).toBe(3);
   });
 
+  it('writes two files of one session in the order they are imported, though the second is read while the first is written', async () => {
+    // One session split over two files (as a log rotated mid-session): three batches each.
+    const entries = generateSession({ seed: 4, entries: 3_000, sessionId: 'split' });
+    const [header, ...rest] = entries;
+    await writeFile(join(dir, 'a.jsonl'), joinLines(toLines([header!, ...rest.slice(0, 1_500)])));
+    await writeFile(join(dir, 'b.jsonl'), joinLines(toLines([header!, ...rest.slice(1_500)])));
+    const report = await importSessions({ db: store.db, agentId: 'main', dir });
+    expect(report.files.map((f) => [f.file.split('/').pop(), f.status, f.imported])).toEqual([
+      ['a.jsonl', 'imported', 1_501],
+      ['b.jsonl', 'imported', 1_500],
+    ]);
+    const stored = await sql<{ id: string }>`select id from transcript_entries where agent_id = 'main' and session_id = 'split' order by seq`.execute(store.db);
+    expect(stored.rows.map((r) => r.id)).toEqual(entries.map((e) => e.id));
+  });
+
   it('imports 1,000 sessions of 200 entries and reports progress after every file', async () => {
     const corpus = await writeCorpus(dir, { sessions: 1000, entriesPerSession: 200, seed: 9, words: 6 });
     const progress: ImportProgress[] = [];
