@@ -224,7 +224,7 @@ export class KeelClient {
     const sub: Submission = { sessionKey, request, start: { workflowId, taskQueue: this.taskQueue, args: [input] }, deadline: Date.now() + (this.opts.waitMs ?? 24 * 60 * 60_000) };
     const releaseSlot = this.claimUpdateSlot(workflowId);
     try {
-      const first = releaseSlot ? await this.admitByUpdate(sub) : undefined;
+      const first = releaseSlot ? await this.admitByUpdate(sub, onAdmitted === undefined) : undefined;
       if (!first) await this.admitBySignal(sub);
       onAdmitted?.();
       if (first) {
@@ -257,20 +257,26 @@ export class KeelClient {
   }
 
   /**
-   * The common case in one round trip: an Update-with-Start that carries the request, admitted once
-   * the session accepts it. Undefined when refused for now (the in-flight limit reached by other
-   * clients, or the run moved on first): the caller admits by Signal.
+   * The common case: an Update-with-Start that carries the request. When nobody waits to hear of the
+   * admission (`oneTrip`), one round trip: the server answers with the outcome. Otherwise it returns
+   * once the session accepted the request, and the outcome is asked for after. Undefined when refused
+   * for now (the in-flight limit reached by other clients, or the run moved on first): the caller
+   * admits by Signal.
    */
-  private async admitByUpdate(sub: Submission) {
+  private async admitByUpdate(sub: Submission, oneTrip: boolean): Promise<{ result(): Promise<RequestOutcome> } | undefined> {
+    const options = {
+      args: [{ requestId: sub.request.requestId, request: sub.request }] as [{ requestId: string; request: SessionRequest }],
+      updateId: randomUUID(),
+      startWorkflowOperation: new WithStartWorkflowOperation('sessionWorkflow', { ...sub.start, workflowIdConflictPolicy: 'USE_EXISTING' }),
+    };
     try {
-      return await this.temporal.workflow.startUpdateWithStart(awaitResultUpdate, {
-        args: [{ requestId: sub.request.requestId, request: sub.request }],
-        updateId: randomUUID(),
-        waitForStage: 'ACCEPTED',
-        startWorkflowOperation: new WithStartWorkflowOperation('sessionWorkflow', { ...sub.start, workflowIdConflictPolicy: 'USE_EXISTING' }),
-      });
+      if (!oneTrip) return await this.temporal.workflow.startUpdateWithStart(awaitResultUpdate, { ...options, waitForStage: 'ACCEPTED' });
+      const outcome = await this.temporal.workflow.executeUpdateWithStart(awaitResultUpdate, options);
+      return { result: async () => outcome };
     } catch (err) {
       if (isAdmissionRejected(err) || isUpdateWithStartRefused(err)) return undefined;
+      // Accepted, then the run closed before answering: as the two-step path sees it, an unknown outcome.
+      if (oneTrip && isClosedWorkflow(err)) return { result: async () => ({ status: 'unknown' }) };
       throw err;
     }
   }

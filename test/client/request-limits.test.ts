@@ -57,10 +57,13 @@ describe('requests refused before anything is created (PGlite)', () => {
       // What the server sent the fleet bench when its worker kept no workflow cache: the Update's
       // WorkflowNotReady inside a FAILED_PRECONDITION for the whole multi-operation.
       let refused = 0;
-      client.temporal.workflow.startUpdateWithStart = async () => {
+      const refuse = async (): Promise<never> => {
         refused += 1;
         throw Object.assign(new Error('9 FAILED_PRECONDITION: Update-with-Start could not be executed.'), { code: 9, details: 'Update-with-Start could not be executed.', metadata: {} });
       };
+      // Either way of sending it (waiting for the outcome in one trip, or for acceptance only).
+      client.temporal.workflow.executeUpdateWithStart = refuse;
+      client.temporal.workflow.startUpdateWithStart = refuse;
       expect((await client.sendMessage(key, 'hello')).reply).toBe('answered by way of the signal');
       expect(refused).toBe(1);
       expect(await admissionKinds(client.temporal, client.identify(key).workflowId)).toEqual({ byUpdate: 0, bySignal: 1 });
