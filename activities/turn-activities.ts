@@ -3,7 +3,8 @@ import { ApplicationFailure } from '@temporalio/common';
 import { FailureTypes } from '../src/protocol';
 import { depsForAgent, type ActivityDeps } from '../src/runtime/deps';
 import { activeTranscriptBytes, appendEntriesRedacted, tailEntries, getEntry } from '../src/store/entries-repo';
-import { ensureSession, getSession, getSessionWithLearnedWindow, recordTurnUsage, rotateSession } from '../src/store/sessions-repo';
+import { ensureSession, getSession, recordTurnUsage, rotateSession } from '../src/store/sessions-repo';
+import { readSessionForTurn } from '../src/store/turn-begin-read';
 import { chatTypeOf, parseSessionKey } from '../src/sessions/session-key';
 import { evaluateFreshness, isSystemEvent, parseResetCommand, type SessionEventKind } from '../src/sessions/lifecycle';
 import type { KeelConfig } from '../src/config/keel-config';
@@ -230,15 +231,16 @@ export function createTurnActivities(allDeps: ActivityDeps) {
   async function begin(input: BeginTurnInput): Promise<{ result: BeginTurnResult; session: SessionRow; appended: boolean; window?: number }> {
     const deps = depsForAgent(allDeps, input.agentId);
     const now = new Date(input.now);
-    // A known session's row comes with its model's learned window (the model call needs it); a new one is created.
-    const found = await getSessionWithLearnedWindow(db, input.agentId, input.sessionKey, deps.config.model);
+    // A known session: its row, its model's learned window (the model call needs it) and the
+    // transcript's last entry (the user message's parent) in one statement, which also releases the
+    // raw arguments of abandoned tool calls: no secret outlives the turn that needed it, even when a
+    // tool failed for good. A new session's row is created, and its tail read as the same release.
+    const found = await readSessionForTurn(db, { agentId: input.agentId, sessionKey: input.sessionKey, defaultModel: deps.config.model, releaseToolArgsBefore: input.now });
     let session = found?.session ?? (await ensureSession(db, { agentId: input.agentId, sessionKey: input.sessionKey, newSessionId: input.newSessionId, now, chatType: chatTypeOfKey(input.sessionKey) }));
     // The input names no session id (this finds it): the activity's later lines name it.
     addLogAttributes({ sessionId: session.session_id });
     const window = found ? windowInForce(deps, modelOf(deps, found.session), found.learnedWindow) : undefined;
-    // No secret outlives the turn that needed it, even when a tool failed for good. The same statement
-    // reads the transcript's last entry, the user message's parent.
-    let last = await lastEntryReleasingAbandonedToolArgs(db, input.agentId, session.session_id, input.now);
+    let lastId = found ? found.lastEntryId : (await lastEntryReleasingAbandonedToolArgs(db, input.agentId, session.session_id, input.now))?.id;
     const message = input.subagentTask ? await subagentTaskText(db, input.agentId, input.sessionKey) : input.text;
     const reset = parseResetCommand(message);
     const text = reset ? (reset.remainder ?? '') : message;
@@ -255,7 +257,7 @@ export function createTurnActivities(allDeps: ActivityDeps) {
         rotated = freshness.reason;
         session = (await getSession(db, input.agentId, input.sessionKey))!;
         addLogAttributes({ sessionId: session.session_id });
-        [last] = await tailEntries(db, input.agentId, session.session_id, 1);
+        lastId = (await tailEntries(db, input.agentId, session.session_id, 1))[0]?.id;
       }
     }
     // Children of the session that just ended do not go on silently: the workflow cancels them.
@@ -271,11 +273,11 @@ export function createTurnActivities(allDeps: ActivityDeps) {
     // A retried beginTurn finds its own entry last (nothing is appended before the model call). A
     // retried startTurn may find its reply after it: the append's conflict on the id then writes nothing.
     let appended = false;
-    if (last?.id !== input.userEntryId) {
+    if (lastId !== input.userEntryId) {
       const entry: MessageEntry = {
         type: 'message',
         id: input.userEntryId,
-        parentId: last?.id ?? null,
+        parentId: lastId ?? null,
         timestamp: input.now,
         message: { role: 'user', content: text, timestamp: Date.parse(input.now) },
       };

@@ -56,34 +56,6 @@ export async function ensureSession(db: Kysely<Database>, input: EnsureSessionIn
   return row;
 }
 
-/**
- * The session row and the context window learned for the model its turns call (its override, else
- * `defaultModel`), in one read: a turn's begin needs both, and each statement is a round trip.
- */
-export async function getSessionWithLearnedWindow(
-  db: Kysely<Database>,
-  agentId: string,
-  sessionKey: string,
-  defaultModel: string,
-): Promise<{ session: SessionRow; learnedWindow: number | undefined } | undefined> {
-  const row = await db
-    .selectFrom('sessions')
-    .selectAll('sessions')
-    .select((eb) =>
-      eb
-        .selectFrom('model_limits')
-        .select('model_limits.context_window')
-        .where('model_limits.model', '=', eb.fn.coalesce('sessions.model_override', eb.val(defaultModel)))
-        .as('learned_window'),
-    )
-    .where('agent_id', '=', agentId)
-    .where('session_key', '=', sessionKey)
-    .executeTakeFirst();
-  if (!row) return undefined;
-  const { learned_window, ...session } = row;
-  return { session, learnedWindow: learned_window ?? undefined };
-}
-
 export async function getSession(db: Kysely<Database>, agentId: string, sessionKey: string): Promise<SessionRow | undefined> {
   return db
     .selectFrom('sessions')
