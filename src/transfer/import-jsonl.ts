@@ -88,11 +88,12 @@ export class TranscriptCorruptError extends Error {
 }
 
 /**
- * Imports one Pi/OpenClaw JSONL transcript. Streams the file (memory bounded by the line cap and one
- * batch), repairs it line by line (`LineRepairer`), redacts secrets, and writes every accepted entry,
- * header included, in one transaction with `ON CONFLICT DO NOTHING`: a re-import inserts nothing,
- * a failure leaves nothing half-written. Never throws for bad input: the report says what happened.
- * `token_estimate` is left null (the load path estimates what it loads).
+ * Imports one Pi/OpenClaw JSONL transcript. Streams the file (memory bounded by the line cap and two
+ * batches: one being written, one being read), repairs it line by line (`LineRepairer`), redacts
+ * secrets, and writes every accepted entry, header included, in one transaction with
+ * `ON CONFLICT DO NOTHING`: a re-import inserts nothing, a failure leaves nothing half-written. Never
+ * throws for bad input: the report says what happened. `token_estimate` is left null (the load path
+ * estimates what it loads), and so is the search index (the session's first history_search builds it).
  */
 export async function importTranscriptFile(opts: ImportFileOptions): Promise<FileImportReport> {
   const { db, agentId, file } = opts;
