@@ -5,7 +5,7 @@ import type { MaintenanceRunInput, MaintenanceRunSummary } from '../src/protocol
 /** Most session keys a summary lists; the counts are always complete. */
 const SUMMARY_KEYS = 50;
 
-/** Session maintenance as an activity: prune old sessions, cap entries (warn reports, enforce deletes). */
+/** Session maintenance as an activity: prune old sessions, cap entries (warn reports, enforce deletes), index imported entries. */
 export function createMaintenanceActivities(deps: ActivityDeps) {
   async function maintainSessions(input: MaintenanceRunInput): Promise<MaintenanceRunSummary> {
     const run = (agentId: string | undefined) =>
@@ -29,6 +29,7 @@ export function createMaintenanceActivities(deps: ActivityDeps) {
       transcriptsPruned: reports.reduce((n, r) => n + r.transcriptsPruned.length, 0),
       entriesRemoved: capped.reduce((n, c) => n + c.removed, 0),
       sessionsCapped: capped.length,
+      entriesIndexed: reports.reduce((n, r) => n + r.entriesIndexed, 0),
       sampleKeys: pruned.slice(0, SUMMARY_KEYS).map((s) => `${s.agentId}/${s.sessionKey}`),
     };
   }

@@ -3,7 +3,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { FailureTypes } from '../src/protocol';
 import { depsForAgent, type ActivityDeps } from '../src/runtime/deps';
 import { activeTranscriptBytes, appendEntriesRedacted, tailEntries, getEntry } from '../src/store/entries-repo';
-import { ensureSession, getSession, recordTurnUsage, rotateSession } from '../src/store/sessions-repo';
+import { createSession, getSession, recordTurnUsage, rotateSession } from '../src/store/sessions-repo';
 import { readSessionForTurn } from '../src/store/turn-begin-read';
 import { chatTypeOf, parseSessionKey } from '../src/sessions/session-key';
 import { evaluateFreshness, isSystemEvent, parseResetCommand, type SessionEventKind } from '../src/sessions/lifecycle';
@@ -23,7 +23,7 @@ import { effectiveWindow, learnFromOverflow, windowInForce } from './model-windo
 import { modelOf } from './session-model';
 import { configuredWindow } from '../src/config/configured-window';
 import { loadWorkflowState, saveWorkflowState } from '../src/store/workflow-state-repo';
-import { appendReplyKeepingToolArgs, lastEntryReleasingAbandonedToolArgs } from '../src/store/pending-tool-args-repo';
+import { appendReplyKeepingToolArgs } from '../src/store/pending-tool-args-repo';
 import { appendFinalReplyRecordingUsage } from '../src/store/final-reply-repo';
 import type { SessionRow } from '../src/store/schema';
 import type { ContextSplit, PromptCacheCounters, SessionCarriedState, TurnUsage } from '../src/protocol';
@@ -219,7 +219,7 @@ export function createTurnActivities(allDeps: ActivityDeps) {
         ...(call.requestId !== undefined ? { requestId: call.requestId } : {}),
         ...(call.finish ? { finish: call.finish } : {}),
       },
-      { session: begun.session, replyAbsent: begun.appended, ...(begun.window !== undefined ? { window: begun.window } : {}) },
+      { session: begun.session, replyAbsent: begun.appended, window: begun.window },
     );
     return { ...outcome, begun: result };
   }
@@ -228,19 +228,26 @@ export function createTurnActivities(allDeps: ActivityDeps) {
    * beginTurn's work. Also returns the session row it read (the model call that follows needs no
    * second read) and whether this attempt appended the user's message (then no reply can be stored yet).
    */
-  async function begin(input: BeginTurnInput): Promise<{ result: BeginTurnResult; session: SessionRow; appended: boolean; window?: number }> {
+  async function begin(input: BeginTurnInput): Promise<{ result: BeginTurnResult; session: SessionRow; appended: boolean; window: number }> {
     const deps = depsForAgent(allDeps, input.agentId);
     const now = new Date(input.now);
-    // A known session: its row, its model's learned window (the model call needs it) and the
-    // transcript's last entry (the user message's parent) in one statement, which also releases the
-    // raw arguments of abandoned tool calls: no secret outlives the turn that needed it, even when a
-    // tool failed for good. A new session's row is created, and its tail read as the same release.
-    const found = await readSessionForTurn(db, { agentId: input.agentId, sessionKey: input.sessionKey, defaultModel: deps.config.model, releaseToolArgsBefore: input.now });
-    let session = found?.session ?? (await ensureSession(db, { agentId: input.agentId, sessionKey: input.sessionKey, newSessionId: input.newSessionId, now, chatType: chatTypeOfKey(input.sessionKey) }));
+    // The session row, its model's learned window (the model call needs it) and the transcript's
+    // last entry (the user message's parent) in one statement, which also releases the raw arguments
+    // of abandoned tool calls: no secret outlives the turn that needed it, even when a tool failed for
+    // good. A new session's row is created first, then read the same way.
+    const readInput = { agentId: input.agentId, sessionKey: input.sessionKey, defaultModel: deps.config.model, releaseToolArgsBefore: input.now };
+    const found = (await readSessionForTurn(db, readInput)) ?? (await createThenRead());
+    async function createThenRead() {
+      await createSession(db, { agentId: input.agentId, sessionKey: input.sessionKey, newSessionId: input.newSessionId, now, chatType: chatTypeOfKey(input.sessionKey) });
+      const created = await readSessionForTurn(db, readInput);
+      if (!created) throw new Error(`session ${input.agentId}/${input.sessionKey} vanished after insert`);
+      return created;
+    }
+    let session = found.session;
     // The input names no session id (this finds it): the activity's later lines name it.
     addLogAttributes({ sessionId: session.session_id });
-    const window = found ? windowInForce(deps, modelOf(deps, found.session), found.learnedWindow) : undefined;
-    let lastId = found ? found.lastEntryId : (await lastEntryReleasingAbandonedToolArgs(db, input.agentId, session.session_id, input.now))?.id;
+    const window = windowInForce(deps, modelOf(deps, session), found.learnedWindow);
+    let lastId = found.lastEntryId;
     const message = input.subagentTask ? await subagentTaskText(db, input.agentId, input.sessionKey) : input.text;
     const reset = parseResetCommand(message);
     const text = reset ? (reset.remainder ?? '') : message;
@@ -263,9 +270,9 @@ export function createTurnActivities(allDeps: ActivityDeps) {
     // Children of the session that just ended do not go on silently: the workflow cancels them.
     const orphans = rotated ? await orphanedChildren(db, input.agentId, input.sessionKey, session.session_id) : [];
     const orphanedChildrenPart = orphans.length > 0 ? { orphanedChildren: orphans } : {};
-    if (text === '') return { result: { sessionId: session.session_id, preflightCompaction: false, resetOnly: true, ...(rotated ? { rotated } : {}), ...orphanedChildrenPart }, session, appended: false };
+    if (text === '') return { result: { sessionId: session.session_id, preflightCompaction: false, resetOnly: true, ...(rotated ? { rotated } : {}), ...orphanedChildrenPart }, session, appended: false, window };
     if (input.announce && !(await claimAnnounce(db, input.announce.subagentId, input.announce.key, input.userEntryId, input.now))) {
-      return { result: { sessionId: session.session_id, preflightCompaction: false, resetOnly: false, duplicate: true }, session, appended: false };
+      return { result: { sessionId: session.session_id, preflightCompaction: false, resetOnly: false, duplicate: true }, session, appended: false, window };
     }
     // The store replaces what PostgreSQL cannot hold (NUL, lone surrogates); say so once, here.
     const unstorable = findUnstorable(text);
@@ -287,7 +294,7 @@ export function createTurnActivities(allDeps: ActivityDeps) {
     }
     const limit = deps.config.maxActiveTranscriptBytes;
     const preflightCompaction = limit > 0 && (await activeTranscriptBytes(db, input.agentId, session.session_id)) > limit;
-    return { result: { sessionId: session.session_id, preflightCompaction, resetOnly: false, ...(rotated ? { rotated } : {}), ...orphanedChildrenPart }, session, appended, ...(window !== undefined ? { window } : {}) };
+    return { result: { sessionId: session.session_id, preflightCompaction, resetOnly: false, ...(rotated ? { rotated } : {}), ...orphanedChildrenPart }, session, appended, window };
   }
 
   /**

@@ -344,6 +344,8 @@ export interface MaintenanceRunSummary {
   readonly transcriptsPruned: number;
   readonly sessionsCapped: number;
   readonly entriesRemoved: number;
+  /** Imported entries given their search index (history_search would have done it on first use). */
+  readonly entriesIndexed: number;
   readonly sampleKeys: readonly string[];
 }
 

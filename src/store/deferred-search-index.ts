@@ -1,10 +1,12 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type SelectQueryBuilder } from 'kysely';
 import type { Database } from './schema';
 import type { TranscriptEntry } from '../context/types';
 import { entrySearchText } from './entry-search-text';
 
-/** Rows indexed per statement: a big imported session is indexed in bounded steps. */
+/** Rows indexed per statement: a big imported session is indexed in bounded steps, each committed. */
 const BATCH_ROWS = 2_000;
+
+type EntriesQuery = SelectQueryBuilder<Database, 'transcript_entries', object>;
 
 /**
  * Gives the entries an import wrote with `deferSearchIndex` their search columns, exactly as an
@@ -16,13 +18,24 @@ const BATCH_ROWS = 2_000;
  */
 export async function indexDeferredEntries(db: Kysely<Database>, agentId: string, sessionIds: readonly string[]): Promise<number> {
   if (sessionIds.length === 0) return 0;
+  return indexInBatches(db, (qb) => qb.where('agent_id', '=', agentId).where('session_id', 'in', sessionIds));
+}
+
+/**
+ * The same for every session of one agent, or of all agents: maintenance runs it, so an imported
+ * session is indexed in the background instead of by its first search. Each batch commits on its
+ * own, so a run cut short resumes where it stopped.
+ */
+export async function indexAllDeferredEntries(db: Kysely<Database>, agentId?: string): Promise<number> {
+  return indexInBatches(db, (qb) => (agentId === undefined ? qb : qb.where('agent_id', '=', agentId)));
+}
+
+async function indexInBatches(db: Kysely<Database>, scope: (qb: EntriesQuery) => EntriesQuery): Promise<number> {
   let indexed = 0;
   for (;;) {
-    const rows = await db
-      .selectFrom('transcript_entries')
-      .select(['session_id', 'id', 'payload'])
-      .where('agent_id', '=', agentId)
-      .where('session_id', 'in', sessionIds)
+    const rows = await scope(db.selectFrom('transcript_entries'))
+      .select(['agent_id', 'session_id', 'id', 'payload'])
+      // The predicate of transcript_entries_unindexed_idx, so the planner reads that small index.
       .where('search_vector', 'is', null)
       .where('search_terms', 'is', null)
       // Sealed rows written before history_search existed stay unindexed (the backfill cannot read them).
@@ -34,8 +47,8 @@ export async function indexDeferredEntries(db: Kysely<Database>, agentId: string
     await sql`
       update transcript_entries t
          set search_vector = to_tsvector('simple', d.text)
-        from unnest(${rows.map((r) => r.session_id)}::text[], ${rows.map((r) => r.id)}::text[], ${texts}::text[]) as d(session_id, id, text)
-       where t.agent_id = ${agentId} and t.session_id = d.session_id and t.id = d.id`.execute(db);
+        from unnest(${rows.map((r) => r.agent_id)}::text[], ${rows.map((r) => r.session_id)}::text[], ${rows.map((r) => r.id)}::text[], ${texts}::text[]) as d(agent_id, session_id, id, text)
+       where t.agent_id = d.agent_id and t.session_id = d.session_id and t.id = d.id`.execute(db);
     indexed += rows.length;
   }
 }

@@ -53,7 +53,10 @@ export async function appendEntries(
   return Number(result.numInsertedOrUpdatedRows ?? 0);
 }
 
-/** The rows `appendEntries` inserts: storable, sealed when encryption at rest is on, indexed for search. */
+/**
+ * The rows `appendEntries` inserts: storable, sealed when encryption at rest is on, and indexed for
+ * search unless the caller defers that (an import: the first search indexes them).
+ */
 export function entryRows(db: Kysely<Database>, agentId: string, sessionId: string, entries: readonly EntryToAppend[], options: AppendOptions = {}) {
   const atRest = atRestOf(db);
   const deferIndex = options.deferSearchIndex === true && !atRest.seals;

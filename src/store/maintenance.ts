@@ -5,6 +5,7 @@ import type { Database } from './schema';
 import { countEntries, getEntry, lastCompaction } from './entries-repo';
 import { deleteSessionCascade, sessionsUpdatedBefore } from './sessions-repo';
 import { deleteRotatedTranscript } from './session-ids-repo';
+import { indexAllDeferredEntries } from './deferred-search-index';
 
 const DAY_MS = 86_400_000;
 
@@ -72,11 +73,17 @@ export interface MaintenanceReport {
   transcriptsPruned: PrunedTranscript[];
   /** Every transcript of a key is capped, the rotated ones too (`sessionId` says which). */
   entriesCapped: CappedSession[];
+  /**
+   * Entries an import wrote without their search index, indexed now (in both modes: indexing deletes
+   * nothing and changes no answer, it only spares the session's first history_search the work).
+   */
+  entriesIndexed: number;
 }
 
 /**
  * Session maintenance (OpenClaw: prune sessions older than 30 days, cap at
- * 500 entries, warn or enforce). Meant to run from a Temporal Schedule; `now` is injected.
+ * 500 entries, warn or enforce), and the search index of imported entries. Meant to run from a
+ * Temporal Schedule; `now` is injected.
  *
  * Pruning removes a session row with the transcripts of all its session ids and its compaction rows
  * (memory notes stay); a kept key's rotated transcript goes once its id ended before the limit.
@@ -96,7 +103,7 @@ export async function runMaintenance(db: Kysely<Database>, options: MaintenanceO
   }
   const opts = parsed.data;
   const enforce = opts.mode === 'enforce';
-  const report: MaintenanceReport = { mode: opts.mode, sessionsPruned: [], transcriptsPruned: [], entriesCapped: [] };
+  const report: MaintenanceReport = { mode: opts.mode, sessionsPruned: [], transcriptsPruned: [], entriesCapped: [], entriesIndexed: 0 };
 
   const pruned = new Set<string>();
   const prunedIds = new Set<string>();
@@ -124,6 +131,8 @@ export async function runMaintenance(db: Kysely<Database>, options: MaintenanceO
       report.entriesCapped.push({ agentId: s.agent_id, sessionKey: s.session_key, sessionId: s.session_id, ...capped });
     }
   }
+  // Last, so rows pruned above are not indexed first.
+  report.entriesIndexed = await indexAllDeferredEntries(db, opts.agentId);
   return report;
 }
 

@@ -292,6 +292,15 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  '2026_11_25_003_unindexed_excludes_sealed': {
+    async up(db) {
+      // Sealed rows from before history_search can never be indexed: out of the partial index, a
+      // search's probe and maintenance's sweep stop reading them again and again.
+      await db.schema.dropIndex('transcript_entries_unindexed_idx').ifExists().execute();
+      await sql`create index transcript_entries_unindexed_idx on transcript_entries (agent_id, session_id)
+                 where search_vector is null and search_terms is null and not (payload ? '$sealed')`.execute(db);
+    },
+  },
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

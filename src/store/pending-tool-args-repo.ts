@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { Database, EntryRow } from './schema';
+import type { Database } from './schema';
 import { storableJson } from '../text/storable-text';
 import { atRestOf } from './at-rest';
 import { appendEntriesRedacted, type EntryToAppend, type RedactedAppendResult } from './entries-repo';
@@ -120,23 +120,4 @@ async function deletePendingToolArgs(
     .where('assistant_entry_id', '=', assistantEntryId)
     .where('tool_call_id', '=', toolCallId)
     .execute();
-}
-
-/**
- * Forgets the raw arguments of calls a failed turn left behind (a tool that failed for good): the
- * session runs one turn at a time, so at the start of a turn every older row is abandoned. Rows of
- * this turn are newer than `before`, so a late retry of the turn's first step deletes none of them.
- * The same statement returns the transcript's last entry, which the turn's begin reads next: one
- * round trip for both (PostgreSQL runs a data-modifying WITH to completion whether or not it is read).
- */
-export async function lastEntryReleasingAbandonedToolArgs(db: Kysely<Database>, agentId: string, sessionId: string, before: string): Promise<EntryRow | undefined> {
-  return db
-    .with('released', (qb) => qb.deleteFrom('pending_tool_args').where('agent_id', '=', agentId).where('session_id', '=', sessionId).where('created_at', '<', new Date(before)))
-    .selectFrom('transcript_entries')
-    .selectAll()
-    .where('agent_id', '=', agentId)
-    .where('session_id', '=', sessionId)
-    .orderBy('seq', 'desc')
-    .limit(1)
-    .executeTakeFirst();
 }

@@ -14,12 +14,11 @@ export interface EnsureSessionInput {
   chatType?: string | null;
 }
 
-/** Returns the session row, creating it on first use (idempotent under concurrent callers). */
-export async function ensureSession(db: Kysely<Database>, input: EnsureSessionInput): Promise<SessionRow> {
-  // Every turn after the first finds its row: one read, no insert attempt.
-  const existing = await getSession(db, input.agentId, input.sessionKey);
-  if (existing) return existing;
-  // One statement: the row and its first session id are recorded together or not at all.
+/**
+ * Creates the session's row unless it exists (concurrent callers: one wins, the others write nothing).
+ * One statement: the row and its first session id are recorded together or not at all.
+ */
+export async function createSession(db: Kysely<Database>, input: EnsureSessionInput): Promise<void> {
   await db
     .with('created', (qb) =>
       qb
@@ -51,9 +50,6 @@ export async function ensureSession(db: Kysely<Database>, input: EnsureSessionIn
     .expression((eb) => eb.selectFrom('created').select(['agent_id', 'session_key', 'session_id', 'session_started_at']))
     .onConflict((oc) => oc.columns(['agent_id', 'session_id']).doNothing())
     .execute();
-  const row = await getSession(db, input.agentId, input.sessionKey);
-  if (!row) throw new Error(`session ${input.agentId}/${input.sessionKey} vanished after insert`);
-  return row;
 }
 
 export async function getSession(db: Kysely<Database>, agentId: string, sessionKey: string): Promise<SessionRow | undefined> {

@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { keel } from '../support/keel-cli';
 import { openStore } from '../../src/store/connect';
-import { ensureSession, getSession } from '../../src/store/sessions-repo';
+import { getSession } from '../../src/store/sessions-repo';
+import { ensureSession } from '../support/ensure-session';
 
 describe('keel agents and keel session model', () => {
   let home: string;

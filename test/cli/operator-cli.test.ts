@@ -6,7 +6,8 @@ import { keel } from '../support/keel-cli';
 import { openStore, type Store, type StoreTarget } from '../../src/store/connect';
 import { freshSchemaUrl } from '../support/databases';
 import { appendEntries } from '../../src/store/entries-repo';
-import { ensureSession, rotateSession } from '../../src/store/sessions-repo';
+import { rotateSession } from '../../src/store/sessions-repo';
+import { ensureSession } from '../support/ensure-session';
 import { createCompactionRow, markSucceeded, writeCompactionRecord } from '../../src/store/compactions-repo';
 import type { AgentMessage, TranscriptEntry } from '../../src/context/types';
 

@@ -6,7 +6,7 @@ import { keel } from '../support/keel-cli';
 import { openStore, type StoreTarget } from '../../src/store/connect';
 import { freshSchemaUrl } from '../support/databases';
 import { appendEntries } from '../../src/store/entries-repo';
-import { ensureSession } from '../../src/store/sessions-repo';
+import { ensureSession } from '../support/ensure-session';
 import { agentConfig, loadKeelSettings } from '../../src/config/agent-config';
 import type { AgentMessage, TranscriptEntry } from '../../src/context/types';
 import { adviseSettings, currentSettings } from '../../src/profile/config-advice';

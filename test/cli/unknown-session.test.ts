@@ -10,7 +10,7 @@ import { createCompactionRow } from '../../src/store/compactions-repo';
 import { sessionWorkflowId } from '../../src/sessions/session-key';
 import { freshSchemaUrl, testDatabases } from '../support/databases';
 import type { Database } from '../../src/store/schema';
-import { ensureSession } from '../../src/store/sessions-repo';
+import { ensureSession } from '../support/ensure-session';
 import { createTurnActivities } from '../../activities/turn-activities';
 import { FailureTypes } from '../../src/protocol';
 import { testDeps } from '../support/keel-deps';

@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { appendEntries } from '../../src/store/entries-repo';
-import { ensureSession } from '../../src/store/sessions-repo';
+import { ensureSession } from '../support/ensure-session';
 import { estimateTokens } from '../../src/context/estimate-tokens';
 import { extractIdentifiers } from '../../src/compaction/identifiers';
 import type { Database } from '../../src/store/schema';

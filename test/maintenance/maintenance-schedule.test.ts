@@ -2,7 +2,8 @@ import { sql } from 'kysely';
 import { testDatabases } from '../support/databases';
 import { integrationSuite } from '../support/integration';
 import { ensureMaintenanceSchedule } from '../../src/temporal/maintenance-schedule';
-import { ensureSession, getSession, rotateSession } from '../../src/store/sessions-repo';
+import { getSession, rotateSession } from '../../src/store/sessions-repo';
+import { ensureSession } from '../support/ensure-session';
 import { sessionIdsOfKey } from '../../src/store/session-ids-repo';
 import { appendEntries, countEntries } from '../../src/store/entries-repo';
 import { MAINTENANCE_SCHEDULE_ID, MAINTENANCE_WORKFLOW_TYPE, type MaintenanceRunSummary } from '../../src/protocol';
@@ -50,16 +51,27 @@ describe.each(testDatabases())('maintenance as a Temporal Schedule, on $name', (
       await schedule.delete();
     }));
 
-  it('a worker limited to some agents (allowedAgents) prunes only theirs, never another agent\'s sessions in the same database', async () => {
+  it('a worker limited to some agents (allowedAgents) prunes and indexes only theirs, never another agent\'s sessions in the same database', async () => {
     const mine = `m${Math.random().toString(36).slice(2, 8)}`;
     const theirs = `t${Math.random().toString(36).slice(2, 8)}`;
     for (const agent of [mine, theirs]) {
       await ensureSession(db.store.db, { agentId: agent, sessionKey: `agent:${agent}:old`, newSessionId: `${agent}-old`, now: new Date() });
       await sql`update sessions set updated_at = now() - interval '45 days' where agent_id = ${agent}`.execute(db.store.db);
     }
+    // Entries an import wrote without their search index, in a kept session of each agent.
+    const imported = (agent: string, id: string) => ({ entry: { type: 'message' as const, id, parentId: null, timestamp: new Date().toISOString(), message: { role: 'user' as const, content: `imported ${id}` } }, tokenEstimate: 1 });
+    const unindexed = async (agent: string) =>
+      (await db.store.db.selectFrom('transcript_entries').select('id').where('agent_id', '=', agent).where('search_vector', 'is', null).where('search_terms', 'is', null).execute()).length;
+    for (const agent of [mine, theirs]) {
+      await ensureSession(db.store.db, { agentId: agent, sessionKey: `agent:${agent}:kept`, newSessionId: `${agent}-kept`, now: new Date() });
+      await appendEntries(db.store.db, agent, `${agent}-kept`, [imported(agent, 'i1'), imported(agent, 'i2')], { deferSearchIndex: true });
+    }
     await suite.withWorker(db.store, { config: { allowedAgents: [mine] } }, async ({ client, store, taskQueue }) => {
       const summary = (await client.temporal.workflow.execute(MAINTENANCE_WORKFLOW_TYPE, { workflowId: `maintenance-${mine}`, taskQueue, args: [{ mode: 'enforce' }] })) as MaintenanceRunSummary;
       expect(summary.sampleKeys).toEqual([`${mine}/agent:${mine}:old`]);
+      // The run indexed this worker's agent's imported entries, not the other's.
+      expect(summary.entriesIndexed).toBe(2);
+      expect([await unindexed(mine), await unindexed(theirs)]).toEqual([0, 2]);
       expect(await getSession(store.db, mine, `agent:${mine}:old`)).toBeUndefined();
       expect(await getSession(store.db, theirs, `agent:${theirs}:old`)).toBeDefined();
     });

@@ -3,7 +3,7 @@ import { testDeps } from '../support/keel-deps';
 import { prepareContext } from '../../activities/prepare-context';
 import { ActiveWindowCache, type ActiveWindow } from '../../src/store/active-window-cache';
 import { appendEntries, type EntryToAppend } from '../../src/store/entries-repo';
-import { ensureSession } from '../../src/store/sessions-repo';
+import { ensureSession } from '../support/ensure-session';
 import { estimateTokens } from '../../src/context/estimate-tokens';
 import type { AgentMessage, CompactionEntry, TranscriptEntry } from '../../src/context/types';
 import type { Store } from '../../src/store/connect';

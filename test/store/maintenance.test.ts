@@ -4,7 +4,8 @@ import { testDatabases } from '../support/databases';
 import type { Store } from '../../src/store/connect';
 import type { Database } from '../../src/store/schema';
 import { appendEntries, countEntries, loadActiveEntries, type EntryToAppend } from '../../src/store/entries-repo';
-import { ensureSession, getSession, rotateSession } from '../../src/store/sessions-repo';
+import { getSession, rotateSession } from '../../src/store/sessions-repo';
+import { ensureSession } from '../support/ensure-session';
 import { sessionIdsOfKey } from '../../src/store/session-ids-repo';
 import { InvalidMaintenanceOptionsError, runMaintenance } from '../../src/store/maintenance';
 import { allEntries } from '../support/store-readers';
@@ -192,18 +193,44 @@ describe.each(testDatabases())('runMaintenance on $name', (database) => {
       await sql`delete from kysely_migration where name = '2026_11_25_001_reversible_compaction'`.execute(db);
       // (Dropping the search columns dropped the partial index of unindexed rows with them.)
       await sql`delete from kysely_migration where name = '2026_11_25_002_deferred_search_index'`.execute(db);
+      await sql`delete from kysely_migration where name = '2026_11_25_003_unindexed_excludes_sealed'`.execute(db);
       expect(await migrateToLatest(db)).toEqual([
         '2026_11_24_004_session_ids',
         '2026_11_24_005_history_search',
         '2026_11_25_001_reversible_compaction',
         '2026_11_25_002_deferred_search_index',
+        '2026_11_25_003_unindexed_excludes_sealed',
       ]);
+      // Sealed rows from before history_search (never indexable) are outside the index of unindexed rows.
+      const { rows: defs } = await sql<{ def: string }>`select indexdef as def from pg_indexes where indexname = 'transcript_entries_unindexed_idx' and schemaname = current_schema()`.execute(db);
+      expect(defs.map((d) => d.def)).toEqual([expect.stringContaining("'$sealed'")]);
       expect(await sessionIdsOfKey(db, 'A', KEY)).toEqual([
         { sessionId: 'r1', startedAt: new Date(ts(0)), endedAt: new Date(ts(1)), current: false },
         { sessionId: 'r2', startedAt: new Date(ts(0)), endedAt: new Date(ts(13)), current: false },
         { sessionId: 'r3', startedAt: daysAgo(5), endedAt: null, current: true },
       ]);
       expect(await db.selectFrom('session_ids').select('session_id').where('session_id', '=', 'lost').execute()).toEqual([]);
+    });
+  });
+
+  describe('the search index of imported entries', () => {
+    const unindexed = async (agentId: string) =>
+      (await db.selectFrom('transcript_entries').select('id').where('agent_id', '=', agentId).where('search_vector', 'is', null).where('search_terms', 'is', null).execute()).length;
+
+    it('indexes what an import left unindexed, in warn mode too, for the named agent only, and then has nothing left to do', async () => {
+      await session('A', 'agent:A:imported', 'imp', 1);
+      await appendEntries(db, 'A', 'imp', [message('wombat', 1), message('quokka', 2)], { deferSearchIndex: true });
+      await appendEntries(db, 'B', 'impB', [message('numbat', 1)], { deferSearchIndex: true });
+      expect([await unindexed('A'), await unindexed('B')]).toEqual([2, 1]);
+      const report = await runMaintenance(db, { now: NOW, mode: 'warn', agentId: 'A' });
+      expect(report.entriesIndexed).toBe(2);
+      expect([await unindexed('A'), await unindexed('B')]).toEqual([0, 1]);
+      // The same text an insert indexes: the entry is found by its words.
+      const { rows } = await sql<{ id: string }>`select id from transcript_entries where agent_id = 'A' and search_vector @@ to_tsquery('simple', 'quokka')`.execute(db);
+      expect(rows.map((r) => r.id)).toEqual(['quokka']);
+      // Every agent's, when none is named; nothing on the next run.
+      expect((await runMaintenance(db, { now: NOW, mode: 'warn' })).entriesIndexed).toBe(1);
+      expect((await runMaintenance(db, { now: NOW, mode: 'warn' })).entriesIndexed).toBe(0);
     });
   });
 

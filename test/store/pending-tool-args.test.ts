@@ -6,8 +6,9 @@
 import { testDatabases } from '../support/databases';
 import type { Store } from '../../src/store/connect';
 import { type EntryToAppend } from '../../src/store/entries-repo';
-import { appendReplyKeepingToolArgs, appendToolResultReleasingArgs, lastEntryReleasingAbandonedToolArgs, loadPendingToolArgs } from '../../src/store/pending-tool-args-repo';
-import { deleteSessionCascade, ensureSession } from '../../src/store/sessions-repo';
+import { appendReplyKeepingToolArgs, appendToolResultReleasingArgs, loadPendingToolArgs } from '../../src/store/pending-tool-args-repo';
+import { deleteSessionCascade } from '../../src/store/sessions-repo';
+import { ensureSession } from '../support/ensure-session';
 import { allEntries } from '../support/store-readers';
 
 const KEY = `sk-ant-api03-${'k9'.repeat(20)}`;
@@ -56,19 +57,6 @@ describe.each(testDatabases())('pending tool arguments on $name', (database) => 
     const rows = await allEntries(store.db, 'a', 's1');
     expect(rows.map((r) => r.id)).toEqual(['a1', 'r1']);
     expect(JSON.stringify(rows[1]!.payload)).toContain('deployed with [REDACTED:anthropic_key]');
-  });
-
-  it('releases rows older than the turn that starts, never the rows of that turn, and reads the last entry in the same statement', async () => {
-    await appendReplyKeepingToolArgs(store.db, 'a', 's1', reply('a1', KEY));
-    expect((await lastEntryReleasingAbandonedToolArgs(store.db, 'a', 's1', NOW))?.id).toBe('a1');
-    expect(await loadPendingToolArgs(store.db, 'a', 's1', 'a1', 'toolu_1')).toEqual({ apiKey: KEY });
-    expect((await lastEntryReleasingAbandonedToolArgs(store.db, 'a', 's1', '2026-11-23T10:00:00.001Z'))?.id).toBe('a1');
-    expect(await loadPendingToolArgs(store.db, 'a', 's1', 'a1', 'toolu_1')).toBeUndefined();
-    // A session without entries: nothing to read, rows still released.
-    await appendReplyKeepingToolArgs(store.db, 'a', 's2', reply('a2', KEY));
-    await store.db.deleteFrom('transcript_entries').where('session_id', '=', 's2').execute();
-    expect(await lastEntryReleasingAbandonedToolArgs(store.db, 'a', 's2', '2026-11-23T10:00:00.001Z')).toBeUndefined();
-    expect(await loadPendingToolArgs(store.db, 'a', 's2', 'a2', 'toolu_1')).toBeUndefined();
   });
 
   it('deletes pending arguments with their session', async () => {

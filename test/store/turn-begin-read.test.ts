@@ -5,7 +5,8 @@
  */
 import { testDatabases } from '../support/databases';
 import type { Store } from '../../src/store/connect';
-import { ensureSession, setModelOverride } from '../../src/store/sessions-repo';
+import { setModelOverride } from '../../src/store/sessions-repo';
+import { ensureSession } from '../support/ensure-session';
 import { learnWindow } from '../../src/store/model-limits-repo';
 import { readSessionForTurn } from '../../src/store/turn-begin-read';
 import { appendReplyKeepingToolArgs, loadPendingToolArgs } from '../../src/store/pending-tool-args-repo';
@@ -62,5 +63,10 @@ describe.each(testDatabases())('the read a turn begins with, on $name', (databas
     expect((await read(store, 'agent:a:main', '2026-11-25T10:00:00.001Z'))?.lastEntryId).toBe('a1');
     expect(await loadPendingToolArgs(store.db, 'a', 's1', 'a1', 'toolu_1')).toBeUndefined();
     expect(await loadPendingToolArgs(store.db, 'a', 's2', 'b1', 'toolu_2')).toEqual({ token: 'other' });
+    // A session whose transcript is empty has no last entry; its abandoned arguments are released all the same.
+    await store.db.deleteFrom('transcript_entries').where('session_id', '=', 's2').execute();
+    const other = await read(store, 'agent:a:other', '2026-11-25T10:00:00.001Z');
+    expect(other).toMatchObject({ session: { session_id: 's2' }, lastEntryId: undefined });
+    expect(await loadPendingToolArgs(store.db, 'a', 's2', 'b1', 'toolu_2')).toBeUndefined();
   });
 });

@@ -7,7 +7,7 @@ import type { Kysely } from 'kysely';
 import { temporal } from '@temporalio/proto';
 import type { Client } from '@temporalio/client';
 import { appendEntries } from '../../src/store/entries-repo';
-import { ensureSession } from '../../src/store/sessions-repo';
+import { ensureSession } from './ensure-session';
 import { estimateTokens } from '../../src/context/estimate-tokens';
 import type { Database } from '../../src/store/schema';
 import type { AgentMessage, MessageEntry } from '../../src/context/types';

@@ -2,7 +2,7 @@ import { testDatabases } from '../support/databases';
 import { testDeps } from '../support/keel-deps';
 import { prepareContext } from '../../activities/prepare-context';
 import { appendEntries, getEntry } from '../../src/store/entries-repo';
-import { ensureSession } from '../../src/store/sessions-repo';
+import { ensureSession } from '../support/ensure-session';
 import type { AgentMessage, MessageEntry } from '../../src/context/types';
 import { estimateTokens } from '../../src/context/estimate-tokens';
 

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { runMaintenance } from '../../store/maintenance';
 import { configFromEnv, countOf, printResult, say, withStore, type JsonOption } from './shared';
 
-/** `keel maintenance`: prune old sessions and cap long transcripts, in the configured mode unless told. */
+/** `keel maintenance`: prune old sessions and cap long transcripts, in the configured mode unless told; index imported entries. */
 export function registerMaintenanceCommands(program: Command): void {
   program
     .command('maintenance')
@@ -30,6 +30,7 @@ export function registerMaintenanceCommands(program: Command): void {
         say(
           `${enforce ? 'pruned' : 'would prune'} ${report.sessionsPruned.length} sessions and ${report.transcriptsPruned.length} earlier transcripts of kept sessions; ${enforce ? 'removed' : 'would remove'} ${report.entriesCapped.reduce((n, c) => n + c.removed, 0)} entries from ${report.entriesCapped.length} sessions${enforce ? '' : ' (warn mode: nothing deleted; --enforce or maintenanceMode "enforce" deletes)'}`,
         );
+        if (report.entriesIndexed > 0) say(`indexed ${report.entriesIndexed} imported entries for history_search`);
       }
     });
 }
