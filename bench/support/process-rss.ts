@@ -18,14 +18,25 @@ export interface BenchProcess {
 
 export async function startBenchProcess(args: readonly string[], env: Record<string, string>, readyText: string): Promise<BenchProcess> {
   const child = spawn(process.execPath, [...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  // What the child printed until it was ready (an early exit shows it). Later lines are read and
+  // dropped: the pipe must not fill, and keeping and searching them cost the bench's own CPU under load.
   let out = '';
+  let ready = false;
+  const onData = (d: Buffer) => {
+    if (!ready) out += d.toString();
+  };
+  child.stdout!.on('data', onData);
+  child.stderr!.on('data', onData);
   await new Promise<void>((resolve, reject) => {
-    const onData = (d: Buffer) => {
-      out += d.toString();
-      if (out.includes(readyText)) resolve();
+    const onReady = () => {
+      if (!out.includes(readyText)) return;
+      ready = true;
+      child.stdout!.off('data', onReady);
+      child.stderr!.off('data', onReady);
+      resolve();
     };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
+    child.stdout!.on('data', onReady);
+    child.stderr!.on('data', onReady);
     child.once('exit', (code, signal) => reject(new Error(`${args.join(' ')} exited early (code ${code}, signal ${signal}):\n${out}`)));
   });
   return {

@@ -63,6 +63,31 @@ function assistantBlocks(content: AssistantBlock[]): ContentParam[] {
   return out;
 }
 
+/** One message converted on its own, before merging: a role and its blocks (never changed once made). */
+interface Converted {
+  readonly role: 'user' | 'assistant';
+  readonly content: readonly ContentParam[];
+}
+
+/**
+ * Conversions by message object. A worker's cached window hands the same message objects to every
+ * turn of a session, so a turn converts only what is new (issue 20); messages are never changed in
+ * place, and the blocks made here are only ever copied, never changed, by merging and cache markers.
+ */
+const converted = new WeakMap<AgentMessage, Converted>();
+
+function convertOne(message: AgentMessage): Converted {
+  if (message.role === 'assistant') return { role: 'assistant', content: assistantBlocks(message.content) };
+  if (message.role === 'toolResult') {
+    const result: Anthropic.ToolResultBlockParam = { type: 'tool_result', tool_use_id: message.toolCallId };
+    const blocks = userBlocks(message.content);
+    if (blocks.length > 0) result.content = blocks;
+    if (message.isError) result.is_error = true;
+    return { role: 'user', content: [result] };
+  }
+  return { role: 'user', content: userBlocks(message.content) };
+}
+
 /**
  * Keel messages → Anthropic `MessageParam`s. Tool calls (any spelling) become `tool_use` with their
  * `arguments` (or `input`) as input; toolResult messages become user messages of `tool_result`
@@ -73,29 +98,16 @@ function assistantBlocks(content: AssistantBlock[]): ContentParam[] {
 export function toAnthropicMessages(messages: readonly AgentMessage[]): Anthropic.MessageParam[] {
   const out: Array<{ role: 'user' | 'assistant'; content: ContentParam[] }> = [];
   for (const message of messages) {
-    let role: 'user' | 'assistant';
-    let content: ContentParam[];
-    if (message.role === 'assistant') {
-      role = 'assistant';
-      content = assistantBlocks(message.content);
-    } else if (message.role === 'toolResult') {
-      role = 'user';
-      const result: Anthropic.ToolResultBlockParam = { type: 'tool_result', tool_use_id: message.toolCallId };
-      const blocks = userBlocks(message.content);
-      if (blocks.length > 0) result.content = blocks;
-      if (message.isError) result.is_error = true;
-      content = [result];
-    } else {
-      role = 'user';
-      content = userBlocks(message.content);
-    }
-    if (content.length === 0) continue;
+    let one = converted.get(message);
+    if (!one) converted.set(message, (one = convertOne(message)));
+    if (one.content.length === 0) continue;
     const previous = out[out.length - 1];
-    if (previous && previous.role === role && role === 'user') {
-      const merged = [...previous.content, ...content];
+    if (previous && previous.role === one.role && one.role === 'user') {
+      const merged = [...previous.content, ...one.content];
       previous.content = [...merged.filter((b) => b.type === 'tool_result'), ...merged.filter((b) => b.type !== 'tool_result')];
     } else {
-      out.push({ role, content });
+      // A copy of the array: the request may be changed later (merging above), the cached conversion never.
+      out.push({ role: one.role, content: [...one.content] });
     }
   }
   return out;
