@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import { openStore, type Store } from '../../src/store/connect';
+import { testSchemaName } from './stale-schemas';
 
 /** A database a suite runs against: PGlite always, a PostgreSQL server too when TEST_DATABASE_URL is set. */
 export interface TestDatabase {
@@ -18,7 +19,7 @@ export function testDatabases(): TestDatabase[] {
 
 /** A PostgreSQL URL whose search_path is a new, empty schema: suites never see each other's rows. */
 export async function freshSchemaUrl(url: string): Promise<string> {
-  const schema = `keel_test_${randomBytes(6).toString('hex')}`;
+  const schema = testSchemaName(randomBytes(4).toString('hex'));
   const client = new Client({ connectionString: url });
   await client.connect();
   try {

@@ -1,15 +1,22 @@
 /**
  * Jest globalSetup: says which suites skip PostgreSQL, compiles the process entry points once so
  * every `keel` and worker process a test starts runs JavaScript (test/support/compiled-entries.ts),
- * and builds the workflow bundle every suite's in-process workers share (test/support/workflow-bundle.ts).
+ * builds the workflow bundle every suite's in-process workers share (test/support/workflow-bundle.ts),
+ * and drops the test schemas earlier runs left on the PostgreSQL server (test/support/stale-schemas.ts).
  * Test workers inherit the environment set here.
  */
 import { COMPILED_DIR_ENV, compileEntries } from './compiled-entries';
 import reportSkips from './report-skips';
 import { buildWorkflowBundle, WORKFLOW_BUNDLE_ENV } from './workflow-bundle';
+import { dropStaleTestSchemas } from './stale-schemas';
 
 export default async function globalSetup(): Promise<void> {
   reportSkips();
+  const url = process.env.TEST_DATABASE_URL;
+  if (url) {
+    const dropped = await dropStaleTestSchemas(url);
+    if (dropped > 0) process.stderr.write(`\ndropped ${dropped} test schemas earlier runs left on ${new URL(url).pathname.slice(1)}\n`);
+  }
   const compiled = compileEntries();
   process.env[COMPILED_DIR_ENV] = compiled;
   process.env[WORKFLOW_BUNDLE_ENV] = await buildWorkflowBundle(compiled);

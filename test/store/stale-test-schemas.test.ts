@@ -1,0 +1,32 @@
+/**
+ * The test run's own hygiene on a shared PostgreSQL server: schemas earlier runs left are dropped at
+ * the next run's start, never a schema a run going on beside it still uses.
+ */
+import { Client } from 'pg';
+import { describeOnPostgres } from '../support/postgres-only';
+import { dropStaleTestSchemas, testSchemaName } from '../support/stale-schemas';
+
+const url = process.env.TEST_DATABASE_URL ?? '';
+const HOUR = 60 * 60_000;
+
+describeOnPostgres('dropping test schemas earlier runs left', 'the schemas live on the server', () => {
+  it('drops schemas older than any run and those named before names carried a time; keeps a recent one', async () => {
+    const client = new Client({ connectionString: url });
+    await client.connect();
+    const exists = async (name: string) => (await client.query('select 1 from pg_namespace where nspname = $1', [name])).rowCount === 1;
+    try {
+      const legacy = `keel_test_${'0123456789ab'}`;
+      const recent = testSchemaName('c0ffee01');
+      // Named as a run seven hours ago would have named it.
+      const old = `keel_test_${(Date.now() - 7 * HOUR).toString(36)}_c0ffee02`;
+      for (const name of [legacy, recent, old]) await client.query(`create schema if not exists "${name}"`);
+      await client.query(`create table "${old}".t (id int)`);
+      const dropped = await dropStaleTestSchemas(url);
+      expect(dropped).toBeGreaterThanOrEqual(2);
+      expect([await exists(legacy), await exists(old), await exists(recent)]).toEqual([false, false, true]);
+      await client.query(`drop schema "${recent}"`);
+    } finally {
+      await client.end();
+    }
+  });
+});
