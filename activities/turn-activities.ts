@@ -3,8 +3,8 @@ import { ApplicationFailure } from '@temporalio/common';
 import { FailureTypes } from '../src/protocol';
 import { depsForAgent, type ActivityDeps } from '../src/runtime/deps';
 import { activeTranscriptBytes, appendEntriesRedacted, tailEntries, getEntry } from '../src/store/entries-repo';
-import { createSession, getSession, recordTurnUsage, rotateSession } from '../src/store/sessions-repo';
-import { readSessionForTurn } from '../src/store/turn-begin-read';
+import { getSession, recordTurnUsage, rotateSession } from '../src/store/sessions-repo';
+import { readOrCreateSessionForTurn } from '../src/store/turn-begin-read';
 import { chatTypeOf, parseSessionKey } from '../src/sessions/session-key';
 import { evaluateFreshness, isSystemEvent, parseResetCommand, type SessionEventKind } from '../src/sessions/lifecycle';
 import type { KeelConfig } from '../src/config/keel-config';
@@ -235,14 +235,13 @@ export function createTurnActivities(allDeps: ActivityDeps) {
     // last entry (the user message's parent) in one statement, which also releases the raw arguments
     // of abandoned tool calls: no secret outlives the turn that needed it, even when a tool failed for
     // good. A new session's row is created first, then read the same way.
-    const readInput = { agentId: input.agentId, sessionKey: input.sessionKey, defaultModel: deps.config.model, releaseToolArgsBefore: input.now };
-    const found = (await readSessionForTurn(db, readInput)) ?? (await createThenRead());
-    async function createThenRead() {
-      await createSession(db, { agentId: input.agentId, sessionKey: input.sessionKey, newSessionId: input.newSessionId, now, chatType: chatTypeOfKey(input.sessionKey) });
-      const created = await readSessionForTurn(db, readInput);
-      if (!created) throw new Error(`session ${input.agentId}/${input.sessionKey} vanished after insert`);
-      return created;
-    }
+    const found = await readOrCreateSessionForTurn(db, {
+      agentId: input.agentId,
+      sessionKey: input.sessionKey,
+      defaultModel: deps.config.model,
+      releaseToolArgsBefore: input.now,
+      create: { newSessionId: input.newSessionId, now, chatType: chatTypeOfKey(input.sessionKey) },
+    });
     let session = found.session;
     // The input names no session id (this finds it): the activity's later lines name it.
     addLogAttributes({ sessionId: session.session_id });

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database, SessionRow } from './schema';
+import { createSession, type EnsureSessionInput } from './sessions-repo';
 
 /** What a turn's begin reads about a known session, in one statement. */
 export interface SessionForTurn {
@@ -53,4 +54,21 @@ export async function readSessionForTurn(
   if (!row) return undefined;
   const { learned_window, last_entry_id, ...session } = row;
   return { session, learnedWindow: learned_window ?? undefined, lastEntryId: last_entry_id ?? undefined };
+}
+
+/**
+ * The begin's read for any session: a known one in one statement; a new one's row created first
+ * (insert-or-nothing, so concurrent first turns agree on one row), then read the same way.
+ */
+export async function readOrCreateSessionForTurn(
+  db: Kysely<Database>,
+  input: { agentId: string; sessionKey: string; defaultModel: string; releaseToolArgsBefore: string; create: Omit<EnsureSessionInput, 'agentId' | 'sessionKey'> },
+): Promise<SessionForTurn> {
+  const { create, ...read } = input;
+  const known = await readSessionForTurn(db, read);
+  if (known) return known;
+  await createSession(db, { agentId: input.agentId, sessionKey: input.sessionKey, ...create });
+  const created = await readSessionForTurn(db, read);
+  if (!created) throw new Error(`session ${input.agentId}/${input.sessionKey} vanished after insert`);
+  return created;
 }

@@ -8,7 +8,7 @@ import type { Store } from '../../src/store/connect';
 import { setModelOverride } from '../../src/store/sessions-repo';
 import { ensureSession } from '../support/ensure-session';
 import { learnWindow } from '../../src/store/model-limits-repo';
-import { readSessionForTurn } from '../../src/store/turn-begin-read';
+import { readOrCreateSessionForTurn, readSessionForTurn } from '../../src/store/turn-begin-read';
 import { appendReplyKeepingToolArgs, loadPendingToolArgs } from '../../src/store/pending-tool-args-repo';
 import { appendEntries } from '../../src/store/entries-repo';
 
@@ -68,5 +68,23 @@ describe.each(testDatabases())('the read a turn begins with, on $name', (databas
     const other = await read(store, 'agent:a:other', '2026-11-25T10:00:00.001Z');
     expect(other).toMatchObject({ session: { session_id: 's2' }, lastEntryId: undefined });
     expect(await loadPendingToolArgs(store.db, 'a', 's2', 'b1', 'toolu_2')).toBeUndefined();
+  });
+
+  it('creates a new session\'s row and reads it as a known one; a later first turn with another id finds that row', async () => {
+    await learn(store, 'model-a', 90_000);
+    const first = (newSessionId: string) =>
+      readOrCreateSessionForTurn(store.db, {
+        agentId: 'a',
+        sessionKey: 'agent:a:fresh',
+        defaultModel: 'model-a',
+        releaseToolArgsBefore: NOW.toISOString(),
+        create: { newSessionId, now: NOW, chatType: 'direct' },
+      });
+    const created = await first('s-new');
+    expect(created).toEqual(await read(store, 'agent:a:fresh'));
+    expect(created).toMatchObject({ session: { session_id: 's-new', chat_type: 'direct' }, learnedWindow: 90_000, lastEntryId: undefined });
+    // A retried or concurrent first turn carries another new id: the row that exists wins.
+    expect((await first('s-other')).session.session_id).toBe('s-new');
+    expect(await store.db.selectFrom('session_ids').select('session_id').where('session_id', 'in', ['s-new', 's-other']).execute()).toEqual([{ session_id: 's-new' }]);
   });
 });
