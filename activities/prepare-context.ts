@@ -3,7 +3,7 @@ import { setTokenEstimates } from '../src/store/entries-repo';
 import { ActiveWindowCache, type WindowLoad } from '../src/store/active-window-cache';
 import { TokenCache } from '../src/context/estimate-tokens';
 import { activeMessages } from '../src/context/active-context';
-import { runContextPipeline, type ContextPipelineReport } from '../src/context/pipeline';
+import type { ContextPipelineReport } from '../src/context/pipeline';
 import { resolveHistoryLimit } from '../src/context/limit-history-turns';
 import { effectiveReserveTokens } from '../src/context/context-window';
 import { effectiveWindow } from './model-window';
@@ -39,6 +39,8 @@ export interface PreparedContext {
   readonly providerCompaction?: ProviderCompaction;
   /** How the active window was read: from the worker's copy plus new entries, or rebuilt from the database. */
   readonly windowLoad: WindowLoad;
+  /** Whether the context pipeline ran over the new messages only (`tail`) or the whole window. */
+  readonly pipelineRun: 'tail' | 'full';
 }
 
 /**
@@ -80,7 +82,10 @@ export async function prepareContext(
   if (missing.length > 0) await setTokenEstimates(deps.db, agentId, sessionId, missing);
   // No allow list: a call to an unknown tool was answered with an error result, which the model should see.
   const historyLimit = resolveHistoryLimit(sessionKey, deps.config.historyLimits);
-  const { messages, report } = runContextPipeline(raw, { provider: 'anthropic', ...(historyLimit ? { historyLimit } : {}) });
+  // The window's own pipeline: on a cached window, only what was appended since its last clean run goes through it.
+  const tailRunsBefore = active.pipeline.tailRuns;
+  const { messages, report } = active.pipeline.run(raw, { provider: 'anthropic', ...(historyLimit ? { historyLimit } : {}) });
+  const pipelineRun = active.pipeline.tailRuns > tailRunsBefore ? 'tail' : 'full';
   const window = opts.window ?? (await effectiveWindow(deps, opts.model ?? deps.config.model));
   const budget = Math.max(0, window - effectiveReserveTokens(window, deps.config.reserveTokens) - (opts.overheadTokens ?? 0));
   const maxToolChars = Math.floor(budget * DEFAULTS.toolResultMaxBudgetShare * DEFAULTS.charsPerToken);
@@ -102,6 +107,7 @@ export async function prepareContext(
     ...(native.contextManagement ? { contextManagement: native.contextManagement } : {}),
     ...(native.providerCompaction ? { providerCompaction: native.providerCompaction } : {}),
     windowLoad,
+    pipelineRun,
   };
 }
 

@@ -409,6 +409,7 @@ export function createTurnActivities(allDeps: ActivityDeps) {
       contextTokens,
       budget: context.budget,
       window: context.windowLoad,
+      pipeline: context.pipelineRun,
       stopReason: reply.stopReason,
       repairs: Object.fromEntries(Object.entries(repairs).filter(([, n]) => n > 0)),
       truncated: context.truncated.map((t) => ({ toolCallId: t.toolCallId, originalChars: t.originalChars, keptChars: t.keptChars })),

@@ -1,8 +1,10 @@
 /**
- * Where a turn's time goes, phase by phase (issue 20): a Keel text turn (0 ms fake model) and a bare
- * Update + one activity, alternating on one dev server, then each phase's p50 from the server's
- * event timestamps in both workflows' histories. The activity phase is Keel's own work (the turn's
- * statements and the model call); the two workflow tasks are the SDK's activations of each.
+ * Where a turn's time goes, phase by phase (issue 20): a Keel text turn (0 ms fake model), a bare
+ * Update + one no-op activity, and a bare Update whose activity does a text turn's I/O alone (the
+ * same four kinds of statement and one streamed call to the same fake through the real SDK),
+ * alternating on one dev server; then each phase's p50 from the server's event timestamps in the
+ * workflows' histories. Keel's activity less the I/O floor's is Keel's own work in a turn; the two
+ * workflow tasks are the SDK's activations of each.
  *
  *   npx ts-node --swc bench/turn-phases.ts     # BENCH_DATABASE_URL=postgres://… for PostgreSQL (else PGlite)
  */
@@ -14,7 +16,7 @@ import { startFakeAnthropic, fakeReply } from '../test/support/fake-anthropic';
 import { testDeps } from '../test/support/keel-deps';
 import { keelClient, runInProcessWorker, startTemporalTestEnv, uniqueTaskQueue } from '../test/support/temporal';
 import { startBaselineWorker } from './baseline/worker';
-import { baselineStopSignal, baselineTurnUpdate } from './baseline/shared';
+import { baselineIoTurnUpdate, baselineStopSignal, baselineTurnUpdate } from './baseline/shared';
 import { PHASES, updatePhases, type Phase, type TimedEvent } from './support/update-phases';
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
@@ -23,8 +25,8 @@ const WARMUP = 5;
 export interface TurnPhasesResult {
   readonly database: 'pglite' | 'postgres';
   readonly turns: number;
-  /** p50 ms of each phase: Keel, bare, and Keel / bare. */
-  readonly phases: ReadonlyArray<{ readonly phase: Phase; readonly keelMs: number; readonly bareMs: number; readonly ratio: number | null }>;
+  /** p50 ms of each phase: Keel, bare, Keel / bare, and the bare Update whose activity does a turn's I/O alone. */
+  readonly phases: ReadonlyArray<{ readonly phase: Phase; readonly keelMs: number; readonly bareMs: number; readonly ratio: number | null; readonly ioFloorMs: number }>;
 }
 
 export async function run(opts: { quick?: boolean; turns?: number; databaseUrl?: string } = {}): Promise<TurnPhasesResult> {
@@ -34,30 +36,32 @@ export async function run(opts: { quick?: boolean; turns?: number; databaseUrl?:
   const [env, fake, store] = await Promise.all([startTemporalTestEnv(), startFakeAnthropic(), openStore(url ? { kind: 'postgres', url, maxConnections: 2 } : { kind: 'pglite', dataDir: 'memory://' })]);
   fake.respondWith(() => fakeReply.text('ok'));
   const [keelQueue, bareQueue] = [uniqueTaskQueue('bench-phases'), uniqueTaskQueue('bench-phases-bare')];
-  const [keelWorker, bareWorker] = await Promise.all([runInProcessWorker(env, keelQueue, testDeps(store, fake.url)), startBaselineWorker(env.nativeConnection, bareQueue)]);
+  const [keelWorker, bareWorker] = await Promise.all([runInProcessWorker(env, keelQueue, testDeps(store, fake.url)), startBaselineWorker(env.nativeConnection, bareQueue, { floor: { db: store.db, modelUrl: fake.url } })]);
   const keel = keelClient(env, keelQueue);
   const client = keel.temporal;
-  const bare = await client.workflow.start('baselineSessionWorkflow', { taskQueue: bareQueue, workflowId: `bench-phases-bare-${randomUUID()}`, args: [] });
+  const start = (name: string) => client.workflow.start('baselineSessionWorkflow', { taskQueue: bareQueue, workflowId: `bench-phases-${name}-${randomUUID()}`, args: [] });
+  const [bare, floor] = await Promise.all([start('bare'), start('io-floor')]);
   try {
     const key = `agent:phases${randomUUID().slice(0, 8)}:main`;
     log(`turn-phases: ${turns} turns of each (after ${WARMUP} warm-up), alternating…`);
     for (let i = 0; i < WARMUP + turns; i++) {
       await keel.sendMessage(key, `Message ${i}: how is my order?`);
       await bare.executeUpdate(baselineTurnUpdate, { args: [i] });
+      await floor.executeUpdate(baselineIoTurnUpdate, { args: [i] });
     }
-    const [k, b] = await Promise.all([historyPhases(client, keel.identify(key).workflowId), historyPhases(client, bare.workflowId)]);
+    const [k, b, f] = await Promise.all([historyPhases(client, keel.identify(key).workflowId), historyPhases(client, bare.workflowId), historyPhases(client, floor.workflowId)]);
     const p50 = (rows: Array<Record<Phase, number>>, phase: Phase) => round(median(rows.map((r) => r[phase])));
     return {
       database: url ? 'postgres' : 'pglite',
-      turns: Math.min(k.length, b.length),
+      turns: Math.min(k.length, b.length, f.length),
       phases: PHASES.map((phase) => {
-        const [keelMs, bareMs] = [p50(k, phase), p50(b, phase)];
-        return { phase, keelMs, bareMs, ratio: bareMs > 0 ? round(keelMs / bareMs) : null };
+        const [keelMs, bareMs, ioFloorMs] = [p50(k, phase), p50(b, phase), p50(f, phase)];
+        return { phase, keelMs, bareMs, ratio: bareMs > 0 ? round(keelMs / bareMs) : null, ioFloorMs };
       }),
     };
   } finally {
     fake.respondWith(undefined);
-    await bare.signal(baselineStopSignal).catch(() => undefined);
+    await Promise.all([bare, floor].map((h) => h.signal(baselineStopSignal).catch(() => undefined)));
     await Promise.all([keelWorker.stop(), bareWorker.stop()]);
     await fake.close();
     await store.close();
@@ -79,8 +83,8 @@ const round = (x: number) => Math.round(x * 100) / 100;
 
 export function ratioLines(r: TurnPhasesResult): string[] {
   return [
-    `p50 ms per phase over ${r.turns} turns (${r.database}), keel / bare Update+activity:`,
-    ...r.phases.map((p) => `  ${p.phase}: ${p.keelMs} / ${p.bareMs}${p.ratio === null ? '' : ` = ${p.ratio}×`}`),
+    `p50 ms per phase over ${r.turns} turns (${r.database}), keel / bare Update+activity (I/O floor: a bare Update whose activity does a turn's four statements and model call):`,
+    ...r.phases.map((p) => `  ${p.phase}: ${p.keelMs} / ${p.bareMs}${p.ratio === null ? '' : ` = ${p.ratio}×`} (I/O floor ${p.ioFloorMs})`),
   ];
 }
 

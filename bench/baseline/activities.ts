@@ -1,11 +1,58 @@
+import Anthropic from '@anthropic-ai/sdk';
+import { sql, type Kysely } from 'kysely';
+import type { Database } from '../../src/store/schema';
+import { createSession } from '../../src/store/sessions-repo';
+import { DEFAULTS } from '../../src/config/defaults';
+
+/** What the I/O-floor activity talks to: the store and the fake model a Keel turn uses. */
+export interface TurnIoFloor {
+  readonly db: Kysely<Database>;
+  /** The fake Messages API's base URL. */
+  readonly modelUrl: string;
+}
+
+const FLOOR_AGENT = 'bench-floor';
+const FLOOR_KEY = `agent:${FLOOR_AGENT}:main`;
+const FLOOR_SESSION = 'bench-floor-session';
+
 /**
- * The baseline's only activity: returns its input, so the measured cost is Temporal's round trip
- * (schedule, eager dispatch, complete) and not any work.
+ * The baseline's activities. `noop` returns its input, so the measured cost is Temporal's round trip
+ * (schedule, eager dispatch, complete) and not any work. `turnIo` (with a floor) does a text turn's
+ * I/O and nothing else: the four round trips of the same kind Keel makes (read the session row,
+ * append the user's message, read the new entries, append the reply and count it on the row) as
+ * hand-written SQL, and one streamed call to the same fake model through the real SDK. Keel's
+ * activity less this one is Keel's own work.
  */
-export function createBaselineActivities() {
+export function createBaselineActivities(floor?: TurnIoFloor) {
   /** Echoes `n`; no I/O. */
   async function noop(n: number): Promise<number> {
     return n;
   }
-  return { noop };
+
+  const sdk = floor ? new Anthropic({ apiKey: 'bench-floor', baseURL: floor.modelUrl, maxRetries: 0 }) : undefined;
+  let ready: Promise<void> | undefined;
+  let lastSeq = 0;
+
+  /** A text turn's I/O: four statements and one streamed model call. */
+  async function turnIo(n: number): Promise<number> {
+    if (!floor || !sdk) throw new Error('turnIo needs a floor (the store and the fake model)');
+    const { db } = floor;
+    const now = new Date();
+    ready ??= createSession(db, { agentId: FLOOR_AGENT, sessionKey: FLOOR_KEY, newSessionId: FLOOR_SESSION, now });
+    await ready;
+    await sql`select * from sessions where agent_id = ${FLOOR_AGENT} and session_key = ${FLOOR_KEY}`.execute(db);
+    const user = { role: 'user', content: `Message ${n}: how is my order?` };
+    await sql`insert into transcript_entries (agent_id, session_id, id, type, role, payload, byte_size, created_at)
+      values (${FLOOR_AGENT}, ${FLOOR_SESSION}, ${`u${n}-${now.getTime()}`}, 'message', 'user', ${JSON.stringify({ message: user })}, 0, ${now})`.execute(db);
+    const fresh = await sql<{ seq: string; payload: unknown }>`select seq, payload from transcript_entries
+      where agent_id = ${FLOOR_AGENT} and session_id = ${FLOOR_SESSION} and seq > ${lastSeq} order by seq`.execute(db);
+    lastSeq = Number(fresh.rows.at(-1)?.seq ?? lastSeq);
+    const reply = await sdk.messages.stream({ model: DEFAULTS.model, max_tokens: DEFAULTS.maxOutputTokens, messages: [{ role: 'user', content: user.content }] }).finalMessage();
+    await sql`with appended as (insert into transcript_entries (agent_id, session_id, id, type, role, payload, byte_size, created_at)
+      values (${FLOOR_AGENT}, ${FLOOR_SESSION}, ${`a${n}-${now.getTime()}`}, 'message', 'assistant', ${JSON.stringify({ message: reply })}, 0, ${now}) returning id)
+      update sessions set input_tokens = input_tokens + ${reply.usage.input_tokens}, updated_at = ${now}
+      where agent_id = ${FLOOR_AGENT} and session_key = ${FLOOR_KEY} and exists (select 1 from appended) returning *`.execute(db);
+    return n;
+  }
+  return { noop, turnIo };
 }

@@ -8,5 +8,8 @@ import { defineSignal, defineUpdate } from '@temporalio/workflow';
 /** One baseline "turn": the handler runs one regular no-op activity and returns its result. */
 export const baselineTurnUpdate = defineUpdate<number, [number]>('baselineTurn');
 
+/** A baseline "turn" with a text turn's I/O (`turnIo`: four statements and one streamed model call). */
+export const baselineIoTurnUpdate = defineUpdate<number, [number]>('baselineIoTurn');
+
 /** Ends a baseline session workflow once the bench is done with it. */
 export const baselineStopSignal = defineSignal('baselineStop');

@@ -4,15 +4,16 @@
  */
 import * as wf from '@temporalio/workflow';
 import type { createBaselineActivities } from './activities';
-import { baselineStopSignal, baselineTurnUpdate } from './shared';
+import { baselineIoTurnUpdate, baselineStopSignal, baselineTurnUpdate } from './shared';
 
 /** The same activity options shape as a Keel model call: a regular (not local) activity. */
-const { noop } = wf.proxyActivities<ReturnType<typeof createBaselineActivities>>({ startToCloseTimeout: '30s' });
+const { noop, turnIo } = wf.proxyActivities<ReturnType<typeof createBaselineActivities>>({ startToCloseTimeout: '30s' });
 
 /** A long-lived workflow whose Update handler runs one regular activity: a bare "turn". */
 export async function baselineSessionWorkflow(): Promise<void> {
   let stopped = false;
   wf.setHandler(baselineTurnUpdate, (n) => noop(n));
+  wf.setHandler(baselineIoTurnUpdate, (n) => turnIo(n));
   wf.setHandler(baselineStopSignal, () => void (stopped = true));
   await wf.condition(() => stopped && wf.allHandlersFinished());
 }

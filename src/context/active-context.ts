@@ -32,10 +32,36 @@ export function summaryMessage(compaction: CompactionEntry, range?: SummaryRange
  */
 export function activeMessages(compaction: CompactionEntry | undefined, entries: readonly StoredEntry[], range?: SummaryRange): AgentMessage[] {
   const messages: AgentMessage[] = [];
-  if (compaction) messages.push(summaryMessage(compaction, range));
+  if (compaction) messages.push(summaryMessageOf(compaction, range));
   for (const { entry } of entries) {
     if (entry.type === 'message') messages.push(entry.message);
-    else if (entry.type === 'custom_message') messages.push({ role: 'user', content: entry.content });
+    else if (entry.type === 'custom_message') messages.push(customMessageOf(entry));
   }
   return messages;
+}
+
+/**
+ * The messages made from entries, kept by entry object: a cached window gives every turn the same
+ * message objects, so the pipeline and the model conversion see what they already saw
+ * (`IncrementalPipeline`, `toAnthropicMessages`).
+ */
+const summaries = new WeakMap<CompactionEntry, { range: SummaryRange | undefined; message: UserMessage }>();
+const customMessages = new WeakMap<TranscriptEntry, UserMessage>();
+
+function summaryMessageOf(compaction: CompactionEntry, range: SummaryRange | undefined): UserMessage {
+  const known = summaries.get(compaction);
+  if (known && sameRange(known.range, range)) return known.message;
+  const message = summaryMessage(compaction, range);
+  summaries.set(compaction, { range, message });
+  return message;
+}
+
+function customMessageOf(entry: Extract<TranscriptEntry, { type: 'custom_message' }>): UserMessage {
+  let message = customMessages.get(entry);
+  if (!message) customMessages.set(entry, (message = { role: 'user', content: entry.content }));
+  return message;
+}
+
+function sameRange(a: SummaryRange | undefined, b: SummaryRange | undefined): boolean {
+  return a === b || (!!a && !!b && a.firstEntryId === b.firstEntryId && a.lastEntryId === b.lastEntryId && a.messages === b.messages);
 }

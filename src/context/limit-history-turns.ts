@@ -39,7 +39,7 @@ function cutIndex(messages: AgentMessage[], limit: number | undefined): number {
 }
 
 /** A user message that is only Anthropic-native tool results is the tail of a tool batch, not a turn. */
-function isUserTurn(message: AgentMessage): boolean {
+export function isUserTurn(message: AgentMessage): boolean {
   if (message.role !== 'user') return false;
   if (!Array.isArray(message.content) || message.content.length === 0) return true;
   return message.content.some((b) => (b as { type: string }).type !== 'tool_result');

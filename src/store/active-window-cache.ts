@@ -2,6 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import type { Database } from './schema';
 import { loadActiveEntries, MESSAGE_TYPES, type SummarizedRange } from './entries-repo';
 import type { CompactionEntry, TranscriptEntry } from '../context/types';
+import { IncrementalPipeline } from '../context/incremental-pipeline';
 
 /**
  * A worker's copy of each session's active window (issue 20: work proportional to what changed).
@@ -25,13 +26,15 @@ export interface ActiveWindow {
   readonly compaction?: CompactionEntry;
   readonly summarized?: SummarizedRange;
   readonly entries: readonly WindowEntry[];
+  /** The context pipeline of this copy of the window: it runs only what was appended since its last clean run. */
+  readonly pipeline: IncrementalPipeline;
 }
 
 /** How a load was served (for the model_call log line and the tests). */
 export type WindowLoad = 'hit' | 'miss' | 'stale';
 
 interface Cached {
-  readonly window: { compaction?: CompactionEntry; summarized?: SummarizedRange; entries: WindowEntry[] };
+  readonly window: { compaction?: CompactionEntry; summarized?: SummarizedRange; entries: WindowEntry[]; pipeline: IncrementalPipeline };
   /** seq of the last compaction entry (null: none): a new one moves the window. */
   readonly compactionSeq: number | null;
   /** First seq of the window (the last compaction's first kept entry, or 0). */
@@ -109,7 +112,7 @@ async function rebuild(db: Kysely<Database>, agentId: string, sessionId: string)
   // The newest compaction entry's seq, also for a revert that restored no summary (the probe compares it).
   const compactionSeq = active.lastCompactionSeq ?? null;
   return {
-    window: { ...(active.compaction ? { compaction: active.compaction } : {}), ...(active.summarized ? { summarized: active.summarized } : {}), entries },
+    window: { ...(active.compaction ? { compaction: active.compaction } : {}), ...(active.summarized ? { summarized: active.summarized } : {}), entries, pipeline: new IncrementalPipeline() },
     compactionSeq,
     // An empty window after a compaction starts past it: nothing before can join it.
     fromSeq: first ? Number(first.seq) : (compactionSeq ?? 0),

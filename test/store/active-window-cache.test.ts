@@ -92,6 +92,7 @@ describe.each(testDatabases())('the worker copy of active windows on $name', (da
     const deps = testDeps(store, 'http://127.0.0.1:9');
     const cache = new ActiveWindowCache(64 * 1024 * 1024);
     const loads = { hit: 0, miss: 0, stale: 0 };
+    const pipelineRuns = { tail: 0, full: 0 };
     for (let s = 0; s < 2; s++) {
       const key = `agent:gen:s${s}`;
       const { session_id: sessionId } = await ensureSession(store.db, { agentId: 'gen', sessionKey: key, newSessionId: `gen-${s}`, now: new Date() });
@@ -106,6 +107,7 @@ describe.each(testDatabases())('the worker copy of active windows on $name', (da
         const withCache = await prepareContext(deps, 'gen', key, sessionId, { windows: cache });
         const without = await prepareContext(deps, 'gen', key, sessionId);
         expect(withCache.windowLoad).toBe('hit');
+        pipelineRuns[withCache.pipelineRun]++;
         expect({ what, messages: withCache.messages, tokens: withCache.estimatedTokens }).toEqual({ what, messages: without.messages, tokens: without.estimatedTokens });
       }
     }
@@ -113,6 +115,8 @@ describe.each(testDatabases())('the worker copy of active windows on $name', (da
     expect(loads.hit).toBeGreaterThan(30);
     expect(loads.stale).toBeGreaterThan(4);
     expect(loads.miss).toBe(2);
+    // …and the cached windows' pipelines ran only the new messages on most turns, with the same result.
+    expect(pipelineRuns.tail).toBeGreaterThan(10);
   });
 
   it('applies only what another writer appended, and rebuilds when a row it had read is gone', async () => {

@@ -97,6 +97,9 @@ describe.each(testDatabases())('worker observability on $name', (database) => {
       expect(redacted).toMatchObject({ activityType: 'startTurn', sessionId: turns[0]!.sessionId, turn: 1, redacted: { anthropic_key: 1 } });
       // ...and the turn's number: one call in turn 1, two in turn 2 (the compaction's calls have no turn).
       expect(calls.filter((c) => c.turn !== undefined).map((c) => c.turn)).toEqual([1, 2, 2]);
+      // The first call built the window and ran the whole pipeline; turn two's calls read what was new
+      // and ran only that through the pipeline (the worker's cached window).
+      expect(calls.filter((c) => c.turn !== undefined).map((c) => [c.window, c.pipeline])).toEqual([['miss', 'full'], ['hit', 'tail'], ['hit', 'tail']]);
       // What went out to the model matches what the line says was sent: the tool result in the second call of turn two.
       const toolCall = fake.requests.find((r) => JSON.stringify(r.body.messages ?? []).includes('"tool_use_id":"toolu_obs"'));
       expect(toolCall).toBeDefined();
