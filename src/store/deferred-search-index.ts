@@ -8,6 +8,18 @@ const BATCH_ROWS = 2_000;
 
 type EntriesQuery = SelectQueryBuilder<Database, 'transcript_entries', object>;
 
+/** Up to a batch of unindexed rows in `scope`. */
+export function deferredRows(db: Kysely<Database>, scope: (qb: EntriesQuery) => EntriesQuery) {
+  return scope(db.selectFrom('transcript_entries'))
+    .select(['agent_id', 'session_id', 'id', 'payload'])
+    // The predicate of transcript_entries_unindexed_idx, so the planner can read that small index.
+    .where('search_vector', 'is', null)
+    .where('search_terms', 'is', null)
+    // Sealed rows written before history_search existed stay unindexed (the backfill cannot read them).
+    .where(sql<boolean>`not (payload ? '$sealed')`)
+    .limit(BATCH_ROWS);
+}
+
 /**
  * Gives the entries an import wrote with `deferSearchIndex` their search columns, exactly as an
  * insert would have (`entrySearchText`, a `simple` tsvector). Runs before `history_search` reads a
@@ -18,7 +30,16 @@ type EntriesQuery = SelectQueryBuilder<Database, 'transcript_entries', object>;
  */
 export async function indexDeferredEntries(db: Kysely<Database>, agentId: string, sessionIds: readonly string[]): Promise<number> {
   if (sessionIds.length === 0) return 0;
-  return indexInBatches(db, (qb) => qb.where('agent_id', '=', agentId).where('session_id', 'in', sessionIds));
+  return indexInBatches(db, (qb) => sessionsDeferredRows(qb, agentId, sessionIds));
+}
+
+/**
+ * The probe's scope: these sessions' unindexed rows in seq order. The order is what makes PostgreSQL
+ * read transcript_entries_unindexed_idx (agent_id, session_id, seq): with a bare LIMIT it may guess
+ * that unindexed rows are common (another agent's import) and scan the whole table for none.
+ */
+export function sessionsDeferredRows(qb: EntriesQuery, agentId: string, sessionIds: readonly string[]): EntriesQuery {
+  return qb.where('agent_id', '=', agentId).where('session_id', 'in', sessionIds).orderBy('seq');
 }
 
 /**
@@ -33,15 +54,7 @@ export async function indexAllDeferredEntries(db: Kysely<Database>, agentId?: st
 async function indexInBatches(db: Kysely<Database>, scope: (qb: EntriesQuery) => EntriesQuery): Promise<number> {
   let indexed = 0;
   for (;;) {
-    const rows = await scope(db.selectFrom('transcript_entries'))
-      .select(['agent_id', 'session_id', 'id', 'payload'])
-      // The predicate of transcript_entries_unindexed_idx, so the planner reads that small index.
-      .where('search_vector', 'is', null)
-      .where('search_terms', 'is', null)
-      // Sealed rows written before history_search existed stay unindexed (the backfill cannot read them).
-      .where(sql<boolean>`not (payload ? '$sealed')`)
-      .limit(BATCH_ROWS)
-      .execute();
+    const rows = await deferredRows(db, scope).execute();
     if (rows.length === 0) return indexed;
     const texts = rows.map((r) => entrySearchText(r.payload as unknown as TranscriptEntry));
     await sql`
