@@ -83,9 +83,7 @@ export async function prepareContext(
   // No allow list: a call to an unknown tool was answered with an error result, which the model should see.
   const historyLimit = resolveHistoryLimit(sessionKey, deps.config.historyLimits);
   // The window's own pipeline: on a cached window, only what was appended since its last clean run goes through it.
-  const tailRunsBefore = active.pipeline.tailRuns;
-  const { messages, report } = active.pipeline.run(raw, { provider: 'anthropic', ...(historyLimit ? { historyLimit } : {}) });
-  const pipelineRun = active.pipeline.tailRuns > tailRunsBefore ? 'tail' : 'full';
+  const { messages, report, ran: pipelineRun } = active.pipeline.run(raw, { provider: 'anthropic', ...(historyLimit ? { historyLimit } : {}) });
   const window = opts.window ?? (await effectiveWindow(deps, opts.model ?? deps.config.model));
   const budget = Math.max(0, window - effectiveReserveTokens(window, deps.config.reserveTokens) - (opts.overheadTokens ?? 0));
   const maxToolChars = Math.floor(budget * DEFAULTS.toolResultMaxBudgetShare * DEFAULTS.charsPerToken);

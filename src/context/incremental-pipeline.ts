@@ -29,18 +29,19 @@ interface CleanRun {
   readonly userTurns: number;
 }
 
+/** A pipeline result, and whether it came from the new messages alone (`tail`) or the whole input. */
+export type IncrementalPipelineResult = ContextPipelineResult & { readonly ran: 'tail' | 'full' };
+
 /** One session's pipeline, remembering the last clean run. Not shared between sessions. */
 export class IncrementalPipeline {
   private last: CleanRun | undefined;
-  /** Runs that went through the new messages only (for tests and the log line). */
-  tailRuns = 0;
 
-  run(messages: AgentMessage[], options: ContextPipelineOptions): ContextPipelineResult {
+  run(messages: AgentMessage[], options: ContextPipelineOptions): IncrementalPipelineResult {
     const tail = this.tryTail(messages, options);
-    if (tail) return tail;
+    if (tail) return { ...tail, ran: 'tail' };
     const full = runContextPipeline(messages, options);
     this.last = onlyStripped(full.report) && options.allowedToolNames === undefined ? cleanRun(messages, full.messages, options) : undefined;
-    return full;
+    return { ...full, ran: 'full' };
   }
 
   /** The result from the new messages alone, or undefined when the whole input must run. */
@@ -58,17 +59,18 @@ export class IncrementalPipeline {
     let boundary = Math.min(known, messages.length - 1);
     while (boundary > last.boundary && !isBoundary(messages, boundary)) boundary--;
     const callIdsBefore = last.callIdsBefore;
-    for (let i = last.boundary; i < boundary; i++) addCallIds(callIdsBefore, messages[i]!);
+    let strippedBefore = last.strippedBefore;
+    for (let i = last.boundary; i < boundary; i++) {
+      addCallIds(callIdsBefore, messages[i]!);
+      if (last.output[i] !== messages[i]) strippedBefore++;
+    }
     const tail = messages.slice(boundary);
     // A call id the clean part already used is dropped by the full run: let it do that.
     for (const m of tail) if (m.role === 'assistant' && toolCallsOf(m).some((c) => callIdsBefore.has(c.id))) return undefined;
     const result = runContextPipeline(tail, options);
     if (!onlyStripped(result.report)) return undefined;
-    let strippedBefore = last.strippedBefore;
-    for (let i = last.boundary; i < boundary; i++) if (last.output[i] !== messages[i]) strippedBefore++;
     // Nothing stripped anywhere: the input itself, as the whole pipeline would hand it back.
     const output = strippedBefore === 0 && result.messages === tail ? messages : [...last.output.slice(0, boundary), ...result.messages];
-    this.tailRuns++;
     this.last = { input: messages, output, strippedBefore, provider: options.provider, historyLimit: options.historyLimit, boundary, callIdsBefore, userTurns };
     return { messages: output, report: { ...result.report, strippedDetails: result.report.strippedDetails + strippedBefore } };
   }

@@ -66,10 +66,9 @@ describe('IncrementalPipeline (property, growing windows)', () => {
         if (step > 0) history.push(...nextMessages(r, seed, step));
         // A new array each turn, holding the same objects (as activeMessages builds it).
         const window = [...history];
-        const before = pipeline.tailRuns;
-        const incremental = pipeline.run(window, options);
+        const { ran, ...incremental } = pipeline.run(window, options);
         const full = runContextPipeline([...history], options);
-        if (pipeline.tailRuns > before) tails++;
+        if (ran === 'tail') tails++;
         try {
           expect(incremental.messages).toEqual(full.messages);
           expect(incremental.report).toEqual(full.report);
@@ -95,12 +94,14 @@ describe('IncrementalPipeline', () => {
   it('runs only the new turn of a clean window and hands back the window itself', () => {
     const pipeline = new IncrementalPipeline();
     const history = [...turn(1), ...turn(2)];
-    expect(pipeline.run([...history], { provider: 'anthropic' }).messages).toHaveLength(8);
-    expect(pipeline.tailRuns).toBe(0);
+    const first = pipeline.run([...history], { provider: 'anthropic' });
+    expect(first.messages).toHaveLength(8);
+    expect(first.ran).toBe('full');
     history.push(...turn(3));
     const window = [...history];
-    expect(pipeline.run(window, { provider: 'anthropic' }).messages).toBe(window);
-    expect(pipeline.tailRuns).toBe(1);
+    const second = pipeline.run(window, { provider: 'anthropic' });
+    expect(second.messages).toBe(window);
+    expect(second.ran).toBe('tail');
   });
 
   it('runs the whole window when a new call repeats an old id, and drops that call as the whole pipeline does', () => {
@@ -108,8 +109,8 @@ describe('IncrementalPipeline', () => {
     const history = [...turn(1), ...turn(2)];
     pipeline.run([...history], { provider: 'anthropic' });
     history.push(...turn(1).map((m) => (m.role === 'user' ? { ...m, content: 'repeat' } : m.role === 'assistant' && m.stopReason === 'stop' ? { ...m, content: [{ type: 'text' as const, text: 'again' }] } : m)));
-    const result = pipeline.run([...history], { provider: 'anthropic' });
-    expect(pipeline.tailRuns).toBe(0);
+    const { ran, ...result } = pipeline.run([...history], { provider: 'anthropic' });
+    expect(ran).toBe('full');
     expect(result.report.toolCallInputs.droppedToolCalls).toBe(1);
     expect(result).toEqual(runContextPipeline([...history], { provider: 'anthropic' }));
   });
@@ -120,7 +121,7 @@ describe('IncrementalPipeline', () => {
     pipeline.run([...history], { provider: 'anthropic', historyLimit: 2 });
     history.push(...turn(3));
     const result = pipeline.run([...history], { provider: 'anthropic', historyLimit: 2 });
-    expect(pipeline.tailRuns).toBe(0);
+    expect(result.ran).toBe('full');
     expect(result.report.historyLimit.droppedMessageCount).toBe(4);
   });
 });
