@@ -1,6 +1,7 @@
 /** Tests run TypeScript through swc (type-checking is `tsc --noEmit` in `npm test`). */
 module.exports = {
-  testEnvironment: 'node',
+  // Node's, and drops the PostgreSQL schemas a suite made when it ends.
+  testEnvironment: '<rootDir>/test/support/schema-dropping-environment.ts',
   verbose: true,
   roots: ['<rootDir>/test'],
   // Says which suites skip PostgreSQL, and compiles the entry points that tests run as processes.

@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { mkdirSync } from 'node:fs';
-import { Kysely, PostgresDialect, sql } from 'kysely';
+import { Kysely, sql } from 'kysely';
+import { CurrentSchemaPostgresDialect } from './current-schema-dialect';
 import { Pool, types as pgTypes } from 'pg';
 import { PGlite } from '@electric-sql/pglite';
 import { PGlitePool } from './pglite-pool';
@@ -19,7 +20,12 @@ import { atRestPlugin, type AtRestOptions } from './at-rest';
  */
 export type StoreTarget =
   | { kind: 'postgres'; url: string; maxConnections?: number; servedBy?: { pid: number; dataDir?: string } }
-  | { kind: 'pglite'; dataDir: string };
+  | {
+      kind: 'pglite';
+      dataDir: string;
+      /** Start from this dump of a data folder (PGlite's dumpDataDir) instead of running initdb: tests open hundreds of empty stores. */
+      loadDataDir?: Blob;
+    };
 
 /** An open store: the kysely handle plus how to close what it opened. */
 export interface Store {
@@ -68,7 +74,7 @@ export async function openStore(target: StoreTarget, opts: OpenStoreOptions = {}
     // An idle client errors when the server restarts; without a listener that error kills the
     // process. The pool has already dropped the client and connects anew on the next checkout.
     pool.on('error', (err) => log(`keel store: idle database connection lost (${err.message}); reconnecting on next use`));
-    db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), plugins });
+    db = new Kysely<Database>({ dialect: new CurrentSchemaPostgresDialect({ pool }), plugins });
   } else {
     if (!target.dataDir.startsWith('memory://')) {
       mkdirSync(target.dataDir, { recursive: true });
@@ -78,13 +84,14 @@ export async function openStore(target: StoreTarget, opts: OpenStoreOptions = {}
     try {
       pglite = await PGlite.create(target.dataDir, {
         parsers: { [INT8_OID]: (v: string) => Number(v) },
+        ...(target.loadDataDir ? { loadDataDir: target.loadDataDir } : {}),
       });
     } catch (err) {
       releaseFolder();
       throw err;
     }
     pgliteLock = new SessionLock();
-    db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: new PGlitePool(pglite, pgliteLock) }), plugins });
+    db = new Kysely<Database>({ dialect: new CurrentSchemaPostgresDialect({ pool: new PGlitePool(pglite, pgliteLock) }), plugins });
   }
   const owned = pglite;
   const close = async () => {

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import { openStore, type Store } from '../../src/store/connect';
-import { testSchemaName } from './stale-schemas';
+import { pgliteTemplate } from './pglite-template';
+import { recordSuiteSchema, testSchemaName } from './stale-schemas';
 
 /** A database a suite runs against: PGlite always, a PostgreSQL server too when TEST_DATABASE_URL is set. */
 export interface TestDatabase {
@@ -11,7 +12,7 @@ export interface TestDatabase {
 }
 
 export function testDatabases(): TestDatabase[] {
-  const list: TestDatabase[] = [{ name: 'pglite', open: () => openStore({ kind: 'pglite', dataDir: 'memory://' }) }];
+  const list: TestDatabase[] = [{ name: 'pglite', open: () => openEmptyPglite() }];
   const url = process.env.TEST_DATABASE_URL;
   if (url) list.push({ name: 'postgres', open: () => openFreshSchema(url) });
   return list;
@@ -20,6 +21,7 @@ export function testDatabases(): TestDatabase[] {
 /** A PostgreSQL URL whose search_path is a new, empty schema: suites never see each other's rows. */
 export async function freshSchemaUrl(url: string): Promise<string> {
   const schema = testSchemaName(randomBytes(4).toString('hex'));
+  recordSuiteSchema(schema);
   const client = new Client({ connectionString: url });
   await client.connect();
   try {
@@ -34,4 +36,10 @@ export async function freshSchemaUrl(url: string): Promise<string> {
 
 async function openFreshSchema(url: string): Promise<Store> {
   return openStore({ kind: 'postgres', url: await freshSchemaUrl(url), maxConnections: 5 });
+}
+
+/** A new in-memory PGlite store, from the run's initialised template when there is one. */
+function openEmptyPglite(): Promise<Store> {
+  const template = pgliteTemplate();
+  return openStore({ kind: 'pglite', dataDir: 'memory://', ...(template ? { loadDataDir: template } : {}) });
 }

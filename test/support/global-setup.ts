@@ -2,13 +2,15 @@
  * Jest globalSetup: says which suites skip PostgreSQL, compiles the process entry points once so
  * every `keel` and worker process a test starts runs JavaScript (test/support/compiled-entries.ts),
  * builds the workflow bundle every suite's in-process workers share (test/support/workflow-bundle.ts),
- * and drops the test schemas earlier runs left on the PostgreSQL server (test/support/stale-schemas.ts).
+ * drops the test schemas earlier runs left on the PostgreSQL server (test/support/stale-schemas.ts),
+ * and initialises the empty PGlite folder in-memory stores start from (test/support/pglite-template.ts).
  * Test workers inherit the environment set here.
  */
 import { COMPILED_DIR_ENV, compileEntries } from './compiled-entries';
 import reportSkips from './report-skips';
 import { buildWorkflowBundle, WORKFLOW_BUNDLE_ENV } from './workflow-bundle';
 import { dropStaleTestSchemas } from './stale-schemas';
+import { buildPgliteTemplate, PGLITE_TEMPLATE_ENV } from './pglite-template';
 
 export default async function globalSetup(): Promise<void> {
   reportSkips();
@@ -20,4 +22,5 @@ export default async function globalSetup(): Promise<void> {
   const compiled = compileEntries();
   process.env[COMPILED_DIR_ENV] = compiled;
   process.env[WORKFLOW_BUNDLE_ENV] = await buildWorkflowBundle(compiled);
+  process.env[PGLITE_TEMPLATE_ENV] = await buildPgliteTemplate();
 }

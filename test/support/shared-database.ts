@@ -3,6 +3,7 @@ import { servePglite } from '../../src/store/pglite-server';
 import { SessionLock } from '../../src/store/session-lock';
 import { freePort } from '../../src/temporal/dev-server';
 import { freshSchemaUrl } from './databases';
+import { pgliteTemplate } from './pglite-template';
 
 /**
  * A database that several processes can reach by URL: a test and the worker processes it spawns.
@@ -28,7 +29,8 @@ export function sharedDatabases(): SharedDatabaseKind[] {
 }
 
 async function servePGlite(): Promise<SharedDatabase> {
-  const db = await PGlite.create('memory://');
+  const template = pgliteTemplate();
+  const db = await PGlite.create('memory://', template ? { loadDataDir: template } : {});
   const port = await freePort();
   // Keel's own server, as `keel dev` serves its folder to other processes: each client holds the one
   // PGlite session from its Parse to its Sync. pglite-socket's server queues per message, so two

@@ -10,6 +10,40 @@ export function testSchemaName(random: string): string {
   return `keel_test_${Date.now().toString(36)}_${random}`;
 }
 
+/** Where a suite lists the schemas it made, for its test environment to drop when it ends. */
+export const SUITE_SCHEMAS_KEY = '__keelTestSchemas';
+
+export function recordSuiteSchema(schema: string): void {
+  const g = globalThis as Record<string, unknown>;
+  const list = (g[SUITE_SCHEMAS_KEY] ??= []) as string[];
+  list.push(schema);
+}
+
+/**
+ * Drops the named schemas (a suite's own, when it ends). A schema something still holds a lock in is
+ * left for a later run's sweep rather than waited for. @returns how many were dropped.
+ */
+export async function dropTestSchemas(url: string, names: readonly string[]): Promise<number> {
+  const client = new Client({ connectionString: url });
+  await client.connect();
+  let dropped = 0;
+  try {
+    await client.query(`set lock_timeout = '3s'`);
+    for (const name of names) {
+      if (!/^keel_test_[0-9a-z_]+$/.test(name)) throw new Error(`not a test schema: ${name}`);
+      try {
+        await client.query(`drop schema if exists "${name}" cascade`);
+        dropped++;
+      } catch {
+        // Still in use (a process the suite left running): the next run's sweep drops it.
+      }
+    }
+  } finally {
+    await client.end();
+  }
+  return dropped;
+}
+
 /** When a test schema was made; 0 for names from before the time was in them (all leftovers). */
 function createdAt(name: string): number | undefined {
   const timed = /^keel_test_([0-9a-z]+)_[0-9a-f]+$/.exec(name);
