@@ -127,14 +127,18 @@ async function rebuild(db: Kysely<Database>, agentId: string, sessionId: string)
  * False when it does not (the caller rebuilds).
  */
 async function applyAppended(db: Kysely<Database>, agentId: string, sessionId: string, cached: Cached): Promise<boolean> {
-  const scoped = (alias: 'c' | 'w') =>
+  const scoped = (alias: 'c' | 'w' | 'k') =>
     db
       .selectFrom(`transcript_entries as ${alias}`)
       .where(`${alias}.agent_id`, '=', agentId)
       .where(`${alias}.session_id`, '=', sessionId);
+  // The window's rows, counted as every row from its first seq less the compaction rows among them:
+  // each count reads one index alone (the type filter would visit every row of the window).
+  const allFromFirst = scoped('w').select(sql<number>`count(*)::int`.as('n')).where('w.seq', '>=', cached.fromSeq);
+  const compactionsFromFirst = scoped('k').select(sql<number>`count(*)::int`.as('n')).where('k.seq', '>=', cached.fromSeq).where('k.type', '=', 'compaction');
   const probe = {
     compactionSeq: scoped('c').select('c.seq').where('c.type', '=', 'compaction').orderBy('c.seq', 'desc').limit(1),
-    windowCount: scoped('w').select(sql<number>`count(*)::int`.as('n')).where('w.seq', '>=', cached.fromSeq).where('w.type', '!=', 'compaction'),
+    windowCount: sql<number>`(${allFromFirst}) - (${compactionsFromFirst})`,
   };
   const rows = await db
     .selectFrom('transcript_entries')
