@@ -3,6 +3,7 @@ import type { Database } from './schema';
 import { loadActiveEntries, MESSAGE_TYPES, type SummarizedRange } from './entries-repo';
 import type { CompactionEntry, TranscriptEntry } from '../context/types';
 import { IncrementalPipeline } from '../context/incremental-pipeline';
+import { compiledOnce } from './compiled-once';
 
 /**
  * A worker's copy of each session's active window (issue 20: work proportional to what changed).
@@ -121,37 +122,56 @@ async function rebuild(db: Kysely<Database>, agentId: string, sessionId: string)
   };
 }
 
+interface ProbeValues {
+  agentId: string;
+  sessionId: string;
+  /** First seq of the cached window. */
+  fromSeq: number;
+}
+
+/** The probe's two parts: the last compaction's seq, and how many rows the window has now. */
+function probe(db: Kysely<Database>, v: ProbeValues) {
+  const scoped = (alias: 'c' | 'w' | 'k') =>
+    db
+      .selectFrom(`transcript_entries as ${alias}`)
+      .where(`${alias}.agent_id`, '=', v.agentId)
+      .where(`${alias}.session_id`, '=', v.sessionId);
+  // The window's rows, counted as every row from its first seq less the compaction rows among them:
+  // each count reads one index alone (the type filter would visit every row of the window).
+  const allFromFirst = scoped('w').select(sql<number>`count(*)::int`.as('n')).where('w.seq', '>=', v.fromSeq);
+  const compactionsFromFirst = scoped('k').select(sql<number>`count(*)::int`.as('n')).where('k.seq', '>=', v.fromSeq).where('k.type', '=', 'compaction');
+  return [
+    scoped('c').select('c.seq').where('c.type', '=', 'compaction').orderBy('c.seq', 'desc').limit(1).as('compaction_seq'),
+    sql<number>`(${allFromFirst}) - (${compactionsFromFirst})`.as('window_count'),
+  ] as const;
+}
+
+/** The rows after the copy's last seq, each carrying the probe. Compiled once: every turn on a cached window runs it. */
+const appendedWithProbe = compiledOnce('window rows after', (db, v: ProbeValues & { lastSeq: number }) =>
+  db
+    .selectFrom('transcript_entries')
+    .select(['id', 'seq', 'type', 'payload', 'token_estimate', 'byte_size'])
+    .select(probe(db, v))
+    .where('agent_id', '=', v.agentId)
+    .where('session_id', '=', v.sessionId)
+    .where('seq', '>', v.lastSeq)
+    .orderBy('seq', 'asc'),
+);
+
+/** The probe when nothing was appended. */
+const probeAlone = compiledOnce('window probe', (db, v: ProbeValues) => db.selectNoFrom(probe(db, v)));
+
 /**
  * Reads the entries after the copy's last seq, with the database's last compaction seq and window
  * size in the same statement, and appends them to the copy when the copy still describes the window.
  * False when it does not (the caller rebuilds).
  */
 async function applyAppended(db: Kysely<Database>, agentId: string, sessionId: string, cached: Cached): Promise<boolean> {
-  const scoped = (alias: 'c' | 'w' | 'k') =>
-    db
-      .selectFrom(`transcript_entries as ${alias}`)
-      .where(`${alias}.agent_id`, '=', agentId)
-      .where(`${alias}.session_id`, '=', sessionId);
-  // The window's rows, counted as every row from its first seq less the compaction rows among them:
-  // each count reads one index alone (the type filter would visit every row of the window).
-  const allFromFirst = scoped('w').select(sql<number>`count(*)::int`.as('n')).where('w.seq', '>=', cached.fromSeq);
-  const compactionsFromFirst = scoped('k').select(sql<number>`count(*)::int`.as('n')).where('k.seq', '>=', cached.fromSeq).where('k.type', '=', 'compaction');
-  const probe = {
-    compactionSeq: scoped('c').select('c.seq').where('c.type', '=', 'compaction').orderBy('c.seq', 'desc').limit(1),
-    windowCount: sql<number>`(${allFromFirst}) - (${compactionsFromFirst})`,
-  };
-  const rows = await db
-    .selectFrom('transcript_entries')
-    .select(['id', 'seq', 'type', 'payload', 'token_estimate', 'byte_size'])
-    .select([probe.compactionSeq.as('compaction_seq'), probe.windowCount.as('window_count')])
-    .where('agent_id', '=', agentId)
-    .where('session_id', '=', sessionId)
-    .where('seq', '>', cached.lastSeq)
-    .orderBy('seq', 'asc')
-    .execute();
+  const window = { agentId, sessionId, fromSeq: cached.fromSeq };
+  const rows = await appendedWithProbe(db, { ...window, lastSeq: cached.lastSeq });
   // Nothing new: the probe alone tells whether the copy still holds.
-  const state =
-    rows[0] ?? (await db.selectNoFrom([probe.compactionSeq.as('compaction_seq'), probe.windowCount.as('window_count')]).executeTakeFirstOrThrow());
+  const state = rows[0] ?? (await probeAlone(db, window))[0];
+  if (!state) throw new Error('the window probe returned no row');
   const compactionSeq = state.compaction_seq === null ? null : Number(state.compaction_seq);
   if (compactionSeq !== cached.compactionSeq) return false;
   if (rows.some((r) => !APPLIED_IN_PLACE.has(r.type))) return false;

@@ -3,7 +3,7 @@ import type { Database, EntryRow } from './schema';
 import { redactSecrets, type Redaction } from './redact';
 import type { CompactionEntry, TranscriptEntry } from '../context/types';
 import { storableJson } from '../text/storable-text';
-import { atRestOf } from './at-rest';
+import { atRestOf, type AtRest } from './at-rest';
 import { searchColumns } from './entry-search-text';
 
 /** Reads and writes of `transcript_entries`. Every call is scoped by agentId + sessionId. */
@@ -61,25 +61,31 @@ export function entryRows(db: Kysely<Database>, agentId: string, sessionId: stri
   const atRest = atRestOf(db);
   const deferIndex = options.deferSearchIndex === true && !atRest.seals;
   return entries.map((item) => {
-    const entry = item.checkedJson === undefined ? storableJson(item.entry) : item.entry;
-    const plain = item.checkedJson ?? JSON.stringify(entry);
-    return {
-      agent_id: agentId,
-      session_id: sessionId,
-      id: entry.id,
-      parent_id: 'parentId' in entry ? (entry.parentId as string | null) : null,
-      type: entry.type,
-      role: entry.type === 'message' ? entry.message.role : null,
-      // Sealed when encryption at rest is on; the size stays the plaintext's (preflight compaction sums it).
-      payload: atRest.seals ? atRest.json(entry) : plain,
-      token_estimate: item.tokenEstimate,
-      byte_size: Buffer.byteLength(plain),
-      created_at: entry.timestamp,
-      // Indexed at insert time for history_search (from the plain entry, so sealed rows index too),
-      // unless an import defers it.
-      ...(deferIndex ? { search_vector: null, search_terms: null } : searchColumns(atRest, entry)),
-    };
+    const { columns, entry } = entryColumns(atRest, agentId, sessionId, item);
+    // Indexed at insert time for history_search (from the plain entry, so sealed rows index too),
+    // unless an import defers it.
+    return { ...columns, ...(deferIndex ? { search_vector: null, search_terms: null } : searchColumns(atRest, entry)) };
   });
+}
+
+/** An entry's row but its search columns, and the storable entry they are made from. */
+export function entryColumns(atRest: AtRest, agentId: string, sessionId: string, item: EntryToAppend) {
+  const entry = item.checkedJson === undefined ? storableJson(item.entry) : item.entry;
+  const plain = item.checkedJson ?? JSON.stringify(entry);
+  const columns = {
+    agent_id: agentId,
+    session_id: sessionId,
+    id: entry.id,
+    parent_id: 'parentId' in entry ? (entry.parentId as string | null) : null,
+    type: entry.type,
+    role: entry.type === 'message' ? entry.message.role : null,
+    // Sealed when encryption at rest is on; the size stays the plaintext's (preflight compaction sums it).
+    payload: atRest.seals ? atRest.json(entry) : plain,
+    token_estimate: item.tokenEstimate,
+    byte_size: Buffer.byteLength(plain),
+    created_at: entry.timestamp,
+  };
+  return { columns, entry };
 }
 
 /** The newest compaction entry of a session, found by a partial-index probe. */

@@ -19,14 +19,20 @@ export function entrySearchText(entry: TranscriptEntry): string {
   return text.slice(0, MAX_SEARCH_CHARS);
 }
 
+/** What history_search indexes an entry by: its plain text (a tsvector is made of it), or a sealed entry's blind-index terms. */
+export function searchValues(atRest: AtRest, entry: TranscriptEntry): { searchText: string } | { searchTerms: string[] } {
+  const text = entrySearchText(entry);
+  const terms = atRest.index(text);
+  return terms !== null ? { searchTerms: terms } : { searchText: text };
+}
+
 /**
  * The search columns of a new entry row, computed at insert time (the index grows with the
  * transcript, never rescans): a `simple` tsvector of the plain text, or, when the row is sealed,
  * the blind-index HMACs of its words and no tsvector (the database never sees the words).
  */
 export function searchColumns(atRest: AtRest, entry: TranscriptEntry): { search_vector: RawBuilder<string> | null; search_terms: string[] | null } {
-  const text = entrySearchText(entry);
-  const terms = atRest.index(text);
-  if (terms !== null) return { search_vector: null, search_terms: terms };
-  return { search_vector: sql<string>`to_tsvector('simple', ${text})`, search_terms: null };
+  const values = searchValues(atRest, entry);
+  if ('searchTerms' in values) return { search_vector: null, search_terms: values.searchTerms };
+  return { search_vector: sql<string>`to_tsvector('simple', ${values.searchText})`, search_terms: null };
 }

@@ -94,7 +94,7 @@ export interface TurnUsageUpdate {
 export async function recordTurnUsage(db: Kysely<Database>, u: TurnUsageUpdate): Promise<SessionRow | undefined> {
   return db
     .updateTable('sessions')
-    .set((eb) => turnUsageSet(eb, u))
+    .set((eb) => turnUsageSet(eb, turnUsageValues(u)))
     .where('agent_id', '=', u.agentId)
     .where('session_key', '=', u.sessionKey)
     // The row after the update: the turn's decisions read it without a second query.
@@ -102,19 +102,45 @@ export async function recordTurnUsage(db: Kysely<Database>, u: TurnUsageUpdate):
     .executeTakeFirst();
 }
 
-/** What a finished turn changes in its session row: the counters grow by its usage, the context size is its own. */
-export function turnUsageSet(eb: ExpressionBuilder<Database, 'sessions'>, u: TurnUsageUpdate) {
+/** A turn's usage as the values of `turnUsageSet` (each one a statement parameter). */
+export interface TurnUsageValues {
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+  totalTokens: number;
+  contextTokens: number;
+  now: Date;
+  /** Present unless the turn was a system event (then freshness is not refreshed). */
+  touchedAt?: Date;
+}
+
+export function turnUsageValues(u: TurnUsageUpdate): TurnUsageValues {
   return {
-    input_tokens: eb('input_tokens', '+', u.inputTokens),
-    output_tokens: eb('output_tokens', '+', u.outputTokens),
-    cache_read_tokens: eb('cache_read_tokens', '+', u.cacheReadTokens ?? 0),
-    cache_write_tokens: eb('cache_write_tokens', '+', u.cacheWriteTokens ?? 0),
-    total_tokens: eb('total_tokens', '+', u.inputTokens + u.outputTokens),
-    context_tokens: u.contextTokens,
+    inputTokens: u.inputTokens,
+    outputTokens: u.outputTokens,
+    cacheReadTokens: u.cacheReadTokens ?? 0,
+    cacheWriteTokens: u.cacheWriteTokens ?? 0,
+    totalTokens: u.inputTokens + u.outputTokens,
+    contextTokens: u.contextTokens,
+    now: u.now,
+    ...(u.touch === false ? {} : { touchedAt: u.now }),
+  };
+}
+
+/** What a finished turn changes in its session row: the counters grow by its usage, the context size is its own. */
+export function turnUsageSet(eb: ExpressionBuilder<Database, 'sessions'>, v: TurnUsageValues) {
+  return {
+    input_tokens: eb('input_tokens', '+', v.inputTokens),
+    output_tokens: eb('output_tokens', '+', v.outputTokens),
+    cache_read_tokens: eb('cache_read_tokens', '+', v.cacheReadTokens),
+    cache_write_tokens: eb('cache_write_tokens', '+', v.cacheWriteTokens),
+    total_tokens: eb('total_tokens', '+', v.totalTokens),
+    context_tokens: v.contextTokens,
     total_tokens_fresh: true,
     // Never backwards: a turn that finishes late (a retry, a queued turn) cannot shorten the idle window.
-    ...(u.touch === false ? {} : { last_interaction_at: sql<Date>`greatest(last_interaction_at, ${u.now})` }),
-    updated_at: u.now,
+    ...('touchedAt' in v ? { last_interaction_at: sql<Date>`greatest(last_interaction_at, ${v.touchedAt})` } : {}),
+    updated_at: v.now,
   };
 }
 

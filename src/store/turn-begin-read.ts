@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database, SessionRow } from './schema';
+import { compiledOnce } from './compiled-once';
 import { createSession, type EnsureSessionInput } from './sessions-repo';
 
 /** What a turn's begin reads about a known session, in one statement. */
@@ -22,14 +23,26 @@ export async function readSessionForTurn(
   db: Kysely<Database>,
   input: { agentId: string; sessionKey: string; defaultModel: string; releaseToolArgsBefore: string },
 ): Promise<SessionForTurn | undefined> {
-  const { agentId, sessionKey } = input;
-  const row = await db
+  const [row] = await beginRead(db, {
+    agentId: input.agentId,
+    sessionKey: input.sessionKey,
+    defaultModel: input.defaultModel,
+    releaseBefore: new Date(input.releaseToolArgsBefore),
+  });
+  if (!row) return undefined;
+  const { learned_window, last_entry_id, ...session } = row;
+  return { session, learnedWindow: learned_window ?? undefined, lastEntryId: last_entry_id ?? undefined };
+}
+
+/** The statement itself, compiled once: every turn runs it. */
+const beginRead = compiledOnce('turn begin read', (db, v: { agentId: string; sessionKey: string; defaultModel: string; releaseBefore: Date }) =>
+  db
     .with('released', (qb) =>
       qb
         .deleteFrom('pending_tool_args')
-        .where('agent_id', '=', agentId)
-        .where('session_id', 'in', (eb) => eb.selectFrom('sessions').select('sessions.session_id').where('sessions.agent_id', '=', agentId).where('sessions.session_key', '=', sessionKey))
-        .where('created_at', '<', new Date(input.releaseToolArgsBefore)),
+        .where('agent_id', '=', v.agentId)
+        .where('session_id', 'in', (eb) => eb.selectFrom('sessions').select('sessions.session_id').where('sessions.agent_id', '=', v.agentId).where('sessions.session_key', '=', v.sessionKey))
+        .where('created_at', '<', v.releaseBefore),
     )
     .selectFrom('sessions')
     .selectAll('sessions')
@@ -37,24 +50,20 @@ export async function readSessionForTurn(
       eb
         .selectFrom('model_limits')
         .select('model_limits.context_window')
-        .where('model_limits.model', '=', eb.fn.coalesce('sessions.model_override', eb.val(input.defaultModel)))
+        .where('model_limits.model', '=', eb.fn.coalesce('sessions.model_override', eb.val(v.defaultModel)))
         .as('learned_window'),
       eb
         .selectFrom('transcript_entries')
         .select('transcript_entries.id')
-        .where('transcript_entries.agent_id', '=', agentId)
+        .where('transcript_entries.agent_id', '=', v.agentId)
         .whereRef('transcript_entries.session_id', '=', 'sessions.session_id')
         .orderBy('transcript_entries.seq', 'desc')
         .limit(1)
         .as('last_entry_id'),
     ])
-    .where('sessions.agent_id', '=', agentId)
-    .where('sessions.session_key', '=', sessionKey)
-    .executeTakeFirst();
-  if (!row) return undefined;
-  const { learned_window, last_entry_id, ...session } = row;
-  return { session, learnedWindow: learned_window ?? undefined, lastEntryId: last_entry_id ?? undefined };
-}
+    .where('sessions.agent_id', '=', v.agentId)
+    .where('sessions.session_key', '=', v.sessionKey),
+);
 
 /**
  * The begin's read for any session: a known one in one statement; a new one's row created first
