@@ -4,7 +4,8 @@ import { redactSecrets, type Redaction } from './redact';
 import type { CompactionEntry, TranscriptEntry } from '../context/types';
 import { storableJson } from '../text/storable-text';
 import { atRestOf, type AtRest } from './at-rest';
-import { searchColumns } from './entry-search-text';
+import { searchColumns, searchValues } from './entry-search-text';
+import { compiledOnce } from './compiled-once';
 
 /** Reads and writes of `transcript_entries`. Every call is scoped by agentId + sessionId. */
 
@@ -45,6 +46,8 @@ export async function appendEntries(
   options: AppendOptions = {},
 ): Promise<number> {
   if (entries.length === 0) return 0;
+  // One entry (a user message, a tool result): the statement compiled once.
+  if (entries.length === 1 && options.deferSearchIndex !== true) return (await appendOne(db, entryValues(db, agentId, sessionId, entries[0]!))).length;
   const result = await db
     .insertInto('transcript_entries')
     .values(entryRows(db, agentId, sessionId, entries, options))
@@ -68,8 +71,44 @@ export function entryRows(db: Kysely<Database>, agentId: string, sessionId: stri
   });
 }
 
+/** One entry's row as statement values: its columns, and what history_search indexes it by. */
+export function entryValues(db: Kysely<Database>, agentId: string, sessionId: string, item: EntryToAppend) {
+  const atRest = atRestOf(db);
+  const { columns, entry } = entryColumns(atRest, agentId, sessionId, item);
+  return { ...columns, ...searchValues(atRest, entry) };
+}
+
+export type EntryValues = ReturnType<typeof entryValues>;
+
+/** The row a compiled-once insert writes from `EntryValues` (a tsvector of plain text, or a sealed entry's terms). */
+export function entryInsertRow(v: EntryValues) {
+  return {
+    agent_id: v.agent_id,
+    session_id: v.session_id,
+    id: v.id,
+    parent_id: v.parent_id,
+    type: v.type,
+    role: v.role,
+    payload: v.payload,
+    token_estimate: v.token_estimate,
+    byte_size: v.byte_size,
+    created_at: v.created_at,
+    search_vector: 'searchText' in v ? sql<string>`to_tsvector('simple', ${v.searchText})` : null,
+    search_terms: 'searchTerms' in v ? v.searchTerms : null,
+  };
+}
+
+/** One entry, inserted unless its id is there; returns the new row's id (none when it was there). */
+const appendOne = compiledOnce('append one entry', (db, v: EntryValues) =>
+  db
+    .insertInto('transcript_entries')
+    .values(entryInsertRow(v))
+    .onConflict((oc) => oc.columns(['agent_id', 'session_id', 'id']).doNothing())
+    .returning('id'),
+);
+
 /** An entry's row but its search columns, and the storable entry they are made from. */
-export function entryColumns(atRest: AtRest, agentId: string, sessionId: string, item: EntryToAppend) {
+function entryColumns(atRest: AtRest, agentId: string, sessionId: string, item: EntryToAppend) {
   const entry = item.checkedJson === undefined ? storableJson(item.entry) : item.entry;
   const plain = item.checkedJson ?? JSON.stringify(entry);
   const columns = {

@@ -1,8 +1,6 @@
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Database, SessionRow } from './schema';
-import { entryColumns, redactEntries, type EntryToAppend, type RedactedAppendResult } from './entries-repo';
-import { atRestOf } from './at-rest';
-import { searchValues } from './entry-search-text';
+import { entryInsertRow, entryValues, redactEntries, type EntryToAppend, type EntryValues, type RedactedAppendResult } from './entries-repo';
 import { turnUsageSet, turnUsageValues, type TurnUsageUpdate, type TurnUsageValues } from './sessions-repo';
 import { compiledOnce } from './compiled-once';
 
@@ -19,15 +17,11 @@ export async function appendFinalReplyRecordingUsage(
   usage: TurnUsageUpdate,
 ): Promise<RedactedAppendResult & { session?: SessionRow }> {
   const { redacted, redactions } = redactEntries([item]);
-  const atRest = atRestOf(db);
-  const { columns, entry } = entryColumns(atRest, usage.agentId, sessionId, redacted[0]!);
-  const [session] = await appendAndCount(db, { ...columns, ...searchValues(atRest, entry), sessionKey: usage.sessionKey, ...turnUsageValues(usage) });
+  const [session] = await appendAndCount(db, { ...entryValues(db, usage.agentId, sessionId, redacted[0]!), sessionKey: usage.sessionKey, ...turnUsageValues(usage) });
   return { inserted: session ? 1 : 0, redactions, ...(session ? { session } : {}) };
 }
 
-type FinalReplyValues = ReturnType<typeof entryColumns>['columns'] &
-  ReturnType<typeof searchValues> &
-  TurnUsageValues & { sessionKey: string };
+type FinalReplyValues = EntryValues & TurnUsageValues & { sessionKey: string };
 
 /** The statement, compiled once per shape (plain or sealed search columns; touching freshness or not): every final reply runs it. */
 const appendAndCount = compiledOnce('final reply with usage', (db, v: FinalReplyValues) =>
@@ -35,20 +29,7 @@ const appendAndCount = compiledOnce('final reply with usage', (db, v: FinalReply
     .with('appended', (qb) =>
       qb
         .insertInto('transcript_entries')
-        .values({
-          agent_id: v.agent_id,
-          session_id: v.session_id,
-          id: v.id,
-          parent_id: v.parent_id,
-          type: v.type,
-          role: v.role,
-          payload: v.payload,
-          token_estimate: v.token_estimate,
-          byte_size: v.byte_size,
-          created_at: v.created_at,
-          search_vector: 'searchText' in v ? sql<string>`to_tsvector('simple', ${v.searchText})` : null,
-          search_terms: 'searchTerms' in v ? v.searchTerms : null,
-        })
+        .values(entryInsertRow(v))
         .onConflict((oc) => oc.columns(['agent_id', 'session_id', 'id']).doNothing())
         .returning('id'),
     )
