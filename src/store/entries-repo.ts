@@ -4,7 +4,7 @@ import { redactSecrets, type Redaction } from './redact';
 import type { CompactionEntry, TranscriptEntry } from '../context/types';
 import { storableJson } from '../text/storable-text';
 import { atRestOf, type AtRest } from './at-rest';
-import { searchColumns, searchValues } from './entry-search-text';
+import { searchColumns, searchColumnsOf, searchValues } from './entry-search-text';
 import { compiledOnce } from './compiled-once';
 
 /** Reads and writes of `transcript_entries`. Every call is scoped by agentId + sessionId. */
@@ -93,8 +93,7 @@ export function entryInsertRow(v: EntryValues) {
     token_estimate: v.token_estimate,
     byte_size: v.byte_size,
     created_at: v.created_at,
-    search_vector: 'searchText' in v ? sql<string>`to_tsvector('simple', ${v.searchText})` : null,
-    search_terms: 'searchTerms' in v ? v.searchTerms : null,
+    ...searchColumnsOf(v),
   };
 }
 

@@ -32,7 +32,11 @@ export function searchValues(atRest: AtRest, entry: TranscriptEntry): { searchTe
  * the blind-index HMACs of its words and no tsvector (the database never sees the words).
  */
 export function searchColumns(atRest: AtRest, entry: TranscriptEntry): { search_vector: RawBuilder<string> | null; search_terms: string[] | null } {
-  const values = searchValues(atRest, entry);
+  return searchColumnsOf(searchValues(atRest, entry));
+}
+
+/** The search columns from `searchValues` (also from a compiled-once statement's values, which carry one of the two keys). */
+export function searchColumnsOf(values: { searchText: string } | { searchTerms: string[] }): { search_vector: RawBuilder<string> | null; search_terms: string[] | null } {
   if ('searchTerms' in values) return { search_vector: null, search_terms: values.searchTerms };
   return { search_vector: sql<string>`to_tsvector('simple', ${values.searchText})`, search_terms: null };
 }

@@ -32,8 +32,13 @@ export async function buildPgliteTemplate(): Promise<string> {
   return file;
 }
 
+/** Read once per suite: PGlite only reads the dump, so every store of the suite can start from the same one. */
+let template: Blob | undefined;
+
 /** The template for `openStore`'s loadDataDir when globalSetup made one (jest); else none (initdb). */
 export function pgliteTemplate(): Blob | undefined {
   const file = process.env[PGLITE_TEMPLATE_ENV];
-  return file ? new Blob([readFileSync(file)]) : undefined;
+  if (!file) return undefined;
+  template ??= new Blob([readFileSync(file)]);
+  return template;
 }
