@@ -1,7 +1,7 @@
 import { stat } from 'node:fs/promises';
 import type { Kysely } from 'kysely';
 import type { Database } from '../store/schema';
-import { appendEntriesRedacted, hasEntries, loadActiveEntries, type EntryToAppend } from '../store/entries-repo';
+import { appendEntries, appendEntriesNotingPrior, loadActiveEntries, redactEntries, type EntryToAppend } from '../store/entries-repo';
 import { jsonTextMayHoldSecret, type Redaction } from '../store/redact';
 import type { AgentMessage, TranscriptEntry } from '../context/types';
 import { activeMessages } from '../context/active-context';
@@ -10,6 +10,7 @@ import { MAX_IMPORT_LINE_BYTES, readJsonlLines, type JsonlLine } from './jsonl-l
 import { LineRepairer, type LineRepairCounts } from './line-repairer';
 import { rewriteRepairedFile } from './rewrite-repaired-file';
 import { WindowSkeletons } from './pairing-skeleton';
+import type { WriteTurn } from './session-write-order';
 
 /** Rows per INSERT statement while importing (one transaction per file either way). */
 export const IMPORT_BATCH_ROWS = 500;
@@ -68,10 +69,10 @@ export interface ImportFileOptions {
   rewriteRepaired?: boolean;
   now?: () => Date;
   /**
-   * Write only after this settles (the previous file of an import): this file is read and repaired
-   * meanwhile, and its rows still land after the previous file's.
+   * This file's place among the files of an import written side by side: it writes once the earlier
+   * files of its session are written, and is read and repaired meanwhile.
    */
-  after?: Promise<unknown>;
+  turn?: WriteTurn;
 }
 
 /** Ends a file's transaction: nothing of the file is imported. */
@@ -96,6 +97,14 @@ export class TranscriptCorruptError extends Error {
  * estimates what it loads), and so is the search index (the session's first history_search builds it).
  */
 export async function importTranscriptFile(opts: ImportFileOptions): Promise<FileImportReport> {
+  try {
+    return await importFile(opts);
+  } finally {
+    opts.turn?.done();
+  }
+}
+
+async function importFile(opts: ImportFileOptions): Promise<FileImportReport> {
   const { db, agentId, file } = opts;
   const maxLineBytes = opts.maxLineBytes ?? MAX_IMPORT_LINE_BYTES;
   const report: FileImportReport = {
@@ -157,45 +166,58 @@ export async function importTranscriptFile(opts: ImportFileOptions): Promise<Fil
     }
   };
   try {
-    // The first batch is read before the transaction opens: while the previous file of an import
-    // is still being written (`after`), this one is read and repaired.
+    // The first batch is read before anything is written: while earlier files of an import are still
+    // being written (`turn`), this one is read and repaired.
     await fill();
     // A batch is never full before the header (a first entry that is not one is fatal).
     if (!repairer.sessionHeader) throw new TranscriptCorruptError(file, 0, 'empty file: no session header');
-    await opts.after?.catch(() => undefined);
-    await db.transaction().execute(async (trx) => {
-      let first = true;
-      // The batch being written while the next is read: on PostgreSQL the server inserts one batch
-      // while this process parses the next. At most one in flight; its failure surfaces at the next flush.
-      let writing: Promise<void> = Promise.resolve();
-      const write = async (rows: EntryToAppend[]): Promise<void> => {
-        if (first && (await hasEntries(trx, agentId, report.sessionId!))) skeletons = undefined;
-        first = false;
-        const result = await appendEntriesRedacted(trx, agentId, report.sessionId!, rows, { deferSearchIndex: true });
-        report.imported += result.inserted;
-        for (const r of result.redactions) redactions.set(r.kind, (redactions.get(r.kind) ?? 0) + r.count);
-      };
-      const flush = async (): Promise<void> => {
-        await writing;
-        if (batch.length === 0) return;
-        writing = write(batch);
-        // Awaited at the next flush; until then a failure must not count as unhandled.
-        writing.catch(() => undefined);
-        batch = [];
-        batchBytes = 0;
-      };
-      try {
-        for (;;) {
-          await flush();
-          if (ended) break;
-          await fill();
-        }
-        await writing;
-      } finally {
-        // Nothing left running on the transaction when it ends (a fatal line ends it mid-write).
-        await writing.catch(() => undefined);
+    await opts.turn?.wait(report.sessionId!);
+    let first = true;
+    const write = async (executor: Kysely<Database>, rows: EntryToAppend[]): Promise<void> => {
+      const { redacted, redactions: found } = redactEntries(rows);
+      let inserted: number;
+      if (first) {
+        // Whether the session had rows before this file decides where the pairing report comes from.
+        const noted = await appendEntriesNotingPrior(executor, agentId, report.sessionId!, redacted, { deferSearchIndex: true });
+        if (noted.hadEntries === true) skeletons = undefined;
+        inserted = noted.inserted;
+      } else {
+        inserted = await appendEntries(executor, agentId, report.sessionId!, redacted, { deferSearchIndex: true });
       }
-    });
+      first = false;
+      report.imported += inserted;
+      for (const r of found) redactions.set(r.kind, (redactions.get(r.kind) ?? 0) + r.count);
+    };
+    if (ended) {
+      // The whole file is one batch: one statement, atomic by itself, needs no transaction around it.
+      await write(db, batch);
+    } else {
+      await db.transaction().execute(async (trx) => {
+        // The batch being written while the next is read: on PostgreSQL the server inserts one batch
+        // while this process parses the next. At most one in flight; its failure surfaces at the next flush.
+        let writing: Promise<void> = Promise.resolve();
+        const flush = async (): Promise<void> => {
+          await writing;
+          if (batch.length === 0) return;
+          writing = write(trx, batch);
+          // Awaited at the next flush; until then a failure must not count as unhandled.
+          writing.catch(() => undefined);
+          batch = [];
+          batchBytes = 0;
+        };
+        try {
+          for (;;) {
+            await flush();
+            if (ended) break;
+            await fill();
+          }
+          await writing;
+        } finally {
+          // Nothing left running on the transaction when it ends (a fatal line ends it mid-write).
+          await writing.catch(() => undefined);
+        }
+      });
+    }
   } catch (err) {
     const reason = err instanceof TranscriptCorruptError ? err.reason : `database write failed: ${(err as Error).message}`;
     return { ...report, status: 'failed', imported: 0, reason };

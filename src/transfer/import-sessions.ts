@@ -4,6 +4,10 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../store/schema';
 import { importTranscriptFile, type FileImportReport } from './import-jsonl';
 import { importSessionIndex, type IndexImportReport } from './import-sessions-index';
+import { SessionWriteOrder } from './session-write-order';
+
+/** Files an import writes at once (each its own transaction and connection; PGlite runs them one by one). */
+export const IMPORT_WRITERS = 2;
 
 /** Progress after each file (people-text goes to stderr; this is the data behind it). */
 export interface ImportProgress {
@@ -27,6 +31,8 @@ export interface ImportSessionsOptions {
   maxLineBytes?: number;
   rewriteRepaired?: boolean;
   now?: () => Date;
+  /** Files written at once (default {@link IMPORT_WRITERS}); files of one session always write in order. */
+  writers?: number;
 }
 
 /** Everything an import did: per index, per transcript file, and totals. */
@@ -74,24 +80,32 @@ export async function importSessions(opts: ImportSessionsOptions): Promise<Impor
     totals.bytes += sizes[i]!;
     opts.onProgress?.({ filesDone: i + 1, filesTotal: transcripts.length, entries: totals.entries, bytesDone: totals.bytes, bytesTotal, file: report.file });
   };
-  // Two files in flight: one is read and repaired while the one before it is written. Each file
-  // still writes only after the one before it finished, so files of one session land in order.
-  let previous: Promise<FileImportReport> | undefined;
+  // Files of different sessions write side by side, each on its own connection (`writers` at once)
+  // while one more is read and repaired; files of one session still write in file order.
+  const order = new SessionWriteOrder();
+  const writers = Math.max(1, opts.writers ?? IMPORT_WRITERS);
+  const inFlight: Promise<FileImportReport>[] = [];
   for (const [i, file] of transcripts.entries()) {
-    const current = importTranscriptFile({
-      db: opts.db,
-      agentId: opts.agentId,
-      file,
-      sessionId: owners.get(file)?.sessionId,
-      maxLineBytes: opts.maxLineBytes,
-      rewriteRepaired: opts.rewriteRepaired,
-      now,
-      ...(previous ? { after: previous } : {}),
-    });
-    if (previous) done(await previous, i - 1);
-    previous = current;
+    inFlight.push(
+      importTranscriptFile({
+        db: opts.db,
+        agentId: opts.agentId,
+        file,
+        sessionId: owners.get(file)?.sessionId,
+        maxLineBytes: opts.maxLineBytes,
+        rewriteRepaired: opts.rewriteRepaired,
+        now,
+        turn: order.nextFile(),
+      }),
+    );
+    // At most `writers` + 1 files in flight; reports come in file order, the oldest file first.
+    if (inFlight.length > writers) {
+      const oldest = i - writers;
+      done(await inFlight.shift()!, oldest);
+    }
   }
-  if (previous) done(await previous, transcripts.length - 1);
+  const first = transcripts.length - inFlight.length;
+  for (const [k, report] of (await Promise.all(inFlight)).entries()) done(report, first + k);
   return { agentId: opts.agentId, indexes, files, totals };
 }
 

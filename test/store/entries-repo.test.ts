@@ -1,8 +1,11 @@
 import { CompiledQuery, sql, type Kysely, type KyselyPlugin, type RootOperationNode } from 'kysely';
+import { randomBytes } from 'node:crypto';
 import { testDatabases } from '../support/databases';
+import { atRestPlugin } from '../../src/store/at-rest';
+import { parseKeyRing } from '../../src/security/key-ring';
 import type { Store } from '../../src/store/connect';
 import type { Database } from '../../src/store/schema';
-import { appendEntries, appendEntriesRedacted, countEntries, entriesAfter, getEntry, lastCompaction, loadActiveEntries, setTokenEstimates, tailEntries, type EntryToAppend } from '../../src/store/entries-repo';
+import { appendEntries, appendEntriesNotingPrior, appendEntriesRedacted, countEntries, entriesAfter, getEntry, lastCompaction, loadActiveEntries, setTokenEstimates, tailEntries, type EntryToAppend } from '../../src/store/entries-repo';
 import { getSession } from '../../src/store/sessions-repo';
 import { ensureSession } from '../support/ensure-session';
 import { allEntries } from '../support/store-readers';
@@ -37,6 +40,45 @@ describe.each(testDatabases())('entries repository on $name', (database) => {
       expect(await appendEntries(db, 'A', 's1', batch)).toBe(0);
       expect(await appendEntries(db, 'A', 's1', [message('b', 1), message('d', 3)])).toBe(1);
       expect(ids(await allEntries(db, 'A', 's1'))).toEqual(['a', 'b', 'c', 'd']);
+    });
+
+    it('writes a batch row for row as one-by-one appends do, search columns included, plain and sealed', async () => {
+      const ring = parseKeyRing(`K:${randomBytes(32).toString('base64')}`);
+      const entries: EntryToAppend[] = [
+        message('u1', 0, 'where is the ledger'),
+        { entry: { type: 'message', id: 'a1', parentId: 'u1', timestamp: ts(1), message: { role: 'assistant', content: [{ type: 'text', text: 'in the vault' }] } }, tokenEstimate: 7 },
+        compaction('c1', 2, 'u1'),
+        { entry: { type: 'message', id: 'n1', parentId: 'c1', timestamp: ts(3), message: { role: 'user', content: 'nul \u0000 here' } }, tokenEstimate: null },
+      ];
+      for (const [name, view] of [['plain', db], ['sealed', db.withoutPlugins().withPlugin(atRestPlugin({ ring, seal: true }))]] as const) {
+        for (const e of entries) await appendEntries(view, 'A', `one-${name}`, [e]);
+        expect(await appendEntries(view, 'A', `batch-${name}`, entries)).toBe(entries.length);
+        const columns = (sessionId: string) =>
+          sql<Record<string, unknown>>`select id, parent_id, type, role, payload::text as payload, token_estimate, byte_size, created_at, search_vector::text as vector, search_terms
+            from transcript_entries where agent_id = 'A' and session_id = ${sessionId} order by seq`.execute(db.withoutPlugins());
+        const one = (await columns(`one-${name}`)).rows;
+        const batch = (await columns(`batch-${name}`)).rows;
+        expect(batch.map((r) => r.id)).toEqual(['u1', 'a1', 'c1', 'n1']);
+        if (name === 'plain') {
+          expect(batch).toEqual(one);
+          expect(batch[0]!.vector).toContain("'ledger'");
+        } else {
+          // Sealed payloads differ per write (a fresh nonce); everything else, the blind index included, is the same.
+          const unsealed = (rows: Record<string, unknown>[]) => rows.map(({ payload, ...rest }) => ({ ...rest, sealed: String(payload).includes('$sealed') }));
+          expect(unsealed(batch)).toEqual(unsealed(one));
+          expect(batch[0]!.vector).toBeNull();
+          expect(batch[0]!.search_terms).toHaveLength(4);
+          expect((await getEntry(view, 'A', `batch-${name}`, 'u1'))?.payload).toEqual(entries[0]!.entry);
+        }
+      }
+    });
+
+    it('notes in the same statement whether the session had rows before the batch', async () => {
+      expect(await appendEntriesNotingPrior(db, 'A', 's1', [message('a', 0), message('b', 1)])).toEqual({ inserted: 2, hadEntries: false });
+      expect(await appendEntriesNotingPrior(db, 'A', 's1', [message('b', 1), message('c', 2)])).toEqual({ inserted: 1, hadEntries: true });
+      // Nothing new: still says what was there.
+      expect(await appendEntriesNotingPrior(db, 'A', 's1', [message('c', 2)])).toEqual({ inserted: 0, hadEntries: true });
+      expect(await appendEntriesNotingPrior(db, 'B', 's1', [message('a', 0)])).toEqual({ inserted: 1, hadEntries: false });
     });
   });
 

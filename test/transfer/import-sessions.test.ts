@@ -103,6 +103,29 @@ describe.each(testDatabases())('importSessions on $name', (database) => {
     expect(stored.rows.map((r) => r.id)).toEqual(entries.map((e) => e.id));
   });
 
+  it('writes another session beside a session split over files, each session in file order', async () => {
+    const split = generateSession({ seed: 6, entries: 1_200, sessionId: 'split' });
+    const other = generateSession({ seed: 7, entries: 700, sessionId: 'other' });
+    const [header, ...rest] = split;
+    // a and c are one session; b, between them, another that may write while a does. a's lines are
+    // long (~8 MB to read before it writes), c's short: c is ready first and must still wait for a.
+    const padded = rest.slice(0, 600).map((e) => ({ ...e, padding: 'x'.repeat(14_000) }));
+    await writeFile(join(dir, 'a.jsonl'), joinLines(toLines([header!, ...padded])));
+    await writeFile(join(dir, 'b.jsonl'), joinLines(toLines(other)));
+    await writeFile(join(dir, 'c.jsonl'), joinLines(toLines([header!, ...rest.slice(600)])));
+    const report = await importSessions({ db: store.db, agentId: 'main', dir, writers: 2 });
+    expect(report.files.map((f) => [f.file.split('/').pop(), f.status, f.imported])).toEqual([
+      ['a.jsonl', 'imported', 601],
+      ['b.jsonl', 'imported', 701],
+      ['c.jsonl', 'imported', 600],
+    ]);
+    for (const entries of [split, other]) {
+      const sessionId = entries[0]!.id;
+      const stored = await sql<{ id: string }>`select id from transcript_entries where agent_id = 'main' and session_id = ${sessionId} order by seq`.execute(store.db);
+      expect(stored.rows.map((r) => r.id)).toEqual(entries.map((e) => e.id));
+    }
+  });
+
   it('imports 1,000 sessions of 200 entries and reports progress after every file', async () => {
     const corpus = await writeCorpus(dir, { sessions: 1000, entriesPerSession: 200, seed: 9, words: 6 });
     const progress: ImportProgress[] = [];
