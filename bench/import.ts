@@ -4,8 +4,8 @@
  * floor: the same rows inserted again by one `INSERT … SELECT` inside the database (each payload
  * parsed from text to jsonb, every index kept), with no client, protocol or parsing in this process.
  * Standalone:
- * `npx ts-node --swc bench/import.ts [sessions] [entriesPerSession]`; `DATABASE_URL` selects
- * PostgreSQL, else a throwaway PGlite. Numbers on stdout as JSON; people-text on stderr.
+ * `npx ts-node --swc bench/import.ts [sessions] [entriesPerSession]`; `BENCH_DATABASE_URL` (or
+ * `DATABASE_URL`) selects PostgreSQL, else a throwaway PGlite. Numbers on stdout as JSON; people-text on stderr.
  */
 import { createReadStream } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -50,17 +50,23 @@ async function parseOnly(files: readonly string[]): Promise<number> {
 /** Generates the corpus, times both loops, cleans up. */
 export async function run(opts: { sessions?: number; entriesPerSession?: number; target?: StoreTarget; quick?: boolean } = {}): Promise<ImportBenchResult> {
   const dir = await mkdtemp(join(tmpdir(), 'keel-bench-import-'));
-  const target: StoreTarget = opts.target ?? (process.env.DATABASE_URL ? { kind: 'postgres', url: process.env.DATABASE_URL } : { kind: 'pglite', dataDir: 'memory://' });
+  // BENCH_DATABASE_URL like every other bench (the runner's PostgreSQL); DATABASE_URL when run alone.
+  const url = process.env.BENCH_DATABASE_URL ?? process.env.DATABASE_URL;
+  const target: StoreTarget = opts.target ?? (url ? { kind: 'postgres', url } : { kind: 'pglite', dataDir: 'memory://' });
   const store = await openStore(target);
   try {
     const corpus = await writeCorpus(dir, { sessions: opts.sessions ?? (opts.quick ? 50 : 200), entriesPerSession: opts.entriesPerSession ?? 200, seed: 42 });
     const mb = corpus.bytes / 1e6;
 
-    let t = performance.now();
-    await parseOnly(corpus.files);
-    const parseSeconds = (performance.now() - t) / 1000;
+    // The loop's own speed: the fastest of three (the first pays for warming up the line reader).
+    let parseSeconds = Infinity;
+    for (let i = 0; i < 3; i++) {
+      const began = performance.now();
+      await parseOnly(corpus.files);
+      parseSeconds = Math.min(parseSeconds, (performance.now() - began) / 1000);
+    }
 
-    t = performance.now();
+    let t = performance.now();
     // A fresh agent per run: on a kept PostgreSQL database a second run would time a re-import (nothing inserted).
     const agentId = `bench-${Date.now().toString(36)}`;
     const report = await importSessions({ db: store.db, agentId, dir, rewriteRepaired: false });
@@ -92,6 +98,14 @@ export async function run(opts: { sessions?: number; entriesPerSession?: number;
     await store.close();
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+/** The bench runner's lines: both ratios with the seconds behind them. */
+export function ratioLines(r: ImportBenchResult): string[] {
+  return [
+    `import / JSON.parse loop: ${r.importSeconds} / ${r.parseSeconds} s = ${r.ratio}× (target ≤ 3×; ${r.entries.toLocaleString('en-US')} entries, ${r.megabytes} MB, ${r.files} files on ${r.database})`,
+    `the database's own insert of the same rows / JSON.parse loop: ${r.databaseSeconds} / ${r.parseSeconds} s = ${r.databaseRatio}× (no importer can beat it)`,
+  ];
 }
 
 if (require.main === module) {
