@@ -19,10 +19,12 @@ export interface TruncateToolResultsResult {
  * entry keeps the full result (it is only the model's view that is cut), so nothing is lost.
  */
 export function truncateOversizedToolResults(messages: AgentMessage[], maxChars: number): TruncateToolResultsResult {
+  // Most turns cut nothing: one pass over remembered sizes, no copy of the window.
+  if (!messages.some((message) => message.role === 'toolResult' && textChars(message) > maxChars)) return { messages, truncated: [] };
   const truncated: TruncatedToolResult[] = [];
   const out = messages.map((message, index) => {
     if (message.role !== 'toolResult') return message;
-    const total = message.content.reduce((n, b) => n + (b.type === 'text' ? b.text.length : 0), 0);
+    const total = textChars(message);
     if (total <= maxChars) return message;
     let budget = maxChars;
     const content: ToolResultMessage['content'] = [];
@@ -42,5 +44,20 @@ export function truncateOversizedToolResults(messages: AgentMessage[], maxChars:
     truncated.push({ index, toolCallId: message.toolCallId, originalChars: total, keptChars: maxChars });
     return { ...message, content };
   });
-  return truncated.length === 0 ? { messages, truncated } : { messages: out, truncated };
+  return { messages: out, truncated };
+}
+
+/**
+ * Text characters of a tool result, remembered per message object: a worker's cached window hands
+ * the same objects to every turn, and messages are never changed in place.
+ */
+const charsOf = new WeakMap<ToolResultMessage, number>();
+
+function textChars(message: ToolResultMessage): number {
+  let total = charsOf.get(message);
+  if (total === undefined) {
+    total = message.content.reduce((n, b) => n + (b.type === 'text' ? b.text.length : 0), 0);
+    charsOf.set(message, total);
+  }
+  return total;
 }

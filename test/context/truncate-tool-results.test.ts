@@ -20,6 +20,15 @@ describe('truncateOversizedToolResults', () => {
     expect(out.truncated).toEqual([{ index: 0, toolCallId: 'c1', originalChars: 5000, keptChars: 1200 }]);
   });
 
+  it('cuts by the limit of each call, though it remembers each result\'s size (a cached window\'s messages come again)', () => {
+    const messages = [result('a'.repeat(300)), result('b'.repeat(50))];
+    expect(truncateOversizedToolResults(messages, 400).messages).toBe(messages);
+    const cut = truncateOversizedToolResults(messages, 100);
+    expect(cut.truncated.map((t) => t.originalChars)).toEqual([300]);
+    expect(cut.messages[1]).toBe(messages[1]);
+    expect(truncateOversizedToolResults(messages, 40).truncated.map((t) => t.originalChars)).toEqual([300, 50]);
+  });
+
   it('never touches user text however long it is', () => {
     const user: AgentMessage = { role: 'user', content: 'u'.repeat(10_000) };
     expect(truncateOversizedToolResults([user], 10).messages[0]).toBe(user);
