@@ -88,6 +88,33 @@ describe.each(testDatabases())('importSessions on $name', (database) => {
     expect(again.totals.files).toBe(3);
   });
 
+  it('writes nothing of a file the database refuses, whether it is one statement or a transaction of batches, and goes on with the others', async () => {
+    // The database refuses one row of each of two files (a trigger stands for any refusal: a full
+    // disk, a constraint, a dropped connection).
+    await sql`create function refuse_boom() returns trigger language plpgsql as $$
+      begin if new.id like 'boom%' then raise exception 'refused row %', new.id; end if; return new; end $$`.execute(store.db);
+    await sql`create trigger refuse_boom before insert on transcript_entries for each row execute function refuse_boom()`.execute(store.db);
+    const withBoom = (seed: number, entries: number, sessionId: string, at: number) => {
+      const session = generateSession({ seed, entries, sessionId });
+      session[at] = { ...session[at]!, id: `boom-${sessionId}` };
+      return session;
+    };
+    // One batch (one statement), then 700 entries (two batches in one transaction; the refused row is in the second).
+    await writeFile(join(dir, 'a-small.jsonl'), joinLines(toLines(withBoom(1, 30, 'small', 20))));
+    await writeFile(join(dir, 'b-good.jsonl'), joinLines(toLines(generateSession({ seed: 2, entries: 40, sessionId: 'good' }))));
+    await writeFile(join(dir, 'c-large.jsonl'), joinLines(toLines(withBoom(3, 700, 'large', 650))));
+    const report = await importSessions({ db: store.db, agentId: 'main', dir, writers: 2 });
+    expect(report.files.map((f) => [f.file.split('/').pop(), f.status, f.imported])).toEqual([
+      ['a-small.jsonl', 'failed', 0],
+      ['b-good.jsonl', 'imported', 41],
+      ['c-large.jsonl', 'failed', 0],
+    ]);
+    expect(report.files[0]!.reason).toContain('database write failed: refused row boom-small');
+    expect(report.files[2]!.reason).toContain('refused row boom-large');
+    const counts = await sql<{ session_id: string; n: number }>`select session_id, count(*)::int as n from transcript_entries where agent_id = 'main' group by session_id`.execute(store.db);
+    expect(counts.rows).toEqual([{ session_id: 'good', n: 41 }]);
+  });
+
   it('writes two files of one session in the order they are imported, though the second is read while the first is written', async () => {
     // One session split over two files (as a log rotated mid-session): three batches each.
     const entries = generateSession({ seed: 4, entries: 3_000, sessionId: 'split' });
