@@ -111,7 +111,8 @@ async function appendBatch(
     const text = search && 'searchText' in search ? JSON.stringify(search.searchText) : 'null';
     const terms = search && 'searchTerms' in search ? JSON.stringify(search.searchTerms) : 'null';
     // The payload is JSON text already (the line as read, the entry stringified, or its seal).
-    return `[${JSON.stringify(c.id)},${JSON.stringify(c.parent_id)},${JSON.stringify(c.type)},${JSON.stringify(c.role)},${c.payload},${JSON.stringify(c.token_estimate)},${c.byte_size},${JSON.stringify(c.created_at)},${text},${terms}]`;
+    // `?? null`: a missing value is JSON null (the column's NULL), never the text "undefined".
+    return `[${JSON.stringify(c.id)},${JSON.stringify(c.parent_id ?? null)},${JSON.stringify(c.type)},${JSON.stringify(c.role ?? null)},${c.payload},${JSON.stringify(c.token_estimate ?? null)},${c.byte_size},${JSON.stringify(c.created_at ?? null)},${text},${terms}]`;
   });
   const result = await db.executeQuery<{ inserted: number; had: boolean }>(CompiledQuery.raw(APPEND_BATCH_SQL, [agentId, sessionId, `[${rows.join(',')}]`]));
   const row = result.rows[0]!;

@@ -73,6 +73,16 @@ describe.each(testDatabases())('entries repository on $name', (database) => {
       }
     });
 
+    it('stores NULL for a batch entry whose parent or estimate is missing', async () => {
+      const loose = { entry: { ...message('p', 0).entry, parentId: undefined }, tokenEstimate: undefined } as unknown as EntryToAppend;
+      expect(await appendEntries(db, 'A', 'loose', [loose, message('q', 1)])).toBe(2);
+      const rows = await sql<{ id: string; parent_id: string | null; token_estimate: number | null }>`select id, parent_id, token_estimate from transcript_entries where session_id = 'loose' order by seq`.execute(db);
+      expect(rows.rows).toEqual([
+        { id: 'p', parent_id: null, token_estimate: null },
+        { id: 'q', parent_id: null, token_estimate: 5 },
+      ]);
+    });
+
     it('notes in the same statement whether the session had rows before the batch', async () => {
       expect(await appendEntriesNotingPrior(db, 'A', 's1', [message('a', 0), message('b', 1)])).toEqual({ inserted: 2, hadEntries: false });
       expect(await appendEntriesNotingPrior(db, 'A', 's1', [message('b', 1), message('c', 2)])).toEqual({ inserted: 1, hadEntries: true });
