@@ -54,12 +54,13 @@ describe('one embedded stack, one owner', () => {
     dev.write('hello owner\n');
     await dev.waitFor('stdout', 'keel › first reply');
 
-    // A second process imports while dev runs: through dev's socket, into dev's pages.
-    const corpus = await writeCorpus(join(home, 'import'), { seed: 17, sessions: 1, entriesPerSession: 40, agentId: 'main' }); // 41 entries with the session header
+    // A second process imports while dev runs: through dev's socket, into dev's pages. Three sessions of
+    // two batches each: the import writes two files at once, each a transaction, over two connections.
+    const corpus = await writeCorpus(join(home, 'import'), { seed: 17, sessions: 3, entriesPerSession: 600, agentId: 'main' }); // 601 entries each with the session header
     const imported = await keel(['import', join(home, 'import'), '--agent', 'main', '--json'], noVars());
     expect(imported.stderr).not.toContain('is open in process'); // never a second opener
     expect(imported.code).toBe(0);
-    expect(JSON.parse(imported.stdout).totals).toMatchObject({ files: 1, failed: 0, entries: 41 });
+    expect(JSON.parse(imported.stdout).totals).toMatchObject({ files: 3, failed: 0, entries: 3 * 601 });
 
     // status finds the Temporal server through stack.json (no TEMPORAL_ADDRESS).
     const status = await keel(['status', 'agent:main:main', '--json'], noVars());
@@ -99,12 +100,12 @@ describe('one embedded stack, one owner', () => {
     expect(existsSync(join(home, 'stack.json'))).toBe(false);
     expect(existsSync(join(home, 'db.owner'))).toBe(false);
 
-    // After dev has closed, the folder opened directly holds all 41 imported entries and both turns.
+    // After dev has closed, the folder opened directly holds every imported entry and both turns.
     const out = join(home, 'after.jsonl');
     const after = await keel(['export', corpus.sessionKeys[0]!, '--agent', 'main', '--out', out], noVars());
     expect(after.code).toBe(0);
     const exportedEntries = entries(await readFile(out, 'utf8'));
-    expect(exportedEntries).toHaveLength(41);
+    expect(exportedEntries).toHaveLength(601);
     expect(exportedEntries).toEqual(entries(await readFile(corpus.files[0]!, 'utf8')));
     const chatAfter = await keel(['export', 'agent:main:main', '--agent', 'main'], noVars());
     expect(chatAfter.stdout).toContain('second reply');
