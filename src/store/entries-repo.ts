@@ -48,7 +48,7 @@ export async function appendEntries(
   if (entries.length === 0) return 0;
   // One entry (a user message, a tool result): the statement compiled once.
   if (entries.length === 1 && options.deferSearchIndex !== true) return (await appendOne(db, entryValues(db, agentId, sessionId, entries[0]!))).length;
-  return (await appendBatch(db, agentId, sessionId, entries, options)).inserted;
+  return (await appendEntriesNotingPrior(db, agentId, sessionId, entries, options)).inserted;
 }
 
 /** What {@link appendEntriesNotingPrior} wrote, and whether the session had rows before it. */
@@ -57,20 +57,6 @@ export interface NotedAppendResult {
   inserted: number;
   /** Whether the session had any row before this statement. */
   hadEntries: boolean;
-}
-
-/**
- * `appendEntries` for a batch that also says whether the session had rows before it, in the same
- * statement: an import's first batch, one round trip fewer per file.
- */
-export async function appendEntriesNotingPrior(
-  db: Kysely<Database>,
-  agentId: string,
-  sessionId: string,
-  entries: readonly EntryToAppend[],
-  options: AppendOptions = {},
-): Promise<NotedAppendResult> {
-  return appendBatch(db, agentId, sessionId, entries, options);
 }
 
 /**
@@ -94,12 +80,16 @@ const APPEND_BATCH_SQL = `with prior as (
 )
 select (select count(*) from inserted)::int as inserted, (select had from prior) as had`;
 
-async function appendBatch(
+/**
+ * Appends a batch (as `appendEntries`, in the statement above) and says whether the session had rows
+ * before it, in the same statement: an import's first batch, one round trip fewer per file.
+ */
+export async function appendEntriesNotingPrior(
   db: Kysely<Database>,
   agentId: string,
   sessionId: string,
   entries: readonly EntryToAppend[],
-  options: AppendOptions,
+  options: AppendOptions = {},
 ): Promise<NotedAppendResult> {
   const atRest = atRestOf(db);
   // Indexed at insert time for history_search (from the plain entry, so sealed rows index too),

@@ -1,7 +1,7 @@
 import { stat } from 'node:fs/promises';
 import type { Kysely } from 'kysely';
 import type { Database } from '../store/schema';
-import { appendEntries, appendEntriesNotingPrior, loadActiveEntries, redactEntries, type EntryToAppend } from '../store/entries-repo';
+import { appendEntriesNotingPrior, loadActiveEntries, redactEntries, type EntryToAppend } from '../store/entries-repo';
 import { jsonTextMayHoldSecret, type Redaction } from '../store/redact';
 import type { AgentMessage, TranscriptEntry } from '../context/types';
 import { activeMessages } from '../context/active-context';
@@ -175,17 +175,11 @@ async function importFile(opts: ImportFileOptions): Promise<FileImportReport> {
     let first = true;
     const write = async (executor: Kysely<Database>, rows: EntryToAppend[]): Promise<void> => {
       const { redacted, redactions: found } = redactEntries(rows);
-      let inserted: number;
-      if (first) {
-        // Whether the session had rows before this file decides where the pairing report comes from.
-        const noted = await appendEntriesNotingPrior(executor, agentId, report.sessionId!, redacted, { deferSearchIndex: true });
-        if (noted.hadEntries === true) skeletons = undefined;
-        inserted = noted.inserted;
-      } else {
-        inserted = await appendEntries(executor, agentId, report.sessionId!, redacted, { deferSearchIndex: true });
-      }
+      const noted = await appendEntriesNotingPrior(executor, agentId, report.sessionId!, redacted, { deferSearchIndex: true });
+      // Whether the session had rows before this file decides where the pairing report comes from.
+      if (first && noted.hadEntries) skeletons = undefined;
       first = false;
-      report.imported += inserted;
+      report.imported += noted.inserted;
       for (const r of found) redactions.set(r.kind, (redactions.get(r.kind) ?? 0) + r.count);
     };
     if (ended) {
