@@ -55,7 +55,10 @@ async function indexInBatches(db: Kysely<Database>, scope: (qb: EntriesQuery) =>
   let indexed = 0;
   for (;;) {
     const rows = await deferredRows(db, scope).execute();
-    if (rows.length === 0) return indexed;
+    if (rows.length === 0) {
+      if (indexed > 0) await mergePendingSearchIndex(db);
+      return indexed;
+    }
     const texts = rows.map((r) => entrySearchText(r.payload as unknown as TranscriptEntry));
     await sql`
       update transcript_entries t
@@ -63,5 +66,20 @@ async function indexInBatches(db: Kysely<Database>, scope: (qb: EntriesQuery) =>
         from unnest(${rows.map((r) => r.agent_id)}::text[], ${rows.map((r) => r.session_id)}::text[], ${rows.map((r) => r.id)}::text[], ${texts}::text[]) as d(agent_id, session_id, id, text)
        where t.agent_id = d.agent_id and t.session_id = d.session_id and t.id = d.id`.execute(db);
     indexed += rows.length;
+  }
+}
+
+/**
+ * Merges the text index's pending list into the index proper. A GIN index takes new rows into an
+ * unsorted pending list (up to 4 MB) that every search reads through until a vacuum merges it: after
+ * a bulk indexing a search at 10,000 rows took 13 ms instead of 4. A turn's few rows a time can stay
+ * pending (fast to write, and autovacuum merges them); a bulk indexing is merged at once. Needs the
+ * index's owner: a store whose role does not own it leaves the merge to autovacuum.
+ */
+export async function mergePendingSearchIndex(db: Kysely<Database>): Promise<void> {
+  try {
+    await sql`select gin_clean_pending_list('transcript_entries_search_idx'::regclass)`.execute(db);
+  } catch (err) {
+    if ((err as { code?: string }).code !== '42501') throw err;
   }
 }

@@ -37,6 +37,24 @@ describe.each(testDatabases())('the deferred-index probe of a search, on $name',
     expect(await indexDeferredEntries(store.db, 'me', ['s1'])).toBe(1);
     expect(await indexDeferredEntries(store.db, 'me', ['s1'])).toBe(0);
   });
+
+  it('leaves nothing in the text index\'s pending list after indexing, so searches read the index proper', async () => {
+    const pendingPages = async () =>
+      Number((await sql<{ pages: number }>`select gin_clean_pending_list('transcript_entries_search_idx'::regclass)::int as pages`.execute(store.db)).rows[0]!.pages);
+    const unindexed = (session: string) => sql`
+      insert into transcript_entries (agent_id, session_id, id, type, role, payload, byte_size, created_at)
+      select 'me', ${session}, 'e' || g, 'message', 'user', jsonb_build_object('type', 'message', 'id', 'e' || g, 'message', jsonb_build_object('role', 'user', 'content', 'order ' || g || ' shipped')),
+             10, now()
+      from generate_series(1, 3000) g`;
+    // Without the merge, rows written to the index wait in its pending list (what the merge clears).
+    await unindexed('s1').execute(store.db);
+    await sql`update transcript_entries set search_vector = to_tsvector('simple', payload->'message'->>'content') where session_id = 's1'`.execute(store.db);
+    expect(await pendingPages()).toBeGreaterThan(0);
+
+    await unindexed('s2').execute(store.db);
+    expect(await indexDeferredEntries(store.db, 'me', ['s2'])).toBe(3000);
+    expect(await pendingPages()).toBe(0);
+  });
 });
 
 /** The compiled statement with its parameters written in, for EXPLAIN (which takes no bind parameters here). */
