@@ -1,0 +1,47 @@
+/**
+ * The two search indexes hold only rows that have the column they index: every row lacks one of the
+ * two (a plain row has no blind-index terms, a sealed row no tsvector, an imported row neither until
+ * it is indexed), and an index entry for NULL is work on every insert that no search reads. The
+ * matching operators imply NOT NULL, so the searches' own predicates still reach the indexes.
+ */
+import { sql } from 'kysely';
+import { testDatabases } from '../support/databases';
+import type { Store } from '../../src/store/connect';
+
+describe.each(testDatabases())('the search indexes, on $name', (database) => {
+  let store: Store;
+  beforeEach(async () => {
+    store = await database.open();
+  });
+  afterEach(async () => store.close());
+
+  it('leave out rows without the indexed column', async () => {
+    const { rows } = await sql<{ name: string; def: string }>`select indexname as name, indexdef as def from pg_indexes
+      where schemaname = current_schema() and indexname in ('transcript_entries_search_idx', 'transcript_entries_terms_idx') order by indexname`.execute(store.db);
+    expect(rows).toEqual([
+      { name: 'transcript_entries_search_idx', def: expect.stringMatching(/USING gin \(search_vector\) WHERE \(search_vector IS NOT NULL\)$/) },
+      { name: 'transcript_entries_terms_idx', def: expect.stringMatching(/USING gin \(search_terms\) WHERE \(search_terms IS NOT NULL\)$/) },
+    ]);
+  });
+
+  it.each([
+    ['a word in the text index', sql`search_vector @@ (plainto_tsquery('simple', 'wombat') || plainto_tsquery('simple', 'order'))`, 'transcript_entries_search_idx'],
+    ['a blind-index term', sql`search_terms && array['h1', 'h2']::text[]`, 'transcript_entries_terms_idx'],
+  ])('are what a search for %s reads', async (_what, predicate, index) => {
+    await sql`
+      insert into transcript_entries (agent_id, session_id, id, type, role, payload, byte_size, created_at, search_vector, search_terms)
+      select 'me', 's1', 'e' || g, 'message', 'user', '{}'::jsonb, 10, now(),
+             case when g % 2 = 0 then to_tsvector('simple', 'order ' || g) end, case when g % 3 = 0 then array['h' || g] end
+      from generate_series(1, 2000) g`.execute(store.db);
+    await sql`analyze transcript_entries`.execute(store.db);
+    // Sequential scans priced out: an index the predicate cannot use would leave one in the plan anyway.
+    const plan = await store.db.connection().execute(async (conn) => {
+      await sql`set enable_seqscan = off`.execute(conn);
+      const { rows } = await sql<{ 'QUERY PLAN': unknown }>`explain (format json) select id from transcript_entries where ${predicate}`.execute(conn);
+      await sql`reset enable_seqscan`.execute(conn);
+      return JSON.stringify(rows[0]!['QUERY PLAN']);
+    });
+    expect(plan).toContain(index);
+    expect(plan).not.toContain('Seq Scan');
+  });
+});
