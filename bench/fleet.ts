@@ -4,7 +4,8 @@
  *      (`maxCachedWorkflows` from the config); the worker process's RSS after them (target ≤ 500 MB);
  *   2. load: 100 of those sessions turn concurrently (0 ms model), several turns each, next to 100
  *      concurrent bare Update + one activity workflows on the same server: turns/s and p99 of both
- *      (target: Keel ≥ 0.7× the bare turns/s).
+ *      (target: Keel ≥ 0.7× the bare turns/s); on PostgreSQL also the I/O floor under the same load (the
+ *      bare Update whose activity does a text turn's statements and model call), to tell Keel's own cost from the I/O's.
  *
  *   npx ts-node --swc bench/fleet.ts          # BENCH_DATABASE_URL=postgres://… (else the worker's own PGlite folder)
  *
@@ -25,7 +26,8 @@ import { keelClient, startTemporalTestEnv, uniqueTaskQueue } from '../test/suppo
 import { COMPILED_DIR_ENV, compileEntries, compiledEntryArgs } from '../test/support/compiled-entries';
 import { buildWorkflowBundle } from '../test/support/workflow-bundle';
 import { DEFAULTS } from '../src/config/defaults';
-import { baselineStopSignal, baselineTurnUpdate } from './baseline/shared';
+import { baselineIoTurnUpdate, baselineStopSignal, baselineTurnUpdate } from './baseline/shared';
+import { FLOOR_AGENT } from './baseline/activities';
 import { latencyStats, ratio, type LatencyStats } from './support/stats';
 import { processRssMb, startBenchProcess } from './support/process-rss';
 import { cpuPerOp, postgresPids, sampleCpu, type CpuParts } from './support/process-cpu';
@@ -51,6 +53,8 @@ export interface FleetResult {
     /** CPU ms per turn of each process during each phase: on 2 shared cores their sum bounds turns/s. */
     readonly cpuMsPerTurn: { readonly keel: Record<string, number>; readonly bare: Record<string, number> };
     readonly bare: { readonly turnsPerSecond: number; readonly latency: LatencyStats };
+    /** The I/O floor under the same load: a bare Update whose activity does a text turn's four statements and model call (PostgreSQL only). */
+    readonly floor?: { readonly turnsPerSecond: number; readonly latency: LatencyStats; readonly cpuMsPerTurn: Record<string, number> };
     /** Keel turns/s over bare turns/s (target ≥ 0.7). */
     readonly ratio: number | null;
     readonly meetsTarget: boolean;
@@ -95,7 +99,12 @@ export async function run(opts: { quick?: boolean; databaseUrl?: string; liveSes
     ),
     startBenchProcess(
       compiledEntryArgs('bench/baseline/worker-process.ts'),
-      { TEMPORAL_ADDRESS: env.server.address, BASELINE_TASK_QUEUE: baselineQueue, BASELINE_MAX_CACHED_WORKFLOWS: String(maxCachedWorkflows) },
+      {
+        TEMPORAL_ADDRESS: env.server.address,
+        BASELINE_TASK_QUEUE: baselineQueue,
+        BASELINE_MAX_CACHED_WORKFLOWS: String(maxCachedWorkflows),
+        ...(url ? { BASELINE_FLOOR_DATABASE_URL: url, BASELINE_FLOOR_MODEL_URL: fake.url } : {}),
+      },
       'baseline worker: polling',
     ),
   ]);
@@ -152,6 +161,14 @@ export async function run(opts: { quick?: boolean; databaseUrl?: string; liveSes
     const bareCpuBefore = sampleCpu(cpuParts);
     const bareLoad = await concurrently(concurrent, turnsEach, (k, t) => bare[k]!.executeUpdate(baselineTurnUpdate, { args: [t] }));
     const bareCpu = cpuPerOp(bareCpuBefore, sampleCpu(cpuParts), concurrent * turnsEach);
+    // The I/O floor (PostgreSQL only): the bare Update whose activity does a turn's statements and model call.
+    let floor: FleetResult['load']['floor'];
+    if (url) {
+      forgetRequests();
+      const floorCpuBefore = sampleCpu(cpuParts);
+      const floorLoad = await concurrently(concurrent, turnsEach, (k, t) => bare[k]!.executeUpdate(baselineIoTurnUpdate, { args: [t] }));
+      floor = { ...floorLoad, cpuMsPerTurn: cpuPerOp(floorCpuBefore, sampleCpu(cpuParts), concurrent * turnsEach) };
+    }
     const r = ratio(keelLoad.turnsPerSecond, bareLoad.turnsPerSecond);
     return {
       database: url ? 'postgres' : 'pglite',
@@ -168,7 +185,7 @@ export async function run(opts: { quick?: boolean; databaseUrl?: string; liveSes
         mbPerSession: Math.round(((rssAfter - rssBefore) / liveSessions) * 100) / 100,
         meetsTarget: rssAfter <= RSS_TARGET_MB,
       },
-      load: { concurrent, turnsEach, keel: keelLoad, bare: bareLoad, ratio: r, meetsTarget: r !== null && r >= THROUGHPUT_TARGET, cpuMsPerTurn: { keel: keelCpu, bare: bareCpu } },
+      load: { concurrent, turnsEach, keel: keelLoad, bare: bareLoad, ...(floor ? { floor } : {}), ratio: r, meetsTarget: r !== null && r >= THROUGHPUT_TARGET, cpuMsPerTurn: { keel: keelCpu, bare: bareCpu } },
     };
   } finally {
     await Promise.all(bare.map((h) => h.signal(baselineStopSignal).catch(() => undefined)));
@@ -182,8 +199,8 @@ export async function run(opts: { quick?: boolean; databaseUrl?: string; liveSes
     );
     await Promise.all([keelWorker.stop(), baselineWorker.stop()]);
     if (store) {
-      await store.db.deleteFrom('transcript_entries').where('agent_id', '=', agent).execute();
-      await store.db.deleteFrom('sessions').where('agent_id', '=', agent).execute();
+      await store.db.deleteFrom('transcript_entries').where('agent_id', 'in', [agent, FLOOR_AGENT]).execute();
+      await store.db.deleteFrom('sessions').where('agent_id', 'in', [agent, FLOOR_AGENT]).execute();
       await store.close();
     }
     await fake.close();
@@ -228,10 +245,10 @@ async function concurrently(width: number, turns: number, op: (lane: number, tur
 }
 
 /** `part a / b` for each process, then the totals: the CPU a turn costs the whole machine. */
-function cpuLine(keel: Record<string, number>, bare: Record<string, number>): string {
+function cpuLine(keel: Record<string, number>, bare: Record<string, number>, baseline = 'bare'): string {
   const total = (parts: Record<string, number>) => Math.round(Object.values(parts).reduce((a, b) => a + b, 0) * 10) / 10;
   const parts = Object.keys(keel).map((name) => `${name} ${keel[name]} / ${bare[name] ?? 0}`);
-  return `${parts.join(', ')}; all ${total(keel)} / ${total(bare)} (bare/keel ${ratio(total(bare), total(keel))})`;
+  return `${parts.join(', ')}; all ${total(keel)} / ${total(bare)} (${baseline}/keel ${ratio(total(bare), total(keel))})`;
 }
 
 export function ratioLines(r: FleetResult): string[] {
@@ -240,6 +257,11 @@ export function ratioLines(r: FleetResult): string[] {
     `${r.live.sessions.toLocaleString()} live sessions on one worker process (maxCachedWorkflows ${r.maxCachedWorkflows}, ${r.database}): RSS ${r.live.rssBeforeMb} → ${r.live.rssAfterMb} MB after ${SETTLE_MS / 1000} s idle (${r.live.rssRightAfterMb} MB right after the turns; ${r.live.mbPerSession} MB/session; V8 heap used ${r.live.heapUsedBeforeMb} → ${r.live.heapUsedAfterMb} MB; the bare worker with as many live workflows ${r.live.bareRssBeforeMb} → ${r.live.bareRssAfterMb} MB; target ≤ ${RSS_TARGET_MB} MB: ${r.live.meetsTarget ? 'met' : 'NOT met'})`,
     `${l.concurrent} sessions turning concurrently (${l.turnsEach} turns each, 0 ms model): keel ${l.keel.turnsPerSecond} turns/s vs bare Update+activity ${l.bare.turnsPerSecond}/s = ${l.ratio}× (target ≥ ${THROUGHPUT_TARGET}×: ${l.meetsTarget ? 'met' : 'NOT met'}); p99 ${l.keel.latency.p99} ms vs bare p99 ${l.bare.latency.p99} ms (p50 ${l.keel.latency.p50} / ${l.bare.latency.p50})`,
     `CPU ms per turn, keel / bare: ${cpuLine(l.cpuMsPerTurn.keel, l.cpuMsPerTurn.bare)}`,
+    ...(l.floor
+      ? [
+          `I/O floor under the same load (the bare Update whose activity does a turn's four statements and streamed model call, no Keel): ${l.floor.turnsPerSecond} turns/s = ${ratio(l.floor.turnsPerSecond, l.bare.turnsPerSecond)}× bare; keel / floor ${ratio(l.keel.turnsPerSecond, l.floor.turnsPerSecond)}×; p99 ${l.floor.latency.p99} ms; CPU ms per turn, keel / floor: ${cpuLine(l.cpuMsPerTurn.keel, l.floor.cpuMsPerTurn, 'floor')}`,
+        ]
+      : []),
   ];
 }
 

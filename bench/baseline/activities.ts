@@ -11,7 +11,8 @@ export interface TurnIoFloor {
   readonly modelUrl: string;
 }
 
-const FLOOR_AGENT = 'bench-floor';
+/** The agent the I/O floor writes as (a bench removes its rows when done). */
+export const FLOOR_AGENT = 'bench-floor';
 const FLOOR_KEY = `agent:${FLOOR_AGENT}:main`;
 const FLOOR_SESSION = 'bench-floor-session';
 
