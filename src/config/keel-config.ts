@@ -131,6 +131,11 @@ export const keelConfigSchema = z.object({
    * hold one at a time; a worker running many sessions at once queues for them beyond this.
    */
   databasePoolSize: z.coerce.number().int().min(1, 'databasePoolSize must be at least 1').default(DEFAULTS.databasePoolSize),
+  /**
+   * The statements every turn runs are prepared once per connection (KEEL_DATABASE_PREPARED_STATEMENTS,
+   * default on). Off for a pooler that cannot keep them, such as PgBouncer before 1.21 in transaction mode.
+   */
+  databasePreparedStatements: z.boolean().default(true),
   /** A stopping worker lets in-flight activities finish this long (KEEL_SHUTDOWN_GRACE_MS). */
   shutdownGraceMs: z.coerce.number().int().nonnegative().default(DEFAULTS.workerShutdownGraceMs),
   /** Workspace folder: bootstrap files (AGENTS.md, …) and memory notes (`memory/YYYY-MM-DD.md`); unset → notes only in the database. */
@@ -286,6 +291,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env, overrides: P
     contextCacheBytes: env.KEEL_CONTEXT_CACHE_BYTES ? parseByteSize(env.KEEL_CONTEXT_CACHE_BYTES) : undefined,
     maxCachedWorkflows: env.KEEL_MAX_CACHED_WORKFLOWS || undefined,
     databasePoolSize: env.KEEL_DATABASE_POOL_SIZE || undefined,
+    databasePreparedStatements: env.KEEL_DATABASE_PREPARED_STATEMENTS ? !['off', 'false', '0'].includes(env.KEEL_DATABASE_PREPARED_STATEMENTS) : undefined,
     maxActiveTranscriptBytes: env.KEEL_MAX_ACTIVE_TRANSCRIPT_BYTES ? parseByteSize(env.KEEL_MAX_ACTIVE_TRANSCRIPT_BYTES) : undefined,
     toolsModule: env.KEEL_TOOLS_MODULE || undefined,
     encryptionKeys: env.KEEL_ENCRYPTION_KEYS || undefined,
@@ -352,6 +358,7 @@ const ENV_NAMES: Record<string, string> = {
   contextCacheBytes: 'KEEL_CONTEXT_CACHE_BYTES',
   maxCachedWorkflows: 'KEEL_MAX_CACHED_WORKFLOWS',
   databasePoolSize: 'KEEL_DATABASE_POOL_SIZE',
+  databasePreparedStatements: 'KEEL_DATABASE_PREPARED_STATEMENTS',
   maxActiveTranscriptBytes: 'KEEL_MAX_ACTIVE_TRANSCRIPT_BYTES',
   toolsModule: 'KEEL_TOOLS_MODULE',
   encryptionKeys: 'KEEL_ENCRYPTION_KEYS',

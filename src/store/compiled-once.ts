@@ -1,5 +1,6 @@
 import { createQueryId, type Compilable, type Kysely, type RootOperationNode } from 'kysely';
 import type { Database } from './schema';
+import { registerPreparedStatement } from './prepared-statements';
 
 /**
  * A statement of fixed shape that kysely builds and compiles once; each later run only binds its
@@ -77,5 +78,6 @@ function compileShape<P extends object, R>(
   });
   const missing = slots.filter((s) => !seen.has(s));
   if (missing.length > 0) throw new Error(`statement ${name}: ${missing.join(', ')} never reached the statement as a parameter`);
+  registerPreparedStatement(compiled.sql);
   return { node: compiled.query, sql: compiled.sql, parameters };
 }

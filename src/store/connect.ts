@@ -5,6 +5,7 @@ import { CurrentSchemaPostgresDialect } from './current-schema-dialect';
 import { Pool, types as pgTypes } from 'pg';
 import { PGlite } from '@electric-sql/pglite';
 import { PGlitePool } from './pglite-pool';
+import { PreparingClient } from './prepared-statements';
 import { SessionLock } from './session-lock';
 import { claimPgliteFolder } from './folder-owner';
 import { runningStack } from './stack-state';
@@ -19,7 +20,14 @@ import { atRestPlugin, type AtRestOptions } from './at-rest';
  * `servedBy` marks the URL of a running embedded stack's PGlite (found through its state file).
  */
 export type StoreTarget =
-  | { kind: 'postgres'; url: string; maxConnections?: number; servedBy?: { pid: number; dataDir?: string } }
+  | {
+      kind: 'postgres';
+      url: string;
+      maxConnections?: number;
+      /** Prepare the statements every turn runs once per connection (default true; off for PgBouncer < 1.21 in transaction mode). */
+      preparedStatements?: boolean;
+      servedBy?: { pid: number; dataDir?: string };
+    }
   | {
       kind: 'pglite';
       dataDir: string;
@@ -63,6 +71,8 @@ export async function openStore(target: StoreTarget, opts: OpenStoreOptions = {}
   if (target.kind === 'postgres') {
     const pool = new Pool({
       connectionString: target.url,
+      // The statements every turn runs are prepared once per connection (see PreparingClient).
+      ...(target.preparedStatements === false ? {} : { Client: PreparingClient }),
       max: target.maxConnections ?? 10,
       // A running stack's socket answers at once or not at all; do not hang on it.
       ...(opts.connectTimeoutMs !== undefined || target.servedBy ? { connectionTimeoutMillis: opts.connectTimeoutMs ?? 5_000 } : {}),
@@ -151,8 +161,15 @@ async function probe(db: Kysely<Database>, timeoutMs: number): Promise<boolean> 
  * `databaseUrl` when set; else the database a running embedded stack serves (`<home>/stack.json`);
  * else PGlite under `<home>/db` (default `./.keel`), opened in this process.
  */
-export function storeTargetFor(config: { readonly databaseUrl?: string; readonly home: string; readonly databasePoolSize?: number }): StoreTarget {
-  if (config.databaseUrl) return { kind: 'postgres', url: config.databaseUrl, ...(config.databasePoolSize ? { maxConnections: config.databasePoolSize } : {}) };
+export function storeTargetFor(config: { readonly databaseUrl?: string; readonly home: string; readonly databasePoolSize?: number; readonly databasePreparedStatements?: boolean }): StoreTarget {
+  if (config.databaseUrl) {
+    return {
+      kind: 'postgres',
+      url: config.databaseUrl,
+      ...(config.databasePoolSize ? { maxConnections: config.databasePoolSize } : {}),
+      ...(config.databasePreparedStatements === false ? { preparedStatements: false } : {}),
+    };
+  }
   const stack = runningStack(config.home);
   if (stack?.databaseUrl) return { kind: 'postgres', url: stack.databaseUrl, maxConnections: 4, servedBy: { pid: stack.pid, ...(stack.dataDir ? { dataDir: stack.dataDir } : {}) } };
   return { kind: 'pglite', dataDir: resolve(config.home, 'db') };

@@ -88,3 +88,13 @@ describe('KEEL_DATABASE_POOL_SIZE', () => {
     expect(configError(() => configFromEnv({ KEEL_DATABASE_POOL_SIZE: '0' }))).toMatch(/KEEL_DATABASE_POOL_SIZE.*at least 1/);
   });
 });
+
+describe('KEEL_DATABASE_PREPARED_STATEMENTS', () => {
+  it('prepares the hot statements unless set to off (for a pooler that cannot keep them)', () => {
+    const url = 'postgres://keel@db/keel';
+    expect(storeTargetFor(configFromEnv({ DATABASE_URL: url, KEEL_DATABASE_PREPARED_STATEMENTS: 'on' }))).toEqual({ kind: 'postgres', url, maxConnections: 10 });
+    for (const off of ['off', 'false', '0']) {
+      expect(storeTargetFor(configFromEnv({ DATABASE_URL: url, KEEL_DATABASE_PREPARED_STATEMENTS: off }))).toEqual({ kind: 'postgres', url, maxConnections: 10, preparedStatements: false });
+    }
+  });
+});

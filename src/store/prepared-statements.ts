@@ -1,0 +1,46 @@
+import { createHash } from 'node:crypto';
+import { Client, type QueryResult } from 'pg';
+
+/**
+ * Server-side prepared statements for the statements a turn runs every time (`compiledOnce`). pg
+ * sends an unnamed statement as parse, bind and execute on each run, and PostgreSQL parses and plans
+ * it anew each time: for a turn's hot statements that was most of their time in the server (parse
+ * 0.23–0.35 ms and bind with planning 0.24–0.58 ms against 0.16–0.35 ms of execution). A named
+ * statement is parsed once per connection, and after five runs PostgreSQL keeps a generic plan when
+ * it is as good. Only fixed texts are named (registered by `compiledOnce`): a name per connection
+ * lives as long as the connection, so statements of varying text stay unnamed.
+ */
+const names = new Map<string, string>();
+
+/** Marks `sql` as a statement worth preparing on each connection that runs it. */
+export function registerPreparedStatement(sql: string): void {
+  if (!names.has(sql)) names.set(sql, `keel_${createHash('sha256').update(sql).digest('hex').slice(0, 24)}`);
+}
+
+/** What PostgreSQL says when a prepared statement's result columns changed under it (a migration added one). */
+const RESULT_TYPE_CHANGED = 'cached plan must not change result type';
+
+/**
+ * The pool's client: a registered text runs as a named statement. A statement prepared before a
+ * migration changed its table's columns fails once with "cached plan must not change result type";
+ * it is then dropped on this connection and run again, prepared anew.
+ */
+export class PreparingClient extends Client {
+  override query(...args: unknown[]): never {
+    const [text, values, callback] = args;
+    const name = typeof text === 'string' && Array.isArray(values) && callback === undefined ? names.get(text) : undefined;
+    if (name === undefined) return (super.query as (...a: unknown[]) => never)(...args);
+    return this.runNamed(name, text as string, values as unknown[]) as never;
+  }
+
+  private async runNamed(name: string, text: string, values: unknown[]): Promise<QueryResult> {
+    try {
+      return await super.query({ name, text, values });
+    } catch (err) {
+      if (!(err instanceof Error) || !err.message.includes(RESULT_TYPE_CHANGED)) throw err;
+      await super.query(`deallocate ${name}`);
+      delete (this as unknown as { connection: { parsedStatements: Record<string, string> } }).connection.parsedStatements[name];
+      return super.query({ name, text, values });
+    }
+  }
+}
