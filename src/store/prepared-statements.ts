@@ -23,9 +23,15 @@ const RESULT_TYPE_CHANGED = 'cached plan must not change result type';
 /**
  * The pool's client: a registered text runs as a named statement. A statement prepared before a
  * migration changed its table's columns fails once with "cached plan must not change result type";
- * it is then dropped on this connection and run again, prepared anew.
+ * it is then prepared again under a fresh name on this connection (the stale one is left to the
+ * connection's end: dropping it would fail inside the transaction that error aborted) and run again,
+ * which inside a transaction fails with the transaction, and succeeds on the caller's retry.
  */
 export class PreparingClient extends Client {
+  /** A statement's name on this connection, when it had to be prepared again. */
+  private readonly renamed = new Map<string, string>();
+  private renames = 0;
+
   override query(...args: unknown[]): never {
     const [text, values, callback] = args;
     const name = typeof text === 'string' && Array.isArray(values) && callback === undefined ? names.get(text) : undefined;
@@ -33,14 +39,14 @@ export class PreparingClient extends Client {
     return this.runNamed(name, text as string, values as unknown[]) as never;
   }
 
-  private async runNamed(name: string, text: string, values: unknown[]): Promise<QueryResult> {
+  private async runNamed(base: string, text: string, values: unknown[]): Promise<QueryResult> {
     try {
-      return await super.query({ name, text, values });
+      return await super.query({ name: this.renamed.get(base) ?? base, text, values });
     } catch (err) {
       if (!(err instanceof Error) || !err.message.includes(RESULT_TYPE_CHANGED)) throw err;
-      await super.query(`deallocate ${name}`);
-      delete (this as unknown as { connection: { parsedStatements: Record<string, string> } }).connection.parsedStatements[name];
-      return super.query({ name, text, values });
+      const fresh = `${base}_${++this.renames}`;
+      this.renamed.set(base, fresh);
+      return super.query({ name: fresh, text, values });
     }
   }
 }

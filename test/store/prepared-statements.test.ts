@@ -48,6 +48,15 @@ onPostgres('prepared statements on PostgreSQL', () => {
     expect(await rowsOf(store.db, { a: 1 })).toEqual([{ a: 1, b: 'new' }]);
   });
 
+  it('inside a transaction the changed statement fails with it, and the retry runs', async () => {
+    await open();
+    expect(await rowsOf(store.db, { a: 1 })).toEqual([{ a: 1 }]);
+    await sql`alter table prepared_probe add column b text default 'new'`.execute(store.db);
+    // The transaction the error aborted cannot run the statement again; the next attempt can.
+    await expect(store.db.transaction().execute(async (trx) => rowsOf(trx, { a: 1 }))).rejects.toThrow(/current transaction is aborted|cached plan/);
+    expect(await store.db.transaction().execute(async (trx) => rowsOf(trx, { a: 1 }))).toEqual([{ a: 1, b: 'new' }]);
+  });
+
   it('prepares nothing when turned off', async () => {
     await open(false);
     expect(await rowsOf(store.db, { a: 1 })).toEqual([{ a: 1 }]);
