@@ -71,8 +71,10 @@ export async function openStore(target: StoreTarget, opts: OpenStoreOptions = {}
   if (target.kind === 'postgres') {
     const pool = new Pool({
       connectionString: target.url,
-      // The statements every turn runs are prepared once per connection (see PreparingClient).
-      ...(target.preparedStatements === false ? {} : { Client: PreparingClient }),
+      // The statements every turn runs are prepared once per connection (see PreparingClient); not
+      // through a dev stack's PGlite socket, which serves every connection from one backend session,
+      // where two processes preparing the same statement would collide on its name.
+      ...(target.preparedStatements === false || target.servedBy ? {} : { Client: PreparingClient }),
       max: target.maxConnections ?? 10,
       // A running stack's socket answers at once or not at all; do not hang on it.
       ...(opts.connectTimeoutMs !== undefined || target.servedBy ? { connectionTimeoutMillis: opts.connectTimeoutMs ?? 5_000 } : {}),

@@ -17,6 +17,8 @@ export function registerPreparedStatement(sql: string): void {
   if (!names.has(sql)) names.set(sql, `keel_${createHash('sha256').update(sql).digest('hex').slice(0, 24)}`);
 }
 
+/** SQLSTATE of a Parse whose statement name the server session already holds. */
+const DUPLICATE_PREPARED_STATEMENT = '42P05';
 /** What PostgreSQL says when a prepared statement's result columns changed under it (a migration added one). */
 const RESULT_TYPE_CHANGED = 'cached plan must not change result type';
 
@@ -43,6 +45,14 @@ export class PreparingClient extends Client {
     try {
       return await super.query({ name: this.renamed.get(base) ?? base, text, values });
     } catch (err) {
+      const name = this.renamed.get(base) ?? base;
+      if ((err as { code?: string }).code === DUPLICATE_PREPARED_STATEMENT) {
+        // Another client of the same server session prepared it (a PGlite socket serves every
+        // connection from one session, and keeps what a killed process prepared): the name is the
+        // text's hash, so the statement there is this one. Run it without preparing.
+        (this as unknown as { connection: { parsedStatements: Record<string, string> } }).connection.parsedStatements[name] = text;
+        return super.query({ name, text, values });
+      }
       if (!(err instanceof Error) || !err.message.includes(RESULT_TYPE_CHANGED)) throw err;
       const fresh = `${base}_${++this.renames}`;
       this.renamed.set(base, fresh);

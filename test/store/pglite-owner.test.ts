@@ -7,6 +7,7 @@ import { sql } from 'kysely';
 import { Client } from 'pg';
 import { openStore, type Store } from '../../src/store/connect';
 import { servePglite, type ServedPglite } from '../../src/store/pglite-server';
+import { readSessionForTurn } from '../../src/store/turn-begin-read';
 import { PgliteReplyStreamSubscriber } from '../../src/streaming/reply-subscriber';
 
 /**
@@ -73,6 +74,22 @@ describe('one PGlite folder served to other processes', () => {
     };
     const diffs = (await Promise.all([run(a, 1), run(b, 2), run(c, 3), Promise.all(Array.from({ length: 30 }, (_, i) => sql<{ v: number }>`select ${i}::int as v`.execute(store.db).then((r) => r.rows[0]!.v - i)))])).flat();
     expect(diffs.every((d) => d === 0)).toBe(true);
+  });
+
+  it('two processes reaching it through the socket run the same hot statement without colliding on a prepared name', async () => {
+    // The socket serves one backend session, where a statement two clients prepared under one name
+    // would exist twice. A CLI command that found the stack (storeTargetFor) prepares nothing.
+    const target = { kind: 'postgres' as const, url: served.url, servedBy: { pid: process.pid } };
+    // And by URL alone, as workers given DATABASE_URL do: the second finds the first's statements there.
+    const byUrl = { kind: 'postgres' as const, url: served.url };
+    const stores = [await openStore(target, { migrate: false }), await openStore(byUrl, { migrate: false }), await openStore(byUrl, { migrate: false })];
+    try {
+      const read = async (s: Store) => readSessionForTurn(s.db, { agentId: 'a', sessionKey: 'agent:a:main', defaultModel: 'm', releaseToolArgsBefore: new Date().toISOString() });
+      for (const s of stores) expect(await read(s)).toBeUndefined();
+      expect(await Promise.all([...stores, ...stores].map(read))).toEqual(Array(6).fill(undefined));
+    } finally {
+      for (const s of stores) await s.close();
+    }
   });
 
   it('a client that disconnects inside a transaction leaves nothing behind: its transaction is rolled back', async () => {
