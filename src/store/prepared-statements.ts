@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { Client, type QueryResult } from 'pg';
 
 /**
@@ -14,22 +14,25 @@ const names = new Map<string, string>();
 
 /** Marks `sql` as a statement worth preparing on each connection that runs it. */
 export function registerPreparedStatement(sql: string): void {
-  if (!names.has(sql)) names.set(sql, `keel_${createHash('sha256').update(sql).digest('hex').slice(0, 24)}`);
+  if (!names.has(sql)) names.set(sql, `keel_${createHash('sha256').update(sql).digest('hex').slice(0, 20)}`);
 }
 
-/** SQLSTATE of a Parse whose statement name the server session already holds. */
-const DUPLICATE_PREPARED_STATEMENT = '42P05';
 /** What PostgreSQL says when a prepared statement's result columns changed under it (a migration added one). */
 const RESULT_TYPE_CHANGED = 'cached plan must not change result type';
 
 /**
- * The pool's client: a registered text runs as a named statement. A statement prepared before a
- * migration changed its table's columns fails once with "cached plan must not change result type";
- * it is then prepared again under a fresh name on this connection (the stale one is left to the
- * connection's end: dropping it would fail inside the transaction that error aborted) and run again,
- * which inside a transaction fails with the transaction, and succeeds on the caller's retry.
+ * The pool's client: a registered text runs as a named statement. Each client names its statements
+ * apart (the text's hash and the client's own suffix): PostgreSQL keeps names per connection, but a
+ * PGlite socket serves every connection from one session, which also keeps what a killed process
+ * prepared, and a name prepared twice there fails ("already exists") and aborts the transaction.
+ * A statement prepared before a migration changed its table's columns fails once with "cached plan
+ * must not change result type"; it is then prepared again under a fresh name on this connection (the
+ * stale one is left to the connection's end: dropping it would fail inside the transaction that error
+ * aborted) and run again, which inside a transaction fails with the transaction, and succeeds on the
+ * caller's retry.
  */
 export class PreparingClient extends Client {
+  private readonly suffix = randomBytes(4).toString('hex');
   /** A statement's name on this connection, when it had to be prepared again. */
   private readonly renamed = new Map<string, string>();
   private renames = 0;
@@ -43,18 +46,10 @@ export class PreparingClient extends Client {
 
   private async runNamed(base: string, text: string, values: unknown[]): Promise<QueryResult> {
     try {
-      return await super.query({ name: this.renamed.get(base) ?? base, text, values });
+      return await super.query({ name: this.renamed.get(base) ?? `${base}_${this.suffix}`, text, values });
     } catch (err) {
-      const name = this.renamed.get(base) ?? base;
-      if ((err as { code?: string }).code === DUPLICATE_PREPARED_STATEMENT) {
-        // Another client of the same server session prepared it (a PGlite socket serves every
-        // connection from one session, and keeps what a killed process prepared): the name is the
-        // text's hash, so the statement there is this one. Run it without preparing.
-        (this as unknown as { connection: { parsedStatements: Record<string, string> } }).connection.parsedStatements[name] = text;
-        return super.query({ name, text, values });
-      }
       if (!(err instanceof Error) || !err.message.includes(RESULT_TYPE_CHANGED)) throw err;
-      const fresh = `${base}_${++this.renames}`;
+      const fresh = `${base}_${this.suffix}_${++this.renames}`;
       this.renamed.set(base, fresh);
       return super.query({ name: fresh, text, values });
     }

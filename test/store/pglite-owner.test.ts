@@ -80,7 +80,7 @@ describe('one PGlite folder served to other processes', () => {
     // The socket serves one backend session, where a statement two clients prepared under one name
     // would exist twice. A CLI command that found the stack (storeTargetFor) prepares nothing.
     const target = { kind: 'postgres' as const, url: served.url, servedBy: { pid: process.pid } };
-    // And by URL alone, as workers given DATABASE_URL do: the second finds the first's statements there.
+    // And by URL alone, as workers given DATABASE_URL do: each prepares its own, under its own names.
     const byUrl = { kind: 'postgres' as const, url: served.url };
     const stores = [await openStore(target, { migrate: false }), await openStore(byUrl, { migrate: false }), await openStore(byUrl, { migrate: false })];
     try {
