@@ -72,8 +72,8 @@ export async function openStore(target: StoreTarget, opts: OpenStoreOptions = {}
     const pool = new Pool({
       connectionString: target.url,
       // The statements every turn runs are prepared once per connection (see PreparingClient); not
-      // through a dev stack's PGlite socket, which serves every connection from one backend session,
-      // where two processes preparing the same statement would collide on its name.
+      // through a dev stack's PGlite socket, which serves every connection from one backend session:
+      // what each short-lived CLI command prepared there would outlive it for the stack's lifetime.
       ...(target.preparedStatements === false || target.servedBy ? {} : { Client: PreparingClient }),
       max: target.maxConnections ?? 10,
       // A running stack's socket answers at once or not at all; do not hang on it.
