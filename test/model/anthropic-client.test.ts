@@ -125,11 +125,16 @@ describe('AnthropicModelClient', () => {
     const slow = (): AnthropicModelClient => new AnthropicModelClient({ apiKey: 'sk-ant-test', baseURL: fake.url, timeoutMs: 300, idleTimeoutMs: 300 });
 
     it('a stream that keeps sending succeeds however long it takes in total', async () => {
-      // 28 deltas 100 ms apart: about ten timeouts in total, never one gap.
-      const words = Array.from({ length: 28 }, (_, i) => `w${i} `);
-      fake.enqueue(fakeReply.text(words.join(''), { eventDelayMs: 100 }));
-      const reply = await slow().complete(request());
+      // Events 300 ms apart against a 1 s idle timeout and a 1.5 s request timeout: several seconds in
+      // total, never one long gap. Wide margins: a loaded CI machine can hold a response back.
+      const patient = new AnthropicModelClient({ apiKey: 'sk-ant-test', baseURL: fake.url, timeoutMs: 1_500, idleTimeoutMs: 1_000 });
+      const words = Array.from({ length: 8 }, (_, i) => `w${i} `);
+      fake.enqueue(fakeReply.text(words.join(''), { eventDelayMs: 300 }));
+      const started = Date.now();
+      const reply = await patient.complete(request());
       expect(reply.content).toEqual([{ type: 'text', text: words.join('') }]);
+      // The premise, not a timing target: the whole stream outlasted both timeouts.
+      expect(Date.now() - started).toBeGreaterThan(1_500);
     });
 
     it('a stream that stalls fails with a retryable ModelTimeoutError', async () => {

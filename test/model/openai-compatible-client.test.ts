@@ -124,13 +124,19 @@ describe('OpenAiCompatibleModelClient', () => {
       new OpenAiCompatibleModelClient({ baseUrl: `${fake.url}/v1`, model: 'llama3.2', timeoutMs: 300, idleTimeoutMs: 300 });
 
     it('a stream that keeps sending succeeds however long it takes in total', async () => {
-      // 30 chunks 100 ms apart: about ten idle timeouts in total, never one gap.
-      const words = Array.from({ length: 28 }, (_, i) => `w${i} `);
-      fake.enqueue(fakeReply.text(words.join(''), { eventDelayMs: 100 }));
+      // Events 300 ms apart against a 1 s idle timeout and a 1.5 s request timeout: the stream takes
+      // several seconds in total and never has one long gap. The margins are wide because a loaded CI
+      // machine can hold a response back by a few hundred milliseconds.
+      const patient = new OpenAiCompatibleModelClient({ baseUrl: `${fake.url}/v1`, model: 'llama3.2', timeoutMs: 1_500, idleTimeoutMs: 1_000 });
+      const words = Array.from({ length: 8 }, (_, i) => `w${i} `);
+      fake.enqueue(fakeReply.text(words.join(''), { eventDelayMs: 300 }));
       let beats = 0;
-      const reply = await slow().complete({ model: 'x', messages: conversation, maxTokens: 500 }, { onEvent: () => beats++ });
+      const started = Date.now();
+      const reply = await patient.complete({ model: 'x', messages: conversation, maxTokens: 500 }, { onEvent: () => beats++ });
       expect(reply.content).toEqual([{ type: 'text', text: words.join('') }]);
-      expect(beats).toBeGreaterThan(28);
+      expect(beats).toBeGreaterThan(8);
+      // The premise, not a timing target: the whole stream outlasted both timeouts.
+      expect(Date.now() - started).toBeGreaterThan(1_500);
     });
 
     it('a stream that stalls fails with a retryable ModelTimeoutError', async () => {
