@@ -1,11 +1,12 @@
 /**
  * Jest globalSetup: without TEST_DATABASE_URL, says at the start of the run which suites are skipped
  * (describeOnPostgres) and which run on PGlite only, one line each, and how to run them all; without
- * a Chromium, that the report's browser test is skipped and how to include it.
+ * a Chromium, that the report's browser test is skipped and how to include it; likewise without docker-compose.
  */
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { dockerComposePath } from './docker-compose';
 
 const ROOT = join(__dirname, '..', '..');
 const POSTGRES_ONLY = /describeOnPostgres\(\s*'([^']*)',\s*'([^']*)'/g;
@@ -31,6 +32,11 @@ export default function reportSkips(): void {
   if (!hasChromium()) {
     process.stderr.write(
       "\nNo Chromium found, so test/session-replay/report-browser.test.ts is skipped (install Debian's chromium: apt-get install -y chromium, or set CHROMIUM_PATH; .ci/run does).\n",
+    );
+  }
+  if (!dockerComposePath()) {
+    process.stderr.write(
+      "\nNo docker-compose found, so test/deploy/compose-config.test.ts is skipped (install Debian's docker-compose: apt-get install -y docker-compose, or set DOCKER_COMPOSE_PATH; .ci/run does).\n",
     );
   }
   if (process.env.TEST_DATABASE_URL) return;
