@@ -8,15 +8,13 @@ import { openRuntime } from '../src/runtime/activity-deps';
 import { createKeelWorker } from './create-worker';
 import { closeWorkspaceWatchers } from '../activities/workspace-cache';
 import { prepareCluster } from '../src/temporal/prepare-cluster';
-import { KeelClient } from '../src/client/keel-client';
+import { keelClientForConfig } from '../src/client/keel-client-for-config';
 import { replyStreamForStore } from '../src/streaming/reply-subscriber';
 import type { LocalStack } from '../src/cli/local-stack';
 import { atRestFor, openStore, storeTargetFor } from '../src/store/connect';
 import { servePglite } from '../src/store/pglite-server';
 import { removeStackState, runningStack, writeStackState } from '../src/store/stack-state';
 import { installObservability, serveObservability } from './observability';
-import { keyRingFor } from '../src/config/keel-config';
-import { keelDataConverter } from '../src/security/payload-codec';
 import { codecServerFor } from '../src/security/codec-server';
 
 /**
@@ -98,16 +96,7 @@ export async function startLocalStack(settings: KeelSettings, log: (line: string
     // Replies stream through the store the worker writes (PGlite: this process; PostgreSQL: LISTEN).
     const stream = replyStreamForStore(runtime.store, log);
     started.push(() => stream.close());
-    const dataConverter = keelDataConverter(keyRingFor(config));
-    const client = new KeelClient({
-      connection,
-      namespace: config.temporalNamespace,
-      ...(dataConverter ? { dataConverter } : {}),
-      taskQueue: config.taskQueue,
-      contextWindowTokens: config.contextWindowTokens,
-      stream,
-      warn: log,
-    });
+    const client = keelClientForConfig(config, connection, { stream, warn: log });
     log(`worker: polling task queue "${config.taskQueue}"`);
     writeStackState(config.home, {
       pid: process.pid,

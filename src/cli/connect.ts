@@ -1,7 +1,7 @@
 import { Connection } from '@temporalio/client';
-import { keyRingFor, type KeelConfig } from '../config/keel-config';
-import { keelDataConverter } from '../security/payload-codec';
-import { KeelClient } from '../client/keel-client';
+import type { KeelConfig } from '../config/keel-config';
+import type { KeelClient } from '../client/keel-client';
+import { keelClientForConfig } from '../client/keel-client-for-config';
 import { PgReplyStreamSubscriber } from '../streaming/reply-subscriber';
 import { runningStack } from '../store/stack-state';
 
@@ -30,18 +30,7 @@ export async function connectClient(config: KeelConfig, opts: { stream?: boolean
     throw new Error(`cannot reach Temporal at ${address} (TEMPORAL_ADDRESS) within ${CONNECT_TIMEOUT_MS / 1000} s: ${err instanceof Error ? err.message : String(err)}; start the cluster (or \`keel dev\`) or fix TEMPORAL_ADDRESS`);
   });
   const stream = opts.stream && config.databaseUrl ? new PgReplyStreamSubscriber({ connectionString: config.databaseUrl, ...(opts.log ? { log: opts.log } : {}) }) : undefined;
-  // The workers' codec (KEEL_ENCRYPTION_KEYS): the CLI reads and writes the same encrypted payloads.
-  const dataConverter = keelDataConverter(keyRingFor(config));
-  const client = new KeelClient({
-    connection,
-    namespace: config.temporalNamespace,
-    ...(dataConverter ? { dataConverter } : {}),
-    taskQueue: config.taskQueue,
-    contextWindowTokens: config.contextWindowTokens,
-    ...(config.allowedAgents ? { allowedAgents: config.allowedAgents } : {}),
-    ...(stream ? { stream } : {}),
-    ...(opts.log ? { warn: opts.log } : {}),
-  });
+  const client = keelClientForConfig(config, connection, { ...(stream ? { stream } : {}), ...(opts.log ? { warn: opts.log } : {}) });
   return {
     client,
     close: async () => {

@@ -39,6 +39,13 @@ describe('keel command line', () => {
     fake.assertScriptConsumed();
   });
 
+  it("dev's chat refuses an agent outside KEEL_ALLOWED_AGENTS before anything is sent, as every other client does", async () => {
+    const before = fake.requests.length;
+    const run = await keel(['dev', '--session', 'agent:cli:main'], { ...noModel, KEEL_HOME: home, KEEL_ALLOWED_AGENTS: 'ops', ...fake.env }, 'hi there\n/quit\n');
+    expect(`${run.stdout}${run.stderr}`).toContain('agent cli is not in KEEL_ALLOWED_AGENTS (ops); nothing was written');
+    expect(fake.requests.length).toBe(before);
+  });
+
   it('imports a folder with progress, exports a session back to the same JSONL, and reports maintenance as JSON', async () => {
     const corpus = await writeCorpus(join(home, 'sessions'), { seed: 7, sessions: 3, entriesPerSession: 40, agentId: 'ops' });
     const env = { ...noModel, KEEL_HOME: home };
