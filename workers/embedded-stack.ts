@@ -13,6 +13,7 @@ import { replyStreamForStore } from '../src/streaming/reply-subscriber';
 import type { LocalStack } from '../src/cli/local-stack';
 import { atRestFor, openStore, storeTargetFor } from '../src/store/connect';
 import { servePglite } from '../src/store/pglite-server';
+import { unusableFolderError } from '../src/store/unusable-folder';
 import { removeStackState, runningStack, writeStackState } from '../src/store/stack-state';
 import { installObservability, serveObservability } from './observability';
 import { codecServerFor } from '../src/security/codec-server';
@@ -46,7 +47,11 @@ export async function startLocalStack(settings: KeelSettings, log: (line: string
           'chat with it through `keel chat <sessionKey>`, or stop it first',
       );
     }
-    mkdirSync(resolve(config.home), { recursive: true });
+    try {
+      mkdirSync(resolve(config.home), { recursive: true });
+    } catch (err) {
+      throw unusableFolderError(err, { path: resolve(config.home), holds: "keel dev's files (KEEL_HOME)", fix: 'set KEEL_HOME to a folder this process can write' }) ?? err;
+    }
     let server: DevServer | undefined;
     let address = config.temporalAddress;
     if (!address) {

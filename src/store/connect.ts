@@ -7,6 +7,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { PGlitePool } from './pglite-pool';
 import { PreparingClient } from './prepared-statements';
 import { SessionLock } from './session-lock';
+import { unusableFolderError } from './unusable-folder';
 import { claimPgliteFolder } from './folder-owner';
 import { runningStack } from './stack-state';
 import { migrateToLatest } from './migrations';
@@ -89,9 +90,20 @@ export async function openStore(target: StoreTarget, opts: OpenStoreOptions = {}
     db = new Kysely<Database>({ dialect: new CurrentSchemaPostgresDialect({ pool }), plugins });
   } else {
     if (!target.dataDir.startsWith('memory://')) {
-      mkdirSync(target.dataDir, { recursive: true });
-      // The only place a PGlite folder is opened: a second process would keep its own copy of the pages.
-      releaseFolder = claimPgliteFolder(resolve(target.dataDir));
+      const dataDir = resolve(target.dataDir);
+      try {
+        mkdirSync(dataDir, { recursive: true });
+        // The only place a PGlite folder is opened: a second process would keep its own copy of the pages.
+        releaseFolder = claimPgliteFolder(dataDir);
+      } catch (err) {
+        throw (
+          unusableFolderError(err, {
+            path: dataDir,
+            holds: 'the embedded database',
+            fix: 'set KEEL_HOME to a folder this process can write, or DATABASE_URL to a PostgreSQL server',
+          }) ?? err
+        );
+      }
     }
     try {
       pglite = await PGlite.create(target.dataDir, {

@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { keel, runEntry } from '../support/keel-cli';
@@ -41,6 +41,18 @@ describe('a failed startup stops everything it started and names the cause', () 
     const run = await keel(['dev', '--check'], { ...base, KEEL_HOME: home, KEEL_TOOLS_MODULE: join(home, 'missing-tools.js') });
     expect(run.code).toBe(1);
     expect(run.stderr).toMatch(/KEEL_TOOLS_MODULE: .*missing-tools\.js does not exist/);
+  });
+
+  it('a KEEL_HOME this process cannot keep a folder in: the worker and dev exit 1 naming the folder and the way out', async () => {
+    const file = join(home, 'not-a-folder');
+    await writeFile(file, 'a file, not a folder');
+    const worker = await runEntry('workers/main.ts', [], { ...base, KEEL_HOME: file, TEMPORAL_ADDRESS: '127.0.0.1:1' });
+    expect(worker.code).toBe(1);
+    expect(worker.stderr).toContain(`cannot keep the embedded database in ${join(file, 'db')} (ENOTDIR: a file stands where a folder is needed); set KEEL_HOME to a folder this process can write, or DATABASE_URL to a PostgreSQL server`);
+    const dev = await keel(['dev', '--check'], { ...base, KEEL_HOME: file });
+    expect(dev.code).toBe(1);
+    expect(dev.stderr).toContain(`cannot keep keel dev's files (KEEL_HOME) in ${file} (EEXIST: a file stands where a folder is needed); set KEEL_HOME to a folder this process can write`);
+    expect(processesMentioning(file)).toEqual([]);
   });
 
   it('the worker process exits 1 naming KEEL_CONTEXT_ENGINE; without a model it starts (compaction works extractively)', async () => {
