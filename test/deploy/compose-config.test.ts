@@ -6,6 +6,8 @@
  */
 import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { parse } from 'yaml';
@@ -16,7 +18,17 @@ const ROOT = join(__dirname, '..', '..');
 const compose = dockerComposePath();
 
 interface ComposeConfig {
-  services: Record<string, { build?: { context: string; dockerfile?: string }; image?: string; environment?: Record<string, string>; volumes?: unknown[] }>;
+  services: Record<
+    string,
+    {
+      build?: { context: string; dockerfile?: string };
+      image?: string;
+      environment?: Record<string, string>;
+      volumes?: unknown[];
+      expose?: string[];
+      healthcheck?: { test: string[] };
+    }
+  >;
 }
 
 (compose ? describe : describe.skip)('docker-compose.yml, as docker-compose reads it', () => {
@@ -41,6 +53,29 @@ interface ComposeConfig {
     expect(readFileSync(dockerfile, 'utf8')).toMatch(/^CMD \["node", "dist\/workers\/main\.js"\]$/m);
     expect(config.services['keel-worker']!.environment).toMatchObject({ DATABASE_URL: expect.stringMatching(/^postgres:\/\/.*@keel-db:5432\//), TEMPORAL_ADDRESS: 'temporal:7233' });
   });
+
+  it("checks the worker's health on its /readyz, with a command the image can run", async () => {
+    const worker = config.services['keel-worker']!;
+    const port = worker.environment!.KEEL_METRICS_PORT!;
+    expect(worker.expose).toEqual([port]);
+    const [kind, ...command] = worker.healthcheck!.test;
+    expect(kind).toBe('CMD');
+    expect(command.slice(0, 2)).toEqual(['node', '-e']);
+    expect(command[2]).toContain(`http://127.0.0.1:${port}/readyz`);
+    // The probe itself, run as the healthcheck runs it (on a free port here): 0 against a ready
+    // endpoint, 1 against one that is not.
+    for (const [status, code] of [[200, 0], [503, 1]] as const) {
+      const server = createServer((req, res) => res.writeHead(req.url === '/readyz' ? status : 404).end());
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      const script = command[2]!.replace(`:${port}/`, `:${(server.address() as AddressInfo).port}/`);
+      try {
+        const probe = await run(command[0]!, [command[1]!, script], { timeout: 20_000 }).then(() => 0, (e: { code?: number }) => e.code ?? -1);
+        expect(probe).toBe(code);
+      } finally {
+        await new Promise((resolve) => server.close(resolve));
+      }
+    }
+  }, 60_000);
 
   it("mounts Temporal's dynamic config from a file in the repository", () => {
     const mounts = JSON.stringify(config.services.temporal!.volumes);
