@@ -2,7 +2,7 @@
  * The worker image installs its dependencies with `npm ci --omit=dev` (Dockerfile), which refuses a
  * lockfile out of step with package.json, optional packages of other platforms included. A lockfile
  * that had lost them went unnoticed while CI fell back to `npm install`; this runs npm's own check
- * (a dry run: nothing downloaded or written) on copies of the two files, as the image build does.
+ * (a dry run, offline: nothing downloaded or written) on copies of the two files, as the image build does.
  */
 import { execFile } from 'node:child_process';
 import { copyFile, mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -18,7 +18,7 @@ async function npmCiDryRun(extra: readonly string[]): Promise<{ code: number; ou
   try {
     await copyFile(join(ROOT, 'package.json'), join(dir, 'package.json'));
     await copyFile(join(ROOT, 'package-lock.json'), join(dir, 'package-lock.json'));
-    const args = ['ci', '--dry-run', '--ignore-scripts', '--no-audit', '--no-fund', ...extra];
+    const args = ['ci', '--dry-run', '--offline', '--ignore-scripts', '--no-audit', '--no-fund', ...extra];
     try {
       const { stdout, stderr } = await run('npm', args, { cwd: dir, timeout: 120_000 });
       return { code: 0, output: `${stdout}\n${stderr}` };
