@@ -1,5 +1,5 @@
 /**
- * A folder Keel keeps files in could not be made or written (a container's read-only /app, a KEEL_HOME
+ * A folder Keel keeps files in could not be made or written (a container's root-owned /app, a KEEL_HOME
  * that names a file): the error names the folder, what it is for and the way out, instead of a bare
  * `EACCES: permission denied, mkdir …`.
  */
