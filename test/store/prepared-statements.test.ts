@@ -8,18 +8,18 @@ import { sql } from 'kysely';
 import { freshSchemaUrl } from '../support/databases';
 import { openStore, type Store } from '../../src/store/connect';
 import { compiledOnce } from '../../src/store/compiled-once';
+import { describeOnPostgres } from '../support/postgres-only';
 import type { Database } from '../../src/store/schema';
 import type { Kysely } from 'kysely';
 
 const url = process.env.TEST_DATABASE_URL;
-const onPostgres = url ? describe : describe.skip;
 
 // A table of the test's own, read through the kysely handle as if it were Keel's.
 const rowsOf = compiledOnce('prepared statements test read', (db, v: { a: number }) =>
   (db as unknown as Kysely<Record<string, Record<string, unknown>>>).selectFrom('prepared_probe').selectAll().where('a', '=', v.a),
 ) as unknown as (db: Kysely<Database>, v: { a: number }) => Promise<Array<Record<string, unknown>>>;
 
-onPostgres('prepared statements on PostgreSQL', () => {
+describeOnPostgres('prepared statements', 'PGlite runs through no pg client, so nothing is prepared there', () => {
   let store: Store;
   afterEach(async () => store?.close());
 
