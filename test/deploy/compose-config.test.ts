@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { parse } from 'yaml';
-import { dockerComposePath } from '../support/docker-compose';
+import { dockerComposePath } from '../support/tool-path';
 
 const run = promisify(execFile);
 const ROOT = join(__dirname, '..', '..');

@@ -3,7 +3,6 @@
  * PATH) driven by playwright-core opens the file with no network, and the charts must have drawn:
  * pixels on both canvases, a legend naming each policy. A screenshot lands in test-output/.
  */
-import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -13,6 +12,7 @@ import { parseReplayPolicy } from '../../src/replay/replay-policy';
 import { runReplay } from '../../src/replay/replay-report';
 import { renderReplayHtml } from '../../src/replay/replay-html';
 import { generatedTranscript } from './generate-conversation';
+import { chromiumPath } from '../support/tool-path';
 
 const OUTPUT = resolve(__dirname, '../../test-output');
 
@@ -32,14 +32,6 @@ interface Canvas {
  * CHROMIUM_PATH (.ci/run sets it, so in CI a missing browser fails the suite), else `chromium` on
  * PATH, else none: the suite is skipped, and test/support/report-skips.ts says so at the start.
  */
-function chromiumPath(): string | undefined {
-  if (process.env.CHROMIUM_PATH) return process.env.CHROMIUM_PATH;
-  try {
-    return execFileSync('which', ['chromium'], { encoding: 'utf8' }).trim() || undefined;
-  } catch {
-    return undefined;
-  }
-}
 const executablePath = chromiumPath();
 
 (executablePath ? describe : describe.skip)('the replay report in headless Chromium', () => {

@@ -3,10 +3,9 @@
  * (describeOnPostgres) and which run on PGlite only, one line each, and how to run them all; without
  * a Chromium, that the report's browser test is skipped and how to include it; likewise without docker-compose.
  */
-import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { dockerComposePath } from './docker-compose';
+import { chromiumPath, dockerComposePath } from './tool-path';
 
 const ROOT = join(__dirname, '..', '..');
 const POSTGRES_ONLY = /describeOnPostgres\(\s*'([^']*)',\s*'([^']*)'/g;
@@ -18,18 +17,8 @@ function testFiles(dir: string): string[] {
   );
 }
 
-/** Whether the browser test finds a Chromium (the same lookup as test/session-replay/report-browser.test.ts). */
-function hasChromium(): boolean {
-  if (process.env.CHROMIUM_PATH) return true;
-  try {
-    return execFileSync('which', ['chromium'], { encoding: 'utf8' }).trim() !== '';
-  } catch {
-    return false;
-  }
-}
-
 export default function reportSkips(): void {
-  if (!hasChromium()) {
+  if (!chromiumPath()) {
     process.stderr.write(
       "\nNo Chromium found, so test/session-replay/report-browser.test.ts is skipped (install Debian's chromium: apt-get install -y chromium, or set CHROMIUM_PATH; .ci/run does).\n",
     );
