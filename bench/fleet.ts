@@ -6,6 +6,7 @@
  *      concurrent bare Update + one activity workflows on the same server: turns/s and p99 of both
  *      (target: Keel ≥ 0.7× the bare turns/s); on PostgreSQL also the I/O floor under the same load (the
  *      bare Update whose activity does a text turn's statements and model call), to tell Keel's own cost from the I/O's.
+ *      The three alternate in rounds, so the machine's slow moments fall on all of them alike.
  *
  *   npx ts-node --swc bench/fleet.ts          # BENCH_DATABASE_URL=postgres://… (else the worker's own PGlite folder)
  *
@@ -32,8 +33,10 @@ import { latencyStats, ratio, type LatencyStats } from './support/stats';
 import { processRssMb, startBenchProcess } from './support/process-rss';
 import { cpuPerOp, postgresPids, sampleCpu, type CpuParts } from './support/process-cpu';
 
-const FULL = { liveSessions: 1_000, concurrent: 100, turnsEach: 5 } as const;
-const QUICK = { liveSessions: 100, concurrent: 25, turnsEach: 3 } as const;
+const FULL = { liveSessions: 1_000, concurrent: 100, turnsEach: 6 } as const;
+const QUICK = { liveSessions: 100, concurrent: 25, turnsEach: 6 } as const;
+/** The load phases (Keel, bare, floor) alternate in this many rounds, each a share of every session's turns. */
+const ROUNDS = 3;
 /** Sessions started at once while the fleet is built. */
 const START_CONCURRENCY = 25;
 const RSS_TARGET_MB = 500;
@@ -98,7 +101,8 @@ export async function run(opts: { quick?: boolean; databaseUrl?: string; liveSes
       'keel worker: polling',
     ),
     startBenchProcess(
-      compiledEntryArgs('bench/baseline/worker-process.ts'),
+      // BENCH_BASELINE_NODE_ARGS does the same for the baseline worker (the bare and I/O-floor turns).
+      [...(process.env.BENCH_BASELINE_NODE_ARGS?.split(' ').filter(Boolean) ?? []), ...compiledEntryArgs('bench/baseline/worker-process.ts')],
       {
         TEMPORAL_ADDRESS: env.server.address,
         BASELINE_TASK_QUEUE: baselineQueue,
@@ -145,7 +149,7 @@ export async function run(opts: { quick?: boolean; databaseUrl?: string; liveSes
     });
     await new Promise((r) => setTimeout(r, SETTLE_MS));
     const bareRssAfter = processRssMb(baselineWorker.child.pid!);
-    log(`fleet: bare worker RSS ${bareRssBefore} → ${bareRssAfter} MB; ${concurrent} sessions × ${turnsEach} turns concurrently, then ${concurrent} of the bare workflows…`);
+    log(`fleet: bare worker RSS ${bareRssBefore} → ${bareRssAfter} MB; ${concurrent} sessions × ${turnsEach} turns concurrently, in ${ROUNDS} rounds alternating with ${concurrent} of the bare workflows${url ? ' and the I/O floor' : ''}…`);
 
     const cpuParts: CpuParts = {
       'keel worker': () => [keelWorker.child.pid!],
@@ -154,21 +158,26 @@ export async function run(opts: { quick?: boolean; databaseUrl?: string; liveSes
       PostgreSQL: url ? postgresPids : () => [],
       'bench (clients, fake model)': () => [process.pid],
     };
-    const keelCpuBefore = sampleCpu(cpuParts);
-    const keelLoad = await concurrently(concurrent, turnsEach, (k, t) => turn(keys[k]!, t + 1));
-    const keelCpu = cpuPerOp(keelCpuBefore, sampleCpu(cpuParts), concurrent * turnsEach);
-    forgetRequests();
-    const bareCpuBefore = sampleCpu(cpuParts);
-    const bareLoad = await concurrently(concurrent, turnsEach, (k, t) => bare[k]!.executeUpdate(baselineTurnUpdate, { args: [t] }));
-    const bareCpu = cpuPerOp(bareCpuBefore, sampleCpu(cpuParts), concurrent * turnsEach);
-    // The I/O floor (PostgreSQL only): the bare Update whose activity does a turn's statements and model call.
-    let floor: FleetResult['load']['floor'];
-    if (url) {
+    // The phases take turns, a round each, so a slow minute on this shared machine lands on all of
+    // them alike instead of on whichever phase ran then. The I/O floor (PostgreSQL only) is the bare
+    // Update whose activity does a turn's statements and model call.
+    const phases: Record<'keel' | 'bare' | 'floor', LoadPhase> = { keel: newPhase(), bare: newPhase(), floor: newPhase() };
+    const roundTurns = Math.ceil(turnsEach / ROUNDS);
+    for (let done = 0; done < turnsEach; done += roundTurns) {
+      const turns = Math.min(roundTurns, turnsEach - done);
+      await measure(phases.keel, cpuParts, concurrent, turns, (k, t) => turn(keys[k]!, done + t + 1));
       forgetRequests();
-      const floorCpuBefore = sampleCpu(cpuParts);
-      const floorLoad = await concurrently(concurrent, turnsEach, (k, t) => bare[k]!.executeUpdate(baselineIoTurnUpdate, { args: [t] }));
-      floor = { ...floorLoad, cpuMsPerTurn: cpuPerOp(floorCpuBefore, sampleCpu(cpuParts), concurrent * turnsEach) };
+      await measure(phases.bare, cpuParts, concurrent, turns, (k, t) => bare[k]!.executeUpdate(baselineTurnUpdate, { args: [done + t] }));
+      if (url) {
+        await measure(phases.floor, cpuParts, concurrent, turns, (k, t) => bare[k]!.executeUpdate(baselineIoTurnUpdate, { args: [done + t] }));
+        forgetRequests();
+      }
     }
+    const keelLoad = phaseResult(phases.keel);
+    const bareLoad = phaseResult(phases.bare);
+    const keelCpu = phases.keel.cpuPerTurn();
+    const bareCpu = phases.bare.cpuPerTurn();
+    const floor: FleetResult['load']['floor'] = url ? { ...phaseResult(phases.floor), cpuMsPerTurn: phases.floor.cpuPerTurn() } : undefined;
     const r = ratio(keelLoad.turnsPerSecond, bareLoad.turnsPerSecond);
     return {
       database: url ? 'postgres' : 'pglite',
@@ -227,21 +236,44 @@ async function inBatches<T>(items: readonly T[], width: number, fn: (item: T) =>
   );
 }
 
-/** `width` lanes, each running `turns` operations one after another; turns/s over the whole and per-op latency. */
-async function concurrently(width: number, turns: number, op: (lane: number, turn: number) => Promise<unknown>): Promise<{ turnsPerSecond: number; latency: LatencyStats }> {
-  const samples: number[] = [];
+/** One load phase summed over its rounds: latencies, seconds under load, and CPU by process. */
+interface LoadPhase {
+  readonly samples: number[];
+  seconds: number;
+  readonly cpuMs: Record<string, number>;
+  cpuPerTurn(): Record<string, number>;
+}
+
+function newPhase(): LoadPhase {
+  const phase: LoadPhase = {
+    samples: [],
+    seconds: 0,
+    cpuMs: {},
+    cpuPerTurn: () => cpuPerOp({}, phase.cpuMs, phase.samples.length),
+  };
+  return phase;
+}
+
+/** `width` lanes, each running `turns` operations one after another, added to `phase`. */
+async function measure(phase: LoadPhase, parts: CpuParts, width: number, turns: number, op: (lane: number, turn: number) => Promise<unknown>): Promise<void> {
+  const cpuBefore = sampleCpu(parts);
   const began = performance.now();
   await Promise.all(
     Array.from({ length: width }, async (_, lane) => {
       for (let t = 0; t < turns; t++) {
         const t0 = performance.now();
         await op(lane, t);
-        samples.push(performance.now() - t0);
+        phase.samples.push(performance.now() - t0);
       }
     }),
   );
-  const seconds = (performance.now() - began) / 1000;
-  return { turnsPerSecond: Math.round((samples.length / seconds) * 10) / 10, latency: latencyStats(samples) };
+  phase.seconds += (performance.now() - began) / 1000;
+  for (const [name, ms] of Object.entries(sampleCpu(parts))) phase.cpuMs[name] = (phase.cpuMs[name] ?? 0) + ms - (cpuBefore[name] ?? 0);
+}
+
+/** Turns/s over the phase's rounds and the latency of every turn in them. */
+function phaseResult(phase: LoadPhase): { turnsPerSecond: number; latency: LatencyStats } {
+  return { turnsPerSecond: Math.round((phase.samples.length / phase.seconds) * 10) / 10, latency: latencyStats(phase.samples) };
 }
 
 /** `part a / b` for each process, then the totals: the CPU a turn costs the whole machine. */
