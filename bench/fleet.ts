@@ -31,7 +31,7 @@ import { baselineIoTurnUpdate, baselineStopSignal, baselineTurnUpdate } from './
 import { FLOOR_AGENT } from './baseline/activities';
 import { latencyStats, ratio, type LatencyStats } from './support/stats';
 import { processRssMb, startBenchProcess } from './support/process-rss';
-import { cpuPerOp, postgresPids, sampleCpu, type CpuParts } from './support/process-cpu';
+import { cpuPerOp, postgresPids, sampleCpu, sampleThreadCpu, type CpuParts, type ThreadCpu } from './support/process-cpu';
 
 const FULL = { liveSessions: 1_000, concurrent: 100, turnsEach: 6 } as const;
 const QUICK = { liveSessions: 100, concurrent: 25, turnsEach: 6 } as const;
@@ -57,7 +57,9 @@ export interface FleetResult {
     readonly cpuMsPerTurn: { readonly keel: Record<string, number>; readonly bare: Record<string, number> };
     readonly bare: { readonly turnsPerSecond: number; readonly latency: LatencyStats };
     /** The I/O floor under the same load: a bare Update whose activity does a text turn's four statements and model call (PostgreSQL only). */
-    readonly floor?: { readonly turnsPerSecond: number; readonly latency: LatencyStats; readonly cpuMsPerTurn: Record<string, number> };
+    readonly floor?: { readonly turnsPerSecond: number; readonly latency: LatencyStats; readonly cpuMsPerTurn: Record<string, number>; readonly workerThreadsMsPerTurn: ThreadCpu };
+    /** The serving worker's CPU per turn by thread: where Keel's worker spends more than the floor's. */
+    readonly workerThreadsMsPerTurn: { readonly keel: ThreadCpu; readonly bare: ThreadCpu };
     /** Keel turns/s over bare turns/s (target ≥ 0.7). */
     readonly ratio: number | null;
     readonly meetsTarget: boolean;
@@ -161,7 +163,11 @@ export async function run(opts: { quick?: boolean; databaseUrl?: string; liveSes
     // The phases take turns, a round each, so a slow minute on this shared machine lands on all of
     // them alike instead of on whichever phase ran then. The I/O floor (PostgreSQL only) is the bare
     // Update whose activity does a turn's statements and model call.
-    const phases: Record<'keel' | 'bare' | 'floor', LoadPhase> = { keel: newPhase(), bare: newPhase(), floor: newPhase() };
+    const phases: Record<'keel' | 'bare' | 'floor', LoadPhase> = {
+      keel: newPhase(keelWorker.child.pid!),
+      bare: newPhase(baselineWorker.child.pid!),
+      floor: newPhase(baselineWorker.child.pid!),
+    };
     const roundTurns = Math.ceil(turnsEach / ROUNDS);
     for (let done = 0; done < turnsEach; done += roundTurns) {
       const turns = Math.min(roundTurns, turnsEach - done);
@@ -177,7 +183,8 @@ export async function run(opts: { quick?: boolean; databaseUrl?: string; liveSes
     const bareLoad = phaseResult(phases.bare);
     const keelCpu = phases.keel.cpuPerTurn();
     const bareCpu = phases.bare.cpuPerTurn();
-    const floor: FleetResult['load']['floor'] = url ? { ...phaseResult(phases.floor), cpuMsPerTurn: phases.floor.cpuPerTurn() } : undefined;
+    const floor: FleetResult['load']['floor'] = url ? { ...phaseResult(phases.floor), cpuMsPerTurn: phases.floor.cpuPerTurn(), workerThreadsMsPerTurn: phases.floor.threadsPerTurn() } : undefined;
+    const workerThreadsMsPerTurn = { keel: phases.keel.threadsPerTurn(), bare: phases.bare.threadsPerTurn() };
     const r = ratio(keelLoad.turnsPerSecond, bareLoad.turnsPerSecond);
     return {
       database: url ? 'postgres' : 'pglite',
@@ -194,7 +201,7 @@ export async function run(opts: { quick?: boolean; databaseUrl?: string; liveSes
         mbPerSession: Math.round(((rssAfter - rssBefore) / liveSessions) * 100) / 100,
         meetsTarget: rssAfter <= RSS_TARGET_MB,
       },
-      load: { concurrent, turnsEach, keel: keelLoad, bare: bareLoad, ...(floor ? { floor } : {}), ratio: r, meetsTarget: r !== null && r >= THROUGHPUT_TARGET, cpuMsPerTurn: { keel: keelCpu, bare: bareCpu } },
+      load: { concurrent, turnsEach, keel: keelLoad, bare: bareLoad, ...(floor ? { floor } : {}), ratio: r, meetsTarget: r !== null && r >= THROUGHPUT_TARGET, cpuMsPerTurn: { keel: keelCpu, bare: bareCpu }, workerThreadsMsPerTurn },
     };
   } finally {
     await Promise.all(bare.map((h) => h.signal(baselineStopSignal).catch(() => undefined)));
@@ -241,15 +248,25 @@ interface LoadPhase {
   readonly samples: number[];
   seconds: number;
   readonly cpuMs: Record<string, number>;
+  /** The threads of the worker process that serves the phase. */
+  readonly workerPid: number;
+  readonly threadMs: Record<keyof ThreadCpu, number>;
   cpuPerTurn(): Record<string, number>;
+  threadsPerTurn(): ThreadCpu;
 }
 
-function newPhase(): LoadPhase {
+function newPhase(workerPid: number): LoadPhase {
   const phase: LoadPhase = {
     samples: [],
     seconds: 0,
     cpuMs: {},
+    workerPid,
+    threadMs: { main: 0, node: 0, core: 0 },
     cpuPerTurn: () => cpuPerOp({}, phase.cpuMs, phase.samples.length),
+    threadsPerTurn: () => {
+      const per = (ms: number) => Math.round((ms / phase.samples.length) * 10) / 10;
+      return { main: per(phase.threadMs.main), node: per(phase.threadMs.node), core: per(phase.threadMs.core) };
+    },
   };
   return phase;
 }
@@ -257,6 +274,7 @@ function newPhase(): LoadPhase {
 /** `width` lanes, each running `turns` operations one after another, added to `phase`. */
 async function measure(phase: LoadPhase, parts: CpuParts, width: number, turns: number, op: (lane: number, turn: number) => Promise<unknown>): Promise<void> {
   const cpuBefore = sampleCpu(parts);
+  const threadsBefore = sampleThreadCpu(phase.workerPid);
   const began = performance.now();
   await Promise.all(
     Array.from({ length: width }, async (_, lane) => {
@@ -269,6 +287,8 @@ async function measure(phase: LoadPhase, parts: CpuParts, width: number, turns: 
   );
   phase.seconds += (performance.now() - began) / 1000;
   for (const [name, ms] of Object.entries(sampleCpu(parts))) phase.cpuMs[name] = (phase.cpuMs[name] ?? 0) + ms - (cpuBefore[name] ?? 0);
+  const threads = sampleThreadCpu(phase.workerPid);
+  for (const kind of ['main', 'node', 'core'] as const) phase.threadMs[kind] += threads[kind] - threadsBefore[kind];
 }
 
 /** Turns/s over the phase's rounds and the latency of every turn in them. */
@@ -294,7 +314,12 @@ export function ratioLines(r: FleetResult): string[] {
           `I/O floor under the same load (the bare Update whose activity does a turn's four statements and streamed model call, no Keel): ${l.floor.turnsPerSecond} turns/s = ${ratio(l.floor.turnsPerSecond, l.bare.turnsPerSecond)}× bare; keel / floor ${ratio(l.keel.turnsPerSecond, l.floor.turnsPerSecond)}×; p99 ${l.floor.latency.p99} ms; CPU ms per turn, keel / floor: ${cpuLine(l.cpuMsPerTurn.keel, l.floor.cpuMsPerTurn, 'floor')}`,
         ]
       : []),
+    `the serving worker's CPU ms per turn by thread (main: activities, pg, the model client; node: workflow threads, GC helpers; core: Temporal's Rust core): keel ${threadLine(l.workerThreadsMsPerTurn.keel)}${l.floor ? `; floor ${threadLine(l.floor.workerThreadsMsPerTurn)}` : ''}; bare ${threadLine(l.workerThreadsMsPerTurn.bare)}`,
   ];
+}
+
+function threadLine(t: ThreadCpu): string {
+  return `main ${t.main} / node ${t.node} / core ${t.core}`;
 }
 
 if (require.main === module) {

@@ -10,8 +10,13 @@ const TICKS_PER_SECOND = 100;
 
 /** A process's user + system CPU in ms; 0 once it is gone. */
 function processCpuMs(pid: number): number {
+  return statCpuMs(`/proc/${pid}/stat`);
+}
+
+/** User + system CPU in ms from a /proc stat file (a process's or one thread's); 0 once it is gone. */
+function statCpuMs(path: string): number {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const stat = readFileSync(path, 'utf8');
     // Fields after the command (which may hold spaces) in parentheses: utime is the 14th, stime the 15th.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
@@ -51,4 +56,40 @@ export function sampleCpu(parts: CpuParts): Record<string, number> {
  */
 export function cpuPerOp(before: Record<string, number>, after: Record<string, number>, ops: number): Record<string, number> {
   return Object.fromEntries(Object.entries(after).map(([name, ms]) => [name, Math.round(((ms - (before[name] ?? 0)) / ops) * 10) / 10]));
+}
+
+/** How a worker process's CPU splits: its JavaScript main thread, Node's other threads, Temporal's Rust core. */
+export interface ThreadCpu {
+  /** The main thread: activities, the SDK's worker loop, pg, the model client. */
+  readonly main: number;
+  /** Node's other threads, all named `node`: the workflow threads, V8's GC helpers, libuv's pool. */
+  readonly node: number;
+  /** Temporal's Rust core (`tokio-runtime-w…`) and anything else. */
+  readonly core: number;
+}
+
+/** CPU ms so far of a process's threads by kind (each thread's own stat under /proc/<pid>/task). */
+export function sampleThreadCpu(pid: number): ThreadCpu {
+  const cpu = { main: 0, node: 0, core: 0 };
+  let tids: string[];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return cpu;
+  }
+  for (const tid of tids) {
+    const ms = statCpuMs(`/proc/${pid}/task/${tid}/stat`);
+    if (tid === String(pid)) cpu.main += ms;
+    else if (threadName(pid, tid) === 'node') cpu.node += ms;
+    else cpu.core += ms;
+  }
+  return cpu;
+}
+
+function threadName(pid: number, tid: string): string {
+  try {
+    return readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
+  } catch {
+    return '';
+  }
 }
