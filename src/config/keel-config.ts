@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { DEFAULTS } from './defaults';
+import { envSwitch, switchField } from './env-switch';
 import { isKnownTimeZone } from '../sessions/lifecycle';
 import { DEFAULT_CONTEXT_ENGINE_ID, registeredContextEngines } from '../engine/registry';
 import { nativeEngineOptionShape } from '../engine/anthropic-native-options';
@@ -135,7 +136,7 @@ export const keelConfigSchema = z.object({
    * The statements every turn runs are prepared once per connection (KEEL_DATABASE_PREPARED_STATEMENTS,
    * default on). Off for a pooler that cannot keep them, such as PgBouncer before 1.21 in transaction mode.
    */
-  databasePreparedStatements: z.boolean().default(true),
+  databasePreparedStatements: switchField().default(true),
   /** A stopping worker lets in-flight activities finish this long (KEEL_SHUTDOWN_GRACE_MS). */
   shutdownGraceMs: z.coerce.number().int().nonnegative().default(DEFAULTS.workerShutdownGraceMs),
   /** Workspace folder: bootstrap files (AGENTS.md, …) and memory notes (`memory/YYYY-MM-DD.md`); unset → notes only in the database. */
@@ -145,7 +146,7 @@ export const keelConfigSchema = z.object({
   /** Workspace files are re-hashed this often as a fallback to the file watcher (seconds); 0 disables polling. */
   workspacePollSeconds: z.coerce.number().nonnegative().default(DEFAULTS.workspacePollSeconds),
   /** Watch the workspace folder for changes (off: only the poll notices them, e.g. where watchers are unreliable). */
-  workspaceWatch: z.boolean().default(true),
+  workspaceWatch: switchField().default(true),
   /** The agent's identity line, first in the system prompt. */
   identity: z.string().min(1).optional(),
   /** System prompt mode for main sessions (subagent, cron and hook sessions use minimal). */
@@ -153,7 +154,7 @@ export const keelConfigSchema = z.object({
   /** Time zone the runtime section of the system prompt states the date in. */
   userTimeZone: z.string().refine(isKnownTimeZone, 'not a known IANA time zone; use a name such as "Europe/Berlin" or "UTC"').default('UTC'),
   /** Provider prompt caching (cache_control breakpoints on system, tools and the stable prefix). */
-  promptCaching: z.boolean().default(true),
+  promptCaching: switchField().default(true),
   /** How deep subagents may nest: 1 lets the main agent spawn and its children not (OpenClaw's maxSpawnDepth). */
   subagentMaxDepth: z.coerce.number().int().nonnegative('0 turns spawning off').default(DEFAULTS.subagentMaxDepth),
   /** Subagents one session may have running at once; a spawn past it is refused with a tool error. */
@@ -163,7 +164,7 @@ export const keelConfigSchema = z.object({
   /** Which of those keys new data is sealed with (rotation); default: the first listed. */
   encryptionKeyId: z.string().min(1).optional(),
   /** Also encrypt entry payloads, summaries and memory notes in PostgreSQL (needs encryptionKeys). */
-  encryptAtRest: z.boolean().default(false),
+  encryptAtRest: switchField().default(false),
   /** Port of the codec server the Temporal Web UI decodes payloads through; unset → off. */
   codecServerPort: z.coerce.number().int().min(0).max(65535).optional(),
   /** Bearer token the codec server requires (KEEL_CODEC_SERVER_TOKEN); required when the port is set. */
@@ -267,11 +268,11 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env, overrides: P
     workspaceDir: env.KEEL_WORKSPACE || undefined,
     workspaceAccess: env.KEEL_WORKSPACE_ACCESS || undefined,
     workspacePollSeconds: env.KEEL_WORKSPACE_POLL_SECONDS || undefined,
-    workspaceWatch: env.KEEL_WORKSPACE_WATCH ? env.KEEL_WORKSPACE_WATCH !== 'off' && env.KEEL_WORKSPACE_WATCH !== 'false' : undefined,
+    workspaceWatch: envSwitch(env.KEEL_WORKSPACE_WATCH),
     identity: env.KEEL_IDENTITY || undefined,
     promptMode: env.KEEL_PROMPT_MODE || undefined,
     userTimeZone: env.KEEL_TIMEZONE || undefined,
-    promptCaching: env.KEEL_PROMPT_CACHING ? env.KEEL_PROMPT_CACHING !== 'off' && env.KEEL_PROMPT_CACHING !== 'false' : undefined,
+    promptCaching: envSwitch(env.KEEL_PROMPT_CACHING),
     softThresholdTokens: env.KEEL_SOFT_THRESHOLD_TOKENS || undefined,
     compactionMinReclaimShare: env.KEEL_COMPACTION_MIN_RECLAIM || undefined,
     summarizerSessionCalls: env.KEEL_SUMMARIZER_SESSION_CALLS || undefined,
@@ -291,12 +292,12 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env, overrides: P
     contextCacheBytes: env.KEEL_CONTEXT_CACHE_BYTES ? parseByteSize(env.KEEL_CONTEXT_CACHE_BYTES) : undefined,
     maxCachedWorkflows: env.KEEL_MAX_CACHED_WORKFLOWS || undefined,
     databasePoolSize: env.KEEL_DATABASE_POOL_SIZE || undefined,
-    databasePreparedStatements: env.KEEL_DATABASE_PREPARED_STATEMENTS ? !['off', 'false', '0'].includes(env.KEEL_DATABASE_PREPARED_STATEMENTS) : undefined,
+    databasePreparedStatements: envSwitch(env.KEEL_DATABASE_PREPARED_STATEMENTS),
     maxActiveTranscriptBytes: env.KEEL_MAX_ACTIVE_TRANSCRIPT_BYTES ? parseByteSize(env.KEEL_MAX_ACTIVE_TRANSCRIPT_BYTES) : undefined,
     toolsModule: env.KEEL_TOOLS_MODULE || undefined,
     encryptionKeys: env.KEEL_ENCRYPTION_KEYS || undefined,
     encryptionKeyId: env.KEEL_ENCRYPTION_KEY_ID || undefined,
-    encryptAtRest: env.KEEL_ENCRYPT_AT_REST ? env.KEEL_ENCRYPT_AT_REST === 'on' || env.KEEL_ENCRYPT_AT_REST === 'true' : undefined,
+    encryptAtRest: envSwitch(env.KEEL_ENCRYPT_AT_REST),
     codecServerPort: env.KEEL_CODEC_SERVER_PORT || undefined,
     codecServerToken: env.KEEL_CODEC_SERVER_TOKEN || undefined,
     codecServerOrigins: env.KEEL_CODEC_SERVER_ORIGINS ? env.KEEL_CODEC_SERVER_ORIGINS.split(',').map((o) => o.trim()).filter(Boolean) : undefined,

@@ -5,6 +5,8 @@
 import pino, { type DestinationStream, type Logger as PinoLogger } from 'pino';
 import pinoPretty from 'pino-pretty';
 import type { Logger as TemporalLogger, LogLevel, LogMetadata } from '@temporalio/common';
+import { envSwitch, unknownSwitchWord } from '../config/env-switch';
+import { ConfigError } from '../config/keel-config';
 
 export interface KeelLoggerOptions {
   /** pino level name (KEEL_LOG_LEVEL); default info. */
@@ -31,7 +33,9 @@ export function createKeelLogger(opts: KeelLoggerOptions = {}): PinoLogger {
 
 /** The logger settings from the environment (KEEL_LOG_LEVEL, KEEL_LOG_PRETTY). */
 export function loggerOptionsFromEnv(env: NodeJS.ProcessEnv, defaults: { pretty?: boolean } = {}): KeelLoggerOptions {
-  const pretty = env.KEEL_LOG_PRETTY !== undefined ? env.KEEL_LOG_PRETTY === '1' || env.KEEL_LOG_PRETTY === 'true' : defaults.pretty;
+  const switched = envSwitch(env.KEEL_LOG_PRETTY);
+  if (typeof switched === 'string') throw new ConfigError(`KEEL_LOG_PRETTY: ${unknownSwitchWord(switched)}`);
+  const pretty = switched ?? defaults.pretty;
   return { ...(env.KEEL_LOG_LEVEL ? { level: env.KEEL_LOG_LEVEL } : {}), ...(pretty !== undefined ? { pretty } : {}) };
 }
 

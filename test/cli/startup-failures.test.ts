@@ -55,11 +55,15 @@ describe('a failed startup stops everything it started and names the cause', () 
     expect(processesMentioning(file)).toEqual([]);
   });
 
-  it('the worker process exits 1 naming KEEL_CONTEXT_ENGINE; without a model it starts (compaction works extractively)', async () => {
+  it('the worker process exits 1 naming KEEL_CONTEXT_ENGINE or a switch it cannot read; without a model it starts (compaction works extractively)', async () => {
     const env = { ...base, KEEL_HOME: home, TEMPORAL_ADDRESS: '127.0.0.1:1' };
     const engine = await runEntry('workers/main.ts', [], { ...env, ANTHROPIC_API_KEY: 'k', KEEL_CONTEXT_ENGINE: 'nope' });
     expect(engine.code).toBe(1);
     expect(engine.stderr).toContain('KEEL_CONTEXT_ENGINE: "nope" is not a registered context engine');
+    // A switch's word it does not know stops the worker too, rather than running with the opposite of what was meant.
+    const sealed = await runEntry('workers/main.ts', [], { ...env, ANTHROPIC_API_KEY: 'k', KEEL_ENCRYPT_AT_REST: 'enabled' });
+    expect(sealed.code).toBe(1);
+    expect(sealed.stderr).toContain('KEEL_ENCRYPT_AT_REST: use on or off (also true/false, 1/0, yes/no), not "enabled"');
     // No model is not a configuration error for a worker: it passes validation and fails only on the unreachable server.
     const model = await runEntry('workers/main.ts', [], env);
     expect(model.code).toBe(1);

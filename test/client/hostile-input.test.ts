@@ -201,7 +201,7 @@ describe('the parsers the CLI uses, with generated input', () => {
   });
 
   it('configFromEnv returns a config or throws ConfigError naming the variable', () => {
-    const variables = ['KEEL_ALLOWED_AGENTS', 'KEEL_CONTEXT_WINDOW', 'KEEL_MAX_ACTIVE_TRANSCRIPT_BYTES', 'KEEL_SUBAGENT_MAX_DEPTH', 'KEEL_WORKSPACE_ACCESS', 'KEEL_CODEC_SERVER_PORT', 'KEEL_ENCRYPTION_KEYS', 'KEEL_HISTORY_LIMITS', 'KEEL_RESET_HOUR', 'KEEL_TIMEZONE', 'KEEL_PROMPT_CACHING'];
+    const variables = ['KEEL_ALLOWED_AGENTS', 'KEEL_CONTEXT_WINDOW', 'KEEL_MAX_ACTIVE_TRANSCRIPT_BYTES', 'KEEL_SUBAGENT_MAX_DEPTH', 'KEEL_WORKSPACE_ACCESS', 'KEEL_CODEC_SERVER_PORT', 'KEEL_ENCRYPTION_KEYS', 'KEEL_HISTORY_LIMITS', 'KEEL_RESET_HOUR', 'KEEL_TIMEZONE', 'KEEL_PROMPT_CACHING', 'KEEL_ENCRYPT_AT_REST', 'KEEL_WORKSPACE_WATCH', 'KEEL_DATABASE_PREPARED_STATEMENTS'];
     fc.assert(
       fc.property(fc.constantFrom(...variables), fc.string({ unit: 'binary', maxLength: 40 }), (variable, value) => {
         try {

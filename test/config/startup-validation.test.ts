@@ -6,6 +6,7 @@ import { validateStartup } from '../../src/config/validate-startup';
 import { registerContextEngine } from '../../src/engine/registry';
 import { LegacyContextEngine } from '../../src/engine/legacy';
 import { storeTargetFor } from '../../src/store/connect';
+import { loggerOptionsFromEnv } from '../../src/observability/logger';
 
 function configError(fn: () => unknown): string {
   try {
@@ -90,11 +91,41 @@ describe('KEEL_DATABASE_POOL_SIZE', () => {
 });
 
 describe('KEEL_DATABASE_PREPARED_STATEMENTS', () => {
-  it('prepares the hot statements unless set to off (for a pooler that cannot keep them)', () => {
+  it('prepares the hot statements unless switched off (for a pooler that cannot keep them)', () => {
     const url = 'postgres://keel@db/keel';
     expect(storeTargetFor(configFromEnv({ DATABASE_URL: url, KEEL_DATABASE_PREPARED_STATEMENTS: 'on' }))).toEqual({ kind: 'postgres', url, maxConnections: 10 });
     for (const off of ['off', 'false', '0']) {
       expect(storeTargetFor(configFromEnv({ DATABASE_URL: url, KEEL_DATABASE_PREPARED_STATEMENTS: off }))).toEqual({ kind: 'postgres', url, maxConnections: 10, preparedStatements: false });
     }
+  });
+});
+
+describe('on/off variables share one grammar', () => {
+  const switches = { KEEL_PROMPT_CACHING: 'promptCaching', KEEL_WORKSPACE_WATCH: 'workspaceWatch', KEEL_DATABASE_PREPARED_STATEMENTS: 'databasePreparedStatements', KEEL_ENCRYPT_AT_REST: 'encryptAtRest' } as const;
+  // Encryption at rest needs keys to be switched on at all.
+  const keys = { KEEL_ENCRYPTION_KEYS: `k1:${Buffer.alloc(32, 7).toString('base64')}` };
+
+  it('reads on/off, true/false, 1/0 and yes/no the same way in every switch, whatever the case', () => {
+    for (const [variable, field] of Object.entries(switches)) {
+      for (const word of ['on', 'true', '1', 'yes', 'ON', ' Yes ']) expect({ variable, word, value: configFromEnv({ ...keys, [variable]: word })[field] }).toEqual({ variable, word, value: true });
+      for (const word of ['off', 'false', '0', 'no', 'OFF', 'No']) expect({ variable, word, value: configFromEnv({ ...keys, [variable]: word })[field] }).toEqual({ variable, word, value: false });
+    }
+  });
+
+  it('refuses any other word naming the variable and the words, where it used to guess (KEEL_ENCRYPT_AT_REST=enabled meant plaintext, KEEL_PROMPT_CACHING=0 meant on)', () => {
+    for (const variable of Object.keys(switches)) {
+      expect(configError(() => configFromEnv({ ...keys, [variable]: 'enabled' }))).toContain(`${variable}: use on or off (also true/false, 1/0, yes/no), not "enabled"`);
+    }
+  });
+
+  it('an unset or empty switch keeps its default', () => {
+    expect(configFromEnv({ KEEL_PROMPT_CACHING: '', KEEL_ENCRYPT_AT_REST: '' })).toMatchObject({ promptCaching: true, encryptAtRest: false, workspaceWatch: true, databasePreparedStatements: true });
+  });
+
+  it('KEEL_LOG_PRETTY takes the same words and refuses others by name', () => {
+    expect(loggerOptionsFromEnv({ KEEL_LOG_PRETTY: 'yes' })).toEqual({ pretty: true });
+    expect(loggerOptionsFromEnv({ KEEL_LOG_PRETTY: 'off' }, { pretty: true })).toEqual({ pretty: false });
+    expect(loggerOptionsFromEnv({}, { pretty: true })).toEqual({ pretty: true });
+    expect(configError(() => loggerOptionsFromEnv({ KEEL_LOG_PRETTY: 'colour' }))).toBe('KEEL_LOG_PRETTY: use on or off (also true/false, 1/0, yes/no), not "colour"');
   });
 });
