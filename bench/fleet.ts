@@ -31,7 +31,7 @@ import { baselineIoTurnUpdate, baselineStopSignal, baselineTurnUpdate } from './
 import { FLOOR_AGENT } from './baseline/activities';
 import { latencyStats, ratio, type LatencyStats } from './support/stats';
 import { processRssMb, startBenchProcess } from './support/process-rss';
-import { cpuPerOp, postgresPids, sampleCpu, sampleThreadCpu, type CpuParts, type ThreadCpu } from './support/process-cpu';
+import { addCpu, cpuPerOp, postgresPids, sampleCpu, sampleThreadCpu, type CpuParts, type ThreadCpu } from './support/process-cpu';
 
 const FULL = { liveSessions: 1_000, concurrent: 100, turnsEach: 6 } as const;
 const QUICK = { liveSessions: 100, concurrent: 25, turnsEach: 6 } as const;
@@ -267,10 +267,7 @@ function newPhase(workerPid: number): LoadPhase {
     workerPid,
     threadMs: { main: 0, node: 0, core: 0 },
     cpuPerTurn: () => cpuPerOp({}, phase.cpuMs, phase.samples.length),
-    threadsPerTurn: () => {
-      const per = (ms: number) => Math.round((ms / phase.samples.length) * 10) / 10;
-      return { main: per(phase.threadMs.main), node: per(phase.threadMs.node), core: per(phase.threadMs.core) };
-    },
+    threadsPerTurn: () => cpuPerOp({}, phase.threadMs, phase.samples.length),
   };
   return phase;
 }
@@ -290,9 +287,8 @@ async function measure(phase: LoadPhase, parts: CpuParts, width: number, turns: 
     }),
   );
   phase.seconds += (performance.now() - began) / 1000;
-  for (const [name, ms] of Object.entries(sampleCpu(parts))) phase.cpuMs[name] = (phase.cpuMs[name] ?? 0) + ms - (cpuBefore[name] ?? 0);
-  const threads = sampleThreadCpu(phase.workerPid);
-  for (const kind of ['main', 'node', 'core'] as const) phase.threadMs[kind] += threads[kind] - threadsBefore[kind];
+  addCpu(phase.cpuMs, cpuBefore, sampleCpu(parts));
+  addCpu(phase.threadMs, threadsBefore, sampleThreadCpu(phase.workerPid));
 }
 
 /** Turns/s over the phase's rounds and the latency of every turn in them. */

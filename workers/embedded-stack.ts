@@ -47,10 +47,11 @@ export async function startLocalStack(settings: KeelSettings, log: (line: string
           'chat with it through `keel chat <sessionKey>`, or stop it first',
       );
     }
+    const home = resolve(config.home);
     try {
-      mkdirSync(resolve(config.home), { recursive: true });
+      mkdirSync(home, { recursive: true });
     } catch (err) {
-      throw unusableFolderError(err, { path: resolve(config.home), holds: "keel dev's files (KEEL_HOME)", fix: 'set KEEL_HOME to a folder this process can write' }) ?? err;
+      throw unusableFolderError(err, { path: home, holds: "keel dev's files (KEEL_HOME)", fix: 'set KEEL_HOME to a folder this process can write' }) ?? err;
     }
     let server: DevServer | undefined;
     let address = config.temporalAddress;
