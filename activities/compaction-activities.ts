@@ -1,4 +1,5 @@
 import { summaryCharBudget } from '../src/compaction/summary-budget';
+import { identifierCharBudget } from '../src/compaction/identifier-budget';
 import { ApplicationFailure, Context, log } from '@temporalio/activity';
 import { depsForAgent, type ActivityDeps } from '../src/runtime/deps';
 import { agentSummarizer, type SummarizerSpendGuard } from './compaction-summarizer';
@@ -336,14 +337,16 @@ export function createCompactionActivities(allDeps: CompactionActivityDeps) {
 
   /**
    * Checks the summary keeps the protected identifiers of the summarized entries and of the previous
-   * summary, appends the missing ones in "Preserved identifiers", and caps it.
+   * summary (the newest that fit the window's identifier budget), appends the missing ones in
+   * "Preserved identifiers", and caps it.
    */
   async function guardSummaryStep(input: GuardSummaryInput): Promise<GuardSummaryResult> {
     const deps = depsForAgent(allDeps, input.agentId);
     const entries = await readRange(input, input);
     const messages = entries.map((e) => e.message);
     const facts = collectFacts(input.previousSummary, messages, input.identifierPolicy);
-    const guarded = guardSummary(input.summary, facts.identifiers, summaryCharBudget(await effectiveWindow(deps, deps.config.model)), facts);
+    const window = await effectiveWindow(deps, deps.config.model);
+    const guarded = guardSummary(input.summary, facts.identifiers, summaryCharBudget(window), facts, identifierCharBudget(window));
     if (guarded.addedSections.length) log.info('summary guard added sections the summarizer left out', { sections: guarded.addedSections });
     return { summary: guarded.summary, missing: guarded.appended, blank: guarded.blank };
   }
@@ -352,11 +355,13 @@ export function createCompactionActivities(allDeps: CompactionActivityDeps) {
   async function extractiveSummaryStep(input: ExtractiveSummaryInput): Promise<string> {
     const deps = depsForAgent(allDeps, input.agentId);
     const entries = await readRange(input, input);
+    const window = await effectiveWindow(deps, deps.config.model);
     return extractiveSummary({
       ...(input.previousSummary ? { previousSummary: input.previousSummary } : {}),
       messages: entries.map((e) => e.message),
       policy: input.identifierPolicy,
-      maxChars: summaryCharBudget(await effectiveWindow(deps, deps.config.model)),
+      maxChars: summaryCharBudget(window),
+      maxIdentifierChars: identifierCharBudget(window),
     });
   }
 

@@ -1,6 +1,6 @@
 /**
  * The deterministic, model-free summary Keel writes when every summarizer attempt failed, instead
- * of "No prior history.": the last request, open tasks, decisions and every protected identifier.
+ * of "No prior history.": the last request, open tasks, decisions and the protected identifiers.
  * It re-distils like a model summary does: the previous summary's facts are merged with the new
  * messages' facts, so stacked compactions stay bounded.
  */
@@ -9,6 +9,7 @@ import type { AgentMessage } from '../context/types';
 import type { IdentifierPolicy } from './identifiers';
 import { sourceIdentifiers } from './message-identifiers';
 import { PRESERVED_IDENTIFIERS_HEADING } from './quality-guard';
+import { leftOutNote, newestIdentifiersWithin } from './identifier-budget';
 import { SUMMARY_SECTIONS } from './summary-sections';
 import { messageText } from './serialize-for-summary';
 
@@ -40,6 +41,12 @@ export interface ExtractiveSummaryInput {
   readonly policy: IdentifierPolicy;
   /** Cap (default 16,000, OpenClaw's summary cap); identifiers may exceed it, and then it says so. */
   readonly maxChars?: number;
+  /**
+   * The identifier listing's own bound (`identifierCharBudget` of the window): past it only the
+   * newest identifiers are listed, with a note, and the other sections keep at least half the cap.
+   * Unbounded when absent.
+   */
+  readonly maxIdentifierChars?: number;
 }
 
 /** Lowercased words only: the key that matches a task to its later "done" line. */
@@ -139,10 +146,11 @@ function previousTotals(summarized: string | undefined, hasPrevious: boolean): T
  *
  * Contents: a first line saying it is degraded; the last user request verbatim (clipped at 2,000
  * chars); open tasks (TODO, `next:`, unchecked boxes, "I will…" promises not later marked done);
- * decisions; counts of what was summarized; every protected identifier of the messages and of the
- * previous summary. To fit `maxChars` it drops older decisions first, then older tasks, then clips
- * the request; identifiers are never dropped: when they alone exceed the cap they are listed
- * compactly and the summary says so.
+ * decisions; counts of what was summarized; the protected identifiers of the messages and of the
+ * previous summary (the newest within `maxIdentifierChars`, saying how many older ones were left
+ * out). To fit `maxChars` it drops older decisions first, then older tasks, then clips the request;
+ * listed identifiers are never dropped: when they alone exceed the cap they are listed compactly and
+ * the summary says so.
  */
 export function extractiveSummary(input: ExtractiveSummaryInput): string {
   const maxChars = input.maxChars ?? DEFAULTS.maxSummaryChars;
@@ -158,7 +166,9 @@ export function extractiveSummary(input: ExtractiveSummaryInput): string {
     `- This compaction: ${total} messages (${counts.user} user, ${counts.assistant} assistant, ${counts.toolResult} tool results).\n` +
     `- In total: ${before.messages + total} messages over ${before.compactions + 1} compactions.`;
 
-  return fit({ ...facts, tasks: [...facts.tasks], decisions: [...facts.decisions], identifiers: [...facts.identifiers], summarized, maxChars });
+  const bound = input.maxIdentifierChars;
+  const identifiers = bound === undefined ? { kept: [...facts.identifiers], leftOut: 0 } : newestIdentifiersWithin(facts.identifiers, bound);
+  return fit({ ...facts, tasks: [...facts.tasks], decisions: [...facts.decisions], identifiers: identifiers.kept, leftOut: identifiers.leftOut, bounded: bound !== undefined, summarized, maxChars });
 }
 
 /** What a summary of a previous summary plus new messages must carry, found without a model. */
@@ -214,8 +224,22 @@ interface Parts {
   tasks: string[];
   decisions: string[];
   identifiers: string[];
+  /** Older identifiers not listed (over the identifier bound). */
+  leftOut: number;
+  /** The identifier listing has its own bound: the other sections keep at least half the cap. */
+  bounded: boolean;
   summarized: string;
   maxChars: number;
+}
+
+function identifierSection(p: Parts, compact: boolean): string {
+  if (!p.identifiers.length && !p.leftOut) return '';
+  const list = compact ? `- ${p.identifiers.join(', ')}` : p.identifiers.map((id) => `- ${id}`).join('\n');
+  const compactNote = compact
+    ? `(${p.identifiers.length} identifiers exceed the ${p.maxChars}-char cap on their own; listed compactly, other sections dropped)\n`
+    : '';
+  const leftOut = p.leftOut ? `${leftOutNote(p.leftOut)}\n` : '';
+  return `${PRESERVED_IDENTIFIERS_HEADING}\n${leftOut}${compactNote}${list}`;
 }
 
 function render(p: Parts, requestChars: number, compactIdentifiers: boolean): string {
@@ -224,29 +248,26 @@ function render(p: Parts, requestChars: number, compactIdentifiers: boolean): st
   if (p.tasks.length) out.push(`${HEADINGS.tasks}\n${p.tasks.map((t) => `- ${t}`).join('\n')}`);
   if (p.decisions.length) out.push(`${HEADINGS.decisions}\n${p.decisions.map((d) => `- ${d}`).join('\n')}`);
   out.push(p.summarized);
-  if (p.identifiers.length) {
-    const list = compactIdentifiers ? `- ${p.identifiers.join(', ')}` : p.identifiers.map((id) => `- ${id}`).join('\n');
-    const note = compactIdentifiers
-      ? `(${p.identifiers.length} identifiers exceed the ${p.maxChars}-char cap on their own; listed compactly, other sections dropped)\n`
-      : '';
-    out.push(`${PRESERVED_IDENTIFIERS_HEADING}\n${note}${list}`);
-  }
+  const ids = identifierSection(p, compactIdentifiers);
+  if (ids) out.push(ids);
   return out.join('\n\n');
 }
 
 /** Drops older decisions, then older tasks, then clips the request, until the text fits. */
 function fit(parts: Parts): string {
   const p = { ...parts, tasks: [...parts.tasks], decisions: [...parts.decisions] };
+  // A bounded identifier listing may be long; the other sections keep at least half the cap beside it.
+  const limit = p.bounded ? Math.max(p.maxChars, Math.floor(p.maxChars / 2) + identifierSection(p, false).length) : p.maxChars;
   let text = render(p, MAX_REQUEST_CHARS, false);
-  while (text.length > p.maxChars && p.decisions.length > 0) {
+  while (text.length > limit && p.decisions.length > 0) {
     p.decisions.shift();
     text = render(p, MAX_REQUEST_CHARS, false);
   }
-  while (text.length > p.maxChars && p.tasks.length > 0) {
+  while (text.length > limit && p.tasks.length > 0) {
     p.tasks.shift();
     text = render(p, MAX_REQUEST_CHARS, false);
   }
-  if (text.length > p.maxChars) text = render(p, MIN_REQUEST_CHARS, false);
-  if (text.length > p.maxChars) text = render({ ...p, lastRequest: '' }, 0, true);
+  if (text.length > limit) text = render(p, MIN_REQUEST_CHARS, false);
+  if (text.length > limit) text = render({ ...p, lastRequest: '' }, 0, true);
   return text;
 }

@@ -4,6 +4,7 @@
  */
 import { DEFAULTS } from '../config/defaults';
 import { missingSections, type SectionFacts } from './summary-sections';
+import { leftOutCountIn, leftOutNote, newestIdentifiersWithin } from './identifier-budget';
 
 /** The heading of the section that carries identifiers a summary would otherwise have lost. */
 export const PRESERVED_IDENTIFIERS_HEADING = '## Preserved identifiers';
@@ -66,18 +67,43 @@ export function appendPreservedIdentifiers(summary: string, missing: readonly st
 }
 
 /**
- * Caps a summary at `maxChars` (OpenClaw: 16,000), cutting at a section boundary (or a line) and
- * marking the cut. The "Preserved identifiers" section is never cut: it moves to the end intact,
- * and when it alone exceeds the cap it is kept whole (the result is then longer than `maxChars`).
- * Returns the same string when it already fits.
+ * Bounds the "Preserved identifiers" section to `maxChars` of listing: the newest identifiers (the
+ * end of the list) are kept, one per line, under a note of how many were left out (`leftOutBefore`
+ * were left out before the section was written). A summary without the section gets one holding
+ * only the note when something was left out.
  */
-export function capSummary(text: string, maxChars: number = DEFAULTS.maxSummaryChars): string {
+function boundPreservedSection(text: string, maxChars: number, leftOutBefore: number): string {
+  const section = findPreservedSection(text);
+  if (!section) return leftOutBefore > 0 ? `${text.trimEnd()}\n\n${PRESERVED_IDENTIFIERS_HEADING}\n${leftOutNote(leftOutBefore)}\n` : text;
+  const ids = [...new Set(preservedIdentifiersOf(text))];
+  const bounded = newestIdentifiersWithin(ids, maxChars);
+  if (bounded.leftOut === 0 && leftOutBefore === 0) return text;
+  // A note already in the section (written by an earlier bound) counts too.
+  const leftOut = bounded.leftOut + leftOutBefore + leftOutCountIn(text.slice(section[0], section[1]));
+  const list = bounded.kept.map((id) => `- ${id}\n`).join('');
+  const rebuilt = `${PRESERVED_IDENTIFIERS_HEADING}\n${leftOut > 0 ? `${leftOutNote(leftOut)}\n` : ''}${list}`;
+  const rest = text.slice(section[1]);
+  return `${text.slice(0, section[0])}${rebuilt}${rest ? `\n${rest}` : ''}`;
+}
+
+/**
+ * Caps a summary at `maxChars` (OpenClaw: 16,000), cutting at a section boundary (or a line) and
+ * marking the cut. The "Preserved identifiers" section is not cut with the text: it moves to the end
+ * intact, and the text gets what room is left. With a finite `maxIdentifierChars` the section keeps
+ * only its newest identifiers past that size, and the text keeps at least half of `maxChars` (the
+ * summary is then at most `maxChars / 2 + maxIdentifierChars` long). Without it, a section that
+ * alone exceeds the cap is kept whole and the text goes. Returns the same string when it fits.
+ */
+export function capSummary(summary: string, maxChars: number = DEFAULTS.maxSummaryChars, maxIdentifierChars = Infinity): string {
+  const text = Number.isFinite(maxIdentifierChars) ? boundPreservedSection(summary, maxIdentifierChars, 0) : summary;
   if (text.length <= maxChars) return text;
   const section = findPreservedSection(text);
   const preserved = section ? text.slice(section[0], section[1]).trim() : '';
   const body = section ? `${text.slice(0, section[0])}${text.slice(section[1])}` : text;
   const marker = `[Summary cut to ${maxChars} characters]`;
-  const budget = maxChars - marker.length - (preserved ? preserved.length + 2 : 0) - 1;
+  // A bounded identifier list may be long; it never takes more than half the text's room.
+  const proseFloor = Number.isFinite(maxIdentifierChars) ? Math.floor(maxChars / 2) : 0;
+  const budget = Math.max(maxChars - (preserved ? preserved.length + 2 : 0), proseFloor) - marker.length - 1;
   if (budget <= 0) return preserved ? `${marker}\n\n${preserved}` : marker;
   let cutAt = body.lastIndexOf('\n## ', budget);
   if (cutAt < budget / 2) cutAt = body.lastIndexOf('\n', budget);
@@ -100,13 +126,23 @@ export interface GuardedSummary {
 /**
  * The guard as one step, in the order the workflow applies it: check, add the sections (last
  * request, open tasks, decisions) the summary left out when `facts` has them, append the missing
- * identifiers, then cap (the cap never drops the appended identifiers).
+ * identifiers, then cap (the cap never drops the appended identifiers). Only the newest source
+ * identifiers that fit `maxIdentifierChars` are required; the summary says how many older ones were
+ * left out.
  */
-export function guardSummary(summary: string, sourceIdentifiers: readonly string[], maxChars: number = DEFAULTS.maxSummaryChars, facts?: SectionFacts): GuardedSummary {
-  const quality = checkSummaryQuality(summary, sourceIdentifiers);
+export function guardSummary(
+  summary: string,
+  sourceIdentifiers: readonly string[],
+  maxChars: number = DEFAULTS.maxSummaryChars,
+  facts?: SectionFacts,
+  maxIdentifierChars = Infinity,
+): GuardedSummary {
+  const required = newestIdentifiersWithin(sourceIdentifiers, maxIdentifierChars);
+  const quality = checkSummaryQuality(summary, required.kept);
   // Added sections go first: the cap cuts from the end, and they are what the summarizer forgot.
   const added = quality.blank || !facts ? [] : missingSections(summary, facts);
   const withSections = added.length ? `${added.join('\n\n')}\n\n${summary}` : summary;
   const withIds = appendPreservedIdentifiers(withSections, quality.missing);
-  return { summary: capSummary(withIds, maxChars), appended: quality.missing, blank: quality.blank, addedSections: added.map((s) => s.split('\n', 1)[0]) };
+  const noted = required.leftOut > 0 ? boundPreservedSection(withIds, maxIdentifierChars, required.leftOut) : withIds;
+  return { summary: capSummary(noted, maxChars, maxIdentifierChars), appended: quality.missing, blank: quality.blank, addedSections: added.map((s) => s.split('\n', 1)[0]) };
 }

@@ -33,6 +33,8 @@ export const DEFAULTS = {
   maxSummaryChars: 16_000,
   /** After 10 stacked compactions the summary must stay under this share of the window (Keel). */
   maxSummaryWindowShare: 0.1,
+  /** Protected identifiers a summary lists past its text cap, at most this share of the window; the newest are kept (Keel). */
+  maxIdentifierWindowShare: 0.1,
   /** A session stops auto-compacting after this many consecutive failures (Keel's guard against compaction loops; docs/architecture.md, "Failure model"). */
   maxConsecutiveCompactionFailures: 3,
   /** A compaction freeing less than this share of its input is low-yield: the next threshold compaction waits (no storms). */

@@ -11,6 +11,7 @@ import { serializeEntriesForSummary } from '../compaction/serialize-for-summary'
 import { collectFacts, extractiveSummary } from '../compaction/extractive-summary';
 import { guardSummary } from '../compaction/quality-guard';
 import { summaryCharBudget } from '../compaction/summary-budget';
+import { identifierCharBudget } from '../compaction/identifier-budget';
 import type { CompactionPlan, PlanEntry } from '../compaction/types';
 import type { ModelClient } from '../model/model-client';
 import { DEFAULTS } from '../config/defaults';
@@ -39,6 +40,7 @@ export const extractiveSummarizer: ReplaySummarizer = async (input) => ({
     messages: input.summarized.map((e) => e.message),
     policy: 'strict',
     maxChars: summaryCharBudget(input.contextWindow),
+    maxIdentifierChars: identifierCharBudget(input.contextWindow),
   }),
   degraded: false,
 });
@@ -85,7 +87,7 @@ export function modelSummarizer(client: ModelClient, model: string): ReplaySumma
       return { ...(await extractiveSummarizer(input)), degraded: true };
     }
     const facts = collectFacts(previousSummary, summarized.map((e) => e.message), 'strict');
-    const guarded = guardSummary(text, facts.identifiers, summaryCharBudget(input.contextWindow), facts);
+    const guarded = guardSummary(text, facts.identifiers, summaryCharBudget(input.contextWindow), facts, identifierCharBudget(input.contextWindow));
     return guarded.blank ? { ...(await extractiveSummarizer(input)), degraded: true } : { text: guarded.summary, degraded: false };
   };
 }

@@ -1,5 +1,6 @@
 import { EXTRACTIVE_SUMMARY_HEADER, extractiveSummary } from '../../src/compaction/extractive-summary';
-import { PRESERVED_IDENTIFIERS_HEADING } from '../../src/compaction/quality-guard';
+import { PRESERVED_IDENTIFIERS_HEADING, preservedIdentifiersOf } from '../../src/compaction/quality-guard';
+import { leftOutNote } from '../../src/compaction/identifier-budget';
 import type { AgentMessage } from '../../src/context/types';
 import { assistant, call, result, user } from './factories';
 
@@ -118,6 +119,24 @@ describe('extractiveSummary', () => {
     // and the next compaction still reads them back
     const next = extractiveSummary({ previousSummary: out, messages: [], policy: 'strict', maxChars: 500 });
     for (let i = 0; i < 60; i++) expect(next).toContain(`/data/archive/part-${i}/file.json`);
+  });
+
+  it('lists only the newest identifiers within their budget, keeps the other sections, and stays bounded over stacked compactions', () => {
+    const msgs: AgentMessage[] = Array.from({ length: 3_000 }, (_, i) => user(`Please check /data/orders/order-${i}.json`));
+    msgs.push(assistant('We decided to ship on Friday.'));
+    const out = extractiveSummary({ messages: msgs, policy: 'strict', maxChars: 4_000, maxIdentifierChars: 10_000 });
+    const kept = preservedIdentifiersOf(out);
+    expect(kept.at(-1)).toBe('/data/orders/order-2999.json');
+    expect(kept).not.toContain('/data/orders/order-0.json');
+    expect(out).toContain(leftOutNote(3_000 - kept.length));
+    expect(out).toContain('## Decisions\n- We decided to ship on Friday.');
+    expect(out).toContain('/data/orders/order-2999.json');
+    expect(out).not.toContain('listed compactly');
+    expect(out.length).toBeLessThanOrEqual(4_000 / 2 + 10_000 + 400);
+    // The next compaction reads the kept ones back and adds new ones without growing past the bound.
+    const next = extractiveSummary({ previousSummary: out, messages: [user('and /data/orders/order-new.json')], policy: 'strict', maxChars: 4_000, maxIdentifierChars: 10_000 });
+    expect(preservedIdentifiersOf(next).at(-1)).toBe('/data/orders/order-new.json');
+    expect(next.length).toBeLessThanOrEqual(out.length + 100);
   });
 
   it('lists no identifiers under policy off', () => {

@@ -1,4 +1,5 @@
-import { appendPreservedIdentifiers, capSummary, checkSummaryQuality, guardSummary, PRESERVED_IDENTIFIERS_HEADING } from '../../src/compaction/quality-guard';
+import { appendPreservedIdentifiers, capSummary, checkSummaryQuality, guardSummary, PRESERVED_IDENTIFIERS_HEADING, preservedIdentifiersOf } from '../../src/compaction/quality-guard';
+import { leftOutNote } from '../../src/compaction/identifier-budget';
 
 describe('checkSummaryQuality', () => {
   it('is ok when every identifier appears verbatim', () => {
@@ -66,6 +67,24 @@ describe('capSummary', () => {
     expect(out).toContain('## Section 0');
   });
 
+  it('bounds a model-written identifier section to its own budget: the newest kept, a note, and at least half the cap for the text', () => {
+    const ids = Array.from({ length: 400 }, (_, i) => `/srv/data/file-${i}.json`);
+    const text = `${sections}\n${PRESERVED_IDENTIFIERS_HEADING}\n${ids.map((id) => `- ${id}`).join('\n')}\n`;
+    const out = capSummary(text, 2_000, 3_000);
+    const kept = preservedIdentifiersOf(out);
+    expect(kept.length).toBeGreaterThan(50);
+    expect(kept).toEqual(ids.slice(ids.length - kept.length));
+    expect(out).toContain(leftOutNote(ids.length - kept.length));
+    const section = out.slice(out.indexOf(PRESERVED_IDENTIFIERS_HEADING));
+    expect(section.length).toBeLessThanOrEqual(3_000 + PRESERVED_IDENTIFIERS_HEADING.length + leftOutNote(400).length + 2);
+    // The identifiers alone exceed the 2,000-character cap, yet the text keeps half of it.
+    const prose = out.slice(0, out.indexOf(PRESERVED_IDENTIFIERS_HEADING));
+    expect(prose).toContain('## Section 0');
+    expect(prose).toContain('[Summary cut to 2000 characters]');
+    expect(prose.length).toBeGreaterThan(500);
+    expect(prose.length).toBeLessThanOrEqual(1_000 + 2);
+  });
+
   it('keeps the whole identifier section even when it alone exceeds the cap', () => {
     const ids = Array.from({ length: 50 }, (_, i) => `- /srv/data/file-${i}.json`).join('\n');
     const out = capSummary(`${sections}\n${PRESERVED_IDENTIFIERS_HEADING}\n${ids}`, 500);
@@ -82,6 +101,27 @@ describe('guardSummary', () => {
     expect(r.summary.length).toBeLessThanOrEqual(1_000);
     expect(checkSummaryQuality(r.summary, ['/srv/app/main.ts', 'db.internal:5432']).ok).toBe(true);
     expect(r.blank).toBe(false);
+  });
+
+  it('requires and appends only the newest identifiers within their budget, and says how many older ones were left out', () => {
+    const ids = Array.from({ length: 5_000 }, (_, i) => `order-${String(i).padStart(6, '0')}.example.com`);
+    const r = guardSummary('## Goal\nProcess the orders.', ids, 16_000, undefined, 20_000);
+    const kept = preservedIdentifiersOf(r.summary);
+    // Each listed line is 27 characters ("- " + 24 + newline): 740 fit in 20,000.
+    expect(kept).toEqual(ids.slice(5_000 - 740));
+    expect(r.appended).toEqual(kept);
+    expect(r.summary).toContain(leftOutNote(5_000 - 740));
+    expect(r.summary).toContain('## Goal\nProcess the orders.');
+    expect(r.summary.length).toBeLessThan(16_000 / 2 + 20_000 + 200);
+    // Unbounded (the default), every identifier is still required.
+    expect(guardSummary('## Goal', ids.slice(0, 50), 16_000).appended).toHaveLength(50);
+  });
+
+  it('notes left-out identifiers even when the summary kept all the newest ones in its text', () => {
+    const ids = ['a.example.com', 'b.example.com', 'c.example.com'];
+    const r = guardSummary('Worked on b.example.com and c.example.com.', ids, 16_000, undefined, 32);
+    expect(r.appended).toEqual([]);
+    expect(r.summary).toBe(`Worked on b.example.com and c.example.com.\n\n${PRESERVED_IDENTIFIERS_HEADING}\n${leftOutNote(1)}\n`);
   });
 
   it('reports a blank summary', () => {
