@@ -196,6 +196,7 @@ describe.each(testDatabases())('runMaintenance on $name', (database) => {
       await sql`delete from kysely_migration where name = '2026_11_25_003_unindexed_excludes_sealed'`.execute(db);
       await sql`delete from kysely_migration where name = '2026_11_26_001_unindexed_by_seq'`.execute(db);
       await sql`delete from kysely_migration where name = '2026_11_26_002_search_indexes_skip_nulls'`.execute(db);
+      await sql`delete from kysely_migration where name = '2026_11_27_001_session_statistics'`.execute(db);
       expect(await migrateToLatest(db)).toEqual([
         '2026_11_24_004_session_ids',
         '2026_11_24_005_history_search',
@@ -204,6 +205,7 @@ describe.each(testDatabases())('runMaintenance on $name', (database) => {
         '2026_11_25_003_unindexed_excludes_sealed',
         '2026_11_26_001_unindexed_by_seq',
         '2026_11_26_002_search_indexes_skip_nulls',
+        '2026_11_27_001_session_statistics',
       ]);
       // Sealed rows from before history_search (never indexable) are outside the index of unindexed
       // rows, which a search's probe reads in seq order.
