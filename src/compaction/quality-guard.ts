@@ -91,8 +91,9 @@ function boundPreservedSection(text: string, maxChars: number, leftOutBefore: nu
  * marking the cut. The "Preserved identifiers" section is not cut with the text: it moves to the end
  * intact, and the text gets what room is left. With a finite `maxIdentifierChars` the section keeps
  * only its newest identifiers past that size, and the text keeps at least half of `maxChars` (the
- * summary is then at most `maxChars / 2 + maxIdentifierChars` long). Without it, a section that
- * alone exceeds the cap is kept whole and the text goes. Returns the same string when it fits.
+ * summary is then at most about `maxChars / 2 + maxIdentifierChars` long, heading and note aside).
+ * Without it, a section that alone exceeds the cap is kept whole and the text goes. Returns the same
+ * string when it fits.
  */
 export function capSummary(summary: string, maxChars: number = DEFAULTS.maxSummaryChars, maxIdentifierChars = Infinity): string {
   const text = Number.isFinite(maxIdentifierChars) ? boundPreservedSection(summary, maxIdentifierChars, 0) : summary;
