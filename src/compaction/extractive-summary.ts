@@ -166,9 +166,8 @@ export function extractiveSummary(input: ExtractiveSummaryInput): string {
     `- This compaction: ${total} messages (${counts.user} user, ${counts.assistant} assistant, ${counts.toolResult} tool results).\n` +
     `- In total: ${before.messages + total} messages over ${before.compactions + 1} compactions.`;
 
-  const bound = input.maxIdentifierChars;
-  const identifiers = bound === undefined ? { kept: [...facts.identifiers], leftOut: 0 } : newestIdentifiersWithin(facts.identifiers, bound);
-  return fit({ ...facts, tasks: [...facts.tasks], decisions: [...facts.decisions], identifiers: identifiers.kept, leftOut: identifiers.leftOut, bounded: bound !== undefined, summarized, maxChars });
+  const identifiers = newestIdentifiersWithin(facts.identifiers, input.maxIdentifierChars ?? Infinity);
+  return fit({ ...facts, tasks: [...facts.tasks], decisions: [...facts.decisions], identifiers: identifiers.kept, leftOut: identifiers.leftOut, bounded: input.maxIdentifierChars !== undefined, summarized, maxChars });
 }
 
 /** What a summary of a previous summary plus new messages must carry, found without a model. */
