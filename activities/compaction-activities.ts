@@ -189,7 +189,7 @@ export function createCompactionActivities(allDeps: CompactionActivityDeps) {
   // Each agent compacts with its own models and window (inputs carry the agentId).
   const forAgent = (ref: CompactionRef) => {
     const deps = depsForAgent(allDeps, ref.agentId);
-    return { deps, summarizer: agentSummarizer(deps, { ...(ref.summarizerModel ? { model: ref.summarizerModel } : {}), spend: spendGuard(deps, ref) }) };
+    return { deps, summarizer: agentSummarizer(deps, { ...(ref.summarizerModel ? { model: ref.summarizerModel } : {}), spend: spendGuard(deps, ref), session: ref }) };
   };
 
   /** Why this compaction may not call the summarizer (spend limit reached), recorded on its row and logged once per step. */
@@ -293,7 +293,7 @@ export function createCompactionActivities(allDeps: CompactionActivityDeps) {
     // The last list of subagents in flight is stale by now: the record step writes the current one.
     const previousSummary = active.compaction ? withoutSubagentsInFlight(active.compaction.summary) : undefined;
     // Chunks and the kept tail fit what the provider really takes, not only what Keel was told.
-    const window = Math.min(input.contextWindowTokens, hasSummarizer ? await summarizer.window() : await effectiveWindow(deps, deps.config.model));
+    const window = Math.min(input.contextWindowTokens, hasSummarizer ? await summarizer.window() : await effectiveWindow(deps, deps.config.model, input));
     const keepRecentTokens = Math.min(input.keepRecentTokens, Math.floor(window * DEFAULTS.keepRecentMaxWindowShare));
     const plan = planCompaction(toPlanEntries(active.rows), {
       contextWindow: window,
@@ -330,7 +330,7 @@ export function createCompactionActivities(allDeps: CompactionActivityDeps) {
     try {
       return await summarizer.call(prompt);
     } catch (err) {
-      await learnFromOverflow(deps, summarizer.modelName, err, summarizer.countTokens(prompt)).catch(() => undefined);
+      await learnFromOverflow(deps, summarizer.modelName, err, summarizer.countTokens(prompt), input).catch(() => undefined);
       throw toActivityFailure(err);
     }
   }
@@ -345,7 +345,7 @@ export function createCompactionActivities(allDeps: CompactionActivityDeps) {
     const entries = await readRange(input, input);
     const messages = entries.map((e) => e.message);
     const facts = collectFacts(input.previousSummary, messages, input.identifierPolicy);
-    const window = await effectiveWindow(deps, deps.config.model);
+    const window = await effectiveWindow(deps, deps.config.model, input);
     const guarded = guardSummary(input.summary, facts.identifiers, summaryCharBudget(window), facts, identifierCharBudget(window));
     if (guarded.addedSections.length) log.info('summary guard added sections the summarizer left out', { sections: guarded.addedSections });
     return { summary: guarded.summary, missing: guarded.appended, blank: guarded.blank };
@@ -355,7 +355,7 @@ export function createCompactionActivities(allDeps: CompactionActivityDeps) {
   async function extractiveSummaryStep(input: ExtractiveSummaryInput): Promise<string> {
     const deps = depsForAgent(allDeps, input.agentId);
     const entries = await readRange(input, input);
-    const window = await effectiveWindow(deps, deps.config.model);
+    const window = await effectiveWindow(deps, deps.config.model, input);
     return extractiveSummary({
       ...(input.previousSummary ? { previousSummary: input.previousSummary } : {}),
       messages: entries.map((e) => e.message),
@@ -419,7 +419,7 @@ export function createCompactionActivities(allDeps: CompactionActivityDeps) {
     const { deps, summarizer } = forAgent(input);
     const hasSummarizer = summarizer.available && !(await spendRefusal(deps, input));
     const entries = await readRange(input, target.range);
-    const window = Math.min(input.contextWindowTokens, hasSummarizer ? await summarizer.window() : await effectiveWindow(deps, deps.config.model));
+    const window = Math.min(input.contextWindowTokens, hasSummarizer ? await summarizer.window() : await effectiveWindow(deps, deps.config.model, input));
     const previousSummary = target.previousSummary ? withoutSubagentsInFlight(target.previousSummary) : undefined;
     // The whole range is summarized (nothing of it kept); the tail the original kept stays kept.
     const plan = planCompaction(entries, { contextWindow: window, keepRecentTokens: 0, estimate: deps.estimate, ...(previousSummary ? { previousSummary } : {}) });

@@ -7,7 +7,7 @@ import { modelConfigured } from '../src/runtime/activity-deps';
 import { DEFAULTS } from '../src/config/defaults';
 import { FailureTypes } from '../src/protocol';
 import { splitTextToFit } from '../src/compaction/split-text-to-fit';
-import { effectiveWindow, learnFromOverflow } from './model-window';
+import { effectiveWindow, learnFromOverflow, type WindowSession } from './model-window';
 
 /** Overflow answers a summarizer call may get before it gives up (each one lowers the learned window). */
 const MAX_OVERFLOW_RETRIES = 3;
@@ -45,6 +45,8 @@ export interface SummarizerOptions {
   /** Another model of the same endpoint (`keel compactions rerun --model`). */
   readonly model?: string;
   readonly spend?: SummarizerSpendGuard;
+  /** The session being compacted: its estimate scale sizes the prompts, and an overflow teaches it. */
+  readonly session?: WindowSession;
 }
 
 /** The summarizer of the agent whose deps these are. */
@@ -52,7 +54,7 @@ export function agentSummarizer(deps: ActivityDeps, options: SummarizerOptions =
   const client = deps.compactionModel ?? deps.model;
   const modelName = options.model ?? deps.config.compactionModel ?? deps.config.model;
   const countTokens = (text: string) => deps.estimate({ role: 'user', content: text });
-  const window = async () => Math.min(await effectiveWindow(deps, modelName), await effectiveWindow(deps, deps.config.model));
+  const window = async () => Math.min(await effectiveWindow(deps, modelName, options.session), await effectiveWindow(deps, deps.config.model, options.session));
 
   async function call(prompt: string): Promise<string> {
     await options.spend?.beforeCall();
@@ -96,7 +98,7 @@ export function agentSummarizer(deps: ActivityDeps, options: SummarizerOptions =
       try {
         return await call(prompt);
       } catch (err) {
-        const learned = overflows < MAX_OVERFLOW_RETRIES ? await learnFromOverflow(deps, modelName, err, countTokens(prompt)).catch(() => undefined) : undefined;
+        const learned = overflows < MAX_OVERFLOW_RETRIES ? await learnFromOverflow(deps, modelName, err, countTokens(prompt), options.session).catch(() => undefined) : undefined;
         if (learned !== undefined) continue;
         throw toActivityFailure(err);
       }

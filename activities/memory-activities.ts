@@ -94,7 +94,7 @@ export function createMemoryActivities(allDeps: ActivityDeps) {
 
     // The flush must fit the model: the turn's budgeted context, or its recent tail when even that is too long.
     const model = deps.config.memoryFlushModel ?? deps.config.model;
-    const window = await effectiveWindow(deps, model);
+    const window = await effectiveWindow(deps, model, input);
     // The same system prompt as the turns (the provider's prompt cache holds it), counted against the room.
     const system = await systemPromptForTurn(deps, input);
     const systemTokens = system.overhead.systemTokens + system.overhead.bootstrapTokens;
@@ -136,7 +136,7 @@ export function createMemoryActivities(allDeps: ActivityDeps) {
         messages.push(assistant, ...written.results);
       }
     } catch (err) {
-      await learnFromOverflow(deps, model, err, sentTokens).catch(() => undefined);
+      await learnFromOverflow(deps, model, err, sentTokens, input).catch(() => undefined);
       throw toActivityFailure(err);
     } finally {
       heartbeat.stop();

@@ -1,42 +1,75 @@
 import { log } from '@temporalio/activity';
 import type { ActivityDeps } from './deps';
-import { getLearnedWindow, learnWindow } from '../src/store/model-limits-repo';
+import { getLearnedWindow, getWindowReadings, learnWindow, lowerSessionEstimateScale } from '../src/store/model-limits-repo';
 import { classifyModelError, ContextOverflowError } from '../src/model/errors';
-import { windowFromOverflow } from '../src/context/learned-window';
+import { scaledWindow, windowFromOverflow } from '../src/context/learned-window';
 import { configuredWindow } from '../src/config/configured-window';
 
-/** The window Keel uses for `model`: the one the agent's config resolves, lowered by what the provider taught it. */
-export async function effectiveWindow(deps: ActivityDeps, model: string): Promise<number> {
-  return windowInForce(deps, model, await getLearnedWindow(deps.db, model));
+/** The session a window is for: its own estimate scale applies (see `OverflowLesson.sessionScale`). */
+export interface WindowSession {
+  readonly agentId: string;
+  readonly sessionKey: string;
 }
 
-/** The window in force for `model` given what was learned for it (undefined: nothing). */
-export function windowInForce(deps: ActivityDeps, model: string, learned: number | undefined): number {
+/**
+ * The window Keel uses for `model`: the one the agent's config resolves, lowered by what the provider
+ * taught it, and for a session, scaled by how far Keel's estimate fell short on its content.
+ */
+export async function effectiveWindow(deps: ActivityDeps, model: string, session?: WindowSession): Promise<number> {
+  if (!session) return windowInForce(deps, model, await getLearnedWindow(deps.db, model));
+  const { learnedWindow, estimateScale } = await getWindowReadings(deps.db, model, session);
+  return windowInForce(deps, model, learnedWindow, estimateScale);
+}
+
+/** The window in force for `model` given what was learned for it (undefined: nothing) and the session's estimate scale. */
+export function windowInForce(deps: ActivityDeps, model: string, learned: number | undefined, estimateScale?: number | null): number {
   const configured = configuredWindow(deps.config, model).tokens;
-  return learned === undefined ? configured : Math.min(learned, configured);
+  return scaledWindow(learned === undefined ? configured : Math.min(learned, configured), estimateScale);
 }
 
 /**
  * When `err` is the provider's "prompt is too long", lowers the model's learned window (persisted, shared
- * by every worker and session) and returns the window now in force; undefined for any other error.
+ * by every worker and session) to the provider's stated maximum, and the session's estimate scale when
+ * Keel's estimate of the prompt fell short of the provider's count. Returns the window now in force
+ * (the session's, when one is named); undefined for any other error.
  */
-export async function learnFromOverflow(deps: ActivityDeps, model: string, err: unknown, estimatedPromptTokens: number): Promise<number | undefined> {
+export async function learnFromOverflow(
+  deps: ActivityDeps,
+  model: string,
+  err: unknown,
+  estimatedPromptTokens: number,
+  session?: WindowSession,
+): Promise<number | undefined> {
   const modelError = classifyModelError(err);
   if (!(modelError instanceof ContextOverflowError)) return undefined;
-  const currentWindow = await effectiveWindow(deps, model);
-  const window = windowFromOverflow({
+  const lesson = windowFromOverflow({
     ...(modelError.maxTokens !== undefined ? { providerMaxTokens: modelError.maxTokens } : {}),
     ...(modelError.promptTokens !== undefined ? { providerPromptTokens: modelError.promptTokens } : {}),
     estimatedPromptTokens,
-    currentWindow,
+    currentWindow: await effectiveWindow(deps, model),
   });
-  const inForce = await learnWindow(deps.db, {
+  const modelWindow = await learnWindow(deps.db, {
     model,
-    contextWindow: window,
+    contextWindow: lesson.modelWindow,
     providerMaxTokens: modelError.maxTokens ?? null,
     providerMessage: modelError.providerMessage ?? null,
     now: new Date(),
   });
-  log.warn('provider rejected the prompt as too long; learned a smaller window', { model, estimatedPromptTokens, providerMaxTokens: modelError.maxTokens, window: inForce });
+  // The session's scale as it is now: lowered by this reading, or as an earlier one left it.
+  const scale = !session
+    ? undefined
+    : lesson.sessionScale !== undefined
+      ? await lowerSessionEstimateScale(deps.db, { ...session, scale: lesson.sessionScale })
+      : (await getWindowReadings(deps.db, model, session)).estimateScale;
+  const inForce = windowInForce(deps, model, modelWindow, scale);
+  log.warn('provider rejected the prompt as too long; learned a smaller window', {
+    model,
+    estimatedPromptTokens,
+    providerPromptTokens: modelError.promptTokens,
+    providerMaxTokens: modelError.maxTokens,
+    modelWindow,
+    ...(scale !== undefined ? { sessionKey: session?.sessionKey, estimateScale: Number(scale.toFixed(3)) } : {}),
+    window: inForce,
+  });
   return inForce;
 }

@@ -84,7 +84,7 @@ export async function prepareContext(
   const historyLimit = resolveHistoryLimit(sessionKey, deps.config.historyLimits);
   // The window's own pipeline: on a cached window, only what was appended since its last clean run goes through it.
   const { messages, report, ran: pipelineRun } = active.pipeline.run(raw, { provider: 'anthropic', ...(historyLimit ? { historyLimit } : {}) });
-  const window = opts.window ?? (await effectiveWindow(deps, opts.model ?? deps.config.model));
+  const window = opts.window ?? (await effectiveWindow(deps, opts.model ?? deps.config.model, { agentId, sessionKey }));
   const budget = Math.max(0, window - effectiveReserveTokens(window, deps.config.reserveTokens) - (opts.overheadTokens ?? 0));
   const maxToolChars = Math.floor(budget * DEFAULTS.toolResultMaxBudgetShare * DEFAULTS.charsPerToken);
   const { messages: fitted, truncated } = truncateOversizedToolResults(messages, maxToolChars);

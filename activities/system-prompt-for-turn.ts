@@ -74,7 +74,7 @@ export async function systemPromptForTurn(
   const session = mode === 'none' ? undefined : (input.session ?? (await getSession(deps.db, input.agentId, input.sessionKey)));
   // The spawn policy only means something to an agent that can spawn, and only the main conversation gets it.
   const spawnPolicy = mode === 'full' && tools.some((t) => t.name === SPAWN_TOOL)
-    ? await spawnPolicyText(deps, { workspace, watchSettings, session, model: input.model ?? config.model, sessionId: input.sessionId, ...(input.window !== undefined ? { window: input.window } : {}) })
+    ? await spawnPolicyText(deps, { workspace, watchSettings, session, agentId: input.agentId, sessionKey: input.sessionKey, model: input.model ?? config.model, sessionId: input.sessionId, ...(input.window !== undefined ? { window: input.window } : {}) })
     : undefined;
   const text = buildSystemPrompt(mode, {
     ...(config.identity ? { identity: config.identity } : {}),
@@ -111,7 +111,7 @@ export async function prepareModelCall(
   windows?: ActiveWindowCache,
 ): Promise<PreparedCall> {
   // One read of the model's window serves the prompt's spawn policy and the context budget.
-  const window = input.window ?? (await effectiveWindow(deps, input.model ?? deps.config.model));
+  const window = input.window ?? (await effectiveWindow(deps, input.model ?? deps.config.model, input));
   const prompt = await systemPromptForTurn(deps, { ...input, window });
   const { systemTokens, bootstrapTokens, toolTokens } = prompt.overhead;
   const overheadTokens = systemTokens + bootstrapTokens + toolTokens;
@@ -138,11 +138,11 @@ const SPAWN_TOOL = 'sessions_spawn';
  */
 async function spawnPolicyText(
   deps: ActivityDeps,
-  input: { workspace: string | undefined; watchSettings: WorkspaceWatchSettings; session: SessionRow | undefined; model: string; sessionId: string; window?: number },
+  input: { workspace: string | undefined; watchSettings: WorkspaceWatchSettings; session: SessionRow | undefined; agentId: string; sessionKey: string; model: string; sessionId: string; window?: number },
 ): Promise<string> {
   const policy = await workspaceSpawnPolicy(input.workspace, input.watchSettings);
   const contextTokens = input.session?.session_id === input.sessionId ? Number(input.session.context_tokens) : 0;
-  const window = input.window ?? (await effectiveWindow(deps, input.model));
+  const window = input.window ?? (await effectiveWindow(deps, input.model, input));
   return spawnPolicySection(policy, spawnLevel(window > 0 ? (contextTokens / window) * 100 : 0, policy));
 }
 

@@ -19,7 +19,8 @@ import { toActivityFailure } from '../src/model/failures';
 import { startHeartbeat } from './heartbeat';
 import { addLogAttributes } from './log-attributes';
 import { findUnstorable, storableText } from '../src/text/storable-text';
-import { effectiveWindow, learnFromOverflow, windowInForce } from './model-window';
+import { learnFromOverflow, windowInForce } from './model-window';
+import { getLearnedWindow } from '../src/store/model-limits-repo';
 import { modelOf } from './session-model';
 import { configuredWindow } from '../src/config/configured-window';
 import { loadWorkflowState, saveWorkflowState } from '../src/store/workflow-state-repo';
@@ -245,7 +246,7 @@ export function createTurnActivities(allDeps: ActivityDeps) {
     let session = found.session;
     // The input names no session id (this finds it): the activity's later lines name it.
     addLogAttributes({ sessionId: session.session_id });
-    const window = windowInForce(deps, modelOf(deps, session), found.learnedWindow);
+    let window = windowInForce(deps, modelOf(deps, session), found.learnedWindow, session.estimate_scale);
     let lastId = found.lastEntryId;
     const message = input.subagentTask ? await subagentTaskText(db, input.agentId, input.sessionKey) : input.text;
     const reset = parseResetCommand(message);
@@ -263,6 +264,8 @@ export function createTurnActivities(allDeps: ActivityDeps) {
         rotated = freshness.reason;
         session = (await getSession(db, input.agentId, input.sessionKey))!;
         addLogAttributes({ sessionId: session.session_id });
+        // The new session starts without the old one's estimate scale.
+        window = windowInForce(deps, modelOf(deps, session), found.learnedWindow, session.estimate_scale);
         lastId = (await tailEntries(db, input.agentId, session.session_id, 1))[0]?.id;
       }
     }
@@ -355,7 +358,7 @@ export function createTurnActivities(allDeps: ActivityDeps) {
       allDeps.metrics?.modelCall(input.agentId, (performance.now() - calledAt) / 1000, 'error');
       // The provider's real limit is lower than Keel's window: remember it, so the compaction that
       // answers this overflow (and every later call) plans within it.
-      await learnFromOverflow(deps, model, err, contextTokens).catch(() => undefined);
+      await learnFromOverflow(deps, model, err, contextTokens, { agentId: input.agentId, sessionKey: input.sessionKey }).catch(() => undefined);
       throw toActivityFailure(err);
     } finally {
       heartbeat.stop();
@@ -464,7 +467,7 @@ export function createTurnActivities(allDeps: ActivityDeps) {
   async function decideAfterFinish(deps: ActivityDeps, agentId: string, session: SessionRow | undefined, contextTokens: number, knownWindow?: number): Promise<FinishTurnResult> {
     const model = modelOf(deps, session);
     // The turn's model call read the window a moment ago: reading model_limits again would only repeat it.
-    const contextWindow = knownWindow ?? (await effectiveWindow(deps, model));
+    const contextWindow = knownWindow ?? windowInForce(deps, model, await getLearnedWindow(db, model), session?.estimate_scale);
     allDeps.metrics?.pressure(agentId, contextTokens / contextWindow);
     const decision = decideAfterTurn({
       ...compactionHoldInput(session, deps.config, contextWindow),

@@ -7,27 +7,49 @@ export interface OverflowReading {
   readonly providerPromptTokens?: number;
   /** What Keel estimated for the same prompt. */
   readonly estimatedPromptTokens: number;
-  /** The window Keel used for the call. */
+  /** The model's window Keel used for the call (before any session's scale). */
   readonly currentWindow: number;
 }
 
+/** What one "prompt is too long" teaches: the model's window, and how far this session's content fools Keel's estimate. */
+export interface OverflowLesson {
+  /** The model's window from now on, in Keel's token estimate: every session of the model budgets within it. */
+  readonly modelWindow: number;
+  /**
+   * Keel's estimate over the provider's count for this prompt, when the estimate fell short (below 1):
+   * a property of the session's content (identifiers, hex, rare scripts tokenize denser than prose), so
+   * it scales that session's window only. Undefined when the provider did not say, or Keel did not fall short.
+   */
+  readonly sessionScale?: number;
+}
+
 /**
- * The window to use after a provider rejected a prompt as too long, in Keel's own token estimate:
- * the provider's maximum scaled by how far Keel's estimate fell short of the provider's count (so
- * budgeting with Keel's estimator stays under the real limit), with a safety share. Without a stated
- * maximum, a bit under what Keel sent. Never above the current window, never below the floor.
+ * What to learn after a provider rejected a prompt as too long. With a stated maximum, the model's
+ * window is that maximum with a safety share, and an estimate that fell short of the provider's count
+ * becomes the session's scale: one session full of identifiers must not shrink the window of every
+ * other session of the model, for good. Without a stated maximum, a bit under what Keel sent, for the
+ * model (nothing tells the model's limit and the content's density apart). Never above the current
+ * window, never below the floor.
  *
  * @example windowFromOverflow({ providerMaxTokens: 32_000, providerPromptTokens: 40_000, estimatedPromptTokens: 30_000, currentWindow: 200_000 })
- *   // 22_800 = 32,000 × (30,000 / 40,000) × 0.95
+ *   // { modelWindow: 30_400 (32,000 × 0.95), sessionScale: 0.75 (30,000 / 40,000) }
  */
-export function windowFromOverflow(reading: OverflowReading): number {
+export function windowFromOverflow(reading: OverflowReading): OverflowLesson {
   const { providerMaxTokens: max, providerPromptTokens: counted, estimatedPromptTokens: estimated } = reading;
-  let window: number;
-  if (max !== undefined && max > 0) {
-    const scale = counted !== undefined && counted > estimated && estimated > 0 ? estimated / counted : 1;
-    window = max * scale * DEFAULTS.learnedWindowSafety;
-  } else {
-    window = Math.min(reading.currentWindow, estimated) * DEFAULTS.learnedWindowSafety * DEFAULTS.learnedWindowSafety;
+  const clamp = (window: number) => Math.max(DEFAULTS.minLearnedWindowTokens, Math.min(reading.currentWindow, Math.floor(window)));
+  if (max === undefined || max <= 0) {
+    return { modelWindow: clamp(Math.min(reading.currentWindow, estimated) * DEFAULTS.learnedWindowSafety * DEFAULTS.learnedWindowSafety) };
   }
-  return Math.max(DEFAULTS.minLearnedWindowTokens, Math.min(reading.currentWindow, Math.floor(window)));
+  const modelWindow = clamp(max * DEFAULTS.learnedWindowSafety);
+  const shortBy = counted !== undefined && counted > estimated && estimated > 0 ? estimated / counted : undefined;
+  return shortBy === undefined ? { modelWindow } : { modelWindow, sessionScale: shortBy };
+}
+
+/**
+ * A session's window: the model's, scaled by how far Keel's estimate fell short on this session's
+ * content (see {@link OverflowLesson.sessionScale}), never below the floor.
+ */
+export function scaledWindow(modelWindow: number, sessionScale: number | null | undefined): number {
+  if (sessionScale === null || sessionScale === undefined || !(sessionScale > 0) || sessionScale >= 1) return modelWindow;
+  return Math.max(Math.min(modelWindow, DEFAULTS.minLearnedWindowTokens), Math.floor(modelWindow * sessionScale));
 }

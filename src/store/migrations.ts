@@ -335,6 +335,18 @@ const migrations: Record<string, Migration> = {
       await sql`analyze transcript_entries`.execute(db);
     },
   },
+  '2026_11_27_002_session_estimate_scale': {
+    async up(db) {
+      // A model's learned window was lowered by how far Keel's estimate fell short on the prompt that
+      // overflowed, for every session of the model and for good: one session full of identifiers shrank
+      // them all. The shortfall is the session's content, so it is kept on the session's row.
+      await db.schema.alterTable('sessions').addColumn('estimate_scale', 'double precision').execute();
+      // Windows learned that way go back to the model's stated maximum (with the same 5% safety share);
+      // a session whose content fools the estimate learns its own scale at its next overflow.
+      await sql`update model_limits set context_window = greatest(context_window, floor(provider_max_tokens * 0.95)::int)
+                 where provider_max_tokens is not null`.execute(db);
+    },
+  },
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -42,3 +42,34 @@ export async function learnWindow(db: Kysely<Database>, input: LearnWindowInput)
     .executeTakeFirstOrThrow();
   return row.context_window;
 }
+
+/**
+ * Lowers a session's estimate scale (never raises it: the session's content that fooled the estimate
+ * is still in its transcript, or in the summary of it). Returns the scale now in force; undefined when
+ * the session has no row.
+ */
+export async function lowerSessionEstimateScale(db: Kysely<Database>, input: { agentId: string; sessionKey: string; scale: number }): Promise<number | undefined> {
+  const row = await db
+    .updateTable('sessions')
+    .set({ estimate_scale: sql<number>`least(coalesce(sessions.estimate_scale, 1), ${input.scale}::double precision)` })
+    .where('agent_id', '=', input.agentId)
+    .where('session_key', '=', input.sessionKey)
+    .returning('estimate_scale')
+    .executeTakeFirst();
+  return row?.estimate_scale ?? undefined;
+}
+
+/** The model's learned window and the session's estimate scale, in one read. */
+export async function getWindowReadings(
+  db: Kysely<Database>,
+  model: string,
+  session: { agentId: string; sessionKey: string },
+): Promise<{ learnedWindow: number | undefined; estimateScale: number | undefined }> {
+  const row = await db
+    .selectNoFrom((eb) => [
+      eb.selectFrom('model_limits').select('context_window').where('model', '=', model).as('learned_window'),
+      eb.selectFrom('sessions').select('estimate_scale').where('agent_id', '=', session.agentId).where('session_key', '=', session.sessionKey).as('estimate_scale'),
+    ])
+    .executeTakeFirstOrThrow();
+  return { learnedWindow: row.learned_window ?? undefined, estimateScale: row.estimate_scale ?? undefined };
+}

@@ -44,6 +44,12 @@ export interface SessionsTable {
   cache_read_tokens: Generated<number>;
   /** Prompt tokens the provider wrote to its prompt cache. */
   cache_write_tokens: Generated<number>;
+  /**
+   * Keel's token estimate over the provider's count, learned when the provider refused one of this
+   * session's prompts as too long and the estimate had fallen short (below 1; null: never). The
+   * session's window is the model's times this; other sessions of the model keep theirs.
+   */
+  estimate_scale: number | null;
 }
 
 /** Append-only event stream per session; a tree through parent_id, ordered by seq. */

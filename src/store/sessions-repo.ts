@@ -280,6 +280,8 @@ async function updateToNewSessionId(db: Kysely<Database>, input: RotateSessionIn
       compaction_failures: 0,
       memory_flush_at: null,
       memory_flush_compaction_count: null,
+      // What fooled the estimate was the old conversation's content.
+      estimate_scale: null,
     })
     .where('agent_id', '=', input.agentId)
     .where('session_key', '=', input.sessionKey)

@@ -197,6 +197,16 @@ describe.each(testDatabases())('runMaintenance on $name', (database) => {
       await sql`delete from kysely_migration where name = '2026_11_26_001_unindexed_by_seq'`.execute(db);
       await sql`delete from kysely_migration where name = '2026_11_26_002_search_indexes_skip_nulls'`.execute(db);
       await sql`delete from kysely_migration where name = '2026_11_27_001_session_statistics'`.execute(db);
+      // Windows learned before the session's estimate scale had the prompt's shortfall in them.
+      await sql`alter table sessions drop column estimate_scale`.execute(db);
+      await sql`delete from kysely_migration where name = '2026_11_27_002_session_estimate_scale'`.execute(db);
+      await db
+        .insertInto('model_limits')
+        .values([
+          { model: 'stated', context_window: 10_000, provider_max_tokens: 30_000, provider_message: 'prompt is too long: 90000 tokens > 30000 maximum', learned_at: new Date() },
+          { model: 'unstated', context_window: 50_000, provider_max_tokens: null, provider_message: 'request too large', learned_at: new Date() },
+        ])
+        .execute();
       expect(await migrateToLatest(db)).toEqual([
         '2026_11_24_004_session_ids',
         '2026_11_24_005_history_search',
@@ -206,6 +216,13 @@ describe.each(testDatabases())('runMaintenance on $name', (database) => {
         '2026_11_26_001_unindexed_by_seq',
         '2026_11_26_002_search_indexes_skip_nulls',
         '2026_11_27_001_session_statistics',
+        '2026_11_27_002_session_estimate_scale',
+      ]);
+      // Back to the stated maximum less 5%; a window learned without one stays as it was.
+      const limits = await db.selectFrom('model_limits').select(['model', 'context_window']).where('model', 'in', ['stated', 'unstated']).orderBy('model').execute();
+      expect(limits).toEqual([
+        { model: 'stated', context_window: 28_500 },
+        { model: 'unstated', context_window: 50_000 },
       ]);
       // Sealed rows from before history_search (never indexable) are outside the index of unindexed
       // rows, which a search's probe reads in seq order.

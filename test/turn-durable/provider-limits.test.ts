@@ -11,12 +11,22 @@ import { goodSummarizer } from '../compaction-workflow/support';
 import { OpenAiCompatibleModelClient } from '../../src/model/openai-compatible-client';
 import { getLearnedWindow } from '../../src/store/model-limits-repo';
 import { DEFAULTS } from '../../src/config/defaults';
+import { getSession } from '../../src/store/sessions-repo';
 
 const suite = integrationSuite();
 
 /** ~`words` words of varied prose: large user messages, as a pasted document would be. */
 function largeMessage(turn: number, words = 1_200): string {
   return `Turn ${turn} notes: ` + Array.from({ length: words }, (_, i) => `item${(i * 7 + turn) % 97} value${i % 13}`).join(' ');
+}
+
+/**
+ * ~`words` long common words: Keel's tokenizer counts each as one token, the provider (the fake, at ~4
+ * characters a token) as three or four, as a real provider's tokenizer can differ from Keel's on dense content.
+ */
+function denseMessage(turn: number, words = 1_000): string {
+  const vocabulary = ['information', 'organization', 'administration', 'communication', 'responsibility', 'international', 'development'];
+  return `Turn ${turn} words: ` + Array.from({ length: words }, (_, i) => vocabulary[(i * 5 + turn) % vocabulary.length]).join(' ');
 }
 
 describe.each(testDatabases())('provider limits on $name', (database) => {
@@ -50,6 +60,36 @@ describe.each(testDatabases())('provider limits on $name', (database) => {
       expect(compactions.every((c) => c.status === 'succeeded')).toBe(true);
       expect(compactions.map((c) => c.trigger)).toContain('overflow');
       expect(suite.fake.overflowed.length - overflowsBefore).toBeLessThanOrEqual(4);
+    });
+  }, 900_000);
+
+  it("learns the estimate's shortfall for the session whose content caused it, not for every session of the model", async () => {
+    await suite.withWorker(db.store, {}, async ({ client }) => {
+      suite.fake.respondWith(routedResponder((request) => fakeReply.text(`ok: ${lastUserText(request).split(':')[0]}`)));
+      const agent = freshDurableAgent();
+      const dense = `agent:${agent}:dense`;
+      const prose = `agent:${agent}:prose`;
+      const overflowsBefore = suite.fake.overflowed.length;
+      for (let turn = 1; turn <= 10; turn++) {
+        expect((await client.sendMessage(dense, denseMessage(turn))).reply).toBe(`ok: Turn ${turn} words`);
+      }
+      // The provider refused the dense session's prompt, which Keel had estimated at about a third of its count.
+      expect(suite.fake.overflowed.length).toBeGreaterThan(overflowsBefore);
+      // The model's window is the provider's stated 30,000 less 5%; the shortfall is the dense session's alone.
+      expect(await getLearnedWindow(db.store.db, DEFAULTS.model)).toBe(28_500);
+      const scale = (await getSession(db.store.db, agent, dense))!.estimate_scale!;
+      expect(scale).toBeGreaterThan(0.2);
+      expect(scale).toBeLessThan(0.6);
+      expect((await client.getStatus(dense)).contextWindow).toBe(Math.floor(28_500 * scale));
+
+      // A prose session of the same model budgets with the model's window, and sends its whole conversation.
+      const requestsBefore = suite.fake.requests.length;
+      for (let turn = 1; turn <= 2; turn++) expect((await client.sendMessage(prose, largeMessage(turn, 300))).reply).toBe(`ok: Turn ${turn} notes`);
+      expect((await client.getStatus(prose)).contextWindow).toBe(28_500);
+      expect((await getSession(db.store.db, agent, prose))!.estimate_scale).toBeNull();
+      const sent = suite.fake.requests.slice(requestsBefore).filter((r) => !isSummarizerRequest(r));
+      expect(sent.at(-1)!.body.messages!.map((m) => m.role)).toEqual(['user', 'assistant', 'user']);
+      expect(await db.store.db.selectFrom('compactions').select('id').where('agent_id', '=', agent).where('session_key', '=', prose).execute()).toEqual([]);
     });
   }, 900_000);
 
