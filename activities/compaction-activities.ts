@@ -12,6 +12,7 @@ import {
   markFailed,
   markSpendLimited,
   markSucceeded,
+  recordUnreclaimedCompaction,
   storeRerunSummary,
   summarizerSpendSince,
   writeCompactionRecord,
@@ -163,7 +164,8 @@ export interface WriteCompactionRecordInput extends CompactionRef {
 }
 
 export interface WriteCompactionRecordResult {
-  readonly entryId: string;
+  /** Null: nothing written, because the summary and the kept tail would not be smaller than what they replace. */
+  readonly entryId: string | null;
   readonly inserted: boolean;
   readonly tokensAfter: number;
 }
@@ -377,6 +379,15 @@ export function createCompactionActivities(allDeps: CompactionActivityDeps) {
     const tokensWith = (text: string) =>
       deps.estimate(summaryMessage({ type: 'compaction', id: entryId, parentId: null, timestamp: input.now, summary: text, firstKeptEntryId: '', tokensBefore: 0 })) + input.keptTokens;
     const tokensAfter = tokensWith(summary);
+    // An automatic compaction never succeeds without reclaiming tokens (OpenClaw's issues: "compaction
+    // reports success but reclaims nothing"): a summary no smaller than what it replaces is not
+    // written. A manual one is a checkpoint someone asked for (its reply shows both sizes), and an
+    // operator's rerun applied to an earlier range is theirs to judge.
+    if (!input.lineage && tokensAfter >= input.tokensBefore && (await automatic(input)) && !(await getEntry(db, input.agentId, input.sessionId, entryId))) {
+      await recordUnreclaimedCompaction(db, { ...input, now: new Date(input.now) });
+      log.info('the summary would not make the context smaller; nothing was written', { compactionId: input.compactionId, tokensBefore: input.tokensBefore, tokensAfter });
+      return { entryId: null, inserted: false, tokensAfter };
+    }
     const { inserted, redactions } = await writeCompactionRecord(db, {
       agentId: input.agentId,
       sessionKey: input.sessionKey,
@@ -395,6 +406,12 @@ export function createCompactionActivities(allDeps: CompactionActivityDeps) {
     const stored = await getEntry(db, input.agentId, input.sessionId, entryId);
     const storedSummary = stored?.type === 'compaction' ? (stored.payload as unknown as CompactionEntry).summary : summary;
     return { entryId, inserted, tokensAfter: tokensWith(storedSummary) };
+  }
+
+  /** Whether the compaction was started by a threshold, an overflow or a preflight check (its row says), not by a person. */
+  async function automatic(input: CompactionRef): Promise<boolean> {
+    const row = await getCompaction(db, input.agentId, input.compactionId);
+    return row !== undefined && row.trigger !== 'manual';
   }
 
   /** A compaction edit that cannot be done fails its workflow at once, with the reason (retrying cannot fix it). */

@@ -7,7 +7,8 @@
  *   4. merge the labelled partial summaries
  *   5. quality guard: identifiers kept verbatim (one summarizer retry, then "Preserved identifiers"), cap
  *   6. write the compaction entry and the session counters in one transaction, idempotently
- *   7. mark the row succeeded with tokens after
+ *   7. mark the row succeeded with tokens after (skipped, with nothing written, when an automatic
+ *      compaction's summary and kept tail would not be smaller than what they replace)
  * When every model attempt fails, no model is configured, or the summarize phase passes its deadline
  * (derived from the plan: one summarizer-call budget per sequential step), the extractive summary is
  * written and the compaction is `degraded`: a compaction makes progress or fails visibly on its row.
@@ -162,6 +163,14 @@ async function compact(input: CompactionWorkflowInput, progress: { step: Compact
     now: now(),
     ...(rerun && rerunPlan ? { lineage: { rerunOf: rerun.compactionId, rangeOf: rerunPlan.rangeOf } } : {}),
   });
+
+  if (written.entryId === null) {
+    // The summary and the kept tail would not be smaller than what they replace: nothing was written,
+    // and the compaction is not reported as a success.
+    const unreclaimed = { compactionId: input.compactionId, status: 'skipped', degraded, tokensBefore: plan.tokensBefore, tokensAfter: plan.tokensBefore, firstKeptEntryId: plan.firstKeptEntryId, entryId: null } as const;
+    await store.finishCompaction({ ...ref(input), trigger: input.trigger, ...unreclaimed, now: now() });
+    return unreclaimed;
+  }
 
   // 7. Row succeeded (degraded when the summary is extractive; an operator may retry it).
   const result = {

@@ -289,11 +289,18 @@ class PolicySimulation {
     const messages = summarized.map((e) => e.message);
     const { text: summaryText, degraded } = await this.summarize({ plan, summarized, ...(previousSummary ? { previousSummary } : {}), contextWindow: window });
     const sourceIds = collectFacts(previousSummary, messages, 'strict').identifiers;
-    for (const id of sourceIds) this.summarizedIds.add(id);
-    this.compactionCount++;
-    const id = replayCompactionId(this.compactionCount);
+    const id = replayCompactionId(this.compactionCount + 1);
     const entry: CompactionEntry = { type: 'compaction', id, parentId: null, timestamp: new Date(0).toISOString(), summary: summaryText, firstKeptEntryId: plan.firstKeptEntryId ?? id, tokensBefore: plan.tokensBefore };
     const tokensAfter = this.estimate(summaryMessage(entry)) + plan.keptTokens;
+    if (tokensAfter >= plan.tokensBefore) {
+      // As the worker does: an automatic compaction that would not reclaim tokens writes nothing, and
+      // counts as one that reclaimed nothing for the storm hold.
+      this.lastCompaction = { tokensBefore: plan.tokensBefore, tokensAfter: plan.tokensBefore };
+      this.compactions.push({ turn, trigger, status: 'skipped', tokensBefore: plan.tokensBefore, tokensAfter: plan.tokensBefore, summaryChars: summaryText.length, summaryTokens: 0, degraded, summarizedMessages: 0, keptMessages: this.active.length, identifiers: 0, missingIdentifiers: [] });
+      return;
+    }
+    for (const sourceId of sourceIds) this.summarizedIds.add(sourceId);
+    this.compactionCount++;
     const range: SummaryRange = { firstEntryId: summarized[0].id, lastEntryId: summarized[summarized.length - 1].id, messages: summarized.length };
     this.summary = { entry, message: summaryMessage(entry, range) };
     this.active = this.active.slice(plan.summarizedEntryCount);

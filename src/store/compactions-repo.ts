@@ -226,6 +226,25 @@ export async function writeCompactionRecord(db: Kysely<Database>, input: Compact
   });
 }
 
+/**
+ * A compaction whose summary would not have made the context smaller: nothing is written to the
+ * transcript, and the session records it as a compaction that reclaimed nothing, so the storm hold
+ * keeps threshold compaction from trying again every turn (until the context grows by the minimum
+ * reclaim share, or nears the window). Idempotent.
+ */
+export async function recordUnreclaimedCompaction(
+  db: Kysely<Database>,
+  input: { agentId: string; sessionKey: string; sessionId: string; tokensBefore: number; now: Date },
+): Promise<void> {
+  await db
+    .updateTable('sessions')
+    .set({ last_compaction_tokens_before: input.tokensBefore, last_compaction_tokens_after: input.tokensBefore, updated_at: input.now })
+    .where('agent_id', '=', input.agentId)
+    .where('session_key', '=', input.sessionKey)
+    .where('session_id', '=', input.sessionId)
+    .execute();
+}
+
 
 async function lastEntryId(db: Kysely<Database>, input: { agentId: string; sessionId: string }): Promise<string | undefined> {
   const last = await db

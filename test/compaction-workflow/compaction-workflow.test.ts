@@ -63,6 +63,29 @@ describe.each(testDatabases())('compactionWorkflow on a real Temporal dev server
     });
   });
 
+  it('an automatic compaction whose summary would not make the context smaller writes nothing and is skipped; a manual one is written', () =>
+    suite.withWorker(db.store, {}, async (w) => {
+      const { store, fake } = w;
+      const s = await seedSession(store.db, 6);
+      // A summarizer that writes far more than the four short messages it summarizes.
+      fake.respondWith(() => fakeReply.text(`Chunk summary. ${'The user and the assistant discussed the migration at length. '.repeat(60)}`));
+
+      const result = await runCompaction(w, s, { trigger: 'threshold' });
+      expect(result).toMatchObject({ status: 'skipped', entryId: null, tokensAfter: result.tokensBefore });
+      expect(await countCompactionEntries(store.db, s.agentId, s.sessionId)).toBe(0);
+      expect(await getCompaction(store.db, s.agentId, result.compactionId)).toMatchObject({ status: 'skipped', entry_id: null, tokens_after: result.tokensBefore });
+      // The session records a compaction that reclaimed nothing: the storm hold keeps the next turns from trying again.
+      const session = await getSession(store.db, s.agentId, s.sessionKey);
+      expect(session).toMatchObject({ compaction_count: 0, last_compaction_tokens_before: result.tokensBefore, last_compaction_tokens_after: result.tokensBefore });
+      expect((await loadActiveEntries(store.db, s.agentId, s.sessionId)).rows).toHaveLength(6);
+
+      // Asked for by a person, the same checkpoint is written, and its sizes say what it did.
+      const manual = await runCompaction(w, s, { trigger: 'manual', keepRecentTokens: 0 });
+      expect(manual.status).toBe('succeeded');
+      expect(manual.tokensAfter).toBeGreaterThan(manual.tokensBefore);
+      expect(await countCompactionEntries(store.db, s.agentId, s.sessionId)).toBe(1);
+    }));
+
   it('recovers from a 429/529 storm through the activity retry policy (retry-after honoured)', () =>
     suite.withWorker(db.store, {}, async (w) => {
       const { store, fake } = w;
@@ -191,7 +214,9 @@ describe.each(testDatabases())('compactionWorkflow on a real Temporal dev server
       const s = await seedSession(store.db, 4);
       fake.respondWith(() => fakeReply.text('A summary that forgot every path.'));
       const sent = fake.requests.length;
-      await runCompaction(w, s);
+      // Manual: the identifiers appended to the summary of these few messages outweigh them, which an
+      // automatic compaction would not write (it reclaims nothing).
+      await runCompaction(w, s, { trigger: 'manual' });
       const requests = fake.requests.slice(sent);
       expect(requests).toHaveLength(2);
       expect(promptOf(requests[1]!)).toContain('/srv/app/module-0.ts');
