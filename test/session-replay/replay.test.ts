@@ -169,6 +169,24 @@ describe('model summaries', () => {
   });
 });
 
+describe('a compaction that would not reclaim tokens', () => {
+  it('is skipped, as the worker skips it: nothing replaces the window, and the storm hold spaces the next tries', async () => {
+    const config = configFromEnv({}, { anthropicBaseUrl: 'http://127.0.0.1:9', anthropicApiKey: 'test-key' });
+    const p = parseReplayPolicy({ ...SMALL, summarizer: 'model' }, config, { source: 'm.json', defaultName: 'model' });
+    const transcript = generatedTranscript({ turns: 60, toolChars: 6_000 });
+    const good = await replaySession(transcript, p, { modelSummarizer: async () => ({ text: 'Chunk summary. Goal: finish the migration.', degraded: false }) });
+    // A summarizer that writes more than the whole window it summarizes.
+    const bloated = await replaySession(transcript, p, { modelSummarizer: async () => ({ text: 'The conversation so far. '.repeat(20_000), degraded: false }) });
+    expect(good.compactions.every((c) => c.status === 'succeeded')).toBe(true);
+    expect(bloated.compactions.length).toBeGreaterThan(0);
+    for (const c of bloated.compactions) expect(c).toMatchObject({ status: 'skipped', tokensAfter: c.tokensBefore, summarizedMessages: 0 });
+    expect(bloated.totals.finalSummaryChars).toBe(0);
+    // Each skip counts as a compaction that reclaimed nothing: the next try waits for the context to grow.
+    const overThreshold = bloated.turns.filter((t) => t.contextTokens > p.contextWindow - effectiveReserveTokens(p.contextWindow, p.reserveTokens)).length;
+    expect(bloated.compactions.length).toBeLessThan(overThreshold);
+  });
+});
+
 describe('the HTML report', () => {
   it('is one file with Chart.js inlined, no external resource, and everything user-derived escaped', async () => {
     const hostile = policy(SMALL, '<img src=x onerror=alert(1)>');
