@@ -35,6 +35,12 @@ export const DEFAULTS = {
   maxSummaryWindowShare: 0.1,
   /** Protected identifiers a summary lists past its text cap, at most this share of the window; the newest are kept (Keel). */
   maxIdentifierWindowShare: 0.1,
+  /**
+   * Characters of an identifier listing per token of Keel's estimate: identifiers tokenize densely
+   * (cl100k: UUIDs 1.5 and hashes 1.7 characters a token, order numbers 2.2, paths and URLs 3.2; the
+   * estimate adds its ×1.2 margin), so the listing's share holds for the densest kind (Keel).
+   */
+  identifierCharsPerToken: 1.25,
   /** A session stops auto-compacting after this many consecutive failures (Keel's guard against compaction loops; docs/architecture.md, "Failure model"). */
   maxConsecutiveCompactionFailures: 3,
   /** A compaction freeing less than this share of its input is low-yield: the next threshold compaction waits (no storms). */
