@@ -2,7 +2,7 @@ import { log } from '@temporalio/activity';
 import type { ActivityDeps } from './deps';
 import { getLearnedWindow, getWindowReadings, learnWindow, lowerSessionEstimateScale } from '../src/store/model-limits-repo';
 import { classifyModelError, ContextOverflowError } from '../src/model/errors';
-import { scaledWindow, windowFromOverflow } from '../src/context/learned-window';
+import { windowFromOverflow, windowInForceOf } from '../src/context/learned-window';
 import { configuredWindow } from '../src/config/configured-window';
 
 /** The session a window is for: its own estimate scale applies (see `OverflowLesson.sessionScale`). */
@@ -23,8 +23,7 @@ export async function effectiveWindow(deps: ActivityDeps, model: string, session
 
 /** The window in force for `model` given what was learned for it (undefined: nothing) and the session's estimate scale. */
 export function windowInForce(deps: ActivityDeps, model: string, learned: number | undefined, estimateScale?: number | null): number {
-  const configured = configuredWindow(deps.config, model).tokens;
-  return scaledWindow(learned === undefined ? configured : Math.min(learned, configured), estimateScale);
+  return windowInForceOf(configuredWindow(deps.config, model).tokens, learned, estimateScale);
 }
 
 /**

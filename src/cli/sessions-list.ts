@@ -6,6 +6,7 @@ import { sql, type Kysely } from 'kysely';
 import type { Database } from '../store/schema';
 import { agentConfig, type KeelSettings } from '../config/agent-config';
 import { configuredWindow } from '../config/configured-window';
+import { windowInForceOf } from '../context/learned-window';
 import { pressureLevel, type PressureLevel } from '../context/context-window';
 import { contextBar } from './context-bar';
 import { shownKey } from './shown-key';
@@ -43,7 +44,7 @@ export interface SessionsListOptions {
 export async function listSessions(db: Kysely<Database>, settings: KeelSettings, opts: SessionsListOptions = {}): Promise<SessionListing[]> {
   let query = db
     .selectFrom('sessions as s')
-    .select(['s.agent_id', 's.session_key', 's.session_id', 's.updated_at', 's.context_tokens', 's.compaction_count', 's.compaction_failures', 's.model_override'])
+    .select(['s.agent_id', 's.session_key', 's.session_id', 's.updated_at', 's.context_tokens', 's.compaction_count', 's.compaction_failures', 's.model_override', 's.estimate_scale'])
     .select((eb) =>
       eb
         .selectFrom('transcript_entries as e')
@@ -70,9 +71,12 @@ export async function listSessions(db: Kysely<Database>, settings: KeelSettings,
     query = query.where('s.updated_at', '>=', new Date((opts.now ?? new Date()).getTime() - opts.activeMinutes * 60_000));
   }
   const rows = await query.execute();
+  // The windows the providers taught (a few rows, one per model): each session shows the window its turns use.
+  const learned = new Map((await db.selectFrom('model_limits').select(['model', 'context_window']).execute()).map((l) => [l.model, l.context_window]));
   return rows.map((r) => {
     const agent = agentConfig(settings, r.agent_id);
-    const window = configuredWindow(agent).tokens;
+    const model = r.model_override ?? agent.model;
+    const window = windowInForceOf(configuredWindow(agent, model).tokens, learned.get(model), r.estimate_scale);
     return {
       sessionKey: r.session_key,
       agentId: r.agent_id,
@@ -85,7 +89,7 @@ export async function listSessions(db: Kysely<Database>, settings: KeelSettings,
       pressure: pressureLevel(r.context_tokens, window),
       compactions: r.compaction_count,
       autoCompactionPaused: r.compaction_failures >= DEFAULTS.maxConsecutiveCompactionFailures,
-      model: r.model_override ?? agent.model,
+      model,
       modelOverride: r.model_override !== null,
       earlierSessionIds: Number(r.earlier ?? 0),
     };

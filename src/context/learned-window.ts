@@ -53,3 +53,8 @@ export function scaledWindow(modelWindow: number, sessionScale: number | null | 
   if (sessionScale === null || sessionScale === undefined || !(sessionScale > 0) || sessionScale >= 1) return modelWindow;
   return Math.max(Math.min(modelWindow, DEFAULTS.minLearnedWindowTokens), Math.floor(modelWindow * sessionScale));
 }
+
+/** The window in force: the configured one, lowered by the model's learned window, scaled by the session's estimate scale. */
+export function windowInForceOf(configured: number, learned: number | undefined, sessionScale: number | null | undefined): number {
+  return scaledWindow(learned === undefined ? configured : Math.min(learned, configured), sessionScale);
+}

@@ -12,6 +12,8 @@ import { OpenAiCompatibleModelClient } from '../../src/model/openai-compatible-c
 import { getLearnedWindow } from '../../src/store/model-limits-repo';
 import { DEFAULTS } from '../../src/config/defaults';
 import { getSession } from '../../src/store/sessions-repo';
+import { listSessions } from '../../src/cli/sessions-list';
+import { loadKeelSettings } from '../../src/config/agent-config';
 
 const suite = integrationSuite();
 
@@ -90,6 +92,9 @@ describe.each(testDatabases())('provider limits on $name', (database) => {
       const sent = suite.fake.requests.slice(requestsBefore).filter((r) => !isSummarizerRequest(r));
       expect(sent.at(-1)!.body.messages!.map((m) => m.role)).toEqual(['user', 'assistant', 'user']);
       expect(await db.store.db.selectFrom('compactions').select('id').where('agent_id', '=', agent).where('session_key', '=', prose).execute()).toEqual([]);
+      // `keel sessions` shows each session the window its turns use, as status does.
+      const listed = await listSessions(db.store.db, loadKeelSettings({ env: {}, overrides: {} }), { agentId: agent });
+      expect(Object.fromEntries(listed.map((l) => [l.sessionKey, l.contextWindow]))).toEqual({ [dense]: Math.floor(28_500 * scale), [prose]: 28_500 });
     });
   }, 900_000);
 
