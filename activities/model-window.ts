@@ -1,8 +1,9 @@
 import { log } from '@temporalio/activity';
 import type { ActivityDeps } from './deps';
-import { getLearnedWindow, getWindowReadings, learnWindow, lowerSessionEstimateScale } from '../src/store/model-limits-repo';
+import { getLearnedWindow, getWindowReadings, learnWindow, lowerSessionEstimateScale, raiseSessionEstimateScale } from '../src/store/model-limits-repo';
 import { classifyModelError, ContextOverflowError } from '../src/model/errors';
-import { windowFromOverflow, windowInForceOf } from '../src/context/learned-window';
+import { scaleAfterReading, windowFromOverflow, windowInForceOf } from '../src/context/learned-window';
+import type { ModelResponse } from '../src/model/model-client';
 import { configuredWindow } from '../src/config/configured-window';
 
 /** The session a window is for: its own estimate scale applies (see `OverflowLesson.sessionScale`). */
@@ -71,4 +72,35 @@ export async function learnFromOverflow(
     window: inForce,
   });
   return inForce;
+}
+
+/**
+ * After a successful call of a session whose estimate once fell short: when the provider's count of
+ * this prompt shows the content lighter now, raises the session's scale (or clears it), so a session
+ * that compacted its identifiers away gets its window back instead of compacting early until a reset.
+ * A call whose prompt the provider edited (cleared tool results) counts less than Keel sent: no reading.
+ * Returns the session's window now in force when the scale rose; undefined when nothing changed.
+ */
+export async function learnFromUsage(
+  deps: ActivityDeps,
+  session: WindowSession & { readonly model: string; readonly sessionId: string; readonly estimateScale: number | null },
+  call: { readonly estimatedPromptTokens: number; readonly budget: number; readonly reply: Pick<ModelResponse, 'usage' | 'appliedEdits'> },
+): Promise<number | undefined> {
+  if (call.reply.appliedEdits?.length) return undefined;
+  const { usage } = call.reply;
+  const providerPromptTokens = usage.input + (usage.cacheRead ?? 0) + (usage.cacheWrite ?? 0);
+  const scale = scaleAfterReading({ estimatedPromptTokens: call.estimatedPromptTokens, providerPromptTokens, budget: call.budget, scale: session.estimateScale });
+  if (scale === undefined) return undefined;
+  const raised = await raiseSessionEstimateScale(deps.db, { agentId: session.agentId, sessionKey: session.sessionKey, sessionId: session.sessionId, scale });
+  if (!raised) return undefined;
+  const window = windowInForce(deps, session.model, await getLearnedWindow(deps.db, session.model), scale);
+  log.info('the session\'s content counts lighter than its estimate scale assumed; raised the scale', {
+    sessionKey: session.sessionKey,
+    estimatedPromptTokens: call.estimatedPromptTokens,
+    providerPromptTokens,
+    estimateScale: scale,
+    was: session.estimateScale,
+    window,
+  });
+  return window;
 }

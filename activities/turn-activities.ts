@@ -19,7 +19,7 @@ import { toActivityFailure } from '../src/model/failures';
 import { startHeartbeat } from './heartbeat';
 import { addLogAttributes } from './log-attributes';
 import { findUnstorable, storableText } from '../src/text/storable-text';
-import { learnFromOverflow, windowInForce } from './model-window';
+import { learnFromOverflow, learnFromUsage, windowInForce } from './model-window';
 import { getLearnedWindow } from '../src/store/model-limits-repo';
 import { modelOf } from './session-model';
 import { configuredWindow } from '../src/config/configured-window';
@@ -383,6 +383,17 @@ export function createTurnActivities(allDeps: ActivityDeps) {
       timestamp: Date.parse(input.now),
     };
     const entry: MessageEntry = { type: 'message', id: input.assistantEntryId, parentId: input.parentId, timestamp: input.now, message };
+    // A session whose estimate once fell short measures it again on every large prompt (rarely a write);
+    // a raised scale is the window the turn's after-turn decisions and status use.
+    const raisedWindow =
+      session?.estimate_scale == null
+        ? undefined
+        : await learnFromUsage(
+            deps,
+            { model, agentId: input.agentId, sessionKey: input.sessionKey, sessionId: input.sessionId, estimateScale: session.estimate_scale },
+            { estimatedPromptTokens: contextTokens, budget: context.budget, reply },
+          ).catch((err: unknown) => void log.warn('could not record the estimate scale a reply measured', { sessionKey: input.sessionKey, error: String(err) }));
+    const window = raisedWindow ?? context.window;
     const replyTokens = deps.estimate(message);
     const final = !message.content.some((b) => isToolCallBlock(b));
     // Stored redacted; the tool calls' raw arguments wait in pending_tool_args for runTool. A final
@@ -432,12 +443,12 @@ export function createTurnActivities(allDeps: ActivityDeps) {
       // A dead attempt's append landed first: the stored reply is the one the transcript holds (and that attempt counted the turn).
       const winner = await getEntry(db, input.agentId, input.sessionId, input.assistantEntryId);
       if (winner) {
-        const landed = { ...describeReply(winner.payload as unknown as MessageEntry, contextTokens + (winner.token_estimate ?? 0)), split, contextWindow: context.window };
-        return input.finish && final ? { ...landed, finished: await finishedEarlier(deps, input, context.window) } : landed;
+        const landed = { ...describeReply(winner.payload as unknown as MessageEntry, contextTokens + (winner.token_estimate ?? 0)), split, contextWindow: window };
+        return input.finish && final ? { ...landed, finished: await finishedEarlier(deps, input, window) } : landed;
       }
     }
-    const result = { ...describeReply(entry, contextTokens + replyTokens), split, contextWindow: context.window };
-    return finishedRow ? { ...result, finished: await decideAfterFinish(deps, input.agentId, finishedRow, contextTokens + replyTokens, context.window) } : result;
+    const result = { ...describeReply(entry, contextTokens + replyTokens), split, contextWindow: window };
+    return finishedRow ? { ...result, finished: await decideAfterFinish(deps, input.agentId, finishedRow, contextTokens + replyTokens, window) } : result;
   }
 
   /**

@@ -129,6 +129,14 @@ export const DEFAULTS = {
   minLearnedWindowTokens: 4_096,
   /** The learned window stays this share under the provider's stated maximum (Keel: estimates drift). */
   learnedWindowSafety: 0.95,
+  /**
+   * A successful call's usage raises a session's estimate scale only from a prompt at least this share
+   * of its budget (the window less the reserve; Keel): in a smaller one the system prompt, the tools and the provider's
+   * own per-message overhead weigh too much for the reading to say what the content costs.
+   */
+  scaleReadingMinBudgetShare: 0.5,
+  /** ...and only by at least this much: a steady session does not rewrite its row every turn (Keel). */
+  scaleRiseMinStep: 0.05,
   /** The reserve never takes more than this share of a (small, learned) window (Keel). */
   maxReserveWindowShare: 0.5,
   /** A stopping worker lets in-flight activities finish this long (a model call streams for minutes) (Keel). */

@@ -54,6 +54,39 @@ export function scaledWindow(modelWindow: number, sessionScale: number | null | 
   return Math.max(Math.min(modelWindow, DEFAULTS.minLearnedWindowTokens), Math.floor(modelWindow * sessionScale));
 }
 
+/** A successful call's measurement of the session's estimate: Keel's count of the prompt against the provider's. */
+export interface ScaleReading {
+  /** What Keel estimated for the prompt it sent (system prompt, tools and messages). */
+  readonly estimatedPromptTokens: number;
+  /** What the provider counted for it: uncached input, cache reads and cache writes together. */
+  readonly providerPromptTokens: number;
+  /** The call's prompt budget: the session's window in force (already scaled) less the reply's reserve. */
+  readonly budget: number;
+  /** The session's estimate scale when the call was made (null: none). */
+  readonly scale: number | null | undefined;
+}
+
+/**
+ * The session's estimate scale after a successful call, when the call's usage shows its content now
+ * counts lighter than the scale assumes: the content that fooled the estimate was compacted away, or
+ * the conversation moved on to prose. Undefined when nothing changes: no scale to raise (a session
+ * lowers its scale only at a refusal, which states both counts), a prompt too small for its fixed
+ * parts not to dominate the reading (under half the call's budget), or a rise too small to be worth a write. Null clears the scale
+ * (the estimate no longer falls short).
+ *
+ * @example scaleAfterReading({ estimatedPromptTokens: 6_000, providerPromptTokens: 6_500, budget: 9_000, scale: 0.35 })
+ *   // 0.923 (the window in force grows from 0.35 to 0.923 of the model's)
+ */
+export function scaleAfterReading(reading: ScaleReading): number | null | undefined {
+  const { scale, estimatedPromptTokens: estimated, providerPromptTokens: counted } = reading;
+  if (scale === null || scale === undefined || !(scale > 0) || scale >= 1) return undefined;
+  if (!(counted > 0) || estimated < reading.budget * DEFAULTS.scaleReadingMinBudgetShare) return undefined;
+  const measured = estimated / counted;
+  if (measured >= 1) return null;
+  if (measured < scale + DEFAULTS.scaleRiseMinStep) return undefined;
+  return Math.floor(measured * 1000) / 1000;
+}
+
 /** The window in force: the configured one, lowered by the model's learned window, scaled by the session's estimate scale. */
 export function windowInForceOf(configured: number, learned: number | undefined, sessionScale: number | null | undefined): number {
   return scaledWindow(learned === undefined ? configured : Math.min(learned, configured), sessionScale);

@@ -44,9 +44,8 @@ export async function learnWindow(db: Kysely<Database>, input: LearnWindowInput)
 }
 
 /**
- * Lowers a session's estimate scale (never raises it: the session's content that fooled the estimate
- * is still in its transcript, or in the summary of it). Returns the scale now in force; undefined when
- * the session has no row.
+ * Lowers a session's estimate scale at a refusal (raising is {@link raiseSessionEstimateScale}'s, from a
+ * successful call's usage). Returns the scale now in force; undefined when the session has no row.
  */
 export async function lowerSessionEstimateScale(db: Kysely<Database>, input: { agentId: string; sessionKey: string; scale: number }): Promise<number | undefined> {
   const row = await db
@@ -57,6 +56,26 @@ export async function lowerSessionEstimateScale(db: Kysely<Database>, input: { a
     .returning('estimate_scale')
     .executeTakeFirst();
   return row?.estimate_scale ?? undefined;
+}
+
+/**
+ * Raises a session's estimate scale to `scale`, or clears it (null), after a successful call measured
+ * its content lighter. Only the session it was measured on (a reset in the meantime cleared the scale
+ * already), and only upwards: a retried write, or one behind a higher scale, changes nothing.
+ */
+export async function raiseSessionEstimateScale(
+  db: Kysely<Database>,
+  input: { agentId: string; sessionKey: string; sessionId: string; scale: number | null },
+): Promise<boolean> {
+  const result = await db
+    .updateTable('sessions')
+    .set({ estimate_scale: input.scale })
+    .where('agent_id', '=', input.agentId)
+    .where('session_key', '=', input.sessionKey)
+    .where('session_id', '=', input.sessionId)
+    .where('estimate_scale', '<', input.scale ?? 1)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
 }
 
 /** The model's learned window and the session's estimate scale, in one read. */

@@ -1,4 +1,4 @@
-import { scaledWindow, windowFromOverflow } from '../../src/context/learned-window';
+import { scaleAfterReading, scaledWindow, windowFromOverflow } from '../../src/context/learned-window';
 import { DEFAULTS } from '../../src/config/defaults';
 
 describe('windowFromOverflow', () => {
@@ -37,5 +37,33 @@ describe('scaledWindow', () => {
     expect(scaledWindow(28_500, 0.01)).toBe(DEFAULTS.minLearnedWindowTokens);
     // A model window already under the floor is not raised by the floor.
     expect(scaledWindow(3_000, 0.5)).toBe(3_000);
+  });
+});
+
+describe('scaleAfterReading', () => {
+  // A session that learned 0.35 at a refusal, in a 28,500-token model window: 9,975 tokens in force, half of it the prompt's.
+  const budget = Math.floor(scaledWindow(28_500, 0.35) / 2);
+
+  it('raises the scale to what a large prompt measured, or clears it once the estimate no longer falls short', () => {
+    expect(scaleAfterReading({ estimatedPromptTokens: 4_500, providerPromptTokens: 6_000, budget, scale: 0.35 })).toBe(0.75);
+    expect(scaleAfterReading({ estimatedPromptTokens: 4_500, providerPromptTokens: 4_000, budget, scale: 0.35 })).toBeNull();
+    expect(scaleAfterReading({ estimatedPromptTokens: 4_500, providerPromptTokens: 4_500, budget, scale: 0.35 })).toBeNull();
+  });
+
+  it('reads nothing from a prompt under half the budget: its fixed parts would decide the reading', () => {
+    expect(scaleAfterReading({ estimatedPromptTokens: Math.floor(budget / 2) - 1, providerPromptTokens: 1_000, budget, scale: 0.35 })).toBeUndefined();
+    expect(scaleAfterReading({ estimatedPromptTokens: Math.ceil(budget / 2), providerPromptTokens: 5_000, budget, scale: 0.35 })).toBe(Math.floor((Math.ceil(budget / 2) / 5_000) * 1000) / 1000);
+  });
+
+  it('never lowers (a refusal does, stating both counts) and skips a rise too small to be worth a write', () => {
+    expect(scaleAfterReading({ estimatedPromptTokens: 4_500, providerPromptTokens: 30_000, budget, scale: 0.35 })).toBeUndefined();
+    expect(scaleAfterReading({ estimatedPromptTokens: 4_500, providerPromptTokens: 4_500 / 0.39, budget, scale: 0.35 })).toBeUndefined();
+    expect(scaleAfterReading({ estimatedPromptTokens: 4_500, providerPromptTokens: 4_500 / 0.41, budget, scale: 0.35 })).toBe(0.41);
+  });
+
+  it('leaves a session without a scale alone, and ignores a call the provider reported no count for', () => {
+    expect(scaleAfterReading({ estimatedPromptTokens: 20_000, providerPromptTokens: 10_000, budget: 25_000, scale: null })).toBeUndefined();
+    expect(scaleAfterReading({ estimatedPromptTokens: 20_000, providerPromptTokens: 40_000, budget: 25_000, scale: undefined })).toBeUndefined();
+    expect(scaleAfterReading({ estimatedPromptTokens: 4_500, providerPromptTokens: 0, budget, scale: 0.35 })).toBeUndefined();
   });
 });

@@ -95,6 +95,21 @@ describe.each(testDatabases())('provider limits on $name', (database) => {
       // `keel sessions` shows each session the window its turns use, as status does.
       const listed = await listSessions(db.store.db, loadKeelSettings({ env: {}, overrides: {} }), { agentId: agent });
       expect(Object.fromEntries(listed.map((l) => [l.sessionKey, l.contextWindow]))).toEqual({ [dense]: Math.floor(28_500 * scale), [prose]: 28_500 });
+
+      // The dense session compacts its dense words away and goes on in prose: a large prompt's usage
+      // shows the estimate no longer short by as much, and the session's window grows back (a reset
+      // would clear it too, but a session that compacted should not have to wait for one).
+      await client.compact(dense, { keepRecentTokens: 500 });
+      const overflowsAfterDense = suite.fake.overflowed.length;
+      let turn = 1;
+      while ((await getSession(db.store.db, agent, dense))!.estimate_scale === scale && turn <= 8) {
+        expect((await client.sendMessage(dense, largeMessage(turn, 400))).reply).toBe(`ok: Turn ${turn} notes`);
+        turn += 1;
+      }
+      const raised = (await getSession(db.store.db, agent, dense))!.estimate_scale;
+      expect(raised === null || raised > scale + DEFAULTS.scaleRiseMinStep).toBe(true);
+      expect((await client.getStatus(dense)).contextWindow).toBeGreaterThan(Math.floor(28_500 * scale));
+      expect(suite.fake.overflowed.length).toBe(overflowsAfterDense);
     });
   }, 900_000);
 
