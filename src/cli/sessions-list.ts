@@ -22,6 +22,11 @@ export interface SessionListing {
   readonly turns: number;
   readonly contextTokens: number;
   readonly contextWindow: number;
+  /**
+   * Set when the provider counted this session's content denser than Keel's estimate (identifiers,
+   * hex): the share of the model's window the session's turns use (`contextWindow` is already scaled).
+   */
+  readonly estimateScale?: number;
   readonly percentUsed: number;
   readonly pressure: PressureLevel;
   readonly compactions: number;
@@ -85,6 +90,7 @@ export async function listSessions(db: Kysely<Database>, settings: KeelSettings,
       turns: Number(r.turns ?? 0),
       contextTokens: r.context_tokens,
       contextWindow: window,
+      ...(r.estimate_scale !== null && r.estimate_scale < 1 ? { estimateScale: r.estimate_scale } : {}),
       percentUsed: window > 0 ? Math.round((r.context_tokens / window) * 1000) / 10 : 0,
       pressure: pressureLevel(r.context_tokens, window),
       compactions: r.compaction_count,
@@ -105,6 +111,9 @@ export function renderSessions(sessions: readonly SessionListing[], write: (text
   for (const s of sessions) {
     write(`${shownKey(s.sessionKey)}  agent ${s.agentId}  session ${s.sessionId}  updated ${s.updatedAt.slice(0, 19).replace('T', ' ')}\n`);
     write(`  ${contextBar(s)} · turns ${s.turns} · compactions ${s.compactions} · model ${s.model}${s.modelOverride ? ' (override)' : ''}${s.earlierSessionIds > 0 ? ` · ${s.earlierSessionIds} earlier session ids (keel export --all)` : ''}${s.autoCompactionPaused ? ' · auto-compaction PAUSED (keel compactions --failed)' : ''}\n`);
+    if (s.estimateScale !== undefined) {
+      write(`  window ${Math.round(s.estimateScale * 100)}% of the model's: the provider counts this session's content denser than Keel's estimate (a large reply measured lighter, or /new, restores it)\n`);
+    }
   }
   write(`${sessions.length} session${sessions.length === 1 ? '' : 's'}\n`);
 }

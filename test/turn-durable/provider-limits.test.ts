@@ -12,7 +12,7 @@ import { OpenAiCompatibleModelClient } from '../../src/model/openai-compatible-c
 import { getLearnedWindow } from '../../src/store/model-limits-repo';
 import { DEFAULTS } from '../../src/config/defaults';
 import { getSession } from '../../src/store/sessions-repo';
-import { listSessions } from '../../src/cli/sessions-list';
+import { listSessions, renderSessions } from '../../src/cli/sessions-list';
 import { loadKeelSettings } from '../../src/config/agent-config';
 
 const suite = integrationSuite();
@@ -95,6 +95,10 @@ describe.each(testDatabases())('provider limits on $name', (database) => {
       // `keel sessions` shows each session the window its turns use, as status does.
       const listed = await listSessions(db.store.db, loadKeelSettings({ env: {}, overrides: {} }), { agentId: agent });
       expect(Object.fromEntries(listed.map((l) => [l.sessionKey, l.contextWindow]))).toEqual({ [dense]: Math.floor(28_500 * scale), [prose]: 28_500 });
+      expect(Object.fromEntries(listed.map((l) => [l.sessionKey, l.estimateScale]))).toEqual({ [dense]: scale, [prose]: undefined });
+      let shown = '';
+      renderSessions(listed, (text) => (shown += text));
+      expect(shown).toContain(`window ${Math.round(scale * 100)}% of the model's: the provider counts this session's content denser`);
 
       // The dense session compacts its dense words away and goes on in prose: a large prompt's usage
       // shows the estimate no longer short by as much, and the session's window grows back (a reset
@@ -110,6 +114,7 @@ describe.each(testDatabases())('provider limits on $name', (database) => {
       expect(raised === null || raised > scale + DEFAULTS.scaleRiseMinStep).toBe(true);
       expect((await client.getStatus(dense)).contextWindow).toBeGreaterThan(Math.floor(28_500 * scale));
       expect(suite.fake.overflowed.length).toBe(overflowsAfterDense);
+      expect((await listSessions(db.store.db, loadKeelSettings({ env: {}, overrides: {} }), { agentId: agent })).find((l) => l.sessionKey === dense)?.estimateScale).toBe(raised ?? undefined);
     });
   }, 900_000);
 
