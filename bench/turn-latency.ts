@@ -21,7 +21,7 @@ import { deleteSessionCascade } from '../src/store/sessions-repo';
 import { ensureSession } from '../test/support/ensure-session';
 import { lastCompaction } from '../src/store/entries-repo';
 import { estimateTokens } from '../src/context/estimate-tokens';
-import { startFakeAnthropic, fakeReply, type FakeAnthropic } from '../test/support/fake-anthropic';
+import { startFakeAnthropic, fakeReply, type FakeAnthropic, type FakeRequest } from '../test/support/fake-anthropic';
 import { testDeps } from '../test/support/keel-deps';
 import { keelClient, runInProcessWorker, startTemporalTestEnv, uniqueTaskQueue } from '../test/support/temporal';
 import type { KeelClient } from '../src/client/keel-client';
@@ -84,6 +84,12 @@ export interface SessionSeries {
   readonly history: HistoryGrowth;
 }
 
+/** A model request's size and the time to encode it as JSON. */
+export interface RequestEncoding {
+  readonly kilobytes: number;
+  readonly encodeMs: number;
+}
+
 export interface UncompactedSeries {
   /** False when not even one timed turn finished within the budget. */
   readonly finished: boolean;
@@ -120,6 +126,12 @@ export interface TurnLatencyResult {
     /** The same ratios on `ownLatency` (the fake model's work taken out): the target's measure. */
     readonly ownRatioP50: number | null;
     readonly ownRatioP99: number | null;
+    /**
+     * Each session's last model request, and what encoding it as JSON costs in this process (the
+     * Anthropic SDK's `JSON.stringify` of the body, min of five): part of any client's turn, since
+     * the request is the whole window, so it stays in `ownLatency`; shown to size the remaining gap.
+     */
+    readonly requestEncoding: { readonly large: RequestEncoding; readonly fresh: RequestEncoding };
   };
   readonly scale: {
     readonly small: SessionSeries;
@@ -220,6 +232,7 @@ export async function run(opts: TurnLatencyOptions = {}): Promise<TurnLatencyRes
         ratioP99: ratio(windowSeries!.latency.p99, freshSeries!.latency.p99),
         ownRatioP50: ratio(windowSeries!.ownLatency.p50, freshSeries!.ownLatency.p50),
         ownRatioP99: ratio(windowSeries!.ownLatency.p99, freshSeries!.ownLatency.p99),
+        requestEncoding: { large: sessions.requestEncoding(bigWindow.sessionKey), fresh: sessions.requestEncoding(fresh2.sessionKey) },
       },
       scale: {
         small: smallResult,
@@ -253,6 +266,8 @@ class SessionDriver {
     private readonly cleanup: Array<() => Promise<void>>,
   ) {}
 
+  private readonly lastRequests = new Map<string, FakeRequest>();
+
   /** A session key for `name`, seeded first when `seed` is given (the workflow starts on the first turn). */
   async prepare(name: string, seed?: { entries: number; resultPadChars?: number; compaction?: { entriesAfter: number; keepRecentTokens: number } }): Promise<PreparedSession> {
     const sessionKey = `agent:${this.agentId}:${name}`;
@@ -275,7 +290,22 @@ class SessionDriver {
     const from = this.fake.requests.length;
     const result = await this.keel.sendMessage(sessionKey, `Bench message ${i}: how is my order doing?`);
     if (result.reply !== 'ok') throw new Error(`turn-latency: unexpected reply ${JSON.stringify(result.reply)}`);
-    return { outsideMs: this.fake.requests.slice(from).reduce((ms, r) => ms + r.fakeWorkMs, 0) };
+    const requests = this.fake.requests.slice(from);
+    this.lastRequests.set(sessionKey, requests.reduce((a, b) => (b.rawBody.length > a.rawBody.length ? b : a)));
+    return { outsideMs: requests.reduce((ms, r) => ms + r.fakeWorkMs, 0) };
+  }
+
+  /** The session's last model request (its largest of the turn) and the time to encode its body as JSON. */
+  requestEncoding(sessionKey: string): RequestEncoding {
+    const request = this.lastRequests.get(sessionKey);
+    if (!request) return { kilobytes: 0, encodeMs: 0 };
+    let best = Infinity;
+    for (let i = 0; i < 5; i++) {
+      const began = performance.now();
+      JSON.stringify(request.body);
+      best = Math.min(best, performance.now() - began);
+    }
+    return { kilobytes: Math.round(request.rawBody.length / 1024), encodeMs: round1(best) };
   }
 }
 
@@ -379,7 +409,7 @@ export function ratioLines(r: TurnLatencyResult): string[] {
   const h = r.historyBytesPerTurn;
   return [
     `keel turn / bare Update+activity: p50 ${l.keelTurn.latency.p50} / ${l.baselineUpdate.p50} ms = ${l.ratioP50}×, p99 ${l.keelTurn.latency.p99} / ${l.baselineUpdate.p99} ms = ${l.ratioP99}× (bare workflow start p50 ${l.baselineStart.p50} ms)`,
-    `turn on a ${r.window.large.seed?.activeEntries.toLocaleString()}-entry / ${r.window.large.seed?.activeTokens.toLocaleString()}-token window / fresh session, the fake model's own work taken out (${r.window.large.fakeModelMs} / ${r.window.fresh.fakeModelMs} ms a turn): p50 ${r.window.large.ownLatency.p50} / ${r.window.fresh.ownLatency.p50} ms = ${r.window.ownRatioP50}× (target ≤ 1.2×), p99 ${r.window.large.ownLatency.p99} / ${r.window.fresh.ownLatency.p99} ms = ${r.window.ownRatioP99}×; as timed: p50 ${r.window.large.latency.p50} / ${r.window.fresh.latency.p50} ms = ${r.window.ratioP50}×, p99 ${r.window.ratioP99}×`,
+    `turn on a ${r.window.large.seed?.activeEntries.toLocaleString()}-entry / ${r.window.large.seed?.activeTokens.toLocaleString()}-token window / fresh session, the fake model's own work taken out (${r.window.large.fakeModelMs} / ${r.window.fresh.fakeModelMs} ms a turn): p50 ${r.window.large.ownLatency.p50} / ${r.window.fresh.ownLatency.p50} ms = ${r.window.ownRatioP50}× (target ≤ 1.2×), p99 ${r.window.large.ownLatency.p99} / ${r.window.fresh.ownLatency.p99} ms = ${r.window.ownRatioP99}×; as timed: p50 ${r.window.large.latency.p50} / ${r.window.fresh.latency.p50} ms = ${r.window.ratioP50}×, p99 ${r.window.ratioP99}×; the request itself, encoded as JSON in Keel's process (any client's cost, left in): ${r.window.requestEncoding.large.kilobytes} KB ${r.window.requestEncoding.large.encodeMs} ms / ${r.window.requestEncoding.fresh.kilobytes} KB ${r.window.requestEncoding.fresh.encodeMs} ms`,
     `turn at ${s.largeCompacted.seed?.entries.toLocaleString()} entries (compacted) / ${s.small.seed?.entries.toLocaleString()} entries: p50 ${s.largeCompacted.latency.p50} / ${s.small.latency.p50} ms = ${s.ratioP50}×, p99 ${s.largeCompacted.latency.p99} / ${s.small.latency.p99} ms = ${s.ratioP99}×`,
     s.largeUncompacted.finished
       ? `turn at ${s.largeUncompacted.entries.toLocaleString()} entries uncompacted: first turn ${s.largeUncompacted.firstTurnMs} ms, later turns p50 ${s.largeUncompacted.latency?.p50 ?? '-'} ms (${s.largeUncompacted.note})`
