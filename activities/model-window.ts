@@ -59,7 +59,7 @@ export async function learnFromOverflow(
   const scale = !session
     ? undefined
     : lesson.sessionScale !== undefined
-      ? await lowerSessionEstimateScale(deps.db, { ...session, scale: lesson.sessionScale })
+      ? await lowerSessionEstimateScale(deps.db, { ...session, model, scale: lesson.sessionScale })
       : (await getWindowReadings(deps.db, model, session)).estimateScale;
   const inForce = windowInForce(deps, model, modelWindow, scale);
   log.warn('provider rejected the prompt as too long; learned a smaller window', {
@@ -83,7 +83,7 @@ export async function learnFromOverflow(
  */
 export async function learnFromUsage(
   deps: ActivityDeps,
-  session: WindowSession & { readonly model: string; readonly sessionId: string; readonly estimateScale: number | null },
+  session: WindowSession & { readonly model: string; readonly sessionId: string; readonly estimateScale: number },
   call: { readonly estimatedPromptTokens: number; readonly budget: number; readonly reply: Pick<ModelResponse, 'usage' | 'appliedEdits'> },
 ): Promise<number | undefined> {
   if (call.reply.appliedEdits?.length) return undefined;
@@ -91,7 +91,7 @@ export async function learnFromUsage(
   const providerPromptTokens = usage.input + (usage.cacheRead ?? 0) + (usage.cacheWrite ?? 0);
   const scale = scaleAfterReading({ estimatedPromptTokens: call.estimatedPromptTokens, providerPromptTokens, budget: call.budget, scale: session.estimateScale });
   if (scale === undefined) return undefined;
-  const raised = await raiseSessionEstimateScale(deps.db, { agentId: session.agentId, sessionKey: session.sessionKey, sessionId: session.sessionId, scale });
+  const raised = await raiseSessionEstimateScale(deps.db, { agentId: session.agentId, sessionKey: session.sessionKey, sessionId: session.sessionId, model: session.model, scale });
   if (!raised) return undefined;
   const window = windowInForce(deps, session.model, await getLearnedWindow(deps.db, session.model), scale);
   log.info('the session\'s content counts lighter than its estimate scale assumed; raised the scale', {

@@ -20,7 +20,7 @@ import { startHeartbeat } from './heartbeat';
 import { addLogAttributes } from './log-attributes';
 import { findUnstorable, storableText } from '../src/text/storable-text';
 import { learnFromOverflow, learnFromUsage, windowInForce } from './model-window';
-import { getLearnedWindow } from '../src/store/model-limits-repo';
+import { estimateScaleFor, getLearnedWindow } from '../src/store/model-limits-repo';
 import { modelOf } from './session-model';
 import { configuredWindow } from '../src/config/configured-window';
 import { loadWorkflowState, saveWorkflowState } from '../src/store/workflow-state-repo';
@@ -246,7 +246,7 @@ export function createTurnActivities(allDeps: ActivityDeps) {
     let session = found.session;
     // The input names no session id (this finds it): the activity's later lines name it.
     addLogAttributes({ sessionId: session.session_id });
-    let window = windowInForce(deps, modelOf(deps, session), found.learnedWindow, session.estimate_scale);
+    let window = windowInForce(deps, modelOf(deps, session), found.learnedWindow, estimateScaleFor(session, modelOf(deps, session)));
     let lastId = found.lastEntryId;
     const message = input.subagentTask ? await subagentTaskText(db, input.agentId, input.sessionKey) : input.text;
     const reset = parseResetCommand(message);
@@ -265,7 +265,7 @@ export function createTurnActivities(allDeps: ActivityDeps) {
         session = (await getSession(db, input.agentId, input.sessionKey))!;
         addLogAttributes({ sessionId: session.session_id });
         // The new session starts without the old one's estimate scale.
-        window = windowInForce(deps, modelOf(deps, session), found.learnedWindow, session.estimate_scale);
+        window = windowInForce(deps, modelOf(deps, session), found.learnedWindow, estimateScaleFor(session, modelOf(deps, session)));
         lastId = (await tailEntries(db, input.agentId, session.session_id, 1))[0]?.id;
       }
     }
@@ -385,12 +385,13 @@ export function createTurnActivities(allDeps: ActivityDeps) {
     const entry: MessageEntry = { type: 'message', id: input.assistantEntryId, parentId: input.parentId, timestamp: input.now, message };
     // A session whose estimate once fell short measures it again on every large prompt (rarely a write);
     // a raised scale is the window the turn's after-turn decisions and status use.
+    const estimateScale = estimateScaleFor(session, model);
     const raisedWindow =
-      session?.estimate_scale == null
+      estimateScale === undefined
         ? undefined
         : await learnFromUsage(
             deps,
-            { model, agentId: input.agentId, sessionKey: input.sessionKey, sessionId: input.sessionId, estimateScale: session.estimate_scale },
+            { model, agentId: input.agentId, sessionKey: input.sessionKey, sessionId: input.sessionId, estimateScale },
             { estimatedPromptTokens: contextTokens, budget: context.budget, reply },
           ).catch((err: unknown) => void log.warn('could not record the estimate scale a reply measured', { sessionKey: input.sessionKey, error: String(err) }));
     const window = raisedWindow ?? context.window;
@@ -478,7 +479,7 @@ export function createTurnActivities(allDeps: ActivityDeps) {
   async function decideAfterFinish(deps: ActivityDeps, agentId: string, session: SessionRow | undefined, contextTokens: number, knownWindow?: number): Promise<FinishTurnResult> {
     const model = modelOf(deps, session);
     // The turn's model call read the window a moment ago: reading model_limits again would only repeat it.
-    const contextWindow = knownWindow ?? windowInForce(deps, model, await getLearnedWindow(db, model), session?.estimate_scale);
+    const contextWindow = knownWindow ?? windowInForce(deps, model, await getLearnedWindow(db, model), estimateScaleFor(session, model));
     allDeps.metrics?.pressure(agentId, contextTokens / contextWindow);
     const decision = decideAfterTurn({
       ...compactionHoldInput(session, deps.config, contextWindow),

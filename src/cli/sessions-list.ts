@@ -7,6 +7,7 @@ import type { Database } from '../store/schema';
 import { agentConfig, type KeelSettings } from '../config/agent-config';
 import { configuredWindow } from '../config/configured-window';
 import { windowInForceOf } from '../context/learned-window';
+import { estimateScaleFor } from '../store/model-limits-repo';
 import { pressureLevel, type PressureLevel } from '../context/context-window';
 import { contextBar } from './context-bar';
 import { shownKey } from './shown-key';
@@ -23,8 +24,8 @@ export interface SessionListing {
   readonly contextTokens: number;
   readonly contextWindow: number;
   /**
-   * Set when the provider counted this session's content denser than Keel's estimate (identifiers,
-   * hex): the share of the model's window the session's turns use (`contextWindow` is already scaled).
+   * Set when the provider of the session's model counted its content denser than Keel's estimate
+   * (identifiers, hex): the share of the model's window its turns use (`contextWindow` is already scaled).
    */
   readonly estimateScale?: number;
   readonly percentUsed: number;
@@ -49,7 +50,7 @@ export interface SessionsListOptions {
 export async function listSessions(db: Kysely<Database>, settings: KeelSettings, opts: SessionsListOptions = {}): Promise<SessionListing[]> {
   let query = db
     .selectFrom('sessions as s')
-    .select(['s.agent_id', 's.session_key', 's.session_id', 's.updated_at', 's.context_tokens', 's.compaction_count', 's.compaction_failures', 's.model_override', 's.estimate_scale'])
+    .select(['s.agent_id', 's.session_key', 's.session_id', 's.updated_at', 's.context_tokens', 's.compaction_count', 's.compaction_failures', 's.model_override', 's.estimate_scales'])
     .select((eb) =>
       eb
         .selectFrom('transcript_entries as e')
@@ -81,7 +82,8 @@ export async function listSessions(db: Kysely<Database>, settings: KeelSettings,
   return rows.map((r) => {
     const agent = agentConfig(settings, r.agent_id);
     const model = r.model_override ?? agent.model;
-    const window = windowInForceOf(configuredWindow(agent, model).tokens, learned.get(model), r.estimate_scale);
+    const estimateScale = estimateScaleFor(r, model);
+    const window = windowInForceOf(configuredWindow(agent, model).tokens, learned.get(model), estimateScale);
     return {
       sessionKey: r.session_key,
       agentId: r.agent_id,
@@ -90,7 +92,7 @@ export async function listSessions(db: Kysely<Database>, settings: KeelSettings,
       turns: Number(r.turns ?? 0),
       contextTokens: r.context_tokens,
       contextWindow: window,
-      ...(r.estimate_scale !== null && r.estimate_scale < 1 ? { estimateScale: r.estimate_scale } : {}),
+      ...(estimateScale !== undefined ? { estimateScale } : {}),
       percentUsed: window > 0 ? Math.round((r.context_tokens / window) * 1000) / 10 : 0,
       pressure: pressureLevel(r.context_tokens, window),
       compactions: r.compaction_count,

@@ -347,6 +347,16 @@ const migrations: Record<string, Migration> = {
                  where provider_max_tokens is not null`.execute(db);
     },
   },
+  '2026_11_27_003_session_estimate_scales': {
+    async up(db) {
+      // One scale a session served every model: a summarizer with another tokenizer narrowed the chat
+      // model's window, and the chat model's usage raised it past the summarizer's. Kept per model now.
+      // A scale learned before does not say for which model: dropped, and learned again at the
+      // session's next refusal (one refused call).
+      await db.schema.alterTable('sessions').addColumn('estimate_scales', 'jsonb').execute();
+      await db.schema.alterTable('sessions').dropColumn('estimate_scale').execute();
+    },
+  },
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import type { Database } from './schema';
+import type { Database, SessionRow } from './schema';
 
 /** The context window learned for a model, in Keel's token estimate; undefined when none was learned. */
 export async function getLearnedWindow(db: Kysely<Database>, model: string): Promise<number | undefined> {
@@ -43,37 +43,55 @@ export async function learnWindow(db: Kysely<Database>, input: LearnWindowInput)
   return row.context_window;
 }
 
-/**
- * Lowers a session's estimate scale at a refusal (raising is {@link raiseSessionEstimateScale}'s, from a
- * successful call's usage). Returns the scale now in force; undefined when the session has no row.
- */
-export async function lowerSessionEstimateScale(db: Kysely<Database>, input: { agentId: string; sessionKey: string; scale: number }): Promise<number | undefined> {
-  const row = await db
-    .updateTable('sessions')
-    .set({ estimate_scale: sql<number>`least(coalesce(sessions.estimate_scale, 1), ${input.scale}::double precision)` })
-    .where('agent_id', '=', input.agentId)
-    .where('session_key', '=', input.sessionKey)
-    .returning('estimate_scale')
-    .executeTakeFirst();
-  return row?.estimate_scale ?? undefined;
+/** The session's estimate scale for `model` from its row's per-model map; undefined when it has none. */
+export function estimateScaleFor(row: Pick<SessionRow, 'estimate_scales'> | undefined, model: string): number | undefined {
+  const scale = row?.estimate_scales?.[model];
+  return typeof scale === 'number' && scale > 0 && scale < 1 ? scale : undefined;
+}
+
+/** A session's scale for one model, read from its row in SQL. */
+function scaleOf(model: string) {
+  return sql<number | null>`(sessions.estimate_scales ->> ${model})::double precision`;
 }
 
 /**
- * Raises a session's estimate scale to `scale`, or clears it (null), after a successful call measured
- * its content lighter. Only the session it was measured on (a reset in the meantime cleared the scale
- * already), and only upwards: a retried write, or one behind a higher scale, changes nothing.
+ * Lowers a session's estimate scale for `model` at a refusal (raising is {@link raiseSessionEstimateScale}'s,
+ * from a successful call's usage). Returns the scale now in force; undefined when the session has no row.
+ */
+export async function lowerSessionEstimateScale(db: Kysely<Database>, input: { agentId: string; sessionKey: string; model: string; scale: number }): Promise<number | undefined> {
+  const lowered = sql<number>`least(coalesce(${scaleOf(input.model)}, 1), ${input.scale}::double precision)`;
+  const row = await db
+    .updateTable('sessions')
+    .set({ estimate_scales: sql<string>`coalesce(sessions.estimate_scales, '{}'::jsonb) || jsonb_build_object(${input.model}::text, ${lowered})` })
+    .where('agent_id', '=', input.agentId)
+    .where('session_key', '=', input.sessionKey)
+    .returning(sql<number | null>`(estimate_scales ->> ${input.model})::double precision`.as('scale'))
+    .executeTakeFirst();
+  return row?.scale ?? undefined;
+}
+
+/**
+ * Raises a session's estimate scale for `model` to `scale`, or clears it (null), after a successful
+ * call measured its content lighter. Only the session it was measured on (a reset in the meantime
+ * cleared the scales already), and only upwards: a retried write, or one behind a higher scale,
+ * changes nothing.
  */
 export async function raiseSessionEstimateScale(
   db: Kysely<Database>,
-  input: { agentId: string; sessionKey: string; sessionId: string; scale: number | null },
+  input: { agentId: string; sessionKey: string; sessionId: string; model: string; scale: number | null },
 ): Promise<boolean> {
   const result = await db
     .updateTable('sessions')
-    .set({ estimate_scale: input.scale })
+    .set({
+      estimate_scales:
+        input.scale === null
+          ? sql<string>`sessions.estimate_scales - ${input.model}::text`
+          : sql<string>`sessions.estimate_scales || jsonb_build_object(${input.model}::text, ${input.scale}::double precision)`,
+    })
     .where('agent_id', '=', input.agentId)
     .where('session_key', '=', input.sessionKey)
     .where('session_id', '=', input.sessionId)
-    .where('estimate_scale', '<', input.scale ?? 1)
+    .where(scaleOf(input.model), '<', input.scale ?? 1)
     .executeTakeFirst();
   return result.numUpdatedRows > 0n;
 }
@@ -87,7 +105,7 @@ export async function getWindowReadings(
   const row = await db
     .selectNoFrom((eb) => [
       eb.selectFrom('model_limits').select('context_window').where('model', '=', model).as('learned_window'),
-      eb.selectFrom('sessions').select('estimate_scale').where('agent_id', '=', session.agentId).where('session_key', '=', session.sessionKey).as('estimate_scale'),
+      eb.selectFrom('sessions').select(scaleOf(model).as('scale')).where('agent_id', '=', session.agentId).where('session_key', '=', session.sessionKey).as('estimate_scale'),
     ])
     .executeTakeFirstOrThrow();
   return { learnedWindow: row.learned_window ?? undefined, estimateScale: row.estimate_scale ?? undefined };

@@ -45,11 +45,13 @@ export interface SessionsTable {
   /** Prompt tokens the provider wrote to its prompt cache. */
   cache_write_tokens: Generated<number>;
   /**
-   * Keel's token estimate over the provider's count, learned when the provider refused one of this
-   * session's prompts as too long and the estimate had fallen short (below 1; null: never). The
-   * session's window is the model's times this; other sessions of the model keep theirs.
+   * Per model: Keel's token estimate over that provider's count of this session's prompts, learned
+   * when the provider refused one as too long and the estimate had fallen short (below 1), raised
+   * again by later replies' usage. The session's window for a model is the model's times its entry;
+   * other sessions of the model, and other models of this session (a summarizer with another
+   * tokenizer), keep theirs. Null or no entry: never.
    */
-  estimate_scale: number | null;
+  estimate_scales: Json<Record<string, number>> | null;
 }
 
 /** Append-only event stream per session; a tree through parent_id, ordered by seq. */

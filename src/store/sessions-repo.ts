@@ -281,7 +281,7 @@ async function updateToNewSessionId(db: Kysely<Database>, input: RotateSessionIn
       memory_flush_at: null,
       memory_flush_compaction_count: null,
       // What fooled the estimate was the old conversation's content.
-      estimate_scale: null,
+      estimate_scales: null,
     })
     .where('agent_id', '=', input.agentId)
     .where('session_key', '=', input.sessionKey)

@@ -197,9 +197,11 @@ describe.each(testDatabases())('runMaintenance on $name', (database) => {
       await sql`delete from kysely_migration where name = '2026_11_26_001_unindexed_by_seq'`.execute(db);
       await sql`delete from kysely_migration where name = '2026_11_26_002_search_indexes_skip_nulls'`.execute(db);
       await sql`delete from kysely_migration where name = '2026_11_27_001_session_statistics'`.execute(db);
-      // Windows learned before the session's estimate scale had the prompt's shortfall in them.
-      await sql`alter table sessions drop column estimate_scale`.execute(db);
+      // Windows learned before the session's estimate scale had the prompt's shortfall in them; the
+      // scale was one per session before it was kept per model.
+      await sql`alter table sessions drop column estimate_scales`.execute(db);
       await sql`delete from kysely_migration where name = '2026_11_27_002_session_estimate_scale'`.execute(db);
+      await sql`delete from kysely_migration where name = '2026_11_27_003_session_estimate_scales'`.execute(db);
       await db
         .insertInto('model_limits')
         .values([
@@ -217,6 +219,7 @@ describe.each(testDatabases())('runMaintenance on $name', (database) => {
         '2026_11_26_002_search_indexes_skip_nulls',
         '2026_11_27_001_session_statistics',
         '2026_11_27_002_session_estimate_scale',
+        '2026_11_27_003_session_estimate_scales',
       ]);
       // Back to the stated maximum less 5%; a window learned without one stays as it was.
       const limits = await db.selectFrom('model_limits').select(['model', 'context_window']).where('model', 'in', ['stated', 'unstated']).orderBy('model').execute();

@@ -9,7 +9,7 @@ import { integrationSuite } from '../support/integration';
 import { freshDurableAgent, isSummarizerRequest, lastUserText, routedResponder, seedConversation } from '../support/durable-turn-helpers';
 import { goodSummarizer } from '../compaction-workflow/support';
 import { OpenAiCompatibleModelClient } from '../../src/model/openai-compatible-client';
-import { getLearnedWindow } from '../../src/store/model-limits-repo';
+import { estimateScaleFor, getLearnedWindow } from '../../src/store/model-limits-repo';
 import { DEFAULTS } from '../../src/config/defaults';
 import { getSession } from '../../src/store/sessions-repo';
 import { listSessions, renderSessions } from '../../src/cli/sessions-list';
@@ -79,7 +79,7 @@ describe.each(testDatabases())('provider limits on $name', (database) => {
       expect(suite.fake.overflowed.length).toBeGreaterThan(overflowsBefore);
       // The model's window is the provider's stated 30,000 less 5%; the shortfall is the dense session's alone.
       expect(await getLearnedWindow(db.store.db, DEFAULTS.model)).toBe(28_500);
-      const scale = (await getSession(db.store.db, agent, dense))!.estimate_scale!;
+      const scale = estimateScaleFor(await getSession(db.store.db, agent, dense), DEFAULTS.model)!;
       expect(scale).toBeGreaterThan(0.2);
       expect(scale).toBeLessThan(0.6);
       expect((await client.getStatus(dense)).contextWindow).toBe(Math.floor(28_500 * scale));
@@ -88,7 +88,7 @@ describe.each(testDatabases())('provider limits on $name', (database) => {
       const requestsBefore = suite.fake.requests.length;
       for (let turn = 1; turn <= 2; turn++) expect((await client.sendMessage(prose, largeMessage(turn, 300))).reply).toBe(`ok: Turn ${turn} notes`);
       expect((await client.getStatus(prose)).contextWindow).toBe(28_500);
-      expect((await getSession(db.store.db, agent, prose))!.estimate_scale).toBeNull();
+      expect((await getSession(db.store.db, agent, prose))!.estimate_scales).toBeNull();
       const sent = suite.fake.requests.slice(requestsBefore).filter((r) => !isSummarizerRequest(r));
       expect(sent.at(-1)!.body.messages!.map((m) => m.role)).toEqual(['user', 'assistant', 'user']);
       expect(await db.store.db.selectFrom('compactions').select('id').where('agent_id', '=', agent).where('session_key', '=', prose).execute()).toEqual([]);
@@ -106,15 +106,15 @@ describe.each(testDatabases())('provider limits on $name', (database) => {
       await client.compact(dense, { keepRecentTokens: 500 });
       const overflowsAfterDense = suite.fake.overflowed.length;
       let turn = 1;
-      while ((await getSession(db.store.db, agent, dense))!.estimate_scale === scale && turn <= 8) {
+      while (estimateScaleFor(await getSession(db.store.db, agent, dense), DEFAULTS.model) === scale && turn <= 8) {
         expect((await client.sendMessage(dense, largeMessage(turn, 400))).reply).toBe(`ok: Turn ${turn} notes`);
         turn += 1;
       }
-      const raised = (await getSession(db.store.db, agent, dense))!.estimate_scale;
-      expect(raised === null || raised > scale + DEFAULTS.scaleRiseMinStep).toBe(true);
+      const raised = estimateScaleFor(await getSession(db.store.db, agent, dense), DEFAULTS.model);
+      expect(raised === undefined || raised > scale + DEFAULTS.scaleRiseMinStep).toBe(true);
       expect((await client.getStatus(dense)).contextWindow).toBeGreaterThan(Math.floor(28_500 * scale));
       expect(suite.fake.overflowed.length).toBe(overflowsAfterDense);
-      expect((await listSessions(db.store.db, loadKeelSettings({ env: {}, overrides: {} }), { agentId: agent })).find((l) => l.sessionKey === dense)?.estimateScale).toBe(raised ?? undefined);
+      expect((await listSessions(db.store.db, loadKeelSettings({ env: {}, overrides: {} }), { agentId: agent })).find((l) => l.sessionKey === dense)?.estimateScale).toBe(raised);
     });
   }, 900_000);
 
@@ -141,6 +141,37 @@ describe.each(testDatabases())('provider limits on $name', (database) => {
         expect(await getLearnedWindow(db.store.db, 'local-summarizer')).toBeLessThan(12_000);
         const answered = summarizerFake.requests.filter((r) => !summarizerFake.overflowed.some((o) => o.request === r));
         expect(answered.length).toBeGreaterThan(2);
+      });
+    } finally {
+      await summarizerFake.close();
+    }
+  }, 600_000);
+
+  it("keeps a summarizer's shortfall to the summarizer: the session's chat window is not narrowed by another model's tokenizer", async () => {
+    const summarizerFake = await startFakeAnthropic({ tokenLimit: 40_000 });
+    summarizerFake.respondWith(goodSummarizer);
+    const summarizer = {
+      config: { compactionModel: 'local-summarizer', compactionModelUrl: summarizerFake.url, contextWindowTokens: 60_000 },
+      deps: { compactionModel: new OpenAiCompatibleModelClient({ baseUrl: summarizerFake.url, model: 'local-summarizer' }) },
+    };
+    try {
+      await suite.withWorker(db.store, summarizer, async ({ client }) => {
+        suite.fake.setTokenLimit(200_000);
+        suite.fake.respondWith(routedResponder((request) => fakeReply.text(`ok: ${lastUserText(request).split(':')[0]}`)));
+        const agent = freshDurableAgent();
+        const key = `agent:${agent}:main`;
+        for (let turn = 1; turn <= 16; turn++) expect((await client.sendMessage(key, denseMessage(turn))).reply).toBe(`ok: Turn ${turn} words`);
+        // The dense words are ~1 token each to Keel and 3-4 to the summarizer: its first chunk overflows.
+        expect(await client.compact(key, { keepRecentTokens: 500 })).toMatchObject({ status: 'succeeded', degraded: false });
+        expect(summarizerFake.overflowed.length).toBeGreaterThanOrEqual(1);
+        const row = await getSession(db.store.db, agent, key);
+        expect(estimateScaleFor(row, 'local-summarizer')).toBeLessThan(0.6);
+        expect(estimateScaleFor(row, DEFAULTS.model)).toBeUndefined();
+        // The chat model's window is the configured one still, in the next turn and in `keel sessions`.
+        expect((await client.sendMessage(key, 'Turn 17: and now?')).reply).toBe('ok: Turn 17');
+        expect((await client.getStatus(key)).contextWindow).toBe(60_000);
+        const listed = await listSessions(db.store.db, loadKeelSettings({ env: {}, overrides: { contextWindowTokens: 60_000 } }), { agentId: agent });
+        expect(listed.map((l) => [l.contextWindow, l.estimateScale])).toEqual([[60_000, undefined]]);
       });
     } finally {
       await summarizerFake.close();
