@@ -130,9 +130,10 @@ export const DEFAULTS = {
   /** The learned window stays this share under the provider's stated maximum (Keel: estimates drift). */
   learnedWindowSafety: 0.95,
   /**
-   * A successful call's usage raises a session's estimate scale only from a prompt at least this share
-   * of its budget (the window less the reserve; Keel): in a smaller one the system prompt, the tools and the provider's
-   * own per-message overhead weigh too much for the reading to say what the content costs.
+   * A successful call's usage raises a session's estimate scale only from a prompt at least this
+   * share of its budget (the window less the reserve; Keel): in a smaller one the system prompt, the
+   * tools and the provider's own per-message overhead weigh too much for the reading to say what the
+   * content costs.
    */
   scaleReadingMinBudgetShare: 0.5,
   /** ...and only by at least this much: a steady session does not rewrite its row every turn (Keel). */

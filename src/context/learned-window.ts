@@ -71,8 +71,8 @@ export interface ScaleReading {
  * counts lighter than the scale assumes: the content that fooled the estimate was compacted away, or
  * the conversation moved on to prose. Undefined when nothing changes: no scale to raise (a session
  * lowers its scale only at a refusal, which states both counts), a prompt too small for its fixed
- * parts not to dominate the reading (under half the call's budget), or a rise too small to be worth a write. Null clears the scale
- * (the estimate no longer falls short).
+ * parts not to dominate the reading (under half the call's budget), or a rise too small to be worth
+ * a write. Null clears the scale (the estimate no longer falls short).
  *
  * @example scaleAfterReading({ estimatedPromptTokens: 6_000, providerPromptTokens: 6_500, budget: 9_000, scale: 0.35 })
  *   // 0.923 (the window in force grows from 0.35 to 0.923 of the model's)
