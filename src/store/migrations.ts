@@ -351,10 +351,10 @@ const migrations: Record<string, Migration> = {
     async up(db) {
       // One scale a session served every model: a summarizer with another tokenizer narrowed the chat
       // model's window, and the chat model's usage raised it past the summarizer's. Kept per model now.
-      // A scale learned before does not say for which model: dropped, and learned again at the
-      // session's next refusal (one refused call).
+      // A scale learned before does not say for which model: not carried over, and learned again at
+      // the session's next refusal (one refused call). The old column stays, unread: workers of the
+      // previous release still running beside this one read and write it (no migration drops a column).
       await db.schema.alterTable('sessions').addColumn('estimate_scales', 'jsonb').execute();
-      await db.schema.alterTable('sessions').dropColumn('estimate_scale').execute();
     },
   },
 };

@@ -199,7 +199,7 @@ describe.each(testDatabases())('runMaintenance on $name', (database) => {
       await sql`delete from kysely_migration where name = '2026_11_27_001_session_statistics'`.execute(db);
       // Windows learned before the session's estimate scale had the prompt's shortfall in them; the
       // scale was one per session before it was kept per model.
-      await sql`alter table sessions drop column estimate_scales`.execute(db);
+      await sql`alter table sessions drop column estimate_scales, drop column estimate_scale`.execute(db);
       await sql`delete from kysely_migration where name = '2026_11_27_002_session_estimate_scale'`.execute(db);
       await sql`delete from kysely_migration where name = '2026_11_27_003_session_estimate_scales'`.execute(db);
       await db
