@@ -4,7 +4,8 @@
  * limit, compacts within it and keeps answering.
  */
 import { testDatabases } from '../support/databases';
-import { startFakeAnthropic, fakeReply } from '../support/fake-anthropic';
+import { startFakeAnthropic, fakeReply, type FakeAnthropic } from '../support/fake-anthropic';
+import type { KeelClient } from '../../src/client/keel-client';
 import { integrationSuite } from '../support/integration';
 import { freshDurableAgent, isSummarizerRequest, lastUserText, routedResponder, seedConversation } from '../support/durable-turn-helpers';
 import { goodSummarizer } from '../compaction-workflow/support';
@@ -29,6 +30,31 @@ function largeMessage(turn: number, words = 1_200): string {
 function denseMessage(turn: number, words = 1_000): string {
   const vocabulary = ['information', 'organization', 'administration', 'communication', 'responsibility', 'international', 'development'];
   return `Turn ${turn} words: ` + Array.from({ length: words }, (_, i) => vocabulary[(i * 5 + turn) % vocabulary.length]).join(' ');
+}
+
+/**
+ * Runs `body` with a worker whose compaction summarizer is a separate OpenAI-compatible model
+ * ('local-summarizer') served by its own fake with a `tokenLimit` window, the chat model's at 200k.
+ */
+async function withLocalSummarizer(
+  db: { store: Parameters<typeof suite.withWorker>[0] },
+  tokenLimit: number,
+  body: (summarizerFake: FakeAnthropic, client: KeelClient) => Promise<void>,
+): Promise<void> {
+  const summarizerFake = await startFakeAnthropic({ tokenLimit });
+  summarizerFake.respondWith(goodSummarizer);
+  const summarizer = {
+    config: { compactionModel: 'local-summarizer', compactionModelUrl: summarizerFake.url, contextWindowTokens: 60_000 },
+    deps: { compactionModel: new OpenAiCompatibleModelClient({ baseUrl: summarizerFake.url, model: 'local-summarizer' }) },
+  };
+  try {
+    await suite.withWorker(db.store, summarizer, async ({ client }) => {
+      suite.fake.setTokenLimit(200_000);
+      await body(summarizerFake, client);
+    });
+  } finally {
+    await summarizerFake.close();
+  }
 }
 
 describe.each(testDatabases())('provider limits on $name', (database) => {
@@ -120,62 +146,40 @@ describe.each(testDatabases())('provider limits on $name', (database) => {
 
   it('splits and retries a summarizer that overflows on its first chunk, before any extractive fallback', async () => {
     // The summarizer is a separate OpenAI-compatible model whose real window (12k) is far below the chat model's.
-    const summarizerFake = await startFakeAnthropic({ tokenLimit: 12_000 });
-    summarizerFake.respondWith(goodSummarizer);
-    const summarizer = {
-      config: { compactionModel: 'local-summarizer', compactionModelUrl: summarizerFake.url, contextWindowTokens: 60_000 },
-      deps: { compactionModel: new OpenAiCompatibleModelClient({ baseUrl: summarizerFake.url, model: 'local-summarizer' }) },
-    };
-    try {
-      await suite.withWorker(db.store, summarizer, async ({ client }) => {
-        suite.fake.setTokenLimit(200_000);
-        suite.fake.respondWith(routedResponder(() => fakeReply.text('fine')));
-        const agent = freshDurableAgent();
-        const key = `agent:${agent}:main`;
-        await seedConversation(db.store.db, agent, key, 400, 60);
-        const result = await client.compact(key, { keepRecentTokens: 2_000 });
-        expect(result.status).toBe('succeeded');
-        expect(result.degraded).toBe(false);
-        // The first chunk overflowed the summarizer, which learned its window and split the work.
-        expect(summarizerFake.overflowed.length).toBeGreaterThanOrEqual(1);
-        expect(await getLearnedWindow(db.store.db, 'local-summarizer')).toBeLessThan(12_000);
-        const answered = summarizerFake.requests.filter((r) => !summarizerFake.overflowed.some((o) => o.request === r));
-        expect(answered.length).toBeGreaterThan(2);
-      });
-    } finally {
-      await summarizerFake.close();
-    }
+    await withLocalSummarizer(db, 12_000, async (summarizerFake, client) => {
+      suite.fake.respondWith(routedResponder(() => fakeReply.text('fine')));
+      const agent = freshDurableAgent();
+      const key = `agent:${agent}:main`;
+      await seedConversation(db.store.db, agent, key, 400, 60);
+      const result = await client.compact(key, { keepRecentTokens: 2_000 });
+      expect(result.status).toBe('succeeded');
+      expect(result.degraded).toBe(false);
+      // The first chunk overflowed the summarizer, which learned its window and split the work.
+      expect(summarizerFake.overflowed.length).toBeGreaterThanOrEqual(1);
+      expect(await getLearnedWindow(db.store.db, 'local-summarizer')).toBeLessThan(12_000);
+      const answered = summarizerFake.requests.filter((r) => !summarizerFake.overflowed.some((o) => o.request === r));
+      expect(answered.length).toBeGreaterThan(2);
+    });
   }, 600_000);
 
   it("keeps a summarizer's shortfall to the summarizer: the session's chat window is not narrowed by another model's tokenizer", async () => {
-    const summarizerFake = await startFakeAnthropic({ tokenLimit: 40_000 });
-    summarizerFake.respondWith(goodSummarizer);
-    const summarizer = {
-      config: { compactionModel: 'local-summarizer', compactionModelUrl: summarizerFake.url, contextWindowTokens: 60_000 },
-      deps: { compactionModel: new OpenAiCompatibleModelClient({ baseUrl: summarizerFake.url, model: 'local-summarizer' }) },
-    };
-    try {
-      await suite.withWorker(db.store, summarizer, async ({ client }) => {
-        suite.fake.setTokenLimit(200_000);
-        suite.fake.respondWith(routedResponder((request) => fakeReply.text(`ok: ${lastUserText(request).split(':')[0]}`)));
-        const agent = freshDurableAgent();
-        const key = `agent:${agent}:main`;
-        for (let turn = 1; turn <= 16; turn++) expect((await client.sendMessage(key, denseMessage(turn))).reply).toBe(`ok: Turn ${turn} words`);
-        // The dense words are ~1 token each to Keel and 3-4 to the summarizer: its first chunk overflows.
-        expect(await client.compact(key, { keepRecentTokens: 500 })).toMatchObject({ status: 'succeeded', degraded: false });
-        expect(summarizerFake.overflowed.length).toBeGreaterThanOrEqual(1);
-        const row = await getSession(db.store.db, agent, key);
-        expect(estimateScaleFor(row, 'local-summarizer')).toBeLessThan(0.6);
-        expect(estimateScaleFor(row, DEFAULTS.model)).toBeUndefined();
-        // The chat model's window is the configured one still, in the next turn and in `keel sessions`.
-        expect((await client.sendMessage(key, 'Turn 17: and now?')).reply).toBe('ok: Turn 17');
-        expect((await client.getStatus(key)).contextWindow).toBe(60_000);
-        const listed = await listSessions(db.store.db, loadKeelSettings({ env: {}, overrides: { contextWindowTokens: 60_000 } }), { agentId: agent });
-        expect(listed.map((l) => [l.contextWindow, l.estimateScale])).toEqual([[60_000, undefined]]);
-      });
-    } finally {
-      await summarizerFake.close();
-    }
+    await withLocalSummarizer(db, 40_000, async (summarizerFake, client) => {
+      suite.fake.respondWith(routedResponder((request) => fakeReply.text(`ok: ${lastUserText(request).split(':')[0]}`)));
+      const agent = freshDurableAgent();
+      const key = `agent:${agent}:main`;
+      for (let turn = 1; turn <= 16; turn++) expect((await client.sendMessage(key, denseMessage(turn))).reply).toBe(`ok: Turn ${turn} words`);
+      // The dense words are ~1 token each to Keel and 3-4 to the summarizer: its first chunk overflows.
+      expect(await client.compact(key, { keepRecentTokens: 500 })).toMatchObject({ status: 'succeeded', degraded: false });
+      expect(summarizerFake.overflowed.length).toBeGreaterThanOrEqual(1);
+      const row = await getSession(db.store.db, agent, key);
+      expect(estimateScaleFor(row, 'local-summarizer')).toBeLessThan(0.6);
+      expect(estimateScaleFor(row, DEFAULTS.model)).toBeUndefined();
+      // The chat model's window is the configured one still, in the next turn and in `keel sessions`.
+      expect((await client.sendMessage(key, 'Turn 17: and now?')).reply).toBe('ok: Turn 17');
+      expect((await client.getStatus(key)).contextWindow).toBe(60_000);
+      const listed = await listSessions(db.store.db, loadKeelSettings({ env: {}, overrides: { contextWindowTokens: 60_000 } }), { agentId: agent });
+      expect(listed.map((l) => [l.contextWindow, l.estimateScale])).toEqual([[60_000, undefined]]);
+    });
   }, 600_000);
 
   it('compacts an imported ~1M-token session manually: with no model (extractive) and with a model', async () => {
