@@ -106,6 +106,23 @@ describe.each(variants)('the operator CLI on $name: sessions, compactions show, 
     expect(people.stderr).toMatch(/agent:ops:main {2}agent ops {2}session s1/);
     expect(people.stderr).toMatch(/\[[█░]+\] 75\.0% of 200k tokens · above 70% · turns 3 · compactions 5/);
     expect((await keel(['sessions', '--agent', 'nobody', '--json'], env)).stdout).toContain('"sessions": []');
+
+    // A learned provider limit and this session's estimate scale narrow its window, and it says so.
+    const model = (sessions as Array<{ model: string }>)[0]!.model;
+    await withDb(async ({ db }) => {
+      await db.insertInto('model_limits').values({ model, context_window: 190_000, provider_max_tokens: 200_000, provider_message: 'prompt is too long: 201000 tokens > 200000 maximum', learned_at: new Date() }).execute();
+      await sql`update sessions set estimate_scales = jsonb_build_object(${model}::text, 0.5::double precision) where agent_id = 'ops'`.execute(db);
+    });
+    try {
+      const narrowed = JSON.parse((await keel(['sessions', '--agent', 'ops', '--json'], env)).stdout).sessions;
+      expect(narrowed).toEqual([expect.objectContaining({ sessionKey: KEY, contextWindow: 95_000, estimateScale: 0.5, pressure: '85' })]);
+      expect((await keel(['sessions'], env)).stderr).toContain("window 50% of the model's: the provider counts this session's content denser than Keel's estimate");
+    } finally {
+      await withDb(async ({ db }) => {
+        await db.deleteFrom('model_limits').where('model', '=', model).execute();
+        await sql`update sessions set estimate_scales = null where agent_id = 'ops'`.execute(db);
+      });
+    }
   });
 
   it('compactions show prints the summary, the range it covers and the diff from the previous summary', async () => {

@@ -14,6 +14,7 @@ import { estimateScaleFor, getLearnedWindow } from '../../src/store/model-limits
 import { DEFAULTS } from '../../src/config/defaults';
 import { getSession } from '../../src/store/sessions-repo';
 import { listSessions, renderSessions } from '../../src/cli/sessions-list';
+import { sessionWindowNote } from '../../src/cli/window-note';
 import { loadKeelSettings } from '../../src/config/agent-config';
 
 const suite = integrationSuite();
@@ -125,6 +126,12 @@ describe.each(testDatabases())('provider limits on $name', (database) => {
       let shown = '';
       renderSessions(listed, (text) => (shown += text));
       expect(shown).toContain(`window ${Math.round(scale * 100)}% of the model's: the provider counts this session's content denser`);
+      // `keel status` says why each window is what it is.
+      const limited = `window: ${DEFAULTS.model} is limited to 28,500 tokens (the provider's stated maximum 30,000 less 5%)`;
+      expect(await sessionWindowNote(db.store.db, agent, dense, DEFAULTS.model)).toBe(
+        `${limited}; this session gets ${Math.round(scale * 100)}% of it: the provider counts its content denser than Keel's estimate (a large reply measured lighter, or /new, restores it)`,
+      );
+      expect(await sessionWindowNote(db.store.db, agent, prose, DEFAULTS.model)).toBe(limited);
 
       // The dense session compacts its dense words away and goes on in prose: a large prompt's usage
       // shows the estimate no longer short by as much, and the session's window grows back (a reset
@@ -179,6 +186,8 @@ describe.each(testDatabases())('provider limits on $name', (database) => {
       expect((await client.getStatus(key)).contextWindow).toBe(60_000);
       const listed = await listSessions(db.store.db, loadKeelSettings({ env: {}, overrides: { contextWindowTokens: 60_000 } }), { agentId: agent });
       expect(listed.map((l) => [l.contextWindow, l.estimateScale])).toEqual([[60_000, undefined]]);
+      expect(await sessionWindowNote(db.store.db, agent, key, DEFAULTS.model)).toBeNull();
+      expect(await sessionWindowNote(db.store.db, agent, key, 'local-summarizer')).toMatch(/^window: local-summarizer is limited to [\d,]+ tokens \(the provider's stated maximum 40,000 less 5%\); this session gets \d+% of it/);
     });
   }, 600_000);
 

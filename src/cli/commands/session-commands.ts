@@ -8,6 +8,7 @@ import { sessionModelCommand } from '../agents';
 import { listSessions, renderSessions } from '../sessions-list';
 import { shownKey } from '../shown-key';
 import { sessionCompactionNote } from '../compactions';
+import { sessionWindowNote } from '../window-note';
 import { configFromEnv, countOf, printResult, say, withStore, type JsonOption } from './shared';
 import type { SessionStatus } from '../../protocol';
 import { DEFAULTS } from '../../config/defaults';
@@ -38,9 +39,13 @@ export function registerSessionCommands(program: Command): void {
         const status = await forKnownSession(key, () => client.getStatus(key));
         // Best effort: the status itself comes from the workflow, and an unreadable database must not hide it.
         const compactionNote = await withStore((s) => sessionCompactionNote(s.db, status.agentId, key)).catch((err: unknown) => `compaction records unreadable: ${err instanceof Error ? err.message : String(err)}`);
-        printResult(opts, compactionNote ? { ...status, compactionNote } : status);
+        // Why the window in force differs from the configured one (learned limit, session scale); best effort too.
+        const model = status.configuredContextWindow !== undefined ? status.model : undefined;
+        const windowNote = model ? await withStore((s) => sessionWindowNote(s.db, status.agentId, key, model)).catch(() => null) : null;
+        printResult(opts, { ...status, ...(compactionNote ? { compactionNote } : {}), ...(windowNote ? { windowNote } : {}) });
         if (!opts.json) {
           say(`${shownKey(key)}\n${contextBar(status)}`);
+          if (windowNote) say(windowNote);
           if (status.contextSplit) say(contextSplitBar(status.contextSplit, status.contextWindow));
           say(`turns ${status.turnsCompleted} · compactions ${status.compactionCount}${status.lastCompactionId ? ` (last ${status.lastCompactionId})` : ''} · queued ${status.queuedTurns}${status.model ? ` · model ${status.model}` : ''}`);
           if (status.promptCache) say(promptCacheLine(status.promptCache));
