@@ -246,7 +246,12 @@ export function createTurnActivities(allDeps: ActivityDeps) {
     let session = found.session;
     // The input names no session id (this finds it): the activity's later lines name it.
     addLogAttributes({ sessionId: session.session_id });
-    let window = windowInForce(deps, modelOf(deps, session), found.learnedWindow, estimateScaleFor(session, modelOf(deps, session)));
+    // The session's model's window: the learned one (read with the row), scaled by the row's scale for that model.
+    const windowOf = (row: SessionRow): number => {
+      const model = modelOf(deps, row);
+      return windowInForce(deps, model, found.learnedWindow, estimateScaleFor(row, model));
+    };
+    let window = windowOf(session);
     let lastId = found.lastEntryId;
     const message = input.subagentTask ? await subagentTaskText(db, input.agentId, input.sessionKey) : input.text;
     const reset = parseResetCommand(message);
@@ -265,7 +270,7 @@ export function createTurnActivities(allDeps: ActivityDeps) {
         session = (await getSession(db, input.agentId, input.sessionKey))!;
         addLogAttributes({ sessionId: session.session_id });
         // The new session starts without the old one's estimate scale.
-        window = windowInForce(deps, modelOf(deps, session), found.learnedWindow, estimateScaleFor(session, modelOf(deps, session)));
+        window = windowOf(session);
         lastId = (await tailEntries(db, input.agentId, session.session_id, 1))[0]?.id;
       }
     }

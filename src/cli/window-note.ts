@@ -6,6 +6,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../store/schema';
 import { estimateScaleFor } from '../store/model-limits-repo';
+import { DEFAULTS } from '../config/defaults';
 
 /** The note, or null when nothing learned narrows the session's window for `model`. */
 export async function sessionWindowNote(db: Kysely<Database>, agentId: string, sessionKey: string, model: string): Promise<string | null> {
@@ -16,7 +17,7 @@ export async function sessionWindowNote(db: Kysely<Database>, agentId: string, s
   const scale = estimateScaleFor(session, model);
   const parts: string[] = [];
   if (limit) {
-    const said = limit.provider_max_tokens !== null ? `the provider's stated maximum ${limit.provider_max_tokens.toLocaleString('en-US')} less 5%` : 'under what the provider refused';
+    const said = limit.provider_max_tokens !== null ? `the provider's stated maximum ${limit.provider_max_tokens.toLocaleString('en-US')} less ${Math.round((1 - DEFAULTS.learnedWindowSafety) * 100)}%` : 'under what the provider refused';
     parts.push(`${model} is limited to ${limit.context_window.toLocaleString('en-US')} tokens (${said})`);
   }
   if (scale !== undefined) {

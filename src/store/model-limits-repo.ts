@@ -65,7 +65,7 @@ export async function lowerSessionEstimateScale(db: Kysely<Database>, input: { a
     .set({ estimate_scales: sql<string>`coalesce(sessions.estimate_scales, '{}'::jsonb) || jsonb_build_object(${input.model}::text, ${lowered})` })
     .where('agent_id', '=', input.agentId)
     .where('session_key', '=', input.sessionKey)
-    .returning(sql<number | null>`(estimate_scales ->> ${input.model})::double precision`.as('scale'))
+    .returning(scaleOf(input.model).as('scale'))
     .executeTakeFirst();
   return row?.scale ?? undefined;
 }
