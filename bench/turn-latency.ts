@@ -21,7 +21,7 @@ import { deleteSessionCascade } from '../src/store/sessions-repo';
 import { ensureSession } from '../test/support/ensure-session';
 import { lastCompaction } from '../src/store/entries-repo';
 import { estimateTokens } from '../src/context/estimate-tokens';
-import { startFakeAnthropic, fakeReply, type FakeAnthropic, type FakeRequest } from '../test/support/fake-anthropic';
+import { startFakeModelProcess, type FakeModelProcess } from './support/fake-model-process';
 import { testDeps } from '../test/support/keel-deps';
 import { keelClient, runInProcessWorker, startTemporalTestEnv, uniqueTaskQueue } from '../test/support/temporal';
 import type { KeelClient } from '../src/client/keel-client';
@@ -164,10 +164,9 @@ export async function run(opts: TurnLatencyOptions = {}): Promise<TurnLatencyRes
   log('turn-latency: starting a Temporal dev server, the fake model and the store…');
   const [env, fake, store] = await Promise.all([
     startTemporalTestEnv(),
-    startFakeAnthropic(),
+    startFakeModelProcess(),
     openStore(databaseUrl ? { kind: 'postgres', url: databaseUrl } : { kind: 'pglite', dataDir: 'memory://' }),
   ]);
-  fake.respondWith(() => fakeReply.text('ok'));
   const keelQueue = uniqueTaskQueue('bench-keel');
   const baselineQueue = uniqueTaskQueue('bench-baseline');
   const [keelWorker, baselineWorker] = await Promise.all([
@@ -232,7 +231,7 @@ export async function run(opts: TurnLatencyOptions = {}): Promise<TurnLatencyRes
         ratioP99: ratio(windowSeries!.latency.p99, freshSeries!.latency.p99),
         ownRatioP50: ratio(windowSeries!.ownLatency.p50, freshSeries!.ownLatency.p50),
         ownRatioP99: ratio(windowSeries!.ownLatency.p99, freshSeries!.ownLatency.p99),
-        requestEncoding: { large: sessions.requestEncoding(bigWindow.sessionKey), fresh: sessions.requestEncoding(fresh2.sessionKey) },
+        requestEncoding: { large: await sessions.requestEncoding(bigWindow.sessionKey), fresh: await sessions.requestEncoding(fresh2.sessionKey) },
       },
       scale: {
         small: smallResult,
@@ -261,12 +260,11 @@ class SessionDriver {
   constructor(
     private readonly keel: KeelClient,
     private readonly store: Store,
-    private readonly fake: FakeAnthropic,
+    private readonly fake: FakeModelProcess,
     private readonly agentId: string,
     private readonly cleanup: Array<() => Promise<void>>,
   ) {}
 
-  private readonly lastRequests = new Map<string, FakeRequest>();
 
   /** A session key for `name`, seeded first when `seed` is given (the workflow starts on the first turn). */
   async prepare(name: string, seed?: { entries: number; resultPadChars?: number; compaction?: { entriesAfter: number; keepRecentTokens: number } }): Promise<PreparedSession> {
@@ -287,25 +285,25 @@ class SessionDriver {
    * fake model's means the bench measured something else.
    */
   async turn(sessionKey: string, i: number): Promise<OutsideTime> {
-    const from = this.fake.requests.length;
     const result = await this.keel.sendMessage(sessionKey, `Bench message ${i}: how is my order doing?`);
     if (result.reply !== 'ok') throw new Error(`turn-latency: unexpected reply ${JSON.stringify(result.reply)}`);
-    const requests = this.fake.requests.slice(from);
-    this.lastRequests.set(sessionKey, requests.reduce((a, b) => (b.rawBody.length > a.rawBody.length ? b : a)));
-    return { outsideMs: requests.reduce((ms, r) => ms + r.fakeWorkMs, 0) };
+    const asked = performance.now();
+    const requests = await this.fake.take(sessionKey);
+    return { outsideMs: requests.reduce((ms, r) => ms + r.fakeWorkMs, 0), bookkeepingMs: performance.now() - asked };
   }
 
   /** The session's last model request (its largest of the turn) and the time to encode its body as JSON. */
-  requestEncoding(sessionKey: string): RequestEncoding {
-    const request = this.lastRequests.get(sessionKey);
-    if (!request) return { kilobytes: 0, encodeMs: 0 };
+  async requestEncoding(sessionKey: string): Promise<RequestEncoding> {
+    const rawBody = await this.fake.body(sessionKey);
+    if (rawBody === undefined) return { kilobytes: 0, encodeMs: 0 };
+    const body: unknown = JSON.parse(rawBody);
     let best = Infinity;
     for (let i = 0; i < 5; i++) {
       const began = performance.now();
-      JSON.stringify(request.body);
+      JSON.stringify(body);
       best = Math.min(best, performance.now() - began);
     }
-    return { kilobytes: Math.round(request.rawBody.length / 1024), encodeMs: round1(best) };
+    return { kilobytes: Math.round(rawBody.length / 1024), encodeMs: round1(best) };
   }
 }
 
@@ -331,6 +329,13 @@ async function measureTogether(client: Client, turns: number, warmup: number, se
   const before = await sizes();
   const samples = await timeInterleaved(series.map((s) => (i: number) => s.op(warmup + i)), turns, 0);
   const after = await sizes();
+  if (process.env.PHASES) for (const sr of series) if (sr.workflowId) {
+    const { temporal } = await import('@temporalio/proto'); const { updatePhases, PHASES } = await import('./support/update-phases');
+    const h = await client.workflow.getHandle(sr.workflowId).fetchHistory();
+    const evs = (h.events ?? []).map((e) => ({ type: (temporal.api.enums.v1.EventType[e.eventType ?? 0] ?? '').replace(/^EVENT_TYPE_/, ''), atMs: Number(e.eventTime?.seconds ?? 0) * 1000 + (e.eventTime?.nanos ?? 0) / 1e6 }));
+    const rows = updatePhases(evs, warmup + 1); const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
+    log(sr.workflowId + ' ' + PHASES.map((p) => med(rows.map((r) => r[p])).toFixed(2)).join(' | '));
+  }
   return series.map((_, k) => ({
     latency: latencyStats(samples[k]!.timed),
     ownLatency: latencyStats(samples[k]!.own),

@@ -49,8 +49,8 @@ export async function timeSequential(op: (i: number) => Promise<unknown>, n: num
   const began = performance.now();
   for (let i = 0; i < n; i++) {
     const t0 = performance.now();
-    await op(warmup + i);
-    samples.push(performance.now() - t0);
+    const { bookkeepingMs } = outsideOf(await op(warmup + i));
+    samples.push(performance.now() - t0 - bookkeepingMs);
     if (performance.now() - began > budgetMs) break;
   }
   return samples;
@@ -63,14 +63,19 @@ export interface InterleavedSamples {
   readonly own: number[];
 }
 
-/** What an op resolves to when part of its call was not its own: the milliseconds to take out. */
+/**
+ * What an op resolves to when part of its call was not its own: the milliseconds to take out of
+ * `own` (a stand-in's work during the call), and those the bench spent after the call on its own
+ * bookkeeping (asking the stand-in about it), taken out of both measures.
+ */
 export interface OutsideTime {
   readonly outsideMs: number;
+  readonly bookkeepingMs?: number;
 }
 
-function outsideMsOf(value: unknown): number {
-  const ms = (value as Partial<OutsideTime> | null | undefined)?.outsideMs;
-  return typeof value === 'object' && typeof ms === 'number' ? ms : 0;
+function outsideOf(value: unknown): { outsideMs: number; bookkeepingMs: number } {
+  const reported = typeof value === 'object' && value !== null ? (value as Partial<OutsideTime>) : {};
+  return { outsideMs: reported.outsideMs ?? 0, bookkeepingMs: reported.bookkeepingMs ?? 0 };
 }
 
 /**
@@ -84,8 +89,8 @@ export async function timeInterleaved(ops: ReadonlyArray<(i: number) => Promise<
   for (let i = 0; i < n; i++) {
     for (const [k, op] of ops.entries()) {
       const t0 = performance.now();
-      const outsideMs = outsideMsOf(await op(warmup + i));
-      const ms = performance.now() - t0;
+      const { outsideMs, bookkeepingMs } = outsideOf(await op(warmup + i));
+      const ms = performance.now() - t0 - bookkeepingMs;
       series[k]!.timed.push(ms);
       series[k]!.own.push(ms - outsideMs);
     }

@@ -59,9 +59,10 @@ export interface FakeRequest {
   /** True when the body asked for SSE (`stream: true`). */
   stream: boolean;
   /**
-   * Milliseconds the fake itself spent on this request: parsing, checking and prompt-cache keying
-   * (not reading the body, not a step's delay). A real provider's time is not Keel's; benches
-   * subtract this to time a turn against a model that costs nothing.
+   * Milliseconds the fake itself spent on this request: reading the body once its headers arrived,
+   * parsing, checking and prompt-cache keying (not a step's delay). A real provider's time is not
+   * Keel's; benches subtract this to time a turn against a model that costs nothing (with the fake
+   * in a process of its own: in Keel's process, reading interleaves with Keel's own sending).
    */
   fakeWorkMs: number;
 }
@@ -156,8 +157,8 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
     script.shift() ?? (responder ? await responder(request) : undefined);
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const rawBody = await readBody(req);
     const began = performance.now();
+    const rawBody = await readBody(req);
     let body: FakeRequestBody = {};
     try {
       body = rawBody ? (JSON.parse(rawBody) as FakeRequestBody) : {};
