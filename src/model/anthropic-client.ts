@@ -10,6 +10,7 @@ import type { ModelCallOptions, ModelClient, ModelRequest, ModelResponse, ModelS
 import { StreamWatchdog } from './stream-watchdog';
 import type { BetaMessage } from '@anthropic-ai/sdk/resources/beta/messages/messages';
 import { appliedEditsOf, compactionOf, compactionUsageOf, toAnthropicBetaParams } from './anthropic-context-management';
+import { streamedRequestBody } from './anthropic-request-body';
 
 /** What `complete` uses of the SDK's message stream; the standard and the beta stream both fit it. */
 interface MessageStreamLike {
@@ -67,9 +68,18 @@ export class AnthropicModelClient implements ModelClient {
     const signal = options.signal ? AbortSignal.any([options.signal, watchdog.signal]) : watchdog.signal;
     const idle = (): void => watchdog.arm(this.#idleTimeoutMs, 'no stream event from the model');
     // Context management is a beta: its request goes through the beta endpoint with its headers.
-    const stream: MessageStreamLike = request.contextManagement
-      ? (this.#sdk.beta.messages.stream(toAnthropicBetaParams(toAnthropicParams(request), request), { signal }) as unknown as MessageStreamLike)
-      : this.#sdk.messages.stream(toAnthropicParams(request), { signal });
+    // The body is Keel's encoding of the params (only new messages encoded, anthropic-request-body.ts),
+    // sent as is through the SDK's `body` request option. The SDK still reads the params for its
+    // headers (betas) and bookkeeping, but not their messages: it would walk every one of them (for
+    // helper markers Keel never sets) and copy them into the stream's record, which Keel never reads.
+    const sent = <P extends { readonly messages: readonly object[] }>(params: P) =>
+      [{ ...params, messages: [] }, { signal, body: streamedRequestBody(params), headers: { 'content-type': 'application/json' } }] as const;
+    let stream: MessageStreamLike;
+    if (request.contextManagement) {
+      stream = this.#sdk.beta.messages.stream(...sent(toAnthropicBetaParams(toAnthropicParams(request), request))) as unknown as MessageStreamLike;
+    } else {
+      stream = this.#sdk.messages.stream(...sent(toAnthropicParams(request)));
+    }
     // Pings never reach these listeners (the SDK drops them), so only real progress re-arms.
     stream.on('connect', idle);
     let started = false;

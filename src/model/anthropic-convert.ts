@@ -63,29 +63,31 @@ function assistantBlocks(content: AssistantBlock[]): ContentParam[] {
   return out;
 }
 
-/** One message converted on its own, before merging: a role and its blocks (never changed once made). */
-interface Converted {
-  readonly role: 'user' | 'assistant';
-  readonly content: readonly ContentParam[];
-}
-
 /**
  * Conversions by message object. A worker's cached window hands the same message objects to every
  * turn of a session, so a turn converts only what is new (issue 20); messages are never changed in
- * place, and the blocks made here are only ever copied, never changed, by merging and cache markers.
+ * place. A conversion is frozen, with its content and blocks (values inside a block, such as a tool
+ * call's input, are the message's own): requests share it, and what changes a request (merging,
+ * cache markers, a compaction block) makes copies. Being frozen is also what lets
+ * the request body keep its JSON (`anthropic-request-body.ts`).
  */
-const converted = new WeakMap<AgentMessage, Converted>();
+const converted = new WeakMap<AgentMessage, Anthropic.MessageParam>();
 
-function convertOne(message: AgentMessage): Converted {
-  if (message.role === 'assistant') return { role: 'assistant', content: assistantBlocks(message.content) };
+function convertOne(message: AgentMessage): Anthropic.MessageParam {
+  if (message.role === 'assistant') return frozen('assistant', assistantBlocks(message.content));
   if (message.role === 'toolResult') {
     const result: Anthropic.ToolResultBlockParam = { type: 'tool_result', tool_use_id: message.toolCallId };
     const blocks = userBlocks(message.content);
-    if (blocks.length > 0) result.content = blocks;
+    if (blocks.length > 0) result.content = Object.freeze(blocks.map((b) => Object.freeze(b))) as typeof blocks;
     if (message.isError) result.is_error = true;
-    return { role: 'user', content: [result] };
+    return frozen('user', [result]);
   }
-  return { role: 'user', content: userBlocks(message.content) };
+  return frozen('user', userBlocks(message.content));
+}
+
+function frozen(role: 'user' | 'assistant', content: ContentParam[]): Anthropic.MessageParam {
+  for (const block of content) Object.freeze(block);
+  return Object.freeze({ role, content: Object.freeze(content) as ContentParam[] });
 }
 
 /**
@@ -93,21 +95,22 @@ function convertOne(message: AgentMessage): Converted {
  * `arguments` (or `input`) as input; toolResult messages become user messages of `tool_result`
  * blocks, and consecutive user-role messages merge into one with the `tool_result` blocks first
  * (the API wants results right after the calls). `details` is never sent; unsigned thinking is
- * dropped; images pass through when they have a source; messages left empty are dropped.
+ * dropped; images pass through when they have a source; messages left empty are dropped. Messages
+ * that did not merge are the shared, frozen conversions: copy one to change it.
  */
 export function toAnthropicMessages(messages: readonly AgentMessage[]): Anthropic.MessageParam[] {
-  const out: Array<{ role: 'user' | 'assistant'; content: ContentParam[] }> = [];
+  const out: Anthropic.MessageParam[] = [];
   for (const message of messages) {
     let one = converted.get(message);
     if (!one) converted.set(message, (one = convertOne(message)));
-    if (one.content.length === 0) continue;
+    const content = one.content as readonly ContentParam[];
+    if (content.length === 0) continue;
     const previous = out[out.length - 1];
-    if (previous && previous.role === one.role && one.role === 'user') {
-      const merged = [...previous.content, ...one.content];
-      previous.content = [...merged.filter((b) => b.type === 'tool_result'), ...merged.filter((b) => b.type !== 'tool_result')];
+    if (previous && previous.role === 'user' && one.role === 'user') {
+      const merged = [...(previous.content as readonly ContentParam[]), ...content];
+      out[out.length - 1] = { role: 'user', content: [...merged.filter((b) => b.type === 'tool_result'), ...merged.filter((b) => b.type !== 'tool_result')] };
     } else {
-      // A copy of the array: the request may be changed later (merging above), the cached conversion never.
-      out.push({ role: one.role, content: [...one.content] });
+      out.push(one);
     }
   }
   return out;

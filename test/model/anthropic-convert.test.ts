@@ -135,20 +135,24 @@ describe('toAnthropicMessages on the same message objects again (a cached window
   const call: AssistantMessage = { role: 'assistant', content: [{ type: 'toolCall', id: 'toolu_1', name: 'read_file', arguments: { path: 'a' } }], stopReason: 'toolUse' };
   const window: AgentMessage[] = [user('first'), call, result('toolu_1', 'contents'), user('next')];
 
-  it('reuses each message\'s conversion, and what one request does to its copy never reaches the next', () => {
+  it('reuses each message\'s conversion, frozen, and what one request changes is a copy that never reaches the next', () => {
     const first = toAnthropicMessages(window);
     // The tool result and the user message after it merge into one user message, results first.
     expect(first.map((m) => m.role)).toEqual(['user', 'assistant', 'user']);
     const params = toAnthropicParams({ model: 'm', maxTokens: 10, messages: window, promptCaching: true });
     expect(JSON.stringify(params.messages)).toContain('cache_control');
-    // The request's own message arrays may be changed (a merge assigns, a caller could push).
-    (first[0]!.content as Anthropic.ContentBlockParam[]).push({ type: 'text', text: 'changed later' });
+    // Shared conversions cannot be changed by a request; a merged message is the request's own.
+    expect(Object.isFrozen(first[0])).toBe(true);
+    expect(() => (first[0]!.content as Anthropic.ContentBlockParam[]).push({ type: 'text', text: 'changed later' })).toThrow(TypeError);
+    expect(Object.isFrozen(first[2])).toBe(false);
+    (first[2]!.content as Anthropic.ContentBlockParam[]).push({ type: 'text', text: 'changed later' });
     const again = toAnthropicMessages(window);
     expect(again).toEqual(toAnthropicMessages(window.map((m) => structuredClone(m))));
     expect(JSON.stringify(again)).not.toContain('cache_control');
     expect(JSON.stringify(again)).not.toContain('changed later');
-    // The blocks are the ones converted the first time: a turn converts only its new messages.
-    expect((again[1]!.content as Anthropic.ContentBlockParam[])[0]).toBe((first[1]!.content as Anthropic.ContentBlockParam[])[0]);
+    // The messages are the ones converted the first time: a turn converts only its new messages.
+    expect(again[0]).toBe(first[0]);
+    expect(again[1]).toBe(first[1]);
     // A new message object is converted afresh.
     const longer = toAnthropicMessages([...window, { role: 'assistant', content: [{ type: 'text', text: 'done' }], stopReason: 'stop' }]);
     expect(longer[3]).toEqual({ role: 'assistant', content: [{ type: 'text', text: 'done' }] });
