@@ -127,9 +127,10 @@ export interface TurnLatencyResult {
     readonly ownRatioP50: number | null;
     readonly ownRatioP99: number | null;
     /**
-     * Each session's last model request, and what encoding it as JSON costs in this process (the
-     * Anthropic SDK's `JSON.stringify` of the body, min of five): part of any client's turn, since
-     * the request is the whole window, so it stays in `ownLatency`; shown to size the remaining gap.
+     * Each session's last model request, and what encoding it whole as JSON costs in this process
+     * (`JSON.stringify` of the body, min of five): what a client that encodes every request afresh
+     * pays a call. Keel encodes only a call's new messages (src/model/json-request-body.ts); what it
+     * does pay stays in `ownLatency`.
      */
     readonly requestEncoding: { readonly large: RequestEncoding; readonly fresh: RequestEncoding };
   };
@@ -414,7 +415,7 @@ export function ratioLines(r: TurnLatencyResult): string[] {
   const h = r.historyBytesPerTurn;
   return [
     `keel turn / bare Update+activity: p50 ${l.keelTurn.latency.p50} / ${l.baselineUpdate.p50} ms = ${l.ratioP50}×, p99 ${l.keelTurn.latency.p99} / ${l.baselineUpdate.p99} ms = ${l.ratioP99}× (bare workflow start p50 ${l.baselineStart.p50} ms)`,
-    `turn on a ${r.window.large.seed?.activeEntries.toLocaleString()}-entry / ${r.window.large.seed?.activeTokens.toLocaleString()}-token window / fresh session, the fake model's own work taken out (${r.window.large.fakeModelMs} / ${r.window.fresh.fakeModelMs} ms a turn): p50 ${r.window.large.ownLatency.p50} / ${r.window.fresh.ownLatency.p50} ms = ${r.window.ownRatioP50}× (target ≤ 1.2×), p99 ${r.window.large.ownLatency.p99} / ${r.window.fresh.ownLatency.p99} ms = ${r.window.ownRatioP99}×; as timed: p50 ${r.window.large.latency.p50} / ${r.window.fresh.latency.p50} ms = ${r.window.ratioP50}×, p99 ${r.window.ratioP99}×; the request itself, encoded as JSON in Keel's process (any client's cost, left in): ${r.window.requestEncoding.large.kilobytes} KB ${r.window.requestEncoding.large.encodeMs} ms / ${r.window.requestEncoding.fresh.kilobytes} KB ${r.window.requestEncoding.fresh.encodeMs} ms`,
+    `turn on a ${r.window.large.seed?.activeEntries.toLocaleString()}-entry / ${r.window.large.seed?.activeTokens.toLocaleString()}-token window / fresh session, the fake model's own work taken out (${r.window.large.fakeModelMs} / ${r.window.fresh.fakeModelMs} ms a turn): p50 ${r.window.large.ownLatency.p50} / ${r.window.fresh.ownLatency.p50} ms = ${r.window.ownRatioP50}× (target ≤ 1.2×), p99 ${r.window.large.ownLatency.p99} / ${r.window.fresh.ownLatency.p99} ms = ${r.window.ownRatioP99}×; as timed: p50 ${r.window.large.latency.p50} / ${r.window.fresh.latency.p50} ms = ${r.window.ratioP50}×, p99 ${r.window.ratioP99}×; the request itself, and encoding it whole as JSON (what a client without Keel's per-message encoding pays a call): ${r.window.requestEncoding.large.kilobytes} KB ${r.window.requestEncoding.large.encodeMs} ms / ${r.window.requestEncoding.fresh.kilobytes} KB ${r.window.requestEncoding.fresh.encodeMs} ms`,
     `turn at ${s.largeCompacted.seed?.entries.toLocaleString()} entries (compacted) / ${s.small.seed?.entries.toLocaleString()} entries: p50 ${s.largeCompacted.latency.p50} / ${s.small.latency.p50} ms = ${s.ratioP50}×, p99 ${s.largeCompacted.latency.p99} / ${s.small.latency.p99} ms = ${s.ratioP99}×`,
     s.largeUncompacted.finished
       ? `turn at ${s.largeUncompacted.entries.toLocaleString()} entries uncompacted: first turn ${s.largeUncompacted.firstTurnMs} ms, later turns p50 ${s.largeUncompacted.latency?.p50 ?? '-'} ms (${s.largeUncompacted.note})`

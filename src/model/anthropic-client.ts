@@ -10,7 +10,7 @@ import type { ModelCallOptions, ModelClient, ModelRequest, ModelResponse, ModelS
 import { StreamWatchdog } from './stream-watchdog';
 import type { BetaMessage } from '@anthropic-ai/sdk/resources/beta/messages/messages';
 import { appliedEditsOf, compactionOf, compactionUsageOf, toAnthropicBetaParams } from './anthropic-context-management';
-import { streamedRequestBody } from './anthropic-request-body';
+import { jsonRequestBody } from './json-request-body';
 
 /** What `complete` uses of the SDK's message stream; the standard and the beta stream both fit it. */
 interface MessageStreamLike {
@@ -68,17 +68,19 @@ export class AnthropicModelClient implements ModelClient {
     const signal = options.signal ? AbortSignal.any([options.signal, watchdog.signal]) : watchdog.signal;
     const idle = (): void => watchdog.arm(this.#idleTimeoutMs, 'no stream event from the model');
     // Context management is a beta: its request goes through the beta endpoint with its headers.
-    // The body is Keel's encoding of the params (only new messages encoded, anthropic-request-body.ts),
+    // The body is Keel's encoding of the params (only new messages encoded, json-request-body.ts),
     // sent as is through the SDK's `body` request option. The SDK still reads the params for its
     // headers (betas) and bookkeeping, but not their messages: it would walk every one of them (for
     // helper markers Keel never sets) and copy them into the stream's record, which Keel never reads.
-    const sent = <P extends { readonly messages: readonly object[] }>(params: P) =>
-      [{ ...params, messages: [] }, { signal, body: streamedRequestBody(params), headers: { 'content-type': 'application/json' } }] as const;
+    const sending = (body: { readonly messages: readonly object[] }) => ({ signal, body: jsonRequestBody({ ...body, stream: true }), headers: { 'content-type': 'application/json' } });
     let stream: MessageStreamLike;
     if (request.contextManagement) {
-      stream = this.#sdk.beta.messages.stream(...sent(toAnthropicBetaParams(toAnthropicParams(request), request))) as unknown as MessageStreamLike;
+      // `betas` travels as a header.
+      const { betas, ...body } = toAnthropicBetaParams(toAnthropicParams(request), request);
+      stream = this.#sdk.beta.messages.stream({ ...body, betas, messages: [] }, sending(body)) as unknown as MessageStreamLike;
     } else {
-      stream = this.#sdk.messages.stream(...sent(toAnthropicParams(request)));
+      const params = toAnthropicParams(request);
+      stream = this.#sdk.messages.stream({ ...params, messages: [] }, sending(params));
     }
     // Pings never reach these listeners (the SDK drops them), so only real progress re-arms.
     stream.on('connect', idle);

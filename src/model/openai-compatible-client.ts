@@ -11,6 +11,7 @@ import { chatCompletionSchema, fromChatCompletion, toChatMessages, toChatTools, 
 import { ChatStreamAccumulator, parseChatStreamData } from './openai-sse';
 import { SseDecoder } from './sse-decoder';
 import { StreamWatchdog } from './stream-watchdog';
+import { jsonRequestBody } from './json-request-body';
 
 /** Settings of `OpenAiCompatibleModelClient`: endpoint URL, optional fixed model and key, timeouts. */
 export const openAiCompatibleConfigSchema = z.object({
@@ -174,7 +175,8 @@ export class OpenAiCompatibleModelClient implements ModelClient {
       const response = await fetch(this.#url, {
         method: 'POST',
         headers: { 'content-type': 'application/json', ...(this.#apiKey ? { authorization: `Bearer ${this.#apiKey}` } : {}) },
-        body: JSON.stringify(body),
+        // Keel's encoding: only the messages new since the last call are encoded (json-request-body.ts).
+        body: jsonRequestBody(body),
         signal,
       });
       idle();

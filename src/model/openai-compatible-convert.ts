@@ -29,34 +29,53 @@ function textOf(blocks: Array<TextBlock | ImageBlock>): string {
   return blocks.map((b) => (b.type === 'text' ? b.text : '[image]')).join('\n');
 }
 
+/**
+ * Conversions by message object: a worker's cached window hands the same message objects to every
+ * call, so a call converts only what is new (issue 20). Each is frozen, as requests share it, and
+ * that lets the request body keep its JSON (`json-request-body.ts`).
+ */
+const converted = new WeakMap<AgentMessage, ChatMessage>();
+
 /** Keel messages → chat messages; toolResult → `tool` role, `details` never sent. */
 export function toChatMessages(system: string | undefined, messages: readonly AgentMessage[]): ChatMessage[] {
   const out: ChatMessage[] = system ? [{ role: 'system', content: system }] : [];
   for (const message of messages) {
-    if (message.role === 'user') {
-      if (typeof message.content === 'string') {
-        out.push({ role: 'user', content: message.content });
-        continue;
-      }
-      const parts: ChatPart[] = message.content.flatMap((b): ChatPart[] => {
-        if (b.type === 'text') return [{ type: 'text', text: b.text }];
-        const url = imageUrl(b);
-        return url ? [{ type: 'image_url', image_url: { url } }] : [{ type: 'text', text: '[image omitted: no source stored]' }];
-      });
-      out.push({ role: 'user', content: parts.every((p) => p.type === 'text') ? parts.map((p) => (p as { text: string }).text).join('\n') : parts });
-    } else if (message.role === 'assistant') {
-      const text = message.content.flatMap((b) => (b.type === 'text' ? [(b as TextBlock).text] : [])).join('');
-      const calls = message.content.filter(isToolCallBlock).map((b) => ({
-        id: b.id,
-        type: 'function' as const,
-        function: { name: b.name, arguments: JSON.stringify(toolCallArguments(b) ?? {}) },
-      }));
-      out.push({ role: 'assistant', content: text || null, ...(calls.length > 0 ? { tool_calls: calls } : {}) });
-    } else {
-      out.push({ role: 'tool', tool_call_id: message.toolCallId, content: textOf(message.content) });
-    }
+    let one = converted.get(message);
+    if (!one) converted.set(message, (one = deepFrozen(toChatMessage(message))));
+    out.push(one);
   }
   return out;
+}
+
+function toChatMessage(message: AgentMessage): ChatMessage {
+  if (message.role === 'user') {
+    if (typeof message.content === 'string') return { role: 'user', content: message.content };
+    const parts: ChatPart[] = message.content.flatMap((b): ChatPart[] => {
+      if (b.type === 'text') return [{ type: 'text', text: b.text }];
+      const url = imageUrl(b);
+      return url ? [{ type: 'image_url', image_url: { url } }] : [{ type: 'text', text: '[image omitted: no source stored]' }];
+    });
+    return { role: 'user', content: parts.every((p) => p.type === 'text') ? parts.map((p) => (p as { text: string }).text).join('\n') : parts };
+  }
+  if (message.role === 'assistant') {
+    const text = message.content.flatMap((b) => (b.type === 'text' ? [(b as TextBlock).text] : [])).join('');
+    const calls = message.content.filter(isToolCallBlock).map((b) => ({
+      id: b.id,
+      type: 'function' as const,
+      function: { name: b.name, arguments: JSON.stringify(toolCallArguments(b) ?? {}) },
+    }));
+    return { role: 'assistant', content: text || null, ...(calls.length > 0 ? { tool_calls: calls } : {}) };
+  }
+  return { role: 'tool', tool_call_id: message.toolCallId, content: textOf(message.content) };
+}
+
+/** Freezes a converted message and everything in it (all of it made here, from strings). */
+function deepFrozen<T>(value: T): T {
+  if (typeof value === 'object' && value !== null) {
+    for (const inner of Object.values(value)) deepFrozen(inner);
+    Object.freeze(value);
+  }
+  return value;
 }
 
 /** Keel tools → `{type:'function', function:{name, description, parameters}}`. */
