@@ -68,8 +68,8 @@ function assistantBlocks(content: AssistantBlock[]): ContentParam[] {
  * turn of a session, so a turn converts only what is new (issue 20); messages are never changed in
  * place. A conversion is frozen, with its content and blocks (values inside a block, such as a tool
  * call's input, are the message's own): requests share it, and what changes a request (merging,
- * cache markers, a compaction block) makes copies. Being frozen is also what lets
- * the request body keep its JSON (`anthropic-request-body.ts`).
+ * cache markers, a compaction block) makes copies. Being frozen is also what lets the request body
+ * keep its JSON (`json-request-body.ts`).
  */
 const converted = new WeakMap<AgentMessage, Anthropic.MessageParam>();
 
