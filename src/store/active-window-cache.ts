@@ -54,7 +54,11 @@ export class ActiveWindowCache {
   private readonly sessions = new Map<string, Cached>();
   private totalBytes = 0;
 
-  /** @param maxBytes estimated memory the windows may take (JSON size × 2 for UTF-16, plus per-entry overhead); 0 caches nothing. */
+  /**
+   * @param maxBytes estimated memory the windows may take: JSON size × 3 (× 2 for the UTF-16 strings,
+   * × 1 for the UTF-8 JSON the model clients keep per sent message, json-request-body.ts) plus
+   * per-entry overhead; 0 caches nothing.
+   */
   constructor(readonly maxBytes: number) {}
 
   /** Estimated bytes held. */
@@ -185,6 +189,7 @@ async function applyAppended(db: Kysely<Database>, agentId: string, sessionId: s
   return true;
 }
 
+/** An entry's share of the bound: its strings (UTF-16), the request encoding kept for it (UTF-8), and bookkeeping. */
 function entryBytes(byteSize: number): number {
-  return byteSize * 2 + ENTRY_OVERHEAD_BYTES;
+  return byteSize * 3 + ENTRY_OVERHEAD_BYTES;
 }
