@@ -266,7 +266,6 @@ class SessionDriver {
     private readonly cleanup: Array<() => Promise<void>>,
   ) {}
 
-
   /** A session key for `name`, seeded first when `seed` is given (the workflow starts on the first turn). */
   async prepare(name: string, seed?: { entries: number; resultPadChars?: number; compaction?: { entriesAfter: number; keepRecentTokens: number } }): Promise<PreparedSession> {
     const sessionKey = `agent:${this.agentId}:${name}`;
@@ -330,13 +329,6 @@ async function measureTogether(client: Client, turns: number, warmup: number, se
   const before = await sizes();
   const samples = await timeInterleaved(series.map((s) => (i: number) => s.op(warmup + i)), turns, 0);
   const after = await sizes();
-  if (process.env.PHASES) for (const sr of series) if (sr.workflowId) {
-    const { temporal } = await import('@temporalio/proto'); const { updatePhases, PHASES } = await import('./support/update-phases');
-    const h = await client.workflow.getHandle(sr.workflowId).fetchHistory();
-    const evs = (h.events ?? []).map((e) => ({ type: (temporal.api.enums.v1.EventType[e.eventType ?? 0] ?? '').replace(/^EVENT_TYPE_/, ''), atMs: Number(e.eventTime?.seconds ?? 0) * 1000 + (e.eventTime?.nanos ?? 0) / 1e6 }));
-    const rows = updatePhases(evs, warmup + 1); const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
-    log(sr.workflowId + ' ' + PHASES.map((p) => med(rows.map((r) => r[p])).toFixed(2)).join(' | '));
-  }
   return series.map((_, k) => ({
     latency: latencyStats(samples[k]!.timed),
     ownLatency: latencyStats(samples[k]!.own),
