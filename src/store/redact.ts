@@ -115,9 +115,15 @@ const PEM_TRUNCATED_BODY = /(?:\r?\n[A-Za-z0-9+/=]{16,200})*/y;
  * Text none of the rules can match: it holds none of their literal prefixes (case folded, so a
  * superset). One scan instead of one per rule keeps redaction off the hot path for the ordinary
  * text of a turn or an import; `redact.test.ts` checks it admits every rule's examples.
+ *
+ * The prefixes are `://`, `sk-`, `[sr]k_live_`/`_test_`, `gh[pousr]_`, `github_pat_`, `xox[abprs]-`,
+ * `aiza`, `akia`, `asia`, `secret_access_key` (underscores optional), `eyj`, `bearer`,
+ * `authorization`, `private key`, and `=` after password, passwd, secret, token, api key, apikey,
+ * access key, secret key or private key. Written as a tree by first letters, the scan tries one
+ * branch at most places instead of every prefix: half the time over an import's lines.
  */
 const MAY_HOLD_SECRET =
-  /:\/\/|sk-|[sr]k_(?:live|test)_|gh[pousr]_|github_pat_|xox[abprs]-|aiza|akia|asia|secret_?access_?key|eyj|bearer|authorization|(?:password|passwd|secret|token|api[_-]?key|apikey|access[_-]?key|secret[_-]?key|private[_-]?key)=|private key/i;
+  /:\/\/|s(?:k(?:-|_(?:live|test)_)|ecret(?:_?access_?key|=|[_-]?key=))|rk_(?:live|test)_|g(?:h[pousr]_|ithub_pat_)|xox[abprs]-|a(?:iza|kia|sia|ccess[_-]?key=|pi[_-]?key=|pikey=|uthorization)|eyj|bearer|pass(?:wd|word)=|token=|private(?: key|[_-]?key=)/i;
 /** No secret above is shorter than this. */
 const MIN_SECRET_TEXT_LENGTH = 8;
 
