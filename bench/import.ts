@@ -3,6 +3,7 @@
  * over the same files in the same run (the floor any importer pays), and next to the database's own
  * floor: the same rows inserted again by one `INSERT … SELECT` inside the database (each payload
  * parsed from text to jsonb, every index kept), with no client, protocol or parsing in this process.
+ * The import and the loop are each timed as the fastest of three runs; the first import is reported too.
  * Standalone:
  * `npx ts-node --swc bench/import.ts [sessions] [entriesPerSession]`; `BENCH_DATABASE_URL` (or
  * `DATABASE_URL`) selects PostgreSQL, else a throwaway PGlite. Numbers on stdout as JSON; people-text on stderr.
@@ -22,7 +23,10 @@ export interface ImportBenchResult {
   files: number;
   entries: number;
   megabytes: number;
+  /** The fastest of three imports, as the parse loop is timed: a migration of many files runs warm. */
   importSeconds: number;
+  /** The first of them: one process importing once, paying for its warm-up (code, connections). */
+  importFirstSeconds: number;
   importMBps: number;
   parseSeconds: number;
   parseMBps: number;
@@ -66,14 +70,24 @@ export async function run(opts: { sessions?: number; entriesPerSession?: number;
       parseSeconds = Math.min(parseSeconds, (performance.now() - began) / 1000);
     }
 
-    let t = performance.now();
-    // A fresh agent per run: on a kept PostgreSQL database a second run would time a re-import (nothing inserted).
-    const agentId = `bench-${Date.now().toString(36)}`;
-    const report = await importSessions({ db: store.db, agentId, dir, rewriteRepaired: false });
-    const importSeconds = (performance.now() - t) / 1000;
+    // Timed like the parse loop, the fastest of three. Each run is a fresh agent, or it would time a
+    // re-import (nothing inserted); on PostgreSQL a run's rows go before the next (the last run's are copied below).
+    const timedImport = async (i: number) => {
+      const agentId = `bench-${Date.now().toString(36)}-${i}`;
+      const began = performance.now();
+      const report = await importSessions({ db: store.db, agentId, dir, rewriteRepaired: false });
+      return { agentId, report, seconds: (performance.now() - began) / 1000 };
+    };
+    const runs = [await timedImport(0)];
+    for (let i = 1; i < 3; i++) {
+      if (target.kind === 'postgres') await store.db.deleteFrom('transcript_entries').where('agent_id', '=', runs[i - 1]!.agentId).execute();
+      runs.push(await timedImport(i));
+    }
+    const importSeconds = Math.min(...runs.map((r) => r.seconds));
+    const { agentId, report } = runs[runs.length - 1]!;
 
     const copyId = `${agentId}-db`;
-    t = performance.now();
+    const t = performance.now();
     await sql`insert into transcript_entries (agent_id, session_id, id, parent_id, type, role, payload, token_estimate, byte_size, created_at)
       select ${copyId}, session_id, id, parent_id, type, role, payload::text::jsonb, token_estimate, byte_size, created_at
       from transcript_entries where agent_id = ${agentId}`.execute(store.db);
@@ -87,6 +101,7 @@ export async function run(opts: { sessions?: number; entriesPerSession?: number;
       entries: report.totals.entries,
       megabytes: Number(mb.toFixed(2)),
       importSeconds: Number(importSeconds.toFixed(2)),
+      importFirstSeconds: Number(runs[0]!.seconds.toFixed(2)),
       importMBps: Number((mb / importSeconds).toFixed(2)),
       parseSeconds: Number(parseSeconds.toFixed(3)),
       parseMBps: Number((mb / parseSeconds).toFixed(1)),
@@ -103,7 +118,7 @@ export async function run(opts: { sessions?: number; entriesPerSession?: number;
 /** The bench runner's lines: both ratios with the seconds behind them. */
 export function ratioLines(r: ImportBenchResult): string[] {
   return [
-    `import / JSON.parse loop: ${r.importSeconds} / ${r.parseSeconds} s = ${r.ratio}× (target ≤ 3×; ${r.entries.toLocaleString('en-US')} entries, ${r.megabytes} MB, ${r.files} files on ${r.database})`,
+    `import / JSON.parse loop, each the fastest of three: ${r.importSeconds} / ${r.parseSeconds} s = ${r.ratio}× (target ≤ 3×; ${r.entries.toLocaleString('en-US')} entries, ${r.megabytes} MB, ${r.files} files on ${r.database}); the first import, cold, ${r.importFirstSeconds} s`,
     `the database's own insert of the same rows / JSON.parse loop: ${r.databaseSeconds} / ${r.parseSeconds} s = ${r.databaseRatio}× (no importer can beat it)`,
   ];
 }
