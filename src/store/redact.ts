@@ -124,7 +124,7 @@ const PEM_TRUNCATED_BODY = /(?:\r?\n[A-Za-z0-9+/=]{16,200})*/y;
  * time over an import's lines. `secret-prefilter.test.ts` holds the tree to that list.
  */
 const MAY_HOLD_SECRET =
-  /:\/\/|s(?:k(?:-|_(?:live|test)_)|ecret(?:_?access_?key|=|[_-]?key=))|rk_(?:live|test)_|g(?:h[pousr]_|ithub_pat_)|xox[abprs]-|a(?:iza|kia|sia|ccess[_-]?key=|pi[_-]?key=|pikey=|uthorization)|eyj|bearer|pass(?:wd|word)=|token=|private(?: key|[_-]?key=)/i;
+  /:\/\/|s(?:k(?:-|_(?:live|test)_)|ecret(?:_?access_?key|=|[_-]?key=))|rk_(?:live|test)_|g(?:h[pousr]_|ithub_pat_)|xox[abprs]-|a(?:iza|kia|sia|ccess[_-]?key=|pi[_-]?key=|uthorization)|eyj|bearer|pass(?:wd|word)=|token=|private(?: key|[_-]?key=)/i;
 /** No secret above is shorter than this. */
 const MIN_SECRET_TEXT_LENGTH = 8;
 
