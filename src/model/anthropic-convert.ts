@@ -78,7 +78,7 @@ function convertOne(message: AgentMessage): Anthropic.MessageParam {
   if (message.role === 'toolResult') {
     const result: Anthropic.ToolResultBlockParam = { type: 'tool_result', tool_use_id: message.toolCallId };
     const blocks = userBlocks(message.content);
-    if (blocks.length > 0) result.content = Object.freeze(blocks.map((b) => Object.freeze(b))) as typeof blocks;
+    if (blocks.length > 0) result.content = frozenBlocks(blocks);
     if (message.isError) result.is_error = true;
     return frozen('user', [result]);
   }
@@ -86,8 +86,13 @@ function convertOne(message: AgentMessage): Anthropic.MessageParam {
 }
 
 function frozen(role: 'user' | 'assistant', content: ContentParam[]): Anthropic.MessageParam {
-  for (const block of content) Object.freeze(block);
-  return Object.freeze({ role, content: Object.freeze(content) as ContentParam[] });
+  return Object.freeze({ role, content: frozenBlocks(content) });
+}
+
+/** Freezes a block list made here and each block in it (not the values inside a block). */
+function frozenBlocks<Block extends object>(blocks: Block[]): Block[] {
+  for (const block of blocks) Object.freeze(block);
+  return Object.freeze(blocks) as Block[];
 }
 
 /**
