@@ -11,12 +11,14 @@ import type { ToolDefinition } from '../src/tools/registry';
 import type { Database, EntryRow } from '../src/store/schema';
 import type { TranscriptEntry } from '../src/context/types';
 import { getEntry } from '../src/store/entries-repo';
-import { compactionSpans, messagesInRange, rangeAround, searchHistory, type CompactionSpan } from '../src/store/history-repo';
-import { sessionIdsOfKey } from '../src/store/session-ids-repo';
+import { compactionSpans, messagesInRange, rangeAround, type CompactionSpan } from '../src/store/history-repo';
+import { searchHistory, type HistoryHit } from '../src/store/history-search';
+import { sessionIdsOfKey, type KeySessionId } from '../src/store/session-ids-repo';
+import { HISTORY_EXPAND, HISTORY_SEARCH } from '../src/tools/recall-tools';
+import { MESSAGE_TYPES } from '../src/store/entries-repo';
 import { entrySearchText } from '../src/store/entry-search-text';
 import { serializeForSummary } from '../src/compaction/serialize-for-summary';
 import { decodeCursor, encodeCursor, fillPage, snippetAround, type ExpandCursor } from '../src/context/history-pages';
-import { searchWords } from '../src/security/blind-index';
 
 const DEFAULT_LIMIT = 10;
 const MAX_LIMIT = 50;
@@ -49,33 +51,74 @@ export function historyTools(deps: ActivityDeps): [ToolDefinition<typeof history
 
 function historySearchTool(db: Kysely<Database>): ToolDefinition<typeof historySearchInput> {
   return {
-    name: 'history_search',
+    name: HISTORY_SEARCH,
     description:
-      'Search the full conversation history of this session, including what compactions summarized away; returns the best matching entries with ids, times and snippets. ' +
-      `Input: query (words; entries with more of them rank higher), limit (optional, 1-${MAX_LIMIT}, default ${DEFAULT_LIMIT}). Read more with history_expand.`,
+      'Search the full conversation history of this session, including what compactions summarized away; returns the best matching entries, ' +
+      'each with its id and time, and the question it answers or the answer it got beside it. ' +
+      `Input: query (words; rarer words and entries with more of them rank higher, word forms match: "went" finds "go"), limit (optional, 1-${MAX_LIMIT}, default ${DEFAULT_LIMIT}). ` +
+      'Read more with history_expand.',
     input: historySearchInput,
     async run(input, ctx) {
-      const sessionIds = await keySessionIds(db, ctx.agentId, ctx.sessionKey);
-      const hits = await searchHistory(db, { agentId: ctx.agentId, sessionIds, query: input.query, limit: input.limit ?? DEFAULT_LIMIT });
-      if (hits.length === 0) return `No history entries match "${input.query}".`;
+      const sessions = await sessionIdsOfKey(db, ctx.agentId, ctx.sessionKey);
+      const sessionIds = sessions.map((s) => s.sessionId);
+      const from = await currentTurnStart(db, ctx.agentId, sessions);
+      const hits = await searchHistory(db, { agentId: ctx.agentId, sessionIds, query: input.query, limit: input.limit ?? DEFAULT_LIMIT, ...(from ? { from } : {}) });
+      if (hits.length === 0) return `No earlier history entries match "${input.query}".`;
       const spans = new Map<string, CompactionSpan[]>();
-      const words = searchWords(input.query);
+      const words = input.query.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
       const lines: string[] = [];
-      for (const { row } of hits) {
+      for (const hit of hits) {
+        const { row } = hit;
         if (!spans.has(row.session_id)) spans.set(row.session_id, await compactionSpans(db, ctx.agentId, row.session_id));
         const covering = spans.get(row.session_id)!.find((s) => Number(row.seq) >= s.fromSeq && Number(row.seq) < s.toSeq);
         const where = covering ? ` · summarized by compaction ${covering.id}` : '';
-        const text = entrySearchText(row.payload as unknown as TranscriptEntry);
-        lines.push(`- entry ${row.id} · session ${row.session_id} · ${stamp(row)} · ${row.role ?? row.type}${where}\n  ${snippetAround(text, words)}`);
+        lines.push(`- entry ${row.id} · session ${row.session_id} · ${stamp(row)} · ${row.role ?? row.type}${where}\n  ${snippetAround(textOf(row), words)}`);
+        const beside = answerBeside(hit);
+        if (beside) lines.push(`  ${beside.label} (entry ${beside.row.id} · ${stamp(beside.row)} · ${beside.row.role ?? beside.row.type}): ${snippetAround(textOf(beside.row), words)}`);
       }
       return `${hits.length} matching entries, best first (history_expand with an entryId shows the entries around one):\n${lines.join('\n')}`;
     },
   };
 }
 
+/**
+ * Where the current turn began: its user message in the session's current id. The turn's own
+ * entries are left out of a search, since the model has them already.
+ */
+async function currentTurnStart(db: Kysely<Database>, agentId: string, sessions: readonly KeySessionId[]): Promise<{ sessionId: string; seq: number } | undefined> {
+  const current = sessions.find((s) => s.current);
+  if (!current) return undefined;
+  const row = await db
+    .selectFrom('transcript_entries')
+    .select('seq')
+    .where('agent_id', '=', agentId)
+    .where('session_id', '=', current.sessionId)
+    .where('type', 'in', MESSAGE_TYPES)
+    .where('role', '=', 'user')
+    .orderBy('seq', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  return row ? { sessionId: current.sessionId, seq: Number(row.seq) } : undefined;
+}
+
+/**
+ * The message beside a hit that completes it, shown with it: the answer to a hit that asks a
+ * question, or the question a hit answers. Evidence is often spread over such a pair.
+ */
+function answerBeside(hit: HistoryHit): { label: string; row: EntryRow } | undefined {
+  const text = textOf(hit.row);
+  if (hit.next && text.includes('?') && textOf(hit.next).trim()) return { label: 'answered by', row: hit.next };
+  if (hit.previous && textOf(hit.previous).includes('?')) return { label: 'answering', row: hit.previous };
+  return undefined;
+}
+
+function textOf(row: EntryRow): string {
+  return entrySearchText(row.payload as unknown as TranscriptEntry);
+}
+
 function historyExpandTool(db: Kysely<Database>): ToolDefinition<typeof historyExpandInput> {
   return {
-    name: 'history_expand',
+    name: HISTORY_EXPAND,
     description:
       `Read back earlier conversation entries, about ${PAGE_TOKENS} tokens a page: the entries a compaction summarized (compactionId, named in the summary), ` +
       `or those around an entry (entryId from history_search, with before/after entry counts, default ${DEFAULT_AROUND}). Pass the returned cursor for the next page.`,

@@ -9,8 +9,8 @@ import { z } from 'zod';
 import type { ActivityDeps } from '../src/runtime/deps';
 import type { ToolDefinition } from '../src/tools/registry';
 import { searchMemoryNotes, type FoundNote } from '../src/store/memory-repo';
+import { MEMORY_SEARCH } from '../src/tools/recall-tools';
 
-const MEMORY_SEARCH = 'memory_search';
 const DEFAULT_LIMIT = 10;
 const MAX_LIMIT = 50;
 

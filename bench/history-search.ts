@@ -15,7 +15,8 @@ import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import { openStore, type Store } from '../src/store/connect';
 import { getEntry } from '../src/store/entries-repo';
-import { searchHistory } from '../src/store/history-repo';
+import { searchHistory } from '../src/store/history-search';
+import { indexTerms } from '../src/text/search-terms';
 import { mergePendingSearchIndex } from '../src/store/deferred-search-index';
 import { latencyStats, ratio, type LatencyStats } from './support/stats';
 
@@ -141,17 +142,25 @@ async function measure(store: Store, agentId: string, sessionId: string, n: numb
 
 /** Entries `from`…`to - 1`: one user message each, with a ticket id, an order number, a name and a status. */
 async function seed(store: Store, agentId: string, sessionId: string, from: number, to: number): Promise<void> {
-  const names = sql.raw(`array[${NAMES.map((s) => `'${s}'`).join(',')}]`);
-  const statuses = sql.raw(`array[${STATUSES.map((s) => `'${s}'`).join(',')}]`);
+  const array = (words: readonly string[]) => sql.raw(`array[${words.map((s) => `'${s}'`).join(',')}]`);
+  const names = array(NAMES);
+  const statuses = array(STATUSES);
+  // The index holds each entry's search terms, as the insert path computes them from the same text.
+  const terms = (text: string) => indexTerms(text).join(' ');
+  const indexed = sql.lit(`${terms('Turn')} %s ${terms('please check order')} %s %s ${terms('ticket KEEL')} %s %s`);
+  const nameTerms = array(NAMES.map(terms));
+  const statusTerms = array(STATUSES.map(terms));
   await sql`
     insert into transcript_entries (agent_id, session_id, id, type, role, payload, token_estimate, byte_size, created_at, search_vector)
     select ${agentId}, ${sessionId}, 'hs-' || i, 'message', 'user',
       jsonb_build_object('type', 'message', 'id', 'hs-' || i, 'parentId', null, 'timestamp', to_char(now(), 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
         'message', jsonb_build_object('role', 'user', 'content', t.text)),
-      length(t.text) / 4, length(t.text) + 120, now(), to_tsvector('simple', t.text)
+      length(t.text) / 4, length(t.text) + 120, now(),
+      to_tsvector('simple', format(${indexed}, i, t.order_no, (${nameTerms})[1 + i % ${NAMES.length}], i, (${statusTerms})[1 + (i / 7) % ${STATUSES.length}]))
     from generate_series(${from}::int, ${to - 1}::int) i,
+    lateral (select 10000 + (i::bigint * 7919) % 90000 as order_no) o,
     lateral (select format('Turn %s: please check order #%s for %s; ticket KEEL-%s is %s.',
-      i, 10000 + (i::bigint * 7919) % 90000, (${names})[1 + i % ${NAMES.length}], i, (${statuses})[1 + (i / 7) % ${STATUSES.length}]) as text) t
+      i, o.order_no, (${names})[1 + i % ${NAMES.length}], i, (${statuses})[1 + (i / 7) % ${STATUSES.length}]) as text, o.order_no) t
   `.execute(store.db);
 }
 

@@ -22,6 +22,15 @@ export function blindIndex(ring: KeyRing, text: string): string[] {
 }
 
 /**
+ * The blind-index entries of already-made search terms under the ring's current key, repeats kept
+ * (a term's count in an entry weighs in its ranking, as in a tsvector's positions).
+ */
+export function blindTerms(ring: KeyRing, terms: readonly string[]): string[] {
+  const key = searchKey(ring, ring.currentKeyId);
+  return terms.map((term) => hashWord(key, term));
+}
+
+/**
  * What one query word looks like in the index under every key of the ring: a row indexed under
  * any of them matches (rows keep the key they were sealed with until rewritten).
  */

@@ -2,7 +2,7 @@ import type { Kysely, KyselyPlugin, PluginTransformQueryArgs, PluginTransformRes
 import type { KeyRing } from '../security/key-ring';
 import type { Database } from './schema';
 import { isSealed, openValue, sealJson, sealText } from '../security/sealed-value';
-import { blindIndex, blindWord, searchWords } from '../security/blind-index';
+import { blindIndex, blindTerms, blindWord, searchWords } from '../security/blind-index';
 
 /**
  * Encryption at rest (KEEL_ENCRYPT_AT_REST). Reading is one chokepoint: a kysely plugin on the
@@ -28,6 +28,8 @@ export interface AtRest {
   text(value: string): string;
   /** Blind-index entries for sealed text; null when the text is written plain (searched with ILIKE). */
   index(value: string): string[] | null;
+  /** Blind-index entries of search terms for sealed text, repeats kept; null when the text is written plain. */
+  indexTerms(terms: readonly string[]): string[] | null;
   /** For each word of a query, its blind-index entries under every key; undefined without a ring. */
   queryWords(query: readonly string[]): string[][] | undefined;
 }
@@ -59,6 +61,10 @@ class AtRestPlugin implements KyselyPlugin, AtRest {
 
   index(value: string): string[] | null {
     return this.sealing() ? blindIndex(this.options.ring!, value) : null;
+  }
+
+  indexTerms(terms: readonly string[]): string[] | null {
+    return this.sealing() ? blindTerms(this.options.ring!, terms) : null;
   }
 
   queryWords(query: readonly string[]): string[][] | undefined {

@@ -1,7 +1,7 @@
 import { sql, type Kysely, type SelectQueryBuilder } from 'kysely';
 import type { Database } from './schema';
 import type { TranscriptEntry } from '../context/types';
-import { entrySearchText } from './entry-search-text';
+import { entryIndexText } from './entry-search-text';
 
 /** Rows indexed per statement: a big imported session is indexed in bounded steps, each committed. */
 const BATCH_ROWS = 2_000;
@@ -22,7 +22,7 @@ export function deferredRows(db: Kysely<Database>, scope: (qb: EntriesQuery) => 
 
 /**
  * Gives the entries an import wrote with `deferSearchIndex` their search columns, exactly as an
- * insert would have (`entrySearchText`, a `simple` tsvector). Runs before `history_search` reads a
+ * insert would have (a `simple` tsvector of `entryIndexText`). Runs before `history_search` reads a
  * session, so a search never misses an imported entry; a session with nothing deferred costs one
  * probe of a partial index per session id. Idempotent, and safe beside another worker doing the
  * same: both write the same value. Rows sealed at rest are never deferred, so never read here.
@@ -59,7 +59,7 @@ async function indexInBatches(db: Kysely<Database>, scope: (qb: EntriesQuery) =>
       if (indexed > 0) await mergePendingSearchIndex(db);
       return indexed;
     }
-    const texts = rows.map((r) => entrySearchText(r.payload as unknown as TranscriptEntry));
+    const texts = rows.map((r) => entryIndexText(r.payload as unknown as TranscriptEntry));
     await sql`
       update transcript_entries t
          set search_vector = to_tsvector('simple', d.text)

@@ -1,92 +1,12 @@
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Database, EntryRow } from './schema';
 import type { CompactionEntry } from '../context/types';
-import { atRestOf } from './at-rest';
 import { MESSAGE_TYPES } from './entries-repo';
-import { searchWords } from '../security/blind-index';
-import { indexDeferredEntries } from './deferred-search-index';
 
 /**
  * Reads behind `history_search` and `history_expand`: the transcript of one session key, every
  * compaction epoch and every session id of it that the store can name. Always scoped by agent id.
  */
-
-export interface HistoryHit {
-  readonly row: EntryRow;
-  readonly rank: number;
-}
-
-/**
- * Entries of `sessionIds` matching any word of `query` (imported entries not indexed yet are indexed first), best first (plain rows by `ts_rank` of their
- * tsvector among bounded candidates, see `candidateSeqs`; sealed rows by the share of query words
- * their blind index holds), then newest first.
- */
-export async function searchHistory(
-  db: Kysely<Database>,
-  input: { agentId: string; sessionIds: readonly string[]; query: string; limit: number },
-): Promise<HistoryHit[]> {
-  const words = searchWords(input.query);
-  if (words.length === 0 || input.sessionIds.length === 0) return [];
-  // What an import wrote without its index is indexed before it is searched.
-  await indexDeferredEntries(db, input.agentId, input.sessionIds);
-  const tsquery = sql.join(
-    words.map((w) => sql`plainto_tsquery('simple', ${w})`),
-    sql` || `,
-  );
-  const blind = atRestOf(db).queryWords(words);
-  const hashes = blind?.flat() ?? [];
-  const sealedRank =
-    hashes.length > 0
-      ? sql<number>`(select count(*) from unnest(search_terms) t where t = any(${hashes}::text[]))::float4 / ${words.length}`
-      : sql<number>`0::float4`;
-  const candidates = hashes.length > 0 ? undefined : await candidateSeqs(db, input, words);
-  if (hashes.length === 0 && !candidates) return [];
-  const rows = await db
-    .selectFrom('transcript_entries')
-    .selectAll()
-    .select(sql<number>`case when search_vector is not null then ts_rank(search_vector, ${tsquery}) else ${sealedRank} end`.as('rank'))
-    .where('agent_id', '=', input.agentId)
-    .where('session_id', 'in', input.sessionIds)
-    .where((eb) => {
-      const plain = sql<boolean>`search_vector @@ (${tsquery})`;
-      if (hashes.length > 0) return eb.or([eb(plain, '=', true), eb('search_terms', '&&', sql<string[]>`${hashes}::text[]`)]);
-      // Plain rows: rank a bounded candidate set (each matched already), not every row a common word matches.
-      return eb('seq', 'in', candidates!);
-    })
-    .orderBy('rank', 'desc')
-    .orderBy('seq', 'desc')
-    .limit(input.limit)
-    .execute();
-  return rows.map(({ rank, search_vector: _v, search_terms: _t, ...row }) => ({ row: { ...row, search_vector: null, search_terms: null }, rank: Number(rank) }));
-}
-
-/** Newest matches kept per query word (and for all words together) before ranking. */
-const CANDIDATES_PER_WORD = 200;
-/** A word with fewer matches than this is rare: all its matches are read through the text index. */
-const RARE_MATCHES = 1_000;
-
-/**
- * The rows worth ranking: the newest matches of all the words together, and the newest matches of
- * each word on its own. A rare word (an id, a name) brings every row it is in, read through the text
- * index; a common word brings its newest rows, read backwards along the session's seq index (a few
- * hundred rows, not the million it matches). One probe first counts, up to `RARE_MATCHES`, which is which.
- */
-async function candidateSeqs(db: Kysely<Database>, input: { agentId: string; sessionIds: readonly string[] }, words: readonly string[]) {
-  const scope = sql`agent_id = ${input.agentId} and session_id in (${sql.join(input.sessionIds.map((id) => sql`${id}`))})`;
-  const each = words.map((w) => sql`plainto_tsquery('simple', ${w})`);
-  const queries = [...(words.length > 1 ? [sql.join(each, sql` && `)] : []), ...each];
-  const counts = await db
-    .selectNoFrom(queries.map((q, i) => sql<number>`(select count(*)::int from (select 1 from transcript_entries where ${scope} and search_vector @@ (${q}) limit ${RARE_MATCHES}) m)`.as(`q${i}`)))
-    .executeTakeFirstOrThrow();
-  const parts = queries.flatMap((q, i) => {
-    const n = Number((counts as Record<string, number>)[`q${i}`]);
-    if (n === 0) return [];
-    // `seq + 0` keeps the planner off the seq index for a rare word: the text index finds its few rows.
-    const order = n < RARE_MATCHES ? sql`seq + 0` : sql`seq`;
-    return [sql`(select seq from transcript_entries where ${scope} and search_vector @@ (${q}) order by ${order} desc limit ${CANDIDATES_PER_WORD})`];
-  });
-  return parts.length === 0 ? undefined : sql<number>`(select seq from (${sql.join(parts, sql` union `)}) candidates)`;
-}
 
 /** A compaction of a session and the seq range it summarized (`[fromSeq, toSeq)`). */
 export interface CompactionSpan {

@@ -357,6 +357,15 @@ const migrations: Record<string, Migration> = {
       await db.schema.alterTable('sessions').addColumn('estimate_scales', 'jsonb').execute();
     },
   },
+  '2026_11_28_001_search_by_terms': {
+    async up(db) {
+      // history_search ranks by stemmed terms without stop words (BM25), and no longer indexes the
+      // recall tools' own calls and results. Plain rows indexed by raw words lose their vector and are
+      // indexed again, as an import's are, by their session's next search or by maintenance. Sealed
+      // rows keep the word hashes they were written with: they match where a word is its own stem.
+      await sql`update transcript_entries set search_vector = null where search_vector is not null`.execute(db);
+    },
+  },
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -139,7 +139,8 @@ describe.each(variants)('history recall on $name', (variant) => {
       expect(found).toContain('the courier hint word is quokkamarble');
       expect(await unindexed()).toBe(0);
       const row = await store.db.selectFrom('transcript_entries').select('search_vector').where('agent_id', '=', agent).where('id', '=', 'planted01').executeTakeFirstOrThrow();
-      expect(row.search_vector).toContain("'quokkamarble'");
+      // Indexed by its stem, as every word is.
+      expect(row.search_vector).toContain("'quokkamarbl'");
     } finally {
       await store.close();
       await rm(dir, { recursive: true, force: true });
