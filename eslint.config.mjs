@@ -37,7 +37,7 @@ const ioFolders = {
 const restrict = (...patterns) => ['error', { patterns }];
 
 export default tseslint.config(
-  { ignores: ['dist/**', '.build-test/**', 'node_modules/**', 'coverage/**', 'bench/out/**', '**/*.js', '**/*.mjs'] },
+  { ignores: ['dist/**', 'scratch/**', '.keel/**', '.build-test/**', 'node_modules/**', 'coverage/**', 'bench/out/**', '**/*.js', '**/*.mjs'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
