@@ -21,10 +21,7 @@ export function blindIndex(ring: KeyRing, text: string): string[] {
   return searchWords(text).map((word) => hashWord(key, word));
 }
 
-/**
- * The blind-index entries of already-made search terms under the ring's current key, repeats kept
- * (a term's count in an entry weighs in its ranking, as in a tsvector's positions).
- */
+/** The blind-index entries of already-made search terms (history search's stems) under the ring's current key. */
 export function blindTerms(ring: KeyRing, terms: readonly string[]): string[] {
   const key = searchKey(ring, ring.currentKeyId);
   return terms.map((term) => hashWord(key, term));

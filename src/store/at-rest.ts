@@ -28,7 +28,7 @@ export interface AtRest {
   text(value: string): string;
   /** Blind-index entries for sealed text; null when the text is written plain (searched with ILIKE). */
   index(value: string): string[] | null;
-  /** Blind-index entries of search terms for sealed text, repeats kept; null when the text is written plain. */
+  /** Blind-index entries of search terms for sealed text; null when the text is written plain. */
   indexTerms(terms: readonly string[]): string[] | null;
   /** For each word of a query, its blind-index entries under every key; undefined without a ring. */
   queryWords(query: readonly string[]): string[][] | undefined;

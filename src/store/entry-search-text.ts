@@ -55,10 +55,10 @@ export function entryIndexText(entry: TranscriptEntry): string {
   return indexTerms(entrySearchText(entry)).join(' ');
 }
 
-/** What history_search indexes an entry by: its terms as text (a tsvector is made of it), or a sealed entry's blind-index terms. */
+/** What history_search indexes an entry by: its terms as text (a tsvector is made of it), or a sealed entry's blind-index hashes of its distinct terms. */
 export function searchValues(atRest: AtRest, entry: TranscriptEntry): { searchText: string } | { searchTerms: string[] } {
   const terms = indexTerms(entrySearchText(entry));
-  const sealed = atRest.indexTerms(terms);
+  const sealed = atRest.indexTerms([...new Set(terms)]);
   return sealed !== null ? { searchTerms: sealed } : { searchText: terms.join(' ') };
 }
 

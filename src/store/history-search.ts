@@ -34,16 +34,14 @@ export interface HistoryHit {
   readonly next?: EntryRow;
 }
 
-/** Newest matches kept per query term (and for all terms together) before ranking. */
+/** Newest matches kept per common query term (and for all terms together) before ranking. */
 const CANDIDATES_PER_TERM = 200;
-/** A term with fewer matches than this is rare: all its matches are candidates, read through the text index. */
+/** A term held by fewer entries than this is rare: all its matches are candidates, read through the text index. */
 const RARE_MATCHES = 1_000;
-/** Matches counted per term for its IDF: past it the term is common, and its exact count barely moves the score. */
-const DOCUMENT_FREQUENCY_CAP = 5_000;
-/** Entries counted for the collection size; past it the size is extrapolated from how densely the session fills the seq range. */
-const COLLECTION_COUNT_CAP = 10_000;
+/** The newest entries sampled for how common each term is and how densely the session fills the seq range. */
+const SAMPLE_ROWS = 1_000;
 /** Best-scored candidates read in full, to leave out echoes and duplicates before the limit is taken. */
-const POOL_FACTOR = 4;
+const POOL_FACTOR = 3;
 /** The weight of the question or answer of a turn that searched history: it mostly repeats what it found. */
 const RECALL_TURN_WEIGHT = 0.25;
 
@@ -58,17 +56,20 @@ export async function searchHistory(db: Kysely<Database>, input: HistorySearchIn
   const hashes = atRestOf(db).queryWords(terms);
   const matchers = terms.map((term, i) => termMatch(term, hashes?.[i]));
   const scope = scopeOf(input);
-  const stats = await collectionStatistics(db, scope, matchers);
-  const candidates = candidateSeqs(scope, matchers, stats.matches);
-  if (!candidates) return [];
-  const counted = await termCounts(db, scope, candidates, terms, hashes);
+  const sample = await sampleCollection(db, scope, matchers);
+  const common = sample.estimatedMatches.map((n) => n >= RARE_MATCHES);
+  const candidates = await candidateFeatures(db, scope, matchers, common);
+  if (candidates.length === 0) return [];
   const collection: Bm25Collection = {
-    entries: stats.entries,
-    averageLength: counted.reduce((sum, c) => sum + c.length, 0) / Math.max(1, counted.length),
-    documentFrequency: new Map(terms.map((t, i) => [t, Math.max(1, stats.matches[i]!)])),
+    entries: sample.entries,
+    averageLength: candidates.reduce((sum, c) => sum + c.length, 0) / candidates.length,
+    documentFrequency: new Map(
+      // A rare term's matches are all candidates: counted exactly. A common one's are estimated from the sample.
+      terms.map((t, i) => [t, Math.max(1, common[i] ? sample.estimatedMatches[i]! : candidates.filter((c) => c.matches[i]).length)]),
+    ),
   };
-  const ranked = counted
-    .map((c) => ({ seq: c.seq, score: bm25Score(c.counts, c.length, collection) }))
+  const ranked = candidates
+    .map((c) => ({ seq: c.seq, score: bm25Score(new Map(terms.map((t, i) => [t, c.matches[i] ? 1 : 0])), c.length, collection) }))
     .sort((a, b) => b.score - a.score || b.seq - a.seq)
     .slice(0, input.limit * POOL_FACTOR);
   return finalHits(await readWithNeighbours(db, input, ranked), input.limit);
@@ -93,91 +94,62 @@ function scopeOf(input: HistorySearchInput): RawBuilder<boolean> {
   return sql<boolean>`${sessions} and not (session_id = ${input.from.sessionId} and seq >= ${input.from.seq})`;
 }
 
-/**
- * In one round trip: how many entries hold each term (up to a cap) and how many entries are searched.
- * The collection size is counted up to a cap too; past it, the entries per seq among the newest
- * stand for the whole seq range (seq is shared by every session of the table).
- */
-async function collectionStatistics(db: Kysely<Database>, scope: RawBuilder<boolean>, matchers: readonly TermMatch[]) {
-  const count = (where: RawBuilder<boolean>, cap: number) => sql<number>`(select count(*)::int from (select 1 from transcript_entries where ${scope} and ${where} limit ${cap}) m)`;
-  const row = (await db
-    .selectNoFrom([
-      ...matchers.map((m, i) => count(m.sql, DOCUMENT_FREQUENCY_CAP).as(`t${i}`)),
-      count(sql<boolean>`true`, COLLECTION_COUNT_CAP).as('counted'),
-      sql<string | null>`(select min(seq) from transcript_entries where ${scope})`.as('first'),
-      sql<string | null>`(select max(seq) from transcript_entries where ${scope})`.as('last'),
-      sql<string | null>`(select seq from transcript_entries where ${scope} order by seq desc offset ${COLLECTION_COUNT_CAP - 1} limit 1)`.as('nth'),
-    ])
-    .executeTakeFirstOrThrow()) as Record<string, number | string | null>;
-  const matches = matchers.map((_, i) => Number(row[`t${i}`]));
-  const counted = Number(row.counted);
-  let entries = counted;
-  if (counted >= COLLECTION_COUNT_CAP && row.nth !== null) {
-    const span = Number(row.last) - Number(row.first) + 1;
-    const newestSpan = Number(row.last) - Number(row.nth) + 1;
-    entries = Math.round((counted * span) / Math.max(1, newestSpan));
-  }
-  return { matches, entries: Math.max(entries, ...matches) };
+/** A match flag per term, as SQL selecting one boolean column per term. */
+function matchColumns(matchers: readonly TermMatch[]) {
+  return sql.join(matchers.map((m, i) => sql`coalesce(${m.sql}, false) as ${sql.ref(`m${i}`)}`));
 }
 
 /**
- * The rows worth scoring: every match of a rare term (an id, a name) read through the text index,
- * and the newest matches of a common one read backwards along the session's seq index (a few hundred
- * rows, not the million it matches), plus the newest rows holding every term.
+ * In one round trip over the newest entries: how many entries are searched, and how many hold each
+ * term, both estimated past the sample by how densely the scope fills the seq range (seq is shared
+ * by every session of the table). Below the sample's size both are exact.
  */
-function candidateSeqs(scope: RawBuilder<boolean>, matchers: readonly TermMatch[], matches: readonly number[]): RawBuilder<number> | undefined {
-  const parts = matchers.flatMap((m, i) => {
-    const n = matches[i]!;
-    if (n === 0) return [];
-    // `seq + 0` keeps the planner off the seq index for a rare term: the text index finds its few rows.
-    const order = n < RARE_MATCHES ? sql`seq + 0` : sql`seq`;
-    const limit = n < RARE_MATCHES ? RARE_MATCHES : CANDIDATES_PER_TERM;
-    return [sql`(select seq from transcript_entries where ${scope} and ${m.sql} order by ${order} desc limit ${limit})`];
-  });
-  if (parts.length === 0) return undefined;
+async function sampleCollection(db: Kysely<Database>, scope: RawBuilder<boolean>, matchers: readonly TermMatch[]) {
+  const flags = sql.join(matchers.map((_, i) => sql`count(*) filter (where ${sql.ref(`m${i}`)})::int as ${sql.ref(`t${i}`)}`));
+  const { rows } = await sql<Record<string, number | string | null>>`
+    with newest as (select seq, ${matchColumns(matchers)} from transcript_entries where ${scope} order by seq desc limit ${SAMPLE_ROWS})
+    select count(*)::int as sampled, min(seq) as oldest_sampled, ${flags},
+      (select min(seq) from transcript_entries where ${scope}) as first,
+      (select max(seq) from transcript_entries where ${scope}) as last
+    from newest`.execute(db);
+  const row = rows[0]!;
+  const sampled = Number(row.sampled);
+  // Entries per seq among the newest, stretched over the whole range.
+  const scale = sampled < SAMPLE_ROWS ? 1 : (Number(row.last) - Number(row.first) + 1) / Math.max(1, Number(row.last) - Number(row.oldest_sampled) + 1);
+  const entries = Math.max(1, Math.round(sampled * scale));
+  const estimatedMatches = matchers.map((_, i) => Math.round(Number(row[`t${i}`]) * scale));
+  return { entries, estimatedMatches };
+}
+
+interface CandidateFeatures {
+  readonly seq: number;
+  /** Distinct terms in the entry. */
+  readonly length: number;
+  /** Whether it holds each query term. */
+  readonly matches: readonly boolean[];
+}
+
+/**
+ * The rows worth scoring, with what BM25 needs of each: every match of a rare term (an id, a name)
+ * read through the text index, the newest matches of a common one read backwards along the seq
+ * index (a few hundred rows, not the million it matches), and the newest rows holding every term.
+ */
+async function candidateFeatures(db: Kysely<Database>, scope: RawBuilder<boolean>, matchers: readonly TermMatch[], common: readonly boolean[]): Promise<CandidateFeatures[]> {
+  const parts = matchers.map((m, i) =>
+    common[i]
+      ? sql`(select seq from transcript_entries where ${scope} and ${m.sql} order by seq desc limit ${CANDIDATES_PER_TERM})`
+      : // `seq + 0` keeps the planner off the seq index for a rare term: the text index finds its few rows.
+        sql`(select seq from transcript_entries where ${scope} and ${m.sql} order by seq + 0 desc limit ${RARE_MATCHES})`,
+  );
   if (matchers.length > 1) {
     const all = sql.join(matchers.map((m) => m.sql), sql` and `);
     parts.push(sql`(select seq from transcript_entries where ${scope} and ${all} order by seq desc limit ${CANDIDATES_PER_TERM})`);
   }
-  return sql<number>`(select seq from (${sql.join(parts, sql` union `)}) candidates)`;
-}
-
-interface CountedCandidate {
-  readonly seq: number;
-  readonly length: number;
-  readonly counts: Map<string, number>;
-}
-
-/** Each candidate's length in terms and how often it holds each query term (positions of a tsvector, repeats of sealed hashes). */
-async function termCounts(
-  db: Kysely<Database>,
-  scope: RawBuilder<boolean>,
-  candidates: RawBuilder<number>,
-  terms: readonly string[],
-  hashes: readonly (readonly string[])[] | undefined,
-): Promise<CountedCandidate[]> {
-  const termOfHash = new Map<string, string>();
-  hashes?.forEach((hs, i) => hs.forEach((h) => termOfHash.set(h, terms[i]!)));
-  const { rows } = await sql<{ seq: string; length: number | null; matched: string[] | null }>`
-    select seq,
-      case when search_vector is not null
-        then (select coalesce(sum(coalesce(array_length(positions, 1), 1)), 0)::int from unnest(search_vector))
-        else coalesce(array_length(search_terms, 1), 0) end as length,
-      case when search_vector is not null
-        then (select array_agg(lexeme || ' ' || coalesce(array_length(positions, 1), 1)) from unnest(search_vector) where lexeme = any(${terms}::text[]))
-        else (select array_agg(t) from unnest(search_terms) t where t = any(${[...termOfHash.keys()]}::text[])) end as matched
+  const { rows } = await sql<Record<string, unknown>>`
+    select seq, coalesce(length(search_vector), cardinality(search_terms), 0)::int as length, ${matchColumns(matchers)}
       from transcript_entries
-     where ${scope} and seq in ${candidates}`.execute(db);
-  return rows.map((r) => {
-    const counts = new Map<string, number>();
-    for (const m of r.matched ?? []) {
-      const space = m.lastIndexOf(' ');
-      const term = space >= 0 ? m.slice(0, space) : termOfHash.get(m);
-      if (term === undefined) continue;
-      counts.set(term, (counts.get(term) ?? 0) + (space >= 0 ? Number(m.slice(space + 1)) : 1));
-    }
-    return { seq: Number(r.seq), length: Number(r.length ?? 0), counts };
-  });
+     where ${scope} and seq in (select seq from (${sql.join(parts, sql` union `)}) candidates)`.execute(db);
+  return rows.map((r) => ({ seq: Number(r.seq), length: Number(r.length), matches: matchers.map((_, i) => r[`m${i}`] === true) }));
 }
 
 type RankedSeq = { readonly seq: number; readonly score: number };
