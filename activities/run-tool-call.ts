@@ -76,8 +76,9 @@ async function runOnce(tool: ToolDefinition, input: unknown, ctx: Omit<ToolConte
   }
 }
 
+/** Seconds as a person reads them: 300000 → "300", 1500 → "1.5". */
 function seconds(ms: number): string {
-  return String(Math.round(ms / 100) / 10);
+  return String(Number((ms / 1_000).toFixed(3)));
 }
 
 function messageOf(error: unknown): string {
