@@ -43,7 +43,7 @@ export const FINISH_IN_MODEL_CALL = 'finish-in-model-call';
 export const BEGIN_IN_MODEL_CALL = 'begin-in-model-call';
 
 /** Patch id: a tool activity that failed for good is answered with an error result instead of failing the turn. */
-const TOOL_FAILURE_RESULT = 'tool-failure-result';
+export const TOOL_FAILURE_RESULT = 'tool-failure-result';
 
 /** A model call already made (by `startTurn`): what it answered, or how it failed. */
 type MadeCall = { readonly outcome: ModelCallOutcome } | { readonly error: unknown };

@@ -152,6 +152,32 @@ describe.each(testDatabases())('tool failures reach the model, on $name', (datab
       expect(await transcript(store, agent, key)).toEqual({ roles: ['user', 'assistant', 'toolResult', 'assistant', 'user', 'assistant'], pairingFindings: [] });
     });
   });
+  it('answers a call whose activity failed on every attempt with an error result, so the turn goes on paired', async () => {
+    let runs = 0;
+    const tools = new ToolRegistry().register({
+      name: 'count_rows',
+      description: 'Counts rows',
+      input: z.object({}),
+      // Details no JSON can hold: storing the result fails on every activity attempt.
+      run: async () => {
+        runs++;
+        return { content: [{ type: 'text', text: 'many rows' }], details: { rows: 10n } };
+      },
+    });
+    await suite.withWorker(db.store, { tools }, async ({ client, store, fake }) => {
+      const { agent, key } = freshKey();
+      const first = fake.requests.length;
+      fake.enqueue(fakeReply.toolUse([{ id: 'toolu_count', name: 'count_rows', input: {} }]), fakeReply.text('Counting failed.'));
+      expect((await client.sendMessage(key, 'count the rows')).reply).toBe('Counting failed.');
+
+      const [result] = toolResults(fake.requests[first + 1]!);
+      expect(result).toMatchObject({ tool_use_id: 'toolu_count', is_error: true });
+      expect(result!.text).toMatch(/^tool "count_rows" did not finish: .*BigInt/);
+      // Temporal retried the activity (as it does for a lost worker), each attempt running the tool.
+      expect(runs).toBe(3);
+      expect(await transcript(store, agent, key)).toEqual({ roles: ['user', 'assistant', 'toolResult', 'assistant'], pairingFindings: [] });
+    });
+  });
 });
 
 describe.each(testDatabases())('tool timeouts per agent (keel.config.json), on $name', (database) => {
