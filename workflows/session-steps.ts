@@ -42,7 +42,10 @@ export const FINISH_IN_MODEL_CALL = 'finish-in-model-call';
 /** Patch id: a turn begins in the activity that makes its first model call (`startTurn`), not in a beginTurn step of its own. */
 export const BEGIN_IN_MODEL_CALL = 'begin-in-model-call';
 
-/** Patch id: a tool activity that failed for good is answered with an error result instead of failing the turn. */
+/**
+ * Patch id: a tool activity that failed for good is answered with an error result instead of failing
+ * the turn. Retire it when no run started before it can still be open (sessions close when idle).
+ */
 export const TOOL_FAILURE_RESULT = 'tool-failure-result';
 
 /** A model call already made (by `startTurn`): what it answered, or how it failed. */
