@@ -90,7 +90,7 @@ export class SessionSteps {
     // Temporal retries only a lost worker or a failed write, with the call's stable idempotency key.
     // Start-to-close is a backstop: a stuck or lost worker stops heartbeating long before it.
     this.tools = wf.proxyActivities<ToolActivities>({
-      startToCloseTimeout: '24h',
+      startToCloseTimeout: DEFAULTS.toolTimeoutMaxMs,
       heartbeatTimeout: tuning.toolHeartbeatTimeoutMs ?? 60_000,
       retry: { initialInterval: '1s', maximumInterval: '30s', maximumAttempts: 3 },
     });

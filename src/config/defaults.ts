@@ -164,6 +164,8 @@ export const DEFAULTS = {
    * does not hold its session). A tool or an agent sets its own.
    */
   toolTimeoutMs: 5 * 60_000,
+  /** The longest timeout a tool may have (Keel: a day; also the tool activity's start-to-close backstop). */
+  toolTimeoutMaxMs: 24 * 60 * 60_000,
   /**
    * A tool that throws `RetryableToolError` without a retry policy of its own runs at most this
    * often, waiting 1 s, then 2 s, … between runs (Keel: a short blip, not an outage, is worth waiting for).

@@ -30,7 +30,7 @@ const historyLimitsSchema = z.object({
 /** A tool timeout: milliseconds, or a duration such as "30s" (the environment gives digits as text). */
 const toolTimeout = z.preprocess(
   (v) => (typeof v === 'string' && /^\s*\d+\s*$/.test(v) ? Number(v) : parseDuration(v)),
-  z.number({ message: 'use a duration such as "30s" or "5m" (or milliseconds)' }).int().positive('use a duration > 0'),
+  z.number({ message: 'use a duration such as "30s" or "5m" (or milliseconds)' }).int().positive('use a duration > 0').max(DEFAULTS.toolTimeoutMaxMs, 'use at most "24h"'),
 );
 
 /** Keel's runtime configuration, parsed from the environment (and overridable in code). */

@@ -2,17 +2,18 @@ import type { z } from 'zod';
 import type { ImageBlock, TextBlock } from '../context/types';
 import type { ModelTool } from '../model/model-client';
 import { toolInputJsonSchema } from './tool-json-schema';
+import { DEFAULTS } from '../config/defaults';
 
 /** What a tool gets besides its input. */
 export interface ToolContext {
   readonly agentId: string;
   readonly sessionKey: string;
   /**
-   * Stable across every retry of this one call (workflow id + assistant entry + tool call id), so a
+   * Stable across every run of this one call (workflow id + assistant entry + tool call id), so a
    * tool with side effects can deduplicate.
    */
   readonly idempotencyKey: string;
-  /** Aborted when the activity is cancelled or times out. */
+  /** Aborted at this run's timeout (its result is then the timeout error) or when the activity is cancelled. */
   readonly signal: AbortSignal;
   /** The agent's workspace folder and what the agent may do with it; absent when it has none (or access `none`). */
   readonly workspace?: { readonly dir: string; readonly access: 'rw' | 'ro' };
@@ -92,12 +93,12 @@ export class ToolRegistry {
 
 /** A timeout or retry policy that could never work fails at registration, naming the field. */
 function checkRunLimits(tool: ToolDefinition<z.ZodType>): void {
-  const positive = (value: number | undefined, field: string, min: number) => {
-    if (value !== undefined && !(Number.isInteger(value) && value >= min)) {
-      throw new Error(`tool "${tool.name}": ${field} is ${value}; use a whole number ≥ ${min}`);
+  const positive = (value: number | undefined, field: string, min: number, max = Number.MAX_SAFE_INTEGER) => {
+    if (value !== undefined && !(Number.isInteger(value) && value >= min && value <= max)) {
+      throw new Error(`tool "${tool.name}": ${field} is ${value}; use a whole number from ${min} to ${max}`);
     }
   };
-  positive(tool.timeoutMs, 'timeoutMs', 1);
+  positive(tool.timeoutMs, 'timeoutMs', 1, DEFAULTS.toolTimeoutMaxMs);
   if (!tool.retry) return;
   positive(tool.retry.maxAttempts ?? Number.NaN, 'retry.maxAttempts', 1);
   positive(tool.retry.initialIntervalMs, 'retry.initialIntervalMs', 0);

@@ -40,6 +40,7 @@ describe('keel.config.json errors name the JSON path and the fix', () => {
     ['an unknown work style', { agents: { support: { workStyle: 'chatty' } } }, /agents\.support\.workStyle: use one of "tool-heavy", "conversational", "mixed", "bursty"/],
     ['a pruning TTL that is no duration', { agents: { support: { contextEngineOptions: { pruningTtl: 'soon' } } } }, /agents\.support\.contextEngineOptions\.pruningTtl: use a duration such as "2m"/],
     ['a tool timeout that is no duration', { agents: { support: { toolTimeout: 'soon' } } }, /agents\.support\.toolTimeout: use a duration such as "30s" or "5m"/],
+    ['a tool timeout past a day', { toolTimeout: '30h' }, /toolTimeout: use at most "24h"/],
     ['a tool timeout of one tool that is not positive', { agents: { support: { toolTimeouts: { deploy: 0 } } } }, /agents\.support\.toolTimeouts\.deploy: use a duration > 0/],
     ['an unknown reset mode', { agents: { support: { reset: { mode: 'weekly' } } } }, /agents\.support\.reset\.mode: use "daily", "idle" or "none"/],
     ['a per-model window that is not positive', { models: { providers: { anthropic: { models: [{ id: 'm', contextWindow: 0 }] } } } }, /models\.providers\.anthropic\.models\.0\.contextWindow: use tokens > 0/],

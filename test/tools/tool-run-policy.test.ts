@@ -49,11 +49,12 @@ describe('toolRunPolicy', () => {
 describe('ToolRegistry.register run limits', () => {
   const tool = { name: 'deploy', description: 'Deploys', input: z.object({}), run: async () => 'ok' };
   it.each([
-    [{ timeoutMs: 0 }, 'tool "deploy": timeoutMs is 0; use a whole number ≥ 1'],
-    [{ timeoutMs: 1.5 }, 'tool "deploy": timeoutMs is 1.5; use a whole number ≥ 1'],
-    [{ retry: { maxAttempts: 0 } }, 'tool "deploy": retry.maxAttempts is 0; use a whole number ≥ 1'],
-    [{ retry: {} }, 'tool "deploy": retry.maxAttempts is NaN; use a whole number ≥ 1'],
-    [{ retry: { maxAttempts: 2, initialIntervalMs: -1 } }, 'tool "deploy": retry.initialIntervalMs is -1; use a whole number ≥ 0'],
+    [{ timeoutMs: 0 }, 'tool "deploy": timeoutMs is 0; use a whole number from 1 to 86400000'],
+    [{ timeoutMs: 1.5 }, 'tool "deploy": timeoutMs is 1.5; use a whole number from 1 to 86400000'],
+    [{ timeoutMs: 30 * 86_400_000 }, 'tool "deploy": timeoutMs is 2592000000; use a whole number from 1 to 86400000'],
+    [{ retry: { maxAttempts: 0 } }, 'tool "deploy": retry.maxAttempts is 0; use a whole number from 1 to'],
+    [{ retry: {} }, 'tool "deploy": retry.maxAttempts is NaN; use a whole number from 1 to'],
+    [{ retry: { maxAttempts: 2, initialIntervalMs: -1 } }, 'tool "deploy": retry.initialIntervalMs is -1; use a whole number from 0 to'],
   ])('refuses %j, naming the field', (limits, message) => {
     expect(() => new ToolRegistry().register({ ...tool, ...(limits as object) })).toThrow(message);
   });
