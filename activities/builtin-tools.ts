@@ -4,6 +4,7 @@
  */
 import { depsForAgent, type ActivityDeps } from '../src/runtime/deps';
 import { ToolRegistry } from '../src/tools/registry';
+import { DEFAULTS } from '../src/config/defaults';
 import { memorySearchTool } from './memory-search-tool';
 import { historyTools } from './history-tools';
 import { subagentTools } from './subagent-tools';
@@ -27,7 +28,8 @@ function registryWithBuiltins(agentDeps: ActivityDeps, workerDeps: ActivityDeps)
   const registry = new ToolRegistry();
   for (const tool of agentDeps.tools.list()) registry.register(tool);
   const builtins = [memorySearchTool(agentDeps), ...historyTools(agentDeps), ...(agentDeps.config.subagentMaxDepth > 0 ? subagentTools(agentDeps, workerDeps.sessions) : [])];
-  for (const tool of builtins) if (!agentDeps.tools.get(tool.name)) registry.register(tool);
+  // They read, or act under the call's idempotency key: any error they throw (a database blip) is worth another run.
+  for (const tool of builtins) if (!agentDeps.tools.get(tool.name)) registry.register({ ...tool, retry: tool.retry ?? DEFAULTS.toolRetry });
   return registry;
 }
 

@@ -1,9 +1,11 @@
-import { Context } from '@temporalio/activity';
+import { Context, log } from '@temporalio/activity';
 import { depsForAgent, type ActivityDeps } from '../src/runtime/deps';
 import type { ToolCallBlock } from '../src/context/types';
 import { toolCallArguments } from '../src/context/types';
 import { errorOutput, loadToolCall, storeToolResult, storedToolResult } from './tool-call-io';
 import type { ToolOutput } from '../src/tools/registry';
+import { toolRunPolicy } from '../src/tools/tool-run-policy';
+import { runToolCall } from './run-tool-call';
 import { startHeartbeat } from './heartbeat';
 
 export interface RunToolInput {
@@ -31,6 +33,12 @@ export interface RunToolResult {
   readonly isError: boolean;
 }
 
+/** What the workflow asks when a tool activity failed for good: its call is answered with an error result. */
+export interface StoreToolFailureInput extends RunToolInput {
+  /** Why the activity failed, in words for the model. */
+  readonly error: string;
+}
+
 /** Runs one registered tool for one tool call and stores its result entry, once. */
 export function createToolActivities(allDeps: ActivityDeps) {
   async function runTool(input: RunToolInput): Promise<RunToolResult> {
@@ -42,7 +50,21 @@ export function createToolActivities(allDeps: ActivityDeps) {
     return storeToolResult(deps, input, call?.name ?? 'unknown', output);
   }
 
-  /** Unknown tools and invalid inputs become error results the model can read, not crashes. */
+  /**
+   * The error result of a call whose activity failed for good (its worker lost again and again, its
+   * result unstorable): the call is answered, so the transcript stays paired. A result an attempt
+   * stored first stays.
+   */
+  async function storeToolFailure(input: StoreToolFailureInput): Promise<RunToolResult> {
+    const deps = depsForAgent(allDeps, input.agentId);
+    const done = await storedToolResult(deps, input);
+    if (done) return done;
+    const call = await loadToolCall(deps, input);
+    const name = call?.name ?? 'unknown';
+    return storeToolResult(deps, input, name, errorOutput(`tool "${name}" did not finish: ${input.error}`));
+  }
+
+  /** Unknown tools, invalid inputs, thrown errors and timeouts become error results the model can read, not crashes. */
   async function execute(call: ToolCallBlock, input: RunToolInput): Promise<ToolOutput> {
     const deps = depsForAgent(allDeps, input.agentId);
     const tool = deps.tools.get(call.name);
@@ -56,22 +78,30 @@ export function createToolActivities(allDeps: ActivityDeps) {
       return errorOutput(`invalid input for tool "${call.name}": ${issues}`);
     }
     const ctx = Context.current();
-    // Heartbeat while the tool runs, however long: a dead worker is noticed within the heartbeat timeout.
+    // Heartbeat while the tool runs and between its retries: a dead worker is noticed within the heartbeat timeout.
     const heartbeat = startHeartbeat();
     const { workspaceDir, workspaceAccess } = deps.config;
+    const policy = toolRunPolicy(tool, deps.config);
     try {
-      const out = await tool.run(parsed.data, {
-        agentId: input.agentId,
-        sessionKey: input.sessionKey,
-        idempotencyKey: input.idempotencyKey,
-        signal: ctx.cancellationSignal,
-        ...(workspaceDir && workspaceAccess !== 'none' ? { workspace: { dir: workspaceDir, access: workspaceAccess } } : {}),
-      });
-      return typeof out === 'string' ? { content: [{ type: 'text', text: out }] } : out;
+      const run = await runToolCall(
+        tool,
+        parsed.data,
+        {
+          agentId: input.agentId,
+          sessionKey: input.sessionKey,
+          idempotencyKey: input.idempotencyKey,
+          ...(workspaceDir && workspaceAccess !== 'none' ? { workspace: { dir: workspaceDir, access: workspaceAccess } } : {}),
+        },
+        policy,
+        { cancellationSignal: ctx.cancellationSignal, cancelled: ctx.cancelled, sleep: (ms) => ctx.sleep(ms) },
+      );
+      if (run.timedOut) log.warn('tool timed out; its run is abandoned', { toolName: tool.name, toolCallId: call.id, timeoutMs: policy.timeoutMs });
+      else if (run.output.isError) log.info('tool answered with an error result', { toolName: tool.name, toolCallId: call.id, attempts: run.attempts });
+      return run.output;
     } finally {
       heartbeat.stop();
     }
   }
 
-  return { runTool };
+  return { runTool, storeToolFailure };
 }

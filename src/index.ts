@@ -5,7 +5,8 @@
 export { KeelClient, type KeelClientOptions, type SendMessageOptions, type ReplyStreamItem } from './client/keel-client';
 export { PgReplyStreamSubscriber, type PgReplyStreamSubscriberOptions, type ReplyStreamSubscriber } from './streaming/reply-subscriber';
 export type { ReplyStreamEvent } from './streaming/reply-assembler';
-export { ToolRegistry, type ToolContext, type ToolDefinition, type ToolOutput } from './tools/registry';
+export { ToolRegistry, type ToolContext, type ToolDefinition, type ToolOutput, type ToolRetryPolicy } from './tools/registry';
+export { RetryableToolError } from './tools/tool-errors';
 export type { ToolsModule } from './runtime/activity-deps';
 export { CompactionHooks, type BeforeCompactionEvent, type AfterCompactionEvent } from './compaction/hooks';
 export { registerContextEngine } from './engine/registry';

@@ -6,7 +6,7 @@
 import * as wf from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { createTurnActivities, BeginTurnInput, BeginTurnResult, CallModelResult, ModelCallOutcome, TurnFinish } from '../activities/turn-activities';
-import type { createToolActivities } from '../activities/tool-activities';
+import type { createToolActivities, RunToolInput } from '../activities/tool-activities';
 import type { createMemoryActivities, MemoryFlushInput } from '../activities/memory-activities';
 import type { createSubagentActivities, AnnounceResult } from '../activities/subagent-activities';
 import {
@@ -42,11 +42,17 @@ export const FINISH_IN_MODEL_CALL = 'finish-in-model-call';
 /** Patch id: a turn begins in the activity that makes its first model call (`startTurn`), not in a beginTurn step of its own. */
 export const BEGIN_IN_MODEL_CALL = 'begin-in-model-call';
 
+/**
+ * Patch id: a tool activity that failed for good is answered with an error result instead of failing
+ * the turn. Retire it when no run started before it can still be open (sessions close when idle).
+ */
+export const TOOL_FAILURE_RESULT = 'tool-failure-result';
+
 /** A model call already made (by `startTurn`): what it answered, or how it failed. */
 type MadeCall = { readonly outcome: ModelCallOutcome } | { readonly error: unknown };
 
 /** Short database steps: local activities, retried with a bound in time (a data error is non-retryable). */
-export const db = wf.proxyLocalActivities<TurnActivities & MemoryActivities & SubagentActivities>({
+export const db = wf.proxyLocalActivities<TurnActivities & MemoryActivities & SubagentActivities & Pick<ToolActivities, 'storeToolFailure'>>({
   startToCloseTimeout: '30s',
   scheduleToCloseTimeout: '10m',
   retry: { initialInterval: '200ms', maximumInterval: '5s' },
@@ -80,11 +86,13 @@ export class SessionSteps {
       heartbeatTimeout: tuning.modelHeartbeatTimeoutMs ?? 20_000,
       retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' },
     });
-    // Tools are the application's: a stable idempotency key per call, and Temporal's retries.
+    // A tool's errors, retries and timeout are settled inside the activity (its result says how), so
+    // Temporal retries only a lost worker or a failed write, with the call's stable idempotency key.
+    // Start-to-close is a backstop: a stuck or lost worker stops heartbeating long before it.
     this.tools = wf.proxyActivities<ToolActivities>({
-      startToCloseTimeout: '10m',
+      startToCloseTimeout: DEFAULTS.toolTimeoutMaxMs,
       heartbeatTimeout: tuning.toolHeartbeatTimeoutMs ?? 60_000,
-      retry: { initialInterval: '1s', maximumInterval: '30s', maximumAttempts: 5 },
+      retry: { initialInterval: '1s', maximumInterval: '30s', maximumAttempts: 3 },
     });
     // An announce must reach the parent: retried while Temporal is away, for a day.
     this.announcer = wf.proxyActivities<SubagentActivities>({
@@ -181,7 +189,7 @@ export class SessionSteps {
           parentId = await this.spawn(sessionId, reply.entryId, call.id, parentId);
           continue;
         }
-        const t = await this.tools.runTool({
+        parentId = await this.runTool({
           ...this.ids,
           turn,
           sessionId,
@@ -192,7 +200,6 @@ export class SessionSteps {
           idempotencyKey: `${wf.workflowInfo().workflowId}/${reply.entryId}/${call.id}`,
           now: now(),
         });
-        parentId = t.entryId;
       }
     }
     const final = reply!;
@@ -236,6 +243,21 @@ export class SessionSteps {
     } catch (err) {
       if (!isOverflow(err)) throw err;
       return { begin: await db.beginTurn(beginInput), made: { error: err } };
+    }
+  }
+
+  /**
+   * One tool call; returns its result entry. A tool's own failures come back as error results; an
+   * activity that failed for good (its worker lost on every attempt) is answered with one too, so the
+   * model reads why and the transcript stays paired.
+   */
+  private async runTool(input: RunToolInput): Promise<string> {
+    try {
+      return (await this.tools.runTool(input)).entryId;
+    } catch (err) {
+      // Histories recorded before this failed the turn here.
+      if (!(err instanceof wf.ActivityFailure) || wf.isCancellation(err) || !wf.patched(TOOL_FAILURE_RESULT)) throw err;
+      return (await db.storeToolFailure({ ...input, error: describeFailure(err) })).entryId;
     }
   }
 

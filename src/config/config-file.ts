@@ -67,6 +67,8 @@ const agentSettingsShape = {
   reserveTokens: count('tokens').nonnegative('use tokens ≥ 0'),
   softThresholdTokens: count('tokens').nonnegative('use tokens ≥ 0'),
   tools: z.string().min(1, 'name the module exporting registerTools(registry), relative to this file'),
+  toolTimeout: z.union([count('milliseconds'), z.string()], { message: 'use a duration such as "30s" or "5m" (or milliseconds)' }),
+  toolTimeouts: z.record(z.string(), z.union([count('milliseconds'), z.string()]), { message: 'use an object of tool names and durations: { "<tool>": "10m" }' }),
   contextEngine: z.string().min(1),
   contextEngineOptions: z.record(z.string(), z.unknown(), { message: 'use an object of engine options' }),
   workStyle: z.enum(WORK_STYLES, { message: `use one of ${WORK_STYLES.map((w) => `"${w}"`).join(', ')}` }),
@@ -177,6 +179,8 @@ function toSection(s: AgentSettings, prefix: string, dir: string, env: NodeJS.Pr
   if (s.workStyle !== undefined) applyWorkStyle(s, set);
   if (s.workspace !== undefined) set('workspaceDir', resolve(dir, s.workspace), 'workspace');
   if (s.tools !== undefined) set('toolsModule', resolve(dir, s.tools), 'tools');
+  if (s.toolTimeout !== undefined) set('toolTimeoutMs', s.toolTimeout, 'toolTimeout');
+  if (s.toolTimeouts !== undefined) set('toolTimeouts', s.toolTimeouts, 'toolTimeouts');
   if (s.maxActiveTranscriptBytes !== undefined) set('maxActiveTranscriptBytes', typeof s.maxActiveTranscriptBytes === 'string' ? parseByteSize(s.maxActiveTranscriptBytes) : s.maxActiveTranscriptBytes, 'maxActiveTranscriptBytes');
   if (s.reset) {
     if (s.reset.mode !== undefined) set('resetMode', s.reset.mode, 'reset.mode');

@@ -158,4 +158,17 @@ export const DEFAULTS = {
   workerShutdownForceExtraMs: 10_000,
   /** Heartbeat timeout of a summarizer call: a dead worker is noticed within it (Keel). */
   summarizeHeartbeatTimeoutMs: 30_000,
+  /**
+   * One run of a tool may take this long; then the model gets a timeout error result and the
+   * session goes on (Keel: long enough for a build or a slow API, short enough that a hung tool
+   * does not hold its session). A tool or an agent sets its own.
+   */
+  toolTimeoutMs: 5 * 60_000,
+  /** The longest timeout a tool may have (Keel: a day; also the tool activity's start-to-close backstop). */
+  toolTimeoutMaxMs: 24 * 60 * 60_000,
+  /**
+   * A tool that throws `RetryableToolError` without a retry policy of its own runs at most this
+   * often, waiting 1 s, then 2 s, … between runs (Keel: a short blip, not an outage, is worth waiting for).
+   */
+  toolRetry: { maxAttempts: 3, initialIntervalMs: 1_000, maxIntervalMs: 30_000 },
 } as const;

@@ -27,6 +27,12 @@ const historyLimitsSchema = z.object({
   ),
 });
 
+/** A tool timeout: milliseconds, or a duration such as "30s" (the environment gives digits as text). */
+const toolTimeout = z.preprocess(
+  (v) => (typeof v === 'string' && /^\s*\d+\s*$/.test(v) ? Number(v) : parseDuration(v)),
+  z.number({ message: 'use a duration such as "30s" or "5m" (or milliseconds)' }).int().positive('use a duration > 0').max(DEFAULTS.toolTimeoutMaxMs, 'use at most "24h"'),
+);
+
 /** Keel's runtime configuration, parsed from the environment (and overridable in code). */
 export const keelConfigSchema = z.object({
   /** PostgreSQL URL; unset → embedded PGlite under `home`. */
@@ -87,6 +93,13 @@ export const keelConfigSchema = z.object({
   compactionModelApiKey: z.string().min(1).optional(),
   /** Path of a module exporting `registerTools(registry)`. */
   toolsModule: z.string().min(1).optional(),
+  /**
+   * How long one run of a tool may take when the tool names no timeout of its own (KEEL_TOOL_TIMEOUT_MS;
+   * config file `toolTimeout`, e.g. "2m"). Past it the model gets a timeout error result.
+   */
+  toolTimeoutMs: toolTimeout.default(DEFAULTS.toolTimeoutMs),
+  /** Timeouts of named tools, above the tool's own (config file `toolTimeouts`: { "<tool>": "10m" }). */
+  toolTimeouts: z.record(z.string(), toolTimeout).optional(),
   /** A model stream silent this long fails as a retryable timeout (both model clients). */
   modelIdleTimeoutMs: z.coerce.number().int().positive().default(DEFAULTS.modelStreamIdleTimeoutMs),
   /** A compaction freeing less than this share of its input holds the next threshold compaction (KEEL_COMPACTION_MIN_RECLAIM). */
@@ -295,6 +308,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env, overrides: P
     databasePreparedStatements: envSwitch(env.KEEL_DATABASE_PREPARED_STATEMENTS),
     maxActiveTranscriptBytes: env.KEEL_MAX_ACTIVE_TRANSCRIPT_BYTES ? parseByteSize(env.KEEL_MAX_ACTIVE_TRANSCRIPT_BYTES) : undefined,
     toolsModule: env.KEEL_TOOLS_MODULE || undefined,
+    toolTimeoutMs: env.KEEL_TOOL_TIMEOUT_MS || undefined,
     encryptionKeys: env.KEEL_ENCRYPTION_KEYS || undefined,
     encryptionKeyId: env.KEEL_ENCRYPTION_KEY_ID || undefined,
     encryptAtRest: envSwitch(env.KEEL_ENCRYPT_AT_REST),
@@ -362,6 +376,7 @@ const ENV_NAMES: Record<string, string> = {
   databasePreparedStatements: 'KEEL_DATABASE_PREPARED_STATEMENTS',
   maxActiveTranscriptBytes: 'KEEL_MAX_ACTIVE_TRANSCRIPT_BYTES',
   toolsModule: 'KEEL_TOOLS_MODULE',
+  toolTimeoutMs: 'KEEL_TOOL_TIMEOUT_MS',
   encryptionKeys: 'KEEL_ENCRYPTION_KEYS',
   encryptionKeyId: 'KEEL_ENCRYPTION_KEY_ID',
   encryptAtRest: 'KEEL_ENCRYPT_AT_REST',

@@ -39,6 +39,9 @@ describe('keel.config.json errors name the JSON path and the fix', () => {
     ['a bad agent id', { agents: { 'sup port': {} } }, /agents\.sup port: agent ids are 1-64 of A-Z a-z 0-9 _ -/],
     ['an unknown work style', { agents: { support: { workStyle: 'chatty' } } }, /agents\.support\.workStyle: use one of "tool-heavy", "conversational", "mixed", "bursty"/],
     ['a pruning TTL that is no duration', { agents: { support: { contextEngineOptions: { pruningTtl: 'soon' } } } }, /agents\.support\.contextEngineOptions\.pruningTtl: use a duration such as "2m"/],
+    ['a tool timeout that is no duration', { agents: { support: { toolTimeout: 'soon' } } }, /agents\.support\.toolTimeout: use a duration such as "30s" or "5m"/],
+    ['a tool timeout past a day', { toolTimeout: '30h' }, /toolTimeout: use at most "24h"/],
+    ['a tool timeout of one tool that is not positive', { agents: { support: { toolTimeouts: { deploy: 0 } } } }, /agents\.support\.toolTimeouts\.deploy: use a duration > 0/],
     ['an unknown reset mode', { agents: { support: { reset: { mode: 'weekly' } } } }, /agents\.support\.reset\.mode: use "daily", "idle" or "none"/],
     ['a per-model window that is not positive', { models: { providers: { anthropic: { models: [{ id: 'm', contextWindow: 0 }] } } } }, /models\.providers\.anthropic\.models\.0\.contextWindow: use tokens > 0/],
   ])('rejects %s', async (_name, file, expected) => {
@@ -111,6 +114,16 @@ describe('precedence', () => {
     expect(agentConfig(settings, 'custom').contextEngine).toBe('legacy');
     // Any other agent gets the top level's style.
     expect([settings.defaults.reserveTokens, settings.defaults.contextEngineOptions]).toEqual([30_000, { pruningTtl: 300_000, keepLastAssistants: 3, minPrunableToolChars: 50_000 }]);
+  });
+
+  it('tool timeouts: the top level for every agent, an agent section for its own, durations in milliseconds', async () => {
+    const settings = await load({ toolTimeout: '2m', agents: { ops: { toolTimeout: '30s', toolTimeouts: { deploy: '15m', ping: 500 } }, dev: {} } });
+    const ops = agentConfig(settings, 'ops');
+    expect([ops.toolTimeoutMs, ops.toolTimeouts]).toEqual([30_000, { deploy: 900_000, ping: 500 }]);
+    expect([agentConfig(settings, 'dev').toolTimeoutMs, agentConfig(settings, 'other').toolTimeoutMs]).toEqual([120_000, 120_000]);
+    expect((await load({}, { KEEL_TOOL_TIMEOUT_MS: '45000' })).defaults.toolTimeoutMs).toBe(45_000);
+    expect((await load({})).defaults.toolTimeoutMs).toBe(300_000);
+    expect(await loadError({}, { KEEL_TOOL_TIMEOUT_MS: 'later' })).toMatch(/KEEL_TOOL_TIMEOUT_MS: use a duration such as "30s"/);
   });
 
   it('a provider named by an agent replaces the inherited endpoint', async () => {

@@ -10,7 +10,8 @@
  * turns admitted by the awaitResult Update that carries them (the others were admitted by Signal), and
  * turns finished in their last model call (the finish-in-model-call patch; the others have a finishTurn step),
  * and turns begun in their first model call with the quiet-period timer kept across turns (the
- * begin-in-model-call and idle-timer-across-turns patches), also when that first call overflows.
+ * begin-in-model-call and idle-timer-across-turns patches), also when that first call overflows, and a
+ * tool call whose activity failed on every attempt, answered by the workflow (the tool-failure-result patch).
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -88,6 +89,18 @@ const scenarios: Record<string, Scenario> = {
       fake.respondWith((req) => (isFlushRequest(req) ? fakeReply.text('NO_REPLY') : fakeReply.text('The user looked up keel; it was found.')));
       await client.compact(key, { keepRecentTokens: 0 });
       await save(client.temporal, client.identify(key).workflowId, 'session-turns-tool-silent-compact');
+    });
+  },
+
+  async toolActivityFailed(ctx) {
+    const { fake } = ctx;
+    // Details no JSON can hold: storing the result fails on every attempt, and the workflow answers the call (the tool-failure-result patch).
+    const tools = new ToolRegistry().register({ name: 'count_rows', description: 'Counts rows', input: z.object({}), run: async () => ({ content: [{ type: 'text', text: 'many' }], details: { rows: 10n } }) });
+    await withWorker(ctx, { deps: { tools } }, async (client) => {
+      const key = 'agent:replay:toolfail';
+      fake.enqueue(fakeReply.toolUse([{ id: 'toolu_c1', name: 'count_rows', input: {} }]), fakeReply.text('counting failed'));
+      await client.sendMessage(key, 'count the rows');
+      await save(client.temporal, client.identify(key).workflowId, 'session-tool-activity-failed');
     });
   },
 

@@ -4,7 +4,7 @@ import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { temporal } from '@temporalio/proto';
 import { keelSinks } from '../../workers/keel-sinks';
 import { keelWorkflowBundle } from '../support/workflow-bundle';
-import { BEGIN_IN_MODEL_CALL, FINISH_IN_MODEL_CALL } from '../../workflows/session-steps';
+import { BEGIN_IN_MODEL_CALL, FINISH_IN_MODEL_CALL, TOOL_FAILURE_RESULT } from '../../workflows/session-steps';
 import { IDLE_TIMER_ACROSS_TURNS } from '../../workflows/idle-timer';
 
 /**
@@ -29,7 +29,7 @@ describe('saved session histories replay against the current workflow code', () 
     expect(errors).toEqual([]);
   });
 
-  it('hold every shape of a turn: finishTurn and beginTurn steps (before the patches), finished in the last model call, begun in the first', async () => {
+  it('hold every shape of a turn: finishTurn and beginTurn steps (before the patches), finished in the last model call, begun in the first, a failed tool activity answered', async () => {
     const dir = join(__dirname, 'histories');
     const shape = async (file: string) => {
       const history = temporal.api.history.v1.History.decode(await readFile(join(dir, file)));
@@ -57,5 +57,14 @@ describe('saved session histories replay against the current workflow code', () 
     });
     // startTurn's call overflowed: the begin is read again (one beginTurn step), then the session compacts.
     expect(await shape('session-overflow-at-start-turn.binpb')).toMatchObject({ beginTurnSteps: 1, startTurns: 1 });
+    // A tool activity failed on every attempt: the workflow answered the call with a storeToolFailure step.
+    const failed = temporal.api.history.v1.History.decode(await readFile(join(dir, 'session-tool-activity-failed.binpb')));
+    const failedMarkers = (failed.events ?? []).map((e) => e.markerRecordedEventAttributes).filter((m) => m != null);
+    const markerText = failedMarkers.map((m) => Buffer.from(m!.details?.data?.payloads?.[0]?.data ?? m!.details?.['patch-data']?.payloads?.[0]?.data ?? []).toString('utf8'));
+    expect(markerText.some((t) => t.includes(TOOL_FAILURE_RESULT))).toBe(true);
+    expect(markerText.filter((t) => t.includes('"storeToolFailure"'))).toHaveLength(1);
+    // History keeps the last of its three attempts.
+    expect((failed.events ?? []).flatMap((e) => (e.activityTaskStartedEventAttributes ? [e.activityTaskStartedEventAttributes.attempt] : []))).toContain(3);
+    expect((failed.events ?? []).filter((e) => e.activityTaskFailedEventAttributes)).toHaveLength(1);
   });
 });

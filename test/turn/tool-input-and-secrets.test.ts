@@ -2,7 +2,7 @@
  * What a tool call looks like on the real path (client → Temporal → worker → real SDK → fake API,
  * PostgreSQL/PGlite): the model gets each tool's JSON Schema, bad input comes back as an error
  * result, the tool runs with the arguments the model sent while the transcript stores the call and
- * the result redacted, and the raw arguments survive an activity retry without reaching history.
+ * the result redacted, and the raw arguments survive a retried run without reaching history.
  */
 import { z } from 'zod';
 import { temporal } from '@temporalio/proto';
@@ -12,6 +12,7 @@ import { fakeReply } from '../support/fake-anthropic';
 import { integrationSuite } from '../support/integration';
 import { getSession } from '../../src/store/sessions-repo';
 import { ToolRegistry } from '../../src/tools/registry';
+import { RetryableToolError } from '../../src/tools/tool-errors';
 import type { Store } from '../../src/store/connect';
 import { allEntries } from '../support/store-readers';
 import { flushStep, isFlushRequest, isSummarizerRequest } from '../support/durable-turn-helpers';
@@ -138,7 +139,7 @@ describe.each(testDatabases())('tool input and secrets on the real path, on $nam
     });
   });
 
-  it('keeps the raw arguments across a retried tool activity, outside the transcript and Temporal history', async () => {
+  it('keeps the raw arguments across a retried tool run, outside the transcript and Temporal history', async () => {
     const seen: string[] = [];
     let pendingDuringRun: unknown[] = [];
     let store!: Store;
@@ -150,7 +151,7 @@ describe.each(testDatabases())('tool input and secrets on the real path, on $nam
         seen.push(password);
         if (seen.length === 1) {
           pendingDuringRun = await store.db.selectFrom('pending_tool_args').select(['tool_call_id', 'arguments']).execute();
-          throw new Error('the identity provider timed out');
+          throw new RetryableToolError('the identity provider timed out');
         }
         return 'logged in';
       },
@@ -171,7 +172,7 @@ describe.each(testDatabases())('tool input and secrets on the real path, on $nam
     });
   });
 
-  it('forgets the raw arguments of a tool that failed for good when the next turn starts', async () => {
+  it('releases the raw arguments of a tool that failed with the error result its call gets', async () => {
     const tools = new ToolRegistry().register({
       name: 'rotate_key',
       description: 'Rotates a key',
@@ -182,12 +183,11 @@ describe.each(testDatabases())('tool input and secrets on the real path, on $nam
     });
     await suite.withWorker(db.store, { tools }, async ({ client, store, fake }) => {
       const { agent, key } = freshKey();
-      const pending = () => store.db.selectFrom('pending_tool_args').select('tool_call_id').where('agent_id', '=', agent).execute();
-      fake.enqueue(fakeReply.toolUse([{ id: 'toolu_rot', name: 'rotate_key', input: { oldKey: ANTHROPIC_KEY } }]), fakeReply.text('Anything else?'));
-      await expect(client.sendMessage(key, 'rotate my key')).rejects.toThrow();
-      expect(await pending()).toEqual([{ tool_call_id: 'toolu_rot' }]);
-      expect((await client.sendMessage(key, 'never mind')).reply).toBe('Anything else?');
-      expect(await pending()).toEqual([]);
+      const first = fake.requests.length;
+      fake.enqueue(fakeReply.toolUse([{ id: 'toolu_rot', name: 'rotate_key', input: { oldKey: ANTHROPIC_KEY } }]), fakeReply.text('The key service refused.'));
+      expect((await client.sendMessage(key, 'rotate my key')).reply).toBe('The key service refused.');
+      expect(toolResults(fake.requests[first + 1]!.body)[0]).toMatchObject({ is_error: true, content: [{ text: 'tool "rotate_key" failed: the key service refused the rotation' }] });
+      expect(await store.db.selectFrom('pending_tool_args').select('tool_call_id').where('agent_id', '=', agent).execute()).toEqual([]);
     });
   });
 });
