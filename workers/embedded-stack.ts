@@ -11,7 +11,8 @@ import { prepareCluster } from '../src/temporal/prepare-cluster';
 import { keelClientForConfig } from '../src/client/keel-client-for-config';
 import { replyStreamForStore } from '../src/streaming/reply-subscriber';
 import type { LocalStack } from '../src/cli/local-stack';
-import { atRestFor, openStore, storeTargetFor } from '../src/store/connect';
+import { atRestFor, storeTargetFor } from '../src/store/connect';
+import { openStoreBesideTemporal } from '../src/runtime/reach';
 import { servePglite } from '../src/store/pglite-server';
 import { unusableFolderError } from '../src/store/unusable-folder';
 import { removeStackState, runningStack, writeStackState } from '../src/store/stack-state';
@@ -53,6 +54,11 @@ export async function startLocalStack(settings: KeelSettings, log: (line: string
     } catch (err) {
       throw unusableFolderError(err, { path: home, holds: "keel dev's files (KEEL_HOME)", fix: 'set KEEL_HOME to a folder this process can write' }) ?? err;
     }
+    // The database (and a configured Temporal) first: a wrong DATABASE_URL or TEMPORAL_ADDRESS is
+    // reported before a dev server is started for nothing.
+    const target = storeTargetFor(config);
+    const store = await openStoreBesideTemporal(target, { atRest: atRestFor(config) }, config.temporalAddress);
+    started.push(() => store.close());
     let server: DevServer | undefined;
     let address = config.temporalAddress;
     if (!address) {
@@ -61,9 +67,6 @@ export async function startLocalStack(settings: KeelSettings, log: (line: string
       address = server.address;
     }
     await prepareCluster({ ...config, temporalAddress: address }, log);
-    const target = storeTargetFor(config);
-    const store = await openStore(target, { atRest: atRestFor(config) });
-    started.push(() => store.close());
     const runtime = await openRuntime({ config, agents: settings.agents, store });
     started.push(() => runtime.close());
     // Other processes reach the PGlite folder through this process: it serves the database on a local port.

@@ -7,8 +7,11 @@ import { runWorker } from './run-worker';
 
 const log = (line: string) => void process.stderr.write(`keel worker: ${line}\n`);
 
-// keel.config.json (KEEL_CONFIG) under the environment: the defaults and one section per agent.
-runWorker(loadKeelSettings()).then(
+// keel.config.json (KEEL_CONFIG) under the environment: the defaults and one section per agent. Read
+// inside the promise, so a bad file ends as one line like every other start failure, not a stack.
+Promise.resolve()
+  .then(() => runWorker(loadKeelSettings()))
+  .then(
   // Nothing else should keep the process alive once the worker has stopped.
   () => process.exit(0),
   (err) => {

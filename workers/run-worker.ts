@@ -5,6 +5,8 @@ import { validateStartup } from '../src/config/validate-startup';
 import { watchDatabaseHealth } from '../src/store/health-watch';
 import { openRuntime } from '../src/runtime/activity-deps';
 import { temporalAddressFor } from '../src/cli/connect';
+import { openStoreBesideTemporal } from '../src/runtime/reach';
+import { atRestFor, storeTargetFor } from '../src/store/connect';
 import { createKeelWorker } from './create-worker';
 import { prepareCluster } from '../src/temporal/prepare-cluster';
 import { exitIfShutdownHangs } from './exit-if-shutdown-hangs';
@@ -25,7 +27,12 @@ export async function runWorker(settings: KeelSettings, opts: { pretty?: boolean
   const temporalAddress = temporalAddressFor(config);
   // No model is allowed: compaction, import and replay work without one (extractive summaries).
   await validateStartup(settings.defaults, { requireModel: false, agents: settings.agents });
-  const runtime = await openRuntime({ config, agents: settings.agents });
+  // Both dependencies answer within seconds, or the start stops with one line naming the one that did not.
+  const store = await openStoreBesideTemporal(storeTargetFor(config), { atRest: atRestFor(config) }, temporalAddress);
+  const runtime = await openRuntime({ config, agents: settings.agents, store }).catch(async (err: unknown) => {
+    await store.close();
+    throw err;
+  });
   // Turns wait (and retry) while the database is away; the log says when that is.
   const stopWatching = watchDatabaseHealth({ probe: () => runtime.store.healthy(), intervalMs: DEFAULTS.databaseProbeIntervalMs, log });
   try {
@@ -63,5 +70,6 @@ export async function runWorker(settings: KeelSettings, opts: { pretty?: boolean
     stopWatching();
     closeWorkspaceWatchers();
     await runtime.close();
+    await store.close();
   }
 }

@@ -1,12 +1,9 @@
-import { Connection } from '@temporalio/client';
 import type { KeelConfig } from '../config/keel-config';
 import type { KeelClient } from '../client/keel-client';
 import { keelClientForConfig } from '../client/keel-client-for-config';
 import { PgReplyStreamSubscriber } from '../streaming/reply-subscriber';
 import { runningStack } from '../store/stack-state';
-
-/** A CLI command gives up on an unreachable cluster after this long, rather than hanging. */
-const CONNECT_TIMEOUT_MS = 5_000;
+import { connectTemporal } from '../runtime/reach';
 
 /**
  * The Temporal frontend commands talk to: TEMPORAL_ADDRESS, else the embedded stack running under
@@ -26,9 +23,7 @@ export function temporalAddressFor(config: Pick<KeelConfig, 'temporalAddress' | 
  */
 export async function connectClient(config: KeelConfig, opts: { stream?: boolean; log?: (line: string) => void } = {}): Promise<{ client: KeelClient; close(): Promise<void> }> {
   const address = temporalAddressFor(config);
-  const connection = await Connection.connect({ address, connectTimeout: CONNECT_TIMEOUT_MS }).catch((err: unknown) => {
-    throw new Error(`cannot reach Temporal at ${address} (TEMPORAL_ADDRESS) within ${CONNECT_TIMEOUT_MS / 1000} s: ${err instanceof Error ? err.message : String(err)}; start the cluster (or \`keel dev\`) or fix TEMPORAL_ADDRESS`);
-  });
+  const connection = await connectTemporal(address);
   const stream = opts.stream && config.databaseUrl ? new PgReplyStreamSubscriber({ connectionString: config.databaseUrl, ...(opts.log ? { log: opts.log } : {}) }) : undefined;
   const client = keelClientForConfig(config, connection, { ...(stream ? { stream } : {}), ...(opts.log ? { warn: opts.log } : {}) });
   return {

@@ -1,7 +1,8 @@
 import { InvalidArgumentError } from 'commander';
 import { z } from 'zod';
 import { loadKeelSettings } from '../../config/agent-config';
-import { atRestFor, openStore, storeTargetFor, type Store } from '../../store/connect';
+import { atRestFor, storeTargetFor, type Store } from '../../store/connect';
+import { openReachableStore } from '../../runtime/reach';
 import { agentNotAllowed } from '../../security/allowed-agents';
 import { UsageError } from '../connect';
 import type { CliRoots } from '../local-stack';
@@ -39,35 +40,12 @@ export function allowedAgent(agentId: string): string {
   return agentId;
 }
 
-/** A CLI command gives up on an unreachable database after this long, rather than hanging. */
-const DATABASE_TIMEOUT_MS = 5_000;
-
-/** The URL without its password, for messages. */
-function withoutPassword(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    return u.toString();
-  } catch {
-    return '(unparsable URL)';
-  }
-}
-
 /** Opens the configured store; an unreachable PostgreSQL is named with DATABASE_URL and the address tried. */
 async function openConfiguredStore(): Promise<Store> {
   const config = configFromEnv();
   const target = storeTargetFor(config);
   // The key ring opens what was sealed at rest: export, doctor and compactions show read plaintext.
-  const opts = { atRest: atRestFor(config) };
-  if (target.kind !== 'postgres') return openStore(target, opts);
-  // Only the connection is timed. The migrations after it take a database-wide lock that another
-  // process's migration can hold for seconds; that is a wait, not an unreachable database.
-  try {
-    return await openStore(target, { ...opts, connectTimeoutMs: DATABASE_TIMEOUT_MS });
-  } catch (err) {
-    const why = err instanceof Error ? err.message : String(err);
-    throw new Error(`cannot reach the database at ${withoutPassword(target.url)} (DATABASE_URL): ${/timeout/i.test(why) ? `no answer within ${DATABASE_TIMEOUT_MS / 1000} s` : why}; start PostgreSQL or fix DATABASE_URL`, { cause: err });
-  }
+  return openReachableStore(target, { atRest: atRestFor(config) });
 }
 
 export async function withStore<T>(fn: (store: Store) => Promise<T>): Promise<T> {

@@ -1,0 +1,128 @@
+import { Connection } from '@temporalio/client';
+import { openStore, type OpenStoreOptions, type Store, type StoreTarget } from '../store/connect';
+
+/**
+ * How every entry point (`keel dev`, `keel worker`, `keel chat` and the other commands, the worker
+ * process) reports a dependency it cannot reach at start: within a few seconds, in one line naming the
+ * dependency, the address tried, the variable that set it and the fix. One function, so no command
+ * prints a driver's raw error or waits on a connection's own retry loop.
+ */
+
+/** How long a start waits for a dependency to answer before it says it cannot reach it. */
+export const REACH_TIMEOUT_MS = 5_000;
+
+/** A dependency as a person configures it. */
+export interface Dependency {
+  /** What it is: "Temporal", "the database". */
+  readonly name: string;
+  /** Where it was looked for (without credentials). */
+  readonly address: string;
+  /** The setting that named the address. */
+  readonly variable: string;
+  /** What to do about it. */
+  readonly fix: string;
+}
+
+/** A dependency that did not answer. The message is the one line to show. */
+export class UnreachableDependencyError extends Error {
+  override readonly name = 'UnreachableDependencyError';
+  constructor(
+    readonly dependency: Dependency,
+    readonly reason: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`cannot reach ${dependency.name} at ${dependency.address} (${dependency.variable}): ${reason}; ${dependency.fix}`, options);
+  }
+}
+
+/** The reason of a failed connection, in a few words (a timeout says how long was waited). */
+function reasonOf(err: unknown): string {
+  const message = err instanceof Error ? err.message : String(err);
+  if (/timed? ?out|deadline/i.test(message)) return `no answer within ${REACH_TIMEOUT_MS / 1000} s`;
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === 'string' && /^E[A-Z]+$/.test(code)) return `${code} (${message.split('\n')[0]})`;
+  return message.split('\n')[0]!;
+}
+
+/** The one-line error for `dependency`, which failed with `err`. */
+export function unreachable(dependency: Dependency, err: unknown): UnreachableDependencyError {
+  return err instanceof UnreachableDependencyError ? err : new UnreachableDependencyError(dependency, reasonOf(err), { cause: err });
+}
+
+/** Runs `connect`; past {@link REACH_TIMEOUT_MS}, or when it fails, throws the one-line error for `dependency`. */
+export async function withinReach<T>(dependency: Dependency, connect: () => Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new UnreachableDependencyError(dependency, `no answer within ${REACH_TIMEOUT_MS / 1000} s`)), REACH_TIMEOUT_MS);
+    timer.unref();
+  });
+  try {
+    return await Promise.race([connect(), deadline]);
+  } catch (err) {
+    throw unreachable(dependency, err);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Temporal's frontend at `address`, as TEMPORAL_ADDRESS (or a running `keel dev`) named it. */
+export function temporalDependency(address: string): Dependency {
+  return { name: 'Temporal', address, variable: 'TEMPORAL_ADDRESS', fix: 'start the cluster (or `keel dev`) or fix TEMPORAL_ADDRESS' };
+}
+
+/** The PostgreSQL server DATABASE_URL names (its password hidden). */
+export function databaseDependency(url: string): Dependency {
+  return { name: 'the database', address: withoutPassword(url), variable: 'DATABASE_URL', fix: 'start PostgreSQL or fix DATABASE_URL' };
+}
+
+/** A client connection to Temporal at `address`, or the one-line error within {@link REACH_TIMEOUT_MS}. */
+export function connectTemporal(address: string): Promise<Connection> {
+  return withinReach(temporalDependency(address), () => Connection.connect({ address, connectTimeout: REACH_TIMEOUT_MS }));
+}
+
+/** Fails with the one-line error unless Temporal answers at `address` (a worker's start checks before it builds anything). */
+export async function probeTemporal(address: string): Promise<void> {
+  const connection = await connectTemporal(address);
+  await connection.close();
+}
+
+/** The URL without its password, for messages. */
+function withoutPassword(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return '(unparsable URL)';
+  }
+}
+
+/**
+ * Opens the store at `target`. For a PostgreSQL server only the connection is timed (the migrations
+ * after it may wait on another process's lock, which is a wait, not an unreachable database); a
+ * failure is the one-line error naming DATABASE_URL.
+ */
+export async function openReachableStore(target: StoreTarget, opts: OpenStoreOptions = {}): Promise<Store> {
+  if (target.kind !== 'postgres') return openStore(target, opts);
+  try {
+    return await openStore(target, { ...opts, connectTimeoutMs: REACH_TIMEOUT_MS });
+  } catch (err) {
+    throw unreachable(databaseDependency(target.url), err);
+  }
+}
+
+/**
+ * Opens the store while checking that Temporal answers at `temporalAddress` (when one is configured),
+ * both at once: whichever fails first is reported, so neither waits on the other to say it is away.
+ */
+export async function openStoreBesideTemporal(target: StoreTarget, opts: OpenStoreOptions, temporalAddress: string | undefined): Promise<Store> {
+  const opening = openReachableStore(target, opts);
+  try {
+    await Promise.all([opening, temporalAddress === undefined ? undefined : probeTemporal(temporalAddress)]);
+  } catch (err) {
+    // A store that opens after Temporal failed is closed again.
+    void opening.then((store) => store.close(), () => undefined);
+    throw err;
+  }
+  return opening;
+}
