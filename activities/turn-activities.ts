@@ -9,7 +9,7 @@ import { chatTypeOf, parseSessionKey } from '../src/sessions/session-key';
 import { evaluateFreshness, isSystemEvent, parseResetCommand, type SessionEventKind } from '../src/sessions/lifecycle';
 import type { KeelConfig } from '../src/config/keel-config';
 import { compactionHoldLimit, decideAfterTurn, type AfterTurnDecision } from '../src/turn/turn-decisions';
-import { effectiveReserveTokens } from '../src/context/context-window';
+import { maxOutputTokensFor, reserveForWindow } from '../src/context/context-window';
 import { compactionHoldInput } from './compaction-hold';
 import type { AssistantMessage, MessageEntry, ToolCallBlock } from '../src/context/types';
 import { prepareModelCall } from './system-prompt-for-turn';
@@ -337,7 +337,7 @@ export function createTurnActivities(allDeps: ActivityDeps) {
     const { context, system, split, contextTokens } = await prepareModelCall(deps, { ...input, model, session, ...(known?.window !== undefined ? { window: known.window } : {}) }, windows);
     if (input.precheck && context.estimatedTokens > context.budget) {
       // After a low-yield compaction the pre-call check waits like threshold compaction does (no storm).
-      const hold = compactionHoldLimit(compactionHoldInput(session, deps.config, context.window), effectiveReserveTokens(context.window, deps.config.reserveTokens));
+      const hold = compactionHoldLimit(compactionHoldInput(session, deps.config, context.window), reserveForWindow(context.window, deps.config));
       if (hold === undefined || contextTokens >= hold) return { kind: 'overBudget', estimatedTokens: context.estimatedTokens, budget: context.budget };
     }
     const heartbeat = startHeartbeat();
@@ -350,7 +350,7 @@ export function createTurnActivities(allDeps: ActivityDeps) {
           model,
           system,
           messages: context.messages,
-          maxTokens: deps.config.maxOutputTokens,
+          maxTokens: maxOutputTokensFor(context.window, deps.config),
           tools: deps.tools.modelTools(),
           promptCaching: deps.config.promptCaching,
           ...(context.contextManagement ? { contextManagement: context.contextManagement } : {}),
@@ -490,6 +490,7 @@ export function createTurnActivities(allDeps: ActivityDeps) {
       ...compactionHoldInput(session, deps.config, contextWindow),
       contextTokens,
       reserveTokens: deps.config.reserveTokens,
+      reserveTokensFloor: deps.config.reserveTokensFloor,
       softThresholdTokens: deps.config.softThresholdTokens,
       compactionCount: session?.compaction_count ?? 0,
       memoryFlushCompactionCount: session?.memory_flush_compaction_count ?? null,
