@@ -165,6 +165,11 @@ export const DEFAULTS = {
   databasePoolSize: 10,
   /** After the grace time, this long more before the worker gives up on a clean shutdown (server gone) (Keel). */
   workerShutdownForceExtraMs: 10_000,
+  /**
+   * A model reply up to this size (JSON) is held in its activity's heartbeat details until stored, so
+   * a failed write does not call the model again (Keel: Temporal warns at 512 KB and refuses 2 MB).
+   */
+  maxHeldReplyBytes: 256 * 1024,
   /** Heartbeat timeout of a summarizer call: a dead worker is noticed within it (Keel). */
   summarizeHeartbeatTimeoutMs: 30_000,
 } as const;
