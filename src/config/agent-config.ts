@@ -5,7 +5,7 @@
 import { configFromEnv, ConfigError, keelConfigSchema, type KeelConfig } from './keel-config';
 import { readConfigFile, type ConfigSection } from './config-file';
 import { configuredWindow } from './configured-window';
-import { reserveForWindow, type ContextWindowSource } from '../context/context-window';
+import type { ContextWindowSource } from '../context/context-window';
 
 /** The defaults and every configured agent's merged config. */
 export interface KeelSettings {
@@ -65,7 +65,6 @@ export interface AgentSummary {
   readonly endpoint?: string;
   readonly compactionModel?: { readonly model: string; readonly provider: KeelConfig['compactionModelProvider']; readonly endpoint?: string };
   readonly contextWindow: { readonly tokens: number; readonly source: ContextWindowSource };
-  /** The reserve in force for the configured window (floor and half-window cap applied). */
   readonly reserveTokens: number;
   readonly softThresholdTokens: number;
   readonly workspace?: string;
@@ -97,7 +96,7 @@ function summarize(agentId: string, c: KeelConfig, configured: boolean): AgentSu
       ? { compactionModel: { model: c.compactionModel, provider: c.compactionModelProvider, ...(c.compactionModelUrl ? { endpoint: c.compactionModelUrl } : {}) } }
       : {}),
     contextWindow: configuredWindow(c),
-    reserveTokens: reserveForWindow(configuredWindow(c).tokens, c),
+    reserveTokens: c.reserveTokens,
     softThresholdTokens: c.softThresholdTokens,
     ...(c.workspaceDir ? { workspace: c.workspaceDir } : {}),
     workspaceAccess: c.workspaceAccess,
