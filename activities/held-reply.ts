@@ -1,4 +1,4 @@
-import { Context, log } from '@temporalio/activity';
+import { Context } from '@temporalio/activity';
 import { DEFAULTS } from '../src/config/defaults';
 import type { ModelResponse } from '../src/model/model-client';
 import { isToolCallBlock } from '../src/context/types';
@@ -14,12 +14,14 @@ interface HeldReply {
   readonly reply: ModelResponse;
 }
 
+/** What holding a reply needs of the activity's context (a test passes its own). */
+type HoldingContext = Pick<Context, 'heartbeat' | 'log'> & { readonly info: Pick<Context['info'], 'heartbeatDetails'> };
+
 /**
  * The reply an earlier attempt of this activity received for `entryId`, if it held one. Found, it is
  * recorded again at once, so an attempt that fails before storing it leaves it for the next.
  */
-export function takeHeldReply(entryId: string): ModelResponse | undefined {
-  const ctx = Context.current();
+export function takeHeldReply(entryId: string, ctx: HoldingContext = Context.current()): ModelResponse | undefined {
   const held = ctx.info.heartbeatDetails as Partial<HeldReply> | undefined;
   if (!held || held.entryId !== entryId || !held.reply || !Array.isArray(held.reply.content)) return undefined;
   ctx.heartbeat(held);
@@ -34,14 +36,14 @@ export function takeHeldReply(entryId: string): ModelResponse | undefined {
  * - tool calls when payloads are not encrypted: their raw arguments (which may hold secrets) stay
  *   out of Temporal, as the stored entry keeps them out of the transcript.
  */
-export function holdReply(entryId: string, reply: ModelResponse, payloadsEncrypted: boolean): boolean {
+export function holdReply(entryId: string, reply: ModelResponse, payloadsEncrypted: boolean, ctx: HoldingContext = Context.current()): boolean {
   if (!payloadsEncrypted && reply.content.some((b) => isToolCallBlock(b))) return false;
   const held: HeldReply = { entryId, reply };
   const bytes = Buffer.byteLength(JSON.stringify(held));
   if (bytes > DEFAULTS.maxHeldReplyBytes) {
-    log.warn('model reply too large to hold in heartbeat details; a failed write will call the model again', { bytes, limit: DEFAULTS.maxHeldReplyBytes });
+    ctx.log.warn('model reply too large to hold in heartbeat details; a failed write will call the model again', { bytes, limit: DEFAULTS.maxHeldReplyBytes });
     return false;
   }
-  Context.current().heartbeat(held);
+  ctx.heartbeat(held);
   return true;
 }
