@@ -7,6 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { freshSchemaUrl } from '../support/databases';
+import { describeOnPostgres } from '../support/postgres-only';
 import { fakeReply } from '../support/fake-anthropic';
 import { integrationSuite } from '../support/integration';
 import { freshDurableAgent, lastUserText } from '../support/durable-turn-helpers';
@@ -29,7 +30,7 @@ const OUTAGES = new Map([
 ]);
 const KEYS = `k1:${randomBytes(32).toString('base64')}`;
 
-(url ? describe : describe.skip)('PostgreSQL away while the model answers, during 20 turns', () => {
+describeOnPostgres('PostgreSQL away while the model answers, during 20 turns', 'the worker reaches the server through a TCP proxy the test cuts', () => {
   let proxy: CuttableProxy;
   afterEach(async () => proxy?.close());
 
