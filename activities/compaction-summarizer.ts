@@ -4,7 +4,8 @@ import { startHeartbeat } from './heartbeat';
 import { buildSummarizePrompt, SUMMARIZER_SYSTEM_PROMPT } from '../src/compaction/prompts';
 import { toActivityFailure } from '../src/model/failures';
 import { modelConfigured } from '../src/runtime/activity-deps';
-import { DEFAULTS } from '../src/config/defaults';
+import { maxOutputTokensFor } from '../src/context/context-window';
+import { summarizationOverheadTokens } from '../src/compaction/summary-budget';
 import { FailureTypes } from '../src/protocol';
 import { splitTextToFit } from '../src/compaction/split-text-to-fit';
 import { effectiveWindow, learnFromOverflow, type WindowSession } from './model-window';
@@ -56,13 +57,17 @@ export function agentSummarizer(deps: ActivityDeps, options: SummarizerOptions =
   const countTokens = (text: string) => deps.estimate({ role: 'user', content: text });
   const window = async () => Math.min(await effectiveWindow(deps, modelName, options.session), await effectiveWindow(deps, deps.config.model, options.session));
 
+  // The summary's max_tokens: the default output, held to half the reserve of the window it must fit.
+  const outputTokens = (size: number) => maxOutputTokensFor(size, { reserveTokens: deps.config.reserveTokens, reserveTokensFloor: deps.config.reserveTokensFloor });
+
   async function call(prompt: string): Promise<string> {
     await options.spend?.beforeCall();
+    const maxTokens = outputTokens(await window());
     const heartbeat = startHeartbeat();
     try {
       const reply = await client
         .complete(
-          { model: modelName, system: SUMMARIZER_SYSTEM_PROMPT, messages: [{ role: 'user', content: prompt }], maxTokens: DEFAULTS.maxOutputTokens },
+          { model: modelName, system: SUMMARIZER_SYSTEM_PROMPT, messages: [{ role: 'user', content: prompt }], maxTokens },
           { signal: Context.current().cancellationSignal, onEvent: () => heartbeat.beat() },
         )
         .catch(async (err: unknown) => {
@@ -83,8 +88,8 @@ export function agentSummarizer(deps: ActivityDeps, options: SummarizerOptions =
   async function summarizeFitting(text: string, previousSummary: string | undefined, instructions: string, depth = 0): Promise<string> {
     for (let overflows = 0; ; overflows++) {
       const size = await window();
-      const scaffolding = countTokens(`${SUMMARIZER_SYSTEM_PROMPT}\n${instructions}\n${previousSummary ?? ''}`) + DEFAULTS.summarizationOverheadTokens;
-      const room = size - DEFAULTS.maxOutputTokens - scaffolding;
+      const scaffolding = countTokens(`${SUMMARIZER_SYSTEM_PROMPT}\n${instructions}\n${previousSummary ?? ''}`) + summarizationOverheadTokens(size);
+      const room = size - outputTokens(size) - scaffolding;
       if (room < MIN_SUMMARY_ROOM_TOKENS) {
         throw ApplicationFailure.nonRetryable(`the summarizer's window (${size} tokens) leaves no room for conversation text`, FailureTypes.SummarizationFailed);
       }

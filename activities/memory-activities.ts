@@ -12,6 +12,7 @@ import { modelConfigured } from '../src/runtime/activity-deps';
 import { fitRecentTail } from '../src/context/fit-recent-tail';
 import { effectiveWindow, learnFromOverflow } from './model-window';
 import { isSilentReply } from '../src/context/silent-reply';
+import { maxOutputTokensFor } from '../src/context/context-window';
 import { MEMORY_CHECKPOINT_TOOL, MEMORY_FLUSH_PROMPT, MEMORY_WRITE_TOOL, collectMemoryWrites } from '../src/turn/memory-flush';
 import { localDate, type MemoryCheckpoint } from '../src/context/prompt-sections';
 import { systemPromptForTurn } from './system-prompt-for-turn';
@@ -100,7 +101,8 @@ export function createMemoryActivities(allDeps: ActivityDeps) {
     const systemTokens = system.overhead.systemTokens + system.overhead.bootstrapTokens;
     const context = await prepareContext(deps, input.agentId, input.sessionKey, input.sessionId, { model, window, overheadTokens: systemTokens });
     const prompt: AgentMessage = { role: 'user', content: MEMORY_FLUSH_PROMPT };
-    const room = window - deps.config.maxOutputTokens - deps.estimate(prompt) - FLUSH_TOOL_TOKENS - systemTokens;
+    const maxTokens = maxOutputTokensFor(window, deps.config);
+    const room = window - maxTokens - deps.estimate(prompt) - FLUSH_TOOL_TOKENS - systemTokens;
     let history = context.messages;
     if (context.estimatedTokens > room) {
       if (input.purpose === 'overflow') return { ran: false, skipped: 'does-not-fit', notes: 0 };
@@ -121,7 +123,7 @@ export function createMemoryActivities(allDeps: ActivityDeps) {
             model,
             system: system.text,
             messages,
-            maxTokens: deps.config.maxOutputTokens,
+            maxTokens,
             tools: [MEMORY_WRITE_TOOL, MEMORY_CHECKPOINT_TOOL],
           },
           { signal: Context.current().cancellationSignal, onEvent: () => heartbeat.beat() },

@@ -5,7 +5,7 @@ import { TokenCache } from '../src/context/estimate-tokens';
 import { activeMessages } from '../src/context/active-context';
 import type { ContextPipelineReport } from '../src/context/pipeline';
 import { resolveHistoryLimit } from '../src/context/limit-history-turns';
-import { effectiveReserveTokens } from '../src/context/context-window';
+import { reserveForWindow } from '../src/context/context-window';
 import { effectiveWindow } from './model-window';
 import { resolveContextEngine } from '../src/engine/registry';
 import type { AgentMessage, CompactionEntry } from '../src/context/types';
@@ -85,7 +85,7 @@ export async function prepareContext(
   // The window's own pipeline: on a cached window, only what was appended since its last clean run goes through it.
   const { messages, report, ran: pipelineRun } = active.pipeline.run(raw, { provider: 'anthropic', ...(historyLimit ? { historyLimit } : {}) });
   const window = opts.window ?? (await effectiveWindow(deps, opts.model ?? deps.config.model, { agentId, sessionKey }));
-  const budget = Math.max(0, window - effectiveReserveTokens(window, deps.config.reserveTokens) - (opts.overheadTokens ?? 0));
+  const budget = Math.max(0, window - reserveForWindow(window, deps.config) - (opts.overheadTokens ?? 0));
   const maxToolChars = Math.floor(budget * DEFAULTS.toolResultMaxBudgetShare * DEFAULTS.charsPerToken);
   const { messages: fitted, truncated } = truncateOversizedToolResults(messages, maxToolChars);
   const engine = engineOf(deps);

@@ -9,7 +9,7 @@ import { chatTypeOf, parseSessionKey } from '../src/sessions/session-key';
 import { evaluateFreshness, isSystemEvent, parseResetCommand, type SessionEventKind } from '../src/sessions/lifecycle';
 import type { KeelConfig } from '../src/config/keel-config';
 import { compactionHoldLimit, decideAfterTurn, type AfterTurnDecision } from '../src/turn/turn-decisions';
-import { effectiveReserveTokens } from '../src/context/context-window';
+import { maxOutputTokensFor, reserveForWindow } from '../src/context/context-window';
 import { compactionHoldInput } from './compaction-hold';
 import type { AssistantMessage, MessageEntry, ToolCallBlock } from '../src/context/types';
 import { prepareModelCall } from './system-prompt-for-turn';
@@ -17,6 +17,8 @@ import { ActiveWindowCache } from '../src/store/active-window-cache';
 import { isToolCallBlock } from '../src/context/types';
 import { toActivityFailure } from '../src/model/failures';
 import { startHeartbeat } from './heartbeat';
+import { holdReply, takeHeldReply } from './held-reply';
+import type { ModelResponse } from '../src/model/model-client';
 import { addLogAttributes } from './log-attributes';
 import { findUnstorable, storableText } from '../src/text/storable-text';
 import { learnFromOverflow, learnFromUsage, windowInForce } from './model-window';
@@ -203,6 +205,8 @@ export function createTurnActivities(allDeps: ActivityDeps) {
    * `StartTurnInput`). A retry runs both again: each is idempotent on its own.
    */
   async function startTurn(input: StartTurnInput): Promise<StartTurnResult> {
+    // Taken before anything that may fail: a reply an earlier attempt received stays held for the next.
+    const held = takeHeldReply(input.call.assistantEntryId);
     const begun = await begin(input);
     const { result } = begun;
     if (result.resetOnly || result.duplicate || result.preflightCompaction || result.orphanedChildren) return { kind: 'begun', begun: result };
@@ -221,6 +225,7 @@ export function createTurnActivities(allDeps: ActivityDeps) {
         ...(call.finish ? { finish: call.finish } : {}),
       },
       { session: begun.session, replyAbsent: begun.appended, window: begun.window },
+      held,
     );
     return { ...outcome, begun: result };
   }
@@ -309,15 +314,16 @@ export function createTurnActivities(allDeps: ActivityDeps) {
    * the reply was stored returns the stored reply without calling the model again.
    */
   async function callModel(input: CallModelInput): Promise<ModelCallOutcome> {
-    return modelCall(input);
+    return modelCall(input, undefined, takeHeldReply(input.assistantEntryId));
   }
 
   /**
    * callModel's work. `known`, from a begin just done in the same activity: the session row it read,
    * whether it appended the user's message (then this call's reply cannot be stored yet), and the
-   * model's window in force, read with the row.
+   * model's window in force, read with the row. `held`: the reply an earlier attempt received and
+   * could not store; it is stored now, and the model is not called again.
    */
-  async function modelCall(input: CallModelInput, known?: { session: SessionRow; replyAbsent: boolean; window?: number }): Promise<ModelCallOutcome> {
+  async function modelCall(input: CallModelInput, known?: { session: SessionRow; replyAbsent: boolean; window?: number }, held?: ModelResponse): Promise<ModelCallOutcome> {
     const deps = depsForAgent(allDeps, input.agentId);
     const stored = known?.replyAbsent ? undefined : await getEntry(db, input.agentId, input.sessionId, input.assistantEntryId);
     if (stored?.type === 'compaction') {
@@ -335,40 +341,47 @@ export function createTurnActivities(allDeps: ActivityDeps) {
     const model = modelOf(deps, session);
     // The system prompt and the tools count against the budget; the messages get what they leave.
     const { context, system, split, contextTokens } = await prepareModelCall(deps, { ...input, model, session, ...(known?.window !== undefined ? { window: known.window } : {}) }, windows);
-    if (input.precheck && context.estimatedTokens > context.budget) {
+    if (!held && input.precheck && context.estimatedTokens > context.budget) {
       // After a low-yield compaction the pre-call check waits like threshold compaction does (no storm).
-      const hold = compactionHoldLimit(compactionHoldInput(session, deps.config, context.window), effectiveReserveTokens(context.window, deps.config.reserveTokens));
+      const hold = compactionHoldLimit(compactionHoldInput(session, deps.config, context.window), reserveForWindow(context.window, deps.config));
       if (hold === undefined || contextTokens >= hold) return { kind: 'overBudget', estimatedTokens: context.estimatedTokens, budget: context.budget };
     }
-    const heartbeat = startHeartbeat();
     const calledAt = performance.now();
-    const stream = openReplyStream(db, { ...input, call: input.assistantEntryId, attempt: Context.current().info.attempt, warn: (m, f) => log.warn(m, f) });
-    let reply;
-    try {
-      reply = await deps.model.complete(
-        {
-          model,
-          system,
-          messages: context.messages,
-          maxTokens: deps.config.maxOutputTokens,
-          tools: deps.tools.modelTools(),
-          promptCaching: deps.config.promptCaching,
-          ...(context.contextManagement ? { contextManagement: context.contextManagement } : {}),
-          ...(context.providerCompaction ? { providerCompaction: context.providerCompaction } : {}),
-        },
-        { signal: Context.current().cancellationSignal, onEvent: () => heartbeat.beat(), ...(stream ? { onText: stream.push } : {}) },
-      );
-    } catch (err) {
-      stream?.stop();
-      allDeps.metrics?.modelCall(input.agentId, (performance.now() - calledAt) / 1000, 'error');
-      // The provider's real limit is lower than Keel's window: remember it, so the compaction that
-      // answers this overflow (and every later call) plans within it.
-      await learnFromOverflow(deps, model, err, contextTokens, { agentId: input.agentId, sessionKey: input.sessionKey }).catch(() => undefined);
-      throw toActivityFailure(err);
-    } finally {
-      heartbeat.stop();
+    /** The model call itself, streaming the reply to the client; the reply is held until stored. */
+    async function requestReply(): Promise<ModelResponse> {
+      const heartbeat = startHeartbeat();
+      const stream = openReplyStream(db, { ...input, call: input.assistantEntryId, attempt: Context.current().info.attempt, warn: (m, f) => log.warn(m, f) });
+      let reply;
+      try {
+        reply = await deps.model.complete(
+          {
+            model,
+            system,
+            messages: context.messages,
+            maxTokens: maxOutputTokensFor(context.window, deps.config),
+            tools: deps.tools.modelTools(),
+            promptCaching: deps.config.promptCaching,
+            ...(context.contextManagement ? { contextManagement: context.contextManagement } : {}),
+            ...(context.providerCompaction ? { providerCompaction: context.providerCompaction } : {}),
+          },
+          { signal: Context.current().cancellationSignal, onEvent: () => heartbeat.beat(), ...(stream ? { onText: stream.push } : {}) },
+        );
+      } catch (err) {
+        stream?.stop();
+        allDeps.metrics?.modelCall(input.agentId, (performance.now() - calledAt) / 1000, 'error');
+        // The provider's real limit is lower than Keel's window: remember it, so the compaction that
+        // answers this overflow (and every later call) plans within it.
+        await learnFromOverflow(deps, model, err, contextTokens, { agentId: input.agentId, sessionKey: input.sessionKey }).catch(() => undefined);
+        throw toActivityFailure(err);
+      } finally {
+        heartbeat.stop();
+      }
+      // Held before the steps that write (the stream's end among them): their failure must not bill the call again.
+      holdReply(input.assistantEntryId, reply, allDeps.config.encryptionKeys !== undefined);
+      await stream?.finish();
+      return reply;
     }
-    await stream?.finish();
+    const reply = held ?? (await requestReply());
     const modelMs = Math.round(performance.now() - calledAt);
     if (reply.compaction) {
       // The reply is the block alone (its usage is the compaction's, reported apart): nothing to store as a message.
@@ -435,6 +448,8 @@ export function createTurnActivities(allDeps: ActivityDeps) {
       truncated: context.truncated.map((t) => ({ toolCallId: t.toolCallId, originalChars: t.originalChars, keptChars: t.keptChars })),
       redacted: redactionCounts(redactions),
       ...(reply.appliedEdits ? { contextEdits: reply.appliedEdits } : {}),
+      // An earlier attempt received this reply and could not store it: the model was not called again.
+      ...(held ? { heldReply: true } : {}),
     });
     // The turn's last model call (no tool calls): the engine's afterTurn sees what the model saw plus the reply.
     if (inserted > 0 && final) {
@@ -490,6 +505,7 @@ export function createTurnActivities(allDeps: ActivityDeps) {
       ...compactionHoldInput(session, deps.config, contextWindow),
       contextTokens,
       reserveTokens: deps.config.reserveTokens,
+      reserveTokensFloor: deps.config.reserveTokensFloor,
       softThresholdTokens: deps.config.softThresholdTokens,
       compactionCount: session?.compaction_count ?? 0,
       memoryFlushCompactionCount: session?.memory_flush_compaction_count ?? null,

@@ -2,7 +2,7 @@
  * Compaction planning: where to cut, what to summarize in which chunks, what is too big to send.
  * Runs in an activity (it walks the transcript); its result crosses Temporal as ids and numbers.
  */
-import { DEFAULTS } from '../config/defaults';
+import { summarizationOverheadTokens } from './summary-budget';
 import type { AgentMessage } from '../context/types';
 import { computeAdaptiveChunkRatio, isOversizedForSummary, oversizedNote } from './adaptive-chunk-ratio';
 import { chunkUnitsByMaxTokens } from './split-messages';
@@ -46,7 +46,8 @@ export function findCutIndex(messages: readonly AgentMessage[], keepRecentTokens
  * Rules:
  * - the cut keeps a recent tail of ≤ `keepRecentTokens` and never falls inside a tool batch, so no
  *   kept tool result has its call summarized;
- * - the summarized prefix is chunked by `window × adaptive ratio − 4,096 − previous summary`,
+ * - the summarized prefix is chunked by `window × adaptive ratio − prompt overhead − previous summary`
+ *   (the overhead: 4,096, at most a tenth of the window),
  *   never inside a tool batch;
  * - entries whose estimate × 1.2 exceeds half the window are listed with the note that replaces them.
  *
@@ -66,7 +67,7 @@ export function planCompaction(entries: readonly PlanEntry[], options: PlanCompa
   const chunkRatio = computeAdaptiveChunkRatio(summarized, contextWindow, cached);
   const maxChunkTokens = Math.max(
     1,
-    Math.floor(contextWindow * chunkRatio) - DEFAULTS.summarizationOverheadTokens - previousSummaryTokens,
+    Math.floor(contextWindow * chunkRatio) - summarizationOverheadTokens(contextWindow) - previousSummaryTokens,
   );
 
   const oversized: OversizedEntry[] = [];

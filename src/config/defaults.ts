@@ -4,12 +4,17 @@
 export const DEFAULTS = {
   /** Context window when nothing else says (OpenClaw default). */
   contextWindowTokens: 200_000,
-  /** Reserve floor: reserveTokens is raised to at least this (OpenClaw `reserveTokensFloor`). */
+  /**
+   * Reserve floor: reserveTokens is raised to at least this (OpenClaw `reserveTokensFloor`); the
+   * reserve still never takes more than `maxReserveWindowShare` of a window.
+   */
   reserveTokensFloor: 20_000,
   /** Token estimates carry a safety margin (OpenClaw). */
   tokenSafetyMargin: 1.2,
   /** Memory flush runs this many tokens below the compaction threshold (OpenClaw `softThresholdTokens`). */
   softThresholdTokens: 4_000,
+  /** ...but at most this share of the budget (window − reserve) below it (Keel: a 4k window has no 4,000 tokens to spare). */
+  maxSoftThresholdBudgetShare: 0.25,
   /**
    * Outer bound of one compaction run. The summarize phase has its own deadline derived from the
    * plan (`summarizerCallBudgetMs` per sequential step); past it the extractive summary is written.
@@ -18,8 +23,10 @@ export const DEFAULTS = {
   /** Chunk ratio of the window, adaptive down to the minimum (OpenClaw). */
   baseChunkRatio: 0.4,
   minChunkRatio: 0.15,
-  /** Tokens reserved for the summarization prompt itself (OpenClaw). */
+  /** Tokens reserved for the summarization prompt itself (OpenClaw)... */
   summarizationOverheadTokens: 4_096,
+  /** ...at most this share of the summarizer's window (Keel: a 4k window cannot set 4,096 aside). */
+  maxSummarizationOverheadWindowShare: 0.1,
   /** Multi-stage summary parts (OpenClaw). */
   defaultParts: 2,
   minMessagesForSplit: 4,
@@ -65,6 +72,8 @@ export const DEFAULTS = {
   /** Default model when none is configured. */
   model: 'claude-sonnet-4-6',
   maxOutputTokens: 4_096,
+  /** The default maxOutputTokens takes at most this share of the reserve (Keel: a small window keeps slack for estimates). */
+  defaultOutputReserveShare: 0.5,
   /** A model response must start (headers) within this; the streamed body is bounded by the idle timeout instead (Keel). */
   modelRequestTimeoutMs: 120_000,
   /**
@@ -138,7 +147,7 @@ export const DEFAULTS = {
   scaleReadingMinBudgetShare: 0.5,
   /** ...and only by at least this much: a steady session does not rewrite its row every turn (Keel). */
   scaleRiseMinStep: 0.05,
-  /** The reserve never takes more than this share of a (small, learned) window (Keel). */
+  /** The reserve never takes more than this share of a (small, configured or learned) window (Keel). */
   maxReserveWindowShare: 0.5,
   /** A stopping worker lets in-flight activities finish this long (a model call streams for minutes) (Keel). */
   workerShutdownGraceMs: 5 * 60_000,
@@ -156,6 +165,11 @@ export const DEFAULTS = {
   databasePoolSize: 10,
   /** After the grace time, this long more before the worker gives up on a clean shutdown (server gone) (Keel). */
   workerShutdownForceExtraMs: 10_000,
+  /**
+   * A model reply up to this size (JSON) is held in its activity's heartbeat details until stored, so
+   * a failed write does not call the model again (Keel: Temporal warns at 512 KB and refuses 2 MB).
+   */
+  maxHeldReplyBytes: 256 * 1024,
   /** Heartbeat timeout of a summarizer call: a dead worker is noticed within it (Keel). */
   summarizeHeartbeatTimeoutMs: 30_000,
   /**

@@ -4,7 +4,7 @@ import { envSwitch, switchField } from './env-switch';
 import { isKnownTimeZone } from '../sessions/lifecycle';
 import { DEFAULT_CONTEXT_ENGINE_ID, registeredContextEngines } from '../engine/registry';
 import { nativeEngineOptionShape } from '../engine/anthropic-native-options';
-import { resolveReserveTokens } from '../context/context-window';
+import { maxOutputTokensFor } from '../context/context-window';
 import { parseKeyRing, type KeyRing } from '../security/key-ring';
 import { parseDuration, WORK_STYLES } from '../context/work-style-presets';
 
@@ -58,10 +58,14 @@ export const keelConfigSchema = z.object({
   models: modelWindowsSchema.optional(),
   /** The agent's `contextTokens` cap: lowers the resolved window, never raises it. */
   contextTokens: z.coerce.number().int().positive().optional(),
-  maxOutputTokens: z.coerce.number().int().positive().default(DEFAULTS.maxOutputTokens),
+  /** The model call's max_tokens, held to the reserve of the window in force; unset: 4,096, at most half the reserve (`maxOutputTokensFor`). */
+  maxOutputTokens: z.coerce.number().int().positive().optional(),
   /** The window when no per-provider model entry decides (OpenClaw's 200,000 default, settable). */
   contextWindowTokens: z.coerce.number().int().positive().default(DEFAULTS.contextWindowTokens),
-  reserveTokens: z.coerce.number().int().nonnegative().default(DEFAULTS.reserveTokensFloor),
+  /** Tokens kept free for the reply; raised to `reserveTokensFloor`, and never more than half the window (`effectiveReserveTokens`). */
+  reserveTokens: z.coerce.number().int().nonnegative().default(DEFAULTS.reserveTokens),
+  /** The reserve's floor (KEEL_RESERVE_TOKENS_FLOOR); 0 turns it off, so reserveTokens applies as set. */
+  reserveTokensFloor: z.coerce.number().int().nonnegative().default(DEFAULTS.reserveTokensFloor),
   /** Which context engine assembles the model's view: an id registered when the config is parsed. */
   contextEngine: z
     .string()
@@ -233,7 +237,8 @@ function coherentModelSettings(
   c: {
     contextWindowTokens: number;
     reserveTokens: number;
-    maxOutputTokens: number;
+    reserveTokensFloor: number;
+    maxOutputTokens?: number | undefined;
     modelProvider: string;
     openAiBaseUrl?: string;
     compactionModel?: string;
@@ -242,12 +247,9 @@ function coherentModelSettings(
   },
   ctx: z.RefinementCtx,
 ): void {
-  const reserve = resolveReserveTokens({ reserveTokens: c.reserveTokens });
-  if (reserve >= c.contextWindowTokens) {
-    ctx.addIssue({ code: 'custom', path: ['reserveTokens'], message: `the reserve (${reserve} tokens, at least the ${DEFAULTS.reserveTokensFloor}-token floor) leaves nothing of the ${c.contextWindowTokens}-token context window (KEEL_CONTEXT_WINDOW); raise the window or lower the reserve` });
-  }
-  if (c.maxOutputTokens >= c.contextWindowTokens) {
-    ctx.addIssue({ code: 'custom', path: ['maxOutputTokens'], message: `${c.maxOutputTokens} output tokens do not fit the ${c.contextWindowTokens}-token context window (KEEL_CONTEXT_WINDOW)` });
+  // The reserve needs no check: it never takes more than half the window (effectiveReserveTokens).
+  if (c.maxOutputTokens !== undefined && c.maxOutputTokens >= c.contextWindowTokens) {
+    ctx.addIssue({ code: 'custom', path: ['maxOutputTokens'], message: `${c.maxOutputTokens} output tokens do not fit the ${c.contextWindowTokens}-token context window; set fewer (each call asks for at most the reserve, ${maxOutputTokensFor(c.contextWindowTokens, c)} here), or unset it for the default` });
   }
   if (c.modelProvider === 'openai-compatible' && !c.openAiBaseUrl) {
     ctx.addIssue({ code: 'custom', path: ['openAiBaseUrl'], message: 'an openai-compatible model needs its endpoint: set model.baseUrl in the config file' });
@@ -274,6 +276,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env, overrides: P
     maxOutputTokens: env.KEEL_MAX_OUTPUT_TOKENS || undefined,
     contextWindowTokens: env.KEEL_CONTEXT_WINDOW || undefined,
     reserveTokens: env.KEEL_RESERVE_TOKENS || undefined,
+    reserveTokensFloor: env.KEEL_RESERVE_TOKENS_FLOOR || undefined,
     contextEngine: env.KEEL_CONTEXT_ENGINE || undefined,
     compactionModelUrl: env.KEEL_COMPACTION_MODEL_URL || undefined,
     compactionModel: env.KEEL_COMPACTION_MODEL || undefined,
@@ -342,6 +345,7 @@ const ENV_NAMES: Record<string, string> = {
   maxOutputTokens: 'KEEL_MAX_OUTPUT_TOKENS',
   contextWindowTokens: 'KEEL_CONTEXT_WINDOW',
   reserveTokens: 'KEEL_RESERVE_TOKENS',
+  reserveTokensFloor: 'KEEL_RESERVE_TOKENS_FLOOR',
   contextEngine: 'KEEL_CONTEXT_ENGINE',
   compactionModelUrl: 'KEEL_COMPACTION_MODEL_URL',
   compactionModel: 'KEEL_COMPACTION_MODEL',

@@ -4,10 +4,7 @@
  */
 import { DEFAULTS } from '../config/defaults';
 
-/**
- * Reserve used when the config sets none (Pi's `reserveTokens` default); the 20,000 floor raises it.
- * Move to defaults.ts.
- */
+/** Reserve used when the config sets none (Pi's `reserveTokens` default); the 20,000 floor raises it. */
 export const DEFAULT_RESERVE_TOKENS = DEFAULTS.reserveTokens;
 
 /** A model's entry in `models.providers.<provider>.models` of the config. */
@@ -65,23 +62,49 @@ export function resolveContextWindowTokens(input: ResolveContextWindowInput): Co
  * The reserve kept free for the reply and the prompt scaffolding: `reserveTokens` (default 16,384)
  * raised to at least `reserveTokensFloor` (default 20,000; 0 disables the floor).
  */
-export function resolveReserveTokens(input: { reserveTokens?: number; reserveTokensFloor?: number } = {}): number {
+export function resolveReserveTokens(input: ReserveSettings = {}): number {
   const reserve = input.reserveTokens !== undefined && input.reserveTokens >= 0 ? input.reserveTokens : DEFAULT_RESERVE_TOKENS;
   const floor = input.reserveTokensFloor ?? DEFAULTS.reserveTokensFloor;
   return floor > 0 ? Math.max(reserve, floor) : reserve;
 }
 
+/** The reserve settings of a config or a replay policy (unset: Keel's defaults). */
+export interface ReserveSettings {
+  readonly reserveTokens?: number;
+  readonly reserveTokensFloor?: number;
+}
+
 /**
  * The reserve for a given window: the resolved reserve, but never more than half the window, so a
- * small window (a local model, or a provider limit Keel learned) still leaves room for history.
- * `reserveTokensFloor` replaces the 20,000 floor (what-if replays; the live config keeps the default).
+ * small window (a local model, configured or learned) still leaves room for history.
  *
  * @example effectiveReserveTokens(200_000, 16_384) // 20_000 (the floor)
  * @example effectiveReserveTokens(30_000, 16_384)  // 15_000
+ * @example effectiveReserveTokens(4_000, 16_384)   // 2_000
  */
 export function effectiveReserveTokens(contextWindow: number, reserveTokens?: number, reserveTokensFloor?: number): number {
   const reserve = resolveReserveTokens({ ...(reserveTokens !== undefined ? { reserveTokens } : {}), ...(reserveTokensFloor !== undefined ? { reserveTokensFloor } : {}) });
   return Math.min(reserve, Math.floor(contextWindow * DEFAULTS.maxReserveWindowShare));
+}
+
+/** `effectiveReserveTokens` of a config's (or policy's) reserve settings. */
+export function reserveForWindow(contextWindow: number, settings: ReserveSettings): number {
+  return effectiveReserveTokens(contextWindow, settings.reserveTokens, settings.reserveTokensFloor);
+}
+
+/**
+ * The `max_tokens` a model call asks for in a window: the configured `maxOutputTokens`, never more
+ * than the reserve (the prompt is budgeted to the window less the reserve, and the provider refuses a
+ * prompt plus `max_tokens` over its window). Unset, the default (4,096) is also held to half the
+ * reserve, so a small window keeps slack for estimates that fall short.
+ *
+ * @example maxOutputTokensFor(200_000, {}) // 4_096
+ * @example maxOutputTokensFor(4_000, {})   // 1_000 (half the 2,000 reserve)
+ */
+export function maxOutputTokensFor(contextWindow: number, settings: ReserveSettings & { readonly maxOutputTokens?: number | undefined }): number {
+  const reserve = reserveForWindow(contextWindow, settings);
+  const wanted = settings.maxOutputTokens ?? Math.min(DEFAULTS.maxOutputTokens, Math.floor(reserve * DEFAULTS.defaultOutputReserveShare));
+  return Math.max(1, Math.min(wanted, reserve));
 }
 
 /** Threshold compaction after a successful turn: `contextTokens > contextWindow − reserveTokens`. */
@@ -89,13 +112,21 @@ export function shouldCompactAfterTurn(contextTokens: number, contextWindow: num
   return contextTokens > contextWindow - reserveTokens;
 }
 
-/** Where the memory flush starts: `softThresholdTokens` (default 4,000) below the compaction threshold. */
+/**
+ * Where the memory flush starts: `softThresholdTokens` (default 4,000) below the compaction
+ * threshold, but never more than a quarter of the budget below it, so in a small window the flush
+ * still comes near the compaction it precedes, not on the first turn.
+ *
+ * @example memoryFlushThresholdTokens(200_000, 20_000) // 176_000
+ * @example memoryFlushThresholdTokens(4_000, 2_000)    // 1_500
+ */
 export function memoryFlushThresholdTokens(
   contextWindow: number,
   reserveTokens: number,
   softThresholdTokens: number = DEFAULTS.softThresholdTokens,
 ): number {
-  return Math.max(0, contextWindow - reserveTokens - softThresholdTokens);
+  const budget = Math.max(0, contextWindow - reserveTokens);
+  return budget - Math.min(softThresholdTokens, Math.floor(budget * DEFAULTS.maxSoftThresholdBudgetShare));
 }
 
 export interface MemoryFlushInput {

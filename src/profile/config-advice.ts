@@ -42,11 +42,11 @@ export interface ConfigAdvice {
 }
 
 /** What an agent's config resolves to for the four settings. */
-export function currentSettings(config: Pick<KeelConfig, 'contextEngine' | 'reserveTokens' | 'contextEngineOptions' | 'workStyle'>): CurrentSettings {
+export function currentSettings(config: Pick<KeelConfig, 'contextEngine' | 'reserveTokens' | 'contextEngineOptions' | 'workStyle'> & { readonly reserveTokensFloor?: number }): CurrentSettings {
   const options = config.contextEngineOptions ?? {};
   return {
     contextEngine: config.contextEngine,
-    reserveTokens: resolveReserveTokens({ reserveTokens: config.reserveTokens }),
+    reserveTokens: resolveReserveTokens(config),
     ...(options.pruningTtl !== undefined ? { pruningTtl: options.pruningTtl } : {}),
     keepLastAssistants: options.keepLastAssistants ?? DEFAULTS.keepLastAssistants,
     minPrunableToolChars: options.minPrunableToolChars ?? DEFAULTS.minPrunableToolChars,
@@ -54,7 +54,9 @@ export function currentSettings(config: Pick<KeelConfig, 'contextEngine' | 'rese
   };
 }
 
-const fullAt = (window: number, reserve: number) => Math.round(((window - effectiveReserveTokens(window, reserve)) / window) * 100);
+// Reserves here are resolved already (floor applied): only the half-window cap is left to apply.
+const capped = (window: number, reserve: number) => effectiveReserveTokens(window, reserve, 0);
+const fullAt = (window: number, reserve: number) => Math.round(((window - capped(window, reserve)) / window) * 100);
 const exchanges = (n: number) => (n === 1 ? 'only the last exchange keeps its' : `the last ${n} exchanges keep their`);
 /** 60000 → "1 minute", 90000 → "90 seconds". */
 const spoken = (ms: number) => (ms % 60_000 === 0 ? `${ms / 60_000} minute${ms === 60_000 ? '' : 's'}` : `${Math.round(ms / 1_000)} seconds`);
@@ -76,7 +78,7 @@ export function adviseSettings(current: CurrentSettings, style: WorkStyle, windo
   // The reserve never takes more than half the window: on a small window the preset's is capped there
   // (a reserve above the window would not load), and two values can act the same.
   const reserve = Math.min(preset.reserveTokens, Math.floor(window * DEFAULTS.maxReserveWindowShare));
-  const sameReserve = effectiveReserveTokens(window, current.reserveTokens) === effectiveReserveTokens(window, reserve);
+  const sameReserve = capped(window, current.reserveTokens) === capped(window, reserve);
   all.push({
     key: 'reserveTokens',
     setting: 'When to compress the conversation',

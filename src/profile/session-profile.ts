@@ -25,7 +25,7 @@ export interface ProfileInput {
   readonly sessionId: string;
   /** The session's transcript, oldest first. */
   readonly entries: readonly ProfileEntry[];
-  readonly config: Pick<KeelConfig, 'contextEngine' | 'reserveTokens' | 'contextEngineOptions' | 'workStyle'>;
+  readonly config: Pick<KeelConfig, 'contextEngine' | 'reserveTokens' | 'reserveTokensFloor' | 'contextEngineOptions' | 'workStyle'>;
   /** The agent's context window in tokens. */
   readonly window: number;
 }

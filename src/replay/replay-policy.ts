@@ -17,20 +17,19 @@ import { boundedEstimate } from '../runtime/bounded-estimate';
 const config = keelConfigSchema.shape;
 const tokens = z.number({ message: 'use a whole number of tokens' }).int('use a whole number of tokens').nonnegative('use tokens ≥ 0');
 
-/** What a policy file may set. Keel config keys keep their meaning; the last four exist only for what-ifs. */
+/** What a policy file may set. Keel config keys keep their meaning; the last three exist only for what-ifs. */
 const policyFileSchema = z.strictObject({
   /** Shown in reports; default: the file name. */
   name: z.string().min(1).max(80).optional(),
   contextWindowTokens: config.contextWindowTokens.unwrap().optional(),
   contextTokens: config.contextTokens,
   reserveTokens: config.reserveTokens.unwrap().optional(),
+  reserveTokensFloor: config.reserveTokensFloor.unwrap().optional(),
   softThresholdTokens: config.softThresholdTokens.unwrap().optional(),
   compactionMinReclaimShare: config.compactionMinReclaimShare.unwrap().optional(),
   contextEngine: config.contextEngine.unwrap().optional(),
   contextEngineOptions: config.contextEngineOptions,
   historyLimits: config.historyLimits,
-  /** Replaces the reserve's 20,000-token floor (Keel's config keeps the default). */
-  reserveTokensFloor: tokens.optional(),
   /** Recent tail an automatic compaction keeps (Keel: 20,000, at most a quarter of the window). */
   keepRecentTokens: tokens.optional(),
   /** Tokens every model call spends on the system prompt and tool definitions. */
@@ -46,7 +45,7 @@ export interface ReplayPolicy {
   readonly name: string;
   readonly contextWindow: number;
   readonly reserveTokens: number;
-  readonly reserveTokensFloor?: number;
+  readonly reserveTokensFloor: number;
   /** Before the quarter-of-the-window cap the compaction applies. */
   readonly keepRecentTokens: number;
   readonly softThresholdTokens: number;
@@ -90,7 +89,7 @@ export function parseReplayPolicy(json: unknown, base: KeelConfig, opts: { sourc
     );
   }
   const file: PolicyFile = parsed.data;
-  const { name, reserveTokensFloor, keepRecentTokens, overheadTokens, summarizer, ...overrides } = file;
+  const { name, keepRecentTokens, overheadTokens, summarizer, ...overrides } = file;
   // The merged settings must still make a coherent Keel configuration (the reserve fits the window, …).
   const merged = keelConfigSchema.safeParse({ ...base, ...definedOnly(overrides) });
   if (!merged.success) throw fail(merged.error.issues.map((i) => `${String(i.path[0] ?? '(top level)')}: ${i.message}`));
@@ -99,7 +98,7 @@ export function parseReplayPolicy(json: unknown, base: KeelConfig, opts: { sourc
     name: name ?? opts.defaultName,
     contextWindow: configuredWindow(c).tokens,
     reserveTokens: c.reserveTokens,
-    ...(reserveTokensFloor !== undefined ? { reserveTokensFloor } : {}),
+    reserveTokensFloor: c.reserveTokensFloor,
     keepRecentTokens: keepRecentTokens ?? DEFAULTS.keepRecentTokens,
     softThresholdTokens: c.softThresholdTokens,
     compactionMinReclaimShare: c.compactionMinReclaimShare,

@@ -3,7 +3,7 @@
  * numbers of each, and the table of what differs between them. Advice is an input (from whoever
  * profiled the session); the report only shows it.
  */
-import { effectiveReserveTokens } from '../context/context-window';
+import { reserveForWindow } from '../context/context-window';
 import type { ReplayPolicy } from './replay-policy';
 import { replaySession, splitTurns, type PolicyReplay } from './replay-session';
 import type { ReplayTranscript } from './replay-source';
@@ -100,8 +100,7 @@ function differences(runs: readonly PolicyReplay[]): ReplayDifference[] {
 
 /** The after-turn threshold: the window less the effective reserve. */
 function compactsAbove(r: PolicyReplay): number {
-  const { contextWindow, reserveTokens, reserveTokensFloor } = r.policy;
-  return contextWindow - effectiveReserveTokens(contextWindow, reserveTokens, reserveTokensFloor);
+  return r.policy.contextWindow - reserveForWindow(r.policy.contextWindow, r.policy);
 }
 
 function engineText(policy: ReplayPolicy): string {

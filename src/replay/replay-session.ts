@@ -5,7 +5,7 @@
  * read or written besides the transcript given; the numbers are the ones a worker would compute.
  */
 import { DEFAULTS } from '../config/defaults';
-import { effectiveReserveTokens } from '../context/context-window';
+import { reserveForWindow } from '../context/context-window';
 import { TokenCache } from '../context/estimate-tokens';
 import { runContextPipeline } from '../context/pipeline';
 import { resolveHistoryLimit } from '../context/limit-history-turns';
@@ -168,7 +168,7 @@ class PolicySimulation {
       plugins: { slots: { contextEngine: policy.contextEngine } },
       ...(policy.contextEngineOptions ? { contextEngine: policy.contextEngineOptions } : {}),
     });
-    this.reserve = effectiveReserveTokens(policy.contextWindow, policy.reserveTokens, policy.reserveTokensFloor);
+    this.reserve = reserveForWindow(policy.contextWindow, policy);
     this.historyLimit = sessionKey ? safeHistoryLimit(sessionKey, policy.historyLimits) : undefined;
   }
 
@@ -210,7 +210,7 @@ class PolicySimulation {
       ...this.holdInput(),
       contextTokens,
       reserveTokens: this.policy.reserveTokens,
-      ...(this.policy.reserveTokensFloor !== undefined ? { reserveTokensFloor: this.policy.reserveTokensFloor } : {}),
+      reserveTokensFloor: this.policy.reserveTokensFloor,
       softThresholdTokens: this.policy.softThresholdTokens,
       compactionCount: this.compactionCount,
       memoryFlushCompactionCount: this.memoryFlushCompactionCount,

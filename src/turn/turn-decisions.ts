@@ -20,7 +20,7 @@ export interface AfterTurnInput extends CompactionHoldInput {
   readonly contextTokens: number;
   readonly contextWindow: number;
   readonly reserveTokens: number;
-  /** Replaces the reserve's 20,000-token floor (a replay policy's what-if); unset → the default floor. */
+  /** The reserve's floor (`reserveTokensFloor`); unset → the default 20,000. */
   readonly reserveTokensFloor?: number;
   readonly softThresholdTokens: number;
   readonly compactionCount: number;

@@ -28,8 +28,8 @@ describe.each(testDatabases())('compactionWorkflow on a real Temporal dev server
       fake.respondWith(goodSummarizer);
       const sent = fake.requests.length;
 
-      // An 11k window leaves 11,000 × 0.4 − 4,096 ≈ 300 tokens per chunk: the 14 summarized messages need several.
-      const result = await runCompaction(w, s, { contextWindowTokens: 11_000, keepRecentTokens: 200 });
+      // A 1,000-token window leaves 1,000 × 0.4 − 100 (a tenth of it for the prompt) = 300 tokens per chunk: the 14 summarized messages need several.
+      const result = await runCompaction(w, s, { contextWindowTokens: 1_000, keepRecentTokens: 200 });
 
       expect(result.status).toBe('succeeded');
       expect(result.degraded).toBe(false);

@@ -81,13 +81,15 @@ describe('planCompaction', () => {
     }
   });
 
-  it('chunks by window × ratio − 4,096 overhead − previous summary', () => {
+  it('chunks by window × ratio − prompt overhead (4,096, at most a tenth of the window) − previous summary', () => {
     const es = entries(transcript());
     const previousSummary = text(400);
     const plan = planCompaction(es, { contextWindow: 20_000, estimate: charsOver4, previousSummary });
     expect(plan.chunkRatio).toBe(0.4);
     expect(plan.previousSummaryTokens).toBe(400);
-    expect(plan.maxChunkTokens).toBe(8_000 - 4_096 - 400);
+    expect(plan.maxChunkTokens).toBe(8_000 - 2_000 - 400);
+    const large = planCompaction(es, { contextWindow: 200_000, estimate: charsOver4, previousSummary });
+    expect(large.maxChunkTokens).toBe(80_000 - 4_096 - 400);
     for (const c of plan.chunks.slice(0, -1)) expect(c.tokens).toBeLessThanOrEqual(plan.maxChunkTokens);
   });
 

@@ -58,9 +58,17 @@ describe('keel.config.json errors name the JSON path and the fix', () => {
     expect(agentConfig(await load(file, { OLLAMA_KEY: 'secret' }), 'local').openAiApiKey).toBe('secret');
   });
 
-  it('checks merged values against the schema, naming the agent setting (a bad time zone, a reserve above the window)', async () => {
+  it('checks merged values against the schema, naming the agent setting (a bad time zone, output above the window)', async () => {
     expect(await loadError({ agents: { support: { reset: { timeZone: 'Mars/Olympus' } } } })).toMatch(/agents\.support\.reset\.timeZone: not a known IANA time zone/);
-    expect(await loadError({ agents: { support: { contextWindowTokens: 16_000 } } })).toMatch(/agents\.support \(inherited reserveTokens\): the reserve \(20000 tokens/);
+    expect(await loadError({ maxOutputTokens: 20_000, agents: { support: { contextWindowTokens: 16_000 } } })).toMatch(/agents\.support \(inherited maxOutputTokens\): 20000 output tokens do not fit the 16000-token context window/);
+    expect(await loadError({ agents: { support: { reserveTokensFloor: -1 } } })).toMatch(/agents\.support\.reserveTokensFloor: use tokens ≥ 0/);
+  });
+
+  it('takes a small local window and a reserve floor, at the top level and per agent', async () => {
+    const settings = await load({ reserveTokensFloor: 10_000, agents: { local: { contextWindowTokens: 4_000 }, tight: { contextWindowTokens: 16_000, reserveTokens: 3_000, reserveTokensFloor: 0 } } });
+    expect(settings.defaults.reserveTokensFloor).toBe(10_000);
+    expect(agentConfig(settings, 'local')).toMatchObject({ contextWindowTokens: 4_000, reserveTokensFloor: 10_000 });
+    expect(agentConfig(settings, 'tight')).toMatchObject({ reserveTokens: 3_000, reserveTokensFloor: 0 });
     expect(await loadError({ contextEngine: 'nope' })).toMatch(/keel\.config\.json: contextEngine: "nope" is not a registered context engine/);
   });
 

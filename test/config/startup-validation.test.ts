@@ -7,6 +7,7 @@ import { registerContextEngine } from '../../src/engine/registry';
 import { LegacyContextEngine } from '../../src/engine/legacy';
 import { storeTargetFor } from '../../src/store/connect';
 import { loggerOptionsFromEnv } from '../../src/observability/logger';
+import { maxOutputTokensFor, reserveForWindow } from '../../src/context/context-window';
 
 function configError(fn: () => unknown): string {
   try {
@@ -35,8 +36,15 @@ describe('configFromEnv checks the whole configuration', () => {
     }
   });
 
+  it('accepts a small local window: the reserve takes half of it, the default output half of that', () => {
+    const config = configFromEnv({ KEEL_CONTEXT_WINDOW: '4000' });
+    expect(reserveForWindow(4_000, config)).toBe(2_000);
+    expect(maxOutputTokensFor(4_000, config)).toBe(1_000);
+    expect(configFromEnv({ KEEL_CONTEXT_WINDOW: '16000', KEEL_RESERVE_TOKENS: '3000', KEEL_RESERVE_TOKENS_FLOOR: '0' })).toMatchObject({ reserveTokens: 3_000, reserveTokensFloor: 0 });
+  });
+
   it.each([
-    ['a reserve that fills the window', { KEEL_CONTEXT_WINDOW: '16000' }, /KEEL_RESERVE_TOKENS: the reserve \(20000 tokens.*16000-token context window/],
+    ['a reserve floor that is not a count', { KEEL_RESERVE_TOKENS_FLOOR: '-1' }, /KEEL_RESERVE_TOKENS_FLOOR: /],
     ['output larger than the window', { KEEL_CONTEXT_WINDOW: '30000', KEEL_MAX_OUTPUT_TOKENS: '30000' }, /KEEL_MAX_OUTPUT_TOKENS: 30000 output tokens do not fit/],
     ['a summarizer model without its endpoint', { KEEL_COMPACTION_MODEL: 'llama3' }, /KEEL_COMPACTION_MODEL: .*KEEL_COMPACTION_MODEL_URL .* is not set/],
   ])('rejects incoherent model settings: %s', (_name, env, expected) => {

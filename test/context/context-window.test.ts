@@ -1,5 +1,7 @@
 import {
   DEFAULT_RESERVE_TOKENS,
+  effectiveReserveTokens,
+  maxOutputTokensFor,
   memoryFlushThresholdTokens,
   pressureLevel,
   resolveContextWindowTokens,
@@ -43,6 +45,42 @@ describe('resolveReserveTokens', () => {
   });
 });
 
+describe('effectiveReserveTokens', () => {
+  it.each([
+    ['the floor decides in a large window', 200_000, undefined, undefined, 20_000],
+    ['a reserve above the floor stands', 200_000, 60_000, undefined, 60_000],
+    ['never more than half the window, the floor included', 30_000, 16_384, undefined, 15_000],
+    ['half of a 4,000-token local window', 4_000, undefined, undefined, 2_000],
+    ['a configured reserve under half a small window stands once the floor is off', 8_000, 1_500, 0, 1_500],
+    ['a lower floor lets a small reserve stand', 100_000, 5_000, 8_000, 8_000],
+    ['an explicit reserve larger than the window is still held to half', 4_000, 20_000, 0, 2_000],
+  ])('%s', (_rule, window, reserve, floor, expected) => {
+    expect(effectiveReserveTokens(window, reserve, floor)).toBe(expected);
+  });
+});
+
+describe('maxOutputTokensFor', () => {
+  it.each([
+    ['the default 4,096 in a large window', 200_000, {}, 4_096],
+    ['the default takes at most half the reserve of a small window', 4_000, {}, 1_000],
+    ['a configured value stands while the reserve holds it', 200_000, { maxOutputTokens: 16_000 }, 16_000],
+    ['a configured value is held to the reserve', 200_000, { maxOutputTokens: 64_000 }, 20_000],
+    ['a configured value in a small window is held to its reserve', 4_000, { maxOutputTokens: 3_000 }, 2_000],
+    ['the reserve settings decide the default too', 8_000, { reserveTokens: 1_000, reserveTokensFloor: 0 }, 500],
+  ])('%s', (_rule, window, settings, expected) => {
+    expect(maxOutputTokensFor(window, settings)).toBe(expected);
+  });
+
+  it('leaves the prompt budget and the reply inside the window, whatever the settings', () => {
+    for (const window of [1_000, 4_000, 16_000, 200_000]) {
+      for (const settings of [{}, { maxOutputTokens: 100_000 }, { maxOutputTokens: 100_000, reserveTokens: 300, reserveTokensFloor: 0 }]) {
+        const reserve = effectiveReserveTokens(window, settings.reserveTokens, settings.reserveTokensFloor);
+        expect(window - reserve + maxOutputTokensFor(window, settings)).toBeLessThanOrEqual(window);
+      }
+    }
+  });
+});
+
 describe('shouldCompactAfterTurn', () => {
   it('compacts only when context exceeds window minus reserve', () => {
     expect(shouldCompactAfterTurn(180_000, 200_000, 20_000)).toBe(false);
@@ -54,6 +92,12 @@ describe('memory flush threshold', () => {
   it('sits softThresholdTokens (4,000 by default) below the compaction threshold', () => {
     expect(memoryFlushThresholdTokens(200_000, 20_000)).toBe(176_000);
     expect(memoryFlushThresholdTokens(200_000, 20_000, 10_000)).toBe(170_000);
+  });
+
+  it('stays within a quarter of the budget below the threshold in a small window', () => {
+    expect(memoryFlushThresholdTokens(4_000, 2_000)).toBe(1_500);
+    expect(memoryFlushThresholdTokens(16_000, 8_000)).toBe(6_000);
+    expect(memoryFlushThresholdTokens(4_000, 4_000)).toBe(0);
   });
 
   it('runs once the soft threshold is crossed and not again in the same compaction cycle', () => {

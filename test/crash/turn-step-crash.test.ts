@@ -4,6 +4,7 @@
  * PostgreSQL only: PGlite over a socket runs one statement at a time for every connection, so a lock
  * held by the test would stall the whole database instead of one waiting statement.
  */
+import { Client as PgClient } from 'pg';
 import { describeOnPostgres, postgres } from '../support/postgres-only';
 import { fakeReply, type FakeStep } from '../support/fake-anthropic';
 import { crashSuite, entryText, gate, storedTranscript } from '../support/crash-rig';
@@ -12,6 +13,8 @@ import type { WorkerProcess } from '../support/temporal';
 import type { KeelClient } from '../../src/client/keel-client';
 import type { TurnResult } from '../../src/protocol';
 import { getSession } from '../../src/store/sessions-repo';
+import { DEFAULTS } from '../../src/config/defaults';
+import { waitUntil } from '../support/wait-until';
 
 const suite = crashSuite();
 
@@ -26,6 +29,17 @@ describeOnPostgres('a worker SIGKILLed while a turn step waits on the database',
   beforeEach(() => {
     client = rig.client({ modelHeartbeatTimeoutMs: 2_000, toolHeartbeatTimeoutMs: 2_000 });
   });
+
+  /** Ends one PostgreSQL backend, as the server does when its client is gone. */
+  async function terminateBackend(url: string, pid: number): Promise<void> {
+    const admin = new PgClient({ connectionString: url });
+    await admin.connect();
+    try {
+      await admin.query('select pg_terminate_backend($1)', [pid]);
+    } finally {
+      await admin.end();
+    }
+  }
 
   async function lock(table: string): Promise<TableLock> {
     const l = await holdTableLock(rig.database.url, table);
@@ -143,17 +157,19 @@ describeOnPostgres('a worker SIGKILLed while a turn step waits on the database',
 
   // Regression: callModel used to ignore that its append inserted nothing and return the reply it got
   // from the model, not the one stored under the same entry id: the caller got "answer from the retry"
-  // while the transcript (and every later turn) held "answer from the killed attempt".
+  // while the transcript (and every later turn) held "answer from the killed attempt". A retry calls
+  // the model again only when the killed attempt could not hold its reply: here it is too large to.
   it('returns the reply it stored when the dead worker’s queued append lands before the retry’s own (late-write race)', async () => {
     const answered = gate();
+    const tooLargeToHold = ` ${'x'.repeat(DEFAULTS.maxHeldReplyBytes)}`;
     let calls = 0;
     rig.fake.respondWith(async (): Promise<FakeStep | undefined> => {
       calls++;
       if (calls === 1) {
         await answered.opened;
-        return fakeReply.text('answer from the killed attempt');
+        return fakeReply.text(`answer from the killed attempt${tooLargeToHold}`);
       }
-      return calls === 2 ? fakeReply.text('answer from the retry') : undefined;
+      return calls === 2 ? fakeReply.text(`answer from the retry${tooLargeToHold}`) : undefined;
     });
     const first = await rig.startReadyWorker();
 
@@ -178,6 +194,41 @@ describeOnPostgres('a worker SIGKILLed while a turn step waits on the database',
     // The caller must be told what the transcript holds (the next turn's model sees the stored one).
     expect(result.reply).toBe(entryText(entries[1]!));
     // Counted once: by the dead attempt whose reply landed, not again by the retry whose append inserted nothing.
+    await expectUsageCountedOnce(result);
+    rig.fake.assertScriptConsumed();
+  });
+
+  it('stores the reply the killed attempt held, without calling the model again, when its write never landed', async () => {
+    const answered = gate();
+    let calls = 0;
+    rig.fake.respondWith(async (): Promise<FakeStep | undefined> => {
+      if (++calls > 1) return undefined;
+      await answered.opened;
+      return fakeReply.text('the held answer');
+    });
+    const first = await rig.startReadyWorker();
+
+    const reply = client.sendMessage(rig.sessionKey, 'hold me');
+    await rig.fake.waitForRequests(1, 60_000);
+    const writes = await lock('transcript_entries');
+    answered.open();
+    const [append] = await writes.waitForBlocked(/insert into "transcript_entries"/i);
+    // The reply reached Temporal in the attempt's heartbeat details before the worker died.
+    const handle = client.temporal.workflow.getHandle(client.identify(rig.sessionKey).workflowId);
+    await waitUntil('the reply held in heartbeat details', async () => ((await handle.describe()).raw.pendingActivities ?? []).some((a) => (a.heartbeatDetails?.payloads?.length ?? 0) > 0), 30_000);
+    await first.kill('SIGKILL');
+    // The dead worker's queued append dies with its connection: nothing of its reply is stored.
+    await terminateBackend(rig.database.url, append!.pid);
+    await writes.release();
+
+    await rig.startReadyWorker();
+    const result = await reply;
+    expect(result.reply).toBe('the held answer');
+    await expectTranscript([
+      ['user', 'hold me'],
+      ['assistant', 'the held answer'],
+    ]);
+    expect(rig.fake.requests).toHaveLength(1);
     await expectUsageCountedOnce(result);
     rig.fake.assertScriptConsumed();
   });

@@ -8,7 +8,7 @@ import { replaySession } from '../../src/replay/replay-session';
 import { fileTranscript } from '../../src/replay/replay-source';
 import { renderReplayText } from '../../src/replay/replay-terminal';
 import { renderReplayHtml } from '../../src/replay/replay-html';
-import { effectiveReserveTokens } from '../../src/context/context-window';
+import { effectiveReserveTokens, reserveForWindow } from '../../src/context/context-window';
 import { keel } from '../support/keel-cli';
 import { fakeReply, startFakeAnthropic, type FakeAnthropic } from '../support/fake-anthropic';
 import { goodSummarizer } from '../compaction-workflow/support';
@@ -32,8 +32,20 @@ describe('replay policy files', () => {
   it('check values with the config schemas, naming the key', () => {
     expect(() => policy({ keepRecentTokens: -5 })).toThrow(/keepRecentTokens: use tokens ≥ 0/);
     expect(() => policy({ contextEngine: 'nope' })).toThrow(/contextEngine: "nope" is not a registered context engine/);
-    // Coherence of the merged settings: a reserve that leaves nothing of the window.
-    expect(() => policy({ contextWindowTokens: 10_000, reserveTokens: 20_000 })).toThrow(/reserveTokens: the reserve \(20000 tokens/);
+    // Coherence of the merged settings: output that cannot fit the window, named by its key.
+    const bigOutput = configFromEnv({ KEEL_MAX_OUTPUT_TOKENS: '9000' });
+    const merge = () => parseReplayPolicy({ contextWindowTokens: 8_000 }, bigOutput, { source: 'small.json', defaultName: 'small' });
+    expect(merge).toThrow(/maxOutputTokens: 9000 output tokens do not fit the 8000-token context window; set fewer/);
+    expect(merge).not.toThrow(/KEEL_CONTEXT_WINDOW/);
+  });
+
+  it('take a small window with the floor off, the reserve held to half of it', () => {
+    const small = policy({ contextWindowTokens: 8_000, reserveTokens: 3_000, reserveTokensFloor: 0 });
+    expect(small).toMatchObject({ contextWindow: 8_000, reserveTokens: 3_000, reserveTokensFloor: 0 });
+    expect(reserveForWindow(small.contextWindow, small)).toBe(3_000);
+    // A reserve larger than the window is held to half of it, not refused in the name of KEEL_CONTEXT_WINDOW.
+    const tiny = policy({ contextWindowTokens: 4_000, reserveTokens: 20_000, reserveTokensFloor: 0 });
+    expect(reserveForWindow(tiny.contextWindow, tiny)).toBe(2_000);
   });
 
   it('read from a file: name from the file, defaults from the agent configuration; bad JSON names the file', () => {

@@ -80,6 +80,11 @@ export interface FakeAnthropicOptions {
    */
   tokenLimit?: number;
   /**
+   * The window holds the prompt and the reply together: a request whose prompt plus `max_tokens`
+   * exceeds `tokenLimit` is refused with a 400, as Claude models since 3.7 refuse it. Default off.
+   */
+  countMaxTokens?: boolean;
+  /**
    * Prompt caching: the shortest prefix the model caches (Anthropic: 1024 tokens for Sonnet and
    * Opus, 2048 for Haiku); shorter marked prefixes are neither written nor read. Default 1024.
    */
@@ -103,7 +108,7 @@ export interface FakeAnthropic {
   readonly requests: readonly FakeRequest[];
   /** Requests that found no step and no responder. */
   readonly unexpected: readonly FakeRequest[];
-  /** Requests refused as over the token limit (with the tokens the fake counted). */
+  /** Requests refused as over the token limit (with the tokens the fake counted, `max_tokens` included when it counts). */
   readonly overflowed: ReadonlyArray<{ request: FakeRequest; tokens: number }>;
   /** Requests refused as the real API refuses them (broken tool pairing, a tool schema that is not an object), with the provider's message. */
   readonly invalid: ReadonlyArray<{ request: FakeRequest; problem: string }>;
@@ -111,8 +116,8 @@ export interface FakeAnthropic {
   clearPromptCache(): void;
   /** Changes the shortest cacheable prefix from the next request on. */
   setCacheMinTokens(tokens: number): void;
-  /** Changes the model's context window from the next request on. */
-  setTokenLimit(tokens: number): void;
+  /** Changes the model's context window from the next request on (and whether `max_tokens` counts in it, see `countMaxTokens`). */
+  setTokenLimit(tokens: number, options?: { countMaxTokens?: boolean }): void;
   /** Appends steps to the script. */
   enqueue(...steps: FakeStep[]): void;
   /** Steps not yet consumed. */
@@ -138,6 +143,7 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
   const overflowed: Array<{ request: FakeRequest; tokens: number }> = [];
   const invalid: Array<{ request: FakeRequest; problem: string }> = [];
   let tokenLimit = options.tokenLimit ?? FAKE_DEFAULT_TOKEN_LIMIT;
+  let countMaxTokens = options.countMaxTokens ?? false;
   const timers = new Set<{ timer: NodeJS.Timeout; resolve: () => void }>();
   const arrivalWaiters = new Set<() => void>();
   let responder = options.defaultResponder;
@@ -188,6 +194,12 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
         overflowed.push({ request, tokens });
         request.fakeWorkMs = performance.now() - began;
         return sendError(res, overflowStep(tokens, tokenLimit, api), api);
+      }
+      const maxTokens = typeof body.max_tokens === 'number' ? body.max_tokens : 0;
+      if (countMaxTokens && tokens + maxTokens > tokenLimit) {
+        overflowed.push({ request, tokens: tokens + maxTokens });
+        request.fakeWorkMs = performance.now() - began;
+        return sendError(res, replyOverflowStep(tokens, maxTokens, tokenLimit), api);
       }
       const pairing = api === 'anthropic'
         ? (anthropicToolSchemaProblem(body) ?? anthropicPairingProblem(body))
@@ -259,7 +271,10 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
     unexpected,
     overflowed,
     invalid,
-    setTokenLimit: (tokens) => void (tokenLimit = tokens),
+    setTokenLimit: (tokens, limits = {}) => {
+      tokenLimit = tokens;
+      countMaxTokens = limits.countMaxTokens ?? false;
+    },
     clearPromptCache: () => promptCache.clear(),
     setCacheMinTokens: (tokens) => void (promptCache.minTokens = tokens),
     enqueue: (...steps) => void script.push(...steps),
@@ -342,6 +357,16 @@ function overflowStep(tokens: number, limit: number, api: 'anthropic' | 'openai'
     errorType: 'invalid_request_error',
     message: `This model's maximum context length is ${limit} tokens. However, your messages resulted in ${tokens} tokens. Please reduce the length of the messages.`,
     code: 'context_length_exceeded',
+  };
+}
+
+/** Anthropic's answer to a prompt that fits but leaves no room for `max_tokens` (its wording). */
+function replyOverflowStep(tokens: number, maxTokens: number, limit: number): FakeErrorStep {
+  return {
+    kind: 'error',
+    status: 400,
+    errorType: 'invalid_request_error',
+    message: `input length and \`max_tokens\` exceed context limit: ${tokens} + ${maxTokens} > ${limit}, decrease input length or \`max_tokens\` and try again`,
   };
 }
 
