@@ -36,7 +36,7 @@ describe('extractiveSummary', () => {
     expect(out).not.toContain('## Open tasks');
   });
 
-  it('lists what the user asked to be remembered as a decision, and keeps ticket ids, versions and quoted names', () => {
+  it('lists what the user asked to be remembered as an instruction, and keeps ticket ids, versions and quoted names', () => {
     const s = extractiveSummary({
       messages: [
         user('Please remember that the ticket is PAY-1234. We call the rollout "Project Falcon" and pin v2.3.1.'),
@@ -45,8 +45,8 @@ describe('extractiveSummary', () => {
       ],
       policy: 'strict',
     });
-    const decisions = s.split('## Decisions\n')[1].split('\n\n')[0];
-    expect(decisions).toContain('Please remember that the ticket is PAY-1234.');
+    const instructions = s.split('## Instructions and preferences\n')[1].split('\n\n')[0];
+    expect(instructions).toContain('- user: Please remember that the ticket is PAY-1234.');
     const ids = s.split(`${PRESERVED_IDENTIFIERS_HEADING}\n`)[1];
     for (const id of ['PAY-1234', '"Project Falcon"', 'v2.3.1', 'OPS-77']) expect(ids).toContain(`- ${id}\n`.trimEnd());
     // JSON in tool output is not a quoted name.
@@ -54,7 +54,7 @@ describe('extractiveSummary', () => {
   });
 
   it('lists decisions', () => {
-    expect(summary).toContain('## Decisions\n- We decided to use PGlite for tests because it needs no server.');
+    expect(summary).toContain('## Decisions\n- assistant: We decided to use PGlite for tests because it needs no server.');
   });
 
   it('keeps every identifier of the messages, but nothing from tool-result details', () => {
@@ -129,7 +129,7 @@ describe('extractiveSummary', () => {
     expect(kept.at(-1)).toBe('/data/orders/order-2999.json');
     expect(kept).not.toContain('/data/orders/order-0.json');
     expect(out).toContain(leftOutNote(3_000 - kept.length));
-    expect(out).toContain('## Decisions\n- We decided to ship on Friday.');
+    expect(out).toContain('## Decisions\n- assistant: We decided to ship on Friday.');
     expect(out).toContain('/data/orders/order-2999.json');
     expect(out).not.toContain('listed compactly');
     expect(out.length).toBeLessThanOrEqual(4_000 / 2 + 10_000 + 400);
