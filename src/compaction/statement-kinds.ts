@@ -49,7 +49,7 @@ const DEADLINE = new RegExp(
 );
 
 const ROLE_WORDS =
-  '(?:lead|manager|owner|engineer|admin|administrator|dba|contact|reviewer|architect|pm|cto|ceo|cfo|on-call|designer|maintainer|head|director|lawyer|counsel|accountant|customer|client|approver|sponsor|analyst|tester|qa|sre|developer)';
+  '(?:lead|manager|owner|engineer|admin|administrator|DBA|contact|reviewer|architect|PM|CTO|CEO|CFO|on-call|designer|maintainer|head|director|lawyer|counsel|accountant|customer|client|approver|sponsor|analyst|tester|QA|SRE|developer)';
 /** "Dana is our DBA", "Priya owns billing", "ask Tom": a capitalised name with a role. */
 const PERSON_ROLE = new RegExp(
   `\\b([A-Z][a-z]+(?: [A-Z][a-z]+)?)(?:\\s*\\([^)]*\\))? (?:is|was|will be|has been) (?:our|the|their|my|your|a|an) (?:[\\w-]+ ){0,3}${ROLE_WORDS}\\b|\\b([A-Z][a-z]+(?: [A-Z][a-z]+)?) (?:owns|leads|manages|approves|signs off|is responsible for|is in charge of|is on call|reports to)\\b|\\b(?:ask|ping|cc|loop in|escalate to) ([A-Z][a-z]+)\\b`,

@@ -52,8 +52,8 @@ function clip(text: string): string {
 
 /**
  * How long an item stays when the summary is over its budget: decisions and instructions go last,
- * then people and deadlines, then tasks and errors people explained, then a tool's bare error line
- * and a plain request ("Please check X") first.
+ * then people, deadlines and errors people explained, then other tasks, then a tool's bare error
+ * line and a plain request ("Please check X") first.
  */
 export function itemValue(item: SummaryItem): number {
   switch (item.kind) {
@@ -65,7 +65,7 @@ export function itemValue(item: SummaryItem): number {
     case 'tasks':
       return hasDeadline(item.text) ? 2 : isPlainRequest(item.text) ? 0 : 1;
     case 'errors':
-      return item.speaker?.startsWith('tool') ? 0 : 1;
+      return item.speaker?.startsWith('tool') ? 0 : 2;
   }
 }
 
