@@ -11,7 +11,7 @@ import type { IdentifierPolicy } from './identifiers';
 import { sourceIdentifiers } from './message-identifiers';
 import { PRESERVED_IDENTIFIERS_HEADING } from './quality-guard';
 import { leftOutNote, newestIdentifiersWithin } from './identifier-budget';
-import { ITEM_SECTIONS, itemSection, SUMMARY_SECTIONS, type SectionFacts } from './summary-sections';
+import { ITEM_SECTIONS, itemSection, KEPT_VERBATIM_HEADING, SUMMARY_SECTIONS, type SectionFacts } from './summary-sections';
 import { messageText } from './serialize-for-summary';
 import { statementKind, statementsOf, type Speaker, type StatementKind } from './statement-kinds';
 import { ItemSet, itemValue, parseItem, renderItem, type SummaryItem } from './summary-items';
@@ -136,6 +136,11 @@ function carryForward(into: ItemSet, previous: Map<string, string>): void {
     const section = SECTION_OF_HEADING.get(heading);
     if (section) {
       for (const line of bullets(body)) into.add(parseItem(line, section));
+      continue;
+    }
+    if (heading === KEPT_VERBATIM_HEADING) {
+      // What the guard quoted into a model summary stays a decision or an instruction, whatever its words.
+      for (const item of bullets(body).map((line) => parseItem(line, 'decisions'))) into.add({ ...item, kind: statementKind(item.text, 'summary') === 'instructions' ? 'instructions' : 'decisions' });
       continue;
     }
     for (const line of body.split('\n')) {

@@ -21,7 +21,7 @@ export const SUMMARY_SECTIONS = {
 export const ITEM_SECTIONS: readonly StatementKind[] = ['decisions', 'instructions', 'tasks', 'people', 'errors'];
 
 /** Decisions and instructions a model summary left out, quoted by the guard with their times. */
-const KEPT_VERBATIM_HEADING = '## Decisions and instructions (verbatim)';
+export const KEPT_VERBATIM_HEADING = '## Decisions and instructions (verbatim)';
 
 /** What the guard can fill a missing section from (see collectFacts). */
 export interface SectionFacts {

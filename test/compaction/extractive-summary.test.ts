@@ -101,6 +101,24 @@ describe('extractiveSummary', () => {
     expect(next).toContain('We chose Redis');
   });
 
+  it('carries forward, with their times, the statements the guard quoted into a model summary', () => {
+    const model = "## Decisions and instructions (verbatim)\n- [2026-03-04 14:10] user: Let's decide: use advisory locks per account.\n- [2026-03-04 14:12] user: Squash every pull request.\n\n## Goal\nFix the race.";
+    const next = extractiveSummary({ previousSummary: model, messages: [user('ok')], policy: 'strict' });
+    expect(next).toContain("## Decisions\n- [2026-03-04 14:10] user: Let's decide: use advisory locks per account.\n- [2026-03-04 14:12] user: Squash every pull request.");
+  });
+
+  it('drops the oldest low-value items first, decisions and instructions last', () => {
+    const at = (m: number) => Date.UTC(2026, 2, 4, 9, m);
+    const msgs: AgentMessage[] = [user('From now on, always squash pull requests.', at(0)), assistant("We decided to use the blue cluster.", at(1))];
+    for (let i = 0; i < 30; i++) msgs.push(assistant(`I'll look at log file number ${i} next, line by line and carefully.`, at(2 + i)));
+    const out = extractiveSummary({ messages: msgs, policy: 'off', maxChars: 1_200 });
+    expect(out.length).toBeLessThanOrEqual(1_200);
+    expect(out).toContain('[2026-03-04 09:00] user: From now on, always squash pull requests.');
+    expect(out).toContain('[2026-03-04 09:01] assistant: We decided to use the blue cluster.');
+    expect(out).toContain('log file number 29 ');
+    expect(out).not.toContain('log file number 0 ');
+  });
+
   it('drops older decisions first to fit the cap, never identifiers', () => {
     const msgs: AgentMessage[] = [];
     for (let i = 0; i < 40; i++) msgs.push(assistant(`We decided on option ${i} for host-${i}.example.com ${'because '.repeat(10)}`));
