@@ -360,7 +360,7 @@ export function createCompactionActivities(allDeps: CompactionActivityDeps) {
     const messages = entries.map((e) => e.message);
     const facts = collectFacts(input.previousSummary, messages, input.identifierPolicy);
     const window = await effectiveWindow(deps, deps.config.model, input);
-    const guarded = guardSummary(input.summary, facts.identifiers, budgetOf(window, input), facts, identifierCharBudget(window));
+    const guarded = guardSummary(input.summary, facts.identifiers, budgetOf(deps, window, input), facts, identifierCharBudget(window));
     if (guarded.addedSections.length) log.info('summary guard added sections the summarizer left out', { sections: guarded.addedSections });
     return { summary: guarded.summary, missing: guarded.appended, unkept: guarded.unkept, blank: guarded.blank };
   }
@@ -374,15 +374,15 @@ export function createCompactionActivities(allDeps: CompactionActivityDeps) {
       ...(input.previousSummary ? { previousSummary: input.previousSummary } : {}),
       messages: entries.map((e) => e.message),
       policy: input.identifierPolicy,
-      maxChars: budgetOf(window, input),
+      maxChars: budgetOf(deps, window, input),
       maxIdentifierChars: identifierCharBudget(window),
     });
   }
 
-  /** The summary's budget: grown with what it replaces when the workflow says (see summaryCharBudget). */
-  function budgetOf(window: number, input: SummaryBudgetInput & { previousSummary?: string }): number {
-    if (input.summarizedTokens === undefined) return summaryCharBudget(window);
-    return summaryCharBudget(window, { summarizedTokens: input.summarizedTokens, previousSummaryChars: input.previousSummary?.length ?? 0 });
+  /** The summary's budget: grown with what it replaces when the workflow says, within the agent's window share (see summaryCharBudget). */
+  function budgetOf(deps: ActivityDeps, window: number, input: SummaryBudgetInput & { previousSummary?: string }): number {
+    const replaced = input.summarizedTokens === undefined ? undefined : { summarizedTokens: input.summarizedTokens, previousSummaryChars: input.previousSummary?.length ?? 0 };
+    return summaryCharBudget(window, replaced, deps.config.summaryMaxWindowShare);
   }
 
   /**

@@ -11,14 +11,19 @@ export interface ReplacedContent {
 /**
  * The most characters a summary may have. It grows with what the summary replaces: the previous
  * summary in full (stacked compactions carry it forward) plus `summaryShareOfReplaced` of the newly
- * summarized messages; it never passes `maxSummaryWindowShare` of the window, so stacked
- * compactions cannot crowd out the conversation, nor falls below `minSummaryChars`. Without
- * `replaced` (nothing known of it) the window's share is the budget.
+ * summarized messages; it never passes `maxWindowShare` of the window (default
+ * `maxSummaryWindowShare`; KEEL_SUMMARY_MAX_WINDOW_SHARE), so stacked compactions cannot crowd out
+ * the conversation, nor falls below `minSummaryChars`. Without `replaced` (nothing known of it) the
+ * window's share is the budget.
  *
  * @example summaryCharBudget(200_000, { summarizedTokens: 40_000, previousSummaryChars: 0 }) // 8,000
  */
-export function summaryCharBudget(contextWindowTokens: number = DEFAULTS.contextWindowTokens, replaced?: ReplacedContent): number {
-  const windowShare = Math.floor(contextWindowTokens * DEFAULTS.maxSummaryWindowShare * DEFAULTS.charsPerToken);
+export function summaryCharBudget(
+  contextWindowTokens: number = DEFAULTS.contextWindowTokens,
+  replaced?: ReplacedContent,
+  maxWindowShare: number = DEFAULTS.maxSummaryWindowShare,
+): number {
+  const windowShare = Math.floor(contextWindowTokens * maxWindowShare * DEFAULTS.charsPerToken);
   const grown = replaced ? replaced.previousSummaryChars + Math.floor(replaced.summarizedTokens * DEFAULTS.summaryShareOfReplaced * DEFAULTS.charsPerToken) : windowShare;
   return Math.max(DEFAULTS.minSummaryChars, Math.min(windowShare, grown));
 }

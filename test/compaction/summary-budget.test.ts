@@ -22,6 +22,11 @@ describe('summaryCharBudget', () => {
     expect(summaryCharBudget(window, { summarizedTokens, previousSummaryChars })).toBe(chars);
   });
 
+  it('takes the window share it is given (KEEL_SUMMARY_MAX_WINDOW_SHARE)', () => {
+    expect(summaryCharBudget(200_000, { summarizedTokens: 1_300_000, previousSummaryChars: 0 }, 0.1)).toBe(80_000);
+    expect(summaryCharBudget(200_000, undefined, 0.005)).toBe(4_000);
+  });
+
   it('grows with each stacked compaction until the window share caps it', () => {
     let previous = 0;
     const budgets: number[] = [];

@@ -35,6 +35,12 @@ describe('configFromEnv checks the whole configuration', () => {
     }
   });
 
+  it('reads the summary window share from KEEL_SUMMARY_MAX_WINDOW_SHARE, 0.04 by default, and names the variable and the range when it is out of bounds', () => {
+    expect(configFromEnv({}).summaryMaxWindowShare).toBe(0.04);
+    expect(configFromEnv({ KEEL_SUMMARY_MAX_WINDOW_SHARE: '0.1' }).summaryMaxWindowShare).toBe(0.1);
+    expect(configError(() => configFromEnv({ KEEL_SUMMARY_MAX_WINDOW_SHARE: '0.6' }))).toMatch(/KEEL_SUMMARY_MAX_WINDOW_SHARE.*a share from 0\.005 to 0\.25/);
+  });
+
   it.each([
     ['a reserve that fills the window', { KEEL_CONTEXT_WINDOW: '16000' }, /KEEL_RESERVE_TOKENS: the reserve \(20000 tokens.*16000-token context window/],
     ['output larger than the window', { KEEL_CONTEXT_WINDOW: '30000', KEEL_MAX_OUTPUT_TOKENS: '30000' }, /KEEL_MAX_OUTPUT_TOKENS: 30000 output tokens do not fit/],
