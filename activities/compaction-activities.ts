@@ -151,8 +151,8 @@ export interface GuardSummaryResult {
   /** The summary with still-missing identifiers appended and the cap applied. */
   readonly summary: string;
   readonly missing: string[];
-  /** Decisions and instructions the summary did not quote (the guard added them). */
-  readonly unkept: string[];
+  /** Decisions and instructions the summary did not quote (the guard added them); absent in results recorded before it existed. */
+  readonly unkept?: string[];
   readonly blank: boolean;
 }
 

@@ -17,20 +17,28 @@ import { statementKind, statementsOf, type Speaker, type StatementKind } from '.
 import { ItemSet, itemValue, parseItem, renderItem, type SummaryItem } from './summary-items';
 import { summaryCharBudget } from './summary-budget';
 
-/** First line of every extractive summary, so readers (and the next compaction) know what it is. */
+/**
+ * First line of every extractive summary, so readers (and the next compaction) know what it is.
+ * Unchanged since the first version: a recorded compaction is known to be degraded by it.
+ */
 export const EXTRACTIVE_SUMMARY_HEADER =
-  '[Degraded extractive summary: written without a model because summarization failed; statements are quoted with their UTC times, not interpreted.]';
+  '[Degraded extractive summary: written without a model because summarization failed; facts are quoted, not interpreted.]';
+/** The line after the header: what an item's time means. */
+const TIMES_NOTE = '[Statements are quoted as "[time] speaker: words"; times are UTC.]';
 
 /** The last user request is quoted up to this many characters (a pasted log should not fill the summary). */
 const MAX_REQUEST_CHARS = 2_000;
 /** A request shortened further when the summary does not fit. */
 const MIN_REQUEST_CHARS = 400;
-/** Low-value items kept at most, newest first, however large the budget: a summary is not a log. */
-const MAX_ITEMS_OF_VALUE: Readonly<Record<number, number>> = { 0: 20, 1: 40 };
+/** Low-value items kept at most (by `itemValue`), the newest, however large the budget: a summary is not a log. */
+const MAX_ITEMS_OF_VALUE: ReadonlyMap<number, number> = new Map([
+  [0, 20],
+  [1, 40],
+]);
 
 const SUMMARIZED_HEADING = '## Summarized';
 const SECTION_OF_HEADING = new Map<string, StatementKind>(ITEM_SECTIONS.map((k) => [SUMMARY_SECTIONS[k], k]));
-/** Headings earlier versions wrote for the same sections. */
+/** Our sections that hold no items. */
 const OTHER_HEADINGS = new Set([SUMMARY_SECTIONS.request, SUMMARIZED_HEADING, PRESERVED_IDENTIFIERS_HEADING]);
 
 export interface ExtractiveSummaryInput {
@@ -185,7 +193,7 @@ export function collectFacts(previousSummary: string | undefined, messages: read
 
 /** Keeps at most `MAX_ITEMS_OF_VALUE` of each low value, the newest. */
 function capLowValue(items: readonly SummaryItem[]): SummaryItem[] {
-  const left = new Map(Object.entries(MAX_ITEMS_OF_VALUE).map(([v, n]) => [Number(v), n]));
+  const left = new Map(MAX_ITEMS_OF_VALUE);
   const kept: SummaryItem[] = [];
   for (let i = items.length - 1; i >= 0; i--) {
     const value = itemValue(items[i]!);
@@ -220,7 +228,7 @@ function identifierSection(p: Parts, compact: boolean): string {
 }
 
 function render(p: Parts, items: readonly SummaryItem[], requestChars: number, compactIdentifiers: boolean): string {
-  const out = [EXTRACTIVE_SUMMARY_HEADER];
+  const out = [`${EXTRACTIVE_SUMMARY_HEADER}\n${TIMES_NOTE}`];
   if (p.lastRequest && requestChars > 0) out.push(`${SUMMARY_SECTIONS.request}\n${clip(p.lastRequest, requestChars)}`);
   for (const kind of ITEM_SECTIONS) {
     const of = items.filter((i) => i.kind === kind);
