@@ -14,7 +14,7 @@ import { leftOutNote, newestIdentifiersWithin } from './identifier-budget';
 import { ITEM_SECTIONS, itemSection, KEPT_VERBATIM_HEADING, SUMMARY_SECTIONS, type SectionFacts } from './summary-sections';
 import { messageText } from './serialize-for-summary';
 import { statementKind, statementsOf, type Speaker, type StatementKind } from './statement-kinds';
-import { ItemSet, itemValue, parseItem, renderItem, type SummaryItem } from './summary-items';
+import { itemChars, ItemSet, itemsWithin, itemValue, parseItem, type SummaryItem } from './summary-items';
 import { summaryCharBudget } from './summary-budget';
 
 /**
@@ -109,7 +109,7 @@ export function extractiveSummary(input: ExtractiveSummaryInput): string {
     `- In total: ${before.messages + total} messages over ${before.compactions + 1} compactions.`;
 
   const identifiers = newestIdentifiersWithin(facts.identifiers, input.maxIdentifierChars ?? Infinity);
-  return fit({ lastRequest: facts.lastRequest, items: capLowValue(facts.items), identifiers: identifiers.kept, leftOut: identifiers.leftOut, bounded: input.maxIdentifierChars !== undefined, summarized, maxChars });
+  return fit({ lastRequest: facts.lastRequest, items: [...facts.items], identifiers: identifiers.kept, leftOut: identifiers.leftOut, bounded: input.maxIdentifierChars !== undefined, summarized, maxChars });
 }
 
 /** What a summary of a previous summary plus new messages must carry, found without a model. */
@@ -163,8 +163,9 @@ function carryForward(into: ItemSet, previous: Map<string, string>): void {
 /**
  * The facts of `previousSummary` + `messages`: the last user request, the items (decisions;
  * instructions and preferences; open tasks, requests, commitments and deadlines, done ones closed;
- * people and roles; errors and their causes) with speaker and time, and the protected identifiers.
- * The extractive summary is written from them; the quality guard checks a model summary against them.
+ * people and roles; errors and their causes) with speaker and time — at most 20 tool errors and
+ * plain requests and 40 other tasks, the newest — and the protected identifiers. The extractive
+ * summary is written from them; the quality guard checks a model summary against them.
  */
 export function collectFacts(previousSummary: string | undefined, messages: readonly AgentMessage[], policy: IdentifierPolicy): ConversationFacts {
   const items = new ItemSet();
@@ -188,7 +189,7 @@ export function collectFacts(previousSummary: string | undefined, messages: read
   }
   // One definition of what must be kept: the quality guard checks a model summary against the same list.
   const identifiers = sourceIdentifiers(previousSummary, messages, policy);
-  return { lastRequest, items: items.values(), identifiers };
+  return { lastRequest, items: capLowValue(items.values()), identifiers };
 }
 
 /** Keeps at most `MAX_ITEMS_OF_VALUE` of each low value, the newest. */
@@ -249,23 +250,13 @@ function clip(text: string, max: number): string {
 function fit(p: Parts): string {
   // A bounded identifier listing may be long; the other sections keep at least half the cap beside it.
   const limit = p.bounded ? Math.max(p.maxChars, Math.floor(p.maxChars / 2) + identifierSection(p, false).length) : p.maxChars;
-  let text = render(p, p.items, MAX_REQUEST_CHARS, false);
-  if (text.length <= limit) return text;
-  // Drop order: lowest value first, oldest first within a value (items are in the order they were said).
-  const order = p.items.map((item, index) => ({ item, index })).sort((a, b) => itemValue(a.item) - itemValue(b.item) || a.index - b.index);
-  const dropped = new Set<number>();
-  let over = text.length - limit;
-  for (const { item, index } of order) {
-    if (over <= 0) {
-      text = render(p, p.items.filter((_, i) => !dropped.has(i)), MAX_REQUEST_CHARS, false);
-      over = text.length - limit;
-      if (over <= 0) return text;
-    }
-    dropped.add(index);
-    over -= renderItem(item).length + 3; // "- " and the newline
+  let kept: readonly SummaryItem[] = p.items;
+  let text = render(p, kept, MAX_REQUEST_CHARS, false);
+  // Each pass leaves out at least one item; a section left empty frees its heading too.
+  while (text.length > limit && kept.length > 0) {
+    kept = itemsWithin(kept, itemChars(kept) - (text.length - limit));
+    text = render(p, kept, MAX_REQUEST_CHARS, false);
   }
-  const kept = p.items.filter((_, i) => !dropped.has(i));
-  text = render(p, kept, MAX_REQUEST_CHARS, false);
   if (text.length > limit) text = render(p, kept, MIN_REQUEST_CHARS, false);
   if (text.length > limit) text = render({ ...p, lastRequest: '' }, [], 0, true);
   return text;

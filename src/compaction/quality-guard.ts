@@ -5,6 +5,7 @@
  */
 import { missingSections, unkeptStatements, type SectionFacts } from './summary-sections';
 import { summaryCharBudget } from './summary-budget';
+import { itemsWithin } from './summary-items';
 import { leftOutCountIn, leftOutNote, newestIdentifiersWithin } from './identifier-budget';
 
 /** The heading of the section that carries identifiers a summary would otherwise have lost. */
@@ -148,10 +149,12 @@ export function guardSummary(
   const required = newestIdentifiersWithin(sourceIdentifiers, maxIdentifierChars);
   const quality = checkSummaryQuality(summary, required.kept);
   // Added sections go first: the cap cuts from the end, and they are what the summarizer forgot.
-  const added = quality.blank || !facts ? [] : missingSections(summary, facts);
+  // They take at most half the budget (decisions and instructions last to go), so the summary's own text stays.
+  const bounded = facts ? { ...facts, items: itemsWithin(facts.items, Math.floor(maxChars / 2)) } : undefined;
+  const added = quality.blank || !bounded ? [] : missingSections(summary, bounded);
   const withSections = added.length ? `${added.join('\n\n')}\n\n${summary}` : summary;
   const withIds = appendPreservedIdentifiers(withSections, quality.missing);
   const noted = required.leftOut > 0 ? boundPreservedSection(withIds, maxIdentifierChars, required.leftOut) : withIds;
-  const unkept = quality.blank || !facts ? [] : unkeptStatements(summary, facts.items);
+  const unkept = quality.blank || !bounded ? [] : unkeptStatements(summary, bounded.items);
   return { summary: capSummary(noted, maxChars, maxIdentifierChars), appended: quality.missing, blank: quality.blank, addedSections: added.map((s) => s.split('\n', 1)[0]), unkept };
 }

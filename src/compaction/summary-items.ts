@@ -69,6 +69,33 @@ export function itemValue(item: SummaryItem): number {
   }
 }
 
+/** Characters of an item's bullet line: `- `, the rendered item and the newline. */
+function lineChars(item: SummaryItem): number {
+  return renderItem(item).length + 3;
+}
+
+/** Characters of the items' bullet lines together. */
+export function itemChars(items: readonly SummaryItem[]): number {
+  return items.reduce((n, item) => n + lineChars(item), 0);
+}
+
+/**
+ * The items that fit `maxChars` of bullet lines, in their order: the oldest of the lowest value
+ * (`itemValue`) are left out first. Returns the same array when all fit.
+ */
+export function itemsWithin(items: readonly SummaryItem[], maxChars: number): readonly SummaryItem[] {
+  let over = itemChars(items) - maxChars;
+  if (over <= 0) return items;
+  const order = items.map((item, index) => ({ item, index })).sort((a, b) => itemValue(a.item) - itemValue(b.item) || a.index - b.index);
+  const dropped = new Set<number>();
+  for (const { item, index } of order) {
+    if (over <= 0) break;
+    dropped.add(index);
+    over -= lineChars(item);
+  }
+  return items.filter((_, i) => !dropped.has(i));
+}
+
 /**
  * The items of a conversation in the order they were said, one per statement: a statement repeated
  * later keeps its first time; a task is closed by a later "done" line naming it.

@@ -162,6 +162,18 @@ describe('guardSummary', () => {
     expect(guardSummary(quoting, [], 16_000, facts)).toMatchObject({ addedSections: [], unkept: [] });
   });
 
+  it('gives the sections it adds at most half the budget, leaving out routine requests before decisions, so the summary keeps its own text', () => {
+    const requests = Array.from({ length: 200 }, (_, i) => ({ kind: 'tasks' as const, text: `Please look at /srv/orders/order-${i}.json and tell me its status.`, time: Date.UTC(2026, 2, 4, 15, 0), speaker: 'user' }));
+    const many = { ...facts, items: [...facts.items, ...requests] };
+    const r = guardSummary('## Goal\nShip the orders report.\n\n## Progress\nEvery order had shipped.', [], 4_000, many);
+    expect(r.summary.length).toBeLessThanOrEqual(4_000);
+    expect(r.summary).toContain('Every order had shipped.');
+    expect(r.summary).not.toContain('[Summary cut');
+    expect(r.summary).toContain("user: Let's decide: use advisory locks per account instead of SERIALIZABLE. Write that down.");
+    expect(r.summary).toContain('order-199.json');
+    expect(r.summary).not.toContain('order-0.json');
+  });
+
   it('adds nothing to a blank summary (the caller falls back to the extractive one)', () => {
     expect(guardSummary(' ', [], 16_000, facts)).toMatchObject({ blank: true, addedSections: [], unkept: [] });
   });
