@@ -131,10 +131,17 @@ export interface ReviseSummaryInput extends CompactionRef {
   readonly summary: string;
   /** Identifiers the summary lost. */
   readonly missing: readonly string[];
+  /** Decisions and instructions (`[time] speaker: statement`) the summary did not quote. */
+  readonly unkept?: readonly string[];
   readonly identifierPolicy: IdentifierPolicy;
 }
 
-export interface GuardSummaryInput extends CompactionRef, EntryRange {
+/** The plan's estimate of the summarized messages: the summary's budget grows with it (absent in older histories). */
+interface SummaryBudgetInput {
+  readonly summarizedTokens?: number;
+}
+
+export interface GuardSummaryInput extends CompactionRef, EntryRange, SummaryBudgetInput {
   readonly summary: string;
   readonly previousSummary?: string;
   readonly identifierPolicy: IdentifierPolicy;
@@ -144,10 +151,12 @@ export interface GuardSummaryResult {
   /** The summary with still-missing identifiers appended and the cap applied. */
   readonly summary: string;
   readonly missing: string[];
+  /** Decisions and instructions the summary did not quote (the guard added them); absent in results recorded before it existed. */
+  readonly unkept?: string[];
   readonly blank: boolean;
 }
 
-export interface ExtractiveSummaryInput extends CompactionRef, EntryRange {
+export interface ExtractiveSummaryInput extends CompactionRef, EntryRange, SummaryBudgetInput {
   readonly previousSummary?: string;
   readonly identifierPolicy: IdentifierPolicy;
 }
@@ -318,12 +327,15 @@ export function createCompactionActivities(allDeps: CompactionActivityDeps) {
     return forAgent(input).summarizer.summarizeFitting(input.text, input.previousSummary, input.instructions);
   }
 
-  /** The quality guard's one summarizer retry: rewrite the summary keeping the listed identifiers verbatim. */
+  /** The quality guard's one summarizer retry: rewrite the summary keeping the listed identifiers and statements verbatim. */
   async function reviseSummary(input: ReviseSummaryInput): Promise<string> {
     const { deps, summarizer } = forAgent(input);
+    const unkept = input.unkept ?? [];
     const instructions = [
-      'The summary above lost identifiers. Rewrite it, keeping its structure and content, so that each of these appears verbatim:',
+      input.missing.length ? 'The summary above lost identifiers. Rewrite it, keeping its structure and content, so that each of these appears verbatim:' : '',
       input.missing.map((id) => `- ${id}`).join('\n'),
+      unkept.length ? `${input.missing.length ? 'Also quote' : 'The summary above lost decisions and instructions. Rewrite it, keeping its structure and content, quoting'} each of these word for word with its time, under "## Decisions" or "## Instructions and preferences":` : '',
+      unkept.map((line) => `- ${line}`).join('\n'),
       identifierPolicyInstruction(input.identifierPolicy),
     ]
       .filter(Boolean)
@@ -348,9 +360,9 @@ export function createCompactionActivities(allDeps: CompactionActivityDeps) {
     const messages = entries.map((e) => e.message);
     const facts = collectFacts(input.previousSummary, messages, input.identifierPolicy);
     const window = await effectiveWindow(deps, deps.config.model, input);
-    const guarded = guardSummary(input.summary, facts.identifiers, summaryCharBudget(window), facts, identifierCharBudget(window));
+    const guarded = guardSummary(input.summary, facts.identifiers, budgetOf(deps, window, input), facts, identifierCharBudget(window));
     if (guarded.addedSections.length) log.info('summary guard added sections the summarizer left out', { sections: guarded.addedSections });
-    return { summary: guarded.summary, missing: guarded.appended, blank: guarded.blank };
+    return { summary: guarded.summary, missing: guarded.appended, unkept: guarded.unkept, blank: guarded.blank };
   }
 
   /** The deterministic summary written when no model summary could be had (never "No prior history."). */
@@ -362,9 +374,15 @@ export function createCompactionActivities(allDeps: CompactionActivityDeps) {
       ...(input.previousSummary ? { previousSummary: input.previousSummary } : {}),
       messages: entries.map((e) => e.message),
       policy: input.identifierPolicy,
-      maxChars: summaryCharBudget(window),
+      maxChars: budgetOf(deps, window, input),
       maxIdentifierChars: identifierCharBudget(window),
     });
+  }
+
+  /** The summary's budget: grown with what it replaces when the workflow says, within the agent's window share (see summaryCharBudget). */
+  function budgetOf(deps: ActivityDeps, window: number, input: SummaryBudgetInput & { previousSummary?: string }): number {
+    const replaced = input.summarizedTokens === undefined ? undefined : { summarizedTokens: input.summarizedTokens, previousSummaryChars: input.previousSummary?.length ?? 0 };
+    return summaryCharBudget(window, replaced, deps.config.summaryMaxWindowShare);
   }
 
   /**

@@ -143,7 +143,7 @@ async function compact(input: CompactionWorkflowInput, progress: { step: Compact
   }
   const degraded = summary === undefined;
   if (summary === undefined) {
-    summary = await store.extractiveSummary({ ...ref(input), ...range, ...previous, identifierPolicy: policy });
+    summary = await store.extractiveSummary({ ...ref(input), ...range, ...previous, identifierPolicy: policy, summarizedTokens: plan.summarizedTokens });
   }
 
   // 6. Compaction entry + session counters, one transaction, once (a rerun not applied: its row keeps the summary).
@@ -219,13 +219,15 @@ async function summarizeAndGuard(
     wf.log.warn('every summarizer attempt failed; writing the extractive summary', { sessionKey: input.sessionKey, error: err.message });
   }
 
-  // Quality guard: identifiers verbatim, one summarizer retry with the missing ones, then append; cap.
+  // Quality guard: identifiers, decisions and instructions verbatim, one summarizer retry with the missing ones, then append; cap.
   if (summary !== undefined) {
     progress.step = 'guarding';
-    const guardInput = { ...ref(input), ...range, ...previous, identifierPolicy: policy };
+    const guardInput = { ...ref(input), ...range, ...previous, identifierPolicy: policy, summarizedTokens: plan.summarizedTokens };
     let guarded = await store.guardSummary({ ...guardInput, summary });
-    if (!guarded.blank && guarded.missing.length > 0) {
-      const revised = await summarizer.reviseSummary({ ...ref(input), summary, missing: guarded.missing, identifierPolicy: policy }).catch((err: unknown) => {
+    // `unkept` is absent from guard results recorded before it existed: those histories replay as they ran.
+    const unkept = guarded.unkept ?? [];
+    if (!guarded.blank && (guarded.missing.length > 0 || unkept.length > 0)) {
+      const revised = await summarizer.reviseSummary({ ...ref(input), summary, missing: guarded.missing, unkept, identifierPolicy: policy }).catch((err: unknown) => {
         if (wf.isCancellation(err)) throw err;
         return undefined; // the guard appends what is missing anyway
       });

@@ -5,16 +5,31 @@
  */
 import type { IdentifierPolicy } from './identifiers';
 
-/** What every summary must keep (OpenClaw's merge instructions). */
+/** What every summary must keep (OpenClaw's merge instructions, and what people said: Keel). */
 const MUST_KEEP = [
   'active tasks and their status (done, in progress, blocked)',
   'batch progress (e.g. "processed 40 of 120 files")',
   'the last user request, close to verbatim',
-  'decisions made and their rationale',
-  'anything the user asked to be remembered, word for word',
+  'decisions made and their rationale, including ones later reversed (keep both, with times)',
+  'instructions and preferences (always / never / remember / write that down / from now on / I prefer), word for word',
+  "the user's open requests and commitments, and the follow-ups the assistant promised, with their deadlines",
+  'people and their roles, dates and numbers',
+  'errors and their causes',
   'TODOs, open questions and constraints',
-  'follow-ups the assistant promised',
 ];
+
+/** The "## " sections every summary has, in order (the extractive summary writes the same ones). */
+const SECTIONS =
+  'Goal; Last user request; Decisions (with rationale); Instructions and preferences; Open tasks (requests, ' +
+  'commitments and deadlines, the user\'s and the assistant\'s); People and roles; Errors and causes; Progress ' +
+  '(done / in progress / blocked); Critical context';
+
+/** Statements are quoted with the time of the message that said them, as the conversation shows it. */
+const QUOTE_WITH_TIMES =
+  'Under Decisions, Instructions and preferences, Open tasks, People and roles, and Errors and causes, write one ' +
+  'bullet per statement as "- [YYYY-MM-DD HH:MM] speaker: statement", quoting decisions, instructions and ' +
+  'preferences word for word with the time shown before the message that said them; carry forward such ' +
+  'bullets of the previous summary unchanged unless they were reversed or finished.';
 
 /** The system prompt for every summarizer call. */
 export const SUMMARIZER_SYSTEM_PROMPT =
@@ -54,10 +69,9 @@ export const REDISTILL_INSTRUCTION =
 /** The instructions for summarizing one chunk (passed to `summarizeChunk` as `instructions`). */
 export function chunkSummaryInstructions(options: SummaryInstructionOptions): string {
   return joinParagraphs([
-    'Summarize the conversation below into a structured checkpoint with these "## " sections: Goal; ' +
-      'Last user request; Constraints; Progress (done / in progress / blocked); Decisions (with rationale); ' +
-      'Open tasks and questions; Next steps; Critical context.',
+    `Summarize the conversation below into a structured checkpoint with these "## " sections: ${SECTIONS}.`,
     `Keep: ${MUST_KEEP.join('; ')}.`,
+    QUOTE_WITH_TIMES,
     'Entries shown as "[Large … omitted from summary]" were too large to include; mention that they existed.',
     identifierPolicyInstruction(options.identifierPolicy),
     options.customInstructions ? `Additional focus: ${options.customInstructions}` : '',
@@ -68,9 +82,9 @@ export function chunkSummaryInstructions(options: SummaryInstructionOptions): st
 export function mergeSummaryInstructions(options: SummaryInstructionOptions): string {
   return joinParagraphs([
     'The text below holds partial summaries of consecutive parts of one conversation, labelled from ' +
-      'oldest to most recent. Merge them into ONE structured checkpoint summary with the same "## " ' +
-      'sections (Goal; Last user request; Constraints; Progress; Decisions; Open tasks and questions; Next steps; Critical context).',
+      `oldest to most recent. Merge them into ONE structured checkpoint summary with the same "## " sections (${SECTIONS}).`,
     `Keep: ${MUST_KEEP.join('; ')}.`,
+    QUOTE_WITH_TIMES,
     'Prefer the most recent part when parts disagree; a task done in a later part is done.',
     identifierPolicyInstruction(options.identifierPolicy),
     options.customInstructions ? `Additional focus: ${options.customInstructions}` : '',

@@ -1,9 +1,11 @@
 /**
- * Summary quality guard: a summary must keep the identifiers of what it summarizes, and must fit
- * its cap without losing them. Keel's answer to summaries that silently lose everything.
+ * Summary quality guard: a summary must keep the identifiers of what it summarizes and the
+ * decisions and instructions people gave, and must fit its budget without losing them. Keel's
+ * answer to summaries that silently lose everything.
  */
-import { DEFAULTS } from '../config/defaults';
-import { missingSections, type SectionFacts } from './summary-sections';
+import { missingSections, unkeptStatements, type SectionFacts } from './summary-sections';
+import { summaryCharBudget } from './summary-budget';
+import { itemsWithin } from './summary-items';
 import { leftOutCountIn, leftOutNote, newestIdentifiersWithin } from './identifier-budget';
 
 /** The heading of the section that carries identifiers a summary would otherwise have lost. */
@@ -87,7 +89,7 @@ function boundPreservedSection(text: string, maxChars: number, leftOutBefore: nu
 }
 
 /**
- * Caps a summary at `maxChars` (OpenClaw: 16,000), cutting at a section boundary (or a line) and
+ * Caps a summary at `maxChars` (default: the default window's `summaryCharBudget`), cutting at a section boundary (or a line) and
  * marking the cut. The "Preserved identifiers" section is not cut with the text: it moves to the end
  * intact, and the text gets what room is left. With a finite `maxIdentifierChars` the section keeps
  * only its newest identifiers past that size, and the text keeps at least half of `maxChars` (the
@@ -95,7 +97,7 @@ function boundPreservedSection(text: string, maxChars: number, leftOutBefore: nu
  * Without it, a section that alone exceeds the cap is kept whole and the text goes. Returns the same
  * string when it fits.
  */
-export function capSummary(summary: string, maxChars: number = DEFAULTS.maxSummaryChars, maxIdentifierChars = Infinity): string {
+export function capSummary(summary: string, maxChars: number = summaryCharBudget(), maxIdentifierChars = Infinity): string {
   const text = Number.isFinite(maxIdentifierChars) ? boundPreservedSection(summary, maxIdentifierChars, 0) : summary;
   if (text.length <= maxChars) return text;
   const section = findPreservedSection(text);
@@ -122,28 +124,37 @@ export interface GuardedSummary {
   readonly blank: boolean;
   /** Headings of sections the summarizer left out and the guard added from the conversation's facts. */
   readonly addedSections: string[];
+  /**
+   * Decisions and instructions (`[time] speaker: statement`) the summarizer did not quote, before the
+   * guard added them: what the one summarizer retry is asked to restore.
+   */
+  readonly unkept: string[];
 }
 
 /**
  * The guard as one step, in the order the workflow applies it: check, add the sections (last
- * request, open tasks, decisions) the summary left out when `facts` has them, append the missing
- * identifiers, then cap (the cap never drops the appended identifiers). Only the newest source
- * identifiers that fit `maxIdentifierChars` are required; the summary says how many older ones were
- * left out.
+ * request, decisions, instructions, open tasks, people, errors) the summary left out when `facts`
+ * has them and quote, with their times, the decisions and instructions it did not keep; append the
+ * missing identifiers, then cap (the cap never drops the appended identifiers). Only the newest
+ * source identifiers that fit `maxIdentifierChars` are required; the summary says how many older
+ * ones were left out.
  */
 export function guardSummary(
   summary: string,
   sourceIdentifiers: readonly string[],
-  maxChars: number = DEFAULTS.maxSummaryChars,
+  maxChars: number = summaryCharBudget(),
   facts?: SectionFacts,
   maxIdentifierChars = Infinity,
 ): GuardedSummary {
   const required = newestIdentifiersWithin(sourceIdentifiers, maxIdentifierChars);
   const quality = checkSummaryQuality(summary, required.kept);
   // Added sections go first: the cap cuts from the end, and they are what the summarizer forgot.
-  const added = quality.blank || !facts ? [] : missingSections(summary, facts);
+  // They take at most half the budget (decisions and instructions last to go), so the summary's own text stays.
+  const bounded = facts ? { ...facts, items: itemsWithin(facts.items, Math.floor(maxChars / 2)) } : undefined;
+  const added = quality.blank || !bounded ? [] : missingSections(summary, bounded);
   const withSections = added.length ? `${added.join('\n\n')}\n\n${summary}` : summary;
   const withIds = appendPreservedIdentifiers(withSections, quality.missing);
   const noted = required.leftOut > 0 ? boundPreservedSection(withIds, maxIdentifierChars, required.leftOut) : withIds;
-  return { summary: capSummary(noted, maxChars, maxIdentifierChars), appended: quality.missing, blank: quality.blank, addedSections: added.map((s) => s.split('\n', 1)[0]) };
+  const unkept = quality.blank || !bounded ? [] : unkeptStatements(summary, bounded.items);
+  return { summary: capSummary(noted, maxChars, maxIdentifierChars), appended: quality.missing, blank: quality.blank, addedSections: added.map((s) => s.split('\n', 1)[0]), unkept };
 }

@@ -4,6 +4,7 @@
  */
 import { isToolCallBlock, toolCallArguments, type AgentMessage } from '../context/types';
 import type { OversizedEntry, PlanEntry } from './types';
+import { itemTime } from './summary-items';
 
 /** Tool-call arguments longer than this are shortened: the summary needs what was done, not payloads. */
 const MAX_TOOL_ARGUMENT_CHARS = 2_000;
@@ -11,6 +12,8 @@ const MAX_TOOL_ARGUMENT_CHARS = 2_000;
 export interface SerializeOptions {
   /** A note that stands in for a message (an oversized one), by index in `messages`. */
   readonly noteFor?: (message: AgentMessage, index: number) => string | undefined;
+  /** Prefix each message with its UTC time (`[2026-03-04 14:10] `), so a summary can quote when something was said. */
+  readonly withTimes?: boolean;
 }
 
 /**
@@ -71,14 +74,15 @@ export function serializeForSummary(messages: readonly AgentMessage[], options: 
   messages.forEach((message, index) => {
     const note = options.noteFor?.(message, index);
     const text = note ?? render(message);
-    if (text) blocks.push(text);
+    if (!text) return;
+    blocks.push(options.withTimes && message.timestamp !== undefined ? `[${itemTime(message.timestamp)}] ${text}` : text);
   });
   return blocks.join('\n\n');
 }
 
 /**
- * Renders a planned chunk's entries (reloaded by id) for the summarizer. `withoutOversized` replaces
- * the plan's oversized entries by their notes (the fallback chain's second step).
+ * Renders a planned chunk's entries (reloaded by id) for the summarizer, each with its time.
+ * `withoutOversized` replaces the plan's oversized entries by their notes (the fallback chain's second step).
  */
 export function serializeEntriesForSummary(
   entries: readonly PlanEntry[],
@@ -88,6 +92,6 @@ export function serializeEntriesForSummary(
   const notes = new Map(oversized.map((o) => [o.entryId, o.note]));
   return serializeForSummary(
     entries.map((e) => e.message),
-    { noteFor: mode === 'full' ? undefined : (_m, i) => notes.get(entries[i].id) },
+    { noteFor: mode === 'full' ? undefined : (_m, i) => notes.get(entries[i].id), withTimes: true },
   );
 }

@@ -36,10 +36,16 @@ export const DEFAULTS = {
   keepRecentTokens: 20_000,
   /** An automatic compaction keeps at most this share of the window as its tail (Keel: small windows must reclaim). */
   keepRecentMaxWindowShare: 0.25,
-  /** Summary text cap (OpenClaw: 16,000 chars). */
-  maxSummaryChars: 16_000,
-  /** After 10 stacked compactions the summary must stay under this share of the window (Keel). */
-  maxSummaryWindowShare: 0.1,
+  /**
+   * A summary may grow by this share of the messages it newly replaces (in characters at
+   * `charsPerToken`), on top of the summary it replaces (Keel: a fixed 16,000-character cap kept 2% of
+   * what a long session allowed, and lost what people had said).
+   */
+  summaryShareOfReplaced: 0.05,
+  /** A summary never takes more than this share of the window, however much it replaces (Keel). */
+  maxSummaryWindowShare: 0.04,
+  /** Nor less than this, so a small compaction has room for its sections and identifiers (Keel). */
+  minSummaryChars: 1_000,
   /** Protected identifiers a summary lists past its text cap, at most this share of the window; the newest are kept (Keel). */
   maxIdentifierWindowShare: 0.1,
   /**

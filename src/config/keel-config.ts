@@ -108,6 +108,8 @@ export const keelConfigSchema = z.object({
   modelIdleTimeoutMs: z.coerce.number().int().positive().default(DEFAULTS.modelStreamIdleTimeoutMs),
   /** A compaction freeing less than this share of its input holds the next threshold compaction (KEEL_COMPACTION_MIN_RECLAIM). */
   compactionMinReclaimShare: z.coerce.number().min(0, 'a share from 0 to 0.9').max(0.9, 'a share from 0 to 0.9 (0 turns the hold off)').default(DEFAULTS.compactionMinReclaimShare),
+  /** A compaction summary takes at most this share of the window, however much it replaces (KEEL_SUMMARY_MAX_WINDOW_SHARE). */
+  summaryMaxWindowShare: z.coerce.number().min(0.005, 'a share from 0.005 to 0.25').max(0.25, 'a share from 0.005 to 0.25 (a summary must leave room for the conversation)').default(DEFAULTS.maxSummaryWindowShare),
   /**
    * Summarizer spend limit: model calls and tokens (input + output) per window, per session key and
    * per agent (KEEL_SUMMARIZER_SESSION_CALLS, …_SESSION_TOKENS, …_AGENT_CALLS, …_AGENT_TOKENS, window
@@ -291,6 +293,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env, overrides: P
     promptCaching: envSwitch(env.KEEL_PROMPT_CACHING),
     softThresholdTokens: env.KEEL_SOFT_THRESHOLD_TOKENS || undefined,
     compactionMinReclaimShare: env.KEEL_COMPACTION_MIN_RECLAIM || undefined,
+    summaryMaxWindowShare: env.KEEL_SUMMARY_MAX_WINDOW_SHARE || undefined,
     summarizerSessionCalls: env.KEEL_SUMMARIZER_SESSION_CALLS || undefined,
     summarizerSessionTokens: env.KEEL_SUMMARIZER_SESSION_TOKENS || undefined,
     summarizerAgentCalls: env.KEEL_SUMMARIZER_AGENT_CALLS || undefined,
@@ -360,6 +363,7 @@ const ENV_NAMES: Record<string, string> = {
   promptCaching: 'KEEL_PROMPT_CACHING',
   softThresholdTokens: 'KEEL_SOFT_THRESHOLD_TOKENS',
   compactionMinReclaimShare: 'KEEL_COMPACTION_MIN_RECLAIM',
+  summaryMaxWindowShare: 'KEEL_SUMMARY_MAX_WINDOW_SHARE',
   summarizerSessionCalls: 'KEEL_SUMMARIZER_SESSION_CALLS',
   summarizerSessionTokens: 'KEEL_SUMMARIZER_SESSION_TOKENS',
   summarizerAgentCalls: 'KEEL_SUMMARIZER_AGENT_CALLS',

@@ -10,7 +10,7 @@ import { buildSummarizePrompt, chunkLabel, chunkSummaryInstructions, mergeSummar
 import { serializeEntriesForSummary } from '../compaction/serialize-for-summary';
 import { collectFacts, extractiveSummary } from '../compaction/extractive-summary';
 import { guardSummary } from '../compaction/quality-guard';
-import { summaryCharBudget } from '../compaction/summary-budget';
+import { summaryCharBudget, type ReplacedContent } from '../compaction/summary-budget';
 import { identifierCharBudget } from '../compaction/identifier-budget';
 import type { CompactionPlan, PlanEntry } from '../compaction/types';
 import type { ModelClient } from '../model/model-client';
@@ -33,13 +33,18 @@ export interface ReplaySummary {
 
 export type ReplaySummarizer = (input: SummarizeInput) => Promise<ReplaySummary>;
 
+/** What a compaction's summary replaces, as the workflow passes it to the summary's budget. */
+function replacedBy(input: SummarizeInput): ReplacedContent {
+  return { summarizedTokens: input.plan.summarizedTokens, previousSummaryChars: input.previousSummary?.length ?? 0 };
+}
+
 /** The model-free summary (what a compaction writes when it has no model). */
 export const extractiveSummarizer: ReplaySummarizer = async (input) => ({
   text: extractiveSummary({
     ...(input.previousSummary ? { previousSummary: input.previousSummary } : {}),
     messages: input.summarized.map((e) => e.message),
     policy: 'strict',
-    maxChars: summaryCharBudget(input.contextWindow),
+    maxChars: summaryCharBudget(input.contextWindow, replacedBy(input)),
     maxIdentifierChars: identifierCharBudget(input.contextWindow),
   }),
   degraded: false,
@@ -87,7 +92,7 @@ export function modelSummarizer(client: ModelClient, model: string): ReplaySumma
       return { ...(await extractiveSummarizer(input)), degraded: true };
     }
     const facts = collectFacts(previousSummary, summarized.map((e) => e.message), 'strict');
-    const guarded = guardSummary(text, facts.identifiers, summaryCharBudget(input.contextWindow), facts, identifierCharBudget(input.contextWindow));
+    const guarded = guardSummary(text, facts.identifiers, summaryCharBudget(input.contextWindow, replacedBy(input)), facts, identifierCharBudget(input.contextWindow));
     return guarded.blank ? { ...(await extractiveSummarizer(input)), degraded: true } : { text: guarded.summary, degraded: false };
   };
 }

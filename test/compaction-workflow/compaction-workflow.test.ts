@@ -66,18 +66,19 @@ describe.each(testDatabases())('compactionWorkflow on a real Temporal dev server
   it('an automatic compaction whose summary would not make the context smaller writes nothing and is skipped; a manual one is written', () =>
     suite.withWorker(db.store, {}, async (w) => {
       const { store, fake } = w;
-      const s = await seedSession(store.db, 6);
-      // A summarizer that writes far more than the four short messages it summarizes.
+      // Two short messages: the summary budget grows with what it replaces, but its floor still outweighs them.
+      const s = await seedSession(store.db, 2);
+      // A summarizer that writes far more than the short messages it summarizes.
       fake.respondWith(() => fakeReply.text(`Chunk summary. ${'The user and the assistant discussed the migration at length. '.repeat(60)}`));
 
-      const result = await runCompaction(w, s, { trigger: 'threshold' });
+      const result = await runCompaction(w, s, { trigger: 'threshold', keepRecentTokens: 100 });
       expect(result).toMatchObject({ status: 'skipped', entryId: null, tokensAfter: result.tokensBefore });
       expect(await countCompactionEntries(store.db, s.agentId, s.sessionId)).toBe(0);
       expect(await getCompaction(store.db, s.agentId, result.compactionId)).toMatchObject({ status: 'skipped', entry_id: null, tokens_after: result.tokensBefore });
       // The session records a compaction that reclaimed nothing: the storm hold keeps the next turns from trying again.
       const session = await getSession(store.db, s.agentId, s.sessionKey);
       expect(session).toMatchObject({ compaction_count: 0, last_compaction_tokens_before: result.tokensBefore, last_compaction_tokens_after: result.tokensBefore });
-      expect((await loadActiveEntries(store.db, s.agentId, s.sessionId)).rows).toHaveLength(6);
+      expect((await loadActiveEntries(store.db, s.agentId, s.sessionId)).rows).toHaveLength(2);
 
       // Asked for by a person, the same checkpoint is written, and its sizes say what it did.
       const manual = await runCompaction(w, s, { trigger: 'manual', keepRecentTokens: 0 });

@@ -36,7 +36,7 @@ describe('extractiveSummary', () => {
     expect(out).not.toContain('## Open tasks');
   });
 
-  it('lists what the user asked to be remembered as a decision, and keeps ticket ids, versions and quoted names', () => {
+  it('lists what the user asked to be remembered as an instruction, and keeps ticket ids, versions and quoted names', () => {
     const s = extractiveSummary({
       messages: [
         user('Please remember that the ticket is PAY-1234. We call the rollout "Project Falcon" and pin v2.3.1.'),
@@ -45,8 +45,8 @@ describe('extractiveSummary', () => {
       ],
       policy: 'strict',
     });
-    const decisions = s.split('## Decisions\n')[1].split('\n\n')[0];
-    expect(decisions).toContain('Please remember that the ticket is PAY-1234.');
+    const instructions = s.split('## Instructions and preferences\n')[1].split('\n\n')[0];
+    expect(instructions).toContain('- user: Please remember that the ticket is PAY-1234.');
     const ids = s.split(`${PRESERVED_IDENTIFIERS_HEADING}\n`)[1];
     for (const id of ['PAY-1234', '"Project Falcon"', 'v2.3.1', 'OPS-77']) expect(ids).toContain(`- ${id}\n`.trimEnd());
     // JSON in tool output is not a quoted name.
@@ -54,7 +54,7 @@ describe('extractiveSummary', () => {
   });
 
   it('lists decisions', () => {
-    expect(summary).toContain('## Decisions\n- We decided to use PGlite for tests because it needs no server.');
+    expect(summary).toContain('## Decisions\n- assistant: We decided to use PGlite for tests because it needs no server.');
   });
 
   it('keeps every identifier of the messages, but nothing from tool-result details', () => {
@@ -101,6 +101,24 @@ describe('extractiveSummary', () => {
     expect(next).toContain('We chose Redis');
   });
 
+  it('carries forward, with their times, the statements the guard quoted into a model summary', () => {
+    const model = "## Decisions and instructions (verbatim)\n- [2026-03-04 14:10] user: Let's decide: use advisory locks per account.\n- [2026-03-04 14:12] user: Squash every pull request.\n\n## Goal\nFix the race.";
+    const next = extractiveSummary({ previousSummary: model, messages: [user('ok')], policy: 'strict' });
+    expect(next).toContain("## Decisions\n- [2026-03-04 14:10] user: Let's decide: use advisory locks per account.\n- [2026-03-04 14:12] user: Squash every pull request.");
+  });
+
+  it('drops the oldest low-value items first, decisions and instructions last', () => {
+    const at = (m: number) => Date.UTC(2026, 2, 4, 9, m);
+    const msgs: AgentMessage[] = [user('From now on, always squash pull requests.', at(0)), assistant("We decided to use the blue cluster.", at(1))];
+    for (let i = 0; i < 30; i++) msgs.push(assistant(`I'll look at log file number ${i} next, line by line and carefully.`, at(2 + i)));
+    const out = extractiveSummary({ messages: msgs, policy: 'off', maxChars: 1_200 });
+    expect(out.length).toBeLessThanOrEqual(1_200);
+    expect(out).toContain('[2026-03-04 09:00] user: From now on, always squash pull requests.');
+    expect(out).toContain('[2026-03-04 09:01] assistant: We decided to use the blue cluster.');
+    expect(out).toContain('log file number 29 ');
+    expect(out).not.toContain('log file number 0 ');
+  });
+
   it('drops older decisions first to fit the cap, never identifiers', () => {
     const msgs: AgentMessage[] = [];
     for (let i = 0; i < 40; i++) msgs.push(assistant(`We decided on option ${i} for host-${i}.example.com ${'because '.repeat(10)}`));
@@ -129,7 +147,7 @@ describe('extractiveSummary', () => {
     expect(kept.at(-1)).toBe('/data/orders/order-2999.json');
     expect(kept).not.toContain('/data/orders/order-0.json');
     expect(out).toContain(leftOutNote(3_000 - kept.length));
-    expect(out).toContain('## Decisions\n- We decided to ship on Friday.');
+    expect(out).toContain('## Decisions\n- assistant: We decided to ship on Friday.');
     expect(out).toContain('/data/orders/order-2999.json');
     expect(out).not.toContain('listed compactly');
     expect(out.length).toBeLessThanOrEqual(4_000 / 2 + 10_000 + 400);

@@ -130,28 +130,51 @@ describe('guardSummary', () => {
 
   const facts = {
     lastRequest: 'Ship the PAY-1234 fix to staging',
-    tasks: ['TODO: rotate the staging key'],
-    decisions: ['Please remember that deploys only happen on Tuesdays.'],
-  };
+    items: [
+      { kind: 'tasks', text: 'TODO: rotate the staging key', time: Date.UTC(2026, 2, 4, 14, 5), speaker: 'assistant' },
+      { kind: 'instructions', text: 'Please remember that deploys only happen on Tuesdays.', time: Date.UTC(2026, 2, 4, 14, 10), speaker: 'user' },
+      { kind: 'decisions', text: "Let's decide: use advisory locks per account instead of SERIALIZABLE. Write that down.", time: Date.UTC(2026, 2, 4, 14, 12), speaker: 'user' },
+    ],
+  } as const;
 
-  it('adds the sections a model summary left out, first, from the facts', () => {
+  it('adds the sections a model summary left out, first, from the facts, each item with its time', () => {
     const r = guardSummary('## Goal\nFix payments.\n\n## Progress\nPatched the handler.', [], 16_000, facts);
-    expect(r.addedSections).toEqual(['## Last user request', '## Open tasks', '## Decisions']);
+    expect(r.addedSections).toEqual(['## Last user request', '## Decisions', '## Instructions and preferences', '## Open tasks']);
     expect(r.summary.startsWith('## Last user request\nShip the PAY-1234 fix to staging')).toBe(true);
-    expect(r.summary).toContain('- TODO: rotate the staging key');
-    expect(r.summary).toContain('- Please remember that deploys only happen on Tuesdays.');
+    expect(r.summary).toContain('- [2026-03-04 14:05] assistant: TODO: rotate the staging key');
+    expect(r.summary).toContain('## Instructions and preferences\n- [2026-03-04 14:10] user: Please remember that deploys only happen on Tuesdays.');
+    expect(r.summary).toContain("## Decisions\n- [2026-03-04 14:12] user: Let's decide: use advisory locks per account instead of SERIALIZABLE. Write that down.");
     expect(r.summary).toContain('## Goal\nFix payments.');
   });
 
-  it('leaves sections the summary has alone, but quotes an asked-to-remember decision it paraphrased', () => {
-    const model = '## Last request\nShip the fix.\n\n## Open tasks\n- rotate key\n\n## Decisions\n- Deploys are weekly.';
+  it('leaves sections the summary has alone, but quotes with their times the decisions and instructions it paraphrased', () => {
+    const model = '## Last request\nShip the fix.\n\n## Open tasks\n- rotate key\n\n## Decisions\n- Deploys are weekly; per-account locks.\n\n## Constraints\n- none';
     const r = guardSummary(model, [], 16_000, facts);
-    expect(r.addedSections).toEqual(['## Decisions the user asked to remember (verbatim)']);
-    expect(r.summary).toContain('- Please remember that deploys only happen on Tuesdays.');
-    expect(guardSummary(`${model}\n- Please remember that deploys only happen on Tuesdays.`, [], 16_000, facts).addedSections).toEqual([]);
+    expect(r.addedSections).toEqual(['## Decisions and instructions (verbatim)']);
+    expect(r.unkept).toEqual([
+      'user: Please remember that deploys only happen on Tuesdays.'.replace(/^/, '[2026-03-04 14:10] '),
+      "[2026-03-04 14:12] user: Let's decide: use advisory locks per account instead of SERIALIZABLE. Write that down.",
+    ]);
+    expect(r.summary).toContain('- [2026-03-04 14:10] user: Please remember that deploys only happen on Tuesdays.');
+    expect(r.summary).toContain('## Last request\nShip the fix.');
+    // Quoted (case and punctuation aside), nothing is added.
+    const quoting = `${model}\n- please remember that deploys only happen on tuesdays\n- Let's decide: use advisory locks per account instead of SERIALIZABLE — write that down.`;
+    expect(guardSummary(quoting, [], 16_000, facts)).toMatchObject({ addedSections: [], unkept: [] });
+  });
+
+  it('gives the sections it adds at most half the budget, leaving out routine requests before decisions, so the summary keeps its own text', () => {
+    const requests = Array.from({ length: 200 }, (_, i) => ({ kind: 'tasks' as const, text: `Please look at /srv/orders/order-${i}.json and tell me its status.`, time: Date.UTC(2026, 2, 4, 15, 0), speaker: 'user' }));
+    const many = { ...facts, items: [...facts.items, ...requests] };
+    const r = guardSummary('## Goal\nShip the orders report.\n\n## Progress\nEvery order had shipped.', [], 4_000, many);
+    expect(r.summary.length).toBeLessThanOrEqual(4_000);
+    expect(r.summary).toContain('Every order had shipped.');
+    expect(r.summary).not.toContain('[Summary cut');
+    expect(r.summary).toContain("user: Let's decide: use advisory locks per account instead of SERIALIZABLE. Write that down.");
+    expect(r.summary).toContain('order-199.json');
+    expect(r.summary).not.toContain('order-0.json');
   });
 
   it('adds nothing to a blank summary (the caller falls back to the extractive one)', () => {
-    expect(guardSummary(' ', [], 16_000, facts)).toMatchObject({ blank: true, addedSections: [] });
+    expect(guardSummary(' ', [], 16_000, facts)).toMatchObject({ blank: true, addedSections: [], unkept: [] });
   });
 });

@@ -34,6 +34,13 @@ describe('serializeForSummary', () => {
     expect(serializeEntriesForSummary(es, oversized, 'full')).toContain('HUGE');
     expect(serializeEntriesForSummary(es, oversized, 'withoutOversized')).toBe('[User]: hi\n\n[Large toolResult (~9 tokens) omitted from summary]');
   });
+
+  it('prefixes planned entries with their UTC time when their messages carry one, so a summary can quote it', () => {
+    const es = [{ id: 'a', message: user("Let's go with Postgres 16.", Date.UTC(2026, 2, 4, 14, 10)) }, { id: 'b', message: user('no time') }];
+    expect(serializeEntriesForSummary(es, [], 'full')).toBe("[2026-03-04 14:10] [User]: Let's go with Postgres 16.\n\n[User]: no time");
+    // History tools render single messages without times.
+    expect(serializeForSummary([es[0]!.message])).toBe("[User]: Let's go with Postgres 16.");
+  });
 });
 
 describe('prompts', () => {
@@ -58,6 +65,10 @@ describe('prompts', () => {
       for (const must of ['active tasks', 'batch progress', 'last user request', 'decisions', 'rationale', 'TODOs', 'open questions', 'constraints', 'promised']) {
         expect(text).toContain(must);
       }
+      // What people said, in the sections the extractive summary writes, quoted with times.
+      for (const section of ['Decisions', 'Instructions and preferences', 'Open tasks', 'People and roles', 'Errors and causes']) expect(text).toContain(section);
+      expect(text).toContain('"- [YYYY-MM-DD HH:MM] speaker: statement"');
+      expect(text).toContain('later reversed (keep both, with times)');
     }
     expect(mergeSummaryInstructions({ identifierPolicy: 'off' })).toMatch(/most recent/);
   });

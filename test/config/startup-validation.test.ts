@@ -43,6 +43,12 @@ describe('configFromEnv checks the whole configuration', () => {
     expect(configFromEnv({ KEEL_CONTEXT_WINDOW: '16000', KEEL_RESERVE_TOKENS: '3000', KEEL_RESERVE_TOKENS_FLOOR: '0' })).toMatchObject({ reserveTokens: 3_000, reserveTokensFloor: 0 });
   });
 
+  it('reads the summary window share from KEEL_SUMMARY_MAX_WINDOW_SHARE, 0.04 by default, and names the variable and the range when it is out of bounds', () => {
+    expect(configFromEnv({}).summaryMaxWindowShare).toBe(0.04);
+    expect(configFromEnv({ KEEL_SUMMARY_MAX_WINDOW_SHARE: '0.1' }).summaryMaxWindowShare).toBe(0.1);
+    expect(configError(() => configFromEnv({ KEEL_SUMMARY_MAX_WINDOW_SHARE: '0.6' }))).toMatch(/KEEL_SUMMARY_MAX_WINDOW_SHARE.*a share from 0\.005 to 0\.25/);
+  });
+
   it.each([
     ['a reserve floor that is not a count', { KEEL_RESERVE_TOKENS_FLOOR: '-1' }, /KEEL_RESERVE_TOKENS_FLOOR: /],
     ['output larger than the window', { KEEL_CONTEXT_WINDOW: '30000', KEEL_MAX_OUTPUT_TOKENS: '30000' }, /KEEL_MAX_OUTPUT_TOKENS: 30000 output tokens do not fit/],
