@@ -9,20 +9,9 @@
  * Deterministic for a seed: personas, events with dates, paraphrased questions, evidence ids.
  */
 import type { RecallDataset } from './dataset';
+import { prng } from '../../test/fixtures/generate';
 
 type Rand = () => number;
-
-/** A small seeded PRNG (mulberry32): the same seed, the same conversation. */
-function prng(seed: number): Rand {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const pick = <T>(rand: Rand, list: readonly T[]): T => list[Math.floor(rand() * list.length)]!;
 
