@@ -141,7 +141,7 @@ async function measure(store: Store, agentId: string, sessionId: string, n: numb
 }
 
 /** Entries `from`…`to - 1`: one user message each, with a ticket id, an order number, a name and a status. */
-async function seed(store: Store, agentId: string, sessionId: string, from: number, to: number): Promise<void> {
+export async function seed(store: Store, agentId: string, sessionId: string, from: number, to: number): Promise<void> {
   const array = (words: readonly string[]) => sql.raw(`array[${words.map((s) => `'${s}'`).join(',')}]`);
   const names = array(NAMES);
   const statuses = array(STATUSES);

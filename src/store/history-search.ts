@@ -38,8 +38,11 @@ export interface HistoryHit {
 const CANDIDATES_PER_TERM = 200;
 /** A term held by fewer entries than this is rare: all its matches are candidates, read through the text index. */
 const RARE_MATCHES = 1_000;
-/** The newest entries sampled for how common each term is and how densely the session fills the seq range. */
-const SAMPLE_ROWS = 1_000;
+/**
+ * The newest entries read in seq order: they give how common each term is and how densely the scope
+ * fills the seq range, and a common term's candidates are its newest matches among them.
+ */
+const RECENT_ROWS = 5_000;
 /** Best-scored candidates read in full, to leave out echoes and duplicates before the limit is taken. */
 const POOL_FACTOR = 3;
 /** The weight of the question or answer of a turn that searched history: it mostly repeats what it found. */
@@ -58,7 +61,7 @@ export async function searchHistory(db: Kysely<Database>, input: HistorySearchIn
   const scope = scopeOf(input);
   const sample = await sampleCollection(db, scope, matchers);
   const common = sample.estimatedMatches.map((n) => n >= RARE_MATCHES);
-  const candidates = await candidateFeatures(db, scope, matchers, common);
+  const candidates = await candidateFeatures(db, scope, matchers, common, sample.estimatedAll >= RARE_MATCHES);
   if (candidates.length === 0) return [];
   const collection: Bm25Collection = {
     entries: sample.entries,
@@ -105,9 +108,12 @@ function matchColumns(matchers: readonly TermMatch[]) {
  * by every session of the table). Below the sample's size both are exact.
  */
 async function sampleCollection(db: Kysely<Database>, scope: RawBuilder<boolean>, matchers: readonly TermMatch[]) {
-  const flags = sql.join(matchers.map((_, i) => sql`count(*) filter (where ${sql.ref(`m${i}`)})::int as ${sql.ref(`t${i}`)}`));
+  const flags = sql.join([
+    ...matchers.map((_, i) => sql`count(*) filter (where ${sql.ref(`m${i}`)})::int as ${sql.ref(`t${i}`)}`),
+    sql`count(*) filter (where ${sql.join(matchers.map((_, i) => sql.ref(`m${i}`)), sql` and `)})::int as "all"`,
+  ]);
   const { rows } = await sql<Record<string, number | string | null>>`
-    with newest as (select seq, ${matchColumns(matchers)} from transcript_entries where ${scope} order by seq desc limit ${SAMPLE_ROWS})
+    with newest as (select seq, ${matchColumns(matchers)} from transcript_entries where ${scope} order by seq desc limit ${RECENT_ROWS})
     select count(*)::int as sampled, min(seq) as oldest_sampled, ${flags},
       (select min(seq) from transcript_entries where ${scope}) as first,
       (select max(seq) from transcript_entries where ${scope}) as last
@@ -115,10 +121,10 @@ async function sampleCollection(db: Kysely<Database>, scope: RawBuilder<boolean>
   const row = rows[0]!;
   const sampled = Number(row.sampled);
   // Entries per seq among the newest, stretched over the whole range.
-  const scale = sampled < SAMPLE_ROWS ? 1 : (Number(row.last) - Number(row.first) + 1) / Math.max(1, Number(row.last) - Number(row.oldest_sampled) + 1);
+  const scale = sampled < RECENT_ROWS ? 1 : (Number(row.last) - Number(row.first) + 1) / Math.max(1, Number(row.last) - Number(row.oldest_sampled) + 1);
   const entries = Math.max(1, Math.round(sampled * scale));
   const estimatedMatches = matchers.map((_, i) => Math.round(Number(row[`t${i}`]) * scale));
-  return { entries, estimatedMatches };
+  return { entries, estimatedMatches, estimatedAll: Math.round(Number(row.all) * scale) };
 }
 
 interface CandidateFeatures {
@@ -134,21 +140,29 @@ interface CandidateFeatures {
  * read through the text index, the newest matches of a common one read backwards along the seq
  * index (a few hundred rows, not the million it matches), and the newest rows holding every term.
  */
-async function candidateFeatures(db: Kysely<Database>, scope: RawBuilder<boolean>, matchers: readonly TermMatch[], common: readonly boolean[]): Promise<CandidateFeatures[]> {
-  const parts = matchers.map((m, i) =>
-    common[i]
-      ? sql`(select seq from transcript_entries where ${scope} and ${m.sql} order by seq desc limit ${CANDIDATES_PER_TERM})`
-      : // `seq + 0` keeps the planner off the seq index for a rare term: the text index finds its few rows.
-        sql`(select seq from transcript_entries where ${scope} and ${m.sql} order by seq + 0 desc limit ${RARE_MATCHES})`,
-  );
-  if (matchers.length > 1) {
-    const all = sql.join(matchers.map((m) => m.sql), sql` and `);
-    parts.push(sql`(select seq from transcript_entries where ${scope} and ${all} order by seq desc limit ${CANDIDATES_PER_TERM})`);
-  }
+async function candidateFeatures(
+  db: Kysely<Database>,
+  scope: RawBuilder<boolean>,
+  matchers: readonly TermMatch[],
+  common: readonly boolean[],
+  allCommon: boolean,
+): Promise<CandidateFeatures[]> {
+  // A common match's newest rows come from the recent rows, read in seq order whatever the planner
+  // guesses of the match (it takes a filter it cannot estimate for rare, and scans the table for it).
+  const recent = (match: string) => sql`(select seq from recent where ${sql.ref(match)} order by seq desc limit ${CANDIDATES_PER_TERM})`;
+  // `seq + 0` keeps the planner off the seq index for a rare match: the text index finds its few rows.
+  const every = (match: RawBuilder<boolean>) => sql`(select seq from transcript_entries where ${scope} and ${match} order by seq + 0 desc limit ${RARE_MATCHES})`;
+  const parts = matchers.map((m, i) => (common[i] ? recent(`m${i}`) : every(m.sql)));
+  if (matchers.length > 1) parts.push(allCommon ? recent('all') : every(sql.join(matchers.map((m) => m.sql), sql` and `)));
+  const all = sql.join(matchers.map((_, i) => sql.ref(`m${i}`)), sql` and `);
   const { rows } = await sql<Record<string, unknown>>`
+    with recent as materialized (
+      select m.*, ${all} as "all" from (
+        select seq, ${matchColumns(matchers)} from transcript_entries where ${scope} order by seq desc limit ${RECENT_ROWS}) m)
     select seq, coalesce(length(search_vector), cardinality(search_terms), 0)::int as length, ${matchColumns(matchers)}
       from transcript_entries
-     where ${scope} and seq in (select seq from (${sql.join(parts, sql` union `)}) candidates)`.execute(db);
+     -- An array, so the candidates are found first and then read by seq, never by a join over the session.
+     where ${scope} and seq = any(array(select seq from (${sql.join(parts, sql` union `)}) candidates))`.execute(db);
   return rows.map((r) => ({ seq: Number(r.seq), length: Number(r.length), matches: matchers.map((_, i) => r[`m${i}`] === true) }));
 }
 
@@ -175,7 +189,7 @@ async function readWithNeighbours(db: Kysely<Database>, input: HistorySearchInpu
       cross join lateral (select * from transcript_entries e
         where e.agent_id = h.agent_id and e.session_id = h.session_id and e.seq ${cmp} h.seq and e.type in (${types})
         order by e.seq ${dir} limit 1) n
-      where h.agent_id = ${input.agentId} and h.seq in (${sql.join(seqs.map((s) => sql`${s}`))})`;
+      where h.agent_id = ${input.agentId} and h.session_id in (${sql.join(input.sessionIds.map((id) => sql`${id}`))}) and h.seq in (${sql.join(seqs.map((s) => sql`${s}`))})`;
   };
   const { rows: around } = await sql<NeighbourRow>`${neighbour('previous')} union all ${neighbour('next')}`.execute(db);
   const bySeq = new Map(rows.map((r) => [Number(r.seq), { ...r, search_vector: null, search_terms: null } as EntryRow]));
