@@ -334,7 +334,7 @@ export function createTurnActivities(allDeps: ActivityDeps) {
     const session = known?.session ?? (await getSession(db, input.agentId, input.sessionKey));
     const model = modelOf(deps, session);
     // The system prompt and the tools count against the budget; the messages get what they leave.
-    const { context, system, split, contextTokens } = await prepareModelCall(deps, { ...input, model, session, ...(known?.window !== undefined ? { window: known.window } : {}) }, windows);
+    const { context, system, split, contextTokens, tools } = await prepareModelCall(deps, { ...input, model, session, ...(known?.window !== undefined ? { window: known.window } : {}) }, windows);
     if (input.precheck && context.estimatedTokens > context.budget) {
       // After a low-yield compaction the pre-call check waits like threshold compaction does (no storm).
       const hold = compactionHoldLimit(compactionHoldInput(session, deps.config, context.window), effectiveReserveTokens(context.window, deps.config.reserveTokens));
@@ -351,7 +351,7 @@ export function createTurnActivities(allDeps: ActivityDeps) {
           system,
           messages: context.messages,
           maxTokens: deps.config.maxOutputTokens,
-          tools: deps.tools.modelTools(),
+          tools,
           promptCaching: deps.config.promptCaching,
           ...(context.contextManagement ? { contextManagement: context.contextManagement } : {}),
           ...(context.providerCompaction ? { providerCompaction: context.providerCompaction } : {}),
