@@ -374,7 +374,7 @@ export function createTurnActivities(allDeps: ActivityDeps) {
       // The reply is the block alone (its usage is the compaction's, reported apart): nothing to store as a message.
       allDeps.metrics?.modelCall(input.agentId, modelMs / 1000, 'ok');
       log.info('model_call', { event: 'model_call', model, modelMs, contextTokens, budget: context.budget, stopReason: reply.stopReason, contextEdits: reply.appliedEdits ?? [], compactionUsage: reply.compactionUsage });
-      const compaction = await recordProviderCompaction(deps, { ...input, tokensBefore: contextTokens }, reply.compaction);
+      const compaction = await recordProviderCompaction(deps, { ...input, tokensBefore: contextTokens, ...(reply.compactionUsage ? { usage: reply.compactionUsage } : {}) }, reply.compaction);
       // The provider's compaction failed: Keel's own compaction (and its extractive fallback) takes over.
       if (!compaction) return { kind: 'overBudget', estimatedTokens: context.estimatedTokens, budget: context.budget };
       return { kind: 'compacted', compaction };

@@ -6,6 +6,7 @@ import { storableJson, storableText } from '../text/storable-text';
 import { redactSecrets, type Redaction } from './redact';
 import { atRestOf } from './at-rest';
 import { searchColumns } from './entry-search-text';
+import { usageCountersSet, type UsageCounts } from './sessions-repo';
 
 /**
  * Reads and writes of the `compactions` table (one row per compaction attempt) and the one
@@ -179,13 +180,15 @@ export interface CompactionRecordInput {
   readonly lineage?: { readonly rerunOf: string; readonly rangeOf: string };
   /** Stored on the entry as is (a provider-written compaction keeps its block's metadata here). */
   readonly details?: unknown;
+  /** What a provider's compaction used (billed apart from the call's reply): added to the session's counters. */
+  readonly usage?: UsageCounts;
 }
 
 /**
  * Appends the compaction entry (`{type:'compaction', id, parentId, timestamp, summary,
  * firstKeptEntryId, tokensBefore}`, parent = the session's last entry) and updates the session
- * counters (`compaction_count + 1`, `context_tokens = tokensAfter`, `compaction_failures = 0`) in
- * ONE transaction. Idempotent: the entry is inserted `ON CONFLICT DO NOTHING`, and the counters move
+ * counters (`compaction_count + 1`, `context_tokens = tokensAfter`, `compaction_failures = 0`, a
+ * provider compaction's `usage`) in ONE transaction. Idempotent: the entry is inserted `ON CONFLICT DO NOTHING`, and the counters move
  * only when it was new. The summary is stored redacted, like every entry. Returns whether it was new
  * and what was redacted.
  */
@@ -215,6 +218,7 @@ export async function writeCompactionRecord(db: Kysely<Database>, input: Compact
           compaction_failures: 0,
           last_compaction_tokens_before: input.tokensBefore,
           last_compaction_tokens_after: input.tokensAfter,
+          ...(input.usage ? usageCountersSet(eb, input.usage) : {}),
           updated_at: input.now,
         }))
         .where('agent_id', '=', input.agentId)
