@@ -5,6 +5,7 @@ import type { CompactionRow, Database } from './schema';
 import { storableJson, storableText } from '../text/storable-text';
 import { redactSecrets, type Redaction } from './redact';
 import { atRestOf } from './at-rest';
+import { sealedRow } from './sealed-rows';
 import { searchColumns } from './entry-search-text';
 import { usageCountersSet, type UsageCounts } from './sessions-repo';
 
@@ -274,7 +275,7 @@ async function insertCompactionEntry(db: Kysely<Database>, input: { agentId: str
       type: 'compaction',
       role: null,
       // The summary is conversation: sealed like every entry when encryption at rest is on.
-      payload: atRestOf(db).json(entry),
+      payload: atRestOf(db).json(entry, sealedRow.entryPayload(input.agentId, input.sessionId, entry.id)),
       token_estimate: null,
       byte_size: Buffer.byteLength(JSON.stringify(entry)),
       created_at: input.now,
@@ -351,7 +352,7 @@ export async function writeRevertRecord(db: Kysely<Database>, input: RevertRecor
 /** Keeps a rerun's summary on its row when it is not applied (sealed at rest like entries). Idempotent. */
 export async function storeRerunSummary(db: Kysely<Database>, agentId: string, id: string, summary: string): Promise<void> {
   const { value } = redactSecrets(summary);
-  await db.updateTable('compactions').set({ summary: atRestOf(db).text(storableText(value)) }).where('agent_id', '=', agentId).where('id', '=', id).execute();
+  await db.updateTable('compactions').set({ summary: atRestOf(db).text(storableText(value), sealedRow.compactionSummary(agentId, id)) }).where('agent_id', '=', agentId).where('id', '=', id).execute();
 }
 
 /** Summarizer calls and tokens spent in a window, per session key and per agent. */
