@@ -513,7 +513,7 @@ export function createCompactionActivities(allDeps: CompactionActivityDeps) {
     const first = await getEntry(db, ref.agentId, ref.sessionId, window.firstKeptEntryId);
     const rows = await db
       .selectFrom('transcript_entries')
-      .select(['payload', 'token_estimate'])
+      .select(['agent_id', 'session_id', 'id', 'payload', 'token_estimate'])
       .where('agent_id', '=', ref.agentId)
       .where('session_id', '=', ref.sessionId)
       .where('seq', '>=', Number(first?.seq ?? Number.MAX_SAFE_INTEGER))

@@ -20,6 +20,7 @@ import { isToolCallBlock, type AgentMessage, type AssistantMessage, type CustomE
 import { toActivityFailure } from '../src/model/failures';
 import { redactSecrets } from '../src/store/redact';
 import { logRedactions } from './model-call-report';
+import { modelOf } from './session-model';
 
 export interface MemoryFlushInput {
   readonly agentId: string;
@@ -94,10 +95,12 @@ export function createMemoryActivities(allDeps: ActivityDeps) {
     }
 
     // The flush must fit the model: the turn's budgeted context, or its recent tail when even that is too long.
-    const model = deps.config.memoryFlushModel ?? deps.config.model;
+    // The session's turns' model (its override included) unless a flush model is configured.
+    const turnModel = modelOf(deps, session);
+    const model = deps.config.memoryFlushModel ?? turnModel;
     const window = await effectiveWindow(deps, model, input);
     // The same system prompt as the turns (the provider's prompt cache holds it), counted against the room.
-    const system = await systemPromptForTurn(deps, input);
+    const system = await systemPromptForTurn(deps, { ...input, model: turnModel, ...(session ? { session } : {}) });
     const systemTokens = system.overhead.systemTokens + system.overhead.bootstrapTokens;
     const context = await prepareContext(deps, input.agentId, input.sessionKey, input.sessionId, { model, window, overheadTokens: systemTokens });
     const prompt: AgentMessage = { role: 'user', content: MEMORY_FLUSH_PROMPT };

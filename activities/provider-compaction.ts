@@ -1,19 +1,21 @@
 /**
  * Records a compaction the provider did (Anthropic server compaction, paused after its block) as
  * Keel's own: a `compactions` row (trigger `native`), the compaction entry (a hard checkpoint: the
- * summary covers every message the call sent) and the session counters, once. The entry id is the
+ * summary covers every message the call sent) and the session counters (the compaction's own token
+ * usage among them, billed apart from the reply), once. The entry id is the
  * assistant entry id the workflow chose for the call, so a retried call finds it instead of calling
  * the model again.
  */
 import { Context, log } from '@temporalio/activity';
 import type { ActivityDeps } from '../src/runtime/deps';
 import type { CompactionWorkflowResult } from '../src/protocol';
-import type { ProviderCompaction } from '../src/model/model-client';
+import type { ModelUsage, ProviderCompaction } from '../src/model/model-client';
 import type { CompactionEntry } from '../src/context/types';
 import { summaryMessage } from '../src/context/active-context';
 import { providerCompactionDetails } from '../src/context/provider-compaction';
 import { createCompactionRow, getCompaction, markFailed, markSucceeded, writeCompactionRecord } from '../src/store/compactions-repo';
 import { redactSecrets } from '../src/store/redact';
+import { addSessionUsage, type UsageCounts } from '../src/store/sessions-repo';
 import type { CompactionHookError } from '../src/compaction/hooks';
 
 /** The trigger a provider-written compaction's row carries (`keel compactions` shows it). */
@@ -28,6 +30,8 @@ export interface ProviderCompactionInput {
   readonly now: string;
   /** Keel's estimate of the context the provider compacted. */
   readonly tokensBefore: number;
+  /** What the compaction itself used, as the provider reported it (not part of the reply's usage). */
+  readonly usage?: ModelUsage;
 }
 
 /**
@@ -55,8 +59,11 @@ export async function recordProviderCompaction(deps: ActivityDeps, input: Provid
   const ref = { agentId: input.agentId, sessionKey: input.sessionKey, sessionId: input.sessionId, compactionId: id, trigger: NATIVE_COMPACTION_TRIGGER };
   if (info.attempt === 1) logHookErrors(id, await deps.compactionHooks?.emit('before_compaction', ref));
   const summary = block.summary?.trim() ? block.summary : undefined;
+  const usage = input.usage ? usageCounts(input.usage) : undefined;
   if (!summary) {
     if (await markFailed(db, input.agentId, id, 'the provider returned a compaction block without a summary; Keel compacts instead', now)) {
+      // A failed compaction is billed too.
+      if (usage) await addSessionUsage(db, input, usage, now);
       deps.metrics?.compaction(NATIVE_COMPACTION_TRIGGER, 'failed');
       log.warn('compaction', { event: 'compaction', compactionId: id, trigger: NATIVE_COMPACTION_TRIGGER, outcome: 'failed' });
     }
@@ -76,6 +83,7 @@ export async function recordProviderCompaction(deps: ActivityDeps, input: Provid
     tokensAfter,
     now,
     ...(verbatim ? { details: providerCompactionDetails(block) } : {}),
+    ...(usage ? { usage } : {}),
   });
   return finish(deps, input, { tokensBefore: input.tokensBefore, tokensAfter });
 }
@@ -107,6 +115,17 @@ function logHookErrors(compactionId: string, errors: CompactionHookError[] | und
 
 function outcome(id: string, tokens: { tokensBefore: number; tokensAfter: number }): CompactionWorkflowResult {
   return { compactionId: id, status: 'succeeded', degraded: false, ...tokens, firstKeptEntryId: id, entryId: id };
+}
+
+/** A provider's usage as the session counters add it. */
+function usageCounts(usage: ModelUsage): UsageCounts {
+  return {
+    inputTokens: usage.input,
+    outputTokens: usage.output,
+    cacheReadTokens: usage.cacheRead ?? 0,
+    cacheWriteTokens: usage.cacheWrite ?? 0,
+    totalTokens: usage.input + usage.output,
+  };
 }
 
 function summaryTokens(deps: ActivityDeps, id: string, summary: string, now: string): number {

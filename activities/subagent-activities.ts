@@ -18,7 +18,7 @@ import { announceText, type SubagentOutcome } from '../src/subagents/announce-te
 import { toolCallArguments, type AssistantMessage, type MessageEntry } from '../src/context/types';
 import { errorOutput, loadToolCall, storeToolResult, storedToolResult, textOutput, type ToolCallRef } from './tool-call-io';
 import { engineOf } from './prepare-context';
-import { subagentIdOf } from './subagent-runs';
+import { nextSpawnDepth, subagentIdOf } from './subagent-runs';
 
 
 export interface SpawnStepInput extends ToolCallRef {
@@ -76,8 +76,7 @@ export function createSubagentActivities(allDeps: ActivityDeps) {
     if (!parsed.success) return refuse(parsed.error.issues.map((i) => `${i.path.join('.') || '(input)'}: ${i.message}`).join('; '));
     const task = renderSpawnTask(parsed.data);
     if ('problem' in task) return refuse(task.problem);
-    const parentRun = subagentIdOf(input.sessionKey) ? await runOfChildSession(db, input.agentId, input.sessionKey) : undefined;
-    const depth = (subagentIdOf(input.sessionKey) ? (parentRun?.depth ?? 1) : 0) + 1;
+    const depth = await nextSpawnDepth(db, input.agentId, input.sessionKey);
     if (depth > deps.config.subagentMaxDepth) {
       return refuse(`spawn depth ${depth} is over this agent's limit of ${deps.config.subagentMaxDepth} (subagentMaxDepth); do the work yourself`);
     }

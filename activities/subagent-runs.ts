@@ -16,6 +16,15 @@ export function subagentIdOf(sessionKey: string): string | undefined {
   }
 }
 
+/**
+ * The depth a spawn from `sessionKey` would have: 1 from a main session, one more than the child's
+ * own from a child session (a child whose run is not recorded counts as depth 1).
+ */
+export async function nextSpawnDepth(db: Kysely<Database>, agentId: string, sessionKey: string): Promise<number> {
+  if (!subagentIdOf(sessionKey)) return 1;
+  return ((await runOfChildSession(db, agentId, sessionKey))?.depth ?? 1) + 1;
+}
+
 /** The first message of a spawned child: its stored task (with attachments). */
 export async function subagentTaskText(db: Kysely<Database>, agentId: string, sessionKey: string): Promise<string> {
   const run = subagentIdOf(sessionKey) ? await runOfChildSession(db, agentId, sessionKey) : undefined;

@@ -27,6 +27,9 @@ import { spawnLevel, spawnPolicySection } from '../src/context/spawn-policy';
 import { prepareContext, type PreparedContext } from './prepare-context';
 import type { ActiveWindowCache } from '../src/store/active-window-cache';
 import type { ContextSplit } from '../src/protocol';
+import type { ModelTool } from '../src/model/model-client';
+import type { ToolRegistry } from '../src/tools/registry';
+import { toolsForSession } from './session-tools';
 
 /** Token counts of what a call sends besides the conversation (status shows them; never the text). */
 export interface PromptOverhead {
@@ -43,6 +46,8 @@ export interface TurnSystemPrompt {
   readonly text: string;
   readonly mode: PromptMode;
   readonly overhead: PromptOverhead;
+  /** The tool definitions a turn's call in this session sends (the prompt's Tooling section names them). */
+  readonly tools: readonly ModelTool[];
 }
 
 /** Whom a call is for; `session` is the row when the caller has just read it (saves reading it again). */
@@ -65,7 +70,8 @@ export async function systemPromptForTurn(
   const { config } = deps;
   const now = new Date(input.now);
   const mode = promptModeFor(input.sessionKey, config.promptMode);
-  const tools = deps.tools.list();
+  const registry = await toolsForSession(deps, input.agentId, input.sessionKey);
+  const tools = registry.list();
   const workspace = config.workspaceAccess === 'none' ? undefined : config.workspaceDir;
   const watchSettings = { watch: config.workspaceWatch, pollSeconds: config.workspacePollSeconds };
   const bootstrap = workspace && mode !== 'none'
@@ -90,8 +96,8 @@ export async function systemPromptForTurn(
   });
   const tokens = (t: string) => (t === '' ? 0 : promptTokens(deps, t));
   const bootstrapTokens = bootstrap ? tokens(bootstrap.text) : 0;
-  const toolTokens = toolDefinitionTokens(deps);
-  return { text, mode, overhead: { systemTokens: Math.max(0, tokens(text) - bootstrapTokens), bootstrapTokens, toolTokens } };
+  const toolTokens = toolDefinitionTokens(deps, registry);
+  return { text, mode, overhead: { systemTokens: Math.max(0, tokens(text) - bootstrapTokens), bootstrapTokens, toolTokens }, tools: registry.modelTools() };
 }
 
 /** What a turn's model call sends: the prepared messages within what the system prompt and tools leave. */
@@ -102,6 +108,8 @@ export interface PreparedCall {
   readonly split: ContextSplit;
   /** Estimated tokens of everything sent (system prompt, tools, messages). */
   readonly contextTokens: number;
+  /** The tool definitions to send. */
+  readonly tools: readonly ModelTool[];
 }
 
 /** The system prompt, then the context budgeted against the window less the prompt and the tools. */
@@ -121,6 +129,7 @@ export async function prepareModelCall(
     system: withAddition(prompt.text, context.systemPromptAddition),
     split: { ...prompt.overhead, historyTokens: context.estimatedTokens },
     contextTokens: context.estimatedTokens + overheadTokens,
+    tools: prompt.tools,
   };
 }
 
@@ -180,8 +189,8 @@ function promptTokens(deps: ActivityDeps, text: string): number {
  * registered, so the count is kept per list instead of re-tokenizing every schema on every call.
  */
 const toolTokensByList = new WeakMap<readonly unknown[], number>();
-function toolDefinitionTokens(deps: ActivityDeps): number {
-  const list = deps.tools.modelTools();
+function toolDefinitionTokens(deps: ActivityDeps, tools: ToolRegistry): number {
+  const list = tools.modelTools();
   let count = toolTokensByList.get(list);
   if (count === undefined) {
     count = list.reduce((sum, t) => sum + deps.estimate({ role: 'user', content: JSON.stringify(t) }), 0);

@@ -340,7 +340,7 @@ export function createTurnActivities(allDeps: ActivityDeps) {
     const session = known?.session ?? (await getSession(db, input.agentId, input.sessionKey));
     const model = modelOf(deps, session);
     // The system prompt and the tools count against the budget; the messages get what they leave.
-    const { context, system, split, contextTokens } = await prepareModelCall(deps, { ...input, model, session, ...(known?.window !== undefined ? { window: known.window } : {}) }, windows);
+    const { context, system, split, contextTokens, tools } = await prepareModelCall(deps, { ...input, model, session, ...(known?.window !== undefined ? { window: known.window } : {}) }, windows);
     if (!held && input.precheck && context.estimatedTokens > context.budget) {
       // After a low-yield compaction the pre-call check waits like threshold compaction does (no storm).
       const hold = compactionHoldLimit(compactionHoldInput(session, deps.config, context.window), reserveForWindow(context.window, deps.config));
@@ -359,7 +359,7 @@ export function createTurnActivities(allDeps: ActivityDeps) {
             system,
             messages: context.messages,
             maxTokens: maxOutputTokensFor(context.window, deps.config),
-            tools: deps.tools.modelTools(),
+            tools,
             promptCaching: deps.config.promptCaching,
             ...(context.contextManagement ? { contextManagement: context.contextManagement } : {}),
             ...(context.providerCompaction ? { providerCompaction: context.providerCompaction } : {}),
@@ -387,7 +387,7 @@ export function createTurnActivities(allDeps: ActivityDeps) {
       // The reply is the block alone (its usage is the compaction's, reported apart): nothing to store as a message.
       allDeps.metrics?.modelCall(input.agentId, modelMs / 1000, 'ok');
       log.info('model_call', { event: 'model_call', model, modelMs, contextTokens, budget: context.budget, stopReason: reply.stopReason, contextEdits: reply.appliedEdits ?? [], compactionUsage: reply.compactionUsage });
-      const compaction = await recordProviderCompaction(deps, { ...input, tokensBefore: contextTokens }, reply.compaction);
+      const compaction = await recordProviderCompaction(deps, { ...input, tokensBefore: contextTokens, ...(reply.compactionUsage ? { usage: reply.compactionUsage } : {}) }, reply.compaction);
       // The provider's compaction failed: Keel's own compaction (and its extractive fallback) takes over.
       if (!compaction) return { kind: 'overBudget', estimatedTokens: context.estimatedTokens, budget: context.budget };
       return { kind: 'compacted', compaction };

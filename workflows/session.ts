@@ -17,6 +17,13 @@ import { parseSessionKey } from '../src/sessions/session-key';
 import { IDLE_TIMER_ACROSS_TURNS, IdleTimer } from './idle-timer';
 
 /**
+ * Patch id: a run whose only request was refused for KEEL_ALLOWED_AGENTS closes at once, as one for an
+ * unknown session does, instead of idling until its quiet period ends. Retire it when no run started
+ * before it can still be open (sessions close when idle).
+ */
+export const REFUSED_AGENT_CLOSES = 'refused-agent-closes';
+
+/**
  * One long-lived workflow per (agentId, sessionKey). Its identity replaces OpenClaw's session write
  * lock. Requests arrive by the `awaitResult` Update that carries them (Update-with-Start: admitted and
  * awaited in one call) or, past Temporal's in-flight Update limit, by Signal (`enqueue`, no limit);
@@ -50,7 +57,8 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<void
   });
   wf.setHandler(statusQuery, () => state.status(input));
 
-  // A request for a session that does not exist (`keel compact <typo>`) leaves nothing running behind it.
+  // A request for a session that does not exist (`keel compact <typo>`), or for an agent this worker
+  // does not serve, leaves nothing running behind it.
   let nothingToKeep = false;
   // A `run` subagent announced its result: the run is over.
   let ended = false;
@@ -123,7 +131,7 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<void
       return;
     }
     const outcome = await runRequest(job.request);
-    nothingToKeep = outcome.status === 'failed' && outcome.type === FailureTypes.UnknownSession && state.turnsCompleted === 0;
+    nothingToKeep = outcome.status === 'failed' && leavesNothing(outcome.type) && state.turnsCompleted === 0;
     state.settle(job.request.requestId, outcome);
     // A subagent reports once its queue is empty: the parent gets the answer to the last message.
     if (subagent && 'turn' in job.request && !state.hasQueuedRequests()) {
@@ -147,6 +155,12 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<void
       return { status: 'failed', type: failureType(err, FailureTypes.TurnFailed), message: describeFailure(err) };
     }
   }
+}
+
+/** A failure after which a run that completed no turn has nothing to keep (the agent refused: only on the patched path). */
+function leavesNothing(type: string): boolean {
+  if (type === FailureTypes.UnknownSession) return true;
+  return type === FailureTypes.AgentNotAllowed && wf.patched(REFUSED_AGENT_CLOSES);
 }
 
 function isSubagentKey(sessionKey: string): boolean {

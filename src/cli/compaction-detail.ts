@@ -20,7 +20,7 @@ export interface CompactionDetail {
 /** The summary a compaction wrote: its entry's, or, for a rerun that was not applied, its row's. */
 export async function summaryOf(db: Kysely<Database>, row: Pick<CompactionRow, 'agent_id' | 'session_id' | 'entry_id' | 'summary'>): Promise<string | null> {
   if (!row.entry_id) return row.summary;
-  const entry = await db.selectFrom('transcript_entries').select('payload').where('agent_id', '=', row.agent_id).where('session_id', '=', row.session_id).where('id', '=', row.entry_id).executeTakeFirst();
+  const entry = await db.selectFrom('transcript_entries').select(['agent_id', 'session_id', 'id', 'payload']).where('agent_id', '=', row.agent_id).where('session_id', '=', row.session_id).where('id', '=', row.entry_id).executeTakeFirst();
   const summary = (entry?.payload as { summary?: unknown } | undefined)?.summary;
   return typeof summary === 'string' ? summary : null;
 }

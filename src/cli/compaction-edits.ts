@@ -162,7 +162,8 @@ async function rangeMessages(db: Kysely<Database>, row: CompactionRow): Promise<
   const seqOf = async (id: string) => Number((await getEntry(db, row.agent_id, row.session_id, id))?.seq ?? 0);
   const rows = await db
     .selectFrom('transcript_entries')
-    .select('payload')
+    // The key columns with the payload: a value sealed at rest opens only in its own row.
+    .select(['agent_id', 'session_id', 'id', 'payload'])
     .where('agent_id', '=', row.agent_id)
     .where('session_id', '=', row.session_id)
     .where('seq', '>=', await seqOf(range.firstEntryId))

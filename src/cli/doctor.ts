@@ -5,6 +5,7 @@
  */
 import { sql, type Kysely } from 'kysely';
 import { atRestOf } from '../store/at-rest';
+import { sealedRow } from '../store/sealed-rows';
 import type { Database, EntryRow } from '../store/schema';
 import { appendEntries } from '../store/entries-repo';
 import { markFailed } from '../store/compactions-repo';
@@ -158,7 +159,7 @@ function parentChain(db: Kysely<Database>, entries: EntryRow[], where: Where): F
         db
           .updateTable('transcript_entries')
           // Rewritten whole (not jsonb_set): a payload sealed at rest is opened here and sealed again.
-          .set({ parent_id: previous.id, payload: atRestOf(db).json({ ...e.payload, parentId: previous.id }) })
+          .set({ parent_id: previous.id, payload: atRestOf(db).json({ ...e.payload, parentId: previous.id }, sealedRow.entryPayload(where.agentId, where.sessionId, e.id)) })
           .where('agent_id', '=', where.agentId)
           .where('session_id', '=', where.sessionId)
           .where('id', '=', e.id)

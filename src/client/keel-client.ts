@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { ApplicationFailure, Client, WithStartWorkflowOperation, isGrpcServiceError, type Connection, type DataConverter } from '@temporalio/client';
 import { isAdmissionRejected, retryAdmission } from './retry-admission';
+import { isClosedWorkflow } from './closed-workflow';
 import { listenForReply } from './reply-listener';
 import type { ReplyStreamEvent } from '../streaming/reply-assembler';
 import type { ReplyStreamSubscriber } from '../streaming/reply-subscriber';
@@ -347,16 +348,6 @@ function requestFailure(outcome: Extract<RequestOutcome, { status: 'failed' }>):
 function isUpdateWithStartRefused(err: unknown): boolean {
   for (let e: unknown = err, depth = 0; e && depth < 8; e = (e as { cause?: unknown }).cause, depth++) {
     if (isGrpcServiceError(e) && e.code === 9) return true;
-  }
-  return false;
-}
-
-/** The Update reached a workflow that has completed (it closed idle). */
-function isClosedWorkflow(err: unknown): boolean {
-  for (let e: unknown = err, depth = 0; e && depth < 6; e = (e as { cause?: unknown }).cause, depth++) {
-    const name = (e as { name?: string }).name;
-    const message = String((e as { message?: string }).message ?? '');
-    if (name === 'WorkflowNotFoundError' || /workflow execution already completed|not found/i.test(message)) return true;
   }
   return false;
 }

@@ -134,7 +134,7 @@ export const DEFAULTS = {
   modelRetryBudgetMs: 30 * 60_000,
   /** The memory flush may take this long, retries included; then the compaction goes on without it (Keel). */
   memoryFlushBudgetMs: 2 * 60_000,
-  /** A run started only by a request for an unknown session waits this long for its sender to collect the failure (Keel). */
+  /** A run started only by a request for an unknown session (or a refused agent) waits this long for its sender to collect the failure (Keel). */
   unknownSessionLingerMs: 30_000,
   /** A session workflow with nothing to do for this long closes; the next message starts it again (Keel). */
   sessionIdleCloseMs: 60 * 60_000,

@@ -122,7 +122,7 @@ export const keelConfigSchema = z.object({
   summarizerSpendWindowMinutes: z.coerce.number().int().positive('a whole number of minutes > 0').default(60),
   /** Memory flush starts this many tokens below the compaction threshold (OpenClaw softThresholdTokens). */
   softThresholdTokens: z.coerce.number().int().nonnegative().default(DEFAULTS.softThresholdTokens),
-  /** Model id for the silent memory-flush turn; default: the chat model. */
+  /** Model id for the silent memory-flush turn; default: the session's chat model (its override included). */
   memoryFlushModel: z.string().min(1).optional(),
   /** Preflight compaction when the active transcript exceeds this many bytes; 0 disables. */
   maxActiveTranscriptBytes: z.coerce.number().int().nonnegative().default(0),

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { DEFAULTS } from '../config/defaults';
 import { classifyHttpFailure, classifyModelError, ModelTruncatedResponseError, ModelUnexpectedError } from './errors';
 import type { ModelCallOptions, ModelClient, ModelRequest, ModelResponse, ModelStreamEvent } from './model-client';
-import { chatCompletionSchema, fromChatCompletion, toChatMessages, toChatTools, type ChatCompletion } from './openai-compatible-convert';
+import { chatCompletionSchema, chatUsage, fromChatCompletion, toChatMessages, toChatTools, type ChatCompletion } from './openai-compatible-convert';
 import { ChatStreamAccumulator, parseChatStreamData } from './openai-sse';
 import { SseDecoder } from './sse-decoder';
 import { StreamWatchdog } from './stream-watchdog';
@@ -210,7 +210,7 @@ export class OpenAiCompatibleModelClient implements ModelClient {
     return {
       content,
       stopReason,
-      usage: { input: completion.usage?.prompt_tokens ?? 0, output: completion.usage?.completion_tokens ?? 0 },
+      usage: chatUsage(completion.usage),
       model: completion.model ?? model,
     };
   }

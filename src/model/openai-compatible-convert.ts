@@ -6,7 +6,7 @@ import { jsonDepthExceeds } from '../text/json-depth';
 import { z } from 'zod';
 import type { AgentMessage, AssistantBlock, ImageBlock, StopReason, TextBlock } from '../context/types';
 import { isToolCallBlock, toolCallArguments } from '../context/types';
-import type { ModelTool } from './model-client';
+import type { ModelTool, ModelUsage } from './model-client';
 
 type ChatPart = { type: 'text'; text: string } | { type: 'image_url'; image_url: { url: string } };
 
@@ -83,6 +83,25 @@ export function toChatTools(tools: readonly ModelTool[]): Array<{ type: 'functio
   return tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: { type: 'object', ...t.inputSchema } } }));
 }
 
+/**
+ * A completion's `usage` (the last chunk's, when streamed). `prompt_tokens` counts the whole prompt;
+ * `prompt_tokens_details.cached_tokens`, where the server reports it, the part read from its prompt cache.
+ */
+export const chatUsageSchema = z
+  .object({
+    prompt_tokens: z.number(),
+    completion_tokens: z.number(),
+    prompt_tokens_details: z.object({ cached_tokens: z.number().nullish() }).nullish(),
+  })
+  .nullish();
+
+/** Keel's usage of a completion: prompt tokens read from the cache apart from the rest, as Anthropic reports them. */
+export function chatUsage(usage: z.infer<typeof chatUsageSchema>): ModelUsage {
+  const prompt = usage?.prompt_tokens ?? 0;
+  const cached = Math.min(prompt, usage?.prompt_tokens_details?.cached_tokens ?? 0);
+  return { input: prompt - cached, output: usage?.completion_tokens ?? 0, cacheRead: cached, cacheWrite: 0 };
+}
+
 /** The part of a chat completion Keel reads, validated at the edge. */
 export const chatCompletionSchema = z.object({
   model: z.string().optional(),
@@ -99,7 +118,7 @@ export const chatCompletionSchema = z.object({
       }),
     )
     .min(1),
-  usage: z.object({ prompt_tokens: z.number(), completion_tokens: z.number() }).nullish(),
+  usage: chatUsageSchema,
 });
 
 /** A validated chat completion. */

@@ -5,9 +5,7 @@
  */
 import { z } from 'zod';
 import type { ModelStreamEvent } from './model-client';
-import type { ChatCompletion } from './openai-compatible-convert';
-
-const usageSchema = z.object({ prompt_tokens: z.number(), completion_tokens: z.number() }).nullish();
+import { chatUsageSchema, type ChatCompletion } from './openai-compatible-convert';
 
 /** The part of a `chat.completion.chunk` Keel reads; unknown fields pass. */
 export const chatChunkSchema = z.object({
@@ -37,7 +35,7 @@ export const chatChunkSchema = z.object({
       }),
     )
     .default([]),
-  usage: usageSchema,
+  usage: chatUsageSchema,
 });
 
 export type ChatChunk = z.infer<typeof chatChunkSchema>;

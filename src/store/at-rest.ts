@@ -1,7 +1,7 @@
 import type { Kysely, KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely';
 import type { KeyRing } from '../security/key-ring';
 import type { Database } from './schema';
-import { isSealed, openValue, sealJson, sealText } from '../security/sealed-value';
+import { isSealed, openValue, sealJson, sealText, type RowBinding } from '../security/sealed-value';
 import { blindIndex, blindTerms, blindWord, searchWords } from '../security/blind-index';
 
 /**
@@ -10,6 +10,11 @@ import { blindIndex, blindTerms, blindWord, searchWords } from '../security/blin
  * Writing seals explicitly at the few places that write conversation text (entry payloads,
  * compaction summaries in their entries, memory notes and checkpoints, pending tool arguments),
  * through {@link atRestOf}. The plugin rides along into transactions, so a write inside one seals too.
+ *
+ * Each value is sealed for its row (`RowBinding`: table, column, the row's key columns), and the
+ * plugin opens it only in that column and where the result row's key columns hold those values: a
+ * value a database writer moved to another row fails to read, naming both. So readers of a sealed
+ * column select the row's key columns with it.
  */
 export interface AtRestOptions {
   /** The ring that opens sealed values (and seals, when `seal` is on); unset → sealed values fail to read, naming the fix. */
@@ -22,10 +27,10 @@ export interface AtRestOptions {
 export interface AtRest {
   /** New writes are sealed (encryption at rest on, with a ring). */
   readonly seals: boolean;
-  /** The JSON text to write into a jsonb column: the value, or its sealed envelope. */
-  json(value: unknown): string;
-  /** The text to write into a text column: the text, or its sealed form. */
-  text(value: string): string;
+  /** The JSON text to write into a jsonb column of `row`: the value, or its envelope sealed for that row. */
+  json(value: unknown, row: RowBinding): string;
+  /** The text to write into a text column of `row`: the text, or its form sealed for that row. */
+  text(value: string, row: RowBinding): string;
   /** Blind-index entries for sealed text; null when the text is written plain (searched with ILIKE). */
   index(value: string): string[] | null;
   /** Blind-index entries of search terms for sealed text; null when the text is written plain. */
@@ -51,12 +56,12 @@ class AtRestPlugin implements KyselyPlugin, AtRest {
     return this.sealing();
   }
 
-  json(value: unknown): string {
-    return JSON.stringify(this.sealing() ? sealJson(this.options.ring!, value) : value);
+  json(value: unknown, row: RowBinding): string {
+    return JSON.stringify(this.sealing() ? sealJson(this.options.ring!, value, row) : value);
   }
 
-  text(value: string): string {
-    return this.sealing() ? sealText(this.options.ring!, value) : value;
+  text(value: string, row: RowBinding): string {
+    return this.sealing() ? sealText(this.options.ring!, value, row) : value;
   }
 
   index(value: string): string[] | null {
@@ -85,7 +90,7 @@ function hasSealedColumn(row: UnknownRow): boolean {
 
 function openRow(ring: KeyRing | undefined, row: UnknownRow): UnknownRow {
   const out: UnknownRow = {};
-  for (const key in row) out[key] = openValue(ring, row[key]);
+  for (const key in row) out[key] = openValue(ring, row[key], { column: key, row });
   return out;
 }
 

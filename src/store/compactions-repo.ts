@@ -5,7 +5,9 @@ import type { CompactionRow, Database } from './schema';
 import { storableJson, storableText } from '../text/storable-text';
 import { redactSecrets, type Redaction } from './redact';
 import { atRestOf } from './at-rest';
+import { sealedRow } from './sealed-rows';
 import { searchColumns } from './entry-search-text';
+import { usageCountersSet, type UsageCounts } from './sessions-repo';
 
 /**
  * Reads and writes of the `compactions` table (one row per compaction attempt) and the one
@@ -179,13 +181,15 @@ export interface CompactionRecordInput {
   readonly lineage?: { readonly rerunOf: string; readonly rangeOf: string };
   /** Stored on the entry as is (a provider-written compaction keeps its block's metadata here). */
   readonly details?: unknown;
+  /** What a provider's compaction used (billed apart from the call's reply): added to the session's counters. */
+  readonly usage?: UsageCounts;
 }
 
 /**
  * Appends the compaction entry (`{type:'compaction', id, parentId, timestamp, summary,
  * firstKeptEntryId, tokensBefore}`, parent = the session's last entry) and updates the session
- * counters (`compaction_count + 1`, `context_tokens = tokensAfter`, `compaction_failures = 0`) in
- * ONE transaction. Idempotent: the entry is inserted `ON CONFLICT DO NOTHING`, and the counters move
+ * counters (`compaction_count + 1`, `context_tokens = tokensAfter`, `compaction_failures = 0`, a
+ * provider compaction's `usage`) in ONE transaction. Idempotent: the entry is inserted `ON CONFLICT DO NOTHING`, and the counters move
  * only when it was new. The summary is stored redacted, like every entry. Returns whether it was new
  * and what was redacted.
  */
@@ -215,6 +219,7 @@ export async function writeCompactionRecord(db: Kysely<Database>, input: Compact
           compaction_failures: 0,
           last_compaction_tokens_before: input.tokensBefore,
           last_compaction_tokens_after: input.tokensAfter,
+          ...(input.usage ? usageCountersSet(eb, input.usage) : {}),
           updated_at: input.now,
         }))
         .where('agent_id', '=', input.agentId)
@@ -270,7 +275,7 @@ async function insertCompactionEntry(db: Kysely<Database>, input: { agentId: str
       type: 'compaction',
       role: null,
       // The summary is conversation: sealed like every entry when encryption at rest is on.
-      payload: atRestOf(db).json(entry),
+      payload: atRestOf(db).json(entry, sealedRow.entryPayload(input.agentId, input.sessionId, entry.id)),
       token_estimate: null,
       byte_size: Buffer.byteLength(JSON.stringify(entry)),
       created_at: input.now,
@@ -347,7 +352,7 @@ export async function writeRevertRecord(db: Kysely<Database>, input: RevertRecor
 /** Keeps a rerun's summary on its row when it is not applied (sealed at rest like entries). Idempotent. */
 export async function storeRerunSummary(db: Kysely<Database>, agentId: string, id: string, summary: string): Promise<void> {
   const { value } = redactSecrets(summary);
-  await db.updateTable('compactions').set({ summary: atRestOf(db).text(storableText(value)) }).where('agent_id', '=', agentId).where('id', '=', id).execute();
+  await db.updateTable('compactions').set({ summary: atRestOf(db).text(storableText(value), sealedRow.compactionSummary(agentId, id)) }).where('agent_id', '=', agentId).where('id', '=', id).execute();
 }
 
 /** Summarizer calls and tokens spent in a window, per session key and per agent. */

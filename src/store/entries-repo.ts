@@ -4,6 +4,7 @@ import { redactSecrets, type Redaction } from './redact';
 import type { CompactionEntry, TranscriptEntry } from '../context/types';
 import { storableJson } from '../text/storable-text';
 import { atRestOf, type AtRest } from './at-rest';
+import { sealedRow } from './sealed-rows';
 import { searchColumnsOf, searchValues } from './entry-search-text';
 import { compiledOnce } from './compiled-once';
 
@@ -156,7 +157,7 @@ function entryColumns(atRest: AtRest, agentId: string, sessionId: string, item: 
     type: entry.type,
     role: entry.type === 'message' ? entry.message.role : null,
     // Sealed when encryption at rest is on; the size stays the plaintext's (preflight compaction sums it).
-    payload: atRest.seals ? atRest.json(entry) : plain,
+    payload: atRest.seals ? atRest.json(entry, sealedRow.entryPayload(agentId, sessionId, entry.id)) : plain,
     token_estimate: item.tokenEstimate,
     byte_size: Buffer.byteLength(plain),
     created_at: entry.timestamp,

@@ -3,6 +3,7 @@ import type { Database } from './schema';
 import { storableText } from '../text/storable-text';
 import type { MemoryCheckpoint } from '../context/prompt-sections';
 import { atRestOf } from './at-rest';
+import { sealedRow } from './sealed-rows';
 
 export interface RecordMemoryFlushInput {
   readonly agentId: string;
@@ -32,14 +33,15 @@ export async function recordMemoryFlush(db: Kysely<Database>, input: RecordMemor
         .values(
           input.notes.map((note, i) => {
             const text = storableText(note);
+            const id = `${input.flushId}:${i}`;
             // Sealed at rest with its blind index (search cannot read ciphertext); plain: no index, ILIKE.
             return {
-              id: `${input.flushId}:${i}`,
+              id,
               agent_id: input.agentId,
               session_key: input.sessionKey,
               session_id: input.sessionId,
               day: input.day ?? input.now.slice(0, 10),
-              text: atRest.text(text),
+              text: atRest.text(text, sealedRow.noteText(input.agentId, id)),
               text_terms: atRest.index(text),
               compaction_cycle: input.cycle,
               created_at: input.now,
@@ -59,7 +61,10 @@ export async function recordMemoryFlush(db: Kysely<Database>, input: RecordMemor
           session_id: input.sessionId,
           compaction_cycle: input.cycle,
           flush_id: input.flushId,
-          checkpoint: atRest.json(JSON.parse(JSON.stringify(input.checkpoint, (_k, v: unknown) => (typeof v === 'string' ? storableText(v) : v)))),
+          checkpoint: atRest.json(
+            JSON.parse(JSON.stringify(input.checkpoint, (_k, v: unknown) => (typeof v === 'string' ? storableText(v) : v))),
+            sealedRow.checkpoint(input.agentId, input.sessionKey, input.flushId),
+          ),
           created_at: input.now,
         })
         .execute();
@@ -94,7 +99,8 @@ export async function currentCheckpoint(
 ): Promise<MemoryCheckpoint | undefined> {
   const row = await db
     .selectFrom('memory_checkpoints')
-    .select('checkpoint')
+    // The key columns with the checkpoint: a value sealed at rest opens only in its own row.
+    .select(['agent_id', 'session_key', 'flush_id', 'checkpoint'])
     .where('agent_id', '=', session.agentId)
     .where('session_key', '=', session.sessionKey)
     .where('session_id', '=', session.sessionId)
@@ -128,9 +134,10 @@ export interface FoundNote {
  */
 export async function searchMemoryNotes(db: Kysely<Database>, agentId: string, terms: readonly string[], limit: number): Promise<FoundNote[]> {
   const blind = atRestOf(db).queryWords(terms);
-  return db
+  const rows = await db
     .selectFrom('memory_notes')
-    .select(['day', 'text'])
+    // The key columns with the text: a note sealed at rest opens only in its own row.
+    .select(['agent_id', 'id', 'day', 'text'])
     .where('agent_id', '=', agentId)
     .$if(terms.length > 0, (q) =>
       q.where((eb) => {
@@ -144,6 +151,7 @@ export async function searchMemoryNotes(db: Kysely<Database>, agentId: string, t
     .orderBy('id', 'desc')
     .limit(limit)
     .execute();
+  return rows.map(({ day, text }) => ({ day, text }));
 }
 
 function escapeLike(term: string): string {

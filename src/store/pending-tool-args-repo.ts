@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from './schema';
 import { storableJson } from '../text/storable-text';
 import { atRestOf } from './at-rest';
+import { sealedRow } from './sealed-rows';
 import { appendEntriesRedacted, type EntryToAppend, type RedactedAppendResult } from './entries-repo';
 import { isToolCallBlock, toolCallArguments, type ToolCallBlock } from '../context/types';
 
@@ -78,7 +79,7 @@ async function savePendingToolArgs(
         assistant_entry_id: assistantEntryId,
         tool_call_id: call.toolCallId,
         // The same storable form the transcript gets (PostgreSQL refuses NUL in jsonb), sealed likewise.
-        arguments: atRest.json(storableJson(call.arguments)),
+        arguments: atRest.json(storableJson(call.arguments), sealedRow.toolArguments(agentId, sessionId, assistantEntryId, call.toolCallId)),
         created_at: now,
       })),
     )
@@ -96,7 +97,8 @@ export async function loadPendingToolArgs(
 ): Promise<Record<string, unknown> | undefined> {
   const row = await db
     .selectFrom('pending_tool_args')
-    .select('arguments')
+    // The key columns with the arguments: a value sealed at rest opens only in its own row.
+    .select(['agent_id', 'session_id', 'assistant_entry_id', 'tool_call_id', 'arguments'])
     .where('agent_id', '=', agentId)
     .where('session_id', '=', sessionId)
     .where('assistant_entry_id', '=', assistantEntryId)

@@ -128,14 +128,42 @@ export function turnUsageValues(u: TurnUsageUpdate): TurnUsageValues {
   };
 }
 
+/** Tokens model calls used, as the session's counters add them (`inputTokens`: uncached prompt tokens only). */
+export interface UsageCounts {
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+  /** Input plus output. */
+  totalTokens: number;
+}
+
+/** The session's usage counters grown by `u` (each count one statement parameter). */
+export function usageCountersSet(eb: ExpressionBuilder<Database, 'sessions'>, u: UsageCounts) {
+  return {
+    input_tokens: eb('input_tokens', '+', u.inputTokens),
+    output_tokens: eb('output_tokens', '+', u.outputTokens),
+    cache_read_tokens: eb('cache_read_tokens', '+', u.cacheReadTokens),
+    cache_write_tokens: eb('cache_write_tokens', '+', u.cacheWriteTokens),
+    total_tokens: eb('total_tokens', '+', u.totalTokens),
+  };
+}
+
+/** Adds usage outside a turn (a provider compaction that failed) to the session's counters. */
+export async function addSessionUsage(db: Kysely<Database>, session: { agentId: string; sessionKey: string; sessionId: string }, u: UsageCounts, now: Date): Promise<void> {
+  await db
+    .updateTable('sessions')
+    .set((eb) => ({ ...usageCountersSet(eb, u), updated_at: now }))
+    .where('agent_id', '=', session.agentId)
+    .where('session_key', '=', session.sessionKey)
+    .where('session_id', '=', session.sessionId)
+    .execute();
+}
+
 /** What a finished turn changes in its session row: the counters grow by its usage, the context size is its own. */
 export function turnUsageSet(eb: ExpressionBuilder<Database, 'sessions'>, v: TurnUsageValues) {
   return {
-    input_tokens: eb('input_tokens', '+', v.inputTokens),
-    output_tokens: eb('output_tokens', '+', v.outputTokens),
-    cache_read_tokens: eb('cache_read_tokens', '+', v.cacheReadTokens),
-    cache_write_tokens: eb('cache_write_tokens', '+', v.cacheWriteTokens),
-    total_tokens: eb('total_tokens', '+', v.totalTokens),
+    ...usageCountersSet(eb, v),
     context_tokens: v.contextTokens,
     total_tokens_fresh: true,
     // Never backwards: a turn that finishes late (a retry, a queued turn) cannot shorten the idle window.

@@ -4,6 +4,7 @@ import type { Insertable, Selectable, Updateable } from 'kysely';
 import { redactSecrets, type Redaction } from './redact';
 import { storableText } from '../text/storable-text';
 import { atRestOf } from './at-rest';
+import { sealedRow } from './sealed-rows';
 
 export type SubagentRun = Selectable<SubagentRunsTable>;
 
@@ -18,7 +19,7 @@ export const ENDED_STATUSES: readonly SubagentStatus[] = ['done', 'failed', 'kil
  */
 export async function insertSubagentRun(db: Kysely<Database>, row: Insertable<SubagentRunsTable>): Promise<readonly Redaction[]> {
   const { value: task, redactions } = redactSecrets(row.task);
-  const values = { ...row, task: atRestOf(db).text(storableText(task)) };
+  const values = { ...row, task: atRestOf(db).text(storableText(task), sealedRow.subagentRun('task', row.agent_id, row.id)) };
   await db.insertInto('subagent_runs').values(values).onConflict((oc) => oc.column('id').doNothing()).execute();
   return redactions;
 }
@@ -66,7 +67,7 @@ export async function updateSubagentRun(
   patch: Pick<Updateable<SubagentRunsTable>, 'status' | 'result' | 'workflow_id' | 'ended_at'> & { updated_at: string },
 ): Promise<readonly Redaction[]> {
   const redacted = typeof patch.result === 'string' ? redactSecrets(patch.result) : undefined;
-  const result = redacted ? { result: atRestOf(db).text(storableText(redacted.value)) } : {};
+  const result = redacted ? { result: atRestOf(db).text(storableText(redacted.value), sealedRow.subagentRun('result', run.agent_id, run.id)) } : {};
   await db.updateTable('subagent_runs').set({ ...patch, ...result }).where('agent_id', '=', run.agent_id).where('id', '=', run.id).execute();
   return redacted?.redactions ?? [];
 }

@@ -89,7 +89,7 @@ describe('requests refused before anything is created (PGlite)', () => {
     }),
   );
 
-  it('a worker with allowedAgents fails another agent\'s turn naming KEEL_ALLOWED_AGENTS, writes nothing, and serves its own agents', () =>
+  it('a worker with allowedAgents fails another agent\'s turn naming KEEL_ALLOWED_AGENTS, writes nothing, closes its workflow, and serves its own agents', () =>
     suite.withWorker(db.store, { config: { allowedAgents: ['served'] } }, async ({ client, store, fake, taskQueue }) => {
       const before = fake.requests.length;
       const intruder = freshDurableAgent();
@@ -101,6 +101,10 @@ describe('requests refused before anything is created (PGlite)', () => {
       expect((error as ApplicationFailure).type).toBe(FailureTypes.AgentNotAllowed);
       expect((error as ApplicationFailure).message).toContain(`agent ${intruder} is not in KEEL_ALLOWED_AGENTS (served)`);
       expect(fake.requests.length).toBe(before);
+      // The refused run closes instead of idling until its quiet period ends.
+      const refusedRun = client.temporal.workflow.getHandle(client.identify(`agent:${intruder}:main`).workflowId);
+      await refusedRun.result();
+      expect((await refusedRun.describe()).status.name).toBe('COMPLETED');
       for (const table of ['sessions', 'transcript_entries', 'compactions', 'memory_notes'] as const) {
         expect(await store.db.selectFrom(table).selectAll().where('agent_id', '=', intruder).execute()).toEqual([]);
       }

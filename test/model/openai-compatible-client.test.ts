@@ -56,7 +56,7 @@ describe('OpenAiCompatibleModelClient', () => {
       { model: 'claude-main', system: 'You summarize.', messages: conversation, maxTokens: 500 },
       { onText: (delta, soFar) => texts.push([delta, soFar]), onEvent: (e) => events.push(e.type) },
     );
-    expect(reply).toEqual({ content: [{ type: 'text', text: 'A short summary.' }], stopReason: 'stop', usage: { input: 40, output: 4 }, model: 'llama3.2' });
+    expect(reply).toEqual({ content: [{ type: 'text', text: 'A short summary.' }], stopReason: 'stop', usage: { input: 40, output: 4, cacheRead: 0, cacheWrite: 0 }, model: 'llama3.2' });
     expect(texts).toEqual([
       ['A ', 'A '],
       ['short ', 'A short '],
@@ -81,6 +81,22 @@ describe('OpenAiCompatibleModelClient', () => {
     fake.assertScriptConsumed();
   });
 
+  it('reports the prompt tokens the server read from its prompt cache apart from the uncached ones', async () => {
+    const model = client;
+    fake.respondWith(() => fakeReply.text('ok'));
+    // Over 1024 tokens as the fake counts them: its cache keeps the prefix, and a repeat reads it.
+    const long: AgentMessage[] = [{ role: 'user', content: `Here is the log: ${'line of log text '.repeat(400)}` }];
+    const first = await model.complete({ model: 'x', system: 'You read logs.', messages: long, maxTokens: 20 });
+    const second = await model.complete({ model: 'x', system: 'You read logs.', messages: [...long, { role: 'assistant', content: [{ type: 'text', text: 'ok' }], stopReason: 'stop' }, { role: 'user', content: 'and now?' }], maxTokens: 20 });
+    fake.respondWith(undefined);
+    const [one, two] = fake.requests.map((r) => r.reportedUsage as { prompt_tokens: number; prompt_tokens_details: { cached_tokens: number } });
+    expect(one!.prompt_tokens_details.cached_tokens).toBe(0);
+    expect(first.usage).toMatchObject({ input: one!.prompt_tokens, cacheRead: 0 });
+    const cached = two!.prompt_tokens_details.cached_tokens;
+    expect(cached).toBeGreaterThanOrEqual(1024);
+    expect(second.usage).toMatchObject({ input: two!.prompt_tokens - cached, cacheRead: cached, cacheWrite: 0 });
+  });
+
   it('assembles streamed tool calls from their fragments, reporting starts and input', async () => {
     fake.enqueue(
       fakeReply.toolUse(
@@ -97,7 +113,7 @@ describe('OpenAiCompatibleModelClient', () => {
       { onEvent: (e) => events.push(e) },
     );
     expect(reply.stopReason).toBe('toolUse');
-    expect(reply.usage).toEqual({ input: 30, output: 12 });
+    expect(reply.usage).toEqual({ input: 30, output: 12, cacheRead: 0, cacheWrite: 0 });
     expect(reply.content).toEqual([
       { type: 'text', text: 'Looking.' },
       { type: 'toolCall', id: 'call_1', name: 'search', arguments: { q: 'keel', limit: 3 } },
@@ -245,7 +261,7 @@ describe('OpenAiCompatibleModelClient on other servers', () => {
     server = started.server;
     const texts: string[] = [];
     const reply = await new OpenAiCompatibleModelClient({ baseUrl: started.url }).complete({ model: 'x', messages: conversation, maxTokens: 50 }, { onText: (d) => texts.push(d) });
-    expect(reply).toEqual({ content: [{ type: 'text', text: 'whole summary' }], stopReason: 'stop', usage: { input: 9, output: 2 }, model: 'm' });
+    expect(reply).toEqual({ content: [{ type: 'text', text: 'whole summary' }], stopReason: 'stop', usage: { input: 9, output: 2, cacheRead: 0, cacheWrite: 0 }, model: 'm' });
     expect(texts).toEqual(['whole summary']);
   });
 
@@ -266,7 +282,7 @@ describe('OpenAiCompatibleModelClient on other servers', () => {
       { type: 'toolCall', id: 'a', name: 'f', arguments: { x: 1 } },
       { type: 'toolCall', id: 'b', name: 'g', arguments: {} },
     ]);
-    expect(reply.usage).toEqual({ input: 0, output: 0 });
+    expect(reply.usage).toEqual({ input: 0, output: 0, cacheRead: 0, cacheWrite: 0 });
   });
 
   it('a stream that ends with neither a finish_reason nor [DONE] is truncated', async () => {

@@ -11,7 +11,8 @@
  * turns finished in their last model call (the finish-in-model-call patch; the others have a finishTurn step),
  * and turns begun in their first model call with the quiet-period timer kept across turns (the
  * begin-in-model-call and idle-timer-across-turns patches), also when that first call overflows, and a
- * tool call whose activity failed on every attempt, answered by the workflow (the tool-failure-result patch).
+ * tool call whose activity failed on every attempt, answered by the workflow (the tool-failure-result patch),
+ * and a run whose request was refused for KEEL_ALLOWED_AGENTS, closed at once (the refused-agent-closes patch).
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -209,6 +210,17 @@ const scenarios: Record<string, Scenario> = {
       const [child] = await store.db.selectFrom('subagent_runs').select('workflow_id').execute();
       await save(client.temporal, workflowId, 'session-parent-with-subagents');
       await save(client.temporal, child!.workflow_id!, 'session-subagent-run');
+    });
+  },
+
+  async refusedAgentCloses(ctx) {
+    await withWorker(ctx, { deps: { config: { allowedAgents: ['replay'] } } }, async (client) => {
+      const key = 'agent:stranger:main';
+      // Refused for KEEL_ALLOWED_AGENTS: the run closes at once (the refused-agent-closes patch).
+      await client.sendMessage(key, 'let me in').catch(() => undefined);
+      const { workflowId } = client.identify(key);
+      await client.temporal.workflow.getHandle(workflowId).result();
+      await save(client.temporal, workflowId, 'session-refused-agent-closes');
     });
   },
 };

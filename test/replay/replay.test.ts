@@ -6,6 +6,7 @@ import { keelSinks } from '../../workers/keel-sinks';
 import { keelWorkflowBundle } from '../support/workflow-bundle';
 import { BEGIN_IN_MODEL_CALL, FINISH_IN_MODEL_CALL, TOOL_FAILURE_RESULT } from '../../workflows/session-steps';
 import { IDLE_TIMER_ACROSS_TURNS } from '../../workflows/idle-timer';
+import { REFUSED_AGENT_CLOSES } from '../../workflows/session';
 
 /**
  * Replays recorded session histories against today's workflow code: a change that would make
@@ -66,5 +67,14 @@ describe('saved session histories replay against the current workflow code', () 
     // History keeps the last of its three attempts.
     expect((failed.events ?? []).flatMap((e) => (e.activityTaskStartedEventAttributes ? [e.activityTaskStartedEventAttributes.attempt] : []))).toContain(3);
     expect((failed.events ?? []).filter((e) => e.activityTaskFailedEventAttributes)).toHaveLength(1);
+  });
+
+  it('holds a run refused for KEEL_ALLOWED_AGENTS that closed at once, without an idle timer', async () => {
+    const history = temporal.api.history.v1.History.decode(await readFile(join(__dirname, 'histories', 'session-refused-agent-closes.binpb')));
+    const events = history.events ?? [];
+    const markers = events.flatMap((e) => (e.markerRecordedEventAttributes?.markerName === 'core_patch' ? [Buffer.from(e.markerRecordedEventAttributes.details?.['patch-data']?.payloads?.[0]?.data ?? []).toString('utf8')] : []));
+    expect(markers.some((m) => m.includes(REFUSED_AGENT_CLOSES))).toBe(true);
+    expect(events.filter((e) => e.timerFiredEventAttributes)).toEqual([]);
+    expect(events.at(-1)?.workflowExecutionCompletedEventAttributes).toBeTruthy();
   });
 });

@@ -20,7 +20,7 @@ import { openStore, type Store, type StoreTarget } from '../../src/store/connect
 import { appendEntries, getEntry } from '../../src/store/entries-repo';
 import { currentCheckpoint, recordMemoryFlush, searchMemoryNotes } from '../../src/store/memory-repo';
 import { getSubagentRun, insertSubagentRun, updateSubagentRun } from '../../src/store/subagent-runs-repo';
-import { parseKeyRing } from '../../src/security/key-ring';
+import { parseKeyRing, seal, type KeyRing } from '../../src/security/key-ring';
 import { ToolRegistry } from '../../src/tools/registry';
 import { importSessions } from '../../src/transfer/import-sessions';
 import type { Database } from '../../src/store/schema';
@@ -65,6 +65,13 @@ async function rawText(db: Kysely<Database>): Promise<string> {
 const viewWith = (store: Store, options: AtRestOptions): Kysely<Database> => store.db.withoutPlugins().withPlugin(atRestPlugin(options));
 
 const requestText = (r: FakeRequest) => JSON.stringify(r.body);
+
+/** A value as Keel sealed it before values were bound to their rows: version 1, the same additional data for every row. */
+function sealedVersion1(ring: KeyRing, kind: 'json' | 'text', plaintext: string): unknown {
+  const s = seal(ring, Buffer.from(plaintext), Buffer.from(`keel-at-rest:${kind}`));
+  const [iv, ct, tag] = [s.iv, s.ciphertext, s.tag].map((b) => b.toString('base64'));
+  return kind === 'json' ? { $sealed: 1, k: s.keyId, iv, ct, tag } : `$sealed:1:${s.keyId}:${iv}:${ct}:${tag}`;
+}
 
 describe.each(variants)('encryption at rest on $name', (variant) => {
   let home: string;
@@ -149,11 +156,14 @@ describe.each(variants)('encryption at rest on $name', (variant) => {
       const raw = await rawText(store.db);
       for (const planted of Object.values(PLANTED)) for (const word of planted.split(' ').filter((w) => w.startsWith('plant'))) expect(raw).not.toContain(word);
       for (const word of ['ledger', 'zebra', 'vault']) expect(raw).not.toContain(word);
-      const payloads = await store.db.withoutPlugins().selectFrom('transcript_entries').select(['type', 'payload']).where('agent_id', '=', agent).execute();
+      // Each sealed for its own row (version 2).
+      const payloads = await store.db.withoutPlugins().selectFrom('transcript_entries').select(['session_id', 'id', 'payload']).where('agent_id', '=', agent).execute();
       expect(payloads.length).toBeGreaterThan(5);
-      for (const p of payloads) expect(p.payload).toMatchObject({ $sealed: 1, k: 'B' });
+      for (const p of payloads) {
+        expect(p.payload).toMatchObject({ $sealed: 2, k: 'B', row: ['transcript_entries', 'payload', [['agent_id', agent], ['id', p.id], ['session_id', p.session_id]]] });
+      }
       const note = await store.db.withoutPlugins().selectFrom('memory_notes').select(['text', 'text_terms']).executeTakeFirstOrThrow();
-      expect(note.text).toMatch(/^\$sealed:1:B:/);
+      expect(note.text).toMatch(/^\$sealed:2:B:/);
       expect(note.text_terms).toHaveLength(7);
       // Through Keel: the compaction entry reads as plaintext.
       const rows = await store.db.selectFrom('transcript_entries').select('payload').where('agent_id', '=', agent).where('type', '=', 'compaction').execute();
@@ -193,6 +203,42 @@ describe.each(variants)('encryption at rest on $name', (variant) => {
       await store.close();
     }
   }, 240_000);
+
+  it('binds each sealed value to its row: a value moved to another row by SQL fails to read, naming both rows; values sealed before still read', async () => {
+    const store = await openStore(targetFor(false), { atRest: { ring: ringBA, seal: true } });
+    try {
+      const raw = store.db.withoutPlugins();
+      const entry = (id: string, text: string): TranscriptEntry => ({ type: 'message', id, parentId: null, timestamp: new Date().toISOString(), message: { role: 'user', content: text } });
+      await appendEntries(store.db, 'm', 's', [{ entry: entry('e1', 'the walrus speaks'), tokenEstimate: 1 }, { entry: entry('e2', 'the heron listens'), tokenEstimate: 1 }]);
+      const flush = (agentId: string, flushId: string, note: string) => recordMemoryFlush(store.db, { agentId, sessionKey: `agent:${agentId}:main`, sessionId: 's', flushId, now: new Date().toISOString(), cycle: 0, notes: [note] });
+      await flush('m', 'f-m', 'walrus notes of m');
+      await flush('other', 'f-o', 'walrus notes of other');
+
+      // A database writer swaps the two entries' sealed payloads.
+      await sql`update transcript_entries t set payload = o.payload from transcript_entries o
+        where t.agent_id = 'm' and o.agent_id = 'm' and t.session_id = 's' and o.session_id = 's' and ((t.id = 'e1' and o.id = 'e2') or (t.id = 'e2' and o.id = 'e1'))`.execute(raw);
+      await expect(getEntry(store.db, 'm', 's', 'e1')).rejects.toThrow(
+        'a value sealed for transcript_entries.payload of the row (agent_id m, id e2, session_id s) was read from column payload of the row (agent_id m, id e1, session_id s): it was moved between rows',
+      );
+      await expect(getEntry(store.db, 'm', 's', 'e2')).rejects.toThrow('sealed for transcript_entries.payload of the row (agent_id m, id e1, session_id s)');
+      // Rewriting the row the envelope names does not help: the name is authenticated with the value.
+      await sql`update transcript_entries set payload = jsonb_set(payload, '{row}', '["transcript_entries","payload",[["agent_id","m"],["id","e1"],["session_id","s"]]]') where id = 'e1'`.execute(raw);
+      await expect(getEntry(store.db, 'm', 's', 'e1')).rejects.toThrow('transcript_entries.payload of the row (agent_id m, id e1, session_id s): data sealed with key "B" failed authentication');
+
+      // Another agent's note moved into this agent's: memory_search refuses it instead of showing it.
+      await sql`update memory_notes set text = (select text from memory_notes where agent_id = 'other') where agent_id = 'm'`.execute(raw);
+      await expect(searchMemoryNotes(store.db, 'm', [], 10)).rejects.toThrow('a value sealed for memory_notes.text of the row (agent_id other, id f-o:0) was read from column text of the row (agent_id m, id f-m:0)');
+
+      // Values sealed before rows were bound (version 1) still open, wherever they sit.
+      const old = sealedVersion1(ringA, 'json', JSON.stringify(entry('e-old', 'the old okapi')));
+      await sql`insert into transcript_entries (agent_id, session_id, id, type, role, payload, byte_size, created_at) values ('m', 's', 'e-old', 'message', 'user', ${JSON.stringify(old)}::jsonb, 1, now())`.execute(raw);
+      expect((await getEntry(store.db, 'm', 's', 'e-old'))!.payload).toMatchObject({ id: 'e-old', message: { content: 'the old okapi' } });
+      await sql`insert into memory_notes (id, agent_id, session_key, session_id, day, text, compaction_cycle, created_at) values ('n-old', 'old', 'agent:old:main', 's', '2026-01-01', ${sealedVersion1(ringA, 'text', 'an old tapir note') as string}, 0, now())`.execute(raw);
+      expect((await searchMemoryNotes(store.db, 'old', [], 10)).map((n) => n.text)).toEqual(['an old tapir note']);
+    } finally {
+      await store.close();
+    }
+  });
 
   it('reads plaintext rows next to rows sealed with the current and an older key, searches all three, and refuses altered or unopenable rows', async () => {
     const store = await openStore(targetFor(false), { atRest: { ring: ringBA, seal: true } });

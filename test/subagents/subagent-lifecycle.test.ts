@@ -24,6 +24,8 @@ async function toolResults(store: Store, sessionKey: string): Promise<ToolResult
   return (await allEntries(store.db, 'main', session.session_id)).map((r) => (r.payload as unknown as MessageEntry).message).filter((m): m is ToolResultMessage => m?.role === 'toolResult');
 }
 
+const SUBAGENT_TOOLS = ['sessions_spawn', 'sessions_send', 'sessions_history', 'subagents'];
+
 const lastText = (r: FakeRequest) => messageText(r.body.messages![r.body.messages!.length - 1]);
 
 describe.each(testDatabases())('subagent lifecycle on $name', (database) => {
@@ -62,6 +64,32 @@ describe.each(testDatabases())('subagent lifecycle on $name', (database) => {
       expect(fake.requests.slice(before).filter((r) => isChildRequest(r) && r.body.messages!.length === 3).map(lastText).join()).toContain('subagentMaxDepth');
       await waitUntil('the parent to answer both', async () => (await client.getStatus(PARENT)).turnsCompleted === 3);
     }));
+
+  it.each([
+    [1, 'sends a child at the limit none of the subagent tools, and its parent all four', []],
+    [2, 'sends a child below the limit the subagent tools too', SUBAGENT_TOOLS],
+  ])('subagentMaxDepth %i: %s', (subagentMaxDepth, _title, childSubagentTools) =>
+    suite.withWorker(db.store, { tools: lookupTools(), config: { subagentMaxDepth } }, async ({ client, fake, store }) => {
+      const before = fake.requests.length;
+      fake.respondWith(subagentResponder({ cities: ['Oslo'] }));
+      await client.sendMessage(PARENT, 'Research the cities Oslo, Lima and Pune');
+      await waitUntil('the announce', async () => (await announceTexts(store, PARENT)).length === 1);
+      await waitUntil('the parent to answer it', async () => (await client.getStatus(PARENT)).turnsCompleted === 2);
+      const requests = fake.requests.slice(before);
+      const subagentToolsOf = (r: FakeRequest) => (r.body.tools ?? []).map((t) => String(t.name)).filter((name) => SUBAGENT_TOOLS.includes(name));
+      const parentCalls = requests.filter((r) => !isChildRequest(r));
+      const childCalls = requests.filter(isChildRequest);
+      expect(parentCalls.length).toBeGreaterThanOrEqual(2);
+      expect(childCalls).toHaveLength(2);
+      for (const r of parentCalls) expect(subagentToolsOf(r)).toEqual(SUBAGENT_TOOLS);
+      for (const r of childCalls) {
+        expect(subagentToolsOf(r)).toEqual(childSubagentTools);
+        // The application's tool is still there, and the prompt's Tooling section names what is sent.
+        expect((r.body.tools ?? []).map((t) => t.name)).toContain('lookup');
+        expect(JSON.stringify(r.body.system).includes('sessions_spawn')).toBe(childSubagentTools.length > 0);
+      }
+    }),
+  );
 
   it('steers a session-mode child again after its run closed, and the parent hears each answer once', () =>
     suite.withWorker(db.store, { tools: lookupTools(), tuning: { idleCloseMs: 1_500 } }, async ({ client, fake, store }) => {

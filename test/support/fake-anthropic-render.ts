@@ -18,6 +18,23 @@ export interface FakeUsage {
   cache_read_input_tokens?: number;
 }
 
+/** An OpenAI completion's usage: the whole prompt in `prompt_tokens`, the part its cache served in `cached_tokens`. */
+export interface FakeOpenAiUsage {
+  input_tokens: number;
+  output_tokens: number;
+  cached_tokens: number;
+}
+
+/** `usage` as an OpenAI chat completion (or its last streamed chunk) reports it. */
+function openAiUsageBody(usage: FakeOpenAiUsage): Record<string, unknown> {
+  return {
+    prompt_tokens: usage.input_tokens,
+    completion_tokens: usage.output_tokens,
+    total_tokens: usage.input_tokens + usage.output_tokens,
+    prompt_tokens_details: { cached_tokens: usage.cached_tokens },
+  };
+}
+
 /**
  * Token counts the fake reports; scripted values win over the length/4 estimates. Prompt tokens
  * served by the prompt cache (`cache`) are reported apart from `input_tokens`, as the API does.
@@ -154,7 +171,7 @@ const OPENAI_FINISH: Record<string, string> = { compaction: 'stop', end_turn: 's
 export function openAiCompletionBody(
   step: FakeMessageStep,
   ids: { messageId: string; model: string },
-  usage: { input_tokens: number; output_tokens: number },
+  usage: FakeOpenAiUsage,
 ): Record<string, unknown> {
   const text = step.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('');
   const toolCalls = step.content.flatMap((b) =>
@@ -172,7 +189,7 @@ export function openAiCompletionBody(
         finish_reason: OPENAI_FINISH[stopReasonOf(step)] ?? 'stop',
       },
     ],
-    usage: { prompt_tokens: usage.input_tokens, completion_tokens: usage.output_tokens, total_tokens: usage.input_tokens + usage.output_tokens },
+    usage: openAiUsageBody(usage),
   };
 }
 
@@ -192,7 +209,7 @@ export type OpenAiSseData = Record<string, unknown> | '[DONE]';
 export function openAiSseChunks(
   step: FakeMessageStep,
   ids: { messageId: string; model: string },
-  usage: { input_tokens: number; output_tokens: number },
+  usage: FakeOpenAiUsage,
   includeUsage: boolean,
 ): OpenAiSseData[] {
   const created = Math.floor(Date.now() / 1000);
@@ -228,7 +245,7 @@ export function openAiSseChunks(
       created,
       model: ids.model,
       choices: [],
-      usage: { prompt_tokens: usage.input_tokens, completion_tokens: usage.output_tokens, total_tokens: usage.input_tokens + usage.output_tokens },
+      usage: openAiUsageBody(usage),
     });
   }
   out.push('[DONE]');

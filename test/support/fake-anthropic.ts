@@ -30,7 +30,8 @@ import {
   sseText,
 } from './fake-anthropic-render';
 import { streamOpenAiSse } from './fake-openai-stream';
-import { FakePromptCache } from './fake-prompt-cache';
+import { FakePromptCache, type FakeCacheUsage } from './fake-prompt-cache';
+import { FakeOpenAiPromptCache } from './fake-openai-prompt-cache';
 import { contextManagementProblem, effectiveMessages, planContextManagement, type FakeContextManagementPlan } from './fake-context-management';
 
 export { fakeReply } from './fake-anthropic-steps';
@@ -65,6 +66,8 @@ export interface FakeRequest {
    * in a process of its own: in Keel's process, reading interleaves with Keel's own sending).
    */
   fakeWorkMs: number;
+  /** The usage the fake reported in its answer (Anthropic: with its `iterations`), once it answered with a message. */
+  reportedUsage?: Record<string, unknown>;
 }
 
 /** Answers requests the script does not cover; `undefined` means "not mine" (the fake then fails loudly). */
@@ -148,6 +151,7 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
   const arrivalWaiters = new Set<() => void>();
   let responder = options.defaultResponder;
   const promptCache = new FakePromptCache(options.cacheMinTokens);
+  const openAiCache = new FakeOpenAiPromptCache();
   let closed = false;
   let messageCounter = 0;
 
@@ -226,11 +230,20 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
     const ids = { messageId: `msg_fake_${++messageCounter}`, model: body.model ?? 'fake-model' };
     if (step.kind === 'error') return sendError(res, step, api);
     const serving = performance.now();
-    const usage = fakeUsage(step, rawBody, api === 'anthropic' ? promptCache.serve(body) : undefined);
+    if (api === 'openai') {
+      const usage = fakeUsage(step, rawBody);
+      const openAiUsage = { input_tokens: usage.input_tokens, output_tokens: usage.output_tokens, cached_tokens: Math.min(usage.input_tokens, openAiCache.serve(body)) };
+      request.fakeWorkMs += performance.now() - serving;
+      const completion = openAiCompletionBody(step, ids, openAiUsage);
+      request.reportedUsage = completion.usage as Record<string, unknown>;
+      return request.stream ? streamOpenAiSse(res, step, ids, openAiUsage, body, wait, () => closed) : sendJsonMaybeTruncated(res, step, completion);
+    }
+    const served = withCacheUsage(step, rawBody, promptCache.serve(body));
     request.fakeWorkMs += performance.now() - serving;
-    if (api === 'openai') return request.stream ? streamOpenAiSse(res, step, ids, usage, body, wait, () => closed) : sendJsonMaybeTruncated(res, step, openAiCompletionBody(step, ids, usage));
-    if (!request.stream) return sendJsonMaybeTruncated(res, step, anthropicMessageBody(step, ids, usage));
-    return streamSse(res, step, ids, usage);
+    const message = anthropicMessageBody(served.step, ids, served.usage);
+    request.reportedUsage = message.usage as Record<string, unknown>;
+    if (!request.stream) return sendJsonMaybeTruncated(res, served.step, message);
+    return streamSse(res, served.step, ids, served.usage);
   }
 
   async function streamSse(
@@ -275,7 +288,10 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
       tokenLimit = tokens;
       countMaxTokens = limits.countMaxTokens ?? false;
     },
-    clearPromptCache: () => promptCache.clear(),
+    clearPromptCache: () => {
+      promptCache.clear();
+      openAiCache.clear();
+    },
     setCacheMinTokens: (tokens) => void (promptCache.minTokens = tokens),
     enqueue: (...steps) => void script.push(...steps),
     pendingSteps: () => script.length,
@@ -319,6 +335,22 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
       await new Promise<void>((resolve, reject) => server.close((err) => (err ? reject(err) : resolve())));
     },
   };
+}
+
+/**
+ * A reply's usage with what the prompt cache served, where the API reports it: at the top level, or,
+ * when the provider compacted, in the compaction iteration (it read the prompt; the top level counts
+ * only the reply's own iteration, which read the compacted one).
+ */
+function withCacheUsage(step: FakeMessageStep, rawBody: string, cache: FakeCacheUsage): { step: FakeMessageStep; usage: FakeUsage } {
+  const [first, ...rest] = step.iterations ?? [];
+  if (first?.type !== 'compaction') return { step, usage: fakeUsage(step, rawBody, cache) };
+  const usage = fakeUsage(step, rawBody);
+  // The compaction read the whole request, counted as the top level counts a prompt.
+  const prompt = Math.max(1, Math.ceil(rawBody.length / 4));
+  const compaction = { ...first, ...cache, input_tokens: Math.max(0, prompt - cache.cache_read_input_tokens - cache.cache_creation_input_tokens) };
+  const reply = rest.map((i) => (i.type === 'message' ? { ...i, input_tokens: usage.input_tokens, output_tokens: usage.output_tokens } : i));
+  return { step: { ...step, iterations: [compaction, ...reply] }, usage };
 }
 
 /** The paused reply of a server compaction: the block alone, stop reason `compaction`, its iteration's usage. */

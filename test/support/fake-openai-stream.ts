@@ -6,14 +6,14 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { FakeRequestBody } from './fake-anthropic';
-import { openAiSseChunks, openAiSseText } from './fake-anthropic-render';
+import { openAiSseChunks, openAiSseText, type FakeOpenAiUsage } from './fake-anthropic-render';
 import type { FakeMessageStep } from './fake-anthropic-steps';
 
 export async function streamOpenAiSse(
   res: ServerResponse,
   step: FakeMessageStep,
   ids: { messageId: string; model: string },
-  usage: { input_tokens: number; output_tokens: number },
+  usage: FakeOpenAiUsage,
   body: FakeRequestBody,
   /** The server's delay, which its close() cuts short. */
   wait: (ms: number) => Promise<void>,

@@ -16,7 +16,7 @@ import { testDeps } from '../support/keel-deps';
 import { freshDurableAgent, isFlushRequest, isSummarizerRequest } from '../support/durable-turn-helpers';
 import { goodSummarizer } from '../compaction-workflow/support';
 import { ToolRegistry } from '../../src/tools/registry';
-import { getSession } from '../../src/store/sessions-repo';
+import { getSession, setModelOverride } from '../../src/store/sessions-repo';
 import { localDate } from '../../src/context/prompt-sections';
 import { effectiveReserveTokens } from '../../src/context/context-window';
 import { prepareModelCall } from '../../activities/system-prompt-for-turn';
@@ -196,6 +196,33 @@ describe.each(testDatabases())('system prompt and memory on $name', (database) =
       expect(later).not.toContain('Current task');
       // The daily log still holds the note: memory outlives the checkpoint.
       expect(later).toContain(`- ${note}`);
+    });
+  });
+
+  it.each([
+    { flushes: 'with the session’s model override', config: {}, flushModel: 'claude-override' },
+    { flushes: 'with memoryFlushModel, which wins over the override', config: { memoryFlushModel: 'claude-flush' }, flushModel: 'claude-flush' },
+  ])('the flush of a session whose model is overridden runs $flushes, under the turns’ system prompt', async ({ config, flushModel }) => {
+    await suite.withWorker(db.store, { config: { workspaceDir: workspace, ...config } }, async ({ client, fake }) => {
+      const agent = freshDurableAgent();
+      const key = `agent:${agent}:main`;
+      fake.enqueue(fakeReply.text('hello'));
+      await client.sendMessage(key, 'hi');
+      expect(await setModelOverride(db.store.db, agent, key, 'claude-override')).toBe(true);
+      fake.enqueue(fakeReply.text('still here'));
+      const turn = fake.requests.length;
+      await client.sendMessage(key, 'are you there?');
+      expect(fake.requests[turn]!.body.model).toBe('claude-override');
+
+      fake.respondWith((request) => (isSummarizerRequest(request) ? goodSummarizer(request) : isFlushRequest(request) ? fakeReply.text('NO_REPLY') : undefined));
+      const before = fake.requests.length;
+      expect((await client.compact(key)).status).toBe('succeeded');
+      fake.respondWith(undefined);
+      const flushes = fake.requests.slice(before).filter(isFlushRequest);
+      expect(flushes.map((r) => r.body.model)).toEqual([flushModel]);
+      // The Runtime section names the turns' model: the flush's prompt is the turns' own.
+      expect(systemOf(flushes[0]!)).toBe(systemOf(fake.requests[turn]!));
+      expect(systemOf(flushes[0]!)).toContain('claude-override');
     });
   });
 
