@@ -29,8 +29,8 @@ export const SUBAGENT_ONE_ANNOUNCE_PER_RUN = 'subagent-one-announce-per-run';
 /**
  * One long-lived workflow per (agentId, sessionKey). Its identity replaces OpenClaw's session write
  * lock. Requests arrive by the `awaitResult` Update that carries them (Update-with-Start: admitted and
- * awaited in one call) or, past Temporal's in-flight Update limit, by Signal (`enqueue`, no limit);
- * either way in arrival order, run one at a time from a single loop; senders collect outcomes with
+ * awaited in one call), by Signal (`enqueue`, no in-flight limit: a client's sends queued behind
+ * others), or as a steer (`steer`); either way in arrival order, run one at a time from a single loop; senders collect outcomes with
  * `awaitResult`. Maintenance a turn calls for (memory flush, threshold compaction) runs after its
  * reply, before the next request.
  *

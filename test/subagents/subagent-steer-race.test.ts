@@ -22,11 +22,22 @@ import type { FakeRequest } from '../support/fake-anthropic';
 import type { MessageEntry } from '../../src/context/types';
 import type { Store } from '../../src/store/connect';
 
-const TRIALS = Number(process.env.SUBAGENT_STEER_REAL_TRIALS ?? 12);
+const TRIALS = Number(process.env.SUBAGENT_STEER_REAL_TRIALS ?? 16);
 const MOMENTS = ['while its first model call waits', 'while its last model call waits', 'as its last model call answers', 'after it announced'] as const;
 type Moment = (typeof MOMENTS)[number];
 
 const suite = integrationSuite();
+
+/** `promise`, or a failure naming `what` after `ms`: a hang says where it hung. */
+async function within<T>(what: string, promise: Promise<T>, ms = 60_000): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: no answer after ${ms} ms`)), ms)));
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 /** The user messages of a child's transcript, in order. */
 async function childUserTexts(store: Store, childSessionKey: string): Promise<string[]> {
@@ -42,16 +53,11 @@ async function childUserTexts(store: Store, childSessionKey: string): Promise<st
 class ChildCalls {
   first = new Hold();
   last = new Hold();
-  /** Called as the held last call is answered. */
-  onLastAnswered: (() => void) | undefined;
 
   async pass(r: FakeRequest): Promise<void> {
     if (!isChildRequest(r) || messageText(r.body.messages![r.body.messages!.length - 1]).includes('steer:')) return;
     if (r.body.messages!.length === 1) await this.first.reached();
-    if (r.body.messages!.length === 3) {
-      await this.last.reached();
-      this.onLastAnswered?.();
-    }
+    if (r.body.messages!.length === 3) await this.last.reached();
   }
 }
 
@@ -93,39 +99,47 @@ describe.each(testDatabases())('steers racing a subagent finish on $name', (data
         const moment: Moment = MOMENTS[trial % MOMENTS.length]!;
         const steerCount = 1 + Math.floor(random() * 2);
         // Right at the finish the window is a few milliseconds wide: a smaller jitter lands in it more often.
-        const jitterMs = Math.floor(random() * (moment === 'as its last model call answers' ? 25 : 150));
-        const parent = `agent:main:steer-race-${trial}`;
+        const jitterMs = Math.floor(random() * (moment === 'as its last model call answers' ? 80 : 150));
+        // One parent per database and trial: the other database's session workflows run on the same server.
+        const parent = `agent:main:steer-race-${database.name}-${trial}`;
         const where = `trial ${trial} (${moment}, ${steerCount} steers, ${jitterMs} ms)`;
         const sent: Array<{ text: string; sent: boolean; message: string }> = [];
         const steerAll = async () => {
           for (let k = 1; k <= steerCount; k++) {
             const run = (await store.db.selectFrom('subagent_runs').selectAll().where('parent_session_key', '=', parent).executeTakeFirstOrThrow());
             const text = `steer: ${trial}-${k}`;
-            sent.push({ text, ...(await steerSubagent(store.db, signals, (await getSubagentRun(store.db, 'main', run.id))!, text, `steer:race:${trial}:${k}`)) });
+            const steered = steerSubagent(store.db, signals, (await getSubagentRun(store.db, 'main', run.id))!, text, `steer:race:${trial}:${k}`);
+            sent.push({ text, ...(await within(`${where}: steer ${k} of ${run.workflow_id}`, steered)) });
           }
         };
 
-        if (moment === 'as its last model call answers') {
+        if (moment === 'after it announced') {
           calls.first.release();
           calls.last.release();
-          let steering: Promise<void> | undefined;
-          calls.onLastAnswered = () => void (steering = new Promise((r) => setTimeout(r, jitterMs)).then(steerAll));
-          await client.sendMessage(parent, PARENT_PROMPT);
-          await waitUntil(`${where}: the steer to be sent`, async () => steering !== undefined);
-          await steering;
-        } else if (moment === 'after it announced') {
-          calls.first.release();
-          calls.last.release();
-          await client.sendMessage(parent, PARENT_PROMPT);
+          await within(`${where}: the parent's turn`, client.sendMessage(parent, PARENT_PROMPT));
           await waitUntil(`${where}: the announce`, async () => (await announceTexts(store, parent)).length === 1);
           await steerAll();
         } else {
-          await client.sendMessage(parent, PARENT_PROMPT);
           const held = moment === 'while its first model call waits' ? calls.first : calls.last;
           if (held === calls.last) calls.first.release();
-          await held.arrived;
-          await new Promise((r) => setTimeout(r, jitterMs));
-          await steerAll();
+          await within(`${where}: the parent's turn`, client.sendMessage(parent, PARENT_PROMPT));
+          await within(`${where}: the held call`, held.arrived);
+          if (moment === 'as its last model call answers') {
+            // The steer leaves around the moment the answer is let go (up to 30 ms before, 50 ms after):
+            // it lands before the answer settles, while the announce is out, or after the end.
+            const offsetMs = jitterMs - 30;
+            if (offsetMs > 0) calls.last.release();
+            await new Promise((r) => setTimeout(r, Math.abs(offsetMs)));
+            const steering = steerAll();
+            if (offsetMs <= 0) {
+              await new Promise((r) => setTimeout(r, -offsetMs));
+              calls.last.release();
+            }
+            await within(`${where}: the steers`, steering);
+          } else {
+            await new Promise((r) => setTimeout(r, jitterMs));
+            await steerAll();
+          }
           calls.first.release();
           calls.last.release();
         }
