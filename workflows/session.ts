@@ -30,9 +30,9 @@ export const SUBAGENT_ONE_ANNOUNCE_PER_RUN = 'subagent-one-announce-per-run';
  * One long-lived workflow per (agentId, sessionKey). Its identity replaces OpenClaw's session write
  * lock. Requests arrive by the `awaitResult` Update that carries them (Update-with-Start: admitted and
  * awaited in one call), by Signal (`enqueue`, no in-flight limit: a client's sends queued behind
- * others), or as a steer (`steer`); either way in arrival order, run one at a time from a single loop; senders collect outcomes with
- * `awaitResult`. Maintenance a turn calls for (memory flush, threshold compaction) runs after its
- * reply, before the next request.
+ * others), or as a steer (`steer`); either way in arrival order, run one at a time from a single
+ * loop; senders collect outcomes with `awaitResult`. Maintenance a turn calls for (memory flush,
+ * threshold compaction) runs after its reply, before the next request.
  *
  * The loop ends by continue-as-new (Temporal suggests it, or every `maxTurnsPerRun` turns), carrying
  * queued requests and uncollected outcomes, or by closing after a quiet period (counters saved; the

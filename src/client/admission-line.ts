@@ -14,11 +14,11 @@
  * outcome; the session runs one turn at a time, so that turn was ahead of it anyway.
  */
 export class AdmissionLine {
-  private readonly lines = new Map<string, { last: Promise<void>; open: number }>();
+  private readonly lines = new Map<string, { last: Promise<void>; lastOver: Promise<void>; open: number }>();
 
   /** Takes a send's place in the session's line, at once: the order of calls is the order of places. */
   join(workflowId: string): PlaceInLine {
-    const line = this.lines.get(workflowId) ?? { last: Promise.resolve(), open: 0 };
+    const line = this.lines.get(workflowId) ?? { last: Promise.resolve(), lastOver: Promise.resolve(), open: 0 };
     this.lines.set(workflowId, line);
     const alone = line.open === 0;
     line.open += 1;
@@ -27,15 +27,21 @@ export class AdmissionLine {
     const ahead = line.last;
     // The next send waits for this one, which never counts as admitted before the ones ahead of it.
     line.last = ahead.then(() => admitted);
+    let over!: () => void;
+    const isOver = new Promise<void>((resolve) => (over = resolve));
+    const overAhead = line.lastOver;
+    line.lastOver = overAhead.then(() => isOver);
     let left = false;
     return {
       alone,
       ready: ahead,
+      earlierOver: overAhead,
       admitted: () => admit(),
       leave: () => {
         if (left) return;
         left = true;
         admit();
+        over();
         line.open -= 1;
         if (line.open === 0 && this.lines.get(workflowId) === line) this.lines.delete(workflowId);
       },
@@ -52,6 +58,12 @@ export interface PlaceInLine {
   readonly alone: boolean;
   /** Resolves once every earlier send of this client to the session was admitted or gave up. */
   readonly ready: Promise<void>;
+  /**
+   * Resolves once every earlier send of this client to the session is over. The session runs them in
+   * the order it admitted them, so this send's outcome cannot come first: asking for it before would
+   * only hold one of the workflow's 10 in-flight Updates while a burst's earlier sends wait for theirs.
+   */
+  readonly earlierOver: Promise<void>;
   /** This send is admitted: the next one may go. */
   admitted(): void;
   /** This send is over (its outcome is in, or it failed): also lets the next one go if it had not. */

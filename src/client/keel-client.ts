@@ -252,6 +252,7 @@ export class KeelClient {
     }
     if (outcome?.status === 'done') return outcome;
     if (outcome?.status === 'failed') throw requestFailure(outcome);
+    await place.earlierOver;
     return await this.waitForOutcome(sub);
   }
 

@@ -30,6 +30,22 @@ describe('AdmissionLine', () => {
     expect(line.join('wf-b').alone).toBe(true);
   });
 
+  it('tells a send when every earlier send is over, so it asks for its outcome after theirs', async () => {
+    const line = new AdmissionLine();
+    const [first, second, third] = [0, 1, 2].map(() => line.join('wf-a'));
+    const over: number[] = [];
+    void second!.earlierOver.then(() => over.push(1));
+    void third!.earlierOver.then(() => over.push(2));
+    first!.admitted();
+    second!.leave();
+    await flush();
+    // Admitted is not over; the second leaving does not let the third ask while the first is out.
+    expect(over).toEqual([]);
+    first!.leave();
+    await flush();
+    expect(over).toEqual([1, 2]);
+  });
+
   it('lets the next send go when one fails before it was admitted', async () => {
     const line = new AdmissionLine();
     const failing = line.join('wf-a');
