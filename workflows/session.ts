@@ -75,7 +75,7 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<void
         if (wf.isCancellation(err)) return { admitted: false, reason: 'it is being killed' };
         throw err;
       }
-      if (report?.steerVerdict() === 'refuse') return { admitted: false, reason: 'its run has ended and its result was announced' };
+      if (report?.steerVerdict() === 'refuse') return { admitted: false, reason: 'its result was announced' };
       state.admit(request);
       return { admitted: true };
     },
