@@ -7,14 +7,14 @@
 import { log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { depsForAgent, type ActivityDeps } from '../src/runtime/deps';
-import { FailureTypes, SESSIONS_SPAWN_TOOL as SESSIONS_SPAWN, type SessionTuning } from '../src/protocol';
+import { FailureTypes, SESSIONS_SPAWN_TOOL as SESSIONS_SPAWN, type SessionTuning, type SubagentAnswer } from '../src/protocol';
 import { buildSessionKey } from '../src/sessions/session-key';
 import { getSession } from '../src/store/sessions-repo';
 import { getEntry } from '../src/store/entries-repo';
 import { logRedactions } from './model-call-report';
 import { getSubagentRun, insertSubagentRun, liveChildren, runOfChildSession, updateSubagentRun, type SubagentRun } from '../src/store/subagent-runs-repo';
 import { renderSpawnTask, sessionsSpawnInput } from '../src/subagents/spawn-input';
-import { announceText, type SubagentOutcome } from '../src/subagents/announce-text';
+import { announceText, type AnnouncedPart, type SubagentOutcome } from '../src/subagents/announce-text';
 import { toolCallArguments, type AssistantMessage, type MessageEntry } from '../src/context/types';
 import { errorOutput, loadToolCall, storeToolResult, storedToolResult, textOutput, type ToolCallRef } from './tool-call-io';
 import { engineOf } from './prepare-context';
@@ -46,6 +46,12 @@ export interface AnnounceInput {
   readonly replyEntryId?: string;
   /** Why the request failed, when it did. */
   readonly error?: string;
+  /**
+   * Every answer of the run in the order the child gave them (the task's, then each steer's); for a
+   * kill, those not told yet. Absent on announces scheduled by workflow code older than it: their one
+   * answer is `outcome` with `replyEntryId` or `error`.
+   */
+  readonly answers?: readonly SubagentAnswer[];
   /** The parent's activity timeouts, for a parent workflow this announce has to start again. */
   readonly tuning?: SessionTuning;
   readonly now: string;
@@ -138,7 +144,8 @@ export function createSubagentActivities(allDeps: ActivityDeps) {
     // The parent session was reset since the spawn: the run was recorded killed then, nobody to tell.
     const parent = await getSession(db, run.agent_id, run.parent_session_key);
     if (parent && run.parent_session_id !== null && parent.session_id !== run.parent_session_id) return { ended: true };
-    const text = await resultText(input);
+    const parts = await announcedParts(input);
+    const text = parts.map((p) => p.text).join('\n');
     const ended = run.mode === 'run' || input.outcome === 'killed';
     const status = input.outcome === 'done' ? (ended ? 'done' : 'idle') : input.outcome === 'failed' ? (ended ? 'failed' : 'idle') : 'killed';
     const resultRedactions = await updateSubagentRun(db, run, {
@@ -159,7 +166,7 @@ export function createSubagentActivities(allDeps: ActivityDeps) {
       {
         requestId: `announce:${run.id}:${input.key}`,
         turn: {
-          text: announceText({ subagentId: run.id, label: run.label, childSessionKey: run.child_session_key, mode: run.mode, outcome: input.outcome, text }),
+          text: announceText({ subagentId: run.id, label: run.label, childSessionKey: run.child_session_key, mode: run.mode, outcome: input.outcome, parts }),
           event: 'subagent_announce',
           announce: { subagentId: run.id, key: input.key },
           // The parent's turn answers an event, not a client that listens: nothing to stream.
@@ -171,11 +178,21 @@ export function createSubagentActivities(allDeps: ActivityDeps) {
     return { ended };
   }
 
-  async function resultText(input: AnnounceInput): Promise<string> {
-    if (input.outcome === 'killed') return input.error ?? 'killed before it finished';
-    if (input.outcome === 'failed') return `the task failed: ${input.error ?? 'unknown error'}`;
+  /** The run's answers as the parent reads them, each titled by what it answers; a kill comes last. */
+  async function announcedParts(input: AnnounceInput): Promise<AnnouncedPart[]> {
+    const parts: AnnouncedPart[] = [];
+    let steers = 0;
+    for (const answer of input.answers ?? legacyAnswer(input)) {
+      const title = answer.key.startsWith('task:') ? 'Answer to the task' : `Answer to message ${++steers} sent to it`;
+      parts.push({ title, text: answer.outcome === 'done' ? await replyText(input, answer.replyEntryId) : `the request failed: ${answer.error}` });
+    }
+    if (input.outcome === 'killed') parts.push({ title: 'Killed', text: input.error ?? 'killed before it finished' });
+    return parts;
+  }
+
+  async function replyText(input: AnnounceInput, replyEntryId: string): Promise<string> {
     const session = await getSession(db, input.agentId, input.sessionKey);
-    const entry = session && input.replyEntryId ? await getEntry(db, input.agentId, session.session_id, input.replyEntryId) : undefined;
+    const entry = session && replyEntryId ? await getEntry(db, input.agentId, session.session_id, replyEntryId) : undefined;
     const message = (entry?.payload as unknown as MessageEntry | undefined)?.message as AssistantMessage | undefined;
     return (message?.content ?? [])
       .filter((b): b is { type: 'text'; text: string } => b.type === 'text')
@@ -184,6 +201,13 @@ export function createSubagentActivities(allDeps: ActivityDeps) {
   }
 
   return { prepareSpawn, recordSpawn, announceToParent };
+}
+
+/** The one answer an announce of older workflow code carries (none for a kill). */
+function legacyAnswer(input: AnnounceInput): SubagentAnswer[] {
+  if (input.outcome === 'done') return [{ key: input.key, outcome: 'done', replyEntryId: input.replyEntryId ?? '' }];
+  if (input.outcome === 'failed') return [{ key: input.key, outcome: 'failed', error: input.error ?? 'unknown error' }];
+  return [];
 }
 
 function spawnOf(run: SubagentRun): PrepareSpawnResult {

@@ -96,7 +96,17 @@ export interface SessionCarriedState {
   readonly recentRequestIds?: readonly string[];
   /** What the last model call's context was made of (status). */
   readonly contextSplit?: ContextSplit;
+  /** A subagent's answers of its current run, not yet announced to its parent, in the order it ran them. */
+  readonly subagentAnswers?: readonly SubagentAnswer[];
 }
+
+/**
+ * One request a subagent ran, as its parent hears it: the reply entry to read, or why it failed.
+ * `key` is the child's request id (`task:<id>` for the task, `steer:…` for a steer).
+ */
+export type SubagentAnswer =
+  | { readonly key: string; readonly outcome: 'done'; readonly replyEntryId: string }
+  | { readonly key: string; readonly outcome: 'failed'; readonly error: string };
 
 /** Work the session runs between requests: the soft-threshold flush, or a threshold compaction (flush first). */
 export type MaintenanceJob =
@@ -125,6 +135,16 @@ export const enqueueSignal = defineSignal<[SessionRequest]>('enqueue');
  * admits and waits in one Update-with-Start, one round trip fewer than Signal-with-Start + Update.
  */
 export const awaitResultUpdate = defineUpdate<RequestOutcome, [{ readonly requestId: string; readonly request?: SessionRequest }]>('awaitResult');
+
+/** Whether a session took a steer: a subagent refuses one once its run has ended (its last answer announced). */
+export type SteerAdmission = { readonly admitted: true } | { readonly admitted: false; readonly reason: string };
+
+/**
+ * Steers a session (a parent's message to its subagent): admits the turn request and answers at
+ * once, or refuses it when the run has ended. A steer that lands while the child announces waits for
+ * the announce, so it is either in that announce's run or refused, never lost between the two.
+ */
+export const steerUpdate = defineUpdate<SteerAdmission, [SessionRequest]>('steer');
 
 export interface TurnRequest {
   readonly text: string;

@@ -120,6 +120,11 @@ export class SessionState {
     this.busy = false;
   }
 
+  /** Answers every queued request with `outcome` without running it (an ended subagent takes no more work). */
+  refuseQueued(outcome: RequestOutcome): void {
+    for (const request of this.queue.splice(0)) this.settle(request.requestId, outcome);
+  }
+
   /** Stores a request's outcome for its sender; the oldest uncollected outcomes are dropped past the bound. */
   settle(requestId: string, outcome: RequestOutcome): void {
     this.pending.delete(requestId);

@@ -13,7 +13,7 @@ import {
   COMPACTION_WORKFLOW_TYPE,
   FailureTypes,
   SESSIONS_SPAWN_TOOL,
-  type RequestOutcome,
+  type SubagentAnswer,
   compactionWorkflowId,
   type CompactRequest,
   type CompactionTriggerName,
@@ -298,15 +298,18 @@ export class SessionSteps {
   }
 
   /**
-   * A subagent session reports the outcome of the request it just finished to its parent. Killed
-   * runs report `killed`; `ended` says the run is over (`run` mode, or killed).
+   * A subagent session reports its run to its parent: every answer of the run in the order it ran
+   * them, or, when killed, the kill after the answers it had not told yet. The announce's key is the
+   * run's first request (`killed` for a kill); `ended` says the run is over (`run` mode, or killed).
    */
-  async announce(key: string, outcome: RequestOutcome | 'killed'): Promise<AnnounceResult> {
-    const base = { ...this.ids, key, now: now(), ...(this.input.tuning ? { tuning: this.input.tuning } : {}) };
-    if (outcome === 'killed') return this.announcer.announceToParent({ ...base, outcome: 'killed', error: 'killed before it finished' });
-    if (outcome.status === 'done' && 'turn' in outcome) return this.announcer.announceToParent({ ...base, outcome: 'done', replyEntryId: outcome.turn.assistantEntryId });
-    const error = outcome.status === 'failed' ? outcome.message : `no result (${outcome.status})`;
-    return this.announcer.announceToParent({ ...base, outcome: 'failed', error });
+  async announce(answers: readonly SubagentAnswer[], killed?: 'killed'): Promise<AnnounceResult> {
+    const base = { ...this.ids, now: now(), answers, ...(this.input.tuning ? { tuning: this.input.tuning } : {}) };
+    if (killed) return this.announcer.announceToParent({ ...base, key: 'killed', outcome: 'killed', error: 'killed before it finished' });
+    const [first, last] = [answers[0], answers[answers.length - 1]];
+    if (!first || !last) throw new Error('a subagent announced a run without answers');
+    const key = first.key;
+    if (last.outcome === 'done') return this.announcer.announceToParent({ ...base, key, outcome: 'done', replyEntryId: last.replyEntryId });
+    return this.announcer.announceToParent({ ...base, key, outcome: 'failed', error: last.error });
   }
 
   /** A manual compaction between turns (`keel compact`). */

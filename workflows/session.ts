@@ -4,6 +4,7 @@ import {
   awaitResultUpdate,
   enqueueSignal,
   statusQuery,
+  steerUpdate,
   type RequestOutcome,
   type SessionRequest,
   type SessionWorkflowInput,
@@ -15,6 +16,15 @@ import { SessionSteps, db } from './session-steps';
 import { describeFailure, failureType } from './describe-failure';
 import { parseSessionKey } from '../src/sessions/session-key';
 import { IDLE_TIMER_ACROSS_TURNS, IdleTimer } from './idle-timer';
+import { SubagentRunReport } from './subagent-run-report';
+
+/**
+ * Patch id: a subagent's announce is not cancelled by a kill once under way; a kill after the run's
+ * last announce announces nothing more; requests that reach an ended `run` child are answered as
+ * failed instead of carried to a new run (each of which announced again). Retire it once no child
+ * run started on older code can be open (a `session` child closes after its idle hour).
+ */
+export const SUBAGENT_ONE_ANNOUNCE_PER_RUN = 'subagent-one-announce-per-run';
 
 /**
  * Patch id: a run whose only request was refused for KEEL_ALLOWED_AGENTS closes at once, as one for an
@@ -26,18 +36,19 @@ export const REFUSED_AGENT_CLOSES = 'refused-agent-closes';
 /**
  * One long-lived workflow per (agentId, sessionKey). Its identity replaces OpenClaw's session write
  * lock. Requests arrive by the `awaitResult` Update that carries them (Update-with-Start: admitted and
- * awaited in one call) or, past Temporal's in-flight Update limit, by Signal (`enqueue`, no limit);
- * either way in arrival order, run one at a time from a single loop; senders collect outcomes with
- * `awaitResult`. Maintenance a turn calls for (memory flush, threshold compaction) runs after its
- * reply, before the next request.
+ * awaited in one call), by Signal (`enqueue`, no in-flight limit: a client's sends queued behind
+ * others), or as a steer (`steer`); either way in arrival order, run one at a time from a single
+ * loop; senders collect outcomes with `awaitResult`. Maintenance a turn calls for (memory flush,
+ * threshold compaction) runs after its reply, before the next request.
  *
  * The loop ends by continue-as-new (Temporal suggests it, or every `maxTurnsPerRun` turns), carrying
  * queued requests and uncollected outcomes, or by closing after a quiet period (counters saved; the
  * next message starts a fresh run that reads them back).
  *
- * A subagent's session is the same workflow, started by its parent as a child: after each request it
- * announces the outcome to the parent (the last of a burst); a `run` child then ends. A cancel (kill)
- * is announced too, and the run ends as cancelled.
+ * A subagent's session is the same workflow, started by its parent as a child: when its queue is
+ * empty it announces every answer of the run to the parent at once (the task's, then the steers'); a
+ * `run` child then ends and refuses later steers. A cancel (kill) is announced too, with the answers
+ * not yet told, and the run ends as cancelled.
  */
 export async function sessionWorkflow(input: SessionWorkflowInput): Promise<void> {
   const state = new SessionState(input);
@@ -56,21 +67,40 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<void
     return outcome;
   });
   wf.setHandler(statusQuery, () => state.status(input));
+  const subagent = isSubagentKey(input.sessionKey);
+  // What a subagent owes its parent; other sessions have no parent to tell.
+  const report = subagent ? new SubagentRunReport(input.carried?.subagentAnswers) : undefined;
+  // Runs started on older code keep their commands: a cancellable announce, a kill announced even after the end.
+  const oneAnnounce = subagent && wf.patched(SUBAGENT_ONE_ANNOUNCE_PER_RUN);
+  wf.setHandler(
+    steerUpdate,
+    async (request) => {
+      // Mid-announce a steer can be neither in the announce nor refused yet: it waits to be one of them.
+      try {
+        await wf.condition(() => report?.steerVerdict() !== 'wait');
+      } catch (err) {
+        if (wf.isCancellation(err)) return { admitted: false, reason: 'it is being killed' };
+        throw err;
+      }
+      if (report?.steerVerdict() === 'refuse') return { admitted: false, reason: 'its result was announced' };
+      state.admit(request);
+      return { admitted: true };
+    },
+    { validator: (request) => void checkSteer(request) },
+  );
 
   // A request for a session that does not exist (`keel compact <typo>`), or for an agent this worker
   // does not serve, leaves nothing running behind it.
   let nothingToKeep = false;
-  // A `run` subagent announced its result: the run is over.
-  let ended = false;
-  const subagent = isSubagentKey(input.sessionKey);
   // A spawned child's task, admitted when its first run starts.
   if (input.firstRequest && !input.carried) state.admit(input.firstRequest);
   try {
     await serve();
   } catch (err) {
-    if (!subagent || !wf.isCancellation(err)) throw err;
-    // Killed: the parent hears it as the child's outcome, then the run ends cancelled.
-    await wf.CancellationScope.nonCancellable(() => steps.announce('killed', 'killed'));
+    if (!report || !wf.isCancellation(err)) throw err;
+    // Killed: the parent hears it as the child's outcome (with the answers not yet told), then the
+    // run ends cancelled. A run that already announced its end has told everything.
+    if (!report.ended || !oneAnnounce) await wf.CancellationScope.nonCancellable(() => steps.announce(report.pending(), 'killed'));
     throw err;
   }
 
@@ -101,7 +131,7 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<void
       if (job) await runJob(job);
       state.jobDone();
       idleTimer?.busy();
-      if (ended) {
+      if (report?.ended) {
         idle = true;
         break;
       }
@@ -111,6 +141,10 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<void
       }
     }
 
+    // Requests that reached an ended `run` child after its last announce are not run: nobody hears their answer.
+    if (report?.ended && oneAnnounce && state.hasQueuedRequests()) {
+      state.refuseQueued({ status: 'failed', type: FailureTypes.InvalidInput, message: 'this subagent has ended; its parent can spawn a new one' });
+    }
     // Closing for a session that does not exist: its sender is about to ask for the outcome; wait for that.
     if (nothingToKeep) await wf.condition(() => !state.hasUncollected(), DEFAULTS.unknownSessionLingerMs);
     // Senders still waiting are told to ask again; they reach the next run (or restart the session).
@@ -121,7 +155,9 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<void
       return;
     }
     // The window the worker reported rides along too: status in the new run must not fall back to the default.
-    await wf.continueAsNew<typeof sessionWorkflow>({ ...input, contextWindowTokens: state.contextWindow, carried: state.carried() });
+    const answers = report?.pending() ?? [];
+    const carried = { ...state.carried(), ...(answers.length > 0 ? { subagentAnswers: answers } : {}) };
+    await wf.continueAsNew<typeof sessionWorkflow>({ ...input, contextWindowTokens: state.contextWindow, carried });
   }
 
   async function runJob(job: SessionJob): Promise<void> {
@@ -133,9 +169,13 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<void
     const outcome = await runRequest(job.request);
     nothingToKeep = outcome.status === 'failed' && leavesNothing(outcome.type) && state.turnsCompleted === 0;
     state.settle(job.request.requestId, outcome);
-    // A subagent reports once its queue is empty: the parent gets the answer to the last message.
-    if (subagent && 'turn' in job.request && !state.hasQueuedRequests()) {
-      ended = (await steps.announce(job.request.requestId, outcome)).ended;
+    // A subagent reports once its queue is empty: the parent gets every answer of the run in one announce.
+    const answers = report && 'turn' in job.request ? report.answered(job.request.requestId, outcome, state.hasQueuedRequests()) : undefined;
+    if (report && answers) {
+      // Not cut short by a kill: once sent, it is the run's one announce, and the kill must know that.
+      const announce = () => steps.announce(answers);
+      const { ended } = await (oneAnnounce ? wf.CancellationScope.nonCancellable(announce) : announce());
+      report.announced(ended);
     }
   }
 
@@ -161,6 +201,13 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<void
 function leavesNothing(type: string): boolean {
   if (type === FailureTypes.UnknownSession) return true;
   return type === FailureTypes.AgentNotAllowed && wf.patched(REFUSED_AGENT_CLOSES);
+}
+
+/** A steer is a turn request: a compaction is not a message to a subagent. */
+function checkSteer(request: SessionRequest): void {
+  if (!request || typeof request.requestId !== 'string' || !('turn' in request)) throw new Error('a steer is a turn request: { requestId, turn: { text } }');
+  const problem = checkTurnRequest(request.turn);
+  if (problem) throw new Error(problem.message);
 }
 
 function isSubagentKey(sessionKey: string): boolean {

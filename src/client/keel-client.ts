@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { ApplicationFailure, Client, WithStartWorkflowOperation, isGrpcServiceError, type Connection, type DataConverter } from '@temporalio/client';
 import { isAdmissionRejected, retryAdmission } from './retry-admission';
 import { isClosedWorkflow } from './closed-workflow';
+import { AdmissionLine, type PlaceInLine } from './admission-line';
 import { listenForReply } from './reply-listener';
 import type { ReplyStreamEvent } from '../streaming/reply-assembler';
 import type { ReplyStreamSubscriber } from '../streaming/reply-subscriber';
@@ -90,20 +91,19 @@ export class KeelRequestError extends Error {
  * The application's handle on Keel: send a message to a session and get the reply after a durable
  * turn; compact; read a session's status. Starts the session workflow on first use.
  *
- * A request is admitted by Signal-with-start (arrival order, no in-flight limit, so a burst to one
- * session is never refused) and its outcome collected with the `awaitResult` Update; both carry the
- * request id, so a retried call never runs a turn twice. A failed request throws an
- * `ApplicationFailure` whose `type` is one of `FailureTypes`.
+ * A client's sends to one session are admitted one after another, in the order they were made (see
+ * `AdmissionLine`). A send with nothing of this client ahead of it admits itself and collects its
+ * outcome in one Update-with-Start; a send behind others is admitted by Signal-with-Start (no
+ * in-flight limit, so a burst is never refused) and collects its outcome with the `awaitResult`
+ * Update. Both carry the request id, so a retried call never runs a turn twice. A failed request
+ * throws an `ApplicationFailure` whose `type` is one of `FailureTypes`.
  */
-/** Requests one client admits by Update per session before it switches to the Signal (Temporal's limit is 10). */
-const UPDATE_ADMISSIONS_PER_SESSION = 5;
-
 export class KeelClient {
   readonly temporal: Client;
   private readonly taskQueue: string;
   private readonly warn: (line: string) => void;
-  /** This client's requests per session workflow that are admitted by Update and not yet answered. */
-  private readonly updatesInFlight = new Map<string, number>();
+  /** This client's sends per session, admitted in the order they were made. */
+  private readonly line = new AdmissionLine();
 
   constructor(private readonly opts: KeelClientOptions) {
     this.temporal = new Client({ connection: opts.connection, namespace: opts.namespace ?? 'default', ...(opts.dataConverter ? { dataConverter: opts.dataConverter } : {}) });
@@ -185,16 +185,19 @@ export class KeelClient {
     const problem = checkTurnRequest(turn);
     if (problem) throw new KeelRequestError(problem);
     const requestId = opts.requestId ?? randomUUID();
-    // Listening starts before the request is admitted, so no chunk is sent before anyone hears it.
-    const listener = this.opts.stream
-      ? await listenForReply(this.opts.stream, { agentId: this.identify(sessionKey).agentId, sessionKey, requestId }, onEvent, this.warn)
-      : undefined;
+    const { agentId, workflowId } = this.identify(sessionKey);
+    // The place in line is taken at the call, before anything awaits: it fixes the send's order.
+    const place = this.line.join(workflowId);
+    let listener: Awaited<ReturnType<typeof listenForReply>> | undefined;
     try {
-      const outcome = await this.submit(sessionKey, { requestId, turn }, opts.onAdmitted);
+      // Listening starts before the request is admitted, so no chunk is sent before anyone hears it.
+      listener = this.opts.stream ? await listenForReply(this.opts.stream, { agentId, sessionKey, requestId }, onEvent, this.warn) : undefined;
+      const outcome = await this.submit(sessionKey, { requestId, turn }, place, opts.onAdmitted);
       if (!('turn' in outcome)) throw new Error('keel: a turn request was answered with a compaction result');
       if (listener && outcome.turn.modelCalls > 0) await listener.settle(outcome.turn.assistantEntryId);
       return outcome.turn;
     } finally {
+      place.leave();
       await listener?.stop();
     }
   }
@@ -206,13 +209,18 @@ export class KeelClient {
   async compact(sessionKey: string, request: CompactRequest = {}, opts: CompactOptions = {}): Promise<CompactionWorkflowResult> {
     const problem = checkCompactRequest(request);
     if (problem) throw new KeelRequestError(problem);
-    const outcome = await this.submit(sessionKey, { requestId: opts.requestId ?? randomUUID(), compact: request });
-    if (!('compaction' in outcome)) throw new Error('keel: a compaction request was answered with a turn result');
-    return outcome.compaction;
+    const place = this.line.join(this.identify(sessionKey).workflowId);
+    try {
+      const outcome = await this.submit(sessionKey, { requestId: opts.requestId ?? randomUUID(), compact: request }, place);
+      if (!('compaction' in outcome)) throw new Error('keel: a compaction request was answered with a turn result');
+      return outcome.compaction;
+    } finally {
+      place.leave();
+    }
   }
 
-  /** Admits the request, then waits for its outcome across continue-as-new. */
-  private async submit(sessionKey: string, request: SessionRequest, onAdmitted?: () => void): Promise<Extract<RequestOutcome, { status: 'done' }>> {
+  /** Admits the request when its place in line comes, then waits for its outcome across continue-as-new. */
+  private async submit(sessionKey: string, request: SessionRequest, place: PlaceInLine, onAdmitted?: () => void): Promise<Extract<RequestOutcome, { status: 'done' }>> {
     const { agentId, workflowId } = this.identify(sessionKey);
     const sizeProblem = checkRequestSize(Buffer.byteLength(JSON.stringify(request)));
     if (sizeProblem) throw new KeelRequestError(sizeProblem);
@@ -223,46 +231,36 @@ export class KeelClient {
       ...(this.opts.tuning ? { tuning: this.opts.tuning } : {}),
     };
     const sub: Submission = { sessionKey, request, start: { workflowId, taskQueue: this.taskQueue, args: [input] }, deadline: Date.now() + (this.opts.waitMs ?? 24 * 60 * 60_000) };
-    const releaseSlot = this.claimUpdateSlot(workflowId);
-    try {
-      const first = releaseSlot ? await this.admitByUpdate(sub, onAdmitted === undefined) : undefined;
-      if (!first) await this.admitBySignal(sub);
-      onAdmitted?.();
-      if (first) {
-        const outcome = await first.result().catch(closedAsUnknown);
-        if (outcome.status === 'done') return outcome;
-        if (outcome.status === 'failed') throw requestFailure(outcome);
-        // A worker of an older Keel ignores the carried request and answers `unknown`: admit it as it expects.
-        if (outcome.status === 'unknown') await this.admitBySignal(sub);
-      }
-      return await this.waitForOutcome(sub);
-    } finally {
-      releaseSlot?.();
+    const oneTrip = onAdmitted === undefined;
+    await place.ready;
+    // Alone in line, the send admits itself by Update; behind others, by Signal (no in-flight limit).
+    const byUpdate = place.alone ? await this.admitByUpdate(sub, oneTrip) : undefined;
+    if (!byUpdate) await this.admitBySignal(sub);
+    // In one trip the outcome came with the admission; `unknown` there means nothing was admitted
+    // (the run closed first, or a worker of an older Keel ignored the carried request).
+    let outcome = byUpdate && oneTrip ? await byUpdate.result().catch(closedAsUnknown) : undefined;
+    if (outcome?.status === 'unknown') {
+      await this.admitBySignal(sub);
+      outcome = undefined;
     }
-  }
-
-  /**
-   * Temporal holds at most 10 in-flight Updates per workflow, and the SDK retries a refusal with
-   * backoff. This client admits a few requests per session by Update; past those, a burst admits by
-   * Signal at once (no limit). Returns the slot's release, or undefined when none is free.
-   */
-  private claimUpdateSlot(workflowId: string): (() => void) | undefined {
-    const used = this.updatesInFlight.get(workflowId) ?? 0;
-    if (used >= UPDATE_ADMISSIONS_PER_SESSION) return undefined;
-    this.updatesInFlight.set(workflowId, used + 1);
-    return () => {
-      const left = this.updatesInFlight.get(workflowId)! - 1;
-      if (left === 0) this.updatesInFlight.delete(workflowId);
-      else this.updatesInFlight.set(workflowId, left);
-    };
+    place.admitted();
+    onAdmitted?.();
+    if (byUpdate && !oneTrip) {
+      outcome = await byUpdate.result().catch(closedAsUnknown);
+      // A worker of an older Keel ignores the carried request and answers `unknown`: admit it as it expects.
+      if (outcome.status === 'unknown') await this.admitBySignal(sub);
+    }
+    if (outcome?.status === 'done') return outcome;
+    if (outcome?.status === 'failed') throw requestFailure(outcome);
+    await place.earlierOver;
+    return await this.waitForOutcome(sub);
   }
 
   /**
    * The common case: an Update-with-Start that carries the request. When nobody waits to hear of the
    * admission (`oneTrip`), one round trip: the server answers with the outcome. Otherwise it returns
    * once the session accepted the request, and the outcome is asked for after. Undefined when refused
-   * for now (the in-flight limit reached by other clients, or the run moved on first): the caller
-   * admits by Signal.
+   * for now (the in-flight limit reached, or the run moved on first): the caller admits by Signal.
    */
   private async admitByUpdate(sub: Submission, oneTrip: boolean): Promise<{ result(): Promise<RequestOutcome> } | undefined> {
     const options = {

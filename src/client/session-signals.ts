@@ -1,5 +1,6 @@
-import { Client, WorkflowNotFoundError, type ConnectionLike, type DataConverter } from '@temporalio/client';
-import { enqueueSignal, type SessionWorkflowInput } from '../protocol';
+import { Client, WithStartWorkflowOperation, WorkflowNotFoundError, type ConnectionLike, type DataConverter } from '@temporalio/client';
+import { enqueueSignal, steerUpdate, type SessionRequest, type SessionWorkflowInput, type SteerAdmission } from '../protocol';
+import { isClosedWorkflow } from './closed-workflow';
 import { sessionWorkflowId } from '../sessions/session-key';
 import type { SessionSignals } from '../runtime/deps';
 
@@ -19,6 +20,20 @@ export function createSessionSignals(connection: ConnectionLike, namespace: stri
         signal: enqueueSignal,
         signalArgs: [request],
       });
+    },
+    async steer(target, request, { startIfClosed }): Promise<SteerAdmission> {
+      const workflowId = sessionWorkflowId(target.agentId, target.sessionKey);
+      // The request id as the Update's id: a retried steer is the same Update, answered the same.
+      const options = { args: [request] as [SessionRequest], updateId: request.requestId };
+      try {
+        if (!startIfClosed) return await client.workflow.getHandle(workflowId).executeUpdate(steerUpdate, options);
+        const input: SessionWorkflowInput = { agentId: target.agentId, sessionKey: target.sessionKey };
+        const start = new WithStartWorkflowOperation('sessionWorkflow', { workflowId, taskQueue, args: [input], workflowIdConflictPolicy: 'USE_EXISTING' });
+        return await client.workflow.executeUpdateWithStart(steerUpdate, { ...options, startWorkflowOperation: start });
+      } catch (err) {
+        if (isClosedWorkflow(err)) return { admitted: false, reason: 'its workflow has closed' };
+        throw err;
+      }
     },
     async cancel(workflowId) {
       try {

@@ -60,6 +60,14 @@ export async function listSubagentRuns(db: Kysely<Database>, filter: { agentId?:
   return q.orderBy('created_at', 'desc').orderBy('id').limit(filter.limit ?? 100).execute();
 }
 
+/**
+ * A steer is on its way: the run is `running` again unless it has ended (an ended run's status is
+ * final; a steer racing the end must not write over it).
+ */
+export async function markSteered(db: Kysely<Database>, run: Pick<SubagentRun, 'agent_id' | 'id'>, now: string): Promise<void> {
+  await db.updateTable('subagent_runs').set({ status: 'running', updated_at: now }).where('agent_id', '=', run.agent_id).where('id', '=', run.id).where('ended_at', 'is', null).execute();
+}
+
 /** Updates a run of its parent's agent (another agent's run is left alone); a result is stored redacted. */
 export async function updateSubagentRun(
   db: Kysely<Database>,

@@ -12,7 +12,8 @@
  * and turns begun in their first model call with the quiet-period timer kept across turns (the
  * begin-in-model-call and idle-timer-across-turns patches), also when that first call overflows, and a
  * tool call whose activity failed on every attempt, answered by the workflow (the tool-failure-result patch),
- * and a run whose request was refused for KEEL_ALLOWED_AGENTS, closed at once (the refused-agent-closes patch).
+ * and a run whose request was refused for KEEL_ALLOWED_AGENTS, closed at once (the refused-agent-closes patch),
+ * and a subagent steered mid-run that announces its task's and its steer's answers at once.
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -27,7 +28,9 @@ import { keelClient, runInProcessWorker, startTemporalTestEnv, uniqueTaskQueue, 
 import { testDeps } from '../support/keel-deps';
 import { isFlushRequest, isSummarizerRequest, lastUserText, seedConversation, waitIdle } from '../support/durable-turn-helpers';
 import { goodSummarizer } from '../compaction-workflow/support';
-import { PARENT_PROMPT, lookupTools, subagentResponder } from '../subagents/subagent-script';
+import { PARENT_PROMPT, isChildRequest, lookupTools, subagentResponder } from '../subagents/subagent-script';
+import { createSessionSignals } from '../../src/client/session-signals';
+import { steerSubagent } from '../../src/subagents/control';
 
 async function save(client: Client, workflowId: string, name: string, runId?: string): Promise<void> {
   const history = await client.workflow.getHandle(workflowId, runId).fetchHistory();
@@ -222,6 +225,35 @@ const scenarios: Record<string, Scenario> = {
       await client.temporal.workflow.getHandle(workflowId).result();
       await save(client.temporal, workflowId, 'session-refused-agent-closes');
     });
+  },
+
+  async subagentSteeredMidRun(ctx) {
+    const { env, fake, store } = ctx;
+    const taskQueue = uniqueTaskQueue();
+    const worker = await runInProcessWorker(env, taskQueue, testDeps(store, fake.url, { tools: lookupTools() }));
+    try {
+      const client = keelClient(env, taskQueue, { idleCloseMs: 1_500 });
+      const key = 'agent:replay:steering-parent';
+      // The child's last model call waits for the steer: the steer lands mid-run, and one announce carries both answers.
+      let release!: () => void;
+      const steered = new Promise<void>((resolve) => (release = resolve));
+      const base = subagentResponder({ cities: ['Oslo'] });
+      fake.respondWith(async (r) => {
+        const messages = r.body.messages ?? [];
+        if (isChildRequest(r) && messages.length === 3) await steered;
+        return base(r);
+      });
+      await client.sendMessage(key, PARENT_PROMPT);
+      const run = await store.db.selectFrom('subagent_runs').selectAll().where('parent_session_key', '=', key).executeTakeFirstOrThrow();
+      const signals = createSessionSignals(client.temporal.connection, 'default', taskQueue);
+      await steerSubagent(store.db, signals, run, 'steer: and Bergen?', 'steer:replay:1');
+      release();
+      await client.temporal.workflow.getHandle(run.workflow_id!).result();
+      await save(client.temporal, run.workflow_id!, 'session-subagent-steered-mid-run');
+      await client.temporal.workflow.getHandle(client.identify(key).workflowId).result();
+    } finally {
+      await worker.stop();
+    }
   },
 };
 

@@ -7,6 +7,7 @@ import { keelWorkflowBundle } from '../support/workflow-bundle';
 import { BEGIN_IN_MODEL_CALL, FINISH_IN_MODEL_CALL, TOOL_FAILURE_RESULT } from '../../workflows/session-steps';
 import { IDLE_TIMER_ACROSS_TURNS } from '../../workflows/idle-timer';
 import { REFUSED_AGENT_CLOSES } from '../../workflows/session';
+import { SUBAGENT_ONE_ANNOUNCE_PER_RUN } from '../../workflows/session';
 
 /**
  * Replays recorded session histories against today's workflow code: a change that would make
@@ -76,5 +77,25 @@ describe('saved session histories replay against the current workflow code', () 
     expect(markers.some((m) => m.includes(REFUSED_AGENT_CLOSES))).toBe(true);
     expect(events.filter((e) => e.timerFiredEventAttributes)).toEqual([]);
     expect(events.at(-1)?.workflowExecutionCompletedEventAttributes).toBeTruthy();
+  });
+
+  it('hold a subagent run steered mid-run: the steer Update admitted, then one announce with both answers', async () => {
+    const dir = join(__dirname, 'histories');
+    const announces = async (file: string) => {
+      const history = temporal.api.history.v1.History.decode(await readFile(join(dir, file)));
+      const events = history.events ?? [];
+      const patchIds = events
+        .map((e) => e.markerRecordedEventAttributes)
+        .filter((m) => m?.markerName === 'core_patch')
+        .map((m) => Buffer.from(m!.details?.['patch-data']?.payloads?.[0]?.data ?? []).toString('utf8'));
+      const patched = patchIds.some((id) => id.includes(SUBAGENT_ONE_ANNOUNCE_PER_RUN));
+      const steers = events.filter((e) => e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name === 'steer').length;
+      const scheduled = events.map((e) => e.activityTaskScheduledEventAttributes).filter((a) => a?.activityType?.name === 'announceToParent');
+      const answers = scheduled.map((a) => (JSON.parse(Buffer.from(a!.input?.payloads?.[0]?.data ?? []).toString('utf8')) as { answers?: Array<{ key: string }> }).answers?.map((x) => x.key.split(':')[0]));
+      return { patched, steers, answers };
+    };
+    expect(await announces('session-subagent-steered-mid-run.binpb')).toEqual({ patched: true, steers: 1, answers: [['task', 'steer']] });
+    // Recorded before the patch: one announce, of one answer in the older shape.
+    expect(await announces('session-subagent-run.binpb')).toEqual({ patched: false, steers: 0, answers: [undefined] });
   });
 });

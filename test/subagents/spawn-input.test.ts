@@ -30,10 +30,30 @@ describe('sessions_spawn input', () => {
 
 describe('announce text', () => {
   it('bounds the result and points at the full transcript', () => {
-    const text = announceText({ subagentId: 'id1', label: 'Oslo', childSessionKey: 'agent:main:subagent:x', mode: 'run', outcome: 'done', text: 'z'.repeat(DEFAULTS.subagentAnnounceChars + 500) });
+    const text = announceText({ subagentId: 'id1', label: 'Oslo', childSessionKey: 'agent:main:subagent:x', mode: 'run', outcome: 'done', parts: [{ title: 'Answer to the task', text: 'z'.repeat(DEFAULTS.subagentAnnounceChars + 500) }] });
     expect(text.split('\n')[0]).toBe('[Subagent "Oslo" (id1) finished · mode run]');
     expect(text).toContain('… [500 more characters in the child\'s transcript]');
     expect(text).toContain('sessions_history with sessionKey "agent:main:subagent:x"');
+    expect(text.length).toBeLessThan(DEFAULTS.subagentAnnounceChars + 300);
+    // One answer reads as the answer alone.
+    expect(text).not.toContain('Answer to the task');
+  });
+
+  it('tells a run of several answers in order, each titled and cut at its share of the bound', () => {
+    const long = 'y'.repeat(DEFAULTS.subagentAnnounceChars);
+    const text = announceText({
+      subagentId: 'id1',
+      label: null,
+      childSessionKey: 'agent:main:subagent:x',
+      mode: 'run',
+      outcome: 'done',
+      parts: [
+        { title: 'Answer to the task', text: 'Oslo has 700k people.' },
+        { title: 'Answer to message 1 sent to it', text: long },
+      ],
+    });
+    expect(text.split('\n').slice(0, 4)).toEqual(['[Subagent id1 finished · mode run]', 'Answer to the task:', 'Oslo has 700k people.', 'Answer to message 1 sent to it:']);
+    expect(text).toContain(`… [${DEFAULTS.subagentAnnounceChars - Math.floor(DEFAULTS.subagentAnnounceChars / 2)} more characters in the child's transcript]`);
     expect(text.length).toBeLessThan(DEFAULTS.subagentAnnounceChars + 300);
   });
 });
