@@ -156,6 +156,11 @@ export const DEFAULTS = {
   databasePoolSize: 10,
   /** After the grace time, this long more before the worker gives up on a clean shutdown (server gone) (Keel). */
   workerShutdownForceExtraMs: 10_000,
+  /**
+   * `keel dev`'s worker: in-flight activities get this long when the chat ends, since the chat has
+   * cancelled its turn already and a person waits for the prompt back (Keel).
+   */
+  devShutdownGraceMs: 2_000,
   /** Heartbeat timeout of a summarizer call: a dead worker is noticed within it (Keel). */
   summarizeHeartbeatTimeoutMs: 30_000,
   /**
