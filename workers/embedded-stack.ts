@@ -119,6 +119,7 @@ export async function startLocalStack(settings: KeelSettings, log: (line: string
       pid: process.pid,
       startedAt: new Date().toISOString(),
       temporalAddress: address,
+      ...(server ? { temporalPid: server.pid } : {}),
       ...(served && target.kind === 'pglite' ? { databaseUrl: served.url, dataDir: resolve(target.dataDir) } : {}),
     });
     started.push(async () => removeStackState(config.home));
