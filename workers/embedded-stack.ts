@@ -33,6 +33,7 @@ export async function startLocalStack(settings: KeelSettings, log: (line: string
   const config = settings.defaults;
   const home = resolve(config.home);
   try {
+    mkdirSync(home, { recursive: true });
     mkdirSync(resolve(home, 'logs'), { recursive: true });
   } catch (err) {
     throw unusableFolderError(err, { path: home, holds: "keel dev's files (KEEL_HOME)", fix: 'set KEEL_HOME to a folder this process can write' }) ?? err;

@@ -26,6 +26,25 @@ describe('keel command line', () => {
     expect(run.code).toBe(0);
   });
 
+  it('dev --check makes one minimal request to the model and reports that it answered', async () => {
+    fake.enqueue(fakeReply.text('p'));
+    const before = fake.requests.length;
+    const run = await keel(['dev', '--check'], { ...noModel, KEEL_HOME: home, ...fake.env, KEEL_MODEL: 'claude-check-model' });
+    expect(run.stderr).toContain('check: stack started; the model (claude-check-model) answered; stopping');
+    expect(run.code).toBe(0);
+    const sent = fake.requests.slice(before);
+    expect(sent).toHaveLength(1);
+    expect(sent[0]!.body).toMatchObject({ model: 'claude-check-model', max_tokens: 1, messages: [{ role: 'user' }] });
+    fake.assertScriptConsumed();
+  });
+
+  it('dev --check with a model nobody listens for exits 1 with one line naming the address and its variable', async () => {
+    const run = await keel(['dev', '--check'], { ...noModel, KEEL_HOME: home, ANTHROPIC_BASE_URL: 'http://127.0.0.1:9', ANTHROPIC_API_KEY: 'sk-ant-test' });
+    expect(run.stderr).toMatch(/^check: the model did not answer: model unreachable at http:\/\/127\.0\.0\.1:9 \(ANTHROPIC_BASE_URL\): .*$/m);
+    expect(run.stderr).toContain('stopped cleanly');
+    expect(run.code).toBe(1);
+  });
+
   it('dev chats through a durable turn on the embedded stack', async () => {
     fake.enqueue(fakeReply.text('Hello from the embedded stack'));
     const run = await keel(['dev', '--session', 'agent:cli:main'], { ...noModel, KEEL_HOME: home, ...fake.env }, 'hi there\n/quit\n');
