@@ -13,6 +13,7 @@ import { EXITED, keelInTerminal, type Terminal } from '../support/tmux-terminal'
 import { isFlushRequest, isSummarizerRequest } from '../support/durable-turn-helpers';
 import { messageText } from '../subagents/subagent-script';
 import { processAlive } from '../../src/store/stack-state';
+import { tmuxPath } from '../support/tool-path';
 
 const PROMPT = /you › $/m;
 const TOOLS_MODULE = resolve(__dirname, '../support/cli-test-tools.ts');
@@ -39,7 +40,8 @@ const userTexts = (r: FakeRequest) =>
     .filter((m) => m.role === 'user')
     .map((m) => (typeof m.content === 'string' ? m.content : (m.content as Array<{ type: string; text?: string }>).map((b) => (b.type === 'text' ? (b.text ?? '') : '')).join(' ')));
 
-describe('keel dev at a terminal', () => {
+// Without tmux the suite is skipped; test/support/report-skips.ts says so at the start (.ci/run installs it).
+(tmuxPath() ? describe : describe.skip)('keel dev at a terminal', () => {
   let fake: FakeAnthropic;
   let dir: string;
   const terminals: Terminal[] = [];

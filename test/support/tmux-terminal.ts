@@ -7,6 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { entryArgs } from './compiled-entries';
+import { tmuxPath } from './tool-path';
 
 const root = resolve(__dirname, '../..');
 
@@ -37,7 +38,7 @@ export function keelInTerminal(name: string, args: string[], env: Record<string,
   lines.push(`${[process.execPath, ...entryArgs('workers/keel.ts'), ...args].map(quote).join(' ')}`, 'echo "[exited $?]"', 'sleep 600');
   const script = join(dir, `${name}.sh`);
   writeFileSync(script, `${lines.join('\n')}\n`, { mode: 0o755 });
-  const tmux = (...a: string[]) => execFileSync('tmux', ['-L', socket, ...a], { encoding: 'utf8' });
+  const tmux = (...a: string[]) => execFileSync(tmuxPath() ?? 'tmux', ['-L', socket, ...a], { encoding: 'utf8' });
   tmux('new-session', '-d', '-s', name, '-x', '200', '-y', '50', script);
   // The pane's empty rows below the cursor are dropped, so text only ever grows at the end.
   const screen = () => tmux('capture-pane', '-p', '-J', '-S', '-5000', '-t', name).replace(/(\n[ \t]*)+$/, '');
