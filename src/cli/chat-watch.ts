@@ -43,6 +43,9 @@ export function watchRetries(client: KeelClient, sessionKey: string, log: (line:
  */
 export function watchAnnounces(client: KeelClient, sessionKey: string, show: (subagentId: string, reply: string | undefined) => void): { stop(): void } {
   return every(POLL_MS, async () => {
+    // A closed run answers queries only by being replayed on the worker: ask the server first (cheap).
+    const handle = client.temporal.workflow.getHandle(client.identify(sessionKey).workflowId);
+    if ((await handle.describe()).status.name !== 'RUNNING') return;
     const status = await client.getStatus(sessionKey);
     for (const requestId of status.uncollectedRequestIds ?? []) {
       const subagentId = announcingSubagent(requestId);
