@@ -44,9 +44,11 @@ export async function chat(client: KeelClient, sessionKey: string, log: (l: stri
     wake = undefined;
   };
 
+  // Cancels on their way: leaving waits for them (briefly), so the stack does not close under them.
+  const cancels: Array<Promise<void>> = [];
   const cancel = (flight: InFlight) => {
     flight.cancelling = true;
-    if (flight.requestId) void client.cancelRequest(sessionKey, flight.requestId).catch((err: unknown) => log(`cancel failed: ${messageOf(err)}`));
+    if (flight.requestId) cancels.push(client.cancelRequest(sessionKey, flight.requestId).catch((err: unknown) => log(`cancel failed: ${messageOf(err)}`)));
   };
   const leave = () => {
     leaving = true;
@@ -195,6 +197,7 @@ export async function chat(client: KeelClient, sessionKey: string, log: (l: stri
     process.off('SIGINT', interrupt);
     process.off('SIGTERM', leave);
     rl.close();
+    await Promise.race([Promise.allSettled(cancels), new Promise((resolve) => setTimeout(resolve, CANCEL_CONFIRM_MS).unref())]);
   }
 }
 
