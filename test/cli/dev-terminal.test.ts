@@ -5,7 +5,7 @@
  * a subagent's report appearing without input.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { startFakeAnthropic, fakeReply, type FakeAnthropic, type FakeRequest } from '../support/fake-anthropic';
@@ -52,7 +52,10 @@ const userTexts = (r: FakeRequest) =>
   afterEach(() => {
     for (const term of terminals.splice(0)) term.close();
   });
-  afterAll(async () => fake.close());
+  afterAll(async () => {
+    await fake.close();
+    await rm(dir, { recursive: true, force: true });
+  });
 
   const start = async (name: string, env: Record<string, string | undefined>) => {
     const home = join(dir, name, '.keel');
