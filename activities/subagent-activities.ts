@@ -7,7 +7,7 @@
 import { log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { depsForAgent, type ActivityDeps } from '../src/runtime/deps';
-import { FailureTypes, SESSIONS_SPAWN_TOOL as SESSIONS_SPAWN, type SessionTuning, type SubagentAnswer } from '../src/protocol';
+import { FailureTypes, SESSIONS_SPAWN_TOOL as SESSIONS_SPAWN, announceRequestId, type SessionTuning, type SubagentAnswer } from '../src/protocol';
 import { buildSessionKey } from '../src/sessions/session-key';
 import { getSession } from '../src/store/sessions-repo';
 import { getEntry } from '../src/store/entries-repo';
@@ -164,7 +164,7 @@ export function createSubagentActivities(allDeps: ActivityDeps) {
     await allDeps.sessions.enqueue(
       { agentId: run.agent_id, sessionKey: run.parent_session_key, ...(input.tuning ? { tuning: input.tuning } : {}) },
       {
-        requestId: `announce:${run.id}:${input.key}`,
+        requestId: announceRequestId(run.id, input.key),
         turn: {
           text: announceText({ subagentId: run.id, label: run.label, childSessionKey: run.child_session_key, mode: run.mode, outcome: input.outcome, parts }),
           event: 'subagent_announce',

@@ -40,6 +40,8 @@ export const FailureTypes = {
   UnknownSession: 'KeelUnknownSession',
   /** The worker does not serve this agent (KEEL_ALLOWED_AGENTS); nothing was written. */
   AgentNotAllowed: 'KeelAgentNotAllowed',
+  /** Its sender cancelled the request (`cancelRequest`): a running turn stopped, a queued one never ran. */
+  Cancelled: 'KeelCancelled',
 } as const;
 
 /** Starts (or continues) the one long-lived workflow of a session. */
@@ -130,6 +132,16 @@ export type RequestOutcome =
   | { readonly status: 'unknown' };
 
 export const enqueueSignal = defineSignal<[SessionRequest]>('enqueue');
+
+/** The request id of a subagent's announce to its parent: one per (subagent, child request), so it lands once. */
+export function announceRequestId(subagentId: string, key: string): string {
+  return `announce:${subagentId}:${key}`;
+}
+
+/** The subagent an announce's request id names; undefined for any other request. */
+export function announcingSubagent(requestId: string): string | undefined {
+  return /^announce:([^:]+):/.exec(requestId)?.[1];
+}
 /**
  * Waits for a request's outcome. With `request` it admits it first (as `enqueue` would): a sender
  * admits and waits in one Update-with-Start, one round trip fewer than Signal-with-Start + Update.
@@ -145,6 +157,14 @@ export type SteerAdmission = { readonly admitted: true } | { readonly admitted: 
  * the announce, so it is either in that announce's run or refused, never lost between the two.
  */
 export const steerUpdate = defineUpdate<SteerAdmission, [SessionRequest]>('steer');
+
+/**
+ * Cancels one turn request: a queued one is withdrawn, a running one stops (its in-flight activity is
+ * cancelled) and settles as failed `KeelCancelled`. What the turn already stored stays (the user
+ * message, finished model calls and tool results, paired as after a crash); a model call in flight
+ * stores nothing. A compaction, or an id the session does not hold (finished, unknown), is left alone.
+ */
+export const cancelRequestSignal = defineSignal<[{ readonly requestId: string }]>('cancelRequest');
 
 export interface TurnRequest {
   readonly text: string;
@@ -196,6 +216,14 @@ export interface TurnResult {
   readonly turn: number;
   readonly usage: TurnUsage;
   readonly modelCalls: number;
+  /** The turn's tool calls in the order they ran, with whether each answered with an error result. */
+  readonly toolCalls?: readonly TurnToolCall[];
+}
+
+/** One tool call of a turn, as a chat shows it. */
+export interface TurnToolCall {
+  readonly name: string;
+  readonly isError: boolean;
 }
 
 export type PressureLevel = 'normal' | '50' | '70' | '85';
@@ -243,6 +271,12 @@ export interface SessionStatus {
    * context reaches `untilTokens`.
    */
   readonly autoCompaction?: { readonly state: 'paused' } | { readonly state: 'held'; readonly untilTokens: number };
+  /**
+   * Requests that settled and whose outcome nobody has collected yet, oldest first: a subagent's
+   * announce (its parent's reply has no waiting sender), or a sender that has not asked yet. A chat
+   * collects the ones it did not send to show replies that arrive unasked.
+   */
+  readonly uncollectedRequestIds?: readonly string[];
 }
 
 export const statusQuery = defineQuery<SessionStatus>('status');

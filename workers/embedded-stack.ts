@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
+import pinoPretty from 'pino-pretty';
 import { Connection } from '@temporalio/client';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import type { KeelSettings } from '../src/config/agent-config';
@@ -16,6 +17,8 @@ import { openStoreBesideTemporal } from '../src/runtime/reach';
 import { servePglite } from '../src/store/pglite-server';
 import { unusableFolderError } from '../src/store/unusable-folder';
 import { removeStackState, runningStack, writeStackState } from '../src/store/stack-state';
+import { releasePgliteFolder } from '../src/store/folder-owner';
+import { DEFAULTS } from '../src/config/defaults';
 import { installObservability, serveObservability } from './observability';
 import { codecServerFor } from '../src/security/codec-server';
 
@@ -29,8 +32,22 @@ import { codecServerFor } from '../src/security/codec-server';
  */
 export async function startLocalStack(settings: KeelSettings, log: (line: string) => void): Promise<LocalStack> {
   const config = settings.defaults;
-  // Pretty lines on stderr; routine lines would interleave with the chat, so warnings and up unless KEEL_LOG_LEVEL says otherwise.
-  const obs = installObservability(process.env, { pretty: true, level: 'warn' });
+  const home = resolve(config.home);
+  try {
+    mkdirSync(home, { recursive: true });
+    mkdirSync(resolve(home, 'logs'), { recursive: true });
+  } catch (err) {
+    throw unusableFolderError(err, { path: home, holds: "keel dev's files (KEEL_HOME)", fix: 'set KEEL_HOME to a folder this process can write' }) ?? err;
+  }
+  // Pretty lines in a file, never over the chat's prompt; warnings and up unless KEEL_LOG_LEVEL says otherwise.
+  const logFile = resolve(home, 'logs', 'dev.log');
+  const obs = installObservability(process.env, {
+    pretty: true,
+    level: 'warn',
+    destination: pinoPretty({ destination: logFile, sync: true, colorize: false, ignore: 'pid', translateTime: 'SYS:yyyy-mm-dd HH:MM:ss.l' }),
+    // The chat decides what Ctrl-C means (cancel the turn, or leave); the SDK must not drain the worker on it.
+    shutdownSignals: [],
+  });
   // What has started so far, stopped in reverse order by stop() or when a later step fails.
   const started: Array<() => Promise<void>> = [];
   const stopAll = async () => {
@@ -47,12 +64,6 @@ export async function startLocalStack(settings: KeelSettings, log: (line: string
         `an embedded stack already runs in process ${other.pid} (since ${other.startedAt}) with KEEL_HOME ${resolve(config.home)}: ` +
           'chat with it through `keel chat <sessionKey>`, or stop it first',
       );
-    }
-    const home = resolve(config.home);
-    try {
-      mkdirSync(home, { recursive: true });
-    } catch (err) {
-      throw unusableFolderError(err, { path: home, holds: "keel dev's files (KEEL_HOME)", fix: 'set KEEL_HOME to a folder this process can write' }) ?? err;
     }
     // The database (and a configured Temporal) first: a wrong DATABASE_URL or TEMPORAL_ADDRESS is
     // reported before a dev server is started for nothing.
@@ -81,6 +92,7 @@ export async function startLocalStack(settings: KeelSettings, log: (line: string
       taskQueue: config.taskQueue,
       deps: { ...runtime.deps, ...(obs.metrics ? { metrics: obs.metrics } : {}) },
       plugins: obs.plugins,
+      shutdownGraceMs: DEFAULTS.devShutdownGraceMs,
     });
     const running = worker.run();
     started.push(async () => {
@@ -111,12 +123,26 @@ export async function startLocalStack(settings: KeelSettings, log: (line: string
       pid: process.pid,
       startedAt: new Date().toISOString(),
       temporalAddress: address,
+      ...(server ? { temporalPid: server.pid } : {}),
       ...(served && target.kind === 'pglite' ? { databaseUrl: served.url, dataDir: resolve(target.dataDir) } : {}),
     });
     started.push(async () => removeStackState(config.home));
-    return { client, runtime, temporalAddress: address, uiUrl: server?.uiUrl, stop: stopAll };
+    const kill = () => {
+      if (server) killQuietly(server.pid);
+      if (target.kind === 'pglite') releasePgliteFolder(resolve(target.dataDir));
+      removeStackState(config.home);
+    };
+    return { client, runtime, temporalAddress: address, uiUrl: server?.uiUrl, logFile, stop: stopAll, kill };
   } catch (err) {
     await stopAll();
     throw err;
+  }
+}
+
+function killQuietly(pid: number): void {
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch {
+    // already gone
   }
 }

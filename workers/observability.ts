@@ -26,15 +26,20 @@ export interface Observability {
 
 /**
  * Reads the settings and installs the Temporal Runtime with pino as its logger; call once per process,
- * before any worker or native connection exists.
+ * before any worker or native connection exists. `shutdownSignals` replaces the SDK's (SIGINT,
+ * SIGTERM, …: drain every worker) when the process handles its signals itself.
  */
-export function installObservability(env: NodeJS.ProcessEnv, opts: { pretty?: boolean; level?: string; destination?: DestinationStream } = {}): Observability {
+export function installObservability(
+  env: NodeJS.ProcessEnv,
+  opts: { pretty?: boolean; level?: string; destination?: DestinationStream; shutdownSignals?: NodeJS.Signals[] } = {},
+): Observability {
   const fromEnv = loggerOptionsFromEnv(env, opts.pretty !== undefined ? { pretty: opts.pretty } : {});
   const logger = createKeelLogger({ ...(opts.level ? { level: opts.level } : {}), ...fromEnv, ...(opts.destination ? { destination: opts.destination } : {}) });
   const metricsPort = portFrom(env, 'KEEL_METRICS_PORT');
   const temporalPort = portFrom(env, 'KEEL_TEMPORAL_METRICS_PORT');
   Runtime.install({
     logger: temporalLoggerFor(logger),
+    ...(opts.shutdownSignals ? { shutdownSignals: opts.shutdownSignals } : {}),
     ...(temporalPort ? { telemetryOptions: { metrics: { prometheus: { bindAddress: `0.0.0.0:${temporalPort}` } } } } : {}),
   });
   const tracing = env.OTEL_EXPORTER_OTLP_ENDPOINT ? otlpTracing(env.OTEL_EXPORTER_OTLP_ENDPOINT, env.OTEL_SERVICE_NAME) : undefined;

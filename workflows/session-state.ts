@@ -94,6 +94,14 @@ export class SessionState {
     this.queue.push(request);
   }
 
+  /** Takes a queued request out of the queue; false when it is not queued (running, settled or unknown). */
+  withdraw(requestId: string): boolean {
+    const at = this.queue.findIndex((r) => r.requestId === requestId);
+    if (at < 0) return false;
+    this.queue.splice(at, 1);
+    return true;
+  }
+
   /** Maintenance decided after a turn runs before the next queued request. */
   schedule(job: MaintenanceJob): void {
     if (!this.maintenance.some((m) => m.kind === job.kind)) this.maintenance.push(job);
@@ -148,8 +156,12 @@ export class SessionState {
 
   /** Some settled outcome has not reached its sender yet. */
   hasUncollected(): boolean {
-    for (const id of this.outcomes.keys()) if (!this.collectedIds.has(id)) return true;
-    return false;
+    return this.uncollectedIds().length > 0;
+  }
+
+  /** Settled outcomes nobody has collected, oldest first. */
+  uncollectedIds(): string[] {
+    return [...this.outcomes.keys()].filter((id) => !this.collectedIds.has(id));
   }
 
   /** The sender has its outcome: it is not handed on to the next run. */
@@ -254,6 +266,7 @@ export class SessionState {
       ...(this.contextSplit ? { contextSplit: this.contextSplit } : {}),
       spawnAdvice: spawnAdvice(percentUsed),
       ...(this.autoCompaction ? { autoCompaction: this.autoCompaction } : {}),
+      uncollectedRequestIds: this.uncollectedIds(),
     };
   }
 }

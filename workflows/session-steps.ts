@@ -6,7 +6,7 @@
 import * as wf from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { createTurnActivities, BeginTurnInput, BeginTurnResult, CallModelResult, ModelCallOutcome, TurnFinish } from '../activities/turn-activities';
-import type { createToolActivities, RunToolInput } from '../activities/tool-activities';
+import type { createToolActivities, RunToolInput, RunToolResult } from '../activities/tool-activities';
 import type { createMemoryActivities, MemoryFlushInput } from '../activities/memory-activities';
 import type { createSubagentActivities, AnnounceResult } from '../activities/subagent-activities';
 import {
@@ -22,6 +22,7 @@ import {
   type SessionWorkflowInput,
   type TurnRequest,
   type TurnResult,
+  type TurnToolCall,
 } from '../src/protocol';
 import { DEFAULTS } from '../src/config/defaults';
 import { isSilentReply } from '../src/context/silent-reply';
@@ -168,6 +169,7 @@ export class SessionSteps {
     let cacheWriteTokens = 0;
     let modelCalls = 0;
     let reply: CallModelResult | undefined;
+    const toolCalls: TurnToolCall[] = [];
     // Sessions started on this code finish the turn in its last model call (one step fewer); histories
     // recorded before it replay with finishTurn as its own step.
     const finishInModelCall = beginInModelCall ? finishEarly : wf.patched(FINISH_IN_MODEL_CALL);
@@ -185,11 +187,10 @@ export class SessionSteps {
       if (reply.toolCalls.length === 0) break;
       timing.step('tools');
       for (const call of reply.toolCalls) {
-        if (call.name === SESSIONS_SPAWN_TOOL) {
-          parentId = await this.spawn(sessionId, reply.entryId, call.id, parentId);
-          continue;
-        }
-        parentId = await this.runTool({
+        const ran =
+          call.name === SESSIONS_SPAWN_TOOL
+            ? await this.spawn(sessionId, reply.entryId, call.id, parentId)
+            : await this.runTool({
           ...this.ids,
           turn,
           sessionId,
@@ -200,6 +201,8 @@ export class SessionSteps {
           idempotencyKey: `${wf.workflowInfo().workflowId}/${reply.entryId}/${call.id}`,
           now: now(),
         });
+        parentId = ran.entryId;
+        toolCalls.push({ name: call.name, isError: ran.isError });
       }
     }
     const final = reply!;
@@ -222,6 +225,7 @@ export class SessionSteps {
       turn: this.state.turnsCompleted,
       usage,
       modelCalls,
+      ...(toolCalls.length > 0 ? { toolCalls } : {}),
     };
   }
 
@@ -251,13 +255,13 @@ export class SessionSteps {
    * activity that failed for good (its worker lost on every attempt) is answered with one too, so the
    * model reads why and the transcript stays paired.
    */
-  private async runTool(input: RunToolInput): Promise<string> {
+  private async runTool(input: RunToolInput): Promise<RunToolResult> {
     try {
-      return (await this.tools.runTool(input)).entryId;
+      return await this.tools.runTool(input);
     } catch (err) {
       // Histories recorded before this failed the turn here.
       if (!(err instanceof wf.ActivityFailure) || wf.isCancellation(err) || !wf.patched(TOOL_FAILURE_RESULT)) throw err;
-      return (await db.storeToolFailure({ ...input, error: describeFailure(err) })).entryId;
+      return await db.storeToolFailure({ ...input, error: describeFailure(err) });
     }
   }
 
@@ -265,12 +269,12 @@ export class SessionSteps {
    * `sessions_spawn`: checked and recorded by an activity, then the subagent's session runs as a child
    * workflow with its task as the first request. ABANDON: the child outlives this run's
    * continue-as-new and idle close; it announces to this session's workflow id, whichever run holds it.
-   * Returns the tool result entry (the spawn's receipt, or why it was refused).
+   * Returns the tool result entry (the spawn's receipt, or why it was refused: an error result).
    */
-  private async spawn(sessionId: string, assistantEntryId: string, toolCallId: string, parentId: string): Promise<string> {
+  private async spawn(sessionId: string, assistantEntryId: string, toolCallId: string, parentId: string): Promise<RunToolResult> {
     const ref = { ...this.ids, sessionId, assistantEntryId, toolCallId, resultEntryId: wf.uuid4(), parentId, now: now(), subagentId: wf.uuid4() };
     const prepared = await db.prepareSpawn(ref);
-    if (prepared.kind === 'refused') return prepared.entryId;
+    if (prepared.kind === 'refused') return { entryId: prepared.entryId, isError: true };
     const workflowId = sessionWorkflowId(prepared.childAgentId, prepared.childSessionKey);
     const childInput: SessionWorkflowInput = {
       agentId: prepared.childAgentId,
@@ -294,7 +298,7 @@ export class SessionSteps {
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
     }
     const recorded = await db.recordSpawn({ ...ref, workflowId });
-    return recorded.entryId;
+    return { entryId: recorded.entryId, isError: false };
   }
 
   /**

@@ -2,6 +2,7 @@ import * as wf from '@temporalio/workflow';
 import {
   FailureTypes,
   awaitResultUpdate,
+  cancelRequestSignal,
   enqueueSignal,
   statusQuery,
   steerUpdate,
@@ -67,6 +68,16 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<void
     return outcome;
   });
   wf.setHandler(statusQuery, () => state.status(input));
+  // The turn running now, in a scope of its own so that its sender can cancel it alone.
+  let running: { readonly requestId: string; readonly scope: wf.CancellationScope; cancelled: boolean } | undefined;
+  wf.setHandler(cancelRequestSignal, ({ requestId }) => {
+    if (state.withdraw(requestId)) state.settle(requestId, CANCELLED);
+    else if (running?.requestId === requestId && !running.cancelled) {
+      running.cancelled = true;
+      running.scope.cancel();
+    }
+  });
+
   const subagent = isSubagentKey(input.sessionKey);
   // What a subagent owes its parent; other sessions have no parent to tell.
   const report = subagent ? new SubagentRunReport(input.carried?.subagentAnswers) : undefined;
@@ -183,16 +194,26 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<void
   async function runRequest(request: SessionRequest): Promise<RequestOutcome> {
     const problem = 'turn' in request ? checkTurnRequest(request.turn) : checkCompactRequest(request.compact);
     if (problem) return { status: 'failed', type: FailureTypes.InvalidInput, message: problem.message };
+    // A cancelled turn: its scope (not the workflow's) was cancelled by cancelRequest.
+    const cancelledTurn = () => running?.requestId === request.requestId && running.cancelled;
     try {
-      if ('turn' in request) return { status: 'done', turn: await steps.runTurn(request.turn, request.requestId) };
+      if ('turn' in request) {
+        const turn = request.turn;
+        const scope = new wf.CancellationScope();
+        running = { requestId: request.requestId, scope, cancelled: false };
+        return { status: 'done', turn: await scope.run(() => steps.runTurn(turn, request.requestId)) };
+      }
       return { status: 'done', compaction: await steps.manualCompaction(request.compact) };
     } catch (err) {
       // A bug in workflow code is not a request failure: let it fail the task and be fixed.
       if (!(err instanceof wf.TemporalFailure)) throw err;
+      if (cancelledTurn() && wf.isCancellation(err)) return CANCELLED;
       // A killed subagent stops here; the kill is its outcome.
       if (subagent && wf.isCancellation(err)) throw err;
       wf.log.warn('request failed; the session goes on', { sessionKey: input.sessionKey, requestId: request.requestId, error: describeFailure(err) });
       return { status: 'failed', type: failureType(err, FailureTypes.TurnFailed), message: describeFailure(err) };
+    } finally {
+      running = undefined;
     }
   }
 }
@@ -209,6 +230,9 @@ function checkSteer(request: SessionRequest): void {
   const problem = checkTurnRequest(request.turn);
   if (problem) throw new Error(problem.message);
 }
+
+/** The outcome of a request its sender cancelled. */
+const CANCELLED: RequestOutcome = { status: 'failed', type: FailureTypes.Cancelled, message: 'cancelled by its sender' };
 
 function isSubagentKey(sessionKey: string): boolean {
   try {

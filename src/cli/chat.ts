@@ -1,48 +1,206 @@
-import { createInterface } from 'node:readline/promises';
+import { randomUUID } from 'node:crypto';
+import { clearLine, createInterface, cursorTo } from 'node:readline';
 import type { KeelClient } from '../client/keel-client';
-import type { SessionStatus } from '../protocol';
+import { FailureTypes, type SessionStatus } from '../protocol';
 import { contextBar, contextSplitBar } from './context-bar';
-import { printStreamedReply } from './print-streamed-reply';
+import { printStreamedReply, type TextOut } from './print-streamed-reply';
+import { CHAT_HELP, parseChatLine, type ChatLine } from './chat-commands';
+import { watchAnnounces, watchRetries } from './chat-watch';
+
+/** How long a cancelled turn may take to confirm before the chat goes back to the prompt anyway. */
+const CANCEL_CONFIRM_MS = 5_000;
+
+/** The request in flight: a turn (cancellable by its id) or a compaction (only left to finish). */
+interface InFlight {
+  readonly requestId?: string;
+  cancelling: boolean;
+  /** Stops waiting for it: the chat goes on, whatever it prints later is dropped. */
+  readonly abandon: () => void;
+  giveUp?: NodeJS.Timeout;
+}
 
 /**
  * The interactive chat of `keel dev` and `keel chat`: one line, one durable turn, the reply printed
- * as it streams, then the context-usage bar. Lines that arrive faster than turns (a pipe, a pasted
- * block) wait their turn in order; at the end of input the last reply is awaited before returning.
+ * as it streams, the turn's tool calls, then the context-usage bar. Lines starting with `/` are the
+ * chat's own commands (`/help`). Lines that arrive faster than turns (a pipe, a pasted block) wait
+ * their turn in order; at the end of piped input the last reply is awaited before returning.
+ *
+ * Nobody is trapped: Ctrl-C (or SIGINT) while a turn runs cancels that turn (`cancelRequest`) and
+ * returns to the prompt; Ctrl-C at the prompt, a second Ctrl-C while cancelling, Ctrl-D at a
+ * terminal, or SIGTERM leaves at once, cancelling what runs. While a turn waits on a failing step,
+ * the failure is said on one line; at the prompt, replies to subagents' announces appear as they come.
  */
 export async function chat(client: KeelClient, sessionKey: string, log: (l: string) => void): Promise<void> {
-  log(`chat: session ${sessionKey}. Type a message; /status shows context usage; /quit or Ctrl-D leaves.`);
-  // Usage, then what it is made of (system prompt, workspace files, tools, history).
+  const tty = Boolean(process.stdin.isTTY);
+  log(`chat: session ${sessionKey}. Type a message; /help lists the commands; Ctrl-C cancels a reply; Ctrl-C at the prompt or Ctrl-D leaves.`);
+  const rl = createInterface({ input: process.stdin, output: process.stdout, prompt: 'you › ' });
+  const lines: string[] = [];
+  let inputEnded = false;
+  let leaving = false;
+  let inFlight: InFlight | undefined;
+  let wake: (() => void) | undefined;
+  const woken = () => {
+    wake?.();
+    wake = undefined;
+  };
+
+  // Cancels on their way: leaving waits for them (briefly), so the stack does not close under them.
+  const cancels: Array<Promise<void>> = [];
+  const cancel = (flight: InFlight) => {
+    flight.cancelling = true;
+    if (flight.requestId) cancels.push(client.cancelRequest(sessionKey, flight.requestId).catch((err: unknown) => log(`cancel failed: ${messageOf(err)}`)));
+  };
+  const leave = () => {
+    leaving = true;
+    if (inFlight) {
+      if (!inFlight.cancelling) cancel(inFlight);
+      inFlight.abandon();
+    }
+    woken();
+  };
+  const interrupt = () => {
+    if (!inFlight || inFlight.cancelling) return leave();
+    const flight = inFlight;
+    cancel(flight);
+    if (flight.requestId) log('cancelling the turn… (Ctrl-C again leaves)');
+    else log('the compaction goes on in the background');
+    flight.giveUp = setTimeout(() => flight.abandon(), flight.requestId ? CANCEL_CONFIRM_MS : 0);
+  };
+  rl.on('line', (line) => {
+    lines.push(line);
+    woken();
+  });
+  rl.on('close', () => {
+    inputEnded = true;
+    // Ctrl-D at a terminal leaves now; the end of piped input lets the queued lines run first.
+    if (tty) leave();
+    woken();
+  });
+  rl.on('SIGINT', interrupt);
+  process.on('SIGINT', interrupt);
+  process.on('SIGTERM', leave);
+
+  const nextLine = async (): Promise<string | undefined> => {
+    for (;;) {
+      if (leaving) return undefined;
+      const line = lines.shift();
+      if (line !== undefined) return line;
+      if (inputEnded) return undefined;
+      await new Promise<void>((resolve) => (wake = resolve));
+    }
+  };
+
+  /** Runs one request until it settles or is abandoned; output after abandonment is dropped. */
+  const inFlightRun = async (requestId: string | undefined, run: (out: TextOut, say: (l: string) => void) => Promise<void>): Promise<void> => {
+    let open = true;
+    let abandon!: () => void;
+    const abandoned = new Promise<void>((resolve) => (abandon = resolve));
+    const flight: InFlight = { ...(requestId ? { requestId } : {}), cancelling: false, abandon };
+    inFlight = flight;
+    const out: TextOut = { write: (text) => open && process.stdout.write(text), isTTY: process.stdout.isTTY };
+    const say = (line: string) => open && log(line);
+    const retries = watchRetries(client, sessionKey, say);
+    const running = run(out, say);
+    try {
+      await Promise.race([running, abandoned]);
+    } catch (err) {
+      if ((err as { type?: string }).type === FailureTypes.Cancelled) say('\nturn cancelled');
+      else say(`request failed: ${messageOf(err)}`);
+    } finally {
+      open = false;
+      running.catch(() => undefined);
+      retries.stop();
+      clearTimeout(flight.giveUp);
+      inFlight = undefined;
+    }
+  };
+
   const logStatus = (status: SessionStatus) => {
     log(contextBar(status));
     if (status.contextSplit) log(contextSplitBar(status.contextSplit, status.contextWindow));
   };
-  const rl = createInterface({ input: process.stdin, output: process.stdout, prompt: 'you › ' });
-  // Ctrl-C leaves like Ctrl-D, so the stack behind the chat stops cleanly.
-  rl.on('SIGINT', () => rl.close());
+  const turn = (text: string, done?: () => void) => {
+    const requestId = randomUUID();
+    return inFlightRun(requestId, async (out, say) => {
+      await printStreamedReply(client.streamMessage(sessionKey, text, { requestId }), say, out);
+      done?.();
+      logStatus(await client.getStatus(sessionKey));
+    });
+  };
+
+  /** Runs one line; false when the chat should end. */
+  const handle = async (command: ChatLine): Promise<boolean> => {
+    switch (command.kind) {
+      case 'quit':
+        return false;
+      case 'help':
+        log(CHAT_HELP);
+        return true;
+      case 'unknown':
+        log(`unknown command ${command.command}: /help lists the commands`);
+        return true;
+      case 'status':
+        logStatus(await client.getStatus(sessionKey));
+        return true;
+      case 'compact':
+        log('compacting…');
+        await inFlightRun(undefined, async (_out, say) => {
+          const result = await client.compact(sessionKey, command.instructions ? { instructions: command.instructions } : {});
+          say(`compaction ${result.status}${result.degraded ? ' (extractive summary)' : ''}: ${result.tokensBefore} → ${result.tokensAfter} tokens`);
+        });
+        return true;
+      case 'new':
+        await turn(command.text, () => log(`started a new session for ${sessionKey}: the model no longer sees the earlier messages`));
+        return true;
+      case 'message':
+        await turn(command.text);
+        return true;
+    }
+  };
+
+  // Replies nobody typed for (a subagent's announce answered): shown above the prompt as they come.
+  const showUnasked = (subagentId: string, reply: string | undefined) => {
+    if (tty) {
+      clearLine(process.stdout, 0);
+      cursorTo(process.stdout, 0);
+    }
+    log(`subagent ${subagentId.slice(0, 8)} reported back`);
+    process.stdout.write(`keel › ${reply ?? '(no reply)'}\n`);
+    rl.prompt(true);
+  };
+
   rl.prompt();
+  let announces = watchAnnounces(client, sessionKey, showUnasked);
   try {
-    // The iterator buffers lines read while a turn runs; it ends once input has ended and all are taken.
-    for await (const raw of rl) {
+    for (;;) {
+      const raw = await nextLine();
+      if (raw === undefined) return;
       const line = raw.trim();
       if (!line) {
         rl.prompt();
         continue;
       }
-      if (line === '/quit' || line === '/exit') return;
-      if (line === '/status') {
-        logStatus(await client.getStatus(sessionKey));
-        rl.prompt();
-        continue;
-      }
+      announces.stop();
       try {
-        await printStreamedReply(client.streamMessage(sessionKey, line), log);
-        logStatus(await client.getStatus(sessionKey));
+        if (!(await handle(parseChatLine(line)))) return;
       } catch (err) {
-        log(`turn failed: ${err instanceof Error ? err.message : String(err)}`);
+        log(`failed: ${messageOf(err)}`);
       }
+      if (leaving) return;
+      announces = watchAnnounces(client, sessionKey, showUnasked);
       rl.prompt();
     }
   } finally {
+    // Leaving from the prompt: what is said next starts on a line of its own.
+    if (tty && leaving) process.stdout.write('\n');
+    announces.stop();
+    process.off('SIGINT', interrupt);
+    process.off('SIGTERM', leave);
     rl.close();
+    await Promise.race([Promise.allSettled(cancels), new Promise((resolve) => setTimeout(resolve, CANCEL_CONFIRM_MS).unref())]);
   }
+}
+
+function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
 }

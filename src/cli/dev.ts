@@ -3,8 +3,12 @@ import { validateStartup } from '../config/validate-startup';
 import { agentConfig } from '../config/agent-config';
 import { parseSessionKey } from '../sessions/session-key';
 import { modelConfigured } from '../runtime/activity-deps';
-import type { StartLocalStack } from './local-stack';
+import type { LocalStack, StartLocalStack } from './local-stack';
 import { chat } from './chat';
+import { checkModel } from './check-model';
+
+/** How long stopping the stack may take before what is left is killed: `keel dev` ends within seconds. */
+const STOP_DEADLINE_MS = 8_000;
 
 const HOW_TO_SET_A_MODEL = [
   'No model is configured, so the chat cannot start. Either:',
@@ -35,14 +39,36 @@ export async function runDev(opts: DevOptions, startLocalStack: StartLocalStack)
       return 0;
     }
     if (opts.check) {
-      log('check: stack started; model configured; stopping');
-      return 0;
+      const failure = await checkModel(config);
+      log(failure ? `check: the model did not answer: ${failure}` : `check: stack started; the model (${config.model}) answered; stopping`);
+      return failure ? 1 : 0;
     }
+    if (stack.logFile) log(`worker logs: ${stack.logFile}`);
     await chat(stack.client, opts.sessionKey, log);
     return 0;
   } finally {
-    await stack.stop();
-    log('stopped cleanly');
+    await stopWithin(stack, STOP_DEADLINE_MS, log);
+  }
+}
+
+/**
+ * Stops the stack in order (chat first, then worker, PGlite server, Temporal dev server); past the
+ * deadline, what is left is killed and the stack's files removed. Ctrl-C meanwhile changes nothing:
+ * the stop is already on its way, and the terminal's Ctrl-C must not end this process half-way.
+ */
+async function stopWithin(stack: LocalStack, deadlineMs: number, log: (line: string) => void): Promise<void> {
+  const patience = () => log('stopping…');
+  process.on('SIGINT', patience);
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), deadlineMs)));
+  try {
+    if ((await Promise.race([stack.stop().then(() => 'stopped' as const), late])) === 'late') {
+      stack.kill();
+      log(`stopped by force after ${deadlineMs / 1000} s`);
+    } else log('stopped cleanly');
+  } finally {
+    clearTimeout(timer);
+    process.off('SIGINT', patience);
   }
 }
 

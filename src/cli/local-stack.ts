@@ -8,7 +8,12 @@ export interface LocalStack {
   readonly runtime: Runtime;
   readonly temporalAddress: string;
   readonly uiUrl?: string;
+  /** Where the worker's log lines go (`keel dev`: a file, so they never cover the chat). */
+  readonly logFile?: string;
+  /** Stops everything in reverse order of starting. */
   stop(): Promise<void>;
+  /** When stop() hangs: kills the Temporal dev server and removes the stack's files now. */
+  kill(): void;
 }
 
 /**

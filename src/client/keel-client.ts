@@ -13,6 +13,7 @@ import {
   DEFAULT_TASK_QUEUE,
   FailureTypes,
   awaitResultUpdate,
+  cancelRequestSignal,
   enqueueSignal,
   type CompactRequest,
   type CompactionWorkflowResult,
@@ -316,6 +317,61 @@ export class KeelClient {
     const { workflowId } = this.identify(sessionKey);
     return this.temporal.workflow.getHandle(workflowId).query(statusQuery);
   }
+
+  /**
+   * Asks the session to cancel a turn this client sent (pass the send's `requestId`): a queued turn
+   * is withdrawn, a running one stops, and its sender's call fails with `FailureTypes.Cancelled`.
+   * A request that already finished, a compaction, or a session that is not running: nothing happens.
+   */
+  async cancelRequest(sessionKey: string, requestId: string): Promise<void> {
+    const { workflowId } = this.identify(sessionKey);
+    try {
+      await this.temporal.workflow.getHandle(workflowId).signal(cancelRequestSignal, { requestId });
+    } catch (err) {
+      if (!isClosedWorkflow(err)) throw err;
+    }
+  }
+
+  /**
+   * The outcome of a request that has settled (an id from `status.uncollectedRequestIds`), which
+   * marks it collected. A chat shows replies nobody asked for this way, e.g. to a subagent's announce.
+   */
+  async collectOutcome(sessionKey: string, requestId: string): Promise<RequestOutcome> {
+    const { workflowId } = this.identify(sessionKey);
+    return this.temporal.workflow.getHandle(workflowId).executeUpdate(awaitResultUpdate, { args: [{ requestId }], updateId: randomUUID() }).catch(closedAsUnknown);
+  }
+
+  /**
+   * The session's step that is failing and being retried now, or undefined. Temporal records a
+   * retrying activity's last failure on the workflow (its pending activity), so nothing is added to
+   * the workflow to know it: a chat polls this while a turn runs and says at once why it waits
+   * (`model unreachable at http://127.0.0.1:9 (ANTHROPIC_BASE_URL): fetch failed …`), where the
+   * turn itself would only fail once the retry budget is spent.
+   */
+  async retryingStep(sessionKey: string): Promise<RetryingStep | undefined> {
+    const { workflowId } = this.identify(sessionKey);
+    let described;
+    try {
+      described = await this.temporal.workflow.getHandle(workflowId).describe();
+    } catch (err) {
+      if (isClosedWorkflow(err)) return undefined;
+      throw err;
+    }
+    for (const pending of described.raw.pendingActivities ?? []) {
+      const message = pending.lastFailure?.message;
+      if (message && (pending.attempt ?? 0) > 1) return { activityType: pending.activityType?.name ?? 'activity', attempt: pending.attempt!, lastFailure: message };
+    }
+    return undefined;
+  }
+}
+
+/** A session step (an activity) that failed and waits for its next attempt. */
+export interface RetryingStep {
+  readonly activityType: string;
+  /** The attempt that runs next (2 after the first failure). */
+  readonly attempt: number;
+  /** The last attempt's failure message. */
+  readonly lastFailure: string;
 }
 
 /** A request on its way to a session: the workflow start it may need, and how long its sender waits. */

@@ -176,6 +176,11 @@ export const DEFAULTS = {
    * a failed write does not call the model again (Keel: Temporal warns at 512 KB and refuses 2 MB).
    */
   maxHeldReplyBytes: 256 * 1024,
+  /**
+   * `keel dev`'s worker: in-flight activities get this long when the chat ends, since the chat has
+   * cancelled its turn already and a person waits for the prompt back (Keel).
+   */
+  devShutdownGraceMs: 2_000,
   /** Heartbeat timeout of a summarizer call: a dead worker is noticed within it (Keel). */
   summarizeHeartbeatTimeoutMs: 30_000,
   /**

@@ -5,7 +5,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { fromAnthropicMessage, toAnthropicParams } from './anthropic-convert';
 import { parseAnthropicClientConfig, type AnthropicClientConfigInput } from './anthropic-config';
-import { ModelTruncatedResponseError, ModelUnexpectedError, classifyModelError } from './errors';
+import { ModelConnectionError, ModelTruncatedResponseError, ModelUnexpectedError, classifyModelError } from './errors';
 import type { ModelCallOptions, ModelClient, ModelRequest, ModelResponse, ModelStreamEvent } from './model-client';
 import { StreamWatchdog } from './stream-watchdog';
 import type { BetaMessage } from '@anthropic-ai/sdk/resources/beta/messages/messages';
@@ -56,11 +56,14 @@ export class AnthropicModelClient implements ModelClient {
   readonly supportsContextManagement = true;
   readonly #sdk: Anthropic;
   readonly #idleTimeoutMs: number;
+  /** Where requests go and which setting says so: `http://127.0.0.1:9 (ANTHROPIC_BASE_URL)`. */
+  readonly #endpoint: string;
 
   constructor(config: AnthropicClientConfigInput) {
-    const { apiKey, baseURL, timeoutMs, idleTimeoutMs } = parseAnthropicClientConfig(config);
+    const { apiKey, baseURL, timeoutMs, idleTimeoutMs, baseURLSetting } = parseAnthropicClientConfig(config);
     this.#sdk = new Anthropic({ apiKey, baseURL, maxRetries: 0, timeout: timeoutMs });
     this.#idleTimeoutMs = idleTimeoutMs;
+    this.#endpoint = `${baseURL} (${baseURLSetting})`;
   }
 
   async complete(request: ModelRequest, options: ModelCallOptions = {}): Promise<ModelResponse> {
@@ -121,7 +124,7 @@ export class AnthropicModelClient implements ModelClient {
       if (classified instanceof ModelUnexpectedError && started && !stopped) {
         throw new ModelTruncatedResponseError({ providerMessage: classified.providerMessage, cause: err });
       }
-      throw classified;
+      throw classified instanceof ModelConnectionError ? classified.at(this.#endpoint) : classified;
     } finally {
       watchdog.stop();
     }

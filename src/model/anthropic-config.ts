@@ -19,6 +19,8 @@ export const anthropicClientConfigSchema = z.object({
   timeoutMs: z.number().int().positive().default(DEFAULTS.modelRequestTimeoutMs),
   /** Once started, the stream fails after this long without an event; a stream that keeps sending is never cut. */
   idleTimeoutMs: z.number().int().positive().default(DEFAULTS.modelStreamIdleTimeoutMs),
+  /** The setting `baseURL` came from, named when the endpoint cannot be reached. */
+  baseURLSetting: z.string().default('ANTHROPIC_BASE_URL'),
 });
 
 /** What callers pass in (defaults not yet applied). */

@@ -73,11 +73,23 @@ export class ModelTimeoutError extends ModelError {
   }
 }
 
-/** The connection could not be made or was reset before a response started. Retryable. */
+/**
+ * The connection could not be made or was reset before a response started. Retryable. With
+ * `endpoint` (the address and the setting that names it) the message says where, so a mistyped
+ * URL can be fixed from one line: `model unreachable at http://127.0.0.1:9 (ANTHROPIC_BASE_URL): …`.
+ */
 export class ModelConnectionError extends ModelError {
   readonly retryable = true;
-  constructor(fields: HttpFields = {}) {
-    super(`Model API connection failed: ${fields.providerMessage ?? 'connection error'}`, fields);
+  readonly endpoint: string | undefined;
+  constructor(fields: HttpFields & { endpoint?: string } = {}) {
+    const why = fields.providerMessage ?? 'connection error';
+    super(fields.endpoint ? `model unreachable at ${fields.endpoint}: ${why}` : `Model API connection failed: ${why}`, fields);
+    this.endpoint = fields.endpoint;
+  }
+
+  /** The same failure, naming where the client tried to connect. */
+  at(endpoint: string): ModelConnectionError {
+    return new ModelConnectionError({ status: this.status, providerMessage: this.providerMessage, cause: this.cause, endpoint });
   }
 }
 

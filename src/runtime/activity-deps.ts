@@ -91,7 +91,8 @@ function modelClients(config: KeelConfig, model?: ModelClient): { model: ModelCl
   return { model: model ?? modelFromConfig(config), ...(compactionModel ? { compactionModel } : {}) };
 }
 
-function modelFromConfig(config: KeelConfig): ModelClient {
+/** The chat model's client as a worker builds it (`keel dev --check` makes one request with it). */
+export function modelFromConfig(config: KeelConfig): ModelClient {
   if (config.modelProvider === 'openai-compatible' && config.openAiBaseUrl) {
     return new OpenAiCompatibleModelClient({
       baseUrl: config.openAiBaseUrl,
@@ -106,7 +107,8 @@ function compactionModelFromConfig(config: KeelConfig): ModelClient | undefined 
   if (config.compactionModelProvider === 'anthropic') {
     // A summarizer at Anthropic: its own endpoint and key, else the chat model's.
     if (!config.compactionModel) return undefined;
-    return anthropicClient(config, config.compactionModelApiKey ?? config.anthropicApiKey, config.compactionModelUrl ?? config.anthropicBaseUrl);
+    const own = config.compactionModelUrl ? { baseURLSetting: 'KEEL_COMPACTION_MODEL_URL' } : {};
+    return anthropicClient(config, config.compactionModelApiKey ?? config.anthropicApiKey, config.compactionModelUrl ?? config.anthropicBaseUrl, own);
   }
   if (!config.compactionModelUrl) return undefined;
   return new OpenAiCompatibleModelClient({
@@ -117,11 +119,12 @@ function compactionModelFromConfig(config: KeelConfig): ModelClient | undefined 
   });
 }
 
-function anthropicClient(config: KeelConfig, apiKey: string | undefined, baseURL: string | undefined): ModelClient {
+function anthropicClient(config: KeelConfig, apiKey: string | undefined, baseURL: string | undefined, named: { baseURLSetting?: string } = {}): ModelClient {
   return new AnthropicModelClient({
     // A compatible local server needs no key; the SDK still wants a non-empty string.
     apiKey: apiKey ?? 'no-key-set',
     idleTimeoutMs: config.modelIdleTimeoutMs,
     ...(baseURL ? { baseURL } : {}),
+    ...named,
   });
 }

@@ -47,10 +47,17 @@ export function claimPgliteFolder(dataDir: string): () => void {
     rmSync(aside, { force: true });
   }
   heldHere.add(dataDir);
-  return () => {
-    heldHere.delete(dataDir);
-    if (readOwner(path)?.pid === process.pid) rmSync(path, { force: true });
-  };
+  return () => releasePgliteFolder(dataDir);
+}
+
+/**
+ * Gives up `dataDir` if this process owns it (its owner file names this pid); nothing otherwise.
+ * The store's close does it; a stop that cannot wait for the close (`keel dev` past its deadline) too.
+ */
+export function releasePgliteFolder(dataDir: string): void {
+  heldHere.delete(dataDir);
+  const path = `${dataDir}.owner`;
+  if (readOwner(path)?.pid === process.pid) rmSync(path, { force: true });
 }
 
 function claim(dataDir: string, path: string, aside: string): void {

@@ -15,6 +15,8 @@ const StackStateSchema = z.object({
   databaseUrl: z.string().min(1).optional(),
   /** The PGlite folder the stack owns. */
   dataDir: z.string().optional(),
+  /** The Temporal dev server the stack started (absent with TEMPORAL_ADDRESS): stopped with the stack. */
+  temporalPid: z.number().int().positive().optional(),
 });
 export type StackState = z.infer<typeof StackStateSchema>;
 

@@ -52,7 +52,8 @@ export async function startDevServer(opts: StartDevServerOptions = {}): Promise<
   // too): the server then exits with "address already in use", and a retry on new ports starts it.
   for (let attempt = 1; ; attempt++) {
     const { args, address, uiUrl } = await devServerArgs(opts);
-    const child = spawn(cli.path, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+    // Its own process group: a Ctrl-C at the terminal reaches the chat, which stops the server in order.
+    const child = spawn(cli.path, args, { stdio: ['ignore', 'ignore', 'pipe'], detached: true });
     const stderr = new StderrKeeper();
     child.stderr!.on('data', (d: Buffer) => stderr.add(d.toString()));
     try {

@@ -1,7 +1,8 @@
 import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { keel } from '../support/keel-cli';
+import { existsSync } from 'node:fs';
+import { keel, startKeel } from '../support/keel-cli';
 import { startFakeAnthropic, fakeReply, type FakeAnthropic } from '../support/fake-anthropic';
 import { writeCorpus } from '../fixtures/generate';
 
@@ -24,6 +25,40 @@ describe('keel command line', () => {
     expect(run.stderr).toMatch(/store: PGlite in .*keel-cli-/);
     expect(run.stderr).toContain('stopped cleanly');
     expect(run.code).toBe(0);
+  });
+
+  it('dev --check makes one minimal request to the model and reports that it answered', async () => {
+    fake.enqueue(fakeReply.text('p'));
+    const before = fake.requests.length;
+    const run = await keel(['dev', '--check'], { ...noModel, KEEL_HOME: home, ...fake.env, KEEL_MODEL: 'claude-check-model' });
+    expect(run.stderr).toContain('check: stack started; the model (claude-check-model) answered; stopping');
+    expect(run.code).toBe(0);
+    const sent = fake.requests.slice(before);
+    expect(sent).toHaveLength(1);
+    expect(sent[0]!.body).toMatchObject({ model: 'claude-check-model', max_tokens: 1, messages: [{ role: 'user' }] });
+    fake.assertScriptConsumed();
+  });
+
+  it('dev --check with a model nobody listens for exits 1 with one line naming the address and its variable', async () => {
+    const run = await keel(['dev', '--check'], { ...noModel, KEEL_HOME: home, ANTHROPIC_BASE_URL: 'http://127.0.0.1:9', ANTHROPIC_API_KEY: 'sk-ant-test' });
+    expect(run.stderr).toMatch(/^check: the model did not answer: model unreachable at http:\/\/127\.0\.0\.1:9 \(ANTHROPIC_BASE_URL\): .*$/m);
+    expect(run.stderr).toContain('stopped cleanly');
+    expect(run.code).toBe(1);
+  });
+
+  it('dev with piped input: SIGINT cancels the retrying turn, a second SIGINT stops the stack and removes its files', async () => {
+    const dev = startKeel(['dev'], { ...noModel, KEEL_HOME: home, ANTHROPIC_BASE_URL: 'http://127.0.0.1:9', ANTHROPIC_API_KEY: 'sk-ant-test' });
+    await dev.waitFor('stderr', 'chat: session');
+    dev.write('hello\n');
+    await dev.waitFor('stderr', /model unreachable at http:\/\/127\.0\.0\.1:9 \(ANTHROPIC_BASE_URL\).*retrying — Ctrl-C to cancel/);
+    dev.signal('SIGINT');
+    await dev.waitFor('stderr', 'turn cancelled');
+    dev.signal('SIGINT');
+    const run = await dev.exited;
+    expect(run.code).toBe(0);
+    expect(run.stderr).toContain('stopped cleanly');
+    expect(existsSync(join(home, 'stack.json'))).toBe(false);
+    expect(existsSync(join(home, 'db.owner'))).toBe(false);
   });
 
   it('dev chats through a durable turn on the embedded stack', async () => {

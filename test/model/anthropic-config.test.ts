@@ -9,6 +9,7 @@ describe('parseAnthropicClientConfig', () => {
       baseURL: 'http://127.0.0.1:9999',
       timeoutMs: DEFAULTS.modelRequestTimeoutMs,
       idleTimeoutMs: DEFAULTS.modelStreamIdleTimeoutMs,
+      baseURLSetting: 'ANTHROPIC_BASE_URL',
     });
   });
 

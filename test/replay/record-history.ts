@@ -13,7 +13,8 @@
  * begin-in-model-call and idle-timer-across-turns patches), also when that first call overflows, and a
  * tool call whose activity failed on every attempt, answered by the workflow (the tool-failure-result patch),
  * and a run whose request was refused for KEEL_ALLOWED_AGENTS, closed at once (the refused-agent-closes patch),
- * and a subagent steered mid-run that announces its task's and its steer's answers at once.
+ * and a subagent steered mid-run that announces its task's and its steer's answers at once,
+ * and a turn its sender cancelled (the cancelRequest signal) while its model call was in flight.
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -105,6 +106,22 @@ const scenarios: Record<string, Scenario> = {
       fake.enqueue(fakeReply.toolUse([{ id: 'toolu_c1', name: 'count_rows', input: {} }]), fakeReply.text('counting failed'));
       await client.sendMessage(key, 'count the rows');
       await save(client.temporal, client.identify(key).workflowId, 'session-tool-activity-failed');
+    });
+  },
+
+  async turnCancelled(ctx) {
+    const { fake } = ctx;
+    await withWorker(ctx, {}, async (client) => {
+      const key = 'agent:replay:cancel';
+      fake.enqueue({ ...fakeReply.text('too late'), delayMs: 600_000 }, fakeReply.text('after'));
+      // The cancelRequest signal: the running turn's scope is cancelled with its model call in flight.
+      const seen = fake.requests.length;
+      const slow = client.sendMessage(key, 'slow', { requestId: 'replay-cancel' }).catch((err: unknown) => err);
+      await fake.waitForRequests(seen + 1, 60_000);
+      await client.cancelRequest(key, 'replay-cancel');
+      await slow;
+      await client.sendMessage(key, 'after');
+      await save(client.temporal, client.identify(key).workflowId, 'session-turn-cancelled');
     });
   },
 

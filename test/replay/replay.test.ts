@@ -98,4 +98,12 @@ describe('saved session histories replay against the current workflow code', () 
     // Recorded before the patch: one announce, of one answer in the older shape.
     expect(await announces('session-subagent-run.binpb')).toEqual({ patched: false, steers: 0, answers: [undefined] });
   });
+
+  it('hold a turn its sender cancelled: the signal, the model call asked to cancel, then the next turn', async () => {
+    const history = temporal.api.history.v1.History.decode(await readFile(join(__dirname, 'histories', 'session-turn-cancelled.binpb')));
+    const events = history.events ?? [];
+    expect(events.filter((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'cancelRequest')).toHaveLength(1);
+    expect(events.filter((e) => e.activityTaskCancelRequestedEventAttributes)).toHaveLength(1);
+    expect(events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'startTurn')).toHaveLength(2);
+  });
 });

@@ -1,11 +1,11 @@
 /**
  * Jest globalSetup: without TEST_DATABASE_URL, says at the start of the run which suites are skipped
  * (describeOnPostgres) and which run on PGlite only, one line each, and how to run them all; without
- * a Chromium, that the report's browser test is skipped and how to include it; likewise without docker-compose.
+ * a Chromium, that the report's browser test is skipped and how to include it; likewise without docker-compose or tmux.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { chromiumPath, dockerComposePath } from './tool-path';
+import { chromiumPath, dockerComposePath, tmuxPath } from './tool-path';
 
 const ROOT = join(__dirname, '..', '..');
 const POSTGRES_ONLY = /describeOnPostgres\(\s*'([^']*)',\s*'([^']*)'/g;
@@ -26,6 +26,11 @@ export default function reportSkips(): void {
   if (!dockerComposePath()) {
     process.stderr.write(
       "\nNo docker-compose found, so test/deploy/compose-config.test.ts is skipped (install Debian's docker-compose: apt-get install -y docker-compose, or set DOCKER_COMPOSE_PATH; .ci/run does).\n",
+    );
+  }
+  if (!tmuxPath()) {
+    process.stderr.write(
+      "\nNo tmux found, so test/cli/dev-terminal.test.ts is skipped (install Debian's tmux: apt-get install -y tmux, or set TMUX_PATH; .ci/run does).\n",
     );
   }
   if (process.env.TEST_DATABASE_URL) return;

@@ -18,3 +18,6 @@ export const dockerComposePath = (): string | undefined => toolPath('DOCKER_COMP
 
 /** Debian's chromium, which test/session-replay/report-browser.test.ts drives. */
 export const chromiumPath = (): string | undefined => toolPath('CHROMIUM_PATH', 'chromium');
+
+/** tmux, through which test/cli/dev-terminal.test.ts gives `keel dev` a real terminal. */
+export const tmuxPath = (): string | undefined => toolPath('TMUX_PATH', 'tmux');

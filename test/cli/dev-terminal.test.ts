@@ -1,0 +1,132 @@
+/**
+ * `keel dev` in a real pseudo-terminal (tmux), driven by keys as a newcomer would: an unreachable
+ * model is named on one line and never traps the user (Ctrl-C cancels the turn, a second Ctrl-C
+ * stops everything and leaves no process or file behind); the chat's own commands, tool calls, and
+ * a subagent's report appearing without input.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { startFakeAnthropic, fakeReply, type FakeAnthropic, type FakeRequest } from '../support/fake-anthropic';
+import { EXITED, keelInTerminal, type Terminal } from '../support/tmux-terminal';
+import { isFlushRequest, isSummarizerRequest } from '../support/durable-turn-helpers';
+import { messageText } from '../subagents/subagent-script';
+import { processAlive } from '../../src/store/stack-state';
+import { tmuxPath } from '../support/tool-path';
+
+const PROMPT = /you › $/m;
+const TOOLS_MODULE = resolve(__dirname, '../support/cli-test-tools.ts');
+
+/** The stack's pids while it runs: the keel process and its Temporal dev server. */
+function stackPids(home: string): number[] {
+  const state = JSON.parse(readFileSync(join(home, 'stack.json'), 'utf8')) as { pid: number; temporalPid?: number };
+  expect(state.temporalPid).toEqual(expect.any(Number));
+  return [state.pid, state.temporalPid!];
+}
+
+/** Once the chat has left: exit 0, every process of the stack gone, no stack or owner file. */
+async function expectStoppedClean(term: Terminal, home: string, pids: number[]): Promise<void> {
+  const shown = await term.waitFor(EXITED, { timeoutMs: 30_000 });
+  expect(EXITED.exec(shown)![1]).toBe('0');
+  for (const pid of pids) expect(processAlive(pid)).toBe(false);
+  expect(existsSync(join(home, 'stack.json'))).toBe(false);
+  expect(existsSync(join(home, 'db.owner'))).toBe(false);
+}
+
+/** The text of each user message a request carried (tool results left out: they hold what a tool read). */
+const userTexts = (r: FakeRequest) =>
+  (r.body.messages ?? [])
+    .filter((m) => m.role === 'user')
+    .map((m) => (typeof m.content === 'string' ? m.content : (m.content as Array<{ type: string; text?: string }>).map((b) => (b.type === 'text' ? (b.text ?? '') : '')).join(' ')));
+
+// Without tmux the suite is skipped; test/support/report-skips.ts says so at the start (.ci/run installs it).
+(tmuxPath() ? describe : describe.skip)('keel dev at a terminal', () => {
+  let fake: FakeAnthropic;
+  let dir: string;
+  const terminals: Terminal[] = [];
+  beforeAll(async () => {
+    fake = await startFakeAnthropic();
+    dir = await mkdtemp(join(tmpdir(), 'keel-dev-terminal-'));
+  });
+  afterEach(() => {
+    for (const term of terminals.splice(0)) term.close();
+  });
+  afterAll(async () => {
+    await fake.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  const start = async (name: string, env: Record<string, string | undefined>) => {
+    const home = join(dir, name, '.keel');
+    const term = keelInTerminal(name, ['dev', '--session', 'agent:main:main'], { DATABASE_URL: undefined, TEMPORAL_ADDRESS: undefined, KEEL_HOME: home, ...env }, dir);
+    terminals.push(term);
+    await term.waitFor(PROMPT, { timeoutMs: 120_000 });
+    return { term, home, pids: stackPids(home) };
+  };
+
+  it('names an unreachable model on one line; Ctrl-C cancels the turn, a second Ctrl-C stops everything', async () => {
+    const { term, home, pids } = await start('unreachable', { ANTHROPIC_BASE_URL: 'http://127.0.0.1:9', ANTHROPIC_API_KEY: 'sk-ant-test' });
+    term.line('hello');
+    const retrying = await term.waitFor(/model unreachable at http:\/\/127\.0\.0\.1:9 \(ANTHROPIC_BASE_URL\).*retrying — Ctrl-C to cancel/);
+    // The worker's log lines go to the log file, never over the chat.
+    expect(retrying).not.toMatch(/Activity failed/);
+    expect(readFileSync(join(home, 'logs', 'dev.log'), 'utf8')).toMatch(/Activity failed/);
+
+    const before = term.screen().length;
+    term.keys('C-c');
+    await term.waitFor(/turn cancelled\n(.*\n)*you › $/m, { after: before });
+    // Back at the prompt, the stack still runs.
+    for (const pid of pids) expect(processAlive(pid)).toBe(true);
+
+    term.keys('C-c');
+    await expectStoppedClean(term, home, pids);
+  }, 240_000);
+
+  it('shows tool calls, runs /help, /compact and /new itself, and shows a subagent’s report without input', async () => {
+    fake.respondWith((r) => {
+      const first = userTexts(r)[0] ?? '';
+      const lastMessage = r.body.messages?.at(-1);
+      const last = messageText(lastMessage);
+      if (isSummarizerRequest(r)) return fakeReply.text('## Goal\nLook around and count with a helper.');
+      if (isFlushRequest(r)) return fakeReply.text('NO_REPLY');
+      if (first.startsWith('Count to three')) return fakeReply.text('one, two, three');
+      if (Array.isArray(lastMessage?.content) && lastMessage.content.some((b: { type: string }) => b.type === 'tool_result')) return fakeReply.text('Done.');
+      if (last.includes('[Subagent')) return fakeReply.text('The helper counted to three.');
+      if (last.includes('spawn a helper')) return fakeReply.toolUse([{ id: 'toolu_spawn', name: 'sessions_spawn', input: { task: 'Count to three and report.', label: 'counter' } }]);
+      if (last.includes('look around')) return fakeReply.toolUse([{ id: 'toolu_screen', name: 'read_screen', input: { waitFor: 'look around' } }]);
+      return undefined;
+    });
+    const { term, home, pids } = await start('commands', { ...fake.env, KEEL_TOOLS_MODULE: TOOLS_MODULE });
+
+    term.line('/help');
+    await term.waitFor(/\/compact \[instructions\]/);
+
+    let before = term.screen().length;
+    term.line('look around');
+    await term.waitFor(/keel › Done\.\n.*⚙ read_screen ok/, { after: before });
+
+    before = term.screen().length;
+    term.line('spawn a helper');
+    await term.waitFor(/⚙ sessions_spawn ok\n(.*\n)*you › $/m, { after: before });
+    // Nothing typed since: the parent's reply to the subagent's announce appears on its own.
+    await term.waitFor(/subagent [0-9a-f]{8} reported back\nkeel › The helper counted to three\./, { after: before, timeoutMs: 90_000 });
+
+    before = term.screen().length;
+    term.line('/compact keep the counting');
+    await term.waitFor(/compaction succeeded.*tokens/, { after: before, timeoutMs: 90_000 });
+
+    before = term.screen().length;
+    term.line('/new');
+    await term.waitFor(/started a new session for agent:main:main/, { after: before });
+
+    // What reached the model: never the chat's own commands as a message; the summarizer got the instructions.
+    const sent = fake.requests.filter((r) => !isSummarizerRequest(r)).flatMap(userTexts);
+    for (const command of ['/help', '/compact', '/new']) expect(sent.filter((t) => t.includes(command))).toEqual([]);
+    expect(fake.requests.some((r) => isSummarizerRequest(r) && JSON.stringify(r.body).includes('keep the counting'))).toBe(true);
+
+    term.keys('C-d');
+    await expectStoppedClean(term, home, pids);
+    fake.assertScriptConsumed();
+  }, 300_000);
+});

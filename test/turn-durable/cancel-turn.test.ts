@@ -1,0 +1,50 @@
+import { testDatabases } from '../support/databases';
+import { fakeReply } from '../support/fake-anthropic';
+import { integrationSuite } from '../support/integration';
+import { freshDurableAgent, lastUserText } from '../support/durable-turn-helpers';
+import { waitUntil } from '../support/wait-until';
+import { getSession } from '../../src/store/sessions-repo';
+import { FailureTypes } from '../../src/protocol';
+import type { MessageEntry } from '../../src/context/types';
+import { allEntries } from '../support/store-readers';
+
+const suite = integrationSuite();
+
+describe.each(testDatabases())('cancelling a turn on $name', (database) => {
+  const db = suite.storePerTest(database);
+
+  it('stops the running turn and withdraws a queued one; both fail as KeelCancelled, nothing half-written, and the session goes on', () =>
+    suite.withWorker(db.store, {}, async ({ client, store, fake }) => {
+      // The first call hangs far longer than the test: only the cancel can end it.
+      fake.respondWith((request) => {
+        const text = lastUserText(request);
+        return text === 'slow' ? { ...fakeReply.text('too late'), delayMs: 600_000 } : fakeReply.text(`reply to ${text.split('\n').at(-1)}`);
+      });
+      const agent = freshDurableAgent();
+      const key = `agent:${agent}:main`;
+      const seen = fake.requests.length;
+      const slow = client.sendMessage(key, 'slow', { requestId: 'req-slow' });
+      await fake.waitForRequests(seen + 1, 60_000);
+      const queued = client.sendMessage(key, 'queued', { requestId: 'req-queued' });
+      await waitUntil('both turns admitted', async () => (await client.getStatus(key)).queuedTurns === 2, 30_000);
+
+      await client.cancelRequest(key, 'req-queued');
+      await expect(queued).rejects.toMatchObject({ type: FailureTypes.Cancelled });
+      await client.cancelRequest(key, 'req-slow');
+      await expect(slow).rejects.toMatchObject({ type: FailureTypes.Cancelled });
+
+      const after = await client.sendMessage(key, 'after');
+      expect(after.reply).toBe('reply to after');
+      // The queued message never reached the model; the cancelled turn's message stays (it was stored
+      // whole), answered by none: the next call sends it with the new one.
+      expect(fake.requests.slice(seen).map(lastUserText)).toEqual(['slow', 'slow\n\nafter']);
+      const session = await getSession(store.db, agent, key);
+      const messages = (await allEntries(store.db, agent, session!.session_id)).filter((r) => r.type === 'message').map((r) => (r.payload as unknown as MessageEntry).message);
+      expect(messages.map((m) => ({ role: m.role, content: m.content }))).toEqual([
+        { role: 'user', content: 'slow' },
+        { role: 'user', content: 'after' },
+        { role: 'assistant', content: [{ type: 'text', text: 'reply to after' }] },
+      ]);
+    }),
+  );
+});
