@@ -105,6 +105,8 @@ export class KeelClient {
   private readonly warn: (line: string) => void;
   /** This client's sends per session, admitted in the order they were made. */
   private readonly line = new AdmissionLine();
+  /** Sends still waiting in this client's line (not sent to the session yet), by request id: a cancel withdraws them here. */
+  private readonly inLine = new Map<string, () => void>();
 
   constructor(private readonly opts: KeelClientOptions) {
     this.temporal = new Client({ connection: opts.connection, namespace: opts.namespace ?? 'default', ...(opts.dataConverter ? { dataConverter: opts.dataConverter } : {}) });
@@ -233,7 +235,7 @@ export class KeelClient {
     };
     const sub: Submission = { sessionKey, request, start: { workflowId, taskQueue: this.taskQueue, args: [input] }, deadline: Date.now() + (this.opts.waitMs ?? 24 * 60 * 60_000) };
     const oneTrip = onAdmitted === undefined;
-    await place.ready;
+    await this.waitInLine(request.requestId, place);
     // Alone in line, the send admits itself by Update; behind others, by Signal (no in-flight limit).
     const byUpdate = place.alone ? await this.admitByUpdate(sub, oneTrip) : undefined;
     if (!byUpdate) await this.admitBySignal(sub);
@@ -255,6 +257,16 @@ export class KeelClient {
     if (outcome?.status === 'failed') throw requestFailure(outcome);
     await place.earlierOver;
     return await this.waitForOutcome(sub);
+  }
+
+  /** Waits for the send's turn in this client's line; a cancel meanwhile withdraws it before it is sent. */
+  private async waitInLine(requestId: string, place: PlaceInLine): Promise<void> {
+    const withdrawn = new Promise<never>((_, reject) => this.inLine.set(requestId, () => reject(requestFailure(CANCELLED_IN_LINE))));
+    try {
+      await Promise.race([place.ready, withdrawn]);
+    } finally {
+      this.inLine.delete(requestId);
+    }
   }
 
   /**
@@ -319,11 +331,15 @@ export class KeelClient {
   }
 
   /**
-   * Asks the session to cancel a turn this client sent (pass the send's `requestId`): a queued turn
-   * is withdrawn, a running one stops, and its sender's call fails with `FailureTypes.Cancelled`.
+   * Asks the session to cancel a turn this client sent (pass the send's `requestId`): a turn still
+   * waiting in this client's line is withdrawn before it is sent, a queued turn is withdrawn, a running
+   * one stops, and its sender's call fails with `FailureTypes.Cancelled`.
    * A request that already finished, a compaction, or a session that is not running: nothing happens.
    */
   async cancelRequest(sessionKey: string, requestId: string): Promise<void> {
+    // Still waiting in this client's line: the session never hears of it.
+    const waiting = this.inLine.get(requestId);
+    if (waiting) return waiting();
     const { workflowId } = this.identify(sessionKey);
     try {
       await this.temporal.workflow.getHandle(workflowId).signal(cancelRequestSignal, { requestId });
@@ -389,6 +405,9 @@ function closedAsUnknown(err: unknown): { readonly status: 'unknown' } {
 }
 
 /** The request's own failure, as the sender sees it. */
+/** The outcome of a send its client cancelled before it was sent, as the session words one it withdrew. */
+const CANCELLED_IN_LINE: Extract<RequestOutcome, { status: 'failed' }> = { status: 'failed', type: FailureTypes.Cancelled, message: 'cancelled by its sender' };
+
 function requestFailure(outcome: Extract<RequestOutcome, { status: 'failed' }>): ApplicationFailure {
   return ApplicationFailure.create({ message: outcome.message, type: outcome.type, nonRetryable: true });
 }

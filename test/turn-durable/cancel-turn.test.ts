@@ -7,6 +7,7 @@ import { getSession } from '../../src/store/sessions-repo';
 import { FailureTypes } from '../../src/protocol';
 import type { MessageEntry } from '../../src/context/types';
 import { allEntries } from '../support/store-readers';
+import { keelClient } from '../support/temporal';
 
 const suite = integrationSuite();
 
@@ -14,7 +15,7 @@ describe.each(testDatabases())('cancelling a turn on $name', (database) => {
   const db = suite.storePerTest(database);
 
   it('stops the running turn and withdraws a queued one; both fail as KeelCancelled, nothing half-written, and the session goes on', () =>
-    suite.withWorker(db.store, {}, async ({ client, store, fake }) => {
+    suite.withWorker(db.store, {}, async ({ client, store, fake, taskQueue }) => {
       // The first call hangs far longer than the test: only the cancel can end it.
       fake.respondWith((request) => {
         const text = lastUserText(request);
@@ -25,7 +26,8 @@ describe.each(testDatabases())('cancelling a turn on $name', (database) => {
       const seen = fake.requests.length;
       const slow = client.sendMessage(key, 'slow', { requestId: 'req-slow' });
       await fake.waitForRequests(seen + 1, 60_000);
-      const queued = client.sendMessage(key, 'queued', { requestId: 'req-queued' });
+      // Another client's send: it is not behind the first in a client's line, so the session queues it.
+      const queued = keelClient(suite.env, taskQueue).sendMessage(key, 'queued', { requestId: 'req-queued' });
       await waitUntil('both turns admitted', async () => (await client.getStatus(key)).queuedTurns === 2, 30_000);
 
       await client.cancelRequest(key, 'req-queued');
@@ -47,4 +49,23 @@ describe.each(testDatabases())('cancelling a turn on $name', (database) => {
       ]);
     }),
   );
+
+  it("withdraws a send still waiting in its own client's line: the session never hears of it", () =>
+    suite.withWorker(db.store, {}, async ({ client, fake }) => {
+      fake.respondWith((request) => {
+        const text = lastUserText(request);
+        return text === 'slow' ? { ...fakeReply.text('slow reply'), delayMs: 1_500 } : fakeReply.text(`reply to ${text}`);
+      });
+      const key = `agent:${freshDurableAgent()}:main`;
+      const seen = fake.requests.length;
+      const slow = client.sendMessage(key, 'slow', { requestId: 'line-slow' });
+      await fake.waitForRequests(seen + 1, 60_000);
+      // Behind the first send of the same client: held in the client until the first is admitted.
+      const behind = client.sendMessage(key, 'behind', { requestId: 'line-behind' });
+      await client.cancelRequest(key, 'line-behind');
+      await expect(behind).rejects.toMatchObject({ type: FailureTypes.Cancelled });
+      expect((await slow).reply).toBe('slow reply');
+      expect((await client.sendMessage(key, 'next')).reply).toBe('reply to next');
+      expect(fake.requests.slice(seen).map(lastUserText)).toEqual(['slow', 'next']);
+    }));
 });
