@@ -1,5 +1,5 @@
 import { createWriteStream, statSync, type WriteStream } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import type { Kysely } from 'kysely';
 import { SingleBar, Presets } from 'cli-progress';
 import type { Database } from '../store/schema';
@@ -20,6 +20,7 @@ export async function importCommand(db: Kysely<Database>, agentId: string, paths
   if (dirs.length + files.length > 1 && dirs.length > 0) {
     throw new UsageError('import one folder, or a list of files (sessions.json and *.jsonl), per run');
   }
+  assertImportable(files);
   // A live bar only on a terminal; a pipe or log file gets the final counts once.
   const bar = process.stderr.isTTY
     ? new SingleBar({ stream: process.stderr, format: '[{bar}] {filesDone}/{filesTotal} files · {entries} entries · {mb} MB', hideCursor: true }, Presets.shades_classic)
@@ -48,6 +49,22 @@ export async function importCommand(db: Kysely<Database>, agentId: string, paths
     }
   }
   return report;
+}
+
+/**
+ * A file the importer would skip is an error, before anything is written: silently importing
+ * "0 of 0 files" hides the mistake.
+ */
+function assertImportable(files: string[]): void {
+  const unusable = files.filter((f) => !isImportableName(f));
+  if (unusable.length === 0) return;
+  throw new Error(
+    `cannot import ${unusable.join(', ')}: keel import reads OpenClaw/Pi transcripts (*.jsonl) and their index (sessions.json), or a folder of them; nothing was imported`,
+  );
+}
+
+function isImportableName(file: string): boolean {
+  return file.endsWith('.jsonl') || basename(file) === 'sessions.json';
 }
 
 /**

@@ -170,7 +170,7 @@ async function importFile(opts: ImportFileOptions): Promise<FileImportReport> {
     // being written (`turn`), this one is read and repaired.
     await fill();
     // A batch is never full before the header (a first entry that is not one is fatal).
-    if (!repairer.sessionHeader) throw new TranscriptCorruptError(file, 0, 'empty file: no session header');
+    if (!repairer.sessionHeader) throw new TranscriptCorruptError(file, 0, repairer.missingHeaderReason());
     await opts.turn?.wait(report.sessionId!);
     let first = true;
     const write = async (executor: Kysely<Database>, rows: EntryToAppend[]): Promise<void> => {
