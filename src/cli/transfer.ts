@@ -5,6 +5,7 @@ import { SingleBar, Presets } from 'cli-progress';
 import type { Database } from '../store/schema';
 import { importSessions, type ImportSessionsReport } from '../transfer/import-sessions';
 import { exportSessionJsonl, type ExportReport } from '../transfer/export-jsonl';
+import type { IndexEntryReport } from '../transfer/import-sessions-index';
 import { getSession } from '../store/sessions-repo';
 import { sessionIdsOfKey } from '../store/session-ids-repo';
 import { UnknownSessionError, UsageError } from './connect';
@@ -42,6 +43,7 @@ export async function importCommand(db: Kysely<Database>, agentId: string, paths
     const t = report.totals;
     stderr(`imported ${t.imported}, repaired ${t.repaired}, failed ${t.failed} of ${t.files} files; ${t.entries} entries in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
     for (const f of report.files) {
+      if (f.session) stderr(`  session  ${f.session.sessionKey} → ${f.session.sessionId}: ${sessionNote(f.session)}\n`);
       if (f.status === 'imported') continue;
       stderr(`  ${f.status.padEnd(8)} ${f.file}${f.reason ? `: ${f.reason}` : ''}\n`);
       for (const d of f.dropped.slice(0, 20)) stderr(`    line ${d.line}: ${d.reason}\n`);
@@ -49,6 +51,12 @@ export async function importCommand(db: Kysely<Database>, agentId: string, paths
     }
   }
   return report;
+}
+
+function sessionNote(session: IndexEntryReport): string {
+  if (session.status === 'created') return 'created from the transcript header';
+  if (session.status === 'exists') return 'the key already has a session; left as it is';
+  return `not created: ${session.reason}`;
 }
 
 /**
@@ -81,7 +89,9 @@ export async function exportCommand(db: Kysely<Database>, agentId: string, sessi
   }
   if (opts.out) assertFolderExists(opts.out);
   const out = opts.out ? createWriteStream(opts.out) : process.stdout;
-  const report = await exportSessionJsonl({ db, agentId, sessionId, out });
+  // Only the key's current transcript carries the key: importing an earlier one must not make it current.
+  const keyed = sessionId === session.session_id ? { sessionKey } : {};
+  const report = await exportSessionJsonl({ db, agentId, sessionId, out, ...keyed });
   if (opts.out) await endFile(out as WriteStream);
   stderr(`exported ${report.entries} entries (${(report.bytes / 1e6).toFixed(2)} MB) of session id ${sessionId}${opts.out ? ` to ${opts.out}` : ''}\n`);
   return report;
@@ -116,7 +126,7 @@ export async function exportAllCommand(db: Kysely<Database>, agentId: string, se
     }
     const file = opts.out ? join(opts.out, `${id.sessionId}.jsonl`) : undefined;
     const out = file ? createWriteStream(file) : process.stdout;
-    const report = await exportSessionJsonl({ db, agentId, sessionId: id.sessionId, out });
+    const report = await exportSessionJsonl({ db, agentId, sessionId: id.sessionId, out, ...(id.current ? { sessionKey } : {}) });
     if (file) await endFile(out as WriteStream);
     transcripts.push({ ...described, ...report, ...(file ? { file } : {}) });
   }

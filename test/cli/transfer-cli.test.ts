@@ -1,8 +1,34 @@
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { keel } from '../support/keel-cli';
 import { freshSchemaUrl } from '../support/databases';
+import { openStore, type StoreTarget } from '../../src/store/connect';
+import { appendEntries } from '../../src/store/entries-repo';
+import { ensureSession } from '../support/ensure-session';
+import type { AgentMessage, TranscriptEntry } from '../../src/context/types';
+
+/** A short conversation, stored as Keel writes it (no header row: export synthesizes one). */
+function conversation(turns: number): Array<{ entry: TranscriptEntry; tokenEstimate: number }> {
+  const out: Array<{ entry: TranscriptEntry; tokenEstimate: number }> = [];
+  let parent: string | null = null;
+  let at = Date.UTC(2026, 10, 20, 9, 0);
+  const add = (id: string, message: AgentMessage) => {
+    at += 30_000;
+    out.push({ entry: { type: 'message', id, parentId: parent, timestamp: new Date(at).toISOString(), message: { ...message, timestamp: at } as AgentMessage }, tokenEstimate: 12 });
+    parent = id;
+  };
+  for (let t = 0; t < turns; t++) {
+    add(`u${t}`, { role: 'user', content: `question ${t}` });
+    add(`a${t}`, { role: 'assistant', content: [{ type: 'text', text: `answer ${t}` }], stopReason: 'stop' });
+  }
+  return out;
+}
+
+/** A store for `env`'s database: PGlite under KEEL_HOME, or DATABASE_URL. */
+function storeTarget(env: Record<string, string | undefined>): StoreTarget {
+  return env.DATABASE_URL ? { kind: 'postgres', url: env.DATABASE_URL } : { kind: 'pglite', dataDir: resolve(env.KEEL_HOME!, 'db') };
+}
 
 // Each case starts `keel` (ts-node) processes: under load one needs more than jest's default.
 jest.setTimeout(300_000);
@@ -37,5 +63,37 @@ describe.each(variants)('keel import and export on $name', (variant) => {
     expect(run.code).toBe(1);
     expect(run.stderr).toContain(`${page}: not JSON Lines: line 1 is not JSON`);
     expect(run.stderr).not.toContain('empty file');
+  });
+
+  it('export → import into an empty store → sessions is a round trip: the key travels in the header', async () => {
+    const store = await openStore(storeTarget(env));
+    try {
+      await ensureSession(store.db, { agentId: 'main', sessionKey: 'agent:main:work', newSessionId: 's-work', now: new Date() });
+      await appendEntries(store.db, 'main', 's-work', conversation(3));
+    } finally {
+      await store.close();
+    }
+    const out = join(home, 'work.jsonl');
+    const exported = await keel(['export', 'agent:main:work', '--agent', 'main', '--out', out], env);
+    expect(exported.code).toBe(0);
+    const header = JSON.parse((await readFile(out, 'utf8')).split('\n')[0]!);
+    expect(header).toMatchObject({ type: 'session', id: 's-work', sessionKey: 'agent:main:work' });
+
+    const elsewhere = { ...env, KEEL_HOME: await mkdtemp(join(tmpdir(), 'keel-transfer-to-')), DATABASE_URL: await variant.databaseUrl() };
+    const imported = await keel(['import', out, '--agent', 'main'], elsewhere);
+    expect(imported.code).toBe(0);
+    expect(imported.stderr).toContain('session  agent:main:work → s-work: created from the transcript header');
+    const listed = await keel(['sessions', '--agent', 'main', '--json'], elsewhere);
+    expect(listed.code).toBe(0);
+    expect(JSON.parse(listed.stdout).sessions).toEqual([expect.objectContaining({ sessionKey: 'agent:main:work', sessionId: 's-work', agentId: 'main' })]);
+
+    // Exporting the imported session gives the same bytes again.
+    const again = join(home, 'work-again.jsonl');
+    expect((await keel(['export', 'agent:main:work', '--agent', 'main', '--out', again], elsewhere)).code).toBe(0);
+    expect(await readFile(again, 'utf8')).toBe(await readFile(out, 'utf8'));
+
+    // Under another agent the key is refused by name, and nothing is made of it.
+    const other = await keel(['import', out, '--agent', 'ops'], elsewhere);
+    expect(other.stderr).toContain('session  agent:main:work → s-work: not created: session key belongs to agent "main"');
   });
 });
