@@ -10,6 +10,7 @@ import { getSession } from '../store/sessions-repo';
 import { sessionIdsOfKey } from '../store/session-ids-repo';
 import { UnknownSessionError, UsageError } from './connect';
 import { shownKey } from './shown-key';
+import { byteSize } from './byte-size';
 
 const stderr = (text: string) => void process.stderr.write(text);
 
@@ -24,7 +25,7 @@ export async function importCommand(db: Kysely<Database>, agentId: string, paths
   assertImportable(files);
   // A live bar only on a terminal; a pipe or log file gets the final counts once.
   const bar = process.stderr.isTTY
-    ? new SingleBar({ stream: process.stderr, format: '[{bar}] {filesDone}/{filesTotal} files · {entries} entries · {mb} MB', hideCursor: true }, Presets.shades_classic)
+    ? new SingleBar({ stream: process.stderr, format: '[{bar}] {filesDone}/{filesTotal} files · {entries} entries · {size}', hideCursor: true }, Presets.shades_classic)
     : undefined;
   let last: { filesDone: number; filesTotal: number; entries: number; bytesDone: number } | undefined;
   const report = await importSessions({
@@ -32,13 +33,13 @@ export async function importCommand(db: Kysely<Database>, agentId: string, paths
     agentId,
     ...(dirs.length ? { dir: dirs[0]! } : { paths: files }),
     onProgress: (p) => {
-      const payload = { filesDone: p.filesDone, filesTotal: p.filesTotal, entries: p.entries, mb: (p.bytesDone / 1e6).toFixed(1) };
+      const payload = { filesDone: p.filesDone, filesTotal: p.filesTotal, entries: p.entries, size: byteSize(p.bytesDone) };
       if (bar && !last) bar.start(Math.max(1, p.bytesTotal), p.bytesDone, payload);
       else bar?.update(p.bytesDone, payload);
       last = p;
     },
   }).finally(() => bar?.stop());
-  if (!bar && last) stderr(`${last.filesDone}/${last.filesTotal} files · ${last.entries} entries · ${(last.bytesDone / 1e6).toFixed(1)} MB\n`);
+  if (!bar && last) stderr(`${last.filesDone}/${last.filesTotal} files · ${last.entries} entries · ${byteSize(last.bytesDone)}\n`);
   if (!json) {
     const t = report.totals;
     stderr(`imported ${t.imported}, repaired ${t.repaired}, failed ${t.failed} of ${t.files} files; ${t.entries} entries in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
@@ -93,7 +94,7 @@ export async function exportCommand(db: Kysely<Database>, agentId: string, sessi
   const keyed = sessionId === session.session_id ? { sessionKey } : {};
   const report = await exportSessionJsonl({ db, agentId, sessionId, out, ...keyed });
   if (opts.out) await endFile(out as WriteStream);
-  stderr(`exported ${report.entries} entries (${(report.bytes / 1e6).toFixed(2)} MB) of session id ${sessionId}${opts.out ? ` to ${opts.out}` : ''}\n`);
+  stderr(`exported ${report.entries} entries (${byteSize(report.bytes)}) of session id ${sessionId}${opts.out ? ` to ${opts.out}` : ''}\n`);
   return report;
 }
 

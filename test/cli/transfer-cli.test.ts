@@ -92,6 +92,15 @@ describe.each(variants)('keel import and export on $name', (variant) => {
     expect((await keel(['export', 'agent:main:work', '--agent', 'main', '--out', again], elsewhere)).code).toBe(0);
     expect(await readFile(again, 'utf8')).toBe(await readFile(out, 'utf8'));
 
+    // The key names the agent: no --agent needed, a conflicting one is refused; sizes in a readable unit.
+    const byKey = await keel(['export', 'agent:main:work', '--out', join(home, 'by-key.jsonl')], elsewhere);
+    expect(byKey.code).toBe(0);
+    expect(byKey.stderr).toMatch(/^exported 7 entries \(\d+\.\d KB\) of session id s-work to /);
+    const conflict = await keel(['export', 'agent:main:work', '--agent', 'ops'], elsewhere);
+    expect(conflict.code).toBe(2);
+    expect(conflict.stderr).toContain('--agent ops conflicts with the key agent:main:work, which names agent main; drop --agent');
+    expect(conflict.stdout).toBe('');
+
     // Under another agent the key is refused by name, and nothing is made of it.
     const other = await keel(['import', out, '--agent', 'ops'], elsewhere);
     expect(other.stderr).toContain('session  agent:main:work → s-work: not created: session key belongs to agent "main"');
