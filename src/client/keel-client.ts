@@ -101,6 +101,8 @@ export class KeelClient {
   readonly temporal: Client;
   private readonly taskQueue: string;
   private readonly warn: (line: string) => void;
+  /** Whether the stream's `cannotHear` was asked (once per client: the warning is said once). */
+  private streamChecked = false;
   /** This client's requests per session workflow that are admitted by Update and not yet answered. */
   private readonly updatesInFlight = new Map<string, number>();
 
@@ -184,6 +186,11 @@ export class KeelClient {
     const problem = checkTurnRequest(turn);
     if (problem) throw new KeelRequestError(problem);
     const requestId = opts.requestId ?? randomUUID();
+    if (this.opts.stream && !this.streamChecked) {
+      this.streamChecked = true;
+      const deaf = await this.opts.stream.cannotHear?.();
+      if (deaf) this.warn(deaf);
+    }
     // Listening starts before the request is admitted, so no chunk is sent before anyone hears it.
     const listener = this.opts.stream
       ? await listenForReply(this.opts.stream, { agentId: this.identify(sessionKey).agentId, sessionKey, requestId }, onEvent, this.warn)
