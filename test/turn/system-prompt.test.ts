@@ -244,4 +244,22 @@ describe.each(testDatabases())('system prompt and memory on $name', (database) =
       expect(sent.reply).toBe('ok');
     });
   });
+
+  it('after a manual compaction, the status headline is the sum of its split', async () => {
+    await suite.withWorker(db.store, { tools: lookupTool(), config: { workspaceDir: workspace } }, async ({ client, fake }) => {
+      const key = `agent:${freshDurableAgent()}:main`;
+      fake.enqueue(fakeReply.text('ok'), fakeReply.text('ok again'));
+      await client.sendMessage(key, `first: ${'a long message about the migration plan and its steps. '.repeat(300)}`);
+      await client.sendMessage(key, 'second');
+      fake.respondWith((request) => (isSummarizerRequest(request) ? goodSummarizer(request) : isFlushRequest(request) ? fakeReply.text('NO_REPLY') : undefined));
+      const result = await client.compact(key, { keepRecentTokens: 0 });
+      fake.respondWith(undefined);
+      expect(result.status).toBe('succeeded');
+      const status = await client.getStatus(key);
+      const split = status.contextSplit!;
+      expect(split.historyTokens).toBe(result.tokensAfter);
+      expect(status.contextTokens).toBe(split.systemTokens + split.bootstrapTokens + split.toolTokens + split.historyTokens);
+      expect(status.contextTokens).toBeGreaterThan(result.tokensAfter);
+    });
+  });
 });
