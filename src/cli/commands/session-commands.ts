@@ -44,12 +44,17 @@ export function registerSessionCommands(program: Command, ctx: CliContext): void
         // Why the window in force differs from the configured one (learned limit, session scale); best effort too.
         const model = status.configuredContextWindow !== undefined ? status.model : undefined;
         const windowNote = model ? await withStore((s) => sessionWindowNote(s.db, status.agentId, key, model)).catch(() => null) : null;
-        printResult(opts, { ...status, ...(compactionNote ? { compactionNote } : {}), ...(windowNote ? { windowNote } : {}) });
+        // Turns as `keel sessions` counts them (user messages of the current transcript, so a reset starts
+        // again at 0); the workflow's own counter spans resets. Best effort, like the notes.
+        const turns = await withStore((s) => listSessions(s.db, loadKeelSettings(), { agentId: status.agentId, sessionKey: key }))
+          .then((found) => found[0]?.turns)
+          .catch(() => undefined);
+        printResult(opts, { ...status, ...(turns !== undefined ? { turns } : {}), ...(compactionNote ? { compactionNote } : {}), ...(windowNote ? { windowNote } : {}) });
         if (!opts.json) {
           say(`${shownKey(key)}\n${contextBar(status)}`);
           if (windowNote) say(windowNote);
           if (status.contextSplit) say(contextSplitBar(status.contextSplit, status.contextWindow));
-          say(`turns ${status.turnsCompleted} · compactions ${status.compactionCount}${status.lastCompactionId ? ` (last ${status.lastCompactionId})` : ''} · queued ${status.queuedTurns}${status.model ? ` · model ${status.model}` : ''}`);
+          say(`turns ${turns ?? '?'} · compactions ${status.compactionCount}${status.lastCompactionId ? ` (last ${status.lastCompactionId})` : ''} · queued ${status.queuedTurns}${status.model ? ` · model ${status.model}` : ''}`);
           if (status.promptCache) say(promptCacheLine(status.promptCache));
           if (status.spawnAdvice) say(`spawn policy: ${status.spawnAdvice.level} · ${status.spawnAdvice.instruction}`);
           if (status.autoCompaction) say(autoCompactionLine(key, status.autoCompaction));
