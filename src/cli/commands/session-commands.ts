@@ -124,5 +124,7 @@ function compactOutcomeLine(result: CompactionWorkflowResult): string {
   if (result.status === 'skipped') {
     return `skipped: nothing was written (nothing to summarize before the recent messages, or a summary would not make the context smaller); the context stays at ${result.tokensBefore} tokens`;
   }
-  return `${result.status}${result.degraded ? ' (degraded: extractive summary)' : ''}: ${result.tokensBefore} → ${result.tokensAfter} tokens`;
+  // A manual compaction is written even when its summary outweighs what it replaced: say so plainly.
+  const grew = result.tokensAfter > result.tokensBefore ? ' (the context grew: the summary is larger than the messages it replaced)' : '';
+  return `${result.status}${result.degraded ? ' (degraded: extractive summary)' : ''}: ${result.tokensBefore} → ${result.tokensAfter} tokens${grew}`;
 }
