@@ -198,11 +198,16 @@ export class SessionState {
     if (!result.entryId) return;
     this.compactionCount++;
     this.lastCompactionId = result.compactionId;
-    this.contextTokens = result.tokensAfter;
     // A success resets the failure count (a manual one resumes a paused session); the next turn decides anew.
     this.autoCompaction = undefined;
-    // The compacted conversation replaces the history; the prompt and tools stay what they were.
-    if (this.contextSplit) this.contextSplit = { ...this.contextSplit, historyTokens: result.tokensAfter };
+    // The compacted conversation replaces the history; the prompt and tools stay what they were and
+    // still count, so the headline is the sum of the split (`tokensAfter` is the conversation alone).
+    if (this.contextSplit) {
+      this.contextSplit = { ...this.contextSplit, historyTokens: result.tokensAfter };
+      this.contextTokens = contextSplitTotal(this.contextSplit);
+    } else {
+      this.contextTokens = result.tokensAfter;
+    }
   }
 
   /** A send written against an older entry, with nothing queued before it that could explain it, is stale. */
@@ -275,4 +280,9 @@ export class SessionState {
 function cacheHitRatePercent(c: PromptCacheCounters): number {
   const prompt = c.uncachedTokens + c.readTokens + c.writeTokens;
   return prompt > 0 ? Math.round((c.readTokens / prompt) * 1000) / 10 : 0;
+}
+
+/** Everything a model call's context holds: system prompt, workspace files, tools and the conversation. */
+function contextSplitTotal(split: ContextSplit): number {
+  return split.systemTokens + split.bootstrapTokens + split.toolTokens + split.historyTokens;
 }

@@ -1,7 +1,7 @@
 /**
  * The `keel` command line, on commander: each command group registers itself from one file under
  * commands/, so help, options and usage errors come from one definition. Data goes to stdout
- * (`--json` prints the command's one result object); help, progress and people-text go to stderr.
+ * (`--json` prints the command's one result object, `--help` the help); progress and people-text go to stderr.
  * Exit codes: 0 ok, 1 failure, 2 bad usage.
  */
 import { Command, CommanderError } from 'commander';
@@ -28,13 +28,14 @@ function buildProgram(ctx: CliContext): Command {
       'after',
       '\nCommands that reach workers (chat, status, compact, compactions retry/revert/rerun, worker, subagents kill/steer) use TEMPORAL_ADDRESS, else the `keel dev` running under the same KEEL_HOME;\ndatabase commands use DATABASE_URL, else that stack\'s database, else the PGlite folder under KEEL_HOME.\nSettings: environment variables over keel.config.json (KEEL_CONFIG names another file).',
     )
-    .configureOutput({ writeOut: (s) => void process.stderr.write(s), writeErr: (s) => void process.stderr.write(s) })
+    // Asked-for help is the command's output (stdout, so `keel --help | less` works); usage errors go to stderr.
+    .configureOutput({ writeOut: (s) => void process.stdout.write(s), writeErr: (s) => void process.stderr.write(s) })
     .showHelpAfterError(`(${HINT})`)
     // `compactions --json` and `compactions show <id> --json`: an option after a subcommand is the subcommand's.
     .enablePositionalOptions()
     .exitOverride();
   registerStackCommands(program, ctx);
-  registerSessionCommands(program);
+  registerSessionCommands(program, ctx);
   registerCompactionsCommands(program);
   registerTransferCommands(program, ctx);
   registerMaintenanceCommands(program);

@@ -42,6 +42,8 @@ export interface SessionListing {
 
 export interface SessionsListOptions {
   readonly agentId?: string;
+  /** Only this key (with `agentId`): `keel status` counts turns as `keel sessions` does. */
+  readonly sessionKey?: string;
   /** Only sessions updated within this many minutes. */
   readonly activeMinutes?: number;
   readonly now?: Date;
@@ -73,6 +75,7 @@ export async function listSessions(db: Kysely<Database>, settings: KeelSettings,
     .orderBy('s.updated_at', 'desc')
     .orderBy('s.session_key');
   if (opts.agentId) query = query.where('s.agent_id', '=', opts.agentId);
+  if (opts.sessionKey) query = query.where('s.session_key', '=', opts.sessionKey);
   if (opts.activeMinutes !== undefined) {
     query = query.where('s.updated_at', '>=', new Date((opts.now ?? new Date()).getTime() - opts.activeMinutes * 60_000));
   }

@@ -1,14 +1,16 @@
 import { createWriteStream, statSync, type WriteStream } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import type { Kysely } from 'kysely';
 import { SingleBar, Presets } from 'cli-progress';
 import type { Database } from '../store/schema';
 import { importSessions, type ImportSessionsReport } from '../transfer/import-sessions';
 import { exportSessionJsonl, type ExportReport } from '../transfer/export-jsonl';
+import type { IndexEntryReport } from '../transfer/import-sessions-index';
 import { getSession } from '../store/sessions-repo';
 import { sessionIdsOfKey } from '../store/session-ids-repo';
 import { UnknownSessionError, UsageError } from './connect';
 import { shownKey } from './shown-key';
+import { byteSize } from './byte-size';
 
 const stderr = (text: string) => void process.stderr.write(text);
 
@@ -20,9 +22,10 @@ export async function importCommand(db: Kysely<Database>, agentId: string, paths
   if (dirs.length + files.length > 1 && dirs.length > 0) {
     throw new UsageError('import one folder, or a list of files (sessions.json and *.jsonl), per run');
   }
+  assertImportable(files);
   // A live bar only on a terminal; a pipe or log file gets the final counts once.
   const bar = process.stderr.isTTY
-    ? new SingleBar({ stream: process.stderr, format: '[{bar}] {filesDone}/{filesTotal} files · {entries} entries · {mb} MB', hideCursor: true }, Presets.shades_classic)
+    ? new SingleBar({ stream: process.stderr, format: '[{bar}] {filesDone}/{filesTotal} files · {entries} entries · {size}', hideCursor: true }, Presets.shades_classic)
     : undefined;
   let last: { filesDone: number; filesTotal: number; entries: number; bytesDone: number } | undefined;
   const report = await importSessions({
@@ -30,17 +33,18 @@ export async function importCommand(db: Kysely<Database>, agentId: string, paths
     agentId,
     ...(dirs.length ? { dir: dirs[0]! } : { paths: files }),
     onProgress: (p) => {
-      const payload = { filesDone: p.filesDone, filesTotal: p.filesTotal, entries: p.entries, mb: (p.bytesDone / 1e6).toFixed(1) };
+      const payload = { filesDone: p.filesDone, filesTotal: p.filesTotal, entries: p.entries, size: byteSize(p.bytesDone) };
       if (bar && !last) bar.start(Math.max(1, p.bytesTotal), p.bytesDone, payload);
       else bar?.update(p.bytesDone, payload);
       last = p;
     },
   }).finally(() => bar?.stop());
-  if (!bar && last) stderr(`${last.filesDone}/${last.filesTotal} files · ${last.entries} entries · ${(last.bytesDone / 1e6).toFixed(1)} MB\n`);
+  if (!bar && last) stderr(`${last.filesDone}/${last.filesTotal} files · ${last.entries} entries · ${byteSize(last.bytesDone)}\n`);
   if (!json) {
     const t = report.totals;
     stderr(`imported ${t.imported}, repaired ${t.repaired}, failed ${t.failed} of ${t.files} files; ${t.entries} entries in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
     for (const f of report.files) {
+      if (f.session) stderr(`  session  ${f.session.sessionKey} → ${f.session.sessionId}: ${sessionNote(f.session)}\n`);
       if (f.status === 'imported') continue;
       stderr(`  ${f.status.padEnd(8)} ${f.file}${f.reason ? `: ${f.reason}` : ''}\n`);
       for (const d of f.dropped.slice(0, 20)) stderr(`    line ${d.line}: ${d.reason}\n`);
@@ -48,6 +52,28 @@ export async function importCommand(db: Kysely<Database>, agentId: string, paths
     }
   }
   return report;
+}
+
+function sessionNote(session: IndexEntryReport): string {
+  if (session.status === 'created') return 'created from the transcript header';
+  if (session.status === 'exists') return 'the key already has a session; left as it is';
+  return `not created: ${session.reason}`;
+}
+
+/**
+ * A file the importer would skip is an error, before anything is written: silently importing
+ * "0 of 0 files" hides the mistake.
+ */
+function assertImportable(files: string[]): void {
+  const unusable = files.filter((f) => !isImportableName(f));
+  if (unusable.length === 0) return;
+  throw new Error(
+    `cannot import ${unusable.join(', ')}: keel import reads OpenClaw/Pi transcripts (*.jsonl) and their index (sessions.json), or a folder of them; nothing was imported`,
+  );
+}
+
+function isImportableName(file: string): boolean {
+  return file.endsWith('.jsonl') || basename(file) === 'sessions.json';
 }
 
 /**
@@ -64,9 +90,11 @@ export async function exportCommand(db: Kysely<Database>, agentId: string, sessi
   }
   if (opts.out) assertFolderExists(opts.out);
   const out = opts.out ? createWriteStream(opts.out) : process.stdout;
-  const report = await exportSessionJsonl({ db, agentId, sessionId, out });
+  // Only the key's current transcript carries the key: importing an earlier one must not make it current.
+  const keyed = sessionId === session.session_id ? { sessionKey } : {};
+  const report = await exportSessionJsonl({ db, agentId, sessionId, out, ...keyed });
   if (opts.out) await endFile(out as WriteStream);
-  stderr(`exported ${report.entries} entries (${(report.bytes / 1e6).toFixed(2)} MB) of session id ${sessionId}${opts.out ? ` to ${opts.out}` : ''}\n`);
+  stderr(`exported ${report.entries} entries (${byteSize(report.bytes)}) of session id ${sessionId}${opts.out ? ` to ${opts.out}` : ''}\n`);
   return report;
 }
 
@@ -99,7 +127,7 @@ export async function exportAllCommand(db: Kysely<Database>, agentId: string, se
     }
     const file = opts.out ? join(opts.out, `${id.sessionId}.jsonl`) : undefined;
     const out = file ? createWriteStream(file) : process.stdout;
-    const report = await exportSessionJsonl({ db, agentId, sessionId: id.sessionId, out });
+    const report = await exportSessionJsonl({ db, agentId, sessionId: id.sessionId, out, ...(id.current ? { sessionKey } : {}) });
     if (file) await endFile(out as WriteStream);
     transcripts.push({ ...described, ...report, ...(file ? { file } : {}) });
   }

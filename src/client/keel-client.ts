@@ -107,6 +107,8 @@ export class KeelClient {
   private readonly line = new AdmissionLine();
   /** Sends still waiting in this client's line (not sent to the session yet), by request id: a cancel withdraws them here. */
   private readonly inLine = new Map<string, () => void>();
+  /** Whether the stream's `cannotHear` was asked (once per client: the warning is said once). */
+  private streamChecked = false;
 
   constructor(private readonly opts: KeelClientOptions) {
     this.temporal = new Client({ connection: opts.connection, namespace: opts.namespace ?? 'default', ...(opts.dataConverter ? { dataConverter: opts.dataConverter } : {}) });
@@ -193,6 +195,11 @@ export class KeelClient {
     const place = this.line.join(workflowId);
     let listener: Awaited<ReturnType<typeof listenForReply>> | undefined;
     try {
+      if (this.opts.stream && !this.streamChecked) {
+        this.streamChecked = true;
+        const deaf = await this.opts.stream.cannotHear?.();
+        if (deaf) this.warn(deaf);
+      }
       // Listening starts before the request is admitted, so no chunk is sent before anyone hears it.
       listener = this.opts.stream ? await listenForReply(this.opts.stream, { agentId, sessionKey, requestId }, onEvent, this.warn) : undefined;
       const outcome = await this.submit(sessionKey, { requestId, turn }, place, opts.onAdmitted);

@@ -9,6 +9,8 @@ import { dirname, resolve } from 'node:path';
 import { z } from 'zod';
 import { ConfigError, parseByteSize, type ConfigFileValues, type KeelConfig } from './keel-config';
 import { WORK_STYLE_PRESETS, WORK_STYLES } from '../context/work-style-presets';
+import { jsonErrorAt } from './json-error-position';
+import { shownSettingValue, valueAtPath } from './shown-setting-value';
 
 /** Agent ids follow the session-key name rule, so `agent:<id>:…` keys can name them. */
 const AGENT_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
@@ -145,13 +147,14 @@ export function readConfigFile(env: NodeJS.ProcessEnv = process.env, cwd: string
   if (!path) return undefined;
   const fail = (lines: string[]) => new ConfigError(`invalid Keel configuration in ${path}:\n${lines.map((l) => `  ${l}`).join('\n')}`);
   let json: unknown;
+  const text = readFileSync(path, 'utf8');
   try {
-    json = JSON.parse(readFileSync(path, 'utf8'));
+    json = JSON.parse(text);
   } catch (err) {
-    throw fail([`(file): not valid JSON (${err instanceof Error ? err.message : String(err)}); fix the syntax`]);
+    throw fail([`(file): not valid JSON at ${jsonErrorAt(text, err)}; fix the syntax`]);
   }
   const parsed = fileSchema.safeParse(json);
-  if (!parsed.success) throw fail(parsed.error.issues.map(describeIssue));
+  if (!parsed.success) throw fail(parsed.error.issues.map((issue) => describeIssue(issue, json)));
   const { agents = {}, models, temporalAddress, temporalNamespace, taskQueue, home, maintenanceMode, modelIdleTimeoutMs, shutdownGraceMs, workspacePollSeconds, ...settings } = parsed.data;
   const dir = dirname(path);
   const problems: string[] = [];
@@ -235,7 +238,7 @@ function applyWorkStyle(s: AgentSettings, set: (key: keyof KeelConfig, value: un
 }
 
 /** `agents.support.model.provider: use "anthropic" or "openai-compatible"`; unknown keys list the known ones. */
-function describeIssue(issue: z.core.$ZodIssue): string {
+function describeIssue(issue: z.core.$ZodIssue, json: unknown): string {
   const path = issue.path.map(String);
   const where = path.join('.') || '(top level)';
   if (issue.code === 'unrecognized_keys') {
@@ -243,5 +246,6 @@ function describeIssue(issue: z.core.$ZodIssue): string {
     const known = kind ? `; known settings here: ${SECTION_KEYS[kind]!.join(', ')}` : '';
     return issue.keys.map((k) => `${path.length ? `${where}.` : ''}${k}: unknown setting (check the spelling)${known}`).join('\n  ');
   }
-  return `${where}: ${issue.message}`;
+  if (path.length === 0) return `${where}: ${issue.message}`;
+  return `${where}: ${issue.message} (got ${shownSettingValue(where, valueAtPath(json, issue.path))})`;
 }

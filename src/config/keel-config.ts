@@ -7,6 +7,7 @@ import { nativeEngineOptionShape } from '../engine/anthropic-native-options';
 import { maxOutputTokensFor } from '../context/context-window';
 import { parseKeyRing, type KeyRing } from '../security/key-ring';
 import { parseDuration, WORK_STYLES } from '../context/work-style-presets';
+import { shownSettingValue, valueAtPath } from './shown-setting-value';
 
 const modelWindowsSchema = z.object({
   providers: z.record(
@@ -329,7 +330,11 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env, overrides: P
   const parsed = keelConfigSchema.safeParse(raw);
   if (!parsed.success) {
     const name = (key: string) => (file && key in file.values && !(key in setInEnv) ? `${file.path}: ${file.names[key] ?? key}` : (ENV_NAMES[key] ?? key));
-    const lines = parsed.error.issues.map((i) => `  ${name(String(i.path[0]))}: ${i.message}`);
+    const lines = parsed.error.issues.map((i) => {
+      const setting = name(String(i.path[0]));
+      if (i.path.length === 0) return `  ${setting}: ${i.message}`;
+      return `  ${setting}: ${i.message} (got ${shownSettingValue(setting, valueAtPath(raw, i.path))})`;
+    });
     throw new ConfigError(`invalid Keel configuration:\n${lines.join('\n')}`);
   }
   return parsed.data;

@@ -10,6 +10,10 @@ import { messageProfileEntry } from '../profile/profile-entries';
 import { profileLines, profileSession } from '../profile/session-profile';
 import type { ReplayTranscript } from './replay-source';
 
+/**
+ * The advice as lines the way `keel profile` prints them: headings flush left, their items indented
+ * with their own marker (`- `, `✓ `, `• `). Renderers show the lines as given, adding no bullets.
+ */
 export function replayAdvice(transcript: ReplayTranscript, agentId: string, config: KeelConfig): string[] {
   const tokensOf = (text: string) => Math.ceil(text.length / DEFAULTS.charsPerToken);
   const entries = transcript.entries.map((e) => messageProfileEntry(e.id, e.message, 0, tokensOf(JSON.stringify(e.message.content))));
@@ -22,4 +26,23 @@ export function replayAdvice(transcript: ReplayTranscript, agentId: string, conf
     window: configuredWindow(config).tokens,
   });
   return profileLines(profile);
+}
+
+/** One heading of the advice and the items under it, markers stripped (for an HTML list). */
+export interface AdviceSection {
+  readonly heading: string;
+  readonly items: readonly string[];
+}
+
+const ITEM = /^\s+(?:[-•✓]\s+)?/;
+
+/** Advice lines as headings with their items: an indented line belongs to the heading above it. */
+export function adviceSections(lines: readonly string[]): AdviceSection[] {
+  const sections: Array<{ heading: string; items: string[] }> = [];
+  for (const line of lines) {
+    const last = sections.at(-1);
+    if (ITEM.test(line) && last) last.items.push(line.replace(ITEM, ''));
+    else sections.push({ heading: line.trim(), items: [] });
+  }
+  return sections;
 }

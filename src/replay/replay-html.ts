@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { ReplayReport } from './replay-report';
 import { shortTokens } from './replay-report';
+import { adviceSections, type AdviceSection } from './replay-advice';
 
 /** Chart.js's browser build, read once per process. */
 let chartJsSource: string | undefined;
@@ -85,6 +86,12 @@ tr.differs td { background: #fff6d5; } .swatch { display: inline-block; width: 1
 .muted { color: #666; } canvas { border: 1px solid #eee; }
 `;
 
+/** A heading of the advice and its items as a nested list (the list draws the bullets, the text has none). */
+function adviceItem(section: AdviceSection): string {
+  const items = section.items.length > 0 ? `<ul>${section.items.map((i) => `<li>${escapeHtml(i)}</li>`).join('')}</ul>` : '';
+  return `<li>${escapeHtml(section.heading)}${items}</li>`;
+}
+
 /** The report page. */
 export function renderReplayHtml(report: ReplayReport): string {
   const e = escapeHtml;
@@ -103,7 +110,7 @@ export function renderReplayHtml(report: ReplayReport): string {
       return `<h3>${e(run.policy.name)}</h3><table><tr><th>turn</th><th>trigger</th><th>status</th><th>tokens before → after</th><th>summary chars</th><th>identifiers kept</th></tr>\n${lines}</table>`;
     })
     .join('\n');
-  const advice = report.advice && report.advice.length > 0 ? `<h2>Advice</h2>\n<ul id="advice">${report.advice.map((a) => `<li>${e(a)}</li>`).join('\n')}</ul>` : '';
+  const advice = report.advice && report.advice.length > 0 ? `<h2>Advice</h2>\n<ul id="advice">${adviceSections(report.advice).map(adviceItem).join('\n')}</ul>` : '';
   return `<!doctype html>
 <html lang="en">
 <head>

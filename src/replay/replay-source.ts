@@ -67,7 +67,7 @@ export async function fileTranscript(path: string): Promise<ReplayTranscript> {
     const replayed = toReplayEntry(entry);
     if (replayed) entries.push(replayed);
   }
-  if (!repairer.sessionHeader) throw new ReplaySourceError(`${path}: empty file: no session header (is it an OpenClaw/Pi .jsonl transcript?)`);
+  if (!repairer.sessionHeader) throw new ReplaySourceError(`${path}: ${repairer.missingHeaderReason()} (is it an OpenClaw/Pi .jsonl transcript?)`);
   return { source: path, entries, droppedLines };
 }
 

@@ -71,7 +71,8 @@ export function renderReplayText(report: ReplayReport, width = 24): string {
   if (report.advice && report.advice.length > 0) {
     out.push('');
     out.push('advice:');
-    for (const a of report.advice) out.push(`  - ${a}`);
+    // The lines carry their own markers and indentation (as `keel profile` prints them).
+    for (const a of report.advice) out.push(`  ${a}`);
   }
   return `${out.join('\n')}\n`;
 }

@@ -11,6 +11,11 @@ import type { SessionLock } from '../store/session-lock';
 export interface ReplyStreamSubscriber {
   listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
+  /**
+   * Why this subscriber can hear no reply at all (checked once), so the client says so instead of
+   * never calling `onText`; undefined when it can, or cannot tell.
+   */
+  cannotHear?(): Promise<string | undefined>;
 }
 
 /**
@@ -61,6 +66,7 @@ export class PgReplyStreamSubscriber implements ReplyStreamSubscriber {
   private reconnectTimer: NodeJS.Timeout | undefined;
   private closed = false;
   private readonly log: (line: string) => void;
+  private deafness: Promise<string | undefined> | undefined;
 
   constructor(private readonly opts: PgReplyStreamSubscriberOptions) {
     this.log = opts.log ?? ((line) => void process.stderr.write(`${line}\n`));
@@ -83,6 +89,23 @@ export class PgReplyStreamSubscriber implements ReplyStreamSubscriber {
       const client = await this.connecting?.catch(() => undefined);
       await client?.query(`UNLISTEN ${quoteIdent(channel)}`).catch(() => undefined);
     };
+  }
+
+  /**
+   * A PGlite served over a socket (`keel dev`'s database) answers LISTEN but never delivers a
+   * NOTIFY: PGlite sends notifications only to listeners inside its own process.
+   */
+  cannotHear(): Promise<string | undefined> {
+    this.deafness ??= this.connection()
+      .then((client) => client.query<{ version: string }>('SELECT version() AS version'))
+      .then(({ rows }) =>
+        /PGlite/.test(rows[0]?.version ?? '')
+          ? 'keel: replies will not stream: the database this client listens on is PGlite served by `keel dev`, and PGlite delivers NOTIFY only inside its own process; each reply arrives whole (onText is not called). Streaming needs the workers on a PostgreSQL server (DATABASE_URL)'
+          : undefined,
+      )
+      // An unreachable database is reported when listening fails.
+      .catch(() => undefined);
+    return this.deafness;
   }
 
   async close(): Promise<void> {

@@ -14,6 +14,11 @@ export interface ExportSessionOptions {
   agentId: string;
   sessionId: string;
   out: Writable;
+  /**
+   * Written into the header as `sessionKey` (the key's current transcript), so `keel import` gives
+   * the transcript its session back without a `sessions.json`.
+   */
+  sessionKey?: string;
 }
 
 /** What an export wrote. */
@@ -28,8 +33,9 @@ export interface ExportReport {
  * Writes a session as Pi/OpenClaw JSONL: the session header first, then every entry's payload in
  * seq order, one per line. Pages through the store and honours the writable's backpressure, so
  * memory stays bounded for any transcript length. A session written by Keel without a header gets
- * `{type:"session", version, id: sessionId, timestamp: first entry's}`. Key order inside a line is
- * PostgreSQL jsonb's, so export → import → export yields the same bytes. Does not end `out`.
+ * `{type:"session", version, id: sessionId, timestamp: first entry's}`; `sessionKey` goes into the
+ * header. Key order inside a line is PostgreSQL jsonb's, so export → import → export yields the same
+ * bytes. Does not end `out`.
  */
 export async function exportSessionJsonl(opts: ExportSessionOptions): Promise<ExportReport> {
   const report: ExportReport = { entries: 0, bytes: 0, synthesizedHeader: false };
@@ -48,14 +54,25 @@ export async function exportSessionJsonl(opts: ExportSessionOptions): Promise<Ex
         id: opts.sessionId,
         timestamp: new Date(rows[0]!.created_at).toISOString(),
       };
-      await write(`${JSON.stringify(header)}\n`);
+      await write(`${JSON.stringify(withSessionKey(header, opts.sessionKey))}\n`);
       report.synthesizedHeader = true;
     }
     let chunk = '';
-    for (const row of rows) chunk += `${JSON.stringify(row.payload)}\n`;
+    for (const row of rows) chunk += `${JSON.stringify(row.type === 'session' ? withSessionKey(row.payload, opts.sessionKey) : row.payload)}\n`;
     await write(chunk);
     report.entries += rows.length;
     afterSeq = Number(rows[rows.length - 1]!.seq);
   }
   return report;
+}
+
+/**
+ * The header with `sessionKey` set, its keys in jsonb's order (shorter first, then bytewise), so the
+ * line reads the same before and after a round trip through the store.
+ */
+function withSessionKey(header: Record<string, unknown>, sessionKey: string | undefined): Record<string, unknown> {
+  if (sessionKey === undefined) return header;
+  const keyed: Record<string, unknown> = { ...header, sessionKey };
+  const order = Object.keys(keyed).sort((a, b) => a.length - b.length || (a < b ? -1 : a > b ? 1 : 0));
+  return Object.fromEntries(order.map((k) => [k, keyed[k]]));
 }

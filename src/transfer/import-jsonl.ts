@@ -11,6 +11,7 @@ import { LineRepairer, type LineRepairCounts } from './line-repairer';
 import { rewriteRepairedFile } from './rewrite-repaired-file';
 import { WindowSkeletons } from './pairing-skeleton';
 import type { WriteTurn } from './session-write-order';
+import type { IndexEntryReport } from './import-sessions-index';
 
 /** Rows per INSERT statement while importing (one transaction per file either way). */
 export const IMPORT_BATCH_ROWS = 500;
@@ -41,6 +42,10 @@ export interface FileImportReport {
   file: string;
   status: 'imported' | 'repaired' | 'failed';
   sessionId?: string;
+  /** The session key the file's header carries (`keel export` writes it), if any. */
+  headerSessionKey?: string;
+  /** The session created from {@link headerSessionKey} when no index named the file. */
+  session?: IndexEntryReport;
   /** Rows written now. */
   imported: number;
   /** Entries accepted that were already stored (a re-import). */
@@ -142,7 +147,10 @@ async function importFile(opts: ImportFileOptions): Promise<FileImportReport> {
       return false;
     }
     const entry = (outcome.kind === 'header' ? outcome.header : outcome.entry) as unknown as TranscriptEntry;
-    if (outcome.kind === 'header') report.sessionId = opts.sessionId ?? outcome.header.id;
+    if (outcome.kind === 'header') {
+      report.sessionId = opts.sessionId ?? outcome.header.id;
+      if (outcome.header.sessionKey) report.headerSessionKey = outcome.header.sessionKey;
+    }
     else if (outcome.changed) fixedLines.set(line.lineNumber, JSON.stringify(entry));
     // A line kept as it was, with nothing secret-shaped in it, is stored as its own text.
     const text = line.tooLong ? undefined : line.text;
@@ -170,7 +178,7 @@ async function importFile(opts: ImportFileOptions): Promise<FileImportReport> {
     // being written (`turn`), this one is read and repaired.
     await fill();
     // A batch is never full before the header (a first entry that is not one is fatal).
-    if (!repairer.sessionHeader) throw new TranscriptCorruptError(file, 0, 'empty file: no session header');
+    if (!repairer.sessionHeader) throw new TranscriptCorruptError(file, 0, repairer.missingHeaderReason());
     await opts.turn?.wait(report.sessionId!);
     let first = true;
     const write = async (executor: Kysely<Database>, rows: EntryToAppend[]): Promise<void> => {

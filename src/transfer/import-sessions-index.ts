@@ -89,7 +89,7 @@ export async function importSessionIndex(db: Kysely<Database>, agentId: string, 
     return { ...report, reason: 'index is not a JSON object of sessionKey → session entry' };
   }
   for (const [sessionKey, value] of Object.entries(raw)) {
-    const keyProblem = checkKey(sessionKey, agentId);
+    const keyProblem = checkIndexKey(sessionKey, agentId);
     if (keyProblem) {
       report.entries.push({ sessionKey, status: 'skipped', reason: keyProblem });
       continue;
@@ -111,7 +111,8 @@ export async function importSessionIndex(db: Kysely<Database>, agentId: string, 
   return report;
 }
 
-function checkKey(sessionKey: string, agentId: string): string | undefined {
+/** Why `sessionKey` cannot become a session of `agentId` (invalid, or another agent's), else undefined. */
+export function checkIndexKey(sessionKey: string, agentId: string): string | undefined {
   try {
     const parsed = parseSessionKey(sessionKey);
     if (parsed.agentId !== undefined && parsed.agentId !== agentId) {
@@ -131,7 +132,7 @@ function pick(entry: Record<string, unknown>, fields: readonly string[]): Record
 }
 
 /** Maps a SessionEntry to a row; missing times fall back to each other, then to `now`. */
-function sessionRow(agentId: string, sessionKey: string, e: ImportedSessionEntry, now: Date): NewSessionRow {
+export function sessionRow(agentId: string, sessionKey: string, e: ImportedSessionEntry, now: Date): NewSessionRow {
   const updatedAt = e.updatedAt ?? e.lastInteractionAt ?? e.sessionStartedAt ?? now;
   const delivery = pick(e, DELIVERY_FIELDS);
   const tokens = (n: number | null | undefined) => Math.max(0, Math.round(n ?? 0));

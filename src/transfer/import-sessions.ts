@@ -5,6 +5,7 @@ import type { Database } from '../store/schema';
 import { importTranscriptFile, type FileImportReport } from './import-jsonl';
 import { importSessionIndex, type IndexImportReport } from './import-sessions-index';
 import { SessionWriteOrder } from './session-write-order';
+import { sessionFromHeader } from './session-from-header';
 
 /** Files an import writes at once (each its own transaction and connection; PGlite runs them one by one). */
 export const IMPORT_WRITERS = 2;
@@ -50,7 +51,8 @@ const LEFTOVER = /\.(bak|repair)-\d/;
 /**
  * Imports legacy OpenClaw/Pi sessions for one agent: indexes first (session rows), then every
  * transcript (listed, found in `dir`, or referenced by an index), one transaction per file. A
- * transcript named by an index is stored under the index's sessionId. Corrupt input never aborts
+ * transcript named by an index is stored under the index's sessionId; one no index named becomes its
+ * key's session when its header carries the key (`keel export` writes it). Corrupt input never aborts
  * the run: each file reports on its own. Idempotent: a second run inserts nothing.
  */
 export async function importSessions(opts: ImportSessionsOptions): Promise<ImportSessionsReport> {
@@ -106,6 +108,11 @@ export async function importSessions(opts: ImportSessionsOptions): Promise<Impor
   }
   const first = transcripts.length - inFlight.length;
   for (const [k, report] of (await Promise.all(inFlight)).entries()) done(report, first + k);
+  // A transcript no index named gets its session from the key in its header (a `keel export`).
+  for (const report of files) {
+    if (report.status === 'failed' || !report.headerSessionKey || owners.has(report.file)) continue;
+    report.session = await sessionFromHeader(opts.db, opts.agentId, report.headerSessionKey, report.sessionId!, now());
+  }
   return { agentId: opts.agentId, indexes, files, totals };
 }
 

@@ -22,6 +22,7 @@ export type LineOutcome =
   | { kind: 'fatal'; reason: string };
 
 // Escapes that parse in JSON but cannot be stored in jsonb: \u0000 and surrogate halves.
+const INVALID_JSON = 'invalid JSON';
 const UNSTORABLE_ESCAPE = /\\u(0000|[dD][89a-fA-F])/;
 // eslint-disable-next-line no-control-regex -- matching NUL is the point: jsonb cannot store it.
 const UNSTORABLE_CHARS = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
@@ -42,6 +43,7 @@ export class LineRepairer {
   private header: ImportedSessionHeader | undefined;
   private readonly firstLineOfId = new Map<string, number>();
   private lastTimestamp = '';
+  private droppedBeforeHeader: { line: number; reason: string } | undefined;
 
   constructor(private readonly maxLineBytes: number) {}
 
@@ -52,6 +54,23 @@ export class LineRepairer {
 
   /** Classifies one line; keeps the state needed for duplicates, ids and timestamps. */
   accept(line: JsonlLine): LineOutcome {
+    const outcome = this.classify(line);
+    if (outcome.kind === 'dropped' && !this.header && !this.droppedBeforeHeader) this.droppedBeforeHeader = { line: line.lineNumber, reason: outcome.reason };
+    return outcome;
+  }
+
+  /**
+   * Why the file had no session header, once it ended without one: an empty file, one that is not
+   * JSON Lines at all (an HTML page saved as `.jsonl`), or one whose every line was dropped.
+   */
+  missingHeaderReason(): string {
+    const first = this.droppedBeforeHeader;
+    if (!first) return 'empty file: no session header';
+    if (first.reason.startsWith(INVALID_JSON)) return `not JSON Lines: line ${first.line} is not JSON (${first.reason}); a transcript starts with {"type":"session","id":...,"timestamp":...}`;
+    return `no session header: every line was dropped (line ${first.line}: ${first.reason})`;
+  }
+
+  private classify(line: JsonlLine): LineOutcome {
     if (line.tooLong) return { kind: 'dropped', reason: `line is ${line.bytes} bytes, over the ${this.maxLineBytes}-byte import limit` };
     const text = line.text;
     if (text.trim().length === 0) return { kind: 'blank' };
@@ -59,7 +78,7 @@ export class LineRepairer {
     try {
       value = JSON.parse(text);
     } catch (err) {
-      return { kind: 'dropped', reason: `invalid JSON: ${(err as Error).message.slice(0, 120)}` };
+      return { kind: 'dropped', reason: `${INVALID_JSON}: ${(err as Error).message.slice(0, 120)}` };
     }
     if (jsonDepthExceeds(value)) return { kind: 'dropped', reason: `JSON nested more than ${MAX_JSON_DEPTH} levels deep` };
     let sanitized = false;

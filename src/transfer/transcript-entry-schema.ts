@@ -17,6 +17,8 @@ export const sessionHeaderSchema = z.looseObject({
   timestamp: z.string().refine((s) => !Number.isNaN(Date.parse(s)), 'timestamp is not a date'),
   version: z.number().optional(),
   cwd: z.string().optional(),
+  /** The session key, written by `keel export` into the header of a key's current transcript. */
+  sessionKey: z.string().optional(),
 });
 export type ImportedSessionHeader = z.infer<typeof sessionHeaderSchema>;
 

@@ -85,11 +85,11 @@ describe.each(variants)('the operator CLI on $name: sessions, compactions show, 
     }
   };
 
-  it('help comes from commander and goes to stderr; a bad option is usage (exit 2)', async () => {
+  it('help comes from commander and goes to stdout; a bad option is usage (exit 2)', async () => {
     const help = await keel(['--help'], env);
     expect(help.code).toBe(0);
-    expect(help.stdout).toBe('');
-    for (const command of ['sessions', 'doctor', 'compactions', 'export', 'maintenance']) expect(help.stderr).toContain(command);
+    expect(help.stderr).toBe('');
+    for (const command of ['sessions', 'doctor', 'compactions', 'export', 'maintenance']) expect(help.stdout).toContain(command);
     const bad = await keel(['sessions', '--active', 'soon'], env);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('--active must be a number');

@@ -112,7 +112,20 @@ describe('replaying a generated session', () => {
     expect(text).toContain('policy pruning: window 50.0k');
     expect(text).toMatch(/peak {5}\[█+░+\] \d+\.\d% of 50\.0k/);
     expect(text).toContain('differences:');
-    expect(text).toContain('advice:\n  - lower the reserve');
+    expect(text).toContain('advice:\n  lower the reserve');
+  });
+
+  it('shows each advice line with one bullet, in the terminal and in the HTML report', async () => {
+    // Lines as `keel profile` prints them: headings, then items carrying their own markers.
+    const advice = ['Pattern: mixed', '  - 3.0 tool calls per turn', 'Already right:', '  ✓ reserve (reserveTokens 20000): room for replies', 'Recommended for mixed work (most sessions):', '  • engine: contextEngine "legacy" → "budgeted": old tool output is cleared'];
+    const report = await runReplay(transcript, [policy(SMALL, 'legacy')], { advice });
+    const text = renderReplayText(report);
+    expect(text).toContain('advice:\n  Pattern: mixed\n    - 3.0 tool calls per turn\n  Already right:\n    ✓ reserve');
+    expect(text).not.toMatch(/[-•] +[-•✓] /);
+    const html = renderReplayHtml(report);
+    expect(html).toContain('<ul id="advice"><li>Pattern: mixed<ul><li>3.0 tool calls per turn</li></ul></li>');
+    expect(html).toContain('<li>reserve (reserveTokens 20000): room for replies</li>');
+    expect(html).not.toMatch(/<li>\s*[-•✓] /);
   });
 
   it('reads the same conversation from an OpenClaw JSONL file and replays it to the same numbers', async () => {

@@ -5,7 +5,8 @@ import { fakeReply } from '../support/fake-anthropic';
 import { integrationSuite, type WorkerContext } from '../support/integration';
 import { freshDurableAgent } from '../support/durable-turn-helpers';
 import { KeelClient } from '../../src/client/keel-client';
-import { replyStreamForStore, type ReplyStreamSubscriber } from '../../src/streaming/reply-subscriber';
+import { PgReplyStreamSubscriber, replyStreamForStore, type ReplyStreamSubscriber } from '../../src/streaming/reply-subscriber';
+import { servePglite } from '../../src/store/pglite-server';
 import { parseReplyChunk, replyChannel } from '../../src/streaming/reply-channel';
 import { ToolRegistry } from '../../src/tools/registry';
 
@@ -218,6 +219,31 @@ describe.each(testDatabases())('reply streaming on $name', (database) => {
         expect(parseReplyChunk(streamed.at(-1))?.end).toBe(true);
       } finally {
         await stream.close();
+      }
+    });
+  }, 120_000);
+
+  // Only PGlite has the limitation: an application against `keel dev` listens through its socket.
+  (database.name === 'pglite' ? it : it.skip)('says once, through warn, that a PGlite served over a socket cannot stream, and the replies still arrive whole', async () => {
+    await suite.withWorker(db.store, {}, async (t) => {
+      const served = await servePglite(t.store.pglite!, t.store.pgliteLock!);
+      const stream = new PgReplyStreamSubscriber({ connectionString: served.url });
+      const warnings: string[] = [];
+      try {
+        const client = new KeelClient({ connection: suite.env.connection, taskQueue: t.taskQueue, stream, warn: (line) => warnings.push(line) });
+        const key = `agent:${freshDurableAgent()}:main`;
+        const rec = recorder();
+        for (const text of ['one', 'two']) {
+          t.fake.enqueue(fakeReply.text(`Reply ${text}.`, { chunks: ['Reply ', `${text}.`] }));
+          expect((await client.sendMessage(key, text, { onText: rec.onText })).reply).toBe(`Reply ${text}.`);
+        }
+        expect(rec.seen.deltas).toEqual([]);
+        expect(warnings).toHaveLength(1);
+        expect(warnings[0]).toContain('replies will not stream');
+        expect(warnings[0]).toContain('PGlite delivers NOTIFY only inside its own process');
+      } finally {
+        await stream.close();
+        await served.close();
       }
     });
   }, 120_000);

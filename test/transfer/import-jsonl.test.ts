@@ -98,7 +98,8 @@ describe.each(testDatabases())('importTranscriptFile on $name', (database) => {
 
   it.each([
     ['an empty file', [] as string[], /empty file/],
-    ['only garbage', ['{"type":', 'not json'], /empty file/],
+    ['only garbage', ['{"type":', 'not json'], /not JSON Lines: line 1 is not JSON/],
+    ['an HTML page', ['<!DOCTYPE html>', '<html><body>hi</body></html>'], /not JSON Lines: line 1 is not JSON/],
     ['a header without id', ['{"type":"session","timestamp":"2026-01-01T00:00:00Z"}'], /invalid session header on line 1: id/],
   ])('fails %s with a reason', async (_name, lines, reason) => {
     const file = await write('bad.jsonl', lines);

@@ -1,4 +1,8 @@
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { sql } from 'kysely';
+import { keel } from '../support/keel-cli';
 import { testDatabases } from '../support/databases';
 import { fakeReply } from '../support/fake-anthropic';
 import { integrationSuite } from '../support/integration';
@@ -48,6 +52,29 @@ describe.each(testDatabases())('session reset and freshness in turns, on $name',
         [after.session_id, false],
         [third, true],
       ]);
+    }));
+
+  // The CLI is another process: it reads the workers' database only through a PostgreSQL server.
+  (database.name === 'postgres' ? it : it.skip)('keel status counts turns as keel sessions does: a reset starts again at 0', () =>
+    suite.withWorker(db.store, { config: { resetMode: 'none' } }, async ({ client, store, fake, taskQueue }) => {
+      const agent = `t${Math.random().toString(36).slice(2, 8)}`;
+      const key = `agent:${agent}:main`;
+      fake.enqueue(fakeReply.text('one'), fakeReply.text('two'));
+      await client.sendMessage(key, 'hello');
+      await client.sendMessage(key, 'again');
+      expect(await client.sendMessage(key, '/reset')).toMatchObject({ modelCalls: 0 });
+      const env = {
+        TEMPORAL_ADDRESS: suite.env.server.address,
+        KEEL_TASK_QUEUE: taskQueue,
+        DATABASE_URL: store.target.kind === 'postgres' ? store.target.url : undefined,
+        KEEL_HOME: await mkdtemp(join(tmpdir(), 'keel-turns-')),
+      };
+      const [status, sessions] = await Promise.all([keel(['status', key, '--json'], env), keel(['sessions', '--agent', agent, '--json'], env)]);
+      expect(status.code).toBe(0);
+      expect(JSON.parse(sessions.stdout).sessions).toEqual([expect.objectContaining({ sessionKey: key, turns: 0 })]);
+      expect(JSON.parse(status.stdout)).toMatchObject({ turns: 0 });
+      const people = await keel(['status', key], env);
+      expect(people.stderr).toContain('turns 0 · compactions');
     }));
 
   it('expires an idle session, and heartbeats do not keep it alive', () =>

@@ -22,6 +22,7 @@ import { effectiveReserveTokens } from '../../src/context/context-window';
 import { prepareModelCall } from '../../activities/system-prompt-for-turn';
 import { withBuiltinTools } from '../../activities/builtin-tools';
 import { depsForAgent } from '../../src/runtime/deps';
+import { keel } from '../support/keel-cli';
 
 const suite = integrationSuite();
 
@@ -271,4 +272,44 @@ describe.each(testDatabases())('system prompt and memory on $name', (database) =
       expect(sent.reply).toBe('ok');
     });
   });
+
+  it('after a manual compaction, the status headline is the sum of its split', async () => {
+    await suite.withWorker(db.store, { tools: lookupTool(), config: { workspaceDir: workspace } }, async ({ client, fake }) => {
+      const key = `agent:${freshDurableAgent()}:main`;
+      fake.enqueue(fakeReply.text('ok'), fakeReply.text('ok again'));
+      await client.sendMessage(key, `first: ${'a long message about the migration plan and its steps. '.repeat(300)}`);
+      await client.sendMessage(key, 'second');
+      fake.respondWith((request) => (isSummarizerRequest(request) ? goodSummarizer(request) : isFlushRequest(request) ? fakeReply.text('NO_REPLY') : undefined));
+      const result = await client.compact(key, { keepRecentTokens: 0 });
+      fake.respondWith(undefined);
+      expect(result.status).toBe('succeeded');
+      const status = await client.getStatus(key);
+      const split = status.contextSplit!;
+      expect(split.historyTokens).toBe(result.tokensAfter);
+      expect(status.contextTokens).toBe(split.systemTokens + split.bootstrapTokens + split.toolTokens + split.historyTokens);
+      expect(status.contextTokens).toBeGreaterThan(result.tokensAfter);
+    });
+  });
+
+  // The CLI is another process: it reads the workers' database only through a PostgreSQL server.
+  (database.name === 'postgres' ? it : it.skip)('keel compact says so when a manual compaction made the context larger', async () => {
+    await suite.withWorker(db.store, { config: { workspaceDir: workspace } }, async ({ client, fake, store, taskQueue }) => {
+      const key = `agent:${freshDurableAgent()}:main`;
+      fake.enqueue(fakeReply.text('ok'));
+      await client.sendMessage(key, 'hi');
+      // A summarizer that writes far more than the two short messages it summarizes.
+      fake.respondWith((request) => (isSummarizerRequest(request) ? fakeReply.text(`Summary. ${'The user greeted the assistant at length. '.repeat(60)}`) : isFlushRequest(request) ? fakeReply.text('NO_REPLY') : undefined));
+      const env = {
+        TEMPORAL_ADDRESS: suite.env.server.address,
+        KEEL_TASK_QUEUE: taskQueue,
+        DATABASE_URL: store.target.kind === 'postgres' ? store.target.url : undefined,
+        KEEL_HOME: await mkdtemp(join(tmpdir(), 'keel-compact-')),
+      };
+      const run = await keel(['compact', key], env);
+      fake.respondWith(undefined);
+      expect(run.code).toBe(0);
+      expect(run.stderr).toMatch(/succeeded: (\d+) → (\d+) tokens \(the context grew: the summary is larger than the messages it replaced\)/);
+    });
+  });
 });
+

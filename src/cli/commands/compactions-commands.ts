@@ -34,7 +34,7 @@ export function registerCompactionsCommands(program: Command): void {
 
   compactions
     .command('retry')
-    .description('a fresh compaction for that session (joins a running one; needs TEMPORAL_ADDRESS)')
+    .description('a fresh compaction for that session (joins a running one; TEMPORAL_ADDRESS, else the running `keel dev`)')
     .argument('<id>', 'the failed or degraded compaction')
     .option('--agent <id>', 'the agent the compaction belongs to', DEFAULT_CLI_AGENT)
     .option('--json', 'print the retry result on stdout')
@@ -50,7 +50,7 @@ export function registerCompactionsCommands(program: Command): void {
     .option('--json', 'print { compaction, laterCompactionsUndone } on stdout')
     .addHelpText(
       'after',
-      '\nThe session sees the earlier summary and the raw messages after it again, from its next model call on (also mid-turn).\nThreshold compaction is held after a revert until the context grows by KEEL_COMPACTION_MIN_RECLAIM of the window\n(a provider overflow still compacts at once). Reverting an older compaction undoes the later ones too.\nRuns in the session’s compaction workflow (needs TEMPORAL_ADDRESS); refused while a compaction of the session runs.',
+      '\nThe session sees the earlier summary and the raw messages after it again, from its next model call on (also mid-turn).\nThreshold compaction is held after a revert until the context grows by KEEL_COMPACTION_MIN_RECLAIM of the window\n(a provider overflow still compacts at once). Reverting an older compaction undoes the later ones too.\nRuns in the session’s compaction workflow (TEMPORAL_ADDRESS, else the running `keel dev`); refused while a compaction of the session runs.',
     )
     .action(async (id: string, opts: JsonOption & { agent: string }) => {
       printResult(opts, await withWorkers((w) => compactionsRevert({ ...w, agentId: allowedAgent(opts.agent), id, json: Boolean(opts.json) })));

@@ -9,12 +9,13 @@ import { listSessions, renderSessions } from '../sessions-list';
 import { shownKey } from '../shown-key';
 import { sessionCompactionNote } from '../compactions';
 import { sessionWindowNote } from '../window-note';
-import { configFromEnv, countOf, printResult, say, withStore, type JsonOption } from './shared';
-import type { SessionStatus } from '../../protocol';
+import { configFromEnv, countOf, printResult, say, withStore, type CliContext, type JsonOption } from './shared';
+import type { CompactionWorkflowResult, SessionStatus } from '../../protocol';
 import { DEFAULTS } from '../../config/defaults';
+import { parseSessionKey } from '../../sessions/session-key';
 
 /** `keel sessions`, `keel status`, `keel compact`, `keel session model`: one session at a time, or all of them. */
-export function registerSessionCommands(program: Command): void {
+export function registerSessionCommands(program: Command, ctx: CliContext): void {
   program
     .command('sessions')
     .description('every session: key, agent, session id, updated, turns, context usage, pressure, compactions, model')
@@ -30,10 +31,11 @@ export function registerSessionCommands(program: Command): void {
 
   program
     .command('status')
-    .description('context usage, pressure, compactions and prompt-cache hit rate of a session (needs TEMPORAL_ADDRESS)')
+    .description('context usage, pressure, compactions and prompt-cache hit rate of a session (TEMPORAL_ADDRESS, else the running `keel dev`)')
     .argument('<sessionKey>', 'e.g. agent:main:main')
     .option('--json', 'print the status object on stdout')
     .action(async (key: string, opts: JsonOption) => {
+      parseSessionKey(key);
       const { client, close } = await connectClient(configFromEnv());
       try {
         const status = await forKnownSession(key, () => client.getStatus(key));
@@ -42,12 +44,17 @@ export function registerSessionCommands(program: Command): void {
         // Why the window in force differs from the configured one (learned limit, session scale); best effort too.
         const model = status.configuredContextWindow !== undefined ? status.model : undefined;
         const windowNote = model ? await withStore((s) => sessionWindowNote(s.db, status.agentId, key, model)).catch(() => null) : null;
-        printResult(opts, { ...status, ...(compactionNote ? { compactionNote } : {}), ...(windowNote ? { windowNote } : {}) });
+        // Turns as `keel sessions` counts them (user messages of the current transcript, so a reset starts
+        // again at 0); the workflow's own counter spans resets. Best effort, like the notes.
+        const turns = await withStore((s) => listSessions(s.db, loadKeelSettings(), { agentId: status.agentId, sessionKey: key }))
+          .then((found) => found[0]?.turns)
+          .catch(() => undefined);
+        printResult(opts, { ...status, ...(turns !== undefined ? { turns } : {}), ...(compactionNote ? { compactionNote } : {}), ...(windowNote ? { windowNote } : {}) });
         if (!opts.json) {
           say(`${shownKey(key)}\n${contextBar(status)}`);
           if (windowNote) say(windowNote);
           if (status.contextSplit) say(contextSplitBar(status.contextSplit, status.contextWindow));
-          say(`turns ${status.turnsCompleted} · compactions ${status.compactionCount}${status.lastCompactionId ? ` (last ${status.lastCompactionId})` : ''} · queued ${status.queuedTurns}${status.model ? ` · model ${status.model}` : ''}`);
+          say(`turns ${turns ?? '?'} · compactions ${status.compactionCount}${status.lastCompactionId ? ` (last ${status.lastCompactionId})` : ''} · queued ${status.queuedTurns}${status.model ? ` · model ${status.model}` : ''}`);
           if (status.promptCache) say(promptCacheLine(status.promptCache));
           if (status.spawnAdvice) say(`spawn policy: ${status.spawnAdvice.level} · ${status.spawnAdvice.instruction}`);
           if (status.autoCompaction) say(autoCompactionLine(key, status.autoCompaction));
@@ -60,12 +67,14 @@ export function registerSessionCommands(program: Command): void {
 
   program
     .command('compact')
-    .description('compact a session now and wait for the outcome (needs TEMPORAL_ADDRESS)')
+    .description('compact a session now and wait for the outcome (TEMPORAL_ADDRESS, else the running `keel dev`)')
     .argument('<sessionKey>', 'e.g. agent:main:main')
     .option('--keep-recent <tokens>', 'recent tokens kept verbatim', countOf('--keep-recent'))
     .option('--instructions <text>', 'what the summary should focus on')
     .option('--json', 'print the compaction result on stdout')
     .action(async (key: string, opts: JsonOption & { keepRecent?: number; instructions?: string }) => {
+      // A bad key is refused before anything is said or connected.
+      parseSessionKey(key);
       const { client, close } = await connectClient(configFromEnv());
       try {
         say(`compacting ${shownKey(key)}…`);
@@ -73,7 +82,9 @@ export function registerSessionCommands(program: Command): void {
           client.compact(key, { ...(opts.keepRecent !== undefined ? { keepRecentTokens: opts.keepRecent } : {}), ...(opts.instructions ? { instructions: opts.instructions } : {}) }),
         );
         printResult(opts, result);
-        if (!opts.json) say(`${result.status}${result.degraded ? ' (degraded: extractive summary)' : ''}: ${result.tokensBefore} → ${result.tokensAfter} tokens`);
+        if (!opts.json) say(compactOutcomeLine(result));
+        // Nothing was compacted: not a success.
+        if (result.status === 'skipped') ctx.exitCode = 1;
       } finally {
         await close();
       }
@@ -106,4 +117,14 @@ function autoCompactionLine(key: string, auto: NonNullable<SessionStatus['autoCo
     return `auto-compaction paused after ${DEFAULTS.maxConsecutiveCompactionFailures} failed compactions in a row: see \`keel compactions --failed\`, then \`keel compact ${shownKey(key)}\` (a success resumes it)`;
   }
   return `auto-compaction held: the last compaction freed too little; the next one waits until ${auto.untilTokens.toLocaleString('en-US')} context tokens (KEEL_COMPACTION_MIN_RECLAIM)`;
+}
+
+/** What a manual compaction did; a skipped one says nothing was written and why it can be. */
+function compactOutcomeLine(result: CompactionWorkflowResult): string {
+  if (result.status === 'skipped') {
+    return `skipped: nothing was written (nothing to summarize before the recent messages, or a summary would not make the context smaller); the context stays at ${result.tokensBefore} tokens`;
+  }
+  // A manual compaction is written even when its summary outweighs what it replaced: say so plainly.
+  const grew = result.tokensAfter > result.tokensBefore ? ' (the context grew: the summary is larger than the messages it replaced)' : '';
+  return `${result.status}${result.degraded ? ' (degraded: extractive summary)' : ''}: ${result.tokensBefore} → ${result.tokensAfter} tokens${grew}`;
 }
