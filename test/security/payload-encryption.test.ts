@@ -51,19 +51,13 @@ function plantedStrings() {
   return { user: `PLANTED-USER-${tag}`, toolArg: `PLANTED-TOOLARG-${tag}`, reply: `PLANTED-REPLY-${tag}`, summary: `PLANTED-SUMMARY-${tag}` };
 }
 
-/** An `echo` tool whose first attempt fails with an error quoting its argument (failures are history too). */
+/** An `echo` tool: repeats its text (its argument is in the model's requests and the transcript, never in Temporal). */
 function echoTools(): ToolRegistry {
-  const attempts = new Map<string, number>();
   return new ToolRegistry().register({
     name: 'echo',
     description: 'Repeats its text',
     input: z.object({ text: z.string() }),
-    run: async ({ text }, ctx) => {
-      const attempt = (attempts.get(ctx.idempotencyKey) ?? 0) + 1;
-      attempts.set(ctx.idempotencyKey, attempt);
-      if (attempt === 1) throw new Error(`echo warming up, could not repeat "${text}"`);
-      return text;
-    },
+    run: async ({ text }) => text,
   });
 }
 
@@ -72,6 +66,7 @@ function echoTools(): ToolRegistry {
  * result → a reply; the summarizer → a summary keeping the identifiers; the memory flush → nothing.
  */
 function playModel(turns: ReadonlyArray<ReturnType<typeof plantedStrings>>) {
+  const failedOnce = new Set<string>();
   // The turn a request belongs to: the latest whose planted user text the request carries.
   const plantsIn = (text: string) => [...turns].reverse().find((p) => text.includes(p.user))!;
   fake.respondWith((request) => {
@@ -81,7 +76,14 @@ function playModel(turns: ReadonlyArray<ReturnType<typeof plantedStrings>>) {
     }
     if (isFlushRequest(request)) return fakeReply.text('NO_REPLY');
     const plants = plantsIn(lastUserText(request));
-    if (endsWithToolResult(request)) return fakeReply.text(`Here it is: ${plants.reply}`);
+    if (endsWithToolResult(request)) {
+      // The first answer to the tool result fails, quoting the argument: a retried model call's failure is history too.
+      if (!failedOnce.has(plants.toolArg)) {
+        failedOnce.add(plants.toolArg);
+        return fakeReply.serverError({ message: `upstream could not read the echo of ${plants.toolArg}` });
+      }
+      return fakeReply.text(`Here it is: ${plants.reply}`);
+    }
     return fakeReply.toolUse([{ id: `toolu_${request.index}`, name: 'echo', input: { text: plants.toolArg } }]);
   });
 }
@@ -178,7 +180,7 @@ describe.each(testDatabases())('Temporal payload encryption on $name', (database
       // The test can fail: unencrypted, every planted string is in the histories.
       expect(seen(plants.user).session).toBe(true);
       expect(seen(plants.reply).session).toBe(true);
-      expect(seen(plants.toolArg).session).toBe(true); // the tool's failure message (ActivityTaskStarted.lastFailure)
+      expect(seen(plants.toolArg).session).toBe(true); // the model call's failure message (ActivityTaskStarted.lastFailure)
       expect(seen(plants.summary).compaction).toBe(true);
       return;
     }
@@ -198,7 +200,7 @@ describe.each(testDatabases())('Temporal payload encryption on $name', (database
       expect(unencrypted.filter((p) => !p.path.includes('.searchAttributes.') && !markerData.includes(p) && !patchData.includes(p))).toEqual([]);
       expect(new Set(payloads.filter((p) => p.encoding === ENCRYPTED_ENCODING).map((p) => p.keyId))).toEqual(new Set(['a']));
     }
-    // The tool's failure is there, but as an encoded failure: message and stack trace are ciphertext.
+    // The model call's failure is there, but as an encoded failure: message and stack trace are ciphertext.
     const started = session.events!.find((e) => e.activityTaskStartedEventAttributes?.lastFailure);
     expect(started?.activityTaskStartedEventAttributes?.lastFailure).toMatchObject({ message: 'Encoded failure', stackTrace: '' });
   }, 180_000);

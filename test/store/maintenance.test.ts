@@ -202,6 +202,8 @@ describe.each(testDatabases())('runMaintenance on $name', (database) => {
       await sql`alter table sessions drop column estimate_scales, drop column estimate_scale`.execute(db);
       await sql`delete from kysely_migration where name = '2026_11_27_002_session_estimate_scale'`.execute(db);
       await sql`delete from kysely_migration where name = '2026_11_27_003_session_estimate_scales'`.execute(db);
+      // Indexed again by search terms (stems without stop words): the backfilled vectors are let go.
+      await sql`delete from kysely_migration where name = '2026_11_28_001_search_by_terms'`.execute(db);
       await db
         .insertInto('model_limits')
         .values([
@@ -220,6 +222,7 @@ describe.each(testDatabases())('runMaintenance on $name', (database) => {
         '2026_11_27_001_session_statistics',
         '2026_11_27_002_session_estimate_scale',
         '2026_11_27_003_session_estimate_scales',
+        '2026_11_28_001_search_by_terms',
       ]);
       // Back to the stated maximum less 5%; a window learned without one stays as it was.
       const limits = await db.selectFrom('model_limits').select(['model', 'context_window']).where('model', 'in', ['stated', 'unstated']).orderBy('model').execute();
