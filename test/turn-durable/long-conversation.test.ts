@@ -81,8 +81,10 @@ describe.each(testDatabases())('a 50-turn tool-using conversation on $name', (da
         if (timeline[i - 1]?.kind === 'overBudget') midTurn++;
         else afterTurn.push(turnNo);
       });
-      // The sizes make the context cross the threshold several times in 50 turns.
-      expect(crossed.length).toBeGreaterThanOrEqual(2);
+      // The sizes make the context cross the threshold several times in 50 turns: after a turn, or
+      // within the next one's tool round (where the pre-call check compacts first).
+      expect(crossed.length).toBeGreaterThanOrEqual(1);
+      expect(crossed.length + midTurn).toBeGreaterThanOrEqual(3);
       expect(afterTurn).toEqual(crossed);
       // Every mid-turn precheck that found the context over budget compacted before calling the model.
       expect(midTurn).toBe(timeline.filter((e) => e.kind === 'overBudget').length);
