@@ -20,12 +20,12 @@ describe('a failed startup stops everything it started and names the cause', () 
   afterEach(async () => rm(home, { recursive: true, force: true }));
   const base = { ANTHROPIC_API_KEY: undefined, ANTHROPIC_BASE_URL: undefined, TEMPORAL_ADDRESS: undefined, DATABASE_URL: undefined };
 
-  it('dev with an unreachable DATABASE_URL exits 1 and leaves no Temporal dev server running', async () => {
+  it('dev with an unreachable DATABASE_URL exits 1 naming it, before it starts a Temporal dev server', async () => {
     const run = await keel(['dev', '--check'], { ...base, KEEL_HOME: home, DATABASE_URL: 'postgres://keel:keel@127.0.0.1:1/x' });
     expect(run.code).toBe(1);
-    expect(run.stderr).toMatch(/ECONNREFUSED/);
-    // The dev server did start (it created its history file in this KEEL_HOME), and is gone.
-    expect(existsSync(join(home, 'temporal.db'))).toBe(true);
+    expect(run.stderr).toContain('cannot reach the database at postgres://keel:***@127.0.0.1:1/x (DATABASE_URL): ECONNREFUSED');
+    // The database is checked first: no dev server was started (no history file in this KEEL_HOME), none runs.
+    expect(existsSync(join(home, 'temporal.db'))).toBe(false);
     expect(processesMentioning(home)).toEqual([]);
   });
 
