@@ -224,7 +224,7 @@ function toSection(s: AgentSettings, prefix: string, dir: string, env: NodeJS.Pr
 }
 
 /**
- * A work style (seed 001's presets) fills the four settings the section leaves unset: reserveTokens,
+ * A work style (the presets of src/context/work-style-presets.ts) fills the four settings the section leaves unset: reserveTokens,
  * and contextEngineOptions' pruningTtl, keepLastAssistants and minPrunableToolChars. Those options
  * act in the budgeted engine, so a section with a work style and no engine selects it.
  */

@@ -88,7 +88,7 @@ export const keelConfigSchema = z.object({
       ...nativeEngineOptionShape,
     })
     .optional(),
-  /** The work-style preset the file chose (seed 001); its values are already in reserveTokens and contextEngineOptions. */
+  /** The work-style preset the file chose (src/context/work-style-presets.ts); its values are already in reserveTokens and contextEngineOptions. */
   workStyle: z.enum(WORK_STYLES, { message: `use one of ${WORK_STYLES.join(', ')}` }).optional(),
   /** Optional separate compaction model: by default an OpenAI-compatible endpoint (e.g. local Ollama). */
   compactionModelUrl: z.url().optional(),

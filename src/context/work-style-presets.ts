@@ -1,5 +1,5 @@
 /**
- * The work-style presets of seed 001 ("Recommended combinations by work style"): the four settings
+ * The work-style presets (recommended combinations by work style): the four settings
  * that decide how a session's context is kept small. The one table `workStyle` in the config file,
  * `keel profile` and `keel replay` read, so a recommendation and the preset it names never drift.
  */
@@ -7,7 +7,7 @@
 export const WORK_STYLES = ['tool-heavy', 'conversational', 'mixed', 'bursty'] as const;
 export type WorkStyle = (typeof WORK_STYLES)[number];
 
-/** The four settings that matter (seed 001), in Keel's config names. */
+/** The four settings that matter , in Keel's config names. */
 export interface ContextSettings {
   /** When to compress: the reserve kept free; compaction runs once the context reaches window − reserve. */
   readonly reserveTokens: number;

@@ -86,7 +86,7 @@ export interface ContextEngineOptions {
   /** The last N assistant exchanges are never cleared (default 3). */
   keepLastAssistants?: number;
   /**
-   * Milliseconds without a turn after which old tool output is cleared even under budget (seed 001's
+   * Milliseconds without a turn after which old tool output is cleared even under budget (a
    * pruning TTL); unset: only the budget clears.
    */
   pruningTtl?: number;

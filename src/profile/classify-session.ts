@@ -1,14 +1,14 @@
 /**
- * Classifies a session's work style (seed 001's table: tool-heavy, conversational, mixed, bursty)
+ * Classifies a session's work style (tool-heavy, conversational, mixed, bursty: the presets of work-style-presets.ts)
  * from its transcript, with the evidence: where the context's tokens come from, tool calls per
  * turn, and how the turns are spread over time. Pure: the same entries give the same answer.
  */
 import type { WorkStyle } from '../context/work-style-presets';
 import type { ProfileEntry } from './profile-entries';
 
-/** A pause this long between turns is a quiet period (seed 001: "long quiet periods"). */
+/** A pause this long between turns is a quiet period (bursty sessions are busy turns between long quiet periods). */
 const QUIET_GAP_MS = 10 * 60_000;
-/** A turn with at least this many tool calls is a burst (seed 001: a tool-heavy operation is >5 calls). */
+/** A turn with at least this many tool calls is a burst (a tool-heavy operation makes more than five calls). */
 const BURST_TOOL_CALLS = 5;
 /** Tool results' share of the context tokens at or above which a session is tool-heavy, at or below which conversational. */
 const TOOL_HEAVY_SHARE = 0.65;

@@ -1,5 +1,5 @@
 /**
- * Current vs recommended context settings for a session's work style (seed 001, "Recommend config"):
+ * Current vs recommended context settings for a session's work style:
  * the four settings that matter, plus the engine they need. What is already right comes first, then
  * only what differs, each with what it does in practice. Pure: `keel profile` prints it and a report
  * can show the same lines.

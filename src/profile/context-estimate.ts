@@ -1,11 +1,11 @@
 /**
- * Seed 001's "What's eating my context?" estimate: count what is in the active window (since the last
+ * The "what is eating my context?" estimate: count what is in the active window (since the last
  * compaction) and multiply by per-item ranges, reported as ranges rather than false precision, each
  * beside what Keel's own token estimates measured for the same items.
  */
 import type { ProfileEntry } from './profile-entries';
 
-/** Seed 001's per-item ranges (tokens), and the fixed baseline as a share of the window. */
+/** Typical per-item ranges (tokens), and the fixed baseline as a share of the window. */
 const RANGES = {
   user: [100, 500],
   assistant: [200, 1_000],

@@ -1,5 +1,5 @@
 /**
- * A session's profile (seed 001, "Session Profiling & Config Advice"): its work style with the
+ * A session's profile: its work style with the
  * evidence, what is eating its context, and current vs recommended settings. Pure: built from the
  * transcript's profile entries and the agent's config, rendered as lines for a terminal or a report.
  */
@@ -51,7 +51,7 @@ const CONFIDENCE: Record<SessionClass['confidence'], string> = { clear: '', bord
 export function profileLines(profile: SessionProfile): string[] {
   const { classification: c, estimate } = profile;
   const lines = [`Pattern: ${c.style}${CONFIDENCE[c.confidence]}`, ...c.reasons.map((r) => `  - ${r}`)];
-  lines.push(`What is eating the context (active window, seed 001 ranges; Keel's estimate in brackets):`);
+  lines.push(`What is eating the context (active window, typical ranges; Keel's estimate in brackets):`);
   for (const p of estimate.parts) {
     if (p.count === 0) continue;
     const what = p.part === 'fixed baseline' ? p.part : `${p.count} ${p.part}`;

@@ -91,7 +91,7 @@ describe('BudgetedContextEngine', () => {
   });
 });
 
-describe('BudgetedContextEngine pruning TTL (seed 001: clear old tool output after the session was idle)', () => {
+describe('BudgetedContextEngine pruning TTL (clear old tool output after the session was idle)', () => {
   const minute = 60_000;
   /** Turns of a tool-heavy session, each a minute apart; `idleBeforeLast` ms pass before the last user message. */
   function timed(turns: number, chars: number, idleBeforeLast: number): AgentMessage[] {

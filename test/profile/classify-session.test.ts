@@ -37,7 +37,7 @@ class SessionBuilder {
   }
 }
 
-/** Generated sessions of each of seed 001's patterns; `r` varies sizes, counts and pauses. */
+/** Generated sessions of each work-style pattern; `r` varies sizes, counts and pauses. */
 const generators: Record<WorkStyle, (r: () => number) => ProfileEntry[]> = {
   // Audits, tests, debugging: several reads per turn, large outputs, short pauses.
   'tool-heavy': (r) => {
@@ -156,7 +156,7 @@ describe('borderline sessions are stable', () => {
   });
 });
 
-describe("estimateContext (seed 001's ranges)", () => {
+describe("estimateContext (typical ranges)", () => {
   it('counts the active window since the last compaction, with one summary, as ranges beside the measured tokens', () => {
     const s = new SessionBuilder()
       .turn({ pauseMs: 0, userTokens: 100, replyTokens: 100, results: [1_000] })
