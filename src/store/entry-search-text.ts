@@ -1,6 +1,7 @@
 import { sql, type RawBuilder } from 'kysely';
 import type { AtRest } from './at-rest';
-import { isToolCallBlock, toolCallArguments, type AgentMessage, type TranscriptEntry } from '../context/types';
+import { isToolCallBlock, type AgentMessage, type TranscriptEntry } from '../context/types';
+import { messageText } from '../compaction/serialize-for-summary';
 import { indexTerms } from '../text/search-terms';
 import { isRecallTool } from '../tools/recall-tools';
 
@@ -20,24 +21,11 @@ export function entrySearchText(entry: TranscriptEntry): string {
   return text.slice(0, MAX_SEARCH_CHARS);
 }
 
+/** A message's text as the summarizer reads it, less the recall tools' calls and results. */
 function messageSearchText(message: AgentMessage): string {
-  switch (message.role) {
-    case 'user':
-      if (typeof message.content === 'string') return message.content;
-      return message.content.map((b) => (b.type === 'text' ? b.text : '')).join('\n');
-    case 'assistant':
-      return message.content
-        .map((b) => {
-          if (b.type === 'text') return b.text;
-          if (isToolCallBlock(b) && !isRecallTool(b.name)) return `${b.name}(${JSON.stringify(toolCallArguments(b) ?? {})})`;
-          return '';
-        })
-        .filter((t) => t.length > 0)
-        .join('\n');
-    case 'toolResult':
-      if (isRecallTool(message.toolName)) return '';
-      return message.content.map((b) => (b.type === 'text' ? b.text : '')).join('\n');
-  }
+  if (message.role === 'toolResult') return isRecallTool(message.toolName) ? '' : messageText(message);
+  if (message.role !== 'assistant') return messageText(message);
+  return messageText({ ...message, content: message.content.filter((b) => !(isToolCallBlock(b) && isRecallTool(b.name))) });
 }
 
 /** True when an entry is a recall tool's echo: a call to one only, or its result. */
