@@ -333,7 +333,7 @@ export interface CompactionWorkflowInput {
   readonly contextWindowTokens: number;
   /** Default `strict`. */
   readonly identifierPolicy?: CompactionIdentifierPolicy;
-  /** Workflow-level deadline; default `DEFAULTS.compactionTimeoutMs` (5 minutes, OpenClaw's compaction timeout). */
+  /** Workflow-level deadline; default `DEFAULTS.compactionTimeoutMs` (an outer bound; the summarize phase has a shorter deadline of its own). */
   readonly timeoutMs?: number;
   /** Heartbeat timeout of summarizer activities; tests shorten it so a killed worker is noticed quickly. */
   readonly summarizeHeartbeatTimeoutMs?: number;

@@ -54,7 +54,7 @@ export const DEFAULTS = {
    * estimate adds its ×1.2 margin), so the listing's share holds for the densest kind (Keel).
    */
   identifierCharsPerToken: 1.25,
-  /** A session stops auto-compacting after this many consecutive failures (Keel's guard against compaction loops; docs/architecture.md, "Failure model"). */
+  /** A session stops auto-compacting after this many consecutive failures (Keel's guard against compaction loops; docs/reference.md, "Failure model"). */
   maxConsecutiveCompactionFailures: 3,
   /** A compaction freeing less than this share of its input is low-yield: the next threshold compaction waits (no storms). */
   compactionMinReclaimShare: 0.1,

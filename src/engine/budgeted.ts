@@ -1,5 +1,5 @@
 /**
- * A token-budgeted engine (docs/architecture.md, "Where OpenClaw's behaviours live": session pruning): fits the context under the budget by clearing
+ * A token-budgeted engine (docs/openclaw.md: session pruning): fits the context under the budget by clearing
  * old, large tool results, the way OpenClaw's session pruning does, and with a pruning TTL also clears
  * them once the session was idle longer than the TTL. Clearing is not persisted: the
  * stored transcript keeps the full output; only the assembled copy carries a short note.

@@ -30,7 +30,7 @@ export interface SessionsTable {
   compaction_count: Generated<number>;
   memory_flush_at: Timestamp | null;
   memory_flush_compaction_count: number | null;
-  /** Consecutive failed automatic compactions; auto-compaction stops at 3 (docs/architecture.md, failure model). */
+  /** Consecutive failed automatic compactions; auto-compaction stops at `maxConsecutiveCompactionFailures` (docs/reference.md, "Failure model"). */
   compaction_failures: Generated<number>;
   /** Tokens before and after the session's last successful compaction (storm hold, see decideAfterTurn). */
   last_compaction_tokens_before: number | null;

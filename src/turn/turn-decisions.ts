@@ -7,7 +7,7 @@ export interface AfterTurnDecision {
   readonly memoryFlush: boolean;
   /** Threshold compaction: `contextTokens > contextWindow − reserveTokens`, unless auto-compaction is paused. */
   readonly compact: boolean;
-  /** Auto-compaction stopped after repeated failures; an operator retries it (docs/architecture.md, "Failure model"). */
+  /** Auto-compaction stopped after repeated failures; an operator retries it (docs/reference.md, "Failure model"). */
   readonly autoCompactionPaused: boolean;
   /**
    * The last compaction reclaimed too little: threshold compaction waits until the context has grown
