@@ -5,7 +5,7 @@ import { Context } from '@temporalio/activity';
  * at most once per `intervalMs`: a dead worker is noticed within the heartbeat timeout, and so is a
  * stream that stalls after it started — the timer no longer covers for it. The throttle is here, not
  * only in the SDK, because each `heartbeat()` the SDK takes costs a protobuf encode and a call into
- * its native core (~0.4 ms of the main thread): a streamed reply's every event would pay it.
+ * its native core on the main thread: a streamed reply's every event would pay it.
  */
 export function startHeartbeat(intervalMs = 1000, send: () => void = heartbeatOf(Context.current())): { beat(): void; stop(): void } {
   // The activity's start counts: the heartbeat timeout runs from it.

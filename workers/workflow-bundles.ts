@@ -1,8 +1,8 @@
 /**
  * Workflow bundles built ahead of time, beside the compiled code (`npm run build` → dist/).
  *
- * A worker given `workflowsPath` runs webpack when it starts: seconds of CPU, and about 95 MB of
- * the process's RSS stays behind afterwards (measured: 360 → 265 MB for an idle worker). Built once
+ * A worker given `workflowsPath` runs webpack when it starts: seconds of CPU, and much of webpack's
+ * memory stays in the process's RSS afterwards. Built once
  * at build time, a worker reads a file instead. The manifest names a hash of the compiled sources a
  * bundle came from, so a bundle older than the code beside it is never used: the worker bundles
  * in-process as before.

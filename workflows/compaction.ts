@@ -1,5 +1,5 @@
 /**
- * One compaction of one session, as the seed's steps:
+ * One compaction of one session, in these steps:
  *   1. record a `compactions` row (running)
  *   2. plan: split the active window by token share, keep the recent tail, note oversized entries
  *   3. summarize the chunks as parallel activities (read by entry range, heartbeating), with the
@@ -44,7 +44,7 @@ const store = wf.proxyActivities<Activities>({
   retry: { initialInterval: '200ms', maximumInterval: '5s', maximumAttempts: 20 },
 });
 
-/** Summarizer retry policy (OpenClaw): 3 attempts, 500 ms–5 s backoff. */
+/** Summarizer retry policy, as OpenClaw's: a few attempts with a short backoff (a failing summarizer falls back, it is not waited for). */
 const SUMMARIZE_RETRY = { maximumAttempts: 3, initialInterval: '500ms', maximumInterval: '5s', backoffCoefficient: 2 } as const;
 /** Heartbeats notice a dead worker long before start-to-close (a summary may stream for minutes). */
 const DEFAULT_SUMMARIZE_HEARTBEAT_MS = DEFAULTS.summarizeHeartbeatTimeoutMs;

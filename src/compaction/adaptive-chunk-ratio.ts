@@ -12,8 +12,9 @@ const LARGE_AVERAGE_MESSAGE_SHARE = DEFAULTS.largeAverageMessageShare;
 const OVERSIZED_WINDOW_SHARE = DEFAULTS.oversizedWindowShare;
 
 /**
- * Share of the window one chunk may use: 0.4, reduced towards 0.15 when the average message
- * (× 1.2 safety margin) exceeds 10% of the window, by twice that share.
+ * Share of the window one chunk may use: `baseChunkRatio`, reduced towards `minChunkRatio` when the
+ * average message (with the safety margin) exceeds `largeAverageMessageShare` of the window, by
+ * twice that share.
  *
  * @example computeAdaptiveChunkRatio(msgs, 200_000, est) // 0.4 for ordinary chat
  */
@@ -31,7 +32,7 @@ export function computeAdaptiveChunkRatio(
   return Math.max(DEFAULTS.minChunkRatio, DEFAULTS.baseChunkRatio - reduction);
 }
 
-/** True when `estimate(message) × 1.2 > 50%` of the window: it is replaced by a note when summarizing. */
+/** True when the message's estimate (with the safety margin) exceeds `oversizedWindowShare` of the window: it is replaced by a note when summarizing. */
 export function isOversizedForSummary(message: AgentMessage, contextWindow: number, estimate: EstimateTokens): boolean {
   return estimate(message) * DEFAULTS.tokenSafetyMargin > contextWindow * OVERSIZED_WINDOW_SHARE;
 }

@@ -3,8 +3,8 @@
  * with a note → `summarization_failed`. It never reports success without a summary that reclaims
  * tokens. The model call is injected, so the compaction workflow can substitute activities.
  *
- * Retries are not here: in Keel each `summarizeChunk` is an activity with 3 attempts, 500 ms–5 s
- * backoff and 0.2 jitter (OpenClaw's values) as its Temporal retry policy, so this code never sleeps.
+ * Retries are not here: in Keel each `summarizeChunk` is an activity whose Temporal retry policy
+ * (OpenClaw's attempts and backoff, `workflows/compaction.ts`) retries it, so this code never sleeps.
  */
 import { buildMergeInput } from './prompts';
 import { SummarizationFailedError } from './errors';

@@ -30,7 +30,7 @@ export interface ChunkPlan {
   readonly toTimestamp?: number;
 }
 
-/** An entry too large to summarize (estimate × 1.2 > 50% of the window) and the note that replaces it. */
+/** An entry too large to summarize (`isOversizedForSummary`) and the note that replaces it. */
 export interface OversizedEntry {
   readonly entryId: string;
   readonly tokens: number;

@@ -38,7 +38,7 @@ export const DEFAULTS = {
   keepRecentMaxWindowShare: 0.25,
   /**
    * A summary may grow by this share of the messages it newly replaces (in characters at
-   * `charsPerToken`), on top of the summary it replaces (Keel: a fixed 16,000-character cap kept 2% of
+   * `charsPerToken`), on top of the summary it replaces (Keel: a fixed cap kept a small share of
    * what a long session allowed, and lost what people had said).
    */
   summaryShareOfReplaced: 0.05,
@@ -158,12 +158,12 @@ export const DEFAULTS = {
   /** A stopping worker lets in-flight activities finish this long (a model call streams for minutes) (Keel). */
   workerShutdownGraceMs: 5 * 60_000,
   /**
-   * Worker memory for copies of active windows (issue 20): a 150k-token window is about 1.5 MB here,
-   * so 256 MB keeps the windows of well over a hundred busy sessions.
+   * Worker memory for copies of active windows (issue 20), so a turn reads only what was appended:
+   * sized for the windows of many busy sessions at once (docs/sizing.md).
    */
   contextCacheBytes: 256 * 1024 * 1024,
   /**
-   * Session workflows kept in the worker's cache between turns: a fleet of 1,000 live sessions stays
+   * Session workflows kept in the worker's cache between turns, so a busy fleet's sessions stay
    * sticky (the SDK's default is sized from memory; this is deliberate and configurable).
    */
   maxCachedWorkflows: 250,

@@ -2,9 +2,9 @@
  * Token estimates for messages (gpt-tokenizer with OpenClaw's ×1.2 safety margin, cached per entry).
  * Estimates returned here already include the safety margin: do not multiply them again.
  */
-// cl100k_base, not the package's default o200k_base: neither is Claude's tokenizer (the 1.2 margin
-// covers both), they count within ~1% on prose and markdown (this repository's README: 8,541 vs 8,597),
-// and cl100k's tables take half the memory in every process (RSS +37 MB vs +64 MB when loaded).
+// cl100k_base, not the package's default o200k_base: neither is Claude's tokenizer (the safety margin
+// covers both), they count nearly alike on prose and markdown, and cl100k's tables take about half
+// the memory in every process.
 import { countTokens as gptCountTokens } from 'gpt-tokenizer/cjs/encoding/cl100k_base';
 import { DEFAULTS } from '../config/defaults';
 import { isToolCallBlock, toolCallArguments, type AgentMessage } from './types';

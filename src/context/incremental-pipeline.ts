@@ -1,8 +1,8 @@
 /**
  * The context pipeline over a window that grows by appends (issue 20: work proportional to what
  * changed). A worker's cached window hands each turn the same message objects plus the new ones, and
- * a healthy session's pipeline repairs nothing (it only strips tool results' `details`); walking
- * 2,000 messages through five steps every turn then costs ~10 ms of cache misses for nothing. Here,
+ * a healthy session's pipeline repairs nothing (it only strips tool results' `details`); walking a
+ * long window through every step each turn then costs cache misses for nothing. Here,
  * when the last run only stripped details and the new input starts with that input, only the
  * messages from the last turn boundary on run through it, after the last run's output up to there.
  * The result is always `runContextPipeline`'s (a property test compares the two).

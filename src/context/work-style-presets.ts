@@ -21,7 +21,7 @@ export interface ContextSettings {
 
 export interface WorkStylePreset extends ContextSettings {
   readonly style: WorkStyle;
-  /** What kind of work it suits, in the seed's words. */
+  /** What kind of work it suits, in words a person picks a style by. */
   readonly suits: string;
 }
 

@@ -56,7 +56,7 @@ export type AssembleParams = SessionRef & {
 export type CompactParams = SessionRef & { messages: readonly AgentMessage[]; tokenBudget?: number; trigger?: string };
 export type IngestParams = SessionRef & { message: AgentMessage; entryId?: string };
 
-/** The seed's lifecycle; optional methods may be absent. */
+/** OpenClaw's context-engine lifecycle; optional methods may be absent. */
 export interface ContextEngine {
   readonly id: string;
   /** Initialise engine state for a session, importing its history. */

@@ -1,7 +1,7 @@
 /**
  * The JSON body of a model request, written by Keel instead of `JSON.stringify`. A request carries
- * the whole window on every call: encoded whole, then encoded again as UTF-8 by fetch, a
- * 2,000-message window costs ~2 ms of a turn spent encoding messages exactly as last turn did. The
+ * the whole window on every call: encoded whole, then encoded again as UTF-8 by fetch, a long
+ * window costs a turn real time spent encoding messages exactly as the last turn did. The
  * converters share each message's conversion across calls, frozen (`toAnthropicMessages`,
  * `toChatMessages`), so its UTF-8 JSON is computed once and kept by object; a call encodes only its
  * new (and, for Anthropic, cache-marked) messages, then copies bytes into one buffer.

@@ -37,7 +37,7 @@ export interface ConfigAdvice {
   readonly style: WorkStyle;
   /** Settings already as the style recommends. */
   readonly right: SettingAdvice[];
-  /** Settings that differ, in the order the seed lists them. */
+  /** Settings that differ, in the order of the work-style presets' settings. */
   readonly changes: SettingAdvice[];
 }
 

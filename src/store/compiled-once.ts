@@ -4,9 +4,9 @@ import { registerPreparedStatement } from './prepared-statements';
 
 /**
  * A statement of fixed shape that kysely builds and compiles once; each later run only binds its
- * values. Building and compiling a statement costs ~0.3–0.7 ms of CPU (a tree of frozen nodes,
- * then a compiler pass over it), and a turn runs its hot statements on every call: in a worker's
- * profile kysely was ~2.4 ms of a text turn's main-thread time.
+ * values. Building and compiling a statement costs CPU (a tree of frozen nodes, then a compiler
+ * pass over it), and a turn runs its hot statements on every call: in a worker's profile kysely was
+ * a visible share of a text turn's main-thread time.
  *
  * `build` receives a stand-in for each named value (a marker string) and must pass it to kysely
  * unchanged, as one value: not computed with, not inlined into the SQL, not spread into a list. It

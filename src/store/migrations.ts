@@ -305,7 +305,7 @@ const migrations: Record<string, Migration> = {
     async up(db) {
       // A search's probe reads a session's unindexed rows in seq order, so PostgreSQL takes this index
       // even when other agents' imports make unindexed rows look common (it chose a LIMIT-bounded seq
-      // scan of the whole table instead: ~150 ms at 250k rows).
+      // scan of the whole table instead, which grows with every agent's rows).
       await db.schema.dropIndex('transcript_entries_unindexed_idx').ifExists().execute();
       await sql`create index transcript_entries_unindexed_idx on transcript_entries (agent_id, session_id, seq)
                  where search_vector is null and search_terms is null and not (payload ? '$sealed')`.execute(db);
@@ -315,8 +315,8 @@ const migrations: Record<string, Migration> = {
     async up(db) {
       // A GIN index holds an entry for a row whose column is NULL too, and every row has one of the two
       // NULL (a plain row no blind-index terms, a sealed row no tsvector; an imported row both until it
-      // is indexed): each insert wrote into an index no search reads (the import bench: 10-15% of the
-      // database's insert). Matching operators (@@, &&) imply NOT NULL, so searches still use them.
+      // is indexed): each insert wrote into an index no search reads, a visible share of an import's
+      // database time. Matching operators (@@, &&) imply NOT NULL, so searches still use them.
       // Rebuilding takes a while on a big table (about a minute per million rows), once.
       await db.schema.dropIndex('transcript_entries_search_idx').ifExists().execute();
       await db.schema.dropIndex('transcript_entries_terms_idx').ifExists().execute();
@@ -328,9 +328,9 @@ const migrations: Record<string, Migration> = {
     async up(db) {
       // The planner took a session's share of the table to be the agent's share times the session's,
       // as if the two were independent, so a large session in a large table looked small: a search
-      // for a rare word ANDed its few text-index matches with a scan of the session's whole key range
-      // (history_search at 100k entries beside 300k rows of other sessions: p50 60-76 ms; with these
-      // statistics 14-16 ms). Joint statistics give it the sizes of the largest sessions.
+      // for a rare word ANDed its few text-index matches with a scan of the session's whole key range,
+      // several times slower beside other sessions' rows. Joint statistics give it the sizes of the
+      // largest sessions.
       await sql`create statistics if not exists transcript_entries_session_stats (mcv, dependencies) on agent_id, session_id from transcript_entries`.execute(db);
       await sql`analyze transcript_entries`.execute(db);
     },

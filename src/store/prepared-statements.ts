@@ -4,8 +4,8 @@ import { Client, type QueryResult } from 'pg';
 /**
  * Server-side prepared statements for the statements a turn runs every time (`compiledOnce`). pg
  * sends an unnamed statement as parse, bind and execute on each run, and PostgreSQL parses and plans
- * it anew each time: for a turn's hot statements that was most of their time in the server (parse
- * 0.23–0.35 ms and bind with planning 0.24–0.58 ms against 0.16–0.35 ms of execution). A named
+ * it anew each time: for a turn's hot statements, parsing and planning took longer in the server
+ * than executing them. A named
  * statement is parsed once per connection, and after five runs PostgreSQL keeps a generic plan when
  * it is as good. Only fixed texts are named (registered by `compiledOnce`): a name per connection
  * lives as long as the connection, so statements of varying text stay unnamed.

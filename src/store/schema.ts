@@ -5,7 +5,7 @@ type Timestamp = ColumnType<Date, Date | string, Date | string>;
 /** JSON columns: written as serialized JSON, read back parsed. */
 type Json<T> = ColumnType<T, string, string>;
 
-/** One row per (agent_id, session_key): the seeds' SessionEntry. */
+/** One row per (agent_id, session_key): OpenClaw's SessionEntry. */
 export interface SessionsTable {
   agent_id: string;
   session_key: string;

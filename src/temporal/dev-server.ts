@@ -37,7 +37,8 @@ export async function freePort(): Promise<number> {
 
 /**
  * Starts a Temporal dev server from the resolved CLI on free ports, with eager activity execution
- * (an Update with one activity: ~99 ms → ~23 ms p50, measured on 2 cores) and Keel's search attributes.
+ * (the model call starts in the workflow task that schedules it, saving a round trip per turn) and
+ * Keel's search attributes.
  */
 export async function startDevServer(opts: StartDevServerOptions = {}): Promise<DevServer> {
   const log = opts.log ?? ((l: string) => process.stderr.write(`${l}\n`));
