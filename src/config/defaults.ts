@@ -177,6 +177,12 @@ export const DEFAULTS = {
    */
   maxHeldReplyBytes: 256 * 1024,
   /**
+   * Model replies received and not stored yet, kept in the worker's memory so a retry after a failed
+   * write does not call the model again: this many bytes at most, oldest first out (Keel: a few
+   * hundred replies, a few MB of a worker's heap).
+   */
+  receivedRepliesMaxBytes: 16 * 1024 * 1024,
+  /**
    * `keel dev`'s worker: in-flight activities get this long when the chat ends, since the chat has
    * cancelled its turn already and a person waits for the prompt back (Keel).
    */
