@@ -32,7 +32,8 @@ function takeHeldReply(entryId: string, ctx: HoldingContext): ModelResponse | un
 /**
  * Holds `reply` in the heartbeat details until it is stored (a failure flushes them to Temporal
  * before the retry). Heartbeat details are Temporal payloads, sealed by the payload codec when
- * encryption is on. Not held, so a failed write calls the model again as before:
+ * encryption is on. Not held (the worker's memo of received replies still has them for a retry on
+ * the same worker):
  * - a reply over `DEFAULTS.maxHeldReplyBytes` (Temporal refuses large heartbeats);
  * - tool calls when payloads are not encrypted: their raw arguments (which may hold secrets) stay
  *   out of Temporal, as the stored entry keeps them out of the transcript.
