@@ -95,6 +95,11 @@ export const DEFAULTS = {
   maxModelCallsPerTurn: 25,
   /** Subagents: nesting depth (the main agent spawns, its children do not) and running children per session. */
   subagentMaxDepth: 1,
+  /**
+   * A configured window of at most this many tokens is a small local model's: its main sessions get
+   * the minimal system prompt and no subagent tools, which would take half of a 4k window (Keel).
+   */
+  smallWindowTokens: 16_384,
   subagentMaxChildren: 5,
   /** A subagent's result in its parent's context: about 500 tokens, the rest stays in the child's transcript. */
   subagentAnnounceChars: 2_000,
