@@ -129,9 +129,9 @@ export function createMemoryActivities(allDeps: ActivityDeps, replies = new Rece
       for (let round = 0; round < MAX_FLUSH_ROUNDS; round++) {
         // A round an earlier attempt received is not requested again (the rounds before it replay the same way).
         const part = `round ${round}`;
-        const kept = replies.get(input.flushId, part)?.reply;
+        const earlier = replies.get(input.flushId, part)?.reply;
         const response =
-          kept ??
+          earlier ??
           (await deps.model.complete(
             {
               model,
@@ -142,7 +142,7 @@ export function createMemoryActivities(allDeps: ActivityDeps, replies = new Rece
             },
             { signal: Context.current().cancellationSignal, onEvent: () => heartbeat.beat() },
           ));
-        if (kept) log.info('memory flush round received by an earlier attempt; not requested again', { flushId: input.flushId, round });
+        if (earlier) log.info('memory flush round received by an earlier attempt; not requested again', { flushId: input.flushId, round });
         else replies.keep(input.flushId, part, response);
         const assistant: AssistantMessage = { role: 'assistant', content: response.content, stopReason: response.stopReason };
         const calls = response.content.filter((b): b is ToolCallBlock => isToolCallBlock(b));
