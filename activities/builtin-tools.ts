@@ -8,6 +8,7 @@ import { DEFAULTS } from '../src/config/defaults';
 import { memorySearchTool } from './memory-search-tool';
 import { historyTools } from './history-tools';
 import { subagentTools } from './subagent-tools';
+import { offersSubagentTools } from '../src/config/small-window';
 
 /** Each agent's registry with the built-ins → the same without the built-in subagent tools. */
 const withoutSubagentTools = new WeakMap<ToolRegistry, ToolRegistry>();
@@ -38,7 +39,7 @@ export function withBuiltinTools(deps: ActivityDeps): ActivityDeps {
 function registryWithBuiltins(agentDeps: ActivityDeps, workerDeps: ActivityDeps): ToolRegistry {
   const registry = new ToolRegistry();
   for (const tool of agentDeps.tools.list()) registry.register(tool);
-  const spawning = agentDeps.config.subagentMaxDepth > 0 ? subagentTools(agentDeps, workerDeps.sessions) : [];
+  const spawning = offersSubagentTools(agentDeps.config) ? subagentTools(agentDeps, workerDeps.sessions) : [];
   const builtins = [memorySearchTool(agentDeps), ...historyTools(agentDeps), ...spawning];
   // They read, or act under the call's idempotency key: any error they throw (a database blip) is worth another run.
   for (const tool of builtins) if (!agentDeps.tools.get(tool.name)) registry.register({ ...tool, retry: tool.retry ?? DEFAULTS.toolRetry });

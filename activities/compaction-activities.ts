@@ -3,6 +3,7 @@ import { identifierCharBudget } from '../src/compaction/identifier-budget';
 import { ApplicationFailure, Context, log } from '@temporalio/activity';
 import { depsForAgent, type ActivityDeps } from '../src/runtime/deps';
 import { agentSummarizer, type SummarizerSpendGuard } from './compaction-summarizer';
+import { ReceivedReplies } from './received-replies';
 import { loadEntryRange, PlannedEntryMissingError, planMessageOf, toPlanEntries } from './compaction-entries';
 import { getEntry, loadActiveEntries, MESSAGE_TYPES } from '../src/store/entries-repo';
 import {
@@ -192,15 +193,16 @@ export interface FailCompactionInput extends CompactionRef {
 /**
  * The compaction workflow's activities: each reads what it needs from the database by id (the
  * workflow passes ids, ranges and summaries, never the transcript), calls a pure function or the
- * summarizer model, and writes idempotently.
+ * summarizer model, and writes idempotently. `replies`: the worker's memo of replies received and
+ * not stored yet (a summarizer retry reuses them).
  */
-export function createCompactionActivities(allDeps: CompactionActivityDeps) {
+export function createCompactionActivities(allDeps: CompactionActivityDeps, replies = new ReceivedReplies()) {
   const { db } = allDeps;
   const hooks = allDeps.compactionHooks ?? new CompactionHooks();
   // Each agent compacts with its own models and window (inputs carry the agentId).
   const forAgent = (ref: CompactionRef) => {
     const deps = depsForAgent(allDeps, ref.agentId);
-    return { deps, summarizer: agentSummarizer(deps, { ...(ref.summarizerModel ? { model: ref.summarizerModel } : {}), spend: spendGuard(deps, ref), session: ref }) };
+    return { deps, summarizer: agentSummarizer(deps, { ...(ref.summarizerModel ? { model: ref.summarizerModel } : {}), spend: spendGuard(deps, ref), session: ref, replies }) };
   };
 
   /** Why this compaction may not call the summarizer (spend limit reached), recorded on its row and logged once per step. */

@@ -1,4 +1,5 @@
-import { ApplicationFailure, Context } from '@temporalio/activity';
+import { createHash } from 'node:crypto';
+import { ApplicationFailure, Context, log } from '@temporalio/activity';
 import type { ActivityDeps } from '../src/runtime/deps';
 import { startHeartbeat } from './heartbeat';
 import { buildSummarizePrompt, SUMMARIZER_SYSTEM_PROMPT } from '../src/compaction/prompts';
@@ -9,6 +10,8 @@ import { summarizationOverheadTokens } from '../src/compaction/summary-budget';
 import { FailureTypes } from '../src/protocol';
 import { splitTextToFit } from '../src/compaction/split-text-to-fit';
 import { effectiveWindow, learnFromOverflow, type WindowSession } from './model-window';
+import type { ReceivedReplies } from './received-replies';
+import type { ModelResponse } from '../src/model/model-client';
 
 /** Overflow answers a summarizer call may get before it gives up (each one lowers the learned window). */
 const MAX_OVERFLOW_RETRIES = 3;
@@ -48,6 +51,11 @@ export interface SummarizerOptions {
   readonly spend?: SummarizerSpendGuard;
   /** The session being compacted: its estimate scale sizes the prompts, and an overflow teaches it. */
   readonly session?: WindowSession;
+  /**
+   * The worker's memo of replies received and not stored yet: a retry of this activity (its spend
+   * write failed, a later piece failed) reuses the replies its earlier attempts received.
+   */
+  readonly replies?: ReceivedReplies;
 }
 
 /** The summarizer of the agent whose deps these are. */
@@ -60,12 +68,27 @@ export function agentSummarizer(deps: ActivityDeps, options: SummarizerOptions =
   // The summary's max_tokens: the default output, held to half the reserve of the window it must fit.
   const outputTokens = (size: number) => maxOutputTokensFor(size, { reserveTokens: deps.config.reserveTokens, reserveTokensFloor: deps.config.reserveTokensFloor });
 
+  /** One call, or the reply an earlier attempt of this activity received for the same prompt (its spend counted once). */
   async function call(prompt: string): Promise<string> {
+    const scope = activityScope();
+    const part = promptKey(modelName, prompt);
+    const kept = options.replies?.get(scope, part);
+    if (kept) log.info('summarizer reply received by an earlier attempt; not requested again', { recorded: kept.recorded });
+    const reply = kept?.reply ?? (await request(prompt));
+    if (kept?.recorded) return replyText(reply);
+    options.replies?.keep(scope, part, reply);
+    await options.spend?.afterCall(reply.usage.input + reply.usage.output, modelName);
+    options.replies?.keep(scope, part, reply, true);
+    return replyText(reply);
+  }
+
+  /** The model call itself, within the spend limit, heartbeating while the reply streams. */
+  async function request(prompt: string): Promise<ModelResponse> {
     await options.spend?.beforeCall();
     const maxTokens = outputTokens(await window());
     const heartbeat = startHeartbeat();
     try {
-      const reply = await client
+      return await client
         .complete(
           { model: modelName, system: SUMMARIZER_SYSTEM_PROMPT, messages: [{ role: 'user', content: prompt }], maxTokens },
           { signal: Context.current().cancellationSignal, onEvent: () => heartbeat.beat() },
@@ -74,12 +97,6 @@ export function agentSummarizer(deps: ActivityDeps, options: SummarizerOptions =
           await options.spend?.afterCall(0, modelName);
           throw err;
         });
-      await options.spend?.afterCall(reply.usage.input + reply.usage.output, modelName);
-      return reply.content
-        .filter((b): b is { type: 'text'; text: string } => b.type === 'text')
-        .map((b) => b.text)
-        .join('')
-        .trim();
     } finally {
       heartbeat.stop();
     }
@@ -110,12 +127,42 @@ export function agentSummarizer(deps: ActivityDeps, options: SummarizerOptions =
     }
   }
 
+  /** The activity returns its result to Temporal: the replies its attempts kept are no longer needed. */
+  async function forgettingReplies(work: Promise<string>): Promise<string> {
+    const summary = await work;
+    options.replies?.forget(activityScope());
+    return summary;
+  }
+
   return {
     available: Boolean(deps.compactionModel) || modelConfigured(deps.config),
     modelName,
     window,
-    call,
-    summarizeFitting: (text, previousSummary, instructions) => summarizeFitting(text, previousSummary, instructions),
+    call: (prompt) => forgettingReplies(call(prompt)),
+    summarizeFitting: (text, previousSummary, instructions) => forgettingReplies(summarizeFitting(text, previousSummary, instructions)),
     countTokens,
   };
+}
+
+/**
+ * The running activity, the same in each of its attempts: chunks of one compaction run as parallel
+ * activities, so each keeps and forgets its own replies.
+ */
+function activityScope(): string {
+  const { workflowExecution: run, activityId } = Context.current().info;
+  return `summarizer:${run?.workflowId ?? ''}:${run?.runId ?? ''}:${activityId}`;
+}
+
+/** A summarizer call's identity within its activity: the same model and prompt are the same call. */
+function promptKey(model: string, prompt: string): string {
+  return createHash('sha256').update(model).update('\0').update(prompt).digest('base64url');
+}
+
+/** The reply's text, as the summary is used. */
+function replyText(reply: ModelResponse): string {
+  return reply.content
+    .filter((b): b is { type: 'text'; text: string } => b.type === 'text')
+    .map((b) => b.text)
+    .join('')
+    .trim();
 }

@@ -8,17 +8,20 @@ import { withDataErrors } from './data-errors';
 import { withAllowedAgents } from './allowed-agents';
 import { withBuiltinTools } from './builtin-tools';
 import { createSubagentActivities } from './subagent-activities';
+import { ReceivedReplies } from './received-replies';
 
 /** Every activity the Keel worker registers, bound to its dependencies; data errors never retry; other agents than `allowedAgents` are refused. */
 export function createActivities(appDeps: ActivityDeps) {
   // Every agent also has the built-in tools (memory_search) next to the application's.
   const deps = withBuiltinTools(appDeps);
+  // One memo of received replies per worker: every model call's retry on this worker reuses its reply.
+  const replies = new ReceivedReplies();
   return withAllowedAgents(
     withDataErrors({
-      ...createTurnActivities(deps),
+      ...createTurnActivities(deps, replies),
       ...createToolActivities(deps),
-      ...createCompactionActivities(deps),
-      ...createMemoryActivities(deps),
+      ...createCompactionActivities(deps, replies),
+      ...createMemoryActivities(deps, replies),
       ...createMaintenanceActivities(deps),
       ...createSubagentActivities(deps),
     }),

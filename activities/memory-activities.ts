@@ -21,6 +21,7 @@ import { toActivityFailure } from '../src/model/failures';
 import { redactSecrets } from '../src/store/redact';
 import { logRedactions } from './model-call-report';
 import { modelOf } from './session-model';
+import { ReceivedReplies } from './received-replies';
 
 export interface MemoryFlushInput {
   readonly agentId: string;
@@ -63,8 +64,10 @@ const MAX_FLUSH_ROUNDS = 3;
  * The pre-compaction memory flush: one silent turn, once per compaction cycle, that asks the agent to
  * write durable notes through `memory_write`. Its reply (normally NO_REPLY) is never delivered, and
  * the flush turn itself is not added to the conversation; an audit entry records that it ran.
+ * `replies`: the worker's memo of replies received and not stored yet; a retry after a failed write
+ * replays the rounds from it instead of calling the model again.
  */
-export function createMemoryActivities(allDeps: ActivityDeps) {
+export function createMemoryActivities(allDeps: ActivityDeps, replies = new ReceivedReplies()) {
   const { db } = allDeps;
 
   /** The flush, with one `memory_flush` line and count for what it did. */
@@ -79,7 +82,10 @@ export function createMemoryActivities(allDeps: ActivityDeps) {
   async function runMemoryFlush(input: MemoryFlushInput): Promise<MemoryFlushResult> {
     const deps = depsForAgent(allDeps, input.agentId);
     const done = await getEntry(db, input.agentId, input.sessionId, input.flushId);
-    if (done) return { ran: true, notes: Number(((done.payload as unknown as CustomEntry).data as { notes?: number })?.notes ?? 0) };
+    if (done) {
+      replies.forget(input.flushId);
+      return { ran: true, notes: Number(((done.payload as unknown as CustomEntry).data as { notes?: number })?.notes ?? 0) };
+    }
     const session = await getSession(db, input.agentId, input.sessionKey);
     const cycle = session?.compaction_count ?? 0;
     if (session?.memory_flush_compaction_count === cycle) return { ran: false, skipped: 'already-flushed-this-cycle', notes: 0 };
@@ -121,16 +127,23 @@ export function createMemoryActivities(allDeps: ActivityDeps) {
     const heartbeat = startHeartbeat();
     try {
       for (let round = 0; round < MAX_FLUSH_ROUNDS; round++) {
-        const response = await deps.model.complete(
-          {
-            model,
-            system: system.text,
-            messages,
-            maxTokens,
-            tools: [MEMORY_WRITE_TOOL, MEMORY_CHECKPOINT_TOOL],
-          },
-          { signal: Context.current().cancellationSignal, onEvent: () => heartbeat.beat() },
-        );
+        // A round an earlier attempt received is not requested again (the rounds before it replay the same way).
+        const part = `round ${round}`;
+        const earlier = replies.get(input.flushId, part)?.reply;
+        const response =
+          earlier ??
+          (await deps.model.complete(
+            {
+              model,
+              system: system.text,
+              messages,
+              maxTokens,
+              tools: [MEMORY_WRITE_TOOL, MEMORY_CHECKPOINT_TOOL],
+            },
+            { signal: Context.current().cancellationSignal, onEvent: () => heartbeat.beat() },
+          ));
+        if (earlier) log.info('memory flush round received by an earlier attempt; not requested again', { flushId: input.flushId, round });
+        else replies.keep(input.flushId, part, response);
         const assistant: AssistantMessage = { role: 'assistant', content: response.content, stopReason: response.stopReason };
         const calls = response.content.filter((b): b is ToolCallBlock => isToolCallBlock(b));
         reply = response.content.map((b) => (b.type === 'text' ? b.text : '')).join('');
@@ -163,6 +176,7 @@ export function createMemoryActivities(allDeps: ActivityDeps) {
     };
     await recordMemoryFlush(db, { ...input, cycle, notes: kept.notes, day, ...(kept.checkpoint ? { checkpoint: kept.checkpoint } : {}) });
     await appendEntriesRedacted(db, input.agentId, input.sessionId, [{ entry: audit, tokenEstimate: null }]);
+    replies.forget(input.flushId);
     return { ran: true, notes: notes.length, ...(tailOnly ? { tailOnly } : {}) };
   }
 

@@ -30,6 +30,7 @@ import type { ContextSplit } from '../src/protocol';
 import type { ModelTool } from '../src/model/model-client';
 import type { ToolRegistry } from '../src/tools/registry';
 import { toolsForSession } from './session-tools';
+import { mainPromptMode } from '../src/config/small-window';
 
 /** Token counts of what a call sends besides the conversation (status shows them; never the text). */
 export interface PromptOverhead {
@@ -69,7 +70,7 @@ export async function systemPromptForTurn(
 ): Promise<TurnSystemPrompt> {
   const { config } = deps;
   const now = new Date(input.now);
-  const mode = promptModeFor(input.sessionKey, config.promptMode);
+  const mode = promptModeFor(input.sessionKey, mainPromptMode(config, input.model ?? config.model));
   const registry = await toolsForSession(deps, input.agentId, input.sessionKey);
   const tools = registry.list();
   const workspace = config.workspaceAccess === 'none' ? undefined : config.workspaceDir;

@@ -17,7 +17,8 @@ import { ActiveWindowCache } from '../src/store/active-window-cache';
 import { isToolCallBlock } from '../src/context/types';
 import { toActivityFailure } from '../src/model/failures';
 import { startHeartbeat } from './heartbeat';
-import { holdReply, takeHeldReply } from './held-reply';
+import { turnReplyHold } from './held-reply';
+import { ReceivedReplies } from './received-replies';
 import type { ModelResponse } from '../src/model/model-client';
 import { addLogAttributes } from './log-attributes';
 import { findUnstorable, storableText } from '../src/text/storable-text';
@@ -189,9 +190,14 @@ export interface FinishTurnResult extends AfterTurnDecision {
   readonly model: string;
 }
 
-/** The turn's activities: thin wrappers that read, call pure functions and the model, and write. */
-export function createTurnActivities(allDeps: ActivityDeps) {
+/**
+ * The turn's activities: thin wrappers that read, call pure functions and the model, and write.
+ * `replies`: the worker's memo of replies received and not stored yet (shared with the flush and the summarizer).
+ */
+export function createTurnActivities(allDeps: ActivityDeps, replies = new ReceivedReplies()) {
   const { db } = allDeps;
+  // A reply received waits here until stored: a retry after a failed write does not call the model again.
+  const replyHold = turnReplyHold(replies, allDeps.config.encryptionKeys !== undefined);
   // This worker's copies of active windows: sticky execution sends a session's turns here, so a turn reads only what is new.
   const windows = new ActiveWindowCache(allDeps.config.contextCacheBytes);
 
@@ -206,7 +212,7 @@ export function createTurnActivities(allDeps: ActivityDeps) {
    */
   async function startTurn(input: StartTurnInput): Promise<StartTurnResult> {
     // Taken before anything that may fail: a reply an earlier attempt received stays held for the next.
-    const held = takeHeldReply(input.call.assistantEntryId);
+    const held = replyHold.take(input.call.assistantEntryId);
     const begun = await begin(input);
     const { result } = begun;
     if (result.resetOnly || result.duplicate || result.preflightCompaction || result.orphanedChildren) return { kind: 'begun', begun: result };
@@ -314,7 +320,7 @@ export function createTurnActivities(allDeps: ActivityDeps) {
    * the reply was stored returns the stored reply without calling the model again.
    */
   async function callModel(input: CallModelInput): Promise<ModelCallOutcome> {
-    return modelCall(input, undefined, takeHeldReply(input.assistantEntryId));
+    return modelCall(input, undefined, replyHold.take(input.assistantEntryId));
   }
 
   /**
@@ -326,6 +332,7 @@ export function createTurnActivities(allDeps: ActivityDeps) {
   async function modelCall(input: CallModelInput, known?: { session: SessionRow; replyAbsent: boolean; window?: number }, held?: ModelResponse): Promise<ModelCallOutcome> {
     const deps = depsForAgent(allDeps, input.agentId);
     const stored = known?.replyAbsent ? undefined : await getEntry(db, input.agentId, input.sessionId, input.assistantEntryId);
+    if (stored) replyHold.release(input.assistantEntryId);
     if (stored?.type === 'compaction') {
       const compaction = await finishRecordedProviderCompaction(deps, input, stored.payload as unknown as CompactionEntry);
       return { kind: 'compacted', compaction };
@@ -377,7 +384,7 @@ export function createTurnActivities(allDeps: ActivityDeps) {
         heartbeat.stop();
       }
       // Held before the steps that write (the stream's end among them): their failure must not bill the call again.
-      holdReply(input.assistantEntryId, reply, allDeps.config.encryptionKeys !== undefined);
+      replyHold.hold(input.assistantEntryId, reply);
       await stream?.finish();
       return reply;
     }
@@ -388,6 +395,7 @@ export function createTurnActivities(allDeps: ActivityDeps) {
       allDeps.metrics?.modelCall(input.agentId, modelMs / 1000, 'ok');
       log.info('model_call', { event: 'model_call', model, modelMs, contextTokens, budget: context.budget, stopReason: reply.stopReason, contextEdits: reply.appliedEdits ?? [], compactionUsage: reply.compactionUsage });
       const compaction = await recordProviderCompaction(deps, { ...input, tokensBefore: contextTokens, ...(reply.compactionUsage ? { usage: reply.compactionUsage } : {}) }, reply.compaction);
+      replyHold.release(input.assistantEntryId);
       // The provider's compaction failed: Keel's own compaction (and its extractive fallback) takes over.
       if (!compaction) return { kind: 'overBudget', estimatedTokens: context.estimatedTokens, budget: context.budget };
       return { kind: 'compacted', compaction };
@@ -428,6 +436,7 @@ export function createTurnActivities(allDeps: ActivityDeps) {
             touch: input.finish.touch,
           })
         : { ...(await appendReplyKeepingToolArgs(db, input.agentId, input.sessionId, { entry, tokenEstimate: replyTokens })), session: undefined };
+    replyHold.release(input.assistantEntryId);
     const repairs = contextRepairs(context);
     const usage = { input: reply.usage.input, output: reply.usage.output, cache_read: reply.usage.cacheRead ?? 0, cache_write: reply.usage.cacheWrite ?? 0 };
     allDeps.metrics?.modelCall(input.agentId, modelMs / 1000, 'ok');

@@ -68,6 +68,7 @@ const agentSettingsShape = {
   contextWindowTokens: count('tokens').positive('use tokens > 0'),
   reserveTokens: count('tokens').nonnegative('use tokens ≥ 0'),
   reserveTokensFloor: count('tokens').nonnegative('use tokens ≥ 0 (0 turns the floor off)'),
+  smallWindowTokens: count('tokens').nonnegative('use tokens ≥ 0 (0 turns the small-window mode off)'),
   softThresholdTokens: count('tokens').nonnegative('use tokens ≥ 0'),
   tools: z.string().min(1, 'name the module exporting registerTools(registry), relative to this file'),
   toolTimeout: z.union([count('milliseconds'), z.string()], { message: 'use a duration such as "30s" or "5m" (or milliseconds)' }),
@@ -178,7 +179,7 @@ function toSection(s: AgentSettings, prefix: string, dir: string, env: NodeJS.Pr
     values[key] = value;
     names[key] = `${prefix}${fileKey}`;
   };
-  const direct = ['identity', 'promptMode', 'userTimeZone', 'promptCaching', 'subagentMaxDepth', 'subagentMaxChildren', 'workspaceAccess', 'memoryFlushModel', 'maxOutputTokens', 'contextTokens', 'contextWindowTokens', 'reserveTokens', 'reserveTokensFloor', 'softThresholdTokens', 'contextEngine', 'contextEngineOptions', 'historyLimits'] as const;
+  const direct = ['identity', 'promptMode', 'userTimeZone', 'promptCaching', 'subagentMaxDepth', 'subagentMaxChildren', 'workspaceAccess', 'memoryFlushModel', 'maxOutputTokens', 'contextTokens', 'contextWindowTokens', 'reserveTokens', 'reserveTokensFloor', 'smallWindowTokens', 'softThresholdTokens', 'contextEngine', 'contextEngineOptions', 'historyLimits'] as const;
   for (const key of direct) if (s[key] !== undefined) set(key, s[key], key);
   if (s.workStyle !== undefined) applyWorkStyle(s, set);
   if (s.workspace !== undefined) set('workspaceDir', resolve(dir, s.workspace), 'workspace');

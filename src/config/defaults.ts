@@ -95,6 +95,11 @@ export const DEFAULTS = {
   maxModelCallsPerTurn: 25,
   /** Subagents: nesting depth (the main agent spawns, its children do not) and running children per session. */
   subagentMaxDepth: 1,
+  /**
+   * A configured window of at most this many tokens is a small local model's: its main sessions get
+   * the minimal system prompt and no subagent tools, which would take half of a 4k window (Keel).
+   */
+  smallWindowTokens: 16_384,
   subagentMaxChildren: 5,
   /** A subagent's result in its parent's context: about 500 tokens, the rest stays in the child's transcript. */
   subagentAnnounceChars: 2_000,
@@ -176,6 +181,12 @@ export const DEFAULTS = {
    * a failed write does not call the model again (Keel: Temporal warns at 512 KB and refuses 2 MB).
    */
   maxHeldReplyBytes: 256 * 1024,
+  /**
+   * Model replies received and not stored yet, kept in the worker's memory so a retry after a failed
+   * write does not call the model again: this many bytes at most, oldest first out (Keel: a few
+   * hundred replies, a few MB of a worker's heap).
+   */
+  receivedRepliesMaxBytes: 16 * 1024 * 1024,
   /**
    * `keel dev`'s worker: in-flight activities get this long when the chat ends, since the chat has
    * cancelled its turn already and a person waits for the prompt back (Keel).

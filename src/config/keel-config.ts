@@ -175,6 +175,11 @@ export const keelConfigSchema = z.object({
   userTimeZone: z.string().refine(isKnownTimeZone, 'not a known IANA time zone; use a name such as "Europe/Berlin" or "UTC"').default('UTC'),
   /** Provider prompt caching (cache_control breakpoints on system, tools and the stable prefix). */
   promptCaching: switchField().default(true),
+  /**
+   * At or below this configured window (KEEL_SMALL_WINDOW_TOKENS), main sessions get the minimal
+   * system prompt instead of the full one and the agent no subagent tools; 0 turns it off.
+   */
+  smallWindowTokens: z.coerce.number().int().nonnegative('use tokens ≥ 0 (0 turns it off)').default(DEFAULTS.smallWindowTokens),
   /** How deep subagents may nest: 1 lets the main agent spawn and its children not (OpenClaw's maxSpawnDepth). */
   subagentMaxDepth: z.coerce.number().int().nonnegative('0 turns spawning off').default(DEFAULTS.subagentMaxDepth),
   /** Subagents one session may have running at once; a spawn past it is refused with a tool error. */
@@ -290,6 +295,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env, overrides: P
     workspaceWatch: envSwitch(env.KEEL_WORKSPACE_WATCH),
     identity: env.KEEL_IDENTITY || undefined,
     promptMode: env.KEEL_PROMPT_MODE || undefined,
+    smallWindowTokens: env.KEEL_SMALL_WINDOW_TOKENS || undefined,
     userTimeZone: env.KEEL_TIMEZONE || undefined,
     promptCaching: envSwitch(env.KEEL_PROMPT_CACHING),
     softThresholdTokens: env.KEEL_SOFT_THRESHOLD_TOKENS || undefined,
@@ -364,6 +370,7 @@ const ENV_NAMES: Record<string, string> = {
   workspaceWatch: 'KEEL_WORKSPACE_WATCH',
   identity: 'KEEL_IDENTITY',
   promptMode: 'KEEL_PROMPT_MODE',
+  smallWindowTokens: 'KEEL_SMALL_WINDOW_TOKENS',
   userTimeZone: 'KEEL_TIMEZONE',
   promptCaching: 'KEEL_PROMPT_CACHING',
   softThresholdTokens: 'KEEL_SOFT_THRESHOLD_TOKENS',

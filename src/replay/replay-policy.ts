@@ -8,6 +8,7 @@ import { basename } from 'node:path';
 import { z } from 'zod';
 import { keelConfigSchema, type KeelConfig } from '../config/keel-config';
 import { configuredWindow } from '../config/configured-window';
+import { mainPromptMode } from '../config/small-window';
 import { DEFAULTS } from '../config/defaults';
 import { buildSystemPrompt } from '../context/system-prompt';
 import { MEMORY_RECALL, MESSAGING, SAFETY, TOOL_CALL_STYLE, promptModeFor, runtimeSection } from '../context/prompt-sections';
@@ -121,9 +122,9 @@ export function currentReplayPolicy(base: KeelConfig, sessionKey = 'agent:main:m
  * policy sets `overheadTokens` to count them.
  */
 function baseOverheadTokens(c: KeelConfig, sessionKey: string): number {
-  let mode = c.promptMode;
+  let mode = mainPromptMode(c);
   try {
-    mode = promptModeFor(sessionKey, c.promptMode);
+    mode = promptModeFor(sessionKey, mode);
   } catch {
     // A key Keel cannot parse (an imported transcript's): the configured mode.
   }

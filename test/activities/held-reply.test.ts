@@ -1,4 +1,5 @@
-import { holdReply, takeHeldReply } from '../../activities/held-reply';
+import { turnReplyHold } from '../../activities/held-reply';
+import { ReceivedReplies } from '../../activities/received-replies';
 import type { ModelResponse } from '../../src/model/model-client';
 
 /** An activity context that records its heartbeats and starts from `details` (an earlier attempt's). */
@@ -16,38 +17,57 @@ function context(details?: unknown) {
   };
 }
 
+/** A hold on a worker of its own (its own memo), as seen by one attempt with `ctx`. */
+const attempt = (ctx: ReturnType<typeof context>['ctx'], encrypted: boolean, replies = new ReceivedReplies()) => turnReplyHold(replies, encrypted, () => ctx as never);
+
 const usage = { input: 10, output: 5 };
 const text = (t: string): ModelResponse => ({ content: [{ type: 'text', text: t }], stopReason: 'stop', usage, model: 'm' });
 const toolCall: ModelResponse = { content: [{ type: 'toolCall', id: 'toolu_1', name: 'deploy', arguments: { token: 'secret' } }], stopReason: 'toolUse', usage, model: 'm' };
 
-describe('holdReply and takeHeldReply', () => {
-  it('hold a reply in the heartbeat details, and give it back to the next attempt of the same call only', () => {
+describe('turnReplyHold', () => {
+  it('holds a reply in the heartbeat details, and gives it back to the next attempt of the same call only, on any worker', () => {
     const first = context();
-    expect(holdReply('e1', text('hello'), false, first.ctx as never)).toBe(true);
+    attempt(first.ctx, false).hold('e1', text('hello'));
     expect(first.beats).toEqual([{ entryId: 'e1', reply: text('hello') }]);
 
     const retry = context(first.beats[0]);
-    expect(takeHeldReply('e1', retry.ctx as never)).toEqual(text('hello'));
+    expect(attempt(retry.ctx, false).take('e1')).toEqual(text('hello'));
     // Recorded again at once, so an attempt that fails before storing it leaves it for the next.
     expect(retry.beats).toEqual([first.beats[0]]);
-    expect(takeHeldReply('e2', context(first.beats[0]).ctx as never)).toBeUndefined();
-    expect(takeHeldReply('e1', context(undefined).ctx as never)).toBeUndefined();
-    expect(takeHeldReply('e1', context({ entryId: 'e1' }).ctx as never)).toBeUndefined();
+    expect(attempt(context(first.beats[0]).ctx, false).take('e2')).toBeUndefined();
+    expect(attempt(context(undefined).ctx, false).take('e1')).toBeUndefined();
+    expect(attempt(context({ entryId: 'e1' }).ctx, false).take('e1')).toBeUndefined();
   });
 
-  it('hold tool calls only when payloads are encrypted: their raw arguments stay out of Temporal otherwise', () => {
+  it('keeps tool calls out of unencrypted heartbeats, and gives them back from the worker memo', () => {
+    const replies = new ReceivedReplies();
     const plain = context();
-    expect(holdReply('e1', toolCall, false, plain.ctx as never)).toBe(false);
+    attempt(plain.ctx, false, replies).hold('e1', toolCall);
     expect(plain.beats).toEqual([]);
+    expect(attempt(context().ctx, false, replies).take('e1')).toEqual(toolCall);
+    // Another worker has neither the memo nor a heartbeat: it calls the model again.
+    expect(attempt(context().ctx, false).take('e1')).toBeUndefined();
+
     const sealed = context();
-    expect(holdReply('e1', toolCall, true, sealed.ctx as never)).toBe(true);
+    attempt(sealed.ctx, true).hold('e1', toolCall);
     expect(sealed.beats).toHaveLength(1);
   });
 
-  it('do not hold a reply too large for a heartbeat, and say so', () => {
+  it('forgets the reply once released (stored)', () => {
+    const replies = new ReceivedReplies();
+    const hold = attempt(context().ctx, false, replies);
+    hold.hold('e1', toolCall);
+    hold.release('e1');
+    expect(hold.take('e1')).toBeUndefined();
+  });
+
+  it('does not hold a reply too large for a heartbeat, says so, and keeps it in the memo', () => {
+    const replies = new ReceivedReplies();
     const big = context();
-    expect(holdReply('e1', text('x'.repeat(300 * 1024)), true, big.ctx as never)).toBe(false);
+    const reply = text('x'.repeat(300 * 1024));
+    attempt(big.ctx, true, replies).hold('e1', reply);
     expect(big.beats).toEqual([]);
     expect(big.warnings).toEqual([expect.stringContaining('too large to hold')]);
+    expect(attempt(context().ctx, true, replies).take('e1')).toEqual(reply);
   });
 });

@@ -21,7 +21,7 @@ import type { ActivityDeps } from '../../src/runtime/deps';
 import type { Store } from '../../src/store/connect';
 import type { ToolRegistry } from '../../src/tools/registry';
 import type { TestDatabase } from './databases';
-import { startFakeAnthropic, type FakeAnthropic } from './fake-anthropic';
+import { startFakeAnthropic, type FakeAnthropic, type FakeAnthropicOptions } from './fake-anthropic';
 import { testDeps } from './keel-deps';
 import { keelClient, runInProcessWorker, startTemporalTestEnv, uniqueTaskQueue, type TemporalTestEnv } from './temporal';
 
@@ -57,12 +57,15 @@ export interface IntegrationSuite {
   withWorker<T>(store: Store, options: WorkerOptions, fn: (t: WorkerContext) => Promise<T>): Promise<T>;
 }
 
-/** Registers the suite's beforeAll/afterAll (server and fake model) and returns the harness. */
-export function integrationSuite(): IntegrationSuite {
+/**
+ * Registers the suite's beforeAll/afterAll (server and fake model) and returns the harness. `fake`:
+ * how the suite's fake model is started, e.g. the small window it enforces on every request.
+ */
+export function integrationSuite(options: { readonly fake?: FakeAnthropicOptions } = {}): IntegrationSuite {
   let env: TemporalTestEnv | undefined;
   let fake: FakeAnthropic | undefined;
   beforeAll(async () => {
-    [env, fake] = await Promise.all([startTemporalTestEnv(), startFakeAnthropic()]);
+    [env, fake] = await Promise.all([startTemporalTestEnv(), startFakeAnthropic(options.fake)]);
   });
   afterAll(async () => {
     await fake?.close();
