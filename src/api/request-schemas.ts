@@ -8,7 +8,7 @@ import { MAX_USER_TEXT_CHARS } from '../protocol';
 
 /** A session key in the path, URL-encoded (`agent%3Amain%3Amain`); its grammar is checked by the client. */
 export const sessionKeyParams = z.object({
-  sessionKey: z.string().min(1).meta({ description: 'The session key, URL-encoded, e.g. `agent%3Amain%3Amain`', example: 'agent:main:main' }),
+  sessionKey: z.string().min(1).meta({ description: 'The session key, URL-encoded, e.g. `agent%3Amain%3Amain`', examples: ['agent:main:main'] }),
 });
 
 /** `POST /v1/sessions/{sessionKey}/messages`. */
