@@ -12,7 +12,6 @@ function problems(...statuses: number[]): ZodOpenApiResponsesObject {
     401: 'No bearer token, or a wrong one',
     403: 'The agent is not in KEEL_ALLOWED_AGENTS',
     404: 'No such session or compaction',
-    409: 'The session moved past the entry the request named',
     413: 'The body or a text is over its size limit',
     502: 'The request failed in the session (`failureType` says how)',
     503: 'Temporal or the database does not answer',
@@ -45,7 +44,7 @@ const messages: ZodOpenApiOperationObject = {
       content: { 'application/json': { schema: messageReply }, 'text/event-stream': { schema: { type: 'string' } } },
       'x-sse-events': { text: { $ref: '#/components/schemas/TextEvent' }, restart: { $ref: '#/components/schemas/RestartEvent' }, reply: { $ref: '#/components/schemas/MessageReply' }, error: { $ref: '#/components/schemas/Problem' } },
     },
-    ...problems(400, 403, 409, 413, 502),
+    ...problems(400, 403, 413, 502),
   },
 };
 

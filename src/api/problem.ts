@@ -24,7 +24,6 @@ const TITLES: Record<number, string> = {
   401: 'Unauthorized',
   403: 'Forbidden',
   404: 'Not Found',
-  409: 'Conflict',
   413: 'Content Too Large',
   500: 'Internal Server Error',
   502: 'Bad Gateway',
@@ -92,7 +91,7 @@ export function problemFor(err: unknown, deps: Dependencies): ApiProblem {
   if (classifyDbError(err) === 'transient') return new ApiProblem(503, 'unavailable', unreachable(deps.database, err).message);
   const failure = requestFailure(err);
   if (failure) {
-    const status = failure.type === FailureTypes.StaleTurn ? 409 : failure.type === FailureTypes.AgentNotAllowed ? 403 : 502;
+    const status = failure.type === FailureTypes.AgentNotAllowed ? 403 : 502;
     return new ApiProblem(status, 'request-failed', failure.message, undefined, failure.type);
   }
   return new ApiProblem(500, 'internal', `the server failed: ${err instanceof Error ? err.message : String(err)}`);
