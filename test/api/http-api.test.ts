@@ -14,6 +14,8 @@ import { startApi, type ApiUnderTest, type SseEvent, type SseStream } from '../s
 import { CITIES, PARENT_PROMPT, lookupTools, subagentResponder } from '../subagents/subagent-script';
 import { getSession } from '../../src/store/sessions-repo';
 import { checkApiBinding } from '../../src/api/serve-api';
+import { Connection } from '@temporalio/client';
+import { startCuttableProxy } from '../support/cuttable-proxy';
 
 const suite = integrationSuite();
 const MESSAGES = '/v1/sessions/{sessionKey}/messages';
@@ -237,4 +239,32 @@ describe('the HTTP API refuses', () => {
     expect(() => checkApiBinding('0.0.0.0', 'test-token-0123456789abcdef')).not.toThrow();
     expect(() => checkApiBinding('127.0.0.1', undefined)).not.toThrow();
   });
+});
+
+describe('the HTTP API without Temporal', () => {
+  const db = suite.storePerTest(testDatabases()[0]!);
+
+  it('answers 503 naming TEMPORAL_ADDRESS and the address tried when Temporal stops answering', () =>
+    suite.withWorker(db.store, {}, async (t) => {
+      const [host, port] = suite.env.server.address.split(':');
+      const proxy = await startCuttableProxy({ host: host!, port: Number(port) });
+      const address = `${proxy.host}:${proxy.port}`;
+      const connection = await Connection.connect({ address });
+      const api = await startApi(suite.env, t, { temporal: { connection, address } });
+      try {
+        const key = `agent:${freshDurableAgent()}:main`;
+        t.fake.enqueue(fakeReply.text('still here'));
+        expect((await api.call('POST', MESSAGES, { params: { sessionKey: key }, body: { text: 'hello' } })).status).toBe(200);
+        proxy.cut();
+        const status = await api.call('GET', '/v1/sessions/{sessionKey}', { params: { sessionKey: key } });
+        expect(status.status).toBe(503);
+        expect(status.body.detail).toContain(`cannot reach Temporal at ${address} (TEMPORAL_ADDRESS)`);
+        // The database still answers: the list does not need Temporal.
+        expect((await api.call('GET', '/v1/sessions')).status).toBe(200);
+      } finally {
+        await api.close();
+        await connection.close();
+        await proxy.close();
+      }
+    }));
 });

@@ -4,6 +4,7 @@
  * /openapi.json with ajv, and an SSE reader that can hang up mid-stream.
  */
 import Ajv2020 from 'ajv/dist/2020';
+import type { Connection } from '@temporalio/client';
 import addFormats from 'ajv-formats';
 import { KeelClient } from '../../src/client/keel-client';
 import { configFromEnv } from '../../src/config/keel-config';
@@ -59,6 +60,8 @@ export interface ApiOptions {
   /** The server's token; `null`: none (loopback). Default: a fixed test token. */
   readonly token?: string | null;
   readonly allowedAgents?: string[];
+  /** The API's own Temporal connection and the address it names (default: the suite's). */
+  readonly temporal?: { readonly connection: Connection; readonly address: string };
 }
 
 /** The token the test servers require unless told otherwise. */
@@ -68,14 +71,14 @@ export const TEST_API_TOKEN = 'test-token-0123456789abcdef';
 export async function startApi(env: TemporalTestEnv, t: WorkerContext, opts: ApiOptions = {}): Promise<ApiUnderTest> {
   const token = opts.token === undefined ? TEST_API_TOKEN : (opts.token ?? undefined);
   const stream = replyStreamForStore(t.store);
-  const client = new KeelClient({ connection: env.connection, taskQueue: t.taskQueue, stream, ...(opts.allowedAgents ? { allowedAgents: opts.allowedAgents } : {}) });
+  const client = new KeelClient({ connection: opts.temporal?.connection ?? env.connection, taskQueue: t.taskQueue, stream, ...(opts.allowedAgents ? { allowedAgents: opts.allowedAgents } : {}) });
   const defaults = configFromEnv({}, { taskQueue: t.taskQueue, resetMode: 'none', ...(opts.allowedAgents ? { allowedAgents: opts.allowedAgents } : {}) });
   const served = await serveApi(
     {
       client,
       db: t.store.db,
       settings: { defaults, agents: new Map() },
-      dependencies: { temporal: temporalDependency(env.server.address), database: storeDependency(t.store.target) },
+      dependencies: { temporal: temporalDependency(opts.temporal?.address ?? env.server.address), database: storeDependency(t.store.target) },
       eventsPollMs: 200,
       ...(token ? { token } : {}),
     },
