@@ -5,7 +5,7 @@
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { isGrpcServiceError } from '@temporalio/client';
-import { TemporalFailure } from '@temporalio/common';
+import { ApplicationFailure } from '@temporalio/common';
 import type { z } from 'zod';
 import { KeelRequestError } from '../client/keel-client';
 import { InvalidSessionKeyError } from '../sessions/errors';
@@ -105,9 +105,7 @@ function temporalUnreachable(err: unknown): boolean {
   return false;
 }
 
-/** A request the session settled as failed (`ApplicationFailure` with a Keel failure type). */
+/** A request the session settled as failed: the client throws it as an `ApplicationFailure` with a Keel failure type. */
 function requestFailure(err: unknown): { type: string; message: string } | undefined {
-  if (!(err instanceof TemporalFailure)) return undefined;
-  const type = (err as TemporalFailure & { type?: unknown }).type;
-  return typeof type === 'string' ? { type, message: err.message } : undefined;
+  return err instanceof ApplicationFailure && err.type ? { type: err.type, message: err.message } : undefined;
 }

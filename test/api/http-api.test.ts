@@ -229,6 +229,22 @@ describe('the HTTP API refuses', () => {
       expectProblem(await api.call('POST', '/v1/sessions/{sessionKey}/compact', { params: { sessionKey: 'agent:main:main' }, body: { instructions: 'x'.repeat(200_001) } }), 413, 'instructions');
     }));
 
+  it('a turn that fails in its session (502, naming the failure type), as JSON and as the stream\'s error event', () =>
+    suite.withWorker(db.store, {}, async (t) => {
+      const api = await startApi(suite.env, t);
+      try {
+        const key = `agent:${freshDurableAgent()}:main`;
+        t.fake.enqueue(fakeReply.authError(), fakeReply.authError());
+        const sent = await api.call('POST', MESSAGES, { params: { sessionKey: key }, body: { text: 'hello' } });
+        expectProblem(sent, 502);
+        expect(sent.body).toMatchObject({ type: 'urn:keel:problem:request-failed', failureType: 'ModelAuth' });
+        const stream = await api.stream('POST', MESSAGES, { params: { sessionKey: key }, body: { text: 'hello again' } });
+        expect(await stream.next()).toEqual({ event: 'error', data: expect.objectContaining({ status: 502, failureType: 'ModelAuth' }) });
+      } finally {
+        await api.close();
+      }
+    }));
+
   it('an agent KEEL_ALLOWED_AGENTS leaves out (403), and serves without a token on loopback only', async () => {
     await withApi({ allowedAgents: ['ops'], token: null }, async (api) => {
       expectProblem(await api.call('POST', MESSAGES, { params: { sessionKey: 'agent:main:main' }, body: { text: 'hi' } }), 403, 'sessionKey');
