@@ -37,22 +37,44 @@ export function watchRetries(client: KeelClient, sessionKey: string, log: (line:
   });
 }
 
+/** A session's answer to its subagent's report, which nobody asked for (so nobody waits for it). */
+export interface AnnounceReply {
+  readonly requestId: string;
+  readonly subagentId: string;
+  /** The answer; undefined when it was silent. */
+  readonly reply?: string;
+  /** Why the answer failed, when it did. */
+  readonly failed?: string;
+}
+
+/**
+ * Collects the session's settled answers to subagents' announces that nobody has collected yet
+ * (each is handed out once: collecting marks it). A session that is not running has none.
+ */
+export async function collectAnnounceReplies(client: KeelClient, sessionKey: string): Promise<AnnounceReply[]> {
+  // A closed run answers queries only by being replayed on the worker: ask the server first (cheap).
+  const handle = client.temporal.workflow.getHandle(client.identify(sessionKey).workflowId);
+  if ((await handle.describe()).status.name !== 'RUNNING') return [];
+  const status = await client.getStatus(sessionKey);
+  const replies: AnnounceReply[] = [];
+  for (const requestId of status.uncollectedRequestIds ?? []) {
+    const subagentId = announcingSubagent(requestId);
+    if (!subagentId) continue;
+    const outcome = await client.collectOutcome(sessionKey, requestId);
+    if (outcome.status === 'done' && 'turn' in outcome) replies.push({ requestId, subagentId, ...(outcome.turn.silent || !outcome.turn.reply ? {} : { reply: outcome.turn.reply }) });
+    else if (outcome.status === 'failed') replies.push({ requestId, subagentId, failed: outcome.message });
+  }
+  return replies;
+}
+
 /**
  * While the chat waits for input: collects the parent's replies to subagents' announces (turns
  * nobody sent, so nobody waits for them) and hands each to `show` as it arrives.
  */
 export function watchAnnounces(client: KeelClient, sessionKey: string, show: (subagentId: string, reply: string | undefined) => void): { stop(): void } {
   return every(POLL_MS, async () => {
-    // A closed run answers queries only by being replayed on the worker: ask the server first (cheap).
-    const handle = client.temporal.workflow.getHandle(client.identify(sessionKey).workflowId);
-    if ((await handle.describe()).status.name !== 'RUNNING') return;
-    const status = await client.getStatus(sessionKey);
-    for (const requestId of status.uncollectedRequestIds ?? []) {
-      const subagentId = announcingSubagent(requestId);
-      if (!subagentId) continue;
-      const outcome = await client.collectOutcome(sessionKey, requestId);
-      if (outcome.status === 'done' && 'turn' in outcome) show(subagentId, outcome.turn.silent || !outcome.turn.reply ? undefined : outcome.turn.reply);
-      else if (outcome.status === 'failed') show(subagentId, `(the reply failed: ${outcome.message})`);
+    for (const answer of await collectAnnounceReplies(client, sessionKey)) {
+      show(answer.subagentId, answer.failed !== undefined ? `(the reply failed: ${answer.failed})` : answer.reply);
     }
   });
 }

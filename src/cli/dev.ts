@@ -1,4 +1,6 @@
-import { loadKeelSettings } from '../config/agent-config';
+import { loadKeelSettings, type KeelSettings } from '../config/agent-config';
+import type { ServedApi } from '../api/serve-api';
+import { serveApiWith } from './serve-command';
 import { validateStartup } from '../config/validate-startup';
 import { agentConfig } from '../config/agent-config';
 import { parseSessionKey } from '../sessions/session-key';
@@ -33,6 +35,7 @@ export async function runDev(opts: DevOptions, startLocalStack: StartLocalStack)
   const stack = await startLocalStack(settings, log);
   const config = agentConfig(settings, agentOf(opts.sessionKey));
   log(`temporal: ${stack.temporalAddress}${stack.uiUrl ? ` (Web UI ${stack.uiUrl})` : ''}`);
+  const api = await startDevApi(stack, settings, log);
   try {
     if (!modelConfigured(config)) {
       log(HOW_TO_SET_A_MODEL);
@@ -47,7 +50,23 @@ export async function runDev(opts: DevOptions, startLocalStack: StartLocalStack)
     await chat(stack.client, opts.sessionKey, log);
     return 0;
   } finally {
+    await api?.close().catch((err: unknown) => log(`stopping the HTTP API: ${err instanceof Error ? err.message : String(err)}`));
     await stopWithin(stack, STOP_DEADLINE_MS, log);
+  }
+}
+
+/**
+ * The HTTP API beside the chat, on the stack's client (its replies stream) and store. A port in use
+ * or a refused binding is said and the chat starts without it: the chat is what `keel dev` is for.
+ */
+async function startDevApi(stack: LocalStack, settings: KeelSettings, log: (line: string) => void): Promise<ServedApi | undefined> {
+  try {
+    const api = await serveApiWith(stack.client, stack.runtime.store, settings, stack.temporalAddress);
+    log(`api: ${api.url} (keel serve's HTTP API; GET /openapi.json describes it)`);
+    return api;
+  } catch (err) {
+    log(`api: not started: ${err instanceof Error ? err.message : String(err)}`);
+    return undefined;
   }
 }
 

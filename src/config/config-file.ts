@@ -94,6 +94,8 @@ const fileSchema = z
     modelIdleTimeoutMs: count('milliseconds').positive('use milliseconds > 0'),
     shutdownGraceMs: count('milliseconds').nonnegative('use milliseconds ≥ 0'),
     workspacePollSeconds: z.number().nonnegative('use seconds ≥ 0 (0 disables polling)'),
+    apiPort: count('port').min(0, 'use a port from 0 to 65535').max(65535, 'use a port from 0 to 65535'),
+    apiHost: z.string().min(1, 'name the address to bind, e.g. "127.0.0.1"'),
     models: z.strictObject({
       providers: z.record(
         z.string(),
@@ -156,11 +158,11 @@ export function readConfigFile(env: NodeJS.ProcessEnv = process.env, cwd: string
   }
   const parsed = fileSchema.safeParse(json);
   if (!parsed.success) throw fail(parsed.error.issues.map((issue) => describeIssue(issue, json)));
-  const { agents = {}, models, temporalAddress, temporalNamespace, taskQueue, home, maintenanceMode, modelIdleTimeoutMs, shutdownGraceMs, workspacePollSeconds, ...settings } = parsed.data;
+  const { agents = {}, models, temporalAddress, temporalNamespace, taskQueue, home, maintenanceMode, modelIdleTimeoutMs, shutdownGraceMs, workspacePollSeconds, apiPort, apiHost, ...settings } = parsed.data;
   const dir = dirname(path);
   const problems: string[] = [];
   const top = toSection(settings, '', dir, env, problems);
-  const processSettings = { temporalAddress, temporalNamespace, taskQueue, home, maintenanceMode, modelIdleTimeoutMs, shutdownGraceMs, workspacePollSeconds, models };
+  const processSettings = { temporalAddress, temporalNamespace, taskQueue, home, maintenanceMode, modelIdleTimeoutMs, shutdownGraceMs, workspacePollSeconds, apiPort, apiHost, models };
   for (const [key, value] of Object.entries(processSettings)) {
     if (value === undefined) continue;
     top.values[key as keyof KeelConfig] = value;

@@ -207,4 +207,15 @@ export const DEFAULTS = {
    * often, waiting 1 s, then 2 s, … between runs (Keel: a short blip, not an outage, is worth waiting for).
    */
   toolRetry: { maxAttempts: 3, initialIntervalMs: 1_000, maxIntervalMs: 30_000 },
+  /** Port of the HTTP API (`keel serve`, `keel dev`) (Keel: free of Temporal's 7233/8233 and the usual 3000/8080). */
+  apiPort: 8787,
+  /** The HTTP API listens on loopback unless told otherwise: beyond it, a token is required (Keel). */
+  apiHost: '127.0.0.1',
+  /**
+   * Largest HTTP request body the API reads: one request's payload limit (`MAX_REQUEST_BYTES`, 1 MB)
+   * plus room for JSON escapes (a string of quotes doubles in size when encoded) (Keel).
+   */
+  apiMaxBodyBytes: 2 * 1024 * 1024,
+  /** How often the API's event stream asks a session for replies nobody asked for (as the chat does) (Keel). */
+  apiEventsPollMs: 1_000,
 } as const;

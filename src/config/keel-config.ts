@@ -198,6 +198,12 @@ export const keelConfigSchema = z.object({
   codecServerOrigins: z.array(z.string().refine(isWebOrigin, 'each origin is scheme://host[:port], such as https://temporal-ui.example.com')).min(1).default(['http://localhost:8233', 'http://127.0.0.1:8233']),
   /** Agents this worker and its clients serve (KEEL_ALLOWED_AGENTS, comma-separated); unset → all. */
   allowedAgents: z.array(z.string().min(1)).min(1).optional(),
+  /** Port of the HTTP API, `keel serve` and `keel dev` (KEEL_API_PORT). */
+  apiPort: z.coerce.number().int().min(0).max(65535).default(DEFAULTS.apiPort),
+  /** Address the HTTP API binds (KEEL_API_HOST); beyond loopback it needs KEEL_API_TOKEN. */
+  apiHost: z.string().min(1).default(DEFAULTS.apiHost),
+  /** Bearer token every HTTP API request must carry (KEEL_API_TOKEN); environment only: it is a secret. */
+  apiToken: z.string().min(16, 'use at least 16 characters (`openssl rand -hex 24`)').optional(),
 }).superRefine(coherentModelSettings).superRefine(coherentSecuritySettings);
 
 /** Encryption settings that cannot work together fail at start, naming the variable to set. */
@@ -329,6 +335,9 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env, overrides: P
     codecServerToken: env.KEEL_CODEC_SERVER_TOKEN || undefined,
     codecServerOrigins: env.KEEL_CODEC_SERVER_ORIGINS ? env.KEEL_CODEC_SERVER_ORIGINS.split(',').map((o) => o.trim()).filter(Boolean) : undefined,
     allowedAgents: env.KEEL_ALLOWED_AGENTS ? env.KEEL_ALLOWED_AGENTS.split(',').map((a) => a.trim()).filter(Boolean) : undefined,
+    apiPort: env.KEEL_API_PORT || undefined,
+    apiHost: env.KEEL_API_HOST || undefined,
+    apiToken: env.KEEL_API_TOKEN || undefined,
   };
   // Environment variables override the config file's top-level values; code overrides both.
   const setInEnv = Object.fromEntries(Object.entries(fromEnv).filter(([, v]) => v !== undefined));
@@ -404,6 +413,9 @@ const ENV_NAMES: Record<string, string> = {
   codecServerToken: 'KEEL_CODEC_SERVER_TOKEN',
   codecServerOrigins: 'KEEL_CODEC_SERVER_ORIGINS',
   allowedAgents: 'KEEL_ALLOWED_AGENTS',
+  apiPort: 'KEEL_API_PORT',
+  apiHost: 'KEEL_API_HOST',
+  apiToken: 'KEEL_API_TOKEN',
 };
 
 /** Top-level values of a config file, under the environment; `names` gives each key's JSON path in the file. */

@@ -75,6 +75,12 @@ export function databaseDependency(url: string): Dependency {
   return { name: 'the database', address: withoutPassword(url), variable: 'DATABASE_URL', fix: 'start PostgreSQL or fix DATABASE_URL' };
 }
 
+/** The database a store opened: the PostgreSQL server, or the PGlite folder under KEEL_HOME. */
+export function storeDependency(target: StoreTarget): Dependency {
+  if (target.kind === 'postgres') return databaseDependency(target.url);
+  return { name: 'the database', address: target.dataDir, variable: 'KEEL_HOME', fix: 'check that the PGlite folder is readable and not held by another process' };
+}
+
 /** A client connection to Temporal at `address`, or the one-line error within {@link REACH_TIMEOUT_MS}. */
 export function connectTemporal(address: string): Promise<Connection> {
   return withinReach(temporalDependency(address), () => Connection.connect({ address, connectTimeout: REACH_TIMEOUT_MS }));

@@ -92,6 +92,17 @@ describe('precedence', () => {
     expect(agentConfig(settings, 'unlisted')).toBe(settings.defaults);
   });
 
+  it("reads the HTTP API's host and port from the file, under the environment; the token from the environment only", async () => {
+    expect([(await load({})).defaults.apiHost, (await load({})).defaults.apiPort]).toEqual(['127.0.0.1', 8787]);
+    const fromFile = await load({ apiHost: '0.0.0.0', apiPort: 9000 });
+    expect([fromFile.defaults.apiHost, fromFile.defaults.apiPort]).toEqual(['0.0.0.0', 9000]);
+    const fromEnv = await load({ apiHost: '0.0.0.0', apiPort: 9000 }, { KEEL_API_PORT: '9100', KEEL_API_TOKEN: 'a-token-of-24-characters' });
+    expect([fromEnv.defaults.apiHost, fromEnv.defaults.apiPort, fromEnv.defaults.apiToken]).toEqual(['0.0.0.0', 9100, 'a-token-of-24-characters']);
+    expect(await loadError({ apiPort: 70_000 })).toMatch(/apiPort: use a port from 0 to 65535/);
+    expect(await loadError({ apiToken: 'in-the-file-0123456789' })).toMatch(/apiToken: unknown setting/);
+    expect(await loadError({}, { KEEL_API_TOKEN: 'short' })).toMatch(/KEEL_API_TOKEN: use at least 16 characters/);
+  });
+
   it('an env error still names the variable, a file error the JSON path', async () => {
     expect(await loadError({ maxOutputTokens: 1_000 }, { KEEL_MAX_OUTPUT_TOKENS: 'lots' })).toMatch(/KEEL_MAX_OUTPUT_TOKENS: /);
     expect(await loadError({ resetHour: 3 })).toMatch(/resetHour: unknown setting/);

@@ -6,9 +6,8 @@ import { contextBar, contextSplitBar } from '../context-bar';
 import { promptCacheLine } from '../prompt-cache-line';
 import { sessionModelCommand } from '../agents';
 import { listSessions, renderSessions } from '../sessions-list';
+import { sessionStatusReport } from '../session-status';
 import { shownKey } from '../shown-key';
-import { sessionCompactionNote } from '../compactions';
-import { sessionWindowNote } from '../window-note';
 import { configFromEnv, countOf, printResult, say, withStore, type CliContext, type JsonOption } from './shared';
 import type { CompactionWorkflowResult, SessionStatus } from '../../protocol';
 import { DEFAULTS } from '../../config/defaults';
@@ -38,18 +37,9 @@ export function registerSessionCommands(program: Command, ctx: CliContext): void
       parseSessionKey(key);
       const { client, close } = await connectClient(configFromEnv());
       try {
-        const status = await forKnownSession(key, () => client.getStatus(key));
-        // Best effort: the status itself comes from the workflow, and an unreadable database must not hide it.
-        const compactionNote = await withStore((s) => sessionCompactionNote(s.db, status.agentId, key)).catch((err: unknown) => `compaction records unreadable: ${err instanceof Error ? err.message : String(err)}`);
-        // Why the window in force differs from the configured one (learned limit, session scale); best effort too.
-        const model = status.configuredContextWindow !== undefined ? status.model : undefined;
-        const windowNote = model ? await withStore((s) => sessionWindowNote(s.db, status.agentId, key, model)).catch(() => null) : null;
-        // Turns as `keel sessions` counts them (user messages of the current transcript, so a reset starts
-        // again at 0); the workflow's own counter spans resets. Best effort, like the notes.
-        const turns = await withStore((s) => listSessions(s.db, loadKeelSettings(), { agentId: status.agentId, sessionKey: key }))
-          .then((found) => found[0]?.turns)
-          .catch(() => undefined);
-        printResult(opts, { ...status, ...(turns !== undefined ? { turns } : {}), ...(compactionNote ? { compactionNote } : {}), ...(windowNote ? { windowNote } : {}) });
+        const status = await sessionStatusReport(client, key, loadKeelSettings(), (fn) => withStore((s) => fn(s.db)));
+        const { turns, compactionNote, windowNote } = status;
+        printResult(opts, status);
         if (!opts.json) {
           say(`${shownKey(key)}\n${contextBar(status)}`);
           if (windowNote) say(windowNote);

@@ -41,7 +41,7 @@ export function allowedAgent(agentId: string): string {
 }
 
 /** Opens the configured store; an unreachable PostgreSQL is named with DATABASE_URL and the address tried. */
-async function openConfiguredStore(): Promise<Store> {
+export async function openConfiguredStore(): Promise<Store> {
   const config = configFromEnv();
   const target = storeTargetFor(config);
   // The key ring opens what was sealed at rest: export, doctor and compactions show read plaintext.

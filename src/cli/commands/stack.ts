@@ -2,9 +2,11 @@ import type { Command } from 'commander';
 import { runDev } from '../dev';
 import { chatCommand } from '../chat-command';
 import { workerCommand } from '../worker-command';
+import { serveCommand } from '../serve-command';
+import { say } from './shared';
 import type { CliContext } from './shared';
 
-/** `keel dev` and `keel chat`: talking to an agent. */
+/** `keel dev`, `keel chat`, `keel serve` and `keel worker`: talking to an agent, and running the parts that do. */
 export function registerStackCommands(program: Command, ctx: CliContext): void {
   program
     .command('dev')
@@ -22,6 +24,13 @@ export function registerStackCommands(program: Command, ctx: CliContext): void {
     .option('--session <key>', 'the session to chat with (same as the argument)')
     .action(async (key: string | undefined, opts: { session?: string }) => {
       ctx.exitCode = await chatCommand(key ?? opts.session ?? 'agent:main:main');
+    });
+
+  program
+    .command('serve')
+    .description('the HTTP API (KEEL_API_HOST:KEEL_API_PORT, default 127.0.0.1:8787; bearer KEEL_API_TOKEN) for TEMPORAL_ADDRESS, else the running `keel dev`; see docs/http-api.md')
+    .action(async () => {
+      ctx.exitCode = await serveCommand(say);
     });
 
   program

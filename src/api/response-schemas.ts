@@ -1,0 +1,174 @@
+/**
+ * The HTTP API's answers as zod schemas, for /openapi.json. Each mirrors a type the CLI prints with
+ * `--json` (`SessionStatus`, `SessionListing`, `CompactionView`, …); the HTTP tests validate every
+ * response against the generated document, so a field added to one of those types without its schema
+ * here fails them.
+ */
+import { z } from 'zod';
+import 'zod-openapi';
+
+const count = z.number().int().nonnegative();
+const pressure = z.enum(['normal', '50', '70', '85']).meta({ description: 'Context pressure: the highest of 50, 70, 85 % of the window reached' });
+
+/** A turn's token usage as the provider reported it. */
+const usage = z
+  .strictObject({
+    inputTokens: count,
+    outputTokens: count,
+    cacheReadTokens: count.optional(),
+    cacheWriteTokens: count.optional(),
+  })
+  .meta({ id: 'Usage' });
+
+/** `POST …/messages`, and the data of the stream's `reply` event. */
+export const messageReply = z
+  .strictObject({
+    reply: z.string().meta({ description: 'The assistant’s reply; empty when it was silent (NO_REPLY)' }),
+    silent: z.boolean(),
+    sessionKey: z.string(),
+    requestId: z.string(),
+    turn: z.number().int().positive().meta({ description: '1-based turn number over the session’s life' }),
+    usage,
+    modelCalls: count,
+    toolCalls: z.array(z.strictObject({ name: z.string(), isError: z.boolean() })).optional(),
+  })
+  .meta({ id: 'MessageReply' });
+
+/** The data of the stream's `text` events. */
+export const textEvent = z.strictObject({ delta: z.string() }).meta({ id: 'TextEvent', description: 'Reply text as the model writes it' });
+
+/** The data of a stream's `restart` event: a model call was retried, what was shown is replaced. */
+export const restartEvent = z.strictObject({ soFar: z.string() }).meta({ id: 'RestartEvent', description: 'A model call was retried: replace the text shown so far with `soFar`' });
+
+/** The data of the events stream's `announce` event. */
+export const announceEvent = z
+  .strictObject({
+    requestId: z.string(),
+    subagentId: z.string(),
+    reply: z.string().nullable().meta({ description: 'The session’s answer to its subagent’s report; null when it was silent' }),
+    failed: z.string().optional().meta({ description: 'Why the answer failed, when it did' }),
+  })
+  .meta({ id: 'AnnounceEvent', description: 'A subagent reported back and the session answered, unasked' });
+
+/** `GET /v1/sessions/{sessionKey}`: `keel status --json`. */
+export const sessionStatus = z
+  .strictObject({
+    agentId: z.string(),
+    sessionKey: z.string(),
+    turnsCompleted: count,
+    queuedTurns: count,
+    lastEntryId: z.string().nullable(),
+    contextTokens: count,
+    contextWindow: count,
+    percentUsed: z.number().nonnegative(),
+    pressure,
+    compactionCount: count,
+    lastCompactionId: z.string().nullable(),
+    configuredContextWindow: count.optional(),
+    promptCache: z.strictObject({ uncachedTokens: count, readTokens: count, writeTokens: count, hitRatePercent: z.number().nonnegative() }).optional(),
+    model: z.string().optional(),
+    contextSplit: z.strictObject({ systemTokens: count, bootstrapTokens: count, toolTokens: count, historyTokens: count }).optional(),
+    spawnAdvice: z.strictObject({ level: z.enum(['normal', 'elevated', 'high', 'critical']), instruction: z.string() }),
+    autoCompaction: z.union([z.strictObject({ state: z.literal('paused') }), z.strictObject({ state: z.literal('held'), untilTokens: count })]).optional(),
+    uncollectedRequestIds: z.array(z.string()).optional(),
+    turns: count.optional().meta({ description: 'User messages of the current transcript (as `GET /v1/sessions` counts them)' }),
+    compactionNote: z.string().optional(),
+    windowNote: z.string().optional(),
+  })
+  .meta({ id: 'SessionStatus' });
+
+const sessionListing = z
+  .strictObject({
+    sessionKey: z.string(),
+    agentId: z.string(),
+    sessionId: z.string(),
+    updatedAt: z.iso.datetime(),
+    turns: count,
+    contextTokens: count,
+    contextWindow: count,
+    estimateScale: z.number().positive().optional(),
+    percentUsed: z.number().nonnegative(),
+    pressure,
+    compactions: count,
+    autoCompactionPaused: z.boolean(),
+    model: z.string(),
+    modelOverride: z.boolean(),
+    earlierSessionIds: count,
+  })
+  .meta({ id: 'SessionListing' });
+
+/** `GET /v1/sessions`: `keel sessions --json`. */
+export const sessionsList = z.strictObject({ sessions: z.array(sessionListing) }).meta({ id: 'SessionsList' });
+
+/** `POST …/compact`: the compaction's result. */
+export const compactionResult = z
+  .strictObject({
+    compactionId: z.string(),
+    status: z.enum(['running', 'succeeded', 'failed', 'skipped']),
+    degraded: z.boolean(),
+    tokensBefore: count,
+    tokensAfter: count,
+    firstKeptEntryId: z.string().nullable(),
+    entryId: z.string().nullable(),
+  })
+  .meta({ id: 'CompactionResult' });
+
+const nullableCount = count.nullable();
+const compactionView = z
+  .strictObject({
+    id: z.string(),
+    agentId: z.string(),
+    sessionKey: z.string(),
+    sessionId: z.string(),
+    trigger: z.string(),
+    status: z.string(),
+    degraded: z.boolean(),
+    error: z.string().nullable(),
+    attempts: count,
+    tokensBefore: nullableCount,
+    tokensAfter: nullableCount,
+    firstKeptEntryId: z.string().nullable(),
+    entryId: z.string().nullable(),
+    retryOf: z.string().nullable(),
+    revertOf: z.string().nullable(),
+    rerunOf: z.string().nullable(),
+    summarizerModel: z.string().nullable(),
+    summarizerCalls: count,
+    summarizerTokens: count,
+    spendLimited: z.string().nullable(),
+    workflowId: z.string().nullable(),
+    startedAt: z.iso.datetime(),
+    finishedAt: z.iso.datetime().nullable(),
+    retryCommand: z.string().optional(),
+  })
+  .meta({ id: 'Compaction' });
+
+/** `GET /v1/compactions`: `keel compactions --json`. */
+export const compactionsList = z
+  .strictObject({
+    compactions: z.array(compactionView),
+    pausedSessions: z.array(z.strictObject({ agentId: z.string(), sessionKey: z.string(), consecutiveFailures: count })).optional(),
+  })
+  .meta({ id: 'CompactionsList' });
+
+/** `POST /v1/compactions/{id}/retry`: `keel compactions retry --json`. */
+export const retryResult = z
+  .strictObject({
+    compactionId: z.string().nullable().meta({ description: 'The compaction being run: the new one, or the one already running' }),
+    retryOf: z.string(),
+    workflowId: z.string(),
+    started: z.boolean().meta({ description: 'False when a compaction of the session was already running (it was joined)' }),
+  })
+  .meta({ id: 'RetryResult' });
+
+/** Every error: problem details (RFC 9457). */
+export const problem = z
+  .strictObject({
+    type: z.string().meta({ description: 'A URN naming the kind of problem, e.g. `urn:keel:problem:invalid-request`' }),
+    title: z.string(),
+    status: z.number().int(),
+    detail: z.string().meta({ description: 'What is wrong and how to fix it' }),
+    field: z.string().optional().meta({ description: 'The field, parameter, header or setting at fault' }),
+    failureType: z.string().optional().meta({ description: 'A failed request: its failure type (`KeelModelUnavailable`, …)' }),
+  })
+  .meta({ id: 'Problem' });

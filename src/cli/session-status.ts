@@ -1,0 +1,39 @@
+import type { Kysely } from 'kysely';
+import type { KeelClient } from '../client/keel-client';
+import type { KeelSettings } from '../config/agent-config';
+import type { SessionStatus } from '../protocol';
+import type { Database } from '../store/schema';
+import { forKnownSession } from './session-errors';
+import { sessionCompactionNote } from './compactions';
+import { sessionWindowNote } from './window-note';
+import { listSessions } from './sessions-list';
+
+/** `keel status --json` (and `GET /v1/sessions/{key}`): the workflow's status with what the database adds. */
+export type SessionStatusReport = SessionStatus & {
+  /** User messages of the current transcript, as `keel sessions` counts them (a reset starts again at 0). */
+  readonly turns?: number;
+  /** Why the session compacts differently now (a revert, the spend limit). */
+  readonly compactionNote?: string;
+  /** Why the window in force differs from the configured one (a learned limit, a session scale). */
+  readonly windowNote?: string;
+};
+
+/** Runs `fn` on a database handle: the CLI opens one per call, the HTTP API keeps one open. */
+export type WithDb = <T>(fn: (db: Kysely<Database>) => Promise<T>) => Promise<T>;
+
+/**
+ * The status of a session from its workflow (UnknownSessionError when it never ran), with the notes
+ * and turn count read from the database. Those are best effort: an unreadable database must not hide
+ * the status itself, so the compaction note then says why it is missing and the rest is left out.
+ */
+export async function sessionStatusReport(client: KeelClient, sessionKey: string, settings: KeelSettings, withDb: WithDb): Promise<SessionStatusReport> {
+  const status = await forKnownSession(sessionKey, () => client.getStatus(sessionKey));
+  const compactionNote = await withDb((db) => sessionCompactionNote(db, status.agentId, sessionKey)).catch((err: unknown) => `compaction records unreadable: ${err instanceof Error ? err.message : String(err)}`);
+  const model = status.configuredContextWindow !== undefined ? status.model : undefined;
+  const windowNote = model ? await withDb((db) => sessionWindowNote(db, status.agentId, sessionKey, model)).catch(() => null) : null;
+  // The workflow's own counter spans resets; this one is what `keel sessions` shows.
+  const turns = await withDb((db) => listSessions(db, settings, { agentId: status.agentId, sessionKey }))
+    .then((found) => found[0]?.turns)
+    .catch(() => undefined);
+  return { ...status, ...(turns !== undefined ? { turns } : {}), ...(compactionNote ? { compactionNote } : {}), ...(windowNote ? { windowNote } : {}) };
+}
