@@ -1,5 +1,6 @@
 import { Connection } from '@temporalio/client';
 import { openStore, type OpenStoreOptions, type Store, type StoreTarget } from '../store/connect';
+import type { TemporalConnectionOptions } from '../temporal/connection-options';
 
 /**
  * How every entry point (`keel dev`, `keel worker`, `keel chat` and the other commands, the worker
@@ -75,14 +76,14 @@ export function databaseDependency(url: string): Dependency {
   return { name: 'the database', address: withoutPassword(url), variable: 'DATABASE_URL', fix: 'start PostgreSQL or fix DATABASE_URL' };
 }
 
-/** A client connection to Temporal at `address`, or the one-line error within {@link REACH_TIMEOUT_MS}. */
-export function connectTemporal(address: string): Promise<Connection> {
-  return withinReach(temporalDependency(address), () => Connection.connect({ address, connectTimeout: REACH_TIMEOUT_MS }));
+/** A client connection to Temporal (`temporalConnectionOptions`), or the one-line error within {@link REACH_TIMEOUT_MS}. */
+export function connectTemporal(options: TemporalConnectionOptions): Promise<Connection> {
+  return withinReach(temporalDependency(options.address), () => Connection.connect({ ...options, connectTimeout: REACH_TIMEOUT_MS }));
 }
 
-/** Fails with the one-line error unless Temporal answers at `address` (a worker's start checks before it builds anything). */
-export async function probeTemporal(address: string): Promise<void> {
-  const connection = await connectTemporal(address);
+/** Fails with the one-line error unless Temporal answers (a worker's start checks before it builds anything). */
+async function probeTemporal(options: TemporalConnectionOptions): Promise<void> {
+  const connection = await connectTemporal(options);
   await connection.close();
 }
 
@@ -112,13 +113,13 @@ export async function openReachableStore(target: StoreTarget, opts: OpenStoreOpt
 }
 
 /**
- * Opens the store while checking that Temporal answers at `temporalAddress` (when one is configured),
- * both at once: whichever fails first is reported, so neither waits on the other to say it is away.
+ * Opens the store while checking that Temporal answers (when one is configured), both at once:
+ * whichever fails first is reported, so neither waits on the other to say it is away.
  */
-export async function openStoreBesideTemporal(target: StoreTarget, opts: OpenStoreOptions, temporalAddress: string | undefined): Promise<Store> {
+export async function openStoreBesideTemporal(target: StoreTarget, opts: OpenStoreOptions, temporal: TemporalConnectionOptions | undefined): Promise<Store> {
   const opening = openReachableStore(target, opts);
   try {
-    await Promise.all([opening, temporalAddress === undefined ? undefined : probeTemporal(temporalAddress)]);
+    await Promise.all([opening, temporal === undefined ? undefined : probeTemporal(temporal)]);
   } catch (err) {
     // A store that opens after Temporal failed is closed again.
     void opening.then((store) => store.close(), () => undefined);

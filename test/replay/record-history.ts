@@ -24,7 +24,7 @@ import type { Client } from '@temporalio/client';
 import { openStore, type Store } from '../../src/store/connect';
 import { ToolRegistry } from '../../src/tools/registry';
 import { compactionWorkflowId } from '../../src/protocol';
-import { startFakeAnthropic, fakeReply, type FakeAnthropic } from '../support/fake-anthropic';
+import { startFakeAnthropic, fakeReply, type FakeAnthropic } from '../../src/testing';
 import { keelClient, runInProcessWorker, startTemporalTestEnv, uniqueTaskQueue, type TemporalTestEnv } from '../support/temporal';
 import { testDeps } from '../support/keel-deps';
 import { isFlushRequest, isSummarizerRequest, lastUserText, seedConversation, waitIdle } from '../support/durable-turn-helpers';
