@@ -36,7 +36,7 @@ import { orphanedChildren, subagentTaskText } from './subagent-runs';
 import { contextRepairs, logRedactions, redactionCounts } from './model-call-report';
 import { finishRecordedProviderCompaction, recordProviderCompaction } from './provider-compaction';
 import type { CompactionEntry } from '../src/context/types';
-import type { CompactionWorkflowResult } from '../src/protocol';
+import type { AgentTaskScope, CompactionWorkflowResult } from '../src/protocol';
 
 export interface BeginTurnInput {
   readonly agentId: string;
@@ -55,6 +55,8 @@ export interface BeginTurnInput {
   readonly announce?: { readonly subagentId: string; readonly key: string };
   /** A spawned child's first turn: the message is the task stored with its run. */
   readonly subagentTask?: boolean;
+  /** An application's agent task: its prompt mode and tools. */
+  readonly task?: AgentTaskScope;
 }
 
 export interface BeginTurnResult {
@@ -94,6 +96,8 @@ export interface CallModelInput {
    * statement, and returns what finishTurn would have.
    */
   readonly finish?: TurnFinish;
+  /** An application's agent task: its prompt mode and tools. */
+  readonly task?: AgentTaskScope;
 }
 
 /** What finishing a turn needs besides this call: the usage of the turn's earlier calls, and whether it refreshes freshness. */
@@ -223,6 +227,7 @@ export function createTurnActivities(allDeps: ActivityDeps) {
         precheck: true,
         ...(call.requestId !== undefined ? { requestId: call.requestId } : {}),
         ...(call.finish ? { finish: call.finish } : {}),
+        ...(input.task ? { task: input.task } : {}),
       },
       { session: begun.session, replyAbsent: begun.appended, window: begun.window },
       held,

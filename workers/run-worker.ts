@@ -1,5 +1,6 @@
 import { NativeConnection } from '@temporalio/worker';
 import type { KeelSettings } from '../src/config/agent-config';
+import type { ToolRegistry } from '../src/tools/registry';
 import { DEFAULTS } from '../src/config/defaults';
 import { validateStartup } from '../src/config/validate-startup';
 import { watchDatabaseHealth } from '../src/store/health-watch';
@@ -20,7 +21,7 @@ import { codecServerFor } from '../src/security/codec-server';
  * TEMPORAL_ADDRESS / DATABASE_URL name, or else for the embedded stack running under KEEL_HOME
  * (`keel dev` elsewhere): its Temporal server and, through its socket, its PGlite database.
  */
-export async function runWorker(settings: KeelSettings, opts: { pretty?: boolean } = {}): Promise<void> {
+export async function runWorker(settings: KeelSettings, opts: { pretty?: boolean; tools?: ToolRegistry } = {}): Promise<void> {
   // pino as Temporal's Runtime logger (JSON; KEEL_LOG_PRETTY=1 for people), metrics and tracing from the environment.
   const obs = installObservability(process.env, opts.pretty ? { pretty: true } : {});
   const log = (line: string) => obs.logger.info(`keel worker: ${line}`);
@@ -31,7 +32,7 @@ export async function runWorker(settings: KeelSettings, opts: { pretty?: boolean
   await validateStartup(settings.defaults, { requireModel: false, agents: settings.agents });
   // Both dependencies answer within seconds, or the start stops with one line naming the one that did not.
   const store = await openStoreBesideTemporal(storeTargetFor(config), { atRest: atRestFor(config) }, temporal);
-  const runtime = await openRuntime({ config, agents: settings.agents, store }).catch(async (err: unknown) => {
+  const runtime = await openRuntime({ config, agents: settings.agents, store, ...(opts.tools ? { tools: opts.tools } : {}) }).catch(async (err: unknown) => {
     await store.close();
     throw err;
   });
