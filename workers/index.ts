@@ -17,9 +17,6 @@ import { runWorker } from './run-worker';
 
 export { createKeelWorker, type KeelWorkerOptions } from './create-worker';
 export { openRuntime, type OpenRuntimeOptions, type Runtime } from '../src/runtime/activity-deps';
-export { loadKeelSettings, type KeelSettings } from '../src/config/agent-config';
-export { temporalConnectionFor } from '../src/cli/connect';
-export { temporalConnectionOptions, TemporalTlsFileError, type TemporalConnectionOptions } from '../src/temporal/connection-options';
 
 /** What `runKeelWorker` runs with. */
 export interface RunKeelWorkerOptions {
