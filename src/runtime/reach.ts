@@ -78,7 +78,17 @@ export function databaseDependency(url: string): Dependency {
 
 /** A client connection to Temporal (`temporalConnectionOptions`), or the one-line error within {@link REACH_TIMEOUT_MS}. */
 export function connectTemporal(options: TemporalConnectionOptions): Promise<Connection> {
-  return withinReach(temporalDependency(options.address), () => Connection.connect({ ...options, connectTimeout: REACH_TIMEOUT_MS }));
+  const dependency = options.tls ? temporalTlsDependency(options.address) : temporalDependency(options.address);
+  return withinReach(dependency, () => Connection.connect({ ...options, connectTimeout: REACH_TIMEOUT_MS }));
+}
+
+/** Temporal over TLS: a refused handshake is most often a setting, so the fix names them. */
+function temporalTlsDependency(address: string): Dependency {
+  return {
+    ...temporalDependency(address),
+    name: 'Temporal over TLS',
+    fix: 'check the CA (TEMPORAL_TLS_SERVER_CA_CERT_PATH), the client certificate and key (TEMPORAL_TLS_CLIENT_CERT_PATH, TEMPORAL_TLS_CLIENT_KEY_PATH), and the server name (TEMPORAL_TLS_SERVER_NAME) (in keel.config.json: temporalTlsCaPath, temporalTlsCertPath, temporalTlsKeyPath, temporalTlsServerName)',
+  };
 }
 
 /** Fails with the one-line error unless Temporal answers (a worker's start checks before it builds anything). */

@@ -27,10 +27,11 @@ export class TemporalTlsFileError extends Error {
   override readonly name = 'TemporalTlsFileError';
   constructor(
     readonly setting: string,
-    readonly path: string,
+    /** The file; undefined when the setting is missing (a key without its certificate). */
+    readonly path: string | undefined,
     reason: string,
   ) {
-    super(`${setting}: cannot read ${path} (${reason}); point it at a readable PEM file, or unset it`);
+    super(path === undefined ? `${setting}: ${reason}` : `${setting}: cannot read ${path} (${reason}); point it at a readable PEM file, or unset it`);
   }
 }
 
@@ -54,7 +55,7 @@ export function temporalConnectionOptions(config: TemporalConnectionConfig, addr
   const apiKey = config.temporalApiKey ? { apiKey: config.temporalApiKey } : {};
   if (Boolean(config.temporalTlsCertPath) !== Boolean(config.temporalTlsKeyPath)) {
     const missing = config.temporalTlsCertPath ? SETTING_NAMES.temporalTlsKeyPath : SETTING_NAMES.temporalTlsCertPath;
-    throw new TemporalTlsFileError(missing, '(unset)', 'a client certificate needs its key and a key its certificate: set both, or neither');
+    throw new TemporalTlsFileError(missing, undefined, 'not set: a client certificate needs its key and a key its certificate; set both, or neither');
   }
   const implied = Boolean(config.temporalTlsCaPath || config.temporalTlsCertPath || config.temporalApiKey || config.temporalTlsServerName);
   if (!(config.temporalTls ?? implied)) return { address, ...(config.temporalApiKey ? { tls: false } : {}), ...apiKey };
