@@ -1,6 +1,7 @@
 import { Connection } from '@temporalio/client';
 import { openStore, type OpenStoreOptions, type Store, type StoreTarget } from '../store/connect';
 import type { TemporalConnectionOptions } from '../temporal/connection-options';
+import { tlsHandshakeProblem } from '../temporal/tls-handshake';
 
 /**
  * How every entry point (`keel dev`, `keel worker`, `keel chat` and the other commands, the worker
@@ -78,8 +79,13 @@ export function databaseDependency(url: string): Dependency {
 
 /** A client connection to Temporal (`temporalConnectionOptions`), or the one-line error within {@link REACH_TIMEOUT_MS}. */
 export function connectTemporal(options: TemporalConnectionOptions): Promise<Connection> {
-  const dependency = options.tls ? temporalTlsDependency(options.address) : temporalDependency(options.address);
-  return withinReach(dependency, () => Connection.connect({ ...options, connectTimeout: REACH_TIMEOUT_MS }));
+  if (!options.tls) return withinReach(temporalDependency(options.address), () => Connection.connect({ ...options, connectTimeout: REACH_TIMEOUT_MS }));
+  const dependency = temporalTlsDependency(options.address);
+  return withinReach(dependency, () => Connection.connect({ ...options, connectTimeout: REACH_TIMEOUT_MS })).catch(async (err: unknown) => {
+    // The gRPC client only says nothing answered; a handshake of our own says why.
+    const problem = await tlsHandshakeProblem(options);
+    throw problem ? new UnreachableDependencyError(dependency, problem, { cause: err }) : err;
+  });
 }
 
 /** Temporal over TLS: a refused handshake is most often a setting, so the fix names them. */
