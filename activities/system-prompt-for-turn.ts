@@ -26,10 +26,10 @@ import { effectiveWindow } from './model-window';
 import { spawnLevel, spawnPolicySection } from '../src/context/spawn-policy';
 import { prepareContext, type PreparedContext } from './prepare-context';
 import type { ActiveWindowCache } from '../src/store/active-window-cache';
-import type { ContextSplit } from '../src/protocol';
+import type { AgentTaskScope, ContextSplit } from '../src/protocol';
 import type { ModelTool } from '../src/model/model-client';
 import type { ToolRegistry } from '../src/tools/registry';
-import { toolsForSession } from './session-tools';
+import { toolsForSession, toolsForTask } from './session-tools';
 import { mainPromptMode } from '../src/config/small-window';
 
 /** Token counts of what a call sends besides the conversation (status shows them; never the text). */
@@ -61,6 +61,8 @@ interface PromptInput {
   readonly session?: SessionRow;
   /** The model's window in force, when the caller has just read it (saves reading it again). */
   readonly window?: number;
+  /** An application's agent task: its prompt mode and the tools it may use. */
+  readonly task?: AgentTaskScope;
 }
 
 /** Builds the system prompt for a call in `sessionKey` at workflow time `now`. */
@@ -70,8 +72,8 @@ export async function systemPromptForTurn(
 ): Promise<TurnSystemPrompt> {
   const { config } = deps;
   const now = new Date(input.now);
-  const mode = promptModeFor(input.sessionKey, mainPromptMode(config, input.model ?? config.model));
-  const registry = await toolsForSession(deps, input.agentId, input.sessionKey);
+  const mode = input.task?.promptMode ?? promptModeFor(input.sessionKey, mainPromptMode(config, input.model ?? config.model));
+  const registry = toolsForTask(await toolsForSession(deps, input.agentId, input.sessionKey), input.task?.tools);
   const tools = registry.list();
   const workspace = config.workspaceAccess === 'none' ? undefined : config.workspaceDir;
   const watchSettings = { watch: config.workspaceWatch, pollSeconds: config.workspacePollSeconds };

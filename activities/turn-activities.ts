@@ -37,7 +37,7 @@ import { orphanedChildren, subagentTaskText } from './subagent-runs';
 import { contextRepairs, logRedactions, redactionCounts } from './model-call-report';
 import { finishRecordedProviderCompaction, recordProviderCompaction } from './provider-compaction';
 import type { CompactionEntry } from '../src/context/types';
-import type { CompactionWorkflowResult } from '../src/protocol';
+import type { AgentTaskScope, CompactionWorkflowResult } from '../src/protocol';
 
 export interface BeginTurnInput {
   readonly agentId: string;
@@ -56,6 +56,8 @@ export interface BeginTurnInput {
   readonly announce?: { readonly subagentId: string; readonly key: string };
   /** A spawned child's first turn: the message is the task stored with its run. */
   readonly subagentTask?: boolean;
+  /** An application's agent task: its prompt mode and tools. */
+  readonly task?: AgentTaskScope;
 }
 
 export interface BeginTurnResult {
@@ -95,6 +97,8 @@ export interface CallModelInput {
    * statement, and returns what finishTurn would have.
    */
   readonly finish?: TurnFinish;
+  /** An application's agent task: its prompt mode and tools. */
+  readonly task?: AgentTaskScope;
 }
 
 /** What finishing a turn needs besides this call: the usage of the turn's earlier calls, and whether it refreshes freshness. */
@@ -229,6 +233,7 @@ export function createTurnActivities(allDeps: ActivityDeps, replies = new Receiv
         precheck: true,
         ...(call.requestId !== undefined ? { requestId: call.requestId } : {}),
         ...(call.finish ? { finish: call.finish } : {}),
+        ...(input.task ? { task: input.task } : {}),
       },
       { session: begun.session, replyAbsent: begun.appended, window: begun.window },
       held,

@@ -22,7 +22,7 @@ import { join } from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
 import { openStore, type Store } from '../src/store/connect';
 import { freePort } from '../src/temporal/dev-server';
-import { startFakeAnthropic, fakeReply } from '../test/support/fake-anthropic';
+import { startFakeAnthropic, fakeReply } from '../src/testing';
 import { keelClient, startTemporalTestEnv, uniqueTaskQueue } from '../test/support/temporal';
 import { COMPILED_DIR_ENV, compileEntries, compiledEntryArgs } from '../test/support/compiled-entries';
 import { buildWorkflowBundle } from '../test/support/workflow-bundle';

@@ -14,7 +14,7 @@ import { z } from 'zod';
 import { openStore } from '../src/store/connect';
 import { ToolRegistry } from '../src/tools/registry';
 import type { TurnUsage } from '../src/protocol';
-import { fakeReply, startFakeAnthropic, type FakeRequest } from '../test/support/fake-anthropic';
+import { fakeReply, startFakeAnthropic, type FakeRequest } from '../src/testing';
 import { testDeps } from '../test/support/keel-deps';
 import { keelClient, runInProcessWorker, startTemporalTestEnv, uniqueTaskQueue } from '../test/support/temporal';
 

@@ -20,7 +20,7 @@ import { join } from 'node:path';
 import { SingleBar } from 'cli-progress';
 import { openStore } from '../src/store/connect';
 import { importSessions } from '../src/transfer/import-sessions';
-import { fakeReply, startFakeAnthropic, type FakeRequest } from '../test/support/fake-anthropic';
+import { fakeReply, startFakeAnthropic, type FakeRequest } from '../src/testing';
 import { isFlushRequest, isSummarizerRequest } from '../test/support/durable-turn-helpers';
 import { testDeps } from '../test/support/keel-deps';
 import { keelClient, runInProcessWorker, startTemporalTestEnv, uniqueTaskQueue } from '../test/support/temporal';

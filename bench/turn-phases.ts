@@ -12,7 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { temporal } from '@temporalio/proto';
 import type { Client } from '@temporalio/client';
 import { openStore } from '../src/store/connect';
-import { startFakeAnthropic, fakeReply } from '../test/support/fake-anthropic';
+import { startFakeAnthropic, fakeReply } from '../src/testing';
 import { testDeps } from '../test/support/keel-deps';
 import { keelClient, runInProcessWorker, startTemporalTestEnv, uniqueTaskQueue } from '../test/support/temporal';
 import { startBaselineWorker } from './baseline/worker';

@@ -2,7 +2,17 @@
  * Keel's public API: what an embedding application imports. Listed once here, so knip (`npm run
  * knip`) treats these exports as used; everything else under src/ must have a production caller.
  */
-export { KeelClient, type KeelClientOptions, type SendMessageOptions, type ReplyStreamItem } from './client/keel-client';
+export { KeelClient, KeelRequestError, type KeelClientOptions, type SendMessageOptions, type ReplyStreamItem } from './client/keel-client';
+export {
+  FailureTypes,
+  type AgentPromptMode,
+  type AgentTaskResult,
+  type CompactionWorkflowResult,
+  type SessionStatus,
+  type TurnResult,
+  type TurnToolCall,
+  type TurnUsage,
+} from './protocol';
 export { PgReplyStreamSubscriber, type PgReplyStreamSubscriberOptions, type ReplyStreamSubscriber } from './streaming/reply-subscriber';
 export type { ReplyStreamEvent } from './streaming/reply-assembler';
 export { ToolRegistry, type ToolContext, type ToolDefinition, type ToolOutput, type ToolRetryPolicy } from './tools/registry';
@@ -20,7 +30,12 @@ export {
 } from './sessions/session-key';
 export { sessionKeySchema } from './sessions/session-key-schema';
 export { InvalidSessionKeyError } from './sessions/errors';
-export { configFromEnv, type KeelConfig } from './config/keel-config';
+export { configFromEnv, ConfigError, type KeelConfig } from './config/keel-config';
+export { loadKeelSettings, type KeelSettings } from './config/agent-config';
+// How workers, clients and commands reach Temporal: address, namespace, TLS (mTLS) and API key.
+export { temporalConnectionFor } from './cli/connect';
+export { temporalConnectionOptions, describeTemporalConnection, TemporalTlsFileError, type TemporalConnectionOptions } from './temporal/connection-options';
+export { UnreachableDependencyError } from './runtime/reach';
 // An application's own KeelClient reads and writes the workers' encrypted payloads with
 // `dataConverter: keelDataConverter(keyRingFor(configFromEnv()))` (docs/security.md).
 export { keelDataConverter, EncryptionCodec } from './security/payload-codec';

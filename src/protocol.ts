@@ -56,7 +56,40 @@ export interface SessionWorkflowInput {
   readonly tuning?: SessionTuning;
   /** A spawned subagent's first request (its task), admitted when the run starts. */
   readonly firstRequest?: SessionRequest;
+  /**
+   * Set when an application's workflow runs this session as one agent task (`runAgentTask`): the
+   * session answers `firstRequest` with these settings, then ends with its outcome as the result.
+   */
+  readonly task?: AgentTaskScope;
 }
+
+/** The system prompt modes (`full`, `minimal` or `none`), as the agent config names them. */
+export type AgentPromptMode = 'full' | 'minimal' | 'none';
+
+/** How an agent task's model calls differ from the agent's own sessions. */
+export interface AgentTaskScope {
+  /** The system prompt mode; unset: the agent's rule for the session key (its `promptMode` for a main key). */
+  readonly promptMode?: AgentPromptMode;
+  /** Only these of the agent's tools (built-ins included) are offered; unset: all of them. */
+  readonly tools?: readonly string[];
+}
+
+/** What an agent task answered (`runAgentTask`). */
+export interface AgentTaskResult {
+  /** The final reply; empty when the agent answered silently (NO_REPLY). */
+  readonly reply: string;
+  readonly silent: boolean;
+  /** The session the task ran in: `keel status`, `keel history` and a later message reach it. */
+  readonly sessionKey: string;
+  /** Tokens of every model call of the task. */
+  readonly usage: TurnUsage;
+  readonly modelCalls: number;
+  /** The tool calls in the order they ran. */
+  readonly toolCalls: readonly TurnToolCall[];
+}
+
+/** Registered workflow type name of the session workflow (an agent task's child workflow). */
+export const SESSION_WORKFLOW_TYPE = 'sessionWorkflow';
 
 export interface SessionTuning {
   /** Time a model call may keep retrying transient provider errors (429/529/5xx) before the turn fails. */

@@ -14,6 +14,7 @@ import { replyStreamForStore } from '../src/streaming/reply-subscriber';
 import type { LocalStack } from '../src/cli/local-stack';
 import { atRestFor, storeTargetFor } from '../src/store/connect';
 import { openStoreBesideTemporal } from '../src/runtime/reach';
+import { temporalConnectionOptions } from '../src/temporal/connection-options';
 import { servePglite } from '../src/store/pglite-server';
 import { unusableFolderError } from '../src/store/unusable-folder';
 import { removeStackState, runningStack, writeStackState } from '../src/store/stack-state';
@@ -68,23 +69,26 @@ export async function startLocalStack(settings: KeelSettings, log: (line: string
     // The database (and a configured Temporal) first: a wrong DATABASE_URL or TEMPORAL_ADDRESS is
     // reported before a dev server is started for nothing.
     const target = storeTargetFor(config);
-    const store = await openStoreBesideTemporal(target, { atRest: atRestFor(config) }, config.temporalAddress);
+    // A configured cluster is reached with its namespace, TLS and API key; the stack's own dev server is plain.
+    const cluster = config.temporalAddress ? temporalConnectionOptions(config, config.temporalAddress) : undefined;
+    const store = await openStoreBesideTemporal(target, { atRest: atRestFor(config) }, cluster);
     started.push(() => store.close());
     let server: DevServer | undefined;
-    let address = config.temporalAddress;
-    if (!address) {
+    let temporal = cluster;
+    if (!temporal) {
       server = await startDevServer({ dbFilename: resolve(config.home, 'temporal.db'), ui: true, log });
       started.push(() => server!.stop());
-      address = server.address;
+      temporal = { address: server.address };
     }
-    await prepareCluster({ ...config, temporalAddress: address }, log);
+    const address = temporal.address;
+    await prepareCluster({ ...config, temporalAddress: address }, temporal, log);
     const runtime = await openRuntime({ config, agents: settings.agents, store });
     started.push(() => runtime.close());
     // Other processes reach the PGlite folder through this process: it serves the database on a local port.
     const served = runtime.store.pglite && runtime.store.pgliteLock ? await servePglite(runtime.store.pglite, runtime.store.pgliteLock) : undefined;
     if (served) started.push(() => served.close());
     log(`store: ${config.databaseUrl ? 'PostgreSQL (DATABASE_URL)' : `PGlite in ${resolve(config.home, 'db')}, served at ${served!.url.replace(/\/\/[^@]*@/, '//')}`}, migrated`);
-    const nativeConnection = await NativeConnection.connect({ address });
+    const nativeConnection = await NativeConnection.connect(temporal);
     started.push(() => nativeConnection.close());
     const worker: Worker = await createKeelWorker({
       connection: nativeConnection,
@@ -101,7 +105,7 @@ export async function startLocalStack(settings: KeelSettings, log: (line: string
       // The worker's workspace watchers go with it (they are unref'd, but a stopped stack holds nothing).
       closeWorkspaceWatchers();
     });
-    const connection = await Connection.connect({ address });
+    const connection = await Connection.connect(temporal);
     started.push(() => connection.close());
     const endpoints = await serveObservability(obs, worker, {
       database: () => runtime.store.healthy(),

@@ -1,10 +1,12 @@
 import { NativeConnection } from '@temporalio/worker';
 import type { KeelSettings } from '../src/config/agent-config';
+import type { ToolRegistry } from '../src/tools/registry';
 import { DEFAULTS } from '../src/config/defaults';
 import { validateStartup } from '../src/config/validate-startup';
 import { watchDatabaseHealth } from '../src/store/health-watch';
 import { openRuntime } from '../src/runtime/activity-deps';
-import { temporalAddressFor } from '../src/cli/connect';
+import { temporalConnectionFor } from '../src/cli/connect';
+import { describeTemporalConnection } from '../src/temporal/connection-options';
 import { openStoreBesideTemporal } from '../src/runtime/reach';
 import { atRestFor, storeTargetFor } from '../src/store/connect';
 import { createKeelWorker } from './create-worker';
@@ -19,26 +21,27 @@ import { codecServerFor } from '../src/security/codec-server';
  * TEMPORAL_ADDRESS / DATABASE_URL name, or else for the embedded stack running under KEEL_HOME
  * (`keel dev` elsewhere): its Temporal server and, through its socket, its PGlite database.
  */
-export async function runWorker(settings: KeelSettings, opts: { pretty?: boolean } = {}): Promise<void> {
+export async function runWorker(settings: KeelSettings, opts: { pretty?: boolean; tools?: ToolRegistry } = {}): Promise<void> {
   // pino as Temporal's Runtime logger (JSON; KEEL_LOG_PRETTY=1 for people), metrics and tracing from the environment.
   const obs = installObservability(process.env, opts.pretty ? { pretty: true } : {});
   const log = (line: string) => obs.logger.info(`keel worker: ${line}`);
   const config = settings.defaults;
-  const temporalAddress = temporalAddressFor(config);
+  // TEMPORAL_ADDRESS with its namespace, TLS and API key (or the running `keel dev` stack's server).
+  const temporal = temporalConnectionFor(config);
   // No model is allowed: compaction, import and replay work without one (extractive summaries).
   await validateStartup(settings.defaults, { requireModel: false, agents: settings.agents });
   // Both dependencies answer within seconds, or the start stops with one line naming the one that did not.
-  const store = await openStoreBesideTemporal(storeTargetFor(config), { atRest: atRestFor(config) }, temporalAddress);
-  const runtime = await openRuntime({ config, agents: settings.agents, store }).catch(async (err: unknown) => {
+  const store = await openStoreBesideTemporal(storeTargetFor(config), { atRest: atRestFor(config) }, temporal);
+  const runtime = await openRuntime({ config, agents: settings.agents, store, ...(opts.tools ? { tools: opts.tools } : {}) }).catch(async (err: unknown) => {
     await store.close();
     throw err;
   });
   // Turns wait (and retry) while the database is away; the log says when that is.
   const stopWatching = watchDatabaseHealth({ probe: () => runtime.store.healthy(), intervalMs: DEFAULTS.databaseProbeIntervalMs, log });
   try {
-    const connection = await NativeConnection.connect({ address: temporalAddress });
+    const connection = await NativeConnection.connect(temporal);
     try {
-      await prepareCluster({ ...config, temporalAddress });
+      await prepareCluster(config, temporal);
       const worker = await createKeelWorker({
         connection,
         namespace: config.temporalNamespace,
@@ -55,7 +58,7 @@ export async function runWorker(settings: KeelSettings, opts: { pretty?: boolean
       const codecServer = await codecServerFor(config);
       if (codecServer) log(`codec server on port ${codecServer.port} (POST /encode, /decode; bearer token required)`);
       exitIfShutdownHangs(config.shutdownGraceMs + DEFAULTS.workerShutdownForceExtraMs + 15_000);
-      log(`polling ${config.taskQueue} on ${temporalAddress} (pid ${process.pid})`);
+      log(`polling ${config.taskQueue} on ${config.temporalAddress ? describeTemporalConnection(config, temporal.address) : temporal.address} (pid ${process.pid})`);
       try {
         await worker.run();
       } finally {

@@ -125,6 +125,7 @@ export class SessionSteps {
       ...(request.event ? { event: request.event } : {}),
       ...(request.announce ? { announce: request.announce } : {}),
       ...(request.subagentTask ? { subagentTask: true } : {}),
+      ...(this.input.task ? { task: this.input.task } : {}),
     };
     const touch = request.event === undefined || request.event === 'user_message';
     // Only a client listening for the reply's text gets it streamed on its request's channel.
@@ -405,7 +406,7 @@ export class SessionSteps {
           if ('error' in first) throw first.error;
           r = first.outcome;
         } else {
-          r = await this.model.callModel({ ...this.ids, turn: turnState.turn, sessionId, assistantEntryId: wf.uuid4(), parentId, now: now(), precheck: !turnState.compacted, ...(requestId !== undefined ? { requestId } : {}), ...(finish ? { finish } : {}) });
+          r = await this.model.callModel({ ...this.ids, turn: turnState.turn, sessionId, assistantEntryId: wf.uuid4(), parentId, now: now(), precheck: !turnState.compacted, ...(requestId !== undefined ? { requestId } : {}), ...(finish ? { finish } : {}), ...(this.input.task ? { task: this.input.task } : {}) });
         }
       } catch (err) {
         if (!isOverflow(err)) throw err;

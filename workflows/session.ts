@@ -6,6 +6,7 @@ import {
   enqueueSignal,
   statusQuery,
   steerUpdate,
+  type AgentTaskResult,
   type RequestOutcome,
   type SessionRequest,
   type SessionWorkflowInput,
@@ -50,8 +51,12 @@ export const REFUSED_AGENT_CLOSES = 'refused-agent-closes';
  * empty it announces every answer of the run to the parent at once (the task's, then the steers'); a
  * `run` child then ends and refuses later steers. A cancel (kill) is announced too, with the answers
  * not yet told, and the run ends as cancelled.
+ *
+ * An application's agent task (`runAgentTask`, `input.task`) is the same workflow started as a child
+ * of the application's workflow: it answers its first request, then ends with that answer as its
+ * result (a failed request fails it with the request's failure type; a cancel cancels the turn).
  */
-export async function sessionWorkflow(input: SessionWorkflowInput): Promise<void> {
+export async function sessionWorkflow(input: SessionWorkflowInput): Promise<AgentTaskResult | void> {
   const state = new SessionState(input);
   const steps = new SessionSteps(input, state);
   const tuning = input.tuning ?? {};
@@ -105,8 +110,11 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<void
   let nothingToKeep = false;
   // A spawned child's task, admitted when its first run starts.
   if (input.firstRequest && !input.carried) state.admit(input.firstRequest);
+  // An agent task's answer: the run ends with it.
+  let taskOutcome: RequestOutcome | undefined;
   try {
     await serve();
+    if (input.task) return agentTaskResult(input.sessionKey, taskOutcome);
   } catch (err) {
     if (!report || !wf.isCancellation(err)) throw err;
     // Killed: the parent hears it as the child's outcome (with the answers not yet told), then the
@@ -142,7 +150,7 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<void
       if (job) await runJob(job);
       state.jobDone();
       idleTimer?.busy();
-      if (report?.ended) {
+      if (report?.ended || taskOutcome) {
         idle = true;
         break;
       }
@@ -156,12 +164,17 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<void
     if (report?.ended && oneAnnounce && state.hasQueuedRequests()) {
       state.refuseQueued({ status: 'failed', type: FailureTypes.InvalidInput, message: 'this subagent has ended; its parent can spawn a new one' });
     }
+    // An agent task ends with its answer: later requests are not run (nobody would hear them), and
+    // maintenance waits for the session's next turn (its pre-call check compacts when the context no longer fits).
+    if (taskOutcome && state.hasQueuedRequests()) {
+      state.refuseQueued({ status: 'failed', type: FailureTypes.InvalidInput, message: 'this agent task has ended; send the message again to continue its session' });
+    }
     // Closing for a session that does not exist: its sender is about to ask for the outcome; wait for that.
     if (nothingToKeep) await wf.condition(() => !state.hasUncollected(), DEFAULTS.unknownSessionLingerMs);
     // Senders still waiting are told to ask again; they reach the next run (or restart the session).
     state.draining = true;
     await wf.condition(wf.allHandlersFinished);
-    if (idle && !state.hasWork()) {
+    if (idle && (!state.hasWork() || taskOutcome)) {
       await db.saveSessionCounters({ agentId: input.agentId, sessionKey: input.sessionKey, counters: state.carried() });
       return;
     }
@@ -180,6 +193,7 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<void
     const outcome = await runRequest(job.request);
     nothingToKeep = outcome.status === 'failed' && leavesNothing(outcome.type) && state.turnsCompleted === 0;
     state.settle(job.request.requestId, outcome);
+    if (input.task && job.request.requestId === input.firstRequest?.requestId) taskOutcome = outcome;
     // A subagent reports once its queue is empty: the parent gets every answer of the run in one announce.
     const answers = report && 'turn' in job.request ? report.answered(job.request.requestId, outcome, state.hasQueuedRequests()) : undefined;
     if (report && answers) {
@@ -208,8 +222,8 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<void
       // A bug in workflow code is not a request failure: let it fail the task and be fixed.
       if (!(err instanceof wf.TemporalFailure)) throw err;
       if (cancelledTurn() && wf.isCancellation(err)) return CANCELLED;
-      // A killed subagent stops here; the kill is its outcome.
-      if (subagent && wf.isCancellation(err)) throw err;
+      // A killed subagent stops here; the kill is its outcome. A cancelled task ends cancelled, as its parent asked.
+      if ((subagent || input.task) && wf.isCancellation(err)) throw err;
       wf.log.warn('request failed; the session goes on', { sessionKey: input.sessionKey, requestId: request.requestId, error: describeFailure(err) });
       return { status: 'failed', type: failureType(err, FailureTypes.TurnFailed), message: describeFailure(err) };
     } finally {
@@ -229,6 +243,19 @@ function checkSteer(request: SessionRequest): void {
   if (!request || typeof request.requestId !== 'string' || !('turn' in request)) throw new Error('a steer is a turn request: { requestId, turn: { text } }');
   const problem = checkTurnRequest(request.turn);
   if (problem) throw new Error(problem.message);
+}
+
+/**
+ * An agent task's result, or its request's failure as a non-retryable failure of the task's workflow
+ * (the parent sees it as the cause of a ChildWorkflowFailure, with the type from FailureTypes).
+ */
+function agentTaskResult(sessionKey: string, outcome: RequestOutcome | undefined): AgentTaskResult {
+  if (outcome?.status === 'done' && 'turn' in outcome) {
+    const { reply, silent, usage, modelCalls, toolCalls = [] } = outcome.turn;
+    return { reply, silent, sessionKey, usage, modelCalls, toolCalls };
+  }
+  if (outcome?.status === 'failed') throw wf.ApplicationFailure.nonRetryable(outcome.message, outcome.type);
+  throw wf.ApplicationFailure.nonRetryable('the agent task ended without answering its request', FailureTypes.TurnFailed);
 }
 
 /** The outcome of a request its sender cancelled. */

@@ -7,7 +7,7 @@
  */
 import { openStore } from '../../src/store/connect';
 import { getSession } from '../../src/store/sessions-repo';
-import { startFakeAnthropic, fakeReply } from '../../test/support/fake-anthropic';
+import { startFakeAnthropic, fakeReply } from '../../src/testing';
 import { keelClient, runInProcessWorker, startTemporalTestEnv, uniqueTaskQueue } from '../../test/support/temporal';
 import { testDeps } from '../../test/support/keel-deps';
 import { freshSchemaUrl } from '../../test/support/databases';

@@ -2,7 +2,7 @@
  * The child side of `fake-model-process.ts`: the strict fake model server answering every request
  * "ok", with its requests' own work reported over IPC. Run by `startFakeModelProcess`, not by hand.
  */
-import { fakeReply, startFakeAnthropic } from '../../test/support/fake-anthropic';
+import { fakeReply, startFakeAnthropic } from '../../src/testing';
 import type { FakeModelAnswer, FakeModelAsk } from './fake-model-process';
 
 async function main(): Promise<void> {

@@ -4,6 +4,7 @@ import { keelClientForConfig } from '../client/keel-client-for-config';
 import { PgReplyStreamSubscriber } from '../streaming/reply-subscriber';
 import { runningStack } from '../store/stack-state';
 import { connectTemporal } from '../runtime/reach';
+import { temporalConnectionOptions, type TemporalConnectionOptions } from '../temporal/connection-options';
 
 /**
  * The Temporal frontend commands talk to: TEMPORAL_ADDRESS, else the embedded stack running under
@@ -18,12 +19,22 @@ export function temporalAddressFor(config: Pick<KeelConfig, 'temporalAddress' | 
 }
 
 /**
- * A client for commands that talk to Temporal (see temporalAddressFor).
+ * How this process connects to Temporal: the address (see temporalAddressFor) with the namespace's
+ * TLS, client certificate and API key from the configuration. Every worker, client and command
+ * connects with these; the embedded stack's own dev server is plain.
+ */
+export function temporalConnectionFor(config: KeelConfig): TemporalConnectionOptions {
+  const address = temporalAddressFor(config);
+  // The running `keel dev` stack's dev server speaks plain gRPC, whatever the config says of a cluster.
+  return config.temporalAddress ? temporalConnectionOptions(config, address) : { address };
+}
+
+/**
+ * A client for commands that talk to Temporal (see temporalConnectionFor).
  * With `stream`, replies stream from the workers' PostgreSQL (DATABASE_URL) when one is set.
  */
 export async function connectClient(config: KeelConfig, opts: { stream?: boolean; log?: (line: string) => void } = {}): Promise<{ client: KeelClient; close(): Promise<void> }> {
-  const address = temporalAddressFor(config);
-  const connection = await connectTemporal(address);
+  const connection = await connectTemporal(temporalConnectionFor(config));
   const stream = opts.stream && config.databaseUrl ? new PgReplyStreamSubscriber({ connectionString: config.databaseUrl, ...(opts.log ? { log: opts.log } : {}) }) : undefined;
   const client = keelClientForConfig(config, connection, { ...(stream ? { stream } : {}), ...(opts.log ? { warn: opts.log } : {}) });
   return {

@@ -1,7 +1,8 @@
 import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
 import type { KeelConfig } from '../config/keel-config';
+import { describeTemporalConnection, TemporalTlsFileError, type TemporalConnectionOptions } from '../temporal/connection-options';
 import type { WorkflowLookup } from './doctor';
-import { temporalAddressFor } from './connect';
+import { temporalConnectionFor } from './connect';
 
 /** Doctor gives up on an unreachable cluster after this long and skips the workflow check. */
 const CONNECT_TIMEOUT_MS = 3_000;
@@ -12,19 +13,20 @@ const CONNECT_TIMEOUT_MS = 3_000;
  * instead of failing the checks that need only the database.
  */
 export async function workflowLookupFor(
-  config: Pick<KeelConfig, 'temporalAddress' | 'home' | 'temporalNamespace'>,
-): Promise<{ lookup: WorkflowLookup; close(): Promise<void> } | { skipped: string }> {
-  let address: string;
+  config: KeelConfig,
+): Promise<{ lookup: WorkflowLookup; connection: string; close(): Promise<void> } | { skipped: string }> {
+  let options: TemporalConnectionOptions;
   try {
-    address = temporalAddressFor(config);
-  } catch {
+    options = temporalConnectionFor(config);
+  } catch (err) {
+    if (err instanceof TemporalTlsFileError) return { skipped: err.message };
     return { skipped: 'no Temporal address (set TEMPORAL_ADDRESS, or run `keel dev` with the same KEEL_HOME)' };
   }
   let connection: Connection;
   try {
-    connection = await Connection.connect({ address, connectTimeout: CONNECT_TIMEOUT_MS });
+    connection = await Connection.connect({ ...options, connectTimeout: CONNECT_TIMEOUT_MS });
   } catch (err) {
-    return { skipped: `cannot reach Temporal at ${address} (TEMPORAL_ADDRESS): ${err instanceof Error ? err.message : String(err)}` };
+    return { skipped: `cannot reach Temporal at ${options.address} (TEMPORAL_ADDRESS): ${err instanceof Error ? err.message : String(err)}` };
   }
   const client = new Client({ connection, namespace: config.temporalNamespace });
   return {
@@ -38,6 +40,7 @@ export async function workflowLookupFor(
         }
       },
     },
+    connection: describeTemporalConnection(config.temporalAddress ? config : { temporalNamespace: config.temporalNamespace }, options.address),
     close: () => connection.close(),
   };
 }

@@ -88,6 +88,12 @@ const fileSchema = z
     ...agentSettingsShape,
     temporalAddress: z.string().min(1),
     temporalNamespace: z.string().min(1),
+    temporalTls: z.boolean({ message: 'use true or false' }),
+    temporalTlsCaPath: z.string().min(1, 'name the CA certificate (PEM) file, relative to this file'),
+    temporalTlsCertPath: z.string().min(1, 'name the client certificate (PEM) file, relative to this file'),
+    temporalTlsKeyPath: z.string().min(1, 'name the client key (PEM) file, relative to this file'),
+    temporalTlsServerName: z.string().min(1),
+    temporalApiKeyEnv: z.string().regex(ENV_NAME, 'name the environment variable that holds the API key, e.g. "TEMPORAL_CLOUD_API_KEY" (never the key itself)'),
     taskQueue: z.string().min(1),
     home: z.string().min(1),
     maintenanceMode: z.enum(['warn', 'enforce'], { message: 'use "warn" or "enforce"' }),
@@ -158,15 +164,38 @@ export function readConfigFile(env: NodeJS.ProcessEnv = process.env, cwd: string
   }
   const parsed = fileSchema.safeParse(json);
   if (!parsed.success) throw fail(parsed.error.issues.map((issue) => describeIssue(issue, json)));
-  const { agents = {}, models, temporalAddress, temporalNamespace, taskQueue, home, maintenanceMode, modelIdleTimeoutMs, shutdownGraceMs, workspacePollSeconds, apiPort, apiHost, ...settings } = parsed.data;
+  const { agents = {}, models, temporalAddress, temporalNamespace, taskQueue, home, maintenanceMode, modelIdleTimeoutMs, shutdownGraceMs, workspacePollSeconds, apiPort, apiHost, ...rest } = parsed.data;
+  const { temporalTls, temporalTlsCaPath, temporalTlsCertPath, temporalTlsKeyPath, temporalTlsServerName, temporalApiKeyEnv, ...settings } = rest;
   const dir = dirname(path);
   const problems: string[] = [];
   const top = toSection(settings, '', dir, env, problems);
-  const processSettings = { temporalAddress, temporalNamespace, taskQueue, home, maintenanceMode, modelIdleTimeoutMs, shutdownGraceMs, workspacePollSeconds, apiPort, apiHost, models };
+  // Certificate paths are relative to the file, as tools and workspace are.
+  const fromFile = (p: string | undefined) => (p === undefined ? undefined : resolve(dir, p));
+  const temporalApiKey = temporalApiKeyEnv === undefined ? undefined : env[temporalApiKeyEnv] || undefined;
+  if (temporalApiKeyEnv !== undefined && !temporalApiKey) problems.push(`temporalApiKeyEnv: ${temporalApiKeyEnv} is not set in the environment; export it, or remove temporalApiKeyEnv`);
+  const processSettings = {
+    temporalAddress,
+    temporalNamespace,
+    temporalTls,
+    temporalTlsCaPath: fromFile(temporalTlsCaPath),
+    temporalTlsCertPath: fromFile(temporalTlsCertPath),
+    temporalTlsKeyPath: fromFile(temporalTlsKeyPath),
+    temporalTlsServerName,
+    temporalApiKey,
+    taskQueue,
+    home,
+    maintenanceMode,
+    modelIdleTimeoutMs,
+    shutdownGraceMs,
+    workspacePollSeconds,
+    apiPort,
+    apiHost,
+    models,
+  };
   for (const [key, value] of Object.entries(processSettings)) {
     if (value === undefined) continue;
     top.values[key as keyof KeelConfig] = value;
-    top.names[key] = key;
+    top.names[key] = key === 'temporalApiKey' ? 'temporalApiKeyEnv' : key;
   }
   const sections = new Map(Object.entries(agents).map(([id, section]) => [id, toSection(section, `agents.${id}.`, dir, env, problems)]));
   if (problems.length > 0) throw fail(problems);

@@ -41,6 +41,17 @@ export const keelConfigSchema = z.object({
   /** Existing Temporal frontend (host:port); unset → Keel starts a local dev server. */
   temporalAddress: z.string().min(1).optional(),
   temporalNamespace: z.string().min(1).default('default'),
+  /** TLS to the Temporal frontend; on when a CA, client certificate or API key is set (TEMPORAL_TLS=off turns it off). */
+  temporalTls: switchField().optional(),
+  /** PEM file of the CA that signed the frontend's certificate; unset: the system's roots. */
+  temporalTlsCaPath: z.string().min(1).optional(),
+  /** PEM files of the client certificate and its key (mTLS): both or neither. */
+  temporalTlsCertPath: z.string().min(1).optional(),
+  temporalTlsKeyPath: z.string().min(1).optional(),
+  /** The name the frontend's certificate is checked against, when it differs from the address's host. */
+  temporalTlsServerName: z.string().min(1).optional(),
+  /** A Temporal Cloud API key, sent as a bearer token (TLS is then on). */
+  temporalApiKey: z.string().min(1).optional(),
   taskQueue: z.string().min(1).default('keel'),
   /** Embedded state folder (PGlite data, dev-server history). */
   home: z.string().min(1).default('.keel'),
@@ -282,6 +293,12 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env, overrides: P
     temporalAddress: env.TEMPORAL_ADDRESS || undefined,
     maintenanceMode: env.KEEL_MAINTENANCE_MODE || undefined,
     temporalNamespace: env.TEMPORAL_NAMESPACE || undefined,
+    temporalTls: envSwitch(env.TEMPORAL_TLS),
+    temporalTlsCaPath: env.TEMPORAL_TLS_SERVER_CA_CERT_PATH || undefined,
+    temporalTlsCertPath: env.TEMPORAL_TLS_CLIENT_CERT_PATH || undefined,
+    temporalTlsKeyPath: env.TEMPORAL_TLS_CLIENT_KEY_PATH || undefined,
+    temporalTlsServerName: env.TEMPORAL_TLS_SERVER_NAME || undefined,
+    temporalApiKey: env.TEMPORAL_API_KEY || undefined,
     taskQueue: env.KEEL_TASK_QUEUE || undefined,
     home: env.KEEL_HOME || undefined,
     anthropicApiKey: env.ANTHROPIC_API_KEY || undefined,
@@ -360,6 +377,12 @@ const ENV_NAMES: Record<string, string> = {
   temporalAddress: 'TEMPORAL_ADDRESS',
   maintenanceMode: 'KEEL_MAINTENANCE_MODE',
   temporalNamespace: 'TEMPORAL_NAMESPACE',
+  temporalTls: 'TEMPORAL_TLS',
+  temporalTlsCaPath: 'TEMPORAL_TLS_SERVER_CA_CERT_PATH',
+  temporalTlsCertPath: 'TEMPORAL_TLS_CLIENT_CERT_PATH',
+  temporalTlsKeyPath: 'TEMPORAL_TLS_CLIENT_KEY_PATH',
+  temporalTlsServerName: 'TEMPORAL_TLS_SERVER_NAME',
+  temporalApiKey: 'TEMPORAL_API_KEY',
   taskQueue: 'KEEL_TASK_QUEUE',
   home: 'KEEL_HOME',
   anthropicApiKey: 'ANTHROPIC_API_KEY',

@@ -1,5 +1,7 @@
 import { Connection } from '@temporalio/client';
 import { openStore, type OpenStoreOptions, type Store, type StoreTarget } from '../store/connect';
+import type { TemporalConnectionOptions } from '../temporal/connection-options';
+import { tlsHandshakeProblem } from '../temporal/tls-handshake';
 
 /**
  * How every entry point (`keel dev`, `keel worker`, `keel chat` and the other commands, the worker
@@ -81,14 +83,29 @@ export function storeDependency(target: StoreTarget): Dependency {
   return { name: 'the database', address: target.dataDir, variable: 'KEEL_HOME', fix: 'check that the PGlite folder is readable and not held by another process' };
 }
 
-/** A client connection to Temporal at `address`, or the one-line error within {@link REACH_TIMEOUT_MS}. */
-export function connectTemporal(address: string): Promise<Connection> {
-  return withinReach(temporalDependency(address), () => Connection.connect({ address, connectTimeout: REACH_TIMEOUT_MS }));
+/** A client connection to Temporal (`temporalConnectionOptions`), or the one-line error within {@link REACH_TIMEOUT_MS}. */
+export function connectTemporal(options: TemporalConnectionOptions): Promise<Connection> {
+  if (!options.tls) return withinReach(temporalDependency(options.address), () => Connection.connect({ ...options, connectTimeout: REACH_TIMEOUT_MS }));
+  const dependency = temporalTlsDependency(options.address);
+  return withinReach(dependency, () => Connection.connect({ ...options, connectTimeout: REACH_TIMEOUT_MS })).catch(async (err: unknown) => {
+    // The gRPC client only says nothing answered; a handshake of our own says why.
+    const problem = await tlsHandshakeProblem(options);
+    throw problem ? new UnreachableDependencyError(dependency, problem, { cause: err }) : err;
+  });
 }
 
-/** Fails with the one-line error unless Temporal answers at `address` (a worker's start checks before it builds anything). */
-export async function probeTemporal(address: string): Promise<void> {
-  const connection = await connectTemporal(address);
+/** Temporal over TLS: a refused handshake is most often a setting, so the fix names them. */
+function temporalTlsDependency(address: string): Dependency {
+  return {
+    ...temporalDependency(address),
+    name: 'Temporal over TLS',
+    fix: 'check the CA (TEMPORAL_TLS_SERVER_CA_CERT_PATH), the client certificate and key (TEMPORAL_TLS_CLIENT_CERT_PATH, TEMPORAL_TLS_CLIENT_KEY_PATH), and the server name (TEMPORAL_TLS_SERVER_NAME) (in keel.config.json: temporalTlsCaPath, temporalTlsCertPath, temporalTlsKeyPath, temporalTlsServerName)',
+  };
+}
+
+/** Fails with the one-line error unless Temporal answers (a worker's start checks before it builds anything). */
+async function probeTemporal(options: TemporalConnectionOptions): Promise<void> {
+  const connection = await connectTemporal(options);
   await connection.close();
 }
 
@@ -118,13 +135,13 @@ export async function openReachableStore(target: StoreTarget, opts: OpenStoreOpt
 }
 
 /**
- * Opens the store while checking that Temporal answers at `temporalAddress` (when one is configured),
- * both at once: whichever fails first is reported, so neither waits on the other to say it is away.
+ * Opens the store while checking that Temporal answers (when one is configured), both at once:
+ * whichever fails first is reported, so neither waits on the other to say it is away.
  */
-export async function openStoreBesideTemporal(target: StoreTarget, opts: OpenStoreOptions, temporalAddress: string | undefined): Promise<Store> {
+export async function openStoreBesideTemporal(target: StoreTarget, opts: OpenStoreOptions, temporal: TemporalConnectionOptions | undefined): Promise<Store> {
   const opening = openReachableStore(target, opts);
   try {
-    await Promise.all([opening, temporalAddress === undefined ? undefined : probeTemporal(temporalAddress)]);
+    await Promise.all([opening, temporal === undefined ? undefined : probeTemporal(temporal)]);
   } catch (err) {
     // A store that opens after Temporal failed is closed again.
     void opening.then((store) => store.close(), () => undefined);

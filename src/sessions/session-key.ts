@@ -63,7 +63,7 @@ export type RoomKind = (typeof ROOM_KINDS)[number];
 export type DmVariant = (typeof DM_VARIANTS)[number];
 
 /** A thread or topic inside a chat (at most one of the two). */
-interface ThreadParts {
+export interface ThreadParts {
   readonly threadId?: string;
   readonly topicId?: string;
 }
@@ -84,7 +84,7 @@ export type SessionKeyParts =
   | { readonly kind: 'hook'; readonly agentId?: undefined; readonly hookId: string };
 
 /** The key as given, and the key without its thread/topic suffix (equal when there is none). */
-interface KeyText {
+export interface KeyText {
   readonly key: string;
   readonly baseKey: string;
 }

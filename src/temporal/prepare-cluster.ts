@@ -1,5 +1,6 @@
 import { Client, Connection } from '@temporalio/client';
 import type { KeelConfig } from '../config/keel-config';
+import type { TemporalConnectionOptions } from './connection-options';
 import { ensureSearchAttributes } from './ensure-search-attributes';
 import { ensureMaintenanceSchedule } from './maintenance-schedule';
 
@@ -7,8 +8,12 @@ import { ensureMaintenanceSchedule } from './maintenance-schedule';
  * What a worker makes sure of before polling, idempotently (many workers start at once): Keel's
  * search attributes exist and the maintenance Schedule exists.
  */
-export async function prepareCluster(config: KeelConfig, log: (line: string) => void = (l) => process.stderr.write(`${l}\n`)): Promise<void> {
-  const connection = await Connection.connect({ address: config.temporalAddress });
+export async function prepareCluster(
+  config: KeelConfig,
+  temporal: TemporalConnectionOptions,
+  log: (line: string) => void = (l) => process.stderr.write(`${l}\n`),
+): Promise<void> {
+  const connection = await Connection.connect(temporal);
   try {
     const added = await ensureSearchAttributes(connection, config.temporalNamespace);
     if (added.length) log(`temporal: registered search attributes ${added.join(', ')}`);

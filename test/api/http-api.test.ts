@@ -4,7 +4,7 @@
  * server's own /openapi.json by `startApi`'s client.
  */
 import { testDatabases } from '../support/databases';
-import { fakeReply } from '../support/fake-anthropic';
+import { fakeReply } from '../../src/testing/fake-anthropic';
 import { integrationSuite } from '../support/integration';
 import { freshDurableAgent, isFlushRequest, isSummarizerRequest } from '../support/durable-turn-helpers';
 import { goodSummarizer } from '../compaction-workflow/support';

@@ -1,5 +1,5 @@
 import { testDatabases, freshSchemaUrl } from '../support/databases';
-import { fakeReply, type FakeRequest } from '../support/fake-anthropic';
+import { fakeReply, type FakeRequest } from '../../src/testing';
 import { integrationSuite, type WorkerContext } from '../support/integration';
 import { freshDurableAgent, isFlushRequest, isSummarizerRequest, lastUserText, routedResponder } from '../support/durable-turn-helpers';
 import { promptOf } from '../compaction-workflow/support';

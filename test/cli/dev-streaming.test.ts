@@ -2,7 +2,7 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { keel } from '../support/keel-cli';
-import { startFakeAnthropic, fakeReply, type FakeAnthropic } from '../support/fake-anthropic';
+import { startFakeAnthropic, fakeReply, type FakeAnthropic } from '../../src/testing';
 
 describe('keel dev streams replies', () => {
   let fake: FakeAnthropic;

@@ -8,7 +8,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { startFakeAnthropic, fakeReply, type FakeAnthropic, type FakeRequest } from '../support/fake-anthropic';
+import { startFakeAnthropic, fakeReply, type FakeAnthropic, type FakeRequest } from '../../src/testing';
 import { EXITED, keelInTerminal, type Terminal } from '../support/tmux-terminal';
 import { isFlushRequest, isSummarizerRequest } from '../support/durable-turn-helpers';
 import { messageText } from '../subagents/subagent-script';

@@ -4,7 +4,7 @@ import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { keel, startKeel, type LiveKeel } from '../support/keel-cli';
-import { startFakeAnthropic, fakeReply, type FakeAnthropic } from '../support/fake-anthropic';
+import { startFakeAnthropic, fakeReply, type FakeAnthropic } from '../../src/testing';
 import { writeCorpus } from '../fixtures/generate';
 import { freePort } from '../../src/temporal/dev-server';
 

@@ -6,7 +6,7 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { keel, startKeel, type LiveKeel } from '../support/keel-cli';
-import { startFakeAnthropic, fakeReply, type FakeAnthropic } from '../support/fake-anthropic';
+import { startFakeAnthropic, fakeReply, type FakeAnthropic } from '../../src/testing/fake-anthropic';
 
 const TOKEN = 'serve-cli-token-0123456789';
 

@@ -9,7 +9,7 @@ import { awaitResultUpdate } from '../../src/protocol';
 import { testDatabases } from '../support/databases';
 import { integrationSuite } from '../support/integration';
 import { freshDurableAgent } from '../support/durable-turn-helpers';
-import { fakeReply } from '../support/fake-anthropic';
+import { fakeReply } from '../../src/testing';
 
 /** A gRPC error as @grpc/grpc-js gives it: a code, details and metadata. */
 function grpcError(code: number, details: string): Error {

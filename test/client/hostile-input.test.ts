@@ -14,7 +14,7 @@ import fc from 'fast-check';
 import { z } from 'zod';
 import { testDatabases } from '../support/databases';
 import { integrationSuite } from '../support/integration';
-import { fakeReply } from '../support/fake-anthropic';
+import { fakeReply } from '../../src/testing';
 import { announcedSeed } from '../support/test-seed';
 import { freshDurableAgent } from '../support/durable-turn-helpers';
 import { KeelRequestError } from '../../src/client/keel-client';

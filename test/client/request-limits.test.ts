@@ -8,7 +8,7 @@ import { testDatabases } from '../support/databases';
 import { integrationSuite } from '../support/integration';
 import { admissionKinds, freshDurableAgent } from '../support/durable-turn-helpers';
 import { KeelClient, KeelRequestError } from '../../src/client/keel-client';
-import { fakeReply } from '../support/fake-anthropic';
+import { fakeReply } from '../../src/testing';
 import { FailureTypes, MAX_REQUEST_BYTES, MAX_USER_TEXT_CHARS } from '../../src/protocol';
 import { getSession } from '../../src/store/sessions-repo';
 

@@ -6,7 +6,7 @@
 import { testDatabases } from '../support/databases';
 import { integrationSuite } from '../support/integration';
 import { freshDurableAgent } from '../support/durable-turn-helpers';
-import { fakeReply } from '../support/fake-anthropic';
+import { fakeReply } from '../../src/testing';
 import type { KeelClient } from '../../src/client/keel-client';
 
 const suite = integrationSuite();

@@ -6,7 +6,7 @@
  * and every message reached the model once.
  */
 import { testDatabases } from '../support/databases';
-import { fakeReply } from '../support/fake-anthropic';
+import { fakeReply } from '../../src/testing';
 import { integrationSuite } from '../support/integration';
 import { freshDurableAgent, lastUserText } from '../support/durable-turn-helpers';
 import { keelClient } from '../support/temporal';

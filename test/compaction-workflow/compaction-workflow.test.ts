@@ -1,6 +1,6 @@
 import { WorkflowFailedError } from '@temporalio/client';
 import { testDatabases } from '../support/databases';
-import { fakeReply } from '../support/fake-anthropic';
+import { fakeReply } from '../../src/testing';
 import { integrationSuite } from '../support/integration';
 import { appendMessages, goodSummarizer, promptOf, runCompaction, seedSession, startCompaction } from './support';
 import { loadActiveEntries } from '../../src/store/entries-repo';

@@ -15,7 +15,7 @@ import { testDatabases } from '../support/databases';
 import { integrationSuite } from '../support/integration';
 import { ensureSession } from '../support/ensure-session';
 import { freshAgent, promptOf, runCompaction, seedSession } from './support';
-import { fakeReply } from '../support/fake-anthropic';
+import { fakeReply } from '../../src/testing';
 import { appendEntries } from '../../src/store/entries-repo';
 import { estimateTokens } from '../../src/context/estimate-tokens';
 import type { AgentMessage } from '../../src/context/types';

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { testDatabases } from '../support/databases';
-import { fakeReply } from '../support/fake-anthropic';
+import { fakeReply } from '../../src/testing';
 import { integrationSuite } from '../support/integration';
 import { freshDurableAgent, isFlushRequest, isSummarizerRequest } from '../support/durable-turn-helpers';
 import { goodSummarizer, promptOf, seedSession } from './support';

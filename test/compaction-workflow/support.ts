@@ -12,7 +12,7 @@ import {
   type CompactionWorkflowInput,
   type CompactionWorkflowResult,
 } from '../../src/protocol';
-import { fakeReply, type FakeRequest, type FakeStep } from '../support/fake-anthropic';
+import { fakeReply, type FakeRequest, type FakeStep } from '../../src/testing';
 import type { KeelClient } from '../../src/client/keel-client';
 
 /** A fresh agent per test: workflow ids never collide across tests or databases. */

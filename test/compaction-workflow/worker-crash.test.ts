@@ -1,5 +1,5 @@
 import { sharedDatabases } from '../support/shared-database';
-import { fakeReply } from '../support/fake-anthropic';
+import { fakeReply } from '../../src/testing';
 import { crashSuite } from '../support/crash-rig';
 import { goodSummarizer, seedSession, startCompaction } from './support';
 import { loadActiveEntries } from '../../src/store/entries-repo';

@@ -108,6 +108,26 @@ describe('precedence', () => {
     expect(await loadError({ resetHour: 3 })).toMatch(/resetHour: unknown setting/);
   });
 
+  it('takes the Temporal TLS settings: certificate paths against the file, the API key from the variable it names', async () => {
+    const settings = await load(
+      { temporalAddress: 'ns.acct.tmprl.cloud:7233', temporalNamespace: 'ns.acct', temporalTlsCaPath: 'certs/ca.pem', temporalTlsCertPath: 'certs/client.pem', temporalTlsKeyPath: 'certs/client.key', temporalTlsServerName: 'temporal.internal', temporalApiKeyEnv: 'CLOUD_KEY' },
+      { CLOUD_KEY: 'secret' },
+    );
+    const c = settings.defaults;
+    expect([c.temporalNamespace, c.temporalTlsCaPath, c.temporalTlsCertPath, c.temporalTlsKeyPath, c.temporalTlsServerName, c.temporalApiKey]).toEqual([
+      'ns.acct',
+      join(dir, 'certs/ca.pem'),
+      join(dir, 'certs/client.pem'),
+      join(dir, 'certs/client.key'),
+      'temporal.internal',
+      'secret',
+    ]);
+    // The environment overrides the file, under Temporal's own names.
+    expect((await load({ temporalTlsCaPath: 'certs/ca.pem' }, { TEMPORAL_TLS_SERVER_CA_CERT_PATH: '/etc/ca.pem' })).defaults.temporalTlsCaPath).toBe('/etc/ca.pem');
+    expect(await loadError({ temporalApiKeyEnv: 'CLOUD_KEY' })).toContain('temporalApiKeyEnv: CLOUD_KEY is not set in the environment');
+    expect(await loadError({ temporalTls: 'yes' })).toContain('temporalTls: use true or false');
+  });
+
   it('resolves workspace and tools paths against the file, and maps the reset policy and engine options', async () => {
     const settings = await load({
       agents: { ops: { workspace: 'ws/ops', workspaceAccess: 'ro', tools: 'tools/ops.js', reset: { mode: 'idle', idleMinutes: 30 }, contextEngine: 'budgeted', contextEngineOptions: { keepLastAssistants: 5 } } },

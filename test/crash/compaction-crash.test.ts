@@ -4,7 +4,7 @@
  * over a socket runs one statement at a time for every connection, so it cannot hold one waiting.
  */
 import { describeOnPostgres, postgres } from '../support/postgres-only';
-import { fakeReply, type FakeRequest, type FakeStep } from '../support/fake-anthropic';
+import { fakeReply, type FakeRequest, type FakeStep } from '../../src/testing';
 import { crashSuite, entryText, gate, storedTranscript } from '../support/crash-rig';
 import { holdTableLock, type TableLock } from '../support/crash-db-lock';
 import { goodSummarizer, promptOf } from '../compaction-workflow/support';

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sharedDatabases } from '../support/shared-database';
-import { fakeReply } from '../support/fake-anthropic';
+import { fakeReply } from '../../src/testing';
 import { CRASH_TOOLS_MODULE, crashSuite, entryText, storedTranscript } from '../support/crash-rig';
 import { SIDE_EFFECT_TOOL, readLog, sideEffectFiles } from '../support/crash-tools';
 

@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { testDatabases } from '../support/databases';
-import { fakeReply } from '../support/fake-anthropic';
+import { fakeReply } from '../../src/testing';
 import { integrationSuite } from '../support/integration';
 import { ToolRegistry } from '../../src/tools/registry';
 

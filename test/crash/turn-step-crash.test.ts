@@ -6,7 +6,7 @@
  */
 import { Client as PgClient } from 'pg';
 import { describeOnPostgres, postgres } from '../support/postgres-only';
-import { fakeReply, type FakeStep } from '../support/fake-anthropic';
+import { fakeReply, type FakeStep } from '../../src/testing';
 import { crashSuite, entryText, gate, storedTranscript } from '../support/crash-rig';
 import { holdTableLock, lockTable, type TableLock } from '../support/crash-db-lock';
 import type { WorkerProcess } from '../support/temporal';

@@ -6,7 +6,7 @@
  * OpenAI-compatible provider the same config compacts the Keel way.
  */
 import { testDatabases } from '../support/databases';
-import { fakeReply, type FakeRequest } from '../support/fake-anthropic';
+import { fakeReply, type FakeRequest } from '../../src/testing';
 import { integrationSuite } from '../support/integration';
 import { waitUntil } from '../support/wait-until';
 import { allEntries } from '../support/store-readers';

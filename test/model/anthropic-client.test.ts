@@ -18,7 +18,7 @@ import {
 } from '../../src/model/errors';
 import { MODEL_FAILURE_TYPES, toActivityFailure } from '../../src/model/failures';
 import type { ModelRequest, ModelStreamEvent } from '../../src/model/model-client';
-import { fakeReply, startFakeAnthropic, type FakeAnthropic } from '../support/fake-anthropic';
+import { fakeReply, startFakeAnthropic, type FakeAnthropic } from '../../src/testing';
 
 const hello: AgentMessage[] = [{ role: 'user', content: 'hello' }];
 const request = (overrides: Partial<ModelRequest> = {}): ModelRequest => ({ model: 'claude-test', messages: hello, maxTokens: 256, ...overrides });

@@ -8,7 +8,7 @@ import { contextManagementFromOptions } from '../../src/engine/anthropic-native-
 import { ModelRequestInvalidError } from '../../src/model/errors';
 import { configFromEnv } from '../../src/config/keel-config';
 import type { ContextManagement, ModelRequest } from '../../src/model/model-client';
-import { fakeReply, startFakeAnthropic, type FakeAnthropic } from '../support/fake-anthropic';
+import { fakeReply, startFakeAnthropic, type FakeAnthropic } from '../../src/testing';
 
 const native: ContextManagement = { compaction: { triggerTokens: 50_000 }, clearToolUses: {} };
 const big = `Ticket KEEL-4711 stays open. ${'filler text '.repeat(20_000)}`;

@@ -4,7 +4,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { fakeReply, startFakeAnthropic, type FakeAnthropic } from '../support/fake-anthropic';
+import { fakeReply, startFakeAnthropic, type FakeAnthropic } from '../../src/testing';
 
 const run = promisify(execFile);
 

@@ -3,7 +3,7 @@
  * prompt-cache reads and writes only for prefixes repeated byte for byte.
  */
 import Anthropic from '@anthropic-ai/sdk';
-import { fakeReply, startFakeAnthropic, type FakeAnthropic } from '../support/fake-anthropic';
+import { fakeReply, startFakeAnthropic, type FakeAnthropic } from '../../src/testing';
 
 describe('the fake Messages API is strict about tools and cache_control', () => {
   let fake: FakeAnthropic;

@@ -11,7 +11,7 @@ import { jsonRequestBody } from '../../src/model/json-request-body';
 import { OpenAiCompatibleModelClient } from '../../src/model/openai-compatible-client';
 import { toChatMessages } from '../../src/model/openai-compatible-convert';
 import type { ModelRequest } from '../../src/model/model-client';
-import { fakeReply, startFakeAnthropic } from '../support/fake-anthropic';
+import { fakeReply, startFakeAnthropic } from '../../src/testing';
 
 const sdkBody = (params: object) => JSON.stringify({ ...params, stream: true });
 const keelBody = (params: { messages: readonly object[] }) => jsonRequestBody({ ...params, stream: true }).toString('utf8');

@@ -19,7 +19,7 @@ import {
 import { MODEL_FAILURE_TYPES, toActivityFailure } from '../../src/model/failures';
 import type { ModelStreamEvent } from '../../src/model/model-client';
 import { chatCompletionsUrl, OpenAiCompatibleModelClient } from '../../src/model/openai-compatible-client';
-import { fakeReply, startFakeAnthropic, type FakeAnthropic } from '../support/fake-anthropic';
+import { fakeReply, startFakeAnthropic, type FakeAnthropic } from '../../src/testing';
 
 const conversation: AgentMessage[] = [
   { role: 'user', content: 'summarize' },

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { AnthropicModelClient } from '../../src/model/anthropic-client';
 import { OpenAiCompatibleModelClient } from '../../src/model/openai-compatible-client';
 import { ToolRegistry } from '../../src/tools/registry';
-import { fakeReply, startFakeAnthropic, type FakeAnthropic } from '../support/fake-anthropic';
+import { fakeReply, startFakeAnthropic, type FakeAnthropic } from '../../src/testing';
 
 const expectedSchema = {
   type: 'object',

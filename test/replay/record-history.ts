@@ -14,7 +14,8 @@
  * tool call whose activity failed on every attempt, answered by the workflow (the tool-failure-result patch),
  * and a run whose request was refused for KEEL_ALLOWED_AGENTS, closed at once (the refused-agent-closes patch),
  * and a subagent steered mid-run that announces its task's and its steer's answers at once,
- * and a turn its sender cancelled (the cancelRequest signal) while its model call was in flight.
+ * and a turn its sender cancelled (the cancelRequest signal) while its model call was in flight,
+ * and an application's agent task (runAgentTask): one request with its prompt mode and tools, ending the run.
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -24,7 +25,7 @@ import type { Client } from '@temporalio/client';
 import { openStore, type Store } from '../../src/store/connect';
 import { ToolRegistry } from '../../src/tools/registry';
 import { compactionWorkflowId } from '../../src/protocol';
-import { startFakeAnthropic, fakeReply, type FakeAnthropic } from '../support/fake-anthropic';
+import { startFakeAnthropic, fakeReply, type FakeAnthropic } from '../../src/testing';
 import { keelClient, runInProcessWorker, startTemporalTestEnv, uniqueTaskQueue, type TemporalTestEnv } from '../support/temporal';
 import { testDeps } from '../support/keel-deps';
 import { isFlushRequest, isSummarizerRequest, lastUserText, seedConversation, waitIdle } from '../support/durable-turn-helpers';
@@ -51,12 +52,12 @@ type Scenario = (ctx: { env: TemporalTestEnv; fake: FakeAnthropic; store: Store 
 async function withWorker(
   { env, fake, store }: Parameters<Scenario>[0],
   opts: { deps?: Parameters<typeof testDeps>[2]; tuning?: Parameters<typeof keelClient>[2] },
-  record: (client: ReturnType<typeof keelClient>) => Promise<void>,
+  record: (client: ReturnType<typeof keelClient>, taskQueue: string) => Promise<void>,
 ): Promise<void> {
   const taskQueue = uniqueTaskQueue();
   const worker = await runInProcessWorker(env, taskQueue, testDeps(store, fake.url, opts.deps));
   try {
-    await record(keelClient(env, taskQueue, opts.tuning));
+    await record(keelClient(env, taskQueue, opts.tuning), taskQueue);
   } finally {
     await worker.stop();
   }
@@ -122,6 +123,23 @@ const scenarios: Record<string, Scenario> = {
       await slow;
       await client.sendMessage(key, 'after');
       await save(client.temporal, client.identify(key).workflowId, 'session-turn-cancelled');
+    });
+  },
+
+  async agentTask(ctx) {
+    const { fake } = ctx;
+    await withWorker(ctx, { deps: { tools: wordLookupTools() } }, async (client, taskQueue) => {
+      const key = 'agent:replay:task-1';
+      fake.enqueue(fakeReply.toolUse([{ id: 'toolu_t1', name: 'lookup', input: { word: 'keel' } }]), fakeReply.text('keel: found'));
+      // An application's agent task (runAgentTask starts it as a child): one request with its prompt mode
+      // and tools, then the run ends with the reply as its result.
+      const { workflowId } = client.identify(key);
+      await client.temporal.workflow.execute('sessionWorkflow', {
+        workflowId,
+        taskQueue,
+        args: [{ agentId: 'replay', sessionKey: key, firstRequest: { requestId: 'task:replay-1', turn: { text: 'look up keel', streamReply: false } }, task: { promptMode: 'minimal', tools: ['lookup'] } }],
+      });
+      await save(client.temporal, workflowId, 'session-agent-task');
     });
   },
 

@@ -106,4 +106,14 @@ describe('saved session histories replay against the current workflow code', () 
     expect(events.filter((e) => e.activityTaskCancelRequestedEventAttributes)).toHaveLength(1);
     expect(events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'startTurn')).toHaveLength(2);
   });
+  it('hold an agent task: one request with its prompt mode and tools, then the run completes with the reply as its result', async () => {
+    const history = temporal.api.history.v1.History.decode(await readFile(join(__dirname, 'histories', 'session-agent-task.binpb')));
+    const events = history.events ?? [];
+    const input = JSON.parse(Buffer.from(events[0]!.workflowExecutionStartedEventAttributes!.input!.payloads![0]!.data!).toString('utf8'));
+    expect(input.task).toEqual({ promptMode: 'minimal', tools: ['lookup'] });
+    const scheduled = events.map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name).filter(Boolean);
+    expect(scheduled).toEqual(['startTurn', 'runTool', 'callModel']);
+    const completed = events.at(-1)!.workflowExecutionCompletedEventAttributes!;
+    expect(JSON.parse(Buffer.from(completed.result!.payloads![0]!.data!).toString('utf8'))).toMatchObject({ reply: 'keel: found', sessionKey: 'agent:replay:task-1', modelCalls: 2 });
+  });
 });

@@ -22,7 +22,7 @@ import { ToolRegistry } from '../../src/tools/registry';
 import { extractIdentifiers } from '../../src/compaction/identifiers';
 import type { Store } from '../../src/store/connect';
 import { testDatabases } from '../support/databases';
-import { fakeReply, startFakeAnthropic, type FakeAnthropic } from '../support/fake-anthropic';
+import { fakeReply, startFakeAnthropic, type FakeAnthropic } from '../../src/testing';
 import { endsWithToolResult, freshDurableAgent, isFlushRequest, isSummarizerRequest, lastUserText } from '../support/durable-turn-helpers';
 import { testDeps } from '../support/keel-deps';
 import { keel } from '../support/keel-cli';

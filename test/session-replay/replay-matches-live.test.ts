@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { sql } from 'kysely';
 import { z } from 'zod';
 import { testDatabases } from '../support/databases';
-import { fakeReply, type FakeRequest } from '../support/fake-anthropic';
+import { fakeReply, type FakeRequest } from '../../src/testing';
 import { integrationSuite } from '../support/integration';
 import { endsWithToolResult, freshDurableAgent, isFlushRequest, isSummarizerRequest, lastUserText, maintenanceTimeline, waitIdle } from '../support/durable-turn-helpers';
 import { ToolRegistry } from '../../src/tools/registry';

@@ -10,7 +10,7 @@ import { renderReplayText } from '../../src/replay/replay-terminal';
 import { renderReplayHtml } from '../../src/replay/replay-html';
 import { effectiveReserveTokens, reserveForWindow } from '../../src/context/context-window';
 import { keel } from '../support/keel-cli';
-import { fakeReply, startFakeAnthropic, type FakeAnthropic } from '../support/fake-anthropic';
+import { fakeReply, startFakeAnthropic, type FakeAnthropic } from '../../src/testing';
 import { goodSummarizer } from '../compaction-workflow/support';
 import { summarizerModelFor } from '../../src/runtime/activity-deps';
 import { modelSummarizer } from '../../src/replay/replay-summarizer';

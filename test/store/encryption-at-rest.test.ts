@@ -13,7 +13,7 @@ import { z } from 'zod';
 import { integrationSuite } from '../support/integration';
 import { freshSchemaUrl } from '../support/databases';
 import { keel } from '../support/keel-cli';
-import { fakeReply, type FakeRequest } from '../support/fake-anthropic';
+import { fakeReply, type FakeRequest } from '../../src/testing';
 import { endsWithToolResult, freshDurableAgent, isFlushRequest, isSummarizerRequest } from '../support/durable-turn-helpers';
 import { atRestPlugin, type AtRestOptions } from '../../src/store/at-rest';
 import { openStore, type Store, type StoreTarget } from '../../src/store/connect';

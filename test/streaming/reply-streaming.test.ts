@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { temporal } from '@temporalio/proto';
 import { testDatabases } from '../support/databases';
-import { fakeReply } from '../support/fake-anthropic';
+import { fakeReply } from '../../src/testing';
 import { integrationSuite, type WorkerContext } from '../support/integration';
 import { freshDurableAgent } from '../support/durable-turn-helpers';
 import { KeelClient } from '../../src/client/keel-client';

@@ -6,7 +6,7 @@
 import { integrationSuite } from '../support/integration';
 import { testDatabases } from '../support/databases';
 import { waitUntil } from '../support/wait-until';
-import { fakeReply, type FakeRequest } from '../support/fake-anthropic';
+import { fakeReply, type FakeRequest } from '../../src/testing';
 import { getSession } from '../../src/store/sessions-repo';
 import { allEntries } from '../support/store-readers';
 import { isChildRequest, lookupTools, messageText, subagentResponder } from './subagent-script';

@@ -5,7 +5,7 @@
 import { integrationSuite } from '../support/integration';
 import { testDatabases } from '../support/databases';
 import { waitUntil } from '../support/wait-until';
-import { fakeReply } from '../support/fake-anthropic';
+import { fakeReply } from '../../src/testing';
 import { isFlushRequest, isSummarizerRequest } from '../support/durable-turn-helpers';
 import { goodSummarizer } from '../compaction-workflow/support';
 import { getSession } from '../../src/store/sessions-repo';

@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { ToolRegistry } from '../../src/tools/registry';
-import { fakeReply, type FakeRequest, type FakeResponder } from '../support/fake-anthropic';
+import { fakeReply, type FakeRequest, type FakeResponder } from '../../src/testing';
 
 export const PARENT_PROMPT = 'Research the cities Oslo, Lima and Pune';
 export const CITIES = ['Oslo', 'Lima', 'Pune'];

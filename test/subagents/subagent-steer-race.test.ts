@@ -18,7 +18,7 @@ import { steerSubagent } from '../../src/subagents/control';
 import { createSessionSignals } from '../../src/client/session-signals';
 import { getSession } from '../../src/store/sessions-repo';
 import { getSubagentRun } from '../../src/store/subagent-runs-repo';
-import type { FakeRequest } from '../support/fake-anthropic';
+import type { FakeRequest } from '../../src/testing';
 import type { MessageEntry } from '../../src/context/types';
 import type { Store } from '../../src/store/connect';
 

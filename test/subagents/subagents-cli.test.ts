@@ -7,7 +7,7 @@ import { crashSuite } from '../support/crash-rig';
 import { sharedDatabases } from '../support/shared-database';
 import { waitUntil } from '../support/wait-until';
 import { keel } from '../support/keel-cli';
-import { fakeReply } from '../support/fake-anthropic';
+import { fakeReply } from '../../src/testing';
 import { isChildRequest, messageText, subagentResponder } from './subagent-script';
 import { announceTexts } from './announce-texts';
 

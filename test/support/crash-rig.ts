@@ -22,7 +22,7 @@ import type { SessionTuning } from '../../src/protocol';
 import { openStore, type Store } from '../../src/store/connect';
 import { getSession } from '../../src/store/sessions-repo';
 import type { SessionRow } from '../../src/store/schema';
-import { startFakeAnthropic, type FakeAnthropic } from './fake-anthropic';
+import { startFakeAnthropic, type FakeAnthropic } from '../../src/testing';
 import { testDeps } from './keel-deps';
 import type { SharedDatabase, SharedDatabaseKind } from './shared-database';
 import { keelClient, runInProcessWorker, spawnWorkerProcess, startTemporalTestEnv, uniqueTaskQueue, type TemporalTestEnv, type WorkerProcess } from './temporal';

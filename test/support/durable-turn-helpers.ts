@@ -12,7 +12,7 @@ import { estimateTokens } from '../../src/context/estimate-tokens';
 import type { Database } from '../../src/store/schema';
 import type { AgentMessage, MessageEntry } from '../../src/context/types';
 import { goodSummarizer } from '../compaction-workflow/support';
-import { fakeReply, type FakeRequest, type FakeStep } from './fake-anthropic';
+import { fakeReply, type FakeRequest, type FakeStep } from '../../src/testing';
 
 /** A fresh agent per test: session workflow ids never collide across tests or databases. */
 export function freshDurableAgent(): string {

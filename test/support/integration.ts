@@ -21,7 +21,7 @@ import type { ActivityDeps } from '../../src/runtime/deps';
 import type { Store } from '../../src/store/connect';
 import type { ToolRegistry } from '../../src/tools/registry';
 import type { TestDatabase } from './databases';
-import { startFakeAnthropic, type FakeAnthropic, type FakeAnthropicOptions } from './fake-anthropic';
+import { startFakeAnthropic, type FakeAnthropic, type FakeAnthropicOptions } from '../../src/testing';
 import { testDeps } from './keel-deps';
 import { keelClient, runInProcessWorker, startTemporalTestEnv, uniqueTaskQueue, type TemporalTestEnv } from './temporal';
 

@@ -9,7 +9,7 @@ import { randomBytes, createHash } from 'node:crypto';
 import { z } from 'zod';
 import { freshSchemaUrl } from '../support/databases';
 import { describeOnPostgres } from '../support/postgres-only';
-import { fakeReply, type FakeRequest, type FakeStep } from '../support/fake-anthropic';
+import { fakeReply, type FakeRequest, type FakeStep } from '../../src/testing/fake-anthropic';
 import { integrationSuite } from '../support/integration';
 import { endsWithToolResult, flushStep, freshDurableAgent, isFlushRequest, isSummarizerRequest, lastUserText, seedConversation } from '../support/durable-turn-helpers';
 import { goodSummarizer, promptOf } from '../compaction-workflow/support';

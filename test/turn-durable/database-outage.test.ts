@@ -8,7 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import { freshSchemaUrl } from '../support/databases';
 import { describeOnPostgres } from '../support/postgres-only';
-import { fakeReply } from '../support/fake-anthropic';
+import { fakeReply } from '../../src/testing';
 import { integrationSuite } from '../support/integration';
 import { freshDurableAgent, lastUserText } from '../support/durable-turn-helpers';
 import { startCuttableProxy, type CuttableProxy } from '../support/cuttable-proxy';

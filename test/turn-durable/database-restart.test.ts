@@ -5,7 +5,7 @@
  */
 import { Client as PgClient } from 'pg';
 import { freshSchemaUrl } from '../support/databases';
-import { fakeReply } from '../support/fake-anthropic';
+import { fakeReply } from '../../src/testing';
 import { integrationSuite } from '../support/integration';
 import { freshDurableAgent, lastUserText } from '../support/durable-turn-helpers';
 import { openStore } from '../../src/store/connect';

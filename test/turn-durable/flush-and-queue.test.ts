@@ -4,7 +4,7 @@
  */
 import { sql } from 'kysely';
 import { testDatabases } from '../support/databases';
-import { fakeReply } from '../support/fake-anthropic';
+import { fakeReply } from '../../src/testing';
 import { integrationSuite } from '../support/integration';
 import { freshDurableAgent, isFlushRequest, isSummarizerRequest, lastUserText, seedConversation, waitIdle } from '../support/durable-turn-helpers';
 import { goodSummarizer } from '../compaction-workflow/support';

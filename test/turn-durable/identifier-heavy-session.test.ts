@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { testDatabases } from '../support/databases';
-import { fakeReply, type FakeRequest } from '../support/fake-anthropic';
+import { fakeReply, type FakeRequest } from '../../src/testing';
 import { integrationSuite } from '../support/integration';
 import { flushStep, freshDurableAgent, isFlushRequest, isSummarizerRequest } from '../support/durable-turn-helpers';
 import { ensureSession } from '../support/ensure-session';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { testDatabases } from '../support/databases';
-import { fakeReply, type FakeRequest } from '../support/fake-anthropic';
+import { fakeReply, type FakeRequest } from '../../src/testing';
 import { integrationSuite } from '../support/integration';
 import {
   FLUSH_MARKER,

@@ -1,5 +1,5 @@
 import { testDatabases } from '../support/databases';
-import { fakeReply } from '../support/fake-anthropic';
+import { fakeReply } from '../../src/testing';
 import { integrationSuite } from '../support/integration';
 import { freshDurableAgent, historyBytes, lastUserText, routedResponder, seedConversation } from '../support/durable-turn-helpers';
 import { getSession } from '../../src/store/sessions-repo';

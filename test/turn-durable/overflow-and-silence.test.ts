@@ -1,6 +1,6 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { testDatabases } from '../support/databases';
-import { fakeReply, type FakeStep } from '../support/fake-anthropic';
+import { fakeReply, type FakeStep } from '../../src/testing';
 import { integrationSuite } from '../support/integration';
 import { freshDurableAgent, routedResponder, seedConversation } from '../support/durable-turn-helpers';
 import { getSession } from '../../src/store/sessions-repo';

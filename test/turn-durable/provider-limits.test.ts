@@ -4,7 +4,7 @@
  * limit, compacts within it and keeps answering.
  */
 import { testDatabases } from '../support/databases';
-import { startFakeAnthropic, fakeReply, type FakeAnthropic } from '../support/fake-anthropic';
+import { startFakeAnthropic, fakeReply, type FakeAnthropic } from '../../src/testing';
 import type { KeelClient } from '../../src/client/keel-client';
 import { integrationSuite } from '../support/integration';
 import { freshDurableAgent, isSummarizerRequest, lastUserText, routedResponder, seedConversation } from '../support/durable-turn-helpers';

@@ -5,7 +5,7 @@
  */
 import { ApplicationFailure } from '@temporalio/common';
 import { testDatabases } from '../support/databases';
-import { fakeReply } from '../support/fake-anthropic';
+import { fakeReply } from '../../src/testing';
 import { integrationSuite } from '../support/integration';
 import { announcedSeed } from '../support/test-seed';
 import { prng } from '../fixtures/generate';

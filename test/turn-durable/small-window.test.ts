@@ -6,7 +6,7 @@
  * gives its sessions the minimal system prompt and no subagent tools by itself.
  */
 import { testDatabases } from '../support/databases';
-import { fakePromptTokens, fakeReply, type FakeRequest } from '../support/fake-anthropic';
+import { fakePromptTokens, fakeReply, type FakeRequest } from '../../src/testing';
 import { integrationSuite } from '../support/integration';
 import { freshDurableAgent, isFlushRequest, isSummarizerRequest, lastUserText, routedResponder, waitIdle } from '../support/durable-turn-helpers';
 import { getSession } from '../../src/store/sessions-repo';

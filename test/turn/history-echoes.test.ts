@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { integrationSuite } from '../support/integration';
 import { freshSchemaUrl } from '../support/databases';
-import { fakeReply, type FakeRequest } from '../support/fake-anthropic';
+import { fakeReply, type FakeRequest } from '../../src/testing';
 import { freshDurableAgent, isFlushRequest, isSummarizerRequest, lastUserText } from '../support/durable-turn-helpers';
 import { openStore } from '../../src/store/connect';
 import { parseKeyRing } from '../../src/security/key-ring';

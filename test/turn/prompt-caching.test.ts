@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { testDatabases } from '../support/databases';
-import { fakeReply, type FakeRequest } from '../support/fake-anthropic';
+import { fakeReply, type FakeRequest } from '../../src/testing';
 import { integrationSuite } from '../support/integration';
 import { keel } from '../support/keel-cli';
 import { getSession } from '../../src/store/sessions-repo';

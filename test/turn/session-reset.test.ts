@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { sql } from 'kysely';
 import { keel } from '../support/keel-cli';
 import { testDatabases } from '../support/databases';
-import { fakeReply } from '../support/fake-anthropic';
+import { fakeReply } from '../../src/testing';
 import { integrationSuite } from '../support/integration';
 import { getSession, recordTurnUsage } from '../../src/store/sessions-repo';
 import { ensureSession } from '../support/ensure-session';

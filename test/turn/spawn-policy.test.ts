@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { testDatabases } from '../support/databases';
-import { fakeReply, type FakeAnthropic, type FakeRequest } from '../support/fake-anthropic';
+import { fakeReply, type FakeAnthropic, type FakeRequest } from '../../src/testing';
 import { integrationSuite } from '../support/integration';
 import { freshDurableAgent } from '../support/durable-turn-helpers';
 import { keel } from '../support/keel-cli';

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { testDatabases } from '../support/databases';
-import { fakeReply, type FakeRequest } from '../support/fake-anthropic';
+import { fakeReply, type FakeRequest } from '../../src/testing';
 import { integrationSuite } from '../support/integration';
 import { testDeps } from '../support/keel-deps';
 import { freshDurableAgent, isFlushRequest, isSummarizerRequest } from '../support/durable-turn-helpers';

@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { temporal } from '@temporalio/proto';
 import { ApplicationFailure } from '@temporalio/common';
 import { testDatabases } from '../support/databases';
-import { fakeReply } from '../support/fake-anthropic';
+import { fakeReply } from '../../src/testing';
 import { integrationSuite } from '../support/integration';
 import { getSession } from '../../src/store/sessions-repo';
 import { ToolRegistry } from '../../src/tools/registry';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { testDatabases } from '../support/databases';
-import { fakeReply } from '../support/fake-anthropic';
+import { fakeReply } from '../../src/testing';
 import { integrationSuite } from '../support/integration';
 import { appendEntries } from '../../src/store/entries-repo';
 import { getSession } from '../../src/store/sessions-repo';

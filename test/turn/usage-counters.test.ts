@@ -5,7 +5,7 @@
  * (`prompt_tokens_details.cached_tokens`), apart from the uncached ones.
  */
 import { testDatabases } from '../support/databases';
-import { fakeReply, type FakeRequest } from '../support/fake-anthropic';
+import { fakeReply, type FakeRequest } from '../../src/testing';
 import { integrationSuite } from '../support/integration';
 import { freshDurableAgent } from '../support/durable-turn-helpers';
 import { getSession } from '../../src/store/sessions-repo';

@@ -1,5 +1,5 @@
 import { sharedDatabases } from '../support/shared-database';
-import { fakeReply } from '../support/fake-anthropic';
+import { fakeReply } from '../../src/testing';
 import { crashSuite, storedTranscript } from '../support/crash-rig';
 
 const suite = crashSuite();

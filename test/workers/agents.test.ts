@@ -8,7 +8,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { testDatabases } from '../support/databases';
-import { fakeReply, type FakeRequest } from '../support/fake-anthropic';
+import { fakeReply, type FakeRequest } from '../../src/testing';
 import { integrationSuite } from '../support/integration';
 import { keelClient, runInProcessWorker, uniqueTaskQueue } from '../support/temporal';
 import { loadKeelSettings } from '../../src/config/agent-config';

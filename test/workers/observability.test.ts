@@ -6,7 +6,7 @@
 import { createServer } from 'node:net';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { testDatabases } from '../support/databases';
-import { fakeReply } from '../support/fake-anthropic';
+import { fakeReply } from '../../src/testing';
 import { integrationSuite } from '../support/integration';
 import { testDeps } from '../support/keel-deps';
 import { keelClient, runInProcessWorker, uniqueTaskQueue } from '../support/temporal';

@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import { Connection } from '@temporalio/client';
 import { startDevServer } from '../../src/temporal/dev-server';
 import { KeelClient } from '../../src/client/keel-client';
-import { startFakeAnthropic, fakeReply } from '../support/fake-anthropic';
+import { startFakeAnthropic, fakeReply } from '../../src/testing';
 import { uniqueTaskQueue } from '../support/temporal';
 
 const root = resolve(__dirname, '../..');

@@ -27,8 +27,11 @@ export function registerDoctorCommands(program: Command, ctx: CliContext): void 
           workflows: 'skipped' in temporal ? temporal : temporal.lookup,
         }),
       ).finally(() => ('close' in temporal ? temporal.close() : undefined));
-      printResult(opts, report);
+      // Which cluster, namespace, TLS and credentials doctor reached: the first thing to check on a new deployment.
+      const connection = 'skipped' in temporal ? { connected: false, reason: temporal.skipped } : { connected: true, connection: temporal.connection };
+      printResult(opts, { ...report, temporal: connection });
       if (!opts.json) {
+        say('connection' in connection ? `temporal  connected to ${connection.connection}` : `temporal  not connected: ${connection.reason}`);
         for (const f of report.findings) say(`${f.repair.padEnd(9)} ${f.check}  ${f.agentId} ${f.sessionKey ? shownKey(f.sessionKey) : '-'} (session ${f.sessionId}): ${f.detail}`);
         for (const s of report.skipped) say(`skipped   ${s}`);
         say(

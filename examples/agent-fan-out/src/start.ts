@@ -1,0 +1,33 @@
+/**
+ * The client: one message to an agent through KeelClient, then the research workflow with its three
+ * agent tasks. Prints one JSON object on stdout: { reply, research }.
+ */
+import { Client, Connection } from '@temporalio/client';
+import { KeelClient, keelDataConverter, keyRingFor, loadKeelSettings, temporalConnectionFor } from 'keel-agents';
+import type { researchWorkflow } from './workflows';
+
+async function main(): Promise<void> {
+  const question = process.argv[2] ?? 'Why do sailing boats have keels?';
+  const config = loadKeelSettings().defaults;
+  const connection = await Connection.connect(temporalConnectionFor(config));
+  const dataConverter = keelDataConverter(keyRingFor(config));
+  try {
+    const keel = new KeelClient({ connection, namespace: config.temporalNamespace, taskQueue: config.taskQueue, ...(dataConverter ? { dataConverter } : {}) });
+    const { reply } = await keel.sendMessage('agent:research:main', `Look up "keel", then answer: ${question}`);
+
+    const client = new Client({ connection, namespace: config.temporalNamespace, ...(dataConverter ? { dataConverter } : {}) });
+    const research = await client.workflow.execute<typeof researchWorkflow>('researchWorkflow', {
+      taskQueue: 'research',
+      workflowId: `research-${Date.now()}`,
+      args: [{ question, keelTaskQueue: config.taskQueue }],
+    });
+    process.stdout.write(`${JSON.stringify({ reply, research }, null, 2)}\n`);
+  } finally {
+    await connection.close();
+  }
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,152 @@
+/**
+ * The package as a user gets it: `npm pack` (which builds), the tarball installed into a temporary
+ * project holding examples/agent-fan-out, then that project compiled with `tsc` against the published
+ * types (a client, a Keel worker with one tool, a workflow with runAgentTask), run against a dev server
+ * and the fake model, and its `keel` binary run.
+ *
+ * Installing offline: the tarball is unpacked into the project's node_modules and its binary linked, as
+ * npm does; its dependencies resolve from this repository's node_modules (the project lives under
+ * .build-test/, so Node and TypeScript find them walking up), which keeps the test off the registry.
+ */
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { chmodSync, cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { startDevServer, type DevServer } from '../../src/temporal/dev-server';
+import { fakeReply, startFakeAnthropic, type FakeAnthropic } from '../../src/testing';
+import { endsWithToolResult, lastUserText } from '../support/durable-turn-helpers';
+
+const run = promisify(execFile);
+const ROOT = resolve(__dirname, '../..');
+const TSC = join(ROOT, 'node_modules/typescript/bin/tsc');
+
+let dir: string;
+let project: string;
+let packed: { name: string; files: Array<{ path: string }> };
+
+beforeAll(async () => {
+  mkdirSync(join(ROOT, '.build-test'), { recursive: true });
+  dir = mkdtempSync(join(ROOT, '.build-test', 'package-'));
+  // prepack builds: dist/ is compiled afresh, declarations and workflow bundles included.
+  const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', dir], { cwd: ROOT, maxBuffer: 64 * 1024 * 1024 });
+  packed = (JSON.parse(stdout.slice(stdout.indexOf('['))) as Array<typeof packed & { filename: string }>)[0]!;
+  const tarball = join(dir, (packed as unknown as { filename: string }).filename);
+
+  project = join(dir, 'app');
+  cpSync(join(ROOT, 'examples/agent-fan-out'), project, { recursive: true });
+  const installed = join(project, 'node_modules', packed.name);
+  mkdirSync(installed, { recursive: true });
+  await run('tar', ['-xzf', tarball, '-C', installed, '--strip-components=1']);
+  const bin = (JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as { bin: Record<string, string> }).bin;
+  mkdirSync(join(project, 'node_modules/.bin'));
+  for (const [name, file] of Object.entries(bin)) {
+    chmodSync(join(installed, file), 0o755);
+    symlinkSync(join('..', packed.name, file), join(project, 'node_modules/.bin', name));
+  }
+}, 600_000);
+
+afterAll(() => {
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('the published package', () => {
+  it('holds the compiled code, its declarations and workflow bundles, and no test or bench files', () => {
+    const paths = packed.files.map((f) => f.path);
+    expect(packed.name).toBe('keel-agents');
+    expect(paths).toEqual(
+      expect.arrayContaining([
+        'dist/src/index.js',
+        'dist/src/index.d.ts',
+        'dist/workers/index.d.ts',
+        'dist/workers/keel.js',
+        'dist/workflows/run-agent-task.d.ts',
+        'dist/src/testing/index.d.ts',
+        'dist/workflow-bundle.plain.js',
+        'dist/workflow-bundles.json',
+      ]),
+    );
+    expect(paths.filter((p) => /(^|\/)(test|bench)\/|\.test\.|\.map$/.test(p))).toEqual([]);
+    expect(paths.filter((p) => p.endsWith('.ts') && !p.endsWith('.d.ts'))).toEqual([]);
+  });
+
+  it('compiles a client, a worker with one tool and a runAgentTask workflow against its published types', async () => {
+    await run(process.execPath, [TSC, '-p', join(project, 'tsconfig.json')], { cwd: project });
+    // The types are real, not `any`: a misspelt task field is refused.
+    writeFileSync(join(project, 'src/misspelt.ts'), "import { runAgentTask } from 'keel-agents/workflow';\nexport const t = () => runAgentTask({ txt: 'hi' });\n");
+    const refused = await run(process.execPath, [TSC, '-p', join(project, 'tsconfig.json'), '--noEmit'], { cwd: project }).then(
+      () => '',
+      (err: { stdout: string }) => err.stdout,
+    );
+    rmSync(join(project, 'src/misspelt.ts'));
+    expect(refused).toMatch(/misspelt\.ts.*'txt' does not exist in type 'AgentTask'/);
+  });
+
+  it('runs `npx keel --help` from its compiled binary', async () => {
+    const { stdout } = await run('npx', ['--no-install', 'keel', '--help'], { cwd: project, env: { ...process.env, npm_config_update_notifier: 'false' } });
+    expect(stdout).toContain('Usage: keel');
+  });
+
+  describe('against a dev server', () => {
+    let server: DevServer;
+    let fake: FakeAnthropic;
+    const children: ChildProcess[] = [];
+    beforeAll(async () => {
+      [server, fake] = await Promise.all([startDevServer({ log: () => {} }), startFakeAnthropic()]);
+    });
+    afterAll(async () => {
+      for (const child of children) if (child.exitCode === null) child.kill('SIGTERM');
+      await Promise.all(children.map((c) => (c.exitCode === null ? new Promise((r) => c.once('exit', r)) : undefined)));
+      await fake?.close();
+      await server?.stop();
+    });
+
+    /** Starts `node dist/<file>` in the project; resolves once its output contains `ready`. */
+    const startProcess = (file: string, env: NodeJS.ProcessEnv, ready: string): Promise<void> => {
+      const child = spawn(process.execPath, [join(project, 'dist', file)], { cwd: project, env, stdio: ['ignore', 'pipe', 'pipe'] });
+      children.push(child);
+      let out = '';
+      return new Promise((resolveReady, reject) => {
+        const onData = (d: Buffer) => {
+          out += d.toString();
+          if (out.includes(ready)) resolveReady();
+        };
+        child.stdout!.on('data', onData);
+        child.stderr!.on('data', onData);
+        child.once('exit', (code) => reject(new Error(`${file} exited (${code}) before it was ready:\n${out}`)));
+      });
+    };
+
+    it('runs the client, the Keel worker with its tool and the fan-out workflow', async () => {
+      const env = {
+        ...process.env,
+        ...fake.env,
+        TEMPORAL_ADDRESS: server.address,
+        KEEL_HOME: join(dir, 'home'),
+        KEEL_TASK_QUEUE: 'keel-packaged',
+        KEEL_RESET_MODE: 'none',
+      };
+      fake.respondWith((request) => {
+        const text = lastUserText(request);
+        if (endsWithToolResult(request)) return fakeReply.text('Keels keep a boat upright and on course.');
+        if (text.startsWith('Look up "keel"')) return fakeReply.toolUse([{ id: 'toolu_lookup_keel', name: 'lookup', input: { term: 'keel' } }]);
+        const angle = /from the (\w+) angle/.exec(text)?.[1];
+        return angle ? fakeReply.text(`The ${angle} view.`) : undefined;
+      });
+      await Promise.all([startProcess('keel-worker.js', env, 'keel worker: polling'), startProcess('worker.js', env, 'research worker: polling')]);
+
+      const { stdout } = await run(process.execPath, [join(project, 'dist/start.js'), 'Why do boats have keels?'], { cwd: project, env });
+      const out = JSON.parse(stdout) as { reply: string; research: { answer: string; perspectives: Array<{ sessionKey: string }>; outputTokens: number } };
+      expect(out.reply).toBe('Keels keep a boat upright and on course.');
+      expect(out.research.answer).toBe('history: The history view.\n\nengineering: The engineering view.\n\neconomics: The economics view.');
+      expect(out.research.perspectives.map((p) => p.sessionKey)).toEqual([expect.stringMatching(/^agent:research:task-/), expect.stringMatching(/^agent:research:task-/), expect.stringMatching(/^agent:research:task-/)]);
+      expect(out.research.outputTokens).toBeGreaterThan(0);
+
+      // The packaged worker ran the application's tool, and each task was offered only that tool.
+      const toolResult = fake.requests.find(endsWithToolResult)!;
+      expect(JSON.stringify(toolResult.body.messages)).toContain('keel: the structural spine along the bottom of a hull');
+      const tasks = fake.requests.filter((r) => /from the \w+ angle/.test(lastUserText(r)));
+      expect(tasks).toHaveLength(3);
+      for (const task of tasks) expect((task.body.tools ?? []).map((t) => t.name)).toEqual(['lookup']);
+    });
+  });
+});
