@@ -3,6 +3,7 @@ import { identifierCharBudget } from '../src/compaction/identifier-budget';
 import { ApplicationFailure, Context, log } from '@temporalio/activity';
 import { depsForAgent, type ActivityDeps } from '../src/runtime/deps';
 import { agentSummarizer, type SummarizerSpendGuard } from './compaction-summarizer';
+import { summarizeOnPromptCache } from './summary-on-prompt-cache';
 import { loadEntryRange, PlannedEntryMissingError, planMessageOf, toPlanEntries } from './compaction-entries';
 import { getEntry, loadActiveEntries, MESSAGE_TYPES } from '../src/store/entries-repo';
 import {
@@ -115,6 +116,8 @@ export interface EntryRange {
 
 export interface SummarizeChunkInput extends CompactionRef, EntryRange {
   readonly mode: 'full' | 'withoutOversized';
+  /** The plan's only chunk: everything the compaction summarizes (then the summary may be asked on the prompt cache). */
+  readonly onlyChunk?: boolean;
   readonly oversized: readonly OversizedEntry[];
   readonly previousSummary?: string;
   readonly instructions: string;
@@ -222,7 +225,7 @@ export function createCompactionActivities(allDeps: CompactionActivityDeps) {
       const reason = await spendRefusal(deps, ref);
       if (reason) throw ApplicationFailure.nonRetryable(reason, FailureTypes.SummarizerSpendLimited);
     },
-    afterCall: (tokens, model) => addSummarizerSpend(db, ref.agentId, ref.compactionId, tokens, model),
+    afterCall: (billing, model) => addSummarizerSpend(db, ref.agentId, ref.compactionId, billing, model),
   });
 
   const logHookErrors = (ref: CompactionRef, errors: CompactionHookError[]) => {
@@ -315,11 +318,26 @@ export function createCompactionActivities(allDeps: CompactionActivityDeps) {
     return { plan, ...(previousSummary ? { previousSummary } : {}), summarizer: hasSummarizer ? 'model' : 'extractive' };
   }
 
-  /** Summarizes one planned chunk, read from the database by its entry range. */
+  /**
+   * Summarizes one planned chunk, read from the database by its entry range. The whole range of a
+   * threshold or manual compaction is first asked on the conversation's own prompt cache (see
+   * summary-on-prompt-cache.ts), when the configuration allows.
+   */
   async function summarizeChunk(input: SummarizeChunkInput): Promise<string> {
+    const { deps, summarizer } = forAgent(input);
+    if (input.onlyChunk && input.mode === 'full' && deps.config.compactionPromptCache && !input.summarizerModel && (await onConversationCache(input))) {
+      const summary = await summarizeOnPromptCache(deps, summarizer, input);
+      if (summary !== undefined) return summary;
+    }
     const entries = await readRange(input, input);
     const text = serializeEntriesForSummary(entries, input.oversized, input.mode);
-    return forAgent(input).summarizer.summarizeFitting(text, input.previousSummary, input.instructions);
+    return summarizer.summarizeFitting(text, input.previousSummary, input.instructions);
+  }
+
+  /** Threshold and manual compactions follow the conversation's last turn; an overflow's or an edit's does not. */
+  async function onConversationCache(input: CompactionRef): Promise<boolean> {
+    const row = await getCompaction(db, input.agentId, input.compactionId);
+    return (row?.trigger === 'threshold' || row?.trigger === 'manual') && row.rerun_of === null;
   }
 
   /** Summarizes a given text: the merge of labelled partial summaries. */

@@ -9,6 +9,13 @@ import { summarizationOverheadTokens } from '../src/compaction/summary-budget';
 import { FailureTypes } from '../src/protocol';
 import { splitTextToFit } from '../src/compaction/split-text-to-fit';
 import { effectiveWindow, learnFromOverflow, type WindowSession } from './model-window';
+import type { ModelRequest } from '../src/model/model-client';
+import type { SummarizerBilling } from '../src/store/compactions-repo';
+
+/** What a summarizer call sends besides the model and the output size. */
+export type SummaryRequest = Pick<ModelRequest, 'system' | 'messages' | 'tools' | 'promptCaching' | 'cachedPrefixMessages'>;
+
+const NOTHING_BILLED: SummarizerBilling = { input: 0, cacheRead: 0, cacheWrite: 0, output: 0 };
 
 /** Overflow answers a summarizer call may get before it gives up (each one lowers the learned window). */
 const MAX_OVERFLOW_RETRIES = 3;
@@ -24,6 +31,8 @@ export interface AgentSummarizer {
   window(): Promise<number>;
   /** One call, heartbeating while the reply streams. Model errors become retryable or not per their kind. */
   call(prompt: string): Promise<string>;
+  /** One call of a whole request (the summarizer's model and output size), its reply's text. */
+  callRequest(request: SummaryRequest): Promise<string>;
   /**
    * Summarizes `text` within the summarizer's window: text that does not fit is split at message
    * boundaries, each piece summarized (the previous summary goes with the first), and the partial
@@ -32,14 +41,16 @@ export interface AgentSummarizer {
    */
   summarizeFitting(text: string, previousSummary: string | undefined, instructions: string): Promise<string>;
   countTokens(text: string): number;
+  /** The summary's max_tokens in a window of `size`. */
+  outputTokens(size: number): number;
 }
 
 /** Checks the spend limit before each summarizer call and counts each call after it (see summarizer-spend.ts). */
 export interface SummarizerSpendGuard {
   /** Throws (non-retryable) when the limit is reached. */
   beforeCall(): Promise<void>;
-  /** Every call counts, a failed one with 0 tokens (its usage is unknown). */
-  afterCall(tokens: number, model: string): Promise<void>;
+  /** Every call counts with what it was billed, a failed one with 0 tokens (its usage is unknown). */
+  afterCall(billing: SummarizerBilling, model: string): Promise<void>;
 }
 
 export interface SummarizerOptions {
@@ -61,20 +72,22 @@ export function agentSummarizer(deps: ActivityDeps, options: SummarizerOptions =
   const outputTokens = (size: number) => maxOutputTokensFor(size, { reserveTokens: deps.config.reserveTokens, reserveTokensFloor: deps.config.reserveTokensFloor });
 
   async function call(prompt: string): Promise<string> {
+    return callRequest({ system: SUMMARIZER_SYSTEM_PROMPT, messages: [{ role: 'user', content: prompt }] });
+  }
+
+  async function callRequest(request: SummaryRequest): Promise<string> {
     await options.spend?.beforeCall();
     const maxTokens = outputTokens(await window());
     const heartbeat = startHeartbeat();
     try {
       const reply = await client
-        .complete(
-          { model: modelName, system: SUMMARIZER_SYSTEM_PROMPT, messages: [{ role: 'user', content: prompt }], maxTokens },
-          { signal: Context.current().cancellationSignal, onEvent: () => heartbeat.beat() },
-        )
+        .complete({ ...request, model: modelName, maxTokens }, { signal: Context.current().cancellationSignal, onEvent: () => heartbeat.beat() })
         .catch(async (err: unknown) => {
-          await options.spend?.afterCall(0, modelName);
+          await options.spend?.afterCall(NOTHING_BILLED, modelName);
           throw err;
         });
-      await options.spend?.afterCall(reply.usage.input + reply.usage.output, modelName);
+      const { usage } = reply;
+      await options.spend?.afterCall({ input: usage.input, cacheRead: usage.cacheRead ?? 0, cacheWrite: usage.cacheWrite ?? 0, output: usage.output }, modelName);
       return reply.content
         .filter((b): b is { type: 'text'; text: string } => b.type === 'text')
         .map((b) => b.text)
@@ -115,7 +128,9 @@ export function agentSummarizer(deps: ActivityDeps, options: SummarizerOptions =
     modelName,
     window,
     call,
+    callRequest,
     summarizeFitting: (text, previousSummary, instructions) => summarizeFitting(text, previousSummary, instructions),
     countTokens,
+    outputTokens,
   };
 }

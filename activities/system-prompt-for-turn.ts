@@ -60,6 +60,8 @@ interface PromptInput {
   readonly session?: SessionRow;
   /** The model's window in force, when the caller has just read it (saves reading it again). */
   readonly window?: number;
+  /** Rebuild the call that wrote this entry: its context is the window before it. */
+  readonly beforeEntryId?: string;
 }
 
 /** Builds the system prompt for a call in `sessionKey` at workflow time `now`. */
@@ -123,7 +125,7 @@ export async function prepareModelCall(
   const prompt = await systemPromptForTurn(deps, { ...input, window });
   const { systemTokens, bootstrapTokens, toolTokens } = prompt.overhead;
   const overheadTokens = systemTokens + bootstrapTokens + toolTokens;
-  const context = await prepareContext(deps, input.agentId, input.sessionKey, input.sessionId, { overheadTokens, window, ...(input.model ? { model: input.model } : {}), ...(windows ? { windows } : {}) });
+  const context = await prepareContext(deps, input.agentId, input.sessionKey, input.sessionId, { overheadTokens, window, ...(input.model ? { model: input.model } : {}), ...(windows ? { windows } : {}), ...(input.beforeEntryId ? { beforeEntryId: input.beforeEntryId } : {}) });
   return {
     context,
     system: withAddition(prompt.text, context.systemPromptAddition),

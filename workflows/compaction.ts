@@ -201,7 +201,17 @@ async function summarizeAndGuard(
   const options = { identifierPolicy: policy, ...(input.instructions ? { customInstructions: input.instructions } : {}) };
   const { chunks, summarizeChunk } = chunkClaimChecks(plan, {
     chunk: (i, mode, prev, instructions) =>
-      summarizer.summarizeChunk({ ...ref(input), firstEntryId: plan.chunks[i].firstEntryId, lastEntryId: plan.chunks[i].lastEntryId, mode, oversized: plan.oversized, instructions, ...(prev ? { previousSummary: prev } : {}) }),
+      summarizer.summarizeChunk({
+        ...ref(input),
+        firstEntryId: plan.chunks[i].firstEntryId,
+        lastEntryId: plan.chunks[i].lastEntryId,
+        mode,
+        oversized: plan.oversized,
+        instructions,
+        ...(prev ? { previousSummary: prev } : {}),
+        // An activity input field, not a command: histories without it replay unchanged.
+        ...(plan.chunks.length === 1 ? { onlyChunk: true } : {}),
+      }),
     text: (text, prev, instructions) => summarizer.summarizeText({ ...ref(input), text, instructions, ...(prev ? { previousSummary: prev } : {}) }),
   });
   try {

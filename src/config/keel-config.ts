@@ -175,6 +175,8 @@ export const keelConfigSchema = z.object({
   userTimeZone: z.string().refine(isKnownTimeZone, 'not a known IANA time zone; use a name such as "Europe/Berlin" or "UTC"').default('UTC'),
   /** Provider prompt caching (cache_control breakpoints on system, tools and the stable prefix). */
   promptCaching: switchField().default(true),
+  /** Threshold and manual compactions ask for the summary on the last turn's cached request (see README, "Compaction"). */
+  compactionPromptCache: switchField().default(DEFAULTS.compactionPromptCache),
   /** How deep subagents may nest: 1 lets the main agent spawn and its children not (OpenClaw's maxSpawnDepth). */
   subagentMaxDepth: z.coerce.number().int().nonnegative('0 turns spawning off').default(DEFAULTS.subagentMaxDepth),
   /** Subagents one session may have running at once; a spawn past it is refused with a tool error. */
@@ -292,6 +294,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env, overrides: P
     promptMode: env.KEEL_PROMPT_MODE || undefined,
     userTimeZone: env.KEEL_TIMEZONE || undefined,
     promptCaching: envSwitch(env.KEEL_PROMPT_CACHING),
+    compactionPromptCache: envSwitch(env.KEEL_COMPACTION_PROMPT_CACHE),
     softThresholdTokens: env.KEEL_SOFT_THRESHOLD_TOKENS || undefined,
     compactionMinReclaimShare: env.KEEL_COMPACTION_MIN_RECLAIM || undefined,
     summaryMaxWindowShare: env.KEEL_SUMMARY_MAX_WINDOW_SHARE || undefined,
@@ -366,6 +369,7 @@ const ENV_NAMES: Record<string, string> = {
   promptMode: 'KEEL_PROMPT_MODE',
   userTimeZone: 'KEEL_TIMEZONE',
   promptCaching: 'KEEL_PROMPT_CACHING',
+  compactionPromptCache: 'KEEL_COMPACTION_PROMPT_CACHE',
   softThresholdTokens: 'KEEL_SOFT_THRESHOLD_TOKENS',
   compactionMinReclaimShare: 'KEEL_COMPACTION_MIN_RECLAIM',
   summaryMaxWindowShare: 'KEEL_SUMMARY_MAX_WINDOW_SHARE',
