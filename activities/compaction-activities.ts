@@ -116,10 +116,14 @@ export interface EntryRange {
 
 export interface SummarizeChunkInput extends CompactionRef, EntryRange {
   readonly mode: 'full' | 'withoutOversized';
-  /** The plan's only chunk: everything the compaction summarizes (then the summary may be asked on the prompt cache). */
-  readonly onlyChunk?: boolean;
   readonly oversized: readonly OversizedEntry[];
   readonly previousSummary?: string;
+  readonly instructions: string;
+}
+
+export interface SummarizeOnCacheInput extends CompactionRef, EntryRange {
+  readonly previousSummary?: string;
+  /** The chunk instructions (`chunkSummaryInstructions`): the same sections and rules as a chunk's summary. */
   readonly instructions: string;
 }
 
@@ -318,26 +322,23 @@ export function createCompactionActivities(allDeps: CompactionActivityDeps) {
     return { plan, ...(previousSummary ? { previousSummary } : {}), summarizer: hasSummarizer ? 'model' : 'extractive' };
   }
 
-  /**
-   * Summarizes one planned chunk, read from the database by its entry range. The whole range of a
-   * threshold or manual compaction is first asked on the conversation's own prompt cache (see
-   * summary-on-prompt-cache.ts), when the configuration allows.
-   */
+  /** Summarizes one planned chunk, read from the database by its entry range. */
   async function summarizeChunk(input: SummarizeChunkInput): Promise<string> {
-    const { deps, summarizer } = forAgent(input);
-    if (input.onlyChunk && input.mode === 'full' && deps.config.compactionPromptCache && !input.summarizerModel && (await onConversationCache(input))) {
-      const summary = await summarizeOnPromptCache(deps, summarizer, input);
-      if (summary !== undefined) return summary;
-    }
     const entries = await readRange(input, input);
     const text = serializeEntriesForSummary(entries, input.oversized, input.mode);
-    return summarizer.summarizeFitting(text, input.previousSummary, input.instructions);
+    return forAgent(input).summarizer.summarizeFitting(text, input.previousSummary, input.instructions);
   }
 
-  /** Threshold and manual compactions follow the conversation's last turn; an overflow's or an edit's does not. */
-  async function onConversationCache(input: CompactionRef): Promise<boolean> {
-    const row = await getCompaction(db, input.agentId, input.compactionId);
-    return (row?.trigger === 'threshold' || row?.trigger === 'manual') && row.rerun_of === null;
+  /**
+   * The summary of the whole planned range asked on the conversation's own prompt cache (see
+   * summary-on-prompt-cache.ts); `{}` when the configuration, the summarizer or the session's last
+   * call rule it out, or the call failed: the workflow then summarizes the planned chunks.
+   */
+  async function summarizeOnCache(input: SummarizeOnCacheInput): Promise<{ summary?: string }> {
+    const { deps, summarizer } = forAgent(input);
+    if (!deps.config.compactionPromptCache || input.summarizerModel) return {};
+    const summary = await summarizeOnPromptCache(deps, summarizer, input);
+    return summary === undefined ? {} : { summary };
   }
 
   /** Summarizes a given text: the merge of labelled partial summaries. */
@@ -588,6 +589,7 @@ export function createCompactionActivities(allDeps: CompactionActivityDeps) {
     recordCompactionStart,
     planCompaction: planCompactionStep,
     summarizeChunk,
+    summarizeOnCache,
     summarizeText,
     reviseSummary,
     guardSummary: guardSummaryStep,
