@@ -10,6 +10,7 @@
 import type { ActivityDeps } from '../src/runtime/deps';
 import { loadActiveEntries } from '../src/store/entries-repo';
 import { getSession } from '../src/store/sessions-repo';
+import type { SessionRow } from '../src/store/schema';
 import { prepareModelCall } from './system-prompt-for-turn';
 import { modelOf } from './session-model';
 import { summaryAfterConversationPrompt } from '../src/compaction/prompts';
@@ -53,8 +54,10 @@ export async function summaryOnPromptCache(deps: ActivityDeps, summarizer: Agent
   if ((reply.usage?.cacheRead ?? 0) + (reply.usage?.cacheWrite ?? 0) === 0) return { skipped: 'the last reply shows no prompt cache' };
   if (rows[0]?.id !== input.firstEntryId) return { skipped: 'the range does not start at the window’s start' };
 
-  // The last call as the turn made it: its time (the reply's), its model, the window before its reply.
-  const prepared = await prepareModelCall(deps, { agentId: input.agentId, sessionKey: input.sessionKey, sessionId: input.sessionId, now: last.timestamp, model, ...(session ? { session } : {}), beforeEntryId: last.id });
+  // The last call as the turn made it: its time (the reply's), its model, the window before its reply,
+  // and the session's context tokens as the turn read them (its spawn-policy level).
+  const atTurnStart = session ? { session: { ...session, context_tokens: contextTokensAtTurnStart(session, rows) } } : {};
+  const prepared = await prepareModelCall(deps, { agentId: input.agentId, sessionKey: input.sessionKey, sessionId: input.sessionId, now: last.timestamp, model, ...atTurnStart, beforeEntryId: last.id });
   if (prepared.context.contextManagement || prepared.context.providerCompaction) return { skipped: 'the last call used the provider’s context management' };
   const keptIndex = rows.findIndex((r) => r.id === input.lastEntryId) + 1;
   const kept = keptIndex > 0 && keptIndex < rows.length ? (rows[keptIndex]!.payload as unknown as MessageEntry).message : undefined;
@@ -70,6 +73,18 @@ export async function summaryOnPromptCache(deps: ActivityDeps, summarizer: Agent
   return {
     request: { system: prepared.system, tools: prepared.tools, messages, promptCaching: deps.config.promptCaching, cachedPrefixMessages: prepared.context.messages.length },
   };
+}
+
+/**
+ * The session's context tokens when its last turn began, which set the spawn-policy level of that
+ * turn's system prompt: the row's count now less the turn's own entries (its user message, tool
+ * rounds and reply). An estimate: when the turn crossed a level boundary by a hair, the other level
+ * may come out, and the cache then misses from the system prompt on (today's cost, same summary).
+ */
+function contextTokensAtTurnStart(session: SessionRow, rows: ReadonlyArray<{ role: string | null; token_estimate: number | null }>): number {
+  const turnStart = rows.map((r) => r.role).lastIndexOf('user');
+  const turnTokens = rows.slice(Math.max(0, turnStart)).reduce((sum, r) => sum + (r.token_estimate ?? 0), 0);
+  return Math.max(0, Number(session.context_tokens) - turnTokens);
 }
 
 /** The first words of a message's text, on one line (quoted to mark where the summary ends). */

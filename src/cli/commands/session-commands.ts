@@ -8,6 +8,7 @@ import { sessionModelCommand } from '../agents';
 import { listSessions, renderSessions } from '../sessions-list';
 import { shownKey } from '../shown-key';
 import { sessionCompactionNote } from '../compactions';
+import { sessionCompactionBillingLine } from '../compaction-billing';
 import { sessionWindowNote } from '../window-note';
 import { configFromEnv, countOf, printResult, say, withStore, type CliContext, type JsonOption } from './shared';
 import type { CompactionWorkflowResult, SessionStatus } from '../../protocol';
@@ -41,6 +42,8 @@ export function registerSessionCommands(program: Command, ctx: CliContext): void
         const status = await forKnownSession(key, () => client.getStatus(key));
         // Best effort: the status itself comes from the workflow, and an unreadable database must not hide it.
         const compactionNote = await withStore((s) => sessionCompactionNote(s.db, status.agentId, key)).catch((err: unknown) => `compaction records unreadable: ${err instanceof Error ? err.message : String(err)}`);
+        // What the session's compactions were billed; best effort too.
+        const billingLine = await withStore((s) => sessionCompactionBillingLine(s.db, status.agentId, key)).catch(() => null);
         // Why the window in force differs from the configured one (learned limit, session scale); best effort too.
         const model = status.configuredContextWindow !== undefined ? status.model : undefined;
         const windowNote = model ? await withStore((s) => sessionWindowNote(s.db, status.agentId, key, model)).catch(() => null) : null;
@@ -49,7 +52,7 @@ export function registerSessionCommands(program: Command, ctx: CliContext): void
         const turns = await withStore((s) => listSessions(s.db, loadKeelSettings(), { agentId: status.agentId, sessionKey: key }))
           .then((found) => found[0]?.turns)
           .catch(() => undefined);
-        printResult(opts, { ...status, ...(turns !== undefined ? { turns } : {}), ...(compactionNote ? { compactionNote } : {}), ...(windowNote ? { windowNote } : {}) });
+        printResult(opts, { ...status, ...(turns !== undefined ? { turns } : {}), ...(compactionNote ? { compactionNote } : {}), ...(billingLine ? { compactionBilling: billingLine } : {}), ...(windowNote ? { windowNote } : {}) });
         if (!opts.json) {
           say(`${shownKey(key)}\n${contextBar(status)}`);
           if (windowNote) say(windowNote);
@@ -58,6 +61,7 @@ export function registerSessionCommands(program: Command, ctx: CliContext): void
           if (status.promptCache) say(promptCacheLine(status.promptCache));
           if (status.spawnAdvice) say(`spawn policy: ${status.spawnAdvice.level} · ${status.spawnAdvice.instruction}`);
           if (status.autoCompaction) say(autoCompactionLine(key, status.autoCompaction));
+          if (billingLine) say(billingLine);
           if (compactionNote) say(compactionNote);
         }
       } finally {
