@@ -49,7 +49,7 @@ const store = wf.proxyActivities<Activities>({
  * Compactions started with this patch ask for the summary on the conversation's prompt cache first.
  * Retire it (keep the patched path) once no compaction run from before it can still be replayed.
  */
-const SUMMARY_ON_PROMPT_CACHE = 'compaction-summary-on-prompt-cache';
+export const SUMMARY_ON_PROMPT_CACHE = 'compaction-summary-on-prompt-cache';
 
 /** Summarizer retry policy (OpenClaw): 3 attempts, 500 ms–5 s backoff. */
 const SUMMARIZE_RETRY = { maximumAttempts: 3, initialInterval: '500ms', maximumInterval: '5s', backoffCoefficient: 2 } as const;
