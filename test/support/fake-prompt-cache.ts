@@ -7,7 +7,8 @@
  * themselves are not part of the key) once the prefix reaches the model's minimum cacheable length;
  * a later request reads the longest written prefix it repeats byte for byte, found at one of its own
  * breakpoints or up to 20 blocks before one (the API's lookback). Tokens are counted as the fake
- * counts them elsewhere: ~4 characters a token.
+ * counts them elsewhere: ~4 characters a token, of the blocks as sent (not of their keys, whose
+ * position fields would make a cached prefix count more than the whole prompt).
  */
 import { createHash } from 'node:crypto';
 import type { FakeRequestBody } from './fake-anthropic';
@@ -28,6 +29,8 @@ interface PromptBlock {
   /** The block as keyed: where it sits and its content, without `cache_control`. */
   readonly key: string;
   readonly marked: boolean;
+  /** Characters of the block as sent (its tokens are counted from these, as the prompt's are from the body). */
+  readonly chars: number;
 }
 
 export class FakePromptCache {
@@ -48,9 +51,14 @@ export class FakePromptCache {
     return undefined;
   }
 
-  /** Reads and writes the request's prefixes; returns the usage fields the API would report. */
-  serve(body: FakeRequestBody): FakeCacheUsage {
+  /**
+   * Reads and writes the request's prefixes; returns the usage fields the API would report.
+   * `promptChars`: the length of the body the prompt's tokens are counted from; a prefix counts its
+   * share of it, so the cached part and the uncached rest add up to the prompt.
+   */
+  serve(body: FakeRequestBody, promptChars?: number): FakeCacheUsage {
     const blocks = promptBlocks(body);
+    const scale = promptChars === undefined ? 1 : promptChars / Math.max(1, blocks.reduce((n, b) => n + b.chars, 0));
     const breakpoints = blocks.flatMap((b, i) => (b.marked ? [i] : []));
     if (breakpoints.length === 0) return { cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
     // A prefix is only ever looked up at a breakpoint or within the lookback before one, so only
@@ -64,8 +72,8 @@ export class FakePromptCache {
       const key = blocks[i]!.key;
       // A newline never occurs inside JSON text, so it separates blocks unambiguously.
       running.update(key).update('\n');
-      chars += key.length;
-      tokens.push(Math.ceil(chars / 4));
+      chars += blocks[i]!.chars;
+      tokens.push(Math.floor((chars * scale) / 4));
       if (needed.has(i)) hashes.set(i, running.copy().digest('hex'));
     }
     let readUpTo = -1;
@@ -104,7 +112,7 @@ function promptBlocks(body: FakeRequestBody): PromptBlock[] {
   const out: PromptBlock[] = [];
   forEachPromptBlock(body, (where, block) => {
     const { cache_control: marker, ...rest } = (typeof block === 'object' && block !== null ? block : { value: block }) as Record<string, unknown>;
-    out.push({ key: JSON.stringify({ ...where, block: rest }), marked: marker !== undefined });
+    out.push({ key: JSON.stringify({ ...where, block: rest }), marked: marker !== undefined, chars: JSON.stringify(rest).length });
   });
   return out;
 }
