@@ -14,6 +14,7 @@ import type { SessionRow } from '../src/store/schema';
 import { prepareModelCall } from './system-prompt-for-turn';
 import { modelOf } from './session-model';
 import { summaryAfterConversationPrompt } from '../src/compaction/prompts';
+import { SUBAGENTS_IN_FLIGHT_HEADING } from '../src/compaction/subagents-in-flight';
 import type { AgentMessage, AssistantMessage, MessageEntry } from '../src/context/types';
 import { isToolCallBlock } from '../src/context/types';
 import type { AgentSummarizer, SummaryRequest } from './compaction-summarizer';
@@ -64,6 +65,8 @@ export async function summaryOnPromptCache(deps: ActivityDeps, summarizer: Agent
   const prompt = summaryAfterConversationPrompt(input.instructions, {
     ...(kept ? { keptFrom: openingWords(kept) } : {}),
     redistill: Boolean(input.previousSummary?.trim()),
+    // The turn's summary message still lists the subagents running at the last compaction.
+    staleSubagents: JSON.stringify(prepared.context.messages[0]?.content ?? '').includes(SUBAGENTS_IN_FLIGHT_HEADING),
   });
   const ask: AgentMessage = { role: 'user', content: prompt };
   const messages = [...prepared.context.messages, reply, ask];

@@ -4,6 +4,7 @@
  * activity and a compaction provider gets exactly the same instructions.
  */
 import type { IdentifierPolicy } from './identifiers';
+import { SUBAGENTS_IN_FLIGHT_HEADING } from './subagents-in-flight';
 
 /** What every summary must keep (OpenClaw's merge instructions, and what people said: Keel). */
 const MUST_KEEP = [
@@ -128,6 +129,8 @@ export interface SummaryAfterConversation {
   readonly keptFrom?: string;
   /** The conversation opens with the previous compaction's summary: fold it in (re-distillation). */
   readonly redistill: boolean;
+  /** That summary lists the subagents that were running then: a list Keel writes anew, never carried. */
+  readonly staleSubagents?: boolean;
 }
 
 /**
@@ -146,6 +149,7 @@ export function summaryAfterConversationPrompt(instructions: string, where: Summ
       'Another model continues the work from your summary alone; answer with the summary only.',
     instructions.replace(CONVERSATION_BELOW, 'Summarize the conversation above'),
     where.redistill ? REDISTILL_INSTRUCTION.replace('A previous summary is given', 'The conversation opens with a previous summary') : '',
+    where.staleSubagents ? `Leave out its "${SUBAGENTS_IN_FLIGHT_HEADING}" list and the subagents it names: Keel adds the ones still running.` : '',
     '</summary-request>',
   ]);
 }

@@ -238,7 +238,7 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
       request.reportedUsage = completion.usage as Record<string, unknown>;
       return request.stream ? streamOpenAiSse(res, step, ids, openAiUsage, body, wait, () => closed) : sendJsonMaybeTruncated(res, step, completion);
     }
-    const served = withCacheUsage(step, rawBody, promptCache.serve(body, rawBody.length));
+    const served = withCacheUsage(step, rawBody, promptCache.serve(body));
     request.fakeWorkMs += performance.now() - serving;
     const message = anthropicMessageBody(served.step, ids, served.usage);
     request.reportedUsage = message.usage as Record<string, unknown>;

@@ -7,8 +7,8 @@
  * themselves are not part of the key) once the prefix reaches the model's minimum cacheable length;
  * a later request reads the longest written prefix it repeats byte for byte, found at one of its own
  * breakpoints or up to 20 blocks before one (the API's lookback). Tokens are counted as the fake
- * counts them elsewhere: ~4 characters a token, of the blocks as sent (not of their keys, whose
- * position fields would make a cached prefix count more than the whole prompt).
+ * counts them elsewhere: ~4 characters a token, of the blocks as the body sends them (not of their
+ * keys, whose position fields would make a cached prefix count more than the whole prompt).
  */
 import { createHash } from 'node:crypto';
 import type { FakeRequestBody } from './fake-anthropic';
@@ -29,7 +29,10 @@ interface PromptBlock {
   /** The block as keyed: where it sits and its content, without `cache_control`. */
   readonly key: string;
   readonly marked: boolean;
-  /** Characters of the block as sent (its tokens are counted from these, as the prompt's are from the body). */
+  /**
+   * Characters the block takes in the request body (a message's first block also carries the
+   * message's own wrapper): a prefix counts the same in every request, and never more than the body.
+   */
   readonly chars: number;
 }
 
@@ -51,14 +54,9 @@ export class FakePromptCache {
     return undefined;
   }
 
-  /**
-   * Reads and writes the request's prefixes; returns the usage fields the API would report.
-   * `promptChars`: the length of the body the prompt's tokens are counted from; a prefix counts its
-   * share of it, so the cached part and the uncached rest add up to the prompt.
-   */
-  serve(body: FakeRequestBody, promptChars?: number): FakeCacheUsage {
+  /** Reads and writes the request's prefixes; returns the usage fields the API would report. */
+  serve(body: FakeRequestBody): FakeCacheUsage {
     const blocks = promptBlocks(body);
-    const scale = promptChars === undefined ? 1 : promptChars / Math.max(1, blocks.reduce((n, b) => n + b.chars, 0));
     const breakpoints = blocks.flatMap((b, i) => (b.marked ? [i] : []));
     if (breakpoints.length === 0) return { cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
     // A prefix is only ever looked up at a breakpoint or within the lookback before one, so only
@@ -73,7 +71,7 @@ export class FakePromptCache {
       // A newline never occurs inside JSON text, so it separates blocks unambiguously.
       running.update(key).update('\n');
       chars += blocks[i]!.chars;
-      tokens.push(Math.floor((chars * scale) / 4));
+      tokens.push(Math.floor(chars / 4));
       if (needed.has(i)) hashes.set(i, running.copy().digest('hex'));
     }
     let readUpTo = -1;
@@ -112,7 +110,8 @@ function promptBlocks(body: FakeRequestBody): PromptBlock[] {
   const out: PromptBlock[] = [];
   forEachPromptBlock(body, (where, block) => {
     const { cache_control: marker, ...rest } = (typeof block === 'object' && block !== null ? block : { value: block }) as Record<string, unknown>;
-    out.push({ key: JSON.stringify({ ...where, block: rest }), marked: marker !== undefined, chars: JSON.stringify(rest).length });
+    const wrapper = where.index === 0 ? JSON.stringify({ role: where.role, content: [] }).length + 1 : 0;
+    out.push({ key: JSON.stringify({ ...where, block: rest }), marked: marker !== undefined, chars: wrapper + JSON.stringify(rest).length + 1 });
   });
   return out;
 }
