@@ -18,9 +18,8 @@ import { SUBAGENTS_IN_FLIGHT_HEADING } from '../src/compaction/subagents-in-flig
 import type { AgentMessage, AssistantMessage, MessageEntry } from '../src/context/types';
 import { isToolCallBlock } from '../src/context/types';
 import type { AgentSummarizer, SummaryRequest } from './compaction-summarizer';
-import { ApplicationFailure, log } from '@temporalio/activity';
+import { log } from '@temporalio/activity';
 import { isCancellation } from '../src/compaction/summarize-with-fallback';
-import { FailureTypes } from '../src/protocol';
 
 /** Characters of the first kept message the summary request quotes to say where the summary ends. */
 const KEPT_FROM_QUOTE_CHARS = 160;
@@ -104,8 +103,8 @@ function openingWords(message: AgentMessage): string {
 
 /**
  * The summary asked on the last call's prefix, or undefined when that does not apply or the call
- * failed (the caller then asks with today's prompt, which also learns from an overflow). The spend
- * limit's refusal and a cancellation are not asked again another way: they propagate.
+ * failed (the caller then asks with today's prompt, which also learns from an overflow, and meets a
+ * spend limit reached meanwhile as its fallback chain does). A cancellation propagates.
  */
 export async function summarizeOnPromptCache(deps: ActivityDeps, summarizer: AgentSummarizer, input: SummaryOnCacheInput): Promise<string | undefined> {
   const found = await summaryOnPromptCache(deps, summarizer, input);
@@ -118,7 +117,7 @@ export async function summarizeOnPromptCache(deps: ActivityDeps, summarizer: Age
     if (summary !== '') return summary;
     log.warn('the summary asked on the prompt cache came back empty; asking with the summarizer prompt', { sessionKey: input.sessionKey });
   } catch (err) {
-    if (isCancellation(err) || (err instanceof ApplicationFailure && err.type === FailureTypes.SummarizerSpendLimited)) throw err;
+    if (isCancellation(err)) throw err;
     log.warn('the summary asked on the prompt cache failed; asking with the summarizer prompt', { sessionKey: input.sessionKey, error: String(err) });
   }
   return undefined;

@@ -215,7 +215,12 @@ async function summarizeAndGuard(
     text: (text, prev, instructions) => summarizer.summarizeText({ ...ref(input), text, instructions, ...(prev ? { previousSummary: prev } : {}) }),
   });
   // The whole range in one call on the last turn's cached prefix; when that does not apply, the chunks.
-  const cached = onCache ? await summarizer.summarizeOnCache({ ...ref(input), ...range, instructions: chunkSummaryInstructions(options), ...previous }) : {};
+  const cached: { summary?: string } = onCache
+    ? await summarizer.summarizeOnCache({ ...ref(input), ...range, instructions: chunkSummaryInstructions(options), ...previous }).catch((err: unknown) => {
+        if (wf.isCancellation(err)) throw err;
+        return {}; // the chunks still summarize
+      })
+    : {};
   if (cached.summary !== undefined) summary = cached.summary;
   else try {
     const merged = await summarizeWithFallback({
