@@ -4,6 +4,7 @@ import { ApplicationFailure, Context, log } from '@temporalio/activity';
 import { depsForAgent, type ActivityDeps } from '../src/runtime/deps';
 import { agentSummarizer, type SummarizerSpendGuard } from './compaction-summarizer';
 import { ReceivedReplies } from './received-replies';
+import { summarizeOnPromptCache } from './summary-on-prompt-cache';
 import { loadEntryRange, PlannedEntryMissingError, planMessageOf, toPlanEntries } from './compaction-entries';
 import { getEntry, loadActiveEntries, MESSAGE_TYPES } from '../src/store/entries-repo';
 import {
@@ -121,6 +122,12 @@ export interface SummarizeChunkInput extends CompactionRef, EntryRange {
   readonly instructions: string;
 }
 
+export interface SummarizeOnCacheInput extends CompactionRef, EntryRange {
+  readonly previousSummary?: string;
+  /** The chunk instructions (`chunkSummaryInstructions`): the same sections and rules as a chunk's summary. */
+  readonly instructions: string;
+}
+
 export interface SummarizeTextInput extends CompactionRef {
   /** Partial summaries to merge (bounded by the summary cap each). */
   readonly text: string;
@@ -224,7 +231,7 @@ export function createCompactionActivities(allDeps: CompactionActivityDeps, repl
       const reason = await spendRefusal(deps, ref);
       if (reason) throw ApplicationFailure.nonRetryable(reason, FailureTypes.SummarizerSpendLimited);
     },
-    afterCall: (tokens, model) => addSummarizerSpend(db, ref.agentId, ref.compactionId, tokens, model),
+    afterCall: (billing, model) => addSummarizerSpend(db, ref.agentId, ref.compactionId, billing, model),
   });
 
   const logHookErrors = (ref: CompactionRef, errors: CompactionHookError[]) => {
@@ -322,6 +329,18 @@ export function createCompactionActivities(allDeps: CompactionActivityDeps, repl
     const entries = await readRange(input, input);
     const text = serializeEntriesForSummary(entries, input.oversized, input.mode);
     return forAgent(input).summarizer.summarizeFitting(text, input.previousSummary, input.instructions);
+  }
+
+  /**
+   * The summary of the whole planned range asked on the conversation's own prompt cache (see
+   * summary-on-prompt-cache.ts); `{}` when the configuration, the summarizer or the session's last
+   * call rule it out, or the call failed: the workflow then summarizes the planned chunks.
+   */
+  async function summarizeOnCache(input: SummarizeOnCacheInput): Promise<{ summary?: string }> {
+    const { deps, summarizer } = forAgent(input);
+    if (!deps.config.compactionPromptCache || input.summarizerModel) return {};
+    const summary = await summarizeOnPromptCache(deps, summarizer, input);
+    return summary === undefined ? {} : { summary };
   }
 
   /** Summarizes a given text: the merge of labelled partial summaries. */
@@ -572,6 +591,7 @@ export function createCompactionActivities(allDeps: CompactionActivityDeps, repl
     recordCompactionStart,
     planCompaction: planCompactionStep,
     summarizeChunk,
+    summarizeOnCache,
     summarizeText,
     reviseSummary,
     guardSummary: guardSummaryStep,

@@ -11,7 +11,13 @@ import { FailureTypes } from '../src/protocol';
 import { splitTextToFit } from '../src/compaction/split-text-to-fit';
 import { effectiveWindow, learnFromOverflow, type WindowSession } from './model-window';
 import type { ReceivedReplies } from './received-replies';
-import type { ModelResponse } from '../src/model/model-client';
+import type { ModelRequest, ModelResponse } from '../src/model/model-client';
+import type { SummarizerBilling } from '../src/store/compactions-repo';
+
+/** What a summarizer call sends besides the model and the output size. */
+export type SummaryRequest = Pick<ModelRequest, 'system' | 'messages' | 'tools' | 'promptCaching' | 'cachedPrefixMessages'>;
+
+const NOTHING_BILLED: SummarizerBilling = { input: 0, cacheRead: 0, cacheWrite: 0, output: 0 };
 
 /** Overflow answers a summarizer call may get before it gives up (each one lowers the learned window). */
 const MAX_OVERFLOW_RETRIES = 3;
@@ -27,6 +33,8 @@ export interface AgentSummarizer {
   window(): Promise<number>;
   /** One call, heartbeating while the reply streams. Model errors become retryable or not per their kind. */
   call(prompt: string): Promise<string>;
+  /** One call of a whole request (the summarizer's model and output size), its reply's text. */
+  callRequest(request: SummaryRequest): Promise<string>;
   /**
    * Summarizes `text` within the summarizer's window: text that does not fit is split at message
    * boundaries, each piece summarized (the previous summary goes with the first), and the partial
@@ -35,14 +43,16 @@ export interface AgentSummarizer {
    */
   summarizeFitting(text: string, previousSummary: string | undefined, instructions: string): Promise<string>;
   countTokens(text: string): number;
+  /** The summary's max_tokens in a window of `size`. */
+  outputTokens(size: number): number;
 }
 
 /** Checks the spend limit before each summarizer call and counts each call after it (see summarizer-spend.ts). */
 export interface SummarizerSpendGuard {
   /** Throws (non-retryable) when the limit is reached. */
   beforeCall(): Promise<void>;
-  /** Every call counts, a failed one with 0 tokens (its usage is unknown). */
-  afterCall(tokens: number, model: string): Promise<void>;
+  /** Every call counts with what it was billed, a failed one with 0 tokens (its usage is unknown). */
+  afterCall(billing: SummarizerBilling, model: string): Promise<void>;
 }
 
 export interface SummarizerOptions {
@@ -68,33 +78,35 @@ export function agentSummarizer(deps: ActivityDeps, options: SummarizerOptions =
   // The summary's max_tokens: the default output, held to half the reserve of the window it must fit.
   const outputTokens = (size: number) => maxOutputTokensFor(size, { reserveTokens: deps.config.reserveTokens, reserveTokensFloor: deps.config.reserveTokensFloor });
 
-  /** One call, or the reply an earlier attempt of this activity received for the same prompt (its spend counted once). */
   async function call(prompt: string): Promise<string> {
+    return callRequest({ system: SUMMARIZER_SYSTEM_PROMPT, messages: [{ role: 'user', content: prompt }] });
+  }
+
+  /** One call, or the reply an earlier attempt of this activity received for the same request (its spend counted once). */
+  async function callRequest(summaryRequest: SummaryRequest): Promise<string> {
     const scope = activityScope();
-    const part = promptKey(modelName, prompt);
+    const part = requestKey(modelName, summaryRequest);
     const kept = options.replies?.get(scope, part);
     if (kept) log.info('summarizer reply received by an earlier attempt; not requested again', { recorded: kept.recorded });
-    const reply = kept?.reply ?? (await request(prompt));
+    const reply = kept?.reply ?? (await request(summaryRequest));
     if (kept?.recorded) return replyText(reply);
     options.replies?.keep(scope, part, reply);
-    await options.spend?.afterCall(reply.usage.input + reply.usage.output, modelName);
+    const { usage } = reply;
+    await options.spend?.afterCall({ input: usage.input, cacheRead: usage.cacheRead ?? 0, cacheWrite: usage.cacheWrite ?? 0, output: usage.output }, modelName);
     options.replies?.keep(scope, part, reply, true);
     return replyText(reply);
   }
 
   /** The model call itself, within the spend limit, heartbeating while the reply streams. */
-  async function request(prompt: string): Promise<ModelResponse> {
+  async function request(summaryRequest: SummaryRequest): Promise<ModelResponse> {
     await options.spend?.beforeCall();
     const maxTokens = outputTokens(await window());
     const heartbeat = startHeartbeat();
     try {
       return await client
-        .complete(
-          { model: modelName, system: SUMMARIZER_SYSTEM_PROMPT, messages: [{ role: 'user', content: prompt }], maxTokens },
-          { signal: Context.current().cancellationSignal, onEvent: () => heartbeat.beat() },
-        )
+        .complete({ ...summaryRequest, model: modelName, maxTokens }, { signal: Context.current().cancellationSignal, onEvent: () => heartbeat.beat() })
         .catch(async (err: unknown) => {
-          await options.spend?.afterCall(0, modelName);
+          await options.spend?.afterCall(NOTHING_BILLED, modelName);
           throw err;
         });
     } finally {
@@ -139,8 +151,10 @@ export function agentSummarizer(deps: ActivityDeps, options: SummarizerOptions =
     modelName,
     window,
     call: (prompt) => forgettingReplies(call(prompt)),
+    callRequest: (summaryRequest) => forgettingReplies(callRequest(summaryRequest)),
     summarizeFitting: (text, previousSummary, instructions) => forgettingReplies(summarizeFitting(text, previousSummary, instructions)),
     countTokens,
+    outputTokens,
   };
 }
 
@@ -153,9 +167,9 @@ function activityScope(): string {
   return `summarizer:${run?.workflowId ?? ''}:${run?.runId ?? ''}:${activityId}`;
 }
 
-/** A summarizer call's identity within its activity: the same model and prompt are the same call. */
-function promptKey(model: string, prompt: string): string {
-  return createHash('sha256').update(model).update('\0').update(prompt).digest('base64url');
+/** A summarizer call's identity within its activity: the same model and request are the same call. */
+function requestKey(model: string, summaryRequest: SummaryRequest): string {
+  return createHash('sha256').update(model).update('\0').update(JSON.stringify(summaryRequest)).digest('base64url');
 }
 
 /** The reply's text, as the summary is used. */

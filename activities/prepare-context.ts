@@ -1,6 +1,7 @@
 import type { ActivityDeps } from '../src/runtime/deps';
 import { setTokenEstimates } from '../src/store/entries-repo';
-import { ActiveWindowCache, type WindowLoad } from '../src/store/active-window-cache';
+import { ActiveWindowCache, type ActiveWindow, type WindowLoad } from '../src/store/active-window-cache';
+import { IncrementalPipeline } from '../src/context/incremental-pipeline';
 import { TokenCache } from '../src/context/estimate-tokens';
 import { activeMessages } from '../src/context/active-context';
 import type { ContextPipelineReport } from '../src/context/pipeline';
@@ -60,9 +61,13 @@ export async function prepareContext(
     readonly overheadTokens?: number;
     /** The worker's copy of active windows (turns); absent → read the window from the database. */
     readonly windows?: ActiveWindowCache;
+    /** The context of the call that wrote this entry: the window's entries before it (a compaction rebuilds the last call). */
+    readonly beforeEntryId?: string;
   } = {},
 ): Promise<PreparedContext> {
-  const { window: active, load: windowLoad } = await (opts.windows ?? new ActiveWindowCache(0)).load(deps.db, agentId, sessionId);
+  const loaded = await (opts.windows ?? new ActiveWindowCache(0)).load(deps.db, agentId, sessionId);
+  const { load: windowLoad } = loaded;
+  const active = opts.beforeEntryId === undefined ? loaded.window : windowBefore(loaded.window, opts.beforeEntryId);
   const raw = activeMessages(active.compaction, active.entries, active.summarized);
   // Per-entry estimates stored at append time seed the cache: a turn tokenizes only what changed.
   const tokenCache = new TokenCache();
@@ -107,6 +112,12 @@ export async function prepareContext(
     windowLoad,
     pipelineRun,
   };
+}
+
+/** The window as it was before `entryId` was appended (the whole window when it holds no such entry). */
+function windowBefore(window: ActiveWindow, entryId: string): ActiveWindow {
+  const index = window.entries.findIndex((e) => e.id === entryId);
+  return index < 0 ? window : { ...window, entries: window.entries.slice(0, index), pipeline: new IncrementalPipeline() };
 }
 
 /** Agents already told (per worker process) that their provider has no context management. */

@@ -63,6 +63,8 @@ interface PromptInput {
   readonly window?: number;
   /** An application's agent task: its prompt mode and the tools it may use. */
   readonly task?: AgentTaskScope;
+  /** Rebuild the call that wrote this entry: its context is the window before it. */
+  readonly beforeEntryId?: string;
 }
 
 /** Builds the system prompt for a call in `sessionKey` at workflow time `now`. */
@@ -126,7 +128,7 @@ export async function prepareModelCall(
   const prompt = await systemPromptForTurn(deps, { ...input, window });
   const { systemTokens, bootstrapTokens, toolTokens } = prompt.overhead;
   const overheadTokens = systemTokens + bootstrapTokens + toolTokens;
-  const context = await prepareContext(deps, input.agentId, input.sessionKey, input.sessionId, { overheadTokens, window, ...(input.model ? { model: input.model } : {}), ...(windows ? { windows } : {}) });
+  const context = await prepareContext(deps, input.agentId, input.sessionKey, input.sessionId, { overheadTokens, window, ...(input.model ? { model: input.model } : {}), ...(windows ? { windows } : {}), ...(input.beforeEntryId ? { beforeEntryId: input.beforeEntryId } : {}) });
   return {
     context,
     system: withAddition(prompt.text, context.systemPromptAddition),

@@ -2,7 +2,8 @@
  * One compaction of one session, in these steps:
  *   1. record a `compactions` row (running)
  *   2. plan: split the active window by token share, keep the recent tail, note oversized entries
- *   3. summarize the chunks as parallel activities (read by entry range, heartbeating), with the
+ *   3. summarize: a threshold or manual compaction first asks once on the last turn's cached prompt
+ *      (summary-on-prompt-cache.ts); otherwise the chunks as parallel activities (read by entry range, heartbeating), with the
  *      fallback chain full → without oversized → partial
  *   4. merge the labelled partial summaries
  *   5. quality guard: identifiers kept verbatim (one summarizer retry, then "Preserved identifiers"), cap
@@ -43,6 +44,12 @@ const store = wf.proxyActivities<Activities>({
   startToCloseTimeout: '2m',
   retry: { initialInterval: '200ms', maximumInterval: '5s', maximumAttempts: 20 },
 });
+
+/**
+ * Compactions started with this patch ask for the summary on the conversation's prompt cache first.
+ * Retire it (keep the patched path) once no compaction run from before it can still be replayed.
+ */
+export const SUMMARY_ON_PROMPT_CACHE = 'compaction-summary-on-prompt-cache';
 
 /** Summarizer retry policy, as OpenClaw's: a few attempts with a short backoff (a failing summarizer falls back, it is not waited for). */
 const SUMMARIZE_RETRY = { maximumAttempts: 3, initialInterval: '500ms', maximumInterval: '5s', backoffCoefficient: 2 } as const;
@@ -132,9 +139,11 @@ async function compact(input: CompactionWorkflowInput, progress: { step: Compact
   progress.step = 'summarizing';
   let summary: string | undefined;
   if (kind === 'model') {
-    const deadline = summarizePhaseDeadlineMs(plan.chunks.length);
+    // A threshold or manual compaction first asks for the summary on the conversation's own prompt cache.
+    const onCache = followsLastTurn(input) && wf.patched(SUMMARY_ON_PROMPT_CACHE);
+    const deadline = summarizePhaseDeadlineMs(plan.chunks.length, onCache);
     try {
-      summary = await wf.CancellationScope.withTimeout(deadline, () => summarizeAndGuard(input, plan, range, previousSummary, summarizer, progress));
+      summary = await wf.CancellationScope.withTimeout(deadline, () => summarizeAndGuard(input, plan, range, previousSummary, summarizer, progress, onCache));
     } catch (err) {
       // Past the phase deadline (not the whole run's): the extractive summary still reclaims the tokens.
       if (!wf.isCancellation(err) || wf.CancellationScope.current().consideredCancelled) throw err;
@@ -194,6 +203,7 @@ async function summarizeAndGuard(
   previousSummary: string | undefined,
   summarizer: Activities,
   progress: { step: CompactionProgress['step'] },
+  onCache: boolean,
 ): Promise<string | undefined> {
   const policy = input.identifierPolicy ?? 'strict';
   const previous = previousSummary ? { previousSummary } : {};
@@ -204,7 +214,15 @@ async function summarizeAndGuard(
       summarizer.summarizeChunk({ ...ref(input), firstEntryId: plan.chunks[i].firstEntryId, lastEntryId: plan.chunks[i].lastEntryId, mode, oversized: plan.oversized, instructions, ...(prev ? { previousSummary: prev } : {}) }),
     text: (text, prev, instructions) => summarizer.summarizeText({ ...ref(input), text, instructions, ...(prev ? { previousSummary: prev } : {}) }),
   });
-  try {
+  // The whole range in one call on the last turn's cached prefix; when that does not apply, the chunks.
+  const cached: { summary?: string } = onCache
+    ? await summarizer.summarizeOnCache({ ...ref(input), ...range, instructions: chunkSummaryInstructions(options), ...previous }).catch((err: unknown) => {
+        if (wf.isCancellation(err)) throw err;
+        return {}; // the chunks still summarize
+      })
+    : {};
+  if (cached.summary !== undefined) summary = cached.summary;
+  else try {
     const merged = await summarizeWithFallback({
       chunks,
       ...previous,
@@ -238,9 +256,14 @@ async function summarizeAndGuard(
   return summary;
 }
 
-/** One summarizer-call budget per sequential step: the chunks (in parallel), the merge, the identifier revision. */
-function summarizePhaseDeadlineMs(chunks: number): number {
-  return (chunks > 1 ? 3 : 2) * DEFAULTS.summarizerCallBudgetMs;
+/** A threshold or manual compaction comes right after the session's last turn; an overflow's or an operator's edit does not. */
+function followsLastTurn(input: CompactionWorkflowInput): boolean {
+  return (input.trigger === 'threshold' || input.trigger === 'manual') && input.operation === undefined;
+}
+
+/** One summarizer-call budget per sequential step: the call on the prompt cache, the chunks (in parallel), the merge, the identifier revision. */
+function summarizePhaseDeadlineMs(chunks: number, onCache: boolean): number {
+  return ((chunks > 1 ? 3 : 2) + (onCache ? 1 : 0)) * DEFAULTS.summarizerCallBudgetMs;
 }
 
 function ref(input: CompactionWorkflowInput) {

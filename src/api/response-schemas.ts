@@ -73,6 +73,7 @@ export const sessionStatus = z
     uncollectedRequestIds: z.array(z.string()).optional(),
     turns: count.optional().meta({ description: 'User messages of the current transcript (as `GET /v1/sessions` counts them)' }),
     compactionNote: z.string().optional(),
+    compactionBilling: z.string().optional(),
     windowNote: z.string().optional(),
   })
   .meta({ id: 'SessionStatus' });

@@ -3,6 +3,7 @@
  * Each returns one object (printed as JSON on stdout with --json) and writes a readable rendering
  * for people to stderr.
  */
+import { billingText, type CompactionBilling } from './compaction-billing';
 import { randomUUID } from 'node:crypto';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import type { Kysely } from 'kysely';
@@ -48,6 +49,8 @@ export interface CompactionView {
   readonly summarizerModel: string | null;
   readonly summarizerCalls: number;
   readonly summarizerTokens: number;
+  /** What those calls were billed, by kind (as the provider reported it). */
+  readonly summarizerBilling: CompactionBilling;
   /** Set when the spend limit kept the summarizer from being called (the summary is extractive). */
   readonly spendLimited: string | null;
   readonly workflowId: string | null;
@@ -82,6 +85,12 @@ export function toCompactionView(row: CompactionRow): CompactionView {
     summarizerModel: row.summarizer_model,
     summarizerCalls: row.summarizer_calls,
     summarizerTokens: row.summarizer_tokens,
+    summarizerBilling: {
+      input: row.summarizer_input_tokens,
+      cacheRead: row.summarizer_cache_read_tokens,
+      cacheWrite: row.summarizer_cache_write_tokens,
+      output: row.summarizer_output_tokens,
+    },
     spendLimited: row.spend_limited,
     workflowId: row.workflow_id,
     startedAt: new Date(row.started_at).toISOString(),
@@ -214,6 +223,7 @@ export async function compactionsShow(opts: CompactionsShowOptions): Promise<{ c
       ['retry of', v.retryOf],
       ['edit', lineageLabel(v)],
       ['summarizer', v.summarizerModel ? `${v.summarizerModel}: ${v.summarizerCalls} calls, ${v.summarizerTokens} tokens` : null],
+      ['billed', v.summarizerCalls > 0 ? billingText(v.summarizerBilling) : null],
       ['spend limit', v.spendLimited],
       ['workflow', v.workflowId],
       ['started', v.startedAt],

@@ -6,6 +6,7 @@ import type { Database } from '../store/schema';
 import { forKnownSession } from './session-errors';
 import { sessionCompactionNote } from './compactions';
 import { sessionWindowNote } from './window-note';
+import { sessionCompactionBillingLine } from './compaction-billing';
 import { listSessions } from './sessions-list';
 
 /** `keel status --json` (and `GET /v1/sessions/{key}`): the workflow's status with what the database adds. */
@@ -14,6 +15,8 @@ export type SessionStatusReport = SessionStatus & {
   readonly turns?: number;
   /** Why the session compacts differently now (a revert, the spend limit). */
   readonly compactionNote?: string;
+  /** What the session's compactions were billed (`compactions billed · 3 calls · …`). */
+  readonly compactionBilling?: string;
   /** Why the window in force differs from the configured one (a learned limit, a session scale). */
   readonly windowNote?: string;
 };
@@ -29,11 +32,12 @@ export type WithDb = <T>(fn: (db: Kysely<Database>) => Promise<T>) => Promise<T>
 export async function sessionStatusReport(client: KeelClient, sessionKey: string, settings: KeelSettings, withDb: WithDb): Promise<SessionStatusReport> {
   const status = await forKnownSession(sessionKey, () => client.getStatus(sessionKey));
   const compactionNote = await withDb((db) => sessionCompactionNote(db, status.agentId, sessionKey)).catch((err: unknown) => `compaction records unreadable: ${err instanceof Error ? err.message : String(err)}`);
+  const compactionBilling = await withDb((db) => sessionCompactionBillingLine(db, status.agentId, sessionKey)).catch(() => null);
   const model = status.configuredContextWindow !== undefined ? status.model : undefined;
   const windowNote = model ? await withDb((db) => sessionWindowNote(db, status.agentId, sessionKey, model)).catch(() => null) : null;
   // The workflow's own counter spans resets; this one is what `keel sessions` shows.
   const turns = await withDb((db) => listSessions(db, settings, { agentId: status.agentId, sessionKey }))
     .then((found) => found[0]?.turns)
     .catch(() => undefined);
-  return { ...status, ...(turns !== undefined ? { turns } : {}), ...(compactionNote ? { compactionNote } : {}), ...(windowNote ? { windowNote } : {}) };
+  return { ...status, ...(turns !== undefined ? { turns } : {}), ...(compactionNote ? { compactionNote } : {}), ...(compactionBilling ? { compactionBilling } : {}), ...(windowNote ? { windowNote } : {}) };
 }

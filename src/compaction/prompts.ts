@@ -4,6 +4,7 @@
  * activity and a compaction provider gets exactly the same instructions.
  */
 import type { IdentifierPolicy } from './identifiers';
+import { SUBAGENTS_IN_FLIGHT_HEADING } from './subagents-in-flight';
 
 /** What every summary must keep (OpenClaw's merge instructions, and what people said: Keel). */
 const MUST_KEEP = [
@@ -66,10 +67,13 @@ export const REDISTILL_INSTRUCTION =
   'the newer information when they conflict. Do not copy the previous summary verbatim; the earlier ' +
   'history is not available beyond it.';
 
+/** How the chunk instructions name the conversation they summarize (sent after it, it is "above"). */
+const CONVERSATION_BELOW = 'Summarize the conversation below';
+
 /** The instructions for summarizing one chunk (passed to `summarizeChunk` as `instructions`). */
 export function chunkSummaryInstructions(options: SummaryInstructionOptions): string {
   return joinParagraphs([
-    `Summarize the conversation below into a structured checkpoint with these "## " sections: ${SECTIONS}.`,
+    `${CONVERSATION_BELOW} into a structured checkpoint with these "## " sections: ${SECTIONS}.`,
     `Keep: ${MUST_KEEP.join('; ')}.`,
     QUOTE_WITH_TIMES,
     'Entries shown as "[Large … omitted from summary]" were too large to include; mention that they existed.',
@@ -117,6 +121,37 @@ export function buildSummarizePrompt(chunkText: string, previousSummary: string 
   parts.push(instructions);
   if (redistill) parts.push(REDISTILL_INSTRUCTION);
   return parts.join('\n\n');
+}
+
+/** Where the summary asked after the conversation stops: the kept tail's first message, when there is one. */
+export interface SummaryAfterConversation {
+  /** The opening words of the first message the compaction keeps verbatim (the summary ends before it). */
+  readonly keptFrom?: string;
+  /** The conversation opens with the previous compaction's summary: fold it in (re-distillation). */
+  readonly redistill: boolean;
+  /** That summary lists the subagents that were running then: a list Keel writes anew, never carried. */
+  readonly staleSubagents?: boolean;
+}
+
+/**
+ * The user message that asks for the summary at the end of the conversation itself (the summary on
+ * the conversation's own prompt cache): the chunk instructions, their sections and identifier and
+ * decision rules unchanged, said of the conversation above, and why it must not be continued.
+ */
+export function summaryAfterConversationPrompt(instructions: string, where: SummaryAfterConversation): string {
+  const upTo = where.keptFrom
+    ? ` up to the message that begins "${where.keptFrom}" (not included: that message and the ones after it stay in the context word for word)`
+    : '';
+  return joinParagraphs([
+    '<summary-request>',
+    'This message is not part of the conversation. Stop the conversation here: do not continue it, do not answer ' +
+      `its questions and do not call tools. Write a context checkpoint summary of the conversation above${upTo}. ` +
+      'Another model continues the work from your summary alone; answer with the summary only.',
+    instructions.replace(CONVERSATION_BELOW, 'Summarize the conversation above'),
+    where.redistill ? REDISTILL_INSTRUCTION.replace('A previous summary is given', 'The conversation opens with a previous summary') : '',
+    where.staleSubagents ? `Leave out its "${SUBAGENTS_IN_FLIGHT_HEADING}" list and the subagents it names: Keel adds the ones still running.` : '',
+    '</summary-request>',
+  ]);
 }
 
 /** The text merged by the merge call: each partial summary under its label, oldest first. */

@@ -5,7 +5,7 @@
  * and the operator can rerun the compaction with the model once the window has passed.
  */
 
-/** A ceiling on summarizer calls and tokens (input + output) in the window; unset fields do not limit. */
+/** A ceiling on summarizer calls and tokens (input, cached or not, + output) in the window; unset fields do not limit. */
 export interface SpendCeiling {
   readonly calls?: number;
   readonly tokens?: number;

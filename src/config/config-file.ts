@@ -56,6 +56,7 @@ const agentSettingsShape = {
   promptMode: z.enum(['full', 'minimal', 'none'], { message: 'use "full", "minimal" or "none"' }),
   userTimeZone: z.string(),
   promptCaching: z.boolean({ message: 'use true or false' }),
+  compactionPromptCache: z.boolean({ message: 'use true or false' }),
   subagentMaxDepth: count('levels').nonnegative('use levels ≥ 0 (0 turns spawning off)'),
   subagentMaxChildren: count('subagents').positive('use a count > 0'),
   workspace: z.string().min(1, 'name the workspace folder (relative to this file), or leave the key out'),
@@ -210,7 +211,7 @@ function toSection(s: AgentSettings, prefix: string, dir: string, env: NodeJS.Pr
     values[key] = value;
     names[key] = `${prefix}${fileKey}`;
   };
-  const direct = ['identity', 'promptMode', 'userTimeZone', 'promptCaching', 'subagentMaxDepth', 'subagentMaxChildren', 'workspaceAccess', 'memoryFlushModel', 'maxOutputTokens', 'contextTokens', 'contextWindowTokens', 'reserveTokens', 'reserveTokensFloor', 'smallWindowTokens', 'softThresholdTokens', 'contextEngine', 'contextEngineOptions', 'historyLimits'] as const;
+  const direct = ['identity', 'promptMode', 'userTimeZone', 'promptCaching', 'compactionPromptCache', 'subagentMaxDepth', 'subagentMaxChildren', 'workspaceAccess', 'memoryFlushModel', 'maxOutputTokens', 'contextTokens', 'contextWindowTokens', 'reserveTokens', 'reserveTokensFloor', 'smallWindowTokens', 'softThresholdTokens', 'contextEngine', 'contextEngineOptions', 'historyLimits'] as const;
   for (const key of direct) if (s[key] !== undefined) set(key, s[key], key);
   if (s.workStyle !== undefined) applyWorkStyle(s, set);
   if (s.workspace !== undefined) set('workspaceDir', resolve(dir, s.workspace), 'workspace');

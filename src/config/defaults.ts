@@ -58,6 +58,11 @@ export const DEFAULTS = {
   maxConsecutiveCompactionFailures: 3,
   /** A compaction freeing less than this share of its input is low-yield: the next threshold compaction waits (no storms). */
   compactionMinReclaimShare: 0.1,
+  /**
+   * Threshold and manual compactions summarize on the conversation's own prompt cache: the last turn's
+   * request, then the summary request (Keel: the prefix is billed as a cache read, a tenth of the price).
+   */
+  compactionPromptCache: true,
   /** Bootstrap caps (OpenClaw). */
   bootstrapMaxCharsPerFile: 5_000,
   bootstrapMaxCharsTotal: 20_000,

@@ -191,6 +191,8 @@ export const keelConfigSchema = z.object({
    * system prompt instead of the full one and the agent no subagent tools; 0 turns it off.
    */
   smallWindowTokens: z.coerce.number().int().nonnegative('use tokens ≥ 0 (0 turns it off)').default(DEFAULTS.smallWindowTokens),
+  /** Threshold and manual compactions ask for the summary on the last turn's cached request (see README, "Compaction"). */
+  compactionPromptCache: switchField().default(DEFAULTS.compactionPromptCache),
   /** How deep subagents may nest: 1 lets the main agent spawn and its children not (OpenClaw's maxSpawnDepth). */
   subagentMaxDepth: z.coerce.number().int().nonnegative('0 turns spawning off').default(DEFAULTS.subagentMaxDepth),
   /** Subagents one session may have running at once; a spawn past it is refused with a tool error. */
@@ -321,6 +323,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env, overrides: P
     smallWindowTokens: env.KEEL_SMALL_WINDOW_TOKENS || undefined,
     userTimeZone: env.KEEL_TIMEZONE || undefined,
     promptCaching: envSwitch(env.KEEL_PROMPT_CACHING),
+    compactionPromptCache: envSwitch(env.KEEL_COMPACTION_PROMPT_CACHE),
     softThresholdTokens: env.KEEL_SOFT_THRESHOLD_TOKENS || undefined,
     compactionMinReclaimShare: env.KEEL_COMPACTION_MIN_RECLAIM || undefined,
     summaryMaxWindowShare: env.KEEL_SUMMARY_MAX_WINDOW_SHARE || undefined,
@@ -405,6 +408,7 @@ const ENV_NAMES: Record<string, string> = {
   smallWindowTokens: 'KEEL_SMALL_WINDOW_TOKENS',
   userTimeZone: 'KEEL_TIMEZONE',
   promptCaching: 'KEEL_PROMPT_CACHING',
+  compactionPromptCache: 'KEEL_COMPACTION_PROMPT_CACHE',
   softThresholdTokens: 'KEEL_SOFT_THRESHOLD_TOKENS',
   compactionMinReclaimShare: 'KEEL_COMPACTION_MIN_RECLAIM',
   summaryMaxWindowShare: 'KEEL_SUMMARY_MAX_WINDOW_SHARE',

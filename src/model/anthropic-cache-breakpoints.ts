@@ -8,13 +8,20 @@
  * 3. the end of the previous call's prompt (the message before the newest assistant reply): read
  *    back from the cache the previous call wrote — the last turn, or the last tool round;
  * 4. the end of this prompt: written for the next call (the next tool round or the next turn).
+ *
+ * A request that repeats an earlier call's messages and adds some (a summary asked on the
+ * conversation's own cache) names how many it repeats: its markers go where that call put them,
+ * and the added messages carry none, so the prefix reads the cache that call wrote.
  */
 import type Anthropic from '@anthropic-ai/sdk';
 
 const EPHEMERAL: Anthropic.CacheControlEphemeral = { type: 'ephemeral' };
 
-/** The request with cache breakpoints added (a new object; the input is not changed). */
-export function withCacheBreakpoints(params: Anthropic.MessageCreateParamsNonStreaming): Anthropic.MessageCreateParamsNonStreaming {
+/**
+ * The request with cache breakpoints added (a new object; the input is not changed). `prefixMessages`:
+ * the messages placed as an earlier call of that many messages placed them (default: all).
+ */
+export function withCacheBreakpoints(params: Anthropic.MessageCreateParamsNonStreaming, prefixMessages = params.messages.length): Anthropic.MessageCreateParamsNonStreaming {
   const out = { ...params };
   if (out.tools && out.tools.length > 0) {
     const tools = [...out.tools];
@@ -25,8 +32,8 @@ export function withCacheBreakpoints(params: Anthropic.MessageCreateParamsNonStr
     out.system = [{ type: 'text', text: out.system, cache_control: EPHEMERAL }];
   }
   const messages = [...out.messages];
-  const last = messages.length - 1;
-  const lastReply = messages.map((m) => m.role).lastIndexOf('assistant');
+  const last = Math.min(prefixMessages, messages.length) - 1;
+  const lastReply = messages.slice(0, last + 1).map((m) => m.role).lastIndexOf('assistant');
   // Marks go on user messages only (assistant turns may end in signed thinking, which takes no marker).
   for (const index of new Set([lastReply - 1, last])) {
     if (index >= 0 && messages[index]!.role === 'user') messages[index] = markLastBlock(messages[index]!);

@@ -140,7 +140,10 @@ export function toAnthropicParams(request: ModelRequest): Anthropic.MessageCreat
     ...(request.tools && request.tools.length > 0 ? { tools: toAnthropicTools(request.tools) } : {}),
     ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
   };
-  return request.promptCaching ? withCacheBreakpoints(params) : params;
+  if (!request.promptCaching) return params;
+  // Tool results of one round become one user message: the prefix is counted as the provider sees it.
+  const prefix = request.cachedPrefixMessages === undefined ? undefined : toAnthropicMessages(request.messages.slice(0, request.cachedPrefixMessages)).length;
+  return withCacheBreakpoints(params, prefix);
 }
 
 const STOP_REASONS: Record<string, StopReason> = {

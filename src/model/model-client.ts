@@ -25,6 +25,11 @@ export interface ModelRequest {
    */
   promptCaching?: boolean;
   /**
+   * The first this-many messages repeat an earlier call's: with `promptCaching`, markers go where
+   * that call put them and the messages after carry none (default: every message is this call's).
+   */
+  cachedPrefixMessages?: number;
+  /**
    * Provider-side context management (server compaction, context editing). Only a client whose
    * `supportsContextManagement` is true sends it; others never receive it (Keel compacts instead).
    */

@@ -380,11 +380,31 @@ export async function summarizerSpendSince(db: Kysely<Database>, agentId: string
   };
 }
 
-/** Counts one summarizer call on the compaction's row (each call, retries included, is spend). */
-export async function addSummarizerSpend(db: Kysely<Database>, agentId: string, id: string, tokens: number, model: string): Promise<void> {
+/** What one summarizer call was billed, as the provider reported it (a failed call: all 0, its usage is unknown). */
+export interface SummarizerBilling {
+  readonly input: number;
+  readonly cacheRead: number;
+  readonly cacheWrite: number;
+  readonly output: number;
+}
+
+/**
+ * Counts one summarizer call on the compaction's row (each call, retries included, is spend): its
+ * billing, and all its tokens (cached or not) in `summarizer_tokens`, which the spend limit sums.
+ */
+export async function addSummarizerSpend(db: Kysely<Database>, agentId: string, id: string, billing: SummarizerBilling, model: string): Promise<void> {
+  const tokens = billing.input + billing.cacheRead + billing.cacheWrite + billing.output;
   await db
     .updateTable('compactions')
-    .set((eb) => ({ summarizer_calls: eb('summarizer_calls', '+', 1), summarizer_tokens: eb('summarizer_tokens', '+', tokens), summarizer_model: model }))
+    .set((eb) => ({
+      summarizer_calls: eb('summarizer_calls', '+', 1),
+      summarizer_tokens: eb('summarizer_tokens', '+', tokens),
+      summarizer_input_tokens: eb('summarizer_input_tokens', '+', billing.input),
+      summarizer_cache_read_tokens: eb('summarizer_cache_read_tokens', '+', billing.cacheRead),
+      summarizer_cache_write_tokens: eb('summarizer_cache_write_tokens', '+', billing.cacheWrite),
+      summarizer_output_tokens: eb('summarizer_output_tokens', '+', billing.output),
+      summarizer_model: model,
+    }))
     .where('agent_id', '=', agentId)
     .where('id', '=', id)
     .execute();

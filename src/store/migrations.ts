@@ -366,6 +366,19 @@ const migrations: Record<string, Migration> = {
       await sql`update transcript_entries set search_vector = null where search_vector is not null`.execute(db);
     },
   },
+  '2026_11_29_001_compaction_billing': {
+    async up(db) {
+      // What a compaction's summarizer calls were billed, as the provider reported it: a summary asked
+      // on the conversation's own prompt cache is mostly cache reads, which `summarizer_tokens` alone hides.
+      await db.schema
+        .alterTable('compactions')
+        .addColumn('summarizer_input_tokens', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('summarizer_cache_read_tokens', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('summarizer_cache_write_tokens', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('summarizer_output_tokens', 'integer', (c) => c.notNull().defaultTo(0))
+        .execute();
+    },
+  },
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -115,9 +115,14 @@ export interface CompactionsTable {
   summary: string | null;
   /** The model that summarized (null: extractive, or a revert). */
   summarizer_model: string | null;
-  /** Summarizer model calls and tokens (input + output) this compaction spent: the spend limit sums them. */
+  /** Summarizer model calls and tokens (prompt, cached or not, + output) this compaction spent: the spend limit sums them. */
   summarizer_calls: Generated<number>;
   summarizer_tokens: Generated<number>;
+  /** What those calls were billed: uncached input, prompt-cache reads and writes, output (as the provider reported). */
+  summarizer_input_tokens: Generated<number>;
+  summarizer_cache_read_tokens: Generated<number>;
+  summarizer_cache_write_tokens: Generated<number>;
+  summarizer_output_tokens: Generated<number>;
   /** Why the summarizer was not called (spend limit reached), when it was not. */
   spend_limited: string | null;
 }

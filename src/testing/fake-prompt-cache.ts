@@ -7,7 +7,8 @@
  * themselves are not part of the key) once the prefix reaches the model's minimum cacheable length;
  * a later request reads the longest written prefix it repeats byte for byte, found at one of its own
  * breakpoints or up to 20 blocks before one (the API's lookback). Tokens are counted as the fake
- * counts them elsewhere: ~4 characters a token.
+ * counts them elsewhere: ~4 characters a token, of the blocks as the body sends them (not of their
+ * keys, whose position fields would make a cached prefix count more than the whole prompt).
  */
 import { createHash } from 'node:crypto';
 import type { FakeRequestBody } from './fake-anthropic';
@@ -28,6 +29,11 @@ interface PromptBlock {
   /** The block as keyed: where it sits and its content, without `cache_control`. */
   readonly key: string;
   readonly marked: boolean;
+  /**
+   * Characters the block takes in the request body (a message's first block also carries the
+   * message's own wrapper): a prefix counts the same in every request, and never more than the body.
+   */
+  readonly chars: number;
 }
 
 export class FakePromptCache {
@@ -64,8 +70,8 @@ export class FakePromptCache {
       const key = blocks[i]!.key;
       // A newline never occurs inside JSON text, so it separates blocks unambiguously.
       running.update(key).update('\n');
-      chars += key.length;
-      tokens.push(Math.ceil(chars / 4));
+      chars += blocks[i]!.chars;
+      tokens.push(Math.floor(chars / 4));
       if (needed.has(i)) hashes.set(i, running.copy().digest('hex'));
     }
     let readUpTo = -1;
@@ -104,7 +110,8 @@ function promptBlocks(body: FakeRequestBody): PromptBlock[] {
   const out: PromptBlock[] = [];
   forEachPromptBlock(body, (where, block) => {
     const { cache_control: marker, ...rest } = (typeof block === 'object' && block !== null ? block : { value: block }) as Record<string, unknown>;
-    out.push({ key: JSON.stringify({ ...where, block: rest }), marked: marker !== undefined });
+    const wrapper = where.index === 0 ? JSON.stringify({ role: where.role, content: [] }).length + 1 : 0;
+    out.push({ key: JSON.stringify({ ...where, block: rest }), marked: marker !== undefined, chars: wrapper + JSON.stringify(rest).length + 1 });
   });
   return out;
 }

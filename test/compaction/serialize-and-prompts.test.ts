@@ -1,4 +1,4 @@
-import { buildMergeInput, buildSummarizePrompt, chunkLabel, chunkSummaryInstructions, identifierPolicyInstruction, mergeSummaryInstructions, REDISTILL_INSTRUCTION } from '../../src/compaction/prompts';
+import { buildMergeInput, buildSummarizePrompt, chunkLabel, chunkSummaryInstructions, identifierPolicyInstruction, mergeSummaryInstructions, REDISTILL_INSTRUCTION, summaryAfterConversationPrompt } from '../../src/compaction/prompts';
 import { serializeEntriesForSummary, serializeForSummary } from '../../src/compaction/serialize-for-summary';
 import type { AssistantMessage } from '../../src/context/types';
 import { call, result, user } from './factories';
@@ -77,6 +77,20 @@ describe('prompts', () => {
     const prompt = buildSummarizePrompt('[User]: new', 'OLD SUMMARY', 'INSTRUCTIONS');
     expect(prompt).toBe(`<previous-summary>\nOLD SUMMARY\n</previous-summary>\n\n<conversation>\n[User]: new\n</conversation>\n\nINSTRUCTIONS\n\n${REDISTILL_INSTRUCTION}`);
     expect(buildSummarizePrompt('[User]: new', undefined, 'I')).toBe('<conversation>\n[User]: new\n</conversation>\n\nI');
+  });
+
+  it('asks after the conversation with the chunk instructions unchanged but for where the conversation is', () => {
+    const instructions = chunkSummaryInstructions({ identifierPolicy: 'strict', customInstructions: 'Focus on the rollout.' });
+    const asked = summaryAfterConversationPrompt(instructions, { keptFrom: 'thanks, one more question', redistill: true, staleSubagents: true });
+    expect(asked.startsWith('<summary-request>')).toBe(true);
+    expect(asked.endsWith('</summary-request>')).toBe(true);
+    expect(asked).toContain(instructions.replace('Summarize the conversation below', 'Summarize the conversation above'));
+    expect(asked).not.toContain('conversation below');
+    expect(asked).toContain('up to the message that begins "thanks, one more question" (not included');
+    expect(asked).toContain('The conversation opens with a previous summary: write ONE new summary');
+    expect(asked).toContain('Leave out its "## Subagents in flight" list');
+    const plain = summaryAfterConversationPrompt(instructions, { redistill: false });
+    expect(plain).not.toMatch(/up to the message|opens with a previous summary|Subagents in flight/);
   });
 
   it('builds the merge input from labelled partials, oldest first', () => {

@@ -159,6 +159,24 @@ describe('toAnthropicMessages on the same message objects again (a cached window
   });
 });
 
+describe('toAnthropicParams with cachedPrefixMessages (a request that repeats an earlier call and adds to it)', () => {
+  const marked = (params: Anthropic.MessageCreateParamsNonStreaming) =>
+    params.messages.flatMap((m, i) => (Array.isArray(m.content) ? m.content.flatMap((b, j) => ((b as { cache_control?: unknown }).cache_control ? [`${i}.${j}`] : [])) : []));
+  const call: AssistantMessage = { role: 'assistant', content: [{ type: 'toolCall', id: 'toolu_1', name: 'read_file', arguments: { path: 'a' } }], stopReason: 'toolUse' };
+  const earlier: AgentMessage[] = [user('first'), { role: 'assistant', content: [{ type: 'text', text: 'hi' }] }, user('read a'), call, result('toolu_1', 'contents')];
+  const added: AgentMessage[] = [{ role: 'assistant', content: [{ type: 'text', text: 'a says contents' }] }, user('summarize')];
+
+  it('puts the markers where the earlier call put them and none on what it adds', () => {
+    const before = toAnthropicParams({ model: 'm', maxTokens: 10, messages: earlier, promptCaching: true });
+    const after = toAnthropicParams({ model: 'm', maxTokens: 10, messages: [...earlier, ...added], promptCaching: true, cachedPrefixMessages: earlier.length });
+    expect(marked(before)).toEqual(['2.0', '4.0']);
+    expect(marked(after)).toEqual(marked(before));
+    expect(after.messages.slice(0, before.messages.length)).toEqual(before.messages);
+    // Without it, the last message takes the marker, and the earlier call's last is the one before the reply.
+    expect(marked(toAnthropicParams({ model: 'm', maxTokens: 10, messages: [...earlier, ...added], promptCaching: true }))).toEqual(['4.0', '6.0']);
+  });
+});
+
 describe('toAnthropicTools and toAnthropicParams', () => {
   it('names the schema input_schema and makes it an object schema', () => {
     expect(toAnthropicTools([{ name: 'ls', description: 'List', inputSchema: {} }])).toEqual([

@@ -16,6 +16,7 @@
  * and a subagent steered mid-run that announces its task's and its steer's answers at once,
  * and a turn its sender cancelled (the cancelRequest signal) while its model call was in flight,
  * and an application's agent task (runAgentTask): one request with its prompt mode and tools, ending the run.
+ * and a threshold compaction whose summary was asked on the last turn's prompt cache (its own history).
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -207,6 +208,22 @@ const scenarios: Record<string, Scenario> = {
       await client.sendMessage(key, 'this turn crosses the compaction threshold');
       await waitIdle(() => client.getStatus(key));
       await save(client.temporal, client.identify(key).workflowId, 'session-flush-fails-threshold-compaction');
+    });
+  },
+
+  async summaryOnPromptCache(ctx) {
+    const { fake, store } = ctx;
+    // The seeded history plus the prompt stays under the threshold; the long answer carries the context over it.
+    const key = 'agent:replay:cached-summary';
+    const { sessionId } = await seedConversation(store.db, 'replay', key, 200);
+    const seeded = (await store.db.selectFrom('transcript_entries').select((eb) => eb.fn.sum<number>('token_estimate').as('t')).where('session_id', '=', sessionId).executeTakeFirstOrThrow()).t;
+    await withWorker(ctx, { deps: { config: { contextWindowTokens: Number(seeded) + 26_000 } } }, async (client) => {
+      const answer = `The walkthrough. ${'The deployment uses host build-7.example.net and config /etc/keel/app.toml. '.repeat(320)}`;
+      fake.respondWith((req) => (isSummarizerRequest(req) ? goodSummarizer(req) : isFlushRequest(req) ? fakeReply.text('NO_REPLY') : fakeReply.text(lastUserText(req).startsWith('walk') ? answer : 'noted')));
+      await client.sendMessage(key, 'hello again');
+      await client.sendMessage(key, 'walk me through the deployment');
+      await waitIdle(() => client.getStatus(key));
+      await save(client.temporal, compactionWorkflowId('replay', key), 'compaction-summary-on-prompt-cache');
     });
   },
 

@@ -8,6 +8,7 @@ import { BEGIN_IN_MODEL_CALL, FINISH_IN_MODEL_CALL, TOOL_FAILURE_RESULT } from '
 import { IDLE_TIMER_ACROSS_TURNS } from '../../workflows/idle-timer';
 import { REFUSED_AGENT_CLOSES } from '../../workflows/session';
 import { SUBAGENT_ONE_ANNOUNCE_PER_RUN } from '../../workflows/session';
+import { SUMMARY_ON_PROMPT_CACHE } from '../../workflows/compaction';
 
 /**
  * Replays recorded session histories against today's workflow code: a change that would make
@@ -115,5 +116,18 @@ describe('saved session histories replay against the current workflow code', () 
     expect(scheduled).toEqual(['startTurn', 'runTool', 'callModel']);
     const completed = events.at(-1)!.workflowExecutionCompletedEventAttributes!;
     expect(JSON.parse(Buffer.from(completed.result!.payloads![0]!.data!).toString('utf8'))).toMatchObject({ reply: 'keel: found', sessionKey: 'agent:replay:task-1', modelCalls: 2 });
+  });
+
+  it('hold compactions before and after the summary on the prompt cache: one call on the cache instead of the chunks, or the chunks', async () => {
+    const dir = join(__dirname, 'histories');
+    const shape = async (file: string) => {
+      const events = temporal.api.history.v1.History.decode(await readFile(join(dir, file))).events ?? [];
+      const patches = events.flatMap((e) => (e.markerRecordedEventAttributes?.markerName === 'core_patch' ? [Buffer.from(e.markerRecordedEventAttributes.details?.['patch-data']?.payloads?.[0]?.data ?? []).toString('utf8')] : []));
+      const scheduled = (name: string) => events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === name).length;
+      return { patched: patches.some((p) => p.includes(SUMMARY_ON_PROMPT_CACHE)), onCache: scheduled('summarizeOnCache'), chunks: scheduled('summarizeChunk') };
+    };
+    expect(await shape('compaction-summary-on-prompt-cache.binpb')).toEqual({ patched: true, onCache: 1, chunks: 0 });
+    // An overflow's compaction never asks on the cache; recorded before the patch either way.
+    expect(await shape('compaction-within-learned-window.binpb')).toMatchObject({ patched: false, onCache: 0 });
   });
 });

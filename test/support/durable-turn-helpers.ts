@@ -22,9 +22,15 @@ export function freshDurableAgent(): string {
 /** The flush prompt's opening words (src/turn/memory-flush.ts). */
 export const FLUSH_MARKER = 'Pre-compaction memory flush';
 
-/** True for a summarizer call of the compaction workflow (its system prompt). */
+/** True for a summarizer call of the compaction workflow (its system prompt, or its request after the conversation). */
 export function isSummarizerRequest(request: FakeRequest): boolean {
-  return JSON.stringify(request.body.system ?? '').includes('context checkpoint summaries');
+  return JSON.stringify(request.body.system ?? '').includes('context checkpoint summaries') || isSummaryOnConversationRequest(request);
+}
+
+/** True for a summary asked on the conversation's own prompt cache (its last message asks for it). */
+export function isSummaryOnConversationRequest(request: FakeRequest): boolean {
+  const messages = request.body.messages ?? [];
+  return JSON.stringify(messages[messages.length - 1]?.content ?? '').includes('<summary-request>');
 }
 
 /** True for the silent memory-flush turn (the flush prompt is in its messages). */

@@ -133,7 +133,8 @@ describe.each(testDatabases())('agents of one worker on $name', (database) => {
       const researchStatus = await client.getStatus(researchKey);
       expect([researchStatus.contextWindow, researchStatus.model]).toEqual([64_000, 'local-research']);
 
-      // Its compaction summarizes with its model too (its read-only workspace skips the memory flush).
+      // Its compaction summarizes with its model too (its read-only workspace skips the memory flush); the
+      // server reported cached prompt tokens, so the summary is asked at the end of the last request.
       const beforeCompact = fake.requests.length;
       fake.respondWith(() => fakeReply.text('Research summary: the agent read its note.'));
       const compacted = await client.compact(researchKey);
@@ -143,7 +144,7 @@ describe.each(testDatabases())('agents of one worker on $name', (database) => {
       expect(summarizerCalls.length).toBeGreaterThan(0);
       for (const r of summarizerCalls) {
         expect([r.path, r.body.model]).toEqual(['/v1/chat/completions', 'local-research']);
-        expect(JSON.stringify(r.body.messages)).toContain('context checkpoint summaries');
+        expect(JSON.stringify(r.body.messages)).toContain('<summary-request>');
       }
 
       // An agent without a section runs with the defaults: the default model, no tools.

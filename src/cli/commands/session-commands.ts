@@ -38,7 +38,7 @@ export function registerSessionCommands(program: Command, ctx: CliContext): void
       const { client, close } = await connectClient(configFromEnv());
       try {
         const status = await sessionStatusReport(client, key, loadKeelSettings(), (fn) => withStore((s) => fn(s.db)));
-        const { turns, compactionNote, windowNote } = status;
+        const { turns, compactionNote, compactionBilling, windowNote } = status;
         printResult(opts, status);
         if (!opts.json) {
           say(`${shownKey(key)}\n${contextBar(status)}`);
@@ -48,6 +48,7 @@ export function registerSessionCommands(program: Command, ctx: CliContext): void
           if (status.promptCache) say(promptCacheLine(status.promptCache));
           if (status.spawnAdvice) say(`spawn policy: ${status.spawnAdvice.level} · ${status.spawnAdvice.instruction}`);
           if (status.autoCompaction) say(autoCompactionLine(key, status.autoCompaction));
+          if (compactionBilling) say(compactionBilling);
           if (compactionNote) say(compactionNote);
         }
       } finally {
