@@ -189,22 +189,22 @@ export interface TurnRequest {
   readonly streamReply?: boolean;
 }
 
-export interface TurnUsage {
+/**
+ * Tokens model calls used, by how the provider billed the prompt: one shape for a call, a turn and
+ * a session's counters (added with `addUsage`, `src/turn/token-usage.ts`).
+ */
+export interface TokenUsage {
   /** Prompt tokens billed at the full rate (the provider's `input_tokens`: not read from or written to its cache). */
   readonly inputTokens: number;
   readonly outputTokens: number;
   /** Prompt tokens the provider read from its prompt cache (billed at a tenth on Anthropic). */
-  readonly cacheReadTokens?: number;
+  readonly cacheReadTokens: number;
   /** Prompt tokens the provider wrote to its prompt cache (billed at 1.25× on Anthropic). */
-  readonly cacheWriteTokens?: number;
+  readonly cacheWriteTokens: number;
 }
 
-/** A session's prompt tokens since it started, by how the provider's prompt cache served them. */
-export interface PromptCacheCounters {
-  readonly uncachedTokens: number;
-  readonly readTokens: number;
-  readonly writeTokens: number;
-}
+/** A session's prompt tokens since it started, by how the provider's prompt cache served them (its usage less the output). */
+export type PromptCacheCounters = Omit<TokenUsage, 'outputTokens'>;
 
 export interface TurnResult {
   /** The assistant's reply; empty when the reply was silent (NO_REPLY). */
@@ -214,7 +214,7 @@ export interface TurnResult {
   readonly assistantEntryId: string;
   /** 1-based turn number over the session's life. */
   readonly turn: number;
-  readonly usage: TurnUsage;
+  readonly usage: TokenUsage;
   readonly modelCalls: number;
   /** The turn's tool calls in the order they ran, with whether each answered with an error result. */
   readonly toolCalls?: readonly TurnToolCall[];
