@@ -117,7 +117,8 @@ async function compact(input: CompactionWorkflowInput, progress: { step: Compact
     (await store.planCompaction({
       ...ref(input),
       contextWindowTokens: input.contextWindowTokens,
-      keepRecentTokens: input.keepRecentTokens ?? (input.trigger === 'manual' ? 0 : DEFAULTS.keepRecentTokens),
+      trigger: input.trigger,
+      ...(input.keepRecentTokens !== undefined ? { keepRecentTokens: input.keepRecentTokens } : {}),
     }));
   const { plan, previousSummary, summarizer: kind } = planned;
   if (plan.chunks.length === 0) {

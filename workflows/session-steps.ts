@@ -308,7 +308,7 @@ export class SessionSteps {
       compactionId: wf.uuid4(),
       contextWindowTokens: this.state.contextWindow,
       memoryFlush: flush,
-      ...keepRecent(trigger, request.keepRecentTokens, this.state.contextWindow),
+      ...(request.keepRecentTokens !== undefined ? { keepRecentTokens: request.keepRecentTokens } : {}),
       ...(request.instructions ? { instructions: request.instructions } : {}),
       ...(this.input.tuning?.summarizeHeartbeatTimeoutMs ? { summarizeHeartbeatTimeoutMs: this.input.tuning.summarizeHeartbeatTimeoutMs } : {}),
     };
@@ -410,17 +410,6 @@ async function cancelQuietly(workflowId: string): Promise<void> {
 
 function now(): string {
   return new Date().toISOString();
-}
-
-/**
- * The recent tail an automatic compaction keeps: Pi's 20,000 tokens, but never more than a quarter of
- * the window, or a small window would keep everything and reclaim nothing. Manual compactions keep
- * what they ask for (none: a hard checkpoint).
- */
-function keepRecent(trigger: CompactionTriggerName, requested: number | undefined, contextWindow: number): { keepRecentTokens?: number } {
-  if (requested !== undefined) return { keepRecentTokens: requested };
-  if (trigger === 'manual') return {};
-  return { keepRecentTokens: Math.min(DEFAULTS.keepRecentTokens, Math.floor(contextWindow * DEFAULTS.keepRecentMaxWindowShare)) };
 }
 
 /** The model rejected the prompt as too long (ActivityFailure caused by a ContextOverflow ApplicationFailure). */
