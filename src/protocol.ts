@@ -12,22 +12,22 @@ export const DEFAULT_TASK_QUEUE = 'keel';
 /** The tool the session workflow runs itself: it starts the subagent's child workflow. */
 export const SESSIONS_SPAWN_TOOL = 'sessions_spawn';
 
-/** Failure `type`s carried by ApplicationFailure, for callers to branch on. */
+/** Failure `type`s carried by ApplicationFailure, for callers to branch on; each is `Keel` and its key. */
 export const FailureTypes = {
   /** Bad input that retrying cannot fix. */
   InvalidInput: 'KeelInvalidInput',
   /** The provider said the prompt is too long; the turn answers with compaction. */
-  ContextOverflow: 'ContextOverflow',
+  ContextOverflow: 'KeelContextOverflow',
   /** Overflow again after compacting and retrying once. */
-  ContextOverflowAfterCompaction: 'ContextOverflowAfterCompaction',
+  ContextOverflowAfterCompaction: 'KeelContextOverflowAfterCompaction',
   /** The model rejected the request (400 other than overflow); fix the request or config. */
-  ModelRequestInvalid: 'ModelRequestInvalid',
+  ModelRequestInvalid: 'KeelModelRequestInvalid',
   /** 401/403: credentials are wrong or missing. */
-  ModelAuth: 'ModelAuth',
+  ModelAuth: 'KeelModelAuth',
   /** A send named the entry it was written against, and the session has moved on. */
   StaleTurn: 'KeelStaleTurn',
   /** Compaction could not reclaim tokens. */
-  SummarizationFailed: 'summarization_failed',
+  SummarizationFailed: 'KeelSummarizationFailed',
   /** The summarizer spend limit is reached: the compaction writes the extractive summary. */
   SummarizerSpendLimited: 'KeelSummarizerSpendLimited',
   /** The model kept failing with a transient error (429/529/5xx) past the retry budget. */
