@@ -102,7 +102,7 @@ export function createMemoryActivities(allDeps: ActivityDeps) {
     // The same system prompt as the turns (the provider's prompt cache holds it), counted against the room.
     const system = await systemPromptForTurn(deps, { ...input, model: turnModel, ...(session ? { session } : {}) });
     const systemTokens = system.overhead.systemTokens + system.overhead.bootstrapTokens;
-    const context = await prepareContext(deps, input.agentId, input.sessionKey, input.sessionId, { model, window, overheadTokens: systemTokens });
+    const context = await prepareContext(deps, input.agentId, input.sessionKey, input.sessionId, { window, overheadTokens: systemTokens });
     const prompt: AgentMessage = { role: 'user', content: MEMORY_FLUSH_PROMPT };
     const maxTokens = maxOutputTokensFor(window, deps.config);
     const room = window - maxTokens - deps.estimate(prompt) - FLUSH_TOOL_TOKENS - systemTokens;
