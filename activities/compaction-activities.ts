@@ -23,6 +23,7 @@ import {
 import { CompactionEditError, planRerun, planRevert } from '../src/store/compaction-lineage';
 import { getSession } from '../src/store/sessions-repo';
 import { spendLimited, spendLimitReason, summarizerSpendLimits } from '../src/compaction/summarizer-spend';
+import { keptTailTokens } from '../src/compaction/kept-tail';
 import { planCompaction } from '../src/compaction/plan-compaction';
 import { identifierPolicyInstruction } from '../src/compaction/prompts';
 import { serializeEntriesForSummary } from '../src/compaction/serialize-for-summary';
@@ -34,7 +35,6 @@ import type { CompactionOutcome, CompactionPlan, OversizedEntry, PlanEntry } fro
 import { summaryMessage } from '../src/context/active-context';
 import type { CompactionEntry } from '../src/context/types';
 import { toActivityFailure } from '../src/model/failures';
-import { DEFAULTS } from '../src/config/defaults';
 import { FailureTypes, type CompactionTriggerName } from '../src/protocol';
 import { effectiveWindow, learnFromOverflow } from './model-window';
 import { withSubagentsInFlight, withoutSubagentsInFlight } from '../src/compaction/subagents-in-flight';
@@ -74,8 +74,9 @@ export interface RecordedCompaction extends CompactionOutcome {
 
 export interface PlanCompactionInput extends CompactionRef {
   readonly contextWindowTokens: number;
-  /** 0 or unset: hard checkpoint (the workflow resolves the trigger's default before calling). */
-  readonly keepRecentTokens: number;
+  readonly trigger: CompactionTriggerName;
+  /** The recent tail asked for; unset: the trigger's default (`keptTailTokens`). 0: a hard checkpoint. */
+  readonly keepRecentTokens?: number;
 }
 
 export interface PlanCompactionResult {
@@ -314,10 +315,9 @@ export function createCompactionActivities(allDeps: CompactionActivityDeps, repl
     const previousSummary = active.compaction ? withoutSubagentsInFlight(active.compaction.summary) : undefined;
     // Chunks and the kept tail fit what the provider really takes, not only what Keel was told.
     const window = Math.min(input.contextWindowTokens, hasSummarizer ? await summarizer.window() : await effectiveWindow(deps, deps.config.model, input));
-    const keepRecentTokens = Math.min(input.keepRecentTokens, Math.floor(window * DEFAULTS.keepRecentMaxWindowShare));
     const plan = planCompaction(toPlanEntries(active.rows), {
       contextWindow: window,
-      keepRecentTokens,
+      keepRecentTokens: keptTailTokens(input.keepRecentTokens, input.trigger, window),
       estimate: deps.estimate,
       ...(previousSummary ? { previousSummary } : {}),
     });

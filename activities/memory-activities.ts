@@ -108,7 +108,7 @@ export function createMemoryActivities(allDeps: ActivityDeps, replies = new Rece
     // The same system prompt as the turns (the provider's prompt cache holds it), counted against the room.
     const system = await systemPromptForTurn(deps, { ...input, model: turnModel, ...(session ? { session } : {}) });
     const systemTokens = system.overhead.systemTokens + system.overhead.bootstrapTokens;
-    const context = await prepareContext(deps, input.agentId, input.sessionKey, input.sessionId, { model, window, overheadTokens: systemTokens });
+    const context = await prepareContext(deps, input.agentId, input.sessionKey, input.sessionId, { window, overheadTokens: systemTokens });
     const prompt: AgentMessage = { role: 'user', content: MEMORY_FLUSH_PROMPT };
     const maxTokens = maxOutputTokensFor(window, deps.config);
     const room = window - maxTokens - deps.estimate(prompt) - FLUSH_TOOL_TOKENS - systemTokens;
@@ -119,8 +119,19 @@ export function createMemoryActivities(allDeps: ActivityDeps, replies = new Rece
       if (history.length === 0) return { ran: false, skipped: 'does-not-fit', notes: 0 };
     }
     const tailOnly = history !== context.messages;
-    const messages: AgentMessage[] = [...history, prompt];
     const sentTokens = history.reduce((sum, m) => sum + deps.estimate(m), deps.estimate(prompt) + systemTokens);
+    const written = await askForNotes(deps, input, { model, system: system.text, messages: [...history, prompt], maxTokens, sentTokens });
+    await recordFlush(deps, input, { ...written, cycle, tailOnly });
+    return { ran: true, notes: written.notes.length, ...(tailOnly ? { tailOnly } : {}) };
+  }
+
+  /** The flush's model rounds: the agent writes notes and a checkpoint through its tools until it replies without calling them. */
+  async function askForNotes(
+    deps: ActivityDeps,
+    input: MemoryFlushInput,
+    call: { model: string; system: string; messages: AgentMessage[]; maxTokens: number; sentTokens: number },
+  ): Promise<{ notes: string[]; checkpoint?: MemoryCheckpoint; reply: string }> {
+    const { model, messages } = call;
     const notes: string[] = [];
     let checkpoint: MemoryCheckpoint | undefined;
     let reply = '';
@@ -133,13 +144,7 @@ export function createMemoryActivities(allDeps: ActivityDeps, replies = new Rece
         const response =
           earlier ??
           (await deps.model.complete(
-            {
-              model,
-              system: system.text,
-              messages,
-              maxTokens,
-              tools: [MEMORY_WRITE_TOOL, MEMORY_CHECKPOINT_TOOL],
-            },
+            { model, system: call.system, messages, maxTokens: call.maxTokens, tools: [MEMORY_WRITE_TOOL, MEMORY_CHECKPOINT_TOOL] },
             { signal: Context.current().cancellationSignal, onEvent: () => heartbeat.beat() },
           ));
         if (earlier) log.info('memory flush round received by an earlier attempt; not requested again', { flushId: input.flushId, round });
@@ -154,12 +159,22 @@ export function createMemoryActivities(allDeps: ActivityDeps, replies = new Rece
         messages.push(assistant, ...written.results);
       }
     } catch (err) {
-      await learnFromOverflow(deps, model, err, sentTokens, input).catch(() => undefined);
+      await learnFromOverflow(deps, model, err, call.sentTokens, input).catch(() => undefined);
       throw toActivityFailure(err);
     } finally {
       heartbeat.stop();
     }
+    return { notes, ...(checkpoint ? { checkpoint } : {}), reply };
+  }
 
+  /** Keeps the notes (the database and the workspace file) and the audit entry that says the flush ran. */
+  async function recordFlush(
+    deps: ActivityDeps,
+    input: MemoryFlushInput,
+    flush: { notes: string[]; checkpoint?: MemoryCheckpoint; reply: string; cycle: number; tailOnly: boolean },
+  ): Promise<void> {
+    const { notes, checkpoint, cycle, tailOnly } = flush;
+    const workspace = deps.config.workspaceDir;
     const day = localDate(new Date(input.now), deps.config.userTimeZone);
     // Notes are model output kept for good (the database and the workspace file): redacted like every entry.
     const { value: kept, redactions } = redactSecrets({ notes, checkpoint });
@@ -172,12 +187,11 @@ export function createMemoryActivities(allDeps: ActivityDeps, replies = new Rece
       parentId: last?.id ?? null,
       timestamp: input.now,
       customType: 'memory_flush',
-      data: { notes: notes.length, checkpoint: checkpoint !== undefined, cycle, silent: isSilentReply(reply), ...(tailOnly ? { tailOnly } : {}) },
+      data: { notes: notes.length, checkpoint: checkpoint !== undefined, cycle, silent: isSilentReply(flush.reply), ...(tailOnly ? { tailOnly } : {}) },
     };
     await recordMemoryFlush(db, { ...input, cycle, notes: kept.notes, day, ...(kept.checkpoint ? { checkpoint: kept.checkpoint } : {}) });
     await appendEntriesRedacted(db, input.agentId, input.sessionId, [{ entry: audit, tokenEstimate: null }]);
     replies.forget(input.flushId);
-    return { ran: true, notes: notes.length, ...(tailOnly ? { tailOnly } : {}) };
   }
 
   /** Records on the session that the flush failed (the workflow goes on without it). */

@@ -7,7 +7,6 @@ import { activeMessages } from '../src/context/active-context';
 import type { ContextPipelineReport } from '../src/context/pipeline';
 import { resolveHistoryLimit } from '../src/context/limit-history-turns';
 import { reserveForWindow } from '../src/context/context-window';
-import { effectiveWindow } from './model-window';
 import { resolveContextEngine } from '../src/engine/registry';
 import type { AgentMessage, CompactionEntry } from '../src/context/types';
 import type { AssembleReport, ContextEngine } from '../src/engine/types';
@@ -54,16 +53,15 @@ export async function prepareContext(
   sessionKey: string,
   sessionId: string,
   opts: {
-    readonly model?: string;
-    /** The model's window in force, when the caller has just read it; else it is read here. */
-    readonly window?: number;
+    /** The model's window in force, as the caller read it (a turn's context, the flush's model). */
+    readonly window: number;
     /** Tokens the call sends besides the messages (system prompt, tool definitions): the messages get the rest. */
     readonly overheadTokens?: number;
     /** The worker's copy of active windows (turns); absent → read the window from the database. */
     readonly windows?: ActiveWindowCache;
     /** The context of the call that wrote this entry: the window's entries before it (a compaction rebuilds the last call). */
     readonly beforeEntryId?: string;
-  } = {},
+  },
 ): Promise<PreparedContext> {
   const loaded = await (opts.windows ?? new ActiveWindowCache(0)).load(deps.db, agentId, sessionId);
   const { load: windowLoad } = loaded;
@@ -89,7 +87,7 @@ export async function prepareContext(
   const historyLimit = resolveHistoryLimit(sessionKey, deps.config.historyLimits);
   // The window's own pipeline: on a cached window, only what was appended since its last clean run goes through it.
   const { messages, report, ran: pipelineRun } = active.pipeline.run(raw, { provider: 'anthropic', ...(historyLimit ? { historyLimit } : {}) });
-  const window = opts.window ?? (await effectiveWindow(deps, opts.model ?? deps.config.model, { agentId, sessionKey }));
+  const { window } = opts;
   const budget = Math.max(0, window - reserveForWindow(window, deps.config) - (opts.overheadTokens ?? 0));
   const maxToolChars = Math.floor(budget * DEFAULTS.toolResultMaxBudgetShare * DEFAULTS.charsPerToken);
   const { messages: fitted, truncated } = truncateOversizedToolResults(messages, maxToolChars);

@@ -15,7 +15,8 @@ import { summaryMessage } from '../src/context/active-context';
 import { providerCompactionDetails } from '../src/context/provider-compaction';
 import { createCompactionRow, getCompaction, markFailed, markSucceeded, writeCompactionRecord } from '../src/store/compactions-repo';
 import { redactSecrets } from '../src/store/redact';
-import { addSessionUsage, type UsageCounts } from '../src/store/sessions-repo';
+import { addSessionUsage } from '../src/store/sessions-repo';
+import { usageOfReply } from '../src/turn/token-usage';
 import type { CompactionHookError } from '../src/compaction/hooks';
 
 /** The trigger a provider-written compaction's row carries (`keel compactions` shows it). */
@@ -59,7 +60,7 @@ export async function recordProviderCompaction(deps: ActivityDeps, input: Provid
   const ref = { agentId: input.agentId, sessionKey: input.sessionKey, sessionId: input.sessionId, compactionId: id, trigger: NATIVE_COMPACTION_TRIGGER };
   if (info.attempt === 1) logHookErrors(id, await deps.compactionHooks?.emit('before_compaction', ref));
   const summary = block.summary?.trim() ? block.summary : undefined;
-  const usage = input.usage ? usageCounts(input.usage) : undefined;
+  const usage = input.usage ? usageOfReply(input.usage) : undefined;
   if (!summary) {
     if (await markFailed(db, input.agentId, id, 'the provider returned a compaction block without a summary; Keel compacts instead', now)) {
       // A failed compaction is billed too.
@@ -115,17 +116,6 @@ function logHookErrors(compactionId: string, errors: CompactionHookError[] | und
 
 function outcome(id: string, tokens: { tokensBefore: number; tokensAfter: number }): CompactionWorkflowResult {
   return { compactionId: id, status: 'succeeded', degraded: false, ...tokens, firstKeptEntryId: id, entryId: id };
-}
-
-/** A provider's usage as the session counters add it. */
-function usageCounts(usage: ModelUsage): UsageCounts {
-  return {
-    inputTokens: usage.input,
-    outputTokens: usage.output,
-    cacheReadTokens: usage.cacheRead ?? 0,
-    cacheWriteTokens: usage.cacheWrite ?? 0,
-    totalTokens: usage.input + usage.output,
-  };
 }
 
 function summaryTokens(deps: ActivityDeps, id: string, summary: string, now: string): number {

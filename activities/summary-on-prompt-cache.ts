@@ -13,6 +13,7 @@ import { getSession } from '../src/store/sessions-repo';
 import type { SessionRow } from '../src/store/schema';
 import { prepareModelCall } from './system-prompt-for-turn';
 import { modelOf } from './session-model';
+import { effectiveWindow } from './model-window';
 import { summaryAfterConversationPrompt } from '../src/compaction/prompts';
 import { SUBAGENTS_IN_FLIGHT_HEADING } from '../src/compaction/subagents-in-flight';
 import type { AgentMessage, AssistantMessage, MessageEntry } from '../src/context/types';
@@ -57,7 +58,8 @@ export async function summaryOnPromptCache(deps: ActivityDeps, summarizer: Agent
   // The last call as the turn made it: its time (the reply's), its model, the window before its reply,
   // and the session's context tokens as the turn read them (its spawn-policy level).
   const atTurnStart = session ? { session: { ...session, context_tokens: contextTokensAtTurnStart(session, rows) } } : {};
-  const prepared = await prepareModelCall(deps, { agentId: input.agentId, sessionKey: input.sessionKey, sessionId: input.sessionId, now: last.timestamp, model, ...atTurnStart, beforeEntryId: last.id });
+  const turnWindow = await effectiveWindow(deps, model, { agentId: input.agentId, sessionKey: input.sessionKey });
+  const prepared = await prepareModelCall(deps, { agentId: input.agentId, sessionKey: input.sessionKey, sessionId: input.sessionId, now: last.timestamp, model, window: turnWindow, ...atTurnStart, beforeEntryId: last.id });
   if (prepared.context.contextManagement || prepared.context.providerCompaction) return { skipped: 'the last call used the provider’s context management' };
   const keptIndex = rows.findIndex((r) => r.id === input.lastEntryId) + 1;
   const kept = keptIndex > 0 && keptIndex < rows.length ? (rows[keptIndex]!.payload as unknown as MessageEntry).message : undefined;

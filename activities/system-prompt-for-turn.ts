@@ -59,7 +59,7 @@ interface PromptInput {
   readonly now: string;
   readonly model?: string;
   readonly session?: SessionRow;
-  /** The model's window in force, when the caller has just read it (saves reading it again). */
+  /** The model's window in force, when the caller has read it (a turn's context); else the spawn policy reads it. */
   readonly window?: number;
   /** An application's agent task: its prompt mode and the tools it may use. */
   readonly task?: AgentTaskScope;
@@ -120,12 +120,12 @@ export interface PreparedCall {
 /** The system prompt, then the context budgeted against the window less the prompt and the tools. */
 export async function prepareModelCall(
   deps: ActivityDeps,
-  input: PromptInput,
+  input: PromptInput & { readonly model: string; readonly window: number },
   windows?: ActiveWindowCache,
 ): Promise<PreparedCall> {
-  // One read of the model's window serves the prompt's spawn policy and the context budget.
-  const window = input.window ?? (await effectiveWindow(deps, input.model ?? deps.config.model, input));
-  const prompt = await systemPromptForTurn(deps, { ...input, window });
+  // The turn's window serves the prompt's spawn policy and the context budget.
+  const { window } = input;
+  const prompt = await systemPromptForTurn(deps, input);
   const { systemTokens, bootstrapTokens, toolTokens } = prompt.overhead;
   const overheadTokens = systemTokens + bootstrapTokens + toolTokens;
   const context = await prepareContext(deps, input.agentId, input.sessionKey, input.sessionId, { overheadTokens, window, ...(input.model ? { model: input.model } : {}), ...(windows ? { windows } : {}), ...(input.beforeEntryId ? { beforeEntryId: input.beforeEntryId } : {}) });

@@ -13,7 +13,7 @@ import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { openStore } from '../src/store/connect';
 import { ToolRegistry } from '../src/tools/registry';
-import type { TurnUsage } from '../src/protocol';
+import type { TokenUsage } from '../src/protocol';
 import { fakeReply, startFakeAnthropic, type FakeRequest } from '../src/testing';
 import { testDeps } from '../test/support/keel-deps';
 import { keelClient, runInProcessWorker, startTemporalTestEnv, uniqueTaskQueue } from '../test/support/temporal';
@@ -49,8 +49,8 @@ export interface PromptCacheResult {
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
 /** Input tokens a turn is billed for, at Anthropic's ratios. */
-function billed(usage: TurnUsage): number {
-  return usage.inputTokens + (usage.cacheWriteTokens ?? 0) * CACHE_WRITE_PRICE + (usage.cacheReadTokens ?? 0) * CACHE_READ_PRICE;
+function billed(usage: TokenUsage): number {
+  return usage.inputTokens + usage.cacheWriteTokens * CACHE_WRITE_PRICE + usage.cacheReadTokens * CACHE_READ_PRICE;
 }
 
 /** A realistic tool list: a few tools with paragraphs of guidance each (together well over 1024 tokens). */

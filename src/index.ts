@@ -11,7 +11,7 @@ export {
   type SessionStatus,
   type TurnResult,
   type TurnToolCall,
-  type TurnUsage,
+  type TokenUsage,
 } from './protocol';
 export { PgReplyStreamSubscriber, type PgReplyStreamSubscriberOptions, type ReplyStreamSubscriber } from './streaming/reply-subscriber';
 export type { ReplyStreamEvent } from './streaming/reply-assembler';

@@ -12,22 +12,22 @@ export const DEFAULT_TASK_QUEUE = 'keel';
 /** The tool the session workflow runs itself: it starts the subagent's child workflow. */
 export const SESSIONS_SPAWN_TOOL = 'sessions_spawn';
 
-/** Failure `type`s carried by ApplicationFailure, for callers to branch on. */
+/** Failure `type`s carried by ApplicationFailure, for callers to branch on; each is `Keel` and its key. */
 export const FailureTypes = {
   /** Bad input that retrying cannot fix. */
   InvalidInput: 'KeelInvalidInput',
   /** The provider said the prompt is too long; the turn answers with compaction. */
-  ContextOverflow: 'ContextOverflow',
+  ContextOverflow: 'KeelContextOverflow',
   /** Overflow again after compacting and retrying once. */
-  ContextOverflowAfterCompaction: 'ContextOverflowAfterCompaction',
+  ContextOverflowAfterCompaction: 'KeelContextOverflowAfterCompaction',
   /** The model rejected the request (400 other than overflow); fix the request or config. */
-  ModelRequestInvalid: 'ModelRequestInvalid',
+  ModelRequestInvalid: 'KeelModelRequestInvalid',
   /** 401/403: credentials are wrong or missing. */
-  ModelAuth: 'ModelAuth',
+  ModelAuth: 'KeelModelAuth',
   /** A send named the entry it was written against, and the session has moved on. */
   StaleTurn: 'KeelStaleTurn',
   /** Compaction could not reclaim tokens. */
-  SummarizationFailed: 'summarization_failed',
+  SummarizationFailed: 'KeelSummarizationFailed',
   /** The summarizer spend limit is reached: the compaction writes the extractive summary. */
   SummarizerSpendLimited: 'KeelSummarizerSpendLimited',
   /** The model kept failing with a transient error (429/529/5xx) past the retry budget. */
@@ -82,7 +82,7 @@ export interface AgentTaskResult {
   /** The session the task ran in: `keel status`, `keel history` and a later message reach it. */
   readonly sessionKey: string;
   /** Tokens of every model call of the task. */
-  readonly usage: TurnUsage;
+  readonly usage: TokenUsage;
   readonly modelCalls: number;
   /** The tool calls in the order they ran. */
   readonly toolCalls: readonly TurnToolCall[];
@@ -222,22 +222,22 @@ export interface TurnRequest {
   readonly streamReply?: boolean;
 }
 
-export interface TurnUsage {
+/**
+ * Tokens model calls used, by how the provider billed the prompt: one shape for a call, a turn and
+ * a session's counters (added with `addUsage`, `src/turn/token-usage.ts`).
+ */
+export interface TokenUsage {
   /** Prompt tokens billed at the full rate (the provider's `input_tokens`: not read from or written to its cache). */
   readonly inputTokens: number;
   readonly outputTokens: number;
   /** Prompt tokens the provider read from its prompt cache (billed at a tenth on Anthropic). */
-  readonly cacheReadTokens?: number;
+  readonly cacheReadTokens: number;
   /** Prompt tokens the provider wrote to its prompt cache (billed at 1.25× on Anthropic). */
-  readonly cacheWriteTokens?: number;
+  readonly cacheWriteTokens: number;
 }
 
-/** A session's prompt tokens since it started, by how the provider's prompt cache served them. */
-export interface PromptCacheCounters {
-  readonly uncachedTokens: number;
-  readonly readTokens: number;
-  readonly writeTokens: number;
-}
+/** A session's prompt tokens since it started, by how the provider's prompt cache served them (its usage less the output). */
+export type PromptCacheCounters = Omit<TokenUsage, 'outputTokens'>;
 
 export interface TurnResult {
   /** The assistant's reply; empty when the reply was silent (NO_REPLY). */
@@ -247,7 +247,7 @@ export interface TurnResult {
   readonly assistantEntryId: string;
   /** 1-based turn number over the session's life. */
   readonly turn: number;
-  readonly usage: TurnUsage;
+  readonly usage: TokenUsage;
   readonly modelCalls: number;
   /** The turn's tool calls in the order they ran, with whether each answered with an error result. */
   readonly toolCalls?: readonly TurnToolCall[];
@@ -400,7 +400,7 @@ export const compactionProgressQuery = defineQuery<CompactionProgress>('compacti
 export const COMPACTION_WORKFLOW_TYPE = 'compactionWorkflow';
 
 /** Failure `type` when a compaction runs past its deadline. */
-export const COMPACTION_TIMED_OUT = 'CompactionTimedOut';
+export const COMPACTION_TIMED_OUT = 'KeelCompactionTimedOut';
 
 /**
  * The compaction workflow id of a session: at most one compaction runs per session, and starting

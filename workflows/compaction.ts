@@ -45,12 +45,6 @@ const store = wf.proxyActivities<Activities>({
   retry: { initialInterval: '200ms', maximumInterval: '5s', maximumAttempts: 20 },
 });
 
-/**
- * Compactions started with this patch ask for the summary on the conversation's prompt cache first.
- * Retire it (keep the patched path) once no compaction run from before it can still be replayed.
- */
-export const SUMMARY_ON_PROMPT_CACHE = 'compaction-summary-on-prompt-cache';
-
 /** Summarizer retry policy, as OpenClaw's: a few attempts with a short backoff (a failing summarizer falls back, it is not waited for). */
 const SUMMARIZE_RETRY = { maximumAttempts: 3, initialInterval: '500ms', maximumInterval: '5s', backoffCoefficient: 2 } as const;
 /** Heartbeats notice a dead worker long before start-to-close (a summary may stream for minutes). */
@@ -124,7 +118,8 @@ async function compact(input: CompactionWorkflowInput, progress: { step: Compact
     (await store.planCompaction({
       ...ref(input),
       contextWindowTokens: input.contextWindowTokens,
-      keepRecentTokens: input.keepRecentTokens ?? (input.trigger === 'manual' ? 0 : DEFAULTS.keepRecentTokens),
+      trigger: input.trigger,
+      ...(input.keepRecentTokens !== undefined ? { keepRecentTokens: input.keepRecentTokens } : {}),
     }));
   const { plan, previousSummary, summarizer: kind } = planned;
   if (plan.chunks.length === 0) {
@@ -140,7 +135,7 @@ async function compact(input: CompactionWorkflowInput, progress: { step: Compact
   let summary: string | undefined;
   if (kind === 'model') {
     // A threshold or manual compaction first asks for the summary on the conversation's own prompt cache.
-    const onCache = followsLastTurn(input) && wf.patched(SUMMARY_ON_PROMPT_CACHE);
+    const onCache = followsLastTurn(input);
     const deadline = summarizePhaseDeadlineMs(plan.chunks.length, onCache);
     try {
       summary = await wf.CancellationScope.withTimeout(deadline, () => summarizeAndGuard(input, plan, range, previousSummary, summarizer, progress, onCache));

@@ -1,8 +1,5 @@
 import * as wf from '@temporalio/workflow';
 
-/** Patch id: a session's quiet-period timer runs across turns instead of being started and cancelled around each one. */
-export const IDLE_TIMER_ACROSS_TURNS = 'idle-timer-across-turns';
-
 /**
  * A session closes after `idleMs` without work. `wf.condition(fn, timeout)` would start a timer at
  * every wait and cancel it when the next request arrives: two history events and a server-side timer

@@ -15,7 +15,7 @@ import {
 import { buildSessionKey, InvalidSessionKeyError, sessionWorkflowId } from '../src/sessions/session-key';
 import { KeelAgentId, KeelSessionKey } from '../src/temporal/search-attributes';
 
-export { FailureTypes, type AgentPromptMode, type AgentTaskResult, type TurnUsage, type TurnToolCall } from '../src/protocol';
+export { FailureTypes, type AgentPromptMode, type AgentTaskResult, type TokenUsage, type TurnToolCall } from '../src/protocol';
 
 /** One agent task. */
 export interface AgentTask {

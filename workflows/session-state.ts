@@ -9,7 +9,7 @@ import type {
   SessionStatus,
   SessionWorkflowInput,
 } from '../src/protocol';
-import type { FinishTurnResult } from '../activities/turn-activities';
+import type { FinishTurnResult } from '../activities/turn-finish';
 import { DEFAULTS } from '../src/config/defaults';
 import { pressureLevel } from '../src/context/context-window';
 import { spawnAdvice } from '../src/context/spawn-policy';
@@ -278,8 +278,8 @@ export class SessionState {
 
 /** Share of prompt tokens served from the provider's cache, in percent with one decimal. */
 function cacheHitRatePercent(c: PromptCacheCounters): number {
-  const prompt = c.uncachedTokens + c.readTokens + c.writeTokens;
-  return prompt > 0 ? Math.round((c.readTokens / prompt) * 1000) / 10 : 0;
+  const prompt = c.inputTokens + c.cacheReadTokens + c.cacheWriteTokens;
+  return prompt > 0 ? Math.round((c.cacheReadTokens / prompt) * 1000) / 10 : 0;
 }
 
 /** Everything a model call's context holds: system prompt, workspace files, tools and the conversation. */

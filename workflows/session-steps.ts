@@ -5,7 +5,9 @@
  */
 import * as wf from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
-import type { createTurnActivities, BeginTurnInput, BeginTurnResult, CallModelResult, ModelCallOutcome, TurnFinish } from '../activities/turn-activities';
+import type { createTurnActivities, BeginTurnInput, BeginTurnResult } from '../activities/turn-activities';
+import type { CallModelInput, CallModelResult, ModelCallOutcome } from '../activities/model-call';
+import type { FinishTurnResult } from '../activities/turn-finish';
 import type { createToolActivities, RunToolInput, RunToolResult } from '../activities/tool-activities';
 import type { createMemoryActivities, MemoryFlushInput } from '../activities/memory-activities';
 import type { createSubagentActivities, AnnounceResult } from '../activities/subagent-activities';
@@ -22,38 +24,26 @@ import {
   type SessionWorkflowInput,
   type TurnRequest,
   type TurnResult,
-  type TurnToolCall,
 } from '../src/protocol';
 import { DEFAULTS } from '../src/config/defaults';
-import { isSilentReply } from '../src/context/silent-reply';
+import { NO_USAGE } from '../src/turn/token-usage';
 import type { SessionState } from './session-state';
 import { describeFailure } from './describe-failure';
 import { sessionWorkflowId } from '../src/sessions/session-key';
 import { KeelAgentId, KeelParentSessionKey, KeelSessionKey } from '../src/temporal/search-attributes';
 import { TurnTiming } from './turn-timing';
+import { TurnProgress } from './turn-progress';
 
 type TurnActivities = ReturnType<typeof createTurnActivities>;
 type ToolActivities = ReturnType<typeof createToolActivities>;
 type MemoryActivities = ReturnType<typeof createMemoryActivities>;
 type SubagentActivities = ReturnType<typeof createSubagentActivities>;
 
-/** Patch id: the turn's usage is recorded by its last model call, not by a finishTurn step of its own. */
-export const FINISH_IN_MODEL_CALL = 'finish-in-model-call';
+/** A model call already made by `startTurn`: what it answered, or how it failed. */
+type FirstCall = { readonly outcome: ModelCallOutcome } | { readonly error: unknown };
 
-/** Patch id: a turn begins in the activity that makes its first model call (`startTurn`), not in a beginTurn step of its own. */
-export const BEGIN_IN_MODEL_CALL = 'begin-in-model-call';
-
-/**
- * Patch id: a tool activity that failed for good is answered with an error result instead of failing
- * the turn. Retire it when no run started before it can still be open (sessions close when idle).
- */
-export const TOOL_FAILURE_RESULT = 'tool-failure-result';
-
-/** A model call already made (by `startTurn`): what it answered, or how it failed. */
-type MadeCall = { readonly outcome: ModelCallOutcome } | { readonly error: unknown };
-
-/** Short database steps: local activities, retried with a bound in time (a data error is non-retryable). */
-export const db = wf.proxyLocalActivities<TurnActivities & MemoryActivities & SubagentActivities & Pick<ToolActivities, 'storeToolFailure'>>({
+/** Short database steps, run as local activities: retried with a bound in time (a data error is non-retryable). */
+export const localActivities = wf.proxyLocalActivities<TurnActivities & MemoryActivities & SubagentActivities & Pick<ToolActivities, 'storeToolFailure'>>({
   startToCloseTimeout: '30s',
   scheduleToCloseTimeout: '10m',
   retry: { initialInterval: '200ms', maximumInterval: '5s' },
@@ -103,22 +93,67 @@ export class SessionSteps {
     });
   }
 
-  /** One durable turn: the user entry, model calls and tool calls until a final reply, then the counters. */
+  /**
+   * One durable turn: the user's entry and the first model call (one activity), model and tool
+   * calls until a final reply, which finishes the turn in the same statement; then its maintenance.
+   */
   async runTurn(request: TurnRequest, requestId: string): Promise<TurnResult> {
-    if (request.expectedLastEntryId !== undefined && this.state.isStale(request.expectedLastEntryId)) {
-      throw wf.ApplicationFailure.nonRetryable(
-        `expectedLastEntryId ${request.expectedLastEntryId} is stale: the session's last entry is ${this.state.lastEntryId}; reload and resend`,
-        FailureTypes.StaleTurn,
-      );
-    }
-    const userEntryId = wf.uuid4();
+    this.refuseStale(request);
+    const touch = request.event === undefined || request.event === 'user_message';
+    // Only a client listening for the reply's text gets it streamed on its request's channel.
+    const turn = new TurnProgress(this.state.turnsCompleted + 1, wf.uuid4(), touch, request.streamReply === false ? undefined : requestId);
     const timing = new TurnTiming(this.ids);
-    // The turn's number (as its reply reports it), on each of its activities' log lines.
-    const turn = this.state.turnsCompleted + 1;
+    timing.step('model');
+    const { begin, first } = await this.startTurn(request, turn);
+    // No model call was made: the step was the turn's begin alone.
+    if (!first) timing.relabel('begin');
+    // A reset leaves no subagent of the old session running unseen (their rows say killed).
+    for (const workflowId of begin.orphanedChildren ?? []) await cancelQuietly(workflowId);
+    // This subagent result already reached the session through another request: nothing to answer.
+    if (begin.duplicate) return this.unanswered('');
+    // A bare /new or /reset: the new session starts with the next message.
+    if (begin.resetOnly) return this.unanswered('Started a new session.');
+    if (begin.preflightCompaction) {
+      timing.step('compaction');
+      turn.compacted = true;
+      await this.compact(begin.sessionId, 'preflight');
+    }
+    const final = await this.modelAndToolCalls(begin.sessionId, turn, timing, first);
+    timing.step('finish');
+    // The last call finished the turn unless the turn ran out of model calls with tool calls pending.
+    const after = final.finished ?? (await this.finishWithoutReply(turn, final));
+    this.state.recordTurn(turn.parentId, after, final.split);
+    timing.finish({ sessionId: begin.sessionId, turn: this.state.turnsCompleted, modelCalls: turn.modelCalls, usage: turn.usage });
+    // Maintenance runs after the reply is returned, before the next queued request.
+    if (after.compact) this.state.schedule({ kind: 'compaction', trigger: 'threshold', sessionId: begin.sessionId });
+    else if (after.memoryFlush) this.state.schedule({ kind: 'memoryFlush', sessionId: begin.sessionId });
+    return turn.result(final, this.state.turnsCompleted);
+  }
+
+  /** A send that named an entry the session has moved past is refused before anything is written. */
+  private refuseStale(request: TurnRequest): void {
+    if (request.expectedLastEntryId === undefined || !this.state.isStale(request.expectedLastEntryId)) return;
+    throw wf.ApplicationFailure.nonRetryable(
+      `expectedLastEntryId ${request.expectedLastEntryId} is stale: the session's last entry is ${this.state.lastEntryId}; reload and resend`,
+      FailureTypes.StaleTurn,
+    );
+  }
+
+  /** The result of a turn that sent nothing to the model (silent when there is nothing to say). */
+  private unanswered(reply: string): TurnResult {
+    return { reply, silent: reply === '', userEntryId: '', assistantEntryId: '', turn: this.state.turnsCompleted, usage: NO_USAGE, modelCalls: 0 };
+  }
+
+  /**
+   * The turn's begin and first model call in one activity. The call is absent when the begin left the
+   * workflow something to do first. A prompt the model refused as too long is handed on as the call's
+   * error, with the begin's result read again (it is idempotent) for the compaction that answers it.
+   */
+  private async startTurn(request: TurnRequest, turn: TurnProgress): Promise<{ begin: BeginTurnResult; first?: FirstCall }> {
     const beginInput: BeginTurnInput = {
       ...this.ids,
-      turn,
-      userEntryId,
+      turn: turn.turn,
+      userEntryId: turn.userEntryId,
       text: request.text,
       now: now(),
       newSessionId: wf.uuid4(),
@@ -127,128 +162,53 @@ export class SessionSteps {
       ...(request.subagentTask ? { subagentTask: true } : {}),
       ...(this.input.task ? { task: this.input.task } : {}),
     };
-    const touch = request.event === undefined || request.event === 'user_message';
-    // Only a client listening for the reply's text gets it streamed on its request's channel.
-    const streamTo = request.streamReply === false ? undefined : requestId;
-    // Sessions started on this code begin the turn in its first model call (one step fewer); histories
-    // recorded before it replay with beginTurn as its own step.
-    let begin: BeginTurnResult;
-    let made: MadeCall | undefined;
-    const beginInModelCall = wf.patched(BEGIN_IN_MODEL_CALL);
-    // Asked before the first call on the new shape, where the old shape asked it after its begin step.
-    const finishEarly = beginInModelCall && wf.patched(FINISH_IN_MODEL_CALL);
-    if (beginInModelCall) {
-      timing.step('model');
-      ({ begin, made } = await this.startTurn(beginInput, streamTo, finishEarly ? touch : undefined));
-      // No model call was made: the step was the turn's begin alone.
-      if (!made) timing.relabel('begin');
-    } else {
-      timing.step('begin');
-      begin = await db.beginTurn(beginInput);
-    }
-    const { sessionId } = begin;
-    // A reset leaves no subagent of the old session running unseen (their rows say killed).
-    for (const workflowId of begin.orphanedChildren ?? []) await cancelQuietly(workflowId);
-    if (begin.duplicate) {
-      // This subagent result already reached the session through another request: nothing to answer.
-      return { reply: '', silent: true, userEntryId: '', assistantEntryId: '', turn: this.state.turnsCompleted, usage: { inputTokens: 0, outputTokens: 0 }, modelCalls: 0 };
-    }
-    if (begin.resetOnly) {
-      // A bare /new or /reset: the new session starts with the next message.
-      return { reply: 'Started a new session.', silent: false, userEntryId: '', assistantEntryId: '', turn: this.state.turnsCompleted, usage: { inputTokens: 0, outputTokens: 0 }, modelCalls: 0 };
-    }
-    const turnState = { compacted: false, turn };
-    if (begin.preflightCompaction) {
-      turnState.compacted = true;
-      timing.step('compaction');
-      await this.compact(sessionId, 'preflight');
-    }
-    let parentId = userEntryId;
-    let inputTokens = 0;
-    let outputTokens = 0;
-    let cacheReadTokens = 0;
-    let cacheWriteTokens = 0;
-    let modelCalls = 0;
-    let reply: CallModelResult | undefined;
-    const toolCalls: TurnToolCall[] = [];
-    // Sessions started on this code finish the turn in its last model call (one step fewer); histories
-    // recorded before it replay with finishTurn as its own step.
-    const finishInModelCall = beginInModelCall ? finishEarly : wf.patched(FINISH_IN_MODEL_CALL);
-    while (modelCalls < DEFAULTS.maxModelCallsPerTurn) {
-      if (!made) timing.step('model');
-      const finish = finishInModelCall ? { usageBefore: { inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens }, touch } : undefined;
-      reply = await this.callModelWithRecovery(sessionId, parentId, turnState, streamTo, finish, made);
-      made = undefined;
-      modelCalls++;
-      inputTokens += reply.usage.inputTokens;
-      outputTokens += reply.usage.outputTokens;
-      cacheReadTokens += reply.usage.cacheReadTokens ?? 0;
-      cacheWriteTokens += reply.usage.cacheWriteTokens ?? 0;
-      parentId = reply.entryId;
-      if (reply.toolCalls.length === 0) break;
-      timing.step('tools');
-      for (const call of reply.toolCalls) {
-        const ran =
-          call.name === SESSIONS_SPAWN_TOOL
-            ? await this.spawn(sessionId, reply.entryId, call.id, parentId)
-            : await this.runTool({
-          ...this.ids,
-          turn,
-          sessionId,
-          assistantEntryId: reply.entryId,
-          toolCallId: call.id,
-          resultEntryId: wf.uuid4(),
-          parentId,
-          idempotencyKey: `${wf.workflowInfo().workflowId}/${reply.entryId}/${call.id}`,
-          now: now(),
-        });
-        parentId = ran.entryId;
-        toolCalls.push({ name: call.name, isError: ran.isError });
-      }
-    }
-    const final = reply!;
-    const usage = { inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens };
-    timing.step('finish');
-    const window = final.contextWindow !== undefined ? { contextWindow: final.contextWindow } : {};
-    // The last call finished the turn unless the turn ran out of model calls with tool calls pending.
-    const after = final.finished ?? (await db.finishTurn({ ...this.ids, ...usage, contextTokens: final.contextTokens, ...window, now: now(), touch }));
-    this.state.recordTurn(parentId, after, final.split);
-    timing.finish({ sessionId, turn: this.state.turnsCompleted, modelCalls, usage });
-    // Maintenance runs after the reply is returned, before the next queued request.
-    if (after.compact) this.state.schedule({ kind: 'compaction', trigger: 'threshold', sessionId });
-    else if (after.memoryFlush) this.state.schedule({ kind: 'memoryFlush', sessionId });
-    const silent = isSilentReply(final.text);
-    return {
-      reply: silent ? '' : final.text,
-      silent,
-      userEntryId,
-      assistantEntryId: final.entryId,
-      turn: this.state.turnsCompleted,
-      usage,
-      modelCalls,
-      ...(toolCalls.length > 0 ? { toolCalls } : {}),
-    };
-  }
-
-  /**
-   * The turn's begin and first model call in one activity. The call is absent when the begin left the
-   * workflow something to do first. A prompt the model refused as too long is handed on as the call's
-   * error, with the begin's result read again (it is idempotent) for the compaction that answers it.
-   */
-  private async startTurn(beginInput: BeginTurnInput, requestId: string | undefined, finishTouching: boolean | undefined): Promise<{ begin: BeginTurnResult; made?: MadeCall }> {
-    // A session whose run predates the finish-in-model-call patch finishes its turns with finishTurn.
-    const finish: TurnFinish | undefined =
-      finishTouching === undefined ? undefined : { usageBefore: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 }, touch: finishTouching };
-    const call = { assistantEntryId: wf.uuid4(), ...(finish ? { finish } : {}), ...(requestId !== undefined ? { requestId } : {}) };
+    const call = { assistantEntryId: wf.uuid4(), finish: turn.finish, ...(turn.streamTo !== undefined ? { requestId: turn.streamTo } : {}) };
     try {
       const started = await this.model.startTurn({ ...beginInput, call });
       if (started.kind === 'begun') return { begin: started.begun };
       const { begun, ...outcome } = started;
-      return { begin: begun, made: { outcome } };
+      return { begin: begun, first: { outcome } };
     } catch (err) {
       if (!isOverflow(err)) throw err;
-      return { begin: await db.beginTurn(beginInput), made: { error: err } };
+      return { begin: await localActivities.beginTurn(beginInput), first: { error: err } };
     }
+  }
+
+  /** Model calls, each followed by the tool calls it asked for, until a reply asks for none (or the turn's call limit). */
+  private async modelAndToolCalls(sessionId: string, turn: TurnProgress, timing: TurnTiming, first: FirstCall | undefined): Promise<CallModelResult> {
+    let made = first;
+    for (;;) {
+      if (!made) timing.step('model');
+      const reply = await this.callModelWithRecovery(sessionId, turn, made);
+      made = undefined;
+      turn.replied(reply);
+      if (reply.toolCalls.length === 0) return reply;
+      timing.step('tools');
+      for (const call of reply.toolCalls) turn.toolAnswered(call.name, await this.toolCall(sessionId, turn, reply.entryId, call));
+      if (turn.modelCalls >= DEFAULTS.maxModelCallsPerTurn) return reply;
+    }
+  }
+
+  /** One tool call of a reply; `sessions_spawn` is the workflow's own. Returns its result entry. */
+  private async toolCall(sessionId: string, turn: TurnProgress, assistantEntryId: string, call: { readonly id: string; readonly name: string }): Promise<RunToolResult> {
+    if (call.name === SESSIONS_SPAWN_TOOL) return this.spawn(sessionId, assistantEntryId, call.id, turn.parentId);
+    return this.runTool({
+      ...this.ids,
+      turn: turn.turn,
+      sessionId,
+      assistantEntryId,
+      toolCallId: call.id,
+      resultEntryId: wf.uuid4(),
+      parentId: turn.parentId,
+      idempotencyKey: `${wf.workflowInfo().workflowId}/${assistantEntryId}/${call.id}`,
+      now: now(),
+    });
+  }
+
+  /** A turn that ran out of model calls with tool calls pending: its usage is added to the session apart. */
+  private async finishWithoutReply(turn: TurnProgress, final: CallModelResult): Promise<FinishTurnResult> {
+    const window = final.contextWindow !== undefined ? { contextWindow: final.contextWindow } : {};
+    return localActivities.finishTurn({ ...this.ids, usage: turn.usage, contextTokens: final.contextTokens, ...window, now: now(), touch: turn.touch });
   }
 
   /**
@@ -260,9 +220,8 @@ export class SessionSteps {
     try {
       return await this.tools.runTool(input);
     } catch (err) {
-      // Histories recorded before this failed the turn here.
-      if (!(err instanceof wf.ActivityFailure) || wf.isCancellation(err) || !wf.patched(TOOL_FAILURE_RESULT)) throw err;
-      return await db.storeToolFailure({ ...input, error: describeFailure(err) });
+      if (!(err instanceof wf.ActivityFailure) || wf.isCancellation(err)) throw err;
+      return await localActivities.storeToolFailure({ ...input, error: describeFailure(err) });
     }
   }
 
@@ -274,7 +233,7 @@ export class SessionSteps {
    */
   private async spawn(sessionId: string, assistantEntryId: string, toolCallId: string, parentId: string): Promise<RunToolResult> {
     const ref = { ...this.ids, sessionId, assistantEntryId, toolCallId, resultEntryId: wf.uuid4(), parentId, now: now(), subagentId: wf.uuid4() };
-    const prepared = await db.prepareSpawn(ref);
+    const prepared = await localActivities.prepareSpawn(ref);
     if (prepared.kind === 'refused') return { entryId: prepared.entryId, isError: true };
     const workflowId = sessionWorkflowId(prepared.childAgentId, prepared.childSessionKey);
     const childInput: SessionWorkflowInput = {
@@ -298,7 +257,7 @@ export class SessionSteps {
     } catch (err) {
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
     }
-    const recorded = await db.recordSpawn({ ...ref, workflowId });
+    const recorded = await localActivities.recordSpawn({ ...ref, workflowId });
     return { entryId: recorded.entryId, isError: false };
   }
 
@@ -319,7 +278,7 @@ export class SessionSteps {
 
   /** A manual compaction between turns (`keel compact`). */
   async manualCompaction(request: CompactRequest): Promise<CompactionWorkflowResult> {
-    const { sessionId } = await db.beginCompaction({ ...this.ids, now: now(), newSessionId: wf.uuid4() });
+    const { sessionId } = await localActivities.beginCompaction({ ...this.ids, now: now(), newSessionId: wf.uuid4() });
     const result = await this.compact(sessionId, 'manual', request);
     if (!result) throw wf.ApplicationFailure.nonRetryable('a compaction of this session is already running; wait for it or retry it with `keel compactions retry`', FailureTypes.InvalidInput);
     return result;
@@ -350,7 +309,7 @@ export class SessionSteps {
       compactionId: wf.uuid4(),
       contextWindowTokens: this.state.contextWindow,
       memoryFlush: flush,
-      ...keepRecent(trigger, request.keepRecentTokens, this.state.contextWindow),
+      ...(request.keepRecentTokens !== undefined ? { keepRecentTokens: request.keepRecentTokens } : {}),
       ...(request.instructions ? { instructions: request.instructions } : {}),
       ...(this.input.tuning?.summarizeHeartbeatTimeoutMs ? { summarizeHeartbeatTimeoutMs: this.input.tuning.summarizeHeartbeatTimeoutMs } : {}),
     };
@@ -382,56 +341,63 @@ export class SessionSteps {
       if (!(err instanceof wf.TemporalFailure) || wf.isCancellation(err)) throw err;
       const error = describeFailure(err);
       wf.log.warn('memory flush failed; going on without it', { sessionKey: this.input.sessionKey, error });
-      await db.recordFlushFailure({ ...this.ids, error, now: now() });
+      await localActivities.recordFlushFailure({ ...this.ids, error, now: now() });
       return `failed: ${error}`;
     }
   }
 
   /** A model call; an overflow is answered by compacting and retrying once (OpenClaw). */
-  private async callModelWithRecovery(
-    sessionId: string,
-    parentId: string,
-    turnState: { compacted: boolean; turn: number },
-    requestId: string | undefined,
-    finish: TurnFinish | undefined,
-    made?: MadeCall,
-  ): Promise<CallModelResult> {
+  private async callModelWithRecovery(sessionId: string, turn: TurnProgress, first: FirstCall | undefined): Promise<CallModelResult> {
+    let made = first;
     for (;;) {
       let r: ModelCallOutcome;
       try {
-        if (made) {
-          // The first call was made by startTurn: its answer (or failure) goes through the same recovery.
-          const first = made;
-          made = undefined;
-          if ('error' in first) throw first.error;
-          r = first.outcome;
-        } else {
-          r = await this.model.callModel({ ...this.ids, turn: turnState.turn, sessionId, assistantEntryId: wf.uuid4(), parentId, now: now(), precheck: !turnState.compacted, ...(requestId !== undefined ? { requestId } : {}), ...(finish ? { finish } : {}), ...(this.input.task ? { task: this.input.task } : {}) });
-        }
+        // The first call was made by startTurn: its answer (or failure) goes through the same recovery.
+        r = made ? takeFirstCall(made) : await this.model.callModel(this.callInput(sessionId, turn));
       } catch (err) {
         if (!isOverflow(err)) throw err;
-        if (turnState.compacted) {
+        if (turn.compacted) {
           throw wf.ApplicationFailure.nonRetryable(
             'the model still rejected the prompt as too long after compacting once; the user message is stored, nothing was lost — the next message compacts within the limit Keel learned',
             FailureTypes.ContextOverflowAfterCompaction,
           );
         }
-        turnState.compacted = true;
+        turn.compacted = true;
         await this.compact(sessionId, 'overflow');
         continue;
+      } finally {
+        made = undefined;
       }
       if (r.kind === 'reply') return r;
-      if (r.kind === 'compacted') {
-        // The provider compacted and paused; the activity recorded it. Call again from its summary.
-        this.state.recordCompaction(r.compaction);
-        turnState.compacted = true;
-        continue;
-      }
+      turn.compacted = true;
+      // The provider compacted and paused; the activity recorded it. Call again from its summary.
+      if (r.kind === 'compacted') this.state.recordCompaction(r.compaction);
       // Mid-turn precheck: the context no longer fits; compact and continue the same turn.
-      turnState.compacted = true;
-      await this.compact(sessionId, 'threshold');
+      else await this.compact(sessionId, 'threshold');
     }
   }
+
+  /** A model call of the turn after its first. */
+  private callInput(sessionId: string, turn: TurnProgress): CallModelInput {
+    return {
+      ...this.ids,
+      turn: turn.turn,
+      sessionId,
+      assistantEntryId: wf.uuid4(),
+      parentId: turn.parentId,
+      now: now(),
+      precheck: !turn.compacted,
+      finish: turn.finish,
+      ...(turn.streamTo !== undefined ? { requestId: turn.streamTo } : {}),
+      ...(this.input.task ? { task: this.input.task } : {}),
+    };
+  }
+}
+
+/** The first call's outcome, or its failure thrown again. */
+function takeFirstCall(first: FirstCall): ModelCallOutcome {
+  if ('error' in first) throw first.error;
+  return first.outcome;
 }
 
 /** Cancels another workflow; one already closed is fine. */
@@ -446,17 +412,6 @@ async function cancelQuietly(workflowId: string): Promise<void> {
 
 function now(): string {
   return new Date().toISOString();
-}
-
-/**
- * The recent tail an automatic compaction keeps: Pi's 20,000 tokens, but never more than a quarter of
- * the window, or a small window would keep everything and reclaim nothing. Manual compactions keep
- * what they ask for (none: a hard checkpoint).
- */
-function keepRecent(trigger: CompactionTriggerName, requested: number | undefined, contextWindow: number): { keepRecentTokens?: number } {
-  if (requested !== undefined) return { keepRecentTokens: requested };
-  if (trigger === 'manual') return {};
-  return { keepRecentTokens: Math.min(DEFAULTS.keepRecentTokens, Math.floor(contextWindow * DEFAULTS.keepRecentMaxWindowShare)) };
 }
 
 /** The model rejected the prompt as too long (ActivityFailure caused by a ContextOverflow ApplicationFailure). */

@@ -14,26 +14,11 @@ import {
 import { DEFAULTS } from '../src/config/defaults';
 import { checkCompactRequest, checkTurnRequest } from '../src/sessions/validate-request';
 import { SessionState, type SessionJob } from './session-state';
-import { SessionSteps, db } from './session-steps';
+import { SessionSteps, localActivities } from './session-steps';
 import { describeFailure, failureType } from './describe-failure';
 import { parseSessionKey } from '../src/sessions/session-key';
-import { IDLE_TIMER_ACROSS_TURNS, IdleTimer } from './idle-timer';
+import { IdleTimer } from './idle-timer';
 import { SubagentRunReport } from './subagent-run-report';
-
-/**
- * Patch id: a subagent's announce is not cancelled by a kill once under way; a kill after the run's
- * last announce announces nothing more; requests that reach an ended `run` child are answered as
- * failed instead of carried to a new run (each of which announced again). Retire it once no child
- * run started on older code can be open (a `session` child closes after its idle hour).
- */
-export const SUBAGENT_ONE_ANNOUNCE_PER_RUN = 'subagent-one-announce-per-run';
-
-/**
- * Patch id: a run whose only request was refused for KEEL_ALLOWED_AGENTS closes at once, as one for an
- * unknown session does, instead of idling until its quiet period ends. Retire it when no run started
- * before it can still be open (sessions close when idle).
- */
-export const REFUSED_AGENT_CLOSES = 'refused-agent-closes';
 
 /**
  * One long-lived workflow per (agentId, sessionKey). Its identity replaces OpenClaw's session write
@@ -86,8 +71,6 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Agen
   const subagent = isSubagentKey(input.sessionKey);
   // What a subagent owes its parent; other sessions have no parent to tell.
   const report = subagent ? new SubagentRunReport(input.carried?.subagentAnswers) : undefined;
-  // Runs started on older code keep their commands: a cancellable announce, a kill announced even after the end.
-  const oneAnnounce = subagent && wf.patched(SUBAGENT_ONE_ANNOUNCE_PER_RUN);
   wf.setHandler(
     steerUpdate,
     async (request) => {
@@ -119,14 +102,14 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Agen
     if (!report || !wf.isCancellation(err)) throw err;
     // Killed: the parent hears it as the child's outcome (with the answers not yet told), then the
     // run ends cancelled. A run that already announced its end has told everything.
-    if (!report.ended || !oneAnnounce) await wf.CancellationScope.nonCancellable(() => steps.announce(report.pending(), 'killed'));
+    if (!report.ended) await wf.CancellationScope.nonCancellable(() => steps.announce(report.pending(), 'killed'));
     throw err;
   }
 
   async function serve(): Promise<void> {
     // A fresh run after an idle close: the counters the last run saved.
     if (!input.carried) {
-      const saved = await db.loadSessionCounters({ agentId: input.agentId, sessionKey: input.sessionKey });
+      const saved = await localActivities.loadSessionCounters({ agentId: input.agentId, sessionKey: input.sessionKey });
       if (saved) state.restore(saved);
     }
 
@@ -134,13 +117,12 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Agen
     const shouldContinueAsNew = () =>
       (wf.workflowInfo().continueAsNewSuggested || state.turnsThisRun >= maxTurnsPerRun) && state.carriedBytes() < DEFAULTS.maxCarriedBytes;
     const ready = () => state.hasWork() || shouldContinueAsNew();
-    // Runs started on this code keep one quiet-period timer across turns; older histories replay with
-    // a timer per wait.
-    const idleTimer = wf.patched(IDLE_TIMER_ACROSS_TURNS) ? new IdleTimer(idleCloseMs) : undefined;
+    // One quiet-period timer across turns, not one started and cancelled around each wait.
+    const idleTimer = new IdleTimer(idleCloseMs);
 
     for (;;) {
       // Wait only when there is nothing to do.
-      const woke = state.hasWork() || (await (idleTimer ? idleTimer.wait(ready) : wf.condition(ready, idleCloseMs)));
+      const woke = state.hasWork() || (await idleTimer.wait(ready));
       if (shouldContinueAsNew()) break;
       if (!woke && !state.hasWork()) {
         idle = true;
@@ -149,7 +131,7 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Agen
       const job = state.next();
       if (job) await runJob(job);
       state.jobDone();
-      idleTimer?.busy();
+      idleTimer.busy();
       if (report?.ended || taskOutcome) {
         idle = true;
         break;
@@ -161,7 +143,7 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Agen
     }
 
     // Requests that reached an ended `run` child after its last announce are not run: nobody hears their answer.
-    if (report?.ended && oneAnnounce && state.hasQueuedRequests()) {
+    if (report?.ended && state.hasQueuedRequests()) {
       state.refuseQueued({ status: 'failed', type: FailureTypes.InvalidInput, message: 'this subagent has ended; its parent can spawn a new one' });
     }
     // An agent task ends with its answer: later requests are not run (nobody would hear them), and
@@ -175,7 +157,7 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Agen
     state.draining = true;
     await wf.condition(wf.allHandlersFinished);
     if (idle && (!state.hasWork() || taskOutcome)) {
-      await db.saveSessionCounters({ agentId: input.agentId, sessionKey: input.sessionKey, counters: state.carried() });
+      await localActivities.saveSessionCounters({ agentId: input.agentId, sessionKey: input.sessionKey, counters: state.carried() });
       return;
     }
     // The window the worker reported rides along too: status in the new run must not fall back to the default.
@@ -199,7 +181,7 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Agen
     if (report && answers) {
       // Not cut short by a kill: once sent, it is the run's one announce, and the kill must know that.
       const announce = () => steps.announce(answers);
-      const { ended } = await (oneAnnounce ? wf.CancellationScope.nonCancellable(announce) : announce());
+      const { ended } = await wf.CancellationScope.nonCancellable(announce);
       report.announced(ended);
     }
   }
@@ -232,10 +214,9 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Agen
   }
 }
 
-/** A failure after which a run that completed no turn has nothing to keep (the agent refused: only on the patched path). */
+/** A failure after which a run that completed no turn has nothing to keep: no such session, or an agent this worker does not serve. */
 function leavesNothing(type: string): boolean {
-  if (type === FailureTypes.UnknownSession) return true;
-  return type === FailureTypes.AgentNotAllowed && wf.patched(REFUSED_AGENT_CLOSES);
+  return type === FailureTypes.UnknownSession || type === FailureTypes.AgentNotAllowed;
 }
 
 /** A steer is a turn request: a compaction is not a message to a subagent. */

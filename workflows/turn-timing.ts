@@ -4,7 +4,7 @@
  * turn histogram. Sinks add no commands to history and are not called on replay.
  */
 import * as wf from '@temporalio/workflow';
-import type { TurnUsage } from '../src/protocol';
+import type { TokenUsage } from '../src/protocol';
 
 export type TurnStep = 'begin' | 'model' | 'tools' | 'finish' | 'compaction';
 
@@ -18,7 +18,7 @@ export interface TurnTimingReport {
   /** Milliseconds per step; model calls one by one, tool calls summed. */
   readonly steps: { readonly begin: number; readonly model: number[]; readonly tools: number; readonly finish: number; readonly compaction: number };
   readonly modelCalls: number;
-  readonly usage: TurnUsage;
+  readonly usage: TokenUsage;
 }
 
 export interface KeelSinks extends wf.Sinks {
@@ -50,7 +50,7 @@ export class TurnTiming {
   }
 
   /** Ends the last step and reports the turn to the worker. */
-  finish(report: { sessionId: string; turn: number; modelCalls: number; usage: TurnUsage }): void {
+  finish(report: { sessionId: string; turn: number; modelCalls: number; usage: TokenUsage }): void {
     this.close();
     this.report({ ...this.ids, ...report, totalMs: Date.now() - this.startedAt, steps: this.steps });
   }

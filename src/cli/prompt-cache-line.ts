@@ -3,5 +3,5 @@ import type { SessionStatus } from '../protocol';
 /** `prompt cache 82.4% hit · 41,200 read · 9,800 written · 1,100 uncached tokens` for `keel status`. */
 export function promptCacheLine(cache: NonNullable<SessionStatus['promptCache']>): string {
   const n = (tokens: number): string => tokens.toLocaleString('en-US');
-  return `prompt cache ${cache.hitRatePercent.toFixed(1)}% hit · ${n(cache.readTokens)} read · ${n(cache.writeTokens)} written · ${n(cache.uncachedTokens)} uncached tokens`;
+  return `prompt cache ${cache.hitRatePercent.toFixed(1)}% hit · ${n(cache.cacheReadTokens)} read · ${n(cache.cacheWriteTokens)} written · ${n(cache.inputTokens)} uncached tokens`;
 }

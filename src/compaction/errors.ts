@@ -1,9 +1,10 @@
 /**
  * Compaction errors users and operators can act on.
  */
+import { FailureTypes } from '../protocol';
 
 /** Failure type name (an `ApplicationFailure` type in activities, the `compactions.error` code). */
-export const SUMMARIZATION_FAILED = 'summarization_failed';
+export const SUMMARIZATION_FAILED = FailureTypes.SummarizationFailed;
 
 /**
  * Every chunk failed, with and without oversized entries: no summary, so no tokens reclaimed.

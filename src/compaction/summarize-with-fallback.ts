@@ -1,6 +1,6 @@
 /**
  * The summarization fallback chain (OpenClaw): full → without oversized entries → partial summary
- * with a note → `summarization_failed`. It never reports success without a summary that reclaims
+ * with a note → `KeelSummarizationFailed`. It never reports success without a summary that reclaims
  * tokens. The model call is injected, so the compaction workflow can substitute activities.
  *
  * Retries are not here: in Keel each `summarizeChunk` is an activity whose Temporal retry policy

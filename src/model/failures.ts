@@ -3,6 +3,7 @@
  * failures retry (honouring `retry-after` as the next delay), request problems do not.
  */
 import { ApplicationFailure } from '@temporalio/common';
+import { FailureTypes } from '../protocol';
 import {
   ContextOverflowError,
   ModelAuthError,
@@ -18,20 +19,23 @@ import {
   type ModelError,
 } from './errors';
 
-/** Failure `type` names of model calls (to move into the protocol module). */
+/**
+ * Failure `type` names of model calls, named as `FailureTypes` are (`Keel` and a PascalCase name);
+ * the ones a workflow or client branches on are `FailureTypes`' own.
+ */
 export const MODEL_FAILURE_TYPES = {
-  rateLimited: 'ModelRateLimited',
-  overloaded: 'ModelOverloaded',
-  serverError: 'ModelServerError',
-  timeout: 'ModelTimeout',
-  connection: 'ModelConnectionError',
-  truncated: 'ModelTruncatedResponse',
-  aborted: 'ModelCallAborted',
+  rateLimited: 'KeelModelRateLimited',
+  overloaded: 'KeelModelOverloaded',
+  serverError: 'KeelModelServerError',
+  timeout: 'KeelModelTimeout',
+  connection: 'KeelModelConnectionError',
+  truncated: 'KeelModelTruncatedResponse',
+  aborted: 'KeelModelCallAborted',
   /** Non-retryable: the turn answers it with overflow compaction, then retries once. */
-  contextOverflow: 'ContextOverflow',
-  requestInvalid: 'ModelRequestInvalid',
-  auth: 'ModelAuth',
-  unexpected: 'ModelUnexpected',
+  contextOverflow: FailureTypes.ContextOverflow,
+  requestInvalid: FailureTypes.ModelRequestInvalid,
+  auth: FailureTypes.ModelAuth,
+  unexpected: 'KeelModelUnexpected',
 } as const;
 
 /** One of the `MODEL_FAILURE_TYPES` values. */

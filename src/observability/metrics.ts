@@ -2,9 +2,11 @@
  * Keel's own Prometheus series. Recorded by activities and the worker's sinks (the worker process),
  * never in workflow code. Labels stay bounded: agent, kind, trigger, outcome — never a session key.
  */
+import type { TokenUsage } from '../protocol';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
-export type TokenKind = 'input' | 'output' | 'cache_read' | 'cache_write';
+/** The `kind` label of the token counter (Prometheus label values, kept stable for dashboards). */
+type TokenKind = 'input' | 'output' | 'cache_read' | 'cache_write';
 
 export class KeelMetrics {
   readonly registry = new Registry();
@@ -75,11 +77,13 @@ export class KeelMetrics {
     this.modelCallDuration.observe({ agent, outcome }, seconds);
   }
 
-  usage(agent: string, usage: Readonly<Record<TokenKind, number>>): void {
-    for (const [kind, n] of Object.entries(usage)) if (n > 0) this.tokens.inc({ agent, kind }, n);
+  /** Counts a model call's tokens by kind (the `kind` label) and keeps the agent's prompt-cache hit ratio. */
+  usage(agent: string, usage: TokenUsage): void {
+    const byKind: Record<TokenKind, number> = { input: usage.inputTokens, output: usage.outputTokens, cache_read: usage.cacheReadTokens, cache_write: usage.cacheWriteTokens };
+    for (const [kind, n] of Object.entries(byKind)) if (n > 0) this.tokens.inc({ agent, kind }, n);
     const p = this.prompt.get(agent) ?? { read: 0, all: 0 };
-    p.read += usage.cache_read;
-    p.all += usage.input + usage.cache_read + usage.cache_write;
+    p.read += usage.cacheReadTokens;
+    p.all += usage.inputTokens + usage.cacheReadTokens + usage.cacheWriteTokens;
     this.prompt.set(agent, p);
     if (p.all > 0) this.cacheHitRatio.set({ agent }, p.read / p.all);
   }

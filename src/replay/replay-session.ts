@@ -15,6 +15,7 @@ import type { AgentMessage, CompactionEntry } from '../context/types';
 import { resolveContextEngine } from '../engine/registry';
 import type { ContextEngine } from '../engine/types';
 import { planCompaction } from '../compaction/plan-compaction';
+import { keptTailTokens } from '../compaction/kept-tail';
 import { collectFacts } from '../compaction/extractive-summary';
 import { checkSummaryQuality } from '../compaction/quality-guard';
 import type { PlanEntry } from '../compaction/types';
@@ -276,7 +277,8 @@ class PolicySimulation {
   /** The compaction workflow's plan → summary → record, on the simulated window. */
   private async compact(turn: number, trigger: ReplayCompaction['trigger']): Promise<void> {
     const window = this.policy.contextWindow;
-    const keepRecentTokens = Math.min(this.policy.keepRecentTokens, Math.floor(window * DEFAULTS.keepRecentMaxWindowShare));
+    // A replay simulates automatic compactions only.
+    const keepRecentTokens = keptTailTokens(this.policy.keepRecentTokens, 'threshold', window);
     const previousSummary = this.summary?.entry.summary;
     const plan = planCompaction(this.active, { contextWindow: window, keepRecentTokens, estimate: this.estimate, ...(previousSummary ? { previousSummary } : {}) });
     // The compaction's flush ran first: this cycle is flushed.

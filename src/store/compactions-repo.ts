@@ -7,7 +7,8 @@ import { redactSecrets, type Redaction } from './redact';
 import { atRestOf } from './at-rest';
 import { sealedRow } from './sealed-rows';
 import { searchColumns } from './entry-search-text';
-import { usageCountersSet, type UsageCounts } from './sessions-repo';
+import { usageCountersSet } from './sessions-repo';
+import type { TokenUsage } from '../protocol';
 
 /**
  * Reads and writes of the `compactions` table (one row per compaction attempt) and the one
@@ -182,7 +183,7 @@ export interface CompactionRecordInput {
   /** Stored on the entry as is (a provider-written compaction keeps its block's metadata here). */
   readonly details?: unknown;
   /** What a provider's compaction used (billed apart from the call's reply): added to the session's counters. */
-  readonly usage?: UsageCounts;
+  readonly usage?: TokenUsage;
 }
 
 /**

@@ -2,6 +2,7 @@ import { sql, type ExpressionBuilder, type Kysely } from 'kysely';
 import type { Database, NewSessionRow, SessionRow } from './schema';
 import { storableJsonText, storableText } from '../text/storable-text';
 import { sessionIdsOfKey } from './session-ids-repo';
+import type { TokenUsage } from '../protocol';
 
 /** Reads and writes of `sessions`. Every call is scoped by agentId. */
 
@@ -78,11 +79,8 @@ export async function setModelOverride(db: Kysely<Database>, agentId: string, se
 export interface TurnUsageUpdate {
   agentId: string;
   sessionKey: string;
-  inputTokens: number;
-  outputTokens: number;
-  /** Prompt tokens read from / written to the provider's prompt cache. */
-  cacheReadTokens?: number;
-  cacheWriteTokens?: number;
+  /** What the turn's model calls used. */
+  usage: TokenUsage;
   /** Estimated tokens of the context the model will see next turn. */
   contextTokens: number;
   now: Date;
@@ -102,13 +100,11 @@ export async function recordTurnUsage(db: Kysely<Database>, u: TurnUsageUpdate):
     .executeTakeFirst();
 }
 
+/** Usage as the session's counters add it, each count one statement parameter (`totalTokens`: input plus output). */
+type UsageCounterValues = TokenUsage & { totalTokens: number };
+
 /** A turn's usage as the values of `turnUsageSet` (each one a statement parameter). */
-export interface TurnUsageValues {
-  inputTokens: number;
-  outputTokens: number;
-  cacheReadTokens: number;
-  cacheWriteTokens: number;
-  totalTokens: number;
+export interface TurnUsageValues extends UsageCounterValues {
   contextTokens: number;
   now: Date;
   /** Present unless the turn was a system event (then freshness is not refreshed). */
@@ -116,30 +112,20 @@ export interface TurnUsageValues {
 }
 
 export function turnUsageValues(u: TurnUsageUpdate): TurnUsageValues {
-  return {
-    inputTokens: u.inputTokens,
-    outputTokens: u.outputTokens,
-    cacheReadTokens: u.cacheReadTokens ?? 0,
-    cacheWriteTokens: u.cacheWriteTokens ?? 0,
-    totalTokens: u.inputTokens + u.outputTokens,
-    contextTokens: u.contextTokens,
-    now: u.now,
-    ...(u.touch === false ? {} : { touchedAt: u.now }),
-  };
+  return { ...usageCounterValues(u.usage), contextTokens: u.contextTokens, now: u.now, ...(u.touch === false ? {} : { touchedAt: u.now }) };
 }
 
-/** Tokens model calls used, as the session's counters add them (`inputTokens`: uncached prompt tokens only). */
-export interface UsageCounts {
-  inputTokens: number;
-  outputTokens: number;
-  cacheReadTokens: number;
-  cacheWriteTokens: number;
-  /** Input plus output. */
-  totalTokens: number;
+function usageCounterValues(u: TokenUsage): UsageCounterValues {
+  return { inputTokens: u.inputTokens, outputTokens: u.outputTokens, cacheReadTokens: u.cacheReadTokens, cacheWriteTokens: u.cacheWriteTokens, totalTokens: u.inputTokens + u.outputTokens };
 }
 
-/** The session's usage counters grown by `u` (each count one statement parameter). */
-export function usageCountersSet(eb: ExpressionBuilder<Database, 'sessions'>, u: UsageCounts) {
+/** The session's usage counters grown by `u`. */
+export function usageCountersSet(eb: ExpressionBuilder<Database, 'sessions'>, u: TokenUsage) {
+  return counterValuesSet(eb, usageCounterValues(u));
+}
+
+/** The counters grown by values already split into parameters (statements compiled once pass them through unchanged). */
+function counterValuesSet(eb: ExpressionBuilder<Database, 'sessions'>, u: UsageCounterValues) {
   return {
     input_tokens: eb('input_tokens', '+', u.inputTokens),
     output_tokens: eb('output_tokens', '+', u.outputTokens),
@@ -150,7 +136,7 @@ export function usageCountersSet(eb: ExpressionBuilder<Database, 'sessions'>, u:
 }
 
 /** Adds usage outside a turn (a provider compaction that failed) to the session's counters. */
-export async function addSessionUsage(db: Kysely<Database>, session: { agentId: string; sessionKey: string; sessionId: string }, u: UsageCounts, now: Date): Promise<void> {
+export async function addSessionUsage(db: Kysely<Database>, session: { agentId: string; sessionKey: string; sessionId: string }, u: TokenUsage, now: Date): Promise<void> {
   await db
     .updateTable('sessions')
     .set((eb) => ({ ...usageCountersSet(eb, u), updated_at: now }))
@@ -163,7 +149,7 @@ export async function addSessionUsage(db: Kysely<Database>, session: { agentId: 
 /** What a finished turn changes in its session row: the counters grow by its usage, the context size is its own. */
 export function turnUsageSet(eb: ExpressionBuilder<Database, 'sessions'>, v: TurnUsageValues) {
   return {
-    ...usageCountersSet(eb, v),
+    ...counterValuesSet(eb, v),
     context_tokens: v.contextTokens,
     total_tokens_fresh: true,
     // Never backwards: a turn that finishes late (a retry, a queued turn) cannot shorten the idle window.

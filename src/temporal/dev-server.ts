@@ -43,7 +43,7 @@ export async function freePort(): Promise<number> {
 export async function startDevServer(opts: StartDevServerOptions = {}): Promise<DevServer> {
   const log = opts.log ?? ((l: string) => process.stderr.write(`${l}\n`));
   const cli = await resolveTemporalCli({ log });
-  if (cli.source === 'download') {
+  if (cli.source === 'not-found') {
     throw new Error(
       'No Temporal CLI: set TEMPORAL_CLI_PATH, put `temporal` on PATH, install Go so Keel can build it, ' +
         'or set TEMPORAL_ADDRESS to an existing cluster',

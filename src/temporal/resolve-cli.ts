@@ -7,16 +7,16 @@ import { delimiter, join } from 'node:path';
 export const TEMPORAL_CLI_VERSION = 'v1.5.1';
 const GO_PACKAGE = 'github.com/temporalio/cli/cmd/temporal';
 
-/** Where the CLI came from; `download` means none was found or built (callers fail with how to get one). */
+/** Where the CLI came from; `not-found`: none was found or built (callers fail with how to get one). */
 export type ResolvedCli =
   | { source: 'env' | 'path' | 'cache' | 'go-build'; path: string }
-  | { source: 'download' };
+  | { source: 'not-found' };
 
 export interface ResolveOptions {
   env?: NodeJS.ProcessEnv;
   /** People-text goes here (stderr by default). */
   log?: (line: string) => void;
-  /** Don't build with Go; report `download` instead (for quick probes). */
+  /** Don't build with Go; report `not-found` instead (for quick probes). */
   noBuild?: boolean;
 }
 
@@ -50,7 +50,7 @@ function onPath(name: string, env: NodeJS.ProcessEnv): string | undefined {
 
 /**
  * Finds the Temporal CLI: `TEMPORAL_CLI_PATH` → `temporal` on PATH → the cached build →
- * `go install` into the cache (minutes, cold) → `download` (not found: the caller explains).
+ * `go install` into the cache (minutes, cold) → `not-found` (the caller explains).
  */
 export async function resolveTemporalCli(opts: ResolveOptions = {}): Promise<ResolvedCli> {
   const env = opts.env ?? process.env;
@@ -70,7 +70,7 @@ export async function resolveTemporalCli(opts: ResolveOptions = {}): Promise<Res
     return { source: 'go-build', path: cached };
   }
   log('temporal CLI: not found and no Go toolchain: set TEMPORAL_CLI_PATH or install Go');
-  return { source: 'download' };
+  return { source: 'not-found' };
 }
 
 /** Builds the CLI with `go install` into the cache folder, printing a heartbeat while it runs. */

@@ -237,9 +237,9 @@ describe('the HTTP API refuses', () => {
         t.fake.enqueue(fakeReply.authError(), fakeReply.authError());
         const sent = await api.call('POST', MESSAGES, { params: { sessionKey: key }, body: { text: 'hello' } });
         expectProblem(sent, 502);
-        expect(sent.body).toMatchObject({ type: 'urn:keel:problem:request-failed', failureType: 'ModelAuth' });
+        expect(sent.body).toMatchObject({ type: 'urn:keel:problem:request-failed', failureType: 'KeelModelAuth' });
         const stream = await api.stream('POST', MESSAGES, { params: { sessionKey: key }, body: { text: 'hello again' } });
-        expect(await stream.next()).toEqual({ event: 'error', data: expect.objectContaining({ status: 502, failureType: 'ModelAuth' }) });
+        expect(await stream.next()).toEqual({ event: 'error', data: expect.objectContaining({ status: 502, failureType: 'KeelModelAuth' }) });
       } finally {
         await api.close();
       }

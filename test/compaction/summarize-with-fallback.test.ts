@@ -80,7 +80,7 @@ describe('summarizeWithFallback', () => {
     expect(r.summary).toContain('### Part 3 of 3 (most recent)\nsum(three)');
   });
 
-  it('throws summarization_failed when no chunk can be summarized', async () => {
+  it('throws KeelSummarizationFailed when no chunk can be summarized', async () => {
     const s = summarizer(() => true);
     const error = await summarizeWithFallback({ ...base, chunks, summarizeChunk: s.fn }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(SummarizationFailedError);

@@ -206,7 +206,7 @@ describe('AnthropicModelClient', () => {
       expect(err).toBeInstanceOf(ContextOverflowError);
       expect(err).toMatchObject({ promptTokens: 212_345, maxTokens: 200_000, providerMessage: 'prompt is too long: 212345 tokens > 200000 maximum' });
       const activityFailure = toActivityFailure(err);
-      expect(activityFailure.type).toBe('ContextOverflow');
+      expect(activityFailure.type).toBe('KeelContextOverflow');
       expect(activityFailure.nonRetryable).toBe(true);
       expect(activityFailure.details?.[0]).toMatchObject({ status: 400, promptTokens: 212_345, maxTokens: 200_000 });
       expect(fake.requests).toHaveLength(1);

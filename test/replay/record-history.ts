@@ -1,24 +1,26 @@
 /**
  * Records the Temporal histories that test/replay/replay.test.ts replays, so a code or SDK change
- * that would break running sessions fails CI. One history per workflow path: turns with a tool call,
- * a silent reply and a manual compaction; an overflow answered by a learned limit and a compaction
- * (and that compaction's own history); a flush failing in a 529 storm before a threshold compaction;
- * a busy queue carried across continue-as-new; a session closing after its quiet period.
- * Re-record only on purpose, when a change is meant to be incompatible and ships with a migration plan:
- *   npx ts-node --swc test/replay/record-history.ts [scenario…]
- * Also a parent that spawns two subagents and takes their announces, and one subagent's own run, and
- * turns admitted by the awaitResult Update that carries them (the others were admitted by Signal), and
- * turns finished in their last model call (the finish-in-model-call patch; the others have a finishTurn step),
- * and turns begun in their first model call with the quiet-period timer kept across turns (the
- * begin-in-model-call and idle-timer-across-turns patches), also when that first call overflows, and a
- * tool call whose activity failed on every attempt, answered by the workflow (the tool-failure-result patch),
- * and a run whose request was refused for KEEL_ALLOWED_AGENTS, closed at once (the refused-agent-closes patch),
- * and a subagent steered mid-run that announces its task's and its steer's answers at once,
- * and a turn its sender cancelled (the cancelRequest signal) while its model call was in flight,
- * and an application's agent task (runAgentTask): one request with its prompt mode and tools, ending the run.
- * and a threshold compaction whose summary was asked on the last turn's prompt cache (its own history).
+ * that would break running sessions fails CI. One history per workflow path:
+ * - turns with a tool call, a silent reply and a manual compaction; turns admitted by the awaitResult
+ *   Update that carries them; a turn its sender cancelled while its model call was in flight;
+ * - a tool call whose activity failed on every attempt, answered by the workflow;
+ * - an overflow answered by a learned limit and a compaction (and that compaction's own history), also
+ *   when the turn's first model call overflows;
+ * - a flush failing in a 529 storm before a threshold compaction;
+ * - a busy queue carried across continue-as-new; a session closing after its quiet period, and one
+ *   whose quiet-period timer fired while it was busy; a run refused for KEEL_ALLOWED_AGENTS, closed at once;
+ * - a parent that spawns two subagents and takes their announces, one subagent's own run, and a
+ *   subagent steered mid-run that announces its task's and its steer's answers at once;
+ * - an application's agent task (runAgentTask): one request with its prompt mode and tools, ending the run;
+ * - a threshold compaction whose summary was asked on the last turn's prompt cache (its own history).
+ *
+ * Two places, one recorder (docs/patches.md says when each is written):
+ *   npx ts-node --swc test/replay/record-history.ts [scenario…]   # test/replay/histories: today's shapes
+ *   npm run record-release-histories                              # test/replay/releases/<version>: a release's corpus, once
+ * Today's histories are re-recorded on purpose, when a change is meant to change them; a release's
+ * corpus is never re-recorded: the recorder refuses a release folder that already holds histories.
  */
-import { writeFile } from 'node:fs/promises';
+import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { temporal } from '@temporalio/proto';
@@ -35,9 +37,12 @@ import { PARENT_PROMPT, isChildRequest, lookupTools, subagentResponder } from '.
 import { createSessionSignals } from '../../src/client/session-signals';
 import { steerSubagent } from '../../src/subagents/control';
 
+/** Where this run writes: today's histories, or the release corpus of the package's version (`--release`). */
+let outDir = join(__dirname, 'histories');
+
 async function save(client: Client, workflowId: string, name: string, runId?: string): Promise<void> {
   const history = await client.workflow.getHandle(workflowId, runId).fetchHistory();
-  const file = join(__dirname, 'histories', `${name}.binpb`);
+  const file = join(outDir, `${name}.binpb`);
   await writeFile(file, temporal.api.history.v1.History.encode(history).finish());
   process.stderr.write(`recorded ${history.events?.length} events → ${file}\n`);
 }
@@ -101,7 +106,7 @@ const scenarios: Record<string, Scenario> = {
 
   async toolActivityFailed(ctx) {
     const { fake } = ctx;
-    // Details no JSON can hold: storing the result fails on every attempt, and the workflow answers the call (the tool-failure-result patch).
+    // Details no JSON can hold: storing the result fails on every attempt, and the workflow answers the call.
     const tools = new ToolRegistry().register({ name: 'count_rows', description: 'Counts rows', input: z.object({}), run: async () => ({ content: [{ type: 'text', text: 'many' }], details: { rows: 10n } }) });
     await withWorker(ctx, { deps: { tools } }, async (client) => {
       const key = 'agent:replay:toolfail';
@@ -156,32 +161,19 @@ const scenarios: Record<string, Scenario> = {
     });
   },
 
-  async turnsFinishedInModelCall(ctx) {
-    const { fake } = ctx;
-    await withWorker(ctx, { deps: { tools: wordLookupTools() } }, async (client) => {
-      const key = 'agent:replay:finish';
-      fake.enqueue(fakeReply.text('first'), fakeReply.toolUse([{ id: 'toolu_f1', name: 'lookup', input: { word: 'keel' } }]), fakeReply.text('keel: found'));
-      // The finish-in-model-call patch: each turn's last callModel records its usage, no finishTurn step.
-      await client.sendMessage(key, 'one');
-      await client.sendMessage(key, 'look up keel');
-      await save(client.temporal, client.identify(key).workflowId, 'session-turns-finished-in-model-call');
-    });
-  },
-
-  async turnsBegunInModelCall(ctx) {
+  async idleTimerAcrossTurns(ctx) {
     const { fake } = ctx;
     await withWorker(ctx, { deps: { tools: wordLookupTools() }, tuning: { idleCloseMs: 2_000 } }, async (client) => {
       const key = 'agent:replay:begin';
       fake.enqueue(fakeReply.text('first'), fakeReply.toolUse([{ id: 'toolu_b1', name: 'lookup', input: { word: 'keel' } }]), fakeReply.text('keel: found'));
-      // The begin-in-model-call patch: each turn begins in startTurn, its first model call. The second
-      // turn comes a second later, so the quiet-period timer (idle-timer-across-turns) fires while the
-      // session was busy, starts again for what is left, and then closes the session.
+      // The second turn comes a second later, so the one quiet-period timer fires while the session
+      // was busy, starts again for what is left, and then closes the session.
       await client.sendMessage(key, 'one');
       await new Promise((resolve) => setTimeout(resolve, 1_000));
       await client.sendMessage(key, 'look up keel');
       const { workflowId } = client.identify(key);
       await client.temporal.workflow.getHandle(workflowId).result();
-      await save(client.temporal, workflowId, 'session-turns-begun-in-model-call');
+      await save(client.temporal, workflowId, 'session-idle-timer-across-turns');
     });
   },
 
@@ -271,7 +263,7 @@ const scenarios: Record<string, Scenario> = {
   async refusedAgentCloses(ctx) {
     await withWorker(ctx, { deps: { config: { allowedAgents: ['replay'] } } }, async (client) => {
       const key = 'agent:stranger:main';
-      // Refused for KEEL_ALLOWED_AGENTS: the run closes at once (the refused-agent-closes patch).
+      // Refused for KEEL_ALLOWED_AGENTS: the run closes at once.
       await client.sendMessage(key, 'let me in').catch(() => undefined);
       const { workflowId } = client.identify(key);
       await client.temporal.workflow.getHandle(workflowId).result();
@@ -309,11 +301,25 @@ const scenarios: Record<string, Scenario> = {
   },
 };
 
+/**
+ * `--release`: the release corpus of the package's version, in a folder of its own that must not
+ * hold histories yet (a release's corpus is recorded once, by that release's code).
+ */
+async function chooseOutDir(args: string[]): Promise<string[]> {
+  if (!args.includes('--release')) return args;
+  const { version } = z.object({ version: z.string().min(1) }).parse(JSON.parse(await readFile(join(__dirname, '..', '..', 'package.json'), 'utf8')));
+  outDir = join(__dirname, 'releases', version);
+  await mkdir(outDir, { recursive: true });
+  const recorded = (await readdir(outDir)).filter((f) => f.endsWith('.binpb'));
+  if (recorded.length > 0) throw new Error(`${outDir} already holds ${recorded.length} histories: a release's corpus is recorded once; bump the package version for a new release`);
+  return args.filter((a) => a !== '--release');
+}
+
 async function main(): Promise<void> {
+  const only = await chooseOutDir(process.argv.slice(2));
   const [env, fake, store] = await Promise.all([startTemporalTestEnv(), startFakeAnthropic(), openStore({ kind: 'pglite', dataDir: 'memory://' })]);
   try {
     // Names on the command line record only those scenarios (the others keep their older histories).
-    const only = process.argv.slice(2);
     for (const [name, run] of Object.entries(scenarios)) {
       if (only.length > 0 && !only.includes(name)) continue;
       process.stderr.write(`scenario ${name}\n`);

@@ -104,8 +104,8 @@ describe.each(testDatabases())('the worker copy of active windows on $name', (da
         const rebuilt = await new ActiveWindowCache(0).load(store.db, 'gen', sessionId);
         expect({ what, window: plain(cached.window) }).toEqual({ what, window: plain(rebuilt.window) });
         // The context the model would get, through the same cache, equals one prepared without it.
-        const withCache = await prepareContext(deps, 'gen', key, sessionId, { windows: cache });
-        const without = await prepareContext(deps, 'gen', key, sessionId);
+        const withCache = await prepareContext(deps, 'gen', key, sessionId, { window: deps.config.contextWindowTokens, windows: cache });
+        const without = await prepareContext(deps, 'gen', key, sessionId, { window: deps.config.contextWindowTokens });
         expect(withCache.windowLoad).toBe('hit');
         pipelineRuns[withCache.pipelineRun]++;
         expect({ what, messages: withCache.messages, tokens: withCache.estimatedTokens }).toEqual({ what, messages: without.messages, tokens: without.estimatedTokens });

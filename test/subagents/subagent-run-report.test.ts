@@ -32,7 +32,7 @@ interface Trial {
 
 /** A settled turn: its reply entry is named after its request. */
 function done(requestId: string): { status: 'done'; turn: TurnResult } {
-  return { status: 'done', turn: { reply: 'r', silent: false, userEntryId: `u:${requestId}`, assistantEntryId: `reply:${requestId}`, turn: 1, usage: { inputTokens: 0, outputTokens: 0 }, modelCalls: 1 } };
+  return { status: 'done', turn: { reply: 'r', silent: false, userEntryId: `u:${requestId}`, assistantEntryId: `reply:${requestId}`, turn: 1, usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 }, modelCalls: 1 } };
 }
 
 /**

@@ -20,12 +20,12 @@ describe.each(testDatabases())('prepareContext on $name', (database) => {
       // Every entry but the last was stored with its estimate; the last came from an import without one.
       await appendEntries(store.db, 'a', sessionId, entries.map((entry, i) => ({ entry, tokenEstimate: i === 39 ? null : estimateTokens(entry.message) })));
 
-      const first = await prepareContext(deps, 'a', 'agent:a:main', sessionId);
+      const first = await prepareContext(deps, 'a', 'agent:a:main', sessionId, { window: deps.config.contextWindowTokens });
       expect(first.tokensComputed).toBe(1);
       expect(first.estimatedTokens).toBe(messages.reduce((n, m) => n + estimateTokens(m), 0));
       expect((await getEntry(store.db, 'a', sessionId, 'e39'))!.token_estimate).toBe(estimateTokens(messages[39]!));
 
-      const second = await prepareContext(deps, 'a', 'agent:a:main', sessionId);
+      const second = await prepareContext(deps, 'a', 'agent:a:main', sessionId, { window: deps.config.contextWindowTokens });
       expect(second.tokensComputed).toBe(0);
       expect(second.estimatedTokens).toBe(first.estimatedTokens);
     } finally {
@@ -55,7 +55,7 @@ describe.each(testDatabases())('prepareContext history limits on $name', (databa
         sessionId,
         messages.map((message, i) => ({ entry: { type: 'message', id: `m${i}`, parentId: i ? `m${i - 1}` : null, timestamp: at, message } as MessageEntry, tokenEstimate: 5 })),
       );
-      const prepared = await prepareContext(deps, 'a', key, sessionId);
+      const prepared = await prepareContext(deps, 'a', key, sessionId, { window: deps.config.contextWindowTokens });
       const users = prepared.messages.filter((m) => m.role === 'user').map((m) => m.content);
       expect(users).toEqual(['turn 3', 'turn 4']);
       expect(prepared.pipeline.historyLimit).toMatchObject({ limit: 2, droppedMessageCount: 12 });

@@ -104,9 +104,9 @@ describe.each(testDatabases())('prompt caching on $name', (database) => {
       const status = await client.getStatus(key);
       const uncached = turn1.usage.inputTokens + turn2.usage.inputTokens;
       expect(status.promptCache).toEqual({
-        uncachedTokens: uncached,
-        readTokens: read,
-        writeTokens: written,
+        inputTokens: uncached,
+        cacheReadTokens: read,
+        cacheWriteTokens: written,
         hitRatePercent: Math.round((read / (uncached + read + written)) * 1000) / 10,
       });
       const cli = await keel(['status', key], { TEMPORAL_ADDRESS: suite.env.server.address, DATABASE_URL: undefined });
@@ -127,6 +127,6 @@ describe.each(testDatabases())('prompt caching on $name', (database) => {
       expect(sent[0]!.body.system as string).toMatch(/Answer from the catalog only\.$/);
       for (const request of sent) expect(request.rawBody).not.toContain('cache_control');
       expect(turn2.usage.cacheReadTokens).toBe(0);
-      expect((await client.getStatus(key)).promptCache).toMatchObject({ readTokens: 0, writeTokens: 0, hitRatePercent: 0 });
+      expect((await client.getStatus(key)).promptCache).toMatchObject({ cacheReadTokens: 0, cacheWriteTokens: 0, hitRatePercent: 0 });
     }));
 });

@@ -111,7 +111,7 @@ describe.each(testDatabases())('session counters on $name', (database) => {
     const key = 'agent:c:telegram:group:g1';
     const t0 = new Date('2026-01-01T10:00:00Z');
     await ensureSession(store.db, { agentId: 'c', sessionKey: key, newSessionId: 's1', now: t0, chatType: 'group' });
-    const usage = { agentId: 'c', sessionKey: key, inputTokens: 1, outputTokens: 1, contextTokens: 2 };
+    const usage = { agentId: 'c', sessionKey: key, usage: { inputTokens: 1, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0 }, contextTokens: 2 };
     await recordTurnUsage(store.db, { ...usage, now: new Date('2026-01-01T10:30:00Z') });
     await recordTurnUsage(store.db, { ...usage, now: new Date('2026-01-01T10:05:00Z') });
     const row = (await getSession(store.db, 'c', key))!;

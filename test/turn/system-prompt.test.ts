@@ -266,7 +266,7 @@ describe.each(testDatabases())('system prompt and memory on $name', (database) =
       // The messages' budget is the window less the reserve, the system prompt and the tools.
       const deps = depsForAgent(withBuiltinTools(testDeps(db.store, fake.url, { tools: lookupTool(), config: { workspaceDir: workspace, contextWindowTokens: window } })), agent);
       const session = await getSession(db.store.db, agent, key);
-      const call = await prepareModelCall(deps, { agentId: agent, sessionKey: key, sessionId: session!.session_id, now: new Date().toISOString() });
+      const call = await prepareModelCall(deps, { agentId: agent, sessionKey: key, sessionId: session!.session_id, now: new Date().toISOString(), model: deps.config.model, window });
       expect(call.split).toEqual({ ...split, historyTokens: call.split.historyTokens });
       expect(call.context.budget).toBe(window - effectiveReserveTokens(window, deps.config.reserveTokens) - split.systemTokens - split.bootstrapTokens - split.toolTokens);
       expect(sent.reply).toBe('ok');

@@ -179,7 +179,8 @@ describe.each(testDatabases())('a durable turn on a real Temporal dev server and
       const sent = fake.requests.slice(before).map((r) => r.body.messages!.map(textOf));
       expect(sent).toHaveLength(1);
       // What a worker without a copy reads from the database (the reply to the third question aside).
-      const rebuilt = await prepareContext(testDeps(store, 'http://127.0.0.1:9'), agent, key, sessionId);
+      const reader = testDeps(store, 'http://127.0.0.1:9');
+      const rebuilt = await prepareContext(reader, agent, key, sessionId, { window: reader.config.contextWindowTokens });
       expect(rebuilt.windowLoad).toBe('miss');
       expect(sent[0]).toEqual(rebuilt.messages.slice(0, -1).map(textOf));
       expect(sent[0]).toEqual(['first question', 'ok', 'asked on the other worker', 'answered there', 'third question']);

@@ -23,17 +23,17 @@ type OpenAiUsage = { prompt_tokens: number; completion_tokens: number; prompt_to
 
 /** The counters a session should hold: the sum of what the provider reported, as Keel counts it. */
 interface Counted {
-  readonly uncachedTokens: number;
-  readonly readTokens: number;
-  readonly writeTokens: number;
+  readonly inputTokens: number;
+  readonly cacheReadTokens: number;
+  readonly cacheWriteTokens: number;
   readonly outputTokens: number;
 }
 
 const sum = (items: Counted[]): Counted =>
-  items.reduce((a, b) => ({ uncachedTokens: a.uncachedTokens + b.uncachedTokens, readTokens: a.readTokens + b.readTokens, writeTokens: a.writeTokens + b.writeTokens, outputTokens: a.outputTokens + b.outputTokens }), {
-    uncachedTokens: 0,
-    readTokens: 0,
-    writeTokens: 0,
+  items.reduce((a, b) => ({ inputTokens: a.inputTokens + b.inputTokens, cacheReadTokens: a.cacheReadTokens + b.cacheReadTokens, cacheWriteTokens: a.cacheWriteTokens + b.cacheWriteTokens, outputTokens: a.outputTokens + b.outputTokens }), {
+    inputTokens: 0,
+    cacheReadTokens: 0,
+    cacheWriteTokens: 0,
     outputTokens: 0,
   });
 
@@ -41,22 +41,22 @@ const sum = (items: Counted[]): Counted =>
 function anthropicCounted(request: FakeRequest): Counted {
   const u = request.reportedUsage as AnthropicUsage;
   const parts = [u, ...(u.iterations ?? []).filter((i) => i.type === 'compaction')];
-  return sum(parts.map((p) => ({ uncachedTokens: p.input_tokens, readTokens: p.cache_read_input_tokens, writeTokens: p.cache_creation_input_tokens, outputTokens: p.output_tokens })));
+  return sum(parts.map((p) => ({ inputTokens: p.input_tokens, cacheReadTokens: p.cache_read_input_tokens, cacheWriteTokens: p.cache_creation_input_tokens, outputTokens: p.output_tokens })));
 }
 
 /** An OpenAI completion's usage: `prompt_tokens` holds the cached ones. */
 function openAiCounted(request: FakeRequest): Counted {
   const u = request.reportedUsage as OpenAiUsage;
   const cached = u.prompt_tokens_details.cached_tokens;
-  return { uncachedTokens: u.prompt_tokens - cached, readTokens: cached, writeTokens: 0, outputTokens: u.completion_tokens };
+  return { inputTokens: u.prompt_tokens - cached, cacheReadTokens: cached, cacheWriteTokens: 0, outputTokens: u.completion_tokens };
 }
 
 /** The session row's counters and the status the workflow reports, side by side with what was expected. */
 async function expectCounters(store: Store, client: KeelClient, agent: string, key: string, expected: Counted): Promise<void> {
   const row = (await getSession(store.db, agent, key))!;
-  expect({ uncachedTokens: Number(row.input_tokens), readTokens: Number(row.cache_read_tokens), writeTokens: Number(row.cache_write_tokens), outputTokens: Number(row.output_tokens) }).toEqual(expected);
+  expect({ inputTokens: Number(row.input_tokens), cacheReadTokens: Number(row.cache_read_tokens), cacheWriteTokens: Number(row.cache_write_tokens), outputTokens: Number(row.output_tokens) }).toEqual(expected);
   const { promptCache } = await client.getStatus(key);
-  expect(promptCache).toMatchObject({ uncachedTokens: expected.uncachedTokens, readTokens: expected.readTokens, writeTokens: expected.writeTokens });
+  expect(promptCache).toMatchObject({ inputTokens: expected.inputTokens, cacheReadTokens: expected.cacheReadTokens, cacheWriteTokens: expected.cacheWriteTokens });
 }
 
 /** ~30k tokens as the fake counts them: two of them pass the 50k compaction trigger. */
@@ -101,7 +101,7 @@ describe.each(testDatabases())('usage counters on $name', (database) => {
       const sent = fake.requests.slice(before);
       expect(sent.map((r) => r.path)).toEqual(['/v1/chat/completions', '/v1/chat/completions']);
       // The second prompt repeats the first: the server's cache served its prefix.
-      expect(openAiCounted(sent[1]!).readTokens).toBeGreaterThanOrEqual(1024);
+      expect(openAiCounted(sent[1]!).cacheReadTokens).toBeGreaterThanOrEqual(1024);
       await expectCounters(store, client, agent, key, sum(sent.map(openAiCounted)));
     });
   });

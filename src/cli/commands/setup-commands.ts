@@ -27,7 +27,7 @@ export function registerSetupCommands(program: Command, ctx: CliContext): void {
     .description('find or build the Temporal CLI and print its path')
     .action(async () => {
       const cli = await resolveTemporalCli();
-      if (cli.source === 'download') {
+      if (cli.source === 'not-found') {
         ctx.exitCode = 1;
         return;
       }
