@@ -200,9 +200,10 @@ export class SessionSteps {
           parentId,
           idempotencyKey: `${wf.workflowInfo().workflowId}/${reply.entryId}/${call.id}`,
           now: now(),
+          ...(streamTo !== undefined ? { requestId: streamTo } : {}),
         });
         parentId = ran.entryId;
-        toolCalls.push({ name: call.name, isError: ran.isError });
+        toolCalls.push({ id: call.id, name: call.name, isError: ran.isError });
       }
     }
     const final = reply!;
@@ -350,6 +351,7 @@ export class SessionSteps {
       contextWindowTokens: this.state.contextWindow,
       memoryFlush: flush,
       ...keepRecent(trigger, request.keepRecentTokens, this.state.contextWindow),
+      ...overhead(this.state.promptOverheadTokens()),
       ...(request.instructions ? { instructions: request.instructions } : {}),
       ...(this.input.tuning?.summarizeHeartbeatTimeoutMs ? { summarizeHeartbeatTimeoutMs: this.input.tuning.summarizeHeartbeatTimeoutMs } : {}),
     };
@@ -461,4 +463,9 @@ function keepRecent(trigger: CompactionTriggerName, requested: number | undefine
 /** The model rejected the prompt as too long (ActivityFailure caused by a ContextOverflow ApplicationFailure). */
 function isOverflow(err: unknown): boolean {
   return err instanceof wf.ActivityFailure && err.cause instanceof wf.ApplicationFailure && err.cause.type === FailureTypes.ContextOverflow;
+}
+
+/** The session's prompt overhead for the compaction input, when a call has measured it. */
+function overhead(tokens: number | undefined): { promptOverheadTokens?: number } {
+  return tokens !== undefined ? { promptOverheadTokens: tokens } : {};
 }

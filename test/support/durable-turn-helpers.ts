@@ -19,6 +19,18 @@ export function freshDurableAgent(): string {
   return `d${Math.random().toString(36).slice(2, 10)}`;
 }
 
+/** A few sentences of everyday working detail (~35 tokens each). */
+const WORK_DETAIL =
+  'We went through the plan step by step, compared the staging logs with production, and agreed on who checks which part before the next review.';
+
+/**
+ * `text` followed by some sentences of working detail, as a real message has: a summary of a few such
+ * messages is smaller than they are, so a compaction of them reclaims tokens (one of "hi" cannot).
+ */
+export function realisticMessage(text: string, sentences = 8): string {
+  return `${text} ${Array.from({ length: sentences }, () => WORK_DETAIL).join(' ')}`;
+}
+
 /** The flush prompt's opening words (src/turn/memory-flush.ts). */
 export const FLUSH_MARKER = 'Pre-compaction memory flush';
 

@@ -13,7 +13,7 @@ import { testDatabases } from '../support/databases';
 import { fakeReply, type FakeRequest } from '../support/fake-anthropic';
 import { integrationSuite } from '../support/integration';
 import { testDeps } from '../support/keel-deps';
-import { freshDurableAgent, isFlushRequest, isSummarizerRequest } from '../support/durable-turn-helpers';
+import { freshDurableAgent, isFlushRequest, isSummarizerRequest, realisticMessage } from '../support/durable-turn-helpers';
 import { goodSummarizer } from '../compaction-workflow/support';
 import { ToolRegistry } from '../../src/tools/registry';
 import { getSession, setModelOverride } from '../../src/store/sessions-repo';
@@ -23,6 +23,7 @@ import { prepareModelCall } from '../../activities/system-prompt-for-turn';
 import { withBuiltinTools } from '../../activities/builtin-tools';
 import { depsForAgent } from '../../src/runtime/deps';
 import { keel } from '../support/keel-cli';
+import type { CompactionWorkflowResult } from '../../src/protocol';
 
 const suite = integrationSuite();
 
@@ -139,7 +140,7 @@ describe.each(testDatabases())('system prompt and memory on $name', (database) =
       const note = 'The deploy target of project Heron is cluster eu-west-7.';
       fake.enqueue(fakeReply.text('noted'));
       const before = fake.requests.length;
-      await client.sendMessage(key, 'We deploy Heron to eu-west-7.');
+      await client.sendMessage(key, realisticMessage('We deploy Heron to eu-west-7.'));
 
       let flushRound = 0;
       fake.respondWith((request) => {
@@ -208,7 +209,7 @@ describe.each(testDatabases())('system prompt and memory on $name', (database) =
       const agent = freshDurableAgent();
       const key = `agent:${agent}:main`;
       fake.enqueue(fakeReply.text('hello'));
-      await client.sendMessage(key, 'hi');
+      await client.sendMessage(key, realisticMessage('hi'));
       expect(await setModelOverride(db.store.db, agent, key, 'claude-override')).toBe(true);
       fake.enqueue(fakeReply.text('still here'));
       const turn = fake.requests.length;
@@ -292,9 +293,10 @@ describe.each(testDatabases())('system prompt and memory on $name', (database) =
   });
 
   // The CLI is another process: it reads the workers' database only through a PostgreSQL server.
-  (database.name === 'postgres' ? it : it.skip)('keel compact says so when a manual compaction made the context larger', async () => {
+  (database.name === 'postgres' ? it : it.skip)('keel compact refuses a compaction that would make the context larger: skipped, exit 1, nothing written', async () => {
     await suite.withWorker(db.store, { config: { workspaceDir: workspace } }, async ({ client, fake, store, taskQueue }) => {
       const key = `agent:${freshDurableAgent()}:main`;
+      const agentOf = (k: string) => k.split(':')[1]!;
       fake.enqueue(fakeReply.text('ok'));
       await client.sendMessage(key, 'hi');
       // A summarizer that writes far more than the two short messages it summarizes.
@@ -305,10 +307,22 @@ describe.each(testDatabases())('system prompt and memory on $name', (database) =
         DATABASE_URL: store.target.kind === 'postgres' ? store.target.url : undefined,
         KEEL_HOME: await mkdtemp(join(tmpdir(), 'keel-compact-')),
       };
-      const run = await keel(['compact', key], env);
+      const entriesBefore = await store.db.selectFrom('transcript_entries').select('id').where('agent_id', '=', agentOf(key)).execute();
+      const summarizerCalls = fake.requests.filter(isSummarizerRequest).length;
+      const run = await keel(['compact', key, '--json'], env);
       fake.respondWith(undefined);
-      expect(run.code).toBe(0);
-      expect(run.stderr).toMatch(/succeeded: (\d+) → (\d+) tokens \(the context grew: the summary is larger than the messages it replaced\)/);
+      // The summarizer was asked, and its summary outweighed the conversation: not a success.
+      expect(fake.requests.filter(isSummarizerRequest).length).toBeGreaterThan(summarizerCalls);
+      expect(run.code).toBe(1);
+      const result = JSON.parse(run.stdout) as CompactionWorkflowResult;
+      expect(result).toMatchObject({ status: 'skipped', entryId: null, tokensAfter: result.tokensBefore, skip: { reason: 'no-gain' } });
+      const wouldBe = result.skip?.reason === 'no-gain' ? result.skip.wouldBeTokens : 0;
+      expect(wouldBe).toBeGreaterThan(result.tokensBefore);
+      expect(run.stderr).toContain(`compaction skipped, nothing to gain: with its summary the context would take ${wouldBe} tokens, not fewer than the ${result.tokensBefore} it takes now; nothing was written`);
+      expect(run.stderr).not.toMatch(/succeeded/);
+      // The transcript is as it was: no compaction entry, no counter moved.
+      expect(await store.db.selectFrom('transcript_entries').select('id').where('agent_id', '=', agentOf(key)).execute()).toEqual(entriesBefore);
+      expect(await getSession(store.db, agentOf(key), key)).toMatchObject({ compaction_count: 0 });
     });
   });
 });
