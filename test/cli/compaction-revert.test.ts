@@ -1,7 +1,7 @@
 import { testDatabases, freshSchemaUrl } from '../support/databases';
 import { fakeReply, type FakeRequest } from '../support/fake-anthropic';
 import { integrationSuite, type WorkerContext } from '../support/integration';
-import { freshDurableAgent, isFlushRequest, isSummarizerRequest, lastUserText, routedResponder } from '../support/durable-turn-helpers';
+import { freshDurableAgent, isFlushRequest, isSummarizerRequest, lastUserText, realisticMessage, routedResponder } from '../support/durable-turn-helpers';
 import { promptOf } from '../compaction-workflow/support';
 import { extractIdentifiers } from '../../src/compaction/identifiers';
 import { keel } from '../support/keel-cli';
@@ -79,11 +79,11 @@ describe.each(testDatabases())('keel compactions revert, rerun and compare on $n
       const key = `agent:${agent}:main`;
       const edit = { db: store.db, temporalClient: client.temporal, taskQueue: w.taskQueue, agentId: agent, json: true };
 
-      await client.sendMessage(key, `turn 1: ${PLANTED[1]}`);
-      await client.sendMessage(key, `turn 2: ${PLANTED[2]}`);
+      await client.sendMessage(key, realisticMessage(`turn 1: ${PLANTED[1]}`));
+      await client.sendMessage(key, realisticMessage(`turn 2: ${PLANTED[2]}`));
       const c1 = await client.compact(key);
-      await client.sendMessage(key, `turn 3: ${PLANTED[3]}`);
-      await client.sendMessage(key, `turn 4: ${PLANTED[4]}`);
+      await client.sendMessage(key, realisticMessage(`turn 3: ${PLANTED[3]}`));
+      await client.sendMessage(key, realisticMessage(`turn 4: ${PLANTED[4]}`));
       const c2 = await client.compact(key);
       expect([c1.status, c2.status]).toEqual(['succeeded', 'succeeded']);
       const session = (await getSession(store.db, agent, key))!;
@@ -207,13 +207,13 @@ describe.each(testDatabases())('keel compactions revert, rerun and compare on $n
       const agent = freshDurableAgent();
       const key = `agent:${agent}:main`;
 
-      await client.sendMessage(key, `turn 1: ${PLANTED[1]}`);
+      await client.sendMessage(key, realisticMessage(`turn 1: ${PLANTED[1]}`));
       const before1 = fake.requests.length;
       const first = await client.compact(key);
       expect(fake.requests.slice(before1).filter(isSummarizerRequest)).toHaveLength(1);
       expect(first.degraded).toBe(false);
 
-      await client.sendMessage(key, `turn 2: ${PLANTED[2]}`);
+      await client.sendMessage(key, realisticMessage(`turn 2: ${PLANTED[2]}`));
       const before2 = fake.requests.length;
       const second = await client.compact(key);
       expect(fake.requests.slice(before2).filter(isSummarizerRequest)).toHaveLength(0);

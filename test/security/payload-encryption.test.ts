@@ -23,7 +23,7 @@ import { extractIdentifiers } from '../../src/compaction/identifiers';
 import type { Store } from '../../src/store/connect';
 import { testDatabases } from '../support/databases';
 import { fakeReply, startFakeAnthropic, type FakeAnthropic } from '../support/fake-anthropic';
-import { endsWithToolResult, freshDurableAgent, isFlushRequest, isSummarizerRequest, lastUserText } from '../support/durable-turn-helpers';
+import { endsWithToolResult, freshDurableAgent, isFlushRequest, isSummarizerRequest, lastUserText, realisticMessage } from '../support/durable-turn-helpers';
 import { testDeps } from '../support/keel-deps';
 import { keel } from '../support/keel-cli';
 import { runInProcessWorker, startTemporalTestEnv, uniqueTaskQueue, type TemporalTestEnv } from '../support/temporal';
@@ -163,7 +163,7 @@ describe.each(testDatabases())('Temporal payload encryption on $name', (database
     const agent = freshDurableAgent();
     const key = `agent:${agent}:main`;
     const plants = plantedStrings();
-    const message = `please repeat the code word ${plants.user}`;
+    const message = realisticMessage(`please repeat the code word ${plants.user}`);
     playModel([plants]);
     const { workflowId } = await withStack(uniqueTaskQueue(), keys, async (client) => {
       const result = await client.sendMessage(key, message);

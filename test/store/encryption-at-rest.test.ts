@@ -14,7 +14,7 @@ import { integrationSuite } from '../support/integration';
 import { freshSchemaUrl } from '../support/databases';
 import { keel } from '../support/keel-cli';
 import { fakeReply, type FakeRequest } from '../support/fake-anthropic';
-import { endsWithToolResult, freshDurableAgent, isFlushRequest, isSummarizerRequest } from '../support/durable-turn-helpers';
+import { endsWithToolResult, freshDurableAgent, isFlushRequest, isSummarizerRequest, realisticMessage } from '../support/durable-turn-helpers';
 import { atRestPlugin, type AtRestOptions } from '../../src/store/at-rest';
 import { openStore, type Store, type StoreTarget } from '../../src/store/connect';
 import { appendEntries, getEntry } from '../../src/store/entries-repo';
@@ -120,7 +120,7 @@ describe.each(variants)('encryption at rest on $name', (variant) => {
     });
     const config = { encryptionKeys: KEYS, encryptAtRest };
     return suite.withWorker(store, { tools, config }, async ({ client, fake }) => {
-      expect((await client.sendMessage(key, PLANTED.user)).reply).toBe(PLANTED.reply);
+      expect((await client.sendMessage(key, realisticMessage(PLANTED.user))).reply).toBe(PLANTED.reply);
       const compaction = await client.compact(key, { keepRecentTokens: 0 });
       expect(compaction.status).toBe('succeeded');
       expect((await client.sendMessage(key, 'now search your notes')).reply).toBe('found it');
