@@ -35,12 +35,13 @@ const PLANTED: Record<number, string> = {
 const RERUN_MODEL = 'claude-rerun-model';
 const RERUN_FOCUS = 'FOCUS-ON-DEPLOYS';
 
-/** Conversation turns answer "answer N"; summaries keep every identifier; a rerun's says so. */
+/** Conversation turns answer "answer N" (and some detail); summaries keep every identifier; a rerun's says so. */
 function responder(request: FakeRequest) {
   if (isSummarizerRequest(request) && promptOf(request).includes(RERUN_FOCUS)) {
     return fakeReply.text(`Rerun summary. Identifiers: ${extractIdentifiers(promptOf(request).replace(/\\n/g, '\n'), 'strict').join(' ')}`);
   }
-  return routedResponder((r) => fakeReply.text(`answer ${/turn (\d+)/.exec(lastUserText(r))?.[1] ?? '?'}`))(request);
+  // Answers of a real length: a summary of a few turns is smaller than they are.
+  return routedResponder((r) => fakeReply.text(realisticMessage(`answer ${/turn (\d+)/.exec(lastUserText(r))?.[1] ?? '?'}`)))(request);
 }
 
 /** The conversation request of turn `n` (not a summarizer or flush call), as the model received it. */
@@ -79,11 +80,11 @@ describe.each(testDatabases())('keel compactions revert, rerun and compare on $n
       const key = `agent:${agent}:main`;
       const edit = { db: store.db, temporalClient: client.temporal, taskQueue: w.taskQueue, agentId: agent, json: true };
 
-      await client.sendMessage(key, realisticMessage(`turn 1: ${PLANTED[1]}`));
-      await client.sendMessage(key, realisticMessage(`turn 2: ${PLANTED[2]}`));
+      await client.sendMessage(key, `turn 1: ${PLANTED[1]}`);
+      await client.sendMessage(key, `turn 2: ${PLANTED[2]}`);
       const c1 = await client.compact(key);
-      await client.sendMessage(key, realisticMessage(`turn 3: ${PLANTED[3]}`));
-      await client.sendMessage(key, realisticMessage(`turn 4: ${PLANTED[4]}`));
+      await client.sendMessage(key, `turn 3: ${PLANTED[3]}`);
+      await client.sendMessage(key, `turn 4: ${PLANTED[4]}`);
       const c2 = await client.compact(key);
       expect([c1.status, c2.status]).toEqual(['succeeded', 'succeeded']);
       const session = (await getSession(store.db, agent, key))!;
@@ -207,13 +208,13 @@ describe.each(testDatabases())('keel compactions revert, rerun and compare on $n
       const agent = freshDurableAgent();
       const key = `agent:${agent}:main`;
 
-      await client.sendMessage(key, realisticMessage(`turn 1: ${PLANTED[1]}`));
+      await client.sendMessage(key, `turn 1: ${PLANTED[1]}`);
       const before1 = fake.requests.length;
       const first = await client.compact(key);
       expect(fake.requests.slice(before1).filter(isSummarizerRequest)).toHaveLength(1);
       expect(first.degraded).toBe(false);
 
-      await client.sendMessage(key, realisticMessage(`turn 2: ${PLANTED[2]}`));
+      await client.sendMessage(key, `turn 2: ${PLANTED[2]}`);
       const before2 = fake.requests.length;
       const second = await client.compact(key);
       expect(fake.requests.slice(before2).filter(isSummarizerRequest)).toHaveLength(0);

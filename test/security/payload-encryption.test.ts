@@ -84,7 +84,8 @@ function playModel(turns: ReadonlyArray<ReturnType<typeof plantedStrings>>) {
       }
       return fakeReply.text(`Here it is: ${plants.reply}`);
     }
-    return fakeReply.toolUse([{ id: `toolu_${request.index}`, name: 'echo', input: { text: plants.toolArg } }]);
+    // An argument of a real length (the echo repeats it): a compaction of the turn has something to reclaim.
+    return fakeReply.toolUse([{ id: `toolu_${request.index}`, name: 'echo', input: { text: realisticMessage(plants.toolArg) } }]);
   });
 }
 
@@ -163,7 +164,7 @@ describe.each(testDatabases())('Temporal payload encryption on $name', (database
     const agent = freshDurableAgent();
     const key = `agent:${agent}:main`;
     const plants = plantedStrings();
-    const message = realisticMessage(`please repeat the code word ${plants.user}`);
+    const message = `please repeat the code word ${plants.user}`;
     playModel([plants]);
     const { workflowId } = await withStack(uniqueTaskQueue(), keys, async (client) => {
       const result = await client.sendMessage(key, message);

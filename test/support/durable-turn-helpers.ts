@@ -26,6 +26,7 @@ const WORK_DETAIL =
 /**
  * `text` followed by some sentences of working detail, as a real message has: a summary of a few such
  * messages is smaller than they are, so a compaction of them reclaims tokens (one of "hi" cannot).
+ * Best for replies: a summary quotes the last user request, so a long last request stays long.
  */
 export function realisticMessage(text: string, sentences = 8): string {
   return `${text} ${Array.from({ length: sentences }, () => WORK_DETAIL).join(' ')}`;

@@ -117,7 +117,7 @@ describe.each(testDatabases())('agents of one worker on $name', (database) => {
         fakeReply.toolUse([{ id: 'call_r2', name: 'research_note', input: {} }]),
         fakeReply.text('research done'),
       );
-      expect((await client.sendMessage(researchKey, realisticMessage('read your note'))).reply).toBe('research done');
+      expect((await client.sendMessage(researchKey, realisticMessage('read your note', 30))).reply).toBe('research done');
       const researchCalls = fake.requests.slice(second);
       expect(researchCalls.map((r) => [r.path, r.body.model])).toEqual([
         ['/v1/chat/completions', 'local-research'],
