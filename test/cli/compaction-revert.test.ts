@@ -40,8 +40,9 @@ function responder(request: FakeRequest) {
   if (isSummarizerRequest(request) && promptOf(request).includes(RERUN_FOCUS)) {
     return fakeReply.text(`Rerun summary. Identifiers: ${extractIdentifiers(promptOf(request).replace(/\\n/g, '\n'), 'strict').join(' ')}`);
   }
-  // Answers of a real length: a summary of a few turns is smaller than they are.
-  return routedResponder((r) => fakeReply.text(realisticMessage(`answer ${/turn (\d+)/.exec(lastUserText(r))?.[1] ?? '?'}`)))(request);
+  // Answers of a real length (a summary of a few turns is smaller than they are), whose first sentence,
+  // the one a summary's decisions quote, stays short.
+  return routedResponder((r) => fakeReply.text(realisticMessage(`answer ${/turn (\d+)/.exec(lastUserText(r))?.[1] ?? '?'}.`)))(request);
 }
 
 /** The conversation request of turn `n` (not a summarizer or flush call), as the model received it. */
