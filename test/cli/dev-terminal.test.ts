@@ -83,7 +83,7 @@ const userTexts = (r: FakeRequest) =>
     await expectStoppedClean(term, home, pids);
   }, 240_000);
 
-  it('shows tool calls, runs /help, /compact and /new itself, and shows a subagent’s report without input', async () => {
+  it('shows each tool call as it runs, runs /help, /compact and /new itself, and shows a subagent’s report without input', async () => {
     fake.respondWith((r) => {
       const first = userTexts(r)[0] ?? '';
       const lastMessage = r.body.messages?.at(-1);

@@ -19,9 +19,9 @@ export function freshDurableAgent(): string {
   return `d${Math.random().toString(36).slice(2, 10)}`;
 }
 
-/** A few sentences of everyday working detail (~35 tokens each). */
+/** A sentence of everyday working detail (~35 tokens), none of the kinds a summary must keep verbatim (decisions, errors, …). */
 const WORK_DETAIL =
-  'We went through the plan step by step, compared the staging logs with production, and agreed on who checks which part before the next review.';
+  'We read through the staging logs of the morning run and compared the numbers with the dashboards of last week, line by line, to see how the traffic moved.';
 
 /**
  * `text` followed by some sentences of working detail, as a real message has: a summary of a few such
