@@ -179,6 +179,8 @@ export interface WriteCompactionRecordInput extends CompactionRef {
   readonly now: string;
   /** An applied rerun: the compaction it summarized again and the entry whose range it covers. */
   readonly lineage?: { readonly rerunOf: string; readonly rangeOf: string };
+  /** The session's system prompt, workspace files and tools (`CompactionWorkflowInput.promptOverheadTokens`). */
+  readonly promptOverheadTokens?: number;
 }
 
 export interface WriteCompactionRecordResult {
@@ -418,11 +420,10 @@ export function createCompactionActivities(allDeps: CompactionActivityDeps, repl
     const tokensWith = (text: string) =>
       deps.estimate(summaryMessage({ type: 'compaction', id: entryId, parentId: null, timestamp: input.now, summary: text, firstKeptEntryId: '', tokensBefore: 0 })) + input.keptTokens;
     const tokensAfter = tokensWith(summary);
-    // An automatic compaction never succeeds without reclaiming tokens (OpenClaw's issues: "compaction
-    // reports success but reclaims nothing"): a summary no smaller than what it replaces is not
-    // written. A manual one is a checkpoint someone asked for (its reply shows both sizes), and an
-    // operator's rerun applied to an earlier range is theirs to judge.
-    if (!input.lineage && tokensAfter >= input.tokensBefore && (await automatic(input)) && !(await getEntry(db, input.agentId, input.sessionId, entryId))) {
+    // No compaction succeeds without reclaiming tokens (OpenClaw's issues: "compaction reports success
+    // but reclaims nothing"), whoever asked: a summary no smaller than what it replaces is not written,
+    // and the storm hold learns it. An operator's rerun applied to an earlier range is theirs to judge.
+    if (!input.lineage && tokensAfter >= input.tokensBefore && !(await getEntry(db, input.agentId, input.sessionId, entryId))) {
       await recordUnreclaimedCompaction(db, { ...input, now: new Date(input.now) });
       log.info('the summary would not make the context smaller; nothing was written', { compactionId: input.compactionId, tokensBefore: input.tokensBefore, tokensAfter });
       return { entryId: null, inserted: false, tokensAfter };
@@ -438,6 +439,7 @@ export function createCompactionActivities(allDeps: CompactionActivityDeps, repl
       tokensAfter,
       now: new Date(input.now),
       ...(input.lineage ? { lineage: input.lineage } : {}),
+      ...(input.promptOverheadTokens !== undefined ? { promptOverheadTokens: input.promptOverheadTokens } : {}),
     });
     logRedactions('compaction_summary', redactions, { compactionId: input.compactionId });
     if (inserted) return { entryId, inserted, tokensAfter };
@@ -445,12 +447,6 @@ export function createCompactionActivities(allDeps: CompactionActivityDeps, repl
     const stored = await getEntry(db, input.agentId, input.sessionId, entryId);
     const storedSummary = stored?.type === 'compaction' ? (stored.payload as unknown as CompactionEntry).summary : summary;
     return { entryId, inserted, tokensAfter: tokensWith(storedSummary) };
-  }
-
-  /** Whether the compaction was started by a threshold, an overflow or a preflight check (its row says), not by a person. */
-  async function automatic(input: CompactionRef): Promise<boolean> {
-    const row = await getCompaction(db, input.agentId, input.compactionId);
-    return row !== undefined && row.trigger !== 'manual';
   }
 
   /** A compaction edit that cannot be done fails its workflow at once, with the reason (retrying cannot fix it). */

@@ -7,6 +7,7 @@ import type { ToolOutput } from '../src/tools/registry';
 import { toolRunPolicy } from '../src/tools/tool-run-policy';
 import { runToolCall } from './run-tool-call';
 import { startHeartbeat } from './heartbeat';
+import { publishToolNotice } from '../src/streaming/reply-publisher';
 
 export interface RunToolInput {
   readonly agentId: string;
@@ -26,6 +27,8 @@ export interface RunToolInput {
   /** Stable across retries of this call, handed to the tool for deduplication. */
   readonly idempotencyKey: string;
   readonly now: string;
+  /** The client request whose reply streams: it hears that the call ran (`publishToolNotice`). */
+  readonly requestId?: string;
 }
 
 export interface RunToolResult {
@@ -47,7 +50,12 @@ export function createToolActivities(allDeps: ActivityDeps) {
     if (done) return done;
     const call = await loadToolCall(deps, input);
     const output = call ? await execute(call, input) : errorOutput(`tool call ${input.toolCallId} not found in entry ${input.assistantEntryId}`);
-    return storeToolResult(deps, input, call?.name ?? 'unknown', output);
+    const name = call?.name ?? 'unknown';
+    const stored = await storeToolResult(deps, input, name, output);
+    if (input.requestId !== undefined) {
+      await publishToolNotice(deps.db, { ...input, requestId: input.requestId }, { id: input.toolCallId, name, isError: stored.isError }, (m, f) => log.warn(m, f));
+    }
+    return stored;
   }
 
   /**

@@ -255,6 +255,8 @@ export interface TurnResult {
 
 /** One tool call of a turn, as a chat shows it. */
 export interface TurnToolCall {
+  /** The model's tool call id (absent in results recorded before it was reported). */
+  readonly id?: string;
   readonly name: string;
   readonly isError: boolean;
 }
@@ -339,9 +341,16 @@ export type CompactionOperation =
 /**
  * A `compactions` row's status. `succeeded` with `degraded: true` means every model attempt failed
  * and the extractive summary was written (tokens were reclaimed, so it is a success; the operator
- * may still retry it for a model summary). `skipped`: nothing before the kept tail to summarize.
+ * may still retry it for a model summary). `skipped`: nothing was written, and why is a
+ * `CompactionSkip`; never a success, whoever asked.
  */
 export type CompactionStatus = 'running' | 'succeeded' | 'failed' | 'skipped';
+
+/**
+ * Why a compaction wrote nothing: `nothing-to-summarize` before the kept tail, or `no-gain`: the
+ * summary with the kept tail (`wouldBeTokens`) would not be smaller than the context it replaces.
+ */
+export type CompactionSkip = { readonly reason: 'nothing-to-summarize' } | { readonly reason: 'no-gain'; readonly wouldBeTokens: number };
 
 /** Which identifiers the quality guard protects (`strict` default, `off`, `custom`). */
 export type CompactionIdentifierPolicy = IdentifierPolicy;
@@ -361,6 +370,12 @@ export interface CompactionWorkflowInput {
   readonly keepRecentTokens?: number;
   /** Extra focus for the summarizer (`/compact <instructions>`). */
   readonly instructions?: string;
+  /**
+   * What the session's last call sent besides the conversation (system prompt, workspace files,
+   * tools): the session's context tokens after the compaction count it with the compacted
+   * conversation, as `keel status` does. Unset (an operator's run): the conversation alone.
+   */
+  readonly promptOverheadTokens?: number;
   /** The `compactions` row this run retries (operator retry). */
   readonly retryOf?: string;
   readonly contextWindowTokens: number;
@@ -386,6 +401,8 @@ export interface CompactionWorkflowResult {
   readonly firstKeptEntryId: string | null;
   /** The compaction entry written (null when skipped). */
   readonly entryId: string | null;
+  /** Why a `skipped` compaction wrote nothing (absent when a finished row answers a repeated run). */
+  readonly skip?: CompactionSkip;
 }
 
 /** Where a running compaction is, for operators and for `compactionsRetry` (which run is this?). */

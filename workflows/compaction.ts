@@ -8,8 +8,8 @@
  *   4. merge the labelled partial summaries
  *   5. quality guard: identifiers kept verbatim (one summarizer retry, then "Preserved identifiers"), cap
  *   6. write the compaction entry and the session counters in one transaction, idempotently
- *   7. mark the row succeeded with tokens after (skipped, with nothing written, when an automatic
- *      compaction's summary and kept tail would not be smaller than what they replace)
+ *   7. mark the row succeeded with tokens after (skipped, with nothing written, when the summary and
+ *      kept tail would not be smaller than what they replace, whoever asked)
  * When every model attempt fails, no model is configured, or the summarize phase passes its deadline
  * (derived from the plan: one summarizer-call budget per sequential step), the extractive summary is
  * written and the compaction is `degraded`: a compaction makes progress or fails visibly on its row.
@@ -125,7 +125,7 @@ async function compact(input: CompactionWorkflowInput, progress: { step: Compact
   if (plan.chunks.length === 0) {
     const skipped = { status: 'skipped', degraded: false, tokensBefore: plan.tokensBefore, tokensAfter: plan.tokensBefore, firstKeptEntryId: plan.firstKeptEntryId, entryId: null } as const;
     await store.finishCompaction({ ...ref(input), trigger: input.trigger, ...skipped, now: now() });
-    return { compactionId: input.compactionId, ...skipped };
+    return { compactionId: input.compactionId, ...skipped, skip: { reason: 'nothing-to-summarize' } };
   }
   const range = { firstEntryId: plan.chunks[0].firstEntryId, lastEntryId: plan.chunks[plan.chunks.length - 1].lastEntryId };
   const previous = previousSummary ? { previousSummary } : {};
@@ -165,6 +165,7 @@ async function compact(input: CompactionWorkflowInput, progress: { step: Compact
     tokensBefore: plan.tokensBefore,
     keptTokens: plan.keptTokens,
     now: now(),
+    ...(input.promptOverheadTokens !== undefined ? { promptOverheadTokens: input.promptOverheadTokens } : {}),
     ...(rerun && rerunPlan ? { lineage: { rerunOf: rerun.compactionId, rangeOf: rerunPlan.rangeOf } } : {}),
   });
 
@@ -173,7 +174,7 @@ async function compact(input: CompactionWorkflowInput, progress: { step: Compact
     // and the compaction is not reported as a success.
     const unreclaimed = { compactionId: input.compactionId, status: 'skipped', degraded, tokensBefore: plan.tokensBefore, tokensAfter: plan.tokensBefore, firstKeptEntryId: plan.firstKeptEntryId, entryId: null } as const;
     await store.finishCompaction({ ...ref(input), trigger: input.trigger, ...unreclaimed, now: now() });
-    return unreclaimed;
+    return { ...unreclaimed, skip: { reason: 'no-gain', wouldBeTokens: written.tokensAfter } };
   }
 
   // 7. Row succeeded (degraded when the summary is extractive; an operator may retry it).

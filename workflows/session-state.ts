@@ -210,6 +210,11 @@ export class SessionState {
     }
   }
 
+  /** What the last call sent besides the conversation (system prompt, workspace files, tools): a compaction keeps it. */
+  promptOverheadTokens(): number | undefined {
+    return this.contextSplit ? contextSplitTotal(this.contextSplit) - this.contextSplit.historyTokens : undefined;
+  }
+
   /** A send written against an older entry, with nothing queued before it that could explain it, is stale. */
   isStale(expectedLastEntryId: string): boolean {
     return this.lastEntryId !== null && expectedLastEntryId !== this.lastEntryId;

@@ -184,7 +184,7 @@ export class SessionSteps {
       turn.replied(reply);
       if (reply.toolCalls.length === 0) return reply;
       timing.step('tools');
-      for (const call of reply.toolCalls) turn.toolAnswered(call.name, await this.toolCall(sessionId, turn, reply.entryId, call));
+      for (const call of reply.toolCalls) turn.toolAnswered(call, await this.toolCall(sessionId, turn, reply.entryId, call));
       if (turn.modelCalls >= DEFAULTS.maxModelCallsPerTurn) return reply;
     }
   }
@@ -202,6 +202,7 @@ export class SessionSteps {
       parentId: turn.parentId,
       idempotencyKey: `${wf.workflowInfo().workflowId}/${assistantEntryId}/${call.id}`,
       now: now(),
+      ...(turn.streamTo !== undefined ? { requestId: turn.streamTo } : {}),
     });
   }
 
@@ -310,6 +311,7 @@ export class SessionSteps {
       contextWindowTokens: this.state.contextWindow,
       memoryFlush: flush,
       ...(request.keepRecentTokens !== undefined ? { keepRecentTokens: request.keepRecentTokens } : {}),
+      ...overhead(this.state.promptOverheadTokens()),
       ...(request.instructions ? { instructions: request.instructions } : {}),
       ...(this.input.tuning?.summarizeHeartbeatTimeoutMs ? { summarizeHeartbeatTimeoutMs: this.input.tuning.summarizeHeartbeatTimeoutMs } : {}),
     };
@@ -417,4 +419,9 @@ function now(): string {
 /** The model rejected the prompt as too long (ActivityFailure caused by a ContextOverflow ApplicationFailure). */
 function isOverflow(err: unknown): boolean {
   return err instanceof wf.ActivityFailure && err.cause instanceof wf.ApplicationFailure && err.cause.type === FailureTypes.ContextOverflow;
+}
+
+/** The session's prompt overhead for the compaction input, when a call has measured it. */
+function overhead(tokens: number | undefined): { promptOverheadTokens?: number } {
+  return tokens !== undefined ? { promptOverheadTokens: tokens } : {};
 }

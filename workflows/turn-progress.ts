@@ -51,9 +51,9 @@ export class TurnProgress {
   }
 
   /** A tool call was answered with its result entry. */
-  toolAnswered(name: string, result: { readonly entryId: string; readonly isError: boolean }): void {
+  toolAnswered(call: { readonly id: string; readonly name: string }, result: { readonly entryId: string; readonly isError: boolean }): void {
     this.parentId = result.entryId;
-    this.toolCalls.push({ name, isError: result.isError });
+    this.toolCalls.push({ id: call.id, name: call.name, isError: result.isError });
   }
 
   /** The turn's result for its sender, from its final reply; `turn` is the session's count after it. */

@@ -1,7 +1,7 @@
 import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiResponsesObject } from 'zod-openapi';
 import type { z } from 'zod';
 import { compactBody, compactionsQuery, messageBody, retryParams, retryQuery, sessionKeyParams, sessionsQuery } from './request-schemas';
-import { announceEvent, compactionResult, compactionsList, messageReply, problem, restartEvent, retryResult, sessionStatus, sessionsList, textEvent } from './response-schemas';
+import { announceEvent, compactionResult, compactionsList, messageReply, problem, restartEvent, retryResult, sessionStatus, sessionsList, textEvent, toolEvent } from './response-schemas';
 
 const problemContent = { 'application/problem+json': { schema: problem } };
 
@@ -35,14 +35,14 @@ const messages: ZodOpenApiOperationObject = {
   operationId: 'sendMessage',
   summary: 'Run one durable turn and answer with the reply',
   description:
-    'With `Accept: text/event-stream` the reply streams: `text` events while the model writes, `restart` when a model call is retried, then one `reply` (or one `error` with a problem). A client that disconnects does not cancel the turn.',
+    'With `Accept: text/event-stream` the reply streams: `text` events while the model writes, `tool` when a tool call has run, `restart` when a model call is retried, then one `reply` (or one `error` with a problem). A client that disconnects does not cancel the turn.',
   requestParams: { path: sessionKeyParams },
   requestBody: { content: { 'application/json': { schema: messageBody } } },
   responses: {
     '200': {
       ...json(messageReply, 'The reply, once the turn is over; or its stream'),
       content: { 'application/json': { schema: messageReply }, 'text/event-stream': { schema: { type: 'string' } } },
-      'x-sse-events': { text: { $ref: '#/components/schemas/TextEvent' }, restart: { $ref: '#/components/schemas/RestartEvent' }, reply: { $ref: '#/components/schemas/MessageReply' }, error: { $ref: '#/components/schemas/Problem' } },
+      'x-sse-events': { text: { $ref: '#/components/schemas/TextEvent' }, restart: { $ref: '#/components/schemas/RestartEvent' }, tool: { $ref: '#/components/schemas/ToolEvent' }, reply: { $ref: '#/components/schemas/MessageReply' }, error: { $ref: '#/components/schemas/Problem' } },
     },
     ...problems(400, 403, 413, 502),
   },
@@ -56,7 +56,7 @@ export function openApiDocument(): ReturnType<typeof createDocument> {
     security: [{ bearer: [] }],
     components: {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
-      schemas: { TextEvent: textEvent, RestartEvent: restartEvent, AnnounceEvent: announceEvent, MessageReply: messageReply, Problem: problem },
+      schemas: { TextEvent: textEvent, RestartEvent: restartEvent, ToolEvent: toolEvent, AnnounceEvent: announceEvent, MessageReply: messageReply, Problem: problem },
     },
     paths: {
       '/v1/sessions': { get: { operationId: 'listSessions', summary: 'Every session, newest first (`keel sessions --json`)', requestParams: { query: sessionsQuery }, responses: { '200': json(sessionsList, 'The sessions'), ...problems(400, 403) } } },

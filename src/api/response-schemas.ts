@@ -30,12 +30,15 @@ export const messageReply = z
     turn: z.number().int().positive().meta({ description: '1-based turn number over the session’s life' }),
     usage,
     modelCalls: count,
-    toolCalls: z.array(z.strictObject({ name: z.string(), isError: z.boolean() })).optional(),
+    toolCalls: z.array(z.strictObject({ id: z.string().optional(), name: z.string(), isError: z.boolean() })).optional(),
   })
   .meta({ id: 'MessageReply' });
 
 /** The data of the stream's `text` events. */
 export const textEvent = z.strictObject({ delta: z.string() }).meta({ id: 'TextEvent', description: 'Reply text as the model writes it' });
+
+/** The data of a stream's `tool` event: a tool call of the turn has run. */
+export const toolEvent = z.strictObject({ id: z.string(), name: z.string(), isError: z.boolean() }).meta({ id: 'ToolEvent', description: 'A tool call of the turn has run, with its outcome' });
 
 /** The data of a stream's `restart` event: a model call was retried, what was shown is replaced. */
 export const restartEvent = z.strictObject({ soFar: z.string() }).meta({ id: 'RestartEvent', description: 'A model call was retried: replace the text shown so far with `soFar`' });
@@ -65,7 +68,7 @@ export const sessionStatus = z
     compactionCount: count,
     lastCompactionId: z.string().nullable(),
     configuredContextWindow: count.optional(),
-    promptCache: z.strictObject({ uncachedTokens: count, readTokens: count, writeTokens: count, hitRatePercent: z.number().nonnegative() }).optional(),
+    promptCache: z.strictObject({ inputTokens: count, cacheReadTokens: count, cacheWriteTokens: count, hitRatePercent: z.number().nonnegative() }).optional(),
     model: z.string().optional(),
     contextSplit: z.strictObject({ systemTokens: count, bootstrapTokens: count, toolTokens: count, historyTokens: count }).optional(),
     spawnAdvice: z.strictObject({ level: z.enum(['normal', 'elevated', 'high', 'critical']), instruction: z.string() }),

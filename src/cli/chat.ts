@@ -6,6 +6,7 @@ import { contextBar, contextSplitBar } from './context-bar';
 import { printStreamedReply, type TextOut } from './print-streamed-reply';
 import { CHAT_HELP, parseChatLine, type ChatLine } from './chat-commands';
 import { watchAnnounces, watchRetries } from './chat-watch';
+import { compactionOutcomeLine } from './compaction-outcome';
 
 /** How long a cancelled turn may take to confirm before the chat goes back to the prompt anyway. */
 const CANCEL_CONFIRM_MS = 5_000;
@@ -146,7 +147,7 @@ export async function chat(client: KeelClient, sessionKey: string, log: (l: stri
         log('compacting…');
         await inFlightRun(undefined, async (_out, say) => {
           const result = await client.compact(sessionKey, command.instructions ? { instructions: command.instructions } : {});
-          say(`compaction ${result.status}${result.degraded ? ' (extractive summary)' : ''}: ${result.tokensBefore} → ${result.tokensAfter} tokens`);
+          say(compactionOutcomeLine(result));
         });
         return true;
       case 'new':

@@ -9,16 +9,27 @@ export interface TextOut {
 
 /**
  * Prints a reply as it streams: each model call's text on its own line, a retried call started
- * again (the terminal cannot take back what it printed, so the retry is said on stderr). When the
- * stream missed something, the durable reply is printed whole at the end, then the turn's tool
- * calls, one dim line each (the turn's result carries them, so they come once the turn is done).
+ * again (the terminal cannot take back what it printed, so the retry is said on stderr), and each
+ * tool call as one dim line when it has run. When the stream missed something, the durable reply is
+ * printed whole at the end, with the turn's tool calls the stream did not show.
  */
 export async function printStreamedReply(items: AsyncIterable<ReplyStreamItem>, log: (line: string) => void, out: TextOut = process.stdout): Promise<void> {
   let call = -1;
   let callText = '';
+  let lineOpen = false;
+  const shownTools = new Set<string>();
+  const endLine = () => {
+    if (lineOpen) out.write('\n');
+    lineOpen = false;
+  };
   const startLine = (text: string) => {
-    if (call >= 0) out.write('\n');
+    endLine();
     out.write(`keel › ${text}`);
+    lineOpen = true;
+  };
+  const toolLine = (tool: TurnToolCall) => {
+    endLine();
+    out.write(`${toolCallLine(tool, out.isTTY === true)}\n`);
   };
   for await (const item of items) {
     if (item.type === 'text') {
@@ -33,21 +44,28 @@ export async function printStreamedReply(items: AsyncIterable<ReplyStreamItem>, 
       log('(the model call was retried; its reply starts again)');
       startLine('');
       callText = '';
+    } else if (item.type === 'tool') {
+      shownTools.add(item.id);
+      toolLine(item);
     } else {
       const { result } = item;
       if (result.silent) {
-        if (call < 0) out.write('keel › (no reply)');
+        if (call < 0) startLine('(no reply)');
       } else if (callText !== result.reply) {
         startLine(result.reply);
       }
-      out.write('\n');
-      for (const call of result.toolCalls ?? []) out.write(`${toolCallLine(call, out.isTTY === true)}\n`);
+      endLine();
+      // Calls the stream did not show (no stream, a spawn the workflow ran itself); results recorded
+      // before calls carried their id are shown whole unless the stream showed some.
+      for (const tool of result.toolCalls ?? []) {
+        if (tool.id !== undefined ? !shownTools.has(tool.id) : shownTools.size === 0) toolLine(tool);
+      }
     }
   }
 }
 
 /** One tool call as the chat shows it: `  ⚙ read_file ok` (dim on a terminal). */
-function toolCallLine(call: TurnToolCall, dim: boolean): string {
+function toolCallLine(call: Pick<TurnToolCall, 'name' | 'isError'>, dim: boolean): string {
   const line = `  ⚙ ${call.name} ${call.isError ? 'error' : 'ok'}`;
   return dim ? `\x1b[2m${line}\x1b[22m` : line;
 }

@@ -18,13 +18,37 @@ import { toProfileEntry, type ProfileEntry } from '../profile/profile-entries';
 import { profileSession, type SessionProfile } from '../profile/session-profile';
 import { adviseSettings, currentSettings } from '../profile/config-advice';
 import { changeLine, planConfigChanges, type FileChange } from '../profile/config-changes';
-import { UnknownSessionError } from './connect';
+import { connectClient, UnknownSessionError } from './connect';
+import type { KeelConfig } from '../config/keel-config';
+import type { PromptOverhead } from '../profile/context-estimate';
 import { shownKey } from './shown-key';
 
 const PAGE_ROWS = 1_000;
 
+/**
+ * The session's system prompt, workspace files and tools as `keel status` reports them (the split of
+ * its last call), or undefined when no workers answer for it in time (Temporal unset or unreachable).
+ */
+export async function statusOverhead(config: KeelConfig, sessionKey: string): Promise<PromptOverhead | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), DEFAULTS.profileStatusTimeoutMs)));
+  const asked = (async () => {
+    const { client, close } = await connectClient(config);
+    try {
+      return (await client.getStatus(sessionKey)).contextSplit;
+    } finally {
+      await close();
+    }
+  })().catch(() => undefined);
+  try {
+    return await Promise.race([asked, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** The profile of the session's current transcript (all of it: compacted entries count as evidence). */
-export async function profileCommand(db: Kysely<Database>, settings: KeelSettings, opts: { sessionKey: string; defaultAgentId?: string }): Promise<SessionProfile> {
+export async function profileCommand(db: Kysely<Database>, settings: KeelSettings, opts: { sessionKey: string; defaultAgentId?: string; overhead?: PromptOverhead }): Promise<SessionProfile> {
   const agentId = parseSessionKey(opts.sessionKey).agentId ?? opts.defaultAgentId ?? 'main';
   const session = await getSession(db, agentId, opts.sessionKey);
   if (!session) throw new UnknownSessionError(opts.sessionKey, `no session ${shownKey(opts.sessionKey)} for agent ${agentId}; keel sessions lists them`);
@@ -40,7 +64,15 @@ export async function profileCommand(db: Kysely<Database>, settings: KeelSetting
     after = Number(rows[rows.length - 1]!.seq);
   }
   const config = agentConfig(settings, agentId);
-  return profileSession({ agentId, sessionKey: opts.sessionKey, sessionId: session.session_id, entries, config, window: configuredWindow(config).tokens });
+  return profileSession({
+    agentId,
+    sessionKey: opts.sessionKey,
+    sessionId: session.session_id,
+    entries,
+    config,
+    window: configuredWindow(config).tokens,
+    ...(opts.overhead ? { overhead: opts.overhead } : {}),
+  });
 }
 
 /** What `--apply` did. */

@@ -70,7 +70,7 @@ export interface SendMessageOptions {
   readonly onRestart?: (soFar: string) => void;
 }
 
-/** What `streamMessage` yields: reply text and restarts as they happen, then the durable reply. */
+/** What `streamMessage` yields: reply text, restarts and tool calls as they happen, then the durable reply. */
 export type ReplyStreamItem = ReplyStreamEvent | { readonly type: 'reply'; readonly result: TurnResult };
 
 export interface CompactOptions {
@@ -133,7 +133,7 @@ export class KeelClient {
     const { onText, onRestart } = opts;
     return this.runTurn(sessionKey, text, opts, (event) => {
       if (event.type === 'text') onText?.(event.delta, event.soFar);
-      else onRestart?.(event.soFar);
+      else if (event.type === 'restart') onRestart?.(event.soFar);
     });
   }
 

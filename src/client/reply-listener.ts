@@ -1,4 +1,4 @@
-import { replyChannel, parseReplyChunk } from '../streaming/reply-channel';
+import { replyChannel, parseReplyChunk, parseToolNotice } from '../streaming/reply-channel';
 import { ReplyAssembler, type ReplyStreamEvent } from '../streaming/reply-assembler';
 import type { ReplyStreamSubscriber } from '../streaming/reply-subscriber';
 
@@ -34,9 +34,13 @@ export async function listenForReply(
   try {
     unlisten = await subscriber.listen(replyChannel(ids), (payload) => {
       const chunk = parseReplyChunk(payload);
-      if (!chunk) return;
-      assembler.accept(chunk);
-      wake?.();
+      if (chunk) {
+        assembler.accept(chunk);
+        wake?.();
+        return;
+      }
+      const notice = parseToolNotice(payload);
+      if (notice) assembler.acceptTool(notice);
     });
   } catch (err) {
     warn(`keel: cannot listen for the streamed reply (${err instanceof Error ? err.message : String(err)}); the reply arrives whole`);

@@ -80,7 +80,7 @@ export interface PruneHistoryResult {
 
 /** How a recorded compaction ended: one shape for the row, the record, the hooks and the activities. */
 export interface CompactionOutcome {
-  /** `skipped` when there was nothing to summarize before the kept tail. */
+  /** `skipped`: nothing written (nothing to summarize before the kept tail, or a summary would not make the context smaller). */
   readonly status: 'succeeded' | 'skipped';
   readonly degraded: boolean;
   readonly tokensBefore: number;

@@ -197,6 +197,8 @@ export const DEFAULTS = {
    * cancelled its turn already and a person waits for the prompt back (Keel).
    */
   devShutdownGraceMs: 2_000,
+  /** How long `keel profile` waits for the session's status (its measured prompt overhead): a command, not a wait for workers. */
+  profileStatusTimeoutMs: 5_000,
   /** Heartbeat timeout of a summarizer call: a dead worker is noticed within it (Keel). */
   summarizeHeartbeatTimeoutMs: 30_000,
   /**

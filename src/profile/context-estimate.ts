@@ -1,31 +1,38 @@
 /**
  * The "what is eating my context?" estimate: count what is in the active window (since the last
  * compaction) and multiply by per-item ranges, reported as ranges rather than false precision, each
- * beside what Keel's own token estimates measured for the same items.
+ * beside what Keel's own token estimates measured for the same items. The fixed baseline (system
+ * prompt, workspace files, tools) is no guess: it is what the session's last call measured, the
+ * split `keel status` shows, or unknown when no call reported one.
  */
+import type { ContextSplit } from '../protocol';
 import type { ProfileEntry } from './profile-entries';
 
-/** Typical per-item ranges (tokens), and the fixed baseline as a share of the window. */
+/** Typical per-item ranges (tokens). */
 const RANGES = {
   user: [100, 500],
   assistant: [200, 1_000],
   toolResult: [500, 5_000],
   summary: [2_000, 5_000],
 } as const;
-const BASELINE_SHARE = [0.05, 0.15] as const;
+
+/** What a call sends besides the conversation, as the session's status splits it. */
+export type PromptOverhead = Pick<ContextSplit, 'systemTokens' | 'bootstrapTokens' | 'toolTokens'>;
 
 export interface EstimatePart {
   readonly part: 'fixed baseline' | 'user messages' | 'assistant replies' | 'tool results' | 'compaction summary';
   readonly count: number;
   readonly low: number;
   readonly high: number;
-  /** Keel's estimate of the same items (absent for the baseline, which the transcript does not hold). */
+  /** Keel's estimate of the same items (for the baseline: the last call's, as `keel status` shows it). */
   readonly measured?: number;
 }
 
 export interface ContextEstimate {
   readonly window: number;
   readonly parts: EstimatePart[];
+  /** The baseline's split as the session's last call measured it; `unknown` when none reported it. */
+  readonly baseline: PromptOverhead | 'unknown';
   readonly total: { readonly low: number; readonly high: number };
 }
 
@@ -44,7 +51,8 @@ function activeWindow(entries: readonly ProfileEntry[]): { entries: ProfileEntry
   return { entries: entries.slice(start).filter((e) => e.kind !== 'compaction'), ...(summary ? { summary } : {}) };
 }
 
-export function estimateContext(entries: readonly ProfileEntry[], window: number): ContextEstimate {
+/** The estimate of the active window; `overhead` is the session's measured baseline, when known. */
+export function estimateContext(entries: readonly ProfileEntry[], window: number, overhead?: PromptOverhead): ContextEstimate {
   const active = activeWindow(entries);
   const of = (kind: ProfileEntry['kind']) => active.entries.filter((e) => e.kind === kind);
   const part = (name: EstimatePart['part'], items: ProfileEntry[], range: readonly [number, number]): EstimatePart => ({
@@ -54,12 +62,18 @@ export function estimateContext(entries: readonly ProfileEntry[], window: number
     high: items.length * range[1],
     measured: items.reduce((n, e) => n + e.tokens, 0),
   });
+  const baseline = overhead ? overhead.systemTokens + overhead.bootstrapTokens + overhead.toolTokens : undefined;
   const parts: EstimatePart[] = [
-    { part: 'fixed baseline', count: 1, low: Math.round(window * BASELINE_SHARE[0]), high: Math.round(window * BASELINE_SHARE[1]) },
+    ...(baseline !== undefined ? [{ part: 'fixed baseline' as const, count: 1, low: baseline, high: baseline, measured: baseline }] : []),
     part('user messages', of('user'), RANGES.user),
     part('assistant replies', of('assistant'), RANGES.assistant),
     part('tool results', of('toolResult'), RANGES.toolResult),
     part('compaction summary', active.summary ? [active.summary] : [], RANGES.summary),
   ];
-  return { window, parts, total: { low: parts.reduce((n, p) => n + p.low, 0), high: parts.reduce((n, p) => n + p.high, 0) } };
+  return {
+    window,
+    parts,
+    baseline: overhead ? { systemTokens: overhead.systemTokens, bootstrapTokens: overhead.bootstrapTokens, toolTokens: overhead.toolTokens } : 'unknown',
+    total: { low: parts.reduce((n, p) => n + p.low, 0), high: parts.reduce((n, p) => n + p.high, 0) },
+  };
 }

@@ -5,7 +5,7 @@
  */
 import type { KeelConfig } from '../config/keel-config';
 import { classifySession, type SessionClass } from './classify-session';
-import { estimateContext, type ContextEstimate } from './context-estimate';
+import { estimateContext, type ContextEstimate, type PromptOverhead } from './context-estimate';
 import { adviceLines, adviseSettings, currentSettings, type ConfigAdvice, type CurrentSettings } from './config-advice';
 import type { ProfileEntry } from './profile-entries';
 
@@ -28,6 +28,8 @@ export interface ProfileInput {
   readonly config: Pick<KeelConfig, 'contextEngine' | 'reserveTokens' | 'reserveTokensFloor' | 'contextEngineOptions' | 'workStyle'>;
   /** The agent's context window in tokens. */
   readonly window: number;
+  /** The system prompt, workspace files and tools of the session's last call (its status split), when known. */
+  readonly overhead?: PromptOverhead;
 }
 
 export function profileSession(input: ProfileInput): SessionProfile {
@@ -38,7 +40,7 @@ export function profileSession(input: ProfileInput): SessionProfile {
     sessionKey: input.sessionKey,
     sessionId: input.sessionId,
     classification,
-    estimate: estimateContext(input.entries, input.window),
+    estimate: estimateContext(input.entries, input.window, input.overhead),
     current,
     advice: adviseSettings(current, classification.style, input.window),
   };
@@ -52,10 +54,15 @@ export function profileLines(profile: SessionProfile): string[] {
   const { classification: c, estimate } = profile;
   const lines = [`Pattern: ${c.style}${CONFIDENCE[c.confidence]}`, ...c.reasons.map((r) => `  - ${r}`)];
   lines.push(`What is eating the context (active window, typical ranges; Keel's estimate in brackets):`);
+  const b = estimate.baseline;
+  lines.push(
+    b === 'unknown'
+      ? '  - fixed baseline (system prompt, workspace files, tools): unknown, no call of this session reported it (`keel status` shows it once workers answer for the session); not in the total'
+      : `  - fixed baseline: ${k(b.systemTokens + b.bootstrapTokens + b.toolTokens)} tokens, as \`keel status\` measures it (system ${k(b.systemTokens)} · workspace ${k(b.bootstrapTokens)} · tools ${k(b.toolTokens)})`,
+  );
   for (const p of estimate.parts) {
-    if (p.count === 0) continue;
-    const what = p.part === 'fixed baseline' ? p.part : `${p.count} ${p.part}`;
-    lines.push(`  - ${what}: ~${k(p.low)}–${k(p.high)} tokens${p.measured !== undefined ? ` [${k(p.measured)}]` : ''}`);
+    if (p.count === 0 || p.part === 'fixed baseline') continue;
+    lines.push(`  - ${p.count} ${p.part}: ~${k(p.low)}–${k(p.high)} tokens${p.measured !== undefined ? ` [${k(p.measured)}]` : ''}`);
   }
   lines.push(`  total ~${k(estimate.total.low)}–${k(estimate.total.high)} of ${k(estimate.window)} tokens`);
   return [...lines, ...adviceLines(profile.advice)];

@@ -177,6 +177,8 @@ export interface CompactionRecordInput {
   readonly tokensBefore: number;
   /** Estimated tokens of the context after compaction (summary message + kept tail); becomes `context_tokens`. */
   readonly tokensAfter: number;
+  /** The session's system prompt, workspace files and tools: added to `context_tokens`, as status counts them. */
+  readonly promptOverheadTokens?: number;
   readonly now: Date;
   /** An applied rerun: the compaction it summarized again and the entry whose range it covers. */
   readonly lineage?: { readonly rerunOf: string; readonly rangeOf: string };
@@ -189,7 +191,7 @@ export interface CompactionRecordInput {
 /**
  * Appends the compaction entry (`{type:'compaction', id, parentId, timestamp, summary,
  * firstKeptEntryId, tokensBefore}`, parent = the session's last entry) and updates the session
- * counters (`compaction_count + 1`, `context_tokens = tokensAfter`, `compaction_failures = 0`, a
+ * counters (`compaction_count + 1`, `context_tokens = tokensAfter` plus the prompt overhead, `compaction_failures = 0`, a
  * provider compaction's `usage`) in ONE transaction. Idempotent: the entry is inserted `ON CONFLICT DO NOTHING`, and the counters move
  * only when it was new. The summary is stored redacted, like every entry. Returns whether it was new
  * and what was redacted.
@@ -216,7 +218,7 @@ export async function writeCompactionRecord(db: Kysely<Database>, input: Compact
         .updateTable('sessions')
         .set((eb) => ({
           compaction_count: eb('compaction_count', '+', 1),
-          context_tokens: input.tokensAfter,
+          context_tokens: input.tokensAfter + (input.promptOverheadTokens ?? 0),
           compaction_failures: 0,
           last_compaction_tokens_before: input.tokensBefore,
           last_compaction_tokens_after: input.tokensAfter,

@@ -1,11 +1,13 @@
-import type { ReplyChunk } from './reply-channel';
+import type { ReplyChunk, ToolNotice } from './reply-channel';
 
 /** What a client sees of a streaming reply. `call` counts the turn's model calls from 0. */
 export type ReplyStreamEvent =
   /** New reply text; `soFar` is all text the turn has streamed that still stands. */
   | { readonly type: 'text'; readonly delta: string; readonly soFar: string; readonly call: number }
   /** The model call was retried: what was shown of it is void; `soFar` is what still stands. */
-  | { readonly type: 'restart'; readonly soFar: string; readonly call: number };
+  | { readonly type: 'restart'; readonly soFar: string; readonly call: number }
+  /** A tool call of the turn has run (`id`: the model's tool call id), with whether it answered with an error. */
+  | { readonly type: 'tool'; readonly id: string; readonly name: string; readonly isError: boolean };
 
 interface CallStream {
   readonly id: string;
@@ -23,6 +25,7 @@ interface CallStream {
  */
 export class ReplyAssembler {
   private readonly seen = new Set<string>();
+  private readonly toolsSeen = new Set<string>();
   private earlier = '';
   private calls = -1;
   private current: CallStream | undefined;
@@ -55,6 +58,13 @@ export class ReplyAssembler {
       }
       if (next.end) stream.ended = true;
     }
+  }
+
+  /** A tool call has run: said once per call, whatever its activity's retries sent. */
+  acceptTool(notice: ToolNotice): void {
+    if (this.toolsSeen.has(notice.tool.id)) return;
+    this.toolsSeen.add(notice.tool.id);
+    this.emit({ type: 'tool', ...notice.tool });
   }
 
   /** True once the model call `id` has delivered its last chunk. */

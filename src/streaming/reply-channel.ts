@@ -28,6 +28,15 @@ export const replyChunkSchema = z.object({
 });
 export type ReplyChunk = z.infer<typeof replyChunkSchema>;
 
+/**
+ * A tool call of the turn that has just run, on the same channel as the reply's chunks: the chat
+ * shows it as it happens. `id` is the model's tool call id (a client shows each call once).
+ */
+export const toolNoticeSchema = z.object({
+  tool: z.object({ id: z.string(), name: z.string(), isError: z.boolean() }),
+});
+export type ToolNotice = z.infer<typeof toolNoticeSchema>;
+
 /** PostgreSQL refuses NOTIFY payloads of 8000 bytes or more; this leaves room for the chunk's other fields. */
 export const MAX_CHUNK_TEXT_BYTES = 6000;
 
@@ -60,9 +69,18 @@ function encodedBytes(text: string): number {
 
 /** Parses a payload from the channel; undefined for anything that is not a chunk. */
 export function parseReplyChunk(payload: string | undefined): ReplyChunk | undefined {
+  return parseAs(replyChunkSchema, payload);
+}
+
+/** Parses a payload from the channel; undefined for anything that is not a tool notice. */
+export function parseToolNotice(payload: string | undefined): ToolNotice | undefined {
+  return parseAs(toolNoticeSchema, payload);
+}
+
+function parseAs<T>(schema: z.ZodType<T>, payload: string | undefined): T | undefined {
   if (!payload) return undefined;
   try {
-    const parsed = replyChunkSchema.safeParse(JSON.parse(payload));
+    const parsed = schema.safeParse(JSON.parse(payload));
     return parsed.success ? parsed.data : undefined;
   } catch {
     return undefined;

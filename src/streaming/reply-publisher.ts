@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../store/schema';
-import { replyChannel, splitForPayload, type ReplyChunk } from './reply-channel';
+import { replyChannel, splitForPayload, type ReplyChunk, type ToolNotice } from './reply-channel';
 import { SilentPrefixFilter } from './silent-prefix-filter';
 
 /** Deltas arriving within this window go out as one NOTIFY (a token each would be a query each). */
@@ -97,4 +97,23 @@ export class ReplyPublisher {
 /** A publisher for a model call when the turn has a client request to stream to; undefined otherwise. */
 export function openReplyStream(db: Kysely<Database>, opts: Omit<ReplyPublisherOptions, 'requestId'> & { requestId?: string }): ReplyPublisher | undefined {
   return opts.requestId === undefined ? undefined : new ReplyPublisher(db, { ...opts, requestId: opts.requestId });
+}
+
+/**
+ * Tells the client listening on the request's channel that one of its turn's tool calls has run (the
+ * chat shows it while the turn goes on). Best effort, like the reply's text: a failed NOTIFY is only
+ * reported, and the turn's result still lists the call.
+ */
+export async function publishToolNotice(
+  db: Kysely<Database>,
+  ids: { readonly agentId: string; readonly sessionKey: string; readonly requestId: string },
+  tool: ToolNotice['tool'],
+  warn: (message: string, fields: Record<string, unknown>) => void,
+): Promise<void> {
+  const notice: ToolNotice = { tool };
+  try {
+    await sql`select pg_notify(${replyChannel(ids)}, ${JSON.stringify(notice)})`.execute(db);
+  } catch (err) {
+    warn('tool notice failed; the turn goes on and its result lists the call', { sessionKey: ids.sessionKey, error: err instanceof Error ? err.message : String(err) });
+  }
 }

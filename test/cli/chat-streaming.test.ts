@@ -23,7 +23,7 @@ describeOnPostgres('keel chat streams replies from running workers', 'another pr
     await env?.close();
   });
 
-  it('prints a model call’s text while the worker still waits on a tool, then the final reply', async () => {
+  it('prints a model call’s text while the worker still waits on a tool, the tool’s line once it ran, then the final reply', async () => {
     const url = await freshSchemaUrl(process.env.TEST_DATABASE_URL!);
     const gate = join(await mkdtemp(join(tmpdir(), 'keel-chat-')), 'open');
     const taskQueue = uniqueTaskQueue();
@@ -59,7 +59,9 @@ describeOnPostgres('keel chat streams replies from running workers', 'another pr
     expect(requests).toHaveLength(2);
     const toolResult = requests[1]!.body.messages!.flatMap((m) => (Array.isArray(m.content) ? m.content : [])).find((b: any) => b.type === 'tool_result');
     expect(toolResult.content[0].text).toBe('released');
-    expect(stdout).toContain('keel › Looking, one moment.\nkeel › Done looking: all clear.\n');
+    // The tool's line comes from the worker's notice while the turn runs, between the two calls' texts, once.
+    expect(stdout).toContain('keel › Looking, one moment.\n  ⚙ wait_for_gate ok\nkeel › Done looking: all clear.\n');
+    expect(stdout.match(/⚙ wait_for_gate/g)).toHaveLength(1);
     fake.assertScriptConsumed();
   }, 240_000);
 });

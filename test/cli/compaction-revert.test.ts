@@ -1,7 +1,7 @@
 import { testDatabases, freshSchemaUrl } from '../support/databases';
 import { fakeReply, type FakeRequest } from '../../src/testing';
 import { integrationSuite, type WorkerContext } from '../support/integration';
-import { freshDurableAgent, isFlushRequest, isSummarizerRequest, lastUserText, routedResponder } from '../support/durable-turn-helpers';
+import { freshDurableAgent, isFlushRequest, isSummarizerRequest, lastUserText, realisticMessage, routedResponder } from '../support/durable-turn-helpers';
 import { promptOf } from '../compaction-workflow/support';
 import { extractIdentifiers } from '../../src/compaction/identifiers';
 import { keel } from '../support/keel-cli';
@@ -35,12 +35,14 @@ const PLANTED: Record<number, string> = {
 const RERUN_MODEL = 'claude-rerun-model';
 const RERUN_FOCUS = 'FOCUS-ON-DEPLOYS';
 
-/** Conversation turns answer "answer N"; summaries keep every identifier; a rerun's says so. */
+/** Conversation turns answer "answer N" (and some detail); summaries keep every identifier; a rerun's says so. */
 function responder(request: FakeRequest) {
   if (isSummarizerRequest(request) && promptOf(request).includes(RERUN_FOCUS)) {
     return fakeReply.text(`Rerun summary. Identifiers: ${extractIdentifiers(promptOf(request).replace(/\\n/g, '\n'), 'strict').join(' ')}`);
   }
-  return routedResponder((r) => fakeReply.text(`answer ${/turn (\d+)/.exec(lastUserText(r))?.[1] ?? '?'}`))(request);
+  // Answers of a real length (a summary of a few turns is smaller than they are), whose first sentence,
+  // the one a summary's decisions quote, stays short.
+  return routedResponder((r) => fakeReply.text(realisticMessage(`answer ${/turn (\d+)/.exec(lastUserText(r))?.[1] ?? '?'}.`)))(request);
 }
 
 /** The conversation request of turn `n` (not a summarizer or flush call), as the model received it. */

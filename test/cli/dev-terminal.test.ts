@@ -83,7 +83,7 @@ const userTexts = (r: FakeRequest) =>
     await expectStoppedClean(term, home, pids);
   }, 240_000);
 
-  it('shows tool calls, runs /help, /compact and /new itself, and shows a subagent’s report without input', async () => {
+  it('shows each tool call as it runs, runs /help, /compact and /new itself, and shows a subagent’s report without input', async () => {
     fake.respondWith((r) => {
       const first = userTexts(r)[0] ?? '';
       const lastMessage = r.body.messages?.at(-1);
@@ -91,7 +91,11 @@ const userTexts = (r: FakeRequest) =>
       if (isSummarizerRequest(r)) return fakeReply.text('## Goal\nLook around and count with a helper.');
       if (isFlushRequest(r)) return fakeReply.text('NO_REPLY');
       if (first.startsWith('Count to three')) return fakeReply.text('one, two, three');
-      if (Array.isArray(lastMessage?.content) && lastMessage.content.some((b: { type: string }) => b.type === 'tool_result')) return fakeReply.text('Done.');
+      const result = Array.isArray(lastMessage?.content) ? lastMessage.content.find((b: { type: string }) => b.type === 'tool_result') : undefined;
+      // A second look, once the first call's line is on the screen: the turn is still running then.
+      if (result?.tool_use_id === 'toolu_screen') return fakeReply.toolUse([{ id: 'toolu_seen', name: 'read_screen', input: { waitFor: '⚙ read_screen ok' } }]);
+      if (result?.tool_use_id === 'toolu_seen') return fakeReply.text(JSON.stringify(result.content).includes('⚙ read_screen ok') ? 'Done, and the call showed while I worked.' : 'Done, but nothing showed yet.');
+      if (result) return fakeReply.text('Done.');
       if (last.includes('[Subagent')) return fakeReply.text('The helper counted to three.');
       if (last.includes('spawn a helper')) return fakeReply.toolUse([{ id: 'toolu_spawn', name: 'sessions_spawn', input: { task: 'Count to three and report.', label: 'counter' } }]);
       if (last.includes('look around')) return fakeReply.toolUse([{ id: 'toolu_screen', name: 'read_screen', input: { waitFor: 'look around' } }]);
@@ -102,9 +106,14 @@ const userTexts = (r: FakeRequest) =>
     term.line('/help');
     await term.waitFor(/\/compact \[instructions\]/);
 
+    // Each tool call is shown as it runs, before the reply: the second call read the first one's line.
     let before = term.screen().length;
     term.line('look around');
-    await term.waitFor(/keel › Done\.\n.*⚙ read_screen ok/, { after: before });
+    const looked = await term.waitFor(/keel › Done, (.*)\n(.*\n)*you › $/m, { after: before });
+    const turn = looked.slice(looked.lastIndexOf('look around'));
+    expect(turn).toMatch(/⚙ read_screen ok\n(.*\n)*.*⚙ read_screen ok\n(.*\n)*keel › Done, and the call showed while I worked\./);
+    // The turn's result lists the calls the stream showed: none is printed twice.
+    expect(turn.match(/⚙ read_screen ok/g)).toHaveLength(2);
 
     before = term.screen().length;
     term.line('spawn a helper');
@@ -114,7 +123,7 @@ const userTexts = (r: FakeRequest) =>
 
     before = term.screen().length;
     term.line('/compact keep the counting');
-    await term.waitFor(/compaction succeeded.*tokens/, { after: before, timeoutMs: 90_000 });
+    await term.waitFor(/compaction succeeded: \d+ → \d+ tokens/, { after: before, timeoutMs: 90_000 });
 
     before = term.screen().length;
     term.line('/new');

@@ -63,7 +63,7 @@ describe.each(testDatabases())('compactionWorkflow on a real Temporal dev server
     });
   });
 
-  it('an automatic compaction whose summary would not make the context smaller writes nothing and is skipped; a manual one is written', () =>
+  it('a compaction whose summary would not make the context smaller writes nothing and is skipped, automatic or manual', () =>
     suite.withWorker(db.store, {}, async (w) => {
       const { store, fake } = w;
       // Two short messages: the summary budget grows with what it replaces, but its floor still outweighs them.
@@ -72,7 +72,8 @@ describe.each(testDatabases())('compactionWorkflow on a real Temporal dev server
       fake.respondWith(() => fakeReply.text(`Chunk summary. ${'The user and the assistant discussed the migration at length. '.repeat(60)}`));
 
       const result = await runCompaction(w, s, { trigger: 'threshold', keepRecentTokens: 100 });
-      expect(result).toMatchObject({ status: 'skipped', entryId: null, tokensAfter: result.tokensBefore });
+      expect(result).toMatchObject({ status: 'skipped', entryId: null, tokensAfter: result.tokensBefore, skip: { reason: 'no-gain', wouldBeTokens: expect.any(Number) } });
+      expect(result.skip?.reason === 'no-gain' && result.skip.wouldBeTokens).toBeGreaterThanOrEqual(result.tokensBefore);
       expect(await countCompactionEntries(store.db, s.agentId, s.sessionId)).toBe(0);
       expect(await getCompaction(store.db, s.agentId, result.compactionId)).toMatchObject({ status: 'skipped', entry_id: null, tokens_after: result.tokensBefore });
       // The session records a compaction that reclaimed nothing: the storm hold keeps the next turns from trying again.
@@ -80,11 +81,16 @@ describe.each(testDatabases())('compactionWorkflow on a real Temporal dev server
       expect(session).toMatchObject({ compaction_count: 0, last_compaction_tokens_before: result.tokensBefore, last_compaction_tokens_after: result.tokensBefore });
       expect((await loadActiveEntries(store.db, s.agentId, s.sessionId)).rows).toHaveLength(2);
 
-      // Asked for by a person, the same checkpoint is written, and its sizes say what it did.
+      // Asked for by a person, the same checkpoint is no success either: skipped, saying what it would have cost.
+      const sent = fake.requests.length;
       const manual = await runCompaction(w, s, { trigger: 'manual', keepRecentTokens: 0 });
-      expect(manual.status).toBe('succeeded');
-      expect(manual.tokensAfter).toBeGreaterThan(manual.tokensBefore);
-      expect(await countCompactionEntries(store.db, s.agentId, s.sessionId)).toBe(1);
+      expect(fake.requests.length).toBeGreaterThan(sent);
+      expect(manual).toMatchObject({ status: 'skipped', entryId: null, tokensAfter: manual.tokensBefore, skip: { reason: 'no-gain' } });
+      expect(manual.skip?.reason === 'no-gain' && manual.skip.wouldBeTokens).toBeGreaterThan(manual.tokensBefore);
+      expect(await getCompaction(store.db, s.agentId, manual.compactionId)).toMatchObject({ status: 'skipped', trigger: 'manual', entry_id: null });
+      expect(await countCompactionEntries(store.db, s.agentId, s.sessionId)).toBe(0);
+      expect((await loadActiveEntries(store.db, s.agentId, s.sessionId)).rows.map((r) => r.id)).toEqual(['m0', 'm1']);
+      expect(await getSession(store.db, s.agentId, s.sessionKey)).toMatchObject({ compaction_count: 0 });
     }));
 
   it('recovers from a 429/529 storm through the activity retry policy (retry-after honoured)', () =>
@@ -212,12 +218,11 @@ describe.each(testDatabases())('compactionWorkflow on a real Temporal dev server
   it('appends the identifiers a summarizer keeps losing, after one retry that lists them', () =>
     suite.withWorker(db.store, {}, async (w) => {
       const { store, fake } = w;
-      const s = await seedSession(store.db, 4);
+      // Enough messages that the summary with their identifiers appended is still smaller than they are.
+      const s = await seedSession(store.db, 8);
       fake.respondWith(() => fakeReply.text('A summary that forgot every path.'));
       const sent = fake.requests.length;
-      // Manual: the identifiers appended to the summary of these few messages outweigh them, which an
-      // automatic compaction would not write (it reclaims nothing).
-      await runCompaction(w, s, { trigger: 'manual' });
+      expect(await runCompaction(w, s, { trigger: 'manual' })).toMatchObject({ status: 'succeeded' });
       const requests = fake.requests.slice(sent);
       expect(requests).toHaveLength(2);
       expect(promptOf(requests[1]!)).toContain('/srv/app/module-0.ts');

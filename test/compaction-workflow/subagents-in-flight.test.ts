@@ -8,7 +8,7 @@ import type { Kysely } from 'kysely';
 import { testDatabases } from '../support/databases';
 import { fakeReply } from '../../src/testing';
 import { integrationSuite } from '../support/integration';
-import { freshDurableAgent, isFlushRequest, isSummarizerRequest, isSummaryOnConversationRequest } from '../support/durable-turn-helpers';
+import { freshDurableAgent, isFlushRequest, isSummarizerRequest, isSummaryOnConversationRequest, realisticMessage } from '../support/durable-turn-helpers';
 import { goodSummarizer, promptOf, seedSession } from './support';
 import { loadActiveEntries } from '../../src/store/entries-repo';
 import { getSession } from '../../src/store/sessions-repo';
@@ -52,8 +52,8 @@ describe.each(testDatabases())('subagents in flight at compaction on $name', (da
       const agent = freshDurableAgent();
       const key = `agent:${agent}:main`;
       fake.enqueue(fakeReply.text('started the audit'), fakeReply.text('running the tests'));
-      await client.sendMessage(key, 'Audit the billing module.');
-      await client.sendMessage(key, 'And run the test suite.');
+      await client.sendMessage(key, realisticMessage('Audit the billing module.'));
+      await client.sendMessage(key, realisticMessage('And run the test suite.'));
 
       const longTask = `Run the full test suite of the billing service and report every failure with its stack trace. ${'Include the flaky ones. '.repeat(20)}`;
       const t0 = Date.UTC(2026, 10, 23, 9, 0);
@@ -84,7 +84,7 @@ describe.each(testDatabases())('subagents in flight at compaction on $name', (da
       // The next turn's model request carries the list in the summary message.
       fake.enqueue(fakeReply.text('waiting for the audit'));
       const next = fake.requests.length;
-      await client.sendMessage(key, 'Where are we?');
+      await client.sendMessage(key, realisticMessage('Where are we?'));
       const sent = JSON.stringify(fake.requests[next]!.body.messages);
       expect(sent).toContain(SUBAGENTS_IN_FLIGHT_HEADING);
       expect(sent).toContain('Audit src/billing for unhandled errors');

@@ -163,15 +163,25 @@ describe("estimateContext (typical ranges)", () => {
       .turn({ pauseMs: minute, userTokens: 150, replyTokens: 300, results: [2_000, 3_000] });
     // e0 u, e1 a(call), e2 r, e3 a | e4 u, e5 a(calls), e6 r, e7 r, e8 a: the compaction keeps from e4.
     s.compaction(2_500, 'e4');
-    const estimate = estimateContext(s.entries, 200_000);
+    // The baseline is what the session's status measured: system 1,000 + workspace 300 + tools 1,200.
+    const estimate = estimateContext(s.entries, 200_000, { systemTokens: 1_000, bootstrapTokens: 300, toolTokens: 1_200 });
     expect(estimate.parts).toEqual([
-      { part: 'fixed baseline', count: 1, low: 10_000, high: 30_000 },
+      { part: 'fixed baseline', count: 1, low: 2_500, high: 2_500, measured: 2_500 },
       { part: 'user messages', count: 1, low: 100, high: 500, measured: 150 },
       { part: 'assistant replies', count: 2, low: 400, high: 2_000, measured: 120 + 300 },
       { part: 'tool results', count: 2, low: 1_000, high: 10_000, measured: 5_000 },
       { part: 'compaction summary', count: 1, low: 2_000, high: 5_000, measured: 2_500 },
     ]);
-    expect(estimate.total).toEqual({ low: 13_500, high: 47_500 });
+    expect(estimate.baseline).toEqual({ systemTokens: 1_000, bootstrapTokens: 300, toolTokens: 1_200 });
+    expect(estimate.total).toEqual({ low: 6_000, high: 20_000 });
+  });
+
+  it('leaves the baseline unknown, out of the total, when no status measured it: never a guessed share of the window', () => {
+    const s = new SessionBuilder().turn({ pauseMs: 0, userTokens: 100, replyTokens: 100, results: [] });
+    const estimate = estimateContext(s.entries, 200_000);
+    expect(estimate.baseline).toBe('unknown');
+    expect(estimate.parts.map((p) => p.part)).not.toContain('fixed baseline');
+    expect(estimate.total.low).toBe(estimate.parts.reduce((n, p) => n + p.low, 0));
   });
 
   it('takes the window an operator’s revert restored, but counts the revert as no compaction of the session’s own', () => {

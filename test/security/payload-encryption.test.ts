@@ -23,7 +23,7 @@ import { extractIdentifiers } from '../../src/compaction/identifiers';
 import type { Store } from '../../src/store/connect';
 import { testDatabases } from '../support/databases';
 import { fakeReply, startFakeAnthropic, type FakeAnthropic } from '../../src/testing';
-import { endsWithToolResult, freshDurableAgent, isFlushRequest, isSummarizerRequest, lastUserText } from '../support/durable-turn-helpers';
+import { endsWithToolResult, freshDurableAgent, isFlushRequest, isSummarizerRequest, lastUserText, realisticMessage } from '../support/durable-turn-helpers';
 import { testDeps } from '../support/keel-deps';
 import { keel } from '../support/keel-cli';
 import { runInProcessWorker, startTemporalTestEnv, uniqueTaskQueue, type TemporalTestEnv } from '../support/temporal';
@@ -84,7 +84,8 @@ function playModel(turns: ReadonlyArray<ReturnType<typeof plantedStrings>>) {
       }
       return fakeReply.text(`Here it is: ${plants.reply}`);
     }
-    return fakeReply.toolUse([{ id: `toolu_${request.index}`, name: 'echo', input: { text: plants.toolArg } }]);
+    // An argument of a real length (the echo repeats it): a compaction of the turn has something to reclaim.
+    return fakeReply.toolUse([{ id: `toolu_${request.index}`, name: 'echo', input: { text: realisticMessage(plants.toolArg) } }]);
   });
 }
 

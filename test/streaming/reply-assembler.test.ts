@@ -45,7 +45,7 @@ describe('ReplyAssembler', () => {
       chunk('a', 2, 0, 'from a dead attempt'),
       chunk('b', 1, 1, ' Done.', true),
     ]);
-    expect(events.map((e) => [e.type, e.soFar, e.call])).toEqual([
+    expect(events.map((e) => (e.type === 'tool' ? [e.type] : [e.type, e.soFar, e.call]))).toEqual([
       ['text', 'Checking.', 0],
       ['text', 'Checking. Done.', 1],
     ]);
@@ -56,5 +56,17 @@ describe('ReplyAssembler', () => {
   it('does not announce a restart when nothing of the failed attempt was shown', () => {
     const { events } = assemble([chunk('a', 1, 0, ''), chunk('a', 2, 0, ''), chunk('a', 2, 1, 'Hi', true)]);
     expect(events).toEqual([{ type: 'text', delta: 'Hi', soFar: 'Hi', call: 0 }]);
+  });
+
+  it('says each tool call once, whatever its activity retries sent', () => {
+    const events: ReplyStreamEvent[] = [];
+    const assembler = new ReplyAssembler((e) => events.push(e));
+    assembler.acceptTool({ tool: { id: 'toolu_1', name: 'read_file', isError: false } });
+    assembler.acceptTool({ tool: { id: 'toolu_1', name: 'read_file', isError: false } });
+    assembler.acceptTool({ tool: { id: 'toolu_2', name: 'exec', isError: true } });
+    expect(events).toEqual([
+      { type: 'tool', id: 'toolu_1', name: 'read_file', isError: false },
+      { type: 'tool', id: 'toolu_2', name: 'exec', isError: true },
+    ]);
   });
 });

@@ -19,6 +19,19 @@ export function freshDurableAgent(): string {
   return `d${Math.random().toString(36).slice(2, 10)}`;
 }
 
+/** A sentence of everyday working detail (~35 tokens), none of the kinds a summary must keep verbatim (decisions, errors, …). */
+const WORK_DETAIL =
+  'We read through the staging logs of the morning run and compared the numbers with the dashboards of last week, line by line, to see how the traffic moved.';
+
+/**
+ * `text` followed by some sentences of working detail, as a real message has: a summary of a few such
+ * messages is smaller than they are, so a compaction of them reclaims tokens (one of "hi" cannot).
+ * Best for replies: a summary quotes the last user request, so a long last request stays long.
+ */
+export function realisticMessage(text: string, sentences = 8): string {
+  return `${text} ${Array.from({ length: sentences }, () => WORK_DETAIL).join(' ')}`;
+}
+
 /** The flush prompt's opening words (src/turn/memory-flush.ts). */
 export const FLUSH_MARKER = 'Pre-compaction memory flush';
 

@@ -1,7 +1,7 @@
 import { testDatabases } from '../support/databases';
 import { fakeReply } from '../../src/testing';
 import { integrationSuite } from '../support/integration';
-import { freshDurableAgent, historyBytes, lastUserText, routedResponder, seedConversation } from '../support/durable-turn-helpers';
+import { freshDurableAgent, historyBytes, lastUserText, realisticMessage, routedResponder, seedConversation } from '../support/durable-turn-helpers';
 import { getSession } from '../../src/store/sessions-repo';
 import type { KeelClient } from '../../src/client/keel-client';
 
@@ -55,7 +55,8 @@ describe.each(testDatabases())('a long-lived session on $name', (database) => {
       let compactionId = '';
       // 9 turns: runs 1–3, 4–6, 7–9, then a 4th run that has served no turn yet answers the status.
       for (let i = 1; i <= 9; i++) {
-        const r = await client.sendMessage(key, `message ${i}`);
+        // Messages of a real length: the manual compaction after the second one has something to reclaim.
+        const r = await client.sendMessage(key, `${realisticMessage('Where we are:')} message ${i}`);
         expect(r.reply).toBe(`reply to message ${i}`);
         turns.push(r.turn);
         // A manual compaction in the first run: its count must survive three continue-as-news.

@@ -12,7 +12,7 @@ import { sql } from 'kysely';
 import { integrationSuite } from '../support/integration';
 import { freshSchemaUrl } from '../support/databases';
 import { fakeReply, type FakeRequest } from '../../src/testing';
-import { endsWithToolResult, freshDurableAgent, isFlushRequest, isSummarizerRequest } from '../support/durable-turn-helpers';
+import { endsWithToolResult, freshDurableAgent, isFlushRequest, isSummarizerRequest, realisticMessage } from '../support/durable-turn-helpers';
 import { openStore, type Store } from '../../src/store/connect';
 import { parseKeyRing } from '../../src/security/key-ring';
 import { importSessions } from '../../src/transfer/import-sessions';
@@ -58,7 +58,7 @@ describe.each(variants)('history recall on $name', (variant) => {
     const config = encryptAtRest ? { encryptionKeys: KEYS, encryptAtRest } : {};
     return suite.withWorker(store, { config }, async ({ client, fake }) => {
       await client.sendMessage(key, 'the vault colour is periwinkle');
-      await client.sendMessage(key, '/new remember the code word glimmerfox for ticket QZX-4471');
+      await client.sendMessage(key, realisticMessage('/new remember the code word glimmerfox for ticket QZX-4471'));
       await client.sendMessage(`agent:${other}:main`, 'my own secret glimmerfox is elsewhere-only');
       const compaction = await client.compact(key, { keepRecentTokens: 0 });
       expect(compaction.status).toBe('succeeded');

@@ -13,7 +13,7 @@ import { testDatabases } from '../support/databases';
 import { fakeReply, type FakeRequest } from '../../src/testing';
 import { integrationSuite } from '../support/integration';
 import { testDeps } from '../support/keel-deps';
-import { freshDurableAgent, isFlushRequest, isSummarizerRequest } from '../support/durable-turn-helpers';
+import { freshDurableAgent, isFlushRequest, isSummarizerRequest, realisticMessage } from '../support/durable-turn-helpers';
 import { goodSummarizer } from '../compaction-workflow/support';
 import { ToolRegistry } from '../../src/tools/registry';
 import { getSession, setModelOverride } from '../../src/store/sessions-repo';
@@ -139,7 +139,7 @@ describe.each(testDatabases())('system prompt and memory on $name', (database) =
       const note = 'The deploy target of project Heron is cluster eu-west-7.';
       fake.enqueue(fakeReply.text('noted'));
       const before = fake.requests.length;
-      await client.sendMessage(key, 'We deploy Heron to eu-west-7.');
+      await client.sendMessage(key, realisticMessage('We deploy Heron to eu-west-7.'));
 
       let flushRound = 0;
       fake.respondWith((request) => {
@@ -208,7 +208,7 @@ describe.each(testDatabases())('system prompt and memory on $name', (database) =
       const agent = freshDurableAgent();
       const key = `agent:${agent}:main`;
       fake.enqueue(fakeReply.text('hello'));
-      await client.sendMessage(key, 'hi');
+      await client.sendMessage(key, realisticMessage('hi'));
       expect(await setModelOverride(db.store.db, agent, key, 'claude-override')).toBe(true);
       fake.enqueue(fakeReply.text('still here'));
       const turn = fake.requests.length;
@@ -292,9 +292,10 @@ describe.each(testDatabases())('system prompt and memory on $name', (database) =
   });
 
   // The CLI is another process: it reads the workers' database only through a PostgreSQL server.
-  (database.name === 'postgres' ? it : it.skip)('keel compact says so when a manual compaction made the context larger', async () => {
+  (database.name === 'postgres' ? it : it.skip)('keel compact refuses a compaction that would make the context larger: skipped, exit 1, nothing written', async () => {
     await suite.withWorker(db.store, { config: { workspaceDir: workspace } }, async ({ client, fake, store, taskQueue }) => {
       const key = `agent:${freshDurableAgent()}:main`;
+      const agentOf = (k: string) => k.split(':')[1]!;
       fake.enqueue(fakeReply.text('ok'));
       await client.sendMessage(key, 'hi');
       // A summarizer that writes far more than the two short messages it summarizes.
@@ -305,10 +306,24 @@ describe.each(testDatabases())('system prompt and memory on $name', (database) =
         DATABASE_URL: store.target.kind === 'postgres' ? store.target.url : undefined,
         KEEL_HOME: await mkdtemp(join(tmpdir(), 'keel-compact-')),
       };
+      // The messages and compactions of the transcript (the memory flush before a compaction adds its own note).
+      const transcript = () => store.db.selectFrom('transcript_entries').select(['id', 'type']).where('agent_id', '=', agentOf(key)).where('type', 'in', ['message', 'compaction']).execute();
+      const entriesBefore = await transcript();
+      const summarizerCalls = fake.requests.filter(isSummarizerRequest).length;
       const run = await keel(['compact', key], env);
       fake.respondWith(undefined);
-      expect(run.code).toBe(0);
-      expect(run.stderr).toMatch(/succeeded: (\d+) → (\d+) tokens \(the context grew: the summary is larger than the messages it replaced\)/);
+      // The summarizer was asked, and its summary outweighed the conversation: not a success.
+      expect(fake.requests.filter(isSummarizerRequest).length).toBeGreaterThan(summarizerCalls);
+      expect(run.code).toBe(1);
+      const said = /compaction skipped, nothing to gain: with its summary the context would take (\d+) tokens, not fewer than the (\d+) it takes now; nothing was written/.exec(run.stderr);
+      expect(said).not.toBeNull();
+      expect(Number(said![1])).toBeGreaterThan(Number(said![2]));
+      expect(run.stderr).not.toMatch(/succeeded/);
+      const rows = await store.db.selectFrom('compactions').select(['status', 'trigger', 'entry_id', 'tokens_before', 'tokens_after']).where('agent_id', '=', agentOf(key)).execute();
+      expect(rows).toEqual([{ status: 'skipped', trigger: 'manual', entry_id: null, tokens_before: Number(said![2]), tokens_after: Number(said![2]) }]);
+      // The transcript is as it was: no compaction entry, no counter moved.
+      expect(await transcript()).toEqual(entriesBefore);
+      expect(await getSession(store.db, agentOf(key), key)).toMatchObject({ compaction_count: 0 });
     });
   });
 });

@@ -15,7 +15,7 @@ import { ToolRegistry } from '../../src/tools/registry';
 import { RetryableToolError } from '../../src/tools/tool-errors';
 import type { Store } from '../../src/store/connect';
 import { allEntries } from '../support/store-readers';
-import { flushStep, isFlushRequest, isSummarizerRequest } from '../support/durable-turn-helpers';
+import { flushStep, isFlushRequest, isSummarizerRequest, realisticMessage } from '../support/durable-turn-helpers';
 
 const suite = integrationSuite();
 
@@ -110,7 +110,8 @@ describe.each(testDatabases())('tool input and secrets on the real path, on $nam
   it('stores a summary and memory notes that repeat a secret redacted, and the next turn never sends it to the model', async () => {
     await suite.withWorker(db.store, {}, async ({ client, store, fake }) => {
       const { agent, key } = freshKey();
-      fake.enqueue(fakeReply.text('Noted.'));
+      // A reply of a real length: the summary (which quotes the last request) is smaller than the exchange.
+      fake.enqueue(fakeReply.text(realisticMessage('Noted.')));
       await client.sendMessage(key, 'We deploy billing on Friday.');
       // The summarizer and the memory flush write the secrets (model output nobody typed in this session).
       fake.respondWith((request) =>

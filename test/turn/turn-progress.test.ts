@@ -13,8 +13,8 @@ describe('TurnProgress', () => {
     const turn = new TurnProgress(1, 'user-1', false, undefined);
     turn.replied({ entryId: 'reply-1', text: '', usage: usage(10, 2, 100, 5) });
     expect(turn.parentId).toBe('reply-1');
-    turn.toolAnswered('lookup', { entryId: 'result-1', isError: false });
-    turn.toolAnswered('count_rows', { entryId: 'result-2', isError: true });
+    turn.toolAnswered({ id: 'toolu_1', name: 'lookup' }, { entryId: 'result-1', isError: false });
+    turn.toolAnswered({ id: 'toolu_2', name: 'count_rows' }, { entryId: 'result-2', isError: true });
     expect(turn.parentId).toBe('result-2');
     turn.replied({ entryId: 'reply-2', text: 'done', usage: usage(3, 4, 200, 0) });
     expect(turn.finish).toEqual({ usageBefore: usage(13, 6, 300, 5), touch: false });
@@ -27,8 +27,8 @@ describe('TurnProgress', () => {
       usage: usage(13, 6, 300, 5),
       modelCalls: 2,
       toolCalls: [
-        { name: 'lookup', isError: false },
-        { name: 'count_rows', isError: true },
+        { id: 'toolu_1', name: 'lookup', isError: false },
+        { id: 'toolu_2', name: 'count_rows', isError: true },
       ],
     });
   });

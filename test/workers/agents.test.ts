@@ -3,6 +3,7 @@
  * endpoint, model id), list only its own tools, run those tools against its own workspace, and use
  * its own context window; a session's model override reaches the request and the window.
  */
+import { realisticMessage } from '../support/durable-turn-helpers';
 import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -116,7 +117,7 @@ describe.each(testDatabases())('agents of one worker on $name', (database) => {
         fakeReply.toolUse([{ id: 'call_r2', name: 'research_note', input: {} }]),
         fakeReply.text('research done'),
       );
-      expect((await client.sendMessage(researchKey, 'read your note')).reply).toBe('research done');
+      expect((await client.sendMessage(researchKey, realisticMessage('read your note', 30))).reply).toBe('research done');
       const researchCalls = fake.requests.slice(second);
       expect(researchCalls.map((r) => [r.path, r.body.model])).toEqual([
         ['/v1/chat/completions', 'local-research'],

@@ -10,7 +10,7 @@ import { fakeReply } from '../../src/testing';
 import { integrationSuite } from '../support/integration';
 import { testDeps } from '../support/keel-deps';
 import { keelClient, runInProcessWorker, uniqueTaskQueue } from '../support/temporal';
-import { isFlushRequest, isSummarizerRequest } from '../support/durable-turn-helpers';
+import { isFlushRequest, isSummarizerRequest, realisticMessage } from '../support/durable-turn-helpers';
 import { goodSummarizer } from '../compaction-workflow/support';
 import { installObservability, serveObservability, type Observability } from '../../workers/observability';
 
@@ -63,7 +63,7 @@ describe.each(testDatabases())('worker observability on $name', (database) => {
       const client = keelClient(env, taskQueue);
       fake.enqueue(fakeReply.text('first'));
       // A secret in the first message: startTurn's begin logs its redaction before it knows the session id from the input.
-      const first = await client.sendMessage(key, 'hello, deploy with sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789');
+      const first = await client.sendMessage(key, realisticMessage('hello, deploy with sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789', 30));
       fake.enqueue(fakeReply.toolUse([{ id: 'toolu_obs', name: 'memory_search', input: { query: 'heron' } }]), fakeReply.text('second'));
       const second = await client.sendMessage(key, 'search your memory');
       expect(second.modelCalls).toBe(2);

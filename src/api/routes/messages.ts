@@ -39,6 +39,7 @@ async function streamTurn(stream: SSEStreamingApi, deps: ApiDeps, sessionKey: st
     for await (const item of deps.client.streamMessage(sessionKey, text, { requestId })) {
       if (item.type === 'text') await send('text', { delta: item.delta });
       else if (item.type === 'restart') await send('restart', { soFar: item.soFar });
+      else if (item.type === 'tool') await send('tool', { id: item.id, name: item.name, isError: item.isError });
       else await send('reply', messageReplyOf(sessionKey, requestId, item.result));
     }
   } catch (err) {
@@ -69,6 +70,6 @@ function messageReplyOf(sessionKey: string, requestId: string, result: TurnResul
     turn: result.turn,
     usage: result.usage,
     modelCalls: result.modelCalls,
-    ...(result.toolCalls ? { toolCalls: result.toolCalls.map((t) => ({ name: t.name, isError: t.isError })) } : {}),
+    ...(result.toolCalls ? { toolCalls: result.toolCalls.map((t) => ({ ...(t.id ? { id: t.id } : {}), name: t.name, isError: t.isError })) } : {}),
   };
 }

@@ -4,7 +4,7 @@ import { loadKeelSettings } from '../../config/agent-config';
 import { parseSessionKey } from '../../sessions/session-key';
 import { profileLines } from '../../profile/session-profile';
 import { UsageError } from '../connect';
-import { applyProfile, profileCommand } from '../profile';
+import { applyProfile, profileCommand, statusOverhead } from '../profile';
 import { DEFAULT_CLI_AGENT, allowedAgent, printResult, say, withStore, type JsonOption } from './shared';
 
 /** A yes/no question on the terminal (stderr, so stdout stays data). */
@@ -31,7 +31,9 @@ export function registerProfileCommands(program: Command): void {
       if (opts.yes && !opts.apply) throw new UsageError('--yes confirms --apply; add --apply, or leave --yes out');
       const settings = loadKeelSettings();
       const agentId = allowedAgent(parseSessionKey(sessionKey).agentId ?? opts.agent ?? DEFAULT_CLI_AGENT);
-      const profile = await withStore((s) => profileCommand(s.db, settings, { sessionKey, defaultAgentId: agentId }));
+      // The baseline is the split `keel status` shows, from the same workers; unknown without them.
+      const overhead = await statusOverhead(settings.defaults, sessionKey);
+      const profile = await withStore((s) => profileCommand(s.db, settings, { sessionKey, defaultAgentId: agentId, ...(overhead ? { overhead } : {}) }));
       if (!opts.json || opts.apply) say(profileLines(profile).join('\n'));
       const apply = opts.apply
         ? await applyProfile(profile, settings, { yes: Boolean(opts.yes), interactive: Boolean(process.stdin.isTTY), ask, say, now: new Date() })

@@ -9,7 +9,8 @@ import { listSessions, renderSessions } from '../sessions-list';
 import { sessionStatusReport } from '../session-status';
 import { shownKey } from '../shown-key';
 import { configFromEnv, countOf, printResult, say, withStore, type CliContext, type JsonOption } from './shared';
-import type { CompactionWorkflowResult, SessionStatus } from '../../protocol';
+import type { SessionStatus } from '../../protocol';
+import { compactionOutcomeLine } from '../compaction-outcome';
 import { DEFAULTS } from '../../config/defaults';
 import { parseSessionKey } from '../../sessions/session-key';
 
@@ -73,7 +74,7 @@ export function registerSessionCommands(program: Command, ctx: CliContext): void
           client.compact(key, { ...(opts.keepRecent !== undefined ? { keepRecentTokens: opts.keepRecent } : {}), ...(opts.instructions ? { instructions: opts.instructions } : {}) }),
         );
         printResult(opts, result);
-        if (!opts.json) say(compactOutcomeLine(result));
+        if (!opts.json) say(compactionOutcomeLine(result));
         // Nothing was compacted: not a success.
         if (result.status === 'skipped') ctx.exitCode = 1;
       } finally {
@@ -108,14 +109,4 @@ function autoCompactionLine(key: string, auto: NonNullable<SessionStatus['autoCo
     return `auto-compaction paused after ${DEFAULTS.maxConsecutiveCompactionFailures} failed compactions in a row: see \`keel compactions --failed\`, then \`keel compact ${shownKey(key)}\` (a success resumes it)`;
   }
   return `auto-compaction held: the last compaction freed too little; the next one waits until ${auto.untilTokens.toLocaleString('en-US')} context tokens (KEEL_COMPACTION_MIN_RECLAIM)`;
-}
-
-/** What a manual compaction did; a skipped one says nothing was written and why it can be. */
-function compactOutcomeLine(result: CompactionWorkflowResult): string {
-  if (result.status === 'skipped') {
-    return `skipped: nothing was written (nothing to summarize before the recent messages, or a summary would not make the context smaller); the context stays at ${result.tokensBefore} tokens`;
-  }
-  // A manual compaction is written even when its summary outweighs what it replaced: say so plainly.
-  const grew = result.tokensAfter > result.tokensBefore ? ' (the context grew: the summary is larger than the messages it replaced)' : '';
-  return `${result.status}${result.degraded ? ' (degraded: extractive summary)' : ''}: ${result.tokensBefore} → ${result.tokensAfter} tokens${grew}`;
 }
