@@ -206,10 +206,11 @@ const scenarios: Record<string, Scenario> = {
   async summaryOnPromptCache(ctx) {
     const { fake, store } = ctx;
     // The seeded history plus the prompt stays under the threshold; the long answer carries the context over it.
+    // A model of its own: the learned limit an overflow scenario taught another model does not apply here.
     const key = 'agent:replay:cached-summary';
     const { sessionId } = await seedConversation(store.db, 'replay', key, 200);
     const seeded = (await store.db.selectFrom('transcript_entries').select((eb) => eb.fn.sum<number>('token_estimate').as('t')).where('session_id', '=', sessionId).executeTakeFirstOrThrow()).t;
-    await withWorker(ctx, { deps: { config: { contextWindowTokens: Number(seeded) + 26_000 } } }, async (client) => {
+    await withWorker(ctx, { deps: { config: { model: 'replay-cached-summary-model', contextWindowTokens: Number(seeded) + 26_000 } } }, async (client) => {
       const answer = `The walkthrough. ${'The deployment uses host build-7.example.net and config /etc/keel/app.toml. '.repeat(320)}`;
       fake.respondWith((req) => (isSummarizerRequest(req) ? goodSummarizer(req) : isFlushRequest(req) ? fakeReply.text('NO_REPLY') : fakeReply.text(lastUserText(req).startsWith('walk') ? answer : 'noted')));
       await client.sendMessage(key, 'hello again');

@@ -127,4 +127,18 @@ describe('saved session histories replay against the current workflow code', () 
     expect(events.filter((e) => e.activityTaskCancelRequestedEventAttributes)).toHaveLength(1);
     expect(scheduled({ events }, 'startTurn')).toBe(2);
   });
+
+  it('hold an agent task: one request with its prompt mode and tools, then the run completes with the reply as its result', async () => {
+    const events = (await readHistory(TODAY, 'session-agent-task.binpb')).events ?? [];
+    const input = JSON.parse(Buffer.from(events[0]!.workflowExecutionStartedEventAttributes!.input!.payloads![0]!.data!).toString('utf8'));
+    expect(input.task).toEqual({ promptMode: 'minimal', tools: ['lookup'] });
+    expect(events.map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name).filter(Boolean)).toEqual(['startTurn', 'runTool', 'callModel']);
+    const completed = events.at(-1)!.workflowExecutionCompletedEventAttributes!;
+    expect(JSON.parse(Buffer.from(completed.result!.payloads![0]!.data!).toString('utf8'))).toMatchObject({ reply: 'keel: found', sessionKey: 'agent:replay:task-1', modelCalls: 2 });
+  });
+
+  it('hold a threshold compaction summarized on the prompt cache: one call on the cache instead of the chunks', async () => {
+    const onCache = await readHistory(TODAY, 'compaction-summary-on-prompt-cache.binpb');
+    expect({ onCache: scheduled(onCache, 'summarizeOnCache'), chunks: scheduled(onCache, 'summarizeChunk') }).toEqual({ onCache: 1, chunks: 0 });
+  });
 });
