@@ -114,6 +114,10 @@ export const compactionResult = z
     tokensAfter: count,
     firstKeptEntryId: z.string().nullable(),
     entryId: z.string().nullable(),
+    skip: z
+      .union([z.strictObject({ reason: z.literal('nothing-to-summarize') }), z.strictObject({ reason: z.literal('no-gain'), wouldBeTokens: count })])
+      .optional()
+      .meta({ description: 'Why a skipped compaction wrote nothing: nothing before the kept tail, or a summary that would not make the context smaller' }),
   })
   .meta({ id: 'CompactionResult' });
 
@@ -139,6 +143,9 @@ const compactionView = z
     summarizerModel: z.string().nullable(),
     summarizerCalls: count,
     summarizerTokens: count,
+    summarizerBilling: z
+      .strictObject({ input: count, cacheRead: count, cacheWrite: count, output: count })
+      .meta({ description: 'What its summarizer calls were billed, as the provider reported: uncached input, prompt-cache reads and writes, output' }),
     spendLimited: z.string().nullable(),
     workflowId: z.string().nullable(),
     startedAt: z.iso.datetime(),

@@ -6,7 +6,7 @@
 import { testDatabases } from '../support/databases';
 import { fakeReply } from '../../src/testing/fake-anthropic';
 import { integrationSuite } from '../support/integration';
-import { freshDurableAgent, isFlushRequest, isSummarizerRequest } from '../support/durable-turn-helpers';
+import { freshDurableAgent, isFlushRequest, isSummarizerRequest, realisticMessage } from '../support/durable-turn-helpers';
 import { goodSummarizer } from '../compaction-workflow/support';
 import { allEntries } from '../support/store-readers';
 import { waitUntil } from '../support/wait-until';
@@ -113,7 +113,8 @@ describe.each(testDatabases())('the HTTP API on $name', (database) => {
     withApi(async (api, t) => {
       const agent = freshDurableAgent();
       const key = `agent:${agent}:main`;
-      t.fake.enqueue(fakeReply.text('Noted: the API lives at /srv/api/main.ts.'), fakeReply.text('Noted: deploy on PAY-1234 first.'));
+      // Replies of a real size: a summary of them is smaller, so the compaction reclaims tokens.
+      t.fake.enqueue(fakeReply.text(realisticMessage('Noted: the API lives at /srv/api/main.ts.')), fakeReply.text(realisticMessage('Noted: deploy on PAY-1234 first.')));
       await api.call('POST', MESSAGES, { params: { sessionKey: key }, body: { text: 'the API is /srv/api/main.ts' } });
       await api.call('POST', MESSAGES, { params: { sessionKey: key }, body: { text: 'deploy PAY-1234 first' } });
 

@@ -204,6 +204,8 @@ describe.each(testDatabases())('runMaintenance on $name', (database) => {
       await sql`delete from kysely_migration where name = '2026_11_27_003_session_estimate_scales'`.execute(db);
       // Indexed again by search terms (stems without stop words): the backfilled vectors are let go.
       await sql`delete from kysely_migration where name = '2026_11_28_001_search_by_terms'`.execute(db);
+      await sql`alter table compactions drop column summarizer_input_tokens, drop column summarizer_cache_read_tokens, drop column summarizer_cache_write_tokens, drop column summarizer_output_tokens`.execute(db);
+      await sql`delete from kysely_migration where name = '2026_11_29_001_compaction_billing'`.execute(db);
       await db
         .insertInto('model_limits')
         .values([
@@ -223,6 +225,7 @@ describe.each(testDatabases())('runMaintenance on $name', (database) => {
         '2026_11_27_002_session_estimate_scale',
         '2026_11_27_003_session_estimate_scales',
         '2026_11_28_001_search_by_terms',
+        '2026_11_29_001_compaction_billing',
       ]);
       // Back to the stated maximum less 5%; a window learned without one stays as it was.
       const limits = await db.selectFrom('model_limits').select(['model', 'context_window']).where('model', 'in', ['stated', 'unstated']).orderBy('model').execute();
