@@ -4,6 +4,12 @@ import { builtinModules } from 'node:module';
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+// The one list of which src/ folders are pure and which do I/O. Pure folders are functions over
+// messages, plans and text, testable without a server or a database; the I/O folders reach a
+// database, a model, a Temporal server, the network or the file system.
+const PURE_FOLDERS = ['context', 'compaction', 'engine', 'text', 'turn', 'sessions', 'profile'];
+const IO_FOLDERS = ['store', 'embedded', 'model', 'runtime', 'client', 'cli', 'api', 'temporal', 'transfer', 'tools', 'streaming', 'observability', 'testing', 'subagents', 'config', 'replay', 'security'];
+
 // Node built-ins, bare ('fs') and prefixed ('node:fs'): no I/O in workflows or pure code.
 const NODE_BUILTINS = builtinModules.filter((m) => !m.startsWith('_'));
 const nodeBuiltins = {
@@ -22,15 +28,18 @@ const upperLayers = {
 };
 // Workflows may name activity *types* (proxyActivities<typeof …>) but never load activity code.
 const activityCode = {
-  group: ['../activities', '../activities/*', '../workers/*', '../src/store/*', '../src/model/*', '../src/runtime/*', '../src/client/*', '../src/cli/*', '../src/transfer/*'],
+  // Search attribute names are plain constants the workflows set; the rest of src/temporal does I/O.
+  // Configuration defaults are plain values too.
+  group: ['../activities', '../activities/**', '../workers/*', ...IO_FOLDERS.map((f) => `../src/${f}/*`), '!../src/temporal/search-attributes', '!../src/config/defaults'],
   message: 'Workflow code is deterministic: import only types from activities/, and nothing from the I/O folders of src/.',
   allowTypeImports: true,
 };
 
 // Pure folders stay pure: no reaching into the I/O folders of src/ (types are fine).
 const ioFolders = {
-  group: ['../store', '../store/*', '../model/*', '../runtime/*', '../client/*', '../cli/*', '../temporal/*', '../transfer/*', '../tools/*'],
-  message: 'src/context, src/compaction and src/engine are pure: take what they need as parameters, not from the I/O folders.',
+  // Configuration is read by I/O code, but its schemas and defaults are plain values pure code may use.
+  group: [...IO_FOLDERS.filter((f) => f !== 'config').flatMap((f) => [`../${f}`, `../${f}/*`]), '../config/config-file'],
+  message: `The pure folders of src/ (${PURE_FOLDERS.join(', ')}) take what they need as parameters, not from the I/O folders.`,
   allowTypeImports: true,
 };
 
@@ -71,7 +80,7 @@ export default tseslint.config(
   },
   {
     // Pure folders: functions over messages and plans, testable without a server or a database.
-    files: ['src/context/**/*.ts', 'src/compaction/**/*.ts', 'src/engine/**/*.ts'],
+    files: PURE_FOLDERS.map((f) => `src/${f}/**/*.ts`),
     rules: { '@typescript-eslint/no-restricted-imports': restrict(upperLayers, nodeBuiltins, ioLibraries, ioFolders) },
   },
   {
