@@ -1,19 +1,16 @@
-import { Hono } from "hono";
-import { bodyLimit } from "hono/body-limit";
-import { DEFAULTS } from "../config/defaults";
-import type { ApiDeps } from "./api-deps";
-import { bearerAuth } from "./bearer-auth";
-import { openApiDocument } from "./openapi";
-import { ApiProblem, problemFor, problemResponse } from "./problem";
-import { registerCompactionRoutes } from "./routes/compactions";
-import { registerEventRoutes } from "./routes/events";
-import { registerMessageRoutes } from "./routes/messages";
-import { registerSessionRoutes } from "./routes/sessions";
-import { registerConsoleDataRoutes } from "./routes/console-data";
-import {
-  registerConsoleLogin,
-  registerConsoleRoutes,
-} from "../console/console-routes";
+import { Hono } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import { DEFAULTS } from '../config/defaults';
+import type { ApiDeps } from './api-deps';
+import { bearerAuth } from './bearer-auth';
+import { openApiDocument } from './openapi';
+import { ApiProblem, problemFor, problemResponse } from './problem';
+import { registerCompactionRoutes } from './routes/compactions';
+import { registerEventRoutes } from './routes/events';
+import { registerMessageRoutes } from './routes/messages';
+import { registerSessionRoutes } from './routes/sessions';
+import { registerConsoleDataRoutes } from './routes/console-data';
+import { registerConsoleLogin, registerConsoleRoutes } from '../console/console-routes';
 
 /**
  * The HTTP API as a Hono app: bearer auth on every route (when there is a token), a body size limit,
@@ -23,43 +20,23 @@ export function createApiApp(deps: ApiDeps): Hono {
   const app = new Hono();
   // The console's login form is the one thing open without the token.
   if (deps.token) registerConsoleLogin(app, deps.token);
-  if (deps.token) app.use("*", bearerAuth(deps.token));
+  if (deps.token) app.use('*', bearerAuth(deps.token));
   app.use(
-    "*",
+    '*',
     bodyLimit({
       maxSize: DEFAULTS.apiMaxBodyBytes,
-      onError: (c) =>
-        problemResponse(
-          c,
-          new ApiProblem(
-            413,
-            "too-large",
-            `body: over ${DEFAULTS.apiMaxBodyBytes} bytes; send large content as a file or a tool result`,
-            "body",
-          ),
-        ),
+      onError: (c) => problemResponse(c, new ApiProblem(413, 'too-large', `body: over ${DEFAULTS.apiMaxBodyBytes} bytes; send large content as a file or a tool result`, 'body')),
     }),
   );
   const document = openApiDocument();
-  app.get("/openapi.json", (c) => c.json(document));
+  app.get('/openapi.json', (c) => c.json(document));
   registerMessageRoutes(app, deps);
   registerSessionRoutes(app, deps);
   registerEventRoutes(app, deps);
   registerCompactionRoutes(app, deps);
   registerConsoleDataRoutes(app, deps);
   registerConsoleRoutes(app);
-  app.notFound((c) =>
-    problemResponse(
-      c,
-      new ApiProblem(
-        404,
-        "no-route",
-        `no route ${c.req.method} ${c.req.path}; GET /openapi.json lists them`,
-      ),
-    ),
-  );
-  app.onError((err, c) =>
-    problemResponse(c, problemFor(err, deps.dependencies)),
-  );
+  app.notFound((c) => problemResponse(c, new ApiProblem(404, 'no-route', `no route ${c.req.method} ${c.req.path}; GET /openapi.json lists them`)));
+  app.onError((err, c) => problemResponse(c, problemFor(err, deps.dependencies)));
   return app;
 }

@@ -1,8 +1,8 @@
-import type { Kysely } from "kysely";
-import type { KeelClient } from "../client/keel-client";
-import type { KeelSettings } from "../config/agent-config";
-import type { Database } from "../store/schema";
-import type { Dependencies } from "./problem";
+import type { Kysely } from 'kysely';
+import type { KeelClient } from '../client/keel-client';
+import type { KeelSettings } from '../config/agent-config';
+import type { Database } from '../store/schema';
+import type { Dependencies } from './problem';
 
 /** What the HTTP API's routes work with: the process opens them once (`keel serve`, `keel dev`). */
 export interface ApiDeps {

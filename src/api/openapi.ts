@@ -1,61 +1,25 @@
-import {
-  createDocument,
-  type ZodOpenApiOperationObject,
-  type ZodOpenApiResponsesObject,
-} from "zod-openapi";
-import type { z } from "zod";
-import {
-  compactBody,
-  compactionsQuery,
-  fleetQuery,
-  messageBody,
-  retryParams,
-  retryQuery,
-  sessionKeyParams,
-  sessionsQuery,
-  transcriptQuery,
-} from "./request-schemas";
-import {
-  announceEvent,
-  compactionResult,
-  compactionsList,
-  fleetPage,
-  messageReply,
-  problem,
-  restartEvent,
-  retryResult,
-  sessionCompactions,
-  sessionStatus,
-  sessionsList,
-  textEvent,
-  transcriptPage,
-} from "./response-schemas";
+import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiResponsesObject } from 'zod-openapi';
+import type { z } from 'zod';
+import { compactBody, compactionsQuery, fleetQuery, messageBody, retryParams, retryQuery, sessionKeyParams, sessionsQuery, transcriptQuery } from './request-schemas';
+import { announceEvent, compactionResult, compactionsList, fleetPage, messageReply, problem, restartEvent, retryResult, sessionCompactions, sessionStatus, sessionsList, textEvent, transcriptPage } from './response-schemas';
 
-const problemContent = { "application/problem+json": { schema: problem } };
+const problemContent = { 'application/problem+json': { schema: problem } };
 
 /** The error answers a route can give, each a problem document. */
 function problems(...statuses: number[]): ZodOpenApiResponsesObject {
   const reasons: Record<number, string> = {
-    400: "A bad session key, body or parameter (`field` names it)",
-    401: "No bearer token, or a wrong one",
-    403: "The agent is not in KEEL_ALLOWED_AGENTS",
-    404: "No such session or compaction",
-    413: "The body or a text is over its size limit",
-    502: "The request failed in the session (`failureType` says how)",
-    503: "Temporal or the database does not answer",
+    400: 'A bad session key, body or parameter (`field` names it)',
+    401: 'No bearer token, or a wrong one',
+    403: 'The agent is not in KEEL_ALLOWED_AGENTS',
+    404: 'No such session or compaction',
+    413: 'The body or a text is over its size limit',
+    502: 'The request failed in the session (`failureType` says how)',
+    503: 'Temporal or the database does not answer',
   };
-  return Object.fromEntries(
-    [401, 503, ...statuses].map((s) => [
-      String(s),
-      { description: reasons[s]!, content: problemContent },
-    ]),
-  );
+  return Object.fromEntries([401, 503, ...statuses].map((s) => [String(s), { description: reasons[s]!, content: problemContent }]));
 }
 
-const json = (schema: z.ZodType, description: string) => ({
-  description,
-  content: { "application/json": { schema } },
-});
+const json = (schema: z.ZodType, description: string) => ({ description, content: { 'application/json': { schema } } });
 
 /**
  * The SSE events of a stream, by name: OpenAPI 3.1 has no schema for an event stream, so the
@@ -63,35 +27,22 @@ const json = (schema: z.ZodType, description: string) => ({
  */
 const sse = (description: string, events: Record<string, string>) => ({
   description,
-  content: { "text/event-stream": { schema: { type: "string" as const } } },
-  "x-sse-events": Object.fromEntries(
-    Object.entries(events).map(([event, id]) => [
-      event,
-      { $ref: `#/components/schemas/${id}` },
-    ]),
-  ),
+  content: { 'text/event-stream': { schema: { type: 'string' as const } } },
+  'x-sse-events': Object.fromEntries(Object.entries(events).map(([event, id]) => [event, { $ref: `#/components/schemas/${id}` }])),
 });
 
 const messages: ZodOpenApiOperationObject = {
-  operationId: "sendMessage",
-  summary: "Run one durable turn and answer with the reply",
+  operationId: 'sendMessage',
+  summary: 'Run one durable turn and answer with the reply',
   description:
-    "With `Accept: text/event-stream` the reply streams: `text` events while the model writes, `restart` when a model call is retried, then one `reply` (or one `error` with a problem). A client that disconnects does not cancel the turn.",
+    'With `Accept: text/event-stream` the reply streams: `text` events while the model writes, `restart` when a model call is retried, then one `reply` (or one `error` with a problem). A client that disconnects does not cancel the turn.',
   requestParams: { path: sessionKeyParams },
-  requestBody: { content: { "application/json": { schema: messageBody } } },
+  requestBody: { content: { 'application/json': { schema: messageBody } } },
   responses: {
-    "200": {
-      ...json(messageReply, "The reply, once the turn is over; or its stream"),
-      content: {
-        "application/json": { schema: messageReply },
-        "text/event-stream": { schema: { type: "string" } },
-      },
-      "x-sse-events": {
-        text: { $ref: "#/components/schemas/TextEvent" },
-        restart: { $ref: "#/components/schemas/RestartEvent" },
-        reply: { $ref: "#/components/schemas/MessageReply" },
-        error: { $ref: "#/components/schemas/Problem" },
-      },
+    '200': {
+      ...json(messageReply, 'The reply, once the turn is over; or its stream'),
+      content: { 'application/json': { schema: messageReply }, 'text/event-stream': { schema: { type: 'string' } } },
+      'x-sse-events': { text: { $ref: '#/components/schemas/TextEvent' }, restart: { $ref: '#/components/schemas/RestartEvent' }, reply: { $ref: '#/components/schemas/MessageReply' }, error: { $ref: '#/components/schemas/Problem' } },
     },
     ...problems(400, 403, 413, 502),
   },
@@ -100,152 +51,55 @@ const messages: ZodOpenApiOperationObject = {
 /** The OpenAPI 3.1 document of the HTTP API, generated from the schemas the routes validate with. */
 export function openApiDocument(): ReturnType<typeof createDocument> {
   return createDocument({
-    openapi: "3.1.0",
-    info: {
-      title: "Keel HTTP API",
-      version: "1",
-      description:
-        "Send messages to durable agent sessions, stream replies, read status, compact. Every route needs `Authorization: Bearer $KEEL_API_TOKEN` when the server has a token.",
-    },
+    openapi: '3.1.0',
+    info: { title: 'Keel HTTP API', version: '1', description: 'Send messages to durable agent sessions, stream replies, read status, compact. Every route needs `Authorization: Bearer $KEEL_API_TOKEN` when the server has a token.' },
     security: [{ bearer: [] }],
     components: {
-      securitySchemes: { bearer: { type: "http", scheme: "bearer" } },
-      schemas: {
-        TextEvent: textEvent,
-        RestartEvent: restartEvent,
-        AnnounceEvent: announceEvent,
-        MessageReply: messageReply,
-        Problem: problem,
-      },
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
+      schemas: { TextEvent: textEvent, RestartEvent: restartEvent, AnnounceEvent: announceEvent, MessageReply: messageReply, Problem: problem },
     },
     paths: {
-      "/v1/sessions": {
-        get: {
-          operationId: "listSessions",
-          summary: "Every session, newest first (`keel sessions --json`)",
-          requestParams: { query: sessionsQuery },
-          responses: {
-            "200": json(sessionsList, "The sessions"),
-            ...problems(400, 403),
-          },
-        },
+      '/v1/sessions': { get: { operationId: 'listSessions', summary: 'Every session, newest first (`keel sessions --json`)', requestParams: { query: sessionsQuery }, responses: { '200': json(sessionsList, 'The sessions'), ...problems(400, 403) } } },
+      '/v1/sessions/{sessionKey}': {
+        get: { operationId: 'getSessionStatus', summary: 'A session’s status (`keel status --json`)', requestParams: { path: sessionKeyParams }, responses: { '200': json(sessionStatus, 'The status'), ...problems(400, 403, 404) } },
       },
-      "/v1/sessions/{sessionKey}": {
-        get: {
-          operationId: "getSessionStatus",
-          summary: "A session’s status (`keel status --json`)",
-          requestParams: { path: sessionKeyParams },
-          responses: {
-            "200": json(sessionStatus, "The status"),
-            ...problems(400, 403, 404),
-          },
-        },
-      },
-      "/v1/sessions/{sessionKey}/messages": { post: messages },
-      "/v1/sessions/{sessionKey}/compact": {
+      '/v1/sessions/{sessionKey}/messages': { post: messages },
+      '/v1/sessions/{sessionKey}/compact': {
         post: {
-          operationId: "compactSession",
-          summary: "Compact a session now and answer with the result",
+          operationId: 'compactSession',
+          summary: 'Compact a session now and answer with the result',
           requestParams: { path: sessionKeyParams },
-          requestBody: {
-            content: { "application/json": { schema: compactBody } },
-          },
-          responses: {
-            "200": json(compactionResult, "The compaction’s result"),
-            ...problems(400, 403, 404, 413, 502),
-          },
+          requestBody: { content: { 'application/json': { schema: compactBody } } },
+          responses: { '200': json(compactionResult, 'The compaction’s result'), ...problems(400, 403, 404, 413, 502) },
         },
       },
-      "/v1/sessions/{sessionKey}/events": {
+      '/v1/sessions/{sessionKey}/events': {
         get: {
-          operationId: "sessionEvents",
-          summary:
-            "What the session says without being asked, as server-sent events (`announce`: its answers to subagents’ reports)",
+          operationId: 'sessionEvents',
+          summary: 'What the session says without being asked, as server-sent events (`announce`: its answers to subagents’ reports)',
           requestParams: { path: sessionKeyParams },
-          responses: {
-            "200": sse("The event stream; it runs until the client leaves", {
-              announce: "AnnounceEvent",
-            }),
-            ...problems(400, 403, 404),
-          },
+          responses: { '200': sse('The event stream; it runs until the client leaves', { announce: 'AnnounceEvent' }), ...problems(400, 403, 404) },
         },
       },
-      "/v1/compactions": {
-        get: {
-          operationId: "listCompactions",
-          summary:
-            "Compaction records, newest first (`keel compactions --json`)",
-          requestParams: { query: compactionsQuery },
-          responses: {
-            "200": json(compactionsList, "The compactions"),
-            ...problems(400, 403),
-          },
-        },
-      },
-      "/v1/compactions/{id}/retry": {
+      '/v1/compactions': { get: { operationId: 'listCompactions', summary: 'Compaction records, newest first (`keel compactions --json`)', requestParams: { query: compactionsQuery }, responses: { '200': json(compactionsList, 'The compactions'), ...problems(400, 403) } } },
+      '/v1/compactions/{id}/retry': {
         post: {
-          operationId: "retryCompaction",
-          summary:
-            "Start a fresh compaction of that compaction’s session (joins a running one)",
+          operationId: 'retryCompaction',
+          summary: 'Start a fresh compaction of that compaction’s session (joins a running one)',
           requestParams: { path: retryParams, query: retryQuery },
-          responses: {
-            "200": json(retryResult, "The compaction started or joined"),
-            ...problems(400, 403, 404),
-          },
+          responses: { '200': json(retryResult, 'The compaction started or joined'), ...problems(400, 403, 404) },
         },
       },
-      "/v1/console/sessions": {
-        get: {
-          operationId: "fleetPage",
-          summary:
-            "One page of the fleet, filtered and sorted on the server (the console’s fleet view)",
-          requestParams: { query: fleetQuery },
-          responses: {
-            "200": json(
-              fleetPage,
-              "The page and the number of matching sessions",
-            ),
-            ...problems(400, 403),
-          },
-        },
+      '/v1/console/sessions': {
+        get: { operationId: 'fleetPage', summary: 'One page of the fleet, filtered and sorted on the server (the console’s fleet view)', requestParams: { query: fleetQuery }, responses: { '200': json(fleetPage, 'The page and the number of matching sessions'), ...problems(400, 403) } },
       },
-      "/v1/sessions/{sessionKey}/transcript": {
-        get: {
-          operationId: "transcriptPage",
-          summary:
-            "One page of a session’s transcript, oldest first, tool calls by name",
-          requestParams: { path: sessionKeyParams, query: transcriptQuery },
-          responses: {
-            "200": json(transcriptPage, "The page and the number of entries"),
-            ...problems(400, 403, 404),
-          },
-        },
+      '/v1/sessions/{sessionKey}/transcript': {
+        get: { operationId: 'transcriptPage', summary: 'One page of a session’s transcript, oldest first, tool calls by name', requestParams: { path: sessionKeyParams, query: transcriptQuery }, responses: { '200': json(transcriptPage, 'The page and the number of entries'), ...problems(400, 403, 404) } },
       },
-      "/v1/sessions/{sessionKey}/compactions": {
-        get: {
-          operationId: "sessionCompactions",
-          summary:
-            "A session’s compactions, newest first, each with its summary",
-          requestParams: { path: sessionKeyParams },
-          responses: {
-            "200": json(sessionCompactions, "The compactions"),
-            ...problems(400, 403, 404),
-          },
-        },
+      '/v1/sessions/{sessionKey}/compactions': {
+        get: { operationId: 'sessionCompactions', summary: 'A session’s compactions, newest first, each with its summary', requestParams: { path: sessionKeyParams }, responses: { '200': json(sessionCompactions, 'The compactions'), ...problems(400, 403, 404) } },
       },
-      "/openapi.json": {
-        get: {
-          operationId: "openApi",
-          summary: "This document",
-          responses: {
-            "200": {
-              description: "The OpenAPI 3.1 document",
-              content: { "application/json": { schema: { type: "object" } } },
-            },
-            ...problems(),
-          },
-        },
-      },
+      '/openapi.json': { get: { operationId: 'openApi', summary: 'This document', responses: { '200': { description: 'The OpenAPI 3.1 document', content: { 'application/json': { schema: { type: 'object' } } } }, ...problems() } } },
     },
   });
 }

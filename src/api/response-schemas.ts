@@ -4,16 +4,11 @@
  * response against the generated document, so a field added to one of those types without its schema
  * here fails them.
  */
-import { z } from "zod";
-import "zod-openapi";
+import { z } from 'zod';
+import 'zod-openapi';
 
 const count = z.number().int().nonnegative();
-const pressure = z
-  .enum(["normal", "50", "70", "85"])
-  .meta({
-    description:
-      "Context pressure: the highest of 50, 70, 85 % of the window reached",
-  });
+const pressure = z.enum(['normal', '50', '70', '85']).meta({ description: 'Context pressure: the highest of 50, 70, 85 % of the window reached' });
 
 /** A turn's token usage as the provider reported it. */
 const usage = z
@@ -23,68 +18,37 @@ const usage = z
     cacheReadTokens: count.optional(),
     cacheWriteTokens: count.optional(),
   })
-  .meta({ id: "Usage" });
+  .meta({ id: 'Usage' });
 
 /** `POST …/messages`, and the data of the stream's `reply` event. */
 export const messageReply = z
   .strictObject({
-    reply: z
-      .string()
-      .meta({
-        description:
-          "The assistant’s reply; empty when it was silent (NO_REPLY)",
-      }),
+    reply: z.string().meta({ description: 'The assistant’s reply; empty when it was silent (NO_REPLY)' }),
     silent: z.boolean(),
     sessionKey: z.string(),
     requestId: z.string(),
-    turn: z
-      .number()
-      .int()
-      .positive()
-      .meta({ description: "1-based turn number over the session’s life" }),
+    turn: z.number().int().positive().meta({ description: '1-based turn number over the session’s life' }),
     usage,
     modelCalls: count,
-    toolCalls: z
-      .array(z.strictObject({ name: z.string(), isError: z.boolean() }))
-      .optional(),
+    toolCalls: z.array(z.strictObject({ name: z.string(), isError: z.boolean() })).optional(),
   })
-  .meta({ id: "MessageReply" });
+  .meta({ id: 'MessageReply' });
 
 /** The data of the stream's `text` events. */
-export const textEvent = z
-  .strictObject({ delta: z.string() })
-  .meta({ id: "TextEvent", description: "Reply text as the model writes it" });
+export const textEvent = z.strictObject({ delta: z.string() }).meta({ id: 'TextEvent', description: 'Reply text as the model writes it' });
 
 /** The data of a stream's `restart` event: a model call was retried, what was shown is replaced. */
-export const restartEvent = z
-  .strictObject({ soFar: z.string() })
-  .meta({
-    id: "RestartEvent",
-    description:
-      "A model call was retried: replace the text shown so far with `soFar`",
-  });
+export const restartEvent = z.strictObject({ soFar: z.string() }).meta({ id: 'RestartEvent', description: 'A model call was retried: replace the text shown so far with `soFar`' });
 
 /** The data of the events stream's `announce` event. */
 export const announceEvent = z
   .strictObject({
     requestId: z.string(),
     subagentId: z.string(),
-    reply: z
-      .string()
-      .nullable()
-      .meta({
-        description:
-          "The session’s answer to its subagent’s report; null when it was silent",
-      }),
-    failed: z
-      .string()
-      .optional()
-      .meta({ description: "Why the answer failed, when it did" }),
+    reply: z.string().nullable().meta({ description: 'The session’s answer to its subagent’s report; null when it was silent' }),
+    failed: z.string().optional().meta({ description: 'Why the answer failed, when it did' }),
   })
-  .meta({
-    id: "AnnounceEvent",
-    description: "A subagent reported back and the session answered, unasked",
-  });
+  .meta({ id: 'AnnounceEvent', description: 'A subagent reported back and the session answered, unasked' });
 
 /** `GET /v1/sessions/{sessionKey}`: `keel status --json`. */
 export const sessionStatus = z
@@ -101,44 +65,17 @@ export const sessionStatus = z
     compactionCount: count,
     lastCompactionId: z.string().nullable(),
     configuredContextWindow: count.optional(),
-    promptCache: z
-      .strictObject({
-        uncachedTokens: count,
-        readTokens: count,
-        writeTokens: count,
-        hitRatePercent: z.number().nonnegative(),
-      })
-      .optional(),
+    promptCache: z.strictObject({ uncachedTokens: count, readTokens: count, writeTokens: count, hitRatePercent: z.number().nonnegative() }).optional(),
     model: z.string().optional(),
-    contextSplit: z
-      .strictObject({
-        systemTokens: count,
-        bootstrapTokens: count,
-        toolTokens: count,
-        historyTokens: count,
-      })
-      .optional(),
-    spawnAdvice: z.strictObject({
-      level: z.enum(["normal", "elevated", "high", "critical"]),
-      instruction: z.string(),
-    }),
-    autoCompaction: z
-      .union([
-        z.strictObject({ state: z.literal("paused") }),
-        z.strictObject({ state: z.literal("held"), untilTokens: count }),
-      ])
-      .optional(),
+    contextSplit: z.strictObject({ systemTokens: count, bootstrapTokens: count, toolTokens: count, historyTokens: count }).optional(),
+    spawnAdvice: z.strictObject({ level: z.enum(['normal', 'elevated', 'high', 'critical']), instruction: z.string() }),
+    autoCompaction: z.union([z.strictObject({ state: z.literal('paused') }), z.strictObject({ state: z.literal('held'), untilTokens: count })]).optional(),
     uncollectedRequestIds: z.array(z.string()).optional(),
-    turns: count
-      .optional()
-      .meta({
-        description:
-          "User messages of the current transcript (as `GET /v1/sessions` counts them)",
-      }),
+    turns: count.optional().meta({ description: 'User messages of the current transcript (as `GET /v1/sessions` counts them)' }),
     compactionNote: z.string().optional(),
     windowNote: z.string().optional(),
   })
-  .meta({ id: "SessionStatus" });
+  .meta({ id: 'SessionStatus' });
 
 const sessionListing = z
   .strictObject({
@@ -158,25 +95,23 @@ const sessionListing = z
     modelOverride: z.boolean(),
     earlierSessionIds: count,
   })
-  .meta({ id: "SessionListing" });
+  .meta({ id: 'SessionListing' });
 
 /** `GET /v1/sessions`: `keel sessions --json`. */
-export const sessionsList = z
-  .strictObject({ sessions: z.array(sessionListing) })
-  .meta({ id: "SessionsList" });
+export const sessionsList = z.strictObject({ sessions: z.array(sessionListing) }).meta({ id: 'SessionsList' });
 
 /** `POST …/compact`: the compaction's result. */
 export const compactionResult = z
   .strictObject({
     compactionId: z.string(),
-    status: z.enum(["running", "succeeded", "failed", "skipped"]),
+    status: z.enum(['running', 'succeeded', 'failed', 'skipped']),
     degraded: z.boolean(),
     tokensBefore: count,
     tokensAfter: count,
     firstKeptEntryId: z.string().nullable(),
     entryId: z.string().nullable(),
   })
-  .meta({ id: "CompactionResult" });
+  .meta({ id: 'CompactionResult' });
 
 const nullableCount = count.nullable();
 const compactionView = z
@@ -206,127 +141,66 @@ const compactionView = z
     finishedAt: z.iso.datetime().nullable(),
     retryCommand: z.string().optional(),
   })
-  .meta({ id: "Compaction" });
+  .meta({ id: 'Compaction' });
 
 /** `GET /v1/compactions`: `keel compactions --json`. */
 export const compactionsList = z
   .strictObject({
     compactions: z.array(compactionView),
-    pausedSessions: z
-      .array(
-        z.strictObject({
-          agentId: z.string(),
-          sessionKey: z.string(),
-          consecutiveFailures: count,
-        }),
-      )
-      .optional(),
+    pausedSessions: z.array(z.strictObject({ agentId: z.string(), sessionKey: z.string(), consecutiveFailures: count })).optional(),
   })
-  .meta({ id: "CompactionsList" });
+  .meta({ id: 'CompactionsList' });
 
 /** `POST /v1/compactions/{id}/retry`: `keel compactions retry --json`. */
 export const retryResult = z
   .strictObject({
-    compactionId: z
-      .string()
-      .nullable()
-      .meta({
-        description:
-          "The compaction being run: the new one, or the one already running",
-      }),
+    compactionId: z.string().nullable().meta({ description: 'The compaction being run: the new one, or the one already running' }),
     retryOf: z.string(),
     workflowId: z.string(),
-    started: z
-      .boolean()
-      .meta({
-        description:
-          "False when a compaction of the session was already running (it was joined)",
-      }),
+    started: z.boolean().meta({ description: 'False when a compaction of the session was already running (it was joined)' }),
   })
-  .meta({ id: "RetryResult" });
+  .meta({ id: 'RetryResult' });
 
 /** Every error: problem details (RFC 9457). */
 export const problem = z
   .strictObject({
-    type: z
-      .string()
-      .meta({
-        description:
-          "A URN naming the kind of problem, e.g. `urn:keel:problem:invalid-request`",
-      }),
+    type: z.string().meta({ description: 'A URN naming the kind of problem, e.g. `urn:keel:problem:invalid-request`' }),
     title: z.string(),
     status: z.number().int(),
-    detail: z.string().meta({ description: "What is wrong and how to fix it" }),
-    field: z
-      .string()
-      .optional()
-      .meta({
-        description: "The field, parameter, header or setting at fault",
-      }),
-    failureType: z
-      .string()
-      .optional()
-      .meta({
-        description:
-          "A failed request: its failure type (`KeelModelUnavailable`, …)",
-      }),
+    detail: z.string().meta({ description: 'What is wrong and how to fix it' }),
+    field: z.string().optional().meta({ description: 'The field, parameter, header or setting at fault' }),
+    failureType: z.string().optional().meta({ description: 'A failed request: its failure type (`KeelModelUnavailable`, …)' }),
   })
-  .meta({ id: "Problem" });
+  .meta({ id: 'Problem' });
 
 /** `GET /v1/console/sessions`: a page of the fleet. */
 export const fleetPage = z
   .strictObject({
-    sessions: z.array(
-      sessionListing
-        .extend({ failedCompactions: count })
-        .meta({ id: "FleetSession" }),
-    ),
-    total: count.meta({
-      description: "Sessions the filter matches, on every page",
-    }),
+    sessions: z.array(sessionListing.extend({ failedCompactions: count.meta({ description: 'Failed or degraded compactions of the current session id' }) }).meta({ id: 'FleetSession' })),
+    total: count.meta({ description: 'Sessions the filter matches, on every page' }),
     page: count,
     pageSize: count,
   })
-  .meta({ id: "FleetPage" });
+  .meta({ id: 'FleetPage' });
+
+const consoleEntry = z
+  .strictObject({
+    id: z.string(),
+    seq: z.number().int(),
+    type: z.string(),
+    role: z.string().nullable(),
+    createdAt: z.iso.datetime(),
+    tokens: count.nullable(),
+    text: z.string(),
+    toolCalls: z.array(z.strictObject({ name: z.string(), arguments: z.string().meta({ description: 'The call’s arguments as JSON' }) })),
+    toolName: z.string().optional(),
+  })
+  .meta({ id: 'ConsoleEntry' });
 
 /** `GET /v1/sessions/{sessionKey}/transcript`: a page of the transcript. */
-export const transcriptPage = z
-  .strictObject({
-    entries: z.array(
-      z
-        .strictObject({
-          id: z.string(),
-          seq: z.number().int(),
-          type: z.string(),
-          role: z.string().nullable(),
-          createdAt: z.iso.datetime(),
-          tokens: count.nullable(),
-          text: z.string(),
-          toolCalls: z.array(
-            z.strictObject({
-              name: z.string(),
-              arguments: z
-                .string()
-                .meta({ description: "The call’s arguments as JSON" }),
-            }),
-          ),
-          toolName: z.string().optional(),
-        })
-        .meta({ id: "ConsoleEntry" }),
-    ),
-    total: count,
-    page: count,
-    pageSize: count,
-  })
-  .meta({ id: "TranscriptPage" });
+export const transcriptPage = z.strictObject({ entries: z.array(consoleEntry), total: count, page: count, pageSize: count }).meta({ id: 'TranscriptPage' });
 
 /** `GET /v1/sessions/{sessionKey}/compactions`: the session's compactions with their summaries. */
 export const sessionCompactions = z
-  .strictObject({
-    compactions: z.array(
-      compactionView
-        .extend({ summary: z.string().nullable() })
-        .meta({ id: "SessionCompaction" }),
-    ),
-  })
-  .meta({ id: "SessionCompactions" });
+  .strictObject({ compactions: z.array(compactionView.extend({ summary: z.string().nullable() }).meta({ id: 'SessionCompaction' })) })
+  .meta({ id: 'SessionCompactions' });

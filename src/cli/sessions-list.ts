@@ -2,16 +2,16 @@
  * `keel sessions [--agent ID] [--active MIN]`: every session row with its usage, newest first
  * (OpenClaw's `openclaw sessions`). Read from the database alone, so it works without workers.
  */
-import { sql, type Kysely, type SelectQueryBuilder } from "kysely";
-import type { Database, SessionsTable } from "../store/schema";
-import { agentConfig, type KeelSettings } from "../config/agent-config";
-import { configuredWindow } from "../config/configured-window";
-import { windowInForceOf } from "../context/learned-window";
-import { estimateScaleFor } from "../store/model-limits-repo";
-import { pressureLevel, type PressureLevel } from "../context/context-window";
-import { contextBar } from "./context-bar";
-import { shownKey } from "./shown-key";
-import { DEFAULTS } from "../config/defaults";
+import { sql, type Kysely, type SelectQueryBuilder } from 'kysely';
+import type { Database, SessionsTable } from '../store/schema';
+import { agentConfig, type KeelSettings } from '../config/agent-config';
+import { configuredWindow } from '../config/configured-window';
+import { windowInForceOf } from '../context/learned-window';
+import { estimateScaleFor } from '../store/model-limits-repo';
+import { pressureLevel, type PressureLevel } from '../context/context-window';
+import { contextBar } from './context-bar';
+import { shownKey } from './shown-key';
+import { DEFAULTS } from '../config/defaults';
 
 /** One session as `keel sessions` prints it. */
 export interface SessionListing {
@@ -58,103 +58,64 @@ export interface SessionsListOptions {
   readonly now?: Date;
 }
 
+/** The orders `listSessions` knows. */
+export type SessionsSort = 'updated' | 'context' | 'compactions' | 'key';
+
 /** The database with `sessions` aliased `s`, as the session queries read it. */
 type SessionsAsS = Database & { s: SessionsTable };
 
-/** The orders `listSessions` knows. */
-export type SessionsSort = "updated" | "context" | "compactions" | "key";
-
-/** The filter `listSessions` applies, as a where clause on `sessions as s` (the console counts with it). */
-export function whereSessions<O>(
-  query: SelectQueryBuilder<SessionsAsS, "s", O>,
-  opts: SessionsListOptions,
-): SelectQueryBuilder<SessionsAsS, "s", O> {
+/** The filter of `opts` on `sessions as s`: `listSessions` lists with it, the console counts with it. */
+export function whereSessions<O>(query: SelectQueryBuilder<SessionsAsS, 's', O>, opts: SessionsListOptions): SelectQueryBuilder<SessionsAsS, 's', O> {
   let q = query;
-  if (opts.agentId) q = q.where("s.agent_id", "=", opts.agentId);
-  if (opts.sessionKey) q = q.where("s.session_key", "=", opts.sessionKey);
-  if (opts.keyContains)
-    q = q.where(
-      "s.session_key",
-      "ilike",
-      `%${opts.keyContains.replace(/[\\%_]/g, (c) => `\\${c}`)}%`,
-    );
+  if (opts.agentId) q = q.where('s.agent_id', '=', opts.agentId);
+  if (opts.agentIds) q = q.where('s.agent_id', 'in', opts.agentIds.length > 0 ? [...opts.agentIds] : ['']);
+  if (opts.sessionKey) q = q.where('s.session_key', '=', opts.sessionKey);
+  // ILIKE's own wildcards in the text match themselves.
+  if (opts.keyContains) q = q.where('s.session_key', 'ilike', `%${opts.keyContains.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
   if (opts.activeMinutes !== undefined) {
-    q = q.where(
-      "s.updated_at",
-      ">=",
-      new Date(
-        (opts.now ?? new Date()).getTime() - opts.activeMinutes * 60_000,
-      ),
-    );
+    q = q.where('s.updated_at', '>=', new Date((opts.now ?? new Date()).getTime() - opts.activeMinutes * 60_000));
   }
   return q;
 }
 
-export async function listSessions(
-  db: Kysely<Database>,
-  settings: KeelSettings,
-  opts: SessionsListOptions = {},
-): Promise<SessionListing[]> {
+export async function listSessions(db: Kysely<Database>, settings: KeelSettings, opts: SessionsListOptions = {}): Promise<SessionListing[]> {
   let query = db
-    .selectFrom("sessions as s")
-    .select([
-      "s.agent_id",
-      "s.session_key",
-      "s.session_id",
-      "s.updated_at",
-      "s.context_tokens",
-      "s.compaction_count",
-      "s.compaction_failures",
-      "s.model_override",
-      "s.estimate_scales",
-    ])
+    .selectFrom('sessions as s')
+    .select(['s.agent_id', 's.session_key', 's.session_id', 's.updated_at', 's.context_tokens', 's.compaction_count', 's.compaction_failures', 's.model_override', 's.estimate_scales'])
     .select((eb) =>
       eb
-        .selectFrom("transcript_entries as e")
-        .whereRef("e.agent_id", "=", "s.agent_id")
-        .whereRef("e.session_id", "=", "s.session_id")
-        .where("e.type", "=", "message")
-        .where("e.role", "=", "user")
-        .select(sql<number>`count(*)::int`.as("n"))
-        .as("turns"),
+        .selectFrom('transcript_entries as e')
+        .whereRef('e.agent_id', '=', 's.agent_id')
+        .whereRef('e.session_id', '=', 's.session_id')
+        .where('e.type', '=', 'message')
+        .where('e.role', '=', 'user')
+        .select(sql<number>`count(*)::int`.as('n'))
+        .as('turns'),
     )
     .select((eb) =>
       eb
-        .selectFrom("session_ids as h")
-        .whereRef("h.agent_id", "=", "s.agent_id")
-        .whereRef("h.session_key", "=", "s.session_key")
-        .whereRef("h.session_id", "!=", "s.session_id")
-        .select(sql<number>`count(*)::int`.as("n"))
-        .as("earlier"),
+        .selectFrom('session_ids as h')
+        .whereRef('h.agent_id', '=', 's.agent_id')
+        .whereRef('h.session_key', '=', 's.session_key')
+        .whereRef('h.session_id', '!=', 's.session_id')
+        .select(sql<number>`count(*)::int`.as('n'))
+        .as('earlier'),
     );
   query = whereSessions(query, opts);
-  const sort = opts.sort ?? "updated";
-  if (sort === "context") query = query.orderBy("s.context_tokens", "desc");
-  else if (sort === "compactions")
-    query = query.orderBy("s.compaction_count", "desc");
-  if (sort !== "key") query = query.orderBy("s.updated_at", "desc");
-  query = query.orderBy("s.session_key");
-  if (opts.limit !== undefined)
-    query = query.limit(opts.limit).offset(opts.offset ?? 0);
+  const sort = opts.sort ?? 'updated';
+  if (sort === 'context') query = query.orderBy('s.context_tokens', 'desc');
+  else if (sort === 'compactions') query = query.orderBy('s.compaction_count', 'desc');
+  if (sort !== 'key') query = query.orderBy('s.updated_at', 'desc');
+  query = query.orderBy('s.session_key');
+  if (opts.limit !== undefined) query = query.limit(opts.limit).offset(opts.offset ?? 0);
   const rows = await query.execute();
   // The windows the providers taught (a few rows, one per model): each session shows the window its turns use.
-  const learned = new Map(
-    (
-      await db
-        .selectFrom("model_limits")
-        .select(["model", "context_window"])
-        .execute()
-    ).map((l) => [l.model, l.context_window]),
-  );
+  const learned = new Map((await db.selectFrom('model_limits').select(['model', 'context_window']).execute()).map((l) => [l.model, l.context_window]));
   return rows.map((r) => {
     const agent = agentConfig(settings, r.agent_id);
     const model = r.model_override ?? agent.model;
     const estimateScale = estimateScaleFor(r, model);
-    const window = windowInForceOf(
-      configuredWindow(agent, model).tokens,
-      learned.get(model),
-      estimateScale,
-    );
+    const window = windowInForceOf(configuredWindow(agent, model).tokens, learned.get(model), estimateScale);
     return {
       sessionKey: r.session_key,
       agentId: r.agent_id,
@@ -164,12 +125,10 @@ export async function listSessions(
       contextTokens: r.context_tokens,
       contextWindow: window,
       ...(estimateScale !== undefined ? { estimateScale } : {}),
-      percentUsed:
-        window > 0 ? Math.round((r.context_tokens / window) * 1000) / 10 : 0,
+      percentUsed: window > 0 ? Math.round((r.context_tokens / window) * 1000) / 10 : 0,
       pressure: pressureLevel(r.context_tokens, window),
       compactions: r.compaction_count,
-      autoCompactionPaused:
-        r.compaction_failures >= DEFAULTS.maxConsecutiveCompactionFailures,
+      autoCompactionPaused: r.compaction_failures >= DEFAULTS.maxConsecutiveCompactionFailures,
       model,
       modelOverride: r.model_override !== null,
       earlierSessionIds: Number(r.earlier ?? 0),
@@ -178,28 +137,17 @@ export async function listSessions(
 }
 
 /** Two lines per session on stderr: who and when, then the usage bar. */
-export function renderSessions(
-  sessions: readonly SessionListing[],
-  write: (text: string) => void,
-): void {
+export function renderSessions(sessions: readonly SessionListing[], write: (text: string) => void): void {
   if (sessions.length === 0) {
-    write(
-      "no sessions (send a message, or keel import an OpenClaw sessions folder)\n",
-    );
+    write('no sessions (send a message, or keel import an OpenClaw sessions folder)\n');
     return;
   }
   for (const s of sessions) {
-    write(
-      `${shownKey(s.sessionKey)}  agent ${s.agentId}  session ${s.sessionId}  updated ${s.updatedAt.slice(0, 19).replace("T", " ")}\n`,
-    );
-    write(
-      `  ${contextBar(s)} · turns ${s.turns} · compactions ${s.compactions} · model ${s.model}${s.modelOverride ? " (override)" : ""}${s.earlierSessionIds > 0 ? ` · ${s.earlierSessionIds} earlier session ids (keel export --all)` : ""}${s.autoCompactionPaused ? " · auto-compaction PAUSED (keel compactions --failed)" : ""}\n`,
-    );
+    write(`${shownKey(s.sessionKey)}  agent ${s.agentId}  session ${s.sessionId}  updated ${s.updatedAt.slice(0, 19).replace('T', ' ')}\n`);
+    write(`  ${contextBar(s)} · turns ${s.turns} · compactions ${s.compactions} · model ${s.model}${s.modelOverride ? ' (override)' : ''}${s.earlierSessionIds > 0 ? ` · ${s.earlierSessionIds} earlier session ids (keel export --all)` : ''}${s.autoCompactionPaused ? ' · auto-compaction PAUSED (keel compactions --failed)' : ''}\n`);
     if (s.estimateScale !== undefined) {
-      write(
-        `  window ${Math.round(s.estimateScale * 100)}% of the model's: the provider counts this session's content denser than Keel's estimate (a large reply measured lighter, or /new, restores it)\n`,
-      );
+      write(`  window ${Math.round(s.estimateScale * 100)}% of the model's: the provider counts this session's content denser than Keel's estimate (a large reply measured lighter, or /new, restores it)\n`);
     }
   }
-  write(`${sessions.length} session${sessions.length === 1 ? "" : "s"}\n`);
+  write(`${sessions.length} session${sessions.length === 1 ? '' : 's'}\n`);
 }

@@ -1,15 +1,13 @@
-import { createHmac } from "node:crypto";
-import type { Context } from "hono";
-import { getCookie, setCookie } from "hono/cookie";
+import { createHmac } from 'node:crypto';
+import type { Context } from 'hono';
+import { getCookie, setCookie } from 'hono/cookie';
 
 /** The console's cookie: set by the login form, accepted by the API in place of the bearer header. */
-export const CONSOLE_COOKIE = "keel_console";
+export const CONSOLE_COOKIE = 'keel_console';
 
 /** The cookie's value for `token`: derived, so the token itself never sits in the browser. */
 export function consoleCookieValue(token: string): string {
-  return createHmac("sha256", token)
-    .update("keel console cookie")
-    .digest("hex");
+  return createHmac('sha256', token).update('keel console cookie').digest('hex');
 }
 
 /** The console cookie the request carries, if any. */
@@ -22,13 +20,11 @@ export function consoleCookieOf(c: Context): string | undefined {
  * send it), Secure behind HTTPS.
  */
 export function setConsoleCookie(c: Context, token: string): void {
-  const secure =
-    new URL(c.req.url).protocol === "https:" ||
-    c.req.header("x-forwarded-proto") === "https";
+  const secure = new URL(c.req.url).protocol === 'https:' || c.req.header('x-forwarded-proto') === 'https';
   setCookie(c, CONSOLE_COOKIE, consoleCookieValue(token), {
     httpOnly: true,
-    sameSite: "Strict",
-    path: "/",
+    sameSite: 'Strict',
+    path: '/',
     secure,
   });
 }

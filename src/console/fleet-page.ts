@@ -3,15 +3,10 @@
  * plus each session's failed or degraded compactions, and how many sessions match the filter. The
  * server pages so the browser never holds the whole fleet.
  */
-import { sql, type Kysely } from "kysely";
-import type { Database } from "../store/schema";
-import type { KeelSettings } from "../config/agent-config";
-import {
-  listSessions,
-  whereSessions,
-  type SessionListing,
-  type SessionsListOptions,
-} from "../cli/sessions-list";
+import { sql, type Kysely } from 'kysely';
+import type { Database } from '../store/schema';
+import type { KeelSettings } from '../config/agent-config';
+import { listSessions, whereSessions, type SessionListing, type SessionsListOptions } from '../cli/sessions-list';
 
 /** A session row of the fleet view. */
 export interface FleetSession extends SessionListing {
@@ -28,15 +23,9 @@ export interface FleetPage {
 }
 
 /** Page `page` (from 1) of the sessions `filter` matches, in its order. */
-export async function fleetPage(
-  db: Kysely<Database>,
-  settings: KeelSettings,
-  filter: SessionsListOptions,
-  page: number,
-  pageSize: number,
-): Promise<FleetPage> {
-  const counted = await whereSessions(db.selectFrom("sessions as s"), filter)
-    .select(sql<number>`count(*)::int`.as("n"))
+export async function fleetPage(db: Kysely<Database>, settings: KeelSettings, filter: SessionsListOptions, page: number, pageSize: number): Promise<FleetPage> {
+  const counted = await whereSessions(db.selectFrom('sessions as s'), filter)
+    .select(sql<number>`count(*)::int`.as('n'))
     .executeTakeFirst();
   const sessions = await listSessions(db, settings, {
     ...filter,
@@ -46,20 +35,17 @@ export async function fleetPage(
   const failed = new Map<string, number>();
   if (sessions.length > 0) {
     const rows = await db
-      .selectFrom("compactions")
-      .select(["agent_id", "session_id", sql<number>`count(*)::int`.as("n")])
+      .selectFrom('compactions')
+      .select(['agent_id', 'session_id', sql<number>`count(*)::int`.as('n')])
       .where(
-        "session_id",
-        "in",
+        'session_id',
+        'in',
         sessions.map((s) => s.sessionId),
       )
-      .where((eb) =>
-        eb.or([eb("status", "=", "failed"), eb("degraded", "=", true)]),
-      )
-      .groupBy(["agent_id", "session_id"])
+      .where((eb) => eb.or([eb('status', '=', 'failed'), eb('degraded', '=', true)]))
+      .groupBy(['agent_id', 'session_id'])
       .execute();
-    for (const r of rows)
-      failed.set(`${r.agent_id}\u0000${r.session_id}`, Number(r.n));
+    for (const r of rows) failed.set(`${r.agent_id}\u0000${r.session_id}`, Number(r.n));
   }
   return {
     sessions: sessions.map((s) => ({

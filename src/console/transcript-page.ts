@@ -2,10 +2,10 @@
  * One page of a session's transcript for the console: each entry shortened to what a reader scans
  * (the text, tool calls by name with their arguments folded, a compaction's summary), oldest first.
  */
-import { sql, type Kysely } from "kysely";
-import type { Database } from "../store/schema";
-import type { AgentMessage, TranscriptEntry } from "../context/types";
-import { TOOL_CALL_BLOCK_TYPES } from "../context/types";
+import { sql, type Kysely } from 'kysely';
+import type { Database } from '../store/schema';
+import type { AgentMessage, TranscriptEntry } from '../context/types';
+import { TOOL_CALL_BLOCK_TYPES } from '../context/types';
 
 /** One entry as the console shows it. */
 export interface ConsoleEntry {
@@ -38,19 +38,16 @@ export interface TranscriptPage {
 const TOOL_CALL_TYPES: ReadonlySet<string> = new Set(TOOL_CALL_BLOCK_TYPES);
 
 function textOf(content: unknown): string {
-  if (typeof content === "string") return content;
-  if (!Array.isArray(content)) return "";
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
   return content
-    .filter(
-      (b): b is { type: "text"; text: string } =>
-        (b as { type?: string }).type === "text",
-    )
+    .filter((b): b is { type: 'text'; text: string } => (b as { type?: string }).type === 'text')
     .map((b) => b.text)
-    .join("\n");
+    .join('\n');
 }
 
-function toolCallsOf(message: AgentMessage): ConsoleEntry["toolCalls"] {
-  if (message.role !== "assistant") return [];
+function toolCallsOf(message: AgentMessage): ConsoleEntry['toolCalls'] {
+  if (message.role !== 'assistant') return [];
   return message.content
     .filter((b) => TOOL_CALL_TYPES.has(b.type))
     .map((b) => {
@@ -62,15 +59,7 @@ function toolCallsOf(message: AgentMessage): ConsoleEntry["toolCalls"] {
     });
 }
 
-function consoleEntry(row: {
-  id: string;
-  seq: number | string;
-  type: string;
-  role: string | null;
-  created_at: Date | string;
-  token_estimate: number | null;
-  payload: unknown;
-}): ConsoleEntry {
+function consoleEntry(row: { id: string; seq: number | string; type: string; role: string | null; created_at: Date | string; token_estimate: number | null; payload: unknown }): ConsoleEntry {
   const entry = row.payload as TranscriptEntry;
   const base = {
     id: row.id,
@@ -80,50 +69,27 @@ function consoleEntry(row: {
     createdAt: new Date(row.created_at).toISOString(),
     tokens: row.token_estimate,
   };
-  if (entry.type === "message") {
+  if (entry.type === 'message') {
     const m = entry.message;
     return {
       ...base,
       text: textOf(m.content),
       toolCalls: toolCallsOf(m),
-      ...(m.role === "toolResult" ? { toolName: m.toolName } : {}),
+      ...(m.role === 'toolResult' ? { toolName: m.toolName } : {}),
     };
   }
-  if (entry.type === "compaction" || entry.type === "branch_summary")
-    return { ...base, text: entry.summary, toolCalls: [] };
-  if (entry.type === "custom_message")
-    return { ...base, text: textOf(entry.content), toolCalls: [] };
-  return { ...base, text: "", toolCalls: [] };
+  if (entry.type === 'compaction' || entry.type === 'branch_summary') return { ...base, text: entry.summary, toolCalls: [] };
+  if (entry.type === 'custom_message') return { ...base, text: textOf(entry.content), toolCalls: [] };
+  return { ...base, text: '', toolCalls: [] };
 }
 
 /** Page `page` (from 1) of the session's entries, `pageSize` per page, oldest first. */
-export async function transcriptPage(
-  db: Kysely<Database>,
-  agentId: string,
-  sessionId: string,
-  page: number,
-  pageSize: number,
-): Promise<TranscriptPage> {
-  const where = db
-    .selectFrom("transcript_entries")
-    .where("agent_id", "=", agentId)
-    .where("session_id", "=", sessionId);
-  const [{ n }] = (await where
-    .select(sql<number>`count(*)::int`.as("n"))
-    .execute()) as [{ n: number }];
+export async function transcriptPage(db: Kysely<Database>, agentId: string, sessionId: string, page: number, pageSize: number): Promise<TranscriptPage> {
+  const where = db.selectFrom('transcript_entries').where('agent_id', '=', agentId).where('session_id', '=', sessionId);
+  const [{ n }] = (await where.select(sql<number>`count(*)::int`.as('n')).execute()) as [{ n: number }];
   const rows = await where
-    .select([
-      "id",
-      "seq",
-      "type",
-      "role",
-      "created_at",
-      "token_estimate",
-      "payload",
-      "agent_id",
-      "session_id",
-    ])
-    .orderBy("seq", "asc")
+    .select(['id', 'seq', 'type', 'role', 'created_at', 'token_estimate', 'payload', 'agent_id', 'session_id'])
+    .orderBy('seq', 'asc')
     .limit(pageSize)
     .offset((page - 1) * pageSize)
     .execute();

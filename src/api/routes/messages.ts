@@ -1,13 +1,13 @@
-import { randomUUID } from "node:crypto";
-import type { Context, Hono } from "hono";
-import { streamSSE, type SSEStreamingApi } from "hono/streaming";
-import type { z } from "zod";
-import type { TurnResult } from "../../protocol";
-import type { ApiDeps } from "../api-deps";
-import { parseBody, parsePath } from "../parse-request";
-import { problemFor } from "../problem";
-import { messageBody, sessionKeyParams } from "../request-schemas";
-import type { messageReply } from "../response-schemas";
+import { randomUUID } from 'node:crypto';
+import type { Context, Hono } from 'hono';
+import { streamSSE, type SSEStreamingApi } from 'hono/streaming';
+import type { z } from 'zod';
+import type { TurnResult } from '../../protocol';
+import type { ApiDeps } from '../api-deps';
+import { parseBody, parsePath } from '../parse-request';
+import { problemFor } from '../problem';
+import { messageBody, sessionKeyParams } from '../request-schemas';
+import type { messageReply } from '../response-schemas';
 
 /**
  * `POST /v1/sessions/{sessionKey}/messages`: one durable turn. JSON answers with the reply once the
@@ -16,57 +16,38 @@ import type { messageReply } from "../response-schemas";
  * server keeps following it to its end, so it is stored once, as if the client had stayed.
  */
 export function registerMessageRoutes(app: Hono, deps: ApiDeps): void {
-  app.post("/v1/sessions/:sessionKey/messages", async (c) => {
+  app.post('/v1/sessions/:sessionKey/messages', async (c) => {
     const { sessionKey } = parsePath(c, sessionKeyParams);
     const body = await parseBody(c, messageBody);
     // A bad key or a refused agent is answered before anything is sent.
     deps.client.identify(sessionKey);
     const requestId = body.requestId ?? randomUUID();
-    if (wantsEventStream(c))
-      return streamSSE(c, (stream) =>
-        streamTurn(stream, deps, sessionKey, body.text, requestId),
-      );
-    const result = await deps.client.sendMessage(sessionKey, body.text, {
-      requestId,
-    });
+    if (wantsEventStream(c)) return streamSSE(c, (stream) => streamTurn(stream, deps, sessionKey, body.text, requestId));
+    const result = await deps.client.sendMessage(sessionKey, body.text, { requestId });
     return c.json(messageReplyOf(sessionKey, requestId, result));
   });
 }
 
 function wantsEventStream(c: Context): boolean {
-  return (c.req.header("accept") ?? "")
-    .split(",")
-    .some((type) => type.trim().split(";")[0] === "text/event-stream");
+  return (c.req.header('accept') ?? '').split(',').some((type) => type.trim().split(';')[0] === 'text/event-stream');
 }
 
 /** Streams one turn; once the client has gone, events are dropped but the turn is still followed to its end. */
-async function streamTurn(
-  stream: SSEStreamingApi,
-  deps: ApiDeps,
-  sessionKey: string,
-  text: string,
-  requestId: string,
-): Promise<void> {
+async function streamTurn(stream: SSEStreamingApi, deps: ApiDeps, sessionKey: string, text: string, requestId: string): Promise<void> {
   const send = sseSender(stream);
   try {
-    for await (const item of deps.client.streamMessage(sessionKey, text, {
-      requestId,
-    })) {
-      if (item.type === "text") await send("text", { delta: item.delta });
-      else if (item.type === "restart")
-        await send("restart", { soFar: item.soFar });
-      else
-        await send("reply", messageReplyOf(sessionKey, requestId, item.result));
+    for await (const item of deps.client.streamMessage(sessionKey, text, { requestId })) {
+      if (item.type === 'text') await send('text', { delta: item.delta });
+      else if (item.type === 'restart') await send('restart', { soFar: item.soFar });
+      else await send('reply', messageReplyOf(sessionKey, requestId, item.result));
     }
   } catch (err) {
-    await send("error", problemFor(err, deps.dependencies).toJSON());
+    await send('error', problemFor(err, deps.dependencies).toJSON());
   }
 }
 
 /** Writes named SSE events as JSON until the client goes away; after that, writing does nothing. */
-export function sseSender(
-  stream: SSEStreamingApi,
-): (event: string, data: unknown) => Promise<void> {
+export function sseSender(stream: SSEStreamingApi): (event: string, data: unknown) => Promise<void> {
   let open = true;
   stream.onAbort(() => {
     open = false;
@@ -79,11 +60,7 @@ export function sseSender(
   };
 }
 
-function messageReplyOf(
-  sessionKey: string,
-  requestId: string,
-  result: TurnResult,
-): z.output<typeof messageReply> {
+function messageReplyOf(sessionKey: string, requestId: string, result: TurnResult): z.output<typeof messageReply> {
   return {
     reply: result.reply,
     silent: result.silent,
@@ -92,13 +69,6 @@ function messageReplyOf(
     turn: result.turn,
     usage: result.usage,
     modelCalls: result.modelCalls,
-    ...(result.toolCalls
-      ? {
-          toolCalls: result.toolCalls.map((t) => ({
-            name: t.name,
-            isError: t.isError,
-          })),
-        }
-      : {}),
+    ...(result.toolCalls ? { toolCalls: result.toolCalls.map((t) => ({ name: t.name, isError: t.isError })) } : {}),
   };
 }

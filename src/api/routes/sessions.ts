@@ -1,49 +1,31 @@
-import type { Hono } from "hono";
-import { listSessions } from "../../cli/sessions-list";
-import { sessionStatusReport } from "../../cli/session-status";
-import { forKnownSession } from "../../cli/session-errors";
-import type { ApiDeps } from "../api-deps";
-import { allowedAgentParam, ofAllowedAgents } from "../allowed";
-import { parseBody, parsePath, parseQuery } from "../parse-request";
-import {
-  compactBody,
-  sessionKeyParams,
-  sessionsQuery,
-} from "../request-schemas";
+import type { Hono } from 'hono';
+import { listSessions } from '../../cli/sessions-list';
+import { sessionStatusReport } from '../../cli/session-status';
+import { forKnownSession } from '../../cli/session-errors';
+import type { ApiDeps } from '../api-deps';
+import { allowedAgentParam, ofAllowedAgents } from '../allowed';
+import { parseBody, parsePath, parseQuery } from '../parse-request';
+import { compactBody, sessionKeyParams, sessionsQuery } from '../request-schemas';
 
 /** `GET /v1/sessions`, `GET /v1/sessions/{sessionKey}` and `POST /v1/sessions/{sessionKey}/compact`. */
 export function registerSessionRoutes(app: Hono, deps: ApiDeps): void {
-  app.get("/v1/sessions", async (c) => {
+  app.get('/v1/sessions', async (c) => {
     const query = parseQuery(c, sessionsQuery);
-    const agentId =
-      query.agent === undefined
-        ? undefined
-        : allowedAgentParam(deps, query.agent);
-    const sessions = await listSessions(deps.db, deps.settings, {
-      ...(agentId ? { agentId } : {}),
-      ...(query.active !== undefined ? { activeMinutes: query.active } : {}),
-    });
+    const agentId = query.agent === undefined ? undefined : allowedAgentParam(deps, query.agent);
+    const sessions = await listSessions(deps.db, deps.settings, { ...(agentId ? { agentId } : {}), ...(query.active !== undefined ? { activeMinutes: query.active } : {}) });
     return c.json({ sessions: ofAllowedAgents(deps, sessions) });
   });
 
-  app.get("/v1/sessions/:sessionKey", async (c) => {
+  app.get('/v1/sessions/:sessionKey', async (c) => {
     const { sessionKey } = parsePath(c, sessionKeyParams);
     deps.client.identify(sessionKey);
-    return c.json(
-      await sessionStatusReport(deps.client, sessionKey, deps.settings, (fn) =>
-        fn(deps.db),
-      ),
-    );
+    return c.json(await sessionStatusReport(deps.client, sessionKey, deps.settings, (fn) => fn(deps.db)));
   });
 
-  app.post("/v1/sessions/:sessionKey/compact", async (c) => {
+  app.post('/v1/sessions/:sessionKey/compact', async (c) => {
     const { sessionKey } = parsePath(c, sessionKeyParams);
     const body = await parseBody(c, compactBody);
     deps.client.identify(sessionKey);
-    return c.json(
-      await forKnownSession(sessionKey, () =>
-        deps.client.compact(sessionKey, body),
-      ),
-    );
+    return c.json(await forKnownSession(sessionKey, () => deps.client.compact(sessionKey, body)));
   });
 }
