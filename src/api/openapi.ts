@@ -1,7 +1,7 @@
 import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiResponsesObject } from 'zod-openapi';
 import type { z } from 'zod';
 import { compactBody, compactionsQuery, fleetQuery, messageBody, retryParams, retryQuery, sessionKeyParams, sessionsQuery, transcriptQuery } from './request-schemas';
-import { announceEvent, compactionResult, compactionsList, fleetPage, messageReply, problem, restartEvent, retryResult, sessionCompactions, sessionStatus, sessionsList, textEvent, transcriptPage } from './response-schemas';
+import { announceEvent, compactionResult, compactionsList, contextSeries, fleetOverview, fleetPage, messageReply, problem, restartEvent, retryResult, sessionCompactions, sessionStatus, sessionsList, textEvent, transcriptPage } from './response-schemas';
 
 const problemContent = { 'application/problem+json': { schema: problem } };
 
@@ -92,6 +92,12 @@ export function openApiDocument(): ReturnType<typeof createDocument> {
       },
       '/v1/console/sessions': {
         get: { operationId: 'fleetPage', summary: 'One page of the fleet, filtered and sorted on the server (the console’s fleet view)', requestParams: { query: fleetQuery }, responses: { '200': json(fleetPage, 'The page and the number of matching sessions'), ...problems(400, 403) } },
+      },
+      '/v1/console/overview': {
+        get: { operationId: 'fleetOverview', summary: 'The fleet’s charts: sessions by context pressure, compactions per hour with failures', responses: { '200': json(fleetOverview, 'The charts’ numbers'), ...problems() } },
+      },
+      '/v1/sessions/{sessionKey}/context-series': {
+        get: { operationId: 'contextSeries', summary: 'Context tokens per model reply and the compactions, for a session’s chart', requestParams: { path: sessionKeyParams }, responses: { '200': json(contextSeries, 'The series'), ...problems(400, 403, 404) } },
       },
       '/v1/sessions/{sessionKey}/transcript': {
         get: { operationId: 'transcriptPage', summary: 'One page of a session’s transcript, oldest first, tool calls by name', requestParams: { path: sessionKeyParams, query: transcriptQuery }, responses: { '200': json(transcriptPage, 'The page and the number of entries'), ...problems(400, 403, 404) } },

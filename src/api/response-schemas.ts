@@ -204,3 +204,19 @@ export const transcriptPage = z.strictObject({ entries: z.array(consoleEntry), t
 export const sessionCompactions = z
   .strictObject({ compactions: z.array(compactionView.extend({ summary: z.string().nullable() }).meta({ id: 'SessionCompaction' })) })
   .meta({ id: 'SessionCompactions' });
+
+/** `GET /v1/console/overview`: the fleet's charts. */
+export const fleetOverview = z
+  .strictObject({
+    pressure: z.array(count).length(10).meta({ description: 'Sessions per tenth of their window: [0] under 10 %, … [9] 90 % and over' }),
+    compactionsPerHour: z.array(z.strictObject({ hour: z.iso.datetime(), total: count, failed: count.meta({ description: 'Failed or degraded' }) })).meta({ description: 'The last 24 hours, oldest first' }),
+  })
+  .meta({ id: 'FleetOverview' });
+
+/** `GET /v1/sessions/{sessionKey}/context-series`: the session chart's data. */
+export const contextSeries = z
+  .strictObject({
+    points: z.array(z.strictObject({ seq: z.number().int(), contextTokens: count })).meta({ description: 'Per model reply: the context tokens its call sent (input, cached and uncached)' }),
+    compactions: z.array(z.strictObject({ seq: z.number().int(), tokensBefore: count })).meta({ description: 'Per compaction entry: where it cut' }),
+  })
+  .meta({ id: 'ContextSeries' });

@@ -38,6 +38,15 @@ export const CONSOLE_SCRIPT = String.raw`
     return b;
   }
   function showError(err) { view.appendChild(el('p', { class: 'error', role: 'alert', text: String(err && err.message || err) })); }
+  /** A Chart.js chart on a fresh canvas in box (no animation: drawn at once, also for the tests). */
+  function chart(box, id, label, config) {
+    box.textContent = '';
+    var canvas = el('canvas', { id: id, role: 'img', 'aria-label': label, width: '600', height: '240' });
+    box.appendChild(canvas);
+    config.options = Object.assign({ animation: false, responsive: true, maintainAspectRatio: false }, config.options || {});
+    box.style.height = '240px';
+    new window.Chart(canvas, config);
+  }
   /** Calls refresh now, then again after delay; the delay doubles while refresh reports no change. */
   function poll(refresh, delay) {
     clearTimeout(timer);
@@ -61,9 +70,14 @@ export const CONSOLE_SCRIPT = String.raw`
       el('label', { for: 'filter' }, ['Filter', q]), el('label', { for: 'sort' }, ['Sort by', sort]), el('button', { type: 'submit', text: 'Apply' }),
     ]);
     view.appendChild(el('h1', { text: 'Fleet' }));
+    view.appendChild(el('div', { class: 'charts' }, [
+      el('figure', {}, [el('figcaption', { text: 'Sessions by context pressure (share of window)' }), el('div', { id: 'pressure-box' })]),
+      el('figure', {}, [el('figcaption', { text: 'Compactions per hour, failed or degraded in red' }), el('div', { id: 'compactions-box' })]),
+    ]));
     view.appendChild(form);
     view.appendChild(el('div', { id: 'fleet' }));
     loadFleet();
+    loadOverview();
   }
   function loadFleet() {
     var params = new URLSearchParams({ page: String(fleet.page), pageSize: String(PAGE_SIZE), sort: fleet.sort });
@@ -96,6 +110,24 @@ export const CONSOLE_SCRIPT = String.raw`
     }).catch(showError);
   }
 
+  function loadOverview() {
+    return api('GET', '/v1/console/overview').then(function (o) {
+      var tenths = o.pressure.map(function (_, i) { return i * 10 + '–' + (i + 1) * 10 + '%'; });
+      chart(document.getElementById('pressure-box'), 'pressure-chart', 'sessions by context pressure', {
+        type: 'bar', data: { labels: tenths, datasets: [{ label: 'sessions', data: o.pressure, backgroundColor: '#5470c6' }] },
+      });
+      var hours = o.compactionsPerHour.map(function (h) { return h.hour.slice(11, 16); });
+      chart(document.getElementById('compactions-box'), 'compactions-chart', 'compactions per hour', {
+        type: 'bar',
+        data: { labels: hours, datasets: [
+          { label: 'succeeded', data: o.compactionsPerHour.map(function (h) { return h.total - h.failed; }), backgroundColor: '#91cc75' },
+          { label: 'failed or degraded', data: o.compactionsPerHour.map(function (h) { return h.failed; }), backgroundColor: '#b00020' },
+        ] },
+        options: { scales: { x: { stacked: true }, y: { stacked: true, beginAtZero: true } } },
+      });
+    }).catch(showError);
+  }
+
   // A session: status, compactions with their summaries and a retry each, the transcript by pages.
   var session = { key: '', page: 0, total: -1, compactions: '' };
   function drawSession(key) {
@@ -104,12 +136,13 @@ export const CONSOLE_SCRIPT = String.raw`
     view.textContent = '';
     view.appendChild(el('p', {}, [el('a', { href: '#/', text: '← Fleet' })]));
     view.appendChild(el('h1', { class: 'key', text: key }));
+    view.appendChild(el('figure', {}, [el('figcaption', { text: 'Context tokens per model reply; compactions marked' }), el('div', { id: 'series-box' })]));
     ['status', 'compactions', 'transcript'].forEach(function (id) { view.appendChild(el('section', { id: id })); });
     refreshSession().then(function () { poll(refreshSession, 1000); });
   }
   function path(rest) { return '/v1/sessions/' + encodeURIComponent(session.key) + rest; }
   function refreshSession() {
-    return Promise.all([loadStatus(), loadCompactions(), loadTranscript()]).then(function (changed) { return changed.some(Boolean); });
+    return Promise.all([loadStatus(), loadCompactions(), loadTranscript().then(function (changed) { return changed ? loadSeries().then(function () { return true; }) : false; })]).then(function (changed) { return changed.some(Boolean); });
   }
   function loadStatus() {
     return api('GET', path('')).then(function (s) {
@@ -122,6 +155,18 @@ export const CONSOLE_SCRIPT = String.raw`
       box.appendChild(el('p', { id: 'status-line', text: s.contextTokens + ' of ' + s.contextWindow + ' tokens (' + s.percentUsed + '%) · turns ' + s.turnsCompleted + ' · compactions ' + s.compactionCount + (s.promptCache ? ' · prompt cache hit ' + s.promptCache.hitRatePercent + '%' : '') }));
       if (split) box.appendChild(el('p', { class: 'meta', text: parts.map(function (p) { return p[0] + ' ' + p[1]; }).join(' · ') }));
       return false;
+    });
+  }
+  function loadSeries() {
+    return api('GET', path('/context-series')).then(function (s) {
+      chart(document.getElementById('series-box'), 'context-chart', 'context tokens per model reply', {
+        type: 'scatter',
+        data: { datasets: [
+          { type: 'line', label: 'context tokens', data: s.points.map(function (p) { return { x: p.seq, y: p.contextTokens }; }), borderColor: '#5470c6', pointRadius: 2 },
+          { label: 'compaction (tokens before)', data: s.compactions.map(function (c) { return { x: c.seq, y: c.tokensBefore }; }), backgroundColor: '#b00020', pointStyle: 'triangle', pointRadius: 7 },
+        ] },
+        options: { scales: { x: { title: { display: true, text: 'transcript position' } }, y: { beginAtZero: true } } },
+      });
     });
   }
   function loadCompactions() {

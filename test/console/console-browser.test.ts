@@ -9,7 +9,7 @@ import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../src/store/schema';
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
 import { testDatabases } from '../support/databases';
 import { fakeReply } from '../support/fake-anthropic';
 import { integrationSuite, type WorkerContext } from '../support/integration';
@@ -86,6 +86,10 @@ const CONSOLE_ROUTES = ['/', '/console/console.js', '/console/console.css', '/co
             sameSite: 'Strict',
           });
           expect(cookie!.value).not.toContain(TEST_API_TOKEN);
+          // The charts: every session in the histogram (counted by the database), a bar per hour.
+          await page.waitForSelector('#compactions-chart');
+          expect(await drawn(page, 'pressure-chart')).toMatchObject({ painted: true, points: [SEEDED + 1] });
+          expect(await drawn(page, 'compactions-chart')).toMatchObject({ painted: true, points: [24, 24] });
           mkdirSync(OUTPUT, { recursive: true });
           await page.screenshot({
             path: join(OUTPUT, `console-fleet-${database.name}.png`),
@@ -107,6 +111,9 @@ const CONSOLE_ROUTES = ['/', '/console/console.js', '/console/console.css', '/co
           await degraded.locator('summary').click();
           expect(await degraded.locator('pre.summary').textContent()).toMatch(/\S/);
           await page.waitForSelector('#transcript .entry');
+          // The context chart: a point per model reply, the compaction marked.
+          await page.waitForSelector('#context-chart');
+          expect(await drawn(page, 'context-chart')).toMatchObject({ painted: true, points: [2, 1] });
           expect(await page.locator('#transcript').textContent()).toContain('deploy PAY-1234 first');
 
           // A turn sent elsewhere shows up in the open page without a reload. Its long question
@@ -174,6 +181,22 @@ describe('the console without the cookie', () => {
       }
     }));
 });
+
+/**
+ * Whether the Chart.js chart on canvas `id` painted pixels, and its datasets' sizes (the histogram's:
+ * the sum of its bars). Evaluated as text: the test compiles without the DOM library.
+ */
+function drawn(page: Page, id: string): Promise<{ painted: boolean; points: number[] }> {
+  return page.evaluate(`(() => {
+    const canvas = document.getElementById(${JSON.stringify(id)});
+    const pixels = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
+    let painted = 0;
+    for (let i = 3; i < pixels.length; i += 4) if (pixels[i] !== 0) painted++;
+    const sets = Chart.getChart(canvas).data.datasets;
+    const points = ${JSON.stringify(id)} === 'pressure-chart' ? [sets[0].data.reduce((a, b) => a + b, 0)] : sets.map((d) => d.data.length);
+    return { painted: painted > 0, points };
+  })()`);
+}
 
 /** Two turns, then a compaction whose summarizer fails every attempt: succeeded, degraded. */
 async function sessionWithDegradedCompaction(api: ApiUnderTest, t: WorkerContext, key: string): Promise<string> {

@@ -4,6 +4,8 @@ import { summaryOf } from '../../cli/compaction-detail';
 import { getSession } from '../../store/sessions-repo';
 import { fleetPage } from '../../console/fleet-page';
 import { transcriptPage } from '../../console/transcript-page';
+import { fleetOverview } from '../../console/fleet-overview';
+import { contextSeries } from '../../console/context-series';
 import type { ApiDeps } from '../api-deps';
 import { allowedAgentParam } from '../allowed';
 import { parsePath, parseQuery } from '../parse-request';
@@ -14,8 +16,8 @@ import { fleetQuery, sessionKeyParams, transcriptQuery } from '../request-schema
 const SESSION_COMPACTIONS_LIMIT = 50;
 
 /**
- * The paginated reads the console draws from: `GET /v1/console/sessions` (a page of the fleet),
- * `GET /v1/sessions/{sessionKey}/transcript` and `GET /v1/sessions/{sessionKey}/compactions`.
+ * The reads the console draws from: `GET /v1/console/sessions` (a page of the fleet), `GET
+ * /v1/console/overview` (its charts), and a session's transcript (by pages), compactions and context series.
  */
 export function registerConsoleDataRoutes(app: Hono, deps: ApiDeps): void {
   app.get('/v1/console/sessions', async (c) => {
@@ -31,6 +33,8 @@ export function registerConsoleDataRoutes(app: Hono, deps: ApiDeps): void {
     return c.json(await fleetPage(deps.db, deps.settings, filter, query.page, query.pageSize));
   });
 
+  app.get('/v1/console/overview', async (c) => c.json(await fleetOverview(deps.db, deps.settings, deps.settings.defaults.allowedAgents)));
+
   /** The session's row: its agent and current session id, or a 404 naming the key. */
   const sessionOf = async (sessionKey: string) => {
     const { agentId } = deps.client.identify(sessionKey);
@@ -44,6 +48,12 @@ export function registerConsoleDataRoutes(app: Hono, deps: ApiDeps): void {
     const query = parseQuery(c, transcriptQuery);
     const row = await sessionOf(sessionKey);
     return c.json(await transcriptPage(deps.db, row.agent_id, row.session_id, query.page, query.pageSize));
+  });
+
+  app.get('/v1/sessions/:sessionKey/context-series', async (c) => {
+    const { sessionKey } = parsePath(c, sessionKeyParams);
+    const row = await sessionOf(sessionKey);
+    return c.json(await contextSeries(deps.db, row.agent_id, row.session_id));
   });
 
   app.get('/v1/sessions/:sessionKey/compactions', async (c) => {
