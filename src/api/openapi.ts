@@ -1,7 +1,7 @@
 import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiResponsesObject } from 'zod-openapi';
 import type { z } from 'zod';
-import { compactBody, compactionsQuery, fleetQuery, messageBody, retryParams, retryQuery, sessionKeyParams, sessionsQuery, transcriptQuery } from './request-schemas';
-import { announceEvent, compactionResult, compactionsList, contextSeries, fleetOverview, fleetPage, messageReply, problem, restartEvent, retryResult, sessionCompactions, sessionStatus, sessionsList, textEvent, transcriptPage } from './response-schemas';
+import { compactBody, compactionsQuery, fleetQuery, messageBody, rerunBody, retryParams, retryQuery, sessionKeyParams, sessionsQuery, transcriptQuery } from './request-schemas';
+import { announceEvent, compactionEdit, compactionResult, compactionsList, contextSeries, fleetOverview, fleetPage, messageReply, problem, restartEvent, retryResult, sessionCompactions, sessionStatus, sessionsList, textEvent, transcriptPage } from './response-schemas';
 
 const problemContent = { 'application/problem+json': { schema: problem } };
 
@@ -12,6 +12,7 @@ function problems(...statuses: number[]): ZodOpenApiResponsesObject {
     401: 'No bearer token, or a wrong one',
     403: 'The agent is not in KEEL_ALLOWED_AGENTS',
     404: 'No such session or compaction',
+    409: 'The compaction cannot be edited now (one runs for the session, or it is not in the session’s transcript)',
     413: 'The body or a text is over its size limit',
     502: 'The request failed in the session (`failureType` says how)',
     503: 'Temporal or the database does not answer',
@@ -92,6 +93,23 @@ export function openApiDocument(): ReturnType<typeof createDocument> {
       },
       '/v1/console/sessions': {
         get: { operationId: 'fleetPage', summary: 'One page of the fleet, filtered and sorted on the server (the console’s fleet view)', requestParams: { query: fleetQuery }, responses: { '200': json(fleetPage, 'The page and the number of matching sessions'), ...problems(400, 403) } },
+      },
+      '/v1/compactions/{id}/revert': {
+        post: {
+          operationId: 'revertCompaction',
+          summary: 'Move the session’s window back to before that compaction (`keel compactions revert`); answers when done',
+          requestParams: { path: retryParams, query: retryQuery },
+          responses: { '200': json(compactionEdit, 'The revert’s own compaction record'), ...problems(400, 403, 404, 409) },
+        },
+      },
+      '/v1/compactions/{id}/rerun': {
+        post: {
+          operationId: 'rerunCompaction',
+          summary: 'Summarize that compaction’s range again as a new record (`keel compactions rerun`); answers when done',
+          requestParams: { path: retryParams, query: retryQuery },
+          requestBody: { content: { 'application/json': { schema: rerunBody } } },
+          responses: { '200': json(compactionEdit, 'The rerun’s compaction record'), ...problems(400, 403, 404, 409) },
+        },
       },
       '/v1/console/overview': {
         get: { operationId: 'fleetOverview', summary: 'The fleet’s charts: sessions by context pressure, compactions per hour with failures', responses: { '200': json(fleetOverview, 'The charts’ numbers'), ...problems() } },

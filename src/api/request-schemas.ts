@@ -59,3 +59,12 @@ export const fleetQuery = z.strictObject({
 
 /** `GET /v1/sessions/{sessionKey}/transcript`: one page of entries, oldest first. */
 export const transcriptQuery = z.strictObject({ page: pageNumber, pageSize });
+
+/** `POST /v1/compactions/{id}/rerun`: `keel compactions rerun`'s options. */
+export const rerunBody = z
+  .strictObject({
+    instructions: z.string().max(MAX_USER_TEXT_CHARS, `instructions: longer than ${MAX_USER_TEXT_CHARS} characters`).optional().meta({ description: 'Extra focus for the summarizer' }),
+    model: z.string().min(1).optional().meta({ description: 'Another model of the agent’s summarizer endpoint' }),
+    apply: z.boolean().optional().meta({ description: 'Make the new summary the session’s (only while that compaction’s range is the session’s window); revertible' }),
+  })
+  .meta({ id: 'RerunRequest' });

@@ -220,3 +220,12 @@ export const contextSeries = z
     compactions: z.array(z.strictObject({ seq: z.number().int(), tokensBefore: count })).meta({ description: 'Per compaction entry: where it cut' }),
   })
   .meta({ id: 'ContextSeries' });
+
+/** `POST /v1/compactions/{id}/revert` and `…/rerun`: the new compaction record, once the edit is done. */
+export const compactionEdit = z
+  .strictObject({
+    compaction: compactionView,
+    workflowId: z.string(),
+    laterCompactionsUndone: count.optional().meta({ description: 'A revert: the later compactions it undid too' }),
+  })
+  .meta({ id: 'CompactionEdit' });

@@ -187,6 +187,10 @@ export const CONSOLE_SCRIPT = String.raw`
           c.summary ? el('details', {}, [el('summary', { text: 'Summary' }), el('pre', { class: 'summary', text: c.summary })]) : null,
         ]);
         if (bad) item.appendChild(el('button', { class: 'danger', 'data-retry': c.id, onclick: function () { retry(c); } }, ['Retry']));
+        if (c.status === 'succeeded' && c.entryId) {
+          item.appendChild(el('button', { 'data-revert': c.id, onclick: function () { edit(c, 'revert', 'Revert compaction ' + c.id + '? The session sees the transcript from before it again (nothing is deleted; the revert can be reverted).', null); } }, ['Revert']));
+          item.appendChild(el('button', { 'data-rerun': c.id, onclick: function () { edit(c, 'rerun', 'Summarize the range of ' + c.id + ' again? It is recorded beside it; the session is unchanged.', '{}'); } }, ['Rerun']));
+        }
         box.appendChild(item);
       });
       return true;
@@ -198,6 +202,18 @@ export const CONSOLE_SCRIPT = String.raw`
       view.insertBefore(el('p', { role: 'status', text: (r.started ? 'started ' : 'joined ') + r.compactionId }), document.getElementById('compactions'));
       poll(refreshSession, 500);
     }).catch(showError);
+  }
+  /** A revert or rerun, confirmed: the server answers once the edit is done. */
+  function edit(c, verb, question, body) {
+    if (!window.confirm(question)) return;
+    var url = '/v1/compactions/' + encodeURIComponent(c.id) + '/' + verb + '?agent=' + encodeURIComponent(c.agentId);
+    fetch(url, { method: 'POST', headers: { accept: 'application/json', 'content-type': 'application/json' }, credentials: 'same-origin', body: body || '' })
+      .then(function (res) { return res.json().then(function (b) { if (!res.ok) throw new Error(b.detail || res.statusText); return b; }); })
+      .then(function (r) {
+        view.insertBefore(el('p', { role: 'status', text: verb + ' recorded as ' + r.compaction.id }), document.getElementById('compactions'));
+        poll(refreshSession, 200);
+      })
+      .catch(showError);
   }
   function loadTranscript(page) {
     var wanted = page || session.page || 0;

@@ -84,7 +84,9 @@ describe.each(testDatabases())('the HTTP API on $name', (database) => {
         [
           '/openapi.json',
           '/v1/compactions',
+          '/v1/compactions/{id}/rerun',
           '/v1/compactions/{id}/retry',
+          '/v1/compactions/{id}/revert',
           '/v1/console/overview',
           '/v1/console/sessions',
           '/v1/sessions',

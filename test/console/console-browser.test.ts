@@ -133,6 +133,12 @@ const CONSOLE_ROUTES = ['/', '/console/console.js', '/console/console.css', '/co
           await page.screenshot({ path: join(OUTPUT, `console-session-${database.name}.png`), fullPage: true });
           const records = await t.store.db.selectFrom('compactions').select(['id', 'retry_of', 'status', 'degraded']).where('retry_of', '=', compactionId).execute();
           expect(records).toEqual([expect.objectContaining({ status: 'succeeded', degraded: false })]);
+          // Revert the retried compaction, confirmed: the revert is a compaction record of its own.
+          const retriedId = records[0]!.id;
+          page.once('dialog', (d) => void d.accept());
+          await page.locator(`[data-revert="${retriedId}"]`).click();
+          await page.locator('[data-compaction][data-status="succeeded"]', { hasText: '· revert ·' }).waitFor({ timeout: 60_000 });
+          expect(await t.store.db.selectFrom('compactions').select(['trigger', 'status']).where('revert_of', '=', retriedId).execute()).toEqual([{ trigger: 'revert', status: 'succeeded' }]);
           // The summarizer saw the long question: the retry summarized it.
           expect(t.fake.requests.some((r) => isSummarizerRequest(r) && JSON.stringify(r.body).includes('note11999'))).toBe(true);
 
