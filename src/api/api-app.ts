@@ -10,6 +10,7 @@ import { registerEventRoutes } from './routes/events';
 import { registerMessageRoutes } from './routes/messages';
 import { registerSessionRoutes } from './routes/sessions';
 import { registerConsoleDataRoutes } from './routes/console-data';
+import { registerSubagentRoutes } from './routes/subagents';
 import { registerConsoleLogin, registerConsoleRoutes } from '../console/console-routes';
 
 /**
@@ -35,6 +36,7 @@ export function createApiApp(deps: ApiDeps): Hono {
   registerEventRoutes(app, deps);
   registerCompactionRoutes(app, deps);
   registerConsoleDataRoutes(app, deps);
+  registerSubagentRoutes(app, deps);
   registerConsoleRoutes(app);
   app.notFound((c) => problemResponse(c, new ApiProblem(404, 'no-route', `no route ${c.req.method} ${c.req.path}; GET /openapi.json lists them`)));
   app.onError((err, c) => problemResponse(c, problemFor(err, deps.dependencies)));

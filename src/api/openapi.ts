@@ -1,7 +1,7 @@
 import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiResponsesObject } from 'zod-openapi';
 import type { z } from 'zod';
-import { compactBody, compactionsQuery, fleetQuery, messageBody, rerunBody, retryParams, retryQuery, sessionKeyParams, sessionsQuery, transcriptQuery } from './request-schemas';
-import { announceEvent, compactionEdit, compactionResult, compactionsList, contextSeries, fleetOverview, fleetPage, messageReply, problem, restartEvent, retryResult, sessionCompactions, sessionStatus, sessionsList, textEvent, transcriptPage } from './response-schemas';
+import { compactBody, compactionsQuery, fleetQuery, messageBody, rerunBody, steerBody, subagentParams, retryParams, retryQuery, sessionKeyParams, sessionsQuery, transcriptQuery } from './request-schemas';
+import { announceEvent, compactionEdit, compactionResult, killResult, steerResult, subagentsList, compactionsList, contextSeries, fleetOverview, fleetPage, messageReply, problem, restartEvent, retryResult, sessionCompactions, sessionStatus, sessionsList, textEvent, transcriptPage } from './response-schemas';
 
 const problemContent = { 'application/problem+json': { schema: problem } };
 
@@ -109,6 +109,21 @@ export function openApiDocument(): ReturnType<typeof createDocument> {
           requestParams: { path: retryParams, query: retryQuery },
           requestBody: { content: { 'application/json': { schema: rerunBody } } },
           responses: { '200': json(compactionEdit, 'The rerun’s compaction record'), ...problems(400, 403, 404, 409) },
+        },
+      },
+      '/v1/sessions/{sessionKey}/subagents': {
+        get: { operationId: 'listSubagents', summary: 'The subagent runs of the session’s agent (`keel subagents --json`), for the tree under the session', requestParams: { path: sessionKeyParams }, responses: { '200': json(subagentsList, 'The runs'), ...problems(400, 403) } },
+      },
+      '/v1/subagents/{id}/kill': {
+        post: { operationId: 'killSubagent', summary: 'Stop a subagent run (`keel subagents kill`)', requestParams: { path: subagentParams, query: retryQuery }, responses: { '200': json(killResult, 'Whether it was stopped'), ...problems(400, 403) } },
+      },
+      '/v1/subagents/{id}/steer': {
+        post: {
+          operationId: 'steerSubagent',
+          summary: 'Send a subagent a message; its answer reaches its parent (`keel subagents steer`)',
+          requestParams: { path: subagentParams, query: retryQuery },
+          requestBody: { content: { 'application/json': { schema: steerBody } } },
+          responses: { '200': json(steerResult, 'Whether it was admitted'), ...problems(400, 403, 413) },
         },
       },
       '/v1/console/overview': {

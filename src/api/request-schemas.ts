@@ -68,3 +68,9 @@ export const rerunBody = z
     apply: z.boolean().optional().meta({ description: 'Make the new summary the session’s (only while that compaction’s range is the session’s window); revertible' }),
   })
   .meta({ id: 'RerunRequest' });
+
+/** `POST /v1/subagents/{id}/kill` and `…/steer`. */
+export const subagentParams = z.object({ id: z.string().min(1).meta({ description: 'A subagent run id from `GET /v1/sessions/{sessionKey}/subagents`' }) });
+
+/** `POST /v1/subagents/{id}/steer`. */
+export const steerBody = z.strictObject({ text: z.string().trim().min(1, 'text: must be a non-empty string').max(MAX_USER_TEXT_CHARS, `text: longer than ${MAX_USER_TEXT_CHARS} characters`) }).meta({ id: 'SteerRequest' });

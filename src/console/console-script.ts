@@ -129,20 +129,20 @@ export const CONSOLE_SCRIPT = String.raw`
   }
 
   // A session: status, compactions with their summaries and a retry each, the transcript by pages.
-  var session = { key: '', page: 0, total: -1, compactions: '' };
+  var session = { key: '', page: 0, total: -1, compactions: '', subagents: '' };
   function drawSession(key) {
     clearTimeout(timer);
-    session = { key: key, page: 0, total: -1, compactions: '' };
+    session = { key: key, page: 0, total: -1, compactions: '', subagents: '' };
     view.textContent = '';
     view.appendChild(el('p', {}, [el('a', { href: '#/', text: '← Fleet' })]));
     view.appendChild(el('h1', { class: 'key', text: key }));
     view.appendChild(el('figure', {}, [el('figcaption', { text: 'Context tokens per model reply; compactions marked' }), el('div', { id: 'series-box' })]));
-    ['status', 'compactions', 'transcript'].forEach(function (id) { view.appendChild(el('section', { id: id })); });
+    ['status', 'compactions', 'subagents', 'transcript'].forEach(function (id) { view.appendChild(el('section', { id: id })); });
     refreshSession().then(function () { poll(refreshSession, 1000); });
   }
   function path(rest) { return '/v1/sessions/' + encodeURIComponent(session.key) + rest; }
   function refreshSession() {
-    return Promise.all([loadStatus(), loadCompactions(), loadTranscript().then(function (changed) { return changed ? loadSeries().then(function () { return true; }) : false; })]).then(function (changed) { return changed.some(Boolean); });
+    return Promise.all([loadStatus(), loadCompactions(), loadSubagents(), loadTranscript().then(function (changed) { return changed ? loadSeries().then(function () { return true; }) : false; })]).then(function (changed) { return changed.some(Boolean); });
   }
   function loadStatus() {
     return api('GET', path('')).then(function (s) {
@@ -202,6 +202,43 @@ export const CONSOLE_SCRIPT = String.raw`
       view.insertBefore(el('p', { role: 'status', text: (r.started ? 'started ' : 'joined ') + r.compactionId }), document.getElementById('compactions'));
       poll(refreshSession, 500);
     }).catch(showError);
+  }
+  function loadSubagents() {
+    return api('GET', path('/subagents')).then(function (body) {
+      var signature = JSON.stringify(body.subagents.map(function (r) { return [r.id, r.status]; }));
+      if (signature === session.subagents) return false;
+      session.subagents = signature;
+      var box = document.getElementById('subagents');
+      box.textContent = '';
+      var under = function (key) {
+        var runs = body.subagents.filter(function (r) { return r.parentSessionKey === key; });
+        if (runs.length === 0) return null;
+        return el('ul', { class: 'tree' }, runs.map(function (r) {
+          var steer = el('input', { 'aria-label': 'message to ' + (r.label || r.id), placeholder: 'steer: a message' });
+          var live = r.endedAt === null;
+          return el('li', { 'data-subagent': r.id, 'data-state': r.status }, [
+            el('a', { href: '#/s/' + encodeURIComponent(r.childSessionKey), text: (r.label || r.id) }),
+            ' · ' + r.status + ' · ' + r.mode + ' · ' + r.task.slice(0, 120),
+            live ? el('button', { class: 'danger', onclick: function () { subagentAction(r, 'kill', 'Stop subagent ' + (r.label || r.id) + '?', null); } }, ['Kill']) : null,
+            live ? el('form', { onsubmit: function (e) { e.preventDefault(); subagentAction(r, 'steer', null, JSON.stringify({ text: steer.value })); } }, [steer, el('button', { type: 'submit', text: 'Steer' })]) : null,
+            under(r.childSessionKey),
+          ]);
+        }));
+      };
+      var tree = under(session.key);
+      if (tree) {
+        box.appendChild(el('h2', { text: 'Subagents' }));
+        box.appendChild(tree);
+      }
+      return true;
+    });
+  }
+  function subagentAction(r, verb, question, body) {
+    if (question && !window.confirm(question)) return;
+    fetch('/v1/subagents/' + encodeURIComponent(r.id) + '/' + verb + '?agent=' + encodeURIComponent(r.agentId), { method: 'POST', headers: { accept: 'application/json', 'content-type': 'application/json' }, credentials: 'same-origin', body: body || '' })
+      .then(function (res) { return res.json().then(function (b) { if (!res.ok) throw new Error(b.detail || res.statusText); return b; }); })
+      .then(function (b) { view.insertBefore(el('p', { role: 'status', text: b.message }), document.getElementById('subagents')); poll(refreshSession, 500); })
+      .catch(showError);
   }
   /** A revert or rerun, confirmed: the server answers once the edit is done. */
   function edit(c, verb, question, body) {

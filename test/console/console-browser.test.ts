@@ -17,6 +17,7 @@ import { freshDurableAgent, isFlushRequest, isSummarizerRequest } from '../suppo
 import { goodSummarizer } from '../compaction-workflow/support';
 import { startApi, TEST_API_TOKEN, type ApiUnderTest } from '../support/http-api';
 import { chromiumPath } from '../support/tool-path';
+import { CITIES, PARENT_PROMPT, lookupTools, subagentResponder } from '../subagents/subagent-script';
 
 const OUTPUT = resolve(__dirname, '../../test-output');
 const MESSAGES = '/v1/sessions/{sessionKey}/messages';
@@ -150,6 +151,38 @@ const CONSOLE_ROUTES = ['/', '/console/console.js', '/console/console.css', '/co
         }
       }));
   });
+});
+
+describe.each(testDatabases())('the console’s subagent tree on $name', (database) => {
+  const db = suite.storePerTest(database);
+  (executablePath ? it : it.skip)('shows the runs a session spawned with their states, and a steer of an ended run is refused', () =>
+    suite.withWorker(db.store, { tools: lookupTools() }, async (t) => {
+      const api = await startApi(suite.env, t);
+      const browser = await chromium.launch({ executablePath, args: ['--no-sandbox'] });
+      try {
+        const key = `agent:main:console-${database.name}-${freshDurableAgent()}`;
+        t.fake.respondWith(subagentResponder({ cities: [CITIES[0]!] }));
+        await api.call('POST', MESSAGES, { params: { sessionKey: key }, body: { text: PARENT_PROMPT } });
+        const page = await browser.newPage({ viewport: { width: 390, height: 900 } });
+        await page.goto(`${api.url}/`);
+        await page.fill('#token', TEST_API_TOKEN);
+        await page.click('button[type=submit]');
+        await page.waitForSelector('#sessions');
+        await page.goto(`${api.url}/#/s/${encodeURIComponent(key)}`);
+        const run = page.locator('[data-subagent][data-state="done"]', { hasText: CITIES[0]! });
+        await run.waitFor({ timeout: 45_000 });
+        const stored = await t.store.db.selectFrom('subagent_runs').select(['id', 'status']).where('parent_session_key', '=', key).execute();
+        expect(stored).toEqual([{ id: await run.getAttribute('data-subagent'), status: 'done' }]);
+        mkdirSync(OUTPUT, { recursive: true });
+        await page.screenshot({ path: join(OUTPUT, `console-subagents-phone-${database.name}.png`), fullPage: true });
+        const steer = await api.call('POST', '/v1/subagents/{id}/steer', { params: { id: stored[0]!.id }, query: { agent: 'main' }, body: { text: 'one more city' } });
+        expect(steer.body).toMatchObject({ id: stored[0]!.id, sent: false });
+      } finally {
+        await browser.close();
+        await api.close();
+      }
+    }),
+  );
 });
 
 describe('the console without the cookie', () => {
