@@ -11,6 +11,7 @@ import { registerMessageRoutes } from './routes/messages';
 import { registerSessionRoutes } from './routes/sessions';
 import { registerConsoleDataRoutes } from './routes/console-data';
 import { registerSubagentRoutes } from './routes/subagents';
+import { registerReplayRoutes } from './routes/replay';
 import { registerConsoleLogin, registerConsoleRoutes } from '../console/console-routes';
 
 /**
@@ -37,6 +38,7 @@ export function createApiApp(deps: ApiDeps): Hono {
   registerCompactionRoutes(app, deps);
   registerConsoleDataRoutes(app, deps);
   registerSubagentRoutes(app, deps);
+  registerReplayRoutes(app, deps);
   registerConsoleRoutes(app);
   app.notFound((c) => problemResponse(c, new ApiProblem(404, 'no-route', `no route ${c.req.method} ${c.req.path}; GET /openapi.json lists them`)));
   app.onError((err, c) => problemResponse(c, problemFor(err, deps.dependencies)));

@@ -1,6 +1,6 @@
 import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiResponsesObject } from 'zod-openapi';
 import type { z } from 'zod';
-import { compactBody, compactionsQuery, fleetQuery, messageBody, rerunBody, steerBody, subagentParams, retryParams, retryQuery, sessionKeyParams, sessionsQuery, transcriptQuery } from './request-schemas';
+import { compactBody, compactionsQuery, fleetQuery, messageBody, replayBody, rerunBody, steerBody, subagentParams, retryParams, retryQuery, sessionKeyParams, sessionsQuery, transcriptQuery } from './request-schemas';
 import { announceEvent, compactionEdit, compactionResult, killResult, steerResult, subagentsList, compactionsList, contextSeries, fleetOverview, fleetPage, messageReply, problem, restartEvent, retryResult, sessionCompactions, sessionStatus, sessionsList, textEvent, transcriptPage } from './response-schemas';
 
 const problemContent = { 'application/problem+json': { schema: problem } };
@@ -124,6 +124,15 @@ export function openApiDocument(): ReturnType<typeof createDocument> {
           requestParams: { path: subagentParams, query: retryQuery },
           requestBody: { content: { 'application/json': { schema: steerBody } } },
           responses: { '200': json(steerResult, 'Whether it was admitted'), ...problems(400, 403, 413) },
+        },
+      },
+      '/v1/sessions/{sessionKey}/replay': {
+        post: {
+          operationId: 'replaySession',
+          summary: 'The what-if replay report of the session: its agent’s configuration against the policy sent (`keel replay --html`), extractive summaries',
+          requestParams: { path: sessionKeyParams },
+          requestBody: { content: { 'application/json': { schema: replayBody } } },
+          responses: { '200': { description: 'The report, a self-contained HTML page', content: { 'text/html': { schema: { type: 'string' } } } }, ...problems(400, 403, 404) },
         },
       },
       '/v1/console/overview': {

@@ -74,3 +74,8 @@ export const subagentParams = z.object({ id: z.string().min(1).meta({ descriptio
 
 /** `POST /v1/subagents/{id}/steer`. */
 export const steerBody = z.strictObject({ text: z.string().trim().min(1, 'text: must be a non-empty string').max(MAX_USER_TEXT_CHARS, `text: longer than ${MAX_USER_TEXT_CHARS} characters`) }).meta({ id: 'SteerRequest' });
+
+/** `POST /v1/sessions/{sessionKey}/replay`: the policy to compare with the agent's configuration. */
+export const replayBody = z
+  .strictObject({ policy: z.record(z.string(), z.unknown()).default({}).meta({ description: 'A replay policy, as `keel replay --policy FILE` reads it (e.g. `{ "contextWindowTokens": 100000 }`)' }) })
+  .meta({ id: 'ReplayRequest' });

@@ -138,6 +138,7 @@ export const CONSOLE_SCRIPT = String.raw`
     view.appendChild(el('h1', { class: 'key', text: key }));
     view.appendChild(el('figure', {}, [el('figcaption', { text: 'Context tokens per model reply; compactions marked' }), el('div', { id: 'series-box' })]));
     ['status', 'compactions', 'subagents', 'transcript'].forEach(function (id) { view.appendChild(el('section', { id: id })); });
+    drawReplay();
     refreshSession().then(function () { poll(refreshSession, 1000); });
   }
   function path(rest) { return '/v1/sessions/' + encodeURIComponent(session.key) + rest; }
@@ -239,6 +240,32 @@ export const CONSOLE_SCRIPT = String.raw`
       .then(function (res) { return res.json().then(function (b) { if (!res.ok) throw new Error(b.detail || res.statusText); return b; }); })
       .then(function (b) { view.insertBefore(el('p', { role: 'status', text: b.message }), document.getElementById('subagents')); poll(refreshSession, 500); })
       .catch(showError);
+  }
+  /** The what-if replay: a policy the operator edits, replayed on the server, the report in a sandboxed frame. */
+  function drawReplay() {
+    var policy = el('textarea', { id: 'replay-policy', rows: '3', cols: '60', 'aria-label': 'replay policy (JSON)' });
+    policy.value = '{ "name": "half the window", "contextWindowTokens": 100000 }';
+    var out = el('div', { id: 'replay-out' });
+    view.appendChild(el('section', { id: 'replay' }, [
+      el('h2', { text: 'What-if replay' }),
+      el('p', { class: 'meta', text: 'The session replayed under its agent’s configuration and this policy (keel replay; extractive summaries).' }),
+      policy,
+      el('p', {}, [el('button', { id: 'replay-run', onclick: function () {
+        out.textContent = 'replaying…';
+        var body;
+        try { body = JSON.stringify({ policy: JSON.parse(policy.value) }); } catch (e) { out.textContent = 'the policy is not JSON: ' + e.message; return; }
+        fetch(path('/replay'), { method: 'POST', headers: { 'content-type': 'application/json' }, credentials: 'same-origin', body: body }).then(function (res) {
+          return res.text().then(function (text) {
+            out.textContent = '';
+            if (!res.ok) { out.appendChild(el('p', { class: 'error', role: 'alert', text: JSON.parse(text).detail })); return; }
+            var frame = el('iframe', { id: 'replay-frame', title: 'replay report', sandbox: 'allow-scripts', style: 'width:100%;height:900px;border:1px solid #e3e6ea;background:#fff' });
+            frame.srcdoc = text;
+            out.appendChild(frame);
+          });
+        }).catch(showError);
+      } }, ['Replay'])]),
+      out,
+    ]));
   }
   /** A revert or rerun, confirmed: the server answers once the edit is done. */
   function edit(c, verb, question, body) {

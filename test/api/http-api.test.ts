@@ -95,6 +95,7 @@ describe.each(testDatabases())('the HTTP API on $name', (database) => {
           '/v1/sessions/{sessionKey}/compactions',
           '/v1/sessions/{sessionKey}/context-series',
           '/v1/sessions/{sessionKey}/events',
+          '/v1/sessions/{sessionKey}/replay',
           '/v1/sessions/{sessionKey}/subagents',
           '/v1/sessions/{sessionKey}/transcript',
           '/v1/subagents/{id}/kill',

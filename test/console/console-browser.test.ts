@@ -143,6 +143,13 @@ const CONSOLE_ROUTES = ['/', '/console/console.js', '/console/console.css', '/co
           // The summarizer saw the long question: the retry summarized it.
           expect(t.fake.requests.some((r) => isSummarizerRequest(r) && JSON.stringify(r.body).includes('note11999'))).toBe(true);
 
+          // The what-if replay of this session, inline: its report's charts drawn, a legend per policy.
+          await page.fill('#replay-policy', '{ "name": "tight", "contextWindowTokens": 50000 }');
+          await page.click('#replay-run');
+          const report = page.frameLocator('#replay-frame');
+          await report.locator('#context-chart').waitFor({ timeout: 30_000 });
+          expect(await report.locator('body').textContent()).toContain('tight');
+
           expect(errors).toEqual([]);
           expect(offsite).toEqual([]);
         } finally {
