@@ -9,6 +9,7 @@ export const CONSOLE_SCRIPT = String.raw`
 (function () {
   var view = document.getElementById('view');
   var timer = null;
+  var events = null;
   var PAGE_SIZE = 50;
 
   function el(tag, attrs, children) {
@@ -140,6 +141,9 @@ export const CONSOLE_SCRIPT = String.raw`
     ['status', 'compactions', 'subagents', 'transcript'].forEach(function (id) { view.appendChild(el('section', { id: id })); });
     drawReplay();
     refreshSession().then(function () { poll(refreshSession, 1000); });
+    // What the session says unasked (its answers to subagents' reports) refreshes at once; polling covers the rest.
+    events = new EventSource(path('/events'));
+    events.addEventListener('announce', function () { refreshSession(); });
   }
   function path(rest) { return '/v1/sessions/' + encodeURIComponent(session.key) + rest; }
   function refreshSession() {
@@ -311,6 +315,7 @@ export const CONSOLE_SCRIPT = String.raw`
   }
 
   function route() {
+    if (events) { events.close(); events = null; }
     var m = /^#\/s\/(.+)$/.exec(location.hash);
     if (m) drawSession(decodeURIComponent(m[1]));
     else drawFleet();
