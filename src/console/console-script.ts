@@ -11,6 +11,7 @@ export const CONSOLE_SCRIPT = String.raw`
   var timer = null;
   var events = null;
   var PAGE_SIZE = 50;
+  var LONG_TEXT = 1500;
 
   function el(tag, attrs, children) {
     var node = document.createElement(tag);
@@ -304,7 +305,10 @@ export const CONSOLE_SCRIPT = String.raw`
     box.appendChild(el('h2', { text: 'Transcript' }));
     body.entries.forEach(function (e) {
       var calls = e.toolCalls.map(function (t) { return el('details', { class: 'tool' }, [el('summary', { text: 'tool call ' + t.name }), el('pre', { text: t.arguments })]); });
-      var text = e.toolName ? el('details', { class: 'tool' }, [el('summary', { text: 'tool result ' + e.toolName }), el('pre', { text: e.text })]) : el('pre', { text: e.text });
+      // Tool results and long texts fold: the page stays scannable.
+      var text = e.toolName ? el('details', { class: 'tool' }, [el('summary', { text: 'tool result ' + e.toolName }), el('pre', { text: e.text })])
+        : e.text.length > LONG_TEXT ? el('details', {}, [el('summary', { text: e.text.slice(0, 200) + '… (' + e.text.length + ' characters)' }), el('pre', { text: e.text })])
+        : el('pre', { text: e.text });
       box.appendChild(el('div', { class: 'entry', 'data-role': e.role || e.type }, [el('div', { class: 'meta', text: '#' + e.seq + ' ' + (e.role || e.type) + ' · ' + when(e.createdAt) + (e.tokens !== null ? ' · ' + e.tokens + ' tokens' : '') }), text].concat(calls)));
     });
     box.appendChild(el('div', { class: 'pager' }, [
