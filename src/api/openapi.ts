@@ -1,6 +1,6 @@
 import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiResponsesObject } from 'zod-openapi';
 import type { z } from 'zod';
-import { compactBody, compactionsQuery, fleetQuery, messageBody, replayBody, rerunBody, steerBody, subagentParams, retryParams, retryQuery, sessionKeyParams, sessionsQuery, transcriptQuery } from './request-schemas';
+import { compactBody, compactionsQuery, fleetQuery, messageBody, replayBody, rerunBody, steerBody, subagentParams, subagentQuery, retryParams, retryQuery, sessionKeyParams, sessionsQuery, transcriptQuery } from './request-schemas';
 import { announceEvent, compactionEdit, compactionResult, killResult, steerResult, subagentsList, compactionsList, contextSeries, fleetOverview, fleetPage, messageReply, problem, restartEvent, retryResult, sessionCompactions, sessionStatus, sessionsList, textEvent, transcriptPage } from './response-schemas';
 
 const problemContent = { 'application/problem+json': { schema: problem } };
@@ -115,13 +115,13 @@ export function openApiDocument(): ReturnType<typeof createDocument> {
         get: { operationId: 'listSubagents', summary: 'The subagent runs of the session’s agent (`keel subagents --json`), for the tree under the session', requestParams: { path: sessionKeyParams }, responses: { '200': json(subagentsList, 'The runs'), ...problems(400, 403) } },
       },
       '/v1/subagents/{id}/kill': {
-        post: { operationId: 'killSubagent', summary: 'Stop a subagent run (`keel subagents kill`)', requestParams: { path: subagentParams, query: retryQuery }, responses: { '200': json(killResult, 'Whether it was stopped'), ...problems(400, 403) } },
+        post: { operationId: 'killSubagent', summary: 'Stop a subagent run (`keel subagents kill`)', requestParams: { path: subagentParams, query: subagentQuery }, responses: { '200': json(killResult, 'Whether it was stopped'), ...problems(400, 403) } },
       },
       '/v1/subagents/{id}/steer': {
         post: {
           operationId: 'steerSubagent',
           summary: 'Send a subagent a message; its answer reaches its parent (`keel subagents steer`)',
-          requestParams: { path: subagentParams, query: retryQuery },
+          requestParams: { path: subagentParams, query: subagentQuery },
           requestBody: { content: { 'application/json': { schema: steerBody } } },
           responses: { '200': json(steerResult, 'Whether it was admitted'), ...problems(400, 403, 413) },
         },

@@ -79,3 +79,6 @@ export const steerBody = z.strictObject({ text: z.string().trim().min(1, 'text: 
 export const replayBody = z
   .strictObject({ policy: z.record(z.string(), z.unknown()).default({}).meta({ description: 'A replay policy, as `keel replay --policy FILE` reads it (e.g. `{ "contextWindowTokens": 100000 }`)' }) })
   .meta({ id: 'ReplayRequest' });
+
+/** The agent a subagent run belongs to (run ids are looked up per agent, as `keel subagents kill --agent`). */
+export const subagentQuery = z.strictObject({ agent: z.string().min(1).default('main').meta({ description: 'The agent whose session spawned the run' }) });

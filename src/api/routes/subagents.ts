@@ -4,7 +4,7 @@ import { createSessionSignals } from '../../client/session-signals';
 import type { ApiDeps } from '../api-deps';
 import { allowedAgentParam } from '../allowed';
 import { parseBody, parsePath, parseQuery } from '../parse-request';
-import { retryQuery, sessionKeyParams, steerBody, subagentParams } from '../request-schemas';
+import { sessionKeyParams, steerBody, subagentParams, subagentQuery } from '../request-schemas';
 
 /**
  * `GET /v1/sessions/{sessionKey}/subagents` (the runs its agent spawned, for the tree under it) and
@@ -20,7 +20,7 @@ export function registerSubagentRoutes(app: Hono, deps: ApiDeps): void {
     return c.json(await subagentsList({ db: deps.db, agentId, json: true }));
   });
 
-  const runOf = (c: Context) => ({ id: parsePath(c, subagentParams).id, agentId: allowedAgentParam(deps, parseQuery(c, retryQuery).agent) });
+  const runOf = (c: Context) => ({ id: parsePath(c, subagentParams).id, agentId: allowedAgentParam(deps, parseQuery(c, subagentQuery).agent) });
   app.post('/v1/subagents/:id/kill', async (c) => c.json(await subagentsKill({ db: deps.db, sessions, ...runOf(c) })));
   app.post('/v1/subagents/:id/steer', async (c) => {
     const run = runOf(c);
