@@ -8,7 +8,7 @@ import tseslint from 'typescript-eslint';
 // messages, plans and text, testable without a server or a database; the I/O folders reach a
 // database, a model, a Temporal server, the network or the file system.
 const PURE_FOLDERS = ['context', 'compaction', 'engine', 'text', 'turn', 'sessions', 'profile'];
-const IO_FOLDERS = ['store', 'embedded', 'model', 'runtime', 'client', 'cli', 'api', 'temporal', 'transfer', 'tools', 'streaming', 'observability', 'testing', 'subagents', 'config', 'replay', 'security'];
+const IO_FOLDERS = ['store', 'embedded', 'model', 'runtime', 'client', 'cli', 'api', 'temporal', 'transfer', 'tools', 'streaming', 'observability', 'testing', 'subagents', 'config', 'replay', 'security', 'console'];
 
 // Node built-ins, bare ('fs') and prefixed ('node:fs'): no I/O in workflows or pure code.
 const NODE_BUILTINS = builtinModules.filter((m) => !m.startsWith('_'));

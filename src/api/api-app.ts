@@ -9,13 +9,19 @@ import { registerCompactionRoutes } from './routes/compactions';
 import { registerEventRoutes } from './routes/events';
 import { registerMessageRoutes } from './routes/messages';
 import { registerSessionRoutes } from './routes/sessions';
+import { registerConsoleDataRoutes } from './routes/console-data';
+import { registerSubagentRoutes } from './routes/subagents';
+import { registerReplayRoutes } from './routes/replay';
+import { registerConsoleLogin, registerConsoleRoutes } from '../console/console-routes';
 
 /**
  * The HTTP API as a Hono app: bearer auth on every route (when there is a token), a body size limit,
- * the routes, and problem details for every error. Served by `serveApi`; see docs/http-api.md.
+ * the routes, the operators' console at `/`, and problem details for every error. Served by `serveApi`; see docs/http-api.md.
  */
 export function createApiApp(deps: ApiDeps): Hono {
   const app = new Hono();
+  // The console's login form is the one thing open without the token.
+  if (deps.token) registerConsoleLogin(app, deps.token);
   if (deps.token) app.use('*', bearerAuth(deps.token));
   app.use(
     '*',
@@ -30,6 +36,10 @@ export function createApiApp(deps: ApiDeps): Hono {
   registerSessionRoutes(app, deps);
   registerEventRoutes(app, deps);
   registerCompactionRoutes(app, deps);
+  registerConsoleDataRoutes(app, deps);
+  registerSubagentRoutes(app, deps);
+  registerReplayRoutes(app, deps);
+  registerConsoleRoutes(app);
   app.notFound((c) => problemResponse(c, new ApiProblem(404, 'no-route', `no route ${c.req.method} ${c.req.path}; GET /openapi.json lists them`)));
   app.onError((err, c) => problemResponse(c, problemFor(err, deps.dependencies)));
   return app;

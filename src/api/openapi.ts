@@ -1,7 +1,7 @@
 import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiResponsesObject } from 'zod-openapi';
 import type { z } from 'zod';
-import { compactBody, compactionsQuery, messageBody, retryParams, retryQuery, sessionKeyParams, sessionsQuery } from './request-schemas';
-import { announceEvent, compactionResult, compactionsList, messageReply, problem, restartEvent, retryResult, sessionStatus, sessionsList, textEvent, toolEvent } from './response-schemas';
+import { compactBody, compactionsQuery, fleetQuery, messageBody, replayBody, rerunBody, steerBody, subagentParams, subagentQuery, retryParams, retryQuery, sessionKeyParams, sessionsQuery, transcriptQuery } from './request-schemas';
+import { announceEvent, compactionEdit, compactionResult, killResult, steerResult, subagentsList, compactionsList, contextSeries, fleetOverview, fleetPage, messageReply, problem, restartEvent, retryResult, sessionCompactions, sessionStatus, sessionsList, textEvent, toolEvent, transcriptPage } from './response-schemas';
 
 const problemContent = { 'application/problem+json': { schema: problem } };
 
@@ -12,6 +12,7 @@ function problems(...statuses: number[]): ZodOpenApiResponsesObject {
     401: 'No bearer token, or a wrong one',
     403: 'The agent is not in KEEL_ALLOWED_AGENTS',
     404: 'No such session or compaction',
+    409: 'The compaction cannot be edited now (one runs for the session, or it is not in the session’s transcript)',
     413: 'The body or a text is over its size limit',
     502: 'The request failed in the session (`failureType` says how)',
     503: 'Temporal or the database does not answer',
@@ -89,6 +90,62 @@ export function openApiDocument(): ReturnType<typeof createDocument> {
           requestParams: { path: retryParams, query: retryQuery },
           responses: { '200': json(retryResult, 'The compaction started or joined'), ...problems(400, 403, 404) },
         },
+      },
+      '/v1/console/sessions': {
+        get: { operationId: 'fleetPage', summary: 'One page of the fleet, filtered and sorted on the server (the console’s fleet view)', requestParams: { query: fleetQuery }, responses: { '200': json(fleetPage, 'The page and the number of matching sessions'), ...problems(400, 403) } },
+      },
+      '/v1/compactions/{id}/revert': {
+        post: {
+          operationId: 'revertCompaction',
+          summary: 'Move the session’s window back to before that compaction (`keel compactions revert`); answers when done',
+          requestParams: { path: retryParams, query: retryQuery },
+          responses: { '200': json(compactionEdit, 'The revert’s own compaction record'), ...problems(400, 403, 404, 409) },
+        },
+      },
+      '/v1/compactions/{id}/rerun': {
+        post: {
+          operationId: 'rerunCompaction',
+          summary: 'Summarize that compaction’s range again as a new record (`keel compactions rerun`); answers when done',
+          requestParams: { path: retryParams, query: retryQuery },
+          requestBody: { content: { 'application/json': { schema: rerunBody } } },
+          responses: { '200': json(compactionEdit, 'The rerun’s compaction record'), ...problems(400, 403, 404, 409) },
+        },
+      },
+      '/v1/sessions/{sessionKey}/subagents': {
+        get: { operationId: 'listSubagents', summary: 'The subagent runs of the session’s agent (`keel subagents --json`), for the tree under the session', requestParams: { path: sessionKeyParams }, responses: { '200': json(subagentsList, 'The runs'), ...problems(400, 403) } },
+      },
+      '/v1/subagents/{id}/kill': {
+        post: { operationId: 'killSubagent', summary: 'Stop a subagent run (`keel subagents kill`)', requestParams: { path: subagentParams, query: subagentQuery }, responses: { '200': json(killResult, 'Whether it was stopped'), ...problems(400, 403) } },
+      },
+      '/v1/subagents/{id}/steer': {
+        post: {
+          operationId: 'steerSubagent',
+          summary: 'Send a subagent a message; its answer reaches its parent (`keel subagents steer`)',
+          requestParams: { path: subagentParams, query: subagentQuery },
+          requestBody: { content: { 'application/json': { schema: steerBody } } },
+          responses: { '200': json(steerResult, 'Whether it was admitted'), ...problems(400, 403, 413) },
+        },
+      },
+      '/v1/sessions/{sessionKey}/replay': {
+        post: {
+          operationId: 'replaySession',
+          summary: 'The what-if replay report of the session: its agent’s configuration against the policy sent (`keel replay --html`), extractive summaries',
+          requestParams: { path: sessionKeyParams },
+          requestBody: { content: { 'application/json': { schema: replayBody } } },
+          responses: { '200': { description: 'The report, a self-contained HTML page', content: { 'text/html': { schema: { type: 'string' } } } }, ...problems(400, 403, 404) },
+        },
+      },
+      '/v1/console/overview': {
+        get: { operationId: 'fleetOverview', summary: 'The fleet’s charts: sessions by context pressure, compactions per hour with failures', responses: { '200': json(fleetOverview, 'The charts’ numbers'), ...problems() } },
+      },
+      '/v1/sessions/{sessionKey}/context-series': {
+        get: { operationId: 'contextSeries', summary: 'Context tokens per model reply and the compactions, for a session’s chart', requestParams: { path: sessionKeyParams }, responses: { '200': json(contextSeries, 'The series'), ...problems(400, 403, 404) } },
+      },
+      '/v1/sessions/{sessionKey}/transcript': {
+        get: { operationId: 'transcriptPage', summary: 'One page of a session’s transcript, oldest first, tool calls by name', requestParams: { path: sessionKeyParams, query: transcriptQuery }, responses: { '200': json(transcriptPage, 'The page and the number of entries'), ...problems(400, 403, 404) } },
+      },
+      '/v1/sessions/{sessionKey}/compactions': {
+        get: { operationId: 'sessionCompactions', summary: 'A session’s compactions, newest first, each with its summary', requestParams: { path: sessionKeyParams }, responses: { '200': json(sessionCompactions, 'The compactions'), ...problems(400, 403, 404) } },
       },
       '/openapi.json': { get: { operationId: 'openApi', summary: 'This document', responses: { '200': { description: 'The OpenAPI 3.1 document', content: { 'application/json': { schema: { type: 'object' } } } }, ...problems() } } },
     },

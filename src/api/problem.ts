@@ -11,6 +11,8 @@ import { KeelRequestError } from '../client/keel-client';
 import { InvalidSessionKeyError } from '../sessions/errors';
 import { UnknownSessionError } from '../cli/connect';
 import { CompactionNotFoundError } from '../cli/compactions';
+import { CompactionBusyError } from '../cli/compaction-edits';
+import { CompactionEditError } from '../store/compaction-lineage';
 import { classifyDbError } from '../store/db-errors';
 import { UnreachableDependencyError, unreachable, type Dependency } from '../runtime/reach';
 import { FailureTypes } from '../protocol';
@@ -24,6 +26,7 @@ const TITLES: Record<number, string> = {
   401: 'Unauthorized',
   403: 'Forbidden',
   404: 'Not Found',
+  409: 'Conflict',
   413: 'Content Too Large',
   500: 'Internal Server Error',
   502: 'Bad Gateway',
@@ -86,6 +89,7 @@ export function problemFor(err: unknown, deps: Dependencies): ApiProblem {
   }
   if (err instanceof UnknownSessionError) return new ApiProblem(404, 'unknown-session', err.message, 'sessionKey');
   if (err instanceof CompactionNotFoundError) return new ApiProblem(404, 'unknown-compaction', err.message, 'id');
+  if (err instanceof CompactionBusyError || err instanceof CompactionEditError) return new ApiProblem(409, 'compaction-edit-refused', err.message, 'id');
   if (err instanceof UnreachableDependencyError) return new ApiProblem(503, 'unavailable', err.message);
   if (temporalUnreachable(err)) return new ApiProblem(503, 'unavailable', unreachable(deps.temporal, err).message);
   if (classifyDbError(err) === 'transient') return new ApiProblem(503, 'unavailable', unreachable(deps.database, err).message);

@@ -44,3 +44,41 @@ export const retryParams = z.object({ id: z.string().min(1).meta({ description: 
 
 /** The agent a compaction id belongs to (ids are looked up per agent, as `keel compactions retry --agent`). */
 export const retryQuery = z.strictObject({ agent: z.string().min(1).default('main').meta({ description: 'The agent the compaction belongs to' }) });
+
+const pageNumber = z.coerce.number().int().min(1).default(1).meta({ description: 'The page, from 1' });
+const pageSize = z.coerce.number().int().min(1).max(200).default(50).meta({ description: 'Rows per page (at most 200)' });
+
+/** `GET /v1/console/sessions`: one page of the fleet. */
+export const fleetQuery = z.strictObject({
+  page: pageNumber,
+  pageSize,
+  sort: z.enum(['updated', 'context', 'compactions', 'key']).default('updated').meta({ description: 'Newest first, fullest context first, most compactions first, or by key' }),
+  q: z.string().max(200).optional().meta({ description: 'Only keys containing this text (case-insensitive)' }),
+  agent: z.string().min(1).optional().meta({ description: 'Only this agent’s sessions' }),
+});
+
+/** `GET /v1/sessions/{sessionKey}/transcript`: one page of entries, oldest first. */
+export const transcriptQuery = z.strictObject({ page: pageNumber, pageSize });
+
+/** `POST /v1/compactions/{id}/rerun`: `keel compactions rerun`'s options. */
+export const rerunBody = z
+  .strictObject({
+    instructions: z.string().max(MAX_USER_TEXT_CHARS, `instructions: longer than ${MAX_USER_TEXT_CHARS} characters`).optional().meta({ description: 'Extra focus for the summarizer' }),
+    model: z.string().min(1).optional().meta({ description: 'Another model of the agent’s summarizer endpoint' }),
+    apply: z.boolean().optional().meta({ description: 'Make the new summary the session’s (only while that compaction’s range is the session’s window); revertible' }),
+  })
+  .meta({ id: 'RerunRequest' });
+
+/** `POST /v1/subagents/{id}/kill` and `…/steer`. */
+export const subagentParams = z.object({ id: z.string().min(1).meta({ description: 'A subagent run id from `GET /v1/sessions/{sessionKey}/subagents`' }) });
+
+/** `POST /v1/subagents/{id}/steer`. */
+export const steerBody = z.strictObject({ text: z.string().trim().min(1, 'text: must be a non-empty string').max(MAX_USER_TEXT_CHARS, `text: longer than ${MAX_USER_TEXT_CHARS} characters`) }).meta({ id: 'SteerRequest' });
+
+/** `POST /v1/sessions/{sessionKey}/replay`: the policy to compare with the agent's configuration. */
+export const replayBody = z
+  .strictObject({ policy: z.record(z.string(), z.unknown()).default({}).meta({ description: 'A replay policy, as `keel replay --policy FILE` reads it (e.g. `{ "contextWindowTokens": 100000 }`)' }) })
+  .meta({ id: 'ReplayRequest' });
+
+/** The agent a subagent run belongs to (run ids are looked up per agent, as `keel subagents kill --agent`). */
+export const subagentQuery = z.strictObject({ agent: z.string().min(1).default('main').meta({ description: 'The agent whose session spawned the run' }) });

@@ -183,3 +183,86 @@ export const problem = z
     failureType: z.string().optional().meta({ description: 'A failed request: its failure type (`KeelModelUnavailable`, …)' }),
   })
   .meta({ id: 'Problem' });
+
+/** `GET /v1/console/sessions`: a page of the fleet. */
+export const fleetPage = z
+  .strictObject({
+    sessions: z.array(sessionListing.extend({ failedCompactions: count.meta({ description: 'Failed or degraded compactions of the current session id' }) }).meta({ id: 'FleetSession' })),
+    total: count.meta({ description: 'Sessions the filter matches, on every page' }),
+    page: count,
+    pageSize: count,
+  })
+  .meta({ id: 'FleetPage' });
+
+const consoleEntry = z
+  .strictObject({
+    id: z.string(),
+    seq: z.number().int(),
+    type: z.string(),
+    role: z.string().nullable(),
+    createdAt: z.iso.datetime(),
+    tokens: count.nullable(),
+    text: z.string(),
+    toolCalls: z.array(z.strictObject({ name: z.string(), arguments: z.string().meta({ description: 'The call’s arguments as JSON' }) })),
+    toolName: z.string().optional(),
+  })
+  .meta({ id: 'ConsoleEntry' });
+
+/** `GET /v1/sessions/{sessionKey}/transcript`: a page of the transcript. */
+export const transcriptPage = z.strictObject({ entries: z.array(consoleEntry), total: count, page: count, pageSize: count }).meta({ id: 'TranscriptPage' });
+
+/** `GET /v1/sessions/{sessionKey}/compactions`: the session's compactions with their summaries. */
+export const sessionCompactions = z
+  .strictObject({ compactions: z.array(compactionView.extend({ summary: z.string().nullable() }).meta({ id: 'SessionCompaction' })) })
+  .meta({ id: 'SessionCompactions' });
+
+/** `GET /v1/console/overview`: the fleet's charts. */
+export const fleetOverview = z
+  .strictObject({
+    pressure: z.array(count).length(10).meta({ description: 'Sessions per tenth of their window: [0] under 10 %, … [9] 90 % and over' }),
+    compactionsPerHour: z.array(z.strictObject({ hour: z.iso.datetime(), total: count, failed: count.meta({ description: 'Failed or degraded' }) })).meta({ description: 'The last 24 hours, oldest first' }),
+  })
+  .meta({ id: 'FleetOverview' });
+
+/** `GET /v1/sessions/{sessionKey}/context-series`: the session chart's data. */
+export const contextSeries = z
+  .strictObject({
+    points: z.array(z.strictObject({ seq: z.number().int(), contextTokens: count })).meta({ description: 'Per model reply: the context tokens its call sent (input, cached and uncached)' }),
+    compactions: z.array(z.strictObject({ seq: z.number().int(), tokensBefore: count })).meta({ description: 'Per compaction entry: where it cut' }),
+  })
+  .meta({ id: 'ContextSeries' });
+
+/** `POST /v1/compactions/{id}/revert` and `…/rerun`: the new compaction record, once the edit is done. */
+export const compactionEdit = z
+  .strictObject({
+    compaction: compactionView,
+    workflowId: z.string(),
+    laterCompactionsUndone: count.optional().meta({ description: 'A revert: the later compactions it undid too' }),
+  })
+  .meta({ id: 'CompactionEdit' });
+
+const subagentListing = z
+  .strictObject({
+    id: z.string(),
+    label: z.string().nullable(),
+    status: z.string(),
+    mode: z.string(),
+    depth: count,
+    agentId: z.string(),
+    parentSessionKey: z.string(),
+    childSessionKey: z.string(),
+    task: z.string(),
+    createdAt: z.iso.datetime(),
+    endedAt: z.iso.datetime().nullable(),
+    result: z.string().nullable(),
+  })
+  .meta({ id: 'Subagent' });
+
+/** `GET /v1/sessions/{sessionKey}/subagents`: `keel subagents --json` of the session's agent. */
+export const subagentsList = z.strictObject({ subagents: z.array(subagentListing) }).meta({ id: 'SubagentsList' });
+
+/** `POST /v1/subagents/{id}/kill`. */
+export const killResult = z.strictObject({ id: z.string(), killed: z.boolean(), message: z.string() }).meta({ id: 'KillResult' });
+
+/** `POST /v1/subagents/{id}/steer`. */
+export const steerResult = z.strictObject({ id: z.string(), sent: z.boolean(), message: z.string() }).meta({ id: 'SteerResult' });

@@ -2,8 +2,8 @@
  * `keel sessions [--agent ID] [--active MIN]`: every session row with its usage, newest first
  * (OpenClaw's `openclaw sessions`). Read from the database alone, so it works without workers.
  */
-import { sql, type Kysely } from 'kysely';
-import type { Database } from '../store/schema';
+import { sql, type Kysely, type SelectQueryBuilder } from 'kysely';
+import type { Database, SessionsTable } from '../store/schema';
 import { agentConfig, type KeelSettings } from '../config/agent-config';
 import { configuredWindow } from '../config/configured-window';
 import { windowInForceOf } from '../context/learned-window';
@@ -46,7 +46,36 @@ export interface SessionsListOptions {
   readonly sessionKey?: string;
   /** Only sessions updated within this many minutes. */
   readonly activeMinutes?: number;
+  /** Only these agents' sessions (KEEL_ALLOWED_AGENTS). */
+  readonly agentIds?: readonly string[];
+  /** Only keys containing this text (case-insensitive): the console's filter. */
+  readonly keyContains?: string;
+  /** The order: newest first (default), fullest context first, most compactions first, or by key. */
+  readonly sort?: SessionsSort;
+  /** One page: at most `limit` rows after skipping `offset` (the console never loads every session). */
+  readonly limit?: number;
+  readonly offset?: number;
   readonly now?: Date;
+}
+
+/** The orders `listSessions` knows. */
+export type SessionsSort = 'updated' | 'context' | 'compactions' | 'key';
+
+/** The database with `sessions` aliased `s`, as the session queries read it. */
+type SessionsAsS = Database & { s: SessionsTable };
+
+/** The filter of `opts` on `sessions as s`: `listSessions` lists with it, the console counts with it. */
+export function whereSessions<O>(query: SelectQueryBuilder<SessionsAsS, 's', O>, opts: SessionsListOptions): SelectQueryBuilder<SessionsAsS, 's', O> {
+  let q = query;
+  if (opts.agentId) q = q.where('s.agent_id', '=', opts.agentId);
+  if (opts.agentIds) q = q.where('s.agent_id', 'in', opts.agentIds.length > 0 ? [...opts.agentIds] : ['']);
+  if (opts.sessionKey) q = q.where('s.session_key', '=', opts.sessionKey);
+  // ILIKE's own wildcards in the text match themselves.
+  if (opts.keyContains) q = q.where('s.session_key', 'ilike', `%${opts.keyContains.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
+  if (opts.activeMinutes !== undefined) {
+    q = q.where('s.updated_at', '>=', new Date((opts.now ?? new Date()).getTime() - opts.activeMinutes * 60_000));
+  }
+  return q;
 }
 
 export async function listSessions(db: Kysely<Database>, settings: KeelSettings, opts: SessionsListOptions = {}): Promise<SessionListing[]> {
@@ -71,14 +100,14 @@ export async function listSessions(db: Kysely<Database>, settings: KeelSettings,
         .whereRef('h.session_id', '!=', 's.session_id')
         .select(sql<number>`count(*)::int`.as('n'))
         .as('earlier'),
-    )
-    .orderBy('s.updated_at', 'desc')
-    .orderBy('s.session_key');
-  if (opts.agentId) query = query.where('s.agent_id', '=', opts.agentId);
-  if (opts.sessionKey) query = query.where('s.session_key', '=', opts.sessionKey);
-  if (opts.activeMinutes !== undefined) {
-    query = query.where('s.updated_at', '>=', new Date((opts.now ?? new Date()).getTime() - opts.activeMinutes * 60_000));
-  }
+    );
+  query = whereSessions(query, opts);
+  const sort = opts.sort ?? 'updated';
+  if (sort === 'context') query = query.orderBy('s.context_tokens', 'desc');
+  else if (sort === 'compactions') query = query.orderBy('s.compaction_count', 'desc');
+  if (sort !== 'key') query = query.orderBy('s.updated_at', 'desc');
+  query = query.orderBy('s.session_key');
+  if (opts.limit !== undefined) query = query.limit(opts.limit).offset(opts.offset ?? 0);
   const rows = await query.execute();
   // The windows the providers taught (a few rows, one per model): each session shows the window its turns use.
   const learned = new Map((await db.selectFrom('model_limits').select(['model', 'context_window']).execute()).map((l) => [l.model, l.context_window]));

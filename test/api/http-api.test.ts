@@ -81,7 +81,27 @@ describe.each(testDatabases())('the HTTP API on $name', (database) => {
       const document = await api.call('GET', '/openapi.json');
       expect(document.body.openapi).toBe('3.1.0');
       expect(Object.keys(document.body.paths).sort()).toEqual(
-        ['/openapi.json', '/v1/compactions', '/v1/compactions/{id}/retry', '/v1/sessions', '/v1/sessions/{sessionKey}', '/v1/sessions/{sessionKey}/compact', '/v1/sessions/{sessionKey}/events', MESSAGES].sort(),
+        [
+          '/openapi.json',
+          '/v1/compactions',
+          '/v1/compactions/{id}/rerun',
+          '/v1/compactions/{id}/retry',
+          '/v1/compactions/{id}/revert',
+          '/v1/console/overview',
+          '/v1/console/sessions',
+          '/v1/sessions',
+          '/v1/sessions/{sessionKey}',
+          '/v1/sessions/{sessionKey}/compact',
+          '/v1/sessions/{sessionKey}/compactions',
+          '/v1/sessions/{sessionKey}/context-series',
+          '/v1/sessions/{sessionKey}/events',
+          '/v1/sessions/{sessionKey}/replay',
+          '/v1/sessions/{sessionKey}/subagents',
+          '/v1/sessions/{sessionKey}/transcript',
+          '/v1/subagents/{id}/kill',
+          '/v1/subagents/{id}/steer',
+          MESSAGES,
+        ].sort(),
       );
     }));
 

@@ -1,0 +1,59 @@
+/**
+ * One page of the fleet for the console: `keel sessions`' rows (the same function, with a limit)
+ * plus each session's failed or degraded compactions, and how many sessions match the filter. The
+ * server pages so the browser never holds the whole fleet.
+ */
+import { sql, type Kysely } from 'kysely';
+import type { Database } from '../store/schema';
+import type { KeelSettings } from '../config/agent-config';
+import { listSessions, whereSessions, type SessionListing, type SessionsListOptions } from '../cli/sessions-list';
+
+/** A session row of the fleet view. */
+export interface FleetSession extends SessionListing {
+  /** Compactions of this session id that failed or were degraded (an extractive summary). */
+  readonly failedCompactions: number;
+}
+
+/** A page of the fleet and the number of sessions the filter matches. */
+export interface FleetPage {
+  readonly sessions: FleetSession[];
+  readonly total: number;
+  readonly page: number;
+  readonly pageSize: number;
+}
+
+/** Page `page` (from 1) of the sessions `filter` matches, in its order. */
+export async function fleetPage(db: Kysely<Database>, settings: KeelSettings, filter: SessionsListOptions, page: number, pageSize: number): Promise<FleetPage> {
+  const counted = await whereSessions(db.selectFrom('sessions as s'), filter)
+    .select(sql<number>`count(*)::int`.as('n'))
+    .executeTakeFirst();
+  const sessions = await listSessions(db, settings, {
+    ...filter,
+    limit: pageSize,
+    offset: (page - 1) * pageSize,
+  });
+  const failed = new Map<string, number>();
+  if (sessions.length > 0) {
+    const rows = await db
+      .selectFrom('compactions')
+      .select(['agent_id', 'session_id', sql<number>`count(*)::int`.as('n')])
+      .where(
+        'session_id',
+        'in',
+        sessions.map((s) => s.sessionId),
+      )
+      .where((eb) => eb.or([eb('status', '=', 'failed'), eb('degraded', '=', true)]))
+      .groupBy(['agent_id', 'session_id'])
+      .execute();
+    for (const r of rows) failed.set(`${r.agent_id}\u0000${r.session_id}`, Number(r.n));
+  }
+  return {
+    sessions: sessions.map((s) => ({
+      ...s,
+      failedCompactions: failed.get(`${s.agentId}\u0000${s.sessionId}`) ?? 0,
+    })),
+    total: Number(counted?.n ?? 0),
+    page,
+    pageSize,
+  };
+}
