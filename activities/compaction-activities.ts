@@ -7,6 +7,7 @@ import { ReceivedReplies } from './received-replies';
 import { summarizeOnPromptCache } from './summary-on-prompt-cache';
 import { loadEntryRange, PlannedEntryMissingError, planMessageOf, toPlanEntries } from './compaction-entries';
 import { getEntry, loadActiveEntries, MESSAGE_TYPES } from '../src/store/entries-repo';
+import { decodeEntryRows } from '../src/store/entry-row';
 import {
   addSummarizerSpend,
   createCompactionRow,
@@ -530,14 +531,14 @@ export function createCompactionActivities(allDeps: CompactionActivityDeps, repl
     const first = await getEntry(db, ref.agentId, ref.sessionId, window.firstKeptEntryId);
     const rows = await db
       .selectFrom('transcript_entries')
-      .select(['agent_id', 'session_id', 'id', 'payload', 'token_estimate'])
+      .select(['agent_id', 'session_id', 'id', 'type', 'payload', 'token_estimate'])
       .where('agent_id', '=', ref.agentId)
       .where('session_id', '=', ref.sessionId)
       .where('seq', '>=', Number(first?.seq ?? Number.MAX_SAFE_INTEGER))
       .where('type', 'in', MESSAGE_TYPES)
       .execute();
     let tokens = window.summary ? deps.estimate(summaryMessage({ type: 'compaction', id: ref.compactionId, parentId: null, timestamp: '', summary: window.summary, firstKeptEntryId: '', tokensBefore: 0 })) : 0;
-    for (const r of rows) {
+    for (const r of decodeEntryRows(rows)) {
       const message = planMessageOf(r);
       tokens += r.token_estimate ?? (message ? deps.estimate(message) : 0);
     }

@@ -1,5 +1,6 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
-import type { Database, EntryRow } from './schema';
+import type { Database } from './schema';
+import type { EntryRow } from './entry-row';
 import type { TranscriptEntry } from '../context/types';
 import { atRestOf } from './at-rest';
 import { MESSAGE_TYPES } from './entries-repo';
