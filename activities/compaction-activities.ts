@@ -34,7 +34,6 @@ import { collectFacts, EXTRACTIVE_SUMMARY_HEADER, extractiveSummary } from '../s
 import { CompactionHooks, type CompactionHookError } from '../src/compaction/hooks';
 import type { CompactionOutcome, CompactionPlan, OversizedEntry, PlanEntry } from '../src/compaction/types';
 import { summaryMessage } from '../src/context/active-context';
-import type { CompactionEntry } from '../src/context/types';
 import { toActivityFailure } from '../src/model/failures';
 import { FailureTypes, type CompactionTriggerName } from '../src/protocol';
 import { effectiveWindow, learnFromOverflow } from './model-window';
@@ -295,7 +294,7 @@ export function createCompactionActivities(allDeps: CompactionActivityDeps, repl
     }
     const stored = await getEntry(db, input.agentId, input.sessionId, input.compactionId);
     if (stored?.type !== 'compaction') return undefined;
-    const entry = stored.payload as unknown as CompactionEntry;
+    const entry = stored.payload;
     const active = await loadActiveEntries(db, input.agentId, input.sessionId);
     const kept = active.compaction?.id === entry.id ? active.rows.reduce((sum, r) => sum + (r.token_estimate ?? 0), 0) : 0;
     return {
@@ -446,7 +445,7 @@ export function createCompactionActivities(allDeps: CompactionActivityDeps, repl
     if (inserted) return { entryId, inserted, tokensAfter };
     // An earlier attempt wrote the entry, with the runs in flight then: count what it stored.
     const stored = await getEntry(db, input.agentId, input.sessionId, entryId);
-    const storedSummary = stored?.type === 'compaction' ? (stored.payload as unknown as CompactionEntry).summary : summary;
+    const storedSummary = stored?.type === 'compaction' ? stored.payload.summary : summary;
     return { entryId, inserted, tokensAfter: tokensWith(storedSummary) };
   }
 
@@ -503,10 +502,11 @@ export function createCompactionActivities(allDeps: CompactionActivityDeps, repl
   async function revertCompactionStep(input: RevertCompactionInput): Promise<CompactionOutcome> {
     const deps = depsForAgent(allDeps, input.agentId);
     const stored = await getEntry(db, input.agentId, input.sessionId, input.compactionId);
-    const revert = stored?.type === 'compaction' ? undefined : await editing(() => planRevert(db, input.agentId, input.revertOf));
-    const restored = revert?.restored ?? (stored!.payload as unknown as CompactionEntry);
+    const storedEntry = stored?.type === 'compaction' ? stored.payload : undefined;
+    const revert = storedEntry ? undefined : await editing(() => planRevert(db, input.agentId, input.revertOf));
+    const restored = revert?.restored ?? storedEntry!;
     // Both measured alike (summary + messages, as a compaction's tokens after): the window now, and the restored one.
-    const tokensBefore = revert ? await activeWindowTokens(deps, input) : (stored!.payload as unknown as CompactionEntry).tokensBefore;
+    const tokensBefore = revert ? await activeWindowTokens(deps, input) : storedEntry!.tokensBefore;
     const tokensAfter = await windowTokens(deps, input, restored);
     if (revert) {
       await writeRevertRecord(db, { ...input, entryId: input.compactionId, restored, tokensBefore, tokensAfter, now: new Date(input.now) });

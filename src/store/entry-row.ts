@@ -16,8 +16,11 @@ type StoredEntryRow = Selectable<TranscriptEntriesTable>;
 /** The transcript entry kinds, by their `type`. */
 export type EntryType = TranscriptEntry['type'];
 
-/** The columns a decoded row needs: its kind and its payload. */
-type Decodable = Pick<StoredEntryRow, 'type' | 'payload'>;
+/** The columns a decoded row needs: its kind and its payload (as stored, or decoded already). */
+interface Decodable {
+  type: string;
+  payload: unknown;
+}
 
 /** Row `R` with its payload typed as the entry kind `K` names (distributed over a union of kinds). */
 export type TypedRow<R, K extends EntryType = EntryType> = K extends EntryType
