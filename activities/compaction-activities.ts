@@ -7,6 +7,7 @@ import { ReceivedReplies } from './received-replies';
 import { summarizeOnPromptCache } from './summary-on-prompt-cache';
 import { loadEntryRange, PlannedEntryMissingError, planMessageOf, toPlanEntries } from './compaction-entries';
 import { getEntry, loadActiveEntries, MESSAGE_TYPES } from '../src/store/entries-repo';
+import { decodeEntryRows } from '../src/store/entry-row';
 import {
   addSummarizerSpend,
   createCompactionRow,
@@ -33,7 +34,6 @@ import { collectFacts, EXTRACTIVE_SUMMARY_HEADER, extractiveSummary } from '../s
 import { CompactionHooks, type CompactionHookError } from '../src/compaction/hooks';
 import type { CompactionOutcome, CompactionPlan, OversizedEntry, PlanEntry } from '../src/compaction/types';
 import { summaryMessage } from '../src/context/active-context';
-import type { CompactionEntry } from '../src/context/types';
 import { toActivityFailure } from '../src/model/failures';
 import { FailureTypes, type CompactionTriggerName } from '../src/protocol';
 import { effectiveWindow, learnFromOverflow } from './model-window';
@@ -294,7 +294,7 @@ export function createCompactionActivities(allDeps: CompactionActivityDeps, repl
     }
     const stored = await getEntry(db, input.agentId, input.sessionId, input.compactionId);
     if (stored?.type !== 'compaction') return undefined;
-    const entry = stored.payload as unknown as CompactionEntry;
+    const entry = stored.payload;
     const active = await loadActiveEntries(db, input.agentId, input.sessionId);
     const kept = active.compaction?.id === entry.id ? active.rows.reduce((sum, r) => sum + (r.token_estimate ?? 0), 0) : 0;
     return {
@@ -445,7 +445,7 @@ export function createCompactionActivities(allDeps: CompactionActivityDeps, repl
     if (inserted) return { entryId, inserted, tokensAfter };
     // An earlier attempt wrote the entry, with the runs in flight then: count what it stored.
     const stored = await getEntry(db, input.agentId, input.sessionId, entryId);
-    const storedSummary = stored?.type === 'compaction' ? (stored.payload as unknown as CompactionEntry).summary : summary;
+    const storedSummary = stored?.type === 'compaction' ? stored.payload.summary : summary;
     return { entryId, inserted, tokensAfter: tokensWith(storedSummary) };
   }
 
@@ -502,10 +502,11 @@ export function createCompactionActivities(allDeps: CompactionActivityDeps, repl
   async function revertCompactionStep(input: RevertCompactionInput): Promise<CompactionOutcome> {
     const deps = depsForAgent(allDeps, input.agentId);
     const stored = await getEntry(db, input.agentId, input.sessionId, input.compactionId);
-    const revert = stored?.type === 'compaction' ? undefined : await editing(() => planRevert(db, input.agentId, input.revertOf));
-    const restored = revert?.restored ?? (stored!.payload as unknown as CompactionEntry);
+    const storedEntry = stored?.type === 'compaction' ? stored.payload : undefined;
+    const revert = storedEntry ? undefined : await editing(() => planRevert(db, input.agentId, input.revertOf));
+    const restored = revert?.restored ?? storedEntry!;
     // Both measured alike (summary + messages, as a compaction's tokens after): the window now, and the restored one.
-    const tokensBefore = revert ? await activeWindowTokens(deps, input) : (stored!.payload as unknown as CompactionEntry).tokensBefore;
+    const tokensBefore = revert ? await activeWindowTokens(deps, input) : storedEntry!.tokensBefore;
     const tokensAfter = await windowTokens(deps, input, restored);
     if (revert) {
       await writeRevertRecord(db, { ...input, entryId: input.compactionId, restored, tokensBefore, tokensAfter, now: new Date(input.now) });
@@ -530,14 +531,14 @@ export function createCompactionActivities(allDeps: CompactionActivityDeps, repl
     const first = await getEntry(db, ref.agentId, ref.sessionId, window.firstKeptEntryId);
     const rows = await db
       .selectFrom('transcript_entries')
-      .select(['agent_id', 'session_id', 'id', 'payload', 'token_estimate'])
+      .select(['agent_id', 'session_id', 'id', 'type', 'payload', 'token_estimate'])
       .where('agent_id', '=', ref.agentId)
       .where('session_id', '=', ref.sessionId)
       .where('seq', '>=', Number(first?.seq ?? Number.MAX_SAFE_INTEGER))
       .where('type', 'in', MESSAGE_TYPES)
       .execute();
     let tokens = window.summary ? deps.estimate(summaryMessage({ type: 'compaction', id: ref.compactionId, parentId: null, timestamp: '', summary: window.summary, firstKeptEntryId: '', tokensBefore: 0 })) : 0;
-    for (const r of rows) {
+    for (const r of decodeEntryRows(rows)) {
       const message = planMessageOf(r);
       tokens += r.token_estimate ?? (message ? deps.estimate(message) : 0);
     }

@@ -1,14 +1,15 @@
 import type { Kysely } from 'kysely';
-import type { Database, EntryRow } from '../src/store/schema';
+import type { Database } from '../src/store/schema';
+import { decodeEntryRows, type EntryRow } from '../src/store/entry-row';
 import type { PlanEntry } from '../src/compaction/types';
-import type { AgentMessage, TranscriptEntry } from '../src/context/types';
+import type { AgentMessage } from '../src/context/types';
 
 /**
  * The model-visible message of a stored entry (as `activeMessages` renders it), or undefined for
  * headers, custom data, compactions and branch summaries, which are never summarized.
  */
 export function planMessageOf(row: Pick<EntryRow, 'payload'>): AgentMessage | undefined {
-  const entry = row.payload as unknown as TranscriptEntry;
+  const entry = row.payload;
   if (entry.type === 'message') return entry.message;
   if (entry.type === 'custom_message') return { role: 'user', content: entry.content };
   return undefined;
@@ -66,5 +67,5 @@ export async function loadEntryRange(
     .where('type', '!=', 'compaction')
     .orderBy('seq', 'asc')
     .execute();
-  return toPlanEntries(rows);
+  return toPlanEntries(decodeEntryRows(rows));
 }

@@ -8,8 +8,8 @@ import { z } from 'zod';
 import type { Kysely } from 'kysely';
 import type { ActivityDeps } from '../src/runtime/deps';
 import type { ToolDefinition } from '../src/tools/registry';
-import type { Database, EntryRow } from '../src/store/schema';
-import type { TranscriptEntry } from '../src/context/types';
+import type { Database } from '../src/store/schema';
+import type { EntryRow } from '../src/store/entry-row';
 import { getEntry } from '../src/store/entries-repo';
 import { compactionSpans, messagesInRange, rangeAround, type CompactionSpan } from '../src/store/history-repo';
 import { searchHistory, type HistoryHit } from '../src/store/history-search';
@@ -113,7 +113,7 @@ function answerBeside(hit: HistoryHit): { label: string; row: EntryRow } | undef
 }
 
 function textOf(row: EntryRow): string {
-  return entrySearchText(row.payload as unknown as TranscriptEntry);
+  return entrySearchText(row.payload);
 }
 
 function historyExpandTool(db: Kysely<Database>): ToolDefinition<typeof historyExpandInput> {
@@ -174,7 +174,7 @@ async function resolveRange(
 
 /** One entry as an expansion shows it: its id and time, then the message as the summarizer renders it. */
 function renderEntry(row: EntryRow): string {
-  const entry = row.payload as unknown as TranscriptEntry;
+  const entry = row.payload;
   const body =
     entry.type === 'message' ? serializeForSummary([entry.message]) : entry.type === 'custom_message' ? `[Note]: ${entrySearchText(entry)}` : '';
   return `(entry ${row.id} · ${stamp(row)})\n${body}`;

@@ -84,7 +84,7 @@ export function createMemoryActivities(allDeps: ActivityDeps, replies = new Rece
     const done = await getEntry(db, input.agentId, input.sessionId, input.flushId);
     if (done) {
       replies.forget(input.flushId);
-      return { ran: true, notes: Number(((done.payload as unknown as CustomEntry).data as { notes?: number })?.notes ?? 0) };
+      return { ran: true, notes: Number((done.type === 'custom' ? (done.payload.data as { notes?: number } | undefined) : undefined)?.notes ?? 0) };
     }
     const session = await getSession(db, input.agentId, input.sessionKey);
     const cycle = session?.compaction_count ?? 0;

@@ -7,10 +7,11 @@
 import { Context, log } from '@temporalio/activity';
 import type { ActivityDeps } from '../src/runtime/deps';
 import { getEntry } from '../src/store/entries-repo';
+import { decodeEntryRowOf } from '../src/store/entry-row';
 import { getSession } from '../src/store/sessions-repo';
 import { compactionHoldLimit } from '../src/turn/turn-decisions';
 import { maxOutputTokensFor, reserveForWindow } from '../src/context/context-window';
-import { isToolCallBlock, type AssistantMessage, type CompactionEntry, type MessageEntry, type ToolCallBlock } from '../src/context/types';
+import { isToolCallBlock, type AssistantMessage, type MessageEntry, type ToolCallBlock } from '../src/context/types';
 import { toActivityFailure } from '../src/model/failures';
 import type { ModelResponse } from '../src/model/model-client';
 import { storableText } from '../src/text/storable-text';
@@ -160,10 +161,10 @@ export function createModelCall(workerDeps: ActivityDeps, windows: ActiveWindowC
     if (!stored) return undefined;
     replyHold.release(input.assistantEntryId);
     if (stored.type === 'compaction') {
-      return { kind: 'compacted', compaction: await finishRecordedProviderCompaction(turn.deps, input, stored.payload as unknown as CompactionEntry) };
+      return { kind: 'compacted', compaction: await finishRecordedProviderCompaction(turn.deps, input, stored.payload) };
     }
     // The attempt that stored a final reply also counted the turn.
-    const reply = describeReply(stored.payload as unknown as MessageEntry, stored.token_estimate ?? 0);
+    const reply = describeReply(decodeEntryRowOf('message', stored).payload, stored.token_estimate ?? 0);
     return reply.toolCalls.length === 0 ? { ...reply, finished: finishedEarlier(turn, turn.window) } : reply;
   }
 
@@ -289,7 +290,7 @@ export function createModelCall(workerDeps: ActivityDeps, windows: ActiveWindowC
   async function landedEarlier(input: CallModelInput, turn: TurnContext, call: PreparedCall, saved: StoredReply, window: number): Promise<CallModelResult | undefined> {
     const winner = await getEntry(db, input.agentId, input.sessionId, input.assistantEntryId);
     if (!winner) return undefined;
-    const landed = { ...describeReply(winner.payload as unknown as MessageEntry, call.contextTokens + (winner.token_estimate ?? 0)), split: call.split, contextWindow: window };
+    const landed = { ...describeReply(decodeEntryRowOf('message', winner).payload, call.contextTokens + (winner.token_estimate ?? 0)), split: call.split, contextWindow: window };
     if (!saved.final) return landed;
     // That attempt counted the turn: the decisions from the row as it is now.
     const session = await getSession(db, input.agentId, input.sessionKey);

@@ -15,7 +15,7 @@ import { logRedactions } from './model-call-report';
 import { getSubagentRun, insertSubagentRun, liveChildren, runOfChildSession, updateSubagentRun, type SubagentRun } from '../src/store/subagent-runs-repo';
 import { renderSpawnTask, sessionsSpawnInput } from '../src/subagents/spawn-input';
 import { announceText, type AnnouncedPart, type SubagentOutcome } from '../src/subagents/announce-text';
-import { toolCallArguments, type AssistantMessage, type MessageEntry } from '../src/context/types';
+import { toolCallArguments } from '../src/context/types';
 import { errorOutput, loadToolCall, storeToolResult, storedToolResult, textOutput, type ToolCallRef } from './tool-call-io';
 import { engineOf } from './prepare-context';
 import { nextSpawnDepth, subagentIdOf } from './subagent-runs';
@@ -193,7 +193,7 @@ export function createSubagentActivities(allDeps: ActivityDeps) {
   async function replyText(input: AnnounceInput, replyEntryId: string): Promise<string> {
     const session = await getSession(db, input.agentId, input.sessionKey);
     const entry = session && replyEntryId ? await getEntry(db, input.agentId, session.session_id, replyEntryId) : undefined;
-    const message = (entry?.payload as unknown as MessageEntry | undefined)?.message as AssistantMessage | undefined;
+    const message = entry?.type === 'message' && entry.payload.message.role === 'assistant' ? entry.payload.message : undefined;
     return (message?.content ?? [])
       .filter((b): b is { type: 'text'; text: string } => b.type === 'text')
       .map((b) => b.text)

@@ -14,7 +14,6 @@ import { getSubagentRun, listSubagentRuns, type SubagentRun } from '../src/store
 import { killSubagent, steerSubagent } from '../src/subagents/control';
 import { sessionsSpawnInput } from '../src/subagents/spawn-input';
 import { renderHistoryEntry } from '../src/subagents/render-history';
-import type { TranscriptEntry } from '../src/context/types';
 import { SESSIONS_SPAWN_TOOL as SESSIONS_SPAWN } from '../src/protocol';
 import { subagentIdOf } from './subagent-runs';
 
@@ -101,7 +100,7 @@ export function subagentTools(deps: ActivityDeps, sessions: SessionSignals | und
     let last = afterSeq;
     let more = false;
     for (const row of await entriesAfter(deps.db, childAgent, session.session_id, afterSeq, 200)) {
-      const line = renderHistoryEntry(row.payload as unknown as TranscriptEntry);
+      const line = renderHistoryEntry(row.payload);
       if (line === undefined) {
         last = Number(row.seq);
         continue;

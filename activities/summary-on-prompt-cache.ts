@@ -16,7 +16,7 @@ import { modelOf } from './session-model';
 import { effectiveWindow } from './model-window';
 import { summaryAfterConversationPrompt } from '../src/compaction/prompts';
 import { SUBAGENTS_IN_FLIGHT_HEADING } from '../src/compaction/subagents-in-flight';
-import type { AgentMessage, AssistantMessage, MessageEntry } from '../src/context/types';
+import type { AgentMessage, AssistantMessage } from '../src/context/types';
 import { isToolCallBlock } from '../src/context/types';
 import type { AgentSummarizer, SummaryRequest } from './compaction-summarizer';
 import { log } from '@temporalio/activity';
@@ -49,7 +49,7 @@ export async function summaryOnPromptCache(deps: ActivityDeps, summarizer: Agent
   const model = modelOf(deps, session);
   if (deps.compactionModel || summarizer.modelName !== model) return { skipped: 'the summarizer is not the session’s chat model' };
   const rows = (await loadActiveEntries(deps.db, input.agentId, input.sessionId)).rows.filter((r) => r.type === 'message');
-  const last = rows[rows.length - 1]?.payload as unknown as MessageEntry | undefined;
+  const last = rows[rows.length - 1]?.payload;
   const reply = last?.message.role === 'assistant' ? (last.message as AssistantMessage) : undefined;
   if (!last || !reply || reply.content.some((b) => isToolCallBlock(b))) return { skipped: 'the window does not end with a final reply' };
   if ((reply.usage?.cacheRead ?? 0) + (reply.usage?.cacheWrite ?? 0) === 0) return { skipped: 'the last reply shows no prompt cache' };
@@ -62,7 +62,7 @@ export async function summaryOnPromptCache(deps: ActivityDeps, summarizer: Agent
   const prepared = await prepareModelCall(deps, { agentId: input.agentId, sessionKey: input.sessionKey, sessionId: input.sessionId, now: last.timestamp, model, window: turnWindow, ...atTurnStart, beforeEntryId: last.id });
   if (prepared.context.contextManagement || prepared.context.providerCompaction) return { skipped: 'the last call used the provider’s context management' };
   const keptIndex = rows.findIndex((r) => r.id === input.lastEntryId) + 1;
-  const kept = keptIndex > 0 && keptIndex < rows.length ? (rows[keptIndex]!.payload as unknown as MessageEntry).message : undefined;
+  const kept = keptIndex > 0 && keptIndex < rows.length ? rows[keptIndex]!.payload.message : undefined;
   const prompt = summaryAfterConversationPrompt(input.instructions, {
     ...(kept ? { keptFrom: openingWords(kept) } : {}),
     redistill: Boolean(input.previousSummary?.trim()),

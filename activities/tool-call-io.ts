@@ -5,7 +5,7 @@
 import type { ActivityDeps } from '../src/runtime/deps';
 import { getEntry } from '../src/store/entries-repo';
 import { appendToolResultReleasingArgs, loadPendingToolArgs } from '../src/store/pending-tool-args-repo';
-import { isToolCallBlock, type AssistantMessage, type MessageEntry, type ToolCallBlock, type ToolResultMessage } from '../src/context/types';
+import { isToolCallBlock, type MessageEntry, type ToolCallBlock, type ToolResultMessage } from '../src/context/types';
 import type { ToolOutput } from '../src/tools/registry';
 import { logRedactions } from './model-call-report';
 
@@ -25,7 +25,8 @@ export interface ToolCallRef {
 export async function storedToolResult(deps: ActivityDeps, ref: ToolCallRef): Promise<{ entryId: string; isError: boolean } | undefined> {
   const done = await getEntry(deps.db, ref.agentId, ref.sessionId, ref.resultEntryId);
   if (!done) return undefined;
-  return { entryId: done.id, isError: Boolean((done.payload as unknown as MessageEntry & { message: ToolResultMessage }).message.isError) };
+  const message = done.type === 'message' ? done.payload.message : undefined;
+  return { entryId: done.id, isError: message?.role === 'toolResult' && Boolean(message.isError) };
 }
 
 /**
@@ -34,7 +35,7 @@ export async function storedToolResult(deps: ActivityDeps, ref: ToolCallRef): Pr
  */
 export async function loadToolCall(deps: ActivityDeps, ref: ToolCallRef): Promise<ToolCallBlock | undefined> {
   const assistant = await getEntry(deps.db, ref.agentId, ref.sessionId, ref.assistantEntryId);
-  const message = (assistant?.payload as unknown as MessageEntry | undefined)?.message as AssistantMessage | undefined;
+  const message = assistant?.type === 'message' && assistant.payload.message.role === 'assistant' ? assistant.payload.message : undefined;
   const stored = message?.content.find((b): b is ToolCallBlock => isToolCallBlock(b) && (b as ToolCallBlock).id === ref.toolCallId);
   if (!stored) return undefined;
   const raw = await loadPendingToolArgs(deps.db, ref.agentId, ref.sessionId, ref.assistantEntryId, ref.toolCallId);

@@ -12,7 +12,8 @@ import { getCompaction } from '../store/compactions-repo';
 import { CompactionEditError, planRerun, planRevert } from '../store/compaction-lineage';
 import { getEntry, MESSAGE_TYPES, restoresNoSummary, summarizedRangeOf } from '../store/entries-repo';
 import type { CompactionRow, Database } from '../store/schema';
-import type { AgentMessage, CompactionEntry, TranscriptEntry } from '../context/types';
+import { decodeEntryRows } from '../store/entry-row';
+import type { AgentMessage } from '../context/types';
 import { sourceIdentifiers } from '../compaction/message-identifiers';
 import { identifierCoverage, type IdentifierCoverage } from '../compaction/summary-coverage';
 import {
@@ -154,16 +155,16 @@ async function rangeMessages(db: Kysely<Database>, row: CompactionRow): Promise<
     const original = await getCompaction(db, row.agent_id, row.rerun_of);
     entryRow = original?.entry_id ? await getEntry(db, row.agent_id, row.session_id, original.entry_id) : undefined;
   }
-  const entry = entryRow?.payload as unknown as CompactionEntry | undefined;
+  const entry = entryRow?.type === 'compaction' ? entryRow.payload : undefined;
   if (!entryRow || !entry || restoresNoSummary(entry)) return [];
   const rangeRow = entry.rangeOf ? await getEntry(db, row.agent_id, row.session_id, entry.rangeOf) : entryRow;
-  const range = rangeRow ? await summarizedRangeOf(db, row.agent_id, row.session_id, rangeRow) : undefined;
+  const range = rangeRow?.type === 'compaction' ? await summarizedRangeOf(db, row.agent_id, row.session_id, rangeRow) : undefined;
   if (!range) return [];
   const seqOf = async (id: string) => Number((await getEntry(db, row.agent_id, row.session_id, id))?.seq ?? 0);
   const rows = await db
     .selectFrom('transcript_entries')
     // The key columns with the payload: a value sealed at rest opens only in its own row.
-    .select(['agent_id', 'session_id', 'id', 'payload'])
+    .select(['agent_id', 'session_id', 'id', 'type', 'payload'])
     .where('agent_id', '=', row.agent_id)
     .where('session_id', '=', row.session_id)
     .where('seq', '>=', await seqOf(range.firstEntryId))
@@ -171,8 +172,8 @@ async function rangeMessages(db: Kysely<Database>, row: CompactionRow): Promise<
     .where('type', 'in', MESSAGE_TYPES)
     .orderBy('seq', 'asc')
     .execute();
-  return rows.flatMap((r): AgentMessage[] => {
-    const e = r.payload as unknown as TranscriptEntry;
+  return decodeEntryRows(rows).flatMap((r): AgentMessage[] => {
+    const e = r.payload;
     if (e.type === 'message') return [e.message];
     if (e.type === 'custom_message') return [{ role: 'user', content: e.content }];
     return [];

@@ -6,7 +6,8 @@
 import { sql, type Kysely } from 'kysely';
 import { atRestOf } from '../store/at-rest';
 import { sealedRow } from '../store/sealed-rows';
-import type { Database, EntryRow } from '../store/schema';
+import type { Database } from '../store/schema';
+import type { Selectable } from 'kysely';
 import { appendEntries } from '../store/entries-repo';
 import { markFailed } from '../store/compactions-repo';
 import { compactionWorkflowId } from '../protocol';
@@ -50,6 +51,9 @@ export interface DoctorOptions {
 export interface WorkflowLookup {
   status(workflowId: string): Promise<string>;
 }
+
+/** Rows as stored, undecoded: doctor inspects rows that may not be what their `type` says. */
+type StoredRow = Selectable<Database['transcript_entries']>;
 
 type Found = Omit<DoctorFinding, 'repair'> & { repairable: boolean; apply?: () => Promise<unknown> };
 
@@ -105,7 +109,7 @@ type Where = { agentId: string; sessionKey: string; sessionId: string };
  * synthetic error result the context pipeline inserts on every read, appended once under a
  * deterministic id. A result without its call is dropped on every read; the append-only transcript keeps it.
  */
-async function toolPairing(db: Kysely<Database>, entries: EntryRow[], where: Where, now: Date): Promise<Found[]> {
+async function toolPairing(db: Kysely<Database>, entries: StoredRow[], where: Where, now: Date): Promise<Found[]> {
   const calls = new Map<string, { name: string; entryId: string }>();
   const results = new Set<string>();
   const out: Found[] = [];
@@ -143,7 +147,7 @@ async function toolPairing(db: Kysely<Database>, entries: EntryRow[], where: Whe
  * An entry whose parent is not in its transcript (the first kept entry after maintenance capping is
  * exempt: its parent was capped away). --fix links it to the entry stored before it.
  */
-function parentChain(db: Kysely<Database>, entries: EntryRow[], where: Where): Found[] {
+function parentChain(db: Kysely<Database>, entries: StoredRow[], where: Where): Found[] {
   const ids = new Set(entries.map((e) => e.id));
   const firstBody = entries.find((e) => e.type !== 'session');
   const out: Found[] = [];

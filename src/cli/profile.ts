@@ -7,7 +7,6 @@
 import { constants, copyFileSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import type { Kysely } from 'kysely';
 import type { Database } from '../store/schema';
-import type { TranscriptEntry } from '../context/types';
 import { agentConfig, loadKeelSettings, type KeelSettings } from '../config/agent-config';
 import { configuredWindow } from '../config/configured-window';
 import { DEFAULTS } from '../config/defaults';
@@ -57,7 +56,7 @@ export async function profileCommand(db: Kysely<Database>, settings: KeelSetting
   for (let after = -1; ; ) {
     const rows = await entriesAfter(db, agentId, session.session_id, after, PAGE_ROWS);
     for (const row of rows) {
-      const entry = toProfileEntry(row.payload as unknown as TranscriptEntry, row.token_estimate, byChars);
+      const entry = toProfileEntry(row.payload, row.token_estimate, byChars);
       if (entry) entries.push(entry);
     }
     if (rows.length < PAGE_ROWS) break;

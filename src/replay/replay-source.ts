@@ -6,6 +6,7 @@
  */
 import type { Kysely } from 'kysely';
 import type { Database } from '../store/schema';
+import { decodeEntryRows } from '../store/entry-row';
 import { getSession } from '../store/sessions-repo';
 import { MESSAGE_TYPES } from '../store/entries-repo';
 import type { AgentMessage, TranscriptEntry } from '../context/types';
@@ -39,15 +40,15 @@ export async function storedTranscript(db: Kysely<Database>, agentId: string, se
   if (!session) throw new ReplaySourceError(`agent ${agentId} has no session ${sessionKey}; check the key (keel sessions lists them) or pass --agent`);
   const rows = await db
     .selectFrom('transcript_entries')
-    .select(['id', 'payload'])
+    .select(['id', 'type', 'payload'])
     .where('agent_id', '=', agentId)
     .where('session_id', '=', session.session_id)
     .where('type', 'in', MESSAGE_TYPES)
     .orderBy('seq', 'asc')
     .execute();
   const entries: ReplayEntry[] = [];
-  for (const row of rows) {
-    const entry = toReplayEntry(row.payload as unknown as TranscriptEntry);
+  for (const row of decodeEntryRows(rows)) {
+    const entry = toReplayEntry(row.payload);
     if (entry) entries.push({ ...entry, id: row.id });
   }
   return { source: `${sessionKey} (session ${session.session_id})`, sessionKey, entries, droppedLines: 0 };

@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from './schema';
+import { decodeEntryRows } from './entry-row';
 import { loadActiveEntries, MESSAGE_TYPES, type SummarizedRange } from './entries-repo';
 import type { CompactionEntry, TranscriptEntry } from '../context/types';
 import { IncrementalPipeline } from '../context/incremental-pipeline';
@@ -111,7 +112,7 @@ export class ActiveWindowCache {
 /** The window as `loadActiveEntries` reads it (no cache, or a cached copy that no longer holds). */
 async function rebuild(db: Kysely<Database>, agentId: string, sessionId: string): Promise<Cached> {
   const active = await loadActiveEntries(db, agentId, sessionId);
-  const entries = active.rows.map((r) => ({ id: r.id, seq: Number(r.seq), entry: r.payload as unknown as TranscriptEntry, tokenEstimate: r.token_estimate }));
+  const entries = active.rows.map((r) => ({ id: r.id, seq: Number(r.seq), entry: r.payload, tokenEstimate: r.token_estimate }));
   const first = active.rows[0];
   const last = active.rows[active.rows.length - 1];
   // The newest compaction entry's seq, also for a revert that restored no summary (the probe compares it).
@@ -181,8 +182,8 @@ async function applyAppended(db: Kysely<Database>, agentId: string, sessionId: s
   if (rows.some((r) => !APPLIED_IN_PLACE.has(r.type))) return false;
   // A row deleted from the window, or one that committed after a later seq was read, shows as a count that does not add up.
   if (Number(state.window_count) !== cached.window.entries.length + rows.length) return false;
-  for (const r of rows) {
-    cached.window.entries.push({ id: r.id, seq: Number(r.seq), entry: r.payload as unknown as TranscriptEntry, tokenEstimate: r.token_estimate });
+  for (const r of decodeEntryRows(rows)) {
+    cached.window.entries.push({ id: r.id, seq: Number(r.seq), entry: r.payload, tokenEstimate: r.token_estimate });
     cached.bytes += entryBytes(r.byte_size);
     cached.lastSeq = Number(r.seq);
   }

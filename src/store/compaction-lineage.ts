@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
-import type { CompactionEntry } from '../context/types';
-import type { CompactionRow, Database, EntryRow } from './schema';
+import type { CompactionRow, Database } from './schema';
+import type { EntryRowOf } from './entry-row';
 import { compactionBefore, getEntry, lastCompaction, restoresNoSummary, summarizedRangeOf, type SummarizedRange } from './entries-repo';
 import { getCompaction, type RestoredWindow } from './compactions-repo';
 import { getSession } from './sessions-repo';
@@ -19,8 +19,8 @@ export class CompactionEditError extends Error {
 /** The compaction row an edit names, with its entry in the session's current transcript. */
 interface EditedCompaction {
   readonly row: CompactionRow;
-  readonly entryRow: EntryRow;
-  readonly entry: CompactionEntry;
+  readonly entryRow: EntryRowOf<'compaction'>;
+  readonly entry: EntryRowOf<'compaction'>['payload'];
 }
 
 async function editedCompaction(db: Kysely<Database>, agentId: string, id: string, verb: string): Promise<EditedCompaction> {
@@ -36,7 +36,7 @@ async function editedCompaction(db: Kysely<Database>, agentId: string, id: strin
   }
   const entryRow = await getEntry(db, agentId, row.session_id, row.entry_id);
   if (entryRow?.type !== 'compaction') throw new CompactionEditError(`compaction ${id}'s entry ${row.entry_id} is gone from the transcript (removed by maintenance?); nothing to ${verb}`);
-  return { row, entryRow, entry: entryRow.payload as unknown as CompactionEntry };
+  return { row, entryRow, entry: entryRow.payload };
 }
 
 /** What reverting a compaction restores. */
@@ -54,7 +54,7 @@ export interface RevertPlan {
 export async function planRevert(db: Kysely<Database>, agentId: string, id: string): Promise<RevertPlan> {
   const { row, entryRow } = await editedCompaction(db, agentId, id, 'revert');
   const previous = await compactionBefore(db, agentId, row.session_id, entryRow);
-  const prior = previous?.payload as unknown as CompactionEntry | undefined;
+  const prior = previous?.payload;
   let restored: RestoredWindow;
   if (!previous || !prior || restoresNoSummary(prior)) {
     const first = await db.selectFrom('transcript_entries').select('id').where('agent_id', '=', agentId).where('session_id', '=', row.session_id).orderBy('seq', 'asc').limit(1).executeTakeFirstOrThrow();
@@ -96,19 +96,19 @@ export async function planRerun(db: Kysely<Database>, agentId: string, id: strin
     throw new CompactionEditError(`compaction ${id} is a revert (of ${entry.revertOf}); it summarized nothing${entry.rangeOf ? `; rerun ${entry.rangeOf}, whose window it restored` : ''}`);
   }
   const original = entry.rangeOf ? await getEntry(db, agentId, row.session_id, entry.rangeOf) : entryRow;
-  if (!original) throw new CompactionEditError(`compaction ${id} stands for ${entry.rangeOf ?? '?'}, whose entry is gone from the transcript`);
+  if (original?.type !== 'compaction') throw new CompactionEditError(`compaction ${id} stands for ${entry.rangeOf ?? '?'}, whose entry is gone from the transcript`);
   const range = await summarizedRangeOf(db, agentId, row.session_id, original);
   if (!range) throw new CompactionEditError(`compaction ${id} summarized no messages; nothing to rerun`);
   const before = await compactionBefore(db, agentId, row.session_id, original);
-  const prior = before?.payload as unknown as CompactionEntry | undefined;
+  const prior = before?.payload;
   const active = await lastCompaction(db, agentId, row.session_id);
-  const activeEntry = active?.payload as unknown as CompactionEntry | undefined;
+  const activeEntry = active?.payload;
   return {
     row,
     rangeOf: original.id,
     range,
     ...(prior && !restoresNoSummary(prior) ? { previousSummary: prior.summary } : {}),
-    firstKeptEntryId: (original.payload as unknown as CompactionEntry).firstKeptEntryId,
+    firstKeptEntryId: original.payload.firstKeptEntryId,
     active: activeEntry !== undefined && !restoresNoSummary(activeEntry) && (activeEntry.rangeOf ?? active!.id) === original.id,
   };
 }

@@ -1,6 +1,6 @@
 import { sql, type Kysely, type SelectQueryBuilder } from 'kysely';
 import type { Database } from './schema';
-import type { TranscriptEntry } from '../context/types';
+import { decodeEntryRows } from './entry-row';
 import { entryIndexText } from './entry-search-text';
 
 /** Rows indexed per statement: a big imported session is indexed in bounded steps, each committed. */
@@ -11,7 +11,7 @@ type EntriesQuery = SelectQueryBuilder<Database, 'transcript_entries', object>;
 /** Up to a batch of unindexed rows in `scope`. */
 export function deferredRows(db: Kysely<Database>, scope: (qb: EntriesQuery) => EntriesQuery) {
   return scope(db.selectFrom('transcript_entries'))
-    .select(['agent_id', 'session_id', 'id', 'payload'])
+    .select(['agent_id', 'session_id', 'id', 'type', 'payload'])
     // The predicate of transcript_entries_unindexed_idx, so the planner can read that small index.
     .where('search_vector', 'is', null)
     .where('search_terms', 'is', null)
@@ -59,7 +59,7 @@ async function indexInBatches(db: Kysely<Database>, scope: (qb: EntriesQuery) =>
       if (indexed > 0) await mergePendingSearchIndex(db);
       return indexed;
     }
-    const texts = rows.map((r) => entryIndexText(r.payload as unknown as TranscriptEntry));
+    const texts = decodeEntryRows(rows).map((r) => entryIndexText(r.payload));
     await sql`
       update transcript_entries t
          set search_vector = to_tsvector('simple', d.text)

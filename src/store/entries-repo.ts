@@ -1,5 +1,6 @@
 import { CompiledQuery, sql, type Kysely } from 'kysely';
-import type { Database, EntryRow } from './schema';
+import type { Database } from './schema';
+import { decodeEntryRow, decodeEntryRowOf, decodeEntryRows, type EntryRow, type EntryRowOf } from './entry-row';
 import { redactSecrets, type Redaction } from './redact';
 import type { CompactionEntry, TranscriptEntry } from '../context/types';
 import { storableJson } from '../text/storable-text';
@@ -166,8 +167,8 @@ function entryColumns(atRest: AtRest, agentId: string, sessionId: string, item: 
 }
 
 /** The newest compaction entry of a session, found by a partial-index probe. */
-export async function lastCompaction(db: Kysely<Database>, agentId: string, sessionId: string): Promise<EntryRow | undefined> {
-  return db
+export async function lastCompaction(db: Kysely<Database>, agentId: string, sessionId: string): Promise<EntryRowOf<'compaction'> | undefined> {
+  const row = await db
     .selectFrom('transcript_entries')
     .selectAll()
     .where('agent_id', '=', agentId)
@@ -176,6 +177,7 @@ export async function lastCompaction(db: Kysely<Database>, agentId: string, sess
     .orderBy('seq', 'desc')
     .limit(1)
     .executeTakeFirst();
+  return row && decodeEntryRowOf('compaction', row);
 }
 
 /** The active window: what the model may see now. */
@@ -206,7 +208,7 @@ export const MESSAGE_TYPES = ['message', 'custom_message'] as const;
  */
 export async function loadActiveEntries(db: Kysely<Database>, agentId: string, sessionId: string): Promise<ActiveEntries> {
   const { compaction, compactionRow, fromSeq } = await activeWindowStart(db, agentId, sessionId);
-  const rows = await db
+  const stored = await db
     .selectFrom('transcript_entries')
     .selectAll()
     .where('agent_id', '=', agentId)
@@ -215,27 +217,28 @@ export async function loadActiveEntries(db: Kysely<Database>, agentId: string, s
     .where('type', '!=', 'compaction')
     .orderBy('seq', 'asc')
     .execute();
+  const rows = decodeEntryRows(stored);
   if (!compaction || !compactionRow) return { rows };
   const lastCompactionSeq = Number(compactionRow.seq);
   if (restoresNoSummary(compaction)) return { rows, lastCompactionSeq };
   // The window start is the compaction's own first kept seq: its range needs only the previous compaction.
   // A revert or an applied rerun stands for an earlier compaction's range (`rangeOf`): that one's is named.
   const rangeRow = compaction.rangeOf ? await getEntry(db, agentId, sessionId, compaction.rangeOf) : compactionRow;
-  if (!rangeRow) return { compaction, rows, lastCompactionSeq };
+  if (rangeRow?.type !== 'compaction') return { compaction, rows, lastCompactionSeq };
   const toSeq = rangeRow === compactionRow ? fromSeq : await firstKeptSeq(db, agentId, sessionId, rangeRow);
   const summarized = await summarizedRange(db, agentId, sessionId, await compactionSeqRange(db, agentId, sessionId, rangeRow, toSeq));
   return { compaction, rows, lastCompactionSeq, ...(summarized ? { summarized } : {}) };
 }
 
 /** The message entries a (non-revert) compaction entry summarized, or undefined when there were none. */
-export async function summarizedRangeOf(db: Kysely<Database>, agentId: string, sessionId: string, row: EntryRow): Promise<SummarizedRange | undefined> {
+export async function summarizedRangeOf(db: Kysely<Database>, agentId: string, sessionId: string, row: EntryRowOf<'compaction'>): Promise<SummarizedRange | undefined> {
   const toSeq = await firstKeptSeq(db, agentId, sessionId, row);
   return summarizedRange(db, agentId, sessionId, await compactionSeqRange(db, agentId, sessionId, row, toSeq));
 }
 
 /** The newest compaction entry written before `row` (the one whose window was active when `row` was written). */
-export async function compactionBefore(db: Kysely<Database>, agentId: string, sessionId: string, row: EntryRow): Promise<EntryRow | undefined> {
-  return db
+export async function compactionBefore(db: Kysely<Database>, agentId: string, sessionId: string, row: EntryRow): Promise<EntryRowOf<'compaction'> | undefined> {
+  const before = await db
     .selectFrom('transcript_entries')
     .selectAll()
     .where('agent_id', '=', agentId)
@@ -245,6 +248,7 @@ export async function compactionBefore(db: Kysely<Database>, agentId: string, se
     .orderBy('seq', 'desc')
     .limit(1)
     .executeTakeFirst();
+  return before && decodeEntryRowOf('compaction', before);
 }
 
 /**
@@ -263,7 +267,7 @@ async function compactionSeqRange(
   db: Kysely<Database>,
   agentId: string,
   sessionId: string,
-  row: EntryRow,
+  row: EntryRowOf<'compaction'>,
   toSeq: number,
 ): Promise<{ fromSeq: number; toSeq: number }> {
   const previous = await compactionBefore(db, agentId, sessionId, row);
@@ -271,8 +275,8 @@ async function compactionSeqRange(
   return { fromSeq: Math.min(fromSeq, toSeq), toSeq };
 }
 
-async function firstKeptSeq(db: Kysely<Database>, agentId: string, sessionId: string, compactionRow: EntryRow): Promise<number> {
-  const firstKeptId = (compactionRow.payload as unknown as CompactionEntry).firstKeptEntryId;
+async function firstKeptSeq(db: Kysely<Database>, agentId: string, sessionId: string, compactionRow: EntryRowOf<'compaction'>): Promise<number> {
+  const firstKeptId = compactionRow.payload.firstKeptEntryId;
   const kept = firstKeptId === compactionRow.id ? undefined : await getEntry(db, agentId, sessionId, firstKeptId);
   return Number(kept?.seq ?? compactionRow.seq);
 }
@@ -321,10 +325,10 @@ async function activeWindowStart(
   db: Kysely<Database>,
   agentId: string,
   sessionId: string,
-): Promise<{ compaction?: CompactionEntry; compactionRow?: EntryRow; fromSeq: number }> {
+): Promise<{ compaction?: CompactionEntry; compactionRow?: EntryRowOf<'compaction'>; fromSeq: number }> {
   const compactionRow = await lastCompaction(db, agentId, sessionId);
   if (!compactionRow) return { fromSeq: 0 };
-  const compaction = compactionRow.payload as unknown as CompactionEntry;
+  const compaction = compactionRow.payload;
   const kept = await db
     .selectFrom('transcript_entries')
     .select('seq')
@@ -346,7 +350,7 @@ export async function tailEntries(db: Kysely<Database>, agentId: string, session
     .orderBy('seq', 'desc')
     .limit(n)
     .execute();
-  return rows.reverse();
+  return decodeEntryRows(rows).reverse();
 }
 
 /** Entry count of a session. */
@@ -362,13 +366,14 @@ export async function countEntries(db: Kysely<Database>, agentId: string, sessio
 
 /** One entry by id, or undefined. */
 export async function getEntry(db: Kysely<Database>, agentId: string, sessionId: string, id: string): Promise<EntryRow | undefined> {
-  return db
+  const row = await db
     .selectFrom('transcript_entries')
     .selectAll()
     .where('agent_id', '=', agentId)
     .where('session_id', '=', sessionId)
     .where('id', '=', id)
     .executeTakeFirst();
+  return row && decodeEntryRow(row);
 }
 
 /** What {@link appendEntriesRedacted} wrote and what it redacted. */
@@ -441,7 +446,7 @@ export async function entriesAfter(
   afterSeq: number,
   limit: number,
 ): Promise<EntryRow[]> {
-  return db
+  const rows = await db
     .selectFrom('transcript_entries')
     .selectAll()
     .where('agent_id', '=', agentId)
@@ -450,4 +455,5 @@ export async function entriesAfter(
     .orderBy('seq', 'asc')
     .limit(limit)
     .execute();
+  return decodeEntryRows(rows);
 }

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
-import type { Database, EntryRow } from './schema';
-import type { CompactionEntry } from '../context/types';
+import type { Database } from './schema';
+import { decodeEntryRowOf, decodeEntryRows, type EntryRow } from './entry-row';
 import { MESSAGE_TYPES } from './entries-repo';
 
 /**
@@ -19,13 +19,14 @@ export interface CompactionSpan {
 export async function compactionSpans(db: Kysely<Database>, agentId: string, sessionId: string): Promise<CompactionSpan[]> {
   const rows = await db
     .selectFrom('transcript_entries')
-    .select(['id', 'seq', 'payload'])
+    .select(['id', 'seq', 'type', 'payload'])
     .where('agent_id', '=', agentId)
     .where('session_id', '=', sessionId)
     .where('type', '=', 'compaction')
     .orderBy('seq', 'asc')
-    .execute();
-  const keptIds = rows.map((r) => (r.payload as unknown as CompactionEntry).firstKeptEntryId).filter((id) => id !== undefined);
+    .execute()
+    .then((stored) => stored.map((r) => decodeEntryRowOf('compaction', r)));
+  const keptIds = rows.map((r) => r.payload.firstKeptEntryId).filter((id) => id !== undefined);
   const kept =
     keptIds.length === 0
       ? []
@@ -40,7 +41,7 @@ export async function compactionSpans(db: Kysely<Database>, agentId: string, ses
   const spans: CompactionSpan[] = [];
   let fromSeq = 0;
   for (const r of rows) {
-    const entry = r.payload as unknown as CompactionEntry;
+    const entry = r.payload;
     const toSeq = seqOf.get(entry.firstKeptEntryId) ?? Number(r.seq);
     if (entry.revertOf !== undefined || entry.rangeOf !== undefined) {
       // A revert or an applied rerun stands for an earlier compaction's range (none: it restored no summary).
@@ -57,7 +58,7 @@ export async function messagesInRange(
   db: Kysely<Database>,
   input: { agentId: string; sessionId: string; fromSeq: number; toSeq: number; limit: number },
 ): Promise<EntryRow[]> {
-  return db
+  const rows = await db
     .selectFrom('transcript_entries')
     .selectAll()
     .where('agent_id', '=', input.agentId)
@@ -68,6 +69,7 @@ export async function messagesInRange(
     .orderBy('seq', 'asc')
     .limit(input.limit)
     .execute();
+  return decodeEntryRows(rows);
 }
 
 /** The seq range of `before` model-visible entries before `seq` through `after` after it (inclusive of it). */

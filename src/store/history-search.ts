@@ -1,6 +1,6 @@
-import { sql, type Kysely, type RawBuilder } from 'kysely';
-import type { Database, EntryRow } from './schema';
-import type { TranscriptEntry } from '../context/types';
+import { sql, type Kysely, type RawBuilder, type Selectable } from 'kysely';
+import type { Database } from './schema';
+import { decodeEntryRow, type EntryRow } from './entry-row';
 import { atRestOf } from './at-rest';
 import { MESSAGE_TYPES } from './entries-repo';
 import { indexDeferredEntries } from './deferred-search-index';
@@ -167,7 +167,7 @@ async function candidateFeatures(
 }
 
 type RankedSeq = { readonly seq: number; readonly score: number };
-type NeighbourRow = EntryRow & { readonly of_seq: string; readonly side: 'previous' | 'next' };
+type NeighbourRow = Omit<Selectable<Database['transcript_entries']>, 'search_vector' | 'search_terms'> & { readonly of_seq: string; readonly side: 'previous' | 'next' };
 
 /** The ranked rows in full, each with the message before and after it in its session. */
 async function readWithNeighbours(db: Kysely<Database>, input: HistorySearchInput, ranked: readonly RankedSeq[]): Promise<HistoryHit[]> {
@@ -192,9 +192,9 @@ async function readWithNeighbours(db: Kysely<Database>, input: HistorySearchInpu
       where h.agent_id = ${input.agentId} and h.session_id in (${sql.join(input.sessionIds.map((id) => sql`${id}`))}) and h.seq in (${sql.join(seqs.map((s) => sql`${s}`))})`;
   };
   const { rows: around } = await sql<NeighbourRow>`${neighbour('previous')} union all ${neighbour('next')}`.execute(db);
-  const bySeq = new Map(rows.map((r) => [Number(r.seq), { ...r, search_vector: null, search_terms: null } as EntryRow]));
+  const bySeq = new Map(rows.map((r) => [Number(r.seq), decodeEntryRow({ ...r, search_vector: null, search_terms: null })]));
   const beside = new Map<string, EntryRow>();
-  for (const { of_seq, side, ...n } of around) beside.set(`${side}:${Number(of_seq)}`, { ...n, search_vector: null, search_terms: null } as EntryRow);
+  for (const { of_seq, side, ...n } of around) beside.set(`${side}:${Number(of_seq)}`, decodeEntryRow({ ...n, search_vector: null, search_terms: null }));
   return ranked.flatMap((r) => {
     const row = bySeq.get(r.seq);
     if (!row) return [];
@@ -204,21 +204,19 @@ async function readWithNeighbours(db: Kysely<Database>, input: HistorySearchInpu
   });
 }
 
-const payloadOf = (row: EntryRow) => row.payload as unknown as TranscriptEntry;
-
 /**
  * The hits shown: no recall echoes (rows indexed before echoes were left out of the index), the
  * question and answer of a turn that searched weighed down, one hit per distinct text.
  */
 function finalHits(hits: readonly HistoryHit[], limit: number): HistoryHit[] {
   const weighed = hits
-    .filter((h) => !isRecallEcho(payloadOf(h.row)))
+    .filter((h) => !isRecallEcho(h.row.payload))
     .map((h) => ({ ...h, rank: isRecallTurnMessage(h) ? h.rank * RECALL_TURN_WEIGHT : h.rank }))
     .sort((a, b) => b.rank - a.rank || Number(b.row.seq) - Number(a.row.seq));
   const seen = new Set<string>();
   const out: HistoryHit[] = [];
   for (const hit of weighed) {
-    const text = entrySearchText(payloadOf(hit.row)).toLowerCase().replace(/\s+/g, ' ').trim();
+    const text = entrySearchText(hit.row.payload).toLowerCase().replace(/\s+/g, ' ').trim();
     if (text.length === 0 || seen.has(text)) continue;
     seen.add(text);
     out.push(hit);
@@ -229,7 +227,7 @@ function finalHits(hits: readonly HistoryHit[], limit: number): HistoryHit[] {
 
 /** A request answered by searching history, or the answer written from what the search found. */
 function isRecallTurnMessage(hit: HistoryHit): boolean {
-  const followedBySearch = hit.next !== undefined && isRecallEcho(payloadOf(hit.next));
-  const writtenFromSearch = hit.previous !== undefined && isRecallEcho(payloadOf(hit.previous));
+  const followedBySearch = hit.next !== undefined && isRecallEcho(hit.next.payload);
+  const writtenFromSearch = hit.previous !== undefined && isRecallEcho(hit.previous.payload);
   return followedBySearch || writtenFromSearch;
 }

@@ -194,7 +194,7 @@ async function capSession(
 ): Promise<{ removed: number; keptOverCap: number }> {
   const compaction = await lastCompaction(db, agentId, sessionId);
   if (!compaction) return { removed: 0, keptOverCap: total - max };
-  const firstKeptId = (compaction.payload as { firstKeptEntryId?: string }).firstKeptEntryId;
+  const firstKeptId = compaction.payload.firstKeptEntryId;
   const firstKept = firstKeptId ? await getEntry(db, agentId, sessionId, firstKeptId) : undefined;
   const activeStart = Math.min(Number(firstKept?.seq ?? compaction.seq), Number(compaction.seq));
   const tailStart = await db

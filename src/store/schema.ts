@@ -223,5 +223,4 @@ export interface Database {
 
 export type SessionRow = Selectable<SessionsTable>;
 export type NewSessionRow = Insertable<SessionsTable>;
-export type EntryRow = Selectable<TranscriptEntriesTable>;
 export type CompactionRow = Selectable<CompactionsTable>;

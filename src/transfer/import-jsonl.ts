@@ -259,7 +259,7 @@ async function toolPairingReport(db: Kysely<Database>, agentId: string, sessionI
   const { compaction, rows } = await loadActiveEntries(db, agentId, sessionId);
   const messages = activeMessages(
     compaction,
-    rows.map((r) => ({ id: r.id, entry: r.payload as unknown as TranscriptEntry })),
+    rows.map((r) => ({ id: r.id, entry: r.payload })),
   );
   return pairingCounts(messages);
 }

@@ -190,6 +190,23 @@ describe.each(testDatabases())('entries repository on $name', (database) => {
     });
   });
 
+  describe('typed rows', () => {
+    it('types each row\'s payload by its type, so a compaction reads without a cast', async () => {
+      await appendEntries(db, 'A', 's1', [message('a', 0), compaction('c', 1, 'a')]);
+      const row = await lastCompaction(db, 'A', 's1');
+      expect(row?.payload.firstKeptEntryId).toBe('a');
+      const first = await getEntry(db, 'A', 's1', 'a');
+      expect(first?.type === 'message' ? first.payload.message.content : undefined).toBe('message a');
+    });
+
+    it('refuses a row whose payload is another kind than its type column, naming the entry', async () => {
+      await appendEntries(db, 'A', 's1', [message('a', 0)]);
+      await sql`update transcript_entries set type = 'compaction' where agent_id = 'A' and session_id = 's1' and id = 'a'`.execute(db);
+      await expect(getEntry(db, 'A', 's1', 'a')).rejects.toThrow(/transcript entry a: its type column says compaction but its payload's type is message/);
+      await expect(lastCompaction(db, 'A', 's1')).rejects.toThrow(/transcript entry a/);
+    });
+  });
+
   describe('setTokenEstimates', () => {
     it('caches estimates on the named entries only', async () => {
       await appendEntries(db, 'A', 's1', [{ ...message('a', 0), tokenEstimate: null }, { ...message('b', 1), tokenEstimate: null }]);

@@ -1,16 +1,18 @@
 /** Readers tests use to inspect what a run left in the store; turns never read whole sessions. */
 import { sql, type Kysely } from 'kysely';
-import type { Database, EntryRow } from '../../src/store/schema';
+import type { Database } from '../../src/store/schema';
+import { decodeEntryRows, type EntryRow } from '../../src/store/entry-row';
 
 /** Every entry of a session in order (audits in tests). */
 export async function allEntries(db: Kysely<Database>, agentId: string, sessionId: string): Promise<EntryRow[]> {
-  return db
+  const rows = await db
     .selectFrom('transcript_entries')
     .selectAll()
     .where('agent_id', '=', agentId)
     .where('session_id', '=', sessionId)
     .orderBy('seq', 'asc')
     .execute();
+  return decodeEntryRows(rows);
 }
 
 /** Count of compaction entries of a session. */
