@@ -8,6 +8,7 @@
 import { spawn, execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { startFakeAnthropic, fakeReply, type FakeAnthropic } from '../../src/testing/fake-anthropic';
@@ -25,16 +26,18 @@ const NOT_RUN_HERE: ReadonlyArray<{ readonly command: RegExp; readonly why: stri
   { command: /^CHROMIUM_PATH=\S+ npm run jest\b/, why: 'runs another suite (the replay report in a browser), which needs Chromium' },
   { command: /^npx keel chat$/, why: 'an interactive chat: test/cli/dev-terminal.test.ts drives one at a terminal' },
   { command: /^npx keel worker$/, why: 'runs until stopped: test/cli/entry-points-reach.test.ts starts and stops one' },
+  { command: /^npm install keel-agents\b/, why: 'installs the published package: test/package/package.test.ts installs its packed tarball into a project and runs it' },
 ];
 
 /** The commands this file runs (below), as the README writes them. */
-const RUN_HERE: readonly RegExp[] = [/^npm run dev$/, /^npx keel status agent:main:main$/, /^npx keel export agent:main:main$/];
+const RUN_HERE: readonly RegExp[] = [/^npm run dev$/, /^npx keel status agent:main:main$/, /^npx keel export agent:main:main$/, /^export KEEL_API_TOKEN=/, /^curl .*\/v1\/sessions\//];
 
 /** Each command of the README's fenced shell blocks, one per `&&` part, comments and blank lines left out. */
 function fencedShellCommands(readme: string): string[] {
   const commands: string[] = [];
   for (const block of readme.matchAll(/```(?:sh|bash|shell|console)\n([\s\S]*?)```/g)) {
-    for (const line of block[1]!.split('\n')) {
+    // A line ending in a backslash goes on in the next one: one command.
+    for (const line of block[1]!.replace(/\\\n\s*/g, '').split('\n')) {
       const command = line.replace(/^\$ /, '').replace(/\s+#\s.*$/, '').trim();
       if (command && !command.startsWith('#')) commands.push(...command.split(' && ').map((c) => c.trim()));
     }
@@ -106,8 +109,10 @@ describe('the README on a fresh clone', () => {
     expect(existsSync(join(clone, '.keel', 'stack.json'))).toBe(false);
   });
 
-  it('while npm run dev runs: the keel commands it names, and the application example', async () => {
-    const dev = spawn('bash', ['-c', 'npm run dev'], { cwd: clone, env: cloneEnv() });
+  it('while npm run dev runs: the keel commands it names, the HTTP API curl lines and the application example', async () => {
+    // A port of its own for the dev stack's HTTP API: other suites may run `keel dev` at the same time.
+    const apiPort = await freePort();
+    const dev = spawn('bash', ['-c', 'npm run dev'], { cwd: clone, env: cloneEnv({ KEEL_API_PORT: String(apiPort) }) });
     let out = '';
     dev.stdout.on('data', (d: Buffer) => (out += d.toString()));
     dev.stderr.on('data', (d: Buffer) => (out += d.toString()));
@@ -129,10 +134,21 @@ describe('the README on a fresh clone', () => {
       expect(exported.stdout).toContain('"sessionKey":"agent:main:main"');
       expect(exported.stdout).toContain('Hello from the fake model.');
 
-      // The application example, as written, against this dev stack (its address and database).
+      // The HTTP API block, as written, on this stack's API port: a message, then the same streamed.
+      const curlBlock = /```sh\n(export KEEL_API_TOKEN[\s\S]*?)```/.exec(readme)![1]!;
+      const curled = await shell(curlBlock.replaceAll(':8787', `:${apiPort}`));
+      expect(curled.code).toBe(0);
+      expect(curled.stdout).toMatch(/"reply":"Hello from the fake model\."/);
+      expect(curled.stdout).toMatch(/event: reply\ndata: \{"reply":"Hello from the fake model\."/);
+
+      // The application example, as written, against this dev stack (its address and database). The
+      // package's main entry is src/index.ts: the clone imports it from there.
       const stack = JSON.parse(readFileSync(join(clone, '.keel', 'stack.json'), 'utf8')) as { temporalAddress: string; databaseUrl: string };
-      const example = /## Using Keel from an application\n+```ts\n([\s\S]*?)```/.exec(readme)![1]!;
-      const imports = example.split('\n').filter((l) => l.startsWith('import '));
+      const example = /## Using Keel from an application\n[\s\S]*?```ts\n([\s\S]*?)```/.exec(readme)![1]!;
+      const imports = example
+        .split('\n')
+        .filter((l) => l.startsWith('import '))
+        .map((l) => l.replace("from 'keel-agents'", "from './src'"));
       const body = example.split('\n').filter((l) => !l.startsWith('import ')).join('\n').replace("'localhost:7233'", `'${stack.temporalAddress}'`);
       const script = [...imports, 'const draft = { edit: (text: string) => void text };', 'async function main(): Promise<void> {', body, "console.log(`reply: ${reply}; context ${status.contextTokens} tokens`);", "console.log('example done');", '}', 'main().then(() => process.exit(0), (err) => { console.error(err); process.exit(1); });'].join('\n');
       await writeFile(join(clone, 'readme-example.ts'), script);
@@ -148,3 +164,15 @@ describe('the README on a fresh clone', () => {
     expect(existsSync(join(clone, '.keel', 'stack.json'))).toBe(false);
   });
 });
+
+/** A TCP port nothing listens on right now. */
+function freePort(): Promise<number> {
+  const server = createServer();
+  return new Promise((done, fail) => {
+    server.once('error', fail);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => done(port));
+    });
+  });
+}
