@@ -2,10 +2,10 @@ import { summaryCharBudget } from '../src/compaction/summary-budget';
 import { identifierCharBudget } from '../src/compaction/identifier-budget';
 import { ApplicationFailure, Context, log } from '@temporalio/activity';
 import { depsForAgent, type ActivityDeps } from '../src/runtime/deps';
-import { agentSummarizer, type SummarizerSpendGuard } from './compaction-summarizer';
-import { ReceivedReplies } from './received-replies';
-import { summarizeOnPromptCache } from './summary-on-prompt-cache';
-import { loadEntryRange, PlannedEntryMissingError, planMessageOf, toPlanEntries } from './compaction-entries';
+import { agentSummarizer, type SummarizerSpendGuard } from './parts/compaction-summarizer';
+import { ReceivedReplies } from './parts/received-replies';
+import { summarizeOnPromptCache } from './parts/summary-on-prompt-cache';
+import { loadEntryRange, PlannedEntryMissingError, planMessageOf, toPlanEntries } from './parts/compaction-entries';
 import { getEntry, loadActiveEntries, MESSAGE_TYPES } from '../src/store/entries-repo';
 import { decodeEntryRows } from '../src/store/entry-row';
 import {
@@ -36,10 +36,10 @@ import type { CompactionOutcome, CompactionPlan, OversizedEntry, PlanEntry } fro
 import { summaryMessage } from '../src/context/active-context';
 import { toActivityFailure } from '../src/model/failures';
 import { FailureTypes, type CompactionTriggerName } from '../src/protocol';
-import { effectiveWindow, learnFromOverflow } from './model-window';
+import { effectiveWindow, learnFromOverflow } from './parts/model-window';
 import { withSubagentsInFlight, withoutSubagentsInFlight } from '../src/compaction/subagents-in-flight';
 import { liveChildren } from '../src/store/subagent-runs-repo';
-import { logRedactions } from './model-call-report';
+import { logRedactions } from './parts/model-call-report';
 
 /** Compaction activities need the worker's deps, plus hooks when the application registers any. */
 /** Kept as an alias: compaction activities need nothing beyond ActivityDeps. */

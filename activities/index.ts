@@ -4,11 +4,11 @@ import { createToolActivities } from './tool-activities';
 import { createCompactionActivities } from './compaction-activities';
 import { createMemoryActivities } from './memory-activities';
 import { createMaintenanceActivities } from './maintenance-activities';
-import { withDataErrors } from './data-errors';
-import { withAllowedAgents } from './allowed-agents';
-import { withBuiltinTools } from './builtin-tools';
+import { withDataErrors } from './parts/data-errors';
+import { withAllowedAgents } from './parts/allowed-agents';
+import { withBuiltinTools } from './parts/builtin-tools';
 import { createSubagentActivities } from './subagent-activities';
-import { ReceivedReplies } from './received-replies';
+import { ReceivedReplies } from './parts/received-replies';
 
 /** Every activity the Keel worker registers, bound to its dependencies; data errors never retry; other agents than `allowedAgents` are refused. */
 export function createActivities(appDeps: ActivityDeps) {

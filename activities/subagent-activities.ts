@@ -11,14 +11,14 @@ import { FailureTypes, SESSIONS_SPAWN_TOOL as SESSIONS_SPAWN, announceRequestId,
 import { buildSessionKey } from '../src/sessions/session-key';
 import { getSession } from '../src/store/sessions-repo';
 import { getEntry } from '../src/store/entries-repo';
-import { logRedactions } from './model-call-report';
+import { logRedactions } from './parts/model-call-report';
 import { getSubagentRun, insertSubagentRun, liveChildren, runOfChildSession, updateSubagentRun, type SubagentRun } from '../src/store/subagent-runs-repo';
 import { renderSpawnTask, sessionsSpawnInput } from '../src/subagents/spawn-input';
 import { announceText, type AnnouncedPart, type SubagentOutcome } from '../src/subagents/announce-text';
 import { toolCallArguments } from '../src/context/types';
-import { errorOutput, loadToolCall, storeToolResult, storedToolResult, textOutput, type ToolCallRef } from './tool-call-io';
-import { engineOf } from './prepare-context';
-import { nextSpawnDepth, subagentIdOf } from './subagent-runs';
+import { errorOutput, loadToolCall, storeToolResult, storedToolResult, textOutput, type ToolCallRef } from './parts/tool-call-io';
+import { engineOf } from './parts/prepare-context';
+import { nextSpawnDepth, subagentIdOf } from './parts/subagent-runs';
 
 
 export interface SpawnStepInput extends ToolCallRef {

@@ -2,11 +2,11 @@ import { Context, log } from '@temporalio/activity';
 import { depsForAgent, type ActivityDeps } from '../src/runtime/deps';
 import type { ToolCallBlock } from '../src/context/types';
 import { toolCallArguments } from '../src/context/types';
-import { errorOutput, loadToolCall, storeToolResult, storedToolResult } from './tool-call-io';
+import { errorOutput, loadToolCall, storeToolResult, storedToolResult } from './parts/tool-call-io';
 import type { ToolOutput } from '../src/tools/registry';
 import { toolRunPolicy } from '../src/tools/tool-run-policy';
-import { runToolCall } from './run-tool-call';
-import { startHeartbeat } from './heartbeat';
+import { runToolCall } from './parts/run-tool-call';
+import { startHeartbeat } from './parts/heartbeat';
 import { publishToolNotice } from '../src/streaming/reply-publisher';
 
 export interface RunToolInput {

@@ -15,19 +15,19 @@ import { evaluateFreshness, isSystemEvent, parseResetCommand, type SessionEventK
 import type { KeelConfig } from '../src/config/keel-config';
 import type { MessageEntry } from '../src/context/types';
 import { ActiveWindowCache } from '../src/store/active-window-cache';
-import { turnReplyHold } from './held-reply';
-import { ReceivedReplies } from './received-replies';
-import { addLogAttributes } from './log-attributes';
+import { turnReplyHold } from './parts/held-reply';
+import { ReceivedReplies } from './parts/received-replies';
+import { addLogAttributes } from './parts/log-attributes';
 import { findUnstorable } from '../src/text/storable-text';
 import { loadWorkflowState, saveWorkflowState } from '../src/store/workflow-state-repo';
 import type { SessionRow } from '../src/store/schema';
 import type { AgentTaskScope, SessionCarriedState, TokenUsage } from '../src/protocol';
 import { claimAnnounce } from '../src/store/subagent-runs-repo';
-import { orphanedChildren, subagentTaskText } from './subagent-runs';
-import { logRedactions } from './model-call-report';
-import { createModelCall, type CallModelInput, type ModelCallOutcome, type TurnFinish } from './model-call';
-import { readTurnContext, turnContext, type TurnContext } from './turn-context';
-import { decideAfterFinish, type FinishTurnResult } from './turn-finish';
+import { orphanedChildren, subagentTaskText } from './parts/subagent-runs';
+import { logRedactions } from './parts/model-call-report';
+import { createModelCall, type CallModelInput, type ModelCallOutcome, type TurnFinish } from './parts/model-call';
+import { readTurnContext, turnContext, type TurnContext } from './parts/turn-context';
+import { decideAfterFinish, type FinishTurnResult } from './parts/turn-finish';
 
 export interface BeginTurnInput {
   readonly agentId: string;

@@ -1,5 +1,5 @@
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
-import { runWithLogAttributes } from '../activities/log-attributes';
+import { runWithLogAttributes } from '../activities/parts/log-attributes';
 
 /** The session fields every Keel activity input carries, when it carries them. */
 const SESSION_FIELDS = ['agentId', 'sessionKey', 'sessionId'] as const;

@@ -12,7 +12,7 @@ import { atRestFor, storeTargetFor } from '../src/store/connect';
 import { createKeelWorker } from './create-worker';
 import { prepareCluster } from '../src/temporal/prepare-cluster';
 import { exitIfShutdownHangs } from './exit-if-shutdown-hangs';
-import { closeWorkspaceWatchers } from '../activities/workspace-cache';
+import { closeWorkspaceWatchers } from '../activities/parts/workspace-cache';
 import { installObservability, serveObservability } from './observability';
 import { codecServerFor } from '../src/security/codec-server';
 

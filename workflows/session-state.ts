@@ -9,7 +9,7 @@ import type {
   SessionStatus,
   SessionWorkflowInput,
 } from '../src/protocol';
-import type { FinishTurnResult } from '../activities/turn-finish';
+import type { FinishTurnResult } from '../activities/parts/turn-finish';
 import { DEFAULTS } from '../src/config/defaults';
 import { pressureLevel } from '../src/context/context-window';
 import { spawnAdvice } from '../src/context/spawn-policy';

@@ -6,8 +6,8 @@
 import * as wf from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { createTurnActivities, BeginTurnInput, BeginTurnResult } from '../activities/turn-activities';
-import type { CallModelInput, CallModelResult, ModelCallOutcome } from '../activities/model-call';
-import type { FinishTurnResult } from '../activities/turn-finish';
+import type { CallModelInput, CallModelResult, ModelCallOutcome } from '../activities/parts/model-call';
+import type { FinishTurnResult } from '../activities/parts/turn-finish';
 import type { createToolActivities, RunToolInput, RunToolResult } from '../activities/tool-activities';
 import type { createMemoryActivities, MemoryFlushInput } from '../activities/memory-activities';
 import type { createSubagentActivities, AnnounceResult } from '../activities/subagent-activities';

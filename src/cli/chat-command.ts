@@ -1,5 +1,5 @@
 import { loadKeelSettings } from '../config/agent-config';
-import { runningStack } from '../store/stack-state';
+import { runningStack } from '../embedded/stack-state';
 import { connectClient } from './connect';
 import { chat } from './chat';
 

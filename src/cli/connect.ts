@@ -2,7 +2,7 @@ import type { KeelConfig } from '../config/keel-config';
 import type { KeelClient } from '../client/keel-client';
 import { keelClientForConfig } from '../client/keel-client-for-config';
 import { PgReplyStreamSubscriber } from '../streaming/reply-subscriber';
-import { runningStack } from '../store/stack-state';
+import { runningStack } from '../embedded/stack-state';
 import { connectTemporal } from '../runtime/reach';
 import { temporalConnectionOptions, type TemporalConnectionOptions } from '../temporal/connection-options';
 

@@ -4,8 +4,8 @@
  * second run finds nothing to do).
  */
 import { sql, type Kysely } from 'kysely';
-import { atRestOf } from '../store/at-rest';
-import { sealedRow } from '../store/sealed-rows';
+import { atRestOf } from '../security/at-rest';
+import { sealedRow } from '../security/sealed-rows';
 import type { Database } from '../store/schema';
 import type { Selectable } from 'kysely';
 import { appendEntries } from '../store/entries-repo';

@@ -4,17 +4,17 @@ import { Kysely, sql } from 'kysely';
 import { CurrentSchemaPostgresDialect } from './current-schema-dialect';
 import { Pool, types as pgTypes } from 'pg';
 import { PGlite } from '@electric-sql/pglite';
-import { PGlitePool } from './pglite-pool';
+import { PGlitePool } from '../embedded/pglite-pool';
 import { PreparingClient } from './prepared-statements';
-import { SessionLock } from './session-lock';
-import { unusableFolderError } from './unusable-folder';
-import { claimPgliteFolder } from './folder-owner';
-import { runningStack } from './stack-state';
+import { SessionLock } from '../embedded/session-lock';
+import { unusableFolderError } from '../embedded/unusable-folder';
+import { claimPgliteFolder } from '../embedded/folder-owner';
+import { runningStack } from '../embedded/stack-state';
 import { migrateToLatest } from './migrations';
 import type { Database } from './schema';
 import { DEFAULTS } from '../config/defaults';
 import { keyRingFor, type KeelConfig } from '../config/keel-config';
-import { atRestPlugin, type AtRestOptions } from './at-rest';
+import { atRestPlugin, type AtRestOptions } from '../security/at-rest';
 
 /**
  * Where the data lives: a PostgreSQL URL, or a PGlite directory (`memory://` for a throwaway one).

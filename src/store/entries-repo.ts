@@ -1,11 +1,11 @@
 import { CompiledQuery, sql, type Kysely } from 'kysely';
 import type { Database } from './schema';
 import { decodeEntryRow, decodeEntryRowOf, decodeEntryRows, type EntryRow, type EntryRowOf } from './entry-row';
-import { redactSecrets, type Redaction } from './redact';
+import { redactSecrets, type Redaction } from '../security/redact';
 import type { CompactionEntry, TranscriptEntry } from '../context/types';
 import { storableJson } from '../text/storable-text';
-import { atRestOf, type AtRest } from './at-rest';
-import { sealedRow } from './sealed-rows';
+import { atRestOf, type AtRest } from '../security/at-rest';
+import { sealedRow } from '../security/sealed-rows';
 import { searchColumnsOf, searchValues } from './entry-search-text';
 import { compiledOnce } from './compiled-once';
 

@@ -1,5 +1,5 @@
 import { sql, type RawBuilder } from 'kysely';
-import type { AtRest } from './at-rest';
+import type { AtRest } from '../security/at-rest';
 import { isToolCallBlock, type AgentMessage, type TranscriptEntry } from '../context/types';
 import { messageText } from '../compaction/serialize-for-summary';
 import { indexTerms } from '../text/search-terms';

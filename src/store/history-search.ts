@@ -1,7 +1,7 @@
 import { sql, type Kysely, type RawBuilder, type Selectable } from 'kysely';
 import type { Database } from './schema';
 import { decodeEntryRow, type EntryRow } from './entry-row';
-import { atRestOf } from './at-rest';
+import { atRestOf } from '../security/at-rest';
 import { MESSAGE_TYPES } from './entries-repo';
 import { indexDeferredEntries } from './deferred-search-index';
 import { entrySearchText, isRecallEcho } from './entry-search-text';

@@ -2,8 +2,8 @@ import { sql, type Kysely } from 'kysely';
 import type { Database } from './schema';
 import { storableText } from '../text/storable-text';
 import type { MemoryCheckpoint } from '../context/prompt-sections';
-import { atRestOf } from './at-rest';
-import { sealedRow } from './sealed-rows';
+import { atRestOf } from '../security/at-rest';
+import { sealedRow } from '../security/sealed-rows';
 
 export interface RecordMemoryFlushInput {
   readonly agentId: string;

@@ -1,8 +1,8 @@
 import type { Kysely } from 'kysely';
 import type { Database } from './schema';
 import { storableJson } from '../text/storable-text';
-import { atRestOf } from './at-rest';
-import { sealedRow } from './sealed-rows';
+import { atRestOf } from '../security/at-rest';
+import { sealedRow } from '../security/sealed-rows';
 import { appendEntriesRedacted, type EntryToAppend, type RedactedAppendResult } from './entries-repo';
 import { isToolCallBlock, toolCallArguments, type ToolCallBlock } from '../context/types';
 

@@ -1,10 +1,10 @@
 import type { Kysely } from 'kysely';
 import type { Database, SubagentRunsTable } from './schema';
 import type { Insertable, Selectable, Updateable } from 'kysely';
-import { redactSecrets, type Redaction } from './redact';
+import { redactSecrets, type Redaction } from '../security/redact';
 import { storableText } from '../text/storable-text';
-import { atRestOf } from './at-rest';
-import { sealedRow } from './sealed-rows';
+import { atRestOf } from '../security/at-rest';
+import { sealedRow } from '../security/sealed-rows';
 
 export type SubagentRun = Selectable<SubagentRunsTable>;
 

@@ -1,7 +1,7 @@
 import type { PGlite } from '@electric-sql/pglite';
 import { Client } from 'pg';
 import type { Store } from '../store/connect';
-import type { SessionLock } from '../store/session-lock';
+import type { SessionLock } from '../embedded/session-lock';
 
 /**
  * How a client hears a reply stream: LISTEN on a request's channel (`replyChannel`). `listen`

@@ -2,7 +2,7 @@ import { stat } from 'node:fs/promises';
 import type { Kysely } from 'kysely';
 import type { Database } from '../store/schema';
 import { appendEntriesNotingPrior, loadActiveEntries, redactEntries, type EntryToAppend } from '../store/entries-repo';
-import { jsonTextMayHoldSecret, type Redaction } from '../store/redact';
+import { jsonTextMayHoldSecret, type Redaction } from '../security/redact';
 import type { AgentMessage, TranscriptEntry } from '../context/types';
 import { activeMessages } from '../context/active-context';
 import { repairToolUseResultPairing } from '../context/repair-tool-use-result-pairing';

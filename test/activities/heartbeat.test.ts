@@ -1,4 +1,4 @@
-import { startHeartbeat } from '../../activities/heartbeat';
+import { startHeartbeat } from '../../activities/parts/heartbeat';
 
 describe('startHeartbeat', () => {
   beforeEach(() => jest.useFakeTimers());

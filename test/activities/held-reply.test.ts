@@ -1,5 +1,5 @@
-import { turnReplyHold } from '../../activities/held-reply';
-import { ReceivedReplies } from '../../activities/received-replies';
+import { turnReplyHold } from '../../activities/parts/held-reply';
+import { ReceivedReplies } from '../../activities/parts/received-replies';
 import type { ModelResponse } from '../../src/model/model-client';
 
 /** An activity context that records its heartbeats and starts from `details` (an earlier attempt's). */

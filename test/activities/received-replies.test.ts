@@ -1,4 +1,4 @@
-import { ReceivedReplies } from '../../activities/received-replies';
+import { ReceivedReplies } from '../../activities/parts/received-replies';
 import type { ModelResponse } from '../../src/model/model-client';
 
 const reply = (t: string): ModelResponse => ({ content: [{ type: 'text', text: t }], stopReason: 'stop', usage: { input: 1, output: 1 }, model: 'm' });

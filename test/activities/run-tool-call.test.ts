@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { runToolCall, type ToolRunEnv } from '../../activities/run-tool-call';
+import { runToolCall, type ToolRunEnv } from '../../activities/parts/run-tool-call';
 import { toolRunPolicy } from '../../src/tools/tool-run-policy';
 import { RetryableToolError } from '../../src/tools/tool-errors';
 import type { ToolContext, ToolDefinition } from '../../src/tools/registry';

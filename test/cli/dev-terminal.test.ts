@@ -12,7 +12,7 @@ import { startFakeAnthropic, fakeReply, type FakeAnthropic, type FakeRequest } f
 import { EXITED, keelInTerminal, type Terminal } from '../support/tmux-terminal';
 import { isFlushRequest, isSummarizerRequest } from '../support/durable-turn-helpers';
 import { messageText } from '../subagents/subagent-script';
-import { processAlive } from '../../src/store/stack-state';
+import { processAlive } from '../../src/embedded/stack-state';
 import { tmuxPath } from '../support/tool-path';
 
 const PROMPT = /you › $/m;

@@ -1,6 +1,6 @@
 import { testDatabases } from '../support/databases';
 import { testDeps } from '../support/keel-deps';
-import { prepareContext } from '../../activities/prepare-context';
+import { prepareContext } from '../../activities/parts/prepare-context';
 import { ActiveWindowCache, type ActiveWindow } from '../../src/store/active-window-cache';
 import { appendEntries, type EntryToAppend } from '../../src/store/entries-repo';
 import { ensureSession } from '../support/ensure-session';

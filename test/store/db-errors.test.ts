@@ -4,7 +4,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { testDatabases } from '../support/databases';
 import type { Store } from '../../src/store/connect';
 import { classifyDbError, classifySqlState, dataFailure } from '../../src/store/db-errors';
-import { withDataErrors } from '../../activities/data-errors';
+import { withDataErrors } from '../../activities/parts/data-errors';
 import { createActivities } from '../../activities';
 import { testDeps } from '../support/keel-deps';
 import { FailureTypes } from '../../src/protocol';

@@ -15,7 +15,7 @@ import { freshSchemaUrl } from '../support/databases';
 import { keel } from '../support/keel-cli';
 import { fakeReply, type FakeRequest } from '../../src/testing';
 import { endsWithToolResult, freshDurableAgent, isFlushRequest, isSummarizerRequest, realisticMessage } from '../support/durable-turn-helpers';
-import { atRestPlugin, type AtRestOptions } from '../../src/store/at-rest';
+import { atRestPlugin, type AtRestOptions } from '../../src/security/at-rest';
 import { openStore, type Store, type StoreTarget } from '../../src/store/connect';
 import { appendEntries, getEntry } from '../../src/store/entries-repo';
 import { currentCheckpoint, recordMemoryFlush, searchMemoryNotes } from '../../src/store/memory-repo';

@@ -1,7 +1,7 @@
 import { CompiledQuery, sql, type Kysely, type KyselyPlugin, type RootOperationNode } from 'kysely';
 import { randomBytes } from 'node:crypto';
 import { testDatabases } from '../support/databases';
-import { atRestPlugin } from '../../src/store/at-rest';
+import { atRestPlugin } from '../../src/security/at-rest';
 import { parseKeyRing } from '../../src/security/key-ring';
 import type { Store } from '../../src/store/connect';
 import type { Database } from '../../src/store/schema';

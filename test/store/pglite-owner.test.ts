@@ -6,7 +6,7 @@ import { join, resolve } from 'node:path';
 import { sql } from 'kysely';
 import { Client } from 'pg';
 import { openStore, type Store } from '../../src/store/connect';
-import { servePglite, type ServedPglite } from '../../src/store/pglite-server';
+import { servePglite, type ServedPglite } from '../../src/embedded/pglite-server';
 import { readSessionForTurn } from '../../src/store/turn-begin-read';
 import { PgliteReplyStreamSubscriber } from '../../src/streaming/reply-subscriber';
 
@@ -129,7 +129,7 @@ describe('a stale owner taken over by racing processes', () => {
       if (String(file).endsWith('.owner')) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 300);
       return text;
     };
-    const { claimPgliteFolder } = require('./src/store/folder-owner');
+    const { claimPgliteFolder } = require('./src/embedded/folder-owner');
     const [dataDir, go] = process.argv.slice(1);
     process.stdout.write('ready\\n');
     while (!fs.existsSync(go)) {}

@@ -1,4 +1,4 @@
-import { jsonTextMayHoldSecret, redactSecrets, redactionMarker, type SecretKind } from '../../src/store/redact';
+import { jsonTextMayHoldSecret, redactSecrets, redactionMarker, type SecretKind } from '../../src/security/redact';
 import { prng } from '../fixtures/generate';
 
 // Fake secrets are built at run time with the real prefixes, alphabets and lengths, so no

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { jsonTextMayHoldSecret } from '../../src/store/redact';
+import { jsonTextMayHoldSecret } from '../../src/security/redact';
 
 /**
  * The prefilter's prefixes as a plain list (the specification): redact.ts writes them as a tree by

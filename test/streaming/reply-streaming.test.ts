@@ -6,7 +6,7 @@ import { integrationSuite, type WorkerContext } from '../support/integration';
 import { freshDurableAgent } from '../support/durable-turn-helpers';
 import { KeelClient } from '../../src/client/keel-client';
 import { PgReplyStreamSubscriber, replyStreamForStore, type ReplyStreamSubscriber } from '../../src/streaming/reply-subscriber';
-import { servePglite } from '../../src/store/pglite-server';
+import { servePglite } from '../../src/embedded/pglite-server';
 import { parseReplyChunk, replyChannel } from '../../src/streaming/reply-channel';
 import { ToolRegistry } from '../../src/tools/registry';
 

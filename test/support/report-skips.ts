@@ -20,7 +20,7 @@ function testFiles(dir: string): string[] {
 export default function reportSkips(): void {
   if (!chromiumPath()) {
     process.stderr.write(
-      "\nNo Chromium found, so test/session-replay/report-browser.test.ts is skipped (install Debian's chromium: apt-get install -y chromium, or set CHROMIUM_PATH; .ci/run does).\n",
+      "\nNo Chromium found, so test/replay/report-browser.test.ts is skipped (install Debian's chromium: apt-get install -y chromium, or set CHROMIUM_PATH; .ci/run does).\n",
     );
   }
   if (!dockerComposePath()) {

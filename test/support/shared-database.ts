@@ -1,6 +1,6 @@
 import { PGlite } from '@electric-sql/pglite';
-import { servePglite } from '../../src/store/pglite-server';
-import { SessionLock } from '../../src/store/session-lock';
+import { servePglite } from '../../src/embedded/pglite-server';
+import { SessionLock } from '../../src/embedded/session-lock';
 import { freePort } from '../../src/temporal/dev-server';
 import { freshSchemaUrl } from './databases';
 import { pgliteTemplate } from './pglite-template';

@@ -16,7 +16,7 @@ export function toolPath(envVar: string, binary: string): string | undefined {
 /** Debian's docker-compose, which test/deploy/compose-config.test.ts reads docker-compose.yml through. */
 export const dockerComposePath = (): string | undefined => toolPath('DOCKER_COMPOSE_PATH', 'docker-compose');
 
-/** Debian's chromium, which test/session-replay/report-browser.test.ts drives. */
+/** Debian's chromium, which test/replay/report-browser.test.ts drives. */
 export const chromiumPath = (): string | undefined => toolPath('CHROMIUM_PATH', 'chromium');
 
 /** tmux, through which test/cli/dev-terminal.test.ts gives `keel dev` a real terminal. */

@@ -1,6 +1,6 @@
 import { testDatabases } from '../support/databases';
 import { testDeps } from '../support/keel-deps';
-import { prepareContext } from '../../activities/prepare-context';
+import { prepareContext } from '../../activities/parts/prepare-context';
 import { appendEntries, getEntry } from '../../src/store/entries-repo';
 import { ensureSession } from '../support/ensure-session';
 import type { AgentMessage, MessageEntry } from '../../src/context/types';

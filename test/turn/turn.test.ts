@@ -10,7 +10,7 @@ import { registerContextEngine } from '../../src/engine/registry';
 import type { AgentMessage, MessageEntry } from '../../src/context/types';
 import { allEntries } from '../support/store-readers';
 import { testDeps } from '../support/keel-deps';
-import { prepareContext } from '../../activities/prepare-context';
+import { prepareContext } from '../../activities/parts/prepare-context';
 import { StatementCounter } from '../support/statement-counter';
 
 /** A message's text, whatever its shape (a string, or text blocks), for comparing what was sent with what was stored. */

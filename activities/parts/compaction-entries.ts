@@ -1,0 +1,71 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../../src/store/schema';
+import { decodeEntryRows, type EntryRow } from '../../src/store/entry-row';
+import type { PlanEntry } from '../../src/compaction/types';
+import type { AgentMessage } from '../../src/context/types';
+
+/**
+ * The model-visible message of a stored entry (as `activeMessages` renders it), or undefined for
+ * headers, custom data, compactions and branch summaries, which are never summarized.
+ */
+export function planMessageOf(row: Pick<EntryRow, 'payload'>): AgentMessage | undefined {
+  const entry = row.payload;
+  if (entry.type === 'message') return entry.message;
+  if (entry.type === 'custom_message') return { role: 'user', content: entry.content };
+  return undefined;
+}
+
+/** Stored rows as plan entries, skipping rows that carry no message. */
+export function toPlanEntries(rows: readonly EntryRow[]): PlanEntry[] {
+  const out: PlanEntry[] = [];
+  for (const row of rows) {
+    const message = planMessageOf(row);
+    if (message) out.push({ id: row.id, message });
+  }
+  return out;
+}
+
+/** An entry id named by a plan no longer exists: the plan is stale (non-retryable). */
+export class PlannedEntryMissingError extends Error {
+  override readonly name = 'PlannedEntryMissingError';
+  constructor(readonly sessionId: string, readonly entryId: string) {
+    super(`entry ${entryId} of session ${sessionId} named by the compaction plan was not found; start a new compaction`);
+  }
+}
+
+/**
+ * The message entries from `firstEntryId` to `lastEntryId` inclusive, in order (claim check: a
+ * workflow names a chunk by its first and last entry, the activity reads it). Two id probes and
+ * one index range read.
+ */
+export async function loadEntryRange(
+  db: Kysely<Database>,
+  agentId: string,
+  sessionId: string,
+  firstEntryId: string,
+  lastEntryId: string,
+): Promise<PlanEntry[]> {
+  const seqOf = async (id: string): Promise<number> => {
+    const row = await db
+      .selectFrom('transcript_entries')
+      .select('seq')
+      .where('agent_id', '=', agentId)
+      .where('session_id', '=', sessionId)
+      .where('id', '=', id)
+      .executeTakeFirst();
+    if (!row) throw new PlannedEntryMissingError(sessionId, id);
+    return Number(row.seq);
+  };
+  const [from, to] = await Promise.all([seqOf(firstEntryId), seqOf(lastEntryId)]);
+  const rows = await db
+    .selectFrom('transcript_entries')
+    .selectAll()
+    .where('agent_id', '=', agentId)
+    .where('session_id', '=', sessionId)
+    .where('seq', '>=', from)
+    .where('seq', '<=', to)
+    .where('type', '!=', 'compaction')
+    .orderBy('seq', 'asc')
+    .execute();
+  return toPlanEntries(decodeEntryRows(rows));
+}
