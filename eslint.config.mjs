@@ -8,7 +8,26 @@ import tseslint from 'typescript-eslint';
 // messages, plans and text, testable without a server or a database; the I/O folders reach a
 // database, a model, a Temporal server, the network or the file system.
 const PURE_FOLDERS = ['context', 'compaction', 'engine', 'text', 'turn', 'sessions', 'profile'];
-const IO_FOLDERS = ['store', 'embedded', 'model', 'runtime', 'client', 'cli', 'api', 'temporal', 'transfer', 'tools', 'streaming', 'observability', 'testing', 'subagents', 'config', 'replay', 'security', 'console'];
+const IO_FOLDERS = [
+  'store',
+  'embedded',
+  'model',
+  'runtime',
+  'client',
+  'cli',
+  'api',
+  'temporal',
+  'transfer',
+  'tools',
+  'streaming',
+  'observability',
+  'testing',
+  'subagents',
+  'config',
+  'replay',
+  'security',
+  'console',
+];
 
 // Node built-ins, bare ('fs') and prefixed ('node:fs'): no I/O in workflows or pure code.
 const NODE_BUILTINS = builtinModules.filter((m) => !m.startsWith('_'));
@@ -18,7 +37,15 @@ const nodeBuiltins = {
 };
 // Libraries that reach a database, a model or a Temporal server.
 const ioLibraries = {
-  group: ['pg', 'kysely', '@electric-sql/*', '@anthropic-ai/sdk', '@temporalio/activity', '@temporalio/worker', '@temporalio/client'],
+  group: [
+    'pg',
+    'kysely',
+    '@electric-sql/*',
+    '@anthropic-ai/sdk',
+    '@temporalio/activity',
+    '@temporalio/worker',
+    '@temporalio/client',
+  ],
   message: 'I/O libraries belong in activities/ and the I/O folders of src/ (store, model, temporal, client).',
 };
 // src/ is the library the outer layers compose; it never reaches back up.
@@ -30,15 +57,26 @@ const upperLayers = {
 const activityCode = {
   // Search attribute names are plain constants the workflows set; the rest of src/temporal does I/O.
   // Configuration defaults are plain values too.
-  group: ['../activities', '../activities/**', '../workers/*', ...IO_FOLDERS.map((f) => `../src/${f}/*`), '!../src/temporal/search-attributes', '!../src/config/defaults'],
-  message: 'Workflow code is deterministic: import only types from activities/, and nothing from the I/O folders of src/.',
+  group: [
+    '../activities',
+    '../activities/**',
+    '../workers/*',
+    ...IO_FOLDERS.map((f) => `../src/${f}/*`),
+    '!../src/temporal/search-attributes',
+    '!../src/config/defaults',
+  ],
+  message:
+    'Workflow code is deterministic: import only types from activities/, and nothing from the I/O folders of src/.',
   allowTypeImports: true,
 };
 
 // Pure folders stay pure: no reaching into the I/O folders of src/ (types are fine).
 const ioFolders = {
   // Configuration is read by I/O code, but its schemas and defaults are plain values pure code may use.
-  group: [...IO_FOLDERS.filter((f) => f !== 'config').flatMap((f) => [`../${f}`, `../${f}/*`]), '../config/config-file'],
+  group: [
+    ...IO_FOLDERS.filter((f) => f !== 'config').flatMap((f) => [`../${f}`, `../${f}/*`]),
+    '../config/config-file',
+  ],
   message: `The pure folders of src/ (${PURE_FOLDERS.join(', ')}) take what they need as parameters, not from the I/O folders.`,
   allowTypeImports: true,
 };
@@ -46,7 +84,19 @@ const ioFolders = {
 const restrict = (...patterns) => ['error', { patterns }];
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'scratch/**', '.keel/**', '.build-test/**', 'node_modules/**', 'coverage/**', 'bench/out/**', '**/*.js', '**/*.mjs'] },
+  {
+    ignores: [
+      'dist/**',
+      'scratch/**',
+      '.keel/**',
+      '.build-test/**',
+      'node_modules/**',
+      'coverage/**',
+      'bench/out/**',
+      '**/*.js',
+      '**/*.mjs',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -56,11 +106,20 @@ export default tseslint.config(
       // As temporalio/samples-typescript: a forgotten await on an activity or a workflow API is a bug.
       '@typescript-eslint/no-floating-promises': 'error',
       'object-shorthand': ['error', 'always'],
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' },
+      ],
       // As the samples' `deprecation/deprecation`, but failing: a deprecated SDK API is replaced, not kept.
       '@typescript-eslint/no-deprecated': 'error',
       // The repository explains itself: no comment cites a source document kept outside it.
-      'no-warning-comments': ['error', { terms: ['seed 000', 'seed 001', 'seed 002', 'seed 003', 'seed 004', 'openclaw-spec', 'DESIGN.md'], location: 'anywhere' }],
+      'no-warning-comments': [
+        'error',
+        {
+          terms: ['seed 000', 'seed 001', 'seed 002', 'seed 003', 'seed 004', 'openclaw-spec', 'DESIGN.md'],
+          location: 'anywhere',
+        },
+      ],
     },
   },
   {

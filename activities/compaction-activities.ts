@@ -212,7 +212,15 @@ export function createCompactionActivities(allDeps: CompactionActivityDeps, repl
   // Each agent compacts with its own models and window (inputs carry the agentId).
   const forAgent = (ref: CompactionRef) => {
     const deps = depsForAgent(allDeps, ref.agentId);
-    return { deps, summarizer: agentSummarizer(deps, { ...(ref.summarizerModel ? { model: ref.summarizerModel } : {}), spend: spendGuard(deps, ref), session: ref, replies }) };
+    return {
+      deps,
+      summarizer: agentSummarizer(deps, {
+        ...(ref.summarizerModel ? { model: ref.summarizerModel } : {}),
+        spend: spendGuard(deps, ref),
+        session: ref,
+        replies,
+      }),
+    };
   };
 
   /** Why this compaction may not call the summarizer (spend limit reached), recorded on its row and logged once per step. */
@@ -223,7 +231,11 @@ export function createCompactionActivities(allDeps: CompactionActivityDeps, repl
     const reason = spendLimitReason(await summarizerSpendSince(db, ref.agentId, ref.sessionKey, since), limits);
     if (reason) {
       await markSpendLimited(db, ref.agentId, ref.compactionId, reason);
-      log.warn('summarizer spend limit reached; the compaction writes the extractive summary', { sessionKey: ref.sessionKey, compactionId: ref.compactionId, reason });
+      log.warn('summarizer spend limit reached; the compaction writes the extractive summary', {
+        sessionKey: ref.sessionKey,
+        compactionId: ref.compactionId,
+        reason,
+      });
     }
     return reason;
   }
@@ -239,7 +251,12 @@ export function createCompactionActivities(allDeps: CompactionActivityDeps, repl
 
   const logHookErrors = (ref: CompactionRef, errors: CompactionHookError[]) => {
     for (const e of errors) {
-      log.warn('compaction hook failed', { hook: e.hook, sessionKey: ref.sessionKey, compactionId: ref.compactionId, error: String(e.error) });
+      log.warn('compaction hook failed', {
+        hook: e.hook,
+        sessionKey: ref.sessionKey,
+        compactionId: ref.compactionId,
+        error: String(e.error),
+      });
     }
   };
 
@@ -247,7 +264,8 @@ export function createCompactionActivities(allDeps: CompactionActivityDeps, repl
     try {
       return await loadEntryRange(db, ref.agentId, ref.sessionId, range.firstEntryId, range.lastEntryId);
     } catch (err) {
-      if (err instanceof PlannedEntryMissingError) throw ApplicationFailure.nonRetryable(err.message, FailureTypes.InvalidInput);
+      if (err instanceof PlannedEntryMissingError)
+        throw ApplicationFailure.nonRetryable(err.message, FailureTypes.InvalidInput);
       throw err;
     }
   }
@@ -296,7 +314,8 @@ export function createCompactionActivities(allDeps: CompactionActivityDeps, repl
     if (stored?.type !== 'compaction') return undefined;
     const entry = stored.payload;
     const active = await loadActiveEntries(db, input.agentId, input.sessionId);
-    const kept = active.compaction?.id === entry.id ? active.rows.reduce((sum, r) => sum + (r.token_estimate ?? 0), 0) : 0;
+    const kept =
+      active.compaction?.id === entry.id ? active.rows.reduce((sum, r) => sum + (r.token_estimate ?? 0), 0) : 0;
     return {
       status: 'succeeded',
       degraded: entry.summary.startsWith(EXTRACTIVE_SUMMARY_HEADER),
@@ -316,14 +335,21 @@ export function createCompactionActivities(allDeps: CompactionActivityDeps, repl
     // The last list of subagents in flight is stale by now: the record step writes the current one.
     const previousSummary = active.compaction ? withoutSubagentsInFlight(active.compaction.summary) : undefined;
     // Chunks and the kept tail fit what the provider really takes, not only what Keel was told.
-    const window = Math.min(input.contextWindowTokens, hasSummarizer ? await summarizer.window() : await effectiveWindow(deps, deps.config.model, input));
+    const window = Math.min(
+      input.contextWindowTokens,
+      hasSummarizer ? await summarizer.window() : await effectiveWindow(deps, deps.config.model, input),
+    );
     const plan = planCompaction(toPlanEntries(active.rows), {
       contextWindow: window,
       keepRecentTokens: keptTailTokens(input.keepRecentTokens, input.trigger, window),
       estimate: deps.estimate,
       ...(previousSummary ? { previousSummary } : {}),
     });
-    return { plan, ...(previousSummary ? { previousSummary } : {}), summarizer: hasSummarizer ? 'model' : 'extractive' };
+    return {
+      plan,
+      ...(previousSummary ? { previousSummary } : {}),
+      summarizer: hasSummarizer ? 'model' : 'extractive',
+    };
   }
 
   /** Summarizes one planned chunk, read from the database by its entry range. */
@@ -355,9 +381,13 @@ export function createCompactionActivities(allDeps: CompactionActivityDeps, repl
     const { deps, summarizer } = forAgent(input);
     const unkept = input.unkept ?? [];
     const instructions = [
-      input.missing.length ? 'The summary above lost identifiers. Rewrite it, keeping its structure and content, so that each of these appears verbatim:' : '',
+      input.missing.length
+        ? 'The summary above lost identifiers. Rewrite it, keeping its structure and content, so that each of these appears verbatim:'
+        : '',
       input.missing.map((id) => `- ${id}`).join('\n'),
-      unkept.length ? `${input.missing.length ? 'Also quote' : 'The summary above lost decisions and instructions. Rewrite it, keeping its structure and content, quoting'} each of these word for word with its time, under "## Decisions" or "## Instructions and preferences":` : '',
+      unkept.length
+        ? `${input.missing.length ? 'Also quote' : 'The summary above lost decisions and instructions. Rewrite it, keeping its structure and content, quoting'} each of these word for word with its time, under "## Decisions" or "## Instructions and preferences":`
+        : '',
       unkept.map((line) => `- ${line}`).join('\n'),
       identifierPolicyInstruction(input.identifierPolicy),
     ]
@@ -367,7 +397,9 @@ export function createCompactionActivities(allDeps: CompactionActivityDeps, repl
     try {
       return await summarizer.call(prompt);
     } catch (err) {
-      await learnFromOverflow(deps, summarizer.modelName, err, summarizer.countTokens(prompt), input).catch(() => undefined);
+      await learnFromOverflow(deps, summarizer.modelName, err, summarizer.countTokens(prompt), input).catch(
+        () => undefined,
+      );
       throw toActivityFailure(err);
     }
   }
@@ -383,8 +415,15 @@ export function createCompactionActivities(allDeps: CompactionActivityDeps, repl
     const messages = entries.map((e) => e.message);
     const facts = collectFacts(input.previousSummary, messages, input.identifierPolicy);
     const window = await effectiveWindow(deps, deps.config.model, input);
-    const guarded = guardSummary(input.summary, facts.identifiers, budgetOf(deps, window, input), facts, identifierCharBudget(window));
-    if (guarded.addedSections.length) log.info('summary guard added sections the summarizer left out', { sections: guarded.addedSections });
+    const guarded = guardSummary(
+      input.summary,
+      facts.identifiers,
+      budgetOf(deps, window, input),
+      facts,
+      identifierCharBudget(window),
+    );
+    if (guarded.addedSections.length)
+      log.info('summary guard added sections the summarizer left out', { sections: guarded.addedSections });
     return { summary: guarded.summary, missing: guarded.appended, unkept: guarded.unkept, blank: guarded.blank };
   }
 
@@ -403,8 +442,15 @@ export function createCompactionActivities(allDeps: CompactionActivityDeps, repl
   }
 
   /** The summary's budget: grown with what it replaces when the workflow says, within the agent's window share (see summaryCharBudget). */
-  function budgetOf(deps: ActivityDeps, window: number, input: SummaryBudgetInput & { previousSummary?: string }): number {
-    const replaced = input.summarizedTokens === undefined ? undefined : { summarizedTokens: input.summarizedTokens, previousSummaryChars: input.previousSummary?.length ?? 0 };
+  function budgetOf(
+    deps: ActivityDeps,
+    window: number,
+    input: SummaryBudgetInput & { previousSummary?: string },
+  ): number {
+    const replaced =
+      input.summarizedTokens === undefined
+        ? undefined
+        : { summarizedTokens: input.summarizedTokens, previousSummaryChars: input.previousSummary?.length ?? 0 };
     return summaryCharBudget(window, replaced, deps.config.summaryMaxWindowShare);
   }
 
@@ -418,14 +464,32 @@ export function createCompactionActivities(allDeps: CompactionActivityDeps, repl
     const entryId = input.compactionId;
     const summary = withSubagentsInFlight(input.summary, await liveChildren(db, input.agentId, input.sessionKey));
     const tokensWith = (text: string) =>
-      deps.estimate(summaryMessage({ type: 'compaction', id: entryId, parentId: null, timestamp: input.now, summary: text, firstKeptEntryId: '', tokensBefore: 0 })) + input.keptTokens;
+      deps.estimate(
+        summaryMessage({
+          type: 'compaction',
+          id: entryId,
+          parentId: null,
+          timestamp: input.now,
+          summary: text,
+          firstKeptEntryId: '',
+          tokensBefore: 0,
+        }),
+      ) + input.keptTokens;
     const tokensAfter = tokensWith(summary);
     // No compaction succeeds without reclaiming tokens (OpenClaw's issues: "compaction reports success
     // but reclaims nothing"), whoever asked: a summary no smaller than what it replaces is not written,
     // and the storm hold learns it. An operator's rerun applied to an earlier range is theirs to judge.
-    if (!input.lineage && tokensAfter >= input.tokensBefore && !(await getEntry(db, input.agentId, input.sessionId, entryId))) {
+    if (
+      !input.lineage &&
+      tokensAfter >= input.tokensBefore &&
+      !(await getEntry(db, input.agentId, input.sessionId, entryId))
+    ) {
       await recordUnreclaimedCompaction(db, { ...input, now: new Date(input.now) });
-      log.info('the summary would not make the context smaller; nothing was written', { compactionId: input.compactionId, tokensBefore: input.tokensBefore, tokensAfter });
+      log.info('the summary would not make the context smaller; nothing was written', {
+        compactionId: input.compactionId,
+        tokensBefore: input.tokensBefore,
+        tokensAfter,
+      });
       return { entryId: null, inserted: false, tokensAfter };
     }
     const { inserted, redactions } = await writeCompactionRecord(db, {
@@ -454,7 +518,8 @@ export function createCompactionActivities(allDeps: CompactionActivityDeps, repl
     try {
       return await run();
     } catch (err) {
-      if (err instanceof CompactionEditError) throw ApplicationFailure.nonRetryable(err.message, FailureTypes.InvalidInput);
+      if (err instanceof CompactionEditError)
+        throw ApplicationFailure.nonRetryable(err.message, FailureTypes.InvalidInput);
       throw err;
     }
   }
@@ -471,15 +536,28 @@ export function createCompactionActivities(allDeps: CompactionActivityDeps, repl
     const { deps, summarizer } = forAgent(input);
     const hasSummarizer = summarizer.available && !(await spendRefusal(deps, input));
     const entries = await readRange(input, target.range);
-    const window = Math.min(input.contextWindowTokens, hasSummarizer ? await summarizer.window() : await effectiveWindow(deps, deps.config.model, input));
+    const window = Math.min(
+      input.contextWindowTokens,
+      hasSummarizer ? await summarizer.window() : await effectiveWindow(deps, deps.config.model, input),
+    );
     const previousSummary = target.previousSummary ? withoutSubagentsInFlight(target.previousSummary) : undefined;
     // The whole range is summarized (nothing of it kept); the tail the original kept stays kept.
-    const plan = planCompaction(entries, { contextWindow: window, keepRecentTokens: 0, estimate: deps.estimate, ...(previousSummary ? { previousSummary } : {}) });
+    const plan = planCompaction(entries, {
+      contextWindow: window,
+      keepRecentTokens: 0,
+      estimate: deps.estimate,
+      ...(previousSummary ? { previousSummary } : {}),
+    });
     const active = await loadActiveEntries(db, input.agentId, input.sessionId);
     const keptTokens = target.active ? active.rows.reduce((sum, r) => sum + (r.token_estimate ?? 0), 0) : 0;
     const session = await getSession(db, input.agentId, input.sessionKey);
     return {
-      plan: { ...plan, firstKeptEntryId: target.firstKeptEntryId, keptTokens, tokensBefore: session?.context_tokens ?? plan.tokensBefore },
+      plan: {
+        ...plan,
+        firstKeptEntryId: target.firstKeptEntryId,
+        keptTokens,
+        tokensBefore: session?.context_tokens ?? plan.tokensBefore,
+      },
       ...(previousSummary ? { previousSummary } : {}),
       summarizer: hasSummarizer ? 'model' : 'extractive',
       rangeOf: target.rangeOf,
@@ -490,7 +568,17 @@ export function createCompactionActivities(allDeps: CompactionActivityDeps, repl
   async function storeRerunSummaryStep(input: StoreRerunSummaryInput): Promise<{ tokensAfter: number }> {
     const deps = depsForAgent(allDeps, input.agentId);
     await storeRerunSummary(db, input.agentId, input.compactionId, input.summary);
-    const tokens = deps.estimate(summaryMessage({ type: 'compaction', id: input.compactionId, parentId: null, timestamp: '', summary: input.summary, firstKeptEntryId: '', tokensBefore: 0 }));
+    const tokens = deps.estimate(
+      summaryMessage({
+        type: 'compaction',
+        id: input.compactionId,
+        parentId: null,
+        timestamp: '',
+        summary: input.summary,
+        firstKeptEntryId: '',
+        tokensBefore: 0,
+      }),
+    );
     return { tokensAfter: tokens + input.keptTokens };
   }
 
@@ -509,10 +597,30 @@ export function createCompactionActivities(allDeps: CompactionActivityDeps, repl
     const tokensBefore = revert ? await activeWindowTokens(deps, input) : storedEntry!.tokensBefore;
     const tokensAfter = await windowTokens(deps, input, restored);
     if (revert) {
-      await writeRevertRecord(db, { ...input, entryId: input.compactionId, restored, tokensBefore, tokensAfter, now: new Date(input.now) });
-      log.info('compaction reverted', { sessionKey: input.sessionKey, compactionId: input.compactionId, revertOf: input.revertOf, laterCompactionsUndone: revert.laterCompactions, tokensAfter });
+      await writeRevertRecord(db, {
+        ...input,
+        entryId: input.compactionId,
+        restored,
+        tokensBefore,
+        tokensAfter,
+        now: new Date(input.now),
+      });
+      log.info('compaction reverted', {
+        sessionKey: input.sessionKey,
+        compactionId: input.compactionId,
+        revertOf: input.revertOf,
+        laterCompactionsUndone: revert.laterCompactions,
+        tokensAfter,
+      });
     }
-    return { status: 'succeeded', degraded: false, tokensBefore, tokensAfter, firstKeptEntryId: restored.firstKeptEntryId, entryId: input.compactionId };
+    return {
+      status: 'succeeded',
+      degraded: false,
+      tokensBefore,
+      tokensAfter,
+      firstKeptEntryId: restored.firstKeptEntryId,
+      entryId: input.compactionId,
+    };
   }
 
   /** Estimated tokens of the session's window now (its summary, when it has one, and its messages). */
@@ -527,7 +635,11 @@ export function createCompactionActivities(allDeps: CompactionActivityDeps, repl
   }
 
   /** Estimated tokens of a window: its summary message (when it has one) and the message entries from its first kept entry on. */
-  async function windowTokens(deps: ActivityDeps, ref: CompactionRef, window: { summary: string; firstKeptEntryId: string }): Promise<number> {
+  async function windowTokens(
+    deps: ActivityDeps,
+    ref: CompactionRef,
+    window: { summary: string; firstKeptEntryId: string },
+  ): Promise<number> {
     const first = await getEntry(db, ref.agentId, ref.sessionId, window.firstKeptEntryId);
     const rows = await db
       .selectFrom('transcript_entries')
@@ -537,7 +649,19 @@ export function createCompactionActivities(allDeps: CompactionActivityDeps, repl
       .where('seq', '>=', Number(first?.seq ?? Number.MAX_SAFE_INTEGER))
       .where('type', 'in', MESSAGE_TYPES)
       .execute();
-    let tokens = window.summary ? deps.estimate(summaryMessage({ type: 'compaction', id: ref.compactionId, parentId: null, timestamp: '', summary: window.summary, firstKeptEntryId: '', tokensBefore: 0 })) : 0;
+    let tokens = window.summary
+      ? deps.estimate(
+          summaryMessage({
+            type: 'compaction',
+            id: ref.compactionId,
+            parentId: null,
+            timestamp: '',
+            summary: window.summary,
+            firstKeptEntryId: '',
+            tokensBefore: 0,
+          }),
+        )
+      : 0;
     for (const r of decodeEntryRows(rows)) {
       const message = planMessageOf(r);
       tokens += r.token_estimate ?? (message ? deps.estimate(message) : 0);
@@ -574,7 +698,11 @@ export function createCompactionActivities(allDeps: CompactionActivityDeps, repl
   }
 
   /** One `compaction` line and count per compaction, when this call moved its row (a retry logs nothing more). */
-  async function logCompaction(input: CompactionRef & { now: string }, outcome: string, facts: Record<string, unknown>): Promise<void> {
+  async function logCompaction(
+    input: CompactionRef & { now: string },
+    outcome: string,
+    facts: Record<string, unknown>,
+  ): Promise<void> {
     const row = await getCompaction(db, input.agentId, input.compactionId);
     const trigger = row?.trigger ?? 'unknown';
     allDeps.metrics?.compaction(trigger, outcome);

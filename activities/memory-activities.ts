@@ -13,10 +13,21 @@ import { fitRecentTail } from '../src/context/fit-recent-tail';
 import { effectiveWindow, learnFromOverflow } from './parts/model-window';
 import { isSilentReply } from '../src/context/silent-reply';
 import { maxOutputTokensFor } from '../src/context/context-window';
-import { MEMORY_CHECKPOINT_TOOL, MEMORY_FLUSH_PROMPT, MEMORY_WRITE_TOOL, collectMemoryWrites } from '../src/turn/memory-flush';
+import {
+  MEMORY_CHECKPOINT_TOOL,
+  MEMORY_FLUSH_PROMPT,
+  MEMORY_WRITE_TOOL,
+  collectMemoryWrites,
+} from '../src/turn/memory-flush';
 import { localDate, type MemoryCheckpoint } from '../src/context/prompt-sections';
 import { systemPromptForTurn } from './parts/system-prompt-for-turn';
-import { isToolCallBlock, type AgentMessage, type AssistantMessage, type CustomEntry, type ToolCallBlock } from '../src/context/types';
+import {
+  isToolCallBlock,
+  type AgentMessage,
+  type AssistantMessage,
+  type CustomEntry,
+  type ToolCallBlock,
+} from '../src/context/types';
 import { toActivityFailure } from '../src/model/failures';
 import { redactSecrets } from '../src/security/redact';
 import { logRedactions } from './parts/model-call-report';
@@ -37,7 +48,8 @@ export interface MemoryFlushInput {
   readonly purpose?: 'soft-threshold' | 'compaction' | 'overflow';
 }
 
-export type MemoryFlushSkip = 'already-flushed-this-cycle' | 'workspace-read-only' | 'no-workspace-access' | 'no-model' | 'does-not-fit';
+export type MemoryFlushSkip =
+  'already-flushed-this-cycle' | 'workspace-read-only' | 'no-workspace-access' | 'no-model' | 'does-not-fit';
 
 export interface MemoryFlushResult {
   readonly ran: boolean;
@@ -75,7 +87,15 @@ export function createMemoryActivities(allDeps: ActivityDeps, replies = new Rece
     const startedAt = performance.now();
     const r = await runMemoryFlush(input);
     allDeps.metrics?.memoryFlush(r.ran ? 'ran' : 'skipped');
-    log.info('memory_flush', { event: 'memory_flush', outcome: r.ran ? 'ran' : 'skipped', purpose: input.purpose, notes: r.notes, ...(r.skipped ? { skipped: r.skipped } : {}), ...(r.tailOnly ? { tailOnly: true } : {}), durationMs: Math.round(performance.now() - startedAt) });
+    log.info('memory_flush', {
+      event: 'memory_flush',
+      outcome: r.ran ? 'ran' : 'skipped',
+      purpose: input.purpose,
+      notes: r.notes,
+      ...(r.skipped ? { skipped: r.skipped } : {}),
+      ...(r.tailOnly ? { tailOnly: true } : {}),
+      durationMs: Math.round(performance.now() - startedAt),
+    });
     return r;
   }
 
@@ -84,11 +104,17 @@ export function createMemoryActivities(allDeps: ActivityDeps, replies = new Rece
     const done = await getEntry(db, input.agentId, input.sessionId, input.flushId);
     if (done) {
       replies.forget(input.flushId);
-      return { ran: true, notes: Number((done.type === 'custom' ? (done.payload.data as { notes?: number } | undefined) : undefined)?.notes ?? 0) };
+      return {
+        ran: true,
+        notes: Number(
+          (done.type === 'custom' ? (done.payload.data as { notes?: number } | undefined) : undefined)?.notes ?? 0,
+        ),
+      };
     }
     const session = await getSession(db, input.agentId, input.sessionKey);
     const cycle = session?.compaction_count ?? 0;
-    if (session?.memory_flush_compaction_count === cycle) return { ran: false, skipped: 'already-flushed-this-cycle', notes: 0 };
+    if (session?.memory_flush_compaction_count === cycle)
+      return { ran: false, skipped: 'already-flushed-this-cycle', notes: 0 };
 
     // Without a model Keel still compacts (extractively); there is no agent to write notes.
     if (!modelConfigured(deps.config)) return { ran: false, skipped: 'no-model', notes: 0 };
@@ -108,7 +134,10 @@ export function createMemoryActivities(allDeps: ActivityDeps, replies = new Rece
     // The same system prompt as the turns (the provider's prompt cache holds it), counted against the room.
     const system = await systemPromptForTurn(deps, { ...input, model: turnModel, ...(session ? { session } : {}) });
     const systemTokens = system.overhead.systemTokens + system.overhead.bootstrapTokens;
-    const context = await prepareContext(deps, input.agentId, input.sessionKey, input.sessionId, { window, overheadTokens: systemTokens });
+    const context = await prepareContext(deps, input.agentId, input.sessionKey, input.sessionId, {
+      window,
+      overheadTokens: systemTokens,
+    });
     const prompt: AgentMessage = { role: 'user', content: MEMORY_FLUSH_PROMPT };
     const maxTokens = maxOutputTokensFor(window, deps.config);
     const room = window - maxTokens - deps.estimate(prompt) - FLUSH_TOOL_TOKENS - systemTokens;
@@ -120,7 +149,13 @@ export function createMemoryActivities(allDeps: ActivityDeps, replies = new Rece
     }
     const tailOnly = history !== context.messages;
     const sentTokens = history.reduce((sum, m) => sum + deps.estimate(m), deps.estimate(prompt) + systemTokens);
-    const written = await askForNotes(deps, input, { model, system: system.text, messages: [...history, prompt], maxTokens, sentTokens });
+    const written = await askForNotes(deps, input, {
+      model,
+      system: system.text,
+      messages: [...history, prompt],
+      maxTokens,
+      sentTokens,
+    });
     await recordFlush(deps, input, { ...written, cycle, tailOnly });
     return { ran: true, notes: written.notes.length, ...(tailOnly ? { tailOnly } : {}) };
   }
@@ -144,12 +179,26 @@ export function createMemoryActivities(allDeps: ActivityDeps, replies = new Rece
         const response =
           earlier ??
           (await deps.model.complete(
-            { model, system: call.system, messages, maxTokens: call.maxTokens, tools: [MEMORY_WRITE_TOOL, MEMORY_CHECKPOINT_TOOL] },
+            {
+              model,
+              system: call.system,
+              messages,
+              maxTokens: call.maxTokens,
+              tools: [MEMORY_WRITE_TOOL, MEMORY_CHECKPOINT_TOOL],
+            },
             { signal: Context.current().cancellationSignal, onEvent: () => heartbeat.beat() },
           ));
-        if (earlier) log.info('memory flush round received by an earlier attempt; not requested again', { flushId: input.flushId, round });
+        if (earlier)
+          log.info('memory flush round received by an earlier attempt; not requested again', {
+            flushId: input.flushId,
+            round,
+          });
         else replies.keep(input.flushId, part, response);
-        const assistant: AssistantMessage = { role: 'assistant', content: response.content, stopReason: response.stopReason };
+        const assistant: AssistantMessage = {
+          role: 'assistant',
+          content: response.content,
+          stopReason: response.stopReason,
+        };
         const calls = response.content.filter((b): b is ToolCallBlock => isToolCallBlock(b));
         reply = response.content.map((b) => (b.type === 'text' ? b.text : '')).join('');
         if (calls.length === 0) break;
@@ -187,9 +236,21 @@ export function createMemoryActivities(allDeps: ActivityDeps, replies = new Rece
       parentId: last?.id ?? null,
       timestamp: input.now,
       customType: 'memory_flush',
-      data: { notes: notes.length, checkpoint: checkpoint !== undefined, cycle, silent: isSilentReply(flush.reply), ...(tailOnly ? { tailOnly } : {}) },
+      data: {
+        notes: notes.length,
+        checkpoint: checkpoint !== undefined,
+        cycle,
+        silent: isSilentReply(flush.reply),
+        ...(tailOnly ? { tailOnly } : {}),
+      },
     };
-    await recordMemoryFlush(db, { ...input, cycle, notes: kept.notes, day, ...(kept.checkpoint ? { checkpoint: kept.checkpoint } : {}) });
+    await recordMemoryFlush(db, {
+      ...input,
+      cycle,
+      notes: kept.notes,
+      day,
+      ...(kept.checkpoint ? { checkpoint: kept.checkpoint } : {}),
+    });
     await appendEntriesRedacted(db, input.agentId, input.sessionId, [{ entry: audit, tokenEstimate: null }]);
     replies.forget(input.flushId);
   }

@@ -7,19 +7,38 @@
 import { log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { depsForAgent, type ActivityDeps } from '../src/runtime/deps';
-import { FailureTypes, SESSIONS_SPAWN_TOOL as SESSIONS_SPAWN, announceRequestId, type SessionTuning, type SubagentAnswer } from '../src/protocol';
+import {
+  FailureTypes,
+  SESSIONS_SPAWN_TOOL as SESSIONS_SPAWN,
+  announceRequestId,
+  type SessionTuning,
+  type SubagentAnswer,
+} from '../src/protocol';
 import { buildSessionKey } from '../src/sessions/session-key';
 import { getSession } from '../src/store/sessions-repo';
 import { getEntry } from '../src/store/entries-repo';
 import { logRedactions } from './parts/model-call-report';
-import { getSubagentRun, insertSubagentRun, liveChildren, runOfChildSession, updateSubagentRun, type SubagentRun } from '../src/store/subagent-runs-repo';
+import {
+  getSubagentRun,
+  insertSubagentRun,
+  liveChildren,
+  runOfChildSession,
+  updateSubagentRun,
+  type SubagentRun,
+} from '../src/store/subagent-runs-repo';
 import { renderSpawnTask, sessionsSpawnInput } from '../src/subagents/spawn-input';
 import { announceText, type AnnouncedPart, type SubagentOutcome } from '../src/subagents/announce-text';
 import { toolCallArguments } from '../src/context/types';
-import { errorOutput, loadToolCall, storeToolResult, storedToolResult, textOutput, type ToolCallRef } from './parts/tool-call-io';
+import {
+  errorOutput,
+  loadToolCall,
+  storeToolResult,
+  storedToolResult,
+  textOutput,
+  type ToolCallRef,
+} from './parts/tool-call-io';
 import { engineOf } from './parts/prepare-context';
 import { nextSpawnDepth, subagentIdOf } from './parts/subagent-runs';
-
 
 export interface SpawnStepInput extends ToolCallRef {
   readonly sessionKey: string;
@@ -29,7 +48,13 @@ export interface SpawnStepInput extends ToolCallRef {
 
 export type PrepareSpawnResult =
   | { readonly kind: 'refused'; readonly entryId: string }
-  | { readonly kind: 'spawn'; readonly childAgentId: string; readonly childSessionKey: string; readonly mode: 'run' | 'session'; readonly label?: string };
+  | {
+      readonly kind: 'spawn';
+      readonly childAgentId: string;
+      readonly childSessionKey: string;
+      readonly mode: 'run' | 'session';
+      readonly label?: string;
+    };
 
 export interface RecordSpawnInput extends SpawnStepInput {
   readonly workflowId: string;
@@ -79,12 +104,15 @@ export function createSubagentActivities(allDeps: ActivityDeps) {
     const call = await loadToolCall(deps, input);
     if (!call) return refuse(`tool call ${input.toolCallId} not found`);
     const parsed = sessionsSpawnInput.safeParse(toolCallArguments(call) ?? {});
-    if (!parsed.success) return refuse(parsed.error.issues.map((i) => `${i.path.join('.') || '(input)'}: ${i.message}`).join('; '));
+    if (!parsed.success)
+      return refuse(parsed.error.issues.map((i) => `${i.path.join('.') || '(input)'}: ${i.message}`).join('; '));
     const task = renderSpawnTask(parsed.data);
     if ('problem' in task) return refuse(task.problem);
     const depth = await nextSpawnDepth(db, input.agentId, input.sessionKey);
     if (depth > deps.config.subagentMaxDepth) {
-      return refuse(`spawn depth ${depth} is over this agent's limit of ${deps.config.subagentMaxDepth} (subagentMaxDepth); do the work yourself`);
+      return refuse(
+        `spawn depth ${depth} is over this agent's limit of ${deps.config.subagentMaxDepth} (subagentMaxDepth); do the work yourself`,
+      );
     }
     const live = await liveChildren(db, input.agentId, input.sessionKey);
     if (live.length >= deps.config.subagentMaxChildren) {
@@ -123,7 +151,12 @@ export function createSubagentActivities(allDeps: ActivityDeps) {
   /** The spawn's tool result, once the child workflow runs. */
   async function recordSpawn(input: RecordSpawnInput): Promise<{ entryId: string }> {
     const deps = depsForAgent(allDeps, input.agentId);
-    await db.updateTable('subagent_runs').set({ workflow_id: input.workflowId }).where('agent_id', '=', input.agentId).where('id', '=', input.subagentId).execute();
+    await db
+      .updateTable('subagent_runs')
+      .set({ workflow_id: input.workflowId })
+      .where('agent_id', '=', input.agentId)
+      .where('id', '=', input.subagentId)
+      .execute();
     const done = await storedToolResult(deps, input);
     if (done) return { entryId: done.entryId };
     const run = (await getSubagentRun(db, input.agentId, input.subagentId))!;
@@ -139,15 +172,27 @@ export function createSubagentActivities(allDeps: ActivityDeps) {
    * it closed). Retried until Temporal takes it; the parent's claim makes a repeat harmless.
    */
   async function announceToParent(input: AnnounceInput): Promise<AnnounceResult> {
-    const run = subagentIdOf(input.sessionKey) ? await runOfChildSession(db, input.agentId, input.sessionKey) : undefined;
-    if (!run) throw ApplicationFailure.nonRetryable(`no subagent run for ${input.sessionKey}`, FailureTypes.InvalidInput);
+    const run = subagentIdOf(input.sessionKey)
+      ? await runOfChildSession(db, input.agentId, input.sessionKey)
+      : undefined;
+    if (!run)
+      throw ApplicationFailure.nonRetryable(`no subagent run for ${input.sessionKey}`, FailureTypes.InvalidInput);
     // The parent session was reset since the spawn: the run was recorded killed then, nobody to tell.
     const parent = await getSession(db, run.agent_id, run.parent_session_key);
     if (parent && run.parent_session_id !== null && parent.session_id !== run.parent_session_id) return { ended: true };
     const parts = await announcedParts(input);
     const text = parts.map((p) => p.text).join('\n');
     const ended = run.mode === 'run' || input.outcome === 'killed';
-    const status = input.outcome === 'done' ? (ended ? 'done' : 'idle') : input.outcome === 'failed' ? (ended ? 'failed' : 'idle') : 'killed';
+    const status =
+      input.outcome === 'done'
+        ? ended
+          ? 'done'
+          : 'idle'
+        : input.outcome === 'failed'
+          ? ended
+            ? 'failed'
+            : 'idle'
+          : 'killed';
     const resultRedactions = await updateSubagentRun(db, run, {
       status,
       result: text.slice(0, 4_000),
@@ -166,7 +211,14 @@ export function createSubagentActivities(allDeps: ActivityDeps) {
       {
         requestId: announceRequestId(run.id, input.key),
         turn: {
-          text: announceText({ subagentId: run.id, label: run.label, childSessionKey: run.child_session_key, mode: run.mode, outcome: input.outcome, parts }),
+          text: announceText({
+            subagentId: run.id,
+            label: run.label,
+            childSessionKey: run.child_session_key,
+            mode: run.mode,
+            outcome: input.outcome,
+            parts,
+          }),
           event: 'subagent_announce',
           announce: { subagentId: run.id, key: input.key },
           // The parent's turn answers an event, not a client that listens: nothing to stream.
@@ -174,7 +226,12 @@ export function createSubagentActivities(allDeps: ActivityDeps) {
         },
       },
     );
-    log.info('subagent announced to its parent', { subagentId: run.id, parentSessionKey: run.parent_session_key, outcome: input.outcome, key: input.key });
+    log.info('subagent announced to its parent', {
+      subagentId: run.id,
+      parentSessionKey: run.parent_session_key,
+      outcome: input.outcome,
+      key: input.key,
+    });
     return { ended };
   }
 
@@ -184,7 +241,13 @@ export function createSubagentActivities(allDeps: ActivityDeps) {
     let steers = 0;
     for (const answer of input.answers ?? legacyAnswer(input)) {
       const title = answer.key.startsWith('task:') ? 'Answer to the task' : `Answer to message ${++steers} sent to it`;
-      parts.push({ title, text: answer.outcome === 'done' ? await replyText(input, answer.replyEntryId) : `the request failed: ${answer.error}` });
+      parts.push({
+        title,
+        text:
+          answer.outcome === 'done'
+            ? await replyText(input, answer.replyEntryId)
+            : `the request failed: ${answer.error}`,
+      });
     }
     if (input.outcome === 'killed') parts.push({ title: 'Killed', text: input.error ?? 'killed before it finished' });
     return parts;
@@ -192,8 +255,10 @@ export function createSubagentActivities(allDeps: ActivityDeps) {
 
   async function replyText(input: AnnounceInput, replyEntryId: string): Promise<string> {
     const session = await getSession(db, input.agentId, input.sessionKey);
-    const entry = session && replyEntryId ? await getEntry(db, input.agentId, session.session_id, replyEntryId) : undefined;
-    const message = entry?.type === 'message' && entry.payload.message.role === 'assistant' ? entry.payload.message : undefined;
+    const entry =
+      session && replyEntryId ? await getEntry(db, input.agentId, session.session_id, replyEntryId) : undefined;
+    const message =
+      entry?.type === 'message' && entry.payload.message.role === 'assistant' ? entry.payload.message : undefined;
     return (message?.content ?? [])
       .filter((b): b is { type: 'text'; text: string } => b.type === 'text')
       .map((b) => b.text)

@@ -49,11 +49,18 @@ export function createToolActivities(allDeps: ActivityDeps) {
     const done = await storedToolResult(deps, input);
     if (done) return done;
     const call = await loadToolCall(deps, input);
-    const output = call ? await execute(call, input) : errorOutput(`tool call ${input.toolCallId} not found in entry ${input.assistantEntryId}`);
+    const output = call
+      ? await execute(call, input)
+      : errorOutput(`tool call ${input.toolCallId} not found in entry ${input.assistantEntryId}`);
     const name = call?.name ?? 'unknown';
     const stored = await storeToolResult(deps, input, name, output);
     if (input.requestId !== undefined) {
-      await publishToolNotice(deps.db, { ...input, requestId: input.requestId }, { id: input.toolCallId, name, isError: stored.isError }, (m, f) => log.warn(m, f));
+      await publishToolNotice(
+        deps.db,
+        { ...input, requestId: input.requestId },
+        { id: input.toolCallId, name, isError: stored.isError },
+        (m, f) => log.warn(m, f),
+      );
     }
     return stored;
   }
@@ -77,7 +84,11 @@ export function createToolActivities(allDeps: ActivityDeps) {
     const deps = depsForAgent(allDeps, input.agentId);
     const tool = deps.tools.get(call.name);
     if (!tool) {
-      const known = deps.tools.list().map((t) => t.name).join(', ') || 'none';
+      const known =
+        deps.tools
+          .list()
+          .map((t) => t.name)
+          .join(', ') || 'none';
       return errorOutput(`unknown tool "${call.name}"; available tools: ${known}`);
     }
     const parsed = tool.input.safeParse(toolCallArguments(call) ?? {});
@@ -98,13 +109,25 @@ export function createToolActivities(allDeps: ActivityDeps) {
           agentId: input.agentId,
           sessionKey: input.sessionKey,
           idempotencyKey: input.idempotencyKey,
-          ...(workspaceDir && workspaceAccess !== 'none' ? { workspace: { dir: workspaceDir, access: workspaceAccess } } : {}),
+          ...(workspaceDir && workspaceAccess !== 'none'
+            ? { workspace: { dir: workspaceDir, access: workspaceAccess } }
+            : {}),
         },
         policy,
         { cancellationSignal: ctx.cancellationSignal, cancelled: ctx.cancelled, sleep: (ms) => ctx.sleep(ms) },
       );
-      if (run.timedOut) log.warn('tool timed out; its run is abandoned', { toolName: tool.name, toolCallId: call.id, timeoutMs: policy.timeoutMs });
-      else if (run.output.isError) log.info('tool answered with an error result', { toolName: tool.name, toolCallId: call.id, attempts: run.attempts });
+      if (run.timedOut)
+        log.warn('tool timed out; its run is abandoned', {
+          toolName: tool.name,
+          toolCallId: call.id,
+          timeoutMs: policy.timeoutMs,
+        });
+      else if (run.output.isError)
+        log.info('tool answered with an error result', {
+          toolName: tool.name,
+          toolCallId: call.id,
+          attempts: run.attempts,
+        });
       return run.output;
     } finally {
       heartbeat.stop();

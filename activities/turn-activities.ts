@@ -125,7 +125,8 @@ export function createTurnActivities(allDeps: ActivityDeps, replies = new Receiv
     // Taken before anything that may fail: a reply an earlier attempt received stays held for the next.
     const held = replyHold.take(input.call.assistantEntryId);
     const { result, turn } = await begin(input);
-    if (result.resetOnly || result.duplicate || result.preflightCompaction || result.orphanedChildren) return { kind: 'begun', begun: result };
+    if (result.resetOnly || result.duplicate || result.preflightCompaction || result.orphanedChildren)
+      return { kind: 'begun', begun: result };
     const { call } = input;
     const firstCall: CallModelInput = {
       agentId: input.agentId,
@@ -162,18 +163,27 @@ export function createTurnActivities(allDeps: ActivityDeps, replies = new Receiv
     const { text, reset } = await userText(input);
     const rotation = await rotateWhenStale(input, found.session, reset);
     const session = rotation?.session ?? found.session;
-    const begun = (appended: boolean): TurnContext => turnContext(allDeps, input.agentId, session, found.learnedWindow, { replyAbsent: appended });
+    const begun = (appended: boolean): TurnContext =>
+      turnContext(allDeps, input.agentId, session, found.learnedWindow, { replyAbsent: appended });
     const base = { sessionId: session.session_id, ...(rotation ? { rotated: rotation.rotated } : {}) };
     // Children of the session that just ended do not go on silently: the workflow cancels them.
     const orphans = rotation ? await orphanedChildren(db, input.agentId, input.sessionKey, session.session_id) : [];
     const orphaned = orphans.length > 0 ? { orphanedChildren: orphans } : {};
-    if (text === '') return { result: { ...base, preflightCompaction: false, resetOnly: true, ...orphaned }, turn: begun(false) };
-    if (input.announce && !(await claimAnnounce(db, input.announce.subagentId, input.announce.key, input.userEntryId, input.now))) {
-      return { result: { sessionId: session.session_id, preflightCompaction: false, resetOnly: false, duplicate: true }, turn: begun(false) };
+    if (text === '')
+      return { result: { ...base, preflightCompaction: false, resetOnly: true, ...orphaned }, turn: begun(false) };
+    if (
+      input.announce &&
+      !(await claimAnnounce(db, input.announce.subagentId, input.announce.key, input.userEntryId, input.now))
+    ) {
+      return {
+        result: { sessionId: session.session_id, preflightCompaction: false, resetOnly: false, duplicate: true },
+        turn: begun(false),
+      };
     }
     const appended = await appendUserMessage(input, session, text, rotation ? rotation.lastEntryId : found.lastEntryId);
     const limit = depsForAgent(allDeps, input.agentId).config.maxActiveTranscriptBytes;
-    const preflightCompaction = limit > 0 && (await activeTranscriptBytes(db, input.agentId, session.session_id)) > limit;
+    const preflightCompaction =
+      limit > 0 && (await activeTranscriptBytes(db, input.agentId, session.session_id)) > limit;
     return { result: { ...base, preflightCompaction, resetOnly: false, ...orphaned }, turn: begun(appended) };
   }
 
@@ -211,16 +221,30 @@ export function createTurnActivities(allDeps: ActivityDeps, replies = new Receiv
    */
   async function rotateWhenStale(input: BeginTurnInput, session: SessionRow, resetRequested: boolean) {
     // System events neither refresh nor expire freshness.
-    if ((input.event !== undefined && isSystemEvent(input.event)) || session.session_id === input.newSessionId) return undefined;
+    if ((input.event !== undefined && isSystemEvent(input.event)) || session.session_id === input.newSessionId)
+      return undefined;
     const now = new Date(input.now);
     const freshness = evaluateFreshness(
       { sessionStartedAt: session.session_started_at, lastInteractionAt: session.last_interaction_at },
       { now, policy: resetPolicy(depsForAgent(allDeps, input.agentId).config), resetRequested },
     );
-    if (freshness.fresh || !(await rotateSession(db, { agentId: input.agentId, sessionKey: input.sessionKey, newSessionId: input.newSessionId, now }))) return undefined;
+    if (
+      freshness.fresh ||
+      !(await rotateSession(db, {
+        agentId: input.agentId,
+        sessionKey: input.sessionKey,
+        newSessionId: input.newSessionId,
+        now,
+      }))
+    )
+      return undefined;
     const rotated = (await getSession(db, input.agentId, input.sessionKey))!;
     addLogAttributes({ sessionId: rotated.session_id });
-    return { session: rotated, rotated: freshness.reason, lastEntryId: (await tailEntries(db, input.agentId, rotated.session_id, 1))[0]?.id };
+    return {
+      session: rotated,
+      rotated: freshness.reason,
+      lastEntryId: (await tailEntries(db, input.agentId, rotated.session_id, 1))[0]?.id,
+    };
   }
 
   /**
@@ -228,10 +252,19 @@ export function createTurnActivities(allDeps: ActivityDeps, replies = new Receiv
    * is appended before the model call). A retried startTurn may find its reply after it: the append's
    * conflict on the id then writes nothing. Returns whether this attempt appended it.
    */
-  async function appendUserMessage(input: BeginTurnInput, session: SessionRow, text: string, lastEntryId: string | undefined): Promise<boolean> {
+  async function appendUserMessage(
+    input: BeginTurnInput,
+    session: SessionRow,
+    text: string,
+    lastEntryId: string | undefined,
+  ): Promise<boolean> {
     // The store replaces what PostgreSQL cannot hold (NUL, lone surrogates); say so once, here.
     const unstorable = findUnstorable(text);
-    if (unstorable) log.warn('user message had characters PostgreSQL cannot store; stored with U+FFFD in their place', { sessionKey: input.sessionKey, ...unstorable });
+    if (unstorable)
+      log.warn('user message had characters PostgreSQL cannot store; stored with U+FFFD in their place', {
+        sessionKey: input.sessionKey,
+        ...unstorable,
+      });
     if (lastEntryId === input.userEntryId) return false;
     const entry: MessageEntry = {
       type: 'message',
@@ -241,7 +274,9 @@ export function createTurnActivities(allDeps: ActivityDeps, replies = new Receiv
       message: { role: 'user', content: text, timestamp: Date.parse(input.now) },
     };
     const estimate = depsForAgent(allDeps, input.agentId).estimate(entry.message);
-    const { inserted, redactions } = await appendEntriesRedacted(db, input.agentId, session.session_id, [{ entry, tokenEstimate: estimate }]);
+    const { inserted, redactions } = await appendEntriesRedacted(db, input.agentId, session.session_id, [
+      { entry, tokenEstimate: estimate },
+    ]);
     logRedactions('user_message', redactions, { entryId: entry.id });
     return inserted > 0;
   }
@@ -250,7 +285,12 @@ export function createTurnActivities(allDeps: ActivityDeps, replies = new Receiv
    * Finds the session a manual compaction is for. An unknown key fails with a non-retryable
    * `KeelUnknownSession` and creates nothing: a typo must not become a session.
    */
-  async function beginCompaction(input: { agentId: string; sessionKey: string; now: string; newSessionId: string }): Promise<{ sessionId: string }> {
+  async function beginCompaction(input: {
+    agentId: string;
+    sessionKey: string;
+    now: string;
+    newSessionId: string;
+  }): Promise<{ sessionId: string }> {
     const session = await getSession(db, input.agentId, input.sessionKey);
     if (!session) {
       throw ApplicationFailure.create({
@@ -272,12 +312,19 @@ export function createTurnActivities(allDeps: ActivityDeps, replies = new Receiv
   }
 
   /** The counters a session workflow saved when it closed idle (undefined for a session never closed). */
-  async function loadSessionCounters(input: { agentId: string; sessionKey: string }): Promise<Partial<SessionCarriedState> | undefined> {
+  async function loadSessionCounters(input: {
+    agentId: string;
+    sessionKey: string;
+  }): Promise<Partial<SessionCarriedState> | undefined> {
     return loadWorkflowState(db, input.agentId, input.sessionKey);
   }
 
   /** Saves the counters of a session workflow that closes after a quiet period. */
-  async function saveSessionCounters(input: { agentId: string; sessionKey: string; counters: SessionCarriedState }): Promise<void> {
+  async function saveSessionCounters(input: {
+    agentId: string;
+    sessionKey: string;
+    counters: SessionCarriedState;
+  }): Promise<void> {
     await saveWorkflowState(db, input.agentId, input.sessionKey, input.counters);
   }
 

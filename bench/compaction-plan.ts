@@ -42,13 +42,33 @@ function generate(tokens: number, estimate: (m: AgentMessage) => number): PlanEn
     push({
       role: 'assistant',
       content: [
-        { type: 'text', text: t % 25 === 0 ? `We decided to process batch ${t} in parallel. TODO: check batch ${t}` : 'Running the next batch.' },
+        {
+          type: 'text',
+          text:
+            t % 25 === 0
+              ? `We decided to process batch ${t} in parallel. TODO: check batch ${t}`
+              : 'Running the next batch.',
+        },
         { type: 'toolCall', id: `c${t}`, name: 'bash', arguments: { command: `process --batch ${t}` } },
       ],
       stopReason: 'toolUse',
     });
-    push({ role: 'toolResult', toolCallId: `c${t}`, toolName: 'bash', content: [{ type: 'text', text: RESULT_LINES.join('\n') }] });
-    push({ role: 'assistant', content: [{ type: 'text', text: `Batch ${t} is done; ${RESULT_LINES.length} records processed without errors so far, moving on to the next one now.` }], stopReason: 'stop' });
+    push({
+      role: 'toolResult',
+      toolCallId: `c${t}`,
+      toolName: 'bash',
+      content: [{ type: 'text', text: RESULT_LINES.join('\n') }],
+    });
+    push({
+      role: 'assistant',
+      content: [
+        {
+          type: 'text',
+          text: `Batch ${t} is done; ${RESULT_LINES.length} records processed without errors so far, moving on to the next one now.`,
+        },
+      ],
+      stopReason: 'stop',
+    });
   }
   return entries;
 }
@@ -72,12 +92,27 @@ function timePlan(targetTokens: number): PlanTiming {
   const estimate = cachedEstimator();
   const entries = generate(targetTokens, estimate); // estimates are cached here: tokenizing is not the planner's cost
   let start = process.hrtime.bigint();
-  const plan = planCompaction(entries, { contextWindow: WINDOW, keepRecentTokens: DEFAULTS.keepRecentTokens, estimate });
+  const plan = planCompaction(entries, {
+    contextWindow: WINDOW,
+    keepRecentTokens: DEFAULTS.keepRecentTokens,
+    estimate,
+  });
   const planMs = ms(start);
   start = process.hrtime.bigint();
-  const summary = extractiveSummary({ messages: entries.slice(0, plan.summarizedEntryCount).map((e) => e.message), policy: 'strict' });
+  const summary = extractiveSummary({
+    messages: entries.slice(0, plan.summarizedEntryCount).map((e) => e.message),
+    policy: 'strict',
+  });
   const extractiveMs = ms(start);
-  return { targetTokens, entries: entries.length, tokensBefore: plan.tokensBefore, chunks: plan.chunks.length, planMs, extractiveMs, summaryChars: summary.length };
+  return {
+    targetTokens,
+    entries: entries.length,
+    tokensBefore: plan.tokensBefore,
+    chunks: plan.chunks.length,
+    planMs,
+    extractiveMs,
+    summaryChars: summary.length,
+  };
 }
 
 export interface StackedRow {
@@ -107,7 +142,12 @@ function stacked(totalTokens: number): StackedRow[] {
     const summaryTokens = summary ? Math.ceil(summary.length / 4) : 0;
     if (active + summaryTokens <= WINDOW - RESERVE) continue;
     const slice = entries.slice(start, i + 1);
-    const plan = planCompaction(slice, { contextWindow: WINDOW, keepRecentTokens: DEFAULTS.keepRecentTokens, estimate, previousSummary: summary });
+    const plan = planCompaction(slice, {
+      contextWindow: WINDOW,
+      keepRecentTokens: DEFAULTS.keepRecentTokens,
+      estimate,
+      previousSummary: summary,
+    });
     const summarized = slice.slice(0, plan.summarizedEntryCount).map((e) => e.message);
     const chunkText = serializeForSummary(summarized);
     rows.push({
@@ -119,7 +159,10 @@ function stacked(totalTokens: number): StackedRow[] {
       summarizerInputTokens: Math.ceil(chunkText.length / 4) + summaryTokens,
     });
     summary = extractiveSummary({ previousSummary: summary, messages: summarized, policy: 'strict' });
-    start = plan.firstKeptEntryId === null ? i + 1 : entries.findIndex((e, k) => k >= start && e.id === plan.firstKeptEntryId);
+    start =
+      plan.firstKeptEntryId === null
+        ? i + 1
+        : entries.findIndex((e, k) => k >= start && e.id === plan.firstKeptEntryId);
     active = plan.keptTokens;
   }
   return rows;
@@ -152,6 +195,9 @@ export function ratioLines(r: CompactionPlanBench): string[] {
     return `planning ${p.tokensBefore.toLocaleString()} tokens (${p.entries.toLocaleString()} entries): ${Math.round(p.planMs)} ms = ${msPerMillion} ms per 1M tokens (target ≤ 1,000: ${msPerMillion <= 1_000 ? 'met' : 'NOT met'}); extractive summary ${Math.round(p.extractiveMs)} ms`;
   });
   const last = r.stacked[r.stacked.length - 1];
-  if (last) lines.push(`${r.stacked.length} stacked compactions: last summarizer input ${last.summarizerInputTokens.toLocaleString()} tokens (expected ${last.expectedInputTokens.toLocaleString()}) over ${last.historyTokens.toLocaleString()} tokens of history`);
+  if (last)
+    lines.push(
+      `${r.stacked.length} stacked compactions: last summarizer input ${last.summarizerInputTokens.toLocaleString()} tokens (expected ${last.expectedInputTokens.toLocaleString()}) over ${last.historyTokens.toLocaleString()} tokens of history`,
+    );
   return lines;
 }

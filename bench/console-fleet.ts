@@ -41,14 +41,22 @@ async function measure(sessions: number, quick: boolean): Promise<ConsoleFleetRo
   // The fleet view never calls Temporal: a lazy connection that is never used.
   const client = new KeelClient({ connection: Connection.lazy({ address: '127.0.0.1:1' }) });
   const served = await serveApi(
-    { client, db: store.db, settings: { defaults, agents: new Map() }, dependencies: { temporal: temporalDependency('127.0.0.1:1'), database: storeDependency(target) }, token: TOKEN },
+    {
+      client,
+      db: store.db,
+      settings: { defaults, agents: new Map() },
+      dependencies: { temporal: temporalDependency('127.0.0.1:1'), database: storeDependency(target) },
+      token: TOKEN,
+    },
     { host: '127.0.0.1', port: 0 },
   );
   try {
     const samples: number[] = [];
     for (let i = 0; i < (quick ? 3 : SERVER_SAMPLES); i++) {
       const started = performance.now();
-      const res = await fetch(`${served.url}/v1/console/sessions?page=1&pageSize=50&sort=updated`, { headers: { authorization: `Bearer ${TOKEN}` } });
+      const res = await fetch(`${served.url}/v1/console/sessions?page=1&pageSize=50&sort=updated`, {
+        headers: { authorization: `Bearer ${TOKEN}` },
+      });
       await res.json();
       samples.push(performance.now() - started);
     }
@@ -78,13 +86,19 @@ async function measure(sessions: number, quick: boolean): Promise<ConsoleFleetRo
 
 /** The fleet view at 10 and at 10,000 sessions (`quick`: 1,000). */
 export async function run(opts: { quick?: boolean } = {}): Promise<{ rows: ConsoleFleetRow[] }> {
-  const rows = [await measure(10, Boolean(opts.quick)), await measure(opts.quick ? 1_000 : 10_000, Boolean(opts.quick))];
+  const rows = [
+    await measure(10, Boolean(opts.quick)),
+    await measure(opts.quick ? 1_000 : 10_000, Boolean(opts.quick)),
+  ];
   return { rows };
 }
 
 /** One line per fleet size. */
 export function ratioLines(result: unknown): string[] {
-  return (result as { rows: ConsoleFleetRow[] }).rows.map((r) => `console fleet view, ${r.sessions} sessions: server ${r.serverMs} ms, load event ${r.loadEventMs ?? '—'} ms, table ${r.tableMs ?? '—'} ms`);
+  return (result as { rows: ConsoleFleetRow[] }).rows.map(
+    (r) =>
+      `console fleet view, ${r.sessions} sessions: server ${r.serverMs} ms, load event ${r.loadEventMs ?? '—'} ms, table ${r.tableMs ?? '—'} ms`,
+  );
 }
 
 if (require.main === module) {

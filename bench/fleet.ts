@@ -31,7 +31,15 @@ import { baselineIoTurnUpdate, baselineStopSignal, baselineTurnUpdate } from './
 import { FLOOR_AGENT } from './baseline/activities';
 import { latencyStats, ratio, type LatencyStats } from './support/stats';
 import { processRssMb, startBenchProcess } from './support/process-rss';
-import { addCpu, cpuPerOp, postgresPids, sampleCpu, sampleThreadCpu, type CpuParts, type ThreadCpu } from './support/process-cpu';
+import {
+  addCpu,
+  cpuPerOp,
+  postgresPids,
+  sampleCpu,
+  sampleThreadCpu,
+  type CpuParts,
+  type ThreadCpu,
+} from './support/process-cpu';
 
 const FULL = { liveSessions: 1_000, concurrent: 100, turnsEach: 6 } as const;
 const QUICK = { liveSessions: 100, concurrent: 25, turnsEach: 6 } as const;
@@ -48,7 +56,18 @@ export interface FleetResult {
   readonly database: 'pglite' | 'postgres';
   readonly maxCachedWorkflows: number;
   /** RSS of the Keel worker process before and after the live sessions; the baseline worker process's beside it. */
-  readonly live: { readonly sessions: number; readonly rssBeforeMb: number; readonly rssRightAfterMb: number; readonly rssAfterMb: number; readonly heapUsedBeforeMb: number; readonly heapUsedAfterMb: number; readonly bareRssBeforeMb: number; readonly bareRssAfterMb: number; readonly mbPerSession: number; readonly meetsTarget: boolean };
+  readonly live: {
+    readonly sessions: number;
+    readonly rssBeforeMb: number;
+    readonly rssRightAfterMb: number;
+    readonly rssAfterMb: number;
+    readonly heapUsedBeforeMb: number;
+    readonly heapUsedAfterMb: number;
+    readonly bareRssBeforeMb: number;
+    readonly bareRssAfterMb: number;
+    readonly mbPerSession: number;
+    readonly meetsTarget: boolean;
+  };
   readonly load: {
     readonly concurrent: number;
     readonly turnsEach: number;
@@ -57,7 +76,12 @@ export interface FleetResult {
     readonly cpuMsPerTurn: { readonly keel: Record<string, number>; readonly bare: Record<string, number> };
     readonly bare: { readonly turnsPerSecond: number; readonly latency: LatencyStats };
     /** The I/O floor under the same load: a bare Update whose activity does a text turn's four statements and model call (PostgreSQL only). */
-    readonly floor?: { readonly turnsPerSecond: number; readonly latency: LatencyStats; readonly cpuMsPerTurn: Record<string, number>; readonly workerThreadsMsPerTurn: ThreadCpu };
+    readonly floor?: {
+      readonly turnsPerSecond: number;
+      readonly latency: LatencyStats;
+      readonly cpuMsPerTurn: Record<string, number>;
+      readonly workerThreadsMsPerTurn: ThreadCpu;
+    };
     /** The serving worker's CPU per turn by thread: where Keel's worker spends more than the floor's. */
     readonly workerThreadsMsPerTurn: { readonly keel: ThreadCpu; readonly bare: ThreadCpu };
     /** Keel turns/s over bare turns/s (target ≥ 0.7). */
@@ -68,7 +92,9 @@ export interface FleetResult {
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
-export async function run(opts: { quick?: boolean; databaseUrl?: string; liveSessions?: number; concurrent?: number; turnsEach?: number } = {}): Promise<FleetResult> {
+export async function run(
+  opts: { quick?: boolean; databaseUrl?: string; liveSessions?: number; concurrent?: number; turnsEach?: number } = {},
+): Promise<FleetResult> {
   const counts = opts.quick ? QUICK : FULL;
   const liveSessions = opts.liveSessions ?? counts.liveSessions;
   const concurrent = Math.min(opts.concurrent ?? counts.concurrent, liveSessions);
@@ -90,7 +116,10 @@ export async function run(opts: { quick?: boolean; databaseUrl?: string; liveSes
   const [keelWorker, baselineWorker] = await Promise.all([
     startBenchProcess(
       // e.g. BENCH_WORKER_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" profiles the worker under load.
-      [...(process.env.BENCH_WORKER_NODE_ARGS?.split(' ').filter(Boolean) ?? []), ...compiledEntryArgs('workers/main.ts')],
+      [
+        ...(process.env.BENCH_WORKER_NODE_ARGS?.split(' ').filter(Boolean) ?? []),
+        ...compiledEntryArgs('workers/main.ts'),
+      ],
       {
         TEMPORAL_ADDRESS: env.server.address,
         KEEL_TASK_QUEUE: keelQueue,
@@ -104,7 +133,10 @@ export async function run(opts: { quick?: boolean; databaseUrl?: string; liveSes
     ),
     startBenchProcess(
       // BENCH_BASELINE_NODE_ARGS does the same for the baseline worker (the bare and I/O-floor turns).
-      [...(process.env.BENCH_BASELINE_NODE_ARGS?.split(' ').filter(Boolean) ?? []), ...compiledEntryArgs('bench/baseline/worker-process.ts')],
+      [
+        ...(process.env.BENCH_BASELINE_NODE_ARGS?.split(' ').filter(Boolean) ?? []),
+        ...compiledEntryArgs('bench/baseline/worker-process.ts'),
+      ],
       {
         TEMPORAL_ADDRESS: env.server.address,
         BASELINE_TASK_QUEUE: baselineQueue,
@@ -140,18 +172,26 @@ export async function run(opts: { quick?: boolean; databaseUrl?: string; liveSes
     await new Promise((r) => setTimeout(r, SETTLE_MS));
     const rssAfter = processRssMb(keelWorker.child.pid!);
     const heapAfter = await heapUsedMb(metricsPort);
-    log(`fleet: worker RSS ${rssAfter} MB after ${SETTLE_MS / 1000} s idle; as many bare workflows, one Update each, on the baseline worker…`);
+    log(
+      `fleet: worker RSS ${rssAfter} MB after ${SETTLE_MS / 1000} s idle; as many bare workflows, one Update each, on the baseline worker…`,
+    );
     // The same number of live workflows on the baseline worker (same cache size): what a session costs Temporal's SDK alone.
     const bareRssBefore = processRssMb(baselineWorker.child.pid!);
     const bareIds = Array.from({ length: liveSessions }, () => `bench-fleet-bare-${randomUUID()}`);
     await inBatches(bareIds, START_CONCURRENCY, async (workflowId) => {
-      const handle = await keel.temporal.workflow.start('baselineSessionWorkflow', { taskQueue: baselineQueue, workflowId, args: [] });
+      const handle = await keel.temporal.workflow.start('baselineSessionWorkflow', {
+        taskQueue: baselineQueue,
+        workflowId,
+        args: [],
+      });
       bare.push(handle);
       await handle.executeUpdate(baselineTurnUpdate, { args: [0] });
     });
     await new Promise((r) => setTimeout(r, SETTLE_MS));
     const bareRssAfter = processRssMb(baselineWorker.child.pid!);
-    log(`fleet: bare worker RSS ${bareRssBefore} → ${bareRssAfter} MB; ${concurrent} sessions × ${turnsEach} turns concurrently, in ${ROUNDS} rounds alternating with ${concurrent} of the bare workflows${url ? ' and the I/O floor' : ''}…`);
+    log(
+      `fleet: bare worker RSS ${bareRssBefore} → ${bareRssAfter} MB; ${concurrent} sessions × ${turnsEach} turns concurrently, in ${ROUNDS} rounds alternating with ${concurrent} of the bare workflows${url ? ' and the I/O floor' : ''}…`,
+    );
 
     const cpuParts: CpuParts = {
       'keel worker': () => [keelWorker.child.pid!],
@@ -177,9 +217,13 @@ export async function run(opts: { quick?: boolean; databaseUrl?: string; liveSes
       const turns = Math.min(roundTurns, turnsEach - done);
       await measure(phases.keel, cpuParts, concurrent, turns, (k, t) => turn(busyKeys[k]!, done + t + 1));
       forgetRequests();
-      await measure(phases.bare, cpuParts, concurrent, turns, (k, t) => busyBare[k]!.executeUpdate(baselineTurnUpdate, { args: [done + t] }));
+      await measure(phases.bare, cpuParts, concurrent, turns, (k, t) =>
+        busyBare[k]!.executeUpdate(baselineTurnUpdate, { args: [done + t] }),
+      );
       if (url) {
-        await measure(phases.floor, cpuParts, concurrent, turns, (k, t) => busyBare[k]!.executeUpdate(baselineIoTurnUpdate, { args: [done + t] }));
+        await measure(phases.floor, cpuParts, concurrent, turns, (k, t) =>
+          busyBare[k]!.executeUpdate(baselineIoTurnUpdate, { args: [done + t] }),
+        );
         forgetRequests();
       }
     }
@@ -187,7 +231,13 @@ export async function run(opts: { quick?: boolean; databaseUrl?: string; liveSes
     const bareLoad = phaseResult(phases.bare);
     const keelCpu = phases.keel.cpuPerTurn();
     const bareCpu = phases.bare.cpuPerTurn();
-    const floor: FleetResult['load']['floor'] = url ? { ...phaseResult(phases.floor), cpuMsPerTurn: phases.floor.cpuPerTurn(), workerThreadsMsPerTurn: phases.floor.threadsPerTurn() } : undefined;
+    const floor: FleetResult['load']['floor'] = url
+      ? {
+          ...phaseResult(phases.floor),
+          cpuMsPerTurn: phases.floor.cpuPerTurn(),
+          workerThreadsMsPerTurn: phases.floor.threadsPerTurn(),
+        }
+      : undefined;
     const workerThreadsMsPerTurn = { keel: phases.keel.threadsPerTurn(), bare: phases.bare.threadsPerTurn() };
     const r = ratio(keelLoad.turnsPerSecond, bareLoad.turnsPerSecond);
     return {
@@ -205,7 +255,17 @@ export async function run(opts: { quick?: boolean; databaseUrl?: string; liveSes
         mbPerSession: Math.round(((rssAfter - rssBefore) / liveSessions) * 100) / 100,
         meetsTarget: rssAfter <= RSS_TARGET_MB,
       },
-      load: { concurrent, turnsEach, keel: keelLoad, bare: bareLoad, ...(floor ? { floor } : {}), ratio: r, meetsTarget: r !== null && r >= THROUGHPUT_TARGET, cpuMsPerTurn: { keel: keelCpu, bare: bareCpu }, workerThreadsMsPerTurn },
+      load: {
+        concurrent,
+        turnsEach,
+        keel: keelLoad,
+        bare: bareLoad,
+        ...(floor ? { floor } : {}),
+        ratio: r,
+        meetsTarget: r !== null && r >= THROUGHPUT_TARGET,
+        cpuMsPerTurn: { keel: keelCpu, bare: bareCpu },
+        workerThreadsMsPerTurn,
+      },
     };
   } finally {
     await Promise.all(bare.map((h) => h.signal(baselineStopSignal).catch(() => undefined)));
@@ -273,7 +333,13 @@ function newPhase(workerPid: number): LoadPhase {
 }
 
 /** `width` lanes, each running `turns` operations one after another, added to `phase`. */
-async function measure(phase: LoadPhase, parts: CpuParts, width: number, turns: number, op: (lane: number, turn: number) => Promise<unknown>): Promise<void> {
+async function measure(
+  phase: LoadPhase,
+  parts: CpuParts,
+  width: number,
+  turns: number,
+  op: (lane: number, turn: number) => Promise<unknown>,
+): Promise<void> {
   const cpuBefore = sampleCpu(parts);
   const threadsBefore = sampleThreadCpu(phase.workerPid);
   const began = performance.now();
@@ -293,12 +359,16 @@ async function measure(phase: LoadPhase, parts: CpuParts, width: number, turns: 
 
 /** Turns/s over the phase's rounds and the latency of every turn in them. */
 function phaseResult(phase: LoadPhase): { turnsPerSecond: number; latency: LatencyStats } {
-  return { turnsPerSecond: Math.round((phase.samples.length / phase.seconds) * 10) / 10, latency: latencyStats(phase.samples) };
+  return {
+    turnsPerSecond: Math.round((phase.samples.length / phase.seconds) * 10) / 10,
+    latency: latencyStats(phase.samples),
+  };
 }
 
 /** `part a / b` for each process, then the totals: the CPU a turn costs the whole machine. */
 function cpuLine(keel: Record<string, number>, bare: Record<string, number>, baseline = 'bare'): string {
-  const total = (parts: Record<string, number>) => Math.round(Object.values(parts).reduce((a, b) => a + b, 0) * 10) / 10;
+  const total = (parts: Record<string, number>) =>
+    Math.round(Object.values(parts).reduce((a, b) => a + b, 0) * 10) / 10;
   const parts = Object.keys(keel).map((name) => `${name} ${keel[name]} / ${bare[name] ?? 0}`);
   return `${parts.join(', ')}; all ${total(keel)} / ${total(bare)} (${baseline}/keel ${ratio(total(bare), total(keel))})`;
 }

@@ -31,7 +31,18 @@ const LIMIT = 10;
 const SEED_CHUNK = 50_000;
 const TARGET_P50_MS = 50;
 
-const NAMES = ['Dubois', 'Okafor', 'Nakamura', 'Lindqvist', 'Moreau', 'Haddad', 'Kowalski', 'Ferreira', 'Nguyen', 'Schmidt'];
+const NAMES = [
+  'Dubois',
+  'Okafor',
+  'Nakamura',
+  'Lindqvist',
+  'Moreau',
+  'Haddad',
+  'Kowalski',
+  'Ferreira',
+  'Nguyen',
+  'Schmidt',
+];
 const STATUSES = ['packed', 'shipped', 'delayed', 'returned', 'refunded', 'lost', 'delivered', 'cancelled'];
 
 export interface SearchAtSize {
@@ -74,7 +85,9 @@ const QUERIES: Record<string, (r: number, n: number) => string> = {
   everyRow: () => 'please check',
 };
 
-export async function run(opts: { sizes?: number[]; quick?: boolean; databaseUrl?: string } = {}): Promise<HistorySearchResult> {
+export async function run(
+  opts: { sizes?: number[]; quick?: boolean; databaseUrl?: string } = {},
+): Promise<HistorySearchResult> {
   const sizes = opts.sizes ?? (opts.quick ? QUICK_SIZES : DEFAULT_SIZES);
   const url = opts.databaseUrl ?? process.env.BENCH_DATABASE_URL;
   const store = await openStore(url ? { kind: 'postgres', url } : { kind: 'pglite', dataDir: 'memory://' });
@@ -88,7 +101,8 @@ export async function run(opts: { sizes?: number[]; quick?: boolean; databaseUrl
     let seeded = 0;
     for (const size of sizes) {
       const began = performance.now();
-      for (; seeded < size; seeded = Math.min(size, seeded + SEED_CHUNK)) await seed(store, agentId, sessionId, seeded, Math.min(size, seeded + SEED_CHUNK));
+      for (; seeded < size; seeded = Math.min(size, seeded + SEED_CHUNK))
+        await seed(store, agentId, sessionId, seeded, Math.min(size, seeded + SEED_CHUNK));
       // The seed is a bulk write; Keel's bulk indexing (an import's) ends by merging the pending list.
       await mergePendingSearchIndex(store.db);
       await sql`analyze transcript_entries`.execute(store.db);
@@ -99,27 +113,47 @@ export async function run(opts: { sizes?: number[]; quick?: boolean; databaseUrl
     const began = performance.now();
     const per = Math.ceil(Math.min(seeded * OTHER_ROWS_PER_ROW, MAX_OTHER_ROWS) / OTHER_SESSIONS);
     for (let k = 0; k < OTHER_SESSIONS; k++) {
-      for (let from = 0; from < per; from += SEED_CHUNK) await seed(store, otherAgentId, `${sessionId}-other-${k}`, from, Math.min(per, from + SEED_CHUNK));
+      for (let from = 0; from < per; from += SEED_CHUNK)
+        await seed(store, otherAgentId, `${sessionId}-other-${k}`, from, Math.min(per, from + SEED_CHUNK));
     }
     await mergePendingSearchIndex(store.db);
     await sql`analyze transcript_entries`.execute(store.db);
     const seedSeconds = Math.round((performance.now() - began) / 100) / 10;
-    log(`history-search: ${seeded.toLocaleString()} entries beside ${(per * OTHER_SESSIONS).toLocaleString()} of ${OTHER_SESSIONS} other sessions (seeded in ${seedSeconds} s); timing…`);
+    log(
+      `history-search: ${seeded.toLocaleString()} entries beside ${(per * OTHER_SESSIONS).toLocaleString()} of ${OTHER_SESSIONS} other sessions (seeded in ${seedSeconds} s); timing…`,
+    );
     const beside = await measure(store, agentId, sessionId, seeded, seedSeconds, opts.quick ? QUICK_ROUNDS : ROUNDS);
-    return { database: url ? 'postgres' : 'pglite', targetP50Ms: TARGET_P50_MS, sizes: results, besideOtherSessions: { ...beside, otherRows: per * OTHER_SESSIONS, otherSessions: OTHER_SESSIONS } };
+    return {
+      database: url ? 'postgres' : 'pglite',
+      targetP50Ms: TARGET_P50_MS,
+      sizes: results,
+      besideOtherSessions: { ...beside, otherRows: per * OTHER_SESSIONS, otherSessions: OTHER_SESSIONS },
+    };
   } finally {
     if (url) await store.db.deleteFrom('transcript_entries').where('agent_id', 'in', [agentId, otherAgentId]).execute();
     await store.close();
   }
 }
 
-async function measure(store: Store, agentId: string, sessionId: string, n: number, seedSeconds: number, rounds: number): Promise<SearchAtSize> {
+async function measure(
+  store: Store,
+  agentId: string,
+  sessionId: string,
+  n: number,
+  seedSeconds: number,
+  rounds: number,
+): Promise<SearchAtSize> {
   const byKind: Record<string, number[]> = Object.fromEntries(Object.keys(QUERIES).map((k) => [k, []]));
   const base: number[] = [];
   for (let r = -1; r < rounds; r++) {
     for (const [kind, query] of Object.entries(QUERIES)) {
       const t0 = performance.now();
-      const hits = await searchHistory(store.db, { agentId, sessionIds: [sessionId], query: query(r + 1, n), limit: LIMIT });
+      const hits = await searchHistory(store.db, {
+        agentId,
+        sessionIds: [sessionId],
+        query: query(r + 1, n),
+        limit: LIMIT,
+      });
       if (r >= 0) byKind[kind]!.push(performance.now() - t0);
       if (hits.length === 0) throw new Error(`history-search: ${kind} query found nothing`);
     }
@@ -175,11 +209,16 @@ function orderOf(i: number): number {
 
 export function ratioLines(r: HistorySearchResult): string[] {
   const line = (s: SearchAtSize, where: string) =>
-    `history_search at ${s.entries.toLocaleString()} entries${where} (${r.database}): p50 ${s.all.p50} ms, p99 ${s.all.p99} ms vs one entry by id p50 ${s.baselineGetEntry.p50} ms = ${s.ratioP50}× (target p50 ≤ ${r.targetP50Ms} ms: ${s.meetsTarget ? 'met' : 'NOT met'}); by kind p50: ${Object.entries(s.byKind)
+    `history_search at ${s.entries.toLocaleString()} entries${where} (${r.database}): p50 ${s.all.p50} ms, p99 ${s.all.p99} ms vs one entry by id p50 ${s.baselineGetEntry.p50} ms = ${s.ratioP50}× (target p50 ≤ ${r.targetP50Ms} ms: ${s.meetsTarget ? 'met' : 'NOT met'}); by kind p50: ${Object.entries(
+      s.byKind,
+    )
       .map(([k, v]) => `${k} ${v.p50}`)
       .join(', ')}`;
   const b = r.besideOtherSessions;
-  return [...r.sizes.map((s) => line(s, '')), line(b, `, beside ${b.otherRows.toLocaleString()} rows of ${b.otherSessions} other sessions`)];
+  return [
+    ...r.sizes.map((s) => line(s, '')),
+    line(b, `, beside ${b.otherRows.toLocaleString()} rows of ${b.otherSessions} other sessions`),
+  ];
 }
 
 if (require.main === module) {

@@ -52,14 +52,21 @@ async function parseOnly(files: readonly string[]): Promise<number> {
 }
 
 /** Generates the corpus, times both loops, cleans up. */
-export async function run(opts: { sessions?: number; entriesPerSession?: number; target?: StoreTarget; quick?: boolean } = {}): Promise<ImportBenchResult> {
+export async function run(
+  opts: { sessions?: number; entriesPerSession?: number; target?: StoreTarget; quick?: boolean } = {},
+): Promise<ImportBenchResult> {
   const dir = await mkdtemp(join(tmpdir(), 'keel-bench-import-'));
   // BENCH_DATABASE_URL like every other bench (the runner's PostgreSQL); DATABASE_URL when run alone.
   const url = process.env.BENCH_DATABASE_URL ?? process.env.DATABASE_URL;
-  const target: StoreTarget = opts.target ?? (url ? { kind: 'postgres', url } : { kind: 'pglite', dataDir: 'memory://' });
+  const target: StoreTarget =
+    opts.target ?? (url ? { kind: 'postgres', url } : { kind: 'pglite', dataDir: 'memory://' });
   const store = await openStore(target);
   try {
-    const corpus = await writeCorpus(dir, { sessions: opts.sessions ?? (opts.quick ? 50 : 200), entriesPerSession: opts.entriesPerSession ?? 200, seed: 42 });
+    const corpus = await writeCorpus(dir, {
+      sessions: opts.sessions ?? (opts.quick ? 50 : 200),
+      entriesPerSession: opts.entriesPerSession ?? 200,
+      seed: 42,
+    });
     const mb = corpus.bytes / 1e6;
 
     // The loop's own speed: the fastest of three (the first pays for warming up the line reader).
@@ -80,7 +87,11 @@ export async function run(opts: { sessions?: number; entriesPerSession?: number;
     };
     const runs = [await timedImport(0)];
     for (let i = 1; i < 3; i++) {
-      if (target.kind === 'postgres') await store.db.deleteFrom('transcript_entries').where('agent_id', '=', runs[i - 1]!.agentId).execute();
+      if (target.kind === 'postgres')
+        await store.db
+          .deleteFrom('transcript_entries')
+          .where('agent_id', '=', runs[i - 1]!.agentId)
+          .execute();
       runs.push(await timedImport(i));
     }
     const importSeconds = Math.min(...runs.map((r) => r.seconds));
@@ -93,7 +104,8 @@ export async function run(opts: { sessions?: number; entriesPerSession?: number;
       from transcript_entries where agent_id = ${agentId}`.execute(store.db);
     const databaseSeconds = (performance.now() - t) / 1000;
     // Bench rows in a kept PostgreSQL database are removed; PGlite in memory goes away with the store.
-    if (target.kind === 'postgres') await store.db.deleteFrom('transcript_entries').where('agent_id', 'in', [agentId, copyId]).execute();
+    if (target.kind === 'postgres')
+      await store.db.deleteFrom('transcript_entries').where('agent_id', 'in', [agentId, copyId]).execute();
 
     return {
       database: target.kind,

@@ -55,13 +55,24 @@ function billed(usage: TokenUsage): number {
 
 /** A realistic tool list: a few tools with paragraphs of guidance each (together well over 1024 tokens). */
 function benchTools(): ToolRegistry {
-  const guidance = 'Use it when the user asks about orders, stock or shipping; prefer exact identifiers, and say so when nothing matched. ';
+  const guidance =
+    'Use it when the user asks about orders, stock or shipping; prefer exact identifiers, and say so when nothing matched. ';
   const tools = new ToolRegistry();
-  for (const name of ['lookup_order', 'check_stock', 'track_shipment', 'list_returns', 'customer_profile', 'open_ticket']) {
+  for (const name of [
+    'lookup_order',
+    'check_stock',
+    'track_shipment',
+    'list_returns',
+    'customer_profile',
+    'open_ticket',
+  ]) {
     tools.register({
       name,
       description: `${name.replace('_', ' ')}. ${guidance.repeat(8)}`,
-      input: z.object({ id: z.string().describe('The identifier the user gave'), detail: z.enum(['short', 'full']).default('short') }),
+      input: z.object({
+        id: z.string().describe('The identifier the user gave'),
+        detail: z.enum(['short', 'full']).default('short'),
+      }),
       run: async ({ id }) => `${name} ${id}: ${'status line with dates, amounts and carrier notes; '.repeat(30)}`,
     });
   }
@@ -73,29 +84,57 @@ function reply(request: FakeRequest) {
   const messages = request.body.messages ?? [];
   const last = messages[messages.length - 1];
   const blocks = Array.isArray(last?.content) ? (last.content as Array<{ type: string; text?: string }>) : [];
-  if (blocks.some((b) => b.type === 'tool_result')) return fakeReply.text(`Here is what I found. ${'The order shipped on time and the carrier reports no delay. '.repeat(6)}`);
+  if (blocks.some((b) => b.type === 'tool_result'))
+    return fakeReply.text(
+      `Here is what I found. ${'The order shipped on time and the carrier reports no delay. '.repeat(6)}`,
+    );
   const text = blocks.map((b) => b.text ?? '').join('') || String(last?.content ?? '');
   const match = /lookup (\d+)/.exec(text);
-  if (match) return fakeReply.toolUse([{ id: `toolu_${match[1]}_${randomBytes(3).toString('hex')}`, name: 'lookup_order', input: { id: `A-${match[1]}` } }]);
+  if (match)
+    return fakeReply.toolUse([
+      {
+        id: `toolu_${match[1]}_${randomBytes(3).toString('hex')}`,
+        name: 'lookup_order',
+        input: { id: `A-${match[1]}` },
+      },
+    ]);
   return fakeReply.text(`Noted. ${'I will keep that in mind for the rest of this conversation. '.repeat(5)}`);
 }
 
 export async function run(opts: { turns?: number; quick?: boolean } = {}): Promise<PromptCacheResult> {
   const turns = opts.turns ?? (Number(process.env.BENCH_CACHE_TURNS) || (opts.quick ? 8 : DEFAULT_TURNS));
   log('prompt-cache: starting a Temporal dev server, the fake model and the store…');
-  const [env, fake, store] = await Promise.all([startTemporalTestEnv(), startFakeAnthropic(), openStore({ kind: 'pglite', dataDir: 'memory://' })]);
+  const [env, fake, store] = await Promise.all([
+    startTemporalTestEnv(),
+    startFakeAnthropic(),
+    openStore({ kind: 'pglite', dataDir: 'memory://' }),
+  ]);
   fake.respondWith(reply);
   const queues = { on: uniqueTaskQueue('bench-cache-on'), off: uniqueTaskQueue('bench-cache-off') };
   const workers = await Promise.all([
-    runInProcessWorker(env, queues.on, testDeps(store, fake.url, { tools: benchTools(), config: { promptCaching: true } })),
-    runInProcessWorker(env, queues.off, testDeps(store, fake.url, { tools: benchTools(), config: { promptCaching: false } })),
+    runInProcessWorker(
+      env,
+      queues.on,
+      testDeps(store, fake.url, { tools: benchTools(), config: { promptCaching: true } }),
+    ),
+    runInProcessWorker(
+      env,
+      queues.off,
+      testDeps(store, fake.url, { tools: benchTools(), config: { promptCaching: false } }),
+    ),
   ]);
   try {
     const agent = `bench${randomBytes(4).toString('hex')}`;
-    const sessions = { on: { client: keelClient(env, queues.on), key: `agent:${agent}:cache-on` }, off: { client: keelClient(env, queues.off), key: `agent:${agent}:cache-off` } };
+    const sessions = {
+      on: { client: keelClient(env, queues.on), key: `agent:${agent}:cache-on` },
+      off: { client: keelClient(env, queues.off), key: `agent:${agent}:cache-off` },
+    };
     const perTurn: PromptCacheTurn[] = [];
     for (let t = 1; t <= turns; t++) {
-      const text = t % 2 === 0 ? `Please lookup ${t} and tell me where it is.` : `Turn ${t}: ${'here is some background about my account and preferences. '.repeat(4)}`;
+      const text =
+        t % 2 === 0
+          ? `Please lookup ${t} and tell me where it is.`
+          : `Turn ${t}: ${'here is some background about my account and preferences. '.repeat(4)}`;
       const on = await sessions.on.client.sendMessage(sessions.on.key, text);
       const off = await sessions.off.client.sendMessage(sessions.off.key, text);
       perTurn.push({
@@ -110,7 +149,15 @@ export async function run(opts: { turns?: number; quick?: boolean } = {}): Promi
     const cachedBilledTotal = perTurn.reduce((n, t) => n + t.cachedBilled, 0);
     const uncachedBilledTotal = perTurn.reduce((n, t) => n + t.uncachedBilled, 0);
     const ratio = Math.round((cachedBilledTotal / uncachedBilledTotal) * 1000) / 1000;
-    return { turns, perTurn, cachedBilledTotal, uncachedBilledTotal, ratio, targetRatio: TARGET_RATIO, meetsTarget: ratio <= TARGET_RATIO };
+    return {
+      turns,
+      perTurn,
+      cachedBilledTotal,
+      uncachedBilledTotal,
+      ratio,
+      targetRatio: TARGET_RATIO,
+      meetsTarget: ratio <= TARGET_RATIO,
+    };
   } finally {
     fake.respondWith(undefined);
     await Promise.all(workers.map((w) => w.stop()));

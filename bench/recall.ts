@@ -55,17 +55,26 @@ export interface RecallResult {
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
-export async function run(opts: { quick?: boolean; dataset?: string; sample?: number; databaseUrl?: string; showMisses?: boolean } = {}): Promise<RecallResult> {
-  const data = opts.dataset ? loadRecallDataset(opts.dataset, opts.sample) : generateRecallDataset({ sessions: opts.quick ? 10 : 20 });
+export async function run(
+  opts: { quick?: boolean; dataset?: string; sample?: number; databaseUrl?: string; showMisses?: boolean } = {},
+): Promise<RecallResult> {
+  const data = opts.dataset
+    ? loadRecallDataset(opts.dataset, opts.sample)
+    : generateRecallDataset({ sessions: opts.quick ? 10 : 20 });
   const turns = data.sessions.flatMap((s) => s.turns);
-  log(`recall: ${data.name}: ${data.sessions.length} sessions, ${turns.length} turns, ${data.questions.length} questions`);
+  log(
+    `recall: ${data.name}: ${data.sessions.length} sessions, ${turns.length} turns, ${data.questions.length} questions`,
+  );
   const baseline = bm25Baseline(turns.map((t) => ({ id: t.id, text: `${t.speaker}: ${t.text}` })));
   const bm25Ranked = data.questions.map((q) => baseline(q.question, 10).map((id) => [id]));
   const shown = await keelThroughTheTool(data, opts.databaseUrl ?? process.env.BENCH_DATABASE_URL);
 
   if (opts.showMisses) logMisses(data, shown);
   const keel = recallAt(data, shown);
-  const keelHitsOnly = recallAt(data, shown.map((groups) => groups.map((g) => g.slice(0, 1))));
+  const keelHitsOnly = recallAt(
+    data,
+    shown.map((groups) => groups.map((g) => g.slice(0, 1))),
+  );
   const bm25 = recallAt(data, bm25Ranked);
   const byCategory: RecallResult['byCategory'] = {};
   data.questions.forEach((q, i) => {
@@ -99,7 +108,9 @@ export async function run(opts: { quick?: boolean; dataset?: string; sample?: nu
  * the entry groups the tool showed (a hit, then what it showed beside it), as dataset turn ids.
  */
 async function keelThroughTheTool(data: RecallDataset, databaseUrl: string | undefined): Promise<string[][][]> {
-  const store = await openStore(databaseUrl ? { kind: 'postgres', url: databaseUrl } : { kind: 'pglite', dataDir: 'memory://' });
+  const store = await openStore(
+    databaseUrl ? { kind: 'postgres', url: databaseUrl } : { kind: 'pglite', dataDir: 'memory://' },
+  );
   const dir = await mkdtemp(join(tmpdir(), 'keel-recall-'));
   const [env, fake] = await Promise.all([startTemporalTestEnv(), startFakeAnthropic()]);
   const agentId = `recall${randomBytes(4).toString('hex')}`;
@@ -107,7 +118,8 @@ async function keelThroughTheTool(data: RecallDataset, databaseUrl: string | und
   const turnOf = await writeConversation(dir, data, key);
   try {
     const report = await importSessions({ db: store.db, agentId, dir });
-    if (report.totals.imported !== 1) throw new Error(`recall: the import did not take the conversation: ${JSON.stringify(report.totals)}`);
+    if (report.totals.imported !== 1)
+      throw new Error(`recall: the import did not take the conversation: ${JSON.stringify(report.totals)}`);
     fake.respondWith((r) => {
       if (isSummarizerRequest(r)) return fakeReply.text('## Goal\nAnswer questions about the conversation.');
       if (isFlushRequest(r)) return fakeReply.text('NO_REPLY');
@@ -118,14 +130,22 @@ async function keelThroughTheTool(data: RecallDataset, databaseUrl: string | und
     const queue = uniqueTaskQueue('recall');
     const worker = await runInProcessWorker(env, queue, testDeps(store, fake.url));
     const client = keelClient(env, queue);
-    const bar = new SingleBar({ format: 'recall: asking {value}/{total} questions through history_search', stream: process.stderr });
+    const bar = new SingleBar({
+      format: 'recall: asking {value}/{total} questions through history_search',
+      stream: process.stderr,
+    });
     bar.start(data.questions.length, 0);
     const shown: string[][][] = [];
     try {
       for (const q of data.questions) {
         const before = fake.requests.length;
         await client.sendMessage(key, q.question);
-        const result = fake.requests.slice(before).map(endingToolResult).filter((t) => t !== undefined).at(-1) ?? '';
+        const result =
+          fake.requests
+            .slice(before)
+            .map(endingToolResult)
+            .filter((t) => t !== undefined)
+            .at(-1) ?? '';
         shown.push(groupsShown(result).map((g) => g.map((id) => turnOf.get(id) ?? id)));
         bar.increment();
       }
@@ -150,7 +170,9 @@ async function writeConversation(dir: string, data: RecallDataset, key: string):
   const sessionId = `recall-${randomBytes(4).toString('hex')}`;
   const first = data.sessions[0]!.turns[0]!.speaker;
   const turnOf = new Map<string, string>();
-  const lines: unknown[] = [{ type: 'session', id: sessionId, version: 3, timestamp: data.sessions[0]!.date, cwd: '/' }];
+  const lines: unknown[] = [
+    { type: 'session', id: sessionId, version: 3, timestamp: data.sessions[0]!.date, cwd: '/' },
+  ];
   let parentId: string | null = null;
   let n = 0;
   for (const session of data.sessions) {
@@ -162,7 +184,14 @@ async function writeConversation(dir: string, data: RecallDataset, key: string):
       const message =
         t.speaker === first
           ? { role: 'user', content: text, timestamp: Date.parse(timestamp) }
-          : { role: 'assistant', content: [{ type: 'text', text }], stopReason: 'stop', model: 'imported', usage: { input: 0, output: 0, totalTokens: 0 }, timestamp: Date.parse(timestamp) };
+          : {
+              role: 'assistant',
+              content: [{ type: 'text', text }],
+              stopReason: 'stop',
+              model: 'imported',
+              usage: { input: 0, output: 0, totalTokens: 0 },
+              timestamp: Date.parse(timestamp),
+            };
       lines.push({ type: 'message', id, parentId, timestamp, message });
       parentId = id;
     });
@@ -171,7 +200,15 @@ async function writeConversation(dir: string, data: RecallDataset, key: string):
   const last = data.sessions.at(-1)!.date;
   await writeFile(
     join(dir, 'sessions.json'),
-    JSON.stringify({ [key]: { sessionId, sessionFile: `${sessionId}.jsonl`, updatedAt: Date.parse(last), sessionStartedAt: Date.parse(data.sessions[0]!.date), chatType: 'direct' } }),
+    JSON.stringify({
+      [key]: {
+        sessionId,
+        sessionFile: `${sessionId}.jsonl`,
+        updatedAt: Date.parse(last),
+        sessionStartedAt: Date.parse(data.sessions[0]!.date),
+        chatType: 'direct',
+      },
+    }),
   );
   return turnOf;
 }
@@ -183,7 +220,10 @@ async function writeConversation(dir: string, data: RecallDataset, key: string):
 function lastQuestion(r: FakeRequest): string {
   const last = r.body.messages?.at(-1);
   if (!last) return '';
-  const texts = typeof last.content === 'string' ? [last.content] : (last.content.filter((b: { type: string }) => b.type === 'text') as Array<{ text: string }>).map((b) => b.text);
+  const texts =
+    typeof last.content === 'string'
+      ? [last.content]
+      : (last.content.filter((b: { type: string }) => b.type === 'text') as Array<{ text: string }>).map((b) => b.text);
   return (texts.at(-1) ?? '').split('\n\n').at(-1) ?? '';
 }
 
@@ -191,7 +231,8 @@ function lastQuestion(r: FakeRequest): string {
 function endingToolResult(r: FakeRequest): string | undefined {
   const last = r.body.messages?.at(-1);
   if (!last || typeof last.content === 'string') return undefined;
-  const block = last.content.find((b: { type: string }) => b.type === 'tool_result') as { content?: unknown } | undefined;
+  const block = last.content.find((b: { type: string }) => b.type === 'tool_result') as
+    { content?: unknown } | undefined;
   if (!block) return undefined;
   return typeof block.content === 'string' ? block.content : JSON.stringify(block.content);
 }
@@ -214,7 +255,8 @@ function logMisses(data: RecallDataset, shown: readonly string[][][]): void {
   data.questions.forEach((q, i) => {
     if (share(q.evidence, shown[i]!.slice(0, 10).flat()) === 1) return;
     log(`missed: ${q.question}\n  evidence: ${q.evidence.map((e) => `${e} ${text.get(e)}`).join(' | ')}`);
-    for (const g of shown[i]!.slice(0, 3)) log(`  shown: ${g.map((e) => `${e} ${(text.get(e) ?? '(not a dataset turn)').slice(0, 100)}`).join(' + ')}`);
+    for (const g of shown[i]!.slice(0, 3))
+      log(`  shown: ${g.map((e) => `${e} ${(text.get(e) ?? '(not a dataset turn)').slice(0, 100)}`).join(' + ')}`);
   });
 }
 
@@ -225,7 +267,11 @@ function share(evidence: readonly string[], found: readonly string[]): number {
 
 /** Mean recall@k over the questions, each question's first k groups counted. */
 function recallAt(data: RecallDataset, ranked: readonly (readonly string[][])[]): RecallAtK {
-  const at = (k: number) => round(data.questions.reduce((sum, q, i) => sum + share(q.evidence, ranked[i]!.slice(0, k).flat()), 0) / data.questions.length);
+  const at = (k: number) =>
+    round(
+      data.questions.reduce((sum, q, i) => sum + share(q.evidence, ranked[i]!.slice(0, k).flat()), 0) /
+        data.questions.length,
+    );
   const [at1, at3, at10] = KS.map(at) as [number, number, number];
   return { at1, at3, at10 };
 }
@@ -234,7 +280,8 @@ const round = (x: number) => Math.round(x * 1000) / 1000;
 const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
 
 export function ratioLines(r: RecallResult): string[] {
-  const row = (name: string, v: RecallAtK) => `  ${name.padEnd(44)} @1 ${pct(v.at1).padStart(6)}  @3 ${pct(v.at3).padStart(6)}  @10 ${pct(v.at10).padStart(6)}`;
+  const row = (name: string, v: RecallAtK) =>
+    `  ${name.padEnd(44)} @1 ${pct(v.at1).padStart(6)}  @3 ${pct(v.at3).padStart(6)}  @10 ${pct(v.at10).padStart(6)}`;
   const points = ((r.keel.at10 - r.bm25.at10) * 100).toFixed(1);
   return [
     `recall of evidence turns (${r.dataset}, ${r.turns} turns, ${r.questions} questions, ${r.database}):`,
@@ -254,7 +301,12 @@ if (require.main === module) {
     return i >= 0 ? process.argv[i + 1] : undefined;
   };
   const sample = arg('--sample');
-  run({ quick: process.argv.includes('--quick'), showMisses: process.argv.includes('--misses'), ...(arg('--dataset') ? { dataset: arg('--dataset')! } : {}), ...(sample ? { sample: Number(sample) } : {}) })
+  run({
+    quick: process.argv.includes('--quick'),
+    showMisses: process.argv.includes('--misses'),
+    ...(arg('--dataset') ? { dataset: arg('--dataset')! } : {}),
+    ...(sample ? { sample: Number(sample) } : {}),
+  })
     .then((r) => {
       for (const line of ratioLines(r)) log(line);
       process.stdout.write(`${JSON.stringify(r)}\n`);

@@ -52,8 +52,10 @@ export function headline(mod: BenchModule, result: unknown): string[] {
   const found: string[] = [];
   const walk = (value: unknown, path: string): void => {
     if (Array.isArray(value)) value.forEach((v, i) => walk(v, `${path}[${i}]`));
-    else if (value && typeof value === 'object') for (const [k, v] of Object.entries(value)) walk(v, path ? `${path}.${k}` : k);
-    else if (typeof value === 'number' && /ratio|speedup/i.test(path.split('.').pop() ?? '')) found.push(`${path} = ${value}`);
+    else if (value && typeof value === 'object')
+      for (const [k, v] of Object.entries(value)) walk(v, path ? `${path}.${k}` : k);
+    else if (typeof value === 'number' && /ratio|speedup/i.test(path.split('.').pop() ?? ''))
+      found.push(`${path} = ${value}`);
   };
   walk(result, '');
   return found.length > 0 ? found : ['(no ratio fields; see bench/out/results.json)'];
@@ -69,7 +71,13 @@ async function runOne(name: string, quick: boolean): Promise<BenchOutcome> {
     return { name, ok: true, seconds: seconds(), lines: headline(mod as BenchModule, result), result };
   } catch (err) {
     const error = err instanceof Error ? (err.stack ?? err.message) : String(err);
-    return { name, ok: false, seconds: seconds(), lines: [`FAILED: ${err instanceof Error ? err.message : String(err)}`], error };
+    return {
+      name,
+      ok: false,
+      seconds: seconds(),
+      lines: [`FAILED: ${err instanceof Error ? err.message : String(err)}`],
+      error,
+    };
   }
 }
 
@@ -91,10 +99,15 @@ async function main(): Promise<void> {
     log(`   ${name}: ${outcome.ok ? 'done' : 'failed'} in ${outcome.seconds} s`);
   }
   mkdirSync(join(BENCH_DIR, 'out'), { recursive: true });
-  writeFileSync(OUT_FILE, `${JSON.stringify({ at: new Date().toISOString(), node: process.version, quick, benches: outcomes }, null, 2)}\n`);
+  writeFileSync(
+    OUT_FILE,
+    `${JSON.stringify({ at: new Date().toISOString(), node: process.version, quick, benches: outcomes }, null, 2)}\n`,
+  );
   log(`\nresults: ${OUT_FILE}`);
   for (const o of outcomes) log(`${o.ok ? 'ok  ' : 'FAIL'} ${o.name} (${o.seconds} s)${o.ok ? '' : `\n${o.error}`}`);
-  process.stdout.write(`${JSON.stringify(outcomes.map(({ name, ok, seconds, lines }) => ({ name, ok, seconds, lines })))}\n`);
+  process.stdout.write(
+    `${JSON.stringify(outcomes.map(({ name, ok, seconds, lines }) => ({ name, ok, seconds, lines })))}\n`,
+  );
   if (outcomes.some((o) => !o.ok)) process.exitCode = 1;
 }
 

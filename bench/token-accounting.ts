@@ -31,10 +31,35 @@ const PARAGRAPH =
 /** One exchange: a user request, a tool call, its (large) result and an answer — four entries. */
 function turn(t: number): Array<{ id: string; message: AgentMessage }> {
   return [
-    { id: `e${t}-u`, message: { role: 'user', content: `Step ${t}: check the logs for job ${t * 7919} and summarise.` } },
-    { id: `e${t}-a1`, message: { role: 'assistant', content: [{ type: 'toolCall', id: `call${t}`, name: 'read', arguments: { path: `/var/log/job-${t}.log` } }], stopReason: 'toolUse' } },
-    { id: `e${t}-r`, message: { role: 'toolResult', toolCallId: `call${t}`, toolName: 'read', content: [{ type: 'text', text: `job ${t}\n` + PARAGRAPH.repeat(18) }] } },
-    { id: `e${t}-a2`, message: { role: 'assistant', content: [{ type: 'text', text: `Job ${t} finished; ${PARAGRAPH}` }], stopReason: 'stop' } },
+    {
+      id: `e${t}-u`,
+      message: { role: 'user', content: `Step ${t}: check the logs for job ${t * 7919} and summarise.` },
+    },
+    {
+      id: `e${t}-a1`,
+      message: {
+        role: 'assistant',
+        content: [{ type: 'toolCall', id: `call${t}`, name: 'read', arguments: { path: `/var/log/job-${t}.log` } }],
+        stopReason: 'toolUse',
+      },
+    },
+    {
+      id: `e${t}-r`,
+      message: {
+        role: 'toolResult',
+        toolCallId: `call${t}`,
+        toolName: 'read',
+        content: [{ type: 'text', text: `job ${t}\n` + PARAGRAPH.repeat(18) }],
+      },
+    },
+    {
+      id: `e${t}-a2`,
+      message: {
+        role: 'assistant',
+        content: [{ type: 'text', text: `Job ${t} finished; ${PARAGRAPH}` }],
+        stopReason: 'stop',
+      },
+    },
   ];
 }
 
@@ -57,7 +82,10 @@ export function run(options: { targetTokens?: number; turns?: number; quick?: bo
   let tokens = 0;
   while (tokens < targetTokens) {
     turn(t++).forEach(push);
-    tokens = estimateMessagesTokens(entries.map((e) => e.message), { cache, keyOf }); // warms the cache
+    tokens = estimateMessagesTokens(
+      entries.map((e) => e.message),
+      { cache, keyOf },
+    ); // warms the cache
   }
   const sessionEntries = entries.length;
 

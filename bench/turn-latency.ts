@@ -27,7 +27,15 @@ import { keelClient, runInProcessWorker, startTemporalTestEnv, uniqueTaskQueue }
 import type { KeelClient } from '../src/client/keel-client';
 import { startBaselineWorker } from './baseline/worker';
 import { baselineStopSignal, baselineTurnUpdate } from './baseline/shared';
-import { latencyStats, ratio, round1, timeInterleaved, timeSequential, type LatencyStats, type OutsideTime } from './support/stats';
+import {
+  latencyStats,
+  ratio,
+  round1,
+  timeInterleaved,
+  timeSequential,
+  type LatencyStats,
+  type OutsideTime,
+} from './support/stats';
 import { historyGrowth, historySize, type HistoryGrowth, type HistorySize } from './support/history-bytes';
 import { seedTranscript, type SeedReport } from './support/seed-transcript';
 
@@ -107,7 +115,14 @@ export interface UncompactedSeries {
 }
 
 export interface TurnLatencyResult {
-  readonly setup: { turns: number; warmup: number; database: 'pglite' | 'postgres'; cpus: number; node: string; model: string };
+  readonly setup: {
+    turns: number;
+    warmup: number;
+    database: 'pglite' | 'postgres';
+    cpus: number;
+    node: string;
+    model: string;
+  };
   /** Keel turn on a fresh session vs the bare Update + one activity vs a bare workflow start. */
   readonly latency: {
     readonly keelTurn: SessionSeries;
@@ -180,19 +195,33 @@ export async function run(opts: TurnLatencyOptions = {}): Promise<TurnLatencyRes
     const agentId = `bench${randomBytes(4).toString('hex')}`;
     const sessions = new SessionDriver(keel, store, fake, agentId, cleanup);
 
-    log(`turn-latency: ${turns} rounds (after ${warmup} warm-up rounds) of: a Keel turn, a bare Update + one activity, a bare workflow start…`);
+    log(
+      `turn-latency: ${turns} rounds (after ${warmup} warm-up rounds) of: a Keel turn, a bare Update + one activity, a bare workflow start…`,
+    );
     const fresh = await sessions.prepare('fresh');
     const baseline = await startBaselineSession(keel.temporal, baselineQueue, cleanup);
     const startPrefix = `bench-start-${randomBytes(4).toString('hex')}`;
     const [keelTurn, baselineUpdate, baselineStart] = await measureTogether(keel.temporal, turns, warmup, [
       { workflowId: fresh.workflowId, op: (i) => sessions.turn(fresh.sessionKey, i) },
       { op: (i) => baseline.executeUpdate(baselineTurnUpdate, { args: [i] }) },
-      { op: (i) => keel.temporal.workflow.execute('baselineStartWorkflow', { taskQueue: baselineQueue, workflowId: `${startPrefix}-${i}`, args: [i] }) },
+      {
+        op: (i) =>
+          keel.temporal.workflow.execute('baselineStartWorkflow', {
+            taskQueue: baselineQueue,
+            workflowId: `${startPrefix}-${i}`,
+            args: [i],
+          }),
+      },
     ]);
 
-    const bigWindow = await sessions.prepare('window', { entries: WINDOW_ENTRIES, resultPadChars: WINDOW_RESULT_PAD_CHARS });
+    const bigWindow = await sessions.prepare('window', {
+      entries: WINDOW_ENTRIES,
+      resultPadChars: WINDOW_RESULT_PAD_CHARS,
+    });
     const fresh2 = await sessions.prepare('fresh2');
-    log(`turn-latency: ${turns} rounds of a turn on a fresh session and one on a ${WINDOW_ENTRIES.toLocaleString()}-entry window (${bigWindow.seed!.activeTokens.toLocaleString()} tokens)…`);
+    log(
+      `turn-latency: ${turns} rounds of a turn on a fresh session and one on a ${WINDOW_ENTRIES.toLocaleString()}-entry window (${bigWindow.seed!.activeTokens.toLocaleString()} tokens)…`,
+    );
     const [freshSeries, windowSeries] = await measureTogether(keel.temporal, turns, warmup, [
       { workflowId: fresh2.workflowId, op: (i) => sessions.turn(fresh2.sessionKey, i) },
       { workflowId: bigWindow.workflowId, op: (i) => sessions.turn(bigWindow.sessionKey, i) },
@@ -205,7 +234,9 @@ export async function run(opts: TurnLatencyOptions = {}): Promise<TurnLatencyRes
       entries: largeEntries,
       compaction: { entriesAfter: ENTRIES_AFTER_COMPACTION, keepRecentTokens: DEFAULTS.keepRecentTokens },
     });
-    log(`turn-latency: ${turns} rounds of a turn at ${smallEntries.toLocaleString()} entries and one at ${largeEntries.toLocaleString()} (compacted)…`);
+    log(
+      `turn-latency: ${turns} rounds of a turn at ${smallEntries.toLocaleString()} entries and one at ${largeEntries.toLocaleString()} (compacted)…`,
+    );
     const [smallSeries, largeSeries] = await measureTogether(keel.temporal, turns, warmup, [
       { workflowId: small.workflowId, op: (i) => sessions.turn(small.sessionKey, i) },
       { workflowId: large.workflowId, op: (i) => sessions.turn(large.sessionKey, i) },
@@ -217,7 +248,14 @@ export async function run(opts: TurnLatencyOptions = {}): Promise<TurnLatencyRes
     const keelSeries = keelTurn as SessionSeries;
     const baseUpdate = baselineUpdate!.latency;
     return {
-      setup: { turns, warmup, database: databaseUrl ? 'postgres' : 'pglite', cpus: cpus().length, node: process.version, model: 'fake, 0 ms' },
+      setup: {
+        turns,
+        warmup,
+        database: databaseUrl ? 'postgres' : 'pglite',
+        cpus: cpus().length,
+        node: process.version,
+        model: 'fake, 0 ms',
+      },
       latency: {
         keelTurn: keelSeries,
         baselineUpdate: baseUpdate,
@@ -232,7 +270,10 @@ export async function run(opts: TurnLatencyOptions = {}): Promise<TurnLatencyRes
         ratioP99: ratio(windowSeries!.latency.p99, freshSeries!.latency.p99),
         ownRatioP50: ratio(windowSeries!.ownLatency.p50, freshSeries!.ownLatency.p50),
         ownRatioP99: ratio(windowSeries!.ownLatency.p99, freshSeries!.ownLatency.p99),
-        requestEncoding: { large: await sessions.requestEncoding(bigWindow.sessionKey), fresh: await sessions.requestEncoding(fresh2.sessionKey) },
+        requestEncoding: {
+          large: await sessions.requestEncoding(bigWindow.sessionKey),
+          fresh: await sessions.requestEncoding(fresh2.sessionKey),
+        },
       },
       scale: {
         small: smallResult,
@@ -245,11 +286,15 @@ export async function run(opts: TurnLatencyOptions = {}): Promise<TurnLatencyRes
         freshSession: keelSeries.history.bytesPerTurn,
         smallSession: smallResult.history.bytesPerTurn,
         largeSession: largeCompacted.history.bytesPerTurn,
-        ratio: keelSeries.history.bytesPerTurn && smallResult.history.bytesPerTurn !== null ? ratio(smallResult.history.bytesPerTurn, keelSeries.history.bytesPerTurn) : null,
+        ratio:
+          keelSeries.history.bytesPerTurn && smallResult.history.bytesPerTurn !== null
+            ? ratio(smallResult.history.bytesPerTurn, keelSeries.history.bytesPerTurn)
+            : null,
       },
     };
   } finally {
-    for (const step of cleanup) await step().catch((err: unknown) => log(`turn-latency: cleanup failed: ${String(err)}`));
+    for (const step of cleanup)
+      await step().catch((err: unknown) => log(`turn-latency: cleanup failed: ${String(err)}`));
     await Promise.all([keelWorker.stop(), baselineWorker.stop()]);
     await Promise.all([fake.close(), store.close()]);
     await env.close();
@@ -267,16 +312,41 @@ class SessionDriver {
   ) {}
 
   /** A session key for `name`, seeded first when `seed` is given (the workflow starts on the first turn). */
-  async prepare(name: string, seed?: { entries: number; resultPadChars?: number; compaction?: { entriesAfter: number; keepRecentTokens: number } }): Promise<PreparedSession> {
+  async prepare(
+    name: string,
+    seed?: {
+      entries: number;
+      resultPadChars?: number;
+      compaction?: { entriesAfter: number; keepRecentTokens: number };
+    },
+  ): Promise<PreparedSession> {
     const sessionKey = `agent:${this.agentId}:${name}`;
     const { workflowId } = this.keel.identify(sessionKey);
-    this.cleanup.push(() => this.keel.temporal.workflow.getHandle(workflowId).terminate('bench finished').then(() => undefined));
+    this.cleanup.push(() =>
+      this.keel.temporal.workflow
+        .getHandle(workflowId)
+        .terminate('bench finished')
+        .then(() => undefined),
+    );
     if (!seed) return { agentId: this.agentId, sessionKey, workflowId };
-    const row = await ensureSession(this.store.db, { agentId: this.agentId, sessionKey, newSessionId: randomUUID(), now: new Date() });
-    const report = await seedTranscript(this.store.db, this.agentId, row.session_id, { ...seed, estimate: (m) => estimateTokens(m) });
-    log(`  seeded ${report.entries.toLocaleString()} entries (${report.tokens.toLocaleString()} tokens; active window ${report.activeEntries} entries) in ${report.seedMs} ms`);
+    const row = await ensureSession(this.store.db, {
+      agentId: this.agentId,
+      sessionKey,
+      newSessionId: randomUUID(),
+      now: new Date(),
+    });
+    const report = await seedTranscript(this.store.db, this.agentId, row.session_id, {
+      ...seed,
+      estimate: (m) => estimateTokens(m),
+    });
+    log(
+      `  seeded ${report.entries.toLocaleString()} entries (${report.tokens.toLocaleString()} tokens; active window ${report.activeEntries} entries) in ${report.seedMs} ms`,
+    );
     // Bench rows in a shared PostgreSQL are removed; PGlite in memory goes away with the process.
-    if (this.store.target.kind === 'postgres') this.cleanup.push(() => deleteSessionCascade(this.store.db, this.agentId, sessionKey, row.session_id).then(() => undefined));
+    if (this.store.target.kind === 'postgres')
+      this.cleanup.push(() =>
+        deleteSessionCascade(this.store.db, this.agentId, sessionKey, row.session_id).then(() => undefined),
+      );
     return { agentId: this.agentId, sessionKey, workflowId, sessionId: row.session_id, seed: report };
   }
 
@@ -323,17 +393,30 @@ interface Series {
 }
 
 /** Warm-up rounds, history sizes, timed interleaved rounds, history sizes. */
-async function measureTogether(client: Client, turns: number, warmup: number, series: readonly Series[]): Promise<Array<{ latency: LatencyStats; ownLatency: LatencyStats; fakeModelMs: number; history: HistoryGrowth }>> {
+async function measureTogether(
+  client: Client,
+  turns: number,
+  warmup: number,
+  series: readonly Series[],
+): Promise<Array<{ latency: LatencyStats; ownLatency: LatencyStats; fakeModelMs: number; history: HistoryGrowth }>> {
   for (let i = 0; i < warmup; i++) for (const s of series) await s.op(i);
-  const sizes = (): Promise<Array<HistorySize | undefined>> => Promise.all(series.map((s) => (s.workflowId ? historySize(client, s.workflowId) : undefined)));
+  const sizes = (): Promise<Array<HistorySize | undefined>> =>
+    Promise.all(series.map((s) => (s.workflowId ? historySize(client, s.workflowId) : undefined)));
   const before = await sizes();
-  const samples = await timeInterleaved(series.map((s) => (i: number) => s.op(warmup + i)), turns, 0);
+  const samples = await timeInterleaved(
+    series.map((s) => (i: number) => s.op(warmup + i)),
+    turns,
+    0,
+  );
   const after = await sizes();
   return series.map((_, k) => ({
     latency: latencyStats(samples[k]!.timed),
     ownLatency: latencyStats(samples[k]!.own),
     fakeModelMs: round1(samples[k]!.timed.reduce((sum, ms, j) => sum + ms - samples[k]!.own[j]!, 0) / turns),
-    history: before[k] && after[k] ? historyGrowth(before[k]!, after[k]!, turns) : { turns, bytesPerTurn: null, eventsPerTurn: null },
+    history:
+      before[k] && after[k]
+        ? historyGrowth(before[k]!, after[k]!, turns)
+        : { turns, bytesPerTurn: null, eventsPerTurn: null },
   }));
 }
 
@@ -343,9 +426,16 @@ async function measureTogether(client: Client, turns: number, warmup: number, se
  * turn is reported on its own. Runs under a time budget; a first turn that outlives it is reported
  * as not finished (cleanup then terminates the workflow).
  */
-async function measureUncompacted(sessions: SessionDriver, store: Store, entries: number, budgetMs: number): Promise<UncompactedSeries> {
+async function measureUncompacted(
+  sessions: SessionDriver,
+  store: Store,
+  entries: number,
+  budgetMs: number,
+): Promise<UncompactedSeries> {
   if (budgetMs <= 0) return { finished: false, entries, budgetMs, note: 'skipped (budget 0)' };
-  log(`turn-latency: ${entries.toLocaleString()} entries without compaction (budget ${Math.round(budgetMs / 1000)} s)…`);
+  log(
+    `turn-latency: ${entries.toLocaleString()} entries without compaction (budget ${Math.round(budgetMs / 1000)} s)…`,
+  );
   const s = await sessions.prepare('uncompacted', { entries });
   let timer: NodeJS.Timeout | undefined;
   const overBudget = new Promise<'over'>((resolve) => (timer = setTimeout(() => resolve('over'), budgetMs)));
@@ -355,10 +445,21 @@ async function measureUncompacted(sessions: SessionDriver, store: Store, entries
     const outcome = await Promise.race([first, overBudget]);
     if (outcome === 'over') {
       first.catch(() => {}); // settles (or fails) when cleanup terminates the workflow
-      return { finished: false, entries, budgetMs, seed: s.seed, note: `the first turn did not finish within ${Math.round(budgetMs / 1000)} s` };
+      return {
+        finished: false,
+        entries,
+        budgetMs,
+        seed: s.seed,
+        note: `the first turn did not finish within ${Math.round(budgetMs / 1000)} s`,
+      };
     }
     const firstTurnMs = performance.now() - began;
-    const later = await timeSequential((i) => sessions.turn(s.sessionKey, i + 1), UNCOMPACTED_TURNS - 1, 0, LATER_TURNS_BUDGET_MS);
+    const later = await timeSequential(
+      (i) => sessions.turn(s.sessionKey, i + 1),
+      UNCOMPACTED_TURNS - 1,
+      0,
+      LATER_TURNS_BUDGET_MS,
+    );
     const compaction = await lastCompaction(store.db, s.agentId, s.sessionId!);
     const compactedByKeel = compaction !== undefined;
     const runs = await store.db
@@ -367,7 +468,8 @@ async function measureUncompacted(sessions: SessionDriver, store: Store, entries
       .where('agent_id', '=', s.agentId)
       .where('session_id', '=', s.sessionId!)
       .execute();
-    const how = runs.map((c) => `${c.trigger} ${c.status}${c.degraded ? ' (degraded)' : ''}`).join(', ') || 'no compactions row';
+    const how =
+      runs.map((c) => `${c.trigger} ${c.status}${c.degraded ? ' (degraded)' : ''}`).join(', ') || 'no compactions row';
     return {
       finished: true,
       entries,
@@ -387,7 +489,11 @@ async function measureUncompacted(sessions: SessionDriver, store: Store, entries
 
 /** Starts the baseline session workflow; cleanup signals it to stop and waits for it. */
 async function startBaselineSession(client: Client, taskQueue: string, cleanup: Array<() => Promise<void>>) {
-  const handle = await client.workflow.start('baselineSessionWorkflow', { taskQueue, workflowId: `bench-baseline-${randomUUID()}`, args: [] });
+  const handle = await client.workflow.start('baselineSessionWorkflow', {
+    taskQueue,
+    workflowId: `bench-baseline-${randomUUID()}`,
+    args: [],
+  });
   cleanup.push(async () => {
     await handle.signal(baselineStopSignal);
     await handle.result();
@@ -418,23 +524,58 @@ export function ratioLines(r: TurnLatencyResult): string[] {
 
 /** The people-readable table for stderr. */
 export function formatTable(r: TurnLatencyResult): string {
-  const rows: Array<[string, string, string, string, string, string]> = [['series', 'n', 'p50 ms', 'p99 ms', 'history B/turn', 'events/turn']];
+  const rows: Array<[string, string, string, string, string, string]> = [
+    ['series', 'n', 'p50 ms', 'p99 ms', 'history B/turn', 'events/turn'],
+  ];
   const add = (name: string, lat: LatencyStats | undefined, hist?: HistoryGrowth) =>
-    rows.push([name, String(lat?.n ?? '-'), String(lat?.p50 ?? '-'), String(lat?.p99 ?? '-'), String(hist?.bytesPerTurn ?? '-'), String(hist?.eventsPerTurn ?? '-')]);
+    rows.push([
+      name,
+      String(lat?.n ?? '-'),
+      String(lat?.p50 ?? '-'),
+      String(lat?.p99 ?? '-'),
+      String(hist?.bytesPerTurn ?? '-'),
+      String(hist?.eventsPerTurn ?? '-'),
+    ]);
   add('keel turn, fresh session', r.latency.keelTurn.latency, r.latency.keelTurn.history);
   add('bare Update + 1 activity', r.latency.baselineUpdate);
   add('bare workflow start + 1 activity', r.latency.baselineStart);
   add('keel turn, fresh session (beside the window)', r.window.fresh.latency, r.window.fresh.history);
-  add(`keel turn, ${r.window.large.seed?.activeEntries.toLocaleString()}-entry / ${r.window.large.seed?.activeTokens.toLocaleString()}-token window`, r.window.large.latency, r.window.large.history);
-  add(`keel turn, ${r.scale.small.seed?.entries.toLocaleString()} entries`, r.scale.small.latency, r.scale.small.history);
-  add(`keel turn, ${r.scale.largeCompacted.seed?.entries.toLocaleString()} entries, compacted`, r.scale.largeCompacted.latency, r.scale.largeCompacted.history);
+  add(
+    `keel turn, ${r.window.large.seed?.activeEntries.toLocaleString()}-entry / ${r.window.large.seed?.activeTokens.toLocaleString()}-token window`,
+    r.window.large.latency,
+    r.window.large.history,
+  );
+  add(
+    `keel turn, ${r.scale.small.seed?.entries.toLocaleString()} entries`,
+    r.scale.small.latency,
+    r.scale.small.history,
+  );
+  add(
+    `keel turn, ${r.scale.largeCompacted.seed?.entries.toLocaleString()} entries, compacted`,
+    r.scale.largeCompacted.latency,
+    r.scale.largeCompacted.history,
+  );
   const u = r.scale.largeUncompacted;
-  rows.push([`keel turn, ${u.entries.toLocaleString()} entries, uncompacted: first`, u.firstTurnMs === undefined ? '-' : '1', String(u.firstTurnMs ?? '-'), '-', '-', '-']);
+  rows.push([
+    `keel turn, ${u.entries.toLocaleString()} entries, uncompacted: first`,
+    u.firstTurnMs === undefined ? '-' : '1',
+    String(u.firstTurnMs ?? '-'),
+    '-',
+    '-',
+    '-',
+  ]);
   add(`keel turn, ${u.entries.toLocaleString()} entries, uncompacted: later`, u.latency);
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((row) => row[c]!.length)));
-  const lines = rows.map((row) => row.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  '));
+  const lines = rows.map((row) =>
+    row.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  '),
+  );
   lines.splice(1, 0, widths.map((w) => '-'.repeat(w)).join('  '));
-  return [`turn latency (${r.setup.database}, ${r.setup.cpus} cpus, ${r.setup.model} model, ${r.setup.warmup} warm-up turns)`, ...lines, '', ...ratioLines(r)].join('\n');
+  return [
+    `turn latency (${r.setup.database}, ${r.setup.cpus} cpus, ${r.setup.model} model, ${r.setup.warmup} warm-up turns)`,
+    ...lines,
+    '',
+    ...ratioLines(r),
+  ].join('\n');
 }
 
 if (require.main === module) {

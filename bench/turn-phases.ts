@@ -26,20 +26,40 @@ export interface TurnPhasesResult {
   readonly database: 'pglite' | 'postgres';
   readonly turns: number;
   /** p50 ms of each phase: Keel, bare, Keel / bare, and the bare Update whose activity does a turn's I/O alone. */
-  readonly phases: ReadonlyArray<{ readonly phase: Phase; readonly keelMs: number; readonly bareMs: number; readonly ratio: number | null; readonly ioFloorMs: number }>;
+  readonly phases: ReadonlyArray<{
+    readonly phase: Phase;
+    readonly keelMs: number;
+    readonly bareMs: number;
+    readonly ratio: number | null;
+    readonly ioFloorMs: number;
+  }>;
 }
 
-export async function run(opts: { quick?: boolean; turns?: number; databaseUrl?: string } = {}): Promise<TurnPhasesResult> {
+export async function run(
+  opts: { quick?: boolean; turns?: number; databaseUrl?: string } = {},
+): Promise<TurnPhasesResult> {
   const turns = opts.turns ?? (opts.quick ? 20 : 60);
   const url = opts.databaseUrl ?? process.env.BENCH_DATABASE_URL;
   log('turn-phases: starting a Temporal dev server, the fake model, the store and both workers…');
-  const [env, fake, store] = await Promise.all([startTemporalTestEnv(), startFakeAnthropic(), openStore(url ? { kind: 'postgres', url, maxConnections: 2 } : { kind: 'pglite', dataDir: 'memory://' })]);
+  const [env, fake, store] = await Promise.all([
+    startTemporalTestEnv(),
+    startFakeAnthropic(),
+    openStore(url ? { kind: 'postgres', url, maxConnections: 2 } : { kind: 'pglite', dataDir: 'memory://' }),
+  ]);
   fake.respondWith(() => fakeReply.text('ok'));
   const [keelQueue, bareQueue] = [uniqueTaskQueue('bench-phases'), uniqueTaskQueue('bench-phases-bare')];
-  const [keelWorker, bareWorker] = await Promise.all([runInProcessWorker(env, keelQueue, testDeps(store, fake.url)), startBaselineWorker(env.nativeConnection, bareQueue, { floor: { db: store.db, modelUrl: fake.url } })]);
+  const [keelWorker, bareWorker] = await Promise.all([
+    runInProcessWorker(env, keelQueue, testDeps(store, fake.url)),
+    startBaselineWorker(env.nativeConnection, bareQueue, { floor: { db: store.db, modelUrl: fake.url } }),
+  ]);
   const keel = keelClient(env, keelQueue);
   const client = keel.temporal;
-  const start = (name: string) => client.workflow.start('baselineSessionWorkflow', { taskQueue: bareQueue, workflowId: `bench-phases-${name}-${randomUUID()}`, args: [] });
+  const start = (name: string) =>
+    client.workflow.start('baselineSessionWorkflow', {
+      taskQueue: bareQueue,
+      workflowId: `bench-phases-${name}-${randomUUID()}`,
+      args: [],
+    });
   const [bare, floor] = await Promise.all([start('bare'), start('io-floor')]);
   try {
     const key = `agent:phases${randomUUID().slice(0, 8)}:main`;
@@ -49,7 +69,11 @@ export async function run(opts: { quick?: boolean; turns?: number; databaseUrl?:
       await bare.executeUpdate(baselineTurnUpdate, { args: [i] });
       await floor.executeUpdate(baselineIoTurnUpdate, { args: [i] });
     }
-    const [k, b, f] = await Promise.all([historyPhases(client, keel.identify(key).workflowId), historyPhases(client, bare.workflowId), historyPhases(client, floor.workflowId)]);
+    const [k, b, f] = await Promise.all([
+      historyPhases(client, keel.identify(key).workflowId),
+      historyPhases(client, bare.workflowId),
+      historyPhases(client, floor.workflowId),
+    ]);
     const p50 = (rows: Array<Record<Phase, number>>, phase: Phase) => round(median(rows.map((r) => r[phase])));
     return {
       database: url ? 'postgres' : 'pglite',
@@ -84,7 +108,10 @@ const round = (x: number) => Math.round(x * 100) / 100;
 export function ratioLines(r: TurnPhasesResult): string[] {
   return [
     `p50 ms per phase over ${r.turns} turns (${r.database}), keel / bare Update+activity (I/O floor: a bare Update whose activity does a turn's four statements and model call):`,
-    ...r.phases.map((p) => `  ${p.phase}: ${p.keelMs} / ${p.bareMs}${p.ratio === null ? '' : ` = ${p.ratio}×`} (I/O floor ${p.ioFloorMs})`),
+    ...r.phases.map(
+      (p) =>
+        `  ${p.phase}: ${p.keelMs} / ${p.bareMs}${p.ratio === null ? '' : ` = ${p.ratio}×`} (I/O floor ${p.ioFloorMs})`,
+    ),
   ];
 }
 

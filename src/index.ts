@@ -2,7 +2,13 @@
  * Keel's public API: what an embedding application imports. Listed once here, so knip (`npm run
  * knip`) treats these exports as used; everything else under src/ must have a production caller.
  */
-export { KeelClient, KeelRequestError, type KeelClientOptions, type SendMessageOptions, type ReplyStreamItem } from './client/keel-client';
+export {
+  KeelClient,
+  KeelRequestError,
+  type KeelClientOptions,
+  type SendMessageOptions,
+  type ReplyStreamItem,
+} from './client/keel-client';
 export {
   FailureTypes,
   type AgentPromptMode,
@@ -13,9 +19,19 @@ export {
   type TurnToolCall,
   type TokenUsage,
 } from './protocol';
-export { PgReplyStreamSubscriber, type PgReplyStreamSubscriberOptions, type ReplyStreamSubscriber } from './streaming/reply-subscriber';
+export {
+  PgReplyStreamSubscriber,
+  type PgReplyStreamSubscriberOptions,
+  type ReplyStreamSubscriber,
+} from './streaming/reply-subscriber';
 export type { ReplyStreamEvent } from './streaming/reply-assembler';
-export { ToolRegistry, type ToolContext, type ToolDefinition, type ToolOutput, type ToolRetryPolicy } from './tools/registry';
+export {
+  ToolRegistry,
+  type ToolContext,
+  type ToolDefinition,
+  type ToolOutput,
+  type ToolRetryPolicy,
+} from './tools/registry';
 export { RetryableToolError } from './tools/tool-errors';
 export type { ToolsModule } from './runtime/activity-deps';
 export { CompactionHooks, type BeforeCompactionEvent, type AfterCompactionEvent } from './compaction/hooks';
@@ -34,7 +50,12 @@ export { configFromEnv, ConfigError, type KeelConfig } from './config/keel-confi
 export { loadKeelSettings, type KeelSettings } from './config/agent-config';
 // How workers, clients and commands reach Temporal: address, namespace, TLS (mTLS) and API key.
 export { temporalConnectionFor } from './cli/connect';
-export { temporalConnectionOptions, describeTemporalConnection, TemporalTlsFileError, type TemporalConnectionOptions } from './temporal/connection-options';
+export {
+  temporalConnectionOptions,
+  describeTemporalConnection,
+  TemporalTlsFileError,
+  type TemporalConnectionOptions,
+} from './temporal/connection-options';
 export { UnreachableDependencyError } from './runtime/reach';
 // An application's own KeelClient reads and writes the workers' encrypted payloads with
 // `dataConverter: keelDataConverter(keyRingFor(configFromEnv()))` (docs/security.md).

@@ -179,7 +179,10 @@ export function announcingSubagent(requestId: string): string | undefined {
  * Waits for a request's outcome. With `request` it admits it first (as `enqueue` would): a sender
  * admits and waits in one Update-with-Start, one round trip fewer than Signal-with-Start + Update.
  */
-export const awaitResultUpdate = defineUpdate<RequestOutcome, [{ readonly requestId: string; readonly request?: SessionRequest }]>('awaitResult');
+export const awaitResultUpdate = defineUpdate<
+  RequestOutcome,
+  [{ readonly requestId: string; readonly request?: SessionRequest }]
+>('awaitResult');
 
 /** Whether a session took a steer: a subagent refuses one once its run has ended (its last answer announced). */
 export type SteerAdmission = { readonly admitted: true } | { readonly admitted: false; readonly reason: string };
@@ -350,7 +353,8 @@ export type CompactionStatus = 'running' | 'succeeded' | 'failed' | 'skipped';
  * Why a compaction wrote nothing: `nothing-to-summarize` before the kept tail, or `no-gain`: the
  * summary with the kept tail (`wouldBeTokens`) would not be smaller than the context it replaces.
  */
-export type CompactionSkip = { readonly reason: 'nothing-to-summarize' } | { readonly reason: 'no-gain'; readonly wouldBeTokens: number };
+export type CompactionSkip =
+  { readonly reason: 'nothing-to-summarize' } | { readonly reason: 'no-gain'; readonly wouldBeTokens: number };
 
 /** Which identifiers the quality guard protects (`strict` default, `off`, `custom`). */
 export type CompactionIdentifierPolicy = IdentifierPolicy;
@@ -428,7 +432,6 @@ export const COMPACTION_TIMED_OUT = 'KeelCompactionTimedOut';
 export function compactionWorkflowId(agentId: string, sessionKey: string): string {
   return `keel-compaction/${agentId}/${sessionKey}`;
 }
-
 
 /** One session-maintenance run (OpenClaw: prune sessions older than 30 days, cap at 500 entries). */
 export interface MaintenanceRunInput {

@@ -38,7 +38,11 @@ export async function createKeelWorker(opts: KeelWorkerOptions): Promise<Worker>
     ...workflowCode(opts, dataConverter !== undefined),
     // Activities reach other sessions (subagent announces, steering, kill) over the worker's own connection.
     ...(dataConverter ? { dataConverter } : {}),
-    activities: createActivities({ ...opts.deps, sessions: opts.deps.sessions ?? createSessionSignals(opts.connection, opts.namespace, opts.taskQueue, dataConverter) }),
+    activities: createActivities({
+      ...opts.deps,
+      sessions:
+        opts.deps.sessions ?? createSessionSignals(opts.connection, opts.namespace, opts.taskQueue, dataConverter),
+    }),
     // Sessions stay sticky between turns (no replay per turn) up to this many; deliberate, not the SDK's memory-based guess.
     maxCachedWorkflows: opts.deps.config.maxCachedWorkflows,
     // Every activity log line names the agent and session it works for.
@@ -58,7 +62,10 @@ export async function createKeelWorker(opts: KeelWorkerOptions): Promise<Worker>
  * worker to bundle itself. Plugins (tracing) add workflow interceptors at bundle time, so a worker
  * with plugins always bundles itself.
  */
-function workflowCode(opts: KeelWorkerOptions, encrypted: boolean): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> {
+function workflowCode(
+  opts: KeelWorkerOptions,
+  encrypted: boolean,
+): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> {
   if (opts.workflowBundle) return { workflowBundle: opts.workflowBundle };
   const logger = Runtime.instance().logger;
   if (opts.plugins?.length) {

@@ -38,14 +38,26 @@ export async function startLocalStack(settings: KeelSettings, log: (line: string
     mkdirSync(home, { recursive: true });
     mkdirSync(resolve(home, 'logs'), { recursive: true });
   } catch (err) {
-    throw unusableFolderError(err, { path: home, holds: "keel dev's files (KEEL_HOME)", fix: 'set KEEL_HOME to a folder this process can write' }) ?? err;
+    throw (
+      unusableFolderError(err, {
+        path: home,
+        holds: "keel dev's files (KEEL_HOME)",
+        fix: 'set KEEL_HOME to a folder this process can write',
+      }) ?? err
+    );
   }
   // Pretty lines in a file, never over the chat's prompt; warnings and up unless KEEL_LOG_LEVEL says otherwise.
   const logFile = resolve(home, 'logs', 'dev.log');
   const obs = installObservability(process.env, {
     pretty: true,
     level: 'warn',
-    destination: pinoPretty({ destination: logFile, sync: true, colorize: false, ignore: 'pid', translateTime: 'SYS:yyyy-mm-dd HH:MM:ss.l' }),
+    destination: pinoPretty({
+      destination: logFile,
+      sync: true,
+      colorize: false,
+      ignore: 'pid',
+      translateTime: 'SYS:yyyy-mm-dd HH:MM:ss.l',
+    }),
     // The chat decides what Ctrl-C means (cancel the turn, or leave); the SDK must not drain the worker on it.
     shutdownSignals: [],
   });
@@ -85,9 +97,14 @@ export async function startLocalStack(settings: KeelSettings, log: (line: string
     const runtime = await openRuntime({ config, agents: settings.agents, store });
     started.push(() => runtime.close());
     // Other processes reach the PGlite folder through this process: it serves the database on a local port.
-    const served = runtime.store.pglite && runtime.store.pgliteLock ? await servePglite(runtime.store.pglite, runtime.store.pgliteLock) : undefined;
+    const served =
+      runtime.store.pglite && runtime.store.pgliteLock
+        ? await servePglite(runtime.store.pglite, runtime.store.pgliteLock)
+        : undefined;
     if (served) started.push(() => served.close());
-    log(`store: ${config.databaseUrl ? 'PostgreSQL (DATABASE_URL)' : `PGlite in ${resolve(config.home, 'db')}, served at ${served!.url.replace(/\/\/[^@]*@/, '//')}`}, migrated`);
+    log(
+      `store: ${config.databaseUrl ? 'PostgreSQL (DATABASE_URL)' : `PGlite in ${resolve(config.home, 'db')}, served at ${served!.url.replace(/\/\/[^@]*@/, '//')}`}, migrated`,
+    );
     const nativeConnection = await NativeConnection.connect(temporal);
     started.push(() => nativeConnection.close());
     const worker: Worker = await createKeelWorker({
@@ -116,7 +133,9 @@ export async function startLocalStack(settings: KeelSettings, log: (line: string
     const codecServer = await codecServerFor(config);
     if (codecServer) {
       started.push(() => codecServer.close());
-      log(`codec server on port ${codecServer.port}: set the Web UI's codec endpoint to http://127.0.0.1:${codecServer.port}/<KEEL_CODEC_SERVER_TOKEN>`);
+      log(
+        `codec server on port ${codecServer.port}: set the Web UI's codec endpoint to http://127.0.0.1:${codecServer.port}/<KEEL_CODEC_SERVER_TOKEN>`,
+      );
     }
     // Replies stream through the store the worker writes (PGlite: this process; PostgreSQL: LISTEN).
     const stream = replyStreamForStore(runtime.store, log);

@@ -5,7 +5,9 @@ import { join, relative } from 'node:path';
 /** Every file under `dir` (recursively) whose name passes `keep`, in directory order; none when `dir` is missing. */
 export function filesUnder(dir: string, keep: (name: string) => boolean): string[] {
   if (!existsSync(dir)) return [];
-  return readdirSync(dir, { withFileTypes: true }).flatMap((d) => (d.isDirectory() ? filesUnder(join(dir, d.name), keep) : keep(d.name) ? [join(dir, d.name)] : []));
+  return readdirSync(dir, { withFileTypes: true }).flatMap((d) =>
+    d.isDirectory() ? filesUnder(join(dir, d.name), keep) : keep(d.name) ? [join(dir, d.name)] : [],
+  );
 }
 
 /**
@@ -14,6 +16,7 @@ export function filesUnder(dir: string, keep: (name: string) => boolean): string
  */
 export function hashFiles(root: string, files: readonly string[], seed = ''): string {
   const hash = createHash('sha256').update(seed).update('\0');
-  for (const file of [...files].sort()) hash.update(relative(root, file)).update('\0').update(readFileSync(file)).update('\0');
+  for (const file of [...files].sort())
+    hash.update(relative(root, file)).update('\0').update(readFileSync(file)).update('\0');
   return hash.digest('hex');
 }

@@ -23,7 +23,12 @@ export function keelSinks(logger: Logger, metrics: KeelMetrics | undefined): Inj
             totalMs: r.totalMs,
             steps: r.steps,
             modelCalls: r.modelCalls,
-            tokens: { input: r.usage.inputTokens, output: r.usage.outputTokens, cacheRead: r.usage.cacheReadTokens ?? 0, cacheWrite: r.usage.cacheWriteTokens ?? 0 },
+            tokens: {
+              input: r.usage.inputTokens,
+              output: r.usage.outputTokens,
+              cacheRead: r.usage.cacheReadTokens ?? 0,
+              cacheWrite: r.usage.cacheWriteTokens ?? 0,
+            },
           });
         },
         callDuringReplay: false,

@@ -12,10 +12,10 @@ const log = (line: string) => void process.stderr.write(`keel worker: ${line}\n`
 Promise.resolve()
   .then(() => runWorker(loadKeelSettings()))
   .then(
-  // Nothing else should keep the process alive once the worker has stopped.
-  () => process.exit(0),
-  (err) => {
-    log(err instanceof Error ? err.message : String(err));
-    process.exit(1);
-  },
-);
+    // Nothing else should keep the process alive once the worker has stopped.
+    () => process.exit(0),
+    (err) => {
+      log(err instanceof Error ? err.message : String(err));
+      process.exit(1);
+    },
+  );

@@ -34,15 +34,23 @@ export function installObservability(
   opts: { pretty?: boolean; level?: string; destination?: DestinationStream; shutdownSignals?: NodeJS.Signals[] } = {},
 ): Observability {
   const fromEnv = loggerOptionsFromEnv(env, opts.pretty !== undefined ? { pretty: opts.pretty } : {});
-  const logger = createKeelLogger({ ...(opts.level ? { level: opts.level } : {}), ...fromEnv, ...(opts.destination ? { destination: opts.destination } : {}) });
+  const logger = createKeelLogger({
+    ...(opts.level ? { level: opts.level } : {}),
+    ...fromEnv,
+    ...(opts.destination ? { destination: opts.destination } : {}),
+  });
   const metricsPort = portFrom(env, 'KEEL_METRICS_PORT');
   const temporalPort = portFrom(env, 'KEEL_TEMPORAL_METRICS_PORT');
   Runtime.install({
     logger: temporalLoggerFor(logger),
     ...(opts.shutdownSignals ? { shutdownSignals: opts.shutdownSignals } : {}),
-    ...(temporalPort ? { telemetryOptions: { metrics: { prometheus: { bindAddress: `0.0.0.0:${temporalPort}` } } } } : {}),
+    ...(temporalPort
+      ? { telemetryOptions: { metrics: { prometheus: { bindAddress: `0.0.0.0:${temporalPort}` } } } }
+      : {}),
   });
-  const tracing = env.OTEL_EXPORTER_OTLP_ENDPOINT ? otlpTracing(env.OTEL_EXPORTER_OTLP_ENDPOINT, env.OTEL_SERVICE_NAME) : undefined;
+  const tracing = env.OTEL_EXPORTER_OTLP_ENDPOINT
+    ? otlpTracing(env.OTEL_EXPORTER_OTLP_ENDPOINT, env.OTEL_SERVICE_NAME)
+    : undefined;
   return {
     logger,
     ...(metricsPort ? { metrics: new KeelMetrics(), metricsPort } : {}),
@@ -54,8 +62,13 @@ export function installObservability(
 }
 
 /** Workflow, activity and client spans exported over OTLP/HTTP to `$OTEL_EXPORTER_OTLP_ENDPOINT/v1/traces`. */
-function otlpTracing(endpoint: string, serviceName: string | undefined): { plugin: WorkerPlugin; provider: BasicTracerProvider } {
-  const spanProcessor = new BatchSpanProcessor(new OTLPTraceExporter({ url: `${endpoint.replace(/\/+$/, '')}/v1/traces` }));
+function otlpTracing(
+  endpoint: string,
+  serviceName: string | undefined,
+): { plugin: WorkerPlugin; provider: BasicTracerProvider } {
+  const spanProcessor = new BatchSpanProcessor(
+    new OTLPTraceExporter({ url: `${endpoint.replace(/\/+$/, '')}/v1/traces` }),
+  );
   const resource = new Resource({ 'service.name': serviceName || 'keel-worker' });
   // Activity spans come from a tracer (the global one unless given); workflow spans from the plugin's sink.
   const provider = new BasicTracerProvider({ resource, spanProcessors: [spanProcessor] });
@@ -64,7 +77,11 @@ function otlpTracing(endpoint: string, serviceName: string | undefined): { plugi
 }
 
 /** Serves /metrics, /healthz and /readyz for `worker` when KEEL_METRICS_PORT is set. */
-export async function serveObservability(obs: Observability, worker: Worker, probes: { database: () => Promise<boolean>; temporal: () => Promise<boolean> }): Promise<ObservabilityServer | undefined> {
+export async function serveObservability(
+  obs: Observability,
+  worker: Worker,
+  probes: { database: () => Promise<boolean>; temporal: () => Promise<boolean> },
+): Promise<ObservabilityServer | undefined> {
   if (!obs.metrics || obs.metricsPort === undefined) return undefined;
   const server = await startObservabilityServer({
     port: obs.metricsPort,
@@ -80,6 +97,7 @@ function portFrom(env: NodeJS.ProcessEnv, name: string): number | undefined {
   const raw = env[name];
   if (raw === undefined || raw === '' || raw === '0') return undefined;
   const port = Number(raw);
-  if (!Number.isInteger(port) || port < 1 || port > 65535) throw new Error(`${name} must be a TCP port (1-65535), or 0 to turn it off; got "${raw.slice(0, 40)}"`);
+  if (!Number.isInteger(port) || port < 1 || port > 65535)
+    throw new Error(`${name} must be a TCP port (1-65535), or 0 to turn it off; got "${raw.slice(0, 40)}"`);
   return port;
 }

@@ -21,7 +21,10 @@ import { codecServerFor } from '../src/security/codec-server';
  * TEMPORAL_ADDRESS / DATABASE_URL name, or else for the embedded stack running under KEEL_HOME
  * (`keel dev` elsewhere): its Temporal server and, through its socket, its PGlite database.
  */
-export async function runWorker(settings: KeelSettings, opts: { pretty?: boolean; tools?: ToolRegistry } = {}): Promise<void> {
+export async function runWorker(
+  settings: KeelSettings,
+  opts: { pretty?: boolean; tools?: ToolRegistry } = {},
+): Promise<void> {
   // pino as Temporal's Runtime logger (JSON; KEEL_LOG_PRETTY=1 for people), metrics and tracing from the environment.
   const obs = installObservability(process.env, opts.pretty ? { pretty: true } : {});
   const log = (line: string) => obs.logger.info(`keel worker: ${line}`);
@@ -32,12 +35,21 @@ export async function runWorker(settings: KeelSettings, opts: { pretty?: boolean
   await validateStartup(settings.defaults, { requireModel: false, agents: settings.agents });
   // Both dependencies answer within seconds, or the start stops with one line naming the one that did not.
   const store = await openStoreBesideTemporal(storeTargetFor(config), { atRest: atRestFor(config) }, temporal);
-  const runtime = await openRuntime({ config, agents: settings.agents, store, ...(opts.tools ? { tools: opts.tools } : {}) }).catch(async (err: unknown) => {
+  const runtime = await openRuntime({
+    config,
+    agents: settings.agents,
+    store,
+    ...(opts.tools ? { tools: opts.tools } : {}),
+  }).catch(async (err: unknown) => {
     await store.close();
     throw err;
   });
   // Turns wait (and retry) while the database is away; the log says when that is.
-  const stopWatching = watchDatabaseHealth({ probe: () => runtime.store.healthy(), intervalMs: DEFAULTS.databaseProbeIntervalMs, log });
+  const stopWatching = watchDatabaseHealth({
+    probe: () => runtime.store.healthy(),
+    intervalMs: DEFAULTS.databaseProbeIntervalMs,
+    log,
+  });
   try {
     const connection = await NativeConnection.connect(temporal);
     try {
@@ -58,7 +70,9 @@ export async function runWorker(settings: KeelSettings, opts: { pretty?: boolean
       const codecServer = await codecServerFor(config);
       if (codecServer) log(`codec server on port ${codecServer.port} (POST /encode, /decode; bearer token required)`);
       exitIfShutdownHangs(config.shutdownGraceMs + DEFAULTS.workerShutdownForceExtraMs + 15_000);
-      log(`polling ${config.taskQueue} on ${config.temporalAddress ? describeTemporalConnection(config, temporal.address) : temporal.address} (pid ${process.pid})`);
+      log(
+        `polling ${config.taskQueue} on ${config.temporalAddress ? describeTemporalConnection(config, temporal.address) : temporal.address} (pid ${process.pid})`,
+      );
       try {
         await worker.run();
       } finally {

@@ -32,14 +32,20 @@ const BUILD_ROOT = join(__dirname, '..');
  * Builds the bundles of `variants` from the compiled workflows under `root` and writes them with
  * their manifest; returns the files written.
  */
-export async function buildWorkflowBundles(root: string, variants: readonly WorkflowBundleVariant[], logger?: Logger): Promise<string[]> {
+export async function buildWorkflowBundles(
+  root: string,
+  variants: readonly WorkflowBundleVariant[],
+  logger?: Logger,
+): Promise<string[]> {
   const files: Partial<Record<WorkflowBundleVariant, string>> = {};
   const written: string[] = [];
   for (const variant of variants) {
     const { code } = await bundleWorkflowCode({
       workflowsPath: join(root, 'workflows'),
       // The converter of the same tree as the workflows (payload-codec's ENCODED_FAILURE_CONVERTER_PATH, compiled).
-      ...(variant === 'encoded-failures' ? { failureConverterPath: require.resolve(join(root, 'src', 'security', 'encoded-failure-converter')) } : {}),
+      ...(variant === 'encoded-failures'
+        ? { failureConverterPath: require.resolve(join(root, 'src', 'security', 'encoded-failure-converter')) }
+        : {}),
       ...(logger ? { logger } : {}),
     });
     const name = `workflow-bundle.${variant}.js`;
@@ -53,7 +59,10 @@ export async function buildWorkflowBundles(root: string, variants: readonly Work
 }
 
 /** The prebuilt bundle of `variant` beside the running code, or why there is none (the worker then bundles itself). */
-export function prebuiltWorkflowBundle(variant: WorkflowBundleVariant, root = BUILD_ROOT): { bundle: WorkflowBundle; file: string } | { why: string } {
+export function prebuiltWorkflowBundle(
+  variant: WorkflowBundleVariant,
+  root = BUILD_ROOT,
+): { bundle: WorkflowBundle; file: string } | { why: string } {
   const manifestFile = join(root, MANIFEST);
   if (!existsSync(manifestFile)) return { why: 'no prebuilt workflow bundle (npm run build makes one)' };
   let manifest: Manifest;
@@ -64,7 +73,8 @@ export function prebuiltWorkflowBundle(variant: WorkflowBundleVariant, root = BU
   }
   const name = manifest.files?.[variant];
   if (!name) return { why: `no prebuilt ${variant} workflow bundle in ${manifestFile}` };
-  if (manifest.sourceHash !== sourceHash(root)) return { why: `the prebuilt workflow bundles in ${root} are older than the code beside them (run npm run build)` };
+  if (manifest.sourceHash !== sourceHash(root))
+    return { why: `the prebuilt workflow bundles in ${root} are older than the code beside them (run npm run build)` };
   const file = join(root, name);
   if (!existsSync(file)) return { why: `${file} is missing (run npm run build)` };
   return { bundle: { code: readFileSync(file, 'utf8') }, file };
@@ -77,7 +87,8 @@ function sourceHash(root: string): string {
 }
 
 function workflowSdkVersion(): string {
-  return (JSON.parse(readFileSync(require.resolve('@temporalio/workflow/package.json'), 'utf8')) as { version: string }).version;
+  return (JSON.parse(readFileSync(require.resolve('@temporalio/workflow/package.json'), 'utf8')) as { version: string })
+    .version;
 }
 
 /** Another process may be reading the old file: write beside it and rename. */

@@ -13,13 +13,21 @@ const CHUNK_REF_PREFIX = '\u0000keel-chunk:';
 
 export interface ChunkCalls {
   /** Summarize planned chunk `index` (read by the activity from its entry range). */
-  chunk(index: number, mode: 'full' | 'withoutOversized', previousSummary: string | undefined, instructions: string): Promise<string>;
+  chunk(
+    index: number,
+    mode: 'full' | 'withoutOversized',
+    previousSummary: string | undefined,
+    instructions: string,
+  ): Promise<string>;
   /** Summarize a text (the merge of partial summaries). */
   text(text: string, previousSummary: string | undefined, instructions: string): Promise<string>;
 }
 
 /** The chunks of a plan as claim checks, and the `summarizeChunk` that routes them to activities. */
-export function chunkClaimChecks(plan: CompactionPlan, calls: ChunkCalls): { chunks: SummaryChunk[]; summarizeChunk: SummarizeChunk } {
+export function chunkClaimChecks(
+  plan: CompactionPlan,
+  calls: ChunkCalls,
+): { chunks: SummaryChunk[]; summarizeChunk: SummarizeChunk } {
   const total = plan.chunks.length;
   const hasOversized = (i: number) => plan.chunks[i].tokensWithoutOversized !== plan.chunks[i].tokens;
   const chunks = plan.chunks.map((c, i) => ({

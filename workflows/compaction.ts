@@ -46,7 +46,12 @@ const store = wf.proxyActivities<Activities>({
 });
 
 /** Summarizer retry policy, as OpenClaw's: a few attempts with a short backoff (a failing summarizer falls back, it is not waited for). */
-const SUMMARIZE_RETRY = { maximumAttempts: 3, initialInterval: '500ms', maximumInterval: '5s', backoffCoefficient: 2 } as const;
+const SUMMARIZE_RETRY = {
+  maximumAttempts: 3,
+  initialInterval: '500ms',
+  maximumInterval: '5s',
+  backoffCoefficient: 2,
+} as const;
 /** Heartbeats notice a dead worker long before start-to-close (a summary may stream for minutes). */
 const DEFAULT_SUMMARIZE_HEARTBEAT_MS = DEFAULTS.summarizeHeartbeatTimeoutMs;
 
@@ -58,7 +63,9 @@ export async function compactionWorkflow(input: CompactionWorkflowInput): Promis
   // Operators (and `compactionsRetry`) read which compaction this run is without a worker.
   wf.upsertMemo({ compactionId: input.compactionId });
   try {
-    const result = await wf.CancellationScope.withTimeout(input.timeoutMs ?? DEFAULTS.compactionTimeoutMs, () => compact(input, progress));
+    const result = await wf.CancellationScope.withTimeout(input.timeoutMs ?? DEFAULTS.compactionTimeoutMs, () =>
+      compact(input, progress),
+    );
     progress.step = 'done';
     setSearchAttributes(input, result.degraded ? 'degraded' : result.status);
     return result;
@@ -66,7 +73,9 @@ export async function compactionWorkflow(input: CompactionWorkflowInput): Promis
     // A bug in workflow code is not a compaction failure: let it fail the task and be fixed.
     if (!(err instanceof wf.TemporalFailure)) throw err;
     const timedOut = wf.isCancellation(err) && !wf.CancellationScope.current().consideredCancelled;
-    const error = timedOut ? `compaction timed out after ${input.timeoutMs ?? DEFAULTS.compactionTimeoutMs} ms` : describeFailure(err);
+    const error = timedOut
+      ? `compaction timed out after ${input.timeoutMs ?? DEFAULTS.compactionTimeoutMs} ms`
+      : describeFailure(err);
     progress.step = 'failed';
     await wf.CancellationScope.nonCancellable(() => store.failCompaction({ ...ref(input), error, now: now() }));
     setSearchAttributes(input, 'failed');
@@ -75,7 +84,10 @@ export async function compactionWorkflow(input: CompactionWorkflowInput): Promis
   }
 }
 
-async function compact(input: CompactionWorkflowInput, progress: { step: CompactionProgress['step'] }): Promise<CompactionWorkflowResult> {
+async function compact(
+  input: CompactionWorkflowInput,
+  progress: { step: CompactionProgress['step'] },
+): Promise<CompactionWorkflowResult> {
   const policy = input.identifierPolicy ?? 'strict';
   const summarizer = wf.proxyActivities<Activities>({
     // A real summary streams for minutes; heartbeats (on stream progress) notice a stalled one in seconds.
@@ -112,7 +124,14 @@ async function compact(input: CompactionWorkflowInput, progress: { step: Compact
   // 2. Plan (the activity reads the active window, or a rerun's range; the plan is ids and numbers).
   progress.step = 'planning';
   const rerun = op?.kind === 'rerun' ? op : undefined;
-  const rerunPlan = rerun ? await store.planRerun({ ...ref(input), rerunOf: rerun.compactionId, apply: rerun.apply, contextWindowTokens: input.contextWindowTokens }) : undefined;
+  const rerunPlan = rerun
+    ? await store.planRerun({
+        ...ref(input),
+        rerunOf: rerun.compactionId,
+        apply: rerun.apply,
+        contextWindowTokens: input.contextWindowTokens,
+      })
+    : undefined;
   const planned =
     rerunPlan ??
     (await store.planCompaction({
@@ -123,11 +142,21 @@ async function compact(input: CompactionWorkflowInput, progress: { step: Compact
     }));
   const { plan, previousSummary, summarizer: kind } = planned;
   if (plan.chunks.length === 0) {
-    const skipped = { status: 'skipped', degraded: false, tokensBefore: plan.tokensBefore, tokensAfter: plan.tokensBefore, firstKeptEntryId: plan.firstKeptEntryId, entryId: null } as const;
+    const skipped = {
+      status: 'skipped',
+      degraded: false,
+      tokensBefore: plan.tokensBefore,
+      tokensAfter: plan.tokensBefore,
+      firstKeptEntryId: plan.firstKeptEntryId,
+      entryId: null,
+    } as const;
     await store.finishCompaction({ ...ref(input), trigger: input.trigger, ...skipped, now: now() });
     return { compactionId: input.compactionId, ...skipped, skip: { reason: 'nothing-to-summarize' } };
   }
-  const range = { firstEntryId: plan.chunks[0].firstEntryId, lastEntryId: plan.chunks[plan.chunks.length - 1].lastEntryId };
+  const range = {
+    firstEntryId: plan.chunks[0].firstEntryId,
+    lastEntryId: plan.chunks[plan.chunks.length - 1].lastEntryId,
+  };
   const previous = previousSummary ? { previousSummary } : {};
 
   // 3–5. Summarize chunks in parallel, merge, guard identifiers: within a deadline derived from the plan.
@@ -138,23 +167,42 @@ async function compact(input: CompactionWorkflowInput, progress: { step: Compact
     const onCache = followsLastTurn(input);
     const deadline = summarizePhaseDeadlineMs(plan.chunks.length, onCache);
     try {
-      summary = await wf.CancellationScope.withTimeout(deadline, () => summarizeAndGuard(input, plan, range, previousSummary, summarizer, progress, onCache));
+      summary = await wf.CancellationScope.withTimeout(deadline, () =>
+        summarizeAndGuard(input, plan, range, previousSummary, summarizer, progress, onCache),
+      );
     } catch (err) {
       // Past the phase deadline (not the whole run's): the extractive summary still reclaims the tokens.
       if (!wf.isCancellation(err) || wf.CancellationScope.current().consideredCancelled) throw err;
-      wf.log.warn('the summarizer passed its deadline; writing the extractive summary', { sessionKey: input.sessionKey, deadlineMs: deadline });
+      wf.log.warn('the summarizer passed its deadline; writing the extractive summary', {
+        sessionKey: input.sessionKey,
+        deadlineMs: deadline,
+      });
     }
   }
   const degraded = summary === undefined;
   if (summary === undefined) {
-    summary = await store.extractiveSummary({ ...ref(input), ...range, ...previous, identifierPolicy: policy, summarizedTokens: plan.summarizedTokens });
+    summary = await store.extractiveSummary({
+      ...ref(input),
+      ...range,
+      ...previous,
+      identifierPolicy: policy,
+      summarizedTokens: plan.summarizedTokens,
+    });
   }
 
   // 6. Compaction entry + session counters, one transaction, once (a rerun not applied: its row keeps the summary).
   progress.step = 'writing';
   if (rerun && !rerun.apply) {
     const { tokensAfter } = await store.storeRerunSummary({ ...ref(input), summary, keptTokens: plan.keptTokens });
-    const recordedOnly = { compactionId: input.compactionId, status: 'succeeded', degraded, tokensBefore: plan.tokensBefore, tokensAfter, firstKeptEntryId: plan.firstKeptEntryId, entryId: null } as const;
+    const recordedOnly = {
+      compactionId: input.compactionId,
+      status: 'succeeded',
+      degraded,
+      tokensBefore: plan.tokensBefore,
+      tokensAfter,
+      firstKeptEntryId: plan.firstKeptEntryId,
+      entryId: null,
+    } as const;
     await store.finishCompaction({ ...ref(input), trigger: input.trigger, ...recordedOnly, now: now() });
     return recordedOnly;
   }
@@ -172,7 +220,15 @@ async function compact(input: CompactionWorkflowInput, progress: { step: Compact
   if (written.entryId === null) {
     // The summary and the kept tail would not be smaller than what they replace: nothing was written,
     // and the compaction is not reported as a success.
-    const unreclaimed = { compactionId: input.compactionId, status: 'skipped', degraded, tokensBefore: plan.tokensBefore, tokensAfter: plan.tokensBefore, firstKeptEntryId: plan.firstKeptEntryId, entryId: null } as const;
+    const unreclaimed = {
+      compactionId: input.compactionId,
+      status: 'skipped',
+      degraded,
+      tokensBefore: plan.tokensBefore,
+      tokensAfter: plan.tokensBefore,
+      firstKeptEntryId: plan.firstKeptEntryId,
+      entryId: null,
+    } as const;
     await store.finishCompaction({ ...ref(input), trigger: input.trigger, ...unreclaimed, now: now() });
     return { ...unreclaimed, skip: { reason: 'no-gain', wouldBeTokens: written.tokensAfter } };
   }
@@ -204,47 +260,73 @@ async function summarizeAndGuard(
   const policy = input.identifierPolicy ?? 'strict';
   const previous = previousSummary ? { previousSummary } : {};
   let summary: string | undefined;
-  const options = { identifierPolicy: policy, ...(input.instructions ? { customInstructions: input.instructions } : {}) };
+  const options = {
+    identifierPolicy: policy,
+    ...(input.instructions ? { customInstructions: input.instructions } : {}),
+  };
   const { chunks, summarizeChunk } = chunkClaimChecks(plan, {
     chunk: (i, mode, prev, instructions) =>
-      summarizer.summarizeChunk({ ...ref(input), firstEntryId: plan.chunks[i].firstEntryId, lastEntryId: plan.chunks[i].lastEntryId, mode, oversized: plan.oversized, instructions, ...(prev ? { previousSummary: prev } : {}) }),
-    text: (text, prev, instructions) => summarizer.summarizeText({ ...ref(input), text, instructions, ...(prev ? { previousSummary: prev } : {}) }),
+      summarizer.summarizeChunk({
+        ...ref(input),
+        firstEntryId: plan.chunks[i].firstEntryId,
+        lastEntryId: plan.chunks[i].lastEntryId,
+        mode,
+        oversized: plan.oversized,
+        instructions,
+        ...(prev ? { previousSummary: prev } : {}),
+      }),
+    text: (text, prev, instructions) =>
+      summarizer.summarizeText({ ...ref(input), text, instructions, ...(prev ? { previousSummary: prev } : {}) }),
   });
   // The whole range in one call on the last turn's cached prefix; when that does not apply, the chunks.
   const cached: { summary?: string } = onCache
-    ? await summarizer.summarizeOnCache({ ...ref(input), ...range, instructions: chunkSummaryInstructions(options), ...previous }).catch((err: unknown) => {
-        if (wf.isCancellation(err)) throw err;
-        return {}; // the chunks still summarize
-      })
+    ? await summarizer
+        .summarizeOnCache({ ...ref(input), ...range, instructions: chunkSummaryInstructions(options), ...previous })
+        .catch((err: unknown) => {
+          if (wf.isCancellation(err)) throw err;
+          return {}; // the chunks still summarize
+        })
     : {};
   if (cached.summary !== undefined) summary = cached.summary;
-  else try {
-    const merged = await summarizeWithFallback({
-      chunks,
-      ...previous,
-      chunkInstructions: chunkSummaryInstructions(options),
-      mergeInstructions: mergeSummaryInstructions(options),
-      summarizeChunk,
-      isTerminal: wf.isCancellation,
-    });
-    summary = merged.summary;
-  } catch (err) {
-    if (!(err instanceof SummarizationFailedError)) throw err;
-    wf.log.warn('every summarizer attempt failed; writing the extractive summary', { sessionKey: input.sessionKey, error: err.message });
-  }
+  else
+    try {
+      const merged = await summarizeWithFallback({
+        chunks,
+        ...previous,
+        chunkInstructions: chunkSummaryInstructions(options),
+        mergeInstructions: mergeSummaryInstructions(options),
+        summarizeChunk,
+        isTerminal: wf.isCancellation,
+      });
+      summary = merged.summary;
+    } catch (err) {
+      if (!(err instanceof SummarizationFailedError)) throw err;
+      wf.log.warn('every summarizer attempt failed; writing the extractive summary', {
+        sessionKey: input.sessionKey,
+        error: err.message,
+      });
+    }
 
   // Quality guard: identifiers, decisions and instructions verbatim, one summarizer retry with the missing ones, then append; cap.
   if (summary !== undefined) {
     progress.step = 'guarding';
-    const guardInput = { ...ref(input), ...range, ...previous, identifierPolicy: policy, summarizedTokens: plan.summarizedTokens };
+    const guardInput = {
+      ...ref(input),
+      ...range,
+      ...previous,
+      identifierPolicy: policy,
+      summarizedTokens: plan.summarizedTokens,
+    };
     let guarded = await store.guardSummary({ ...guardInput, summary });
     // `unkept` is absent from guard results recorded before it existed: those histories replay as they ran.
     const unkept = guarded.unkept ?? [];
     if (!guarded.blank && (guarded.missing.length > 0 || unkept.length > 0)) {
-      const revised = await summarizer.reviseSummary({ ...ref(input), summary, missing: guarded.missing, unkept, identifierPolicy: policy }).catch((err: unknown) => {
-        if (wf.isCancellation(err)) throw err;
-        return undefined; // the guard appends what is missing anyway
-      });
+      const revised = await summarizer
+        .reviseSummary({ ...ref(input), summary, missing: guarded.missing, unkept, identifierPolicy: policy })
+        .catch((err: unknown) => {
+          if (wf.isCancellation(err)) throw err;
+          return undefined; // the guard appends what is missing anyway
+        });
       if (revised?.trim()) guarded = await store.guardSummary({ ...guardInput, summary: revised });
     }
     summary = guarded.blank ? undefined : guarded.summary;
@@ -264,7 +346,13 @@ function summarizePhaseDeadlineMs(chunks: number, onCache: boolean): number {
 
 function ref(input: CompactionWorkflowInput) {
   const model = input.operation?.kind === 'rerun' ? input.operation.model : undefined;
-  return { agentId: input.agentId, sessionKey: input.sessionKey, sessionId: input.sessionId, compactionId: input.compactionId, ...(model ? { summarizerModel: model } : {}) };
+  return {
+    agentId: input.agentId,
+    sessionKey: input.sessionKey,
+    sessionId: input.sessionId,
+    compactionId: input.compactionId,
+    ...(model ? { summarizerModel: model } : {}),
+  };
 }
 
 function now(): string {

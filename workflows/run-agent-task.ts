@@ -15,7 +15,13 @@ import {
 import { buildSessionKey, InvalidSessionKeyError, sessionWorkflowId } from '../src/sessions/session-key';
 import { KeelAgentId, KeelSessionKey } from '../src/temporal/search-attributes';
 
-export { FailureTypes, type AgentPromptMode, type AgentTaskResult, type TokenUsage, type TurnToolCall } from '../src/protocol';
+export {
+  FailureTypes,
+  type AgentPromptMode,
+  type AgentTaskResult,
+  type TokenUsage,
+  type TurnToolCall,
+} from '../src/protocol';
 
 /** One agent task. */
 export interface AgentTask {
@@ -88,7 +94,8 @@ function taskSession(agentId: string, given: string | undefined): { sessionKey: 
     const sessionKey = given ?? buildSessionKey({ kind: 'main', agentId, mainKey: `task-${wf.uuid4()}` });
     return { sessionKey, workflowId: sessionWorkflowId(agentId, sessionKey) };
   } catch (err) {
-    if (err instanceof InvalidSessionKeyError) throw wf.ApplicationFailure.nonRetryable(err.message, FailureTypes.InvalidInput);
+    if (err instanceof InvalidSessionKeyError)
+      throw wf.ApplicationFailure.nonRetryable(err.message, FailureTypes.InvalidInput);
     throw err;
   }
 }

@@ -15,7 +15,9 @@ import { pressureLevel } from '../src/context/context-window';
 import { spawnAdvice } from '../src/context/spawn-policy';
 
 /** The next thing the session runs: maintenance first (it was decided by the turn before), then requests in admission order. */
-export type SessionJob = { readonly kind: 'maintenance'; readonly job: MaintenanceJob } | { readonly kind: 'request'; readonly request: SessionRequest };
+export type SessionJob =
+  | { readonly kind: 'maintenance'; readonly job: MaintenanceJob }
+  | { readonly kind: 'request'; readonly request: SessionRequest };
 
 /**
  * The session workflow's state: the request queue (admission order = Signal arrival order), the
@@ -172,7 +174,10 @@ export class SessionState {
   /** After a turn: the counters the worker reported (its config and learned limits own the window). */
   recordTurn(
     lastEntryId: string,
-    after: Pick<FinishTurnResult, 'contextTokens' | 'contextWindow' | 'configuredContextWindow' | 'compactionCount' | 'model'> &
+    after: Pick<
+      FinishTurnResult,
+      'contextTokens' | 'contextWindow' | 'configuredContextWindow' | 'compactionCount' | 'model'
+    > &
       Partial<Pick<FinishTurnResult, 'promptCache' | 'autoCompactionPaused' | 'compactionHeldUntilTokens'>>,
     split?: ContextSplit,
   ): void {
@@ -270,8 +275,12 @@ export class SessionState {
       pressure: pressureLevel(this.contextTokens, window),
       compactionCount: this.compactionCount,
       lastCompactionId: this.lastCompactionId,
-      ...(this.configuredContextWindow !== undefined && this.configuredContextWindow !== window ? { configuredContextWindow: this.configuredContextWindow } : {}),
-      ...(this.promptCache ? { promptCache: { ...this.promptCache, hitRatePercent: cacheHitRatePercent(this.promptCache) } } : {}),
+      ...(this.configuredContextWindow !== undefined && this.configuredContextWindow !== window
+        ? { configuredContextWindow: this.configuredContextWindow }
+        : {}),
+      ...(this.promptCache
+        ? { promptCache: { ...this.promptCache, hitRatePercent: cacheHitRatePercent(this.promptCache) } }
+        : {}),
       ...(this.model !== undefined ? { model: this.model } : {}),
       ...(this.contextSplit ? { contextSplit: this.contextSplit } : {}),
       spawnAdvice: spawnAdvice(percentUsed),

@@ -43,7 +43,9 @@ type SubagentActivities = ReturnType<typeof createSubagentActivities>;
 type FirstCall = { readonly outcome: ModelCallOutcome } | { readonly error: unknown };
 
 /** Short database steps, run as local activities: retried with a bound in time (a data error is non-retryable). */
-export const localActivities = wf.proxyLocalActivities<TurnActivities & MemoryActivities & SubagentActivities & Pick<ToolActivities, 'storeToolFailure'>>({
+export const localActivities = wf.proxyLocalActivities<
+  TurnActivities & MemoryActivities & SubagentActivities & Pick<ToolActivities, 'storeToolFailure'>
+>({
   startToCloseTimeout: '30s',
   scheduleToCloseTimeout: '10m',
   retry: { initialInterval: '200ms', maximumInterval: '5s' },
@@ -101,7 +103,12 @@ export class SessionSteps {
     this.refuseStale(request);
     const touch = request.event === undefined || request.event === 'user_message';
     // Only a client listening for the reply's text gets it streamed on its request's channel.
-    const turn = new TurnProgress(this.state.turnsCompleted + 1, wf.uuid4(), touch, request.streamReply === false ? undefined : requestId);
+    const turn = new TurnProgress(
+      this.state.turnsCompleted + 1,
+      wf.uuid4(),
+      touch,
+      request.streamReply === false ? undefined : requestId,
+    );
     const timing = new TurnTiming(this.ids);
     timing.step('model');
     const { begin, first } = await this.startTurn(request, turn);
@@ -123,7 +130,12 @@ export class SessionSteps {
     // The last call finished the turn unless the turn ran out of model calls with tool calls pending.
     const after = final.finished ?? (await this.finishWithoutReply(turn, final));
     this.state.recordTurn(turn.parentId, after, final.split);
-    timing.finish({ sessionId: begin.sessionId, turn: this.state.turnsCompleted, modelCalls: turn.modelCalls, usage: turn.usage });
+    timing.finish({
+      sessionId: begin.sessionId,
+      turn: this.state.turnsCompleted,
+      modelCalls: turn.modelCalls,
+      usage: turn.usage,
+    });
     // Maintenance runs after the reply is returned, before the next queued request.
     if (after.compact) this.state.schedule({ kind: 'compaction', trigger: 'threshold', sessionId: begin.sessionId });
     else if (after.memoryFlush) this.state.schedule({ kind: 'memoryFlush', sessionId: begin.sessionId });
@@ -141,7 +153,15 @@ export class SessionSteps {
 
   /** The result of a turn that sent nothing to the model (silent when there is nothing to say). */
   private unanswered(reply: string): TurnResult {
-    return { reply, silent: reply === '', userEntryId: '', assistantEntryId: '', turn: this.state.turnsCompleted, usage: NO_USAGE, modelCalls: 0 };
+    return {
+      reply,
+      silent: reply === '',
+      userEntryId: '',
+      assistantEntryId: '',
+      turn: this.state.turnsCompleted,
+      usage: NO_USAGE,
+      modelCalls: 0,
+    };
   }
 
   /**
@@ -149,7 +169,10 @@ export class SessionSteps {
    * workflow something to do first. A prompt the model refused as too long is handed on as the call's
    * error, with the begin's result read again (it is idempotent) for the compaction that answers it.
    */
-  private async startTurn(request: TurnRequest, turn: TurnProgress): Promise<{ begin: BeginTurnResult; first?: FirstCall }> {
+  private async startTurn(
+    request: TurnRequest,
+    turn: TurnProgress,
+  ): Promise<{ begin: BeginTurnResult; first?: FirstCall }> {
     const beginInput: BeginTurnInput = {
       ...this.ids,
       turn: turn.turn,
@@ -162,7 +185,11 @@ export class SessionSteps {
       ...(request.subagentTask ? { subagentTask: true } : {}),
       ...(this.input.task ? { task: this.input.task } : {}),
     };
-    const call = { assistantEntryId: wf.uuid4(), finish: turn.finish, ...(turn.streamTo !== undefined ? { requestId: turn.streamTo } : {}) };
+    const call = {
+      assistantEntryId: wf.uuid4(),
+      finish: turn.finish,
+      ...(turn.streamTo !== undefined ? { requestId: turn.streamTo } : {}),
+    };
     try {
       const started = await this.model.startTurn({ ...beginInput, call });
       if (started.kind === 'begun') return { begin: started.begun };
@@ -175,7 +202,12 @@ export class SessionSteps {
   }
 
   /** Model calls, each followed by the tool calls it asked for, until a reply asks for none (or the turn's call limit). */
-  private async modelAndToolCalls(sessionId: string, turn: TurnProgress, timing: TurnTiming, first: FirstCall | undefined): Promise<CallModelResult> {
+  private async modelAndToolCalls(
+    sessionId: string,
+    turn: TurnProgress,
+    timing: TurnTiming,
+    first: FirstCall | undefined,
+  ): Promise<CallModelResult> {
     let made = first;
     for (;;) {
       if (!made) timing.step('model');
@@ -184,13 +216,19 @@ export class SessionSteps {
       turn.replied(reply);
       if (reply.toolCalls.length === 0) return reply;
       timing.step('tools');
-      for (const call of reply.toolCalls) turn.toolAnswered(call, await this.toolCall(sessionId, turn, reply.entryId, call));
+      for (const call of reply.toolCalls)
+        turn.toolAnswered(call, await this.toolCall(sessionId, turn, reply.entryId, call));
       if (turn.modelCalls >= DEFAULTS.maxModelCallsPerTurn) return reply;
     }
   }
 
   /** One tool call of a reply; `sessions_spawn` is the workflow's own. Returns its result entry. */
-  private async toolCall(sessionId: string, turn: TurnProgress, assistantEntryId: string, call: { readonly id: string; readonly name: string }): Promise<RunToolResult> {
+  private async toolCall(
+    sessionId: string,
+    turn: TurnProgress,
+    assistantEntryId: string,
+    call: { readonly id: string; readonly name: string },
+  ): Promise<RunToolResult> {
     if (call.name === SESSIONS_SPAWN_TOOL) return this.spawn(sessionId, assistantEntryId, call.id, turn.parentId);
     return this.runTool({
       ...this.ids,
@@ -209,7 +247,14 @@ export class SessionSteps {
   /** A turn that ran out of model calls with tool calls pending: its usage is added to the session apart. */
   private async finishWithoutReply(turn: TurnProgress, final: CallModelResult): Promise<FinishTurnResult> {
     const window = final.contextWindow !== undefined ? { contextWindow: final.contextWindow } : {};
-    return localActivities.finishTurn({ ...this.ids, usage: turn.usage, contextTokens: final.contextTokens, ...window, now: now(), touch: turn.touch });
+    return localActivities.finishTurn({
+      ...this.ids,
+      usage: turn.usage,
+      contextTokens: final.contextTokens,
+      ...window,
+      now: now(),
+      touch: turn.touch,
+    });
   }
 
   /**
@@ -232,8 +277,22 @@ export class SessionSteps {
    * continue-as-new and idle close; it announces to this session's workflow id, whichever run holds it.
    * Returns the tool result entry (the spawn's receipt, or why it was refused: an error result).
    */
-  private async spawn(sessionId: string, assistantEntryId: string, toolCallId: string, parentId: string): Promise<RunToolResult> {
-    const ref = { ...this.ids, sessionId, assistantEntryId, toolCallId, resultEntryId: wf.uuid4(), parentId, now: now(), subagentId: wf.uuid4() };
+  private async spawn(
+    sessionId: string,
+    assistantEntryId: string,
+    toolCallId: string,
+    parentId: string,
+  ): Promise<RunToolResult> {
+    const ref = {
+      ...this.ids,
+      sessionId,
+      assistantEntryId,
+      toolCallId,
+      resultEntryId: wf.uuid4(),
+      parentId,
+      now: now(),
+      subagentId: wf.uuid4(),
+    };
     const prepared = await localActivities.prepareSpawn(ref);
     if (prepared.kind === 'refused') return { entryId: prepared.entryId, isError: true };
     const workflowId = sessionWorkflowId(prepared.childAgentId, prepared.childSessionKey);
@@ -269,11 +328,18 @@ export class SessionSteps {
    */
   async announce(answers: readonly SubagentAnswer[], killed?: 'killed'): Promise<AnnounceResult> {
     const base = { ...this.ids, now: now(), answers, ...(this.input.tuning ? { tuning: this.input.tuning } : {}) };
-    if (killed) return this.announcer.announceToParent({ ...base, key: 'killed', outcome: 'killed', error: 'killed before it finished' });
+    if (killed)
+      return this.announcer.announceToParent({
+        ...base,
+        key: 'killed',
+        outcome: 'killed',
+        error: 'killed before it finished',
+      });
     const [first, last] = [answers[0], answers[answers.length - 1]];
     if (!first || !last) throw new Error('a subagent announced a run without answers');
     const key = first.key;
-    if (last.outcome === 'done') return this.announcer.announceToParent({ ...base, key, outcome: 'done', replyEntryId: last.replyEntryId });
+    if (last.outcome === 'done')
+      return this.announcer.announceToParent({ ...base, key, outcome: 'done', replyEntryId: last.replyEntryId });
     return this.announcer.announceToParent({ ...base, key, outcome: 'failed', error: last.error });
   }
 
@@ -281,7 +347,11 @@ export class SessionSteps {
   async manualCompaction(request: CompactRequest): Promise<CompactionWorkflowResult> {
     const { sessionId } = await localActivities.beginCompaction({ ...this.ids, now: now(), newSessionId: wf.uuid4() });
     const result = await this.compact(sessionId, 'manual', request);
-    if (!result) throw wf.ApplicationFailure.nonRetryable('a compaction of this session is already running; wait for it or retry it with `keel compactions retry`', FailureTypes.InvalidInput);
+    if (!result)
+      throw wf.ApplicationFailure.nonRetryable(
+        'a compaction of this session is already running; wait for it or retry it with `keel compactions retry`',
+        FailureTypes.InvalidInput,
+      );
     return result;
   }
 
@@ -291,7 +361,10 @@ export class SessionSteps {
       await this.compact(sessionId, 'threshold');
     } catch (err) {
       if (!(err instanceof wf.TemporalFailure)) throw err;
-      wf.log.warn('threshold compaction failed; its row records why and an operator can retry it', { sessionKey: this.input.sessionKey, error: describeFailure(err) });
+      wf.log.warn('threshold compaction failed; its row records why and an operator can retry it', {
+        sessionKey: this.input.sessionKey,
+        error: describeFailure(err),
+      });
     }
   }
 
@@ -301,7 +374,11 @@ export class SessionSteps {
   }
 
   /** Memory flush (once per compaction cycle, decided by the activity), then the compaction child. */
-  private async compact(sessionId: string, trigger: CompactionTriggerName, request: CompactRequest = {}): Promise<CompactionWorkflowResult | undefined> {
+  private async compact(
+    sessionId: string,
+    trigger: CompactionTriggerName,
+    request: CompactRequest = {},
+  ): Promise<CompactionWorkflowResult | undefined> {
     const flush = await this.safeFlush(sessionId, trigger === 'overflow' ? 'overflow' : 'compaction');
     const compactionInput: CompactionWorkflowInput = {
       ...this.ids,
@@ -313,13 +390,18 @@ export class SessionSteps {
       ...(request.keepRecentTokens !== undefined ? { keepRecentTokens: request.keepRecentTokens } : {}),
       ...overhead(this.state.promptOverheadTokens()),
       ...(request.instructions ? { instructions: request.instructions } : {}),
-      ...(this.input.tuning?.summarizeHeartbeatTimeoutMs ? { summarizeHeartbeatTimeoutMs: this.input.tuning.summarizeHeartbeatTimeoutMs } : {}),
+      ...(this.input.tuning?.summarizeHeartbeatTimeoutMs
+        ? { summarizeHeartbeatTimeoutMs: this.input.tuning.summarizeHeartbeatTimeoutMs }
+        : {}),
     };
     try {
-      const result = await wf.executeChild<(i: CompactionWorkflowInput) => Promise<CompactionWorkflowResult>>(COMPACTION_WORKFLOW_TYPE, {
-        workflowId: compactionWorkflowId(this.input.agentId, this.input.sessionKey),
-        args: [compactionInput],
-      });
+      const result = await wf.executeChild<(i: CompactionWorkflowInput) => Promise<CompactionWorkflowResult>>(
+        COMPACTION_WORKFLOW_TYPE,
+        {
+          workflowId: compactionWorkflowId(this.input.agentId, this.input.sessionKey),
+          args: [compactionInput],
+        },
+      );
       this.state.recordCompaction(result);
       return result;
     } catch (err) {
@@ -349,7 +431,11 @@ export class SessionSteps {
   }
 
   /** A model call; an overflow is answered by compacting and retrying once (OpenClaw). */
-  private async callModelWithRecovery(sessionId: string, turn: TurnProgress, first: FirstCall | undefined): Promise<CallModelResult> {
+  private async callModelWithRecovery(
+    sessionId: string,
+    turn: TurnProgress,
+    first: FirstCall | undefined,
+  ): Promise<CallModelResult> {
     let made = first;
     for (;;) {
       let r: ModelCallOutcome;
@@ -418,7 +504,11 @@ function now(): string {
 
 /** The model rejected the prompt as too long (ActivityFailure caused by a ContextOverflow ApplicationFailure). */
 function isOverflow(err: unknown): boolean {
-  return err instanceof wf.ActivityFailure && err.cause instanceof wf.ApplicationFailure && err.cause.type === FailureTypes.ContextOverflow;
+  return (
+    err instanceof wf.ActivityFailure &&
+    err.cause instanceof wf.ApplicationFailure &&
+    err.cause.type === FailureTypes.ContextOverflow
+  );
 }
 
 /** The session's prompt overhead for the compaction input, when a call has measured it. */

@@ -115,7 +115,8 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Agen
 
     let idle = false;
     const shouldContinueAsNew = () =>
-      (wf.workflowInfo().continueAsNewSuggested || state.turnsThisRun >= maxTurnsPerRun) && state.carriedBytes() < DEFAULTS.maxCarriedBytes;
+      (wf.workflowInfo().continueAsNewSuggested || state.turnsThisRun >= maxTurnsPerRun) &&
+      state.carriedBytes() < DEFAULTS.maxCarriedBytes;
     const ready = () => state.hasWork() || shouldContinueAsNew();
     // One quiet-period timer across turns, not one started and cancelled around each wait.
     const idleTimer = new IdleTimer(idleCloseMs);
@@ -144,12 +145,20 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Agen
 
     // Requests that reached an ended `run` child after its last announce are not run: nobody hears their answer.
     if (report?.ended && state.hasQueuedRequests()) {
-      state.refuseQueued({ status: 'failed', type: FailureTypes.InvalidInput, message: 'this subagent has ended; its parent can spawn a new one' });
+      state.refuseQueued({
+        status: 'failed',
+        type: FailureTypes.InvalidInput,
+        message: 'this subagent has ended; its parent can spawn a new one',
+      });
     }
     // An agent task ends with its answer: later requests are not run (nobody would hear them), and
     // maintenance waits for the session's next turn (its pre-call check compacts when the context no longer fits).
     if (taskOutcome && state.hasQueuedRequests()) {
-      state.refuseQueued({ status: 'failed', type: FailureTypes.InvalidInput, message: 'this agent task has ended; send the message again to continue its session' });
+      state.refuseQueued({
+        status: 'failed',
+        type: FailureTypes.InvalidInput,
+        message: 'this agent task has ended; send the message again to continue its session',
+      });
     }
     // Closing for a session that does not exist: its sender is about to ask for the outcome; wait for that.
     if (nothingToKeep) await wf.condition(() => !state.hasUncollected(), DEFAULTS.unknownSessionLingerMs);
@@ -157,7 +166,11 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Agen
     state.draining = true;
     await wf.condition(wf.allHandlersFinished);
     if (idle && (!state.hasWork() || taskOutcome)) {
-      await localActivities.saveSessionCounters({ agentId: input.agentId, sessionKey: input.sessionKey, counters: state.carried() });
+      await localActivities.saveSessionCounters({
+        agentId: input.agentId,
+        sessionKey: input.sessionKey,
+        counters: state.carried(),
+      });
       return;
     }
     // The window the worker reported rides along too: status in the new run must not fall back to the default.
@@ -177,7 +190,10 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Agen
     state.settle(job.request.requestId, outcome);
     if (input.task && job.request.requestId === input.firstRequest?.requestId) taskOutcome = outcome;
     // A subagent reports once its queue is empty: the parent gets every answer of the run in one announce.
-    const answers = report && 'turn' in job.request ? report.answered(job.request.requestId, outcome, state.hasQueuedRequests()) : undefined;
+    const answers =
+      report && 'turn' in job.request
+        ? report.answered(job.request.requestId, outcome, state.hasQueuedRequests())
+        : undefined;
     if (report && answers) {
       // Not cut short by a kill: once sent, it is the run's one announce, and the kill must know that.
       const announce = () => steps.announce(answers);
@@ -206,7 +222,11 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Agen
       if (cancelledTurn() && wf.isCancellation(err)) return CANCELLED;
       // A killed subagent stops here; the kill is its outcome. A cancelled task ends cancelled, as its parent asked.
       if ((subagent || input.task) && wf.isCancellation(err)) throw err;
-      wf.log.warn('request failed; the session goes on', { sessionKey: input.sessionKey, requestId: request.requestId, error: describeFailure(err) });
+      wf.log.warn('request failed; the session goes on', {
+        sessionKey: input.sessionKey,
+        requestId: request.requestId,
+        error: describeFailure(err),
+      });
       return { status: 'failed', type: failureType(err, FailureTypes.TurnFailed), message: describeFailure(err) };
     } finally {
       running = undefined;
@@ -221,7 +241,8 @@ function leavesNothing(type: string): boolean {
 
 /** A steer is a turn request: a compaction is not a message to a subagent. */
 function checkSteer(request: SessionRequest): void {
-  if (!request || typeof request.requestId !== 'string' || !('turn' in request)) throw new Error('a steer is a turn request: { requestId, turn: { text } }');
+  if (!request || typeof request.requestId !== 'string' || !('turn' in request))
+    throw new Error('a steer is a turn request: { requestId, turn: { text } }');
   const problem = checkTurnRequest(request.turn);
   if (problem) throw new Error(problem.message);
 }
@@ -236,11 +257,18 @@ function agentTaskResult(sessionKey: string, outcome: RequestOutcome | undefined
     return { reply, silent, sessionKey, usage, modelCalls, toolCalls };
   }
   if (outcome?.status === 'failed') throw wf.ApplicationFailure.nonRetryable(outcome.message, outcome.type);
-  throw wf.ApplicationFailure.nonRetryable('the agent task ended without answering its request', FailureTypes.TurnFailed);
+  throw wf.ApplicationFailure.nonRetryable(
+    'the agent task ended without answering its request',
+    FailureTypes.TurnFailed,
+  );
 }
 
 /** The outcome of a request its sender cancelled. */
-const CANCELLED: RequestOutcome = { status: 'failed', type: FailureTypes.Cancelled, message: 'cancelled by its sender' };
+const CANCELLED: RequestOutcome = {
+  status: 'failed',
+  type: FailureTypes.Cancelled,
+  message: 'cancelled by its sender',
+};
 
 function isSubagentKey(sessionKey: string): boolean {
   try {

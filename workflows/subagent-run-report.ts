@@ -26,7 +26,10 @@ export class SubagentRunReport {
    * is queued (the run is over), else undefined: the answer waits for the rest of the run.
    */
   answered(key: string, outcome: RequestOutcome, moreQueued: boolean): readonly SubagentAnswer[] | undefined {
-    if (this.phase !== 'working') throw new Error(`a subagent answered request ${key} while ${this.phase}: the session ran a request it should not have`);
+    if (this.phase !== 'working')
+      throw new Error(
+        `a subagent answered request ${key} while ${this.phase}: the session ran a request it should not have`,
+      );
     this.answers.push(answerOf(key, outcome));
     if (moreQueued) return undefined;
     this.phase = 'announcing';
@@ -57,6 +60,11 @@ export class SubagentRunReport {
 
 /** The parent's view of one outcome: the reply entry it reads, or the failure it is told. */
 function answerOf(key: string, outcome: RequestOutcome): SubagentAnswer {
-  if (outcome.status === 'done' && 'turn' in outcome) return { key, outcome: 'done', replyEntryId: outcome.turn.assistantEntryId };
-  return { key, outcome: 'failed', error: outcome.status === 'failed' ? outcome.message : `no result (${outcome.status})` };
+  if (outcome.status === 'done' && 'turn' in outcome)
+    return { key, outcome: 'done', replyEntryId: outcome.turn.assistantEntryId };
+  return {
+    key,
+    outcome: 'failed',
+    error: outcome.status === 'failed' ? outcome.message : `no result (${outcome.status})`,
+  };
 }

@@ -51,7 +51,10 @@ export class TurnProgress {
   }
 
   /** A tool call was answered with its result entry. */
-  toolAnswered(call: { readonly id: string; readonly name: string }, result: { readonly entryId: string; readonly isError: boolean }): void {
+  toolAnswered(
+    call: { readonly id: string; readonly name: string },
+    result: { readonly entryId: string; readonly isError: boolean },
+  ): void {
     this.parentId = result.entryId;
     this.toolCalls.push({ id: call.id, name: call.name, isError: result.isError });
   }

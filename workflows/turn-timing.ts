@@ -16,7 +16,13 @@ export interface TurnTimingReport {
   readonly turn: number;
   readonly totalMs: number;
   /** Milliseconds per step; model calls one by one, tool calls summed. */
-  readonly steps: { readonly begin: number; readonly model: number[]; readonly tools: number; readonly finish: number; readonly compaction: number };
+  readonly steps: {
+    readonly begin: number;
+    readonly model: number[];
+    readonly tools: number;
+    readonly finish: number;
+    readonly compaction: number;
+  };
   readonly modelCalls: number;
   readonly usage: TokenUsage;
 }

@@ -17,7 +17,10 @@ const SESSION_BOOKKEEPING: ReadonlySet<string> = new Set(['loadSessionCounters',
  * argument) fails before it reads or writes anything, with a non-retryable `KeelAgentNotAllowed`
  * naming KEEL_ALLOWED_AGENTS: the request fails, the session goes on. Unset → activities unchanged.
  */
-export function withAllowedAgents<T extends Record<string, AnyActivity>>(activities: T, allowed: readonly string[] | undefined): T {
+export function withAllowedAgents<T extends Record<string, AnyActivity>>(
+  activities: T,
+  allowed: readonly string[] | undefined,
+): T {
   if (!allowed) return activities;
   const wrapped: Record<string, AnyActivity> = {};
   for (const [name, fn] of Object.entries(activities)) {

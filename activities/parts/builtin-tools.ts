@@ -42,7 +42,8 @@ function registryWithBuiltins(agentDeps: ActivityDeps, workerDeps: ActivityDeps)
   const spawning = offersSubagentTools(agentDeps.config) ? subagentTools(agentDeps, workerDeps.sessions) : [];
   const builtins = [memorySearchTool(agentDeps), ...historyTools(agentDeps), ...spawning];
   // They read, or act under the call's idempotency key: any error they throw (a database blip) is worth another run.
-  for (const tool of builtins) if (!agentDeps.tools.get(tool.name)) registry.register({ ...tool, retry: tool.retry ?? DEFAULTS.toolRetry });
+  for (const tool of builtins)
+    if (!agentDeps.tools.get(tool.name)) registry.register({ ...tool, retry: tool.retry ?? DEFAULTS.toolRetry });
   const added = new Set(spawning.filter((tool) => !agentDeps.tools.get(tool.name)).map((tool) => tool.name));
   if (added.size > 0) {
     const leaf = new ToolRegistry();
@@ -51,5 +52,3 @@ function registryWithBuiltins(agentDeps: ActivityDeps, workerDeps: ActivityDeps)
   }
   return registry;
 }
-
-

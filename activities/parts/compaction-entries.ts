@@ -28,8 +28,13 @@ export function toPlanEntries(rows: readonly EntryRow[]): PlanEntry[] {
 /** An entry id named by a plan no longer exists: the plan is stale (non-retryable). */
 export class PlannedEntryMissingError extends Error {
   override readonly name = 'PlannedEntryMissingError';
-  constructor(readonly sessionId: string, readonly entryId: string) {
-    super(`entry ${entryId} of session ${sessionId} named by the compaction plan was not found; start a new compaction`);
+  constructor(
+    readonly sessionId: string,
+    readonly entryId: string,
+  ) {
+    super(
+      `entry ${entryId} of session ${sessionId} named by the compaction plan was not found; start a new compaction`,
+    );
   }
 }
 

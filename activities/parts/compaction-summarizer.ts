@@ -15,7 +15,10 @@ import type { ModelRequest, ModelResponse } from '../../src/model/model-client';
 import type { SummarizerBilling } from '../../src/store/compactions-repo';
 
 /** What a summarizer call sends besides the model and the output size. */
-export type SummaryRequest = Pick<ModelRequest, 'system' | 'messages' | 'tools' | 'promptCaching' | 'cachedPrefixMessages'>;
+export type SummaryRequest = Pick<
+  ModelRequest,
+  'system' | 'messages' | 'tools' | 'promptCaching' | 'cachedPrefixMessages'
+>;
 
 const NOTHING_BILLED: SummarizerBilling = { input: 0, cacheRead: 0, cacheWrite: 0, output: 0 };
 
@@ -73,10 +76,18 @@ export function agentSummarizer(deps: ActivityDeps, options: SummarizerOptions =
   const client = deps.compactionModel ?? deps.model;
   const modelName = options.model ?? deps.config.compactionModel ?? deps.config.model;
   const countTokens = (text: string) => deps.estimate({ role: 'user', content: text });
-  const window = async () => Math.min(await effectiveWindow(deps, modelName, options.session), await effectiveWindow(deps, deps.config.model, options.session));
+  const window = async () =>
+    Math.min(
+      await effectiveWindow(deps, modelName, options.session),
+      await effectiveWindow(deps, deps.config.model, options.session),
+    );
 
   // The summary's max_tokens: the default output, held to half the reserve of the window it must fit.
-  const outputTokens = (size: number) => maxOutputTokensFor(size, { reserveTokens: deps.config.reserveTokens, reserveTokensFloor: deps.config.reserveTokensFloor });
+  const outputTokens = (size: number) =>
+    maxOutputTokensFor(size, {
+      reserveTokens: deps.config.reserveTokens,
+      reserveTokensFloor: deps.config.reserveTokensFloor,
+    });
 
   async function call(prompt: string): Promise<string> {
     return callRequest({ system: SUMMARIZER_SYSTEM_PROMPT, messages: [{ role: 'user', content: prompt }] });
@@ -87,12 +98,16 @@ export function agentSummarizer(deps: ActivityDeps, options: SummarizerOptions =
     const scope = activityScope();
     const part = requestKey(modelName, summaryRequest);
     const kept = options.replies?.get(scope, part);
-    if (kept) log.info('summarizer reply received by an earlier attempt; not requested again', { recorded: kept.recorded });
+    if (kept)
+      log.info('summarizer reply received by an earlier attempt; not requested again', { recorded: kept.recorded });
     const reply = kept?.reply ?? (await request(summaryRequest));
     if (kept?.recorded) return replyText(reply);
     options.replies?.keep(scope, part, reply);
     const { usage } = reply;
-    await options.spend?.afterCall({ input: usage.input, cacheRead: usage.cacheRead ?? 0, cacheWrite: usage.cacheWrite ?? 0, output: usage.output }, modelName);
+    await options.spend?.afterCall(
+      { input: usage.input, cacheRead: usage.cacheRead ?? 0, cacheWrite: usage.cacheWrite ?? 0, output: usage.output },
+      modelName,
+    );
     options.replies?.keep(scope, part, reply, true);
     return replyText(reply);
   }
@@ -104,7 +119,10 @@ export function agentSummarizer(deps: ActivityDeps, options: SummarizerOptions =
     const heartbeat = startHeartbeat();
     try {
       return await client
-        .complete({ ...summaryRequest, model: modelName, maxTokens }, { signal: Context.current().cancellationSignal, onEvent: () => heartbeat.beat() })
+        .complete(
+          { ...summaryRequest, model: modelName, maxTokens },
+          { signal: Context.current().cancellationSignal, onEvent: () => heartbeat.beat() },
+        )
         .catch(async (err: unknown) => {
           await options.spend?.afterCall(NOTHING_BILLED, modelName);
           throw err;
@@ -114,25 +132,44 @@ export function agentSummarizer(deps: ActivityDeps, options: SummarizerOptions =
     }
   }
 
-  async function summarizeFitting(text: string, previousSummary: string | undefined, instructions: string, depth = 0): Promise<string> {
+  async function summarizeFitting(
+    text: string,
+    previousSummary: string | undefined,
+    instructions: string,
+    depth = 0,
+  ): Promise<string> {
     for (let overflows = 0; ; overflows++) {
       const size = await window();
-      const scaffolding = countTokens(`${SUMMARIZER_SYSTEM_PROMPT}\n${instructions}\n${previousSummary ?? ''}`) + summarizationOverheadTokens(size);
+      const scaffolding =
+        countTokens(`${SUMMARIZER_SYSTEM_PROMPT}\n${instructions}\n${previousSummary ?? ''}`) +
+        summarizationOverheadTokens(size);
       const room = size - outputTokens(size) - scaffolding;
       if (room < MIN_SUMMARY_ROOM_TOKENS) {
-        throw ApplicationFailure.nonRetryable(`the summarizer's window (${size} tokens) leaves no room for conversation text`, FailureTypes.SummarizationFailed);
+        throw ApplicationFailure.nonRetryable(
+          `the summarizer's window (${size} tokens) leaves no room for conversation text`,
+          FailureTypes.SummarizationFailed,
+        );
       }
       const pieces = splitTextToFit(text, room, countTokens);
       if (pieces.length > 1 && depth < 3) {
         const partials: string[] = [];
-        for (const [i, piece] of pieces.entries()) partials.push(await summarizeFitting(piece, i === 0 ? previousSummary : undefined, instructions, depth + 1));
-        return summarizeFitting(partials.map((p, i) => `### Part ${i + 1} of ${partials.length}\n${p}`).join('\n\n'), undefined, instructions, depth + 1);
+        for (const [i, piece] of pieces.entries())
+          partials.push(await summarizeFitting(piece, i === 0 ? previousSummary : undefined, instructions, depth + 1));
+        return summarizeFitting(
+          partials.map((p, i) => `### Part ${i + 1} of ${partials.length}\n${p}`).join('\n\n'),
+          undefined,
+          instructions,
+          depth + 1,
+        );
       }
       const prompt = buildSummarizePrompt(text, previousSummary, instructions);
       try {
         return await call(prompt);
       } catch (err) {
-        const learned = overflows < MAX_OVERFLOW_RETRIES ? await learnFromOverflow(deps, modelName, err, countTokens(prompt), options.session).catch(() => undefined) : undefined;
+        const learned =
+          overflows < MAX_OVERFLOW_RETRIES
+            ? await learnFromOverflow(deps, modelName, err, countTokens(prompt), options.session).catch(() => undefined)
+            : undefined;
         if (learned !== undefined) continue;
         throw toActivityFailure(err);
       }
@@ -152,7 +189,8 @@ export function agentSummarizer(deps: ActivityDeps, options: SummarizerOptions =
     window,
     call: (prompt) => forgettingReplies(call(prompt)),
     callRequest: (summaryRequest) => forgettingReplies(callRequest(summaryRequest)),
-    summarizeFitting: (text, previousSummary, instructions) => forgettingReplies(summarizeFitting(text, previousSummary, instructions)),
+    summarizeFitting: (text, previousSummary, instructions) =>
+      forgettingReplies(summarizeFitting(text, previousSummary, instructions)),
     countTokens,
     outputTokens,
   };

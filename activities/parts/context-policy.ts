@@ -11,7 +11,10 @@ import { readWorkspaceFiles, type WorkspaceWatchSettings } from './workspace-cac
 const parsedByFolder = new Map<string, { readonly content: string | undefined; readonly policy: SpawnPolicy }>();
 
 /** The spawn policy of the workspace folder `dir` (the defaults when it has no policy file). */
-export async function workspaceSpawnPolicy(dir: string | undefined, settings: WorkspaceWatchSettings): Promise<SpawnPolicy> {
+export async function workspaceSpawnPolicy(
+  dir: string | undefined,
+  settings: WorkspaceWatchSettings,
+): Promise<SpawnPolicy> {
   if (!dir) return DEFAULT_SPAWN_POLICY;
   const [file] = await readWorkspaceFiles(dir, [CONTEXT_POLICY_FILE], settings);
   const content = file?.content;

@@ -7,7 +7,10 @@ import { Context } from '@temporalio/activity';
  * only in the SDK, because each `heartbeat()` the SDK takes costs a protobuf encode and a call into
  * its native core on the main thread: a streamed reply's every event would pay it.
  */
-export function startHeartbeat(intervalMs = 1000, send: () => void = heartbeatOf(Context.current())): { beat(): void; stop(): void } {
+export function startHeartbeat(
+  intervalMs = 1000,
+  send: () => void = heartbeatOf(Context.current()),
+): { beat(): void; stop(): void } {
   // The activity's start counts: the heartbeat timeout runs from it.
   let lastBeat = performance.now();
   const heartbeat = () => {

@@ -43,7 +43,10 @@ function holdReply(entryId: string, reply: ModelResponse, payloadsEncrypted: boo
   const held: HeldReply = { entryId, reply };
   const bytes = Buffer.byteLength(JSON.stringify(held));
   if (bytes > DEFAULTS.maxHeldReplyBytes) {
-    ctx.log.warn('model reply too large to hold in heartbeat details; a failed write will call the model again', { bytes, limit: DEFAULTS.maxHeldReplyBytes });
+    ctx.log.warn('model reply too large to hold in heartbeat details; a failed write will call the model again', {
+      bytes,
+      limit: DEFAULTS.maxHeldReplyBytes,
+    });
     return false;
   }
   ctx.heartbeat(held);
@@ -65,7 +68,11 @@ export interface TurnReplyHold {
  * calls included, whatever the codec); the heartbeat details carry the replies they may to a retry
  * on another worker.
  */
-export function turnReplyHold(replies: ReceivedReplies, payloadsEncrypted: boolean, context: () => HoldingContext = () => Context.current()): TurnReplyHold {
+export function turnReplyHold(
+  replies: ReceivedReplies,
+  payloadsEncrypted: boolean,
+  context: () => HoldingContext = () => Context.current(),
+): TurnReplyHold {
   return {
     take: (entryId) => takeHeldReply(entryId, context()) ?? replies.get(entryId, TURN_REPLY)?.reply,
     hold(entryId, reply) {

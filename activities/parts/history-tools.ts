@@ -18,7 +18,13 @@ import { HISTORY_EXPAND, HISTORY_SEARCH } from '../../src/tools/recall-tools';
 import { MESSAGE_TYPES } from '../../src/store/entries-repo';
 import { entrySearchText } from '../../src/store/entry-search-text';
 import { serializeForSummary } from '../../src/compaction/serialize-for-summary';
-import { decodeCursor, encodeCursor, fillPage, snippetAround, type ExpandCursor } from '../../src/context/history-pages';
+import {
+  decodeCursor,
+  encodeCursor,
+  fillPage,
+  snippetAround,
+  type ExpandCursor,
+} from '../../src/context/history-pages';
 
 const DEFAULT_LIMIT = 10;
 const MAX_LIMIT = 50;
@@ -42,10 +48,13 @@ const historyExpandInput = z
     cursor: z.string().min(1).optional(),
   })
   .refine((v) => [v.compactionId, v.entryId, v.cursor].filter((x) => x !== undefined).length === 1, {
-    message: 'give exactly one of compactionId (from a summary), entryId (from history_search) or cursor (from the previous page)',
+    message:
+      'give exactly one of compactionId (from a summary), entryId (from history_search) or cursor (from the previous page)',
   });
 
-export function historyTools(deps: ActivityDeps): [ToolDefinition<typeof historySearchInput>, ToolDefinition<typeof historyExpandInput>] {
+export function historyTools(
+  deps: ActivityDeps,
+): [ToolDefinition<typeof historySearchInput>, ToolDefinition<typeof historyExpandInput>] {
   return [historySearchTool(deps.db), historyExpandTool(deps.db)];
 }
 
@@ -62,19 +71,33 @@ function historySearchTool(db: Kysely<Database>): ToolDefinition<typeof historyS
       const sessions = await sessionIdsOfKey(db, ctx.agentId, ctx.sessionKey);
       const sessionIds = sessions.map((s) => s.sessionId);
       const from = await currentTurnStart(db, ctx.agentId, sessions);
-      const hits = await searchHistory(db, { agentId: ctx.agentId, sessionIds, query: input.query, limit: input.limit ?? DEFAULT_LIMIT, ...(from ? { from } : {}) });
+      const hits = await searchHistory(db, {
+        agentId: ctx.agentId,
+        sessionIds,
+        query: input.query,
+        limit: input.limit ?? DEFAULT_LIMIT,
+        ...(from ? { from } : {}),
+      });
       if (hits.length === 0) return `No earlier history entries match "${input.query}".`;
       const spans = new Map<string, CompactionSpan[]>();
       const words = input.query.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
       const lines: string[] = [];
       for (const hit of hits) {
         const { row } = hit;
-        if (!spans.has(row.session_id)) spans.set(row.session_id, await compactionSpans(db, ctx.agentId, row.session_id));
-        const covering = spans.get(row.session_id)!.find((s) => Number(row.seq) >= s.fromSeq && Number(row.seq) < s.toSeq);
+        if (!spans.has(row.session_id))
+          spans.set(row.session_id, await compactionSpans(db, ctx.agentId, row.session_id));
+        const covering = spans
+          .get(row.session_id)!
+          .find((s) => Number(row.seq) >= s.fromSeq && Number(row.seq) < s.toSeq);
         const where = covering ? ` · summarized by compaction ${covering.id}` : '';
-        lines.push(`- entry ${row.id} · session ${row.session_id} · ${stamp(row)} · ${row.role ?? row.type}${where}\n  ${snippetAround(textOf(row), words)}`);
+        lines.push(
+          `- entry ${row.id} · session ${row.session_id} · ${stamp(row)} · ${row.role ?? row.type}${where}\n  ${snippetAround(textOf(row), words)}`,
+        );
         const beside = answerBeside(hit);
-        if (beside) lines.push(`  ${beside.label} (entry ${beside.row.id} · ${stamp(beside.row)} · ${beside.row.role ?? beside.row.type}): ${snippetAround(textOf(beside.row), words)}`);
+        if (beside)
+          lines.push(
+            `  ${beside.label} (entry ${beside.row.id} · ${stamp(beside.row)} · ${beside.row.role ?? beside.row.type}): ${snippetAround(textOf(beside.row), words)}`,
+          );
       }
       return `${hits.length} matching entries, best first (history_expand with an entryId shows the entries around one):\n${lines.join('\n')}`;
     },
@@ -85,7 +108,11 @@ function historySearchTool(db: Kysely<Database>): ToolDefinition<typeof historyS
  * Where the current turn began: its user message in the session's current id. The turn's own
  * entries are left out of a search, since the model has them already.
  */
-async function currentTurnStart(db: Kysely<Database>, agentId: string, sessions: readonly KeySessionId[]): Promise<{ sessionId: string; seq: number } | undefined> {
+async function currentTurnStart(
+  db: Kysely<Database>,
+  agentId: string,
+  sessions: readonly KeySessionId[],
+): Promise<{ sessionId: string; seq: number } | undefined> {
   const current = sessions.find((s) => s.current);
   if (!current) return undefined;
   const row = await db
@@ -130,8 +157,16 @@ function historyExpandTool(db: Kysely<Database>): ToolDefinition<typeof historyE
       const rows = await messagesInRange(db, { agentId: ctx.agentId, ...range, limit: PAGE_ROWS });
       if (rows.length === 0) return 'No entries in that range.';
       const { texts, taken } = fillPage(rows.map(renderEntry), PAGE_TOKENS);
-      const next = taken < rows.length ? Number(rows[taken]!.seq) : rows.length === PAGE_ROWS ? Number(rows[rows.length - 1]!.seq) + 1 : undefined;
-      const more = next !== undefined && next < range.toSeq ? `\n\n[more: history_expand with cursor ${encodeCursor({ ...range, fromSeq: next })}]` : '\n\n[end of range]';
+      const next =
+        taken < rows.length
+          ? Number(rows[taken]!.seq)
+          : rows.length === PAGE_ROWS
+            ? Number(rows[rows.length - 1]!.seq) + 1
+            : undefined;
+      const more =
+        next !== undefined && next < range.toSeq
+          ? `\n\n[more: history_expand with cursor ${encodeCursor({ ...range, fromSeq: next })}]`
+          : '\n\n[end of range]';
       return `${texts.join('\n\n')}${more}`;
     },
   };
@@ -151,7 +186,8 @@ async function resolveRange(
 ): Promise<ExpandCursor | string> {
   if (input.cursor !== undefined) {
     const cursor = decodeCursor(input.cursor);
-    if (!cursor || !sessionIds.includes(cursor.sessionId)) return 'cursor: not a cursor of this session; pass the cursor text a previous history_expand page returned';
+    if (!cursor || !sessionIds.includes(cursor.sessionId))
+      return 'cursor: not a cursor of this session; pass the cursor text a previous history_expand page returned';
     return cursor;
   }
   const id = (input.compactionId ?? input.entryId)!;
@@ -164,7 +200,13 @@ async function resolveRange(
       continue;
     }
     const seq = Number(row.seq);
-    const around = await rangeAround(db, { agentId, sessionId, seq, before: input.before ?? DEFAULT_AROUND, after: input.after ?? DEFAULT_AROUND });
+    const around = await rangeAround(db, {
+      agentId,
+      sessionId,
+      seq,
+      before: input.before ?? DEFAULT_AROUND,
+      after: input.after ?? DEFAULT_AROUND,
+    });
     return { sessionId, ...around };
   }
   return input.compactionId !== undefined
@@ -176,7 +218,11 @@ async function resolveRange(
 function renderEntry(row: EntryRow): string {
   const entry = row.payload;
   const body =
-    entry.type === 'message' ? serializeForSummary([entry.message]) : entry.type === 'custom_message' ? `[Note]: ${entrySearchText(entry)}` : '';
+    entry.type === 'message'
+      ? serializeForSummary([entry.message])
+      : entry.type === 'custom_message'
+        ? `[Note]: ${entrySearchText(entry)}`
+        : '';
   return `(entry ${row.id} · ${stamp(row)})\n${body}`;
 }
 

@@ -50,8 +50,13 @@ export function memorySearchTool(deps: ActivityDeps): ToolDefinition<typeof memo
 
 /** Lines of MEMORY.md and memory/*.md containing every term; a daily log's lines carry its date. */
 async function searchWorkspaceMemory(dir: string, terms: readonly string[]): Promise<FoundNote[]> {
-  const daily = (await readdir(join(dir, 'memory')).catch(() => [] as string[])).filter((f) => /^\d{4}-\d{2}-\d{2}\.md$/.test(f));
-  const files = [...daily.map((f) => ({ path: join(dir, 'memory', f), day: f.slice(0, 10) })), { path: join(dir, 'MEMORY.md'), day: 'MEMORY.md' }];
+  const daily = (await readdir(join(dir, 'memory')).catch(() => [] as string[])).filter((f) =>
+    /^\d{4}-\d{2}-\d{2}\.md$/.test(f),
+  );
+  const files = [
+    ...daily.map((f) => ({ path: join(dir, 'memory', f), day: f.slice(0, 10) })),
+    { path: join(dir, 'MEMORY.md'), day: 'MEMORY.md' },
+  ];
   const found: FoundNote[] = [];
   for (const file of files) {
     const text = await readFile(file.path, 'utf8').catch(() => '');

@@ -8,8 +8,17 @@ export function contextRepairs(context: PreparedContext): Record<string, number>
   return {
     dropped_tool_calls: p.toolCallInputs.droppedToolCalls,
     synthetic_tool_results: p.pairing.added + p.pairingAfterLimit.added,
-    dropped_tool_results: p.pairing.droppedDuplicateCount + p.pairing.droppedOrphanCount + p.pairingAfterLimit.droppedDuplicateCount + p.pairingAfterLimit.droppedOrphanCount,
-    invalid_turn_fixes: p.turns ? p.turns.strippedPartialToolCalls + p.turns.droppedPartialToolResults + p.turns.droppedEmptyMessages + p.turns.droppedLeadingMessages : 0,
+    dropped_tool_results:
+      p.pairing.droppedDuplicateCount +
+      p.pairing.droppedOrphanCount +
+      p.pairingAfterLimit.droppedDuplicateCount +
+      p.pairingAfterLimit.droppedOrphanCount,
+    invalid_turn_fixes: p.turns
+      ? p.turns.strippedPartialToolCalls +
+        p.turns.droppedPartialToolResults +
+        p.turns.droppedEmptyMessages +
+        p.turns.droppedLeadingMessages
+      : 0,
     history_limit_dropped: p.historyLimit.droppedMessageCount,
     stripped_details: p.strippedDetails,
     truncated_tool_results: context.truncated.length,
@@ -25,7 +34,11 @@ export function redactionCounts(redactions: readonly Redaction[]): Record<string
  * One `redacted` line when secrets were replaced in something stored outside a model call's reply
  * (the user's message, a tool result, a summary, memory notes, a subagent's task or result).
  */
-export function logRedactions(what: string, redactions: readonly Redaction[], facts: Record<string, unknown> = {}): void {
+export function logRedactions(
+  what: string,
+  redactions: readonly Redaction[],
+  facts: Record<string, unknown> = {},
+): void {
   if (redactions.length === 0) return;
   log.info('redacted', { event: 'redacted', what, ...facts, redacted: redactionCounts(redactions) });
 }

@@ -125,10 +125,18 @@ export function createModelCall(workerDeps: ActivityDeps, windows: ActiveWindowC
    * the reply was stored returns the stored reply without calling the model again. `held`: the reply
    * an earlier attempt received and could not store; it is stored now, and the model is not called again.
    */
-  async function modelCall(input: CallModelInput, turn: TurnContext, held: ModelResponse | undefined): Promise<ModelCallOutcome> {
+  async function modelCall(
+    input: CallModelInput,
+    turn: TurnContext,
+    held: ModelResponse | undefined,
+  ): Promise<ModelCallOutcome> {
     const stored = turn.replyAbsent ? undefined : await storedOutcome(input, turn);
     if (stored) return stored;
-    const call = await prepareModelCall(turn.deps, { ...input, model: turn.model, session: turn.session, window: turn.window }, windows);
+    const call = await prepareModelCall(
+      turn.deps,
+      { ...input, model: turn.model, session: turn.session, window: turn.window },
+      windows,
+    );
     if (!held && input.precheck && overBudget(turn, call)) return overBudgetResult(call);
     const calledAt = performance.now();
     const reply = held ?? (await requestReply(input, turn, call, calledAt));
@@ -151,8 +159,17 @@ export function createModelCall(workerDeps: ActivityDeps, windows: ActiveWindowC
       const landed = await landedEarlier(input, turn, call, saved, window);
       if (landed) return landed;
     }
-    const result = { ...describeReply(replyEntry(input, saved.message), call.contextTokens + saved.replyTokens), split: call.split, contextWindow: window };
-    return saved.finishedRow ? { ...result, finished: decideAfterFinish(turn, saved.finishedRow, call.contextTokens + saved.replyTokens, window) } : result;
+    const result = {
+      ...describeReply(replyEntry(input, saved.message), call.contextTokens + saved.replyTokens),
+      split: call.split,
+      contextWindow: window,
+    };
+    return saved.finishedRow
+      ? {
+          ...result,
+          finished: decideAfterFinish(turn, saved.finishedRow, call.contextTokens + saved.replyTokens, window),
+        }
+      : result;
   }
 
   /** A retry after this call's reply (or the provider's compaction) was stored: answered as stored. */
@@ -161,7 +178,10 @@ export function createModelCall(workerDeps: ActivityDeps, windows: ActiveWindowC
     if (!stored) return undefined;
     replyHold.release(input.assistantEntryId);
     if (stored.type === 'compaction') {
-      return { kind: 'compacted', compaction: await finishRecordedProviderCompaction(turn.deps, input, stored.payload) };
+      return {
+        kind: 'compacted',
+        compaction: await finishRecordedProviderCompaction(turn.deps, input, stored.payload),
+      };
     }
     // The attempt that stored a final reply also counted the turn.
     const reply = describeReply(decodeEntryRowOf('message', stored).payload, stored.token_estimate ?? 0);
@@ -172,15 +192,28 @@ export function createModelCall(workerDeps: ActivityDeps, windows: ActiveWindowC
   function overBudget(turn: TurnContext, call: PreparedCall): boolean {
     const { context } = call;
     if (context.estimatedTokens <= context.budget) return false;
-    const hold = compactionHoldLimit(compactionHoldInput(turn.session, turn.deps.config, context.window), reserveForWindow(context.window, turn.deps.config));
+    const hold = compactionHoldLimit(
+      compactionHoldInput(turn.session, turn.deps.config, context.window),
+      reserveForWindow(context.window, turn.deps.config),
+    );
     return hold === undefined || call.contextTokens >= hold;
   }
 
   /** The model call itself, streaming the reply to the client; the reply is held until stored. */
-  async function requestReply(input: CallModelInput, turn: TurnContext, call: PreparedCall, calledAt: number): Promise<ModelResponse> {
+  async function requestReply(
+    input: CallModelInput,
+    turn: TurnContext,
+    call: PreparedCall,
+    calledAt: number,
+  ): Promise<ModelResponse> {
     const { deps, model } = turn;
     const heartbeat = startHeartbeat();
-    const stream = openReplyStream(db, { ...input, call: input.assistantEntryId, attempt: Context.current().info.attempt, warn: (m, f) => log.warn(m, f) });
+    const stream = openReplyStream(db, {
+      ...input,
+      call: input.assistantEntryId,
+      attempt: Context.current().info.attempt,
+      warn: (m, f) => log.warn(m, f),
+    });
     let reply;
     try {
       reply = await deps.model.complete(
@@ -194,14 +227,21 @@ export function createModelCall(workerDeps: ActivityDeps, windows: ActiveWindowC
           ...(call.context.contextManagement ? { contextManagement: call.context.contextManagement } : {}),
           ...(call.context.providerCompaction ? { providerCompaction: call.context.providerCompaction } : {}),
         },
-        { signal: Context.current().cancellationSignal, onEvent: () => heartbeat.beat(), ...(stream ? { onText: stream.push } : {}) },
+        {
+          signal: Context.current().cancellationSignal,
+          onEvent: () => heartbeat.beat(),
+          ...(stream ? { onText: stream.push } : {}),
+        },
       );
     } catch (err) {
       stream?.stop();
       turn.metrics?.modelCall(input.agentId, (performance.now() - calledAt) / 1000, 'error');
       // The provider's real limit is lower than Keel's window: remember it, so the compaction that
       // answers this overflow (and every later call) plans within it.
-      await learnFromOverflow(deps, model, err, call.contextTokens, { agentId: input.agentId, sessionKey: input.sessionKey }).catch(() => undefined);
+      await learnFromOverflow(deps, model, err, call.contextTokens, {
+        agentId: input.agentId,
+        sessionKey: input.sessionKey,
+      }).catch(() => undefined);
       throw toActivityFailure(err);
     } finally {
       heartbeat.stop();
@@ -213,10 +253,33 @@ export function createModelCall(workerDeps: ActivityDeps, windows: ActiveWindowC
   }
 
   /** The reply is the provider's compaction block alone (its usage is the compaction's, reported apart): recorded as a compaction. */
-  async function providerCompacted(input: CallModelInput, turn: TurnContext, call: PreparedCall, reply: ModelResponse, modelMs: number): Promise<ModelCallOutcome> {
+  async function providerCompacted(
+    input: CallModelInput,
+    turn: TurnContext,
+    call: PreparedCall,
+    reply: ModelResponse,
+    modelMs: number,
+  ): Promise<ModelCallOutcome> {
     turn.metrics?.modelCall(input.agentId, modelMs / 1000, 'ok');
-    log.info('model_call', { event: 'model_call', model: turn.model, modelMs, contextTokens: call.contextTokens, budget: call.context.budget, stopReason: reply.stopReason, contextEdits: reply.appliedEdits ?? [], compactionUsage: reply.compactionUsage });
-    const compaction = await recordProviderCompaction(turn.deps, { ...input, tokensBefore: call.contextTokens, ...(reply.compactionUsage ? { usage: reply.compactionUsage } : {}) }, reply.compaction!);
+    log.info('model_call', {
+      event: 'model_call',
+      model: turn.model,
+      modelMs,
+      contextTokens: call.contextTokens,
+      budget: call.context.budget,
+      stopReason: reply.stopReason,
+      contextEdits: reply.appliedEdits ?? [],
+      compactionUsage: reply.compactionUsage,
+    });
+    const compaction = await recordProviderCompaction(
+      turn.deps,
+      {
+        ...input,
+        tokensBefore: call.contextTokens,
+        ...(reply.compactionUsage ? { usage: reply.compactionUsage } : {}),
+      },
+      reply.compaction!,
+    );
     replyHold.release(input.assistantEntryId);
     // The provider's compaction failed: Keel's own compaction (and its extractive fallback) takes over.
     if (!compaction) return overBudgetResult(call);
@@ -227,12 +290,31 @@ export function createModelCall(workerDeps: ActivityDeps, windows: ActiveWindowC
    * A session whose estimate once fell short measures it again on every large prompt (rarely a write);
    * a raised scale is the window the turn's after-turn decisions and status use.
    */
-  async function raisedWindow(input: CallModelInput, turn: TurnContext, call: PreparedCall, reply: ModelResponse): Promise<number | undefined> {
+  async function raisedWindow(
+    input: CallModelInput,
+    turn: TurnContext,
+    call: PreparedCall,
+    reply: ModelResponse,
+  ): Promise<number | undefined> {
     const estimateScale = estimateScaleFor(turn.session, turn.model);
     if (estimateScale === undefined) return undefined;
-    const session = { model: turn.model, agentId: input.agentId, sessionKey: input.sessionKey, sessionId: input.sessionId, estimateScale };
-    return learnFromUsage(turn.deps, session, { estimatedPromptTokens: call.contextTokens, budget: call.context.budget, reply }).catch(
-      (err: unknown) => void log.warn('could not record the estimate scale a reply measured', { sessionKey: input.sessionKey, error: String(err) }),
+    const session = {
+      model: turn.model,
+      agentId: input.agentId,
+      sessionKey: input.sessionKey,
+      sessionId: input.sessionId,
+      estimateScale,
+    };
+    return learnFromUsage(turn.deps, session, {
+      estimatedPromptTokens: call.contextTokens,
+      budget: call.context.budget,
+      reply,
+    }).catch(
+      (err: unknown) =>
+        void log.warn('could not record the estimate scale a reply measured', {
+          sessionKey: input.sessionKey,
+          error: String(err),
+        }),
     );
   }
 
@@ -240,27 +322,70 @@ export function createModelCall(workerDeps: ActivityDeps, windows: ActiveWindowC
    * Stored redacted; the tool calls' raw arguments wait in pending_tool_args for runTool. A final
    * reply is stored with the turn's usage, in one statement.
    */
-  async function storeReply(input: CallModelInput, turn: TurnContext, call: PreparedCall, reply: ModelResponse): Promise<StoredReply> {
+  async function storeReply(
+    input: CallModelInput,
+    turn: TurnContext,
+    call: PreparedCall,
+    reply: ModelResponse,
+  ): Promise<StoredReply> {
     const message: AssistantMessage = {
       role: 'assistant',
       content: reply.content,
       stopReason: reply.stopReason,
       model: reply.model,
-      usage: { input: reply.usage.input, output: reply.usage.output, cacheRead: reply.usage.cacheRead ?? 0, cacheWrite: reply.usage.cacheWrite ?? 0 },
+      usage: {
+        input: reply.usage.input,
+        output: reply.usage.output,
+        cacheRead: reply.usage.cacheRead ?? 0,
+        cacheWrite: reply.usage.cacheWrite ?? 0,
+      },
       timestamp: Date.parse(input.now),
     };
     const item = { entry: replyEntry(input, message), tokenEstimate: turn.deps.estimate(message) };
     const final = !message.content.some((b) => isToolCallBlock(b));
-    if (!final) return { message, final, replyTokens: item.tokenEstimate, ...(await appendReplyKeepingToolArgs(db, input.agentId, input.sessionId, item)) };
+    if (!final)
+      return {
+        message,
+        final,
+        replyTokens: item.tokenEstimate,
+        ...(await appendReplyKeepingToolArgs(db, input.agentId, input.sessionId, item)),
+      };
     const usage = addUsage(input.finish.usageBefore, usageOfReply(message.usage));
     const contextTokens = call.contextTokens + item.tokenEstimate;
-    const finishing = { agentId: input.agentId, sessionKey: input.sessionKey, usage, contextTokens, now: new Date(input.now), touch: input.finish.touch };
-    const { inserted, redactions, session } = await appendFinalReplyRecordingUsage(db, input.sessionId, item, finishing);
-    return { message, final, replyTokens: item.tokenEstimate, inserted, redactions, ...(session ? { finishedRow: session } : {}) };
+    const finishing = {
+      agentId: input.agentId,
+      sessionKey: input.sessionKey,
+      usage,
+      contextTokens,
+      now: new Date(input.now),
+      touch: input.finish.touch,
+    };
+    const { inserted, redactions, session } = await appendFinalReplyRecordingUsage(
+      db,
+      input.sessionId,
+      item,
+      finishing,
+    );
+    return {
+      message,
+      final,
+      replyTokens: item.tokenEstimate,
+      inserted,
+      redactions,
+      ...(session ? { finishedRow: session } : {}),
+    };
   }
 
   /** Metrics and the `model_call` line: what shaped this call, why it was slow, what the pipeline repaired, truncated and redacted. */
-  function report(input: CallModelInput, turn: TurnContext, call: PreparedCall, reply: ModelResponse, saved: StoredReply, modelMs: number, held: boolean): void {
+  function report(
+    input: CallModelInput,
+    turn: TurnContext,
+    call: PreparedCall,
+    reply: ModelResponse,
+    saved: StoredReply,
+    modelMs: number,
+    held: boolean,
+  ): void {
     const { context } = call;
     const repairs = contextRepairs(context);
     const usage = usageOfReply(reply.usage);
@@ -271,14 +396,23 @@ export function createModelCall(workerDeps: ActivityDeps, windows: ActiveWindowC
       event: 'model_call',
       model: turn.model,
       modelMs,
-      tokens: { input: usage.inputTokens, output: usage.outputTokens, cache_read: usage.cacheReadTokens, cache_write: usage.cacheWriteTokens },
+      tokens: {
+        input: usage.inputTokens,
+        output: usage.outputTokens,
+        cache_read: usage.cacheReadTokens,
+        cache_write: usage.cacheWriteTokens,
+      },
       contextTokens: call.contextTokens,
       budget: context.budget,
       window: context.windowLoad,
       pipeline: context.pipelineRun,
       stopReason: reply.stopReason,
       repairs: Object.fromEntries(Object.entries(repairs).filter(([, n]) => n > 0)),
-      truncated: context.truncated.map((t) => ({ toolCallId: t.toolCallId, originalChars: t.originalChars, keptChars: t.keptChars })),
+      truncated: context.truncated.map((t) => ({
+        toolCallId: t.toolCallId,
+        originalChars: t.originalChars,
+        keptChars: t.keptChars,
+      })),
       redacted: redactionCounts(saved.redactions),
       ...(reply.appliedEdits ? { contextEdits: reply.appliedEdits } : {}),
       // An earlier attempt received this reply and could not store it: the model was not called again.
@@ -287,10 +421,20 @@ export function createModelCall(workerDeps: ActivityDeps, windows: ActiveWindowC
   }
 
   /** A dead attempt's append landed first: the stored reply is the one the transcript holds (and that attempt counted the turn). */
-  async function landedEarlier(input: CallModelInput, turn: TurnContext, call: PreparedCall, saved: StoredReply, window: number): Promise<CallModelResult | undefined> {
+  async function landedEarlier(
+    input: CallModelInput,
+    turn: TurnContext,
+    call: PreparedCall,
+    saved: StoredReply,
+    window: number,
+  ): Promise<CallModelResult | undefined> {
     const winner = await getEntry(db, input.agentId, input.sessionId, input.assistantEntryId);
     if (!winner) return undefined;
-    const landed = { ...describeReply(decodeEntryRowOf('message', winner).payload, call.contextTokens + (winner.token_estimate ?? 0)), split: call.split, contextWindow: window };
+    const landed = {
+      ...describeReply(decodeEntryRowOf('message', winner).payload, call.contextTokens + (winner.token_estimate ?? 0)),
+      split: call.split,
+      contextWindow: window,
+    };
     if (!saved.final) return landed;
     // That attempt counted the turn: the decisions from the row as it is now.
     const session = await getSession(db, input.agentId, input.sessionKey);
@@ -323,6 +467,16 @@ function describeReply(entry: MessageEntry, contextTokens: number): CallModelRes
       .map((b) => b.text)
       .join(''),
   );
-  const toolCalls = message.content.filter((b) => isToolCallBlock(b)).map((b) => ({ id: (b as ToolCallBlock).id, name: (b as ToolCallBlock).name }));
-  return { kind: 'reply', entryId: entry.id, text, toolCalls, stopReason: message.stopReason ?? 'stop', usage: usageOfReply(message.usage), contextTokens };
+  const toolCalls = message.content
+    .filter((b) => isToolCallBlock(b))
+    .map((b) => ({ id: (b as ToolCallBlock).id, name: (b as ToolCallBlock).name }));
+  return {
+    kind: 'reply',
+    entryId: entry.id,
+    text,
+    toolCalls,
+    stopReason: message.stopReason ?? 'stop',
+    usage: usageOfReply(message.usage),
+    contextTokens,
+  };
 }

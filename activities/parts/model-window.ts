@@ -1,6 +1,12 @@
 import { log } from '@temporalio/activity';
 import type { ActivityDeps } from './deps';
-import { getLearnedWindow, getWindowReadings, learnWindow, lowerSessionEstimateScale, raiseSessionEstimateScale } from '../../src/store/model-limits-repo';
+import {
+  getLearnedWindow,
+  getWindowReadings,
+  learnWindow,
+  lowerSessionEstimateScale,
+  raiseSessionEstimateScale,
+} from '../../src/store/model-limits-repo';
 import { classifyModelError, ContextOverflowError } from '../../src/model/errors';
 import { scaleAfterReading, windowFromOverflow, windowInForceOf } from '../../src/context/learned-window';
 import type { ModelResponse } from '../../src/model/model-client';
@@ -23,7 +29,12 @@ export async function effectiveWindow(deps: ActivityDeps, model: string, session
 }
 
 /** The window in force for `model` given what was learned for it (undefined: nothing) and the session's estimate scale. */
-export function windowInForce(deps: ActivityDeps, model: string, learned: number | undefined, estimateScale?: number | null): number {
+export function windowInForce(
+  deps: ActivityDeps,
+  model: string,
+  learned: number | undefined,
+  estimateScale?: number | null,
+): number {
   return windowInForceOf(configuredWindow(deps.config, model).tokens, learned, estimateScale);
 }
 
@@ -84,17 +95,32 @@ export async function learnFromOverflow(
 export async function learnFromUsage(
   deps: ActivityDeps,
   session: WindowSession & { readonly model: string; readonly sessionId: string; readonly estimateScale: number },
-  call: { readonly estimatedPromptTokens: number; readonly budget: number; readonly reply: Pick<ModelResponse, 'usage' | 'appliedEdits'> },
+  call: {
+    readonly estimatedPromptTokens: number;
+    readonly budget: number;
+    readonly reply: Pick<ModelResponse, 'usage' | 'appliedEdits'>;
+  },
 ): Promise<number | undefined> {
   if (call.reply.appliedEdits?.length) return undefined;
   const { usage } = call.reply;
   const providerPromptTokens = usage.input + (usage.cacheRead ?? 0) + (usage.cacheWrite ?? 0);
-  const scale = scaleAfterReading({ estimatedPromptTokens: call.estimatedPromptTokens, providerPromptTokens, budget: call.budget, scale: session.estimateScale });
+  const scale = scaleAfterReading({
+    estimatedPromptTokens: call.estimatedPromptTokens,
+    providerPromptTokens,
+    budget: call.budget,
+    scale: session.estimateScale,
+  });
   if (scale === undefined) return undefined;
-  const raised = await raiseSessionEstimateScale(deps.db, { agentId: session.agentId, sessionKey: session.sessionKey, sessionId: session.sessionId, model: session.model, scale });
+  const raised = await raiseSessionEstimateScale(deps.db, {
+    agentId: session.agentId,
+    sessionKey: session.sessionKey,
+    sessionId: session.sessionId,
+    model: session.model,
+    scale,
+  });
   if (!raised) return undefined;
   const window = windowInForce(deps, session.model, await getLearnedWindow(deps.db, session.model), scale);
-  log.info('the session\'s content counts lighter than its estimate scale assumed; raised the scale', {
+  log.info("the session's content counts lighter than its estimate scale assumed; raised the scale", {
     sessionKey: session.sessionKey,
     estimatedPromptTokens: call.estimatedPromptTokens,
     providerPromptTokens,

@@ -75,7 +75,11 @@ export async function prepareContext(
     const entry = row.entry;
     if (entry.type !== 'message') continue;
     seeded++;
-    const tokens = tokenCache.getOrCompute(undefined, entry.message, () => row.tokenEstimate ?? deps.estimate(entry.message));
+    const tokens = tokenCache.getOrCompute(
+      undefined,
+      entry.message,
+      () => row.tokenEstimate ?? deps.estimate(entry.message),
+    );
     if (row.tokenEstimate === null) {
       missing.push({ id: row.id, tokens });
       row.tokenEstimate = tokens; // the worker's copy of the window counts it once, like the database
@@ -86,14 +90,25 @@ export async function prepareContext(
   // No allow list: a call to an unknown tool was answered with an error result, which the model should see.
   const historyLimit = resolveHistoryLimit(sessionKey, deps.config.historyLimits);
   // The window's own pipeline: on a cached window, only what was appended since its last clean run goes through it.
-  const { messages, report, ran: pipelineRun } = active.pipeline.run(raw, { provider: 'anthropic', ...(historyLimit ? { historyLimit } : {}) });
+  const {
+    messages,
+    report,
+    ran: pipelineRun,
+  } = active.pipeline.run(raw, { provider: 'anthropic', ...(historyLimit ? { historyLimit } : {}) });
   const { window } = opts;
   const budget = Math.max(0, window - reserveForWindow(window, deps.config) - (opts.overheadTokens ?? 0));
   const maxToolChars = Math.floor(budget * DEFAULTS.toolResultMaxBudgetShare * DEFAULTS.charsPerToken);
   const { messages: fitted, truncated } = truncateOversizedToolResults(messages, maxToolChars);
   const engine = engineOf(deps);
   const assembled = await engine.assemble({ sessionId, sessionKey, messages: fitted, tokenBudget: budget, tokenCache });
-  const native = nativeContext(deps, agentId, engine, assembled.contextManagement, active.compaction, assembled.messages);
+  const native = nativeContext(
+    deps,
+    agentId,
+    engine,
+    assembled.contextManagement,
+    active.compaction,
+    assembled.messages,
+  );
   return {
     messages: assembled.messages,
     systemPromptAddition: [assembled.systemPromptAddition, native.recallNote].filter(Boolean).join('\n\n') || undefined,
@@ -115,7 +130,9 @@ export async function prepareContext(
 /** The window as it was before `entryId` was appended (the whole window when it holds no such entry). */
 function windowBefore(window: ActiveWindow, entryId: string): ActiveWindow {
   const index = window.entries.findIndex((e) => e.id === entryId);
-  return index < 0 ? window : { ...window, entries: window.entries.slice(0, index), pipeline: new IncrementalPipeline() };
+  return index < 0
+    ? window
+    : { ...window, entries: window.entries.slice(0, index), pipeline: new IncrementalPipeline() };
 }
 
 /** Agents already told (per worker process) that their provider has no context management. */
@@ -139,7 +156,10 @@ function nativeContext(
   if (!deps.model.supportsContextManagement) {
     if (!toldNoContextManagement.has(agentId)) {
       toldNoContextManagement.add(agentId);
-      log.warn(`context engine ${engine.id}: the model provider has no server-side context management; Keel's own compaction runs instead`, { agentId, provider: deps.config.modelProvider });
+      log.warn(
+        `context engine ${engine.id}: the model provider has no server-side context management; Keel's own compaction runs instead`,
+        { agentId, provider: deps.config.modelProvider },
+      );
     }
     return {};
   }

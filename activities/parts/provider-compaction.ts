@@ -13,7 +13,13 @@ import type { ModelUsage, ProviderCompaction } from '../../src/model/model-clien
 import type { CompactionEntry } from '../../src/context/types';
 import { summaryMessage } from '../../src/context/active-context';
 import { providerCompactionDetails } from '../../src/context/provider-compaction';
-import { createCompactionRow, getCompaction, markFailed, markSucceeded, writeCompactionRecord } from '../../src/store/compactions-repo';
+import {
+  createCompactionRow,
+  getCompaction,
+  markFailed,
+  markSucceeded,
+  writeCompactionRecord,
+} from '../../src/store/compactions-repo';
 import { redactSecrets } from '../../src/security/redact';
 import { addSessionUsage } from '../../src/store/sessions-repo';
 import { usageOfReply } from '../../src/turn/token-usage';
@@ -40,7 +46,11 @@ export interface ProviderCompactionInput {
  * provider's compaction failed) is recorded as a failed row; undefined tells the turn to compact
  * the Keel way instead.
  */
-export async function recordProviderCompaction(deps: ActivityDeps, input: ProviderCompactionInput, block: ProviderCompaction): Promise<CompactionWorkflowResult | undefined> {
+export async function recordProviderCompaction(
+  deps: ActivityDeps,
+  input: ProviderCompactionInput,
+  block: ProviderCompaction,
+): Promise<CompactionWorkflowResult | undefined> {
   const { db } = deps;
   const id = input.assistantEntryId;
   const now = new Date(input.now);
@@ -57,16 +67,35 @@ export async function recordProviderCompaction(deps: ActivityDeps, input: Provid
     countAttempt: info.attempt === 1,
     memoryFlush: 'skipped: the provider compacted mid-call',
   });
-  const ref = { agentId: input.agentId, sessionKey: input.sessionKey, sessionId: input.sessionId, compactionId: id, trigger: NATIVE_COMPACTION_TRIGGER };
+  const ref = {
+    agentId: input.agentId,
+    sessionKey: input.sessionKey,
+    sessionId: input.sessionId,
+    compactionId: id,
+    trigger: NATIVE_COMPACTION_TRIGGER,
+  };
   if (info.attempt === 1) logHookErrors(id, await deps.compactionHooks?.emit('before_compaction', ref));
   const summary = block.summary?.trim() ? block.summary : undefined;
   const usage = input.usage ? usageOfReply(input.usage) : undefined;
   if (!summary) {
-    if (await markFailed(db, input.agentId, id, 'the provider returned a compaction block without a summary; Keel compacts instead', now)) {
+    if (
+      await markFailed(
+        db,
+        input.agentId,
+        id,
+        'the provider returned a compaction block without a summary; Keel compacts instead',
+        now,
+      )
+    ) {
       // A failed compaction is billed too.
       if (usage) await addSessionUsage(db, input, usage, now);
       deps.metrics?.compaction(NATIVE_COMPACTION_TRIGGER, 'failed');
-      log.warn('compaction', { event: 'compaction', compactionId: id, trigger: NATIVE_COMPACTION_TRIGGER, outcome: 'failed' });
+      log.warn('compaction', {
+        event: 'compaction',
+        compactionId: id,
+        trigger: NATIVE_COMPACTION_TRIGGER,
+        outcome: 'failed',
+      });
     }
     return undefined;
   }
@@ -90,28 +119,75 @@ export async function recordProviderCompaction(deps: ActivityDeps, input: Provid
 }
 
 /** A retried call whose compaction entry is already written: the row finished, as the first attempt would have. */
-export async function finishRecordedProviderCompaction(deps: ActivityDeps, input: Omit<ProviderCompactionInput, 'tokensBefore'>, entry: CompactionEntry): Promise<CompactionWorkflowResult> {
+export async function finishRecordedProviderCompaction(
+  deps: ActivityDeps,
+  input: Omit<ProviderCompactionInput, 'tokensBefore'>,
+  entry: CompactionEntry,
+): Promise<CompactionWorkflowResult> {
   const row = await getCompaction(deps.db, input.agentId, input.assistantEntryId);
-  if (row?.status === 'succeeded') return outcome(input.assistantEntryId, { tokensBefore: row.tokens_before ?? entry.tokensBefore, tokensAfter: row.tokens_after ?? 0 });
-  return finish(deps, input, { tokensBefore: entry.tokensBefore, tokensAfter: summaryTokens(deps, entry.id, entry.summary, input.now) });
+  if (row?.status === 'succeeded')
+    return outcome(input.assistantEntryId, {
+      tokensBefore: row.tokens_before ?? entry.tokensBefore,
+      tokensAfter: row.tokens_after ?? 0,
+    });
+  return finish(deps, input, {
+    tokensBefore: entry.tokensBefore,
+    tokensAfter: summaryTokens(deps, entry.id, entry.summary, input.now),
+  });
 }
 
-async function finish(deps: ActivityDeps, input: Omit<ProviderCompactionInput, 'tokensBefore'>, tokens: { tokensBefore: number; tokensAfter: number }): Promise<CompactionWorkflowResult> {
+async function finish(
+  deps: ActivityDeps,
+  input: Omit<ProviderCompactionInput, 'tokensBefore'>,
+  tokens: { tokensBefore: number; tokensAfter: number },
+): Promise<CompactionWorkflowResult> {
   const id = input.assistantEntryId;
   const result = outcome(id, tokens);
-  const moved = await markSucceeded(deps.db, { agentId: input.agentId, id, status: 'succeeded', degraded: false, ...tokens, firstKeptEntryId: id, entryId: id, now: new Date(input.now) });
+  const moved = await markSucceeded(deps.db, {
+    agentId: input.agentId,
+    id,
+    status: 'succeeded',
+    degraded: false,
+    ...tokens,
+    firstKeptEntryId: id,
+    entryId: id,
+    now: new Date(input.now),
+  });
   if (moved) {
     deps.metrics?.compaction(NATIVE_COMPACTION_TRIGGER, 'succeeded');
-    log.info('compaction', { event: 'compaction', compactionId: id, trigger: NATIVE_COMPACTION_TRIGGER, outcome: 'succeeded', ...tokens });
-    const event = { agentId: input.agentId, sessionKey: input.sessionKey, sessionId: input.sessionId, compactionId: id, trigger: NATIVE_COMPACTION_TRIGGER };
-    logHookErrors(id, await deps.compactionHooks?.emit('after_compaction', { ...event, status: 'succeeded', degraded: false, ...tokens, firstKeptEntryId: id, entryId: id }));
+    log.info('compaction', {
+      event: 'compaction',
+      compactionId: id,
+      trigger: NATIVE_COMPACTION_TRIGGER,
+      outcome: 'succeeded',
+      ...tokens,
+    });
+    const event = {
+      agentId: input.agentId,
+      sessionKey: input.sessionKey,
+      sessionId: input.sessionId,
+      compactionId: id,
+      trigger: NATIVE_COMPACTION_TRIGGER,
+    };
+    logHookErrors(
+      id,
+      await deps.compactionHooks?.emit('after_compaction', {
+        ...event,
+        status: 'succeeded',
+        degraded: false,
+        ...tokens,
+        firstKeptEntryId: id,
+        entryId: id,
+      }),
+    );
   }
   return result;
 }
 
 /** A throwing hook never fails the call; it is logged, as for Keel's own compactions. */
 function logHookErrors(compactionId: string, errors: CompactionHookError[] | undefined): void {
-  for (const e of errors ?? []) log.warn('compaction hook failed', { hook: e.hook, compactionId, error: String(e.error) });
+  for (const e of errors ?? [])
+    log.warn('compaction hook failed', { hook: e.hook, compactionId, error: String(e.error) });
 }
 
 function outcome(id: string, tokens: { tokensBefore: number; tokensAfter: number }): CompactionWorkflowResult {
@@ -119,5 +195,15 @@ function outcome(id: string, tokens: { tokensBefore: number; tokensAfter: number
 }
 
 function summaryTokens(deps: ActivityDeps, id: string, summary: string, now: string): number {
-  return deps.estimate(summaryMessage({ type: 'compaction', id, parentId: null, timestamp: now, summary, firstKeptEntryId: id, tokensBefore: 0 }));
+  return deps.estimate(
+    summaryMessage({
+      type: 'compaction',
+      id,
+      parentId: null,
+      timestamp: now,
+      summary,
+      firstKeptEntryId: id,
+      tokensBefore: 0,
+    }),
+  );
 }

@@ -24,7 +24,10 @@ export interface ToolCallRun {
   readonly timedOut: boolean;
 }
 
-type RunOutcome = { readonly kind: 'ok'; readonly output: ToolOutput } | { readonly kind: 'error'; readonly error: unknown } | { readonly kind: 'timeout' };
+type RunOutcome =
+  | { readonly kind: 'ok'; readonly output: ToolOutput }
+  | { readonly kind: 'error'; readonly error: unknown }
+  | { readonly kind: 'timeout' };
 
 /** Runs the tool under its policy until it answers, fails for good or times out; rethrows only a cancellation. */
 export async function runToolCall(
@@ -38,18 +41,34 @@ export async function runToolCall(
     const outcome = await runOnce(tool, input, ctx, policy.timeoutMs, env);
     if (outcome.kind === 'ok') return { output: outcome.output, attempts, timedOut: false };
     if (outcome.kind === 'timeout') {
-      return { output: errorOutput(`tool "${tool.name}" timed out after ${seconds(policy.timeoutMs)} s and was abandoned; its signal was aborted`), attempts, timedOut: true };
+      return {
+        output: errorOutput(
+          `tool "${tool.name}" timed out after ${seconds(policy.timeoutMs)} s and was abandoned; its signal was aborted`,
+        ),
+        attempts,
+        timedOut: true,
+      };
     }
     if (!runsAgain(policy, outcome.error, attempts)) {
       const after = attempts > 1 ? ` after ${attempts} attempts` : '';
-      return { output: errorOutput(`tool "${tool.name}" failed${after}: ${messageOf(outcome.error)}`), attempts, timedOut: false };
+      return {
+        output: errorOutput(`tool "${tool.name}" failed${after}: ${messageOf(outcome.error)}`),
+        attempts,
+        timedOut: false,
+      };
     }
     await env.sleep(retryDelayMs(policy, attempts));
   }
 }
 
 /** One run against its deadline and the activity's cancellation. */
-async function runOnce(tool: ToolDefinition, input: unknown, ctx: Omit<ToolContext, 'signal'>, timeoutMs: number, env: ToolRunEnv): Promise<RunOutcome> {
+async function runOnce(
+  tool: ToolDefinition,
+  input: unknown,
+  ctx: Omit<ToolContext, 'signal'>,
+  timeoutMs: number,
+  env: ToolRunEnv,
+): Promise<RunOutcome> {
   const controller = new AbortController();
   const forwardCancel = () => controller.abort(env.cancellationSignal.reason);
   env.cancellationSignal.addEventListener('abort', forwardCancel, { once: true });
@@ -61,12 +80,16 @@ async function runOnce(tool: ToolDefinition, input: unknown, ctx: Omit<ToolConte
   const run = Promise.resolve()
     .then(() => tool.run(input, { ...ctx, signal: controller.signal }))
     .then(
-      (out): RunOutcome => ({ kind: 'ok', output: typeof out === 'string' ? { content: [{ type: 'text', text: out }] } : out }),
+      (out): RunOutcome => ({
+        kind: 'ok',
+        output: typeof out === 'string' ? { content: [{ type: 'text', text: out }] } : out,
+      }),
       (error: unknown): RunOutcome => ({ kind: 'error', error }),
     );
   try {
     const outcome = await Promise.race([run, deadline, env.cancelled]);
-    if (outcome.kind === 'timeout') controller.abort(new Error(`tool "${tool.name}" timed out after ${seconds(timeoutMs)} s`));
+    if (outcome.kind === 'timeout')
+      controller.abort(new Error(`tool "${tool.name}" timed out after ${seconds(timeoutMs)} s`));
     // A tool that failed because the activity was cancelled: the cancellation is the outcome.
     if (env.cancellationSignal.aborted) await env.cancelled;
     return outcome;

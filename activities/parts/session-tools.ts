@@ -32,8 +32,14 @@ export function toolsForTask(registry: ToolRegistry, names: readonly string[] | 
   if (known) return known;
   const unknown = names.filter((name) => !registry.get(name));
   if (unknown.length > 0) {
-    const have = registry.list().map((t) => t.name).join(', ');
-    throw ApplicationFailure.nonRetryable(`tools: this agent has no tool ${unknown.map((n) => JSON.stringify(n)).join(', ')}; it has ${have}`, FailureTypes.InvalidInput);
+    const have = registry
+      .list()
+      .map((t) => t.name)
+      .join(', ');
+    throw ApplicationFailure.nonRetryable(
+      `tools: this agent has no tool ${unknown.map((n) => JSON.stringify(n)).join(', ')}; it has ${have}`,
+      FailureTypes.InvalidInput,
+    );
   }
   const subset = new ToolRegistry();
   for (const name of new Set(names)) subset.register(registry.get(name)!);

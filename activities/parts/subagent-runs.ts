@@ -28,7 +28,11 @@ export async function nextSpawnDepth(db: Kysely<Database>, agentId: string, sess
 /** The first message of a spawned child: its stored task (with attachments). */
 export async function subagentTaskText(db: Kysely<Database>, agentId: string, sessionKey: string): Promise<string> {
   const run = subagentIdOf(sessionKey) ? await runOfChildSession(db, agentId, sessionKey) : undefined;
-  if (!run) throw ApplicationFailure.nonRetryable(`no subagent run for ${sessionKey}: its spawn was not recorded`, FailureTypes.InvalidInput);
+  if (!run)
+    throw ApplicationFailure.nonRetryable(
+      `no subagent run for ${sessionKey}: its spawn was not recorded`,
+      FailureTypes.InvalidInput,
+    );
   return run.task;
 }
 
@@ -36,11 +40,21 @@ export async function subagentTaskText(db: Kysely<Database>, agentId: string, se
  * Children spawned by an earlier session id of this key that have not ended: marked killed (the
  * parent session they worked for was reset) and returned as workflow ids for the session to cancel.
  */
-export async function orphanedChildren(db: Kysely<Database>, agentId: string, sessionKey: string, currentSessionId: string): Promise<string[]> {
+export async function orphanedChildren(
+  db: Kysely<Database>,
+  agentId: string,
+  sessionKey: string,
+  currentSessionId: string,
+): Promise<string[]> {
   const live = (await liveChildren(db, agentId, sessionKey)).filter((r) => r.parent_session_id !== currentSessionId);
   const now = new Date().toISOString();
   for (const run of live) {
-    await updateSubagentRun(db, run, { status: 'killed', result: 'killed: the parent session was reset', ended_at: now, updated_at: now });
+    await updateSubagentRun(db, run, {
+      status: 'killed',
+      result: 'killed: the parent session was reset',
+      ended_at: now,
+      updated_at: now,
+    });
   }
   return live.flatMap((r) => (r.workflow_id ? [r.workflow_id] : []));
 }

@@ -17,12 +17,21 @@ import { renderHistoryEntry } from '../../src/subagents/render-history';
 import { SESSIONS_SPAWN_TOOL as SESSIONS_SPAWN } from '../../src/protocol';
 import { subagentIdOf } from './subagent-runs';
 
-const target = z.string().trim().min(1, 'name the subagent: its id or its session key').describe('the subagent id or its session key (agent:<id>:subagent:<uuid>)');
+const target = z
+  .string()
+  .trim()
+  .min(1, 'name the subagent: its id or its session key')
+  .describe('the subagent id or its session key (agent:<id>:subagent:<uuid>)');
 
 const sendInput = z.object({ target, message: z.string().trim().min(1, 'write the message to send') });
 const historyInput = z.object({
   target,
-  afterSeq: z.number().int().nonnegative().optional().describe('continue after this entry number (the previous page says which); default: from the start'),
+  afterSeq: z
+    .number()
+    .int()
+    .nonnegative()
+    .optional()
+    .describe('continue after this entry number (the previous page says which); default: from the start'),
 });
 const subagentsInput = z.object({
   action: z.enum(['list', 'steer', 'kill'], { message: 'use "list", "steer" or "kill"' }),
@@ -40,12 +49,16 @@ export function subagentTools(deps: ActivityDeps, sessions: SessionSignals | und
     input: sessionsSpawnInput,
     // The session workflow runs this call itself (it starts the child workflow); reaching here is a bug.
     async run() {
-      return { content: [{ type: 'text', text: 'sessions_spawn is run by the session workflow, not as a tool activity' }], isError: true };
+      return {
+        content: [{ type: 'text', text: 'sessions_spawn is run by the session workflow, not as a tool activity' }],
+        isError: true,
+      };
     },
   };
   const send: ToolDefinition<typeof sendInput> = {
     name: 'sessions_send',
-    description: 'Send a message to one of your subagents (steer it). Its reply arrives as a message when it has answered.',
+    description:
+      'Send a message to one of your subagents (steer it). Its reply arrives as a message when it has answered.',
     input: sendInput,
     run: (input, ctx) => answer(async () => steer(await ownRun(input.target, ctx), input.message, ctx)),
   };
@@ -57,18 +70,23 @@ export function subagentTools(deps: ActivityDeps, sessions: SessionSignals | und
   };
   const manage: ToolDefinition<typeof subagentsInput> = {
     name: 'subagents',
-    description: 'List your subagents (id, label, state, task), steer one with a message, or kill one (its outcome arrives as a message).',
+    description:
+      'List your subagents (id, label, state, task), steer one with a message, or kill one (its outcome arrives as a message).',
     input: subagentsInput,
-    run: (input, ctx) => answer(async () => {
-      if (input.action === 'list') return listText(await listSubagentRuns(deps.db, { agentId: ctx.agentId, parentSessionKey: ctx.sessionKey, limit: 50 }));
-      if (!input.target) throw new ToolInputError(`target: name the subagent to ${input.action}`);
-      const run = await ownRun(input.target, ctx);
-      if (input.action === 'steer') {
-        if (!input.message) throw new ToolInputError('message: write the message to send');
-        return steer(run, input.message, ctx);
-      }
-      return (await killSubagent(requireSessions(), run)).message;
-    }),
+    run: (input, ctx) =>
+      answer(async () => {
+        if (input.action === 'list')
+          return listText(
+            await listSubagentRuns(deps.db, { agentId: ctx.agentId, parentSessionKey: ctx.sessionKey, limit: 50 }),
+          );
+        if (!input.target) throw new ToolInputError(`target: name the subagent to ${input.action}`);
+        const run = await ownRun(input.target, ctx);
+        if (input.action === 'steer') {
+          if (!input.message) throw new ToolInputError('message: write the message to send');
+          return steer(run, input.message, ctx);
+        }
+        return (await killSubagent(requireSessions(), run)).message;
+      }),
   };
   return [spawn, send, history, manage] as unknown as ToolDefinition[];
 
@@ -114,7 +132,9 @@ export function subagentTools(deps: ActivityDeps, sessions: SessionSignals | und
       last = Number(row.seq);
     }
     if (lines.length === 0) return `no entries after #${afterSeq} (subagent ${run.id}, ${run.status})`;
-    const tail = more ? `\n(more: call sessions_history again with afterSeq ${last})` : `\n(end of transcript; subagent is ${run.status})`;
+    const tail = more
+      ? `\n(more: call sessions_history again with afterSeq ${last})`
+      : `\n(end of transcript; subagent is ${run.status})`;
     return lines.join('\n') + tail;
   }
 }

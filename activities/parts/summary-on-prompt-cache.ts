@@ -44,23 +44,44 @@ export type SummaryOnCache = { readonly request: SummaryRequest } | { readonly s
  * chat model on the same client, the last call's reply ends the window and shows the provider caches
  * prompts, the range starts at the window's start, and the request fits the summarizer's window.
  */
-export async function summaryOnPromptCache(deps: ActivityDeps, summarizer: AgentSummarizer, input: SummaryOnCacheInput): Promise<SummaryOnCache> {
+export async function summaryOnPromptCache(
+  deps: ActivityDeps,
+  summarizer: AgentSummarizer,
+  input: SummaryOnCacheInput,
+): Promise<SummaryOnCache> {
   const session = await getSession(deps.db, input.agentId, input.sessionKey);
   const model = modelOf(deps, session);
-  if (deps.compactionModel || summarizer.modelName !== model) return { skipped: 'the summarizer is not the session’s chat model' };
-  const rows = (await loadActiveEntries(deps.db, input.agentId, input.sessionId)).rows.filter((r) => r.type === 'message');
+  if (deps.compactionModel || summarizer.modelName !== model)
+    return { skipped: 'the summarizer is not the session’s chat model' };
+  const rows = (await loadActiveEntries(deps.db, input.agentId, input.sessionId)).rows.filter(
+    (r) => r.type === 'message',
+  );
   const last = rows[rows.length - 1]?.payload;
   const reply = last?.message.role === 'assistant' ? (last.message as AssistantMessage) : undefined;
-  if (!last || !reply || reply.content.some((b) => isToolCallBlock(b))) return { skipped: 'the window does not end with a final reply' };
-  if ((reply.usage?.cacheRead ?? 0) + (reply.usage?.cacheWrite ?? 0) === 0) return { skipped: 'the last reply shows no prompt cache' };
+  if (!last || !reply || reply.content.some((b) => isToolCallBlock(b)))
+    return { skipped: 'the window does not end with a final reply' };
+  if ((reply.usage?.cacheRead ?? 0) + (reply.usage?.cacheWrite ?? 0) === 0)
+    return { skipped: 'the last reply shows no prompt cache' };
   if (rows[0]?.id !== input.firstEntryId) return { skipped: 'the range does not start at the window’s start' };
 
   // The last call as the turn made it: its time (the reply's), its model, the window before its reply,
   // and the session's context tokens as the turn read them (its spawn-policy level).
-  const atTurnStart = session ? { session: { ...session, context_tokens: contextTokensAtTurnStart(session, rows) } } : {};
+  const atTurnStart = session
+    ? { session: { ...session, context_tokens: contextTokensAtTurnStart(session, rows) } }
+    : {};
   const turnWindow = await effectiveWindow(deps, model, { agentId: input.agentId, sessionKey: input.sessionKey });
-  const prepared = await prepareModelCall(deps, { agentId: input.agentId, sessionKey: input.sessionKey, sessionId: input.sessionId, now: last.timestamp, model, window: turnWindow, ...atTurnStart, beforeEntryId: last.id });
-  if (prepared.context.contextManagement || prepared.context.providerCompaction) return { skipped: 'the last call used the provider’s context management' };
+  const prepared = await prepareModelCall(deps, {
+    agentId: input.agentId,
+    sessionKey: input.sessionKey,
+    sessionId: input.sessionId,
+    now: last.timestamp,
+    model,
+    window: turnWindow,
+    ...atTurnStart,
+    beforeEntryId: last.id,
+  });
+  if (prepared.context.contextManagement || prepared.context.providerCompaction)
+    return { skipped: 'the last call used the provider’s context management' };
   const keptIndex = rows.findIndex((r) => r.id === input.lastEntryId) + 1;
   const kept = keptIndex > 0 && keptIndex < rows.length ? rows[keptIndex]!.payload.message : undefined;
   const prompt = summaryAfterConversationPrompt(input.instructions, {
@@ -73,9 +94,16 @@ export async function summaryOnPromptCache(deps: ActivityDeps, summarizer: Agent
   const messages = [...prepared.context.messages, reply, ask];
   const window = await summarizer.window();
   const promptTokens = prepared.contextTokens + deps.estimate(reply) + deps.estimate(ask);
-  if (promptTokens + summarizer.outputTokens(window) > window) return { skipped: 'the history does not fit the summarizer’s window' };
+  if (promptTokens + summarizer.outputTokens(window) > window)
+    return { skipped: 'the history does not fit the summarizer’s window' };
   return {
-    request: { system: prepared.system, tools: prepared.tools, messages, promptCaching: deps.config.promptCaching, cachedPrefixMessages: prepared.context.messages.length },
+    request: {
+      system: prepared.system,
+      tools: prepared.tools,
+      messages,
+      promptCaching: deps.config.promptCaching,
+      cachedPrefixMessages: prepared.context.messages.length,
+    },
   };
 }
 
@@ -85,7 +113,10 @@ export async function summaryOnPromptCache(deps: ActivityDeps, summarizer: Agent
  * rounds and reply). An estimate: when the turn crossed a level boundary by a hair, the other level
  * may come out, and the cache then misses from the system prompt on (today's cost, same summary).
  */
-function contextTokensAtTurnStart(session: SessionRow, rows: ReadonlyArray<{ role: string | null; token_estimate: number | null }>): number {
+function contextTokensAtTurnStart(
+  session: SessionRow,
+  rows: ReadonlyArray<{ role: string | null; token_estimate: number | null }>,
+): number {
   const turnStart = rows.map((r) => r.role).lastIndexOf('user');
   const turnTokens = rows.slice(Math.max(0, turnStart)).reduce((sum, r) => sum + (r.token_estimate ?? 0), 0);
   return Math.max(0, Number(session.context_tokens) - turnTokens);
@@ -96,9 +127,7 @@ function openingWords(message: AgentMessage): string {
   const text =
     typeof message.content === 'string'
       ? message.content
-      : message.content
-          .map((b) => ('text' in b && typeof b.text === 'string' ? b.text : ''))
-          .join(' ');
+      : message.content.map((b) => ('text' in b && typeof b.text === 'string' ? b.text : '')).join(' ');
   const line = text.replace(/\s+/g, ' ').replace(/"/g, "'").trim();
   return line.length > KEPT_FROM_QUOTE_CHARS ? `${line.slice(0, KEPT_FROM_QUOTE_CHARS)}…` : line;
 }
@@ -108,19 +137,31 @@ function openingWords(message: AgentMessage): string {
  * failed (the caller then asks with today's prompt, which also learns from an overflow, and meets a
  * spend limit reached meanwhile as its fallback chain does). A cancellation propagates.
  */
-export async function summarizeOnPromptCache(deps: ActivityDeps, summarizer: AgentSummarizer, input: SummaryOnCacheInput): Promise<string | undefined> {
+export async function summarizeOnPromptCache(
+  deps: ActivityDeps,
+  summarizer: AgentSummarizer,
+  input: SummaryOnCacheInput,
+): Promise<string | undefined> {
   const found = await summaryOnPromptCache(deps, summarizer, input);
   if ('skipped' in found) {
-    log.info('summary asked with the summarizer prompt, not on the prompt cache', { sessionKey: input.sessionKey, reason: found.skipped });
+    log.info('summary asked with the summarizer prompt, not on the prompt cache', {
+      sessionKey: input.sessionKey,
+      reason: found.skipped,
+    });
     return undefined;
   }
   try {
     const summary = await summarizer.callRequest(found.request);
     if (summary !== '') return summary;
-    log.warn('the summary asked on the prompt cache came back empty; asking with the summarizer prompt', { sessionKey: input.sessionKey });
+    log.warn('the summary asked on the prompt cache came back empty; asking with the summarizer prompt', {
+      sessionKey: input.sessionKey,
+    });
   } catch (err) {
     if (isCancellation(err)) throw err;
-    log.warn('the summary asked on the prompt cache failed; asking with the summarizer prompt', { sessionKey: input.sessionKey, error: String(err) });
+    log.warn('the summary asked on the prompt cache failed; asking with the summarizer prompt', {
+      sessionKey: input.sessionKey,
+      error: String(err),
+    });
   }
   return undefined;
 }

@@ -68,25 +68,41 @@ interface PromptInput {
 }
 
 /** Builds the system prompt for a call in `sessionKey` at workflow time `now`. */
-export async function systemPromptForTurn(
-  deps: ActivityDeps,
-  input: PromptInput,
-): Promise<TurnSystemPrompt> {
+export async function systemPromptForTurn(deps: ActivityDeps, input: PromptInput): Promise<TurnSystemPrompt> {
   const { config } = deps;
   const now = new Date(input.now);
-  const mode = input.task?.promptMode ?? promptModeFor(input.sessionKey, mainPromptMode(config, input.model ?? config.model));
+  const mode =
+    input.task?.promptMode ?? promptModeFor(input.sessionKey, mainPromptMode(config, input.model ?? config.model));
   const registry = toolsForTask(await toolsForSession(deps, input.agentId, input.sessionKey), input.task?.tools);
   const tools = registry.list();
   const workspace = config.workspaceAccess === 'none' ? undefined : config.workspaceDir;
   const watchSettings = { watch: config.workspaceWatch, pollSeconds: config.workspacePollSeconds };
-  const bootstrap = workspace && mode !== 'none'
-    ? buildBootstrapContext(await readWorkspaceFiles(workspace, [...BOOTSTRAP_FILE_NAMES, ...dailyLogPaths(now, config.userTimeZone)], watchSettings))
-    : undefined;
-  const session = mode === 'none' ? undefined : (input.session ?? (await getSession(deps.db, input.agentId, input.sessionKey)));
+  const bootstrap =
+    workspace && mode !== 'none'
+      ? buildBootstrapContext(
+          await readWorkspaceFiles(
+            workspace,
+            [...BOOTSTRAP_FILE_NAMES, ...dailyLogPaths(now, config.userTimeZone)],
+            watchSettings,
+          ),
+        )
+      : undefined;
+  const session =
+    mode === 'none' ? undefined : (input.session ?? (await getSession(deps.db, input.agentId, input.sessionKey)));
   // The spawn policy only means something to an agent that can spawn, and only the main conversation gets it.
-  const spawnPolicy = mode === 'full' && tools.some((t) => t.name === SPAWN_TOOL)
-    ? await spawnPolicyText(deps, { workspace, watchSettings, session, agentId: input.agentId, sessionKey: input.sessionKey, model: input.model ?? config.model, sessionId: input.sessionId, ...(input.window !== undefined ? { window: input.window } : {}) })
-    : undefined;
+  const spawnPolicy =
+    mode === 'full' && tools.some((t) => t.name === SPAWN_TOOL)
+      ? await spawnPolicyText(deps, {
+          workspace,
+          watchSettings,
+          session,
+          agentId: input.agentId,
+          sessionKey: input.sessionKey,
+          model: input.model ?? config.model,
+          sessionId: input.sessionId,
+          ...(input.window !== undefined ? { window: input.window } : {}),
+        })
+      : undefined;
   const text = buildSystemPrompt(mode, {
     ...(config.identity ? { identity: config.identity } : {}),
     tools: tools.map((t) => ({ name: t.name, description: t.description })),
@@ -94,7 +110,11 @@ export async function systemPromptForTurn(
     safety: SAFETY,
     memory: MEMORY_RECALL,
     messaging: spawnPolicy ? `${MESSAGING}\n\n${spawnPolicy}` : MESSAGING,
-    ...(workspace ? { workspace: `Workspace folder: ${workspace} (${config.workspaceAccess === 'ro' ? 'read-only' : 'read-write'})` } : {}),
+    ...(workspace
+      ? {
+          workspace: `Workspace folder: ${workspace} (${config.workspaceAccess === 'ro' ? 'read-only' : 'read-write'})`,
+        }
+      : {}),
     ...(bootstrap ? { bootstrap: bootstrap.text } : {}),
     afterCompaction: session ? await afterCompaction(deps, input, session, workspace !== undefined) : '',
     runtime: runtimeSection(input.model ?? config.model, now, config.userTimeZone),
@@ -102,7 +122,12 @@ export async function systemPromptForTurn(
   const tokens = (t: string) => (t === '' ? 0 : promptTokens(deps, t));
   const bootstrapTokens = bootstrap ? tokens(bootstrap.text) : 0;
   const toolTokens = toolDefinitionTokens(deps, registry);
-  return { text, mode, overhead: { systemTokens: Math.max(0, tokens(text) - bootstrapTokens), bootstrapTokens, toolTokens }, tools: registry.modelTools() };
+  return {
+    text,
+    mode,
+    overhead: { systemTokens: Math.max(0, tokens(text) - bootstrapTokens), bootstrapTokens, toolTokens },
+    tools: registry.modelTools(),
+  };
 }
 
 /** What a turn's model call sends: the prepared messages within what the system prompt and tools leave. */
@@ -128,7 +153,13 @@ export async function prepareModelCall(
   const prompt = await systemPromptForTurn(deps, input);
   const { systemTokens, bootstrapTokens, toolTokens } = prompt.overhead;
   const overheadTokens = systemTokens + bootstrapTokens + toolTokens;
-  const context = await prepareContext(deps, input.agentId, input.sessionKey, input.sessionId, { overheadTokens, window, ...(input.model ? { model: input.model } : {}), ...(windows ? { windows } : {}), ...(input.beforeEntryId ? { beforeEntryId: input.beforeEntryId } : {}) });
+  const context = await prepareContext(deps, input.agentId, input.sessionKey, input.sessionId, {
+    overheadTokens,
+    window,
+    ...(input.model ? { model: input.model } : {}),
+    ...(windows ? { windows } : {}),
+    ...(input.beforeEntryId ? { beforeEntryId: input.beforeEntryId } : {}),
+  });
   return {
     context,
     system: withAddition(prompt.text, context.systemPromptAddition),
@@ -152,7 +183,16 @@ const SPAWN_TOOL = 'sessions_spawn';
  */
 async function spawnPolicyText(
   deps: ActivityDeps,
-  input: { workspace: string | undefined; watchSettings: WorkspaceWatchSettings; session: SessionRow | undefined; agentId: string; sessionKey: string; model: string; sessionId: string; window?: number },
+  input: {
+    workspace: string | undefined;
+    watchSettings: WorkspaceWatchSettings;
+    session: SessionRow | undefined;
+    agentId: string;
+    sessionKey: string;
+    model: string;
+    sessionId: string;
+    window?: number;
+  },
 ): Promise<string> {
   const policy = await workspaceSpawnPolicy(input.workspace, input.watchSettings);
   const contextTokens = input.session?.session_id === input.sessionId ? Number(input.session.context_tokens) : 0;
@@ -161,14 +201,23 @@ async function spawnPolicyText(
 }
 
 /** The checkpoint and notes the flush saved before the compaction this session last went through. */
-async function afterCompaction(deps: ActivityDeps, input: PromptInput, session: SessionRow, notesInWorkspace: boolean): Promise<string> {
+async function afterCompaction(
+  deps: ActivityDeps,
+  input: PromptInput,
+  session: SessionRow,
+  notesInWorkspace: boolean,
+): Promise<string> {
   if (session.session_id !== input.sessionId || session.compaction_count === 0) return '';
   const compactionCount = session.compaction_count;
   const [checkpoint, notesDay] = await Promise.all([
     currentCheckpoint(deps.db, { ...input, compactionCount }),
     flushNotesDay(deps.db, { ...input, cycle: compactionCount - 1 }),
   ]);
-  return postCompactionMemory({ ...(checkpoint ? { checkpoint } : {}), ...(notesDay ? { notesDay } : {}), notesInWorkspace });
+  return postCompactionMemory({
+    ...(checkpoint ? { checkpoint } : {}),
+    ...(notesDay ? { notesDay } : {}),
+    notesInWorkspace,
+  });
 }
 
 /**

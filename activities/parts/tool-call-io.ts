@@ -5,7 +5,12 @@
 import type { ActivityDeps } from '../../src/runtime/deps';
 import { getEntry } from '../../src/store/entries-repo';
 import { appendToolResultReleasingArgs, loadPendingToolArgs } from '../../src/store/pending-tool-args-repo';
-import { isToolCallBlock, type MessageEntry, type ToolCallBlock, type ToolResultMessage } from '../../src/context/types';
+import {
+  isToolCallBlock,
+  type MessageEntry,
+  type ToolCallBlock,
+  type ToolResultMessage,
+} from '../../src/context/types';
 import type { ToolOutput } from '../../src/tools/registry';
 import { logRedactions } from './model-call-report';
 
@@ -22,7 +27,10 @@ export interface ToolCallRef {
 }
 
 /** The stored result of this call, when an earlier attempt wrote it. */
-export async function storedToolResult(deps: ActivityDeps, ref: ToolCallRef): Promise<{ entryId: string; isError: boolean } | undefined> {
+export async function storedToolResult(
+  deps: ActivityDeps,
+  ref: ToolCallRef,
+): Promise<{ entryId: string; isError: boolean } | undefined> {
   const done = await getEntry(deps.db, ref.agentId, ref.sessionId, ref.resultEntryId);
   if (!done) return undefined;
   const message = done.type === 'message' ? done.payload.message : undefined;
@@ -35,15 +43,25 @@ export async function storedToolResult(deps: ActivityDeps, ref: ToolCallRef): Pr
  */
 export async function loadToolCall(deps: ActivityDeps, ref: ToolCallRef): Promise<ToolCallBlock | undefined> {
   const assistant = await getEntry(deps.db, ref.agentId, ref.sessionId, ref.assistantEntryId);
-  const message = assistant?.type === 'message' && assistant.payload.message.role === 'assistant' ? assistant.payload.message : undefined;
-  const stored = message?.content.find((b): b is ToolCallBlock => isToolCallBlock(b) && (b as ToolCallBlock).id === ref.toolCallId);
+  const message =
+    assistant?.type === 'message' && assistant.payload.message.role === 'assistant'
+      ? assistant.payload.message
+      : undefined;
+  const stored = message?.content.find(
+    (b): b is ToolCallBlock => isToolCallBlock(b) && (b as ToolCallBlock).id === ref.toolCallId,
+  );
   if (!stored) return undefined;
   const raw = await loadPendingToolArgs(deps.db, ref.agentId, ref.sessionId, ref.assistantEntryId, ref.toolCallId);
   return raw ? { ...stored, arguments: raw } : stored;
 }
 
 /** Stores the call's result entry redacted (tool output is where secrets appear) and releases its raw arguments. */
-export async function storeToolResult(deps: ActivityDeps, ref: ToolCallRef, toolName: string, output: ToolOutput): Promise<{ entryId: string; isError: boolean }> {
+export async function storeToolResult(
+  deps: ActivityDeps,
+  ref: ToolCallRef,
+  toolName: string,
+  output: ToolOutput,
+): Promise<{ entryId: string; isError: boolean }> {
   const result: ToolResultMessage = {
     role: 'toolResult',
     toolCallId: ref.toolCallId,
@@ -53,8 +71,17 @@ export async function storeToolResult(deps: ActivityDeps, ref: ToolCallRef, tool
     ...(output.details !== undefined ? { details: output.details } : {}),
     timestamp: Date.parse(ref.now),
   };
-  const entry: MessageEntry = { type: 'message', id: ref.resultEntryId, parentId: ref.parentId, timestamp: ref.now, message: result };
-  const { redactions } = await appendToolResultReleasingArgs(deps.db, ref.agentId, ref.sessionId, ref, { entry, tokenEstimate: deps.estimate(result) });
+  const entry: MessageEntry = {
+    type: 'message',
+    id: ref.resultEntryId,
+    parentId: ref.parentId,
+    timestamp: ref.now,
+    message: result,
+  };
+  const { redactions } = await appendToolResultReleasingArgs(deps.db, ref.agentId, ref.sessionId, ref, {
+    entry,
+    tokenEstimate: deps.estimate(result),
+  });
   logRedactions('tool_result', redactions, { toolName, toolCallId: ref.toolCallId });
   return { entryId: entry.id, isError: result.isError ?? false };
 }

@@ -31,7 +31,13 @@ export interface TurnContext {
  * the worker's (an agent's deps are found from them).
  * @example turnContext(workerDeps, 'main', row, learnedWindow, { replyAbsent: appended })
  */
-export function turnContext(workerDeps: ActivityDeps, agentId: string, session: SessionRow | undefined, learnedWindow: number | undefined, opts: { replyAbsent: boolean }): TurnContext {
+export function turnContext(
+  workerDeps: ActivityDeps,
+  agentId: string,
+  session: SessionRow | undefined,
+  learnedWindow: number | undefined,
+  opts: { replyAbsent: boolean },
+): TurnContext {
   const deps = depsForAgent(workerDeps, agentId);
   const model = modelOf(deps, session);
   const window = windowInForce(deps, model, learnedWindow, estimateScaleFor(session, model));
@@ -39,7 +45,10 @@ export function turnContext(workerDeps: ActivityDeps, agentId: string, session: 
 }
 
 /** Reads the context of a model call that follows other steps of its turn: the session row, then its model's learned window. */
-export async function readTurnContext(workerDeps: ActivityDeps, session: { readonly agentId: string; readonly sessionKey: string }): Promise<TurnContext> {
+export async function readTurnContext(
+  workerDeps: ActivityDeps,
+  session: { readonly agentId: string; readonly sessionKey: string },
+): Promise<TurnContext> {
   const row = await getSession(workerDeps.db, session.agentId, session.sessionKey);
   const learned = await getLearnedWindow(workerDeps.db, modelOf(depsForAgent(workerDeps, session.agentId), row));
   return turnContext(workerDeps, session.agentId, row, learned, { replyAbsent: false });

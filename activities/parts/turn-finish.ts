@@ -27,7 +27,12 @@ export interface FinishTurnResult extends AfterTurnDecision {
  * The decisions after a turn, from `session` (the row after the turn's usage was added), the
  * context the next turn starts from and the window the turn was budgeted against.
  */
-export function decideAfterFinish(turn: Pick<TurnContext, 'agentId' | 'deps' | 'metrics' | 'model'>, session: SessionRow | undefined, contextTokens: number, contextWindow: number): FinishTurnResult {
+export function decideAfterFinish(
+  turn: Pick<TurnContext, 'agentId' | 'deps' | 'metrics' | 'model'>,
+  session: SessionRow | undefined,
+  contextTokens: number,
+  contextWindow: number,
+): FinishTurnResult {
   const { deps, model } = turn;
   turn.metrics?.pressure(turn.agentId, contextTokens / contextWindow);
   const decision = decideAfterTurn({

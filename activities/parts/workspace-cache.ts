@@ -40,7 +40,11 @@ interface FolderState {
 const folders = new Map<string, FolderState>();
 
 /** The named files of `dir` (relative paths; a missing file is left out), from the cache when unchanged. */
-export async function readWorkspaceFiles(dir: string, names: readonly string[], settings: WorkspaceWatchSettings): Promise<BootstrapFile[]> {
+export async function readWorkspaceFiles(
+  dir: string,
+  names: readonly string[],
+  settings: WorkspaceWatchSettings,
+): Promise<BootstrapFile[]> {
   const state = folderState(dir, settings);
   if (settings.watch) ensureWatchers(state);
   // A timer the event loop was too busy to run must not serve text older than one poll interval.
@@ -67,9 +71,17 @@ export function closeWorkspaceWatchers(): void {
 
 function folderState(dir: string, settings: WorkspaceWatchSettings): FolderState {
   const existing = folders.get(dir);
-  if (existing && existing.settings.watch === settings.watch && existing.settings.pollSeconds === settings.pollSeconds) return existing;
+  if (existing && existing.settings.watch === settings.watch && existing.settings.pollSeconds === settings.pollSeconds)
+    return existing;
   if (existing) stop(existing);
-  const state: FolderState = { dir, settings, files: new Map(), generation: 0, verifiedAt: Date.now(), watchers: new Map() };
+  const state: FolderState = {
+    dir,
+    settings,
+    files: new Map(),
+    generation: 0,
+    verifiedAt: Date.now(),
+    watchers: new Map(),
+  };
   if (settings.pollSeconds > 0) {
     state.poll = setInterval(() => void verify(state).catch(() => invalidate(state)), settings.pollSeconds * 1000);
     state.poll.unref();

@@ -44,22 +44,37 @@ export function createBaselineActivities(floor?: TurnIoFloor) {
     const sessionId = `bench-floor-${workflowId}`;
     let session = sessions.get(sessionKey);
     if (!session) {
-      session = { ready: createSession(db, { agentId: FLOOR_AGENT, sessionKey, newSessionId: sessionId, now }), lastSeq: 0 };
+      session = {
+        ready: createSession(db, { agentId: FLOOR_AGENT, sessionKey, newSessionId: sessionId, now }),
+        lastSeq: 0,
+      };
       sessions.set(sessionKey, session);
     }
     await session.ready;
     await sql`select * from sessions where agent_id = ${FLOOR_AGENT} and session_key = ${sessionKey}`.execute(db);
     const user = { role: 'user', content: `Message ${n}: how is my order?` };
     await sql`insert into transcript_entries (agent_id, session_id, id, type, role, payload, byte_size, created_at)
-      values (${FLOOR_AGENT}, ${sessionId}, ${`u${n}-${now.getTime()}`}, 'message', 'user', ${JSON.stringify({ message: user })}, 0, ${now})`.execute(db);
+      values (${FLOOR_AGENT}, ${sessionId}, ${`u${n}-${now.getTime()}`}, 'message', 'user', ${JSON.stringify({ message: user })}, 0, ${now})`.execute(
+      db,
+    );
     const fresh = await sql<{ seq: string; payload: unknown }>`select seq, payload from transcript_entries
-      where agent_id = ${FLOOR_AGENT} and session_id = ${sessionId} and seq > ${session.lastSeq} order by seq`.execute(db);
+      where agent_id = ${FLOOR_AGENT} and session_id = ${sessionId} and seq > ${session.lastSeq} order by seq`.execute(
+      db,
+    );
     session.lastSeq = Number(fresh.rows.at(-1)?.seq ?? session.lastSeq);
-    const reply = await sdk.messages.stream({ model: DEFAULTS.model, max_tokens: DEFAULTS.maxOutputTokens, messages: [{ role: 'user', content: user.content }] }).finalMessage();
+    const reply = await sdk.messages
+      .stream({
+        model: DEFAULTS.model,
+        max_tokens: DEFAULTS.maxOutputTokens,
+        messages: [{ role: 'user', content: user.content }],
+      })
+      .finalMessage();
     await sql`with appended as (insert into transcript_entries (agent_id, session_id, id, type, role, payload, byte_size, created_at)
       values (${FLOOR_AGENT}, ${sessionId}, ${`a${n}-${now.getTime()}`}, 'message', 'assistant', ${JSON.stringify({ message: reply })}, 0, ${now}) returning id)
       update sessions set input_tokens = input_tokens + ${reply.usage.input_tokens}, updated_at = ${now}
-      where agent_id = ${FLOOR_AGENT} and session_key = ${sessionKey} and exists (select 1 from appended) returning *`.execute(db);
+      where agent_id = ${FLOOR_AGENT} and session_key = ${sessionKey} and exists (select 1 from appended) returning *`.execute(
+      db,
+    );
     return n;
   }
   return { noop, turnIo };

@@ -15,11 +15,14 @@ async function main(): Promise<void> {
   Runtime.install({ logger: new DefaultLogger('WARN') });
   const connection = await NativeConnection.connect({ address });
   // The fleet bench gives it the Keel worker's cache size, so their RSS compares like for like.
-  const maxCachedWorkflows = process.env.BASELINE_MAX_CACHED_WORKFLOWS ? Number(process.env.BASELINE_MAX_CACHED_WORKFLOWS) : undefined;
+  const maxCachedWorkflows = process.env.BASELINE_MAX_CACHED_WORKFLOWS
+    ? Number(process.env.BASELINE_MAX_CACHED_WORKFLOWS)
+    : undefined;
   // With a database and a model server it also runs the I/O floor's activity (a turn's statements and model call).
   const floorDb = process.env.BASELINE_FLOOR_DATABASE_URL;
   const modelUrl = process.env.BASELINE_FLOOR_MODEL_URL;
-  const store: Store | undefined = floorDb && modelUrl ? await openStore({ kind: 'postgres', url: floorDb }) : undefined;
+  const store: Store | undefined =
+    floorDb && modelUrl ? await openStore({ kind: 'postgres', url: floorDb }) : undefined;
   const worker = await startBaselineWorker(connection, taskQueue, {
     ...(maxCachedWorkflows === undefined ? {} : { maxCachedWorkflows }),
     ...(store && modelUrl ? { floor: { db: store.db, modelUrl } } : {}),

@@ -7,7 +7,9 @@ import type { createBaselineActivities } from './activities';
 import { baselineIoTurnUpdate, baselineStopSignal, baselineTurnUpdate } from './shared';
 
 /** The same activity options shape as a Keel model call: a regular (not local) activity. */
-const { noop, turnIo } = wf.proxyActivities<ReturnType<typeof createBaselineActivities>>({ startToCloseTimeout: '30s' });
+const { noop, turnIo } = wf.proxyActivities<ReturnType<typeof createBaselineActivities>>({
+  startToCloseTimeout: '30s',
+});
 
 /** A long-lived workflow whose Update handler runs one regular activity: a bare "turn". */
 export async function baselineSessionWorkflow(): Promise<void> {

@@ -38,7 +38,9 @@ export function bm25Baseline(docs: ReadonlyArray<{ id: string; text: string }>) 
           const f = d.tf.get(t) ?? 0;
           if (f === 0) continue;
           const n = df.get(t)!;
-          score += Math.log(1 + (tfs.length - n + 0.5) / (n + 0.5)) * ((f * (k1 + 1)) / (f + k1 * (1 - b + (b * d.length) / avg)));
+          score +=
+            Math.log(1 + (tfs.length - n + 0.5) / (n + 0.5)) *
+            ((f * (k1 + 1)) / (f + k1 * (1 - b + (b * d.length) / avg)));
         }
         return { id: d.id, score };
       })

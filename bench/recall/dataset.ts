@@ -8,19 +8,41 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 
 const turnSchema = z.object({ id: z.string().min(1), speaker: z.string().min(1), text: z.string() });
-const sessionSchema = z.object({ date: z.string().refine((d) => !Number.isNaN(Date.parse(d)), 'an ISO date'), turns: z.array(turnSchema).min(1) });
-const questionSchema = z.object({ question: z.string().min(1), evidence: z.array(z.string().min(1)).min(1), category: z.string().optional() });
+const sessionSchema = z.object({
+  date: z.string().refine((d) => !Number.isNaN(Date.parse(d)), 'an ISO date'),
+  turns: z.array(turnSchema).min(1),
+});
+const questionSchema = z.object({
+  question: z.string().min(1),
+  evidence: z.array(z.string().min(1)).min(1),
+  category: z.string().optional(),
+});
 
 /** Keel's shape: sessions in time order, questions with evidence turn ids. */
-export const recallDatasetSchema = z.object({ name: z.string(), sessions: z.array(sessionSchema).min(1), questions: z.array(questionSchema).min(1) });
+export const recallDatasetSchema = z.object({
+  name: z.string(),
+  sessions: z.array(sessionSchema).min(1),
+  questions: z.array(questionSchema).min(1),
+});
 
 export type RecallDataset = z.infer<typeof recallDatasetSchema>;
 
-const locomoTurn = z.object({ speaker: z.string(), dia_id: z.string(), text: z.string(), blip_caption: z.string().optional() });
+const locomoTurn = z.object({
+  speaker: z.string(),
+  dia_id: z.string(),
+  text: z.string(),
+  blip_caption: z.string().optional(),
+});
 const locomoSample = z.object({
   sample_id: z.string().optional(),
   conversation: z.record(z.string(), z.unknown()),
-  qa: z.array(z.object({ question: z.string(), evidence: z.array(z.string()).optional(), category: z.union([z.number(), z.string()]).optional() })),
+  qa: z.array(
+    z.object({
+      question: z.string(),
+      evidence: z.array(z.string()).optional(),
+      category: z.union([z.number(), z.string()]).optional(),
+    }),
+  ),
 });
 
 /**
@@ -33,7 +55,10 @@ export function loadRecallDataset(path: string, sample = 0): RecallDataset {
   const own = recallDatasetSchema.safeParse(raw);
   if (own.success) return own.data;
   const samples = z.array(locomoSample).safeParse(Array.isArray(raw) ? raw : [raw]);
-  if (!samples.success) throw new Error(`${path}: neither Keel's recall dataset shape (${own.error.issues[0]?.message}) nor LoCoMo's (${samples.error.issues[0]?.message})`);
+  if (!samples.success)
+    throw new Error(
+      `${path}: neither Keel's recall dataset shape (${own.error.issues[0]?.message}) nor LoCoMo's (${samples.error.issues[0]?.message})`,
+    );
   const picked = samples.data[sample];
   if (!picked) throw new Error(`${path}: no sample ${sample} (it has ${samples.data.length})`);
   return fromLocomo(picked, `${path}#${picked.sample_id ?? sample}`);
@@ -46,12 +71,20 @@ function fromLocomo(s: z.infer<typeof locomoSample>, name: string): RecallDatase
     const when = String(s.conversation[`session_${n}_date_time`] ?? '');
     sessions.push({
       date: locomoDate(when),
-      turns: turns.map((t) => ({ id: t.dia_id, speaker: t.speaker, text: t.blip_caption ? `${t.text} [shares a photo: ${t.blip_caption}]` : t.text })),
+      turns: turns.map((t) => ({
+        id: t.dia_id,
+        speaker: t.speaker,
+        text: t.blip_caption ? `${t.text} [shares a photo: ${t.blip_caption}]` : t.text,
+      })),
     });
   }
   const questions = s.qa
     .filter((q) => (q.evidence?.length ?? 0) > 0)
-    .map((q) => ({ question: q.question, evidence: q.evidence!.flatMap((e) => e.split(/[;,\s]+/)).filter(Boolean), ...(q.category !== undefined ? { category: String(q.category) } : {}) }));
+    .map((q) => ({
+      question: q.question,
+      evidence: q.evidence!.flatMap((e) => e.split(/[;,\s]+/)).filter(Boolean),
+      ...(q.category !== undefined ? { category: String(q.category) } : {}),
+    }));
   return { name, sessions, questions };
 }
 

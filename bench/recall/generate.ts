@@ -17,7 +17,18 @@ const pick = <T>(rand: Rand, list: readonly T[]): T => list[Math.floor(rand() * 
 
 const FRIENDS = ['Nadia', 'Tomas'] as const;
 const PEOPLE = ['Maja', 'Ingrid', 'Okonkwo', 'Priya', 'Lars', 'Benedikt', 'Yusuf', 'Carmen'];
-const PLACES = ['Porto', 'the lake', 'the harbour', 'the old mill', 'Lisbon', 'the climbing gym', 'the botanical garden', 'the ski lodge', 'the farmers market', 'Bergen'];
+const PLACES = [
+  'Porto',
+  'the lake',
+  'the harbour',
+  'the old mill',
+  'Lisbon',
+  'the climbing gym',
+  'the botanical garden',
+  'the ski lodge',
+  'the farmers market',
+  'Bergen',
+];
 /** Journeys told with an irregular past the question asks about in the present. */
 const TRAVEL = [
   { past: 'flew', base: 'fly' },
@@ -25,12 +36,37 @@ const TRAVEL = [
   { past: 'went', base: 'go' },
   { past: 'rode', base: 'ride' },
 ] as const;
-const OCCASIONS = ['school fair', 'book club', 'office party', 'potluck', 'birthday dinner', 'charity run', 'wedding', 'street festival'];
+const OCCASIONS = [
+  'school fair',
+  'book club',
+  'office party',
+  'potluck',
+  'birthday dinner',
+  'charity run',
+  'wedding',
+  'street festival',
+];
 const MAKES = [
-  { verb: 'bake', asks: 'What did you end up baking for the', answers: ['Lemon tarts', 'A rye loaf with caraway', 'Cinnamon knots', 'A plum cake'] },
-  { verb: 'cook', asks: 'So what did you cook for the', answers: ['A big pot of lentil curry', 'Paella with mussels', 'Stuffed peppers', 'A mushroom risotto'] },
-  { verb: 'wear', asks: 'And what did you wear to the', answers: ['My green velvet jacket', 'The yellow dress from Maja', 'A borrowed grey suit', 'The striped jumpsuit'] },
-  { verb: 'bring', asks: 'What did you bring to the', answers: ['A crate of cider', 'Homemade lemonade', 'A board game nobody knew', 'Flowers from the garden'] },
+  {
+    verb: 'bake',
+    asks: 'What did you end up baking for the',
+    answers: ['Lemon tarts', 'A rye loaf with caraway', 'Cinnamon knots', 'A plum cake'],
+  },
+  {
+    verb: 'cook',
+    asks: 'So what did you cook for the',
+    answers: ['A big pot of lentil curry', 'Paella with mussels', 'Stuffed peppers', 'A mushroom risotto'],
+  },
+  {
+    verb: 'wear',
+    asks: 'And what did you wear to the',
+    answers: ['My green velvet jacket', 'The yellow dress from Maja', 'A borrowed grey suit', 'The striped jumpsuit'],
+  },
+  {
+    verb: 'bring',
+    asks: 'What did you bring to the',
+    answers: ['A crate of cider', 'Homemade lemonade', 'A board game nobody knew', 'Flowers from the garden'],
+  },
 ] as const;
 const PURCHASES = [
   { item: 'a secondhand cello', purpose: 'the evening music lessons' },
@@ -46,7 +82,14 @@ const HABITS = [
   { doing: 'running along the river', days: 'weekend mornings', asks: 'run along the river' },
   { doing: 'calling my grandmother', days: 'Sunday afternoons', asks: 'call her grandmother' },
 ] as const;
-const JOBS = ['a structural engineer', 'a paediatric nurse', 'a sound designer', 'a ferry captain', 'a patent lawyer', 'a beekeeper'];
+const JOBS = [
+  'a structural engineer',
+  'a paediatric nurse',
+  'a sound designer',
+  'a ferry captain',
+  'a patent lawyer',
+  'a beekeeper',
+];
 const SMALL_TALK = [
   (o: string, p: string) => `The weather at ${p} was lovely this week, we should plan something there.`,
   (o: string) => `Work has been busy, but I am looking forward to the ${o} next month.`,
@@ -87,8 +130,16 @@ function madeFor(b: Builder, who: string, other: string): void {
   const occasion = fresh(b, OCCASIONS, (o) => `${who} ${make.verb} ${o}`);
   if (!occasion) return;
   say(b, other, `${make.asks} ${occasion}?`);
-  const answer = say(b, who, `${pick(b.rand, make.answers)}. ${pick(b.rand, ['It went down well.', 'Nobody complained!', 'I was nervous but it worked out.', 'I would do it again.'])}`);
-  b.questions.push({ question: `What did ${who} ${make.verb} for the ${occasion}?`, evidence: [answer], category: 'answer-in-next-turn' });
+  const answer = say(
+    b,
+    who,
+    `${pick(b.rand, make.answers)}. ${pick(b.rand, ['It went down well.', 'Nobody complained!', 'I was nervous but it worked out.', 'I would do it again.'])}`,
+  );
+  b.questions.push({
+    question: `What did ${who} ${make.verb} for the ${occasion}?`,
+    evidence: [answer],
+    category: 'answer-in-next-turn',
+  });
 }
 
 /** A journey told with an irregular past; the other friend's plans mention the same place. */
@@ -97,10 +148,22 @@ function journey(b: Builder, who: string, other: string): void {
   const place = fresh(b, PLACES, (p) => `${who} ${travel.base} ${p}`);
   if (!place) return;
   const person = pick(b.rand, PEOPLE);
-  const told = say(b, who, `Last weekend I ${travel.past} to ${place} with ${person}. ${pick(b.rand, ['It rained the whole time.', 'We stayed at a tiny guesthouse.', 'The view was unreal.', 'We got lost twice.'])}`);
-  say(b, other, `${who}, I would love to ${travel.base} to ${place} someday too. Was ${person} happy to ${travel.base} with you?`);
+  const told = say(
+    b,
+    who,
+    `Last weekend I ${travel.past} to ${place} with ${person}. ${pick(b.rand, ['It rained the whole time.', 'We stayed at a tiny guesthouse.', 'The view was unreal.', 'We got lost twice.'])}`,
+  );
+  say(
+    b,
+    other,
+    `${who}, I would love to ${travel.base} to ${place} someday too. Was ${person} happy to ${travel.base} with you?`,
+  );
   say(b, who, `Very happy, we talked the whole way.`);
-  b.questions.push({ question: `When did ${who} ${travel.base} to ${place}, and with whom?`, evidence: [told], category: 'paraphrase' });
+  b.questions.push({
+    question: `When did ${who} ${travel.base} to ${place}, and with whom?`,
+    evidence: [told],
+    category: 'paraphrase',
+  });
 }
 
 /** A purchase told as "bought", asked as "buy". */
@@ -126,7 +189,11 @@ function job(b: Builder, who: string, other: string): void {
   if (!person) return;
   const work = pick(b.rand, JOBS);
   say(b, other, `How is ${person} doing these days?`);
-  const told = say(b, who, `${person} is great, ${person === 'Maja' ? 'she' : 'they'} started working as ${work} in the spring.`);
+  const told = say(
+    b,
+    who,
+    `${person} is great, ${person === 'Maja' ? 'she' : 'they'} started working as ${work} in the spring.`,
+  );
   b.questions.push({ question: `What does ${person} do for work?`, evidence: [told], category: 'single-hop' });
 }
 
@@ -151,7 +218,10 @@ export function generateRecallDataset(opts: { seed?: number; sessions?: number }
       say(b, who, pick(rand, SMALL_TALK)(pick(rand, OCCASIONS), pick(rand, PLACES)));
       pick(rand, EVENTS)(b, who, other);
     }
-    sessions.push({ date: new Date(start + (s - 1) * 7 * 86_400_000 + Math.floor(rand() * 3) * 3_600_000).toISOString(), turns: b.turns });
+    sessions.push({
+      date: new Date(start + (s - 1) * 7 * 86_400_000 + Math.floor(rand() * 3) * 3_600_000).toISOString(),
+      turns: b.turns,
+    });
   }
   return { name: `generated (seed ${seed})`, sessions, questions };
 }

@@ -20,12 +20,18 @@ async function main(): Promise<void> {
   const [env, fake, store] = await Promise.all([
     startTemporalTestEnv(),
     startFakeAnthropic({ defaultResponder: () => fakeReply.text('ok') }),
-    url ? freshSchemaUrl(url).then((u) => openStore({ kind: 'postgres', url: u })) : openStore({ kind: 'pglite', dataDir: 'memory://' }),
+    url
+      ? freshSchemaUrl(url).then((u) => openStore({ kind: 'postgres', url: u }))
+      : openStore({ kind: 'pglite', dataDir: 'memory://' }),
   ]);
   const taskQueue = uniqueTaskQueue('keel-soak');
   // A 40k window: threshold compactions every few hundred turns keep the active window realistic,
   // as in a real long-lived session (the fake answers the summarizer and the memory flush with "ok").
-  const worker = await runInProcessWorker(env, taskQueue, testDeps(store, fake.url, { config: { contextWindowTokens: 40_000 } }));
+  const worker = await runInProcessWorker(
+    env,
+    taskQueue,
+    testDeps(store, fake.url, { config: { contextWindowTokens: 40_000 } }),
+  );
   const client = keelClient(env, taskQueue);
   const key = 'agent:soak:main';
   const { workflowId } = client.identify(key);
@@ -43,14 +49,24 @@ async function main(): Promise<void> {
       if (i % 1000 === 0 || i === turns) {
         const stats = latencyStats(window);
         byThousand.push({ turns: `${i - window.length + 1}-${i}`, p50: stats.p50, p99: stats.p99 });
-        process.stderr.write(`${i}/${turns} turns · p50 ${stats.p50} ms · ${runIds.size} runs · ${((Date.now() - started) / 1000).toFixed(0)} s\n`);
+        process.stderr.write(
+          `${i}/${turns} turns · p50 ${stats.p50} ms · ${runIds.size} runs · ${((Date.now() - started) / 1000).toFixed(0)} s\n`,
+        );
         window = [];
       }
     }
     const session = await getSession(store.db, 'soak', key);
     const entries = (await allEntries(store.db, 'soak', session!.session_id)).length;
     const status = await client.getStatus(key);
-    const summary = { turns, entries, turnsCompleted: status.turnsCompleted, compactions: status.compactionCount, runsSeen: runIds.size, seconds: (Date.now() - started) / 1000, byThousand };
+    const summary = {
+      turns,
+      entries,
+      turnsCompleted: status.turnsCompleted,
+      compactions: status.compactionCount,
+      runsSeen: runIds.size,
+      seconds: (Date.now() - started) / 1000,
+      byThousand,
+    };
     process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
   } finally {
     await worker.stop();

@@ -16,9 +16,16 @@ async function main(): Promise<void> {
     if (ask.kind === 'take') {
       const batch = fake.requests.slice(taken);
       taken = fake.requests.length;
-      const largest = batch.reduce<(typeof batch)[number] | undefined>((a, r) => (a && a.rawBody.length >= r.rawBody.length ? a : r), undefined);
+      const largest = batch.reduce<(typeof batch)[number] | undefined>(
+        (a, r) => (a && a.rawBody.length >= r.rawBody.length ? a : r),
+        undefined,
+      );
       if (largest) kept.set(ask.keep, largest.rawBody);
-      answer({ id: ask.id, kind: 'taken', requests: batch.map((r) => ({ fakeWorkMs: r.fakeWorkMs, bytes: r.rawBody.length })) });
+      answer({
+        id: ask.id,
+        kind: 'taken',
+        requests: batch.map((r) => ({ fakeWorkMs: r.fakeWorkMs, bytes: r.rawBody.length })),
+      });
     } else if (ask.kind === 'body') {
       answer({ id: ask.id, kind: 'body', rawBody: kept.get(ask.keep) ?? null });
     } else {
@@ -29,6 +36,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  process.stderr.write(`fake model process failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.stderr.write(
+    `fake model process failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+  );
   process.exit(1);
 });

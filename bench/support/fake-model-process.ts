@@ -8,7 +8,10 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 
 /** What the bench asks the child: the requests served since the last `take` (the largest kept under `keep`), a kept body, or to stop. */
-export type FakeModelAsk = { id: number; kind: 'take'; keep: string } | { id: number; kind: 'body'; keep: string } | { id: number; kind: 'close' };
+export type FakeModelAsk =
+  | { id: number; kind: 'take'; keep: string }
+  | { id: number; kind: 'body'; keep: string }
+  | { id: number; kind: 'close' };
 
 /** The child's answers, by the ask's id (0: it is listening). */
 export type FakeModelAnswer =
@@ -45,10 +48,14 @@ export async function startFakeModelProcess(): Promise<FakeModelProcess> {
     waiting.get(answer.id)?.(answer);
     waiting.delete(answer.id);
   });
-  const exited = new Promise<never>((_, reject) => child.once('exit', (code) => reject(new Error(`fake model process exited (${code})`))));
+  const exited = new Promise<never>((_, reject) =>
+    child.once('exit', (code) => reject(new Error(`fake model process exited (${code})`))),
+  );
   exited.catch(() => undefined);
   let next = 1;
-  const ask = <K extends FakeModelAnswer['kind']>(question: DistributiveOmit<FakeModelAsk, 'id'>): Promise<Extract<FakeModelAnswer, { kind: K }>> => {
+  const ask = <K extends FakeModelAnswer['kind']>(
+    question: DistributiveOmit<FakeModelAsk, 'id'>,
+  ): Promise<Extract<FakeModelAnswer, { kind: K }>> => {
     const id = next++;
     const answered = new Promise<FakeModelAnswer>((resolve) => waiting.set(id, resolve));
     child.send({ ...question, id } as FakeModelAsk);

@@ -47,20 +47,36 @@ export const postgresPids = (): number[] => pidsNamed('postgres');
 
 /** CPU ms so far of each part, by name. */
 export function sampleCpu(parts: CpuParts): Record<string, number> {
-  return Object.fromEntries(Object.entries(parts).map(([name, pids]) => [name, pids().reduce((ms, pid) => ms + processCpuMs(pid), 0)]));
+  return Object.fromEntries(
+    Object.entries(parts).map(([name, pids]) => [name, pids().reduce((ms, pid) => ms + processCpuMs(pid), 0)]),
+  );
 }
 
 /**
  * CPU ms per operation of each part between two samples. A backend that exited in between loses
  * its time, so PostgreSQL is read with a pool that outlives the phase.
  */
-export function cpuPerOp<K extends string>(before: Partial<Record<K, number>>, after: Record<K, number>, ops: number): Record<K, number> {
-  return Object.fromEntries(Object.entries<number>(after).map(([name, ms]) => [name, Math.round(((ms - (before[name as K] ?? 0)) / ops) * 10) / 10])) as Record<K, number>;
+export function cpuPerOp<K extends string>(
+  before: Partial<Record<K, number>>,
+  after: Record<K, number>,
+  ops: number,
+): Record<K, number> {
+  return Object.fromEntries(
+    Object.entries<number>(after).map(([name, ms]) => [
+      name,
+      Math.round(((ms - (before[name as K] ?? 0)) / ops) * 10) / 10,
+    ]),
+  ) as Record<K, number>;
 }
 
 /** Adds each part's CPU between two samples to `total` (a phase measured in several rounds). */
-export function addCpu<K extends string>(total: Partial<Record<K, number>>, before: Partial<Record<K, number>>, after: Record<K, number>): void {
-  for (const [name, ms] of Object.entries<number>(after)) total[name as K] = (total[name as K] ?? 0) + ms - (before[name as K] ?? 0);
+export function addCpu<K extends string>(
+  total: Partial<Record<K, number>>,
+  before: Partial<Record<K, number>>,
+  after: Record<K, number>,
+): void {
+  for (const [name, ms] of Object.entries<number>(after))
+    total[name as K] = (total[name as K] ?? 0) + ms - (before[name as K] ?? 0);
 }
 
 /** How a worker process's CPU splits: its JavaScript main thread, Node's other threads, Temporal's Rust core. */

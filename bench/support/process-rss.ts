@@ -16,8 +16,15 @@ export interface BenchProcess {
   stop(): Promise<void>;
 }
 
-export async function startBenchProcess(args: readonly string[], env: Record<string, string>, readyText: string): Promise<BenchProcess> {
-  const child = spawn(process.execPath, [...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+export async function startBenchProcess(
+  args: readonly string[],
+  env: Record<string, string>,
+  readyText: string,
+): Promise<BenchProcess> {
+  const child = spawn(process.execPath, [...args], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   // What the child printed until it was ready (an early exit shows it). Later lines are read and
   // dropped: the pipe must not fill, and keeping and searching them cost the bench's own CPU under load.
   let out = '';
@@ -37,7 +44,9 @@ export async function startBenchProcess(args: readonly string[], env: Record<str
     };
     child.stdout!.on('data', onReady);
     child.stderr!.on('data', onReady);
-    child.once('exit', (code, signal) => reject(new Error(`${args.join(' ')} exited early (code ${code}, signal ${signal}):\n${out}`)));
+    child.once('exit', (code, signal) =>
+      reject(new Error(`${args.join(' ')} exited early (code ${code}, signal ${signal}):\n${out}`)),
+    );
   });
   return {
     child,

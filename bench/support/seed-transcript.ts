@@ -50,11 +50,21 @@ function exchange(t: number, padChars = 0): AgentMessage[] {
       role: 'toolResult',
       toolCallId: `call_${t}`,
       toolName: 'lookup_order',
-      content: [{ type: 'text', text: `{"orderId":"${order}","status":"packed","carrier":"DHL","eta":"2025-0${1 + (t % 9)}-1${t % 10}"${history}}` }],
+      content: [
+        {
+          type: 'text',
+          text: `{"orderId":"${order}","status":"packed","carrier":"DHL","eta":"2025-0${1 + (t % 9)}-1${t % 10}"${history}}`,
+        },
+      ],
     },
     {
       role: 'assistant',
-      content: [{ type: 'text', text: `Order #${order} is packed and ships with DHL; expected delivery is in ${2 + (t % 5)} days.` }],
+      content: [
+        {
+          type: 'text',
+          text: `Order #${order} is packed and ships with DHL; expected delivery is in ${2 + (t % 5)} days.`,
+        },
+      ],
       stopReason: 'stop',
       usage: { input: 1300 + (t % 300), output: 31 },
     },
@@ -62,7 +72,12 @@ function exchange(t: number, padChars = 0): AgentMessage[] {
 }
 
 /** Writes a realistic transcript of `opts.entries` entries into an existing session, in batches. */
-export async function seedTranscript(db: Kysely<Database>, agentId: string, sessionId: string, opts: SeedOptions): Promise<SeedReport> {
+export async function seedTranscript(
+  db: Kysely<Database>,
+  agentId: string,
+  sessionId: string,
+  opts: SeedOptions,
+): Promise<SeedReport> {
   const began = performance.now();
   const total = opts.entries;
   const compactionAt = opts.compaction ? total - opts.compaction.entriesAfter - 1 : -1;
@@ -93,7 +108,10 @@ export async function seedTranscript(db: Kysely<Database>, agentId: string, sess
   for (let i = 0; i < rows.length; i += SEED_BATCH_ROWS) {
     await appendEntries(db, agentId, sessionId, rows.slice(i, i + SEED_BATCH_ROWS));
   }
-  const firstKept = compactionAt >= 0 ? rows.findIndex((r) => r.entry.id === (rows[compactionAt]!.entry as CompactionEntry).firstKeptEntryId) : 0;
+  const firstKept =
+    compactionAt >= 0
+      ? rows.findIndex((r) => r.entry.id === (rows[compactionAt]!.entry as CompactionEntry).firstKeptEntryId)
+      : 0;
   const active = rows.slice(firstKept).filter((r) => r.entry.type !== 'compaction');
   return {
     entries: rows.length,
@@ -108,7 +126,13 @@ export async function seedTranscript(db: Kysely<Database>, agentId: string, sess
  * A compaction entry over everything written so far, keeping the newest whole exchanges (starting at
  * a user message, so no tool result loses its call) worth about `keepRecentTokens`.
  */
-function compactionEntry(written: readonly EntryToAppend[], id: string, parentId: string | null, timestamp: string, keepRecentTokens: number): CompactionEntry {
+function compactionEntry(
+  written: readonly EntryToAppend[],
+  id: string,
+  parentId: string | null,
+  timestamp: string,
+  keepRecentTokens: number,
+): CompactionEntry {
   let kept = 0;
   let firstKept = written.length - 1;
   for (let i = written.length - 1; i >= 0 && kept < keepRecentTokens; i--) {

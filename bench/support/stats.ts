@@ -43,7 +43,12 @@ export function ratio(a: number, b: number): number | null {
  * Runs `op` `warmup` times untimed, then `n` times sequentially, timing each call.
  * Stops early (returning what it has) once `budgetMs` of timed work is spent.
  */
-export async function timeSequential(op: (i: number) => Promise<unknown>, n: number, warmup: number, budgetMs = Infinity): Promise<number[]> {
+export async function timeSequential(
+  op: (i: number) => Promise<unknown>,
+  n: number,
+  warmup: number,
+  budgetMs = Infinity,
+): Promise<number[]> {
   for (let i = 0; i < warmup; i++) await op(i);
   const samples: number[] = [];
   const began = performance.now();
@@ -83,7 +88,11 @@ function outsideOf(value: unknown): { outsideMs: number; bookkeepingMs: number }
  * the machine falls on every series alike and their ratios stay fair. An op may resolve to an
  * `OutsideTime` (a stand-in's own work during the call), kept apart in `own`.
  */
-export async function timeInterleaved(ops: ReadonlyArray<(i: number) => Promise<unknown>>, n: number, warmup: number): Promise<InterleavedSamples[]> {
+export async function timeInterleaved(
+  ops: ReadonlyArray<(i: number) => Promise<unknown>>,
+  n: number,
+  warmup: number,
+): Promise<InterleavedSamples[]> {
   for (let i = 0; i < warmup; i++) for (const op of ops) await op(i);
   const series = ops.map((): InterleavedSamples => ({ timed: [], own: [] }));
   for (let i = 0; i < n; i++) {

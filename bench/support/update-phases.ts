@@ -11,11 +11,11 @@ export interface TimedEvent {
 }
 
 export const PHASES = [
-  'workflow task 1 (the Update\'s activation)',
+  "workflow task 1 (the Update's activation)",
   'activity scheduled → started',
   'activity started → completed',
   'activity completed → workflow task 2 started',
-  'workflow task 2 (the reply\'s activation)',
+  "workflow task 2 (the reply's activation)",
   'the whole Update, server side',
 ] as const;
 export type Phase = (typeof PHASES)[number];
@@ -33,7 +33,12 @@ export function updatePhases(events: readonly TimedEvent[], skip = 0): Array<Rec
     if (seen++ < skip) continue;
     // The Update is accepted by the workflow task that ran its handler: the three events before it.
     const [scheduled, started, completed] = [events[i - 3], events[i - 2], events[i - 1]];
-    if (scheduled?.type !== 'WORKFLOW_TASK_SCHEDULED' || started?.type !== 'WORKFLOW_TASK_STARTED' || completed?.type !== 'WORKFLOW_TASK_COMPLETED') continue;
+    if (
+      scheduled?.type !== 'WORKFLOW_TASK_SCHEDULED' ||
+      started?.type !== 'WORKFLOW_TASK_STARTED' ||
+      completed?.type !== 'WORKFLOW_TASK_COMPLETED'
+    )
+      continue;
     const done = next('WORKFLOW_EXECUTION_UPDATE_COMPLETED', i);
     const aScheduled = next('ACTIVITY_TASK_SCHEDULED', i);
     if (done < 0 || aScheduled < 0 || aScheduled > done) continue;

@@ -27,7 +27,16 @@ export function createApiApp(deps: ApiDeps): Hono {
     '*',
     bodyLimit({
       maxSize: DEFAULTS.apiMaxBodyBytes,
-      onError: (c) => problemResponse(c, new ApiProblem(413, 'too-large', `body: over ${DEFAULTS.apiMaxBodyBytes} bytes; send large content as a file or a tool result`, 'body')),
+      onError: (c) =>
+        problemResponse(
+          c,
+          new ApiProblem(
+            413,
+            'too-large',
+            `body: over ${DEFAULTS.apiMaxBodyBytes} bytes; send large content as a file or a tool result`,
+            'body',
+          ),
+        ),
     }),
   );
   const document = openApiDocument();
@@ -40,7 +49,12 @@ export function createApiApp(deps: ApiDeps): Hono {
   registerSubagentRoutes(app, deps);
   registerReplayRoutes(app, deps);
   registerConsoleRoutes(app);
-  app.notFound((c) => problemResponse(c, new ApiProblem(404, 'no-route', `no route ${c.req.method} ${c.req.path}; GET /openapi.json lists them`)));
+  app.notFound((c) =>
+    problemResponse(
+      c,
+      new ApiProblem(404, 'no-route', `no route ${c.req.method} ${c.req.path}; GET /openapi.json lists them`),
+    ),
+  );
   app.onError((err, c) => problemResponse(c, problemFor(err, deps.dependencies)));
   return app;
 }

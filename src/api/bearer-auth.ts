@@ -27,7 +27,9 @@ export function bearerAuth(token: string): MiddlewareHandler {
     const byCookie = !match && cookie !== undefined && sameSecret(cookie, expectedCookie);
     if (!byHeader && !byCookie) {
       c.header('WWW-Authenticate', 'Bearer realm="keel"');
-      const detail = header ? 'the bearer token is wrong: send the server’s KEEL_API_TOKEN' : 'send `Authorization: Bearer <KEEL_API_TOKEN>`, or log in to the console at /';
+      const detail = header
+        ? 'the bearer token is wrong: send the server’s KEEL_API_TOKEN'
+        : 'send `Authorization: Bearer <KEEL_API_TOKEN>`, or log in to the console at /';
       return problemResponse(c, new ApiProblem(401, 'unauthorized', detail, 'Authorization'));
     }
     await next();

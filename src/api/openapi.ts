@@ -1,7 +1,43 @@
 import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiResponsesObject } from 'zod-openapi';
 import type { z } from 'zod';
-import { compactBody, compactionsQuery, fleetQuery, messageBody, replayBody, rerunBody, steerBody, subagentParams, subagentQuery, retryParams, retryQuery, sessionKeyParams, sessionsQuery, transcriptQuery } from './request-schemas';
-import { announceEvent, compactionEdit, compactionResult, killResult, steerResult, subagentsList, compactionsList, contextSeries, fleetOverview, fleetPage, messageReply, problem, restartEvent, retryResult, sessionCompactions, sessionStatus, sessionsList, textEvent, toolEvent, transcriptPage } from './response-schemas';
+import {
+  compactBody,
+  compactionsQuery,
+  fleetQuery,
+  messageBody,
+  replayBody,
+  rerunBody,
+  steerBody,
+  subagentParams,
+  subagentQuery,
+  retryParams,
+  retryQuery,
+  sessionKeyParams,
+  sessionsQuery,
+  transcriptQuery,
+} from './request-schemas';
+import {
+  announceEvent,
+  compactionEdit,
+  compactionResult,
+  killResult,
+  steerResult,
+  subagentsList,
+  compactionsList,
+  contextSeries,
+  fleetOverview,
+  fleetPage,
+  messageReply,
+  problem,
+  restartEvent,
+  retryResult,
+  sessionCompactions,
+  sessionStatus,
+  sessionsList,
+  textEvent,
+  toolEvent,
+  transcriptPage,
+} from './response-schemas';
 
 const problemContent = { 'application/problem+json': { schema: problem } };
 
@@ -17,7 +53,9 @@ function problems(...statuses: number[]): ZodOpenApiResponsesObject {
     502: 'The request failed in the session (`failureType` says how)',
     503: 'Temporal or the database does not answer',
   };
-  return Object.fromEntries([401, 503, ...statuses].map((s) => [String(s), { description: reasons[s]!, content: problemContent }]));
+  return Object.fromEntries(
+    [401, 503, ...statuses].map((s) => [String(s), { description: reasons[s]!, content: problemContent }]),
+  );
 }
 
 const json = (schema: z.ZodType, description: string) => ({ description, content: { 'application/json': { schema } } });
@@ -29,7 +67,9 @@ const json = (schema: z.ZodType, description: string) => ({ description, content
 const sse = (description: string, events: Record<string, string>) => ({
   description,
   content: { 'text/event-stream': { schema: { type: 'string' as const } } },
-  'x-sse-events': Object.fromEntries(Object.entries(events).map(([event, id]) => [event, { $ref: `#/components/schemas/${id}` }])),
+  'x-sse-events': Object.fromEntries(
+    Object.entries(events).map(([event, id]) => [event, { $ref: `#/components/schemas/${id}` }]),
+  ),
 });
 
 const messages: ZodOpenApiOperationObject = {
@@ -43,7 +83,13 @@ const messages: ZodOpenApiOperationObject = {
     '200': {
       ...json(messageReply, 'The reply, once the turn is over; or its stream'),
       content: { 'application/json': { schema: messageReply }, 'text/event-stream': { schema: { type: 'string' } } },
-      'x-sse-events': { text: { $ref: '#/components/schemas/TextEvent' }, restart: { $ref: '#/components/schemas/RestartEvent' }, tool: { $ref: '#/components/schemas/ToolEvent' }, reply: { $ref: '#/components/schemas/MessageReply' }, error: { $ref: '#/components/schemas/Problem' } },
+      'x-sse-events': {
+        text: { $ref: '#/components/schemas/TextEvent' },
+        restart: { $ref: '#/components/schemas/RestartEvent' },
+        tool: { $ref: '#/components/schemas/ToolEvent' },
+        reply: { $ref: '#/components/schemas/MessageReply' },
+        error: { $ref: '#/components/schemas/Problem' },
+      },
     },
     ...problems(400, 403, 413, 502),
   },
@@ -53,16 +99,40 @@ const messages: ZodOpenApiOperationObject = {
 export function openApiDocument(): ReturnType<typeof createDocument> {
   return createDocument({
     openapi: '3.1.0',
-    info: { title: 'Keel HTTP API', version: '1', description: 'Send messages to durable agent sessions, stream replies, read status, compact. Every route needs `Authorization: Bearer $KEEL_API_TOKEN` when the server has a token.' },
+    info: {
+      title: 'Keel HTTP API',
+      version: '1',
+      description:
+        'Send messages to durable agent sessions, stream replies, read status, compact. Every route needs `Authorization: Bearer $KEEL_API_TOKEN` when the server has a token.',
+    },
     security: [{ bearer: [] }],
     components: {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
-      schemas: { TextEvent: textEvent, RestartEvent: restartEvent, ToolEvent: toolEvent, AnnounceEvent: announceEvent, MessageReply: messageReply, Problem: problem },
+      schemas: {
+        TextEvent: textEvent,
+        RestartEvent: restartEvent,
+        ToolEvent: toolEvent,
+        AnnounceEvent: announceEvent,
+        MessageReply: messageReply,
+        Problem: problem,
+      },
     },
     paths: {
-      '/v1/sessions': { get: { operationId: 'listSessions', summary: 'Every session, newest first (`keel sessions --json`)', requestParams: { query: sessionsQuery }, responses: { '200': json(sessionsList, 'The sessions'), ...problems(400, 403) } } },
+      '/v1/sessions': {
+        get: {
+          operationId: 'listSessions',
+          summary: 'Every session, newest first (`keel sessions --json`)',
+          requestParams: { query: sessionsQuery },
+          responses: { '200': json(sessionsList, 'The sessions'), ...problems(400, 403) },
+        },
+      },
       '/v1/sessions/{sessionKey}': {
-        get: { operationId: 'getSessionStatus', summary: 'A session’s status (`keel status --json`)', requestParams: { path: sessionKeyParams }, responses: { '200': json(sessionStatus, 'The status'), ...problems(400, 403, 404) } },
+        get: {
+          operationId: 'getSessionStatus',
+          summary: 'A session’s status (`keel status --json`)',
+          requestParams: { path: sessionKeyParams },
+          responses: { '200': json(sessionStatus, 'The status'), ...problems(400, 403, 404) },
+        },
       },
       '/v1/sessions/{sessionKey}/messages': { post: messages },
       '/v1/sessions/{sessionKey}/compact': {
@@ -77,12 +147,23 @@ export function openApiDocument(): ReturnType<typeof createDocument> {
       '/v1/sessions/{sessionKey}/events': {
         get: {
           operationId: 'sessionEvents',
-          summary: 'What the session says without being asked, as server-sent events (`announce`: its answers to subagents’ reports)',
+          summary:
+            'What the session says without being asked, as server-sent events (`announce`: its answers to subagents’ reports)',
           requestParams: { path: sessionKeyParams },
-          responses: { '200': sse('The event stream; it runs until the client leaves', { announce: 'AnnounceEvent' }), ...problems(400, 403, 404) },
+          responses: {
+            '200': sse('The event stream; it runs until the client leaves', { announce: 'AnnounceEvent' }),
+            ...problems(400, 403, 404),
+          },
         },
       },
-      '/v1/compactions': { get: { operationId: 'listCompactions', summary: 'Compaction records, newest first (`keel compactions --json`)', requestParams: { query: compactionsQuery }, responses: { '200': json(compactionsList, 'The compactions'), ...problems(400, 403) } } },
+      '/v1/compactions': {
+        get: {
+          operationId: 'listCompactions',
+          summary: 'Compaction records, newest first (`keel compactions --json`)',
+          requestParams: { query: compactionsQuery },
+          responses: { '200': json(compactionsList, 'The compactions'), ...problems(400, 403) },
+        },
+      },
       '/v1/compactions/{id}/retry': {
         post: {
           operationId: 'retryCompaction',
@@ -92,30 +173,50 @@ export function openApiDocument(): ReturnType<typeof createDocument> {
         },
       },
       '/v1/console/sessions': {
-        get: { operationId: 'fleetPage', summary: 'One page of the fleet, filtered and sorted on the server (the console’s fleet view)', requestParams: { query: fleetQuery }, responses: { '200': json(fleetPage, 'The page and the number of matching sessions'), ...problems(400, 403) } },
+        get: {
+          operationId: 'fleetPage',
+          summary: 'One page of the fleet, filtered and sorted on the server (the console’s fleet view)',
+          requestParams: { query: fleetQuery },
+          responses: { '200': json(fleetPage, 'The page and the number of matching sessions'), ...problems(400, 403) },
+        },
       },
       '/v1/compactions/{id}/revert': {
         post: {
           operationId: 'revertCompaction',
-          summary: 'Move the session’s window back to before that compaction (`keel compactions revert`); answers when done',
+          summary:
+            'Move the session’s window back to before that compaction (`keel compactions revert`); answers when done',
           requestParams: { path: retryParams, query: retryQuery },
-          responses: { '200': json(compactionEdit, 'The revert’s own compaction record'), ...problems(400, 403, 404, 409) },
+          responses: {
+            '200': json(compactionEdit, 'The revert’s own compaction record'),
+            ...problems(400, 403, 404, 409),
+          },
         },
       },
       '/v1/compactions/{id}/rerun': {
         post: {
           operationId: 'rerunCompaction',
-          summary: 'Summarize that compaction’s range again as a new record (`keel compactions rerun`); answers when done',
+          summary:
+            'Summarize that compaction’s range again as a new record (`keel compactions rerun`); answers when done',
           requestParams: { path: retryParams, query: retryQuery },
           requestBody: { content: { 'application/json': { schema: rerunBody } } },
           responses: { '200': json(compactionEdit, 'The rerun’s compaction record'), ...problems(400, 403, 404, 409) },
         },
       },
       '/v1/sessions/{sessionKey}/subagents': {
-        get: { operationId: 'listSubagents', summary: 'The subagent runs of the session’s agent (`keel subagents --json`), for the tree under the session', requestParams: { path: sessionKeyParams }, responses: { '200': json(subagentsList, 'The runs'), ...problems(400, 403) } },
+        get: {
+          operationId: 'listSubagents',
+          summary: 'The subagent runs of the session’s agent (`keel subagents --json`), for the tree under the session',
+          requestParams: { path: sessionKeyParams },
+          responses: { '200': json(subagentsList, 'The runs'), ...problems(400, 403) },
+        },
       },
       '/v1/subagents/{id}/kill': {
-        post: { operationId: 'killSubagent', summary: 'Stop a subagent run (`keel subagents kill`)', requestParams: { path: subagentParams, query: subagentQuery }, responses: { '200': json(killResult, 'Whether it was stopped'), ...problems(400, 403) } },
+        post: {
+          operationId: 'killSubagent',
+          summary: 'Stop a subagent run (`keel subagents kill`)',
+          requestParams: { path: subagentParams, query: subagentQuery },
+          responses: { '200': json(killResult, 'Whether it was stopped'), ...problems(400, 403) },
+        },
       },
       '/v1/subagents/{id}/steer': {
         post: {
@@ -129,25 +230,63 @@ export function openApiDocument(): ReturnType<typeof createDocument> {
       '/v1/sessions/{sessionKey}/replay': {
         post: {
           operationId: 'replaySession',
-          summary: 'The what-if replay report of the session: its agent’s configuration against the policy sent (`keel replay --html`), extractive summaries',
+          summary:
+            'The what-if replay report of the session: its agent’s configuration against the policy sent (`keel replay --html`), extractive summaries',
           requestParams: { path: sessionKeyParams },
           requestBody: { content: { 'application/json': { schema: replayBody } } },
-          responses: { '200': { description: 'The report, a self-contained HTML page', content: { 'text/html': { schema: { type: 'string' } } } }, ...problems(400, 403, 404) },
+          responses: {
+            '200': {
+              description: 'The report, a self-contained HTML page',
+              content: { 'text/html': { schema: { type: 'string' } } },
+            },
+            ...problems(400, 403, 404),
+          },
         },
       },
       '/v1/console/overview': {
-        get: { operationId: 'fleetOverview', summary: 'The fleet’s charts: sessions by context pressure, compactions per hour with failures', responses: { '200': json(fleetOverview, 'The charts’ numbers'), ...problems() } },
+        get: {
+          operationId: 'fleetOverview',
+          summary: 'The fleet’s charts: sessions by context pressure, compactions per hour with failures',
+          responses: { '200': json(fleetOverview, 'The charts’ numbers'), ...problems() },
+        },
       },
       '/v1/sessions/{sessionKey}/context-series': {
-        get: { operationId: 'contextSeries', summary: 'Context tokens per model reply and the compactions, for a session’s chart', requestParams: { path: sessionKeyParams }, responses: { '200': json(contextSeries, 'The series'), ...problems(400, 403, 404) } },
+        get: {
+          operationId: 'contextSeries',
+          summary: 'Context tokens per model reply and the compactions, for a session’s chart',
+          requestParams: { path: sessionKeyParams },
+          responses: { '200': json(contextSeries, 'The series'), ...problems(400, 403, 404) },
+        },
       },
       '/v1/sessions/{sessionKey}/transcript': {
-        get: { operationId: 'transcriptPage', summary: 'One page of a session’s transcript, oldest first, tool calls by name', requestParams: { path: sessionKeyParams, query: transcriptQuery }, responses: { '200': json(transcriptPage, 'The page and the number of entries'), ...problems(400, 403, 404) } },
+        get: {
+          operationId: 'transcriptPage',
+          summary: 'One page of a session’s transcript, oldest first, tool calls by name',
+          requestParams: { path: sessionKeyParams, query: transcriptQuery },
+          responses: { '200': json(transcriptPage, 'The page and the number of entries'), ...problems(400, 403, 404) },
+        },
       },
       '/v1/sessions/{sessionKey}/compactions': {
-        get: { operationId: 'sessionCompactions', summary: 'A session’s compactions, newest first, each with its summary', requestParams: { path: sessionKeyParams }, responses: { '200': json(sessionCompactions, 'The compactions'), ...problems(400, 403, 404) } },
+        get: {
+          operationId: 'sessionCompactions',
+          summary: 'A session’s compactions, newest first, each with its summary',
+          requestParams: { path: sessionKeyParams },
+          responses: { '200': json(sessionCompactions, 'The compactions'), ...problems(400, 403, 404) },
+        },
       },
-      '/openapi.json': { get: { operationId: 'openApi', summary: 'This document', responses: { '200': { description: 'The OpenAPI 3.1 document', content: { 'application/json': { schema: { type: 'object' } } } }, ...problems() } } },
+      '/openapi.json': {
+        get: {
+          operationId: 'openApi',
+          summary: 'This document',
+          responses: {
+            '200': {
+              description: 'The OpenAPI 3.1 document',
+              content: { 'application/json': { schema: { type: 'object' } } },
+            },
+            ...problems(),
+          },
+        },
+      },
     },
   });
 }

@@ -24,7 +24,12 @@ export async function parseBody<S extends z.ZodType>(c: Context, schema: S): Pro
     try {
       json = JSON.parse(text);
     } catch (err) {
-      throw new ApiProblem(400, 'invalid-request', `body: not valid JSON (${err instanceof Error ? err.message : String(err)}); send a JSON object`, 'body');
+      throw new ApiProblem(
+        400,
+        'invalid-request',
+        `body: not valid JSON (${err instanceof Error ? err.message : String(err)}); send a JSON object`,
+        'body',
+      );
     }
   }
   const parsed = schema.safeParse(json);

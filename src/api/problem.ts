@@ -82,17 +82,20 @@ export interface Dependencies {
 /** Any error a route throws, as the problem to answer; an unknown error is a 500 that names it. */
 export function problemFor(err: unknown, deps: Dependencies): ApiProblem {
   if (err instanceof ApiProblem) return err;
-  if (err instanceof InvalidSessionKeyError) return new ApiProblem(400, 'invalid-session-key', err.message, 'sessionKey');
+  if (err instanceof InvalidSessionKeyError)
+    return new ApiProblem(400, 'invalid-session-key', err.message, 'sessionKey');
   if (err instanceof KeelRequestError) {
     if (err.field === 'KEEL_ALLOWED_AGENTS') return new ApiProblem(403, 'agent-not-allowed', err.message, 'sessionKey');
     return new ApiProblem(400, 'invalid-request', err.message, err.field);
   }
   if (err instanceof UnknownSessionError) return new ApiProblem(404, 'unknown-session', err.message, 'sessionKey');
   if (err instanceof CompactionNotFoundError) return new ApiProblem(404, 'unknown-compaction', err.message, 'id');
-  if (err instanceof CompactionBusyError || err instanceof CompactionEditError) return new ApiProblem(409, 'compaction-edit-refused', err.message, 'id');
+  if (err instanceof CompactionBusyError || err instanceof CompactionEditError)
+    return new ApiProblem(409, 'compaction-edit-refused', err.message, 'id');
   if (err instanceof UnreachableDependencyError) return new ApiProblem(503, 'unavailable', err.message);
   if (temporalUnreachable(err)) return new ApiProblem(503, 'unavailable', unreachable(deps.temporal, err).message);
-  if (classifyDbError(err) === 'transient') return new ApiProblem(503, 'unavailable', unreachable(deps.database, err).message);
+  if (classifyDbError(err) === 'transient')
+    return new ApiProblem(503, 'unavailable', unreachable(deps.database, err).message);
   const failure = requestFailure(err);
   if (failure) {
     const status = failure.type === FailureTypes.AgentNotAllowed ? 403 : 502;

@@ -8,7 +8,9 @@ import { z } from 'zod';
 import 'zod-openapi';
 
 const count = z.number().int().nonnegative();
-const pressure = z.enum(['normal', '50', '70', '85']).meta({ description: 'Context pressure: the highest of 50, 70, 85 % of the window reached' });
+const pressure = z
+  .enum(['normal', '50', '70', '85'])
+  .meta({ description: 'Context pressure: the highest of 50, 70, 85 % of the window reached' });
 
 /** A turn's token usage as the provider reported it. */
 const usage = z
@@ -30,25 +32,36 @@ export const messageReply = z
     turn: z.number().int().positive().meta({ description: '1-based turn number over the session’s life' }),
     usage,
     modelCalls: count,
-    toolCalls: z.array(z.strictObject({ id: z.string().optional(), name: z.string(), isError: z.boolean() })).optional(),
+    toolCalls: z
+      .array(z.strictObject({ id: z.string().optional(), name: z.string(), isError: z.boolean() }))
+      .optional(),
   })
   .meta({ id: 'MessageReply' });
 
 /** The data of the stream's `text` events. */
-export const textEvent = z.strictObject({ delta: z.string() }).meta({ id: 'TextEvent', description: 'Reply text as the model writes it' });
+export const textEvent = z
+  .strictObject({ delta: z.string() })
+  .meta({ id: 'TextEvent', description: 'Reply text as the model writes it' });
 
 /** The data of a stream's `tool` event: a tool call of the turn has run. */
-export const toolEvent = z.strictObject({ id: z.string(), name: z.string(), isError: z.boolean() }).meta({ id: 'ToolEvent', description: 'A tool call of the turn has run, with its outcome' });
+export const toolEvent = z
+  .strictObject({ id: z.string(), name: z.string(), isError: z.boolean() })
+  .meta({ id: 'ToolEvent', description: 'A tool call of the turn has run, with its outcome' });
 
 /** The data of a stream's `restart` event: a model call was retried, what was shown is replaced. */
-export const restartEvent = z.strictObject({ soFar: z.string() }).meta({ id: 'RestartEvent', description: 'A model call was retried: replace the text shown so far with `soFar`' });
+export const restartEvent = z
+  .strictObject({ soFar: z.string() })
+  .meta({ id: 'RestartEvent', description: 'A model call was retried: replace the text shown so far with `soFar`' });
 
 /** The data of the events stream's `announce` event. */
 export const announceEvent = z
   .strictObject({
     requestId: z.string(),
     subagentId: z.string(),
-    reply: z.string().nullable().meta({ description: 'The session’s answer to its subagent’s report; null when it was silent' }),
+    reply: z
+      .string()
+      .nullable()
+      .meta({ description: 'The session’s answer to its subagent’s report; null when it was silent' }),
     failed: z.string().optional().meta({ description: 'Why the answer failed, when it did' }),
   })
   .meta({ id: 'AnnounceEvent', description: 'A subagent reported back and the session answered, unasked' });
@@ -68,13 +81,29 @@ export const sessionStatus = z
     compactionCount: count,
     lastCompactionId: z.string().nullable(),
     configuredContextWindow: count.optional(),
-    promptCache: z.strictObject({ inputTokens: count, cacheReadTokens: count, cacheWriteTokens: count, hitRatePercent: z.number().nonnegative() }).optional(),
+    promptCache: z
+      .strictObject({
+        inputTokens: count,
+        cacheReadTokens: count,
+        cacheWriteTokens: count,
+        hitRatePercent: z.number().nonnegative(),
+      })
+      .optional(),
     model: z.string().optional(),
-    contextSplit: z.strictObject({ systemTokens: count, bootstrapTokens: count, toolTokens: count, historyTokens: count }).optional(),
+    contextSplit: z
+      .strictObject({ systemTokens: count, bootstrapTokens: count, toolTokens: count, historyTokens: count })
+      .optional(),
     spawnAdvice: z.strictObject({ level: z.enum(['normal', 'elevated', 'high', 'critical']), instruction: z.string() }),
-    autoCompaction: z.union([z.strictObject({ state: z.literal('paused') }), z.strictObject({ state: z.literal('held'), untilTokens: count })]).optional(),
+    autoCompaction: z
+      .union([
+        z.strictObject({ state: z.literal('paused') }),
+        z.strictObject({ state: z.literal('held'), untilTokens: count }),
+      ])
+      .optional(),
     uncollectedRequestIds: z.array(z.string()).optional(),
-    turns: count.optional().meta({ description: 'User messages of the current transcript (as `GET /v1/sessions` counts them)' }),
+    turns: count
+      .optional()
+      .meta({ description: 'User messages of the current transcript (as `GET /v1/sessions` counts them)' }),
     compactionNote: z.string().optional(),
     compactionBilling: z.string().optional(),
     windowNote: z.string().optional(),
@@ -115,9 +144,15 @@ export const compactionResult = z
     firstKeptEntryId: z.string().nullable(),
     entryId: z.string().nullable(),
     skip: z
-      .union([z.strictObject({ reason: z.literal('nothing-to-summarize') }), z.strictObject({ reason: z.literal('no-gain'), wouldBeTokens: count })])
+      .union([
+        z.strictObject({ reason: z.literal('nothing-to-summarize') }),
+        z.strictObject({ reason: z.literal('no-gain'), wouldBeTokens: count }),
+      ])
       .optional()
-      .meta({ description: 'Why a skipped compaction wrote nothing: nothing before the kept tail, or a summary that would not make the context smaller' }),
+      .meta({
+        description:
+          'Why a skipped compaction wrote nothing: nothing before the kept tail, or a summary that would not make the context smaller',
+      }),
   })
   .meta({ id: 'CompactionResult' });
 
@@ -143,9 +178,10 @@ const compactionView = z
     summarizerModel: z.string().nullable(),
     summarizerCalls: count,
     summarizerTokens: count,
-    summarizerBilling: z
-      .strictObject({ input: count, cacheRead: count, cacheWrite: count, output: count })
-      .meta({ description: 'What its summarizer calls were billed, as the provider reported: uncached input, prompt-cache reads and writes, output' }),
+    summarizerBilling: z.strictObject({ input: count, cacheRead: count, cacheWrite: count, output: count }).meta({
+      description:
+        'What its summarizer calls were billed, as the provider reported: uncached input, prompt-cache reads and writes, output',
+    }),
     spendLimited: z.string().nullable(),
     workflowId: z.string().nullable(),
     startedAt: z.iso.datetime(),
@@ -158,17 +194,24 @@ const compactionView = z
 export const compactionsList = z
   .strictObject({
     compactions: z.array(compactionView),
-    pausedSessions: z.array(z.strictObject({ agentId: z.string(), sessionKey: z.string(), consecutiveFailures: count })).optional(),
+    pausedSessions: z
+      .array(z.strictObject({ agentId: z.string(), sessionKey: z.string(), consecutiveFailures: count }))
+      .optional(),
   })
   .meta({ id: 'CompactionsList' });
 
 /** `POST /v1/compactions/{id}/retry`: `keel compactions retry --json`. */
 export const retryResult = z
   .strictObject({
-    compactionId: z.string().nullable().meta({ description: 'The compaction being run: the new one, or the one already running' }),
+    compactionId: z
+      .string()
+      .nullable()
+      .meta({ description: 'The compaction being run: the new one, or the one already running' }),
     retryOf: z.string(),
     workflowId: z.string(),
-    started: z.boolean().meta({ description: 'False when a compaction of the session was already running (it was joined)' }),
+    started: z
+      .boolean()
+      .meta({ description: 'False when a compaction of the session was already running (it was joined)' }),
   })
   .meta({ id: 'RetryResult' });
 
@@ -180,14 +223,23 @@ export const problem = z
     status: z.number().int(),
     detail: z.string().meta({ description: 'What is wrong and how to fix it' }),
     field: z.string().optional().meta({ description: 'The field, parameter, header or setting at fault' }),
-    failureType: z.string().optional().meta({ description: 'A failed request: its failure type (`KeelModelUnavailable`, …)' }),
+    failureType: z
+      .string()
+      .optional()
+      .meta({ description: 'A failed request: its failure type (`KeelModelUnavailable`, …)' }),
   })
   .meta({ id: 'Problem' });
 
 /** `GET /v1/console/sessions`: a page of the fleet. */
 export const fleetPage = z
   .strictObject({
-    sessions: z.array(sessionListing.extend({ failedCompactions: count.meta({ description: 'Failed or degraded compactions of the current session id' }) }).meta({ id: 'FleetSession' })),
+    sessions: z.array(
+      sessionListing
+        .extend({
+          failedCompactions: count.meta({ description: 'Failed or degraded compactions of the current session id' }),
+        })
+        .meta({ id: 'FleetSession' }),
+    ),
     total: count.meta({ description: 'Sessions the filter matches, on every page' }),
     page: count,
     pageSize: count,
@@ -203,32 +255,53 @@ const consoleEntry = z
     createdAt: z.iso.datetime(),
     tokens: count.nullable(),
     text: z.string(),
-    toolCalls: z.array(z.strictObject({ name: z.string(), arguments: z.string().meta({ description: 'The call’s arguments as JSON' }) })),
+    toolCalls: z.array(
+      z.strictObject({ name: z.string(), arguments: z.string().meta({ description: 'The call’s arguments as JSON' }) }),
+    ),
     toolName: z.string().optional(),
   })
   .meta({ id: 'ConsoleEntry' });
 
 /** `GET /v1/sessions/{sessionKey}/transcript`: a page of the transcript. */
-export const transcriptPage = z.strictObject({ entries: z.array(consoleEntry), total: count, page: count, pageSize: count }).meta({ id: 'TranscriptPage' });
+export const transcriptPage = z
+  .strictObject({ entries: z.array(consoleEntry), total: count, page: count, pageSize: count })
+  .meta({ id: 'TranscriptPage' });
 
 /** `GET /v1/sessions/{sessionKey}/compactions`: the session's compactions with their summaries. */
 export const sessionCompactions = z
-  .strictObject({ compactions: z.array(compactionView.extend({ summary: z.string().nullable() }).meta({ id: 'SessionCompaction' })) })
+  .strictObject({
+    compactions: z.array(compactionView.extend({ summary: z.string().nullable() }).meta({ id: 'SessionCompaction' })),
+  })
   .meta({ id: 'SessionCompactions' });
 
 /** `GET /v1/console/overview`: the fleet's charts. */
 export const fleetOverview = z
   .strictObject({
-    pressure: z.array(count).length(10).meta({ description: 'Sessions per tenth of their window: [0] under 10 %, … [9] 90 % and over' }),
-    compactionsPerHour: z.array(z.strictObject({ hour: z.iso.datetime(), total: count, failed: count.meta({ description: 'Failed or degraded' }) })).meta({ description: 'The last 24 hours, oldest first' }),
+    pressure: z
+      .array(count)
+      .length(10)
+      .meta({ description: 'Sessions per tenth of their window: [0] under 10 %, … [9] 90 % and over' }),
+    compactionsPerHour: z
+      .array(
+        z.strictObject({
+          hour: z.iso.datetime(),
+          total: count,
+          failed: count.meta({ description: 'Failed or degraded' }),
+        }),
+      )
+      .meta({ description: 'The last 24 hours, oldest first' }),
   })
   .meta({ id: 'FleetOverview' });
 
 /** `GET /v1/sessions/{sessionKey}/context-series`: the session chart's data. */
 export const contextSeries = z
   .strictObject({
-    points: z.array(z.strictObject({ seq: z.number().int(), contextTokens: count })).meta({ description: 'Per model reply: the context tokens its call sent (input, cached and uncached)' }),
-    compactions: z.array(z.strictObject({ seq: z.number().int(), tokensBefore: count })).meta({ description: 'Per compaction entry: where it cut' }),
+    points: z
+      .array(z.strictObject({ seq: z.number().int(), contextTokens: count }))
+      .meta({ description: 'Per model reply: the context tokens its call sent (input, cached and uncached)' }),
+    compactions: z
+      .array(z.strictObject({ seq: z.number().int(), tokensBefore: count }))
+      .meta({ description: 'Per compaction entry: where it cut' }),
   })
   .meta({ id: 'ContextSeries' });
 
@@ -262,7 +335,11 @@ const subagentListing = z
 export const subagentsList = z.strictObject({ subagents: z.array(subagentListing) }).meta({ id: 'SubagentsList' });
 
 /** `POST /v1/subagents/{id}/kill`. */
-export const killResult = z.strictObject({ id: z.string(), killed: z.boolean(), message: z.string() }).meta({ id: 'KillResult' });
+export const killResult = z
+  .strictObject({ id: z.string(), killed: z.boolean(), message: z.string() })
+  .meta({ id: 'KillResult' });
 
 /** `POST /v1/subagents/{id}/steer`. */
-export const steerResult = z.strictObject({ id: z.string(), sent: z.boolean(), message: z.string() }).meta({ id: 'SteerResult' });
+export const steerResult = z
+  .strictObject({ id: z.string(), sent: z.boolean(), message: z.string() })
+  .meta({ id: 'SteerResult' });

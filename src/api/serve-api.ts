@@ -24,19 +24,30 @@ function isLoopback(host: string): boolean {
  */
 export function checkApiBinding(host: string, token: string | undefined): void {
   if (!token && !isLoopback(host)) {
-    throw new ConfigError(`KEEL_API_HOST ${host} is reachable beyond this machine and KEEL_API_TOKEN is not set: set a token (\`export KEEL_API_TOKEN=$(openssl rand -hex 24)\`) or bind 127.0.0.1`);
+    throw new ConfigError(
+      `KEEL_API_HOST ${host} is reachable beyond this machine and KEEL_API_TOKEN is not set: set a token (\`export KEEL_API_TOKEN=$(openssl rand -hex 24)\`) or bind 127.0.0.1`,
+    );
   }
 }
 
 /** Serves the HTTP API on `host:port` (checked by `checkApiBinding`); a port in use is a ConfigError naming KEEL_API_PORT. */
-export async function serveApi(deps: ApiDeps, opts: { readonly host: string; readonly port: number }): Promise<ServedApi> {
+export async function serveApi(
+  deps: ApiDeps,
+  opts: { readonly host: string; readonly port: number },
+): Promise<ServedApi> {
   checkApiBinding(opts.host, deps.token);
   const app = createApiApp(deps);
   const server = await new Promise<Server>((resolve, reject) => {
     const s = serve({ fetch: app.fetch, hostname: opts.host, port: opts.port }) as Server;
     s.once('listening', () => resolve(s));
     s.once('error', (err: NodeJS.ErrnoException) =>
-      reject(err.code === 'EADDRINUSE' ? new ConfigError(`KEEL_API_PORT ${opts.port} is in use on ${opts.host}: stop what holds it or set another port`) : err),
+      reject(
+        err.code === 'EADDRINUSE'
+          ? new ConfigError(
+              `KEEL_API_PORT ${opts.port} is in use on ${opts.host}: stop what holds it or set another port`,
+            )
+          : err,
+      ),
     );
   });
   const { port } = server.address() as AddressInfo;

@@ -18,7 +18,9 @@ export interface AgentsReport {
 export function agentsCommand(settings: KeelSettings, json: boolean): AgentsReport {
   const report: AgentsReport = { file: settings.file ?? null, agents: describeAgents(settings) };
   if (!json) {
-    stderr(`${report.file ? `config file ${report.file}` : 'no config file (KEEL_CONFIG or ./keel.config.json): every agent runs with the environment\'s settings'}\n`);
+    stderr(
+      `${report.file ? `config file ${report.file}` : "no config file (KEEL_CONFIG or ./keel.config.json): every agent runs with the environment's settings"}\n`,
+    );
     for (const a of report.agents) {
       const name = a.configured ? a.agentId : '* (any other agent)';
       stderr(
@@ -50,14 +52,26 @@ export async function sessionModelCommand(
   opts: { sessionKey: string; model?: string; clear: boolean; defaultAgentId?: string; json: boolean },
 ): Promise<SessionModelReport> {
   const agentId = parseSessionKey(opts.sessionKey).agentId ?? opts.defaultAgentId ?? 'main';
-  const unknown = () => new UnknownSessionError(opts.sessionKey, `no session ${shownKey(opts.sessionKey)} for agent ${agentId}; send it a message first (nothing was created)`);
+  const unknown = () =>
+    new UnknownSessionError(
+      opts.sessionKey,
+      `no session ${shownKey(opts.sessionKey)} for agent ${agentId}; send it a message first (nothing was created)`,
+    );
   if (opts.model !== undefined || opts.clear) {
     if (!(await setModelOverride(db, agentId, opts.sessionKey, opts.clear ? null : opts.model!))) throw unknown();
   }
   const session = await getSession(db, agentId, opts.sessionKey);
   if (!session) throw unknown();
   const override = session.model_override;
-  const report: SessionModelReport = { agentId, sessionKey: opts.sessionKey, model: override ?? agentConfig(settings, agentId).model, override };
-  if (!opts.json) stderr(`${shownKey(opts.sessionKey)}: ${report.model}${override ? ' (session override)' : ` (agent ${agentId}'s model)`}\n`);
+  const report: SessionModelReport = {
+    agentId,
+    sessionKey: opts.sessionKey,
+    model: override ?? agentConfig(settings, agentId).model,
+    override,
+  };
+  if (!opts.json)
+    stderr(
+      `${shownKey(opts.sessionKey)}: ${report.model}${override ? ' (session override)' : ` (agent ${agentId}'s model)`}\n`,
+    );
   return report;
 }

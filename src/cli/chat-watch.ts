@@ -61,7 +61,12 @@ export async function collectAnnounceReplies(client: KeelClient, sessionKey: str
     const subagentId = announcingSubagent(requestId);
     if (!subagentId) continue;
     const outcome = await client.collectOutcome(sessionKey, requestId);
-    if (outcome.status === 'done' && 'turn' in outcome) replies.push({ requestId, subagentId, ...(outcome.turn.silent || !outcome.turn.reply ? {} : { reply: outcome.turn.reply }) });
+    if (outcome.status === 'done' && 'turn' in outcome)
+      replies.push({
+        requestId,
+        subagentId,
+        ...(outcome.turn.silent || !outcome.turn.reply ? {} : { reply: outcome.turn.reply }),
+      });
     else if (outcome.status === 'failed') replies.push({ requestId, subagentId, failed: outcome.message });
   }
   return replies;
@@ -71,7 +76,11 @@ export async function collectAnnounceReplies(client: KeelClient, sessionKey: str
  * While the chat waits for input: collects the parent's replies to subagents' announces (turns
  * nobody sent, so nobody waits for them) and hands each to `show` as it arrives.
  */
-export function watchAnnounces(client: KeelClient, sessionKey: string, show: (subagentId: string, reply: string | undefined) => void): { stop(): void } {
+export function watchAnnounces(
+  client: KeelClient,
+  sessionKey: string,
+  show: (subagentId: string, reply: string | undefined) => void,
+): { stop(): void } {
   return every(POLL_MS, async () => {
     for (const answer of await collectAnnounceReplies(client, sessionKey)) {
       show(answer.subagentId, answer.failed !== undefined ? `(the reply failed: ${answer.failed})` : answer.reply);

@@ -33,7 +33,9 @@ interface InFlight {
  */
 export async function chat(client: KeelClient, sessionKey: string, log: (l: string) => void): Promise<void> {
   const tty = Boolean(process.stdin.isTTY);
-  log(`chat: session ${sessionKey}. Type a message; /help lists the commands; Ctrl-C cancels a reply; Ctrl-C at the prompt or Ctrl-D leaves.`);
+  log(
+    `chat: session ${sessionKey}. Type a message; /help lists the commands; Ctrl-C cancels a reply; Ctrl-C at the prompt or Ctrl-D leaves.`,
+  );
   const rl = createInterface({ input: process.stdin, output: process.stdout, prompt: 'you › ' });
   const lines: string[] = [];
   let inputEnded = false;
@@ -49,7 +51,12 @@ export async function chat(client: KeelClient, sessionKey: string, log: (l: stri
   const cancels: Array<Promise<void>> = [];
   const cancel = (flight: InFlight) => {
     flight.cancelling = true;
-    if (flight.requestId) cancels.push(client.cancelRequest(sessionKey, flight.requestId).catch((err: unknown) => log(`cancel failed: ${messageOf(err)}`)));
+    if (flight.requestId)
+      cancels.push(
+        client
+          .cancelRequest(sessionKey, flight.requestId)
+          .catch((err: unknown) => log(`cancel failed: ${messageOf(err)}`)),
+      );
   };
   const leave = () => {
     leaving = true;
@@ -92,7 +99,10 @@ export async function chat(client: KeelClient, sessionKey: string, log: (l: stri
   };
 
   /** Runs one request until it settles or is abandoned; output after abandonment is dropped. */
-  const inFlightRun = async (requestId: string | undefined, run: (out: TextOut, say: (l: string) => void) => Promise<void>): Promise<void> => {
+  const inFlightRun = async (
+    requestId: string | undefined,
+    run: (out: TextOut, say: (l: string) => void) => Promise<void>,
+  ): Promise<void> => {
     let open = true;
     let abandon!: () => void;
     const abandoned = new Promise<void>((resolve) => (abandon = resolve));
@@ -146,12 +156,17 @@ export async function chat(client: KeelClient, sessionKey: string, log: (l: stri
       case 'compact':
         log('compacting…');
         await inFlightRun(undefined, async (_out, say) => {
-          const result = await client.compact(sessionKey, command.instructions ? { instructions: command.instructions } : {});
+          const result = await client.compact(
+            sessionKey,
+            command.instructions ? { instructions: command.instructions } : {},
+          );
           say(compactionOutcomeLine(result));
         });
         return true;
       case 'new':
-        await turn(command.text, () => log(`started a new session for ${sessionKey}: the model no longer sees the earlier messages`));
+        await turn(command.text, () =>
+          log(`started a new session for ${sessionKey}: the model no longer sees the earlier messages`),
+        );
         return true;
       case 'message':
         await turn(command.text);
@@ -198,7 +213,10 @@ export async function chat(client: KeelClient, sessionKey: string, log: (l: stri
     process.off('SIGINT', interrupt);
     process.off('SIGTERM', leave);
     rl.close();
-    await Promise.race([Promise.allSettled(cancels), new Promise((resolve) => setTimeout(resolve, CANCEL_CONFIRM_MS).unref())]);
+    await Promise.race([
+      Promise.allSettled(cancels),
+      new Promise((resolve) => setTimeout(resolve, CANCEL_CONFIRM_MS).unref()),
+    ]);
   }
 }
 

@@ -24,7 +24,11 @@ export function billingText(b: CompactionBilling): string {
  * `compactions billed · 3 calls · 1,200 input · …` for `keel status`: the session's compactions
  * summed; null when none called a summarizer.
  */
-export async function sessionCompactionBillingLine(db: Kysely<Database>, agentId: string, sessionKey: string): Promise<string | null> {
+export async function sessionCompactionBillingLine(
+  db: Kysely<Database>,
+  agentId: string,
+  sessionKey: string,
+): Promise<string | null> {
   const row = await db
     .selectFrom('compactions')
     .select((eb) => [
@@ -39,6 +43,11 @@ export async function sessionCompactionBillingLine(db: Kysely<Database>, agentId
     .executeTakeFirstOrThrow();
   const calls = Number(row.calls);
   if (calls === 0) return null;
-  const billing = { input: Number(row.input), cacheRead: Number(row.cache_read), cacheWrite: Number(row.cache_write), output: Number(row.output) };
+  const billing = {
+    input: Number(row.input),
+    cacheRead: Number(row.cache_read),
+    cacheWrite: Number(row.cache_write),
+    output: Number(row.output),
+  };
   return `compactions billed · ${calls} call${calls === 1 ? '' : 's'} · ${billingText(billing)}`;
 }

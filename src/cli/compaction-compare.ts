@@ -46,7 +46,10 @@ function pad(text: string, width: number): string {
 
 function coverageLines(coverage: IdentifierCoverage, a: ComparedSummary, b: ComparedSummary): string[] {
   const total = coverage.identifiers.length;
-  const listed = (ids: readonly string[]) => (ids.length === 0 ? 'none' : `${ids.slice(0, LISTED).join(', ')}${ids.length > LISTED ? ` … and ${ids.length - LISTED} more` : ''}`);
+  const listed = (ids: readonly string[]) =>
+    ids.length === 0
+      ? 'none'
+      : `${ids.slice(0, LISTED).join(', ')}${ids.length > LISTED ? ` … and ${ids.length - LISTED} more` : ''}`;
   return [
     `── identifier coverage (${total} in the summarized range) ──`,
     `${a.id}: kept ${coverage.a.kept.length}/${total}`,
@@ -57,16 +60,28 @@ function coverageLines(coverage: IdentifierCoverage, a: ComparedSummary, b: Comp
 }
 
 /** The comparison as lines of at most `width` columns (side by side) or stacked below `2 × 32 + 3` columns. */
-export function renderComparison(a: ComparedSummary, b: ComparedSummary, coverage: IdentifierCoverage, width: number): string {
+export function renderComparison(
+  a: ComparedSummary,
+  b: ComparedSummary,
+  coverage: IdentifierCoverage,
+  width: number,
+): string {
   const lines: string[] = [];
   const column = Math.floor((width - GUTTER.length) / 2);
   if (column >= MIN_COLUMN) {
     const left = [...wrapLines(`${a.id} (${a.label})`, column), '─'.repeat(column), ...wrapLines(a.summary, column)];
     const right = [...wrapLines(`${b.id} (${b.label})`, column), '─'.repeat(column), ...wrapLines(b.summary, column)];
-    for (let i = 0; i < Math.max(left.length, right.length); i++) lines.push(`${pad(left[i] ?? '', column)}${GUTTER}${right[i] ?? ''}`.trimEnd());
+    for (let i = 0; i < Math.max(left.length, right.length); i++)
+      lines.push(`${pad(left[i] ?? '', column)}${GUTTER}${right[i] ?? ''}`.trimEnd());
   } else {
     const w = Math.max(1, width);
-    lines.push(...wrapLines(`── ${a.id} (${a.label}) ──`, w), ...wrapLines(a.summary, w), '', ...wrapLines(`── ${b.id} (${b.label}) ──`, w), ...wrapLines(b.summary, w));
+    lines.push(
+      ...wrapLines(`── ${a.id} (${a.label}) ──`, w),
+      ...wrapLines(a.summary, w),
+      '',
+      ...wrapLines(`── ${b.id} (${b.label}) ──`, w),
+      ...wrapLines(b.summary, w),
+    );
   }
   lines.push('', ...coverageLines(coverage, a, b).flatMap((l) => wrapLines(l, Math.max(1, width))));
   return `${lines.join('\n')}\n`;

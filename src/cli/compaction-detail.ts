@@ -18,16 +18,36 @@ export interface CompactionDetail {
 }
 
 /** The summary a compaction wrote: its entry's, or, for a rerun that was not applied, its row's. */
-export async function summaryOf(db: Kysely<Database>, row: Pick<CompactionRow, 'agent_id' | 'session_id' | 'entry_id' | 'summary'>): Promise<string | null> {
+export async function summaryOf(
+  db: Kysely<Database>,
+  row: Pick<CompactionRow, 'agent_id' | 'session_id' | 'entry_id' | 'summary'>,
+): Promise<string | null> {
   if (!row.entry_id) return row.summary;
-  const entry = await db.selectFrom('transcript_entries').select(['agent_id', 'session_id', 'id', 'payload']).where('agent_id', '=', row.agent_id).where('session_id', '=', row.session_id).where('id', '=', row.entry_id).executeTakeFirst();
+  const entry = await db
+    .selectFrom('transcript_entries')
+    .select(['agent_id', 'session_id', 'id', 'payload'])
+    .where('agent_id', '=', row.agent_id)
+    .where('session_id', '=', row.session_id)
+    .where('id', '=', row.entry_id)
+    .executeTakeFirst();
   const summary = (entry?.payload as { summary?: unknown } | undefined)?.summary;
   return typeof summary === 'string' ? summary : null;
 }
 
-async function seqOf(db: Kysely<Database>, agentId: string, sessionId: string, id: string | null): Promise<number | null> {
+async function seqOf(
+  db: Kysely<Database>,
+  agentId: string,
+  sessionId: string,
+  id: string | null,
+): Promise<number | null> {
   if (!id) return null;
-  const r = await db.selectFrom('transcript_entries').select('seq').where('agent_id', '=', agentId).where('session_id', '=', sessionId).where('id', '=', id).executeTakeFirst();
+  const r = await db
+    .selectFrom('transcript_entries')
+    .select('seq')
+    .where('agent_id', '=', agentId)
+    .where('session_id', '=', sessionId)
+    .where('id', '=', id)
+    .executeTakeFirst();
   return r ? Number(r.seq) : null;
 }
 

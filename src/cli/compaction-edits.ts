@@ -16,12 +16,16 @@ import { decodeEntryRows } from '../store/entry-row';
 import type { AgentMessage } from '../context/types';
 import { sourceIdentifiers } from '../compaction/message-identifiers';
 import { identifierCoverage, type IdentifierCoverage } from '../compaction/summary-coverage';
+import { type CompactionOperation, type CompactionWorkflowInput, type CompactionWorkflowResult } from '../protocol';
 import {
-  type CompactionOperation,
-  type CompactionWorkflowInput,
-  type CompactionWorkflowResult,
-} from '../protocol';
-import { CompactionNotFoundError, lineageLabel, startOrJoinCompaction, toCompactionView, tokensBar, type CompactionView, type Write } from './compactions';
+  CompactionNotFoundError,
+  lineageLabel,
+  startOrJoinCompaction,
+  toCompactionView,
+  tokensBar,
+  type CompactionView,
+  type Write,
+} from './compactions';
 import { summaryOf } from './compaction-detail';
 import { renderComparison, type ComparedSummary } from './compaction-compare';
 
@@ -56,7 +60,12 @@ export interface CompactionEditResult {
  * runs for the session, nothing is started (`USE_EXISTING` joins it): the edit fails with
  * `CompactionBusyError`, to be run again once that one has finished.
  */
-async function runEdit(opts: EditRunOptions, row: CompactionRow, operation: CompactionOperation, extra: Partial<CompactionWorkflowInput> = {}): Promise<CompactionEditResult> {
+async function runEdit(
+  opts: EditRunOptions,
+  row: CompactionRow,
+  operation: CompactionOperation,
+  extra: Partial<CompactionWorkflowInput> = {},
+): Promise<CompactionEditResult> {
   const trigger = operation.kind;
   const input: CompactionWorkflowInput = {
     agentId: row.agent_id,
@@ -71,11 +80,15 @@ async function runEdit(opts: EditRunOptions, row: CompactionRow, operation: Comp
   const { handle, workflowId, runningId } = await startOrJoinCompaction(opts.temporalClient, opts.taskQueue, input);
   if (runningId !== input.compactionId) {
     const running = runningId ?? 'id unknown';
-    throw new CompactionBusyError(`a compaction (${running}) is running for ${row.session_key}; nothing was changed: run this again when it has finished (keel compactions show ${running} --agent ${row.agent_id})`);
+    throw new CompactionBusyError(
+      `a compaction (${running}) is running for ${row.session_key}; nothing was changed: run this again when it has finished (keel compactions show ${running} --agent ${row.agent_id})`,
+    );
   }
   const result = (await handle.result().catch((err: unknown) => {
     // The workflow's refusal (e.g. the window moved since the check above) is the message to show.
-    throw err instanceof WorkflowFailedError ? new CompactionEditError(`${trigger} of ${row.id} failed: ${innermostMessage(err)}`) : err;
+    throw err instanceof WorkflowFailedError
+      ? new CompactionEditError(`${trigger} of ${row.id} failed: ${innermostMessage(err)}`)
+      : err;
   })) as CompactionWorkflowResult;
   const written = await getCompaction(opts.db, row.agent_id, result.compactionId);
   if (!written) throw new Error(`compaction ${result.compactionId} finished but its row is missing`);
@@ -101,15 +114,21 @@ async function editedRow(db: Kysely<Database>, agentId: string, id: string): Pro
  * first compaction). Nothing is deleted; the revert is a compaction record of its own (trigger
  * `revert`) and can itself be reverted. Reverting an older compaction also undoes the later ones.
  */
-export async function compactionsRevert(opts: EditRunOptions): Promise<CompactionEditResult & { laterCompactionsUndone: number }> {
+export async function compactionsRevert(
+  opts: EditRunOptions,
+): Promise<CompactionEditResult & { laterCompactionsUndone: number }> {
   const row = await editedRow(opts.db, opts.agentId, opts.id);
   const plan = await planRevert(opts.db, opts.agentId, opts.id);
   const result = await runEdit(opts, row, { kind: 'revert', compactionId: row.id });
   if (!opts.json) {
     const write = opts.write ?? stderr;
     const v = result.compaction;
-    const restored = plan.restored.rangeOf ? `the window of compaction ${plan.restored.rangeOf}` : 'the whole transcript (no summary)';
-    write(`reverted ${row.id}: ${row.session_key} sees ${restored} again, ${tokensBar(v.tokensBefore, v.tokensAfter)}\n`);
+    const restored = plan.restored.rangeOf
+      ? `the window of compaction ${plan.restored.rangeOf}`
+      : 'the whole transcript (no summary)';
+    write(
+      `reverted ${row.id}: ${row.session_key} sees ${restored} again, ${tokensBar(v.tokensBefore, v.tokensAfter)}\n`,
+    );
     if (plan.laterCompactions > 0) write(`  this also undoes the ${plan.laterCompactions} later compaction(s)\n`);
     write(`  recorded as compaction ${v.id}; undo it with: keel compactions revert ${v.id} --agent ${v.agentId}\n`);
   }
@@ -135,15 +154,28 @@ export async function compactionsRerun(opts: CompactionsRerunOptions): Promise<C
   const row = await editedRow(opts.db, opts.agentId, opts.id);
   const plan = await planRerun(opts.db, opts.agentId, opts.id);
   if (opts.apply && !plan.active) {
-    throw new CompactionEditError(`compaction ${opts.id}'s range is not the session's window now (a later compaction or a revert replaced it); rerun it without --apply to compare, or revert the later compactions first`);
+    throw new CompactionEditError(
+      `compaction ${opts.id}'s range is not the session's window now (a later compaction or a revert replaced it); rerun it without --apply to compare, or revert the later compactions first`,
+    );
   }
-  const operation: CompactionOperation = { kind: 'rerun', compactionId: row.id, apply: Boolean(opts.apply), ...(opts.model ? { model: opts.model } : {}) };
+  const operation: CompactionOperation = {
+    kind: 'rerun',
+    compactionId: row.id,
+    apply: Boolean(opts.apply),
+    ...(opts.model ? { model: opts.model } : {}),
+  };
   const result = await runEdit(opts, row, operation, opts.instructions ? { instructions: opts.instructions } : {});
   if (!opts.json) {
     const write = opts.write ?? stderr;
     const v = result.compaction;
-    write(`rerun of ${row.id} recorded as compaction ${v.id}${v.degraded ? ' (extractive summary)' : ''}; ${lineageLabel(v) ?? ''}\n`);
-    write(opts.apply ? `  applied: ${row.session_key} now sees this summary; undo with: keel compactions revert ${v.id} --agent ${v.agentId}\n` : `  compare: keel compactions compare ${row.id} ${v.id} --agent ${v.agentId}\n`);
+    write(
+      `rerun of ${row.id} recorded as compaction ${v.id}${v.degraded ? ' (extractive summary)' : ''}; ${lineageLabel(v) ?? ''}\n`,
+    );
+    write(
+      opts.apply
+        ? `  applied: ${row.session_key} now sees this summary; undo with: keel compactions revert ${v.id} --agent ${v.agentId}\n`
+        : `  compare: keel compactions compare ${row.id} ${v.id} --agent ${v.agentId}\n`,
+    );
   }
   return result;
 }
@@ -158,7 +190,8 @@ async function rangeMessages(db: Kysely<Database>, row: CompactionRow): Promise<
   const entry = entryRow?.type === 'compaction' ? entryRow.payload : undefined;
   if (!entryRow || !entry || restoresNoSummary(entry)) return [];
   const rangeRow = entry.rangeOf ? await getEntry(db, row.agent_id, row.session_id, entry.rangeOf) : entryRow;
-  const range = rangeRow?.type === 'compaction' ? await summarizedRangeOf(db, row.agent_id, row.session_id, rangeRow) : undefined;
+  const range =
+    rangeRow?.type === 'compaction' ? await summarizedRangeOf(db, row.agent_id, row.session_id, rangeRow) : undefined;
   if (!range) return [];
   const seqOf = async (id: string) => Number((await getEntry(db, row.agent_id, row.session_id, id))?.seq ?? 0);
   const rows = await db
@@ -206,18 +239,38 @@ export async function compactionsCompare(opts: CompactionsCompareOptions): Promi
   const side = async (id: string) => {
     const row = await editedRow(opts.db, opts.agentId, id);
     const summary = await summaryOf(opts.db, row);
-    if (summary === null) throw new CompactionEditError(`compaction ${id} has no summary to compare (status ${row.status})`);
+    if (summary === null)
+      throw new CompactionEditError(`compaction ${id} has no summary to compare (status ${row.status})`);
     return { row, summary };
   };
   const [a, b] = [await side(opts.a), await side(opts.b)];
   const messagesA = await rangeMessages(opts.db, a.row);
-  const messagesB = a.row.entry_id === b.row.entry_id && a.row.rerun_of === b.row.rerun_of ? messagesA : await rangeMessages(opts.db, b.row);
-  const identifiers = [...new Set([...sourceIdentifiers(undefined, messagesA, 'strict'), ...sourceIdentifiers(undefined, messagesB, 'strict')])];
+  const messagesB =
+    a.row.entry_id === b.row.entry_id && a.row.rerun_of === b.row.rerun_of
+      ? messagesA
+      : await rangeMessages(opts.db, b.row);
+  const identifiers = [
+    ...new Set([
+      ...sourceIdentifiers(undefined, messagesA, 'strict'),
+      ...sourceIdentifiers(undefined, messagesB, 'strict'),
+    ]),
+  ];
   const coverage = identifierCoverage(identifiers, a.summary, b.summary);
-  const result: CompactionComparison = { a: { ...toCompactionView(a.row), summary: a.summary }, b: { ...toCompactionView(b.row), summary: b.summary }, coverage };
+  const result: CompactionComparison = {
+    a: { ...toCompactionView(a.row), summary: a.summary },
+    b: { ...toCompactionView(b.row), summary: b.summary },
+    coverage,
+  };
   if (!opts.json) {
-    const label = (v: CompactionView) => [v.trigger, lineageLabel(v), v.summarizerModel ? `model ${v.summarizerModel}` : v.degraded ? 'extractive' : null].filter(Boolean).join(', ');
-    const compared = (v: CompactionComparison['a']): ComparedSummary => ({ id: v.id, label: label(v), summary: v.summary });
+    const label = (v: CompactionView) =>
+      [v.trigger, lineageLabel(v), v.summarizerModel ? `model ${v.summarizerModel}` : v.degraded ? 'extractive' : null]
+        .filter(Boolean)
+        .join(', ');
+    const compared = (v: CompactionComparison['a']): ComparedSummary => ({
+      id: v.id,
+      label: label(v),
+      summary: v.summary,
+    });
     const width = opts.width ?? process.stderr.columns ?? process.stdout.columns ?? 100;
     (opts.write ?? stderr)(renderComparison(compared(result.a), compared(result.b), coverage, width));
   }

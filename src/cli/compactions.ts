@@ -120,7 +120,8 @@ function statusLabel(v: CompactionView): string {
 /** What an operator's edit did: `revert of <id>`, `rerun of <id> (applied|recorded, not applied)`. */
 export function lineageLabel(v: Pick<CompactionView, 'revertOf' | 'rerunOf' | 'entryId' | 'status'>): string | null {
   if (v.revertOf) return `revert of ${v.revertOf}`;
-  if (v.rerunOf) return `rerun of ${v.rerunOf}${v.status === 'succeeded' ? (v.entryId ? ' (applied)' : ' (recorded, not applied)') : ''}`;
+  if (v.rerunOf)
+    return `rerun of ${v.rerunOf}${v.status === 'succeeded' ? (v.entryId ? ' (applied)' : ' (recorded, not applied)') : ''}`;
   return null;
 }
 
@@ -143,18 +144,32 @@ export interface PausedSession {
 }
 
 /** `keel compactions [--failed]`: newest first. Returns `{ compactions }`, with `--failed` also `pausedSessions`. */
-export async function compactionsList(opts: CompactionsListOptions): Promise<{ compactions: CompactionView[]; pausedSessions?: PausedSession[] }> {
-  const rows = await listCompactions(opts.db, { agentId: opts.agentId, failedOnly: opts.failed ?? false, limit: opts.limit ?? LIST_LIMIT });
-  const compactions = rows.map((row) => (opts.failed ? { ...toCompactionView(row), retryCommand: `keel compactions retry ${row.id} --agent ${row.agent_id}` } : toCompactionView(row)));
+export async function compactionsList(
+  opts: CompactionsListOptions,
+): Promise<{ compactions: CompactionView[]; pausedSessions?: PausedSession[] }> {
+  const rows = await listCompactions(opts.db, {
+    agentId: opts.agentId,
+    failedOnly: opts.failed ?? false,
+    limit: opts.limit ?? LIST_LIMIT,
+  });
+  const compactions = rows.map((row) =>
+    opts.failed
+      ? { ...toCompactionView(row), retryCommand: `keel compactions retry ${row.id} --agent ${row.agent_id}` }
+      : toCompactionView(row),
+  );
   const pausedSessions = opts.failed ? await sessionsWithAutoCompactionPaused(opts.db, opts.agentId) : undefined;
   if (!opts.json) {
     const write = opts.write ?? stderr;
     for (const p of pausedSessions ?? []) {
-      write(`auto-compaction PAUSED for ${shownKey(p.sessionKey)} (agent ${p.agentId}) after ${p.consecutiveFailures} failed compactions in a row; a successful retry or \`keel compact\` resumes it\n`);
+      write(
+        `auto-compaction PAUSED for ${shownKey(p.sessionKey)} (agent ${p.agentId}) after ${p.consecutiveFailures} failed compactions in a row; a successful retry or \`keel compact\` resumes it\n`,
+      );
     }
     if (compactions.length === 0) write(opts.failed ? 'no failed or degraded compactions\n' : 'no compactions\n');
     for (const v of compactions) {
-      write(`${v.id}  ${v.startedAt.slice(0, 19).replace('T', ' ')}  ${v.sessionKey}  ${v.trigger}  ${statusLabel(v)}  ${tokensBar(v.tokensBefore, v.tokensAfter)}\n`);
+      write(
+        `${v.id}  ${v.startedAt.slice(0, 19).replace('T', ' ')}  ${v.sessionKey}  ${v.trigger}  ${statusLabel(v)}  ${tokensBar(v.tokensBefore, v.tokensAfter)}\n`,
+      );
       const lineage = lineageLabel(v);
       if (lineage) write(`    ${lineage}\n`);
       if (v.error) write(`    error: ${v.error}\n`);
@@ -166,7 +181,10 @@ export async function compactionsList(opts: CompactionsListOptions): Promise<{ c
   return pausedSessions ? { compactions, pausedSessions } : { compactions };
 }
 
-async function sessionsWithAutoCompactionPaused(db: Kysely<Database>, agentId: string | undefined): Promise<PausedSession[]> {
+async function sessionsWithAutoCompactionPaused(
+  db: Kysely<Database>,
+  agentId: string | undefined,
+): Promise<PausedSession[]> {
   let query = db
     .selectFrom('sessions')
     .select(['agent_id', 'session_key', 'compaction_failures'])
@@ -174,14 +192,23 @@ async function sessionsWithAutoCompactionPaused(db: Kysely<Database>, agentId: s
     .orderBy('updated_at', 'desc');
   if (agentId) query = query.where('agent_id', '=', agentId);
   const rows = await query.execute();
-  return rows.map((r) => ({ agentId: r.agent_id, sessionKey: r.session_key, consecutiveFailures: r.compaction_failures }));
+  return rows.map((r) => ({
+    agentId: r.agent_id,
+    sessionKey: r.session_key,
+    consecutiveFailures: r.compaction_failures,
+  }));
 }
 
 /** The id named no `compactions` row of the agent (another agent's row is not shown or retried). */
 export class CompactionNotFoundError extends Error {
   override readonly name = 'CompactionNotFoundError';
-  constructor(readonly id: string, readonly agentId: string) {
-    super(`no compaction ${shownId(id)} for agent ${agentId}; list them with \`keel compactions --agent ${agentId}\` (another agent's compaction needs its --agent)`);
+  constructor(
+    readonly id: string,
+    readonly agentId: string,
+  ) {
+    super(
+      `no compaction ${shownId(id)} for agent ${agentId}; list them with \`keel compactions --agent ${agentId}\` (another agent's compaction needs its --agent)`,
+    );
   }
 }
 
@@ -203,7 +230,9 @@ export interface CompactionsShowOptions {
  * `keel compactions show <id>`: the row, the summary, the range it covers and the diff from the
  * session's previous summary. Returns `{ compaction, detail }`; throws `CompactionNotFoundError`.
  */
-export async function compactionsShow(opts: CompactionsShowOptions): Promise<{ compaction: CompactionView; detail: CompactionDetail }> {
+export async function compactionsShow(
+  opts: CompactionsShowOptions,
+): Promise<{ compaction: CompactionView; detail: CompactionDetail }> {
   const row = await getCompaction(opts.db, opts.agentId, opts.id);
   if (!row) throw new CompactionNotFoundError(opts.id, opts.agentId);
   const v = toCompactionView(row);
@@ -222,7 +251,10 @@ export async function compactionsShow(opts: CompactionsShowOptions): Promise<{ c
       ['compaction entry', v.entryId],
       ['retry of', v.retryOf],
       ['edit', lineageLabel(v)],
-      ['summarizer', v.summarizerModel ? `${v.summarizerModel}: ${v.summarizerCalls} calls, ${v.summarizerTokens} tokens` : null],
+      [
+        'summarizer',
+        v.summarizerModel ? `${v.summarizerModel}: ${v.summarizerCalls} calls, ${v.summarizerTokens} tokens` : null,
+      ],
       ['billed', v.summarizerCalls > 0 ? billingText(v.summarizerBilling) : null],
       ['spend limit', v.spendLimited],
       ['workflow', v.workflowId],
@@ -232,9 +264,13 @@ export async function compactionsShow(opts: CompactionsShowOptions): Promise<{ c
     ];
     for (const [k, value] of lines) if (value !== null) write(`${k.padEnd(17)} ${value}\n`);
     if (v.entryId && v.status === 'succeeded') write(`\nUndo: keel compactions revert ${v.id} --agent ${v.agentId}\n`);
-    if (v.degraded) write(`\nThe summary is extractive (no model summary could be had). Retry: keel compactions retry ${v.id} --agent ${v.agentId}\n`);
+    if (v.degraded)
+      write(
+        `\nThe summary is extractive (no model summary could be had). Retry: keel compactions retry ${v.id} --agent ${v.agentId}\n`,
+      );
     if (v.status === 'failed') write(`\nRetry: keel compactions retry ${v.id} --agent ${v.agentId}\n`);
-    if (v.revertOf && detail.summary === '') write('\n(this revert restores no summary: the whole transcript is the window again)\n');
+    if (v.revertOf && detail.summary === '')
+      write('\n(this revert restores no summary: the whole transcript is the window again)\n');
     else if (detail.summary !== null) write(`\n── summary ──\n${detail.summary}\n`);
     if (detail.diff) {
       write(`\n── changes since compaction ${detail.previousCompactionId} ──\n`);
@@ -335,7 +371,11 @@ export async function compactionsRetry(opts: CompactionsRetryOptions): Promise<C
  * session compacts: its window was reverted (threshold compaction is held), or the summarizer spend
  * limit made its summary extractive. Null otherwise.
  */
-export async function sessionCompactionNote(db: Kysely<Database>, agentId: string, sessionKey: string): Promise<string | null> {
+export async function sessionCompactionNote(
+  db: Kysely<Database>,
+  agentId: string,
+  sessionKey: string,
+): Promise<string | null> {
   const [row] = await db
     .selectFrom('compactions')
     .selectAll()
@@ -347,7 +387,9 @@ export async function sessionCompactionNote(db: Kysely<Database>, agentId: strin
     .limit(1)
     .execute();
   if (!row) return null;
-  if (row.revert_of) return `window reverted by compaction ${row.id} (revert of ${row.revert_of}); threshold compaction waits until the context grows (KEEL_COMPACTION_MIN_RECLAIM); undo: keel compactions revert ${row.id} --agent ${agentId}`;
-  if (row.spend_limited) return `last compaction ${row.id}: ${row.spend_limited}; rerun it with the model later: keel compactions rerun ${row.id} --apply --agent ${agentId}`;
+  if (row.revert_of)
+    return `window reverted by compaction ${row.id} (revert of ${row.revert_of}); threshold compaction waits until the context grows (KEEL_COMPACTION_MIN_RECLAIM); undo: keel compactions revert ${row.id} --agent ${agentId}`;
+  if (row.spend_limited)
+    return `last compaction ${row.id}: ${row.spend_limited}; rerun it with the model later: keel compactions rerun ${row.id} --apply --agent ${agentId}`;
   return null;
 }

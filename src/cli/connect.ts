@@ -13,7 +13,9 @@ import { temporalConnectionOptions, type TemporalConnectionOptions } from '../te
 export function temporalAddressFor(config: Pick<KeelConfig, 'temporalAddress' | 'home'>): string {
   const address = config.temporalAddress ?? runningStack(config.home)?.temporalAddress;
   if (!address) {
-    throw new UsageError('this command talks to running workers: start `keel dev` (same KEEL_HOME) or set TEMPORAL_ADDRESS to the Temporal frontend they use (host:7233)');
+    throw new UsageError(
+      'this command talks to running workers: start `keel dev` (same KEEL_HOME) or set TEMPORAL_ADDRESS to the Temporal frontend they use (host:7233)',
+    );
   }
   return address;
 }
@@ -33,10 +35,19 @@ export function temporalConnectionFor(config: KeelConfig): TemporalConnectionOpt
  * A client for commands that talk to Temporal (see temporalConnectionFor).
  * With `stream`, replies stream from the workers' PostgreSQL (DATABASE_URL) when one is set.
  */
-export async function connectClient(config: KeelConfig, opts: { stream?: boolean; log?: (line: string) => void } = {}): Promise<{ client: KeelClient; close(): Promise<void> }> {
+export async function connectClient(
+  config: KeelConfig,
+  opts: { stream?: boolean; log?: (line: string) => void } = {},
+): Promise<{ client: KeelClient; close(): Promise<void> }> {
   const connection = await connectTemporal(temporalConnectionFor(config));
-  const stream = opts.stream && config.databaseUrl ? new PgReplyStreamSubscriber({ connectionString: config.databaseUrl, ...(opts.log ? { log: opts.log } : {}) }) : undefined;
-  const client = keelClientForConfig(config, connection, { ...(stream ? { stream } : {}), ...(opts.log ? { warn: opts.log } : {}) });
+  const stream =
+    opts.stream && config.databaseUrl
+      ? new PgReplyStreamSubscriber({ connectionString: config.databaseUrl, ...(opts.log ? { log: opts.log } : {}) })
+      : undefined;
+  const client = keelClientForConfig(config, connection, {
+    ...(stream ? { stream } : {}),
+    ...(opts.log ? { warn: opts.log } : {}),
+  });
   return {
     client,
     close: async () => {
@@ -54,7 +65,10 @@ export class UsageError extends Error {
 /** The command named a session that does not exist: exit code 1, nothing was created. */
 export class UnknownSessionError extends Error {
   override readonly name = 'UnknownSessionError';
-  constructor(readonly sessionKey: string, message: string) {
+  constructor(
+    readonly sessionKey: string,
+    message: string,
+  ) {
     super(message);
   }
 }

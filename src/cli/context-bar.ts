@@ -1,7 +1,10 @@
 import type { ContextSplit, SessionStatus } from '../protocol';
 
 /** A one-line context-usage bar for the terminal: `[██████░░░░░░] 48.2% of 200k · normal`. */
-export function contextBar(status: Pick<SessionStatus, 'contextTokens' | 'contextWindow' | 'percentUsed' | 'pressure'>, width = 24): string {
+export function contextBar(
+  status: Pick<SessionStatus, 'contextTokens' | 'contextWindow' | 'percentUsed' | 'pressure'>,
+  width = 24,
+): string {
   const ratio = status.contextWindow > 0 ? Math.min(1, status.contextTokens / status.contextWindow) : 0;
   const filled = Math.round(ratio * width);
   const bar = '█'.repeat(filled) + '░'.repeat(width - filled);
@@ -23,7 +26,8 @@ export function contextSplitBar(split: ContextSplit, contextWindow: number, widt
   ];
   const scale = contextWindow > 0 ? width / contextWindow : 0;
   let bar = '';
-  for (const [letter, , tokens] of parts) bar += letter.repeat(Math.min(width - bar.length, Math.round(tokens * scale)));
+  for (const [letter, , tokens] of parts)
+    bar += letter.repeat(Math.min(width - bar.length, Math.round(tokens * scale)));
   bar += '·'.repeat(Math.max(0, width - bar.length));
   const k = (tokens: number) => `${(tokens / 1000).toFixed(1)}k`;
   return `[${bar}] ${parts.map(([, name, tokens]) => `${name} ${k(tokens)}`).join(' · ')} of ${Math.round(contextWindow / 1000)}k`;

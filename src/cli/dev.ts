@@ -43,14 +43,20 @@ export async function runDev(opts: DevOptions, startLocalStack: StartLocalStack)
     }
     if (opts.check) {
       const failure = await checkModel(config);
-      log(failure ? `check: the model did not answer: ${failure}` : `check: stack started; the model (${config.model}) answered; stopping`);
+      log(
+        failure
+          ? `check: the model did not answer: ${failure}`
+          : `check: stack started; the model (${config.model}) answered; stopping`,
+      );
       return failure ? 1 : 0;
     }
     if (stack.logFile) log(`worker logs: ${stack.logFile}`);
     await chat(stack.client, opts.sessionKey, log);
     return 0;
   } finally {
-    await api?.close().catch((err: unknown) => log(`stopping the HTTP API: ${err instanceof Error ? err.message : String(err)}`));
+    await api
+      ?.close()
+      .catch((err: unknown) => log(`stopping the HTTP API: ${err instanceof Error ? err.message : String(err)}`));
     await stopWithin(stack, STOP_DEADLINE_MS, log);
   }
 }
@@ -59,7 +65,11 @@ export async function runDev(opts: DevOptions, startLocalStack: StartLocalStack)
  * The HTTP API beside the chat, on the stack's client (its replies stream) and store. A port in use
  * or a refused binding is said and the chat starts without it: the chat is what `keel dev` is for.
  */
-async function startDevApi(stack: LocalStack, settings: KeelSettings, log: (line: string) => void): Promise<ServedApi | undefined> {
+async function startDevApi(
+  stack: LocalStack,
+  settings: KeelSettings,
+  log: (line: string) => void,
+): Promise<ServedApi | undefined> {
   try {
     const api = await serveApiWith(stack.client, stack.runtime.store, settings, stack.temporalAddress);
     log(`api: ${api.url} (keel serve's HTTP API; GET /openapi.json describes it)`);

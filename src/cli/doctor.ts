@@ -15,7 +15,8 @@ import { sessionWorkflowId } from '../sessions/session-key';
 import { hasPartialStop, syntheticToolResult, toolCallsOf } from '../context/message-parts';
 import type { AgentMessage, TranscriptEntry } from '../context/types';
 
-export type DoctorCheck = 'tool-pairing' | 'parent-chain' | 'orphaned-rows' | 'counters' | 'stuck-compaction' | 'workflow-gone';
+export type DoctorCheck =
+  'tool-pairing' | 'parent-chain' | 'orphaned-rows' | 'counters' | 'stuck-compaction' | 'workflow-gone';
 
 /** One problem found. `repair` says what `--fix` does (or did) about it. */
 export interface DoctorFinding {
@@ -58,30 +59,50 @@ type StoredRow = Selectable<Database['transcript_entries']>;
 type Found = Omit<DoctorFinding, 'repair'> & { repairable: boolean; apply?: () => Promise<unknown> };
 
 export async function runDoctor(db: Kysely<Database>, opts: DoctorOptions): Promise<DoctorReport> {
-  let sessions = db.selectFrom('sessions').select(['agent_id', 'session_key', 'session_id', 'compaction_count']).orderBy('agent_id').orderBy('session_key');
+  let sessions = db
+    .selectFrom('sessions')
+    .select(['agent_id', 'session_key', 'session_id', 'compaction_count'])
+    .orderBy('agent_id')
+    .orderBy('session_key');
   if (opts.agentId) sessions = sessions.where('agent_id', '=', opts.agentId);
   const found: Found[] = [];
   for (const s of await sessions.execute()) {
-    const entries = await db.selectFrom('transcript_entries').selectAll().where('agent_id', '=', s.agent_id).where('session_id', '=', s.session_id).orderBy('seq').execute();
+    const entries = await db
+      .selectFrom('transcript_entries')
+      .selectAll()
+      .where('agent_id', '=', s.agent_id)
+      .where('session_id', '=', s.session_id)
+      .orderBy('seq')
+      .execute();
     const where = { agentId: s.agent_id, sessionKey: s.session_key, sessionId: s.session_id };
     found.push(...(await toolPairing(db, entries, where, opts.now)));
     found.push(...parentChain(db, entries, where));
     // A revert's entry restores an earlier window; it is not a compaction and is not counted.
-    const compactions = entries.filter((e) => e.type === 'compaction' && (e.payload as { revertOf?: unknown }).revertOf === undefined).length;
+    const compactions = entries.filter(
+      (e) => e.type === 'compaction' && (e.payload as { revertOf?: unknown }).revertOf === undefined,
+    ).length;
     if (compactions !== s.compaction_count) {
       found.push({
         check: 'counters',
         ...where,
         detail: `compaction_count is ${s.compaction_count} but the transcript holds ${compactions} compaction entries (reverts not counted)`,
         repairable: true,
-        apply: () => db.updateTable('sessions').set({ compaction_count: compactions }).where('agent_id', '=', s.agent_id).where('session_key', '=', s.session_key).where('session_id', '=', s.session_id).execute(),
+        apply: () =>
+          db
+            .updateTable('sessions')
+            .set({ compaction_count: compactions })
+            .where('agent_id', '=', s.agent_id)
+            .where('session_key', '=', s.session_key)
+            .where('session_id', '=', s.session_id)
+            .execute(),
       });
     }
   }
   found.push(...(await orphanedPendingArgs(db, opts.agentId)));
   found.push(...(await stuckCompactions(db, opts)));
   const skipped: string[] = [];
-  if ('skipped' in opts.workflows) skipped.push(`workflow-gone: sessions whose workflow is gone were not checked: ${opts.workflows.skipped}`);
+  if ('skipped' in opts.workflows)
+    skipped.push(`workflow-gone: sessions whose workflow is gone were not checked: ${opts.workflows.skipped}`);
   else found.push(...(await workflowGone(db, opts, opts.workflows)));
 
   const findings: DoctorFinding[] = [];
@@ -117,14 +138,28 @@ async function toolPairing(db: Kysely<Database>, entries: StoredRow[], where: Wh
     if (e.type !== 'message') continue;
     const message = (e.payload as { message?: AgentMessage }).message;
     if (!message) continue;
-    if (message.role === 'assistant' && !hasPartialStop(message)) for (const c of toolCallsOf(message)) calls.set(c.id, { name: c.name, entryId: e.id });
+    if (message.role === 'assistant' && !hasPartialStop(message))
+      for (const c of toolCallsOf(message)) calls.set(c.id, { name: c.name, entryId: e.id });
     if (message.role === 'toolResult') {
-      if (!calls.has(message.toolCallId)) out.push({ check: 'tool-pairing', ...where, detail: `entry ${e.id}: result for tool call ${message.toolCallId}, which no earlier assistant message made (dropped from every context)`, repairable: false });
+      if (!calls.has(message.toolCallId))
+        out.push({
+          check: 'tool-pairing',
+          ...where,
+          detail: `entry ${e.id}: result for tool call ${message.toolCallId}, which no earlier assistant message made (dropped from every context)`,
+          repairable: false,
+        });
       results.add(message.toolCallId);
     }
   }
   const pending = new Set(
-    (await db.selectFrom('pending_tool_args').select('tool_call_id').where('agent_id', '=', where.agentId).where('session_id', '=', where.sessionId).execute()).map((r) => r.tool_call_id),
+    (
+      await db
+        .selectFrom('pending_tool_args')
+        .select('tool_call_id')
+        .where('agent_id', '=', where.agentId)
+        .where('session_id', '=', where.sessionId)
+        .execute()
+    ).map((r) => r.tool_call_id),
   );
   for (const [id, call] of calls) {
     if (results.has(id) || pending.has(id)) continue;
@@ -134,8 +169,21 @@ async function toolPairing(db: Kysely<Database>, entries: StoredRow[], where: Wh
       detail: `entry ${call.entryId}: tool call ${id} (${call.name}) has no result; --fix appends the synthetic error result the model already sees`,
       repairable: true,
       apply: async () => {
-        const last = await db.selectFrom('transcript_entries').select('id').where('agent_id', '=', where.agentId).where('session_id', '=', where.sessionId).orderBy('seq', 'desc').limit(1).executeTakeFirst();
-        const entry: TranscriptEntry = { type: 'message', id: `doctor-result-${id}`, parentId: last?.id ?? null, timestamp: now.toISOString(), message: syntheticToolResult({ id, name: call.name }) };
+        const last = await db
+          .selectFrom('transcript_entries')
+          .select('id')
+          .where('agent_id', '=', where.agentId)
+          .where('session_id', '=', where.sessionId)
+          .orderBy('seq', 'desc')
+          .limit(1)
+          .executeTakeFirst();
+        const entry: TranscriptEntry = {
+          type: 'message',
+          id: `doctor-result-${id}`,
+          parentId: last?.id ?? null,
+          timestamp: now.toISOString(),
+          message: syntheticToolResult({ id, name: call.name }),
+        };
         return appendEntries(db, where.agentId, where.sessionId, [{ entry, tokenEstimate: null }]);
       },
     });
@@ -163,7 +211,13 @@ function parentChain(db: Kysely<Database>, entries: StoredRow[], where: Where): 
         db
           .updateTable('transcript_entries')
           // Rewritten whole (not jsonb_set): a payload sealed at rest is opened here and sealed again.
-          .set({ parent_id: previous.id, payload: atRestOf(db).json({ ...e.payload, parentId: previous.id }, sealedRow.entryPayload(where.agentId, where.sessionId, e.id)) })
+          .set({
+            parent_id: previous.id,
+            payload: atRestOf(db).json(
+              { ...e.payload, parentId: previous.id },
+              sealedRow.entryPayload(where.agentId, where.sessionId, e.id),
+            ),
+          })
           .where('agent_id', '=', where.agentId)
           .where('session_id', '=', where.sessionId)
           .where('id', '=', e.id)
@@ -178,7 +232,16 @@ async function orphanedPendingArgs(db: Kysely<Database>, agentId?: string): Prom
   let q = db
     .selectFrom('pending_tool_args as p')
     .select(['p.agent_id', 'p.session_id', sql<number>`count(*)::int`.as('n')])
-    .where(({ not, exists, selectFrom }) => not(exists(selectFrom('sessions as s').select('s.session_id').whereRef('s.agent_id', '=', 'p.agent_id').whereRef('s.session_id', '=', 'p.session_id'))))
+    .where(({ not, exists, selectFrom }) =>
+      not(
+        exists(
+          selectFrom('sessions as s')
+            .select('s.session_id')
+            .whereRef('s.agent_id', '=', 'p.agent_id')
+            .whereRef('s.session_id', '=', 'p.session_id'),
+        ),
+      ),
+    )
     .groupBy(['p.agent_id', 'p.session_id']);
   if (agentId) q = q.where('p.agent_id', '=', agentId);
   return (await q.execute()).map((r) => ({
@@ -188,12 +251,21 @@ async function orphanedPendingArgs(db: Kysely<Database>, agentId?: string): Prom
     sessionId: r.session_id,
     detail: `${r.n} pending tool argument rows of a transcript that is no session's current one (rotated or pruned); --fix deletes them`,
     repairable: true,
-    apply: () => db.deleteFrom('pending_tool_args').where('agent_id', '=', r.agent_id).where('session_id', '=', r.session_id).execute(),
+    apply: () =>
+      db
+        .deleteFrom('pending_tool_args')
+        .where('agent_id', '=', r.agent_id)
+        .where('session_id', '=', r.session_id)
+        .execute(),
   }));
 }
 
 async function stuckCompactions(db: Kysely<Database>, opts: DoctorOptions): Promise<Found[]> {
-  let q = db.selectFrom('compactions').selectAll().where('status', '=', 'running').where('started_at', '<', new Date(opts.now.getTime() - opts.stuckAfterMinutes * 60_000));
+  let q = db
+    .selectFrom('compactions')
+    .selectAll()
+    .where('status', '=', 'running')
+    .where('started_at', '<', new Date(opts.now.getTime() - opts.stuckAfterMinutes * 60_000));
   if (opts.agentId) q = q.where('agent_id', '=', opts.agentId);
   return (await q.orderBy('started_at').execute()).map((row) => ({
     check: 'stuck-compaction' as const,
@@ -202,7 +274,14 @@ async function stuckCompactions(db: Kysely<Database>, opts: DoctorOptions): Prom
     sessionId: row.session_id,
     detail: `compaction ${row.id} has been running since ${new Date(row.started_at).toISOString()}; --fix marks it failed (then: keel compactions retry ${row.id} --agent ${row.agent_id})`,
     repairable: true,
-    apply: () => markFailed(db, row.agent_id, row.id, `stuck in running for over ${opts.stuckAfterMinutes} minutes; marked failed by keel doctor`, opts.now),
+    apply: () =>
+      markFailed(
+        db,
+        row.agent_id,
+        row.id,
+        `stuck in running for over ${opts.stuckAfterMinutes} minutes; marked failed by keel doctor`,
+        opts.now,
+      ),
   }));
 }
 
@@ -215,7 +294,11 @@ async function stuckCompactions(db: Kysely<Database>, opts: DoctorOptions): Prom
  */
 async function workflowGone(db: Kysely<Database>, opts: DoctorOptions, workflows: WorkflowLookup): Promise<Found[]> {
   const out: Found[] = [];
-  let running = db.selectFrom('compactions').selectAll().where('status', '=', 'running').where('started_at', '>=', new Date(opts.now.getTime() - opts.stuckAfterMinutes * 60_000));
+  let running = db
+    .selectFrom('compactions')
+    .selectAll()
+    .where('status', '=', 'running')
+    .where('started_at', '>=', new Date(opts.now.getTime() - opts.stuckAfterMinutes * 60_000));
   if (opts.agentId) running = running.where('agent_id', '=', opts.agentId);
   for (const row of await running.orderBy('started_at').execute()) {
     const workflowId = row.workflow_id ?? compactionWorkflowId(row.agent_id, row.session_key);
@@ -228,14 +311,23 @@ async function workflowGone(db: Kysely<Database>, opts: DoctorOptions, workflows
       sessionId: row.session_id,
       detail: `compaction ${row.id} is running in the store but its workflow ${workflowId} is ${status}; --fix marks it failed (then: keel compactions retry ${row.id} --agent ${row.agent_id})`,
       repairable: true,
-      apply: () => markFailed(db, row.agent_id, row.id, `its workflow ${workflowId} is ${status}; marked failed by keel doctor`, opts.now),
+      apply: () =>
+        markFailed(
+          db,
+          row.agent_id,
+          row.id,
+          `its workflow ${workflowId} is ${status}; marked failed by keel doctor`,
+          opts.now,
+        ),
     });
   }
   // Arguments saved after this point belong to a turn that started since: never deleted by this run.
   const listedAt = new Date();
   let pending = db
     .selectFrom('pending_tool_args as p')
-    .innerJoin('sessions as s', (j) => j.onRef('s.agent_id', '=', 'p.agent_id').onRef('s.session_id', '=', 'p.session_id'))
+    .innerJoin('sessions as s', (j) =>
+      j.onRef('s.agent_id', '=', 'p.agent_id').onRef('s.session_id', '=', 'p.session_id'),
+    )
     .select(['s.agent_id', 's.session_key', 's.session_id', sql<number>`count(*)::int`.as('n')])
     .groupBy(['s.agent_id', 's.session_key', 's.session_id'])
     .orderBy('s.agent_id')
@@ -257,7 +349,13 @@ async function workflowGone(db: Kysely<Database>, opts: DoctorOptions, workflows
       sessionId: r.session_id,
       detail: `${r.n} tool calls wait for their run with raw arguments kept, but the session workflow ${workflowId} is ${status}: that turn will not resume; --fix deletes the arguments (the calls then get the synthetic error result, as the next turn would give them)`,
       repairable: true,
-      apply: () => db.deleteFrom('pending_tool_args').where('agent_id', '=', r.agent_id).where('session_id', '=', r.session_id).where('created_at', '<', listedAt).execute(),
+      apply: () =>
+        db
+          .deleteFrom('pending_tool_args')
+          .where('agent_id', '=', r.agent_id)
+          .where('session_id', '=', r.session_id)
+          .where('created_at', '<', listedAt)
+          .execute(),
     });
   }
   return out;

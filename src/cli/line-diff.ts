@@ -14,11 +14,13 @@ const MAX_LINES = 2000;
 export function lineDiff(before: string, after: string): DiffLine[] {
   const a = before.split('\n');
   const b = after.split('\n');
-  if (a.length > MAX_LINES || b.length > MAX_LINES) return [...a.map((text) => ({ op: '-' as const, text })), ...b.map((text) => ({ op: '+' as const, text }))];
+  if (a.length > MAX_LINES || b.length > MAX_LINES)
+    return [...a.map((text) => ({ op: '-' as const, text })), ...b.map((text) => ({ op: '+' as const, text }))];
   // lcs[i][j]: length of the common subsequence of a[i..] and b[j..].
   const lcs = Array.from({ length: a.length + 1 }, () => new Array<number>(b.length + 1).fill(0));
   for (let i = a.length - 1; i >= 0; i--) {
-    for (let j = b.length - 1; j >= 0; j--) lcs[i]![j] = a[i] === b[j] ? lcs[i + 1]![j + 1]! + 1 : Math.max(lcs[i + 1]![j]!, lcs[i]![j + 1]!);
+    for (let j = b.length - 1; j >= 0; j--)
+      lcs[i]![j] = a[i] === b[j] ? lcs[i + 1]![j + 1]! + 1 : Math.max(lcs[i + 1]![j]!, lcs[i]![j + 1]!);
   }
   const out: DiffLine[] = [];
   let i = 0;

@@ -26,7 +26,7 @@ function buildProgram(ctx: CliContext): Command {
     .description('durable AI agent runs on Temporal and PostgreSQL')
     .addHelpText(
       'after',
-      '\nCommands that reach workers (chat, serve, status, compact, compactions retry/revert/rerun, worker, subagents kill/steer) use TEMPORAL_ADDRESS, else the `keel dev` running under the same KEEL_HOME;\ndatabase commands use DATABASE_URL, else that stack\'s database, else the PGlite folder under KEEL_HOME.\nSettings: environment variables over keel.config.json (KEEL_CONFIG names another file).',
+      "\nCommands that reach workers (chat, serve, status, compact, compactions retry/revert/rerun, worker, subagents kill/steer) use TEMPORAL_ADDRESS, else the `keel dev` running under the same KEEL_HOME;\ndatabase commands use DATABASE_URL, else that stack's database, else the PGlite folder under KEEL_HOME.\nSettings: environment variables over keel.config.json (KEEL_CONFIG names another file).",
     )
     // Asked-for help is the command's output (stdout, so `keel --help | less` works); usage errors go to stderr.
     .configureOutput({ writeOut: (s) => void process.stdout.write(s), writeErr: (s) => void process.stderr.write(s) })

@@ -13,7 +13,11 @@ export interface TextOut {
  * tool call as one dim line when it has run. When the stream missed something, the durable reply is
  * printed whole at the end, with the turn's tool calls the stream did not show.
  */
-export async function printStreamedReply(items: AsyncIterable<ReplyStreamItem>, log: (line: string) => void, out: TextOut = process.stdout): Promise<void> {
+export async function printStreamedReply(
+  items: AsyncIterable<ReplyStreamItem>,
+  log: (line: string) => void,
+  out: TextOut = process.stdout,
+): Promise<void> {
   let call = -1;
   let callText = '';
   let lineOpen = false;

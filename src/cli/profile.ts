@@ -30,7 +30,9 @@ const PAGE_ROWS = 1_000;
  */
 export async function statusOverhead(config: KeelConfig, sessionKey: string): Promise<PromptOverhead | undefined> {
   let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), DEFAULTS.profileStatusTimeoutMs)));
+  const late = new Promise<undefined>(
+    (resolve) => (timer = setTimeout(() => resolve(undefined), DEFAULTS.profileStatusTimeoutMs)),
+  );
   const asked = (async () => {
     const { client, close } = await connectClient(config);
     try {
@@ -47,13 +49,21 @@ export async function statusOverhead(config: KeelConfig, sessionKey: string): Pr
 }
 
 /** The profile of the session's current transcript (all of it: compacted entries count as evidence). */
-export async function profileCommand(db: Kysely<Database>, settings: KeelSettings, opts: { sessionKey: string; defaultAgentId?: string; overhead?: PromptOverhead }): Promise<SessionProfile> {
+export async function profileCommand(
+  db: Kysely<Database>,
+  settings: KeelSettings,
+  opts: { sessionKey: string; defaultAgentId?: string; overhead?: PromptOverhead },
+): Promise<SessionProfile> {
   const agentId = parseSessionKey(opts.sessionKey).agentId ?? opts.defaultAgentId ?? 'main';
   const session = await getSession(db, agentId, opts.sessionKey);
-  if (!session) throw new UnknownSessionError(opts.sessionKey, `no session ${shownKey(opts.sessionKey)} for agent ${agentId}; keel sessions lists them`);
+  if (!session)
+    throw new UnknownSessionError(
+      opts.sessionKey,
+      `no session ${shownKey(opts.sessionKey)} for agent ${agentId}; keel sessions lists them`,
+    );
   const entries: ProfileEntry[] = [];
   const byChars = (text: string) => Math.ceil(text.length / DEFAULTS.charsPerToken);
-  for (let after = -1; ; ) {
+  for (let after = -1; ;) {
     const rows = await entriesAfter(db, agentId, session.session_id, after, PAGE_ROWS);
     for (const row of rows) {
       const entry = toProfileEntry(row.payload, row.token_estimate, byChars);
@@ -97,12 +107,21 @@ export interface ApplyOptions {
  * confirmed (--yes, or "y" on a terminal); the backup and rollback note come first, and the new file
  * must load with Keel's own loader, else the backup is put back.
  */
-export async function applyProfile(profile: SessionProfile, settings: KeelSettings, opts: ApplyOptions): Promise<ApplyReport> {
+export async function applyProfile(
+  profile: SessionProfile,
+  settings: KeelSettings,
+  opts: ApplyOptions,
+): Promise<ApplyReport> {
   const file = settings.file;
-  if (!file) throw new Error('no config file to write: create keel.config.json (`{}` is enough) in this folder, or point KEEL_CONFIG at yours, then run again');
+  if (!file)
+    throw new Error(
+      'no config file to write: create keel.config.json (`{}` is enough) in this folder, or point KEEL_CONFIG at yours, then run again',
+    );
   const { json, changes } = planConfigChanges(JSON.parse(readFileSync(file, 'utf8')), profile.agentId, profile.advice);
   if (changes.length === 0) {
-    opts.say(`${file}: agent ${profile.agentId} already runs with the ${profile.advice.style} settings; nothing to write`);
+    opts.say(
+      `${file}: agent ${profile.agentId} already runs with the ${profile.advice.style} settings; nothing to write`,
+    );
     return { file, changes, applied: false };
   }
   const stamp = opts.now.toISOString().replace(/[:.]/g, '-');
@@ -118,7 +137,10 @@ export async function applyProfile(profile: SessionProfile, settings: KeelSettin
     ].join('\n'),
   );
   if (!opts.yes) {
-    if (!opts.interactive) throw new Error('stdin is not a terminal, so nobody can confirm: nothing was written; run again with --yes to apply these changes');
+    if (!opts.interactive)
+      throw new Error(
+        'stdin is not a terminal, so nobody can confirm: nothing was written; run again with --yes to apply these changes',
+      );
     const answer = (await opts.ask('Apply these changes? [y/N] ')).trim().toLowerCase();
     if (answer !== 'y' && answer !== 'yes') {
       opts.say('not applied; nothing was written');
@@ -132,17 +154,33 @@ export async function applyProfile(profile: SessionProfile, settings: KeelSettin
   renameSync(temporary, file);
   try {
     const reloaded = loadKeelSettings({ env: { ...process.env, KEEL_CONFIG: file } });
-    const left = adviseSettings(currentSettings(agentConfig(reloaded, profile.agentId)), profile.advice.style, profile.estimate.window).changes;
-    if (left.length > 0) opts.say(`warning: agent ${profile.agentId} still differs in ${left.map((a) => a.key).join(', ')} (something else overrides the file)`);
+    const left = adviseSettings(
+      currentSettings(agentConfig(reloaded, profile.agentId)),
+      profile.advice.style,
+      profile.estimate.window,
+    ).changes;
+    if (left.length > 0)
+      opts.say(
+        `warning: agent ${profile.agentId} still differs in ${left.map((a) => a.key).join(', ')} (something else overrides the file)`,
+      );
   } catch (err) {
     copyFileSync(backup, file);
-    throw new Error(`the new ${file} did not load, so the backup was put back: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    throw new Error(
+      `the new ${file} did not load, so the backup was put back: ${err instanceof Error ? err.message : String(err)}`,
+      { cause: err },
+    );
   }
   opts.say(`applied ${changes.length} changes to ${file}\nbackup: ${backup}\nrollback: ${rollbackNote}`);
   return { file, changes, applied: true, backup, rollbackNote };
 }
 
-function rollbackText(r: { file: string; backup: string; profile: SessionProfile; changes: FileChange[]; at: Date }): string {
+function rollbackText(r: {
+  file: string;
+  backup: string;
+  profile: SessionProfile;
+  changes: FileChange[];
+  at: Date;
+}): string {
   const quote = (path: string) => `'${path.replace(/'/g, `'\\''`)}'`;
   return [
     `# Rollback: keel profile --apply of ${r.at.toISOString()}`,

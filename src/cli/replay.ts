@@ -44,7 +44,9 @@ export function replayAgentOf(sessionKey: string, fallback: string | undefined):
 
 /** The policies to replay: `--policy` (else the current configuration), then `--compare` when given. */
 export function replayPolicies(config: KeelConfig, opts: ReplayCommandOptions, sessionKey?: string): ReplayPolicy[] {
-  const first = opts.policy ? readReplayPolicy(opts.policy, config, sessionKey) : currentReplayPolicy(config, sessionKey);
+  const first = opts.policy
+    ? readReplayPolicy(opts.policy, config, sessionKey)
+    : currentReplayPolicy(config, sessionKey);
   const policies = [first];
   if (opts.compare) {
     const second = readReplayPolicy(opts.compare, config, sessionKey);
@@ -58,7 +60,10 @@ export function replayPolicies(config: KeelConfig, opts: ReplayCommandOptions, s
 export async function replayCommand(
   source: string,
   opts: ReplayCommandOptions,
-  env: { readonly configFor: (agentId: string) => KeelConfig; readonly withDb: <T>(fn: (db: Kysely<Database>) => Promise<T>) => Promise<T> },
+  env: {
+    readonly configFor: (agentId: string) => KeelConfig;
+    readonly withDb: <T>(fn: (db: Kysely<Database>) => Promise<T>) => Promise<T>;
+  },
 ): Promise<ReplayReport> {
   let transcript: ReplayTranscript;
   let config: KeelConfig;
@@ -74,7 +79,12 @@ export async function replayCommand(
   }
   const policies = replayPolicies(config, opts, transcript.sessionKey);
   // A live bar only on a terminal; pipes and logs get the summary alone.
-  const bar = process.stderr.isTTY ? new SingleBar({ stream: process.stderr, format: '[{bar}] {value}/{total} turns replayed', hideCursor: true }, Presets.shades_classic) : undefined;
+  const bar = process.stderr.isTTY
+    ? new SingleBar(
+        { stream: process.stderr, format: '[{bar}] {value}/{total} turns replayed', hideCursor: true },
+        Presets.shades_classic,
+      )
+    : undefined;
   let started = false;
   // Model summaries call the agent's summarizer (its compaction model, else its chat model).
   const summarizerModel = policies.some((p) => p.summarizer === 'model') ? summarizerModelFor(config) : undefined;

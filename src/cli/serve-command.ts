@@ -20,8 +20,16 @@ function apiDeps(client: KeelClient, store: Store, settings: KeelSettings, tempo
 }
 
 /** Serves the API on KEEL_API_HOST:KEEL_API_PORT with these parts. */
-export function serveApiWith(client: KeelClient, store: Store, settings: KeelSettings, temporalAddress: string): Promise<ServedApi> {
-  return serveApi(apiDeps(client, store, settings, temporalAddress), { host: settings.defaults.apiHost, port: settings.defaults.apiPort });
+export function serveApiWith(
+  client: KeelClient,
+  store: Store,
+  settings: KeelSettings,
+  temporalAddress: string,
+): Promise<ServedApi> {
+  return serveApi(apiDeps(client, store, settings, temporalAddress), {
+    host: settings.defaults.apiHost,
+    port: settings.defaults.apiPort,
+  });
 }
 
 /**
@@ -40,8 +48,13 @@ export async function serveCommand(log: (line: string) => void): Promise<number>
   try {
     store = await openConfiguredStore();
     const api = await serveApiWith(client, store, settings, temporalAddress);
-    log(`keel serve: HTTP API on ${api.url} (GET ${api.url}/openapi.json describes it)${config.apiToken ? '; requests need Authorization: Bearer $KEEL_API_TOKEN' : ''}`);
-    if (!config.databaseUrl) log("replies arrive whole in streams: set DATABASE_URL to the workers' PostgreSQL to stream them as they are written");
+    log(
+      `keel serve: HTTP API on ${api.url} (GET ${api.url}/openapi.json describes it)${config.apiToken ? '; requests need Authorization: Bearer $KEEL_API_TOKEN' : ''}`,
+    );
+    if (!config.databaseUrl)
+      log(
+        "replies arrive whole in streams: set DATABASE_URL to the workers' PostgreSQL to stream them as they are written",
+      );
     await untilStopSignal();
     log('keel serve: stopping');
     await api.close();

@@ -16,7 +16,10 @@ export async function forKnownSession<T>(sessionKey: string, request: () => Prom
   } catch (err) {
     if (err instanceof WorkflowNotFoundError) {
       const agentId = parseSessionKey(sessionKey).agentId ?? 'main';
-      throw new UnknownSessionError(sessionKey, `no session ${shownKey(sessionKey)} for agent ${agentId}: no message has been sent to it (check the key with \`keel sessions\`; nothing was created)`);
+      throw new UnknownSessionError(
+        sessionKey,
+        `no session ${shownKey(sessionKey)} for agent ${agentId}: no message has been sent to it (check the key with \`keel sessions\`; nothing was created)`,
+      );
     }
     const unknown = failureOfType(err, FailureTypes.UnknownSession);
     if (unknown) throw new UnknownSessionError(sessionKey, `${unknown.message}; nothing was created`);

@@ -29,15 +29,32 @@ export type WithDb = <T>(fn: (db: Kysely<Database>) => Promise<T>) => Promise<T>
  * and turn count read from the database. Those are best effort: an unreadable database must not hide
  * the status itself, so the compaction note then says why it is missing and the rest is left out.
  */
-export async function sessionStatusReport(client: KeelClient, sessionKey: string, settings: KeelSettings, withDb: WithDb): Promise<SessionStatusReport> {
+export async function sessionStatusReport(
+  client: KeelClient,
+  sessionKey: string,
+  settings: KeelSettings,
+  withDb: WithDb,
+): Promise<SessionStatusReport> {
   const status = await forKnownSession(sessionKey, () => client.getStatus(sessionKey));
-  const compactionNote = await withDb((db) => sessionCompactionNote(db, status.agentId, sessionKey)).catch((err: unknown) => `compaction records unreadable: ${err instanceof Error ? err.message : String(err)}`);
-  const compactionBilling = await withDb((db) => sessionCompactionBillingLine(db, status.agentId, sessionKey)).catch(() => null);
+  const compactionNote = await withDb((db) => sessionCompactionNote(db, status.agentId, sessionKey)).catch(
+    (err: unknown) => `compaction records unreadable: ${err instanceof Error ? err.message : String(err)}`,
+  );
+  const compactionBilling = await withDb((db) => sessionCompactionBillingLine(db, status.agentId, sessionKey)).catch(
+    () => null,
+  );
   const model = status.configuredContextWindow !== undefined ? status.model : undefined;
-  const windowNote = model ? await withDb((db) => sessionWindowNote(db, status.agentId, sessionKey, model)).catch(() => null) : null;
+  const windowNote = model
+    ? await withDb((db) => sessionWindowNote(db, status.agentId, sessionKey, model)).catch(() => null)
+    : null;
   // The workflow's own counter spans resets; this one is what `keel sessions` shows.
   const turns = await withDb((db) => listSessions(db, settings, { agentId: status.agentId, sessionKey }))
     .then((found) => found[0]?.turns)
     .catch(() => undefined);
-  return { ...status, ...(turns !== undefined ? { turns } : {}), ...(compactionNote ? { compactionNote } : {}), ...(compactionBilling ? { compactionBilling } : {}), ...(windowNote ? { windowNote } : {}) };
+  return {
+    ...status,
+    ...(turns !== undefined ? { turns } : {}),
+    ...(compactionNote ? { compactionNote } : {}),
+    ...(compactionBilling ? { compactionBilling } : {}),
+    ...(windowNote ? { windowNote } : {}),
+  };
 }

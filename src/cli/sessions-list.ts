@@ -65,23 +65,41 @@ export type SessionsSort = 'updated' | 'context' | 'compactions' | 'key';
 type SessionsAsS = Database & { s: SessionsTable };
 
 /** The filter of `opts` on `sessions as s`: `listSessions` lists with it, the console counts with it. */
-export function whereSessions<O>(query: SelectQueryBuilder<SessionsAsS, 's', O>, opts: SessionsListOptions): SelectQueryBuilder<SessionsAsS, 's', O> {
+export function whereSessions<O>(
+  query: SelectQueryBuilder<SessionsAsS, 's', O>,
+  opts: SessionsListOptions,
+): SelectQueryBuilder<SessionsAsS, 's', O> {
   let q = query;
   if (opts.agentId) q = q.where('s.agent_id', '=', opts.agentId);
   if (opts.agentIds) q = q.where('s.agent_id', 'in', opts.agentIds.length > 0 ? [...opts.agentIds] : ['']);
   if (opts.sessionKey) q = q.where('s.session_key', '=', opts.sessionKey);
   // ILIKE's own wildcards in the text match themselves.
-  if (opts.keyContains) q = q.where('s.session_key', 'ilike', `%${opts.keyContains.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
+  if (opts.keyContains)
+    q = q.where('s.session_key', 'ilike', `%${opts.keyContains.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
   if (opts.activeMinutes !== undefined) {
     q = q.where('s.updated_at', '>=', new Date((opts.now ?? new Date()).getTime() - opts.activeMinutes * 60_000));
   }
   return q;
 }
 
-export async function listSessions(db: Kysely<Database>, settings: KeelSettings, opts: SessionsListOptions = {}): Promise<SessionListing[]> {
+export async function listSessions(
+  db: Kysely<Database>,
+  settings: KeelSettings,
+  opts: SessionsListOptions = {},
+): Promise<SessionListing[]> {
   let query = db
     .selectFrom('sessions as s')
-    .select(['s.agent_id', 's.session_key', 's.session_id', 's.updated_at', 's.context_tokens', 's.compaction_count', 's.compaction_failures', 's.model_override', 's.estimate_scales'])
+    .select([
+      's.agent_id',
+      's.session_key',
+      's.session_id',
+      's.updated_at',
+      's.context_tokens',
+      's.compaction_count',
+      's.compaction_failures',
+      's.model_override',
+      's.estimate_scales',
+    ])
     .select((eb) =>
       eb
         .selectFrom('transcript_entries as e')
@@ -110,7 +128,12 @@ export async function listSessions(db: Kysely<Database>, settings: KeelSettings,
   if (opts.limit !== undefined) query = query.limit(opts.limit).offset(opts.offset ?? 0);
   const rows = await query.execute();
   // The windows the providers taught (a few rows, one per model): each session shows the window its turns use.
-  const learned = new Map((await db.selectFrom('model_limits').select(['model', 'context_window']).execute()).map((l) => [l.model, l.context_window]));
+  const learned = new Map(
+    (await db.selectFrom('model_limits').select(['model', 'context_window']).execute()).map((l) => [
+      l.model,
+      l.context_window,
+    ]),
+  );
   return rows.map((r) => {
     const agent = agentConfig(settings, r.agent_id);
     const model = r.model_override ?? agent.model;
@@ -143,10 +166,16 @@ export function renderSessions(sessions: readonly SessionListing[], write: (text
     return;
   }
   for (const s of sessions) {
-    write(`${shownKey(s.sessionKey)}  agent ${s.agentId}  session ${s.sessionId}  updated ${s.updatedAt.slice(0, 19).replace('T', ' ')}\n`);
-    write(`  ${contextBar(s)} · turns ${s.turns} · compactions ${s.compactions} · model ${s.model}${s.modelOverride ? ' (override)' : ''}${s.earlierSessionIds > 0 ? ` · ${s.earlierSessionIds} earlier session ids (keel export --all)` : ''}${s.autoCompactionPaused ? ' · auto-compaction PAUSED (keel compactions --failed)' : ''}\n`);
+    write(
+      `${shownKey(s.sessionKey)}  agent ${s.agentId}  session ${s.sessionId}  updated ${s.updatedAt.slice(0, 19).replace('T', ' ')}\n`,
+    );
+    write(
+      `  ${contextBar(s)} · turns ${s.turns} · compactions ${s.compactions} · model ${s.model}${s.modelOverride ? ' (override)' : ''}${s.earlierSessionIds > 0 ? ` · ${s.earlierSessionIds} earlier session ids (keel export --all)` : ''}${s.autoCompactionPaused ? ' · auto-compaction PAUSED (keel compactions --failed)' : ''}\n`,
+    );
     if (s.estimateScale !== undefined) {
-      write(`  window ${Math.round(s.estimateScale * 100)}% of the model's: the provider counts this session's content denser than Keel's estimate (a large reply measured lighter, or /new, restores it)\n`);
+      write(
+        `  window ${Math.round(s.estimateScale * 100)}% of the model's: the provider counts this session's content denser than Keel's estimate (a large reply measured lighter, or /new, restores it)\n`,
+      );
     }
   }
   write(`${sessions.length} session${sessions.length === 1 ? '' : 's'}\n`);

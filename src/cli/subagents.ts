@@ -22,27 +22,49 @@ export interface SubagentListing {
   readonly result: string | null;
 }
 
-export async function subagentsList(opts: { db: Kysely<Database>; parentSessionKey?: string; agentId?: string; json?: boolean }): Promise<{ subagents: SubagentListing[] }> {
-  const runs = await listSubagentRuns(opts.db, { ...(opts.agentId ? { agentId: opts.agentId } : {}), ...(opts.parentSessionKey ? { parentSessionKey: opts.parentSessionKey } : {}), limit: 200 });
+export async function subagentsList(opts: {
+  db: Kysely<Database>;
+  parentSessionKey?: string;
+  agentId?: string;
+  json?: boolean;
+}): Promise<{ subagents: SubagentListing[] }> {
+  const runs = await listSubagentRuns(opts.db, {
+    ...(opts.agentId ? { agentId: opts.agentId } : {}),
+    ...(opts.parentSessionKey ? { parentSessionKey: opts.parentSessionKey } : {}),
+    limit: 200,
+  });
   const subagents = runs.map(listing);
   if (!opts.json) {
     if (subagents.length === 0) process.stderr.write('no subagent runs\n');
     for (const s of subagents) {
       const task = s.task.replace(/\s+/g, ' ');
-      process.stderr.write(`${s.id}  ${s.status.padEnd(7)} ${s.mode.padEnd(7)} ${s.parentSessionKey} → ${s.childSessionKey}${s.label ? `  "${s.label}"` : ''}\n    ${task.length > 100 ? `${task.slice(0, 100)}…` : task}\n`);
+      process.stderr.write(
+        `${s.id}  ${s.status.padEnd(7)} ${s.mode.padEnd(7)} ${s.parentSessionKey} → ${s.childSessionKey}${s.label ? `  "${s.label}"` : ''}\n    ${task.length > 100 ? `${task.slice(0, 100)}…` : task}\n`,
+      );
     }
   }
   return { subagents };
 }
 
-export async function subagentsKill(opts: { db: Kysely<Database>; sessions: SessionSignals; agentId: string; id: string }): Promise<{ id: string; killed: boolean; message: string }> {
+export async function subagentsKill(opts: {
+  db: Kysely<Database>;
+  sessions: SessionSignals;
+  agentId: string;
+  id: string;
+}): Promise<{ id: string; killed: boolean; message: string }> {
   const run = await existingRun(opts.db, opts.agentId, opts.id);
   const result = await killSubagent(opts.sessions, run);
   process.stderr.write(`${result.message}\n`);
   return { id: run.id, ...result };
 }
 
-export async function subagentsSteer(opts: { db: Kysely<Database>; sessions: SessionSignals; agentId: string; id: string; text: string }): Promise<{ id: string; sent: boolean; message: string }> {
+export async function subagentsSteer(opts: {
+  db: Kysely<Database>;
+  sessions: SessionSignals;
+  agentId: string;
+  id: string;
+  text: string;
+}): Promise<{ id: string; sent: boolean; message: string }> {
   const run = await existingRun(opts.db, opts.agentId, opts.id);
   const result = await steerSubagent(opts.db, opts.sessions, run, opts.text, `steer:cli:${randomUUID()}`);
   process.stderr.write(`${result.message}\n`);
@@ -52,7 +74,10 @@ export async function subagentsSteer(opts: { db: Kysely<Database>; sessions: Ses
 /** A run spawned by `agentId`'s sessions; another agent's id is refused like an unknown one. */
 async function existingRun(db: Kysely<Database>, agentId: string, id: string): Promise<SubagentRun> {
   const run = await getSubagentRun(db, agentId, id);
-  if (!run) throw new UsageError(`no subagent run ${id.length > 80 ? `${id.slice(0, 80)}… (${id.length} characters)` : id} for agent ${agentId}; \`keel subagents --agent ${agentId}\` lists them`);
+  if (!run)
+    throw new UsageError(
+      `no subagent run ${id.length > 80 ? `${id.slice(0, 80)}… (${id.length} characters)` : id} for agent ${agentId}; \`keel subagents --agent ${agentId}\` lists them`,
+    );
   return run;
 }
 

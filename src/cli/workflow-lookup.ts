@@ -1,6 +1,10 @@
 import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
 import type { KeelConfig } from '../config/keel-config';
-import { describeTemporalConnection, TemporalTlsFileError, type TemporalConnectionOptions } from '../temporal/connection-options';
+import {
+  describeTemporalConnection,
+  TemporalTlsFileError,
+  type TemporalConnectionOptions,
+} from '../temporal/connection-options';
 import type { WorkflowLookup } from './doctor';
 import { temporalConnectionFor } from './connect';
 
@@ -26,7 +30,9 @@ export async function workflowLookupFor(
   try {
     connection = await Connection.connect({ ...options, connectTimeout: CONNECT_TIMEOUT_MS });
   } catch (err) {
-    return { skipped: `cannot reach Temporal at ${options.address} (TEMPORAL_ADDRESS): ${err instanceof Error ? err.message : String(err)}` };
+    return {
+      skipped: `cannot reach Temporal at ${options.address} (TEMPORAL_ADDRESS): ${err instanceof Error ? err.message : String(err)}`,
+    };
   }
   const client = new Client({ connection, namespace: config.temporalNamespace });
   return {
@@ -40,7 +46,10 @@ export async function workflowLookupFor(
         }
       },
     },
-    connection: describeTemporalConnection(config.temporalAddress ? config : { temporalNamespace: config.temporalNamespace }, options.address),
+    connection: describeTemporalConnection(
+      config.temporalAddress ? config : { temporalNamespace: config.temporalNamespace },
+      options.address,
+    ),
     close: () => connection.close(),
   };
 }

@@ -1,5 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { ApplicationFailure, Client, WithStartWorkflowOperation, isGrpcServiceError, type Connection, type DataConverter } from '@temporalio/client';
+import {
+  ApplicationFailure,
+  Client,
+  WithStartWorkflowOperation,
+  isGrpcServiceError,
+  type Connection,
+  type DataConverter,
+} from '@temporalio/client';
 import { isAdmissionRejected, retryAdmission } from './retry-admission';
 import { isClosedWorkflow } from './closed-workflow';
 import { AdmissionLine, type PlaceInLine } from './admission-line';
@@ -8,7 +15,12 @@ import type { ReplyStreamEvent } from '../streaming/reply-assembler';
 import type { ReplyStreamSubscriber } from '../streaming/reply-subscriber';
 import { sessionWorkflowId, parseSessionKey } from '../sessions/session-key';
 import { agentNotAllowed } from '../security/allowed-agents';
-import { checkCompactRequest, checkRequestSize, checkTurnRequest, type RequestProblem } from '../sessions/validate-request';
+import {
+  checkCompactRequest,
+  checkRequestSize,
+  checkTurnRequest,
+  type RequestProblem,
+} from '../sessions/validate-request';
 import {
   DEFAULT_TASK_QUEUE,
   FailureTypes,
@@ -111,7 +123,11 @@ export class KeelClient {
   private streamChecked = false;
 
   constructor(private readonly opts: KeelClientOptions) {
-    this.temporal = new Client({ connection: opts.connection, namespace: opts.namespace ?? 'default', ...(opts.dataConverter ? { dataConverter: opts.dataConverter } : {}) });
+    this.temporal = new Client({
+      connection: opts.connection,
+      namespace: opts.namespace ?? 'default',
+      ...(opts.dataConverter ? { dataConverter: opts.dataConverter } : {}),
+    });
     this.taskQueue = opts.taskQueue ?? DEFAULT_TASK_QUEUE;
     this.warn = opts.warn ?? ((line) => void process.stderr.write(`${line}\n`));
   }
@@ -145,7 +161,11 @@ export class KeelClient {
    *     if (item.type === 'text') process.stdout.write(item.delta);
    *   }
    */
-  async *streamMessage(sessionKey: string, text: string, opts: Omit<SendMessageOptions, 'onText' | 'onRestart'> = {}): AsyncGenerator<ReplyStreamItem> {
+  async *streamMessage(
+    sessionKey: string,
+    text: string,
+    opts: Omit<SendMessageOptions, 'onText' | 'onRestart'> = {},
+  ): AsyncGenerator<ReplyStreamItem> {
     const queue: ReplyStreamItem[] = [];
     let wake: (() => void) | undefined;
     let failure: { error: unknown } | undefined;
@@ -179,7 +199,12 @@ export class KeelClient {
     await settled;
   }
 
-  private async runTurn(sessionKey: string, text: string, opts: SendMessageOptions, onEvent: (event: ReplyStreamEvent) => void): Promise<TurnResult> {
+  private async runTurn(
+    sessionKey: string,
+    text: string,
+    opts: SendMessageOptions,
+    onEvent: (event: ReplyStreamEvent) => void,
+  ): Promise<TurnResult> {
     const turn: TurnRequest = {
       text,
       ...(opts.expectedLastEntryId ? { expectedLastEntryId: opts.expectedLastEntryId } : {}),
@@ -201,7 +226,9 @@ export class KeelClient {
         if (deaf) this.warn(deaf);
       }
       // Listening starts before the request is admitted, so no chunk is sent before anyone hears it.
-      listener = this.opts.stream ? await listenForReply(this.opts.stream, { agentId, sessionKey, requestId }, onEvent, this.warn) : undefined;
+      listener = this.opts.stream
+        ? await listenForReply(this.opts.stream, { agentId, sessionKey, requestId }, onEvent, this.warn)
+        : undefined;
       const outcome = await this.submit(sessionKey, { requestId, turn }, place, opts.onAdmitted);
       if (!('turn' in outcome)) throw new Error('keel: a turn request was answered with a compaction result');
       if (listener && outcome.turn.modelCalls > 0) await listener.settle(outcome.turn.assistantEntryId);
@@ -216,12 +243,20 @@ export class KeelClient {
    * Compacts a session now, between its turns (a manual compaction: a hard checkpoint unless
    * `keepRecentTokens` is given), and returns the compaction's result.
    */
-  async compact(sessionKey: string, request: CompactRequest = {}, opts: CompactOptions = {}): Promise<CompactionWorkflowResult> {
+  async compact(
+    sessionKey: string,
+    request: CompactRequest = {},
+    opts: CompactOptions = {},
+  ): Promise<CompactionWorkflowResult> {
     const problem = checkCompactRequest(request);
     if (problem) throw new KeelRequestError(problem);
     const place = this.line.join(this.identify(sessionKey).workflowId);
     try {
-      const outcome = await this.submit(sessionKey, { requestId: opts.requestId ?? randomUUID(), compact: request }, place);
+      const outcome = await this.submit(
+        sessionKey,
+        { requestId: opts.requestId ?? randomUUID(), compact: request },
+        place,
+      );
       if (!('compaction' in outcome)) throw new Error('keel: a compaction request was answered with a turn result');
       return outcome.compaction;
     } finally {
@@ -230,7 +265,12 @@ export class KeelClient {
   }
 
   /** Admits the request when its place in line comes, then waits for its outcome across continue-as-new. */
-  private async submit(sessionKey: string, request: SessionRequest, place: PlaceInLine, onAdmitted?: () => void): Promise<Extract<RequestOutcome, { status: 'done' }>> {
+  private async submit(
+    sessionKey: string,
+    request: SessionRequest,
+    place: PlaceInLine,
+    onAdmitted?: () => void,
+  ): Promise<Extract<RequestOutcome, { status: 'done' }>> {
     const { agentId, workflowId } = this.identify(sessionKey);
     const sizeProblem = checkRequestSize(Buffer.byteLength(JSON.stringify(request)));
     if (sizeProblem) throw new KeelRequestError(sizeProblem);
@@ -240,7 +280,12 @@ export class KeelClient {
       ...(this.opts.contextWindowTokens ? { contextWindowTokens: this.opts.contextWindowTokens } : {}),
       ...(this.opts.tuning ? { tuning: this.opts.tuning } : {}),
     };
-    const sub: Submission = { sessionKey, request, start: { workflowId, taskQueue: this.taskQueue, args: [input] }, deadline: Date.now() + (this.opts.waitMs ?? 24 * 60 * 60_000) };
+    const sub: Submission = {
+      sessionKey,
+      request,
+      start: { workflowId, taskQueue: this.taskQueue, args: [input] },
+      deadline: Date.now() + (this.opts.waitMs ?? 24 * 60 * 60_000),
+    };
     const oneTrip = onAdmitted === undefined;
     await this.waitInLine(request.requestId, place);
     // Alone in line, the send admits itself by Update; behind others, by Signal (no in-flight limit).
@@ -268,7 +313,9 @@ export class KeelClient {
 
   /** Waits for the send's turn in this client's line; a cancel meanwhile withdraws it before it is sent. */
   private async waitInLine(requestId: string, place: PlaceInLine): Promise<void> {
-    const withdrawn = new Promise<never>((_, reject) => this.inLine.set(requestId, () => reject(requestFailure(CANCELLED_IN_LINE))));
+    const withdrawn = new Promise<never>((_, reject) =>
+      this.inLine.set(requestId, () => reject(requestFailure(CANCELLED_IN_LINE))),
+    );
     try {
       await Promise.race([place.ready, withdrawn]);
     } finally {
@@ -282,14 +329,26 @@ export class KeelClient {
    * once the session accepted the request, and the outcome is asked for after. Undefined when refused
    * for now (the in-flight limit reached, or the run moved on first): the caller admits by Signal.
    */
-  private async admitByUpdate(sub: Submission, oneTrip: boolean): Promise<{ result(): Promise<RequestOutcome> } | undefined> {
+  private async admitByUpdate(
+    sub: Submission,
+    oneTrip: boolean,
+  ): Promise<{ result(): Promise<RequestOutcome> } | undefined> {
     const options = {
-      args: [{ requestId: sub.request.requestId, request: sub.request }] as [{ requestId: string; request: SessionRequest }],
+      args: [{ requestId: sub.request.requestId, request: sub.request }] as [
+        { requestId: string; request: SessionRequest },
+      ],
       updateId: randomUUID(),
-      startWorkflowOperation: new WithStartWorkflowOperation('sessionWorkflow', { ...sub.start, workflowIdConflictPolicy: 'USE_EXISTING' }),
+      startWorkflowOperation: new WithStartWorkflowOperation('sessionWorkflow', {
+        ...sub.start,
+        workflowIdConflictPolicy: 'USE_EXISTING',
+      }),
     };
     try {
-      if (!oneTrip) return await this.temporal.workflow.startUpdateWithStart(awaitResultUpdate, { ...options, waitForStage: 'ACCEPTED' });
+      if (!oneTrip)
+        return await this.temporal.workflow.startUpdateWithStart(awaitResultUpdate, {
+          ...options,
+          waitForStage: 'ACCEPTED',
+        });
       const outcome = await this.temporal.workflow.executeUpdateWithStart(awaitResultUpdate, options);
       return { result: async () => outcome };
     } catch (err) {
@@ -302,27 +361,44 @@ export class KeelClient {
 
   /** Signal-with-Start: admitted in arrival order, with no in-flight limit. */
   private async admitBySignal(sub: Submission): Promise<void> {
-    await retryAdmission(() => this.temporal.workflow.signalWithStart('sessionWorkflow', { ...sub.start, signal: enqueueSignal, signalArgs: [sub.request] }));
+    await retryAdmission(() =>
+      this.temporal.workflow.signalWithStart('sessionWorkflow', {
+        ...sub.start,
+        signal: enqueueSignal,
+        signalArgs: [sub.request],
+      }),
+    );
   }
 
   /** Asks for an admitted request's outcome until there is one, following the session across runs. */
   private async waitForOutcome(sub: Submission): Promise<Extract<RequestOutcome, { status: 'done' }>> {
     const { request, sessionKey, deadline } = sub;
     const handle = this.temporal.workflow.getHandle(sub.start.workflowId);
-    for (let readmitted = false; ; ) {
+    for (let readmitted = false; ;) {
       // Many senders may wait on one session; beyond Temporal's in-flight Update limit an ask is
       // refused for now and asked again, which never reorders the turns (admission already did that).
       const outcome = await retryAdmission(
-        () => handle.executeUpdate(awaitResultUpdate, { args: [{ requestId: request.requestId }], updateId: randomUUID() }),
+        () =>
+          handle.executeUpdate(awaitResultUpdate, { args: [{ requestId: request.requestId }], updateId: randomUUID() }),
         { deadlineMs: Math.max(0, deadline - Date.now()), maxDelayMs: 3_000 },
       ).catch(closedAsUnknown);
       if (outcome.status === 'done') return outcome;
       if (outcome.status === 'failed') throw requestFailure(outcome);
-      if (Date.now() > deadline) throw ApplicationFailure.create({ message: `no outcome for request ${request.requestId} after ${this.opts.waitMs ?? 86_400_000} ms`, type: FailureTypes.TurnFailed, nonRetryable: true });
+      if (Date.now() > deadline)
+        throw ApplicationFailure.create({
+          message: `no outcome for request ${request.requestId} after ${this.opts.waitMs ?? 86_400_000} ms`,
+          type: FailureTypes.TurnFailed,
+          nonRetryable: true,
+        });
       if (outcome.status === 'unknown') {
         // The session closed idle before this request reached it, or forgot it: admit it once more
         // under the same id (a session that ran it answers from its remembered ids, never twice).
-        if (readmitted) throw ApplicationFailure.create({ message: `session ${sessionKey} does not know request ${request.requestId}`, type: FailureTypes.TurnFailed, nonRetryable: true });
+        if (readmitted)
+          throw ApplicationFailure.create({
+            message: `session ${sessionKey} does not know request ${request.requestId}`,
+            type: FailureTypes.TurnFailed,
+            nonRetryable: true,
+          });
         readmitted = true;
         await this.admitBySignal(sub);
         continue;
@@ -361,7 +437,10 @@ export class KeelClient {
    */
   async collectOutcome(sessionKey: string, requestId: string): Promise<RequestOutcome> {
     const { workflowId } = this.identify(sessionKey);
-    return this.temporal.workflow.getHandle(workflowId).executeUpdate(awaitResultUpdate, { args: [{ requestId }], updateId: randomUUID() }).catch(closedAsUnknown);
+    return this.temporal.workflow
+      .getHandle(workflowId)
+      .executeUpdate(awaitResultUpdate, { args: [{ requestId }], updateId: randomUUID() })
+      .catch(closedAsUnknown);
   }
 
   /**
@@ -382,7 +461,12 @@ export class KeelClient {
     }
     for (const pending of described.raw.pendingActivities ?? []) {
       const message = pending.lastFailure?.message;
-      if (message && (pending.attempt ?? 0) > 1) return { activityType: pending.activityType?.name ?? 'activity', attempt: pending.attempt!, lastFailure: message };
+      if (message && (pending.attempt ?? 0) > 1)
+        return {
+          activityType: pending.activityType?.name ?? 'activity',
+          attempt: pending.attempt!,
+          lastFailure: message,
+        };
     }
     return undefined;
   }
@@ -413,7 +497,11 @@ function closedAsUnknown(err: unknown): { readonly status: 'unknown' } {
 
 /** The request's own failure, as the sender sees it. */
 /** The outcome of a send its client cancelled before it was sent, as the session words one it withdrew. */
-const CANCELLED_IN_LINE: Extract<RequestOutcome, { status: 'failed' }> = { status: 'failed', type: FailureTypes.Cancelled, message: 'cancelled by its sender' };
+const CANCELLED_IN_LINE: Extract<RequestOutcome, { status: 'failed' }> = {
+  status: 'failed',
+  type: FailureTypes.Cancelled,
+  message: 'cancelled by its sender',
+};
 
 function requestFailure(outcome: Extract<RequestOutcome, { status: 'failed' }>): ApplicationFailure {
   return ApplicationFailure.create({ message: outcome.message, type: outcome.type, nonRetryable: true });

@@ -43,7 +43,9 @@ export async function listenForReply(
       if (notice) assembler.acceptTool(notice);
     });
   } catch (err) {
-    warn(`keel: cannot listen for the streamed reply (${err instanceof Error ? err.message : String(err)}); the reply arrives whole`);
+    warn(
+      `keel: cannot listen for the streamed reply (${err instanceof Error ? err.message : String(err)}); the reply arrives whole`,
+    );
     return undefined;
   }
   return {

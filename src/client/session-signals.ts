@@ -1,5 +1,17 @@
-import { Client, WithStartWorkflowOperation, WorkflowNotFoundError, type ConnectionLike, type DataConverter } from '@temporalio/client';
-import { enqueueSignal, steerUpdate, type SessionRequest, type SessionWorkflowInput, type SteerAdmission } from '../protocol';
+import {
+  Client,
+  WithStartWorkflowOperation,
+  WorkflowNotFoundError,
+  type ConnectionLike,
+  type DataConverter,
+} from '@temporalio/client';
+import {
+  enqueueSignal,
+  steerUpdate,
+  type SessionRequest,
+  type SessionWorkflowInput,
+  type SteerAdmission,
+} from '../protocol';
 import { isClosedWorkflow } from './closed-workflow';
 import { sessionWorkflowId } from '../sessions/session-key';
 import type { SessionSignals } from '../runtime/deps';
@@ -8,11 +20,20 @@ import type { SessionSignals } from '../runtime/deps';
  * Session signals over a worker's own connection (a NativeConnection serves a Client too), through
  * the worker's data converter (`keelDataConverter`: encrypted when keys are configured).
  */
-export function createSessionSignals(connection: ConnectionLike, namespace: string, taskQueue: string, dataConverter?: DataConverter): SessionSignals {
+export function createSessionSignals(
+  connection: ConnectionLike,
+  namespace: string,
+  taskQueue: string,
+  dataConverter?: DataConverter,
+): SessionSignals {
   const client = new Client({ connection, namespace, ...(dataConverter ? { dataConverter } : {}) });
   return {
     async enqueue(target, request) {
-      const input: SessionWorkflowInput = { agentId: target.agentId, sessionKey: target.sessionKey, ...(target.tuning ? { tuning: target.tuning } : {}) };
+      const input: SessionWorkflowInput = {
+        agentId: target.agentId,
+        sessionKey: target.sessionKey,
+        ...(target.tuning ? { tuning: target.tuning } : {}),
+      };
       await client.workflow.signalWithStart('sessionWorkflow', {
         workflowId: sessionWorkflowId(target.agentId, target.sessionKey),
         taskQueue,
@@ -28,7 +49,12 @@ export function createSessionSignals(connection: ConnectionLike, namespace: stri
       try {
         if (!startIfClosed) return await client.workflow.getHandle(workflowId).executeUpdate(steerUpdate, options);
         const input: SessionWorkflowInput = { agentId: target.agentId, sessionKey: target.sessionKey };
-        const start = new WithStartWorkflowOperation('sessionWorkflow', { workflowId, taskQueue, args: [input], workflowIdConflictPolicy: 'USE_EXISTING' });
+        const start = new WithStartWorkflowOperation('sessionWorkflow', {
+          workflowId,
+          taskQueue,
+          args: [input],
+          workflowIdConflictPolicy: 'USE_EXISTING',
+        });
         return await client.workflow.executeUpdateWithStart(steerUpdate, { ...options, startWorkflowOperation: start });
       } catch (err) {
         if (isClosedWorkflow(err)) return { admitted: false, reason: 'its workflow has closed' };

@@ -11,7 +11,13 @@ import type { IdentifierPolicy } from './identifiers';
 import { sourceIdentifiers } from './message-identifiers';
 import { PRESERVED_IDENTIFIERS_HEADING } from './quality-guard';
 import { leftOutNote, newestIdentifiersWithin } from './identifier-budget';
-import { ITEM_SECTIONS, itemSection, KEPT_VERBATIM_HEADING, SUMMARY_SECTIONS, type SectionFacts } from './summary-sections';
+import {
+  ITEM_SECTIONS,
+  itemSection,
+  KEPT_VERBATIM_HEADING,
+  SUMMARY_SECTIONS,
+  type SectionFacts,
+} from './summary-sections';
 import { messageText } from './serialize-for-summary';
 import { statementKind, statementsOf, type Speaker, type StatementKind } from './statement-kinds';
 import { itemChars, ItemSet, itemsWithin, itemValue, parseItem, type SummaryItem } from './summary-items';
@@ -72,10 +78,16 @@ function sections(summary: string): Map<string, string> {
 }
 
 function bullets(body: string | undefined): string[] {
-  return (body ?? '').split('\n').map((l) => l.replace(/^-\s+/, '').trim()).filter((l) => l.length > 0 && !l.startsWith('('));
+  return (body ?? '')
+    .split('\n')
+    .map((l) => l.replace(/^-\s+/, '').trim())
+    .filter((l) => l.length > 0 && !l.startsWith('('));
 }
 
-interface Totals { messages: number; compactions: number }
+interface Totals {
+  messages: number;
+  compactions: number;
+}
 
 function previousTotals(summarized: string | undefined, hasPrevious: boolean): Totals {
   const m = /In total: (\d+) messages over (\d+) compactions?/.exec(summarized ?? '');
@@ -109,7 +121,15 @@ export function extractiveSummary(input: ExtractiveSummaryInput): string {
     `- In total: ${before.messages + total} messages over ${before.compactions + 1} compactions.`;
 
   const identifiers = newestIdentifiersWithin(facts.identifiers, input.maxIdentifierChars ?? Infinity);
-  return fit({ lastRequest: facts.lastRequest, items: [...facts.items], identifiers: identifiers.kept, leftOut: identifiers.leftOut, bounded: input.maxIdentifierChars !== undefined, summarized, maxChars });
+  return fit({
+    lastRequest: facts.lastRequest,
+    items: [...facts.items],
+    identifiers: identifiers.kept,
+    leftOut: identifiers.leftOut,
+    bounded: input.maxIdentifierChars !== undefined,
+    summarized,
+    maxChars,
+  });
 }
 
 /** What a summary of a previous summary plus new messages must carry, found without a model. */
@@ -134,7 +154,10 @@ function scan(into: ItemSet, text: string, speaker: Speaker, said: { time?: numb
 /** The first line of a failed tool call's output: the error, in the tool's own words. */
 function toolError(message: AgentMessage): string | undefined {
   if (message.role !== 'toolResult' || !message.isError) return undefined;
-  return messageText(message).split('\n').map((l) => l.trim()).find((l) => l.length > 0);
+  return messageText(message)
+    .split('\n')
+    .map((l) => l.trim())
+    .find((l) => l.length > 0);
 }
 
 /** Items of a previous summary: ours carry their section; a model's lines are classified like speech. */
@@ -148,14 +171,21 @@ function carryForward(into: ItemSet, previous: Map<string, string>): void {
     }
     if (heading === KEPT_VERBATIM_HEADING) {
       // What the guard quoted into a model summary stays a decision or an instruction, whatever its words.
-      for (const item of bullets(body).map((line) => parseItem(line, 'decisions'))) into.add({ ...item, kind: statementKind(item.text, 'summary') === 'instructions' ? 'instructions' : 'decisions' });
+      for (const item of bullets(body).map((line) => parseItem(line, 'decisions')))
+        into.add({
+          ...item,
+          kind: statementKind(item.text, 'summary') === 'instructions' ? 'instructions' : 'decisions',
+        });
       continue;
     }
     for (const line of body.split('\n')) {
       // Bracketed notes (this summary's header, a cut marker) are not statements.
       if (/^\s*\[.*\]\s*$/.test(line)) continue;
       const item = parseItem(line.replace(/^\s*-\s+/, ''), 'decisions');
-      scan(into, item.text, 'summary', { ...(item.time !== undefined ? { time: item.time } : {}), ...(item.speaker ? { speaker: item.speaker } : {}) });
+      scan(into, item.text, 'summary', {
+        ...(item.time !== undefined ? { time: item.time } : {}),
+        ...(item.speaker ? { speaker: item.speaker } : {}),
+      });
     }
   }
 }
@@ -167,14 +197,21 @@ function carryForward(into: ItemSet, previous: Map<string, string>): void {
  * plain requests and 40 other tasks, the newest — and the protected identifiers. The extractive
  * summary is written from them; the quality guard checks a model summary against them.
  */
-export function collectFacts(previousSummary: string | undefined, messages: readonly AgentMessage[], policy: IdentifierPolicy): ConversationFacts {
+export function collectFacts(
+  previousSummary: string | undefined,
+  messages: readonly AgentMessage[],
+  policy: IdentifierPolicy,
+): ConversationFacts {
   const items = new ItemSet();
   const previous = previousSummary?.trim() ? sections(previousSummary) : undefined;
   let lastRequest = previous?.get(SUMMARY_SECTIONS.request)?.trim() ?? '';
   if (previous) carryForward(items, previous);
 
   for (const message of messages) {
-    const said = { ...(message.timestamp !== undefined ? { time: message.timestamp } : {}), speaker: speakerOf(message) };
+    const said = {
+      ...(message.timestamp !== undefined ? { time: message.timestamp } : {}),
+      speaker: speakerOf(message),
+    };
     if (message.role === 'user') {
       const text = messageText(message);
       if (text.trim()) lastRequest = text.trim();
@@ -249,7 +286,9 @@ function clip(text: string, max: number): string {
 /** Drops the oldest items of the lowest value, then clips the request, until the text fits. */
 function fit(p: Parts): string {
   // A bounded identifier listing may be long; the other sections keep at least half the cap beside it.
-  const limit = p.bounded ? Math.max(p.maxChars, Math.floor(p.maxChars / 2) + identifierSection(p, false).length) : p.maxChars;
+  const limit = p.bounded
+    ? Math.max(p.maxChars, Math.floor(p.maxChars / 2) + identifierSection(p, false).length)
+    : p.maxChars;
   let kept: readonly SummaryItem[] = p.items;
   let text = render(p, kept, MAX_REQUEST_CHARS, false);
   // Each pass leaves out at least one item; a section left empty frees its heading too.

@@ -38,7 +38,10 @@ export interface CompactionHookError {
  *   const hooks = new CompactionHooks().on('after_compaction', (e) => audit(e.compactionId));
  */
 export class CompactionHooks {
-  private readonly hooks: { [N in CompactionHookName]: Array<CompactionHook<N>> } = { before_compaction: [], after_compaction: [] };
+  private readonly hooks: { [N in CompactionHookName]: Array<CompactionHook<N>> } = {
+    before_compaction: [],
+    after_compaction: [],
+  };
 
   /** Registers a hook; returns the registry for chaining. */
   on<N extends CompactionHookName>(name: N, hook: CompactionHook<N>): this {

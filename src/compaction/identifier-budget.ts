@@ -11,7 +11,10 @@ import { DEFAULTS } from '../config/defaults';
  * the density of the densest identifiers (`identifierCharsPerToken`, not prose's 4 characters a token).
  */
 export function identifierCharBudget(contextWindowTokens: number): number {
-  return Math.max(1_000, Math.floor(contextWindowTokens * DEFAULTS.maxIdentifierWindowShare * DEFAULTS.identifierCharsPerToken));
+  return Math.max(
+    1_000,
+    Math.floor(contextWindowTokens * DEFAULTS.maxIdentifierWindowShare * DEFAULTS.identifierCharsPerToken),
+  );
 }
 
 /** What fits: the newest identifiers, in their order, and how many older ones were left out. */

@@ -5,7 +5,21 @@
  */
 
 /** Kinds of identifiers `strict` protects. */
-export const IDENTIFIER_KINDS = ['url', 'uuid', 'ipv6', 'hostPort', 'ipv4', 'path', 'hash', 'filename', 'hostname', 'port', 'ticket', 'version', 'quoted'] as const;
+export const IDENTIFIER_KINDS = [
+  'url',
+  'uuid',
+  'ipv6',
+  'hostPort',
+  'ipv4',
+  'path',
+  'hash',
+  'filename',
+  'hostname',
+  'port',
+  'ticket',
+  'version',
+  'quoted',
+] as const;
 export type IdentifierKind = (typeof IDENTIFIER_KINDS)[number];
 
 /**
@@ -15,7 +29,12 @@ export type IdentifierKind = (typeof IDENTIFIER_KINDS)[number];
 export type IdentifierPolicy =
   | 'strict'
   | 'off'
-  | { readonly mode: 'custom'; readonly kinds?: readonly IdentifierKind[]; readonly patterns?: readonly string[]; readonly instructions?: string };
+  | {
+      readonly mode: 'custom';
+      readonly kinds?: readonly IdentifierKind[];
+      readonly patterns?: readonly string[];
+      readonly instructions?: string;
+    };
 
 const HEX4 = '[0-9a-f]{1,4}';
 const IPV4 = '(?:(?:25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)\\.){3}(?:25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)';
@@ -41,16 +60,21 @@ const MATCHERS: Record<IdentifierKind, RegExp> = {
   ipv4: new RegExp(`(?<![\\w.])${IPV4}(?![\\w]|\\.\\d)`, 'g'),
   path: /(?<![\w.:/~@-])(?:~|\.{1,2})?\/[\w.@+-]+(?:\/[\w.@+-]+)*\/?|(?<![\w.:/~@-])[A-Za-z]:\\[\w.@+ -]*(?:\\[\w.@+-]+)*|(?<![\w.:/~@-])[\w.@+-]+(?:\/[\w.@+-]+)+\/?/g,
   hash: /\b[0-9a-f]{7,}\b/gi,
-  filename: new RegExp(`(?<![\\w./-])(?:[\\w-][\\w.-]*\\.(?:${EXTENSIONS})|\\.(?:env|gitignore|npmrc|nvmrc|bashrc|zshrc|dockerignore|editorconfig|prettierrc|eslintrc)(?:\\.[\\w]+)?)(?![\\w-]|\\.[a-z])`, 'gi'),
+  filename: new RegExp(
+    `(?<![\\w./-])(?:[\\w-][\\w.-]*\\.(?:${EXTENSIONS})|\\.(?:env|gitignore|npmrc|nvmrc|bashrc|zshrc|dockerignore|editorconfig|prettierrc|eslintrc)(?:\\.[\\w]+)?)(?![\\w-]|\\.[a-z])`,
+    'gi',
+  ),
   hostname: new RegExp(
     `(?<![\\w.@/-])(?:localhost(?![\\w.-])|(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\\.)+[a-z][a-z0-9-]{0,62}[a-z0-9](?![\\w-]|\\.[a-z0-9]))`,
     'gi',
   ),
   port: /\bports?\s*(?:[:=]|(?:number|no\.?|is|to|of|at)\s)?\s*(\d{2,5})\b/gi,
   // PAY-1234, CVE-2024-3094, owner/repo#12, #4512 (an issue number after a space or bracket).
-  ticket: /(?<![\w-])(?:CVE-\d{4}-\d{4,7}|[A-Z][A-Z0-9]{1,9}-\d{1,7}|[\w.-]+\/[\w.-]+#\d{1,7}|(?<=^|[\s([])#\d{2,7})(?![\w-])/gm,
+  ticket:
+    /(?<![\w-])(?:CVE-\d{4}-\d{4,7}|[A-Z][A-Z0-9]{1,9}-\d{1,7}|[\w.-]+\/[\w.-]+#\d{1,7}|(?<=^|[\s([])#\d{2,7})(?![\w-])/gm,
   // v1.2, v2.0.0-rc.1, 1.24.0: a "v" and two parts, or three parts (two bare parts are a decimal).
-  version: /(?<![\w.-])(?:v\d{1,4}(?:\.\d{1,4}){1,3}|\d{1,4}\.\d{1,4}\.\d{1,6})(?:-[0-9A-Za-z]+(?:\.[0-9A-Za-z]+)*)?(?![\w-]|\.\d)/g,
+  version:
+    /(?<![\w.-])(?:v\d{1,4}(?:\.\d{1,4}){1,3}|\d{1,4}\.\d{1,4}\.\d{1,6})(?:-[0-9A-Za-z]+(?:\.[0-9A-Za-z]+)*)?(?![\w-]|\.\d)/g,
   // A name someone put in double quotes: "Project Falcon", “Blue Harbor”. Only in conversation (see extractIdentifiers).
   // The quotes are part of it, so a summary that keeps the name keeps it recognizable for the next compaction.
   quoted: /(?<!:\s*)(?<=^|[\s([])["“][A-Za-z0-9][^"“”\n]{1,58}[^"“”\s]["”](?!\s*:)/gm,
@@ -77,7 +101,8 @@ const PREFILTERS: Record<IdentifierKind, RegExp> = {
 };
 
 /** Standards and encodings shaped like tickets (UTF-8, SHA-256, ISO-8601, …). */
-const NOT_TICKETS = /^(?:UTF|UCS|SHA|AES|RSA|ISO|IEC|MD|HTTP|TLS|SSL|IPV|COVID|BASE|X|ES|ECMA|PEP|ANSI|EN|DIN|GPT|H|P)-\d+$/;
+const NOT_TICKETS =
+  /^(?:UTF|UCS|SHA|AES|RSA|ISO|IEC|MD|HTTP|TLS|SSL|IPV|COVID|BASE|X|ES|ECMA|PEP|ANSI|EN|DIN|GPT|H|P)-\d+$/;
 
 /** Checks that keep a shape-alike out (a word of hex letters, a version number, prose like `and/or`). */
 function accept(kind: IdentifierKind, value: string): boolean {
@@ -125,7 +150,11 @@ function trimTrailing(value: string): string {
   return v;
 }
 
-interface Span { start: number; end: number; value: string }
+interface Span {
+  start: number;
+  end: number;
+  value: string;
+}
 
 function kindsOf(policy: IdentifierPolicy, conversational: boolean): readonly IdentifierKind[] {
   const kinds = policy === 'off' ? [] : policy === 'strict' ? IDENTIFIER_KINDS : (policy.kinds ?? []);
@@ -143,7 +172,11 @@ export interface ExtractOptions {
  *
  * @example extractIdentifiers('see /etc/hosts and 10.0.0.1:5432.', 'strict') // ['/etc/hosts', '10.0.0.1:5432']
  */
-export function extractIdentifiers(text: string, policy: IdentifierPolicy = 'strict', options: ExtractOptions = {}): string[] {
+export function extractIdentifiers(
+  text: string,
+  policy: IdentifierPolicy = 'strict',
+  options: ExtractOptions = {},
+): string[] {
   if (!text) return [];
   const spans: Span[] = [];
   for (const kind of kindsOf(policy, options.conversational ?? false)) {

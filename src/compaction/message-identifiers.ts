@@ -10,7 +10,13 @@ import { preservedIdentifiersOf } from './quality-guard';
 function textsOf(message: AgentMessage): { spoken: string; machine: string } {
   switch (message.role) {
     case 'user':
-      return { spoken: typeof message.content === 'string' ? message.content : message.content.map((b) => (b.type === 'text' ? b.text : '')).join('\n'), machine: '' };
+      return {
+        spoken:
+          typeof message.content === 'string'
+            ? message.content
+            : message.content.map((b) => (b.type === 'text' ? b.text : '')).join('\n'),
+        machine: '',
+      };
     case 'assistant': {
       const spoken: string[] = [];
       const machine: string[] = [];
@@ -28,12 +34,24 @@ function textsOf(message: AgentMessage): { spoken: string; machine: string } {
 /** Identifiers of `message` under `policy`, unique, in order of appearance. */
 export function messageIdentifiers(message: AgentMessage, policy: IdentifierPolicy): string[] {
   const { spoken, machine } = textsOf(message);
-  return [...new Set([...extractIdentifiers(spoken, policy, { conversational: true }), ...extractIdentifiers(machine, policy)])];
+  return [
+    ...new Set([
+      ...extractIdentifiers(spoken, policy, { conversational: true }),
+      ...extractIdentifiers(machine, policy),
+    ]),
+  ];
 }
 
 /** Identifiers of a previous summary and the messages it is merged with: what a new summary must keep. */
-export function sourceIdentifiers(previousSummary: string | undefined, messages: readonly AgentMessage[], policy: IdentifierPolicy): string[] {
-  const ids = new Set([...preservedIdentifiersOf(previousSummary ?? ''), ...extractIdentifiers(previousSummary ?? '', policy, { conversational: true })]);
+export function sourceIdentifiers(
+  previousSummary: string | undefined,
+  messages: readonly AgentMessage[],
+  policy: IdentifierPolicy,
+): string[] {
+  const ids = new Set([
+    ...preservedIdentifiersOf(previousSummary ?? ''),
+    ...extractIdentifiers(previousSummary ?? '', policy, { conversational: true }),
+  ]);
   for (const message of messages) for (const id of messageIdentifiers(message, policy)) ids.add(id);
   return [...ids];
 }

@@ -25,7 +25,11 @@ export interface PlanCompactionOptions {
  * Finds the first kept index: the longest suffix of whole tool batches whose tokens stay within
  * `keepRecentTokens`. Returns `entries.length` when nothing is kept.
  */
-export function findCutIndex(messages: readonly AgentMessage[], keepRecentTokens: number, estimate: EstimateTokens): number {
+export function findCutIndex(
+  messages: readonly AgentMessage[],
+  keepRecentTokens: number,
+  estimate: EstimateTokens,
+): number {
   if (keepRecentTokens <= 0) return messages.length;
   const units = groupToolBatches(messages);
   let cut = messages.length;
@@ -57,7 +61,9 @@ export function planCompaction(entries: readonly PlanEntry[], options: PlanCompa
   const { contextWindow, estimate } = options;
   const messages = entries.map((e) => e.message);
   const tokens = messages.map((m) => estimate(m));
-  const previousSummaryTokens = options.previousSummary ? estimate({ role: 'user', content: options.previousSummary }) : 0;
+  const previousSummaryTokens = options.previousSummary
+    ? estimate({ role: 'user', content: options.previousSummary })
+    : 0;
 
   // Each message is estimated once: the estimator may tokenize, and the walks below revisit messages.
   const tokenOf = new Map<AgentMessage, number>(messages.map((m, i) => [m, tokens[i]]));

@@ -22,7 +22,7 @@ const MUST_KEEP = [
 /** The "## " sections every summary has, in order (the extractive summary writes the same ones). */
 const SECTIONS =
   'Goal; Last user request; Decisions (with rationale); Instructions and preferences; Open tasks (requests, ' +
-  'commitments and deadlines, the user\'s and the assistant\'s); People and roles; Errors and causes; Progress ' +
+  "commitments and deadlines, the user's and the assistant's); People and roles; Errors and causes; Progress " +
   '(done / in progress / blocked); Critical context';
 
 /** Statements are quoted with the time of the message that said them, as the conversation shows it. */
@@ -105,7 +105,8 @@ function utc(ms: number): string {
  */
 export function chunkLabel(index: number, total: number, fromTimestamp?: number, toTimestamp?: number): string {
   const position = total <= 1 ? '' : index === 0 ? ' (oldest)' : index === total - 1 ? ' (most recent)' : '';
-  const range = fromTimestamp !== undefined && toTimestamp !== undefined ? `, ${utc(fromTimestamp)} – ${utc(toTimestamp)}` : '';
+  const range =
+    fromTimestamp !== undefined && toTimestamp !== undefined ? `, ${utc(fromTimestamp)} – ${utc(toTimestamp)}` : '';
   return `Part ${index + 1} of ${total}${position}${range}`;
 }
 
@@ -113,7 +114,11 @@ export function chunkLabel(index: number, total: number, fromTimestamp?: number,
  * The user prompt of one summarizer call: the previous summary (context for re-distillation), the
  * conversation text in tags, the instructions, and the re-distillation rule when there is a previous summary.
  */
-export function buildSummarizePrompt(chunkText: string, previousSummary: string | undefined, instructions: string): string {
+export function buildSummarizePrompt(
+  chunkText: string,
+  previousSummary: string | undefined,
+  instructions: string,
+): string {
   const parts: string[] = [];
   const redistill = Boolean(previousSummary?.trim());
   if (redistill) parts.push(`<previous-summary>\n${previousSummary}\n</previous-summary>`);
@@ -148,8 +153,12 @@ export function summaryAfterConversationPrompt(instructions: string, where: Summ
       `its questions and do not call tools. Write a context checkpoint summary of the conversation above${upTo}. ` +
       'Another model continues the work from your summary alone; answer with the summary only.',
     instructions.replace(CONVERSATION_BELOW, 'Summarize the conversation above'),
-    where.redistill ? REDISTILL_INSTRUCTION.replace('A previous summary is given', 'The conversation opens with a previous summary') : '',
-    where.staleSubagents ? `Leave out its "${SUBAGENTS_IN_FLIGHT_HEADING}" list and the subagents it names: Keel adds the ones still running.` : '',
+    where.redistill
+      ? REDISTILL_INSTRUCTION.replace('A previous summary is given', 'The conversation opens with a previous summary')
+      : '',
+    where.staleSubagents
+      ? `Leave out its "${SUBAGENTS_IN_FLIGHT_HEADING}" list and the subagents it names: Keel adds the ones still running.`
+      : '',
     '</summary-request>',
   ]);
 }

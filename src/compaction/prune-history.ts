@@ -30,9 +30,15 @@ function total(messages: readonly AgentMessage[], estimate: EstimateTokens): num
  *
  * @example pruneHistoryForContextShare(msgs, { contextWindow: 200_000, estimate }).droppedChunks
  */
-export function pruneHistoryForContextShare(messages: AgentMessage[], options: PruneHistoryOptions): PruneHistoryResult {
+export function pruneHistoryForContextShare(
+  messages: AgentMessage[],
+  options: PruneHistoryOptions,
+): PruneHistoryResult {
   const { estimate } = options;
-  const budgetTokens = Math.max(1, Math.floor(options.contextWindow * (options.maxHistoryShare ?? DEFAULTS.maxHistoryShare)));
+  const budgetTokens = Math.max(
+    1,
+    Math.floor(options.contextWindow * (options.maxHistoryShare ?? DEFAULTS.maxHistoryShare)),
+  );
   let kept = messages;
   let keptTokens = total(kept, estimate);
   const droppedMessagesList: AgentMessage[] = [];
@@ -55,7 +61,15 @@ export function pruneHistoryForContextShare(messages: AgentMessage[], options: P
     kept = repair.messages;
     keptTokens = total(kept, estimate);
   }
-  return { messages: kept, droppedMessagesList, droppedChunks, droppedMessages, droppedTokens, keptTokens, budgetTokens };
+  return {
+    messages: kept,
+    droppedMessagesList,
+    droppedChunks,
+    droppedMessages,
+    droppedTokens,
+    keptTokens,
+    budgetTokens,
+  };
 }
 
 /** Messages of `before` that are absent from `after` (by identity). */

@@ -48,8 +48,14 @@ export function preservedIdentifiersOf(summary: string): string[] {
   const section = findPreservedSection(summary);
   if (!section) return [];
   const lines = summary.slice(section[0], section[1]).split('\n').slice(1);
-  const bullets = lines.map((l) => l.trim()).filter((l) => l.startsWith('- ')).map((l) => l.slice(2));
-  return bullets.flatMap((b) => b.split(', ')).map((id) => id.trim()).filter((id) => id.length > 0);
+  const bullets = lines
+    .map((l) => l.trim())
+    .filter((l) => l.startsWith('- '))
+    .map((l) => l.slice(2));
+  return bullets
+    .flatMap((b) => b.split(', '))
+    .map((id) => id.trim())
+    .filter((id) => id.length > 0);
 }
 
 /**
@@ -76,7 +82,10 @@ export function appendPreservedIdentifiers(summary: string, missing: readonly st
  */
 function boundPreservedSection(text: string, maxChars: number, leftOutBefore: number): string {
   const section = findPreservedSection(text);
-  if (!section) return leftOutBefore > 0 ? `${text.trimEnd()}\n\n${PRESERVED_IDENTIFIERS_HEADING}\n${leftOutNote(leftOutBefore)}\n` : text;
+  if (!section)
+    return leftOutBefore > 0
+      ? `${text.trimEnd()}\n\n${PRESERVED_IDENTIFIERS_HEADING}\n${leftOutNote(leftOutBefore)}\n`
+      : text;
   const ids = [...new Set(preservedIdentifiersOf(text))];
   const bounded = newestIdentifiersWithin(ids, maxChars);
   if (bounded.leftOut === 0 && leftOutBefore === 0) return text;
@@ -97,7 +106,11 @@ function boundPreservedSection(text: string, maxChars: number, leftOutBefore: nu
  * Without it, a section that alone exceeds the cap is kept whole and the text goes. Returns the same
  * string when it fits.
  */
-export function capSummary(summary: string, maxChars: number = summaryCharBudget(), maxIdentifierChars = Infinity): string {
+export function capSummary(
+  summary: string,
+  maxChars: number = summaryCharBudget(),
+  maxIdentifierChars = Infinity,
+): string {
   const text = Number.isFinite(maxIdentifierChars) ? boundPreservedSection(summary, maxIdentifierChars, 0) : summary;
   if (text.length <= maxChars) return text;
   const section = findPreservedSection(text);
@@ -156,5 +169,11 @@ export function guardSummary(
   const withIds = appendPreservedIdentifiers(withSections, quality.missing);
   const noted = required.leftOut > 0 ? boundPreservedSection(withIds, maxIdentifierChars, required.leftOut) : withIds;
   const unkept = quality.blank || !bounded ? [] : unkeptStatements(summary, bounded.items);
-  return { summary: capSummary(noted, maxChars, maxIdentifierChars), appended: quality.missing, blank: quality.blank, addedSections: added.map((s) => s.split('\n', 1)[0]), unkept };
+  return {
+    summary: capSummary(noted, maxChars, maxIdentifierChars),
+    appended: quality.missing,
+    blank: quality.blank,
+    addedSections: added.map((s) => s.split('\n', 1)[0]),
+    unkept,
+  };
 }

@@ -53,7 +53,9 @@ function render(message: AgentMessage): string {
       for (const b of message.content) {
         if (b.type === 'text' && b.text.trim()) lines.push(`[Assistant]: ${b.text}`);
         else if (isToolCallBlock(b)) {
-          lines.push(`[Assistant tool call ${b.name}]: ${shorten(JSON.stringify(toolCallArguments(b) ?? {}), MAX_TOOL_ARGUMENT_CHARS)}`);
+          lines.push(
+            `[Assistant tool call ${b.name}]: ${shorten(JSON.stringify(toolCallArguments(b) ?? {}), MAX_TOOL_ARGUMENT_CHARS)}`,
+          );
         }
       }
       return lines.join('\n');
@@ -75,7 +77,9 @@ export function serializeForSummary(messages: readonly AgentMessage[], options: 
     const note = options.noteFor?.(message, index);
     const text = note ?? render(message);
     if (!text) return;
-    blocks.push(options.withTimes && message.timestamp !== undefined ? `[${itemTime(message.timestamp)}] ${text}` : text);
+    blocks.push(
+      options.withTimes && message.timestamp !== undefined ? `[${itemTime(message.timestamp)}] ${text}` : text,
+    );
   });
   return blocks.join('\n\n');
 }

@@ -10,16 +10,26 @@ export function splitTextToFit(text: string, maxTokens: number, countTokens: (te
   for (const separator of ['\n\n', '\n']) {
     const parts = text.split(separator);
     if (parts.length < 2) continue;
-    return packParts(parts, separator, maxTokens, countTokens).flatMap((p) => splitTextToFit(p, maxTokens, countTokens));
+    return packParts(parts, separator, maxTokens, countTokens).flatMap((p) =>
+      splitTextToFit(p, maxTokens, countTokens),
+    );
   }
   // One unbroken run: halve it until each half fits.
   const mid = Math.ceil(text.length / 2);
   if (mid >= text.length) return [text];
-  return [...splitTextToFit(text.slice(0, mid), maxTokens, countTokens), ...splitTextToFit(text.slice(mid), maxTokens, countTokens)];
+  return [
+    ...splitTextToFit(text.slice(0, mid), maxTokens, countTokens),
+    ...splitTextToFit(text.slice(mid), maxTokens, countTokens),
+  ];
 }
 
 /** Greedily joins consecutive parts while the joined piece fits; a part too big alone stays alone (split further by the caller). */
-function packParts(parts: string[], separator: string, maxTokens: number, countTokens: (text: string) => number): string[] {
+function packParts(
+  parts: string[],
+  separator: string,
+  maxTokens: number,
+  countTokens: (text: string) => number,
+): string[] {
   const pieces: string[] = [];
   let current = '';
   let currentTokens = 0;

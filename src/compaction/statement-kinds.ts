@@ -34,7 +34,8 @@ const REMEMBER =
 /** Imperative always/never ("Always run the linter", "you should never push to main"), not "it never worked". */
 const ALWAYS_NEVER = /^(?:please\s+)?(?:always|never)\b|\b(?:you|we)\s+(?:should\s+|must\s+)?(?:always|never)\b/i;
 const IMPERATIVE = /^(?:please\s+)?(?:do not|don't|make sure|be sure to)\b/i;
-const PREFERENCE = /\bI(?:'d| would)? (?:prefer|rather)\b|\bI (?:don't |do not )?(?:like|love|hate) (?:it )?when\b|\bmy preference\b|\bprefer\b.*\bover\b|^please (?:avoid|stop)\b/i;
+const PREFERENCE =
+  /\bI(?:'d| would)? (?:prefer|rather)\b|\bI (?:don't |do not )?(?:like|love|hate) (?:it )?when\b|\bmy preference\b|\bprefer\b.*\bover\b|^please (?:avoid|stop)\b/i;
 
 const TASK = [/^[-*]?\s*\[ \]\s+(.+)$/, /\bTODO\b[:\s-]*(.+)$/, /^(?:[-*]\s*)?next\s*:\s*(.+)$/i];
 /** A commitment: "I will…", "we'll…"; "I will not…" is a refusal, not a task. */
@@ -55,9 +56,37 @@ const PERSON_ROLE = new RegExp(
   `\\b([A-Z][a-z]+(?: [A-Z][a-z]+)?)(?:\\s*\\([^)]*\\))? (?:is|was|will be|has been) (?:our|the|their|my|your|a|an) (?:[\\w-]+ ){0,3}${ROLE_WORDS}\\b|\\b([A-Z][a-z]+(?: [A-Z][a-z]+)?) (?:owns|leads|manages|approves|signs off|is responsible for|is in charge of|is on call|reports to)\\b|\\b(?:ask|ping|cc|loop in|escalate to) ([A-Z][a-z]+)\\b`,
 );
 /** Capitalised words that start sentences, not names. */
-const NOT_NAMES = new Set(['This', 'That', 'It', 'There', 'Here', 'What', 'Which', 'Who', 'He', 'She', 'They', 'We', 'You', 'The', 'A', 'An', 'One', 'Our', 'My', 'Your', 'Their', 'Its', 'Everything', 'Nothing', 'Someone', 'Nobody']);
+const NOT_NAMES = new Set([
+  'This',
+  'That',
+  'It',
+  'There',
+  'Here',
+  'What',
+  'Which',
+  'Who',
+  'He',
+  'She',
+  'They',
+  'We',
+  'You',
+  'The',
+  'A',
+  'An',
+  'One',
+  'Our',
+  'My',
+  'Your',
+  'Their',
+  'Its',
+  'Everything',
+  'Nothing',
+  'Someone',
+  'Nobody',
+]);
 
-const ERROR = /\b(?:error|exception|fail(?:ed|s|ure|ing)?|crash(?:ed|es)?|timed out|timeout|deadlock(?:ed)?|panic(?:ked)?|broke|broken|bug|outage|regression)\b/i;
+const ERROR =
+  /\b(?:error|exception|fail(?:ed|s|ure|ing)?|crash(?:ed|es)?|timed out|timeout|deadlock(?:ed)?|panic(?:ked)?|broke|broken|bug|outage|regression)\b/i;
 const CAUSE = /\b(?:because|caused by|due to|root cause|the cause|the reason|that's why|which is why|turned out)\b/i;
 const ERROR_LINE = /^(?:error|fatal|exception|panic)\b\s*[:!]/i;
 const DONE = [/^[-*]?\s*\[x\]\s+(.+)$/i, /\b(?:DONE|[Dd]one|[Cc]ompleted|[Ff]ixed|[Ff]inished)\s*:\s*(.+)$/];
@@ -85,7 +114,8 @@ export function statementKind(statement: string, speaker: Speaker): StatementKin
   if (isQuestion(s)) return speaker !== 'assistant' && REQUEST.test(s) ? 'tasks' : undefined;
   const fromUser = speaker !== 'assistant';
   if (DECISION.test(s) || (fromUser && USER_CHOICE.test(s))) return 'decisions';
-  if (REMEMBER.test(s) || (fromUser && (ALWAYS_NEVER.test(s) || IMPERATIVE.test(s) || PREFERENCE.test(s)))) return 'instructions';
+  if (REMEMBER.test(s) || (fromUser && (ALWAYS_NEVER.test(s) || IMPERATIVE.test(s) || PREFERENCE.test(s))))
+    return 'instructions';
   if (namesPerson(s)) return 'people';
   if (ERROR_LINE.test(s) || (ERROR.test(s) && CAUSE.test(s))) return 'errors';
   if (taskBody(s, true) !== undefined || DEADLINE.test(s) || (fromUser && REQUEST.test(s))) return 'tasks';
@@ -114,7 +144,8 @@ export function isPlainRequest(statement: string): boolean {
 }
 
 /** "Write that down.", "Remember this.": a sentence whose content is the one before it. */
-const BACK_REFERENCE = /^(?:please\s+)?(?:write (?:that|this|it) down|remember (?:that|this|it)|note (?:that|this)(?: down)?|don't forget (?:that|this|it)|keep (?:that|this|it) in mind)\s*[.!]*$/i;
+const BACK_REFERENCE =
+  /^(?:please\s+)?(?:write (?:that|this|it) down|remember (?:that|this|it)|note (?:that|this)(?: down)?|don't forget (?:that|this|it)|keep (?:that|this|it) in mind)\s*[.!]*$/i;
 
 /**
  * The sentences of a text, one per item: each line split at sentence ends, bullets stripped. A

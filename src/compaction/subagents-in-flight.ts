@@ -21,7 +21,9 @@ export interface SubagentInFlight {
 
 /** `summary` without a "Subagents in flight" section (up to the next `## ` heading). */
 export function withoutSubagentsInFlight(summary: string): string {
-  const start = summary.startsWith(SUBAGENTS_IN_FLIGHT_HEADING) ? 0 : summary.indexOf(`\n${SUBAGENTS_IN_FLIGHT_HEADING}\n`);
+  const start = summary.startsWith(SUBAGENTS_IN_FLIGHT_HEADING)
+    ? 0
+    : summary.indexOf(`\n${SUBAGENTS_IN_FLIGHT_HEADING}\n`);
   if (start < 0) return summary;
   const next = summary.indexOf('\n## ', start + 1 + SUBAGENTS_IN_FLIGHT_HEADING.length);
   const rest = next < 0 ? '' : summary.slice(next + 1);
@@ -32,7 +34,9 @@ export function withoutSubagentsInFlight(summary: string): string {
 export function withSubagentsInFlight(summary: string, runs: readonly SubagentInFlight[]): string {
   const base = withoutSubagentsInFlight(summary).trimEnd();
   if (runs.length === 0) return base;
-  const lines = runs.slice(0, MAX_LISTED).map((r) => `- ${r.id} (${r.status}, session ${r.child_session_key}): ${truncate(r.task)}`);
+  const lines = runs
+    .slice(0, MAX_LISTED)
+    .map((r) => `- ${r.id} (${r.status}, session ${r.child_session_key}): ${truncate(r.task)}`);
   if (runs.length > MAX_LISTED) lines.push(`- and ${runs.length - MAX_LISTED} more`);
   return [
     base,

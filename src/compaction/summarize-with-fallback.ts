@@ -10,7 +10,11 @@ import { buildMergeInput } from './prompts';
 import { SummarizationFailedError } from './errors';
 
 /** One summarizer call: the chunk's text, the previous summary as context (or none), instructions. */
-export type SummarizeChunk = (chunkText: string, previousSummary: string | undefined, instructions: string) => Promise<string>;
+export type SummarizeChunk = (
+  chunkText: string,
+  previousSummary: string | undefined,
+  instructions: string,
+) => Promise<string>;
 
 /** A chunk ready to summarize. */
 export interface SummaryChunk {
@@ -89,10 +93,16 @@ export async function summarizeWithFallback(input: SummarizeWithFallbackInput): 
   const summarizedChunks = outcomes.flatMap((o, i) => (o.ok ? [i] : []));
   const failedChunks = outcomes.flatMap((o, i) => (o.ok ? [] : [i]));
   if (summarizedChunks.length === 0) {
-    throw new SummarizationFailedError(input.chunks.length, outcomes.map((o) => (o.ok ? '' : o.error)));
+    throw new SummarizationFailedError(
+      input.chunks.length,
+      outcomes.map((o) => (o.ok ? '' : o.error)),
+    );
   }
 
-  const partials = summarizedChunks.map((i) => ({ label: input.chunks[i].label, summary: (outcomes[i] as { summary: string }).summary }));
+  const partials = summarizedChunks.map((i) => ({
+    label: input.chunks[i].label,
+    summary: (outcomes[i] as { summary: string }).summary,
+  }));
   let summary = partials[0].summary;
   let mergeFailed = false;
   if (partials.length > 1 || (failedChunks.includes(0) && input.previousSummary)) {
@@ -108,5 +118,11 @@ export async function summarizeWithFallback(input: SummarizeWithFallbackInput): 
     const missed = failedChunks.map((i) => input.chunks[i].label).join('; ');
     summary += `\n\n[Partial summary: summarized ${done}. Not summarized (summarizer failed): ${missed}.]`;
   }
-  return { summary, mode: failedChunks.length > 0 ? 'partial' : usedReduced ? 'withoutOversized' : 'full', summarizedChunks, failedChunks, mergeFailed };
+  return {
+    summary,
+    mode: failedChunks.length > 0 ? 'partial' : usedReduced ? 'withoutOversized' : 'full',
+    summarizedChunks,
+    failedChunks,
+    mergeFailed,
+  };
 }

@@ -31,7 +31,10 @@ export function summarizerSpendLimits(config: {
   summarizerAgentTokens?: number;
   summarizerSpendWindowMinutes: number;
 }): SummarizerSpendLimits {
-  const ceiling = (calls?: number, tokens?: number): SpendCeiling => ({ ...(calls !== undefined ? { calls } : {}), ...(tokens !== undefined ? { tokens } : {}) });
+  const ceiling = (calls?: number, tokens?: number): SpendCeiling => ({
+    ...(calls !== undefined ? { calls } : {}),
+    ...(tokens !== undefined ? { tokens } : {}),
+  });
   return {
     perSession: ceiling(config.summarizerSessionCalls, config.summarizerSessionTokens),
     perAgent: ceiling(config.summarizerAgentCalls, config.summarizerAgentTokens),
@@ -41,7 +44,9 @@ export function summarizerSpendLimits(config: {
 
 /** True when any ceiling is set (else the spend is not even summed). */
 export function spendLimited(limits: SummarizerSpendLimits): boolean {
-  return [limits.perSession.calls, limits.perSession.tokens, limits.perAgent.calls, limits.perAgent.tokens].some((v) => v !== undefined);
+  return [limits.perSession.calls, limits.perSession.tokens, limits.perAgent.calls, limits.perAgent.tokens].some(
+    (v) => v !== undefined,
+  );
 }
 
 /**

@@ -24,7 +24,10 @@ export function summaryCharBudget(
   maxWindowShare: number = DEFAULTS.maxSummaryWindowShare,
 ): number {
   const windowShare = Math.floor(contextWindowTokens * maxWindowShare * DEFAULTS.charsPerToken);
-  const grown = replaced ? replaced.previousSummaryChars + Math.floor(replaced.summarizedTokens * DEFAULTS.summaryShareOfReplaced * DEFAULTS.charsPerToken) : windowShare;
+  const grown = replaced
+    ? replaced.previousSummaryChars +
+      Math.floor(replaced.summarizedTokens * DEFAULTS.summaryShareOfReplaced * DEFAULTS.charsPerToken)
+    : windowShare;
   return Math.max(DEFAULTS.minSummaryChars, Math.min(windowShare, grown));
 }
 
@@ -36,5 +39,8 @@ export function summaryCharBudget(
  * @example summarizationOverheadTokens(4_000)   // 400
  */
 export function summarizationOverheadTokens(contextWindowTokens: number): number {
-  return Math.min(DEFAULTS.summarizationOverheadTokens, Math.floor(contextWindowTokens * DEFAULTS.maxSummarizationOverheadWindowShare));
+  return Math.min(
+    DEFAULTS.summarizationOverheadTokens,
+    Math.floor(contextWindowTokens * DEFAULTS.maxSummarizationOverheadWindowShare),
+  );
 }

@@ -30,5 +30,11 @@ export function identifierCoverage(identifiers: readonly string[], a: string, b:
   const cb = coverageOf(unique, b);
   const inB = new Set(cb.kept);
   const inA = new Set(ca.kept);
-  return { identifiers: unique, a: ca, b: cb, onlyA: ca.kept.filter((id) => !inB.has(id)), onlyB: cb.kept.filter((id) => !inA.has(id)) };
+  return {
+    identifiers: unique,
+    a: ca,
+    b: cb,
+    onlyA: ca.kept.filter((id) => !inB.has(id)),
+    onlyB: cb.kept.filter((id) => !inA.has(id)),
+  };
 }

@@ -37,12 +37,20 @@ const ITEM_LINE = /^(?:\[(\d{4}-\d\d-\d\d \d\d:\d\d)\]\s+)?(?:(user|assistant|to
 export function parseItem(line: string, kind: StatementKind): SummaryItem {
   const m = ITEM_LINE.exec(line.trim())!;
   const time = m[1] ? Date.parse(`${m[1].replace(' ', 'T')}:00Z`) : undefined;
-  return { kind, text: m[3]!, ...(time !== undefined && !Number.isNaN(time) ? { time } : {}), ...(m[2] ? { speaker: m[2] } : {}) };
+  return {
+    kind,
+    text: m[3]!,
+    ...(time !== undefined && !Number.isNaN(time) ? { time } : {}),
+    ...(m[2] ? { speaker: m[2] } : {}),
+  };
 }
 
 /** Lowercased words only: what two statements share when one repeats the other. */
 export function normalizedWords(text: string): string {
-  return text.toLowerCase().replace(/[^a-z0-9]+/g, ' ').trim();
+  return text
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, ' ')
+    .trim();
 }
 
 function clip(text: string): string {
@@ -86,7 +94,9 @@ export function itemChars(items: readonly SummaryItem[]): number {
 export function itemsWithin(items: readonly SummaryItem[], maxChars: number): readonly SummaryItem[] {
   let over = itemChars(items) - maxChars;
   if (over <= 0) return items;
-  const order = items.map((item, index) => ({ item, index })).sort((a, b) => itemValue(a.item) - itemValue(b.item) || a.index - b.index);
+  const order = items
+    .map((item, index) => ({ item, index }))
+    .sort((a, b) => itemValue(a.item) - itemValue(b.item) || a.index - b.index);
   const dropped = new Set<number>();
   for (const { item, index } of order) {
     if (over <= 0) break;
@@ -132,6 +142,9 @@ export class ItemSet {
 
 /** A task is keyed by the work it names (what a "done" line repeats), anything else by its words. */
 function keyOf(kind: StatementKind, text: string): string {
-  const words = normalizedWords(kind === 'tasks' ? (taskBody(text, true) ?? text) : text).slice(0, kind === 'tasks' ? 80 : 200);
+  const words = normalizedWords(kind === 'tasks' ? (taskBody(text, true) ?? text) : text).slice(
+    0,
+    kind === 'tasks' ? 80 : 200,
+  );
   return words ? `${kind}:${words}` : '';
 }

@@ -52,7 +52,9 @@ export function itemSection(heading: string, items: readonly SummaryItem[]): str
 export function unkeptStatements(summary: string, items: readonly SummaryItem[]): string[] {
   const words = ` ${normalizedWords(summary)} `;
   return items
-    .filter((i) => (i.kind === 'decisions' || i.kind === 'instructions') && !words.includes(` ${normalizedWords(i.text)} `))
+    .filter(
+      (i) => (i.kind === 'decisions' || i.kind === 'instructions') && !words.includes(` ${normalizedWords(i.text)} `),
+    )
     .map(renderItem);
 }
 
@@ -62,7 +64,8 @@ export function unkeptStatements(summary: string, items: readonly SummaryItem[])
  */
 export function missingSections(summary: string, facts: SectionFacts): string[] {
   const out: string[] = [];
-  if (facts.lastRequest && !PRESENT.request.test(summary)) out.push(`${SUMMARY_SECTIONS.request}\n${facts.lastRequest.slice(0, 2_000)}`);
+  if (facts.lastRequest && !PRESENT.request.test(summary))
+    out.push(`${SUMMARY_SECTIONS.request}\n${facts.lastRequest.slice(0, 2_000)}`);
   const added = new Set<StatementKind>();
   for (const kind of ITEM_SECTIONS) {
     const items = facts.items.filter((i) => i.kind === kind);
@@ -71,7 +74,10 @@ export function missingSections(summary: string, facts: SectionFacts): string[] 
       added.add(kind);
     }
   }
-  const unkept = unkeptStatements(summary, facts.items.filter((i) => !added.has(i.kind)));
+  const unkept = unkeptStatements(
+    summary,
+    facts.items.filter((i) => !added.has(i.kind)),
+  );
   if (unkept.length) out.push(`${KEPT_VERBATIM_HEADING}\n${unkept.map((line) => `- ${line}`).join('\n')}`);
   return out;
 }

@@ -63,7 +63,11 @@ export interface AgentSummary {
   readonly provider: KeelConfig['modelProvider'];
   /** The endpoint the model is called at (an Anthropic default when unset). */
   readonly endpoint?: string;
-  readonly compactionModel?: { readonly model: string; readonly provider: KeelConfig['compactionModelProvider']; readonly endpoint?: string };
+  readonly compactionModel?: {
+    readonly model: string;
+    readonly provider: KeelConfig['compactionModelProvider'];
+    readonly endpoint?: string;
+  };
   readonly contextWindow: { readonly tokens: number; readonly source: ContextWindowSource };
   readonly reserveTokens: number;
   readonly softThresholdTokens: number;
@@ -76,12 +80,20 @@ export interface AgentSummary {
   readonly workStyle?: KeelConfig['workStyle'];
   readonly promptMode: KeelConfig['promptMode'];
   readonly identity?: string;
-  readonly reset: { readonly mode: KeelConfig['resetMode']; readonly atHour: number; readonly timeZone: string; readonly idleMinutes?: number };
+  readonly reset: {
+    readonly mode: KeelConfig['resetMode'];
+    readonly atHour: number;
+    readonly timeZone: string;
+    readonly idleMinutes?: number;
+  };
 }
 
 /** Every configured agent, then the defaults (`*`) that any other agent id gets. Keys never appear. */
 export function describeAgents(settings: KeelSettings): AgentSummary[] {
-  return [...[...settings.agents].map(([id, config]) => summarize(id, config, true)), summarize('*', settings.defaults, false)];
+  return [
+    ...[...settings.agents].map(([id, config]) => summarize(id, config, true)),
+    summarize('*', settings.defaults, false),
+  ];
 }
 
 function summarize(agentId: string, c: KeelConfig, configured: boolean): AgentSummary {
@@ -93,7 +105,13 @@ function summarize(agentId: string, c: KeelConfig, configured: boolean): AgentSu
     provider: c.modelProvider,
     ...(endpoint ? { endpoint } : {}),
     ...(c.compactionModel
-      ? { compactionModel: { model: c.compactionModel, provider: c.compactionModelProvider, ...(c.compactionModelUrl ? { endpoint: c.compactionModelUrl } : {}) } }
+      ? {
+          compactionModel: {
+            model: c.compactionModel,
+            provider: c.compactionModelProvider,
+            ...(c.compactionModelUrl ? { endpoint: c.compactionModelUrl } : {}),
+          },
+        }
       : {}),
     contextWindow: configuredWindow(c),
     reserveTokens: c.reserveTokens,
@@ -106,6 +124,11 @@ function summarize(agentId: string, c: KeelConfig, configured: boolean): AgentSu
     ...(c.workStyle ? { workStyle: c.workStyle } : {}),
     promptMode: c.promptMode,
     ...(c.identity ? { identity: c.identity } : {}),
-    reset: { mode: c.resetMode, atHour: c.resetHour, timeZone: c.resetTimeZone, ...(c.idleMinutes !== undefined ? { idleMinutes: c.idleMinutes } : {}) },
+    reset: {
+      mode: c.resetMode,
+      atHour: c.resetHour,
+      timeZone: c.resetTimeZone,
+      ...(c.idleMinutes !== undefined ? { idleMinutes: c.idleMinutes } : {}),
+    },
   };
 }

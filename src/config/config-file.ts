@@ -16,7 +16,8 @@ import { shownSettingValue, valueAtPath } from './shown-setting-value';
 const AGENT_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
-const count = (what: string) => z.number({ message: `use a whole number of ${what}` }).int(`use a whole number of ${what}`);
+const count = (what: string) =>
+  z.number({ message: `use a whole number of ${what}` }).int(`use a whole number of ${what}`);
 const provider = z.enum(['anthropic', 'openai-compatible'], { message: 'use "anthropic" or "openai-compatible"' });
 
 /** A model: `"<model id>"` (at the default provider) or an object naming provider, endpoint and key variable. */
@@ -26,18 +27,34 @@ const modelSpecSchema = z.preprocess(
     .strictObject(
       {
         provider: provider.optional(),
-        id: z.string({ message: 'name the model id, e.g. "claude-sonnet-4-6"' }).min(1, 'name the model id, e.g. "claude-sonnet-4-6"'),
+        id: z
+          .string({ message: 'name the model id, e.g. "claude-sonnet-4-6"' })
+          .min(1, 'name the model id, e.g. "claude-sonnet-4-6"'),
         baseUrl: z.url({ message: 'use the endpoint\'s http(s) URL, e.g. "http://localhost:11434/v1"' }).optional(),
-        apiKeyEnv: z.string().regex(ENV_NAME, 'name the environment variable that holds the key, e.g. "OLLAMA_API_KEY" (never the key itself)').optional(),
+        apiKeyEnv: z
+          .string()
+          .regex(
+            ENV_NAME,
+            'name the environment variable that holds the key, e.g. "OLLAMA_API_KEY" (never the key itself)',
+          )
+          .optional(),
       },
       { message: 'use a model id string or { "provider", "id", "baseUrl", "apiKeyEnv" }' },
     )
     .superRefine((m, ctx) => {
       if (!m.provider && (m.baseUrl || m.apiKeyEnv)) {
-        ctx.addIssue({ code: 'custom', path: ['provider'], message: 'an endpoint or key needs its provider: add "provider": "anthropic" or "openai-compatible"' });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['provider'],
+          message: 'an endpoint or key needs its provider: add "provider": "anthropic" or "openai-compatible"',
+        });
       }
       if (m.provider === 'openai-compatible' && !m.baseUrl) {
-        ctx.addIssue({ code: 'custom', path: ['baseUrl'], message: 'an openai-compatible model needs its endpoint: add "baseUrl", e.g. "http://localhost:11434/v1"' });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['baseUrl'],
+          message: 'an openai-compatible model needs its endpoint: add "baseUrl", e.g. "http://localhost:11434/v1"',
+        });
       }
     }),
 );
@@ -72,14 +89,20 @@ const agentSettingsShape = {
   smallWindowTokens: count('tokens').nonnegative('use tokens ≥ 0 (0 turns the small-window mode off)'),
   softThresholdTokens: count('tokens').nonnegative('use tokens ≥ 0'),
   tools: z.string().min(1, 'name the module exporting registerTools(registry), relative to this file'),
-  toolTimeout: z.union([count('milliseconds'), z.string()], { message: 'use a duration such as "30s" or "5m" (or milliseconds)' }),
-  toolTimeouts: z.record(z.string(), z.union([count('milliseconds'), z.string()]), { message: 'use an object of tool names and durations: { "<tool>": "10m" }' }),
+  toolTimeout: z.union([count('milliseconds'), z.string()], {
+    message: 'use a duration such as "30s" or "5m" (or milliseconds)',
+  }),
+  toolTimeouts: z.record(z.string(), z.union([count('milliseconds'), z.string()]), {
+    message: 'use an object of tool names and durations: { "<tool>": "10m" }',
+  }),
   contextEngine: z.string().min(1),
   contextEngineOptions: z.record(z.string(), z.unknown(), { message: 'use an object of engine options' }),
   workStyle: z.enum(WORK_STYLES, { message: `use one of ${WORK_STYLES.map((w) => `"${w}"`).join(', ')}` }),
   historyLimits: z.unknown(),
   reset: resetSchema,
-  maxActiveTranscriptBytes: z.union([count('bytes').nonnegative('use bytes ≥ 0'), z.string()], { message: 'use a number of bytes or a size such as "20mb"' }),
+  maxActiveTranscriptBytes: z.union([count('bytes').nonnegative('use bytes ≥ 0'), z.string()], {
+    message: 'use a number of bytes or a size such as "20mb"',
+  }),
 };
 const agentSettingsSchema = z.strictObject(agentSettingsShape).partial();
 type AgentSettings = z.output<typeof agentSettingsSchema>;
@@ -94,7 +117,12 @@ const fileSchema = z
     temporalTlsCertPath: z.string().min(1, 'name the client certificate (PEM) file, relative to this file'),
     temporalTlsKeyPath: z.string().min(1, 'name the client key (PEM) file, relative to this file'),
     temporalTlsServerName: z.string().min(1),
-    temporalApiKeyEnv: z.string().regex(ENV_NAME, 'name the environment variable that holds the API key, e.g. "TEMPORAL_CLOUD_API_KEY" (never the key itself)'),
+    temporalApiKeyEnv: z
+      .string()
+      .regex(
+        ENV_NAME,
+        'name the environment variable that holds the API key, e.g. "TEMPORAL_CLOUD_API_KEY" (never the key itself)',
+      ),
     taskQueue: z.string().min(1),
     home: z.string().min(1),
     maintenanceMode: z.enum(['warn', 'enforce'], { message: 'use "warn" or "enforce"' }),
@@ -107,16 +135,30 @@ const fileSchema = z
       providers: z.record(
         z.string(),
         z.strictObject({
-          models: z.array(z.strictObject({ id: z.string().min(1, 'name the model id'), contextWindow: count('tokens').positive('use tokens > 0').optional() })).optional(),
+          models: z
+            .array(
+              z.strictObject({
+                id: z.string().min(1, 'name the model id'),
+                contextWindow: count('tokens').positive('use tokens > 0').optional(),
+              }),
+            )
+            .optional(),
         }),
       ),
     }),
-    agents: z.record(z.string(), agentSettingsSchema, { message: 'use an object of agent sections: { "<agentId>": { … } }' }),
+    agents: z.record(z.string(), agentSettingsSchema, {
+      message: 'use an object of agent sections: { "<agentId>": { … } }',
+    }),
   })
   .partial()
   .superRefine((file, ctx) => {
     for (const id of Object.keys(file.agents ?? {})) {
-      if (!AGENT_ID.test(id)) ctx.addIssue({ code: 'custom', path: ['agents', id], message: 'agent ids are 1-64 of A-Z a-z 0-9 _ -, starting with a letter or digit (as in agent:<id>:main)' });
+      if (!AGENT_ID.test(id))
+        ctx.addIssue({
+          code: 'custom',
+          path: ['agents', id],
+          message: 'agent ids are 1-64 of A-Z a-z 0-9 _ -, starting with a letter or digit (as in agent:<id>:main)',
+        });
     }
   });
 
@@ -144,7 +186,10 @@ export interface ConfigFile {
 export function configFilePath(env: NodeJS.ProcessEnv, cwd: string): string | undefined {
   if (env.KEEL_CONFIG) {
     const path = resolve(cwd, env.KEEL_CONFIG);
-    if (!existsSync(path)) throw new ConfigError(`invalid Keel configuration:\n  KEEL_CONFIG: ${path} does not exist; point it at your keel.config.json or unset it`);
+    if (!existsSync(path))
+      throw new ConfigError(
+        `invalid Keel configuration:\n  KEEL_CONFIG: ${path} does not exist; point it at your keel.config.json or unset it`,
+      );
     return path;
   }
   const local = resolve(cwd, 'keel.config.json');
@@ -152,10 +197,14 @@ export function configFilePath(env: NodeJS.ProcessEnv, cwd: string): string | un
 }
 
 /** Reads and validates the config file; undefined when there is none. Throws ConfigError naming each bad setting's JSON path. */
-export function readConfigFile(env: NodeJS.ProcessEnv = process.env, cwd: string = process.cwd()): ConfigFile | undefined {
+export function readConfigFile(
+  env: NodeJS.ProcessEnv = process.env,
+  cwd: string = process.cwd(),
+): ConfigFile | undefined {
   const path = configFilePath(env, cwd);
   if (!path) return undefined;
-  const fail = (lines: string[]) => new ConfigError(`invalid Keel configuration in ${path}:\n${lines.map((l) => `  ${l}`).join('\n')}`);
+  const fail = (lines: string[]) =>
+    new ConfigError(`invalid Keel configuration in ${path}:\n${lines.map((l) => `  ${l}`).join('\n')}`);
   let json: unknown;
   const text = readFileSync(path, 'utf8');
   try {
@@ -165,15 +214,40 @@ export function readConfigFile(env: NodeJS.ProcessEnv = process.env, cwd: string
   }
   const parsed = fileSchema.safeParse(json);
   if (!parsed.success) throw fail(parsed.error.issues.map((issue) => describeIssue(issue, json)));
-  const { agents = {}, models, temporalAddress, temporalNamespace, taskQueue, home, maintenanceMode, modelIdleTimeoutMs, shutdownGraceMs, workspacePollSeconds, apiPort, apiHost, ...rest } = parsed.data;
-  const { temporalTls, temporalTlsCaPath, temporalTlsCertPath, temporalTlsKeyPath, temporalTlsServerName, temporalApiKeyEnv, ...settings } = rest;
+  const {
+    agents = {},
+    models,
+    temporalAddress,
+    temporalNamespace,
+    taskQueue,
+    home,
+    maintenanceMode,
+    modelIdleTimeoutMs,
+    shutdownGraceMs,
+    workspacePollSeconds,
+    apiPort,
+    apiHost,
+    ...rest
+  } = parsed.data;
+  const {
+    temporalTls,
+    temporalTlsCaPath,
+    temporalTlsCertPath,
+    temporalTlsKeyPath,
+    temporalTlsServerName,
+    temporalApiKeyEnv,
+    ...settings
+  } = rest;
   const dir = dirname(path);
   const problems: string[] = [];
   const top = toSection(settings, '', dir, env, problems);
   // Certificate paths are relative to the file, as tools and workspace are.
   const fromFile = (p: string | undefined) => (p === undefined ? undefined : resolve(dir, p));
   const temporalApiKey = temporalApiKeyEnv === undefined ? undefined : env[temporalApiKeyEnv] || undefined;
-  if (temporalApiKeyEnv !== undefined && !temporalApiKey) problems.push(`temporalApiKeyEnv: ${temporalApiKeyEnv} is not set in the environment; export it, or remove temporalApiKeyEnv`);
+  if (temporalApiKeyEnv !== undefined && !temporalApiKey)
+    problems.push(
+      `temporalApiKeyEnv: ${temporalApiKeyEnv} is not set in the environment; export it, or remove temporalApiKeyEnv`,
+    );
   const processSettings = {
     temporalAddress,
     temporalNamespace,
@@ -198,27 +272,62 @@ export function readConfigFile(env: NodeJS.ProcessEnv = process.env, cwd: string
     top.values[key as keyof KeelConfig] = value;
     top.names[key] = key === 'temporalApiKey' ? 'temporalApiKeyEnv' : key;
   }
-  const sections = new Map(Object.entries(agents).map(([id, section]) => [id, toSection(section, `agents.${id}.`, dir, env, problems)]));
+  const sections = new Map(
+    Object.entries(agents).map(([id, section]) => [id, toSection(section, `agents.${id}.`, dir, env, problems)]),
+  );
   if (problems.length > 0) throw fail(problems);
   return { path, defaults: { path, ...top }, agents: sections };
 }
 
 /** Maps file settings to KeelConfig values; paths are resolved against the file's folder. */
-function toSection(s: AgentSettings, prefix: string, dir: string, env: NodeJS.ProcessEnv, problems: string[]): { values: ConfigSection['values']; names: Record<string, string> } {
+function toSection(
+  s: AgentSettings,
+  prefix: string,
+  dir: string,
+  env: NodeJS.ProcessEnv,
+  problems: string[],
+): { values: ConfigSection['values']; names: Record<string, string> } {
   const values: ConfigSection['values'] = {};
   const names: Record<string, string> = {};
   const set = (key: keyof KeelConfig, value: unknown, fileKey: string) => {
     values[key] = value;
     names[key] = `${prefix}${fileKey}`;
   };
-  const direct = ['identity', 'promptMode', 'userTimeZone', 'promptCaching', 'compactionPromptCache', 'subagentMaxDepth', 'subagentMaxChildren', 'workspaceAccess', 'memoryFlushModel', 'maxOutputTokens', 'contextTokens', 'contextWindowTokens', 'reserveTokens', 'reserveTokensFloor', 'smallWindowTokens', 'softThresholdTokens', 'contextEngine', 'contextEngineOptions', 'historyLimits'] as const;
+  const direct = [
+    'identity',
+    'promptMode',
+    'userTimeZone',
+    'promptCaching',
+    'compactionPromptCache',
+    'subagentMaxDepth',
+    'subagentMaxChildren',
+    'workspaceAccess',
+    'memoryFlushModel',
+    'maxOutputTokens',
+    'contextTokens',
+    'contextWindowTokens',
+    'reserveTokens',
+    'reserveTokensFloor',
+    'smallWindowTokens',
+    'softThresholdTokens',
+    'contextEngine',
+    'contextEngineOptions',
+    'historyLimits',
+  ] as const;
   for (const key of direct) if (s[key] !== undefined) set(key, s[key], key);
   if (s.workStyle !== undefined) applyWorkStyle(s, set);
   if (s.workspace !== undefined) set('workspaceDir', resolve(dir, s.workspace), 'workspace');
   if (s.tools !== undefined) set('toolsModule', resolve(dir, s.tools), 'tools');
   if (s.toolTimeout !== undefined) set('toolTimeoutMs', s.toolTimeout, 'toolTimeout');
   if (s.toolTimeouts !== undefined) set('toolTimeouts', s.toolTimeouts, 'toolTimeouts');
-  if (s.maxActiveTranscriptBytes !== undefined) set('maxActiveTranscriptBytes', typeof s.maxActiveTranscriptBytes === 'string' ? parseByteSize(s.maxActiveTranscriptBytes) : s.maxActiveTranscriptBytes, 'maxActiveTranscriptBytes');
+  if (s.maxActiveTranscriptBytes !== undefined)
+    set(
+      'maxActiveTranscriptBytes',
+      typeof s.maxActiveTranscriptBytes === 'string'
+        ? parseByteSize(s.maxActiveTranscriptBytes)
+        : s.maxActiveTranscriptBytes,
+      'maxActiveTranscriptBytes',
+    );
   if (s.reset) {
     if (s.reset.mode !== undefined) set('resetMode', s.reset.mode, 'reset.mode');
     if (s.reset.atHour !== undefined) set('resetHour', s.reset.atHour, 'reset.atHour');
@@ -228,7 +337,10 @@ function toSection(s: AgentSettings, prefix: string, dir: string, env: NodeJS.Pr
   const key = (spec: ModelSpec, where: string): string | undefined => {
     if (!spec.apiKeyEnv) return undefined;
     const value = env[spec.apiKeyEnv];
-    if (!value) problems.push(`${prefix}${where}.apiKeyEnv: ${spec.apiKeyEnv} is not set in the environment; export it, or remove apiKeyEnv for an endpoint without a key`);
+    if (!value)
+      problems.push(
+        `${prefix}${where}.apiKeyEnv: ${spec.apiKeyEnv} is not set in the environment; export it, or remove apiKeyEnv for an endpoint without a key`,
+      );
     return value || undefined;
   };
   if (s.model) {
@@ -266,8 +378,16 @@ function applyWorkStyle(s: AgentSettings, set: (key: keyof KeelConfig, value: un
   set('workStyle', s.workStyle, 'workStyle');
   if (s.reserveTokens === undefined) set('reserveTokens', preset.reserveTokens, 'workStyle');
   if (s.contextEngine === undefined) set('contextEngine', 'budgeted', 'workStyle');
-  const fromPreset = { pruningTtl: preset.pruningTtl, keepLastAssistants: preset.keepLastAssistants, minPrunableToolChars: preset.minPrunableToolChars };
-  set('contextEngineOptions', { ...fromPreset, ...s.contextEngineOptions }, s.contextEngineOptions ? 'contextEngineOptions' : 'workStyle');
+  const fromPreset = {
+    pruningTtl: preset.pruningTtl,
+    keepLastAssistants: preset.keepLastAssistants,
+    minPrunableToolChars: preset.minPrunableToolChars,
+  };
+  set(
+    'contextEngineOptions',
+    { ...fromPreset, ...s.contextEngineOptions },
+    s.contextEngineOptions ? 'contextEngineOptions' : 'workStyle',
+  );
 }
 
 /** `agents.support.model.provider: use "anthropic" or "openai-compatible"`; unknown keys list the known ones. */
@@ -275,9 +395,20 @@ function describeIssue(issue: z.core.$ZodIssue, json: unknown): string {
   const path = issue.path.map(String);
   const where = path.join('.') || '(top level)';
   if (issue.code === 'unrecognized_keys') {
-    const kind = path.length === 0 ? 'top' : path[0] === 'agents' && path.length === 2 ? 'agent' : (path.at(-1) === 'model' || path.at(-1) === 'compactionModel') ? 'model' : path.at(-1) === 'reset' ? 'reset' : undefined;
+    const kind =
+      path.length === 0
+        ? 'top'
+        : path[0] === 'agents' && path.length === 2
+          ? 'agent'
+          : path.at(-1) === 'model' || path.at(-1) === 'compactionModel'
+            ? 'model'
+            : path.at(-1) === 'reset'
+              ? 'reset'
+              : undefined;
     const known = kind ? `; known settings here: ${SECTION_KEYS[kind]!.join(', ')}` : '';
-    return issue.keys.map((k) => `${path.length ? `${where}.` : ''}${k}: unknown setting (check the spelling)${known}`).join('\n  ');
+    return issue.keys
+      .map((k) => `${path.length ? `${where}.` : ''}${k}: unknown setting (check the spelling)${known}`)
+      .join('\n  ');
   }
   if (path.length === 0) return `${where}: ${issue.message}`;
   return `${where}: ${issue.message} (got ${shownSettingValue(where, valueAtPath(json, issue.path))})`;

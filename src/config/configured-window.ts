@@ -11,7 +11,8 @@ import { resolveContextWindowTokens, type ContextWindow } from '../context/conte
  */
 export function configuredWindow(config: KeelConfig, model: string = config.model): ContextWindow {
   // The summarizer may sit at another provider than the chat model.
-  const provider = model === config.compactionModel && model !== config.model ? config.compactionModelProvider : config.modelProvider;
+  const provider =
+    model === config.compactionModel && model !== config.model ? config.compactionModelProvider : config.modelProvider;
   return resolveContextWindowTokens({
     provider,
     model,

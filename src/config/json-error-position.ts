@@ -11,4 +11,3 @@ export function jsonErrorAt(text: string, err: unknown): string {
   const column = before.length - before.lastIndexOf('\n');
   return `line ${line}, column ${column}: ${message.slice(0, at.index)}`;
 }
-

@@ -30,7 +30,9 @@ export async function validateStartup(config: KeelConfig, checks: StartupChecks)
     if (problem) problems.push(`  agents.${agentId}.tools: ${problem}`);
   }
   if (checks.requireModel && !config.anthropicApiKey && !config.anthropicBaseUrl) {
-    problems.push('  ANTHROPIC_API_KEY: not set, and neither is ANTHROPIC_BASE_URL; a worker needs a model to run turns');
+    problems.push(
+      '  ANTHROPIC_API_KEY: not set, and neither is ANTHROPIC_BASE_URL; a worker needs a model to run turns',
+    );
   }
   if (problems.length > 0) throw new ConfigError(`invalid Keel configuration:\n${problems.join('\n')}`);
 }
@@ -44,6 +46,7 @@ async function toolsModuleProblem(path: string): Promise<string | undefined> {
   } catch (err) {
     return `${file} failed to load: ${err instanceof Error ? err.message : String(err)}`;
   }
-  if (typeof (mod as { registerTools?: unknown }).registerTools !== 'function') return `${file} does not export a registerTools(registry) function`;
+  if (typeof (mod as { registerTools?: unknown }).registerTools !== 'function')
+    return `${file} does not export a registerTools(registry) function`;
   return undefined;
 }

@@ -37,7 +37,8 @@ export function registerConsoleLogin(app: Hono, token: string): void {
   app.post('/console/login', async (c) => {
     const form = await c.req.parseBody();
     const sent = typeof form.token === 'string' ? form.token : '';
-    if (!timingSafeEqual(sha(sent), expectedToken)) return c.html(loginPage('That is not the server’s KEEL_API_TOKEN.'), 401);
+    if (!timingSafeEqual(sha(sent), expectedToken))
+      return c.html(loginPage('That is not the server’s KEEL_API_TOKEN.'), 401);
     setConsoleCookie(c, token);
     return c.redirect('/', 303);
   });
@@ -50,11 +51,12 @@ export function registerConsoleLogin(app: Hono, token: string): void {
 /** The console's pages and assets, behind the API's auth (the cookie or the bearer token). */
 export function registerConsoleRoutes(app: Hono): void {
   app.get('/', (c) => c.html(consolePage()));
-  const asset = (type: string, body: () => string) => (c: { body: (b: string, s: 200, h: Record<string, string>) => Response }) =>
-    c.body(body(), 200, {
-      'content-type': type,
-      'cache-control': 'no-cache',
-    });
+  const asset =
+    (type: string, body: () => string) => (c: { body: (b: string, s: 200, h: Record<string, string>) => Response }) =>
+      c.body(body(), 200, {
+        'content-type': type,
+        'cache-control': 'no-cache',
+      });
   app.get(
     '/console/console.js',
     asset('text/javascript; charset=utf-8', () => CONSOLE_SCRIPT),

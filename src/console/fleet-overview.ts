@@ -23,13 +23,28 @@ export interface FleetOverview {
 }
 
 /** The charts over the sessions of `agentIds` (all when unset). A session's window is its agent's, with the learned limit (not its own estimate scale). */
-export async function fleetOverview(db: Kysely<Database>, settings: KeelSettings, agentIds: readonly string[] | undefined, now: Date = new Date()): Promise<FleetOverview> {
+export async function fleetOverview(
+  db: Kysely<Database>,
+  settings: KeelSettings,
+  agentIds: readonly string[] | undefined,
+  now: Date = new Date(),
+): Promise<FleetOverview> {
   let bins = db
     .selectFrom('sessions')
-    .select(['agent_id', 'model_override', sql<number>`(context_tokens / ${sql.lit(TOKEN_BIN)})::int`.as('bin'), sql<number>`count(*)::int`.as('n')])
+    .select([
+      'agent_id',
+      'model_override',
+      sql<number>`(context_tokens / ${sql.lit(TOKEN_BIN)})::int`.as('bin'),
+      sql<number>`count(*)::int`.as('n'),
+    ])
     .groupBy(['agent_id', 'model_override', sql`(context_tokens / ${sql.lit(TOKEN_BIN)})::int`]);
   if (agentIds) bins = bins.where('agent_id', 'in', agentIds.length > 0 ? [...agentIds] : ['']);
-  const learned = new Map((await db.selectFrom('model_limits').select(['model', 'context_window']).execute()).map((l) => [l.model, l.context_window]));
+  const learned = new Map(
+    (await db.selectFrom('model_limits').select(['model', 'context_window']).execute()).map((l) => [
+      l.model,
+      l.context_window,
+    ]),
+  );
   const pressure = Array.from({ length: 10 }, () => 0);
   for (const row of await bins.execute()) {
     const agent = agentConfig(settings, row.agent_id);

@@ -23,7 +23,13 @@ export interface FleetPage {
 }
 
 /** Page `page` (from 1) of the sessions `filter` matches, in its order. */
-export async function fleetPage(db: Kysely<Database>, settings: KeelSettings, filter: SessionsListOptions, page: number, pageSize: number): Promise<FleetPage> {
+export async function fleetPage(
+  db: Kysely<Database>,
+  settings: KeelSettings,
+  filter: SessionsListOptions,
+  page: number,
+  pageSize: number,
+): Promise<FleetPage> {
   const counted = await whereSessions(db.selectFrom('sessions as s'), filter)
     .select(sql<number>`count(*)::int`.as('n'))
     .executeTakeFirst();

@@ -59,7 +59,15 @@ function toolCallsOf(message: AgentMessage): ConsoleEntry['toolCalls'] {
     });
 }
 
-function consoleEntry(row: { id: string; seq: number | string; type: string; role: string | null; created_at: Date | string; token_estimate: number | null; payload: unknown }): ConsoleEntry {
+function consoleEntry(row: {
+  id: string;
+  seq: number | string;
+  type: string;
+  role: string | null;
+  created_at: Date | string;
+  token_estimate: number | null;
+  payload: unknown;
+}): ConsoleEntry {
   const entry = row.payload as TranscriptEntry;
   const base = {
     id: row.id,
@@ -78,13 +86,20 @@ function consoleEntry(row: { id: string; seq: number | string; type: string; rol
       ...(m.role === 'toolResult' ? { toolName: m.toolName } : {}),
     };
   }
-  if (entry.type === 'compaction' || entry.type === 'branch_summary') return { ...base, text: entry.summary, toolCalls: [] };
+  if (entry.type === 'compaction' || entry.type === 'branch_summary')
+    return { ...base, text: entry.summary, toolCalls: [] };
   if (entry.type === 'custom_message') return { ...base, text: textOf(entry.content), toolCalls: [] };
   return { ...base, text: '', toolCalls: [] };
 }
 
 /** Page `page` (from 1) of the session's entries, `pageSize` per page, oldest first. */
-export async function transcriptPage(db: Kysely<Database>, agentId: string, sessionId: string, page: number, pageSize: number): Promise<TranscriptPage> {
+export async function transcriptPage(
+  db: Kysely<Database>,
+  agentId: string,
+  sessionId: string,
+  page: number,
+  pageSize: number,
+): Promise<TranscriptPage> {
   const where = db.selectFrom('transcript_entries').where('agent_id', '=', agentId).where('session_id', '=', sessionId);
   const [{ n }] = (await where.select(sql<number>`count(*)::int`.as('n')).execute()) as [{ n: number }];
   const rows = await where

@@ -30,7 +30,11 @@ export function summaryMessage(compaction: CompactionEntry, range?: SummaryRange
  * What the model may see, in order: the last compaction's summary (when there is one), then every
  * message-like entry from firstKeptEntryId on. Headers, custom data and branch summaries are not sent.
  */
-export function activeMessages(compaction: CompactionEntry | undefined, entries: readonly StoredEntry[], range?: SummaryRange): AgentMessage[] {
+export function activeMessages(
+  compaction: CompactionEntry | undefined,
+  entries: readonly StoredEntry[],
+  range?: SummaryRange,
+): AgentMessage[] {
   const messages: AgentMessage[] = [];
   if (compaction) messages.push(summaryMessageOf(compaction, range));
   for (const { entry } of entries) {
@@ -63,5 +67,8 @@ function customMessageOf(entry: Extract<TranscriptEntry, { type: 'custom_message
 }
 
 function sameRange(a: SummaryRange | undefined, b: SummaryRange | undefined): boolean {
-  return a === b || (!!a && !!b && a.firstEntryId === b.firstEntryId && a.lastEntryId === b.lastEntryId && a.messages === b.messages);
+  return (
+    a === b ||
+    (!!a && !!b && a.firstEntryId === b.firstEntryId && a.lastEntryId === b.lastEntryId && a.messages === b.messages)
+  );
 }

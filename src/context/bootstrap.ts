@@ -15,7 +15,10 @@ export const BOOTSTRAP_FILE_NAMES = [
   'MEMORY.md',
 ] as const;
 
-export interface BootstrapFile { name: string; content: string }
+export interface BootstrapFile {
+  name: string;
+  content: string;
+}
 
 export interface BootstrapCaps {
   /** Characters kept per file (default 5,000). */

@@ -9,17 +9,36 @@ import { DEFAULT_SPAWN_POLICY, type SpawnPolicy } from './spawn-policy';
 
 export const CONTEXT_POLICY_FILE = '.context-policy.yml';
 
-const percent = z.number({ message: 'use a number from 0 to 100' }).min(0, 'use a number from 0 to 100').max(100, 'use a number from 0 to 100');
-const toolCalls = z.number({ message: 'use a whole number of tool calls (0 or more)' }).int('use a whole number of tool calls (0 or more)').min(0, 'use a whole number of tool calls (0 or more)');
-const tasks = z.array(z.string({ message: 'use a list of task descriptions (text)' }).trim().min(1, 'an empty task description; remove it'), {
-  message: 'use a list of task descriptions, e.g. ["Test suites"]',
-});
+const percent = z
+  .number({ message: 'use a number from 0 to 100' })
+  .min(0, 'use a number from 0 to 100')
+  .max(100, 'use a number from 0 to 100');
+const toolCalls = z
+  .number({ message: 'use a whole number of tool calls (0 or more)' })
+  .int('use a whole number of tool calls (0 or more)')
+  .min(0, 'use a whole number of tool calls (0 or more)');
+const tasks = z.array(
+  z.string({ message: 'use a list of task descriptions (text)' }).trim().min(1, 'an empty task description; remove it'),
+  {
+    message: 'use a list of task descriptions, e.g. ["Test suites"]',
+  },
+);
 
 const fileSchema = z
   .strictObject(
     {
-      thresholds: z.strictObject({ elevated: percent.optional(), high: percent.optional(), critical: percent.optional() }, { message: 'use a map with elevated, high and critical percentages' }).optional(),
-      toolCalls: z.strictObject({ elevated: toolCalls.optional(), high: toolCalls.optional() }, { message: 'use a map with elevated and high tool-call counts' }).optional(),
+      thresholds: z
+        .strictObject(
+          { elevated: percent.optional(), high: percent.optional(), critical: percent.optional() },
+          { message: 'use a map with elevated, high and critical percentages' },
+        )
+        .optional(),
+      toolCalls: z
+        .strictObject(
+          { elevated: toolCalls.optional(), high: toolCalls.optional() },
+          { message: 'use a map with elevated and high tool-call counts' },
+        )
+        .optional(),
       alwaysSpawn: tasks.optional(),
       neverSpawn: tasks.optional(),
     },
@@ -55,7 +74,9 @@ export function parseContextPolicy(text: string | undefined): ParsedContextPolic
   try {
     data = parse(text);
   } catch (err) {
-    return ignored([`${CONTEXT_POLICY_FILE} is not valid YAML (${err instanceof Error ? err.message.split('\n')[0] : String(err)}); fix the syntax`]);
+    return ignored([
+      `${CONTEXT_POLICY_FILE} is not valid YAML (${err instanceof Error ? err.message.split('\n')[0] : String(err)}); fix the syntax`,
+    ]);
   }
   if (data === null || data === undefined) return { policy: DEFAULT_SPAWN_POLICY, warnings: [] };
   const result = fileSchema.safeParse(data);
@@ -63,14 +84,18 @@ export function parseContextPolicy(text: string | undefined): ParsedContextPolic
   return ignored(
     result.error.issues.map((issue) => {
       const field = issue.path.length > 0 ? issue.path.join('.') : '(top level)';
-      const message = issue.code === 'unrecognized_keys'
-        ? `unknown key ${issue.keys.map((k) => `"${k}"`).join(', ')}; use ${KNOWN_KEYS[field] ?? KNOWN_KEYS['(top level)']}`
-        : issue.message;
+      const message =
+        issue.code === 'unrecognized_keys'
+          ? `unknown key ${issue.keys.map((k) => `"${k}"`).join(', ')}; use ${KNOWN_KEYS[field] ?? KNOWN_KEYS['(top level)']}`
+          : issue.message;
       return `${CONTEXT_POLICY_FILE}: ${field}: ${message}`;
     }),
   );
 }
 
 function ignored(problems: string[]): ParsedContextPolicy {
-  return { policy: DEFAULT_SPAWN_POLICY, warnings: problems.map((p) => `${p} (the default spawn policy applies until it is fixed)`) };
+  return {
+    policy: DEFAULT_SPAWN_POLICY,
+    warnings: problems.map((p) => `${p} (the default spawn policy applies until it is fixed)`),
+  };
 }

@@ -8,14 +8,21 @@ import { DEFAULTS } from '../config/defaults';
 export const DEFAULT_RESERVE_TOKENS = DEFAULTS.reserveTokens;
 
 /** A model's entry in `models.providers.<provider>.models` of the config. */
-export interface ModelWindowOverride { id: string; contextWindow?: number }
+export interface ModelWindowOverride {
+  id: string;
+  contextWindow?: number;
+}
 
 export interface ContextWindowConfig {
   models?: { providers?: Record<string, { models?: ModelWindowOverride[] } | undefined> };
 }
 
 /** A model catalog row (provider-qualified). */
-export interface CatalogModel { provider?: string; id: string; contextWindow?: number }
+export interface CatalogModel {
+  provider?: string;
+  id: string;
+  contextWindow?: number;
+}
 
 export interface ResolveContextWindowInput {
   provider: string;
@@ -44,7 +51,9 @@ export interface ContextWindow {
  *   // { tokens: 100_000, source: 'agentContextTokens' }
  */
 export function resolveContextWindowTokens(input: ResolveContextWindowInput): ContextWindow {
-  const override = input.config?.models?.providers?.[input.provider]?.models?.find((m) => m.id === input.model)?.contextWindow;
+  const override = input.config?.models?.providers?.[input.provider]?.models?.find(
+    (m) => m.id === input.model,
+  )?.contextWindow;
   const fromCatalog = input.catalog?.find(
     (m) => m.id === input.model && (m.provider === undefined || m.provider === input.provider),
   )?.contextWindow;
@@ -54,7 +63,8 @@ export function resolveContextWindowTokens(input: ResolveContextWindowInput): Co
       ? { tokens: fromCatalog as number, source: 'catalog' }
       : { tokens: input.defaultTokens ?? DEFAULTS.contextWindowTokens, source: 'default' };
   const cap = input.agentContextTokens;
-  if (positive(cap) && (cap as number) < window.tokens) window = { tokens: cap as number, source: 'agentContextTokens' };
+  if (positive(cap) && (cap as number) < window.tokens)
+    window = { tokens: cap as number, source: 'agentContextTokens' };
   return window;
 }
 
@@ -63,7 +73,8 @@ export function resolveContextWindowTokens(input: ResolveContextWindowInput): Co
  * raised to at least `reserveTokensFloor` (default 20,000; 0 disables the floor).
  */
 export function resolveReserveTokens(input: ReserveSettings = {}): number {
-  const reserve = input.reserveTokens !== undefined && input.reserveTokens >= 0 ? input.reserveTokens : DEFAULT_RESERVE_TOKENS;
+  const reserve =
+    input.reserveTokens !== undefined && input.reserveTokens >= 0 ? input.reserveTokens : DEFAULT_RESERVE_TOKENS;
   const floor = input.reserveTokensFloor ?? DEFAULTS.reserveTokensFloor;
   return floor > 0 ? Math.max(reserve, floor) : reserve;
 }
@@ -82,8 +93,15 @@ export interface ReserveSettings {
  * @example effectiveReserveTokens(30_000, 16_384)  // 15_000
  * @example effectiveReserveTokens(4_000, 16_384)   // 2_000
  */
-export function effectiveReserveTokens(contextWindow: number, reserveTokens?: number, reserveTokensFloor?: number): number {
-  const reserve = resolveReserveTokens({ ...(reserveTokens !== undefined ? { reserveTokens } : {}), ...(reserveTokensFloor !== undefined ? { reserveTokensFloor } : {}) });
+export function effectiveReserveTokens(
+  contextWindow: number,
+  reserveTokens?: number,
+  reserveTokensFloor?: number,
+): number {
+  const reserve = resolveReserveTokens({
+    ...(reserveTokens !== undefined ? { reserveTokens } : {}),
+    ...(reserveTokensFloor !== undefined ? { reserveTokensFloor } : {}),
+  });
   return Math.min(reserve, Math.floor(contextWindow * DEFAULTS.maxReserveWindowShare));
 }
 
@@ -101,9 +119,14 @@ export function reserveForWindow(contextWindow: number, settings: ReserveSetting
  * @example maxOutputTokensFor(200_000, {}) // 4_096
  * @example maxOutputTokensFor(4_000, {})   // 1_000 (half the 2,000 reserve)
  */
-export function maxOutputTokensFor(contextWindow: number, settings: ReserveSettings & { readonly maxOutputTokens?: number | undefined }): number {
+export function maxOutputTokensFor(
+  contextWindow: number,
+  settings: ReserveSettings & { readonly maxOutputTokens?: number | undefined },
+): number {
   const reserve = reserveForWindow(contextWindow, settings);
-  const wanted = settings.maxOutputTokens ?? Math.min(DEFAULTS.maxOutputTokens, Math.floor(reserve * DEFAULTS.defaultOutputReserveShare));
+  const wanted =
+    settings.maxOutputTokens ??
+    Math.min(DEFAULTS.maxOutputTokens, Math.floor(reserve * DEFAULTS.defaultOutputReserveShare));
   return Math.max(1, Math.min(wanted, reserve));
 }
 
@@ -148,7 +171,10 @@ export function shouldRunMemoryFlush(input: MemoryFlushInput): boolean {
   ) {
     return false;
   }
-  return input.contextTokens >= memoryFlushThresholdTokens(input.contextWindow, input.reserveTokens, input.softThresholdTokens);
+  return (
+    input.contextTokens >=
+    memoryFlushThresholdTokens(input.contextWindow, input.reserveTokens, input.softThresholdTokens)
+  );
 }
 
 /** Context pressure: < 50% normal, 50–70% '50', 70–85% '70', above 85% '85' (OpenClaw's pressure levels). */

@@ -130,7 +130,10 @@ export interface EstimateMessagesOptions extends EstimateOptions {
 }
 
 /** Sum of {@link estimateTokens} over the messages, reading and filling `cache` when given. */
-export function estimateMessagesTokens(messages: readonly AgentMessage[], options: EstimateMessagesOptions = {}): number {
+export function estimateMessagesTokens(
+  messages: readonly AgentMessage[],
+  options: EstimateMessagesOptions = {},
+): number {
   const { cache, keyOf } = options;
   let total = 0;
   for (let i = 0; i < messages.length; i += 1) {

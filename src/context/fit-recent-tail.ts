@@ -7,7 +7,11 @@ import type { AgentMessage } from './types';
  *
  * @example fitRecentTail(messages, 8_000, estimate) // the last turns within 8k tokens
  */
-export function fitRecentTail(messages: AgentMessage[], budget: number, estimate: (m: AgentMessage) => number): AgentMessage[] {
+export function fitRecentTail(
+  messages: AgentMessage[],
+  budget: number,
+  estimate: (m: AgentMessage) => number,
+): AgentMessage[] {
   let used = 0;
   let start = messages.length;
   for (let i = messages.length - 1; i >= 0; i--) {

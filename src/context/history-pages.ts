@@ -63,7 +63,8 @@ export function decodeCursor(text: string): ExpandCursor | undefined {
     const value: unknown = JSON.parse(Buffer.from(text, 'base64url').toString('utf8'));
     if (!Array.isArray(value) || value.length !== 3) return undefined;
     const [sessionId, fromSeq, toSeq] = value as unknown[];
-    if (typeof sessionId !== 'string' || !Number.isSafeInteger(fromSeq) || !Number.isSafeInteger(toSeq)) return undefined;
+    if (typeof sessionId !== 'string' || !Number.isSafeInteger(fromSeq) || !Number.isSafeInteger(toSeq))
+      return undefined;
     return { sessionId, fromSeq: fromSeq as number, toSeq: toSeq as number };
   } catch {
     return undefined;

@@ -9,7 +9,12 @@
  */
 import { isUserTurn } from './limit-history-turns';
 import { toolCallsOf } from './message-parts';
-import { runContextPipeline, type ContextPipelineOptions, type ContextPipelineReport, type ContextPipelineResult } from './pipeline';
+import {
+  runContextPipeline,
+  type ContextPipelineOptions,
+  type ContextPipelineReport,
+  type ContextPipelineResult,
+} from './pipeline';
 import type { AgentMessage } from './types';
 
 /** What the last run proved: `input` went through the pipeline with nothing repaired, one output message per input message. */
@@ -40,7 +45,10 @@ export class IncrementalPipeline {
     const tail = this.tryTail(messages, options);
     if (tail) return { ...tail, ran: 'tail' };
     const full = runContextPipeline(messages, options);
-    this.last = onlyStripped(full.report) && options.allowedToolNames === undefined ? cleanRun(messages, full.messages, options) : undefined;
+    this.last =
+      onlyStripped(full.report) && options.allowedToolNames === undefined
+        ? cleanRun(messages, full.messages, options)
+        : undefined;
     return { ...full, ran: 'full' };
   }
 
@@ -48,7 +56,13 @@ export class IncrementalPipeline {
   private tryTail(messages: AgentMessage[], options: ContextPipelineOptions): ContextPipelineResult | undefined {
     const last = this.last;
     this.last = undefined;
-    if (!last || options.allowedToolNames !== undefined || options.provider !== last.provider || options.historyLimit !== last.historyLimit) return undefined;
+    if (
+      !last ||
+      options.allowedToolNames !== undefined ||
+      options.provider !== last.provider ||
+      options.historyLimit !== last.historyLimit
+    )
+      return undefined;
     const known = last.input.length;
     if (messages.length <= known || !startsWith(messages, last.input)) return undefined;
     // A history limit that starts to cut changes the front of the window: the whole input runs.
@@ -66,13 +80,29 @@ export class IncrementalPipeline {
     }
     const tail = messages.slice(boundary);
     // A call id the clean part already used is dropped by the full run: let it do that.
-    for (const m of tail) if (m.role === 'assistant' && toolCallsOf(m).some((c) => callIdsBefore.has(c.id))) return undefined;
+    for (const m of tail)
+      if (m.role === 'assistant' && toolCallsOf(m).some((c) => callIdsBefore.has(c.id))) return undefined;
     const result = runContextPipeline(tail, options);
     if (!onlyStripped(result.report)) return undefined;
     // Nothing stripped anywhere: the input itself, as the whole pipeline would hand it back.
-    const output = strippedBefore === 0 && result.messages === tail ? messages : [...last.output.slice(0, boundary), ...result.messages];
-    this.last = { input: messages, output, strippedBefore, provider: options.provider, historyLimit: options.historyLimit, boundary, callIdsBefore, userTurns };
-    return { messages: output, report: { ...result.report, strippedDetails: result.report.strippedDetails + strippedBefore } };
+    const output =
+      strippedBefore === 0 && result.messages === tail
+        ? messages
+        : [...last.output.slice(0, boundary), ...result.messages];
+    this.last = {
+      input: messages,
+      output,
+      strippedBefore,
+      provider: options.provider,
+      historyLimit: options.historyLimit,
+      boundary,
+      callIdsBefore,
+      userTurns,
+    };
+    return {
+      messages: output,
+      report: { ...result.report, strippedDetails: result.report.strippedDetails + strippedBefore },
+    };
   }
 }
 
@@ -98,7 +128,14 @@ function onlyStripped(report: ContextPipelineReport): boolean {
     unpaired(pairing) &&
     unpaired(pairingAfterLimit) &&
     historyLimit.droppedMessageCount === 0 &&
-    (!turns || turns.strippedPartialToolCalls + turns.droppedPartialToolResults + turns.droppedEmptyMessages + turns.droppedLeadingMessages + turns.mergedUserMessages + turns.mergedAssistantMessages === 0)
+    (!turns ||
+      turns.strippedPartialToolCalls +
+        turns.droppedPartialToolResults +
+        turns.droppedEmptyMessages +
+        turns.droppedLeadingMessages +
+        turns.mergedUserMessages +
+        turns.mergedAssistantMessages ===
+        0)
   );
 }
 
@@ -106,7 +143,11 @@ function unpaired(p: ContextPipelineReport['pairing']): boolean {
   return p.added + p.droppedDuplicateCount + p.droppedOrphanCount === 0 && !p.moved;
 }
 
-function cleanRun(messages: readonly AgentMessage[], output: AgentMessage[], options: ContextPipelineOptions): CleanRun {
+function cleanRun(
+  messages: readonly AgentMessage[],
+  output: AgentMessage[],
+  options: ContextPipelineOptions,
+): CleanRun {
   let boundary = 0;
   for (let i = messages.length - 1; i > 0; i--) {
     if (isBoundary(messages, i)) {
@@ -124,7 +165,16 @@ function cleanRun(messages: readonly AgentMessage[], output: AgentMessage[], opt
     }
     if (isUserTurn(messages[i]!)) userTurns++;
   }
-  return { input: messages, output, strippedBefore, provider: options.provider, historyLimit: options.historyLimit, boundary, callIdsBefore, userTurns };
+  return {
+    input: messages,
+    output,
+    strippedBefore,
+    provider: options.provider,
+    historyLimit: options.historyLimit,
+    boundary,
+    callIdsBefore,
+    userTurns,
+  };
 }
 
 function addCallIds(ids: Set<string>, m: AgentMessage): void {

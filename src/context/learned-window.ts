@@ -36,9 +36,14 @@ export interface OverflowLesson {
  */
 export function windowFromOverflow(reading: OverflowReading): OverflowLesson {
   const { providerMaxTokens: max, providerPromptTokens: counted, estimatedPromptTokens: estimated } = reading;
-  const clamp = (window: number) => Math.max(DEFAULTS.minLearnedWindowTokens, Math.min(reading.currentWindow, Math.floor(window)));
+  const clamp = (window: number) =>
+    Math.max(DEFAULTS.minLearnedWindowTokens, Math.min(reading.currentWindow, Math.floor(window)));
   if (max === undefined || max <= 0) {
-    return { modelWindow: clamp(Math.min(reading.currentWindow, estimated) * DEFAULTS.learnedWindowSafety * DEFAULTS.learnedWindowSafety) };
+    return {
+      modelWindow: clamp(
+        Math.min(reading.currentWindow, estimated) * DEFAULTS.learnedWindowSafety * DEFAULTS.learnedWindowSafety,
+      ),
+    };
   }
   const modelWindow = clamp(max * DEFAULTS.learnedWindowSafety);
   const shortBy = counted !== undefined && counted > estimated && estimated > 0 ? estimated / counted : undefined;
@@ -50,7 +55,8 @@ export function windowFromOverflow(reading: OverflowReading): OverflowLesson {
  * content (see {@link OverflowLesson.sessionScale}), never below the floor.
  */
 export function scaledWindow(modelWindow: number, sessionScale: number | null | undefined): number {
-  if (sessionScale === null || sessionScale === undefined || !(sessionScale > 0) || sessionScale >= 1) return modelWindow;
+  if (sessionScale === null || sessionScale === undefined || !(sessionScale > 0) || sessionScale >= 1)
+    return modelWindow;
   return Math.max(Math.min(modelWindow, DEFAULTS.minLearnedWindowTokens), Math.floor(modelWindow * sessionScale));
 }
 
@@ -88,6 +94,10 @@ export function scaleAfterReading(reading: ScaleReading): number | null | undefi
 }
 
 /** The window in force: the configured one, lowered by the model's learned window, scaled by the session's estimate scale. */
-export function windowInForceOf(configured: number, learned: number | undefined, sessionScale: number | null | undefined): number {
+export function windowInForceOf(
+  configured: number,
+  learned: number | undefined,
+  sessionScale: number | null | undefined,
+): number {
   return scaledWindow(learned === undefined ? configured : Math.min(learned, configured), sessionScale);
 }

@@ -80,7 +80,11 @@ export function resolveHistoryLimit(sessionKey: string, config: HistoryLimitConf
   return positive(channel.historyLimit);
 }
 
-interface PeerRef { provider: string; kind: 'dm' | 'group'; peerId: string }
+interface PeerRef {
+  provider: string;
+  kind: 'dm' | 'group';
+  peerId: string;
+}
 
 const DM_KINDS = new Set(['dm', 'direct']);
 const GROUP_KINDS = new Set(['group', 'channel', 'room']);

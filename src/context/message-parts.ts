@@ -2,12 +2,7 @@
  * Small readers over message shapes shared by the repair, validation and estimate functions.
  * Kept private to `src/context/`.
  */
-import {
-  isToolCallBlock,
-  type AssistantMessage,
-  type ToolCallBlock,
-  type ToolResultMessage,
-} from './types';
+import { isToolCallBlock, type AssistantMessage, type ToolCallBlock, type ToolResultMessage } from './types';
 
 /** Stop reasons whose tool calls may be partial (spec: skipped by pairing repair). */
 export const PARTIAL_STOP_REASONS: ReadonlySet<string> = new Set(['error', 'aborted']);

@@ -18,7 +18,12 @@ export interface ContextPipelineOptions {
 }
 
 /** Counts from a pairing repair step. */
-export interface PairingCounts { added: number; droppedDuplicateCount: number; droppedOrphanCount: number; moved: boolean }
+export interface PairingCounts {
+  added: number;
+  droppedDuplicateCount: number;
+  droppedOrphanCount: number;
+  moved: boolean;
+}
 
 export interface ContextPipelineReport {
   toolCallInputs: { droppedToolCalls: number; droppedAssistantMessages: number };
@@ -53,7 +58,10 @@ export function runContextPipeline(messages: AgentMessage[], options: ContextPip
   return {
     messages: stripped,
     report: {
-      toolCallInputs: { droppedToolCalls: inputs.droppedToolCalls, droppedAssistantMessages: inputs.droppedAssistantMessages },
+      toolCallInputs: {
+        droppedToolCalls: inputs.droppedToolCalls,
+        droppedAssistantMessages: inputs.droppedAssistantMessages,
+      },
       pairing: counts(paired),
       turns: validated && rules ? { rules, ...validated.report } : undefined,
       historyLimit: { limit: options.historyLimit, droppedMessageCount: limited.droppedMessageCount },
@@ -71,6 +79,16 @@ export function turnRulesFor(provider: string): 'anthropic' | 'gemini' | undefin
   return undefined;
 }
 
-function counts(r: { added: unknown[]; droppedDuplicateCount: number; droppedOrphanCount: number; moved: boolean }): PairingCounts {
-  return { added: r.added.length, droppedDuplicateCount: r.droppedDuplicateCount, droppedOrphanCount: r.droppedOrphanCount, moved: r.moved };
+function counts(r: {
+  added: unknown[];
+  droppedDuplicateCount: number;
+  droppedOrphanCount: number;
+  moved: boolean;
+}): PairingCounts {
+  return {
+    added: r.added.length,
+    droppedDuplicateCount: r.droppedDuplicateCount,
+    droppedOrphanCount: r.droppedOrphanCount,
+    moved: r.moved,
+  };
 }

@@ -85,10 +85,16 @@ export interface MemoryCheckpoint {
  * The post-compaction memory text: the checkpoint the flush saved before the compaction, and where
  * the flush's notes went. Empty when nothing was saved.
  */
-export function postCompactionMemory(input: { checkpoint?: MemoryCheckpoint; notesDay?: string; notesInWorkspace?: boolean }): string {
+export function postCompactionMemory(input: {
+  checkpoint?: MemoryCheckpoint;
+  notesDay?: string;
+  notesInWorkspace?: boolean;
+}): string {
   const lines: string[] = [];
   if (input.notesDay) {
-    const where = input.notesInWorkspace ? `are in memory/${input.notesDay}.md and found by memory_search` : `(${input.notesDay}) are found by memory_search`;
+    const where = input.notesInWorkspace
+      ? `are in memory/${input.notesDay}.md and found by memory_search`
+      : `(${input.notesDay}) are found by memory_search`;
     lines.push(`The conversation was compacted. Notes you saved before it ${where}.`);
   }
   const c = input.checkpoint;

@@ -44,6 +44,11 @@ export function summaryStandInNote(messages: readonly AgentMessage[], compaction
   const first = messages[0];
   if (first?.role !== 'user' || !Array.isArray(first.content)) return undefined;
   const block = first.content[0];
-  if (block?.type !== 'text' || !block.text.startsWith('<summary>') || !block.text.includes(`Compaction ${compactionId} `)) return undefined;
+  if (
+    block?.type !== 'text' ||
+    !block.text.startsWith('<summary>') ||
+    !block.text.includes(`Compaction ${compactionId} `)
+  )
+    return undefined;
   return block.text.split('\n')[1];
 }

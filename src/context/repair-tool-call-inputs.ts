@@ -2,7 +2,13 @@
  * Tool-call input repair (OpenClaw's tool-call input repair): removes tool-call blocks a provider would
  * reject before any pairing or turn logic looks at them.
  */
-import { isToolCallBlock, type AgentMessage, type AssistantBlock, type AssistantMessage, type ToolCallBlock } from './types';
+import {
+  isToolCallBlock,
+  type AgentMessage,
+  type AssistantBlock,
+  type AssistantMessage,
+  type ToolCallBlock,
+} from './types';
 
 /** Provider limit on tool names (Anthropic and OpenAI both cap at 64 characters). */
 export const MAX_TOOL_NAME_LENGTH = 64;

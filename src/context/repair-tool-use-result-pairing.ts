@@ -102,7 +102,13 @@ export function repairToolUseResultPairing(messages: AgentMessage[]): PairingRep
       changed = true;
       const kept = new Set(emitted);
       const original = new Set(span);
-      if (!sameSequence(span.filter((m) => kept.has(m)), emitted.filter((m) => original.has(m)))) moved = true;
+      if (
+        !sameSequence(
+          span.filter((m) => kept.has(m)),
+          emitted.filter((m) => original.has(m)),
+        )
+      )
+        moved = true;
     }
     out.push(...emitted);
   }

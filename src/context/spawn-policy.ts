@@ -33,7 +33,7 @@ export const DEFAULT_SPAWN_POLICY: SpawnPolicy = {
     'Conversations and discussions',
     'Quick edits (1-3 files)',
     'Status checks',
-    'Tasks that need the user\'s input while they run',
+    "Tasks that need the user's input while they run",
   ],
 };
 

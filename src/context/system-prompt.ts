@@ -8,7 +8,10 @@ export type PromptMode = 'full' | 'minimal' | 'none';
 /** The identity line used when the caller gives none. */
 export const DEFAULT_IDENTITY_LINE = 'You are a personal assistant running inside Keel.';
 
-export interface ToolDescription { name: string; description?: string }
+export interface ToolDescription {
+  name: string;
+  description?: string;
+}
 
 /** Section texts; absent or blank sections are left out. */
 export interface SystemPromptParts {
@@ -40,13 +43,19 @@ export function buildSystemPrompt(mode: PromptMode, parts: SystemPromptParts = {
   const identity = parts.identity?.trim() || DEFAULT_IDENTITY_LINE;
   if (mode === 'none') return identity;
 
-  const tooling = parts.tools && parts.tools.length > 0
-    ? parts.tools.map((t) => (t.description ? `- ${t.name}: ${t.description}` : `- ${t.name}`)).join('\n')
-    : undefined;
+  const tooling =
+    parts.tools && parts.tools.length > 0
+      ? parts.tools.map((t) => (t.description ? `- ${t.name}: ${t.description}` : `- ${t.name}`)).join('\n')
+      : undefined;
   const workspace = [parts.workspace, parts.bootstrap].filter(nonBlank).join('\n\n');
   const sections: Array<[string, string | undefined]> =
     mode === 'minimal'
-      ? [['Tooling', tooling], ['Workspace', workspace], ['After Compaction', parts.afterCompaction], ['Runtime', parts.runtime]]
+      ? [
+          ['Tooling', tooling],
+          ['Workspace', workspace],
+          ['After Compaction', parts.afterCompaction],
+          ['Runtime', parts.runtime],
+        ]
       : [
           ['Tooling', tooling],
           ['Tool Call Style', parts.toolCallStyle],
@@ -58,7 +67,9 @@ export function buildSystemPrompt(mode: PromptMode, parts: SystemPromptParts = {
           ['After Compaction', parts.afterCompaction],
           ['Runtime', parts.runtime],
         ];
-  const body = sections.filter(([, text]) => nonBlank(text)).map(([title, text]) => `## ${title}\n${(text as string).trim()}`);
+  const body = sections
+    .filter(([, text]) => nonBlank(text))
+    .map(([title, text]) => `## ${title}\n${(text as string).trim()}`);
   return [identity, ...body, ...(nonBlank(parts.addition) ? [parts.addition.trim()] : [])].join('\n\n');
 }
 

@@ -20,7 +20,8 @@ export interface TruncateToolResultsResult {
  */
 export function truncateOversizedToolResults(messages: AgentMessage[], maxChars: number): TruncateToolResultsResult {
   // Most turns cut nothing: one pass over remembered sizes, no copy of the window.
-  if (!messages.some((message) => message.role === 'toolResult' && textChars(message) > maxChars)) return { messages, truncated: [] };
+  if (!messages.some((message) => message.role === 'toolResult' && textChars(message) > maxChars))
+    return { messages, truncated: [] };
   const truncated: TruncatedToolResult[] = [];
   const out = messages.map((message, index) => {
     if (message.role !== 'toolResult') return message;

@@ -4,13 +4,33 @@
  * happens only at the model edge (`src/model/`).
  */
 
-export interface TextBlock { type: 'text'; text: string }
-export interface ThinkingBlock { type: 'thinking'; thinking: string; signature?: string }
+export interface TextBlock {
+  type: 'text';
+  text: string;
+}
+export interface ThinkingBlock {
+  type: 'thinking';
+  thinking: string;
+  signature?: string;
+}
 /** Images are stored by reference (or inline base64 on import); never tokenized as text. */
-export interface ImageBlock { type: 'image'; source?: unknown; url?: string; mimeType?: string; data?: string }
+export interface ImageBlock {
+  type: 'image';
+  source?: unknown;
+  url?: string;
+  mimeType?: string;
+  data?: string;
+}
 
 /** Tool-call block type names seen in real transcripts; Keel writes `toolCall`. */
-export const TOOL_CALL_BLOCK_TYPES = ['toolCall', 'toolUse', 'functionCall', 'tool_use', 'tool_call', 'function_call'] as const;
+export const TOOL_CALL_BLOCK_TYPES = [
+  'toolCall',
+  'toolUse',
+  'functionCall',
+  'tool_use',
+  'tool_call',
+  'function_call',
+] as const;
 export type ToolCallBlockType = (typeof TOOL_CALL_BLOCK_TYPES)[number];
 
 export interface ToolCallBlock {
@@ -56,10 +76,24 @@ export interface ToolResultMessage {
 
 export type AgentMessage = UserMessage | AssistantMessage | ToolResultMessage;
 
-interface EntryBase { id: string; parentId: string | null; timestamp: string }
+interface EntryBase {
+  id: string;
+  parentId: string | null;
+  timestamp: string;
+}
 
-export interface SessionHeaderEntry { type: 'session'; id: string; version?: number; timestamp: string; cwd?: string; [k: string]: unknown }
-export interface MessageEntry extends EntryBase { type: 'message'; message: AgentMessage }
+export interface SessionHeaderEntry {
+  type: 'session';
+  id: string;
+  version?: number;
+  timestamp: string;
+  cwd?: string;
+  [k: string]: unknown;
+}
+export interface MessageEntry extends EntryBase {
+  type: 'message';
+  message: AgentMessage;
+}
 export interface CompactionEntry extends EntryBase {
   type: 'compaction';
   summary: string;
@@ -76,11 +110,26 @@ export interface CompactionEntry extends EntryBase {
    */
   rangeOf?: string;
 }
-export interface CustomMessageEntry extends EntryBase { type: 'custom_message'; customType: string; content: UserContent; display?: boolean; details?: unknown }
-export interface CustomEntry extends EntryBase { type: 'custom'; customType: string; data?: unknown }
-export interface BranchSummaryEntry extends EntryBase { type: 'branch_summary'; fromId: string; summary: string }
+export interface CustomMessageEntry extends EntryBase {
+  type: 'custom_message';
+  customType: string;
+  content: UserContent;
+  display?: boolean;
+  details?: unknown;
+}
+export interface CustomEntry extends EntryBase {
+  type: 'custom';
+  customType: string;
+  data?: unknown;
+}
+export interface BranchSummaryEntry extends EntryBase {
+  type: 'branch_summary';
+  fromId: string;
+  summary: string;
+}
 
-export type TranscriptEntry = SessionHeaderEntry | MessageEntry | CompactionEntry | CustomMessageEntry | CustomEntry | BranchSummaryEntry;
+export type TranscriptEntry =
+  SessionHeaderEntry | MessageEntry | CompactionEntry | CustomMessageEntry | CustomEntry | BranchSummaryEntry;
 
 /** Reads a tool call's arguments whichever field the transcript used. */
 export function toolCallArguments(block: ToolCallBlock): Record<string, unknown> | undefined {

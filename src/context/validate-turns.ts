@@ -60,7 +60,9 @@ export function validateTurns(messages: AgentMessage[], rules: TurnRules): TurnV
       continue;
     }
     const stripped =
-      original.role === 'assistant' && hasPartialStop(original) ? stripPartialCalls(original, partialCallIds, report) : original;
+      original.role === 'assistant' && hasPartialStop(original)
+        ? stripPartialCalls(original, partialCallIds, report)
+        : original;
     const message = dropBlankContent(stripped);
     if (!message) {
       report.droppedEmptyMessages += 1;
@@ -128,7 +130,9 @@ function dropBlankContent(message: AgentMessage): AgentMessage | undefined {
   }
   // A tool result must stay (its call needs it); only its blank text blocks go.
   const blocks = message.content.filter((b) => b.type !== 'text' || !isBlankText(b.text));
-  return blocks.length === message.content.length ? message : ({ ...message, content: blocks } satisfies ToolResultMessage);
+  return blocks.length === message.content.length
+    ? message
+    : ({ ...message, content: blocks } satisfies ToolResultMessage);
 }
 
 /** Merges two user messages, keeping every piece of both in order. */

@@ -28,10 +28,38 @@ export interface WorkStylePreset extends ContextSettings {
 const minute = 60_000;
 
 export const WORK_STYLE_PRESETS: Readonly<Record<WorkStyle, WorkStylePreset>> = {
-  'tool-heavy': { style: 'tool-heavy', suits: 'audits, tests, debugging', reserveTokens: 60_000, pruningTtl: 1 * minute, keepLastAssistants: 1, minPrunableToolChars: 10_000 },
-  conversational: { style: 'conversational', suits: 'planning, discussion', reserveTokens: 30_000, pruningTtl: 5 * minute, keepLastAssistants: 3, minPrunableToolChars: 50_000 },
-  mixed: { style: 'mixed', suits: 'code → test → discuss', reserveTokens: 50_000, pruningTtl: 2 * minute, keepLastAssistants: 2, minPrunableToolChars: 10_000 },
-  bursty: { style: 'bursty', suits: 'monitoring + incidents', reserveTokens: 50_000, pruningTtl: 2 * minute, keepLastAssistants: 1, minPrunableToolChars: 10_000 },
+  'tool-heavy': {
+    style: 'tool-heavy',
+    suits: 'audits, tests, debugging',
+    reserveTokens: 60_000,
+    pruningTtl: 1 * minute,
+    keepLastAssistants: 1,
+    minPrunableToolChars: 10_000,
+  },
+  conversational: {
+    style: 'conversational',
+    suits: 'planning, discussion',
+    reserveTokens: 30_000,
+    pruningTtl: 5 * minute,
+    keepLastAssistants: 3,
+    minPrunableToolChars: 50_000,
+  },
+  mixed: {
+    style: 'mixed',
+    suits: 'code → test → discuss',
+    reserveTokens: 50_000,
+    pruningTtl: 2 * minute,
+    keepLastAssistants: 2,
+    minPrunableToolChars: 10_000,
+  },
+  bursty: {
+    style: 'bursty',
+    suits: 'monitoring + incidents',
+    reserveTokens: 50_000,
+    pruningTtl: 2 * minute,
+    keepLastAssistants: 1,
+    minPrunableToolChars: 10_000,
+  },
 };
 
 /** "90s", "2m", "1h" or a number of milliseconds → milliseconds; anything else is returned as is for zod to reject. */

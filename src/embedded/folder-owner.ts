@@ -37,7 +37,10 @@ interface Owner {
 /** Claims `dataDir` for this process or throws FolderInUseError; returns the function that gives it up. */
 export function claimPgliteFolder(dataDir: string): () => void {
   const path = `${dataDir}.owner`;
-  if (heldHere.has(dataDir)) throw new FolderInUseError(`the PGlite folder ${dataDir} is already open in this process; share its store instead of opening it again`);
+  if (heldHere.has(dataDir))
+    throw new FolderInUseError(
+      `the PGlite folder ${dataDir} is already open in this process; share its store instead of opening it again`,
+    );
   const mine = JSON.stringify({ pid: process.pid, since: new Date().toISOString() });
   const aside = `${path}.${process.pid}.tmp`;
   writeFileSync(aside, mine);
@@ -71,10 +74,13 @@ function claim(dataDir: string, path: string, aside: string): void {
     }
     const owner = readOwner(path);
     if (owner === undefined) continue; // released in between: try again
-    if (owner.pid > 0 && owner.pid !== process.pid && processAlive(owner.pid)) throw inUse(dataDir, owner.pid, owner.since);
+    if (owner.pid > 0 && owner.pid !== process.pid && processAlive(owner.pid))
+      throw inUse(dataDir, owner.pid, owner.since);
     if (takeOver(dataDir, path, aside, owner)) return;
   }
-  throw new FolderInUseError(`the PGlite folder ${dataDir} keeps changing owner (${path}); another keel process is starting on it, try again`);
+  throw new FolderInUseError(
+    `the PGlite folder ${dataDir} keeps changing owner (${path}); another keel process is starting on it, try again`,
+  );
 }
 
 /**
@@ -90,7 +96,9 @@ function takeOver(dataDir: string, path: string, aside: string, owner: Owner): b
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
     const taker = Number(readText(lock));
     if (Number.isInteger(taker) && taker > 0 && !processAlive(taker)) {
-      throw new FolderInUseError(`the PGlite folder ${dataDir}: process ${taker} died while taking it over from process ${owner.pid}; remove ${lock} and try again`);
+      throw new FolderInUseError(
+        `the PGlite folder ${dataDir}: process ${taker} died while taking it over from process ${owner.pid}; remove ${lock} and try again`,
+      );
     }
     // A live process is between its checks: it may win or find the owner changed and back off. Look
     // again in a moment, so the error names the process that won, not one that was only trying.

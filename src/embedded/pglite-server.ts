@@ -17,11 +17,18 @@ export interface ServedPglite {
  * the instance's SessionLock — the one the in-process pool takes — from its first message until
  * the session is idle again (ReadyForQuery outside a transaction block).
  */
-export async function servePglite(pglite: PGlite, lock: SessionLock, opts: { port?: number } = {}): Promise<ServedPglite> {
+export async function servePglite(
+  pglite: PGlite,
+  lock: SessionLock,
+  opts: { port?: number } = {},
+): Promise<ServedPglite> {
   const queue = new SessionQueue(pglite, lock);
   const handlers = new Set<PGLiteSocketHandler>();
   const server: Server = createServer((socket) => {
-    const handler = new PGLiteSocketHandler({ queryQueue: queue as unknown as PGLiteSocketHandlerOptions['queryQueue'], closeOnDetach: true });
+    const handler = new PGLiteSocketHandler({
+      queryQueue: queue as unknown as PGLiteSocketHandlerOptions['queryQueue'],
+      closeOnDetach: true,
+    });
     handlers.add(handler);
     const forget = () => handlers.delete(handler);
     handler.addEventListener('close', forget);

@@ -17,9 +17,14 @@ const WHY: Readonly<Record<string, string>> = {
 };
 
 /** An UnusableFolderError for `err` when it is one of those codes, else undefined (rethrow `err`). */
-export function unusableFolderError(err: unknown, folder: { path: string; holds: string; fix: string }): UnusableFolderError | undefined {
+export function unusableFolderError(
+  err: unknown,
+  folder: { path: string; holds: string; fix: string },
+): UnusableFolderError | undefined {
   const code = (err as NodeJS.ErrnoException | undefined)?.code;
   const why = typeof code === 'string' ? WHY[code] : undefined;
   if (!why) return undefined;
-  return new UnusableFolderError(`cannot keep ${folder.holds} in ${folder.path} (${code}: ${why}); ${folder.fix}`, { cause: err });
+  return new UnusableFolderError(`cannot keep ${folder.holds} in ${folder.path} (${code}: ${why}); ${folder.fix}`, {
+    cause: err,
+  });
 }

@@ -22,13 +22,22 @@ export const nativeEngineOptionShape = {
   compactTriggerTokens: z
     .number()
     .int()
-    .min(MIN_COMPACT_TRIGGER_TOKENS, `contextEngineOptions.compactTriggerTokens must be at least ${MIN_COMPACT_TRIGGER_TOKENS} (Anthropic's minimum compaction trigger)`)
+    .min(
+      MIN_COMPACT_TRIGGER_TOKENS,
+      `contextEngineOptions.compactTriggerTokens must be at least ${MIN_COMPACT_TRIGGER_TOKENS} (Anthropic's minimum compaction trigger)`,
+    )
     .optional(),
   compactInstructions: z.string().min(1).optional(),
   /** true (the API's defaults), false (off), or the edit's settings. */
-  clearToolUses: z.union([z.boolean(), clearToolUsesSchema], { message: 'use true, false or { triggerTokens, keepToolUses, clearAtLeastTokens, excludeTools, clearToolInputs }' }).optional(),
+  clearToolUses: z
+    .union([z.boolean(), clearToolUsesSchema], {
+      message: 'use true, false or { triggerTokens, keepToolUses, clearAtLeastTokens, excludeTools, clearToolInputs }',
+    })
+    .optional(),
   /** Keep thinking of the last N assistant turns (or `all`); unset sends no thinking edit. */
-  clearThinkingKeepTurns: z.union([z.number().int().positive(), z.literal('all')], { message: 'use a positive number of turns or "all"' }).optional(),
+  clearThinkingKeepTurns: z
+    .union([z.number().int().positive(), z.literal('all')], { message: 'use a positive number of turns or "all"' })
+    .optional(),
 };
 
 const nativeOptionsSchema = z.looseObject(nativeEngineOptionShape);
@@ -43,7 +52,10 @@ export function contextManagementFromOptions(options: unknown): ContextManagemen
   const o = parsed.data;
   const clear = o.clearToolUses ?? true;
   return {
-    compaction: { triggerTokens: o.compactTriggerTokens ?? DEFAULT_COMPACT_TRIGGER_TOKENS, ...(o.compactInstructions ? { instructions: o.compactInstructions } : {}) },
+    compaction: {
+      triggerTokens: o.compactTriggerTokens ?? DEFAULT_COMPACT_TRIGGER_TOKENS,
+      ...(o.compactInstructions ? { instructions: o.compactInstructions } : {}),
+    },
     ...(clear === false ? {} : { clearToolUses: clear === true ? {} : clear }),
     ...(o.clearThinkingKeepTurns !== undefined ? { clearThinking: { keepTurns: o.clearThinkingKeepTurns } } : {}),
   };

@@ -9,7 +9,15 @@
 import { estimateMessagesTokens, TokenCache } from '../context/estimate-tokens';
 import type { ContextManagement } from '../model/model-client';
 import { contextManagementFromOptions } from './anthropic-native-options';
-import type { AssembleParams, AssembleResult, CompactParams, CompactResult, ContextEngine, ContextEngineOptions, IngestParams } from './types';
+import type {
+  AssembleParams,
+  AssembleResult,
+  CompactParams,
+  CompactResult,
+  ContextEngine,
+  ContextEngineOptions,
+  IngestParams,
+} from './types';
 
 export class AnthropicNativeContextEngine implements ContextEngine {
   readonly id = 'anthropic-native';

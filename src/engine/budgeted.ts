@@ -58,7 +58,8 @@ export class BudgetedContextEngine implements ContextEngine {
     let total = estimates.reduce((a, b) => a + b, 0);
     const cleared: ClearedToolResult[] = [];
     const idleBefore = this.pruningTtl === undefined ? 0 : lastIdleGap(messages, this.pruningTtl);
-    if (total <= tokenBudget && idleBefore === 0) return { messages, estimatedTokens: total, report: { cleared, overBudget: false } };
+    if (total <= tokenBudget && idleBefore === 0)
+      return { messages, estimatedTokens: total, report: { cleared, overBudget: false } };
 
     const protectedFrom = this.protectedStart(messages);
     const out = messages.slice();
@@ -68,7 +69,10 @@ export class BudgetedContextEngine implements ContextEngine {
       if (message.role !== 'toolResult' || done.has(i)) return;
       const chars = textChars(message);
       if (chars <= this.minPrunableToolChars || message.content.some((b) => b.type === 'image')) return;
-      const replacement: ToolResultMessage = { ...message, content: [{ type: 'text', text: clearedNote(chars, message.toolName) }] };
+      const replacement: ToolResultMessage = {
+        ...message,
+        content: [{ type: 'text', text: clearedNote(chars, message.toolName) }],
+      };
       delete replacement.details;
       const estimate = this.estimate(replacement, cache);
       total += estimate - estimates[i];

@@ -2,7 +2,14 @@
  * The default engine (OpenClaw's `LegacyContextEngine`): passes messages through unchanged.
  */
 import { estimateMessagesTokens, TokenCache } from '../context/estimate-tokens';
-import type { AssembleParams, AssembleResult, CompactParams, CompactResult, ContextEngine, IngestParams } from './types';
+import type {
+  AssembleParams,
+  AssembleResult,
+  CompactParams,
+  CompactResult,
+  ContextEngine,
+  IngestParams,
+} from './types';
 
 /** Pass-through: `assemble` returns the messages as given (with their estimate); `compact` delegates. */
 export class LegacyContextEngine implements ContextEngine {
@@ -15,7 +22,10 @@ export class LegacyContextEngine implements ContextEngine {
   }
 
   async assemble(params: AssembleParams): Promise<AssembleResult> {
-    return { messages: params.messages, estimatedTokens: estimateMessagesTokens(params.messages, { cache: params.tokenCache ?? this.cache }) };
+    return {
+      messages: params.messages,
+      estimatedTokens: estimateMessagesTokens(params.messages, { cache: params.tokenCache ?? this.cache }),
+    };
   }
 
   async compact(_params: CompactParams): Promise<CompactResult> {

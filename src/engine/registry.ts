@@ -20,7 +20,10 @@ export interface ContextEngineConfig {
 /** Thrown when the config selects an engine id nobody registered. */
 export class UnknownContextEngineError extends Error {
   override readonly name = 'UnknownContextEngineError';
-  constructor(readonly engineId: string, readonly registered: string[]) {
+  constructor(
+    readonly engineId: string,
+    readonly registered: string[],
+  ) {
     super(
       `plugins.slots.contextEngine is "${engineId}", which is not registered; use one of ${registered.join(', ')} or call registerContextEngine("${engineId}", factory) first`,
     );

@@ -21,7 +21,10 @@ const EPHEMERAL: Anthropic.CacheControlEphemeral = { type: 'ephemeral' };
  * The request with cache breakpoints added (a new object; the input is not changed). `prefixMessages`:
  * the messages placed as an earlier call of that many messages placed them (default: all).
  */
-export function withCacheBreakpoints(params: Anthropic.MessageCreateParamsNonStreaming, prefixMessages = params.messages.length): Anthropic.MessageCreateParamsNonStreaming {
+export function withCacheBreakpoints(
+  params: Anthropic.MessageCreateParamsNonStreaming,
+  prefixMessages = params.messages.length,
+): Anthropic.MessageCreateParamsNonStreaming {
   const out = { ...params };
   if (out.tools && out.tools.length > 0) {
     const tools = [...out.tools];
@@ -33,7 +36,10 @@ export function withCacheBreakpoints(params: Anthropic.MessageCreateParamsNonStr
   }
   const messages = [...out.messages];
   const last = Math.min(prefixMessages, messages.length) - 1;
-  const lastReply = messages.slice(0, last + 1).map((m) => m.role).lastIndexOf('assistant');
+  const lastReply = messages
+    .slice(0, last + 1)
+    .map((m) => m.role)
+    .lastIndexOf('assistant');
   // Marks go on user messages only (assistant turns may end in signed thinking, which takes no marker).
   for (const index of new Set([lastReply - 1, last])) {
     if (index >= 0 && messages[index]!.role === 'user') messages[index] = markLastBlock(messages[index]!);
@@ -43,7 +49,8 @@ export function withCacheBreakpoints(params: Anthropic.MessageCreateParamsNonStr
 }
 
 function markLastBlock(message: Anthropic.MessageParam): Anthropic.MessageParam {
-  const blocks: Anthropic.ContentBlockParam[] = typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : [...message.content];
+  const blocks: Anthropic.ContentBlockParam[] =
+    typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : [...message.content];
   const lastBlock = blocks[blocks.length - 1];
   if (!lastBlock) return message;
   blocks[blocks.length - 1] = { ...lastBlock, cache_control: EPHEMERAL } as Anthropic.ContentBlockParam;

@@ -28,11 +28,14 @@ function toStreamEvent(event: Anthropic.MessageStreamEvent): ModelStreamEvent | 
     case 'message_stop':
       return { type: 'messageStop' };
     case 'content_block_start':
-      return event.content_block.type === 'tool_use' ? { type: 'toolCallStart', id: event.content_block.id, name: event.content_block.name } : undefined;
+      return event.content_block.type === 'tool_use'
+        ? { type: 'toolCallStart', id: event.content_block.id, name: event.content_block.name }
+        : undefined;
     case 'content_block_delta':
       if (event.delta.type === 'text_delta') return { type: 'text', delta: event.delta.text };
       if (event.delta.type === 'thinking_delta') return { type: 'thinking', delta: event.delta.thinking };
-      if (event.delta.type === 'input_json_delta') return { type: 'toolCallInput', partialJson: event.delta.partial_json };
+      if (event.delta.type === 'input_json_delta')
+        return { type: 'toolCallInput', partialJson: event.delta.partial_json };
       return undefined;
     default:
       return undefined;
@@ -75,12 +78,19 @@ export class AnthropicModelClient implements ModelClient {
     // sent as is through the SDK's `body` request option. The SDK still reads the params for its
     // headers (betas) and bookkeeping, but not their messages: it would walk every one of them (for
     // helper markers Keel never sets) and copy them into the stream's record, which Keel never reads.
-    const sending = (body: { readonly messages: readonly object[] }) => ({ signal, body: jsonRequestBody({ ...body, stream: true }), headers: { 'content-type': 'application/json' } });
+    const sending = (body: { readonly messages: readonly object[] }) => ({
+      signal,
+      body: jsonRequestBody({ ...body, stream: true }),
+      headers: { 'content-type': 'application/json' },
+    });
     let stream: MessageStreamLike;
     if (request.contextManagement) {
       // `betas` travels as a header.
       const { betas, ...body } = toAnthropicBetaParams(toAnthropicParams(request), request);
-      stream = this.#sdk.beta.messages.stream({ ...body, betas, messages: [] }, sending(body)) as unknown as MessageStreamLike;
+      stream = this.#sdk.beta.messages.stream(
+        { ...body, betas, messages: [] },
+        sending(body),
+      ) as unknown as MessageStreamLike;
     } else {
       const params = toAnthropicParams(request);
       stream = this.#sdk.messages.stream({ ...params, messages: [] }, sending(params));

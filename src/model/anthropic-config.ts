@@ -39,7 +39,12 @@ export class AnthropicConfigError extends Error {
   }
 }
 
-const ENV_NAMES: Record<string, string> = { apiKey: 'ANTHROPIC_API_KEY', baseURL: 'ANTHROPIC_BASE_URL', timeoutMs: 'timeoutMs', idleTimeoutMs: 'idleTimeoutMs' };
+const ENV_NAMES: Record<string, string> = {
+  apiKey: 'ANTHROPIC_API_KEY',
+  baseURL: 'ANTHROPIC_BASE_URL',
+  timeoutMs: 'timeoutMs',
+  idleTimeoutMs: 'idleTimeoutMs',
+};
 
 /** Validates a config, applying defaults; throws `AnthropicConfigError` naming the variable to set. */
 export function parseAnthropicClientConfig(input: unknown): AnthropicClientConfig {
@@ -47,6 +52,9 @@ export function parseAnthropicClientConfig(input: unknown): AnthropicClientConfi
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0]!;
   const key = String(issue.path[0] ?? 'config');
-  const message = key === 'apiKey' && issue.code === 'invalid_type' ? 'ANTHROPIC_API_KEY is not set: set it to your Anthropic API key' : issue.message;
+  const message =
+    key === 'apiKey' && issue.code === 'invalid_type'
+      ? 'ANTHROPIC_API_KEY is not set: set it to your Anthropic API key'
+      : issue.message;
   throw new AnthropicConfigError(ENV_NAMES[key] ?? key, message);
 }

@@ -12,7 +12,13 @@ import type {
   MessageCreateParamsNonStreaming as BetaCreateParams,
 } from '@anthropic-ai/sdk/resources/beta/messages/messages';
 import type { AnthropicBeta } from '@anthropic-ai/sdk/resources/beta/beta';
-import type { AppliedContextEdit, ContextManagement, ModelRequest, ModelUsage, ProviderCompaction } from './model-client';
+import type {
+  AppliedContextEdit,
+  ContextManagement,
+  ModelRequest,
+  ModelUsage,
+  ProviderCompaction,
+} from './model-client';
 
 /** Server compaction's beta header. */
 export const COMPACTION_BETA: AnthropicBeta = 'compact-2026-01-12';
@@ -35,7 +41,10 @@ export function toAnthropicContextManagement(cm: ContextManagement): BetaContext
   const edits: NonNullable<BetaContextManagementConfig['edits']> = [];
   if (cm.clearThinking) {
     const keep = cm.clearThinking.keepTurns;
-    edits.push({ type: 'clear_thinking_20251015', keep: keep === 'all' ? 'all' : { type: 'thinking_turns', value: keep } });
+    edits.push({
+      type: 'clear_thinking_20251015',
+      keep: keep === 'all' ? 'all' : { type: 'thinking_turns', value: keep },
+    });
   }
   if (cm.clearToolUses) {
     const c = cm.clearToolUses;
@@ -43,7 +52,9 @@ export function toAnthropicContextManagement(cm: ContextManagement): BetaContext
       type: 'clear_tool_uses_20250919',
       ...(c.triggerTokens !== undefined ? { trigger: { type: 'input_tokens', value: c.triggerTokens } } : {}),
       ...(c.keepToolUses !== undefined ? { keep: { type: 'tool_uses', value: c.keepToolUses } } : {}),
-      ...(c.clearAtLeastTokens !== undefined ? { clear_at_least: { type: 'input_tokens', value: c.clearAtLeastTokens } } : {}),
+      ...(c.clearAtLeastTokens !== undefined
+        ? { clear_at_least: { type: 'input_tokens', value: c.clearAtLeastTokens } }
+        : {}),
       ...(c.excludeTools?.length ? { exclude_tools: c.excludeTools } : {}),
       ...(c.clearToolInputs ? { clear_tool_inputs: true } : {}),
     });
@@ -65,7 +76,10 @@ export function toAnthropicContextManagement(cm: ContextManagement): BetaContext
  * summary in that user message stays a user message, and an assistant reply right after the block
  * joins it (the paused reply continues the compaction's message).
  */
-export function withCompactionBlock(messages: readonly Anthropic.MessageParam[], compaction: ProviderCompaction): BetaMessageParam[] {
+export function withCompactionBlock(
+  messages: readonly Anthropic.MessageParam[],
+  compaction: ProviderCompaction,
+): BetaMessageParam[] {
   const [first, ...rest] = messages;
   const standIn = first && first.role === 'user' && Array.isArray(first.content) ? first.content[0] : undefined;
   const block = {
@@ -83,8 +97,16 @@ export function withCompactionBlock(messages: readonly Anthropic.MessageParam[],
   if (remaining.length > 0) out.push({ role: 'user', content: remaining as Content });
   for (const message of rest) {
     const previous = out[out.length - 1]!;
-    if (previous.role === 'assistant' && message.role === 'assistant' && out.length === 1 && Array.isArray(previous.content)) {
-      previous.content = [...previous.content, ...(Array.isArray(message.content) ? message.content : [{ type: 'text' as const, text: message.content }])] as Content;
+    if (
+      previous.role === 'assistant' &&
+      message.role === 'assistant' &&
+      out.length === 1 &&
+      Array.isArray(previous.content)
+    ) {
+      previous.content = [
+        ...previous.content,
+        ...(Array.isArray(message.content) ? message.content : [{ type: 'text' as const, text: message.content }]),
+      ] as Content;
       continue;
     }
     out.push(message as BetaMessageParam);
@@ -93,9 +115,14 @@ export function withCompactionBlock(messages: readonly Anthropic.MessageParam[],
 }
 
 /** The beta request body: the standard one, the compaction block in place of the summary, the edits. */
-export function toAnthropicBetaParams(base: Anthropic.MessageCreateParamsNonStreaming, request: ModelRequest): BetaCreateParams {
+export function toAnthropicBetaParams(
+  base: Anthropic.MessageCreateParamsNonStreaming,
+  request: ModelRequest,
+): BetaCreateParams {
   const cm = request.contextManagement ?? {};
-  const messages = request.providerCompaction ? withCompactionBlock(base.messages, request.providerCompaction) : (base.messages as BetaMessageParam[]);
+  const messages = request.providerCompaction
+    ? withCompactionBlock(base.messages, request.providerCompaction)
+    : (base.messages as BetaMessageParam[]);
   return {
     ...(base as unknown as BetaCreateParams),
     messages,
@@ -130,5 +157,10 @@ export function appliedEditsOf(cm: BetaContextManagementResponse | null | undefi
 export function compactionUsageOf(message: BetaMessage): ModelUsage | undefined {
   const iteration = message.usage.iterations?.find((i) => i.type === 'compaction');
   if (!iteration || iteration.type !== 'compaction') return undefined;
-  return { input: iteration.input_tokens, output: iteration.output_tokens, cacheRead: iteration.cache_read_input_tokens, cacheWrite: iteration.cache_creation_input_tokens };
+  return {
+    input: iteration.input_tokens,
+    output: iteration.output_tokens,
+    cacheRead: iteration.cache_read_input_tokens,
+    cacheWrite: iteration.cache_creation_input_tokens,
+  };
 }

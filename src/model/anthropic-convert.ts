@@ -28,14 +28,23 @@ function imageParam(block: ImageBlock): ContentParam {
     return { type: 'image', source: source as ImageSource };
   }
   if (block.data && block.mimeType) {
-    return { type: 'image', source: { type: 'base64', media_type: block.mimeType as Anthropic.Base64ImageSource['media_type'], data: block.data } };
+    return {
+      type: 'image',
+      source: {
+        type: 'base64',
+        media_type: block.mimeType as Anthropic.Base64ImageSource['media_type'],
+        data: block.data,
+      },
+    };
   }
   if (block.url) return { type: 'image', source: { type: 'url', url: block.url } };
   return { type: 'text', text: IMAGE_WITHOUT_SOURCE_TEXT };
 }
 
 /** Text and images; empty text blocks are skipped because the API rejects them. */
-function userBlocks(content: string | Array<TextBlock | ImageBlock>): Array<Anthropic.TextBlockParam | Anthropic.ImageBlockParam> {
+function userBlocks(
+  content: string | Array<TextBlock | ImageBlock>,
+): Array<Anthropic.TextBlockParam | Anthropic.ImageBlockParam> {
   const blocks = typeof content === 'string' ? [{ type: 'text', text: content } as TextBlock] : content;
   const out: Array<Anthropic.TextBlockParam | Anthropic.ImageBlockParam> = [];
   for (const block of blocks) {
@@ -55,7 +64,8 @@ function assistantBlocks(content: AssistantBlock[]): ContentParam[] {
       if ((block as TextBlock).text) out.push({ type: 'text', text: (block as TextBlock).text });
     } else if (block.type === 'thinking') {
       // The API accepts only thinking it signed; unsigned (or foreign) thinking is dropped.
-      if ('signature' in block && block.signature) out.push({ type: 'thinking', thinking: block.thinking, signature: block.signature });
+      if ('signature' in block && block.signature)
+        out.push({ type: 'thinking', thinking: block.thinking, signature: block.signature });
     } else if (isToolCallBlock(block)) {
       out.push({ type: 'tool_use', id: block.id, name: block.name, input: toolCallArguments(block) ?? {} });
     }
@@ -113,7 +123,10 @@ export function toAnthropicMessages(messages: readonly AgentMessage[]): Anthropi
     const previous = out[out.length - 1];
     if (previous && previous.role === 'user' && one.role === 'user') {
       const merged = [...(previous.content as readonly ContentParam[]), ...content];
-      out[out.length - 1] = { role: 'user', content: [...merged.filter((b) => b.type === 'tool_result'), ...merged.filter((b) => b.type !== 'tool_result')] };
+      out[out.length - 1] = {
+        role: 'user',
+        content: [...merged.filter((b) => b.type === 'tool_result'), ...merged.filter((b) => b.type !== 'tool_result')],
+      };
     } else {
       out.push(one);
     }
@@ -142,7 +155,10 @@ export function toAnthropicParams(request: ModelRequest): Anthropic.MessageCreat
   };
   if (!request.promptCaching) return params;
   // Tool results of one round become one user message: the prefix is counted as the provider sees it.
-  const prefix = request.cachedPrefixMessages === undefined ? undefined : toAnthropicMessages(request.messages.slice(0, request.cachedPrefixMessages)).length;
+  const prefix =
+    request.cachedPrefixMessages === undefined
+      ? undefined
+      : toAnthropicMessages(request.messages.slice(0, request.cachedPrefixMessages)).length;
   return withCacheBreakpoints(params, prefix);
 }
 
@@ -171,13 +187,19 @@ export function fromAnthropicMessage(message: Anthropic.Message): AssistantMessa
   const content: AssistantBlock[] = [];
   for (const block of message.content) {
     if (block.type === 'text') content.push({ type: 'text', text: block.text });
-    else if (block.type === 'thinking') content.push({ type: 'thinking', thinking: block.thinking, signature: block.signature });
+    else if (block.type === 'thinking')
+      content.push({ type: 'thinking', thinking: block.thinking, signature: block.signature });
     else if (block.type === 'tool_use') {
       // Input that is not a JSON object, or nests too deep to store, gets no `arguments`: the tool
       // answers with an input error and the tool-call repair step keeps it from later requests.
       const input: unknown = block.input ?? {};
       const usable = typeof input === 'object' && input !== null && !Array.isArray(input) && !jsonDepthExceeds(input);
-      content.push({ type: 'toolCall', id: block.id, name: block.name, ...(usable ? { arguments: input as Record<string, unknown> } : {}) });
+      content.push({
+        type: 'toolCall',
+        id: block.id,
+        name: block.name,
+        ...(usable ? { arguments: input as Record<string, unknown> } : {}),
+      });
     }
   }
   const usage = message.usage;

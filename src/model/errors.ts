@@ -15,7 +15,10 @@ export abstract class ModelError extends Error {
   /** The provider's own error text, verbatim. */
   readonly providerMessage: string | undefined;
 
-  constructor(message: string, fields: { status?: number | undefined; providerMessage?: string | undefined; cause?: unknown }) {
+  constructor(
+    message: string,
+    fields: { status?: number | undefined; providerMessage?: string | undefined; cause?: unknown },
+  ) {
     super(message, fields.cause === undefined ? undefined : { cause: fields.cause });
     this.name = new.target.name;
     this.status = fields.status;
@@ -40,7 +43,10 @@ export class ModelRateLimitedError extends ModelError {
   readonly retryable = true;
   readonly retryAfterMs: number | undefined;
   constructor(fields: HttpFields) {
-    super(`Model API rate limit (${fields.status ?? 429}): ${fields.providerMessage ?? 'rate limited'}${waitNote(fields.retryAfterMs)}`, fields);
+    super(
+      `Model API rate limit (${fields.status ?? 429}): ${fields.providerMessage ?? 'rate limited'}${waitNote(fields.retryAfterMs)}`,
+      fields,
+    );
     this.retryAfterMs = fields.retryAfterMs;
   }
 }
@@ -50,7 +56,10 @@ export class ModelOverloadedError extends ModelError {
   readonly retryable = true;
   readonly retryAfterMs: number | undefined;
   constructor(fields: HttpFields) {
-    super(`Model API overloaded (${fields.status ?? 529}): ${fields.providerMessage ?? 'overloaded'}${waitNote(fields.retryAfterMs)}`, fields);
+    super(
+      `Model API overloaded (${fields.status ?? 529}): ${fields.providerMessage ?? 'overloaded'}${waitNote(fields.retryAfterMs)}`,
+      fields,
+    );
     this.retryAfterMs = fields.retryAfterMs;
   }
 }
@@ -60,7 +69,10 @@ export class ModelServerError extends ModelError {
   readonly retryable = true;
   readonly retryAfterMs: number | undefined;
   constructor(fields: HttpFields) {
-    super(`Model API server error (${fields.status ?? 'no status'}): ${fields.providerMessage ?? 'server error'}${waitNote(fields.retryAfterMs)}`, fields);
+    super(
+      `Model API server error (${fields.status ?? 'no status'}): ${fields.providerMessage ?? 'server error'}${waitNote(fields.retryAfterMs)}`,
+      fields,
+    );
     this.retryAfterMs = fields.retryAfterMs;
   }
 }
@@ -83,13 +95,21 @@ export class ModelConnectionError extends ModelError {
   readonly endpoint: string | undefined;
   constructor(fields: HttpFields & { endpoint?: string } = {}) {
     const why = fields.providerMessage ?? 'connection error';
-    super(fields.endpoint ? `model unreachable at ${fields.endpoint}: ${why}` : `Model API connection failed: ${why}`, fields);
+    super(
+      fields.endpoint ? `model unreachable at ${fields.endpoint}: ${why}` : `Model API connection failed: ${why}`,
+      fields,
+    );
     this.endpoint = fields.endpoint;
   }
 
   /** The same failure, naming where the client tried to connect. */
   at(endpoint: string): ModelConnectionError {
-    return new ModelConnectionError({ status: this.status, providerMessage: this.providerMessage, cause: this.cause, endpoint });
+    return new ModelConnectionError({
+      status: this.status,
+      providerMessage: this.providerMessage,
+      cause: this.cause,
+      endpoint,
+    });
   }
 }
 
@@ -97,7 +117,10 @@ export class ModelConnectionError extends ModelError {
 export class ModelTruncatedResponseError extends ModelError {
   readonly retryable = true;
   constructor(fields: HttpFields = {}) {
-    super(`Model API response was cut off before it completed: ${fields.providerMessage ?? 'connection closed'}`, fields);
+    super(
+      `Model API response was cut off before it completed: ${fields.providerMessage ?? 'connection closed'}`,
+      fields,
+    );
   }
 }
 
@@ -123,19 +146,29 @@ export class ContextOverflowError extends ModelError {
 export class ModelRequestInvalidError extends ModelError {
   readonly retryable = false;
   constructor(fields: HttpFields) {
-    const fix = fields.status === 404 ? 'Check the model name and the base URL.' : 'Check the request (model, messages, tools, max tokens).';
-    super(`Model API rejected the request (${fields.status ?? 'no status'}): ${fields.providerMessage ?? 'invalid request'}. ${fix}`, fields);
+    const fix =
+      fields.status === 404
+        ? 'Check the model name and the base URL.'
+        : 'Check the request (model, messages, tools, max tokens).';
+    super(
+      `Model API rejected the request (${fields.status ?? 'no status'}): ${fields.providerMessage ?? 'invalid request'}. ${fix}`,
+      fields,
+    );
   }
 }
 
 /** What to do about a rejected credential when calling Anthropic. */
-export const ANTHROPIC_AUTH_FIX = 'Set ANTHROPIC_API_KEY to a valid API key, or ANTHROPIC_BASE_URL to the endpoint you meant to call.';
+export const ANTHROPIC_AUTH_FIX =
+  'Set ANTHROPIC_API_KEY to a valid API key, or ANTHROPIC_BASE_URL to the endpoint you meant to call.';
 
 /** 401/403: the credentials were rejected. Not retryable; the message says how to fix it. */
 export class ModelAuthError extends ModelError {
   readonly retryable = false;
   constructor(fields: HttpFields & { fix?: string }) {
-    super(`Model API rejected the credentials (${fields.status ?? 'no status'}): ${fields.providerMessage ?? 'unauthorized'}. ${fields.fix ?? ANTHROPIC_AUTH_FIX}`, fields);
+    super(
+      `Model API rejected the credentials (${fields.status ?? 'no status'}): ${fields.providerMessage ?? 'unauthorized'}. ${fields.fix ?? ANTHROPIC_AUTH_FIX}`,
+      fields,
+    );
   }
 }
 
@@ -161,7 +194,8 @@ export class ModelUnexpectedError extends ModelError {
  * @example parseOverflowTokens('prompt is too long: 212345 tokens > 200000 maximum') // { promptTokens: 212345, maxTokens: 200000 }
  */
 export function parseOverflowTokens(message: string): { promptTokens?: number; maxTokens?: number } {
-  const num = (s: string | undefined): number | undefined => (s === undefined ? undefined : Number(s.replace(/,/g, '')));
+  const num = (s: string | undefined): number | undefined =>
+    s === undefined ? undefined : Number(s.replace(/,/g, ''));
   const anthropic = /(\d[\d,]*)\s*tokens?\s*>\s*(\d[\d,]*)/i.exec(message);
   if (anthropic) return { promptTokens: num(anthropic[1]), maxTokens: num(anthropic[2]) };
   const max = /maximum context length is (\d[\d,]*) tokens/i.exec(message);
@@ -195,7 +229,10 @@ export function classifyHttpFailure(failure: HttpFailure): ModelError {
     return new ModelAuthError({ ...fields, ...(failure.authFix ? { fix: failure.authFix } : {}) });
   }
   if (status === 408) return new ModelTimeoutError(fields);
-  if ((status === undefined || (status >= 400 && status < 500)) && isContextOverflowError({ status, message: providerMessage, type: errorType, code: failure.errorCode })) {
+  if (
+    (status === undefined || (status >= 400 && status < 500)) &&
+    isContextOverflowError({ status, message: providerMessage, type: errorType, code: failure.errorCode })
+  ) {
     return new ContextOverflowError(fields);
   }
   // An error event inside a stream has no status; unless it blames the request it is the provider's.
@@ -204,8 +241,22 @@ export function classifyHttpFailure(failure: HttpFailure): ModelError {
   return new ModelRequestInvalidError(fields);
 }
 
-const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_SOCKET']);
-const TIMEOUT_CODES = new Set(['ETIMEDOUT', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+const CONNECTION_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'UND_ERR_SOCKET',
+]);
+const TIMEOUT_CODES = new Set([
+  'ETIMEDOUT',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+]);
 
 /** The `code` of an error or of any error in its `cause` chain. */
 function causeCodes(err: unknown): string[] {
@@ -231,7 +282,8 @@ function messageOf(err: unknown): string {
 export function classifyModelError(err: unknown): ModelError {
   if (err instanceof ModelError) return err;
   if (err instanceof Anthropic.APIUserAbortError) return new ModelCallAbortedError({ cause: err });
-  if (err instanceof Anthropic.APIConnectionTimeoutError) return new ModelTimeoutError({ providerMessage: err.message, cause: err });
+  if (err instanceof Anthropic.APIConnectionTimeoutError)
+    return new ModelTimeoutError({ providerMessage: err.message, cause: err });
   if (err instanceof Anthropic.APIConnectionError) return classifyTransportError(err.cause ?? err, err);
   if (err instanceof Anthropic.APIError) {
     return classifyHttpFailure({
@@ -262,7 +314,10 @@ function classifyTransportError(err: unknown, original: unknown): ModelError {
   if (codes.some((c) => TIMEOUT_CODES.has(c))) return new ModelTimeoutError(fields);
   // undici reports a body that stopped mid-way as TypeError('terminated').
   if (name === 'TypeError' && fields.providerMessage === 'terminated') return new ModelTruncatedResponseError(fields);
-  if (codes.some((c) => CONNECTION_CODES.has(c)) || (name === 'TypeError' && fields.providerMessage === 'fetch failed')) {
+  if (
+    codes.some((c) => CONNECTION_CODES.has(c)) ||
+    (name === 'TypeError' && fields.providerMessage === 'fetch failed')
+  ) {
     return new ModelConnectionError({ ...fields, providerMessage: [messageOf(err), ...codes].join(' ') });
   }
   return new ModelUnexpectedError(fields);

@@ -77,7 +77,8 @@ function failureType(err: ModelError): ModelFailureType {
 export function toActivityFailure(err: unknown): ApplicationFailure {
   if (err instanceof ApplicationFailure) return err;
   const modelError = classifyModelError(err);
-  const retryAfterMs = 'retryAfterMs' in modelError && typeof modelError.retryAfterMs === 'number' ? modelError.retryAfterMs : undefined;
+  const retryAfterMs =
+    'retryAfterMs' in modelError && typeof modelError.retryAfterMs === 'number' ? modelError.retryAfterMs : undefined;
   const details: ModelFailureDetails = {
     status: modelError.status ?? null,
     retryAfterMs: retryAfterMs ?? null,

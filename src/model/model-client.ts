@@ -46,7 +46,13 @@ export interface ContextManagement {
   /** Server compaction: summarize the conversation once the prompt reaches `triggerTokens`; the reply pauses after it. */
   compaction?: { triggerTokens: number; instructions?: string };
   /** Clear old tool results (and optionally their inputs) once the prompt reaches `triggerTokens`. */
-  clearToolUses?: { triggerTokens?: number; keepToolUses?: number; clearAtLeastTokens?: number; excludeTools?: string[]; clearToolInputs?: boolean };
+  clearToolUses?: {
+    triggerTokens?: number;
+    keepToolUses?: number;
+    clearAtLeastTokens?: number;
+    excludeTools?: string[];
+    clearToolInputs?: boolean;
+  };
   /** Clear thinking blocks of all but the last `keepTurns` assistant turns (`all` keeps every one). */
   clearThinking?: { keepTurns: number | 'all' };
 }

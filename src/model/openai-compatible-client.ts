@@ -7,7 +7,14 @@ import { z } from 'zod';
 import { DEFAULTS } from '../config/defaults';
 import { classifyHttpFailure, classifyModelError, ModelTruncatedResponseError, ModelUnexpectedError } from './errors';
 import type { ModelCallOptions, ModelClient, ModelRequest, ModelResponse, ModelStreamEvent } from './model-client';
-import { chatCompletionSchema, chatUsage, fromChatCompletion, toChatMessages, toChatTools, type ChatCompletion } from './openai-compatible-convert';
+import {
+  chatCompletionSchema,
+  chatUsage,
+  fromChatCompletion,
+  toChatMessages,
+  toChatTools,
+  type ChatCompletion,
+} from './openai-compatible-convert';
 import { ChatStreamAccumulator, parseChatStreamData } from './openai-sse';
 import { SseDecoder } from './sse-decoder';
 import { StreamWatchdog } from './stream-watchdog';
@@ -30,7 +37,8 @@ export const openAiCompatibleConfigSchema = z.object({
 /** What callers pass in (defaults not yet applied). */
 export type OpenAiCompatibleConfigInput = z.input<typeof openAiCompatibleConfigSchema>;
 
-const AUTH_FIX = 'Check the API key and URL configured for the OpenAI-compatible endpoint (the agent\'s model.baseUrl / apiKeyEnv in keel.config.json, or KEEL_COMPACTION_MODEL_URL).';
+const AUTH_FIX =
+  "Check the API key and URL configured for the OpenAI-compatible endpoint (the agent's model.baseUrl / apiKeyEnv in keel.config.json, or KEEL_COMPACTION_MODEL_URL).";
 
 /** The chat-completions URL for a base URL written any of the usual ways. */
 export function chatCompletionsUrl(baseUrl: string): string {
@@ -43,9 +51,13 @@ export function chatCompletionsUrl(baseUrl: string): string {
 /** The provider's error text and type from an error body (OpenAI `{error:{message,type,code}}`, or plain text). */
 function errorFields(text: string): { message: string; type?: string; code?: string } {
   try {
-    const body = JSON.parse(text) as { error?: { message?: unknown; type?: unknown; code?: unknown } | string; message?: unknown };
+    const body = JSON.parse(text) as {
+      error?: { message?: unknown; type?: unknown; code?: unknown } | string;
+      message?: unknown;
+    };
     const error = typeof body.error === 'string' ? { message: body.error } : body.error;
-    const message = typeof error?.message === 'string' ? error.message : typeof body.message === 'string' ? body.message : text;
+    const message =
+      typeof error?.message === 'string' ? error.message : typeof body.message === 'string' ? body.message : text;
     return {
       message,
       ...(typeof error?.type === 'string' ? { type: error.type } : {}),
@@ -85,7 +97,9 @@ async function readAll(chunks: AsyncIterable<string>): Promise<string> {
 function parseCompletion(json: unknown): ChatCompletion {
   const parsed = chatCompletionSchema.safeParse(json);
   if (!parsed.success) {
-    throw new ModelUnexpectedError({ providerMessage: `not a chat completion: ${parsed.error.issues[0]?.message ?? 'invalid body'}` });
+    throw new ModelUnexpectedError({
+      providerMessage: `not a chat completion: ${parsed.error.issues[0]?.message ?? 'invalid body'}`,
+    });
   }
   return parsed.data;
 }
@@ -95,7 +109,11 @@ function parseCompletion(json: unknown): ChatCompletion {
  * the end of the body once a `finish_reason` came (some servers send no `[DONE]`); anything less is
  * a cut-off reply.
  */
-async function readStream(chunks: AsyncIterable<string>, model: string, report: (event: ModelStreamEvent, soFar: string) => void): Promise<ChatCompletion> {
+async function readStream(
+  chunks: AsyncIterable<string>,
+  model: string,
+  report: (event: ModelStreamEvent, soFar: string) => void,
+): Promise<ChatCompletion> {
   const decoder = new SseDecoder();
   const reply = new ChatStreamAccumulator();
   const take = (data: string): boolean => {
@@ -103,7 +121,13 @@ async function readStream(chunks: AsyncIterable<string>, model: string, report: 
     if (read.kind === 'done') return true;
     if (read.kind === 'invalid') throw new ModelUnexpectedError({ providerMessage: read.why });
     if (read.kind === 'error') {
-      throw classifyHttpFailure({ status: undefined, errorType: read.error.type, errorCode: read.error.code, providerMessage: read.error.message, authFix: AUTH_FIX });
+      throw classifyHttpFailure({
+        status: undefined,
+        errorType: read.error.type,
+        errorCode: read.error.code,
+        providerMessage: read.error.message,
+        authFix: AUTH_FIX,
+      });
     }
     for (const event of reply.add(read.chunk)) report(event, reply.text);
     return false;
@@ -114,7 +138,8 @@ async function readStream(chunks: AsyncIterable<string>, model: string, report: 
     if (done) break;
   }
   if (!done) for (const message of decoder.end()) done ||= take(message.data);
-  if (!done && !reply.finished) throw new ModelTruncatedResponseError({ providerMessage: 'stream ended before its last chunk' });
+  if (!done && !reply.finished)
+    throw new ModelTruncatedResponseError({ providerMessage: 'stream ended before its last chunk' });
   report({ type: 'messageStop' }, reply.text);
   return reply.completion(model);
 }
@@ -174,7 +199,10 @@ export class OpenAiCompatibleModelClient implements ModelClient {
       watchdog.arm(this.#timeoutMs, 'no response from the model');
       const response = await fetch(this.#url, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', ...(this.#apiKey ? { authorization: `Bearer ${this.#apiKey}` } : {}) },
+        headers: {
+          'content-type': 'application/json',
+          ...(this.#apiKey ? { authorization: `Bearer ${this.#apiKey}` } : {}),
+        },
         // Keel's encoding: only the messages new since the last call are encoded (json-request-body.ts).
         body: jsonRequestBody(body),
         signal,
@@ -194,7 +222,9 @@ export class OpenAiCompatibleModelClient implements ModelClient {
       }
       // Some servers ignore `stream: true` and answer one JSON body.
       streamed = (response.headers.get('content-type') ?? '').includes('text/event-stream');
-      completion = streamed ? await readStream(chunks, model, report) : parseCompletion(JSON.parse(await readAll(chunks)));
+      completion = streamed
+        ? await readStream(chunks, model, report)
+        : parseCompletion(JSON.parse(await readAll(chunks)));
     } catch (err) {
       if (callbackError !== undefined) throw callbackError;
       throw watchdog.expired ?? classifyModelError(err);

@@ -14,13 +14,18 @@ type ChatPart = { type: 'text'; text: string } | { type: 'image_url'; image_url:
 export type ChatMessage =
   | { role: 'system'; content: string }
   | { role: 'user'; content: string | ChatPart[] }
-  | { role: 'assistant'; content: string | null; tool_calls?: Array<{ id: string; type: 'function'; function: { name: string; arguments: string } }> }
+  | {
+      role: 'assistant';
+      content: string | null;
+      tool_calls?: Array<{ id: string; type: 'function'; function: { name: string; arguments: string } }>;
+    }
   | { role: 'tool'; tool_call_id: string; content: string };
 
 function imageUrl(block: ImageBlock): string | undefined {
   const source = block.source as { type?: string; url?: string; data?: string; media_type?: string } | undefined;
   if (source?.type === 'url' && source.url) return source.url;
-  if (source?.type === 'base64' && source.data && source.media_type) return `data:${source.media_type};base64,${source.data}`;
+  if (source?.type === 'base64' && source.data && source.media_type)
+    return `data:${source.media_type};base64,${source.data}`;
   if (block.data && block.mimeType) return `data:${block.mimeType};base64,${block.data}`;
   return block.url;
 }
@@ -53,9 +58,16 @@ function toChatMessage(message: AgentMessage): ChatMessage {
     const parts: ChatPart[] = message.content.flatMap((b): ChatPart[] => {
       if (b.type === 'text') return [{ type: 'text', text: b.text }];
       const url = imageUrl(b);
-      return url ? [{ type: 'image_url', image_url: { url } }] : [{ type: 'text', text: '[image omitted: no source stored]' }];
+      return url
+        ? [{ type: 'image_url', image_url: { url } }]
+        : [{ type: 'text', text: '[image omitted: no source stored]' }];
     });
-    return { role: 'user', content: parts.every((p) => p.type === 'text') ? parts.map((p) => (p as { text: string }).text).join('\n') : parts };
+    return {
+      role: 'user',
+      content: parts.every((p) => p.type === 'text')
+        ? parts.map((p) => (p as { text: string }).text).join('\n')
+        : parts,
+    };
   }
   if (message.role === 'assistant') {
     const text = message.content.flatMap((b) => (b.type === 'text' ? [(b as TextBlock).text] : [])).join('');
@@ -79,8 +91,13 @@ function deepFrozen<T>(value: T): T {
 }
 
 /** Keel tools → `{type:'function', function:{name, description, parameters}}`. */
-export function toChatTools(tools: readonly ModelTool[]): Array<{ type: 'function'; function: { name: string; description: string; parameters: Record<string, unknown> } }> {
-  return tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: { type: 'object', ...t.inputSchema } } }));
+export function toChatTools(
+  tools: readonly ModelTool[],
+): Array<{ type: 'function'; function: { name: string; description: string; parameters: Record<string, unknown> } }> {
+  return tools.map((t) => ({
+    type: 'function',
+    function: { name: t.name, description: t.description, parameters: { type: 'object', ...t.inputSchema } },
+  }));
 }
 
 /**
@@ -124,12 +141,20 @@ export const chatCompletionSchema = z.object({
 /** A validated chat completion. */
 export type ChatCompletion = z.infer<typeof chatCompletionSchema>;
 
-const FINISH_REASONS: Record<string, StopReason> = { stop: 'stop', tool_calls: 'toolUse', function_call: 'toolUse', length: 'length', content_filter: 'refusal' };
+const FINISH_REASONS: Record<string, StopReason> = {
+  stop: 'stop',
+  tool_calls: 'toolUse',
+  function_call: 'toolUse',
+  length: 'length',
+  content_filter: 'refusal',
+};
 
 function parseArguments(raw: string): Record<string, unknown> | undefined {
   try {
     const value: unknown = JSON.parse(raw);
-    return value && typeof value === 'object' && !Array.isArray(value) && !jsonDepthExceeds(value) ? (value as Record<string, unknown>) : undefined;
+    return value && typeof value === 'object' && !Array.isArray(value) && !jsonDepthExceeds(value)
+      ? (value as Record<string, unknown>)
+      : undefined;
   } catch {
     return undefined;
   }

@@ -48,7 +48,11 @@ export interface ChatStreamError {
 }
 
 /** One SSE `data:` payload, read. */
-export type ChatStreamData = { kind: 'done' } | { kind: 'chunk'; chunk: ChatChunk } | { kind: 'error'; error: ChatStreamError } | { kind: 'invalid'; why: string };
+export type ChatStreamData =
+  | { kind: 'done' }
+  | { kind: 'chunk'; chunk: ChatChunk }
+  | { kind: 'error'; error: ChatStreamError }
+  | { kind: 'invalid'; why: string };
 
 /** Reads one `data:` payload. */
 export function parseChatStreamData(data: string): ChatStreamData {
@@ -61,7 +65,11 @@ export function parseChatStreamData(data: string): ChatStreamData {
   }
   const error = (json as { error?: unknown } | null)?.error;
   if (error !== undefined && error !== null) {
-    const fields = (typeof error === 'object' ? error : { message: error }) as { message?: unknown; type?: unknown; code?: unknown };
+    const fields = (typeof error === 'object' ? error : { message: error }) as {
+      message?: unknown;
+      type?: unknown;
+      code?: unknown;
+    };
     return {
       kind: 'error',
       error: {
@@ -72,7 +80,9 @@ export function parseChatStreamData(data: string): ChatStreamData {
     };
   }
   const parsed = chatChunkSchema.safeParse(json);
-  return parsed.success ? { kind: 'chunk', chunk: parsed.data } : { kind: 'invalid', why: `not a chat.completion.chunk: ${parsed.error.issues[0]?.message ?? 'invalid'}` };
+  return parsed.success
+    ? { kind: 'chunk', chunk: parsed.data }
+    : { kind: 'invalid', why: `not a chat.completion.chunk: ${parsed.error.issues[0]?.message ?? 'invalid'}` };
 }
 
 interface ToolCallSlot {
@@ -146,10 +156,17 @@ export class ChatStreamAccumulator {
 
   /** The whole reply as a chat completion (for `fromChatCompletion`); calls without an id get one. */
   completion(fallbackModel: string): ChatCompletion {
-    const calls = this.#slots.flatMap((s, i) => (s ? [{ id: s.id ?? `call_${i}`, function: { name: s.name, arguments: s.arguments } }] : []));
+    const calls = this.#slots.flatMap((s, i) =>
+      s ? [{ id: s.id ?? `call_${i}`, function: { name: s.name, arguments: s.arguments } }] : [],
+    );
     return {
       model: this.#model ?? fallbackModel,
-      choices: [{ message: { content: this.#text || null, ...(calls.length > 0 ? { tool_calls: calls } : {}) }, finish_reason: this.#finishReason ?? null }],
+      choices: [
+        {
+          message: { content: this.#text || null, ...(calls.length > 0 ? { tool_calls: calls } : {}) },
+          finish_reason: this.#finishReason ?? null,
+        },
+      ],
       usage: this.#usage,
     };
   }

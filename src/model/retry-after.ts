@@ -10,7 +10,8 @@ import { DEFAULTS } from '../config/defaults';
 export const MAX_RETRY_AFTER_MS = DEFAULTS.maxRetryAfterMs;
 
 /** Anything that can look up a header by name: fetch `Headers`, or a plain record. */
-export type HeaderSource = { get(name: string): string | null | undefined } | Record<string, string | string[] | undefined>;
+export type HeaderSource =
+  { get(name: string): string | null | undefined } | Record<string, string | string[] | undefined>;
 
 function header(headers: HeaderSource, name: string): string | undefined {
   if (typeof (headers as { get?: unknown }).get === 'function') {
@@ -29,7 +30,10 @@ function header(headers: HeaderSource, name: string): string | undefined {
  *
  * @example parseRetryAfterMs(new Headers({ 'retry-after': '2' })) // 2000
  */
-export function parseRetryAfterMs(headers: HeaderSource | undefined | null, now: number = Date.now()): number | undefined {
+export function parseRetryAfterMs(
+  headers: HeaderSource | undefined | null,
+  now: number = Date.now(),
+): number | undefined {
   if (!headers) return undefined;
   const ms = header(headers, 'retry-after-ms');
   let wait = ms !== undefined && ms.trim() !== '' ? Number(ms) : undefined;

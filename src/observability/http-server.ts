@@ -19,7 +19,12 @@ export interface ObservabilityServer {
 }
 
 /** Serves /metrics, /healthz and /readyz on `port` (0: any free port) of `host`. */
-export async function startObservabilityServer(opts: { port: number; host?: string; registry: Registry; health: HealthChecks }): Promise<ObservabilityServer> {
+export async function startObservabilityServer(opts: {
+  port: number;
+  host?: string;
+  registry: Registry;
+  health: HealthChecks;
+}): Promise<ObservabilityServer> {
   const server: Server = createServer((req, res) => {
     const reply = (status: number, body: string, type = 'text/plain; charset=utf-8') => {
       res.writeHead(status, { 'content-type': type });
@@ -28,19 +33,29 @@ export async function startObservabilityServer(opts: { port: number; host?: stri
     const path = (req.url ?? '/').split('?')[0];
     if (req.method !== 'GET') return reply(405, 'use GET\n');
     if (path === '/metrics') {
-      opts.registry.metrics().then((text) => reply(200, text, opts.registry.contentType), (err: unknown) => reply(500, `${String(err)}\n`));
+      opts.registry.metrics().then(
+        (text) => reply(200, text, opts.registry.contentType),
+        (err: unknown) => reply(500, `${String(err)}\n`),
+      );
       return;
     }
     if (path === '/healthz') return opts.health.running() ? reply(200, 'ok\n') : reply(503, 'worker not running\n');
     if (path === '/readyz') {
-      readiness(opts.health).then(({ ok, checks }) => reply(ok ? 200 : 503, `${JSON.stringify({ ok, checks })}\n`, 'application/json'), (err: unknown) => reply(500, `${String(err)}\n`));
+      readiness(opts.health).then(
+        ({ ok, checks }) => reply(ok ? 200 : 503, `${JSON.stringify({ ok, checks })}\n`, 'application/json'),
+        (err: unknown) => reply(500, `${String(err)}\n`),
+      );
       return;
     }
     reply(404, 'not found: use /metrics, /healthz or /readyz\n');
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) =>
-      reject(err.code === 'EADDRINUSE' ? new Error(`KEEL_METRICS_PORT ${opts.port} is in use; choose another port or 0 to turn the endpoint off`) : err),
+      reject(
+        err.code === 'EADDRINUSE'
+          ? new Error(`KEEL_METRICS_PORT ${opts.port} is in use; choose another port or 0 to turn the endpoint off`)
+          : err,
+      ),
     );
     server.listen(opts.port, opts.host ?? '0.0.0.0', () => resolve());
   });

@@ -22,7 +22,8 @@ const LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
 /** A pino logger: JSON lines in production, pretty lines when asked. */
 export function createKeelLogger(opts: KeelLoggerOptions = {}): PinoLogger {
   const level = (opts.level ?? 'info').toLowerCase();
-  if (!LEVELS.includes(level)) throw new Error(`KEEL_LOG_LEVEL "${opts.level}" is not a log level; use one of ${LEVELS.join(', ')}`);
+  if (!LEVELS.includes(level))
+    throw new Error(`KEEL_LOG_LEVEL "${opts.level}" is not a log level; use one of ${LEVELS.join(', ')}`);
   const base = { level, base: { pid: process.pid }, timestamp: pino.stdTimeFunctions.isoTime };
   if (opts.pretty && !opts.destination) {
     // In-process and synchronous (no transport thread): a short CLI run loses no line at exit.
@@ -39,7 +40,13 @@ export function loggerOptionsFromEnv(env: NodeJS.ProcessEnv, defaults: { pretty?
   return { ...(env.KEEL_LOG_LEVEL ? { level: env.KEEL_LOG_LEVEL } : {}), ...(pretty !== undefined ? { pretty } : {}) };
 }
 
-const TO_PINO: Record<LogLevel, 'trace' | 'debug' | 'info' | 'warn' | 'error'> = { TRACE: 'trace', DEBUG: 'debug', INFO: 'info', WARN: 'warn', ERROR: 'error' };
+const TO_PINO: Record<LogLevel, 'trace' | 'debug' | 'info' | 'warn' | 'error'> = {
+  TRACE: 'trace',
+  DEBUG: 'debug',
+  INFO: 'info',
+  WARN: 'warn',
+  ERROR: 'error',
+};
 
 /**
  * Temporal's `Logger` over pino. The SDK hands each line's attributes (workflow or activity info,

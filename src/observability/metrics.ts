@@ -79,7 +79,12 @@ export class KeelMetrics {
 
   /** Counts a model call's tokens by kind (the `kind` label) and keeps the agent's prompt-cache hit ratio. */
   usage(agent: string, usage: TokenUsage): void {
-    const byKind: Record<TokenKind, number> = { input: usage.inputTokens, output: usage.outputTokens, cache_read: usage.cacheReadTokens, cache_write: usage.cacheWriteTokens };
+    const byKind: Record<TokenKind, number> = {
+      input: usage.inputTokens,
+      output: usage.outputTokens,
+      cache_read: usage.cacheReadTokens,
+      cache_write: usage.cacheWriteTokens,
+    };
     for (const [kind, n] of Object.entries(byKind)) if (n > 0) this.tokens.inc({ agent, kind }, n);
     const p = this.prompt.get(agent) ?? { read: 0, all: 0 };
     p.read += usage.cacheReadTokens;

@@ -107,7 +107,10 @@ function sessionEvidence(entries: readonly ProfileEntry[]): SessionEvidence {
     compactions,
     tokens,
     toolShare: counted === 0 ? 0 : tokens.toolResults / counted,
-    toolCallsPerTurn: { mean: turns.length === 0 ? 0 : toolCalls / turns.length, max: Math.max(0, ...turns.map((t) => t.toolCalls)) },
+    toolCallsPerTurn: {
+      mean: turns.length === 0 ? 0 : toolCalls / turns.length,
+      max: Math.max(0, ...turns.map((t) => t.toolCalls)),
+    },
     gaps: { medianMs: median(gaps), longestMs: Math.max(0, ...gaps), quietPeriods: quietBefore.filter(Boolean).length },
     bursts: {
       turns: burstTurns.length,
@@ -119,7 +122,8 @@ function sessionEvidence(entries: readonly ProfileEntry[]): SessionEvidence {
 }
 
 const pct = (share: number) => `${Math.round(share * 100)}%`;
-const minutes = (ms: number) => (ms >= 3_600_000 ? `${(ms / 3_600_000).toFixed(1)} h` : `${Math.round(ms / 60_000)} min`);
+const minutes = (ms: number) =>
+  ms >= 3_600_000 ? `${(ms / 3_600_000).toFixed(1)} h` : `${Math.round(ms / 60_000)} min`;
 
 /**
  * The session's work style. Bursty first: at least two quiet periods and tool calls clustered in
@@ -135,20 +139,32 @@ export function classifySession(entries: readonly ProfileEntry[], current?: Work
     `${pct(toolShare)} of context tokens come from tool results, ${pct(1 - toolShare)} from messages`,
     `${toolCallsPerTurn.mean.toFixed(1)} tool calls per turn on average (at most ${toolCallsPerTurn.max}) over ${turns} turns`,
   ];
-  const confidence = (borderline: boolean): SessionClass['confidence'] => (turns < MIN_TURNS ? 'little-evidence' : borderline ? 'borderline' : 'clear');
+  const confidence = (borderline: boolean): SessionClass['confidence'] =>
+    turns < MIN_TURNS ? 'little-evidence' : borderline ? 'borderline' : 'clear';
 
   const burstyShape = gaps.quietPeriods >= 2 && bursts.episodes >= 2 && bursts.turns <= turns * 0.6;
   if (burstyShape && bursts.toolCallShare >= 0.6) {
     reasons.push(
       `${gaps.quietPeriods} quiet periods of ${minutes(QUIET_GAP_MS)} or more (longest ${minutes(gaps.longestMs)}), and ${pct(bursts.toolCallShare)} of tool calls in ${bursts.turns} burst turns (${BURST_TOOL_CALLS}+ calls) across ${bursts.episodes} separate episodes`,
     );
-    return { style: 'bursty', confidence: confidence(bursts.toolCallShare < 0.6 + BORDERLINE_MARGIN), reasons, evidence };
+    return {
+      style: 'bursty',
+      confidence: confidence(bursts.toolCallShare < 0.6 + BORDERLINE_MARGIN),
+      reasons,
+      evidence,
+    };
   }
-  if (gaps.quietPeriods >= 2) reasons.push(`${gaps.quietPeriods} quiet periods, but tool calls are not clustered in bursts`);
+  if (gaps.quietPeriods >= 2)
+    reasons.push(`${gaps.quietPeriods} quiet periods, but tool calls are not clustered in bursts`);
 
   const near = (boundary: number) => Math.abs(toolShare - boundary) < BORDERLINE_MARGIN;
   const fewCalls = toolCallsPerTurn.mean < 2;
-  let style: WorkStyle = toolShare >= TOOL_HEAVY_SHARE ? 'tool-heavy' : toolShare <= CONVERSATIONAL_SHARE && fewCalls ? 'conversational' : 'mixed';
+  let style: WorkStyle =
+    toolShare >= TOOL_HEAVY_SHARE
+      ? 'tool-heavy'
+      : toolShare <= CONVERSATIONAL_SHARE && fewCalls
+        ? 'conversational'
+        : 'mixed';
   let borderline = false;
   if (near(TOOL_HEAVY_SHARE)) {
     borderline = true;
@@ -161,6 +177,9 @@ export function classifySession(entries: readonly ProfileEntry[], current?: Work
   else if (style === 'conversational') reasons.push('most of the context is conversation, with few tool calls');
   else if (toolShare <= CONVERSATIONAL_SHARE) reasons.push('mostly conversation, but many small tool calls per turn');
   else reasons.push('tool output and conversation are roughly even');
-  if (borderline) reasons.push(`near the ${near(TOOL_HEAVY_SHARE) ? pct(TOOL_HEAVY_SHARE) : pct(CONVERSATIONAL_SHARE)} boundary${current === style ? `: kept the configured ${current}` : ''}`);
+  if (borderline)
+    reasons.push(
+      `near the ${near(TOOL_HEAVY_SHARE) ? pct(TOOL_HEAVY_SHARE) : pct(CONVERSATIONAL_SHARE)} boundary${current === style ? `: kept the configured ${current}` : ''}`,
+    );
   return { style, confidence: confidence(borderline), reasons, evidence };
 }

@@ -20,7 +20,8 @@ export interface CurrentSettings {
   readonly workStyle?: WorkStyle;
 }
 
-export type SettingKey = 'contextEngine' | 'reserveTokens' | 'pruningTtl' | 'keepLastAssistants' | 'minPrunableToolChars';
+export type SettingKey =
+  'contextEngine' | 'reserveTokens' | 'pruningTtl' | 'keepLastAssistants' | 'minPrunableToolChars';
 
 export interface SettingAdvice {
   readonly key: SettingKey;
@@ -42,7 +43,11 @@ export interface ConfigAdvice {
 }
 
 /** What an agent's config resolves to for the four settings. */
-export function currentSettings(config: Pick<KeelConfig, 'contextEngine' | 'reserveTokens' | 'contextEngineOptions' | 'workStyle'> & { readonly reserveTokensFloor?: number }): CurrentSettings {
+export function currentSettings(
+  config: Pick<KeelConfig, 'contextEngine' | 'reserveTokens' | 'contextEngineOptions' | 'workStyle'> & {
+    readonly reserveTokensFloor?: number;
+  },
+): CurrentSettings {
   const options = config.contextEngineOptions ?? {};
   return {
     contextEngine: config.contextEngine,
@@ -59,7 +64,8 @@ const capped = (window: number, reserve: number) => effectiveReserveTokens(windo
 const fullAt = (window: number, reserve: number) => Math.round(((window - capped(window, reserve)) / window) * 100);
 const exchanges = (n: number) => (n === 1 ? 'only the last exchange keeps its' : `the last ${n} exchanges keep their`);
 /** 60000 → "1 minute", 90000 → "90 seconds". */
-const spoken = (ms: number) => (ms % 60_000 === 0 ? `${ms / 60_000} minute${ms === 60_000 ? '' : 's'}` : `${Math.round(ms / 1_000)} seconds`);
+const spoken = (ms: number) =>
+  ms % 60_000 === 0 ? `${ms / 60_000} minute${ms === 60_000 ? '' : 's'}` : `${Math.round(ms / 1_000)} seconds`;
 
 /** Compares the agent's settings with the style's preset; `window` is the agent's context window. */
 export function adviseSettings(current: CurrentSettings, style: WorkStyle, window: number): ConfigAdvice {
@@ -72,7 +78,8 @@ export function adviseSettings(current: CurrentSettings, style: WorkStyle, windo
       current: 'legacy',
       recommended: 'budgeted',
       right: false,
-      inPractice: 'the clean-up settings below act only in the budgeted engine; legacy sends every old tool result in full until compaction',
+      inPractice:
+        'the clean-up settings below act only in the budgeted engine; legacy sends every old tool result in full until compaction',
     });
   }
   // The reserve never takes more than half the window: on a small window the preset's is capped there
@@ -85,10 +92,9 @@ export function adviseSettings(current: CurrentSettings, style: WorkStyle, windo
     current: current.reserveTokens,
     recommended: reserve,
     right: sameReserve,
-    inPractice:
-      sameReserve
-        ? `compaction starts at about ${fullAt(window, reserve)}% of the ${window.toLocaleString('en-US')}-token window`
-        : `compaction starts at about ${fullAt(window, reserve)}% full instead of ${fullAt(window, current.reserveTokens)}%: ${reserve > current.reserveTokens ? 'sooner, so a shorter summary and more room left after it' : 'later, so more history stays verbatim before it is summarised'}`,
+    inPractice: sameReserve
+      ? `compaction starts at about ${fullAt(window, reserve)}% of the ${window.toLocaleString('en-US')}-token window`
+      : `compaction starts at about ${fullAt(window, reserve)}% full instead of ${fullAt(window, current.reserveTokens)}%: ${reserve > current.reserveTokens ? 'sooner, so a shorter summary and more room left after it' : 'later, so more history stays verbatim before it is summarised'}`,
   });
   const ttl = formatDuration(preset.pruningTtl);
   all.push({
@@ -133,6 +139,7 @@ export function adviceLines(advice: ConfigAdvice): string[] {
     return lines;
   }
   lines.push(`Recommended for ${advice.style} work (${preset.suits}):`);
-  for (const a of advice.changes) lines.push(`  • ${a.setting}: ${a.key} ${shown(a.current)} → ${shown(a.recommended)}: ${a.inPractice}`);
+  for (const a of advice.changes)
+    lines.push(`  • ${a.setting}: ${a.key} ${shown(a.current)} → ${shown(a.recommended)}: ${a.inPractice}`);
   return lines;
 }

@@ -39,9 +39,14 @@ export function planConfigChanges(file: unknown, agentId: string, advice: Config
   agents[agentId] = section;
   const prefix = `agents.${agentId}`;
   const changes: FileChange[] = [];
-  const record = (path: string, old: unknown, value: unknown, effective: unknown) => changes.push({ path, old, ...(old === undefined ? { effective } : {}), new: value });
+  const record = (path: string, old: unknown, value: unknown, effective: unknown) =>
+    changes.push({ path, old, ...(old === undefined ? { effective } : {}), new: value });
 
-  const options: Json = isObject(section.contextEngineOptions) ? section.contextEngineOptions : isObject(json.contextEngineOptions) ? { ...json.contextEngineOptions } : {};
+  const options: Json = isObject(section.contextEngineOptions)
+    ? section.contextEngineOptions
+    : isObject(json.contextEngineOptions)
+      ? { ...json.contextEngineOptions }
+      : {};
   let optionsChanged = false;
   for (const a of advice.changes) {
     const value = a.recommended;
@@ -66,6 +71,7 @@ export function planConfigChanges(file: unknown, agentId: string, advice: Config
 /** A change as one line: `agents.ops.reserveTokens: 20000 (inherited) → 60000`. */
 export function changeLine(c: FileChange): string {
   const show = (v: unknown) => (typeof v === 'string' ? `"${v}"` : String(v));
-  const old = c.old === undefined ? `unset (now ${c.effective === undefined ? 'default' : show(c.effective)})` : show(c.old);
+  const old =
+    c.old === undefined ? `unset (now ${c.effective === undefined ? 'default' : show(c.effective)})` : show(c.old);
   return `${c.path}: ${old} → ${show(c.new)}`;
 }

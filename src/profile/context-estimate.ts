@@ -52,7 +52,11 @@ function activeWindow(entries: readonly ProfileEntry[]): { entries: ProfileEntry
 }
 
 /** The estimate of the active window; `overhead` is the session's measured baseline, when known. */
-export function estimateContext(entries: readonly ProfileEntry[], window: number, overhead?: PromptOverhead): ContextEstimate {
+export function estimateContext(
+  entries: readonly ProfileEntry[],
+  window: number,
+  overhead?: PromptOverhead,
+): ContextEstimate {
   const active = activeWindow(entries);
   const of = (kind: ProfileEntry['kind']) => active.entries.filter((e) => e.kind === kind);
   const part = (name: EstimatePart['part'], items: ProfileEntry[], range: readonly [number, number]): EstimatePart => ({
@@ -64,7 +68,9 @@ export function estimateContext(entries: readonly ProfileEntry[], window: number
   });
   const baseline = overhead ? overhead.systemTokens + overhead.bootstrapTokens + overhead.toolTokens : undefined;
   const parts: EstimatePart[] = [
-    ...(baseline !== undefined ? [{ part: 'fixed baseline' as const, count: 1, low: baseline, high: baseline, measured: baseline }] : []),
+    ...(baseline !== undefined
+      ? [{ part: 'fixed baseline' as const, count: 1, low: baseline, high: baseline, measured: baseline }]
+      : []),
     part('user messages', of('user'), RANGES.user),
     part('assistant replies', of('assistant'), RANGES.assistant),
     part('tool results', of('toolResult'), RANGES.toolResult),
@@ -73,7 +79,13 @@ export function estimateContext(entries: readonly ProfileEntry[], window: number
   return {
     window,
     parts,
-    baseline: overhead ? { systemTokens: overhead.systemTokens, bootstrapTokens: overhead.bootstrapTokens, toolTokens: overhead.toolTokens } : 'unknown',
+    baseline: overhead
+      ? {
+          systemTokens: overhead.systemTokens,
+          bootstrapTokens: overhead.bootstrapTokens,
+          toolTokens: overhead.toolTokens,
+        }
+      : 'unknown',
     total: { low: parts.reduce((n, p) => n + p.low, 0), high: parts.reduce((n, p) => n + p.high, 0) },
   };
 }

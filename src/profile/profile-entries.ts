@@ -23,19 +23,43 @@ export interface ProfileEntry {
  * One stored entry as a profile record, or undefined for entries the model never sees (headers,
  * custom entries). `tokens` is the estimate stored with the entry when there is one.
  */
-export function toProfileEntry(entry: TranscriptEntry, storedTokens: number | null, estimate: (text: string) => number): ProfileEntry | undefined {
+export function toProfileEntry(
+  entry: TranscriptEntry,
+  storedTokens: number | null,
+  estimate: (text: string) => number,
+): ProfileEntry | undefined {
   const at = Date.parse(entry.timestamp);
   if (entry.type === 'compaction') {
     const tokens = storedTokens ?? estimate(entry.summary);
-    return { id: entry.id, kind: 'compaction', at, tokens, toolCalls: 0, firstKeptEntryId: entry.firstKeptEntryId, ...(entry.revertOf ? { revert: true as const } : {}) };
+    return {
+      id: entry.id,
+      kind: 'compaction',
+      at,
+      tokens,
+      toolCalls: 0,
+      firstKeptEntryId: entry.firstKeptEntryId,
+      ...(entry.revertOf ? { revert: true as const } : {}),
+    };
   }
   if (entry.type !== 'message') return undefined;
-  return messageProfileEntry(entry.id, entry.message, at, storedTokens ?? estimate(JSON.stringify(entry.message.content)));
+  return messageProfileEntry(
+    entry.id,
+    entry.message,
+    at,
+    storedTokens ?? estimate(JSON.stringify(entry.message.content)),
+  );
 }
 
 /** A message as a profile record; `fallbackAt` when the message carries no timestamp of its own. */
 export function messageProfileEntry(id: string, m: AgentMessage, fallbackAt: number, tokens: number): ProfileEntry {
   const when = m.timestamp ?? fallbackAt;
-  if (m.role === 'assistant') return { id, kind: 'assistant', at: when, tokens, toolCalls: m.content.filter((b) => b.type === 'toolCall').length };
+  if (m.role === 'assistant')
+    return {
+      id,
+      kind: 'assistant',
+      at: when,
+      tokens,
+      toolCalls: m.content.filter((b) => b.type === 'toolCall').length,
+    };
   return { id, kind: m.role, at: when, tokens, toolCalls: 0 };
 }

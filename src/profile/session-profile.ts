@@ -25,7 +25,10 @@ export interface ProfileInput {
   readonly sessionId: string;
   /** The session's transcript, oldest first. */
   readonly entries: readonly ProfileEntry[];
-  readonly config: Pick<KeelConfig, 'contextEngine' | 'reserveTokens' | 'reserveTokensFloor' | 'contextEngineOptions' | 'workStyle'>;
+  readonly config: Pick<
+    KeelConfig,
+    'contextEngine' | 'reserveTokens' | 'reserveTokensFloor' | 'contextEngineOptions' | 'workStyle'
+  >;
   /** The agent's context window in tokens. */
   readonly window: number;
   /** The system prompt, workspace files and tools of the session's last call (its status split), when known. */
@@ -47,7 +50,11 @@ export function profileSession(input: ProfileInput): SessionProfile {
 }
 
 const k = (n: number) => (n >= 1_000 ? `${Math.round(n / 100) / 10}k` : String(n));
-const CONFIDENCE: Record<SessionClass['confidence'], string> = { clear: '', borderline: ' (borderline)', 'little-evidence': ' (few turns: little evidence)' };
+const CONFIDENCE: Record<SessionClass['confidence'], string> = {
+  clear: '',
+  borderline: ' (borderline)',
+  'little-evidence': ' (few turns: little evidence)',
+};
 
 /** The profile as a compact list: pattern and evidence, what is eating the context, then the advice. */
 export function profileLines(profile: SessionProfile): string[] {
@@ -62,7 +69,9 @@ export function profileLines(profile: SessionProfile): string[] {
   );
   for (const p of estimate.parts) {
     if (p.count === 0 || p.part === 'fixed baseline') continue;
-    lines.push(`  - ${p.count} ${p.part}: ~${k(p.low)}–${k(p.high)} tokens${p.measured !== undefined ? ` [${k(p.measured)}]` : ''}`);
+    lines.push(
+      `  - ${p.count} ${p.part}: ~${k(p.low)}–${k(p.high)} tokens${p.measured !== undefined ? ` [${k(p.measured)}]` : ''}`,
+    );
   }
   lines.push(`  total ~${k(estimate.total.low)}–${k(estimate.total.high)} of ${k(estimate.window)} tokens`);
   return [...lines, ...adviceLines(profile.advice)];

@@ -16,7 +16,9 @@ import type { ReplayTranscript } from './replay-source';
  */
 export function replayAdvice(transcript: ReplayTranscript, agentId: string, config: KeelConfig): string[] {
   const tokensOf = (text: string) => Math.ceil(text.length / DEFAULTS.charsPerToken);
-  const entries = transcript.entries.map((e) => messageProfileEntry(e.id, e.message, 0, tokensOf(JSON.stringify(e.message.content))));
+  const entries = transcript.entries.map((e) =>
+    messageProfileEntry(e.id, e.message, 0, tokensOf(JSON.stringify(e.message.content))),
+  );
   const profile = profileSession({
     agentId,
     sessionKey: transcript.sessionKey ?? transcript.source,

@@ -25,7 +25,10 @@ export function escapeHtml(text: string): string {
 
 /** JSON safe inside a <script> element: no `<` (so no `</script>` or `<!--`), no line separators. */
 function scriptJson(value: unknown): string {
-  return JSON.stringify(value).replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
+  return JSON.stringify(value)
+    .replace(/</g, '\\u003c')
+    .replace(/\u2028/g, '\\u2028')
+    .replace(/\u2029/g, '\\u2029');
 }
 
 /** A script's source inlined: only `</script` could end the element early. */
@@ -46,7 +49,9 @@ function chartData(report: ReplayReport) {
       window: run.policy.contextWindow,
       context: run.turns.map((t) => t.contextTokens),
       summary: run.turns.map((t) => t.summaryChars),
-      compactions: run.turns.filter((t) => t.compactedAfter || t.compactedMidTurn).map((t) => ({ x: t.turn, y: t.contextTokens })),
+      compactions: run.turns
+        .filter((t) => t.compactedAfter || t.compactedMidTurn)
+        .map((t) => ({ x: t.turn, y: t.contextTokens })),
       pruned: run.turns.filter((t) => t.prunedResults > 0).map((t) => ({ x: t.turn, y: t.contextTokens })),
     })),
   };
@@ -88,7 +93,8 @@ tr.differs td { background: #fff6d5; } .swatch { display: inline-block; width: 1
 
 /** A heading of the advice and its items as a nested list (the list draws the bullets, the text has none). */
 function adviceItem(section: AdviceSection): string {
-  const items = section.items.length > 0 ? `<ul>${section.items.map((i) => `<li>${escapeHtml(i)}</li>`).join('')}</ul>` : '';
+  const items =
+    section.items.length > 0 ? `<ul>${section.items.map((i) => `<li>${escapeHtml(i)}</li>`).join('')}</ul>` : '';
   return `<li>${escapeHtml(section.heading)}${items}</li>`;
 }
 
@@ -97,20 +103,34 @@ export function renderReplayHtml(report: ReplayReport): string {
   const e = escapeHtml;
   const policies = report.policies;
   const legend = policies
-    .map((run, k) => `<li><span class="swatch" style="background:${COLOURS[k % COLOURS.length]}"></span>${e(run.policy.name)}: window ${e(shortTokens(run.policy.contextWindow))}, reserve ${e(shortTokens(run.policy.reserveTokens))}, engine ${e(run.policy.contextEngine)}</li>`)
+    .map(
+      (run, k) =>
+        `<li><span class="swatch" style="background:${COLOURS[k % COLOURS.length]}"></span>${e(run.policy.name)}: window ${e(shortTokens(run.policy.contextWindow))}, reserve ${e(shortTokens(run.policy.reserveTokens))}, engine ${e(run.policy.contextEngine)}</li>`,
+    )
     .join('\n');
   const head = `<tr><th>metric</th>${policies.map((r) => `<th>${e(r.policy.name)}</th>`).join('')}</tr>`;
-  const rows = report.differences.map((d) => `<tr${d.differs ? ' class="differs"' : ''}><td>${e(d.metric)}</td>${d.values.map((v) => `<td>${e(v)}</td>`).join('')}</tr>`).join('\n');
+  const rows = report.differences
+    .map(
+      (d) =>
+        `<tr${d.differs ? ' class="differs"' : ''}><td>${e(d.metric)}</td>${d.values.map((v) => `<td>${e(v)}</td>`).join('')}</tr>`,
+    )
+    .join('\n');
   const compactions = policies
     .map((run) => {
       if (run.compactions.length === 0) return `<h3>${e(run.policy.name)}</h3><p class="muted">no compaction</p>`;
       const lines = run.compactions
-        .map((c) => `<tr><td>${c.turn}</td><td>${e(c.trigger)}</td><td>${e(c.status)}</td><td>${c.tokensBefore.toLocaleString('en-US')} → ${c.tokensAfter.toLocaleString('en-US')}</td><td>${c.summaryChars.toLocaleString('en-US')}</td><td>${c.identifiers - c.missingIdentifiers.length} of ${c.identifiers}${c.missingIdentifiers.length ? ` (missing ${e(c.missingIdentifiers.join(', '))})` : ''}</td></tr>`)
+        .map(
+          (c) =>
+            `<tr><td>${c.turn}</td><td>${e(c.trigger)}</td><td>${e(c.status)}</td><td>${c.tokensBefore.toLocaleString('en-US')} → ${c.tokensAfter.toLocaleString('en-US')}</td><td>${c.summaryChars.toLocaleString('en-US')}</td><td>${c.identifiers - c.missingIdentifiers.length} of ${c.identifiers}${c.missingIdentifiers.length ? ` (missing ${e(c.missingIdentifiers.join(', '))})` : ''}</td></tr>`,
+        )
         .join('\n');
       return `<h3>${e(run.policy.name)}</h3><table><tr><th>turn</th><th>trigger</th><th>status</th><th>tokens before → after</th><th>summary chars</th><th>identifiers kept</th></tr>\n${lines}</table>`;
     })
     .join('\n');
-  const advice = report.advice && report.advice.length > 0 ? `<h2>Advice</h2>\n<ul id="advice">${adviceSections(report.advice).map(adviceItem).join('\n')}</ul>` : '';
+  const advice =
+    report.advice && report.advice.length > 0
+      ? `<h2>Advice</h2>\n<ul id="advice">${adviceSections(report.advice).map(adviceItem).join('\n')}</ul>`
+      : '';
   return `<!doctype html>
 <html lang="en">
 <head>

@@ -11,12 +11,22 @@ import { configuredWindow } from '../config/configured-window';
 import { mainPromptMode } from '../config/small-window';
 import { DEFAULTS } from '../config/defaults';
 import { buildSystemPrompt } from '../context/system-prompt';
-import { MEMORY_RECALL, MESSAGING, SAFETY, TOOL_CALL_STYLE, promptModeFor, runtimeSection } from '../context/prompt-sections';
+import {
+  MEMORY_RECALL,
+  MESSAGING,
+  SAFETY,
+  TOOL_CALL_STYLE,
+  promptModeFor,
+  runtimeSection,
+} from '../context/prompt-sections';
 import { boundedEstimate } from '../runtime/bounded-estimate';
 
 // The config's own schemas, without their defaults: a key the file leaves out keeps the agent's value.
 const config = keelConfigSchema.shape;
-const tokens = z.number({ message: 'use a whole number of tokens' }).int('use a whole number of tokens').nonnegative('use tokens ≥ 0');
+const tokens = z
+  .number({ message: 'use a whole number of tokens' })
+  .int('use a whole number of tokens')
+  .nonnegative('use tokens ≥ 0');
 
 /** What a policy file may set. Keel config keys keep their meaning; the last three exist only for what-ifs. */
 const policyFileSchema = z.strictObject({
@@ -71,20 +81,33 @@ export function readReplayPolicy(path: string, base: KeelConfig, sessionKey = 'a
   try {
     json = JSON.parse(readFileSync(path, 'utf8'));
   } catch (err) {
-    throw new ReplayPolicyError(`${path}: ${err instanceof SyntaxError ? `not valid JSON (${err.message}); fix the syntax` : `cannot read it (${(err as Error).message})`}`);
+    throw new ReplayPolicyError(
+      `${path}: ${err instanceof SyntaxError ? `not valid JSON (${err.message}); fix the syntax` : `cannot read it (${(err as Error).message})`}`,
+    );
   }
-  return parseReplayPolicy(json, base, { source: path, defaultName: basename(path).replace(/\.json$/i, ''), sessionKey });
+  return parseReplayPolicy(json, base, {
+    source: path,
+    defaultName: basename(path).replace(/\.json$/i, ''),
+    sessionKey,
+  });
 }
 
 /** Checks a policy object (a parsed file) over `base`; errors name `source` and each bad key. */
-export function parseReplayPolicy(json: unknown, base: KeelConfig, opts: { source: string; defaultName: string; sessionKey?: string }): ReplayPolicy {
-  const fail = (lines: string[]) => new ReplayPolicyError(`invalid replay policy ${opts.source}:\n${lines.map((l) => `  ${l}`).join('\n')}`);
+export function parseReplayPolicy(
+  json: unknown,
+  base: KeelConfig,
+  opts: { source: string; defaultName: string; sessionKey?: string },
+): ReplayPolicy {
+  const fail = (lines: string[]) =>
+    new ReplayPolicyError(`invalid replay policy ${opts.source}:\n${lines.map((l) => `  ${l}`).join('\n')}`);
   const parsed = policyFileSchema.safeParse(json);
   if (!parsed.success) {
     throw fail(
       parsed.error.issues.flatMap((issue) =>
         issue.code === 'unrecognized_keys' && issue.path.length === 0
-          ? issue.keys.map((k) => `${k}: not a replay policy setting (check the spelling); known settings: ${KNOWN_KEYS.join(', ')}`)
+          ? issue.keys.map(
+              (k) => `${k}: not a replay policy setting (check the spelling); known settings: ${KNOWN_KEYS.join(', ')}`,
+            )
           : [`${issue.path.join('.') || '(top level)'}: ${issue.message}`],
       ),
     );
@@ -93,7 +116,8 @@ export function parseReplayPolicy(json: unknown, base: KeelConfig, opts: { sourc
   const { name, keepRecentTokens, overheadTokens, summarizer, ...overrides } = file;
   // The merged settings must still make a coherent Keel configuration (the reserve fits the window, …).
   const merged = keelConfigSchema.safeParse({ ...base, ...definedOnly(overrides) });
-  if (!merged.success) throw fail(merged.error.issues.map((i) => `${String(i.path[0] ?? '(top level)')}: ${i.message}`));
+  if (!merged.success)
+    throw fail(merged.error.issues.map((i) => `${String(i.path[0] ?? '(top level)')}: ${i.message}`));
   const c = merged.data;
   return {
     name: name ?? opts.defaultName,

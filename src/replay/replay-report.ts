@@ -37,7 +37,11 @@ export interface RunReplayOptions {
 }
 
 /** Replays the transcript under each policy in turn and builds the report. */
-export async function runReplay(transcript: ReplayTranscript, policies: readonly ReplayPolicy[], options: RunReplayOptions = {}): Promise<ReplayReport> {
+export async function runReplay(
+  transcript: ReplayTranscript,
+  policies: readonly ReplayPolicy[],
+  options: RunReplayOptions = {},
+): Promise<ReplayReport> {
   const turns = splitTurns(transcript.entries).length;
   const total = turns * policies.length;
   const runs: PolicyReplay[] = [];
@@ -80,20 +84,42 @@ function differences(runs: readonly PolicyReplay[]): ReplayDifference[] {
     ['context window', (r) => shortTokens(r.policy.contextWindow)],
     ['compacts above', (r) => `${shortTokens(compactsAbove(r))} context tokens`],
     ['context engine', (r) => engineText(r.policy)],
-    ['compactions', (r) => `${r.totals.compactions}${r.totals.skippedCompactions ? ` (+${r.totals.skippedCompactions} skipped)` : ''}`],
+    [
+      'compactions',
+      (r) =>
+        `${r.totals.compactions}${r.totals.skippedCompactions ? ` (+${r.totals.skippedCompactions} skipped)` : ''}`,
+    ],
     ['compaction turns', (r) => turnList(r.compactions.filter((c) => c.status === 'succeeded').map((c) => c.turn))],
     ['turns with pruned tool output', (r) => String(r.totals.prunedTurns)],
     ['memory flushes', (r) => String(r.totals.memoryFlushes)],
-    ['peak context', (r) => `${shortTokens(r.totals.peakContextTokens)} (${(r.totals.peakPressure * 100).toFixed(1)}%)`],
-    ['tokens sent (cost)', (r) => `${shortTokens(r.totals.tokensSent)}${first > 0 && r !== runs[0] ? ` (${signedPercent(r.totals.tokensSent / first - 1)})` : ''}`],
-    ['summaries', (r) => `${r.policy.summarizer}${r.compactions.some((c) => c.degraded) ? ` (${r.compactions.filter((c) => c.degraded).length} fell back to extractive)` : ''}`],
+    [
+      'peak context',
+      (r) => `${shortTokens(r.totals.peakContextTokens)} (${(r.totals.peakPressure * 100).toFixed(1)}%)`,
+    ],
+    [
+      'tokens sent (cost)',
+      (r) =>
+        `${shortTokens(r.totals.tokensSent)}${first > 0 && r !== runs[0] ? ` (${signedPercent(r.totals.tokensSent / first - 1)})` : ''}`,
+    ],
+    [
+      'summaries',
+      (r) =>
+        `${r.policy.summarizer}${r.compactions.some((c) => c.degraded) ? ` (${r.compactions.filter((c) => c.degraded).length} fell back to extractive)` : ''}`,
+    ],
     ['final summary', (r) => `${r.totals.finalSummaryChars.toLocaleString('en-US')} chars`],
-    ['identifiers kept', (r) => `${r.identifiers.kept.length} of ${r.identifiers.summarized}${r.identifiers.lost.length ? ` (lost: ${r.identifiers.lost.slice(0, 5).join(', ')}${r.identifiers.lost.length > 5 ? ', …' : ''})` : ''}`],
+    [
+      'identifiers kept',
+      (r) =>
+        `${r.identifiers.kept.length} of ${r.identifiers.summarized}${r.identifiers.lost.length ? ` (lost: ${r.identifiers.lost.slice(0, 5).join(', ')}${r.identifiers.lost.length > 5 ? ', …' : ''})` : ''}`,
+    ],
   ];
   return rows.map(([metric, value]) => {
     const values = runs.map(value);
     // Percentages against the first policy always differ in text; compare the raw totals instead.
-    const differs = metric === 'tokens sent (cost)' ? new Set(runs.map((r) => r.totals.tokensSent)).size > 1 : new Set(values).size > 1;
+    const differs =
+      metric === 'tokens sent (cost)'
+        ? new Set(runs.map((r) => r.totals.tokensSent)).size > 1
+        : new Set(values).size > 1;
     return { metric, values, differs };
   });
 }
@@ -106,7 +132,9 @@ function compactsAbove(r: PolicyReplay): number {
 function engineText(policy: ReplayPolicy): string {
   const o = policy.contextEngineOptions;
   if (!o || Object.keys(o).length === 0) return policy.contextEngine;
-  return `${policy.contextEngine} (${Object.entries(o).map(([k, v]) => `${k} ${String(v)}`).join(', ')})`;
+  return `${policy.contextEngine} (${Object.entries(o)
+    .map(([k, v]) => `${k} ${String(v)}`)
+    .join(', ')})`;
 }
 
 function signedPercent(share: number): string {

@@ -91,7 +91,11 @@ export interface PolicyReplay {
     readonly finalSummaryChars: number;
   };
   /** Identifiers that went into summaries: which the last summary still carries, which were lost. */
-  readonly identifiers: { readonly summarized: number; readonly kept: readonly string[]; readonly lost: readonly string[] };
+  readonly identifiers: {
+    readonly summarized: number;
+    readonly kept: readonly string[];
+    readonly lost: readonly string[];
+  };
 }
 
 export interface ReplayOptions {
@@ -105,7 +109,9 @@ export interface ReplayOptions {
 export class NoSummarizerModelError extends Error {
   override readonly name = 'NoSummarizerModelError';
   constructor(policy: string) {
-    super(`policy ${policy} asks for model summaries ("summarizer": "model") but no model is configured: set ANTHROPIC_API_KEY (or the agent's model / compactionModel in keel.config.json), or drop the key for extractive summaries`);
+    super(
+      `policy ${policy} asks for model summaries ("summarizer": "model") but no model is configured: set ANTHROPIC_API_KEY (or the agent's model / compactionModel in keel.config.json), or drop the key for extractive summaries`,
+    );
   }
 }
 
@@ -114,7 +120,11 @@ export function splitTurns(entries: readonly ReplayEntry[]): ReplayEntry[][] {
   const turns: ReplayEntry[][] = [];
   let current: ReplayEntry[] = [];
   for (const entry of entries) {
-    if (entry.message.role === 'user' && !entry.context && current.some((e) => e.message.role === 'user' && !e.context)) {
+    if (
+      entry.message.role === 'user' &&
+      !entry.context &&
+      current.some((e) => e.message.role === 'user' && !e.context)
+    ) {
       turns.push(current);
       current = [];
     }
@@ -125,7 +135,11 @@ export function splitTurns(entries: readonly ReplayEntry[]): ReplayEntry[][] {
 }
 
 /** Replays `transcript` under `policy`; see the module comment. */
-export async function replaySession(transcript: ReplayTranscript, policy: ReplayPolicy, options: ReplayOptions = {}): Promise<PolicyReplay> {
+export async function replaySession(
+  transcript: ReplayTranscript,
+  policy: ReplayPolicy,
+  options: ReplayOptions = {},
+): Promise<PolicyReplay> {
   const summarize = policy.summarizer === 'model' ? options.modelSummarizer : extractiveSummarizer;
   if (!summarize) throw new NoSummarizerModelError(policy.name);
   const sim = new PolicySimulation(policy, transcript.sessionKey ?? '', summarize);
@@ -204,7 +218,15 @@ class PolicySimulation {
     }
     if (contextTokens === undefined) {
       // No reply was recorded (the turn failed or the file ends with a question): no decision either.
-      this.record({ turn, modelCalls: 0, contextTokens: this.turns.at(-1)?.contextTokens ?? 0, tokensSent: 0, compactedMidTurn, compactedAfter: false, memoryFlush: false });
+      this.record({
+        turn,
+        modelCalls: 0,
+        contextTokens: this.turns.at(-1)?.contextTokens ?? 0,
+        tokensSent: 0,
+        compactedMidTurn,
+        compactedAfter: false,
+        memoryFlush: false,
+      });
       return;
     }
     const decision = decideAfterTurn({
@@ -230,12 +252,17 @@ class PolicySimulation {
       prunedResults: last?.cleared.length ?? 0,
       prunedChars: last?.cleared.reduce((n, c) => n + c.chars, 0) ?? 0,
       truncatedResults: last?.truncated ?? 0,
-      ...(decision.compactionHeldUntilTokens !== undefined ? { heldUntilTokens: decision.compactionHeldUntilTokens } : {}),
+      ...(decision.compactionHeldUntilTokens !== undefined
+        ? { heldUntilTokens: decision.compactionHeldUntilTokens }
+        : {}),
     });
     if (decision.compact) await this.compact(turn, 'threshold');
   }
 
-  private record(t: Omit<ReplayTurn, 'pressure' | 'summaryChars' | 'prunedResults' | 'prunedChars' | 'truncatedResults'> & Partial<Pick<ReplayTurn, 'prunedResults' | 'prunedChars' | 'truncatedResults'>>): void {
+  private record(
+    t: Omit<ReplayTurn, 'pressure' | 'summaryChars' | 'prunedResults' | 'prunedChars' | 'truncatedResults'> &
+      Partial<Pick<ReplayTurn, 'prunedResults' | 'prunedChars' | 'truncatedResults'>>,
+  ): void {
     this.turns.push({
       prunedResults: 0,
       prunedChars: 0,
@@ -253,18 +280,32 @@ class PolicySimulation {
   }
 
   private holdInput() {
-    return { lastCompaction: this.lastCompaction, minReclaimShare: this.policy.compactionMinReclaimShare, contextWindow: this.policy.contextWindow };
+    return {
+      lastCompaction: this.lastCompaction,
+      minReclaimShare: this.policy.compactionMinReclaimShare,
+      contextWindow: this.policy.contextWindow,
+    };
   }
 
   /** prepareContext: summary + active messages → pipeline → truncation → engine.assemble(budget). */
   private async prepare(): Promise<Call> {
-    const raw = this.summary ? [this.summary.message, ...this.active.map((e) => e.message)] : this.active.map((e) => e.message);
-    const { messages } = runContextPipeline(raw, { provider: 'anthropic', ...(this.historyLimit ? { historyLimit: this.historyLimit } : {}) });
+    const raw = this.summary
+      ? [this.summary.message, ...this.active.map((e) => e.message)]
+      : this.active.map((e) => e.message);
+    const { messages } = runContextPipeline(raw, {
+      provider: 'anthropic',
+      ...(this.historyLimit ? { historyLimit: this.historyLimit } : {}),
+    });
     const overhead = this.policy.overheadTokens;
     const budget = Math.max(0, this.policy.contextWindow - this.reserve - overhead);
     const maxToolChars = Math.floor(budget * DEFAULTS.toolResultMaxBudgetShare * DEFAULTS.charsPerToken);
     const { messages: fitted, truncated } = truncateOversizedToolResults(messages, maxToolChars);
-    const assembled = await this.engine.assemble({ sessionId: 'replay', messages: fitted, tokenBudget: budget, tokenCache: this.cache });
+    const assembled = await this.engine.assemble({
+      sessionId: 'replay',
+      messages: fitted,
+      tokenBudget: budget,
+      tokenCache: this.cache,
+    });
     return {
       estimatedTokens: assembled.estimatedTokens,
       budget,
@@ -280,30 +321,78 @@ class PolicySimulation {
     // A replay simulates automatic compactions only.
     const keepRecentTokens = keptTailTokens(this.policy.keepRecentTokens, 'threshold', window);
     const previousSummary = this.summary?.entry.summary;
-    const plan = planCompaction(this.active, { contextWindow: window, keepRecentTokens, estimate: this.estimate, ...(previousSummary ? { previousSummary } : {}) });
+    const plan = planCompaction(this.active, {
+      contextWindow: window,
+      keepRecentTokens,
+      estimate: this.estimate,
+      ...(previousSummary ? { previousSummary } : {}),
+    });
     // The compaction's flush ran first: this cycle is flushed.
     this.memoryFlushCompactionCount = this.compactionCount;
     if (plan.chunks.length === 0) {
-      this.compactions.push({ turn, trigger, status: 'skipped', tokensBefore: plan.tokensBefore, tokensAfter: plan.tokensBefore, summaryChars: previousSummary?.length ?? 0, summaryTokens: 0, degraded: false, summarizedMessages: 0, keptMessages: plan.keptEntryCount, identifiers: 0, missingIdentifiers: [] });
+      this.compactions.push({
+        turn,
+        trigger,
+        status: 'skipped',
+        tokensBefore: plan.tokensBefore,
+        tokensAfter: plan.tokensBefore,
+        summaryChars: previousSummary?.length ?? 0,
+        summaryTokens: 0,
+        degraded: false,
+        summarizedMessages: 0,
+        keptMessages: plan.keptEntryCount,
+        identifiers: 0,
+        missingIdentifiers: [],
+      });
       return;
     }
     const summarized = this.active.slice(0, plan.summarizedEntryCount);
     const messages = summarized.map((e) => e.message);
-    const { text: summaryText, degraded } = await this.summarize({ plan, summarized, ...(previousSummary ? { previousSummary } : {}), contextWindow: window });
+    const { text: summaryText, degraded } = await this.summarize({
+      plan,
+      summarized,
+      ...(previousSummary ? { previousSummary } : {}),
+      contextWindow: window,
+    });
     const sourceIds = collectFacts(previousSummary, messages, 'strict').identifiers;
     const id = replayCompactionId(this.compactionCount + 1);
-    const entry: CompactionEntry = { type: 'compaction', id, parentId: null, timestamp: new Date(0).toISOString(), summary: summaryText, firstKeptEntryId: plan.firstKeptEntryId ?? id, tokensBefore: plan.tokensBefore };
+    const entry: CompactionEntry = {
+      type: 'compaction',
+      id,
+      parentId: null,
+      timestamp: new Date(0).toISOString(),
+      summary: summaryText,
+      firstKeptEntryId: plan.firstKeptEntryId ?? id,
+      tokensBefore: plan.tokensBefore,
+    };
     const tokensAfter = this.estimate(summaryMessage(entry)) + plan.keptTokens;
     if (tokensAfter >= plan.tokensBefore) {
       // As the worker does: an automatic compaction that would not reclaim tokens writes nothing, and
       // counts as one that reclaimed nothing for the storm hold.
       this.lastCompaction = { tokensBefore: plan.tokensBefore, tokensAfter: plan.tokensBefore };
-      this.compactions.push({ turn, trigger, status: 'skipped', tokensBefore: plan.tokensBefore, tokensAfter: plan.tokensBefore, summaryChars: summaryText.length, summaryTokens: 0, degraded, summarizedMessages: 0, keptMessages: this.active.length, identifiers: 0, missingIdentifiers: [] });
+      this.compactions.push({
+        turn,
+        trigger,
+        status: 'skipped',
+        tokensBefore: plan.tokensBefore,
+        tokensAfter: plan.tokensBefore,
+        summaryChars: summaryText.length,
+        summaryTokens: 0,
+        degraded,
+        summarizedMessages: 0,
+        keptMessages: this.active.length,
+        identifiers: 0,
+        missingIdentifiers: [],
+      });
       return;
     }
     for (const sourceId of sourceIds) this.summarizedIds.add(sourceId);
     this.compactionCount++;
-    const range: SummaryRange = { firstEntryId: summarized[0].id, lastEntryId: summarized[summarized.length - 1].id, messages: summarized.length };
+    const range: SummaryRange = {
+      firstEntryId: summarized[0].id,
+      lastEntryId: summarized[summarized.length - 1].id,
+      messages: summarized.length,
+    };
     this.summary = { entry, message: summaryMessage(entry, range) };
     this.active = this.active.slice(plan.summarizedEntryCount);
     this.lastCompaction = { tokensBefore: plan.tokensBefore, tokensAfter };
@@ -343,7 +432,11 @@ class PolicySimulation {
         memoryFlushes: turns.filter((t) => t.memoryFlush).length,
         finalSummaryChars: finalSummary.length,
       },
-      identifiers: { summarized: this.summarizedIds.size, kept, lost: [...this.summarizedIds].filter((id) => !finalSummary.includes(id)) },
+      identifiers: {
+        summarized: this.summarizedIds.size,
+        kept,
+        lost: [...this.summarizedIds].filter((id) => !finalSummary.includes(id)),
+      },
     };
   }
 }

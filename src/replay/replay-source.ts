@@ -35,9 +35,16 @@ export class ReplaySourceError extends Error {
 }
 
 /** The stored session's current transcript (its latest session id), read with SELECTs only. */
-export async function storedTranscript(db: Kysely<Database>, agentId: string, sessionKey: string): Promise<ReplayTranscript> {
+export async function storedTranscript(
+  db: Kysely<Database>,
+  agentId: string,
+  sessionKey: string,
+): Promise<ReplayTranscript> {
   const session = await getSession(db, agentId, sessionKey);
-  if (!session) throw new ReplaySourceError(`agent ${agentId} has no session ${sessionKey}; check the key (keel sessions lists them) or pass --agent`);
+  if (!session)
+    throw new ReplaySourceError(
+      `agent ${agentId} has no session ${sessionKey}; check the key (keel sessions lists them) or pass --agent`,
+    );
   const rows = await db
     .selectFrom('transcript_entries')
     .select(['id', 'type', 'payload'])
@@ -68,13 +75,15 @@ export async function fileTranscript(path: string): Promise<ReplayTranscript> {
     const replayed = toReplayEntry(entry);
     if (replayed) entries.push(replayed);
   }
-  if (!repairer.sessionHeader) throw new ReplaySourceError(`${path}: ${repairer.missingHeaderReason()} (is it an OpenClaw/Pi .jsonl transcript?)`);
+  if (!repairer.sessionHeader)
+    throw new ReplaySourceError(`${path}: ${repairer.missingHeaderReason()} (is it an OpenClaw/Pi .jsonl transcript?)`);
   return { source: path, entries, droppedLines };
 }
 
 /** The message the model saw for an entry (as the active context renders it), if it carries one. */
 function toReplayEntry(entry: TranscriptEntry): ReplayEntry | undefined {
   if (entry.type === 'message') return { id: entry.id, message: entry.message };
-  if (entry.type === 'custom_message') return { id: entry.id, message: { role: 'user', content: entry.content } as AgentMessage, context: true };
+  if (entry.type === 'custom_message')
+    return { id: entry.id, message: { role: 'user', content: entry.content } as AgentMessage, context: true };
   return undefined;
 }

@@ -6,7 +6,13 @@
  */
 import { summarizeWithFallback } from '../compaction/summarize-with-fallback';
 import { SummarizationFailedError } from '../compaction/errors';
-import { buildSummarizePrompt, chunkLabel, chunkSummaryInstructions, mergeSummaryInstructions, SUMMARIZER_SYSTEM_PROMPT } from '../compaction/prompts';
+import {
+  buildSummarizePrompt,
+  chunkLabel,
+  chunkSummaryInstructions,
+  mergeSummaryInstructions,
+  SUMMARIZER_SYSTEM_PROMPT,
+} from '../compaction/prompts';
 import { serializeEntriesForSummary } from '../compaction/serialize-for-summary';
 import { collectFacts, extractiveSummary } from '../compaction/extractive-summary';
 import { guardSummary } from '../compaction/quality-guard';
@@ -63,7 +69,10 @@ export function modelSummarizer(client: ModelClient, model: string): ReplaySumma
       messages: [{ role: 'user', content: buildSummarizePrompt(text, previousSummary, instructions) }],
       maxTokens: DEFAULTS.maxOutputTokens,
     });
-    return reply.content.map((b) => (b.type === 'text' ? b.text : '')).join('').trim();
+    return reply.content
+      .map((b) => (b.type === 'text' ? b.text : ''))
+      .join('')
+      .trim();
   };
   return async (input) => {
     const { plan, summarized, previousSummary } = input;
@@ -74,25 +83,41 @@ export function modelSummarizer(client: ModelClient, model: string): ReplaySumma
       return {
         label: chunkLabel(i, plan.chunks.length, c.fromTimestamp, c.toTimestamp),
         text: serializeEntriesForSummary(entries, plan.oversized, 'full'),
-        ...(oversized ? { textWithoutOversized: serializeEntriesForSummary(entries, plan.oversized, 'withoutOversized') } : {}),
+        ...(oversized
+          ? { textWithoutOversized: serializeEntriesForSummary(entries, plan.oversized, 'withoutOversized') }
+          : {}),
       };
     });
     const options = { identifierPolicy: 'strict' as const };
     let text: string;
     try {
-      text = (await summarizeWithFallback({
-        chunks,
-        ...(previousSummary ? { previousSummary } : {}),
-        chunkInstructions: chunkSummaryInstructions(options),
-        mergeInstructions: mergeSummaryInstructions(options),
-        summarizeChunk: call,
-      })).summary;
+      text = (
+        await summarizeWithFallback({
+          chunks,
+          ...(previousSummary ? { previousSummary } : {}),
+          chunkInstructions: chunkSummaryInstructions(options),
+          mergeInstructions: mergeSummaryInstructions(options),
+          summarizeChunk: call,
+        })
+      ).summary;
     } catch (err) {
       if (!(err instanceof SummarizationFailedError)) throw err;
       return { ...(await extractiveSummarizer(input)), degraded: true };
     }
-    const facts = collectFacts(previousSummary, summarized.map((e) => e.message), 'strict');
-    const guarded = guardSummary(text, facts.identifiers, summaryCharBudget(input.contextWindow, replacedBy(input)), facts, identifierCharBudget(input.contextWindow));
-    return guarded.blank ? { ...(await extractiveSummarizer(input)), degraded: true } : { text: guarded.summary, degraded: false };
+    const facts = collectFacts(
+      previousSummary,
+      summarized.map((e) => e.message),
+      'strict',
+    );
+    const guarded = guardSummary(
+      text,
+      facts.identifiers,
+      summaryCharBudget(input.contextWindow, replacedBy(input)),
+      facts,
+      identifierCharBudget(input.contextWindow),
+    );
+    return guarded.blank
+      ? { ...(await extractiveSummarizer(input)), degraded: true }
+      : { text: guarded.summary, degraded: false };
   };
 }

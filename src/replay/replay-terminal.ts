@@ -30,7 +30,11 @@ export function contextSparkline(run: PolicyReplay, width = 48): [string, string
     const bucket = turns.slice(from, to);
     const peak = Math.max(...bucket.map((t) => t.pressure));
     line += LEVELS[Math.min(LEVELS.length - 1, Math.floor(Math.min(1, peak) * LEVELS.length))];
-    marks += bucket.some((t) => t.compactedAfter || t.compactedMidTurn) ? 'C' : bucket.some((t) => t.prunedResults > 0) ? 'p' : ' ';
+    marks += bucket.some((t) => t.compactedAfter || t.compactedMidTurn)
+      ? 'C'
+      : bucket.some((t) => t.prunedResults > 0)
+        ? 'p'
+        : ' ';
   }
   return [line, marks.trimEnd()];
 }
@@ -38,26 +42,42 @@ export function contextSparkline(run: PolicyReplay, width = 48): [string, string
 /** The whole report as terminal lines. */
 export function renderReplayText(report: ReplayReport, width = 24): string {
   const out: string[] = [];
-  out.push(`replay of ${report.source}: ${report.turns} turns, ${report.messages} messages${report.droppedLines ? ` (${report.droppedLines} unusable lines skipped)` : ''}`);
+  out.push(
+    `replay of ${report.source}: ${report.turns} turns, ${report.messages} messages${report.droppedLines ? ` (${report.droppedLines} unusable lines skipped)` : ''}`,
+  );
   const maxSent = Math.max(1, ...report.policies.map((r) => r.totals.tokensSent));
   for (const run of report.policies) {
     const t = run.totals;
     const p = run.policy;
     out.push('');
-    out.push(`policy ${p.name}: window ${shortTokens(p.contextWindow)} · reserve ${shortTokens(p.reserveTokens)} · engine ${p.contextEngine}`);
+    out.push(
+      `policy ${p.name}: window ${shortTokens(p.contextWindow)} · reserve ${shortTokens(p.reserveTokens)} · engine ${p.contextEngine}`,
+    );
     const [line, marks] = contextSparkline(run);
     out.push(`  turns    ${line}`);
     if (marks) out.push(`           ${marks}`);
-    out.push(`  peak     ${bar(t.peakPressure, width)} ${(t.peakPressure * 100).toFixed(1)}% of ${shortTokens(p.contextWindow)} (${shortTokens(t.peakContextTokens)} tokens)`);
-    out.push(`  sent     ${bar(t.tokensSent / maxSent, width)} ${shortTokens(t.tokensSent)} tokens in ${t.modelCalls} model calls`);
+    out.push(
+      `  peak     ${bar(t.peakPressure, width)} ${(t.peakPressure * 100).toFixed(1)}% of ${shortTokens(p.contextWindow)} (${shortTokens(t.peakContextTokens)} tokens)`,
+    );
+    out.push(
+      `  sent     ${bar(t.tokensSent / maxSent, width)} ${shortTokens(t.tokensSent)} tokens in ${t.modelCalls} model calls`,
+    );
     const compacted = run.compactions.filter((c) => c.status === 'succeeded');
     const where = compacted.length > 0 ? ` (in turns ${turnList(compacted.map((c) => c.turn))})` : '';
-    out.push(`  compact  ${t.compactions}${where}${t.skippedCompactions ? `, ${t.skippedCompactions} skipped` : ''} · pruned in ${t.prunedTurns} turns`);
+    out.push(
+      `  compact  ${t.compactions}${where}${t.skippedCompactions ? `, ${t.skippedCompactions} skipped` : ''} · pruned in ${t.prunedTurns} turns`,
+    );
     if (compacted.length > 0) {
-      const [low, high] = [Math.min(...compacted.map((c) => c.summaryChars)), Math.max(...compacted.map((c) => c.summaryChars))];
-      const sizes = low === high ? low.toLocaleString('en-US') : `${low.toLocaleString('en-US')}–${high.toLocaleString('en-US')}`;
+      const [low, high] = [
+        Math.min(...compacted.map((c) => c.summaryChars)),
+        Math.max(...compacted.map((c) => c.summaryChars)),
+      ];
+      const sizes =
+        low === high ? low.toLocaleString('en-US') : `${low.toLocaleString('en-US')}–${high.toLocaleString('en-US')}`;
       const degraded = compacted.filter((c) => c.degraded).length;
-      out.push(`  summary  ${sizes} chars (${p.summarizer}${degraded ? `, ${degraded} fell back to extractive` : ''}) · identifiers kept ${run.identifiers.kept.length} of ${run.identifiers.summarized}${run.identifiers.lost.length ? ` (lost ${run.identifiers.lost.slice(0, 5).join(', ')})` : ''}`);
+      out.push(
+        `  summary  ${sizes} chars (${p.summarizer}${degraded ? `, ${degraded} fell back to extractive` : ''}) · identifiers kept ${run.identifiers.kept.length} of ${run.identifiers.summarized}${run.identifiers.lost.length ? ` (lost ${run.identifiers.lost.slice(0, 5).join(', ')})` : ''}`,
+      );
     }
   }
   if (report.policies.length > 1) {

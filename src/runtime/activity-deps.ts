@@ -38,15 +38,22 @@ export interface OpenRuntimeOptions {
  */
 export async function openRuntime(opts: OpenRuntimeOptions): Promise<Runtime> {
   const { config } = opts;
-  const store =
-    opts.store ??
-    (await openStore(storeTargetFor(config), { atRest: atRestFor(config) }));
+  const store = opts.store ?? (await openStore(storeTargetFor(config), { atRest: atRestFor(config) }));
   const tools = await loadTools(config.toolsModule, opts.tools ?? new ToolRegistry());
-  const base: ActivityDeps = { db: store.db, config, tools, estimate: boundedEstimate, ...modelClients(config, opts.model) };
+  const base: ActivityDeps = {
+    db: store.db,
+    config,
+    tools,
+    estimate: boundedEstimate,
+    ...modelClients(config, opts.model),
+  };
   const perAgent = new Map<string, ActivityDeps>();
   for (const [agentId, agentConfig] of opts.agents ?? []) {
     // An agent naming its own tools module gets its own registry: its tools are unknown to other agents.
-    const agentTools = agentConfig.toolsModule === config.toolsModule ? tools : await loadTools(agentConfig.toolsModule, new ToolRegistry());
+    const agentTools =
+      agentConfig.toolsModule === config.toolsModule
+        ? tools
+        : await loadTools(agentConfig.toolsModule, new ToolRegistry());
     perAgent.set(agentId, { ...base, config: agentConfig, tools: agentTools, ...modelClients(agentConfig) });
   }
   const deps: ActivityDeps = { ...base, forAgent: (agentId) => perAgent.get(agentId) ?? base };
@@ -79,7 +86,9 @@ async function loadTools(modulePath: string | undefined, registry: ToolRegistry)
  * The model compaction summaries come from, as the worker picks it: the separate compaction model
  * when configured, else the chat model; undefined when no model is reachable (summaries are extractive).
  */
-export function summarizerModelFor(config: KeelConfig): { readonly client: ModelClient; readonly model: string } | undefined {
+export function summarizerModelFor(
+  config: KeelConfig,
+): { readonly client: ModelClient; readonly model: string } | undefined {
   const compaction = compactionModelFromConfig(config);
   if (compaction) return { client: compaction, model: config.compactionModel ?? config.model };
   return modelConfigured(config) ? { client: modelFromConfig(config), model: config.model } : undefined;
@@ -108,7 +117,12 @@ function compactionModelFromConfig(config: KeelConfig): ModelClient | undefined 
     // A summarizer at Anthropic: its own endpoint and key, else the chat model's.
     if (!config.compactionModel) return undefined;
     const own = config.compactionModelUrl ? { baseURLSetting: 'KEEL_COMPACTION_MODEL_URL' } : {};
-    return anthropicClient(config, config.compactionModelApiKey ?? config.anthropicApiKey, config.compactionModelUrl ?? config.anthropicBaseUrl, own);
+    return anthropicClient(
+      config,
+      config.compactionModelApiKey ?? config.anthropicApiKey,
+      config.compactionModelUrl ?? config.anthropicBaseUrl,
+      own,
+    );
   }
   if (!config.compactionModelUrl) return undefined;
   return new OpenAiCompatibleModelClient({
@@ -119,7 +133,12 @@ function compactionModelFromConfig(config: KeelConfig): ModelClient | undefined 
   });
 }
 
-function anthropicClient(config: KeelConfig, apiKey: string | undefined, baseURL: string | undefined, named: { baseURLSetting?: string } = {}): ModelClient {
+function anthropicClient(
+  config: KeelConfig,
+  apiKey: string | undefined,
+  baseURL: string | undefined,
+  named: { baseURLSetting?: string } = {},
+): ModelClient {
   return new AnthropicModelClient({
     // A compatible local server needs no key; the SDK still wants a non-empty string.
     apiKey: apiKey ?? 'no-key-set',

@@ -37,13 +37,20 @@ export interface ActivityDeps {
 /** What activities may do to other sessions' workflows. */
 export interface SessionSignals {
   /** Admits a request to a session, starting its workflow when none runs (Signal-with-Start: durable, in arrival order). */
-  enqueue(target: { readonly agentId: string; readonly sessionKey: string; readonly tuning?: SessionTuning }, request: SessionRequest): Promise<void>;
+  enqueue(
+    target: { readonly agentId: string; readonly sessionKey: string; readonly tuning?: SessionTuning },
+    request: SessionRequest,
+  ): Promise<void>;
   /**
    * Steers a session by its `steer` Update: admitted, or refused once its subagent run has ended.
    * `startIfClosed` starts a closed workflow again (a `session` child after its idle close); without
    * it a closed workflow refuses the steer (a `run` child that ended).
    */
-  steer(target: { readonly agentId: string; readonly sessionKey: string }, request: SessionRequest, opts: { readonly startIfClosed: boolean }): Promise<SteerAdmission>;
+  steer(
+    target: { readonly agentId: string; readonly sessionKey: string },
+    request: SessionRequest,
+    opts: { readonly startIfClosed: boolean },
+  ): Promise<SteerAdmission>;
   /** Asks a workflow to cancel; one that already closed is not an error. */
   cancel(workflowId: string): Promise<void>;
 }

@@ -33,7 +33,10 @@ export class UnreachableDependencyError extends Error {
     readonly reason: string,
     options?: { cause?: unknown },
   ) {
-    super(`cannot reach ${dependency.name} at ${dependency.address} (${dependency.variable}): ${reason}; ${dependency.fix}`, options);
+    super(
+      `cannot reach ${dependency.name} at ${dependency.address} (${dependency.variable}): ${reason}; ${dependency.fix}`,
+      options,
+    );
   }
 }
 
@@ -48,14 +51,19 @@ function reasonOf(err: unknown): string {
 
 /** The one-line error for `dependency`, which failed with `err`. */
 export function unreachable(dependency: Dependency, err: unknown): UnreachableDependencyError {
-  return err instanceof UnreachableDependencyError ? err : new UnreachableDependencyError(dependency, reasonOf(err), { cause: err });
+  return err instanceof UnreachableDependencyError
+    ? err
+    : new UnreachableDependencyError(dependency, reasonOf(err), { cause: err });
 }
 
 /** Runs `connect`; past {@link REACH_TIMEOUT_MS}, or when it fails, throws the one-line error for `dependency`. */
 export async function withinReach<T>(dependency: Dependency, connect: () => Promise<T>): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new UnreachableDependencyError(dependency, `no answer within ${REACH_TIMEOUT_MS / 1000} s`)), REACH_TIMEOUT_MS);
+    timer = setTimeout(
+      () => reject(new UnreachableDependencyError(dependency, `no answer within ${REACH_TIMEOUT_MS / 1000} s`)),
+      REACH_TIMEOUT_MS,
+    );
     timer.unref();
   });
   try {
@@ -69,29 +77,49 @@ export async function withinReach<T>(dependency: Dependency, connect: () => Prom
 
 /** Temporal's frontend at `address`, as TEMPORAL_ADDRESS (or a running `keel dev`) named it. */
 export function temporalDependency(address: string): Dependency {
-  return { name: 'Temporal', address, variable: 'TEMPORAL_ADDRESS', fix: 'start the cluster (or `keel dev`) or fix TEMPORAL_ADDRESS' };
+  return {
+    name: 'Temporal',
+    address,
+    variable: 'TEMPORAL_ADDRESS',
+    fix: 'start the cluster (or `keel dev`) or fix TEMPORAL_ADDRESS',
+  };
 }
 
 /** The PostgreSQL server DATABASE_URL names (its password hidden). */
 export function databaseDependency(url: string): Dependency {
-  return { name: 'the database', address: withoutPassword(url), variable: 'DATABASE_URL', fix: 'start PostgreSQL or fix DATABASE_URL' };
+  return {
+    name: 'the database',
+    address: withoutPassword(url),
+    variable: 'DATABASE_URL',
+    fix: 'start PostgreSQL or fix DATABASE_URL',
+  };
 }
 
 /** The database a store opened: the PostgreSQL server, or the PGlite folder under KEEL_HOME. */
 export function storeDependency(target: StoreTarget): Dependency {
   if (target.kind === 'postgres') return databaseDependency(target.url);
-  return { name: 'the database', address: target.dataDir, variable: 'KEEL_HOME', fix: 'check that the PGlite folder is readable and not held by another process' };
+  return {
+    name: 'the database',
+    address: target.dataDir,
+    variable: 'KEEL_HOME',
+    fix: 'check that the PGlite folder is readable and not held by another process',
+  };
 }
 
 /** A client connection to Temporal (`temporalConnectionOptions`), or the one-line error within {@link REACH_TIMEOUT_MS}. */
 export function connectTemporal(options: TemporalConnectionOptions): Promise<Connection> {
-  if (!options.tls) return withinReach(temporalDependency(options.address), () => Connection.connect({ ...options, connectTimeout: REACH_TIMEOUT_MS }));
+  if (!options.tls)
+    return withinReach(temporalDependency(options.address), () =>
+      Connection.connect({ ...options, connectTimeout: REACH_TIMEOUT_MS }),
+    );
   const dependency = temporalTlsDependency(options.address);
-  return withinReach(dependency, () => Connection.connect({ ...options, connectTimeout: REACH_TIMEOUT_MS })).catch(async (err: unknown) => {
-    // The gRPC client only says nothing answered; a handshake of our own says why.
-    const problem = await tlsHandshakeProblem(options);
-    throw problem ? new UnreachableDependencyError(dependency, problem, { cause: err }) : err;
-  });
+  return withinReach(dependency, () => Connection.connect({ ...options, connectTimeout: REACH_TIMEOUT_MS })).catch(
+    async (err: unknown) => {
+      // The gRPC client only says nothing answered; a handshake of our own says why.
+      const problem = await tlsHandshakeProblem(options);
+      throw problem ? new UnreachableDependencyError(dependency, problem, { cause: err }) : err;
+    },
+  );
 }
 
 /** Temporal over TLS: a refused handshake is most often a setting, so the fix names them. */
@@ -138,13 +166,20 @@ export async function openReachableStore(target: StoreTarget, opts: OpenStoreOpt
  * Opens the store while checking that Temporal answers (when one is configured), both at once:
  * whichever fails first is reported, so neither waits on the other to say it is away.
  */
-export async function openStoreBesideTemporal(target: StoreTarget, opts: OpenStoreOptions, temporal: TemporalConnectionOptions | undefined): Promise<Store> {
+export async function openStoreBesideTemporal(
+  target: StoreTarget,
+  opts: OpenStoreOptions,
+  temporal: TemporalConnectionOptions | undefined,
+): Promise<Store> {
   const opening = openReachableStore(target, opts);
   try {
     await Promise.all([opening, temporal === undefined ? undefined : probeTemporal(temporal)]);
   } catch (err) {
     // A store that opens after Temporal failed is closed again.
-    void opening.then((store) => store.close(), () => undefined);
+    void opening.then(
+      (store) => store.close(),
+      () => undefined,
+    );
     throw err;
   }
   return opening;

@@ -1,4 +1,12 @@
-import type { Kysely, KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely';
+import type {
+  Kysely,
+  KyselyPlugin,
+  PluginTransformQueryArgs,
+  PluginTransformResultArgs,
+  QueryResult,
+  RootOperationNode,
+  UnknownRow,
+} from 'kysely';
 import type { KeyRing } from './key-ring';
 import type { Database } from '../store/schema';
 import { isSealed, openValue, sealJson, sealText, type RowBinding } from './sealed-value';
@@ -49,7 +57,10 @@ class AtRestPlugin implements KyselyPlugin, AtRest {
   async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
     const { result } = args;
     if (!result.rows.some(hasSealedColumn)) return result;
-    return { ...result, rows: result.rows.map((row) => (hasSealedColumn(row) ? openRow(this.options.ring, row) : row)) };
+    return {
+      ...result,
+      rows: result.rows.map((row) => (hasSealedColumn(row) ? openRow(this.options.ring, row) : row)),
+    };
   }
 
   get seals(): boolean {

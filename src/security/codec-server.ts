@@ -43,24 +43,42 @@ interface JsonPayload {
  * token and origins; undefined (off) when the port is not set.
  */
 export async function codecServerFor(
-  config: Pick<KeelConfig, 'codecServerPort' | 'codecServerToken' | 'codecServerOrigins' | 'encryptionKeys' | 'encryptionKeyId'>,
+  config: Pick<
+    KeelConfig,
+    'codecServerPort' | 'codecServerToken' | 'codecServerOrigins' | 'encryptionKeys' | 'encryptionKeyId'
+  >,
   host?: string,
 ): Promise<CodecServer | undefined> {
   if (config.codecServerPort === undefined) return undefined;
   const ring = keyRingFor(config);
   // The config schema already refuses a port without keys or token; this names them again for code that built its config by hand.
-  if (!ring || !config.codecServerToken) throw new Error('KEEL_CODEC_SERVER_PORT is set but KEEL_ENCRYPTION_KEYS or KEEL_CODEC_SERVER_TOKEN is not; set both or unset the port');
-  return startCodecServer({ codec: new EncryptionCodec(ring), token: config.codecServerToken, origins: config.codecServerOrigins, port: config.codecServerPort, ...(host ? { host } : {}) });
+  if (!ring || !config.codecServerToken)
+    throw new Error(
+      'KEEL_CODEC_SERVER_PORT is set but KEEL_ENCRYPTION_KEYS or KEEL_CODEC_SERVER_TOKEN is not; set both or unset the port',
+    );
+  return startCodecServer({
+    codec: new EncryptionCodec(ring),
+    token: config.codecServerToken,
+    origins: config.codecServerOrigins,
+    port: config.codecServerPort,
+    ...(host ? { host } : {}),
+  });
 }
 
 export async function startCodecServer(opts: CodecServerOptions): Promise<CodecServer> {
   const origins = new Set(opts.origins.map((o) => o.replace(/\/+$/, '')));
   const server: Server = createServer((req, res) => {
-    handle(req, res, opts, origins).catch((err: unknown) => reply(res, 500, { message: err instanceof Error ? err.message : String(err) }));
+    handle(req, res, opts, origins).catch((err: unknown) =>
+      reply(res, 500, { message: err instanceof Error ? err.message : String(err) }),
+    );
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) =>
-      reject(err.code === 'EADDRINUSE' ? new Error(`KEEL_CODEC_SERVER_PORT ${opts.port} is in use; choose another port`) : err),
+      reject(
+        err.code === 'EADDRINUSE'
+          ? new Error(`KEEL_CODEC_SERVER_PORT ${opts.port} is in use; choose another port`)
+          : err,
+      ),
     );
     server.listen(opts.port, opts.host ?? '0.0.0.0', () => resolve());
   });
@@ -74,7 +92,12 @@ export async function startCodecServer(opts: CodecServerOptions): Promise<CodecS
   };
 }
 
-async function handle(req: IncomingMessage, res: ServerResponse, opts: CodecServerOptions, origins: ReadonlySet<string>): Promise<void> {
+async function handle(
+  req: IncomingMessage,
+  res: ServerResponse,
+  opts: CodecServerOptions,
+  origins: ReadonlySet<string>,
+): Promise<void> {
   const origin = req.headers.origin;
   if (origin && origins.has(origin)) {
     // Echoed (never `*`): the Web UI may send credentials ("include cross-origin credentials").
@@ -91,17 +114,22 @@ async function handle(req: IncomingMessage, res: ServerResponse, opts: CodecServ
   const segments = (req.url ?? '/').split('?')[0]!.split('/').filter(Boolean);
   const pathToken = segments.length > 1 ? segments[0] : undefined;
   const action = segments[segments.length - 1];
-  if (action !== 'encode' && action !== 'decode') return reply(res, 404, { message: 'not found: POST /encode or /decode' });
+  if (action !== 'encode' && action !== 'decode')
+    return reply(res, 404, { message: 'not found: POST /encode or /decode' });
   if (req.method !== 'POST') return reply(res, 405, { message: `use POST for /${action}` });
   const bearer = /^Bearer (.+)$/i.exec(req.headers.authorization ?? '')?.[1];
   if (!sameSecret(bearer, opts.token) && !sameSecret(pathToken, opts.token)) {
-    return reply(res, 401, { message: 'the codec server needs its token: Authorization: Bearer <KEEL_CODEC_SERVER_TOKEN>' });
+    return reply(res, 401, {
+      message: 'the codec server needs its token: Authorization: Bearer <KEEL_CODEC_SERVER_TOKEN>',
+    });
   }
   let payloads: Payload[];
   try {
     payloads = fromJson(JSON.parse(await readBody(req)));
   } catch (err) {
-    return reply(res, 400, { message: `body must be {"payloads":[{"metadata":{…base64},"data":base64}]}: ${err instanceof Error ? err.message : String(err)}` });
+    return reply(res, 400, {
+      message: `body must be {"payloads":[{"metadata":{…base64},"data":base64}]}: ${err instanceof Error ? err.message : String(err)}`,
+    });
   }
   const out = action === 'encode' ? await opts.codec.encode(payloads) : await opts.codec.decode(payloads);
   reply(res, 200, { payloads: out.map(toJson) });
@@ -134,14 +162,18 @@ function fromJson(body: unknown): Payload[] {
   const list = (body as { payloads?: unknown } | null)?.payloads;
   if (!Array.isArray(list)) throw new Error('no "payloads" array');
   return list.map((p: JsonPayload) => ({
-    metadata: Object.fromEntries(Object.entries(p?.metadata ?? {}).map(([k, v]) => [k, Buffer.from(String(v), 'base64')])),
+    metadata: Object.fromEntries(
+      Object.entries(p?.metadata ?? {}).map(([k, v]) => [k, Buffer.from(String(v), 'base64')]),
+    ),
     data: Buffer.from(String(p?.data ?? ''), 'base64'),
   }));
 }
 
 function toJson(p: Payload): JsonPayload {
   return {
-    metadata: Object.fromEntries(Object.entries(p.metadata ?? {}).map(([k, v]) => [k, Buffer.from(v ?? new Uint8Array()).toString('base64')])),
+    metadata: Object.fromEntries(
+      Object.entries(p.metadata ?? {}).map(([k, v]) => [k, Buffer.from(v ?? new Uint8Array()).toString('base64')]),
+    ),
     data: Buffer.from(p.data ?? new Uint8Array()).toString('base64'),
   };
 }

@@ -33,30 +33,44 @@ const KEY_ID = /^[A-Za-z0-9._-]{1,64}$/;
  */
 export function parseKeyRing(spec: string, currentKeyId?: string): KeyRing {
   const keys = new Map<string, Buffer>();
-  for (const part of spec.split(',').map((p) => p.trim()).filter(Boolean)) {
+  for (const part of spec
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean)) {
     const colon = part.indexOf(':');
     const id = colon > 0 ? part.slice(0, colon) : '';
     if (!KEY_ID.test(id)) {
-      throw new KeyRingError(`KEEL_ENCRYPTION_KEYS: each entry is "id:base64key" with an id of letters, digits, ".", "_" or "-"; got an entry without one (generate a key with \`openssl rand -base64 32\`)`);
+      throw new KeyRingError(
+        `KEEL_ENCRYPTION_KEYS: each entry is "id:base64key" with an id of letters, digits, ".", "_" or "-"; got an entry without one (generate a key with \`openssl rand -base64 32\`)`,
+      );
     }
     const key = Buffer.from(part.slice(colon + 1), 'base64');
     if (key.length !== KEY_BYTES) {
-      throw new KeyRingError(`KEEL_ENCRYPTION_KEYS: key "${id}" is ${key.length} bytes; AES-256 needs 32 bytes, base64-encoded (\`openssl rand -base64 32\`)`);
+      throw new KeyRingError(
+        `KEEL_ENCRYPTION_KEYS: key "${id}" is ${key.length} bytes; AES-256 needs 32 bytes, base64-encoded (\`openssl rand -base64 32\`)`,
+      );
     }
-    if (keys.has(id)) throw new KeyRingError(`KEEL_ENCRYPTION_KEYS: key id "${id}" is listed twice; give each key its own id`);
+    if (keys.has(id))
+      throw new KeyRingError(`KEEL_ENCRYPTION_KEYS: key id "${id}" is listed twice; give each key its own id`);
     keys.set(id, key);
   }
-  if (keys.size === 0) throw new KeyRingError('KEEL_ENCRYPTION_KEYS holds no key; set it to "id:base64key" (`openssl rand -base64 32`)');
+  if (keys.size === 0)
+    throw new KeyRingError('KEEL_ENCRYPTION_KEYS holds no key; set it to "id:base64key" (`openssl rand -base64 32`)');
   const current = currentKeyId ?? [...keys.keys()][0]!;
   if (!keys.has(current)) {
-    throw new KeyRingError(`KEEL_ENCRYPTION_KEY_ID is "${current}" but KEEL_ENCRYPTION_KEYS has only ${[...keys.keys()].map((k) => `"${k}"`).join(', ')}; add the key or pick one of those`);
+    throw new KeyRingError(
+      `KEEL_ENCRYPTION_KEY_ID is "${current}" but KEEL_ENCRYPTION_KEYS has only ${[...keys.keys()].map((k) => `"${k}"`).join(', ')}; add the key or pick one of those`,
+    );
   }
   return {
     currentKeyId: current,
     keyIds: [...keys.keys()],
     key(keyId) {
       const key = keys.get(keyId);
-      if (!key) throw new KeyRingError(`data is sealed with key "${keyId}", which KEEL_ENCRYPTION_KEYS no longer holds; add it back to read this data`);
+      if (!key)
+        throw new KeyRingError(
+          `data is sealed with key "${keyId}", which KEEL_ENCRYPTION_KEYS no longer holds; add it back to read this data`,
+        );
       return key;
     },
   };
@@ -79,7 +93,9 @@ export function open(ring: KeyRing, sealed: Sealed, aad?: Uint8Array): Buffer {
   try {
     return Buffer.concat([decipher.update(sealed.ciphertext), decipher.final()]);
   } catch {
-    throw new KeyRingError(`data sealed with key "${sealed.keyId}" failed authentication: it was altered, or the key with that id is not the one that sealed it`);
+    throw new KeyRingError(
+      `data sealed with key "${sealed.keyId}" failed authentication: it was altered, or the key with that id is not the one that sealed it`,
+    );
   }
 }
 

@@ -37,9 +37,15 @@ export class EncryptionCodec implements PayloadCodec {
       const encoding = payload.metadata?.encoding;
       if (!encoding || fromUtf8.decode(encoding) !== ENCRYPTED_ENCODING) return payload;
       const keyId = payload.metadata?.[KEY_ID_METADATA];
-      if (!keyId) throw new KeyRingError(`an encrypted Temporal payload has no "${KEY_ID_METADATA}" metadata; it was not written by Keel's codec`);
+      if (!keyId)
+        throw new KeyRingError(
+          `an encrypted Temporal payload has no "${KEY_ID_METADATA}" metadata; it was not written by Keel's codec`,
+        );
       const data = payload.data ?? new Uint8Array();
-      if (data.length < IV_BYTES + TAG_BYTES) throw new KeyRingError(`an encrypted Temporal payload (key "${fromUtf8.decode(keyId)}") is ${data.length} bytes, too short to hold a nonce and a tag`);
+      if (data.length < IV_BYTES + TAG_BYTES)
+        throw new KeyRingError(
+          `an encrypted Temporal payload (key "${fromUtf8.decode(keyId)}") is ${data.length} bytes, too short to hold a nonce and a tag`,
+        );
       const bytes = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
       const plain = open(this.ring, {
         keyId: fromUtf8.decode(keyId),

@@ -66,15 +66,22 @@ const NOT_A_SECRET_VALUE = /^(?:true|false|null|none|undefined|yes|no|on|off|[01
 const PATTERN_RULES: readonly PatternRule[] = [
   {
     kind: 'url_password',
-    pattern: /(?<before>(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{0,20}:\/\/[^\s:@/?#[\]]{0,256}:)(?<secret>[^\s@/?#[\]]{1,256})(?<after>@)/g,
+    pattern:
+      /(?<before>(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{0,20}:\/\/[^\s:@/?#[\]]{0,256}:)(?<secret>[^\s@/?#[\]]{1,256})(?<after>@)/g,
   },
   { kind: 'anthropic_key', pattern: new RegExp(`${START}sk-ant-[A-Za-z0-9_-]{32,}`, 'g') },
   {
     kind: 'openai_key',
-    pattern: new RegExp(`${START}sk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_-]{40,}|[A-Za-z0-9]{32,}(?![A-Za-z0-9_-]))`, 'g'),
+    pattern: new RegExp(
+      `${START}sk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_-]{40,}|[A-Za-z0-9]{32,}(?![A-Za-z0-9_-]))`,
+      'g',
+    ),
   },
   { kind: 'stripe_key', pattern: new RegExp(`${START}(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}`, 'g') },
-  { kind: 'github_token', pattern: new RegExp(`${START}(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{40,})`, 'g') },
+  {
+    kind: 'github_token',
+    pattern: new RegExp(`${START}(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{40,})`, 'g'),
+  },
   { kind: 'slack_token', pattern: new RegExp(`${START}xox[abprs]-[A-Za-z0-9-]{20,}`, 'g') },
   { kind: 'google_api_key', pattern: new RegExp(`${START}AIza[A-Za-z0-9_-]{35}(?![A-Za-z0-9_-])`, 'g') },
   { kind: 'aws_access_key_id', pattern: /(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])/g },
@@ -87,11 +94,15 @@ const PATTERN_RULES: readonly PatternRule[] = [
   {
     // Opaque tokens carry a digit; requiring one keeps prose such as "Bearer instrumentalization".
     kind: 'bearer_token',
-    pattern: new RegExp(`(?<before>${START}bearer[ \\t]{1,8})(?<secret>(?=[A-Za-z._~+/-]*[0-9])[A-Za-z0-9._~+/-]{16,}=*)`, 'gi'),
+    pattern: new RegExp(
+      `(?<before>${START}bearer[ \\t]{1,8})(?<secret>(?=[A-Za-z._~+/-]*[0-9])[A-Za-z0-9._~+/-]{16,}=*)`,
+      'gi',
+    ),
   },
   {
     kind: 'basic_auth',
-    pattern: /(?<before>authorization["']?[ \t]{0,8}[:=][ \t]{0,8}["']?basic[ \t]{1,8})(?<secret>[A-Za-z0-9+/]{8,}={0,2})/gi,
+    pattern:
+      /(?<before>authorization["']?[ \t]{0,8}[:=][ \t]{0,8}["']?basic[ \t]{1,8})(?<secret>[A-Za-z0-9+/]{8,}={0,2})/gi,
   },
   {
     // `name=value` in query strings and env lines, where the name ends in a secret word.
@@ -151,7 +162,10 @@ export function jsonTextMayHoldSecret(json: string): boolean {
 export function redactSecrets<T>(value: T): RedactionResult<T> {
   const counts = new Map<SecretKind, number>();
   const redacted = walk(value, counts) as T;
-  const redactions = KIND_ORDER.filter((kind) => counts.has(kind)).map((kind) => ({ kind, count: counts.get(kind) ?? 0 }));
+  const redactions = KIND_ORDER.filter((kind) => counts.has(kind)).map((kind) => ({
+    kind,
+    count: counts.get(kind) ?? 0,
+  }));
   return { value: redacted, redactions };
 }
 

@@ -13,7 +13,11 @@ export const sealedRow = {
     key: { agent_id: agentId, session_id: sessionId, id },
   }),
   /** `memory_notes.text`. */
-  noteText: (agentId: string, id: string): RowBinding => ({ table: 'memory_notes', column: 'text', key: { agent_id: agentId, id } }),
+  noteText: (agentId: string, id: string): RowBinding => ({
+    table: 'memory_notes',
+    column: 'text',
+    key: { agent_id: agentId, id },
+  }),
   /** `memory_checkpoints.checkpoint`. */
   checkpoint: (agentId: string, sessionKey: string, flushId: string): RowBinding => ({
     table: 'memory_checkpoints',
@@ -27,7 +31,15 @@ export const sealedRow = {
     key: { agent_id: agentId, session_id: sessionId, assistant_entry_id: assistantEntryId, tool_call_id: toolCallId },
   }),
   /** `subagent_runs.task` and `subagent_runs.result`. */
-  subagentRun: (column: 'task' | 'result', agentId: string, id: string): RowBinding => ({ table: 'subagent_runs', column, key: { agent_id: agentId, id } }),
+  subagentRun: (column: 'task' | 'result', agentId: string, id: string): RowBinding => ({
+    table: 'subagent_runs',
+    column,
+    key: { agent_id: agentId, id },
+  }),
   /** `compactions.summary` (a rerun's summary kept on its row). */
-  compactionSummary: (agentId: string, id: string): RowBinding => ({ table: 'compactions', column: 'summary', key: { agent_id: agentId, id } }),
+  compactionSummary: (agentId: string, id: string): RowBinding => ({
+    table: 'compactions',
+    column: 'summary',
+    key: { agent_id: agentId, id },
+  }),
 } as const;

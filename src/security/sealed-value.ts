@@ -48,7 +48,14 @@ const TAG_BYTES = 16;
 export function sealJson(ring: KeyRing, value: unknown, row: RowBinding): SealedJson {
   const tuple = rowTuple(row);
   const s = seal(ring, Buffer.from(JSON.stringify(value)), v2Aad('json', tuple));
-  return { $sealed: 2, k: s.keyId, iv: s.iv.toString('base64'), ct: s.ciphertext.toString('base64'), tag: s.tag.toString('base64'), row: tuple };
+  return {
+    $sealed: 2,
+    k: s.keyId,
+    iv: s.iv.toString('base64'),
+    ct: s.ciphertext.toString('base64'),
+    tag: s.tag.toString('base64'),
+    row: tuple,
+  };
 }
 
 /** Seals text for `row` with the ring's current key, as one text value. */
@@ -61,7 +68,9 @@ export function sealText(ring: KeyRing, text: string, row: RowBinding): string {
 
 /** True for a value in either sealed form, of either version. */
 export function isSealed(value: unknown): boolean {
-  return typeof value === 'string' ? value.startsWith(V1_TEXT_PREFIX) || value.startsWith(V2_TEXT_PREFIX) : isSealedJson(value);
+  return typeof value === 'string'
+    ? value.startsWith(V1_TEXT_PREFIX) || value.startsWith(V2_TEXT_PREFIX)
+    : isSealedJson(value);
 }
 
 /**
@@ -72,7 +81,8 @@ export function isSealed(value: unknown): boolean {
  */
 export function openValue(ring: KeyRing | undefined, value: unknown, at?: ReadAt): unknown {
   if (typeof value === 'string') {
-    if (value.startsWith(V1_TEXT_PREFIX)) return openSealed(ring, textFields(value.slice(V1_TEXT_PREFIX.length)), V1_TEXT_AAD).toString();
+    if (value.startsWith(V1_TEXT_PREFIX))
+      return openSealed(ring, textFields(value.slice(V1_TEXT_PREFIX.length)), V1_TEXT_AAD).toString();
     if (!value.startsWith(V2_TEXT_PREFIX)) return value;
     const fields = textFields(value.slice(V2_TEXT_PREFIX.length));
     const tuple = parseRowTuple(Buffer.from(fields.row, 'base64').toString());
@@ -108,7 +118,9 @@ function parseRowTuple(text: string): RowTuple {
     typeof parsed[0] === 'string' &&
     typeof parsed[1] === 'string' &&
     Array.isArray(parsed[2]) &&
-    (parsed[2] as unknown[]).every((p) => Array.isArray(p) && p.length === 2 && typeof p[0] === 'string' && typeof p[1] === 'string');
+    (parsed[2] as unknown[]).every(
+      (p) => Array.isArray(p) && p.length === 2 && typeof p[0] === 'string' && typeof p[1] === 'string',
+    );
   if (!valid) throw new KeyRingError('a stored value sealed at rest names no valid row: it was altered');
   return parsed as unknown as RowTuple;
 }
@@ -122,7 +134,13 @@ function describeRow(tuple: RowTuple): string {
   return `${tuple[0]}.${tuple[1]} of the row (${tuple[2].map(([c, v]) => `${c} ${v}`).join(', ')})`;
 }
 
-function openBound(ring: KeyRing | undefined, fields: { k: string; iv: string; ct: string; tag: string }, kind: 'json' | 'text', tuple: RowTuple, at: ReadAt | undefined): Buffer {
+function openBound(
+  ring: KeyRing | undefined,
+  fields: { k: string; iv: string; ct: string; tag: string },
+  kind: 'json' | 'text',
+  tuple: RowTuple,
+  at: ReadAt | undefined,
+): Buffer {
   let plain: Buffer;
   try {
     plain = openSealed(ring, fields, v2Aad(kind, tuple));
@@ -131,9 +149,13 @@ function openBound(ring: KeyRing | undefined, fields: { k: string; iv: string; c
     throw new KeyRingError(`${describeRow(tuple)}: ${err.message}`);
   }
   if (at) {
-    const moved = at.column !== tuple[1] || tuple[2].some(([column, v]) => column in at.row && at.row[column] != null && String(at.row[column]) !== v);
+    const moved =
+      at.column !== tuple[1] ||
+      tuple[2].some(([column, v]) => column in at.row && at.row[column] != null && String(at.row[column]) !== v);
     if (moved) {
-      const found = tuple[2].map(([column]) => `${column} ${column in at.row ? String(at.row[column]) : '?'}`).join(', ');
+      const found = tuple[2]
+        .map(([column]) => `${column} ${column in at.row ? String(at.row[column]) : '?'}`)
+        .join(', ');
       throw new KeyRingError(
         `a value sealed for ${describeRow(tuple)} was read from column ${at.column} of the row (${found}): it was moved between rows in the database; restore it from a backup`,
       );
@@ -142,13 +164,26 @@ function openBound(ring: KeyRing | undefined, fields: { k: string; iv: string; c
   return plain;
 }
 
-function openSealed(ring: KeyRing | undefined, v: { k: string; iv: string; ct: string; tag: string }, aad: Buffer): Buffer {
+function openSealed(
+  ring: KeyRing | undefined,
+  v: { k: string; iv: string; ct: string; tag: string },
+  aad: Buffer,
+): Buffer {
   if (!ring) {
-    throw new KeyRingError(`a stored value is encrypted at rest with key "${v.k}" but KEEL_ENCRYPTION_KEYS is not set; set it to the keys the database was written with`);
+    throw new KeyRingError(
+      `a stored value is encrypted at rest with key "${v.k}" but KEEL_ENCRYPTION_KEYS is not set; set it to the keys the database was written with`,
+    );
   }
-  const sealed: Sealed = { keyId: v.k, iv: Buffer.from(v.iv, 'base64'), ciphertext: Buffer.from(v.ct, 'base64'), tag: Buffer.from(v.tag, 'base64') };
+  const sealed: Sealed = {
+    keyId: v.k,
+    iv: Buffer.from(v.iv, 'base64'),
+    ciphertext: Buffer.from(v.ct, 'base64'),
+    tag: Buffer.from(v.tag, 'base64'),
+  };
   if (sealed.iv.length !== IV_BYTES || sealed.tag.length !== TAG_BYTES) {
-    throw new KeyRingError(`a stored value sealed with key "${v.k}" is malformed (nonce or tag of the wrong length): it was altered`);
+    throw new KeyRingError(
+      `a stored value sealed with key "${v.k}" is malformed (nonce or tag of the wrong length): it was altered`,
+    );
   }
   return open(ring, sealed, aad);
 }

@@ -4,16 +4,7 @@
 
 /** Which part of a session key was wrong (used by callers to point at the field). */
 export type SessionKeyPart =
-  | 'key'
-  | 'prefix'
-  | 'agentId'
-  | 'mainKey'
-  | 'channel'
-  | 'kind'
-  | 'peerId'
-  | 'uuid'
-  | 'jobId'
-  | 'thread';
+  'key' | 'prefix' | 'agentId' | 'mainKey' | 'channel' | 'kind' | 'peerId' | 'uuid' | 'jobId' | 'thread';
 
 /**
  * A session key (or the parts given to build one) breaks the grammar in `session-key.ts`.

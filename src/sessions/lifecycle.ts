@@ -93,7 +93,11 @@ export function evaluateFreshness(
 
   const dailyResetAt =
     mode === 'daily'
-      ? mostRecentDailyReset(now, policy.dailyResetHour ?? DEFAULTS.dailyResetHour, policy.timeZone ?? DEFAULT_RESET_TIME_ZONE)
+      ? mostRecentDailyReset(
+          now,
+          policy.dailyResetHour ?? DEFAULTS.dailyResetHour,
+          policy.timeZone ?? DEFAULT_RESET_TIME_ZONE,
+        )
       : undefined;
   const idleExpiresAt =
     mode !== 'none' && policy.idleMinutes !== undefined && policy.idleMinutes > 0
@@ -123,7 +127,10 @@ export function mostRecentDailyReset(now: Date, hour: number, timeZone: string):
   const nowMs = now.getTime();
   const today = new Date(wallClockMs(nowMs, timeZone));
   const boundaryOn = (dayOffset: number) =>
-    wallClockToInstant(Date.UTC(today.getUTCFullYear(), today.getUTCMonth(), today.getUTCDate() + dayOffset, hour), timeZone);
+    wallClockToInstant(
+      Date.UTC(today.getUTCFullYear(), today.getUTCMonth(), today.getUTCDate() + dayOffset, hour),
+      timeZone,
+    );
   const todays = boundaryOn(0);
   return new Date(todays <= nowMs ? todays : boundaryOn(-1));
 }
@@ -164,9 +171,16 @@ export function parseResetCommand(text: string): ResetCommand | undefined {
 
 /** Events that reach a session; only `user_message` (a real user or channel message) is an interaction. */
 /** `subagent_announce`: a child's result reaching its parent (a system event: it keeps nothing fresh). */
-export type SessionEventKind = 'user_message' | 'heartbeat' | 'cron' | 'exec_notice' | 'bookkeeping' | 'subagent_announce';
+export type SessionEventKind =
+  'user_message' | 'heartbeat' | 'cron' | 'exec_notice' | 'bookkeeping' | 'subagent_announce';
 
-const SYSTEM_EVENT_KINDS: ReadonlySet<SessionEventKind> = new Set(['heartbeat', 'cron', 'exec_notice', 'bookkeeping', 'subagent_announce']);
+const SYSTEM_EVENT_KINDS: ReadonlySet<SessionEventKind> = new Set([
+  'heartbeat',
+  'cron',
+  'exec_notice',
+  'bookkeeping',
+  'subagent_announce',
+]);
 
 /** True for events that may change the session row but must not keep it fresh (as OpenClaw). */
 export function isSystemEvent(kind: SessionEventKind): boolean {

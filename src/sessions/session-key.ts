@@ -71,7 +71,12 @@ export interface ThreadParts {
 /** What `buildSessionKey` takes; `mainKey` defaults to `main`, `dmVariant` to `dm`. */
 export type SessionKeyParts =
   | ({ readonly kind: 'main'; readonly agentId: string; readonly mainKey?: string } & ThreadParts)
-  | ({ readonly kind: RoomKind; readonly agentId: string; readonly channel: string; readonly peerId: string } & ThreadParts)
+  | ({
+      readonly kind: RoomKind;
+      readonly agentId: string;
+      readonly channel: string;
+      readonly peerId: string;
+    } & ThreadParts)
   | ({
       readonly kind: 'dm';
       readonly agentId: string;
@@ -93,7 +98,12 @@ export interface KeyText {
 export type ParsedSessionKey = KeyText &
   (
     | ({ readonly kind: 'main'; readonly agentId: string; readonly mainKey: string } & ThreadParts)
-    | ({ readonly kind: RoomKind; readonly agentId: string; readonly channel: string; readonly peerId: string } & ThreadParts)
+    | ({
+        readonly kind: RoomKind;
+        readonly agentId: string;
+        readonly channel: string;
+        readonly peerId: string;
+      } & ThreadParts)
     | ({
         readonly kind: 'dm';
         readonly agentId: string;
@@ -149,7 +159,8 @@ export function parseSessionKey(key: string): ParsedSessionKey {
     const mainKey = checkName(key, 'mainKey', rest[2], SHAPE.main);
     return { kind: 'main', agentId, mainKey, ...thread, key, baseKey };
   }
-  if (rest.length > 5) fail(key, 'key', `has ${segments.length} parts separated by ':'`, `${SHAPE.chat} with ${SHAPE.suffix}`);
+  if (rest.length > 5)
+    fail(key, 'key', `has ${segments.length} parts separated by ':'`, `${SHAPE.chat} with ${SHAPE.suffix}`);
 
   const channel = checkName(key, 'channel', rest[2], SHAPE.chat);
   const kind = rest[3];
@@ -242,7 +253,12 @@ export function sessionWorkflowId(agentId: string, sessionKey: string): string {
   const parsed = parseSessionKey(sessionKey);
   checkName(sessionKey, 'agentId', agentId, `${SESSION_WORKFLOW_ID_PREFIX}/<agentId>/<sessionKey>`);
   if (parsed.agentId !== undefined && parsed.agentId !== agentId) {
-    fail(sessionKey, 'agentId', `belongs to agent ${JSON.stringify(parsed.agentId)}, not ${JSON.stringify(agentId)}`, `a key of agent ${agentId}`);
+    fail(
+      sessionKey,
+      'agentId',
+      `belongs to agent ${JSON.stringify(parsed.agentId)}, not ${JSON.stringify(agentId)}`,
+      `a key of agent ${agentId}`,
+    );
   }
   return `${SESSION_WORKFLOW_ID_PREFIX}/${agentId}/${sessionKey}`;
 }
@@ -316,7 +332,8 @@ function checkId(key: string, part: SessionKeyPart, value: string | undefined, s
 
 function checkUuid(key: string, value: string | undefined, shape: string): string {
   if (value === undefined || value === '') fail(key, 'uuid', 'uuid is empty', shape);
-  if (!UUID_PATTERN.test(value)) fail(key, 'uuid', `${JSON.stringify(value)} is not a uuid`, `${shape} with ${UUID_RULE}`);
+  if (!UUID_PATTERN.test(value))
+    fail(key, 'uuid', `${JSON.stringify(value)} is not a uuid`, `${shape} with ${UUID_RULE}`);
   return value;
 }
 

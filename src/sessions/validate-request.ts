@@ -11,7 +11,14 @@ export interface RequestProblem {
   readonly message: string;
 }
 
-const EVENTS: ReadonlySet<string> = new Set<SessionEventKind>(['user_message', 'heartbeat', 'cron', 'exec_notice', 'bookkeeping', 'subagent_announce']);
+const EVENTS: ReadonlySet<string> = new Set<SessionEventKind>([
+  'user_message',
+  'heartbeat',
+  'cron',
+  'exec_notice',
+  'bookkeeping',
+  'subagent_announce',
+]);
 
 /** Undefined when the turn request can be admitted. */
 export function checkTurnRequest(request: TurnRequest | undefined): RequestProblem | undefined {

@@ -36,7 +36,12 @@ export interface ActiveWindow {
 export type WindowLoad = 'hit' | 'miss' | 'stale';
 
 interface Cached {
-  readonly window: { compaction?: CompactionEntry; summarized?: SummarizedRange; entries: WindowEntry[]; pipeline: IncrementalPipeline };
+  readonly window: {
+    compaction?: CompactionEntry;
+    summarized?: SummarizedRange;
+    entries: WindowEntry[];
+    pipeline: IncrementalPipeline;
+  };
   /** seq of the last compaction entry (null: none): a new one moves the window. */
   readonly compactionSeq: number | null;
   /** First seq of the window (the last compaction's first kept entry, or 0). */
@@ -72,7 +77,11 @@ export class ActiveWindowCache {
   }
 
   /** The window of a session: the cached copy plus what was appended since, or a rebuild from the database. */
-  async load(db: Kysely<Database>, agentId: string, sessionId: string): Promise<{ window: ActiveWindow; load: WindowLoad }> {
+  async load(
+    db: Kysely<Database>,
+    agentId: string,
+    sessionId: string,
+  ): Promise<{ window: ActiveWindow; load: WindowLoad }> {
     const key = `${agentId}\u0000${sessionId}`;
     const cached = this.sessions.get(key);
     if (cached) {
@@ -112,13 +121,23 @@ export class ActiveWindowCache {
 /** The window as `loadActiveEntries` reads it (no cache, or a cached copy that no longer holds). */
 async function rebuild(db: Kysely<Database>, agentId: string, sessionId: string): Promise<Cached> {
   const active = await loadActiveEntries(db, agentId, sessionId);
-  const entries = active.rows.map((r) => ({ id: r.id, seq: Number(r.seq), entry: r.payload, tokenEstimate: r.token_estimate }));
+  const entries = active.rows.map((r) => ({
+    id: r.id,
+    seq: Number(r.seq),
+    entry: r.payload,
+    tokenEstimate: r.token_estimate,
+  }));
   const first = active.rows[0];
   const last = active.rows[active.rows.length - 1];
   // The newest compaction entry's seq, also for a revert that restored no summary (the probe compares it).
   const compactionSeq = active.lastCompactionSeq ?? null;
   return {
-    window: { ...(active.compaction ? { compaction: active.compaction } : {}), ...(active.summarized ? { summarized: active.summarized } : {}), entries, pipeline: new IncrementalPipeline() },
+    window: {
+      ...(active.compaction ? { compaction: active.compaction } : {}),
+      ...(active.summarized ? { summarized: active.summarized } : {}),
+      entries,
+      pipeline: new IncrementalPipeline(),
+    },
     compactionSeq,
     // An empty window after a compaction starts past it: nothing before can join it.
     fromSeq: first ? Number(first.seq) : (compactionSeq ?? 0),
@@ -143,10 +162,20 @@ function probe(db: Kysely<Database>, v: ProbeValues) {
       .where(`${alias}.session_id`, '=', v.sessionId);
   // The window's rows, counted as every row from its first seq less the compaction rows among them:
   // each count reads one index alone (the type filter would visit every row of the window).
-  const allFromFirst = scoped('w').select(sql<number>`count(*)::int`.as('n')).where('w.seq', '>=', v.fromSeq);
-  const compactionsFromFirst = scoped('k').select(sql<number>`count(*)::int`.as('n')).where('k.seq', '>=', v.fromSeq).where('k.type', '=', 'compaction');
+  const allFromFirst = scoped('w')
+    .select(sql<number>`count(*)::int`.as('n'))
+    .where('w.seq', '>=', v.fromSeq);
+  const compactionsFromFirst = scoped('k')
+    .select(sql<number>`count(*)::int`.as('n'))
+    .where('k.seq', '>=', v.fromSeq)
+    .where('k.type', '=', 'compaction');
   return [
-    scoped('c').select('c.seq').where('c.type', '=', 'compaction').orderBy('c.seq', 'desc').limit(1).as('compaction_seq'),
+    scoped('c')
+      .select('c.seq')
+      .where('c.type', '=', 'compaction')
+      .orderBy('c.seq', 'desc')
+      .limit(1)
+      .as('compaction_seq'),
     sql<number>`(${allFromFirst}) - (${compactionsFromFirst})`.as('window_count'),
   ] as const;
 }
@@ -171,7 +200,12 @@ const probeAlone = compiledOnce('window probe', (db, v: ProbeValues) => db.selec
  * size in the same statement, and appends them to the copy when the copy still describes the window.
  * False when it does not (the caller rebuilds).
  */
-async function applyAppended(db: Kysely<Database>, agentId: string, sessionId: string, cached: Cached): Promise<boolean> {
+async function applyAppended(
+  db: Kysely<Database>,
+  agentId: string,
+  sessionId: string,
+  cached: Cached,
+): Promise<boolean> {
   const window = { agentId, sessionId, fromSeq: cached.fromSeq };
   const rows = await appendedWithProbe(db, { ...window, lastSeq: cached.lastSeq });
   // Nothing new: the probe alone tells whether the copy still holds.

@@ -1,7 +1,14 @@
 import type { Kysely } from 'kysely';
 import type { CompactionRow, Database } from './schema';
 import type { EntryRowOf } from './entry-row';
-import { compactionBefore, getEntry, lastCompaction, restoresNoSummary, summarizedRangeOf, type SummarizedRange } from './entries-repo';
+import {
+  compactionBefore,
+  getEntry,
+  lastCompaction,
+  restoresNoSummary,
+  summarizedRangeOf,
+  type SummarizedRange,
+} from './entries-repo';
 import { getCompaction, type RestoredWindow } from './compactions-repo';
 import { getSession } from './sessions-repo';
 
@@ -23,19 +30,34 @@ interface EditedCompaction {
   readonly entry: EntryRowOf<'compaction'>['payload'];
 }
 
-async function editedCompaction(db: Kysely<Database>, agentId: string, id: string, verb: string): Promise<EditedCompaction> {
+async function editedCompaction(
+  db: Kysely<Database>,
+  agentId: string,
+  id: string,
+  verb: string,
+): Promise<EditedCompaction> {
   const row = await getCompaction(db, agentId, id);
-  if (!row) throw new CompactionEditError(`no compaction ${id} for agent ${agentId}; list them with \`keel compactions --agent ${agentId}\``);
+  if (!row)
+    throw new CompactionEditError(
+      `no compaction ${id} for agent ${agentId}; list them with \`keel compactions --agent ${agentId}\``,
+    );
   if (!row.entry_id) {
-    const why = row.rerun_of ? 'it is a rerun that was not applied (rerun it again with --apply to use it)' : `its status is ${row.status}`;
+    const why = row.rerun_of
+      ? 'it is a rerun that was not applied (rerun it again with --apply to use it)'
+      : `its status is ${row.status}`;
     throw new CompactionEditError(`compaction ${id} wrote no entry to ${verb}: ${why}`);
   }
   const session = await getSession(db, agentId, row.session_key);
   if (session?.session_id !== row.session_id) {
-    throw new CompactionEditError(`compaction ${id} belongs to session id ${row.session_id}, and ${row.session_key} has moved on to ${session?.session_id ?? 'no session'} (a reset or /new); only the current transcript's compactions can be edited`);
+    throw new CompactionEditError(
+      `compaction ${id} belongs to session id ${row.session_id}, and ${row.session_key} has moved on to ${session?.session_id ?? 'no session'} (a reset or /new); only the current transcript's compactions can be edited`,
+    );
   }
   const entryRow = await getEntry(db, agentId, row.session_id, row.entry_id);
-  if (entryRow?.type !== 'compaction') throw new CompactionEditError(`compaction ${id}'s entry ${row.entry_id} is gone from the transcript (removed by maintenance?); nothing to ${verb}`);
+  if (entryRow?.type !== 'compaction')
+    throw new CompactionEditError(
+      `compaction ${id}'s entry ${row.entry_id} is gone from the transcript (removed by maintenance?); nothing to ${verb}`,
+    );
   return { row, entryRow, entry: entryRow.payload };
 }
 
@@ -57,13 +79,29 @@ export async function planRevert(db: Kysely<Database>, agentId: string, id: stri
   const prior = previous?.payload;
   let restored: RestoredWindow;
   if (!previous || !prior || restoresNoSummary(prior)) {
-    const first = await db.selectFrom('transcript_entries').select('id').where('agent_id', '=', agentId).where('session_id', '=', row.session_id).orderBy('seq', 'asc').limit(1).executeTakeFirstOrThrow();
+    const first = await db
+      .selectFrom('transcript_entries')
+      .select('id')
+      .where('agent_id', '=', agentId)
+      .where('session_id', '=', row.session_id)
+      .orderBy('seq', 'asc')
+      .limit(1)
+      .executeTakeFirstOrThrow();
     restored = { summary: '', firstKeptEntryId: first.id };
   } else {
-    if (prior.firstKeptEntryId !== previous.id && !(await getEntry(db, agentId, row.session_id, prior.firstKeptEntryId))) {
-      throw new CompactionEditError(`the window before compaction ${id} started at entry ${prior.firstKeptEntryId}, which maintenance has removed; it cannot be restored`);
+    if (
+      prior.firstKeptEntryId !== previous.id &&
+      !(await getEntry(db, agentId, row.session_id, prior.firstKeptEntryId))
+    ) {
+      throw new CompactionEditError(
+        `the window before compaction ${id} started at entry ${prior.firstKeptEntryId}, which maintenance has removed; it cannot be restored`,
+      );
     }
-    restored = { summary: prior.summary, firstKeptEntryId: prior.firstKeptEntryId, rangeOf: prior.rangeOf ?? previous.id };
+    restored = {
+      summary: prior.summary,
+      firstKeptEntryId: prior.firstKeptEntryId,
+      rangeOf: prior.rangeOf ?? previous.id,
+    };
   }
   const later = await db
     .selectFrom('transcript_entries')
@@ -93,10 +131,15 @@ export interface RerunPlan {
 export async function planRerun(db: Kysely<Database>, agentId: string, id: string): Promise<RerunPlan> {
   const { row, entryRow, entry } = await editedCompaction(db, agentId, id, 'rerun');
   if (entry.revertOf !== undefined) {
-    throw new CompactionEditError(`compaction ${id} is a revert (of ${entry.revertOf}); it summarized nothing${entry.rangeOf ? `; rerun ${entry.rangeOf}, whose window it restored` : ''}`);
+    throw new CompactionEditError(
+      `compaction ${id} is a revert (of ${entry.revertOf}); it summarized nothing${entry.rangeOf ? `; rerun ${entry.rangeOf}, whose window it restored` : ''}`,
+    );
   }
   const original = entry.rangeOf ? await getEntry(db, agentId, row.session_id, entry.rangeOf) : entryRow;
-  if (original?.type !== 'compaction') throw new CompactionEditError(`compaction ${id} stands for ${entry.rangeOf ?? '?'}, whose entry is gone from the transcript`);
+  if (original?.type !== 'compaction')
+    throw new CompactionEditError(
+      `compaction ${id} stands for ${entry.rangeOf ?? '?'}, whose entry is gone from the transcript`,
+    );
   const range = await summarizedRangeOf(db, agentId, row.session_id, original);
   if (!range) throw new CompactionEditError(`compaction ${id} summarized no messages; nothing to rerun`);
   const before = await compactionBefore(db, agentId, row.session_id, original);
@@ -109,6 +152,9 @@ export async function planRerun(db: Kysely<Database>, agentId: string, id: strin
     range,
     ...(prior && !restoresNoSummary(prior) ? { previousSummary: prior.summary } : {}),
     firstKeptEntryId: original.payload.firstKeptEntryId,
-    active: activeEntry !== undefined && !restoresNoSummary(activeEntry) && (activeEntry.rangeOf ?? active!.id) === original.id,
+    active:
+      activeEntry !== undefined &&
+      !restoresNoSummary(activeEntry) &&
+      (activeEntry.rangeOf ?? active!.id) === original.id,
   };
 }

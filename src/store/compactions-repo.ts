@@ -40,7 +40,10 @@ export interface CreateCompactionRowInput {
  * Creates the row as `running` with `attempts = 1`, or, when the id exists (the same compaction run
  * again), sets it back to `running`, clears its error and counts the attempt. Idempotent by id.
  */
-export async function createCompactionRow(db: Kysely<Database>, input: CreateCompactionRowInput): Promise<CompactionRow> {
+export async function createCompactionRow(
+  db: Kysely<Database>,
+  input: CreateCompactionRowInput,
+): Promise<CompactionRow> {
   await db
     .insertInto('compactions')
     .values({
@@ -78,7 +81,10 @@ export async function createCompactionRow(db: Kysely<Database>, input: CreateCom
     )
     .execute();
   const row = await getCompaction(db, input.agentId, input.id);
-  if (!row) throw new Error(`compaction id ${input.id} belongs to another agent than ${input.agentId}; compaction ids must be unique`);
+  if (!row)
+    throw new Error(
+      `compaction id ${input.id} belongs to another agent than ${input.agentId}; compaction ids must be unique`,
+    );
   return row;
 }
 
@@ -117,7 +123,13 @@ export async function markSucceeded(db: Kysely<Database>, input: MarkSucceededIn
  * (`sessions.compaction_failures + 1`, only when the session still has the row's session id), in
  * one transaction. Returns false (and changes nothing) when the row was not running: idempotent.
  */
-export async function markFailed(db: Kysely<Database>, agentId: string, id: string, error: string, now: Date): Promise<boolean> {
+export async function markFailed(
+  db: Kysely<Database>,
+  agentId: string,
+  id: string,
+  error: string,
+  now: Date,
+): Promise<boolean> {
   return db.transaction().execute(async (trx) => {
     const row = await trx
       .updateTable('compactions')
@@ -161,8 +173,17 @@ export async function listCompactions(db: Kysely<Database>, options: ListCompact
 }
 
 /** One row of `agentId` by id, or undefined (another agent's id reads as none). */
-export async function getCompaction(db: Kysely<Database>, agentId: string, id: string): Promise<CompactionRow | undefined> {
-  return db.selectFrom('compactions').selectAll().where('agent_id', '=', agentId).where('id', '=', id).executeTakeFirst();
+export async function getCompaction(
+  db: Kysely<Database>,
+  agentId: string,
+  id: string,
+): Promise<CompactionRow | undefined> {
+  return db
+    .selectFrom('compactions')
+    .selectAll()
+    .where('agent_id', '=', agentId)
+    .where('id', '=', id)
+    .executeTakeFirst();
 }
 
 export interface CompactionRecordInput {
@@ -196,7 +217,10 @@ export interface CompactionRecordInput {
  * only when it was new. The summary is stored redacted, like every entry. Returns whether it was new
  * and what was redacted.
  */
-export async function writeCompactionRecord(db: Kysely<Database>, input: CompactionRecordInput): Promise<{ inserted: boolean; redactions: readonly Redaction[] }> {
+export async function writeCompactionRecord(
+  db: Kysely<Database>,
+  input: CompactionRecordInput,
+): Promise<{ inserted: boolean; redactions: readonly Redaction[] }> {
   const { value: summary, redactions } = redactSecrets(input.summary);
   return db.transaction().execute(async (trx) => {
     const last = await lastEntryId(trx, input);
@@ -246,15 +270,21 @@ export async function recordUnreclaimedCompaction(
 ): Promise<void> {
   await db
     .updateTable('sessions')
-    .set({ last_compaction_tokens_before: input.tokensBefore, last_compaction_tokens_after: input.tokensBefore, updated_at: input.now })
+    .set({
+      last_compaction_tokens_before: input.tokensBefore,
+      last_compaction_tokens_after: input.tokensBefore,
+      updated_at: input.now,
+    })
     .where('agent_id', '=', input.agentId)
     .where('session_key', '=', input.sessionKey)
     .where('session_id', '=', input.sessionId)
     .execute();
 }
 
-
-async function lastEntryId(db: Kysely<Database>, input: { agentId: string; sessionId: string }): Promise<string | undefined> {
+async function lastEntryId(
+  db: Kysely<Database>,
+  input: { agentId: string; sessionId: string },
+): Promise<string | undefined> {
   const last = await db
     .selectFrom('transcript_entries')
     .select('id')
@@ -267,7 +297,11 @@ async function lastEntryId(db: Kysely<Database>, input: { agentId: string; sessi
 }
 
 /** Inserts a compaction entry once (`ON CONFLICT DO NOTHING` on its deterministic id); true when it was new. */
-async function insertCompactionEntry(db: Kysely<Database>, input: { agentId: string; sessionId: string; now: Date }, entry: CompactionEntry): Promise<boolean> {
+async function insertCompactionEntry(
+  db: Kysely<Database>,
+  input: { agentId: string; sessionId: string; now: Date },
+  entry: CompactionEntry,
+): Promise<boolean> {
   const r = await db
     .insertInto('transcript_entries')
     .values({
@@ -319,7 +353,10 @@ export interface RestoredWindow {
  * hold then keeps threshold compaction from undoing it on the next turn, until the context grows by
  * the minimum reclaim share (or nears the window). `compaction_count` and the failure count stay.
  */
-export async function writeRevertRecord(db: Kysely<Database>, input: RevertRecordInput): Promise<{ inserted: boolean }> {
+export async function writeRevertRecord(
+  db: Kysely<Database>,
+  input: RevertRecordInput,
+): Promise<{ inserted: boolean }> {
   return db.transaction().execute(async (trx) => {
     const last = await lastEntryId(trx, input);
     const entry: CompactionEntry = storableJson({
@@ -353,9 +390,19 @@ export async function writeRevertRecord(db: Kysely<Database>, input: RevertRecor
 }
 
 /** Keeps a rerun's summary on its row when it is not applied (sealed at rest like entries). Idempotent. */
-export async function storeRerunSummary(db: Kysely<Database>, agentId: string, id: string, summary: string): Promise<void> {
+export async function storeRerunSummary(
+  db: Kysely<Database>,
+  agentId: string,
+  id: string,
+  summary: string,
+): Promise<void> {
   const { value } = redactSecrets(summary);
-  await db.updateTable('compactions').set({ summary: atRestOf(db).text(storableText(value), sealedRow.compactionSummary(agentId, id)) }).where('agent_id', '=', agentId).where('id', '=', id).execute();
+  await db
+    .updateTable('compactions')
+    .set({ summary: atRestOf(db).text(storableText(value), sealedRow.compactionSummary(agentId, id)) })
+    .where('agent_id', '=', agentId)
+    .where('id', '=', id)
+    .execute();
 }
 
 /** Summarizer calls and tokens spent in a window, per session key and per agent. */
@@ -365,14 +412,33 @@ export interface SummarizerSpend {
 }
 
 /** What the agent's compactions (and those of `sessionKey`) spent on the summarizer since `since`. */
-export async function summarizerSpendSince(db: Kysely<Database>, agentId: string, sessionKey: string, since: Date): Promise<SummarizerSpend> {
+export async function summarizerSpendSince(
+  db: Kysely<Database>,
+  agentId: string,
+  sessionKey: string,
+  since: Date,
+): Promise<SummarizerSpend> {
   const rows = await db
     .selectFrom('compactions')
     .select((eb) => [
       eb.fn.coalesce(eb.fn.sum<number>('summarizer_calls'), eb.lit(0)).as('calls'),
       eb.fn.coalesce(eb.fn.sum<number>('summarizer_tokens'), eb.lit(0)).as('tokens'),
-      eb.fn.coalesce(eb.fn.sum<number>(eb.case().when('session_key', '=', sessionKey).then(eb.ref('summarizer_calls')).else(0).end()), eb.lit(0)).as('session_calls'),
-      eb.fn.coalesce(eb.fn.sum<number>(eb.case().when('session_key', '=', sessionKey).then(eb.ref('summarizer_tokens')).else(0).end()), eb.lit(0)).as('session_tokens'),
+      eb.fn
+        .coalesce(
+          eb.fn.sum<number>(
+            eb.case().when('session_key', '=', sessionKey).then(eb.ref('summarizer_calls')).else(0).end(),
+          ),
+          eb.lit(0),
+        )
+        .as('session_calls'),
+      eb.fn
+        .coalesce(
+          eb.fn.sum<number>(
+            eb.case().when('session_key', '=', sessionKey).then(eb.ref('summarizer_tokens')).else(0).end(),
+          ),
+          eb.lit(0),
+        )
+        .as('session_tokens'),
     ])
     .where('agent_id', '=', agentId)
     .where('started_at', '>=', since)
@@ -395,7 +461,13 @@ export interface SummarizerBilling {
  * Counts one summarizer call on the compaction's row (each call, retries included, is spend): its
  * billing, and all its tokens (cached or not) in `summarizer_tokens`, which the spend limit sums.
  */
-export async function addSummarizerSpend(db: Kysely<Database>, agentId: string, id: string, billing: SummarizerBilling, model: string): Promise<void> {
+export async function addSummarizerSpend(
+  db: Kysely<Database>,
+  agentId: string,
+  id: string,
+  billing: SummarizerBilling,
+  model: string,
+): Promise<void> {
   const tokens = billing.input + billing.cacheRead + billing.cacheWrite + billing.output;
   await db
     .updateTable('compactions')
@@ -414,6 +486,16 @@ export async function addSummarizerSpend(db: Kysely<Database>, agentId: string, 
 }
 
 /** Records on the row why its summary is extractive: the summarizer spend limit was reached. */
-export async function markSpendLimited(db: Kysely<Database>, agentId: string, id: string, reason: string): Promise<void> {
-  await db.updateTable('compactions').set({ spend_limited: reason }).where('agent_id', '=', agentId).where('id', '=', id).execute();
+export async function markSpendLimited(
+  db: Kysely<Database>,
+  agentId: string,
+  id: string,
+  reason: string,
+): Promise<void> {
+  await db
+    .updateTable('compactions')
+    .set({ spend_limited: reason })
+    .where('agent_id', '=', agentId)
+    .where('id', '=', id)
+    .execute();
 }

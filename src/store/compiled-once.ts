@@ -33,13 +33,18 @@ export function compiledOnce<P extends object, R>(
       shape = compileShape(name, db, build, slots);
       shapes.set(variant, shape);
     }
-    const parameters = shape.parameters.map((p) => ('slot' in p ? (values as Record<string, unknown>)[p.slot] : p.value));
+    const parameters = shape.parameters.map((p) =>
+      'slot' in p ? (values as Record<string, unknown>)[p.slot] : p.value,
+    );
     const executor = db.getExecutor();
     const queryId = createQueryId();
     // The handle's plugins see the statement as they would a built one (a test's statement counter);
     // one that would rewrite it cannot be honoured by a compiled shape.
     for (const plugin of executor.plugins) {
-      if (plugin.transformQuery({ node: shape.node, queryId }) !== shape.node) throw new Error(`statement ${name}: the plugin ${plugin.constructor.name} rewrites statements; a statement compiled once cannot carry it`);
+      if (plugin.transformQuery({ node: shape.node, queryId }) !== shape.node)
+        throw new Error(
+          `statement ${name}: the plugin ${plugin.constructor.name} rewrites statements; a statement compiled once cannot carry it`,
+        );
     }
     const result = await executor.executeQuery<R>({ query: shape.node, queryId, sql: shape.sql, parameters });
     return result.rows;
@@ -64,7 +69,8 @@ function compileShape<P extends object, R>(
   const markers = Object.fromEntries(slots.map((slot) => [slot, `${MARKER}${slot}`])) as unknown as P;
   // Compiled without the handle's plugins: they see each run instead (above).
   const compiled = build(db.withoutPlugins(), markers).compile();
-  if (compiled.sql.includes(MARKER)) throw new Error(`statement ${name}: a value was written into its SQL; pass every value as a parameter`);
+  if (compiled.sql.includes(MARKER))
+    throw new Error(`statement ${name}: a value was written into its SQL; pass every value as a parameter`);
   const seen = new Set<string>();
   const known = new Set(slots);
   const parameters = compiled.parameters.map((p): Bind => {
@@ -73,11 +79,13 @@ function compileShape<P extends object, R>(
       seen.add(slot);
       return { slot };
     }
-    if (typeof p === 'string' && p.includes(MARKER)) throw new Error(`statement ${name}: a value was changed before it reached kysely (${JSON.stringify(p)})`);
+    if (typeof p === 'string' && p.includes(MARKER))
+      throw new Error(`statement ${name}: a value was changed before it reached kysely (${JSON.stringify(p)})`);
     return { value: p };
   });
   const missing = slots.filter((s) => !seen.has(s));
-  if (missing.length > 0) throw new Error(`statement ${name}: ${missing.join(', ')} never reached the statement as a parameter`);
+  if (missing.length > 0)
+    throw new Error(`statement ${name}: ${missing.join(', ')} never reached the statement as a parameter`);
   registerPreparedStatement(compiled.sql);
   return { node: compiled.query, sql: compiled.sql, parameters };
 }

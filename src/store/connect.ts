@@ -78,15 +78,21 @@ export async function openStore(target: StoreTarget, opts: OpenStoreOptions = {}
       ...(target.preparedStatements === false || target.servedBy ? {} : { Client: PreparingClient }),
       max: target.maxConnections ?? 10,
       // A running stack's socket answers at once or not at all; do not hang on it.
-      ...(opts.connectTimeoutMs !== undefined || target.servedBy ? { connectionTimeoutMillis: opts.connectTimeoutMs ?? 5_000 } : {}),
+      ...(opts.connectTimeoutMs !== undefined || target.servedBy
+        ? { connectionTimeoutMillis: opts.connectTimeoutMs ?? 5_000 }
+        : {}),
       types: {
         getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-          oid === INT8_OID ? (v: string) => Number(v) : pgTypes.getTypeParser(oid, format as 'text')) as typeof pgTypes.getTypeParser,
+          oid === INT8_OID
+            ? (v: string) => Number(v)
+            : pgTypes.getTypeParser(oid, format as 'text')) as typeof pgTypes.getTypeParser,
       },
     });
     // An idle client errors when the server restarts; without a listener that error kills the
     // process. The pool has already dropped the client and connects anew on the next checkout.
-    pool.on('error', (err) => log(`keel store: idle database connection lost (${err.message}); reconnecting on next use`));
+    pool.on('error', (err) =>
+      log(`keel store: idle database connection lost (${err.message}); reconnecting on next use`),
+    );
     db = new Kysely<Database>({ dialect: new CurrentSchemaPostgresDialect({ pool }), plugins });
   } else {
     if (!target.dataDir.startsWith('memory://')) {
@@ -115,7 +121,10 @@ export async function openStore(target: StoreTarget, opts: OpenStoreOptions = {}
       throw err;
     }
     pgliteLock = new SessionLock();
-    db = new Kysely<Database>({ dialect: new CurrentSchemaPostgresDialect({ pool: new PGlitePool(pglite, pgliteLock) }), plugins });
+    db = new Kysely<Database>({
+      dialect: new CurrentSchemaPostgresDialect({ pool: new PGlitePool(pglite, pgliteLock) }),
+      plugins,
+    });
   }
   const owned = pglite;
   const close = async () => {
@@ -141,7 +150,11 @@ export async function openStore(target: StoreTarget, opts: OpenStoreOptions = {}
 }
 
 /** A running stack owns the PGlite folder: through its socket or not at all. */
-async function reachEmbedded(db: Kysely<Database>, url: string, owner: { pid: number; dataDir?: string }): Promise<void> {
+async function reachEmbedded(
+  db: Kysely<Database>,
+  url: string,
+  owner: { pid: number; dataDir?: string },
+): Promise<void> {
   try {
     await sql`select 1`.execute(db);
   } catch (err) {
@@ -175,7 +188,12 @@ async function probe(db: Kysely<Database>, timeoutMs: number): Promise<boolean> 
  * `databaseUrl` when set; else the database a running embedded stack serves (`<home>/stack.json`);
  * else PGlite under `<home>/db` (default `./.keel`), opened in this process.
  */
-export function storeTargetFor(config: { readonly databaseUrl?: string; readonly home: string; readonly databasePoolSize?: number; readonly databasePreparedStatements?: boolean }): StoreTarget {
+export function storeTargetFor(config: {
+  readonly databaseUrl?: string;
+  readonly home: string;
+  readonly databasePoolSize?: number;
+  readonly databasePreparedStatements?: boolean;
+}): StoreTarget {
   if (config.databaseUrl) {
     return {
       kind: 'postgres',
@@ -185,12 +203,20 @@ export function storeTargetFor(config: { readonly databaseUrl?: string; readonly
     };
   }
   const stack = runningStack(config.home);
-  if (stack?.databaseUrl) return { kind: 'postgres', url: stack.databaseUrl, maxConnections: 4, servedBy: { pid: stack.pid, ...(stack.dataDir ? { dataDir: stack.dataDir } : {}) } };
+  if (stack?.databaseUrl)
+    return {
+      kind: 'postgres',
+      url: stack.databaseUrl,
+      maxConnections: 4,
+      servedBy: { pid: stack.pid, ...(stack.dataDir ? { dataDir: stack.dataDir } : {}) },
+    };
   return { kind: 'pglite', dataDir: resolve(config.home, 'db') };
 }
 
 /** The store's at-rest settings from the configuration: the key ring (to read sealed rows) and whether to seal writes. */
-export function atRestFor(config: Pick<KeelConfig, 'encryptionKeys' | 'encryptionKeyId' | 'encryptAtRest'>): AtRestOptions {
+export function atRestFor(
+  config: Pick<KeelConfig, 'encryptionKeys' | 'encryptionKeyId' | 'encryptAtRest'>,
+): AtRestOptions {
   const ring = keyRingFor(config);
   return ring ? { ring, seal: config.encryptAtRest } : { seal: false };
 }

@@ -22,7 +22,15 @@ interface DatabaseErrorFields {
 
 const SQLSTATE = /^[0-9A-Z]{5}$/;
 // Node socket errors while talking to the server (pg surfaces them unwrapped).
-const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
+const SOCKET_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+]);
 // pg's messages when the server goes away mid-query; these errors carry no code.
 const CONNECTION_MESSAGES = /Connection terminated|Client has encountered a connection error|connection timeout/i;
 
@@ -59,7 +67,11 @@ export function dataFailure(err: unknown, operation: string): ApplicationFailure
   if (classifyDbError(err) !== 'permanent') return undefined;
   const e = databaseError(err)!;
   const code = String(e.code);
-  const where = [str(e.table) && `table ${str(e.table)}`, str(e.column) && `column ${str(e.column)}`, str(e.constraint) && `constraint ${str(e.constraint)}`]
+  const where = [
+    str(e.table) && `table ${str(e.table)}`,
+    str(e.column) && `column ${str(e.column)}`,
+    str(e.constraint) && `constraint ${str(e.constraint)}`,
+  ]
     .filter(Boolean)
     .join(', ');
   const message = `${operation}: the database rejected the data (SQLSTATE ${code}: ${str(e.message)}${where ? `; ${where}` : ''}); retrying cannot fix it — ${fixFor(code)}`;
@@ -67,20 +79,34 @@ export function dataFailure(err: unknown, operation: string): ApplicationFailure
     message,
     type: FailureTypes.DataError,
     nonRetryable: true,
-    details: [{ sqlState: code, operation, table: str(e.table) ?? null, column: str(e.column) ?? null, constraint: str(e.constraint) ?? null }],
+    details: [
+      {
+        sqlState: code,
+        operation,
+        table: str(e.table) ?? null,
+        column: str(e.column) ?? null,
+        constraint: str(e.constraint) ?? null,
+      },
+    ],
     cause: err instanceof Error ? err : undefined,
   });
 }
 
 function fixFor(code: string): string {
-  if (code === '22P05' || code === '22021') return 'text with NUL or a lone surrogate reached a write that did not make it storable; report it as a Keel bug';
-  if (code.startsWith('22')) return 'a value does not fit its column (type, range or format); check the input named above';
+  if (code === '22P05' || code === '22021')
+    return 'text with NUL or a lone surrogate reached a write that did not make it storable; report it as a Keel bug';
+  if (code.startsWith('22'))
+    return 'a value does not fit its column (type, range or format); check the input named above';
   if (code.startsWith('23')) return 'the row conflicts with existing data; check the ids and keys of the request';
   return 'the schema does not match this Keel version; run `keel migrate`';
 }
 
 function databaseError(err: unknown): DatabaseErrorFields | undefined {
-  for (let e: unknown = err, depth = 0; e && typeof e === 'object' && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+  for (
+    let e: unknown = err, depth = 0;
+    e && typeof e === 'object' && depth < 5;
+    e = (e as { cause?: unknown }).cause, depth++
+  ) {
     const code = (e as DatabaseErrorFields).code;
     if (typeof code === 'string' && SQLSTATE.test(code)) return e as DatabaseErrorFields;
   }

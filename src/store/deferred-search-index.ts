@@ -10,14 +10,16 @@ type EntriesQuery = SelectQueryBuilder<Database, 'transcript_entries', object>;
 
 /** Up to a batch of unindexed rows in `scope`. */
 export function deferredRows(db: Kysely<Database>, scope: (qb: EntriesQuery) => EntriesQuery) {
-  return scope(db.selectFrom('transcript_entries'))
-    .select(['agent_id', 'session_id', 'id', 'type', 'payload'])
-    // The predicate of transcript_entries_unindexed_idx, so the planner can read that small index.
-    .where('search_vector', 'is', null)
-    .where('search_terms', 'is', null)
-    // Sealed rows written before history_search existed stay unindexed (the backfill cannot read them).
-    .where(sql<boolean>`not (payload ? '$sealed')`)
-    .limit(BATCH_ROWS);
+  return (
+    scope(db.selectFrom('transcript_entries'))
+      .select(['agent_id', 'session_id', 'id', 'type', 'payload'])
+      // The predicate of transcript_entries_unindexed_idx, so the planner can read that small index.
+      .where('search_vector', 'is', null)
+      .where('search_terms', 'is', null)
+      // Sealed rows written before history_search existed stay unindexed (the backfill cannot read them).
+      .where(sql<boolean>`not (payload ? '$sealed')`)
+      .limit(BATCH_ROWS)
+  );
 }
 
 /**
@@ -28,7 +30,11 @@ export function deferredRows(db: Kysely<Database>, scope: (qb: EntriesQuery) => 
  * same: both write the same value. Rows sealed at rest are never deferred, so never read here.
  * @returns how many rows it indexed.
  */
-export async function indexDeferredEntries(db: Kysely<Database>, agentId: string, sessionIds: readonly string[]): Promise<number> {
+export async function indexDeferredEntries(
+  db: Kysely<Database>,
+  agentId: string,
+  sessionIds: readonly string[],
+): Promise<number> {
   if (sessionIds.length === 0) return 0;
   return indexInBatches(db, (qb) => sessionsDeferredRows(qb, agentId, sessionIds));
 }

@@ -49,7 +49,8 @@ export async function appendEntries(
 ): Promise<number> {
   if (entries.length === 0) return 0;
   // One entry (a user message, a tool result): the statement compiled once.
-  if (entries.length === 1 && options.deferSearchIndex !== true) return (await appendOne(db, entryValues(db, agentId, sessionId, entries[0]!))).length;
+  if (entries.length === 1 && options.deferSearchIndex !== true)
+    return (await appendOne(db, entryValues(db, agentId, sessionId, entries[0]!))).length;
   return (await appendEntriesNotingPrior(db, agentId, sessionId, entries, options)).inserted;
 }
 
@@ -106,7 +107,9 @@ export async function appendEntriesNotingPrior(
     // `?? null`: a missing value is JSON null (the column's NULL), never the text "undefined".
     return `[${JSON.stringify(c.id)},${JSON.stringify(c.parent_id ?? null)},${JSON.stringify(c.type)},${JSON.stringify(c.role ?? null)},${c.payload},${JSON.stringify(c.token_estimate ?? null)},${c.byte_size},${JSON.stringify(c.created_at ?? null)},${text},${terms}]`;
   });
-  const result = await db.executeQuery<{ inserted: number; had: boolean }>(CompiledQuery.raw(APPEND_BATCH_SQL, [agentId, sessionId, `[${rows.join(',')}]`]));
+  const result = await db.executeQuery<{ inserted: number; had: boolean }>(
+    CompiledQuery.raw(APPEND_BATCH_SQL, [agentId, sessionId, `[${rows.join(',')}]`]),
+  );
   const row = result.rows[0]!;
   return { inserted: row.inserted, hadEntries: row.had };
 }
@@ -167,7 +170,11 @@ function entryColumns(atRest: AtRest, agentId: string, sessionId: string, item: 
 }
 
 /** The newest compaction entry of a session, found by a partial-index probe. */
-export async function lastCompaction(db: Kysely<Database>, agentId: string, sessionId: string): Promise<EntryRowOf<'compaction'> | undefined> {
+export async function lastCompaction(
+  db: Kysely<Database>,
+  agentId: string,
+  sessionId: string,
+): Promise<EntryRowOf<'compaction'> | undefined> {
   const row = await db
     .selectFrom('transcript_entries')
     .selectAll()
@@ -206,7 +213,11 @@ export const MESSAGE_TYPES = ['message', 'custom_message'] as const;
  * Loads the entries since the last compaction's `firstKeptEntryId`. Bounded by the active window,
  * never the whole transcript of a long session (two index range reads).
  */
-export async function loadActiveEntries(db: Kysely<Database>, agentId: string, sessionId: string): Promise<ActiveEntries> {
+export async function loadActiveEntries(
+  db: Kysely<Database>,
+  agentId: string,
+  sessionId: string,
+): Promise<ActiveEntries> {
   const { compaction, compactionRow, fromSeq } = await activeWindowStart(db, agentId, sessionId);
   const stored = await db
     .selectFrom('transcript_entries')
@@ -226,18 +237,33 @@ export async function loadActiveEntries(db: Kysely<Database>, agentId: string, s
   const rangeRow = compaction.rangeOf ? await getEntry(db, agentId, sessionId, compaction.rangeOf) : compactionRow;
   if (rangeRow?.type !== 'compaction') return { compaction, rows, lastCompactionSeq };
   const toSeq = rangeRow === compactionRow ? fromSeq : await firstKeptSeq(db, agentId, sessionId, rangeRow);
-  const summarized = await summarizedRange(db, agentId, sessionId, await compactionSeqRange(db, agentId, sessionId, rangeRow, toSeq));
+  const summarized = await summarizedRange(
+    db,
+    agentId,
+    sessionId,
+    await compactionSeqRange(db, agentId, sessionId, rangeRow, toSeq),
+  );
   return { compaction, rows, lastCompactionSeq, ...(summarized ? { summarized } : {}) };
 }
 
 /** The message entries a (non-revert) compaction entry summarized, or undefined when there were none. */
-export async function summarizedRangeOf(db: Kysely<Database>, agentId: string, sessionId: string, row: EntryRowOf<'compaction'>): Promise<SummarizedRange | undefined> {
+export async function summarizedRangeOf(
+  db: Kysely<Database>,
+  agentId: string,
+  sessionId: string,
+  row: EntryRowOf<'compaction'>,
+): Promise<SummarizedRange | undefined> {
   const toSeq = await firstKeptSeq(db, agentId, sessionId, row);
   return summarizedRange(db, agentId, sessionId, await compactionSeqRange(db, agentId, sessionId, row, toSeq));
 }
 
 /** The newest compaction entry written before `row` (the one whose window was active when `row` was written). */
-export async function compactionBefore(db: Kysely<Database>, agentId: string, sessionId: string, row: EntryRow): Promise<EntryRowOf<'compaction'> | undefined> {
+export async function compactionBefore(
+  db: Kysely<Database>,
+  agentId: string,
+  sessionId: string,
+  row: EntryRow,
+): Promise<EntryRowOf<'compaction'> | undefined> {
   const before = await db
     .selectFrom('transcript_entries')
     .selectAll()
@@ -275,7 +301,12 @@ async function compactionSeqRange(
   return { fromSeq: Math.min(fromSeq, toSeq), toSeq };
 }
 
-async function firstKeptSeq(db: Kysely<Database>, agentId: string, sessionId: string, compactionRow: EntryRowOf<'compaction'>): Promise<number> {
+async function firstKeptSeq(
+  db: Kysely<Database>,
+  agentId: string,
+  sessionId: string,
+  compactionRow: EntryRowOf<'compaction'>,
+): Promise<number> {
   const firstKeptId = compactionRow.payload.firstKeptEntryId;
   const kept = firstKeptId === compactionRow.id ? undefined : await getEntry(db, agentId, sessionId, firstKeptId);
   return Number(kept?.seq ?? compactionRow.seq);
@@ -300,7 +331,9 @@ async function summarizedRange(
     .selectNoFrom([
       inRange().select('id').orderBy('seq', 'asc').limit(1).as('first'),
       inRange().select('id').orderBy('seq', 'desc').limit(1).as('last'),
-      inRange().select(sql<number>`count(*)::int`.as('n')).as('n'),
+      inRange()
+        .select(sql<number>`count(*)::int`.as('n'))
+        .as('n'),
     ])
     .executeTakeFirstOrThrow();
   if (r.first === null || r.last === null) return undefined;
@@ -341,7 +374,12 @@ async function activeWindowStart(
 }
 
 /** The last `n` entries of a session, oldest first. */
-export async function tailEntries(db: Kysely<Database>, agentId: string, sessionId: string, n: number): Promise<EntryRow[]> {
+export async function tailEntries(
+  db: Kysely<Database>,
+  agentId: string,
+  sessionId: string,
+  n: number,
+): Promise<EntryRow[]> {
   const rows = await db
     .selectFrom('transcript_entries')
     .selectAll()
@@ -365,7 +403,12 @@ export async function countEntries(db: Kysely<Database>, agentId: string, sessio
 }
 
 /** One entry by id, or undefined. */
-export async function getEntry(db: Kysely<Database>, agentId: string, sessionId: string, id: string): Promise<EntryRow | undefined> {
+export async function getEntry(
+  db: Kysely<Database>,
+  agentId: string,
+  sessionId: string,
+  id: string,
+): Promise<EntryRow | undefined> {
   const row = await db
     .selectFrom('transcript_entries')
     .selectAll()
@@ -402,7 +445,10 @@ export async function appendEntriesRedacted(
 }
 
 /** The entries with secret-shaped values redacted (deterministic: a retry writes the same), and what was replaced per kind. */
-export function redactEntries(entries: readonly EntryToAppend[]): { redacted: EntryToAppend[]; redactions: Redaction[] } {
+export function redactEntries(entries: readonly EntryToAppend[]): {
+  redacted: EntryToAppend[];
+  redactions: Redaction[];
+} {
   const byKind = new Map<Redaction['kind'], number>();
   const redacted = entries.map((item) => {
     // Checked by the caller: nothing secret-shaped in its text.

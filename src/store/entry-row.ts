@@ -43,7 +43,9 @@ export function decodeEntryRow<R extends Decodable>(row: R): TypedRow<R> {
   const kind = (row.payload as { type?: unknown } | null)?.type;
   if (kind !== row.type) {
     const id = (row as Partial<Pick<StoredEntryRow, 'id'>>).id ?? '?';
-    throw new EntryRowDecodeError(`transcript entry ${id}: its type column says ${row.type} but its payload's type is ${String(kind)}; the row was not written by Keel (repair it or remove it)`);
+    throw new EntryRowDecodeError(
+      `transcript entry ${id}: its type column says ${row.type} but its payload's type is ${String(kind)}; the row was not written by Keel (repair it or remove it)`,
+    );
   }
   return row as unknown as TypedRow<R>;
 }
@@ -57,6 +59,9 @@ export function decodeEntryRows<R extends Decodable>(rows: readonly R[]): TypedR
 /** Types a row read by a query that selected one kind only (`where type = …`); throws when it is another. */
 export function decodeEntryRowOf<K extends EntryType, R extends Decodable>(type: K, row: R): TypedRow<R, K> {
   const decoded = decodeEntryRow(row);
-  if (decoded.type !== type) throw new EntryRowDecodeError(`transcript entry ${(row as Partial<Pick<StoredEntryRow, 'id'>>).id ?? '?'} is a ${decoded.type} entry, not the ${type} entry expected`);
+  if (decoded.type !== type)
+    throw new EntryRowDecodeError(
+      `transcript entry ${(row as Partial<Pick<StoredEntryRow, 'id'>>).id ?? '?'} is a ${decoded.type} entry, not the ${type} entry expected`,
+    );
   return decoded as TypedRow<R, K>;
 }

@@ -16,7 +16,11 @@ const MAX_SEARCH_CHARS = 20_000;
 export function entrySearchText(entry: TranscriptEntry): string {
   let text = '';
   if (entry.type === 'message') text = messageSearchText(entry.message);
-  else if (entry.type === 'custom_message') text = typeof entry.content === 'string' ? entry.content : entry.content.map((b) => (b.type === 'text' ? b.text : '')).join('\n');
+  else if (entry.type === 'custom_message')
+    text =
+      typeof entry.content === 'string'
+        ? entry.content
+        : entry.content.map((b) => (b.type === 'text' ? b.text : '')).join('\n');
   else if (entry.type === 'compaction' || entry.type === 'branch_summary') text = entry.summary;
   return text.slice(0, MAX_SEARCH_CHARS);
 }
@@ -25,7 +29,10 @@ export function entrySearchText(entry: TranscriptEntry): string {
 function messageSearchText(message: AgentMessage): string {
   if (message.role === 'toolResult') return isRecallTool(message.toolName) ? '' : messageText(message);
   if (message.role !== 'assistant') return messageText(message);
-  return messageText({ ...message, content: message.content.filter((b) => !(isToolCallBlock(b) && isRecallTool(b.name))) });
+  return messageText({
+    ...message,
+    content: message.content.filter((b) => !(isToolCallBlock(b) && isRecallTool(b.name))),
+  });
 }
 
 /** True when an entry is a recall tool's echo: a call to one only, or its result. */
@@ -35,7 +42,11 @@ export function isRecallEcho(entry: TranscriptEntry): boolean {
   if (m.role === 'toolResult') return isRecallTool(m.toolName);
   if (m.role !== 'assistant') return false;
   const calls = m.content.filter(isToolCallBlock);
-  return calls.length > 0 && calls.every((c) => isRecallTool(c.name)) && !m.content.some((b) => b.type === 'text' && b.text.trim().length > 0);
+  return (
+    calls.length > 0 &&
+    calls.every((c) => isRecallTool(c.name)) &&
+    !m.content.some((b) => b.type === 'text' && b.text.trim().length > 0)
+  );
 }
 
 /** The indexed form of an entry's text: its search terms, space separated (a tsvector is made of it). */
@@ -44,7 +55,10 @@ export function entryIndexText(entry: TranscriptEntry): string {
 }
 
 /** What history_search indexes an entry by: its terms as text (a tsvector is made of it), or a sealed entry's blind-index hashes of its distinct terms. */
-export function searchValues(atRest: AtRest, entry: TranscriptEntry): { searchText: string } | { searchTerms: string[] } {
+export function searchValues(
+  atRest: AtRest,
+  entry: TranscriptEntry,
+): { searchText: string } | { searchTerms: string[] } {
   const terms = indexTerms(entrySearchText(entry));
   const sealed = atRest.indexTerms([...new Set(terms)]);
   return sealed !== null ? { searchTerms: sealed } : { searchText: terms.join(' ') };
@@ -56,12 +70,18 @@ export function searchValues(atRest: AtRest, entry: TranscriptEntry): { searchTe
  * database only splits them), or, when the row is sealed, the blind-index HMACs of its terms and no
  * tsvector (the database never sees the words).
  */
-export function searchColumns(atRest: AtRest, entry: TranscriptEntry): { search_vector: RawBuilder<string> | null; search_terms: string[] | null } {
+export function searchColumns(
+  atRest: AtRest,
+  entry: TranscriptEntry,
+): { search_vector: RawBuilder<string> | null; search_terms: string[] | null } {
   return searchColumnsOf(searchValues(atRest, entry));
 }
 
 /** The search columns from `searchValues` (also from a compiled-once statement's values, which carry one of the two keys). */
-export function searchColumnsOf(values: { searchText: string } | { searchTerms: string[] }): { search_vector: RawBuilder<string> | null; search_terms: string[] | null } {
+export function searchColumnsOf(values: { searchText: string } | { searchTerms: string[] }): {
+  search_vector: RawBuilder<string> | null;
+  search_terms: string[] | null;
+} {
   if ('searchTerms' in values) return { search_vector: null, search_terms: values.searchTerms };
   return { search_vector: sql<string>`to_tsvector('simple', ${values.searchText})`, search_terms: null };
 }

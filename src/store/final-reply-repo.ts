@@ -1,6 +1,13 @@
 import type { Kysely } from 'kysely';
 import type { Database, SessionRow } from './schema';
-import { entryInsertRow, entryValues, redactEntries, type EntryToAppend, type EntryValues, type RedactedAppendResult } from './entries-repo';
+import {
+  entryInsertRow,
+  entryValues,
+  redactEntries,
+  type EntryToAppend,
+  type EntryValues,
+  type RedactedAppendResult,
+} from './entries-repo';
 import { turnUsageSet, turnUsageValues, type TurnUsageUpdate, type TurnUsageValues } from './sessions-repo';
 import { compiledOnce } from './compiled-once';
 
@@ -17,7 +24,11 @@ export async function appendFinalReplyRecordingUsage(
   usage: TurnUsageUpdate,
 ): Promise<RedactedAppendResult & { session?: SessionRow }> {
   const { redacted, redactions } = redactEntries([item]);
-  const [session] = await appendAndCount(db, { ...entryValues(db, usage.agentId, sessionId, redacted[0]!), sessionKey: usage.sessionKey, ...turnUsageValues(usage) });
+  const [session] = await appendAndCount(db, {
+    ...entryValues(db, usage.agentId, sessionId, redacted[0]!),
+    sessionKey: usage.sessionKey,
+    ...turnUsageValues(usage),
+  });
   return { inserted: session ? 1 : 0, redactions, ...(session ? { session } : {}) };
 }
 

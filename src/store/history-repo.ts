@@ -16,7 +16,11 @@ export interface CompactionSpan {
 }
 
 /** Every compaction of a session in order, with the range each summarized. */
-export async function compactionSpans(db: Kysely<Database>, agentId: string, sessionId: string): Promise<CompactionSpan[]> {
+export async function compactionSpans(
+  db: Kysely<Database>,
+  agentId: string,
+  sessionId: string,
+): Promise<CompactionSpan[]> {
   const rows = await db
     .selectFrom('transcript_entries')
     .select(['id', 'seq', 'type', 'payload'])
@@ -83,9 +87,20 @@ export async function rangeAround(
     .where('agent_id', '=', input.agentId)
     .where('session_id', '=', input.sessionId)
     .where('type', 'in', MESSAGE_TYPES);
-  const earlier = await base.where('seq', '<', input.seq).orderBy('seq', 'desc').offset(Math.max(0, input.before - 1)).limit(1).executeTakeFirst();
-  const later = await base.where('seq', '>', input.seq).orderBy('seq', 'asc').offset(Math.max(0, input.after - 1)).limit(1).executeTakeFirst();
+  const earlier = await base
+    .where('seq', '<', input.seq)
+    .orderBy('seq', 'desc')
+    .offset(Math.max(0, input.before - 1))
+    .limit(1)
+    .executeTakeFirst();
+  const later = await base
+    .where('seq', '>', input.seq)
+    .orderBy('seq', 'asc')
+    .offset(Math.max(0, input.after - 1))
+    .limit(1)
+    .executeTakeFirst();
   const fromSeq = input.before === 0 ? input.seq : earlier ? Number(earlier.seq) : 0;
-  const toSeq = input.after === 0 || !later ? (input.after === 0 ? input.seq + 1 : Number.MAX_SAFE_INTEGER) : Number(later.seq) + 1;
+  const toSeq =
+    input.after === 0 || !later ? (input.after === 0 ? input.seq + 1 : Number.MAX_SAFE_INTEGER) : Number(later.seq) + 1;
   return { fromSeq, toSeq };
 }

@@ -68,11 +68,17 @@ export async function searchHistory(db: Kysely<Database>, input: HistorySearchIn
     averageLength: candidates.reduce((sum, c) => sum + c.length, 0) / candidates.length,
     documentFrequency: new Map(
       // A rare term's matches are all candidates: counted exactly. A common one's are estimated from the sample.
-      terms.map((t, i) => [t, Math.max(1, common[i] ? sample.estimatedMatches[i]! : candidates.filter((c) => c.matches[i]).length)]),
+      terms.map((t, i) => [
+        t,
+        Math.max(1, common[i] ? sample.estimatedMatches[i]! : candidates.filter((c) => c.matches[i]).length),
+      ]),
     ),
   };
   const ranked = candidates
-    .map((c) => ({ seq: c.seq, score: bm25Score(new Map(terms.map((t, i) => [t, c.matches[i] ? 1 : 0])), c.length, collection) }))
+    .map((c) => ({
+      seq: c.seq,
+      score: bm25Score(new Map(terms.map((t, i) => [t, c.matches[i] ? 1 : 0])), c.length, collection),
+    }))
     .sort((a, b) => b.score - a.score || b.seq - a.seq)
     .slice(0, input.limit * POOL_FACTOR);
   return finalHits(await readWithNeighbours(db, input, ranked), input.limit);
@@ -110,7 +116,10 @@ function matchColumns(matchers: readonly TermMatch[]) {
 async function sampleCollection(db: Kysely<Database>, scope: RawBuilder<boolean>, matchers: readonly TermMatch[]) {
   const flags = sql.join([
     ...matchers.map((_, i) => sql`count(*) filter (where ${sql.ref(`m${i}`)})::int as ${sql.ref(`t${i}`)}`),
-    sql`count(*) filter (where ${sql.join(matchers.map((_, i) => sql.ref(`m${i}`)), sql` and `)})::int as "all"`,
+    sql`count(*) filter (where ${sql.join(
+      matchers.map((_, i) => sql.ref(`m${i}`)),
+      sql` and `,
+    )})::int as "all"`,
   ]);
   const { rows } = await sql<Record<string, number | string | null>>`
     with newest as (select seq, ${matchColumns(matchers)} from transcript_entries where ${scope} order by seq desc limit ${RECENT_ROWS})
@@ -121,7 +130,10 @@ async function sampleCollection(db: Kysely<Database>, scope: RawBuilder<boolean>
   const row = rows[0]!;
   const sampled = Number(row.sampled);
   // Entries per seq among the newest, stretched over the whole range.
-  const scale = sampled < RECENT_ROWS ? 1 : (Number(row.last) - Number(row.first) + 1) / Math.max(1, Number(row.last) - Number(row.oldest_sampled) + 1);
+  const scale =
+    sampled < RECENT_ROWS
+      ? 1
+      : (Number(row.last) - Number(row.first) + 1) / Math.max(1, Number(row.last) - Number(row.oldest_sampled) + 1);
   const entries = Math.max(1, Math.round(sampled * scale));
   const estimatedMatches = matchers.map((_, i) => Math.round(Number(row[`t${i}`]) * scale));
   return { entries, estimatedMatches, estimatedAll: Math.round(Number(row.all) * scale) };
@@ -149,12 +161,27 @@ async function candidateFeatures(
 ): Promise<CandidateFeatures[]> {
   // A common match's newest rows come from the recent rows, read in seq order whatever the planner
   // guesses of the match (it takes a filter it cannot estimate for rare, and scans the table for it).
-  const recent = (match: string) => sql`(select seq from recent where ${sql.ref(match)} order by seq desc limit ${CANDIDATES_PER_TERM})`;
+  const recent = (match: string) =>
+    sql`(select seq from recent where ${sql.ref(match)} order by seq desc limit ${CANDIDATES_PER_TERM})`;
   // `seq + 0` keeps the planner off the seq index for a rare match: the text index finds its few rows.
-  const every = (match: RawBuilder<boolean>) => sql`(select seq from transcript_entries where ${scope} and ${match} order by seq + 0 desc limit ${RARE_MATCHES})`;
+  const every = (match: RawBuilder<boolean>) =>
+    sql`(select seq from transcript_entries where ${scope} and ${match} order by seq + 0 desc limit ${RARE_MATCHES})`;
   const parts = matchers.map((m, i) => (common[i] ? recent(`m${i}`) : every(m.sql)));
-  if (matchers.length > 1) parts.push(allCommon ? recent('all') : every(sql.join(matchers.map((m) => m.sql), sql` and `)));
-  const all = sql.join(matchers.map((_, i) => sql.ref(`m${i}`)), sql` and `);
+  if (matchers.length > 1)
+    parts.push(
+      allCommon
+        ? recent('all')
+        : every(
+            sql.join(
+              matchers.map((m) => m.sql),
+              sql` and `,
+            ),
+          ),
+    );
+  const all = sql.join(
+    matchers.map((_, i) => sql.ref(`m${i}`)),
+    sql` and `,
+  );
   const { rows } = await sql<Record<string, unknown>>`
     with recent as materialized (
       select m.*, ${all} as "all" from (
@@ -163,24 +190,63 @@ async function candidateFeatures(
       from transcript_entries
      -- An array, so the candidates are found first and then read by seq, never by a join over the session.
      where ${scope} and seq = any(array(select seq from (${sql.join(parts, sql` union `)}) candidates))`.execute(db);
-  return rows.map((r) => ({ seq: Number(r.seq), length: Number(r.length), matches: matchers.map((_, i) => r[`m${i}`] === true) }));
+  return rows.map((r) => ({
+    seq: Number(r.seq),
+    length: Number(r.length),
+    matches: matchers.map((_, i) => r[`m${i}`] === true),
+  }));
 }
 
 type RankedSeq = { readonly seq: number; readonly score: number };
-type NeighbourRow = Omit<Selectable<Database['transcript_entries']>, 'search_vector' | 'search_terms'> & { readonly of_seq: string; readonly side: 'previous' | 'next' };
+type NeighbourRow = Omit<Selectable<Database['transcript_entries']>, 'search_vector' | 'search_terms'> & {
+  readonly of_seq: string;
+  readonly side: 'previous' | 'next';
+};
 
 /** The ranked rows in full, each with the message before and after it in its session. */
-async function readWithNeighbours(db: Kysely<Database>, input: HistorySearchInput, ranked: readonly RankedSeq[]): Promise<HistoryHit[]> {
+async function readWithNeighbours(
+  db: Kysely<Database>,
+  input: HistorySearchInput,
+  ranked: readonly RankedSeq[],
+): Promise<HistoryHit[]> {
   if (ranked.length === 0) return [];
   const seqs = ranked.map((r) => r.seq);
   const rows = await db
     .selectFrom('transcript_entries')
-    .select(['agent_id', 'session_id', 'id', 'parent_id', 'seq', 'type', 'role', 'payload', 'token_estimate', 'byte_size', 'created_at'])
+    .select([
+      'agent_id',
+      'session_id',
+      'id',
+      'parent_id',
+      'seq',
+      'type',
+      'role',
+      'payload',
+      'token_estimate',
+      'byte_size',
+      'created_at',
+    ])
     .where('agent_id', '=', input.agentId)
     .where('session_id', 'in', input.sessionIds)
     .where('seq', 'in', seqs)
     .execute();
-  const columns = sql.raw(['agent_id', 'session_id', 'id', 'parent_id', 'seq', 'type', 'role', 'payload', 'token_estimate', 'byte_size', 'created_at'].map((c) => `n.${c}`).join(', '));
+  const columns = sql.raw(
+    [
+      'agent_id',
+      'session_id',
+      'id',
+      'parent_id',
+      'seq',
+      'type',
+      'role',
+      'payload',
+      'token_estimate',
+      'byte_size',
+      'created_at',
+    ]
+      .map((c) => `n.${c}`)
+      .join(', '),
+  );
   const types = sql.join(MESSAGE_TYPES.map((t) => sql`${t}`));
   const neighbour = (side: 'previous' | 'next') => {
     const [cmp, dir] = side === 'previous' ? [sql.raw('<'), sql.raw('desc')] : [sql.raw('>'), sql.raw('asc')];
@@ -192,9 +258,12 @@ async function readWithNeighbours(db: Kysely<Database>, input: HistorySearchInpu
       where h.agent_id = ${input.agentId} and h.session_id in (${sql.join(input.sessionIds.map((id) => sql`${id}`))}) and h.seq in (${sql.join(seqs.map((s) => sql`${s}`))})`;
   };
   const { rows: around } = await sql<NeighbourRow>`${neighbour('previous')} union all ${neighbour('next')}`.execute(db);
-  const bySeq = new Map(rows.map((r) => [Number(r.seq), decodeEntryRow({ ...r, search_vector: null, search_terms: null })]));
+  const bySeq = new Map(
+    rows.map((r) => [Number(r.seq), decodeEntryRow({ ...r, search_vector: null, search_terms: null })]),
+  );
   const beside = new Map<string, EntryRow>();
-  for (const { of_seq, side, ...n } of around) beside.set(`${side}:${Number(of_seq)}`, decodeEntryRow({ ...n, search_vector: null, search_terms: null }));
+  for (const { of_seq, side, ...n } of around)
+    beside.set(`${side}:${Number(of_seq)}`, decodeEntryRow({ ...n, search_vector: null, search_terms: null }));
   return ranked.flatMap((r) => {
     const row = bySeq.get(r.seq);
     if (!row) return [];

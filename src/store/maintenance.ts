@@ -103,7 +103,13 @@ export async function runMaintenance(db: Kysely<Database>, options: MaintenanceO
   }
   const opts = parsed.data;
   const enforce = opts.mode === 'enforce';
-  const report: MaintenanceReport = { mode: opts.mode, sessionsPruned: [], transcriptsPruned: [], entriesCapped: [], entriesIndexed: 0 };
+  const report: MaintenanceReport = {
+    mode: opts.mode,
+    sessionsPruned: [],
+    transcriptsPruned: [],
+    entriesCapped: [],
+    entriesIndexed: 0,
+  };
 
   const pruned = new Set<string>();
   const prunedIds = new Set<string>();
@@ -113,20 +119,35 @@ export async function runMaintenance(db: Kysely<Database>, options: MaintenanceO
       const entries = enforce
         ? await deleteSessionCascade(db, s.agent_id, s.session_key, s.session_id)
         : await countKeyEntries(db, s.agent_id, s.session_key, s.session_id);
-      report.sessionsPruned.push({ agentId: s.agent_id, sessionKey: s.session_key, sessionId: s.session_id, updatedAt: new Date(s.updated_at), entries });
+      report.sessionsPruned.push({
+        agentId: s.agent_id,
+        sessionKey: s.session_key,
+        sessionId: s.session_id,
+        updatedAt: new Date(s.updated_at),
+        entries,
+      });
       pruned.add(`${s.agent_id}\u0000${s.session_key}`);
     }
     for (const t of await rotatedEndedBefore(db, before, opts.agentId)) {
       if (pruned.has(`${t.agent_id}\u0000${t.session_key}`)) continue;
-      const entries = enforce ? await deleteRotatedTranscript(db, t.agent_id, t.session_id) : await countEntries(db, t.agent_id, t.session_id);
-      report.transcriptsPruned.push({ agentId: t.agent_id, sessionKey: t.session_key, sessionId: t.session_id, endedAt: new Date(t.ended), entries });
+      const entries = enforce
+        ? await deleteRotatedTranscript(db, t.agent_id, t.session_id)
+        : await countEntries(db, t.agent_id, t.session_id);
+      report.transcriptsPruned.push({
+        agentId: t.agent_id,
+        sessionKey: t.session_key,
+        sessionId: t.session_id,
+        endedAt: new Date(t.ended),
+        entries,
+      });
       prunedIds.add(`${t.agent_id}\u0000${t.session_id}`);
     }
   }
 
   if (opts.maxEntries > 0) {
     for (const s of await sessionsOverCap(db, opts.maxEntries, opts.agentId)) {
-      if (pruned.has(`${s.agent_id}\u0000${s.session_key}`) || prunedIds.has(`${s.agent_id}\u0000${s.session_id}`)) continue;
+      if (pruned.has(`${s.agent_id}\u0000${s.session_key}`) || prunedIds.has(`${s.agent_id}\u0000${s.session_id}`))
+        continue;
       const capped = await capSession(db, s.agent_id, s.session_id, s.entries, opts.maxEntries, enforce);
       report.entriesCapped.push({ agentId: s.agent_id, sessionKey: s.session_key, sessionId: s.session_id, ...capped });
     }
@@ -137,7 +158,12 @@ export async function runMaintenance(db: Kysely<Database>, options: MaintenanceO
 }
 
 /** Entries of every transcript of the key (the current one, and the rotated ones in its history). */
-async function countKeyEntries(db: Kysely<Database>, agentId: string, sessionKey: string, sessionId: string): Promise<number> {
+async function countKeyEntries(
+  db: Kysely<Database>,
+  agentId: string,
+  sessionKey: string,
+  sessionId: string,
+): Promise<number> {
   const row = await db
     .selectFrom('transcript_entries')
     .select(sql<number>`count(*)::int`.as('n'))
@@ -145,7 +171,15 @@ async function countKeyEntries(db: Kysely<Database>, agentId: string, sessionKey
     .where((eb) =>
       eb.or([
         eb('session_id', '=', sessionId),
-        eb('session_id', 'in', eb.selectFrom('session_ids').select('session_id').where('agent_id', '=', agentId).where('session_key', '=', sessionKey)),
+        eb(
+          'session_id',
+          'in',
+          eb
+            .selectFrom('session_ids')
+            .select('session_id')
+            .where('agent_id', '=', agentId)
+            .where('session_key', '=', sessionKey),
+        ),
       ]),
     )
     .executeTakeFirstOrThrow();
@@ -156,12 +190,17 @@ async function countKeyEntries(db: Kysely<Database>, agentId: string, sessionKey
 async function rotatedEndedBefore(db: Kysely<Database>, before: Date, agentId?: string) {
   let q = db
     .selectFrom('session_ids as h')
-    .leftJoin('sessions as s', (j) => j.onRef('s.agent_id', '=', 'h.agent_id').onRef('s.session_key', '=', 'h.session_key'))
+    .leftJoin('sessions as s', (j) =>
+      j.onRef('s.agent_id', '=', 'h.agent_id').onRef('s.session_key', '=', 'h.session_key'),
+    )
     .select(['h.agent_id', 'h.session_key', 'h.session_id', sql<Date>`coalesce(h.ended_at, h.started_at)`.as('ended')])
     .where((eb) => eb.or([eb('s.session_id', 'is', null), eb('s.session_id', '!=', eb.ref('h.session_id'))]))
     .where(sql<boolean>`coalesce(h.ended_at, h.started_at) < ${before}`);
   if (agentId !== undefined) q = q.where('h.agent_id', '=', agentId);
-  return q.orderBy(sql`coalesce(h.ended_at, h.started_at)`).orderBy('h.session_id').execute();
+  return q
+    .orderBy(sql`coalesce(h.ended_at, h.started_at)`)
+    .orderBy('h.session_id')
+    .execute();
 }
 
 /**
@@ -175,13 +214,19 @@ async function sessionsOverCap(db: Kysely<Database>, max: number, agentId?: stri
     .union(db.selectFrom('session_ids').select(['agent_id', 'session_key', 'session_id']));
   let q = db
     .selectFrom(ids.as('k'))
-    .innerJoin('transcript_entries as e', (j) => j.onRef('e.agent_id', '=', 'k.agent_id').onRef('e.session_id', '=', 'k.session_id'))
+    .innerJoin('transcript_entries as e', (j) =>
+      j.onRef('e.agent_id', '=', 'k.agent_id').onRef('e.session_id', '=', 'k.session_id'),
+    )
     .select(['k.agent_id', 'k.session_key', 'k.session_id', sql<number>`count(*)::int`.as('entries')])
     .groupBy(['k.agent_id', 'k.session_key', 'k.session_id'])
     .having(sql`count(*)`, '>', max);
   if (agentId !== undefined) q = q.where('k.agent_id', '=', agentId);
   // A transcript's first seq is its start: older ids of a key come first.
-  return q.orderBy('k.agent_id').orderBy('k.session_key').orderBy(sql`min(e.seq)`).execute();
+  return q
+    .orderBy('k.agent_id')
+    .orderBy('k.session_key')
+    .orderBy(sql`min(e.seq)`)
+    .execute();
 }
 
 async function capSession(

@@ -51,7 +51,11 @@ export async function recordMemoryFlush(db: Kysely<Database>, input: RecordMemor
         .onConflict((oc) => oc.column('id').doNothing())
         .execute();
     }
-    await trx.deleteFrom('memory_checkpoints').where('agent_id', '=', input.agentId).where('session_key', '=', input.sessionKey).execute();
+    await trx
+      .deleteFrom('memory_checkpoints')
+      .where('agent_id', '=', input.agentId)
+      .where('session_key', '=', input.sessionKey)
+      .execute();
     if (input.checkpoint) {
       await trx
         .insertInto('memory_checkpoints')
@@ -62,7 +66,9 @@ export async function recordMemoryFlush(db: Kysely<Database>, input: RecordMemor
           compaction_cycle: input.cycle,
           flush_id: input.flushId,
           checkpoint: atRest.json(
-            JSON.parse(JSON.stringify(input.checkpoint, (_k, v: unknown) => (typeof v === 'string' ? storableText(v) : v))),
+            JSON.parse(
+              JSON.stringify(input.checkpoint, (_k, v: unknown) => (typeof v === 'string' ? storableText(v) : v)),
+            ),
             sealedRow.checkpoint(input.agentId, input.sessionKey, input.flushId),
           ),
           created_at: input.now,
@@ -71,7 +77,12 @@ export async function recordMemoryFlush(db: Kysely<Database>, input: RecordMemor
     }
     await trx
       .updateTable('sessions')
-      .set({ memory_flush_at: input.now, memory_flush_compaction_count: input.cycle, memory_flush_error: null, updated_at: input.now })
+      .set({
+        memory_flush_at: input.now,
+        memory_flush_compaction_count: input.cycle,
+        memory_flush_error: null,
+        updated_at: input.now,
+      })
       .where('agent_id', '=', input.agentId)
       .where('session_key', '=', input.sessionKey)
       .execute();
@@ -79,7 +90,13 @@ export async function recordMemoryFlush(db: Kysely<Database>, input: RecordMemor
 }
 
 /** Records why a memory flush failed; the next successful flush clears it. */
-export async function recordMemoryFlushFailure(db: Kysely<Database>, agentId: string, sessionKey: string, error: string, now: string): Promise<void> {
+export async function recordMemoryFlushFailure(
+  db: Kysely<Database>,
+  agentId: string,
+  sessionKey: string,
+  error: string,
+  now: string,
+): Promise<void> {
   await db
     .updateTable('sessions')
     .set({ memory_flush_error: error.slice(0, 2_000), memory_flush_failed_at: now })
@@ -110,7 +127,10 @@ export async function currentCheckpoint(
 }
 
 /** The day of the notes the flush of `cycle` wrote in this sessionId (undefined when it wrote none). */
-export async function flushNotesDay(db: Kysely<Database>, session: { agentId: string; sessionId: string; cycle: number }): Promise<string | undefined> {
+export async function flushNotesDay(
+  db: Kysely<Database>,
+  session: { agentId: string; sessionId: string; cycle: number },
+): Promise<string | undefined> {
   const row = await db
     .selectFrom('memory_notes')
     .select('day')
@@ -132,7 +152,12 @@ export interface FoundNote {
  * substring (ILIKE); notes sealed at rest match whole words only, through their blind index (each
  * word of the terms, hashed under every key of the ring, must be among the note's entries).
  */
-export async function searchMemoryNotes(db: Kysely<Database>, agentId: string, terms: readonly string[], limit: number): Promise<FoundNote[]> {
+export async function searchMemoryNotes(
+  db: Kysely<Database>,
+  agentId: string,
+  terms: readonly string[],
+  limit: number,
+): Promise<FoundNote[]> {
   const blind = atRestOf(db).queryWords(terms);
   const rows = await db
     .selectFrom('memory_notes')
@@ -141,7 +166,10 @@ export async function searchMemoryNotes(db: Kysely<Database>, agentId: string, t
     .where('agent_id', '=', agentId)
     .$if(terms.length > 0, (q) =>
       q.where((eb) => {
-        const plain = eb.and([eb('text_terms', 'is', null), ...terms.map((term) => eb('text', 'ilike', `%${escapeLike(term)}%`))]);
+        const plain = eb.and([
+          eb('text_terms', 'is', null),
+          ...terms.map((term) => eb('text', 'ilike', `%${escapeLike(term)}%`)),
+        ]);
         if (!blind || blind.length === 0) return plain;
         const sealed = eb.and(blind.map((hashes) => eb('text_terms', '&&', sql<string[]>`${hashes}::text[]`)));
         return eb.or([plain, sealed]);

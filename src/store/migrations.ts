@@ -38,7 +38,11 @@ const migrations: Record<string, Migration> = {
         .addPrimaryKeyConstraint('sessions_pk', ['agent_id', 'session_key'])
         .execute();
       await db.schema.createIndex('sessions_updated_idx').on('sessions').columns(['agent_id', 'updated_at']).execute();
-      await db.schema.createIndex('sessions_session_id_idx').on('sessions').columns(['agent_id', 'session_id']).execute();
+      await db.schema
+        .createIndex('sessions_session_id_idx')
+        .on('sessions')
+        .columns(['agent_id', 'session_id'])
+        .execute();
 
       await db.schema
         .createTable('transcript_entries')
@@ -63,7 +67,9 @@ const migrations: Record<string, Migration> = {
         .columns(['agent_id', 'session_id', 'seq'])
         .execute();
       // "the last compaction" is one index probe, whatever the transcript length.
-      await sql`CREATE INDEX transcript_entries_compaction_idx ON transcript_entries (agent_id, session_id, seq) WHERE type = 'compaction'`.execute(db);
+      await sql`CREATE INDEX transcript_entries_compaction_idx ON transcript_entries (agent_id, session_id, seq) WHERE type = 'compaction'`.execute(
+        db,
+      );
 
       await db.schema
         .createTable('compactions')
@@ -85,8 +91,16 @@ const migrations: Record<string, Migration> = {
         .addColumn('started_at', 'timestamptz', (c) => c.notNull())
         .addColumn('finished_at', 'timestamptz')
         .execute();
-      await db.schema.createIndex('compactions_session_idx').on('compactions').columns(['agent_id', 'session_key', 'started_at']).execute();
-      await db.schema.createIndex('compactions_status_idx').on('compactions').columns(['status', 'started_at']).execute();
+      await db.schema
+        .createIndex('compactions_session_idx')
+        .on('compactions')
+        .columns(['agent_id', 'session_key', 'started_at'])
+        .execute();
+      await db.schema
+        .createIndex('compactions_status_idx')
+        .on('compactions')
+        .columns(['status', 'started_at'])
+        .execute();
 
       await db.schema
         .createTable('memory_notes')
@@ -99,7 +113,11 @@ const migrations: Record<string, Migration> = {
         .addColumn('compaction_cycle', 'integer', (c) => c.notNull())
         .addColumn('created_at', 'timestamptz', (c) => c.notNull())
         .execute();
-      await db.schema.createIndex('memory_notes_agent_day_idx').on('memory_notes').columns(['agent_id', 'day']).execute();
+      await db.schema
+        .createIndex('memory_notes_agent_day_idx')
+        .on('memory_notes')
+        .columns(['agent_id', 'day'])
+        .execute();
 
       await db.schema
         .createTable('subagent_runs')
@@ -116,7 +134,11 @@ const migrations: Record<string, Migration> = {
         .addColumn('created_at', 'timestamptz', (c) => c.notNull())
         .addColumn('ended_at', 'timestamptz')
         .execute();
-      await db.schema.createIndex('subagent_runs_parent_idx').on('subagent_runs').columns(['agent_id', 'parent_session_key']).execute();
+      await db.schema
+        .createIndex('subagent_runs_parent_idx')
+        .on('subagent_runs')
+        .columns(['agent_id', 'parent_session_key'])
+        .execute();
     },
   },
   // Provider limits learned from overflow errors; memory-flush failures on the session and the compaction;
@@ -149,15 +171,26 @@ const migrations: Record<string, Migration> = {
         .addColumn('tool_call_id', 'text', (c) => c.notNull())
         .addColumn('arguments', 'jsonb', (c) => c.notNull())
         .addColumn('created_at', 'timestamptz', (c) => c.notNull())
-        .addPrimaryKeyConstraint('pending_tool_args_pk', ['agent_id', 'session_id', 'assistant_entry_id', 'tool_call_id'])
+        .addPrimaryKeyConstraint('pending_tool_args_pk', [
+          'agent_id',
+          'session_id',
+          'assistant_entry_id',
+          'tool_call_id',
+        ])
         .execute();
     },
   },
   // Provider prompt caching: tokens read from and written to the cache, per session.
   '2026_11_23_003_session_cache_counters': {
     async up(db) {
-      await db.schema.alterTable('sessions').addColumn('cache_read_tokens', 'bigint', (c) => c.notNull().defaultTo(0)).execute();
-      await db.schema.alterTable('sessions').addColumn('cache_write_tokens', 'bigint', (c) => c.notNull().defaultTo(0)).execute();
+      await db.schema
+        .alterTable('sessions')
+        .addColumn('cache_read_tokens', 'bigint', (c) => c.notNull().defaultTo(0))
+        .execute();
+      await db.schema
+        .alterTable('sessions')
+        .addColumn('cache_write_tokens', 'bigint', (c) => c.notNull().defaultTo(0))
+        .execute();
     },
   },
   // The structured checkpoint the memory flush saves before a compaction, one per session (replaced by
@@ -200,8 +233,16 @@ const migrations: Record<string, Migration> = {
   // Encryption at rest: a sealed memory note is searched through the HMACs of its words (GIN: `&&`, `@>`).
   '2026_11_24_002_encryption_at_rest': {
     async up(db) {
-      await db.schema.alterTable('memory_notes').addColumn('text_terms', sql`text[]`).execute();
-      await db.schema.createIndex('memory_notes_terms_idx').on('memory_notes').using('gin').column('text_terms').execute();
+      await db.schema
+        .alterTable('memory_notes')
+        .addColumn('text_terms', sql`text[]`)
+        .execute();
+      await db.schema
+        .createIndex('memory_notes_terms_idx')
+        .on('memory_notes')
+        .using('gin')
+        .column('text_terms')
+        .execute();
     },
   },
   '2026_11_24_003_compaction_yield': {
@@ -226,7 +267,11 @@ const migrations: Record<string, Migration> = {
         .addColumn('ended_at', 'timestamptz')
         .addPrimaryKeyConstraint('session_ids_pk', ['agent_id', 'session_id'])
         .execute();
-      await db.schema.createIndex('session_ids_key_idx').on('session_ids').columns(['agent_id', 'session_key', 'started_at']).execute();
+      await db.schema
+        .createIndex('session_ids_key_idx')
+        .on('session_ids')
+        .columns(['agent_id', 'session_key', 'started_at'])
+        .execute();
       await sql`
         INSERT INTO session_ids (agent_id, session_key, session_id, started_at, ended_at)
         SELECT agent_id, session_key, session_id, session_started_at, NULL FROM sessions
@@ -253,10 +298,26 @@ const migrations: Record<string, Migration> = {
   // extraction of their text (sealed rows cannot be read here; they stay unindexed).
   '2026_11_24_005_history_search': {
     async up(db) {
-      await db.schema.alterTable('transcript_entries').addColumn('search_vector', sql`tsvector`).execute();
-      await db.schema.alterTable('transcript_entries').addColumn('search_terms', sql`text[]`).execute();
-      await db.schema.createIndex('transcript_entries_search_idx').on('transcript_entries').using('gin').column('search_vector').execute();
-      await db.schema.createIndex('transcript_entries_terms_idx').on('transcript_entries').using('gin').column('search_terms').execute();
+      await db.schema
+        .alterTable('transcript_entries')
+        .addColumn('search_vector', sql`tsvector`)
+        .execute();
+      await db.schema
+        .alterTable('transcript_entries')
+        .addColumn('search_terms', sql`text[]`)
+        .execute();
+      await db.schema
+        .createIndex('transcript_entries_search_idx')
+        .on('transcript_entries')
+        .using('gin')
+        .column('search_vector')
+        .execute();
+      await db.schema
+        .createIndex('transcript_entries_terms_idx')
+        .on('transcript_entries')
+        .using('gin')
+        .column('search_terms')
+        .execute();
       await backfillSearchVectors(db);
     },
   },
@@ -276,7 +337,11 @@ const migrations: Record<string, Migration> = {
         .addColumn('spend_limited', 'text')
         .execute();
       // The spend window sums one session's (and one agent's) recent rows.
-      await db.schema.createIndex('compactions_spend_idx').on('compactions').columns(['agent_id', 'started_at']).execute();
+      await db.schema
+        .createIndex('compactions_spend_idx')
+        .on('compactions')
+        .columns(['agent_id', 'started_at'])
+        .execute();
     },
   },
   '2026_11_25_002_deferred_search_index': {
@@ -320,8 +385,12 @@ const migrations: Record<string, Migration> = {
       // Rebuilding takes a while on a big table (about a minute per million rows), once.
       await db.schema.dropIndex('transcript_entries_search_idx').ifExists().execute();
       await db.schema.dropIndex('transcript_entries_terms_idx').ifExists().execute();
-      await sql`create index transcript_entries_search_idx on transcript_entries using gin (search_vector) where search_vector is not null`.execute(db);
-      await sql`create index transcript_entries_terms_idx on transcript_entries using gin (search_terms) where search_terms is not null`.execute(db);
+      await sql`create index transcript_entries_search_idx on transcript_entries using gin (search_vector) where search_vector is not null`.execute(
+        db,
+      );
+      await sql`create index transcript_entries_terms_idx on transcript_entries using gin (search_terms) where search_terms is not null`.execute(
+        db,
+      );
     },
   },
   '2026_11_27_001_session_statistics': {
@@ -331,7 +400,9 @@ const migrations: Record<string, Migration> = {
       // for a rare word ANDed its few text-index matches with a scan of the session's whole key range,
       // several times slower beside other sessions' rows. Joint statistics give it the sizes of the
       // largest sessions.
-      await sql`create statistics if not exists transcript_entries_session_stats (mcv, dependencies) on agent_id, session_id from transcript_entries`.execute(db);
+      await sql`create statistics if not exists transcript_entries_session_stats (mcv, dependencies) on agent_id, session_id from transcript_entries`.execute(
+        db,
+      );
       await sql`analyze transcript_entries`.execute(db);
     },
   },
@@ -401,7 +472,9 @@ export async function migrateToLatest(db: Kysely<Database>): Promise<string[]> {
  * behind any other schema's migration; a schema already at the latest skips it.
  */
 async function upToDate(db: Kysely<Database>, schema: string): Promise<boolean> {
-  const exists = await sql<{ found: string | null }>`select to_regclass(quote_ident(${schema}) || '.kysely_migration') as found`.execute(db);
+  const exists = await sql<{
+    found: string | null;
+  }>`select to_regclass(quote_ident(${schema}) || '.kysely_migration') as found`.execute(db);
   if (!exists.rows[0]?.found) return false;
   const done = await sql<{ name: string }>`select name from ${sql.id(schema, 'kysely_migration')}`.execute(db);
   const names = new Set(done.rows.map((r) => r.name));

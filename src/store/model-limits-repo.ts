@@ -3,7 +3,11 @@ import type { Database, SessionRow } from './schema';
 
 /** The context window learned for a model, in Keel's token estimate; undefined when none was learned. */
 export async function getLearnedWindow(db: Kysely<Database>, model: string): Promise<number | undefined> {
-  const row = await db.selectFrom('model_limits').select('context_window').where('model', '=', model).executeTakeFirst();
+  const row = await db
+    .selectFrom('model_limits')
+    .select('context_window')
+    .where('model', '=', model)
+    .executeTakeFirst();
   return row?.context_window;
 }
 
@@ -33,7 +37,9 @@ export async function learnWindow(db: Kysely<Database>, input: LearnWindowInput)
     .onConflict((oc) =>
       oc.column('model').doUpdateSet({
         context_window: sql<number>`least(model_limits.context_window, excluded.context_window)`,
-        provider_max_tokens: sql<number | null>`coalesce(excluded.provider_max_tokens, model_limits.provider_max_tokens)`,
+        provider_max_tokens: sql<
+          number | null
+        >`coalesce(excluded.provider_max_tokens, model_limits.provider_max_tokens)`,
         provider_message: sql<string | null>`excluded.provider_message`,
         learned_at: sql<Date>`excluded.learned_at`,
       }),
@@ -44,7 +50,10 @@ export async function learnWindow(db: Kysely<Database>, input: LearnWindowInput)
 }
 
 /** The session's estimate scale for `model` from its row's per-model map; undefined when it has none. */
-export function estimateScaleFor(row: Pick<SessionRow, 'estimate_scales'> | undefined, model: string): number | undefined {
+export function estimateScaleFor(
+  row: Pick<SessionRow, 'estimate_scales'> | undefined,
+  model: string,
+): number | undefined {
   const scale = row?.estimate_scales?.[model];
   return typeof scale === 'number' && scale > 0 && scale < 1 ? scale : undefined;
 }
@@ -58,11 +67,16 @@ function scaleOf(model: string) {
  * Lowers a session's estimate scale for `model` at a refusal (raising is {@link raiseSessionEstimateScale}'s,
  * from a successful call's usage). Returns the scale now in force; undefined when the session has no row.
  */
-export async function lowerSessionEstimateScale(db: Kysely<Database>, input: { agentId: string; sessionKey: string; model: string; scale: number }): Promise<number | undefined> {
+export async function lowerSessionEstimateScale(
+  db: Kysely<Database>,
+  input: { agentId: string; sessionKey: string; model: string; scale: number },
+): Promise<number | undefined> {
   const lowered = sql<number>`least(coalesce(${scaleOf(input.model)}, 1), ${input.scale}::double precision)`;
   const row = await db
     .updateTable('sessions')
-    .set({ estimate_scales: sql<string>`coalesce(sessions.estimate_scales, '{}'::jsonb) || jsonb_build_object(${input.model}::text, ${lowered})` })
+    .set({
+      estimate_scales: sql<string>`coalesce(sessions.estimate_scales, '{}'::jsonb) || jsonb_build_object(${input.model}::text, ${lowered})`,
+    })
     .where('agent_id', '=', input.agentId)
     .where('session_key', '=', input.sessionKey)
     .returning(scaleOf(input.model).as('scale'))
@@ -105,7 +119,12 @@ export async function getWindowReadings(
   const row = await db
     .selectNoFrom((eb) => [
       eb.selectFrom('model_limits').select('context_window').where('model', '=', model).as('learned_window'),
-      eb.selectFrom('sessions').select(scaleOf(model).as('scale')).where('agent_id', '=', session.agentId).where('session_key', '=', session.sessionKey).as('estimate_scale'),
+      eb
+        .selectFrom('sessions')
+        .select(scaleOf(model).as('scale'))
+        .where('agent_id', '=', session.agentId)
+        .where('session_key', '=', session.sessionKey)
+        .as('estimate_scale'),
     ])
     .executeTakeFirstOrThrow();
   return { learnedWindow: row.learned_window ?? undefined, estimateScale: row.estimate_scale ?? undefined };

@@ -31,7 +31,9 @@ export async function appendReplyKeepingToolArgs(
   const { entry } = item;
   const calls =
     entry.type === 'message' && entry.message.role === 'assistant'
-      ? entry.message.content.filter((b): b is ToolCallBlock => isToolCallBlock(b)).map((b) => ({ toolCallId: b.id, arguments: toolCallArguments(b) ?? {} }))
+      ? entry.message.content
+          .filter((b): b is ToolCallBlock => isToolCallBlock(b))
+          .map((b) => ({ toolCallId: b.id, arguments: toolCallArguments(b) ?? {} }))
       : [];
   if (calls.length === 0) return appendEntriesRedacted(db, agentId, sessionId, [item]);
   return db.transaction().execute(async (trx) => {
@@ -79,7 +81,10 @@ async function savePendingToolArgs(
         assistant_entry_id: assistantEntryId,
         tool_call_id: call.toolCallId,
         // The same storable form the transcript gets (PostgreSQL refuses NUL in jsonb), sealed likewise.
-        arguments: atRest.json(storableJson(call.arguments), sealedRow.toolArguments(agentId, sessionId, assistantEntryId, call.toolCallId)),
+        arguments: atRest.json(
+          storableJson(call.arguments),
+          sealedRow.toolArguments(agentId, sessionId, assistantEntryId, call.toolCallId),
+        ),
         created_at: now,
       })),
     )

@@ -39,7 +39,8 @@ export class PreparingClient extends Client {
 
   override query(...args: unknown[]): never {
     const [text, values, callback] = args;
-    const name = typeof text === 'string' && Array.isArray(values) && callback === undefined ? names.get(text) : undefined;
+    const name =
+      typeof text === 'string' && Array.isArray(values) && callback === undefined ? names.get(text) : undefined;
     if (name === undefined) return (super.query as (...a: unknown[]) => never)(...args);
     return this.runNamed(name, text as string, values as unknown[]) as never;
   }

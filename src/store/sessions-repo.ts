@@ -24,36 +24,42 @@ export async function createSession(db: Kysely<Database>, input: EnsureSessionIn
     .with('created', (qb) =>
       qb
         .insertInto('sessions')
-    .values({
-      agent_id: input.agentId,
-      session_key: input.sessionKey,
-      session_id: input.newSessionId,
-      session_started_at: input.now,
-      last_interaction_at: input.now,
-      updated_at: input.now,
-      chat_type: input.chatType == null ? null : storableText(input.chatType),
-      toggles: '{}',
-      channel: null,
-      label: null,
-      display_name: null,
-      delivery: null,
-      model_override: null,
-      provider_override: null,
-      auth_profile_override: null,
-      memory_flush_at: null,
-      memory_flush_compaction_count: null,
-    })
+        .values({
+          agent_id: input.agentId,
+          session_key: input.sessionKey,
+          session_id: input.newSessionId,
+          session_started_at: input.now,
+          last_interaction_at: input.now,
+          updated_at: input.now,
+          chat_type: input.chatType == null ? null : storableText(input.chatType),
+          toggles: '{}',
+          channel: null,
+          label: null,
+          display_name: null,
+          delivery: null,
+          model_override: null,
+          provider_override: null,
+          auth_profile_override: null,
+          memory_flush_at: null,
+          memory_flush_compaction_count: null,
+        })
         .onConflict((oc) => oc.columns(['agent_id', 'session_key']).doNothing())
         .returning(['agent_id', 'session_key', 'session_id', 'session_started_at']),
     )
     .insertInto('session_ids')
     .columns(['agent_id', 'session_key', 'session_id', 'started_at'])
-    .expression((eb) => eb.selectFrom('created').select(['agent_id', 'session_key', 'session_id', 'session_started_at']))
+    .expression((eb) =>
+      eb.selectFrom('created').select(['agent_id', 'session_key', 'session_id', 'session_started_at']),
+    )
     .onConflict((oc) => oc.columns(['agent_id', 'session_id']).doNothing())
     .execute();
 }
 
-export async function getSession(db: Kysely<Database>, agentId: string, sessionKey: string): Promise<SessionRow | undefined> {
+export async function getSession(
+  db: Kysely<Database>,
+  agentId: string,
+  sessionKey: string,
+): Promise<SessionRow | undefined> {
   return db
     .selectFrom('sessions')
     .selectAll()
@@ -66,7 +72,12 @@ export async function getSession(db: Kysely<Database>, agentId: string, sessionK
  * Sets (or with `null` clears) the session's model override: its turns call this model id instead of
  * the agent's. False when the session does not exist (nothing is created).
  */
-export async function setModelOverride(db: Kysely<Database>, agentId: string, sessionKey: string, model: string | null): Promise<boolean> {
+export async function setModelOverride(
+  db: Kysely<Database>,
+  agentId: string,
+  sessionKey: string,
+  model: string | null,
+): Promise<boolean> {
   const result = await db
     .updateTable('sessions')
     .set({ model_override: model === null ? null : storableText(model), updated_at: new Date() })
@@ -90,14 +101,16 @@ export interface TurnUsageUpdate {
 
 /** Adds a turn's usage to the counters and marks the total fresh (it comes from the latest run). */
 export async function recordTurnUsage(db: Kysely<Database>, u: TurnUsageUpdate): Promise<SessionRow | undefined> {
-  return db
-    .updateTable('sessions')
-    .set((eb) => turnUsageSet(eb, turnUsageValues(u)))
-    .where('agent_id', '=', u.agentId)
-    .where('session_key', '=', u.sessionKey)
-    // The row after the update: the turn's decisions read it without a second query.
-    .returningAll()
-    .executeTakeFirst();
+  return (
+    db
+      .updateTable('sessions')
+      .set((eb) => turnUsageSet(eb, turnUsageValues(u)))
+      .where('agent_id', '=', u.agentId)
+      .where('session_key', '=', u.sessionKey)
+      // The row after the update: the turn's decisions read it without a second query.
+      .returningAll()
+      .executeTakeFirst()
+  );
 }
 
 /** Usage as the session's counters add it, each count one statement parameter (`totalTokens`: input plus output). */
@@ -112,11 +125,22 @@ export interface TurnUsageValues extends UsageCounterValues {
 }
 
 export function turnUsageValues(u: TurnUsageUpdate): TurnUsageValues {
-  return { ...usageCounterValues(u.usage), contextTokens: u.contextTokens, now: u.now, ...(u.touch === false ? {} : { touchedAt: u.now }) };
+  return {
+    ...usageCounterValues(u.usage),
+    contextTokens: u.contextTokens,
+    now: u.now,
+    ...(u.touch === false ? {} : { touchedAt: u.now }),
+  };
 }
 
 function usageCounterValues(u: TokenUsage): UsageCounterValues {
-  return { inputTokens: u.inputTokens, outputTokens: u.outputTokens, cacheReadTokens: u.cacheReadTokens, cacheWriteTokens: u.cacheWriteTokens, totalTokens: u.inputTokens + u.outputTokens };
+  return {
+    inputTokens: u.inputTokens,
+    outputTokens: u.outputTokens,
+    cacheReadTokens: u.cacheReadTokens,
+    cacheWriteTokens: u.cacheWriteTokens,
+    totalTokens: u.inputTokens + u.outputTokens,
+  };
 }
 
 /** The session's usage counters grown by `u`. */
@@ -136,7 +160,12 @@ function counterValuesSet(eb: ExpressionBuilder<Database, 'sessions'>, u: UsageC
 }
 
 /** Adds usage outside a turn (a provider compaction that failed) to the session's counters. */
-export async function addSessionUsage(db: Kysely<Database>, session: { agentId: string; sessionKey: string; sessionId: string }, u: TokenUsage, now: Date): Promise<void> {
+export async function addSessionUsage(
+  db: Kysely<Database>,
+  session: { agentId: string; sessionKey: string; sessionId: string },
+  u: TokenUsage,
+  now: Date,
+): Promise<void> {
   await db
     .updateTable('sessions')
     .set((eb) => ({ ...usageCountersSet(eb, u), updated_at: now }))
@@ -178,7 +207,9 @@ export async function insertImportedSession(db: Kysely<Database>, row: NewSessio
       qb
         .insertInto('session_ids')
         .columns(['agent_id', 'session_key', 'session_id', 'started_at'])
-        .expression((eb) => eb.selectFrom('created').select(['agent_id', 'session_key', 'session_id', 'session_started_at']))
+        .expression((eb) =>
+          eb.selectFrom('created').select(['agent_id', 'session_key', 'session_id', 'session_started_at']),
+        )
         .onConflict((oc) => oc.columns(['agent_id', 'session_id']).doNothing())
         .returning('session_id'),
     )
@@ -188,7 +219,15 @@ export async function insertImportedSession(db: Kysely<Database>, row: NewSessio
   return created.length > 0;
 }
 
-const DESCRIPTIVE_TEXT = ['chat_type', 'channel', 'label', 'display_name', 'model_override', 'provider_override', 'auth_profile_override'] as const;
+const DESCRIPTIVE_TEXT = [
+  'chat_type',
+  'channel',
+  'label',
+  'display_name',
+  'model_override',
+  'provider_override',
+  'auth_profile_override',
+] as const;
 
 function storableSessionRow(row: NewSessionRow): NewSessionRow {
   const out: NewSessionRow = { ...row };
@@ -220,7 +259,12 @@ export async function sessionsUpdatedBefore(
  * the rotated ones), their pending tool arguments, the key's compaction rows and its session id
  * history (maintenance pruning). Memory notes stay.
  */
-export async function deleteSessionCascade(db: Kysely<Database>, agentId: string, sessionKey: string, sessionId: string): Promise<number> {
+export async function deleteSessionCascade(
+  db: Kysely<Database>,
+  agentId: string,
+  sessionKey: string,
+  sessionId: string,
+): Promise<number> {
   return db.transaction().execute(async (trx) => {
     const ids = [...new Set([sessionId, ...(await sessionIdsOfKey(trx, agentId, sessionKey)).map((s) => s.sessionId)])];
     const entries = await trx
@@ -263,12 +307,28 @@ export async function rotateSession(db: Kysely<Database>, input: RotateSessionIn
     // The id history: the old id ends now (kept if it was already recorded), the new one starts.
     await trx
       .insertInto('session_ids')
-      .values({ agent_id: input.agentId, session_key: input.sessionKey, session_id: before.session_id, started_at: before.session_started_at, ended_at: input.now })
-      .onConflict((oc) => oc.columns(['agent_id', 'session_id']).doUpdateSet({ ended_at: sql`coalesce(session_ids.ended_at, excluded.ended_at)` }))
+      .values({
+        agent_id: input.agentId,
+        session_key: input.sessionKey,
+        session_id: before.session_id,
+        started_at: before.session_started_at,
+        ended_at: input.now,
+      })
+      .onConflict((oc) =>
+        oc
+          .columns(['agent_id', 'session_id'])
+          .doUpdateSet({ ended_at: sql`coalesce(session_ids.ended_at, excluded.ended_at)` }),
+      )
       .execute();
     await trx
       .insertInto('session_ids')
-      .values({ agent_id: input.agentId, session_key: input.sessionKey, session_id: input.newSessionId, started_at: input.now, ended_at: null })
+      .values({
+        agent_id: input.agentId,
+        session_key: input.sessionKey,
+        session_id: input.newSessionId,
+        started_at: input.now,
+        ended_at: null,
+      })
       .onConflict((oc) => oc.columns(['agent_id', 'session_id']).doNothing())
       .execute();
     return true;

@@ -35,34 +35,42 @@ export async function readSessionForTurn(
 }
 
 /** The statement itself, compiled once: every turn runs it. */
-const beginRead = compiledOnce('turn begin read', (db, v: { agentId: string; sessionKey: string; defaultModel: string; releaseBefore: Date }) =>
-  db
-    .with('released', (qb) =>
-      qb
-        .deleteFrom('pending_tool_args')
-        .where('agent_id', '=', v.agentId)
-        .where('session_id', 'in', (eb) => eb.selectFrom('sessions').select('sessions.session_id').where('sessions.agent_id', '=', v.agentId).where('sessions.session_key', '=', v.sessionKey))
-        .where('created_at', '<', v.releaseBefore),
-    )
-    .selectFrom('sessions')
-    .selectAll('sessions')
-    .select((eb) => [
-      eb
-        .selectFrom('model_limits')
-        .select('model_limits.context_window')
-        .where('model_limits.model', '=', eb.fn.coalesce('sessions.model_override', eb.val(v.defaultModel)))
-        .as('learned_window'),
-      eb
-        .selectFrom('transcript_entries')
-        .select('transcript_entries.id')
-        .where('transcript_entries.agent_id', '=', v.agentId)
-        .whereRef('transcript_entries.session_id', '=', 'sessions.session_id')
-        .orderBy('transcript_entries.seq', 'desc')
-        .limit(1)
-        .as('last_entry_id'),
-    ])
-    .where('sessions.agent_id', '=', v.agentId)
-    .where('sessions.session_key', '=', v.sessionKey),
+const beginRead = compiledOnce(
+  'turn begin read',
+  (db, v: { agentId: string; sessionKey: string; defaultModel: string; releaseBefore: Date }) =>
+    db
+      .with('released', (qb) =>
+        qb
+          .deleteFrom('pending_tool_args')
+          .where('agent_id', '=', v.agentId)
+          .where('session_id', 'in', (eb) =>
+            eb
+              .selectFrom('sessions')
+              .select('sessions.session_id')
+              .where('sessions.agent_id', '=', v.agentId)
+              .where('sessions.session_key', '=', v.sessionKey),
+          )
+          .where('created_at', '<', v.releaseBefore),
+      )
+      .selectFrom('sessions')
+      .selectAll('sessions')
+      .select((eb) => [
+        eb
+          .selectFrom('model_limits')
+          .select('model_limits.context_window')
+          .where('model_limits.model', '=', eb.fn.coalesce('sessions.model_override', eb.val(v.defaultModel)))
+          .as('learned_window'),
+        eb
+          .selectFrom('transcript_entries')
+          .select('transcript_entries.id')
+          .where('transcript_entries.agent_id', '=', v.agentId)
+          .whereRef('transcript_entries.session_id', '=', 'sessions.session_id')
+          .orderBy('transcript_entries.seq', 'desc')
+          .limit(1)
+          .as('last_entry_id'),
+      ])
+      .where('sessions.agent_id', '=', v.agentId)
+      .where('sessions.session_key', '=', v.sessionKey),
 );
 
 /**
@@ -71,7 +79,13 @@ const beginRead = compiledOnce('turn begin read', (db, v: { agentId: string; ses
  */
 export async function readOrCreateSessionForTurn(
   db: Kysely<Database>,
-  input: { agentId: string; sessionKey: string; defaultModel: string; releaseToolArgsBefore: string; create: Omit<EnsureSessionInput, 'agentId' | 'sessionKey'> },
+  input: {
+    agentId: string;
+    sessionKey: string;
+    defaultModel: string;
+    releaseToolArgsBefore: string;
+    create: Omit<EnsureSessionInput, 'agentId' | 'sessionKey'>;
+  },
 ): Promise<SessionForTurn> {
   const { create, ...read } = input;
   const known = await readSessionForTurn(db, read);

@@ -10,7 +10,9 @@ import { z } from 'zod';
  * hashed, so any session key and request id make a valid identifier within PostgreSQL's 63 bytes.
  */
 export function replyChannel(ids: { agentId: string; sessionKey: string; requestId: string }): string {
-  const digest = createHash('sha256').update(`${ids.agentId}\u0000${ids.sessionKey}\u0000${ids.requestId}`).digest('hex');
+  const digest = createHash('sha256')
+    .update(`${ids.agentId}\u0000${ids.sessionKey}\u0000${ids.requestId}`)
+    .digest('hex');
   return `keel_reply_${digest.slice(0, 40)}`;
 }
 

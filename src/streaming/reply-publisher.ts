@@ -78,7 +78,13 @@ export class ReplyPublisher {
   }
 
   private send(text: string, end: boolean): void {
-    const chunk: ReplyChunk = { call: this.opts.call, attempt: this.opts.attempt, seq: this.seq++, text, ...(end ? { end } : {}) };
+    const chunk: ReplyChunk = {
+      call: this.opts.call,
+      attempt: this.opts.attempt,
+      seq: this.seq++,
+      text,
+      ...(end ? { end } : {}),
+    };
     this.chain = this.chain.then(async () => {
       if (this.failed) return;
       try {
@@ -95,7 +101,10 @@ export class ReplyPublisher {
 }
 
 /** A publisher for a model call when the turn has a client request to stream to; undefined otherwise. */
-export function openReplyStream(db: Kysely<Database>, opts: Omit<ReplyPublisherOptions, 'requestId'> & { requestId?: string }): ReplyPublisher | undefined {
+export function openReplyStream(
+  db: Kysely<Database>,
+  opts: Omit<ReplyPublisherOptions, 'requestId'> & { requestId?: string },
+): ReplyPublisher | undefined {
   return opts.requestId === undefined ? undefined : new ReplyPublisher(db, { ...opts, requestId: opts.requestId });
 }
 
@@ -114,6 +123,9 @@ export async function publishToolNotice(
   try {
     await sql`select pg_notify(${replyChannel(ids)}, ${JSON.stringify(notice)})`.execute(db);
   } catch (err) {
-    warn('tool notice failed; the turn goes on and its result lists the call', { sessionKey: ids.sessionKey, error: err instanceof Error ? err.message : String(err) });
+    warn('tool notice failed; the turn goes on and its result lists the call', {
+      sessionKey: ids.sessionKey,
+      error: err instanceof Error ? err.message : String(err),
+    });
   }
 }

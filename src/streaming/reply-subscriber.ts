@@ -138,7 +138,11 @@ export class PgReplyStreamSubscriber implements ReplyStreamSubscriber {
 
   private async connect(): Promise<Client> {
     // Bounded, so an unreachable database delays a send by seconds, not forever (streaming is best effort).
-    const client = new Client({ connectionString: this.opts.connectionString, connectionTimeoutMillis: 5_000, query_timeout: 5_000 });
+    const client = new Client({
+      connectionString: this.opts.connectionString,
+      connectionTimeoutMillis: 5_000,
+      query_timeout: 5_000,
+    });
     client.on('notification', (msg) => {
       for (const handler of this.handlers.get(msg.channel) ?? []) handler(msg.payload ?? '');
     });
@@ -164,7 +168,11 @@ export class PgReplyStreamSubscriber implements ReplyStreamSubscriber {
     clearTimeout(this.reconnectTimer);
     this.reconnectTimer = setTimeout(() => {
       if (this.closed || this.handlers.size === 0) return;
-      this.connection().catch((err: unknown) => this.log(`keel reply stream: reconnect failed (${err instanceof Error ? err.message : String(err)}); the next request tries again`));
+      this.connection().catch((err: unknown) =>
+        this.log(
+          `keel reply stream: reconnect failed (${err instanceof Error ? err.message : String(err)}); the next request tries again`,
+        ),
+      );
     }, this.opts.reconnectDelayMs ?? 1_000);
     this.reconnectTimer.unref();
   }
@@ -177,6 +185,7 @@ function quoteIdent(name: string): string {
 /** The subscriber that hears replies written through `store`: its PGlite instance, or its PostgreSQL server. */
 export function replyStreamForStore(store: Store, log?: (line: string) => void): ReplyStreamSubscriber {
   if (store.pglite) return new PgliteReplyStreamSubscriber(store.pglite, store.pgliteLock);
-  if (store.target.kind !== 'postgres') throw new Error('keel: a PGlite store without its instance cannot stream replies');
+  if (store.target.kind !== 'postgres')
+    throw new Error('keel: a PGlite store without its instance cannot stream replies');
   return new PgReplyStreamSubscriber({ connectionString: store.target.url, ...(log ? { log } : {}) });
 }

@@ -36,13 +36,18 @@ export function announceText(f: AnnounceFacts): string {
     return f.parts.length === 1 ? body : `${part.title}:\n${body}`;
   });
   const pointer = `Full transcript: sessions_history with sessionKey "${f.childSessionKey}".`;
-  const next = f.mode === 'session' && f.outcome !== 'killed' ? ' It stays available: sessions_send steers it with another message.' : '';
+  const next =
+    f.mode === 'session' && f.outcome !== 'killed'
+      ? ' It stays available: sessions_send steers it with another message.'
+      : '';
   return `${head}\n${bodies.join('\n')}\n${pointer}${next}`;
 }
 
 function bounded(text: string, limit: number): string {
   const body = text.trim() === '' ? '(no reply text)' : text.trim();
-  return body.length > limit ? `${body.slice(0, limit)}… [${body.length - limit} more characters in the child's transcript]` : body;
+  return body.length > limit
+    ? `${body.slice(0, limit)}… [${body.length - limit} more characters in the child's transcript]`
+    : body;
 }
 
 function headline(outcome: SubagentOutcome): string {

@@ -1,5 +1,11 @@
 /** A page of a child's transcript as the parent reads it: one line per entry, long parts cut. */
-import { isToolCallBlock, toolCallArguments, type AgentMessage, type ToolCallBlock, type TranscriptEntry } from '../context/types';
+import {
+  isToolCallBlock,
+  toolCallArguments,
+  type AgentMessage,
+  type ToolCallBlock,
+  type TranscriptEntry,
+} from '../context/types';
 
 const PART_CHARS = 600;
 
@@ -11,10 +17,12 @@ export function renderHistoryEntry(entry: TranscriptEntry): string | undefined {
 
 function renderMessage(m: AgentMessage): string {
   if (m.role === 'user') return `user: ${cut(typeof m.content === 'string' ? m.content : textOf(m.content))}`;
-  if (m.role === 'toolResult') return `tool result ${m.toolName}${m.isError ? ' (error)' : ''}: ${cut(textOf(m.content))}`;
+  if (m.role === 'toolResult')
+    return `tool result ${m.toolName}${m.isError ? ' (error)' : ''}: ${cut(textOf(m.content))}`;
   const parts = m.content.map((b) => {
     if (b.type === 'text') return cut((b as { text: string }).text);
-    if (isToolCallBlock(b)) return `→ ${(b as ToolCallBlock).name}(${cut(JSON.stringify(toolCallArguments(b as ToolCallBlock) ?? {}), 200)})`;
+    if (isToolCallBlock(b))
+      return `→ ${(b as ToolCallBlock).name}(${cut(JSON.stringify(toolCallArguments(b as ToolCallBlock) ?? {}), 200)})`;
     return `[${b.type}]`;
   });
   return `assistant: ${parts.join(' ')}`;

@@ -14,7 +14,11 @@ const attachment = z.object({
 export const sessionsSpawnInput = z.object({
   task: z.string().trim().min(1, 'describe the task in detail: the subagent knows only what this says'),
   agentId: z.string().trim().min(1).optional().describe('the agent that runs the task; default: your own agent'),
-  mode: z.enum(['run', 'session'], { message: 'use "run" (one task, then it ends) or "session" (stays, takes more messages)' }).optional(),
+  mode: z
+    .enum(['run', 'session'], {
+      message: 'use "run" (one task, then it ends) or "session" (stays, takes more messages)',
+    })
+    .optional(),
   label: z.string().trim().min(1).max(80, 'use a label of at most 80 characters').optional(),
   attachments: z.array(attachment).max(10, 'attach at most 10 files').optional(),
 });
@@ -30,7 +34,9 @@ export function renderSpawnTask(input: SessionsSpawnInput): { text: string } | {
   }
   const text = parts.join('\n\n');
   if (text.length > DEFAULTS.subagentTaskChars) {
-    return { problem: `task and attachments are ${text.length} characters; keep them under ${DEFAULTS.subagentTaskChars} (point the subagent at files in the workspace instead)` };
+    return {
+      problem: `task and attachments are ${text.length} characters; keep them under ${DEFAULTS.subagentTaskChars} (point the subagent at files in the workspace instead)`,
+    };
   }
   return { text };
 }

@@ -11,7 +11,13 @@ import type { KeelConfig } from '../config/keel-config';
 /** The settings that decide a connection, as the configuration holds them. */
 export type TemporalConnectionConfig = Pick<
   KeelConfig,
-  'temporalNamespace' | 'temporalTls' | 'temporalTlsCaPath' | 'temporalTlsCertPath' | 'temporalTlsKeyPath' | 'temporalTlsServerName' | 'temporalApiKey'
+  | 'temporalNamespace'
+  | 'temporalTls'
+  | 'temporalTlsCaPath'
+  | 'temporalTlsCertPath'
+  | 'temporalTlsKeyPath'
+  | 'temporalTlsServerName'
+  | 'temporalApiKey'
 >;
 
 /** What `Connection.connect` and `NativeConnection.connect` both take. */
@@ -31,7 +37,11 @@ export class TemporalTlsFileError extends Error {
     readonly path: string | undefined,
     reason: string,
   ) {
-    super(path === undefined ? `${setting}: ${reason}` : `${setting}: cannot read ${path} (${reason}); point it at a readable PEM file, or unset it`);
+    super(
+      path === undefined
+        ? `${setting}: ${reason}`
+        : `${setting}: cannot read ${path} (${reason}); point it at a readable PEM file, or unset it`,
+    );
   }
 }
 
@@ -51,18 +61,34 @@ const SETTING_NAMES = {
  * @example
  *   const connection = await Connection.connect(temporalConnectionOptions(config, 'ns.a1b2c.tmprl.cloud:7233'));
  */
-export function temporalConnectionOptions(config: TemporalConnectionConfig, address: string): TemporalConnectionOptions {
+export function temporalConnectionOptions(
+  config: TemporalConnectionConfig,
+  address: string,
+): TemporalConnectionOptions {
   const apiKey = config.temporalApiKey ? { apiKey: config.temporalApiKey } : {};
   if (Boolean(config.temporalTlsCertPath) !== Boolean(config.temporalTlsKeyPath)) {
     const missing = config.temporalTlsCertPath ? SETTING_NAMES.temporalTlsKeyPath : SETTING_NAMES.temporalTlsCertPath;
-    throw new TemporalTlsFileError(missing, undefined, 'not set: a client certificate needs its key and a key its certificate; set both, or neither');
+    throw new TemporalTlsFileError(
+      missing,
+      undefined,
+      'not set: a client certificate needs its key and a key its certificate; set both, or neither',
+    );
   }
-  const implied = Boolean(config.temporalTlsCaPath || config.temporalTlsCertPath || config.temporalApiKey || config.temporalTlsServerName);
+  const implied = Boolean(
+    config.temporalTlsCaPath || config.temporalTlsCertPath || config.temporalApiKey || config.temporalTlsServerName,
+  );
   if (!(config.temporalTls ?? implied)) return { address, ...(config.temporalApiKey ? { tls: false } : {}), ...apiKey };
   const tls: TLSConfig = {
-    ...(config.temporalTlsCaPath ? { serverRootCACertificate: readPem('temporalTlsCaPath', config.temporalTlsCaPath) } : {}),
+    ...(config.temporalTlsCaPath
+      ? { serverRootCACertificate: readPem('temporalTlsCaPath', config.temporalTlsCaPath) }
+      : {}),
     ...(config.temporalTlsCertPath && config.temporalTlsKeyPath
-      ? { clientCertPair: { crt: readPem('temporalTlsCertPath', config.temporalTlsCertPath), key: readPem('temporalTlsKeyPath', config.temporalTlsKeyPath) } }
+      ? {
+          clientCertPair: {
+            crt: readPem('temporalTlsCertPath', config.temporalTlsCertPath),
+            key: readPem('temporalTlsKeyPath', config.temporalTlsKeyPath),
+          },
+        }
       : {}),
     ...(config.temporalTlsServerName ? { serverNameOverride: config.temporalTlsServerName } : {}),
   };
@@ -91,6 +117,7 @@ function readPem(setting: keyof typeof SETTING_NAMES, path: string): Buffer {
   } catch (err) {
     throw new TemporalTlsFileError(SETTING_NAMES[setting], path, (err as NodeJS.ErrnoException).code ?? String(err));
   }
-  if (!pem.includes('-----BEGIN ')) throw new TemporalTlsFileError(SETTING_NAMES[setting], path, 'not a PEM file: no -----BEGIN line');
+  if (!pem.includes('-----BEGIN '))
+    throw new TemporalTlsFileError(SETTING_NAMES[setting], path, 'not a PEM file: no -----BEGIN line');
   return pem;
 }

@@ -62,7 +62,9 @@ export async function startDevServer(opts: StartDevServerOptions = {}): Promise<
     } catch (err) {
       child.kill('SIGKILL');
       if (attempt < PORT_RACE_ATTEMPTS && stderr.portInUse) continue;
-      throw new Error(`Temporal dev server (${cli.path}) did not start: ${(err as Error).message}\n${stderr.text()}`, { cause: err });
+      throw new Error(`Temporal dev server (${cli.path}) did not start: ${(err as Error).message}\n${stderr.text()}`, {
+        cause: err,
+      });
     }
     log(`temporal: dev server (${cli.source}: ${cli.path}) serving on ${address}${uiUrl ? `, UI ${uiUrl}` : ''}`);
     return {
@@ -115,18 +117,26 @@ export class StderrKeeper {
 const TRANSFER_QUEUE_MAX_POLL_RPS = 200;
 
 /** The CLI's arguments on newly probed free ports. */
-async function devServerArgs(opts: StartDevServerOptions): Promise<{ args: string[]; address: string; uiUrl?: string }> {
+async function devServerArgs(
+  opts: StartDevServerOptions,
+): Promise<{ args: string[]; address: string; uiUrl?: string }> {
   const port = await freePort();
   const args = [
-    'server', 'start-dev',
-    '--ip', '127.0.0.1',
-    '--port', String(port),
-    '--log-level', 'error',
-    '--dynamic-config-value', 'system.enableActivityEagerExecution=true',
+    'server',
+    'start-dev',
+    '--ip',
+    '127.0.0.1',
+    '--port',
+    String(port),
+    '--log-level',
+    'error',
+    '--dynamic-config-value',
+    'system.enableActivityEagerExecution=true',
     // A turn's workflow task after its model call is dispatched through the history shard's transfer
     // queue, whose reader polls at most 20 times a second by default; the dev server has one shard,
     // so under steady traffic every turn waited for the next slot (Updates settled on a 50 ms cadence).
-    '--dynamic-config-value', `history.transferProcessorMaxPollRPS=${TRANSFER_QUEUE_MAX_POLL_RPS}`,
+    '--dynamic-config-value',
+    `history.transferProcessorMaxPollRPS=${TRANSFER_QUEUE_MAX_POLL_RPS}`,
     ...KEEL_SEARCH_ATTRIBUTES.flatMap((name) => ['--search-attribute', `${name}=Keyword`]),
   ];
   let uiUrl: string | undefined;

@@ -18,7 +18,10 @@ export type MaintenanceScheduleOutcome = 'created' | 'mode changed' | 'unchanged
  * to it, so changing `maintenanceMode` and restarting a worker takes effect. Runs never overlap: a
  * slow run makes the next one wait.
  */
-export async function ensureMaintenanceSchedule(client: Client, opts: MaintenanceScheduleOptions): Promise<MaintenanceScheduleOutcome> {
+export async function ensureMaintenanceSchedule(
+  client: Client,
+  opts: MaintenanceScheduleOptions,
+): Promise<MaintenanceScheduleOutcome> {
   const mode = opts.mode ?? 'warn';
   try {
     await client.schedule.create({

@@ -20,8 +20,12 @@ export async function prepareCluster(
     // No payload codec here, on purpose: the Schedule's only argument is `{ mode }`, and a plaintext
     // argument never pins an old encryption key (workers decode unencrypted payloads as they are).
     const client = new Client({ connection, namespace: config.temporalNamespace });
-    const schedule = await ensureMaintenanceSchedule(client, { taskQueue: config.taskQueue, mode: config.maintenanceMode });
-    if (schedule !== 'unchanged') log(`temporal: keel-maintenance schedule ${schedule} (mode ${config.maintenanceMode})`);
+    const schedule = await ensureMaintenanceSchedule(client, {
+      taskQueue: config.taskQueue,
+      mode: config.maintenanceMode,
+    });
+    if (schedule !== 'unchanged')
+      log(`temporal: keel-maintenance schedule ${schedule} (mode ${config.maintenanceMode})`);
   } finally {
     await connection.close();
   }

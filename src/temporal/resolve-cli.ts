@@ -8,9 +8,7 @@ export const TEMPORAL_CLI_VERSION = 'v1.5.1';
 const GO_PACKAGE = 'github.com/temporalio/cli/cmd/temporal';
 
 /** Where the CLI came from; `not-found`: none was found or built (callers fail with how to get one). */
-export type ResolvedCli =
-  | { source: 'env' | 'path' | 'cache' | 'go-build'; path: string }
-  | { source: 'not-found' };
+export type ResolvedCli = { source: 'env' | 'path' | 'cache' | 'go-build'; path: string } | { source: 'not-found' };
 
 export interface ResolveOptions {
   env?: NodeJS.ProcessEnv;
@@ -57,7 +55,9 @@ export async function resolveTemporalCli(opts: ResolveOptions = {}): Promise<Res
   const log = opts.log ?? ((l: string) => process.stderr.write(`${l}\n`));
   if (env.TEMPORAL_CLI_PATH) {
     if (!isExecutable(env.TEMPORAL_CLI_PATH)) {
-      throw new Error(`TEMPORAL_CLI_PATH=${env.TEMPORAL_CLI_PATH} is not an executable file; unset it or point it at a temporal binary`);
+      throw new Error(
+        `TEMPORAL_CLI_PATH=${env.TEMPORAL_CLI_PATH} is not an executable file; unset it or point it at a temporal binary`,
+      );
     }
     return { source: 'env', path: env.TEMPORAL_CLI_PATH };
   }
@@ -78,7 +78,9 @@ async function goInstall(target: string, env: NodeJS.ProcessEnv, log: (l: string
   const binDir = join(target, '..');
   mkdirSync(binDir, { recursive: true });
   const goEnv = spawnSync('go', ['env', 'GOPROXY', 'GOSUMDB'], { env, encoding: 'utf8' }).stdout.trim().split('\n');
-  log(`temporal CLI: building ${GO_PACKAGE}@${TEMPORAL_CLI_VERSION} with go install (GOPROXY=${goEnv[0]}, GOSUMDB=${goEnv[1]}) into ${binDir}`);
+  log(
+    `temporal CLI: building ${GO_PACKAGE}@${TEMPORAL_CLI_VERSION} with go install (GOPROXY=${goEnv[0]}, GOSUMDB=${goEnv[1]}) into ${binDir}`,
+  );
   log('temporal CLI: the first build takes a few minutes; later runs reuse it');
   const started = Date.now();
   const child = spawn('go', ['install', `${GO_PACKAGE}@${TEMPORAL_CLI_VERSION}`], {
@@ -90,7 +92,10 @@ async function goInstall(target: string, env: NodeJS.ProcessEnv, log: (l: string
     stderr += d.toString();
     if (stderr.length > 20_000) stderr = stderr.slice(-10_000);
   });
-  const alive = setInterval(() => log(`temporal CLI: still building (${Math.round((Date.now() - started) / 1000)} s)`), 15_000);
+  const alive = setInterval(
+    () => log(`temporal CLI: still building (${Math.round((Date.now() - started) / 1000)} s)`),
+    15_000,
+  );
   const code: number = await new Promise((resolve) => child.on('close', (c) => resolve(c ?? 1)));
   clearInterval(alive);
   if (code !== 0 || !existsSync(target)) {

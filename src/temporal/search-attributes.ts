@@ -9,4 +9,6 @@ export const KeelStatus = defineSearchAttributeKey('KeelStatus', SearchAttribute
 export const KeelParentSessionKey = defineSearchAttributeKey('KeelParentSessionKey', SearchAttributeType.KEYWORD);
 
 /** For `temporal server start-dev --search-attribute NAME=Keyword`. */
-export const KEEL_SEARCH_ATTRIBUTES = [KeelAgentId, KeelSessionKey, KeelTrigger, KeelStatus, KeelParentSessionKey].map((k) => k.name);
+export const KEEL_SEARCH_ATTRIBUTES = [KeelAgentId, KeelSessionKey, KeelTrigger, KeelStatus, KeelParentSessionKey].map(
+  (k) => k.name,
+);

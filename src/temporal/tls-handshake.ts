@@ -24,7 +24,9 @@ export function tlsHandshakeProblem(options: TemporalConnectionOptions): Promise
       servername: tls.serverNameOverride ?? host,
       ALPNProtocols: ['h2'],
       ...(tls.serverRootCACertificate ? { ca: Buffer.from(tls.serverRootCACertificate) } : {}),
-      ...(tls.clientCertPair ? { cert: Buffer.from(tls.clientCertPair.crt), key: Buffer.from(tls.clientCertPair.key) } : {}),
+      ...(tls.clientCertPair
+        ? { cert: Buffer.from(tls.clientCertPair.crt), key: Buffer.from(tls.clientCertPair.key) }
+        : {}),
     });
     const done = (problem: string | undefined) => {
       clearTimeout(timer);

@@ -42,7 +42,10 @@ function openAiUsageBody(usage: FakeOpenAiUsage): Record<string, unknown> {
 export function fakeUsage(
   step: FakeMessageStep,
   rawRequestBody: string,
-  cache: { cache_creation_input_tokens: number; cache_read_input_tokens: number } = { cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+  cache: { cache_creation_input_tokens: number; cache_read_input_tokens: number } = {
+    cache_creation_input_tokens: 0,
+    cache_read_input_tokens: 0,
+  },
 ): FakeUsage {
   const outputChars = step.content.reduce((n, block) => n + JSON.stringify(block).length, 0);
   const prompt = step.usage?.input_tokens ?? Math.max(1, Math.ceil(rawRequestBody.length / 4));
@@ -66,7 +69,12 @@ function finalBlock(block: FakeContentBlock): Record<string, unknown> {
     case 'thinking':
       return { type: 'thinking', thinking: block.thinking, signature: block.signature };
     case 'compaction':
-      return { type: 'compaction', content: block.content, encrypted_content: block.encrypted_content, signature: block.signature };
+      return {
+        type: 'compaction',
+        content: block.content,
+        encrypted_content: block.encrypted_content,
+        signature: block.signature,
+      };
   }
 }
 
@@ -84,7 +92,12 @@ export function anthropicMessageBody(
     content: step.content.map(finalBlock),
     stop_reason: stopReasonOf(step),
     stop_sequence: null,
-    usage: { cache_creation_input_tokens: 0, cache_read_input_tokens: 0, ...usage, ...(step.iterations ? { iterations: step.iterations } : {}) },
+    usage: {
+      cache_creation_input_tokens: 0,
+      cache_read_input_tokens: 0,
+      ...usage,
+      ...(step.iterations ? { iterations: step.iterations } : {}),
+    },
     ...(step.contextManagement ? { context_management: step.contextManagement } : {}),
   };
 }
@@ -95,7 +108,10 @@ function textChunks(text: string): string[] {
 }
 
 function blockEvents(block: FakeContentBlock, index: number): SseEvent[] {
-  const delta = (d: Record<string, unknown>): SseEvent => ({ event: 'content_block_delta', data: { type: 'content_block_delta', index, delta: d } });
+  const delta = (d: Record<string, unknown>): SseEvent => ({
+    event: 'content_block_delta',
+    data: { type: 'content_block_delta', index, delta: d },
+  });
   const start = (contentBlock: Record<string, unknown>): SseEvent => ({
     event: 'content_block_start',
     data: { type: 'content_block_start', index, content_block: contentBlock },
@@ -104,7 +120,8 @@ function blockEvents(block: FakeContentBlock, index: number): SseEvent[] {
   switch (block.type) {
     case 'text':
       events.push(start({ type: 'text', text: '' }));
-      for (const piece of block.chunks ?? textChunks(block.text)) events.push(delta({ type: 'text_delta', text: piece }));
+      for (const piece of block.chunks ?? textChunks(block.text))
+        events.push(delta({ type: 'text_delta', text: piece }));
       break;
     case 'tool_use': {
       events.push(start({ type: 'tool_use', id: block.id, name: block.name, input: {} }));
@@ -123,7 +140,9 @@ function blockEvents(block: FakeContentBlock, index: number): SseEvent[] {
     case 'compaction':
       // The summary arrives in one delta; the signature is on the block from the start.
       events.push(start({ type: 'compaction', content: null, encrypted_content: null, signature: block.signature }));
-      events.push(delta({ type: 'compaction_delta', content: block.content, encrypted_content: block.encrypted_content }));
+      events.push(
+        delta({ type: 'compaction_delta', content: block.content, encrypted_content: block.encrypted_content }),
+      );
       break;
   }
   events.push({ event: 'content_block_stop', data: { type: 'content_block_stop', index } });
@@ -136,7 +155,11 @@ export function anthropicSseEvents(
   ids: { messageId: string; model: string },
   usage: FakeUsage,
 ): SseEvent[] {
-  const message = { ...anthropicMessageBody(step, ids, { ...usage, output_tokens: 1 }), content: [], stop_reason: null };
+  const message = {
+    ...anthropicMessageBody(step, ids, { ...usage, output_tokens: 1 }),
+    content: [],
+    stop_reason: null,
+  };
   const events: SseEvent[] = [
     { event: 'message_start', data: { type: 'message_start', message } },
     { event: 'ping', data: { type: 'ping' } },
@@ -165,7 +188,15 @@ export function anthropicErrorBody(errorType: string, message: string): Record<s
   return { type: 'error', error: { type: errorType, message } };
 }
 
-const OPENAI_FINISH: Record<string, string> = { compaction: 'stop', end_turn: 'stop', stop_sequence: 'stop', tool_use: 'tool_calls', max_tokens: 'length', refusal: 'content_filter', pause_turn: 'stop' };
+const OPENAI_FINISH: Record<string, string> = {
+  compaction: 'stop',
+  end_turn: 'stop',
+  stop_sequence: 'stop',
+  tool_use: 'tool_calls',
+  max_tokens: 'length',
+  refusal: 'content_filter',
+  pause_turn: 'stop',
+};
 
 /** The same step as an OpenAI chat completion. */
 export function openAiCompletionBody(
@@ -175,7 +206,9 @@ export function openAiCompletionBody(
 ): Record<string, unknown> {
   const text = step.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('');
   const toolCalls = step.content.flatMap((b) =>
-    b.type === 'tool_use' ? [{ id: b.id, type: 'function', function: { name: b.name, arguments: JSON.stringify(b.input) } }] : [],
+    b.type === 'tool_use'
+      ? [{ id: b.id, type: 'function', function: { name: b.name, arguments: JSON.stringify(b.input) } }]
+      : [],
   );
   return {
     id: ids.messageId,
@@ -195,7 +228,13 @@ export function openAiCompletionBody(
 
 /** The OpenAI error body shape for the same error step. */
 export function openAiErrorBody(step: FakeErrorStep): Record<string, unknown> {
-  return { error: { message: step.message, type: step.errorType, code: step.code ?? (step.status === 429 ? 'rate_limit_exceeded' : null) } };
+  return {
+    error: {
+      message: step.message,
+      type: step.errorType,
+      code: step.code ?? (step.status === 429 ? 'rate_limit_exceeded' : null),
+    },
+  };
 }
 
 /** One SSE `data:` payload of a streamed chat completion: a chunk object, or the closing `[DONE]`. */
@@ -229,7 +268,11 @@ export function openAiSseChunks(
       out.push(chunk({ reasoning_content: block.thinking }));
     } else if (block.type === 'tool_use') {
       const index = toolIndex++;
-      out.push(chunk({ tool_calls: [{ index, id: block.id, type: 'function', function: { name: block.name, arguments: '' } }] }));
+      out.push(
+        chunk({
+          tool_calls: [{ index, id: block.id, type: 'function', function: { name: block.name, arguments: '' } }],
+        }),
+      );
       const json = JSON.stringify(block.input);
       const half = Math.ceil(json.length / 2);
       for (const piece of [json.slice(0, half), json.slice(half)]) {

@@ -74,7 +74,12 @@ interface ErrorOptions extends FakeTiming {
   headers?: Record<string, string>;
 }
 
-function errorStep(status: number, errorType: FakeErrorType, defaultMessage: string, options: ErrorOptions = {}): FakeErrorStep {
+function errorStep(
+  status: number,
+  errorType: FakeErrorType,
+  defaultMessage: string,
+  options: ErrorOptions = {},
+): FakeErrorStep {
   const { message, retryAfter, headers, ...timing } = options;
   return {
     kind: 'error',
@@ -118,7 +123,12 @@ export const fakeReply = {
 
   /** 429 `rate_limit_error`. */
   rateLimited(options?: ErrorOptions): FakeErrorStep {
-    return errorStep(429, 'rate_limit_error', 'Number of request tokens has exceeded your per-minute rate limit', options);
+    return errorStep(
+      429,
+      'rate_limit_error',
+      'Number of request tokens has exceeded your per-minute rate limit',
+      options,
+    );
   },
 
   /** 529 `overloaded_error`. */
@@ -133,7 +143,12 @@ export const fakeReply = {
 
   /** 400 context overflow, worded as the Anthropic API words it. */
   overflow(tokens: number, maximum: number, options?: FakeTiming): FakeErrorStep {
-    return errorStep(400, 'invalid_request_error', `prompt is too long: ${tokens} tokens > ${maximum} maximum`, options);
+    return errorStep(
+      400,
+      'invalid_request_error',
+      `prompt is too long: ${tokens} tokens > ${maximum} maximum`,
+      options,
+    );
   },
 
   /** 400 `invalid_request_error` other than overflow. */

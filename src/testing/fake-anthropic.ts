@@ -18,7 +18,12 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { FakeErrorStep, FakeMessageStep, FakeStep } from './fake-anthropic-steps';
-import { anthropicPairingProblem, anthropicToolSchemaProblem, openAiPairingProblem, openAiToolSchemaProblem } from './fake-request-rules';
+import {
+  anthropicPairingProblem,
+  anthropicToolSchemaProblem,
+  openAiPairingProblem,
+  openAiToolSchemaProblem,
+} from './fake-request-rules';
 import {
   anthropicErrorBody,
   anthropicMessageBody,
@@ -32,7 +37,12 @@ import {
 import { streamOpenAiSse } from './fake-openai-stream';
 import { FakePromptCache, type FakeCacheUsage } from './fake-prompt-cache';
 import { FakeOpenAiPromptCache } from './fake-openai-prompt-cache';
-import { contextManagementProblem, effectiveMessages, planContextManagement, type FakeContextManagementPlan } from './fake-context-management';
+import {
+  contextManagementProblem,
+  effectiveMessages,
+  planContextManagement,
+  type FakeContextManagementPlan,
+} from './fake-context-management';
 
 export { fakeReply } from './fake-anthropic-steps';
 export type { FakeStep } from './fake-anthropic-steps';
@@ -188,9 +198,12 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
     requests.push(request);
     for (const notify of arrivalWaiters) notify();
 
-    const api = request.method === 'POST' && request.path === '/v1/messages' ? 'anthropic'
-      : request.method === 'POST' && request.path === '/v1/chat/completions' ? 'openai'
-      : undefined;
+    const api =
+      request.method === 'POST' && request.path === '/v1/messages'
+        ? 'anthropic'
+        : request.method === 'POST' && request.path === '/v1/chat/completions'
+          ? 'openai'
+          : undefined;
     if (api) {
       // The API drops everything before a compaction block the request sends back.
       const tokens = fakePromptTokens(api === 'anthropic' ? { ...body, messages: effectiveMessages(body) } : body);
@@ -205,23 +218,37 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
         request.fakeWorkMs = performance.now() - began;
         return sendError(res, replyOverflowStep(tokens, maxTokens, tokenLimit), api);
       }
-      const pairing = api === 'anthropic'
-        ? (anthropicToolSchemaProblem(body) ?? anthropicPairingProblem(body))
-        : (openAiToolSchemaProblem(body) ?? openAiPairingProblem(body));
-      const problem = pairing ?? (api === 'anthropic' ? (contextManagementProblem(body, req.headers) ?? promptCache.problem(body)) : undefined);
+      const pairing =
+        api === 'anthropic'
+          ? (anthropicToolSchemaProblem(body) ?? anthropicPairingProblem(body))
+          : (openAiToolSchemaProblem(body) ?? openAiPairingProblem(body));
+      const problem =
+        pairing ??
+        (api === 'anthropic' ? (contextManagementProblem(body, req.headers) ?? promptCache.problem(body)) : undefined);
       if (problem) {
         invalid.push({ request, problem });
         request.fakeWorkMs = performance.now() - began;
-        return sendError(res, { kind: 'error', status: 400, errorType: 'invalid_request_error', message: problem }, api);
+        return sendError(
+          res,
+          { kind: 'error', status: 400, errorType: 'invalid_request_error', message: problem },
+          api,
+        );
       }
     }
     const plan = api === 'anthropic' ? planContextManagement(body) : undefined;
     request.fakeWorkMs = performance.now() - began;
     // A compaction that pauses answers by itself; otherwise the script answers, with the edits reported.
-    const step = plan?.compaction && plan.pause ? compactionStep(plan) : api ? withContextManagement(await nextStep(request), plan) : undefined;
+    const step =
+      plan?.compaction && plan.pause
+        ? compactionStep(plan)
+        : api
+          ? withContextManagement(await nextStep(request), plan)
+          : undefined;
     if (!api || !step) {
       unexpected.push(request);
-      const why = api ? `${EXHAUSTED} (request #${request.index} to ${request.path})` : `fake-anthropic: no route ${request.method} ${request.path}`;
+      const why = api
+        ? `${EXHAUSTED} (request #${request.index} to ${request.path})`
+        : `fake-anthropic: no route ${request.method} ${request.path}`;
       return sendJson(res, api ? 500 : 404, {}, anthropicErrorBody(api ? 'api_error' : 'not_found_error', why));
     }
     await wait(step.delayMs ?? 0);
@@ -232,11 +259,17 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
     const serving = performance.now();
     if (api === 'openai') {
       const usage = fakeUsage(step, rawBody);
-      const openAiUsage = { input_tokens: usage.input_tokens, output_tokens: usage.output_tokens, cached_tokens: Math.min(usage.input_tokens, openAiCache.serve(body)) };
+      const openAiUsage = {
+        input_tokens: usage.input_tokens,
+        output_tokens: usage.output_tokens,
+        cached_tokens: Math.min(usage.input_tokens, openAiCache.serve(body)),
+      };
       request.fakeWorkMs += performance.now() - serving;
       const completion = openAiCompletionBody(step, ids, openAiUsage);
       request.reportedUsage = completion.usage as Record<string, unknown>;
-      return request.stream ? streamOpenAiSse(res, step, ids, openAiUsage, body, wait, () => closed) : sendJsonMaybeTruncated(res, step, completion);
+      return request.stream
+        ? streamOpenAiSse(res, step, ids, openAiUsage, body, wait, () => closed)
+        : sendJsonMaybeTruncated(res, step, completion);
     }
     const served = withCacheUsage(step, rawBody, promptCache.serve(body));
     request.fakeWorkMs += performance.now() - serving;
@@ -252,7 +285,11 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
     ids: { messageId: string; model: string },
     usage: FakeUsage,
   ): Promise<void> {
-    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'request-id': `req_${ids.messageId}` });
+    res.writeHead(200, {
+      'content-type': 'text/event-stream',
+      'cache-control': 'no-cache',
+      'request-id': `req_${ids.messageId}`,
+    });
     const events = anthropicSseEvents(step, ids, usage);
     for (let sent = 0; sent < events.length; sent++) {
       if (step.streamError && sent === step.streamError.afterEvents) {
@@ -270,7 +307,8 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
 
   const server = createServer((req, res) => {
     handle(req, res).catch((err: unknown) => {
-      if (!res.headersSent) sendJson(res, 500, {}, anthropicErrorBody('api_error', `fake-anthropic crashed: ${String(err)}`));
+      if (!res.headersSent)
+        sendJson(res, 500, {}, anthropicErrorBody('api_error', `fake-anthropic crashed: ${String(err)}`));
       else res.destroy();
     });
   });
@@ -298,7 +336,10 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
     respondWith: (next) => void (responder = next),
     assertScriptConsumed() {
       // Keel must never send what the real API refuses outright.
-      if (invalid.length > 0) throw new Error(`fake-anthropic: ${invalid.length} request(s) broke the API's rules, first: ${invalid[0]!.problem}`);
+      if (invalid.length > 0)
+        throw new Error(
+          `fake-anthropic: ${invalid.length} request(s) broke the API's rules, first: ${invalid[0]!.problem}`,
+        );
       if (unexpected.length > 0) {
         const paths = unexpected.map((r) => `#${r.index} ${r.method} ${r.path}`).join(', ');
         throw new Error(`${EXHAUSTED}: ${unexpected.length} request(s) had no scripted step: ${paths}`);
@@ -314,7 +355,9 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
         };
         const timer = setTimeout(() => {
           cleanup();
-          reject(new Error(`fake-anthropic: expected ${count} request(s), got ${requests.length} within ${timeoutMs} ms`));
+          reject(
+            new Error(`fake-anthropic: expected ${count} request(s), got ${requests.length} within ${timeoutMs} ms`),
+          );
         }, timeoutMs);
         const cleanup = (): void => {
           clearTimeout(timer);
@@ -342,14 +385,24 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
  * when the provider compacted, in the compaction iteration (it read the prompt; the top level counts
  * only the reply's own iteration, which read the compacted one).
  */
-function withCacheUsage(step: FakeMessageStep, rawBody: string, cache: FakeCacheUsage): { step: FakeMessageStep; usage: FakeUsage } {
+function withCacheUsage(
+  step: FakeMessageStep,
+  rawBody: string,
+  cache: FakeCacheUsage,
+): { step: FakeMessageStep; usage: FakeUsage } {
   const [first, ...rest] = step.iterations ?? [];
   if (first?.type !== 'compaction') return { step, usage: fakeUsage(step, rawBody, cache) };
   const usage = fakeUsage(step, rawBody);
   // The compaction read the whole request, counted as the top level counts a prompt.
   const prompt = Math.max(1, Math.ceil(rawBody.length / 4));
-  const compaction = { ...first, ...cache, input_tokens: Math.max(0, prompt - cache.cache_read_input_tokens - cache.cache_creation_input_tokens) };
-  const reply = rest.map((i) => (i.type === 'message' ? { ...i, input_tokens: usage.input_tokens, output_tokens: usage.output_tokens } : i));
+  const compaction = {
+    ...first,
+    ...cache,
+    input_tokens: Math.max(0, prompt - cache.cache_read_input_tokens - cache.cache_creation_input_tokens),
+  };
+  const reply = rest.map((i) =>
+    i.type === 'message' ? { ...i, input_tokens: usage.input_tokens, output_tokens: usage.output_tokens } : i,
+  );
   return { step: { ...step, iterations: [compaction, ...reply] }, usage };
 }
 
@@ -359,30 +412,52 @@ function compactionStep(plan: FakeContextManagementPlan): FakeMessageStep {
   const output = Math.ceil(c.content.length / 4);
   return {
     kind: 'message',
-    content: [{ type: 'compaction', content: c.content, encrypted_content: c.encrypted_content, signature: c.signature }],
+    content: [
+      { type: 'compaction', content: c.content, encrypted_content: c.encrypted_content, signature: c.signature },
+    ],
     stopReason: 'compaction',
     // The compaction iteration is not counted in the top-level usage.
     usage: { input_tokens: 0, output_tokens: 0 },
-    iterations: [{ type: 'compaction', input_tokens: c.inputTokens, output_tokens: output, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, cache_creation: null }],
+    iterations: [
+      {
+        type: 'compaction',
+        input_tokens: c.inputTokens,
+        output_tokens: output,
+        cache_creation_input_tokens: 0,
+        cache_read_input_tokens: 0,
+        cache_creation: null,
+      },
+    ],
     contextManagement: { applied_edits: plan.appliedEdits },
   };
 }
 
 /** A scripted reply to a request with context management: the edits it applied, and a compaction that did not pause before it. */
-function withContextManagement(step: FakeStep | undefined, plan: FakeContextManagementPlan | undefined): FakeStep | undefined {
+function withContextManagement(
+  step: FakeStep | undefined,
+  plan: FakeContextManagementPlan | undefined,
+): FakeStep | undefined {
   if (!step || !plan || step.kind !== 'message') return step;
   const compaction = plan.compaction ? compactionStep(plan) : undefined;
   return {
     ...step,
     content: [...(compaction?.content ?? []), ...step.content],
     contextManagement: { applied_edits: plan.appliedEdits },
-    ...(compaction ? { iterations: [...compaction.iterations!, { type: 'message', input_tokens: 0, output_tokens: 0 }] } : {}),
+    ...(compaction
+      ? { iterations: [...compaction.iterations!, { type: 'message', input_tokens: 0, output_tokens: 0 }] }
+      : {}),
   };
 }
 
 /** The provider's own overflow answer (Anthropic's wording, or OpenAI's context_length_exceeded). */
 function overflowStep(tokens: number, limit: number, api: 'anthropic' | 'openai'): FakeErrorStep {
-  if (api === 'anthropic') return { kind: 'error', status: 400, errorType: 'invalid_request_error', message: `prompt is too long: ${tokens} tokens > ${limit} maximum` };
+  if (api === 'anthropic')
+    return {
+      kind: 'error',
+      status: 400,
+      errorType: 'invalid_request_error',
+      message: `prompt is too long: ${tokens} tokens > ${limit} maximum`,
+    };
   return {
     kind: 'error',
     status: 400,
@@ -418,8 +493,16 @@ function sendJson(res: ServerResponse, status: number, headers: Record<string, s
 }
 
 function sendError(res: ServerResponse, step: FakeErrorStep, api: 'anthropic' | 'openai'): void {
-  const headers: Record<string, string> = { ...(step.retryAfter !== undefined ? { 'retry-after': step.retryAfter } : {}), ...step.headers };
-  sendJson(res, step.status, headers, api === 'openai' ? openAiErrorBody(step) : anthropicErrorBody(step.errorType, step.message));
+  const headers: Record<string, string> = {
+    ...(step.retryAfter !== undefined ? { 'retry-after': step.retryAfter } : {}),
+    ...step.headers,
+  };
+  sendJson(
+    res,
+    step.status,
+    headers,
+    api === 'openai' ? openAiErrorBody(step) : anthropicErrorBody(step.errorType, step.message),
+  );
 }
 
 /** Sends the JSON body, or (for a truncating step) half of it under the full content-length, then cuts. */

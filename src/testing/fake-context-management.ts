@@ -42,7 +42,12 @@ export interface FakeContextManagementPlan {
 function betasOf(headers: Record<string, string | string[] | undefined>): Set<string> {
   const raw = headers['anthropic-beta'];
   const text = Array.isArray(raw) ? raw.join(',') : (raw ?? '');
-  return new Set(text.split(',').map((b) => b.trim()).filter(Boolean));
+  return new Set(
+    text
+      .split(',')
+      .map((b) => b.trim())
+      .filter(Boolean),
+  );
 }
 
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -67,8 +72,10 @@ export function effectiveMessages(body: FakeRequestBody): NonNullable<FakeReques
 function tokenValue(where: string, v: unknown, type: string | readonly string[], min = 1): string | undefined {
   const types = typeof type === 'string' ? [type] : type;
   if (!isObject(v)) return `${where}: Input should be a valid dictionary or object to extract fields from`;
-  if (!types.includes(String(v.type))) return `${where}.type: Input should be ${types.map((t) => `'${t}'`).join(' or ')}`;
-  if (typeof v.value !== 'number' || !Number.isInteger(v.value)) return `${where}.value: Input should be a valid integer`;
+  if (!types.includes(String(v.type)))
+    return `${where}.type: Input should be ${types.map((t) => `'${t}'`).join(' or ')}`;
+  if (typeof v.value !== 'number' || !Number.isInteger(v.value))
+    return `${where}.value: Input should be a valid integer`;
   if (v.value < min) return `${where}.value: Input should be greater than or equal to ${min}`;
   return undefined;
 }
@@ -77,13 +84,17 @@ function editProblem(edit: unknown, i: number, tags: string[], body: FakeRequest
   const where = `context_management.edits.${i}`;
   if (!isObject(edit)) return `${where}: Input should be a valid dictionary or object to extract fields from`;
   const type = String(edit.type);
-  if (!tags.includes(type)) return `${where}: Input tag '${type}' found using 'type' does not match any of the expected tags: ${tags.map((t) => `'${t}'`).join(', ')}`;
+  if (!tags.includes(type))
+    return `${where}: Input tag '${type}' found using 'type' does not match any of the expected tags: ${tags.map((t) => `'${t}'`).join(', ')}`;
   const extra = Object.keys(edit).find((k) => !EDIT_KEYS[type]!.includes(k));
   if (extra) return `${where}.${type}.${extra}: Extra inputs are not permitted`;
   if (type === 'compact_20260112') {
-    if (edit.trigger != null) return tokenValue(`${where}.${type}.trigger`, edit.trigger, 'input_tokens', MIN_COMPACT_TRIGGER);
-    if (edit.pause_after_compaction !== undefined && typeof edit.pause_after_compaction !== 'boolean') return `${where}.${type}.pause_after_compaction: Input should be a valid boolean`;
-    if (edit.instructions != null && typeof edit.instructions !== 'string') return `${where}.${type}.instructions: Input should be a valid string`;
+    if (edit.trigger != null)
+      return tokenValue(`${where}.${type}.trigger`, edit.trigger, 'input_tokens', MIN_COMPACT_TRIGGER);
+    if (edit.pause_after_compaction !== undefined && typeof edit.pause_after_compaction !== 'boolean')
+      return `${where}.${type}.pause_after_compaction: Input should be a valid boolean`;
+    if (edit.instructions != null && typeof edit.instructions !== 'string')
+      return `${where}.${type}.instructions: Input should be a valid string`;
   }
   if (type === 'clear_tool_uses_20250919') {
     if (edit.trigger !== undefined) {
@@ -98,7 +109,11 @@ function editProblem(edit: unknown, i: number, tags: string[], body: FakeRequest
       const p = tokenValue(`${where}.${type}.clear_at_least`, edit.clear_at_least, 'input_tokens');
       if (p) return p;
     }
-    if (edit.exclude_tools != null && (!Array.isArray(edit.exclude_tools) || edit.exclude_tools.some((t) => typeof t !== 'string'))) return `${where}.${type}.exclude_tools: Input should be a valid list of strings`;
+    if (
+      edit.exclude_tools != null &&
+      (!Array.isArray(edit.exclude_tools) || edit.exclude_tools.some((t) => typeof t !== 'string'))
+    )
+      return `${where}.${type}.exclude_tools: Input should be a valid list of strings`;
   }
   if (type === 'clear_thinking_20251015') {
     if (edit.keep !== undefined && edit.keep !== 'all') {
@@ -106,7 +121,8 @@ function editProblem(edit: unknown, i: number, tags: string[], body: FakeRequest
       if (p) return p;
     }
     const thinking = (body as Json).thinking;
-    if (!isObject(thinking) || thinking.type === 'disabled') return `${where}: clear_thinking_20251015 strategy requires thinking to be enabled`;
+    if (!isObject(thinking) || thinking.type === 'disabled')
+      return `${where}: clear_thinking_20251015 strategy requires thinking to be enabled`;
     if (i !== 0) return `${where}: clear_thinking_20251015 strategy must be listed first in context_management.edits`;
   }
   return undefined;
@@ -121,19 +137,25 @@ function compactionBlockProblem(body: FakeRequestBody, betas: Set<string>): stri
       const block = blocks[j]!;
       if (block.type !== 'compaction') continue;
       const where = `messages.${i}.content.${j}`;
-      if (!betas.has(FAKE_COMPACTION_BETA)) return `${where}: Input tag 'compaction' found using 'type' does not match any of the expected tags`;
-      if (messages[i]!.role !== 'assistant') return `${where}: compaction blocks are only allowed in assistant messages`;
+      if (!betas.has(FAKE_COMPACTION_BETA))
+        return `${where}: Input tag 'compaction' found using 'type' does not match any of the expected tags`;
+      if (messages[i]!.role !== 'assistant')
+        return `${where}: compaction blocks are only allowed in assistant messages`;
       const extra = Object.keys(block).find((k) => !COMPACTION_BLOCK_KEYS.includes(k));
       if (extra) return `${where}.compaction.${extra}: Extra inputs are not permitted`;
       if (block.content === '') return `${where}.compaction.content: String should have at least 1 character`;
-      if (typeof block.content === 'string' && block.signature !== fakeCompactionSignature(block.content)) return `${where}: Invalid \`signature\` in \`compaction\` block`;
+      if (typeof block.content === 'string' && block.signature !== fakeCompactionSignature(block.content))
+        return `${where}: Invalid \`signature\` in \`compaction\` block`;
     }
   }
   return undefined;
 }
 
 /** The API's 400 message for a malformed `context_management` (or a compaction block sent back wrong), or undefined. */
-export function contextManagementProblem(body: FakeRequestBody, headers: Record<string, string | string[] | undefined>): string | undefined {
+export function contextManagementProblem(
+  body: FakeRequestBody,
+  headers: Record<string, string | string[] | undefined>,
+): string | undefined {
   const betas = betasOf(headers);
   const blockProblem = compactionBlockProblem(body, betas);
   if (blockProblem) return blockProblem;
@@ -174,7 +196,8 @@ function fakeSummary(messages: NonNullable<FakeRequestBody['messages']>): string
     const blocks = typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : blocksOf(m.content);
     for (const b of blocks) {
       if (b.type === 'compaction' && typeof b.content === 'string') previous = b.content;
-      if (m.role === 'user' && b.type === 'text' && typeof b.text === 'string') asked.push(b.text.slice(0, 120).replace(/\s+/g, ' ').trim());
+      if (m.role === 'user' && b.type === 'text' && typeof b.text === 'string')
+        asked.push(b.text.slice(0, 120).replace(/\s+/g, ' ').trim());
     }
   }
   return [
@@ -197,23 +220,38 @@ export function planContextManagement(body: FakeRequestBody): FakeContextManagem
     const tokens = tokensOf(body, messages);
     if (edit.type === 'clear_tool_uses_20250919') {
       const trigger = edit.trigger as { type: string; value: number } | undefined;
-      const reached = trigger?.type === 'tool_uses' ? toolResults(messages).length >= trigger.value : tokens >= (trigger?.value ?? DEFAULT_CLEAR_TRIGGER);
+      const reached =
+        trigger?.type === 'tool_uses'
+          ? toolResults(messages).length >= trigger.value
+          : tokens >= (trigger?.value ?? DEFAULT_CLEAR_TRIGGER);
       if (!reached) continue;
       const keep = (edit.keep as { value: number } | undefined)?.value ?? DEFAULT_CLEAR_KEEP;
       const excluded = new Set((edit.exclude_tools as string[] | undefined) ?? []);
       const results = toolResults(messages).filter((r) => !excluded.has(r.name));
       const cleared = results.slice(0, Math.max(0, results.length - keep));
       if (cleared.length === 0) continue;
-      const clearedTokens = cleared.reduce((n, r) => n + Math.ceil(JSON.stringify(r.block.content ?? '').length / 4), 0);
+      const clearedTokens = cleared.reduce(
+        (n, r) => n + Math.ceil(JSON.stringify(r.block.content ?? '').length / 4),
+        0,
+      );
       const atLeast = (edit.clear_at_least as { value: number } | undefined)?.value ?? 0;
       if (clearedTokens < atLeast) continue;
-      appliedEdits.push({ type: 'clear_tool_uses_20250919', cleared_tool_uses: cleared.length, cleared_input_tokens: clearedTokens });
+      appliedEdits.push({
+        type: 'clear_tool_uses_20250919',
+        cleared_tool_uses: cleared.length,
+        cleared_input_tokens: clearedTokens,
+      });
     }
     if (edit.type === 'compact_20260112') {
       const trigger = (edit.trigger as { value: number } | null | undefined)?.value ?? DEFAULT_COMPACT_TRIGGER;
       if (tokens < trigger) continue;
       const content = fakeSummary(messages);
-      compaction = { content, encrypted_content: Buffer.from(`fake-opaque:${tokens}`).toString('base64'), signature: fakeCompactionSignature(content), inputTokens: tokens };
+      compaction = {
+        content,
+        encrypted_content: Buffer.from(`fake-opaque:${tokens}`).toString('base64'),
+        signature: fakeCompactionSignature(content),
+        inputTokens: tokens,
+      };
       pause = edit.pause_after_compaction === true;
     }
   }

@@ -49,8 +49,10 @@ export class FakePromptCache {
   /** The API's 400 message for the request's `cache_control` use, or undefined. */
   problem(body: FakeRequestBody): string | undefined {
     const markers = promptMarkers(body);
-    if (markers.length > MAX_BREAKPOINTS) return `A maximum of ${MAX_BREAKPOINTS} blocks with cache_control may be provided. Found ${markers.length}.`;
-    if (markers.some((m) => (m as { type?: unknown } | null)?.type !== 'ephemeral')) return `cache_control.type: Input should be 'ephemeral'`;
+    if (markers.length > MAX_BREAKPOINTS)
+      return `A maximum of ${MAX_BREAKPOINTS} blocks with cache_control may be provided. Found ${markers.length}.`;
+    if (markers.some((m) => (m as { type?: unknown } | null)?.type !== 'ephemeral'))
+      return `cache_control.type: Input should be 'ephemeral'`;
     return undefined;
   }
 
@@ -61,7 +63,9 @@ export class FakePromptCache {
     if (breakpoints.length === 0) return { cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
     // A prefix is only ever looked up at a breakpoint or within the lookback before one, so only
     // those prefixes are hashed: one running hash over the blocks, copied where a key is needed.
-    const needed = new Set(breakpoints.flatMap((b) => Array.from({ length: Math.min(b, LOOKBACK_BLOCKS) + 1 }, (_, k) => b - k)));
+    const needed = new Set(
+      breakpoints.flatMap((b) => Array.from({ length: Math.min(b, LOOKBACK_BLOCKS) + 1 }, (_, k) => b - k)),
+    );
     const hashes = new Map<number, string>();
     const tokens: number[] = [];
     const running = createHash('sha256');
@@ -99,7 +103,8 @@ export class FakePromptCache {
 function promptMarkers(body: FakeRequestBody): unknown[] {
   const out: unknown[] = [];
   forEachPromptBlock(body, (_where, block) => {
-    const marker = typeof block === 'object' && block !== null ? (block as { cache_control?: unknown }).cache_control : undefined;
+    const marker =
+      typeof block === 'object' && block !== null ? (block as { cache_control?: unknown }).cache_control : undefined;
     if (marker !== undefined) out.push(marker);
   });
   return out;
@@ -109,21 +114,33 @@ function promptMarkers(body: FakeRequestBody): unknown[] {
 function promptBlocks(body: FakeRequestBody): PromptBlock[] {
   const out: PromptBlock[] = [];
   forEachPromptBlock(body, (where, block) => {
-    const { cache_control: marker, ...rest } = (typeof block === 'object' && block !== null ? block : { value: block }) as Record<string, unknown>;
+    const { cache_control: marker, ...rest } = (
+      typeof block === 'object' && block !== null ? block : { value: block }
+    ) as Record<string, unknown>;
     const wrapper = where.index === 0 ? JSON.stringify({ role: where.role, content: [] }).length + 1 : 0;
-    out.push({ key: JSON.stringify({ ...where, block: rest }), marked: marker !== undefined, chars: wrapper + JSON.stringify(rest).length + 1 });
+    out.push({
+      key: JSON.stringify({ ...where, block: rest }),
+      marked: marker !== undefined,
+      chars: wrapper + JSON.stringify(rest).length + 1,
+    });
   });
   return out;
 }
 
 /** Visits tools, system, then messages (string content counts as one text block). */
-function forEachPromptBlock(body: FakeRequestBody, visit: (where: Record<string, unknown>, block: unknown) => void): void {
+function forEachPromptBlock(
+  body: FakeRequestBody,
+  visit: (where: Record<string, unknown>, block: unknown) => void,
+): void {
   (body.tools ?? []).forEach((tool, i) => visit({ tool: i }, tool));
   const system = body.system;
   if (typeof system === 'string') visit({ system: 0 }, { type: 'text', text: system });
   else if (Array.isArray(system)) system.forEach((block, i) => visit({ system: i }, block));
   (body.messages ?? []).forEach((message, m) => {
-    const content = typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : ((message.content ?? []) as unknown[]);
+    const content =
+      typeof message.content === 'string'
+        ? [{ type: 'text', text: message.content }]
+        : ((message.content ?? []) as unknown[]);
     content.forEach((block, i) => visit({ message: m, role: message.role, index: i }, block));
   });
 }

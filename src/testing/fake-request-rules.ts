@@ -18,7 +18,9 @@ export function anthropicPairingProblem(body: FakeRequestBody): string | undefin
     const blocks = blocksOf(message.content);
     if (message.role === 'assistant') {
       const uses = blocks.filter((b) => b.type === 'tool_use').map((b) => b.id ?? '');
-      const answered = new Set(blocksOf(messages[i + 1]?.role === 'user' ? messages[i + 1]!.content : []).map((b) => b.tool_use_id));
+      const answered = new Set(
+        blocksOf(messages[i + 1]?.role === 'user' ? messages[i + 1]!.content : []).map((b) => b.tool_use_id),
+      );
       const missing = uses.filter((id) => !answered.has(id));
       if (missing.length > 0) {
         return `messages.${i}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${missing.join(', ')}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`;
@@ -26,7 +28,13 @@ export function anthropicPairingProblem(body: FakeRequestBody): string | undefin
     }
     if (message.role === 'user') {
       const previous = messages[i - 1];
-      const uses = new Set(previous?.role === 'assistant' ? blocksOf(previous.content).filter((b) => b.type === 'tool_use').map((b) => b.id) : []);
+      const uses = new Set(
+        previous?.role === 'assistant'
+          ? blocksOf(previous.content)
+              .filter((b) => b.type === 'tool_use')
+              .map((b) => b.id)
+          : [],
+      );
       const j = blocks.findIndex((b) => b.type === 'tool_result' && !uses.has(b.tool_use_id));
       if (j >= 0) {
         return `messages.${i}.content.${j}: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${blocks[j]!.tool_use_id}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`;
@@ -49,9 +57,11 @@ export function anthropicToolSchemaProblem(body: FakeRequestBody): string | unde
     const where = `tools.${i}.custom.input_schema`;
     const schema: unknown = tool.input_schema;
     if (schema === undefined) return `${where}: Field required`;
-    if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) return `${where}: Input should be a valid dictionary`;
+    if (typeof schema !== 'object' || schema === null || Array.isArray(schema))
+      return `${where}: Input should be a valid dictionary`;
     const s = schema as Record<string, unknown>;
-    if (s.oneOf !== undefined || s.allOf !== undefined || s.anyOf !== undefined) return `${where}: input_schema does not support oneOf, allOf, or anyOf at the top level`;
+    if (s.oneOf !== undefined || s.allOf !== undefined || s.anyOf !== undefined)
+      return `${where}: input_schema does not support oneOf, allOf, or anyOf at the top level`;
     if (s.type === undefined) return `${where}.type: Field required`;
     if (s.type !== 'object') return `${where}.type: Input should be 'object'`;
   }
@@ -72,7 +82,11 @@ export function openAiToolSchemaProblem(body: FakeRequestBody): string | undefin
 
 /** OpenAI-compatible chat completions: the 400 message for broken tool-call pairing, or undefined. */
 export function openAiPairingProblem(body: FakeRequestBody): string | undefined {
-  const messages = (body.messages ?? []) as Array<{ role: string; tool_calls?: Array<{ id: string }>; tool_call_id?: string }>;
+  const messages = (body.messages ?? []) as Array<{
+    role: string;
+    tool_calls?: Array<{ id: string }>;
+    tool_call_id?: string;
+  }>;
   for (let i = 0; i < messages.length; i++) {
     const message = messages[i]!;
     if (message.role === 'tool') {
@@ -85,7 +99,8 @@ export function openAiPairingProblem(body: FakeRequestBody): string | undefined 
     }
     if (message.role === 'assistant' && message.tool_calls?.length) {
       const answered = new Set<string>();
-      for (let k = i + 1; k < messages.length && messages[k]!.role === 'tool'; k++) answered.add(messages[k]!.tool_call_id ?? '');
+      for (let k = i + 1; k < messages.length && messages[k]!.role === 'tool'; k++)
+        answered.add(messages[k]!.tool_call_id ?? '');
       const missing = message.tool_calls.map((c) => c.id).filter((id) => !answered.has(id));
       if (missing.length > 0) {
         return `An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: ${missing.join(', ')}`;

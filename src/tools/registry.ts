@@ -86,7 +86,11 @@ export class ToolRegistry {
 
   /** The tools as a model request lists them: name, description and the JSON Schema of the input. */
   modelTools(): readonly ModelTool[] {
-    this.modelToolList ??= this.list().map((t) => ({ name: t.name, description: t.description, inputSchema: this.schemas.get(t.name)! }));
+    this.modelToolList ??= this.list().map((t) => ({
+      name: t.name,
+      description: t.description,
+      inputSchema: this.schemas.get(t.name)!,
+    }));
     return this.modelToolList;
   }
 }

@@ -17,7 +17,9 @@ export function toolInputJsonSchema(toolName: string, input: z.ZodType): Record<
     );
   }
   if (schema.type !== 'object') {
-    throw new Error(`tool "${toolName}": input must be a z.object(...) (the model sends a tool's input as a JSON object), got JSON Schema type ${JSON.stringify(schema.type ?? null)}`);
+    throw new Error(
+      `tool "${toolName}": input must be a z.object(...) (the model sends a tool's input as a JSON object), got JSON Schema type ${JSON.stringify(schema.type ?? null)}`,
+    );
   }
   // The draft URI only costs tokens on every request.
   const { $schema: _draft, ...rest } = schema;

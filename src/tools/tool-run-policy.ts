@@ -18,7 +18,10 @@ export interface ToolRunPolicy {
  * The tool's limits: the agent's `toolTimeouts.<name>`, else the tool's own `timeoutMs`, else the
  * agent's `toolTimeoutMs`; the tool's retry policy over the default one.
  */
-export function toolRunPolicy(tool: Pick<ToolDefinition, 'name' | 'timeoutMs' | 'retry'>, config: Pick<KeelConfig, 'toolTimeoutMs' | 'toolTimeouts'>): ToolRunPolicy {
+export function toolRunPolicy(
+  tool: Pick<ToolDefinition, 'name' | 'timeoutMs' | 'retry'>,
+  config: Pick<KeelConfig, 'toolTimeoutMs' | 'toolTimeouts'>,
+): ToolRunPolicy {
   return {
     timeoutMs: config.toolTimeouts?.[tool.name] ?? tool.timeoutMs ?? config.toolTimeoutMs,
     retry: { ...DEFAULTS.toolRetry, ...tool.retry },

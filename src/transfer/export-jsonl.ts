@@ -58,7 +58,8 @@ export async function exportSessionJsonl(opts: ExportSessionOptions): Promise<Ex
       report.synthesizedHeader = true;
     }
     let chunk = '';
-    for (const row of rows) chunk += `${JSON.stringify(row.type === 'session' ? withSessionKey(row.payload, opts.sessionKey) : row.payload)}\n`;
+    for (const row of rows)
+      chunk += `${JSON.stringify(row.type === 'session' ? withSessionKey(row.payload, opts.sessionKey) : row.payload)}\n`;
     await write(chunk);
     report.entries += rows.length;
     afterSeq = Number(rows[rows.length - 1]!.seq);

@@ -150,8 +150,7 @@ async function importFile(opts: ImportFileOptions): Promise<FileImportReport> {
     if (outcome.kind === 'header') {
       report.sessionId = opts.sessionId ?? outcome.header.id;
       if (outcome.header.sessionKey) report.headerSessionKey = outcome.header.sessionKey;
-    }
-    else if (outcome.changed) fixedLines.set(line.lineNumber, JSON.stringify(entry));
+    } else if (outcome.changed) fixedLines.set(line.lineNumber, JSON.stringify(entry));
     // A line kept as it was, with nothing secret-shaped in it, is stored as its own text.
     const text = line.tooLong ? undefined : line.text;
     const checked = text !== undefined && outcome.kind === 'entry' && !outcome.changed && !jsonTextMayHoldSecret(text);
@@ -183,7 +182,9 @@ async function importFile(opts: ImportFileOptions): Promise<FileImportReport> {
     let first = true;
     const write = async (executor: Kysely<Database>, rows: EntryToAppend[]): Promise<void> => {
       const { redacted, redactions: found } = redactEntries(rows);
-      const noted = await appendEntriesNotingPrior(executor, agentId, report.sessionId!, redacted, { deferSearchIndex: true });
+      const noted = await appendEntriesNotingPrior(executor, agentId, report.sessionId!, redacted, {
+        deferSearchIndex: true,
+      });
       // Whether the session had rows before this file decides where the pairing report comes from.
       if (first && noted.hadEntries) skeletons = undefined;
       first = false;
@@ -221,7 +222,8 @@ async function importFile(opts: ImportFileOptions): Promise<FileImportReport> {
       });
     }
   } catch (err) {
-    const reason = err instanceof TranscriptCorruptError ? err.reason : `database write failed: ${(err as Error).message}`;
+    const reason =
+      err instanceof TranscriptCorruptError ? err.reason : `database write failed: ${(err as Error).message}`;
     return { ...report, status: 'failed', imported: 0, reason };
   } finally {
     // Closes the file when a fatal line or a failed write stopped the reading early.
@@ -233,8 +235,14 @@ async function importFile(opts: ImportFileOptions): Promise<FileImportReport> {
   const counts = repairer.counts;
   // From the file only when every accepted entry is a new row (no id repeated in it) and no redaction or
   // sanitizing could have rewritten an id the repair compares; else from what was stored.
-  const window = report.imported === accepted && redactions.size === 0 && counts.sanitizedEntries === 0 ? skeletons?.messages() : undefined;
-  report.repaired = { ...counts, toolPairing: window ? pairingCounts(window) : await toolPairingReport(db, agentId, report.sessionId!) };
+  const window =
+    report.imported === accepted && redactions.size === 0 && counts.sanitizedEntries === 0
+      ? skeletons?.messages()
+      : undefined;
+  report.repaired = {
+    ...counts,
+    toolPairing: window ? pairingCounts(window) : await toolPairingReport(db, agentId, report.sessionId!),
+  };
   if (report.dropped.length > 0 || counts.generatedIds + counts.timestampsFilled + counts.sanitizedEntries > 0) {
     report.status = 'repaired';
     if (opts.rewriteRepaired !== false) {

@@ -52,7 +52,18 @@ export type ImportedSessionEntry = z.infer<typeof importedSessionEntrySchema>;
 /** Session toggles kept in `sessions.toggles` (OpenClaw's session toggles). */
 const TOGGLE_FIELDS = ['thinkingLevel', 'verboseLevel', 'reasoningLevel', 'elevatedLevel', 'sendPolicy'] as const;
 /** Delivery metadata kept in `sessions.delivery` (where replies go: channel, peer, thread). */
-const DELIVERY_FIELDS = ['deliveryContext', 'origin', 'lastChannel', 'lastTo', 'lastAccountId', 'lastThreadId', 'room', 'space', 'groupId', 'subject'] as const;
+const DELIVERY_FIELDS = [
+  'deliveryContext',
+  'origin',
+  'lastChannel',
+  'lastTo',
+  'lastAccountId',
+  'lastThreadId',
+  'room',
+  'space',
+  'groupId',
+  'subject',
+] as const;
 
 /** The outcome of one index entry. */
 export interface IndexEntryReport {
@@ -77,7 +88,12 @@ export interface IndexImportReport {
  * existing row is never overwritten (`exists`), so a re-import changes nothing. Transcript paths
  * resolve against the index's folder (`sessionFile`, else `<sessionId>.jsonl`).
  */
-export async function importSessionIndex(db: Kysely<Database>, agentId: string, file: string, now: Date): Promise<IndexImportReport> {
+export async function importSessionIndex(
+  db: Kysely<Database>,
+  agentId: string,
+  file: string,
+  now: Date,
+): Promise<IndexImportReport> {
   const report: IndexImportReport = { file, entries: [], transcripts: new Map() };
   let raw: unknown;
   try {
@@ -97,14 +113,20 @@ export async function importSessionIndex(db: Kysely<Database>, agentId: string, 
     const parsed = importedSessionEntrySchema.safeParse(value);
     if (!parsed.success) {
       const issue = parsed.error.issues[0]!;
-      report.entries.push({ sessionKey, status: 'skipped', reason: `${issue.path.join('.') || '(entry)'}: ${issue.message}` });
+      report.entries.push({
+        sessionKey,
+        status: 'skipped',
+        reason: `${issue.path.join('.') || '(entry)'}: ${issue.message}`,
+      });
       continue;
     }
     const entry = parsed.data;
     const created = await insertImportedSession(db, sessionRow(agentId, sessionKey, entry, now));
     report.entries.push({ sessionKey, sessionId: entry.sessionId, status: created ? 'created' : 'exists' });
     const transcript = entry.sessionFile
-      ? isAbsolute(entry.sessionFile) ? entry.sessionFile : join(dirname(file), entry.sessionFile)
+      ? isAbsolute(entry.sessionFile)
+        ? entry.sessionFile
+        : join(dirname(file), entry.sessionFile)
       : join(dirname(file), `${entry.sessionId}.jsonl`);
     report.transcripts.set(resolve(transcript), { sessionId: entry.sessionId, sessionKey });
   }

@@ -66,12 +66,16 @@ export async function importSessions(opts: ImportSessionsOptions): Promise<Impor
     indexes.push(index);
     for (const [path, owner] of index.transcripts) owners.set(path, owner);
   }
-  const transcripts = unique([
-    ...found.filter((p) => p.endsWith('.jsonl')),
-    ...(await existing([...owners.keys()])),
-  ]);
+  const transcripts = unique([...found.filter((p) => p.endsWith('.jsonl')), ...(await existing([...owners.keys()]))]);
 
-  const sizes = await Promise.all(transcripts.map((f) => stat(f).then((s) => s.size, () => 0)));
+  const sizes = await Promise.all(
+    transcripts.map((f) =>
+      stat(f).then(
+        (s) => s.size,
+        () => 0,
+      ),
+    ),
+  );
   const bytesTotal = sizes.reduce((a, b) => a + b, 0);
   const files: FileImportReport[] = [];
   const totals = { files: transcripts.length, imported: 0, repaired: 0, failed: 0, entries: 0, bytes: 0 };
@@ -80,7 +84,14 @@ export async function importSessions(opts: ImportSessionsOptions): Promise<Impor
     totals[report.status] += 1;
     totals.entries += report.imported;
     totals.bytes += sizes[i]!;
-    opts.onProgress?.({ filesDone: i + 1, filesTotal: transcripts.length, entries: totals.entries, bytesDone: totals.bytes, bytesTotal, file: report.file });
+    opts.onProgress?.({
+      filesDone: i + 1,
+      filesTotal: transcripts.length,
+      entries: totals.entries,
+      bytesDone: totals.bytes,
+      bytesTotal,
+      file: report.file,
+    });
   };
   // Files of different sessions write side by side, each on its own connection (`writers` at once)
   // while one more is read and repaired; files of one session still write in file order.
@@ -121,7 +132,11 @@ async function walk(dir: string): Promise<string[]> {
   for (const dirent of await readdir(dir, { withFileTypes: true })) {
     const path = join(dir, dirent.name);
     if (dirent.isDirectory()) out.push(...(await walk(path)));
-    else if (dirent.isFile() && !LEFTOVER.test(dirent.name) && (dirent.name.endsWith('.jsonl') || dirent.name === INDEX_NAME)) {
+    else if (
+      dirent.isFile() &&
+      !LEFTOVER.test(dirent.name) &&
+      (dirent.name.endsWith('.jsonl') || dirent.name === INDEX_NAME)
+    ) {
       out.push(path);
     }
   }
@@ -129,7 +144,14 @@ async function walk(dir: string): Promise<string[]> {
 }
 
 async function existing(paths: string[]): Promise<string[]> {
-  const ok = await Promise.all(paths.map((p) => stat(p).then((s) => s.isFile(), () => false)));
+  const ok = await Promise.all(
+    paths.map((p) =>
+      stat(p).then(
+        (s) => s.isFile(),
+        () => false,
+      ),
+    ),
+  );
   return paths.filter((_, i) => ok[i]);
 }
 

@@ -1,7 +1,12 @@
 import { createHash } from 'node:crypto';
 import type { JsonlLine } from './jsonl-lines';
 import { MAX_JSON_DEPTH, jsonDepthExceeds } from '../text/json-depth';
-import { validateEntry, validateHeader, type ImportedEntry, type ImportedSessionHeader } from './transcript-entry-schema';
+import {
+  validateEntry,
+  validateHeader,
+  type ImportedEntry,
+  type ImportedSessionHeader,
+} from './transcript-entry-schema';
 
 /** What the repairer changed in the lines it kept (each one makes the file "repaired"). */
 export interface LineRepairCounts {
@@ -55,7 +60,8 @@ export class LineRepairer {
   /** Classifies one line; keeps the state needed for duplicates, ids and timestamps. */
   accept(line: JsonlLine): LineOutcome {
     const outcome = this.classify(line);
-    if (outcome.kind === 'dropped' && !this.header && !this.droppedBeforeHeader) this.droppedBeforeHeader = { line: line.lineNumber, reason: outcome.reason };
+    if (outcome.kind === 'dropped' && !this.header && !this.droppedBeforeHeader)
+      this.droppedBeforeHeader = { line: line.lineNumber, reason: outcome.reason };
     return outcome;
   }
 
@@ -66,12 +72,17 @@ export class LineRepairer {
   missingHeaderReason(): string {
     const first = this.droppedBeforeHeader;
     if (!first) return 'empty file: no session header';
-    if (first.reason.startsWith(INVALID_JSON)) return `not JSON Lines: line ${first.line} is not JSON (${first.reason}); a transcript starts with {"type":"session","id":...,"timestamp":...}`;
+    if (first.reason.startsWith(INVALID_JSON))
+      return `not JSON Lines: line ${first.line} is not JSON (${first.reason}); a transcript starts with {"type":"session","id":...,"timestamp":...}`;
     return `no session header: every line was dropped (line ${first.line}: ${first.reason})`;
   }
 
   private classify(line: JsonlLine): LineOutcome {
-    if (line.tooLong) return { kind: 'dropped', reason: `line is ${line.bytes} bytes, over the ${this.maxLineBytes}-byte import limit` };
+    if (line.tooLong)
+      return {
+        kind: 'dropped',
+        reason: `line is ${line.bytes} bytes, over the ${this.maxLineBytes}-byte import limit`,
+      };
     const text = line.text;
     if (text.trim().length === 0) return { kind: 'blank' };
     let value: unknown;
@@ -80,7 +91,8 @@ export class LineRepairer {
     } catch (err) {
       return { kind: 'dropped', reason: `${INVALID_JSON}: ${(err as Error).message.slice(0, 120)}` };
     }
-    if (jsonDepthExceeds(value)) return { kind: 'dropped', reason: `JSON nested more than ${MAX_JSON_DEPTH} levels deep` };
+    if (jsonDepthExceeds(value))
+      return { kind: 'dropped', reason: `JSON nested more than ${MAX_JSON_DEPTH} levels deep` };
     let sanitized = false;
     if (UNSTORABLE_ESCAPE.test(text)) {
       const cleaned = replaceUnstorable(value);
@@ -89,7 +101,8 @@ export class LineRepairer {
     }
     if (!this.header) return this.acceptHeader(value, line.lineNumber);
 
-    if ((value as { type?: unknown })?.type === 'session') return { kind: 'dropped', reason: 'a second session header' };
+    if ((value as { type?: unknown })?.type === 'session')
+      return { kind: 'dropped', reason: 'a second session header' };
     const checked = validateEntry(value);
     if (!checked.ok) return { kind: 'dropped', reason: checked.reason };
     const entry = checked.entry;
@@ -105,7 +118,8 @@ export class LineRepairer {
       changed = true;
     }
     const firstLine = this.firstLineOfId.get(id);
-    if (firstLine !== undefined) return { kind: 'dropped', reason: `duplicate id "${id}" (first on line ${firstLine})` };
+    if (firstLine !== undefined)
+      return { kind: 'dropped', reason: `duplicate id "${id}" (first on line ${firstLine})` };
     this.firstLineOfId.set(id, line.lineNumber);
 
     if (typeof entry.timestamp === 'string' && !Number.isNaN(Date.parse(entry.timestamp))) {
@@ -127,7 +141,8 @@ export class LineRepairer {
       };
     }
     const checked = validateHeader(value);
-    if (!checked.ok) return { kind: 'fatal', reason: `invalid session header on line ${lineNumber}: ${checked.reason}` };
+    if (!checked.ok)
+      return { kind: 'fatal', reason: `invalid session header on line ${lineNumber}: ${checked.reason}` };
     this.header = checked.header;
     this.firstLineOfId.set(checked.header.id, lineNumber);
     this.lastTimestamp = checked.header.timestamp;

@@ -11,7 +11,8 @@ import { isNativeToolResult } from '../context/repair-tool-use-result-pairing';
  */
 export class WindowSkeletons {
   private entries: Array<{ readonly id: string; readonly message?: AgentMessage }> = [];
-  private last: { readonly firstKeptEntryId: string; readonly position: number; readonly withSummary: boolean } | undefined;
+  private last:
+    { readonly firstKeptEntryId: string; readonly position: number; readonly withSummary: boolean } | undefined;
   private usable = true;
 
   constructor(private readonly maxEntries: number) {}
@@ -21,7 +22,11 @@ export class WindowSkeletons {
     if (this.entries.length >= this.maxEntries) return this.giveUp();
     if (entry.type === 'compaction') {
       if (typeof entry.firstKeptEntryId !== 'string') return this.giveUp();
-      this.last = { firstKeptEntryId: entry.firstKeptEntryId, position: this.entries.length, withSummary: !restoresNoSummary(entry) };
+      this.last = {
+        firstKeptEntryId: entry.firstKeptEntryId,
+        position: this.entries.length,
+        withSummary: !restoresNoSummary(entry),
+      };
       this.entries.push({ id: entry.id });
       return;
     }
@@ -74,7 +79,16 @@ function skeletonOf(message: AgentMessage): AgentMessage {
         role: 'assistant',
         stopReason: message.stopReason,
         content: Array.isArray(message.content)
-          ? message.content.filter((b) => !!b && typeof b === 'object' && isToolCallBlock(b)).map((b) => ({ type: b.type, id: (b as { id: string }).id, name: (b as { name: string }).name }) as AgentMessageBlock)
+          ? message.content
+              .filter((b) => !!b && typeof b === 'object' && isToolCallBlock(b))
+              .map(
+                (b) =>
+                  ({
+                    type: b.type,
+                    id: (b as { id: string }).id,
+                    name: (b as { name: string }).name,
+                  }) as AgentMessageBlock,
+              )
           : [],
       };
     case 'toolResult':
@@ -85,7 +99,11 @@ function skeletonOf(message: AgentMessage): AgentMessage {
         // A native result block keeps its id; any other block stays as an empty placeholder, so a user
         // message split around its results keeps its place in the span.
         content: Array.isArray(message.content)
-          ? (message.content as unknown[]).map((b) => (isNativeToolResult(b) ? ({ type: 'tool_result', tool_use_id: b.tool_use_id } as unknown as UserBlock) : { type: 'text', text: '' }))
+          ? (message.content as unknown[]).map((b) =>
+              isNativeToolResult(b)
+                ? ({ type: 'tool_result', tool_use_id: b.tool_use_id } as unknown as UserBlock)
+                : { type: 'text', text: '' },
+            )
           : '',
       };
     default:

@@ -10,7 +10,13 @@ import { checkIndexKey, sessionRow, type IndexEntryReport } from './import-sessi
  * skipped with its reason, and an existing session of the key is never overwritten (`exists`).
  * Times and the compaction count come from the stored entries.
  */
-export async function sessionFromHeader(db: Kysely<Database>, agentId: string, sessionKey: string, sessionId: string, now: Date): Promise<IndexEntryReport> {
+export async function sessionFromHeader(
+  db: Kysely<Database>,
+  agentId: string,
+  sessionKey: string,
+  sessionId: string,
+  now: Date,
+): Promise<IndexEntryReport> {
   const keyProblem = checkIndexKey(sessionKey, agentId);
   if (keyProblem) return { sessionKey, sessionId, status: 'skipped', reason: keyProblem };
   const stats = await db
@@ -26,7 +32,19 @@ export async function sessionFromHeader(db: Kysely<Database>, agentId: string, s
   const at = (v: unknown) => (v === null || v === undefined ? undefined : new Date(v as string | Date));
   const created = await insertImportedSession(
     db,
-    sessionRow(agentId, sessionKey, { sessionId, sessionStartedAt: at(stats?.first), updatedAt: at(stats?.last), lastInteractionAt: at(stats?.last), memoryFlushAt: undefined, compactionCount: Number(stats?.compactions ?? 0) }, now),
+    sessionRow(
+      agentId,
+      sessionKey,
+      {
+        sessionId,
+        sessionStartedAt: at(stats?.first),
+        updatedAt: at(stats?.last),
+        lastInteractionAt: at(stats?.last),
+        memoryFlushAt: undefined,
+        compactionCount: Number(stats?.compactions ?? 0),
+      },
+      now,
+    ),
   );
   return { sessionKey, sessionId, status: created ? 'created' : 'exists' };
 }

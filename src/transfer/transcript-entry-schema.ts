@@ -65,7 +65,12 @@ const entrySchemas: Record<string, z.ZodType> = {
     content: z.union([z.string(), blocks]),
   }),
   custom: z.looseObject({ ...base, type: z.literal('custom'), customType: z.string() }),
-  branch_summary: z.looseObject({ ...base, type: z.literal('branch_summary'), fromId: z.string(), summary: z.string() }),
+  branch_summary: z.looseObject({
+    ...base,
+    type: z.literal('branch_summary'),
+    fromId: z.string(),
+    summary: z.string(),
+  }),
 };
 const otherEntrySchema = z.looseObject({ ...base, type: nonEmpty });
 
@@ -82,7 +87,8 @@ function describeIssues(error: z.ZodError): string {
 
 /** Validates one parsed line as a non-header entry; the reason names the bad field. */
 export function validateEntry(value: unknown): { ok: true; entry: ImportedEntry } | { ok: false; reason: string } {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return { ok: false, reason: 'not a JSON object' };
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    return { ok: false, reason: 'not a JSON object' };
   const type = (value as { type?: unknown }).type;
   if (typeof type !== 'string' || type.length === 0) return { ok: false, reason: 'entry has no "type"' };
   const result = (entrySchemas[type] ?? otherEntrySchema).safeParse(value);
@@ -91,7 +97,9 @@ export function validateEntry(value: unknown): { ok: true; entry: ImportedEntry 
 }
 
 /** Validates the first entry of a file as a session header. */
-export function validateHeader(value: unknown): { ok: true; header: ImportedSessionHeader } | { ok: false; reason: string } {
+export function validateHeader(
+  value: unknown,
+): { ok: true; header: ImportedSessionHeader } | { ok: false; reason: string } {
   const result = sessionHeaderSchema.safeParse(value);
   if (!result.success) return { ok: false, reason: describeIssues(result.error) };
   return { ok: true, header: result.data };

@@ -46,7 +46,13 @@ export const MEMORY_CHECKPOINT_TOOL: ModelTool = {
 const MAX_FIELD_CHARS = 2_000;
 const field = z.string().trim().max(MAX_FIELD_CHARS).optional();
 const items = z.array(z.string().trim().min(1).max(MAX_FIELD_CHARS)).max(50).optional();
-const checkpointInput = z.object({ currentTask: field, keyState: field, decisions: items, filesChanged: items, nextSteps: items });
+const checkpointInput = z.object({
+  currentTask: field,
+  keyState: field,
+  decisions: items,
+  filesChanged: items,
+  nextSteps: items,
+});
 
 /** Longest note kept; the flush is for durable facts, not transcripts. */
 const MAX_NOTE_CHARS = 4_000;
@@ -55,7 +61,11 @@ const MAX_NOTE_CHARS = 4_000;
  * Reads the notes out of memory_write calls and the checkpoint out of memory_checkpoint (the last
  * valid one wins), and answers every call (anything else gets an error result).
  */
-export function collectMemoryWrites(calls: readonly ToolCallBlock[]): { notes: string[]; checkpoint?: MemoryCheckpoint; results: ToolResultMessage[] } {
+export function collectMemoryWrites(calls: readonly ToolCallBlock[]): {
+  notes: string[];
+  checkpoint?: MemoryCheckpoint;
+  results: ToolResultMessage[];
+} {
   const notes: string[] = [];
   let checkpoint: MemoryCheckpoint | undefined;
   const results = calls.map((call): ToolResultMessage => {
@@ -63,14 +73,35 @@ export function collectMemoryWrites(calls: readonly ToolCallBlock[]): { notes: s
       const parsed = checkpointInput.safeParse(toolCallArguments(call) ?? {});
       if (!parsed.success) {
         const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(input)'}: ${i.message}`).join('; ');
-        return { role: 'toolResult', toolCallId: call.id, toolName: call.name, isError: true, content: [{ type: 'text', text: `invalid checkpoint: ${issues}` }] };
+        return {
+          role: 'toolResult',
+          toolCallId: call.id,
+          toolName: call.name,
+          isError: true,
+          content: [{ type: 'text', text: `invalid checkpoint: ${issues}` }],
+        };
       }
-      checkpoint = Object.fromEntries(Object.entries(parsed.data).filter(([, v]) => v !== undefined && v !== '')) as MemoryCheckpoint;
-      return { role: 'toolResult', toolCallId: call.id, toolName: call.name, content: [{ type: 'text', text: 'checkpoint saved' }] };
+      checkpoint = Object.fromEntries(
+        Object.entries(parsed.data).filter(([, v]) => v !== undefined && v !== ''),
+      ) as MemoryCheckpoint;
+      return {
+        role: 'toolResult',
+        toolCallId: call.id,
+        toolName: call.name,
+        content: [{ type: 'text', text: 'checkpoint saved' }],
+      };
     }
     const text = toolCallArguments(call)?.text;
     if (call.name !== 'memory_write' || typeof text !== 'string' || text.trim() === '') {
-      return { role: 'toolResult', toolCallId: call.id, toolName: call.name, isError: true, content: [{ type: 'text', text: 'only memory_write with a non-empty "text" and memory_checkpoint are available now' }] };
+      return {
+        role: 'toolResult',
+        toolCallId: call.id,
+        toolName: call.name,
+        isError: true,
+        content: [
+          { type: 'text', text: 'only memory_write with a non-empty "text" and memory_checkpoint are available now' },
+        ],
+      };
     }
     notes.push(text.trim().slice(0, MAX_NOTE_CHARS));
     return { role: 'toolResult', toolCallId: call.id, toolName: call.name, content: [{ type: 'text', text: 'saved' }] };

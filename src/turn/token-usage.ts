@@ -23,6 +23,13 @@ export function addUsage(a: TokenUsage, b: TokenUsage): TokenUsage {
  * count the provider left out is 0).
  * @example usageOfReply({ input: 10, output: 2, cacheRead: 100 }) // { inputTokens: 10, outputTokens: 2, cacheReadTokens: 100, cacheWriteTokens: 0 }
  */
-export function usageOfReply(u: { input?: number; output?: number; cacheRead?: number; cacheWrite?: number } | undefined): TokenUsage {
-  return { inputTokens: u?.input ?? 0, outputTokens: u?.output ?? 0, cacheReadTokens: u?.cacheRead ?? 0, cacheWriteTokens: u?.cacheWrite ?? 0 };
+export function usageOfReply(
+  u: { input?: number; output?: number; cacheRead?: number; cacheWrite?: number } | undefined,
+): TokenUsage {
+  return {
+    inputTokens: u?.input ?? 0,
+    outputTokens: u?.output ?? 0,
+    cacheReadTokens: u?.cacheRead ?? 0,
+    cacheWriteTokens: u?.cacheWrite ?? 0,
+  };
 }

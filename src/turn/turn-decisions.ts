@@ -49,7 +49,10 @@ export function compactionHoldLimit(input: CompactionHoldInput, reserveTokens: n
   if (!last || last.tokensBefore <= 0) return undefined;
   const reclaimed = (last.tokensBefore - last.tokensAfter) / last.tokensBefore;
   if (reclaimed >= input.minReclaimShare) return undefined;
-  return Math.min(last.tokensBefore + Math.ceil(input.minReclaimShare * input.contextWindow), input.contextWindow - Math.floor(reserveTokens / 2));
+  return Math.min(
+    last.tokensBefore + Math.ceil(input.minReclaimShare * input.contextWindow),
+    input.contextWindow - Math.floor(reserveTokens / 2),
+  );
 }
 
 /** Decides the maintenance after a successful turn, from counters only (pure). */

@@ -12,17 +12,35 @@ function context(details?: unknown) {
     ctx: {
       info: { heartbeatDetails: details },
       heartbeat: (d?: unknown) => void beats.push(d),
-      log: { warn: (m: string) => void warnings.push(m), info: () => undefined, debug: () => undefined, error: () => undefined, trace: () => undefined, log: () => undefined },
+      log: {
+        warn: (m: string) => void warnings.push(m),
+        info: () => undefined,
+        debug: () => undefined,
+        error: () => undefined,
+        trace: () => undefined,
+        log: () => undefined,
+      },
     },
   };
 }
 
 /** A hold on a worker of its own (its own memo), as seen by one attempt with `ctx`. */
-const attempt = (ctx: ReturnType<typeof context>['ctx'], encrypted: boolean, replies = new ReceivedReplies()) => turnReplyHold(replies, encrypted, () => ctx as never);
+const attempt = (ctx: ReturnType<typeof context>['ctx'], encrypted: boolean, replies = new ReceivedReplies()) =>
+  turnReplyHold(replies, encrypted, () => ctx as never);
 
 const usage = { input: 10, output: 5 };
-const text = (t: string): ModelResponse => ({ content: [{ type: 'text', text: t }], stopReason: 'stop', usage, model: 'm' });
-const toolCall: ModelResponse = { content: [{ type: 'toolCall', id: 'toolu_1', name: 'deploy', arguments: { token: 'secret' } }], stopReason: 'toolUse', usage, model: 'm' };
+const text = (t: string): ModelResponse => ({
+  content: [{ type: 'text', text: t }],
+  stopReason: 'stop',
+  usage,
+  model: 'm',
+});
+const toolCall: ModelResponse = {
+  content: [{ type: 'toolCall', id: 'toolu_1', name: 'deploy', arguments: { token: 'secret' } }],
+  stopReason: 'toolUse',
+  usage,
+  model: 'm',
+};
 
 describe('turnReplyHold', () => {
   it('holds a reply in the heartbeat details, and gives it back to the next attempt of the same call only, on any worker', () => {

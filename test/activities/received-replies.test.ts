@@ -1,7 +1,12 @@
 import { ReceivedReplies } from '../../activities/parts/received-replies';
 import type { ModelResponse } from '../../src/model/model-client';
 
-const reply = (t: string): ModelResponse => ({ content: [{ type: 'text', text: t }], stopReason: 'stop', usage: { input: 1, output: 1 }, model: 'm' });
+const reply = (t: string): ModelResponse => ({
+  content: [{ type: 'text', text: t }],
+  stopReason: 'stop',
+  usage: { input: 1, output: 1 },
+  model: 'm',
+});
 /** JSON bytes of `reply(t)`, to size a memo in replies. */
 const bytesOf = (t: string) => Buffer.byteLength(JSON.stringify(reply(t)));
 

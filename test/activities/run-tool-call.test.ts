@@ -9,14 +9,20 @@ const ctx = { agentId: 'a', sessionKey: 'agent:a:main', idempotencyKey: 'wf/entr
 /** An activity that is never cancelled; sleeps are recorded, not waited. */
 function quietEnv(): ToolRunEnv & { slept: number[] } {
   const slept: number[] = [];
-  return { cancellationSignal: new AbortController().signal, cancelled: new Promise<never>(() => undefined), sleep: async (ms) => void slept.push(ms), slept };
+  return {
+    cancellationSignal: new AbortController().signal,
+    cancelled: new Promise<never>(() => undefined),
+    sleep: async (ms) => void slept.push(ms),
+    slept,
+  };
 }
 
 function tool(run: ToolDefinition['run'], limits: Pick<ToolDefinition, 'timeoutMs' | 'retry'> = {}): ToolDefinition {
   return { name: 'lookup_account', description: 'Looks an account up', input: z.object({}), run, ...limits };
 }
 
-const text = (run: Awaited<ReturnType<typeof runToolCall>>) => run.output.content.map((b) => (b.type === 'text' ? b.text : '')).join('');
+const text = (run: Awaited<ReturnType<typeof runToolCall>>) =>
+  run.output.content.map((b) => (b.type === 'text' ? b.text : '')).join('');
 
 describe('runToolCall', () => {
   it('answers a thrown error with an error result naming the tool and the message, after one run', async () => {
@@ -33,7 +39,9 @@ describe('runToolCall', () => {
     const t = tool(() => {
       throw new TypeError('bad state');
     });
-    expect(text(await runToolCall(t, {}, ctx, toolRunPolicy(t, { toolTimeoutMs: 1_000 }), quietEnv()))).toBe('tool "lookup_account" failed: bad state');
+    expect(text(await runToolCall(t, {}, ctx, toolRunPolicy(t, { toolTimeoutMs: 1_000 }), quietEnv()))).toBe(
+      'tool "lookup_account" failed: bad state',
+    );
   });
 
   it('runs a RetryableToolError again with the same idempotency key, waiting between runs, until it answers', async () => {
@@ -88,7 +96,12 @@ describe('runToolCall', () => {
       { timeoutMs: 50, retry: { maxAttempts: 3 } },
     );
     const run = await runToolCall(t, {}, ctx, toolRunPolicy(t, { toolTimeoutMs: 60_000 }), quietEnv());
-    expect([run.timedOut, run.output.isError, text(run), runs]).toEqual([true, true, 'tool "lookup_account" timed out after 0.05 s and was abandoned; its signal was aborted', 1]);
+    expect([run.timedOut, run.output.isError, text(run), runs]).toEqual([
+      true,
+      true,
+      'tool "lookup_account" timed out after 0.05 s and was abandoned; its signal was aborted',
+      1,
+    ]);
     expect(signal?.aborted).toBe(true);
   });
 
@@ -114,7 +127,11 @@ describe('runToolCall', () => {
       signal = c.signal;
       return new Promise(() => undefined);
     });
-    const running = runToolCall(t, {}, ctx, toolRunPolicy(t, { toolTimeoutMs: 60_000 }), { cancellationSignal: cancel.signal, cancelled, sleep: async () => undefined });
+    const running = runToolCall(t, {}, ctx, toolRunPolicy(t, { toolTimeoutMs: 60_000 }), {
+      cancellationSignal: cancel.signal,
+      cancelled,
+      sleep: async () => undefined,
+    });
     await new Promise((r) => setTimeout(r, 10));
     cancel.abort();
     rejectCancelled(new Error('cancelled'));

@@ -38,7 +38,11 @@ beforeAll(async () => {
   [env, fake, appBundle] = await Promise.all([
     startTemporalTestEnv({ failureConverterPath: ENCODED_FAILURE_CONVERTER_PATH }),
     startFakeAnthropic(),
-    bundleWorkflowCode({ workflowsPath: require.resolve('./task-workflows'), failureConverterPath: ENCODED_FAILURE_CONVERTER_PATH, logger: new DefaultLogger('WARN') }),
+    bundleWorkflowCode({
+      workflowsPath: require.resolve('./task-workflows'),
+      failureConverterPath: ENCODED_FAILURE_CONVERTER_PATH,
+      logger: new DefaultLogger('WARN'),
+    }),
   ]);
 });
 afterAll(async () => {
@@ -48,7 +52,12 @@ afterAll(async () => {
 
 /** `lookup` answers `<word>: found`. */
 function lookupTools(): ToolRegistry {
-  return new ToolRegistry().register({ name: 'lookup', description: 'Looks a word up', input: z.object({ word: z.string() }), run: async ({ word }) => `${word}: found` });
+  return new ToolRegistry().register({
+    name: 'lookup',
+    description: 'Looks a word up',
+    input: z.object({ word: z.string() }),
+    run: async ({ word }) => `${word}: found`,
+  });
 }
 
 interface Rig {
@@ -63,12 +72,25 @@ interface Rig {
 async function withWorkers(store: Store, fn: (rig: Rig) => Promise<void>): Promise<void> {
   const keelQueue = uniqueTaskQueue('keel-tasks');
   const appQueue = uniqueTaskQueue('app');
-  const keel = await runInProcessWorker(env, keelQueue, testDeps(store, fake.url, { tools: lookupTools(), config: { encryptionKeys: KEY } }));
-  const app = await Worker.create({ connection: env.nativeConnection, taskQueue: appQueue, workflowBundle: appBundle, dataConverter });
+  const keel = await runInProcessWorker(
+    env,
+    keelQueue,
+    testDeps(store, fake.url, { tools: lookupTools(), config: { encryptionKeys: KEY } }),
+  );
+  const app = await Worker.create({
+    connection: env.nativeConnection,
+    taskQueue: appQueue,
+    workflowBundle: appBundle,
+    dataConverter,
+  });
   const running = app.run();
   const client = new Client({ connection: env.connection, dataConverter });
   const start = (tasks: Parameters<typeof fanOutWorkflow>[0]) =>
-    client.workflow.start<typeof fanOutWorkflow>('fanOutWorkflow', { taskQueue: appQueue, workflowId: `app-${randomBytes(4).toString('hex')}`, args: [tasks] });
+    client.workflow.start<typeof fanOutWorkflow>('fanOutWorkflow', {
+      taskQueue: appQueue,
+      workflowId: `app-${randomBytes(4).toString('hex')}`,
+      args: [tasks],
+    });
   try {
     await fn({ client, keelQueue, appQueue, store, start });
   } finally {
@@ -119,7 +141,9 @@ describe.each(testDatabases())('runAgentTask on $name', (database) => {
       const requests = fake.requests.slice(seen);
       expect(requests.map(lastUserText).sort()).toEqual([...questions].sort());
       const of = (q: string) => requests.find((r) => lastUserText(r) === q)!;
-      expect(toolNames(of(questions[0]!))).toEqual(expect.arrayContaining(['lookup', 'memory_search', 'history_search']));
+      expect(toolNames(of(questions[0]!))).toEqual(
+        expect.arrayContaining(['lookup', 'memory_search', 'history_search']),
+      );
       expect(systemText(of(questions[0]!))).toContain('Safety');
       expect(toolNames(of(questions[1]!))).toEqual(['lookup']);
       expect(systemText(of(questions[1]!))).not.toContain('Safety');
@@ -130,7 +154,9 @@ describe.each(testDatabases())('runAgentTask on $name', (database) => {
       // PostgreSQL holds each task's session: its question and the reply.
       for (const [i, r] of results.entries()) {
         const session = await getSession(store.db, agentId, r.sessionKey);
-        const messages = (await allEntries(store.db, agentId, session!.session_id)).filter((e) => e.type === 'message').map((e) => (e.payload as unknown as MessageEntry).message);
+        const messages = (await allEntries(store.db, agentId, session!.session_id))
+          .filter((e) => e.type === 'message')
+          .map((e) => (e.payload as unknown as MessageEntry).message);
         expect(messages.map((m) => m.role)).toEqual(['user', 'assistant']);
         expect(messages[0]!.content).toBe(questions[i]);
       }
@@ -139,12 +165,18 @@ describe.each(testDatabases())('runAgentTask on $name', (database) => {
       // payloads are sealed: the history read without the codec never shows a question.
       for (const r of results) {
         const child = await client.workflow.getHandle(sessionWorkflowId(agentId, r.sessionKey)).describe();
-        expect(child).toMatchObject({ status: { name: 'COMPLETED' }, taskQueue: keelQueue, parentExecution: { workflowId: handle.workflowId } });
+        expect(child).toMatchObject({
+          status: { name: 'COMPLETED' },
+          taskQueue: keelQueue,
+          parentExecution: { workflowId: handle.workflowId },
+        });
       }
       const plain = new Client({ connection: env.connection });
       const raw = JSON.stringify(await plain.workflow.getHandle(handle.workflowId).fetchHistory());
       for (const q of questions) expect(raw).not.toContain(q);
-      expect(JSON.stringify(await client.workflow.getHandle(handle.workflowId).fetchHistory())).not.toContain(questions[0]!);
+      expect(JSON.stringify(await client.workflow.getHandle(handle.workflowId).fetchHistory())).not.toContain(
+        questions[0]!,
+      );
     }));
 
   it('is cancelled with its parent: the turn in flight stops, the child ends cancelled, and nothing runs again', () =>
@@ -153,7 +185,9 @@ describe.each(testDatabases())('runAgentTask on $name', (database) => {
       // Only the cancel can end this call.
       fake.respondWith(() => ({ ...fakeReply.text('too late'), delayMs: 600_000 }));
       const seen = fake.requests.length;
-      const handle = await start([{ agentId, sessionKey: `agent:${agentId}:research`, text: 'a long question', taskQueue: keelQueue }]);
+      const handle = await start([
+        { agentId, sessionKey: `agent:${agentId}:research`, text: 'a long question', taskQueue: keelQueue },
+      ]);
       await fake.waitForRequests(seen + 1, 60_000);
       await handle.cancel();
 
@@ -164,7 +198,11 @@ describe.each(testDatabases())('runAgentTask on $name', (database) => {
       expect(failure).toBeInstanceOf(WorkflowFailedError);
       expect((failure as WorkflowFailedError).cause).toBeInstanceOf(CancelledFailure);
       const child = client.workflow.getHandle(sessionWorkflowId(agentId, `agent:${agentId}:research`));
-      await waitUntil('the task is cancelled', async () => (await child.describe()).status.name === 'CANCELLED', 30_000);
+      await waitUntil(
+        'the task is cancelled',
+        async () => (await child.describe()).status.name === 'CANCELLED',
+        30_000,
+      );
       // The one model call was the only one: no retry of the call, no second run of the task.
       expect(fake.requests.length - seen).toBe(1);
       const session = await getSession(store.db, agentId, `agent:${agentId}:research`);

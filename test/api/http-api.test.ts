@@ -6,7 +6,12 @@
 import { testDatabases } from '../support/databases';
 import { fakeReply } from '../../src/testing/fake-anthropic';
 import { integrationSuite } from '../support/integration';
-import { freshDurableAgent, isFlushRequest, isSummarizerRequest, realisticMessage } from '../support/durable-turn-helpers';
+import {
+  freshDurableAgent,
+  isFlushRequest,
+  isSummarizerRequest,
+  realisticMessage,
+} from '../support/durable-turn-helpers';
 import { goodSummarizer } from '../compaction-workflow/support';
 import { allEntries } from '../support/store-readers';
 import { waitUntil } from '../support/wait-until';
@@ -32,7 +37,10 @@ async function eventsUntil(stream: SseStream, last: string): Promise<SseEvent[]>
 
 describe.each(testDatabases())('the HTTP API on $name', (database) => {
   const db = suite.storePerTest(database);
-  const withApi = (fn: (api: ApiUnderTest, t: Parameters<Parameters<typeof suite.withWorker>[2]>[0]) => Promise<void>, tools = {}) =>
+  const withApi = (
+    fn: (api: ApiUnderTest, t: Parameters<Parameters<typeof suite.withWorker>[2]>[0]) => Promise<void>,
+    tools = {},
+  ) =>
     suite.withWorker(db.store, tools, async (t) => {
       const api = await startApi(suite.env, t);
       try {
@@ -47,14 +55,30 @@ describe.each(testDatabases())('the HTTP API on $name', (database) => {
       const agent = freshDurableAgent();
       const key = `agent:${agent}:main`;
       const first = t.fake.requests.length;
-      t.fake.enqueue(fakeReply.text('Hello from Keel.'), fakeReply.text('Lyon is sunny today.', { chunks: ['Lyon is ', 'sunny ', 'today.'], eventDelayMs: 100 }));
+      t.fake.enqueue(
+        fakeReply.text('Hello from Keel.'),
+        fakeReply.text('Lyon is sunny today.', { chunks: ['Lyon is ', 'sunny ', 'today.'], eventDelayMs: 100 }),
+      );
 
-      const sent = await api.call('POST', MESSAGES, { params: { sessionKey: key }, body: { text: 'hello', requestId: 'req-json' } });
+      const sent = await api.call('POST', MESSAGES, {
+        params: { sessionKey: key },
+        body: { text: 'hello', requestId: 'req-json' },
+      });
       expect(sent.status).toBe(200);
-      expect(sent.body).toMatchObject({ reply: 'Hello from Keel.', silent: false, sessionKey: key, requestId: 'req-json', turn: 1, modelCalls: 1 });
+      expect(sent.body).toMatchObject({
+        reply: 'Hello from Keel.',
+        silent: false,
+        sessionKey: key,
+        requestId: 'req-json',
+        turn: 1,
+        modelCalls: 1,
+      });
       expect(sent.body.usage.outputTokens).toBeGreaterThan(0);
 
-      const stream = await api.stream('POST', MESSAGES, { params: { sessionKey: key }, body: { text: 'weather in Lyon?' } });
+      const stream = await api.stream('POST', MESSAGES, {
+        params: { sessionKey: key },
+        body: { text: 'weather in Lyon?' },
+      });
       const events = await eventsUntil(stream, 'reply');
       const deltas = events.filter((e) => e.event === 'text').map((e) => e.data.delta as string);
       // The text came while the model wrote it, in more than one piece, before the reply.
@@ -71,12 +95,20 @@ describe.each(testDatabases())('the HTTP API on $name', (database) => {
 
       const status = await api.call('GET', '/v1/sessions/{sessionKey}', { params: { sessionKey: key } });
       expect(status.status).toBe(200);
-      expect(status.body).toMatchObject({ agentId: agent, sessionKey: key, turnsCompleted: 2, turns: 2, queuedTurns: 0 });
+      expect(status.body).toMatchObject({
+        agentId: agent,
+        sessionKey: key,
+        turnsCompleted: 2,
+        turns: 2,
+        queuedTurns: 0,
+      });
       expect(status.body.contextTokens).toBe((await t.client.getStatus(key)).contextTokens);
 
       const list = await api.call('GET', '/v1/sessions', { query: { agent } });
       const row = await getSession(t.store.db, agent, key);
-      expect(list.body).toEqual({ sessions: [expect.objectContaining({ sessionKey: key, agentId: agent, sessionId: row!.session_id, turns: 2 })] });
+      expect(list.body).toEqual({
+        sessions: [expect.objectContaining({ sessionKey: key, agentId: agent, sessionId: row!.session_id, turns: 2 })],
+      });
 
       const document = await api.call('GET', '/openapi.json');
       expect(document.body.openapi).toBe('3.1.0');
@@ -111,22 +143,35 @@ describe.each(testDatabases())('the HTTP API on $name', (database) => {
       const key = `agent:${agent}:main`;
       const reply = 'one two three four five six';
       const first = t.fake.requests.length;
-      t.fake.enqueue(fakeReply.text(reply, { chunks: ['one ', 'two ', 'three ', 'four ', 'five ', 'six'], eventDelayMs: 150 }));
-      const stream = await api.stream('POST', MESSAGES, { params: { sessionKey: key }, body: { text: 'count to six', requestId: 'req-gone' } });
+      t.fake.enqueue(
+        fakeReply.text(reply, { chunks: ['one ', 'two ', 'three ', 'four ', 'five ', 'six'], eventDelayMs: 150 }),
+      );
+      const stream = await api.stream('POST', MESSAGES, {
+        params: { sessionKey: key },
+        body: { text: 'count to six', requestId: 'req-gone' },
+      });
       expect((await stream.next()).event).toBe('text');
       await stream.cancel();
 
-      await waitUntil('the turn to complete in its session', async () => (await t.client.getStatus(key)).turnsCompleted === 1);
+      await waitUntil(
+        'the turn to complete in its session',
+        async () => (await t.client.getStatus(key)).turnsCompleted === 1,
+      );
       const row = await getSession(t.store.db, agent, key);
       const messages = (await allEntries(t.store.db, agent, row!.session_id)).filter((e) => e.type === 'message');
       expect(messages.map((e) => e.role)).toEqual(['user', 'assistant']);
       expect(JSON.stringify(messages[1])).toContain(reply);
 
       // Asking again under the same request id answers the stored reply: no second model call, no second entry.
-      const again = await api.call('POST', MESSAGES, { params: { sessionKey: key }, body: { text: 'count to six', requestId: 'req-gone' } });
+      const again = await api.call('POST', MESSAGES, {
+        params: { sessionKey: key },
+        body: { text: 'count to six', requestId: 'req-gone' },
+      });
       expect(again.body).toMatchObject({ reply, turn: 1 });
       expect(t.fake.requests.length - first).toBe(1);
-      expect((await allEntries(t.store.db, agent, row!.session_id)).filter((e) => e.type === 'message')).toHaveLength(2);
+      expect((await allEntries(t.store.db, agent, row!.session_id)).filter((e) => e.type === 'message')).toHaveLength(
+        2,
+      );
     }));
 
   it('compacts a session, lists the failed compaction and retries it', () =>
@@ -134,13 +179,21 @@ describe.each(testDatabases())('the HTTP API on $name', (database) => {
       const agent = freshDurableAgent();
       const key = `agent:${agent}:main`;
       // Replies of a real size: a summary of them is smaller, so the compaction reclaims tokens.
-      t.fake.enqueue(fakeReply.text(realisticMessage('Noted: the API lives at /srv/api/main.ts.')), fakeReply.text(realisticMessage('Noted: deploy on PAY-1234 first.')));
+      t.fake.enqueue(
+        fakeReply.text(realisticMessage('Noted: the API lives at /srv/api/main.ts.')),
+        fakeReply.text(realisticMessage('Noted: deploy on PAY-1234 first.')),
+      );
       await api.call('POST', MESSAGES, { params: { sessionKey: key }, body: { text: 'the API is /srv/api/main.ts' } });
       await api.call('POST', MESSAGES, { params: { sessionKey: key }, body: { text: 'deploy PAY-1234 first' } });
 
       // Every summarizer attempt fails: the extractive summary is written, and the record says degraded.
-      t.fake.respondWith((r) => (isSummarizerRequest(r) ? fakeReply.serverError() : isFlushRequest(r) ? fakeReply.text('NO_REPLY') : undefined));
-      const compacted = await api.call('POST', '/v1/sessions/{sessionKey}/compact', { params: { sessionKey: key }, body: { keepRecentTokens: 0, instructions: 'keep the paths' } });
+      t.fake.respondWith((r) =>
+        isSummarizerRequest(r) ? fakeReply.serverError() : isFlushRequest(r) ? fakeReply.text('NO_REPLY') : undefined,
+      );
+      const compacted = await api.call('POST', '/v1/sessions/{sessionKey}/compact', {
+        params: { sessionKey: key },
+        body: { keepRecentTokens: 0, instructions: 'keep the paths' },
+      });
       expect(compacted.status).toBe(200);
       expect(compacted.body).toMatchObject({ status: 'succeeded', degraded: true });
 
@@ -149,9 +202,15 @@ describe.each(testDatabases())('the HTTP API on $name', (database) => {
       expect(failed.body.pausedSessions).toEqual([]);
 
       t.fake.respondWith(goodSummarizer);
-      const retry = await api.call('POST', '/v1/compactions/{id}/retry', { params: { id: compacted.body.compactionId }, query: { agent } });
+      const retry = await api.call('POST', '/v1/compactions/{id}/retry', {
+        params: { id: compacted.body.compactionId },
+        query: { agent },
+      });
       expect(retry.body).toMatchObject({ retryOf: compacted.body.compactionId, started: true });
-      const result = (await t.client.temporal.workflow.getHandle(retry.body.workflowId).result()) as { compactionId: string; degraded: boolean };
+      const result = (await t.client.temporal.workflow.getHandle(retry.body.workflowId).result()) as {
+        compactionId: string;
+        degraded: boolean;
+      };
       expect(result).toMatchObject({ compactionId: retry.body.compactionId, degraded: false });
 
       const all = await api.call('GET', '/v1/compactions', { query: { agent } });
@@ -172,10 +231,21 @@ describe.each(testDatabases())('the HTTP API on $name', (database) => {
         const events = await api.stream('GET', '/v1/sessions/{sessionKey}/events', { params: { sessionKey: key } });
         const announce = await events.next();
         await events.cancel();
-        expect(announce).toEqual({ event: 'announce', data: { requestId: expect.stringMatching(/^announce:/), subagentId: expect.any(String), reply: expect.any(String) } });
+        expect(announce).toEqual({
+          event: 'announce',
+          data: {
+            requestId: expect.stringMatching(/^announce:/),
+            subagentId: expect.any(String),
+            reply: expect.any(String),
+          },
+        });
         // The session answered the report in a turn nobody sent: the one this event carries.
         expect((await t.client.getStatus(key)).turnsCompleted).toBe(2);
-        const run = await t.store.db.selectFrom('subagent_runs').selectAll().where('id', '=', announce.data.subagentId).executeTakeFirst();
+        const run = await t.store.db
+          .selectFrom('subagent_runs')
+          .selectAll()
+          .where('id', '=', announce.data.subagentId)
+          .executeTakeFirst();
         expect(run).toMatchObject({ label: CITIES[0], status: 'done' });
       },
       { tools: lookupTools() },
@@ -210,7 +280,11 @@ describe('the HTTP API refuses', () => {
           ['GET', '/v1/compactions', {}],
         ];
         for (const [method, template, params] of routes) {
-          const res = await api.call(method, template, { params, token, body: method === 'POST' ? { text: 'hi' } : undefined });
+          const res = await api.call(method, template, {
+            params,
+            token,
+            body: method === 'POST' ? { text: 'hi' } : undefined,
+          });
           expectProblem(res, 401, 'Authorization');
           expect(res.headers.get('www-authenticate')).toMatch(/^Bearer/);
         }
@@ -225,7 +299,14 @@ describe('the HTTP API refuses', () => {
       expectProblem(await post('agent:main:main', { text: '   ' }), 400, 'text');
       expectProblem(await post('agent:main:main', { text: 'hi', colour: 'red' }), 400, 'body');
       expectProblem(await post('agent:main:main', '{"text": '), 400, 'body');
-      expectProblem(await api.call('POST', '/v1/sessions/{sessionKey}/compact', { params: { sessionKey: 'agent:main:main' }, body: { keepRecentTokens: -1 } }), 400, 'keepRecentTokens');
+      expectProblem(
+        await api.call('POST', '/v1/sessions/{sessionKey}/compact', {
+          params: { sessionKey: 'agent:main:main' },
+          body: { keepRecentTokens: -1 },
+        }),
+        400,
+        'keepRecentTokens',
+      );
       expectProblem(await api.call('GET', '/v1/sessions', { query: { active: 'soon' } }), 400, 'active');
       expectProblem(await api.call('GET', '/v1/compactions', { query: { failed: 'yes' } }), 400, 'failed');
     }));
@@ -233,24 +314,59 @@ describe('the HTTP API refuses', () => {
   it('an unknown session, compaction or route (404), and nothing is created', () =>
     withApi({}, async (api) => {
       const key = `agent:${freshDurableAgent()}:main`;
-      expectProblem(await api.call('GET', '/v1/sessions/{sessionKey}', { params: { sessionKey: key } }), 404, 'sessionKey');
-      expectProblem(await api.call('GET', '/v1/sessions/{sessionKey}/events', { params: { sessionKey: key } }), 404, 'sessionKey');
-      expectProblem(await api.call('POST', '/v1/compactions/{id}/retry', { params: { id: 'no-such-compaction' } }), 404, 'id');
+      expectProblem(
+        await api.call('GET', '/v1/sessions/{sessionKey}', { params: { sessionKey: key } }),
+        404,
+        'sessionKey',
+      );
+      expectProblem(
+        await api.call('GET', '/v1/sessions/{sessionKey}/events', { params: { sessionKey: key } }),
+        404,
+        'sessionKey',
+      );
+      expectProblem(
+        await api.call('POST', '/v1/compactions/{id}/retry', { params: { id: 'no-such-compaction' } }),
+        404,
+        'id',
+      );
       const none = await api.call('GET', '/v1/sessions');
       expect(none.body).toEqual({ sessions: [] });
-      const route = await fetch(`${api.url}/v1/nowhere`, { headers: { authorization: 'Bearer test-token-0123456789abcdef' } });
+      const route = await fetch(`${api.url}/v1/nowhere`, {
+        headers: { authorization: 'Bearer test-token-0123456789abcdef' },
+      });
       expect(route.status).toBe(404);
       expect(await route.json()).toMatchObject({ status: 404, type: 'urn:keel:problem:no-route' });
     }));
 
   it('a body or a text past the size limits (413)', () =>
     withApi({}, async (api) => {
-      expectProblem(await api.call('POST', MESSAGES, { params: { sessionKey: 'agent:main:main' }, body: { text: 'x'.repeat(200_001) } }), 413, 'text');
-      expectProblem(await api.call('POST', MESSAGES, { params: { sessionKey: 'agent:main:main' }, body: { text: 'x'.repeat(3 * 1024 * 1024) } }), 413, 'body');
-      expectProblem(await api.call('POST', '/v1/sessions/{sessionKey}/compact', { params: { sessionKey: 'agent:main:main' }, body: { instructions: 'x'.repeat(200_001) } }), 413, 'instructions');
+      expectProblem(
+        await api.call('POST', MESSAGES, {
+          params: { sessionKey: 'agent:main:main' },
+          body: { text: 'x'.repeat(200_001) },
+        }),
+        413,
+        'text',
+      );
+      expectProblem(
+        await api.call('POST', MESSAGES, {
+          params: { sessionKey: 'agent:main:main' },
+          body: { text: 'x'.repeat(3 * 1024 * 1024) },
+        }),
+        413,
+        'body',
+      );
+      expectProblem(
+        await api.call('POST', '/v1/sessions/{sessionKey}/compact', {
+          params: { sessionKey: 'agent:main:main' },
+          body: { instructions: 'x'.repeat(200_001) },
+        }),
+        413,
+        'instructions',
+      );
     }));
 
-  it('a turn that fails in its session (502, naming the failure type), as JSON and as the stream\'s error event', () =>
+  it("a turn that fails in its session (502, naming the failure type), as JSON and as the stream's error event", () =>
     suite.withWorker(db.store, {}, async (t) => {
       const api = await startApi(suite.env, t);
       try {
@@ -259,8 +375,14 @@ describe('the HTTP API refuses', () => {
         const sent = await api.call('POST', MESSAGES, { params: { sessionKey: key }, body: { text: 'hello' } });
         expectProblem(sent, 502);
         expect(sent.body).toMatchObject({ type: 'urn:keel:problem:request-failed', failureType: 'KeelModelAuth' });
-        const stream = await api.stream('POST', MESSAGES, { params: { sessionKey: key }, body: { text: 'hello again' } });
-        expect(await stream.next()).toEqual({ event: 'error', data: expect.objectContaining({ status: 502, failureType: 'KeelModelAuth' }) });
+        const stream = await api.stream('POST', MESSAGES, {
+          params: { sessionKey: key },
+          body: { text: 'hello again' },
+        });
+        expect(await stream.next()).toEqual({
+          event: 'error',
+          data: expect.objectContaining({ status: 502, failureType: 'KeelModelAuth' }),
+        });
       } finally {
         await api.close();
       }
@@ -268,7 +390,11 @@ describe('the HTTP API refuses', () => {
 
   it('an agent KEEL_ALLOWED_AGENTS leaves out (403), and serves without a token on loopback only', async () => {
     await withApi({ allowedAgents: ['ops'], token: null }, async (api) => {
-      expectProblem(await api.call('POST', MESSAGES, { params: { sessionKey: 'agent:main:main' }, body: { text: 'hi' } }), 403, 'sessionKey');
+      expectProblem(
+        await api.call('POST', MESSAGES, { params: { sessionKey: 'agent:main:main' }, body: { text: 'hi' } }),
+        403,
+        'sessionKey',
+      );
       expectProblem(await api.call('GET', '/v1/sessions', { query: { agent: 'main' } }), 403, 'agent');
       expect((await api.call('GET', '/v1/sessions')).status).toBe(200);
     });
@@ -291,7 +417,9 @@ describe('the HTTP API without Temporal', () => {
       try {
         const key = `agent:${freshDurableAgent()}:main`;
         t.fake.enqueue(fakeReply.text('still here'));
-        expect((await api.call('POST', MESSAGES, { params: { sessionKey: key }, body: { text: 'hello' } })).status).toBe(200);
+        expect(
+          (await api.call('POST', MESSAGES, { params: { sessionKey: key }, body: { text: 'hello' } })).status,
+        ).toBe(200);
         proxy.cut();
         const status = await api.call('GET', '/v1/sessions/{sessionKey}', { params: { sessionKey: key } });
         expect(status.status).toBe(503);

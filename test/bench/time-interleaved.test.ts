@@ -18,7 +18,7 @@ describe('timeInterleaved', () => {
     expect(plain!.own).toEqual(plain!.timed);
   });
 
-  it('leaves the bench\'s own bookkeeping after a call out of both measures', async () => {
+  it("leaves the bench's own bookkeeping after a call out of both measures", async () => {
     // Each call "takes" 10 ms on a clock the test controls, 4 of them the bench asking its stand-in.
     let clock = 0;
     const now = jest.spyOn(performance, 'now').mockImplementation(() => clock);

@@ -2,8 +2,26 @@ import { PHASES, updatePhases, type TimedEvent } from '../../bench/support/updat
 
 /** One Update's events at the given times (ms): task 1, the activity, task 2, completed. */
 function update(t: number[], activities = 1): TimedEvent[] {
-  const [s1, st1, c1, aSched, aStart, aDone, s2, st2, c2, done] = t as [number, number, number, number, number, number, number, number, number, number];
-  const extra: TimedEvent[] = activities > 1 ? [{ type: 'ACTIVITY_TASK_SCHEDULED', atMs: aDone }, { type: 'ACTIVITY_TASK_STARTED', atMs: aDone }, { type: 'ACTIVITY_TASK_COMPLETED', atMs: aDone }] : [];
+  const [s1, st1, c1, aSched, aStart, aDone, s2, st2, c2, done] = t as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
+  const extra: TimedEvent[] =
+    activities > 1
+      ? [
+          { type: 'ACTIVITY_TASK_SCHEDULED', atMs: aDone },
+          { type: 'ACTIVITY_TASK_STARTED', atMs: aDone },
+          { type: 'ACTIVITY_TASK_COMPLETED', atMs: aDone },
+        ]
+      : [];
   return [
     { type: 'WORKFLOW_TASK_SCHEDULED', atMs: s1 },
     { type: 'WORKFLOW_TASK_STARTED', atMs: st1 },

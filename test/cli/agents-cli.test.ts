@@ -12,7 +12,14 @@ describe('keel agents and keel session model', () => {
     home = await mkdtemp(join(tmpdir(), 'keel-agents-cli-'));
   });
   afterEach(async () => rm(home, { recursive: true, force: true }));
-  const clean = { ANTHROPIC_API_KEY: undefined, ANTHROPIC_BASE_URL: undefined, DATABASE_URL: undefined, TEMPORAL_ADDRESS: undefined, KEEL_MODEL: undefined, KEEL_CONTEXT_WINDOW: undefined };
+  const clean = {
+    ANTHROPIC_API_KEY: undefined,
+    ANTHROPIC_BASE_URL: undefined,
+    DATABASE_URL: undefined,
+    TEMPORAL_ADDRESS: undefined,
+    KEEL_MODEL: undefined,
+    KEEL_CONTEXT_WINDOW: undefined,
+  };
 
   it('agents --json lists each configured agent and what it resolves to, then the defaults; no key appears', async () => {
     const file = join(home, 'keel.config.json');
@@ -22,17 +29,45 @@ describe('keel agents and keel session model', () => {
         model: 'claude-sonnet-4-6',
         models: { providers: { 'openai-compatible': { models: [{ id: 'qwen3', contextWindow: 32_000 }] } } },
         agents: {
-          support: { identity: 'You are Support.', promptMode: 'minimal', workspace: 'support', workspaceAccess: 'ro', tools: 'support-tools.js', contextTokens: 100_000, contextEngine: 'budgeted', contextEngineOptions: { keepLastAssistants: 5 } },
-          local: { model: { provider: 'openai-compatible', id: 'qwen3', baseUrl: 'http://localhost:11434/v1', apiKeyEnv: 'LOCAL_KEY' }, compactionModel: { provider: 'anthropic', id: 'claude-haiku-4-5' }, workStyle: 'bursty' },
+          support: {
+            identity: 'You are Support.',
+            promptMode: 'minimal',
+            workspace: 'support',
+            workspaceAccess: 'ro',
+            tools: 'support-tools.js',
+            contextTokens: 100_000,
+            contextEngine: 'budgeted',
+            contextEngineOptions: { keepLastAssistants: 5 },
+          },
+          local: {
+            model: {
+              provider: 'openai-compatible',
+              id: 'qwen3',
+              baseUrl: 'http://localhost:11434/v1',
+              apiKeyEnv: 'LOCAL_KEY',
+            },
+            compactionModel: { provider: 'anthropic', id: 'claude-haiku-4-5' },
+            workStyle: 'bursty',
+          },
         },
       }),
     );
-    const run = await keel(['agents', '--json'], { ...clean, KEEL_HOME: home, KEEL_CONFIG: file, LOCAL_KEY: 'very-secret', KEEL_RESERVE_TOKENS: '30000' });
+    const run = await keel(['agents', '--json'], {
+      ...clean,
+      KEEL_HOME: home,
+      KEEL_CONFIG: file,
+      LOCAL_KEY: 'very-secret',
+      KEEL_RESERVE_TOKENS: '30000',
+    });
     expect(run.code).toBe(0);
     expect(run.stdout).not.toContain('very-secret');
     const report = JSON.parse(run.stdout);
     expect(report.file).toBe(file);
-    expect(report.agents.map((a: { agentId: string; configured: boolean }) => [a.agentId, a.configured])).toEqual([['support', true], ['local', true], ['*', false]]);
+    expect(report.agents.map((a: { agentId: string; configured: boolean }) => [a.agentId, a.configured])).toEqual([
+      ['support', true],
+      ['local', true],
+      ['*', false],
+    ]);
     const [support, local, defaults] = report.agents;
     expect(support).toMatchObject({
       model: 'claude-sonnet-4-6',
@@ -60,7 +95,12 @@ describe('keel agents and keel session model', () => {
       contextEngine: 'budgeted',
       contextEngineOptions: { pruningTtl: 120_000, keepLastAssistants: 1, minPrunableToolChars: 10_000 },
     });
-    expect(defaults).toMatchObject({ model: 'claude-sonnet-4-6', contextWindow: { tokens: 200_000, source: 'default' }, contextEngine: 'legacy', promptMode: 'full' });
+    expect(defaults).toMatchObject({
+      model: 'claude-sonnet-4-6',
+      contextWindow: { tokens: 200_000, source: 'default' },
+      contextEngine: 'legacy',
+      promptMode: 'full',
+    });
 
     const people = await keel(['agents'], { ...clean, KEEL_HOME: home, KEEL_CONFIG: file, LOCAL_KEY: 'very-secret' });
     expect(people.stdout).toBe('');
@@ -69,15 +109,25 @@ describe('keel agents and keel session model', () => {
     expect(people.stderr).toContain('engine budgeted (bursty)');
   }, 300_000);
 
-  it('session model shows, sets and clears a session\'s model; an unknown session is refused and not created', async () => {
+  it("session model shows, sets and clears a session's model; an unknown session is refused and not created", async () => {
     const store = await openStore({ kind: 'pglite', dataDir: join(home, 'db') });
-    await ensureSession(store.db, { agentId: 'ops', sessionKey: 'agent:ops:main', newSessionId: 's-1', now: new Date() });
+    await ensureSession(store.db, {
+      agentId: 'ops',
+      sessionKey: 'agent:ops:main',
+      newSessionId: 's-1',
+      now: new Date(),
+    });
     await store.close();
     const env = { ...clean, KEEL_HOME: home, KEEL_CONFIG: undefined };
 
     const set = await keel(['session', 'model', 'agent:ops:main', 'claude-opus-4-1', '--json'], env);
     expect(set.code).toBe(0);
-    expect(JSON.parse(set.stdout)).toEqual({ agentId: 'ops', sessionKey: 'agent:ops:main', model: 'claude-opus-4-1', override: 'claude-opus-4-1' });
+    expect(JSON.parse(set.stdout)).toEqual({
+      agentId: 'ops',
+      sessionKey: 'agent:ops:main',
+      model: 'claude-opus-4-1',
+      override: 'claude-opus-4-1',
+    });
     const cleared = await keel(['session', 'model', 'agent:ops:main', '--clear'], env);
     expect(cleared.stderr).toContain("agent:ops:main: claude-sonnet-4-6 (agent ops's model)");
 

@@ -12,7 +12,13 @@ describe('keel command line details', () => {
   let env: Record<string, string | undefined>;
   beforeAll(async () => {
     home = await mkdtemp(join(tmpdir(), 'keel-details-'));
-    env = { KEEL_HOME: home, KEEL_CONFIG: undefined, DATABASE_URL: undefined, TEMPORAL_ADDRESS: undefined, KEEL_RESERVE_TOKENS: undefined };
+    env = {
+      KEEL_HOME: home,
+      KEEL_CONFIG: undefined,
+      DATABASE_URL: undefined,
+      TEMPORAL_ADDRESS: undefined,
+      KEEL_RESERVE_TOKENS: undefined,
+    };
   });
 
   it('prints asked-for help on stdout and exits 0; status and compact say they work against keel dev', async () => {
@@ -41,7 +47,12 @@ describe('keel command line details', () => {
   });
 
   it('never echoes a secret', async () => {
-    const run = await keel(['sessions'], { ...env, KEEL_CODEC_SERVER_PORT: '7233', KEEL_CODEC_SERVER_TOKEN: 'short', KEEL_ENCRYPTION_KEYS: 'k1:not-base64!' });
+    const run = await keel(['sessions'], {
+      ...env,
+      KEEL_CODEC_SERVER_PORT: '7233',
+      KEEL_CODEC_SERVER_TOKEN: 'short',
+      KEEL_ENCRYPTION_KEYS: 'k1:not-base64!',
+    });
     expect(run.code).toBe(1);
     expect(run.stderr).not.toContain('not-base64!');
   });

@@ -16,7 +16,12 @@ describe('keel command line', () => {
   beforeEach(async () => {
     home = await mkdtemp(join(tmpdir(), 'keel-cli-'));
   });
-  const noModel = { ANTHROPIC_API_KEY: undefined, ANTHROPIC_BASE_URL: undefined, DATABASE_URL: undefined, TEMPORAL_ADDRESS: undefined };
+  const noModel = {
+    ANTHROPIC_API_KEY: undefined,
+    ANTHROPIC_BASE_URL: undefined,
+    DATABASE_URL: undefined,
+    TEMPORAL_ADDRESS: undefined,
+  };
 
   it('dev --check without a model starts and stops the embedded stack, says how to set one, exits 0', async () => {
     const run = await keel(['dev', '--check'], { ...noModel, KEEL_HOME: home });
@@ -30,7 +35,12 @@ describe('keel command line', () => {
   it('dev --check makes one minimal request to the model and reports that it answered', async () => {
     fake.enqueue(fakeReply.text('p'));
     const before = fake.requests.length;
-    const run = await keel(['dev', '--check'], { ...noModel, KEEL_HOME: home, ...fake.env, KEEL_MODEL: 'claude-check-model' });
+    const run = await keel(['dev', '--check'], {
+      ...noModel,
+      KEEL_HOME: home,
+      ...fake.env,
+      KEEL_MODEL: 'claude-check-model',
+    });
     expect(run.stderr).toContain('check: stack started; the model (claude-check-model) answered; stopping');
     expect(run.code).toBe(0);
     const sent = fake.requests.slice(before);
@@ -40,17 +50,32 @@ describe('keel command line', () => {
   });
 
   it('dev --check with a model nobody listens for exits 1 with one line naming the address and its variable', async () => {
-    const run = await keel(['dev', '--check'], { ...noModel, KEEL_HOME: home, ANTHROPIC_BASE_URL: 'http://127.0.0.1:9', ANTHROPIC_API_KEY: 'sk-ant-test' });
-    expect(run.stderr).toMatch(/^check: the model did not answer: model unreachable at http:\/\/127\.0\.0\.1:9 \(ANTHROPIC_BASE_URL\): .*$/m);
+    const run = await keel(['dev', '--check'], {
+      ...noModel,
+      KEEL_HOME: home,
+      ANTHROPIC_BASE_URL: 'http://127.0.0.1:9',
+      ANTHROPIC_API_KEY: 'sk-ant-test',
+    });
+    expect(run.stderr).toMatch(
+      /^check: the model did not answer: model unreachable at http:\/\/127\.0\.0\.1:9 \(ANTHROPIC_BASE_URL\): .*$/m,
+    );
     expect(run.stderr).toContain('stopped cleanly');
     expect(run.code).toBe(1);
   });
 
   it('dev with piped input: SIGINT cancels the retrying turn, a second SIGINT stops the stack and removes its files', async () => {
-    const dev = startKeel(['dev'], { ...noModel, KEEL_HOME: home, ANTHROPIC_BASE_URL: 'http://127.0.0.1:9', ANTHROPIC_API_KEY: 'sk-ant-test' });
+    const dev = startKeel(['dev'], {
+      ...noModel,
+      KEEL_HOME: home,
+      ANTHROPIC_BASE_URL: 'http://127.0.0.1:9',
+      ANTHROPIC_API_KEY: 'sk-ant-test',
+    });
     await dev.waitFor('stderr', 'chat: session');
     dev.write('hello\n');
-    await dev.waitFor('stderr', /model unreachable at http:\/\/127\.0\.0\.1:9 \(ANTHROPIC_BASE_URL\).*retrying — Ctrl-C to cancel/);
+    await dev.waitFor(
+      'stderr',
+      /model unreachable at http:\/\/127\.0\.0\.1:9 \(ANTHROPIC_BASE_URL\).*retrying — Ctrl-C to cancel/,
+    );
     dev.signal('SIGINT');
     await dev.waitFor('stderr', 'turn cancelled');
     dev.signal('SIGINT');
@@ -63,11 +88,17 @@ describe('keel command line', () => {
 
   it('dev chats through a durable turn on the embedded stack', async () => {
     fake.enqueue(fakeReply.text('Hello from the embedded stack'));
-    const run = await keel(['dev', '--session', 'agent:cli:main'], { ...noModel, KEEL_HOME: home, ...fake.env }, 'hi there\n/quit\n');
+    const run = await keel(
+      ['dev', '--session', 'agent:cli:main'],
+      { ...noModel, KEEL_HOME: home, ...fake.env },
+      'hi there\n/quit\n',
+    );
     expect(run.stdout).toContain('keel › Hello from the embedded stack');
     expect(run.stderr).toMatch(/\[[█░]+\] [\d.]+% of 200k tokens/);
     // What the context is made of: system prompt, workspace files, tool definitions, history.
-    expect(run.stderr).toMatch(/\[[SWTH·]+\] system [\d.]+k · workspace 0\.0k · tools [\d.]+k · history [\d.]+k of 200k/);
+    expect(run.stderr).toMatch(
+      /\[[SWTH·]+\] system [\d.]+k · workspace 0\.0k · tools [\d.]+k · history [\d.]+k of 200k/,
+    );
     // The model got the system prompt.
     expect(JSON.stringify(fake.requests.at(-1)!.body.system)).toContain('## Runtime');
     expect(run.code).toBe(0);
@@ -76,13 +107,24 @@ describe('keel command line', () => {
 
   it("dev's chat refuses an agent outside KEEL_ALLOWED_AGENTS before anything is sent, as every other client does", async () => {
     const before = fake.requests.length;
-    const run = await keel(['dev', '--session', 'agent:cli:main'], { ...noModel, KEEL_HOME: home, KEEL_ALLOWED_AGENTS: 'ops', ...fake.env }, 'hi there\n/quit\n');
-    expect(`${run.stdout}${run.stderr}`).toContain('agent cli is not in KEEL_ALLOWED_AGENTS (ops); nothing was written');
+    const run = await keel(
+      ['dev', '--session', 'agent:cli:main'],
+      { ...noModel, KEEL_HOME: home, KEEL_ALLOWED_AGENTS: 'ops', ...fake.env },
+      'hi there\n/quit\n',
+    );
+    expect(`${run.stdout}${run.stderr}`).toContain(
+      'agent cli is not in KEEL_ALLOWED_AGENTS (ops); nothing was written',
+    );
     expect(fake.requests.length).toBe(before);
   });
 
   it('imports a folder with progress, exports a session back to the same JSONL, and reports maintenance as JSON', async () => {
-    const corpus = await writeCorpus(join(home, 'sessions'), { seed: 7, sessions: 3, entriesPerSession: 40, agentId: 'ops' });
+    const corpus = await writeCorpus(join(home, 'sessions'), {
+      seed: 7,
+      sessions: 3,
+      entriesPerSession: 40,
+      agentId: 'ops',
+    });
     const env = { ...noModel, KEEL_HOME: home };
     const imported = await keel(['import', join(home, 'sessions'), '--agent', 'ops', '--json'], env);
     expect(imported.code).toBe(0);
@@ -92,8 +134,14 @@ describe('keel command line', () => {
     const out = join(home, 'export.jsonl');
     const exported = await keel(['export', corpus.sessionKeys[0]!, '--agent', 'ops', '--out', out], env);
     expect(exported.code).toBe(0);
-    const original = (await readFile(corpus.files[0]!, 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
-    const roundTrip = (await readFile(out, 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
+    const original = (await readFile(corpus.files[0]!, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    const roundTrip = (await readFile(out, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     // The same entries; the header also carries the key, so an import without sessions.json restores the session.
     expect(roundTrip).toEqual([{ ...original[0], sessionKey: corpus.sessionKeys[0] }, ...original.slice(1)]);
 

@@ -14,7 +14,11 @@ describe('identifierCoverage', () => {
 });
 
 describe('renderComparison', () => {
-  const a = { id: 'c-1', label: 'manual, model m1', summary: '## Decisions\n- keep OPS-1101 open\n' + 'a long line of summary text '.repeat(6) };
+  const a = {
+    id: 'c-1',
+    label: 'manual, model m1',
+    summary: '## Decisions\n- keep OPS-1101 open\n' + 'a long line of summary text '.repeat(6),
+  };
   const b = { id: 'c-2', label: 'rerun, rerun of c-1 (applied)', summary: '## Decisions\n- ship on Friday' };
   const coverage = identifierCoverage(['OPS-1101', 'Friday-x'], a.summary, b.summary);
 
@@ -34,7 +38,9 @@ describe('renderComparison', () => {
     const text = renderComparison(a, b, coverage, 50);
     expect(text).not.toContain(' │ ');
     const lines = text.split('\n');
-    expect(lines.indexOf('── c-2 (rerun, rerun of c-1 (applied)) ──')).toBeGreaterThan(lines.findIndex((l) => l.includes('keep OPS-1101')));
+    expect(lines.indexOf('── c-2 (rerun, rerun of c-1 (applied)) ──')).toBeGreaterThan(
+      lines.findIndex((l) => l.includes('keep OPS-1101')),
+    );
     for (const line of lines) expect([...line].length).toBeLessThanOrEqual(50);
   });
 

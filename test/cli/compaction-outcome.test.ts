@@ -17,11 +17,23 @@ describe('compactionOutcomeLine', () => {
     [result({}), 'compaction succeeded: 9000 → 2000 tokens'],
     [result({ degraded: true }), 'compaction succeeded (degraded: extractive summary): 9000 → 2000 tokens'],
     [
-      result({ status: 'skipped', tokensBefore: 22, tokensAfter: 22, entryId: null, skip: { reason: 'no-gain', wouldBeTokens: 111 } }),
+      result({
+        status: 'skipped',
+        tokensBefore: 22,
+        tokensAfter: 22,
+        entryId: null,
+        skip: { reason: 'no-gain', wouldBeTokens: 111 },
+      }),
       'compaction skipped, nothing to gain: with its summary the context would take 111 tokens, not fewer than the 22 it takes now; nothing was written; the context stays at 22 tokens',
     ],
     [
-      result({ status: 'skipped', tokensBefore: 40, tokensAfter: 40, entryId: null, skip: { reason: 'nothing-to-summarize' } }),
+      result({
+        status: 'skipped',
+        tokensBefore: 40,
+        tokensAfter: 40,
+        entryId: null,
+        skip: { reason: 'nothing-to-summarize' },
+      }),
       'compaction skipped, nothing to summarize before the recent messages; nothing was written; the context stays at 40 tokens',
     ],
     [

@@ -1,7 +1,14 @@
 import { testDatabases, freshSchemaUrl } from '../support/databases';
 import { fakeReply, type FakeRequest } from '../../src/testing';
 import { integrationSuite, type WorkerContext } from '../support/integration';
-import { freshDurableAgent, isFlushRequest, isSummarizerRequest, lastUserText, realisticMessage, routedResponder } from '../support/durable-turn-helpers';
+import {
+  freshDurableAgent,
+  isFlushRequest,
+  isSummarizerRequest,
+  lastUserText,
+  realisticMessage,
+  routedResponder,
+} from '../support/durable-turn-helpers';
 import { promptOf } from '../compaction-workflow/support';
 import { extractIdentifiers } from '../../src/compaction/identifiers';
 import { keel } from '../support/keel-cli';
@@ -38,16 +45,22 @@ const RERUN_FOCUS = 'FOCUS-ON-DEPLOYS';
 /** Conversation turns answer "answer N" (and some detail); summaries keep every identifier; a rerun's says so. */
 function responder(request: FakeRequest) {
   if (isSummarizerRequest(request) && promptOf(request).includes(RERUN_FOCUS)) {
-    return fakeReply.text(`Rerun summary. Identifiers: ${extractIdentifiers(promptOf(request).replace(/\\n/g, '\n'), 'strict').join(' ')}`);
+    return fakeReply.text(
+      `Rerun summary. Identifiers: ${extractIdentifiers(promptOf(request).replace(/\\n/g, '\n'), 'strict').join(' ')}`,
+    );
   }
   // Answers of a real length (a summary of a few turns is smaller than they are), whose first sentence,
   // the one a summary's decisions quote, stays short.
-  return routedResponder((r) => fakeReply.text(realisticMessage(`answer ${/turn (\d+)/.exec(lastUserText(r))?.[1] ?? '?'}.`)))(request);
+  return routedResponder((r) =>
+    fakeReply.text(realisticMessage(`answer ${/turn (\d+)/.exec(lastUserText(r))?.[1] ?? '?'}.`)),
+  )(request);
 }
 
 /** The conversation request of turn `n` (not a summarizer or flush call), as the model received it. */
 function turnRequest(fake: WorkerContext['fake'], n: number, since: number): string {
-  const found = fake.requests.slice(since).filter((r) => !isSummarizerRequest(r) && !isFlushRequest(r) && lastUserText(r).includes(`turn ${n}:`));
+  const found = fake.requests
+    .slice(since)
+    .filter((r) => !isSummarizerRequest(r) && !isFlushRequest(r) && lastUserText(r).includes(`turn ${n}:`));
   expect(found).toHaveLength(1);
   return JSON.stringify(found[0]!.body.messages);
 }
@@ -67,7 +80,13 @@ describe.each(testDatabases())('keel compactions revert, rerun and compare on $n
 
   /** `keel <args> --json` as a real process against this test's database and worker (PostgreSQL only). */
   async function keelJson<T>(w: WorkerContext, args: string[]): Promise<T> {
-    const run = await keel([...args, '--json'], { DATABASE_URL: databaseUrl, TEMPORAL_ADDRESS: suite.env.server.address, KEEL_TASK_QUEUE: w.taskQueue, KEEL_CONFIG: undefined, KEEL_HOME: undefined });
+    const run = await keel([...args, '--json'], {
+      DATABASE_URL: databaseUrl,
+      TEMPORAL_ADDRESS: suite.env.server.address,
+      KEEL_TASK_QUEUE: w.taskQueue,
+      KEEL_CONFIG: undefined,
+      KEEL_HOME: undefined,
+    });
     if (run.code !== 0) throw new Error(`keel ${args.join(' ')} exited ${run.code}: ${run.stderr}`);
     return JSON.parse(run.stdout) as T;
   }
@@ -79,7 +98,13 @@ describe.each(testDatabases())('keel compactions revert, rerun and compare on $n
       const since = fake.requests.length;
       const agent = freshDurableAgent();
       const key = `agent:${agent}:main`;
-      const edit = { db: store.db, temporalClient: client.temporal, taskQueue: w.taskQueue, agentId: agent, json: true };
+      const edit = {
+        db: store.db,
+        temporalClient: client.temporal,
+        taskQueue: w.taskQueue,
+        agentId: agent,
+        json: true,
+      };
 
       await client.sendMessage(key, `turn 1: ${PLANTED[1]}`);
       await client.sendMessage(key, `turn 2: ${PLANTED[2]}`);
@@ -90,9 +115,23 @@ describe.each(testDatabases())('keel compactions revert, rerun and compare on $n
       expect([c1.status, c2.status]).toEqual(['succeeded', 'succeeded']);
       const session = (await getSession(store.db, agent, key))!;
       const sessionId = session.session_id;
-      const summaryOf = async (id: string) => ((await store.db.selectFrom('transcript_entries').select('payload').where('id', '=', id).executeTakeFirstOrThrow()).payload as unknown as CompactionEntry).summary;
+      const summaryOf = async (id: string) =>
+        (
+          (
+            await store.db
+              .selectFrom('transcript_entries')
+              .select('payload')
+              .where('id', '=', id)
+              .executeTakeFirstOrThrow()
+          ).payload as unknown as CompactionEntry
+        ).summary;
       const s2 = await summaryOf(c2.entryId!);
-      const messagesBefore = await store.db.selectFrom('transcript_entries').select('id').where('session_id', '=', sessionId).where('type', '=', 'message').execute();
+      const messagesBefore = await store.db
+        .selectFrom('transcript_entries')
+        .select('id')
+        .where('session_id', '=', sessionId)
+        .where('type', '=', 'message')
+        .execute();
 
       // After C2 the model sees C2's summary and none of turns 3–4 verbatim.
       await client.sendMessage(key, 'turn 5: status?');
@@ -103,7 +142,13 @@ describe.each(testDatabases())('keel compactions revert, rerun and compare on $n
       // 1. Revert C2: C1's summary and the raw turns since C1 (3, 4, 5) are back.
       const revert =
         database.name === 'postgres'
-          ? await keelJson<{ compaction: { id: string; revertOf: string; trigger: string } }>(w, ['compactions', 'revert', c2.compactionId, '--agent', agent])
+          ? await keelJson<{ compaction: { id: string; revertOf: string; trigger: string } }>(w, [
+              'compactions',
+              'revert',
+              c2.compactionId,
+              '--agent',
+              agent,
+            ])
           : await compactionsRevert({ ...edit, id: c2.compactionId });
       expect(revert.compaction).toMatchObject({ revertOf: c2.compactionId, trigger: 'revert' });
       const r1 = revert.compaction.id;
@@ -117,14 +162,27 @@ describe.each(testDatabases())('keel compactions revert, rerun and compare on $n
       // and the revert counted as a zero-yield compaction (the storm hold keeps threshold compaction off).
       const r1Row = (await getCompaction(store.db, agent, r1))!;
       expect(r1Row).toMatchObject({ trigger: 'revert', status: 'succeeded', revert_of: c2.compactionId, entry_id: r1 });
-      const r1Entry = (await store.db.selectFrom('transcript_entries').select('payload').where('id', '=', r1).executeTakeFirstOrThrow()).payload as unknown as CompactionEntry;
-      expect(r1Entry).toMatchObject({ revertOf: c2.compactionId, rangeOf: c1.entryId, firstKeptEntryId: c1.firstKeptEntryId });
+      const r1Entry = (
+        await store.db.selectFrom('transcript_entries').select('payload').where('id', '=', r1).executeTakeFirstOrThrow()
+      ).payload as unknown as CompactionEntry;
+      expect(r1Entry).toMatchObject({
+        revertOf: c2.compactionId,
+        rangeOf: c1.entryId,
+        firstKeptEntryId: c1.firstKeptEntryId,
+      });
       const afterRevert = (await getSession(store.db, agent, key))!;
       expect(afterRevert.last_compaction_tokens_before).toBe(r1Row.tokens_after);
       expect(afterRevert.last_compaction_tokens_after).toBe(r1Row.tokens_after);
       expect(afterRevert.compaction_count).toBe(2);
-      expect(await sessionCompactionNote(store.db, agent, key)).toContain(`window reverted by compaction ${r1} (revert of ${c2.compactionId})`);
-      const messagesNow = await store.db.selectFrom('transcript_entries').select('id').where('session_id', '=', sessionId).where('type', '=', 'message').execute();
+      expect(await sessionCompactionNote(store.db, agent, key)).toContain(
+        `window reverted by compaction ${r1} (revert of ${c2.compactionId})`,
+      );
+      const messagesNow = await store.db
+        .selectFrom('transcript_entries')
+        .select('id')
+        .where('session_id', '=', sessionId)
+        .where('type', '=', 'message')
+        .execute();
       expect(messagesNow.map((m) => m.id)).toEqual(expect.arrayContaining(messagesBefore.map((m) => m.id)));
       // history_expand with the revert's id reaches the range of the summary it restored.
       const spans = await compactionSpans(store.db, agent, sessionId);
@@ -137,11 +195,21 @@ describe.each(testDatabases())('keel compactions revert, rerun and compare on $n
       expect(sent).toContain(`Compaction ${r2} summarized`);
       expect(sent).not.toContain(`turn 3: ${PLANTED[3]}`);
       expect(sent).toContain('answer 6');
-      expect((await loadActiveEntries(store.db, agent, sessionId)).compaction).toMatchObject({ revertOf: r1, summary: s2, rangeOf: c2.entryId });
+      expect((await loadActiveEntries(store.db, agent, sessionId)).compaction).toMatchObject({
+        revertOf: r1,
+        summary: s2,
+        rangeOf: c2.entryId,
+      });
 
       // 3. Rerun C2 with another model and instructions, applied: a new record linked to C2, and the model sees it.
       const summarizerCalls = fake.requests.length;
-      const rerun = await compactionsRerun({ ...edit, id: c2.compactionId, model: RERUN_MODEL, instructions: RERUN_FOCUS, apply: true });
+      const rerun = await compactionsRerun({
+        ...edit,
+        id: c2.compactionId,
+        model: RERUN_MODEL,
+        instructions: RERUN_FOCUS,
+        apply: true,
+      });
       const rerunRequests = fake.requests.slice(summarizerCalls).filter(isSummarizerRequest);
       expect(rerunRequests.length).toBeGreaterThanOrEqual(1);
       expect(rerunRequests.every((r) => r.body.model === RERUN_MODEL)).toBe(true);
@@ -149,7 +217,13 @@ describe.each(testDatabases())('keel compactions revert, rerun and compare on $n
       expect(promptOf(rerunRequests[0]!)).toContain('OPS-3303');
       expect(promptOf(rerunRequests[0]!)).not.toContain('turn 6');
       const rr = (await getCompaction(store.db, agent, rerun.compaction.id))!;
-      expect(rr).toMatchObject({ trigger: 'rerun', rerun_of: c2.compactionId, entry_id: rr.id, summarizer_model: RERUN_MODEL, degraded: false });
+      expect(rr).toMatchObject({
+        trigger: 'rerun',
+        rerun_of: c2.compactionId,
+        entry_id: rr.id,
+        summarizer_model: RERUN_MODEL,
+        degraded: false,
+      });
       expect(rr.summarizer_calls).toBe(rerunRequests.length);
       expect(rr.summarizer_tokens).toBeGreaterThan(0);
       await client.sendMessage(key, 'turn 8: rerun?');
@@ -159,30 +233,64 @@ describe.each(testDatabases())('keel compactions revert, rerun and compare on $n
       expect(sent).not.toContain(`turn 3: ${PLANTED[3]}`);
 
       // 4. Compare C2 with its rerun: the same range's identifiers, each summary's coverage.
-      const comparison = await compactionsCompare({ db: store.db, agentId: agent, a: c2.compactionId, b: rr.id, json: true });
+      const comparison = await compactionsCompare({
+        db: store.db,
+        agentId: agent,
+        a: c2.compactionId,
+        b: rr.id,
+        json: true,
+      });
       expect(comparison.b.summary).toContain('Rerun summary');
       expect(comparison.coverage.identifiers).toEqual(expect.arrayContaining(['OPS-3303', '/srv/app/delta.ts']));
       expect(comparison.coverage.identifiers).not.toContain('/srv/app/alpha.ts');
-      expect(comparison.coverage.a.kept.length + comparison.coverage.a.missing.length).toBe(comparison.coverage.identifiers.length);
+      expect(comparison.coverage.a.kept.length + comparison.coverage.a.missing.length).toBe(
+        comparison.coverage.identifiers.length,
+      );
       expect(comparison.coverage.b.kept).toEqual(expect.arrayContaining(['OPS-3303', '/srv/app/delta.ts']));
       let people = '';
-      await compactionsCompare({ db: store.db, agentId: agent, a: c2.compactionId, b: rr.id, width: 120, write: (t) => void (people += t) });
+      await compactionsCompare({
+        db: store.db,
+        agentId: agent,
+        a: c2.compactionId,
+        b: rr.id,
+        width: 120,
+        write: (t) => void (people += t),
+      });
       expect(people).toContain(' │ ');
       expect(people).toMatch(new RegExp(`${rr.id}: kept \\d+/${comparison.coverage.identifiers.length}`));
 
       // A rerun of C1 (no longer the window) is recorded, not applied: its summary on its row, the session unchanged.
-      await expect(compactionsRerun({ ...edit, id: c1.compactionId, apply: true })).rejects.toThrow(/not the session's window now/);
+      await expect(compactionsRerun({ ...edit, id: c1.compactionId, apply: true })).rejects.toThrow(
+        /not the session's window now/,
+      );
       const recorded = (await compactionsRerun({ ...edit, id: c1.compactionId })).compaction;
       const recordedRow = (await getCompaction(store.db, agent, recorded.id))!;
-      expect(recordedRow).toMatchObject({ trigger: 'rerun', rerun_of: c1.compactionId, entry_id: null, status: 'succeeded' });
+      expect(recordedRow).toMatchObject({
+        trigger: 'rerun',
+        rerun_of: c1.compactionId,
+        entry_id: null,
+        status: 'succeeded',
+      });
       expect(recordedRow.summary).toContain('/srv/app/alpha.ts');
       expect((await loadActiveEntries(store.db, agent, sessionId)).compaction!.id).toBe(rr.id);
-      const c1Compared = await compactionsCompare({ db: store.db, agentId: agent, a: c1.compactionId, b: recorded.id, json: true });
+      const c1Compared = await compactionsCompare({
+        db: store.db,
+        agentId: agent,
+        a: c1.compactionId,
+        b: recorded.id,
+        json: true,
+      });
       expect(c1Compared.coverage.identifiers).toEqual(expect.arrayContaining(['OPS-1101', '/srv/app/bravo.ts']));
       expect(c1Compared.coverage.b.missing).toEqual([]);
 
       // Doctor counts compactions, not the reverts' entries: the session's counter agrees with the transcript.
-      const doctor = await runDoctor(store.db, { fix: false, agentId: agent, stuckAfterMinutes: 60, now: new Date(), workflows: { skipped: 'not asked' } });
+      const doctor = await runDoctor(store.db, {
+        fix: false,
+        agentId: agent,
+        stuckAfterMinutes: 60,
+        now: new Date(),
+        workflows: { skipped: 'not asked' },
+      });
       expect(doctor.findings.filter((f) => f.check === 'counters')).toEqual([]);
 
       // Reverting the first compaction restores no summary: the whole transcript is the window again.
@@ -231,12 +339,25 @@ describe.each(testDatabases())('keel compactions revert, rerun and compare on $n
       let listed = '';
       await compactionsList({ db: store.db, agentId: agent, write: (t) => void (listed += t) });
       expect(listed).toContain('summarizer spend limit reached: 1 of 1 calls for this session');
-      expect(await sessionCompactionNote(store.db, agent, key)).toContain(`last compaction ${second.compactionId}: summarizer spend limit reached`);
+      expect(await sessionCompactionNote(store.db, agent, key)).toContain(
+        `last compaction ${second.compactionId}: summarizer spend limit reached`,
+      );
 
       // A rerun obeys the limit too: the extractive summarizer writes it, the model gets no call.
       const before3 = fake.requests.length;
-      const rerun = await compactionsRerun({ db: store.db, temporalClient: client.temporal, taskQueue: w.taskQueue, agentId: agent, id: second.compactionId, json: true });
+      const rerun = await compactionsRerun({
+        db: store.db,
+        temporalClient: client.temporal,
+        taskQueue: w.taskQueue,
+        agentId: agent,
+        id: second.compactionId,
+        json: true,
+      });
       expect(fake.requests.slice(before3).filter(isSummarizerRequest)).toHaveLength(0);
-      expect(rerun.compaction).toMatchObject({ rerunOf: second.compactionId, degraded: true, spendLimited: expect.stringContaining('KEEL_SUMMARIZER_SESSION_CALLS') });
+      expect(rerun.compaction).toMatchObject({
+        rerunOf: second.compactionId,
+        degraded: true,
+        spendLimited: expect.stringContaining('KEEL_SUMMARIZER_SESSION_CALLS'),
+      });
     }));
 });

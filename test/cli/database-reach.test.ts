@@ -42,38 +42,45 @@ describe('a CLI command opening PostgreSQL', () => {
   });
 });
 
-describeOnPostgres('a CLI command waiting for another process’s migration', 'needs a server where another connection holds the migration lock', () => {
-  it('waits for the migration lock instead of calling the database unreachable, and skips it once the schema is at the latest', async () => {
-    const url = await freshSchemaUrl(process.env.TEST_DATABASE_URL!);
-    const holder = new Client({ connectionString: process.env.TEST_DATABASE_URL });
-    await holder.connect();
-    try {
-      await holder.query(`SELECT pg_advisory_lock(${KYSELY_MIGRATION_LOCK})`);
-      let opened = false;
-      const command = withDatabaseUrl(url, () =>
-        withStore(async (store) => {
-          opened = true;
-          return (await store.db.selectFrom('sessions').select('session_key').execute()).length;
-        }),
-      );
-      // Longer than the 5 s connection limit: the old whole-open timeout failed here.
-      await new Promise((resolve) => setTimeout(resolve, 6_500));
-      expect(opened).toBe(false);
-      await holder.query(`SELECT pg_advisory_unlock(${KYSELY_MIGRATION_LOCK})`);
-      await expect(command).resolves.toBe(0);
-      expect(opened).toBe(true);
-      // Now at the latest migration: the next command does not queue behind the lock at all.
-      await holder.query(`SELECT pg_advisory_lock(${KYSELY_MIGRATION_LOCK})`);
-      await expect(withDatabaseUrl(url, () => withStore(async () => 'opened'))).resolves.toBe('opened');
-      // A migration this version does not know still goes to kysely, which refuses it (after the lock).
-      const store = await openStore({ kind: 'postgres', url }, { migrate: false });
-      await store.db.insertInto('kysely_migration' as never).values({ name: '2099_01_01_001_from_the_future', timestamp: new Date().toISOString() } as never).execute();
-      await store.close();
-      const refused = withDatabaseUrl(url, () => withStore(async () => 'opened'));
-      await holder.query(`SELECT pg_advisory_unlock(${KYSELY_MIGRATION_LOCK})`);
-      await expect(refused).rejects.toThrow(/corrupted migrations.*2099_01_01_001_from_the_future/);
-    } finally {
-      await holder.end();
-    }
-  });
-});
+describeOnPostgres(
+  'a CLI command waiting for another process’s migration',
+  'needs a server where another connection holds the migration lock',
+  () => {
+    it('waits for the migration lock instead of calling the database unreachable, and skips it once the schema is at the latest', async () => {
+      const url = await freshSchemaUrl(process.env.TEST_DATABASE_URL!);
+      const holder = new Client({ connectionString: process.env.TEST_DATABASE_URL });
+      await holder.connect();
+      try {
+        await holder.query(`SELECT pg_advisory_lock(${KYSELY_MIGRATION_LOCK})`);
+        let opened = false;
+        const command = withDatabaseUrl(url, () =>
+          withStore(async (store) => {
+            opened = true;
+            return (await store.db.selectFrom('sessions').select('session_key').execute()).length;
+          }),
+        );
+        // Longer than the 5 s connection limit: the old whole-open timeout failed here.
+        await new Promise((resolve) => setTimeout(resolve, 6_500));
+        expect(opened).toBe(false);
+        await holder.query(`SELECT pg_advisory_unlock(${KYSELY_MIGRATION_LOCK})`);
+        await expect(command).resolves.toBe(0);
+        expect(opened).toBe(true);
+        // Now at the latest migration: the next command does not queue behind the lock at all.
+        await holder.query(`SELECT pg_advisory_lock(${KYSELY_MIGRATION_LOCK})`);
+        await expect(withDatabaseUrl(url, () => withStore(async () => 'opened'))).resolves.toBe('opened');
+        // A migration this version does not know still goes to kysely, which refuses it (after the lock).
+        const store = await openStore({ kind: 'postgres', url }, { migrate: false });
+        await store.db
+          .insertInto('kysely_migration' as never)
+          .values({ name: '2099_01_01_001_from_the_future', timestamp: new Date().toISOString() } as never)
+          .execute();
+        await store.close();
+        const refused = withDatabaseUrl(url, () => withStore(async () => 'opened'));
+        await holder.query(`SELECT pg_advisory_unlock(${KYSELY_MIGRATION_LOCK})`);
+        await expect(refused).rejects.toThrow(/corrupted migrations.*2099_01_01_001_from_the_future/);
+      } finally {
+        await holder.end();
+      }
+    });
+  },
+);

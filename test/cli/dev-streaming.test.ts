@@ -14,7 +14,9 @@ describe('keel dev streams replies', () => {
   it('prints a model call’s text while the turn is still running, then the final reply', async () => {
     const home = await mkdtemp(join(tmpdir(), 'keel-dev-stream-'));
     fake.enqueue(
-      fakeReply.toolUse([{ id: 'toolu_screen', name: 'read_screen', input: { waitFor: 'one moment' } }], { text: 'Looking, one moment.' }),
+      fakeReply.toolUse([{ id: 'toolu_screen', name: 'read_screen', input: { waitFor: 'one moment' } }], {
+        text: 'Looking, one moment.',
+      }),
       fakeReply.text('Done looking: all clear.', { chunks: ['Done ', 'looking: ', 'all clear.'] }),
     );
     const run = await keel(
@@ -30,7 +32,9 @@ describe('keel dev streams replies', () => {
     );
     expect(run.code).toBe(0);
     // The tool ran between the two model calls: the chat had printed the first call's text by then.
-    const toolResult = fake.requests[1]!.body.messages!.flatMap((m) => (Array.isArray(m.content) ? m.content : [])).find((b: any) => b.type === 'tool_result');
+    const toolResult = fake.requests[1]!.body.messages!.flatMap((m) =>
+      Array.isArray(m.content) ? m.content : [],
+    ).find((b: any) => b.type === 'tool_result');
     expect(toolResult.content[0].text).toContain('keel › Looking, one moment.');
     expect(toolResult.content[0].text).not.toContain('all clear');
     expect(run.stdout).toContain('keel › Looking, one moment.\nkeel › Done looking: all clear.\n');

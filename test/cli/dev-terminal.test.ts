@@ -38,7 +38,13 @@ async function expectStoppedClean(term: Terminal, home: string, pids: number[]):
 const userTexts = (r: FakeRequest) =>
   (r.body.messages ?? [])
     .filter((m) => m.role === 'user')
-    .map((m) => (typeof m.content === 'string' ? m.content : (m.content as Array<{ type: string; text?: string }>).map((b) => (b.type === 'text' ? (b.text ?? '') : '')).join(' ')));
+    .map((m) =>
+      typeof m.content === 'string'
+        ? m.content
+        : (m.content as Array<{ type: string; text?: string }>)
+            .map((b) => (b.type === 'text' ? (b.text ?? '') : ''))
+            .join(' '),
+    );
 
 // Without tmux the suite is skipped; test/support/report-skips.ts says so at the start (.ci/run installs it).
 (tmuxPath() ? describe : describe.skip)('keel dev at a terminal', () => {
@@ -59,16 +65,26 @@ const userTexts = (r: FakeRequest) =>
 
   const start = async (name: string, env: Record<string, string | undefined>) => {
     const home = join(dir, name, '.keel');
-    const term = keelInTerminal(name, ['dev', '--session', 'agent:main:main'], { DATABASE_URL: undefined, TEMPORAL_ADDRESS: undefined, KEEL_HOME: home, ...env }, dir);
+    const term = keelInTerminal(
+      name,
+      ['dev', '--session', 'agent:main:main'],
+      { DATABASE_URL: undefined, TEMPORAL_ADDRESS: undefined, KEEL_HOME: home, ...env },
+      dir,
+    );
     terminals.push(term);
     await term.waitFor(PROMPT, { timeoutMs: 120_000 });
     return { term, home, pids: stackPids(home) };
   };
 
   it('names an unreachable model on one line; Ctrl-C cancels the turn, a second Ctrl-C stops everything', async () => {
-    const { term, home, pids } = await start('unreachable', { ANTHROPIC_BASE_URL: 'http://127.0.0.1:9', ANTHROPIC_API_KEY: 'sk-ant-test' });
+    const { term, home, pids } = await start('unreachable', {
+      ANTHROPIC_BASE_URL: 'http://127.0.0.1:9',
+      ANTHROPIC_API_KEY: 'sk-ant-test',
+    });
     term.line('hello');
-    const retrying = await term.waitFor(/model unreachable at http:\/\/127\.0\.0\.1:9 \(ANTHROPIC_BASE_URL\).*retrying — Ctrl-C to cancel/);
+    const retrying = await term.waitFor(
+      /model unreachable at http:\/\/127\.0\.0\.1:9 \(ANTHROPIC_BASE_URL\).*retrying — Ctrl-C to cancel/,
+    );
     // The worker's log lines go to the log file, never over the chat.
     expect(retrying).not.toMatch(/Activity failed/);
     expect(readFileSync(join(home, 'logs', 'dev.log'), 'utf8')).toMatch(/Activity failed/);
@@ -91,14 +107,30 @@ const userTexts = (r: FakeRequest) =>
       if (isSummarizerRequest(r)) return fakeReply.text('## Goal\nLook around and count with a helper.');
       if (isFlushRequest(r)) return fakeReply.text('NO_REPLY');
       if (first.startsWith('Count to three')) return fakeReply.text('one, two, three');
-      const result = Array.isArray(lastMessage?.content) ? lastMessage.content.find((b: { type: string }) => b.type === 'tool_result') : undefined;
+      const result = Array.isArray(lastMessage?.content)
+        ? lastMessage.content.find((b: { type: string }) => b.type === 'tool_result')
+        : undefined;
       // A second look, once the first call's line is on the screen: the turn is still running then.
-      if (result?.tool_use_id === 'toolu_screen') return fakeReply.toolUse([{ id: 'toolu_seen', name: 'read_screen', input: { waitFor: '⚙ read_screen ok' } }]);
-      if (result?.tool_use_id === 'toolu_seen') return fakeReply.text(JSON.stringify(result.content).includes('⚙ read_screen ok') ? 'Done, and the call showed while I worked.' : 'Done, but nothing showed yet.');
+      if (result?.tool_use_id === 'toolu_screen')
+        return fakeReply.toolUse([{ id: 'toolu_seen', name: 'read_screen', input: { waitFor: '⚙ read_screen ok' } }]);
+      if (result?.tool_use_id === 'toolu_seen')
+        return fakeReply.text(
+          JSON.stringify(result.content).includes('⚙ read_screen ok')
+            ? 'Done, and the call showed while I worked.'
+            : 'Done, but nothing showed yet.',
+        );
       if (result) return fakeReply.text('Done.');
       if (last.includes('[Subagent')) return fakeReply.text('The helper counted to three.');
-      if (last.includes('spawn a helper')) return fakeReply.toolUse([{ id: 'toolu_spawn', name: 'sessions_spawn', input: { task: 'Count to three and report.', label: 'counter' } }]);
-      if (last.includes('look around')) return fakeReply.toolUse([{ id: 'toolu_screen', name: 'read_screen', input: { waitFor: 'look around' } }]);
+      if (last.includes('spawn a helper'))
+        return fakeReply.toolUse([
+          {
+            id: 'toolu_spawn',
+            name: 'sessions_spawn',
+            input: { task: 'Count to three and report.', label: 'counter' },
+          },
+        ]);
+      if (last.includes('look around'))
+        return fakeReply.toolUse([{ id: 'toolu_screen', name: 'read_screen', input: { waitFor: 'look around' } }]);
       return undefined;
     });
     const { term, home, pids } = await start('commands', { ...fake.env, KEEL_TOOLS_MODULE: TOOLS_MODULE });
@@ -111,7 +143,9 @@ const userTexts = (r: FakeRequest) =>
     term.line('look around');
     const looked = await term.waitFor(/keel › Done, (.*)\n(.*\n)*you › $/m, { after: before });
     const turn = looked.slice(looked.lastIndexOf('look around'));
-    expect(turn).toMatch(/⚙ read_screen ok\n(.*\n)*.*⚙ read_screen ok\n(.*\n)*keel › Done, and the call showed while I worked\./);
+    expect(turn).toMatch(
+      /⚙ read_screen ok\n(.*\n)*.*⚙ read_screen ok\n(.*\n)*keel › Done, and the call showed while I worked\./,
+    );
     // The turn's result lists the calls the stream showed: none is printed twice.
     expect(turn.match(/⚙ read_screen ok/g)).toHaveLength(2);
 
@@ -119,7 +153,10 @@ const userTexts = (r: FakeRequest) =>
     term.line('spawn a helper');
     await term.waitFor(/⚙ sessions_spawn ok\n(.*\n)*you › $/m, { after: before });
     // Nothing typed since: the parent's reply to the subagent's announce appears on its own.
-    await term.waitFor(/subagent [0-9a-f]{8} reported back\nkeel › The helper counted to three\./, { after: before, timeoutMs: 90_000 });
+    await term.waitFor(/subagent [0-9a-f]{8} reported back\nkeel › The helper counted to three\./, {
+      after: before,
+      timeoutMs: 90_000,
+    });
 
     before = term.screen().length;
     term.line('/compact keep the counting');
@@ -132,7 +169,9 @@ const userTexts = (r: FakeRequest) =>
     // What reached the model: never the chat's own commands as a message; the summarizer got the instructions.
     const sent = fake.requests.filter((r) => !isSummarizerRequest(r)).flatMap(userTexts);
     for (const command of ['/help', '/compact', '/new']) expect(sent.filter((t) => t.includes(command))).toEqual([]);
-    expect(fake.requests.some((r) => isSummarizerRequest(r) && JSON.stringify(r.body).includes('keep the counting'))).toBe(true);
+    expect(
+      fake.requests.some((r) => isSummarizerRequest(r) && JSON.stringify(r.body).includes('keep the counting')),
+    ).toBe(true);
 
     term.keys('C-d');
     await expectStoppedClean(term, home, pids);

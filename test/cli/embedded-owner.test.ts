@@ -30,7 +30,13 @@ describe('one embedded stack, one owner', () => {
       dev = undefined;
     }
   });
-  const noVars = () => ({ DATABASE_URL: undefined, TEMPORAL_ADDRESS: undefined, KEEL_TASK_QUEUE: undefined, KEEL_HOME: home, ...fake.env });
+  const noVars = () => ({
+    DATABASE_URL: undefined,
+    TEMPORAL_ADDRESS: undefined,
+    KEEL_TASK_QUEUE: undefined,
+    KEEL_HOME: home,
+    ...fake.env,
+  });
   let firstRequest = 0;
   beforeEach(() => {
     firstRequest = fake.requests.length;
@@ -41,7 +47,11 @@ describe('one embedded stack, one owner', () => {
       const last = r.body.messages!.filter((m) => m.role === 'user').at(-1)!;
       return typeof last.content === 'string' ? last.content : last.content.map((b: any) => b.text ?? '').join('');
     });
-  const entries = (text: string) => text.trim().split('\n').map((l) => JSON.parse(l) as unknown);
+  const entries = (text: string) =>
+    text
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as unknown);
 
   it('keeps every imported entry and the chat’s latest turns: status, import, export and a second worker and chat run next to dev', async () => {
     fake.enqueue(fakeReply.text('first reply'));
@@ -56,7 +66,12 @@ describe('one embedded stack, one owner', () => {
 
     // A second process imports while dev runs: through dev's socket, into dev's pages. Three sessions of
     // two batches each: the import writes two files at once, each a transaction, over two connections.
-    const corpus = await writeCorpus(join(home, 'import'), { seed: 17, sessions: 3, entriesPerSession: 600, agentId: 'main' }); // 601 entries each with the session header
+    const corpus = await writeCorpus(join(home, 'import'), {
+      seed: 17,
+      sessions: 3,
+      entriesPerSession: 600,
+      agentId: 'main',
+    }); // 601 entries each with the session header
     const imported = await keel(['import', join(home, 'import'), '--agent', 'main', '--json'], noVars());
     expect(imported.stderr).not.toContain('is open in process'); // never a second opener
     expect(imported.code).toBe(0);
@@ -127,13 +142,21 @@ describe('one embedded stack, one owner', () => {
   it('refuses a folder whose live owner does not answer, naming the process; a stale owner is taken over', async () => {
     const dataDir = join(home, 'db');
     const closedPort = await freePort();
-    const owner = (pid: number) => ({ pid, startedAt: new Date().toISOString(), temporalAddress: '127.0.0.1:1', databaseUrl: `postgres://postgres:postgres@127.0.0.1:${closedPort}/postgres`, dataDir });
+    const owner = (pid: number) => ({
+      pid,
+      startedAt: new Date().toISOString(),
+      temporalAddress: '127.0.0.1:1',
+      databaseUrl: `postgres://postgres:postgres@127.0.0.1:${closedPort}/postgres`,
+      dataDir,
+    });
     // This test process stands in for a live owner whose socket is gone.
     await writeFile(join(home, 'stack.json'), JSON.stringify(owner(process.pid)));
     await writeFile(`${dataDir}.owner`, JSON.stringify({ pid: process.pid, since: 'earlier' }));
     const exported = await keel(['export', 'agent:main:main', '--agent', 'main'], noVars());
     expect(exported.code).toBe(1);
-    expect(exported.stderr).toContain(`the embedded stack in process ${process.pid} owns ${dataDir}, but its database at postgres://127.0.0.1:${closedPort}/postgres does not answer`);
+    expect(exported.stderr).toContain(
+      `the embedded stack in process ${process.pid} owns ${dataDir}, but its database at postgres://127.0.0.1:${closedPort}/postgres does not answer`,
+    );
     const secondDev = await keel(['dev', '--check'], noVars());
     expect(secondDev.code).toBe(1);
     expect(secondDev.stderr).toContain(`an embedded stack already runs in process ${process.pid}`);

@@ -42,7 +42,14 @@ beforeEach(async () => {
 });
 afterEach(async () => rm(home, { recursive: true, force: true }));
 
-const base = () => ({ KEEL_HOME: home, KEEL_CONFIG: undefined, ANTHROPIC_BASE_URL: 'http://127.0.0.1:9', ANTHROPIC_API_KEY: 'k', TEMPORAL_ADDRESS: undefined, DATABASE_URL: undefined });
+const base = () => ({
+  KEEL_HOME: home,
+  KEEL_CONFIG: undefined,
+  ANTHROPIC_BASE_URL: 'http://127.0.0.1:9',
+  ANTHROPIC_API_KEY: 'k',
+  TEMPORAL_ADDRESS: undefined,
+  DATABASE_URL: undefined,
+});
 
 async function timed(run: () => Promise<Run>): Promise<Run & { ms: number }> {
   const t0 = Date.now();
@@ -66,7 +73,9 @@ const entries: Array<[string, (env: Record<string, string | undefined>) => Promi
 
 describe.each(entries)('%s', (_name, start) => {
   it('names an unreachable database (refused) with DATABASE_URL, without its password', async () => {
-    const r = await timed(() => start({ ...base(), DATABASE_URL: 'postgres://keel:secret@127.0.0.1:1/keel', TEMPORAL_ADDRESS: '127.0.0.1:1' }));
+    const r = await timed(() =>
+      start({ ...base(), DATABASE_URL: 'postgres://keel:secret@127.0.0.1:1/keel', TEMPORAL_ADDRESS: '127.0.0.1:1' }),
+    );
     expectOneLine(r, 'cannot reach the database at postgres://keel:***@127.0.0.1:1/keel (DATABASE_URL)');
     expect(r.stderr).not.toContain('secret');
     // The database is checked first: no Temporal dev server was started for nothing.
@@ -86,8 +95,13 @@ describe.each(entries)('%s', (_name, start) => {
 
 describe('keel dev', () => {
   it('names a database that never answers, after a few seconds, before it starts a Temporal dev server', async () => {
-    const r = await timed(() => keel(['dev', '--check'], { ...base(), DATABASE_URL: `postgres://keel:keel@127.0.0.1:${silent.port}/keel` }));
-    expectOneLine(r, `cannot reach the database at postgres://keel:***@127.0.0.1:${silent.port}/keel (DATABASE_URL): no answer within 5 s`);
+    const r = await timed(() =>
+      keel(['dev', '--check'], { ...base(), DATABASE_URL: `postgres://keel:keel@127.0.0.1:${silent.port}/keel` }),
+    );
+    expectOneLine(
+      r,
+      `cannot reach the database at postgres://keel:***@127.0.0.1:${silent.port}/keel (DATABASE_URL): no answer within 5 s`,
+    );
     expect(await readdir(home)).not.toContain('temporal.db');
   });
 });
@@ -101,7 +115,9 @@ describe('npm run worker', () => {
 
 describe('keel chat', () => {
   it('names an unreachable Temporal with TEMPORAL_ADDRESS', async () => {
-    const r = await timed(() => keel(['chat', 'agent:main:main'], { ...base(), TEMPORAL_ADDRESS: `127.0.0.1:${silent.port}` }, ''));
+    const r = await timed(() =>
+      keel(['chat', 'agent:main:main'], { ...base(), TEMPORAL_ADDRESS: `127.0.0.1:${silent.port}` }, ''),
+    );
     expectOneLine(r, `cannot reach Temporal at 127.0.0.1:${silent.port} (TEMPORAL_ADDRESS): no answer within 5 s`);
   });
 });

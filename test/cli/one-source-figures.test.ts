@@ -11,7 +11,12 @@ import { z } from 'zod';
 import { testDatabases } from '../support/databases';
 import { fakeReply } from '../../src/testing/fake-anthropic';
 import { integrationSuite } from '../support/integration';
-import { freshDurableAgent, isFlushRequest, isSummarizerRequest, realisticMessage } from '../support/durable-turn-helpers';
+import {
+  freshDurableAgent,
+  isFlushRequest,
+  isSummarizerRequest,
+  realisticMessage,
+} from '../support/durable-turn-helpers';
 import { goodSummarizer } from '../compaction-workflow/support';
 import { ToolRegistry } from '../../src/tools/registry';
 import { loadKeelSettings } from '../../src/config/agent-config';
@@ -23,7 +28,12 @@ import { contextBar } from '../../src/cli/context-bar';
 const suite = integrationSuite();
 
 const lookupTool = () =>
-  new ToolRegistry().register({ name: 'lookup', description: 'Looks a word up in the dictionary', input: z.object({ word: z.string() }), run: async ({ word }) => `${word}: a word` });
+  new ToolRegistry().register({
+    name: 'lookup',
+    description: 'Looks a word up in the dictionary',
+    input: z.object({ word: z.string() }),
+    run: async ({ word }) => `${word}: a word`,
+  });
 
 describe.each(testDatabases())('status, sessions, profile and the chat bar on $name', (database) => {
   const db = suite.storePerTest(database);
@@ -37,53 +47,86 @@ describe.each(testDatabases())('status, sessions, profile and the chat bar on $n
   });
 
   it('agree on context tokens, the split and turns after turns, a manual compaction and /new', async () => {
-    await suite.withWorker(db.store, { tools: lookupTool(), config: { workspaceDir: workspace } }, async ({ client, fake, taskQueue }) => {
-      const agent = freshDurableAgent();
-      const key = `agent:${agent}:main`;
-      // The commands' settings: this worker's Temporal and task queue, the same (default) window.
-      const settings = loadKeelSettings({ env: { TEMPORAL_ADDRESS: suite.env.server.address, KEEL_TASK_QUEUE: taskQueue }, overrides: {} });
-      const listed = async () => (await listSessions(db.store.db, settings, { agentId: agent, sessionKey: key }))[0]!;
+    await suite.withWorker(
+      db.store,
+      { tools: lookupTool(), config: { workspaceDir: workspace } },
+      async ({ client, fake, taskQueue }) => {
+        const agent = freshDurableAgent();
+        const key = `agent:${agent}:main`;
+        // The commands' settings: this worker's Temporal and task queue, the same (default) window.
+        const settings = loadKeelSettings({
+          env: { TEMPORAL_ADDRESS: suite.env.server.address, KEEL_TASK_QUEUE: taskQueue },
+          overrides: {},
+        });
+        const listed = async () => (await listSessions(db.store.db, settings, { agentId: agent, sessionKey: key }))[0]!;
 
-      fake.enqueue(fakeReply.text('noted'), fakeReply.text('noted again'));
-      await client.sendMessage(key, realisticMessage('We plan the billing migration.'));
-      await client.sendMessage(key, realisticMessage('Then we switch the traffic.'));
+        fake.enqueue(fakeReply.text('noted'), fakeReply.text('noted again'));
+        await client.sendMessage(key, realisticMessage('We plan the billing migration.'));
+        await client.sendMessage(key, realisticMessage('Then we switch the traffic.'));
 
-      // After turns: the bar the chat prints is the one status prints, and sessions shows the same figure.
-      let status = await client.getStatus(key);
-      let row = await listed();
-      expect(row.contextTokens).toBe(status.contextTokens);
-      expect(contextBar(row)).toBe(contextBar(status));
-      expect(row.turns).toBe(2);
+        // After turns: the bar the chat prints is the one status prints, and sessions shows the same figure.
+        let status = await client.getStatus(key);
+        let row = await listed();
+        expect(row.contextTokens).toBe(status.contextTokens);
+        expect(contextBar(row)).toBe(contextBar(status));
+        expect(row.turns).toBe(2);
 
-      // Profile's baseline is the split status reports (system + workspace + tools), not a share of the window.
-      const split = status.contextSplit!;
-      expect(split.bootstrapTokens).toBeGreaterThan(0);
-      const overhead = await statusOverhead(settings.defaults, key);
-      expect(overhead).toEqual(split);
-      const profile = await profileCommand(db.store.db, settings, { sessionKey: key, ...(overhead ? { overhead } : {}) });
-      const baseline = split.systemTokens + split.bootstrapTokens + split.toolTokens;
-      expect(profile.estimate.baseline).toEqual({ systemTokens: split.systemTokens, bootstrapTokens: split.bootstrapTokens, toolTokens: split.toolTokens });
-      expect(profile.estimate.parts[0]).toEqual({ part: 'fixed baseline', count: 1, low: baseline, high: baseline, measured: baseline });
-      expect(profileLines(profile).join('\n')).toMatch(/fixed baseline: [\d.]+k? tokens, as `keel status` measures it \(system /);
-      expect(profileLines(profile).join('\n')).not.toMatch(/~10k–30k/);
+        // Profile's baseline is the split status reports (system + workspace + tools), not a share of the window.
+        const split = status.contextSplit!;
+        expect(split.bootstrapTokens).toBeGreaterThan(0);
+        const overhead = await statusOverhead(settings.defaults, key);
+        expect(overhead).toEqual(split);
+        const profile = await profileCommand(db.store.db, settings, {
+          sessionKey: key,
+          ...(overhead ? { overhead } : {}),
+        });
+        const baseline = split.systemTokens + split.bootstrapTokens + split.toolTokens;
+        expect(profile.estimate.baseline).toEqual({
+          systemTokens: split.systemTokens,
+          bootstrapTokens: split.bootstrapTokens,
+          toolTokens: split.toolTokens,
+        });
+        expect(profile.estimate.parts[0]).toEqual({
+          part: 'fixed baseline',
+          count: 1,
+          low: baseline,
+          high: baseline,
+          measured: baseline,
+        });
+        expect(profileLines(profile).join('\n')).toMatch(
+          /fixed baseline: [\d.]+k? tokens, as `keel status` measures it \(system /,
+        );
+        expect(profileLines(profile).join('\n')).not.toMatch(/~10k–30k/);
 
-      // After a manual compaction: the headline is the sum of its split, everywhere.
-      fake.respondWith((request) => (isSummarizerRequest(request) ? goodSummarizer(request) : isFlushRequest(request) ? fakeReply.text('NO_REPLY') : undefined));
-      const compaction = await client.compact(key, { keepRecentTokens: 0 });
-      fake.respondWith(undefined);
-      expect(compaction.status).toBe('succeeded');
-      status = await client.getStatus(key);
-      row = await listed();
-      expect(status.contextTokens).toBe(status.contextSplit!.systemTokens + status.contextSplit!.bootstrapTokens + status.contextSplit!.toolTokens + compaction.tokensAfter);
-      expect(row.contextTokens).toBe(status.contextTokens);
-      expect(contextBar(row)).toBe(contextBar(status));
+        // After a manual compaction: the headline is the sum of its split, everywhere.
+        fake.respondWith((request) =>
+          isSummarizerRequest(request)
+            ? goodSummarizer(request)
+            : isFlushRequest(request)
+              ? fakeReply.text('NO_REPLY')
+              : undefined,
+        );
+        const compaction = await client.compact(key, { keepRecentTokens: 0 });
+        fake.respondWith(undefined);
+        expect(compaction.status).toBe('succeeded');
+        status = await client.getStatus(key);
+        row = await listed();
+        expect(status.contextTokens).toBe(
+          status.contextSplit!.systemTokens +
+            status.contextSplit!.bootstrapTokens +
+            status.contextSplit!.toolTokens +
+            compaction.tokensAfter,
+        );
+        expect(row.contextTokens).toBe(status.contextTokens);
+        expect(contextBar(row)).toBe(contextBar(status));
 
-      // After /new: the new transcript has no turn yet, and sessions and status count it the same way.
-      fake.enqueue(fakeReply.text('fresh start'));
-      await client.sendMessage(key, '/new hello again');
-      row = await listed();
-      expect(row.turns).toBe(1);
-      expect(row.contextTokens).toBe((await client.getStatus(key)).contextTokens);
-    });
+        // After /new: the new transcript has no turn yet, and sessions and status count it the same way.
+        fake.enqueue(fakeReply.text('fresh start'));
+        await client.sendMessage(key, '/new hello again');
+        row = await listed();
+        expect(row.turns).toBe(1);
+        expect(row.contextTokens).toBe((await client.getStatus(key)).contextTokens);
+      },
+    );
   });
 });

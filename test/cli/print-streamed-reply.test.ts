@@ -8,7 +8,16 @@ async function* stream(items: ReplyStreamItem[]): AsyncGenerator<ReplyStreamItem
 
 const reply = (over: Partial<TurnResult>): ReplyStreamItem => ({
   type: 'reply',
-  result: { reply: 'Done.', silent: false, userEntryId: 'u', assistantEntryId: 'a', turn: 1, usage: { inputTokens: 1, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0 }, modelCalls: 2, ...over },
+  result: {
+    reply: 'Done.',
+    silent: false,
+    userEntryId: 'u',
+    assistantEntryId: 'a',
+    turn: 1,
+    usage: { inputTokens: 1, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0 },
+    modelCalls: 2,
+    ...over,
+  },
 });
 
 async function printed(items: ReplyStreamItem[]): Promise<string> {
@@ -25,13 +34,26 @@ describe('printStreamedReply', () => {
       { type: 'tool', id: 't2', name: 'exec', isError: true },
       { type: 'text', delta: 'Done.', soFar: 'Looking.Done.', call: 1 },
       // The result lists every call: the spawn the workflow ran itself had no notice.
-      reply({ toolCalls: [{ id: 't1', name: 'read_file', isError: false }, { id: 't2', name: 'exec', isError: true }, { id: 's1', name: 'sessions_spawn', isError: false }] }),
+      reply({
+        toolCalls: [
+          { id: 't1', name: 'read_file', isError: false },
+          { id: 't2', name: 'exec', isError: true },
+          { id: 's1', name: 'sessions_spawn', isError: false },
+        ],
+      }),
     ]);
     expect(out).toBe('keel › Looking.\n  ⚙ read_file ok\n  ⚙ exec error\nkeel › Done.\n  ⚙ sessions_spawn ok\n');
   });
 
   it('without a stream, prints the reply whole, then every tool call of the turn', async () => {
-    const out = await printed([reply({ toolCalls: [{ id: 't1', name: 'read_file', isError: false }, { name: 'exec', isError: false }] })]);
+    const out = await printed([
+      reply({
+        toolCalls: [
+          { id: 't1', name: 'read_file', isError: false },
+          { name: 'exec', isError: false },
+        ],
+      }),
+    ]);
     expect(out).toBe('keel › Done.\n  ⚙ read_file ok\n  ⚙ exec ok\n');
   });
 });

@@ -21,16 +21,34 @@ const root = resolve(__dirname, '../..');
 const NOT_RUN_HERE: ReadonlyArray<{ readonly command: RegExp; readonly why: string }> = [
   { command: /^npm install$/, why: 'downloads every package; the clone links this checkout’s node_modules instead' },
   { command: /^npm test$/, why: 'runs every suite, this one included' },
-  { command: /^npm run test:pg\b/, why: 'starts a throwaway PostgreSQL server (its binaries are not on every machine) and runs suites for minutes' },
-  { command: /^TEST_DATABASE_URL=\S+ npm run jest\b/, why: 'needs your own PostgreSQL server (the URL is a placeholder) and runs every suite' },
-  { command: /^CHROMIUM_PATH=\S+ npm run jest\b/, why: 'runs another suite (the replay report in a browser), which needs Chromium' },
+  {
+    command: /^npm run test:pg\b/,
+    why: 'starts a throwaway PostgreSQL server (its binaries are not on every machine) and runs suites for minutes',
+  },
+  {
+    command: /^TEST_DATABASE_URL=\S+ npm run jest\b/,
+    why: 'needs your own PostgreSQL server (the URL is a placeholder) and runs every suite',
+  },
+  {
+    command: /^CHROMIUM_PATH=\S+ npm run jest\b/,
+    why: 'runs another suite (the replay report in a browser), which needs Chromium',
+  },
   { command: /^npx keel chat$/, why: 'an interactive chat: test/cli/dev-terminal.test.ts drives one at a terminal' },
   { command: /^npx keel worker$/, why: 'runs until stopped: test/cli/entry-points-reach.test.ts starts and stops one' },
-  { command: /^npm install keel-agents\b/, why: 'installs the published package: test/package/package.test.ts installs its packed tarball into a project and runs it' },
+  {
+    command: /^npm install keel-agents\b/,
+    why: 'installs the published package: test/package/package.test.ts installs its packed tarball into a project and runs it',
+  },
 ];
 
 /** The commands this file runs (below), as the README writes them. */
-const RUN_HERE: readonly RegExp[] = [/^npm run dev$/, /^npx keel status agent:main:main$/, /^npx keel export agent:main:main$/, /^export KEEL_API_TOKEN=/, /^curl .*\/v1\/sessions\//];
+const RUN_HERE: readonly RegExp[] = [
+  /^npm run dev$/,
+  /^npx keel status agent:main:main$/,
+  /^npx keel export agent:main:main$/,
+  /^export KEEL_API_TOKEN=/,
+  /^curl .*\/v1\/sessions\//,
+];
 
 /** Each command of the README's fenced shell blocks, one per `&&` part, comments and blank lines left out. */
 function fencedShellCommands(readme: string): string[] {
@@ -38,7 +56,10 @@ function fencedShellCommands(readme: string): string[] {
   for (const block of readme.matchAll(/```(?:sh|bash|shell|console)\n([\s\S]*?)```/g)) {
     // A line ending in a backslash goes on in the next one: one command.
     for (const line of block[1]!.replace(/\\\n\s*/g, '').split('\n')) {
-      const command = line.replace(/^\$ /, '').replace(/\s+#\s.*$/, '').trim();
+      const command = line
+        .replace(/^\$ /, '')
+        .replace(/\s+#\s.*$/, '')
+        .trim();
       if (command && !command.startsWith('#')) commands.push(...command.split(' && ').map((c) => c.trim()));
     }
   }
@@ -65,7 +86,8 @@ describe('the README on a fresh clone', () => {
   /** The clone's own defaults (no database, Temporal or home of the machine running the tests), the fake model, then `env`. */
   const cloneEnv = (env: Record<string, string> = {}): NodeJS.ProcessEnv => {
     const childEnv: NodeJS.ProcessEnv = { ...process.env, ...fake.env };
-    for (const name of ['DATABASE_URL', 'TEMPORAL_ADDRESS', 'KEEL_HOME', 'KEEL_CONFIG', 'TEST_DATABASE_URL']) delete childEnv[name];
+    for (const name of ['DATABASE_URL', 'TEMPORAL_ADDRESS', 'KEEL_HOME', 'KEEL_CONFIG', 'TEST_DATABASE_URL'])
+      delete childEnv[name];
     return { ...childEnv, ...env };
   };
   const shell = (command: string, env: Record<string, string> = {}, stdin = ''): Promise<Run> => {
@@ -96,7 +118,9 @@ describe('the README on a fresh clone', () => {
   it('runs, or lists with the reason, every command of its fenced shell blocks and every keel command it names', () => {
     const commands = [...fencedShellCommands(readme), ...namedKeelCommands(readme)];
     expect(commands).toContain('npm run dev');
-    const unaccounted = commands.filter((c) => !RUN_HERE.some((r) => r.test(c)) && !NOT_RUN_HERE.some((n) => n.command.test(c)));
+    const unaccounted = commands.filter(
+      (c) => !RUN_HERE.some((r) => r.test(c)) && !NOT_RUN_HERE.some((n) => n.command.test(c)),
+    );
     expect(unaccounted).toEqual([]);
   });
 
@@ -143,14 +167,30 @@ describe('the README on a fresh clone', () => {
 
       // The application example, as written, against this dev stack (its address and database). The
       // package's main entry is src/index.ts: the clone imports it from there.
-      const stack = JSON.parse(readFileSync(join(clone, '.keel', 'stack.json'), 'utf8')) as { temporalAddress: string; databaseUrl: string };
+      const stack = JSON.parse(readFileSync(join(clone, '.keel', 'stack.json'), 'utf8')) as {
+        temporalAddress: string;
+        databaseUrl: string;
+      };
       const example = /## Using Keel from an application\n[\s\S]*?```ts\n([\s\S]*?)```/.exec(readme)![1]!;
       const imports = example
         .split('\n')
         .filter((l) => l.startsWith('import '))
         .map((l) => l.replace("from 'keel-agents'", "from './src'"));
-      const body = example.split('\n').filter((l) => !l.startsWith('import ')).join('\n').replace("'localhost:7233'", `'${stack.temporalAddress}'`);
-      const script = [...imports, 'const draft = { edit: (text: string) => void text };', 'async function main(): Promise<void> {', body, "console.log(`reply: ${reply}; context ${status.contextTokens} tokens`);", "console.log('example done');", '}', 'main().then(() => process.exit(0), (err) => { console.error(err); process.exit(1); });'].join('\n');
+      const body = example
+        .split('\n')
+        .filter((l) => !l.startsWith('import '))
+        .join('\n')
+        .replace("'localhost:7233'", `'${stack.temporalAddress}'`);
+      const script = [
+        ...imports,
+        'const draft = { edit: (text: string) => void text };',
+        'async function main(): Promise<void> {',
+        body,
+        'console.log(`reply: ${reply}; context ${status.contextTokens} tokens`);',
+        "console.log('example done');",
+        '}',
+        'main().then(() => process.exit(0), (err) => { console.error(err); process.exit(1); });',
+      ].join('\n');
       await writeFile(join(clone, 'readme-example.ts'), script);
       const ran = await shell('npx ts-node --swc readme-example.ts', { DATABASE_URL: stack.databaseUrl });
       expect(ran.stderr).toContain('replies will not stream');

@@ -15,7 +15,16 @@ function conversation(turns: number): Array<{ entry: TranscriptEntry; tokenEstim
   let at = Date.UTC(2026, 10, 20, 9, 0);
   const add = (id: string, message: AgentMessage) => {
     at += 30_000;
-    out.push({ entry: { type: 'message', id, parentId: parent, timestamp: new Date(at).toISOString(), message: { ...message, timestamp: at } as AgentMessage }, tokenEstimate: 12 });
+    out.push({
+      entry: {
+        type: 'message',
+        id,
+        parentId: parent,
+        timestamp: new Date(at).toISOString(),
+        message: { ...message, timestamp: at } as AgentMessage,
+      },
+      tokenEstimate: 12,
+    });
     parent = id;
   };
   for (let t = 0; t < turns; t++) {
@@ -27,14 +36,19 @@ function conversation(turns: number): Array<{ entry: TranscriptEntry; tokenEstim
 
 /** A store for `env`'s database: PGlite under KEEL_HOME, or DATABASE_URL. */
 function storeTarget(env: Record<string, string | undefined>): StoreTarget {
-  return env.DATABASE_URL ? { kind: 'postgres', url: env.DATABASE_URL } : { kind: 'pglite', dataDir: resolve(env.KEEL_HOME!, 'db') };
+  return env.DATABASE_URL
+    ? { kind: 'postgres', url: env.DATABASE_URL }
+    : { kind: 'pglite', dataDir: resolve(env.KEEL_HOME!, 'db') };
 }
 
 // Each case starts `keel` (ts-node) processes: under load one needs more than jest's default.
 jest.setTimeout(300_000);
 
-const variants: Array<{ name: string; databaseUrl: () => Promise<string | undefined> }> = [{ name: 'PGlite', databaseUrl: async () => undefined }];
-if (process.env.TEST_DATABASE_URL) variants.push({ name: 'PostgreSQL', databaseUrl: () => freshSchemaUrl(process.env.TEST_DATABASE_URL!) });
+const variants: Array<{ name: string; databaseUrl: () => Promise<string | undefined> }> = [
+  { name: 'PGlite', databaseUrl: async () => undefined },
+];
+if (process.env.TEST_DATABASE_URL)
+  variants.push({ name: 'PostgreSQL', databaseUrl: () => freshSchemaUrl(process.env.TEST_DATABASE_URL!) });
 
 describe.each(variants)('keel import and export on $name', (variant) => {
   let home: string;
@@ -42,7 +56,12 @@ describe.each(variants)('keel import and export on $name', (variant) => {
 
   beforeAll(async () => {
     home = await mkdtemp(join(tmpdir(), 'keel-transfer-'));
-    env = { KEEL_HOME: home, KEEL_CONFIG: undefined, DATABASE_URL: await variant.databaseUrl(), TEMPORAL_ADDRESS: undefined };
+    env = {
+      KEEL_HOME: home,
+      KEEL_CONFIG: undefined,
+      DATABASE_URL: await variant.databaseUrl(),
+      TEMPORAL_ADDRESS: undefined,
+    };
   });
 
   it('refuses a file it cannot use, naming it and what it reads, and imports nothing', async () => {
@@ -68,7 +87,12 @@ describe.each(variants)('keel import and export on $name', (variant) => {
   it('export → import into an empty store → sessions is a round trip: the key travels in the header', async () => {
     const store = await openStore(storeTarget(env));
     try {
-      await ensureSession(store.db, { agentId: 'main', sessionKey: 'agent:main:work', newSessionId: 's-work', now: new Date() });
+      await ensureSession(store.db, {
+        agentId: 'main',
+        sessionKey: 'agent:main:work',
+        newSessionId: 's-work',
+        now: new Date(),
+      });
       await appendEntries(store.db, 'main', 's-work', conversation(3));
     } finally {
       await store.close();
@@ -79,13 +103,19 @@ describe.each(variants)('keel import and export on $name', (variant) => {
     const header = JSON.parse((await readFile(out, 'utf8')).split('\n')[0]!);
     expect(header).toMatchObject({ type: 'session', id: 's-work', sessionKey: 'agent:main:work' });
 
-    const elsewhere = { ...env, KEEL_HOME: await mkdtemp(join(tmpdir(), 'keel-transfer-to-')), DATABASE_URL: await variant.databaseUrl() };
+    const elsewhere = {
+      ...env,
+      KEEL_HOME: await mkdtemp(join(tmpdir(), 'keel-transfer-to-')),
+      DATABASE_URL: await variant.databaseUrl(),
+    };
     const imported = await keel(['import', out, '--agent', 'main'], elsewhere);
     expect(imported.code).toBe(0);
     expect(imported.stderr).toContain('session  agent:main:work → s-work: created from the transcript header');
     const listed = await keel(['sessions', '--agent', 'main', '--json'], elsewhere);
     expect(listed.code).toBe(0);
-    expect(JSON.parse(listed.stdout).sessions).toEqual([expect.objectContaining({ sessionKey: 'agent:main:work', sessionId: 's-work', agentId: 'main' })]);
+    expect(JSON.parse(listed.stdout).sessions).toEqual([
+      expect.objectContaining({ sessionKey: 'agent:main:work', sessionId: 's-work', agentId: 'main' }),
+    ]);
 
     // Exporting the imported session gives the same bytes again.
     const again = join(home, 'work-again.jsonl');
@@ -98,11 +128,15 @@ describe.each(variants)('keel import and export on $name', (variant) => {
     expect(byKey.stderr).toMatch(/^exported 7 entries \(\d+\.\d KB\) of session id s-work to /);
     const conflict = await keel(['export', 'agent:main:work', '--agent', 'ops'], elsewhere);
     expect(conflict.code).toBe(2);
-    expect(conflict.stderr).toContain('--agent ops conflicts with the key agent:main:work, which names agent main; drop --agent');
+    expect(conflict.stderr).toContain(
+      '--agent ops conflicts with the key agent:main:work, which names agent main; drop --agent',
+    );
     expect(conflict.stdout).toBe('');
 
     // Under another agent the key is refused by name, and nothing is made of it.
     const other = await keel(['import', out, '--agent', 'ops'], elsewhere);
-    expect(other.stderr).toContain('session  agent:main:work → s-work: not created: session key belongs to agent "main"');
+    expect(other.stderr).toContain(
+      'session  agent:main:work → s-work: not created: session key belongs to agent "main"',
+    );
   });
 });

@@ -22,7 +22,12 @@ const NO_MODEL = 'http://127.0.0.1:9';
 async function rowCounts(db: Kysely<Database>): Promise<Record<string, number>> {
   const count = async (table: 'sessions' | 'transcript_entries' | 'memory_notes' | 'compactions') =>
     (await sql<{ n: number }>`select count(*)::int as n from ${sql.table(table)}`.execute(db)).rows[0]!.n;
-  return { sessions: await count('sessions'), entries: await count('transcript_entries'), notes: await count('memory_notes'), compactions: await count('compactions') };
+  return {
+    sessions: await count('sessions'),
+    entries: await count('transcript_entries'),
+    notes: await count('memory_notes'),
+    compactions: await count('compactions'),
+  };
 }
 const NOTHING = { sessions: 0, entries: 0, notes: 0, compactions: 0 };
 
@@ -32,7 +37,12 @@ describe.each(testDatabases())('beginCompaction on $name', (database) => {
     store = await database.open();
   });
   afterEach(async () => store.close());
-  const input = { agentId: 'main', sessionKey: 'agent:main:typo', now: new Date(0).toISOString(), newSessionId: 'new-id' };
+  const input = {
+    agentId: 'main',
+    sessionKey: 'agent:main:typo',
+    now: new Date(0).toISOString(),
+    newSessionId: 'new-id',
+  };
 
   it('fails an unknown session with a non-retryable KeelUnknownSession naming the key, and creates nothing', async () => {
     const { beginCompaction } = createTurnActivities(testDeps(store, NO_MODEL));
@@ -47,7 +57,12 @@ describe.each(testDatabases())('beginCompaction on $name', (database) => {
   });
 
   it('returns the session id of a known session', async () => {
-    await ensureSession(store.db, { agentId: 'main', sessionKey: input.sessionKey, newSessionId: 'existing', now: new Date(0) });
+    await ensureSession(store.db, {
+      agentId: 'main',
+      sessionKey: input.sessionKey,
+      newSessionId: 'existing',
+      now: new Date(0),
+    });
     const { beginCompaction } = createTurnActivities(testDeps(store, NO_MODEL));
     expect(await beginCompaction(input)).toEqual({ sessionId: 'existing' });
   });
@@ -70,7 +85,12 @@ describe('keel status, compact and export of an unknown session', () => {
     const taskQueue = uniqueTaskQueue('unknown-session');
     const worker = await runInProcessWorker(env, taskQueue, testDeps(store, NO_MODEL));
     try {
-      const cliEnv = { TEMPORAL_ADDRESS: env.server.address, KEEL_TASK_QUEUE: taskQueue, KEEL_HOME: home, DATABASE_URL: undefined };
+      const cliEnv = {
+        TEMPORAL_ADDRESS: env.server.address,
+        KEEL_TASK_QUEUE: taskQueue,
+        KEEL_HOME: home,
+        DATABASE_URL: undefined,
+      };
       const status = await keel(['status', 'agent:main:typo'], cliEnv);
       expect(status.code).toBe(1);
       expect(status.stderr).toContain('keel: no session agent:main:typo for agent main');
@@ -90,7 +110,11 @@ describe('keel status, compact and export of an unknown session', () => {
     const client = new Client({ connection: env.connection });
     const live = sessionWorkflowId('main', 'agent:main:live');
     // A session workflow that runs (nobody polls its task queue, so it stays RUNNING).
-    await client.workflow.start('sessionWorkflow', { workflowId: live, taskQueue: uniqueTaskQueue('doctor-idle'), args: [] });
+    await client.workflow.start('sessionWorkflow', {
+      workflowId: live,
+      taskQueue: uniqueTaskQueue('doctor-idle'),
+      args: [],
+    });
     const variants: Array<{ target: StoreTarget; env: Record<string, string | undefined> }> = [
       { target: { kind: 'pglite', dataDir: join(home, 'db') }, env: { DATABASE_URL: undefined } },
     ];
@@ -104,9 +128,34 @@ describe('keel status, compact and export of an unknown session', () => {
         try {
           const now = new Date();
           for (const key of ['gone', 'live']) {
-            await ensureSession(store.db, { agentId: 'main', sessionKey: `agent:main:${key}`, newSessionId: `s-${key}`, now });
-            await store.db.insertInto('pending_tool_args').values({ agent_id: 'main', session_id: `s-${key}`, assistant_entry_id: 'a1', tool_call_id: `call-${key}`, arguments: '{}', created_at: now }).execute();
-            await createCompactionRow(store.db, { id: `c-${key}`, agentId: 'main', sessionKey: `agent:main:${key}`, sessionId: `s-${key}`, trigger: 'threshold', workflowId: key === 'live' ? live : null, retryOf: null, now, countAttempt: true });
+            await ensureSession(store.db, {
+              agentId: 'main',
+              sessionKey: `agent:main:${key}`,
+              newSessionId: `s-${key}`,
+              now,
+            });
+            await store.db
+              .insertInto('pending_tool_args')
+              .values({
+                agent_id: 'main',
+                session_id: `s-${key}`,
+                assistant_entry_id: 'a1',
+                tool_call_id: `call-${key}`,
+                arguments: '{}',
+                created_at: now,
+              })
+              .execute();
+            await createCompactionRow(store.db, {
+              id: `c-${key}`,
+              agentId: 'main',
+              sessionKey: `agent:main:${key}`,
+              sessionId: `s-${key}`,
+              trigger: 'threshold',
+              workflowId: key === 'live' ? live : null,
+              retryOf: null,
+              now,
+              countAttempt: true,
+            });
           }
         } finally {
           await store.close();
@@ -117,20 +166,44 @@ describe('keel status, compact and export of an unknown session', () => {
         const report = JSON.parse(check.stdout);
         expect(report.skipped).toEqual([]);
         expect(report.findings).toEqual([
-          expect.objectContaining({ check: 'workflow-gone', sessionKey: 'agent:main:gone', repair: 'fixable', detail: expect.stringMatching(/^compaction c-gone is running in the store but its workflow keel-compaction\/main\/agent:main:gone is NOT_FOUND/) }),
-          expect.objectContaining({ check: 'workflow-gone', sessionKey: 'agent:main:gone', repair: 'fixable', detail: expect.stringContaining('1 tool calls wait for their run') }),
+          expect.objectContaining({
+            check: 'workflow-gone',
+            sessionKey: 'agent:main:gone',
+            repair: 'fixable',
+            detail: expect.stringMatching(
+              /^compaction c-gone is running in the store but its workflow keel-compaction\/main\/agent:main:gone is NOT_FOUND/,
+            ),
+          }),
+          expect.objectContaining({
+            check: 'workflow-gone',
+            sessionKey: 'agent:main:gone',
+            repair: 'fixable',
+            detail: expect.stringContaining('1 tool calls wait for their run'),
+          }),
         ]);
         const fix = await keel(['doctor', '--fix'], cliEnv);
         expect(fix.code).toBe(0);
         expect(fix.stderr).toContain('fixed 2');
         const after = await openStore(variant.target);
         try {
-          const statuses = await after.db.selectFrom('compactions').select(['id', 'status', 'error']).orderBy('id').execute();
+          const statuses = await after.db
+            .selectFrom('compactions')
+            .select(['id', 'status', 'error'])
+            .orderBy('id')
+            .execute();
           expect(statuses).toEqual([
-            { id: 'c-gone', status: 'failed', error: expect.stringContaining('is NOT_FOUND; marked failed by keel doctor') },
+            {
+              id: 'c-gone',
+              status: 'failed',
+              error: expect.stringContaining('is NOT_FOUND; marked failed by keel doctor'),
+            },
             { id: 'c-live', status: 'running', error: null },
           ]);
-          expect((await after.db.selectFrom('pending_tool_args').select('tool_call_id').execute()).map((r) => r.tool_call_id)).toEqual(['call-live']);
+          expect(
+            (await after.db.selectFrom('pending_tool_args').select('tool_call_id').execute()).map(
+              (r) => r.tool_call_id,
+            ),
+          ).toEqual(['call-live']);
         } finally {
           await after.close();
         }
@@ -142,7 +215,11 @@ describe('keel status, compact and export of an unknown session', () => {
 
   it('export says the session does not exist, exits 1 and writes no file', async () => {
     const out = join(home, 'out.jsonl');
-    const run = await keel(['export', 'agent:main:typo', '--agent', 'main', '--out', out], { KEEL_HOME: home, DATABASE_URL: undefined, TEMPORAL_ADDRESS: undefined });
+    const run = await keel(['export', 'agent:main:typo', '--agent', 'main', '--out', out], {
+      KEEL_HOME: home,
+      DATABASE_URL: undefined,
+      TEMPORAL_ADDRESS: undefined,
+    });
     expect(run.code).toBe(1);
     expect(run.stderr).toContain('keel: no session agent:main:typo for agent main');
     expect(run.stderr).not.toContain('usage:');

@@ -18,10 +18,22 @@ function grpcError(code: number, details: string): Error {
 
 describe('isClosedWorkflow', () => {
   it.each([
-    ['the client\'s WorkflowNotFoundError', true, new WorkflowNotFoundError('workflow execution already completed', 'wf', undefined)],
+    [
+      "the client's WorkflowNotFoundError",
+      true,
+      new WorkflowNotFoundError('workflow execution already completed', 'wf', undefined),
+    ],
     ['a NOT_FOUND status an Update-with-Start rethrows as is, whatever its wording', true, grpcError(5, 'gone')],
-    ['a NOT_FOUND status deeper in the cause chain', true, Object.assign(new Error('Workflow Update failed'), { cause: grpcError(5, 'gone') })],
-    ['a request failure that says "not found"', false, ApplicationFailure.nonRetryable('file not found', 'KeelTurnFailed')],
+    [
+      'a NOT_FOUND status deeper in the cause chain',
+      true,
+      Object.assign(new Error('Workflow Update failed'), { cause: grpcError(5, 'gone') }),
+    ],
+    [
+      'a request failure that says "not found"',
+      false,
+      ApplicationFailure.nonRetryable('file not found', 'KeelTurnFailed'),
+    ],
     ['another status whose details say "not found"', false, grpcError(9, 'update not found')],
     ['an unknown namespace', false, new NamespaceNotFoundError('nowhere')],
     ['a plain error', false, new Error('workflow execution already completed')],
@@ -42,16 +54,20 @@ describe('isClosedWorkflow on what the server answers (PGlite)', () => {
       await client.sendMessage(key, 'hello');
       const handle = client.temporal.workflow.getHandle(client.identify(key).workflowId);
       await handle.result();
-      const closed = await handle.executeUpdate(awaitResultUpdate, { args: [{ requestId: randomUUID() }] }).catch((err: unknown) => err);
+      const closed = await handle
+        .executeUpdate(awaitResultUpdate, { args: [{ requestId: randomUUID() }] })
+        .catch((err: unknown) => err);
       expect(isClosedWorkflow(closed)).toBe(true);
 
       const elsewhere = new Client({ connection: suite.env.connection, namespace: `nowhere-${randomUUID()}` });
-      const unknownNamespace = await elsewhere.workflow.getHandle(handle.workflowId).executeUpdate(awaitResultUpdate, { args: [{ requestId: randomUUID() }] }).catch((err: unknown) => err);
+      const unknownNamespace = await elsewhere.workflow
+        .getHandle(handle.workflowId)
+        .executeUpdate(awaitResultUpdate, { args: [{ requestId: randomUUID() }] })
+        .catch((err: unknown) => err);
       expect(unknownNamespace).toBeInstanceOf(NamespaceNotFoundError);
       expect(isClosedWorkflow(unknownNamespace)).toBe(false);
 
       // The client follows a closed session into a fresh run.
       expect((await client.sendMessage(key, 'are you there?')).reply).toBe('back again');
-    }),
-  );
+    }));
 });

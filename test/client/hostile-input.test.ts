@@ -19,7 +19,12 @@ import { announcedSeed } from '../support/test-seed';
 import { freshDurableAgent } from '../support/durable-turn-helpers';
 import { KeelRequestError } from '../../src/client/keel-client';
 import { MAX_USER_TEXT_CHARS } from '../../src/protocol';
-import { InvalidSessionKeyError, buildSessionKey, parseSessionKey, type SessionKeyParts } from '../../src/sessions/session-key';
+import {
+  InvalidSessionKeyError,
+  buildSessionKey,
+  parseSessionKey,
+  type SessionKeyParts,
+} from '../../src/sessions/session-key';
 import { ConfigError, configFromEnv } from '../../src/config/keel-config';
 import { importTranscriptFile } from '../../src/transfer/import-jsonl';
 import { ToolRegistry } from '../../src/tools/registry';
@@ -30,23 +35,53 @@ const seed = announcedSeed('KEEL_FUZZ_SEED', 'hostile-input fuzz');
 
 /** Rows a refused request must not add (whole tables: a malformed key names no agent to filter by). */
 async function rowCounts(store: Store): Promise<[number, number]> {
-  const count = async (table: 'sessions' | 'transcript_entries') => Number((await store.db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
+  const count = async (table: 'sessions' | 'transcript_entries') =>
+    Number(
+      (
+        await store.db
+          .selectFrom(table)
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
   return [await count('sessions'), await count('transcript_entries')];
 }
 
 const hostileText = fc.oneof(
   fc.string({ unit: 'binary', maxLength: 120 }),
   fc.string({ maxLength: 40 }).map((s) => `${s}\u0000${s}\uD800`),
-  fc.constantFrom('', '  \n ', '\u0000', '\uDC00 alone', 'x'.repeat(MAX_USER_TEXT_CHARS + 1), '\u0001'.repeat(MAX_USER_TEXT_CHARS - 1_000)),
+  fc.constantFrom(
+    '',
+    '  \n ',
+    '\u0000',
+    '\uDC00 alone',
+    'x'.repeat(MAX_USER_TEXT_CHARS + 1),
+    '\u0001'.repeat(MAX_USER_TEXT_CHARS - 1_000),
+  ),
 );
 const VALID = 'a valid key';
 const hostileKey = fc.oneof(
   fc.constant(VALID),
   fc.string({ unit: 'binary', maxLength: 300 }),
   fc
-    .array(fc.oneof(fc.constantFrom('agent', 'main', 'subagent', 'cron', 'hook', 'thread', 'topic', 'dm', 'group', ''), fc.string({ maxLength: 8 })), { maxLength: 7 })
+    .array(
+      fc.oneof(
+        fc.constantFrom('agent', 'main', 'subagent', 'cron', 'hook', 'thread', 'topic', 'dm', 'group', ''),
+        fc.string({ maxLength: 8 }),
+      ),
+      { maxLength: 7 },
+    )
     .map((parts) => parts.join(':')),
-  fc.constantFrom(`agent:a:${'x'.repeat(300)}`, 'agent::main', 'agent:a b:main', 'cron:', 'hook:not-a-uuid', 'agent:a:subagent:nope', ':::', 'agent:a:main:thread:x:topic:y'),
+  fc.constantFrom(
+    `agent:a:${'x'.repeat(300)}`,
+    'agent::main',
+    'agent:a b:main',
+    'cron:',
+    'hook:not-a-uuid',
+    'agent:a:subagent:nope',
+    ':::',
+    'agent:a:main:thread:x:topic:y',
+  ),
 );
 
 describe.each(testDatabases())('hostile input on $name', (database) => {
@@ -71,7 +106,9 @@ describe.each(testDatabases())('hostile input on $name', (database) => {
             if (outcome.ok) reached.add(client.identify(key).workflowId);
             if (!outcome.ok) {
               // Refused before anything was sent: a request or key error naming what to fix, nothing written.
-              expect(outcome.error instanceof KeelRequestError || outcome.error instanceof InvalidSessionKeyError).toBe(true);
+              expect(outcome.error instanceof KeelRequestError || outcome.error instanceof InvalidSessionKeyError).toBe(
+                true,
+              );
               expect((outcome.error as Error).message.length).toBeGreaterThan(0);
               expect(await rowCounts(store)).toEqual(before);
               return;
@@ -83,11 +120,17 @@ describe.each(testDatabases())('hostile input on $name', (database) => {
           { seed, numRuns: 24 },
         );
       } finally {
-        await Promise.all([...reached].map((id) => client.temporal.workflow.getHandle(id).terminate('hostile-input run over').catch(() => undefined)));
+        await Promise.all(
+          [...reached].map((id) =>
+            client.temporal.workflow
+              .getHandle(id)
+              .terminate('hostile-input run over')
+              .catch(() => undefined),
+          ),
+        );
       }
       fake.respondWith(undefined);
-    }),
-  );
+    }));
 
   it('tool inputs that are not JSON objects, or nest 100k levels, never reach the tool; the turn answers and the session goes on', async () => {
     const ran: unknown[] = [];
@@ -107,7 +150,9 @@ describe.each(testDatabases())('hostile input on $name', (database) => {
       const inputs = ['"a bare string"', '[1,2,3]', 'null', deep];
       const before = fake.requests.length;
       fake.enqueue(
-        fakeReply.toolUse(inputs.map((inputJson, i) => ({ id: `toolu_bad_${i}`, name: 'lookup', input: {}, inputJson }))),
+        fakeReply.toolUse(
+          inputs.map((inputJson, i) => ({ id: `toolu_bad_${i}`, name: 'lookup', input: {}, inputJson })),
+        ),
         fakeReply.text('Those inputs were not usable.'),
         fakeReply.text('still here'),
       );
@@ -117,9 +162,18 @@ describe.each(testDatabases())('hostile input on $name', (database) => {
       expect(fake.requests.length - before).toBe(2);
       expect(JSON.stringify(fake.requests[before + 1]!.body.messages)).not.toContain('[[[[');
       // Every call was answered with an input error, and nothing stored holds the deep input.
-      const stored = await store.db.selectFrom('transcript_entries').select('payload').where('agent_id', '=', client.identify(key).agentId).orderBy('seq').execute();
-      const results = stored.map((r) => r.payload as unknown as { message?: { role: string; toolCallId: string; isError: boolean } }).filter((p) => p.message?.role === 'toolResult');
-      expect(results.map((p) => [p.message!.toolCallId, p.message!.isError])).toEqual(inputs.map((_, i) => [`toolu_bad_${i}`, true]));
+      const stored = await store.db
+        .selectFrom('transcript_entries')
+        .select('payload')
+        .where('agent_id', '=', client.identify(key).agentId)
+        .orderBy('seq')
+        .execute();
+      const results = stored
+        .map((r) => r.payload as unknown as { message?: { role: string; toolCallId: string; isError: boolean } })
+        .filter((p) => p.message?.role === 'toolResult');
+      expect(results.map((p) => [p.message!.toolCallId, p.message!.isError])).toEqual(
+        inputs.map((_, i) => [`toolu_bad_${i}`, true]),
+      );
       expect(JSON.stringify(stored)).not.toContain('[[[[');
       expect((await client.sendMessage(key, 'hello again')).reply).toBe('still here');
     });
@@ -138,13 +192,23 @@ describe.each(testDatabases())('the JSONL importer with generated lines on $name
     await rm(dir, { recursive: true, force: true });
   });
 
-  const header = (id: string) => JSON.stringify({ type: 'session', id, timestamp: '2026-01-01T00:00:00.000Z', version: 3 });
-  const message = (id: string, text: string) => JSON.stringify({ type: 'message', id, parentId: null, timestamp: '2026-01-01T00:00:01.000Z', message: { role: 'user', content: text } });
+  const header = (id: string) =>
+    JSON.stringify({ type: 'session', id, timestamp: '2026-01-01T00:00:00.000Z', version: 3 });
+  const message = (id: string, text: string) =>
+    JSON.stringify({
+      type: 'message',
+      id,
+      parentId: null,
+      timestamp: '2026-01-01T00:00:01.000Z',
+      message: { role: 'user', content: text },
+    });
   const generatedLine = fc.oneof(
     fc.string({ unit: 'binary', maxLength: 80 }).map((text) => ({ kind: 'message', text })),
     fc.json({ maxDepth: 4 }).map((text) => ({ kind: 'raw', text })),
     fc.string({ maxLength: 60 }).map((text) => ({ kind: 'raw', text })),
-    fc.constantFrom(300, 100_000).map((n) => ({ kind: 'raw', text: `{"type":"message","id":"deep","x":${'['.repeat(n)}${']'.repeat(n)}}` })),
+    fc
+      .constantFrom(300, 100_000)
+      .map((n) => ({ kind: 'raw', text: `{"type":"message","id":"deep","x":${'['.repeat(n)}${']'.repeat(n)}}` })),
   );
 
   it('imports what it can, drops the rest with line numbers, and writes nothing for a failed file', async () => {
@@ -157,7 +221,15 @@ describe.each(testDatabases())('the JSONL importer with generated lines on $name
         const file = join(dir, `${agentId}.jsonl`);
         await writeFile(file, [...(withHeader ? [header(`s-${agentId}`)] : []), ...body].join('\n'));
         const report = await importTranscriptFile({ db: store.db, agentId, file, rewriteRepaired: false });
-        const rows = Number((await store.db.selectFrom('transcript_entries').select((eb) => eb.fn.countAll<number>().as('n')).where('agent_id', '=', agentId).executeTakeFirstOrThrow()).n);
+        const rows = Number(
+          (
+            await store.db
+              .selectFrom('transcript_entries')
+              .select((eb) => eb.fn.countAll<number>().as('n'))
+              .where('agent_id', '=', agentId)
+              .executeTakeFirstOrThrow()
+          ).n,
+        );
         expect(['imported', 'repaired', 'failed']).toContain(report.status);
         expect(rows).toBe(report.status === 'failed' ? 0 : report.imported);
         for (const dropped of report.dropped) {
@@ -172,13 +244,22 @@ describe.each(testDatabases())('the JSONL importer with generated lines on $name
   it('drops a 100 MB line naming its line number, and imports the lines around it', async () => {
     const file = join(dir, 'huge.jsonl');
     const out = createWriteStream(file);
-    out.write(`${header('s-huge')}\n${message('before', 'small')}\n{"type":"message","id":"huge","message":{"role":"user","content":"`);
+    out.write(
+      `${header('s-huge')}\n${message('before', 'small')}\n{"type":"message","id":"huge","message":{"role":"user","content":"`,
+    );
     const chunk = 'y'.repeat(1024 * 1024);
-    for (let i = 0; i < 100; i++) if (!out.write(chunk)) await new Promise<void>((resolve) => out.once('drain', () => resolve()));
+    for (let i = 0; i < 100; i++)
+      if (!out.write(chunk)) await new Promise<void>((resolve) => out.once('drain', () => resolve()));
     out.write(`"}}\n${message('after', 'small too')}\n`);
     await new Promise<void>((resolve, reject) => out.end((err?: Error | null) => (err ? reject(err) : resolve())));
     const report = await importTranscriptFile({ db: store.db, agentId: 'huge', file, rewriteRepaired: false });
-    expect(report).toMatchObject({ status: 'repaired', imported: 3, dropped: [{ line: 3, reason: expect.stringMatching(/^line is 10485\d{4} bytes, over the \d+-byte import limit$/) }] });
+    expect(report).toMatchObject({
+      status: 'repaired',
+      imported: 3,
+      dropped: [
+        { line: 3, reason: expect.stringMatching(/^line is 10485\d{4} bytes, over the \d+-byte import limit$/) },
+      ],
+    });
     await rm(file);
   });
 });
@@ -186,22 +267,60 @@ describe.each(testDatabases())('the JSONL importer with generated lines on $name
 describe('the parsers the CLI uses, with generated input', () => {
   it('parseSessionKey returns parts that build the same key, or throws InvalidSessionKeyError', () => {
     fc.assert(
-      fc.property(fc.oneof(fc.string({ unit: 'binary', maxLength: 300 }), fc.array(fc.constantFrom('agent', 'a', 'main', 'subagent', 'cron', 'hook', 'dm', 'thread', 'x y', '', '0b8f3c1e-7d4a-4c2b-9f6e-1a2b3c4d5e6f'), { maxLength: 8 }).map((p) => p.join(':'))), (key) => {
-        let parsed: ReturnType<typeof parseSessionKey>;
-        try {
-          parsed = parseSessionKey(key);
-        } catch (err) {
-          expect(err).toBeInstanceOf(InvalidSessionKeyError);
-          return;
-        }
-        expect(buildSessionKey(parsed as unknown as SessionKeyParts)).toBe(key);
-      }),
+      fc.property(
+        fc.oneof(
+          fc.string({ unit: 'binary', maxLength: 300 }),
+          fc
+            .array(
+              fc.constantFrom(
+                'agent',
+                'a',
+                'main',
+                'subagent',
+                'cron',
+                'hook',
+                'dm',
+                'thread',
+                'x y',
+                '',
+                '0b8f3c1e-7d4a-4c2b-9f6e-1a2b3c4d5e6f',
+              ),
+              { maxLength: 8 },
+            )
+            .map((p) => p.join(':')),
+        ),
+        (key) => {
+          let parsed: ReturnType<typeof parseSessionKey>;
+          try {
+            parsed = parseSessionKey(key);
+          } catch (err) {
+            expect(err).toBeInstanceOf(InvalidSessionKeyError);
+            return;
+          }
+          expect(buildSessionKey(parsed as unknown as SessionKeyParts)).toBe(key);
+        },
+      ),
       { seed, numRuns: 500 },
     );
   });
 
   it('configFromEnv returns a config or throws ConfigError naming the variable', () => {
-    const variables = ['KEEL_ALLOWED_AGENTS', 'KEEL_CONTEXT_WINDOW', 'KEEL_MAX_ACTIVE_TRANSCRIPT_BYTES', 'KEEL_SUBAGENT_MAX_DEPTH', 'KEEL_WORKSPACE_ACCESS', 'KEEL_CODEC_SERVER_PORT', 'KEEL_ENCRYPTION_KEYS', 'KEEL_HISTORY_LIMITS', 'KEEL_RESET_HOUR', 'KEEL_TIMEZONE', 'KEEL_PROMPT_CACHING', 'KEEL_ENCRYPT_AT_REST', 'KEEL_WORKSPACE_WATCH', 'KEEL_DATABASE_PREPARED_STATEMENTS'];
+    const variables = [
+      'KEEL_ALLOWED_AGENTS',
+      'KEEL_CONTEXT_WINDOW',
+      'KEEL_MAX_ACTIVE_TRANSCRIPT_BYTES',
+      'KEEL_SUBAGENT_MAX_DEPTH',
+      'KEEL_WORKSPACE_ACCESS',
+      'KEEL_CODEC_SERVER_PORT',
+      'KEEL_ENCRYPTION_KEYS',
+      'KEEL_HISTORY_LIMITS',
+      'KEEL_RESET_HOUR',
+      'KEEL_TIMEZONE',
+      'KEEL_PROMPT_CACHING',
+      'KEEL_ENCRYPT_AT_REST',
+      'KEEL_WORKSPACE_WATCH',
+      'KEEL_DATABASE_PREPARED_STATEMENTS',
+    ];
     fc.assert(
       fc.property(fc.constantFrom(...variables), fc.string({ unit: 'binary', maxLength: 40 }), (variable, value) => {
         try {

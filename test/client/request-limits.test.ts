@@ -33,7 +33,9 @@ describe('requests refused before anything is created (PGlite)', () => {
       expect((error as KeelRequestError).field).toBe('text');
       expect((error as KeelRequestError).message).toContain(wording);
       if (size > 0) expect((error as KeelRequestError).message).toContain(String(MAX_USER_TEXT_CHARS));
-      await expect(client.temporal.workflow.getHandle(client.identify(key).workflowId).describe()).rejects.toBeInstanceOf(WorkflowNotFoundError);
+      await expect(
+        client.temporal.workflow.getHandle(client.identify(key).workflowId).describe(),
+      ).rejects.toBeInstanceOf(WorkflowNotFoundError);
       expect(await getSession(store.db, agent, key)).toBeUndefined();
     }),
   );
@@ -47,8 +49,7 @@ describe('requests refused before anything is created (PGlite)', () => {
       );
       expect(error).toBeInstanceOf(KeelRequestError);
       expect((error as KeelRequestError).message).toContain(`${MAX_REQUEST_BYTES} bytes`);
-    }),
-  );
+    }));
 
   it('an Update-with-Start the server refuses as a whole (FAILED_PRECONDITION) is admitted by Signal instead and answered once', () =>
     suite.withWorker(db.store, {}, async ({ client, fake }) => {
@@ -59,17 +60,23 @@ describe('requests refused before anything is created (PGlite)', () => {
       let refused = 0;
       const refuse = async (): Promise<never> => {
         refused += 1;
-        throw Object.assign(new Error('9 FAILED_PRECONDITION: Update-with-Start could not be executed.'), { code: 9, details: 'Update-with-Start could not be executed.', metadata: {} });
+        throw Object.assign(new Error('9 FAILED_PRECONDITION: Update-with-Start could not be executed.'), {
+          code: 9,
+          details: 'Update-with-Start could not be executed.',
+          metadata: {},
+        });
       };
       // Either way of sending it (waiting for the outcome in one trip, or for acceptance only).
       client.temporal.workflow.executeUpdateWithStart = refuse;
       client.temporal.workflow.startUpdateWithStart = refuse;
       expect((await client.sendMessage(key, 'hello')).reply).toBe('answered by way of the signal');
       expect(refused).toBe(1);
-      expect(await admissionKinds(client.temporal, client.identify(key).workflowId)).toEqual({ byUpdate: 0, bySignal: 1 });
+      expect(await admissionKinds(client.temporal, client.identify(key).workflowId)).toEqual({
+        byUpdate: 0,
+        bySignal: 1,
+      });
       expect(fake.requests).toHaveLength(1);
-    }),
-  );
+    }));
 
   it('compacting a session that does not exist fails as KeelUnknownSession and leaves no workflow running', () =>
     suite.withWorker(db.store, {}, async ({ client, store }) => {
@@ -80,46 +87,55 @@ describe('requests refused before anything is created (PGlite)', () => {
         (err: unknown) => err,
       );
       expect(error).toBeInstanceOf(ApplicationFailure);
-      expect([(error as ApplicationFailure).type, (error as ApplicationFailure).message]).toEqual([FailureTypes.UnknownSession, expect.stringContaining('has no session')]);
+      expect([(error as ApplicationFailure).type, (error as ApplicationFailure).message]).toEqual([
+        FailureTypes.UnknownSession,
+        expect.stringContaining('has no session'),
+      ]);
       const handle = client.temporal.workflow.getHandle(client.identify(key).workflowId);
       await handle.result();
       expect((await handle.describe()).status.name).toBe('COMPLETED');
       expect(await getSession(store.db, agent, key)).toBeUndefined();
       expect(await store.db.selectFrom('compactions').selectAll().where('agent_id', '=', agent).execute()).toEqual([]);
-    }),
-  );
+    }));
 
-  it('a worker with allowedAgents fails another agent\'s turn naming KEEL_ALLOWED_AGENTS, writes nothing, closes its workflow, and serves its own agents', () =>
-    suite.withWorker(db.store, { config: { allowedAgents: ['served'] } }, async ({ client, store, fake, taskQueue }) => {
-      const before = fake.requests.length;
-      const intruder = freshDurableAgent();
-      const error = await client.sendMessage(`agent:${intruder}:main`, 'let me in').then(
-        () => undefined,
-        (err: unknown) => err,
-      );
-      expect(error).toBeInstanceOf(ApplicationFailure);
-      expect((error as ApplicationFailure).type).toBe(FailureTypes.AgentNotAllowed);
-      expect((error as ApplicationFailure).message).toContain(`agent ${intruder} is not in KEEL_ALLOWED_AGENTS (served)`);
-      expect(fake.requests.length).toBe(before);
-      // The refused run closes instead of idling until its quiet period ends.
-      const refusedRun = client.temporal.workflow.getHandle(client.identify(`agent:${intruder}:main`).workflowId);
-      await refusedRun.result();
-      expect((await refusedRun.describe()).status.name).toBe('COMPLETED');
-      for (const table of ['sessions', 'transcript_entries', 'compactions', 'memory_notes'] as const) {
-        expect(await store.db.selectFrom(table).selectAll().where('agent_id', '=', intruder).execute()).toEqual([]);
-      }
-      fake.enqueue(fakeReply.text('welcome'));
-      expect((await client.sendMessage('agent:served:main', 'hello')).reply).toBe('welcome');
+  it("a worker with allowedAgents fails another agent's turn naming KEEL_ALLOWED_AGENTS, writes nothing, closes its workflow, and serves its own agents", () =>
+    suite.withWorker(
+      db.store,
+      { config: { allowedAgents: ['served'] } },
+      async ({ client, store, fake, taskQueue }) => {
+        const before = fake.requests.length;
+        const intruder = freshDurableAgent();
+        const error = await client.sendMessage(`agent:${intruder}:main`, 'let me in').then(
+          () => undefined,
+          (err: unknown) => err,
+        );
+        expect(error).toBeInstanceOf(ApplicationFailure);
+        expect((error as ApplicationFailure).type).toBe(FailureTypes.AgentNotAllowed);
+        expect((error as ApplicationFailure).message).toContain(
+          `agent ${intruder} is not in KEEL_ALLOWED_AGENTS (served)`,
+        );
+        expect(fake.requests.length).toBe(before);
+        // The refused run closes instead of idling until its quiet period ends.
+        const refusedRun = client.temporal.workflow.getHandle(client.identify(`agent:${intruder}:main`).workflowId);
+        await refusedRun.result();
+        expect((await refusedRun.describe()).status.name).toBe('COMPLETED');
+        for (const table of ['sessions', 'transcript_entries', 'compactions', 'memory_notes'] as const) {
+          expect(await store.db.selectFrom(table).selectAll().where('agent_id', '=', intruder).execute()).toEqual([]);
+        }
+        fake.enqueue(fakeReply.text('welcome'));
+        expect((await client.sendMessage('agent:served:main', 'hello')).reply).toBe('welcome');
 
-      // A client built with the same setting refuses before sending: no workflow starts.
-      const limited = new KeelClient({ connection: suite.env.connection, taskQueue, allowedAgents: ['served'] });
-      const refused = await limited.sendMessage(`agent:${intruder}:other`, 'let me in').then(
-        () => undefined,
-        (err: unknown) => err,
-      );
-      expect(refused).toBeInstanceOf(KeelRequestError);
-      expect((refused as KeelRequestError).field).toBe('KEEL_ALLOWED_AGENTS');
-      await expect(client.temporal.workflow.getHandle(client.identify(`agent:${intruder}:other`).workflowId).describe()).rejects.toBeInstanceOf(WorkflowNotFoundError);
-    }),
-  );
+        // A client built with the same setting refuses before sending: no workflow starts.
+        const limited = new KeelClient({ connection: suite.env.connection, taskQueue, allowedAgents: ['served'] });
+        const refused = await limited.sendMessage(`agent:${intruder}:other`, 'let me in').then(
+          () => undefined,
+          (err: unknown) => err,
+        );
+        expect(refused).toBeInstanceOf(KeelRequestError);
+        expect((refused as KeelRequestError).field).toBe('KEEL_ALLOWED_AGENTS');
+        await expect(
+          client.temporal.workflow.getHandle(client.identify(`agent:${intruder}:other`).workflowId).describe(),
+        ).rejects.toBeInstanceOf(WorkflowNotFoundError);
+      },
+    ));
 });

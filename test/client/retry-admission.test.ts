@@ -3,11 +3,14 @@ import { retryAdmission, isAdmissionRejected } from '../../src/client/retry-admi
 
 /** The shape the Temporal client gives a gRPC refusal: a ServiceError whose cause carries the code. */
 function refused(): Error {
-  const grpc = Object.assign(new Error('8 RESOURCE_EXHAUSTED: limit on number of concurrent in-flight updates has been reached (10)'), {
-    code: 8,
-    details: 'limit reached',
-    metadata: { get: () => [] },
-  });
+  const grpc = Object.assign(
+    new Error('8 RESOURCE_EXHAUSTED: limit on number of concurrent in-flight updates has been reached (10)'),
+    {
+      code: 8,
+      details: 'limit reached',
+      metadata: { get: () => [] },
+    },
+  );
   return Object.assign(new Error('Workflow Update failed'), { cause: grpc });
 }
 
@@ -38,15 +41,23 @@ describe('retryAdmission', () => {
   });
 
   it('gives up at the deadline with the refusal', async () => {
-    await expect(retryAdmission(async () => Promise.reject(refused()), { deadlineMs: 0, sleep: async () => {} })).rejects.toThrow('Workflow Update failed');
+    await expect(
+      retryAdmission(async () => Promise.reject(refused()), { deadlineMs: 0, sleep: async () => {} }),
+    ).rejects.toThrow('Workflow Update failed');
   });
 
   it('retries an Update the server reports as never processed (its run continued-as-new first)', () => {
     const unprocessed = Object.assign(new Error('Workflow Update failed'), {
-      cause: ApplicationFailure.create({ message: "Workflow Update is rejected because it wasn't processed by worker.", type: 'UnprocessedUpdate', nonRetryable: true }),
+      cause: ApplicationFailure.create({
+        message: "Workflow Update is rejected because it wasn't processed by worker.",
+        type: 'UnprocessedUpdate',
+        nonRetryable: true,
+      }),
     });
     expect(isAdmissionRejected(unprocessed)).toBe(true);
-    const ranAndFailed = Object.assign(new Error('Workflow Update failed'), { cause: ApplicationFailure.create({ message: 'tool broke', type: 'KeelInvalidInput' }) });
+    const ranAndFailed = Object.assign(new Error('Workflow Update failed'), {
+      cause: ApplicationFailure.create({ message: 'tool broke', type: 'KeelInvalidInput' }),
+    });
     expect(isAdmissionRejected(ranAndFailed)).toBe(false);
   });
 

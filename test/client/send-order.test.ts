@@ -38,54 +38,68 @@ async function allReplies(sends: ReadonlyArray<Promise<TurnResult>>): Promise<Tu
 describe.each(testDatabases())('the order of one client’s sends on $name', (database) => {
   const db = suite.storePerTest(database);
 
-  it('stores 200 sends of one client in the order they were made', () =>
-    suite.withWorker(db.store, {}, async ({ client, store, fake }) => {
-      fake.respondWith((request) => fakeReply.text(`reply to ${lastUserText(request)}`));
-      // The suite's fake serves every test: this test's requests start here.
-      const before = fake.requests.length;
-      const agent = freshDurableAgent();
-      const key = `agent:${agent}:main`;
-      const texts = Array.from({ length: 200 }, (_, i) => `one client ${i}`);
-      const replies = await allReplies(texts.map((t) => client.sendMessage(key, t)));
-      replies.forEach((r, i) => expect(r.reply).toBe(`reply to ${texts[i]}`));
-      expect(await storedUserTexts(store, agent, key)).toEqual(texts);
-      // What the model was asked: each message once, in the same order.
-      expect(fake.requests.slice(before).map(lastUserText)).toEqual(texts);
-    }), 900_000);
+  it(
+    'stores 200 sends of one client in the order they were made',
+    () =>
+      suite.withWorker(db.store, {}, async ({ client, store, fake }) => {
+        fake.respondWith((request) => fakeReply.text(`reply to ${lastUserText(request)}`));
+        // The suite's fake serves every test: this test's requests start here.
+        const before = fake.requests.length;
+        const agent = freshDurableAgent();
+        const key = `agent:${agent}:main`;
+        const texts = Array.from({ length: 200 }, (_, i) => `one client ${i}`);
+        const replies = await allReplies(texts.map((t) => client.sendMessage(key, t)));
+        replies.forEach((r, i) => expect(r.reply).toBe(`reply to ${texts[i]}`));
+        expect(await storedUserTexts(store, agent, key)).toEqual(texts);
+        // What the model was asked: each message once, in the same order.
+        expect(fake.requests.slice(before).map(lastUserText)).toEqual(texts);
+      }),
+    900_000,
+  );
 
-  it('keeps each of four clients’ 50 sends in its own order while they interleave', () =>
-    suite.withWorker(db.store, {}, async ({ store, fake, taskQueue }) => {
-      fake.respondWith((request) => fakeReply.text(`reply to ${lastUserText(request)}`));
-      const before = fake.requests.length;
-      const agent = freshDurableAgent();
-      const key = `agent:${agent}:main`;
-      // Four separate clients, each with its own line.
-      const clients: KeelClient[] = Array.from({ length: 4 }, () => keelClient(suite.env, taskQueue));
-      const sends: Array<Promise<TurnResult>> = [];
-      for (let i = 0; i < 50; i++) clients.forEach((c, k) => sends.push(c.sendMessage(key, `client ${k} send ${i}`)));
-      await allReplies(sends);
-      const stored = await storedUserTexts(store, agent, key);
-      expect(stored).toHaveLength(200);
-      expect(new Set(stored).size).toBe(200);
-      for (let k = 0; k < 4; k++) {
-        expect(stored.filter((t) => t.startsWith(`client ${k} `))).toEqual(Array.from({ length: 50 }, (_, i) => `client ${k} send ${i}`));
-      }
-      expect(fake.requests.slice(before).map(lastUserText)).toEqual(stored);
-    }), 900_000);
+  it(
+    'keeps each of four clients’ 50 sends in its own order while they interleave',
+    () =>
+      suite.withWorker(db.store, {}, async ({ store, fake, taskQueue }) => {
+        fake.respondWith((request) => fakeReply.text(`reply to ${lastUserText(request)}`));
+        const before = fake.requests.length;
+        const agent = freshDurableAgent();
+        const key = `agent:${agent}:main`;
+        // Four separate clients, each with its own line.
+        const clients: KeelClient[] = Array.from({ length: 4 }, () => keelClient(suite.env, taskQueue));
+        const sends: Array<Promise<TurnResult>> = [];
+        for (let i = 0; i < 50; i++) clients.forEach((c, k) => sends.push(c.sendMessage(key, `client ${k} send ${i}`)));
+        await allReplies(sends);
+        const stored = await storedUserTexts(store, agent, key);
+        expect(stored).toHaveLength(200);
+        expect(new Set(stored).size).toBe(200);
+        for (let k = 0; k < 4; k++) {
+          expect(stored.filter((t) => t.startsWith(`client ${k} `))).toEqual(
+            Array.from({ length: 50 }, (_, i) => `client ${k} send ${i}`),
+          );
+        }
+        expect(fake.requests.slice(before).map(lastUserText)).toEqual(stored);
+      }),
+    900_000,
+  );
 
-  it('keeps sends spaced while a slow model holds each turn in the order they were made', () =>
-    suite.withWorker(db.store, {}, async ({ client, store, fake }) => {
-      fake.respondWith((request) => fakeReply.text(`reply to ${lastUserText(request)}`, { delayMs: 300 }));
-      const agent = freshDurableAgent();
-      const key = `agent:${agent}:main`;
-      const texts = Array.from({ length: 20 }, (_, i) => `spaced ${i}`);
-      const sends: Array<Promise<TurnResult>> = [];
-      for (const t of texts) {
-        sends.push(client.sendMessage(key, t));
-        // A send lands while the one before is admitted, waiting its turn, or answering.
-        await new Promise((r) => setTimeout(r, 50));
-      }
-      await allReplies(sends);
-      expect(await storedUserTexts(store, agent, key)).toEqual(texts);
-    }), 300_000);
+  it(
+    'keeps sends spaced while a slow model holds each turn in the order they were made',
+    () =>
+      suite.withWorker(db.store, {}, async ({ client, store, fake }) => {
+        fake.respondWith((request) => fakeReply.text(`reply to ${lastUserText(request)}`, { delayMs: 300 }));
+        const agent = freshDurableAgent();
+        const key = `agent:${agent}:main`;
+        const texts = Array.from({ length: 20 }, (_, i) => `spaced ${i}`);
+        const sends: Array<Promise<TurnResult>> = [];
+        for (const t of texts) {
+          sends.push(client.sendMessage(key, t));
+          // A send lands while the one before is admitted, waiting its turn, or answering.
+          await new Promise((r) => setTimeout(r, 50));
+        }
+        await allReplies(sends);
+        expect(await storedUserTexts(store, agent, key)).toEqual(texts);
+      }),
+    300_000,
+  );
 });

@@ -21,7 +21,9 @@ describe.each(testDatabases())('compactionWorkflow on a real Temporal dev server
   it('summarizes chunks in parallel, merges, writes one compaction entry with counters, and fires each hook once', async () => {
     const before: BeforeCompactionEvent[] = [];
     const after: AfterCompactionEvent[] = [];
-    const hooks = new CompactionHooks().on('before_compaction', (e) => void before.push(e)).on('after_compaction', (e) => void after.push(e));
+    const hooks = new CompactionHooks()
+      .on('before_compaction', (e) => void before.push(e))
+      .on('after_compaction', (e) => void after.push(e));
     await suite.withWorker(db.store, { deps: { compactionHooks: hooks } }, async (w) => {
       const { store, fake } = w;
       const s = await seedSession(store.db, 16);
@@ -49,7 +51,14 @@ describe.each(testDatabases())('compactionWorkflow on a real Temporal dev server
       expect(session!.compaction_failures).toBe(0);
 
       const row = await getCompaction(store.db, s.agentId, result.compactionId);
-      expect(row).toMatchObject({ status: 'succeeded', degraded: false, attempts: 1, tokens_after: result.tokensAfter, first_kept_entry_id: 'm14', entry_id: result.entryId });
+      expect(row).toMatchObject({
+        status: 'succeeded',
+        degraded: false,
+        attempts: 1,
+        tokens_after: result.tokensAfter,
+        first_kept_entry_id: 'm14',
+        entry_id: result.entryId,
+      });
 
       const active = await loadActiveEntries(store.db, s.agentId, s.sessionId);
       expect(active.compaction!.summary).toContain('Merged summary');
@@ -59,7 +68,12 @@ describe.each(testDatabases())('compactionWorkflow on a real Temporal dev server
 
       expect(before).toHaveLength(1);
       expect(after).toHaveLength(1);
-      expect(after[0]).toMatchObject({ compactionId: result.compactionId, status: 'succeeded', degraded: false, tokensAfter: result.tokensAfter });
+      expect(after[0]).toMatchObject({
+        compactionId: result.compactionId,
+        status: 'succeeded',
+        degraded: false,
+        tokensAfter: result.tokensAfter,
+      });
     });
   });
 
@@ -69,25 +83,51 @@ describe.each(testDatabases())('compactionWorkflow on a real Temporal dev server
       // Two short messages: the summary budget grows with what it replaces, but its floor still outweighs them.
       const s = await seedSession(store.db, 2);
       // A summarizer that writes far more than the short messages it summarizes.
-      fake.respondWith(() => fakeReply.text(`Chunk summary. ${'The user and the assistant discussed the migration at length. '.repeat(60)}`));
+      fake.respondWith(() =>
+        fakeReply.text(`Chunk summary. ${'The user and the assistant discussed the migration at length. '.repeat(60)}`),
+      );
 
       const result = await runCompaction(w, s, { trigger: 'threshold', keepRecentTokens: 100 });
-      expect(result).toMatchObject({ status: 'skipped', entryId: null, tokensAfter: result.tokensBefore, skip: { reason: 'no-gain', wouldBeTokens: expect.any(Number) } });
-      expect(result.skip?.reason === 'no-gain' && result.skip.wouldBeTokens).toBeGreaterThanOrEqual(result.tokensBefore);
+      expect(result).toMatchObject({
+        status: 'skipped',
+        entryId: null,
+        tokensAfter: result.tokensBefore,
+        skip: { reason: 'no-gain', wouldBeTokens: expect.any(Number) },
+      });
+      expect(result.skip?.reason === 'no-gain' && result.skip.wouldBeTokens).toBeGreaterThanOrEqual(
+        result.tokensBefore,
+      );
       expect(await countCompactionEntries(store.db, s.agentId, s.sessionId)).toBe(0);
-      expect(await getCompaction(store.db, s.agentId, result.compactionId)).toMatchObject({ status: 'skipped', entry_id: null, tokens_after: result.tokensBefore });
+      expect(await getCompaction(store.db, s.agentId, result.compactionId)).toMatchObject({
+        status: 'skipped',
+        entry_id: null,
+        tokens_after: result.tokensBefore,
+      });
       // The session records a compaction that reclaimed nothing: the storm hold keeps the next turns from trying again.
       const session = await getSession(store.db, s.agentId, s.sessionKey);
-      expect(session).toMatchObject({ compaction_count: 0, last_compaction_tokens_before: result.tokensBefore, last_compaction_tokens_after: result.tokensBefore });
+      expect(session).toMatchObject({
+        compaction_count: 0,
+        last_compaction_tokens_before: result.tokensBefore,
+        last_compaction_tokens_after: result.tokensBefore,
+      });
       expect((await loadActiveEntries(store.db, s.agentId, s.sessionId)).rows).toHaveLength(2);
 
       // Asked for by a person, the same checkpoint is no success either: skipped, saying what it would have cost.
       const sent = fake.requests.length;
       const manual = await runCompaction(w, s, { trigger: 'manual', keepRecentTokens: 0 });
       expect(fake.requests.length).toBeGreaterThan(sent);
-      expect(manual).toMatchObject({ status: 'skipped', entryId: null, tokensAfter: manual.tokensBefore, skip: { reason: 'no-gain' } });
+      expect(manual).toMatchObject({
+        status: 'skipped',
+        entryId: null,
+        tokensAfter: manual.tokensBefore,
+        skip: { reason: 'no-gain' },
+      });
       expect(manual.skip?.reason === 'no-gain' && manual.skip.wouldBeTokens).toBeGreaterThan(manual.tokensBefore);
-      expect(await getCompaction(store.db, s.agentId, manual.compactionId)).toMatchObject({ status: 'skipped', trigger: 'manual', entry_id: null });
+      expect(await getCompaction(store.db, s.agentId, manual.compactionId)).toMatchObject({
+        status: 'skipped',
+        trigger: 'manual',
+        entry_id: null,
+      });
       expect(await countCompactionEntries(store.db, s.agentId, s.sessionId)).toBe(0);
       expect((await loadActiveEntries(store.db, s.agentId, s.sessionId)).rows.map((r) => r.id)).toEqual(['m0', 'm1']);
       expect(await getSession(store.db, s.agentId, s.sessionKey)).toMatchObject({ compaction_count: 0 });
@@ -124,20 +164,39 @@ describe.each(testDatabases())('compactionWorkflow on a real Temporal dev server
       expect(first.compaction!.summary.startsWith(EXTRACTIVE_SUMMARY_HEADER)).toBe(true);
       expect(first.compaction!.summary).not.toContain('No prior history');
       for (let i = 0; i < 4; i++) expect(first.compaction!.summary).toContain(`/srv/app/module-${i}.ts`);
-      expect(await getCompaction(store.db, s.agentId, degraded.compactionId)).toMatchObject({ status: 'succeeded', degraded: true });
+      expect(await getCompaction(store.db, s.agentId, degraded.compactionId)).toMatchObject({
+        status: 'succeeded',
+        degraded: true,
+      });
 
       const failed = await compactionsList({ db: store.db, failed: true, agentId: s.agentId, json: true });
       expect(failed.compactions.map((c) => c.id)).toEqual([degraded.compactionId]);
 
       fake.respondWith(goodSummarizer);
       const temporalClient = w.client.temporal;
-      const retry = await compactionsRetry({ db: store.db, temporalClient, taskQueue: w.taskQueue, agentId: s.agentId, id: degraded.compactionId, keepRecentTokens: 0, json: true });
+      const retry = await compactionsRetry({
+        db: store.db,
+        temporalClient,
+        taskQueue: w.taskQueue,
+        agentId: s.agentId,
+        id: degraded.compactionId,
+        keepRecentTokens: 0,
+        json: true,
+      });
       expect(retry.started).toBe(true);
-      const result = (await temporalClient.workflow.getHandle(retry.workflowId).result()) as { compactionId: string; degraded: boolean };
+      const result = (await temporalClient.workflow.getHandle(retry.workflowId).result()) as {
+        compactionId: string;
+        degraded: boolean;
+      };
       expect(result).toMatchObject({ compactionId: retry.compactionId, degraded: false });
 
       const row = await getCompaction(store.db, s.agentId, retry.compactionId!);
-      expect(row).toMatchObject({ status: 'succeeded', degraded: false, retry_of: degraded.compactionId, trigger: 'manual' });
+      expect(row).toMatchObject({
+        status: 'succeeded',
+        degraded: false,
+        retry_of: degraded.compactionId,
+        trigger: 'manual',
+      });
       const shown = await compactionsShow({ db: store.db, agentId: s.agentId, id: retry.compactionId!, json: true });
       expect(shown.compaction.retryOf).toBe(degraded.compactionId);
       const session = await getSession(store.db, s.agentId, s.sessionKey);
@@ -170,7 +229,8 @@ describe.each(testDatabases())('compactionWorkflow on a real Temporal dev server
       // The conversation part holds only the entries since the first cut (the previous summary may quote the last request).
       const conversation = prompt.split('<conversation>')[1]!.split('</conversation>')[0]!;
       for (let i = 6; i < 12; i++) expect(conversation).toContain(`Message ${i}:`);
-      for (const i of [0, 1, 2, 3, 4, 5, 12, 13]) expect(prompt).not.toMatch(new RegExp(`\\[(?:User|Assistant)\\]: Message ${i}:`));
+      for (const i of [0, 1, 2, 3, 4, 5, 12, 13])
+        expect(prompt).not.toMatch(new RegExp(`\\[(?:User|Assistant)\\]: Message ${i}:`));
       expect(await countCompactionEntries(store.db, s.agentId, s.sessionId)).toBe(2);
       expect((await getSession(store.db, s.agentId, s.sessionKey))!.compaction_count).toBe(2);
     }));
@@ -187,7 +247,10 @@ describe.each(testDatabases())('compactionWorkflow on a real Temporal dev server
       expect(b.entryId).toBe(a.entryId);
       expect(await countCompactionEntries(store.db, s.agentId, s.sessionId)).toBe(1);
       expect((await getSession(store.db, s.agentId, s.sessionKey))!.compaction_count).toBe(1);
-      expect(await getCompaction(store.db, s.agentId, compactionId)).toMatchObject({ status: 'succeeded', attempts: 1 });
+      expect(await getCompaction(store.db, s.agentId, compactionId)).toMatchObject({
+        status: 'succeeded',
+        attempts: 1,
+      });
 
       // The record write itself: a repeated call inserts nothing and leaves the counters alone.
       const again = await writeCompactionRecord(store.db, {

@@ -41,37 +41,49 @@ describe.each(testDatabases())('spoken facts through the compaction workflow on 
 
   it('keeps every planted fact with its time through 10 stacked extractive compactions of an imported session', () =>
     // The smallest window share an operator may set: the budget binds, and routine items make room for the facts.
-    suite.withWorker(db.store, { config: { anthropicApiKey: undefined, anthropicBaseUrl: undefined, summaryMaxWindowShare: SHARE } }, async (w) => {
-      const { store, fake } = w;
-      const agentId = freshAgent();
-      const sessionKey = `agent:${agentId}:main`;
-      const sessionId = randomUUID();
-      await ensureSession(store.db, { agentId, sessionKey, newSessionId: sessionId, now: new Date() });
-      const s = { agentId, sessionKey, sessionId, entryIds: [] };
-      const { entries, plantedAt } = plantedSession(sessionId);
-      const file = join(dir, 'session.jsonl');
-      const sent = fake.requests.length;
+    suite.withWorker(
+      db.store,
+      { config: { anthropicApiKey: undefined, anthropicBaseUrl: undefined, summaryMaxWindowShare: SHARE } },
+      async (w) => {
+        const { store, fake } = w;
+        const agentId = freshAgent();
+        const sessionKey = `agent:${agentId}:main`;
+        const sessionId = randomUUID();
+        await ensureSession(store.db, { agentId, sessionKey, newSessionId: sessionId, now: new Date() });
+        const s = { agentId, sessionKey, sessionId, entryIds: [] };
+        const { entries, plantedAt } = plantedSession(sessionId);
+        const file = join(dir, 'session.jsonl');
+        const sent = fake.requests.length;
 
-      for (let k = 1; k <= COMPACTIONS; k++) {
-        // The header and the first k tenths of the lines: an import adds only the new ones.
-        await writeFile(file, joinLines(toLines(entries.slice(0, 1 + Math.round((k * (entries.length - 1)) / COMPACTIONS)))));
-        const report = await importTranscriptFile({ db: store.db, agentId, file, sessionId });
-        expect(report.status).not.toBe('failed');
-        const last = k === COMPACTIONS;
-        const result = await runCompaction(w, s, { contextWindowTokens: WINDOW, trigger: last ? 'manual' : 'threshold', keepRecentTokens: last ? 0 : 3_000 });
-        expect(result).toMatchObject({ status: 'succeeded', degraded: true });
-      }
+        for (let k = 1; k <= COMPACTIONS; k++) {
+          // The header and the first k tenths of the lines: an import adds only the new ones.
+          await writeFile(
+            file,
+            joinLines(toLines(entries.slice(0, 1 + Math.round((k * (entries.length - 1)) / COMPACTIONS)))),
+          );
+          const report = await importTranscriptFile({ db: store.db, agentId, file, sessionId });
+          expect(report.status).not.toBe('failed');
+          const last = k === COMPACTIONS;
+          const result = await runCompaction(w, s, {
+            contextWindowTokens: WINDOW,
+            trigger: last ? 'manual' : 'threshold',
+            keepRecentTokens: last ? 0 : 3_000,
+          });
+          expect(result).toMatchObject({ status: 'succeeded', degraded: true });
+        }
 
-      expect(fake.requests.length).toBe(sent);
-      expect(await listCompactions(store.db, { agentId, limit: 20 })).toHaveLength(COMPACTIONS);
-      const summary = (await loadActiveEntries(store.db, agentId, sessionId)).compaction!.summary;
-      expect(summary.startsWith(EXTRACTIVE_SUMMARY_HEADER)).toBe(true);
-      expect(summary).toContain(`over ${COMPACTIONS} compactions.`);
-      for (const fact of PLANTED_FACTS) expect(summary).toContain(`[${plantedAt.get(fact.text)}] ${fact.role}: ${fact.text}`);
-      const prose = summary.split(`\n${PRESERVED_IDENTIFIERS_HEADING}`)[0]!;
-      expect(prose.length).toBeLessThanOrEqual(summaryCharBudget(WINDOW, undefined, SHARE));
-      expect(summary).not.toContain('Please look at the queue metrics for shard 0.');
-    }));
+        expect(fake.requests.length).toBe(sent);
+        expect(await listCompactions(store.db, { agentId, limit: 20 })).toHaveLength(COMPACTIONS);
+        const summary = (await loadActiveEntries(store.db, agentId, sessionId)).compaction!.summary;
+        expect(summary.startsWith(EXTRACTIVE_SUMMARY_HEADER)).toBe(true);
+        expect(summary).toContain(`over ${COMPACTIONS} compactions.`);
+        for (const fact of PLANTED_FACTS)
+          expect(summary).toContain(`[${plantedAt.get(fact.text)}] ${fact.role}: ${fact.text}`);
+        const prose = summary.split(`\n${PRESERVED_IDENTIFIERS_HEADING}`)[0]!;
+        expect(prose.length).toBeLessThanOrEqual(summaryCharBudget(WINDOW, undefined, SHARE));
+        expect(summary).not.toContain('Please look at the queue metrics for shard 0.');
+      },
+    ));
 
   it('asks a summarizer that dropped a decision to quote it, then appends it verbatim with its time', () =>
     suite.withWorker(db.store, {}, async (w) => {
@@ -81,9 +93,18 @@ describe.each(testDatabases())('spoken facts through the compaction workflow on 
       const at = Date.UTC(2026, 2, 4, 14, 10);
       const message: AgentMessage = { role: 'user', content: `About the ledger race. ${decision}`, timestamp: at };
       const parentId = s.entryIds.at(-1)!;
-      await appendEntries(store.db, s.agentId, s.sessionId, [{ entry: { type: 'message', id: 'm-decision', parentId, timestamp: new Date(at).toISOString(), message }, tokenEstimate: estimateTokens(message) }]);
+      await appendEntries(store.db, s.agentId, s.sessionId, [
+        {
+          entry: { type: 'message', id: 'm-decision', parentId, timestamp: new Date(at).toISOString(), message },
+          tokenEstimate: estimateTokens(message),
+        },
+      ]);
       // A summarizer that paraphrases the decision away, also when asked again.
-      fake.respondWith(() => fakeReply.text('## Goal\nFix the ledger race.\n\n## Decisions\n- Locking was discussed.\n\n## Constraints\n- none'));
+      fake.respondWith(() =>
+        fakeReply.text(
+          '## Goal\nFix the ledger race.\n\n## Decisions\n- Locking was discussed.\n\n## Constraints\n- none',
+        ),
+      );
       const sent = fake.requests.length;
 
       await runCompaction(w, s, { trigger: 'manual', keepRecentTokens: 0 });

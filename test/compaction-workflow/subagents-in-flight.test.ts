@@ -8,7 +8,13 @@ import type { Kysely } from 'kysely';
 import { testDatabases } from '../support/databases';
 import { fakeReply } from '../../src/testing';
 import { integrationSuite } from '../support/integration';
-import { freshDurableAgent, isFlushRequest, isSummarizerRequest, isSummaryOnConversationRequest, realisticMessage } from '../support/durable-turn-helpers';
+import {
+  freshDurableAgent,
+  isFlushRequest,
+  isSummarizerRequest,
+  isSummaryOnConversationRequest,
+  realisticMessage,
+} from '../support/durable-turn-helpers';
 import { goodSummarizer, promptOf, seedSession } from './support';
 import { loadActiveEntries } from '../../src/store/entries-repo';
 import { getSession } from '../../src/store/sessions-repo';
@@ -34,7 +40,20 @@ async function insertRun(db: Kysely<Database>, r: Run): Promise<string> {
   const child = `agent:${r.agentId}:subagent:${r.id}`;
   await db
     .insertInto('subagent_runs')
-    .values({ id: r.id, agent_id: r.agentId, parent_session_key: r.parent, child_session_key: child, mode: 'run', depth: 1, status: r.status, task: r.task, result: null, workflow_id: null, created_at: r.createdAt, ended_at: null })
+    .values({
+      id: r.id,
+      agent_id: r.agentId,
+      parent_session_key: r.parent,
+      child_session_key: child,
+      mode: 'run',
+      depth: 1,
+      status: r.status,
+      task: r.task,
+      result: null,
+      workflow_id: null,
+      created_at: r.createdAt,
+      ended_at: null,
+    })
     .execute();
   return child;
 }
@@ -57,13 +76,47 @@ describe.each(testDatabases())('subagents in flight at compaction on $name', (da
 
       const longTask = `Run the full test suite of the billing service and report every failure with its stack trace. ${'Include the flaky ones. '.repeat(20)}`;
       const t0 = Date.UTC(2026, 10, 23, 9, 0);
-      const audit = await insertRun(store.db, { id: `sub-${randomUUID()}`, agentId: agent, parent: key, status: 'running', task: 'Audit src/billing for unhandled errors', createdAt: new Date(t0) });
-      const tests = await insertRun(store.db, { id: `sub-${randomUUID()}`, agentId: agent, parent: key, status: 'running', task: longTask, createdAt: new Date(t0 + 1000) });
+      const audit = await insertRun(store.db, {
+        id: `sub-${randomUUID()}`,
+        agentId: agent,
+        parent: key,
+        status: 'running',
+        task: 'Audit src/billing for unhandled errors',
+        createdAt: new Date(t0),
+      });
+      const tests = await insertRun(store.db, {
+        id: `sub-${randomUUID()}`,
+        agentId: agent,
+        parent: key,
+        status: 'running',
+        task: longTask,
+        createdAt: new Date(t0 + 1000),
+      });
       // Not in flight, or not this session's: never listed.
-      await insertRun(store.db, { id: `sub-${randomUUID()}`, agentId: agent, parent: key, status: 'completed', task: 'Finished long ago', createdAt: new Date(t0 - 1000) });
-      await insertRun(store.db, { id: `sub-${randomUUID()}`, agentId: agent, parent: `agent:${agent}:other`, status: 'running', task: 'Another session’s child', createdAt: new Date(t0) });
+      await insertRun(store.db, {
+        id: `sub-${randomUUID()}`,
+        agentId: agent,
+        parent: key,
+        status: 'completed',
+        task: 'Finished long ago',
+        createdAt: new Date(t0 - 1000),
+      });
+      await insertRun(store.db, {
+        id: `sub-${randomUUID()}`,
+        agentId: agent,
+        parent: `agent:${agent}:other`,
+        status: 'running',
+        task: 'Another session’s child',
+        createdAt: new Date(t0),
+      });
 
-      fake.respondWith((request) => (isSummarizerRequest(request) ? goodSummarizer(request) : isFlushRequest(request) ? fakeReply.text('NO_REPLY') : undefined));
+      fake.respondWith((request) =>
+        isSummarizerRequest(request)
+          ? goodSummarizer(request)
+          : isFlushRequest(request)
+            ? fakeReply.text('NO_REPLY')
+            : undefined,
+      );
       expect((await client.compact(key, { keepRecentTokens: 0 })).status).toBe('succeeded');
       fake.respondWith(undefined);
 
@@ -72,7 +125,11 @@ describe.each(testDatabases())('subagents in flight at compaction on $name', (da
       const lines = section.split('\n').filter((l) => l.startsWith('- '));
       expect(lines).toEqual([
         `- ${audit.split(':').at(-1)} (running, session ${audit}): Audit src/billing for unhandled errors`,
-        expect.stringMatching(new RegExp(`^- ${tests.split(':').at(-1)} \\(running, session ${tests}\\): Run the full test suite of the billing service`)),
+        expect.stringMatching(
+          new RegExp(
+            `^- ${tests.split(':').at(-1)} \\(running, session ${tests}\\): Run the full test suite of the billing service`,
+          ),
+        ),
       ]);
       // The task is cut to ~200 characters (the child has it whole).
       expect(lines[1]!.endsWith('…')).toBe(true);
@@ -90,9 +147,19 @@ describe.each(testDatabases())('subagents in flight at compaction on $name', (da
       expect(sent).toContain('Audit src/billing for unhandled errors');
 
       // The audit ends; the next compaction lists the tests only, once, and the summarizer never sees the stale list.
-      await store.db.updateTable('subagent_runs').set({ status: 'completed', ended_at: new Date() }).where('child_session_key', '=', audit).execute();
+      await store.db
+        .updateTable('subagent_runs')
+        .set({ status: 'completed', ended_at: new Date() })
+        .where('child_session_key', '=', audit)
+        .execute();
       const before = fake.requests.length;
-      fake.respondWith((request) => (isSummarizerRequest(request) ? goodSummarizer(request) : isFlushRequest(request) ? fakeReply.text('NO_REPLY') : undefined));
+      fake.respondWith((request) =>
+        isSummarizerRequest(request)
+          ? goodSummarizer(request)
+          : isFlushRequest(request)
+            ? fakeReply.text('NO_REPLY')
+            : undefined,
+      );
       expect((await client.compact(key, { keepRecentTokens: 0 })).status).toBe('succeeded');
       fake.respondWith(undefined);
       const summarizerRequests = fake.requests.slice(before).filter(isSummarizerRequest);
@@ -100,7 +167,10 @@ describe.each(testDatabases())('subagents in flight at compaction on $name', (da
       for (const request of summarizerRequests) {
         const messages = request.body.messages ?? [];
         // On the prompt cache the conversation is the turn's, stale list included: the request says to leave it out.
-        if (isSummaryOnConversationRequest(request)) expect(JSON.stringify(messages[messages.length - 1]!.content)).toContain('Leave out its \\"## Subagents in flight\\" list');
+        if (isSummaryOnConversationRequest(request))
+          expect(JSON.stringify(messages[messages.length - 1]!.content)).toContain(
+            'Leave out its \\"## Subagents in flight\\" list',
+          );
         else expect(promptOf(request)).not.toContain('Subagents in flight');
       }
       const second = await summaryOf(store.db, agent, key);
@@ -112,10 +182,20 @@ describe.each(testDatabases())('subagents in flight at compaction on $name', (da
   it('the extractive summary (no model) lists them too, and a session with none gets no section', async () => {
     const s = await seedSession(db.store.db, 6, freshDurableAgent());
     const quiet = await seedSession(db.store.db, 6, freshDurableAgent());
-    const child = await insertRun(db.store.db, { id: `sub-${randomUUID()}`, agentId: s.agentId, parent: s.sessionKey, status: 'running', task: 'Migrate the invoices table', createdAt: new Date() });
+    const child = await insertRun(db.store.db, {
+      id: `sub-${randomUUID()}`,
+      agentId: s.agentId,
+      parent: s.sessionKey,
+      status: 'running',
+      task: 'Migrate the invoices table',
+      createdAt: new Date(),
+    });
     const noModel = { config: { anthropicApiKey: undefined, anthropicBaseUrl: undefined } };
     await suite.withWorker(db.store, noModel, async ({ client, store }) => {
-      expect(await client.compact(s.sessionKey, { keepRecentTokens: 0 })).toMatchObject({ status: 'succeeded', degraded: true });
+      expect(await client.compact(s.sessionKey, { keepRecentTokens: 0 })).toMatchObject({
+        status: 'succeeded',
+        degraded: true,
+      });
       const summary = await summaryOf(store.db, s.agentId, s.sessionKey);
       expect(summary.startsWith(EXTRACTIVE_SUMMARY_HEADER)).toBe(true);
       expect(summary).toContain(`${SUBAGENTS_IN_FLIGHT_HEADING}\n`);
@@ -129,11 +209,35 @@ describe.each(testDatabases())('subagents in flight at compaction on $name', (da
   it('a retried record write keeps the list the first attempt stored, and reports that summary’s tokens', async () => {
     const s = await seedSession(db.store.db, 4, freshDurableAgent());
     const activities = createCompactionActivities(testDeps(db.store, suite.fake.url));
-    await insertRun(db.store.db, { id: `sub-${randomUUID()}`, agentId: s.agentId, parent: s.sessionKey, status: 'running', task: 'First child', createdAt: new Date() });
-    const input = { agentId: s.agentId, sessionKey: s.sessionKey, sessionId: s.sessionId, compactionId: randomUUID(), summary: 'Goal: ship it.', firstKeptEntryId: 'm2', tokensBefore: 500, keptTokens: 100, now: new Date().toISOString() };
+    await insertRun(db.store.db, {
+      id: `sub-${randomUUID()}`,
+      agentId: s.agentId,
+      parent: s.sessionKey,
+      status: 'running',
+      task: 'First child',
+      createdAt: new Date(),
+    });
+    const input = {
+      agentId: s.agentId,
+      sessionKey: s.sessionKey,
+      sessionId: s.sessionId,
+      compactionId: randomUUID(),
+      summary: 'Goal: ship it.',
+      firstKeptEntryId: 'm2',
+      tokensBefore: 500,
+      keptTokens: 100,
+      now: new Date().toISOString(),
+    };
     const first = await activities.writeCompactionRecord(input);
     // A child spawned between the attempts (the first one's reply was lost): the stored entry stays as written.
-    await insertRun(db.store.db, { id: `sub-${randomUUID()}`, agentId: s.agentId, parent: s.sessionKey, status: 'running', task: 'Second child with a much longer task text than the first one has', createdAt: new Date() });
+    await insertRun(db.store.db, {
+      id: `sub-${randomUUID()}`,
+      agentId: s.agentId,
+      parent: s.sessionKey,
+      status: 'running',
+      task: 'Second child with a much longer task text than the first one has',
+      createdAt: new Date(),
+    });
     const retry = await activities.writeCompactionRecord(input);
     expect(first.inserted).toBe(true);
     expect(retry).toEqual({ entryId: first.entryId, inserted: false, tokensAfter: first.tokensAfter });

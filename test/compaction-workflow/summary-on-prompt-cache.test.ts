@@ -9,7 +9,14 @@ import { sql } from 'kysely';
 import { testDatabases } from '../support/databases';
 import { fakeReply, type FakeRequest } from '../../src/testing/fake-anthropic';
 import { integrationSuite } from '../support/integration';
-import { freshDurableAgent, isFlushRequest, isSummaryOnConversationRequest, lastUserText, seedConversation, waitIdle } from '../support/durable-turn-helpers';
+import {
+  freshDurableAgent,
+  isFlushRequest,
+  isSummaryOnConversationRequest,
+  lastUserText,
+  seedConversation,
+  waitIdle,
+} from '../support/durable-turn-helpers';
 import { goodSummarizer } from './support';
 import type { Store } from '../../src/store/connect';
 import { compactionsShow } from '../../src/cli/compactions';
@@ -20,7 +27,11 @@ const suite = integrationSuite();
 /** The request's prompt blocks in cache order (tools, system, each message's blocks), each as sent, markers included. */
 function promptBlocks(request: FakeRequest): Array<{ json: string; marked: boolean }> {
   const out: Array<{ json: string; marked: boolean }> = [];
-  const add = (where: string, block: unknown) => out.push({ json: `${where} ${JSON.stringify(block)}`, marked: (block as { cache_control?: unknown }).cache_control !== undefined });
+  const add = (where: string, block: unknown) =>
+    out.push({
+      json: `${where} ${JSON.stringify(block)}`,
+      marked: (block as { cache_control?: unknown }).cache_control !== undefined,
+    });
   const body = request.body;
   (body.tools ?? []).forEach((t, i) => add(`tool ${i}`, t));
   if (typeof body.system === 'string') add('system 0', { type: 'text', text: body.system });
@@ -50,7 +61,12 @@ interface Billing {
 function reported(requests: readonly FakeRequest[]): Billing {
   const sum = { input: 0, cacheRead: 0, cacheWrite: 0, output: 0 };
   for (const r of requests) {
-    const u = r.reportedUsage as { input_tokens: number; output_tokens: number; cache_read_input_tokens?: number; cache_creation_input_tokens?: number };
+    const u = r.reportedUsage as {
+      input_tokens: number;
+      output_tokens: number;
+      cache_read_input_tokens?: number;
+      cache_creation_input_tokens?: number;
+    };
     sum.input += u.input_tokens;
     sum.output += u.output_tokens;
     sum.cacheRead += u.cache_read_input_tokens ?? 0;
@@ -65,7 +81,13 @@ async function compactionRows(store: Store, agent: string) {
 
 /** The turn's request the summary followed: the last one before it that is neither a flush nor a summary. */
 function turnBefore(requests: readonly FakeRequest[], summary: FakeRequest): FakeRequest {
-  const before = requests.filter((r) => r.index < summary.index && !isFlushRequest(r) && !isSummaryOnConversationRequest(r) && !JSON.stringify(r.body.system ?? '').includes('context checkpoint summaries'));
+  const before = requests.filter(
+    (r) =>
+      r.index < summary.index &&
+      !isFlushRequest(r) &&
+      !isSummaryOnConversationRequest(r) &&
+      !JSON.stringify(r.body.system ?? '').includes('context checkpoint summaries'),
+  );
   return before[before.length - 1]!;
 }
 
@@ -79,14 +101,22 @@ describe.each(testDatabases())('summary on the prompt cache on $name', (database
     const agent = freshDurableAgent();
     const key = `agent:${agent}:main`;
     const { sessionId } = await seedConversation(db.store.db, agent, key, 200);
-    const { rows } = await sql<{ t: number }>`select coalesce(sum(token_estimate), 0)::int as t from transcript_entries where session_id = ${sessionId}`.execute(db.store.db);
+    const { rows } = await sql<{
+      t: number;
+    }>`select coalesce(sum(token_estimate), 0)::int as t from transcript_entries where session_id = ${sessionId}`.execute(
+      db.store.db,
+    );
     const seeded = Number(rows[0]!.t);
     // The turn's prompt (the seeded history, system prompt and tools) stays under the threshold
     // (window − 20k reserve); its long answer carries the context over it.
     const window = seeded + 26_000;
     suite.fake.clearPromptCache();
     suite.fake.respondWith((request) => {
-      if (isSummaryOnConversationRequest(request) || JSON.stringify(request.body.system ?? '').includes('context checkpoint summaries')) return goodSummarizer(request);
+      if (
+        isSummaryOnConversationRequest(request) ||
+        JSON.stringify(request.body.system ?? '').includes('context checkpoint summaries')
+      )
+        return goodSummarizer(request);
       if (isFlushRequest(request)) return fakeReply.text('NO_REPLY');
       return fakeReply.text(lastUserText(request).startsWith('walk me') ? LONG_ANSWER : 'Noted.');
     });
@@ -107,20 +137,35 @@ describe.each(testDatabases())('summary on the prompt cache on $name', (database
       expect(lastUserText(turn)).toBe('walk me through the deployment');
       // Byte for byte, markers included, up to the turn's last marker; then its reply and the request.
       const turnPrefix = upToLastMarker(turn);
-      expect(promptBlocks(summary).slice(0, turnPrefix.length).map((b) => b.json)).toEqual(turnPrefix);
+      expect(
+        promptBlocks(summary)
+          .slice(0, turnPrefix.length)
+          .map((b) => b.json),
+      ).toEqual(turnPrefix);
       expect(summary.body.model).toBe(turn.body.model);
       const messages = summary.body.messages!;
       expect(messages).toHaveLength(turn.body.messages!.length + 2);
       expect(messages[messages.length - 2]!.role).toBe('assistant');
       expect(JSON.stringify(messages[messages.length - 2]!.content)).toContain('build-7.example.net');
       // No marker after the turn's: nothing of the summary request is written to the cache.
-      expect(promptBlocks(summary).slice(turnPrefix.length).some((b) => b.marked)).toBe(false);
+      expect(
+        promptBlocks(summary)
+          .slice(turnPrefix.length)
+          .some((b) => b.marked),
+      ).toBe(false);
       const ask = JSON.stringify(messages[messages.length - 1]!.content);
       expect(ask).toContain('Summarize the conversation above into a structured checkpoint');
       expect(ask).toContain('Preserve identifiers exactly as written');
 
       // The fake billed the prefix as a cache read, and the row says what was billed.
-      const billed = reported(sent.filter((r) => r.index >= summary.index && (isSummaryOnConversationRequest(r) || JSON.stringify(r.body.system ?? '').includes('context checkpoint summaries'))));
+      const billed = reported(
+        sent.filter(
+          (r) =>
+            r.index >= summary.index &&
+            (isSummaryOnConversationRequest(r) ||
+              JSON.stringify(r.body.system ?? '').includes('context checkpoint summaries')),
+        ),
+      );
       // What the turn cached up to its last marker (read or written) is read back; its reply and the request are input.
       const turnBilled = reported([turn]);
       const summaryBilled = reported([summary]);
@@ -128,7 +173,12 @@ describe.each(testDatabases())('summary on the prompt cache on $name', (database
       expect(summaryBilled.input).toBeLessThan(summaryBilled.cacheRead);
       expect(summaryBilled.cacheWrite).toBe(0);
       const row = (await compactionRows(db.store, agent))[0]!;
-      expect({ input: row.summarizer_input_tokens, cacheRead: row.summarizer_cache_read_tokens, cacheWrite: row.summarizer_cache_write_tokens, output: row.summarizer_output_tokens }).toEqual(billed);
+      expect({
+        input: row.summarizer_input_tokens,
+        cacheRead: row.summarizer_cache_read_tokens,
+        cacheWrite: row.summarizer_cache_write_tokens,
+        output: row.summarizer_output_tokens,
+      }).toEqual(billed);
       expect(row.summarizer_tokens).toBe(billed.input + billed.cacheRead + billed.cacheWrite + billed.output);
 
       // A later turn, then a manual compaction: the same on that turn's request.
@@ -142,7 +192,11 @@ describe.each(testDatabases())('summary on the prompt cache on $name', (database
       const manualTurn = turnBefore(fake.requests, manualSummary);
       expect(lastUserText(manualTurn)).toBe('thanks, one more question about the rollout');
       const manualPrefix = upToLastMarker(manualTurn);
-      expect(promptBlocks(manualSummary).slice(0, manualPrefix.length).map((b) => b.json)).toEqual(manualPrefix);
+      expect(
+        promptBlocks(manualSummary)
+          .slice(0, manualPrefix.length)
+          .map((b) => b.json),
+      ).toEqual(manualPrefix);
       const manualTurnBilled = reported([manualTurn]);
       expect(reported([manualSummary]).cacheRead).toBe(manualTurnBilled.cacheRead + manualTurnBilled.cacheWrite);
       const manualRow = (await compactionRows(db.store, agent)).find((r) => r.trigger === 'manual')!;
@@ -151,7 +205,9 @@ describe.each(testDatabases())('summary on the prompt cache on $name', (database
       // `keel compactions show` and `keel status` say what the compactions were billed.
       let shown = '';
       await compactionsShow({ db: db.store.db, agentId: agent, id: manualRow.id, write: (t) => void (shown += t) });
-      expect(shown).toContain(`billed            ${manualRow.summarizer_input_tokens.toLocaleString('en-US')} input · ${manualRow.summarizer_cache_read_tokens.toLocaleString('en-US')} cache read`);
+      expect(shown).toContain(
+        `billed            ${manualRow.summarizer_input_tokens.toLocaleString('en-US')} input · ${manualRow.summarizer_cache_read_tokens.toLocaleString('en-US')} cache read`,
+      );
       const read = row.summarizer_cache_read_tokens + manualRow.summarizer_cache_read_tokens;
       const line = await sessionCompactionBillingLine(db.store.db, agent, key);
       expect(line).toContain(`compactions billed · ${row.summarizer_calls + manualRow.summarizer_calls} call`);

@@ -7,11 +7,7 @@ import { estimateTokens } from '../../src/context/estimate-tokens';
 import { extractIdentifiers } from '../../src/compaction/identifiers';
 import type { Database } from '../../src/store/schema';
 import type { AgentMessage, MessageEntry } from '../../src/context/types';
-import {
-  compactionWorkflowId,
-  type CompactionWorkflowInput,
-  type CompactionWorkflowResult,
-} from '../../src/protocol';
+import { compactionWorkflowId, type CompactionWorkflowInput, type CompactionWorkflowResult } from '../../src/protocol';
 import { fakeReply, type FakeRequest, type FakeStep } from '../../src/testing';
 import type { KeelClient } from '../../src/client/keel-client';
 
@@ -45,15 +41,31 @@ export async function seedSession(db: Kysely<Database>, count: number, agentId =
 }
 
 /** Appends messages `from` … `from + count − 1` to a seeded session. */
-export async function appendMessages(db: Kysely<Database>, s: SeededSession, from: number, count: number): Promise<void> {
+export async function appendMessages(
+  db: Kysely<Database>,
+  s: SeededSession,
+  from: number,
+  count: number,
+): Promise<void> {
   const rows = [];
   for (let i = from; i < from + count; i++) {
     const message: AgentMessage =
       i % 2 === 0
         ? { role: 'user', content: seededText(i), timestamp: Date.UTC(2026, 0, 1, 10, i) }
-        : { role: 'assistant', content: [{ type: 'text', text: seededText(i) }], stopReason: 'stop', timestamp: Date.UTC(2026, 0, 1, 10, i) };
+        : {
+            role: 'assistant',
+            content: [{ type: 'text', text: seededText(i) }],
+            stopReason: 'stop',
+            timestamp: Date.UTC(2026, 0, 1, 10, i),
+          };
     const id = `m${i}`;
-    const entry: MessageEntry = { type: 'message', id, parentId: s.entryIds[s.entryIds.length - 1] ?? null, timestamp: new Date(Date.UTC(2026, 0, 1, 10, i)).toISOString(), message };
+    const entry: MessageEntry = {
+      type: 'message',
+      id,
+      parentId: s.entryIds[s.entryIds.length - 1] ?? null,
+      timestamp: new Date(Date.UTC(2026, 0, 1, 10, i)).toISOString(),
+      message,
+    };
     s.entryIds.push(id);
     rows.push({ entry, tokenEstimate: estimateTokens(message) });
   }
@@ -69,7 +81,11 @@ export function promptOf(request: FakeRequest): string {
 /** A summarizer that keeps every identifier it is shown (a model that follows the instructions). */
 export function goodSummarizer(request: FakeRequest): FakeStep {
   const prompt = promptOf(request).replace(/\\n/g, '\n');
-  const kind = prompt.includes('Merge them into ONE') ? 'Merged summary' : prompt.includes('lost identifiers') ? 'Revised summary' : 'Chunk summary';
+  const kind = prompt.includes('Merge them into ONE')
+    ? 'Merged summary'
+    : prompt.includes('lost identifiers')
+      ? 'Revised summary'
+      : 'Chunk summary';
   const ids = extractIdentifiers(prompt, 'strict');
   return fakeReply.text(`${kind}. Goal: finish the migration. Identifiers: ${ids.join(' ')}`);
 }
@@ -81,12 +97,20 @@ export interface CompactionTarget {
 }
 
 /** Runs the compaction workflow to completion with the workflow id convention. */
-export async function runCompaction(on: CompactionTarget, s: SeededSession, input: Partial<CompactionWorkflowInput> = {}): Promise<CompactionWorkflowResult> {
+export async function runCompaction(
+  on: CompactionTarget,
+  s: SeededSession,
+  input: Partial<CompactionWorkflowInput> = {},
+): Promise<CompactionWorkflowResult> {
   return startCompaction(on, s, input).then((h) => h.result());
 }
 
 /** Starts the compaction workflow and returns its handle. */
-export async function startCompaction(on: CompactionTarget, s: SeededSession, input: Partial<CompactionWorkflowInput> = {}) {
+export async function startCompaction(
+  on: CompactionTarget,
+  s: SeededSession,
+  input: Partial<CompactionWorkflowInput> = {},
+) {
   const full: CompactionWorkflowInput = {
     agentId: s.agentId,
     sessionKey: s.sessionKey,
@@ -97,10 +121,13 @@ export async function startCompaction(on: CompactionTarget, s: SeededSession, in
     keepRecentTokens: 200,
     ...input,
   };
-  return on.client.temporal.workflow.start<(i: CompactionWorkflowInput) => Promise<CompactionWorkflowResult>>('compactionWorkflow', {
-    workflowId: compactionWorkflowId(s.agentId, s.sessionKey),
-    taskQueue: on.taskQueue,
-    args: [full],
-    workflowIdConflictPolicy: 'USE_EXISTING',
-  });
+  return on.client.temporal.workflow.start<(i: CompactionWorkflowInput) => Promise<CompactionWorkflowResult>>(
+    'compactionWorkflow',
+    {
+      workflowId: compactionWorkflowId(s.agentId, s.sessionKey),
+      taskQueue: on.taskQueue,
+      args: [full],
+      workflowIdConflictPolicy: 'USE_EXISTING',
+    },
+  );
 }

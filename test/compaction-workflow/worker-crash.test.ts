@@ -20,7 +20,9 @@ describe.each(sharedDatabases())('a worker killed mid-compaction, on $name', (ki
     fake.respondWith(goodSummarizer);
     const first = await rig.startReadyWorker();
 
-    const handle = await startCompaction({ client: rig.client(), taskQueue: rig.taskQueue }, s, { summarizeHeartbeatTimeoutMs: 2_000 });
+    const handle = await startCompaction({ client: rig.client(), taskQueue: rig.taskQueue }, s, {
+      summarizeHeartbeatTimeoutMs: 2_000,
+    });
     await fake.waitForRequests(1, 60_000);
     await first.kill('SIGKILL');
     expect(first.child.signalCode).toBe('SIGKILL');
@@ -33,7 +35,10 @@ describe.each(sharedDatabases())('a worker killed mid-compaction, on $name', (ki
     expect(await countCompactionEntries(store.db, s.agentId, s.sessionId)).toBe(1);
     const session = await getSession(store.db, s.agentId, s.sessionKey);
     expect(session).toMatchObject({ compaction_count: 1, context_tokens: result.tokensAfter, compaction_failures: 0 });
-    expect(await getCompaction(store.db, s.agentId, result.compactionId)).toMatchObject({ status: 'succeeded', attempts: 1 });
+    expect(await getCompaction(store.db, s.agentId, result.compactionId)).toMatchObject({
+      status: 'succeeded',
+      attempts: 1,
+    });
     // Non-destructive: every message is still stored, and the active window is the summary plus the kept tail.
     const all = await allEntries(store.db, s.agentId, s.sessionId);
     expect(all.filter((e) => e.type === 'message').map((e) => e.id)).toEqual(s.entryIds);

@@ -68,7 +68,14 @@ describe('splitMessagesByTokenShare', () => {
   });
 
   it('keeps a displaced user turn with its batch', () => {
-    const msgs = [user(text(20)), call(['c1', 'c2']), result('c1', text(5)), user(text(5)), result('c2', text(5)), user(text(20))];
+    const msgs = [
+      user(text(20)),
+      call(['c1', 'c2']),
+      result('c1', text(5)),
+      user(text(5)),
+      result('c2', text(5)),
+      user(text(20)),
+    ];
     const chunks = splitMessagesByTokenShare(msgs, { parts: 3, estimate: charsOver4 });
     expectBatchesIntact(chunks);
     const withBatch = chunks.find((c) => c.includes(msgs[1]))!;
@@ -94,7 +101,8 @@ describe('chunkUnitsByMaxTokens', () => {
 
   it('never separates results from their calls across many batches', () => {
     const msgs: AgentMessage[] = [];
-    for (let i = 0; i < 30; i++) msgs.push(user(text(3)), call([`a${i}`, `b${i}`]), result(`a${i}`, text(7)), result(`b${i}`, text(4)));
+    for (let i = 0; i < 30; i++)
+      msgs.push(user(text(3)), call([`a${i}`, `b${i}`]), result(`a${i}`, text(7)), result(`b${i}`, text(4)));
     expectBatchesIntact(chunkMessagesByMaxTokens(msgs, 20, charsOver4));
   });
 });

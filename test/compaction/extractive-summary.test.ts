@@ -8,7 +8,9 @@ const conversation: AgentMessage[] = [
   user('Please migrate the users table. TODO: backfill the email column'),
   assistant('We decided to use PGlite for tests because it needs no server. I will write the migration next.'),
   call(['c1']),
-  result('c1', 'connected to db.internal:5432, config at /srv/app/config.yaml', { secret: 'DETAILS-ONLY /secret/path' }),
+  result('c1', 'connected to db.internal:5432, config at /srv/app/config.yaml', {
+    secret: 'DETAILS-ONLY /secret/path',
+  }),
   assistant('- [ ] add an index on email\nDone: backfill the email column'),
   user('Now deploy it to https://deploy.example.com/app please'),
 ];
@@ -54,12 +56,15 @@ describe('extractiveSummary', () => {
   });
 
   it('lists decisions', () => {
-    expect(summary).toContain('## Decisions\n- assistant: We decided to use PGlite for tests because it needs no server.');
+    expect(summary).toContain(
+      '## Decisions\n- assistant: We decided to use PGlite for tests because it needs no server.',
+    );
   });
 
   it('keeps every identifier of the messages, but nothing from tool-result details', () => {
     const ids = summary.split(`${PRESERVED_IDENTIFIERS_HEADING}\n`)[1];
-    for (const id of ['db.internal:5432', '/srv/app/config.yaml', 'https://deploy.example.com/app']) expect(ids).toContain(`- ${id}`);
+    for (const id of ['db.internal:5432', '/srv/app/config.yaml', 'https://deploy.example.com/app'])
+      expect(ids).toContain(`- ${id}`);
     expect(summary).not.toContain('/secret/path');
   });
 
@@ -92,7 +97,8 @@ describe('extractiveSummary', () => {
 
   it('reads identifiers and decisions out of a model-written previous summary', () => {
     const next = extractiveSummary({
-      previousSummary: '## Goal\nShip v2 to build-7.corp.internal\n## Key Decisions\n- We chose Redis at cache.internal:6379',
+      previousSummary:
+        '## Goal\nShip v2 to build-7.corp.internal\n## Key Decisions\n- We chose Redis at cache.internal:6379',
       messages: [user('ok')],
       policy: 'strict',
     });
@@ -102,15 +108,22 @@ describe('extractiveSummary', () => {
   });
 
   it('carries forward, with their times, the statements the guard quoted into a model summary', () => {
-    const model = "## Decisions and instructions (verbatim)\n- [2026-03-04 14:10] user: Let's decide: use advisory locks per account.\n- [2026-03-04 14:12] user: Squash every pull request.\n\n## Goal\nFix the race.";
+    const model =
+      "## Decisions and instructions (verbatim)\n- [2026-03-04 14:10] user: Let's decide: use advisory locks per account.\n- [2026-03-04 14:12] user: Squash every pull request.\n\n## Goal\nFix the race.";
     const next = extractiveSummary({ previousSummary: model, messages: [user('ok')], policy: 'strict' });
-    expect(next).toContain("## Decisions\n- [2026-03-04 14:10] user: Let's decide: use advisory locks per account.\n- [2026-03-04 14:12] user: Squash every pull request.");
+    expect(next).toContain(
+      "## Decisions\n- [2026-03-04 14:10] user: Let's decide: use advisory locks per account.\n- [2026-03-04 14:12] user: Squash every pull request.",
+    );
   });
 
   it('drops the oldest low-value items first, decisions and instructions last', () => {
     const at = (m: number) => Date.UTC(2026, 2, 4, 9, m);
-    const msgs: AgentMessage[] = [user('From now on, always squash pull requests.', at(0)), assistant("We decided to use the blue cluster.", at(1))];
-    for (let i = 0; i < 30; i++) msgs.push(assistant(`I'll look at log file number ${i} next, line by line and carefully.`, at(2 + i)));
+    const msgs: AgentMessage[] = [
+      user('From now on, always squash pull requests.', at(0)),
+      assistant('We decided to use the blue cluster.', at(1)),
+    ];
+    for (let i = 0; i < 30; i++)
+      msgs.push(assistant(`I'll look at log file number ${i} next, line by line and carefully.`, at(2 + i)));
     const out = extractiveSummary({ messages: msgs, policy: 'off', maxChars: 1_200 });
     expect(out.length).toBeLessThanOrEqual(1_200);
     expect(out).toContain('[2026-03-04 09:00] user: From now on, always squash pull requests.');
@@ -121,7 +134,8 @@ describe('extractiveSummary', () => {
 
   it('drops older decisions first to fit the cap, never identifiers', () => {
     const msgs: AgentMessage[] = [];
-    for (let i = 0; i < 40; i++) msgs.push(assistant(`We decided on option ${i} for host-${i}.example.com ${'because '.repeat(10)}`));
+    for (let i = 0; i < 40; i++)
+      msgs.push(assistant(`We decided on option ${i} for host-${i}.example.com ${'because '.repeat(10)}`));
     const out = extractiveSummary({ messages: msgs, policy: 'strict', maxChars: 3_000 });
     expect(out.length).toBeLessThanOrEqual(3_000);
     for (let i = 0; i < 40; i++) expect(out).toContain(`host-${i}.example.com`);
@@ -140,7 +154,9 @@ describe('extractiveSummary', () => {
   });
 
   it('lists only the newest identifiers within their budget, keeps the other sections, and stays bounded over stacked compactions', () => {
-    const msgs: AgentMessage[] = Array.from({ length: 3_000 }, (_, i) => user(`Please check /data/orders/order-${i}.json`));
+    const msgs: AgentMessage[] = Array.from({ length: 3_000 }, (_, i) =>
+      user(`Please check /data/orders/order-${i}.json`),
+    );
     msgs.push(assistant('We decided to ship on Friday.'));
     const out = extractiveSummary({ messages: msgs, policy: 'strict', maxChars: 4_000, maxIdentifierChars: 10_000 });
     const kept = preservedIdentifiersOf(out);
@@ -152,7 +168,13 @@ describe('extractiveSummary', () => {
     expect(out).not.toContain('listed compactly');
     expect(out.length).toBeLessThanOrEqual(4_000 / 2 + 10_000 + 400);
     // The next compaction reads the kept ones back and adds new ones without growing past the bound.
-    const next = extractiveSummary({ previousSummary: out, messages: [user('and /data/orders/order-new.json')], policy: 'strict', maxChars: 4_000, maxIdentifierChars: 10_000 });
+    const next = extractiveSummary({
+      previousSummary: out,
+      messages: [user('and /data/orders/order-new.json')],
+      policy: 'strict',
+      maxChars: 4_000,
+      maxIdentifierChars: 10_000,
+    });
     expect(preservedIdentifiersOf(next).at(-1)).toBe('/data/orders/order-new.json');
     expect(next.length).toBeLessThanOrEqual(out.length + 100);
   });

@@ -9,7 +9,11 @@ export const charsOver4 = (m: AgentMessage): number => Math.max(1, Math.ceil(mes
 /** Text of about `tokens` tokens for `charsOver4`. */
 export const text = (tokens: number, seed = 'x'): string => seed.repeat(tokens * 4).slice(0, tokens * 4);
 
-export const user = (content: string, timestamp?: number): UserMessage => ({ role: 'user', content, ...(timestamp ? { timestamp } : {}) });
+export const user = (content: string, timestamp?: number): UserMessage => ({
+  role: 'user',
+  content,
+  ...(timestamp ? { timestamp } : {}),
+});
 export const assistant = (content: string, timestamp?: number): AssistantMessage => ({
   role: 'assistant',
   content: [{ type: 'text', text: content }],
@@ -30,4 +34,5 @@ export const result = (id: string, content: string, details?: unknown): ToolResu
 });
 
 /** Entries e0, e1, … for messages. */
-export const entries = (messages: AgentMessage[]): PlanEntry[] => messages.map((message, i) => ({ id: `e${i}`, message }));
+export const entries = (messages: AgentMessage[]): PlanEntry[] =>
+  messages.map((message, i) => ({ id: `e${i}`, message }));

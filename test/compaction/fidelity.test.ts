@@ -43,7 +43,11 @@ function plantedIdentifiers(): string[] {
 
 /** Facts only people state: quoted names and a decision the user asks to be remembered (user messages). */
 const SPOKEN_FACTS: ReadonlyArray<{ turn: number; text: string; kept: string }> = [
-  { turn: 5, text: 'Please remember that deploys only happen on Tuesdays.', kept: 'Please remember that deploys only happen on Tuesdays.' },
+  {
+    turn: 5,
+    text: 'Please remember that deploys only happen on Tuesdays.',
+    kept: 'Please remember that deploys only happen on Tuesdays.',
+  },
   { turn: 40, text: 'We call the new pipeline "Project Falcon".', kept: '"Project Falcon"' },
   { turn: 150, text: 'The customer is “Blue Harbor Logistics”.', kept: '“Blue Harbor Logistics”' },
 ];
@@ -67,18 +71,35 @@ function buildTranscript(): { entries: PlanEntry[]; plantedAt: Map<string, numbe
     const where = turn % 4;
     const mention = planted.length ? ` (${planted.join(', ')})` : '';
     const ts = t0 + turn * 120_000;
-    const spoken = SPOKEN_FACTS.filter((f) => f.turn === turn).map((f) => ` ${f.text}`).join('');
-    push({ role: 'user', content: `Turn ${turn}: please continue with step ${turn}${where === 0 ? mention : ''}.${spoken}`, timestamp: ts });
+    const spoken = SPOKEN_FACTS.filter((f) => f.turn === turn)
+      .map((f) => ` ${f.text}`)
+      .join('');
+    push({
+      role: 'user',
+      content: `Turn ${turn}: please continue with step ${turn}${where === 0 ? mention : ''}.${spoken}`,
+      timestamp: ts,
+    });
     push({
       role: 'assistant',
       content: [
-        { type: 'text', text: `${FILLER[turn % FILLER.length]}${turn % 10 === 0 ? ` We decided to use strategy ${turn} for batching.` : ''}` },
-        { type: 'toolCall', id: `call-${turn}`, name: 'bash', arguments: { command: `run step ${turn}${where === 1 ? mention : ''}` } },
+        {
+          type: 'text',
+          text: `${FILLER[turn % FILLER.length]}${turn % 10 === 0 ? ` We decided to use strategy ${turn} for batching.` : ''}`,
+        },
+        {
+          type: 'toolCall',
+          id: `call-${turn}`,
+          name: 'bash',
+          arguments: { command: `run step ${turn}${where === 1 ? mention : ''}` },
+        },
       ],
       stopReason: 'toolUse',
       timestamp: ts + 1_000,
     });
-    const output = Array.from({ length: 30 + Math.floor(r() * 40) }, (_, k) => `line ${k}: ok processed item ${turn * 100 + k}`).join('\n');
+    const output = Array.from(
+      { length: 30 + Math.floor(r() * 40) },
+      (_, k) => `line ${k}: ok processed item ${turn * 100 + k}`,
+    ).join('\n');
     push({
       role: 'toolResult',
       toolCallId: `call-${turn}`,
@@ -89,7 +110,12 @@ function buildTranscript(): { entries: PlanEntry[]; plantedAt: Map<string, numbe
     });
     const todo = turn % 7 === 0 ? `\nTODO: verify step ${turn} output` : '';
     const done = turn % 7 === 3 && turn > 7 ? `\nDone: verify step ${turn - 10} output` : '';
-    push({ role: 'assistant', content: [{ type: 'text', text: `Step ${turn} finished${where === 3 ? mention : ''}.${todo}${done}` }], stopReason: 'stop', timestamp: ts + 3_000 });
+    push({
+      role: 'assistant',
+      content: [{ type: 'text', text: `Step ${turn} finished${where === 3 ? mention : ''}.${todo}${done}` }],
+      stopReason: 'stop',
+      timestamp: ts + 3_000,
+    });
     for (const id of planted) plantedAt.set(id, turn);
     for (const f of SPOKEN_FACTS) if (f.turn === turn) plantedAt.set(f.kept, turn);
   }
@@ -107,10 +133,16 @@ function lossyModelSummary(previousSummary: string | undefined, messages: readon
 
 type Summarize = (previousSummary: string | undefined, messages: readonly AgentMessage[]) => string;
 
-const extractive: Summarize = (previousSummary, messages) => extractiveSummary({ previousSummary, messages, policy: 'strict' });
+const extractive: Summarize = (previousSummary, messages) =>
+  extractiveSummary({ previousSummary, messages, policy: 'strict' });
 /** The model path as the compaction workflow runs it: summarize, then guard with the range's facts. */
 const scriptedModel: Summarize = (previousSummary, messages) =>
-  guardSummary(lossyModelSummary(previousSummary, messages), sourceIdentifiers(previousSummary, messages, 'strict'), 16_000, collectFacts(previousSummary, messages, 'strict')).summary;
+  guardSummary(
+    lossyModelSummary(previousSummary, messages),
+    sourceIdentifiers(previousSummary, messages, 'strict'),
+    16_000,
+    collectFacts(previousSummary, messages, 'strict'),
+  ).summary;
 
 describe.each<[string, Summarize]>([
   ['extractive summary', extractive],
@@ -140,14 +172,22 @@ describe.each<[string, Summarize]>([
       const active = entries.slice(start, end);
       const last = k === COMPACTIONS;
       // The last one is a manual hard checkpoint, so every identifier must be in the summary itself.
-      const plan = planCompaction(active, { contextWindow: WINDOW, keepRecentTokens: last ? undefined : 3_000, estimate, previousSummary: summary });
+      const plan = planCompaction(active, {
+        contextWindow: WINDOW,
+        keepRecentTokens: last ? undefined : 3_000,
+        estimate,
+        previousSummary: summary,
+      });
       expect(plan.summarizedEntryCount).toBeGreaterThan(0);
       const summarized = active.slice(0, plan.summarizedEntryCount).map((e) => e.message);
       summary = summarize(summary, summarized);
       start = plan.firstKeptEntryId === null ? end : entries.findIndex((e) => e.id === plan.firstKeptEntryId);
 
       // After every compaction, what the model sees (summary + kept tail) holds every identifier planted so far.
-      const tail = entries.slice(start, end).map((e) => messageText(e.message)).join('\n');
+      const tail = entries
+        .slice(start, end)
+        .map((e) => messageText(e.message))
+        .join('\n');
       const plantedSoFar = [...plantedAt].filter(([, turn]) => turn < end / entriesPerTurn).map(([id]) => id);
       for (const id of plantedSoFar) expect(`${summary}\n${tail}`).toContain(id);
       expect(countTokens(summary)).toBeLessThan(WINDOW * 0.1);
@@ -155,11 +195,14 @@ describe.each<[string, Summarize]>([
 
     const final = summary!;
     const kept = [...plantedAt.keys()].filter((fact) => final.includes(fact)).length;
-    process.stdout.write(`fidelity (${name}): ${kept}/${plantedAt.size} planted facts kept after ${COMPACTIONS} stacked compactions\n`);
+    process.stdout.write(
+      `fidelity (${name}): ${kept}/${plantedAt.size} planted facts kept after ${COMPACTIONS} stacked compactions\n`,
+    );
     expect(checkSummaryQuality(final, [...plantedAt.keys()])).toEqual({ ok: true, missing: [], blank: false });
     expect(countTokens(final)).toBeLessThan(WINDOW * 0.1);
     expect(final.length).toBeLessThanOrEqual(16_000);
-    if (summarize === extractive) expect(final).toContain(`In total: ${TURNS * entriesPerTurn} messages over ${COMPACTIONS} compactions.`);
+    if (summarize === extractive)
+      expect(final).toContain(`In total: ${TURNS * entriesPerTurn} messages over ${COMPACTIONS} compactions.`);
     expect(final).toContain('## Last user request\nTurn 299: please continue with step 299');
     expect(final).toContain('Please remember that deploys only happen on Tuesdays.');
     expect(final).toContain('We decided to use strategy 290 for batching.');

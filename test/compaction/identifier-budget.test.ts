@@ -15,7 +15,14 @@ describe('identifierCharBudget', () => {
   });
 
   it.each<[string, (i: number) => string]>([
-    ['UUIDs', (i) => `${createHash('md5').update(String(i)).digest('hex').replace(/^(.{8})(.{4})(.{4})(.{4})/, '$1-$2-$3-$4-')}`],
+    [
+      'UUIDs',
+      (i) =>
+        `${createHash('md5')
+          .update(String(i))
+          .digest('hex')
+          .replace(/^(.{8})(.{4})(.{4})(.{4})/, '$1-$2-$3-$4-')}`,
+    ],
     ['commit hashes', (i) => createHash('sha1').update(String(i)).digest('hex')],
     ['order numbers', (i) => `ORD-${100_000 + i * 37}`],
     ['paths', (i) => `/srv/app/orders/module-${i}.ts`],
@@ -25,7 +32,9 @@ describe('identifierCharBudget', () => {
     const { kept } = newestIdentifiersWithin(ids, identifierCharBudget(window));
     const listing = kept.map((x) => `- ${x}`).join('\n');
     expect(kept.length).toBeGreaterThan(500);
-    expect(estimateTokens({ role: 'user', content: listing })).toBeLessThanOrEqual(window * DEFAULTS.maxIdentifierWindowShare);
+    expect(estimateTokens({ role: 'user', content: listing })).toBeLessThanOrEqual(
+      window * DEFAULTS.maxIdentifierWindowShare,
+    );
   });
 });
 

@@ -8,9 +8,17 @@ describe('extractIdentifiers', () => {
       ['a relative path with ./', 'run ./scripts/deploy.sh now', ['./scripts/deploy.sh']],
       ['a bare relative path with a file', 'open src/compaction/plan.ts please', ['src/compaction/plan.ts']],
       ['a Windows path', 'stored in C:\\Users\\ana\\report.docx today', ['C:\\Users\\ana\\report.docx']],
-      ['a URL, without the sentence period', 'Docs at https://docs.example.com/a/b?x=1.', ['https://docs.example.com/a/b?x=1']],
+      [
+        'a URL, without the sentence period',
+        'Docs at https://docs.example.com/a/b?x=1.',
+        ['https://docs.example.com/a/b?x=1'],
+      ],
       ['a URL inside parentheses', '(see https://example.org/page)', ['https://example.org/page']],
-      ['a database URL', 'DATABASE_URL=postgres://keel@db.internal:5432/keel', ['postgres://keel@db.internal:5432/keel']],
+      [
+        'a database URL',
+        'DATABASE_URL=postgres://keel@db.internal:5432/keel',
+        ['postgres://keel@db.internal:5432/keel'],
+      ],
       ['a UUID', 'session 3f2b8c1e-9a4d-4e7b-8c2f-1d5e6a7b8c9d failed', ['3f2b8c1e-9a4d-4e7b-8c2f-1d5e6a7b8c9d']],
       ['a short git hash', 'reverted commit 9fceb02 and a1b2c3d4e5f6', ['9fceb02', 'a1b2c3d4e5f6']],
       ['a full sha', 'sha 2fd4e1c67a2d28fced849ee1bb76e7391b93eb12 ok', ['2fd4e1c67a2d28fced849ee1bb76e7391b93eb12']],
@@ -29,7 +37,11 @@ describe('extractIdentifiers', () => {
       ['a ticket id', 'Fixes PAY-1234 (see OPS-7).', ['PAY-1234', 'OPS-7']],
       ['a CVE id, whole', 'patched CVE-2024-3094 today', ['CVE-2024-3094']],
       ['an issue reference', 'closes #4512 and keel/core#12', ['#4512', 'keel/core#12']],
-      ['version numbers', 'Upgrade to v1.2.3 or v2.0, pin 1.24.0 and 3.0.0-rc.1.', ['v1.2.3', 'v2.0', '1.24.0', '3.0.0-rc.1']],
+      [
+        'version numbers',
+        'Upgrade to v1.2.3 or v2.0, pin 1.24.0 and 3.0.0-rc.1.',
+        ['v1.2.3', 'v2.0', '1.24.0', '3.0.0-rc.1'],
+      ],
     ])('%s', (_name, text, expected) => {
       expect(extractIdentifiers(text, 'strict')).toEqual(expected);
     });
@@ -54,7 +66,11 @@ describe('extractIdentifiers', () => {
 
   describe('quoted names, in conversation only', () => {
     it.each<[string, string, string[]]>([
-      ['straight and curly quotes', 'Call it "Project Falcon", not “Blue Harbor”.', ['"Project Falcon"', '“Blue Harbor”']],
+      [
+        'straight and curly quotes',
+        'Call it "Project Falcon", not “Blue Harbor”.',
+        ['"Project Falcon"', '“Blue Harbor”'],
+      ],
       ['not a quoted sentence', 'She said "we should really move all of this to the new cluster soon".', []],
       ['not JSON keys or values', 'the body was {"name": "falcon", "id": 3}', []],
     ])('%s', (_name, text, expected) => {

@@ -4,7 +4,14 @@ import { assistant, call, charsOver4, entries, result, text, user } from './fact
 
 describe('findCutIndex', () => {
   // u100 a100 [call c1 + result 100] u10 a10
-  const msgs: AgentMessage[] = [user(text(100)), assistant(text(100)), call(['c1']), result('c1', text(100)), user(text(10)), assistant(text(10))];
+  const msgs: AgentMessage[] = [
+    user(text(100)),
+    assistant(text(100)),
+    call(['c1']),
+    result('c1', text(100)),
+    user(text(10)),
+    assistant(text(10)),
+  ];
 
   it('keeps the longest tail of whole units within keepRecentTokens', () => {
     expect(findCutIndex(msgs, 60, charsOver4)).toBe(4);
@@ -35,7 +42,12 @@ describe('planCompaction', () => {
   const transcript = (): AgentMessage[] => {
     const msgs: AgentMessage[] = [];
     for (let i = 0; i < 20; i++) {
-      msgs.push(user(text(50), base + i * 60_000), call([`c${i}`]), result(`c${i}`, text(200)), assistant(text(50), base + i * 60_000 + 30_000));
+      msgs.push(
+        user(text(50), base + i * 60_000),
+        call([`c${i}`]),
+        result(`c${i}`, text(200)),
+        assistant(text(50), base + i * 60_000 + 30_000),
+      );
     }
     return msgs;
   };
@@ -112,7 +124,9 @@ describe('planCompaction', () => {
     const big = result('c1', text(120_000));
     const es = entries([user(text(10)), call(['c1']), big, assistant(text(10))]);
     const plan = planCompaction(es, { contextWindow: 200_000, estimate: charsOver4 });
-    expect(plan.oversized).toEqual([{ entryId: 'e2', tokens: 120_000, note: '[Large toolResult (~120K tokens) omitted from summary]' }]);
+    expect(plan.oversized).toEqual([
+      { entryId: 'e2', tokens: 120_000, note: '[Large toolResult (~120K tokens) omitted from summary]' },
+    ]);
     const chunk = plan.chunks.find((c) => c.firstEntryId === 'e1')!;
     expect(chunk.tokens).toBeGreaterThan(120_000);
     expect(chunk.tokensWithoutOversized).toBeLessThan(100);

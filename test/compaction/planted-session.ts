@@ -17,9 +17,17 @@ export interface PlantedFact {
 
 export const PLANTED_FACTS: readonly PlantedFact[] = [
   { role: 'user', at: 0.05, text: 'Dana Whitfield is our DBA and approves every schema change.' },
-  { role: 'assistant', at: 0.15, text: 'The nightly export failed because the disk on the reporting replica filled up.' },
+  {
+    role: 'assistant',
+    at: 0.15,
+    text: 'The nightly export failed because the disk on the reporting replica filled up.',
+  },
   { role: 'user', at: 0.3, text: 'I prefer small pull requests over one big change.' },
-  { role: 'user', at: 0.5, text: "Let's decide: use advisory locks per account instead of SERIALIZABLE. Write that down." },
+  {
+    role: 'user',
+    at: 0.5,
+    text: "Let's decide: use advisory locks per account instead of SERIALIZABLE. Write that down.",
+  },
   { role: 'user', at: 0.65, text: 'The compliance report is due by Friday, March 13.' },
   { role: 'user', at: 0.8, text: 'From now on, never run migrations during business hours.' },
   { role: 'assistant', at: 0.9, text: 'I will send Dana the rollback plan before 5pm tomorrow.' },
@@ -52,7 +60,12 @@ export function plantedSession(sessionId: string): { entries: TranscriptEntry[];
     const message = entry.message;
     if (message.role === 'toolResult' || !textOf(message)) continue;
     // Routine requests and promises: what crowds a summary's budget in a real session.
-    const routine = message.role === 'user' ? `Please look at the queue metrics for shard ${noise++}.` : noise++ % 2 ? `I'll check the replica lag on shard ${noise} next.` : '';
+    const routine =
+      message.role === 'user'
+        ? `Please look at the queue metrics for shard ${noise++}.`
+        : noise++ % 2
+          ? `I'll check the replica lag on shard ${noise} next.`
+          : '';
     if (routine) entries[i] = { ...entry, message: withText(message, `${textOf(message)}. ${routine}`) };
   }
   for (const fact of PLANTED_FACTS) {
@@ -62,7 +75,10 @@ export function plantedSession(sessionId: string): { entries: TranscriptEntry[];
       return m.role === fact.role && textOf(m) !== '';
     })!;
     const entry = entries[i] as MessageEntry;
-    entries[i] = { ...entry, message: withText(entry.message, `${textOf(entry.message).replace(/\.?$/, '.')} ${fact.text}`) };
+    entries[i] = {
+      ...entry,
+      message: withText(entry.message, `${textOf(entry.message).replace(/\.?$/, '.')} ${fact.text}`),
+    };
     plantedAt.set(fact.text, itemTime(entry.message.timestamp!));
   }
   return { entries, plantedAt };

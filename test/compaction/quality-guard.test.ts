@@ -1,13 +1,28 @@
-import { appendPreservedIdentifiers, capSummary, checkSummaryQuality, guardSummary, PRESERVED_IDENTIFIERS_HEADING, preservedIdentifiersOf } from '../../src/compaction/quality-guard';
+import {
+  appendPreservedIdentifiers,
+  capSummary,
+  checkSummaryQuality,
+  guardSummary,
+  PRESERVED_IDENTIFIERS_HEADING,
+  preservedIdentifiersOf,
+} from '../../src/compaction/quality-guard';
 import { leftOutNote } from '../../src/compaction/identifier-budget';
 
 describe('checkSummaryQuality', () => {
   it('is ok when every identifier appears verbatim', () => {
-    expect(checkSummaryQuality('Moved /etc/hosts to 10.0.0.1', ['/etc/hosts', '10.0.0.1'])).toEqual({ ok: true, missing: [], blank: false });
+    expect(checkSummaryQuality('Moved /etc/hosts to 10.0.0.1', ['/etc/hosts', '10.0.0.1'])).toEqual({
+      ok: true,
+      missing: [],
+      blank: false,
+    });
   });
 
   it('lists identifiers that are missing or altered, in source order', () => {
-    const r = checkSummaryQuality('Deployed to api.example.com (commit 9fceb0)', ['9fceb02', 'api.example.com', '/srv/app']);
+    const r = checkSummaryQuality('Deployed to api.example.com (commit 9fceb0)', [
+      '9fceb02',
+      'api.example.com',
+      '/srv/app',
+    ]);
     expect(r).toEqual({ ok: false, missing: ['9fceb02', '/srv/app'], blank: false });
   });
 
@@ -76,7 +91,9 @@ describe('capSummary', () => {
     expect(kept).toEqual(ids.slice(ids.length - kept.length));
     expect(out).toContain(leftOutNote(ids.length - kept.length));
     const section = out.slice(out.indexOf(PRESERVED_IDENTIFIERS_HEADING));
-    expect(section.length).toBeLessThanOrEqual(3_000 + PRESERVED_IDENTIFIERS_HEADING.length + leftOutNote(400).length + 2);
+    expect(section.length).toBeLessThanOrEqual(
+      3_000 + PRESERVED_IDENTIFIERS_HEADING.length + leftOutNote(400).length + 2,
+    );
     // The identifiers alone exceed the 2,000-character cap, yet the text keeps half of it.
     const prose = out.slice(0, out.indexOf(PRESERVED_IDENTIFIERS_HEADING));
     expect(prose).toContain('## Section 0');
@@ -121,7 +138,9 @@ describe('guardSummary', () => {
     const ids = ['a.example.com', 'b.example.com', 'c.example.com'];
     const r = guardSummary('Worked on b.example.com and c.example.com.', ids, 16_000, undefined, 32);
     expect(r.appended).toEqual([]);
-    expect(r.summary).toBe(`Worked on b.example.com and c.example.com.\n\n${PRESERVED_IDENTIFIERS_HEADING}\n${leftOutNote(1)}\n`);
+    expect(r.summary).toBe(
+      `Worked on b.example.com and c.example.com.\n\n${PRESERVED_IDENTIFIERS_HEADING}\n${leftOutNote(1)}\n`,
+    );
   });
 
   it('reports a blank summary', () => {
@@ -132,23 +151,43 @@ describe('guardSummary', () => {
     lastRequest: 'Ship the PAY-1234 fix to staging',
     items: [
       { kind: 'tasks', text: 'TODO: rotate the staging key', time: Date.UTC(2026, 2, 4, 14, 5), speaker: 'assistant' },
-      { kind: 'instructions', text: 'Please remember that deploys only happen on Tuesdays.', time: Date.UTC(2026, 2, 4, 14, 10), speaker: 'user' },
-      { kind: 'decisions', text: "Let's decide: use advisory locks per account instead of SERIALIZABLE. Write that down.", time: Date.UTC(2026, 2, 4, 14, 12), speaker: 'user' },
+      {
+        kind: 'instructions',
+        text: 'Please remember that deploys only happen on Tuesdays.',
+        time: Date.UTC(2026, 2, 4, 14, 10),
+        speaker: 'user',
+      },
+      {
+        kind: 'decisions',
+        text: "Let's decide: use advisory locks per account instead of SERIALIZABLE. Write that down.",
+        time: Date.UTC(2026, 2, 4, 14, 12),
+        speaker: 'user',
+      },
     ],
   } as const;
 
   it('adds the sections a model summary left out, first, from the facts, each item with its time', () => {
     const r = guardSummary('## Goal\nFix payments.\n\n## Progress\nPatched the handler.', [], 16_000, facts);
-    expect(r.addedSections).toEqual(['## Last user request', '## Decisions', '## Instructions and preferences', '## Open tasks']);
+    expect(r.addedSections).toEqual([
+      '## Last user request',
+      '## Decisions',
+      '## Instructions and preferences',
+      '## Open tasks',
+    ]);
     expect(r.summary.startsWith('## Last user request\nShip the PAY-1234 fix to staging')).toBe(true);
     expect(r.summary).toContain('- [2026-03-04 14:05] assistant: TODO: rotate the staging key');
-    expect(r.summary).toContain('## Instructions and preferences\n- [2026-03-04 14:10] user: Please remember that deploys only happen on Tuesdays.');
-    expect(r.summary).toContain("## Decisions\n- [2026-03-04 14:12] user: Let's decide: use advisory locks per account instead of SERIALIZABLE. Write that down.");
+    expect(r.summary).toContain(
+      '## Instructions and preferences\n- [2026-03-04 14:10] user: Please remember that deploys only happen on Tuesdays.',
+    );
+    expect(r.summary).toContain(
+      "## Decisions\n- [2026-03-04 14:12] user: Let's decide: use advisory locks per account instead of SERIALIZABLE. Write that down.",
+    );
     expect(r.summary).toContain('## Goal\nFix payments.');
   });
 
   it('leaves sections the summary has alone, but quotes with their times the decisions and instructions it paraphrased', () => {
-    const model = '## Last request\nShip the fix.\n\n## Open tasks\n- rotate key\n\n## Decisions\n- Deploys are weekly; per-account locks.\n\n## Constraints\n- none';
+    const model =
+      '## Last request\nShip the fix.\n\n## Open tasks\n- rotate key\n\n## Decisions\n- Deploys are weekly; per-account locks.\n\n## Constraints\n- none';
     const r = guardSummary(model, [], 16_000, facts);
     expect(r.addedSections).toEqual(['## Decisions and instructions (verbatim)']);
     expect(r.unkept).toEqual([
@@ -163,13 +202,25 @@ describe('guardSummary', () => {
   });
 
   it('gives the sections it adds at most half the budget, leaving out routine requests before decisions, so the summary keeps its own text', () => {
-    const requests = Array.from({ length: 200 }, (_, i) => ({ kind: 'tasks' as const, text: `Please look at /srv/orders/order-${i}.json and tell me its status.`, time: Date.UTC(2026, 2, 4, 15, 0), speaker: 'user' }));
+    const requests = Array.from({ length: 200 }, (_, i) => ({
+      kind: 'tasks' as const,
+      text: `Please look at /srv/orders/order-${i}.json and tell me its status.`,
+      time: Date.UTC(2026, 2, 4, 15, 0),
+      speaker: 'user',
+    }));
     const many = { ...facts, items: [...facts.items, ...requests] };
-    const r = guardSummary('## Goal\nShip the orders report.\n\n## Progress\nEvery order had shipped.', [], 4_000, many);
+    const r = guardSummary(
+      '## Goal\nShip the orders report.\n\n## Progress\nEvery order had shipped.',
+      [],
+      4_000,
+      many,
+    );
     expect(r.summary.length).toBeLessThanOrEqual(4_000);
     expect(r.summary).toContain('Every order had shipped.');
     expect(r.summary).not.toContain('[Summary cut');
-    expect(r.summary).toContain("user: Let's decide: use advisory locks per account instead of SERIALIZABLE. Write that down.");
+    expect(r.summary).toContain(
+      "user: Let's decide: use advisory locks per account instead of SERIALIZABLE. Write that down.",
+    );
     expect(r.summary).toContain('order-199.json');
     expect(r.summary).not.toContain('order-0.json');
   });

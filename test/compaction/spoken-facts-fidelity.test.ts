@@ -28,7 +28,9 @@ function prose(summary: string): string {
 
 describe('spoken facts through 10 stacked extractive compactions', () => {
   const { entries, plantedAt } = plantedSession('s-spoken');
-  const messages: PlanEntry[] = entries.flatMap((e) => (e.type === 'message' ? [{ id: e.id, message: e.message }] : []));
+  const messages: PlanEntry[] = entries.flatMap((e) =>
+    e.type === 'message' ? [{ id: e.id, message: e.message }] : [],
+  );
   const cache = new Map<AgentMessage, number>();
   const estimate = (m: AgentMessage) => cache.get(m) ?? cache.set(m, estimateTokens(m)).get(m)!;
 
@@ -41,8 +43,16 @@ describe('spoken facts through 10 stacked extractive compactions', () => {
       const active = messages.slice(start, end);
       const last = k === COMPACTIONS;
       // The last one is a hard checkpoint: every fact must be in the summary itself.
-      const plan = planCompaction(active, { contextWindow: WINDOW, keepRecentTokens: last ? undefined : 3_000, estimate, previousSummary: summary });
-      const budget = summaryCharBudget(WINDOW, { summarizedTokens: plan.summarizedTokens, previousSummaryChars: summary?.length ?? 0 });
+      const plan = planCompaction(active, {
+        contextWindow: WINDOW,
+        keepRecentTokens: last ? undefined : 3_000,
+        estimate,
+        previousSummary: summary,
+      });
+      const budget = summaryCharBudget(WINDOW, {
+        summarizedTokens: plan.summarizedTokens,
+        previousSummaryChars: summary?.length ?? 0,
+      });
       summary = extractiveSummary({
         previousSummary: summary,
         messages: active.slice(0, plan.summarizedEntryCount).map((e) => e.message),
@@ -56,7 +66,8 @@ describe('spoken facts through 10 stacked extractive compactions', () => {
     }
     process.stdout.write(`spoken facts: summary chars/budget per compaction: ${sizes.join(' ')}\n`);
     const final = summary!;
-    for (const fact of PLANTED_FACTS) expect(final).toContain(`[${plantedAt.get(fact.text)}] ${fact.role}: ${fact.text}`);
+    for (const fact of PLANTED_FACTS)
+      expect(final).toContain(`[${plantedAt.get(fact.text)}] ${fact.role}: ${fact.text}`);
     // Routine requests fell out (the oldest of the lowest value first); no planted fact did.
     expect(final).not.toContain('Please look at the queue metrics for shard 0.');
     expect(final).toContain('In total: ');

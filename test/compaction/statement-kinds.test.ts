@@ -59,7 +59,11 @@ describe('statementKind', () => {
 
 describe('statementsOf', () => {
   it('joins "Write that down." to the sentence it refers to', () => {
-    expect(statementsOf("Let's decide: use advisory locks per account instead of SERIALIZABLE. Write that down. Next, the index.")).toEqual([
+    expect(
+      statementsOf(
+        "Let's decide: use advisory locks per account instead of SERIALIZABLE. Write that down. Next, the index.",
+      ),
+    ).toEqual([
       "Let's decide: use advisory locks per account instead of SERIALIZABLE. Write that down.",
       'Next, the index.',
     ]);
@@ -79,10 +83,16 @@ describe('summary items', () => {
   it('keep a repeated decision once, at its first time', () => {
     const { items } = collectFacts(
       undefined,
-      [user("Let's go with Postgres 16.", at(9, 0)), assistant('Noted.', at(9, 1)), user("let's go with Postgres 16!", at(15, 30))],
+      [
+        user("Let's go with Postgres 16.", at(9, 0)),
+        assistant('Noted.', at(9, 1)),
+        user("let's go with Postgres 16!", at(15, 30)),
+      ],
       'strict',
     );
-    expect(items.filter((i) => i.kind === 'decisions').map(renderItem)).toEqual(["[2026-03-04 09:00] user: Let's go with Postgres 16."]);
+    expect(items.filter((i) => i.kind === 'decisions').map(renderItem)).toEqual([
+      "[2026-03-04 09:00] user: Let's go with Postgres 16.",
+    ]);
   });
 
   it('keep a decision and its later reversal, each with its time', () => {
@@ -104,7 +114,14 @@ describe('summary items', () => {
       undefined,
       [
         assistant('TODO: vacuum the orders table', at(10, 0)),
-        { role: 'toolResult', toolCallId: 'c1', toolName: 'bash', content: [{ type: 'text', text: '\nERROR: deadlock detected\nDETAIL: …' }], isError: true, timestamp: at(10, 5) },
+        {
+          role: 'toolResult',
+          toolCallId: 'c1',
+          toolName: 'bash',
+          content: [{ type: 'text', text: '\nERROR: deadlock detected\nDETAIL: …' }],
+          isError: true,
+          timestamp: at(10, 5),
+        },
         assistant('Done: vacuum the orders table', at(10, 9)),
       ],
       'strict',

@@ -1,7 +1,15 @@
 import { SummarizationFailedError, SUMMARIZATION_FAILED } from '../../src/compaction/errors';
-import { summarizeWithFallback, type SummarizeChunk, type SummaryChunk } from '../../src/compaction/summarize-with-fallback';
+import {
+  summarizeWithFallback,
+  type SummarizeChunk,
+  type SummaryChunk,
+} from '../../src/compaction/summarize-with-fallback';
 
-interface Call { text: string; previous?: string; instructions: string }
+interface Call {
+  text: string;
+  previous?: string;
+  instructions: string;
+}
 
 /** A scripted summarizer: fails for texts containing a marker, records every call. */
 function summarizer(failWhen: (text: string, instructions: string) => boolean | 'empty' = () => false) {
@@ -30,7 +38,9 @@ describe('summarizeWithFallback', () => {
     expect(r).toMatchObject({ mode: 'full', summarizedChunks: [0, 1, 2], failedChunks: [], mergeFailed: false });
     expect(r.summary).toMatch(/^merged\(\d+\)$/);
     const merge = s.calls.find((c) => c.instructions === 'MERGE')!;
-    expect(merge.text).toBe('### Part 1 of 3 (oldest)\nsum(one)\n\n### Part 2 of 3\nsum(two BIG)\n\n### Part 3 of 3 (most recent)\nsum(three)');
+    expect(merge.text).toBe(
+      '### Part 1 of 3 (oldest)\nsum(one)\n\n### Part 2 of 3\nsum(two BIG)\n\n### Part 3 of 3 (most recent)\nsum(three)',
+    );
   });
 
   it('sends the previous summary once, with the oldest chunk', async () => {
@@ -64,7 +74,9 @@ describe('summarizeWithFallback', () => {
     const s = summarizer((text) => text.startsWith('two'));
     const r = await summarizeWithFallback({ ...base, chunks, summarizeChunk: s.fn });
     expect(r).toMatchObject({ mode: 'partial', summarizedChunks: [0, 2], failedChunks: [1] });
-    expect(r.summary).toMatch(/\[Partial summary: summarized Part 1 of 3 \(oldest\); Part 3 of 3 \(most recent\)\. Not summarized \(summarizer failed\): Part 2 of 3\.\]$/);
+    expect(r.summary).toMatch(
+      /\[Partial summary: summarized Part 1 of 3 \(oldest\); Part 3 of 3 \(most recent\)\. Not summarized \(summarizer failed\): Part 2 of 3\.\]$/,
+    );
   });
 
   it('gives the merge the previous summary when the oldest chunk failed', async () => {

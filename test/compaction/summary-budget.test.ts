@@ -18,9 +18,12 @@ describe('summaryCharBudget', () => {
     [200_000, 40_000, 30_000, 32_000],
     // never below the floor
     [200_000, 200, 0, 1_000],
-  ])('window %i, %i tokens summarized, previous summary %i chars → %i characters', (window, summarizedTokens, previousSummaryChars, chars) => {
-    expect(summaryCharBudget(window, { summarizedTokens, previousSummaryChars })).toBe(chars);
-  });
+  ])(
+    'window %i, %i tokens summarized, previous summary %i chars → %i characters',
+    (window, summarizedTokens, previousSummaryChars, chars) => {
+      expect(summaryCharBudget(window, { summarizedTokens, previousSummaryChars })).toBe(chars);
+    },
+  );
 
   it('takes the window share it is given (KEEL_SUMMARY_MAX_WINDOW_SHARE)', () => {
     expect(summaryCharBudget(200_000, { summarizedTokens: 1_300_000, previousSummaryChars: 0 }, 0.1)).toBe(80_000);
@@ -30,7 +33,10 @@ describe('summaryCharBudget', () => {
   it('grows with each stacked compaction until the window share caps it', () => {
     let previous = 0;
     const budgets: number[] = [];
-    for (let k = 0; k < 10; k++) budgets.push((previous = summaryCharBudget(200_000, { summarizedTokens: 30_000, previousSummaryChars: previous })));
+    for (let k = 0; k < 10; k++)
+      budgets.push(
+        (previous = summaryCharBudget(200_000, { summarizedTokens: 30_000, previousSummaryChars: previous })),
+      );
     expect(budgets.slice(0, 6)).toEqual([6_000, 12_000, 18_000, 24_000, 30_000, 32_000]);
     expect(new Set(budgets.slice(5))).toEqual(new Set([32_000]));
   });

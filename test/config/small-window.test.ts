@@ -8,7 +8,12 @@ describe('small windows run lean', () => {
     ['a 32k window', { KEEL_CONTEXT_WINDOW: '32000' }, 'full', true],
     ['the default window', {}, 'full', true],
     ['a 4k window with the rule off', { KEEL_CONTEXT_WINDOW: '4000', KEEL_SMALL_WINDOW_TOKENS: '0' }, 'full', true],
-    ['a 32k window under a raised limit', { KEEL_CONTEXT_WINDOW: '32000', KEEL_SMALL_WINDOW_TOKENS: '32000' }, 'minimal', false],
+    [
+      'a 32k window under a raised limit',
+      { KEEL_CONTEXT_WINDOW: '32000', KEEL_SMALL_WINDOW_TOKENS: '32000' },
+      'minimal',
+      false,
+    ],
   ])('%s: main sessions get the %s prompt; subagent tools offered: %s', (_, env, mode, subagents) => {
     const config = configFromEnv(env);
     expect(mainPromptMode(config)).toBe(mode);
@@ -21,7 +26,10 @@ describe('small windows run lean', () => {
   });
 
   it('judges the window of the model asked about: its models entry', () => {
-    const config = { ...configFromEnv({}), models: { providers: { anthropic: { models: [{ id: 'tiny', contextWindow: 8_000 }] } } } };
+    const config = {
+      ...configFromEnv({}),
+      models: { providers: { anthropic: { models: [{ id: 'tiny', contextWindow: 8_000 }] } } },
+    };
     expect(mainPromptMode(config, 'tiny')).toBe('minimal');
     expect(mainPromptMode(config)).toBe('full');
   });

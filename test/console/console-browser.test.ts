@@ -28,7 +28,15 @@ const executablePath = chromiumPath();
 const suite = integrationSuite();
 
 /** The console routes, each of which must refuse a request without the cookie or the token. */
-const CONSOLE_ROUTES = ['/', '/console/console.js', '/console/console.css', '/console/chart.js', '/v1/console/sessions', '/v1/sessions/agent%3Amain%3Amain/transcript', '/v1/sessions/agent%3Amain%3Amain/compactions'];
+const CONSOLE_ROUTES = [
+  '/',
+  '/console/console.js',
+  '/console/console.css',
+  '/console/chart.js',
+  '/v1/console/sessions',
+  '/v1/sessions/agent%3Amain%3Amain/transcript',
+  '/v1/sessions/agent%3Amain%3Amain/compactions',
+];
 
 (executablePath ? describe : describe.skip)('the console in headless Chromium', () => {
   let browser: Browser;
@@ -79,7 +87,9 @@ const CONSOLE_ROUTES = ['/', '/console/console.js', '/console/console.css', '/co
           // The fleet: one page of 50 from the server, the total counted there.
           await page.waitForSelector('#sessions tbody tr');
           expect(await page.locator('#sessions tbody tr').count()).toBe(50);
-          expect(await page.textContent('#page-label')).toBe(`page 1 of ${Math.ceil((SEEDED + 1) / 50)} · ${SEEDED + 1} sessions`);
+          expect(await page.textContent('#page-label')).toBe(
+            `page 1 of ${Math.ceil((SEEDED + 1) / 50)} · ${SEEDED + 1} sessions`,
+          );
           expect(fleetRequests).toEqual(['?page=1&pageSize=50&sort=updated']);
           const cookie = (await page.context().cookies()).find((c) => c.name === 'keel_console');
           expect(cookie).toMatchObject({
@@ -120,9 +130,14 @@ const CONSOLE_ROUTES = ['/', '/console/console.js', '/console/console.css', '/co
           // A turn sent elsewhere shows up in the open page without a reload. Its long question
           // gives the retry below more than the kept tail to summarize.
           t.fake.enqueue(fakeReply.text('Shipped to production at noon.'), fakeReply.text('You are welcome.'));
-          const sent = await api.call('POST', MESSAGES, { params: { sessionKey: key }, body: { text: `when did it ship? ${LONG_NOTES}` } });
+          const sent = await api.call('POST', MESSAGES, {
+            params: { sessionKey: key },
+            body: { text: `when did it ship? ${LONG_NOTES}` },
+          });
           expect(sent.status).toBe(200);
-          await page.locator('#transcript .entry', { hasText: 'Shipped to production at noon.' }).waitFor({ timeout: 45_000 });
+          await page
+            .locator('#transcript .entry', { hasText: 'Shipped to production at noon.' })
+            .waitFor({ timeout: 45_000 });
           await page.screenshot({ path: join(OUTPUT, `console-live-${database.name}.png`) });
           await api.call('POST', MESSAGES, { params: { sessionKey: key }, body: { text: 'thanks' } });
 
@@ -130,18 +145,34 @@ const CONSOLE_ROUTES = ['/', '/console/console.js', '/console/console.css', '/co
           t.fake.respondWith(goodSummarizer);
           page.once('dialog', (d) => void d.accept());
           await degraded.locator('[data-retry]').click();
-          await page.locator('[data-compaction][data-status="succeeded"]', { hasText: `retry of ${compactionId}` }).waitFor({ timeout: 60_000 });
+          await page
+            .locator('[data-compaction][data-status="succeeded"]', { hasText: `retry of ${compactionId}` })
+            .waitFor({ timeout: 60_000 });
           await page.screenshot({ path: join(OUTPUT, `console-session-${database.name}.png`), fullPage: true });
-          const records = await t.store.db.selectFrom('compactions').select(['id', 'retry_of', 'status', 'degraded']).where('retry_of', '=', compactionId).execute();
+          const records = await t.store.db
+            .selectFrom('compactions')
+            .select(['id', 'retry_of', 'status', 'degraded'])
+            .where('retry_of', '=', compactionId)
+            .execute();
           expect(records).toEqual([expect.objectContaining({ status: 'succeeded', degraded: false })]);
           // Revert the retried compaction, confirmed: the revert is a compaction record of its own.
           const retriedId = records[0]!.id;
           page.once('dialog', (d) => void d.accept());
           await page.locator(`[data-revert="${retriedId}"]`).click();
-          await page.locator('[data-compaction][data-status="succeeded"]', { hasText: '· revert ·' }).waitFor({ timeout: 60_000 });
-          expect(await t.store.db.selectFrom('compactions').select(['trigger', 'status']).where('revert_of', '=', retriedId).execute()).toEqual([{ trigger: 'revert', status: 'succeeded' }]);
+          await page
+            .locator('[data-compaction][data-status="succeeded"]', { hasText: '· revert ·' })
+            .waitFor({ timeout: 60_000 });
+          expect(
+            await t.store.db
+              .selectFrom('compactions')
+              .select(['trigger', 'status'])
+              .where('revert_of', '=', retriedId)
+              .execute(),
+          ).toEqual([{ trigger: 'revert', status: 'succeeded' }]);
           // The summarizer saw the long question: the retry summarized it.
-          expect(t.fake.requests.some((r) => isSummarizerRequest(r) && JSON.stringify(r.body).includes('note11999'))).toBe(true);
+          expect(
+            t.fake.requests.some((r) => isSummarizerRequest(r) && JSON.stringify(r.body).includes('note11999')),
+          ).toBe(true);
 
           // The what-if replay of this session, inline: its report's charts drawn, a legend per policy.
           await page.fill('#replay-policy', '{ "name": "tight", "contextWindowTokens": 50000 }');
@@ -162,33 +193,43 @@ const CONSOLE_ROUTES = ['/', '/console/console.js', '/console/console.css', '/co
 
 describe.each(testDatabases())('the console’s subagent tree on $name', (database) => {
   const db = suite.storePerTest(database);
-  (executablePath ? it : it.skip)('shows the runs a session spawned with their states, and a steer of an ended run is refused', () =>
-    suite.withWorker(db.store, { tools: lookupTools() }, async (t) => {
-      const api = await startApi(suite.env, t);
-      const browser = await chromium.launch({ executablePath, args: ['--no-sandbox'] });
-      try {
-        const key = `agent:main:console-${database.name}-${freshDurableAgent()}`;
-        t.fake.respondWith(subagentResponder({ cities: [CITIES[0]!] }));
-        await api.call('POST', MESSAGES, { params: { sessionKey: key }, body: { text: PARENT_PROMPT } });
-        const page = await browser.newPage({ viewport: { width: 390, height: 900 } });
-        await page.goto(`${api.url}/`);
-        await page.fill('#token', TEST_API_TOKEN);
-        await page.click('button[type=submit]');
-        await page.waitForSelector('#sessions');
-        await page.goto(`${api.url}/#/s/${encodeURIComponent(key)}`);
-        const run = page.locator('[data-subagent][data-state="done"]', { hasText: CITIES[0]! });
-        await run.waitFor({ timeout: 45_000 });
-        const stored = await t.store.db.selectFrom('subagent_runs').select(['id', 'status']).where('parent_session_key', '=', key).execute();
-        expect(stored).toEqual([{ id: await run.getAttribute('data-subagent'), status: 'done' }]);
-        mkdirSync(OUTPUT, { recursive: true });
-        await page.screenshot({ path: join(OUTPUT, `console-subagents-phone-${database.name}.png`), fullPage: true });
-        const steer = await api.call('POST', '/v1/subagents/{id}/steer', { params: { id: stored[0]!.id }, query: { agent: 'main' }, body: { text: 'one more city' } });
-        expect(steer.body).toMatchObject({ id: stored[0]!.id, sent: false });
-      } finally {
-        await browser.close();
-        await api.close();
-      }
-    }),
+  (executablePath ? it : it.skip)(
+    'shows the runs a session spawned with their states, and a steer of an ended run is refused',
+    () =>
+      suite.withWorker(db.store, { tools: lookupTools() }, async (t) => {
+        const api = await startApi(suite.env, t);
+        const browser = await chromium.launch({ executablePath, args: ['--no-sandbox'] });
+        try {
+          const key = `agent:main:console-${database.name}-${freshDurableAgent()}`;
+          t.fake.respondWith(subagentResponder({ cities: [CITIES[0]!] }));
+          await api.call('POST', MESSAGES, { params: { sessionKey: key }, body: { text: PARENT_PROMPT } });
+          const page = await browser.newPage({ viewport: { width: 390, height: 900 } });
+          await page.goto(`${api.url}/`);
+          await page.fill('#token', TEST_API_TOKEN);
+          await page.click('button[type=submit]');
+          await page.waitForSelector('#sessions');
+          await page.goto(`${api.url}/#/s/${encodeURIComponent(key)}`);
+          const run = page.locator('[data-subagent][data-state="done"]', { hasText: CITIES[0]! });
+          await run.waitFor({ timeout: 45_000 });
+          const stored = await t.store.db
+            .selectFrom('subagent_runs')
+            .select(['id', 'status'])
+            .where('parent_session_key', '=', key)
+            .execute();
+          expect(stored).toEqual([{ id: await run.getAttribute('data-subagent'), status: 'done' }]);
+          mkdirSync(OUTPUT, { recursive: true });
+          await page.screenshot({ path: join(OUTPUT, `console-subagents-phone-${database.name}.png`), fullPage: true });
+          const steer = await api.call('POST', '/v1/subagents/{id}/steer', {
+            params: { id: stored[0]!.id },
+            query: { agent: 'main' },
+            body: { text: 'one more city' },
+          });
+          expect(steer.body).toMatchObject({ id: stored[0]!.id, sent: false });
+        } finally {
+          await browser.close();
+          await api.close();
+        }
+      }),
   );
 });
 
@@ -246,7 +287,10 @@ function drawn(page: Page, id: string): Promise<{ painted: boolean; points: numb
 
 /** Two turns, then a compaction whose summarizer fails every attempt: succeeded, degraded. */
 async function sessionWithDegradedCompaction(api: ApiUnderTest, t: WorkerContext, key: string): Promise<string> {
-  t.fake.enqueue(fakeReply.text('Noted: the API lives at /srv/api/main.ts.'), fakeReply.text('Noted: deploy on PAY-1234 first.'));
+  t.fake.enqueue(
+    fakeReply.text('Noted: the API lives at /srv/api/main.ts.'),
+    fakeReply.text('Noted: deploy on PAY-1234 first.'),
+  );
   await api.call('POST', MESSAGES, {
     params: { sessionKey: key },
     body: { text: 'the API is /srv/api/main.ts' },
@@ -255,8 +299,13 @@ async function sessionWithDegradedCompaction(api: ApiUnderTest, t: WorkerContext
     params: { sessionKey: key },
     body: { text: 'deploy PAY-1234 first' },
   });
-  t.fake.respondWith((r) => (isSummarizerRequest(r) ? fakeReply.serverError() : isFlushRequest(r) ? fakeReply.text('NO_REPLY') : undefined));
-  const compacted = await api.call('POST', '/v1/sessions/{sessionKey}/compact', { params: { sessionKey: key }, body: { keepRecentTokens: 0 } });
+  t.fake.respondWith((r) =>
+    isSummarizerRequest(r) ? fakeReply.serverError() : isFlushRequest(r) ? fakeReply.text('NO_REPLY') : undefined,
+  );
+  const compacted = await api.call('POST', '/v1/sessions/{sessionKey}/compact', {
+    params: { sessionKey: key },
+    body: { keepRecentTokens: 0 },
+  });
   expect(compacted.body).toMatchObject({ status: 'succeeded', degraded: true });
   return compacted.body.compactionId as string;
 }

@@ -1,4 +1,9 @@
-import { assertProviderValid, ProviderMessagesInvalidError, toAnthropicShape, type ProviderRule } from '../support/assert-provider-valid';
+import {
+  assertProviderValid,
+  ProviderMessagesInvalidError,
+  toAnthropicShape,
+  type ProviderRule,
+} from '../support/assert-provider-valid';
 import type { AgentMessage } from '../../src/context/types';
 import { assistant, call, result, user } from './factories';
 
@@ -15,8 +20,14 @@ function ruleBroken(messages: AgentMessage[]): { rule: ProviderRule; messageInde
 describe('assertProviderValid', () => {
   it.each<[string, AgentMessage[]]>([
     ['a plain conversation', [user('q'), assistant('a'), user('r')]],
-    ['a tool batch answered in the next user turn', [user('q'), assistant(call('a'), call('b')), result('a'), result('b'), assistant('done')]],
-    ['tool results followed by user text in the same API turn', [user('q'), assistant(call('a')), result('a'), user('more')]],
+    [
+      'a tool batch answered in the next user turn',
+      [user('q'), assistant(call('a'), call('b')), result('a'), result('b'), assistant('done')],
+    ],
+    [
+      'tool results followed by user text in the same API turn',
+      [user('q'), assistant(call('a')), result('a'), user('more')],
+    ],
     ['an empty transcript', []],
   ])('accepts %s', (_label, messages) => {
     expect(ruleBroken(messages)).toBeUndefined();
@@ -27,7 +38,11 @@ describe('assertProviderValid', () => {
     ['roles-alternate', 2, [user('q'), assistant('a'), assistant('b')]],
     ['no-empty-content', 1, [user('q'), { role: 'assistant', content: [] }]],
     ['no-empty-content', 0, [user('  ')]],
-    ['no-empty-content', 2, [user('q'), assistant(call('a')), { ...result('a'), content: [{ type: 'text', text: '' }] }]],
+    [
+      'no-empty-content',
+      2,
+      [user('q'), assistant(call('a')), { ...result('a'), content: [{ type: 'text', text: '' }] }],
+    ],
     ['tool-use-well-formed', 1, [user('q'), assistant({ ...call('a'), name: 'bad name' }), result('a')]],
     ['tool-use-well-formed', 1, [user('q'), assistant({ type: 'toolCall', id: 'a', name: 'read' }), result('a')]],
     ['tool-use-ids-unique', 3, [user('q'), assistant(call('a')), result('a'), assistant(call('a')), result('a')]],

@@ -2,9 +2,27 @@ import { BOOTSTRAP_FILE_NAMES, buildBootstrapContext } from '../../src/context/b
 
 describe('buildBootstrapContext', () => {
   it('orders workspace files as the spec lists them, then other files in the given order', () => {
-    const files = ['MEMORY.md', 'notes.md', 'AGENTS.md', 'USER.md', 'SOUL.md'].map((name) => ({ name, content: `# ${name}` }));
-    expect(buildBootstrapContext(files).files.map((f) => f.name)).toEqual(['AGENTS.md', 'SOUL.md', 'USER.md', 'MEMORY.md', 'notes.md']);
-    expect(BOOTSTRAP_FILE_NAMES).toEqual(['AGENTS.md', 'SOUL.md', 'TOOLS.md', 'IDENTITY.md', 'USER.md', 'HEARTBEAT.md', 'BOOTSTRAP.md', 'MEMORY.md']);
+    const files = ['MEMORY.md', 'notes.md', 'AGENTS.md', 'USER.md', 'SOUL.md'].map((name) => ({
+      name,
+      content: `# ${name}`,
+    }));
+    expect(buildBootstrapContext(files).files.map((f) => f.name)).toEqual([
+      'AGENTS.md',
+      'SOUL.md',
+      'USER.md',
+      'MEMORY.md',
+      'notes.md',
+    ]);
+    expect(BOOTSTRAP_FILE_NAMES).toEqual([
+      'AGENTS.md',
+      'SOUL.md',
+      'TOOLS.md',
+      'IDENTITY.md',
+      'USER.md',
+      'HEARTBEAT.md',
+      'BOOTSTRAP.md',
+      'MEMORY.md',
+    ]);
   });
 
   it('caps each file at 5,000 characters by default and notes the truncation', () => {
@@ -26,10 +44,17 @@ describe('buildBootstrapContext', () => {
 
   it('honours custom caps and skips empty files', () => {
     const ctx = buildBootstrapContext(
-      [{ name: 'SOUL.md', content: 'be kind' }, { name: 'TOOLS.md', content: '   ' }, { name: 'USER.md', content: '0123456789' }],
+      [
+        { name: 'SOUL.md', content: 'be kind' },
+        { name: 'TOOLS.md', content: '   ' },
+        { name: 'USER.md', content: '0123456789' },
+      ],
       { maxCharsPerFile: 4, maxCharsTotal: 100 },
     );
-    expect(ctx.files.map((f) => [f.name, f.keptChars])).toEqual([['SOUL.md', 4], ['USER.md', 4]]);
+    expect(ctx.files.map((f) => [f.name, f.keptChars])).toEqual([
+      ['SOUL.md', 4],
+      ['USER.md', 4],
+    ]);
     expect(ctx.text.startsWith('## SOUL.md\n\nbe k\n\n[SOUL.md truncated')).toBe(true);
   });
 

@@ -18,12 +18,37 @@ describe('resolveContextWindowTokens', () => {
   ];
 
   it.each([
-    ['the config override wins over the catalog', { config, catalog }, 'claude-x', { tokens: 150_000, source: 'config' }],
-    ['the catalog value is used without an override', { config, catalog }, 'claude-y', { tokens: 400_000, source: 'catalog' }],
+    [
+      'the config override wins over the catalog',
+      { config, catalog },
+      'claude-x',
+      { tokens: 150_000, source: 'config' },
+    ],
+    [
+      'the catalog value is used without an override',
+      { config, catalog },
+      'claude-y',
+      { tokens: 400_000, source: 'catalog' },
+    ],
     ['the default is 200,000', {}, 'claude-z', { tokens: 200_000, source: 'default' }],
-    ['the agent cap lowers the window', { catalog, agentContextTokens: 100_000 }, 'claude-y', { tokens: 100_000, source: 'agentContextTokens' }],
-    ['the agent cap never raises it', { catalog, agentContextTokens: 900_000 }, 'claude-y', { tokens: 400_000, source: 'catalog' }],
-    ['the agent cap lowers the default', { agentContextTokens: 32_000 }, 'claude-z', { tokens: 32_000, source: 'agentContextTokens' }],
+    [
+      'the agent cap lowers the window',
+      { catalog, agentContextTokens: 100_000 },
+      'claude-y',
+      { tokens: 100_000, source: 'agentContextTokens' },
+    ],
+    [
+      'the agent cap never raises it',
+      { catalog, agentContextTokens: 900_000 },
+      'claude-y',
+      { tokens: 400_000, source: 'catalog' },
+    ],
+    [
+      'the agent cap lowers the default',
+      { agentContextTokens: 32_000 },
+      'claude-z',
+      { tokens: 32_000, source: 'agentContextTokens' },
+    ],
   ])('%s', (_rule, extra, model, expected) => {
     expect(resolveContextWindowTokens({ provider: 'anthropic', model, ...extra })).toEqual(expected);
   });
@@ -73,7 +98,11 @@ describe('maxOutputTokensFor', () => {
 
   it('leaves the prompt budget and the reply inside the window, whatever the settings', () => {
     for (const window of [1_000, 4_000, 16_000, 200_000]) {
-      for (const settings of [{}, { maxOutputTokens: 100_000 }, { maxOutputTokens: 100_000, reserveTokens: 300, reserveTokensFloor: 0 }]) {
+      for (const settings of [
+        {},
+        { maxOutputTokens: 100_000 },
+        { maxOutputTokens: 100_000, reserveTokens: 300, reserveTokensFloor: 0 },
+      ]) {
         const reserve = effectiveReserveTokens(window, settings.reserveTokens, settings.reserveTokensFloor);
         expect(window - reserve + maxOutputTokensFor(window, settings)).toBeLessThanOrEqual(window);
       }
@@ -103,8 +132,12 @@ describe('memory flush threshold', () => {
   it('runs once the soft threshold is crossed and not again in the same compaction cycle', () => {
     const base = { contextWindow: 200_000, reserveTokens: 20_000 };
     expect(shouldRunMemoryFlush({ ...base, contextTokens: 175_999 })).toBe(false);
-    expect(shouldRunMemoryFlush({ ...base, contextTokens: 176_000, compactionCount: 2, memoryFlushCompactionCount: 1 })).toBe(true);
-    expect(shouldRunMemoryFlush({ ...base, contextTokens: 179_000, compactionCount: 2, memoryFlushCompactionCount: 2 })).toBe(false);
+    expect(
+      shouldRunMemoryFlush({ ...base, contextTokens: 176_000, compactionCount: 2, memoryFlushCompactionCount: 1 }),
+    ).toBe(true);
+    expect(
+      shouldRunMemoryFlush({ ...base, contextTokens: 179_000, compactionCount: 2, memoryFlushCompactionCount: 2 }),
+    ).toBe(false);
   });
 });
 

@@ -23,14 +23,31 @@ export function generate(r: Rand, seed: number, idPrefix = 't'): AgentMessage[] 
       for (let c = 1 + int(r, 3); c > 0; c -= 1) {
         const type = pick(r, CALL_TYPES);
         const args = { path: `f${ids}` };
-        calls.push(type === 'toolUse' || type === 'tool_use' ? { type, id: `${idPrefix}${ids++}`, name: 'read', input: args } : { type, id: `${idPrefix}${ids++}`, name: 'read', arguments: args });
+        calls.push(
+          type === 'toolUse' || type === 'tool_use'
+            ? { type, id: `${idPrefix}${ids++}`, name: 'read', input: args }
+            : { type, id: `${idPrefix}${ids++}`, name: 'read', arguments: args },
+        );
       }
-      out.push({ role: 'assistant', content: r() < 0.5 ? [{ type: 'text', text: 'working' }, ...calls] : calls, stopReason: 'toolUse' });
+      out.push({
+        role: 'assistant',
+        content: r() < 0.5 ? [{ type: 'text', text: 'working' }, ...calls] : calls,
+        stopReason: 'toolUse',
+      });
       for (const c of calls) {
         if (r() < 0.15) {
-          out.push({ role: 'user', content: [{ type: 'tool_result', tool_use_id: c.id, content: `out ${c.id}` }] } as unknown as AgentMessage);
+          out.push({
+            role: 'user',
+            content: [{ type: 'tool_result', tool_use_id: c.id, content: `out ${c.id}` }],
+          } as unknown as AgentMessage);
         } else {
-          out.push({ role: 'toolResult', toolCallId: c.id, toolName: 'read', content: [{ type: 'text', text: `out ${c.id}` }], details: r() < 0.2 ? { raw: 1 } : undefined });
+          out.push({
+            role: 'toolResult',
+            toolCallId: c.id,
+            toolName: 'read',
+            content: [{ type: 'text', text: `out ${c.id}` }],
+            details: r() < 0.2 ? { raw: 1 } : undefined,
+          });
         }
       }
     }
@@ -51,7 +68,8 @@ export function corrupt(r: Rand, messages: AgentMessage[]): AgentMessage[] {
       case 1: // duplicate (in place or somewhere else)
         m.splice(r() < 0.5 ? i + 1 : int(r, m.length + 1), 0, structuredClone(m[i]));
         break;
-      case 2: { // swap two entries
+      case 2: {
+        // swap two entries
         const j = Math.min(m.length - 1, i + 1 + int(r, 3));
         [m[i], m[j]] = [m[j], m[i]];
         break;
@@ -59,7 +77,8 @@ export function corrupt(r: Rand, messages: AgentMessage[]): AgentMessage[] {
       case 3: // truncate head or tail
         m = r() < 0.5 ? m.slice(i) : m.slice(0, i + 1);
         break;
-      case 4: { // partial tool call
+      case 4: {
+        // partial tool call
         const a = m[i];
         if (a.role !== 'assistant') break;
         const calls = a.content.filter((b) => b.type !== 'text' && b.type !== 'thinking') as ToolCallBlock[];
@@ -69,13 +88,19 @@ export function corrupt(r: Rand, messages: AgentMessage[]): AgentMessage[] {
         const how = int(r, 5);
         if (how === 0) delete victim.id;
         else if (how === 1) victim.name = pick(r, ['', ' ', 'bad name', 'x'.repeat(70), ' read ']);
-        else if (how === 2) { delete victim.arguments; delete victim.input; }
-        else if (how === 3) victim.id = '';
-        else { delete victim.input; victim.arguments = 'not json' as never; }
+        else if (how === 2) {
+          delete victim.arguments;
+          delete victim.input;
+        } else if (how === 3) victim.id = '';
+        else {
+          delete victim.input;
+          victim.arguments = 'not json' as never;
+        }
         m[i] = { ...a, content: a.content.map((b, n) => (n === at ? (victim as unknown as ToolCallBlock) : b)) };
         break;
       }
-      case 5: { // error / aborted stop
+      case 5: {
+        // error / aborted stop
         const a = m[i];
         if (a.role === 'assistant') m[i] = { ...a, stopReason: pick(r, ['error', 'aborted']) } as AssistantMessage;
         break;
@@ -83,11 +108,17 @@ export function corrupt(r: Rand, messages: AgentMessage[]): AgentMessage[] {
       case 6: // blank user text inserted
         m.splice(i, 0, { role: 'user', content: pick(r, ['', '   ', [{ type: 'text', text: ' ' }]]) as string });
         break;
-      case 7: { // empty assistant
-        m.splice(i, 0, { role: 'assistant', content: r() < 0.5 ? [] : [{ type: 'text', text: '' }], stopReason: 'stop' });
+      case 7: {
+        // empty assistant
+        m.splice(i, 0, {
+          role: 'assistant',
+          content: r() < 0.5 ? [] : [{ type: 'text', text: '' }],
+          stopReason: 'stop',
+        });
         break;
       }
-      case 8: { // tool result with empty name or unknown id
+      case 8: {
+        // tool result with empty name or unknown id
         const x = m[i];
         if (x.role === 'toolResult') m[i] = r() < 0.5 ? { ...x, toolName: '' } : { ...x, toolCallId: `ghost${i}` };
         break;

@@ -3,7 +3,10 @@ import { defaultCountTokens } from '../../src/context/estimate-tokens';
 
 describe('defaultCountTokens', () => {
   it('counts ordinary text exactly as gpt-tokenizer does', () => {
-    const prose = 'The deploy to cluster eu-west-1 failed at 10:42; retry with --force after checking /var/log/app.log. '.repeat(40);
+    const prose =
+      'The deploy to cluster eu-west-1 failed at 10:42; retry with --force after checking /var/log/app.log. '.repeat(
+        40,
+      );
     expect(defaultCountTokens(prose)).toBe(countTokens(prose));
   });
 

@@ -17,12 +17,17 @@ describe('estimateTokens', () => {
   });
 
   it('honours an injected tokenizer and margin', () => {
-    expect(estimateTokens(user('abcd'), { countTokens: (t) => t.length, safetyMargin: 1 })).toBe(4 + MESSAGE_OVERHEAD_TOKENS);
+    expect(estimateTokens(user('abcd'), { countTokens: (t) => t.length, safetyMargin: 1 })).toBe(
+      4 + MESSAGE_OVERHEAD_TOKENS,
+    );
   });
 
   it('counts an image as a fixed estimate, not by its base64 size', () => {
     const small = { role: 'user', content: [{ type: 'image', data: 'AAAA', mimeType: 'image/png' }] } as AgentMessage;
-    const large = { role: 'user', content: [{ type: 'image', data: 'A'.repeat(400_000), mimeType: 'image/png' }] } as AgentMessage;
+    const large = {
+      role: 'user',
+      content: [{ type: 'image', data: 'A'.repeat(400_000), mimeType: 'image/png' }],
+    } as AgentMessage;
     expect(estimateTokens(large)).toBe(estimateTokens(small));
     expect(estimateTokens(large)).toBe(Math.ceil((IMAGE_TOKEN_ESTIMATE + MESSAGE_OVERHEAD_TOKENS) * 1.2));
   });
@@ -33,7 +38,9 @@ describe('estimateTokens', () => {
   });
 
   it('counts tool-call names and arguments', () => {
-    expect(estimateTokens(assistant(call('c', 'read', { path: 'x'.repeat(2_000) })))).toBeGreaterThan(estimateTokens(assistant(call('c', 'read', { path: 'x' }))));
+    expect(estimateTokens(assistant(call('c', 'read', { path: 'x'.repeat(2_000) })))).toBeGreaterThan(
+      estimateTokens(assistant(call('c', 'read', { path: 'x' }))),
+    );
   });
 
   it('treats special-token strings in transcripts as plain text instead of throwing', () => {

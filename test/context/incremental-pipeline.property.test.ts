@@ -27,7 +27,12 @@ function asStored(messages: AgentMessage[]): AgentMessage[] {
     const native = m.role === 'user' && Array.isArray(m.content) ? (m.content as unknown[])[0] : undefined;
     if (native && typeof native === 'object' && (native as { type?: string }).type === 'tool_result') {
       const block = native as { tool_use_id: string; content: string };
-      return { role: 'toolResult', toolCallId: block.tool_use_id, toolName: 'read', content: [{ type: 'text', text: block.content }] };
+      return {
+        role: 'toolResult',
+        toolCallId: block.tool_use_id,
+        toolName: 'read',
+        content: [{ type: 'text', text: block.content }],
+      };
     }
     return m;
   });
@@ -43,13 +48,30 @@ function nextMessages(r: Rand, seed: number, step: number): AgentMessage[] {
     // A call that repeats one of the first turn's ids, with its result.
     return [
       { role: 'user', content: `again ${step}` },
-      { role: 'assistant', content: [{ type: 'toolCall', id: `s${seed}b0`, name: 'read', arguments: {} }], stopReason: 'toolUse' },
-      { role: 'toolResult', toolCallId: `s${seed}b0`, toolName: 'read', content: [{ type: 'text', text: `out s${seed}b0` }] },
+      {
+        role: 'assistant',
+        content: [{ type: 'toolCall', id: `s${seed}b0`, name: 'read', arguments: {} }],
+        stopReason: 'toolUse',
+      },
+      {
+        role: 'toolResult',
+        toolCallId: `s${seed}b0`,
+        toolName: 'read',
+        content: [{ type: 'text', text: `out s${seed}b0` }],
+      },
       { role: 'assistant', content: [{ type: 'text', text: 'done' }], stopReason: 'stop' },
     ];
   }
   // A late result for an early call, then a user turn.
-  return [{ role: 'toolResult', toolCallId: `s${seed}b0`, toolName: 'read', content: [{ type: 'text', text: `out s${seed}b0` }] }, { role: 'user', content: `late ${step}` }];
+  return [
+    {
+      role: 'toolResult',
+      toolCallId: `s${seed}b0`,
+      toolName: 'read',
+      content: [{ type: 'text', text: `out s${seed}b0` }],
+    },
+    { role: 'user', content: `late ${step}` },
+  ];
 }
 
 describe('IncrementalPipeline (property, growing windows)', () => {
@@ -58,7 +80,10 @@ describe('IncrementalPipeline (property, growing windows)', () => {
     let tails = 0;
     for (let seed = 1; seed <= SEEDS; seed++) {
       const r = prng(seed);
-      const options: ContextPipelineOptions = { provider: r() < 0.9 ? 'anthropic' : 'gemini', ...(r() < 0.3 ? { historyLimit: 2 + int(r, 10) } : {}) };
+      const options: ContextPipelineOptions = {
+        provider: r() < 0.9 ? 'anthropic' : 'gemini',
+        ...(r() < 0.3 ? { historyLimit: 2 + int(r, 10) } : {}),
+      };
       const base = asStored(generate(r, seed, `s${seed}b`));
       const history: AgentMessage[] = r() < 0.1 ? corrupt(r, base) : base;
       const pipeline = new IncrementalPipeline();
@@ -86,7 +111,11 @@ describe('IncrementalPipeline (property, growing windows)', () => {
 describe('IncrementalPipeline', () => {
   const turn = (n: number): AgentMessage[] => [
     { role: 'user', content: `question ${n}` },
-    { role: 'assistant', content: [{ type: 'toolCall', id: `call${n}`, name: 'read', arguments: { n } }], stopReason: 'toolUse' },
+    {
+      role: 'assistant',
+      content: [{ type: 'toolCall', id: `call${n}`, name: 'read', arguments: { n } }],
+      stopReason: 'toolUse',
+    },
     { role: 'toolResult', toolCallId: `call${n}`, toolName: 'read', content: [{ type: 'text', text: `result ${n}` }] },
     { role: 'assistant', content: [{ type: 'text', text: `answer ${n}` }], stopReason: 'stop' },
   ];
@@ -108,7 +137,15 @@ describe('IncrementalPipeline', () => {
     const pipeline = new IncrementalPipeline();
     const history = [...turn(1), ...turn(2)];
     pipeline.run([...history], { provider: 'anthropic' });
-    history.push(...turn(1).map((m) => (m.role === 'user' ? { ...m, content: 'repeat' } : m.role === 'assistant' && m.stopReason === 'stop' ? { ...m, content: [{ type: 'text' as const, text: 'again' }] } : m)));
+    history.push(
+      ...turn(1).map((m) =>
+        m.role === 'user'
+          ? { ...m, content: 'repeat' }
+          : m.role === 'assistant' && m.stopReason === 'stop'
+            ? { ...m, content: [{ type: 'text' as const, text: 'again' }] }
+            : m,
+      ),
+    );
     const { ran, ...result } = pipeline.run([...history], { provider: 'anthropic' });
     expect(ran).toBe('full');
     expect(result.report.toolCallInputs.droppedToolCalls).toBe(1);

@@ -32,7 +32,10 @@ describe('limitHistoryTurns', () => {
   });
 
   it('does not count a user message holding only native tool_result blocks as a user turn', () => {
-    const nativeResult = { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'c', content: 'x' }] } as unknown as AgentMessage;
+    const nativeResult = {
+      role: 'user',
+      content: [{ type: 'tool_result', tool_use_id: 'c', content: 'x' }],
+    } as unknown as AgentMessage;
     const input = [user('u1'), assistant(call('c')), nativeResult, assistant('done')];
     expect(shape(limitHistoryTurns(input, 1).messages)).toEqual(['u:u1', 'a:[c]', 'r:c', 'a:done']);
   });

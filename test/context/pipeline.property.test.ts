@@ -31,9 +31,8 @@ function userTurnTexts(messages: AgentMessage[]): string[][] {
   const turns: string[][] = [];
   for (const m of messages) {
     if (m.role !== 'user') continue;
-    const pieces = typeof m.content === 'string'
-      ? [m.content]
-      : m.content.flatMap((b) => (b.type === 'text' ? [b.text] : []));
+    const pieces =
+      typeof m.content === 'string' ? [m.content] : m.content.flatMap((b) => (b.type === 'text' ? [b.text] : []));
     const nonBlank = pieces.filter((p) => p.trim().length > 0);
     if (nonBlank.length > 0) turns.push(nonBlank);
   }
@@ -59,21 +58,31 @@ describe('runContextPipeline (property, 10,000 corrupted transcripts)', () => {
       if (JSON.stringify(input) !== before) throw new Error(`seed ${seed}: the input was mutated`);
 
       // Every guaranteed user text survives, in order.
-      const guaranteed = userTurnTexts(input).slice(historyLimit ? -historyLimit : 0).flat();
-      const outputPieces = userTurnTexts(out).flat().flatMap((p) => p.split('\n\n'));
+      const guaranteed = userTurnTexts(input)
+        .slice(historyLimit ? -historyLimit : 0)
+        .flat();
+      const outputPieces = userTurnTexts(out)
+        .flat()
+        .flatMap((p) => p.split('\n\n'));
       let cursor = 0;
       for (const piece of guaranteed) {
         const at = outputPieces.indexOf(piece, cursor);
-        if (at === -1) throw new Error(`seed ${seed}: user text "${piece}" was lost\n${JSON.stringify(input)}\n${JSON.stringify(out)}`);
+        if (at === -1)
+          throw new Error(
+            `seed ${seed}: user text "${piece}" was lost\n${JSON.stringify(input)}\n${JSON.stringify(out)}`,
+          );
         cursor = at + 1;
       }
       // No user text is invented.
       const inputPieces = new Set(userTurnTexts(input).flat());
-      for (const piece of outputPieces) if (!inputPieces.has(piece)) throw new Error(`seed ${seed}: invented user text "${piece}"`);
+      for (const piece of outputPieces)
+        if (!inputPieces.has(piece)) throw new Error(`seed ${seed}: invented user text "${piece}"`);
       // Every tool result is from the input or a marked synthetic error.
       for (const m of out) {
         if (m.role !== 'toolResult') continue;
-        const synthetic = (m as ToolResultMessage).isError && m.content.some((b) => b.type === 'text' && b.text === MISSING_TOOL_RESULT_TEXT);
+        const synthetic =
+          (m as ToolResultMessage).isError &&
+          m.content.some((b) => b.type === 'text' && b.text === MISSING_TOOL_RESULT_TEXT);
         if (!synthetic && !m.content.some((b) => b.type === 'text' && b.text === `out ${m.toolCallId}`)) {
           throw new Error(`seed ${seed}: tool result ${m.toolCallId} is neither from the input nor synthetic`);
         }

@@ -37,17 +37,22 @@ describe('runContextPipeline', () => {
   });
 
   it('strips details from tool results that survive', () => {
-    const r = runContextPipeline([user('q'), assistant(call('a')), { ...result('a'), details: { d: 1 } }], { provider: 'openai' });
+    const r = runContextPipeline([user('q'), assistant(call('a')), { ...result('a'), details: { d: 1 } }], {
+      provider: 'openai',
+    });
     expect(r.report.strippedDetails).toBe(1);
     expect('details' in r.messages[2]).toBe(false);
     expect(r.report.turns).toBeUndefined();
   });
 
   it('drops calls outside allowedToolNames and pairs what is left', () => {
-    const r = runContextPipeline([user('q'), assistant(call('a', 'exec'), call('b', 'read')), result('a'), result('b')], {
-      provider: 'anthropic',
-      allowedToolNames: ['READ'],
-    });
+    const r = runContextPipeline(
+      [user('q'), assistant(call('a', 'exec'), call('b', 'read')), result('a'), result('b')],
+      {
+        provider: 'anthropic',
+        allowedToolNames: ['READ'],
+      },
+    );
     expect(shape(r.messages)).toEqual(['u:q', 'a:[b]', 'r:b']);
     expect(r.report.pairing.droppedOrphanCount).toBe(1);
   });

@@ -1,4 +1,10 @@
-import { dailyLogPaths, localDate, postCompactionMemory, promptModeFor, runtimeSection } from '../../src/context/prompt-sections';
+import {
+  dailyLogPaths,
+  localDate,
+  postCompactionMemory,
+  promptModeFor,
+  runtimeSection,
+} from '../../src/context/prompt-sections';
 
 describe('prompt mode by session kind', () => {
   it('gives main and chat sessions the configured mode, subagent, cron and hook sessions minimal, and none to all when configured', () => {
@@ -19,20 +25,35 @@ describe('runtime line and daily logs', () => {
     expect(morning).toBe(evening);
     expect(morning).toBe('Model: claude-x\nDate: 2026-11-23 (Monday), time zone Europe/Berlin');
     // Past local midnight it is the next day.
-    expect(runtimeSection('claude-x', new Date('2026-11-23T23:01:00Z'), 'Europe/Berlin')).toContain('Date: 2026-11-24 (Tuesday)');
+    expect(runtimeSection('claude-x', new Date('2026-11-23T23:01:00Z'), 'Europe/Berlin')).toContain(
+      'Date: 2026-11-24 (Tuesday)',
+    );
   });
 
   it('names yesterday’s and today’s log in the user time zone, across month ends and DST changes', () => {
-    expect(dailyLogPaths(new Date('2026-11-23T23:30:00Z'), 'Asia/Tokyo')).toEqual(['memory/2026-11-23.md', 'memory/2026-11-24.md']);
-    expect(dailyLogPaths(new Date('2026-03-01T05:00:00Z'), 'America/New_York')).toEqual(['memory/2026-02-28.md', 'memory/2026-03-01.md']);
-    expect(dailyLogPaths(new Date('2026-03-29T12:00:00Z'), 'Europe/Berlin')).toEqual(['memory/2026-03-28.md', 'memory/2026-03-29.md']);
+    expect(dailyLogPaths(new Date('2026-11-23T23:30:00Z'), 'Asia/Tokyo')).toEqual([
+      'memory/2026-11-23.md',
+      'memory/2026-11-24.md',
+    ]);
+    expect(dailyLogPaths(new Date('2026-03-01T05:00:00Z'), 'America/New_York')).toEqual([
+      'memory/2026-02-28.md',
+      'memory/2026-03-01.md',
+    ]);
+    expect(dailyLogPaths(new Date('2026-03-29T12:00:00Z'), 'Europe/Berlin')).toEqual([
+      'memory/2026-03-28.md',
+      'memory/2026-03-29.md',
+    ]);
     expect(localDate(new Date('2026-01-01T00:00:00Z'), 'America/Los_Angeles')).toBe('2025-12-31');
   });
 });
 
 describe('post-compaction memory', () => {
   it('names where the notes went and lists the checkpoint fields that were saved', () => {
-    const text = postCompactionMemory({ notesDay: '2026-11-23', notesInWorkspace: true, checkpoint: { currentTask: 'Deploy', decisions: ['use blue-green'], nextSteps: ['migrate', 'switch'] } });
+    const text = postCompactionMemory({
+      notesDay: '2026-11-23',
+      notesInWorkspace: true,
+      checkpoint: { currentTask: 'Deploy', decisions: ['use blue-green'], nextSteps: ['migrate', 'switch'] },
+    });
     expect(text).toBe(
       [
         'The conversation was compacted. Notes you saved before it are in memory/2026-11-23.md and found by memory_search.',
@@ -42,7 +63,9 @@ describe('post-compaction memory', () => {
         '- Next steps: migrate; switch',
       ].join('\n'),
     );
-    expect(postCompactionMemory({ notesDay: '2026-11-23', notesInWorkspace: false })).toBe('The conversation was compacted. Notes you saved before it (2026-11-23) are found by memory_search.');
+    expect(postCompactionMemory({ notesDay: '2026-11-23', notesInWorkspace: false })).toBe(
+      'The conversation was compacted. Notes you saved before it (2026-11-23) are found by memory_search.',
+    );
     expect(postCompactionMemory({})).toBe('');
   });
 });

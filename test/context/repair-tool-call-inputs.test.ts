@@ -17,13 +17,16 @@ describe('repairToolCallInputs', () => {
     ['has an empty name', { type: 'toolCall', id: 'c1', name: '', arguments: {} }],
     ['has a whitespace-only name', { type: 'toolCall', id: 'c1', name: '   ', arguments: {} }],
     ['has a name longer than 64 characters', { type: 'toolCall', id: 'c1', name: 'x'.repeat(65), arguments: {} }],
-    ['has a name with characters outside [A-Za-z0-9_-]', { type: 'toolCall', id: 'c1', name: 'read file', arguments: {} }],
+    [
+      'has a name with characters outside [A-Za-z0-9_-]',
+      { type: 'toolCall', id: 'c1', name: 'read file', arguments: {} },
+    ],
     ['has a name with a dot', { type: 'toolCall', id: 'c1', name: 'fs.read', arguments: {} }],
   ])('drops a tool call that %s', (_label, block) => {
     const r = repairToolCallInputs(withCall(block));
     expect(r.droppedToolCalls).toBe(1);
     expect(r.droppedAssistantMessages).toBe(0);
-    expect(r.messages[1]).toEqual({ ...assistant('thinking about it') , stopReason: 'toolUse' });
+    expect(r.messages[1]).toEqual({ ...assistant('thinking about it'), stopReason: 'toolUse' });
   });
 
   it.each([
@@ -52,14 +55,21 @@ describe('repairToolCallInputs', () => {
   });
 
   it('drops an assistant message left with no blocks and counts it', () => {
-    const messages: AgentMessage[] = [user('go'), { role: 'assistant', content: [call('', 'read')], stopReason: 'toolUse' }, user('next')];
+    const messages: AgentMessage[] = [
+      user('go'),
+      { role: 'assistant', content: [call('', 'read')], stopReason: 'toolUse' },
+      user('next'),
+    ];
     const r = repairToolCallInputs(messages);
     expect(r.messages).toEqual([user('go'), user('next')]);
     expect(r).toMatchObject({ droppedToolCalls: 1, droppedAssistantMessages: 1 });
   });
 
   it('drops calls to tools outside the allow list, comparing names case-insensitively', () => {
-    const messages: AgentMessage[] = [user('go'), assistant(call('c1', 'Read'), call('c2', 'exec'), call('c3', 'BROWSER'))];
+    const messages: AgentMessage[] = [
+      user('go'),
+      assistant(call('c1', 'Read'), call('c2', 'exec'), call('c3', 'BROWSER')),
+    ];
     const r = repairToolCallInputs(messages, { allowedToolNames: ['read', 'browser '] });
     expect((r.messages[1].content as ToolCallBlock[]).map((c) => c.id)).toEqual(['c1', 'c3']);
     expect(r.droppedToolCalls).toBe(1);
@@ -75,10 +85,16 @@ describe('repairToolCallInputs', () => {
   it('replaces inline attachment content in sessions_spawn arguments with the redaction marker', () => {
     const spawn = call('c1', 'sessions_spawn', {
       task: 'summarise',
-      attachments: [{ name: 'a.png', content: 'iVBORw0KGgo...', encoding: 'base64' }, { name: 'ref', path: '/x' }],
+      attachments: [
+        { name: 'a.png', content: 'iVBORw0KGgo...', encoding: 'base64' },
+        { name: 'ref', path: '/x' },
+      ],
     });
     const r = repairToolCallInputs(withCall(spawn));
-    const args = (r.messages[1].content as ToolCallBlock[])[1].arguments as { task: string; attachments: Array<Record<string, unknown>> };
+    const args = (r.messages[1].content as ToolCallBlock[])[1].arguments as {
+      task: string;
+      attachments: Array<Record<string, unknown>>;
+    };
     expect(args.task).toBe('summarise');
     expect(args.attachments[0]).toEqual({ name: 'a.png', content: ATTACHMENT_REDACTION_MARKER, encoding: 'base64' });
     expect(args.attachments[1]).toEqual({ name: 'ref', path: '/x' });

@@ -82,13 +82,16 @@ describe('repairToolUseResultPairing', () => {
     expect({ ...r, added: r.added.length, messages: undefined }).toEqual({ ...report, messages: undefined });
   });
 
-  it.each(['error', 'aborted'])('skips an assistant with stopReason %s: no synthetic result, its results become orphans', (stopReason) => {
-    const partial = { ...assistant(call('a')), stopReason };
-    const r = repairToolUseResultPairing([user('q'), partial, result('a'), user('retry')]);
-    expect(shape(r.messages)).toEqual(['u:q', 'a:[a]', 'u:retry']);
-    expect(r.added).toHaveLength(0);
-    expect(r.droppedOrphanCount).toBe(1);
-  });
+  it.each(['error', 'aborted'])(
+    'skips an assistant with stopReason %s: no synthetic result, its results become orphans',
+    (stopReason) => {
+      const partial = { ...assistant(call('a')), stopReason };
+      const r = repairToolUseResultPairing([user('q'), partial, result('a'), user('retry')]);
+      expect(shape(r.messages)).toEqual(['u:q', 'a:[a]', 'u:retry']);
+      expect(r.added).toHaveLength(0);
+      expect(r.droppedOrphanCount).toBe(1);
+    },
+  );
 
   it('builds the synthetic result as an error naming the call, saying it was inserted for repair', () => {
     const r = repairToolUseResultPairing([user('q'), assistant(call('a', 'exec'))]);
@@ -122,7 +125,13 @@ describe('repairToolUseResultPairing', () => {
   });
 
   it('is idempotent: repairing a repaired transcript changes nothing', () => {
-    const once = repairToolUseResultPairing([user('q'), assistant(call('a'), call('b')), user('x'), result('b'), result('c')]);
+    const once = repairToolUseResultPairing([
+      user('q'),
+      assistant(call('a'), call('b')),
+      user('x'),
+      result('b'),
+      result('c'),
+    ]);
     expect(repairToolUseResultPairing(once.messages).messages).toBe(once.messages);
   });
 
@@ -138,7 +147,11 @@ describe('repairToolUseResultPairing', () => {
       const r = repairToolUseResultPairing([user('q'), assistant(call('a', 'read')), native]);
       expect(shape(r.messages)).toEqual(['u:q', 'a:[a]', 'r:a', 'u:and also this']);
       const converted = r.messages[2] as ToolResultMessage;
-      expect(converted).toMatchObject({ toolName: 'read', isError: false, content: [{ type: 'text', text: 'file body' }] });
+      expect(converted).toMatchObject({
+        toolName: 'read',
+        isError: false,
+        content: [{ type: 'text', text: 'file body' }],
+      });
     });
 
     it('keeps array content and the error flag of a native result', () => {

@@ -32,16 +32,29 @@ describe('.context-policy.yml', () => {
   it('keys it leaves out keep their defaults', () => {
     const { policy, warnings } = parseContextPolicy('thresholds:\n  high: 60\nneverSpawn: [Chat]\n');
     expect(warnings).toEqual([]);
-    expect(policy).toEqual({ ...DEFAULT_SPAWN_POLICY, thresholds: { elevated: 50, high: 60, critical: 85 }, neverSpawn: ['Chat'] });
+    expect(policy).toEqual({
+      ...DEFAULT_SPAWN_POLICY,
+      thresholds: { elevated: 50, high: 60, critical: 85 },
+      neverSpawn: ['Chat'],
+    });
   });
 
   it.each([
     ['thresholds: [', /^\.context-policy\.yml is not valid YAML \(.+\); fix the syntax/],
-    ['- a list', /^\.context-policy\.yml: \(top level\): use a map with thresholds, toolCalls, alwaysSpawn and neverSpawn/],
-    ['threshold:\n  elevated: 40', /^\.context-policy\.yml: \(top level\): unknown key "threshold"; use thresholds, toolCalls, alwaysSpawn, neverSpawn/],
+    [
+      '- a list',
+      /^\.context-policy\.yml: \(top level\): use a map with thresholds, toolCalls, alwaysSpawn and neverSpawn/,
+    ],
+    [
+      'threshold:\n  elevated: 40',
+      /^\.context-policy\.yml: \(top level\): unknown key "threshold"; use thresholds, toolCalls, alwaysSpawn, neverSpawn/,
+    ],
     ['thresholds:\n  mid: 40', /^\.context-policy\.yml: thresholds: unknown key "mid"; use elevated, high, critical/],
     ['thresholds:\n  elevated: 150', /^\.context-policy\.yml: thresholds\.elevated: use a number from 0 to 100/],
-    ['thresholds:\n  elevated: 80', /^\.context-policy\.yml: thresholds: the levels must rise: elevated < high < critical/],
+    [
+      'thresholds:\n  elevated: 80',
+      /^\.context-policy\.yml: thresholds: the levels must rise: elevated < high < critical/,
+    ],
     ['toolCalls:\n  high: 1.5', /^\.context-policy\.yml: toolCalls\.high: use a whole number of tool calls/],
     ['alwaysSpawn: Test suites', /^\.context-policy\.yml: alwaysSpawn: use a list of task descriptions/],
     ['neverSpawn: ["  "]', /^\.context-policy\.yml: neverSpawn\.0: an empty task description; remove it/],

@@ -29,7 +29,15 @@ describe('buildSystemPrompt', () => {
 
   it('has every given section in a fixed order in mode full', () => {
     const prompt = buildSystemPrompt('full', parts);
-    const order = ['## Tooling', '## Safety', '## Skills', '## Workspace', '## After Compaction', '## Runtime', 'Engine note.'].map((s) => prompt.indexOf(s));
+    const order = [
+      '## Tooling',
+      '## Safety',
+      '## Skills',
+      '## Workspace',
+      '## After Compaction',
+      '## Runtime',
+      'Engine note.',
+    ].map((s) => prompt.indexOf(s));
     expect(order.every((at) => at >= 0)).toBe(true);
     expect([...order].sort((a, b) => a - b)).toEqual(order);
     expect(prompt.startsWith(DEFAULT_IDENTITY_LINE)).toBe(true);

@@ -1,7 +1,12 @@
 import { truncateOversizedToolResults } from '../../src/context/truncate-tool-results';
 import type { AgentMessage } from '../../src/context/types';
 
-const result = (text: string): AgentMessage => ({ role: 'toolResult', toolCallId: 'c1', toolName: 'read', content: [{ type: 'text', text }] });
+const result = (text: string): AgentMessage => ({
+  role: 'toolResult',
+  toolCallId: 'c1',
+  toolName: 'read',
+  content: [{ type: 'text', text }],
+});
 
 describe('truncateOversizedToolResults', () => {
   it('returns the same array when every result fits', () => {
@@ -20,7 +25,7 @@ describe('truncateOversizedToolResults', () => {
     expect(out.truncated).toEqual([{ index: 0, toolCallId: 'c1', originalChars: 5000, keptChars: 1200 }]);
   });
 
-  it('cuts by the limit of each call, though it remembers each result\'s size (a cached window\'s messages come again)', () => {
+  it("cuts by the limit of each call, though it remembers each result's size (a cached window's messages come again)", () => {
     const messages = [result('a'.repeat(300)), result('b'.repeat(50))];
     expect(truncateOversizedToolResults(messages, 400).messages).toBe(messages);
     const cut = truncateOversizedToolResults(messages, 100);

@@ -2,26 +2,48 @@ import { validateTurns } from '../../src/context/validate-turns';
 import type { AgentMessage } from '../../src/context/types';
 import { assistant, call, result, shape, user } from './factories';
 
-const validateAnthropicTurns = (m: AgentMessage[]) => validateTurns(m, { mergeAssistantsWithToolCalls: false }).messages;
+const validateAnthropicTurns = (m: AgentMessage[]) =>
+  validateTurns(m, { mergeAssistantsWithToolCalls: false }).messages;
 const validateGeminiTurns = (m: AgentMessage[]) => validateTurns(m, { mergeAssistantsWithToolCalls: true }).messages;
 
 const anthropic = { mergeAssistantsWithToolCalls: false };
 
 describe('validateTurns with Anthropic rules', () => {
   it.each<[string, AgentMessage[], string[]]>([
-    ['merges consecutive user messages, keeping both texts', [user('a'), user('b'), assistant('ok')], ['u:a\n\nb', 'a:ok']],
+    [
+      'merges consecutive user messages, keeping both texts',
+      [user('a'), user('b'), assistant('ok')],
+      ['u:a\n\nb', 'a:ok'],
+    ],
     [
       'merges a string user message with a block user message',
-      [user('a'), { role: 'user', content: [{ type: 'text', text: 'b' }, { type: 'image', url: 'x' }] }],
+      [
+        user('a'),
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'b' },
+            { type: 'image', url: 'x' },
+          ],
+        },
+      ],
       ['u:a|b|image'],
     ],
-    ['drops assistant messages before the first user message', [assistant('hi'), user('q'), assistant('a')], ['u:q', 'a:a']],
+    [
+      'drops assistant messages before the first user message',
+      [assistant('hi'), user('q'), assistant('a')],
+      ['u:q', 'a:a'],
+    ],
     [
       'drops a leading tool batch (assistant with calls and its results) before the first user message',
       [assistant(call('c')), result('c'), user('q')],
       ['u:q'],
     ],
-    ['drops a user message with empty text', [user('q'), assistant('a'), user('   '), user('r')], ['u:q', 'a:a', 'u:r']],
+    [
+      'drops a user message with empty text',
+      [user('q'), assistant('a'), user('   '), user('r')],
+      ['u:q', 'a:a', 'u:r'],
+    ],
     [
       'drops an assistant message with no content and merges the user turns it separated',
       [user('q'), { role: 'assistant', content: [] }, user('r')],
@@ -29,10 +51,23 @@ describe('validateTurns with Anthropic rules', () => {
     ],
     [
       'drops blank text blocks inside an assistant message',
-      [user('q'), { role: 'assistant', content: [{ type: 'text', text: '' }, { type: 'text', text: 'x' }] }],
+      [
+        user('q'),
+        {
+          role: 'assistant',
+          content: [
+            { type: 'text', text: '' },
+            { type: 'text', text: 'x' },
+          ],
+        },
+      ],
       ['u:q', 'a:x'],
     ],
-    ['merges consecutive assistant messages when the first has no tool calls', [user('q'), assistant('a1'), assistant('a2', call('c')), result('c')], ['u:q', 'a:a1|a2[c]', 'r:c']],
+    [
+      'merges consecutive assistant messages when the first has no tool calls',
+      [user('q'), assistant('a1'), assistant('a2', call('c')), result('c')],
+      ['u:q', 'a:a1|a2[c]', 'r:c'],
+    ],
     [
       'removes the partial tool calls of an aborted assistant and the results that answer them',
       [user('q'), { ...assistant('partial', call('c')), stopReason: 'aborted' }, result('c'), user('again')],
@@ -59,7 +94,14 @@ describe('validateTurns with Anthropic rules', () => {
 
   it('reports what it changed', () => {
     const { report } = validateTurns(
-      [assistant('lead'), user('a'), user(' '), user('b'), { ...assistant(call('c')), stopReason: 'error' }, result('c')],
+      [
+        assistant('lead'),
+        user('a'),
+        user(' '),
+        user('b'),
+        { ...assistant(call('c')), stopReason: 'error' },
+        result('c'),
+      ],
       anthropic,
     );
     expect(report).toEqual({
@@ -75,7 +117,10 @@ describe('validateTurns with Anthropic rules', () => {
 
 describe('validateTurns with Gemini rules', () => {
   it('merges consecutive model turns even when the first carries tool calls', () => {
-    expect(shape(validateGeminiTurns([user('q'), assistant(call('c')), assistant('more')]))).toEqual(['u:q', 'a:more[c]']);
+    expect(shape(validateGeminiTurns([user('q'), assistant(call('c')), assistant('more')]))).toEqual([
+      'u:q',
+      'a:more[c]',
+    ]);
   });
 
   it('starts with a user turn and merges consecutive user turns', () => {

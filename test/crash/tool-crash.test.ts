@@ -54,7 +54,9 @@ describe.each(sharedDatabases())('a worker SIGKILLed during a tool activity, on 
     expect(new Set(entries.map((e) => e.id)).size).toBe(4);
     const [user, call, toolResult, answer] = entries;
     expect(entryText(user!)).toBe('ship build 42, once');
-    expect(call!.payload.message.content).toEqual([expect.objectContaining({ id: 'toolu_crash_1', name: SIDE_EFFECT_TOOL })]);
+    expect(call!.payload.message.content).toEqual([
+      expect.objectContaining({ id: 'toolu_crash_1', name: SIDE_EFFECT_TOOL }),
+    ]);
     expect(toolResult!.payload.message).toMatchObject({ toolCallId: 'toolu_crash_1', isError: false });
     expect(entryText(toolResult!)).toBe('side effect done: ship build 42');
     expect(entryText(answer!)).toBe('the build shipped once');

@@ -41,7 +41,13 @@ interface ComposeConfig {
   }, 90_000);
 
   it('names the production shape: Temporal on PostgreSQL, its UI, PostgreSQL for Keel, Keel workers', () => {
-    expect(Object.keys(config.services).sort()).toEqual(['keel-db', 'keel-worker', 'postgresql', 'temporal', 'temporal-ui']);
+    expect(Object.keys(config.services).sort()).toEqual([
+      'keel-db',
+      'keel-worker',
+      'postgresql',
+      'temporal',
+      'temporal-ui',
+    ]);
     expect(config.services.temporal!.environment).toMatchObject({ DB: 'postgres12', POSTGRES_SEEDS: 'postgresql' });
   });
 
@@ -51,7 +57,10 @@ interface ComposeConfig {
     const dockerfile = join(build.context, build.dockerfile ?? 'Dockerfile');
     expect(existsSync(dockerfile)).toBe(true);
     expect(readFileSync(dockerfile, 'utf8')).toMatch(/^CMD \["node", "dist\/workers\/main\.js"\]$/m);
-    expect(config.services['keel-worker']!.environment).toMatchObject({ DATABASE_URL: expect.stringMatching(/^postgres:\/\/.*@keel-db:5432\//), TEMPORAL_ADDRESS: 'temporal:7233' });
+    expect(config.services['keel-worker']!.environment).toMatchObject({
+      DATABASE_URL: expect.stringMatching(/^postgres:\/\/.*@keel-db:5432\//),
+      TEMPORAL_ADDRESS: 'temporal:7233',
+    });
   });
 
   it("checks the worker's health on its /readyz, with a command the image can run", async () => {
@@ -64,12 +73,18 @@ interface ComposeConfig {
     expect(command[2]).toContain(`http://127.0.0.1:${port}/readyz`);
     // The probe itself, run as the healthcheck runs it (on a free port here): 0 against a ready
     // endpoint, 1 against one that is not.
-    for (const [status, code] of [[200, 0], [503, 1]] as const) {
+    for (const [status, code] of [
+      [200, 0],
+      [503, 1],
+    ] as const) {
       const server = createServer((req, res) => res.writeHead(req.url === '/readyz' ? status : 404).end());
       await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
       const script = command[2]!.replace(`:${port}/`, `:${(server.address() as AddressInfo).port}/`);
       try {
-        const probe = await run(command[0]!, [command[1]!, script], { timeout: 20_000 }).then(() => 0, (e: { code?: number }) => e.code ?? -1);
+        const probe = await run(command[0]!, [command[1]!, script], { timeout: 20_000 }).then(
+          () => 0,
+          (e: { code?: number }) => e.code ?? -1,
+        );
         expect(probe).toBe(code);
       } finally {
         await new Promise((resolve) => server.close(resolve));

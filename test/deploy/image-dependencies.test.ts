@@ -39,10 +39,14 @@ describe('the lockfile, as the worker image and CI install from it', () => {
   it.each([
     ['the image (production dependencies)', ['--omit=dev']],
     ['CI (every dependency)', []],
-  ])('npm ci accepts it for %s', async (_what, extra) => {
-    const result = await npmCiDryRun(extra);
-    // npm names what is missing ("Missing: @swc/core-darwin-arm64@… from lock file"): shown on failure.
-    expect(result.output).not.toMatch(/Missing: .* from lock file|can only install packages when/);
-    expect(result.code).toBe(0);
-  }, 150_000);
+  ])(
+    'npm ci accepts it for %s',
+    async (_what, extra) => {
+      const result = await npmCiDryRun(extra);
+      // npm names what is missing ("Missing: @swc/core-darwin-arm64@… from lock file"): shown on failure.
+      expect(result.output).not.toMatch(/Missing: .* from lock file|can only install packages when/);
+      expect(result.code).toBe(0);
+    },
+    150_000,
+  );
 });

@@ -25,26 +25,40 @@ async function historyFiles(dir: string): Promise<string[]> {
 async function everyHistory(): Promise<Array<{ name: string; dir: string; file: string }>> {
   const today = (await historyFiles(TODAY)).map((file) => ({ name: file, dir: TODAY, file }));
   const releases = (await readdir(RELEASES)).sort();
-  const released = await Promise.all(releases.map(async (version) => (await historyFiles(join(RELEASES, version))).map((file) => ({ name: `${version}/${file}`, dir: join(RELEASES, version), file }))));
+  const released = await Promise.all(
+    releases.map(async (version) =>
+      (await historyFiles(join(RELEASES, version))).map((file) => ({
+        name: `${version}/${file}`,
+        dir: join(RELEASES, version),
+        file,
+      })),
+    ),
+  );
   return [...today, ...released.flat()];
 }
 
 /** The text a marker carries (a local activity's result, or a patch id). */
 function markerText(m: Marker): string {
-  return Buffer.from(m.details?.data?.payloads?.[0]?.data ?? m.details?.['patch-data']?.payloads?.[0]?.data ?? []).toString('utf8');
+  return Buffer.from(
+    m.details?.data?.payloads?.[0]?.data ?? m.details?.['patch-data']?.payloads?.[0]?.data ?? [],
+  ).toString('utf8');
 }
 
 function markersOf(history: History): Marker[] {
-  return (history.events ?? []).flatMap((e) => (e.markerRecordedEventAttributes ? [e.markerRecordedEventAttributes] : []));
+  return (history.events ?? []).flatMap((e) =>
+    e.markerRecordedEventAttributes ? [e.markerRecordedEventAttributes] : [],
+  );
 }
 
 /** Local-activity steps of a history by activity name. */
 function localSteps(history: History, name: string): number {
-  return markersOf(history).filter((m) => m.markerName === 'core_local_activity' && markerText(m).includes(`"${name}"`)).length;
+  return markersOf(history).filter((m) => m.markerName === 'core_local_activity' && markerText(m).includes(`"${name}"`))
+    .length;
 }
 
 function scheduled(history: History, activity: string): number {
-  return (history.events ?? []).filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === activity).length;
+  return (history.events ?? []).filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === activity)
+    .length;
 }
 
 /**
@@ -64,7 +78,13 @@ describe('saved session histories replay against the current workflow code', () 
     const workflowBundle = await keelWorkflowBundle();
     for (const { name, dir, file } of histories) {
       // The worker's sinks, as a real worker has them (they are not called on replay).
-      await expect(Worker.runReplayHistory({ workflowBundle, sinks: keelSinks(logger, undefined) }, await readHistory(dir, file), name)).resolves.toBeUndefined();
+      await expect(
+        Worker.runReplayHistory(
+          { workflowBundle, sinks: keelSinks(logger, undefined) },
+          await readHistory(dir, file),
+          name,
+        ),
+      ).resolves.toBeUndefined();
     }
     expect(errors).toEqual([]);
   });
@@ -72,18 +92,31 @@ describe('saved session histories replay against the current workflow code', () 
   it('hold one turn shape: begun and first called in startTurn, finished in the last model call, no patch markers', async () => {
     for (const file of await historyFiles(TODAY)) {
       const history = await readHistory(TODAY, file);
-      expect({ file, patches: markersOf(history).filter((m) => m.markerName === 'core_patch').map(markerText) }).toEqual({ file, patches: [] });
+      expect({
+        file,
+        patches: markersOf(history)
+          .filter((m) => m.markerName === 'core_patch')
+          .map(markerText),
+      }).toEqual({ file, patches: [] });
     }
     // Two turns: each begins in its startTurn activity; neither has a beginTurn or finishTurn step.
     const update = await readHistory(TODAY, 'session-turns-admitted-by-update.binpb');
-    expect({ startTurns: scheduled(update, 'startTurn'), beginTurnSteps: localSteps(update, 'beginTurn'), finishTurnSteps: localSteps(update, 'finishTurn') }).toEqual({
+    expect({
+      startTurns: scheduled(update, 'startTurn'),
+      beginTurnSteps: localSteps(update, 'beginTurn'),
+      finishTurnSteps: localSteps(update, 'finishTurn'),
+    }).toEqual({
       startTurns: 2,
       beginTurnSteps: 0,
       finishTurnSteps: 0,
     });
     // The second turn's tool call, then its final reply from callModel.
     const tool = await readHistory(TODAY, 'session-turns-tool-silent-compact.binpb');
-    expect({ startTurns: scheduled(tool, 'startTurn'), callModels: scheduled(tool, 'callModel'), runTools: scheduled(tool, 'runTool') }).toEqual({ startTurns: 3, callModels: 1, runTools: 1 });
+    expect({
+      startTurns: scheduled(tool, 'startTurn'),
+      callModels: scheduled(tool, 'callModel'),
+      runTools: scheduled(tool, 'runTool'),
+    }).toEqual({ startTurns: 3, callModels: 1, runTools: 1 });
     // startTurn's call overflowed: the begin is read again (one beginTurn step), then the session compacts.
     expect(localSteps(await readHistory(TODAY, 'session-overflow-at-start-turn.binpb'), 'beginTurn')).toBe(1);
   });
@@ -99,7 +132,11 @@ describe('saved session histories replay against the current workflow code', () 
     const failed = await readHistory(TODAY, 'session-tool-activity-failed.binpb');
     expect(localSteps(failed, 'storeToolFailure')).toBe(1);
     // History keeps the last of its three attempts.
-    expect((failed.events ?? []).flatMap((e) => (e.activityTaskStartedEventAttributes ? [e.activityTaskStartedEventAttributes.attempt] : []))).toContain(3);
+    expect(
+      (failed.events ?? []).flatMap((e) =>
+        e.activityTaskStartedEventAttributes ? [e.activityTaskStartedEventAttributes.attempt] : [],
+      ),
+    ).toContain(3);
     expect((failed.events ?? []).filter((e) => e.activityTaskFailedEventAttributes)).toHaveLength(1);
   });
 
@@ -112,33 +149,61 @@ describe('saved session histories replay against the current workflow code', () 
   it('hold subagent runs that announce once: a steered run announces both answers in one, a plain run its task', async () => {
     const announces = async (file: string) => {
       const events = (await readHistory(TODAY, file)).events ?? [];
-      const steers = events.filter((e) => e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name === 'steer').length;
-      const calls = events.map((e) => e.activityTaskScheduledEventAttributes).filter((a) => a?.activityType?.name === 'announceToParent');
-      const answers = calls.map((a) => (JSON.parse(Buffer.from(a!.input?.payloads?.[0]?.data ?? []).toString('utf8')) as { answers: Array<{ key: string }> }).answers.map((x) => x.key.split(':')[0]));
+      const steers = events.filter(
+        (e) => e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name === 'steer',
+      ).length;
+      const calls = events
+        .map((e) => e.activityTaskScheduledEventAttributes)
+        .filter((a) => a?.activityType?.name === 'announceToParent');
+      const answers = calls.map((a) =>
+        (
+          JSON.parse(Buffer.from(a!.input?.payloads?.[0]?.data ?? []).toString('utf8')) as {
+            answers: Array<{ key: string }>;
+          }
+        ).answers.map((x) => x.key.split(':')[0]),
+      );
       return { steers, answers };
     };
-    expect(await announces('session-subagent-steered-mid-run.binpb')).toEqual({ steers: 1, answers: [['task', 'steer']] });
+    expect(await announces('session-subagent-steered-mid-run.binpb')).toEqual({
+      steers: 1,
+      answers: [['task', 'steer']],
+    });
     expect(await announces('session-subagent-run.binpb')).toEqual({ steers: 0, answers: [['task']] });
   });
 
   it('hold a turn its sender cancelled: the signal, the model call asked to cancel, then the next turn', async () => {
     const events = (await readHistory(TODAY, 'session-turn-cancelled.binpb')).events ?? [];
-    expect(events.filter((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'cancelRequest')).toHaveLength(1);
+    expect(
+      events.filter((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'cancelRequest'),
+    ).toHaveLength(1);
     expect(events.filter((e) => e.activityTaskCancelRequestedEventAttributes)).toHaveLength(1);
     expect(scheduled({ events }, 'startTurn')).toBe(2);
   });
 
   it('hold an agent task: one request with its prompt mode and tools, then the run completes with the reply as its result', async () => {
     const events = (await readHistory(TODAY, 'session-agent-task.binpb')).events ?? [];
-    const input = JSON.parse(Buffer.from(events[0]!.workflowExecutionStartedEventAttributes!.input!.payloads![0]!.data!).toString('utf8'));
+    const input = JSON.parse(
+      Buffer.from(events[0]!.workflowExecutionStartedEventAttributes!.input!.payloads![0]!.data!).toString('utf8'),
+    );
     expect(input.task).toEqual({ promptMode: 'minimal', tools: ['lookup'] });
-    expect(events.map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name).filter(Boolean)).toEqual(['startTurn', 'runTool', 'callModel']);
+    expect(events.map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name).filter(Boolean)).toEqual([
+      'startTurn',
+      'runTool',
+      'callModel',
+    ]);
     const completed = events.at(-1)!.workflowExecutionCompletedEventAttributes!;
-    expect(JSON.parse(Buffer.from(completed.result!.payloads![0]!.data!).toString('utf8'))).toMatchObject({ reply: 'keel: found', sessionKey: 'agent:replay:task-1', modelCalls: 2 });
+    expect(JSON.parse(Buffer.from(completed.result!.payloads![0]!.data!).toString('utf8'))).toMatchObject({
+      reply: 'keel: found',
+      sessionKey: 'agent:replay:task-1',
+      modelCalls: 2,
+    });
   });
 
   it('hold a threshold compaction summarized on the prompt cache: one call on the cache instead of the chunks', async () => {
     const onCache = await readHistory(TODAY, 'compaction-summary-on-prompt-cache.binpb');
-    expect({ onCache: scheduled(onCache, 'summarizeOnCache'), chunks: scheduled(onCache, 'summarizeChunk') }).toEqual({ onCache: 1, chunks: 0 });
+    expect({ onCache: scheduled(onCache, 'summarizeOnCache'), chunks: scheduled(onCache, 'summarizeChunk') }).toEqual({
+      onCache: 1,
+      chunks: 0,
+    });
   });
 });

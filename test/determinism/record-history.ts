@@ -29,9 +29,21 @@ import { openStore, type Store } from '../../src/store/connect';
 import { ToolRegistry } from '../../src/tools/registry';
 import { compactionWorkflowId } from '../../src/protocol';
 import { startFakeAnthropic, fakeReply, type FakeAnthropic } from '../../src/testing';
-import { keelClient, runInProcessWorker, startTemporalTestEnv, uniqueTaskQueue, type TemporalTestEnv } from '../support/temporal';
+import {
+  keelClient,
+  runInProcessWorker,
+  startTemporalTestEnv,
+  uniqueTaskQueue,
+  type TemporalTestEnv,
+} from '../support/temporal';
 import { testDeps } from '../support/keel-deps';
-import { isFlushRequest, isSummarizerRequest, lastUserText, seedConversation, waitIdle } from '../support/durable-turn-helpers';
+import {
+  isFlushRequest,
+  isSummarizerRequest,
+  lastUserText,
+  seedConversation,
+  waitIdle,
+} from '../support/durable-turn-helpers';
 import { goodSummarizer } from '../compaction-workflow/support';
 import { PARENT_PROMPT, isChildRequest, lookupTools, subagentResponder } from '../subagents/subagent-script';
 import { createSessionSignals } from '../../src/client/session-signals';
@@ -49,7 +61,12 @@ async function save(client: Client, workflowId: string, name: string, runId?: st
 
 /** The one tool the turn scenarios call: `lookup` answers `<word>: found`. */
 function wordLookupTools(): ToolRegistry {
-  return new ToolRegistry().register({ name: 'lookup', description: 'Looks a word up', input: z.object({ word: z.string() }), run: async ({ word }) => `${word}: found` });
+  return new ToolRegistry().register({
+    name: 'lookup',
+    description: 'Looks a word up',
+    input: z.object({ word: z.string() }),
+    run: async ({ word }) => `${word}: found`,
+  });
 }
 
 type Scenario = (ctx: { env: TemporalTestEnv; fake: FakeAnthropic; store: Store }) => Promise<void>;
@@ -73,13 +90,19 @@ async function withWorker(
  * A 300-entry session whose next message overflows a provider limit of 12,000 tokens: the turn learns
  * the limit, compacts and answers; `record` saves what the scenario keeps of it.
  */
-async function overflowOnSeededSession(ctx: Parameters<Scenario>[0], key: string, record: (client: ReturnType<typeof keelClient>, key: string) => Promise<void>): Promise<void> {
+async function overflowOnSeededSession(
+  ctx: Parameters<Scenario>[0],
+  key: string,
+  record: (client: ReturnType<typeof keelClient>, key: string) => Promise<void>,
+): Promise<void> {
   const { fake, store } = ctx;
   await withWorker(ctx, {}, async (client) => {
     try {
       await seedConversation(store.db, 'replay', key, 300);
       fake.setTokenLimit(12_000);
-      fake.respondWith((req) => (isSummarizerRequest(req) ? goodSummarizer(req) : fakeReply.text(`answered: ${lastUserText(req)}`)));
+      fake.respondWith((req) =>
+        isSummarizerRequest(req) ? goodSummarizer(req) : fakeReply.text(`answered: ${lastUserText(req)}`),
+      );
       await client.sendMessage(key, 'does this still fit?');
       await waitIdle(() => client.getStatus(key));
       await record(client, key);
@@ -94,11 +117,18 @@ const scenarios: Record<string, Scenario> = {
     const { fake } = ctx;
     await withWorker(ctx, { deps: { tools: wordLookupTools() } }, async (client) => {
       const key = 'agent:replay:main';
-      fake.enqueue(fakeReply.text('hello'), fakeReply.toolUse([{ id: 'toolu_r1', name: 'lookup', input: { word: 'keel' } }]), fakeReply.text('keel: found'), fakeReply.text('NO_REPLY'));
+      fake.enqueue(
+        fakeReply.text('hello'),
+        fakeReply.toolUse([{ id: 'toolu_r1', name: 'lookup', input: { word: 'keel' } }]),
+        fakeReply.text('keel: found'),
+        fakeReply.text('NO_REPLY'),
+      );
       await client.sendMessage(key, 'hi');
       await client.sendMessage(key, 'look up keel');
       await client.sendMessage(key, 'quiet please');
-      fake.respondWith((req) => (isFlushRequest(req) ? fakeReply.text('NO_REPLY') : fakeReply.text('The user looked up keel; it was found.')));
+      fake.respondWith((req) =>
+        isFlushRequest(req) ? fakeReply.text('NO_REPLY') : fakeReply.text('The user looked up keel; it was found.'),
+      );
       await client.compact(key, { keepRecentTokens: 0 });
       await save(client.temporal, client.identify(key).workflowId, 'session-turns-tool-silent-compact');
     });
@@ -107,10 +137,18 @@ const scenarios: Record<string, Scenario> = {
   async toolActivityFailed(ctx) {
     const { fake } = ctx;
     // Details no JSON can hold: storing the result fails on every attempt, and the workflow answers the call.
-    const tools = new ToolRegistry().register({ name: 'count_rows', description: 'Counts rows', input: z.object({}), run: async () => ({ content: [{ type: 'text', text: 'many' }], details: { rows: 10n } }) });
+    const tools = new ToolRegistry().register({
+      name: 'count_rows',
+      description: 'Counts rows',
+      input: z.object({}),
+      run: async () => ({ content: [{ type: 'text', text: 'many' }], details: { rows: 10n } }),
+    });
     await withWorker(ctx, { deps: { tools } }, async (client) => {
       const key = 'agent:replay:toolfail';
-      fake.enqueue(fakeReply.toolUse([{ id: 'toolu_c1', name: 'count_rows', input: {} }]), fakeReply.text('counting failed'));
+      fake.enqueue(
+        fakeReply.toolUse([{ id: 'toolu_c1', name: 'count_rows', input: {} }]),
+        fakeReply.text('counting failed'),
+      );
       await client.sendMessage(key, 'count the rows');
       await save(client.temporal, client.identify(key).workflowId, 'session-tool-activity-failed');
     });
@@ -136,14 +174,24 @@ const scenarios: Record<string, Scenario> = {
     const { fake } = ctx;
     await withWorker(ctx, { deps: { tools: wordLookupTools() } }, async (client, taskQueue) => {
       const key = 'agent:replay:task-1';
-      fake.enqueue(fakeReply.toolUse([{ id: 'toolu_t1', name: 'lookup', input: { word: 'keel' } }]), fakeReply.text('keel: found'));
+      fake.enqueue(
+        fakeReply.toolUse([{ id: 'toolu_t1', name: 'lookup', input: { word: 'keel' } }]),
+        fakeReply.text('keel: found'),
+      );
       // An application's agent task (runAgentTask starts it as a child): one request with its prompt mode
       // and tools, then the run ends with the reply as its result.
       const { workflowId } = client.identify(key);
       await client.temporal.workflow.execute('sessionWorkflow', {
         workflowId,
         taskQueue,
-        args: [{ agentId: 'replay', sessionKey: key, firstRequest: { requestId: 'task:replay-1', turn: { text: 'look up keel', streamReply: false } }, task: { promptMode: 'minimal', tools: ['lookup'] } }],
+        args: [
+          {
+            agentId: 'replay',
+            sessionKey: key,
+            firstRequest: { requestId: 'task:replay-1', turn: { text: 'look up keel', streamReply: false } },
+            task: { promptMode: 'minimal', tools: ['lookup'] },
+          },
+        ],
       });
       await save(client.temporal, workflowId, 'session-agent-task');
     });
@@ -165,7 +213,11 @@ const scenarios: Record<string, Scenario> = {
     const { fake } = ctx;
     await withWorker(ctx, { deps: { tools: wordLookupTools() }, tuning: { idleCloseMs: 2_000 } }, async (client) => {
       const key = 'agent:replay:begin';
-      fake.enqueue(fakeReply.text('first'), fakeReply.toolUse([{ id: 'toolu_b1', name: 'lookup', input: { word: 'keel' } }]), fakeReply.text('keel: found'));
+      fake.enqueue(
+        fakeReply.text('first'),
+        fakeReply.toolUse([{ id: 'toolu_b1', name: 'lookup', input: { word: 'keel' } }]),
+        fakeReply.text('keel: found'),
+      );
       // The second turn comes a second later, so the one quiet-period timer fires while the session
       // was busy, starts again for what is left, and then closes the session.
       await client.sendMessage(key, 'one');
@@ -193,14 +245,24 @@ const scenarios: Record<string, Scenario> = {
 
   async flushFailsBeforeThresholdCompaction(ctx) {
     const { fake, store } = ctx;
-    await withWorker(ctx, { deps: { config: { contextWindowTokens: 40_000 } }, tuning: { memoryFlushBudgetMs: 2_000 } }, async (client) => {
-      const key = 'agent:replay:flush';
-      await seedConversation(store.db, 'replay', key, 300);
-      fake.respondWith((req) => (isSummarizerRequest(req) ? goodSummarizer(req) : isFlushRequest(req) ? fakeReply.overloaded() : fakeReply.text('noted')));
-      await client.sendMessage(key, 'this turn crosses the compaction threshold');
-      await waitIdle(() => client.getStatus(key));
-      await save(client.temporal, client.identify(key).workflowId, 'session-flush-fails-threshold-compaction');
-    });
+    await withWorker(
+      ctx,
+      { deps: { config: { contextWindowTokens: 40_000 } }, tuning: { memoryFlushBudgetMs: 2_000 } },
+      async (client) => {
+        const key = 'agent:replay:flush';
+        await seedConversation(store.db, 'replay', key, 300);
+        fake.respondWith((req) =>
+          isSummarizerRequest(req)
+            ? goodSummarizer(req)
+            : isFlushRequest(req)
+              ? fakeReply.overloaded()
+              : fakeReply.text('noted'),
+        );
+        await client.sendMessage(key, 'this turn crosses the compaction threshold');
+        await waitIdle(() => client.getStatus(key));
+        await save(client.temporal, client.identify(key).workflowId, 'session-flush-fails-threshold-compaction');
+      },
+    );
   },
 
   async summaryOnPromptCache(ctx) {
@@ -209,15 +271,31 @@ const scenarios: Record<string, Scenario> = {
     // A model of its own: the learned limit an overflow scenario taught another model does not apply here.
     const key = 'agent:replay:cached-summary';
     const { sessionId } = await seedConversation(store.db, 'replay', key, 200);
-    const seeded = (await store.db.selectFrom('transcript_entries').select((eb) => eb.fn.sum<number>('token_estimate').as('t')).where('session_id', '=', sessionId).executeTakeFirstOrThrow()).t;
-    await withWorker(ctx, { deps: { config: { model: 'replay-cached-summary-model', contextWindowTokens: Number(seeded) + 26_000 } } }, async (client) => {
-      const answer = `The walkthrough. ${'The deployment uses host build-7.example.net and config /etc/keel/app.toml. '.repeat(320)}`;
-      fake.respondWith((req) => (isSummarizerRequest(req) ? goodSummarizer(req) : isFlushRequest(req) ? fakeReply.text('NO_REPLY') : fakeReply.text(lastUserText(req).startsWith('walk') ? answer : 'noted')));
-      await client.sendMessage(key, 'hello again');
-      await client.sendMessage(key, 'walk me through the deployment');
-      await waitIdle(() => client.getStatus(key));
-      await save(client.temporal, compactionWorkflowId('replay', key), 'compaction-summary-on-prompt-cache');
-    });
+    const seeded = (
+      await store.db
+        .selectFrom('transcript_entries')
+        .select((eb) => eb.fn.sum<number>('token_estimate').as('t'))
+        .where('session_id', '=', sessionId)
+        .executeTakeFirstOrThrow()
+    ).t;
+    await withWorker(
+      ctx,
+      { deps: { config: { model: 'replay-cached-summary-model', contextWindowTokens: Number(seeded) + 26_000 } } },
+      async (client) => {
+        const answer = `The walkthrough. ${'The deployment uses host build-7.example.net and config /etc/keel/app.toml. '.repeat(320)}`;
+        fake.respondWith((req) =>
+          isSummarizerRequest(req)
+            ? goodSummarizer(req)
+            : isFlushRequest(req)
+              ? fakeReply.text('NO_REPLY')
+              : fakeReply.text(lastUserText(req).startsWith('walk') ? answer : 'noted'),
+        );
+        await client.sendMessage(key, 'hello again');
+        await client.sendMessage(key, 'walk me through the deployment');
+        await waitIdle(() => client.getStatus(key));
+        await save(client.temporal, compactionWorkflowId('replay', key), 'compaction-summary-on-prompt-cache');
+      },
+    );
   },
 
   async queueAcrossContinueAsNew(ctx) {
@@ -228,7 +306,8 @@ const scenarios: Record<string, Scenario> = {
       await Promise.all(['one', 'two', 'three', 'four', 'five'].map((t) => client.sendMessage(key, t)));
       const { workflowId } = client.identify(key);
       const runs: string[] = [];
-      for await (const e of client.temporal.workflow.list({ query: `WorkflowId = "${workflowId}"` })) runs.push(e.runId);
+      for await (const e of client.temporal.workflow.list({ query: `WorkflowId = "${workflowId}"` }))
+        runs.push(e.runId);
       // The oldest run: it ended by continue-as-new with requests still queued.
       await save(client.temporal, workflowId, 'session-queue-continue-as-new', runs[runs.length - 1]);
     });
@@ -289,7 +368,11 @@ const scenarios: Record<string, Scenario> = {
         return base(r);
       });
       await client.sendMessage(key, PARENT_PROMPT);
-      const run = await store.db.selectFrom('subagent_runs').selectAll().where('parent_session_key', '=', key).executeTakeFirstOrThrow();
+      const run = await store.db
+        .selectFrom('subagent_runs')
+        .selectAll()
+        .where('parent_session_key', '=', key)
+        .executeTakeFirstOrThrow();
       const signals = createSessionSignals(client.temporal.connection, 'default', taskQueue);
       await steerSubagent(store.db, signals, run, 'steer: and Bergen?', 'steer:replay:1');
       release();
@@ -308,17 +391,26 @@ const scenarios: Record<string, Scenario> = {
  */
 async function chooseOutDir(args: string[]): Promise<string[]> {
   if (!args.includes('--release')) return args;
-  const { version } = z.object({ version: z.string().min(1) }).parse(JSON.parse(await readFile(join(__dirname, '..', '..', 'package.json'), 'utf8')));
+  const { version } = z
+    .object({ version: z.string().min(1) })
+    .parse(JSON.parse(await readFile(join(__dirname, '..', '..', 'package.json'), 'utf8')));
   outDir = join(__dirname, 'releases', version);
   await mkdir(outDir, { recursive: true });
   const recorded = (await readdir(outDir)).filter((f) => f.endsWith('.binpb'));
-  if (recorded.length > 0) throw new Error(`${outDir} already holds ${recorded.length} histories: a release's corpus is recorded once; bump the package version for a new release`);
+  if (recorded.length > 0)
+    throw new Error(
+      `${outDir} already holds ${recorded.length} histories: a release's corpus is recorded once; bump the package version for a new release`,
+    );
   return args.filter((a) => a !== '--release');
 }
 
 async function main(): Promise<void> {
   const only = await chooseOutDir(process.argv.slice(2));
-  const [env, fake, store] = await Promise.all([startTemporalTestEnv(), startFakeAnthropic(), openStore({ kind: 'pglite', dataDir: 'memory://' })]);
+  const [env, fake, store] = await Promise.all([
+    startTemporalTestEnv(),
+    startFakeAnthropic(),
+    openStore({ kind: 'pglite', dataDir: 'memory://' }),
+  ]);
   try {
     // Names on the command line record only those scenarios (the others keep their older histories).
     for (const [name, run] of Object.entries(scenarios)) {

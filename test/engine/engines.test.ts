@@ -17,7 +17,12 @@ const big = (n: number) => 'lorem ipsum dolor sit amet '.repeat(Math.ceil(n / 27
 function toolHeavySession(turns: number, chars: number): AgentMessage[] {
   const out: AgentMessage[] = [];
   for (let t = 0; t < turns; t += 1) {
-    out.push(user(`read file ${t}`), assistant(call(`c${t}`, 'read')), result(`c${t}`, big(chars)), assistant(`file ${t} read`));
+    out.push(
+      user(`read file ${t}`),
+      assistant(call(`c${t}`, 'read')),
+      result(`c${t}`, big(chars)),
+      assistant(`file ${t} read`),
+    );
   }
   return out;
 }
@@ -55,14 +60,26 @@ describe('BudgetedContextEngine', () => {
     const budget = total - perResult - Math.floor(perResult / 2);
     const out = await new BudgetedContextEngine().assemble({ ...session, messages, tokenBudget: budget });
     expect(out.report?.cleared.map((c) => c.toolCallId)).toEqual(['c0', 'c1']);
-    expect(out.report?.cleared[0]).toEqual({ index: 2, toolCallId: 'c0', toolName: 'read', chars: 60_000, reason: 'budget' });
-    expect((out.messages[2] as ToolResultMessage).content).toEqual([{ type: 'text', text: clearedNote(60_000, 'read') }]);
+    expect(out.report?.cleared[0]).toEqual({
+      index: 2,
+      toolCallId: 'c0',
+      toolName: 'read',
+      chars: 60_000,
+      reason: 'budget',
+    });
+    expect((out.messages[2] as ToolResultMessage).content).toEqual([
+      { type: 'text', text: clearedNote(60_000, 'read') },
+    ]);
     expect(out.messages[10]).toBe(messages[10]); // c2 untouched
   });
 
   it('never clears within the last keepLastAssistants exchanges', async () => {
     const messages = toolHeavySession(4, 60_000);
-    const out = await new BudgetedContextEngine({ keepLastAssistants: 3 }).assemble({ ...session, messages, tokenBudget: 1_000 });
+    const out = await new BudgetedContextEngine({ keepLastAssistants: 3 }).assemble({
+      ...session,
+      messages,
+      tokenBudget: 1_000,
+    });
     // The 3rd-last assistant is c2's final answer at index 11; results at 2, 6, 10 are older.
     expect(out.report?.cleared.map((c) => c.toolCallId)).toEqual(['c0', 'c1', 'c2']);
     expect(out.messages[14]).toBe(messages[14]);
@@ -71,7 +88,11 @@ describe('BudgetedContextEngine', () => {
 
   it('leaves results at or below minPrunableToolChars alone', async () => {
     const messages = toolHeavySession(5, 10_000);
-    const out = await new BudgetedContextEngine({ minPrunableToolChars: 10_000, keepLastAssistants: 1 }).assemble({ ...session, messages, tokenBudget: 100 });
+    const out = await new BudgetedContextEngine({ minPrunableToolChars: 10_000, keepLastAssistants: 1 }).assemble({
+      ...session,
+      messages,
+      tokenBudget: 100,
+    });
     expect(out.report?.cleared).toEqual([]);
     expect(out.messages).toBe(messages);
   });
@@ -102,15 +123,25 @@ describe('BudgetedContextEngine pruning TTL (clear old tool output after the ses
       return { ...m, timestamp: at };
     });
   }
-  const engine = new BudgetedContextEngine({ pruningTtl: 2 * minute, keepLastAssistants: 1, minPrunableToolChars: 10_000 });
+  const engine = new BudgetedContextEngine({
+    pruningTtl: 2 * minute,
+    keepLastAssistants: 1,
+    minPrunableToolChars: 10_000,
+  });
   const big = 1_000_000;
 
   it('under budget, an idle gap longer than the TTL clears every old large result outside the protected exchange', async () => {
     const messages = timed(4, 20_000, 3 * minute);
     const out = await engine.assemble({ ...session, messages, tokenBudget: big });
     // The last turn (c3) is protected by keepLastAssistants 1: its own call and result are after the gap anyway.
-    expect(out.report?.cleared.map((c) => [c.toolCallId, c.reason])).toEqual([['c0', 'idle'], ['c1', 'idle'], ['c2', 'idle']]);
-    expect((out.messages[2] as ToolResultMessage).content).toEqual([{ type: 'text', text: clearedNote(20_000, 'read') }]);
+    expect(out.report?.cleared.map((c) => [c.toolCallId, c.reason])).toEqual([
+      ['c0', 'idle'],
+      ['c1', 'idle'],
+      ['c2', 'idle'],
+    ]);
+    expect((out.messages[2] as ToolResultMessage).content).toEqual([
+      { type: 'text', text: clearedNote(20_000, 'read') },
+    ]);
     expect(out.messages[14]).toBe(messages[14]);
     expect(out.estimatedTokens).toBe(estimateMessagesTokens(out.messages));
   });
@@ -126,18 +157,34 @@ describe('BudgetedContextEngine pruning TTL (clear old tool output after the ses
     const small = timed(4, 5_000, 10 * minute);
     expect((await engine.assemble({ ...session, messages: small, tokenBudget: big })).report?.cleared).toEqual([]);
     const messages = timed(4, 20_000, 10 * minute);
-    const protective = await new BudgetedContextEngine({ pruningTtl: 2 * minute, keepLastAssistants: 4, minPrunableToolChars: 10_000 }).assemble({ ...session, messages, tokenBudget: big });
+    const protective = await new BudgetedContextEngine({
+      pruningTtl: 2 * minute,
+      keepLastAssistants: 4,
+      minPrunableToolChars: 10_000,
+    }).assemble({ ...session, messages, tokenBudget: big });
     // The 4th-last assistant is c2's call (index 9): its result is protected, c0's and c1's are older.
     expect(protective.report?.cleared.map((c) => c.toolCallId)).toEqual(['c0', 'c1']);
     // A quick later turn: the old gap is still in the transcript, so the same results stay cleared (a stable prefix).
-    const later = [...messages, { ...user('next'), timestamp: messages.at(-1)!.timestamp! + 5_000 }, { ...assistant('ok'), timestamp: messages.at(-1)!.timestamp! + 6_000 }];
+    const later = [
+      ...messages,
+      { ...user('next'), timestamp: messages.at(-1)!.timestamp! + 5_000 },
+      { ...assistant('ok'), timestamp: messages.at(-1)!.timestamp! + 6_000 },
+    ];
     const again = await engine.assemble({ ...session, messages: later, tokenBudget: big });
     expect(again.report?.cleared.map((c) => c.toolCallId)).toEqual(['c0', 'c1', 'c2']);
   });
 
   it('without a TTL only the budget clears (messages without timestamps never count as idle)', async () => {
     const messages = timed(4, 20_000, 60 * minute);
-    expect((await new BudgetedContextEngine({ minPrunableToolChars: 10_000 }).assemble({ ...session, messages, tokenBudget: big })).messages).toBe(messages);
+    expect(
+      (
+        await new BudgetedContextEngine({ minPrunableToolChars: 10_000 }).assemble({
+          ...session,
+          messages,
+          tokenBudget: big,
+        })
+      ).messages,
+    ).toBe(messages);
     const untimed = toolHeavySession(4, 20_000);
     expect((await engine.assemble({ ...session, messages: untimed, tokenBudget: big })).messages).toBe(untimed);
   });
@@ -150,7 +197,10 @@ describe('context engine registry', () => {
   });
 
   it('resolves the engine the config slot selects, passing its options', async () => {
-    const engine = resolveContextEngine({ plugins: { slots: { contextEngine: 'budgeted' } }, contextEngine: { minPrunableToolChars: 10 } });
+    const engine = resolveContextEngine({
+      plugins: { slots: { contextEngine: 'budgeted' } },
+      contextEngine: { minPrunableToolChars: 10 },
+    });
     expect(engine.id).toBe('budgeted');
     const messages = toolHeavySession(4, 50);
     const out = await engine.assemble({ ...session, messages, tokenBudget: 1 });
@@ -171,7 +221,9 @@ describe('context engine registry', () => {
   });
 
   it('throws a typed error naming the unknown id and the registered ones', () => {
-    expect(() => resolveContextEngine({ plugins: { slots: { contextEngine: 'nope' } } })).toThrow(UnknownContextEngineError);
+    expect(() => resolveContextEngine({ plugins: { slots: { contextEngine: 'nope' } } })).toThrow(
+      UnknownContextEngineError,
+    );
     try {
       resolveContextEngine({ plugins: { slots: { contextEngine: 'nope' } } });
     } catch (error) {

@@ -21,7 +21,12 @@ import type { ModelRequest, ModelStreamEvent } from '../../src/model/model-clien
 import { fakeReply, startFakeAnthropic, type FakeAnthropic } from '../../src/testing';
 
 const hello: AgentMessage[] = [{ role: 'user', content: 'hello' }];
-const request = (overrides: Partial<ModelRequest> = {}): ModelRequest => ({ model: 'claude-test', messages: hello, maxTokens: 256, ...overrides });
+const request = (overrides: Partial<ModelRequest> = {}): ModelRequest => ({
+  model: 'claude-test',
+  messages: hello,
+  maxTokens: 256,
+  ...overrides,
+});
 
 /** Runs a call that must fail and returns what it threw. */
 async function failure(promise: Promise<unknown>): Promise<unknown> {
@@ -59,7 +64,12 @@ describe('AnthropicModelClient', () => {
     expect(sent.stream).toBe(true);
     // This SDK version sends the key as a bearer token; older ones used x-api-key.
     expect(String(sent.headers['x-api-key'] ?? sent.headers.authorization)).toContain('sk-ant-test');
-    expect(sent.body).toMatchObject({ model: 'claude-test', max_tokens: 256, system: 'Be brief.', messages: [{ role: 'user', content: [{ type: 'text', text: 'hello' }] }] });
+    expect(sent.body).toMatchObject({
+      model: 'claude-test',
+      max_tokens: 256,
+      system: 'Be brief.',
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'hello' }] }],
+    });
     fake.assertScriptConsumed();
   });
 
@@ -74,7 +84,11 @@ describe('AnthropicModelClient', () => {
       ),
     );
     const reply = await client.complete(
-      request({ tools: [{ name: 'read_file', description: 'Reads a file', inputSchema: { properties: { path: { type: 'string' } } } }] }),
+      request({
+        tools: [
+          { name: 'read_file', description: 'Reads a file', inputSchema: { properties: { path: { type: 'string' } } } },
+        ],
+      }),
     );
     expect(reply.stopReason).toBe('toolUse');
     expect(reply.content).toEqual([
@@ -83,7 +97,11 @@ describe('AnthropicModelClient', () => {
       { type: 'toolCall', id: 'toolu_2', name: 'list_dir', arguments: {} },
     ]);
     expect(fake.requests[0]!.body.tools).toEqual([
-      { name: 'read_file', description: 'Reads a file', input_schema: { type: 'object', properties: { path: { type: 'string' } } } },
+      {
+        name: 'read_file',
+        description: 'Reads a file',
+        input_schema: { type: 'object', properties: { path: { type: 'string' } } },
+      },
     ]);
   });
 
@@ -91,7 +109,10 @@ describe('AnthropicModelClient', () => {
     fake.enqueue(fakeReply.text('NO_REPLY done', { chunks: ['NO_', 'REPLY', ' done'] }));
     const seen: Array<[string, string]> = [];
     const events: ModelStreamEvent['type'][] = [];
-    const reply = await client.complete(request(), { onText: (delta, soFar) => seen.push([delta, soFar]), onEvent: (e) => events.push(e.type) });
+    const reply = await client.complete(request(), {
+      onText: (delta, soFar) => seen.push([delta, soFar]),
+      onEvent: (e) => events.push(e.type),
+    });
     expect(seen).toEqual([
       ['NO_', 'NO_'],
       ['REPLY', 'NO_REPLY'],
@@ -111,9 +132,17 @@ describe('AnthropicModelClient', () => {
   });
 
   it('keeps signed thinking from the reply', async () => {
-    fake.enqueue(fakeReply.message([{ type: 'thinking', thinking: 'hmm', signature: 'sig-1' }, { type: 'text', text: 'ok' }]));
+    fake.enqueue(
+      fakeReply.message([
+        { type: 'thinking', thinking: 'hmm', signature: 'sig-1' },
+        { type: 'text', text: 'ok' },
+      ]),
+    );
     const reply = await client.complete(request());
-    expect(reply.content).toEqual([{ type: 'thinking', thinking: 'hmm', signature: 'sig-1' }, { type: 'text', text: 'ok' }]);
+    expect(reply.content).toEqual([
+      { type: 'thinking', thinking: 'hmm', signature: 'sig-1' },
+      { type: 'text', text: 'ok' },
+    ]);
   });
 
   it('maps max_tokens to stop reason length', async () => {
@@ -122,12 +151,18 @@ describe('AnthropicModelClient', () => {
   });
 
   describe('idle timeout: the SDK timeout stops at the headers, the stream is watched instead', () => {
-    const slow = (): AnthropicModelClient => new AnthropicModelClient({ apiKey: 'sk-ant-test', baseURL: fake.url, timeoutMs: 300, idleTimeoutMs: 300 });
+    const slow = (): AnthropicModelClient =>
+      new AnthropicModelClient({ apiKey: 'sk-ant-test', baseURL: fake.url, timeoutMs: 300, idleTimeoutMs: 300 });
 
     it('a stream that keeps sending succeeds however long it takes in total', async () => {
       // Events 300 ms apart against a 1 s idle timeout and a 1.5 s request timeout: several seconds in
       // total, never one long gap. Wide margins: a loaded CI machine can hold a response back.
-      const patient = new AnthropicModelClient({ apiKey: 'sk-ant-test', baseURL: fake.url, timeoutMs: 1_500, idleTimeoutMs: 1_000 });
+      const patient = new AnthropicModelClient({
+        apiKey: 'sk-ant-test',
+        baseURL: fake.url,
+        timeoutMs: 1_500,
+        idleTimeoutMs: 1_000,
+      });
       const words = Array.from({ length: 8 }, (_, i) => `w${i} `);
       fake.enqueue(fakeReply.text(words.join(''), { eventDelayMs: 300 }));
       const started = Date.now();
@@ -154,7 +189,9 @@ describe('AnthropicModelClient', () => {
     it("the caller's abort mid-stream is still an abort, not a timeout", async () => {
       fake.enqueue(fakeReply.text('one two three', { eventDelayMs: 5_000 }));
       const controller = new AbortController();
-      const err = await failure(slow().complete(request(), { signal: controller.signal, onEvent: () => controller.abort() }));
+      const err = await failure(
+        slow().complete(request(), { signal: controller.signal, onEvent: () => controller.abort() }),
+      );
       expect(err).toBeInstanceOf(ModelCallAbortedError);
     });
   });
@@ -196,7 +233,11 @@ describe('AnthropicModelClient', () => {
       const err = await failure(client.complete(request()));
       expect(err).toBeInstanceOf(ModelServerError);
       expect((err as ModelServerError).status).toBe(500);
-      expect(toActivityFailure(err)).toMatchObject({ type: MODEL_FAILURE_TYPES.serverError, nonRetryable: false, nextRetryDelay: 2000 });
+      expect(toActivityFailure(err)).toMatchObject({
+        type: MODEL_FAILURE_TYPES.serverError,
+        nonRetryable: false,
+        nextRetryDelay: 2000,
+      });
       expect(fake.requests).toHaveLength(1);
     });
 
@@ -204,7 +245,11 @@ describe('AnthropicModelClient', () => {
       fake.enqueue(fakeReply.overflow(212_345, 200_000));
       const err = await failure(client.complete(request()));
       expect(err).toBeInstanceOf(ContextOverflowError);
-      expect(err).toMatchObject({ promptTokens: 212_345, maxTokens: 200_000, providerMessage: 'prompt is too long: 212345 tokens > 200000 maximum' });
+      expect(err).toMatchObject({
+        promptTokens: 212_345,
+        maxTokens: 200_000,
+        providerMessage: 'prompt is too long: 212345 tokens > 200000 maximum',
+      });
       const activityFailure = toActivityFailure(err);
       expect(activityFailure.type).toBe('KeelContextOverflow');
       expect(activityFailure.nonRetryable).toBe(true);
@@ -242,7 +287,10 @@ describe('AnthropicModelClient', () => {
     });
 
     it('an overloaded_error event inside the stream → ModelOverloadedError', async () => {
-      fake.enqueue({ ...fakeReply.text('partial answer here'), streamError: { afterEvents: 4, errorType: 'overloaded_error', message: 'Overloaded' } });
+      fake.enqueue({
+        ...fakeReply.text('partial answer here'),
+        streamError: { afterEvents: 4, errorType: 'overloaded_error', message: 'Overloaded' },
+      });
       const err = await failure(client.complete(request()));
       expect(err).toBeInstanceOf(ModelOverloadedError);
     });
@@ -269,7 +317,13 @@ describe('AnthropicModelClient', () => {
     it('rethrows an error thrown by onText unchanged', async () => {
       fake.enqueue(fakeReply.text('one two three'));
       const bug = new Error('heartbeat bug');
-      const err = await failure(client.complete(request(), { onText: () => { throw bug; } }));
+      const err = await failure(
+        client.complete(request(), {
+          onText: () => {
+            throw bug;
+          },
+        }),
+      );
       expect(err).toBe(bug);
     });
   });

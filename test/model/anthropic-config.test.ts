@@ -1,5 +1,9 @@
 import { DEFAULTS } from '../../src/config/defaults';
-import { AnthropicConfigError, DEFAULT_ANTHROPIC_BASE_URL, parseAnthropicClientConfig } from '../../src/model/anthropic-config';
+import {
+  AnthropicConfigError,
+  DEFAULT_ANTHROPIC_BASE_URL,
+  parseAnthropicClientConfig,
+} from '../../src/model/anthropic-config';
 import { AnthropicModelClient } from '../../src/model/anthropic-client';
 
 describe('parseAnthropicClientConfig', () => {

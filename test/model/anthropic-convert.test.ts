@@ -68,13 +68,18 @@ describe('toAnthropicMessages', () => {
   });
 
   it('never sends tool-result details', () => {
-    const sent = toAnthropicMessages([result('call_1', 'ok', { details: { secret: 'sk-live-123', diff: 'x'.repeat(10) } })]);
+    const sent = toAnthropicMessages([
+      result('call_1', 'ok', { details: { secret: 'sk-live-123', diff: 'x'.repeat(10) } }),
+    ]);
     expect(JSON.stringify(sent)).not.toContain('sk-live-123');
     expect(JSON.stringify(sent)).not.toContain('details');
   });
 
   it('merges a user turn that follows tool results into the same user message, results first', () => {
-    const call: AgentMessage = { role: 'assistant', content: [{ type: 'toolCall', id: 'call_1', name: 'read_file', arguments: {} }] };
+    const call: AgentMessage = {
+      role: 'assistant',
+      content: [{ type: 'toolCall', id: 'call_1', name: 'read_file', arguments: {} }],
+    };
     const sent = toAnthropicMessages([user('go'), call, user('displaced'), result('call_1', 'A'), user('and then?')]);
     expect(sent[2]).toEqual({
       role: 'user',
@@ -126,16 +131,32 @@ describe('toAnthropicMessages', () => {
   });
 
   it('skips empty text blocks and drops messages left empty', () => {
-    const sent = toAnthropicMessages([user('q'), { role: 'assistant', content: [{ type: 'text', text: '' }] }, user('again')]);
-    expect(sent).toEqual([{ role: 'user', content: [{ type: 'text', text: 'q' }, { type: 'text', text: 'again' }] }]);
+    const sent = toAnthropicMessages([
+      user('q'),
+      { role: 'assistant', content: [{ type: 'text', text: '' }] },
+      user('again'),
+    ]);
+    expect(sent).toEqual([
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'q' },
+          { type: 'text', text: 'again' },
+        ],
+      },
+    ]);
   });
 });
 
 describe('toAnthropicMessages on the same message objects again (a cached window)', () => {
-  const call: AssistantMessage = { role: 'assistant', content: [{ type: 'toolCall', id: 'toolu_1', name: 'read_file', arguments: { path: 'a' } }], stopReason: 'toolUse' };
+  const call: AssistantMessage = {
+    role: 'assistant',
+    content: [{ type: 'toolCall', id: 'toolu_1', name: 'read_file', arguments: { path: 'a' } }],
+    stopReason: 'toolUse',
+  };
   const window: AgentMessage[] = [user('first'), call, result('toolu_1', 'contents'), user('next')];
 
-  it('reuses each message\'s conversion, frozen, and what one request changes is a copy that never reaches the next', () => {
+  it("reuses each message's conversion, frozen, and what one request changes is a copy that never reaches the next", () => {
     const first = toAnthropicMessages(window);
     // The tool result and the user message after it merge into one user message, results first.
     expect(first.map((m) => m.role)).toEqual(['user', 'assistant', 'user']);
@@ -143,7 +164,9 @@ describe('toAnthropicMessages on the same message objects again (a cached window
     expect(JSON.stringify(params.messages)).toContain('cache_control');
     // Shared conversions cannot be changed by a request; a merged message is the request's own.
     expect(Object.isFrozen(first[0])).toBe(true);
-    expect(() => (first[0]!.content as Anthropic.ContentBlockParam[]).push({ type: 'text', text: 'changed later' })).toThrow(TypeError);
+    expect(() =>
+      (first[0]!.content as Anthropic.ContentBlockParam[]).push({ type: 'text', text: 'changed later' }),
+    ).toThrow(TypeError);
     expect(Object.isFrozen(first[2])).toBe(false);
     (first[2]!.content as Anthropic.ContentBlockParam[]).push({ type: 'text', text: 'changed later' });
     const again = toAnthropicMessages(window);
@@ -154,26 +177,54 @@ describe('toAnthropicMessages on the same message objects again (a cached window
     expect(again[0]).toBe(first[0]);
     expect(again[1]).toBe(first[1]);
     // A new message object is converted afresh.
-    const longer = toAnthropicMessages([...window, { role: 'assistant', content: [{ type: 'text', text: 'done' }], stopReason: 'stop' }]);
+    const longer = toAnthropicMessages([
+      ...window,
+      { role: 'assistant', content: [{ type: 'text', text: 'done' }], stopReason: 'stop' },
+    ]);
     expect(longer[3]).toEqual({ role: 'assistant', content: [{ type: 'text', text: 'done' }] });
   });
 });
 
 describe('toAnthropicParams with cachedPrefixMessages (a request that repeats an earlier call and adds to it)', () => {
   const marked = (params: Anthropic.MessageCreateParamsNonStreaming) =>
-    params.messages.flatMap((m, i) => (Array.isArray(m.content) ? m.content.flatMap((b, j) => ((b as { cache_control?: unknown }).cache_control ? [`${i}.${j}`] : [])) : []));
-  const call: AssistantMessage = { role: 'assistant', content: [{ type: 'toolCall', id: 'toolu_1', name: 'read_file', arguments: { path: 'a' } }], stopReason: 'toolUse' };
-  const earlier: AgentMessage[] = [user('first'), { role: 'assistant', content: [{ type: 'text', text: 'hi' }] }, user('read a'), call, result('toolu_1', 'contents')];
-  const added: AgentMessage[] = [{ role: 'assistant', content: [{ type: 'text', text: 'a says contents' }] }, user('summarize')];
+    params.messages.flatMap((m, i) =>
+      Array.isArray(m.content)
+        ? m.content.flatMap((b, j) => ((b as { cache_control?: unknown }).cache_control ? [`${i}.${j}`] : []))
+        : [],
+    );
+  const call: AssistantMessage = {
+    role: 'assistant',
+    content: [{ type: 'toolCall', id: 'toolu_1', name: 'read_file', arguments: { path: 'a' } }],
+    stopReason: 'toolUse',
+  };
+  const earlier: AgentMessage[] = [
+    user('first'),
+    { role: 'assistant', content: [{ type: 'text', text: 'hi' }] },
+    user('read a'),
+    call,
+    result('toolu_1', 'contents'),
+  ];
+  const added: AgentMessage[] = [
+    { role: 'assistant', content: [{ type: 'text', text: 'a says contents' }] },
+    user('summarize'),
+  ];
 
   it('puts the markers where the earlier call put them and none on what it adds', () => {
     const before = toAnthropicParams({ model: 'm', maxTokens: 10, messages: earlier, promptCaching: true });
-    const after = toAnthropicParams({ model: 'm', maxTokens: 10, messages: [...earlier, ...added], promptCaching: true, cachedPrefixMessages: earlier.length });
+    const after = toAnthropicParams({
+      model: 'm',
+      maxTokens: 10,
+      messages: [...earlier, ...added],
+      promptCaching: true,
+      cachedPrefixMessages: earlier.length,
+    });
     expect(marked(before)).toEqual(['2.0', '4.0']);
     expect(marked(after)).toEqual(marked(before));
     expect(after.messages.slice(0, before.messages.length)).toEqual(before.messages);
     // Without it, the last message takes the marker, and the earlier call's last is the one before the reply.
-    expect(marked(toAnthropicParams({ model: 'm', maxTokens: 10, messages: [...earlier, ...added], promptCaching: true }))).toEqual(['4.0', '6.0']);
+    expect(
+      marked(toAnthropicParams({ model: 'm', maxTokens: 10, messages: [...earlier, ...added], promptCaching: true })),
+    ).toEqual(['4.0', '6.0']);
   });
 });
 
@@ -227,7 +278,12 @@ describe('fromAnthropicMessage', () => {
     const back = toAnthropicMessages([keel, result('toolu_7', 'src/a.ts:1 TODO')]);
     expect(back).toEqual([
       { role: 'assistant', content: blocks },
-      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_7', content: [{ type: 'text', text: 'src/a.ts:1 TODO' }] }] },
+      {
+        role: 'user',
+        content: [
+          { type: 'tool_result', tool_use_id: 'toolu_7', content: [{ type: 'text', text: 'src/a.ts:1 TODO' }] },
+        ],
+      },
     ]);
   });
 });

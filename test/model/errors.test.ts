@@ -20,7 +20,12 @@ import { MODEL_FAILURE_TYPES, toActivityFailure } from '../../src/model/failures
 import { MAX_RETRY_AFTER_MS, parseRetryAfterMs } from '../../src/model/retry-after';
 
 function sdkError(status: number, type: string, message: string, headers: Record<string, string> = {}): Error {
-  return Anthropic.APIError.generate(status, { type: 'error', error: { type, message } }, undefined, new Headers(headers));
+  return Anthropic.APIError.generate(
+    status,
+    { type: 'error', error: { type, message } },
+    undefined,
+    new Headers(headers),
+  );
 }
 
 function withCode(error: Error, code: string): Error {
@@ -35,21 +40,54 @@ describe('classifyModelError', () => {
     ['SDK 503', sdkError(503, 'api_error', 'Unavailable'), ModelServerError],
     ['SDK 409 lock conflict', sdkError(409, 'api_error', 'conflict'), ModelServerError],
     ['SDK 408', sdkError(408, 'timeout_error', 'timeout'), ModelTimeoutError],
-    ['SDK 400 overflow', sdkError(400, 'invalid_request_error', 'prompt is too long: 5 tokens > 4 maximum'), ContextOverflowError],
-    ['SDK 413 request_too_large', sdkError(413, 'request_too_large', 'Request exceeds the maximum allowed number of bytes.'), ContextOverflowError],
+    [
+      'SDK 400 overflow',
+      sdkError(400, 'invalid_request_error', 'prompt is too long: 5 tokens > 4 maximum'),
+      ContextOverflowError,
+    ],
+    [
+      'SDK 413 request_too_large',
+      sdkError(413, 'request_too_large', 'Request exceeds the maximum allowed number of bytes.'),
+      ContextOverflowError,
+    ],
     ['SDK 400 other', sdkError(400, 'invalid_request_error', 'max_tokens: must be positive'), ModelRequestInvalidError],
     ['SDK 404', sdkError(404, 'not_found_error', 'model: claude-nope'), ModelRequestInvalidError],
     ['SDK 401', sdkError(401, 'authentication_error', 'invalid x-api-key'), ModelAuthError],
     ['SDK 403', sdkError(403, 'permission_error', 'no access'), ModelAuthError],
-    ['SDK stream error event (no status)', new Anthropic.APIError(undefined, { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }, undefined, new Headers()), ModelOverloadedError],
+    [
+      'SDK stream error event (no status)',
+      new Anthropic.APIError(
+        undefined,
+        { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } },
+        undefined,
+        new Headers(),
+      ),
+      ModelOverloadedError,
+    ],
     ['SDK connection timeout', new Anthropic.APIConnectionTimeoutError(), ModelTimeoutError],
-    ['SDK connection error', new Anthropic.APIConnectionError({ cause: withCode(new Error('connect ECONNREFUSED'), 'ECONNREFUSED') }), ModelConnectionError],
+    [
+      'SDK connection error',
+      new Anthropic.APIConnectionError({ cause: withCode(new Error('connect ECONNREFUSED'), 'ECONNREFUSED') }),
+      ModelConnectionError,
+    ],
     ['SDK user abort', new Anthropic.APIUserAbortError(), ModelCallAbortedError],
     ['SDK stream cut (terminated)', new Anthropic.AnthropicError('TypeError: terminated'), ModelTruncatedResponseError],
-    ['fetch failed, refused', new TypeError('fetch failed', { cause: withCode(new Error('connect'), 'ECONNREFUSED') }), ModelConnectionError],
-    ['fetch failed, connect timeout', new TypeError('fetch failed', { cause: withCode(new Error('t'), 'UND_ERR_CONNECT_TIMEOUT') }), ModelTimeoutError],
+    [
+      'fetch failed, refused',
+      new TypeError('fetch failed', { cause: withCode(new Error('connect'), 'ECONNREFUSED') }),
+      ModelConnectionError,
+    ],
+    [
+      'fetch failed, connect timeout',
+      new TypeError('fetch failed', { cause: withCode(new Error('t'), 'UND_ERR_CONNECT_TIMEOUT') }),
+      ModelTimeoutError,
+    ],
     ['fetch body cut', new TypeError('terminated'), ModelTruncatedResponseError],
-    ['AbortSignal.timeout', new DOMException('The operation was aborted due to timeout', 'TimeoutError'), ModelTimeoutError],
+    [
+      'AbortSignal.timeout',
+      new DOMException('The operation was aborted due to timeout', 'TimeoutError'),
+      ModelTimeoutError,
+    ],
     ['caller abort', new DOMException('This operation was aborted', 'AbortError'), ModelCallAbortedError],
     ['a bug', new RangeError('oops'), ModelUnexpectedError],
   ])('%s', (_what, error, expected) => {
@@ -57,7 +95,9 @@ describe('classifyModelError', () => {
   });
 
   it('classifies a 429 by its status even when the text reads like an overflow', () => {
-    expect(classifyModelError(sdkError(429, 'rate_limit_error', 'prompt is too long for your tier'))).toBeInstanceOf(ModelRateLimitedError);
+    expect(classifyModelError(sdkError(429, 'rate_limit_error', 'prompt is too long for your tier'))).toBeInstanceOf(
+      ModelRateLimitedError,
+    );
   });
 
   it('reads retry-after from the SDK error headers', () => {
@@ -71,14 +111,25 @@ describe('classifyModelError', () => {
   });
 
   it('keeps the provider message and parsed tokens on an overflow', () => {
-    const err = classifyModelError(sdkError(400, 'invalid_request_error', 'prompt is too long: 212345 tokens > 200000 maximum'));
-    expect(err).toMatchObject({ status: 400, providerMessage: 'prompt is too long: 212345 tokens > 200000 maximum', promptTokens: 212345, maxTokens: 200000 });
+    const err = classifyModelError(
+      sdkError(400, 'invalid_request_error', 'prompt is too long: 212345 tokens > 200000 maximum'),
+    );
+    expect(err).toMatchObject({
+      status: 400,
+      providerMessage: 'prompt is too long: 212345 tokens > 200000 maximum',
+      promptTokens: 212345,
+      maxTokens: 200000,
+    });
   });
 });
 
 describe('classifyHttpFailure', () => {
   it('uses the OpenAI error code to spot an overflow', () => {
-    const err = classifyHttpFailure({ status: 400, providerMessage: 'bad request', errorCode: 'context_length_exceeded' });
+    const err = classifyHttpFailure({
+      status: 400,
+      providerMessage: 'bad request',
+      errorCode: 'context_length_exceeded',
+    });
     expect(err).toBeInstanceOf(ContextOverflowError);
   });
 
@@ -91,7 +142,10 @@ describe('classifyHttpFailure', () => {
 describe('parseOverflowTokens', () => {
   it.each<[string, { promptTokens?: number; maxTokens?: number }]>([
     ['prompt is too long: 212345 tokens > 200000 maximum', { promptTokens: 212345, maxTokens: 200000 }],
-    ["This model's maximum context length is 128000 tokens. However, you requested 130512 tokens", { promptTokens: 130512, maxTokens: 128000 }],
+    [
+      "This model's maximum context length is 128000 tokens. However, you requested 130512 tokens",
+      { promptTokens: 130512, maxTokens: 128000 },
+    ],
     ["This model's maximum context length is 8,192 tokens.", { maxTokens: 8192 }],
     ['context length exceeded', {}],
   ])('%s', (message, expected) => {
@@ -125,7 +179,11 @@ describe('toActivityFailure', () => {
     [new ModelConnectionError(), MODEL_FAILURE_TYPES.connection, false],
     [new ModelTruncatedResponseError(), MODEL_FAILURE_TYPES.truncated, false],
     [new ModelCallAbortedError(), MODEL_FAILURE_TYPES.aborted, false],
-    [new ContextOverflowError({ status: 400, providerMessage: 'prompt is too long' }), MODEL_FAILURE_TYPES.contextOverflow, true],
+    [
+      new ContextOverflowError({ status: 400, providerMessage: 'prompt is too long' }),
+      MODEL_FAILURE_TYPES.contextOverflow,
+      true,
+    ],
     [new ModelRequestInvalidError({ status: 400 }), MODEL_FAILURE_TYPES.requestInvalid, true],
     [new ModelAuthError({ status: 401 }), MODEL_FAILURE_TYPES.auth, true],
     [new RangeError('bug'), MODEL_FAILURE_TYPES.unexpected, false],

@@ -26,7 +26,11 @@ describe('startFakeAnthropic', () => {
   });
 
   const post = (body: Record<string, unknown>, path = '/v1/messages'): Promise<Response> =>
-    fetch(`${fake.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    fetch(`${fake.url}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
 
   it('refuses broken tool pairing as the real API does, on every request, before any step is used', async () => {
     fake.enqueue(fakeReply.text('fine'));
@@ -46,9 +50,13 @@ describe('startFakeAnthropic', () => {
     });
     const [use, result] = await Promise.all([orphanUse, orphanResult]);
     expect(use.status).toBe(400);
-    expect(((await use.json()) as { error: { message: string } }).error.message).toContain('`tool_use` ids were found without `tool_result` blocks immediately after: toolu_9');
+    expect(((await use.json()) as { error: { message: string } }).error.message).toContain(
+      '`tool_use` ids were found without `tool_result` blocks immediately after: toolu_9',
+    );
     expect(result.status).toBe(400);
-    expect(((await result.json()) as { error: { message: string } }).error.message).toContain('unexpected `tool_use_id` found in `tool_result` blocks: toolu_7');
+    expect(((await result.json()) as { error: { message: string } }).error.message).toContain(
+      'unexpected `tool_use_id` found in `tool_result` blocks: toolu_7',
+    );
     expect(fake.invalid).toHaveLength(2);
     expect(() => fake.assertScriptConsumed()).toThrow(/broke the API's rules/);
     // A well-paired request is answered with the scripted step.
@@ -66,16 +74,28 @@ describe('startFakeAnthropic', () => {
 
   it('refuses an OpenAI-compatible request whose tool message answers no tool call', async () => {
     const response = await post(
-      { model: 'm', messages: [{ role: 'user', content: 'hi' }, { role: 'tool', tool_call_id: 'call_1', content: 'x' }] },
+      {
+        model: 'm',
+        messages: [
+          { role: 'user', content: 'hi' },
+          { role: 'tool', tool_call_id: 'call_1', content: 'x' },
+        ],
+      },
       '/v1/chat/completions',
     );
     expect(response.status).toBe(400);
-    expect(((await response.json()) as { error: { message: string } }).error.message).toContain("messages with role 'tool' must be a response to a preceeding message with 'tool_calls'");
+    expect(((await response.json()) as { error: { message: string } }).error.message).toContain(
+      "messages with role 'tool' must be a response to a preceeding message with 'tool_calls'",
+    );
   });
 
   it('answers a non-streaming request with a Message the SDK parses, usage estimated from the body', async () => {
     fake.enqueue(fakeReply.toolUse([{ id: 'toolu_1', name: 'ls', input: { dir: '/' } }], { text: 'Listing.' }));
-    const message = await sdk.messages.create({ model: 'claude-x', max_tokens: 10, messages: [{ role: 'user', content: 'list /' }] });
+    const message = await sdk.messages.create({
+      model: 'claude-x',
+      max_tokens: 10,
+      messages: [{ role: 'user', content: 'list /' }],
+    });
     expect(message.content).toEqual([
       { type: 'text', text: 'Listing.' },
       { type: 'tool_use', id: 'toolu_1', name: 'ls', input: { dir: '/' } },
@@ -111,7 +131,10 @@ describe('startFakeAnthropic', () => {
     const response = await post({ model: 'm', messages: [] });
     expect(response.status).toBe(529);
     expect(response.headers.get('retry-after')).toBe('5');
-    expect(await response.json()).toEqual({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } });
+    expect(await response.json()).toEqual({
+      type: 'error',
+      error: { type: 'overloaded_error', message: 'Overloaded' },
+    });
   });
 
   it('words an overflow as the API does', async () => {
@@ -126,7 +149,9 @@ describe('startFakeAnthropic', () => {
 
   it('cuts a non-streaming body halfway when told to truncate', async () => {
     fake.enqueue(fakeReply.truncated('never whole'));
-    await expect(sdk.messages.create({ model: 'm', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] })).rejects.toThrow();
+    await expect(
+      sdk.messages.create({ model: 'm', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] }),
+    ).rejects.toThrow();
   });
 
   it('holds the response for delayMs, with the request already recorded', async () => {
@@ -168,18 +193,35 @@ describe('startFakeAnthropic', () => {
   });
 
   it('renders the same step as an OpenAI chat completion', async () => {
-    fake.enqueue(fakeReply.toolUse([{ id: 'call_1', name: 'ls', input: { dir: '/' } }], { usage: { input_tokens: 7, output_tokens: 2 } }));
+    fake.enqueue(
+      fakeReply.toolUse([{ id: 'call_1', name: 'ls', input: { dir: '/' } }], {
+        usage: { input_tokens: 7, output_tokens: 2 },
+      }),
+    );
     const body = await (await post({ model: 'llama', messages: [] }, '/v1/chat/completions')).json();
     expect(body).toMatchObject({
       object: 'chat.completion',
       model: 'llama',
-      choices: [{ message: { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'ls', arguments: '{"dir":"/"}' } }] }, finish_reason: 'tool_calls' }],
+      choices: [
+        {
+          message: {
+            role: 'assistant',
+            content: null,
+            tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'ls', arguments: '{"dir":"/"}' } }],
+          },
+          finish_reason: 'tool_calls',
+        },
+      ],
       usage: { prompt_tokens: 7, completion_tokens: 2, total_tokens: 9 },
     });
   });
 
   it('streams the same step as chat.completion.chunk SSE when asked, usage only with stream_options', async () => {
-    const step = () => fakeReply.toolUse([{ id: 'call_1', name: 'ls', input: { dir: '/' } }], { text: 'Hi there', usage: { input_tokens: 7, output_tokens: 2 } });
+    const step = () =>
+      fakeReply.toolUse([{ id: 'call_1', name: 'ls', input: { dir: '/' } }], {
+        text: 'Hi there',
+        usage: { input_tokens: 7, output_tokens: 2 },
+      });
     fake.enqueue(step(), step());
     const payloads = async (body: Record<string, unknown>): Promise<string[]> => {
       const response = await post({ model: 'llama', messages: [], stream: true, ...body }, '/v1/chat/completions');
@@ -188,7 +230,14 @@ describe('startFakeAnthropic', () => {
     };
     const withUsage = await payloads({ stream_options: { include_usage: true } });
     expect(withUsage.at(-1)).toBe('[DONE]');
-    const chunks = withUsage.slice(0, -1).map((p) => JSON.parse(p) as { object: string; choices: Array<{ delta: any; finish_reason: string | null }>; usage?: unknown });
+    const chunks = withUsage.slice(0, -1).map(
+      (p) =>
+        JSON.parse(p) as {
+          object: string;
+          choices: Array<{ delta: any; finish_reason: string | null }>;
+          usage?: unknown;
+        },
+    );
     expect(chunks.every((c) => c.object === 'chat.completion.chunk')).toBe(true);
     expect(chunks.flatMap((c) => c.choices.map((ch) => ch.delta.content ?? '')).join('')).toBe('Hi there');
     expect(chunks.flatMap((c) => c.choices.flatMap((ch) => ch.delta.tool_calls ?? []))).toEqual([
@@ -197,15 +246,24 @@ describe('startFakeAnthropic', () => {
       { index: 0, function: { arguments: ':"/"}' } },
     ]);
     expect(chunks.at(-2)!.choices[0]!.finish_reason).toBe('tool_calls');
-    expect(chunks.at(-1)).toMatchObject({ choices: [], usage: { prompt_tokens: 7, completion_tokens: 2, total_tokens: 9 } });
+    expect(chunks.at(-1)).toMatchObject({
+      choices: [],
+      usage: { prompt_tokens: 7, completion_tokens: 2, total_tokens: 9 },
+    });
     expect((await payloads({})).some((p) => p.includes('"usage"'))).toBe(false);
   });
 
   it('uses a default responder given at start', async () => {
-    const echo = await startFakeAnthropic({ defaultResponder: (req) => fakeReply.text(`you said ${String(req.body.messages?.[0]?.content)}`) });
+    const echo = await startFakeAnthropic({
+      defaultResponder: (req) => fakeReply.text(`you said ${String(req.body.messages?.[0]?.content)}`),
+    });
     try {
       const client = new Anthropic({ apiKey: 'k', baseURL: echo.url, maxRetries: 0 });
-      const message = await client.messages.create({ model: 'm', max_tokens: 5, messages: [{ role: 'user', content: 'ping' }] });
+      const message = await client.messages.create({
+        model: 'm',
+        max_tokens: 5,
+        messages: [{ role: 'user', content: 'ping' }],
+      });
       expect(message.content).toEqual([{ type: 'text', text: 'you said ping' }]);
       echo.assertScriptConsumed();
     } finally {
@@ -221,7 +279,10 @@ describe('startFakeAnthropic', () => {
       client.messages.create({ model: 'm', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] })
         .then((m) => process.stdout.write(m.content[0].text), (e) => { console.error(e); process.exit(1); });
     `;
-    const { stdout } = await run(process.execPath, ['-e', script], { cwd: process.cwd(), env: { ...process.env, ...fake.env } });
+    const { stdout } = await run(process.execPath, ['-e', script], {
+      cwd: process.cwd(),
+      env: { ...process.env, ...fake.env },
+    });
     expect(stdout).toBe('hello from the fake');
     expect(fake.requests).toHaveLength(1);
     fake.assertScriptConsumed();

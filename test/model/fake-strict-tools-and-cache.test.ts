@@ -18,22 +18,40 @@ describe('the fake Messages API is strict about tools and cache_control', () => 
   });
 
   const post = async (body: Record<string, unknown>): Promise<{ status: number; message: string }> => {
-    const res = await fetch(`${fake.url}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const res = await fetch(`${fake.url}/v1/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
     const json = (await res.json()) as { error?: { message: string } };
     return { status: res.status, message: json.error?.message ?? '' };
   };
   const base = { model: 'claude-x', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] };
 
   it('refuses a custom tool whose input_schema is missing, not an object schema, or a top-level union', async () => {
-    expect(await post({ ...base, tools: [{ name: 'a', description: 'x' }] })).toEqual({ status: 400, message: 'tools.0.custom.input_schema: Field required' });
-    expect(await post({ ...base, tools: [{ name: 'a', input_schema: { type: 'object' } }, { name: 'b', input_schema: {} }] })).toEqual({
+    expect(await post({ ...base, tools: [{ name: 'a', description: 'x' }] })).toEqual({
+      status: 400,
+      message: 'tools.0.custom.input_schema: Field required',
+    });
+    expect(
+      await post({
+        ...base,
+        tools: [
+          { name: 'a', input_schema: { type: 'object' } },
+          { name: 'b', input_schema: {} },
+        ],
+      }),
+    ).toEqual({
       status: 400,
       message: 'tools.1.custom.input_schema.type: Field required',
     });
-    expect(await post({ ...base, tools: [{ name: 'a', input_schema: { type: 'string' } }] })).toEqual({ status: 400, message: "tools.0.custom.input_schema.type: Input should be 'object'" });
-    expect((await post({ ...base, tools: [{ name: 'a', input_schema: { anyOf: [{ type: 'object' }] } }] })).message).toBe(
-      'tools.0.custom.input_schema: input_schema does not support oneOf, allOf, or anyOf at the top level',
-    );
+    expect(await post({ ...base, tools: [{ name: 'a', input_schema: { type: 'string' } }] })).toEqual({
+      status: 400,
+      message: "tools.0.custom.input_schema.type: Input should be 'object'",
+    });
+    expect(
+      (await post({ ...base, tools: [{ name: 'a', input_schema: { anyOf: [{ type: 'object' }] } }] })).message,
+    ).toBe('tools.0.custom.input_schema: input_schema does not support oneOf, allOf, or anyOf at the top level');
     expect(fake.invalid).toHaveLength(4);
   });
 
@@ -44,7 +62,10 @@ describe('the fake Messages API is strict about tools and cache_control', () => 
       system: [marked('s1'), marked('s2')],
       messages: [{ role: 'user', content: [marked('a'), marked('b'), marked('c')] }],
     };
-    expect(await post(five)).toEqual({ status: 400, message: 'A maximum of 4 blocks with cache_control may be provided. Found 5.' });
+    expect(await post(five)).toEqual({
+      status: 400,
+      message: 'A maximum of 4 blocks with cache_control may be provided. Found 5.',
+    });
     fake.enqueue(fakeReply.text('ok'));
     const four = { ...five, messages: [{ role: 'user', content: [marked('a'), marked('b')] }] };
     expect((await post(four)).status).toBe(200);
@@ -52,9 +73,16 @@ describe('the fake Messages API is strict about tools and cache_control', () => 
 
   it('reads a cached prefix only when it repeats byte for byte, and reports it apart from input_tokens', async () => {
     fake.respondWith(() => fakeReply.text('ok'));
-    const system: Anthropic.TextBlockParam[] = [{ type: 'text', text: 'You are a careful assistant. '.repeat(20), cache_control: { type: 'ephemeral' } }];
+    const system: Anthropic.TextBlockParam[] = [
+      { type: 'text', text: 'You are a careful assistant. '.repeat(20), cache_control: { type: 'ephemeral' } },
+    ];
     const ask = (systemText: Anthropic.TextBlockParam[], question: string) =>
-      sdk.messages.create({ model: 'claude-x', max_tokens: 10, system: systemText, messages: [{ role: 'user', content: question }] });
+      sdk.messages.create({
+        model: 'claude-x',
+        max_tokens: 10,
+        system: systemText,
+        messages: [{ role: 'user', content: question }],
+      });
 
     const first = await ask(system, 'one');
     expect(first.usage.cache_read_input_tokens).toBe(0);
@@ -62,7 +90,9 @@ describe('the fake Messages API is strict about tools and cache_control', () => 
     const second = await ask(system, 'two');
     expect(second.usage.cache_read_input_tokens).toBe(first.usage.cache_creation_input_tokens);
     expect(second.usage.cache_creation_input_tokens).toBe(0);
-    expect(second.usage.input_tokens).toBe(Math.ceil(fake.requests[1]!.rawBody.length / 4) - second.usage.cache_read_input_tokens!);
+    expect(second.usage.input_tokens).toBe(
+      Math.ceil(fake.requests[1]!.rawBody.length / 4) - second.usage.cache_read_input_tokens!,
+    );
     // One character changed in the prefix: a miss, written anew.
     const changed = await ask([{ ...system[0]!, text: `${system[0]!.text}.` }], 'three');
     expect(changed.usage.cache_read_input_tokens).toBe(0);
@@ -77,9 +107,17 @@ describe('the fake Messages API is strict about tools and cache_control', () => 
 
   it('finds a prefix written at an earlier breakpoint up to 20 blocks back, as the API looks back', async () => {
     fake.respondWith(() => fakeReply.text('ok'));
-    const text = (t: string, mark = false): Anthropic.TextBlockParam => ({ type: 'text', text: t, ...(mark ? { cache_control: { type: 'ephemeral' as const } } : {}) });
+    const text = (t: string, mark = false): Anthropic.TextBlockParam => ({
+      type: 'text',
+      text: t,
+      ...(mark ? { cache_control: { type: 'ephemeral' as const } } : {}),
+    });
     const long = 'context '.repeat(60);
-    const first = await sdk.messages.create({ model: 'claude-x', max_tokens: 10, messages: [{ role: 'user', content: [text(long, true)] }] });
+    const first = await sdk.messages.create({
+      model: 'claude-x',
+      max_tokens: 10,
+      messages: [{ role: 'user', content: [text(long, true)] }],
+    });
     const later = await sdk.messages.create({
       model: 'claude-x',
       max_tokens: 10,

@@ -14,10 +14,16 @@ describe('isContextOverflowError', () => {
       ['context_length_exceeded', 'error code: context_length_exceeded'],
       ['prompt is too long', 'prompt is too long: 212345 tokens > 200000 maximum'],
       ['input exceeds the maximum number of tokens', 'Input exceeds the maximum number of tokens allowed'],
-      ['input token count exceeds the maximum number of input tokens', 'The input token count exceeds the maximum number of input tokens allowed (1048576).'],
+      [
+        'input token count exceeds the maximum number of input tokens',
+        'The input token count exceeds the maximum number of input tokens allowed (1048576).',
+      ],
       ['input is too long for the model', 'Input is too long for the model'],
       ['ollama error: context length exceeded', 'ollama error: context length exceeded'],
-      ['maximum context length is N tokens', "This model's maximum context length is 128000 tokens. However, you requested 130512 tokens."],
+      [
+        'maximum context length is N tokens',
+        "This model's maximum context length is 128000 tokens. However, you requested 130512 tokens.",
+      ],
       ['reduce the length of the messages', 'Please reduce the length of the messages or completion.'],
       ['too many tokens', 'Too many tokens in the request'],
       ['exceeds the available context size', 'the request exceeds the available context size, try increasing it'],
@@ -31,8 +37,14 @@ describe('isContextOverflowError', () => {
 
   describe('accepts the shapes errors arrive in', () => {
     it.each<[string, unknown]>([
-      ['an Anthropic SDK 400', sdkError(400, 'invalid_request_error', 'prompt is too long: 250000 tokens > 200000 maximum')],
-      ['an Anthropic SDK 413 request_too_large', sdkError(413, 'request_too_large', 'Request exceeds the maximum allowed number of bytes.')],
+      [
+        'an Anthropic SDK 400',
+        sdkError(400, 'invalid_request_error', 'prompt is too long: 250000 tokens > 200000 maximum'),
+      ],
+      [
+        'an Anthropic SDK 413 request_too_large',
+        sdkError(413, 'request_too_large', 'Request exceeds the maximum allowed number of bytes.'),
+      ],
       ['a code field', { code: 'context_length_exceeded', message: 'bad request' }],
       ['an OpenAI-style nested body', { status: 400, error: { message: 'x', code: 'context_length_exceeded' } }],
       ['a cause chain', new Error('turn failed', { cause: new Error('prompt is too long: 3 tokens > 2 maximum') })],
@@ -52,7 +64,10 @@ describe('isContextOverflowError', () => {
       ['overloaded', 'Overloaded: context length exceeded upstream'],
       ['status 429', { status: 429, message: 'prompt is too long for this minute' }],
       ['status 529', { status: 529, message: 'too many tokens' }],
-      ['an SDK 429', sdkError(429, 'rate_limit_error', 'Number of request tokens has exceeded your per-minute rate limit')],
+      [
+        'an SDK 429',
+        sdkError(429, 'rate_limit_error', 'Number of request tokens has exceeded your per-minute rate limit'),
+      ],
       ['an SDK 529', sdkError(529, 'overloaded_error', 'Overloaded')],
     ])('%s', (_wording, error) => {
       expect(isContextOverflowError(error)).toBe(false);

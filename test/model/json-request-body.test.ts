@@ -14,14 +14,22 @@ import type { ModelRequest } from '../../src/model/model-client';
 import { fakeReply, startFakeAnthropic } from '../../src/testing';
 
 const sdkBody = (params: object) => JSON.stringify({ ...params, stream: true });
-const keelBody = (params: { messages: readonly object[] }) => jsonRequestBody({ ...params, stream: true }).toString('utf8');
+const keelBody = (params: { messages: readonly object[] }) =>
+  jsonRequestBody({ ...params, stream: true }).toString('utf8');
 
 /** A window of user turns, tool rounds and replies, with text that JSON must escape. */
 const windowArb = fc
   .array(
     fc.record({
       ask: fc.string({ unit: 'binary', maxLength: 40 }),
-      tool: fc.option(fc.record({ path: fc.string({ maxLength: 12 }), result: fc.string({ unit: 'grapheme', maxLength: 30 }), isError: fc.boolean() }), { nil: undefined }),
+      tool: fc.option(
+        fc.record({
+          path: fc.string({ maxLength: 12 }),
+          result: fc.string({ unit: 'grapheme', maxLength: 30 }),
+          isError: fc.boolean(),
+        }),
+        { nil: undefined },
+      ),
       reply: fc.string({ maxLength: 30 }),
     }),
     { minLength: 1, maxLength: 12 },
@@ -30,8 +38,18 @@ const windowArb = fc
     turns.flatMap((t, i): AgentMessage[] => {
       const round: AgentMessage[] = [{ role: 'user', content: t.ask }];
       if (t.tool) {
-        const call: AssistantMessage = { role: 'assistant', content: [{ type: 'toolCall', id: `toolu_${i}`, name: 'read_file', arguments: { path: t.tool.path } }], stopReason: 'toolUse' };
-        round.push(call, { role: 'toolResult', toolCallId: `toolu_${i}`, toolName: 'read_file', content: [{ type: 'text', text: t.tool.result }], isError: t.tool.isError });
+        const call: AssistantMessage = {
+          role: 'assistant',
+          content: [{ type: 'toolCall', id: `toolu_${i}`, name: 'read_file', arguments: { path: t.tool.path } }],
+          stopReason: 'toolUse',
+        };
+        round.push(call, {
+          role: 'toolResult',
+          toolCallId: `toolu_${i}`,
+          toolName: 'read_file',
+          content: [{ type: 'text', text: t.tool.result }],
+          isError: t.tool.isError,
+        });
       }
       round.push({ role: 'assistant', content: [{ type: 'text', text: t.reply }], stopReason: 'stop' });
       return round;
@@ -42,14 +60,27 @@ describe('jsonRequestBody', () => {
   it('is byte for byte the JSON the SDK would send, call after call on the same (growing) window', () => {
     fc.assert(
       fc.property(windowArb, fc.string({ maxLength: 20 }), fc.boolean(), (window, next, promptCaching) => {
-        const request = (messages: AgentMessage[]): ModelRequest => ({ model: 'claude-test', system: 'Be brief.', messages, maxTokens: 64, promptCaching, tools: [{ name: 'read_file', description: 'Read', inputSchema: { properties: { path: { type: 'string' } } } }] });
+        const request = (messages: AgentMessage[]): ModelRequest => ({
+          model: 'claude-test',
+          system: 'Be brief.',
+          messages,
+          maxTokens: 64,
+          promptCaching,
+          tools: [
+            { name: 'read_file', description: 'Read', inputSchema: { properties: { path: { type: 'string' } } } },
+          ],
+        });
         const first = toAnthropicParams(request(window));
         expect(keelBody(first)).toBe(sdkBody(first));
         // The next call shares every earlier conversion (their JSON is reused) and moves the cache markers.
         const second = toAnthropicParams(request([...window, { role: 'user', content: next }]));
         expect(keelBody(second)).toBe(sdkBody(second));
         // The chat-completions shape, the same way.
-        const chat = { model: 'llama3.2', messages: toChatMessages('Be brief.', [...window, { role: 'user', content: next }]), max_tokens: 64 };
+        const chat = {
+          model: 'llama3.2',
+          messages: toChatMessages('Be brief.', [...window, { role: 'user', content: next }]),
+          max_tokens: 64,
+        };
         expect(keelBody(chat)).toBe(sdkBody(chat));
       }),
       { numRuns: 150 },
@@ -62,10 +93,26 @@ describe('jsonRequestBody', () => {
       const client = new AnthropicModelClient({ apiKey: 'sk-ant-test', baseURL: fake.url });
       const messages: AgentMessage[] = [
         { role: 'user', content: 'read "a" please\u0000' },
-        { role: 'assistant', content: [{ type: 'toolCall', id: 'toolu_1', name: 'read_file', arguments: { path: 'a' } }], stopReason: 'toolUse' },
-        { role: 'toolResult', toolCallId: 'toolu_1', toolName: 'read_file', content: [{ type: 'text', text: 'line 1\nline 2 \u2028 done' }], isError: false },
+        {
+          role: 'assistant',
+          content: [{ type: 'toolCall', id: 'toolu_1', name: 'read_file', arguments: { path: 'a' } }],
+          stopReason: 'toolUse',
+        },
+        {
+          role: 'toolResult',
+          toolCallId: 'toolu_1',
+          toolName: 'read_file',
+          content: [{ type: 'text', text: 'line 1\nline 2 \u2028 done' }],
+          isError: false,
+        },
       ];
-      const plain: ModelRequest = { model: 'claude-test', system: 'Be brief.', messages, maxTokens: 64, promptCaching: true };
+      const plain: ModelRequest = {
+        model: 'claude-test',
+        system: 'Be brief.',
+        messages,
+        maxTokens: 64,
+        promptCaching: true,
+      };
       const beta: ModelRequest = { ...plain, contextManagement: { clearToolUses: {} } };
       fake.enqueue(fakeReply.text('one'), fakeReply.text('two'), fakeReply.text('three'));
       await client.complete(plain);
@@ -81,7 +128,11 @@ describe('jsonRequestBody', () => {
       expect(sentBeta!.rawBody).toBe(sdkBody(betaBody));
       expect(sentChat!.path).toBe('/v1/chat/completions');
       expect(sentChat!.headers['content-type']).toBe('application/json');
-      expect(JSON.parse(sentChat!.rawBody)).toMatchObject({ model: 'llama3.2', stream: true, messages: JSON.parse(JSON.stringify(toChatMessages('Be brief.', messages))) });
+      expect(JSON.parse(sentChat!.rawBody)).toMatchObject({
+        model: 'llama3.2',
+        stream: true,
+        messages: JSON.parse(JSON.stringify(toChatMessages('Be brief.', messages))),
+      });
     } finally {
       await fake.close();
     }

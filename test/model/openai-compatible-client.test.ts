@@ -23,8 +23,18 @@ import { fakeReply, startFakeAnthropic, type FakeAnthropic } from '../../src/tes
 
 const conversation: AgentMessage[] = [
   { role: 'user', content: 'summarize' },
-  { role: 'assistant', content: [{ type: 'toolCall', id: 'c1', name: 'read', arguments: { path: 'a' } }], stopReason: 'toolUse' },
-  { role: 'toolResult', toolCallId: 'c1', toolName: 'read', content: [{ type: 'text', text: 'file text' }], details: { raw: 'private-bytes' } },
+  {
+    role: 'assistant',
+    content: [{ type: 'toolCall', id: 'c1', name: 'read', arguments: { path: 'a' } }],
+    stopReason: 'toolUse',
+  },
+  {
+    role: 'toolResult',
+    toolCallId: 'c1',
+    toolName: 'read',
+    content: [{ type: 'text', text: 'file text' }],
+    details: { raw: 'private-bytes' },
+  },
 ];
 
 async function failure(promise: Promise<unknown>): Promise<unknown> {
@@ -56,7 +66,12 @@ describe('OpenAiCompatibleModelClient', () => {
       { model: 'claude-main', system: 'You summarize.', messages: conversation, maxTokens: 500 },
       { onText: (delta, soFar) => texts.push([delta, soFar]), onEvent: (e) => events.push(e.type) },
     );
-    expect(reply).toEqual({ content: [{ type: 'text', text: 'A short summary.' }], stopReason: 'stop', usage: { input: 40, output: 4, cacheRead: 0, cacheWrite: 0 }, model: 'llama3.2' });
+    expect(reply).toEqual({
+      content: [{ type: 'text', text: 'A short summary.' }],
+      stopReason: 'stop',
+      usage: { input: 40, output: 4, cacheRead: 0, cacheWrite: 0 },
+      model: 'llama3.2',
+    });
     expect(texts).toEqual([
       ['A ', 'A '],
       ['short ', 'A short '],
@@ -73,7 +88,11 @@ describe('OpenAiCompatibleModelClient', () => {
       messages: [
         { role: 'system', content: 'You summarize.' },
         { role: 'user', content: 'summarize' },
-        { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'read', arguments: '{"path":"a"}' } }] },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: 'c1', type: 'function', function: { name: 'read', arguments: '{"path":"a"}' } }],
+        },
         { role: 'tool', tool_call_id: 'c1', content: 'file text' },
       ],
     });
@@ -87,9 +106,20 @@ describe('OpenAiCompatibleModelClient', () => {
     // Over 1024 tokens as the fake counts them: its cache keeps the prefix, and a repeat reads it.
     const long: AgentMessage[] = [{ role: 'user', content: `Here is the log: ${'line of log text '.repeat(400)}` }];
     const first = await model.complete({ model: 'x', system: 'You read logs.', messages: long, maxTokens: 20 });
-    const second = await model.complete({ model: 'x', system: 'You read logs.', messages: [...long, { role: 'assistant', content: [{ type: 'text', text: 'ok' }], stopReason: 'stop' }, { role: 'user', content: 'and now?' }], maxTokens: 20 });
+    const second = await model.complete({
+      model: 'x',
+      system: 'You read logs.',
+      messages: [
+        ...long,
+        { role: 'assistant', content: [{ type: 'text', text: 'ok' }], stopReason: 'stop' },
+        { role: 'user', content: 'and now?' },
+      ],
+      maxTokens: 20,
+    });
     fake.respondWith(undefined);
-    const [one, two] = fake.requests.map((r) => r.reportedUsage as { prompt_tokens: number; prompt_tokens_details: { cached_tokens: number } });
+    const [one, two] = fake.requests.map(
+      (r) => r.reportedUsage as { prompt_tokens: number; prompt_tokens_details: { cached_tokens: number } },
+    );
     expect(one!.prompt_tokens_details.cached_tokens).toBe(0);
     expect(first.usage).toMatchObject({ input: one!.prompt_tokens, cacheRead: 0 });
     const cached = two!.prompt_tokens_details.cached_tokens;
@@ -109,7 +139,12 @@ describe('OpenAiCompatibleModelClient', () => {
     );
     const events: ModelStreamEvent[] = [];
     const reply = await client.complete(
-      { model: 'x', messages: conversation, maxTokens: 50, tools: [{ name: 'search', description: 'Search', inputSchema: {} }] },
+      {
+        model: 'x',
+        messages: conversation,
+        maxTokens: 50,
+        tools: [{ name: 'search', description: 'Search', inputSchema: {} }],
+      },
       { onEvent: (e) => events.push(e) },
     );
     expect(reply.stopReason).toBe('toolUse');
@@ -124,31 +159,54 @@ describe('OpenAiCompatibleModelClient', () => {
       { type: 'toolCallStart', id: 'call_2', name: 'read' },
     ]);
     expect(events.filter((e) => e.type === 'toolCallInput').length).toBeGreaterThanOrEqual(4);
-    expect(fake.requests[0]!.body.tools).toEqual([{ type: 'function', function: { name: 'search', description: 'Search', parameters: { type: 'object' } } }]);
+    expect(fake.requests[0]!.body.tools).toEqual([
+      { type: 'function', function: { name: 'search', description: 'Search', parameters: { type: 'object' } } },
+    ]);
   });
 
   it('reports streamed reasoning as thinking events without keeping it in the reply', async () => {
-    fake.enqueue(fakeReply.message([{ type: 'thinking', thinking: 'hmm', signature: '' }, { type: 'text', text: 'ok' }]));
+    fake.enqueue(
+      fakeReply.message([
+        { type: 'thinking', thinking: 'hmm', signature: '' },
+        { type: 'text', text: 'ok' },
+      ]),
+    );
     const events: ModelStreamEvent[] = [];
-    const reply = await client.complete({ model: 'x', messages: conversation, maxTokens: 50 }, { onEvent: (e) => events.push(e) });
+    const reply = await client.complete(
+      { model: 'x', messages: conversation, maxTokens: 50 },
+      { onEvent: (e) => events.push(e) },
+    );
     expect(events).toContainEqual({ type: 'thinking', delta: 'hmm' });
     expect(reply.content).toEqual([{ type: 'text', text: 'ok' }]);
   });
 
   describe('idle timeout instead of a wall clock', () => {
     const slow = (): OpenAiCompatibleModelClient =>
-      new OpenAiCompatibleModelClient({ baseUrl: `${fake.url}/v1`, model: 'llama3.2', timeoutMs: 300, idleTimeoutMs: 300 });
+      new OpenAiCompatibleModelClient({
+        baseUrl: `${fake.url}/v1`,
+        model: 'llama3.2',
+        timeoutMs: 300,
+        idleTimeoutMs: 300,
+      });
 
     it('a stream that keeps sending succeeds however long it takes in total', async () => {
       // Events 300 ms apart against a 1 s idle timeout and a 1.5 s request timeout: the stream takes
       // several seconds in total and never has one long gap. The margins are wide because a loaded CI
       // machine can hold a response back by a few hundred milliseconds.
-      const patient = new OpenAiCompatibleModelClient({ baseUrl: `${fake.url}/v1`, model: 'llama3.2', timeoutMs: 1_500, idleTimeoutMs: 1_000 });
+      const patient = new OpenAiCompatibleModelClient({
+        baseUrl: `${fake.url}/v1`,
+        model: 'llama3.2',
+        timeoutMs: 1_500,
+        idleTimeoutMs: 1_000,
+      });
       const words = Array.from({ length: 8 }, (_, i) => `w${i} `);
       fake.enqueue(fakeReply.text(words.join(''), { eventDelayMs: 300 }));
       let beats = 0;
       const started = Date.now();
-      const reply = await patient.complete({ model: 'x', messages: conversation, maxTokens: 500 }, { onEvent: () => beats++ });
+      const reply = await patient.complete(
+        { model: 'x', messages: conversation, maxTokens: 500 },
+        { onEvent: () => beats++ },
+      );
       expect(reply.content).toEqual([{ type: 'text', text: words.join('') }]);
       expect(beats).toBeGreaterThan(8);
       // The premise, not a timing target: the whole stream outlasted both timeouts.
@@ -158,7 +216,9 @@ describe('OpenAiCompatibleModelClient', () => {
     it('a stream that stalls fails with a retryable ModelTimeoutError', async () => {
       fake.enqueue(fakeReply.text('one two three', { eventDelayMs: 5_000 }));
       const texts: string[] = [];
-      const err = await failure(slow().complete({ model: 'x', messages: conversation, maxTokens: 50 }, { onText: (d) => texts.push(d) }));
+      const err = await failure(
+        slow().complete({ model: 'x', messages: conversation, maxTokens: 50 }, { onText: (d) => texts.push(d) }),
+      );
       expect(err).toBeInstanceOf(ModelTimeoutError);
       expect((err as Error).message).toContain('no data from the model');
       expect(toActivityFailure(err)).toMatchObject({ type: MODEL_FAILURE_TYPES.timeout, nonRetryable: false });
@@ -175,19 +235,40 @@ describe('OpenAiCompatibleModelClient', () => {
     it("the caller's abort is still an abort, not a timeout", async () => {
       fake.enqueue(fakeReply.text('one two three', { eventDelayMs: 5_000 }));
       const controller = new AbortController();
-      const call = client.complete({ model: 'x', messages: conversation, maxTokens: 50 }, { signal: controller.signal, onEvent: () => controller.abort() });
+      const call = client.complete(
+        { model: 'x', messages: conversation, maxTokens: 50 },
+        { signal: controller.signal, onEvent: () => controller.abort() },
+      );
       expect(await failure(call)).toBeInstanceOf(ModelCallAbortedError);
     });
   });
 
   it.each<[string, Parameters<FakeAnthropic['enqueue']>[0], new (...args: never[]) => Error]>([
-    ['an overloaded error inside the stream → overloaded', { ...fakeReply.text('partial answer here'), streamError: { afterEvents: 2, errorType: 'overloaded_error', message: 'Overloaded' } }, ModelOverloadedError],
+    [
+      'an overloaded error inside the stream → overloaded',
+      {
+        ...fakeReply.text('partial answer here'),
+        streamError: { afterEvents: 2, errorType: 'overloaded_error', message: 'Overloaded' },
+      },
+      ModelOverloadedError,
+    ],
     [
       'an overflow error inside the stream → ContextOverflowError',
-      { ...fakeReply.text('x'), streamError: { afterEvents: 0, errorType: 'invalid_request_error', message: 'prompt is too long: 9000 tokens > 8192 maximum' } },
+      {
+        ...fakeReply.text('x'),
+        streamError: {
+          afterEvents: 0,
+          errorType: 'invalid_request_error',
+          message: 'prompt is too long: 9000 tokens > 8192 maximum',
+        },
+      },
       ContextOverflowError,
     ],
-    ['a stream cut after some chunks → truncated', fakeReply.truncated('this reply will never finish', 3), ModelTruncatedResponseError],
+    [
+      'a stream cut after some chunks → truncated',
+      fakeReply.truncated('this reply will never finish', 3),
+      ModelTruncatedResponseError,
+    ],
   ])('%s', async (_what, step, expected) => {
     fake.enqueue(step);
     const err = await failure(client.complete({ model: 'x', messages: conversation, maxTokens: 50 }));
@@ -198,14 +279,29 @@ describe('OpenAiCompatibleModelClient', () => {
   it('rethrows an error thrown by onText unchanged', async () => {
     fake.enqueue(fakeReply.text('one two three'));
     const bug = new Error('heartbeat bug');
-    const err = await failure(client.complete({ model: 'x', messages: conversation, maxTokens: 50 }, { onText: () => { throw bug; } }));
+    const err = await failure(
+      client.complete(
+        { model: 'x', messages: conversation, maxTokens: 50 },
+        {
+          onText: () => {
+            throw bug;
+          },
+        },
+      ),
+    );
     expect(err).toBe(bug);
   });
 
   it.each<[string, Parameters<FakeAnthropic['enqueue']>[0], new (...args: never[]) => Error]>([
     ['429 → rate limited', fakeReply.rateLimited({ retryAfter: 1 }), ModelRateLimitedError],
     ['500 → server error', fakeReply.serverError(), ModelServerError],
-    ['400 overflow → ContextOverflowError', fakeReply.invalidRequest("This model's maximum context length is 8192 tokens. However, you requested 9000 tokens."), ContextOverflowError],
+    [
+      '400 overflow → ContextOverflowError',
+      fakeReply.invalidRequest(
+        "This model's maximum context length is 8192 tokens. However, you requested 9000 tokens.",
+      ),
+      ContextOverflowError,
+    ],
     ['401 → auth error', fakeReply.authError(), ModelAuthError],
     ['a body cut mid-way → truncated', fakeReply.truncated('never whole'), ModelTruncatedResponseError],
   ])('%s, in one HTTP request', async (_what, step, expected) => {
@@ -229,7 +325,9 @@ describe('OpenAiCompatibleModelClient', () => {
 });
 
 /** A bare server answering every request with `answer`, for wire shapes the fake does not produce. */
-async function serve(answer: (req: IncomingMessage, res: ServerResponse) => void): Promise<{ url: string; server: Server }> {
+async function serve(
+  answer: (req: IncomingMessage, res: ServerResponse) => void,
+): Promise<{ url: string; server: Server }> {
   const server = createServer((req, res) => {
     req.resume();
     req.on('end', () => answer(req, res));
@@ -249,19 +347,40 @@ describe('OpenAiCompatibleModelClient on other servers', () => {
   const sse = (res: ServerResponse, payloads: unknown[]): void => {
     res.writeHead(200, { 'content-type': 'text/event-stream' });
     // CRLF line ends and a keep-alive comment, as some servers send them.
-    res.end(': keep-alive\r\n\r\n' + payloads.map((p) => `data: ${typeof p === 'string' ? p : JSON.stringify(p)}\r\n\r\n`).join(''));
+    res.end(
+      ': keep-alive\r\n\r\n' +
+        payloads.map((p) => `data: ${typeof p === 'string' ? p : JSON.stringify(p)}\r\n\r\n`).join(''),
+    );
   };
-  const chunk = (delta: Record<string, unknown>, finish: string | null = null) => ({ object: 'chat.completion.chunk', model: 'm', choices: [{ index: 0, delta, finish_reason: finish }] });
+  const chunk = (delta: Record<string, unknown>, finish: string | null = null) => ({
+    object: 'chat.completion.chunk',
+    model: 'm',
+    choices: [{ index: 0, delta, finish_reason: finish }],
+  });
 
   it('reads a JSON answer to a stream request (the server ignored stream: true), reporting the text once', async () => {
     const started = await serve((_req, res) => {
       res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ model: 'm', choices: [{ message: { content: 'whole summary' }, finish_reason: 'stop' }], usage: { prompt_tokens: 9, completion_tokens: 2 } }));
+      res.end(
+        JSON.stringify({
+          model: 'm',
+          choices: [{ message: { content: 'whole summary' }, finish_reason: 'stop' }],
+          usage: { prompt_tokens: 9, completion_tokens: 2 },
+        }),
+      );
     });
     server = started.server;
     const texts: string[] = [];
-    const reply = await new OpenAiCompatibleModelClient({ baseUrl: started.url }).complete({ model: 'x', messages: conversation, maxTokens: 50 }, { onText: (d) => texts.push(d) });
-    expect(reply).toEqual({ content: [{ type: 'text', text: 'whole summary' }], stopReason: 'stop', usage: { input: 9, output: 2, cacheRead: 0, cacheWrite: 0 }, model: 'm' });
+    const reply = await new OpenAiCompatibleModelClient({ baseUrl: started.url }).complete(
+      { model: 'x', messages: conversation, maxTokens: 50 },
+      { onText: (d) => texts.push(d) },
+    );
+    expect(reply).toEqual({
+      content: [{ type: 'text', text: 'whole summary' }],
+      stopReason: 'stop',
+      usage: { input: 9, output: 2, cacheRead: 0, cacheWrite: 0 },
+      model: 'm',
+    });
     expect(texts).toEqual(['whole summary']);
   });
 
@@ -276,7 +395,11 @@ describe('OpenAiCompatibleModelClient on other servers', () => {
       ]),
     );
     server = started.server;
-    const reply = await new OpenAiCompatibleModelClient({ baseUrl: started.url }).complete({ model: 'x', messages: conversation, maxTokens: 50 });
+    const reply = await new OpenAiCompatibleModelClient({ baseUrl: started.url }).complete({
+      model: 'x',
+      messages: conversation,
+      maxTokens: 50,
+    });
     expect(reply.stopReason).toBe('toolUse');
     expect(reply.content).toEqual([
       { type: 'toolCall', id: 'a', name: 'f', arguments: { x: 1 } },
@@ -288,7 +411,13 @@ describe('OpenAiCompatibleModelClient on other servers', () => {
   it('a stream that ends with neither a finish_reason nor [DONE] is truncated', async () => {
     const started = await serve((_req, res) => sse(res, [chunk({ content: 'half a' })]));
     server = started.server;
-    const err = await failure(new OpenAiCompatibleModelClient({ baseUrl: started.url }).complete({ model: 'x', messages: conversation, maxTokens: 50 }));
+    const err = await failure(
+      new OpenAiCompatibleModelClient({ baseUrl: started.url }).complete({
+        model: 'x',
+        messages: conversation,
+        maxTokens: 50,
+      }),
+    );
     expect(err).toBeInstanceOf(ModelTruncatedResponseError);
   });
 });

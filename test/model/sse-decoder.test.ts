@@ -10,7 +10,8 @@ function decode(text: string, size: number): Array<{ event: string | undefined; 
 }
 
 describe('SseDecoder', () => {
-  const wire = ': keep-alive\r\n\r\nevent: error\r\ndata: {"a":1}\r\n\r\ndata: line one\ndata:line two\n\ndata: [DONE]\r\rdata: last';
+  const wire =
+    ': keep-alive\r\n\r\nevent: error\r\ndata: {"a":1}\r\n\r\ndata: line one\ndata:line two\n\ndata: [DONE]\r\rdata: last';
   const expected = [
     { event: 'error', data: '{"a":1}' },
     { event: undefined, data: 'line one\nline two' },

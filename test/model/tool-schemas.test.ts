@@ -11,7 +11,10 @@ import { fakeReply, startFakeAnthropic, type FakeAnthropic } from '../../src/tes
 
 const expectedSchema = {
   type: 'object',
-  properties: { city: { type: 'string', description: 'City name' }, days: { type: 'integer', minimum: 1, maximum: 7, default: 3 } },
+  properties: {
+    city: { type: 'string', description: 'City name' },
+    days: { type: 'integer', minimum: 1, maximum: 7, default: 3 },
+  },
   required: ['city'],
 };
 
@@ -32,7 +35,12 @@ describe('tool schemas on the wire', () => {
   afterAll(async () => fake.close());
   afterEach(() => fake.assertScriptConsumed());
 
-  const request = (tools: ToolRegistry) => ({ model: 'm', maxTokens: 10, messages: [{ role: 'user' as const, content: 'weather?' }], tools: tools.modelTools() });
+  const request = (tools: ToolRegistry) => ({
+    model: 'm',
+    maxTokens: 10,
+    messages: [{ role: 'user' as const, content: 'weather?' }],
+    tools: tools.modelTools(),
+  });
 
   it('Anthropic gets input_schema, the OpenAI-compatible endpoint gets function.parameters, both the zod-derived schema', async () => {
     fake.enqueue(fakeReply.text('a'), fakeReply.text('b'));
@@ -40,8 +48,12 @@ describe('tool schemas on the wire', () => {
     await new AnthropicModelClient({ apiKey: 'k', baseURL: fake.url }).complete(request(tools));
     await new OpenAiCompatibleModelClient({ baseUrl: `${fake.url}/v1`, model: 'm' }).complete(request(tools));
     const [anthropic, openai] = fake.requests.slice(-2);
-    expect(anthropic!.body.tools).toEqual([{ name: 'forecast', description: 'Weather forecast', input_schema: expectedSchema }]);
-    expect(openai!.body.tools).toEqual([{ type: 'function', function: { name: 'forecast', description: 'Weather forecast', parameters: expectedSchema } }]);
+    expect(anthropic!.body.tools).toEqual([
+      { name: 'forecast', description: 'Weather forecast', input_schema: expectedSchema },
+    ]);
+    expect(openai!.body.tools).toEqual([
+      { type: 'function', function: { name: 'forecast', description: 'Weather forecast', parameters: expectedSchema } },
+    ]);
   });
 
   it('computes the list once per registry and again after a registration', () => {
@@ -58,7 +70,9 @@ describe('tool schemas on the wire', () => {
     expect(() => new ToolRegistry().register({ name: 'echo', description: '', input: z.string(), run })).toThrow(
       'tool "echo": input must be a z.object(...) (the model sends a tool\'s input as a JSON object), got JSON Schema type "string"',
     );
-    expect(() => new ToolRegistry().register({ name: 'when', description: '', input: z.object({ at: z.date() }), run })).toThrow(
+    expect(() =>
+      new ToolRegistry().register({ name: 'when', description: '', input: z.object({ at: z.date() }), run }),
+    ).toThrow(
       /tool "when": its input cannot be described as JSON Schema \(Date cannot be represented in JSON Schema\); use types the model can send as JSON/,
     );
   });

@@ -28,7 +28,10 @@ beforeAll(async () => {
   mkdirSync(join(ROOT, '.build-test'), { recursive: true });
   dir = mkdtempSync(join(ROOT, '.build-test', 'package-'));
   // prepack builds: dist/ is compiled afresh, declarations and workflow bundles included.
-  const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', dir], { cwd: ROOT, maxBuffer: 64 * 1024 * 1024 });
+  const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', dir], {
+    cwd: ROOT,
+    maxBuffer: 64 * 1024 * 1024,
+  });
   packed = (JSON.parse(stdout.slice(stdout.indexOf('['))) as Array<typeof packed & { filename: string }>)[0]!;
   const tarball = join(dir, (packed as unknown as { filename: string }).filename);
 
@@ -37,7 +40,8 @@ beforeAll(async () => {
   const installed = join(project, 'node_modules', packed.name);
   mkdirSync(installed, { recursive: true });
   await run('tar', ['-xzf', tarball, '-C', installed, '--strip-components=1']);
-  const bin = (JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as { bin: Record<string, string> }).bin;
+  const bin = (JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as { bin: Record<string, string> })
+    .bin;
   mkdirSync(join(project, 'node_modules/.bin'));
   for (const [name, file] of Object.entries(bin)) {
     chmodSync(join(installed, file), 0o755);
@@ -72,8 +76,13 @@ describe('the published package', () => {
   it('compiles a client, a worker with one tool and a runAgentTask workflow against its published types', async () => {
     await run(process.execPath, [TSC, '-p', join(project, 'tsconfig.json')], { cwd: project });
     // The types are real, not `any`: a misspelt task field is refused.
-    writeFileSync(join(project, 'src/misspelt.ts'), "import { runAgentTask } from 'keel-agents/workflow';\nexport const t = () => runAgentTask({ txt: 'hi' });\n");
-    const refused = await run(process.execPath, [TSC, '-p', join(project, 'tsconfig.json'), '--noEmit'], { cwd: project }).then(
+    writeFileSync(
+      join(project, 'src/misspelt.ts'),
+      "import { runAgentTask } from 'keel-agents/workflow';\nexport const t = () => runAgentTask({ txt: 'hi' });\n",
+    );
+    const refused = await run(process.execPath, [TSC, '-p', join(project, 'tsconfig.json'), '--noEmit'], {
+      cwd: project,
+    }).then(
       () => '',
       (err: { stdout: string }) => err.stdout,
     );
@@ -82,7 +91,10 @@ describe('the published package', () => {
   });
 
   it('runs `npx keel --help` from its compiled binary', async () => {
-    const { stdout } = await run('npx', ['--no-install', 'keel', '--help'], { cwd: project, env: { ...process.env, npm_config_update_notifier: 'false' } });
+    const { stdout } = await run('npx', ['--no-install', 'keel', '--help'], {
+      cwd: project,
+      env: { ...process.env, npm_config_update_notifier: 'false' },
+    });
     expect(stdout).toContain('Usage: keel');
   });
 
@@ -102,7 +114,11 @@ describe('the published package', () => {
 
     /** Starts `node dist/<file>` in the project; resolves once its output contains `ready`. */
     const startProcess = (file: string, env: NodeJS.ProcessEnv, ready: string): Promise<void> => {
-      const child = spawn(process.execPath, [join(project, 'dist', file)], { cwd: project, env, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, [join(project, 'dist', file)], {
+        cwd: project,
+        env,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       children.push(child);
       let out = '';
       return new Promise((resolveReady, reject) => {
@@ -128,22 +144,40 @@ describe('the published package', () => {
       fake.respondWith((request) => {
         const text = lastUserText(request);
         if (endsWithToolResult(request)) return fakeReply.text('Keels keep a boat upright and on course.');
-        if (text.startsWith('Look up "keel"')) return fakeReply.toolUse([{ id: 'toolu_lookup_keel', name: 'lookup', input: { term: 'keel' } }]);
+        if (text.startsWith('Look up "keel"'))
+          return fakeReply.toolUse([{ id: 'toolu_lookup_keel', name: 'lookup', input: { term: 'keel' } }]);
         const angle = /from the (\w+) angle/.exec(text)?.[1];
         return angle ? fakeReply.text(`The ${angle} view.`) : undefined;
       });
-      await Promise.all([startProcess('keel-worker.js', env, 'keel worker: polling'), startProcess('worker.js', env, 'research worker: polling')]);
+      await Promise.all([
+        startProcess('keel-worker.js', env, 'keel worker: polling'),
+        startProcess('worker.js', env, 'research worker: polling'),
+      ]);
 
-      const { stdout } = await run(process.execPath, [join(project, 'dist/start.js'), 'Why do boats have keels?'], { cwd: project, env });
-      const out = JSON.parse(stdout) as { reply: string; research: { answer: string; perspectives: Array<{ sessionKey: string }>; outputTokens: number } };
+      const { stdout } = await run(process.execPath, [join(project, 'dist/start.js'), 'Why do boats have keels?'], {
+        cwd: project,
+        env,
+      });
+      const out = JSON.parse(stdout) as {
+        reply: string;
+        research: { answer: string; perspectives: Array<{ sessionKey: string }>; outputTokens: number };
+      };
       expect(out.reply).toBe('Keels keep a boat upright and on course.');
-      expect(out.research.answer).toBe('history: The history view.\n\nengineering: The engineering view.\n\neconomics: The economics view.');
-      expect(out.research.perspectives.map((p) => p.sessionKey)).toEqual([expect.stringMatching(/^agent:research:task-/), expect.stringMatching(/^agent:research:task-/), expect.stringMatching(/^agent:research:task-/)]);
+      expect(out.research.answer).toBe(
+        'history: The history view.\n\nengineering: The engineering view.\n\neconomics: The economics view.',
+      );
+      expect(out.research.perspectives.map((p) => p.sessionKey)).toEqual([
+        expect.stringMatching(/^agent:research:task-/),
+        expect.stringMatching(/^agent:research:task-/),
+        expect.stringMatching(/^agent:research:task-/),
+      ]);
       expect(out.research.outputTokens).toBeGreaterThan(0);
 
       // The packaged worker ran the application's tool, and each task was offered only that tool.
       const toolResult = fake.requests.find(endsWithToolResult)!;
-      expect(JSON.stringify(toolResult.body.messages)).toContain('keel: the structural spine along the bottom of a hull');
+      expect(JSON.stringify(toolResult.body.messages)).toContain(
+        'keel: the structural spine along the bottom of a hull',
+      );
       const tasks = fake.requests.filter((r) => /from the \w+ angle/.test(lastUserText(r)));
       expect(tasks).toHaveLength(3);
       for (const task of tasks) expect((task.body.tools ?? []).map((t) => t.name)).toEqual(['lookup']);

@@ -27,7 +27,14 @@ class SessionBuilder {
 
   compaction(summaryTokens: number, firstKeptEntryId: string): this {
     this.at += 1_000;
-    this.entries.push({ id: `c${this.n++}`, kind: 'compaction', at: this.at, tokens: summaryTokens, toolCalls: 0, firstKeptEntryId });
+    this.entries.push({
+      id: `c${this.n++}`,
+      kind: 'compaction',
+      at: this.at,
+      tokens: summaryTokens,
+      toolCalls: 0,
+      firstKeptEntryId,
+    });
     return this;
   }
 
@@ -43,7 +50,12 @@ const generators: Record<WorkStyle, (r: () => number) => ProfileEntry[]> = {
   'tool-heavy': (r) => {
     const s = new SessionBuilder();
     for (let t = 0; t < 20 + Math.floor(r() * 20); t++) {
-      s.turn({ pauseMs: (20 + r() * 60) * 1_000, userTokens: 40 + r() * 100, replyTokens: 150 + r() * 300, results: Array.from({ length: 2 + Math.floor(r() * 5) }, () => 800 + r() * 4_000) });
+      s.turn({
+        pauseMs: (20 + r() * 60) * 1_000,
+        userTokens: 40 + r() * 100,
+        replyTokens: 150 + r() * 300,
+        results: Array.from({ length: 2 + Math.floor(r() * 5) }, () => 800 + r() * 4_000),
+      });
     }
     return s.entries;
   },
@@ -51,7 +63,12 @@ const generators: Record<WorkStyle, (r: () => number) => ProfileEntry[]> = {
   conversational: (r) => {
     const s = new SessionBuilder();
     for (let t = 0; t < 15 + Math.floor(r() * 20); t++) {
-      s.turn({ pauseMs: (1 + r() * 4) * minute, userTokens: 150 + r() * 350, replyTokens: 400 + r() * 600, results: r() < 0.2 ? [200 + r() * 600] : [] });
+      s.turn({
+        pauseMs: (1 + r() * 4) * minute,
+        userTokens: 150 + r() * 350,
+        replyTokens: 400 + r() * 600,
+        results: r() < 0.2 ? [200 + r() * 600] : [],
+      });
     }
     return s.entries;
   },
@@ -60,7 +77,12 @@ const generators: Record<WorkStyle, (r: () => number) => ProfileEntry[]> = {
     const s = new SessionBuilder();
     for (let t = 0; t < 20 + Math.floor(r() * 20); t++) {
       const tools = t % 2 === 1;
-      s.turn({ pauseMs: (30 + r() * 120) * 1_000, userTokens: 200 + r() * 300, replyTokens: 500 + r() * 700, results: tools ? Array.from({ length: 1 + Math.floor(r() * 2) }, () => 800 + r() * 1_400) : [] });
+      s.turn({
+        pauseMs: (30 + r() * 120) * 1_000,
+        userTokens: 200 + r() * 300,
+        replyTokens: 500 + r() * 700,
+        results: tools ? Array.from({ length: 1 + Math.floor(r() * 2) }, () => 800 + r() * 1_400) : [],
+      });
     }
     return s.entries;
   },
@@ -69,9 +91,20 @@ const generators: Record<WorkStyle, (r: () => number) => ProfileEntry[]> = {
     const s = new SessionBuilder();
     const incidents = 2 + Math.floor(r() * 2);
     for (let i = 0; i < incidents; i++) {
-      for (let q = 0; q < 3 + Math.floor(r() * 4); q++) s.turn({ pauseMs: (15 + r() * 20) * minute, userTokens: 30 + r() * 50, replyTokens: 80 + r() * 100, results: [150 + r() * 200] });
+      for (let q = 0; q < 3 + Math.floor(r() * 4); q++)
+        s.turn({
+          pauseMs: (15 + r() * 20) * minute,
+          userTokens: 30 + r() * 50,
+          replyTokens: 80 + r() * 100,
+          results: [150 + r() * 200],
+        });
       for (let b = 0; b < 2 + Math.floor(r() * 3); b++) {
-        s.turn({ pauseMs: (b === 0 ? 15 + r() * 20 : 0.5 + r()) * minute, userTokens: 60 + r() * 100, replyTokens: 200 + r() * 300, results: Array.from({ length: 6 + Math.floor(r() * 6) }, () => 500 + r() * 3_000) });
+        s.turn({
+          pauseMs: (b === 0 ? 15 + r() * 20 : 0.5 + r()) * minute,
+          userTokens: 60 + r() * 100,
+          replyTokens: 200 + r() * 300,
+          results: Array.from({ length: 6 + Math.floor(r() * 6) }, () => 500 + r() * 3_000),
+        });
       }
     }
     return s.entries;
@@ -79,12 +112,19 @@ const generators: Record<WorkStyle, (r: () => number) => ProfileEntry[]> = {
 };
 
 describe('classifySession on generated sessions of each pattern', () => {
-  it.each(Object.keys(generators) as WorkStyle[])('picks %s for every one of 25 generated sessions, clearly', (style) => {
-    for (let seed = 1; seed <= 25; seed++) {
-      const result = classifySession(generators[style](prng(seed)));
-      expect({ seed, style: result.style, confidence: result.confidence }).toEqual({ seed, style, confidence: 'clear' });
-    }
-  });
+  it.each(Object.keys(generators) as WorkStyle[])(
+    'picks %s for every one of 25 generated sessions, clearly',
+    (style) => {
+      for (let seed = 1; seed <= 25; seed++) {
+        const result = classifySession(generators[style](prng(seed)));
+        expect({ seed, style: result.style, confidence: result.confidence }).toEqual({
+          seed,
+          style,
+          confidence: 'clear',
+        });
+      }
+    },
+  );
 
   it('reports the evidence: token shares, calls per turn, gaps and bursts', () => {
     const s = new SessionBuilder()
@@ -106,7 +146,13 @@ describe('classifySession on generated sessions of each pattern', () => {
 
   it('long pauses alone do not make a session bursty: tool calls must cluster in a minority of turns', () => {
     const s = new SessionBuilder();
-    for (let t = 0; t < 10; t++) s.turn({ pauseMs: t % 3 === 0 ? 40 * minute : minute, userTokens: 50, replyTokens: 200, results: [2_000, 2_000, 2_000, 2_000, 2_000, 2_000] });
+    for (let t = 0; t < 10; t++)
+      s.turn({
+        pauseMs: t % 3 === 0 ? 40 * minute : minute,
+        userTokens: 50,
+        replyTokens: 200,
+        results: [2_000, 2_000, 2_000, 2_000, 2_000, 2_000],
+      });
     const result = classifySession(s.entries);
     expect(result.style).toBe('tool-heavy');
     expect(result.reasons).toContain('3 quiet periods, but tool calls are not clustered in bursts');
@@ -125,7 +171,8 @@ describe('borderline sessions are stable', () => {
     const s = new SessionBuilder();
     const messages = 1_000;
     const result = Math.round((share * messages) / (1 - share));
-    for (let t = 0; t < turns; t++) s.turn({ pauseMs: minute, userTokens: 400, replyTokens: messages - 400 - 60, results: [result] });
+    for (let t = 0; t < turns; t++)
+      s.turn({ pauseMs: minute, userTokens: 400, replyTokens: messages - 400 - 60, results: [result] });
     return s.entries;
   }
 
@@ -139,7 +186,9 @@ describe('borderline sessions are stable', () => {
     // A style that is not one of the two sides does not pull the answer: the boundary decides.
     expect(classifySession(atShare(0.63), 'conversational').style).toBe('mixed');
     expect(classifySession(atShare(0.66), 'conversational').style).toBe('tool-heavy');
-    expect(classifySession(atShare(0.63), 'tool-heavy').reasons.at(-1)).toBe('near the 65% boundary: kept the configured tool-heavy');
+    expect(classifySession(atShare(0.63), 'tool-heavy').reasons.at(-1)).toBe(
+      'near the 65% boundary: kept the configured tool-heavy',
+    );
   });
 
   it('near the conversational boundary too; away from boundaries the configured style does not matter', () => {
@@ -156,7 +205,7 @@ describe('borderline sessions are stable', () => {
   });
 });
 
-describe("estimateContext (typical ranges)", () => {
+describe('estimateContext (typical ranges)', () => {
   it('counts the active window since the last compaction, with one summary, as ranges beside the measured tokens', () => {
     const s = new SessionBuilder()
       .turn({ pauseMs: 0, userTokens: 100, replyTokens: 100, results: [1_000] })
@@ -164,7 +213,11 @@ describe("estimateContext (typical ranges)", () => {
     // e0 u, e1 a(call), e2 r, e3 a | e4 u, e5 a(calls), e6 r, e7 r, e8 a: the compaction keeps from e4.
     s.compaction(2_500, 'e4');
     // The baseline is what the session's status measured: system 1,000 + workspace 300 + tools 1,200.
-    const estimate = estimateContext(s.entries, 200_000, { systemTokens: 1_000, bootstrapTokens: 300, toolTokens: 1_200 });
+    const estimate = estimateContext(s.entries, 200_000, {
+      systemTokens: 1_000,
+      bootstrapTokens: 300,
+      toolTokens: 1_200,
+    });
     expect(estimate.parts).toEqual([
       { part: 'fixed baseline', count: 1, low: 2_500, high: 2_500, measured: 2_500 },
       { part: 'user messages', count: 1, low: 100, high: 500, measured: 150 },
@@ -190,8 +243,19 @@ describe("estimateContext (typical ranges)", () => {
       .turn({ pauseMs: minute, userTokens: 150, replyTokens: 300, results: [2_000, 3_000] });
     s.compaction(2_500, 'e4');
     // `keel compactions revert` of the session's only compaction: no summary, the whole transcript is the window again.
-    s.entries.push({ id: 'rev', kind: 'compaction', at: T0 + 10 * minute, tokens: 0, toolCalls: 0, firstKeptEntryId: 'e0', revert: true });
+    s.entries.push({
+      id: 'rev',
+      kind: 'compaction',
+      at: T0 + 10 * minute,
+      tokens: 0,
+      toolCalls: 0,
+      firstKeptEntryId: 'e0',
+      revert: true,
+    });
     expect(classifySession(s.entries).evidence.compactions).toBe(1);
-    expect(estimateContext(s.entries, 200_000).parts.find((p) => p.part === 'tool results')).toMatchObject({ count: 3, measured: 6_000 });
+    expect(estimateContext(s.entries, 200_000).parts.find((p) => p.part === 'tool results')).toMatchObject({
+      count: 3,
+      measured: 6_000,
+    });
   });
 });

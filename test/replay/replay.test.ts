@@ -2,7 +2,13 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { configFromEnv } from '../../src/config/keel-config';
-import { parseReplayPolicy, readReplayPolicy, ReplayPolicyError, currentReplayPolicy, type ReplayPolicy } from '../../src/replay/replay-policy';
+import {
+  parseReplayPolicy,
+  readReplayPolicy,
+  ReplayPolicyError,
+  currentReplayPolicy,
+  type ReplayPolicy,
+} from '../../src/replay/replay-policy';
 import { runReplay } from '../../src/replay/replay-report';
 import { replaySession } from '../../src/replay/replay-session';
 import { fileTranscript } from '../../src/replay/replay-source';
@@ -21,14 +27,17 @@ import { summaryCharBudget } from '../../src/compaction/summary-budget';
 import { identifierCharBudget } from '../../src/compaction/identifier-budget';
 
 const base = configFromEnv({});
-const policy = (json: Record<string, unknown>, name = 'p'): ReplayPolicy => parseReplayPolicy({ name, ...json }, base, { source: `${name}.json`, defaultName: name });
+const policy = (json: Record<string, unknown>, name = 'p'): ReplayPolicy =>
+  parseReplayPolicy({ name, ...json }, base, { source: `${name}.json`, defaultName: name });
 const SMALL = { contextWindowTokens: 50_000, reserveTokens: 20_000 };
 const dir = mkdtempSync(join(tmpdir(), 'keel-replay-'));
 
 describe('replay policy files', () => {
   it('refuse an unknown key by name, list the known ones, and change nothing', () => {
     expect(() => policy({ reserveToken: 1 })).toThrow(ReplayPolicyError);
-    expect(() => policy({ reserveToken: 1 })).toThrow(/reserveToken: not a replay policy setting .*known settings: .*reserveTokens/);
+    expect(() => policy({ reserveToken: 1 })).toThrow(
+      /reserveToken: not a replay policy setting .*known settings: .*reserveTokens/,
+    );
   });
 
   it('check values with the config schemas, naming the key', () => {
@@ -36,7 +45,8 @@ describe('replay policy files', () => {
     expect(() => policy({ contextEngine: 'nope' })).toThrow(/contextEngine: "nope" is not a registered context engine/);
     // Coherence of the merged settings: output that cannot fit the window, named by its key.
     const bigOutput = configFromEnv({ KEEL_MAX_OUTPUT_TOKENS: '9000' });
-    const merge = () => parseReplayPolicy({ contextWindowTokens: 8_000 }, bigOutput, { source: 'small.json', defaultName: 'small' });
+    const merge = () =>
+      parseReplayPolicy({ contextWindowTokens: 8_000 }, bigOutput, { source: 'small.json', defaultName: 'small' });
     expect(merge).toThrow(/maxOutputTokens: 9000 output tokens do not fit the 8000-token context window; set fewer/);
     expect(merge).not.toThrow(/KEEL_CONTEXT_WINDOW/);
   });
@@ -52,13 +62,31 @@ describe('replay policy files', () => {
 
   it('read from a file: name from the file, defaults from the agent configuration; bad JSON names the file', () => {
     const file = join(dir, 'tight.json');
-    writeFileSync(file, JSON.stringify({ contextWindowTokens: 80_000, contextEngine: 'budgeted', contextEngineOptions: { minPrunableToolChars: 500 } }));
+    writeFileSync(
+      file,
+      JSON.stringify({
+        contextWindowTokens: 80_000,
+        contextEngine: 'budgeted',
+        contextEngineOptions: { minPrunableToolChars: 500 },
+      }),
+    );
     const p = readReplayPolicy(file, configFromEnv({ KEEL_RESERVE_TOKENS: '25000' }));
-    expect(p).toMatchObject({ name: 'tight', contextWindow: 80_000, reserveTokens: 25_000, contextEngine: 'budgeted', contextEngineOptions: { minPrunableToolChars: 500 }, keepRecentTokens: 20_000 });
+    expect(p).toMatchObject({
+      name: 'tight',
+      contextWindow: 80_000,
+      reserveTokens: 25_000,
+      contextEngine: 'budgeted',
+      contextEngineOptions: { minPrunableToolChars: 500 },
+      keepRecentTokens: 20_000,
+    });
     expect(p.overheadTokens).toBeGreaterThan(100);
     writeFileSync(join(dir, 'broken.json'), '{ "contextWindowTokens": ');
     expect(() => readReplayPolicy(join(dir, 'broken.json'), base)).toThrow(/broken\.json: not valid JSON/);
-    expect(currentReplayPolicy(base)).toMatchObject({ name: 'current', contextWindow: 200_000, contextEngine: 'legacy' });
+    expect(currentReplayPolicy(base)).toMatchObject({
+      name: 'current',
+      contextWindow: 200_000,
+      contextEngine: 'legacy',
+    });
   });
 });
 
@@ -82,7 +110,8 @@ describe('replaying a generated session', () => {
       expect(c.missingIdentifiers).toEqual([]);
     }
     // The turn after a compaction starts from the summary and the kept tail.
-    for (const c of run.compactions) if (c.turn < 150) expect(run.turns[c.turn].contextTokens).toBeLessThan(c.tokensBefore);
+    for (const c of run.compactions)
+      if (c.turn < 150) expect(run.turns[c.turn].contextTokens).toBeLessThan(c.tokensBefore);
     expect(run.totals.tokensSent).toBe(run.turns.reduce((n, t) => n + t.tokensSent, 0));
     // Planted identifiers of summarized turns are in the last summary, verbatim.
     const planted = [10, 20, 30, 40].flatMap(plantedIdentifiers);
@@ -92,7 +121,14 @@ describe('replaying a generated session', () => {
 
   it('shows what the budgeted engine’s pruning and a lower reserve floor change', async () => {
     const legacy = policy(SMALL, 'legacy');
-    const pruning = policy({ ...SMALL, contextEngine: 'budgeted', contextEngineOptions: { minPrunableToolChars: 1_000, keepLastAssistants: 2 } }, 'pruning');
+    const pruning = policy(
+      {
+        ...SMALL,
+        contextEngine: 'budgeted',
+        contextEngineOptions: { minPrunableToolChars: 1_000, keepLastAssistants: 2 },
+      },
+      'pruning',
+    );
     const lowFloor = policy({ ...SMALL, reserveTokens: 8_000, reserveTokensFloor: 0 }, 'low floor');
     const report = await runReplay(transcript, [legacy, pruning, lowFloor], { advice: ['lower the reserve'] });
     const [a, b, c] = report.policies;
@@ -104,7 +140,10 @@ describe('replaying a generated session', () => {
     expect(c.totals.peakContextTokens).toBeGreaterThan(a.totals.peakContextTokens + 5_000);
     expect(c.totals.compactions).toBeLessThan(a.totals.compactions);
     const rows = Object.fromEntries(report.differences.map((d) => [d.metric, d]));
-    expect(rows['context engine']).toMatchObject({ differs: true, values: ['legacy', 'budgeted (minPrunableToolChars 1000, keepLastAssistants 2)', 'legacy'] });
+    expect(rows['context engine']).toMatchObject({
+      differs: true,
+      values: ['legacy', 'budgeted (minPrunableToolChars 1000, keepLastAssistants 2)', 'legacy'],
+    });
     expect(rows['context window']).toMatchObject({ differs: false });
     expect(report.advice).toEqual(['lower the reserve']);
 
@@ -117,7 +156,14 @@ describe('replaying a generated session', () => {
 
   it('shows each advice line with one bullet, in the terminal and in the HTML report', async () => {
     // Lines as `keel profile` prints them: headings, then items carrying their own markers.
-    const advice = ['Pattern: mixed', '  - 3.0 tool calls per turn', 'Already right:', '  ✓ reserve (reserveTokens 20000): room for replies', 'Recommended for mixed work (most sessions):', '  • engine: contextEngine "legacy" → "budgeted": old tool output is cleared'];
+    const advice = [
+      'Pattern: mixed',
+      '  - 3.0 tool calls per turn',
+      'Already right:',
+      '  ✓ reserve (reserveTokens 20000): room for replies',
+      'Recommended for mixed work (most sessions):',
+      '  • engine: contextEngine "legacy" → "budgeted": old tool output is cleared',
+    ];
     const report = await runReplay(transcript, [policy(SMALL, 'legacy')], { advice });
     const text = renderReplayText(report);
     expect(text).toContain('advice:\n  Pattern: mixed\n    - 3.0 tool calls per turn\n  Already right:\n    ✓ reserve');
@@ -134,7 +180,10 @@ describe('replaying a generated session', () => {
     const fromFile = await fileTranscript(file);
     expect(fromFile.entries.map((e) => e.id)).toEqual(transcript.entries.map((e) => e.id));
     const p = policy(SMALL);
-    const [a, b] = await Promise.all([replaySession(transcript, p), replaySession({ ...fromFile, sessionKey: 'agent:main:main' }, p)]);
+    const [a, b] = await Promise.all([
+      replaySession(transcript, p),
+      replaySession({ ...fromFile, sessionKey: 'agent:main:main' }, p),
+    ]);
     expect(b.turns.map((t) => t.contextTokens)).toEqual(a.turns.map((t) => t.contextTokens));
     writeFileSync(join(dir, 'not-a-transcript.jsonl'), '\n\n');
     await expect(fileTranscript(join(dir, 'not-a-transcript.jsonl'))).rejects.toThrow(/no session header/);
@@ -143,7 +192,9 @@ describe('replaying a generated session', () => {
   it('replays a 2,000-turn session under two policies in one run', async () => {
     const long = generatedTranscript({ turns: 2_000, toolChars: 1_500, answerWords: 40 });
     let progress = 0;
-    const report = await runReplay(long, [policy(SMALL, 'a'), policy({ contextWindowTokens: 120_000 }, 'b')], { onProgress: (done, total) => (progress = done / total) });
+    const report = await runReplay(long, [policy(SMALL, 'a'), policy({ contextWindowTokens: 120_000 }, 'b')], {
+      onProgress: (done, total) => (progress = done / total),
+    });
     expect(progress).toBe(1);
     expect(report.turns).toBe(2_000);
     const [a, b] = report.policies;
@@ -180,7 +231,9 @@ describe('model summaries', () => {
     const calls = fake.requests.slice(from);
     expect(good.compactions.length).toBeGreaterThanOrEqual(1);
     expect(calls.length).toBeGreaterThanOrEqual(good.compactions.length);
-    expect(calls.every((r) => JSON.stringify(r.body.system).includes(SUMMARIZER_SYSTEM_PROMPT.slice(0, 40)))).toBe(true);
+    expect(calls.every((r) => JSON.stringify(r.body.system).includes(SUMMARIZER_SYSTEM_PROMPT.slice(0, 40)))).toBe(
+      true,
+    );
     for (const c of good.compactions) expect(c).toMatchObject({ degraded: false, missingIdentifiers: [] });
     // The second compaction re-distils the first one's summary: the model saw it.
     if (good.compactions.length > 1) expect(JSON.stringify(calls.at(-1)!.body.messages)).toContain('Chunk summary');
@@ -202,15 +255,22 @@ describe('a compaction that would not reclaim tokens', () => {
     const config = configFromEnv({}, { anthropicBaseUrl: 'http://127.0.0.1:9', anthropicApiKey: 'test-key' });
     const p = parseReplayPolicy({ ...SMALL, summarizer: 'model' }, config, { source: 'm.json', defaultName: 'model' });
     const transcript = generatedTranscript({ turns: 60, toolChars: 6_000 });
-    const good = await replaySession(transcript, p, { modelSummarizer: async () => ({ text: 'Chunk summary. Goal: finish the migration.', degraded: false }) });
+    const good = await replaySession(transcript, p, {
+      modelSummarizer: async () => ({ text: 'Chunk summary. Goal: finish the migration.', degraded: false }),
+    });
     // A summarizer that writes more than the whole window it summarizes.
-    const bloated = await replaySession(transcript, p, { modelSummarizer: async () => ({ text: 'The conversation so far. '.repeat(20_000), degraded: false }) });
+    const bloated = await replaySession(transcript, p, {
+      modelSummarizer: async () => ({ text: 'The conversation so far. '.repeat(20_000), degraded: false }),
+    });
     expect(good.compactions.every((c) => c.status === 'succeeded')).toBe(true);
     expect(bloated.compactions.length).toBeGreaterThan(0);
-    for (const c of bloated.compactions) expect(c).toMatchObject({ status: 'skipped', tokensAfter: c.tokensBefore, summarizedMessages: 0 });
+    for (const c of bloated.compactions)
+      expect(c).toMatchObject({ status: 'skipped', tokensAfter: c.tokensBefore, summarizedMessages: 0 });
     expect(bloated.totals.finalSummaryChars).toBe(0);
     // Each skip counts as a compaction that reclaimed nothing: the next try waits for the context to grow.
-    const overThreshold = bloated.turns.filter((t) => t.contextTokens > p.contextWindow - effectiveReserveTokens(p.contextWindow, p.reserveTokens)).length;
+    const overThreshold = bloated.turns.filter(
+      (t) => t.contextTokens > p.contextWindow - effectiveReserveTokens(p.contextWindow, p.reserveTokens),
+    ).length;
     expect(bloated.compactions.length).toBeLessThan(overThreshold);
   });
 });
@@ -218,7 +278,9 @@ describe('a compaction that would not reclaim tokens', () => {
 describe('the HTML report', () => {
   it('is one file with Chart.js inlined, no external resource, and everything user-derived escaped', async () => {
     const hostile = policy(SMALL, '<img src=x onerror=alert(1)>');
-    const report = await runReplay(generatedTranscript({ turns: 40, toolChars: 6_000 }), [hostile], { advice: ['</script><script>alert(2)</script> & more'] });
+    const report = await runReplay(generatedTranscript({ turns: 40, toolChars: 6_000 }), [hostile], {
+      advice: ['</script><script>alert(2)</script> & more'],
+    });
     const html = renderReplayHtml(report);
     expect(html).toContain('&lt;img src=x onerror=alert(1)&gt;');
     expect(html).not.toContain('<img');
@@ -227,7 +289,9 @@ describe('the HTML report', () => {
     expect(html.match(/<script/g)).toHaveLength(3);
     expect(html.match(/<\/script>/g)).toHaveLength(3);
     expect(html).not.toMatch(/<script[^>]+src=|<link |@import/);
-    expect(html).toContain(readFileSync(require.resolve('chart.js').replace(/chart\.cjs$/, 'chart.umd.min.js'), 'utf8').slice(0, 200));
+    expect(html).toContain(
+      readFileSync(require.resolve('chart.js').replace(/chart\.cjs$/, 'chart.umd.min.js'), 'utf8').slice(0, 200),
+    );
     // The inline data names the policy, escaped for a script element.
     expect(html).toContain('\\u003cimg src=x onerror=alert(1)>');
   });
@@ -243,13 +307,29 @@ describe('keel replay on the command line', () => {
     const env = { KEEL_HOME: join(dir, 'home'), KEEL_CONFIG: undefined, DATABASE_URL: undefined };
     const html = join(dir, 'report.html');
     const [json, typo] = await Promise.all([
-      keel(['replay', file, '--policy', join(dir, 'small.json'), '--compare', join(dir, 'large.json'), '--html', html, '--json'], env),
+      keel(
+        [
+          'replay',
+          file,
+          '--policy',
+          join(dir, 'small.json'),
+          '--compare',
+          join(dir, 'large.json'),
+          '--html',
+          html,
+          '--json',
+        ],
+        env,
+      ),
       keel(['replay', file, '--policy', join(dir, 'typo.json')], env),
     ]);
     expect(json.code).toBe(0);
     expect(json.stderr).toBe(`wrote the replay report to ${html}\n`);
     const report = JSON.parse(json.stdout);
-    expect(report.policies.map((p: { policy: ReplayPolicy }) => [p.policy.name, p.policy.contextWindow])).toEqual([['small', 50_000], ['large', 200_000]]);
+    expect(report.policies.map((p: { policy: ReplayPolicy }) => [p.policy.name, p.policy.contextWindow])).toEqual([
+      ['small', 50_000],
+      ['large', 200_000],
+    ]);
     expect(report.policies[0].totals.compactions).toBeGreaterThan(0);
     expect(report.policies[1].totals.compactions).toBe(0);
     expect(readFileSync(html, 'utf8')).toContain('<canvas id="context-chart"');

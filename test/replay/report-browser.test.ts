@@ -20,7 +20,12 @@ const OUTPUT = resolve(__dirname, '../../test-output');
 interface PageGlobals {
   replayChartsDrawn?: boolean;
   document: { getElementById(id: string): Canvas };
-  Chart: { getChart(canvas: Canvas): { data: { datasets: Array<{ label: string; data: unknown[] }> }; legend: { legendItems: Array<{ text: string }> } } };
+  Chart: {
+    getChart(canvas: Canvas): {
+      data: { datasets: Array<{ label: string; data: unknown[] }> };
+      legend: { legendItems: Array<{ text: string }> };
+    };
+  };
 }
 interface Canvas {
   width: number;
@@ -46,10 +51,24 @@ const executablePath = chromiumPath();
   it('draws both charts with compaction markers and a legend per policy, shows the differences and the advice, and loads nothing from the network', async () => {
     const base = configFromEnv({});
     const policies = [
-      parseReplayPolicy({ name: 'tight window', contextWindowTokens: 50_000, reserveTokens: 20_000 }, base, { source: 'a', defaultName: 'a' }),
-      parseReplayPolicy({ name: 'pruning <b>', contextWindowTokens: 50_000, contextEngine: 'budgeted', contextEngineOptions: { minPrunableToolChars: 1_000 } }, base, { source: 'b', defaultName: 'b' }),
+      parseReplayPolicy({ name: 'tight window', contextWindowTokens: 50_000, reserveTokens: 20_000 }, base, {
+        source: 'a',
+        defaultName: 'a',
+      }),
+      parseReplayPolicy(
+        {
+          name: 'pruning <b>',
+          contextWindowTokens: 50_000,
+          contextEngine: 'budgeted',
+          contextEngineOptions: { minPrunableToolChars: 1_000 },
+        },
+        base,
+        { source: 'b', defaultName: 'b' },
+      ),
     ];
-    const report = await runReplay(generatedTranscript({ turns: 120, toolChars: 6_000 }), policies, { advice: ['keep tool output short <script>'] });
+    const report = await runReplay(generatedTranscript({ turns: 120, toolChars: 6_000 }), policies, {
+      advice: ['keep tool output short <script>'],
+    });
     mkdirSync(OUTPUT, { recursive: true });
     const file = join(OUTPUT, 'replay-report.html');
     writeFileSync(file, renderReplayHtml(report));
@@ -62,7 +81,9 @@ const executablePath = chromiumPath();
     const errors: string[] = [];
     page.on('pageerror', (e) => errors.push(e.message));
     await page.goto(pathToFileURL(file).href);
-    await page.waitForFunction(() => (globalThis as unknown as PageGlobals).replayChartsDrawn === true, undefined, { timeout: 10_000 });
+    await page.waitForFunction(() => (globalThis as unknown as PageGlobals).replayChartsDrawn === true, undefined, {
+      timeout: 10_000,
+    });
     expect(errors).toEqual([]);
     expect(requests).toEqual([]);
 
@@ -85,10 +106,19 @@ const executablePath = chromiumPath();
     const [context, summary] = charts;
     // Axes, grid, lines and legend cover a real share of the canvas, not a blank one.
     for (const c of charts) expect(c.painted).toBeGreaterThan(c.total * 0.02);
-    expect(context.legend).toEqual(expect.arrayContaining(['tight window — context tokens', 'tight window — compaction', 'pruning <b> — context tokens', 'pruning <b> — pruned']));
+    expect(context.legend).toEqual(
+      expect.arrayContaining([
+        'tight window — context tokens',
+        'tight window — compaction',
+        'pruning <b> — context tokens',
+        'pruning <b> — pruned',
+      ]),
+    );
     expect(summary.legend).toEqual(['tight window — summary chars', 'pruning <b> — summary chars']);
     expect(context.points['tight window — context tokens']).toBe(120);
-    expect(context.points['tight window — compaction']).toBe(report.policies[0].turns.filter((t) => t.compactedAfter || t.compactedMidTurn).length);
+    expect(context.points['tight window — compaction']).toBe(
+      report.policies[0].turns.filter((t) => t.compactedAfter || t.compactedMidTurn).length,
+    );
     expect(context.points['tight window — compaction']).toBeGreaterThan(0);
 
     // The tables and the advice arrive as text, markup from the inputs shown, not run.

@@ -11,7 +11,9 @@ const ring = parseKeyRing(`k1:${randomBytes(32).toString('base64')}`);
 
 /** Temporal's codec-server JSON shape: metadata values and data in base64. */
 const asJson = (p: { metadata?: Record<string, Uint8Array | null> | null; data?: Uint8Array | null }) => ({
-  metadata: Object.fromEntries(Object.entries(p.metadata ?? {}).map(([k, v]) => [k, Buffer.from(v ?? []).toString('base64')])),
+  metadata: Object.fromEntries(
+    Object.entries(p.metadata ?? {}).map(([k, v]) => [k, Buffer.from(v ?? []).toString('base64')]),
+  ),
   data: Buffer.from(p.data ?? []).toString('base64'),
 });
 
@@ -19,13 +21,23 @@ describe('codec server', () => {
   let server: CodecServer;
   let base: string;
   beforeAll(async () => {
-    server = await startCodecServer({ codec: new EncryptionCodec(ring), token: TOKEN, origins: [UI], port: 0, host: '127.0.0.1' });
+    server = await startCodecServer({
+      codec: new EncryptionCodec(ring),
+      token: TOKEN,
+      origins: [UI],
+      port: 0,
+      host: '127.0.0.1',
+    });
     base = `http://127.0.0.1:${server.port}`;
   });
   afterAll(() => server.close());
 
   const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
-    fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+    fetch(`${base}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify(body),
+    });
 
   it('encodes and decodes over HTTP with the bearer token; the encoded form hides the text', async () => {
     const plain = asJson(defaultPayloadConverter.toPayload({ text: 'PLANTED-over-http' }));
@@ -35,16 +47,29 @@ describe('codec server', () => {
     expect(Buffer.from(sealed[0]!.metadata[KEY_ID_METADATA]!, 'base64').toString()).toBe('k1');
     expect(Buffer.from(sealed[0]!.data, 'base64').toString()).not.toContain('PLANTED');
     // The worker's codec opens what the server sealed, and the server opens it back to the original.
-    const [opened] = await new EncryptionCodec(ring).decode([{ metadata: Object.fromEntries(Object.entries(sealed[0]!.metadata).map(([k, v]) => [k, Buffer.from(v, 'base64')])), data: Buffer.from(sealed[0]!.data, 'base64') }]);
+    const [opened] = await new EncryptionCodec(ring).decode([
+      {
+        metadata: Object.fromEntries(
+          Object.entries(sealed[0]!.metadata).map(([k, v]) => [k, Buffer.from(v, 'base64')]),
+        ),
+        data: Buffer.from(sealed[0]!.data, 'base64'),
+      },
+    ]);
     expect(defaultPayloadConverter.fromPayload(opened!)).toEqual({ text: 'PLANTED-over-http' });
-    const decoded = await post('/default/decode', { payloads: sealed }, { authorization: `Bearer ${TOKEN}`, 'x-namespace': 'default' });
+    const decoded = await post(
+      '/default/decode',
+      { payloads: sealed },
+      { authorization: `Bearer ${TOKEN}`, 'x-namespace': 'default' },
+    );
     expect(decoded.status).toBe(200);
     expect(((await decoded.json()) as { payloads: unknown[] }).payloads).toEqual([plain]);
   });
 
   it('refuses requests without the token, or with a wrong one, with 401 and decodes nothing', async () => {
     const [sealed] = await new EncryptionCodec(ring).encode([defaultPayloadConverter.toPayload('PLANTED-secret')]);
-    for (const headers of [{}, { authorization: `Bearer ${TOKEN}x` }, { authorization: TOKEN }] as Array<Record<string, string>>) {
+    for (const headers of [{}, { authorization: `Bearer ${TOKEN}x` }, { authorization: TOKEN }] as Array<
+      Record<string, string>
+    >) {
       const res = await post('/decode', { payloads: [asJson(sealed!)] }, headers);
       expect(res.status).toBe(401);
       expect(await res.text()).not.toContain('PLANTED');
@@ -57,7 +82,14 @@ describe('codec server', () => {
   });
 
   it('answers the Web UI preflight for configured origins only, echoing the origin with credentials', async () => {
-    const preflight = await fetch(`${base}/decode`, { method: 'OPTIONS', headers: { origin: UI, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization,content-type,x-namespace' } });
+    const preflight = await fetch(`${base}/decode`, {
+      method: 'OPTIONS',
+      headers: {
+        origin: UI,
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'authorization,content-type,x-namespace',
+      },
+    });
     expect(preflight.status).toBe(204);
     expect(preflight.headers.get('access-control-allow-origin')).toBe(UI);
     expect(preflight.headers.get('access-control-allow-credentials')).toBe('true');
@@ -76,7 +108,9 @@ describe('codec server', () => {
   });
 
   it('is off by default, and on from the environment: KEEL_CODEC_SERVER_PORT, _TOKEN, _ORIGINS and the keys', async () => {
-    expect(await codecServerFor(configFromEnv({ KEEL_ENCRYPTION_KEYS: `k1:${ring.key('k1').toString('base64')}` }))).toBeUndefined();
+    expect(
+      await codecServerFor(configFromEnv({ KEEL_ENCRYPTION_KEYS: `k1:${ring.key('k1').toString('base64')}` })),
+    ).toBeUndefined();
     const config = configFromEnv({
       KEEL_ENCRYPTION_KEYS: `k1:${ring.key('k1').toString('base64')}`,
       KEEL_CODEC_SERVER_PORT: '0',
@@ -85,7 +119,9 @@ describe('codec server', () => {
     });
     const configured = (await codecServerFor(config, '127.0.0.1'))!;
     try {
-      const [sealed] = await new EncryptionCodec(ring).encode([defaultPayloadConverter.toPayload('PLANTED-configured')]);
+      const [sealed] = await new EncryptionCodec(ring).encode([
+        defaultPayloadConverter.toPayload('PLANTED-configured'),
+      ]);
       const res = await fetch(`http://127.0.0.1:${configured.port}/decode`, {
         method: 'POST',
         headers: { authorization: `Bearer ${TOKEN}`, origin: 'https://temporal.example.com' },
@@ -98,7 +134,14 @@ describe('codec server', () => {
     } finally {
       await configured.close();
     }
-    expect(() => configFromEnv({ KEEL_CODEC_SERVER_PORT: '8089', KEEL_CODEC_SERVER_TOKEN: TOKEN })).toThrow(/KEEL_CODEC_SERVER_PORT: a codec server without KEEL_ENCRYPTION_KEYS/);
-    expect(() => configFromEnv({ KEEL_ENCRYPTION_KEYS: `k1:${ring.key('k1').toString('base64')}`, KEEL_CODEC_SERVER_ORIGINS: 'localhost:8233' })).toThrow(/KEEL_CODEC_SERVER_ORIGINS: each origin is scheme:\/\/host\[:port\]/);
+    expect(() => configFromEnv({ KEEL_CODEC_SERVER_PORT: '8089', KEEL_CODEC_SERVER_TOKEN: TOKEN })).toThrow(
+      /KEEL_CODEC_SERVER_PORT: a codec server without KEEL_ENCRYPTION_KEYS/,
+    );
+    expect(() =>
+      configFromEnv({
+        KEEL_ENCRYPTION_KEYS: `k1:${ring.key('k1').toString('base64')}`,
+        KEEL_CODEC_SERVER_ORIGINS: 'localhost:8233',
+      }),
+    ).toThrow(/KEEL_CODEC_SERVER_ORIGINS: each origin is scheme:\/\/host\[:port\]/);
   });
 });

@@ -32,22 +32,33 @@ describe('EncryptionCodec', () => {
     const [fresh] = await rotated.encode([plain]);
     expect(meta(fresh, KEY_ID_METADATA)).toBe('b');
     const opened = await rotated.decode([old!, fresh!]);
-    expect(opened.map((p) => defaultPayloadConverter.fromPayload(p))).toEqual([{ text: 'the secret plan: PLANTED-1' }, { text: 'the secret plan: PLANTED-1' }]);
+    expect(opened.map((p) => defaultPayloadConverter.fromPayload(p))).toEqual([
+      { text: 'the secret plan: PLANTED-1' },
+      { text: 'the secret plan: PLANTED-1' },
+    ]);
   });
 
   it('names the missing key and the variable when a payload was sealed with a key the ring dropped', async () => {
     const [old] = await new EncryptionCodec(ringA).encode([plain]);
-    await expect(new EncryptionCodec(ringB).decode([old!])).rejects.toThrow('data is sealed with key "a", which KEEL_ENCRYPTION_KEYS no longer holds; add it back to read this data');
+    await expect(new EncryptionCodec(ringB).decode([old!])).rejects.toThrow(
+      'data is sealed with key "a", which KEEL_ENCRYPTION_KEYS no longer holds; add it back to read this data',
+    );
   });
 
   it('refuses a tampered payload or a swapped key id', async () => {
     const [sealed] = await new EncryptionCodec(ringBA).encode([plain]);
     const flipped = Buffer.from(sealed!.data!);
     flipped[20]! ^= 1;
-    await expect(new EncryptionCodec(ringBA).decode([{ ...sealed, data: flipped }])).rejects.toThrow('failed authentication');
+    await expect(new EncryptionCodec(ringBA).decode([{ ...sealed, data: flipped }])).rejects.toThrow(
+      'failed authentication',
+    );
     const relabelled = { ...sealed, metadata: { ...sealed!.metadata, [KEY_ID_METADATA]: Buffer.from('a') } };
-    await expect(new EncryptionCodec(ringBA).decode([relabelled])).rejects.toThrow('sealed with key "a" failed authentication');
-    await expect(new EncryptionCodec(ringBA).decode([{ ...sealed, data: flipped.subarray(0, 10) }])).rejects.toThrow('too short');
+    await expect(new EncryptionCodec(ringBA).decode([relabelled])).rejects.toThrow(
+      'sealed with key "a" failed authentication',
+    );
+    await expect(new EncryptionCodec(ringBA).decode([{ ...sealed, data: flipped.subarray(0, 10) }])).rejects.toThrow(
+      'too short',
+    );
     const unlabelled = { ...sealed, metadata: { encoding: sealed!.metadata!.encoding! } };
     await expect(new EncryptionCodec(ringBA).decode([unlabelled])).rejects.toThrow(`no "${KEY_ID_METADATA}" metadata`);
   });

@@ -16,14 +16,26 @@ import { Client } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
 import { KeelClient } from '../../src/client/keel-client';
 import { parseKeyRing } from '../../src/security/key-ring';
-import { ENCODED_FAILURE_CONVERTER_PATH, ENCRYPTED_ENCODING, KEY_ID_METADATA, keelDataConverter } from '../../src/security/payload-codec';
+import {
+  ENCODED_FAILURE_CONVERTER_PATH,
+  ENCRYPTED_ENCODING,
+  KEY_ID_METADATA,
+  keelDataConverter,
+} from '../../src/security/payload-codec';
 import { compactionWorkflowId } from '../../src/protocol';
 import { ToolRegistry } from '../../src/tools/registry';
 import { extractIdentifiers } from '../../src/compaction/identifiers';
 import type { Store } from '../../src/store/connect';
 import { testDatabases } from '../support/databases';
 import { fakeReply, startFakeAnthropic, type FakeAnthropic } from '../../src/testing';
-import { endsWithToolResult, freshDurableAgent, isFlushRequest, isSummarizerRequest, lastUserText, realisticMessage } from '../support/durable-turn-helpers';
+import {
+  endsWithToolResult,
+  freshDurableAgent,
+  isFlushRequest,
+  isSummarizerRequest,
+  lastUserText,
+  realisticMessage,
+} from '../support/durable-turn-helpers';
 import { testDeps } from '../support/keel-deps';
 import { keel } from '../support/keel-cli';
 import { runInProcessWorker, startTemporalTestEnv, uniqueTaskQueue, type TemporalTestEnv } from '../support/temporal';
@@ -37,7 +49,10 @@ let env: TemporalTestEnv;
 let fake: FakeAnthropic;
 beforeAll(async () => {
   // The bundle carries the encoded failure converter, as a worker bundling workflows/ with the codec on does.
-  [env, fake] = await Promise.all([startTemporalTestEnv({ failureConverterPath: ENCODED_FAILURE_CONVERTER_PATH }), startFakeAnthropic()]);
+  [env, fake] = await Promise.all([
+    startTemporalTestEnv({ failureConverterPath: ENCODED_FAILURE_CONVERTER_PATH }),
+    startFakeAnthropic(),
+  ]);
 }, 120_000);
 afterAll(async () => {
   rmSync(home, { recursive: true, force: true });
@@ -48,7 +63,12 @@ afterAll(async () => {
 /** Planted strings, unique per run: each must reach the history only as ciphertext. */
 function plantedStrings() {
   const tag = randomBytes(4).toString('hex');
-  return { user: `PLANTED-USER-${tag}`, toolArg: `PLANTED-TOOLARG-${tag}`, reply: `PLANTED-REPLY-${tag}`, summary: `PLANTED-SUMMARY-${tag}` };
+  return {
+    user: `PLANTED-USER-${tag}`,
+    toolArg: `PLANTED-TOOLARG-${tag}`,
+    reply: `PLANTED-REPLY-${tag}`,
+    summary: `PLANTED-SUMMARY-${tag}`,
+  };
 }
 
 /** An `echo` tool: repeats its text (its argument is in the model's requests and the transcript, never in Temporal). */
@@ -72,7 +92,9 @@ function playModel(turns: ReadonlyArray<ReturnType<typeof plantedStrings>>) {
   fake.respondWith((request) => {
     if (isSummarizerRequest(request)) {
       const prompt = JSON.stringify(request.body.messages ?? []).replace(/\\n/g, '\n');
-      return fakeReply.text(`Summary ${plantsIn(prompt).summary}. Identifiers: ${extractIdentifiers(prompt, 'strict').join(' ')}`);
+      return fakeReply.text(
+        `Summary ${plantsIn(prompt).summary}. Identifiers: ${extractIdentifiers(prompt, 'strict').join(' ')}`,
+      );
     }
     if (isFlushRequest(request)) return fakeReply.text('NO_REPLY');
     const plants = plantsIn(lastUserText(request));
@@ -85,16 +107,20 @@ function playModel(turns: ReadonlyArray<ReturnType<typeof plantedStrings>>) {
       return fakeReply.text(`Here it is: ${plants.reply}`);
     }
     // An argument of a real length (the echo repeats it): a compaction of the turn has something to reclaim.
-    return fakeReply.toolUse([{ id: `toolu_${request.index}`, name: 'echo', input: { text: realisticMessage(plants.toolArg) } }]);
+    return fakeReply.toolUse([
+      { id: `toolu_${request.index}`, name: 'echo', input: { text: realisticMessage(plants.toolArg) } },
+    ]);
   });
 }
 
 /** Every byte string of a history as UTF-8 and as base64, inside the history's JSON. */
 function rawHistoryText(history: temporal.api.history.v1.IHistory): string {
   const plain = (value: unknown): unknown => {
-    if (value instanceof Uint8Array) return `${Buffer.from(value).toString('utf8')} ${Buffer.from(value).toString('base64')}`;
+    if (value instanceof Uint8Array)
+      return `${Buffer.from(value).toString('utf8')} ${Buffer.from(value).toString('base64')}`;
     if (Array.isArray(value)) return value.map(plain);
-    if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, plain(v)]));
+    if (value && typeof value === 'object')
+      return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, plain(v)]));
     return value;
   };
   return JSON.stringify(plain(history));
@@ -118,7 +144,12 @@ function payloadsOf(history: temporal.api.history.v1.IHistory): FoundPayload[] {
       const meta = v.metadata as Record<string, Uint8Array>;
       const keyId = meta[KEY_ID_METADATA];
       const encoding = Buffer.from(meta.encoding ?? []).toString();
-      found.push({ path, encoding, ...(keyId ? { keyId: Buffer.from(keyId).toString() } : {}), ...(encoding === ENCRYPTED_ENCODING ? {} : { text: Buffer.from(v.data).toString() }) });
+      found.push({
+        path,
+        encoding,
+        ...(keyId ? { keyId: Buffer.from(keyId).toString() } : {}),
+        ...(encoding === ENCRYPTED_ENCODING ? {} : { text: Buffer.from(v.data).toString() }),
+      });
       return;
     }
     for (const [k, child] of Object.entries(v)) walk(child, `${path}.${k}`);
@@ -138,12 +169,18 @@ describe.each(testDatabases())('Temporal payload encryption on $name', (database
   });
 
   /** A worker and a client with `keys` (undefined: no codec); `fn` runs while the worker polls. */
-  async function withStack<T>(taskQueue: string, keys: string | undefined, fn: (client: KeelClient) => Promise<T>): Promise<T> {
+  async function withStack<T>(
+    taskQueue: string,
+    keys: string | undefined,
+    fn: (client: KeelClient) => Promise<T>,
+  ): Promise<T> {
     const deps = testDeps(store, fake.url, { tools: echoTools(), config: keys ? { encryptionKeys: keys } : {} });
     const worker = await runInProcessWorker(env, taskQueue, deps);
     try {
       const dataConverter = keelDataConverter(keys ? parseKeyRing(keys) : undefined);
-      return await fn(new KeelClient({ connection: env.connection, taskQueue, ...(dataConverter ? { dataConverter } : {}) }));
+      return await fn(
+        new KeelClient({ connection: env.connection, taskQueue, ...(dataConverter ? { dataConverter } : {}) }),
+      );
     } finally {
       await worker.stop();
     }
@@ -160,51 +197,70 @@ describe.each(testDatabases())('Temporal payload encryption on $name', (database
   it.each([
     { codec: 'on', keys: KEY_A },
     { codec: 'off', keys: undefined },
-  ])('with the codec $codec, the raw histories of a turn and its compaction hold the planted text only when unencrypted', async ({ codec, keys }) => {
-    const agent = freshDurableAgent();
-    const key = `agent:${agent}:main`;
-    const plants = plantedStrings();
-    const message = `please repeat the code word ${plants.user}`;
-    playModel([plants]);
-    const { workflowId } = await withStack(uniqueTaskQueue(), keys, async (client) => {
-      const result = await client.sendMessage(key, message);
-      expect(result.reply).toBe(`Here it is: ${plants.reply}`);
-      const compaction = await client.compact(key);
-      expect(compaction).toMatchObject({ status: 'succeeded', degraded: false });
-      return client.identify(key);
-    });
+  ])(
+    'with the codec $codec, the raw histories of a turn and its compaction hold the planted text only when unencrypted',
+    async ({ codec, keys }) => {
+      const agent = freshDurableAgent();
+      const key = `agent:${agent}:main`;
+      const plants = plantedStrings();
+      const message = `please repeat the code word ${plants.user}`;
+      playModel([plants]);
+      const { workflowId } = await withStack(uniqueTaskQueue(), keys, async (client) => {
+        const result = await client.sendMessage(key, message);
+        expect(result.reply).toBe(`Here it is: ${plants.reply}`);
+        const compaction = await client.compact(key);
+        expect(compaction).toMatchObject({ status: 'succeeded', degraded: false });
+        return client.identify(key);
+      });
 
-    const { session, compaction } = await rawHistories(agent, key, workflowId);
-    const text = { session: rawHistoryText(session), compaction: rawHistoryText(compaction) };
-    const seen = (s: string) => ({ session: text.session.includes(s), compaction: text.compaction.includes(s) });
-    if (codec === 'off') {
-      // The test can fail: unencrypted, every planted string is in the histories.
-      expect(seen(plants.user).session).toBe(true);
-      expect(seen(plants.reply).session).toBe(true);
-      expect(seen(plants.toolArg).session).toBe(true); // the model call's failure message (ActivityTaskStarted.lastFailure)
-      expect(seen(plants.summary).compaction).toBe(true);
-      return;
-    }
-    for (const planted of Object.values(plants)) expect({ planted, ...seen(planted) }).toEqual({ planted, session: false, compaction: false });
-    // Every payload is ciphertext sealed with key "a", except search attribute values (ids, by design)
-    // and the metadata Temporal's core writes into local-activity and patch markers (a local activity's
-    // result beside it is sealed; a patch marker holds only the patch's id).
-    for (const history of [session, compaction]) {
-      const payloads = payloadsOf(history);
-      expect(payloads.length).toBeGreaterThan(5);
-      const unencrypted = payloads.filter((p) => p.encoding !== ENCRYPTED_ENCODING);
-      const markerData = unencrypted.filter((p) => /\.markerRecordedEventAttributes\.details\.data\./.test(p.path));
-      for (const p of markerData) expect(Object.keys(JSON.parse(p.text!))).toEqual(expect.arrayContaining(['activity_id', 'activity_type', 'attempt']));
-      // A patch marker names the patch, nothing of the conversation.
-      const patchData = unencrypted.filter((p) => /\.markerRecordedEventAttributes\.details\.patch-data\./.test(p.path));
-      for (const p of patchData) expect(Object.keys(JSON.parse(p.text!)).sort()).toEqual(['deprecated', 'id']);
-      expect(unencrypted.filter((p) => !p.path.includes('.searchAttributes.') && !markerData.includes(p) && !patchData.includes(p))).toEqual([]);
-      expect(new Set(payloads.filter((p) => p.encoding === ENCRYPTED_ENCODING).map((p) => p.keyId))).toEqual(new Set(['a']));
-    }
-    // The model call's failure is there, but as an encoded failure: message and stack trace are ciphertext.
-    const started = session.events!.find((e) => e.activityTaskStartedEventAttributes?.lastFailure);
-    expect(started?.activityTaskStartedEventAttributes?.lastFailure).toMatchObject({ message: 'Encoded failure', stackTrace: '' });
-  }, 180_000);
+      const { session, compaction } = await rawHistories(agent, key, workflowId);
+      const text = { session: rawHistoryText(session), compaction: rawHistoryText(compaction) };
+      const seen = (s: string) => ({ session: text.session.includes(s), compaction: text.compaction.includes(s) });
+      if (codec === 'off') {
+        // The test can fail: unencrypted, every planted string is in the histories.
+        expect(seen(plants.user).session).toBe(true);
+        expect(seen(plants.reply).session).toBe(true);
+        expect(seen(plants.toolArg).session).toBe(true); // the model call's failure message (ActivityTaskStarted.lastFailure)
+        expect(seen(plants.summary).compaction).toBe(true);
+        return;
+      }
+      for (const planted of Object.values(plants))
+        expect({ planted, ...seen(planted) }).toEqual({ planted, session: false, compaction: false });
+      // Every payload is ciphertext sealed with key "a", except search attribute values (ids, by design)
+      // and the metadata Temporal's core writes into local-activity and patch markers (a local activity's
+      // result beside it is sealed; a patch marker holds only the patch's id).
+      for (const history of [session, compaction]) {
+        const payloads = payloadsOf(history);
+        expect(payloads.length).toBeGreaterThan(5);
+        const unencrypted = payloads.filter((p) => p.encoding !== ENCRYPTED_ENCODING);
+        const markerData = unencrypted.filter((p) => /\.markerRecordedEventAttributes\.details\.data\./.test(p.path));
+        for (const p of markerData)
+          expect(Object.keys(JSON.parse(p.text!))).toEqual(
+            expect.arrayContaining(['activity_id', 'activity_type', 'attempt']),
+          );
+        // A patch marker names the patch, nothing of the conversation.
+        const patchData = unencrypted.filter((p) =>
+          /\.markerRecordedEventAttributes\.details\.patch-data\./.test(p.path),
+        );
+        for (const p of patchData) expect(Object.keys(JSON.parse(p.text!)).sort()).toEqual(['deprecated', 'id']);
+        expect(
+          unencrypted.filter(
+            (p) => !p.path.includes('.searchAttributes.') && !markerData.includes(p) && !patchData.includes(p),
+          ),
+        ).toEqual([]);
+        expect(new Set(payloads.filter((p) => p.encoding === ENCRYPTED_ENCODING).map((p) => p.keyId))).toEqual(
+          new Set(['a']),
+        );
+      }
+      // The model call's failure is there, but as an encoded failure: message and stack trace are ciphertext.
+      const started = session.events!.find((e) => e.activityTaskStartedEventAttributes?.lastFailure);
+      expect(started?.activityTaskStartedEventAttributes?.lastFailure).toMatchObject({
+        message: 'Encoded failure',
+        stackTrace: '',
+      });
+    },
+    180_000,
+  );
 
   it('rotates the key in the middle of a session: the new worker replays the A-sealed history and seals with B', async () => {
     const agent = freshDurableAgent();
@@ -219,7 +275,8 @@ describe.each(testDatabases())('Temporal payload encryption on $name', (database
       return client.identify(key);
     });
     const plainClient = new Client({ connection: env.connection });
-    const sealed = (h: temporal.api.history.v1.IHistory) => payloadsOf(h).filter((p) => p.encoding === ENCRYPTED_ENCODING);
+    const sealed = (h: temporal.api.history.v1.IHistory) =>
+      payloadsOf(h).filter((p) => p.encoding === ENCRYPTED_ENCODING);
     const before = sealed(await plainClient.workflow.getHandle(workflowId).fetchHistory()).length;
 
     // The operator adds B, makes it current, keeps A: a fresh worker (no cached workflow). The next
@@ -230,7 +287,17 @@ describe.each(testDatabases())('Temporal payload encryption on $name', (database
         expect((await client.sendMessage(key, messages.second)).reply).toBe(`Here it is: ${second.reply}`);
         return;
       }
-      const chat = await keel(['chat', key], { TEMPORAL_ADDRESS: env.server.address, KEEL_TASK_QUEUE: taskQueue, KEEL_ENCRYPTION_KEYS: `${KEY_B},${KEY_A}`, DATABASE_URL: undefined, KEEL_HOME: home }, `${messages.second}\n`);
+      const chat = await keel(
+        ['chat', key],
+        {
+          TEMPORAL_ADDRESS: env.server.address,
+          KEEL_TASK_QUEUE: taskQueue,
+          KEEL_ENCRYPTION_KEYS: `${KEY_B},${KEY_A}`,
+          DATABASE_URL: undefined,
+          KEEL_HOME: home,
+        },
+        `${messages.second}\n`,
+      );
       expect(chat).toMatchObject({ code: 0, stdout: expect.stringContaining(`keel › Here it is: ${second.reply}`) });
     });
     const history = await plainClient.workflow.getHandle(workflowId).fetchHistory();
@@ -240,11 +307,15 @@ describe.each(testDatabases())('Temporal payload encryption on $name', (database
     expect(after.length).toBeGreaterThan(3);
     expect(new Set(after.map((p) => p.keyId))).toEqual(new Set(['b']));
     const text = rawHistoryText(history);
-    for (const planted of [...Object.values(first), ...Object.values(second)].filter((s) => !s.includes('SUMMARY'))) expect(text).not.toContain(planted);
+    for (const planted of [...Object.values(first), ...Object.values(second)].filter((s) => !s.includes('SUMMARY')))
+      expect(text).not.toContain(planted);
 
     // A ring that dropped A cannot read A-sealed payloads, and says which key to add back.
     // The first message rode in the awaitResult Update that admitted it.
-    const firstMessage = history.events!.find((e) => e.workflowExecutionUpdateAcceptedEventAttributes)!.workflowExecutionUpdateAcceptedEventAttributes!.acceptedRequest!.input!.args!.payloads!;
-    await expect(keelDataConverter(parseKeyRing(KEY_B))!.payloadCodecs![0]!.decode(firstMessage)).rejects.toThrow('sealed with key "a", which KEEL_ENCRYPTION_KEYS no longer holds');
+    const firstMessage = history.events!.find((e) => e.workflowExecutionUpdateAcceptedEventAttributes)!
+      .workflowExecutionUpdateAcceptedEventAttributes!.acceptedRequest!.input!.args!.payloads!;
+    await expect(keelDataConverter(parseKeyRing(KEY_B))!.payloadCodecs![0]!.decode(firstMessage)).rejects.toThrow(
+      'sealed with key "a", which KEEL_ENCRYPTION_KEYS no longer holds',
+    );
   }, 180_000);
 });

@@ -20,24 +20,78 @@ describe('mostRecentDailyReset', () => {
     ['Berlin 03:59 CEST, first day of summer time', 'Europe/Berlin', 4, '2025-03-30T01:59:00Z', '2025-03-29T03:00:00Z'],
     ['Berlin 04:00 CEST exactly', 'Europe/Berlin', 4, '2025-03-30T02:00:00Z', '2025-03-30T02:00:00Z'],
     ['Berlin 03:30 CEST the day after', 'Europe/Berlin', 4, '2025-03-31T01:30:00Z', '2025-03-30T02:00:00Z'],
-    ['Berlin 03:59:59 CET, first day of winter time', 'Europe/Berlin', 4, '2025-10-26T02:59:59Z', '2025-10-25T02:00:00Z'],
+    [
+      'Berlin 03:59:59 CET, first day of winter time',
+      'Europe/Berlin',
+      4,
+      '2025-10-26T02:59:59Z',
+      '2025-10-25T02:00:00Z',
+    ],
     ['Berlin 04:00 CET exactly', 'Europe/Berlin', 4, '2025-10-26T03:00:00Z', '2025-10-26T03:00:00Z'],
     ['Berlin local midnight', 'Europe/Berlin', 4, '2025-01-15T23:00:00Z', '2025-01-15T03:00:00Z'],
     ['Berlin one ms before midnight', 'Europe/Berlin', 4, '2025-01-15T22:59:59.999Z', '2025-01-15T03:00:00Z'],
-    ['Berlin 02:00 that does not exist: the boundary is 03:00 CEST', 'Europe/Berlin', 2, '2025-03-30T01:00:00Z', '2025-03-30T01:00:00Z'],
+    [
+      'Berlin 02:00 that does not exist: the boundary is 03:00 CEST',
+      'Europe/Berlin',
+      2,
+      '2025-03-30T01:00:00Z',
+      '2025-03-30T01:00:00Z',
+    ],
     ['Berlin 01:59:59 CET before the gap', 'Europe/Berlin', 2, '2025-03-30T00:59:59Z', '2025-03-29T01:00:00Z'],
-    ['Berlin first 02:00 (CEST) of the repeated hour', 'Europe/Berlin', 2, '2025-10-26T00:00:00Z', '2025-10-26T00:00:00Z'],
-    ['Berlin second 02:30 (CET) still counts from the first 02:00', 'Europe/Berlin', 2, '2025-10-26T01:30:00Z', '2025-10-26T00:00:00Z'],
-    ['New York 03:59 EDT, first day of summer time', 'America/New_York', 4, '2025-03-09T07:59:00Z', '2025-03-08T09:00:00Z'],
+    [
+      'Berlin first 02:00 (CEST) of the repeated hour',
+      'Europe/Berlin',
+      2,
+      '2025-10-26T00:00:00Z',
+      '2025-10-26T00:00:00Z',
+    ],
+    [
+      'Berlin second 02:30 (CET) still counts from the first 02:00',
+      'Europe/Berlin',
+      2,
+      '2025-10-26T01:30:00Z',
+      '2025-10-26T00:00:00Z',
+    ],
+    [
+      'New York 03:59 EDT, first day of summer time',
+      'America/New_York',
+      4,
+      '2025-03-09T07:59:00Z',
+      '2025-03-08T09:00:00Z',
+    ],
     ['New York 04:00 EDT exactly', 'America/New_York', 4, '2025-03-09T08:00:00Z', '2025-03-09T08:00:00Z'],
-    ['New York 03:59 EST, first day of winter time', 'America/New_York', 4, '2025-11-02T08:59:00Z', '2025-11-01T08:00:00Z'],
+    [
+      'New York 03:59 EST, first day of winter time',
+      'America/New_York',
+      4,
+      '2025-11-02T08:59:00Z',
+      '2025-11-01T08:00:00Z',
+    ],
     ['New York 04:00 EST exactly', 'America/New_York', 4, '2025-11-02T09:00:00Z', '2025-11-02T09:00:00Z'],
-    ['New York 02:00 that does not exist: the boundary is 03:00 EDT', 'America/New_York', 2, '2025-03-09T07:00:00Z', '2025-03-09T07:00:00Z'],
+    [
+      'New York 02:00 that does not exist: the boundary is 03:00 EDT',
+      'America/New_York',
+      2,
+      '2025-03-09T07:00:00Z',
+      '2025-03-09T07:00:00Z',
+    ],
     ['New York 01:59 EST before the gap', 'America/New_York', 2, '2025-03-09T06:59:00Z', '2025-03-08T07:00:00Z'],
-    ['New York second 01:30 (EST) counts from the first 01:00 (EDT)', 'America/New_York', 1, '2025-11-02T06:30:00Z', '2025-11-02T05:00:00Z'],
+    [
+      'New York second 01:30 (EST) counts from the first 01:00 (EDT)',
+      'America/New_York',
+      1,
+      '2025-11-02T06:30:00Z',
+      '2025-11-02T05:00:00Z',
+    ],
     ['New York first 01:00 (EDT) exactly', 'America/New_York', 1, '2025-11-02T05:00:00Z', '2025-11-02T05:00:00Z'],
     ['New York hour 0 at local midnight', 'America/New_York', 0, '2025-06-01T04:00:00Z', '2025-06-01T04:00:00Z'],
-    ['New York hour 0 one second before midnight', 'America/New_York', 0, '2025-06-01T03:59:59Z', '2025-05-31T04:00:00Z'],
+    [
+      'New York hour 0 one second before midnight',
+      'America/New_York',
+      0,
+      '2025-06-01T03:59:59Z',
+      '2025-05-31T04:00:00Z',
+    ],
     ['Kolkata (+05:30) 05:30', 'Asia/Kolkata', 4, '2025-06-01T00:00:00Z', '2025-05-31T22:30:00Z'],
     ['UTC 04:00 exactly', 'UTC', 4, '2025-06-01T04:00:00Z', '2025-06-01T04:00:00Z'],
   ];
@@ -55,10 +109,34 @@ describe('evaluateFreshness', () => {
   const berlin: SessionResetPolicyInput = { timeZone: 'Europe/Berlin' };
   type Case = [string, { start: string; last?: string | null }, string, SessionResetPolicyInput, string | undefined];
   const cases: Case[] = [
-    ['stale (daily) after 04:00 CEST on the DST day', { start: '2025-03-29T20:00:00Z' }, '2025-03-30T02:30:00Z', berlin, 'daily'],
-    ['fresh before 04:00 local (03:59 CEST)', { start: '2025-03-29T20:00:00Z' }, '2025-03-30T01:59:00Z', berlin, undefined],
-    ['fresh when started exactly at the boundary', { start: '2025-03-30T02:00:00Z' }, '2025-03-30T10:00:00Z', berlin, undefined],
-    ['stale when started 1 ms before the boundary', { start: '2025-03-30T01:59:59.999Z' }, '2025-03-30T02:00:00Z', berlin, 'daily'],
+    [
+      'stale (daily) after 04:00 CEST on the DST day',
+      { start: '2025-03-29T20:00:00Z' },
+      '2025-03-30T02:30:00Z',
+      berlin,
+      'daily',
+    ],
+    [
+      'fresh before 04:00 local (03:59 CEST)',
+      { start: '2025-03-29T20:00:00Z' },
+      '2025-03-30T01:59:00Z',
+      berlin,
+      undefined,
+    ],
+    [
+      'fresh when started exactly at the boundary',
+      { start: '2025-03-30T02:00:00Z' },
+      '2025-03-30T10:00:00Z',
+      berlin,
+      undefined,
+    ],
+    [
+      'stale when started 1 ms before the boundary',
+      { start: '2025-03-30T01:59:59.999Z' },
+      '2025-03-30T02:00:00Z',
+      berlin,
+      'daily',
+    ],
     [
       'stale (daily) after 04:00 CET on the fall-back day, an hour later in UTC than the day before',
       { start: '2025-10-25T02:30:00Z' },
@@ -66,7 +144,13 @@ describe('evaluateFreshness', () => {
       berlin,
       'daily',
     ],
-    ['fresh at 03:59 CET on the fall-back day', { start: '2025-10-25T02:30:00Z' }, '2025-10-26T02:59:00Z', berlin, undefined],
+    [
+      'fresh at 03:59 CET on the fall-back day',
+      { start: '2025-10-25T02:30:00Z' },
+      '2025-10-26T02:59:00Z',
+      berlin,
+      undefined,
+    ],
     [
       'daily is measured from the session start, not the last interaction (as OpenClaw)',
       { start: '2025-06-01T01:00:00Z', last: '2025-06-01T03:00:00Z' },
@@ -166,21 +250,30 @@ describe('evaluateFreshness', () => {
 
   it('is stale with reason manual when a reset was requested, even when fresh by time', () => {
     const session = { sessionStartedAt: at('2025-06-01T10:00:00Z'), lastInteractionAt: at('2025-06-01T10:00:00Z') };
-    expect(evaluateFreshness(session, { now: at('2025-06-01T10:01:00Z'), policy: {}, resetRequested: true })).toMatchObject({
+    expect(
+      evaluateFreshness(session, { now: at('2025-06-01T10:01:00Z'), policy: {}, resetRequested: true }),
+    ).toMatchObject({
       fresh: false,
       reason: 'manual',
     });
   });
 
   it('uses the default reset hour from defaults.ts', () => {
-    const result = evaluateFreshness({ sessionStartedAt: at('2025-06-01T00:00:00Z') }, { now: at('2025-06-01T12:00:00Z'), policy: {} });
+    const result = evaluateFreshness(
+      { sessionStartedAt: at('2025-06-01T00:00:00Z') },
+      { now: at('2025-06-01T12:00:00Z'), policy: {} },
+    );
     expect(result.dailyResetAt?.getUTCHours()).toBe(DEFAULTS.dailyResetHour);
   });
 });
 
 describe('sessionResetPolicySchema', () => {
   it('fills in the defaults', () => {
-    expect(sessionResetPolicySchema.parse({})).toEqual({ mode: 'daily', dailyResetHour: DEFAULTS.dailyResetHour, timeZone: 'UTC' });
+    expect(sessionResetPolicySchema.parse({})).toEqual({
+      mode: 'daily',
+      dailyResetHour: DEFAULTS.dailyResetHour,
+      timeZone: 'UTC',
+    });
   });
 
   it.each([
@@ -219,9 +312,12 @@ describe('parseResetCommand', () => {
     expect(parseResetCommand(text)).toEqual(expected);
   });
 
-  it.each(['/newsletter', '/resetting', 'new', 'please /new', '/NEW', '/compact', '', 'hello /reset'])('ignores %j', (text) => {
-    expect(parseResetCommand(text)).toBeUndefined();
-  });
+  it.each(['/newsletter', '/resetting', 'new', 'please /new', '/NEW', '/compact', '', 'hello /reset'])(
+    'ignores %j',
+    (text) => {
+      expect(parseResetCommand(text)).toBeUndefined();
+    },
+  );
 });
 
 describe('isSystemEvent', () => {

@@ -27,28 +27,57 @@ function thrownBy(fn: () => unknown): InvalidSessionKeyError {
 const validKeys: Array<[string, Partial<ParsedSessionKey> & { chatType: string }]> = [
   ['agent:ops:main', { kind: 'main', agentId: 'ops', mainKey: 'main', baseKey: 'agent:ops:main', chatType: 'main' }],
   ['agent:ops:work', { kind: 'main', agentId: 'ops', mainKey: 'work', chatType: 'main' }],
-  ['agent:ops:main:thread:1712.5', { kind: 'main', mainKey: 'main', threadId: '1712.5', baseKey: 'agent:ops:main', chatType: 'main' }],
-  ['agent:ops:telegram:group:-1003593489589', { kind: 'group', channel: 'telegram', peerId: '-1003593489589', chatType: 'group' }],
+  [
+    'agent:ops:main:thread:1712.5',
+    { kind: 'main', mainKey: 'main', threadId: '1712.5', baseKey: 'agent:ops:main', chatType: 'main' },
+  ],
+  [
+    'agent:ops:telegram:group:-1003593489589',
+    { kind: 'group', channel: 'telegram', peerId: '-1003593489589', chatType: 'group' },
+  ],
   [
     'agent:ops:telegram:group:-1003593489589:topic:298',
-    { kind: 'group', peerId: '-1003593489589', topicId: '298', baseKey: 'agent:ops:telegram:group:-1003593489589', chatType: 'group' },
+    {
+      kind: 'group',
+      peerId: '-1003593489589',
+      topicId: '298',
+      baseKey: 'agent:ops:telegram:group:-1003593489589',
+      chatType: 'group',
+    },
   ],
-  ['agent:ops:discord:channel:1234567890', { kind: 'channel', channel: 'discord', peerId: '1234567890', chatType: 'channel' }],
+  [
+    'agent:ops:discord:channel:1234567890',
+    { kind: 'channel', channel: 'discord', peerId: '1234567890', chatType: 'channel' },
+  ],
   ['agent:ops:slack:room:C024BE91L', { kind: 'room', channel: 'slack', peerId: 'C024BE91L', chatType: 'channel' }],
   [
     'agent:ops:slack:channel:C024BE91L:thread:1712345678.000200',
-    { kind: 'channel', threadId: '1712345678.000200', baseKey: 'agent:ops:slack:channel:C024BE91L', chatType: 'channel' },
+    {
+      kind: 'channel',
+      threadId: '1712345678.000200',
+      baseKey: 'agent:ops:slack:channel:C024BE91L',
+      chatType: 'channel',
+    },
   ],
-  ['agent:ops:discord:dm:81234', { kind: 'dm', channel: 'discord', peerId: '81234', dmVariant: 'dm', chatType: 'direct' }],
+  [
+    'agent:ops:discord:dm:81234',
+    { kind: 'dm', channel: 'discord', peerId: '81234', dmVariant: 'dm', chatType: 'direct' },
+  ],
   [
     'agent:ops:whatsapp:direct:+4915112345678@s.whatsapp.net',
     { kind: 'dm', peerId: '+4915112345678@s.whatsapp.net', dmVariant: 'direct', chatType: 'direct' },
   ],
-  ['agent:ops:telegram:dm:42:thread:7', { kind: 'dm', peerId: '42', threadId: '7', baseKey: 'agent:ops:telegram:dm:42', chatType: 'direct' }],
+  [
+    'agent:ops:telegram:dm:42:thread:7',
+    { kind: 'dm', peerId: '42', threadId: '7', baseKey: 'agent:ops:telegram:dm:42', chatType: 'direct' },
+  ],
   [`agent:worker:subagent:${UUID}`, { kind: 'subagent', agentId: 'worker', subagentId: UUID, chatType: 'subagent' }],
   ['cron:nightly-report', { kind: 'cron', agentId: undefined, jobId: 'nightly-report', chatType: 'cron' }],
   [`hook:${UUID.toUpperCase()}`, { kind: 'hook', agentId: undefined, hookId: UUID.toUpperCase(), chatType: 'hook' }],
-  ['agent:A_1-b:user_peer:dm:Ünïcødé', { kind: 'dm', agentId: 'A_1-b', channel: 'user_peer', peerId: 'Ünïcødé', chatType: 'direct' }],
+  [
+    'agent:A_1-b:user_peer:dm:Ünïcødé',
+    { kind: 'dm', agentId: 'A_1-b', channel: 'user_peer', peerId: 'Ünïcødé', chatType: 'direct' },
+  ],
 ];
 
 describe('parseSessionKey', () => {
@@ -87,7 +116,11 @@ describe('parseSessionKey', () => {
     ['cron:', 'jobId', 'jobId is empty'],
     ['cron:a:b', 'key', 'has 3 parts'],
     [`agent:ops:telegram:dm:${'9'.repeat(201)}`, 'peerId', 'is not a valid id'],
-    [`agent:ops:main:thread:${'1'.repeat(MAX_SESSION_KEY_LENGTH)}`, 'key', `at most ${MAX_SESSION_KEY_LENGTH} characters`],
+    [
+      `agent:ops:main:thread:${'1'.repeat(MAX_SESSION_KEY_LENGTH)}`,
+      'key',
+      `at most ${MAX_SESSION_KEY_LENGTH} characters`,
+    ],
   ];
 
   it.each(invalid)('rejects %j naming the part %s', (key, part, message) => {
@@ -105,7 +138,11 @@ describe('parseSessionKey', () => {
   });
 
   it('keeps case and the dm/direct spelling exactly as written', () => {
-    expect(parseSessionKey('agent:Ops:Slack:direct:U1')).toMatchObject({ agentId: 'Ops', channel: 'Slack', dmVariant: 'direct' });
+    expect(parseSessionKey('agent:Ops:Slack:direct:U1')).toMatchObject({
+      agentId: 'Ops',
+      channel: 'Slack',
+      dmVariant: 'direct',
+    });
   });
 });
 
@@ -116,7 +153,9 @@ describe('buildSessionKey', () => {
 
   it('defaults mainKey to main and the DM spelling to dm', () => {
     expect(buildSessionKey({ kind: 'main', agentId: 'ops' })).toBe('agent:ops:main');
-    expect(buildSessionKey({ kind: 'dm', agentId: 'ops', channel: 'discord', peerId: '81234' })).toBe('agent:ops:discord:dm:81234');
+    expect(buildSessionKey({ kind: 'dm', agentId: 'ops', channel: 'discord', peerId: '81234' })).toBe(
+      'agent:ops:discord:dm:81234',
+    );
   });
 
   it('appends a thread or topic suffix', () => {
@@ -130,7 +169,11 @@ describe('buildSessionKey', () => {
     ['an empty agentId', { kind: 'main', agentId: '' }, 'agentId'],
     ['a peerId with a colon', { kind: 'dm', agentId: 'ops', channel: 'matrix', peerId: '@bob:matrix.org' }, 'peerId'],
     ['a peerId with a space', { kind: 'group', agentId: 'ops', channel: 'tg', peerId: 'a b' }, 'peerId'],
-    ['both thread and topic', { kind: 'group', agentId: 'ops', channel: 'tg', peerId: '1', threadId: '2', topicId: '3' }, 'thread'],
+    [
+      'both thread and topic',
+      { kind: 'group', agentId: 'ops', channel: 'tg', peerId: '1', threadId: '2', topicId: '3' },
+      'thread',
+    ],
     ['the reserved mainKey subagent', { kind: 'main', agentId: 'ops', mainKey: 'subagent' }, 'mainKey'],
     ['a subagent id that is no uuid', { kind: 'subagent', agentId: 'ops', subagentId: '42' }, 'uuid'],
     ['a hook id that is no uuid', { kind: 'hook', hookId: 'my-hook' }, 'uuid'],
@@ -146,7 +189,8 @@ describe('buildSessionKey', () => {
 describe('isValidSessionKey', () => {
   it('is true for every valid shape and false for invalid keys and non-strings', () => {
     for (const [key] of validKeys) expect(isValidSessionKey(key)).toBe(true);
-    for (const bad of ['', 'agent::main', 'hook:nope', 'main', 42, undefined, null]) expect(isValidSessionKey(bad)).toBe(false);
+    for (const bad of ['', 'agent::main', 'hook:nope', 'main', 42, undefined, null])
+      expect(isValidSessionKey(bad)).toBe(false);
   });
 });
 

@@ -33,8 +33,16 @@ class SessionWriter {
   async step(): Promise<string> {
     const r = this.random();
     if (r < 0.08 && this.ids.length > 6) return this.compact();
-    if (r < 0.12) return this.append([{ type: 'custom', customType: 'note', data: { k: this.n } } as unknown as TranscriptEntry], 'custom data');
-    if (r < 0.17) return this.append([{ type: 'custom_message', customType: 'notice', content: `notice ${this.n}` } as unknown as TranscriptEntry], 'custom message');
+    if (r < 0.12)
+      return this.append(
+        [{ type: 'custom', customType: 'note', data: { k: this.n } } as unknown as TranscriptEntry],
+        'custom data',
+      );
+    if (r < 0.17)
+      return this.append(
+        [{ type: 'custom_message', customType: 'notice', content: `notice ${this.n}` } as unknown as TranscriptEntry],
+        'custom message',
+      );
     if (r < 0.2 && this.ids.length > 3) return this.deleteOne();
     return this.exchange(r < 0.5);
   }
@@ -43,30 +51,62 @@ class SessionWriter {
     const t = this.n;
     const messages: AgentMessage[] = [{ role: 'user', content: `question ${t}: where is order ${1000 + t}?` }];
     if (withTool) {
-      messages.push({ role: 'assistant', content: [{ type: 'toolCall', id: `c${t}`, name: 'lookup', arguments: { order: String(1000 + t) } }], stopReason: 'toolUse' });
-      messages.push({ role: 'toolResult', toolCallId: `c${t}`, toolName: 'lookup', content: [{ type: 'text', text: `order ${1000 + t}: shipped` }] });
+      messages.push({
+        role: 'assistant',
+        content: [{ type: 'toolCall', id: `c${t}`, name: 'lookup', arguments: { order: String(1000 + t) } }],
+        stopReason: 'toolUse',
+      });
+      messages.push({
+        role: 'toolResult',
+        toolCallId: `c${t}`,
+        toolName: 'lookup',
+        content: [{ type: 'text', text: `order ${1000 + t}: shipped` }],
+      });
     }
-    messages.push({ role: 'assistant', content: [{ type: 'text', text: `Order ${1000 + t} shipped.` }], stopReason: 'stop' });
+    messages.push({
+      role: 'assistant',
+      content: [{ type: 'text', text: `Order ${1000 + t} shipped.` }],
+      stopReason: 'stop',
+    });
     // Every third exchange arrives without stored estimates (as an import leaves them).
-    return this.append(messages.map((message) => ({ type: 'message', message }) as unknown as TranscriptEntry), withTool ? 'exchange with a tool round' : 'exchange', t % 3 === 0);
+    return this.append(
+      messages.map((message) => ({ type: 'message', message }) as unknown as TranscriptEntry),
+      withTool ? 'exchange with a tool round' : 'exchange',
+      t % 3 === 0,
+    );
   }
 
   private async compact(): Promise<string> {
     const keep = this.ids[Math.floor(this.ids.length * (0.5 + this.random() / 2))]!;
-    const entry = { type: 'compaction', summary: `summary at ${this.n}`, firstKeptEntryId: keep, tokensBefore: 100 } as unknown as TranscriptEntry;
+    const entry = {
+      type: 'compaction',
+      summary: `summary at ${this.n}`,
+      firstKeptEntryId: keep,
+      tokensBefore: 100,
+    } as unknown as TranscriptEntry;
     return this.append([entry], 'compaction');
   }
 
   private async deleteOne(): Promise<string> {
     const id = this.ids[this.ids.length - 2]!;
-    await this.store.db.deleteFrom('transcript_entries').where('agent_id', '=', this.agentId).where('session_id', '=', this.sessionId).where('id', '=', id).execute();
+    await this.store.db
+      .deleteFrom('transcript_entries')
+      .where('agent_id', '=', this.agentId)
+      .where('session_id', '=', this.sessionId)
+      .where('id', '=', id)
+      .execute();
     return 'deleted entry';
   }
 
   private async append(partial: TranscriptEntry[], what: string, noEstimates = false): Promise<string> {
     const rows: EntryToAppend[] = partial.map((p) => {
       const id = `e${this.n++}`;
-      const entry = { ...p, id, parentId: this.last, timestamp: new Date(1_700_000_000_000 + this.n * 1000).toISOString() } as TranscriptEntry;
+      const entry = {
+        ...p,
+        id,
+        parentId: this.last,
+        timestamp: new Date(1_700_000_000_000 + this.n * 1000).toISOString(),
+      } as TranscriptEntry;
       this.last = id;
       this.ids.push(id);
       return { entry, tokenEstimate: entry.type === 'message' && !noEstimates ? estimateTokens(entry.message) : null };
@@ -78,7 +118,11 @@ class SessionWriter {
 
 /** What a window says, without object identity. */
 function plain(w: ActiveWindow) {
-  return { compaction: (w.compaction as CompactionEntry | undefined)?.id, summarized: w.summarized, entries: w.entries.map((e) => ({ id: e.id, entry: e.entry })) };
+  return {
+    compaction: (w.compaction as CompactionEntry | undefined)?.id,
+    summarized: w.summarized,
+    entries: w.entries.map((e) => ({ id: e.id, entry: e.entry })),
+  };
 }
 
 describe.each(testDatabases())('the worker copy of active windows on $name', (database) => {
@@ -95,7 +139,12 @@ describe.each(testDatabases())('the worker copy of active windows on $name', (da
     const pipelineRuns = { tail: 0, full: 0 };
     for (let s = 0; s < 2; s++) {
       const key = `agent:gen:s${s}`;
-      const { session_id: sessionId } = await ensureSession(store.db, { agentId: 'gen', sessionKey: key, newSessionId: `gen-${s}`, now: new Date() });
+      const { session_id: sessionId } = await ensureSession(store.db, {
+        agentId: 'gen',
+        sessionKey: key,
+        newSessionId: `gen-${s}`,
+        now: new Date(),
+      });
       const writer = new SessionWriter(store, 'gen', sessionId, prng(s + 1));
       for (let i = 0; i < 25; i++) {
         const what = await writer.step();
@@ -104,11 +153,18 @@ describe.each(testDatabases())('the worker copy of active windows on $name', (da
         const rebuilt = await new ActiveWindowCache(0).load(store.db, 'gen', sessionId);
         expect({ what, window: plain(cached.window) }).toEqual({ what, window: plain(rebuilt.window) });
         // The context the model would get, through the same cache, equals one prepared without it.
-        const withCache = await prepareContext(deps, 'gen', key, sessionId, { window: deps.config.contextWindowTokens, windows: cache });
+        const withCache = await prepareContext(deps, 'gen', key, sessionId, {
+          window: deps.config.contextWindowTokens,
+          windows: cache,
+        });
         const without = await prepareContext(deps, 'gen', key, sessionId, { window: deps.config.contextWindowTokens });
         expect(withCache.windowLoad).toBe('hit');
         pipelineRuns[withCache.pipelineRun]++;
-        expect({ what, messages: withCache.messages, tokens: withCache.estimatedTokens }).toEqual({ what, messages: without.messages, tokens: without.estimatedTokens });
+        expect({ what, messages: withCache.messages, tokens: withCache.estimatedTokens }).toEqual({
+          what,
+          messages: without.messages,
+          tokens: without.estimatedTokens,
+        });
       }
     }
     // Appends were applied in place; compactions, custom data and deletions rebuilt the copy.
@@ -120,7 +176,12 @@ describe.each(testDatabases())('the worker copy of active windows on $name', (da
   });
 
   it('applies only what another writer appended, and rebuilds when a row it had read is gone', async () => {
-    const { session_id: sessionId } = await ensureSession(store.db, { agentId: 'two', sessionKey: 'agent:two:main', newSessionId: 'two-1', now: new Date() });
+    const { session_id: sessionId } = await ensureSession(store.db, {
+      agentId: 'two',
+      sessionKey: 'agent:two:main',
+      newSessionId: 'two-1',
+      now: new Date(),
+    });
     const writer = new SessionWriter(store, 'two', sessionId, prng(99));
     for (let i = 0; i < 5; i++) await writer.step();
     const mine = new ActiveWindowCache(1024 * 1024);
@@ -132,9 +193,16 @@ describe.each(testDatabases())('the worker copy of active windows on $name', (da
     const after = await mine.load(store.db, 'two', sessionId);
     expect(after.load).toBe('hit');
     expect(after.window.entries.length).toBeGreaterThan(before);
-    expect(after.window.entries.map((e) => e.id)).toEqual((await new ActiveWindowCache(0).load(store.db, 'two', sessionId)).window.entries.map((e) => e.id));
+    expect(after.window.entries.map((e) => e.id)).toEqual(
+      (await new ActiveWindowCache(0).load(store.db, 'two', sessionId)).window.entries.map((e) => e.id),
+    );
     // A row of the window deleted elsewhere: the counts no longer add up, so the copy is rebuilt.
-    await store.db.deleteFrom('transcript_entries').where('agent_id', '=', 'two').where('session_id', '=', sessionId).where('id', '=', after.window.entries[0]!.id).execute();
+    await store.db
+      .deleteFrom('transcript_entries')
+      .where('agent_id', '=', 'two')
+      .where('session_id', '=', sessionId)
+      .where('id', '=', after.window.entries[0]!.id)
+      .execute();
     const rebuilt = await mine.load(store.db, 'two', sessionId);
     expect(rebuilt.load).toBe('stale');
     expect(rebuilt.window.entries.length).toBe(after.window.entries.length - 1);
@@ -144,7 +212,12 @@ describe.each(testDatabases())('the worker copy of active windows on $name', (da
     const cache = new ActiveWindowCache(0);
     const sizes: number[] = [];
     for (const s of ['a', 'b', 'c']) {
-      const { session_id: sessionId } = await ensureSession(store.db, { agentId: 'lru', sessionKey: `agent:lru:${s}`, newSessionId: `lru-${s}`, now: new Date() });
+      const { session_id: sessionId } = await ensureSession(store.db, {
+        agentId: 'lru',
+        sessionKey: `agent:lru:${s}`,
+        newSessionId: `lru-${s}`,
+        now: new Date(),
+      });
       const writer = new SessionWriter(store, 'lru', sessionId, prng(7));
       for (let i = 0; i < 6; i++) await writer.step();
       await cache.load(store.db, 'lru', sessionId);

@@ -15,7 +15,11 @@ describe.each(testDatabases())('a statement compiled once, on $name', (database)
   let store: Store;
   beforeAll(async () => {
     store = await database.open();
-    for (const [key, id] of [['agent:a:one', 's1'], ['agent:a:two', 's2'], ['agent:b:one', 's3']] as const) {
+    for (const [key, id] of [
+      ['agent:a:one', 's1'],
+      ['agent:a:two', 's2'],
+      ['agent:b:one', 's3'],
+    ] as const) {
       await ensureSession(store.db, { agentId: key.split(':')[1]!, sessionKey: key, newSessionId: id, now: NOW });
     }
   });
@@ -36,22 +40,38 @@ describe.each(testDatabases())('a statement compiled once, on $name', (database)
       { session_key: 'agent:a:one', session_id: 's1', tag: 'x:a' },
       { session_key: 'agent:a:two', session_id: 's2', tag: 'x:a' },
     ]);
-    expect(await sessions(store.db, { agentId: 'b', label: 'y', after: new Date(NOW.getTime() - 1000) })).toEqual([{ session_key: 'agent:b:one', session_id: 's3', tag: 'y:b' }]);
+    expect(await sessions(store.db, { agentId: 'b', label: 'y', after: new Date(NOW.getTime() - 1000) })).toEqual([
+      { session_key: 'agent:b:one', session_id: 's3', tag: 'y:b' },
+    ]);
     expect(await sessions(store.db, { agentId: 'a', label: 'z', after: new Date(NOW.getTime() + 1000) })).toEqual([]);
   });
 
   it('refuses a value computed with, written into the SQL, or never used', async () => {
-    const computed = compiledOnce('computed', (db, v: { agentId: string }) => db.selectFrom('sessions').select('session_id').where('agent_id', '=', `${v.agentId}-x`));
-    await expect(computed(store.db, { agentId: 'a' })).rejects.toThrow('statement computed: a value was changed before it reached kysely');
-    const inlined = compiledOnce('inlined', (db, v: { agentId: string }) => db.selectFrom('sessions').select('session_id').where('agent_id', '=', sql.lit(v.agentId)));
-    await expect(inlined(store.db, { agentId: 'a' })).rejects.toThrow('statement inlined: a value was written into its SQL');
-    const unused = compiledOnce('unused', (db, _v: { agentId: string; sessionKey: string }) => db.selectFrom('sessions').select('session_id').where('agent_id', '=', _v.agentId));
-    await expect(unused(store.db, { agentId: 'a', sessionKey: 'k' })).rejects.toThrow('statement unused: sessionKey never reached the statement as a parameter');
+    const computed = compiledOnce('computed', (db, v: { agentId: string }) =>
+      db.selectFrom('sessions').select('session_id').where('agent_id', '=', `${v.agentId}-x`),
+    );
+    await expect(computed(store.db, { agentId: 'a' })).rejects.toThrow(
+      'statement computed: a value was changed before it reached kysely',
+    );
+    const inlined = compiledOnce('inlined', (db, v: { agentId: string }) =>
+      db.selectFrom('sessions').select('session_id').where('agent_id', '=', sql.lit(v.agentId)),
+    );
+    await expect(inlined(store.db, { agentId: 'a' })).rejects.toThrow(
+      'statement inlined: a value was written into its SQL',
+    );
+    const unused = compiledOnce('unused', (db, _v: { agentId: string; sessionKey: string }) =>
+      db.selectFrom('sessions').select('session_id').where('agent_id', '=', _v.agentId),
+    );
+    await expect(unused(store.db, { agentId: 'a', sessionKey: 'k' })).rejects.toThrow(
+      'statement unused: sessionKey never reached the statement as a parameter',
+    );
   });
 
   it("runs past the handle's plugins as a built statement would, and refuses one that rewrites statements", async () => {
     const counter = new StatementCounter();
-    const sessions = compiledOnce('counted', (db, v: { agentId: string }) => db.selectFrom('sessions').select('session_id').where('agent_id', '=', v.agentId));
+    const sessions = compiledOnce('counted', (db, v: { agentId: string }) =>
+      db.selectFrom('sessions').select('session_id').where('agent_id', '=', v.agentId),
+    );
     const counted = store.db.withPlugin(counter);
     await sessions(counted, { agentId: 'a' });
     await sessions(counted, { agentId: 'b' });
@@ -60,6 +80,8 @@ describe.each(testDatabases())('a statement compiled once, on $name', (database)
       transformQuery: (args) => ({ ...args.node }),
       transformResult: async (args) => args.result,
     };
-    await expect(sessions(store.db.withPlugin(rewriting), { agentId: 'a' })).rejects.toThrow('rewrites statements; a statement compiled once cannot carry it');
+    await expect(sessions(store.db.withPlugin(rewriting), { agentId: 'a' })).rejects.toThrow(
+      'rewrites statements; a statement compiled once cannot carry it',
+    );
   });
 });

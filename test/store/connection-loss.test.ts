@@ -18,7 +18,10 @@ describe('store health', () => {
   });
 
   it('a store whose server does not answer is unhealthy, without throwing', async () => {
-    const store = await openStore({ kind: 'postgres', url: 'postgres://keel:keel@127.0.0.1:1/x' }, { migrate: false, log: () => {} });
+    const store = await openStore(
+      { kind: 'postgres', url: 'postgres://keel:keel@127.0.0.1:1/x' },
+      { migrate: false, log: () => {} },
+    );
     try {
       expect(await store.healthy(1_000)).toBe(false);
     } finally {
@@ -75,7 +78,10 @@ if (!url) console.log('connection-loss: the PostgreSQL restart test needs a serv
     const u = new URL(await freshSchemaUrl(url!));
     u.searchParams.set('application_name', appName);
     const logged: string[] = [];
-    const store = await openStore({ kind: 'postgres', url: u.toString(), maxConnections: 3 }, { log: (line) => logged.push(line) });
+    const store = await openStore(
+      { kind: 'postgres', url: u.toString(), maxConnections: 3 },
+      { log: (line) => logged.push(line) },
+    );
     try {
       // Several idle clients in the pool.
       await Promise.all([1, 2, 3].map(() => sql`select pg_sleep(0.05)`.execute(store.db)));

@@ -48,9 +48,17 @@ describe.each(testDatabases())('classifyDbError with real errors from $name', (d
   afterAll(async () => store.close());
 
   it.each([
-    ['NUL in a jsonb value', '22P05', () => sql`insert into probe (id, doc) values ('a', ${JSON.stringify({ t: 'x\u0000' })})`],
+    [
+      'NUL in a jsonb value',
+      '22P05',
+      () => sql`insert into probe (id, doc) values ('a', ${JSON.stringify({ t: 'x\u0000' })})`,
+    ],
     ['NUL in a text column', '22021', () => sql`insert into probe (id, body) values ('b', ${'x\u0000y'})`],
-    ['a lone surrogate in a jsonb value', '22P02', () => sql`insert into probe (id, doc) values ('c', ${JSON.stringify({ t: '\ud800' })})`],
+    [
+      'a lone surrogate in a jsonb value',
+      '22P02',
+      () => sql`insert into probe (id, doc) values ('c', ${JSON.stringify({ t: '\ud800' })})`,
+    ],
     ['a duplicate primary key', '23505', () => sql`insert into probe (id) values ('dup'), ('dup')`],
     ['an undefined table', '42P01', () => sql`select * from no_such_table`],
   ])('%s (SQLSTATE %s) is permanent and becomes a non-retryable KeelDataError', async (_name, code, statement) => {
@@ -83,28 +91,33 @@ describe('classifyDbError with connection errors', () => {
 
   it('treats "Connection terminated" and errors that wrap one as transient, and unrelated errors as unknown', () => {
     expect(classifyDbError(new Error('Connection terminated unexpectedly'))).toBe('transient');
-    expect(classifyDbError(new Error('write failed', { cause: Object.assign(new Error('reset'), { code: 'ECONNRESET' }) }))).toBe('transient');
+    expect(
+      classifyDbError(new Error('write failed', { cause: Object.assign(new Error('reset'), { code: 'ECONNRESET' }) })),
+    ).toBe('transient');
     expect(classifyDbError(new Error('boom'))).toBe('unknown');
     expect(classifyDbError(undefined)).toBe('unknown');
   });
 
   const url = process.env.TEST_DATABASE_URL;
   if (!url) console.log('db-errors: the 57P01 test needs a PostgreSQL server; set TEST_DATABASE_URL to run it');
-  (url ? it : it.skip)('treats a backend terminated by an administrator (57P01) as transient [PostgreSQL]', async () => {
-    const victim = new Client({ connectionString: url });
-    await victim.connect();
-    const lost = new Promise<unknown>((resolve) => victim.on('error', resolve));
-    const pid = (await victim.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]!.pid;
-    const admin = new Client({ connectionString: url });
-    await admin.connect();
-    await admin.query('select pg_terminate_backend($1)', [pid]);
-    await admin.end();
-    const err = await lost;
-    expect((err as { code?: string }).code).toBe('57P01');
-    expect(classifyDbError(err)).toBe('transient');
-    const next = await errorOf(() => victim.query('select 1'));
-    expect(classifyDbError(next)).toBe('transient');
-  });
+  (url ? it : it.skip)(
+    'treats a backend terminated by an administrator (57P01) as transient [PostgreSQL]',
+    async () => {
+      const victim = new Client({ connectionString: url });
+      await victim.connect();
+      const lost = new Promise<unknown>((resolve) => victim.on('error', resolve));
+      const pid = (await victim.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]!.pid;
+      const admin = new Client({ connectionString: url });
+      await admin.connect();
+      await admin.query('select pg_terminate_backend($1)', [pid]);
+      await admin.end();
+      const err = await lost;
+      expect((err as { code?: string }).code).toBe('57P01');
+      expect(classifyDbError(err)).toBe('transient');
+      const next = await errorOf(() => victim.query('select 1'));
+      expect(classifyDbError(next)).toBe('transient');
+    },
+  );
 });
 
 describe('withDataErrors', () => {
@@ -141,7 +154,14 @@ describe.each(testDatabases())('createActivities on $name', (database) => {
     const activities = createActivities(testDeps(store, 'http://127.0.0.1:9'));
     // A key is an identity and is not rewritten; NUL in it is a data error on every attempt.
     const err = (await errorOf(() =>
-      activities.beginTurn({ agentId: 'main', sessionKey: 'agent:main:bad\u0000key', userEntryId: 'u1', text: 'hi', now: new Date(0).toISOString(), newSessionId: 's1' }),
+      activities.beginTurn({
+        agentId: 'main',
+        sessionKey: 'agent:main:bad\u0000key',
+        userEntryId: 'u1',
+        text: 'hi',
+        now: new Date(0).toISOString(),
+        newSessionId: 's1',
+      }),
     )) as ApplicationFailure;
     expect(err).toBeInstanceOf(ApplicationFailure);
     expect(err).toMatchObject({ type: FailureTypes.DataError, nonRetryable: true });

@@ -27,7 +27,9 @@ describe.each(testDatabases())('the deferred-index probe of a search, on $name',
     await sql`analyze transcript_entries`.execute(store.db);
 
     const probe = deferredRows(store.db, (qb) => sessionsDeferredRows(qb, 'me', ['s1'])).compile();
-    const { rows } = await sql<{ 'QUERY PLAN': unknown }>`explain (format json) ${sql.raw(inline(probe.sql, probe.parameters))}`.execute(store.db);
+    const { rows } = await sql<{
+      'QUERY PLAN': unknown;
+    }>`explain (format json) ${sql.raw(inline(probe.sql, probe.parameters))}`.execute(store.db);
     const plan = JSON.stringify(rows[0]!['QUERY PLAN']);
     expect(plan).toContain('transcript_entries_unindexed_idx');
     expect(plan).not.toContain('Seq Scan');
@@ -38,9 +40,15 @@ describe.each(testDatabases())('the deferred-index probe of a search, on $name',
     expect(await indexDeferredEntries(store.db, 'me', ['s1'])).toBe(0);
   });
 
-  it('leaves nothing in the text index\'s pending list after indexing, so searches read the index proper', async () => {
+  it("leaves nothing in the text index's pending list after indexing, so searches read the index proper", async () => {
     const pendingPages = async () =>
-      Number((await sql<{ pages: number }>`select gin_clean_pending_list('transcript_entries_search_idx'::regclass)::int as pages`.execute(store.db)).rows[0]!.pages);
+      Number(
+        (
+          await sql<{
+            pages: number;
+          }>`select gin_clean_pending_list('transcript_entries_search_idx'::regclass)::int as pages`.execute(store.db)
+        ).rows[0]!.pages,
+      );
     const unindexed = (session: string) => sql`
       insert into transcript_entries (agent_id, session_id, id, type, role, payload, byte_size, created_at)
       select 'me', ${session}, 'e' || g, 'message', 'user', jsonb_build_object('type', 'message', 'id', 'e' || g, 'message', jsonb_build_object('role', 'user', 'content', 'order ' || g || ' shipped')),
@@ -48,7 +56,9 @@ describe.each(testDatabases())('the deferred-index probe of a search, on $name',
       from generate_series(1, 3000) g`;
     // Without the merge, rows written to the index wait in its pending list (what the merge clears).
     await unindexed('s1').execute(store.db);
-    await sql`update transcript_entries set search_vector = to_tsvector('simple', payload->'message'->>'content') where session_id = 's1'`.execute(store.db);
+    await sql`update transcript_entries set search_vector = to_tsvector('simple', payload->'message'->>'content') where session_id = 's1'`.execute(
+      store.db,
+    );
     expect(await pendingPages()).toBeGreaterThan(0);
 
     await unindexed('s2').execute(store.db);

@@ -5,7 +5,19 @@ import { atRestPlugin } from '../../src/security/at-rest';
 import { parseKeyRing } from '../../src/security/key-ring';
 import type { Store } from '../../src/store/connect';
 import type { Database } from '../../src/store/schema';
-import { appendEntries, appendEntriesNotingPrior, appendEntriesRedacted, countEntries, entriesAfter, getEntry, lastCompaction, loadActiveEntries, setTokenEstimates, tailEntries, type EntryToAppend } from '../../src/store/entries-repo';
+import {
+  appendEntries,
+  appendEntriesNotingPrior,
+  appendEntriesRedacted,
+  countEntries,
+  entriesAfter,
+  getEntry,
+  lastCompaction,
+  loadActiveEntries,
+  setTokenEstimates,
+  tailEntries,
+  type EntryToAppend,
+} from '../../src/store/entries-repo';
 import { getSession } from '../../src/store/sessions-repo';
 import { ensureSession } from '../support/ensure-session';
 import { allEntries } from '../support/store-readers';
@@ -20,7 +32,15 @@ const message = (id: string, i: number, text = `message ${id}`): EntryToAppend =
   tokenEstimate: 5,
 });
 const compaction = (id: string, i: number, firstKeptEntryId: string): EntryToAppend => ({
-  entry: { type: 'compaction', id, parentId: null, timestamp: ts(i), summary: `summary ${id}`, firstKeptEntryId, tokensBefore: 1000 },
+  entry: {
+    type: 'compaction',
+    id,
+    parentId: null,
+    timestamp: ts(i),
+    summary: `summary ${id}`,
+    firstKeptEntryId,
+    tokensBefore: 1000,
+  },
   tokenEstimate: null,
 });
 const ids = (rows: Array<{ id: string }>) => rows.map((r) => r.id);
@@ -47,16 +67,41 @@ describe.each(testDatabases())('entries repository on $name', (database) => {
       const ring = parseKeyRing(`K:${randomBytes(32).toString('base64')}`);
       const entries: EntryToAppend[] = [
         message('u1', 0, 'where is the ledger'),
-        { entry: { type: 'message', id: 'a1', parentId: 'u1', timestamp: ts(1), message: { role: 'assistant', content: [{ type: 'text', text: 'in the vault' }] } }, tokenEstimate: 7 },
+        {
+          entry: {
+            type: 'message',
+            id: 'a1',
+            parentId: 'u1',
+            timestamp: ts(1),
+            message: { role: 'assistant', content: [{ type: 'text', text: 'in the vault' }] },
+          },
+          tokenEstimate: 7,
+        },
         compaction('c1', 2, 'u1'),
-        { entry: { type: 'message', id: 'n1', parentId: 'c1', timestamp: ts(3), message: { role: 'user', content: 'nul \u0000 here' } }, tokenEstimate: null },
+        {
+          entry: {
+            type: 'message',
+            id: 'n1',
+            parentId: 'c1',
+            timestamp: ts(3),
+            message: { role: 'user', content: 'nul \u0000 here' },
+          },
+          tokenEstimate: null,
+        },
       ];
-      for (const [name, view] of [['plain', db], ['sealed', db.withoutPlugins().withPlugin(atRestPlugin({ ring, seal: true }))]] as const) {
+      for (const [name, view] of [
+        ['plain', db],
+        ['sealed', db.withoutPlugins().withPlugin(atRestPlugin({ ring, seal: true }))],
+      ] as const) {
         for (const e of entries) await appendEntries(view, 'A', `one-${name}`, [e]);
         expect(await appendEntries(view, 'A', `batch-${name}`, entries)).toBe(entries.length);
         const columns = (sessionId: string) =>
-          sql<Record<string, unknown>>`select id, parent_id, type, role, payload::text as payload, token_estimate, byte_size, created_at, search_vector::text as vector, search_terms
-            from transcript_entries where agent_id = 'A' and session_id = ${sessionId} order by seq`.execute(db.withoutPlugins());
+          sql<
+            Record<string, unknown>
+          >`select id, parent_id, type, role, payload::text as payload, token_estimate, byte_size, created_at, search_vector::text as vector, search_terms
+            from transcript_entries where agent_id = 'A' and session_id = ${sessionId} order by seq`.execute(
+            db.withoutPlugins(),
+          );
         const one = (await columns(`one-${name}`)).rows;
         const batch = (await columns(`batch-${name}`)).rows;
         expect(batch.map((r) => r.id)).toEqual(['u1', 'a1', 'c1', 'n1']);
@@ -65,7 +110,8 @@ describe.each(testDatabases())('entries repository on $name', (database) => {
           expect(batch[0]!.vector).toContain("'ledger'");
         } else {
           // Sealed payloads differ per write (a fresh nonce); everything else, the blind index included, is the same.
-          const unsealed = (rows: Record<string, unknown>[]) => rows.map(({ payload, ...rest }) => ({ ...rest, sealed: String(payload).includes('$sealed') }));
+          const unsealed = (rows: Record<string, unknown>[]) =>
+            rows.map(({ payload, ...rest }) => ({ ...rest, sealed: String(payload).includes('$sealed') }));
           expect(unsealed(batch)).toEqual(unsealed(one));
           expect(batch[0]!.vector).toBeNull();
           // 'where is the ledger': stop words are not indexed, so one term.
@@ -76,9 +122,18 @@ describe.each(testDatabases())('entries repository on $name', (database) => {
     });
 
     it('stores NULL for a batch entry whose parent or estimate is missing', async () => {
-      const loose = { entry: { ...message('p', 0).entry, parentId: undefined }, tokenEstimate: undefined } as unknown as EntryToAppend;
+      const loose = {
+        entry: { ...message('p', 0).entry, parentId: undefined },
+        tokenEstimate: undefined,
+      } as unknown as EntryToAppend;
       expect(await appendEntries(db, 'A', 'loose', [loose, message('q', 1)])).toBe(2);
-      const rows = await sql<{ id: string; parent_id: string | null; token_estimate: number | null }>`select id, parent_id, token_estimate from transcript_entries where session_id = 'loose' order by seq`.execute(db);
+      const rows = await sql<{
+        id: string;
+        parent_id: string | null;
+        token_estimate: number | null;
+      }>`select id, parent_id, token_estimate from transcript_entries where session_id = 'loose' order by seq`.execute(
+        db,
+      );
       expect(rows.rows).toEqual([
         { id: 'p', parent_id: null, token_estimate: null },
         { id: 'q', parent_id: null, token_estimate: 5 },
@@ -86,11 +141,23 @@ describe.each(testDatabases())('entries repository on $name', (database) => {
     });
 
     it('notes in the same statement whether the session had rows before the batch', async () => {
-      expect(await appendEntriesNotingPrior(db, 'A', 's1', [message('a', 0), message('b', 1)])).toEqual({ inserted: 2, hadEntries: false });
-      expect(await appendEntriesNotingPrior(db, 'A', 's1', [message('b', 1), message('c', 2)])).toEqual({ inserted: 1, hadEntries: true });
+      expect(await appendEntriesNotingPrior(db, 'A', 's1', [message('a', 0), message('b', 1)])).toEqual({
+        inserted: 2,
+        hadEntries: false,
+      });
+      expect(await appendEntriesNotingPrior(db, 'A', 's1', [message('b', 1), message('c', 2)])).toEqual({
+        inserted: 1,
+        hadEntries: true,
+      });
       // Nothing new: still says what was there.
-      expect(await appendEntriesNotingPrior(db, 'A', 's1', [message('c', 2)])).toEqual({ inserted: 0, hadEntries: true });
-      expect(await appendEntriesNotingPrior(db, 'B', 's1', [message('a', 0)])).toEqual({ inserted: 1, hadEntries: false });
+      expect(await appendEntriesNotingPrior(db, 'A', 's1', [message('c', 2)])).toEqual({
+        inserted: 0,
+        hadEntries: true,
+      });
+      expect(await appendEntriesNotingPrior(db, 'B', 's1', [message('a', 0)])).toEqual({
+        inserted: 1,
+        hadEntries: false,
+      });
     });
   });
 
@@ -150,7 +217,11 @@ describe.each(testDatabases())('entries repository on $name', (database) => {
       await appendEntries(db, 'B', 's1', [message('b1', 1, 'amber of agent B')]);
 
       // The last compaction summarized from the previous one's first kept entry to its own.
-      expect((await loadActiveEntries(db, 'A', 's1')).summarized).toEqual({ firstEntryId: 'm2', lastEntryId: 'm3', messages: 2 });
+      expect((await loadActiveEntries(db, 'A', 's1')).summarized).toEqual({
+        firstEntryId: 'm2',
+        lastEntryId: 'm3',
+        messages: 2,
+      });
       expect(await compactionSpans(db, 'A', 's1')).toEqual([
         { id: 'c1', fromSeq: 0, toSeq: expect.any(Number) },
         { id: 'c2', fromSeq: expect.any(Number), toSeq: expect.any(Number) },
@@ -160,16 +231,28 @@ describe.each(testDatabases())('entries repository on $name', (database) => {
       const hits = await searchHistory(db, { agentId: 'A', sessionIds: ['s1'], query: 'Amber harbour', limit: 10 });
       expect(ids(hits.map((h) => h.row))).toEqual(['m2', 'm1', 'm5']);
       expect(hits[0]!.rank).toBeGreaterThan(hits[2]!.rank);
-      expect(ids((await searchHistory(db, { agentId: 'A', sessionIds: ['s1'], query: 'amber', limit: 1 })).map((h) => h.row))).toHaveLength(1);
+      expect(
+        ids(
+          (await searchHistory(db, { agentId: 'A', sessionIds: ['s1'], query: 'amber', limit: 1 })).map((h) => h.row),
+        ),
+      ).toHaveLength(1);
       expect(await searchHistory(db, { agentId: 'A', sessionIds: ['s1'], query: '!!!', limit: 5 })).toEqual([]);
       expect(await searchHistory(db, { agentId: 'A', sessionIds: ['other'], query: 'amber', limit: 5 })).toEqual([]);
 
       // Ranges around an entry, read a bounded page at a time.
       const m3 = (await getEntry(db, 'A', 's1', 'm3'))!;
       const around = await rangeAround(db, { agentId: 'A', sessionId: 's1', seq: Number(m3.seq), before: 1, after: 1 });
-      expect(ids(await messagesInRange(db, { agentId: 'A', sessionId: 's1', ...around, limit: 10 }))).toEqual(['m2', 'm3', 'm4']);
+      expect(ids(await messagesInRange(db, { agentId: 'A', sessionId: 's1', ...around, limit: 10 }))).toEqual([
+        'm2',
+        'm3',
+        'm4',
+      ]);
       const all = await rangeAround(db, { agentId: 'A', sessionId: 's1', seq: Number(m3.seq), before: 9, after: 9 });
-      expect(ids(await messagesInRange(db, { agentId: 'A', sessionId: 's1', ...all, limit: 3 }))).toEqual(['m1', 'm2', 'm3']);
+      expect(ids(await messagesInRange(db, { agentId: 'A', sessionId: 's1', ...all, limit: 3 }))).toEqual([
+        'm1',
+        'm2',
+        'm3',
+      ]);
     });
   });
 
@@ -178,12 +261,26 @@ describe.each(testDatabases())('entries repository on $name', (database) => {
       const raw = db.withoutPlugins();
       const old = (id: string, seq: number, payload: unknown) =>
         sql`insert into transcript_entries (agent_id, session_id, id, seq, type, role, payload, byte_size, created_at)
-            values ('A', 's1', ${id}, ${seq}, 'message', 'assistant', ${JSON.stringify(payload)}::jsonb, 1, now())`.execute(raw);
-      await old('t', 1, { type: 'message', message: { role: 'assistant', content: [{ type: 'text', text: 'Quokka here' }, { type: 'toolCall', name: 'find', arguments: { q: 'wombat' } }] } });
+            values ('A', 's1', ${id}, ${seq}, 'message', 'assistant', ${JSON.stringify(payload)}::jsonb, 1, now())`.execute(
+          raw,
+        );
+      await old('t', 1, {
+        type: 'message',
+        message: {
+          role: 'assistant',
+          content: [
+            { type: 'text', text: 'Quokka here' },
+            { type: 'toolCall', name: 'find', arguments: { q: 'wombat' } },
+          ],
+        },
+      });
       await old('c', 2, { type: 'compaction', summary: 'Goal: numbat' });
       await old('s', 3, { $sealed: 1, k: 'K', iv: '', ct: '', tag: '' });
       await backfillSearchVectors(db);
-      const { rows } = await sql<{ id: string; v: string | null }>`select id, search_vector::text as v from transcript_entries order by seq`.execute(raw);
+      const { rows } = await sql<{
+        id: string;
+        v: string | null;
+      }>`select id, search_vector::text as v from transcript_entries order by seq`.execute(raw);
       expect(rows.find((r) => r.id === 't')!.v).toEqual(expect.stringMatching(/'quokka'.*'wombat'|'wombat'.*'quokka'/));
       expect(rows.find((r) => r.id === 'c')!.v).toContain("'numbat'");
       expect(rows.find((r) => r.id === 's')!.v).toBeNull();
@@ -191,7 +288,7 @@ describe.each(testDatabases())('entries repository on $name', (database) => {
   });
 
   describe('typed rows', () => {
-    it('types each row\'s payload by its type, so a compaction reads without a cast', async () => {
+    it("types each row's payload by its type, so a compaction reads without a cast", async () => {
       await appendEntries(db, 'A', 's1', [message('a', 0), compaction('c', 1, 'a')]);
       const row = await lastCompaction(db, 'A', 's1');
       expect(row?.payload.firstKeptEntryId).toBe('a');
@@ -201,15 +298,22 @@ describe.each(testDatabases())('entries repository on $name', (database) => {
 
     it('refuses a row whose payload is another kind than its type column, naming the entry', async () => {
       await appendEntries(db, 'A', 's1', [message('a', 0)]);
-      await sql`update transcript_entries set type = 'compaction' where agent_id = 'A' and session_id = 's1' and id = 'a'`.execute(db);
-      await expect(getEntry(db, 'A', 's1', 'a')).rejects.toThrow(/transcript entry a: its type column says compaction but its payload's type is message/);
+      await sql`update transcript_entries set type = 'compaction' where agent_id = 'A' and session_id = 's1' and id = 'a'`.execute(
+        db,
+      );
+      await expect(getEntry(db, 'A', 's1', 'a')).rejects.toThrow(
+        /transcript entry a: its type column says compaction but its payload's type is message/,
+      );
       await expect(lastCompaction(db, 'A', 's1')).rejects.toThrow(/transcript entry a/);
     });
   });
 
   describe('setTokenEstimates', () => {
     it('caches estimates on the named entries only', async () => {
-      await appendEntries(db, 'A', 's1', [{ ...message('a', 0), tokenEstimate: null }, { ...message('b', 1), tokenEstimate: null }]);
+      await appendEntries(db, 'A', 's1', [
+        { ...message('a', 0), tokenEstimate: null },
+        { ...message('b', 1), tokenEstimate: null },
+      ]);
       await setTokenEstimates(db, 'A', 's1', [{ id: 'a', tokens: 42 }]);
       expect((await allEntries(db, 'A', 's1')).map((r) => r.token_estimate)).toEqual([42, null]);
     });
@@ -219,7 +323,12 @@ describe.each(testDatabases())('entries repository on $name', (database) => {
     // Two agents use the same session id and key; neither may see the other's rows.
     beforeEach(async () => {
       await appendEntries(db, 'A', 's1', [message('a1', 1), compaction('ac', 2, 'a1'), message('a2', 3)]);
-      await appendEntries(db, 'B', 's1', [message('b1', 1), compaction('bc', 2, 'b1'), message('b2', 3), message('b3', 4)]);
+      await appendEntries(db, 'B', 's1', [
+        message('b1', 1),
+        compaction('bc', 2, 'b1'),
+        message('b2', 3),
+        message('b3', 4),
+      ]);
       await ensureSession(db, { agentId: 'A', sessionKey: 'agent:A:main', newSessionId: 's1', now: new Date(T0) });
     });
     const reads: Array<[string, (db: Kysely<Database>, agent: string) => Promise<unknown>, unknown]> = [
@@ -253,7 +362,10 @@ describe.each(testDatabases())('entries repository on $name', (database) => {
 
     /** Runs `read` through a plugin that records each query, then EXPLAINs every recorded query. */
     async function plansOf(read: (db: Kysely<Database>) => Promise<unknown>): Promise<string[]> {
-      const nodes: Array<{ node: RootOperationNode; queryId: Parameters<KyselyPlugin['transformQuery']>[0]['queryId'] }> = [];
+      const nodes: Array<{
+        node: RootOperationNode;
+        queryId: Parameters<KyselyPlugin['transformQuery']>[0]['queryId'];
+      }> = [];
       const recorder: KyselyPlugin = {
         transformQuery: (args) => {
           nodes.push({ node: args.node, queryId: args.queryId });
@@ -265,7 +377,9 @@ describe.each(testDatabases())('entries repository on $name', (database) => {
       const plans: string[] = [];
       for (const { node, queryId } of nodes) {
         const compiled = db.getExecutor().compileQuery(node, queryId);
-        const result = await db.executeQuery<{ 'QUERY PLAN': string }>(CompiledQuery.raw(`EXPLAIN ${compiled.sql}`, [...compiled.parameters]));
+        const result = await db.executeQuery<{ 'QUERY PLAN': string }>(
+          CompiledQuery.raw(`EXPLAIN ${compiled.sql}`, [...compiled.parameters]),
+        );
         plans.push(result.rows.map((r) => r['QUERY PLAN']).join('\n'));
       }
       return plans;

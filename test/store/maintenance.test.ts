@@ -17,7 +17,10 @@ const message = (id: string, i: number): EntryToAppend => ({
   entry: { type: 'message', id, parentId: null, timestamp: ts(i), message: { role: 'user', content: id } },
   tokenEstimate: 1,
 });
-const header = (sessionId: string): EntryToAppend => ({ entry: { type: 'session', id: sessionId, timestamp: ts(0) }, tokenEstimate: null });
+const header = (sessionId: string): EntryToAppend => ({
+  entry: { type: 'session', id: sessionId, timestamp: ts(0) },
+  tokenEstimate: null,
+});
 const compaction = (id: string, i: number, firstKeptEntryId: string): EntryToAppend => ({
   entry: { type: 'compaction', id, parentId: null, timestamp: ts(i), summary: 's', firstKeptEntryId, tokensBefore: 1 },
   tokenEstimate: null,
@@ -32,8 +35,19 @@ describe.each(testDatabases())('runMaintenance on $name', (database) => {
   });
   afterEach(async () => store.close());
 
-  async function session(agentId: string, key: string, sessionId: string, ageDays: number, entries: EntryToAppend[] = []) {
-    await ensureSession(db, { agentId, sessionKey: key, newSessionId: sessionId, now: new Date(NOW.getTime() - ageDays * DAY) });
+  async function session(
+    agentId: string,
+    key: string,
+    sessionId: string,
+    ageDays: number,
+    entries: EntryToAppend[] = [],
+  ) {
+    await ensureSession(db, {
+      agentId,
+      sessionKey: key,
+      newSessionId: sessionId,
+      now: new Date(NOW.getTime() - ageDays * DAY),
+    });
     if (entries.length > 0) await appendEntries(db, agentId, sessionId, entries);
   }
 
@@ -94,12 +108,28 @@ describe.each(testDatabases())('runMaintenance on $name', (database) => {
     it('removes the oldest entries beyond the cap, keeping the header and never changing the active window', async () => {
       const before = await loadActiveEntries(db, 'A', 's1');
       const report = await runMaintenance(db, { now: NOW, mode: 'enforce', maxEntries: 8 });
-      expect(report.entriesCapped).toEqual([{ agentId: 'A', sessionKey: 'agent:A:main', sessionId: 's1', removed: 5, keptOverCap: 1 }]);
+      expect(report.entriesCapped).toEqual([
+        { agentId: 'A', sessionKey: 'agent:A:main', sessionId: 's1', removed: 5, keptOverCap: 1 },
+      ]);
       // The newest 8 are m5..m11 (c1 included); the header is kept on top of them.
-      expect((await allEntries(db, 'A', 's1')).map((r) => r.id)).toEqual(['s1', 'm5', 'm6', 'm7', 'm8', 'm9', 'c1', 'm10', 'm11']);
+      expect((await allEntries(db, 'A', 's1')).map((r) => r.id)).toEqual([
+        's1',
+        'm5',
+        'm6',
+        'm7',
+        'm8',
+        'm9',
+        'c1',
+        'm10',
+        'm11',
+      ]);
       // The window is unchanged; only the summarized range named for recall lost its capped entries.
       const { summarized: _capped, ...after } = await loadActiveEntries(db, 'A', 's1');
-      expect(after).toEqual({ compaction: before.compaction, rows: before.rows, lastCompactionSeq: before.lastCompactionSeq });
+      expect(after).toEqual({
+        compaction: before.compaction,
+        rows: before.rows,
+        lastCompactionSeq: before.lastCompactionSeq,
+      });
     });
 
     it('keeps the whole active window and the newest compaction even when they exceed the cap', async () => {
@@ -115,7 +145,13 @@ describe.each(testDatabases())('runMaintenance on $name', (database) => {
     });
 
     it('never caps a session without a compaction: its whole transcript is the active window', async () => {
-      await session('A', 'agent:A:other', 's2', 1, Array.from({ length: 10 }, (_, i) => message(`n${i}`, i)));
+      await session(
+        'A',
+        'agent:A:other',
+        's2',
+        1,
+        Array.from({ length: 10 }, (_, i) => message(`n${i}`, i)),
+      );
       const report = await runMaintenance(db, { now: NOW, mode: 'enforce', maxEntries: 4 });
       expect(report.entriesCapped.find((c) => c.sessionId === 's2')).toMatchObject({ removed: 0, keptOverCap: 6 });
       expect(await countEntries(db, 'A', 's2')).toBe(10);
@@ -133,9 +169,19 @@ describe.each(testDatabases())('runMaintenance on $name', (database) => {
     // r1 (50 → 40 days ago), r2 (40 → 5 days ago, compacted, 14 entries), r3 current since 5 days ago.
     beforeEach(async () => {
       await session('A', KEY, 'r1', 50, [header('r1'), message('r1-m', 1)]);
-      expect(await rotateSession(db, { agentId: 'A', sessionKey: KEY, newSessionId: 'r2', now: daysAgo(40) })).toBe(true);
-      await appendEntries(db, 'A', 'r2', [header('r2'), ...Array.from({ length: 10 }, (_, i) => message(`m${i}`, i + 1)), compaction('c1', 11, 'm7'), message('m10', 12), message('m11', 13)]);
-      expect(await rotateSession(db, { agentId: 'A', sessionKey: KEY, newSessionId: 'r3', now: daysAgo(5) })).toBe(true);
+      expect(await rotateSession(db, { agentId: 'A', sessionKey: KEY, newSessionId: 'r2', now: daysAgo(40) })).toBe(
+        true,
+      );
+      await appendEntries(db, 'A', 'r2', [
+        header('r2'),
+        ...Array.from({ length: 10 }, (_, i) => message(`m${i}`, i + 1)),
+        compaction('c1', 11, 'm7'),
+        message('m10', 12),
+        message('m11', 13),
+      ]);
+      expect(await rotateSession(db, { agentId: 'A', sessionKey: KEY, newSessionId: 'r3', now: daysAgo(5) })).toBe(
+        true,
+      );
       await appendEntries(db, 'A', 'r3', [header('r3'), message('r3-m', 20)]);
     });
 
@@ -148,8 +194,12 @@ describe.each(testDatabases())('runMaintenance on $name', (database) => {
       ]);
       const report = await runMaintenance(db, { now: NOW, mode: 'warn', maxEntries: 8 });
       expect(report.sessionsPruned).toEqual([]);
-      expect(report.transcriptsPruned).toEqual([{ agentId: 'A', sessionKey: KEY, sessionId: 'r1', endedAt: daysAgo(40), entries: 2 }]);
-      expect(report.entriesCapped).toEqual([{ agentId: 'A', sessionKey: KEY, sessionId: 'r2', removed: 5, keptOverCap: 1 }]);
+      expect(report.transcriptsPruned).toEqual([
+        { agentId: 'A', sessionKey: KEY, sessionId: 'r1', endedAt: daysAgo(40), entries: 2 },
+      ]);
+      expect(report.entriesCapped).toEqual([
+        { agentId: 'A', sessionKey: KEY, sessionId: 'r2', removed: 5, keptOverCap: 1 },
+      ]);
       expect(await countEntries(db, 'A', 'r1')).toBe(2);
       expect(await countEntries(db, 'A', 'r2')).toBe(14);
     });
@@ -159,11 +209,25 @@ describe.each(testDatabases())('runMaintenance on $name', (database) => {
       expect(report.transcriptsPruned.map((t) => [t.sessionId, t.entries])).toEqual([['r1', 2]]);
       expect(report.entriesCapped.map((c) => [c.sessionId, c.removed])).toEqual([['r2', 5]]);
       expect(await countEntries(db, 'A', 'r1')).toBe(0);
-      expect((await allEntries(db, 'A', 'r2')).map((r) => r.id)).toEqual(['r2', 'm5', 'm6', 'm7', 'm8', 'm9', 'c1', 'm10', 'm11']);
+      expect((await allEntries(db, 'A', 'r2')).map((r) => r.id)).toEqual([
+        'r2',
+        'm5',
+        'm6',
+        'm7',
+        'm8',
+        'm9',
+        'c1',
+        'm10',
+        'm11',
+      ]);
       expect(await countEntries(db, 'A', 'r3')).toBe(2);
       expect((await sessionIdsOfKey(db, 'A', KEY)).map((s) => s.sessionId)).toEqual(['r2', 'r3']);
 
-      await db.updateTable('sessions').set({ updated_at: daysAgo(31) }).where('agent_id', '=', 'A').execute();
+      await db
+        .updateTable('sessions')
+        .set({ updated_at: daysAgo(31) })
+        .where('agent_id', '=', 'A')
+        .execute();
       const warned = await runMaintenance(db, { now: NOW, mode: 'warn' });
       expect(warned.sessionsPruned.map((s) => [s.sessionKey, s.entries])).toEqual([[KEY, 11]]);
       expect(warned.transcriptsPruned).toEqual([]);
@@ -179,16 +243,35 @@ describe.each(testDatabases())('runMaintenance on $name', (database) => {
       await appendEntries(db, 'A', 'lost', [message('lost-m', 1)]);
       await db
         .insertInto('memory_notes')
-        .values({ id: 'n1', agent_id: 'A', session_key: KEY, session_id: 'r1', day: '2026-04-20', text: 'note', compaction_cycle: 0, created_at: daysAgo(45) })
+        .values({
+          id: 'n1',
+          agent_id: 'A',
+          session_key: KEY,
+          session_id: 'r1',
+          day: '2026-04-20',
+          text: 'note',
+          compaction_cycle: 0,
+          created_at: daysAgo(45),
+        })
         .execute();
       await db
         .insertInto('compactions')
-        .values({ id: 'c-r2', agent_id: 'A', session_key: KEY, session_id: 'r2', trigger: 'manual', status: 'succeeded', started_at: daysAgo(20) })
+        .values({
+          id: 'c-r2',
+          agent_id: 'A',
+          session_key: KEY,
+          session_id: 'r2',
+          trigger: 'manual',
+          status: 'succeeded',
+          started_at: daysAgo(20),
+        })
         .execute();
       // The later migrations run again too: forget the history search columns (they come back backfilled).
       await sql`alter table transcript_entries drop column search_vector, drop column search_terms`.execute(db);
       await sql`delete from kysely_migration where name = '2026_11_24_005_history_search'`.execute(db);
-      await sql`alter table compactions drop column revert_of, drop column rerun_of, drop column summary, drop column summarizer_model, drop column summarizer_calls, drop column summarizer_tokens, drop column spend_limited`.execute(db);
+      await sql`alter table compactions drop column revert_of, drop column rerun_of, drop column summary, drop column summarizer_model, drop column summarizer_calls, drop column summarizer_tokens, drop column spend_limited`.execute(
+        db,
+      );
       await sql`drop index compactions_spend_idx`.execute(db);
       await sql`delete from kysely_migration where name = '2026_11_25_001_reversible_compaction'`.execute(db);
       // (Dropping the search columns dropped the partial index of unindexed rows with them.)
@@ -204,13 +287,27 @@ describe.each(testDatabases())('runMaintenance on $name', (database) => {
       await sql`delete from kysely_migration where name = '2026_11_27_003_session_estimate_scales'`.execute(db);
       // Indexed again by search terms (stems without stop words): the backfilled vectors are let go.
       await sql`delete from kysely_migration where name = '2026_11_28_001_search_by_terms'`.execute(db);
-      await sql`alter table compactions drop column summarizer_input_tokens, drop column summarizer_cache_read_tokens, drop column summarizer_cache_write_tokens, drop column summarizer_output_tokens`.execute(db);
+      await sql`alter table compactions drop column summarizer_input_tokens, drop column summarizer_cache_read_tokens, drop column summarizer_cache_write_tokens, drop column summarizer_output_tokens`.execute(
+        db,
+      );
       await sql`delete from kysely_migration where name = '2026_11_29_001_compaction_billing'`.execute(db);
       await db
         .insertInto('model_limits')
         .values([
-          { model: 'stated', context_window: 10_000, provider_max_tokens: 30_000, provider_message: 'prompt is too long: 90000 tokens > 30000 maximum', learned_at: new Date() },
-          { model: 'unstated', context_window: 50_000, provider_max_tokens: null, provider_message: 'request too large', learned_at: new Date() },
+          {
+            model: 'stated',
+            context_window: 10_000,
+            provider_max_tokens: 30_000,
+            provider_message: 'prompt is too long: 90000 tokens > 30000 maximum',
+            learned_at: new Date(),
+          },
+          {
+            model: 'unstated',
+            context_window: 50_000,
+            provider_max_tokens: null,
+            provider_message: 'request too large',
+            learned_at: new Date(),
+          },
         ])
         .execute();
       expect(await migrateToLatest(db)).toEqual([
@@ -228,27 +325,46 @@ describe.each(testDatabases())('runMaintenance on $name', (database) => {
         '2026_11_29_001_compaction_billing',
       ]);
       // Back to the stated maximum less 5%; a window learned without one stays as it was.
-      const limits = await db.selectFrom('model_limits').select(['model', 'context_window']).where('model', 'in', ['stated', 'unstated']).orderBy('model').execute();
+      const limits = await db
+        .selectFrom('model_limits')
+        .select(['model', 'context_window'])
+        .where('model', 'in', ['stated', 'unstated'])
+        .orderBy('model')
+        .execute();
       expect(limits).toEqual([
         { model: 'stated', context_window: 28_500 },
         { model: 'unstated', context_window: 50_000 },
       ]);
       // Sealed rows from before history_search (never indexable) are outside the index of unindexed
       // rows, which a search's probe reads in seq order.
-      const { rows: defs } = await sql<{ def: string }>`select indexdef as def from pg_indexes where indexname = 'transcript_entries_unindexed_idx' and schemaname = current_schema()`.execute(db);
+      const { rows: defs } = await sql<{
+        def: string;
+      }>`select indexdef as def from pg_indexes where indexname = 'transcript_entries_unindexed_idx' and schemaname = current_schema()`.execute(
+        db,
+      );
       expect(defs.map((d) => d.def)).toEqual([expect.stringMatching(/\(agent_id, session_id, seq\).*'\$sealed'/)]);
       expect(await sessionIdsOfKey(db, 'A', KEY)).toEqual([
         { sessionId: 'r1', startedAt: new Date(ts(0)), endedAt: new Date(ts(1)), current: false },
         { sessionId: 'r2', startedAt: new Date(ts(0)), endedAt: new Date(ts(13)), current: false },
         { sessionId: 'r3', startedAt: daysAgo(5), endedAt: null, current: true },
       ]);
-      expect(await db.selectFrom('session_ids').select('session_id').where('session_id', '=', 'lost').execute()).toEqual([]);
+      expect(
+        await db.selectFrom('session_ids').select('session_id').where('session_id', '=', 'lost').execute(),
+      ).toEqual([]);
     });
   });
 
   describe('the search index of imported entries', () => {
     const unindexed = async (agentId: string) =>
-      (await db.selectFrom('transcript_entries').select('id').where('agent_id', '=', agentId).where('search_vector', 'is', null).where('search_terms', 'is', null).execute()).length;
+      (
+        await db
+          .selectFrom('transcript_entries')
+          .select('id')
+          .where('agent_id', '=', agentId)
+          .where('search_vector', 'is', null)
+          .where('search_terms', 'is', null)
+          .execute()
+      ).length;
 
     it('indexes what an import left unindexed, in warn mode too, for the named agent only, and then has nothing left to do', async () => {
       await session('A', 'agent:A:imported', 'imp', 1);
@@ -259,7 +375,11 @@ describe.each(testDatabases())('runMaintenance on $name', (database) => {
       expect(report.entriesIndexed).toBe(2);
       expect([await unindexed('A'), await unindexed('B')]).toEqual([0, 1]);
       // The same text an insert indexes: the entry is found by its words.
-      const { rows } = await sql<{ id: string }>`select id from transcript_entries where agent_id = 'A' and search_vector @@ to_tsquery('simple', 'quokka')`.execute(db);
+      const { rows } = await sql<{
+        id: string;
+      }>`select id from transcript_entries where agent_id = 'A' and search_vector @@ to_tsquery('simple', 'quokka')`.execute(
+        db,
+      );
       expect(rows.map((r) => r.id)).toEqual(['quokka']);
       // Every agent's, when none is named; nothing on the next run.
       expect((await runMaintenance(db, { now: NOW, mode: 'warn' })).entriesIndexed).toBe(1);

@@ -19,7 +19,9 @@ describeOnPostgres('introspecting a database other schemas share', 'schemas live
   beforeAll(async () => {
     const client = new Client({ connectionString: url });
     await client.connect();
-    await client.query(`create schema "${neighbour}"; create table "${neighbour}".sessions (other int); create table "${neighbour}".elsewhere (x int)`);
+    await client.query(
+      `create schema "${neighbour}"; create table "${neighbour}".sessions (other int); create table "${neighbour}".elsewhere (x int)`,
+    );
     await client.end();
     store = await openStore({ kind: 'postgres', url: await freshSchemaUrl(url), maxConnections: 2 });
   });
@@ -36,14 +38,21 @@ describeOnPostgres('introspecting a database other schemas share', 'schemas live
     expect(names).toContain('transcript_entries');
     expect(names).not.toContain('elsewhere');
     expect(names).not.toContain('kysely_migration');
-    expect((await store.db.introspection.getTables({ withInternalKyselyTables: true })).map((t) => t.name)).toContain('kysely_migration');
+    expect((await store.db.introspection.getTables({ withInternalKyselyTables: true })).map((t) => t.name)).toContain(
+      'kysely_migration',
+    );
     const sessions = tables.filter((t) => t.name === 'sessions');
     expect(sessions).toHaveLength(1);
     expect(sessions[0]!.columns.map((c) => c.name)).toContain('session_key');
     const seq = tables.find((t) => t.name === 'transcript_entries')!.columns.find((c) => c.name === 'seq')!;
     expect(seq).toMatchObject({ dataType: 'int8', isAutoIncrementing: true, isNullable: false, hasDefaultValue: true });
     const label = sessions[0]!.columns.find((c) => c.name === 'label')!;
-    expect(label).toMatchObject({ dataType: 'text', isAutoIncrementing: false, isNullable: true, hasDefaultValue: false });
+    expect(label).toMatchObject({
+      dataType: 'text',
+      isAutoIncrementing: false,
+      isNullable: true,
+      hasDefaultValue: false,
+    });
   });
 });
 
@@ -56,7 +65,11 @@ describe('an embedded store started from a dump of a data folder', () => {
     const second = await openStore({ kind: 'pglite', dataDir: 'memory://', loadDataDir: dump });
     try {
       await ensureSession(second.db, { agentId: 'a', sessionKey: 'agent:a:other', newSessionId: 's2', now: NOW });
-      const rows = await second.db.selectFrom('sessions').select(['session_key', 'session_id']).orderBy('session_key').execute();
+      const rows = await second.db
+        .selectFrom('sessions')
+        .select(['session_key', 'session_id'])
+        .orderBy('session_key')
+        .execute();
       expect(rows).toEqual([
         { session_key: 'agent:a:main', session_id: 's1' },
         { session_key: 'agent:a:other', session_id: 's2' },

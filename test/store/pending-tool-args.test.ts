@@ -6,7 +6,11 @@
 import { testDatabases } from '../support/databases';
 import type { Store } from '../../src/store/connect';
 import { type EntryToAppend } from '../../src/store/entries-repo';
-import { appendReplyKeepingToolArgs, appendToolResultReleasingArgs, loadPendingToolArgs } from '../../src/store/pending-tool-args-repo';
+import {
+  appendReplyKeepingToolArgs,
+  appendToolResultReleasingArgs,
+  loadPendingToolArgs,
+} from '../../src/store/pending-tool-args-repo';
 import { deleteSessionCascade } from '../../src/store/sessions-repo';
 import { ensureSession } from '../support/ensure-session';
 import { allEntries } from '../support/store-readers';
@@ -21,12 +25,28 @@ const reply = (id: string, apiKey: string): EntryToAppend => ({
     id,
     parentId: null,
     timestamp: NOW,
-    message: { role: 'assistant', content: [{ type: 'toolCall', id: 'toolu_1', name: 'deploy', arguments: { apiKey } }], stopReason: 'toolUse' },
+    message: {
+      role: 'assistant',
+      content: [{ type: 'toolCall', id: 'toolu_1', name: 'deploy', arguments: { apiKey } }],
+      stopReason: 'toolUse',
+    },
   },
   tokenEstimate: 10,
 });
 const result = (id: string, text: string): EntryToAppend => ({
-  entry: { type: 'message', id, parentId: 'a1', timestamp: NOW, message: { role: 'toolResult', toolCallId: 'toolu_1', toolName: 'deploy', content: [{ type: 'text', text }], isError: false } },
+  entry: {
+    type: 'message',
+    id,
+    parentId: 'a1',
+    timestamp: NOW,
+    message: {
+      role: 'toolResult',
+      toolCallId: 'toolu_1',
+      toolName: 'deploy',
+      content: [{ type: 'text', text }],
+      isError: false,
+    },
+  },
   tokenEstimate: 5,
 });
 
@@ -51,8 +71,12 @@ describe.each(testDatabases())('pending tool arguments on $name', (database) => 
   it('stores the result redacted and releases the arguments in one step that may run twice', async () => {
     await appendReplyKeepingToolArgs(store.db, 'a', 's1', reply('a1', KEY));
     const call = { assistantEntryId: 'a1', toolCallId: 'toolu_1' };
-    expect((await appendToolResultReleasingArgs(store.db, 'a', 's1', call, result('r1', `deployed with ${KEY}`))).inserted).toBe(1);
-    expect((await appendToolResultReleasingArgs(store.db, 'a', 's1', call, result('r1', `deployed with ${KEY}`))).inserted).toBe(0);
+    expect(
+      (await appendToolResultReleasingArgs(store.db, 'a', 's1', call, result('r1', `deployed with ${KEY}`))).inserted,
+    ).toBe(1);
+    expect(
+      (await appendToolResultReleasingArgs(store.db, 'a', 's1', call, result('r1', `deployed with ${KEY}`))).inserted,
+    ).toBe(0);
     expect(await loadPendingToolArgs(store.db, 'a', 's1', 'a1', 'toolu_1')).toBeUndefined();
     const rows = await allEntries(store.db, 'a', 's1');
     expect(rows.map((r) => r.id)).toEqual(['a1', 'r1']);

@@ -69,10 +69,24 @@ describe('one PGlite folder served to other processes', () => {
     const [a, b, c] = [await connect(), await connect(), await connect()];
     const run = async (client: Client, tag: number) => {
       const diffs: number[] = [];
-      for (let i = 0; i < 30; i++) diffs.push((await client.query<{ v: number }>('select $1::int as v', [tag * 1000 + i])).rows[0]!.v - (tag * 1000 + i));
+      for (let i = 0; i < 30; i++)
+        diffs.push(
+          (await client.query<{ v: number }>('select $1::int as v', [tag * 1000 + i])).rows[0]!.v - (tag * 1000 + i),
+        );
       return diffs;
     };
-    const diffs = (await Promise.all([run(a, 1), run(b, 2), run(c, 3), Promise.all(Array.from({ length: 30 }, (_, i) => sql<{ v: number }>`select ${i}::int as v`.execute(store.db).then((r) => r.rows[0]!.v - i)))])).flat();
+    const diffs = (
+      await Promise.all([
+        run(a, 1),
+        run(b, 2),
+        run(c, 3),
+        Promise.all(
+          Array.from({ length: 30 }, (_, i) =>
+            sql<{ v: number }>`select ${i}::int as v`.execute(store.db).then((r) => r.rows[0]!.v - i),
+          ),
+        ),
+      ])
+    ).flat();
     expect(diffs.every((d) => d === 0)).toBe(true);
   });
 
@@ -82,9 +96,19 @@ describe('one PGlite folder served to other processes', () => {
     const target = { kind: 'postgres' as const, url: served.url, servedBy: { pid: process.pid } };
     // And by URL alone, as workers given DATABASE_URL do: each prepares its own, under its own names.
     const byUrl = { kind: 'postgres' as const, url: served.url };
-    const stores = [await openStore(target, { migrate: false }), await openStore(byUrl, { migrate: false }), await openStore(byUrl, { migrate: false })];
+    const stores = [
+      await openStore(target, { migrate: false }),
+      await openStore(byUrl, { migrate: false }),
+      await openStore(byUrl, { migrate: false }),
+    ];
     try {
-      const read = async (s: Store) => readSessionForTurn(s.db, { agentId: 'a', sessionKey: 'agent:a:main', defaultModel: 'm', releaseToolArgsBefore: new Date().toISOString() });
+      const read = async (s: Store) =>
+        readSessionForTurn(s.db, {
+          agentId: 'a',
+          sessionKey: 'agent:a:main',
+          defaultModel: 'm',
+          releaseToolArgsBefore: new Date().toISOString(),
+        });
       for (const s of stores) expect(await read(s)).toBeUndefined();
       expect(await Promise.all([...stores, ...stores].map(read))).toEqual(Array(6).fill(undefined));
     } finally {
@@ -104,7 +128,10 @@ describe('one PGlite folder served to other processes', () => {
 
   it('in-process LISTEN keeps hearing in-process NOTIFY while socket clients come and go', async () => {
     const heard: string[] = [];
-    const stop = await new PgliteReplyStreamSubscriber(store.pglite!, store.pgliteLock!).listen('keel_owner_test', (p) => heard.push(p));
+    const stop = await new PgliteReplyStreamSubscriber(store.pglite!, store.pgliteLock!).listen(
+      'keel_owner_test',
+      (p) => heard.push(p),
+    );
     const other = await connect();
     await other.query('INSERT INTO scratch VALUES (1)');
     await sql`select pg_notify('keel_owner_test', 'chunk')`.execute(store.db);
@@ -113,7 +140,9 @@ describe('one PGlite folder served to other processes', () => {
   });
 
   it('a second open of the folder in this process is refused, naming the folder', async () => {
-    await expect(openStore({ kind: 'pglite', dataDir })).rejects.toThrow(`the PGlite folder ${dataDir} is already open in this process`);
+    await expect(openStore({ kind: 'pglite', dataDir })).rejects.toThrow(
+      `the PGlite folder ${dataDir} is already open in this process`,
+    );
   });
 });
 
@@ -180,13 +209,16 @@ describe('a stale owner taken over by racing processes', () => {
       const winners = children.filter((_, i) => outcomes[i] === 'claimed');
       expect(winners).toHaveLength(1);
       const winner = winners[0]!.proc.pid!;
-      for (const o of outcomes.filter((o) => o !== 'claimed')) expect(o).toMatch(new RegExp(`^FolderInUseError: the PGlite folder ${dataDir} is open in process ${winner} `));
+      for (const o of outcomes.filter((o) => o !== 'claimed'))
+        expect(o).toMatch(new RegExp(`^FolderInUseError: the PGlite folder ${dataDir} is open in process ${winner} `));
       expect(JSON.parse(readFileSync(`${dataDir}.owner`, 'utf8')).pid).toBe(winner);
     } finally {
       for (const c of children) c.proc.stdin.end();
     }
     // Nothing is left behind but the owner file: no takeover lock, no file written aside.
-    await Promise.all(children.map((c) => new Promise((r) => (c.proc.exitCode === null ? c.proc.on('exit', r) : r(undefined)))));
+    await Promise.all(
+      children.map((c) => new Promise((r) => (c.proc.exitCode === null ? c.proc.on('exit', r) : r(undefined)))),
+    );
     expect((await readdir(dir)).sort()).toEqual(['db.owner', 'go']);
   });
 });

@@ -16,7 +16,10 @@ const url = process.env.TEST_DATABASE_URL;
 
 // A table of the test's own, read through the kysely handle as if it were Keel's.
 const rowsOf = compiledOnce('prepared statements test read', (db, v: { a: number }) =>
-  (db as unknown as Kysely<Record<string, Record<string, unknown>>>).selectFrom('prepared_probe').selectAll().where('a', '=', v.a),
+  (db as unknown as Kysely<Record<string, Record<string, unknown>>>)
+    .selectFrom('prepared_probe')
+    .selectAll()
+    .where('a', '=', v.a),
 ) as unknown as (db: Kysely<Database>, v: { a: number }) => Promise<Array<Record<string, unknown>>>;
 
 describeOnPostgres('prepared statements', 'PGlite runs through no pg client, so nothing is prepared there', () => {
@@ -25,12 +28,19 @@ describeOnPostgres('prepared statements', 'PGlite runs through no pg client, so 
 
   const open = async (preparedStatements?: boolean) => {
     // One connection: the prepared statements seen are the ones the runs used.
-    store = await openStore({ kind: 'postgres', url: await freshSchemaUrl(url!), maxConnections: 1, ...(preparedStatements === undefined ? {} : { preparedStatements }) });
+    store = await openStore({
+      kind: 'postgres',
+      url: await freshSchemaUrl(url!),
+      maxConnections: 1,
+      ...(preparedStatements === undefined ? {} : { preparedStatements }),
+    });
     await sql`create table prepared_probe (a int)`.execute(store.db);
     await sql`insert into prepared_probe values (1)`.execute(store.db);
   };
   const prepared = async () =>
-    (await sql<{ name: string }>`select name from pg_prepared_statements where name like 'keel_%'`.execute(store.db)).rows.map((r) => r.name);
+    (
+      await sql<{ name: string }>`select name from pg_prepared_statements where name like 'keel_%'`.execute(store.db)
+    ).rows.map((r) => r.name);
 
   it('prepares a compiled-once statement once per connection and runs it by name after', async () => {
     await open();
@@ -53,7 +63,9 @@ describeOnPostgres('prepared statements', 'PGlite runs through no pg client, so 
     expect(await rowsOf(store.db, { a: 1 })).toEqual([{ a: 1 }]);
     await sql`alter table prepared_probe add column b text default 'new'`.execute(store.db);
     // The transaction the error aborted cannot run the statement again; the next attempt can.
-    await expect(store.db.transaction().execute(async (trx) => rowsOf(trx, { a: 1 }))).rejects.toThrow(/current transaction is aborted|cached plan/);
+    await expect(store.db.transaction().execute(async (trx) => rowsOf(trx, { a: 1 }))).rejects.toThrow(
+      /current transaction is aborted|cached plan/,
+    );
     expect(await store.db.transaction().execute(async (trx) => rowsOf(trx, { a: 1 }))).toEqual([{ a: 1, b: 'new' }]);
   });
 

@@ -38,14 +38,44 @@ const pemBody = Array.from({ length: 6 }, (_, i) => fake(64, BASE64, i + 1)).joi
 
 describe('redactSecrets', () => {
   const samples: Array<[string, string, string, SecretKind[]]> = [
-    ['an Anthropic key', `ANTHROPIC_API_KEY=${anthropicKey}`, `ANTHROPIC_API_KEY=${R('anthropic_key')}`, ['anthropic_key']],
+    [
+      'an Anthropic key',
+      `ANTHROPIC_API_KEY=${anthropicKey}`,
+      `ANTHROPIC_API_KEY=${R('anthropic_key')}`,
+      ['anthropic_key'],
+    ],
     ['a legacy OpenAI key', `key: ${openaiLegacyKey}.`, `key: ${R('openai_key')}.`, ['openai_key']],
     ['an OpenAI project key', `"${openaiProjectKey}"`, `"${R('openai_key')}"`, ['openai_key']],
-    ['an AWS access key id', `aws_access_key_id = ${awsKeyId}`, `aws_access_key_id = ${R('aws_access_key_id')}`, ['aws_access_key_id']],
-    ['an AWS secret key in an ini file', `aws_secret_access_key = ${awsSecret}\n`, `aws_secret_access_key = ${R('aws_secret_access_key')}\n`, ['aws_secret_access_key']],
-    ['an AWS secret key in env style', `AWS_SECRET_ACCESS_KEY=${awsSecret}`, `AWS_SECRET_ACCESS_KEY=${R('aws_secret_access_key')}`, ['aws_secret_access_key']],
-    ['an AWS secret key in JSON', `{"SecretAccessKey": "${awsSecret}"}`, `{"SecretAccessKey": "${R('aws_secret_access_key')}"}`, ['aws_secret_access_key']],
-    ['a GitHub classic token', `git clone https://${githubPat}@github.com/o/r`, `git clone https://${R('github_token')}@github.com/o/r`, ['github_token']],
+    [
+      'an AWS access key id',
+      `aws_access_key_id = ${awsKeyId}`,
+      `aws_access_key_id = ${R('aws_access_key_id')}`,
+      ['aws_access_key_id'],
+    ],
+    [
+      'an AWS secret key in an ini file',
+      `aws_secret_access_key = ${awsSecret}\n`,
+      `aws_secret_access_key = ${R('aws_secret_access_key')}\n`,
+      ['aws_secret_access_key'],
+    ],
+    [
+      'an AWS secret key in env style',
+      `AWS_SECRET_ACCESS_KEY=${awsSecret}`,
+      `AWS_SECRET_ACCESS_KEY=${R('aws_secret_access_key')}`,
+      ['aws_secret_access_key'],
+    ],
+    [
+      'an AWS secret key in JSON',
+      `{"SecretAccessKey": "${awsSecret}"}`,
+      `{"SecretAccessKey": "${R('aws_secret_access_key')}"}`,
+      ['aws_secret_access_key'],
+    ],
+    [
+      'a GitHub classic token',
+      `git clone https://${githubPat}@github.com/o/r`,
+      `git clone https://${R('github_token')}@github.com/o/r`,
+      ['github_token'],
+    ],
     ['a GitHub OAuth token', `token ${githubOauth}`, `token ${R('github_token')}`, ['github_token']],
     ['a GitHub fine-grained token', `GH=${githubFineGrained}`, `GH=${R('github_token')}`, ['github_token']],
     ['a Slack bot token', `slack: ${slackBot}`, `slack: ${R('slack_token')}`, ['slack_token']],
@@ -53,10 +83,30 @@ describe('redactSecrets', () => {
     ['a Stripe live key', `stripe.setKey('${stripeLive}')`, `stripe.setKey('${R('stripe_key')}')`, ['stripe_key']],
     ['a Stripe restricted key', stripeRestricted, R('stripe_key'), ['stripe_key']],
     ['a JWT', `session=${jwt}; Path=/`, `session=${R('jwt')}; Path=/`, ['jwt']],
-    ['an Authorization Bearer header', `Authorization: Bearer ${bearer}`, `Authorization: Bearer ${R('bearer_token')}`, ['bearer_token']],
-    ['a lowercase bearer header', `authorization: bearer ${bearer}`, `authorization: bearer ${R('bearer_token')}`, ['bearer_token']],
-    ['a Bearer JWT, named as a JWT', `-H "Authorization: Bearer ${jwt}"`, `-H "Authorization: Bearer ${R('jwt')}"`, ['jwt']],
-    ['Basic auth', 'Authorization: Basic dXNlcjpwYXNzd29yZA==', `Authorization: Basic ${R('basic_auth')}`, ['basic_auth']],
+    [
+      'an Authorization Bearer header',
+      `Authorization: Bearer ${bearer}`,
+      `Authorization: Bearer ${R('bearer_token')}`,
+      ['bearer_token'],
+    ],
+    [
+      'a lowercase bearer header',
+      `authorization: bearer ${bearer}`,
+      `authorization: bearer ${R('bearer_token')}`,
+      ['bearer_token'],
+    ],
+    [
+      'a Bearer JWT, named as a JWT',
+      `-H "Authorization: Bearer ${jwt}"`,
+      `-H "Authorization: Bearer ${R('jwt')}"`,
+      ['jwt'],
+    ],
+    [
+      'Basic auth',
+      'Authorization: Basic dXNlcjpwYXNzd29yZA==',
+      `Authorization: Basic ${R('basic_auth')}`,
+      ['basic_auth'],
+    ],
     [
       'an RSA private key block',
       `key:\n-----BEGIN RSA PRIVATE KEY-----\n${pemBody}\n-----END RSA PRIVATE KEY-----\nnext`,
@@ -76,16 +126,36 @@ describe('redactSecrets', () => {
       `DATABASE_URL=postgres://keel:${R('url_password')}@db.internal:5432/keel`,
       ['url_password'],
     ],
-    ['a password with no user', 'redis://:hunter2pass@cache:6379/0', `redis://:${R('url_password')}@cache:6379/0`, ['url_password']],
+    [
+      'a password with no user',
+      'redis://:hunter2pass@cache:6379/0',
+      `redis://:${R('url_password')}@cache:6379/0`,
+      ['url_password'],
+    ],
     [
       'api_key in a query string',
       'https://api.example.com/v1/items?api_key=abc123def456&page=2',
       `https://api.example.com/v1/items?api_key=${R('secret_assignment')}&page=2`,
       ['secret_assignment'],
     ],
-    ['an env-style password line', 'DB_PASSWORD=correct-horse-battery\nDB_HOST=db', `DB_PASSWORD=${R('secret_assignment')}\nDB_HOST=db`, ['secret_assignment']],
-    ['a quoted client secret', 'client_secret="q8s7 d6f5"', `client_secret="${R('secret_assignment')}"`, ['secret_assignment']],
-    ['secret= and token= together', 'SECRET=abc&access_token=xyz123', `SECRET=${R('secret_assignment')}&access_token=${R('secret_assignment')}`, ['secret_assignment']],
+    [
+      'an env-style password line',
+      'DB_PASSWORD=correct-horse-battery\nDB_HOST=db',
+      `DB_PASSWORD=${R('secret_assignment')}\nDB_HOST=db`,
+      ['secret_assignment'],
+    ],
+    [
+      'a quoted client secret',
+      'client_secret="q8s7 d6f5"',
+      `client_secret="${R('secret_assignment')}"`,
+      ['secret_assignment'],
+    ],
+    [
+      'secret= and token= together',
+      'SECRET=abc&access_token=xyz123',
+      `SECRET=${R('secret_assignment')}&access_token=${R('secret_assignment')}`,
+      ['secret_assignment'],
+    ],
   ];
 
   it.each(samples)('redacts %s', (_label, input, expected, kinds) => {
@@ -96,22 +166,42 @@ describe('redactSecrets', () => {
 
   it('lets an import skip a JSON line only when none of its strings could hold a secret, however the line spells them', () => {
     // Every character as a \u escape: the spelling a prefix scan of the text cannot see.
-    const escapeAll = (text: string) => [...text].map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`).join('');
+    const escapeAll = (text: string) =>
+      [...text].map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`).join('');
     for (const [, input] of samples) {
-      const line = JSON.stringify({ type: 'message', message: { role: 'user', content: [{ type: 'text', text: input }] } });
+      const line = JSON.stringify({
+        type: 'message',
+        message: { role: 'user', content: [{ type: 'text', text: input }] },
+      });
       expect(jsonTextMayHoldSecret(line)).toBe(true);
       expect(jsonTextMayHoldSecret(`{"text":"${escapeAll(input)}"}`)).toBe(true);
       expect(redactSecrets(JSON.parse(`{"text":"${escapeAll(input)}"}`)).redactions.length).toBeGreaterThan(0);
     }
     // A slash escaped as JSON may escape it: https:\/\/user:pass@host.
     expect(jsonTextMayHoldSecret('{"text":"see https:\\/\\/admin:hunter2pass@db.example.com"}')).toBe(true);
-    expect(jsonTextMayHoldSecret(JSON.stringify({ type: 'message', message: { role: 'assistant', content: 'The build passed; deploy tomorrow at 9.\nTabs\there.' } }))).toBe(false);
+    expect(
+      jsonTextMayHoldSecret(
+        JSON.stringify({
+          type: 'message',
+          message: { role: 'assistant', content: 'The build passed; deploy tomorrow at 9.\nTabs\there.' },
+        }),
+      ),
+    ).toBe(false);
   });
 
   it('leaves no trace of the secret in the output', () => {
     for (const [, input] of samples) {
       const out = redactSecrets(input).value;
-      for (const secret of [anthropicKey, openaiProjectKey, awsSecret, githubFineGrained, jwt, bearer, pemBody, 'hunter2pass']) {
+      for (const secret of [
+        anthropicKey,
+        openaiProjectKey,
+        awsSecret,
+        githubFineGrained,
+        jwt,
+        bearer,
+        pemBody,
+        'hunter2pass',
+      ]) {
         if (input.includes(secret)) expect(out).not.toContain(secret);
       }
     }
@@ -160,15 +250,25 @@ describe('redactSecrets', () => {
     const input = {
       messages: [
         untouched,
-        { role: 'toolResult', content: [{ type: 'text', text: `export GITHUB_TOKEN=${githubPat}\nexport OTHER=${githubOauth}` }] },
+        {
+          role: 'toolResult',
+          content: [{ type: 'text', text: `export GITHUB_TOKEN=${githubPat}\nexport OTHER=${githubOauth}` }],
+        },
       ],
       meta: { url: 'amqp://bot:pw12345678@mq:5672', count: 3, ok: true, none: null },
     };
     const result = redactSecrets(input);
     expect(result.value).not.toBe(input);
     expect(result.value.messages[0]).toBe(untouched);
-    expect(result.value.messages[1].content[0].text).toBe(`export GITHUB_TOKEN=${R('github_token')}\nexport OTHER=${R('github_token')}`);
-    expect(result.value.meta).toEqual({ url: `amqp://bot:${R('url_password')}@mq:5672`, count: 3, ok: true, none: null });
+    expect(result.value.messages[1].content[0].text).toBe(
+      `export GITHUB_TOKEN=${R('github_token')}\nexport OTHER=${R('github_token')}`,
+    );
+    expect(result.value.meta).toEqual({
+      url: `amqp://bot:${R('url_password')}@mq:5672`,
+      count: 3,
+      ok: true,
+      none: null,
+    });
     expect(result.redactions).toEqual([
       { kind: 'url_password', count: 1 },
       { kind: 'github_token', count: 2 },
@@ -191,7 +291,9 @@ describe('redactSecrets', () => {
   it('redacts several kinds in one string and reports them in rule order', () => {
     const text = `Bearer ${bearer} then ${anthropicKey} then ${awsKeyId} then ${anthropicKey}`;
     const result = redactSecrets(text);
-    expect(result.value).toBe(`Bearer ${R('bearer_token')} then ${R('anthropic_key')} then ${R('aws_access_key_id')} then ${R('anthropic_key')}`);
+    expect(result.value).toBe(
+      `Bearer ${R('bearer_token')} then ${R('anthropic_key')} then ${R('aws_access_key_id')} then ${R('anthropic_key')}`,
+    );
     expect(result.redactions).toEqual([
       { kind: 'anthropic_key', count: 2 },
       { kind: 'aws_access_key_id', count: 1 },
@@ -218,7 +320,10 @@ describe('redactSecrets', () => {
       ['JWT-like dotted segments', fill('eyJabcdef.')],
       ['repeated sk- prefixes', fill('sk-ant-sk-proj-sk-')],
       ['repeated BEGIN lines without END', fill('-----BEGIN PRIVATE KEY-----\n')],
-      ['BEGIN lines with one END at the very end', `${fill('-----BEGIN RSA PRIVATE KEY-----x')}-----END RSA PRIVATE KEY-----`],
+      [
+        'BEGIN lines with one END at the very end',
+        `${fill('-----BEGIN RSA PRIVATE KEY-----x')}-----END RSA PRIVATE KEY-----`,
+      ],
       ['scheme separators', fill('a://')],
       ['a URL user part with no @', `http://u:${'p'.repeat(MB)}`],
       ['repeated assignments', fill('password=')],

@@ -22,15 +22,27 @@ describe.each(testDatabases())('the search indexes and statistics, on $name', (d
 
   it('leave out rows without the indexed column', async () => {
     const { rows } = await sql<{ name: string; def: string }>`select indexname as name, indexdef as def from pg_indexes
-      where schemaname = current_schema() and indexname in ('transcript_entries_search_idx', 'transcript_entries_terms_idx') order by indexname`.execute(store.db);
+      where schemaname = current_schema() and indexname in ('transcript_entries_search_idx', 'transcript_entries_terms_idx') order by indexname`.execute(
+      store.db,
+    );
     expect(rows).toEqual([
-      { name: 'transcript_entries_search_idx', def: expect.stringMatching(/USING gin \(search_vector\) WHERE \(search_vector IS NOT NULL\)$/) },
-      { name: 'transcript_entries_terms_idx', def: expect.stringMatching(/USING gin \(search_terms\) WHERE \(search_terms IS NOT NULL\)$/) },
+      {
+        name: 'transcript_entries_search_idx',
+        def: expect.stringMatching(/USING gin \(search_vector\) WHERE \(search_vector IS NOT NULL\)$/),
+      },
+      {
+        name: 'transcript_entries_terms_idx',
+        def: expect.stringMatching(/USING gin \(search_terms\) WHERE \(search_terms IS NOT NULL\)$/),
+      },
     ]);
   });
 
   it.each([
-    ['a word in the text index', sql`search_vector @@ (plainto_tsquery('simple', 'wombat') || plainto_tsquery('simple', 'order'))`, 'transcript_entries_search_idx'],
+    [
+      'a word in the text index',
+      sql`search_vector @@ (plainto_tsquery('simple', 'wombat') || plainto_tsquery('simple', 'order'))`,
+      'transcript_entries_search_idx',
+    ],
     ['a blind-index term', sql`search_terms && array['h1', 'h2']::text[]`, 'transcript_entries_terms_idx'],
   ])('are what a search for %s reads', async (_what, predicate, index) => {
     await sql`
@@ -42,7 +54,9 @@ describe.each(testDatabases())('the search indexes and statistics, on $name', (d
     // Sequential scans priced out: an index the predicate cannot use would leave one in the plan anyway.
     const plan = await store.db.connection().execute(async (conn) => {
       await sql`set enable_seqscan = off`.execute(conn);
-      const { rows } = await sql<{ 'QUERY PLAN': unknown }>`explain (format json) select id from transcript_entries where ${predicate}`.execute(conn);
+      const { rows } = await sql<{
+        'QUERY PLAN': unknown;
+      }>`explain (format json) select id from transcript_entries where ${predicate}`.execute(conn);
       await sql`reset enable_seqscan`.execute(conn);
       return JSON.stringify(rows[0]!['QUERY PLAN']);
     });
@@ -59,7 +73,9 @@ describe.each(testDatabases())('the search indexes and statistics, on $name', (d
       from generate_series(1, 18000) g`.execute(store.db);
     await sql`analyze transcript_entries`.execute(store.db);
     const { rows } = await sql<{ 'QUERY PLAN': Array<{ Plan: { 'Plan Rows': number } }> }>`
-      explain (format json) select id from transcript_entries where agent_id = 'big' and session_id in ('big-session')`.execute(store.db);
+      explain (format json) select id from transcript_entries where agent_id = 'big' and session_id in ('big-session')`.execute(
+      store.db,
+    );
     const estimated = rows[0]!['QUERY PLAN'][0]!.Plan['Plan Rows'];
     // Independence would say 18,000 × 1/3 × 1/3 = 2,000.
     expect(estimated).toBeGreaterThan(5_000);

@@ -12,20 +12,78 @@ const specAdmits = (text: string) => text.includes('\\u') || text.includes('\\/'
 
 /** Pieces of every prefix, whole and cut short, so generated text lands on and next to each one. */
 const PIECES = [
-  '://', ':/', 'sk-', 'rk-', 'sk_live_', 'rk_test_', 'sk_live', 'gh', 'ghp_', 'ghx_', 'github_pat_', 'github_', 'xoxb-', 'xoxz-',
-  'aiza', 'aiz', 'akia', 'asia', 'asi', 'secret', 'secret_access_key', 'secretaccesskey', 'secret_accesskey', 'access', 'access-key=',
-  'access_key', 'eyj', 'ey', 'bearer', 'beare', 'authorization', 'authorizatio', 'private key', 'private', 'private_key=', 'privatekey=',
-  'password=', 'password', 'passwd=', 'pass', 'token=', 'token', 'api_key=', 'api-key=', 'apikey=', 'apikey', 'api', 'secret=', 'secret-key=',
-  '=', '_', '-', ' ', '\\u0041', '\\/', 'k', 's', 'a', 'x',
+  '://',
+  ':/',
+  'sk-',
+  'rk-',
+  'sk_live_',
+  'rk_test_',
+  'sk_live',
+  'gh',
+  'ghp_',
+  'ghx_',
+  'github_pat_',
+  'github_',
+  'xoxb-',
+  'xoxz-',
+  'aiza',
+  'aiz',
+  'akia',
+  'asia',
+  'asi',
+  'secret',
+  'secret_access_key',
+  'secretaccesskey',
+  'secret_accesskey',
+  'access',
+  'access-key=',
+  'access_key',
+  'eyj',
+  'ey',
+  'bearer',
+  'beare',
+  'authorization',
+  'authorizatio',
+  'private key',
+  'private',
+  'private_key=',
+  'privatekey=',
+  'password=',
+  'password',
+  'passwd=',
+  'pass',
+  'token=',
+  'token',
+  'api_key=',
+  'api-key=',
+  'apikey=',
+  'apikey',
+  'api',
+  'secret=',
+  'secret-key=',
+  '=',
+  '_',
+  '-',
+  ' ',
+  '\\u0041',
+  '\\/',
+  'k',
+  's',
+  'a',
+  'x',
 ];
 
 /** Each character's case flipped or not. */
-const recased = (text: string, flips: readonly boolean[]) => [...text].map((c, i) => (flips[i % flips.length] ? c.toUpperCase() : c)).join('');
+const recased = (text: string, flips: readonly boolean[]) =>
+  [...text].map((c, i) => (flips[i % flips.length] ? c.toUpperCase() : c)).join('');
 
 describe('the secret prefilter', () => {
   it('admits exactly the text its list of prefixes admits, in any case', () => {
     const text = fc
-      .tuple(fc.array(fc.oneof(fc.constantFrom(...PIECES), fc.string({ maxLength: 3 })), { maxLength: 8 }), fc.array(fc.boolean(), { minLength: 1, maxLength: 16 }))
+      .tuple(
+        fc.array(fc.oneof(fc.constantFrom(...PIECES), fc.string({ maxLength: 3 })), { maxLength: 8 }),
+        fc.array(fc.boolean(), { minLength: 1, maxLength: 16 }),
+      )
       .map(([parts, flips]) => recased(parts.join(''), flips));
     fc.assert(
       fc.property(text, (t) => {
@@ -36,10 +94,45 @@ describe('the secret prefilter', () => {
   });
 
   it('admits each prefix alone and refuses text that only comes close', () => {
-    for (const prefix of ['://', 'SK-', 'rk_TEST_', 'ghs_', 'GitHub_PAT_', 'xoxp-', 'AIza', 'AKIA', 'asia', 'secretaccesskey', 'eyJ', 'Bearer', 'Authorization', 'Private Key', 'PASSWORD=', 'passwd=', 'token=', 'api-key=', 'ApiKey=', 'access_key=', 'secret_key=', 'private-key=', 'secret=']) {
+    for (const prefix of [
+      '://',
+      'SK-',
+      'rk_TEST_',
+      'ghs_',
+      'GitHub_PAT_',
+      'xoxp-',
+      'AIza',
+      'AKIA',
+      'asia',
+      'secretaccesskey',
+      'eyJ',
+      'Bearer',
+      'Authorization',
+      'Private Key',
+      'PASSWORD=',
+      'passwd=',
+      'token=',
+      'api-key=',
+      'ApiKey=',
+      'access_key=',
+      'secret_key=',
+      'private-key=',
+      'secret=',
+    ]) {
       expect(jsonTextMayHoldSecret(`{"text":"a ${prefix} b"}`)).toBe(true);
     }
-    for (const near of ['sk_live', 'ghx_', 'xoxz-', 'aiz', 'secret access key', 'bear er', 'password', 'token =', 'api key=', 'private_key']) {
+    for (const near of [
+      'sk_live',
+      'ghx_',
+      'xoxz-',
+      'aiz',
+      'secret access key',
+      'bear er',
+      'password',
+      'token =',
+      'api key=',
+      'private_key',
+    ]) {
       expect(jsonTextMayHoldSecret(`{"text":"a ${near} b"}`)).toBe(false);
     }
   });

@@ -13,7 +13,8 @@ describeOnPostgres('dropping test schemas earlier runs left', 'the schemas live 
   it('drops schemas older than any run and those named before names carried a time; keeps a recent one', async () => {
     const client = new Client({ connectionString: url });
     await client.connect();
-    const exists = async (name: string) => (await client.query('select 1 from pg_namespace where nspname = $1', [name])).rowCount === 1;
+    const exists = async (name: string) =>
+      (await client.query('select 1 from pg_namespace where nspname = $1', [name])).rowCount === 1;
     try {
       const legacy = `keel_test_${'0123456789ab'}`;
       const recent = testSchemaName('c0ffee01');
@@ -34,10 +35,12 @@ describeOnPostgres('dropping test schemas earlier runs left', 'the schemas live 
     const client = new Client({ connectionString: url });
     const holder = new Client({ connectionString: url });
     await Promise.all([client.connect(), holder.connect()]);
-    const exists = async (name: string) => (await client.query('select 1 from pg_namespace where nspname = $1', [name])).rowCount === 1;
+    const exists = async (name: string) =>
+      (await client.query('select 1 from pg_namespace where nspname = $1', [name])).rowCount === 1;
     const [mine, held, other] = ['c0ffee03', 'c0ffee04', 'c0ffee05'].map(testSchemaName) as [string, string, string];
     try {
-      for (const name of [mine, held, other]) await client.query(`create schema "${name}"; create table "${name}".t (id int)`);
+      for (const name of [mine, held, other])
+        await client.query(`create schema "${name}"; create table "${name}".t (id int)`);
       await holder.query('begin');
       await holder.query(`lock table "${held}".t in access share mode`);
       const dropped = await dropTestSchemas(url, [mine, held, `${mine}_gone`]);

@@ -14,7 +14,11 @@ describeOnPostgres('PgReplyStreamSubscriber', 'it LISTENs on a PostgreSQL server
   it('hears NOTIFY on its own connection, and listens again after that connection is killed', async () => {
     const channel = `keel_reply_test_${Math.random().toString(36).slice(2, 10)}`;
     const lines: string[] = [];
-    const subscriber = new PgReplyStreamSubscriber({ connectionString: url, reconnectDelayMs: 50, log: (l) => lines.push(l) });
+    const subscriber = new PgReplyStreamSubscriber({
+      connectionString: url,
+      reconnectDelayMs: 50,
+      log: (l) => lines.push(l),
+    });
     const heard: string[] = [];
     const stop = await subscriber.listen(channel, (p) => heard.push(p));
     try {
@@ -22,7 +26,9 @@ describeOnPostgres('PgReplyStreamSubscriber', 'it LISTENs on a PostgreSQL server
       await until(() => heard.includes('first'));
 
       // The subscriber's backend dies (a server restart, a failover): it reconnects and LISTENs again.
-      const { rows } = await admin.query<{ pid: number }>(`select pid from pg_stat_activity where query = $1`, [`LISTEN "${channel}"`]);
+      const { rows } = await admin.query<{ pid: number }>(`select pid from pg_stat_activity where query = $1`, [
+        `LISTEN "${channel}"`,
+      ]);
       expect(rows).toHaveLength(1);
       await admin.query('select pg_terminate_backend($1)', [rows[0]!.pid]);
       await until(async () => {

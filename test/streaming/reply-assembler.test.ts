@@ -8,11 +8,22 @@ function assemble(chunks: ReplyChunk[]): { events: ReplyStreamEvent[]; assembler
   return { events, assembler };
 }
 
-const chunk = (call: string, attempt: number, seq: number, text: string, end?: boolean): ReplyChunk => ({ call, attempt, seq, text, ...(end ? { end } : {}) });
+const chunk = (call: string, attempt: number, seq: number, text: string, end?: boolean): ReplyChunk => ({
+  call,
+  attempt,
+  seq,
+  text,
+  ...(end ? { end } : {}),
+});
 
 describe('ReplyAssembler', () => {
   it('emits text in sequence order, holding a chunk that arrives early and dropping duplicates', () => {
-    const { events, assembler } = assemble([chunk('a', 1, 0, ''), chunk('a', 1, 2, ' world', true), chunk('a', 1, 1, 'Hello'), chunk('a', 1, 1, 'Hello')]);
+    const { events, assembler } = assemble([
+      chunk('a', 1, 0, ''),
+      chunk('a', 1, 2, ' world', true),
+      chunk('a', 1, 1, 'Hello'),
+      chunk('a', 1, 1, 'Hello'),
+    ]);
     expect(events).toEqual([
       { type: 'text', delta: 'Hello', soFar: 'Hello', call: 0 },
       { type: 'text', delta: ' world', soFar: 'Hello world', call: 0 },

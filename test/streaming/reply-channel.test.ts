@@ -1,9 +1,22 @@
-import { MAX_CHUNK_TEXT_BYTES, parseReplyChunk, replyChannel, splitForPayload } from '../../src/streaming/reply-channel';
+import {
+  MAX_CHUNK_TEXT_BYTES,
+  parseReplyChunk,
+  replyChannel,
+  splitForPayload,
+} from '../../src/streaming/reply-channel';
 
 describe('replyChannel', () => {
   it('is a lower-case identifier within PostgreSQL’s 63 bytes, whatever the key, and differs per request', () => {
-    const a = replyChannel({ agentId: 'main', sessionKey: 'agent:main:telegram:group:"weird" key ✨', requestId: 'r1' });
-    const b = replyChannel({ agentId: 'main', sessionKey: 'agent:main:telegram:group:"weird" key ✨', requestId: 'r2' });
+    const a = replyChannel({
+      agentId: 'main',
+      sessionKey: 'agent:main:telegram:group:"weird" key ✨',
+      requestId: 'r1',
+    });
+    const b = replyChannel({
+      agentId: 'main',
+      sessionKey: 'agent:main:telegram:group:"weird" key ✨',
+      requestId: 'r2',
+    });
     expect(a).toMatch(/^[a-z_][a-z0-9_]{0,62}$/);
     expect(a).not.toBe(b);
   });
@@ -29,7 +42,12 @@ describe('splitForPayload', () => {
 
 describe('parseReplyChunk', () => {
   it('reads a chunk and refuses anything else', () => {
-    expect(parseReplyChunk('{"call":"c","attempt":1,"seq":0,"text":"hi"}')).toEqual({ call: 'c', attempt: 1, seq: 0, text: 'hi' });
+    expect(parseReplyChunk('{"call":"c","attempt":1,"seq":0,"text":"hi"}')).toEqual({
+      call: 'c',
+      attempt: 1,
+      seq: 0,
+      text: 'hi',
+    });
     expect(parseReplyChunk('not json')).toBeUndefined();
     expect(parseReplyChunk('{"call":"c"}')).toBeUndefined();
     expect(parseReplyChunk(undefined)).toBeUndefined();

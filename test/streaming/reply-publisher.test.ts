@@ -14,7 +14,9 @@ describe('ReplyPublisher over PGlite NOTIFY', () => {
 
   it('sends a reply far over the 8000-byte NOTIFY limit as numbered chunks that add up to it', async () => {
     const received: ReplyChunk[] = [];
-    const stop = await new PgliteReplyStreamSubscriber(store.pglite!).listen(replyChannel(ids), (p) => received.push(parseReplyChunk(p)!));
+    const stop = await new PgliteReplyStreamSubscriber(store.pglite!).listen(replyChannel(ids), (p) =>
+      received.push(parseReplyChunk(p)!),
+    );
     const publisher = new ReplyPublisher(store.db, { ...ids, call: 'entry-1', attempt: 1, warn: () => {} });
     const reply = `Start ${'ünïcödé 🙂 '.repeat(3000)}end`;
     for (const word of reply.match(/.{1,500}/gsu)!) publisher.push(word);
@@ -30,7 +32,12 @@ describe('ReplyPublisher over PGlite NOTIFY', () => {
   it('never fails the model call when NOTIFY fails: it warns once and finishes', async () => {
     const warnings: string[] = [];
     await store.db.destroy();
-    const publisher = new ReplyPublisher(store.db, { ...ids, call: 'entry-1', attempt: 1, warn: (m) => warnings.push(m) });
+    const publisher = new ReplyPublisher(store.db, {
+      ...ids,
+      call: 'entry-1',
+      attempt: 1,
+      warn: (m) => warnings.push(m),
+    });
     expect(() => publisher.push('Hello')).not.toThrow();
     await expect(publisher.finish()).resolves.toBeUndefined();
     expect(warnings).toEqual(['reply streaming failed; the turn goes on and its reply arrives whole']);

@@ -5,7 +5,11 @@ import { fakeReply } from '../../src/testing';
 import { integrationSuite, type WorkerContext } from '../support/integration';
 import { freshDurableAgent } from '../support/durable-turn-helpers';
 import { KeelClient } from '../../src/client/keel-client';
-import { PgReplyStreamSubscriber, replyStreamForStore, type ReplyStreamSubscriber } from '../../src/streaming/reply-subscriber';
+import {
+  PgReplyStreamSubscriber,
+  replyStreamForStore,
+  type ReplyStreamSubscriber,
+} from '../../src/streaming/reply-subscriber';
 import { servePglite } from '../../src/embedded/pglite-server';
 import { parseReplyChunk, replyChannel } from '../../src/streaming/reply-channel';
 import { ToolRegistry } from '../../src/tools/registry';
@@ -21,7 +25,11 @@ interface Seen {
   shown: string;
 }
 
-function recorder(): { seen: Seen; onText: (delta: string, soFar: string) => void; onRestart: (soFar: string) => void } {
+function recorder(): {
+  seen: Seen;
+  onText: (delta: string, soFar: string) => void;
+  onRestart: (soFar: string) => void;
+} {
   const seen: Seen = { deltas: [], soFar: [], restarts: [], shown: '' };
   return {
     seen,
@@ -61,7 +69,8 @@ function eventsContaining(history: temporal.api.history.v1.IHistory, needle: str
       for (const child of Object.values(value as Record<string, unknown>)) walk(child);
     };
     walk(event);
-    if (texts.some((t) => t.includes(needle))) found.push(temporal.api.enums.v1.EventType[event.eventType ?? 0] ?? String(event.eventType));
+    if (texts.some((t) => t.includes(needle)))
+      found.push(temporal.api.enums.v1.EventType[event.eventType ?? 0] ?? String(event.eventType));
   }
   return found;
 }
@@ -78,22 +87,29 @@ describe.each(testDatabases())('reply streaming on $name', (database) => {
       description: 'Looks up the weather',
       input: z.object({ city: z.string() }),
       run: async () => {
-        for (let i = 0; i < 100 && !seen!.shown.includes('checking the sky'); i++) await new Promise((r) => setTimeout(r, 50));
+        for (let i = 0; i < 100 && !seen!.shown.includes('checking the sky'); i++)
+          await new Promise((r) => setTimeout(r, 50));
         heardDuringTool = seen!.shown;
         return 'sunny, 21 °C';
       },
     });
     await suite.withWorker(db.store, { tools }, async (t) => {
       const script = () => [
-        fakeReply.toolUse([{ id: 'toolu_w', name: 'lookup_weather', input: { city: 'Lyon' } }], { text: 'Let me go checking the sky over Lyon.' }),
-        fakeReply.text('Lyon is sunny and mild today, twenty-one degrees.', { chunks: ['Lyon is ', 'sunny and mild', ' today, ', 'twenty-one ', 'degrees.'] }),
+        fakeReply.toolUse([{ id: 'toolu_w', name: 'lookup_weather', input: { city: 'Lyon' } }], {
+          text: 'Let me go checking the sky over Lyon.',
+        }),
+        fakeReply.text('Lyon is sunny and mild today, twenty-one degrees.', {
+          chunks: ['Lyon is ', 'sunny and mild', ' today, ', 'twenty-one ', 'degrees.'],
+        }),
       ];
       const key = `agent:${freshDurableAgent()}:main`;
       const firstRequest = t.fake.requests.length;
       t.fake.enqueue(...script());
       const rec = recorder();
       seen = rec.seen;
-      const result = await withStreamingClient(t, (client) => client.sendMessage(key, 'weather in Lyon?', { onText: rec.onText, onRestart: rec.onRestart }));
+      const result = await withStreamingClient(t, (client) =>
+        client.sendMessage(key, 'weather in Lyon?', { onText: rec.onText, onRestart: rec.onRestart }),
+      );
 
       expect(result.reply).toBe('Lyon is sunny and mild today, twenty-one degrees.');
       expect(result.modelCalls).toBe(2);
@@ -108,18 +124,31 @@ describe.each(testDatabases())('reply streaming on $name', (database) => {
 
       // Temporal history: the reply text only where the turn returns it (the model activity's result
       // and the outcome Update), and the same steps as the same turn without a listening client.
-      const streamedHistory = await t.client.temporal.workflow.getHandle(t.client.identify(key).workflowId).fetchHistory();
+      const streamedHistory = await t.client.temporal.workflow
+        .getHandle(t.client.identify(key).workflowId)
+        .fetchHistory();
       expect(eventsContaining(streamedHistory, 'checking the sky')).toEqual(['EVENT_TYPE_ACTIVITY_TASK_COMPLETED']);
-      expect(eventsContaining(streamedHistory, 'sunny and mild')).toEqual(['EVENT_TYPE_ACTIVITY_TASK_COMPLETED', 'EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED']);
+      expect(eventsContaining(streamedHistory, 'sunny and mild')).toEqual([
+        'EVENT_TYPE_ACTIVITY_TASK_COMPLETED',
+        'EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED',
+      ]);
       const plainKey = `agent:${freshDurableAgent()}:main`;
       t.fake.enqueue(...script());
       seen = { deltas: [], soFar: [], restarts: [], shown: 'checking the sky' };
       expect((await t.client.sendMessage(plainKey, 'weather in Lyon?')).reply).toBe(result.reply);
-      const plainHistory = await t.client.temporal.workflow.getHandle(t.client.identify(plainKey).workflowId).fetchHistory();
+      const plainHistory = await t.client.temporal.workflow
+        .getHandle(t.client.identify(plainKey).workflowId)
+        .fetchHistory();
       // The same steps: no signal, activity or marker per delta. Workflow tasks and the client's outcome
       // Updates are left out: how many of each there are depends on timing, not on streaming.
       const steps = (h: typeof plainHistory) =>
-        h.events!.map((e) => temporal.api.enums.v1.EventType[e.eventType ?? 0] ?? String(e.eventType)).filter((type) => !type.startsWith('EVENT_TYPE_WORKFLOW_TASK_') && !type.startsWith('EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_'));
+        h
+          .events!.map((e) => temporal.api.enums.v1.EventType[e.eventType ?? 0] ?? String(e.eventType))
+          .filter(
+            (type) =>
+              !type.startsWith('EVENT_TYPE_WORKFLOW_TASK_') &&
+              !type.startsWith('EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_'),
+          );
       expect(steps(streamedHistory)).toEqual(steps(plainHistory));
     });
   }, 120_000);
@@ -164,7 +193,9 @@ describe.each(testDatabases())('reply streaming on $name', (database) => {
         fakeReply.text('A complete second answer.', { chunks: ['A complete', ' second', ' answer.'] }),
       );
       const rec = recorder();
-      const result = await withStreamingClient(t, (client) => client.sendMessage(key, 'tell me', { onText: rec.onText, onRestart: rec.onRestart }));
+      const result = await withStreamingClient(t, (client) =>
+        client.sendMessage(key, 'tell me', { onText: rec.onText, onRestart: rec.onRestart }),
+      );
 
       expect(result.reply).toBe('A complete second answer.');
       // Both attempts asked the same thing.
@@ -203,7 +234,10 @@ describe.each(testDatabases())('reply streaming on $name', (database) => {
         const heard = async (client: KeelClient, requestId: string): Promise<string[]> => {
           const key = `agent:${freshDurableAgent()}:main`;
           const payloads: string[] = [];
-          const stop = await stream.listen(replyChannel({ agentId: client.identify(key).agentId, sessionKey: key, requestId }), (p) => payloads.push(p));
+          const stop = await stream.listen(
+            replyChannel({ agentId: client.identify(key).agentId, sessionKey: key, requestId }),
+            (p) => payloads.push(p),
+          );
           try {
             t.fake.enqueue(fakeReply.text('Heard or not.', { chunks: ['Heard', ' or not.'] }));
             expect((await client.sendMessage(key, 'go', { requestId })).reply).toBe('Heard or not.');
@@ -224,27 +258,36 @@ describe.each(testDatabases())('reply streaming on $name', (database) => {
   }, 120_000);
 
   // Only PGlite has the limitation: an application against `keel dev` listens through its socket.
-  (database.name === 'pglite' ? it : it.skip)('says once, through warn, that a PGlite served over a socket cannot stream, and the replies still arrive whole', async () => {
-    await suite.withWorker(db.store, {}, async (t) => {
-      const served = await servePglite(t.store.pglite!, t.store.pgliteLock!);
-      const stream = new PgReplyStreamSubscriber({ connectionString: served.url });
-      const warnings: string[] = [];
-      try {
-        const client = new KeelClient({ connection: suite.env.connection, taskQueue: t.taskQueue, stream, warn: (line) => warnings.push(line) });
-        const key = `agent:${freshDurableAgent()}:main`;
-        const rec = recorder();
-        for (const text of ['one', 'two']) {
-          t.fake.enqueue(fakeReply.text(`Reply ${text}.`, { chunks: ['Reply ', `${text}.`] }));
-          expect((await client.sendMessage(key, text, { onText: rec.onText })).reply).toBe(`Reply ${text}.`);
+  (database.name === 'pglite' ? it : it.skip)(
+    'says once, through warn, that a PGlite served over a socket cannot stream, and the replies still arrive whole',
+    async () => {
+      await suite.withWorker(db.store, {}, async (t) => {
+        const served = await servePglite(t.store.pglite!, t.store.pgliteLock!);
+        const stream = new PgReplyStreamSubscriber({ connectionString: served.url });
+        const warnings: string[] = [];
+        try {
+          const client = new KeelClient({
+            connection: suite.env.connection,
+            taskQueue: t.taskQueue,
+            stream,
+            warn: (line) => warnings.push(line),
+          });
+          const key = `agent:${freshDurableAgent()}:main`;
+          const rec = recorder();
+          for (const text of ['one', 'two']) {
+            t.fake.enqueue(fakeReply.text(`Reply ${text}.`, { chunks: ['Reply ', `${text}.`] }));
+            expect((await client.sendMessage(key, text, { onText: rec.onText })).reply).toBe(`Reply ${text}.`);
+          }
+          expect(rec.seen.deltas).toEqual([]);
+          expect(warnings).toHaveLength(1);
+          expect(warnings[0]).toContain('replies will not stream');
+          expect(warnings[0]).toContain('PGlite delivers NOTIFY only inside its own process');
+        } finally {
+          await stream.close();
+          await served.close();
         }
-        expect(rec.seen.deltas).toEqual([]);
-        expect(warnings).toHaveLength(1);
-        expect(warnings[0]).toContain('replies will not stream');
-        expect(warnings[0]).toContain('PGlite delivers NOTIFY only inside its own process');
-      } finally {
-        await stream.close();
-        await served.close();
-      }
-    });
-  }, 120_000);
+      });
+    },
+    120_000,
+  );
 });

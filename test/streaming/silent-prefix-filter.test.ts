@@ -14,7 +14,12 @@ describe('SilentPrefixFilter', () => {
     ['lower case is the token too', ['no_re', 'ply'], ['', ''], ''],
     ['a reply starting with the token and more streams nothing', ['NO_REPLY', ': done', ' quietly'], ['', '', ''], ''],
     ['leading whitespace does not release the token', ['  ', 'NO_REPLY'], ['', ''], ''],
-    ['a prefix of the token is held, then released whole once it cannot be', ['NO', ' problem'], ['', 'NO problem'], ''],
+    [
+      'a prefix of the token is held, then released whole once it cannot be',
+      ['NO', ' problem'],
+      ['', 'NO problem'],
+      '',
+    ],
     ['a longer word that only starts with the token is released', ['NO_REPLY', 'ING'], ['', 'NO_REPLYING'], ''],
     ['a reply that ends while it still looks like a prefix is released at the end', ['No'], [''], 'No'],
   ])('%s', (_name, deltas, released, atEnd) => {

@@ -9,7 +9,8 @@ export async function announceTexts(store: Store, sessionKey = 'agent:main:main'
   if (!session) return [];
   return (await allEntries(store.db, agentId, session.session_id))
     .map((row) => (row.payload as unknown as MessageEntry).message)
-    .filter((m): m is UserMessage => m?.role === 'user' && typeof m.content === 'string' && m.content.startsWith('[Subagent'))
+    .filter(
+      (m): m is UserMessage => m?.role === 'user' && typeof m.content === 'string' && m.content.startsWith('[Subagent'),
+    )
     .map((m) => m.content as string);
 }
-

@@ -14,7 +14,6 @@ import { announceTexts } from './announce-texts';
 import { registerContextEngine } from '../../src/engine/registry';
 import { LegacyContextEngine } from '../../src/engine/legacy';
 
-
 const suite = integrationSuite();
 
 describe.each(testDatabases())('subagents on $name', (database) => {
@@ -35,7 +34,11 @@ describe.each(testDatabases())('subagents on $name', (database) => {
         return texts.length >= 3 && texts;
       });
       // The parent answers each announce in its own turn.
-      await waitUntil('the parent to answer every announce', async () => (await client.getStatus(PARENT)).turnsCompleted === 4 && (await client.getStatus(PARENT)).queuedTurns === 0);
+      await waitUntil(
+        'the parent to answer every announce',
+        async () =>
+          (await client.getStatus(PARENT)).turnsCompleted === 4 && (await client.getStatus(PARENT)).queuedTurns === 0,
+      );
       expect(announces).toHaveLength(3);
       for (const city of CITIES) {
         const mine = announces.filter((t) => t.includes(`"${city}"`));
@@ -47,15 +50,21 @@ describe.each(testDatabases())('subagents on $name', (database) => {
 
       // What landed in PostgreSQL: three finished runs, one claimed announce each.
       const runs = await store.db.selectFrom('subagent_runs').selectAll().execute();
-      expect(runs.map((r) => [r.label, r.status, r.mode, r.depth]).sort()).toEqual(CITIES.map((c) => [c, 'done', 'run', 1]).sort());
-      expect(runs.every((r) => r.ended_at !== null && r.workflow_id === sessionWorkflowId('main', r.child_session_key))).toBe(true);
+      expect(runs.map((r) => [r.label, r.status, r.mode, r.depth]).sort()).toEqual(
+        CITIES.map((c) => [c, 'done', 'run', 1]).sort(),
+      );
+      expect(
+        runs.every((r) => r.ended_at !== null && r.workflow_id === sessionWorkflowId('main', r.child_session_key)),
+      ).toBe(true);
       const claims = await store.db.selectFrom('subagent_announces').selectAll().execute();
       expect(claims.map((c) => c.subagent_id).sort()).toEqual(runs.map((r) => r.id).sort());
 
       // What the model saw: each child got its task as its first message, a minimal prompt, and the lookup tool.
       const childRequests = fake.requests.slice(before).filter(isChildRequest);
       const firstOfEach = childRequests.filter((r) => r.body.messages!.length === 1);
-      expect(firstOfEach.map((r) => messageText(r.body.messages![0])).sort()).toEqual(CITIES.map((c) => `Look up ${c} and report its population.`).sort());
+      expect(firstOfEach.map((r) => messageText(r.body.messages![0])).sort()).toEqual(
+        CITIES.map((c) => `Look up ${c} and report its population.`).sort(),
+      );
       const childSystem = JSON.stringify(firstOfEach[0]!.body.system);
       expect(childSystem).not.toContain('## Messaging');
       expect(firstOfEach[0]!.body.tools!.map((t) => t.name)).toContain('lookup');
@@ -63,11 +72,15 @@ describe.each(testDatabases())('subagents on $name', (database) => {
       const parentFirst = fake.requests.slice(before).find((r) => !isChildRequest(r))!;
       const spawnTool = parentFirst.body.tools!.find((t) => t.name === 'sessions_spawn')!;
       expect(spawnTool.input_schema.required).toEqual(['task']);
-      expect(parentFirst.body.tools!.map((t) => t.name)).toEqual(expect.arrayContaining(['sessions_send', 'sessions_history', 'subagents']));
+      expect(parentFirst.body.tools!.map((t) => t.name)).toEqual(
+        expect.arrayContaining(['sessions_send', 'sessions_history', 'subagents']),
+      );
 
       // Temporal: each child is a child workflow of the parent's session workflow, filterable by its parent.
       const child = runs[0]!;
-      const described = await new Client({ connection: suite.env.connection }).workflow.getHandle(child.workflow_id!).describe();
+      const described = await new Client({ connection: suite.env.connection }).workflow
+        .getHandle(child.workflow_id!)
+        .describe();
       expect(described.parentExecution?.workflowId).toBe(sessionWorkflowId('main', PARENT));
       expect(described.status.name).toBe('COMPLETED');
       expect(described.typedSearchAttributes.get(KeelParentSessionKey)).toBe(PARENT);
@@ -85,18 +98,22 @@ describe.each(testDatabases())('subagents on $name', (database) => {
     }
     const unregister = registerContextEngine('subagent-hooks', () => new HookedEngine());
     try {
-      await suite.withWorker(db.store, { tools: lookupTools(), config: { contextEngine: 'subagent-hooks' } }, async ({ client, fake, store }) => {
-        const before = fake.requests.length;
-        fake.respondWith(subagentResponder({ cities: ['Oslo'] }));
-        const key = `${PARENT}-hooks`;
-        await client.sendMessage(key, PARENT_PROMPT);
-        await waitUntil('the announce', async () => (await announceTexts(store, key)).length === 1);
-        const [run] = await store.db.selectFrom('subagent_runs').selectAll().execute();
-        expect(calls).toEqual([`prepare ${key} -> ${run!.child_session_key}`, `ended ${run!.child_session_key} ok`]);
-        // The child's first model request came after the hook prepared it.
-        expect(fake.requests.slice(before).some(isChildRequest)).toBe(true);
-        await waitUntil('the parent to answer', async () => (await client.getStatus(key)).turnsCompleted === 2);
-      });
+      await suite.withWorker(
+        db.store,
+        { tools: lookupTools(), config: { contextEngine: 'subagent-hooks' } },
+        async ({ client, fake, store }) => {
+          const before = fake.requests.length;
+          fake.respondWith(subagentResponder({ cities: ['Oslo'] }));
+          const key = `${PARENT}-hooks`;
+          await client.sendMessage(key, PARENT_PROMPT);
+          await waitUntil('the announce', async () => (await announceTexts(store, key)).length === 1);
+          const [run] = await store.db.selectFrom('subagent_runs').selectAll().execute();
+          expect(calls).toEqual([`prepare ${key} -> ${run!.child_session_key}`, `ended ${run!.child_session_key} ok`]);
+          // The child's first model request came after the hook prepared it.
+          expect(fake.requests.slice(before).some(isChildRequest)).toBe(true);
+          await waitUntil('the parent to answer', async () => (await client.getStatus(key)).turnsCompleted === 2);
+        },
+      );
     } finally {
       unregister();
     }

@@ -11,7 +11,9 @@ describe('sessions_spawn input', () => {
         { name: 'b.md', content: Buffer.from('# beta').toString('base64'), encoding: 'base64' },
       ],
     });
-    expect(renderSpawnTask(input)).toEqual({ text: 'Review these\n\nAttachment a.txt:\n```\nalpha\n```\n\nAttachment b.md:\n```\n# beta\n```' });
+    expect(renderSpawnTask(input)).toEqual({
+      text: 'Review these\n\nAttachment a.txt:\n```\nalpha\n```\n\nAttachment b.md:\n```\n# beta\n```',
+    });
   });
 
   it('names the field and the fix for bad input', () => {
@@ -23,16 +25,28 @@ describe('sessions_spawn input', () => {
   });
 
   it('refuses a task and attachments over the bound, saying what to do instead', () => {
-    const input = sessionsSpawnInput.parse({ task: 'x', attachments: [{ name: 'big', content: 'y'.repeat(DEFAULTS.subagentTaskChars) }] });
-    expect(renderSpawnTask(input)).toEqual({ problem: expect.stringContaining('point the subagent at files in the workspace instead') });
+    const input = sessionsSpawnInput.parse({
+      task: 'x',
+      attachments: [{ name: 'big', content: 'y'.repeat(DEFAULTS.subagentTaskChars) }],
+    });
+    expect(renderSpawnTask(input)).toEqual({
+      problem: expect.stringContaining('point the subagent at files in the workspace instead'),
+    });
   });
 });
 
 describe('announce text', () => {
   it('bounds the result and points at the full transcript', () => {
-    const text = announceText({ subagentId: 'id1', label: 'Oslo', childSessionKey: 'agent:main:subagent:x', mode: 'run', outcome: 'done', parts: [{ title: 'Answer to the task', text: 'z'.repeat(DEFAULTS.subagentAnnounceChars + 500) }] });
+    const text = announceText({
+      subagentId: 'id1',
+      label: 'Oslo',
+      childSessionKey: 'agent:main:subagent:x',
+      mode: 'run',
+      outcome: 'done',
+      parts: [{ title: 'Answer to the task', text: 'z'.repeat(DEFAULTS.subagentAnnounceChars + 500) }],
+    });
     expect(text.split('\n')[0]).toBe('[Subagent "Oslo" (id1) finished · mode run]');
-    expect(text).toContain('… [500 more characters in the child\'s transcript]');
+    expect(text).toContain("… [500 more characters in the child's transcript]");
     expect(text).toContain('sessions_history with sessionKey "agent:main:subagent:x"');
     expect(text.length).toBeLessThan(DEFAULTS.subagentAnnounceChars + 300);
     // One answer reads as the answer alone.
@@ -52,8 +66,15 @@ describe('announce text', () => {
         { title: 'Answer to message 1 sent to it', text: long },
       ],
     });
-    expect(text.split('\n').slice(0, 4)).toEqual(['[Subagent id1 finished · mode run]', 'Answer to the task:', 'Oslo has 700k people.', 'Answer to message 1 sent to it:']);
-    expect(text).toContain(`… [${DEFAULTS.subagentAnnounceChars - Math.floor(DEFAULTS.subagentAnnounceChars / 2)} more characters in the child's transcript]`);
+    expect(text.split('\n').slice(0, 4)).toEqual([
+      '[Subagent id1 finished · mode run]',
+      'Answer to the task:',
+      'Oslo has 700k people.',
+      'Answer to message 1 sent to it:',
+    ]);
+    expect(text).toContain(
+      `… [${DEFAULTS.subagentAnnounceChars - Math.floor(DEFAULTS.subagentAnnounceChars / 2)} more characters in the child's transcript]`,
+    );
     expect(text.length).toBeLessThan(DEFAULTS.subagentAnnounceChars + 300);
   });
 });

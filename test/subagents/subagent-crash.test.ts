@@ -24,18 +24,37 @@ describe.each(sharedDatabases())('subagents while workers are SIGKILLed, on $nam
     const client = rig.client({ modelHeartbeatTimeoutMs: 2_000, toolHeartbeatTimeoutMs: 2_000 });
     expect((await client.sendMessage(sessionKey, PARENT_PROMPT)).reply).toBe('Waiting for my subagents.');
 
-    await waitUntil('every child at its final model call', async () => new Set(fake.requests.filter((r) => isChildRequest(r) && r.body.messages!.length === 3).map((r) => JSON.stringify(r.body.messages![0]))).size === 3);
+    await waitUntil(
+      'every child at its final model call',
+      async () =>
+        new Set(
+          fake.requests
+            .filter((r) => isChildRequest(r) && r.body.messages!.length === 3)
+            .map((r) => JSON.stringify(r.body.messages![0])),
+        ).size === 3,
+    );
     await first.kill('SIGKILL');
     const second = await rig.startReadyWorker(TOOLS);
-    await waitUntil('the first announce in the parent', async () => (await announceTexts(store, sessionKey, agentId)).length >= 1);
+    await waitUntil(
+      'the first announce in the parent',
+      async () => (await announceTexts(store, sessionKey, agentId)).length >= 1,
+    );
     await second.kill('SIGKILL');
     await rig.startReadyWorker(TOOLS);
 
-    await waitUntil('three announces', async () => (await announceTexts(store, sessionKey, agentId)).length >= 3, 120_000);
-    await waitUntil('the parent to answer each', async () => {
-      const status = await client.getStatus(sessionKey);
-      return status.turnsCompleted === 4 && status.queuedTurns === 0;
-    }, 120_000);
+    await waitUntil(
+      'three announces',
+      async () => (await announceTexts(store, sessionKey, agentId)).length >= 3,
+      120_000,
+    );
+    await waitUntil(
+      'the parent to answer each',
+      async () => {
+        const status = await client.getStatus(sessionKey);
+        return status.turnsCompleted === 4 && status.queuedTurns === 0;
+      },
+      120_000,
+    );
 
     // The list-append check: the parent's whole transcript, each child's result once, no entry twice.
     const { entries } = await storedTranscript(store, agentId, sessionKey);

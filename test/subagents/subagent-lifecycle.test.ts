@@ -21,7 +21,9 @@ const suite = integrationSuite();
 async function toolResults(store: Store, sessionKey: string): Promise<ToolResultMessage[]> {
   const session = await getSession(store.db, 'main', sessionKey);
   if (!session) return [];
-  return (await allEntries(store.db, 'main', session.session_id)).map((r) => (r.payload as unknown as MessageEntry).message).filter((m): m is ToolResultMessage => m?.role === 'toolResult');
+  return (await allEntries(store.db, 'main', session.session_id))
+    .map((r) => (r.payload as unknown as MessageEntry).message)
+    .filter((m): m is ToolResultMessage => m?.role === 'toolResult');
 }
 
 const SUBAGENT_TOOLS = ['sessions_spawn', 'sessions_send', 'sessions_history', 'subagents'];
@@ -36,127 +38,181 @@ describe.each(testDatabases())('subagent lifecycle on $name', (database) => {
   });
 
   it('refuses a spawn past the fan-out limit and below the depth limit as tool errors the model reads', () =>
-    suite.withWorker(db.store, { tools: lookupTools(), config: { subagentMaxChildren: 2 } }, async ({ client, fake, store }) => {
-      // The suite's fake serves every test: this test's requests start here.
-      const before = fake.requests.length;
-      // The children try to spawn grandchildren: depth 2 is over the default limit of 1.
-      const base = subagentResponder();
-      fake.respondWith((r) => {
-        if (isChildRequest(r) && r.body.messages!.length === 1) return fakeReply.toolUse([{ id: 'toolu_grandchild', name: 'sessions_spawn', input: { task: 'Look up nothing' } }]);
-        if (isChildRequest(r) && r.body.messages!.length === 3) return fakeReply.text(`child saw: ${lastText(r)}`);
-        return base(r);
-      });
-      await client.sendMessage(PARENT, 'Research the cities Oslo, Lima and Pune');
-      const parentResults = await toolResults(store, PARENT);
-      expect(parentResults.map((m) => Boolean(m.isError))).toEqual([false, false, true]);
-      expect(JSON.stringify(parentResults[2]!.content)).toContain('2 subagents are already running');
-      expect(JSON.stringify(parentResults[2]!.content)).toContain('subagentMaxChildren');
-      await waitUntil('two announces', async () => (await announceTexts(store, PARENT)).length === 2);
-      const children = await store.db.selectFrom('subagent_runs').selectAll().execute();
-      expect(children).toHaveLength(2);
-      for (const child of children) {
-        const refused = await toolResults(store, child.child_session_key);
-        expect(refused).toHaveLength(1);
-        expect(refused[0]!.isError).toBe(true);
-        expect(JSON.stringify(refused[0]!.content)).toContain('spawn depth 2 is over this agent');
-      }
-      // What the children's model saw next: the refusal as the tool result.
-      expect(fake.requests.slice(before).filter((r) => isChildRequest(r) && r.body.messages!.length === 3).map(lastText).join()).toContain('subagentMaxDepth');
-      await waitUntil('the parent to answer both', async () => (await client.getStatus(PARENT)).turnsCompleted === 3);
-    }));
+    suite.withWorker(
+      db.store,
+      { tools: lookupTools(), config: { subagentMaxChildren: 2 } },
+      async ({ client, fake, store }) => {
+        // The suite's fake serves every test: this test's requests start here.
+        const before = fake.requests.length;
+        // The children try to spawn grandchildren: depth 2 is over the default limit of 1.
+        const base = subagentResponder();
+        fake.respondWith((r) => {
+          if (isChildRequest(r) && r.body.messages!.length === 1)
+            return fakeReply.toolUse([
+              { id: 'toolu_grandchild', name: 'sessions_spawn', input: { task: 'Look up nothing' } },
+            ]);
+          if (isChildRequest(r) && r.body.messages!.length === 3) return fakeReply.text(`child saw: ${lastText(r)}`);
+          return base(r);
+        });
+        await client.sendMessage(PARENT, 'Research the cities Oslo, Lima and Pune');
+        const parentResults = await toolResults(store, PARENT);
+        expect(parentResults.map((m) => Boolean(m.isError))).toEqual([false, false, true]);
+        expect(JSON.stringify(parentResults[2]!.content)).toContain('2 subagents are already running');
+        expect(JSON.stringify(parentResults[2]!.content)).toContain('subagentMaxChildren');
+        await waitUntil('two announces', async () => (await announceTexts(store, PARENT)).length === 2);
+        const children = await store.db.selectFrom('subagent_runs').selectAll().execute();
+        expect(children).toHaveLength(2);
+        for (const child of children) {
+          const refused = await toolResults(store, child.child_session_key);
+          expect(refused).toHaveLength(1);
+          expect(refused[0]!.isError).toBe(true);
+          expect(JSON.stringify(refused[0]!.content)).toContain('spawn depth 2 is over this agent');
+        }
+        // What the children's model saw next: the refusal as the tool result.
+        expect(
+          fake.requests
+            .slice(before)
+            .filter((r) => isChildRequest(r) && r.body.messages!.length === 3)
+            .map(lastText)
+            .join(),
+        ).toContain('subagentMaxDepth');
+        await waitUntil('the parent to answer both', async () => (await client.getStatus(PARENT)).turnsCompleted === 3);
+      },
+    ));
 
   it.each([
     [1, 'sends a child at the limit none of the subagent tools, and its parent all four', []],
     [2, 'sends a child below the limit the subagent tools too', SUBAGENT_TOOLS],
   ])('subagentMaxDepth %i: %s', (subagentMaxDepth, _title, childSubagentTools) =>
-    suite.withWorker(db.store, { tools: lookupTools(), config: { subagentMaxDepth } }, async ({ client, fake, store }) => {
-      const before = fake.requests.length;
-      fake.respondWith(subagentResponder({ cities: ['Oslo'] }));
-      await client.sendMessage(PARENT, 'Research the cities Oslo, Lima and Pune');
-      await waitUntil('the announce', async () => (await announceTexts(store, PARENT)).length === 1);
-      await waitUntil('the parent to answer it', async () => (await client.getStatus(PARENT)).turnsCompleted === 2);
-      const requests = fake.requests.slice(before);
-      const subagentToolsOf = (r: FakeRequest) => (r.body.tools ?? []).map((t) => String(t.name)).filter((name) => SUBAGENT_TOOLS.includes(name));
-      const parentCalls = requests.filter((r) => !isChildRequest(r));
-      const childCalls = requests.filter(isChildRequest);
-      expect(parentCalls.length).toBeGreaterThanOrEqual(2);
-      expect(childCalls).toHaveLength(2);
-      for (const r of parentCalls) expect(subagentToolsOf(r)).toEqual(SUBAGENT_TOOLS);
-      for (const r of childCalls) {
-        expect(subagentToolsOf(r)).toEqual(childSubagentTools);
-        // The application's tool is still there, and the prompt's Tooling section names what is sent.
-        expect((r.body.tools ?? []).map((t) => t.name)).toContain('lookup');
-        expect(JSON.stringify(r.body.system).includes('sessions_spawn')).toBe(childSubagentTools.length > 0);
-      }
-    }),
+    suite.withWorker(
+      db.store,
+      { tools: lookupTools(), config: { subagentMaxDepth } },
+      async ({ client, fake, store }) => {
+        const before = fake.requests.length;
+        fake.respondWith(subagentResponder({ cities: ['Oslo'] }));
+        await client.sendMessage(PARENT, 'Research the cities Oslo, Lima and Pune');
+        await waitUntil('the announce', async () => (await announceTexts(store, PARENT)).length === 1);
+        await waitUntil('the parent to answer it', async () => (await client.getStatus(PARENT)).turnsCompleted === 2);
+        const requests = fake.requests.slice(before);
+        const subagentToolsOf = (r: FakeRequest) =>
+          (r.body.tools ?? []).map((t) => String(t.name)).filter((name) => SUBAGENT_TOOLS.includes(name));
+        const parentCalls = requests.filter((r) => !isChildRequest(r));
+        const childCalls = requests.filter(isChildRequest);
+        expect(parentCalls.length).toBeGreaterThanOrEqual(2);
+        expect(childCalls).toHaveLength(2);
+        for (const r of parentCalls) expect(subagentToolsOf(r)).toEqual(SUBAGENT_TOOLS);
+        for (const r of childCalls) {
+          expect(subagentToolsOf(r)).toEqual(childSubagentTools);
+          // The application's tool is still there, and the prompt's Tooling section names what is sent.
+          expect((r.body.tools ?? []).map((t) => t.name)).toContain('lookup');
+          expect(JSON.stringify(r.body.system).includes('sessions_spawn')).toBe(childSubagentTools.length > 0);
+        }
+      },
+    ),
   );
 
   it('steers a session-mode child again after its run closed, and the parent hears each answer once', () =>
-    suite.withWorker(db.store, { tools: lookupTools(), tuning: { idleCloseMs: 1_500 } }, async ({ client, fake, store }) => {
-      let steered = false;
-      const base = subagentResponder({ cities: ['Oslo'], spawnInput: (city) => ({ task: `Look up ${city} and stay around.`, label: city, mode: 'session' }) });
-      fake.respondWith((r) => {
-        // After the first announce, the parent steers its child.
-        if (!isChildRequest(r) && lastText(r).startsWith('[Subagent') && !steered) {
-          steered = true;
-          // Late enough that the child's run has closed idle (idleCloseMs 1.5 s): the steer starts it again.
-          const target = /sessionKey "([^"]+)"/.exec(lastText(r))![1]!;
-          return { ...fakeReply.toolUse([{ id: 'toolu_steer', name: 'sessions_send', input: { target, message: 'steer: now Bergen' } }]), delayMs: 3_000 };
-        }
-        if (!isChildRequest(r) && lastText(r).includes('sent to subagent')) return fakeReply.text('Steered it.');
-        return base(r);
-      });
-      await client.sendMessage(PARENT, 'Research the cities Oslo, Lima and Pune');
-      const run = await waitUntil('the run row', async () => store.db.selectFrom('subagent_runs').selectAll().executeTakeFirst());
-      expect(run.mode).toBe('session');
-      // The child's run closes idle before it is addressed again; the steer starts it again.
-      const announces = await waitUntil('two announces', async () => {
-        const texts = await announceTexts(store, PARENT);
-        return texts.length >= 2 && texts;
-      });
-      expect(announces[0]).toContain('Oslo has population');
-      expect(announces[0]).toContain('sessions_send steers it');
-      expect(announces[1]).toContain('Oslo steered: steer: now Bergen');
-      await waitUntil('the parent to settle', async () => (await client.getStatus(PARENT)).queuedTurns === 0 && (await client.getStatus(PARENT)).turnsCompleted === 3);
-      expect(await announceTexts(store, PARENT)).toHaveLength(2);
-      expect((await store.db.selectFrom('subagent_runs').select('status').executeTakeFirstOrThrow()).status).toBe('idle');
-      // The child's session ran two workflow runs: the steer started a fresh one after the idle close.
-      const runs = [];
-      for await (const w of client.temporal.workflow.list({ query: `WorkflowId = '${run.workflow_id}'` })) runs.push(w.status.name);
-      expect(runs.length).toBeGreaterThanOrEqual(2);
-    }));
+    suite.withWorker(
+      db.store,
+      { tools: lookupTools(), tuning: { idleCloseMs: 1_500 } },
+      async ({ client, fake, store }) => {
+        let steered = false;
+        const base = subagentResponder({
+          cities: ['Oslo'],
+          spawnInput: (city) => ({ task: `Look up ${city} and stay around.`, label: city, mode: 'session' }),
+        });
+        fake.respondWith((r) => {
+          // After the first announce, the parent steers its child.
+          if (!isChildRequest(r) && lastText(r).startsWith('[Subagent') && !steered) {
+            steered = true;
+            // Late enough that the child's run has closed idle (idleCloseMs 1.5 s): the steer starts it again.
+            const target = /sessionKey "([^"]+)"/.exec(lastText(r))![1]!;
+            return {
+              ...fakeReply.toolUse([
+                { id: 'toolu_steer', name: 'sessions_send', input: { target, message: 'steer: now Bergen' } },
+              ]),
+              delayMs: 3_000,
+            };
+          }
+          if (!isChildRequest(r) && lastText(r).includes('sent to subagent')) return fakeReply.text('Steered it.');
+          return base(r);
+        });
+        await client.sendMessage(PARENT, 'Research the cities Oslo, Lima and Pune');
+        const run = await waitUntil('the run row', async () =>
+          store.db.selectFrom('subagent_runs').selectAll().executeTakeFirst(),
+        );
+        expect(run.mode).toBe('session');
+        // The child's run closes idle before it is addressed again; the steer starts it again.
+        const announces = await waitUntil('two announces', async () => {
+          const texts = await announceTexts(store, PARENT);
+          return texts.length >= 2 && texts;
+        });
+        expect(announces[0]).toContain('Oslo has population');
+        expect(announces[0]).toContain('sessions_send steers it');
+        expect(announces[1]).toContain('Oslo steered: steer: now Bergen');
+        await waitUntil(
+          'the parent to settle',
+          async () =>
+            (await client.getStatus(PARENT)).queuedTurns === 0 && (await client.getStatus(PARENT)).turnsCompleted === 3,
+        );
+        expect(await announceTexts(store, PARENT)).toHaveLength(2);
+        expect((await store.db.selectFrom('subagent_runs').select('status').executeTakeFirstOrThrow()).status).toBe(
+          'idle',
+        );
+        // The child's session ran two workflow runs: the steer started a fresh one after the idle close.
+        const runs = [];
+        for await (const w of client.temporal.workflow.list({ query: `WorkflowId = '${run.workflow_id}'` }))
+          runs.push(w.status.name);
+        expect(runs.length).toBeGreaterThanOrEqual(2);
+      },
+    ));
 
   it('kills a running child with the subagents tool; the parent hears the kill as its outcome', () =>
-    suite.withWorker(db.store, { tools: lookupTools(), tuning: { modelHeartbeatTimeoutMs: 2_000 } }, async ({ client, fake, store }) => {
-      const before = fake.requests.length;
-      let child = '';
-      const base = subagentResponder({ cities: ['Lima'] });
-      fake.respondWith((r) => {
-        // The child's model call hangs until the kill cancels it.
-        if (isChildRequest(r)) return { ...fakeReply.text('never'), delayMs: 60_000 };
-        if (!isChildRequest(r) && lastText(r).startsWith('kill me')) return fakeReply.toolUse([{ id: 'toolu_kill', name: 'subagents', input: { action: 'kill', target: child } }]);
-        if (!isChildRequest(r) && lastText(r).includes('kill requested')) return fakeReply.text('Killed it.');
-        return base(r);
-      });
-      await client.sendMessage(PARENT, 'Research the cities Oslo, Lima and Pune');
-      const run = await waitUntil('the child to be calling its model', async () => fake.requests.slice(before).some(isChildRequest) && store.db.selectFrom('subagent_runs').selectAll().executeTakeFirst());
-      child = run.id;
-      expect((await client.sendMessage(PARENT, 'kill me the child')).reply).toBe('Killed it.');
-      const [announce] = await waitUntil('the kill announce', async () => {
-        const texts = await announceTexts(store, PARENT);
-        return texts.length === 1 && texts;
-      });
-      expect(announce).toContain('was killed');
-      const row = await store.db.selectFrom('subagent_runs').selectAll().executeTakeFirstOrThrow();
-      expect(row.status).toBe('killed');
-      expect(row.ended_at).not.toBeNull();
-      // The child announces the kill before its run ends (it throws the cancellation after): its
-      // close may land a moment after the announce, and then it must be a cancellation.
-      const closed = await waitUntil('the killed child to close', async () => {
-        const { status } = await client.temporal.workflow.getHandle(row.workflow_id!).describe();
-        return status.name !== 'RUNNING' && status.name;
-      });
-      expect(closed).toBe('CANCELLED');
-      await waitUntil('the parent to answer the kill', async () => (await client.getStatus(PARENT)).turnsCompleted === 3);
-    }));
+    suite.withWorker(
+      db.store,
+      { tools: lookupTools(), tuning: { modelHeartbeatTimeoutMs: 2_000 } },
+      async ({ client, fake, store }) => {
+        const before = fake.requests.length;
+        let child = '';
+        const base = subagentResponder({ cities: ['Lima'] });
+        fake.respondWith((r) => {
+          // The child's model call hangs until the kill cancels it.
+          if (isChildRequest(r)) return { ...fakeReply.text('never'), delayMs: 60_000 };
+          if (!isChildRequest(r) && lastText(r).startsWith('kill me'))
+            return fakeReply.toolUse([
+              { id: 'toolu_kill', name: 'subagents', input: { action: 'kill', target: child } },
+            ]);
+          if (!isChildRequest(r) && lastText(r).includes('kill requested')) return fakeReply.text('Killed it.');
+          return base(r);
+        });
+        await client.sendMessage(PARENT, 'Research the cities Oslo, Lima and Pune');
+        const run = await waitUntil(
+          'the child to be calling its model',
+          async () =>
+            fake.requests.slice(before).some(isChildRequest) &&
+            store.db.selectFrom('subagent_runs').selectAll().executeTakeFirst(),
+        );
+        child = run.id;
+        expect((await client.sendMessage(PARENT, 'kill me the child')).reply).toBe('Killed it.');
+        const [announce] = await waitUntil('the kill announce', async () => {
+          const texts = await announceTexts(store, PARENT);
+          return texts.length === 1 && texts;
+        });
+        expect(announce).toContain('was killed');
+        const row = await store.db.selectFrom('subagent_runs').selectAll().executeTakeFirstOrThrow();
+        expect(row.status).toBe('killed');
+        expect(row.ended_at).not.toBeNull();
+        // The child announces the kill before its run ends (it throws the cancellation after): its
+        // close may land a moment after the announce, and then it must be a cancellation.
+        const closed = await waitUntil('the killed child to close', async () => {
+          const { status } = await client.temporal.workflow.getHandle(row.workflow_id!).describe();
+          return status.name !== 'RUNNING' && status.name;
+        });
+        expect(closed).toBe('CANCELLED');
+        await waitUntil(
+          'the parent to answer the kill',
+          async () => (await client.getStatus(PARENT)).turnsCompleted === 3,
+        );
+      },
+    ));
 });

@@ -32,7 +32,18 @@ interface Trial {
 
 /** A settled turn: its reply entry is named after its request. */
 function done(requestId: string): { status: 'done'; turn: TurnResult } {
-  return { status: 'done', turn: { reply: 'r', silent: false, userEntryId: `u:${requestId}`, assistantEntryId: `reply:${requestId}`, turn: 1, usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 }, modelCalls: 1 } };
+  return {
+    status: 'done',
+    turn: {
+      reply: 'r',
+      silent: false,
+      userEntryId: `u:${requestId}`,
+      assistantEntryId: `reply:${requestId}`,
+      turn: 1,
+      usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 },
+      modelCalls: 1,
+    },
+  };
 }
 
 /**
@@ -48,14 +59,19 @@ function runTrial(random: () => number): Trial {
   const trial: Trial = { announcements: [], settled: [], admitted: [], refused: [], mode, killed: false };
   const steers = Array.from({ length: pick(6) }, (_, i) => `steer:${i}`);
   const waiting: string[] = [];
-  type Phase = { kind: 'idle' } | { kind: 'turn'; requestId: string; steps: number } | { kind: 'announcing'; answers: readonly SubagentAnswer[]; steps: number } | { kind: 'closed' };
+  type Phase =
+    | { kind: 'idle' }
+    | { kind: 'turn'; requestId: string; steps: number }
+    | { kind: 'announcing'; answers: readonly SubagentAnswer[]; steps: number }
+    | { kind: 'closed' };
   let workflow = { kind: 'idle' } as Phase;
   // Read through a call: `close()` changes the phase behind the compiler's narrowing.
   const closed = () => workflow.kind === 'closed';
   let killAt = random() < 0.2 ? pick(30) : -1;
 
   // A refusal is wrong when the run still works on its answers (a kill aside).
-  const refuse = (id: string) => trial.refused.push({ id, whileWorking: !trial.killed && report.steerVerdict() === 'admit' });
+  const refuse = (id: string) =>
+    trial.refused.push({ id, whileWorking: !trial.killed && report.steerVerdict() === 'admit' });
   const steerArrives = (id: string) => {
     if (workflow.kind === 'closed') return refuse(id);
     const verdict = report.steerVerdict();
@@ -124,7 +140,9 @@ function runTrial(random: () => number): Trial {
 describe('SubagentRunReport', () => {
   it('announces the task alone when nothing else arrives', () => {
     const report = new SubagentRunReport();
-    expect(report.answered('task:x', done('task:x'), false)).toEqual([{ key: 'task:x', outcome: 'done', replyEntryId: 'reply:task:x' }]);
+    expect(report.answered('task:x', done('task:x'), false)).toEqual([
+      { key: 'task:x', outcome: 'done', replyEntryId: 'reply:task:x' },
+    ]);
     expect(report.steerVerdict()).toBe('wait');
     report.announced(true);
     expect(report.steerVerdict()).toBe('refuse');
@@ -165,20 +183,32 @@ describe('SubagentRunReport', () => {
       const announcedKeys = t.announcements.flatMap((a) => a.answers.map((x) => x.key));
       // Every settled answer is announced once, in the order the child gave it.
       expect({ where, keys: announcedKeys }).toEqual({ where, keys: t.settled });
-      expect({ where, replies: t.announcements.flatMap((a) => a.answers.map((x) => (x.outcome === 'done' ? x.replyEntryId : x.error))) }).toEqual({
+      expect({
+        where,
+        replies: t.announcements.flatMap((a) =>
+          a.answers.map((x) => (x.outcome === 'done' ? x.replyEntryId : x.error)),
+        ),
+      }).toEqual({
         where,
         replies: t.settled.map((id) => `reply:${id}`),
       });
       // Steers are answered in the order they were admitted; the task's answer comes first.
       const answeredSteers = t.settled.filter((k) => k.startsWith('steer:'));
-      expect({ where, steers: answeredSteers }).toEqual({ where, steers: t.killed ? t.admitted.slice(0, answeredSteers.length) : t.admitted });
+      expect({ where, steers: answeredSteers }).toEqual({
+        where,
+        steers: t.killed ? t.admitted.slice(0, answeredSteers.length) : t.admitted,
+      });
       if (t.settled.length > 0) expect({ where, first: t.settled[0] }).toEqual({ where, first: 'task:x' });
       // One announce per run: a run child announces once, a kill included; each announce of a session child has answers.
-      if (t.mode === 'run') expect({ where, announcements: t.announcements.length }).toEqual({ where, announcements: 1 });
+      if (t.mode === 'run')
+        expect({ where, announcements: t.announcements.length }).toEqual({ where, announcements: 1 });
       for (const a of t.announcements) if (!a.killed) expect(a.answers.length).toBeGreaterThan(0);
       // Refused only once the run is over: a session child that was not killed refuses nothing.
       if (t.mode === 'session' && !t.killed) expect({ where, refused: t.refused }).toEqual({ where, refused: [] });
-      expect({ where, refusedWhileWorking: t.refused.filter((r) => r.whileWorking) }).toEqual({ where, refusedWhileWorking: [] });
+      expect({ where, refusedWhileWorking: t.refused.filter((r) => r.whileWorking) }).toEqual({
+        where,
+        refusedWhileWorking: [],
+      });
       seen.steered += t.admitted.length;
       seen.refused += t.refused.length;
       seen.killed += t.killed ? 1 : 0;

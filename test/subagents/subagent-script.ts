@@ -52,18 +52,26 @@ export function subagentResponder(opts: ScriptOptions = {}): FakeResponder {
     const lastText = messageText(last);
     if (isChildRequest(r)) {
       const city = /^Look up (\w+)/.exec(messageText(messages[0]))![1]!;
-      if (messages.length === 1) return fakeReply.toolUse([{ id: `toolu_lookup_${city}`, name: 'lookup', input: { city } }]);
-      if (lastText.includes('steer:')) return fakeReply.text(`${city} steered: ${lastText.slice(lastText.indexOf('steer:'))}`);
-      const delayMs = typeof opts.childReplyDelayMs === 'function' ? opts.childReplyDelayMs(city) : opts.childReplyDelayMs;
+      if (messages.length === 1)
+        return fakeReply.toolUse([{ id: `toolu_lookup_${city}`, name: 'lookup', input: { city } }]);
+      if (lastText.includes('steer:'))
+        return fakeReply.text(`${city} steered: ${lastText.slice(lastText.indexOf('steer:'))}`);
+      const delayMs =
+        typeof opts.childReplyDelayMs === 'function' ? opts.childReplyDelayMs(city) : opts.childReplyDelayMs;
       return { ...fakeReply.text(`${city} has population ${city.length * 100_000}.`), ...(delayMs ? { delayMs } : {}) };
     }
     // An announce, whatever came before it (right after a compaction it shares a user message with the summary).
     const announce = lastText.lastIndexOf('[Subagent');
-    if (!isToolResultTurn(last) && announce >= 0) return fakeReply.text(`Noted ${/"(\w+)"/.exec(lastText.slice(announce))?.[1] ?? 'a result'}.`);
+    if (!isToolResultTurn(last) && announce >= 0)
+      return fakeReply.text(`Noted ${/"(\w+)"/.exec(lastText.slice(announce))?.[1] ?? 'a result'}.`);
     if (messageText(messages[0]).startsWith(PARENT_PROMPT)) {
       if (messages.length === 1) {
         return fakeReply.toolUse(
-          cities.map((city) => ({ id: `toolu_spawn_${city}`, name: 'sessions_spawn', input: opts.spawnInput?.(city) ?? { task: `Look up ${city} and report its population.`, label: city } })),
+          cities.map((city) => ({
+            id: `toolu_spawn_${city}`,
+            name: 'sessions_spawn',
+            input: opts.spawnInput?.(city) ?? { task: `Look up ${city} and report its population.`, label: city },
+          })),
         );
       }
       if (isToolResultTurn(last)) return fakeReply.text('Waiting for my subagents.');
@@ -74,5 +82,7 @@ export function subagentResponder(opts: ScriptOptions = {}): FakeResponder {
 }
 
 function isToolResultTurn(m: { role: string; content: any } | undefined): boolean {
-  return m?.role === 'user' && Array.isArray(m.content) && m.content.some((b: { type: string }) => b.type === 'tool_result');
+  return (
+    m?.role === 'user' && Array.isArray(m.content) && m.content.some((b: { type: string }) => b.type === 'tool_result')
+  );
 }

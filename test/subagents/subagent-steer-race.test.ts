@@ -23,7 +23,12 @@ import type { MessageEntry } from '../../src/context/types';
 import type { Store } from '../../src/store/connect';
 
 const TRIALS = Number(process.env.SUBAGENT_STEER_REAL_TRIALS ?? 16);
-const MOMENTS = ['while its first model call waits', 'while its last model call waits', 'as its last model call answers', 'after it announced'] as const;
+const MOMENTS = [
+  'while its first model call waits',
+  'while its last model call waits',
+  'as its last model call answers',
+  'after it announced',
+] as const;
 type Moment = (typeof MOMENTS)[number];
 
 const suite = integrationSuite();
@@ -31,7 +36,9 @@ const suite = integrationSuite();
 /** `promise`, or a failure naming `what` after `ms`: a hang says where it hung. */
 async function within<T>(what: string, promise: Promise<T>, ms = 60_000): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: no answer after ${ms} ms`)), ms)));
+  const timeout = new Promise<never>(
+    (_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: no answer after ${ms} ms`)), ms)),
+  );
   try {
     return await Promise.race([promise, timeout]);
   } finally {
@@ -82,101 +89,143 @@ class Hold {
 describe.each(testDatabases())('steers racing a subagent finish on $name', (database) => {
   const db = suite.storePerTest(database);
 
-  it(`announces each child once with its task's answer and its admitted steers' answers in order, over ${TRIALS} seeded trials`, () =>
-    suite.withWorker(db.store, { tools: lookupTools() }, async ({ client, fake, store, taskQueue }) => {
-      const random = prng(announcedSeed('SUBAGENT_STEER_REAL_SEED', `steer races on ${database.name}`));
-      const signals = createSessionSignals(client.temporal.connection, 'default', taskQueue);
-      const base = subagentResponder({ cities: ['Oslo'] });
-      let calls = new ChildCalls();
-      fake.respondWith(async (r) => {
-        await calls.pass(r);
-        return base(r);
-      });
-      const outcomes: Record<Moment, { admitted: number; refused: number }> = Object.fromEntries(MOMENTS.map((m) => [m, { admitted: 0, refused: 0 }])) as never;
-
-      for (let trial = 0; trial < TRIALS; trial++) {
-        calls = new ChildCalls();
-        const moment: Moment = MOMENTS[trial % MOMENTS.length]!;
-        const steerCount = 1 + Math.floor(random() * 2);
-        // Right at the finish the window is a few milliseconds wide: a smaller jitter lands in it more often.
-        const jitterMs = Math.floor(random() * (moment === 'as its last model call answers' ? 80 : 150));
-        // One parent per database and trial: the other database's session workflows run on the same server.
-        const parent = `agent:main:steer-race-${database.name}-${trial}`;
-        const where = `trial ${trial} (${moment}, ${steerCount} steers, ${jitterMs} ms)`;
-        const sent: Array<{ text: string; sent: boolean; message: string }> = [];
-        const steerAll = async () => {
-          for (let k = 1; k <= steerCount; k++) {
-            const run = (await store.db.selectFrom('subagent_runs').selectAll().where('parent_session_key', '=', parent).executeTakeFirstOrThrow());
-            const text = `steer: ${trial}-${k}`;
-            const steered = steerSubagent(store.db, signals, (await getSubagentRun(store.db, 'main', run.id))!, text, `steer:race:${trial}:${k}`);
-            sent.push({ text, ...(await within(`${where}: steer ${k} of ${run.workflow_id}`, steered)) });
-          }
-        };
-
-        if (moment === 'after it announced') {
-          calls.first.release();
-          calls.last.release();
-          await within(`${where}: the parent's turn`, client.sendMessage(parent, PARENT_PROMPT));
-          await waitUntil(`${where}: the announce`, async () => (await announceTexts(store, parent)).length === 1);
-          await steerAll();
-        } else {
-          const held = moment === 'while its first model call waits' ? calls.first : calls.last;
-          if (held === calls.last) calls.first.release();
-          await within(`${where}: the parent's turn`, client.sendMessage(parent, PARENT_PROMPT));
-          await within(`${where}: the held call`, held.arrived);
-          if (moment === 'as its last model call answers') {
-            // The steer leaves around the moment the answer is let go (up to 30 ms before, 50 ms after):
-            // it lands before the answer settles, while the announce is out, or after the end.
-            const offsetMs = jitterMs - 30;
-            if (offsetMs > 0) calls.last.release();
-            await new Promise((r) => setTimeout(r, Math.abs(offsetMs)));
-            const steering = steerAll();
-            if (offsetMs <= 0) {
-              await new Promise((r) => setTimeout(r, -offsetMs));
-              calls.last.release();
-            }
-            await within(`${where}: the steers`, steering);
-          } else {
-            await new Promise((r) => setTimeout(r, jitterMs));
-            await steerAll();
-          }
-          calls.first.release();
-          calls.last.release();
-        }
-
-        const run = await store.db.selectFrom('subagent_runs').selectAll().where('parent_session_key', '=', parent).executeTakeFirstOrThrow();
-        await waitUntil(`${where}: the child to close`, async () => (await client.temporal.workflow.getHandle(run.workflow_id!).describe()).status.name === 'COMPLETED');
-        await waitUntil(`${where}: the parent to answer the announce`, async () => {
-          const status = await client.getStatus(parent);
-          return status.queuedTurns === 0 && status.turnsCompleted === 2;
+  it(
+    `announces each child once with its task's answer and its admitted steers' answers in order, over ${TRIALS} seeded trials`,
+    () =>
+      suite.withWorker(db.store, { tools: lookupTools() }, async ({ client, fake, store, taskQueue }) => {
+        const random = prng(announcedSeed('SUBAGENT_STEER_REAL_SEED', `steer races on ${database.name}`));
+        const signals = createSessionSignals(client.temporal.connection, 'default', taskQueue);
+        const base = subagentResponder({ cities: ['Oslo'] });
+        let calls = new ChildCalls();
+        fake.respondWith(async (r) => {
+          await calls.pass(r);
+          return base(r);
         });
+        const outcomes: Record<Moment, { admitted: number; refused: number }> = Object.fromEntries(
+          MOMENTS.map((m) => [m, { admitted: 0, refused: 0 }]),
+        ) as never;
 
-        // Exactly one announce, carrying the task's answer, then each admitted steer's, in order.
-        const announces = await announceTexts(store, parent);
-        expect({ where, announces: announces.length }).toEqual({ where, announces: 1 });
-        const text = announces[0]!;
-        const admitted = sent.filter((s) => s.sent).map((s) => s.text);
-        const expected = ['Oslo has population 400000.', ...admitted.map((t) => `Oslo steered: ${t}`)];
-        const positions = expected.map((part) => text.indexOf(part));
-        expect({ where, positions: positions.every((p, i) => p >= 0 && (i === 0 || p > positions[i - 1]!)), text }).toEqual({ where, positions: true, text });
-        for (const refused of sent.filter((s) => !s.sent)) {
-          expect({ where, message: refused.message }).toEqual({ where, message: expect.stringContaining('has ended') });
-          expect(text).not.toContain(refused.text);
+        for (let trial = 0; trial < TRIALS; trial++) {
+          calls = new ChildCalls();
+          const moment: Moment = MOMENTS[trial % MOMENTS.length]!;
+          const steerCount = 1 + Math.floor(random() * 2);
+          // Right at the finish the window is a few milliseconds wide: a smaller jitter lands in it more often.
+          const jitterMs = Math.floor(random() * (moment === 'as its last model call answers' ? 80 : 150));
+          // One parent per database and trial: the other database's session workflows run on the same server.
+          const parent = `agent:main:steer-race-${database.name}-${trial}`;
+          const where = `trial ${trial} (${moment}, ${steerCount} steers, ${jitterMs} ms)`;
+          const sent: Array<{ text: string; sent: boolean; message: string }> = [];
+          const steerAll = async () => {
+            for (let k = 1; k <= steerCount; k++) {
+              const run = await store.db
+                .selectFrom('subagent_runs')
+                .selectAll()
+                .where('parent_session_key', '=', parent)
+                .executeTakeFirstOrThrow();
+              const text = `steer: ${trial}-${k}`;
+              const steered = steerSubagent(
+                store.db,
+                signals,
+                (await getSubagentRun(store.db, 'main', run.id))!,
+                text,
+                `steer:race:${trial}:${k}`,
+              );
+              sent.push({ text, ...(await within(`${where}: steer ${k} of ${run.workflow_id}`, steered)) });
+            }
+          };
+
+          if (moment === 'after it announced') {
+            calls.first.release();
+            calls.last.release();
+            await within(`${where}: the parent's turn`, client.sendMessage(parent, PARENT_PROMPT));
+            await waitUntil(`${where}: the announce`, async () => (await announceTexts(store, parent)).length === 1);
+            await steerAll();
+          } else {
+            const held = moment === 'while its first model call waits' ? calls.first : calls.last;
+            if (held === calls.last) calls.first.release();
+            await within(`${where}: the parent's turn`, client.sendMessage(parent, PARENT_PROMPT));
+            await within(`${where}: the held call`, held.arrived);
+            if (moment === 'as its last model call answers') {
+              // The steer leaves around the moment the answer is let go (up to 30 ms before, 50 ms after):
+              // it lands before the answer settles, while the announce is out, or after the end.
+              const offsetMs = jitterMs - 30;
+              if (offsetMs > 0) calls.last.release();
+              await new Promise((r) => setTimeout(r, Math.abs(offsetMs)));
+              const steering = steerAll();
+              if (offsetMs <= 0) {
+                await new Promise((r) => setTimeout(r, -offsetMs));
+                calls.last.release();
+              }
+              await within(`${where}: the steers`, steering);
+            } else {
+              await new Promise((r) => setTimeout(r, jitterMs));
+              await steerAll();
+            }
+            calls.first.release();
+            calls.last.release();
+          }
+
+          const run = await store.db
+            .selectFrom('subagent_runs')
+            .selectAll()
+            .where('parent_session_key', '=', parent)
+            .executeTakeFirstOrThrow();
+          await waitUntil(
+            `${where}: the child to close`,
+            async () =>
+              (await client.temporal.workflow.getHandle(run.workflow_id!).describe()).status.name === 'COMPLETED',
+          );
+          await waitUntil(`${where}: the parent to answer the announce`, async () => {
+            const status = await client.getStatus(parent);
+            return status.queuedTurns === 0 && status.turnsCompleted === 2;
+          });
+
+          // Exactly one announce, carrying the task's answer, then each admitted steer's, in order.
+          const announces = await announceTexts(store, parent);
+          expect({ where, announces: announces.length }).toEqual({ where, announces: 1 });
+          const text = announces[0]!;
+          const admitted = sent.filter((s) => s.sent).map((s) => s.text);
+          const expected = ['Oslo has population 400000.', ...admitted.map((t) => `Oslo steered: ${t}`)];
+          const positions = expected.map((part) => text.indexOf(part));
+          expect({
+            where,
+            positions: positions.every((p, i) => p >= 0 && (i === 0 || p > positions[i - 1]!)),
+            text,
+          }).toEqual({ where, positions: true, text });
+          for (const refused of sent.filter((s) => !s.sent)) {
+            expect({ where, message: refused.message }).toEqual({
+              where,
+              message: expect.stringContaining('has ended'),
+            });
+            expect(text).not.toContain(refused.text);
+          }
+          // The child's transcript holds the task and exactly the admitted steers, in order.
+          expect({ where, users: await childUserTexts(store, run.child_session_key) }).toEqual({
+            where,
+            users: ['Look up Oslo and report its population.', ...admitted],
+          });
+          // PostgreSQL: the run ended done, with one claimed announce keyed by its task.
+          const row = (await getSubagentRun(store.db, 'main', run.id))!;
+          expect({ where, status: row.status, ended: row.ended_at !== null }).toEqual({
+            where,
+            status: 'done',
+            ended: true,
+          });
+          const claims = await store.db
+            .selectFrom('subagent_announces')
+            .select('announce_key')
+            .where('subagent_id', '=', run.id)
+            .execute();
+          expect({ where, claims: claims.map((c) => c.announce_key) }).toEqual({ where, claims: [`task:${run.id}`] });
+          for (const s of sent) outcomes[moment][s.sent ? 'admitted' : 'refused'] += 1;
         }
-        // The child's transcript holds the task and exactly the admitted steers, in order.
-        expect({ where, users: await childUserTexts(store, run.child_session_key) }).toEqual({ where, users: ['Look up Oslo and report its population.', ...admitted] });
-        // PostgreSQL: the run ended done, with one claimed announce keyed by its task.
-        const row = (await getSubagentRun(store.db, 'main', run.id))!;
-        expect({ where, status: row.status, ended: row.ended_at !== null }).toEqual({ where, status: 'done', ended: true });
-        const claims = await store.db.selectFrom('subagent_announces').select('announce_key').where('subagent_id', '=', run.id).execute();
-        expect({ where, claims: claims.map((c) => c.announce_key) }).toEqual({ where, claims: [`task:${run.id}`] });
-        for (const s of sent) outcomes[moment][s.sent ? 'admitted' : 'refused'] += 1;
-      }
 
-      // Held calls make two moments certain: a steer while the child works is taken, one after its announce refused.
-      expect(outcomes['while its first model call waits']).toMatchObject({ refused: 0 });
-      expect(outcomes['while its last model call waits']).toMatchObject({ refused: 0 });
-      expect(outcomes['after it announced']).toMatchObject({ admitted: 0 });
-      process.stdout.write(`steer races on ${database.name}: ${JSON.stringify(outcomes)}\n`);
-    }), 600_000);
+        // Held calls make two moments certain: a steer while the child works is taken, one after its announce refused.
+        expect(outcomes['while its first model call waits']).toMatchObject({ refused: 0 });
+        expect(outcomes['while its last model call waits']).toMatchObject({ refused: 0 });
+        expect(outcomes['after it announced']).toMatchObject({ admitted: 0 });
+        process.stdout.write(`steer races on ${database.name}: ${JSON.stringify(outcomes)}\n`);
+      }),
+    600_000,
+  );
 });

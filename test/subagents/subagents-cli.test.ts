@@ -19,7 +19,10 @@ describe.each(sharedDatabases())('keel subagents, on $name', (kind) => {
 
   it('lists, steers and kills subagents from the CLI', async () => {
     const { fake, store, agentId, sessionKey } = rig;
-    const base = subagentResponder({ cities: ['Oslo', 'Lima'], spawnInput: (city) => ({ task: `Look up ${city} and stay around.`, label: city, mode: 'session' }) });
+    const base = subagentResponder({
+      cities: ['Oslo', 'Lima'],
+      spawnInput: (city) => ({ task: `Look up ${city} and stay around.`, label: city, mode: 'session' }),
+    });
     fake.respondWith((r) => {
       const first = messageText(r.body.messages![0]);
       // Lima's first call hangs: it is killed mid-turn.
@@ -31,10 +34,16 @@ describe.each(sharedDatabases())('keel subagents, on $name', (kind) => {
     await client.sendMessage(sessionKey, 'Research the cities Oslo, Lima and Pune');
     await waitUntil('Oslo to announce', async () => (await announceTexts(store, sessionKey, agentId)).length === 1);
 
-    const env = { DATABASE_URL: rig.database.url, TEMPORAL_ADDRESS: rig.temporalAddress, KEEL_TASK_QUEUE: rig.taskQueue };
+    const env = {
+      DATABASE_URL: rig.database.url,
+      TEMPORAL_ADDRESS: rig.temporalAddress,
+      KEEL_TASK_QUEUE: rig.taskQueue,
+    };
     const listed = await keel(['subagents', '--parent', sessionKey, '--json'], env);
     expect(listed.code).toBe(0);
-    const runs = (JSON.parse(listed.stdout) as { subagents: Array<{ id: string; label: string; status: string; mode: string }> }).subagents;
+    const runs = (
+      JSON.parse(listed.stdout) as { subagents: Array<{ id: string; label: string; status: string; mode: string }> }
+    ).subagents;
     expect(runs.map((r) => [r.label, r.status, r.mode]).sort()).toEqual([
       ['Lima', 'running', 'session'],
       ['Oslo', 'idle', 'session'],

@@ -29,7 +29,9 @@ export class ProviderMessagesInvalidError extends Error {
     readonly messageIndex: number,
     readonly detail: string,
   ) {
-    super(`messages[${messageIndex}] (API message ${apiIndex}) breaks "${rule}": ${detail}. Run runContextPipeline before sending.`);
+    super(
+      `messages[${messageIndex}] (API message ${apiIndex}) breaks "${rule}": ${detail}. Run runContextPipeline before sending.`,
+    );
   }
 }
 
@@ -84,10 +86,12 @@ export function assertProviderValid(messages: readonly AgentMessage[]): void {
     if (k > 0 && api[k - 1].role === message.role) fail('roles-alternate', k, `two ${message.role} messages in a row`);
     if (message.content.length === 0) fail('no-empty-content', k, 'the message has no content blocks');
     for (const block of message.content) {
-      if (block.type === 'text' && isBlankText(block.text)) fail('no-empty-content', k, 'a text block is empty or whitespace');
+      if (block.type === 'text' && isBlankText(block.text))
+        fail('no-empty-content', k, 'a text block is empty or whitespace');
       if (block.type === 'tool_result') {
         for (const inner of block.content as Array<{ type?: string; text?: unknown }>) {
-          if (inner?.type === 'text' && isBlankText(inner.text)) fail('no-empty-content', k, 'a tool_result text block is empty');
+          if (inner?.type === 'text' && isBlankText(inner.text))
+            fail('no-empty-content', k, 'a tool_result text block is empty');
         }
       }
     }
@@ -96,7 +100,8 @@ export function assertProviderValid(messages: readonly AgentMessage[]): void {
       const uses = message.content.filter((b): b is Extract<ApiBlock, { type: 'tool_use' }> => b.type === 'tool_use');
       for (const use of uses) {
         if (typeof use.id !== 'string' || use.id.trim() === '') fail('tool-use-well-formed', k, 'a tool_use has no id');
-        if (!isValidToolName(use.name) || use.name !== use.name.trim()) fail('tool-use-well-formed', k, `tool name "${use.name}" is invalid`);
+        if (!isValidToolName(use.name) || use.name !== use.name.trim())
+          fail('tool-use-well-formed', k, `tool name "${use.name}" is invalid`);
         if (typeof use.input !== 'object' || use.input === null || Array.isArray(use.input)) {
           fail('tool-use-well-formed', k, `tool_use ${use.id} has no object input`);
         }
@@ -108,15 +113,14 @@ export function assertProviderValid(messages: readonly AgentMessage[]): void {
         if (!next) fail('tool-use-answered-next', k, `tool_use ${uses[0].id} is the last message, with no result`);
         const answered = new Set(next.content.flatMap((b) => (b.type === 'tool_result' ? [b.tool_use_id] : [])));
         for (const use of uses) {
-          if (!answered.has(use.id)) fail('tool-use-answered-next', k, `tool_use ${use.id} is not answered in the next message`);
+          if (!answered.has(use.id))
+            fail('tool-use-answered-next', k, `tool_use ${use.id} is not answered in the next message`);
         }
       }
       return;
     }
 
-    const previousUses = new Set(
-      (api[k - 1]?.content ?? []).flatMap((b) => (b.type === 'tool_use' ? [b.id] : [])),
-    );
+    const previousUses = new Set((api[k - 1]?.content ?? []).flatMap((b) => (b.type === 'tool_use' ? [b.id] : [])));
     const seenResults = new Set<string>();
     let pastResults = false;
     for (const block of message.content) {
@@ -126,7 +130,11 @@ export function assertProviderValid(messages: readonly AgentMessage[]): void {
       }
       if (pastResults) fail('tool-results-first', k, `tool_result ${block.tool_use_id} comes after other content`);
       if (!previousUses.has(block.tool_use_id) || seenResults.has(block.tool_use_id)) {
-        fail('tool-result-answers-previous', k, `tool_result ${block.tool_use_id} answers no tool_use of the previous message`);
+        fail(
+          'tool-result-answers-previous',
+          k,
+          `tool_result ${block.tool_use_id} answers no tool_use of the previous message`,
+        );
       }
       seenResults.add(block.tool_use_id);
     }
@@ -135,7 +143,14 @@ export function assertProviderValid(messages: readonly AgentMessage[]): void {
 
 function toBlocks(message: AgentMessage): ApiBlock[] {
   if (message.role === 'toolResult') {
-    return [{ type: 'tool_result', tool_use_id: message.toolCallId, content: message.content ?? [], is_error: message.isError }];
+    return [
+      {
+        type: 'tool_result',
+        tool_use_id: message.toolCallId,
+        content: message.content ?? [],
+        is_error: message.isError,
+      },
+    ];
   }
   if (typeof message.content === 'string') return [{ type: 'text', text: message.content }];
   return (message.content as Array<{ type: string; text?: string; thinking?: string }>).map((block): ApiBlock => {

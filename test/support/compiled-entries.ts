@@ -21,7 +21,9 @@ export const COMPILED_DIR_ENV = 'KEEL_TEST_COMPILED_DIR';
 
 /** Compiles the sources once per content hash and returns the folder; reuses an earlier build of the same sources. */
 export function compileEntries(): string {
-  const files = SOURCE_DIRS.flatMap((d) => filesUnder(join(ROOT, d), (name) => name.endsWith('.ts') && !name.endsWith('.d.ts')));
+  const files = SOURCE_DIRS.flatMap((d) =>
+    filesUnder(join(ROOT, d), (name) => name.endsWith('.ts') && !name.endsWith('.d.ts')),
+  );
   const outDir = join(CACHE, hashFiles(ROOT, files).slice(0, 16));
   if (existsSync(join(outDir, '.complete'))) return outDir;
   // Build beside it and rename: two runs starting together never see half a build.
@@ -53,7 +55,8 @@ function removeOldBuilds(keep: string): void {
   const dayAgo = Date.now() - 24 * 3600_000;
   for (const d of readdirSync(CACHE, { withFileTypes: true })) {
     const path = join(CACHE, d.name);
-    if (path !== keep && d.isDirectory() && statSync(path).mtimeMs < dayAgo) rmSync(path, { recursive: true, force: true });
+    if (path !== keep && d.isDirectory() && statSync(path).mtimeMs < dayAgo)
+      rmSync(path, { recursive: true, force: true });
   }
 }
 

@@ -27,7 +27,11 @@ const DEFAULT_BLOCK_TIMEOUT_MS = 60_000;
  * lock request may queue behind others: the returned promise resolves once it is granted, and the
  * lock is usable through `queued` right away (its `waitForBlocked` works before the grant).
  */
-export async function lockTable(url: string, table: string, mode: 'EXCLUSIVE' | 'ACCESS EXCLUSIVE' = 'EXCLUSIVE'): Promise<{ lock: TableLock; granted: Promise<void> }> {
+export async function lockTable(
+  url: string,
+  table: string,
+  mode: 'EXCLUSIVE' | 'ACCESS EXCLUSIVE' = 'EXCLUSIVE',
+): Promise<{ lock: TableLock; granted: Promise<void> }> {
   const holder = new Client({ connectionString: url });
   const watcher = new Client({ connectionString: url });
   await Promise.all([holder.connect(), watcher.connect()]);
@@ -47,7 +51,10 @@ export async function lockTable(url: string, table: string, mode: 'EXCLUSIVE' | 
         );
         const blocked = rows.filter((r) => pattern.test(r.query)).map((r) => ({ pid: Number(r.pid), query: r.query }));
         if (blocked.length >= count) return blocked;
-        if (Date.now() > deadline) throw new Error(`no ${count} backend(s) blocked on ${table} matching ${pattern} after ${timeoutMs} ms; blocked: ${JSON.stringify(rows)}`);
+        if (Date.now() > deadline)
+          throw new Error(
+            `no ${count} backend(s) blocked on ${table} matching ${pattern} after ${timeoutMs} ms; blocked: ${JSON.stringify(rows)}`,
+          );
         await new Promise((r) => setTimeout(r, POLL_MS));
       }
     },
@@ -63,7 +70,11 @@ export async function lockTable(url: string, table: string, mode: 'EXCLUSIVE' | 
 }
 
 /** Like `lockTable`, but resolves only once the lock is granted. */
-export async function holdTableLock(url: string, table: string, mode: 'EXCLUSIVE' | 'ACCESS EXCLUSIVE' = 'EXCLUSIVE'): Promise<TableLock> {
+export async function holdTableLock(
+  url: string,
+  table: string,
+  mode: 'EXCLUSIVE' | 'ACCESS EXCLUSIVE' = 'EXCLUSIVE',
+): Promise<TableLock> {
   const { lock, granted } = await lockTable(url, table, mode);
   await granted;
   return lock;

@@ -25,7 +25,15 @@ import type { SessionRow } from '../../src/store/schema';
 import { startFakeAnthropic, type FakeAnthropic } from '../../src/testing';
 import { testDeps } from './keel-deps';
 import type { SharedDatabase, SharedDatabaseKind } from './shared-database';
-import { keelClient, runInProcessWorker, spawnWorkerProcess, startTemporalTestEnv, uniqueTaskQueue, type TemporalTestEnv, type WorkerProcess } from './temporal';
+import {
+  keelClient,
+  runInProcessWorker,
+  spawnWorkerProcess,
+  startTemporalTestEnv,
+  uniqueTaskQueue,
+  type TemporalTestEnv,
+  type WorkerProcess,
+} from './temporal';
 import { allEntries } from './store-readers';
 
 /** Path of the tools module worker processes load (KEEL_TOOLS_MODULE). */
@@ -149,13 +157,22 @@ export interface StoredEntry {
 }
 
 /** The session row and every stored entry of the session, in append order. */
-export async function storedTranscript(store: Store, agentId: string, sessionKey: string): Promise<{ session: SessionRow; entries: StoredEntry[] }> {
+export async function storedTranscript(
+  store: Store,
+  agentId: string,
+  sessionKey: string,
+): Promise<{ session: SessionRow; entries: StoredEntry[] }> {
   const session = await getSession(store.db, agentId, sessionKey);
   if (!session) throw new Error(`no session row for ${agentId}/${sessionKey}`);
   const rows = await allEntries(store.db, agentId, session.session_id);
   return {
     session,
-    entries: rows.map((r) => ({ id: r.id, type: r.type, role: r.role, payload: r.payload as unknown as Record<string, any> })),
+    entries: rows.map((r) => ({
+      id: r.id,
+      type: r.type,
+      role: r.role,
+      payload: r.payload as unknown as Record<string, any>,
+    })),
   };
 }
 
@@ -163,7 +180,12 @@ export async function storedTranscript(store: Store, agentId: string, sessionKey
 export function entryText(entry: StoredEntry): string {
   const content = entry.payload.message?.content;
   if (typeof content === 'string') return content;
-  return (content as Array<{ type: string; text?: string }> | undefined)?.filter((b) => b.type === 'text').map((b) => b.text).join('') ?? '';
+  return (
+    (content as Array<{ type: string; text?: string }> | undefined)
+      ?.filter((b) => b.type === 'text')
+      .map((b) => b.text)
+      .join('') ?? ''
+  );
 }
 
 /** A promise the test opens when it is ready (e.g. to let the fake answer only after a lock is held). */

@@ -42,7 +42,8 @@ export function registerTools(registry: ToolRegistry): void {
       // Synchronous appends: the line is on disk before the worker can be killed.
       appendFileSync(files.attempts, `${ctx.idempotencyKey}\n`);
       const attempt = readLog(files.attempts).filter((k) => k === ctx.idempotencyKey).length;
-      if (!readLog(files.performed).includes(ctx.idempotencyKey)) appendFileSync(files.performed, `${ctx.idempotencyKey}\n`);
+      if (!readLog(files.performed).includes(ctx.idempotencyKey))
+        appendFileSync(files.performed, `${ctx.idempotencyKey}\n`);
       if (attempt === 1) await blockUntilAborted(ctx.signal);
       return `side effect done: ${input.note}`;
     },

@@ -37,7 +37,10 @@ export const FLUSH_MARKER = 'Pre-compaction memory flush';
 
 /** True for a summarizer call of the compaction workflow (its system prompt, or its request after the conversation). */
 export function isSummarizerRequest(request: FakeRequest): boolean {
-  return JSON.stringify(request.body.system ?? '').includes('context checkpoint summaries') || isSummaryOnConversationRequest(request);
+  return (
+    JSON.stringify(request.body.system ?? '').includes('context checkpoint summaries') ||
+    isSummaryOnConversationRequest(request)
+  );
 }
 
 /** True for a summary asked on the conversation's own prompt cache (its last message asks for it). */
@@ -77,7 +80,10 @@ export function flushStep(request: FakeRequest, note: string): FakeStep {
  * A responder that routes summarizer calls to a summarizer that keeps identifiers, flush calls to
  * `flushStep`, and every other call (the conversation) to `main`.
  */
-export function routedResponder(main: (request: FakeRequest) => FakeStep, note = (r: FakeRequest) => `durable note ${r.index}`) {
+export function routedResponder(
+  main: (request: FakeRequest) => FakeStep,
+  note = (r: FakeRequest) => `durable note ${r.index}`,
+) {
   return (request: FakeRequest): FakeStep => {
     if (isSummarizerRequest(request)) return goodSummarizer(request);
     if (isFlushRequest(request)) return flushStep(request, note(request));
@@ -92,7 +98,9 @@ export function lastUserText(request: FakeRequest): string {
     const m = messages[i]!;
     if (m.role !== 'user') continue;
     if (typeof m.content === 'string') return m.content;
-    const texts = (m.content as Array<{ type: string; text?: string }>).filter((b) => b.type === 'text').map((b) => b.text ?? '');
+    const texts = (m.content as Array<{ type: string; text?: string }>)
+      .filter((b) => b.type === 'text')
+      .map((b) => b.text ?? '');
     if (texts.length > 0) return texts.join('');
   }
   return '';
@@ -142,7 +150,12 @@ export async function seedConversation(
       const message: AgentMessage =
         i % 2 === 0
           ? { role: 'user', content: `seeded question ${i}: ${filler}`, timestamp: at }
-          : { role: 'assistant', content: [{ type: 'text', text: `seeded answer ${i}: ${filler}` }], stopReason: 'stop', timestamp: at };
+          : {
+              role: 'assistant',
+              content: [{ type: 'text', text: `seeded answer ${i}: ${filler}` }],
+              stopReason: 'stop',
+              timestamp: at,
+            };
       const id: string = `seed-${i}`;
       const entry: MessageEntry = { type: 'message', id, parentId, timestamp: new Date(at).toISOString(), message };
       parentId = id;
@@ -165,7 +178,13 @@ export async function waitIdle(getStatus: () => Promise<{ queuedTurns: number }>
 
 /** One step of a session's history that matters for maintenance, in history order. */
 export type MaintenanceEvent =
-  | { readonly kind: 'finishTurn'; readonly contextTokens: number; readonly contextWindow: number; readonly compact: boolean; readonly memoryFlush: boolean }
+  | {
+      readonly kind: 'finishTurn';
+      readonly contextTokens: number;
+      readonly contextWindow: number;
+      readonly compact: boolean;
+      readonly memoryFlush: boolean;
+    }
   | { readonly kind: 'overBudget' }
   | { readonly kind: 'compactionStarted' };
 
@@ -215,7 +234,10 @@ export function maintenanceTimeline(history: temporal.api.history.v1.IHistory): 
  * How each run of a session workflow admitted its requests: by the `awaitResult` Update that carries
  * the request (Update-with-Start) or by the `enqueue` Signal (the fallback past the in-flight limit).
  */
-export async function admissionKinds(client: Client, workflowId: string): Promise<{ byUpdate: number; bySignal: number }> {
+export async function admissionKinds(
+  client: Client,
+  workflowId: string,
+): Promise<{ byUpdate: number; bySignal: number }> {
   const counts = { byUpdate: 0, bySignal: 0 };
   for await (const run of client.workflow.list({ query: `WorkflowId = "${workflowId}"` })) {
     const history = await client.workflow.getHandle(workflowId, run.runId).fetchHistory();
@@ -223,7 +245,9 @@ export async function admissionKinds(client: Client, workflowId: string): Promis
       if (event.workflowExecutionSignaledEventAttributes?.signalName === 'enqueue') counts.bySignal += 1;
       const update = event.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input;
       if (update?.name !== 'awaitResult') continue;
-      const arg = JSON.parse(Buffer.from(update.args?.payloads?.[0]?.data ?? []).toString('utf8')) as { request?: unknown };
+      const arg = JSON.parse(Buffer.from(update.args?.payloads?.[0]?.data ?? []).toString('utf8')) as {
+        request?: unknown;
+      };
       if (arg.request) counts.byUpdate += 1;
     }
   }

@@ -17,7 +17,10 @@ export default async function globalSetup(): Promise<void> {
   const url = process.env.TEST_DATABASE_URL;
   if (url) {
     const dropped = await dropStaleTestSchemas(url);
-    if (dropped > 0) process.stderr.write(`\ndropped ${dropped} test schemas earlier runs left on ${new URL(url).pathname.slice(1)}\n`);
+    if (dropped > 0)
+      process.stderr.write(
+        `\ndropped ${dropped} test schemas earlier runs left on ${new URL(url).pathname.slice(1)}\n`,
+      );
   }
   const compiled = compileEntries();
   process.env[COMPILED_DIR_ENV] = compiled;

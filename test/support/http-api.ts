@@ -71,14 +71,25 @@ export const TEST_API_TOKEN = 'test-token-0123456789abcdef';
 export async function startApi(env: TemporalTestEnv, t: WorkerContext, opts: ApiOptions = {}): Promise<ApiUnderTest> {
   const token = opts.token === undefined ? TEST_API_TOKEN : (opts.token ?? undefined);
   const stream = replyStreamForStore(t.store);
-  const client = new KeelClient({ connection: opts.temporal?.connection ?? env.connection, taskQueue: t.taskQueue, stream, ...(opts.allowedAgents ? { allowedAgents: opts.allowedAgents } : {}) });
-  const defaults = configFromEnv({}, { taskQueue: t.taskQueue, resetMode: 'none', ...(opts.allowedAgents ? { allowedAgents: opts.allowedAgents } : {}) });
+  const client = new KeelClient({
+    connection: opts.temporal?.connection ?? env.connection,
+    taskQueue: t.taskQueue,
+    stream,
+    ...(opts.allowedAgents ? { allowedAgents: opts.allowedAgents } : {}),
+  });
+  const defaults = configFromEnv(
+    {},
+    { taskQueue: t.taskQueue, resetMode: 'none', ...(opts.allowedAgents ? { allowedAgents: opts.allowedAgents } : {}) },
+  );
   const served = await serveApi(
     {
       client,
       db: t.store.db,
       settings: { defaults, agents: new Map() },
-      dependencies: { temporal: temporalDependency(opts.temporal?.address ?? env.server.address), database: storeDependency(t.store.target) },
+      dependencies: {
+        temporal: temporalDependency(opts.temporal?.address ?? env.server.address),
+        database: storeDependency(t.store.target),
+      },
       eventsPollMs: 200,
       ...(token ? { token } : {}),
     },
@@ -92,7 +103,12 @@ export async function startApi(env: TemporalTestEnv, t: WorkerContext, opts: Api
     const path = template.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(o.params?.[name] ?? ''));
     const query = o.query ? `?${new URLSearchParams(o.query).toString()}` : '';
     const body = o.body === undefined ? undefined : typeof o.body === 'string' ? o.body : JSON.stringify(o.body);
-    const headers: Record<string, string> = { accept, ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...authOf(o), ...o.headers };
+    const headers: Record<string, string> = {
+      accept,
+      ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+      ...authOf(o),
+      ...o.headers,
+    };
     return fetch(`${served.url}${path}${query}`, { method, headers, ...(body !== undefined ? { body } : {}) });
   };
   const rawDocument = (await (await request('GET', '/openapi.json', {}, 'application/json')).json()) as OpenApiDocument;
@@ -121,7 +137,13 @@ export async function startApi(env: TemporalTestEnv, t: WorkerContext, opts: Api
 }
 
 interface OpenApiDocument {
-  readonly paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, unknown>; 'x-sse-events'?: Record<string, unknown> }> }>>;
+  readonly paths: Record<
+    string,
+    Record<
+      string,
+      { responses: Record<string, { content?: Record<string, unknown>; 'x-sse-events'?: Record<string, unknown> }> }
+    >
+  >;
 }
 
 /** Checks bodies against the document's schemas (JSON Schema 2020-12, as OpenAPI 3.1 uses). */
@@ -129,10 +151,14 @@ function openApiValidator(document: OpenApiDocument) {
   const ajv = new Ajv2020({ strict: false, allErrors: true });
   addFormats(ajv);
   ajv.addSchema({ ...document, $id: 'openapi.json' });
-  const pointer = (...parts: string[]) => `openapi.json#/${parts.map((p) => p.replace(/~/g, '~0').replace(/\//g, '~1')).join('/')}`;
+  const pointer = (...parts: string[]) =>
+    `openapi.json#/${parts.map((p) => p.replace(/~/g, '~0').replace(/\//g, '~1')).join('/')}`;
   const check = (ref: string, value: unknown, what: string) => {
     const validate = ajv.getSchema(ref) ?? ajv.compile({ $ref: ref });
-    if (!validate(value)) throw new Error(`${what} does not match /openapi.json: ${ajv.errorsText(validate.errors)}\n${JSON.stringify(value).slice(0, 2000)}`);
+    if (!validate(value))
+      throw new Error(
+        `${what} does not match /openapi.json: ${ajv.errorsText(validate.errors)}\n${JSON.stringify(value).slice(0, 2000)}`,
+      );
   };
   const operation = (template: string, method: string) => {
     const op = document.paths[template]?.[method.toLowerCase()];
@@ -142,13 +168,25 @@ function openApiValidator(document: OpenApiDocument) {
   return {
     response(template: string, method: string, status: number, contentType: string, body: unknown) {
       const declared = operation(template, method).responses[String(status)];
-      if (!declared?.content?.[contentType]) throw new Error(`/openapi.json declares no ${status} ${contentType} answer for ${method} ${template}: ${JSON.stringify(body)}`);
-      check(pointer('paths', template, method.toLowerCase(), 'responses', String(status), 'content', contentType, 'schema'), body, `${method} ${template} ${status}`);
+      if (!declared?.content?.[contentType])
+        throw new Error(
+          `/openapi.json declares no ${status} ${contentType} answer for ${method} ${template}: ${JSON.stringify(body)}`,
+        );
+      check(
+        pointer('paths', template, method.toLowerCase(), 'responses', String(status), 'content', contentType, 'schema'),
+        body,
+        `${method} ${template} ${status}`,
+      );
     },
     event(template: string, method: string, event: SseEvent) {
       const events = operation(template, method).responses['200']?.['x-sse-events'] ?? {};
-      if (!(event.event in events)) throw new Error(`/openapi.json declares no event "${event.event}" for ${method} ${template}`);
-      check(pointer('paths', template, method.toLowerCase(), 'responses', '200', 'x-sse-events', event.event), event.data, `event ${event.event} of ${method} ${template}`);
+      if (!(event.event in events))
+        throw new Error(`/openapi.json declares no event "${event.event}" for ${method} ${template}`);
+      check(
+        pointer('paths', template, method.toLowerCase(), 'responses', '200', 'x-sse-events', event.event),
+        event.data,
+        `event ${event.event} of ${method} ${template}`,
+      );
     },
   };
 }
@@ -169,8 +207,15 @@ function sseStream(res: Response, checkEvent: (event: SseEvent) => void): SseStr
           const block = buffer.slice(0, end);
           buffer = buffer.slice(end + 2);
           const lines = block.split('\n');
-          const event = lines.find((l) => l.startsWith('event:'))?.slice(6).trim() ?? 'message';
-          const data = lines.filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trimStart()).join('\n');
+          const event =
+            lines
+              .find((l) => l.startsWith('event:'))
+              ?.slice(6)
+              .trim() ?? 'message';
+          const data = lines
+            .filter((l) => l.startsWith('data:'))
+            .map((l) => l.slice(5).trimStart())
+            .join('\n');
           if (!data) continue;
           const parsed = { event, data: JSON.parse(data) };
           checkEvent(parsed);

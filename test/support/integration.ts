@@ -23,7 +23,13 @@ import type { ToolRegistry } from '../../src/tools/registry';
 import type { TestDatabase } from './databases';
 import { startFakeAnthropic, type FakeAnthropic, type FakeAnthropicOptions } from '../../src/testing';
 import { testDeps } from './keel-deps';
-import { keelClient, runInProcessWorker, startTemporalTestEnv, uniqueTaskQueue, type TemporalTestEnv } from './temporal';
+import {
+  keelClient,
+  runInProcessWorker,
+  startTemporalTestEnv,
+  uniqueTaskQueue,
+  type TemporalTestEnv,
+} from './temporal';
 
 /** What `withWorker` builds the worker and its client from. */
 export interface WorkerOptions {
@@ -100,7 +106,13 @@ export function integrationSuite(options: { readonly fake?: FakeAnthropicOptions
       const worker = await runInProcessWorker(suite.env, taskQueue, deps);
       try {
         // Like production, the client encrypts payloads when the worker's config has keys.
-        const client = keelClient(suite.env, taskQueue, options.tuning, options.contextWindowTokens, keelDataConverter(keyRingFor(deps.config)));
+        const client = keelClient(
+          suite.env,
+          taskQueue,
+          options.tuning,
+          options.contextWindowTokens,
+          keelDataConverter(keyRingFor(deps.config)),
+        );
         return await fn({ client, store, fake: suite.fake, taskQueue });
       } finally {
         await worker.stop();

@@ -11,7 +11,12 @@ export interface Run {
 }
 
 /** Runs a TypeScript entry point of the repository as a real process, the way a person or a script would. */
-export function runEntry(entry: string, args: string[], env: Record<string, string | undefined>, stdin?: string): Promise<Run> {
+export function runEntry(
+  entry: string,
+  args: string[],
+  env: Record<string, string | undefined>,
+  stdin?: string,
+): Promise<Run> {
   const childEnv: NodeJS.ProcessEnv = { ...process.env, TS_NODE_SWC: 'true', TS_NODE_TRANSPILE_ONLY: 'true', ...env };
   for (const [k, v] of Object.entries(env)) if (v === undefined) delete childEnv[k];
   const child = spawn(process.execPath, [...entryArgs(entry), ...args], { cwd: root, env: childEnv });
@@ -66,8 +71,12 @@ export function startKeel(args: string[], env: Record<string, string | undefined
     waitFor(stream, pattern) {
       return new Promise<void>((resolveWait, reject) => {
         const check = () => {
-          if (typeof pattern === 'string' ? out[stream].includes(pattern) : pattern.test(out[stream])) return resolveWait();
-          if (done) return reject(new Error(`keel ${args.join(' ')} exited before ${stream} showed ${String(pattern)}:\n${out.stderr}`));
+          if (typeof pattern === 'string' ? out[stream].includes(pattern) : pattern.test(out[stream]))
+            return resolveWait();
+          if (done)
+            return reject(
+              new Error(`keel ${args.join(' ')} exited before ${stream} showed ${String(pattern)}:\n${out.stderr}`),
+            );
           waiters.push(check);
         };
         check();

@@ -6,9 +6,16 @@ import type { Store } from '../../src/store/connect';
 import { ToolRegistry } from '../../src/tools/registry';
 
 /** Activity dependencies for an in-process worker: the real store, the real SDK pointed at the fake. */
-export function testDeps(store: Store, fakeUrl: string, opts: { tools?: ToolRegistry; config?: Partial<KeelConfig> } = {}): ActivityDeps {
+export function testDeps(
+  store: Store,
+  fakeUrl: string,
+  opts: { tools?: ToolRegistry; config?: Partial<KeelConfig> } = {},
+): ActivityDeps {
   // No daily reset in tests: a run crossing 04:00 UTC must not rotate sessions mid-test (reset tests opt in).
-  const config = configFromEnv({}, { anthropicBaseUrl: fakeUrl, anthropicApiKey: 'test-key', resetMode: 'none', ...opts.config });
+  const config = configFromEnv(
+    {},
+    { anthropicBaseUrl: fakeUrl, anthropicApiKey: 'test-key', resetMode: 'none', ...opts.config },
+  );
   return {
     db: store.db,
     model: new AnthropicModelClient({ apiKey: 'test-key', baseURL: fakeUrl }),

@@ -15,7 +15,11 @@ export const PGLITE_TEMPLATE_ENV = 'KEEL_TEST_PGLITE_TEMPLATE';
 
 /** Writes the dump of a freshly initialised PGlite unless this PGlite version's is there; returns the file. */
 export async function buildPgliteTemplate(): Promise<string> {
-  const version = (JSON.parse(readFileSync(join(NODE_MODULES, '@electric-sql', 'pglite', 'package.json'), 'utf8')) as { version: string }).version;
+  const version = (
+    JSON.parse(readFileSync(join(NODE_MODULES, '@electric-sql', 'pglite', 'package.json'), 'utf8')) as {
+      version: string;
+    }
+  ).version;
   const file = join(CACHE, `empty-${version}.tar`);
   if (existsSync(file)) return file;
   mkdirSync(CACHE, { recursive: true });

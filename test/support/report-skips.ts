@@ -38,8 +38,10 @@ export default function reportSkips(): void {
   for (const file of testFiles(join(ROOT, 'test')).sort()) {
     const source = readFileSync(file, 'utf8');
     const name = relative(ROOT, file);
-    for (const [, suite, why] of source.matchAll(POSTGRES_ONLY)) lines.push(`  ${'skipped'.padEnd(11)}  ${name}: ${suite} (needs PostgreSQL: ${why})`);
-    if (BOTH_DATABASES.test(source)) lines.push(`  PGlite only  ${name} (its PostgreSQL variant needs TEST_DATABASE_URL)`);
+    for (const [, suite, why] of source.matchAll(POSTGRES_ONLY))
+      lines.push(`  ${'skipped'.padEnd(11)}  ${name}: ${suite} (needs PostgreSQL: ${why})`);
+    if (BOTH_DATABASES.test(source))
+      lines.push(`  PGlite only  ${name} (its PostgreSQL variant needs TEST_DATABASE_URL)`);
   }
   if (lines.length === 0) return;
   process.stderr.write(

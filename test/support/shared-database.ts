@@ -24,7 +24,11 @@ export interface SharedDatabaseKind {
 export function sharedDatabases(): SharedDatabaseKind[] {
   const kinds: SharedDatabaseKind[] = [{ name: 'pglite', open: servePGlite }];
   const url = process.env.TEST_DATABASE_URL;
-  if (url) kinds.push({ name: 'postgres', open: async () => ({ name: 'postgres', url: await freshSchemaUrl(url), close: async () => {} }) });
+  if (url)
+    kinds.push({
+      name: 'postgres',
+      open: async () => ({ name: 'postgres', url: await freshSchemaUrl(url), close: async () => {} }),
+    });
   return kinds;
 }
 

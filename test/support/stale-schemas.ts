@@ -63,7 +63,9 @@ export async function dropStaleTestSchemas(url: string, now = Date.now()): Promi
   const started = Date.now();
   let dropped = 0;
   try {
-    const { rows } = await client.query<{ name: string }>(`select nspname as name from pg_namespace where nspname like 'keel\\_test\\_%'`);
+    const { rows } = await client.query<{ name: string }>(
+      `select nspname as name from pg_namespace where nspname like 'keel\\_test\\_%'`,
+    );
     const stale = rows
       .map((r) => ({ name: r.name, at: createdAt(r.name) }))
       .filter((s): s is { name: string; at: number } => s.at !== undefined && now - s.at > STALE_AFTER_MS)

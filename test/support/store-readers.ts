@@ -16,7 +16,11 @@ export async function allEntries(db: Kysely<Database>, agentId: string, sessionI
 }
 
 /** Count of compaction entries of a session. */
-export async function countCompactionEntries(db: Kysely<Database>, agentId: string, sessionId: string): Promise<number> {
+export async function countCompactionEntries(
+  db: Kysely<Database>,
+  agentId: string,
+  sessionId: string,
+): Promise<number> {
   const r = await db
     .selectFrom('transcript_entries')
     .select(sql<number>`count(*)::int`.as('n'))

@@ -8,7 +8,14 @@ import { drainableRetry } from './drainable-retry';
 import { keelWorkflowBundle } from './workflow-bundle';
 import { Connection } from '@temporalio/client';
 import { IllegalStateError, type DataConverter } from '@temporalio/common';
-import { bundleWorkflowCode, NativeConnection, Runtime, DefaultLogger, type Worker, type WorkflowBundle } from '@temporalio/worker';
+import {
+  bundleWorkflowCode,
+  NativeConnection,
+  Runtime,
+  DefaultLogger,
+  type Worker,
+  type WorkflowBundle,
+} from '@temporalio/worker';
 import { startDevServer, type DevServer } from '../../src/temporal/dev-server';
 import { KeelClient } from '../../src/client/keel-client';
 import { createKeelWorker, type KeelWorkerOptions } from '../../workers/create-worker';
@@ -47,7 +54,11 @@ export async function startTemporalTestEnv(opts: { failureConverterPath?: string
     startDevServer({ log: () => {} }),
     // A failure converter changes the bundle: that suite builds its own.
     opts.failureConverterPath
-      ? bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: new DefaultLogger('WARN'), ...opts })
+      ? bundleWorkflowCode({
+          workflowsPath: require.resolve('../../workflows'),
+          logger: new DefaultLogger('WARN'),
+          ...opts,
+        })
       : keelWorkflowBundle(),
   ]);
   const retry = drainableRetry();
@@ -73,8 +84,21 @@ export function uniqueTaskQueue(prefix = 'keel-test'): string {
 }
 
 /** Starts an in-process worker; returns it with a stop function that waits for shutdown. */
-export async function runInProcessWorker(env: TemporalTestEnv, taskQueue: string, deps: ActivityDeps, extra: Pick<KeelWorkerOptions, 'plugins'> = {}): Promise<{ worker: Worker; stop(): Promise<void> }> {
-  const worker = await createKeelWorker({ connection: env.nativeConnection, namespace: 'default', taskQueue, deps, workflowBundle: env.bundle, shutdownGraceMs: 2_000, ...extra });
+export async function runInProcessWorker(
+  env: TemporalTestEnv,
+  taskQueue: string,
+  deps: ActivityDeps,
+  extra: Pick<KeelWorkerOptions, 'plugins'> = {},
+): Promise<{ worker: Worker; stop(): Promise<void> }> {
+  const worker = await createKeelWorker({
+    connection: env.nativeConnection,
+    namespace: 'default',
+    taskQueue,
+    deps,
+    workflowBundle: env.bundle,
+    shutdownGraceMs: 2_000,
+    ...extra,
+  });
   const running = worker.run();
   return {
     worker,
@@ -85,8 +109,20 @@ export async function runInProcessWorker(env: TemporalTestEnv, taskQueue: string
   };
 }
 
-export function keelClient(env: TemporalTestEnv, taskQueue: string, tuning?: SessionTuning, contextWindowTokens?: number, dataConverter?: DataConverter): KeelClient {
-  return new KeelClient({ connection: env.connection, taskQueue, tuning, contextWindowTokens, ...(dataConverter ? { dataConverter } : {}) });
+export function keelClient(
+  env: TemporalTestEnv,
+  taskQueue: string,
+  tuning?: SessionTuning,
+  contextWindowTokens?: number,
+  dataConverter?: DataConverter,
+): KeelClient {
+  return new KeelClient({
+    connection: env.connection,
+    taskQueue,
+    tuning,
+    contextWindowTokens,
+    ...(dataConverter ? { dataConverter } : {}),
+  });
 }
 
 /** A worker in a separate OS process (`workers/main.ts`), for crash tests: SIGKILL is real. */
@@ -104,7 +140,14 @@ export function spawnWorkerProcess(env: Record<string, string>): WorkerProcess {
   const home = env.KEEL_HOME ? undefined : mkdtempSync(join(tmpdir(), 'keel-worker-home-'));
   const child = spawn(process.execPath, entryArgs('workers/main.ts'), {
     cwd: root,
-    env: { ...process.env, TS_NODE_SWC: 'true', TS_NODE_TRANSPILE_ONLY: 'true', KEEL_SHUTDOWN_GRACE_MS: '2000', ...(home ? { KEEL_HOME: home } : {}), ...env },
+    env: {
+      ...process.env,
+      TS_NODE_SWC: 'true',
+      TS_NODE_TRANSPILE_ONLY: 'true',
+      KEEL_SHUTDOWN_GRACE_MS: '2000',
+      ...(home ? { KEEL_HOME: home } : {}),
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   if (home) child.once('exit', () => rmSync(home, { recursive: true, force: true }));
@@ -116,7 +159,9 @@ export function spawnWorkerProcess(env: Record<string, string>): WorkerProcess {
     };
     child.stdout!.on('data', onData);
     child.stderr!.on('data', onData);
-    child.once('exit', (code, signal) => reject(new Error(`worker exited early (code ${code}, signal ${signal}):\n${out}`)));
+    child.once('exit', (code, signal) =>
+      reject(new Error(`worker exited early (code ${code}, signal ${signal}):\n${out}`)),
+    );
   });
   ready.catch(() => {});
   return {

@@ -27,7 +27,12 @@ export interface Terminal {
 }
 
 /** Runs `keel <args>` in a 200×50 terminal, with `env` over this process's environment (undefined unsets). */
-export function keelInTerminal(name: string, args: string[], env: Record<string, string | undefined>, dir: string): Terminal {
+export function keelInTerminal(
+  name: string,
+  args: string[],
+  env: Record<string, string | undefined>,
+  dir: string,
+): Terminal {
   const socket = `keel-test-${process.pid}-${name}`;
   const vars = { ...process.env, ...env };
   const lines = ['#!/bin/bash', `cd ${quote(root)}`];
@@ -35,7 +40,11 @@ export function keelInTerminal(name: string, args: string[], env: Record<string,
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(k)) continue;
     lines.push(v === undefined ? `unset ${k}` : `export ${k}=${quote(v)}`);
   }
-  lines.push(`${[process.execPath, ...entryArgs('workers/keel.ts'), ...args].map(quote).join(' ')}`, 'echo "[exited $?]"', 'sleep 600');
+  lines.push(
+    `${[process.execPath, ...entryArgs('workers/keel.ts'), ...args].map(quote).join(' ')}`,
+    'echo "[exited $?]"',
+    'sleep 600',
+  );
   const script = join(dir, `${name}.sh`);
   writeFileSync(script, `${lines.join('\n')}\n`, { mode: 0o755 });
   const tmux = (...a: string[]) => execFileSync(tmuxPath() ?? 'tmux', ['-L', socket, ...a], { encoding: 'utf8' });

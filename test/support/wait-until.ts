@@ -1,5 +1,10 @@
 /** Polls `check` until it returns a value (not undefined/false) or the time is up; the error says what was awaited. */
-export async function waitUntil<T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs = 90_000, everyMs = 200): Promise<T> {
+export async function waitUntil<T>(
+  what: string,
+  check: () => Promise<T | undefined | false>,
+  timeoutMs = 90_000,
+  everyMs = 200,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();

@@ -2,7 +2,10 @@ import { StderrKeeper } from '../../src/temporal/dev-server';
 
 /** The shape of the CLI's bind failure: the reason first, then a long goroutine dump. */
 const reason = 'panic: listen tcp 127.0.0.1:41234: bind: address already in use\n';
-const dump = Array.from({ length: 400 }, (_, i) => `go.uber.org/dig.(*constructorNode).Call(0x1657264b66c0) frame ${i}\n`).join('');
+const dump = Array.from(
+  { length: 400 },
+  (_, i) => `go.uber.org/dig.(*constructorNode).Call(0x1657264b66c0) frame ${i}\n`,
+).join('');
 
 describe('the dev server stderr kept for the port-race retry and the error message', () => {
   it('sees a bind failure whose reason scrolled out of the tail, and keeps both ends for the message', () => {

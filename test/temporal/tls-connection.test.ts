@@ -32,13 +32,55 @@ const file = (name: string) => join(certs, name);
 /** A CA, a server certificate for SERVER_NAME and a client certificate, both signed by it; and a second, unrelated CA. */
 function makeCertificates(): void {
   const ssl = (...args: string[]) => execFileSync('openssl', args, { cwd: certs, stdio: 'pipe' });
-  for (const ca of ['ca', 'other-ca']) ssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '2', '-subj', `/CN=${ca}`, '-keyout', `${ca}.key`, '-out', `${ca}.crt`);
+  for (const ca of ['ca', 'other-ca'])
+    ssl(
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-days',
+      '2',
+      '-subj',
+      `/CN=${ca}`,
+      '-keyout',
+      `${ca}.key`,
+      '-out',
+      `${ca}.crt`,
+    );
   // X.509 v3 (rustls, under the worker's connection, refuses v1): each certificate gets its extensions.
   writeFileSync(file('server.ext'), `subjectAltName=DNS:${SERVER_NAME}\nextendedKeyUsage=serverAuth\n`);
   writeFileSync(file('client.ext'), 'extendedKeyUsage=clientAuth\n');
   for (const name of ['server', 'client']) {
-    ssl('req', '-newkey', 'rsa:2048', '-nodes', '-subj', `/CN=${name}`, '-keyout', `${name}.key`, '-out', `${name}.csr`);
-    ssl('x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-days', '2', '-out', `${name}.crt`, '-extfile', `${name}.ext`);
+    ssl(
+      'req',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-subj',
+      `/CN=${name}`,
+      '-keyout',
+      `${name}.key`,
+      '-out',
+      `${name}.csr`,
+    );
+    ssl(
+      'x509',
+      '-req',
+      '-in',
+      `${name}.csr`,
+      '-CA',
+      'ca.crt',
+      '-CAkey',
+      'ca.key',
+      '-CAcreateserial',
+      '-days',
+      '2',
+      '-out',
+      `${name}.crt`,
+      '-extfile',
+      `${name}.ext`,
+    );
   }
 }
 
@@ -46,7 +88,14 @@ function makeCertificates(): void {
 async function startTlsProxy(target: string): Promise<{ address: string; close(): Promise<void> }> {
   const [host, port] = [target.slice(0, target.lastIndexOf(':')), Number(target.slice(target.lastIndexOf(':') + 1))];
   const server: Server = createServer(
-    { key: readFileSync(file('server.key')), cert: readFileSync(file('server.crt')), ca: readFileSync(file('ca.crt')), requestCert: true, rejectUnauthorized: true, ALPNProtocols: ['h2'] },
+    {
+      key: readFileSync(file('server.key')),
+      cert: readFileSync(file('server.crt')),
+      ca: readFileSync(file('ca.crt')),
+      requestCert: true,
+      rejectUnauthorized: true,
+      ALPNProtocols: ['h2'],
+    },
     (socket: TLSSocket) => {
       const upstream = netConnect(port, host);
       socket.pipe(upstream).pipe(socket);
@@ -93,10 +142,20 @@ describe.each(testDatabases())('Temporal over mTLS on $name', (database) => {
     const taskQueue = uniqueTaskQueue('keel-tls');
     const config: KeelConfig = configFromEnv({ ...tlsEnv(), KEEL_TASK_QUEUE: taskQueue });
     const options = temporalConnectionFor(config);
-    expect(options).toMatchObject({ address: proxy.address, tls: { serverNameOverride: SERVER_NAME, clientCertPair: { crt: expect.any(Buffer), key: expect.any(Buffer) } } });
+    expect(options).toMatchObject({
+      address: proxy.address,
+      tls: { serverNameOverride: SERVER_NAME, clientCertPair: { crt: expect.any(Buffer), key: expect.any(Buffer) } },
+    });
 
     const connection = await NativeConnection.connect(options);
-    const worker = await createKeelWorker({ connection, namespace: config.temporalNamespace, taskQueue, deps: testDeps(db.store, suite.fake.url), workflowBundle: suite.env.bundle, shutdownGraceMs: 2_000 });
+    const worker = await createKeelWorker({
+      connection,
+      namespace: config.temporalNamespace,
+      taskQueue,
+      deps: testDeps(db.store, suite.fake.url),
+      workflowBundle: suite.env.bundle,
+      shutdownGraceMs: 2_000,
+    });
     const running = worker.run();
     const { client, close } = await connectClient(config);
     try {
@@ -115,14 +174,19 @@ describe.each(testDatabases())('Temporal over mTLS on $name', (database) => {
     const home = mkdtempSync(join(tmpdir(), 'keel-tls-home-'));
     try {
       const run = await keel(['doctor'], { ...tlsEnv(), KEEL_HOME: home, DATABASE_URL: undefined });
-      expect(run.stderr).toContain(`temporal  connected to ${proxy.address}, namespace default, TLS (CA: ${file('ca.crt')}, client certificate ${file('client.crt')}, server name ${SERVER_NAME})`);
+      expect(run.stderr).toContain(
+        `temporal  connected to ${proxy.address}, namespace default, TLS (CA: ${file('ca.crt')}, client certificate ${file('client.crt')}, server name ${SERVER_NAME})`,
+      );
     } finally {
       rmSync(home, { recursive: true, force: true });
     }
   });
 
   it('refuses a server whose certificate the configured CA did not sign, naming the settings to check', async () => {
-    const options = temporalConnectionOptions(configFromEnv(tlsEnv({ TEMPORAL_TLS_SERVER_CA_CERT_PATH: file('other-ca.crt') })), proxy.address);
+    const options = temporalConnectionOptions(
+      configFromEnv(tlsEnv({ TEMPORAL_TLS_SERVER_CA_CERT_PATH: file('other-ca.crt') })),
+      proxy.address,
+    );
     const refusal = await connectTemporal(options).then(
       async (c) => {
         await c.close();
@@ -131,20 +195,37 @@ describe.each(testDatabases())('Temporal over mTLS on $name', (database) => {
       (err: unknown) => err,
     );
     expect(refusal).toBeInstanceOf(UnreachableDependencyError);
-    expect((refusal as Error).message).toMatch(new RegExp(`^cannot reach Temporal over TLS at ${proxy.address} \\(TEMPORAL_ADDRESS\\): TLS handshake failed: .*certificate.*; check the CA \\(TEMPORAL_TLS_SERVER_CA_CERT_PATH\\)`));
+    expect((refusal as Error).message).toMatch(
+      new RegExp(
+        `^cannot reach Temporal over TLS at ${proxy.address} \\(TEMPORAL_ADDRESS\\): TLS handshake failed: .*certificate.*; check the CA \\(TEMPORAL_TLS_SERVER_CA_CERT_PATH\\)`,
+      ),
+    );
   });
 
   it('is refused by a server that requires a client certificate when none is configured', async () => {
-    const options = temporalConnectionOptions(configFromEnv(tlsEnv({ TEMPORAL_TLS_CLIENT_CERT_PATH: '', TEMPORAL_TLS_CLIENT_KEY_PATH: '' })), proxy.address);
+    const options = temporalConnectionOptions(
+      configFromEnv(tlsEnv({ TEMPORAL_TLS_CLIENT_CERT_PATH: '', TEMPORAL_TLS_CLIENT_KEY_PATH: '' })),
+      proxy.address,
+    );
     expect(options.tls).not.toHaveProperty('clientCertPair');
-    await expect(connectTemporal(options)).rejects.toThrow(/^cannot reach Temporal over TLS at .*: TLS handshake failed: .*certificate/);
+    await expect(connectTemporal(options)).rejects.toThrow(
+      /^cannot reach Temporal over TLS at .*: TLS handshake failed: .*certificate/,
+    );
   });
 });
 
 describe('temporalConnectionOptions', () => {
   it.each([
-    ['a missing CA file', { TEMPORAL_TLS_SERVER_CA_CERT_PATH: '/nonexistent/ca.pem' }, /^TEMPORAL_TLS_SERVER_CA_CERT_PATH \(keel.config.json temporalTlsCaPath\): cannot read \/nonexistent\/ca.pem \(ENOENT\)/],
-    ['a key without its certificate', { TEMPORAL_TLS_CLIENT_KEY_PATH: '/some/client.key' }, /^TEMPORAL_TLS_CLIENT_CERT_PATH \(keel.config.json temporalTlsCertPath\): not set: a client certificate needs its key/],
+    [
+      'a missing CA file',
+      { TEMPORAL_TLS_SERVER_CA_CERT_PATH: '/nonexistent/ca.pem' },
+      /^TEMPORAL_TLS_SERVER_CA_CERT_PATH \(keel.config.json temporalTlsCaPath\): cannot read \/nonexistent\/ca.pem \(ENOENT\)/,
+    ],
+    [
+      'a key without its certificate',
+      { TEMPORAL_TLS_CLIENT_KEY_PATH: '/some/client.key' },
+      /^TEMPORAL_TLS_CLIENT_CERT_PATH \(keel.config.json temporalTlsCertPath\): not set: a client certificate needs its key/,
+    ],
   ])('refuses %s, naming the setting', (_what, env, message) => {
     const config = configFromEnv({ TEMPORAL_ADDRESS: 'temporal:7233', ...env });
     expect(() => temporalConnectionOptions(config, 'temporal:7233')).toThrow(TemporalTlsFileError);
@@ -159,7 +240,11 @@ describe('temporalConnectionOptions', () => {
 
   it('connects plain without TLS settings, and over TLS with the system roots for an API key (Temporal Cloud)', () => {
     expect(temporalConnectionOptions(configFromEnv({}), 'localhost:7233')).toEqual({ address: 'localhost:7233' });
-    expect(temporalConnectionOptions(configFromEnv({ TEMPORAL_API_KEY: 'secret' }), 'ns.acct.tmprl.cloud:7233')).toEqual({ address: 'ns.acct.tmprl.cloud:7233', tls: {}, apiKey: 'secret' });
-    expect(temporalConnectionOptions(configFromEnv({ TEMPORAL_API_KEY: 'secret', TEMPORAL_TLS: 'off' }), 'proxy:7233')).toEqual({ address: 'proxy:7233', tls: false, apiKey: 'secret' });
+    expect(
+      temporalConnectionOptions(configFromEnv({ TEMPORAL_API_KEY: 'secret' }), 'ns.acct.tmprl.cloud:7233'),
+    ).toEqual({ address: 'ns.acct.tmprl.cloud:7233', tls: {}, apiKey: 'secret' });
+    expect(
+      temporalConnectionOptions(configFromEnv({ TEMPORAL_API_KEY: 'secret', TEMPORAL_TLS: 'off' }), 'proxy:7233'),
+    ).toEqual({ address: 'proxy:7233', tls: false, apiKey: 'secret' });
   });
 });

@@ -85,7 +85,8 @@ describe('storableText property', () => {
       // A well-formed string survives a UTF-8 round trip unchanged.
       if (Buffer.from(out, 'utf8').toString('utf8') !== out) fail('not well-formed');
       if (findUnstorable(out) !== undefined || storableText(out) !== out) fail('not idempotent');
-      for (let i = 0; i < input.length; i++) if (out[i] !== input[i] && out[i] !== R) fail(`unit ${i} changed to something other than U+FFFD`);
+      for (let i = 0; i < input.length; i++)
+        if (out[i] !== input[i] && out[i] !== R) fail(`unit ${i} changed to something other than U+FFFD`);
       if (findUnstorable(input) === undefined && out !== input) fail('clean text changed');
     }
   });

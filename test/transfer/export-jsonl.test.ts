@@ -53,12 +53,24 @@ describe.each(testDatabases())('exportSessionJsonl on $name', (database) => {
 
   it('writes a header first when the session was stored without one', async () => {
     await appendEntries(store.db, 'a', 's1', [
-      { entry: { type: 'message', id: 'm1', parentId: null, timestamp: '2026-03-01T10:00:00.000Z', message: { role: 'user', content: 'hi' } }, tokenEstimate: 1 },
+      {
+        entry: {
+          type: 'message',
+          id: 'm1',
+          parentId: null,
+          timestamp: '2026-03-01T10:00:00.000Z',
+          message: { role: 'user', content: 'hi' },
+        },
+        tokenEstimate: 1,
+      },
     ]);
     const file = join(dir, 'out.jsonl');
     const report = await exportTo(file, 'a', 's1');
     expect(report.synthesizedHeader).toBe(true);
-    const [header, entry] = (await readFile(file, 'utf8')).trimEnd().split('\n').map((l) => JSON.parse(l));
+    const [header, entry] = (await readFile(file, 'utf8'))
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(header).toEqual({ type: 'session', version: 3, id: 's1', timestamp: '2026-03-01T10:00:00.000Z' });
     expect(entry.id).toBe('m1');
   });

@@ -36,7 +36,13 @@ describe.each(testDatabases())('importTranscriptFile on $name', (database) => {
     const entries = session(1);
     const file = await write('clean.jsonl', toLines(entries));
     const report = await importTranscriptFile({ db: store.db, agentId: AGENT, file });
-    expect(report).toMatchObject({ status: 'imported', sessionId: 's-1', imported: entries.length, alreadyPresent: 0, dropped: [] });
+    expect(report).toMatchObject({
+      status: 'imported',
+      sessionId: 's-1',
+      imported: entries.length,
+      alreadyPresent: 0,
+      dropped: [],
+    });
     expect(report.backup).toBeUndefined();
     const rows = await allEntries(store.db, AGENT, 's-1');
     expect(rows.map((r) => r.id)).toEqual(entries.map((e) => e.id));
@@ -57,21 +63,33 @@ describe.each(testDatabases())('importTranscriptFile on $name', (database) => {
   it.each([
     ['a truncated last line', corrupt.truncatedLastLine(lines3), /invalid JSON/],
     ['binary garbage lines', corrupt.binaryGarbage(lines3, 7, [5, 40, 90]), /invalid JSON/],
-    ['duplicated lines', corrupt.duplicatedLines(lines3, [10, 11, 70]), /duplicate id "[0-9a-f]{8}" \(first on line \d+\)/],
-  ])('drops %s, reports each line with its reason, and keeps a backup of the original', async (_name, variant, reason) => {
-    const file = await write('broken.jsonl', variant.lines);
-    const original = await readFile(file);
-    const report = await importTranscriptFile({ db: store.db, agentId: AGENT, file, now: () => new Date(1_700_000_000_000) });
-    expect(report.status).toBe('repaired');
-    expect(report.dropped.map((d) => d.line)).toEqual(variant.dropped);
-    for (const d of report.dropped) expect(d.reason).toMatch(reason);
-    expect(report.imported).toBe(variant.lines.length - variant.dropped.length);
-    expect(report.backup).toBe(`${file}.bak-${process.pid}-1700000000000`);
-    expect(await readFile(report.backup!)).toEqual(original);
-    // The rewritten file is clean: importing it again reports nothing to repair and adds nothing.
-    const again = await importTranscriptFile({ db: store.db, agentId: AGENT, file });
-    expect(again).toMatchObject({ status: 'imported', imported: 0, dropped: [] });
-  });
+    [
+      'duplicated lines',
+      corrupt.duplicatedLines(lines3, [10, 11, 70]),
+      /duplicate id "[0-9a-f]{8}" \(first on line \d+\)/,
+    ],
+  ])(
+    'drops %s, reports each line with its reason, and keeps a backup of the original',
+    async (_name, variant, reason) => {
+      const file = await write('broken.jsonl', variant.lines);
+      const original = await readFile(file);
+      const report = await importTranscriptFile({
+        db: store.db,
+        agentId: AGENT,
+        file,
+        now: () => new Date(1_700_000_000_000),
+      });
+      expect(report.status).toBe('repaired');
+      expect(report.dropped.map((d) => d.line)).toEqual(variant.dropped);
+      for (const d of report.dropped) expect(d.reason).toMatch(reason);
+      expect(report.imported).toBe(variant.lines.length - variant.dropped.length);
+      expect(report.backup).toBe(`${file}.bak-${process.pid}-1700000000000`);
+      expect(await readFile(report.backup!)).toEqual(original);
+      // The rewritten file is clean: importing it again reports nothing to repair and adds nothing.
+      const again = await importTranscriptFile({ db: store.db, agentId: AGENT, file });
+      expect(again).toMatchObject({ status: 'imported', imported: 0, dropped: [] });
+    },
+  );
 
   it.each([
     ['CRLF line endings', { eol: '\r\n' }],
@@ -100,7 +118,11 @@ describe.each(testDatabases())('importTranscriptFile on $name', (database) => {
     ['an empty file', [] as string[], /empty file/],
     ['only garbage', ['{"type":', 'not json'], /not JSON Lines: line 1 is not JSON/],
     ['an HTML page', ['<!DOCTYPE html>', '<html><body>hi</body></html>'], /not JSON Lines: line 1 is not JSON/],
-    ['a header without id', ['{"type":"session","timestamp":"2026-01-01T00:00:00Z"}'], /invalid session header on line 1: id/],
+    [
+      'a header without id',
+      ['{"type":"session","timestamp":"2026-01-01T00:00:00Z"}'],
+      /invalid session header on line 1: id/,
+    ],
   ])('fails %s with a reason', async (_name, lines, reason) => {
     const file = await write('bad.jsonl', lines);
     const report = await importTranscriptFile({ db: store.db, agentId: AGENT, file });
@@ -131,9 +153,27 @@ describe.each(testDatabases())('importTranscriptFile on $name', (database) => {
 
   it('drops entries of the wrong shape, naming the field', async () => {
     const lines = toLines(session(8, 10));
-    lines.splice(3, 0, JSON.stringify({ type: 'compaction', id: 'c1', parentId: null, timestamp: '2026-01-05T10:00:00Z', summary: 's' }));
-    lines.splice(4, 0, JSON.stringify({ type: 'message', id: 'm1', parentId: null, timestamp: '2026-01-05T10:00:00Z', message: { role: 'assistant', content: 'text' } }));
-    lines.splice(5, 0, JSON.stringify({ type: 'model_change', id: 'k1', parentId: null, timestamp: '2026-01-05T10:00:00Z', model: 'x' }));
+    lines.splice(
+      3,
+      0,
+      JSON.stringify({ type: 'compaction', id: 'c1', parentId: null, timestamp: '2026-01-05T10:00:00Z', summary: 's' }),
+    );
+    lines.splice(
+      4,
+      0,
+      JSON.stringify({
+        type: 'message',
+        id: 'm1',
+        parentId: null,
+        timestamp: '2026-01-05T10:00:00Z',
+        message: { role: 'assistant', content: 'text' },
+      }),
+    );
+    lines.splice(
+      5,
+      0,
+      JSON.stringify({ type: 'model_change', id: 'k1', parentId: null, timestamp: '2026-01-05T10:00:00Z', model: 'x' }),
+    );
     const file = await write('shapes.jsonl', lines);
     const report = await importTranscriptFile({ db: store.db, agentId: AGENT, file });
     expect(report.dropped).toEqual([
@@ -154,9 +194,17 @@ describe.each(testDatabases())('importTranscriptFile on $name', (database) => {
     const row = (await allEntries(store.db, AGENT, 's-9')).find((r) => r.id === 'huge0001');
     expect(row!.byte_size).toBeGreaterThan(10 * 1024 * 1024);
 
-    const otherAgent = await importTranscriptFile({ db: store.db, agentId: 'capped', file, rewriteRepaired: false, maxLineBytes: 1024 * 1024 });
+    const otherAgent = await importTranscriptFile({
+      db: store.db,
+      agentId: 'capped',
+      file,
+      rewriteRepaired: false,
+      maxLineBytes: 1024 * 1024,
+    });
     expect(otherAgent.status).toBe('repaired');
-    expect(otherAgent.dropped).toEqual([{ line: 6, reason: expect.stringMatching(/^line is 1048\d{4} bytes, over the 1048576-byte import limit$/) }]);
+    expect(otherAgent.dropped).toEqual([
+      { line: 6, reason: expect.stringMatching(/^line is 1048\d{4} bytes, over the 1048576-byte import limit$/) },
+    ]);
   });
 
   it('reports what the load path pairing repair will do for orphaned and missing tool results', async () => {
@@ -170,8 +218,18 @@ describe.each(testDatabases())('importTranscriptFile on $name', (database) => {
     expect(report.repaired.toolPairing).toMatchObject({ added: 1, droppedOrphans: 1 });
     // Counted from the file as it streamed by: the same as the repair over the session read back.
     const { compaction, rows } = await loadActiveEntries(store.db, AGENT, 's-10');
-    const readBack = repairToolUseResultPairing(activeMessages(compaction, rows.map((r) => ({ id: r.id, entry: r.payload as unknown as TranscriptEntry }))));
-    expect(report.repaired.toolPairing).toEqual({ added: readBack.added.length, droppedDuplicates: readBack.droppedDuplicateCount, droppedOrphans: readBack.droppedOrphanCount, moved: readBack.moved });
+    const readBack = repairToolUseResultPairing(
+      activeMessages(
+        compaction,
+        rows.map((r) => ({ id: r.id, entry: r.payload as unknown as TranscriptEntry })),
+      ),
+    );
+    expect(report.repaired.toolPairing).toEqual({
+      added: readBack.added.length,
+      droppedDuplicates: readBack.droppedDuplicateCount,
+      droppedOrphans: readBack.droppedOrphanCount,
+      moved: readBack.moved,
+    });
     // Raw entries are stored as they were: the orphan is still there.
     expect((await allEntries(store.db, AGENT, 's-10')).some((r) => r.id === 'orphan01')).toBe(true);
   });
@@ -185,16 +243,34 @@ describe.each(testDatabases())('importTranscriptFile on $name', (database) => {
     const report = await importTranscriptFile({ db: store.db, agentId: AGENT, file });
     const { compaction, rows } = await loadActiveEntries(store.db, AGENT, 's-12');
     expect(compaction).toBeDefined();
-    const readBack = repairToolUseResultPairing(activeMessages(compaction, rows.map((r) => ({ id: r.id, entry: r.payload as unknown as TranscriptEntry }))));
+    const readBack = repairToolUseResultPairing(
+      activeMessages(
+        compaction,
+        rows.map((r) => ({ id: r.id, entry: r.payload as unknown as TranscriptEntry })),
+      ),
+    );
     expect(readBack.droppedOrphanCount).toBeGreaterThanOrEqual(1);
-    expect(report.repaired.toolPairing).toEqual({ added: readBack.added.length, droppedDuplicates: readBack.droppedDuplicateCount, droppedOrphans: readBack.droppedOrphanCount, moved: readBack.moved });
+    expect(report.repaired.toolPairing).toEqual({
+      added: readBack.added.length,
+      droppedDuplicates: readBack.droppedDuplicateCount,
+      droppedOrphans: readBack.droppedOrphanCount,
+      moved: readBack.moved,
+    });
   });
 
   it('redacts secrets before they are persisted and reports them', async () => {
     const entries = session(11, 10);
     const secret = 'sk-ant-api03-' + 'A1b2C3d4E5f6G7h8'.repeat(4);
     const lines = toLines(entries);
-    lines.push(JSON.stringify({ type: 'message', id: 'leak0001', parentId: null, timestamp: '2026-01-06T00:00:00Z', message: { role: 'user', content: `my key is ${secret}` } }));
+    lines.push(
+      JSON.stringify({
+        type: 'message',
+        id: 'leak0001',
+        parentId: null,
+        timestamp: '2026-01-06T00:00:00Z',
+        message: { role: 'user', content: `my key is ${secret}` },
+      }),
+    );
     const file = await write('secret.jsonl', lines);
     const report = await importTranscriptFile({ db: store.db, agentId: AGENT, file });
     expect(report.redactions).toEqual([{ kind: 'anthropic_key', count: 1 }]);
@@ -208,7 +284,10 @@ describe.each(testDatabases())('importTranscriptFile on $name', (database) => {
     const escaped = [...secret].map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`).join('');
     const lines = toLines(session(12, 10));
     const file = join(dir, 'escaped.jsonl');
-    await writeFile(file, `${joinLines(lines)}{"type":"message","id":"leak0002","parentId":null,"timestamp":"2026-01-06T00:00:00Z","message":{"role":"user","content":"key: ${escaped}"}}\n`);
+    await writeFile(
+      file,
+      `${joinLines(lines)}{"type":"message","id":"leak0002","parentId":null,"timestamp":"2026-01-06T00:00:00Z","message":{"role":"user","content":"key: ${escaped}"}}\n`,
+    );
     const report = await importTranscriptFile({ db: store.db, agentId: AGENT, file });
     expect(report.redactions).toEqual([{ kind: 'anthropic_key', count: 1 }]);
     const rows = await allEntries(store.db, AGENT, 's-12');
@@ -219,7 +298,15 @@ describe.each(testDatabases())('importTranscriptFile on $name', (database) => {
 
   it('replaces NUL characters, which jsonb cannot store, instead of failing the file', async () => {
     const lines = toLines(session(12, 10));
-    lines.push(JSON.stringify({ type: 'message', id: 'nul00001', parentId: null, timestamp: '2026-01-06T00:00:00Z', message: { role: 'user', content: 'a\u0000b' } }));
+    lines.push(
+      JSON.stringify({
+        type: 'message',
+        id: 'nul00001',
+        parentId: null,
+        timestamp: '2026-01-06T00:00:00Z',
+        message: { role: 'user', content: 'a\u0000b' },
+      }),
+    );
     const file = await write('nul.jsonl', lines);
     const report = await importTranscriptFile({ db: store.db, agentId: AGENT, file, rewriteRepaired: false });
     expect(report).toMatchObject({ status: 'repaired', repaired: { sanitizedEntries: 1 } });

@@ -77,8 +77,14 @@ describe.each(testDatabases())('importSessions on $name', (database) => {
   it('keeps going past corrupt files and reports each one', async () => {
     const good = generateSession({ seed: 1, entries: 20, sessionId: 'good' });
     await writeFile(join(dir, 'good.jsonl'), joinLines(toLines(good)));
-    await writeFile(join(dir, 'headless.jsonl'), joinLines(corrupt.missingHeader(toLines(generateSession({ seed: 2, entries: 20 }))).lines));
-    await writeFile(join(dir, 'cut.jsonl'), joinLines(corrupt.truncatedLastLine(toLines(generateSession({ seed: 3, entries: 20, sessionId: 'cut' }))).lines));
+    await writeFile(
+      join(dir, 'headless.jsonl'),
+      joinLines(corrupt.missingHeader(toLines(generateSession({ seed: 2, entries: 20 }))).lines),
+    );
+    await writeFile(
+      join(dir, 'cut.jsonl'),
+      joinLines(corrupt.truncatedLastLine(toLines(generateSession({ seed: 3, entries: 20, sessionId: 'cut' }))).lines),
+    );
     const report = await importSessions({ db: store.db, agentId: 'main', dir });
     const byName = Object.fromEntries(report.files.map((f) => [f.file.split('/').pop(), f.status]));
     expect(byName).toEqual({ 'good.jsonl': 'imported', 'headless.jsonl': 'failed', 'cut.jsonl': 'repaired' });
@@ -92,8 +98,12 @@ describe.each(testDatabases())('importSessions on $name', (database) => {
     // The database refuses one row of each of two files (a trigger stands for any refusal: a full
     // disk, a constraint, a dropped connection).
     await sql`create function refuse_boom() returns trigger language plpgsql as $$
-      begin if new.id like 'boom%' then raise exception 'refused row %', new.id; end if; return new; end $$`.execute(store.db);
-    await sql`create trigger refuse_boom before insert on transcript_entries for each row execute function refuse_boom()`.execute(store.db);
+      begin if new.id like 'boom%' then raise exception 'refused row %', new.id; end if; return new; end $$`.execute(
+      store.db,
+    );
+    await sql`create trigger refuse_boom before insert on transcript_entries for each row execute function refuse_boom()`.execute(
+      store.db,
+    );
     const withBoom = (seed: number, entries: number, sessionId: string, at: number) => {
       const session = generateSession({ seed, entries, sessionId });
       session[at] = { ...session[at]!, id: `boom-${sessionId}` };
@@ -101,7 +111,10 @@ describe.each(testDatabases())('importSessions on $name', (database) => {
     };
     // One batch (one statement), then 700 entries (two batches in one transaction; the refused row is in the second).
     await writeFile(join(dir, 'a-small.jsonl'), joinLines(toLines(withBoom(1, 30, 'small', 20))));
-    await writeFile(join(dir, 'b-good.jsonl'), joinLines(toLines(generateSession({ seed: 2, entries: 40, sessionId: 'good' }))));
+    await writeFile(
+      join(dir, 'b-good.jsonl'),
+      joinLines(toLines(generateSession({ seed: 2, entries: 40, sessionId: 'good' }))),
+    );
     await writeFile(join(dir, 'c-large.jsonl'), joinLines(toLines(withBoom(3, 700, 'large', 650))));
     const report = await importSessions({ db: store.db, agentId: 'main', dir, writers: 2 });
     expect(report.files.map((f) => [f.file.split('/').pop(), f.status, f.imported])).toEqual([
@@ -111,7 +124,12 @@ describe.each(testDatabases())('importSessions on $name', (database) => {
     ]);
     expect(report.files[0]!.reason).toContain('database write failed: refused row boom-small');
     expect(report.files[2]!.reason).toContain('refused row boom-large');
-    const counts = await sql<{ session_id: string; n: number }>`select session_id, count(*)::int as n from transcript_entries where agent_id = 'main' group by session_id`.execute(store.db);
+    const counts = await sql<{
+      session_id: string;
+      n: number;
+    }>`select session_id, count(*)::int as n from transcript_entries where agent_id = 'main' group by session_id`.execute(
+      store.db,
+    );
     expect(counts.rows).toEqual([{ session_id: 'good', n: 41 }]);
   });
 
@@ -126,7 +144,11 @@ describe.each(testDatabases())('importSessions on $name', (database) => {
       ['a.jsonl', 'imported', 1_501],
       ['b.jsonl', 'imported', 1_500],
     ]);
-    const stored = await sql<{ id: string }>`select id from transcript_entries where agent_id = 'main' and session_id = 'split' order by seq`.execute(store.db);
+    const stored = await sql<{
+      id: string;
+    }>`select id from transcript_entries where agent_id = 'main' and session_id = 'split' order by seq`.execute(
+      store.db,
+    );
     expect(stored.rows.map((r) => r.id)).toEqual(entries.map((e) => e.id));
   });
 
@@ -148,7 +170,11 @@ describe.each(testDatabases())('importSessions on $name', (database) => {
     ]);
     for (const entries of [split, other]) {
       const sessionId = entries[0]!.id;
-      const stored = await sql<{ id: string }>`select id from transcript_entries where agent_id = 'main' and session_id = ${sessionId} order by seq`.execute(store.db);
+      const stored = await sql<{
+        id: string;
+      }>`select id from transcript_entries where agent_id = 'main' and session_id = ${sessionId} order by seq`.execute(
+        store.db,
+      );
       expect(stored.rows.map((r) => r.id)).toEqual(entries.map((e) => e.id));
     }
   });
@@ -160,7 +186,12 @@ describe.each(testDatabases())('importSessions on $name', (database) => {
     expect(report.totals).toMatchObject({ files: 1000, imported: 1000, failed: 0, entries: 1000 * 201 });
     expect(progress).toHaveLength(1000);
     expect(progress.map((p) => p.filesDone)).toEqual(Array.from({ length: 1000 }, (_, i) => i + 1));
-    expect(progress[999]).toMatchObject({ filesTotal: 1000, entries: 201_000, bytesDone: corpus.bytes, bytesTotal: corpus.bytes });
+    expect(progress[999]).toMatchObject({
+      filesTotal: 1000,
+      entries: 201_000,
+      bytesDone: corpus.bytes,
+      bytesTotal: corpus.bytes,
+    });
     const n = await sql<{ n: number }>`select count(*)::int as n from sessions`.execute(store.db);
     expect(n.rows[0]!.n).toBe(1000);
   }, 900_000);

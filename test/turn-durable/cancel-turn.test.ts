@@ -19,7 +19,9 @@ describe.each(testDatabases())('cancelling a turn on $name', (database) => {
       // The first call hangs far longer than the test: only the cancel can end it.
       fake.respondWith((request) => {
         const text = lastUserText(request);
-        return text === 'slow' ? { ...fakeReply.text('too late'), delayMs: 600_000 } : fakeReply.text(`reply to ${text.split('\n').at(-1)}`);
+        return text === 'slow'
+          ? { ...fakeReply.text('too late'), delayMs: 600_000 }
+          : fakeReply.text(`reply to ${text.split('\n').at(-1)}`);
       });
       const agent = freshDurableAgent();
       const key = `agent:${agent}:main`;
@@ -41,20 +43,23 @@ describe.each(testDatabases())('cancelling a turn on $name', (database) => {
       // whole), answered by none: the next call sends it with the new one.
       expect(fake.requests.slice(seen).map(lastUserText)).toEqual(['slow', 'slow\n\nafter']);
       const session = await getSession(store.db, agent, key);
-      const messages = (await allEntries(store.db, agent, session!.session_id)).filter((r) => r.type === 'message').map((r) => (r.payload as unknown as MessageEntry).message);
+      const messages = (await allEntries(store.db, agent, session!.session_id))
+        .filter((r) => r.type === 'message')
+        .map((r) => (r.payload as unknown as MessageEntry).message);
       expect(messages.map((m) => ({ role: m.role, content: m.content }))).toEqual([
         { role: 'user', content: 'slow' },
         { role: 'user', content: 'after' },
         { role: 'assistant', content: [{ type: 'text', text: 'reply to after' }] },
       ]);
-    }),
-  );
+    }));
 
   it("withdraws a send still waiting in its own client's line: the session never hears of it", () =>
     suite.withWorker(db.store, {}, async ({ client, fake }) => {
       fake.respondWith((request) => {
         const text = lastUserText(request);
-        return text === 'slow' ? { ...fakeReply.text('slow reply'), delayMs: 1_500 } : fakeReply.text(`reply to ${text}`);
+        return text === 'slow'
+          ? { ...fakeReply.text('slow reply'), delayMs: 1_500 }
+          : fakeReply.text(`reply to ${text}`);
       });
       const key = `agent:${freshDurableAgent()}:main`;
       const seen = fake.requests.length;

@@ -11,7 +11,15 @@ import { freshSchemaUrl } from '../support/databases';
 import { describeOnPostgres } from '../support/postgres-only';
 import { fakeReply, type FakeRequest, type FakeStep } from '../../src/testing/fake-anthropic';
 import { integrationSuite } from '../support/integration';
-import { endsWithToolResult, flushStep, freshDurableAgent, isFlushRequest, isSummarizerRequest, lastUserText, seedConversation } from '../support/durable-turn-helpers';
+import {
+  endsWithToolResult,
+  flushStep,
+  freshDurableAgent,
+  isFlushRequest,
+  isSummarizerRequest,
+  lastUserText,
+  seedConversation,
+} from '../support/durable-turn-helpers';
 import { goodSummarizer, promptOf } from '../compaction-workflow/support';
 import { startCuttableProxy, type CuttableProxy } from '../support/cuttable-proxy';
 import { waitUntil } from '../support/wait-until';
@@ -31,7 +39,11 @@ type CallKind = keyof typeof HOLD_MS;
 /** What one model call is, so a repeated call is counted against the same name. */
 function logicalCall(request: FakeRequest): { kind: CallKind; name: string } {
   const round = endsWithToolResult(request) ? 'after tools' : 'first';
-  if (isSummarizerRequest(request)) return { kind: 'summarizer', name: `summarizer ${createHash('sha256').update(promptOf(request)).digest('hex').slice(0, 12)}` };
+  if (isSummarizerRequest(request))
+    return {
+      kind: 'summarizer',
+      name: `summarizer ${createHash('sha256').update(promptOf(request)).digest('hex').slice(0, 12)}`,
+    };
   if (isFlushRequest(request)) return { kind: 'flush', name: `flush ${round}` };
   return { kind: 'turn', name: `${lastUserText(request)} ${round}` };
 }
@@ -39,103 +51,123 @@ function logicalCall(request: FakeRequest): { kind: CallKind; name: string } {
 /** Which calls the database goes away during: a tool-call reply, a final reply, the flush's first round, the first summarizer call. */
 const CUT_DURING = new Set(['tool turn 2 first', 'tool turn 3 after tools', 'flush first']);
 
-describeOnPostgres('PostgreSQL away during each kind of model call', 'the worker reaches the server through a TCP proxy the test cuts', () => {
-  describe.each([
-    { codec: 'payload encryption off', config: {} },
-    { codec: 'payload encryption on', config: { encryptionKeys: `k1:${randomBytes(32).toString('base64')}` } },
-  ])('$codec', ({ config }) => {
-    let proxy: CuttableProxy;
-    afterEach(async () => proxy?.close());
+describeOnPostgres(
+  'PostgreSQL away during each kind of model call',
+  'the worker reaches the server through a TCP proxy the test cuts',
+  () => {
+    describe.each([
+      { codec: 'payload encryption off', config: {} },
+      { codec: 'payload encryption on', config: { encryptionKeys: `k1:${randomBytes(32).toString('base64')}` } },
+    ])('$codec', ({ config }) => {
+      let proxy: CuttableProxy;
+      afterEach(async () => proxy?.close());
 
-    it('stores tool-call replies, final replies, the flush and the summary once the database is back, calling the model once for each', async () => {
-      const direct = new URL(await freshSchemaUrl(url!));
-      proxy = await startCuttableProxy({ host: direct.hostname, port: Number(direct.port || 5432) });
-      const viaProxy = new URL(direct);
-      viaProxy.hostname = proxy.host;
-      viaProxy.port = String(proxy.port);
-      const store = await openStore({ kind: 'postgres', url: viaProxy.toString(), maxConnections: 5 });
-      const toolRuns = new Map<number, number>();
-      const tools = new ToolRegistry().register({
-        name: 'lookup',
-        description: 'Looks an order up by its number',
-        input: z.object({ n: z.number() }),
-        run: async ({ n }) => {
-          toolRuns.set(n, (toolRuns.get(n) ?? 0) + 1);
-          return `order ${n}: shipped`;
-        },
-      });
-      try {
-        await suite.withWorker(store, { tools, config }, async ({ client, fake }) => {
-          const calls = new Map<string, number>();
-          /** Each outage: what it cut, and whether Keel tried the database while it was away. */
-          const outages: Array<{ during: string; refusedAtCut: number; struck?: boolean; restored: Promise<void> }> = [];
-          let summarizerCut = false;
-          const cutDuring = (during: string, kind: CallKind): void => {
-            proxy.cut();
-            const refusedAtCut = proxy.refused;
-            const outage = { during, refusedAtCut, struck: false as boolean, restored: Promise.resolve() };
-            // Away until a write was refused (the reply arrived, its write failed), then a while longer.
-            outage.restored = waitUntil(`a refused write during ${during}`, async () => proxy.refused > refusedAtCut || undefined, 60_000, 20)
-              .then(() => new Promise((r) => setTimeout(r, HOLD_MS[kind])))
-              .then(() => {
-                outage.struck = true;
-                proxy.restore();
-              });
-            outages.push(outage);
-          };
-          fake.respondWith((request): FakeStep => {
-            const call = logicalCall(request);
-            calls.set(call.name, (calls.get(call.name) ?? 0) + 1);
-            const first = calls.get(call.name) === 1;
-            if (first && (CUT_DURING.has(call.name) || (call.kind === 'summarizer' && !summarizerCut))) {
-              summarizerCut ||= call.kind === 'summarizer';
-              cutDuring(call.name, call.kind);
-            }
-            if (call.kind === 'summarizer') return goodSummarizer(request);
-            if (call.kind === 'flush') return flushStep(request, 'the customer prefers email');
-            const text = lastUserText(request);
-            const n = Number(/tool turn (\d+)/.exec(text)?.[1] ?? 0);
-            return endsWithToolResult(request) ? fakeReply.text(`re: ${text}`) : fakeReply.toolUse([{ id: `toolu_${n}`, name: 'lookup', input: { n } }]);
-          });
-          const agent = freshDurableAgent();
-          const key = `agent:${agent}:main`;
-          // Something to compact before the turns.
-          await seedConversation(store.db, agent, key, 40);
-          const replies: string[] = [];
-          try {
-            for (let i = 1; i <= TURNS; i++) replies.push((await client.sendMessage(key, `tool turn ${i}`)).reply);
-            const compaction = await client.compact(key);
-            expect(compaction.status).toBe('succeeded');
-            await Promise.all(outages.map((o) => o.restored));
-          } finally {
-            proxy.restore();
-          }
-
-          expect(replies).toEqual(Array.from({ length: TURNS }, (_, i) => `re: tool turn ${i + 1}`));
-          // Every outage struck a write after its model call, and no logical call reached the model twice.
-          expect(outages.map((o) => [o.during.replace(/summarizer \w+/, 'summarizer'), o.struck])).toEqual([
-            ['tool turn 2 first', true],
-            ['tool turn 3 after tools', true],
-            ['flush first', true],
-            ['summarizer', true],
-          ]);
-          expect([...calls.entries()].filter(([, n]) => n !== 1)).toEqual([]);
-          expect(calls.get('flush after tools')).toBe(1);
-          expect([...calls.keys()].filter((name) => name.startsWith('summarizer')).length).toBeGreaterThanOrEqual(1);
-          expect(Object.fromEntries(toolRuns)).toEqual({ 1: 1, 2: 1, 3: 1, 4: 1 });
-
-          // Stored once each: the turns' messages, the flush's audit entry, the compaction with the model's summary.
-          const session = await getSession(store.db, agent, key);
-          const rows = await allEntries(store.db, agent, session!.session_id);
-          const texts = rows.filter((r) => r.type === 'message' && r.role === 'user').map((r) => String((r.payload as unknown as MessageEntry).message.content));
-          for (let i = 1; i <= TURNS; i++) expect(texts.filter((t) => t === `tool turn ${i}`)).toHaveLength(1);
-          expect(rows.filter((r) => r.type === 'custom')).toHaveLength(1);
-          const compactions = await store.db.selectFrom('compactions').selectAll().where('agent_id', '=', agent).execute();
-          expect(compactions.map((c) => [c.status, c.memory_flush, c.summarizer_model !== null])).toEqual([['succeeded', 'ran (1 notes)', true]]);
+      it('stores tool-call replies, final replies, the flush and the summary once the database is back, calling the model once for each', async () => {
+        const direct = new URL(await freshSchemaUrl(url!));
+        proxy = await startCuttableProxy({ host: direct.hostname, port: Number(direct.port || 5432) });
+        const viaProxy = new URL(direct);
+        viaProxy.hostname = proxy.host;
+        viaProxy.port = String(proxy.port);
+        const store = await openStore({ kind: 'postgres', url: viaProxy.toString(), maxConnections: 5 });
+        const toolRuns = new Map<number, number>();
+        const tools = new ToolRegistry().register({
+          name: 'lookup',
+          description: 'Looks an order up by its number',
+          input: z.object({ n: z.number() }),
+          run: async ({ n }) => {
+            toolRuns.set(n, (toolRuns.get(n) ?? 0) + 1);
+            return `order ${n}: shipped`;
+          },
         });
-      } finally {
-        await store.close();
-      }
-    }, 300_000);
-  });
-});
+        try {
+          await suite.withWorker(store, { tools, config }, async ({ client, fake }) => {
+            const calls = new Map<string, number>();
+            /** Each outage: what it cut, and whether Keel tried the database while it was away. */
+            const outages: Array<{ during: string; refusedAtCut: number; struck?: boolean; restored: Promise<void> }> =
+              [];
+            let summarizerCut = false;
+            const cutDuring = (during: string, kind: CallKind): void => {
+              proxy.cut();
+              const refusedAtCut = proxy.refused;
+              const outage = { during, refusedAtCut, struck: false as boolean, restored: Promise.resolve() };
+              // Away until a write was refused (the reply arrived, its write failed), then a while longer.
+              outage.restored = waitUntil(
+                `a refused write during ${during}`,
+                async () => proxy.refused > refusedAtCut || undefined,
+                60_000,
+                20,
+              )
+                .then(() => new Promise((r) => setTimeout(r, HOLD_MS[kind])))
+                .then(() => {
+                  outage.struck = true;
+                  proxy.restore();
+                });
+              outages.push(outage);
+            };
+            fake.respondWith((request): FakeStep => {
+              const call = logicalCall(request);
+              calls.set(call.name, (calls.get(call.name) ?? 0) + 1);
+              const first = calls.get(call.name) === 1;
+              if (first && (CUT_DURING.has(call.name) || (call.kind === 'summarizer' && !summarizerCut))) {
+                summarizerCut ||= call.kind === 'summarizer';
+                cutDuring(call.name, call.kind);
+              }
+              if (call.kind === 'summarizer') return goodSummarizer(request);
+              if (call.kind === 'flush') return flushStep(request, 'the customer prefers email');
+              const text = lastUserText(request);
+              const n = Number(/tool turn (\d+)/.exec(text)?.[1] ?? 0);
+              return endsWithToolResult(request)
+                ? fakeReply.text(`re: ${text}`)
+                : fakeReply.toolUse([{ id: `toolu_${n}`, name: 'lookup', input: { n } }]);
+            });
+            const agent = freshDurableAgent();
+            const key = `agent:${agent}:main`;
+            // Something to compact before the turns.
+            await seedConversation(store.db, agent, key, 40);
+            const replies: string[] = [];
+            try {
+              for (let i = 1; i <= TURNS; i++) replies.push((await client.sendMessage(key, `tool turn ${i}`)).reply);
+              const compaction = await client.compact(key);
+              expect(compaction.status).toBe('succeeded');
+              await Promise.all(outages.map((o) => o.restored));
+            } finally {
+              proxy.restore();
+            }
+
+            expect(replies).toEqual(Array.from({ length: TURNS }, (_, i) => `re: tool turn ${i + 1}`));
+            // Every outage struck a write after its model call, and no logical call reached the model twice.
+            expect(outages.map((o) => [o.during.replace(/summarizer \w+/, 'summarizer'), o.struck])).toEqual([
+              ['tool turn 2 first', true],
+              ['tool turn 3 after tools', true],
+              ['flush first', true],
+              ['summarizer', true],
+            ]);
+            expect([...calls.entries()].filter(([, n]) => n !== 1)).toEqual([]);
+            expect(calls.get('flush after tools')).toBe(1);
+            expect([...calls.keys()].filter((name) => name.startsWith('summarizer')).length).toBeGreaterThanOrEqual(1);
+            expect(Object.fromEntries(toolRuns)).toEqual({ 1: 1, 2: 1, 3: 1, 4: 1 });
+
+            // Stored once each: the turns' messages, the flush's audit entry, the compaction with the model's summary.
+            const session = await getSession(store.db, agent, key);
+            const rows = await allEntries(store.db, agent, session!.session_id);
+            const texts = rows
+              .filter((r) => r.type === 'message' && r.role === 'user')
+              .map((r) => String((r.payload as unknown as MessageEntry).message.content));
+            for (let i = 1; i <= TURNS; i++) expect(texts.filter((t) => t === `tool turn ${i}`)).toHaveLength(1);
+            expect(rows.filter((r) => r.type === 'custom')).toHaveLength(1);
+            const compactions = await store.db
+              .selectFrom('compactions')
+              .selectAll()
+              .where('agent_id', '=', agent)
+              .execute();
+            expect(compactions.map((c) => [c.status, c.memory_flush, c.summarizer_model !== null])).toEqual([
+              ['succeeded', 'ran (1 notes)', true],
+            ]);
+          });
+        } finally {
+          await store.close();
+        }
+      }, 300_000);
+    });
+  },
+);

@@ -30,71 +30,83 @@ const OUTAGES = new Map([
 ]);
 const KEYS = `k1:${randomBytes(32).toString('base64')}`;
 
-describeOnPostgres('PostgreSQL away while the model answers, during 20 turns', 'the worker reaches the server through a TCP proxy the test cuts', () => {
-  let proxy: CuttableProxy;
-  afterEach(async () => proxy?.close());
+describeOnPostgres(
+  'PostgreSQL away while the model answers, during 20 turns',
+  'the worker reaches the server through a TCP proxy the test cuts',
+  () => {
+    let proxy: CuttableProxy;
+    afterEach(async () => proxy?.close());
 
-  it('stores the reply it received once the database is back: one model call per turn, every turn answered once', async () => {
-    const direct = new URL(await freshSchemaUrl(url!));
-    proxy = await startCuttableProxy({ host: direct.hostname, port: Number(direct.port || 5432) });
-    const viaProxy = new URL(direct);
-    viaProxy.hostname = proxy.host;
-    viaProxy.port = String(proxy.port);
-    const store = await openStore({ kind: 'postgres', url: viaProxy.toString(), maxConnections: 5 });
-    try {
-      await suite.withWorker(store, { config: { encryptionKeys: KEYS } }, async ({ client, fake }) => {
-        const calls = new Map<string, number>();
-        const timers: NodeJS.Timeout[] = [];
-        fake.respondWith((request) => {
-          const text = lastUserText(request);
-          calls.set(text, (calls.get(text) ?? 0) + 1);
-          // The database goes away while the model "thinks": the reply arrives, its write cannot land.
-          const outage = calls.get(text) === 1 ? OUTAGES.get(text) : undefined;
-          if (outage !== undefined) {
-            proxy.cut();
-            timers.push(setTimeout(() => proxy.restore(), outage));
-          }
-          return fakeReply.text(`re: ${text}`);
-        });
-        const agent = freshDurableAgent();
-        const key = `agent:${agent}:main`;
-        const handle = client.temporal.workflow.getHandle(client.identify(key).workflowId);
-        const replies: string[] = [];
-        try {
-          for (let i = 1; i <= TURNS; i++) {
-            const pending = client.sendMessage(key, `turn ${i}`);
-            // Awaited below; a failed check in between must not leave its rejection unhandled.
-            pending.catch(() => undefined);
-            if (i === 4) {
-              // During the long outage: the model call retries, holding the reply it got, sealed by the codec.
-              const held = await waitUntil('a retried model call holding its reply', async () => {
-                const activity = (await handle.describe()).raw.pendingActivities?.find((a) => (a.attempt ?? 0) >= 2 && (a.heartbeatDetails?.payloads?.length ?? 0) > 0);
-                return activity ?? undefined;
-              }, 50_000);
-              const payload = held.heartbeatDetails!.payloads![0]!;
-              expect(Buffer.from(payload.metadata!.encoding!).toString()).toBe(ENCRYPTED_ENCODING);
-              expect(Buffer.from(payload.data!).toString('latin1')).not.toContain('re: turn 4');
+    it('stores the reply it received once the database is back: one model call per turn, every turn answered once', async () => {
+      const direct = new URL(await freshSchemaUrl(url!));
+      proxy = await startCuttableProxy({ host: direct.hostname, port: Number(direct.port || 5432) });
+      const viaProxy = new URL(direct);
+      viaProxy.hostname = proxy.host;
+      viaProxy.port = String(proxy.port);
+      const store = await openStore({ kind: 'postgres', url: viaProxy.toString(), maxConnections: 5 });
+      try {
+        await suite.withWorker(store, { config: { encryptionKeys: KEYS } }, async ({ client, fake }) => {
+          const calls = new Map<string, number>();
+          const timers: NodeJS.Timeout[] = [];
+          fake.respondWith((request) => {
+            const text = lastUserText(request);
+            calls.set(text, (calls.get(text) ?? 0) + 1);
+            // The database goes away while the model "thinks": the reply arrives, its write cannot land.
+            const outage = calls.get(text) === 1 ? OUTAGES.get(text) : undefined;
+            if (outage !== undefined) {
+              proxy.cut();
+              timers.push(setTimeout(() => proxy.restore(), outage));
             }
-            replies.push((await pending).reply);
+            return fakeReply.text(`re: ${text}`);
+          });
+          const agent = freshDurableAgent();
+          const key = `agent:${agent}:main`;
+          const handle = client.temporal.workflow.getHandle(client.identify(key).workflowId);
+          const replies: string[] = [];
+          try {
+            for (let i = 1; i <= TURNS; i++) {
+              const pending = client.sendMessage(key, `turn ${i}`);
+              // Awaited below; a failed check in between must not leave its rejection unhandled.
+              pending.catch(() => undefined);
+              if (i === 4) {
+                // During the long outage: the model call retries, holding the reply it got, sealed by the codec.
+                const held = await waitUntil(
+                  'a retried model call holding its reply',
+                  async () => {
+                    const activity = (await handle.describe()).raw.pendingActivities?.find(
+                      (a) => (a.attempt ?? 0) >= 2 && (a.heartbeatDetails?.payloads?.length ?? 0) > 0,
+                    );
+                    return activity ?? undefined;
+                  },
+                  50_000,
+                );
+                const payload = held.heartbeatDetails!.payloads![0]!;
+                expect(Buffer.from(payload.metadata!.encoding!).toString()).toBe(ENCRYPTED_ENCODING);
+                expect(Buffer.from(payload.data!).toString('latin1')).not.toContain('re: turn 4');
+              }
+              replies.push((await pending).reply);
+            }
+          } finally {
+            timers.forEach(clearTimeout);
+            proxy.restore();
           }
-        } finally {
-          timers.forEach(clearTimeout);
-          proxy.restore();
-        }
 
-        expect(replies).toEqual(Array.from({ length: TURNS }, (_, i) => `re: turn ${i + 1}`));
-        // Keel tried the database while it was away, and the model was called once per turn.
-        expect(proxy.refused).toBeGreaterThan(0);
-        expect(Object.fromEntries(calls)).toEqual(Object.fromEntries(Array.from({ length: TURNS }, (_, i) => [`turn ${i + 1}`, 1])));
-        const session = await getSession(store.db, agent, key);
-        const messages = (await allEntries(store.db, agent, session!.session_id))
-          .filter((r) => r.type === 'message')
-          .map((r) => (r.payload as unknown as MessageEntry).message);
-        expect(messages).toHaveLength(2 * TURNS);
-        expect(messages.filter((m) => m.role === 'assistant')).toHaveLength(TURNS);
-      });
-    } finally {
-      await store.close();
-    }
-  }, 600_000);
-});
+          expect(replies).toEqual(Array.from({ length: TURNS }, (_, i) => `re: turn ${i + 1}`));
+          // Keel tried the database while it was away, and the model was called once per turn.
+          expect(proxy.refused).toBeGreaterThan(0);
+          expect(Object.fromEntries(calls)).toEqual(
+            Object.fromEntries(Array.from({ length: TURNS }, (_, i) => [`turn ${i + 1}`, 1])),
+          );
+          const session = await getSession(store.db, agent, key);
+          const messages = (await allEntries(store.db, agent, session!.session_id))
+            .filter((r) => r.type === 'message')
+            .map((r) => (r.payload as unknown as MessageEntry).message);
+          expect(messages).toHaveLength(2 * TURNS);
+          expect(messages.filter((m) => m.role === 'assistant')).toHaveLength(TURNS);
+        });
+      } finally {
+        await store.close();
+      }
+    }, 600_000);
+  },
+);

@@ -21,7 +21,10 @@ async function dropConnections(name: string): Promise<number> {
   const admin = new PgClient({ connectionString: url });
   await admin.connect();
   try {
-    const { rows } = await admin.query('select pg_terminate_backend(pid) as ok from pg_stat_activity where application_name = $1', [name]);
+    const { rows } = await admin.query(
+      'select pg_terminate_backend(pid) as ok from pg_stat_activity where application_name = $1',
+      [name],
+    );
     return rows.length;
   } finally {
     await admin.end();
@@ -59,7 +62,9 @@ async function dropConnections(name: string): Promise<number> {
           .filter((r) => r.type === 'message')
           .map((r) => (r.payload as unknown as MessageEntry).message);
         expect(messages).toHaveLength(40);
-        expect(messages.filter((m) => m.role === 'user').map((m) => m.content)).toEqual(Array.from({ length: 20 }, (_, i) => `turn ${i + 1}`));
+        expect(messages.filter((m) => m.role === 'user').map((m) => m.content)).toEqual(
+          Array.from({ length: 20 }, (_, i) => `turn ${i + 1}`),
+        );
       });
     } finally {
       await store.close();

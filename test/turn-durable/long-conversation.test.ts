@@ -45,7 +45,11 @@ describe.each(testDatabases())('a 50-turn tool-using conversation on $name', (da
       input: z.object({ n: z.number() }),
       run: async ({ n }) => `doc ${n}: ${DOC}`,
     });
-    const options = { tools, config: { contextWindowTokens: WINDOW, reserveTokens: RESERVE }, contextWindowTokens: WINDOW };
+    const options = {
+      tools,
+      config: { contextWindowTokens: WINDOW, reserveTokens: RESERVE },
+      contextWindowTokens: WINDOW,
+    };
     await suite.withWorker(db.store, options, async ({ client, store, fake }) => {
       const firstRequest = fake.requests.length;
       fake.respondWith(routedResponder(conversation));
@@ -56,7 +60,9 @@ describe.each(testDatabases())('a 50-turn tool-using conversation on $name', (da
       await waitIdle(() => client.getStatus(key));
 
       // Every reply is the conversation's, in order; the flush's NO_REPLY never reached a caller.
-      expect(results.map((r) => r.reply)).toEqual(Array.from({ length: TURNS }, (_, i) => `answer ${i + 1}: ${ANSWER_TAIL}`));
+      expect(results.map((r) => r.reply)).toEqual(
+        Array.from({ length: TURNS }, (_, i) => `answer ${i + 1}: ${ANSWER_TAIL}`),
+      );
       expect(results.map((r) => r.turn)).toEqual(Array.from({ length: TURNS }, (_, i) => i + 1));
       expect(results.every((r) => !r.silent)).toBe(true);
 
@@ -89,7 +95,12 @@ describe.each(testDatabases())('a 50-turn tool-using conversation on $name', (da
       // Every mid-turn precheck that found the context over budget compacted before calling the model.
       expect(midTurn).toBe(timeline.filter((e) => e.kind === 'overBudget').length);
 
-      const compactions = await store.db.selectFrom('compactions').selectAll().where('agent_id', '=', agent).orderBy('started_at').execute();
+      const compactions = await store.db
+        .selectFrom('compactions')
+        .selectAll()
+        .where('agent_id', '=', agent)
+        .orderBy('started_at')
+        .execute();
       expect(compactions).toHaveLength(crossed.length + midTurn);
       expect(compactions.map((c) => [c.trigger, c.status])).toEqual(compactions.map(() => ['threshold', 'succeeded']));
       const session = await getSession(store.db, agent, key);
@@ -97,7 +108,9 @@ describe.each(testDatabases())('a 50-turn tool-using conversation on $name', (da
 
       // One memory flush per compaction cycle: distinct cycles, each cycle that compacted flushed first.
       const rows = await allEntries(store.db, agent, session!.session_id);
-      const flushes = rows.filter((r) => r.type === 'custom' && (r.payload as unknown as CustomEntry).customType === 'memory_flush');
+      const flushes = rows.filter(
+        (r) => r.type === 'custom' && (r.payload as unknown as CustomEntry).customType === 'memory_flush',
+      );
       const cycles = flushes.map((r) => ((r.payload as unknown as CustomEntry).data as { cycle: number }).cycle);
       expect(new Set(cycles).size).toBe(cycles.length);
       for (let c = 0; c < compactions.length; c++) expect(cycles).toContain(c);

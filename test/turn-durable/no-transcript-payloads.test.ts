@@ -27,7 +27,10 @@ describe.each(testDatabases())('no payload holds a transcript on $name', (databa
       run: async () => huge,
     });
     await suite.withWorker(db.store, { tools }, async ({ client, store, fake }) => {
-      fake.enqueue(fakeReply.toolUse([{ id: 'toolu_dump', name: 'dump_logs', input: {} }]), fakeReply.text('the logs are long'));
+      fake.enqueue(
+        fakeReply.toolUse([{ id: 'toolu_dump', name: 'dump_logs', input: {} }]),
+        fakeReply.text('the logs are long'),
+      );
       const agent = freshDurableAgent();
       const key = `agent:${agent}:main`;
       const result = await client.sendMessage(key, 'show me the logs');
@@ -48,7 +51,9 @@ describe.each(testDatabases())('no payload holds a transcript on $name', (databa
 
       // The model saw a truncated copy with the note.
       const second = fake.requests[fake.requests.length - 1]!;
-      const toolResult = second.body.messages!.flatMap((m) => (Array.isArray(m.content) ? m.content : [])).find((b: any) => b.type === 'tool_result');
+      const toolResult = second.body
+        .messages!.flatMap((m) => (Array.isArray(m.content) ? m.content : []))
+        .find((b: any) => b.type === 'tool_result');
       const seen = (toolResult.content as Array<{ text: string }>).map((b) => b.text).join('');
       expect(seen.startsWith('BEGIN\nINFO')).toBe(true);
       expect(seen).not.toContain('\nEND');
@@ -62,7 +67,10 @@ describe.each(testDatabases())('no payload holds a transcript on $name', (databa
       expect(sizes.length).toBeGreaterThan(5);
       expect(Math.max(...sizes)).toBeLessThan(MAX_PAYLOAD_BYTES);
       // One sender, one round trip: the request rode in the Update-with-Start, no Signal.
-      expect(await admissionKinds(client.temporal, client.identify(key).workflowId)).toEqual({ byUpdate: 1, bySignal: 0 });
+      expect(await admissionKinds(client.temporal, client.identify(key).workflowId)).toEqual({
+        byUpdate: 1,
+        bySignal: 0,
+      });
     });
   }, 300_000);
 });

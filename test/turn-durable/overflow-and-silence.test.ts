@@ -22,57 +22,73 @@ function scripted(steps: FakeStep[]) {
 describe.each(testDatabases())('overflow recovery and NO_REPLY on $name', (database) => {
   const db = suite.storePerTest(database);
 
-  it('compacts (trigger overflow) and retries once when the model says the prompt is too long, and the turn succeeds', () =>
-    suite.withWorker(db.store, {}, async ({ client, store, fake }) => {
-      const agent = freshDurableAgent();
-      const key = `agent:${agent}:main`;
-      // ~30k tokens of history, more than the 20k tail a compaction keeps: there is something to summarize.
-      await seedConversation(store.db, agent, key, 500);
-      const steps = [fakeReply.overflow(213_462, 200_000), fakeReply.text('recovered after compaction')];
-      fake.respondWith(scripted(steps));
-      const result = await client.sendMessage(key, 'what did we decide?');
-      expect(result.reply).toBe('recovered after compaction');
-      expect(steps).toHaveLength(0);
+  it(
+    'compacts (trigger overflow) and retries once when the model says the prompt is too long, and the turn succeeds',
+    () =>
+      suite.withWorker(db.store, {}, async ({ client, store, fake }) => {
+        const agent = freshDurableAgent();
+        const key = `agent:${agent}:main`;
+        // ~30k tokens of history, more than the 20k tail a compaction keeps: there is something to summarize.
+        await seedConversation(store.db, agent, key, 500);
+        const steps = [fakeReply.overflow(213_462, 200_000), fakeReply.text('recovered after compaction')];
+        fake.respondWith(scripted(steps));
+        const result = await client.sendMessage(key, 'what did we decide?');
+        expect(result.reply).toBe('recovered after compaction');
+        expect(steps).toHaveLength(0);
 
-      const compactions = await store.db.selectFrom('compactions').selectAll().where('agent_id', '=', agent).execute();
-      expect(compactions.map((c) => [c.trigger, c.status])).toEqual([['overflow', 'succeeded']]);
-      const session = await getSession(store.db, agent, key);
-      expect(session!.compaction_count).toBe(1);
-      // The retried call saw the compacted context (a summary instead of the oldest seeded messages).
-      const retried = JSON.stringify(fake.requests[fake.requests.length - 1]!.body.messages);
-      expect(retried).not.toContain('seeded question 0:');
-      expect(retried).toContain('what did we decide?');
-    }), 300_000);
+        const compactions = await store.db
+          .selectFrom('compactions')
+          .selectAll()
+          .where('agent_id', '=', agent)
+          .execute();
+        expect(compactions.map((c) => [c.trigger, c.status])).toEqual([['overflow', 'succeeded']]);
+        const session = await getSession(store.db, agent, key);
+        expect(session!.compaction_count).toBe(1);
+        // The retried call saw the compacted context (a summary instead of the oldest seeded messages).
+        const retried = JSON.stringify(fake.requests[fake.requests.length - 1]!.body.messages);
+        expect(retried).not.toContain('seeded question 0:');
+        expect(retried).toContain('what did we decide?');
+      }),
+    300_000,
+  );
 
-  it('fails the Update with ContextOverflowAfterCompaction on a second overflow and keeps the user entry', () =>
-    suite.withWorker(db.store, {}, async ({ client, store, fake }) => {
-      const agent = freshDurableAgent();
-      const key = `agent:${agent}:main`;
-      await seedConversation(store.db, agent, key, 500);
-      const steps = [fakeReply.overflow(213_462, 200_000), fakeReply.overflow(201_003, 200_000)];
-      fake.respondWith(scripted(steps));
-      const error = await client.sendMessage(key, 'please keep this message').then(
-        () => undefined,
-        (err: unknown) => err,
-      );
-      // The client throws the turn's failure, typed for callers to branch on.
-      expect(error).toBeInstanceOf(ApplicationFailure);
-      expect((error as ApplicationFailure).type).toBe(FailureTypes.ContextOverflowAfterCompaction);
-      expect(steps).toHaveLength(0);
+  it(
+    'fails the Update with ContextOverflowAfterCompaction on a second overflow and keeps the user entry',
+    () =>
+      suite.withWorker(db.store, {}, async ({ client, store, fake }) => {
+        const agent = freshDurableAgent();
+        const key = `agent:${agent}:main`;
+        await seedConversation(store.db, agent, key, 500);
+        const steps = [fakeReply.overflow(213_462, 200_000), fakeReply.overflow(201_003, 200_000)];
+        fake.respondWith(scripted(steps));
+        const error = await client.sendMessage(key, 'please keep this message').then(
+          () => undefined,
+          (err: unknown) => err,
+        );
+        // The client throws the turn's failure, typed for callers to branch on.
+        expect(error).toBeInstanceOf(ApplicationFailure);
+        expect((error as ApplicationFailure).type).toBe(FailureTypes.ContextOverflowAfterCompaction);
+        expect(steps).toHaveLength(0);
 
-      const session = await getSession(store.db, agent, key);
-      const rows = await allEntries(store.db, agent, session!.session_id);
-      const users = rows
-        .filter((r) => r.type === 'message' && r.role === 'user')
-        .map((r) => (r.payload as unknown as MessageEntry).message.content);
-      expect(users.filter((c) => c === 'please keep this message')).toHaveLength(1);
-      const compactions = await store.db.selectFrom('compactions').selectAll().where('agent_id', '=', agent).execute();
-      expect(compactions.map((c) => c.trigger)).toEqual(['overflow']);
+        const session = await getSession(store.db, agent, key);
+        const rows = await allEntries(store.db, agent, session!.session_id);
+        const users = rows
+          .filter((r) => r.type === 'message' && r.role === 'user')
+          .map((r) => (r.payload as unknown as MessageEntry).message.content);
+        expect(users.filter((c) => c === 'please keep this message')).toHaveLength(1);
+        const compactions = await store.db
+          .selectFrom('compactions')
+          .selectAll()
+          .where('agent_id', '=', agent)
+          .execute();
+        expect(compactions.map((c) => c.trigger)).toEqual(['overflow']);
 
-      // The session still works after the failed turn.
-      fake.respondWith(scripted([fakeReply.text('still here')]));
-      expect((await client.sendMessage(key, 'hello?')).reply).toBe('still here');
-    }), 300_000);
+        // The session still works after the failed turn.
+        fake.respondWith(scripted([fakeReply.text('still here')]));
+        expect((await client.sendMessage(key, 'hello?')).reply).toBe('still here');
+      }),
+    300_000,
+  );
 
   it('answers a whole reply of NO_REPLY (any case, any surrounding whitespace) with silent: true and an empty reply', async () => {
     const table: Array<[string, boolean]> = [
@@ -87,7 +103,11 @@ describe.each(testDatabases())('overflow recovery and NO_REPLY on $name', (datab
       for (const [text, silent] of table) {
         fake.respondWith(scripted([fakeReply.text(text)]));
         const result = await client.sendMessage(key, `anything to say about ${JSON.stringify(text)}?`);
-        expect({ text, silent: result.silent, reply: result.reply }).toEqual({ text, silent, reply: silent ? '' : text });
+        expect({ text, silent: result.silent, reply: result.reply }).toEqual({
+          text,
+          silent,
+          reply: silent ? '' : text,
+        });
       }
     });
   }, 120_000);

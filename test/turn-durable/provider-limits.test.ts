@@ -7,7 +7,13 @@ import { testDatabases } from '../support/databases';
 import { startFakeAnthropic, fakeReply, type FakeAnthropic } from '../../src/testing';
 import type { KeelClient } from '../../src/client/keel-client';
 import { integrationSuite } from '../support/integration';
-import { freshDurableAgent, isSummarizerRequest, lastUserText, routedResponder, seedConversation } from '../support/durable-turn-helpers';
+import {
+  freshDurableAgent,
+  isSummarizerRequest,
+  lastUserText,
+  routedResponder,
+  seedConversation,
+} from '../support/durable-turn-helpers';
 import { goodSummarizer } from '../compaction-workflow/support';
 import { OpenAiCompatibleModelClient } from '../../src/model/openai-compatible-client';
 import { estimateScaleFor, getLearnedWindow } from '../../src/store/model-limits-repo';
@@ -21,7 +27,10 @@ const suite = integrationSuite();
 
 /** ~`words` words of varied prose: large user messages, as a pasted document would be. */
 function largeMessage(turn: number, words = 1_200): string {
-  return `Turn ${turn} notes: ` + Array.from({ length: words }, (_, i) => `item${(i * 7 + turn) % 97} value${i % 13}`).join(' ');
+  return (
+    `Turn ${turn} notes: ` +
+    Array.from({ length: words }, (_, i) => `item${(i * 7 + turn) % 97} value${i % 13}`).join(' ')
+  );
 }
 
 /**
@@ -29,8 +38,19 @@ function largeMessage(turn: number, words = 1_200): string {
  * characters a token) as three or four, as a real provider's tokenizer can differ from Keel's on dense content.
  */
 function denseMessage(turn: number, words = 1_000): string {
-  const vocabulary = ['information', 'organization', 'administration', 'communication', 'responsibility', 'international', 'development'];
-  return `Turn ${turn} words: ` + Array.from({ length: words }, (_, i) => vocabulary[(i * 5 + turn) % vocabulary.length]).join(' ');
+  const vocabulary = [
+    'information',
+    'organization',
+    'administration',
+    'communication',
+    'responsibility',
+    'international',
+    'development',
+  ];
+  return (
+    `Turn ${turn} words: ` +
+    Array.from({ length: words }, (_, i) => vocabulary[(i * 5 + turn) % vocabulary.length]).join(' ')
+  );
 }
 
 /**
@@ -45,8 +65,14 @@ async function withLocalSummarizer(
   const summarizerFake = await startFakeAnthropic({ tokenLimit });
   summarizerFake.respondWith(goodSummarizer);
   const summarizer = {
-    config: { compactionModel: 'local-summarizer', compactionModelUrl: summarizerFake.url, contextWindowTokens: 60_000 },
-    deps: { compactionModel: new OpenAiCompatibleModelClient({ baseUrl: summarizerFake.url, model: 'local-summarizer' }) },
+    config: {
+      compactionModel: 'local-summarizer',
+      compactionModelUrl: summarizerFake.url,
+      contextWindowTokens: 60_000,
+    },
+    deps: {
+      compactionModel: new OpenAiCompatibleModelClient({ baseUrl: summarizerFake.url, model: 'local-summarizer' }),
+    },
   };
   try {
     await suite.withWorker(db.store, summarizer, async ({ client }) => {
@@ -69,7 +95,9 @@ describe.each(testDatabases())('provider limits on $name', (database) => {
 
   it('keeps answering when the provider window is 30k under a configured 200k: every turn answered, compactions recorded', async () => {
     await suite.withWorker(db.store, {}, async ({ client }) => {
-      suite.fake.respondWith(routedResponder((request) => fakeReply.text(`ok: ${lastUserText(request).split(':')[0]}`)));
+      suite.fake.respondWith(
+        routedResponder((request) => fakeReply.text(`ok: ${lastUserText(request).split(':')[0]}`)),
+      );
       const agent = freshDurableAgent();
       const key = `agent:${agent}:main`;
       const overflowsBefore = suite.fake.overflowed.length;
@@ -84,7 +112,11 @@ describe.each(testDatabases())('provider limits on $name', (database) => {
       expect(status.contextWindow).toBe(learned);
       expect(status.configuredContextWindow).toBe(200_000);
       // Compactions ran and succeeded with a model summary; overflows were few (learning, not retrying blindly).
-      const compactions = await db.store.db.selectFrom('compactions').selectAll().where('agent_id', '=', agent).execute();
+      const compactions = await db.store.db
+        .selectFrom('compactions')
+        .selectAll()
+        .where('agent_id', '=', agent)
+        .execute();
       expect(compactions.length).toBeGreaterThanOrEqual(2);
       expect(compactions.every((c) => c.status === 'succeeded')).toBe(true);
       expect(compactions.map((c) => c.trigger)).toContain('overflow');
@@ -94,7 +126,9 @@ describe.each(testDatabases())('provider limits on $name', (database) => {
 
   it("learns the estimate's shortfall for the session whose content caused it, not for every session of the model", async () => {
     await suite.withWorker(db.store, {}, async ({ client }) => {
-      suite.fake.respondWith(routedResponder((request) => fakeReply.text(`ok: ${lastUserText(request).split(':')[0]}`)));
+      suite.fake.respondWith(
+        routedResponder((request) => fakeReply.text(`ok: ${lastUserText(request).split(':')[0]}`)),
+      );
       const agent = freshDurableAgent();
       const dense = `agent:${agent}:dense`;
       const prose = `agent:${agent}:prose`;
@@ -113,19 +147,35 @@ describe.each(testDatabases())('provider limits on $name', (database) => {
 
       // A prose session of the same model budgets with the model's window, and sends its whole conversation.
       const requestsBefore = suite.fake.requests.length;
-      for (let turn = 1; turn <= 2; turn++) expect((await client.sendMessage(prose, largeMessage(turn, 300))).reply).toBe(`ok: Turn ${turn} notes`);
+      for (let turn = 1; turn <= 2; turn++)
+        expect((await client.sendMessage(prose, largeMessage(turn, 300))).reply).toBe(`ok: Turn ${turn} notes`);
       expect((await client.getStatus(prose)).contextWindow).toBe(28_500);
       expect((await getSession(db.store.db, agent, prose))!.estimate_scales).toBeNull();
       const sent = suite.fake.requests.slice(requestsBefore).filter((r) => !isSummarizerRequest(r));
       expect(sent.at(-1)!.body.messages!.map((m) => m.role)).toEqual(['user', 'assistant', 'user']);
-      expect(await db.store.db.selectFrom('compactions').select('id').where('agent_id', '=', agent).where('session_key', '=', prose).execute()).toEqual([]);
+      expect(
+        await db.store.db
+          .selectFrom('compactions')
+          .select('id')
+          .where('agent_id', '=', agent)
+          .where('session_key', '=', prose)
+          .execute(),
+      ).toEqual([]);
       // `keel sessions` shows each session the window its turns use, as status does.
       const listed = await listSessions(db.store.db, loadKeelSettings({ env: {}, overrides: {} }), { agentId: agent });
-      expect(Object.fromEntries(listed.map((l) => [l.sessionKey, l.contextWindow]))).toEqual({ [dense]: Math.floor(28_500 * scale), [prose]: 28_500 });
-      expect(Object.fromEntries(listed.map((l) => [l.sessionKey, l.estimateScale]))).toEqual({ [dense]: scale, [prose]: undefined });
+      expect(Object.fromEntries(listed.map((l) => [l.sessionKey, l.contextWindow]))).toEqual({
+        [dense]: Math.floor(28_500 * scale),
+        [prose]: 28_500,
+      });
+      expect(Object.fromEntries(listed.map((l) => [l.sessionKey, l.estimateScale]))).toEqual({
+        [dense]: scale,
+        [prose]: undefined,
+      });
       let shown = '';
       renderSessions(listed, (text) => (shown += text));
-      expect(shown).toContain(`window ${Math.round(scale * 100)}% of the model's: the provider counts this session's content denser`);
+      expect(shown).toContain(
+        `window ${Math.round(scale * 100)}% of the model's: the provider counts this session's content denser`,
+      );
       // `keel status` says why each window is what it is.
       const limited = `window: ${DEFAULTS.model} is limited to 28,500 tokens (the provider's stated maximum 30,000 less 5%)`;
       expect(await sessionWindowNote(db.store.db, agent, dense, DEFAULTS.model)).toBe(
@@ -147,7 +197,11 @@ describe.each(testDatabases())('provider limits on $name', (database) => {
       expect(raised === undefined || raised > scale + DEFAULTS.scaleRiseMinStep).toBe(true);
       expect((await client.getStatus(dense)).contextWindow).toBeGreaterThan(Math.floor(28_500 * scale));
       expect(suite.fake.overflowed.length).toBe(overflowsAfterDense);
-      expect((await listSessions(db.store.db, loadKeelSettings({ env: {}, overrides: {} }), { agentId: agent })).find((l) => l.sessionKey === dense)?.estimateScale).toBe(raised);
+      expect(
+        (await listSessions(db.store.db, loadKeelSettings({ env: {}, overrides: {} }), { agentId: agent })).find(
+          (l) => l.sessionKey === dense,
+        )?.estimateScale,
+      ).toBe(raised);
     });
   }, 900_000);
 
@@ -171,12 +225,18 @@ describe.each(testDatabases())('provider limits on $name', (database) => {
 
   it("keeps a summarizer's shortfall to the summarizer: the session's chat window is not narrowed by another model's tokenizer", async () => {
     await withLocalSummarizer(db, 40_000, async (summarizerFake, client) => {
-      suite.fake.respondWith(routedResponder((request) => fakeReply.text(`ok: ${lastUserText(request).split(':')[0]}`)));
+      suite.fake.respondWith(
+        routedResponder((request) => fakeReply.text(`ok: ${lastUserText(request).split(':')[0]}`)),
+      );
       const agent = freshDurableAgent();
       const key = `agent:${agent}:main`;
-      for (let turn = 1; turn <= 16; turn++) expect((await client.sendMessage(key, denseMessage(turn))).reply).toBe(`ok: Turn ${turn} words`);
+      for (let turn = 1; turn <= 16; turn++)
+        expect((await client.sendMessage(key, denseMessage(turn))).reply).toBe(`ok: Turn ${turn} words`);
       // The dense words are ~1 token each to Keel and 3-4 to the summarizer: its first chunk overflows.
-      expect(await client.compact(key, { keepRecentTokens: 500 })).toMatchObject({ status: 'succeeded', degraded: false });
+      expect(await client.compact(key, { keepRecentTokens: 500 })).toMatchObject({
+        status: 'succeeded',
+        degraded: false,
+      });
       expect(summarizerFake.overflowed.length).toBeGreaterThanOrEqual(1);
       const row = await getSession(db.store.db, agent, key);
       expect(estimateScaleFor(row, 'local-summarizer')).toBeLessThan(0.6);
@@ -184,10 +244,16 @@ describe.each(testDatabases())('provider limits on $name', (database) => {
       // The chat model's window is the configured one still, in the next turn and in `keel sessions`.
       expect((await client.sendMessage(key, 'Turn 17: and now?')).reply).toBe('ok: Turn 17');
       expect((await client.getStatus(key)).contextWindow).toBe(60_000);
-      const listed = await listSessions(db.store.db, loadKeelSettings({ env: {}, overrides: { contextWindowTokens: 60_000 } }), { agentId: agent });
+      const listed = await listSessions(
+        db.store.db,
+        loadKeelSettings({ env: {}, overrides: { contextWindowTokens: 60_000 } }),
+        { agentId: agent },
+      );
       expect(listed.map((l) => [l.contextWindow, l.estimateScale])).toEqual([[60_000, undefined]]);
       expect(await sessionWindowNote(db.store.db, agent, key, DEFAULTS.model)).toBeNull();
-      expect(await sessionWindowNote(db.store.db, agent, key, 'local-summarizer')).toMatch(/^window: local-summarizer is limited to [\d,]+ tokens \(the provider's stated maximum 40,000 less 5%\); this session gets \d+% of it/);
+      expect(await sessionWindowNote(db.store.db, agent, key, 'local-summarizer')).toMatch(
+        /^window: local-summarizer is limited to [\d,]+ tokens \(the provider's stated maximum 40,000 less 5%\); this session gets \d+% of it/,
+      );
     });
   }, 600_000);
 
@@ -209,7 +275,11 @@ describe.each(testDatabases())('provider limits on $name', (database) => {
       expect(result.tokensBefore).toBeGreaterThan(900_000);
       expect(result.tokensAfter).toBeLessThan(25_000);
       expect(suite.fake.requests.length).toBe(requestsBefore);
-      const row = await db.store.db.selectFrom('compactions').selectAll().where('id', '=', result.compactionId).executeTakeFirstOrThrow();
+      const row = await db.store.db
+        .selectFrom('compactions')
+        .selectAll()
+        .where('id', '=', result.compactionId)
+        .executeTakeFirstOrThrow();
       expect(row.memory_flush).toBe('skipped: no-model');
     });
 
@@ -221,7 +291,11 @@ describe.each(testDatabases())('provider limits on $name', (database) => {
       expect(result).toMatchObject({ status: 'succeeded', degraded: false });
       expect(result.tokensAfter).toBeLessThan(25_000);
       expect(suite.fake.overflowed.length).toBe(overflowsBefore);
-      const row = await db.store.db.selectFrom('compactions').selectAll().where('id', '=', result.compactionId).executeTakeFirstOrThrow();
+      const row = await db.store.db
+        .selectFrom('compactions')
+        .selectAll()
+        .where('id', '=', result.compactionId)
+        .executeTakeFirstOrThrow();
       expect(row.memory_flush).toMatch(/^ran on the recent tail/);
       expect(suite.fake.requests.slice(requestsBefore).some(isSummarizerRequest)).toBe(true);
     });

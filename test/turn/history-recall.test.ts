@@ -12,7 +12,13 @@ import { sql } from 'kysely';
 import { integrationSuite } from '../support/integration';
 import { freshSchemaUrl } from '../support/databases';
 import { fakeReply, type FakeRequest } from '../../src/testing';
-import { endsWithToolResult, freshDurableAgent, isFlushRequest, isSummarizerRequest, realisticMessage } from '../support/durable-turn-helpers';
+import {
+  endsWithToolResult,
+  freshDurableAgent,
+  isFlushRequest,
+  isSummarizerRequest,
+  realisticMessage,
+} from '../support/durable-turn-helpers';
 import { openStore, type Store } from '../../src/store/connect';
 import { parseKeyRing } from '../../src/security/key-ring';
 import { importSessions } from '../../src/transfer/import-sessions';
@@ -21,15 +27,19 @@ import { writeCorpus } from '../fixtures/generate';
 const suite = integrationSuite();
 
 const KEYS = `K:${randomBytes(32).toString('base64')}`;
-const variants: Array<{ name: string; url: () => Promise<string | undefined> }> = [{ name: 'PGlite', url: async () => undefined }];
-if (process.env.TEST_DATABASE_URL) variants.push({ name: 'PostgreSQL', url: () => freshSchemaUrl(process.env.TEST_DATABASE_URL!) });
+const variants: Array<{ name: string; url: () => Promise<string | undefined> }> = [
+  { name: 'PGlite', url: async () => undefined },
+];
+if (process.env.TEST_DATABASE_URL)
+  variants.push({ name: 'PostgreSQL', url: () => freshSchemaUrl(process.env.TEST_DATABASE_URL!) });
 
 const text = (r: FakeRequest) => JSON.stringify(r.body);
 /** The text of the tool_result answering `toolUseId`, when the request carries it. */
 function toolResult(r: FakeRequest, toolUseId: string): string | undefined {
   for (const m of r.body.messages ?? []) {
     if (typeof m.content === 'string') continue;
-    for (const b of m.content) if (b.type === 'tool_result' && b.tool_use_id === toolUseId) return JSON.stringify(b.content);
+    for (const b of m.content)
+      if (b.type === 'tool_result' && b.tool_use_id === toolUseId) return JSON.stringify(b.content);
   }
   return undefined;
 }
@@ -51,8 +61,12 @@ describe.each(variants)('history recall on $name', (variant) => {
       if (isSummarizerRequest(r)) return fakeReply.text('Goal: talk about foxes.');
       if (isFlushRequest(r)) return fakeReply.text('NO_REPLY');
       if (toolResult(r, 'toolu_hx')) return fakeReply.text('recalled');
-      if (toolResult(r, 'toolu_hs')) return fakeReply.toolUse([{ id: 'toolu_hx', name: 'history_expand', input: { compactionId } }]);
-      if (text(r).includes('which word was it')) return fakeReply.toolUse([{ id: 'toolu_hs', name: 'history_search', input: { query: 'GLIMMERFOX ticket Periwinkle' } }]);
+      if (toolResult(r, 'toolu_hs'))
+        return fakeReply.toolUse([{ id: 'toolu_hx', name: 'history_expand', input: { compactionId } }]);
+      if (text(r).includes('which word was it'))
+        return fakeReply.toolUse([
+          { id: 'toolu_hs', name: 'history_search', input: { query: 'GLIMMERFOX ticket Periwinkle' } },
+        ]);
       return fakeReply.text('noted');
     });
     const config = encryptAtRest ? { encryptionKeys: KEYS, encryptAtRest } : {};
@@ -71,14 +85,24 @@ describe.each(variants)('history recall on $name', (variant) => {
         .where('role', '=', 'user')
         .execute();
       const find = (word: string) => users.find((u) => JSON.stringify(u.payload).includes(word))!;
-      return { agent, compactionId, planted: find('glimmerfox'), rotated: find('periwinkle'), requests: fake.requests.slice(before) };
+      return {
+        agent,
+        compactionId,
+        planted: find('glimmerfox'),
+        rotated: find('periwinkle'),
+        requests: fake.requests.slice(before),
+      };
     });
   }
 
   function expectRecalled(run: Awaited<ReturnType<typeof recall>>) {
     // The model saw the summary wrapper naming the compaction and its range, and the recall guidance.
     const searchCall = run.requests.find((r) => text(r).includes('which word was it') && !endsWithToolResult(r))!;
-    expect(text(searchCall)).toMatch(new RegExp(`Compaction ${run.compactionId} summarized entries ${run.planted.id}…\\S+ \\(2 messages\\); use history_expand with this id`));
+    expect(text(searchCall)).toMatch(
+      new RegExp(
+        `Compaction ${run.compactionId} summarized entries ${run.planted.id}…\\S+ \\(2 messages\\); use history_expand with this id`,
+      ),
+    );
     expect(JSON.stringify(searchCall.body.system)).toContain('use history_search');
     // history_search found the compacted entry (by a whole word in another case), named its compaction, and never the other agent's.
     const found = run.requests.map((r) => toolResult(r, 'toolu_hs')).find(Boolean)!;
@@ -99,7 +123,9 @@ describe.each(variants)('history recall on $name', (variant) => {
 
   it('finds and expands what a compaction summarized, only from this agent (plain rows: tsvector)', async () => {
     const url = await variant.url();
-    const store = await openStore(url ? { kind: 'postgres', url, maxConnections: 5 } : { kind: 'pglite', dataDir: 'memory://' });
+    const store = await openStore(
+      url ? { kind: 'postgres', url, maxConnections: 5 } : { kind: 'pglite', dataDir: 'memory://' },
+    );
     try {
       const run = await recall(store, false);
       expectRecalled(run);
@@ -112,33 +138,57 @@ describe.each(variants)('history recall on $name', (variant) => {
 
   it('finds what an import brought in: the import writes it unindexed, the first history_search indexes it', async () => {
     const url = await variant.url();
-    const store = await openStore(url ? { kind: 'postgres', url, maxConnections: 5 } : { kind: 'pglite', dataDir: 'memory://' });
+    const store = await openStore(
+      url ? { kind: 'postgres', url, maxConnections: 5 } : { kind: 'pglite', dataDir: 'memory://' },
+    );
     const dir = await mkdtemp(join(tmpdir(), 'keel-recall-import-'));
     try {
       const agent = freshDurableAgent();
       const corpus = await writeCorpus(dir, { sessions: 1, entriesPerSession: 30, seed: 7, agentId: agent });
-      const planted = { type: 'message', id: 'planted01', parentId: null, timestamp: '2026-01-31T00:00:00.000Z', message: { role: 'user', content: 'the courier hint word is quokkamarble' } };
+      const planted = {
+        type: 'message',
+        id: 'planted01',
+        parentId: null,
+        timestamp: '2026-01-31T00:00:00.000Z',
+        message: { role: 'user', content: 'the courier hint word is quokkamarble' },
+      };
       await appendFile(corpus.files[0]!, `${JSON.stringify(planted)}\n`);
       const report = await importSessions({ db: store.db, agentId: agent, dir });
       expect(report.totals).toMatchObject({ imported: 1, failed: 0 });
       const unindexed = async () =>
-        (await store.db.selectFrom('transcript_entries').select(sql<number>`count(*)::int`.as('n')).where('agent_id', '=', agent).where('search_vector', 'is', null).executeTakeFirstOrThrow()).n;
+        (
+          await store.db
+            .selectFrom('transcript_entries')
+            .select(sql<number>`count(*)::int`.as('n'))
+            .where('agent_id', '=', agent)
+            .where('search_vector', 'is', null)
+            .executeTakeFirstOrThrow()
+        ).n;
       expect(await unindexed()).toBe(report.totals.entries);
 
       suite.fake.respondWith((r) => {
         if (toolResult(r, 'toolu_imp')) return fakeReply.text('found it');
-        if (text(r).includes('what was the hint word')) return fakeReply.toolUse([{ id: 'toolu_imp', name: 'history_search', input: { query: 'quokkamarble' } }]);
+        if (text(r).includes('what was the hint word'))
+          return fakeReply.toolUse([{ id: 'toolu_imp', name: 'history_search', input: { query: 'quokkamarble' } }]);
         return undefined;
       });
       const found = await suite.withWorker(store, {}, async ({ client, fake }) => {
         const before = fake.requests.length;
         expect((await client.sendMessage(corpus.sessionKeys[0]!, 'what was the hint word?')).reply).toBe('found it');
-        return fake.requests.slice(before).map((r) => toolResult(r, 'toolu_imp')).find(Boolean)!;
+        return fake.requests
+          .slice(before)
+          .map((r) => toolResult(r, 'toolu_imp'))
+          .find(Boolean)!;
       });
       expect(found).toContain('entry planted01');
       expect(found).toContain('the courier hint word is quokkamarble');
       expect(await unindexed()).toBe(0);
-      const row = await store.db.selectFrom('transcript_entries').select('search_vector').where('agent_id', '=', agent).where('id', '=', 'planted01').executeTakeFirstOrThrow();
+      const row = await store.db
+        .selectFrom('transcript_entries')
+        .select('search_vector')
+        .where('agent_id', '=', agent)
+        .where('id', '=', 'planted01')
+        .executeTakeFirstOrThrow();
       // Indexed by its stem, as every word is.
       expect(row.search_vector).toContain("'quokkamarbl'");
     } finally {
@@ -150,13 +200,18 @@ describe.each(variants)('history recall on $name', (variant) => {
   it('finds whole words in rows sealed at rest through their blind index', async () => {
     const url = await variant.url();
     const atRest = { atRest: { ring: parseKeyRing(KEYS), seal: true } };
-    const store = await openStore(url ? { kind: 'postgres', url, maxConnections: 5 } : { kind: 'pglite', dataDir: 'memory://' }, atRest);
+    const store = await openStore(
+      url ? { kind: 'postgres', url, maxConnections: 5 } : { kind: 'pglite', dataDir: 'memory://' },
+      atRest,
+    );
     try {
       const run = await recall(store, true);
       expectRecalled(run);
       expect(run.planted.search_vector).toBeNull();
       expect(run.planted.search_terms!.length).toBeGreaterThan(5);
-      const raw = await sql<{ row: string }>`select t::text as row from transcript_entries t`.execute(store.db.withoutPlugins());
+      const raw = await sql<{ row: string }>`select t::text as row from transcript_entries t`.execute(
+        store.db.withoutPlugins(),
+      );
       expect(raw.rows.map((r) => r.row).join('\n')).not.toContain('glimmerfox');
     } finally {
       await store.close();

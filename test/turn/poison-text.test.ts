@@ -15,7 +15,9 @@ const freshAgent = () => `p${Math.random().toString(36).slice(2, 10)}`;
 
 async function storedMessages(store: Store, agent: string, key: string): Promise<AgentMessage[]> {
   const session = await getSession(store.db, agent, key);
-  return (await allEntries(store.db, agent, session!.session_id)).filter((r) => r.type === 'message').map((r) => (r.payload as unknown as MessageEntry).message);
+  return (await allEntries(store.db, agent, session!.session_id))
+    .filter((r) => r.type === 'message')
+    .map((r) => (r.payload as unknown as MessageEntry).message);
 }
 
 describe.each(testDatabases())('text PostgreSQL cannot store, through real turns on $name', (database) => {
@@ -61,7 +63,10 @@ describe.each(testDatabases())('text PostgreSQL cannot store, through real turns
       // The tool read its arguments from the stored call, so it saw the replaced text too.
       const [, call, result] = await storedMessages(store, agent, key);
       expect(call).toMatchObject({ role: 'assistant', content: [{ name: 'grep', arguments: { pattern: `x${R}y` } }] });
-      expect(result).toMatchObject({ role: 'toolResult', content: [{ type: 'text', text: `found x${R}y${R} in ${R} file` }] });
+      expect(result).toMatchObject({
+        role: 'toolResult',
+        content: [{ type: 'text', text: `found x${R}y${R} in ${R} file` }],
+      });
     });
   });
 });

@@ -11,21 +11,43 @@ describe.each(testDatabases())('prepareContext on $name', (database) => {
     const store = await database.open();
     try {
       const deps = testDeps(store, 'http://127.0.0.1:9');
-      const { session_id: sessionId } = await ensureSession(store.db, { agentId: 'a', sessionKey: 'agent:a:main', newSessionId: 's1', now: new Date() });
+      const { session_id: sessionId } = await ensureSession(store.db, {
+        agentId: 'a',
+        sessionKey: 'agent:a:main',
+        newSessionId: 's1',
+        now: new Date(),
+      });
       const at = new Date().toISOString();
       const messages: AgentMessage[] = Array.from({ length: 40 }, (_, i) =>
-        i % 2 === 0 ? { role: 'user', content: `question ${i} about the deploy` } : { role: 'assistant', content: [{ type: 'text', text: `answer ${i}` }] },
+        i % 2 === 0
+          ? { role: 'user', content: `question ${i} about the deploy` }
+          : { role: 'assistant', content: [{ type: 'text', text: `answer ${i}` }] },
       );
-      const entries = messages.map((message, i): MessageEntry => ({ type: 'message', id: `e${i}`, parentId: i ? `e${i - 1}` : null, timestamp: at, message }));
+      const entries = messages.map((message, i): MessageEntry => ({
+        type: 'message',
+        id: `e${i}`,
+        parentId: i ? `e${i - 1}` : null,
+        timestamp: at,
+        message,
+      }));
       // Every entry but the last was stored with its estimate; the last came from an import without one.
-      await appendEntries(store.db, 'a', sessionId, entries.map((entry, i) => ({ entry, tokenEstimate: i === 39 ? null : estimateTokens(entry.message) })));
+      await appendEntries(
+        store.db,
+        'a',
+        sessionId,
+        entries.map((entry, i) => ({ entry, tokenEstimate: i === 39 ? null : estimateTokens(entry.message) })),
+      );
 
-      const first = await prepareContext(deps, 'a', 'agent:a:main', sessionId, { window: deps.config.contextWindowTokens });
+      const first = await prepareContext(deps, 'a', 'agent:a:main', sessionId, {
+        window: deps.config.contextWindowTokens,
+      });
       expect(first.tokensComputed).toBe(1);
       expect(first.estimatedTokens).toBe(messages.reduce((n, m) => n + estimateTokens(m), 0));
       expect((await getEntry(store.db, 'a', sessionId, 'e39'))!.token_estimate).toBe(estimateTokens(messages[39]!));
 
-      const second = await prepareContext(deps, 'a', 'agent:a:main', sessionId, { window: deps.config.contextWindowTokens });
+      const second = await prepareContext(deps, 'a', 'agent:a:main', sessionId, {
+        window: deps.config.contextWindowTokens,
+      });
       expect(second.tokensComputed).toBe(0);
       expect(second.estimatedTokens).toBe(first.estimatedTokens);
     } finally {
@@ -39,21 +61,46 @@ describe.each(testDatabases())('prepareContext history limits on $name', (databa
     const store = await database.open();
     try {
       const key = 'agent:a:telegram:dm:42';
-      const deps = testDeps(store, 'http://127.0.0.1:9', { config: { historyLimits: { channels: { telegram: { dmHistoryLimit: 2 } } } } });
-      const { session_id: sessionId } = await ensureSession(store.db, { agentId: 'a', sessionKey: key, newSessionId: 's-dm', now: new Date() });
+      const deps = testDeps(store, 'http://127.0.0.1:9', {
+        config: { historyLimits: { channels: { telegram: { dmHistoryLimit: 2 } } } },
+      });
+      const { session_id: sessionId } = await ensureSession(store.db, {
+        agentId: 'a',
+        sessionKey: key,
+        newSessionId: 's-dm',
+        now: new Date(),
+      });
       const at = new Date().toISOString();
       const messages: AgentMessage[] = [];
       for (let i = 0; i < 5; i++) {
         messages.push({ role: 'user', content: `turn ${i}` });
-        messages.push({ role: 'assistant', content: [{ type: 'toolCall', id: `c${i}`, name: 'exec', arguments: {} }], stopReason: 'toolUse' });
-        messages.push({ role: 'toolResult', toolCallId: `c${i}`, toolName: 'exec', content: [{ type: 'text', text: `out ${i}` }] });
+        messages.push({
+          role: 'assistant',
+          content: [{ type: 'toolCall', id: `c${i}`, name: 'exec', arguments: {} }],
+          stopReason: 'toolUse',
+        });
+        messages.push({
+          role: 'toolResult',
+          toolCallId: `c${i}`,
+          toolName: 'exec',
+          content: [{ type: 'text', text: `out ${i}` }],
+        });
         messages.push({ role: 'assistant', content: [{ type: 'text', text: `done ${i}` }] });
       }
       await appendEntries(
         store.db,
         'a',
         sessionId,
-        messages.map((message, i) => ({ entry: { type: 'message', id: `m${i}`, parentId: i ? `m${i - 1}` : null, timestamp: at, message } as MessageEntry, tokenEstimate: 5 })),
+        messages.map((message, i) => ({
+          entry: {
+            type: 'message',
+            id: `m${i}`,
+            parentId: i ? `m${i - 1}` : null,
+            timestamp: at,
+            message,
+          } as MessageEntry,
+          tokenEstimate: 5,
+        })),
       );
       const prepared = await prepareContext(deps, 'a', key, sessionId, { window: deps.config.contextWindowTokens });
       const users = prepared.messages.filter((m) => m.role === 'user').map((m) => m.content);

@@ -31,8 +31,13 @@ function markers(request: FakeRequest): string[] {
   const out: string[] = [];
   const body = request.body;
   (body.tools ?? []).forEach((t, i) => t.cache_control && out.push(`tool:${i}`));
-  if (Array.isArray(body.system)) body.system.forEach((b: any, i: number) => b.cache_control && out.push(`system:${i}`));
-  (body.messages ?? []).forEach((m, i) => Array.isArray(m.content) && m.content.forEach((b: any, j: number) => b.cache_control && out.push(`message:${i}.${j}`)));
+  if (Array.isArray(body.system))
+    body.system.forEach((b: any, i: number) => b.cache_control && out.push(`system:${i}`));
+  (body.messages ?? []).forEach(
+    (m, i) =>
+      Array.isArray(m.content) &&
+      m.content.forEach((b: any, j: number) => b.cache_control && out.push(`message:${i}.${j}`)),
+  );
   return out;
 }
 
@@ -43,7 +48,11 @@ beforeAll(() => {
     id: 'house-rules',
     ingest: async () => {},
     compact: async () => ({ delegated: true }),
-    assemble: async ({ messages }) => ({ messages, estimatedTokens: 100 * messages.length, systemPromptAddition: 'Answer from the catalog only.' }),
+    assemble: async ({ messages }) => ({
+      messages,
+      estimatedTokens: 100 * messages.length,
+      systemPromptAddition: 'Answer from the catalog only.',
+    }),
   }));
 });
 afterAll(() => unregisterEngine());
@@ -69,7 +78,16 @@ describe.each(testDatabases())('prompt caching on $name', (database) => {
 
       // Call 1: [user]. Call 2: [user, assistant, user]. Call 3 (after the tool): [..., assistant tool_use, user tool_result].
       // The last tool (the built-ins come after the application's) carries the tools' marker.
-      expect(r1!.body.tools!.map((t) => t.name)).toEqual(['lookup_part', 'memory_search', 'history_search', 'history_expand', 'sessions_spawn', 'sessions_send', 'sessions_history', 'subagents']);
+      expect(r1!.body.tools!.map((t) => t.name)).toEqual([
+        'lookup_part',
+        'memory_search',
+        'history_search',
+        'history_expand',
+        'sessions_spawn',
+        'sessions_send',
+        'sessions_history',
+        'subagents',
+      ]);
       expect(markers(r1!)).toEqual(['tool:7', 'system:0', 'message:0.0']);
       expect(markers(r2!)).toEqual(['tool:7', 'system:0', 'message:0.0', 'message:2.0']);
       expect(markers(r3!)).toEqual(['tool:7', 'system:0', 'message:2.0', 'message:4.0']);
@@ -110,23 +128,33 @@ describe.each(testDatabases())('prompt caching on $name', (database) => {
         hitRatePercent: Math.round((read / (uncached + read + written)) * 1000) / 10,
       });
       const cli = await keel(['status', key], { TEMPORAL_ADDRESS: suite.env.server.address, DATABASE_URL: undefined });
-      expect(cli.stderr).toContain(`prompt cache ${status.promptCache!.hitRatePercent.toFixed(1)}% hit · ${read.toLocaleString('en-US')} read`);
+      expect(cli.stderr).toContain(
+        `prompt cache ${status.promptCache!.hitRatePercent.toFixed(1)}% hit · ${read.toLocaleString('en-US')} read`,
+      );
     }));
 
   it('sends no cache_control at all with promptCaching off', () =>
-    suite.withWorker(db.store, { tools: catalogTools(), config: { ...config, promptCaching: false } }, async ({ client, fake }) => {
-      fake.clearPromptCache();
-      const key = `agent:n${Math.random().toString(36).slice(2, 9)}:main`;
-      const first = fake.requests.length;
-      fake.enqueue(fakeReply.text('one'), fakeReply.text('two'));
-      await client.sendMessage(key, 'hello');
-      const turn2 = await client.sendMessage(key, 'again');
-      const sent = fake.requests.slice(first);
-      expect(sent).toHaveLength(2);
-      expect(typeof sent[0]!.body.system).toBe('string');
-      expect(sent[0]!.body.system as string).toMatch(/Answer from the catalog only\.$/);
-      for (const request of sent) expect(request.rawBody).not.toContain('cache_control');
-      expect(turn2.usage.cacheReadTokens).toBe(0);
-      expect((await client.getStatus(key)).promptCache).toMatchObject({ cacheReadTokens: 0, cacheWriteTokens: 0, hitRatePercent: 0 });
-    }));
+    suite.withWorker(
+      db.store,
+      { tools: catalogTools(), config: { ...config, promptCaching: false } },
+      async ({ client, fake }) => {
+        fake.clearPromptCache();
+        const key = `agent:n${Math.random().toString(36).slice(2, 9)}:main`;
+        const first = fake.requests.length;
+        fake.enqueue(fakeReply.text('one'), fakeReply.text('two'));
+        await client.sendMessage(key, 'hello');
+        const turn2 = await client.sendMessage(key, 'again');
+        const sent = fake.requests.slice(first);
+        expect(sent).toHaveLength(2);
+        expect(typeof sent[0]!.body.system).toBe('string');
+        expect(sent[0]!.body.system as string).toMatch(/Answer from the catalog only\.$/);
+        for (const request of sent) expect(request.rawBody).not.toContain('cache_control');
+        expect(turn2.usage.cacheReadTokens).toBe(0);
+        expect((await client.getStatus(key)).promptCache).toMatchObject({
+          cacheReadTokens: 0,
+          cacheWriteTokens: 0,
+          hitRatePercent: 0,
+        });
+      },
+    ));
 });

@@ -55,27 +55,33 @@ describe.each(testDatabases())('session reset and freshness in turns, on $name',
     }));
 
   // The CLI is another process: it reads the workers' database only through a PostgreSQL server.
-  (database.name === 'postgres' ? it : it.skip)('keel status counts turns as keel sessions does: a reset starts again at 0', () =>
-    suite.withWorker(db.store, { config: { resetMode: 'none' } }, async ({ client, store, fake, taskQueue }) => {
-      const agent = `t${Math.random().toString(36).slice(2, 8)}`;
-      const key = `agent:${agent}:main`;
-      fake.enqueue(fakeReply.text('one'), fakeReply.text('two'));
-      await client.sendMessage(key, 'hello');
-      await client.sendMessage(key, 'again');
-      expect(await client.sendMessage(key, '/reset')).toMatchObject({ modelCalls: 0 });
-      const env = {
-        TEMPORAL_ADDRESS: suite.env.server.address,
-        KEEL_TASK_QUEUE: taskQueue,
-        DATABASE_URL: store.target.kind === 'postgres' ? store.target.url : undefined,
-        KEEL_HOME: await mkdtemp(join(tmpdir(), 'keel-turns-')),
-      };
-      const [status, sessions] = await Promise.all([keel(['status', key, '--json'], env), keel(['sessions', '--agent', agent, '--json'], env)]);
-      expect(status.code).toBe(0);
-      expect(JSON.parse(sessions.stdout).sessions).toEqual([expect.objectContaining({ sessionKey: key, turns: 0 })]);
-      expect(JSON.parse(status.stdout)).toMatchObject({ turns: 0 });
-      const people = await keel(['status', key], env);
-      expect(people.stderr).toContain('turns 0 · compactions');
-    }));
+  (database.name === 'postgres' ? it : it.skip)(
+    'keel status counts turns as keel sessions does: a reset starts again at 0',
+    () =>
+      suite.withWorker(db.store, { config: { resetMode: 'none' } }, async ({ client, store, fake, taskQueue }) => {
+        const agent = `t${Math.random().toString(36).slice(2, 8)}`;
+        const key = `agent:${agent}:main`;
+        fake.enqueue(fakeReply.text('one'), fakeReply.text('two'));
+        await client.sendMessage(key, 'hello');
+        await client.sendMessage(key, 'again');
+        expect(await client.sendMessage(key, '/reset')).toMatchObject({ modelCalls: 0 });
+        const env = {
+          TEMPORAL_ADDRESS: suite.env.server.address,
+          KEEL_TASK_QUEUE: taskQueue,
+          DATABASE_URL: store.target.kind === 'postgres' ? store.target.url : undefined,
+          KEEL_HOME: await mkdtemp(join(tmpdir(), 'keel-turns-')),
+        };
+        const [status, sessions] = await Promise.all([
+          keel(['status', key, '--json'], env),
+          keel(['sessions', '--agent', agent, '--json'], env),
+        ]);
+        expect(status.code).toBe(0);
+        expect(JSON.parse(sessions.stdout).sessions).toEqual([expect.objectContaining({ sessionKey: key, turns: 0 })]);
+        expect(JSON.parse(status.stdout)).toMatchObject({ turns: 0 });
+        const people = await keel(['status', key], env);
+        expect(people.stderr).toContain('turns 0 · compactions');
+      }),
+  );
 
   it('expires an idle session, and heartbeats do not keep it alive', () =>
     suite.withWorker(db.store, { config: { resetMode: 'idle', idleMinutes: 30 } }, async ({ client, store, fake }) => {
@@ -85,7 +91,9 @@ describe.each(testDatabases())('session reset and freshness in turns, on $name',
       await client.sendMessage(key, 'one');
       const first = (await getSession(store.db, agent, key))!;
       // 40 minutes of silence.
-      await sql`update sessions set last_interaction_at = now() - interval '40 minutes', session_started_at = now() - interval '41 minutes' where agent_id = ${agent}`.execute(store.db);
+      await sql`update sessions set last_interaction_at = now() - interval '40 minutes', session_started_at = now() - interval '41 minutes' where agent_id = ${agent}`.execute(
+        store.db,
+      );
       const stale = (await getSession(store.db, agent, key))!.last_interaction_at;
 
       await client.sendMessage(key, 'heartbeat check', { event: 'heartbeat' });
@@ -111,7 +119,12 @@ describe.each(testDatabases())('session counters on $name', (database) => {
     const key = 'agent:c:telegram:group:g1';
     const t0 = new Date('2026-01-01T10:00:00Z');
     await ensureSession(store.db, { agentId: 'c', sessionKey: key, newSessionId: 's1', now: t0, chatType: 'group' });
-    const usage = { agentId: 'c', sessionKey: key, usage: { inputTokens: 1, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0 }, contextTokens: 2 };
+    const usage = {
+      agentId: 'c',
+      sessionKey: key,
+      usage: { inputTokens: 1, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0 },
+      contextTokens: 2,
+    };
     await recordTurnUsage(store.db, { ...usage, now: new Date('2026-01-01T10:30:00Z') });
     await recordTurnUsage(store.db, { ...usage, now: new Date('2026-01-01T10:05:00Z') });
     const row = (await getSession(store.db, 'c', key))!;

@@ -28,7 +28,12 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Stands in for the built-in spawn tool: the policy is only stated to an agent that can spawn. */
 const spawnTool = () =>
-  new ToolRegistry().register({ name: 'sessions_spawn', description: 'Starts a subagent on a task', input: z.object({ task: z.string() }), run: async () => 'spawned' });
+  new ToolRegistry().register({
+    name: 'sessions_spawn',
+    description: 'Starts a subagent on a task',
+    input: z.object({ task: z.string() }),
+    run: async () => 'spawned',
+  });
 
 const WINDOW = 60_000;
 /** The estimator counts " word" as one token plus its 20% margin. */
@@ -53,58 +58,94 @@ describe.each(testDatabases())('spawn policy on $name', (database) => {
   });
 
   it('the prompt and status follow the context from normal to elevated; the prompt holds still while the level does', async () => {
-    await suite.withWorker(db.store, { tools: spawnTool(), config: { workspaceDir: workspace, contextWindowTokens: WINDOW } }, async ({ client, fake }) => {
-      const agent = freshDurableAgent();
-      const key = `agent:${agent}:main`;
-      const first = await turn(client, fake, key, 'hello');
-      expect(first).toContain('## Messaging\n');
-      expect(first).toContain('Always spawn: Test suites (more than 3 tests); Multi-file audits (more than 5 files);');
-      expect(first).toContain('Never spawn: Single commands;');
-      expect(first).toContain('from 50% spawn work needing more than 3 tool calls; from 70% more than 1 tool call');
-      expect(first).toContain('Now: Context use is normal');
-      expect((await client.getStatus(key)).spawnAdvice.level).toBe('normal');
+    await suite.withWorker(
+      db.store,
+      { tools: spawnTool(), config: { workspaceDir: workspace, contextWindowTokens: WINDOW } },
+      async ({ client, fake }) => {
+        const agent = freshDurableAgent();
+        const key = `agent:${agent}:main`;
+        const first = await turn(client, fake, key, 'hello');
+        expect(first).toContain('## Messaging\n');
+        expect(first).toContain(
+          'Always spawn: Test suites (more than 3 tests); Multi-file audits (more than 5 files);',
+        );
+        expect(first).toContain('Never spawn: Single commands;');
+        expect(first).toContain('from 50% spawn work needing more than 3 tool calls; from 70% more than 1 tool call');
+        expect(first).toContain('Now: Context use is normal');
+        expect((await client.getStatus(key)).spawnAdvice.level).toBe('normal');
 
-      // Fill the context to ~55%: past the 50% threshold, below where the flush and compaction start.
-      const before = (await client.getStatus(key)).contextTokens;
-      await turn(client, fake, key, `Please keep this log:${wordsFor(0.55 * WINDOW - before)}`);
-      const status = await client.getStatus(key);
-      expect(status.percentUsed).toBeGreaterThanOrEqual(50);
-      expect(status.spawnAdvice).toEqual({ level: 'elevated', instruction: expect.stringContaining('hand remaining tool-heavy work (more than 3 tool calls) to subagents') });
-      const cli = await keel(['status', key], { TEMPORAL_ADDRESS: suite.env.server.address, DATABASE_URL: undefined });
-      expect(cli.stderr).toContain('spawn policy: elevated · Context is filling up: hand remaining tool-heavy work (more than 3 tool calls) to subagents.');
+        // Fill the context to ~55%: past the 50% threshold, below where the flush and compaction start.
+        const before = (await client.getStatus(key)).contextTokens;
+        await turn(client, fake, key, `Please keep this log:${wordsFor(0.55 * WINDOW - before)}`);
+        const status = await client.getStatus(key);
+        expect(status.percentUsed).toBeGreaterThanOrEqual(50);
+        expect(status.spawnAdvice).toEqual({
+          level: 'elevated',
+          instruction: expect.stringContaining('hand remaining tool-heavy work (more than 3 tool calls) to subagents'),
+        });
+        const cli = await keel(['status', key], {
+          TEMPORAL_ADDRESS: suite.env.server.address,
+          DATABASE_URL: undefined,
+        });
+        expect(cli.stderr).toContain(
+          'spawn policy: elevated · Context is filling up: hand remaining tool-heavy work (more than 3 tool calls) to subagents.',
+        );
 
-      // The prompt reads the level the session row recorded at the end of the last turn.
-      expect(Number((await getSession(db.store.db, agent, key))!.context_tokens)).toBe(status.contextTokens);
-      const third = await turn(client, fake, key, 'thanks');
-      expect(third).toContain('Now: Context is filling up: hand remaining tool-heavy work (more than 3 tool calls) to subagents.');
-      expect(third).not.toContain('Now: Context use is normal');
-      expect(third).not.toContain(`${status.percentUsed}%`);
-      // Same level, same prompt: the provider's prompt cache keeps hitting.
-      expect(await turn(client, fake, key, 'and again')).toBe(third);
+        // The prompt reads the level the session row recorded at the end of the last turn.
+        expect(Number((await getSession(db.store.db, agent, key))!.context_tokens)).toBe(status.contextTokens);
+        const third = await turn(client, fake, key, 'thanks');
+        expect(third).toContain(
+          'Now: Context is filling up: hand remaining tool-heavy work (more than 3 tool calls) to subagents.',
+        );
+        expect(third).not.toContain('Now: Context use is normal');
+        expect(third).not.toContain(`${status.percentUsed}%`);
+        // Same level, same prompt: the provider's prompt cache keeps hitting.
+        expect(await turn(client, fake, key, 'and again')).toBe(third);
 
-      // A subagent's session gets the minimal prompt: no Messaging section, no policy.
-      const sub = await turn(client, fake, `agent:${agent}:subagent:${randomUUID()}`, 'run the task');
-      expect(sub).not.toContain('## Messaging');
-      expect(sub).not.toContain('Always spawn');
-    });
+        // A subagent's session gets the minimal prompt: no Messaging section, no policy.
+        const sub = await turn(client, fake, `agent:${agent}:subagent:${randomUUID()}`, 'run the task');
+        expect(sub).not.toContain('## Messaging');
+        expect(sub).not.toContain('Always spawn');
+      },
+    );
   });
 
   it('no policy for an agent that cannot spawn (subagentMaxDepth 0 removes the subagent tools)', async () => {
-    await suite.withWorker(db.store, { config: { workspaceDir: workspace, subagentMaxDepth: 0 } }, async ({ client, fake }) => {
-      const system = await turn(client, fake, `agent:${freshDurableAgent()}:main`, 'hello');
-      expect(system).toContain('## Messaging\n');
-      expect(system).not.toContain('Always spawn');
-      expect(system).not.toContain('Now: Context');
-      expect(system).not.toContain('sessions_spawn');
-    });
+    await suite.withWorker(
+      db.store,
+      { config: { workspaceDir: workspace, subagentMaxDepth: 0 } },
+      async ({ client, fake }) => {
+        const system = await turn(client, fake, `agent:${freshDurableAgent()}:main`, 'hello');
+        expect(system).toContain('## Messaging\n');
+        expect(system).not.toContain('Always spawn');
+        expect(system).not.toContain('Now: Context');
+        expect(system).not.toContain('sessions_spawn');
+      },
+    );
   });
 
   it('.context-policy.yml sets the thresholds, tool-call counts and categories; a bad file falls back to the defaults without failing the turn', async () => {
     await writeFile(
       join(workspace, '.context-policy.yml'),
-      ['thresholds:', '  elevated: 10', '  high: 20', '  critical: 30', 'toolCalls:', '  elevated: 6', 'alwaysSpawn:', '  - Database migrations', 'neverSpawn: []', ''].join('\n'),
+      [
+        'thresholds:',
+        '  elevated: 10',
+        '  high: 20',
+        '  critical: 30',
+        'toolCalls:',
+        '  elevated: 6',
+        'alwaysSpawn:',
+        '  - Database migrations',
+        'neverSpawn: []',
+        '',
+      ].join('\n'),
     );
-    const config = { workspaceDir: workspace, contextWindowTokens: WINDOW, workspaceWatch: true, workspacePollSeconds: 0.05 };
+    const config = {
+      workspaceDir: workspace,
+      contextWindowTokens: WINDOW,
+      workspaceWatch: true,
+      workspacePollSeconds: 0.05,
+    };
     await suite.withWorker(db.store, { tools: spawnTool(), config }, async ({ client, fake }) => {
       const key = `agent:${freshDurableAgent()}:main`;
       const tenPercent = wordsFor(0.1 * WINDOW);
@@ -116,12 +157,16 @@ describe.each(testDatabases())('spawn policy on $name', (database) => {
       ];
       expect(prompts[0]).toContain('Always spawn: Database migrations.');
       expect(prompts[0]).toContain('Never spawn: nothing listed.');
-      expect(prompts[0]).toContain('from 10% spawn work needing more than 6 tool calls; from 20% more than 1 tool call (and warn the user); from 30% checkpoint');
+      expect(prompts[0]).toContain(
+        'from 10% spawn work needing more than 6 tool calls; from 20% more than 1 tool call (and warn the user); from 30% checkpoint',
+      );
       expect(prompts.map((p) => /Now: (.*)/.exec(p)![1])).toEqual([
         'Context use is normal: spawn only the always-spawn tasks and keep other work here.',
         'Context is filling up: hand remaining tool-heavy work (more than 6 tool calls) to subagents.',
         'Context is running high: hand any tool work (more than 1 tool call) to subagents, and warn the user that context is running high.',
-        expect.stringMatching(/^Context is critical: write a checkpoint .* suggest the user run \/compact or start over with \/new\.$/),
+        expect.stringMatching(
+          /^Context is critical: write a checkpoint .* suggest the user run \/compact or start over with \/new\.$/,
+        ),
       ]);
       // Status applies the default thresholds: ~30% is normal there.
       const status = await client.getStatus(key);

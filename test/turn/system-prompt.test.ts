@@ -13,7 +13,12 @@ import { testDatabases } from '../support/databases';
 import { fakeReply, type FakeRequest } from '../../src/testing';
 import { integrationSuite } from '../support/integration';
 import { testDeps } from '../support/keel-deps';
-import { freshDurableAgent, isFlushRequest, isSummarizerRequest, realisticMessage } from '../support/durable-turn-helpers';
+import {
+  freshDurableAgent,
+  isFlushRequest,
+  isSummarizerRequest,
+  realisticMessage,
+} from '../support/durable-turn-helpers';
 import { goodSummarizer } from '../compaction-workflow/support';
 import { ToolRegistry } from '../../src/tools/registry';
 import { getSession, setModelOverride } from '../../src/store/sessions-repo';
@@ -36,7 +41,12 @@ const systemOf = (request: FakeRequest): string => {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const lookupTool = () =>
-  new ToolRegistry().register({ name: 'lookup', description: 'Looks a word up in the dictionary', input: z.object({ word: z.string() }), run: async ({ word }) => `${word}: a word` });
+  new ToolRegistry().register({
+    name: 'lookup',
+    description: 'Looks a word up in the dictionary',
+    input: z.object({ word: z.string() }),
+    run: async ({ word }) => `${word}: a word`,
+  });
 
 describe.each(testDatabases())('system prompt and memory on $name', (database) => {
   const db = suite.storePerTest(database);
@@ -61,7 +71,15 @@ describe.each(testDatabases())('system prompt and memory on $name', (database) =
       const [main, sub] = fake.requests.slice(before).map(systemOf);
 
       expect(main!.startsWith('You are Tern, the ops agent.')).toBe(true);
-      for (const section of ['Tooling', 'Tool Call Style', 'Safety', 'Memory Recall', 'Messaging', 'Workspace', 'Runtime']) {
+      for (const section of [
+        'Tooling',
+        'Tool Call Style',
+        'Safety',
+        'Memory Recall',
+        'Messaging',
+        'Workspace',
+        'Runtime',
+      ]) {
         expect(main).toContain(`## ${section}\n`);
       }
       expect(main).toContain('- lookup: Looks a word up in the dictionary');
@@ -74,11 +92,20 @@ describe.each(testDatabases())('system prompt and memory on $name', (database) =
 
       expect(sub!.startsWith('You are Tern, the ops agent.')).toBe(true);
       for (const section of ['Tooling', 'Workspace', 'Runtime']) expect(sub).toContain(`## ${section}\n`);
-      for (const section of ['Tool Call Style', 'Safety', 'Memory Recall', 'Messaging']) expect(sub).not.toContain(`## ${section}\n`);
+      for (const section of ['Tool Call Style', 'Safety', 'Memory Recall', 'Messaging'])
+        expect(sub).not.toContain(`## ${section}\n`);
       expect(sub).toContain('- lookup: ');
       expect(sub).toContain('Always answer in haiku.');
       // The tools the prompt names are the tools sent.
-      const builtins = ['memory_search', 'history_search', 'history_expand', 'sessions_spawn', 'sessions_send', 'sessions_history', 'subagents'];
+      const builtins = [
+        'memory_search',
+        'history_search',
+        'history_expand',
+        'sessions_spawn',
+        'sessions_send',
+        'sessions_history',
+        'subagents',
+      ];
       expect(fake.requests[before]!.body.tools!.map((t) => t.name)).toEqual(['lookup', ...builtins]);
       for (const name of builtins) expect(main).toContain(`- ${name}: `);
     });
@@ -86,51 +113,66 @@ describe.each(testDatabases())('system prompt and memory on $name', (database) =
 
   it('promptMode none sends the identity line only; workspaceAccess none reads no workspace file', async () => {
     await writeFile(join(workspace, 'AGENTS.md'), 'Secret workspace rules.');
-    await suite.withWorker(db.store, { config: { workspaceDir: workspace, promptMode: 'none', workspaceAccess: 'none' } }, async ({ client, fake }) => {
-      fake.enqueue(fakeReply.text('ok'));
-      const before = fake.requests.length;
-      await client.sendMessage(`agent:${freshDurableAgent()}:main`, 'hi');
-      expect(systemOf(fake.requests[before]!)).toBe('You are a personal assistant running inside Keel.');
-    });
-    await suite.withWorker(db.store, { config: { workspaceDir: workspace, workspaceAccess: 'none' } }, async ({ client, fake }) => {
-      fake.enqueue(fakeReply.text('ok'));
-      const before = fake.requests.length;
-      await client.sendMessage(`agent:${freshDurableAgent()}:main`, 'hi');
-      const system = systemOf(fake.requests[before]!);
-      expect(system).toContain('## Runtime');
-      expect(system).not.toContain('Secret workspace rules.');
-      expect(system).not.toContain('## Workspace');
-    });
+    await suite.withWorker(
+      db.store,
+      { config: { workspaceDir: workspace, promptMode: 'none', workspaceAccess: 'none' } },
+      async ({ client, fake }) => {
+        fake.enqueue(fakeReply.text('ok'));
+        const before = fake.requests.length;
+        await client.sendMessage(`agent:${freshDurableAgent()}:main`, 'hi');
+        expect(systemOf(fake.requests[before]!)).toBe('You are a personal assistant running inside Keel.');
+      },
+    );
+    await suite.withWorker(
+      db.store,
+      { config: { workspaceDir: workspace, workspaceAccess: 'none' } },
+      async ({ client, fake }) => {
+        fake.enqueue(fakeReply.text('ok'));
+        const before = fake.requests.length;
+        await client.sendMessage(`agent:${freshDurableAgent()}:main`, 'hi');
+        const system = systemOf(fake.requests[before]!);
+        expect(system).toContain('## Runtime');
+        expect(system).not.toContain('Secret workspace rules.');
+        expect(system).not.toContain('## Workspace');
+      },
+    );
   });
 
   it.each([
     { how: 'the file watcher', config: { workspaceWatch: true, workspacePollSeconds: 0 }, waitMs: 0 },
-    { how: 'the hash poll alone (watcher off)', config: { workspaceWatch: false, workspacePollSeconds: 0.05 }, waitMs: 100 },
-  ])('a workspace file changed between two turns is in the second request, noticed by $how', async ({ config, waitMs }) => {
-    await writeFile(join(workspace, 'USER.md'), 'The user is called Ada.');
-    await suite.withWorker(db.store, { config: { workspaceDir: workspace, ...config } }, async ({ client, fake }) => {
-      const key = `agent:${freshDurableAgent()}:main`;
-      fake.enqueue(fakeReply.text('one'), fakeReply.text('two'), fakeReply.text('three'));
-      const before = fake.requests.length;
-      await client.sendMessage(key, 'first');
-      expect(systemOf(fake.requests[before]!)).toContain('The user is called Ada.');
+    {
+      how: 'the hash poll alone (watcher off)',
+      config: { workspaceWatch: false, workspacePollSeconds: 0.05 },
+      waitMs: 100,
+    },
+  ])(
+    'a workspace file changed between two turns is in the second request, noticed by $how',
+    async ({ config, waitMs }) => {
+      await writeFile(join(workspace, 'USER.md'), 'The user is called Ada.');
+      await suite.withWorker(db.store, { config: { workspaceDir: workspace, ...config } }, async ({ client, fake }) => {
+        const key = `agent:${freshDurableAgent()}:main`;
+        fake.enqueue(fakeReply.text('one'), fakeReply.text('two'), fakeReply.text('three'));
+        const before = fake.requests.length;
+        await client.sendMessage(key, 'first');
+        expect(systemOf(fake.requests[before]!)).toContain('The user is called Ada.');
 
-      // Edited in place.
-      await writeFile(join(workspace, 'USER.md'), 'The user is called Grace.');
-      await sleep(waitMs);
-      await client.sendMessage(key, 'second');
-      const second = systemOf(fake.requests[before + 1]!);
-      expect(second).toContain('The user is called Grace.');
-      expect(second).not.toContain('Ada');
+        // Edited in place.
+        await writeFile(join(workspace, 'USER.md'), 'The user is called Grace.');
+        await sleep(waitMs);
+        await client.sendMessage(key, 'second');
+        const second = systemOf(fake.requests[before + 1]!);
+        expect(second).toContain('The user is called Grace.');
+        expect(second).not.toContain('Ada');
 
-      // Replaced by renaming over it, as editors save.
-      await writeFile(join(workspace, 'USER.tmp'), 'The user is called Barbara.');
-      await rename(join(workspace, 'USER.tmp'), join(workspace, 'USER.md'));
-      await sleep(waitMs);
-      await client.sendMessage(key, 'third');
-      expect(systemOf(fake.requests[before + 2]!)).toContain('The user is called Barbara.');
-    });
-  });
+        // Replaced by renaming over it, as editors save.
+        await writeFile(join(workspace, 'USER.tmp'), 'The user is called Barbara.');
+        await rename(join(workspace, 'USER.tmp'), join(workspace, 'USER.md'));
+        await sleep(waitMs);
+        await client.sendMessage(key, 'third');
+        expect(systemOf(fake.requests[before + 2]!)).toContain('The user is called Barbara.');
+      });
+    },
+  );
 
   it('what the flush saved in one compaction cycle is in the next cycle’s prompt, and memory_search finds it in a tool loop', async () => {
     await suite.withWorker(db.store, { config: { workspaceDir: workspace } }, async ({ client, fake }) => {
@@ -149,7 +191,11 @@ describe.each(testDatabases())('system prompt and memory on $name', (database) =
           if (flushRound > 1) return fakeReply.text('NO_REPLY');
           return fakeReply.toolUse([
             { id: 'toolu_w', name: 'memory_write', input: { text: note } },
-            { id: 'toolu_c', name: 'memory_checkpoint', input: { currentTask: 'Deploying Heron', nextSteps: ['run the migration', 'switch traffic'] } },
+            {
+              id: 'toolu_c',
+              name: 'memory_checkpoint',
+              input: { currentTask: 'Deploying Heron', nextSteps: ['run the migration', 'switch traffic'] },
+            },
           ]);
         }
         return undefined;
@@ -165,12 +211,19 @@ describe.each(testDatabases())('system prompt and memory on $name', (database) =
       const today = localDate(new Date(), 'UTC');
       const notes = await db.store.db.selectFrom('memory_notes').selectAll().where('agent_id', '=', agent).execute();
       expect(notes.map((n) => [n.day, n.text])).toEqual([[today, note]]);
-      const checkpoints = await db.store.db.selectFrom('memory_checkpoints').selectAll().where('agent_id', '=', agent).execute();
+      const checkpoints = await db.store.db
+        .selectFrom('memory_checkpoints')
+        .selectAll()
+        .where('agent_id', '=', agent)
+        .execute();
       expect(checkpoints).toHaveLength(1);
       expect(checkpoints[0]!.compaction_cycle).toBe(0);
 
       // Next cycle: the daily log, the pointer and the checkpoint are in the prompt; the model searches its memory.
-      fake.enqueue(fakeReply.toolUse([{ id: 'toolu_s', name: 'memory_search', input: { query: 'heron deploy' } }]), fakeReply.text('eu-west-7'));
+      fake.enqueue(
+        fakeReply.toolUse([{ id: 'toolu_s', name: 'memory_search', input: { query: 'heron deploy' } }]),
+        fakeReply.text('eu-west-7'),
+      );
       const next = fake.requests.length;
       const reply = await client.sendMessage(key, 'Where do we deploy Heron?');
       expect(reply.reply).toBe('eu-west-7');
@@ -181,15 +234,25 @@ describe.each(testDatabases())('system prompt and memory on $name', (database) =
       expect(system).toContain(`Notes you saved before it are in memory/${today}.md`);
       expect(system).toContain('- Current task: Deploying Heron');
       expect(system).toContain('- Next steps: run the migration; switch traffic');
-      const toolResult = fake.requests[next + 1]!.body.messages!.at(-1)!.content.find((b: { type: string }) => b.type === 'tool_result');
+      const toolResult = fake.requests[next + 1]!.body.messages!.at(-1)!.content.find(
+        (b: { type: string }) => b.type === 'tool_result',
+      );
       expect(JSON.stringify(toolResult.content)).toContain(`[${today}] ${note}`);
       expect((await getSession(db.store.db, agent, key))!.compaction_count).toBe(1);
 
       // The next cycle's flush saves no checkpoint: the old one is deleted and leaves the prompt.
-      fake.respondWith((request) => (isSummarizerRequest(request) ? goodSummarizer(request) : isFlushRequest(request) ? fakeReply.text('NO_REPLY') : undefined));
+      fake.respondWith((request) =>
+        isSummarizerRequest(request)
+          ? goodSummarizer(request)
+          : isFlushRequest(request)
+            ? fakeReply.text('NO_REPLY')
+            : undefined,
+      );
       await client.compact(key);
       fake.respondWith(undefined);
-      expect(await db.store.db.selectFrom('memory_checkpoints').selectAll().where('agent_id', '=', agent).execute()).toEqual([]);
+      expect(
+        await db.store.db.selectFrom('memory_checkpoints').selectAll().where('agent_id', '=', agent).execute(),
+      ).toEqual([]);
       fake.enqueue(fakeReply.text('ok'));
       const third = fake.requests.length;
       await client.sendMessage(key, 'and now?');
@@ -202,129 +265,225 @@ describe.each(testDatabases())('system prompt and memory on $name', (database) =
 
   it.each([
     { flushes: 'with the session’s model override', config: {}, flushModel: 'claude-override' },
-    { flushes: 'with memoryFlushModel, which wins over the override', config: { memoryFlushModel: 'claude-flush' }, flushModel: 'claude-flush' },
-  ])('the flush of a session whose model is overridden runs $flushes, under the turns’ system prompt', async ({ config, flushModel }) => {
-    await suite.withWorker(db.store, { config: { workspaceDir: workspace, ...config } }, async ({ client, fake }) => {
-      const agent = freshDurableAgent();
-      const key = `agent:${agent}:main`;
-      fake.enqueue(fakeReply.text('hello'));
-      await client.sendMessage(key, realisticMessage('hi'));
-      expect(await setModelOverride(db.store.db, agent, key, 'claude-override')).toBe(true);
-      fake.enqueue(fakeReply.text('still here'));
-      const turn = fake.requests.length;
-      await client.sendMessage(key, 'are you there?');
-      expect(fake.requests[turn]!.body.model).toBe('claude-override');
+    {
+      flushes: 'with memoryFlushModel, which wins over the override',
+      config: { memoryFlushModel: 'claude-flush' },
+      flushModel: 'claude-flush',
+    },
+  ])(
+    'the flush of a session whose model is overridden runs $flushes, under the turns’ system prompt',
+    async ({ config, flushModel }) => {
+      await suite.withWorker(db.store, { config: { workspaceDir: workspace, ...config } }, async ({ client, fake }) => {
+        const agent = freshDurableAgent();
+        const key = `agent:${agent}:main`;
+        fake.enqueue(fakeReply.text('hello'));
+        await client.sendMessage(key, realisticMessage('hi'));
+        expect(await setModelOverride(db.store.db, agent, key, 'claude-override')).toBe(true);
+        fake.enqueue(fakeReply.text('still here'));
+        const turn = fake.requests.length;
+        await client.sendMessage(key, 'are you there?');
+        expect(fake.requests[turn]!.body.model).toBe('claude-override');
 
-      fake.respondWith((request) => (isSummarizerRequest(request) ? goodSummarizer(request) : isFlushRequest(request) ? fakeReply.text('NO_REPLY') : undefined));
-      const before = fake.requests.length;
-      expect((await client.compact(key)).status).toBe('succeeded');
-      fake.respondWith(undefined);
-      const flushes = fake.requests.slice(before).filter(isFlushRequest);
-      expect(flushes.map((r) => r.body.model)).toEqual([flushModel]);
-      // The Runtime section names the turns' model: the flush's prompt is the turns' own.
-      expect(systemOf(flushes[0]!)).toBe(systemOf(fake.requests[turn]!));
-      expect(systemOf(flushes[0]!)).toContain('claude-override');
-    });
-  });
+        fake.respondWith((request) =>
+          isSummarizerRequest(request)
+            ? goodSummarizer(request)
+            : isFlushRequest(request)
+              ? fakeReply.text('NO_REPLY')
+              : undefined,
+        );
+        const before = fake.requests.length;
+        expect((await client.compact(key)).status).toBe('succeeded');
+        fake.respondWith(undefined);
+        const flushes = fake.requests.slice(before).filter(isFlushRequest);
+        expect(flushes.map((r) => r.body.model)).toEqual([flushModel]);
+        // The Runtime section names the turns' model: the flush's prompt is the turns' own.
+        expect(systemOf(flushes[0]!)).toBe(systemOf(fake.requests[turn]!));
+        expect(systemOf(flushes[0]!)).toContain('claude-override');
+      });
+    },
+  );
 
   it('a read-only workspace is read into the prompt and the flush is skipped', async () => {
     await writeFile(join(workspace, 'MEMORY.md'), 'Long-term: the user prefers metric units.');
-    await suite.withWorker(db.store, { config: { workspaceDir: workspace, workspaceAccess: 'ro' } }, async ({ client, fake }) => {
-      const agent = freshDurableAgent();
-      const key = `agent:${agent}:main`;
-      fake.enqueue(fakeReply.text('ok'));
-      const before = fake.requests.length;
-      await client.sendMessage(key, 'hi');
-      expect(systemOf(fake.requests[before]!)).toContain('Long-term: the user prefers metric units.');
-      expect(systemOf(fake.requests[before]!)).toContain('(read-only)');
-      fake.respondWith((request) => (isSummarizerRequest(request) ? goodSummarizer(request) : undefined));
-      await client.compact(key);
-      fake.respondWith(undefined);
-      expect(fake.requests.slice(before).some(isFlushRequest)).toBe(false);
-      const rows = await db.store.db.selectFrom('compactions').select('memory_flush').where('agent_id', '=', agent).execute();
-      expect(rows.map((r) => r.memory_flush)).toEqual(['skipped: workspace-read-only']);
-    });
+    await suite.withWorker(
+      db.store,
+      { config: { workspaceDir: workspace, workspaceAccess: 'ro' } },
+      async ({ client, fake }) => {
+        const agent = freshDurableAgent();
+        const key = `agent:${agent}:main`;
+        fake.enqueue(fakeReply.text('ok'));
+        const before = fake.requests.length;
+        await client.sendMessage(key, 'hi');
+        expect(systemOf(fake.requests[before]!)).toContain('Long-term: the user prefers metric units.');
+        expect(systemOf(fake.requests[before]!)).toContain('(read-only)');
+        fake.respondWith((request) => (isSummarizerRequest(request) ? goodSummarizer(request) : undefined));
+        await client.compact(key);
+        fake.respondWith(undefined);
+        expect(fake.requests.slice(before).some(isFlushRequest)).toBe(false);
+        const rows = await db.store.db
+          .selectFrom('compactions')
+          .select('memory_flush')
+          .where('agent_id', '=', agent)
+          .execute();
+        expect(rows.map((r) => r.memory_flush)).toEqual(['skipped: workspace-read-only']);
+      },
+    );
   });
 
   it('the system prompt and tools shrink the messages’ budget; status reports the split', async () => {
     await writeFile(join(workspace, 'TOOLS.md'), 'Tool notes. '.repeat(300));
     const window = 60_000;
-    await suite.withWorker(db.store, { tools: lookupTool(), config: { workspaceDir: workspace, contextWindowTokens: window } }, async ({ client, fake }) => {
-      const agent = freshDurableAgent();
-      const key = `agent:${agent}:main`;
-      fake.enqueue(fakeReply.text('ok'));
-      const sent = await client.sendMessage(key, 'how big is my context?');
-      const status = await client.getStatus(key);
-      const split = status.contextSplit!;
-      expect(split.systemTokens).toBeGreaterThan(100);
-      expect(split.bootstrapTokens).toBeGreaterThan(500);
-      expect(split.toolTokens).toBeGreaterThan(20);
-      expect(split.historyTokens).toBeGreaterThan(0);
-      // contextTokens is everything sent plus the reply.
-      expect(status.contextTokens).toBeGreaterThan(split.systemTokens + split.bootstrapTokens + split.toolTokens + split.historyTokens);
+    await suite.withWorker(
+      db.store,
+      { tools: lookupTool(), config: { workspaceDir: workspace, contextWindowTokens: window } },
+      async ({ client, fake }) => {
+        const agent = freshDurableAgent();
+        const key = `agent:${agent}:main`;
+        fake.enqueue(fakeReply.text('ok'));
+        const sent = await client.sendMessage(key, 'how big is my context?');
+        const status = await client.getStatus(key);
+        const split = status.contextSplit!;
+        expect(split.systemTokens).toBeGreaterThan(100);
+        expect(split.bootstrapTokens).toBeGreaterThan(500);
+        expect(split.toolTokens).toBeGreaterThan(20);
+        expect(split.historyTokens).toBeGreaterThan(0);
+        // contextTokens is everything sent plus the reply.
+        expect(status.contextTokens).toBeGreaterThan(
+          split.systemTokens + split.bootstrapTokens + split.toolTokens + split.historyTokens,
+        );
 
-      // The messages' budget is the window less the reserve, the system prompt and the tools.
-      const deps = depsForAgent(withBuiltinTools(testDeps(db.store, fake.url, { tools: lookupTool(), config: { workspaceDir: workspace, contextWindowTokens: window } })), agent);
-      const session = await getSession(db.store.db, agent, key);
-      const call = await prepareModelCall(deps, { agentId: agent, sessionKey: key, sessionId: session!.session_id, now: new Date().toISOString(), model: deps.config.model, window });
-      expect(call.split).toEqual({ ...split, historyTokens: call.split.historyTokens });
-      expect(call.context.budget).toBe(window - effectiveReserveTokens(window, deps.config.reserveTokens) - split.systemTokens - split.bootstrapTokens - split.toolTokens);
-      expect(sent.reply).toBe('ok');
-    });
+        // The messages' budget is the window less the reserve, the system prompt and the tools.
+        const deps = depsForAgent(
+          withBuiltinTools(
+            testDeps(db.store, fake.url, {
+              tools: lookupTool(),
+              config: { workspaceDir: workspace, contextWindowTokens: window },
+            }),
+          ),
+          agent,
+        );
+        const session = await getSession(db.store.db, agent, key);
+        const call = await prepareModelCall(deps, {
+          agentId: agent,
+          sessionKey: key,
+          sessionId: session!.session_id,
+          now: new Date().toISOString(),
+          model: deps.config.model,
+          window,
+        });
+        expect(call.split).toEqual({ ...split, historyTokens: call.split.historyTokens });
+        expect(call.context.budget).toBe(
+          window -
+            effectiveReserveTokens(window, deps.config.reserveTokens) -
+            split.systemTokens -
+            split.bootstrapTokens -
+            split.toolTokens,
+        );
+        expect(sent.reply).toBe('ok');
+      },
+    );
   });
 
   it('after a manual compaction, the status headline is the sum of its split', async () => {
-    await suite.withWorker(db.store, { tools: lookupTool(), config: { workspaceDir: workspace } }, async ({ client, fake }) => {
-      const key = `agent:${freshDurableAgent()}:main`;
-      fake.enqueue(fakeReply.text('ok'), fakeReply.text('ok again'));
-      await client.sendMessage(key, `first: ${'a long message about the migration plan and its steps. '.repeat(300)}`);
-      await client.sendMessage(key, 'second');
-      fake.respondWith((request) => (isSummarizerRequest(request) ? goodSummarizer(request) : isFlushRequest(request) ? fakeReply.text('NO_REPLY') : undefined));
-      const result = await client.compact(key, { keepRecentTokens: 0 });
-      fake.respondWith(undefined);
-      expect(result.status).toBe('succeeded');
-      const status = await client.getStatus(key);
-      const split = status.contextSplit!;
-      expect(split.historyTokens).toBe(result.tokensAfter);
-      expect(status.contextTokens).toBe(split.systemTokens + split.bootstrapTokens + split.toolTokens + split.historyTokens);
-      expect(status.contextTokens).toBeGreaterThan(result.tokensAfter);
-    });
+    await suite.withWorker(
+      db.store,
+      { tools: lookupTool(), config: { workspaceDir: workspace } },
+      async ({ client, fake }) => {
+        const key = `agent:${freshDurableAgent()}:main`;
+        fake.enqueue(fakeReply.text('ok'), fakeReply.text('ok again'));
+        await client.sendMessage(
+          key,
+          `first: ${'a long message about the migration plan and its steps. '.repeat(300)}`,
+        );
+        await client.sendMessage(key, 'second');
+        fake.respondWith((request) =>
+          isSummarizerRequest(request)
+            ? goodSummarizer(request)
+            : isFlushRequest(request)
+              ? fakeReply.text('NO_REPLY')
+              : undefined,
+        );
+        const result = await client.compact(key, { keepRecentTokens: 0 });
+        fake.respondWith(undefined);
+        expect(result.status).toBe('succeeded');
+        const status = await client.getStatus(key);
+        const split = status.contextSplit!;
+        expect(split.historyTokens).toBe(result.tokensAfter);
+        expect(status.contextTokens).toBe(
+          split.systemTokens + split.bootstrapTokens + split.toolTokens + split.historyTokens,
+        );
+        expect(status.contextTokens).toBeGreaterThan(result.tokensAfter);
+      },
+    );
   });
 
   // The CLI is another process: it reads the workers' database only through a PostgreSQL server.
-  (database.name === 'postgres' ? it : it.skip)('keel compact refuses a compaction that would make the context larger: skipped, exit 1, nothing written', async () => {
-    await suite.withWorker(db.store, { config: { workspaceDir: workspace } }, async ({ client, fake, store, taskQueue }) => {
-      const key = `agent:${freshDurableAgent()}:main`;
-      const agentOf = (k: string) => k.split(':')[1]!;
-      fake.enqueue(fakeReply.text('ok'));
-      await client.sendMessage(key, 'hi');
-      // A summarizer that writes far more than the two short messages it summarizes.
-      fake.respondWith((request) => (isSummarizerRequest(request) ? fakeReply.text(`Summary. ${'The user greeted the assistant at length. '.repeat(60)}`) : isFlushRequest(request) ? fakeReply.text('NO_REPLY') : undefined));
-      const env = {
-        TEMPORAL_ADDRESS: suite.env.server.address,
-        KEEL_TASK_QUEUE: taskQueue,
-        DATABASE_URL: store.target.kind === 'postgres' ? store.target.url : undefined,
-        KEEL_HOME: await mkdtemp(join(tmpdir(), 'keel-compact-')),
-      };
-      // The messages and compactions of the transcript (the memory flush before a compaction adds its own note).
-      const transcript = () => store.db.selectFrom('transcript_entries').select(['id', 'type']).where('agent_id', '=', agentOf(key)).where('type', 'in', ['message', 'compaction']).execute();
-      const entriesBefore = await transcript();
-      const summarizerCalls = fake.requests.filter(isSummarizerRequest).length;
-      const run = await keel(['compact', key], env);
-      fake.respondWith(undefined);
-      // The summarizer was asked, and its summary outweighed the conversation: not a success.
-      expect(fake.requests.filter(isSummarizerRequest).length).toBeGreaterThan(summarizerCalls);
-      expect(run.code).toBe(1);
-      const said = /compaction skipped, nothing to gain: with its summary the context would take (\d+) tokens, not fewer than the (\d+) it takes now; nothing was written/.exec(run.stderr);
-      expect(said).not.toBeNull();
-      expect(Number(said![1])).toBeGreaterThan(Number(said![2]));
-      expect(run.stderr).not.toMatch(/succeeded/);
-      const rows = await store.db.selectFrom('compactions').select(['status', 'trigger', 'entry_id', 'tokens_before', 'tokens_after']).where('agent_id', '=', agentOf(key)).execute();
-      expect(rows).toEqual([{ status: 'skipped', trigger: 'manual', entry_id: null, tokens_before: Number(said![2]), tokens_after: Number(said![2]) }]);
-      // The transcript is as it was: no compaction entry, no counter moved.
-      expect(await transcript()).toEqual(entriesBefore);
-      expect(await getSession(store.db, agentOf(key), key)).toMatchObject({ compaction_count: 0 });
-    });
-  });
+  (database.name === 'postgres' ? it : it.skip)(
+    'keel compact refuses a compaction that would make the context larger: skipped, exit 1, nothing written',
+    async () => {
+      await suite.withWorker(
+        db.store,
+        { config: { workspaceDir: workspace } },
+        async ({ client, fake, store, taskQueue }) => {
+          const key = `agent:${freshDurableAgent()}:main`;
+          const agentOf = (k: string) => k.split(':')[1]!;
+          fake.enqueue(fakeReply.text('ok'));
+          await client.sendMessage(key, 'hi');
+          // A summarizer that writes far more than the two short messages it summarizes.
+          fake.respondWith((request) =>
+            isSummarizerRequest(request)
+              ? fakeReply.text(`Summary. ${'The user greeted the assistant at length. '.repeat(60)}`)
+              : isFlushRequest(request)
+                ? fakeReply.text('NO_REPLY')
+                : undefined,
+          );
+          const env = {
+            TEMPORAL_ADDRESS: suite.env.server.address,
+            KEEL_TASK_QUEUE: taskQueue,
+            DATABASE_URL: store.target.kind === 'postgres' ? store.target.url : undefined,
+            KEEL_HOME: await mkdtemp(join(tmpdir(), 'keel-compact-')),
+          };
+          // The messages and compactions of the transcript (the memory flush before a compaction adds its own note).
+          const transcript = () =>
+            store.db
+              .selectFrom('transcript_entries')
+              .select(['id', 'type'])
+              .where('agent_id', '=', agentOf(key))
+              .where('type', 'in', ['message', 'compaction'])
+              .execute();
+          const entriesBefore = await transcript();
+          const summarizerCalls = fake.requests.filter(isSummarizerRequest).length;
+          const run = await keel(['compact', key], env);
+          fake.respondWith(undefined);
+          // The summarizer was asked, and its summary outweighed the conversation: not a success.
+          expect(fake.requests.filter(isSummarizerRequest).length).toBeGreaterThan(summarizerCalls);
+          expect(run.code).toBe(1);
+          const said =
+            /compaction skipped, nothing to gain: with its summary the context would take (\d+) tokens, not fewer than the (\d+) it takes now; nothing was written/.exec(
+              run.stderr,
+            );
+          expect(said).not.toBeNull();
+          expect(Number(said![1])).toBeGreaterThan(Number(said![2]));
+          expect(run.stderr).not.toMatch(/succeeded/);
+          const rows = await store.db
+            .selectFrom('compactions')
+            .select(['status', 'trigger', 'entry_id', 'tokens_before', 'tokens_after'])
+            .where('agent_id', '=', agentOf(key))
+            .execute();
+          expect(rows).toEqual([
+            {
+              status: 'skipped',
+              trigger: 'manual',
+              entry_id: null,
+              tokens_before: Number(said![2]),
+              tokens_after: Number(said![2]),
+            },
+          ]);
+          // The transcript is as it was: no compaction entry, no counter moved.
+          expect(await transcript()).toEqual(entriesBefore);
+          expect(await getSession(store.db, agentOf(key), key)).toMatchObject({ compaction_count: 0 });
+        },
+      );
+    },
+  );
 });
-

@@ -42,10 +42,22 @@ function toolResults(request: FakeRequest): Array<{ tool_use_id: string; is_erro
 }
 
 /** The roles of the session's stored messages, and what `keel doctor` finds wrong with its tool pairing. */
-async function transcript(store: Store, agent: string, key: string): Promise<{ roles: string[]; pairingFindings: string[] }> {
+async function transcript(
+  store: Store,
+  agent: string,
+  key: string,
+): Promise<{ roles: string[]; pairingFindings: string[] }> {
   const session = await getSession(store.db, agent, key);
-  const roles = (await allEntries(store.db, agent, session!.session_id)).map((e) => (e.payload as { message?: AgentMessage }).message?.role ?? e.type);
-  const report = await runDoctor(store.db, { fix: false, agentId: agent, stuckAfterMinutes: 60, now: new Date(), workflows: { skipped: 'not asked in this test' } });
+  const roles = (await allEntries(store.db, agent, session!.session_id)).map(
+    (e) => (e.payload as { message?: AgentMessage }).message?.role ?? e.type,
+  );
+  const report = await runDoctor(store.db, {
+    fix: false,
+    agentId: agent,
+    stuckAfterMinutes: 60,
+    now: new Date(),
+    workflows: { skipped: 'not asked in this test' },
+  });
   return { roles, pairingFindings: report.findings.filter((f) => f.check === 'tool-pairing').map((f) => f.detail) };
 }
 
@@ -66,12 +78,20 @@ describe.each(testDatabases())('tool failures reach the model, on $name', (datab
     await suite.withWorker(db.store, { tools }, async ({ client, store, fake }) => {
       const { agent, key } = freshKey();
       const first = fake.requests.length;
-      fake.enqueue(fakeReply.toolUse([{ id: 'toolu_close', name: 'close_account', input: { account: 'ACME-7' } }]), fakeReply.text('There is no account ACME-7.'));
+      fake.enqueue(
+        fakeReply.toolUse([{ id: 'toolu_close', name: 'close_account', input: { account: 'ACME-7' } }]),
+        fakeReply.text('There is no account ACME-7.'),
+      );
       const result = await client.sendMessage(key, 'close ACME-7');
 
       expect([result.reply, result.modelCalls, runs]).toEqual(['There is no account ACME-7.', 2, 1]);
-      expect(toolResults(fake.requests[first + 1]!)).toEqual([{ tool_use_id: 'toolu_close', is_error: true, text: 'tool "close_account" failed: no such account' }]);
-      expect(await transcript(store, agent, key)).toEqual({ roles: ['user', 'assistant', 'toolResult', 'assistant'], pairingFindings: [] });
+      expect(toolResults(fake.requests[first + 1]!)).toEqual([
+        { tool_use_id: 'toolu_close', is_error: true, text: 'tool "close_account" failed: no such account' },
+      ]);
+      expect(await transcript(store, agent, key)).toEqual({
+        roles: ['user', 'assistant', 'toolResult', 'assistant'],
+        pairingFindings: [],
+      });
     });
   });
 
@@ -90,13 +110,18 @@ describe.each(testDatabases())('tool failures reach the model, on $name', (datab
     await suite.withWorker(db.store, { tools }, async ({ client, store, fake }) => {
       const { agent, key } = freshKey();
       const first = fake.requests.length;
-      fake.enqueue(fakeReply.toolUse([{ id: 'toolu_bal', name: 'ledger_balance', input: {} }]), fakeReply.text('You have 12 EUR.'));
+      fake.enqueue(
+        fakeReply.toolUse([{ id: 'toolu_bal', name: 'ledger_balance', input: {} }]),
+        fakeReply.text('You have 12 EUR.'),
+      );
       expect((await client.sendMessage(key, 'balance?')).reply).toBe('You have 12 EUR.');
 
       expect(keys).toHaveLength(3);
       expect(new Set(keys).size).toBe(1);
       expect(keys[0]).toMatch(/\/toolu_bal$/);
-      expect(toolResults(fake.requests[first + 1]!)).toEqual([{ tool_use_id: 'toolu_bal', is_error: false, text: 'balance: 12 EUR' }]);
+      expect(toolResults(fake.requests[first + 1]!)).toEqual([
+        { tool_use_id: 'toolu_bal', is_error: false, text: 'balance: 12 EUR' },
+      ]);
       // The retries happened inside the one tool step: the model was called once before it and once after.
       expect(fake.requests.length - first).toBe(2);
       expect((await transcript(store, agent, key)).pairingFindings).toEqual([]);
@@ -117,10 +142,19 @@ describe.each(testDatabases())('tool failures reach the model, on $name', (datab
     });
     await suite.withWorker(db.store, { tools }, async ({ client, fake }) => {
       const first = fake.requests.length;
-      fake.enqueue(fakeReply.toolUse([{ id: 'toolu_sync', name: 'sync_calendar', input: {} }]), fakeReply.text('The calendar server is down.'));
+      fake.enqueue(
+        fakeReply.toolUse([{ id: 'toolu_sync', name: 'sync_calendar', input: {} }]),
+        fakeReply.text('The calendar server is down.'),
+      );
       expect((await client.sendMessage(freshKey().key, 'sync my calendar')).reply).toBe('The calendar server is down.');
       expect(runs).toBe(2);
-      expect(toolResults(fake.requests[first + 1]!)).toEqual([{ tool_use_id: 'toolu_sync', is_error: true, text: 'tool "sync_calendar" failed after 2 attempts: calendar server answered 502 (run 2)' }]);
+      expect(toolResults(fake.requests[first + 1]!)).toEqual([
+        {
+          tool_use_id: 'toolu_sync',
+          is_error: true,
+          text: 'tool "sync_calendar" failed after 2 attempts: calendar server answered 502 (run 2)',
+        },
+      ]);
     });
   });
 
@@ -140,16 +174,26 @@ describe.each(testDatabases())('tool failures reach the model, on $name', (datab
     await suite.withWorker(db.store, { tools }, async ({ client, store, fake }) => {
       const { agent, key } = freshKey();
       const first = fake.requests.length;
-      fake.enqueue(fakeReply.toolUse([{ id: 'toolu_rep', name: 'fetch_report', input: {} }]), fakeReply.text('The report service did not answer.'));
+      fake.enqueue(
+        fakeReply.toolUse([{ id: 'toolu_rep', name: 'fetch_report', input: {} }]),
+        fakeReply.text('The report service did not answer.'),
+      );
       expect((await client.sendMessage(key, 'get the report')).reply).toBe('The report service did not answer.');
       expect(toolResults(fake.requests[first + 1]!)).toEqual([
-        { tool_use_id: 'toolu_rep', is_error: true, text: 'tool "fetch_report" timed out after 0.5 s and was abandoned; its signal was aborted' },
+        {
+          tool_use_id: 'toolu_rep',
+          is_error: true,
+          text: 'tool "fetch_report" timed out after 0.5 s and was abandoned; its signal was aborted',
+        },
       ]);
       expect(signal?.aborted).toBe(true);
 
       fake.enqueue(fakeReply.text('Still here.'));
       expect((await client.sendMessage(key, 'are you there?')).reply).toBe('Still here.');
-      expect(await transcript(store, agent, key)).toEqual({ roles: ['user', 'assistant', 'toolResult', 'assistant', 'user', 'assistant'], pairingFindings: [] });
+      expect(await transcript(store, agent, key)).toEqual({
+        roles: ['user', 'assistant', 'toolResult', 'assistant', 'user', 'assistant'],
+        pairingFindings: [],
+      });
     });
   });
   it('answers a call whose activity failed on every attempt with an error result, so the turn goes on paired', async () => {
@@ -167,7 +211,10 @@ describe.each(testDatabases())('tool failures reach the model, on $name', (datab
     await suite.withWorker(db.store, { tools }, async ({ client, store, fake }) => {
       const { agent, key } = freshKey();
       const first = fake.requests.length;
-      fake.enqueue(fakeReply.toolUse([{ id: 'toolu_count', name: 'count_rows', input: {} }]), fakeReply.text('Counting failed.'));
+      fake.enqueue(
+        fakeReply.toolUse([{ id: 'toolu_count', name: 'count_rows', input: {} }]),
+        fakeReply.text('Counting failed.'),
+      );
       expect((await client.sendMessage(key, 'count the rows')).reply).toBe('Counting failed.');
 
       const [result] = toolResults(fake.requests[first + 1]!);
@@ -175,7 +222,10 @@ describe.each(testDatabases())('tool failures reach the model, on $name', (datab
       expect(result!.text).toMatch(/^tool "count_rows" did not finish: .*BigInt/);
       // Temporal retried the activity (as it does for a lost worker), each attempt running the tool.
       expect(runs).toBe(3);
-      expect(await transcript(store, agent, key)).toEqual({ roles: ['user', 'assistant', 'toolResult', 'assistant'], pairingFindings: [] });
+      expect(await transcript(store, agent, key)).toEqual({
+        roles: ['user', 'assistant', 'toolResult', 'assistant'],
+        pairingFindings: [],
+      });
     });
   });
 });
@@ -200,8 +250,18 @@ describe.each(testDatabases())('tool timeouts per agent (keel.config.json), on $
         return ctx.signal.aborted ? 'finished after its signal was aborted' : 'found it';
       },
     });
-    await writeFile(join(dir, 'keel.config.json'), JSON.stringify({ reset: { mode: 'none' }, agents: { [hasty]: { toolTimeout: '300ms' }, [patient]: {} } }));
-    const settings = loadKeelSettings({ env: { KEEL_CONFIG: join(dir, 'keel.config.json'), ANTHROPIC_BASE_URL: suite.fake.url, ANTHROPIC_API_KEY: 'test-key' }, cwd: dir });
+    await writeFile(
+      join(dir, 'keel.config.json'),
+      JSON.stringify({ reset: { mode: 'none' }, agents: { [hasty]: { toolTimeout: '300ms' }, [patient]: {} } }),
+    );
+    const settings = loadKeelSettings({
+      env: {
+        KEEL_CONFIG: join(dir, 'keel.config.json'),
+        ANTHROPIC_BASE_URL: suite.fake.url,
+        ANTHROPIC_API_KEY: 'test-key',
+      },
+      cwd: dir,
+    });
     expect(settings.agents.get(hasty)!.toolTimeoutMs).toBe(300);
     const runtime = await openRuntime({ config: settings.defaults, agents: settings.agents, store: db.store, tools });
     const taskQueue = uniqueTaskQueue();
@@ -215,8 +275,16 @@ describe.each(testDatabases())('tool timeouts per agent (keel.config.json), on $
         expect((await client.sendMessage(`agent:${agent}:main`, 'look it up')).reply).toBe('done');
         return toolResults(fake.requests[first + 1]!);
       };
-      expect(await resultFor(hasty, 'toolu_hasty')).toEqual([{ tool_use_id: 'toolu_hasty', is_error: true, text: 'tool "slow_lookup" timed out after 0.3 s and was abandoned; its signal was aborted' }]);
-      expect(await resultFor(patient, 'toolu_patient')).toEqual([{ tool_use_id: 'toolu_patient', is_error: false, text: 'found it' }]);
+      expect(await resultFor(hasty, 'toolu_hasty')).toEqual([
+        {
+          tool_use_id: 'toolu_hasty',
+          is_error: true,
+          text: 'tool "slow_lookup" timed out after 0.3 s and was abandoned; its signal was aborted',
+        },
+      ]);
+      expect(await resultFor(patient, 'toolu_patient')).toEqual([
+        { tool_use_id: 'toolu_patient', is_error: false, text: 'found it' },
+      ]);
     } finally {
       await worker.stop();
       await runtime.close();

@@ -34,7 +34,9 @@ async function storedText(store: Store, agent: string, key: string): Promise<str
 }
 
 function toolResults(body: { messages?: Array<{ content: any }> }): any[] {
-  return (body.messages ?? []).flatMap((m) => (Array.isArray(m.content) ? m.content : [])).filter((b: any) => b.type === 'tool_result');
+  return (body.messages ?? [])
+    .flatMap((m) => (Array.isArray(m.content) ? m.content : []))
+    .filter((b: any) => b.type === 'tool_result');
 }
 
 describe.each(testDatabases())('tool input and secrets on the real path, on $name', (database) => {
@@ -45,7 +47,11 @@ describe.each(testDatabases())('tool input and secrets on the real path, on $nam
     const tools = new ToolRegistry().register({
       name: 'resize',
       description: 'Resizes an image',
-      input: z.object({ width: z.number().int().positive(), height: z.number().int().positive(), keepRatio: z.boolean().default(true) }),
+      input: z.object({
+        width: z.number().int().positive(),
+        height: z.number().int().positive(),
+        keepRatio: z.boolean().default(true),
+      }),
       run: async (input) => {
         ran.push(input);
         return 'resized';
@@ -53,7 +59,10 @@ describe.each(testDatabases())('tool input and secrets on the real path, on $nam
     });
     await suite.withWorker(db.store, { tools }, async ({ client, fake }) => {
       const first = fake.requests.length;
-      fake.enqueue(fakeReply.toolUse([{ id: 'toolu_bad', name: 'resize', input: { width: 'wide', height: 10 } }]), fakeReply.text('Width must be a number, sorry.'));
+      fake.enqueue(
+        fakeReply.toolUse([{ id: 'toolu_bad', name: 'resize', input: { width: 'wide', height: 10 } }]),
+        fakeReply.text('Width must be a number, sorry.'),
+      );
       const result = await client.sendMessage(freshKey().key, 'make it 800 wide');
       expect(result.reply).toBe('Width must be a number, sorry.');
       expect(result.modelCalls).toBe(2);
@@ -90,7 +99,10 @@ describe.each(testDatabases())('tool input and secrets on the real path, on $nam
     await suite.withWorker(db.store, { tools }, async ({ client, store, fake }) => {
       const { agent, key } = freshKey();
       const first = fake.requests.length;
-      fake.enqueue(fakeReply.toolUse([{ id: 'toolu_deploy', name: 'deploy', input: { target: 'prod', apiKey: ANTHROPIC_KEY } }]), fakeReply.text('Deployed.'));
+      fake.enqueue(
+        fakeReply.toolUse([{ id: 'toolu_deploy', name: 'deploy', input: { target: 'prod', apiKey: ANTHROPIC_KEY } }]),
+        fakeReply.text('Deployed.'),
+      );
       expect((await client.sendMessage(key, 'deploy prod')).reply).toBe('Deployed.');
 
       expect(seen).toEqual([ANTHROPIC_KEY]);
@@ -101,9 +113,13 @@ describe.each(testDatabases())('tool input and secrets on the real path, on $nam
       expect(stored).toContain('[REDACTED:github_token]');
       // The model's next call is built from the transcript: it never sees the secrets again either.
       expect(fake.requests[first + 1]!.rawBody).not.toContain(GITHUB_TOKEN);
-      expect(toolResults(fake.requests[first + 1]!.body)[0].content[0].text).toBe('deployed prod; the registry answered with token [REDACTED:github_token]');
+      expect(toolResults(fake.requests[first + 1]!.body)[0].content[0].text).toBe(
+        'deployed prod; the registry answered with token [REDACTED:github_token]',
+      );
       // The raw arguments are gone once the result is stored.
-      expect(await store.db.selectFrom('pending_tool_args').selectAll().where('agent_id', '=', agent).execute()).toEqual([]);
+      expect(
+        await store.db.selectFrom('pending_tool_args').selectAll().where('agent_id', '=', agent).execute(),
+      ).toEqual([]);
     });
   });
 
@@ -151,7 +167,10 @@ describe.each(testDatabases())('tool input and secrets on the real path, on $nam
       run: async ({ password }) => {
         seen.push(password);
         if (seen.length === 1) {
-          pendingDuringRun = await store.db.selectFrom('pending_tool_args').select(['tool_call_id', 'arguments']).execute();
+          pendingDuringRun = await store.db
+            .selectFrom('pending_tool_args')
+            .select(['tool_call_id', 'arguments'])
+            .execute();
           throw new RetryableToolError('the identity provider timed out');
         }
         return 'logged in';
@@ -161,7 +180,10 @@ describe.each(testDatabases())('tool input and secrets on the real path, on $nam
       store = t.store;
       const { agent, key } = freshKey();
       const secret = `password=${'hunter2-'.repeat(3)}`;
-      t.fake.enqueue(fakeReply.toolUse([{ id: 'toolu_login', name: 'login', input: { password: secret } }]), fakeReply.text('Logged in.'));
+      t.fake.enqueue(
+        fakeReply.toolUse([{ id: 'toolu_login', name: 'login', input: { password: secret } }]),
+        fakeReply.text('Logged in.'),
+      );
       expect((await t.client.sendMessage(key, 'log in')).reply).toBe('Logged in.');
 
       // The second attempt ran with the same raw value the first one had.
@@ -169,7 +191,9 @@ describe.each(testDatabases())('tool input and secrets on the real path, on $nam
       expect(pendingDuringRun).toEqual([{ tool_call_id: 'toolu_login', arguments: { password: secret } }]);
       expect(await storedText(t.store, agent, key)).not.toContain('hunter2');
       const history = await t.client.temporal.workflow.getHandle(t.client.identify(key).workflowId).fetchHistory();
-      expect(Buffer.from(temporal.api.history.v1.History.encode(history).finish()).toString('utf8')).not.toContain('hunter2');
+      expect(Buffer.from(temporal.api.history.v1.History.encode(history).finish()).toString('utf8')).not.toContain(
+        'hunter2',
+      );
     });
   });
 
@@ -185,10 +209,18 @@ describe.each(testDatabases())('tool input and secrets on the real path, on $nam
     await suite.withWorker(db.store, { tools }, async ({ client, store, fake }) => {
       const { agent, key } = freshKey();
       const first = fake.requests.length;
-      fake.enqueue(fakeReply.toolUse([{ id: 'toolu_rot', name: 'rotate_key', input: { oldKey: ANTHROPIC_KEY } }]), fakeReply.text('The key service refused.'));
+      fake.enqueue(
+        fakeReply.toolUse([{ id: 'toolu_rot', name: 'rotate_key', input: { oldKey: ANTHROPIC_KEY } }]),
+        fakeReply.text('The key service refused.'),
+      );
       expect((await client.sendMessage(key, 'rotate my key')).reply).toBe('The key service refused.');
-      expect(toolResults(fake.requests[first + 1]!.body)[0]).toMatchObject({ is_error: true, content: [{ text: 'tool "rotate_key" failed: the key service refused the rotation' }] });
-      expect(await store.db.selectFrom('pending_tool_args').select('tool_call_id').where('agent_id', '=', agent).execute()).toEqual([]);
+      expect(toolResults(fake.requests[first + 1]!.body)[0]).toMatchObject({
+        is_error: true,
+        content: [{ text: 'tool "rotate_key" failed: the key service refused the rotation' }],
+      });
+      expect(
+        await store.db.selectFrom('pending_tool_args').select('tool_call_id').where('agent_id', '=', agent).execute(),
+      ).toEqual([]);
     });
   });
 });

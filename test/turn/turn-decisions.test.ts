@@ -23,8 +23,14 @@ describe('decideAfterTurn', () => {
   });
 
   it('flushes once per compaction cycle', () => {
-    expect(decideAfterTurn({ ...base, contextTokens: 79_000, compactionCount: 2, memoryFlushCompactionCount: 2 }).memoryFlush).toBe(false);
-    expect(decideAfterTurn({ ...base, contextTokens: 79_000, compactionCount: 3, memoryFlushCompactionCount: 2 }).memoryFlush).toBe(true);
+    expect(
+      decideAfterTurn({ ...base, contextTokens: 79_000, compactionCount: 2, memoryFlushCompactionCount: 2 })
+        .memoryFlush,
+    ).toBe(false);
+    expect(
+      decideAfterTurn({ ...base, contextTokens: 79_000, compactionCount: 3, memoryFlushCompactionCount: 2 })
+        .memoryFlush,
+    ).toBe(true);
   });
 
   it('stops auto-compacting after three consecutive failures', () => {
@@ -36,19 +42,43 @@ describe('decideAfterTurn', () => {
     it('holds threshold compaction after one that freed less than the minimum share, until the context grew past it', () => {
       // The last compaction went from 81,000 to 79,000 tokens (2.5 % freed): the next turn at 81,500 must not compact again.
       const lowYield = { tokensBefore: 81_000, tokensAfter: 79_000 };
-      expect(decideAfterTurn({ ...base, contextTokens: 81_500, lastCompaction: lowYield })).toMatchObject({ compact: false, compactionHeldUntilTokens: 90_000 });
+      expect(decideAfterTurn({ ...base, contextTokens: 81_500, lastCompaction: lowYield })).toMatchObject({
+        compact: false,
+        compactionHeldUntilTokens: 90_000,
+      });
       // The hold ends halfway into the reserve (100k − 10k), before the provider would refuse.
-      expect(decideAfterTurn({ ...base, contextTokens: 90_000, lastCompaction: lowYield })).toMatchObject({ compact: true });
-      expect(decideAfterTurn({ ...base, contextTokens: 90_000, lastCompaction: lowYield }).compactionHeldUntilTokens).toBeUndefined();
+      expect(decideAfterTurn({ ...base, contextTokens: 90_000, lastCompaction: lowYield })).toMatchObject({
+        compact: true,
+      });
+      expect(
+        decideAfterTurn({ ...base, contextTokens: 90_000, lastCompaction: lowYield }).compactionHeldUntilTokens,
+      ).toBeUndefined();
     });
 
     it('does not hold after a compaction that freed enough, nor when the hold is off', () => {
-      expect(decideAfterTurn({ ...base, contextTokens: 81_500, lastCompaction: { tokensBefore: 81_000, tokensAfter: 30_000 } }).compact).toBe(true);
-      expect(decideAfterTurn({ ...base, contextTokens: 81_500, lastCompaction: { tokensBefore: 81_000, tokensAfter: 79_000 }, minReclaimShare: 0 }).compact).toBe(true);
+      expect(
+        decideAfterTurn({
+          ...base,
+          contextTokens: 81_500,
+          lastCompaction: { tokensBefore: 81_000, tokensAfter: 30_000 },
+        }).compact,
+      ).toBe(true);
+      expect(
+        decideAfterTurn({
+          ...base,
+          contextTokens: 81_500,
+          lastCompaction: { tokensBefore: 81_000, tokensAfter: 79_000 },
+          minReclaimShare: 0,
+        }).compact,
+      ).toBe(true);
     });
 
     it('a hold below the threshold changes nothing', () => {
-      const d = decideAfterTurn({ ...base, contextTokens: 50_000, lastCompaction: { tokensBefore: 81_000, tokensAfter: 79_000 } });
+      const d = decideAfterTurn({
+        ...base,
+        contextTokens: 50_000,
+        lastCompaction: { tokensBefore: 81_000, tokensAfter: 79_000 },
+      });
       expect(d).toMatchObject({ compact: false });
       expect(d.compactionHeldUntilTokens).toBeUndefined();
     });

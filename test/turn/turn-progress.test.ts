@@ -1,6 +1,11 @@
 import { TurnProgress } from '../../workflows/turn-progress';
 
-const usage = (inputTokens: number, outputTokens: number, cacheReadTokens = 0, cacheWriteTokens = 0) => ({ inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens });
+const usage = (inputTokens: number, outputTokens: number, cacheReadTokens = 0, cacheWriteTokens = 0) => ({
+  inputTokens,
+  outputTokens,
+  cacheReadTokens,
+  cacheWriteTokens,
+});
 
 describe('TurnProgress', () => {
   it('starts after the user entry with no usage, and finishes with the usage so far', () => {

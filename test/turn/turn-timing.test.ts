@@ -15,7 +15,12 @@ describe('TurnTiming', () => {
     jest.advanceTimersByTime(40);
     timing.step('model');
     jest.advanceTimersByTime(7);
-    timing.finish({ sessionId: 's', turn: 1, modelCalls: 1, usage: { inputTokens: 1, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0 } });
+    timing.finish({
+      sessionId: 's',
+      turn: 1,
+      modelCalls: 1,
+      usage: { inputTokens: 1, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0 },
+    });
     expect(reports).toHaveLength(1);
     expect(reports[0]).toMatchObject({ totalMs: 52, steps: { begin: 5, compaction: 40, model: [7] } });
   });

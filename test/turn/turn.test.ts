@@ -16,7 +16,9 @@ import { StatementCounter } from '../support/statement-counter';
 /** A message's text, whatever its shape (a string, or text blocks), for comparing what was sent with what was stored. */
 function textOf(message: { content: unknown }): string {
   if (typeof message.content === 'string') return message.content;
-  return (message.content as Array<{ type: string; text?: string }>).map((b) => (b.type === 'text' ? (b.text ?? '') : `[${b.type}]`)).join('');
+  return (message.content as Array<{ type: string; text?: string }>)
+    .map((b) => (b.type === 'text' ? (b.text ?? '') : `[${b.type}]`))
+    .join('');
 }
 
 const suite = integrationSuite();
@@ -81,11 +83,20 @@ describe.each(testDatabases())('a durable turn on a real Temporal dev server and
       // No beginTurn or finishTurn step in the session's history: a turn is one activity (startTurn
       // begins it and makes its only model call); the counters' load at start is the one local activity.
       const history = await client.temporal.workflow.getHandle(client.identify(key).workflowId).fetchHistory();
-      const localActivities = history.events!
-        .filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity')
-        .map((e) => (JSON.parse(Buffer.from(e.markerRecordedEventAttributes!.details!.data!.payloads![0]!.data!).toString('utf8')) as { activity_type: string }).activity_type);
+      const localActivities = history
+        .events!.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity')
+        .map(
+          (e) =>
+            (
+              JSON.parse(
+                Buffer.from(e.markerRecordedEventAttributes!.details!.data!.payloads![0]!.data!).toString('utf8'),
+              ) as { activity_type: string }
+            ).activity_type,
+        );
       expect(localActivities).toEqual(['loadSessionCounters']);
-      const activities = history.events!.map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name).filter((n) => n !== undefined);
+      const activities = history
+        .events!.map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name)
+        .filter((n) => n !== undefined);
       expect(activities).toEqual(['startTurn', 'startTurn']);
       // The session's quiet-period timer is started once, not around each turn.
       expect(history.events!.filter((e) => e.timerStartedEventAttributes).length).toBe(1);
@@ -98,7 +109,9 @@ describe.each(testDatabases())('a durable turn on a real Temporal dev server and
 
       // A turn of two model calls (a tool call, then the answer) counts both calls' usage, once.
       fake.enqueue(
-        fakeReply.toolUse([{ id: 'toolu_none', name: 'no_such_tool', input: {} }], { usage: { input_tokens: 400, output_tokens: 40 } }),
+        fakeReply.toolUse([{ id: 'toolu_none', name: 'no_such_tool', input: {} }], {
+          usage: { input_tokens: 400, output_tokens: 40 },
+        }),
         fakeReply.text('third', { usage: { input_tokens: 800, output_tokens: 80 } }),
       );
       const third = await client.sendMessage(key, 'three');
@@ -151,7 +164,9 @@ describe.each(testDatabases())('a durable turn on a real Temporal dev server and
       expect(keys).toHaveLength(1);
 
       const second = fake.requests[fake.requests.length - 1]!.body.messages!;
-      const results = second.flatMap((m) => (Array.isArray(m.content) ? m.content : [])).filter((b: any) => b.type === 'tool_result');
+      const results = second
+        .flatMap((m) => (Array.isArray(m.content) ? m.content : []))
+        .filter((b: any) => b.type === 'tool_result');
       expect(results).toHaveLength(2);
       expect(results[0].content).toEqual([{ type: 'text', text: '5' }]);
       expect(results[1].is_error).toBe(true);
@@ -170,20 +185,45 @@ describe.each(testDatabases())('a durable turn on a real Temporal dev server and
       const [last] = (await allEntries(store.db, agent, sessionId)).slice(-1);
       const at = new Date().toISOString();
       const other: MessageEntry[] = [
-        { type: 'message', id: 'other-u', parentId: last!.id, timestamp: at, message: { role: 'user', content: 'asked on the other worker' } },
-        { type: 'message', id: 'other-a', parentId: 'other-u', timestamp: at, message: { role: 'assistant', content: [{ type: 'text', text: 'answered there' }], stopReason: 'stop' } },
+        {
+          type: 'message',
+          id: 'other-u',
+          parentId: last!.id,
+          timestamp: at,
+          message: { role: 'user', content: 'asked on the other worker' },
+        },
+        {
+          type: 'message',
+          id: 'other-a',
+          parentId: 'other-u',
+          timestamp: at,
+          message: { role: 'assistant', content: [{ type: 'text', text: 'answered there' }], stopReason: 'stop' },
+        },
       ];
-      await appendEntries(store.db, agent, sessionId, other.map((entry) => ({ entry, tokenEstimate: 10 })));
+      await appendEntries(
+        store.db,
+        agent,
+        sessionId,
+        other.map((entry) => ({ entry, tokenEstimate: 10 })),
+      );
       const before = fake.requests.length;
       await client.sendMessage(key, 'third question');
       const sent = fake.requests.slice(before).map((r) => r.body.messages!.map(textOf));
       expect(sent).toHaveLength(1);
       // What a worker without a copy reads from the database (the reply to the third question aside).
       const reader = testDeps(store, 'http://127.0.0.1:9');
-      const rebuilt = await prepareContext(reader, agent, key, sessionId, { window: reader.config.contextWindowTokens });
+      const rebuilt = await prepareContext(reader, agent, key, sessionId, {
+        window: reader.config.contextWindowTokens,
+      });
       expect(rebuilt.windowLoad).toBe('miss');
       expect(sent[0]).toEqual(rebuilt.messages.slice(0, -1).map(textOf));
-      expect(sent[0]).toEqual(['first question', 'ok', 'asked on the other worker', 'answered there', 'third question']);
+      expect(sent[0]).toEqual([
+        'first question',
+        'ok',
+        'asked on the other worker',
+        'answered there',
+        'third question',
+      ]);
     }));
 });
 
@@ -194,19 +234,36 @@ describe('the turn sends repaired context', () => {
     suite.withWorker(db.store, {}, async ({ client, store, fake }) => {
       const agent = freshAgent();
       const key = `agent:${agent}:main`;
-      const session = await ensureSession(store.db, { agentId: agent, sessionKey: key, newSessionId: `s-${agent}`, now: new Date() });
+      const session = await ensureSession(store.db, {
+        agentId: agent,
+        sessionKey: key,
+        newSessionId: `s-${agent}`,
+        now: new Date(),
+      });
       const at = new Date().toISOString();
       const corrupted: AgentMessage[] = [
-        { role: 'toolResult', toolCallId: 'orphan', toolName: 'exec', content: [{ type: 'text', text: 'orphaned output' }] },
+        {
+          role: 'toolResult',
+          toolCallId: 'orphan',
+          toolName: 'exec',
+          content: [{ type: 'text', text: 'orphaned output' }],
+        },
         { role: 'user', content: 'run ls' },
-        { role: 'assistant', content: [{ type: 'toolCall', id: 'call_1', name: 'exec', arguments: { cmd: 'ls' } }], stopReason: 'toolUse' },
+        {
+          role: 'assistant',
+          content: [{ type: 'toolCall', id: 'call_1', name: 'exec', arguments: { cmd: 'ls' } }],
+          stopReason: 'toolUse',
+        },
         { role: 'user', content: 'never mind' },
       ];
       await appendEntries(
         store.db,
         agent,
         session.session_id,
-        corrupted.map((message, i) => ({ entry: { type: 'message', id: `e${i}`, parentId: i ? `e${i - 1}` : null, timestamp: at, message }, tokenEstimate: 10 })),
+        corrupted.map((message, i) => ({
+          entry: { type: 'message', id: `e${i}`, parentId: i ? `e${i - 1}` : null, timestamp: at, message },
+          tokenEstimate: 10,
+        })),
       );
       fake.enqueue(fakeReply.text('ok'));
       await client.sendMessage(key, 'hello again');
@@ -216,7 +273,9 @@ describe('the turn sends repaired context', () => {
       const text = JSON.stringify(sent);
       expect(text).not.toContain('orphaned output');
       // The call got a synthetic error result right after it, and no user text was lost.
-      const callIndex = sent.findIndex((m) => Array.isArray(m.content) && m.content.some((b: any) => b.type === 'tool_use'));
+      const callIndex = sent.findIndex(
+        (m) => Array.isArray(m.content) && m.content.some((b: any) => b.type === 'tool_use'),
+      );
       const next = sent[callIndex + 1]!;
       expect(next.content[0]).toMatchObject({ type: 'tool_result', tool_use_id: 'call_1', is_error: true });
       for (const words of ['run ls', 'never mind', 'hello again']) expect(text).toContain(words);
@@ -228,42 +287,74 @@ describe('the context engine lifecycle in a turn', () => {
   const db = suite.storePerTest(testDatabases()[0]!);
 
   it('the budgeted engine with a pruning TTL sends old tool output cleared after an idle gap longer than the TTL, in full after a short one', () =>
-    suite.withWorker(db.store, { config: { contextEngine: 'budgeted', contextEngineOptions: { pruningTtl: 120_000, keepLastAssistants: 1, minPrunableToolChars: 1_000 } } }, async ({ client, store, fake }) => {
-      const agent = freshAgent();
-      /** A finished turn that read a 4,000-character log, its last message `agoMs` before now. */
-      const plant = async (key: string, agoMs: number) => {
-        const session = await ensureSession(store.db, { agentId: agent, sessionKey: key, newSessionId: `s-${key.split(':')[2]}`, now: new Date() });
-        const start = Date.now() - agoMs - 3_000;
-        const turn: AgentMessage[] = [
-          { role: 'user', content: 'read the log' },
-          { role: 'assistant', content: [{ type: 'toolCall', id: 'call_log', name: 'read', arguments: { path: 'app.log' } }], stopReason: 'toolUse' },
-          { role: 'toolResult', toolCallId: 'call_log', toolName: 'read', content: [{ type: 'text', text: 'LOGLINE '.repeat(500) }] },
-          { role: 'assistant', content: [{ type: 'text', text: 'the log is long' }], stopReason: 'stop' },
-        ];
-        await appendEntries(
-          store.db,
-          agent,
-          session.session_id,
-          turn.map((m, i) => ({ entry: { type: 'message', id: `e${i}`, parentId: i ? `e${i - 1}` : null, timestamp: new Date(start + i * 1_000).toISOString(), message: { ...m, timestamp: start + i * 1_000 } as AgentMessage }, tokenEstimate: 10 })),
-        );
-      };
-      const idleKey = `agent:${agent}:idle`;
-      const busyKey = `agent:${agent}:busy`;
-      await plant(idleKey, 10 * 60_000);
-      await plant(busyKey, 0);
-      const before = fake.requests.length;
-      fake.enqueue(fakeReply.text('nothing new'), fakeReply.text('nothing new'));
-      await client.sendMessage(idleKey, 'anything new?');
-      await client.sendMessage(busyKey, 'anything new?');
-      const [idle, busy] = fake.requests.slice(before).map((r) => JSON.stringify(r.body.messages));
-      expect(idle).toContain('[cleared: 4000 chars of read output]');
-      expect(idle).not.toContain('LOGLINE');
-      expect(busy).toContain('LOGLINE '.repeat(500).trimEnd());
-      expect(busy).not.toContain('[cleared:');
-      // Not persisted: the stored result keeps its output.
-      const stored = messagesOf(await allEntries(store.db, agent, 's-idle')).find((m) => m.role === 'toolResult');
-      expect(JSON.stringify(stored)).toContain('LOGLINE');
-    }));
+    suite.withWorker(
+      db.store,
+      {
+        config: {
+          contextEngine: 'budgeted',
+          contextEngineOptions: { pruningTtl: 120_000, keepLastAssistants: 1, minPrunableToolChars: 1_000 },
+        },
+      },
+      async ({ client, store, fake }) => {
+        const agent = freshAgent();
+        /** A finished turn that read a 4,000-character log, its last message `agoMs` before now. */
+        const plant = async (key: string, agoMs: number) => {
+          const session = await ensureSession(store.db, {
+            agentId: agent,
+            sessionKey: key,
+            newSessionId: `s-${key.split(':')[2]}`,
+            now: new Date(),
+          });
+          const start = Date.now() - agoMs - 3_000;
+          const turn: AgentMessage[] = [
+            { role: 'user', content: 'read the log' },
+            {
+              role: 'assistant',
+              content: [{ type: 'toolCall', id: 'call_log', name: 'read', arguments: { path: 'app.log' } }],
+              stopReason: 'toolUse',
+            },
+            {
+              role: 'toolResult',
+              toolCallId: 'call_log',
+              toolName: 'read',
+              content: [{ type: 'text', text: 'LOGLINE '.repeat(500) }],
+            },
+            { role: 'assistant', content: [{ type: 'text', text: 'the log is long' }], stopReason: 'stop' },
+          ];
+          await appendEntries(
+            store.db,
+            agent,
+            session.session_id,
+            turn.map((m, i) => ({
+              entry: {
+                type: 'message',
+                id: `e${i}`,
+                parentId: i ? `e${i - 1}` : null,
+                timestamp: new Date(start + i * 1_000).toISOString(),
+                message: { ...m, timestamp: start + i * 1_000 } as AgentMessage,
+              },
+              tokenEstimate: 10,
+            })),
+          );
+        };
+        const idleKey = `agent:${agent}:idle`;
+        const busyKey = `agent:${agent}:busy`;
+        await plant(idleKey, 10 * 60_000);
+        await plant(busyKey, 0);
+        const before = fake.requests.length;
+        fake.enqueue(fakeReply.text('nothing new'), fakeReply.text('nothing new'));
+        await client.sendMessage(idleKey, 'anything new?');
+        await client.sendMessage(busyKey, 'anything new?');
+        const [idle, busy] = fake.requests.slice(before).map((r) => JSON.stringify(r.body.messages));
+        expect(idle).toContain('[cleared: 4000 chars of read output]');
+        expect(idle).not.toContain('LOGLINE');
+        expect(busy).toContain('LOGLINE '.repeat(500).trimEnd());
+        expect(busy).not.toContain('[cleared:');
+        // Not persisted: the stored result keeps its output.
+        const stored = messagesOf(await allEntries(store.db, agent, 's-idle')).find((m) => m.role === 'toolResult');
+        expect(JSON.stringify(stored)).toContain('LOGLINE');
+      },
+    ));
 
   it('assembles every model call through the configured engine and calls its afterTurn once, after the final reply', async () => {
     const afterTurns: Array<{ last: AgentMessage | undefined; contextTokens?: number }> = [];
@@ -276,9 +367,15 @@ describe('the context engine lifecycle in a turn', () => {
         assembles++;
         return { messages, estimatedTokens: 100 };
       },
-      afterTurn: async ({ messages, contextTokens }) => void afterTurns.push({ last: messages[messages.length - 1], contextTokens }),
+      afterTurn: async ({ messages, contextTokens }) =>
+        void afterTurns.push({ last: messages[messages.length - 1], contextTokens }),
     }));
-    const tools = new ToolRegistry().register({ name: 'ping', description: 'Pings', input: z.object({}), run: async () => 'pong' });
+    const tools = new ToolRegistry().register({
+      name: 'ping',
+      description: 'Pings',
+      input: z.object({}),
+      run: async () => 'pong',
+    });
     try {
       await suite.withWorker(db.store, { tools, config: { contextEngine: 'recording' } }, async ({ client, fake }) => {
         fake.enqueue(fakeReply.toolUse([{ id: 'toolu_p', name: 'ping', input: {} }]), fakeReply.text('pinged'));

@@ -37,8 +37,16 @@ exports.registerTools = (registry) => registry.register({
 
 /** Tool names a request offered, Anthropic (`name`) or OpenAI (`function.name`) shape. */
 // The subagent and recall tools every agent has are not what these tests compare: the per-agent tools are.
-const EVERY_AGENTS_TOOLS = new Set(['sessions_spawn', 'sessions_send', 'sessions_history', 'subagents', 'history_search', 'history_expand']);
-const toolNames = (r: FakeRequest) => (r.body.tools ?? []).map((t) => (t.function?.name ?? t.name) as string).filter((n) => !EVERY_AGENTS_TOOLS.has(n));
+const EVERY_AGENTS_TOOLS = new Set([
+  'sessions_spawn',
+  'sessions_send',
+  'sessions_history',
+  'subagents',
+  'history_search',
+  'history_expand',
+]);
+const toolNames = (r: FakeRequest) =>
+  (r.body.tools ?? []).map((t) => (t.function?.name ?? t.name) as string).filter((n) => !EVERY_AGENTS_TOOLS.has(n));
 
 async function toolResults(store: Store, agentId: string, key: string): Promise<string[]> {
   const session = await getSession(store.db, agentId, key);
@@ -60,7 +68,10 @@ describe.each(testDatabases())('agents of one worker on $name', (database) => {
     const tag = randomBytes(3).toString('hex');
     const support = `support-${tag}`;
     const research = `research-${tag}`;
-    for (const [name, note] of [['ws-support', 'support notes'], ['ws-research', 'research notes']] as const) {
+    for (const [name, note] of [
+      ['ws-support', 'support notes'],
+      ['ws-research', 'research notes'],
+    ] as const) {
       await mkdir(join(dir, name));
       await writeFile(join(dir, name, 'NOTE.md'), `${note}\n`);
     }
@@ -74,7 +85,11 @@ describe.each(testDatabases())('agents of one worker on $name', (database) => {
         reset: { mode: 'none' },
         models: { providers: { anthropic: { models: [{ id: 'claude-override', contextWindow: 150_000 }] } } },
         agents: {
-          [support]: { model: { provider: 'anthropic', id: 'claude-support', baseUrl: url }, workspace: 'ws-support', tools: 'support-tools.js' },
+          [support]: {
+            model: { provider: 'anthropic', id: 'claude-support', baseUrl: url },
+            workspace: 'ws-support',
+            tools: 'support-tools.js',
+          },
           [research]: {
             model: { provider: 'openai-compatible', id: 'local-research', baseUrl: `${url}/v1` },
             workspace: 'ws-research',
@@ -85,7 +100,10 @@ describe.each(testDatabases())('agents of one worker on $name', (database) => {
         },
       }),
     );
-    const settings = loadKeelSettings({ env: { KEEL_CONFIG: join(dir, 'keel.config.json'), TEST_AGENTS_KEY: 'sk-test' }, cwd: dir });
+    const settings = loadKeelSettings({
+      env: { KEEL_CONFIG: join(dir, 'keel.config.json'), TEST_AGENTS_KEY: 'sk-test' },
+      cwd: dir,
+    });
     const runtime = await openRuntime({ config: settings.defaults, agents: settings.agents, store: db.store });
     const taskQueue = uniqueTaskQueue();
     const worker = await runInProcessWorker(suite.env, taskQueue, runtime.deps);
@@ -96,7 +114,10 @@ describe.each(testDatabases())('agents of one worker on $name', (database) => {
       // support: Anthropic, its own tool, its own workspace (rw).
       const supportKey = `agent:${support}:main`;
       const first = fake.requests.length;
-      fake.enqueue(fakeReply.toolUse([{ id: 'toolu_s1', name: 'support_note', input: {} }]), fakeReply.text('support done'));
+      fake.enqueue(
+        fakeReply.toolUse([{ id: 'toolu_s1', name: 'support_note', input: {} }]),
+        fakeReply.text('support done'),
+      );
       expect((await client.sendMessage(supportKey, 'read your note')).reply).toBe('support done');
       const supportCalls = fake.requests.slice(first);
       expect(supportCalls.map((r) => [r.path, r.body.model])).toEqual([
@@ -104,7 +125,10 @@ describe.each(testDatabases())('agents of one worker on $name', (database) => {
         ['/v1/messages', 'claude-support'],
       ]);
       // Each agent's own tools, then the built-in memory_search every agent has.
-      expect(supportCalls.map(toolNames)).toEqual([['support_note', 'memory_search'], ['support_note', 'memory_search']]);
+      expect(supportCalls.map(toolNames)).toEqual([
+        ['support_note', 'memory_search'],
+        ['support_note', 'memory_search'],
+      ]);
       expect(JSON.stringify(supportCalls[1]!.body.messages)).toContain('rw: support notes');
       expect(await toolResults(db.store, support, supportKey)).toEqual(['rw: support notes']);
       expect((await client.getStatus(supportKey)).contextWindow).toBe(200_000);
@@ -117,14 +141,20 @@ describe.each(testDatabases())('agents of one worker on $name', (database) => {
         fakeReply.toolUse([{ id: 'call_r2', name: 'research_note', input: {} }]),
         fakeReply.text('research done'),
       );
-      expect((await client.sendMessage(researchKey, realisticMessage('read your note', 30))).reply).toBe('research done');
+      expect((await client.sendMessage(researchKey, realisticMessage('read your note', 30))).reply).toBe(
+        'research done',
+      );
       const researchCalls = fake.requests.slice(second);
       expect(researchCalls.map((r) => [r.path, r.body.model])).toEqual([
         ['/v1/chat/completions', 'local-research'],
         ['/v1/chat/completions', 'local-research'],
         ['/v1/chat/completions', 'local-research'],
       ]);
-      expect(researchCalls.map(toolNames)).toEqual([['research_note', 'memory_search'], ['research_note', 'memory_search'], ['research_note', 'memory_search']]);
+      expect(researchCalls.map(toolNames)).toEqual([
+        ['research_note', 'memory_search'],
+        ['research_note', 'memory_search'],
+        ['research_note', 'memory_search'],
+      ]);
       expect(await toolResults(db.store, research, researchKey)).toEqual([
         'unknown tool "support_note"; available tools: research_note, memory_search, history_search, history_expand, sessions_spawn, sessions_send, sessions_history, subagents',
         'ro: research notes',
@@ -154,14 +184,18 @@ describe.each(testDatabases())('agents of one worker on $name', (database) => {
       fake.enqueue(fakeReply.text('default done'));
       expect((await client.sendMessage(otherKey, 'hello')).reply).toBe('default done');
       // The key comes from the variable apiKeyEnv names (this SDK sends it as a bearer token).
-      expect(fake.requests.slice(third).map((r) => [r.body.model, toolNames(r), r.headers.authorization])).toEqual([['default-model', ['memory_search'], 'Bearer sk-test']]);
+      expect(fake.requests.slice(third).map((r) => [r.body.model, toolNames(r), r.headers.authorization])).toEqual([
+        ['default-model', ['memory_search'], 'Bearer sk-test'],
+      ]);
 
       // The session's model override reaches the request, the window (its models.providers entry) and the status.
       expect(await setModelOverride(db.store.db, support, supportKey, 'claude-override')).toBe(true);
       const fourth = fake.requests.length;
       fake.enqueue(fakeReply.text('override done'));
       expect((await client.sendMessage(supportKey, 'again')).reply).toBe('override done');
-      expect(fake.requests.slice(fourth).map((r) => [r.body.model, toolNames(r)])).toEqual([['claude-override', ['support_note', 'memory_search']]]);
+      expect(fake.requests.slice(fourth).map((r) => [r.body.model, toolNames(r)])).toEqual([
+        ['claude-override', ['support_note', 'memory_search']],
+      ]);
       const overridden = await client.getStatus(supportKey);
       expect([overridden.model, overridden.contextWindow]).toEqual(['claude-override', 150_000]);
       expect((await getSession(db.store.db, support, supportKey))!.model_override).toBe('claude-override');

@@ -53,7 +53,12 @@ describe.each(testDatabases())('worker observability on $name', (database) => {
     const taskQueue = uniqueTaskQueue();
     const agent = `obs-${taskQueue.slice(-8)}`;
     const key = `agent:${agent}:main`;
-    const worker = await runInProcessWorker(env, taskQueue, { ...testDeps(db.store, fake.url), metrics: obs.metrics! }, { plugins: obs.plugins });
+    const worker = await runInProcessWorker(
+      env,
+      taskQueue,
+      { ...testDeps(db.store, fake.url), metrics: obs.metrics! },
+      { plugins: obs.plugins },
+    );
     const endpoints = await serveObservability(obs, worker.worker, {
       database: () => db.store.healthy(),
       temporal: () => env.nativeConnection.workflowService.getSystemInfo({}).then(() => true),
@@ -63,11 +68,23 @@ describe.each(testDatabases())('worker observability on $name', (database) => {
       const client = keelClient(env, taskQueue);
       fake.enqueue(fakeReply.text('first'));
       // A secret in the first message: startTurn's begin logs its redaction before it knows the session id from the input.
-      const first = await client.sendMessage(key, realisticMessage('hello, deploy with sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789', 30));
-      fake.enqueue(fakeReply.toolUse([{ id: 'toolu_obs', name: 'memory_search', input: { query: 'heron' } }]), fakeReply.text('second'));
+      const first = await client.sendMessage(
+        key,
+        realisticMessage('hello, deploy with sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789', 30),
+      );
+      fake.enqueue(
+        fakeReply.toolUse([{ id: 'toolu_obs', name: 'memory_search', input: { query: 'heron' } }]),
+        fakeReply.text('second'),
+      );
       const second = await client.sendMessage(key, 'search your memory');
       expect(second.modelCalls).toBe(2);
-      fake.respondWith((request) => (isSummarizerRequest(request) ? goodSummarizer(request) : isFlushRequest(request) ? fakeReply.text('NO_REPLY') : undefined));
+      fake.respondWith((request) =>
+        isSummarizerRequest(request)
+          ? goodSummarizer(request)
+          : isFlushRequest(request)
+            ? fakeReply.text('NO_REPLY')
+            : undefined,
+      );
       const compaction = await client.compact(key);
       fake.respondWith(undefined);
       expect(compaction.status).toBe('succeeded');
@@ -76,8 +93,17 @@ describe.each(testDatabases())('worker observability on $name', (database) => {
       const turns = lines.filter((l) => l.msg === 'turn' && l.sessionKey === key);
       expect(turns).toHaveLength(2);
       expect(turns.map((t) => t.steps.model.length)).toEqual([1, 2]);
-      for (const [t, reply] of [[turns[0]!, first], [turns[1]!, second]] as const) {
-        expect(t).toMatchObject({ event: 'turn', agentId: agent, turn: reply.turn, modelCalls: reply.modelCalls, tokens: { input: reply.usage.inputTokens, output: reply.usage.outputTokens } });
+      for (const [t, reply] of [
+        [turns[0]!, first],
+        [turns[1]!, second],
+      ] as const) {
+        expect(t).toMatchObject({
+          event: 'turn',
+          agentId: agent,
+          turn: reply.turn,
+          modelCalls: reply.modelCalls,
+          tokens: { input: reply.usage.inputTokens, output: reply.usage.outputTokens },
+        });
         expect(t.workflowId).toEqual(expect.any(String));
         expect(t.sessionId).toEqual(expect.any(String));
         for (const step of ['begin', 'tools', 'finish']) expect(t.steps[step]).toEqual(expect.any(Number));
@@ -89,35 +115,68 @@ describe.each(testDatabases())('worker observability on $name', (database) => {
       const calls = lines.filter((l) => l.msg === 'model_call' && l.sessionKey === key);
       expect(calls.length).toBeGreaterThanOrEqual(3);
       for (const c of calls) {
-        expect(c).toMatchObject({ agentId: agent, sessionId: turns[0]!.sessionId, activityType: expect.any(String), attempt: 1, workflowId: expect.any(String) });
+        expect(c).toMatchObject({
+          agentId: agent,
+          sessionId: turns[0]!.sessionId,
+          activityType: expect.any(String),
+          attempt: 1,
+          workflowId: expect.any(String),
+        });
         expect(c.tokens.output).toBeGreaterThan(0);
       }
       // A line the turn's begin logs names the session it found (the input carried only the key).
       const redacted = lines.find((l) => l.msg === 'redacted' && l.what === 'user_message' && l.sessionKey === key);
-      expect(redacted).toMatchObject({ activityType: 'startTurn', sessionId: turns[0]!.sessionId, turn: 1, redacted: { anthropic_key: 1 } });
+      expect(redacted).toMatchObject({
+        activityType: 'startTurn',
+        sessionId: turns[0]!.sessionId,
+        turn: 1,
+        redacted: { anthropic_key: 1 },
+      });
       // ...and the turn's number: one call in turn 1, two in turn 2 (the compaction's calls have no turn).
       expect(calls.filter((c) => c.turn !== undefined).map((c) => c.turn)).toEqual([1, 2, 2]);
       // The first call built the window and ran the whole pipeline; turn two's calls read what was new
       // and ran only that through the pipeline (the worker's cached window).
-      expect(calls.filter((c) => c.turn !== undefined).map((c) => [c.window, c.pipeline])).toEqual([['miss', 'full'], ['hit', 'tail'], ['hit', 'tail']]);
+      expect(calls.filter((c) => c.turn !== undefined).map((c) => [c.window, c.pipeline])).toEqual([
+        ['miss', 'full'],
+        ['hit', 'tail'],
+        ['hit', 'tail'],
+      ]);
       // What went out to the model matches what the line says was sent: the tool result in the second call of turn two.
-      const toolCall = fake.requests.find((r) => JSON.stringify(r.body.messages ?? []).includes('"tool_use_id":"toolu_obs"'));
+      const toolCall = fake.requests.find((r) =>
+        JSON.stringify(r.body.messages ?? []).includes('"tool_use_id":"toolu_obs"'),
+      );
       expect(toolCall).toBeDefined();
 
       const compactionLine = lines.find((l) => l.msg === 'compaction' && l.sessionKey === key);
-      expect(compactionLine).toMatchObject({ event: 'compaction', trigger: 'manual', outcome: 'succeeded', tokensBefore: compaction.tokensBefore, tokensAfter: compaction.tokensAfter, durationMs: expect.any(Number) });
-      expect(lines.find((l) => l.msg === 'memory_flush' && l.sessionKey === key)).toMatchObject({ event: 'memory_flush', outcome: expect.stringMatching(/^(ran|skipped)$/) });
+      expect(compactionLine).toMatchObject({
+        event: 'compaction',
+        trigger: 'manual',
+        outcome: 'succeeded',
+        tokensBefore: compaction.tokensBefore,
+        tokensAfter: compaction.tokensAfter,
+        durationMs: expect.any(Number),
+      });
+      expect(lines.find((l) => l.msg === 'memory_flush' && l.sessionKey === key)).toMatchObject({
+        event: 'memory_flush',
+        outcome: expect.stringMatching(/^(ran|skipped)$/),
+      });
 
       // The metrics endpoint, over HTTP.
       const metrics = await (await fetch(`${base}/metrics`)).text();
       expect(sample(metrics, `keel_turn_duration_seconds_count{agent="${agent}"}`)).toBe(2);
-      expect(sample(metrics, `keel_tokens_total{agent="${agent}",kind="input"}`)).toBeGreaterThanOrEqual(first.usage.inputTokens + second.usage.inputTokens);
+      expect(sample(metrics, `keel_tokens_total{agent="${agent}",kind="input"}`)).toBeGreaterThanOrEqual(
+        first.usage.inputTokens + second.usage.inputTokens,
+      );
       expect(sample(metrics, `keel_tokens_total{agent="${agent}",kind="output"}`)).toBeGreaterThan(0);
-      expect(sample(metrics, `keel_model_call_duration_seconds_count{agent="${agent}",outcome="ok"}`)).toBeGreaterThanOrEqual(3);
+      expect(
+        sample(metrics, `keel_model_call_duration_seconds_count{agent="${agent}",outcome="ok"}`),
+      ).toBeGreaterThanOrEqual(3);
       expect(sample(metrics, `keel_compactions_total{trigger="manual",outcome="succeeded"}`)).toBeGreaterThanOrEqual(1);
       expect(sample(metrics, `keel_context_pressure_ratio{agent="${agent}"}`)).toBeGreaterThan(0);
       // The process's own series, for sizing a worker.
-      expect(sample(metrics, 'process_resident_memory_bytes')).toBeGreaterThan(sample(metrics, 'nodejs_heap_size_used_bytes'));
+      expect(sample(metrics, 'process_resident_memory_bytes')).toBeGreaterThan(
+        sample(metrics, 'nodejs_heap_size_used_bytes'),
+      );
       expect(sample(metrics, 'nodejs_heap_size_used_bytes')).toBeGreaterThan(0);
 
       expect((await fetch(`${base}/healthz`)).status).toBe(200);

@@ -24,14 +24,27 @@ describe('the compiled worker process', () => {
     const home = await mkdtemp(join(tmpdir(), 'keel-compiled-'));
     // Inside the checkout (git-ignored), so the build resolves the checkout's node_modules like `dist/` does.
     const outDir = join(root, '.build-test', `dist-${taskQueueSuffix()}`);
-    await promisify(execFile)(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', join(root, 'tsconfig.build.json'), '--outDir', outDir], { cwd: root });
+    await promisify(execFile)(
+      process.execPath,
+      [require.resolve('typescript/bin/tsc'), '-p', join(root, 'tsconfig.build.json'), '--outDir', outDir],
+      { cwd: root },
+    );
     await promisify(execFile)(process.execPath, [join(outDir, 'workers/build-workflow-bundles.js')], { cwd: root });
     const [server, fake] = await Promise.all([startDevServer({ log: () => {} }), startFakeAnthropic()]);
     const taskQueue = uniqueTaskQueue();
     const metricsPort = await freePort();
     const child = spawn(process.execPath, [join(outDir, 'workers/main.js')], {
       cwd: root,
-      env: { ...process.env, ...fake.env, TEMPORAL_ADDRESS: server.address, KEEL_HOME: home, KEEL_TASK_QUEUE: taskQueue, KEEL_SHUTDOWN_GRACE_MS: '1000', KEEL_METRICS_PORT: String(metricsPort), KEEL_LOG_LEVEL: 'info' },
+      env: {
+        ...process.env,
+        ...fake.env,
+        TEMPORAL_ADDRESS: server.address,
+        KEEL_HOME: home,
+        KEEL_TASK_QUEUE: taskQueue,
+        KEEL_SHUTDOWN_GRACE_MS: '1000',
+        KEEL_METRICS_PORT: String(metricsPort),
+        KEEL_LOG_LEVEL: 'info',
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
@@ -70,7 +83,12 @@ describe('the compiled worker process', () => {
       // Every line it wrote is in once its pipes closed: the turn's JSON line is one of them.
       await closed;
       const turnLine = output.split('\n').find((l) => l.includes('"msg":"turn"'));
-      expect(JSON.parse(turnLine!)).toMatchObject({ event: 'turn', agentId: 'compiled', sessionKey: 'agent:compiled:main', modelCalls: 1 });
+      expect(JSON.parse(turnLine!)).toMatchObject({
+        event: 'turn',
+        agentId: 'compiled',
+        sessionKey: 'agent:compiled:main',
+        modelCalls: 1,
+      });
     } finally {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
       await connection.close().catch(() => undefined);

@@ -11,7 +11,9 @@ describe('the workflow bundle', () => {
     const { code } = await keelWorkflowBundle();
     if (!code) throw new Error('expected a code bundle');
     // Keel's own modules, when bundled from the tests' compiled folder, sit under node_modules/.cache.
-    const packages = new Set([...code.matchAll(/^\/\*\*\*\/ "\.\/node_modules\/(?!\.cache\/)((?:@[^/"]+\/)?[^/"]+)/gm)].map((m) => m[1]));
+    const packages = new Set(
+      [...code.matchAll(/^\/\*\*\*\/ "\.\/node_modules\/(?!\.cache\/)((?:@[^/"]+\/)?[^/"]+)/gm)].map((m) => m[1]),
+    );
     expect(code).toMatch(/^\/\*\*\*\/ "\.[^"]*\/workflows\/session\.[jt]s"/m);
     expect([...packages].sort()).toEqual(['@temporalio/common', '@temporalio/workflow', 'long', 'ms', 'nexus-rpc']);
   });

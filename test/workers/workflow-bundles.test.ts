@@ -26,12 +26,18 @@ describe('prebuiltWorkflowBundle', () => {
 
   it('refuses it once a workflow or src file changed, and names the fix', () => {
     appendFileSync(join(root, 'src', 'protocol.js'), '\n// edited after the build\n');
-    expect(prebuiltWorkflowBundle('plain', root)).toEqual({ why: `the prebuilt workflow bundles in ${root} are older than the code beside them (run npm run build)` });
+    expect(prebuiltWorkflowBundle('plain', root)).toEqual({
+      why: `the prebuilt workflow bundles in ${root} are older than the code beside them (run npm run build)`,
+    });
   });
 
   it('says so when the variant was not built or there is no build at all', () => {
-    expect(prebuiltWorkflowBundle('encoded-failures', root)).toEqual({ why: `no prebuilt encoded-failures workflow bundle in ${join(root, 'workflow-bundles.json')}` });
+    expect(prebuiltWorkflowBundle('encoded-failures', root)).toEqual({
+      why: `no prebuilt encoded-failures workflow bundle in ${join(root, 'workflow-bundles.json')}`,
+    });
     rmSync(join(root, 'workflow-bundles.json'));
-    expect(prebuiltWorkflowBundle('plain', root)).toEqual({ why: 'no prebuilt workflow bundle (npm run build makes one)' });
+    expect(prebuiltWorkflowBundle('plain', root)).toEqual({
+      why: 'no prebuilt workflow bundle (npm run build makes one)',
+    });
   });
 });

@@ -12,10 +12,19 @@ async function main(): Promise<void> {
   const connection = await Connection.connect(temporalConnectionFor(config));
   const dataConverter = keelDataConverter(keyRingFor(config));
   try {
-    const keel = new KeelClient({ connection, namespace: config.temporalNamespace, taskQueue: config.taskQueue, ...(dataConverter ? { dataConverter } : {}) });
+    const keel = new KeelClient({
+      connection,
+      namespace: config.temporalNamespace,
+      taskQueue: config.taskQueue,
+      ...(dataConverter ? { dataConverter } : {}),
+    });
     const { reply } = await keel.sendMessage('agent:research:main', `Look up "keel", then answer: ${question}`);
 
-    const client = new Client({ connection, namespace: config.temporalNamespace, ...(dataConverter ? { dataConverter } : {}) });
+    const client = new Client({
+      connection,
+      namespace: config.temporalNamespace,
+      ...(dataConverter ? { dataConverter } : {}),
+    });
     const research = await client.workflow.execute<typeof researchWorkflow>('researchWorkflow', {
       taskQueue: 'research',
       workflowId: `research-${Date.now()}`,

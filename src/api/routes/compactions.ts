@@ -16,9 +16,18 @@ export function registerCompactionRoutes(app: Hono, deps: ApiDeps): void {
   app.get('/v1/compactions', async (c) => {
     const query = parseQuery(c, compactionsQuery);
     const agentId = query.agent === undefined ? undefined : allowedAgentParam(deps, query.agent);
-    const list = await compactionsList({ db: deps.db, failed: query.failed === 'true', ...(agentId ? { agentId } : {}), json: true });
+    const list = await compactionsList({
+      db: deps.db,
+      failed: query.failed === 'true',
+      ...(agentId ? { agentId } : {}),
+      json: true,
+    });
     const compactions = ofAllowedAgents(deps, list.compactions);
-    return c.json(list.pausedSessions ? { compactions, pausedSessions: ofAllowedAgents(deps, list.pausedSessions) } : { compactions });
+    return c.json(
+      list.pausedSessions
+        ? { compactions, pausedSessions: ofAllowedAgents(deps, list.pausedSessions) }
+        : { compactions },
+    );
   });
 
   /** What the CLI's compaction edits take: the compaction named by the path, its agent by the query. */
@@ -26,7 +35,15 @@ export function registerCompactionRoutes(app: Hono, deps: ApiDeps): void {
     const { id } = parsePath(c, retryParams);
     const agentId = allowedAgentParam(deps, parseQuery(c, retryQuery).agent);
     const contextWindowFor = (agent: string) => configuredWindow(agentConfig(deps.settings, agent)).tokens;
-    return { db: deps.db, temporalClient: deps.client.temporal, taskQueue: deps.settings.defaults.taskQueue, agentId, id, contextWindowFor, json: true };
+    return {
+      db: deps.db,
+      temporalClient: deps.client.temporal,
+      taskQueue: deps.settings.defaults.taskQueue,
+      agentId,
+      id,
+      contextWindowFor,
+      json: true,
+    };
   };
 
   app.post('/v1/compactions/:id/retry', async (c) => c.json(await compactionsRetry(editOf(c))));

@@ -33,13 +33,21 @@ export function registerConsoleDataRoutes(app: Hono, deps: ApiDeps): void {
     return c.json(await fleetPage(deps.db, deps.settings, filter, query.page, query.pageSize));
   });
 
-  app.get('/v1/console/overview', async (c) => c.json(await fleetOverview(deps.db, deps.settings, deps.settings.defaults.allowedAgents)));
+  app.get('/v1/console/overview', async (c) =>
+    c.json(await fleetOverview(deps.db, deps.settings, deps.settings.defaults.allowedAgents)),
+  );
 
   /** The session's row: its agent and current session id, or a 404 naming the key. */
   const sessionOf = async (sessionKey: string) => {
     const { agentId } = deps.client.identify(sessionKey);
     const row = await getSession(deps.db, agentId, sessionKey);
-    if (!row) throw new ApiProblem(404, 'unknown-session', `sessionKey: no session ${sessionKey}; GET /v1/sessions lists them`, 'sessionKey');
+    if (!row)
+      throw new ApiProblem(
+        404,
+        'unknown-session',
+        `sessionKey: no session ${sessionKey}; GET /v1/sessions lists them`,
+        'sessionKey',
+      );
     return row;
   };
 

@@ -25,7 +25,13 @@ export function registerEventRoutes(app: Hono, deps: ApiDeps): void {
       while (!stream.aborted) {
         // A failing poll is skipped, as the chat's: the next one may reach the session again.
         const answers = await collectAnnounceReplies(deps.client, sessionKey).catch(() => []);
-        for (const a of answers) await send('announce', { requestId: a.requestId, subagentId: a.subagentId, reply: a.reply ?? null, ...(a.failed !== undefined ? { failed: a.failed } : {}) });
+        for (const a of answers)
+          await send('announce', {
+            requestId: a.requestId,
+            subagentId: a.subagentId,
+            reply: a.reply ?? null,
+            ...(a.failed !== undefined ? { failed: a.failed } : {}),
+          });
         await stream.sleep(pollMs);
       }
     });

@@ -22,7 +22,8 @@ export function registerMessageRoutes(app: Hono, deps: ApiDeps): void {
     // A bad key or a refused agent is answered before anything is sent.
     deps.client.identify(sessionKey);
     const requestId = body.requestId ?? randomUUID();
-    if (wantsEventStream(c)) return streamSSE(c, (stream) => streamTurn(stream, deps, sessionKey, body.text, requestId));
+    if (wantsEventStream(c))
+      return streamSSE(c, (stream) => streamTurn(stream, deps, sessionKey, body.text, requestId));
     const result = await deps.client.sendMessage(sessionKey, body.text, { requestId });
     return c.json(messageReplyOf(sessionKey, requestId, result));
   });
@@ -33,7 +34,13 @@ function wantsEventStream(c: Context): boolean {
 }
 
 /** Streams one turn; once the client has gone, events are dropped but the turn is still followed to its end. */
-async function streamTurn(stream: SSEStreamingApi, deps: ApiDeps, sessionKey: string, text: string, requestId: string): Promise<void> {
+async function streamTurn(
+  stream: SSEStreamingApi,
+  deps: ApiDeps,
+  sessionKey: string,
+  text: string,
+  requestId: string,
+): Promise<void> {
   const send = sseSender(stream);
   try {
     for await (const item of deps.client.streamMessage(sessionKey, text, { requestId })) {
@@ -70,6 +77,10 @@ function messageReplyOf(sessionKey: string, requestId: string, result: TurnResul
     turn: result.turn,
     usage: result.usage,
     modelCalls: result.modelCalls,
-    ...(result.toolCalls ? { toolCalls: result.toolCalls.map((t) => ({ ...(t.id ? { id: t.id } : {}), name: t.name, isError: t.isError })) } : {}),
+    ...(result.toolCalls
+      ? {
+          toolCalls: result.toolCalls.map((t) => ({ ...(t.id ? { id: t.id } : {}), name: t.name, isError: t.isError })),
+        }
+      : {}),
   };
 }

@@ -28,12 +28,19 @@ export function registerReplayRoutes(app: Hono, deps: ApiDeps): void {
       throw err;
     }
     // A model summary would spend on the provider from a page view: the console replays extractively.
-    if (edited.summarizer === 'model') throw new ApiProblem(400, 'invalid-request', 'policy.summarizer: "model" spends on the provider; use `keel replay` for it, or "extractive"', 'policy');
+    if (edited.summarizer === 'model')
+      throw new ApiProblem(
+        400,
+        'invalid-request',
+        'policy.summarizer: "model" spends on the provider; use `keel replay` for it, or "extractive"',
+        'policy',
+      );
     const transcript = await storedTranscript(deps.db, agentId, sessionKey).catch((err: unknown) => {
       throw err instanceof ReplaySourceError ? new ApiProblem(404, 'unknown-session', err.message, 'sessionKey') : err;
     });
     const current = currentReplayPolicy(config, sessionKey);
-    const policies = edited.name === current.name ? [current, { ...edited, name: `${edited.name} (edited)` }] : [current, edited];
+    const policies =
+      edited.name === current.name ? [current, { ...edited, name: `${edited.name} (edited)` }] : [current, edited];
     const report = await runReplay(transcript, policies, { advice: replayAdvice(transcript, agentId, config) });
     return c.html(renderReplayHtml(report));
   });

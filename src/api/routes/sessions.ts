@@ -12,7 +12,10 @@ export function registerSessionRoutes(app: Hono, deps: ApiDeps): void {
   app.get('/v1/sessions', async (c) => {
     const query = parseQuery(c, sessionsQuery);
     const agentId = query.agent === undefined ? undefined : allowedAgentParam(deps, query.agent);
-    const sessions = await listSessions(deps.db, deps.settings, { ...(agentId ? { agentId } : {}), ...(query.active !== undefined ? { activeMinutes: query.active } : {}) });
+    const sessions = await listSessions(deps.db, deps.settings, {
+      ...(agentId ? { agentId } : {}),
+      ...(query.active !== undefined ? { activeMinutes: query.active } : {}),
+    });
     return c.json({ sessions: ofAllowedAgents(deps, sessions) });
   });
 

@@ -12,7 +12,12 @@ import { sessionKeyParams, steerBody, subagentParams, subagentQuery } from '../r
  */
 export function registerSubagentRoutes(app: Hono, deps: ApiDeps): void {
   const temporal = deps.client.temporal;
-  const sessions = createSessionSignals(temporal.connection, temporal.options.namespace, deps.settings.defaults.taskQueue, temporal.options.dataConverter);
+  const sessions = createSessionSignals(
+    temporal.connection,
+    temporal.options.namespace,
+    deps.settings.defaults.taskQueue,
+    temporal.options.dataConverter,
+  );
 
   app.get('/v1/sessions/:sessionKey/subagents', async (c) => {
     const { sessionKey } = parsePath(c, sessionKeyParams);
@@ -20,7 +25,10 @@ export function registerSubagentRoutes(app: Hono, deps: ApiDeps): void {
     return c.json(await subagentsList({ db: deps.db, agentId, json: true }));
   });
 
-  const runOf = (c: Context) => ({ id: parsePath(c, subagentParams).id, agentId: allowedAgentParam(deps, parseQuery(c, subagentQuery).agent) });
+  const runOf = (c: Context) => ({
+    id: parsePath(c, subagentParams).id,
+    agentId: allowedAgentParam(deps, parseQuery(c, subagentQuery).agent),
+  });
   app.post('/v1/subagents/:id/kill', async (c) => c.json(await subagentsKill({ db: deps.db, sessions, ...runOf(c) })));
   app.post('/v1/subagents/:id/steer', async (c) => {
     const run = runOf(c);
@@ -28,4 +36,3 @@ export function registerSubagentRoutes(app: Hono, deps: ApiDeps): void {
     return c.json(await subagentsSteer({ db: deps.db, sessions, ...run, text }));
   });
 }
-

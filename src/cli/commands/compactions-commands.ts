@@ -19,32 +19,58 @@ export function registerCompactionsCommands(program: Command): void {
     .option('--json', 'print { compactions } on stdout')
     .enablePositionalOptions()
     .action(async (opts: JsonOption & { failed?: boolean; agent?: string }) => {
-      printResult(opts, await withStore((s) => compactionsList({ db: s.db, failed: opts.failed ?? false, ...(opts.agent ? { agentId: opts.agent } : {}), json: Boolean(opts.json) })));
+      printResult(
+        opts,
+        await withStore((s) =>
+          compactionsList({
+            db: s.db,
+            failed: opts.failed ?? false,
+            ...(opts.agent ? { agentId: opts.agent } : {}),
+            json: Boolean(opts.json),
+          }),
+        ),
+      );
     });
 
   compactions
     .command('show')
-    .description('one compaction: its summary, the range it covers, tokens before → after, the diff from the previous summary')
+    .description(
+      'one compaction: its summary, the range it covers, tokens before → after, the diff from the previous summary',
+    )
     .argument('<id>', 'a compaction id (keel compactions lists them)')
     .option('--agent <id>', 'the agent the compaction belongs to', DEFAULT_CLI_AGENT)
     .option('--json', 'print { compaction, detail } on stdout')
     .action(async (id: string, opts: JsonOption & { agent: string }) => {
-      printResult(opts, await withStore((s) => compactionsShow({ db: s.db, agentId: allowedAgent(opts.agent), id, json: Boolean(opts.json) })));
+      printResult(
+        opts,
+        await withStore((s) =>
+          compactionsShow({ db: s.db, agentId: allowedAgent(opts.agent), id, json: Boolean(opts.json) }),
+        ),
+      );
     });
 
   compactions
     .command('retry')
-    .description('a fresh compaction for that session (joins a running one; TEMPORAL_ADDRESS, else the running `keel dev`)')
+    .description(
+      'a fresh compaction for that session (joins a running one; TEMPORAL_ADDRESS, else the running `keel dev`)',
+    )
     .argument('<id>', 'the failed or degraded compaction')
     .option('--agent <id>', 'the agent the compaction belongs to', DEFAULT_CLI_AGENT)
     .option('--json', 'print the retry result on stdout')
     .action(async (id: string, opts: JsonOption & { agent: string }) => {
-      printResult(opts, await withWorkers((w) => compactionsRetry({ ...w, agentId: allowedAgent(opts.agent), id, json: Boolean(opts.json) })));
+      printResult(
+        opts,
+        await withWorkers((w) =>
+          compactionsRetry({ ...w, agentId: allowedAgent(opts.agent), id, json: Boolean(opts.json) }),
+        ),
+      );
     });
 
   compactions
     .command('revert')
-    .description('move the session’s window back to before that compaction (nothing is deleted; the revert is recorded and can be reverted)')
+    .description(
+      'move the session’s window back to before that compaction (nothing is deleted; the revert is recorded and can be reverted)',
+    )
     .argument('<id>', 'the compaction to undo (a revert undoes a revert)')
     .option('--agent <id>', 'the agent the compaction belongs to', DEFAULT_CLI_AGENT)
     .option('--json', 'print { compaction, laterCompactionsUndone } on stdout')
@@ -53,7 +79,12 @@ export function registerCompactionsCommands(program: Command): void {
       '\nThe session sees the earlier summary and the raw messages after it again, from its next model call on (also mid-turn).\nThreshold compaction is held after a revert until the context grows by KEEL_COMPACTION_MIN_RECLAIM of the window\n(a provider overflow still compacts at once). Reverting an older compaction undoes the later ones too.\nRuns in the session’s compaction workflow (TEMPORAL_ADDRESS, else the running `keel dev`); refused while a compaction of the session runs.',
     )
     .action(async (id: string, opts: JsonOption & { agent: string }) => {
-      printResult(opts, await withWorkers((w) => compactionsRevert({ ...w, agentId: allowedAgent(opts.agent), id, json: Boolean(opts.json) })));
+      printResult(
+        opts,
+        await withWorkers((w) =>
+          compactionsRevert({ ...w, agentId: allowedAgent(opts.agent), id, json: Boolean(opts.json) }),
+        ),
+      );
     });
 
   compactions
@@ -63,16 +94,31 @@ export function registerCompactionsCommands(program: Command): void {
     .option('--agent <id>', 'the agent the compaction belongs to', DEFAULT_CLI_AGENT)
     .option('--model <model>', 'another model of the agent’s summarizer endpoint')
     .option('--instructions <text>', 'extra focus for the summarizer')
-    .option('--apply', 'make the new summary the session’s (only while that compaction’s range is the session’s window); revertible')
+    .option(
+      '--apply',
+      'make the new summary the session’s (only while that compaction’s range is the session’s window); revertible',
+    )
     .option('--json', 'print { compaction } on stdout')
     .addHelpText(
       'after',
       '\nWithout --apply the new summary is kept on its record for `keel compactions compare <id> <new id>` and the session is unchanged.\nWithout a model configured (or past the summarizer spend limit) the extractive summarizer writes it.',
     )
-    .action(async (id: string, opts: JsonOption & { agent: string; model?: string; instructions?: string; apply?: boolean }) => {
-      const edit = { agentId: allowedAgent(opts.agent), id, apply: Boolean(opts.apply), json: Boolean(opts.json), ...(opts.model ? { model: opts.model } : {}), ...(opts.instructions ? { instructions: opts.instructions } : {}) };
-      printResult(opts, await withWorkers((w) => compactionsRerun({ ...w, ...edit })));
-    });
+    .action(
+      async (
+        id: string,
+        opts: JsonOption & { agent: string; model?: string; instructions?: string; apply?: boolean },
+      ) => {
+        const edit = {
+          agentId: allowedAgent(opts.agent),
+          id,
+          apply: Boolean(opts.apply),
+          json: Boolean(opts.json),
+          ...(opts.model ? { model: opts.model } : {}),
+          ...(opts.instructions ? { instructions: opts.instructions } : {}),
+        };
+        printResult(opts, await withWorkers((w) => compactionsRerun({ ...w, ...edit })));
+      },
+    );
 
   compactions
     .command('compare')
@@ -83,18 +129,42 @@ export function registerCompactionsCommands(program: Command): void {
     .option('--width <columns>', 'terminal width to render for (default: the terminal’s)', countOf('--width'))
     .option('--json', 'print { a, b, coverage } on stdout')
     .action(async (a: string, b: string, opts: JsonOption & { agent: string; width?: number }) => {
-      printResult(opts, await withStore((s) => compactionsCompare({ db: s.db, agentId: allowedAgent(opts.agent), a, b, json: Boolean(opts.json), ...(opts.width ? { width: opts.width } : {}) })));
+      printResult(
+        opts,
+        await withStore((s) =>
+          compactionsCompare({
+            db: s.db,
+            agentId: allowedAgent(opts.agent),
+            a,
+            b,
+            json: Boolean(opts.json),
+            ...(opts.width ? { width: opts.width } : {}),
+          }),
+        ),
+      );
     });
 }
 
 /** What commands that start a compaction workflow need: the store, a Temporal client and the agents' windows. */
-async function withWorkers<T>(fn: (w: { db: Kysely<Database>; temporalClient: Client; taskQueue: string; contextWindowFor: (agentId: string) => number }) => Promise<T>): Promise<T> {
+async function withWorkers<T>(
+  fn: (w: {
+    db: Kysely<Database>;
+    temporalClient: Client;
+    taskQueue: string;
+    contextWindowFor: (agentId: string) => number;
+  }) => Promise<T>,
+): Promise<T> {
   const settings = loadKeelSettings();
   const config = settings.defaults;
   const { client, close } = await connectClient(config);
   try {
     return await withStore((s) =>
-      fn({ db: s.db, temporalClient: client.temporal, taskQueue: config.taskQueue, contextWindowFor: (agentId) => configuredWindow(agentConfig(settings, agentId)).tokens }),
+      fn({
+        db: s.db,
+        temporalClient: client.temporal,
+        taskQueue: config.taskQueue,
+        contextWindowFor: (agentId) => configuredWindow(agentConfig(settings, agentId)).tokens,
+      }),
     );
   } finally {
     await close();

@@ -11,10 +11,17 @@ const STUCK_AFTER_MINUTES = 60;
 export function registerDoctorCommands(program: Command, ctx: CliContext): void {
   program
     .command('doctor')
-    .description('check stored transcripts (tool pairing, parent chain, orphaned rows, counters, stuck compactions, work whose workflow is gone); --fix repairs what is safe')
+    .description(
+      'check stored transcripts (tool pairing, parent chain, orphaned rows, counters, stuck compactions, work whose workflow is gone); --fix repairs what is safe',
+    )
     .option('--fix', 'repair what can be repaired without losing anything, and say what was done')
     .option('--agent <id>', 'only this agent’s sessions')
-    .option('--stuck-minutes <n>', 'a running compaction older than this is stuck', countOf('--stuck-minutes'), STUCK_AFTER_MINUTES)
+    .option(
+      '--stuck-minutes <n>',
+      'a running compaction older than this is stuck',
+      countOf('--stuck-minutes'),
+      STUCK_AFTER_MINUTES,
+    )
     .option('--json', 'print the report on stdout')
     .action(async (opts: JsonOption & { fix?: boolean; agent?: string; stuckMinutes: number }) => {
       const temporal = await workflowLookupFor(configFromEnv());
@@ -28,11 +35,21 @@ export function registerDoctorCommands(program: Command, ctx: CliContext): void 
         }),
       ).finally(() => ('close' in temporal ? temporal.close() : undefined));
       // Which cluster, namespace, TLS and credentials doctor reached: the first thing to check on a new deployment.
-      const connection = 'skipped' in temporal ? { connected: false, reason: temporal.skipped } : { connected: true, connection: temporal.connection };
+      const connection =
+        'skipped' in temporal
+          ? { connected: false, reason: temporal.skipped }
+          : { connected: true, connection: temporal.connection };
       printResult(opts, { ...report, temporal: connection });
       if (!opts.json) {
-        say('connection' in connection ? `temporal  connected to ${connection.connection}` : `temporal  not connected: ${connection.reason}`);
-        for (const f of report.findings) say(`${f.repair.padEnd(9)} ${f.check}  ${f.agentId} ${f.sessionKey ? shownKey(f.sessionKey) : '-'} (session ${f.sessionId}): ${f.detail}`);
+        say(
+          'connection' in connection
+            ? `temporal  connected to ${connection.connection}`
+            : `temporal  not connected: ${connection.reason}`,
+        );
+        for (const f of report.findings)
+          say(
+            `${f.repair.padEnd(9)} ${f.check}  ${f.agentId} ${f.sessionKey ? shownKey(f.sessionKey) : '-'} (session ${f.sessionId}): ${f.detail}`,
+          );
         for (const s of report.skipped) say(`skipped   ${s}`);
         say(
           report.findings.length === 0

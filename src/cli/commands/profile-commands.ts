@@ -21,10 +21,15 @@ async function ask(question: string): Promise<string> {
 export function registerProfileCommands(program: Command): void {
   program
     .command('profile')
-    .description('classify a session (tool-heavy, conversational, mixed, bursty) with the evidence, estimate what eats its context, and compare its agent\'s settings with the recommended ones; --apply writes them')
+    .description(
+      "classify a session (tool-heavy, conversational, mixed, bursty) with the evidence, estimate what eats its context, and compare its agent's settings with the recommended ones; --apply writes them",
+    )
     .argument('<sessionKey>', 'e.g. agent:main:main')
     .option('--agent <id>', 'the agent, when the key does not name one')
-    .option('--apply', 'write the recommended settings into the agent\'s section of the config file (backup and rollback note first)')
+    .option(
+      '--apply',
+      "write the recommended settings into the agent's section of the config file (backup and rollback note first)",
+    )
     .option('--yes', 'apply without asking (needed when stdin is not a terminal)')
     .option('--json', 'print { profile, apply? } on stdout')
     .action(async (sessionKey: string, opts: JsonOption & { agent?: string; apply?: boolean; yes?: boolean }) => {
@@ -33,10 +38,18 @@ export function registerProfileCommands(program: Command): void {
       const agentId = allowedAgent(parseSessionKey(sessionKey).agentId ?? opts.agent ?? DEFAULT_CLI_AGENT);
       // The baseline is the split `keel status` shows, from the same workers; unknown without them.
       const overhead = await statusOverhead(settings.defaults, sessionKey);
-      const profile = await withStore((s) => profileCommand(s.db, settings, { sessionKey, defaultAgentId: agentId, ...(overhead ? { overhead } : {}) }));
+      const profile = await withStore((s) =>
+        profileCommand(s.db, settings, { sessionKey, defaultAgentId: agentId, ...(overhead ? { overhead } : {}) }),
+      );
       if (!opts.json || opts.apply) say(profileLines(profile).join('\n'));
       const apply = opts.apply
-        ? await applyProfile(profile, settings, { yes: Boolean(opts.yes), interactive: Boolean(process.stdin.isTTY), ask, say, now: new Date() })
+        ? await applyProfile(profile, settings, {
+            yes: Boolean(opts.yes),
+            interactive: Boolean(process.stdin.isTTY),
+            ask,
+            say,
+            now: new Date(),
+          })
         : undefined;
       printResult(opts, { profile, ...(apply ? { apply } : {}) });
     });

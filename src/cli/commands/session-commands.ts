@@ -24,14 +24,21 @@ export function registerSessionCommands(program: Command, ctx: CliContext): void
     .option('--json', 'print { sessions } on stdout')
     .action(async (opts: JsonOption & { agent?: string; active?: number }) => {
       const settings = loadKeelSettings();
-      const sessions = await withStore((s) => listSessions(s.db, settings, { ...(opts.agent ? { agentId: opts.agent } : {}), ...(opts.active !== undefined ? { activeMinutes: opts.active } : {}) }));
+      const sessions = await withStore((s) =>
+        listSessions(s.db, settings, {
+          ...(opts.agent ? { agentId: opts.agent } : {}),
+          ...(opts.active !== undefined ? { activeMinutes: opts.active } : {}),
+        }),
+      );
       printResult(opts, { sessions });
       if (!opts.json) renderSessions(sessions, say);
     });
 
   program
     .command('status')
-    .description('context usage, pressure, compactions and prompt-cache hit rate of a session (TEMPORAL_ADDRESS, else the running `keel dev`)')
+    .description(
+      'context usage, pressure, compactions and prompt-cache hit rate of a session (TEMPORAL_ADDRESS, else the running `keel dev`)',
+    )
     .argument('<sessionKey>', 'e.g. agent:main:main')
     .option('--json', 'print the status object on stdout')
     .action(async (key: string, opts: JsonOption) => {
@@ -45,7 +52,9 @@ export function registerSessionCommands(program: Command, ctx: CliContext): void
           say(`${shownKey(key)}\n${contextBar(status)}`);
           if (windowNote) say(windowNote);
           if (status.contextSplit) say(contextSplitBar(status.contextSplit, status.contextWindow));
-          say(`turns ${turns ?? '?'} · compactions ${status.compactionCount}${status.lastCompactionId ? ` (last ${status.lastCompactionId})` : ''} · queued ${status.queuedTurns}${status.model ? ` · model ${status.model}` : ''}`);
+          say(
+            `turns ${turns ?? '?'} · compactions ${status.compactionCount}${status.lastCompactionId ? ` (last ${status.lastCompactionId})` : ''} · queued ${status.queuedTurns}${status.model ? ` · model ${status.model}` : ''}`,
+          );
           if (status.promptCache) say(promptCacheLine(status.promptCache));
           if (status.spawnAdvice) say(`spawn policy: ${status.spawnAdvice.level} · ${status.spawnAdvice.instruction}`);
           if (status.autoCompaction) say(autoCompactionLine(key, status.autoCompaction));
@@ -71,7 +80,10 @@ export function registerSessionCommands(program: Command, ctx: CliContext): void
       try {
         say(`compacting ${shownKey(key)}…`);
         const result = await forKnownSession(key, () =>
-          client.compact(key, { ...(opts.keepRecent !== undefined ? { keepRecentTokens: opts.keepRecent } : {}), ...(opts.instructions ? { instructions: opts.instructions } : {}) }),
+          client.compact(key, {
+            ...(opts.keepRecent !== undefined ? { keepRecentTokens: opts.keepRecent } : {}),
+            ...(opts.instructions ? { instructions: opts.instructions } : {}),
+          }),
         );
         printResult(opts, result);
         if (!opts.json) say(compactionOutcomeLine(result));
@@ -91,16 +103,24 @@ export function registerSessionCommands(program: Command, ctx: CliContext): void
     .option('--clear', 'follow the agent’s model again')
     .option('--agent <id>', 'the agent, when the key does not name one')
     .option('--json', 'print the report on stdout')
-    .action(async (sessionKey: string, model: string | undefined, opts: JsonOption & { clear?: boolean; agent?: string }) => {
-      if (model !== undefined && opts.clear) throw new UsageError('give a model or --clear, not both');
-      const settings = loadKeelSettings();
-      printResult(
-        opts,
-        await withStore((s) =>
-          sessionModelCommand(s.db, settings, { sessionKey, ...(model !== undefined ? { model } : {}), clear: Boolean(opts.clear), ...(opts.agent ? { defaultAgentId: opts.agent } : {}), json: Boolean(opts.json) }),
-        ),
-      );
-    });
+    .action(
+      async (sessionKey: string, model: string | undefined, opts: JsonOption & { clear?: boolean; agent?: string }) => {
+        if (model !== undefined && opts.clear) throw new UsageError('give a model or --clear, not both');
+        const settings = loadKeelSettings();
+        printResult(
+          opts,
+          await withStore((s) =>
+            sessionModelCommand(s.db, settings, {
+              sessionKey,
+              ...(model !== undefined ? { model } : {}),
+              clear: Boolean(opts.clear),
+              ...(opts.agent ? { defaultAgentId: opts.agent } : {}),
+              json: Boolean(opts.json),
+            }),
+          ),
+        );
+      },
+    );
 }
 
 /** Why threshold compaction is not running as usual, and what to do about it. */

@@ -59,7 +59,10 @@ export async function withStore<T>(fn: (store: Store) => Promise<T>): Promise<T>
 
 /** An option parser for a whole number ≥ 0; a bad value is a usage error naming the flag. */
 export function countOf(flag: string): (value: string) => number {
-  const schema = z.coerce.number({ message: `${flag} must be a number` }).int(`${flag} must be a whole number`).nonnegative(`${flag} must be ≥ 0`);
+  const schema = z.coerce
+    .number({ message: `${flag} must be a number` })
+    .int(`${flag} must be a whole number`)
+    .nonnegative(`${flag} must be ≥ 0`);
   return (value) => {
     const parsed = schema.safeParse(value);
     if (!parsed.success) throw new InvalidArgumentError(parsed.error.issues[0]!.message);

@@ -19,7 +19,9 @@ export function registerStackCommands(program: Command, ctx: CliContext): void {
 
   program
     .command('chat')
-    .description('interactive chat with running workers (TEMPORAL_ADDRESS, else the running keel dev); replies stream with DATABASE_URL')
+    .description(
+      'interactive chat with running workers (TEMPORAL_ADDRESS, else the running keel dev); replies stream with DATABASE_URL',
+    )
     .argument('[sessionKey]', 'the session to chat with')
     .option('--session <key>', 'the session to chat with (same as the argument)')
     .action(async (key: string | undefined, opts: { session?: string }) => {
@@ -28,7 +30,9 @@ export function registerStackCommands(program: Command, ctx: CliContext): void {
 
   program
     .command('serve')
-    .description('the HTTP API (KEEL_API_HOST:KEEL_API_PORT, default 127.0.0.1:8787; bearer KEEL_API_TOKEN) for TEMPORAL_ADDRESS, else the running `keel dev`; see docs/http-api.md')
+    .description(
+      'the HTTP API (KEEL_API_HOST:KEEL_API_PORT, default 127.0.0.1:8787; bearer KEEL_API_TOKEN) for TEMPORAL_ADDRESS, else the running `keel dev`; see docs/http-api.md',
+    )
     .action(async () => {
       ctx.exitCode = await serveCommand(say);
     });

@@ -5,7 +5,15 @@ import { createSessionSignals } from '../../client/session-signals';
 import type { SessionSignals } from '../../runtime/deps';
 import { keyRingFor } from '../../config/keel-config';
 import { keelDataConverter } from '../../security/payload-codec';
-import { DEFAULT_CLI_AGENT, allowedAgent, configFromEnv, printResult, withStore, type CliContext, type JsonOption } from './shared';
+import {
+  DEFAULT_CLI_AGENT,
+  allowedAgent,
+  configFromEnv,
+  printResult,
+  withStore,
+  type CliContext,
+  type JsonOption,
+} from './shared';
 
 /** `keel subagents`: list runs; `kill` and `steer` reach the workers (TEMPORAL_ADDRESS, else the running keel dev). */
 export function registerSubagentsCommands(program: Command, ctx: CliContext): void {
@@ -16,7 +24,17 @@ export function registerSubagentsCommands(program: Command, ctx: CliContext): vo
     .option('--agent <id>', "only this agent's runs")
     .option('--json', 'print the runs on stdout')
     .action(async (opts: JsonOption & { parent?: string; agent?: string }) => {
-      printResult(opts, await withStore((s) => subagentsList({ db: s.db, ...(opts.parent ? { parentSessionKey: opts.parent } : {}), ...(opts.agent ? { agentId: opts.agent } : {}), json: Boolean(opts.json) })));
+      printResult(
+        opts,
+        await withStore((s) =>
+          subagentsList({
+            db: s.db,
+            ...(opts.parent ? { parentSessionKey: opts.parent } : {}),
+            ...(opts.agent ? { agentId: opts.agent } : {}),
+            json: Boolean(opts.json),
+          }),
+        ),
+      );
     });
 
   subagents
@@ -26,7 +44,9 @@ export function registerSubagentsCommands(program: Command, ctx: CliContext): vo
     .option('--agent <id>', "the parent session's agent", DEFAULT_CLI_AGENT)
     .option('--json', 'print the result on stdout')
     .action(async (id: string, opts: JsonOption & { agent: string }) => {
-      const result = await withSignals((sessions) => withStore((s) => subagentsKill({ db: s.db, sessions, agentId: allowedAgent(opts.agent), id })));
+      const result = await withSignals((sessions) =>
+        withStore((s) => subagentsKill({ db: s.db, sessions, agentId: allowedAgent(opts.agent), id })),
+      );
       printResult(opts, result);
       ctx.exitCode = result.killed ? 0 : 1;
     });
@@ -39,7 +59,11 @@ export function registerSubagentsCommands(program: Command, ctx: CliContext): vo
     .option('--agent <id>', "the parent session's agent", DEFAULT_CLI_AGENT)
     .option('--json', 'print the result on stdout')
     .action(async (id: string, words: string[], opts: JsonOption & { agent: string }) => {
-      const result = await withSignals((sessions) => withStore((s) => subagentsSteer({ db: s.db, sessions, agentId: allowedAgent(opts.agent), id, text: words.join(' ') })));
+      const result = await withSignals((sessions) =>
+        withStore((s) =>
+          subagentsSteer({ db: s.db, sessions, agentId: allowedAgent(opts.agent), id, text: words.join(' ') }),
+        ),
+      );
       printResult(opts, result);
       ctx.exitCode = result.sent ? 0 : 1;
     });
@@ -49,7 +73,14 @@ async function withSignals<T>(fn: (sessions: SessionSignals) => Promise<T>): Pro
   const config = configFromEnv();
   const { client, close } = await connectClient(config);
   try {
-    return await fn(createSessionSignals(client.temporal.connection, config.temporalNamespace, config.taskQueue, keelDataConverter(keyRingFor(config))));
+    return await fn(
+      createSessionSignals(
+        client.temporal.connection,
+        config.temporalNamespace,
+        config.taskQueue,
+        keelDataConverter(keyRingFor(config)),
+      ),
+    );
   } finally {
     await close();
   }

@@ -24,20 +24,29 @@ export function registerTransferCommands(program: Command, ctx: CliContext): voi
     .argument('<sessionKey>', 'e.g. agent:main:main')
     .option('--agent <id>', 'the agent that owns the session (taken from an agent:<id>:… key)')
     .option('--session-id <id>', 'one of the key’s earlier transcripts (after a reset); the current one by default')
-    .option('--all', 'every transcript the key has had, oldest first (with --out: a folder, one <sessionId>.jsonl each)')
+    .option(
+      '--all',
+      'every transcript the key has had, oldest first (with --out: a folder, one <sessionId>.jsonl each)',
+    )
     .option('--out <file>', 'write to this file instead of stdout')
     .option('--json', 'print what was exported on stdout (needs --out: stdout carries the JSONL otherwise)')
-    .action(async (key: string, opts: JsonOption & { agent?: string; sessionId?: string; out?: string; all?: boolean }) => {
-      const agentId = agentOfKey(key, opts.agent);
-      if (opts.sessionId === '') throw new UsageError('--session-id needs a value');
-      if (opts.all && opts.sessionId) throw new UsageError('--all exports every session id of the key; drop --session-id, or --all to export one');
-      if (opts.json && !opts.out) throw new UsageError('--json needs --out: without it stdout carries the exported JSONL');
-      const out = opts.out ? { out: opts.out } : {};
-      const report = await withStore<object>((s) =>
-        opts.all ? exportAllCommand(s.db, agentId, key, out) : exportCommand(s.db, agentId, key, { ...out, ...(opts.sessionId ? { sessionId: opts.sessionId } : {}) }),
-      );
-      printResult(opts, report);
-    });
+    .action(
+      async (key: string, opts: JsonOption & { agent?: string; sessionId?: string; out?: string; all?: boolean }) => {
+        const agentId = agentOfKey(key, opts.agent);
+        if (opts.sessionId === '') throw new UsageError('--session-id needs a value');
+        if (opts.all && opts.sessionId)
+          throw new UsageError('--all exports every session id of the key; drop --session-id, or --all to export one');
+        if (opts.json && !opts.out)
+          throw new UsageError('--json needs --out: without it stdout carries the exported JSONL');
+        const out = opts.out ? { out: opts.out } : {};
+        const report = await withStore<object>((s) =>
+          opts.all
+            ? exportAllCommand(s.db, agentId, key, out)
+            : exportCommand(s.db, agentId, key, { ...out, ...(opts.sessionId ? { sessionId: opts.sessionId } : {}) }),
+        );
+        printResult(opts, report);
+      },
+    );
 }
 
 /**
@@ -52,7 +61,9 @@ function agentOfKey(key: string, agentOption: string | undefined): string {
     if (!(err instanceof InvalidSessionKeyError)) throw err;
   }
   if (named !== undefined && agentOption !== undefined && agentOption !== named) {
-    throw new UsageError(`--agent ${agentOption} conflicts with the key ${key}, which names agent ${named}; drop --agent`);
+    throw new UsageError(
+      `--agent ${agentOption} conflicts with the key ${key}, which names agent ${named}; drop --agent`,
+    );
   }
   const agentId = named ?? agentOption;
   if (agentId === undefined) throw new UsageError(`the key ${key} names no agent; add --agent <id>`);
