@@ -37,7 +37,8 @@ describe('keel dev streams replies', () => {
     ).find((b: any) => b.type === 'tool_result');
     expect(toolResult.content[0].text).toContain('keel › Looking, one moment.');
     expect(toolResult.content[0].text).not.toContain('all clear');
-    expect(run.stdout).toContain('keel › Looking, one moment.\nkeel › Done looking: all clear.\n');
+    // The tool call shows as its own line between the two model calls' texts, as it runs.
+    expect(run.stdout).toContain('keel › Looking, one moment.\n  ⚙ read_screen ok\nkeel › Done looking: all clear.\n');
     fake.assertScriptConsumed();
   }, 180_000);
 });
