@@ -13,7 +13,12 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { testDatabases } from '../support/databases';
 import { fakeReply } from '../../src/testing/fake-anthropic';
 import { integrationSuite, type WorkerContext } from '../support/integration';
-import { freshDurableAgent, isFlushRequest, isSummarizerRequest } from '../support/durable-turn-helpers';
+import {
+  freshDurableAgent,
+  isFlushRequest,
+  isSummarizerRequest,
+  realisticMessage,
+} from '../support/durable-turn-helpers';
 import { goodSummarizer } from '../compaction-workflow/support';
 import { startApi, TEST_API_TOKEN, type ApiUnderTest } from '../support/http-api';
 import { chromiumPath } from '../support/tool-path';
@@ -287,9 +292,10 @@ function drawn(page: Page, id: string): Promise<{ painted: boolean; points: numb
 
 /** Two turns, then a compaction whose summarizer fails every attempt: succeeded, degraded. */
 async function sessionWithDegradedCompaction(api: ApiUnderTest, t: WorkerContext, key: string): Promise<string> {
+  // Replies of a real size: a summary of them is smaller, so the compaction reclaims tokens.
   t.fake.enqueue(
-    fakeReply.text('Noted: the API lives at /srv/api/main.ts.'),
-    fakeReply.text('Noted: deploy on PAY-1234 first.'),
+    fakeReply.text(realisticMessage('Noted: the API lives at /srv/api/main.ts.')),
+    fakeReply.text(realisticMessage('Noted: deploy on PAY-1234 first.')),
   );
   await api.call('POST', MESSAGES, {
     params: { sessionKey: key },

@@ -22,7 +22,12 @@ import type { FakeRequest } from '../../src/testing';
 import type { MessageEntry } from '../../src/context/types';
 import type { Store } from '../../src/store/connect';
 
-const TRIALS = Number(process.env.SUBAGENT_STEER_REAL_TRIALS ?? 16);
+/**
+ * Trials per database: 200 on the PostgreSQL server (as CI runs it), a quick 16 on PGlite;
+ * SUBAGENT_STEER_REAL_TRIALS sets both.
+ */
+const trialsOn = (database: string): number =>
+  Number(process.env.SUBAGENT_STEER_REAL_TRIALS ?? (database === 'postgres' ? 200 : 16));
 const MOMENTS = [
   'while its first model call waits',
   'while its last model call waits',
@@ -90,7 +95,7 @@ describe.each(testDatabases())('steers racing a subagent finish on $name', (data
   const db = suite.storePerTest(database);
 
   it(
-    `announces each child once with its task's answer and its admitted steers' answers in order, over ${TRIALS} seeded trials`,
+    `announces each child once with its task's answer and its admitted steers' answers in order, over ${trialsOn(database.name)} seeded trials`,
     () =>
       suite.withWorker(db.store, { tools: lookupTools() }, async ({ client, fake, store, taskQueue }) => {
         const random = prng(announcedSeed('SUBAGENT_STEER_REAL_SEED', `steer races on ${database.name}`));
@@ -105,6 +110,7 @@ describe.each(testDatabases())('steers racing a subagent finish on $name', (data
           MOMENTS.map((m) => [m, { admitted: 0, refused: 0 }]),
         ) as never;
 
+        const TRIALS = trialsOn(database.name);
         for (let trial = 0; trial < TRIALS; trial++) {
           calls = new ChildCalls();
           const moment: Moment = MOMENTS[trial % MOMENTS.length]!;
@@ -226,6 +232,6 @@ describe.each(testDatabases())('steers racing a subagent finish on $name', (data
         expect(outcomes['after it announced']).toMatchObject({ admitted: 0 });
         process.stdout.write(`steer races on ${database.name}: ${JSON.stringify(outcomes)}\n`);
       }),
-    600_000,
+    1_200_000,
   );
 });
