@@ -47,6 +47,20 @@ const RECENT_ROWS = 5_000;
 const POOL_FACTOR = 3;
 /** The weight of the question or answer of a turn that searched history: it mostly repeats what it found. */
 const RECALL_TURN_WEIGHT = 0.25;
+/** The columns of a hit's row: read for the hits themselves and for their neighbours, the same way. */
+const ENTRY_COLUMNS = [
+  'agent_id',
+  'session_id',
+  'id',
+  'parent_id',
+  'seq',
+  'type',
+  'role',
+  'payload',
+  'token_estimate',
+  'byte_size',
+  'created_at',
+] as const;
 
 /**
  * The entries of `sessionIds` best matching `query`, best first, each with the messages beside it.
@@ -213,40 +227,12 @@ async function readWithNeighbours(
   const seqs = ranked.map((r) => r.seq);
   const rows = await db
     .selectFrom('transcript_entries')
-    .select([
-      'agent_id',
-      'session_id',
-      'id',
-      'parent_id',
-      'seq',
-      'type',
-      'role',
-      'payload',
-      'token_estimate',
-      'byte_size',
-      'created_at',
-    ])
+    .select(ENTRY_COLUMNS)
     .where('agent_id', '=', input.agentId)
     .where('session_id', 'in', input.sessionIds)
     .where('seq', 'in', seqs)
     .execute();
-  const columns = sql.raw(
-    [
-      'agent_id',
-      'session_id',
-      'id',
-      'parent_id',
-      'seq',
-      'type',
-      'role',
-      'payload',
-      'token_estimate',
-      'byte_size',
-      'created_at',
-    ]
-      .map((c) => `n.${c}`)
-      .join(', '),
-  );
+  const columns = sql.raw(ENTRY_COLUMNS.map((c) => `n.${c}`).join(', '));
   const types = sql.join(MESSAGE_TYPES.map((t) => sql`${t}`));
   const neighbour = (side: 'previous' | 'next') => {
     const [cmp, dir] = side === 'previous' ? [sql.raw('<'), sql.raw('desc')] : [sql.raw('>'), sql.raw('asc')];
