@@ -137,7 +137,7 @@ export function ratioLines(r: ImportBenchResult): string[] {
 
 if (require.main === module) {
   const [sessions, entriesPerSession] = process.argv.slice(2).map(Number);
-  run({ sessions: sessions || undefined, entriesPerSession: entriesPerSession || undefined })
+  run({ ...(sessions ? { sessions } : {}), ...(entriesPerSession ? { entriesPerSession } : {}) })
     .then((r) => {
       process.stderr.write(
         `import: ${r.importMBps} MB/s (${r.megabytes} MB, ${r.entries} entries, ${r.files} files on ${r.database} in ${r.importSeconds}s)\n` +

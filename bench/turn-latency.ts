@@ -80,7 +80,7 @@ const QUICK = { turns: 20, warmup: 3, largeEntries: 10_000, uncompactedBudgetMs:
 
 /** One session the bench drove: what was in it, how fast its turns were, what they cost in history. */
 export interface SessionSeries {
-  readonly seed?: SeedReport;
+  readonly seed?: SeedReport | undefined;
   readonly latency: LatencyStats;
   /**
    * The same turns less the fake model's own work on each request (parsing and checking a prompt
@@ -104,13 +104,13 @@ export interface UncompactedSeries {
   /** Entries seeded (the session may not have been seeded in full when the budget ran out). */
   readonly entries: number;
   readonly budgetMs: number;
-  readonly seed?: SeedReport;
+  readonly seed?: SeedReport | undefined;
   /** The first turn on the uncompacted session, whatever Keel did in it (e.g. a preflight compaction). */
-  readonly firstTurnMs?: number;
+  readonly firstTurnMs?: number | undefined;
   /** Whether the session had a compaction entry after the turns (Keel compacted it). */
-  readonly compactedByKeel?: boolean;
+  readonly compactedByKeel?: boolean | undefined;
   /** The turns after the first. */
-  readonly latency?: LatencyStats;
+  readonly latency?: LatencyStats | undefined;
   readonly note: string;
 }
 

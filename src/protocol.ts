@@ -108,9 +108,9 @@ export interface SessionTuning {
 /** A manual compaction (`keel compact`, `KeelClient.compact`). */
 export interface CompactRequest {
   /** Recent tail kept verbatim; unset → a hard checkpoint, as OpenClaw's `/compact`. */
-  readonly keepRecentTokens?: number;
+  readonly keepRecentTokens?: number | undefined;
   /** Extra focus for the summarizer. */
-  readonly instructions?: string;
+  readonly instructions?: string | undefined;
 }
 
 export interface SessionCarriedState {

@@ -19,14 +19,14 @@ import { log } from '@temporalio/activity';
 /** What the model will see this call, with the report of every step that shaped it. */
 export interface PreparedContext {
   readonly messages: AgentMessage[];
-  readonly systemPromptAddition?: string;
+  readonly systemPromptAddition?: string | undefined;
   readonly estimatedTokens: number;
   /** Tokens the messages may take: the window less the reserve and the call's overhead (system prompt, tools). */
   readonly budget: number;
   /** The window the budget came from: configured, or lower when the provider taught Keel its real limit. */
   readonly window: number;
   readonly pipeline: ContextPipelineReport;
-  readonly engine?: AssembleReport;
+  readonly engine?: AssembleReport | undefined;
   /** Tool results cut for the model's view (stored in full). */
   readonly truncated: TruncatedToolResult[];
   /** Messages tokenized by this call (entries without a stored estimate, or changed by repair). */
@@ -34,9 +34,9 @@ export interface PreparedContext {
   /** The engine that assembled this context (the turn calls its afterTurn). */
   readonly engineInstance: ContextEngine;
   /** Server-side context management for this call: the engine asks for it and the model client has it. */
-  readonly contextManagement?: ContextManagement;
+  readonly contextManagement?: ContextManagement | undefined;
   /** The provider's compaction block that stands in place of the summary message (sent back verbatim). */
-  readonly providerCompaction?: ProviderCompaction;
+  readonly providerCompaction?: ProviderCompaction | undefined;
   /** How the active window was read: from the worker's copy plus new entries, or rebuilt from the database. */
   readonly windowLoad: WindowLoad;
   /** Whether the context pipeline ran over the new messages only (`tail`) or the whole window. */

@@ -58,7 +58,7 @@ interface PromptInput {
   readonly sessionId: string;
   readonly now: string;
   readonly model?: string;
-  readonly session?: SessionRow;
+  readonly session?: SessionRow | undefined;
   /** The model's window in force, when the caller has read it (a turn's context); else the spawn policy reads it. */
   readonly window?: number;
   /** An application's agent task: its prompt mode and the tools it may use. */

@@ -34,7 +34,7 @@ interface FolderState {
   watchers: Map<string, FSWatcher>;
   poll?: NodeJS.Timeout;
   /** The re-hash under way; a read waits for it rather than starting another. */
-  verifying?: Promise<void>;
+  verifying?: Promise<void> | undefined;
 }
 
 const folders = new Map<string, FolderState>();

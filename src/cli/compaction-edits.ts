@@ -44,9 +44,9 @@ interface EditRunOptions {
   readonly agentId: string;
   readonly id: string;
   /** The window of the agent that owns the compaction (default 200,000). */
-  readonly contextWindowFor?: (agentId: string) => number;
-  readonly json?: boolean;
-  readonly write?: Write;
+  readonly contextWindowFor?: ((agentId: string) => number) | undefined;
+  readonly json?: boolean | undefined;
+  readonly write?: Write | undefined;
 }
 
 /** What a revert or rerun returns: the new compaction record and what it did. */
@@ -137,11 +137,11 @@ export async function compactionsRevert(
 
 export interface CompactionsRerunOptions extends EditRunOptions {
   /** Another model of the agent's summarizer endpoint. */
-  readonly model?: string;
+  readonly model?: string | undefined;
   /** Extra focus for the summarizer. */
-  readonly instructions?: string;
+  readonly instructions?: string | undefined;
   /** Make the new summary the session's (only when the compaction's range is the session's window now). */
-  readonly apply?: boolean;
+  readonly apply?: boolean | undefined;
 }
 
 /**

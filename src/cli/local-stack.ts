@@ -7,9 +7,9 @@ export interface LocalStack {
   readonly client: KeelClient;
   readonly runtime: Runtime;
   readonly temporalAddress: string;
-  readonly uiUrl?: string;
+  readonly uiUrl?: string | undefined;
   /** Where the worker's log lines go (`keel dev`: a file, so they never cover the chat). */
-  readonly logFile?: string;
+  readonly logFile?: string | undefined;
   /** Stops everything in reverse order of starting. */
   stop(): Promise<void>;
   /** When stop() hangs: kills the Temporal dev server and removes the stack's files now. */

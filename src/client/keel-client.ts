@@ -41,45 +41,45 @@ import {
 
 export interface KeelClientOptions {
   readonly connection: Connection;
-  readonly namespace?: string;
+  readonly namespace?: string | undefined;
   /** The workers' data converter: `keelDataConverter(keyRingFor(config))` when payloads are encrypted. */
-  readonly dataConverter?: DataConverter;
-  readonly taskQueue?: string;
+  readonly dataConverter?: DataConverter | undefined;
+  readonly taskQueue?: string | undefined;
   /** The agent that owns sessions whose key does not name one (cron:/hook: keys). Default `main`. */
-  readonly defaultAgentId?: string;
+  readonly defaultAgentId?: string | undefined;
   /** The agents this client may address (KEEL_ALLOWED_AGENTS); another is refused before anything is sent. Unset → all. */
-  readonly allowedAgents?: readonly string[];
-  readonly contextWindowTokens?: number;
+  readonly allowedAgents?: readonly string[] | undefined;
+  readonly contextWindowTokens?: number | undefined;
   /** Activity timeouts for sessions this client starts (tests shorten them). */
-  readonly tuning?: SessionTuning;
+  readonly tuning?: SessionTuning | undefined;
   /** How long a send waits for its outcome (queued behind other turns included). Default 24 hours. */
-  readonly waitMs?: number;
+  readonly waitMs?: number | undefined;
   /**
    * Where streamed reply text is heard (`PgReplyStreamSubscriber` on the workers' database). Without
    * it `onText` is never called and sends work as before, returning the whole reply.
    */
-  readonly stream?: ReplyStreamSubscriber;
+  readonly stream?: ReplyStreamSubscriber | undefined;
   /** Where the client reports that streaming failed (default: stderr). */
-  readonly warn?: (line: string) => void;
+  readonly warn?: ((line: string) => void) | undefined;
 }
 
 export interface SendMessageOptions {
   /** Idempotency: a resent request with the same id runs once and returns the same outcome. */
-  readonly requestId?: string;
+  readonly requestId?: string | undefined;
   /** Reject the send if the session has moved past this entry. */
-  readonly expectedLastEntryId?: string;
+  readonly expectedLastEntryId?: string | undefined;
   /** A system event (heartbeat, cron, exec notice) runs a turn without refreshing freshness. */
-  readonly event?: TurnRequest['event'];
+  readonly event?: TurnRequest['event'] | undefined;
   /** Called once the session has admitted the message: its place in the session's order is fixed. */
-  readonly onAdmitted?: () => void;
+  readonly onAdmitted?: (() => void) | undefined;
   /**
    * The reply's text as the model writes it (needs the client's `stream`): each delta and all text so
    * far, model calls of a tool loop in order. Best effort; the returned reply is the durable one.
    * A reply that starts with NO_REPLY streams nothing.
    */
-  readonly onText?: (delta: string, soFar: string) => void;
+  readonly onText?: ((delta: string, soFar: string) => void) | undefined;
   /** A model call was retried: replace what was shown with `soFar` (its new attempt streams next). */
-  readonly onRestart?: (soFar: string) => void;
+  readonly onRestart?: ((soFar: string) => void) | undefined;
 }
 
 /** What `streamMessage` yields: reply text, restarts and tool calls as they happen, then the durable reply. */
@@ -87,7 +87,7 @@ export type ReplyStreamItem = ReplyStreamEvent | { readonly type: 'reply'; reado
 
 export interface CompactOptions {
   /** Idempotency: a resent compaction with the same id runs once. */
-  readonly requestId?: string;
+  readonly requestId?: string | undefined;
 }
 
 /** A request Keel refused before sending anything: `field` names what to fix. */

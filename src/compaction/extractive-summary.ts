@@ -48,17 +48,17 @@ const SECTION_OF_HEADING = new Map<string, StatementKind>(ITEM_SECTIONS.map((k) 
 const OTHER_HEADINGS = new Set([SUMMARY_SECTIONS.request, SUMMARIZED_HEADING, PRESERVED_IDENTIFIERS_HEADING]);
 
 export interface ExtractiveSummaryInput {
-  readonly previousSummary?: string;
+  readonly previousSummary?: string | undefined;
   readonly messages: readonly AgentMessage[];
   readonly policy: IdentifierPolicy;
   /** Cap; default: the budget of the default window (`summaryCharBudget`). Identifiers may exceed it, and then it says so. */
-  readonly maxChars?: number;
+  readonly maxChars?: number | undefined;
   /**
    * The identifier listing's own bound (`identifierCharBudget` of the window): past it only the
    * newest identifiers are listed, with a note, and the other sections keep at least half the cap.
    * Unbounded when absent.
    */
-  readonly maxIdentifierChars?: number;
+  readonly maxIdentifierChars?: number | undefined;
 }
 
 /** Splits a summary into `## ` sections: heading → body. Text before the first heading is under ''. */

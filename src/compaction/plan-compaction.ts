@@ -15,10 +15,10 @@ export interface PlanCompactionOptions {
    * Recent tail to keep verbatim (Pi default 20,000, `DEFAULTS.keepRecentTokens`). Unset or 0 is a
    * hard checkpoint: everything is summarized (manual `/compact` without a keep budget).
    */
-  readonly keepRecentTokens?: number;
+  readonly keepRecentTokens?: number | undefined;
   readonly estimate: EstimateTokens;
   /** The previous compaction's summary: it is re-distilled with the new entries, so it takes chunk room. */
-  readonly previousSummary?: string;
+  readonly previousSummary?: string | undefined;
 }
 
 /**

@@ -11,9 +11,9 @@ const MAX_TOOL_ARGUMENT_CHARS = 2_000;
 
 export interface SerializeOptions {
   /** A note that stands in for a message (an oversized one), by index in `messages`. */
-  readonly noteFor?: (message: AgentMessage, index: number) => string | undefined;
+  readonly noteFor?: ((message: AgentMessage, index: number) => string | undefined) | undefined;
   /** Prefix each message with its UTC time (`[2026-03-04 14:10] `), so a summary can quote when something was said. */
-  readonly withTimes?: boolean;
+  readonly withTimes?: boolean | undefined;
 }
 
 /**

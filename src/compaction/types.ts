@@ -26,8 +26,8 @@ export interface ChunkPlan {
   /** Estimated tokens when oversized entries are replaced by their notes. */
   readonly tokensWithoutOversized: number;
   /** Earliest and latest message timestamps (ms since epoch) in the chunk, when messages carry them. */
-  readonly fromTimestamp?: number;
-  readonly toTimestamp?: number;
+  readonly fromTimestamp?: number | undefined;
+  readonly toTimestamp?: number | undefined;
 }
 
 /** An entry too large to summarize (`isOversizedForSummary`) and the note that replaces it. */

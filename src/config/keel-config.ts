@@ -275,11 +275,11 @@ export const keelConfigSchema = z
 /** Encryption settings that cannot work together fail at start, naming the variable to set. */
 function coherentSecuritySettings(
   c: {
-    encryptionKeys?: string;
-    encryptionKeyId?: string;
+    encryptionKeys?: string | undefined;
+    encryptionKeyId?: string | undefined;
     encryptAtRest: boolean;
-    codecServerPort?: number;
-    codecServerToken?: string;
+    codecServerPort?: number | undefined;
+    codecServerToken?: string | undefined;
   },
   ctx: z.RefinementCtx,
 ): void {
@@ -346,9 +346,9 @@ function coherentModelSettings(
     reserveTokensFloor: number;
     maxOutputTokens?: number | undefined;
     modelProvider: string;
-    openAiBaseUrl?: string;
-    compactionModel?: string;
-    compactionModelUrl?: string;
+    openAiBaseUrl?: string | undefined;
+    compactionModel?: string | undefined;
+    compactionModelUrl?: string | undefined;
     compactionModelProvider: string;
   },
   ctx: z.RefinementCtx,

@@ -45,8 +45,15 @@ const fileSchema = z
     { message: 'use a map with thresholds, toolCalls, alwaysSpawn and neverSpawn' },
   )
   .transform((f): SpawnPolicy => ({
-    thresholds: { ...DEFAULT_SPAWN_POLICY.thresholds, ...f.thresholds },
-    toolCalls: { ...DEFAULT_SPAWN_POLICY.toolCalls, ...f.toolCalls },
+    thresholds: {
+      elevated: f.thresholds?.elevated ?? DEFAULT_SPAWN_POLICY.thresholds.elevated,
+      high: f.thresholds?.high ?? DEFAULT_SPAWN_POLICY.thresholds.high,
+      critical: f.thresholds?.critical ?? DEFAULT_SPAWN_POLICY.thresholds.critical,
+    },
+    toolCalls: {
+      elevated: f.toolCalls?.elevated ?? DEFAULT_SPAWN_POLICY.toolCalls.elevated,
+      high: f.toolCalls?.high ?? DEFAULT_SPAWN_POLICY.toolCalls.high,
+    },
     alwaysSpawn: f.alwaysSpawn ?? DEFAULT_SPAWN_POLICY.alwaysSpawn,
     neverSpawn: f.neverSpawn ?? DEFAULT_SPAWN_POLICY.neverSpawn,
   }))

@@ -10,11 +10,12 @@ export const DEFAULT_RESERVE_TOKENS = DEFAULTS.reserveTokens;
 /** A model's entry in `models.providers.<provider>.models` of the config. */
 export interface ModelWindowOverride {
   id: string;
-  contextWindow?: number;
+  contextWindow?: number | undefined;
 }
 
 export interface ContextWindowConfig {
-  models?: { providers?: Record<string, { models?: ModelWindowOverride[] } | undefined> };
+  models?:
+    { providers?: Record<string, { models?: ModelWindowOverride[] | undefined } | undefined> | undefined } | undefined;
 }
 
 /** A model catalog row (provider-qualified). */
@@ -27,12 +28,12 @@ export interface CatalogModel {
 export interface ResolveContextWindowInput {
   provider: string;
   model: string;
-  config?: ContextWindowConfig;
-  catalog?: readonly CatalogModel[];
+  config?: ContextWindowConfig | undefined;
+  catalog?: readonly CatalogModel[] | undefined;
   /** The agent's `contextTokens` cap: lowers the window, never raises it. */
-  agentContextTokens?: number;
+  agentContextTokens?: number | undefined;
   /** The window when neither config nor catalog knows the model (default 200,000). */
-  defaultTokens?: number;
+  defaultTokens?: number | undefined;
 }
 
 export type ContextWindowSource = 'config' | 'catalog' | 'agentContextTokens' | 'default';
@@ -156,11 +157,11 @@ export interface MemoryFlushInput {
   contextTokens: number;
   contextWindow: number;
   reserveTokens: number;
-  softThresholdTokens?: number;
+  softThresholdTokens?: number | undefined;
   /** The session's compaction count now … */
-  compactionCount?: number;
+  compactionCount?: number | undefined;
   /** … and when the last flush ran: equal means this cycle already flushed. */
-  memoryFlushCompactionCount?: number;
+  memoryFlushCompactionCount?: number | undefined;
 }
 
 /** True when context crossed the soft threshold and this compaction cycle has not flushed yet. */

@@ -48,15 +48,15 @@ export function isUserTurn(message: AgentMessage): boolean {
 /** Per-provider history limits, as in OpenClaw's `channels.<provider>` config. */
 export interface ChannelHistoryConfig {
   /** Limit for channel/group/room sessions. */
-  historyLimit?: number;
+  historyLimit?: number | undefined;
   /** Limit for DM sessions. */
-  dmHistoryLimit?: number;
+  dmHistoryLimit?: number | undefined;
   /** Per-user DM overrides, keyed by the peer id in the session key. */
-  dms?: Record<string, { historyLimit?: number } | undefined>;
+  dms?: Record<string, { historyLimit?: number | undefined } | undefined> | undefined;
 }
 
 export interface HistoryLimitConfig {
-  channels?: Record<string, ChannelHistoryConfig | undefined>;
+  channels?: Record<string, ChannelHistoryConfig | undefined> | undefined;
 }
 
 /**

@@ -12,9 +12,9 @@ export interface ContextPipelineOptions {
   /** Provider id: `anthropic`-like ids get Anthropic turn rules, `google`/`gemini` ids Gemini's, others none. */
   provider: string;
   /** User turns to keep (see `resolveHistoryLimit`); undefined keeps all. */
-  historyLimit?: number;
+  historyLimit?: number | undefined;
   /** Tool names the agent has; calls to others are dropped. */
-  allowedToolNames?: Iterable<string>;
+  allowedToolNames?: Iterable<string> | undefined;
 }
 
 /** Counts from a pairing repair step. */
@@ -29,8 +29,8 @@ export interface ContextPipelineReport {
   toolCallInputs: { droppedToolCalls: number; droppedAssistantMessages: number };
   pairing: PairingCounts;
   /** Which turn rules ran, and what they changed (undefined when the provider has none). */
-  turns?: { rules: 'anthropic' | 'gemini' } & TurnValidationReport;
-  historyLimit: { limit?: number; droppedMessageCount: number };
+  turns?: ({ rules: 'anthropic' | 'gemini' } & TurnValidationReport) | undefined;
+  historyLimit: { limit?: number | undefined; droppedMessageCount: number };
   pairingAfterLimit: PairingCounts;
   strippedDetails: number;
 }

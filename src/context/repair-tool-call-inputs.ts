@@ -19,7 +19,7 @@ const SPAWN_TOOL_NAME = 'sessions_spawn';
 
 export interface RepairToolCallInputsOptions {
   /** When given, calls to other tools are dropped (names compared case-insensitively). */
-  allowedToolNames?: Iterable<string>;
+  allowedToolNames?: Iterable<string> | undefined;
 }
 
 export interface RepairToolCallInputsResult {

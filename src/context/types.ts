@@ -56,7 +56,7 @@ export type StopReason = 'stop' | 'toolUse' | 'length' | 'error' | 'aborted' | s
 export interface AssistantMessage {
   role: 'assistant';
   content: AssistantBlock[];
-  stopReason?: StopReason;
+  stopReason?: StopReason | undefined;
   model?: string;
   usage?: { input?: number; output?: number; cacheRead?: number; cacheWrite?: number; totalTokens?: number };
   errorMessage?: string;

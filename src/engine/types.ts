@@ -82,14 +82,14 @@ export interface ContextEngine {
 /** Settings an engine factory may read. */
 export interface ContextEngineOptions {
   /** Tool results up to this many characters are never cleared (default 50,000). */
-  minPrunableToolChars?: number;
+  minPrunableToolChars?: number | undefined;
   /** The last N assistant exchanges are never cleared (default 3). */
-  keepLastAssistants?: number;
+  keepLastAssistants?: number | undefined;
   /**
    * Milliseconds without a turn after which old tool output is cleared even under budget (a
    * pruning TTL); unset: only the budget clears.
    */
-  pruningTtl?: number;
+  pruningTtl?: number | undefined;
   /** anthropic-native: and its other settings (`anthropic-native-options.ts`). */
   [option: string]: unknown;
 }

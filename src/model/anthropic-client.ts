@@ -88,7 +88,7 @@ export class AnthropicModelClient implements ModelClient {
       // `betas` travels as a header.
       const { betas, ...body } = toAnthropicBetaParams(toAnthropicParams(request), request);
       stream = this.#sdk.beta.messages.stream(
-        { ...body, betas, messages: [] },
+        { ...body, ...(betas ? { betas } : {}), messages: [] },
         sending(body),
       ) as unknown as MessageStreamLike;
     } else {

@@ -193,7 +193,10 @@ export class ModelUnexpectedError extends ModelError {
  *
  * @example parseOverflowTokens('prompt is too long: 212345 tokens > 200000 maximum') // { promptTokens: 212345, maxTokens: 200000 }
  */
-export function parseOverflowTokens(message: string): { promptTokens?: number; maxTokens?: number } {
+export function parseOverflowTokens(message: string): {
+  promptTokens?: number | undefined;
+  maxTokens?: number | undefined;
+} {
   const num = (s: string | undefined): number | undefined =>
     s === undefined ? undefined : Number(s.replace(/,/g, ''));
   const anthropic = /(\d[\d,]*)\s*tokens?\s*>\s*(\d[\d,]*)/i.exec(message);

@@ -44,17 +44,17 @@ export interface ModelRequest {
 /** Server-side context management a request asks for (Anthropic's `context_management` edits). */
 export interface ContextManagement {
   /** Server compaction: summarize the conversation once the prompt reaches `triggerTokens`; the reply pauses after it. */
-  compaction?: { triggerTokens: number; instructions?: string };
+  compaction?: { triggerTokens: number; instructions?: string | undefined } | undefined;
   /** Clear old tool results (and optionally their inputs) once the prompt reaches `triggerTokens`. */
   clearToolUses?: {
-    triggerTokens?: number;
-    keepToolUses?: number;
-    clearAtLeastTokens?: number;
-    excludeTools?: string[];
-    clearToolInputs?: boolean;
+    triggerTokens?: number | undefined;
+    keepToolUses?: number | undefined;
+    clearAtLeastTokens?: number | undefined;
+    excludeTools?: string[] | undefined;
+    clearToolInputs?: boolean | undefined;
   };
   /** Clear thinking blocks of all but the last `keepTurns` assistant turns (`all` keeps every one). */
-  clearThinking?: { keepTurns: number | 'all' };
+  clearThinking?: { keepTurns: number | 'all' } | undefined;
 }
 
 /** A provider's compaction block as it must be sent back: summary, opaque metadata and signature verbatim. */

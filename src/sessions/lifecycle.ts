@@ -53,7 +53,7 @@ export type SessionResetPolicyInput = z.input<typeof sessionResetPolicySchema>;
 export interface SessionTimes {
   readonly sessionStartedAt: Date;
   /** Last real user/channel interaction; null or absent before the first one. */
-  readonly lastInteractionAt?: Date | null;
+  readonly lastInteractionAt?: Date | null | undefined;
 }
 
 /** Why a session is no longer fresh. */

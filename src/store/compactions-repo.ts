@@ -158,9 +158,9 @@ export async function markFailed(
 const OPERATOR_EDIT_TRIGGERS: ReadonlySet<string> = new Set(['revert', 'rerun']);
 
 export interface ListCompactionsOptions {
-  readonly agentId?: string;
+  readonly agentId?: string | undefined;
   /** Only rows with status `failed`, or degraded ones (both are what an operator retries). */
-  readonly failedOnly?: boolean;
+  readonly failedOnly?: boolean | undefined;
   readonly limit: number;
 }
 

@@ -41,9 +41,9 @@ export interface Store {
   readonly db: Kysely<Database>;
   readonly target: StoreTarget;
   /** The PGlite instance when embedded (tests use it to serve the same database over a socket). */
-  readonly pglite?: PGlite;
+  readonly pglite?: PGlite | undefined;
   /** Taken by whoever uses the PGlite session: the store's own pool, socket clients, listeners. */
-  readonly pgliteLock?: SessionLock;
+  readonly pgliteLock?: SessionLock | undefined;
   /** True when `select 1` answers within `timeoutMs` (default `databaseProbeTimeoutMs`); never throws. */
   healthy(timeoutMs?: number): Promise<boolean>;
   close(): Promise<void>;
@@ -189,10 +189,10 @@ async function probe(db: Kysely<Database>, timeoutMs: number): Promise<boolean> 
  * else PGlite under `<home>/db` (default `./.keel`), opened in this process.
  */
 export function storeTargetFor(config: {
-  readonly databaseUrl?: string;
+  readonly databaseUrl?: string | undefined;
   readonly home: string;
-  readonly databasePoolSize?: number;
-  readonly databasePreparedStatements?: boolean;
+  readonly databasePoolSize?: number | undefined;
+  readonly databasePreparedStatements?: boolean | undefined;
 }): StoreTarget {
   if (config.databaseUrl) {
     return {

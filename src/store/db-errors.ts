@@ -88,7 +88,7 @@ export function dataFailure(err: unknown, operation: string): ApplicationFailure
         constraint: str(e.constraint) ?? null,
       },
     ],
-    cause: err instanceof Error ? err : undefined,
+    ...(err instanceof Error ? { cause: err } : {}),
   });
 }
 

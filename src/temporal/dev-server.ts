@@ -8,7 +8,7 @@ import { KEEL_SEARCH_ATTRIBUTES } from './search-attributes';
 export interface DevServer {
   readonly address: string;
   readonly namespace: string;
-  readonly uiUrl?: string;
+  readonly uiUrl?: string | undefined;
   readonly pid: number;
   stop(): Promise<void>;
 }

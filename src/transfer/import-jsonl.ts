@@ -64,20 +64,20 @@ export interface ImportFileOptions {
   agentId: string;
   file: string;
   /** Store under this session id (a sessions.json index names it); default: the header's id. */
-  sessionId?: string;
+  sessionId?: string | undefined;
   /** Lines longer than this are dropped (default {@link MAX_IMPORT_LINE_BYTES}). */
-  maxLineBytes?: number;
+  maxLineBytes?: number | undefined;
   /**
    * When lines were dropped or fixed, rewrite the file as imported and keep the original as
    * `<file>.bak-<pid>-<ms>` (default true, as OpenClaw's file repair).
    */
-  rewriteRepaired?: boolean;
-  now?: () => Date;
+  rewriteRepaired?: boolean | undefined;
+  now?: (() => Date) | undefined;
   /**
    * This file's place among the files of an import written side by side: it writes once the earlier
    * files of its session are written, and is read and repaired meanwhile.
    */
-  turn?: WriteTurn;
+  turn?: WriteTurn | undefined;
 }
 
 /** Ends a file's transaction: nothing of the file is imported. */

@@ -7,7 +7,7 @@ import {
 
 interface Call {
   text: string;
-  previous?: string;
+  previous?: string | undefined;
   instructions: string;
 }
 

@@ -29,7 +29,7 @@ const MESSAGES = '/v1/sessions/{sessionKey}/messages';
 const SEEDED = 10_000;
 /** A question longer than the tail a compaction keeps (`keepRecentTokens`), so a retry has something to summarize. */
 const LONG_NOTES = Array.from({ length: 12_000 }, (_, i) => `note${i}`).join(' ');
-const executablePath = chromiumPath();
+const executablePath = chromiumPath() ?? '';
 const suite = integrationSuite();
 
 /** The console routes, each of which must refuse a request without the cookie or the token. */

@@ -37,7 +37,7 @@ interface Canvas {
  * CHROMIUM_PATH (.ci/run sets it, so in CI a missing browser fails the suite), else `chromium` on
  * PATH, else none: the suite is skipped, and test/support/report-skips.ts says so at the start.
  */
-const executablePath = chromiumPath();
+const executablePath = chromiumPath() ?? '';
 
 (executablePath ? describe : describe.skip)('the replay report in headless Chromium', () => {
   let browser: Browser;

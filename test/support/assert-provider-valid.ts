@@ -41,7 +41,7 @@ export type ApiBlock =
   | { type: 'thinking'; thinking: string }
   | { type: 'image' }
   | { type: 'tool_use'; id: string; name: string; input: unknown }
-  | { type: 'tool_result'; tool_use_id: string; content: unknown[]; is_error?: boolean };
+  | { type: 'tool_result'; tool_use_id: string; content: unknown[]; is_error?: boolean | undefined };
 
 export interface ApiMessage {
   role: 'user' | 'assistant';

@@ -357,7 +357,7 @@ describe('the context engine lifecycle in a turn', () => {
     ));
 
   it('assembles every model call through the configured engine and calls its afterTurn once, after the final reply', async () => {
-    const afterTurns: Array<{ last: AgentMessage | undefined; contextTokens?: number }> = [];
+    const afterTurns: Array<{ last: AgentMessage | undefined; contextTokens?: number | undefined }> = [];
     let assembles = 0;
     const unregister = registerContextEngine('recording', () => ({
       id: 'recording',
