@@ -359,6 +359,11 @@ export function createModelCall(workerDeps: ActivityDeps, windows: ActiveWindowC
       contextTokens,
       now: new Date(input.now),
       touch: input.finish.touch,
+      promptOverhead: {
+        systemTokens: call.split.systemTokens,
+        bootstrapTokens: call.split.bootstrapTokens,
+        toolTokens: call.split.toolTokens,
+      },
     };
     const { inserted, redactions, session } = await appendFinalReplyRecordingUsage(
       db,

@@ -66,6 +66,22 @@ export const announceEvent = z
   })
   .meta({ id: 'AnnounceEvent', description: 'A subagent reported back and the session answered, unasked' });
 
+/** The session's prompt tokens by cache use, and the share read from the cache. */
+const promptCache = z.strictObject({
+  inputTokens: count,
+  cacheReadTokens: count,
+  cacheWriteTokens: count,
+  hitRatePercent: z.number().nonnegative(),
+});
+
+/** What a model call's context was made of. */
+const contextSplit = z.strictObject({
+  systemTokens: count,
+  bootstrapTokens: count,
+  toolTokens: count,
+  historyTokens: count,
+});
+
 /** `GET /v1/sessions/{sessionKey}`: `keel status --json`. */
 export const sessionStatus = z
   .strictObject({
@@ -81,18 +97,9 @@ export const sessionStatus = z
     compactionCount: count,
     lastCompactionId: z.string().nullable(),
     configuredContextWindow: count.optional(),
-    promptCache: z
-      .strictObject({
-        inputTokens: count,
-        cacheReadTokens: count,
-        cacheWriteTokens: count,
-        hitRatePercent: z.number().nonnegative(),
-      })
-      .optional(),
+    promptCache: promptCache.optional(),
     model: z.string().optional(),
-    contextSplit: z
-      .strictObject({ systemTokens: count, bootstrapTokens: count, toolTokens: count, historyTokens: count })
-      .optional(),
+    contextSplit: contextSplit.optional(),
     spawnAdvice: z.strictObject({ level: z.enum(['normal', 'elevated', 'high', 'critical']), instruction: z.string() }),
     autoCompaction: z
       .union([
@@ -127,6 +134,12 @@ const sessionListing = z
     model: z.string(),
     modelOverride: z.boolean(),
     earlierSessionIds: count,
+    contextSplit: contextSplit
+      .optional()
+      .meta({ description: 'The last turn’s system, workspace and tools; the history is the rest of `contextTokens`' }),
+    promptCache: promptCache
+      .optional()
+      .meta({ description: 'Prompt tokens of the current session id by cache use (as `keel status` reports them)' }),
   })
   .meta({ id: 'SessionListing' });
 

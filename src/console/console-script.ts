@@ -39,6 +39,12 @@ export const CONSOLE_SCRIPT = String.raw`
     parts.forEach(function (p) { b.appendChild(el('span', { class: 'p-' + p[0], style: 'width:' + Math.min(100, p[1]) + '%' })); });
     return b;
   }
+  /** The context as the chat splits it (system, workspace, tools, history), or one bar before a turn measured the split. */
+  function contextBar(split, tokens, window) {
+    var w = window || 1;
+    var parts = split ? [['system', split.systemTokens], ['workspace', split.bootstrapTokens], ['tools', split.toolTokens], ['history', split.historyTokens]] : [['used', tokens]];
+    return bar(parts.map(function (p) { return [p[0], (p[1] / w) * 100]; }), parts.map(function (p) { return p[0] + ' ' + p[1]; }).join(', ') + ' of ' + window);
+  }
   function showError(err) { view.appendChild(el('p', { class: 'error', role: 'alert', text: String(err && err.message || err) })); }
   /** A Chart.js chart on a fresh canvas in box (no animation: drawn at once, also for the tests). */
   function chart(box, id, label, config) {
@@ -93,13 +99,14 @@ export const CONSOLE_SCRIPT = String.raw`
           el('td', { class: 'key' }, [el('a', { href: '#/s/' + encodeURIComponent(s.sessionKey), text: s.sessionKey })]),
           el('td', { text: s.agentId }),
           el('td', { class: 'wide', text: when(s.updatedAt) }),
-          el('td', {}, [bar([['used', s.percentUsed]], s.percentUsed + '% of ' + s.contextWindow), el('small', { text: ' ' + s.percentUsed + '%' })]),
+          el('td', { class: 'context' }, [contextBar(s.contextSplit, s.contextTokens, s.contextWindow), el('small', { text: ' ' + s.percentUsed + '%' })]),
+          el('td', { class: 'cache', text: s.promptCache ? s.promptCache.hitRatePercent + '%' : '–' }),
           el('td', { text: String(s.compactions) }),
           el('td', { class: s.failedCompactions > 0 ? 'error' : '', text: String(s.failedCompactions) + (s.autoCompactionPaused ? ' (paused)' : '') }),
           el('td', { class: 'wide', text: String(s.contextWindow) }),
         ]);
       });
-      var head = el('tr', {}, ['Session', 'Agent', 'Last activity', 'Context', 'Compactions', 'Failed', 'Window'].map(function (h, i) { return el('th', { scope: 'col', class: i === 2 || i === 6 ? 'wide' : '', text: h }); }));
+      var head = el('tr', {}, ['Session', 'Agent', 'Last activity', 'Context', 'Cache hit', 'Compactions', 'Failed', 'Window'].map(function (h, i) { return el('th', { scope: 'col', class: i === 2 || i === 7 ? 'wide' : '', text: h }); }));
       box.appendChild(el('div', { class: 'table-wrap' }, [el('table', { id: 'sessions' }, [el('thead', {}, [head]), el('tbody', {}, rows)])]));
       var pages = Math.max(1, Math.ceil(body.total / body.pageSize));
       box.appendChild(el('div', { class: 'pager' }, [
@@ -154,10 +161,10 @@ export const CONSOLE_SCRIPT = String.raw`
     return api('GET', path('')).then(function (s) {
       var box = document.getElementById('status');
       box.textContent = '';
-      var split = s.contextSplit, w = s.contextWindow || 1;
-      var parts = split ? [['system', split.systemTokens], ['workspace', split.bootstrapTokens], ['tools', split.toolTokens], ['history', split.historyTokens]] : [['used', s.contextTokens]];
+      var split = s.contextSplit;
+      var parts = split ? [['system', split.systemTokens], ['workspace', split.bootstrapTokens], ['tools', split.toolTokens], ['history', split.historyTokens]] : [];
       box.appendChild(el('h2', { text: 'Context' }));
-      box.appendChild(bar(parts.map(function (p) { return [p[0], (p[1] / w) * 100]; }), parts.map(function (p) { return p[0] + ' ' + p[1]; }).join(', ')));
+      box.appendChild(contextBar(split, s.contextTokens, s.contextWindow));
       box.appendChild(el('p', { id: 'status-line', text: s.contextTokens + ' of ' + s.contextWindow + ' tokens (' + s.percentUsed + '%) · turns ' + s.turnsCompleted + ' · compactions ' + s.compactionCount + (s.promptCache ? ' · prompt cache hit ' + s.promptCache.hitRatePercent + '%' : '') }));
       if (split) box.appendChild(el('p', { class: 'meta', text: parts.map(function (p) { return p[0] + ' ' + p[1]; }).join(' · ') }));
       return false;
