@@ -283,7 +283,19 @@ export const transcriptPage = z
 /** `GET /v1/sessions/{sessionKey}/compactions`: the session's compactions with their summaries. */
 export const sessionCompactions = z
   .strictObject({
-    compactions: z.array(compactionView.extend({ summary: z.string().nullable() }).meta({ id: 'SessionCompaction' })),
+    compactions: z.array(
+      compactionView
+        .extend({
+          summary: z.string().nullable(),
+          kept: z
+            .strictObject({ identifiers: z.array(z.string()), decisions: z.array(z.string()) })
+            .nullable()
+            .meta({
+              description: 'What the summary preserved, read back as the next compaction reads it (null without a summary)',
+            }),
+        })
+        .meta({ id: 'SessionCompaction' }),
+    ),
   })
   .meta({ id: 'SessionCompactions' });
 

@@ -198,6 +198,7 @@ export const CONSOLE_SCRIPT = String.raw`
           el('p', { class: 'meta', text: when(c.startedAt) + ' · tokens ' + (c.tokensBefore === null ? '?' : c.tokensBefore) + ' → ' + (c.tokensAfter === null ? '?' : c.tokensAfter) + (c.firstKeptEntryId ? ' · kept from entry ' + c.firstKeptEntryId : '') }),
           c.error ? el('p', { class: 'error', text: c.error }) : null,
           c.summary ? el('details', {}, [el('summary', { text: 'Summary' }), el('pre', { class: 'summary', text: c.summary })]) : null,
+          c.kept ? keptList(c.kept) : null,
         ]);
         if (bad) item.appendChild(el('button', { class: 'danger', 'data-retry': c.id, onclick: function () { retry(c); } }, ['Retry']));
         if (c.status === 'succeeded' && c.entryId) {
@@ -208,6 +209,17 @@ export const CONSOLE_SCRIPT = String.raw`
       });
       return true;
     });
+  }
+  /** What the summary preserved: its identifiers and its decisions and instructions, folded. */
+  function keptList(kept) {
+    var list = function (cls, title, items) {
+      return el('div', { class: cls }, [el('h4', { text: title + ' (' + items.length + ')' }), items.length ? el('ul', {}, items.map(function (t) { return el('li', { text: t }); })) : el('p', { class: 'meta', text: 'none' })]);
+    };
+    return el('details', { class: 'kept' }, [
+      el('summary', { text: 'Kept: ' + kept.identifiers.length + ' identifiers, ' + kept.decisions.length + ' decisions' }),
+      list('kept-identifiers', 'Identifiers', kept.identifiers),
+      list('kept-decisions', 'Decisions and instructions', kept.decisions),
+    ]);
   }
   function retry(c) {
     if (!window.confirm('Retry compaction ' + c.id + ' of ' + c.sessionKey + '? A fresh compaction of the session starts.')) return;
