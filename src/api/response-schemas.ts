@@ -327,6 +327,20 @@ export const contextSeries = z
     compactions: z
       .array(z.strictObject({ seq: z.number().int(), tokensBefore: count }))
       .meta({ description: 'Per compaction entry: where it cut' }),
+    prunes: z
+      .array(
+        z.strictObject({
+          seq: z.number().int(),
+          contextTokens: count,
+          toolResults: count,
+          chars: count,
+          providerTokens: count,
+        }),
+      )
+      .meta({
+        description:
+          'Per reply whose call went without tool output: results Keel’s engine cleared (chars) and the provider’s context edits cleared (tokens)',
+      }),
   })
   .meta({ id: 'ContextSeries' });
 

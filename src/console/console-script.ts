@@ -145,7 +145,7 @@ export const CONSOLE_SCRIPT = String.raw`
     view.textContent = '';
     view.appendChild(el('p', {}, [el('a', { href: '#/', text: '← Fleet' })]));
     view.appendChild(el('h1', { class: 'key', text: key }));
-    view.appendChild(el('figure', {}, [el('figcaption', { text: 'Context tokens per model reply; compactions marked' }), el('div', { id: 'series-box' })]));
+    view.appendChild(el('figure', {}, [el('figcaption', { text: 'Context tokens per model reply; compactions and pruned tool output marked' }), el('div', { id: 'series-box' })]));
     ['status', 'compactions', 'subagents', 'transcript'].forEach(function (id) { view.appendChild(el('section', { id: id })); });
     drawReplay();
     refreshSession().then(function () { poll(refreshSession, 1000); });
@@ -177,6 +177,7 @@ export const CONSOLE_SCRIPT = String.raw`
         data: { datasets: [
           { type: 'line', label: 'context tokens', data: s.points.map(function (p) { return { x: p.seq, y: p.contextTokens }; }), borderColor: '#5470c6', pointRadius: 2 },
           { label: 'compaction (tokens before)', data: s.compactions.map(function (c) { return { x: c.seq, y: c.tokensBefore }; }), backgroundColor: '#b00020', pointStyle: 'triangle', pointRadius: 7 },
+          { label: 'tool output pruned', data: s.prunes.map(function (p) { return { x: p.seq, y: p.contextTokens, pruned: p.toolResults }; }), borderColor: '#e07b00', backgroundColor: 'transparent', pointStyle: 'crossRot', pointRadius: 7, borderWidth: 2 },
         ] },
         options: { scales: { x: { title: { display: true, text: 'transcript position' } }, y: { beginAtZero: true } } },
       });
