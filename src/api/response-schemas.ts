@@ -291,7 +291,8 @@ export const sessionCompactions = z
             .strictObject({ identifiers: z.array(z.string()), decisions: z.array(z.string()) })
             .nullable()
             .meta({
-              description: 'What the summary preserved, read back as the next compaction reads it (null without a summary)',
+              description:
+                'What the summary preserved, read back as the next compaction reads it (null without a summary)',
             }),
         })
         .meta({ id: 'SessionCompaction' }),
