@@ -48,7 +48,7 @@ const CONSOLE_ROUTES = [
   let browser: Browser;
   beforeAll(async () => {
     browser = await chromium.launch({
-      executablePath,
+      executablePath: executablePath!,
       args: ['--no-sandbox'],
     });
   }, 60_000);
@@ -243,7 +243,7 @@ describe.each(testDatabases())('the console’s subagent tree on $name', (databa
     () =>
       suite.withWorker(db.store, { tools: lookupTools() }, async (t) => {
         const api = await startApi(suite.env, t);
-        const browser = await chromium.launch({ executablePath, args: ['--no-sandbox'] });
+        const browser = await chromium.launch({ executablePath: executablePath!, args: ['--no-sandbox'] });
         try {
           const key = `agent:main:console-${database.name}-${freshDurableAgent()}`;
           // Oslo reports at once; Lima's last reply takes long enough to be killed from the page.
