@@ -1,8 +1,10 @@
 /**
  * The operators' console in a real browser: Debian's chromium driven by playwright-core against
  * `serveApi` with a real dev server, worker and the fake model, its store seeded with 10,000 extra
- * sessions. Log in, page and filter the fleet, open a session with a degraded compaction, read its
- * summary, retry it through to a clean one, and watch a new turn's reply appear without reloading.
+ * sessions. Log in, page and filter the fleet (a row's context split and prompt-cache hit rate), open
+ * a session with a degraded compaction, read its summary, retry it through to a clean one, read what
+ * that kept, rerun and revert it, and watch a new turn's reply appear without reloading. At phone
+ * width: kill a running subagent, and see the session's unasked answer arrive over its events stream.
  * Screenshots land in test-output/.
  */
 import { mkdirSync } from 'node:fs';
@@ -59,7 +61,7 @@ const CONSOLE_ROUTES = [
   describe.each(testDatabases())('on $name', (database) => {
     const db = suite.storePerTest(database);
 
-    it('logs in, pages the fleet, opens a session, retries its degraded compaction and shows a new reply live', () =>
+    it('logs in, pages the fleet, opens a session, retries, reruns and reverts its compactions and shows a new reply live', () =>
       suite.withWorker(db.store, {}, async (t) => {
         const api = await startApi(suite.env, t);
         const page = await browser.newPage({
@@ -190,15 +192,16 @@ const CONSOLE_ROUTES = [
           const compactionsBefore = (await t.client.getStatus(key)).compactionCount;
           page.once('dialog', (d) => void d.accept());
           await page.locator(`[data-rerun="${retriedId}"]`).click();
-          const rerun = await waitUntil('the rerun record', async () =>
-            t.store.db
+          const rerun = await waitUntil('the rerun record, finished', async () => {
+            const row = await t.store.db
               .selectFrom('compactions')
-              .select(['id', 'status', 'rerun_of'])
+              .select(['id', 'status'])
               .where('rerun_of', '=', retriedId)
-              .executeTakeFirst(),
-          );
-          await page.locator(`[data-compaction="${rerun.id}"]`).waitFor({ timeout: 60_000 });
+              .executeTakeFirst();
+            return row && row.status !== 'running' && row;
+          });
           expect(rerun.status).toBe('succeeded');
+          await page.locator(`[data-compaction="${rerun.id}"][data-status="succeeded"]`).waitFor({ timeout: 60_000 });
           expect((await t.client.getStatus(key)).compactionCount).toBe(compactionsBefore);
 
           // Revert the retried compaction, confirmed: the revert is a compaction record of its own.
