@@ -13,6 +13,7 @@ import type { FinishTurnResult } from '../activities/parts/turn-finish';
 import { DEFAULTS } from '../src/config/defaults';
 import { pressureLevel } from '../src/context/context-window';
 import { spawnAdvice } from '../src/context/spawn-policy';
+import { cacheHitRatePercent, contextSplitTotal } from '../src/context/context-split';
 
 /** The next thing the session runs: maintenance first (it was decided by the turn before), then requests in admission order. */
 export type SessionJob =
@@ -288,15 +289,4 @@ export class SessionState {
       uncollectedRequestIds: this.uncollectedIds(),
     };
   }
-}
-
-/** Share of prompt tokens served from the provider's cache, in percent with one decimal. */
-function cacheHitRatePercent(c: PromptCacheCounters): number {
-  const prompt = c.inputTokens + c.cacheReadTokens + c.cacheWriteTokens;
-  return prompt > 0 ? Math.round((c.cacheReadTokens / prompt) * 1000) / 10 : 0;
-}
-
-/** Everything a model call's context holds: system prompt, workspace files, tools and the conversation. */
-function contextSplitTotal(split: ContextSplit): number {
-  return split.systemTokens + split.bootstrapTokens + split.toolTokens + split.historyTokens;
 }

@@ -1,6 +1,8 @@
 import type { PreparedContext } from './prepare-context';
 import { log } from '@temporalio/activity';
 import type { Redaction } from '../../src/security/redact';
+import type { ContextPruned } from '../../src/context/types';
+import type { AppliedContextEdit } from '../../src/model/model-client';
 
 /** Counts of what the context pipeline changed for one model call: the `model_call` line and the repair series. */
 export function contextRepairs(context: PreparedContext): Record<string, number> {
@@ -23,6 +25,19 @@ export function contextRepairs(context: PreparedContext): Record<string, number>
     stripped_details: p.strippedDetails,
     truncated_tool_results: context.truncated.length,
   };
+}
+
+/** What the call's context went without: the engine's cleared results and the provider's edits; undefined when nothing. */
+export function contextPruned(
+  context: PreparedContext,
+  appliedEdits: readonly AppliedContextEdit[] | undefined,
+): ContextPruned | undefined {
+  const cleared = context.engine?.cleared ?? [];
+  const edits = appliedEdits ?? [];
+  const toolResults = cleared.length + edits.reduce((n, e) => n + (e.clearedToolUses ?? 0), 0);
+  const providerTokens = edits.reduce((n, e) => n + e.clearedInputTokens, 0);
+  if (toolResults === 0 && providerTokens === 0) return undefined;
+  return { toolResults, chars: cleared.reduce((n, c) => n + c.chars, 0), providerTokens };
 }
 
 /** Secrets replaced in what was stored, by kind (`{ api_key: 1 }`). */

@@ -27,7 +27,7 @@ import { prepareModelCall, type PreparedCall } from './system-prompt-for-turn';
 import { startHeartbeat } from './heartbeat';
 import type { TurnReplyHold } from './held-reply';
 import { learnFromOverflow, learnFromUsage } from './model-window';
-import { contextRepairs, redactionCounts } from './model-call-report';
+import { contextPruned, contextRepairs, redactionCounts } from './model-call-report';
 import { finishRecordedProviderCompaction, recordProviderCompaction } from './provider-compaction';
 import type { TurnContext } from './turn-context';
 import { decideAfterFinish, type FinishTurnResult } from './turn-finish';
@@ -341,6 +341,9 @@ export function createModelCall(workerDeps: ActivityDeps, windows: ActiveWindowC
       },
       timestamp: Date.parse(input.now),
     };
+    // The console marks the calls whose context went without tool output.
+    const pruned = contextPruned(call.context, reply.appliedEdits);
+    if (pruned) message.pruned = pruned;
     const item = { entry: replyEntry(input, message), tokenEstimate: turn.deps.estimate(message) };
     const final = !message.content.some((b) => isToolCallBlock(b));
     if (!final)
@@ -359,6 +362,11 @@ export function createModelCall(workerDeps: ActivityDeps, windows: ActiveWindowC
       contextTokens,
       now: new Date(input.now),
       touch: input.finish.touch,
+      promptOverhead: {
+        systemTokens: call.split.systemTokens,
+        bootstrapTokens: call.split.bootstrapTokens,
+        toolTokens: call.split.toolTokens,
+      },
     };
     const { inserted, redactions, session } = await appendFinalReplyRecordingUsage(
       db,

@@ -215,7 +215,7 @@ export function openApiDocument(): ReturnType<typeof createDocument> {
           operationId: 'killSubagent',
           summary: 'Stop a subagent run (`keel subagents kill`)',
           requestParams: { path: subagentParams, query: subagentQuery },
-          responses: { '200': json(killResult, 'Whether it was stopped'), ...problems(400, 403) },
+          responses: { '200': json(killResult, 'Whether it was stopped'), ...problems(400, 403, 404) },
         },
       },
       '/v1/subagents/{id}/steer': {
@@ -224,7 +224,7 @@ export function openApiDocument(): ReturnType<typeof createDocument> {
           summary: 'Send a subagent a message; its answer reaches its parent (`keel subagents steer`)',
           requestParams: { path: subagentParams, query: subagentQuery },
           requestBody: { content: { 'application/json': { schema: steerBody } } },
-          responses: { '200': json(steerResult, 'Whether it was admitted'), ...problems(400, 403, 413) },
+          responses: { '200': json(steerResult, 'Whether it was admitted'), ...problems(400, 403, 404, 413) },
         },
       },
       '/v1/sessions/{sessionKey}/replay': {

@@ -11,6 +11,7 @@ import { KeelRequestError } from '../client/keel-client';
 import { InvalidSessionKeyError } from '../sessions/errors';
 import { UnknownSessionError } from '../cli/connect';
 import { CompactionNotFoundError } from '../cli/compactions';
+import { SubagentNotFoundError } from '../cli/subagents';
 import { CompactionBusyError } from '../cli/compaction-edits';
 import { CompactionEditError } from '../store/compaction-lineage';
 import { classifyDbError } from '../store/db-errors';
@@ -90,6 +91,7 @@ export function problemFor(err: unknown, deps: Dependencies): ApiProblem {
   }
   if (err instanceof UnknownSessionError) return new ApiProblem(404, 'unknown-session', err.message, 'sessionKey');
   if (err instanceof CompactionNotFoundError) return new ApiProblem(404, 'unknown-compaction', err.message, 'id');
+  if (err instanceof SubagentNotFoundError) return new ApiProblem(404, 'unknown-subagent', err.message, 'id');
   if (err instanceof CompactionBusyError || err instanceof CompactionEditError)
     return new ApiProblem(409, 'compaction-edit-refused', err.message, 'id');
   if (err instanceof UnreachableDependencyError) return new ApiProblem(503, 'unavailable', err.message);

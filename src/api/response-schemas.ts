@@ -66,6 +66,22 @@ export const announceEvent = z
   })
   .meta({ id: 'AnnounceEvent', description: 'A subagent reported back and the session answered, unasked' });
 
+/** The session's prompt tokens by cache use, and the share read from the cache. */
+const promptCache = z.strictObject({
+  inputTokens: count,
+  cacheReadTokens: count,
+  cacheWriteTokens: count,
+  hitRatePercent: z.number().nonnegative(),
+});
+
+/** What a model call's context was made of. */
+const contextSplit = z.strictObject({
+  systemTokens: count,
+  bootstrapTokens: count,
+  toolTokens: count,
+  historyTokens: count,
+});
+
 /** `GET /v1/sessions/{sessionKey}`: `keel status --json`. */
 export const sessionStatus = z
   .strictObject({
@@ -81,18 +97,9 @@ export const sessionStatus = z
     compactionCount: count,
     lastCompactionId: z.string().nullable(),
     configuredContextWindow: count.optional(),
-    promptCache: z
-      .strictObject({
-        inputTokens: count,
-        cacheReadTokens: count,
-        cacheWriteTokens: count,
-        hitRatePercent: z.number().nonnegative(),
-      })
-      .optional(),
+    promptCache: promptCache.optional(),
     model: z.string().optional(),
-    contextSplit: z
-      .strictObject({ systemTokens: count, bootstrapTokens: count, toolTokens: count, historyTokens: count })
-      .optional(),
+    contextSplit: contextSplit.optional(),
     spawnAdvice: z.strictObject({ level: z.enum(['normal', 'elevated', 'high', 'critical']), instruction: z.string() }),
     autoCompaction: z
       .union([
@@ -127,6 +134,12 @@ const sessionListing = z
     model: z.string(),
     modelOverride: z.boolean(),
     earlierSessionIds: count,
+    contextSplit: contextSplit
+      .optional()
+      .meta({ description: 'The last turn’s system, workspace and tools; the history is the rest of `contextTokens`' }),
+    promptCache: promptCache
+      .optional()
+      .meta({ description: 'Prompt tokens of the current session id by cache use (as `keel status` reports them)' }),
   })
   .meta({ id: 'SessionListing' });
 
@@ -270,7 +283,20 @@ export const transcriptPage = z
 /** `GET /v1/sessions/{sessionKey}/compactions`: the session's compactions with their summaries. */
 export const sessionCompactions = z
   .strictObject({
-    compactions: z.array(compactionView.extend({ summary: z.string().nullable() }).meta({ id: 'SessionCompaction' })),
+    compactions: z.array(
+      compactionView
+        .extend({
+          summary: z.string().nullable(),
+          kept: z
+            .strictObject({ identifiers: z.array(z.string()), decisions: z.array(z.string()) })
+            .nullable()
+            .meta({
+              description:
+                'What the summary preserved, read back as the next compaction reads it (null without a summary)',
+            }),
+        })
+        .meta({ id: 'SessionCompaction' }),
+    ),
   })
   .meta({ id: 'SessionCompactions' });
 
@@ -302,6 +328,20 @@ export const contextSeries = z
     compactions: z
       .array(z.strictObject({ seq: z.number().int(), tokensBefore: count }))
       .meta({ description: 'Per compaction entry: where it cut' }),
+    prunes: z
+      .array(
+        z.strictObject({
+          seq: z.number().int(),
+          contextTokens: count,
+          toolResults: count,
+          chars: count,
+          providerTokens: count,
+        }),
+      )
+      .meta({
+        description:
+          'Per reply whose call went without tool output: results Keel’s engine cleared (chars) and the provider’s context edits cleared (tokens)',
+      }),
   })
   .meta({ id: 'ContextSeries' });
 

@@ -19,7 +19,7 @@ import { adviseSettings, currentSettings } from '../profile/config-advice';
 import { changeLine, planConfigChanges, type FileChange } from '../profile/config-changes';
 import { connectClient, UnknownSessionError } from './connect';
 import type { KeelConfig } from '../config/keel-config';
-import type { PromptOverhead } from '../profile/context-estimate';
+import type { PromptOverhead } from '../context/context-split';
 import { shownKey } from './shown-key';
 
 const PAGE_ROWS = 1_000;

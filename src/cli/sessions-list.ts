@@ -3,7 +3,7 @@
  * (OpenClaw's `openclaw sessions`). Read from the database alone, so it works without workers.
  */
 import { sql, type Kysely, type SelectQueryBuilder } from 'kysely';
-import type { Database, SessionsTable } from '../store/schema';
+import type { Database, SessionRow, SessionsTable } from '../store/schema';
 import { agentConfig, type KeelSettings } from '../config/agent-config';
 import { configuredWindow } from '../config/configured-window';
 import { windowInForceOf } from '../context/learned-window';
@@ -12,6 +12,8 @@ import { pressureLevel, type PressureLevel } from '../context/context-window';
 import { contextBar } from './context-bar';
 import { shownKey } from './shown-key';
 import { DEFAULTS } from '../config/defaults';
+import { cacheHitRatePercent, splitOfContext } from '../context/context-split';
+import type { ContextSplit, SessionStatus } from '../protocol';
 
 /** One session as `keel sessions` prints it. */
 export interface SessionListing {
@@ -38,6 +40,10 @@ export interface SessionListing {
   readonly modelOverride: boolean;
   /** The key's earlier (rotated) session ids: `keel export KEY --all` exports them with the current one. */
   readonly earlierSessionIds: number;
+  /** What the context is made of: the last turn's prompt overhead, the conversation the rest (absent before a turn measured it). */
+  readonly contextSplit?: ContextSplit;
+  /** The session id's prompt tokens by cache use and the hit rate, as `keel status` reports them (absent before any). */
+  readonly promptCache?: NonNullable<SessionStatus['promptCache']>;
 }
 
 export interface SessionsListOptions {
@@ -99,6 +105,12 @@ export async function listSessions(
       's.compaction_failures',
       's.model_override',
       's.estimate_scales',
+      's.input_tokens',
+      's.cache_read_tokens',
+      's.cache_write_tokens',
+      's.prompt_system_tokens',
+      's.prompt_workspace_tokens',
+      's.prompt_tool_tokens',
     ])
     .select((eb) =>
       eb
@@ -155,8 +167,45 @@ export async function listSessions(
       model,
       modelOverride: r.model_override !== null,
       earlierSessionIds: Number(r.earlier ?? 0),
+      ...splitAndCacheOf(r),
     };
   });
+}
+
+/** The row's split (from the last turn's prompt overhead) and prompt-cache figures, each when the row has them. */
+function splitAndCacheOf(
+  r: Pick<
+    SessionRow,
+    | 'prompt_system_tokens'
+    | 'prompt_workspace_tokens'
+    | 'prompt_tool_tokens'
+    | 'context_tokens'
+    | 'input_tokens'
+    | 'cache_read_tokens'
+    | 'cache_write_tokens'
+  >,
+): Pick<SessionListing, 'contextSplit' | 'promptCache'> {
+  const cache = {
+    inputTokens: Number(r.input_tokens),
+    cacheReadTokens: Number(r.cache_read_tokens),
+    cacheWriteTokens: Number(r.cache_write_tokens),
+  };
+  const prompted = cache.inputTokens + cache.cacheReadTokens + cache.cacheWriteTokens > 0;
+  return {
+    ...(r.prompt_system_tokens !== null && r.prompt_workspace_tokens !== null && r.prompt_tool_tokens !== null
+      ? {
+          contextSplit: splitOfContext(
+            {
+              systemTokens: r.prompt_system_tokens,
+              bootstrapTokens: r.prompt_workspace_tokens,
+              toolTokens: r.prompt_tool_tokens,
+            },
+            Number(r.context_tokens),
+          ),
+        }
+      : {}),
+    ...(prompted ? { promptCache: { ...cache, hitRatePercent: cacheHitRatePercent(cache) } } : {}),
+  };
 }
 
 /** Two lines per session on stderr: who and when, then the usage bar. */

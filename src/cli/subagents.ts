@@ -74,11 +74,20 @@ export async function subagentsSteer(opts: {
 /** A run spawned by `agentId`'s sessions; another agent's id is refused like an unknown one. */
 async function existingRun(db: Kysely<Database>, agentId: string, id: string): Promise<SubagentRun> {
   const run = await getSubagentRun(db, agentId, id);
-  if (!run)
-    throw new UsageError(
+  if (!run) throw new SubagentNotFoundError(id, agentId);
+  return run;
+}
+
+/** No subagent run of that id for the agent (another agent's runs need its --agent): a usage error, a 404 over HTTP. */
+export class SubagentNotFoundError extends UsageError {
+  constructor(
+    readonly id: string,
+    readonly agentId: string,
+  ) {
+    super(
       `no subagent run ${id.length > 80 ? `${id.slice(0, 80)}… (${id.length} characters)` : id} for agent ${agentId}; \`keel subagents --agent ${agentId}\` lists them`,
     );
-  return run;
+  }
 }
 
 function listing(r: SubagentRun): SubagentListing {

@@ -12,6 +12,7 @@ button.danger{border-color:#b00020;color:#b00020}
 .login{max-width:24rem;margin-top:10vh}
 .login form{display:flex;flex-direction:column;gap:.6rem}
 .login input{font:inherit;padding:.5rem}
+textarea{max-width:100%}
 .error{color:#b00020}
 .filters{display:flex;flex-wrap:wrap;gap:.6rem;align-items:end;margin-bottom:.8rem}
 .filters label{display:flex;flex-direction:column;font-size:.85rem}

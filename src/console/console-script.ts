@@ -39,6 +39,12 @@ export const CONSOLE_SCRIPT = String.raw`
     parts.forEach(function (p) { b.appendChild(el('span', { class: 'p-' + p[0], style: 'width:' + Math.min(100, p[1]) + '%' })); });
     return b;
   }
+  /** The context as the chat splits it (system, workspace, tools, history), or one bar before a turn measured the split. */
+  function contextBar(split, tokens, window) {
+    var w = window || 1;
+    var parts = split ? [['system', split.systemTokens], ['workspace', split.bootstrapTokens], ['tools', split.toolTokens], ['history', split.historyTokens]] : [['used', tokens]];
+    return bar(parts.map(function (p) { return [p[0], (p[1] / w) * 100]; }), parts.map(function (p) { return p[0] + ' ' + p[1]; }).join(', ') + ' of ' + window);
+  }
   function showError(err) { view.appendChild(el('p', { class: 'error', role: 'alert', text: String(err && err.message || err) })); }
   /** A Chart.js chart on a fresh canvas in box (no animation: drawn at once, also for the tests). */
   function chart(box, id, label, config) {
@@ -93,13 +99,14 @@ export const CONSOLE_SCRIPT = String.raw`
           el('td', { class: 'key' }, [el('a', { href: '#/s/' + encodeURIComponent(s.sessionKey), text: s.sessionKey })]),
           el('td', { text: s.agentId }),
           el('td', { class: 'wide', text: when(s.updatedAt) }),
-          el('td', {}, [bar([['used', s.percentUsed]], s.percentUsed + '% of ' + s.contextWindow), el('small', { text: ' ' + s.percentUsed + '%' })]),
+          el('td', { class: 'context' }, [contextBar(s.contextSplit, s.contextTokens, s.contextWindow), el('small', { text: ' ' + s.percentUsed + '%' })]),
+          el('td', { class: 'cache', text: s.promptCache ? s.promptCache.hitRatePercent + '%' : '–' }),
           el('td', { text: String(s.compactions) }),
           el('td', { class: s.failedCompactions > 0 ? 'error' : '', text: String(s.failedCompactions) + (s.autoCompactionPaused ? ' (paused)' : '') }),
           el('td', { class: 'wide', text: String(s.contextWindow) }),
         ]);
       });
-      var head = el('tr', {}, ['Session', 'Agent', 'Last activity', 'Context', 'Compactions', 'Failed', 'Window'].map(function (h, i) { return el('th', { scope: 'col', class: i === 2 || i === 6 ? 'wide' : '', text: h }); }));
+      var head = el('tr', {}, ['Session', 'Agent', 'Last activity', 'Context', 'Cache hit', 'Compactions', 'Failed', 'Window'].map(function (h, i) { return el('th', { scope: 'col', class: i === 2 || i === 7 ? 'wide' : '', text: h }); }));
       box.appendChild(el('div', { class: 'table-wrap' }, [el('table', { id: 'sessions' }, [el('thead', {}, [head]), el('tbody', {}, rows)])]));
       var pages = Math.max(1, Math.ceil(body.total / body.pageSize));
       box.appendChild(el('div', { class: 'pager' }, [
@@ -138,7 +145,7 @@ export const CONSOLE_SCRIPT = String.raw`
     view.textContent = '';
     view.appendChild(el('p', {}, [el('a', { href: '#/', text: '← Fleet' })]));
     view.appendChild(el('h1', { class: 'key', text: key }));
-    view.appendChild(el('figure', {}, [el('figcaption', { text: 'Context tokens per model reply; compactions marked' }), el('div', { id: 'series-box' })]));
+    view.appendChild(el('figure', {}, [el('figcaption', { text: 'Context tokens per model reply; compactions and pruned tool output marked' }), el('div', { id: 'series-box' })]));
     ['status', 'compactions', 'subagents', 'transcript'].forEach(function (id) { view.appendChild(el('section', { id: id })); });
     drawReplay();
     refreshSession().then(function () { poll(refreshSession, 1000); });
@@ -154,10 +161,10 @@ export const CONSOLE_SCRIPT = String.raw`
     return api('GET', path('')).then(function (s) {
       var box = document.getElementById('status');
       box.textContent = '';
-      var split = s.contextSplit, w = s.contextWindow || 1;
-      var parts = split ? [['system', split.systemTokens], ['workspace', split.bootstrapTokens], ['tools', split.toolTokens], ['history', split.historyTokens]] : [['used', s.contextTokens]];
+      var split = s.contextSplit;
+      var parts = split ? [['system', split.systemTokens], ['workspace', split.bootstrapTokens], ['tools', split.toolTokens], ['history', split.historyTokens]] : [];
       box.appendChild(el('h2', { text: 'Context' }));
-      box.appendChild(bar(parts.map(function (p) { return [p[0], (p[1] / w) * 100]; }), parts.map(function (p) { return p[0] + ' ' + p[1]; }).join(', ')));
+      box.appendChild(contextBar(split, s.contextTokens, s.contextWindow));
       box.appendChild(el('p', { id: 'status-line', text: s.contextTokens + ' of ' + s.contextWindow + ' tokens (' + s.percentUsed + '%) · turns ' + s.turnsCompleted + ' · compactions ' + s.compactionCount + (s.promptCache ? ' · prompt cache hit ' + s.promptCache.hitRatePercent + '%' : '') }));
       if (split) box.appendChild(el('p', { class: 'meta', text: parts.map(function (p) { return p[0] + ' ' + p[1]; }).join(' · ') }));
       return false;
@@ -170,6 +177,7 @@ export const CONSOLE_SCRIPT = String.raw`
         data: { datasets: [
           { type: 'line', label: 'context tokens', data: s.points.map(function (p) { return { x: p.seq, y: p.contextTokens }; }), borderColor: '#5470c6', pointRadius: 2 },
           { label: 'compaction (tokens before)', data: s.compactions.map(function (c) { return { x: c.seq, y: c.tokensBefore }; }), backgroundColor: '#b00020', pointStyle: 'triangle', pointRadius: 7 },
+          { label: 'tool output pruned', data: s.prunes.map(function (p) { return { x: p.seq, y: p.contextTokens, pruned: p.toolResults }; }), borderColor: '#e07b00', backgroundColor: 'transparent', pointStyle: 'crossRot', pointRadius: 7, borderWidth: 2 },
         ] },
         options: { scales: { x: { title: { display: true, text: 'transcript position' } }, y: { beginAtZero: true } } },
       });
@@ -191,6 +199,7 @@ export const CONSOLE_SCRIPT = String.raw`
           el('p', { class: 'meta', text: when(c.startedAt) + ' · tokens ' + (c.tokensBefore === null ? '?' : c.tokensBefore) + ' → ' + (c.tokensAfter === null ? '?' : c.tokensAfter) + (c.firstKeptEntryId ? ' · kept from entry ' + c.firstKeptEntryId : '') }),
           c.error ? el('p', { class: 'error', text: c.error }) : null,
           c.summary ? el('details', {}, [el('summary', { text: 'Summary' }), el('pre', { class: 'summary', text: c.summary })]) : null,
+          c.kept ? keptList(c.kept) : null,
         ]);
         if (bad) item.appendChild(el('button', { class: 'danger', 'data-retry': c.id, onclick: function () { retry(c); } }, ['Retry']));
         if (c.status === 'succeeded' && c.entryId) {
@@ -201,6 +210,17 @@ export const CONSOLE_SCRIPT = String.raw`
       });
       return true;
     });
+  }
+  /** What the summary preserved: its identifiers and its decisions and instructions, folded. */
+  function keptList(kept) {
+    var list = function (cls, title, items) {
+      return el('div', { class: cls }, [el('h4', { text: title + ' (' + items.length + ')' }), items.length ? el('ul', {}, items.map(function (t) { return el('li', { text: t }); })) : el('p', { class: 'meta', text: 'none' })]);
+    };
+    return el('details', { class: 'kept' }, [
+      el('summary', { text: 'Kept: ' + kept.identifiers.length + ' identifiers, ' + kept.decisions.length + ' decisions' }),
+      list('kept-identifiers', 'Identifiers', kept.identifiers),
+      list('kept-decisions', 'Decisions and instructions', kept.decisions),
+    ]);
   }
   function retry(c) {
     if (!window.confirm('Retry compaction ' + c.id + ' of ' + c.sessionKey + '? A fresh compaction of the session starts.')) return;

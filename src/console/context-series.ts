@@ -1,10 +1,11 @@
 /**
  * The session chart's data: the context each model call carried (its reported input, cached and
- * uncached), and where compactions cut, over the session's last entries.
+ * uncached), where compactions cut, and the calls whose context went without pruned tool output,
+ * over the session's last entries.
  */
 import type { Kysely } from 'kysely';
 import type { Database } from '../store/schema';
-import type { TranscriptEntry } from '../context/types';
+import type { ContextPruned, TranscriptEntry } from '../context/types';
 
 /** Entries the chart reads at most, newest (a long session charts its recent part). */
 const SERIES_ENTRIES = 2_000;
@@ -15,6 +16,8 @@ export interface ContextSeries {
   readonly points: Array<{ readonly seq: number; readonly contextTokens: number }>;
   /** One per compaction entry: its position and the tokens before it. */
   readonly compactions: Array<{ readonly seq: number; readonly tokensBefore: number }>;
+  /** One per reply whose call's context went without tool output: its position, context tokens and what was pruned. */
+  readonly prunes: Array<{ readonly seq: number; readonly contextTokens: number } & ContextPruned>;
 }
 
 /** The chart's data for one session id. */
@@ -30,14 +33,17 @@ export async function contextSeries(db: Kysely<Database>, agentId: string, sessi
     .execute();
   const points: Array<{ seq: number; contextTokens: number }> = [];
   const compactions: Array<{ seq: number; tokensBefore: number }> = [];
+  const prunes: ContextSeries['prunes'] = [];
   for (const row of rows.reverse()) {
     const entry = row.payload as TranscriptEntry;
     const seq = Number(row.seq);
     if (entry.type === 'compaction') compactions.push({ seq, tokensBefore: entry.tokensBefore });
     else if (entry.type === 'message' && entry.message.role === 'assistant' && entry.message.usage) {
       const u = entry.message.usage;
-      points.push({ seq, contextTokens: (u.input ?? 0) + (u.cacheRead ?? 0) + (u.cacheWrite ?? 0) });
+      const contextTokens = (u.input ?? 0) + (u.cacheRead ?? 0) + (u.cacheWrite ?? 0);
+      points.push({ seq, contextTokens });
+      if (entry.message.pruned) prunes.push({ seq, contextTokens, ...entry.message.pruned });
     }
   }
-  return { points, compactions };
+  return { points, compactions, prunes };
 }

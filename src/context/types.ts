@@ -61,6 +61,18 @@ export interface AssistantMessage {
   usage?: { input?: number; output?: number; cacheRead?: number; cacheWrite?: number; totalTokens?: number };
   errorMessage?: string;
   timestamp?: number;
+  /** Keel's note of tool output the context of this reply's call went without; never sent to a model. */
+  pruned?: ContextPruned;
+}
+
+/**
+ * Tool output a model call's context went without: results Keel's context engine cleared (their
+ * characters), and what the provider's context edits cleared (tool uses and input tokens).
+ */
+export interface ContextPruned {
+  readonly toolResults: number;
+  readonly chars: number;
+  readonly providerTokens: number;
 }
 
 export interface ToolResultMessage {

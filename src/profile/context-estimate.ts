@@ -5,7 +5,7 @@
  * prompt, workspace files, tools) is no guess: it is what the session's last call measured, the
  * split `keel status` shows, or unknown when no call reported one.
  */
-import type { ContextSplit } from '../protocol';
+import type { PromptOverhead } from '../context/context-split';
 import type { ProfileEntry } from './profile-entries';
 
 /** Typical per-item ranges (tokens). */
@@ -15,9 +15,6 @@ const RANGES = {
   toolResult: [500, 5_000],
   summary: [2_000, 5_000],
 } as const;
-
-/** What a call sends besides the conversation, as the session's status splits it. */
-export type PromptOverhead = Pick<ContextSplit, 'systemTokens' | 'bootstrapTokens' | 'toolTokens'>;
 
 export interface EstimatePart {
   readonly part: 'fixed baseline' | 'user messages' | 'assistant replies' | 'tool results' | 'compaction summary';

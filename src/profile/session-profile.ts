@@ -5,7 +5,8 @@
  */
 import type { KeelConfig } from '../config/keel-config';
 import { classifySession, type SessionClass } from './classify-session';
-import { estimateContext, type ContextEstimate, type PromptOverhead } from './context-estimate';
+import { estimateContext, type ContextEstimate } from './context-estimate';
+import type { PromptOverhead } from '../context/context-split';
 import { adviceLines, adviseSettings, currentSettings, type ConfigAdvice, type CurrentSettings } from './config-advice';
 import type { ProfileEntry } from './profile-entries';
 

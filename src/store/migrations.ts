@@ -450,6 +450,18 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  '2026_11_29_002_session_prompt_overhead': {
+    async up(db) {
+      // What the last turn's call sent besides the conversation (system prompt, workspace files, tools),
+      // so the console's fleet shows every session's split from its row, as `keel status` shows one.
+      await db.schema
+        .alterTable('sessions')
+        .addColumn('prompt_system_tokens', 'integer')
+        .addColumn('prompt_workspace_tokens', 'integer')
+        .addColumn('prompt_tool_tokens', 'integer')
+        .execute();
+    },
+  },
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

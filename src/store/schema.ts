@@ -52,6 +52,13 @@ export interface SessionsTable {
    * tokenizer), keep theirs. Null or no entry: never.
    */
   estimate_scales: Json<Record<string, number>> | null;
+  /**
+   * What the last finished turn's call sent besides the conversation: its system prompt, workspace
+   * (bootstrap) files and tool definitions. Null until a turn of this session id reported them.
+   */
+  prompt_system_tokens: number | null;
+  prompt_workspace_tokens: number | null;
+  prompt_tool_tokens: number | null;
 }
 
 /** Append-only event stream per session; a tree through parent_id, ordered by seq. */

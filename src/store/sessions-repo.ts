@@ -3,6 +3,7 @@ import type { Database, NewSessionRow, SessionRow } from './schema';
 import { storableJsonText, storableText } from '../text/storable-text';
 import { sessionIdsOfKey } from './session-ids-repo';
 import type { TokenUsage } from '../protocol';
+import type { PromptOverhead } from '../context/context-split';
 
 /** Reads and writes of `sessions`. Every call is scoped by agentId. */
 
@@ -97,6 +98,8 @@ export interface TurnUsageUpdate {
   now: Date;
   /** System events (heartbeat, cron, exec notices) do not refresh idle/daily freshness (OpenClaw session freshness). */
   touch?: boolean;
+  /** What the turn's last call sent besides the conversation (absent when no call of this attempt measured it). */
+  promptOverhead?: PromptOverhead;
 }
 
 /** Adds a turn's usage to the counters and marks the total fresh (it comes from the latest run). */
@@ -122,6 +125,10 @@ export interface TurnUsageValues extends UsageCounterValues {
   now: Date;
   /** Present unless the turn was a system event (then freshness is not refreshed). */
   touchedAt?: Date;
+  /** Present when the turn's last call measured it. */
+  promptSystemTokens?: number;
+  promptWorkspaceTokens?: number;
+  promptToolTokens?: number;
 }
 
 export function turnUsageValues(u: TurnUsageUpdate): TurnUsageValues {
@@ -130,6 +137,13 @@ export function turnUsageValues(u: TurnUsageUpdate): TurnUsageValues {
     contextTokens: u.contextTokens,
     now: u.now,
     ...(u.touch === false ? {} : { touchedAt: u.now }),
+    ...(u.promptOverhead
+      ? {
+          promptSystemTokens: u.promptOverhead.systemTokens,
+          promptWorkspaceTokens: u.promptOverhead.bootstrapTokens,
+          promptToolTokens: u.promptOverhead.toolTokens,
+        }
+      : {}),
   };
 }
 
@@ -183,6 +197,13 @@ export function turnUsageSet(eb: ExpressionBuilder<Database, 'sessions'>, v: Tur
     total_tokens_fresh: true,
     // Never backwards: a turn that finishes late (a retry, a queued turn) cannot shorten the idle window.
     ...('touchedAt' in v ? { last_interaction_at: sql<Date>`greatest(last_interaction_at, ${v.touchedAt})` } : {}),
+    ...('promptSystemTokens' in v
+      ? {
+          prompt_system_tokens: v.promptSystemTokens,
+          prompt_workspace_tokens: v.promptWorkspaceTokens,
+          prompt_tool_tokens: v.promptToolTokens,
+        }
+      : {}),
     updated_at: v.now,
   };
 }
@@ -356,6 +377,10 @@ async function updateToNewSessionId(db: Kysely<Database>, input: RotateSessionIn
       memory_flush_compaction_count: null,
       // What fooled the estimate was the old conversation's content.
       estimate_scales: null,
+      // The new session id's first turn measures its own.
+      prompt_system_tokens: null,
+      prompt_workspace_tokens: null,
+      prompt_tool_tokens: null,
     })
     .where('agent_id', '=', input.agentId)
     .where('session_key', '=', input.sessionKey)

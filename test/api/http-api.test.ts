@@ -311,7 +311,7 @@ describe('the HTTP API refuses', () => {
       expectProblem(await api.call('GET', '/v1/compactions', { query: { failed: 'yes' } }), 400, 'failed');
     }));
 
-  it('an unknown session, compaction or route (404), and nothing is created', () =>
+  it('an unknown session, compaction, subagent run or route (404), and nothing is created', () =>
     withApi({}, async (api) => {
       const key = `agent:${freshDurableAgent()}:main`;
       expectProblem(
@@ -329,6 +329,17 @@ describe('the HTTP API refuses', () => {
         404,
         'id',
       );
+      // An unknown subagent run: its id named, for kill and for steer.
+      for (const verb of ['kill', 'steer'] as const) {
+        const unknown = await api.call('POST', `/v1/subagents/{id}/${verb}`, {
+          params: { id: 'no-such-run' },
+          query: { agent: 'main' },
+          body: verb === 'steer' ? { text: 'stop' } : undefined,
+        });
+        expectProblem(unknown, 404, 'id');
+        expect(unknown.body).toMatchObject({ type: 'urn:keel:problem:unknown-subagent' });
+        expect(unknown.body.detail).toContain('no subagent run no-such-run for agent main');
+      }
       const none = await api.call('GET', '/v1/sessions');
       expect(none.body).toEqual({ sessions: [] });
       const route = await fetch(`${api.url}/v1/nowhere`, {

@@ -71,8 +71,20 @@ describe.each(testDatabases())('status, sessions, profile and the chat bar on $n
         expect(contextBar(row)).toBe(contextBar(status));
         expect(row.turns).toBe(2);
 
-        // Profile's baseline is the split status reports (system + workspace + tools), not a share of the window.
+        // The row's split (the console's fleet) has status's prompt parts; its history is the rest of the
+        // headline, so its parts add up to the bar. The cache figures are status's own.
         const split = status.contextSplit!;
+        expect(row.contextSplit).toEqual({
+          systemTokens: split.systemTokens,
+          bootstrapTokens: split.bootstrapTokens,
+          toolTokens: split.toolTokens,
+          historyTokens: row.contextTokens - split.systemTokens - split.bootstrapTokens - split.toolTokens,
+        });
+        expect(row.contextSplit!.historyTokens).toBeGreaterThanOrEqual(split.historyTokens);
+        expect(row.promptCache).toEqual(status.promptCache);
+        expect(row.promptCache!.inputTokens).toBeGreaterThan(0);
+
+        // Profile's baseline is the split status reports (system + workspace + tools), not a share of the window.
         expect(split.bootstrapTokens).toBeGreaterThan(0);
         const overhead = await statusOverhead(settings.defaults, key);
         expect(overhead).toEqual(split);
@@ -119,13 +131,18 @@ describe.each(testDatabases())('status, sessions, profile and the chat bar on $n
         );
         expect(row.contextTokens).toBe(status.contextTokens);
         expect(contextBar(row)).toBe(contextBar(status));
+        expect(row.contextSplit).toEqual(status.contextSplit);
+        expect(row.promptCache).toEqual(status.promptCache);
 
         // After /new: the new transcript has no turn yet, and sessions and status count it the same way.
         fake.enqueue(fakeReply.text('fresh start'));
         await client.sendMessage(key, '/new hello again');
         row = await listed();
         expect(row.turns).toBe(1);
-        expect(row.contextTokens).toBe((await client.getStatus(key)).contextTokens);
+        status = await client.getStatus(key);
+        expect(row.contextTokens).toBe(status.contextTokens);
+        // The new session id's counters: its one turn's prompt tokens.
+        expect(row.promptCache).toEqual(status.promptCache);
       },
     );
   });

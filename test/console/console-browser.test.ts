@@ -1,8 +1,10 @@
 /**
  * The operators' console in a real browser: Debian's chromium driven by playwright-core against
  * `serveApi` with a real dev server, worker and the fake model, its store seeded with 10,000 extra
- * sessions. Log in, page and filter the fleet, open a session with a degraded compaction, read its
- * summary, retry it through to a clean one, and watch a new turn's reply appear without reloading.
+ * sessions. Log in, page and filter the fleet (a row's context split and prompt-cache hit rate), open
+ * a session with a degraded compaction, read its summary, retry it through to a clean one, read what
+ * that kept, rerun and revert it, and watch a new turn's reply appear without reloading. At phone
+ * width: kill a running subagent, and see the session's unasked answer arrive over its events stream.
  * Screenshots land in test-output/.
  */
 import { mkdirSync } from 'node:fs';
@@ -22,7 +24,8 @@ import {
 import { goodSummarizer } from '../compaction-workflow/support';
 import { startApi, TEST_API_TOKEN, type ApiUnderTest } from '../support/http-api';
 import { chromiumPath } from '../support/tool-path';
-import { CITIES, PARENT_PROMPT, lookupTools, subagentResponder } from '../subagents/subagent-script';
+import { waitUntil } from '../support/wait-until';
+import { PARENT_PROMPT, lookupTools, subagentResponder } from '../subagents/subagent-script';
 
 const OUTPUT = resolve(__dirname, '../../test-output');
 const MESSAGES = '/v1/sessions/{sessionKey}/messages';
@@ -47,7 +50,7 @@ const CONSOLE_ROUTES = [
   let browser: Browser;
   beforeAll(async () => {
     browser = await chromium.launch({
-      executablePath,
+      executablePath: executablePath!,
       args: ['--no-sandbox'],
     });
   }, 60_000);
@@ -58,7 +61,7 @@ const CONSOLE_ROUTES = [
   describe.each(testDatabases())('on $name', (database) => {
     const db = suite.storePerTest(database);
 
-    it('logs in, pages the fleet, opens a session, retries its degraded compaction and shows a new reply live', () =>
+    it('logs in, pages the fleet, opens a session, retries, reruns and reverts its compactions and shows a new reply live', () =>
       suite.withWorker(db.store, {}, async (t) => {
         const api = await startApi(suite.env, t);
         const page = await browser.newPage({
@@ -118,18 +121,35 @@ const CONSOLE_ROUTES = [
           await page.locator('#page-label', { hasText: 'page 1 of 1 · 1 sessions' }).waitFor();
           expect(await page.locator('#sessions tbody a').allTextContents()).toEqual([key]);
           expect(fleetRequests.at(-1)).toBe(`?page=1&pageSize=50&sort=updated&q=${agent}`);
+          // Its row: the context in the chat's four parts, and the prompt-cache hit rate status reports.
+          const status = await api.call('GET', '/v1/sessions/{sessionKey}', { params: { sessionKey: key } });
+          const split = status.body.contextSplit;
+          expect(
+            await page
+              .locator('#sessions tbody td.context .bar span')
+              .evaluateAll((spans) => spans.map((s) => s.className)),
+          ).toEqual(['p-system', 'p-workspace', 'p-tools', 'p-history']);
+          expect(await page.locator('#sessions tbody td.context .bar').getAttribute('aria-label')).toMatch(
+            new RegExp(
+              `^system ${split.systemTokens}, workspace ${split.bootstrapTokens}, tools ${split.toolTokens}, history \\d+ of \\d+$`,
+            ),
+          );
+          expect(await page.locator('#sessions tbody td.cache').textContent()).toBe(
+            `${status.body.promptCache.hitRatePercent}%`,
+          );
           await page.click(`#sessions a`);
 
           // The session: its degraded compaction with the summary it wrote, and the transcript.
           const degraded = page.locator(`[data-compaction="${compactionId}"]`);
           await degraded.waitFor();
           expect(await degraded.getAttribute('data-status')).toBe('succeeded degraded');
-          await degraded.locator('summary').click();
+          await degraded.locator('summary', { hasText: 'Summary' }).click();
           expect(await degraded.locator('pre.summary').textContent()).toMatch(/\S/);
           await page.waitForSelector('#transcript .entry');
           // The context chart: a point per model reply, the compaction marked.
           await page.waitForSelector('#context-chart');
-          expect(await drawn(page, 'context-chart')).toMatchObject({ painted: true, points: [2, 1] });
+          // The context chart: a point per model reply, the compaction marked, nothing pruned.
+          expect(await drawn(page, 'context-chart')).toMatchObject({ painted: true, points: [2, 1, 0] });
           expect(await page.locator('#transcript').textContent()).toContain('deploy PAY-1234 first');
 
           // A turn sent elsewhere shows up in the open page without a reload. Its long question
@@ -160,8 +180,31 @@ const CONSOLE_ROUTES = [
             .where('retry_of', '=', compactionId)
             .execute();
           expect(records).toEqual([expect.objectContaining({ status: 'succeeded', degraded: false })]);
-          // Revert the retried compaction, confirmed: the revert is a compaction record of its own.
           const retriedId = records[0]!.id;
+          // What its summary kept: the identifiers of the conversation it summarized.
+          const retried = page.locator(`[data-compaction="${retriedId}"]`);
+          await retried.locator('details.kept > summary').click();
+          expect(await retried.locator('.kept-identifiers li').allTextContents()).toEqual(
+            expect.arrayContaining(['/srv/api/main.ts', 'PAY-1234']),
+          );
+
+          // Rerun it, confirmed: a new compaction record beside it, the session unchanged.
+          const compactionsBefore = (await t.client.getStatus(key)).compactionCount;
+          page.once('dialog', (d) => void d.accept());
+          await page.locator(`[data-rerun="${retriedId}"]`).click();
+          const rerun = await waitUntil('the rerun record, finished', async () => {
+            const row = await t.store.db
+              .selectFrom('compactions')
+              .select(['id', 'status'])
+              .where('rerun_of', '=', retriedId)
+              .executeTakeFirst();
+            return row && row.status !== 'running' && row;
+          });
+          expect(rerun.status).toBe('succeeded');
+          await page.locator(`[data-compaction="${rerun.id}"][data-status="succeeded"]`).waitFor({ timeout: 60_000 });
+          expect((await t.client.getStatus(key)).compactionCount).toBe(compactionsBefore);
+
+          // Revert the retried compaction, confirmed: the revert is a compaction record of its own.
           page.once('dialog', (d) => void d.accept());
           await page.locator(`[data-revert="${retriedId}"]`).click();
           await page
@@ -199,37 +242,71 @@ const CONSOLE_ROUTES = [
 describe.each(testDatabases())('the console’s subagent tree on $name', (database) => {
   const db = suite.storePerTest(database);
   (executablePath ? it : it.skip)(
-    'shows the runs a session spawned with their states, and a steer of an ended run is refused',
+    'shows the runs a session spawned with their states, kills a running one, and the session’s unasked answer arrives over its events stream',
     () =>
       suite.withWorker(db.store, { tools: lookupTools() }, async (t) => {
         const api = await startApi(suite.env, t);
-        const browser = await chromium.launch({ executablePath, args: ['--no-sandbox'] });
+        const browser = await chromium.launch({ executablePath: executablePath!, args: ['--no-sandbox'] });
         try {
           const key = `agent:main:console-${database.name}-${freshDurableAgent()}`;
-          t.fake.respondWith(subagentResponder({ cities: [CITIES[0]!] }));
-          await api.call('POST', MESSAGES, { params: { sessionKey: key }, body: { text: PARENT_PROMPT } });
+          // Oslo reports at once; Lima's last reply takes long enough to be killed from the page.
+          t.fake.respondWith(
+            subagentResponder({
+              cities: ['Oslo', 'Lima'],
+              childReplyDelayMs: (city) => (city === 'Lima' ? 25_000 : 0),
+            }),
+          );
           const page = await browser.newPage({ viewport: { width: 390, height: 900 } });
+          await page.addInitScript(RECORD_EVENTS);
           await page.goto(`${api.url}/`);
           await page.fill('#token', TEST_API_TOKEN);
           await page.click('button[type=submit]');
           await page.waitForSelector('#sessions');
+          await api.call('POST', MESSAGES, { params: { sessionKey: key }, body: { text: PARENT_PROMPT } });
           await page.goto(`${api.url}/#/s/${encodeURIComponent(key)}`);
-          const run = page.locator('[data-subagent][data-state="done"]', { hasText: CITIES[0]! });
-          await run.waitFor({ timeout: 45_000 });
-          const stored = await t.store.db
-            .selectFrom('subagent_runs')
-            .select(['id', 'status'])
-            .where('parent_session_key', '=', key)
-            .execute();
-          expect(stored).toEqual([{ id: await run.getAttribute('data-subagent'), status: 'done' }]);
+          const oslo = page.locator('[data-subagent][data-state="done"]', { hasText: 'Oslo' });
+          await oslo.waitFor({ timeout: 45_000 });
+          const lima = page.locator('[data-subagent][data-state="running"]', { hasText: 'Lima' });
+          await lima.waitFor({ timeout: 45_000 });
+          await page.waitForFunction('window.__keelSeen.includes("open")');
           mkdirSync(OUTPUT, { recursive: true });
           await page.screenshot({ path: join(OUTPUT, `console-subagents-phone-${database.name}.png`), fullPage: true });
+
+          // Kill Lima from the page, confirmed: its state turns killed, in the page and the store.
+          page.once('dialog', (d) => void d.accept());
+          await lima.locator('button', { hasText: 'Kill' }).click();
+          const killed = page.locator('[data-subagent][data-state="killed"]', { hasText: 'Lima' });
+          await killed.waitFor({ timeout: 60_000 });
+          expect(await killed.locator('button', { hasText: 'Kill' }).count()).toBe(0);
+          const stored = await t.store.db
+            .selectFrom('subagent_runs')
+            .select(['id', 'label', 'status'])
+            .where('parent_session_key', '=', key)
+            .orderBy('label')
+            .execute();
+          expect(stored).toEqual([
+            { id: await killed.getAttribute('data-subagent'), label: 'Lima', status: 'killed' },
+            { id: await oslo.getAttribute('data-subagent'), label: 'Oslo', status: 'done' },
+          ]);
+
+          // The session answers the kill unasked: the events stream brings it, and the page reads the
+          // transcript again after it, without a reload.
+          await page.locator('#transcript .entry', { hasText: 'Noted Lima.' }).waitFor({ timeout: 45_000 });
+          const seen: string[] = await page.evaluate('window.__keelSeen');
+          const announced = seen.findIndex((s) => s.startsWith('announce') && s.includes('Noted Lima.'));
+          expect(announced).toBeGreaterThan(0);
+          expect(seen.slice(announced + 1)).toContain('fetch transcript');
+          await page.screenshot({
+            path: join(OUTPUT, `console-subagent-killed-phone-${database.name}.png`),
+            fullPage: true,
+          });
+
           const steer = await api.call('POST', '/v1/subagents/{id}/steer', {
-            params: { id: stored[0]!.id },
+            params: { id: stored[1]!.id },
             query: { agent: 'main' },
             body: { text: 'one more city' },
           });
-          expect(steer.body).toMatchObject({ id: stored[0]!.id, sent: false });
+          expect(steer.body).toMatchObject({ id: stored[1]!.id, sent: false });
         } finally {
           await browser.close();
           await api.close();
@@ -237,6 +314,27 @@ describe.each(testDatabases())('the console’s subagent tree on $name', (databa
       }),
   );
 });
+
+/**
+ * Run in the page before its scripts: records the events stream opening, each `announce` event
+ * (with its data) and each transcript read, in order, in `window.__keelSeen`.
+ */
+const RECORD_EVENTS = `(() => {
+  window.__keelSeen = [];
+  const Source = window.EventSource;
+  window.EventSource = class extends Source {
+    constructor(url, options) {
+      super(url, options);
+      this.addEventListener('open', () => window.__keelSeen.push('open'));
+      this.addEventListener('announce', (e) => window.__keelSeen.push('announce ' + e.data));
+    }
+  };
+  const fetchOf = window.fetch;
+  window.fetch = function (input, init) {
+    if (String(input).includes('/transcript?')) window.__keelSeen.push('fetch transcript');
+    return fetchOf.call(this, input, init);
+  };
+})()`;
 
 describe('the console without the cookie', () => {
   const db = suite.storePerTest(testDatabases()[0]!);

@@ -291,6 +291,10 @@ describe.each(testDatabases())('runMaintenance on $name', (database) => {
         db,
       );
       await sql`delete from kysely_migration where name = '2026_11_29_001_compaction_billing'`.execute(db);
+      await sql`alter table sessions drop column prompt_system_tokens, drop column prompt_workspace_tokens, drop column prompt_tool_tokens`.execute(
+        db,
+      );
+      await sql`delete from kysely_migration where name = '2026_11_29_002_session_prompt_overhead'`.execute(db);
       await db
         .insertInto('model_limits')
         .values([
@@ -323,6 +327,7 @@ describe.each(testDatabases())('runMaintenance on $name', (database) => {
         '2026_11_27_003_session_estimate_scales',
         '2026_11_28_001_search_by_terms',
         '2026_11_29_001_compaction_billing',
+        '2026_11_29_002_session_prompt_overhead',
       ]);
       // Back to the stated maximum less 5%; a window learned without one stays as it was.
       const limits = await db

@@ -12,6 +12,7 @@ import { allEntries } from '../support/store-readers';
 import { testDeps } from '../support/keel-deps';
 import { prepareContext } from '../../activities/parts/prepare-context';
 import { StatementCounter } from '../support/statement-counter';
+import { contextSeries } from '../../src/console/context-series';
 
 /** A message's text, whatever its shape (a string, or text blocks), for comparing what was sent with what was stored. */
 function textOf(message: { content: unknown }): string {
@@ -353,6 +354,18 @@ describe('the context engine lifecycle in a turn', () => {
         // Not persisted: the stored result keeps its output.
         const stored = messagesOf(await allEntries(store.db, agent, 's-idle')).find((m) => m.role === 'toolResult');
         expect(JSON.stringify(stored)).toContain('LOGLINE');
+        // The reply notes what its call went without, and the console's chart marks it there alone.
+        const replies = async (sessionId: string) =>
+          messagesOf(await allEntries(store.db, agent, sessionId)).filter((m) => m.role === 'assistant');
+        expect((await replies('s-idle')).at(-1)).toMatchObject({
+          pruned: { toolResults: 1, chars: 4000, providerTokens: 0 },
+        });
+        expect((await replies('s-busy')).at(-1)).not.toHaveProperty('pruned');
+        const idleSeries = await contextSeries(store.db, agent, 's-idle');
+        expect(idleSeries.prunes).toEqual([
+          expect.objectContaining({ seq: idleSeries.points.at(-1)!.seq, toolResults: 1, chars: 4000 }),
+        ]);
+        expect((await contextSeries(store.db, agent, 's-busy')).prunes).toEqual([]);
       },
     ));
 

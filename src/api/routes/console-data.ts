@@ -6,6 +6,7 @@ import { fleetPage } from '../../console/fleet-page';
 import { transcriptPage } from '../../console/transcript-page';
 import { fleetOverview } from '../../console/fleet-overview';
 import { contextSeries } from '../../console/context-series';
+import { keptBySummary } from '../../compaction/summary-kept';
 import type { ApiDeps } from '../api-deps';
 import { allowedAgentParam } from '../allowed';
 import { parsePath, parseQuery } from '../parse-request';
@@ -77,10 +78,10 @@ export function registerConsoleDataRoutes(app: Hono, deps: ApiDeps): void {
       .limit(SESSION_COMPACTIONS_LIMIT)
       .execute();
     const compactions = await Promise.all(
-      rows.map(async (r) => ({
-        ...toCompactionView(r),
-        summary: await summaryOf(deps.db, r),
-      })),
+      rows.map(async (r) => {
+        const summary = await summaryOf(deps.db, r);
+        return { ...toCompactionView(r), summary, kept: summary === null ? null : keptBySummary(summary) };
+      }),
     );
     return c.json({ compactions });
   });
