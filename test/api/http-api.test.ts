@@ -3,7 +3,7 @@
  * worker behind it, the fake model. Every answer (each SSE event included) is checked against the
  * server's own /openapi.json by `startApi`'s client.
  */
-import { testDatabases } from '../support/databases';
+import { freshSchemaUrl, testDatabases } from '../support/databases';
 import { fakeReply } from '../../src/testing/fake-anthropic';
 import { integrationSuite } from '../support/integration';
 import {
@@ -16,11 +16,12 @@ import { goodSummarizer } from '../compaction-workflow/support';
 import { allEntries } from '../support/store-readers';
 import { waitUntil } from '../support/wait-until';
 import { startApi, type ApiUnderTest, type SseEvent, type SseStream } from '../support/http-api';
-import { CITIES, PARENT_PROMPT, lookupTools, subagentResponder } from '../subagents/subagent-script';
 import { getSession } from '../../src/store/sessions-repo';
 import { checkApiBinding } from '../../src/api/serve-api';
 import { Connection } from '@temporalio/client';
 import { startCuttableProxy } from '../support/cuttable-proxy';
+import { describeOnPostgres } from '../support/postgres-only';
+import { openStore } from '../../src/store/connect';
 
 const suite = integrationSuite();
 const MESSAGES = '/v1/sessions/{sessionKey}/messages';
@@ -219,37 +220,6 @@ describe.each(testDatabases())('the HTTP API on $name', (database) => {
         [compacted.body.compactionId, null],
       ]);
     }));
-
-  it("streams the session's answers to its subagents' reports as announce events", () =>
-    withApi(
-      async (api, t) => {
-        const key = `agent:main:http-${database.name}-${freshDurableAgent()}`;
-        t.fake.respondWith(subagentResponder({ cities: [CITIES[0]!] }));
-        const sent = await api.call('POST', MESSAGES, { params: { sessionKey: key }, body: { text: PARENT_PROMPT } });
-        expect(sent.body.reply).toBe('Waiting for my subagents.');
-
-        const events = await api.stream('GET', '/v1/sessions/{sessionKey}/events', { params: { sessionKey: key } });
-        const announce = await events.next();
-        await events.cancel();
-        expect(announce).toEqual({
-          event: 'announce',
-          data: {
-            requestId: expect.stringMatching(/^announce:/),
-            subagentId: expect.any(String),
-            reply: expect.any(String),
-          },
-        });
-        // The session answered the report in a turn nobody sent: the one this event carries.
-        expect((await t.client.getStatus(key)).turnsCompleted).toBe(2);
-        const run = await t.store.db
-          .selectFrom('subagent_runs')
-          .selectAll()
-          .where('id', '=', announce.data.subagentId)
-          .executeTakeFirst();
-        expect(run).toMatchObject({ label: CITIES[0], status: 'done' });
-      },
-      { tools: lookupTools() },
-    ));
 });
 
 describe('the HTTP API refuses', () => {
@@ -433,3 +403,62 @@ describe('the HTTP API without Temporal', () => {
       }
     }));
 });
+
+describeOnPostgres(
+  'the HTTP API without its database',
+  'the API reaches the server through a TCP proxy the test cuts',
+  () => {
+    it('answers 503 naming DATABASE_URL on a read and on a message while the database is away, and recovers', async () => {
+      const direct = await freshSchemaUrl(process.env.TEST_DATABASE_URL!);
+      const target = new URL(direct);
+      const proxy = await startCuttableProxy({ host: target.hostname, port: Number(target.port || 5432) });
+      const viaProxy = new URL(direct);
+      viaProxy.hostname = proxy.host;
+      viaProxy.port = String(proxy.port);
+      // The worker keeps its own way to the database: only the API loses it.
+      const workerStore = await openStore({ kind: 'postgres', url: direct });
+      const apiStore = await openStore({ kind: 'postgres', url: viaProxy.toString() }, { log: () => undefined });
+      try {
+        await suite.withWorker(workerStore, {}, async (t) => {
+          const api = await startApi(suite.env, t, { store: apiStore });
+          try {
+            const key = `agent:${freshDurableAgent()}:main`;
+            const send = (text: string) => api.call('POST', MESSAGES, { params: { sessionKey: key }, body: { text } });
+            t.fake.enqueue(fakeReply.text('before'), fakeReply.text('after'));
+            expect((await send('hello')).status).toBe(200);
+            const calls = t.fake.requests.length;
+
+            proxy.cut();
+            const address = `${proxy.host}:${proxy.port}`;
+            for (const res of [await api.call('GET', '/v1/sessions'), await send('while away')]) {
+              expect(res.status).toBe(503);
+              expect(res.contentType).toBe('application/problem+json');
+              expect(res.body).toMatchObject({ type: 'urn:keel:problem:unavailable', status: 503 });
+              expect(res.body.detail).toContain(`cannot reach the database at`);
+              expect(res.body.detail).toContain(address);
+              expect(res.body.detail).toContain('(DATABASE_URL)');
+            }
+            // The refused message never reached the session: no model call, no turn.
+            expect(t.fake.requests.length).toBe(calls);
+            expect((await t.client.getStatus(key)).turnsCompleted).toBe(1);
+
+            proxy.restore();
+            await waitUntil(
+              'the API to read again',
+              async () => (await api.call('GET', '/v1/sessions')).status === 200,
+            );
+            const back = await send('back again');
+            expect(back.status).toBe(200);
+            expect(back.body).toMatchObject({ reply: 'after', turn: 2 });
+          } finally {
+            await api.close();
+          }
+        });
+      } finally {
+        await apiStore.close();
+        await workerStore.close();
+        await proxy.close();
+      }
+    });
+  },
+);
