@@ -46,9 +46,10 @@ describe.each(testDatabases())('session events on $name', (database) => {
   const withApi = (
     options: Parameters<typeof suite.withWorker>[1],
     fn: (api: ApiUnderTest, t: WorkerContext) => Promise<void>,
+    apiOptions: Parameters<typeof startApi>[2] = {},
   ) =>
     suite.withWorker(db.store, options, async (t) => {
-      const api = await startApi(suite.env, t);
+      const api = await startApi(suite.env, t, apiOptions);
       try {
         await fn(api, t);
       } finally {
@@ -170,6 +171,26 @@ describe.each(testDatabases())('session events on $name', (database) => {
       expect(bad.status).toBe(400);
       expect(bad.body.field).toBe('last-event-id');
     }));
+
+  it("wakes on the session's notice: a stream that would not poll for minutes hears the report and the answer", () =>
+    withApi(
+      { tools: lookupTools() },
+      async (api, t) => {
+        const key = `agent:main:notice-${database.name}-${freshDurableAgent()}`;
+        t.fake.respondWith(subagentResponder({ cities: [CITIES[1]!], childReplyDelayMs: 3_000 }));
+        await api.call('POST', MESSAGES, { params: { sessionKey: key }, body: { text: PARENT_PROMPT } });
+        // Read once at the start; the report lands seconds later, so only the NOTIFY brings the events.
+        const stream = await api.stream('GET', EVENTS, { params: { sessionKey: key }, query: { after: '0' } });
+        const events = await take(stream, 2);
+        await stream.cancel();
+        expect(events.map((e) => [e.event, e.data.subagentId])).toEqual([
+          ['report', events[0]!.data.subagentId],
+          ['announce', events[0]!.data.subagentId],
+        ]);
+        expect(events[1]!.data.reply).toBe(`Noted ${CITIES[1]}.`);
+      },
+      { eventsPollMs: 600_000 },
+    ));
 
   it(
     'twenty subagent runs: forty events in transcript order, each once, each report followed by its answer',

@@ -69,6 +69,8 @@ export interface ApiOptions {
   readonly allowedAgents?: string[];
   /** The API's own Temporal connection and the address it names (default: the suite's). */
   readonly temporal?: { readonly connection: Connection; readonly address: string };
+  /** How often event streams read the transcript without a notice (default: every 200 ms). */
+  readonly eventsPollMs?: number;
   /** The API's own store (default: the worker's), e.g. one that reaches the database through a proxy. */
   readonly store?: Store;
 }
@@ -104,7 +106,7 @@ export async function startApi(env: TemporalTestEnv, t: WorkerContext, opts: Api
         temporal: temporalDependency(opts.temporal?.address ?? env.server.address),
         database: storeDependency(store.target),
       },
-      eventsPollMs: 200,
+      eventsPollMs: opts.eventsPollMs ?? 200,
       events: stream,
       logger,
       ...(token ? { token } : {}),
