@@ -3,7 +3,7 @@
  * worker behind it, the fake model. Every answer (each SSE event included) is checked against the
  * server's own /openapi.json by `startApi`'s client.
  */
-import { freshSchemaUrl, testDatabases } from '../support/databases';
+import { testDatabases } from '../support/databases';
 import { fakeReply } from '../../src/testing/fake-anthropic';
 import { integrationSuite } from '../support/integration';
 import {
@@ -20,8 +20,8 @@ import { getSession } from '../../src/store/sessions-repo';
 import { checkApiBinding } from '../../src/api/serve-api';
 import { Connection } from '@temporalio/client';
 import { startCuttableProxy } from '../support/cuttable-proxy';
-import { describeOnPostgres } from '../support/postgres-only';
-import { openStore } from '../../src/store/connect';
+import { openStore, type Store } from '../../src/store/connect';
+import { servePglite } from '../../src/embedded/pglite-server';
 
 const suite = integrationSuite();
 const MESSAGES = '/v1/sessions/{sessionKey}/messages';
@@ -404,61 +404,66 @@ describe('the HTTP API without Temporal', () => {
     }));
 });
 
-describeOnPostgres(
-  'the HTTP API without its database',
-  'the API reaches the server through a TCP proxy the test cuts',
-  () => {
-    it('answers 503 naming DATABASE_URL on a read and on a message while the database is away, and recovers', async () => {
-      const direct = await freshSchemaUrl(process.env.TEST_DATABASE_URL!);
-      const target = new URL(direct);
-      const proxy = await startCuttableProxy({ host: target.hostname, port: Number(target.port || 5432) });
-      const viaProxy = new URL(direct);
-      viaProxy.hostname = proxy.host;
-      viaProxy.port = String(proxy.port);
-      // The worker keeps its own way to the database: only the API loses it.
-      const workerStore = await openStore({ kind: 'postgres', url: direct });
-      const apiStore = await openStore({ kind: 'postgres', url: viaProxy.toString() }, { log: () => undefined });
-      try {
-        await suite.withWorker(workerStore, {}, async (t) => {
-          const api = await startApi(suite.env, t, { store: apiStore });
-          try {
-            const key = `agent:${freshDurableAgent()}:main`;
-            const send = (text: string) => api.call('POST', MESSAGES, { params: { sessionKey: key }, body: { text } });
-            t.fake.enqueue(fakeReply.text('before'), fakeReply.text('after'));
-            expect((await send('hello')).status).toBe(200);
-            const calls = t.fake.requests.length;
+describe.each(testDatabases())('the HTTP API without its database on $name', (database) => {
+  const db = suite.storePerTest(database);
 
-            proxy.cut();
-            const address = `${proxy.host}:${proxy.port}`;
-            for (const res of [await api.call('GET', '/v1/sessions'), await send('while away')]) {
-              expect(res.status).toBe(503);
-              expect(res.contentType).toBe('application/problem+json');
-              expect(res.body).toMatchObject({ type: 'urn:keel:problem:unavailable', status: 503 });
-              expect(res.body.detail).toContain(`cannot reach the database at`);
-              expect(res.body.detail).toContain(address);
-              expect(res.body.detail).toContain('(DATABASE_URL)');
-            }
-            // The refused message never reached the session: no model call, no turn.
-            expect(t.fake.requests.length).toBe(calls);
-            expect((await t.client.getStatus(key)).turnsCompleted).toBe(1);
-
-            proxy.restore();
-            await waitUntil(
-              'the API to read again',
-              async () => (await api.call('GET', '/v1/sessions')).status === 200,
-            );
-            const back = await send('back again');
-            expect(back.status).toBe(200);
-            expect(back.body).toMatchObject({ reply: 'after', turn: 2 });
-          } finally {
-            await api.close();
-          }
-        });
-      } finally {
+  /**
+   * The worker's database over the wire (PostgreSQL as it is; PGlite served on a socket), behind a
+   * proxy the test cuts: only the API loses it, the worker keeps its own way in.
+   */
+  async function apiStoreBehindProxy(store: Store) {
+    const served = store.pglite ? await servePglite(store.pglite, store.pgliteLock!) : undefined;
+    const url = new URL(served?.url ?? (store.target as { url: string }).url);
+    const proxy = await startCuttableProxy({ host: url.hostname, port: Number(url.port || 5432) });
+    url.hostname = proxy.host;
+    url.port = String(proxy.port);
+    const apiStore = await openStore(
+      { kind: 'postgres', url: url.toString(), ...(served ? { preparedStatements: false } : {}) },
+      { log: () => undefined, migrate: false },
+    );
+    return {
+      apiStore,
+      proxy,
+      close: async () => {
         await apiStore.close();
-        await workerStore.close();
         await proxy.close();
+        await served?.close();
+      },
+    };
+  }
+
+  it('answers 503 naming DATABASE_URL on a read and on a message while the database is away, and recovers', () =>
+    suite.withWorker(db.store, {}, async (t) => {
+      const { apiStore, proxy, close } = await apiStoreBehindProxy(t.store);
+      const api = await startApi(suite.env, t, { store: apiStore });
+      try {
+        const key = `agent:${freshDurableAgent()}:main`;
+        const send = (text: string) => api.call('POST', MESSAGES, { params: { sessionKey: key }, body: { text } });
+        t.fake.enqueue(fakeReply.text('before'), fakeReply.text('after'));
+        expect((await send('hello')).status).toBe(200);
+        const calls = t.fake.requests.length;
+
+        proxy.cut();
+        for (const res of [await api.call('GET', '/v1/sessions'), await send('while away')]) {
+          expect(res.status).toBe(503);
+          expect(res.contentType).toBe('application/problem+json');
+          expect(res.body).toMatchObject({ type: 'urn:keel:problem:unavailable', status: 503 });
+          expect(res.body.detail).toContain(`cannot reach the database at`);
+          expect(res.body.detail).toContain(`${proxy.host}:${proxy.port}`);
+          expect(res.body.detail).toContain('(DATABASE_URL)');
+        }
+        // The refused message never reached the session: no model call, no turn.
+        expect(t.fake.requests.length).toBe(calls);
+        expect((await t.client.getStatus(key)).turnsCompleted).toBe(1);
+
+        proxy.restore();
+        await waitUntil('the API to read again', async () => (await api.call('GET', '/v1/sessions')).status === 200);
+        const back = await send('back again');
+        expect(back.status).toBe(200);
+        expect(back.body).toMatchObject({ reply: 'after', turn: 2 });
+      } finally {
+        await api.close();
+        await close();
       }
-    });
-  },
-);
+    }));
+});
