@@ -23,6 +23,7 @@ import { loadWorkflowState, saveWorkflowState } from '../src/store/workflow-stat
 import type { SessionRow } from '../src/store/schema';
 import type { AgentTaskScope, SessionCarriedState, TokenUsage } from '../src/protocol';
 import { claimAnnounce } from '../src/store/subagent-runs-repo';
+import { publishSessionEvent } from '../src/streaming/session-events-channel';
 import { orphanedChildren, subagentTaskText } from './parts/subagent-runs';
 import { logRedactions } from './parts/model-call-report';
 import { createModelCall, type CallModelInput, type ModelCallOutcome, type TurnFinish } from './parts/model-call';
@@ -181,6 +182,8 @@ export function createTurnActivities(allDeps: ActivityDeps, replies = new Receiv
       };
     }
     const appended = await appendUserMessage(input, session, text, rotation ? rotation.lastEntryId : found.lastEntryId);
+    // A subagent's report is heard on the session's event streams.
+    if (appended && input.announce) await publishSessionEvent(db, input, (m, f) => log.warn(m, f));
     const limit = depsForAgent(allDeps, input.agentId).config.maxActiveTranscriptBytes;
     const preflightCompaction =
       limit > 0 && (await activeTranscriptBytes(db, input.agentId, session.session_id)) > limit;

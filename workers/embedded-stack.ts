@@ -155,7 +155,16 @@ export async function startLocalStack(settings: KeelSettings, log: (line: string
       if (target.kind === 'pglite') releasePgliteFolder(resolve(target.dataDir));
       removeStackState(config.home);
     };
-    return { client, runtime, temporalAddress: address, uiUrl: server?.uiUrl, logFile, stop: stopAll, kill };
+    return {
+      client,
+      runtime,
+      temporalAddress: address,
+      uiUrl: server?.uiUrl,
+      logFile,
+      logger: obs.logger,
+      stop: stopAll,
+      kill,
+    };
   } catch (err) {
     await stopAll();
     throw err;

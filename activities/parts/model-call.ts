@@ -21,6 +21,7 @@ import { appendFinalReplyRecordingUsage } from '../../src/store/final-reply-repo
 import type { ActiveWindowCache } from '../../src/store/active-window-cache';
 import type { AgentTaskScope, CompactionWorkflowResult, ContextSplit, TokenUsage } from '../../src/protocol';
 import { openReplyStream } from '../../src/streaming/reply-publisher';
+import { publishSessionEvent } from '../../src/streaming/session-events-channel';
 import { addUsage, usageOfReply } from '../../src/turn/token-usage';
 import { compactionHoldInput } from './compaction-hold';
 import { prepareModelCall, type PreparedCall } from './system-prompt-for-turn';
@@ -154,6 +155,8 @@ export function createModelCall(workerDeps: ActivityDeps, windows: ActiveWindowC
         messages: [...call.context.messages, saved.message],
         contextTokens: call.contextTokens + saved.replyTokens,
       });
+      // A system event's answer (a subagent's report, …) is what the session says unasked: wake its event streams.
+      if (!input.finish.touch) await publishSessionEvent(db, input, (m, f) => log.warn(m, f));
     }
     if (saved.inserted === 0) {
       const landed = await landedEarlier(input, turn, call, saved, window);

@@ -1,6 +1,7 @@
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { DEFAULTS } from '../config/defaults';
+import { createKeelLogger } from '../observability/logger';
 import type { ApiDeps } from './api-deps';
 import { bearerAuth } from './bearer-auth';
 import { openApiDocument } from './openapi';
@@ -20,6 +21,7 @@ import { registerConsoleLogin, registerConsoleRoutes } from '../console/console-
  */
 export function createApiApp(deps: ApiDeps): Hono {
   const app = new Hono();
+  const logger = deps.logger ?? createKeelLogger();
   // The console's login form is the one thing open without the token.
   if (deps.token) registerConsoleLogin(app, deps.token);
   if (deps.token) app.use('*', bearerAuth(deps.token));
@@ -46,7 +48,7 @@ export function createApiApp(deps: ApiDeps): Hono {
   registerEventRoutes(app, deps);
   registerCompactionRoutes(app, deps);
   registerConsoleDataRoutes(app, deps);
-  registerSubagentRoutes(app, deps);
+  registerSubagentRoutes(app, { ...deps, logger });
   registerReplayRoutes(app, deps);
   registerConsoleRoutes(app);
   app.notFound((c) =>

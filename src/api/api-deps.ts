@@ -1,7 +1,9 @@
 import type { Kysely } from 'kysely';
+import type { Logger } from 'pino';
 import type { KeelClient } from '../client/keel-client';
 import type { KeelSettings } from '../config/agent-config';
 import type { Database } from '../store/schema';
+import type { ReplyStreamSubscriber } from '../streaming/reply-subscriber';
 import type { Dependencies } from './problem';
 
 /** What the HTTP API's routes work with: the process opens them once (`keel serve`, `keel dev`). */
@@ -16,6 +18,10 @@ export interface ApiDeps {
   readonly dependencies: Dependencies;
   /** The bearer token every request must carry; unset only on loopback. */
   readonly token?: string;
-  /** How often the events stream asks the session for unsolicited replies (tests shorten it). */
+  /** How often an events stream reads the transcript when no notice woke it (tests shorten it). */
   readonly eventsPollMs?: number;
+  /** Where an events stream hears that its session wrote something unasked (LISTEN); without it, it polls. */
+  readonly events?: ReplyStreamSubscriber;
+  /** The server's log: what a route reports besides its answer (a kill's or a steer's outcome). Default: JSON lines on stdout. */
+  readonly logger?: Logger;
 }

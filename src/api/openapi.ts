@@ -3,6 +3,8 @@ import type { z } from 'zod';
 import {
   compactBody,
   compactionsQuery,
+  eventsHeaders,
+  eventsQuery,
   fleetQuery,
   messageBody,
   replayBody,
@@ -18,6 +20,7 @@ import {
 } from './request-schemas';
 import {
   announceEvent,
+  reportEvent,
   compactionEdit,
   compactionResult,
   killResult,
@@ -112,6 +115,7 @@ export function openApiDocument(): ReturnType<typeof createDocument> {
         TextEvent: textEvent,
         RestartEvent: restartEvent,
         ToolEvent: toolEvent,
+        ReportEvent: reportEvent,
         AnnounceEvent: announceEvent,
         MessageReply: messageReply,
         Problem: problem,
@@ -148,10 +152,15 @@ export function openApiDocument(): ReturnType<typeof createDocument> {
         get: {
           operationId: 'sessionEvents',
           summary:
-            'What the session says without being asked, as server-sent events (`announce`: its answers to subagents’ reports)',
-          requestParams: { path: sessionKeyParams },
+            'What the session says without being asked, as server-sent events read from its transcript (`report`: a subagent’s report reached it; `announce`: its answer)',
+          description:
+            'Each event’s `id` is its transcript position: reconnect with `Last-Event-ID` (or `?after=`) to get exactly what was missed. The stream starts with an `id` line of where it stands. Every stream sees every event; none takes one from another stream or from a chat.',
+          requestParams: { path: sessionKeyParams, query: eventsQuery, header: eventsHeaders },
           responses: {
-            '200': sse('The event stream; it runs until the client leaves', { announce: 'AnnounceEvent' }),
+            '200': sse('The event stream; it runs until the client leaves', {
+              report: 'ReportEvent',
+              announce: 'AnnounceEvent',
+            }),
             ...problems(400, 403, 404),
           },
         },

@@ -16,6 +16,13 @@ export function parseQuery<S extends z.ZodType>(c: Context, schema: S): z.output
   return parsed.data;
 }
 
+/** The request headers `schema` names (by lower-case name), validated; a bad one is a 400 problem naming it. */
+export function parseHeaders<S extends z.ZodType>(c: Context, schema: S): z.output<S> {
+  const parsed = schema.safeParse(c.req.header());
+  if (!parsed.success) throw invalidRequest(parsed.error, 'header');
+  return parsed.data;
+}
+
 /** The JSON body, validated by `schema`; an empty body is `{}` (every field of it may be optional). */
 export async function parseBody<S extends z.ZodType>(c: Context, schema: S): Promise<z.output<S>> {
   const text = await c.req.text();

@@ -66,7 +66,7 @@ export function problemResponse(c: Context, p: ApiProblem): Response {
 }
 
 /** The first zod issue of a bad request as a problem: 413 when a string is over its size limit, else 400. */
-export function invalidRequest(error: z.ZodError, where: 'body' | 'query' | 'path'): ApiProblem {
+export function invalidRequest(error: z.ZodError, where: 'body' | 'query' | 'path' | 'header'): ApiProblem {
   const issue = error.issues[0]!;
   const field = issue.path.length > 0 ? issue.path.join('.') : where;
   const detail = issue.message.startsWith(`${field}:`) ? issue.message : `${field}: ${issue.message}`;

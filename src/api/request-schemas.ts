@@ -150,3 +150,21 @@ export const replayBody = z
 export const subagentQuery = z.strictObject({
   agent: z.string().min(1).default('main').meta({ description: 'The agent whose session spawned the run' }),
 });
+
+/** A position in a session's event stream: the `seq` of the last event seen (each event's SSE `id`). */
+const eventPosition = z.coerce.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
+
+/** `GET /v1/sessions/{sessionKey}/events`. */
+export const eventsQuery = z.strictObject({
+  after: eventPosition.optional().meta({
+    description:
+      'Resume after this event id (`0`: from the session’s start); unset: from now. The `Last-Event-ID` header wins over it',
+  }),
+});
+
+/** `GET /v1/sessions/{sessionKey}/events`: the header a reconnecting EventSource sends. */
+export const eventsHeaders = z.object({
+  'last-event-id': eventPosition
+    .optional()
+    .meta({ description: 'The id of the last event received: the stream resumes after it, missing nothing' }),
+});

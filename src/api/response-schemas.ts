@@ -53,6 +53,18 @@ export const restartEvent = z
   .strictObject({ soFar: z.string() })
   .meta({ id: 'RestartEvent', description: 'A model call was retried: replace the text shown so far with `soFar`' });
 
+/** The data of the events stream's `report` event. */
+export const reportEvent = z
+  .strictObject({
+    requestId: z.string().meta({ description: 'The announce’s request id (`announce:<subagentId>:<key>`)' }),
+    subagentId: z.string(),
+    text: z.string().meta({ description: 'The subagent’s report as the session received it' }),
+  })
+  .meta({
+    id: 'ReportEvent',
+    description: 'A subagent reported back to the session (its answer follows as `announce`)',
+  });
+
 /** The data of the events stream's `announce` event. */
 export const announceEvent = z
   .strictObject({
@@ -62,7 +74,6 @@ export const announceEvent = z
       .string()
       .nullable()
       .meta({ description: 'The session’s answer to its subagent’s report; null when it was silent' }),
-    failed: z.string().optional().meta({ description: 'Why the answer failed, when it did' }),
   })
   .meta({ id: 'AnnounceEvent', description: 'A subagent reported back and the session answered, unasked' });
 

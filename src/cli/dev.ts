@@ -71,7 +71,7 @@ async function startDevApi(
   log: (line: string) => void,
 ): Promise<ServedApi | undefined> {
   try {
-    const api = await serveApiWith(stack.client, stack.runtime.store, settings, stack.temporalAddress);
+    const api = await serveApiWith(stack.client, stack.runtime.store, settings, stack.temporalAddress, stack.logger);
     log(`api: ${api.url} (keel serve's HTTP API; GET /openapi.json describes it)`);
     return api;
   } catch (err) {

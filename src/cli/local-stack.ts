@@ -1,3 +1,4 @@
+import type { Logger } from 'pino';
 import type { KeelSettings } from '../config/agent-config';
 import type { Runtime } from '../runtime/activity-deps';
 import type { KeelClient } from '../client/keel-client';
@@ -10,6 +11,8 @@ export interface LocalStack {
   readonly uiUrl?: string | undefined;
   /** Where the worker's log lines go (`keel dev`: a file, so they never cover the chat). */
   readonly logFile?: string | undefined;
+  /** The stack's log (into `logFile` when there is one): the HTTP API beside it logs there too. */
+  readonly logger?: Logger | undefined;
   /** Stops everything in reverse order of starting. */
   stop(): Promise<void>;
   /** When stop() hangs: kills the Temporal dev server and removes the stack's files now. */

@@ -1,4 +1,7 @@
+import type { Logger } from 'pino';
 import type { KeelClient } from '../client/keel-client';
+import { createKeelLogger, loggerOptionsFromEnv } from '../observability/logger';
+import { replyStreamForStore } from '../streaming/reply-subscriber';
 import { loadKeelSettings, type KeelSettings } from '../config/agent-config';
 import type { Store } from '../store/connect';
 import { storeDependency, temporalDependency } from '../runtime/reach';
@@ -8,7 +11,13 @@ import { connectClient, temporalAddressFor } from './connect';
 import { openConfiguredStore } from './commands/shared';
 
 /** The API's dependencies from a client, a store and the settings: one place for `keel serve` and `keel dev`. */
-function apiDeps(client: KeelClient, store: Store, settings: KeelSettings, temporalAddress: string): ApiDeps {
+function apiDeps(
+  client: KeelClient,
+  store: Store,
+  settings: KeelSettings,
+  temporalAddress: string,
+  extra: Pick<ApiDeps, 'events' | 'logger'>,
+): ApiDeps {
   const token = settings.defaults.apiToken;
   return {
     client,
@@ -16,20 +25,38 @@ function apiDeps(client: KeelClient, store: Store, settings: KeelSettings, tempo
     settings,
     dependencies: { temporal: temporalDependency(temporalAddress), database: storeDependency(store.target) },
     ...(token ? { token } : {}),
+    ...extra,
   };
 }
 
-/** Serves the API on KEEL_API_HOST:KEEL_API_PORT with these parts. */
-export function serveApiWith(
+/**
+ * Serves the API on KEEL_API_HOST:KEEL_API_PORT with these parts, logging to `logger` (default: the
+ * environment's KEEL_LOG_LEVEL and KEEL_LOG_PRETTY, on stdout). Its event streams listen on `store`.
+ */
+export async function serveApiWith(
   client: KeelClient,
   store: Store,
   settings: KeelSettings,
   temporalAddress: string,
+  logger: Logger = createKeelLogger(loggerOptionsFromEnv(process.env)),
 ): Promise<ServedApi> {
-  return serveApi(apiDeps(client, store, settings, temporalAddress), {
-    host: settings.defaults.apiHost,
-    port: settings.defaults.apiPort,
-  });
+  const events = replyStreamForStore(store, (line) => logger.warn(line));
+  try {
+    const api = await serveApi(apiDeps(client, store, settings, temporalAddress, { events, logger }), {
+      host: settings.defaults.apiHost,
+      port: settings.defaults.apiPort,
+    });
+    return {
+      url: api.url,
+      close: async () => {
+        await api.close();
+        await events.close();
+      },
+    };
+  } catch (err) {
+    await events.close();
+    throw err;
+  }
 }
 
 /**

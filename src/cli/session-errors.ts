@@ -14,13 +14,7 @@ export async function forKnownSession<T>(sessionKey: string, request: () => Prom
   try {
     return await request();
   } catch (err) {
-    if (err instanceof WorkflowNotFoundError) {
-      const agentId = parseSessionKey(sessionKey).agentId ?? 'main';
-      throw new UnknownSessionError(
-        sessionKey,
-        `no session ${shownKey(sessionKey)} for agent ${agentId}: no message has been sent to it (check the key with \`keel sessions\`; nothing was created)`,
-      );
-    }
+    if (err instanceof WorkflowNotFoundError) throw neverRan(sessionKey);
     const unknown = failureOfType(err, FailureTypes.UnknownSession);
     if (unknown) throw new UnknownSessionError(sessionKey, `${unknown.message}; nothing was created`);
     throw err;
@@ -32,4 +26,13 @@ function failureOfType(err: unknown, type: string): Error | undefined {
     if (e instanceof TemporalFailure && (e as TemporalFailure & { type?: string }).type === type) return e;
   }
   return undefined;
+}
+
+/** The error for a session that no message ever reached: it names the key, its agent and how to find keys. */
+export function neverRan(sessionKey: string): UnknownSessionError {
+  const agentId = parseSessionKey(sessionKey).agentId ?? 'main';
+  return new UnknownSessionError(
+    sessionKey,
+    `no session ${shownKey(sessionKey)} for agent ${agentId}: no message has been sent to it (check the key with \`keel sessions\`; nothing was created)`,
+  );
 }

@@ -46,28 +46,37 @@ export async function subagentsList(opts: {
   return { subagents };
 }
 
+/** Where a kill's or a steer's outcome is said: stderr for the CLI, the server's log for the API. */
+type Say = (line: string, fields: { readonly subagentId: string }) => void;
+
+const toStderr: Say = (line) => void process.stderr.write(`${line}\n`);
+
+/** `keel subagents kill`: cancels a run of `agentId`'s sessions and says what happened (`say`, default stderr). */
 export async function subagentsKill(opts: {
   db: Kysely<Database>;
   sessions: SessionSignals;
   agentId: string;
   id: string;
+  say?: Say;
 }): Promise<{ id: string; killed: boolean; message: string }> {
   const run = await existingRun(opts.db, opts.agentId, opts.id);
   const result = await killSubagent(opts.sessions, run);
-  process.stderr.write(`${result.message}\n`);
+  (opts.say ?? toStderr)(result.message, { subagentId: run.id });
   return { id: run.id, ...result };
 }
 
+/** `keel subagents steer`: sends a run `text` and says what happened (`say`, default stderr). */
 export async function subagentsSteer(opts: {
   db: Kysely<Database>;
   sessions: SessionSignals;
   agentId: string;
   id: string;
   text: string;
+  say?: Say;
 }): Promise<{ id: string; sent: boolean; message: string }> {
   const run = await existingRun(opts.db, opts.agentId, opts.id);
   const result = await steerSubagent(opts.db, opts.sessions, run, opts.text, `steer:cli:${randomUUID()}`);
-  process.stderr.write(`${result.message}\n`);
+  (opts.say ?? toStderr)(result.message, { subagentId: run.id });
   return { id: run.id, ...result };
 }
 

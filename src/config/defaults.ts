@@ -223,6 +223,6 @@ export const DEFAULTS = {
    * plus room for JSON escapes (a string of quotes doubles in size when encoded) (Keel).
    */
   apiMaxBodyBytes: 2 * 1024 * 1024,
-  /** How often the API's event stream asks a session for replies nobody asked for (as the chat does) (Keel). */
+  /** How often the API's event stream reads a session's transcript when no notice woke it (as the chat polls) (Keel). */
   apiEventsPollMs: 1_000,
 } as const;

@@ -16,11 +16,12 @@ import { goodSummarizer } from '../compaction-workflow/support';
 import { allEntries } from '../support/store-readers';
 import { waitUntil } from '../support/wait-until';
 import { startApi, type ApiUnderTest, type SseEvent, type SseStream } from '../support/http-api';
-import { CITIES, PARENT_PROMPT, lookupTools, subagentResponder } from '../subagents/subagent-script';
 import { getSession } from '../../src/store/sessions-repo';
 import { checkApiBinding } from '../../src/api/serve-api';
 import { Connection } from '@temporalio/client';
 import { startCuttableProxy } from '../support/cuttable-proxy';
+import { openStore, type Store } from '../../src/store/connect';
+import { servePglite } from '../../src/embedded/pglite-server';
 
 const suite = integrationSuite();
 const MESSAGES = '/v1/sessions/{sessionKey}/messages';
@@ -219,37 +220,6 @@ describe.each(testDatabases())('the HTTP API on $name', (database) => {
         [compacted.body.compactionId, null],
       ]);
     }));
-
-  it("streams the session's answers to its subagents' reports as announce events", () =>
-    withApi(
-      async (api, t) => {
-        const key = `agent:main:http-${database.name}-${freshDurableAgent()}`;
-        t.fake.respondWith(subagentResponder({ cities: [CITIES[0]!] }));
-        const sent = await api.call('POST', MESSAGES, { params: { sessionKey: key }, body: { text: PARENT_PROMPT } });
-        expect(sent.body.reply).toBe('Waiting for my subagents.');
-
-        const events = await api.stream('GET', '/v1/sessions/{sessionKey}/events', { params: { sessionKey: key } });
-        const announce = await events.next();
-        await events.cancel();
-        expect(announce).toEqual({
-          event: 'announce',
-          data: {
-            requestId: expect.stringMatching(/^announce:/),
-            subagentId: expect.any(String),
-            reply: expect.any(String),
-          },
-        });
-        // The session answered the report in a turn nobody sent: the one this event carries.
-        expect((await t.client.getStatus(key)).turnsCompleted).toBe(2);
-        const run = await t.store.db
-          .selectFrom('subagent_runs')
-          .selectAll()
-          .where('id', '=', announce.data.subagentId)
-          .executeTakeFirst();
-        expect(run).toMatchObject({ label: CITIES[0], status: 'done' });
-      },
-      { tools: lookupTools() },
-    ));
 });
 
 describe('the HTTP API refuses', () => {
@@ -441,6 +411,70 @@ describe('the HTTP API without Temporal', () => {
         await api.close();
         await connection.close();
         await proxy.close();
+      }
+    }));
+});
+
+describe.each(testDatabases())('the HTTP API without its database on $name', (database) => {
+  const db = suite.storePerTest(database);
+
+  /**
+   * The worker's database over the wire (PostgreSQL as it is; PGlite served on a socket), behind a
+   * proxy the test cuts: only the API loses it, the worker keeps its own way in.
+   */
+  async function apiStoreBehindProxy(store: Store) {
+    const served = store.pglite ? await servePglite(store.pglite, store.pgliteLock!) : undefined;
+    const url = new URL(served?.url ?? (store.target as { url: string }).url);
+    const proxy = await startCuttableProxy({ host: url.hostname, port: Number(url.port || 5432) });
+    url.hostname = proxy.host;
+    url.port = String(proxy.port);
+    const apiStore = await openStore(
+      { kind: 'postgres', url: url.toString(), ...(served ? { preparedStatements: false } : {}) },
+      { log: () => undefined, migrate: false },
+    );
+    return {
+      apiStore,
+      proxy,
+      close: async () => {
+        await apiStore.close();
+        await proxy.close();
+        await served?.close();
+      },
+    };
+  }
+
+  it('answers 503 naming DATABASE_URL on a read and on a message while the database is away, and recovers', () =>
+    suite.withWorker(db.store, {}, async (t) => {
+      const { apiStore, proxy, close } = await apiStoreBehindProxy(t.store);
+      const api = await startApi(suite.env, t, { store: apiStore });
+      try {
+        const key = `agent:${freshDurableAgent()}:main`;
+        const send = (text: string) => api.call('POST', MESSAGES, { params: { sessionKey: key }, body: { text } });
+        t.fake.enqueue(fakeReply.text('before'), fakeReply.text('after'));
+        expect((await send('hello')).status).toBe(200);
+        const calls = t.fake.requests.length;
+
+        proxy.cut();
+        for (const res of [await api.call('GET', '/v1/sessions'), await send('while away')]) {
+          expect(res.status).toBe(503);
+          expect(res.contentType).toBe('application/problem+json');
+          expect(res.body).toMatchObject({ type: 'urn:keel:problem:unavailable', status: 503 });
+          expect(res.body.detail).toContain(`cannot reach the database at`);
+          expect(res.body.detail).toContain(`${proxy.host}:${proxy.port}`);
+          expect(res.body.detail).toContain('(DATABASE_URL)');
+        }
+        // The refused message never reached the session: no model call, no turn.
+        expect(t.fake.requests.length).toBe(calls);
+        expect((await t.client.getStatus(key)).turnsCompleted).toBe(1);
+
+        proxy.restore();
+        await waitUntil('the API to read again', async () => (await api.call('GET', '/v1/sessions')).status === 200);
+        const back = await send('back again');
+        expect(back.status).toBe(200);
+        expect(back.body).toMatchObject({ reply: 'after', turn: 2 });
+      } finally {
+        await api.close();
+        await close();
       }
     }));
 });

@@ -5,12 +5,14 @@
  */
 import Ajv2020 from 'ajv/dist/2020';
 import type { Connection } from '@temporalio/client';
+import type { Store } from '../../src/store/connect';
 import addFormats from 'ajv-formats';
 import { KeelClient } from '../../src/client/keel-client';
 import { configFromEnv } from '../../src/config/keel-config';
 import { replyStreamForStore } from '../../src/streaming/reply-subscriber';
 import { storeDependency, temporalDependency } from '../../src/runtime/reach';
 import { serveApi } from '../../src/api/serve-api';
+import { createKeelLogger } from '../../src/observability/logger';
 import type { WorkerContext } from './integration';
 import type { TemporalTestEnv } from './temporal';
 
@@ -22,10 +24,11 @@ export interface ApiResponse {
   readonly headers: Headers;
 }
 
-/** One server-sent event, its data parsed as JSON. */
+/** One server-sent event, its data parsed as JSON, and its `id` when it had one. */
 export interface SseEvent {
   readonly event: string;
   readonly data: any;
+  readonly id?: string;
 }
 
 export interface CallOptions {
@@ -45,10 +48,14 @@ export interface SseStream {
   next(): Promise<SseEvent>;
   /** Hangs up, as a client that goes away. */
   cancel(): Promise<void>;
+  /** The last `id` the stream sent (with an event or alone), as an EventSource keeps it to reconnect with. */
+  lastEventId(): string | undefined;
 }
 
 export interface ApiUnderTest {
   readonly url: string;
+  /** The server's log lines (pino JSON, parsed). */
+  readonly logLines: ReadonlyArray<Record<string, unknown>>;
   /** Calls `method template` and checks the answer against /openapi.json. */
   call(method: 'GET' | 'POST', template: string, opts?: CallOptions): Promise<ApiResponse>;
   /** Opens `method template` with `Accept: text/event-stream`; a non-200 answer throws with its body. */
@@ -62,6 +69,10 @@ export interface ApiOptions {
   readonly allowedAgents?: string[];
   /** The API's own Temporal connection and the address it names (default: the suite's). */
   readonly temporal?: { readonly connection: Connection; readonly address: string };
+  /** How often event streams read the transcript without a notice (default: every 200 ms). */
+  readonly eventsPollMs?: number;
+  /** The API's own store (default: the worker's), e.g. one that reaches the database through a proxy. */
+  readonly store?: Store;
 }
 
 /** The token the test servers require unless told otherwise. */
@@ -70,7 +81,12 @@ export const TEST_API_TOKEN = 'test-token-0123456789abcdef';
 /** Serves the API for the test's worker: its task queue, its store (replies stream through it). */
 export async function startApi(env: TemporalTestEnv, t: WorkerContext, opts: ApiOptions = {}): Promise<ApiUnderTest> {
   const token = opts.token === undefined ? TEST_API_TOKEN : (opts.token ?? undefined);
-  const stream = replyStreamForStore(t.store);
+  const store = opts.store ?? t.store;
+  const stream = replyStreamForStore(store);
+  const logLines: Array<Record<string, unknown>> = [];
+  const logger = createKeelLogger({
+    destination: { write: (line: string) => void logLines.push(JSON.parse(line) as Record<string, unknown>) },
+  });
   const client = new KeelClient({
     connection: opts.temporal?.connection ?? env.connection,
     taskQueue: t.taskQueue,
@@ -84,13 +100,15 @@ export async function startApi(env: TemporalTestEnv, t: WorkerContext, opts: Api
   const served = await serveApi(
     {
       client,
-      db: t.store.db,
+      db: store.db,
       settings: { defaults, agents: new Map() },
       dependencies: {
         temporal: temporalDependency(opts.temporal?.address ?? env.server.address),
-        database: storeDependency(t.store.target),
+        database: storeDependency(store.target),
       },
-      eventsPollMs: 200,
+      eventsPollMs: opts.eventsPollMs ?? 200,
+      events: stream,
+      logger,
       ...(token ? { token } : {}),
     },
     { host: '127.0.0.1', port: 0 },
@@ -115,6 +133,7 @@ export async function startApi(env: TemporalTestEnv, t: WorkerContext, opts: Api
   const validator = openApiValidator(rawDocument);
   return {
     url: served.url,
+    logLines,
     async call(method, template, o = {}) {
       const res = await request(method, template, o, 'application/json');
       const contentType = (res.headers.get('content-type') ?? '').split(';')[0]!;
@@ -196,34 +215,45 @@ function sseStream(res: Response, checkEvent: (event: SseEvent) => void): SseStr
   const reader = res.body!.getReader();
   const decoder = new TextDecoder();
   let buffer = '';
-  const ready: SseEvent[] = [];
+  let lastId: string | undefined;
+  // Blocks read and not handed out yet: an event, or an `id` line alone.
+  const ready: Array<{ readonly id?: string; readonly event?: SseEvent }> = [];
+  const fill = async () => {
+    const { value, done } = await reader.read();
+    if (done) throw new Error('the event stream ended');
+    buffer += decoder.decode(value, { stream: true });
+    for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
+      const lines = buffer.slice(0, end).split('\n');
+      buffer = buffer.slice(end + 2);
+      const field = (name: string) =>
+        lines
+          .find((l) => l.startsWith(`${name}:`))
+          ?.slice(name.length + 1)
+          .trim();
+      const data = lines
+        .filter((l) => l.startsWith('data:'))
+        .map((l) => l.slice(5).trimStart())
+        .join('\n');
+      const id = field('id');
+      if (!data) {
+        if (id !== undefined) ready.push({ id });
+        continue;
+      }
+      const event = { event: field('event') ?? 'message', data: JSON.parse(data), ...(id !== undefined ? { id } : {}) };
+      checkEvent(event);
+      ready.push({ ...(id !== undefined ? { id } : {}), event });
+    }
+  };
   return {
     async next() {
-      while (ready.length === 0) {
-        const { value, done } = await reader.read();
-        if (done) throw new Error('the event stream ended');
-        buffer += decoder.decode(value, { stream: true });
-        for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
-          const block = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
-          const lines = block.split('\n');
-          const event =
-            lines
-              .find((l) => l.startsWith('event:'))
-              ?.slice(6)
-              .trim() ?? 'message';
-          const data = lines
-            .filter((l) => l.startsWith('data:'))
-            .map((l) => l.slice(5).trimStart())
-            .join('\n');
-          if (!data) continue;
-          const parsed = { event, data: JSON.parse(data) };
-          checkEvent(parsed);
-          ready.push(parsed);
-        }
+      for (;;) {
+        while (ready.length === 0) await fill();
+        const block = ready.shift()!;
+        if (block.id !== undefined) lastId = block.id;
+        if (block.event) return block.event;
       }
-      return ready.shift()!;
     },
     cancel: () => reader.cancel(),
+    lastEventId: () => lastId,
   };
 }

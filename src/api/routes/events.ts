@@ -1,39 +1,83 @@
 import type { Hono } from 'hono';
-import { streamSSE } from 'hono/streaming';
-import { collectAnnounceReplies } from '../../cli/chat-watch';
-import { forKnownSession } from '../../cli/session-errors';
+import { streamSSE, type SSEStreamingApi } from 'hono/streaming';
+import type { z } from 'zod';
+import { neverRan } from '../../cli/session-errors';
 import { DEFAULTS } from '../../config/defaults';
+import { getSession } from '../../store/sessions-repo';
+import { SessionEventReader, type SessionEvent } from '../../store/session-events-repo';
+import { sessionEventsChannel } from '../../streaming/session-events-channel';
 import type { ApiDeps } from '../api-deps';
-import { parsePath } from '../parse-request';
-import { sessionKeyParams } from '../request-schemas';
-import { sseSender } from './messages';
+import { parseHeaders, parsePath, parseQuery } from '../parse-request';
+import { eventsHeaders, eventsQuery, sessionKeyParams } from '../request-schemas';
+import type { announceEvent, reportEvent } from '../response-schemas';
 
 /**
- * `GET /v1/sessions/{sessionKey}/events`: what the session says without being asked, as SSE. Today
- * that is its answers to subagents' reports (`announce`), collected as the chat collects them: each
- * is handed to one listener once. The stream runs until the client leaves.
+ * `GET /v1/sessions/{sessionKey}/events`: what the session says without being asked, as SSE, read
+ * from its transcript: `report` when a subagent's report reaches it, `announce` with its answer.
+ * Each event's `id` is its transcript entry's `seq`; `Last-Event-ID` (or `?after=`) resumes after
+ * one. Every stream reads for itself: none takes an event from another, or from the chat. Woken by
+ * the session's NOTIFY channel where the store delivers it, and polling in any case. The stream runs
+ * until the client leaves.
  */
 export function registerEventRoutes(app: Hono, deps: ApiDeps): void {
   app.get('/v1/sessions/:sessionKey/events', async (c) => {
     const { sessionKey } = parsePath(c, sessionKeyParams);
-    const { workflowId } = deps.client.identify(sessionKey);
+    const { after } = parseQuery(c, eventsQuery);
+    const resume = parseHeaders(c, eventsHeaders)['last-event-id'] ?? after;
+    const session = { agentId: deps.client.identify(sessionKey).agentId, sessionKey };
     // An unknown session is a 404 before the stream starts.
-    await forKnownSession(sessionKey, () => deps.client.temporal.workflow.getHandle(workflowId).describe());
+    if (!(await getSession(deps.db, session.agentId, sessionKey))) throw neverRan(sessionKey);
+    const reader = await SessionEventReader.open(deps.db, session, resume);
     const pollMs = deps.eventsPollMs ?? DEFAULTS.apiEventsPollMs;
     return streamSSE(c, async (stream) => {
-      const send = sseSender(stream);
-      while (!stream.aborted) {
-        // A failing poll is skipped, as the chat's: the next one may reach the session again.
-        const answers = await collectAnnounceReplies(deps.client, sessionKey).catch(() => []);
-        for (const a of answers)
-          await send('announce', {
-            requestId: a.requestId,
-            subagentId: a.subagentId,
-            reply: a.reply ?? null,
-            ...(a.failed !== undefined ? { failed: a.failed } : {}),
-          });
-        await stream.sleep(pollMs);
+      const wake = new Wakeup();
+      stream.onAbort(() => wake.ring());
+      const stopListening = await deps.events
+        ?.listen(sessionEventsChannel(session), () => wake.ring())
+        // Without the notice the stream still polls.
+        .catch(() => undefined);
+      try {
+        // The position first: a client that reconnects before any event resumes here, missing nothing.
+        await stream.write(`id: ${reader.position}\n\n`);
+        while (!stream.aborted) {
+          // A failing read is skipped: the next one may reach the database again.
+          for (const event of await reader.read().catch(() => [])) await write(stream, event);
+          await wake.wait(pollMs);
+        }
+      } finally {
+        await stopListening?.().catch(() => undefined);
       }
     });
   });
+}
+
+async function write(stream: SSEStreamingApi, event: SessionEvent): Promise<void> {
+  if (stream.aborted) return;
+  const { seq, kind, ...data } = event;
+  const payload: z.output<typeof reportEvent> | z.output<typeof announceEvent> = data;
+  await stream.writeSSE({ event: kind, id: String(seq), data: JSON.stringify(payload) }).catch(() => undefined);
+}
+
+/** A sleep that a notice (or the client leaving) cuts short; a notice during the work before it is kept. */
+class Wakeup {
+  private rung = false;
+  private wakeUp: (() => void) | undefined;
+
+  ring(): void {
+    this.rung = true;
+    this.wakeUp?.();
+  }
+
+  async wait(ms: number): Promise<void> {
+    if (!this.rung) {
+      let timer: NodeJS.Timeout | undefined;
+      await new Promise<void>((resolve) => {
+        this.wakeUp = resolve;
+        timer = setTimeout(resolve, ms);
+      });
+      clearTimeout(timer);
+      this.wakeUp = undefined;
+    }
+    this.rung = false;
+  }
 }

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Context, Hono } from 'hono';
+import { sql } from 'kysely';
 import { streamSSE, type SSEStreamingApi } from 'hono/streaming';
 import type { z } from 'zod';
 import type { TurnResult } from '../../protocol';
@@ -22,6 +23,8 @@ export function registerMessageRoutes(app: Hono, deps: ApiDeps): void {
     // A bad key or a refused agent is answered before anything is sent.
     deps.client.identify(sessionKey);
     const requestId = body.requestId ?? randomUUID();
+    // No turn can be stored without the database: a 503 now, not a request that waits out the outage.
+    await sql`select 1`.execute(deps.db);
     if (wantsEventStream(c))
       return streamSSE(c, (stream) => streamTurn(stream, deps, sessionKey, body.text, requestId));
     const result = await deps.client.sendMessage(sessionKey, body.text, { requestId });
