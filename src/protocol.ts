@@ -42,6 +42,8 @@ export const FailureTypes = {
   AgentNotAllowed: 'KeelAgentNotAllowed',
   /** Its sender cancelled the request (`cancelRequest`): a running turn stopped, a queued one never ran. */
   Cancelled: 'KeelCancelled',
+  /** A decision named an approval the session is not waiting for (decided long ago, or never asked). */
+  UnknownApproval: 'KeelUnknownApproval',
 } as const;
 
 /** Starts (or continues) the one long-lived workflow of a session. */
@@ -315,6 +317,8 @@ export interface SessionStatus {
    * collects the ones it did not send to show replies that arrive unasked.
    */
   readonly uncollectedRequestIds?: readonly string[];
+  /** Tool calls the running turn waits on a person to approve (absent when none). */
+  readonly pendingApprovals?: readonly PendingApproval[];
 }
 
 export const statusQuery = defineQuery<SessionStatus>('status');
@@ -459,3 +463,50 @@ export interface MaintenanceRunSummary {
 export const MAINTENANCE_WORKFLOW_TYPE = 'maintenanceWorkflow';
 /** The Schedule's id: one per namespace and task queue owner, created idempotently by workers. */
 export const MAINTENANCE_SCHEDULE_ID = 'keel-maintenance';
+
+/**
+ * A tool call that waits for a person: the model-call activity reports it with the call (the policy
+ * lives on the worker), and the workflow waits at most `timeoutMs` before denying it.
+ */
+export interface ToolCallApproval {
+  readonly timeoutMs: number;
+  /** Who may approve, as configured (people-text; Keel does not check identities). */
+  readonly approvers?: readonly string[];
+}
+
+/** One tool call waiting for a decision, as status shows it. */
+export interface PendingApproval {
+  readonly approvalId: string;
+  readonly toolName: string;
+  readonly toolCallId: string;
+  /** ISO time after which the call is denied as "timed out". */
+  readonly deadline: string;
+}
+
+/** A person's decision on one pending tool call. */
+export interface ApprovalDecision {
+  readonly approvalId: string;
+  readonly decision: 'approve' | 'deny';
+  /** Who decided (a user name, an API caller); stored and told to the model. */
+  readonly by?: string;
+  /** Said with an approval. */
+  readonly note?: string;
+  /** Why a call was denied; told to the model. */
+  readonly reason?: string;
+}
+
+/** How an approval ended: the first decision (or the timeout) wins; a later decision gets this back. */
+export interface ApprovalOutcome {
+  readonly approvalId: string;
+  readonly status: 'approved' | 'denied';
+  readonly decidedBy?: string;
+  readonly note?: string;
+  readonly reason?: string;
+  readonly decidedAt: string;
+}
+
+/** Decides a pending tool call of the running turn; returns the first outcome for a call already decided. */
+export const decideApprovalUpdate = defineUpdate<ApprovalOutcome, [ApprovalDecision]>('decideApproval');
+
+/** The reason a call that waited past its deadline is denied with. */
+export const APPROVAL_TIMED_OUT = 'timed out';

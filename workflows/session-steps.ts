@@ -11,6 +11,7 @@ import type { FinishTurnResult } from '../activities/parts/turn-finish';
 import type { createToolActivities, RunToolInput, RunToolResult } from '../activities/tool-activities';
 import type { createMemoryActivities, MemoryFlushInput } from '../activities/memory-activities';
 import type { createSubagentActivities, AnnounceResult } from '../activities/subagent-activities';
+import type { createApprovalActivities } from '../activities/approval-activities';
 import {
   COMPACTION_WORKFLOW_TYPE,
   FailureTypes,
@@ -23,6 +24,8 @@ import {
   type CompactionWorkflowResult,
   type SessionWorkflowInput,
   type TurnRequest,
+  type ApprovalOutcome,
+  type ToolCallApproval,
   type TurnResult,
 } from '../src/protocol';
 import { DEFAULTS } from '../src/config/defaults';
@@ -33,18 +36,20 @@ import { sessionWorkflowId } from '../src/sessions/session-key';
 import { KeelAgentId, KeelParentSessionKey, KeelSessionKey } from '../src/temporal/search-attributes';
 import { TurnTiming } from './turn-timing';
 import { TurnProgress } from './turn-progress';
+import type { ApprovalBook } from './approval-book';
 
 type TurnActivities = ReturnType<typeof createTurnActivities>;
 type ToolActivities = ReturnType<typeof createToolActivities>;
 type MemoryActivities = ReturnType<typeof createMemoryActivities>;
 type SubagentActivities = ReturnType<typeof createSubagentActivities>;
+type ApprovalActivities = ReturnType<typeof createApprovalActivities>;
 
 /** A model call already made by `startTurn`: what it answered, or how it failed. */
 type FirstCall = { readonly outcome: ModelCallOutcome } | { readonly error: unknown };
 
 /** Short database steps, run as local activities: retried with a bound in time (a data error is non-retryable). */
 export const localActivities = wf.proxyLocalActivities<
-  TurnActivities & MemoryActivities & SubagentActivities & Pick<ToolActivities, 'storeToolFailure'>
+  TurnActivities & MemoryActivities & SubagentActivities & ApprovalActivities & Pick<ToolActivities, 'storeToolFailure'>
 >({
   startToCloseTimeout: '30s',
   scheduleToCloseTimeout: '10m',
@@ -61,6 +66,7 @@ export class SessionSteps {
   constructor(
     private readonly input: SessionWorkflowInput,
     private readonly state: SessionState,
+    private readonly approvals: ApprovalBook,
   ) {
     const tuning = input.tuning ?? {};
     this.ids = { agentId: input.agentId, sessionKey: input.sessionKey };
@@ -227,9 +233,14 @@ export class SessionSteps {
     sessionId: string,
     turn: TurnProgress,
     assistantEntryId: string,
-    call: { readonly id: string; readonly name: string },
+    call: { readonly id: string; readonly name: string; readonly approval?: ToolCallApproval },
   ): Promise<RunToolResult> {
     if (call.name === SESSIONS_SPAWN_TOOL) return this.spawn(sessionId, assistantEntryId, call.id, turn.parentId);
+    // A call that waits for a person: a denied one is answered without running.
+    if (call.approval) {
+      const denied = await this.awaitApproval(sessionId, turn, assistantEntryId, { ...call, approval: call.approval });
+      if (denied) return denied;
+    }
     return this.runTool({
       ...this.ids,
       turn: turn.turn,
@@ -242,6 +253,58 @@ export class SessionSteps {
       now: now(),
       ...(turn.streamTo !== undefined ? { requestId: turn.streamTo } : {}),
     });
+  }
+
+  /**
+   * A tool call waits for a person: its pending row is recorded, then the workflow waits (a timer and
+   * a condition: no activity, worker slot or connection is held) for the first decision or the
+   * deadline, and the decision is stored. Returns the error result of a denied call; undefined when
+   * the call was approved and runs, with the idempotency key it always had. A cancelled turn denies it.
+   */
+  private async awaitApproval(
+    sessionId: string,
+    turn: TurnProgress,
+    assistantEntryId: string,
+    call: { readonly id: string; readonly name: string; readonly approval: ToolCallApproval },
+  ): Promise<RunToolResult | undefined> {
+    const approvalId = wf.uuid4();
+    const deadline = new Date(Date.now() + call.approval.timeoutMs).toISOString();
+    const ref = { ...this.ids, sessionId, assistantEntryId, toolCallId: call.id };
+    const approvers = call.approval.approvers ? { approvers: call.approval.approvers } : {};
+    await localActivities.openApproval({ ...ref, approvalId, toolName: call.name, deadline, now: now(), ...approvers });
+    this.approvals.open({ approvalId, toolName: call.name, toolCallId: call.id, deadline });
+    let outcome;
+    try {
+      await wf.condition(() => this.approvals.outcome(approvalId) !== undefined, call.approval.timeoutMs);
+      outcome = this.approvals.outcome(approvalId) ?? this.approvals.timedOut(approvalId, now());
+    } catch (err) {
+      if (!wf.isCancellation(err)) throw err;
+      // The row must not stay pending for a turn that no longer waits.
+      const cancelled = this.approvals.cancelled(approvalId, now());
+      await wf.CancellationScope.nonCancellable(() => this.settleApproval(ref, turn, call.name, cancelled));
+      throw err;
+    }
+    return this.settleApproval(ref, turn, call.name, outcome);
+  }
+
+  /** Stores an approval's outcome; the turn's next entry follows the decision's entry. */
+  private async settleApproval(
+    ref: { agentId: string; sessionKey: string; sessionId: string; assistantEntryId: string; toolCallId: string },
+    turn: TurnProgress,
+    toolName: string,
+    outcome: ApprovalOutcome,
+  ): Promise<RunToolResult | undefined> {
+    const settled = await localActivities.settleApproval({
+      ...ref,
+      toolName,
+      outcome,
+      decisionEntryId: wf.uuid4(),
+      resultEntryId: wf.uuid4(),
+      parentId: turn.parentId,
+      now: now(),
+    });
+    turn.parentId = settled.decisionEntryId;
+    return settled.denied;
   }
 
   /** A turn that ran out of model calls with tool calls pending: its usage is added to the session apart. */

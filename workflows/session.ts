@@ -3,6 +3,7 @@ import {
   FailureTypes,
   awaitResultUpdate,
   cancelRequestSignal,
+  decideApprovalUpdate,
   enqueueSignal,
   statusQuery,
   steerUpdate,
@@ -19,6 +20,7 @@ import { describeFailure, failureType } from './describe-failure';
 import { parseSessionKey } from '../src/sessions/session-key';
 import { IdleTimer } from './idle-timer';
 import { SubagentRunReport } from './subagent-run-report';
+import { ApprovalBook, checkApprovalDecision } from './approval-book';
 
 /**
  * One long-lived workflow per (agentId, sessionKey). Its identity replaces OpenClaw's session write
@@ -43,7 +45,8 @@ import { SubagentRunReport } from './subagent-run-report';
  */
 export async function sessionWorkflow(input: SessionWorkflowInput): Promise<AgentTaskResult | void> {
   const state = new SessionState(input);
-  const steps = new SessionSteps(input, state);
+  const approvals = new ApprovalBook();
+  const steps = new SessionSteps(input, state, approvals);
   const tuning = input.tuning ?? {};
   const maxTurnsPerRun = tuning.maxTurnsPerRun ?? DEFAULTS.maxTurnsPerRun;
   const idleCloseMs = tuning.idleCloseMs ?? DEFAULTS.sessionIdleCloseMs;
@@ -57,7 +60,23 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Agen
     state.collected(requestId);
     return outcome;
   });
-  wf.setHandler(statusQuery, () => state.status(input));
+  wf.setHandler(statusQuery, () => {
+    const pendingApprovals = approvals.pending();
+    return { ...state.status(input), ...(pendingApprovals.length > 0 ? { pendingApprovals } : {}) };
+  });
+  // A person's decision on a waiting tool call; a repeat gets the first outcome back.
+  wf.setHandler(
+    decideApprovalUpdate,
+    (decision) => {
+      const outcome = approvals.decide(decision, new Date().toISOString());
+      if (outcome) return outcome;
+      throw wf.ApplicationFailure.nonRetryable(
+        `no tool call of this session waits for approval ${decision.approvalId}`,
+        FailureTypes.UnknownApproval,
+      );
+    },
+    { validator: checkApprovalDecision },
+  );
   // The turn running now, in a scope of its own so that its sender can cancel it alone.
   let running: { readonly requestId: string; readonly scope: wf.CancellationScope; cancelled: boolean } | undefined;
   wf.setHandler(cancelRequestSignal, ({ requestId }) => {
