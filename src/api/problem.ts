@@ -11,6 +11,7 @@ import { KeelRequestError } from '../client/keel-client';
 import { InvalidSessionKeyError } from '../sessions/errors';
 import { UnknownSessionError } from '../cli/connect';
 import { CompactionNotFoundError } from '../cli/compactions';
+import { UnknownApprovalError } from '../cli/approvals';
 import { CompactionBusyError } from '../cli/compaction-edits';
 import { CompactionEditError } from '../store/compaction-lineage';
 import { classifyDbError } from '../store/db-errors';
@@ -89,6 +90,7 @@ export function problemFor(err: unknown, deps: Dependencies): ApiProblem {
     return new ApiProblem(400, 'invalid-request', err.message, err.field);
   }
   if (err instanceof UnknownSessionError) return new ApiProblem(404, 'unknown-session', err.message, 'sessionKey');
+  if (err instanceof UnknownApprovalError) return new ApiProblem(404, 'unknown-approval', err.message, 'id');
   if (err instanceof CompactionNotFoundError) return new ApiProblem(404, 'unknown-compaction', err.message, 'id');
   if (err instanceof CompactionBusyError || err instanceof CompactionEditError)
     return new ApiProblem(409, 'compaction-edit-refused', err.message, 'id');
