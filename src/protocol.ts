@@ -135,6 +135,45 @@ export interface SessionCarriedState {
   readonly contextSplit?: ContextSplit;
   /** A subagent's answers of its current run, not yet announced to its parent, in the order it ran them. */
   readonly subagentAnswers?: readonly SubagentAnswer[];
+  /** A turn whose tool call waited for approval when the run continued as new: the next run resumes it first. */
+  readonly suspendedTurn?: SuspendedTurn;
+}
+
+/**
+ * A turn stopped at a tool call waiting for approval, as continue-as-new hands it on: its request,
+ * what it has done so far, the reply whose calls it was answering, and the approval it waits for.
+ */
+export interface SuspendedTurn {
+  readonly request: { readonly requestId: string; readonly turn: TurnRequest };
+  readonly sessionId: string;
+  readonly progress: {
+    readonly turn: number;
+    readonly userEntryId: string;
+    readonly touch: boolean;
+    readonly streamTo?: string;
+    readonly parentId: string;
+    readonly usage: TokenUsage;
+    readonly modelCalls: number;
+    readonly compacted: boolean;
+    readonly toolCalls: readonly TurnToolCall[];
+  };
+  /** The model reply whose tool calls the turn was answering, and the index of the call that waits. */
+  readonly reply: {
+    readonly entryId: string;
+    readonly text: string;
+    readonly toolCalls: ReadonlyArray<{
+      readonly id: string;
+      readonly name: string;
+      readonly approval?: ToolCallApproval;
+    }>;
+    readonly stopReason: string;
+    readonly usage: TokenUsage;
+    readonly contextTokens: number;
+    readonly split?: ContextSplit;
+    readonly contextWindow?: number;
+  };
+  readonly callIndex: number;
+  readonly approval: PendingApproval;
 }
 
 /**

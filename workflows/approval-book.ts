@@ -8,6 +8,17 @@ import { APPROVAL_TIMED_OUT, type ApprovalDecision, type ApprovalOutcome, type P
 export class ApprovalBook {
   private readonly waiting = new Map<string, PendingApproval>();
   private readonly decided = new Map<string, ApprovalOutcome>();
+  private suspend: () => boolean = () => false;
+
+  /** `when` says the run is about to continue as new: a waiting turn then stops and is handed on. */
+  suspendWhen(when: () => boolean): void {
+    this.suspend = when;
+  }
+
+  /** The run wants to continue as new (a waiting turn stops at its wait). */
+  suspending(): boolean {
+    return this.suspend();
+  }
 
   /** A call starts waiting (again, after a continue-as-new). */
   open(pending: PendingApproval): void {

@@ -25,6 +25,8 @@ import {
   type SessionWorkflowInput,
   type TurnRequest,
   type ApprovalOutcome,
+  type PendingApproval,
+  type SuspendedTurn,
   type ToolCallApproval,
   type TurnResult,
 } from '../src/protocol';
@@ -37,6 +39,7 @@ import { KeelAgentId, KeelParentSessionKey, KeelSessionKey } from '../src/tempor
 import { TurnTiming } from './turn-timing';
 import { TurnProgress } from './turn-progress';
 import type { ApprovalBook } from './approval-book';
+import { TurnSuspended } from './turn-suspended';
 
 type TurnActivities = ReturnType<typeof createTurnActivities>;
 type ToolActivities = ReturnType<typeof createToolActivities>;
@@ -131,20 +134,60 @@ export class SessionSteps {
       turn.compacted = true;
       await this.compact(begin.sessionId, 'preflight');
     }
-    const final = await this.modelAndToolCalls(begin.sessionId, turn, timing, first);
+    let final: CallModelResult;
+    try {
+      final = await this.modelAndToolCalls(begin.sessionId, turn, timing, first);
+    } catch (err) {
+      if (err instanceof TurnSuspended)
+        err.ofTurn({ request: { requestId, turn: request }, sessionId: begin.sessionId, progress: turn.snapshot() });
+      throw err;
+    }
+    return this.finishTurn(begin.sessionId, turn, timing, final);
+  }
+
+  /**
+   * A turn the last run handed on while one of its tool calls waited for approval: the wait goes on
+   * (with the time left), then the reply's remaining calls and the model calls after them, as before.
+   */
+  async resumeTurn(suspended: SuspendedTurn): Promise<TurnResult> {
+    const turn = TurnProgress.resumed(suspended.progress);
+    const timing = new TurnTiming(this.ids);
+    const { sessionId } = suspended;
+    let final: CallModelResult;
+    try {
+      final = await this.modelAndToolCalls(sessionId, turn, timing, undefined, {
+        reply: { kind: 'reply', ...suspended.reply },
+        callIndex: suspended.callIndex,
+        approval: suspended.approval,
+      });
+    } catch (err) {
+      if (err instanceof TurnSuspended)
+        err.ofTurn({ request: suspended.request, sessionId, progress: turn.snapshot() });
+      throw err;
+    }
+    return this.finishTurn(sessionId, turn, timing, final);
+  }
+
+  /** The turn's end after its final reply: its counters recorded, its maintenance scheduled, its result. */
+  private async finishTurn(
+    sessionId: string,
+    turn: TurnProgress,
+    timing: TurnTiming,
+    final: CallModelResult,
+  ): Promise<TurnResult> {
     timing.step('finish');
     // The last call finished the turn unless the turn ran out of model calls with tool calls pending.
     const after = final.finished ?? (await this.finishWithoutReply(turn, final));
     this.state.recordTurn(turn.parentId, after, final.split);
     timing.finish({
-      sessionId: begin.sessionId,
+      sessionId,
       turn: this.state.turnsCompleted,
       modelCalls: turn.modelCalls,
       usage: turn.usage,
     });
     // Maintenance runs after the reply is returned, before the next queued request.
-    if (after.compact) this.state.schedule({ kind: 'compaction', trigger: 'threshold', sessionId: begin.sessionId });
-    else if (after.memoryFlush) this.state.schedule({ kind: 'memoryFlush', sessionId: begin.sessionId });
+    if (after.compact) this.state.schedule({ kind: 'compaction', trigger: 'threshold', sessionId });
+    else if (after.memoryFlush) this.state.schedule({ kind: 'memoryFlush', sessionId });
     return turn.result(final, this.state.turnsCompleted);
   }
 
@@ -213,17 +256,32 @@ export class SessionSteps {
     turn: TurnProgress,
     timing: TurnTiming,
     first: FirstCall | undefined,
+    resumed?: ResumedCalls,
   ): Promise<CallModelResult> {
     let made = first;
+    let resuming = resumed;
     for (;;) {
-      if (!made) timing.step('model');
-      const reply = await this.callModelWithRecovery(sessionId, turn, made);
-      made = undefined;
-      turn.replied(reply);
-      if (reply.toolCalls.length === 0) return reply;
+      let reply: CallModelResult;
+      if (resuming) reply = resuming.reply;
+      else {
+        if (!made) timing.step('model');
+        reply = await this.callModelWithRecovery(sessionId, turn, made);
+        made = undefined;
+        turn.replied(reply);
+        if (reply.toolCalls.length === 0) return reply;
+      }
       timing.step('tools');
-      for (const call of reply.toolCalls)
-        turn.toolAnswered(call, await this.toolCall(sessionId, turn, reply.entryId, call));
+      for (let i = resuming?.callIndex ?? 0; i < reply.toolCalls.length; i++) {
+        const call = reply.toolCalls[i]!;
+        const waiting = resuming?.callIndex === i ? resuming.approval : undefined;
+        try {
+          turn.toolAnswered(call, await this.toolCall(sessionId, turn, reply.entryId, call, waiting));
+        } catch (err) {
+          if (err instanceof TurnSuspended) err.inReply({ reply: withoutKind(reply), callIndex: i });
+          throw err;
+        }
+      }
+      resuming = undefined;
       if (turn.modelCalls >= DEFAULTS.maxModelCallsPerTurn) return reply;
     }
   }
@@ -234,11 +292,14 @@ export class SessionSteps {
     turn: TurnProgress,
     assistantEntryId: string,
     call: { readonly id: string; readonly name: string; readonly approval?: ToolCallApproval },
+    waiting?: PendingApproval,
   ): Promise<RunToolResult> {
     if (call.name === SESSIONS_SPAWN_TOOL) return this.spawn(sessionId, assistantEntryId, call.id, turn.parentId);
-    // A call that waits for a person: a denied one is answered without running.
+    // A call that waits for a person (or already waited in the last run): a denied one is answered without running.
     if (call.approval) {
-      const denied = await this.awaitApproval(sessionId, turn, assistantEntryId, { ...call, approval: call.approval });
+      const ref = { ...this.ids, sessionId, assistantEntryId, toolCallId: call.id };
+      const pending = waiting ?? (await this.openApproval(ref, call.name, call.approval));
+      const denied = await this.awaitApproval(ref, turn, pending);
       if (denied) return denied;
     }
     return this.runTool({
@@ -255,41 +316,50 @@ export class SessionSteps {
     });
   }
 
+  /** A tool call starts waiting for a person: its pending row is recorded (arguments redacted), with its deadline. */
+  private async openApproval(ref: ToolCallRef, toolName: string, approval: ToolCallApproval): Promise<PendingApproval> {
+    const approvalId = wf.uuid4();
+    const deadline = new Date(Date.now() + approval.timeoutMs).toISOString();
+    const approvers = approval.approvers ? { approvers: approval.approvers } : {};
+    await localActivities.openApproval({ ...ref, approvalId, toolName, deadline, now: now(), ...approvers });
+    return { approvalId, toolName, toolCallId: ref.toolCallId, deadline };
+  }
+
   /**
-   * A tool call waits for a person: its pending row is recorded, then the workflow waits (a timer and
-   * a condition: no activity, worker slot or connection is held) for the first decision or the
-   * deadline, and the decision is stored. Returns the error result of a denied call; undefined when
-   * the call was approved and runs, with the idempotency key it always had. A cancelled turn denies it.
+   * The wait: a timer and a condition (no activity, worker slot or connection is held) until the
+   * first decision or the deadline, then the decision is stored. Returns the error result of a denied
+   * call; undefined when the call was approved and runs, with the idempotency key it always had. A
+   * run about to continue as new stops the turn here (`TurnSuspended`); a cancelled turn denies the call.
    */
   private async awaitApproval(
-    sessionId: string,
+    ref: ToolCallRef,
     turn: TurnProgress,
-    assistantEntryId: string,
-    call: { readonly id: string; readonly name: string; readonly approval: ToolCallApproval },
+    pending: PendingApproval,
   ): Promise<RunToolResult | undefined> {
-    const approvalId = wf.uuid4();
-    const deadline = new Date(Date.now() + call.approval.timeoutMs).toISOString();
-    const ref = { ...this.ids, sessionId, assistantEntryId, toolCallId: call.id };
-    const approvers = call.approval.approvers ? { approvers: call.approval.approvers } : {};
-    await localActivities.openApproval({ ...ref, approvalId, toolName: call.name, deadline, now: now(), ...approvers });
-    this.approvals.open({ approvalId, toolName: call.name, toolCallId: call.id, deadline });
+    const { approvalId } = pending;
+    this.approvals.open(pending);
+    // At least a millisecond: a deadline already passed times out at once.
+    const left = Math.max(1, Date.parse(pending.deadline) - Date.now());
     let outcome;
     try {
-      await wf.condition(() => this.approvals.outcome(approvalId) !== undefined, call.approval.timeoutMs);
+      const decided = () => this.approvals.outcome(approvalId) !== undefined;
+      await wf.condition(() => decided() || this.approvals.suspending(), left);
+      if (!decided() && this.approvals.suspending() && Date.now() < Date.parse(pending.deadline))
+        throw new TurnSuspended(pending);
       outcome = this.approvals.outcome(approvalId) ?? this.approvals.timedOut(approvalId, now());
     } catch (err) {
       if (!wf.isCancellation(err)) throw err;
       // The row must not stay pending for a turn that no longer waits.
       const cancelled = this.approvals.cancelled(approvalId, now());
-      await wf.CancellationScope.nonCancellable(() => this.settleApproval(ref, turn, call.name, cancelled));
+      await wf.CancellationScope.nonCancellable(() => this.settleApproval(ref, turn, pending.toolName, cancelled));
       throw err;
     }
-    return this.settleApproval(ref, turn, call.name, outcome);
+    return this.settleApproval(ref, turn, pending.toolName, outcome);
   }
 
   /** Stores an approval's outcome; the turn's next entry follows the decision's entry. */
   private async settleApproval(
-    ref: { agentId: string; sessionKey: string; sessionId: string; assistantEntryId: string; toolCallId: string },
+    ref: ToolCallRef,
     turn: TurnProgress,
     toolName: string,
     outcome: ApprovalOutcome,
@@ -543,6 +613,28 @@ export class SessionSteps {
       ...(this.input.task ? { task: this.input.task } : {}),
     };
   }
+}
+
+/** Where a tool call is, for its approval's steps. */
+interface ToolCallRef {
+  readonly agentId: string;
+  readonly sessionKey: string;
+  readonly sessionId: string;
+  readonly assistantEntryId: string;
+  readonly toolCallId: string;
+}
+
+/** A resumed turn's reply, and the call of it that waits for approval (the calls before it were answered). */
+interface ResumedCalls {
+  readonly reply: CallModelResult;
+  readonly callIndex: number;
+  readonly approval: PendingApproval;
+}
+
+/** A reply as continue-as-new hands it on. */
+function withoutKind(reply: CallModelResult): SuspendedTurn['reply'] {
+  const { kind: _kind, finished: _finished, ...rest } = reply;
+  return rest;
 }
 
 /** The first call's outcome, or its failure thrown again. */
