@@ -24,7 +24,6 @@ import {
   type CompactionWorkflowResult,
   type SessionWorkflowInput,
   type TurnRequest,
-  type ApprovalOutcome,
   type PendingApproval,
   type SuspendedTurn,
   type ToolCallApproval,
@@ -39,6 +38,7 @@ import { KeelAgentId, KeelParentSessionKey, KeelSessionKey } from '../src/tempor
 import { TurnTiming } from './turn-timing';
 import { TurnProgress } from './turn-progress';
 import type { ApprovalBook } from './approval-book';
+import { ApprovalSteps } from './approval-steps';
 import { TurnSuspended } from './turn-suspended';
 
 type TurnActivities = ReturnType<typeof createTurnActivities>;
@@ -65,13 +65,15 @@ export class SessionSteps {
   private readonly flush: MemoryActivities;
   private readonly tools: ToolActivities;
   private readonly announcer: SubagentActivities;
+  private readonly approvalSteps: ApprovalSteps;
 
   constructor(
     private readonly input: SessionWorkflowInput,
     private readonly state: SessionState,
-    private readonly approvals: ApprovalBook,
+    approvals: ApprovalBook,
   ) {
     const tuning = input.tuning ?? {};
+    this.approvalSteps = new ApprovalSteps(approvals, localActivities);
     this.ids = { agentId: input.agentId, sessionKey: input.sessionKey };
     // Model calls stream for minutes; heartbeats notice a dead worker long before start-to-close.
     // Transient provider errors (429/529/5xx) retry for a time budget, honouring retry-after.
@@ -298,8 +300,8 @@ export class SessionSteps {
     // A call that waits for a person (or already waited in the last run): a denied one is answered without running.
     if (call.approval) {
       const ref = { ...this.ids, sessionId, assistantEntryId, toolCallId: call.id };
-      const pending = waiting ?? (await this.openApproval(ref, call.name, call.approval));
-      const denied = await this.awaitApproval(ref, turn, pending);
+      const pending = waiting ?? (await this.approvalSteps.open(ref, call.name, call.approval));
+      const denied = await this.approvalSteps.wait(ref, turn, pending);
       if (denied) return denied;
     }
     return this.runTool({
@@ -314,67 +316,6 @@ export class SessionSteps {
       now: now(),
       ...(turn.streamTo !== undefined ? { requestId: turn.streamTo } : {}),
     });
-  }
-
-  /** A tool call starts waiting for a person: its pending row is recorded (arguments redacted), with its deadline. */
-  private async openApproval(ref: ToolCallRef, toolName: string, approval: ToolCallApproval): Promise<PendingApproval> {
-    const approvalId = wf.uuid4();
-    const deadline = new Date(Date.now() + approval.timeoutMs).toISOString();
-    const approvers = approval.approvers ? { approvers: approval.approvers } : {};
-    await localActivities.openApproval({ ...ref, approvalId, toolName, deadline, now: now(), ...approvers });
-    return { approvalId, toolName, toolCallId: ref.toolCallId, deadline };
-  }
-
-  /**
-   * The wait: a timer and a condition (no activity, worker slot or connection is held) until the
-   * first decision or the deadline, then the decision is stored. Returns the error result of a denied
-   * call; undefined when the call was approved and runs, with the idempotency key it always had. A
-   * run about to continue as new stops the turn here (`TurnSuspended`); a cancelled turn denies the call.
-   */
-  private async awaitApproval(
-    ref: ToolCallRef,
-    turn: TurnProgress,
-    pending: PendingApproval,
-  ): Promise<RunToolResult | undefined> {
-    const { approvalId } = pending;
-    this.approvals.open(pending);
-    // At least a millisecond: a deadline already passed times out at once.
-    const left = Math.max(1, Date.parse(pending.deadline) - Date.now());
-    let outcome;
-    try {
-      const decided = () => this.approvals.outcome(approvalId) !== undefined;
-      await wf.condition(() => decided() || this.approvals.suspending(), left);
-      if (!decided() && this.approvals.suspending() && Date.now() < Date.parse(pending.deadline))
-        throw new TurnSuspended(pending);
-      outcome = this.approvals.outcome(approvalId) ?? this.approvals.timedOut(approvalId, now());
-    } catch (err) {
-      if (!wf.isCancellation(err)) throw err;
-      // The row must not stay pending for a turn that no longer waits.
-      const cancelled = this.approvals.cancelled(approvalId, now());
-      await wf.CancellationScope.nonCancellable(() => this.settleApproval(ref, turn, pending.toolName, cancelled));
-      throw err;
-    }
-    return this.settleApproval(ref, turn, pending.toolName, outcome);
-  }
-
-  /** Stores an approval's outcome; the turn's next entry follows the decision's entry. */
-  private async settleApproval(
-    ref: ToolCallRef,
-    turn: TurnProgress,
-    toolName: string,
-    outcome: ApprovalOutcome,
-  ): Promise<RunToolResult | undefined> {
-    const settled = await localActivities.settleApproval({
-      ...ref,
-      toolName,
-      outcome,
-      decisionEntryId: wf.uuid4(),
-      resultEntryId: wf.uuid4(),
-      parentId: turn.parentId,
-      now: now(),
-    });
-    turn.parentId = settled.decisionEntryId;
-    return settled.denied;
   }
 
   /** A turn that ran out of model calls with tool calls pending: its usage is added to the session apart. */
@@ -613,15 +554,6 @@ export class SessionSteps {
       ...(this.input.task ? { task: this.input.task } : {}),
     };
   }
-}
-
-/** Where a tool call is, for its approval's steps. */
-interface ToolCallRef {
-  readonly agentId: string;
-  readonly sessionKey: string;
-  readonly sessionId: string;
-  readonly assistantEntryId: string;
-  readonly toolCallId: string;
 }
 
 /** A resumed turn's reply, and the call of it that waits for approval (the calls before it were answered). */

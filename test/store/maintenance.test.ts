@@ -291,6 +291,8 @@ describe.each(testDatabases())('runMaintenance on $name', (database) => {
         db,
       );
       await sql`delete from kysely_migration where name = '2026_11_29_001_compaction_billing'`.execute(db);
+      await sql`drop table tool_approvals`.execute(db);
+      await sql`delete from kysely_migration where name = '2026_11_29_002_tool_approvals'`.execute(db);
       await db
         .insertInto('model_limits')
         .values([
@@ -323,6 +325,7 @@ describe.each(testDatabases())('runMaintenance on $name', (database) => {
         '2026_11_27_003_session_estimate_scales',
         '2026_11_28_001_search_by_terms',
         '2026_11_29_001_compaction_billing',
+        '2026_11_29_002_tool_approvals',
       ]);
       // Back to the stated maximum less 5%; a window learned without one stays as it was.
       const limits = await db
