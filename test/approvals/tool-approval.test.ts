@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fakeReply, type FakeRequest } from '../../src/testing';
+import { FailureTypes } from '../../src/protocol';
 import { getToolApproval, listPendingApprovals, type ToolApprovalRow } from '../../src/store/approvals-repo';
 import { sharedDatabases } from '../support/shared-database';
 import { crashSuite, storedTranscript, type CrashRig } from '../support/crash-rig';
@@ -160,6 +161,23 @@ describe.each(sharedDatabases())('tool approvals, on $name', (kind) => {
     expect(
       await rig.store.db.selectFrom('tool_approvals').select('id').where('agent_id', '=', rig.agentId).execute(),
     ).toHaveLength(1);
+    rig.fake.assertScriptConsumed();
+  });
+
+  it('denies the waiting call when its sender cancels the turn: the row is not left pending and the tool never runs', async () => {
+    rig.fake.enqueue(invoiceCall(600));
+    await rig.startReadyWorker(workerEnv());
+    const keel = client();
+    const reply = keel.sendMessage(rig.sessionKey, 'invoice acme 600', { requestId: 'cancel-me' }).catch((e) => e);
+    const row = await pendingApproval(rig);
+    await keel.cancelRequest(rig.sessionKey, 'cancel-me');
+    expect(await reply).toMatchObject({ type: FailureTypes.Cancelled });
+    expect(await getToolApproval(rig.store.db, row.id)).toMatchObject({
+      status: 'denied',
+      note: 'the turn was cancelled',
+    });
+    expect(await listPendingApprovals(rig.store.db, rig.agentId)).toEqual([]);
+    expect(runs()).toEqual([]);
     rig.fake.assertScriptConsumed();
   });
 
