@@ -8,6 +8,7 @@ import { withDataErrors } from './parts/data-errors';
 import { withAllowedAgents } from './parts/allowed-agents';
 import { withBuiltinTools } from './parts/builtin-tools';
 import { createSubagentActivities } from './subagent-activities';
+import { createApprovalActivities } from './approval-activities';
 import { ReceivedReplies } from './parts/received-replies';
 
 /** Every activity the Keel worker registers, bound to its dependencies; data errors never retry; other agents than `allowedAgents` are refused. */
@@ -24,6 +25,7 @@ export function createActivities(appDeps: ActivityDeps) {
       ...createMemoryActivities(deps, replies),
       ...createMaintenanceActivities(deps),
       ...createSubagentActivities(deps),
+      ...createApprovalActivities(deps),
     }),
     appDeps.config.allowedAgents,
   );

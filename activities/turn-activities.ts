@@ -29,6 +29,7 @@ import { logRedactions } from './parts/model-call-report';
 import { createModelCall, type CallModelInput, type ModelCallOutcome, type TurnFinish } from './parts/model-call';
 import { readTurnContext, turnContext, type TurnContext } from './parts/turn-context';
 import { decideAfterFinish, type FinishTurnResult } from './parts/turn-finish';
+import { markApprovals } from './parts/tool-approvals';
 
 export interface BeginTurnInput {
   readonly agentId: string;
@@ -142,7 +143,8 @@ export function createTurnActivities(allDeps: ActivityDeps, replies = new Receiv
       finish: call.finish,
       ...(input.task ? { task: input.task } : {}),
     };
-    return { ...(await modelCall(firstCall, turn, held)), begun: result };
+    const outcome = await markApprovals(allDeps, firstCall, await modelCall(firstCall, turn, held));
+    return { ...outcome, begun: result };
   }
 
   /**
@@ -151,7 +153,7 @@ export function createTurnActivities(allDeps: ActivityDeps, replies = new Receiv
    */
   async function callModel(input: CallModelInput): Promise<ModelCallOutcome> {
     const held = replyHold.take(input.assistantEntryId);
-    return modelCall(input, await readTurnContext(allDeps, input), held);
+    return markApprovals(allDeps, input, await modelCall(input, await readTurnContext(allDeps, input), held));
   }
 
   /**

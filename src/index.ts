@@ -12,6 +12,8 @@ export {
 export {
   FailureTypes,
   type AgentPromptMode,
+  type ApprovalOutcome,
+  type PendingApproval,
   type AgentTaskResult,
   type CompactionWorkflowResult,
   type SessionStatus,
@@ -27,6 +29,7 @@ export {
 export type { ReplyStreamEvent } from './streaming/reply-assembler';
 export {
   ToolRegistry,
+  type ApprovalContext,
   type ToolContext,
   type ToolDefinition,
   type ToolOutput,

@@ -42,6 +42,8 @@ export const FailureTypes = {
   AgentNotAllowed: 'KeelAgentNotAllowed',
   /** Its sender cancelled the request (`cancelRequest`): a running turn stopped, a queued one never ran. */
   Cancelled: 'KeelCancelled',
+  /** A decision named an approval the session is not waiting for (decided long ago, or never asked). */
+  UnknownApproval: 'KeelUnknownApproval',
 } as const;
 
 /** Starts (or continues) the one long-lived workflow of a session. */
@@ -133,6 +135,45 @@ export interface SessionCarriedState {
   readonly contextSplit?: ContextSplit;
   /** A subagent's answers of its current run, not yet announced to its parent, in the order it ran them. */
   readonly subagentAnswers?: readonly SubagentAnswer[];
+  /** A turn whose tool call waited for approval when the run continued as new: the next run resumes it first. */
+  readonly suspendedTurn?: SuspendedTurn;
+}
+
+/**
+ * A turn stopped at a tool call waiting for approval, as continue-as-new hands it on: its request,
+ * what it has done so far, the reply whose calls it was answering, and the approval it waits for.
+ */
+export interface SuspendedTurn {
+  readonly request: { readonly requestId: string; readonly turn: TurnRequest };
+  readonly sessionId: string;
+  readonly progress: {
+    readonly turn: number;
+    readonly userEntryId: string;
+    readonly touch: boolean;
+    readonly streamTo?: string;
+    readonly parentId: string;
+    readonly usage: TokenUsage;
+    readonly modelCalls: number;
+    readonly compacted: boolean;
+    readonly toolCalls: readonly TurnToolCall[];
+  };
+  /** The model reply whose tool calls the turn was answering, and the index of the call that waits. */
+  readonly reply: {
+    readonly entryId: string;
+    readonly text: string;
+    readonly toolCalls: ReadonlyArray<{
+      readonly id: string;
+      readonly name: string;
+      readonly approval?: ToolCallApproval;
+    }>;
+    readonly stopReason: string;
+    readonly usage: TokenUsage;
+    readonly contextTokens: number;
+    readonly split?: ContextSplit;
+    readonly contextWindow?: number;
+  };
+  readonly callIndex: number;
+  readonly approval: PendingApproval;
 }
 
 /**
@@ -315,6 +356,8 @@ export interface SessionStatus {
    * collects the ones it did not send to show replies that arrive unasked.
    */
   readonly uncollectedRequestIds?: readonly string[];
+  /** Tool calls the running turn waits on a person to approve (absent when none). */
+  readonly pendingApprovals?: readonly PendingApproval[];
 }
 
 export const statusQuery = defineQuery<SessionStatus>('status');
@@ -459,3 +502,50 @@ export interface MaintenanceRunSummary {
 export const MAINTENANCE_WORKFLOW_TYPE = 'maintenanceWorkflow';
 /** The Schedule's id: one per namespace and task queue owner, created idempotently by workers. */
 export const MAINTENANCE_SCHEDULE_ID = 'keel-maintenance';
+
+/**
+ * A tool call that waits for a person: the model-call activity reports it with the call (the policy
+ * lives on the worker), and the workflow waits at most `timeoutMs` before denying it.
+ */
+export interface ToolCallApproval {
+  readonly timeoutMs: number;
+  /** Who may approve, as configured (people-text; Keel does not check identities). */
+  readonly approvers?: readonly string[];
+}
+
+/** One tool call waiting for a decision, as status shows it. */
+export interface PendingApproval {
+  readonly approvalId: string;
+  readonly toolName: string;
+  readonly toolCallId: string;
+  /** ISO time after which the call is denied as "timed out". */
+  readonly deadline: string;
+}
+
+/** A person's decision on one pending tool call. */
+export interface ApprovalDecision {
+  readonly approvalId: string;
+  readonly decision: 'approve' | 'deny';
+  /** Who decided (a user name, an API caller); stored and told to the model. */
+  readonly by?: string;
+  /** Said with an approval. */
+  readonly note?: string;
+  /** Why a call was denied; told to the model. */
+  readonly reason?: string;
+}
+
+/** How an approval ended: the first decision (or the timeout) wins; a later decision gets this back. */
+export interface ApprovalOutcome {
+  readonly approvalId: string;
+  readonly status: 'approved' | 'denied';
+  readonly decidedBy?: string;
+  readonly note?: string;
+  readonly reason?: string;
+  readonly decidedAt: string;
+}
+
+/** Decides a pending tool call of the running turn; returns the first outcome for a call already decided. */
+export const decideApprovalUpdate = defineUpdate<ApprovalOutcome, [ApprovalDecision]>('decideApproval');
+
+/** The reason a call that waited past its deadline is denied with. */
+export const APPROVAL_TIMED_OUT = 'timed out';

@@ -73,6 +73,12 @@ export class SessionState {
     this.recentIds = [...(c?.recentRequestIds ?? [])];
     this.known = new Set([...this.recentIds, ...this.queue.map((r) => r.requestId)]);
     this.pending = new Set(this.queue.map((r) => r.requestId));
+    // A turn handed on mid-wait is still its sender's: its outcome comes from this run.
+    const resumed = c?.suspendedTurn?.request.requestId;
+    if (resumed !== undefined) {
+      this.known.add(resumed);
+      this.pending.add(resumed);
+    }
   }
 
   /** Counters saved when the workflow closed idle (the next message started a fresh run). */

@@ -11,6 +11,7 @@ import type { FinishTurnResult } from '../activities/parts/turn-finish';
 import type { createToolActivities, RunToolInput, RunToolResult } from '../activities/tool-activities';
 import type { createMemoryActivities, MemoryFlushInput } from '../activities/memory-activities';
 import type { createSubagentActivities, AnnounceResult } from '../activities/subagent-activities';
+import type { createApprovalActivities } from '../activities/approval-activities';
 import {
   COMPACTION_WORKFLOW_TYPE,
   FailureTypes,
@@ -23,6 +24,9 @@ import {
   type CompactionWorkflowResult,
   type SessionWorkflowInput,
   type TurnRequest,
+  type PendingApproval,
+  type SuspendedTurn,
+  type ToolCallApproval,
   type TurnResult,
 } from '../src/protocol';
 import { DEFAULTS } from '../src/config/defaults';
@@ -33,18 +37,22 @@ import { sessionWorkflowId } from '../src/sessions/session-key';
 import { KeelAgentId, KeelParentSessionKey, KeelSessionKey } from '../src/temporal/search-attributes';
 import { TurnTiming } from './turn-timing';
 import { TurnProgress } from './turn-progress';
+import type { ApprovalBook } from './approval-book';
+import { ApprovalSteps } from './approval-steps';
+import { TurnSuspended } from './turn-suspended';
 
 type TurnActivities = ReturnType<typeof createTurnActivities>;
 type ToolActivities = ReturnType<typeof createToolActivities>;
 type MemoryActivities = ReturnType<typeof createMemoryActivities>;
 type SubagentActivities = ReturnType<typeof createSubagentActivities>;
+type ApprovalActivities = ReturnType<typeof createApprovalActivities>;
 
 /** A model call already made by `startTurn`: what it answered, or how it failed. */
 type FirstCall = { readonly outcome: ModelCallOutcome } | { readonly error: unknown };
 
 /** Short database steps, run as local activities: retried with a bound in time (a data error is non-retryable). */
 export const localActivities = wf.proxyLocalActivities<
-  TurnActivities & MemoryActivities & SubagentActivities & Pick<ToolActivities, 'storeToolFailure'>
+  TurnActivities & MemoryActivities & SubagentActivities & ApprovalActivities & Pick<ToolActivities, 'storeToolFailure'>
 >({
   startToCloseTimeout: '30s',
   scheduleToCloseTimeout: '10m',
@@ -57,12 +65,15 @@ export class SessionSteps {
   private readonly flush: MemoryActivities;
   private readonly tools: ToolActivities;
   private readonly announcer: SubagentActivities;
+  private readonly approvalSteps: ApprovalSteps;
 
   constructor(
     private readonly input: SessionWorkflowInput,
     private readonly state: SessionState,
+    approvals: ApprovalBook,
   ) {
     const tuning = input.tuning ?? {};
+    this.approvalSteps = new ApprovalSteps(approvals, localActivities);
     this.ids = { agentId: input.agentId, sessionKey: input.sessionKey };
     // Model calls stream for minutes; heartbeats notice a dead worker long before start-to-close.
     // Transient provider errors (429/529/5xx) retry for a time budget, honouring retry-after.
@@ -125,20 +136,60 @@ export class SessionSteps {
       turn.compacted = true;
       await this.compact(begin.sessionId, 'preflight');
     }
-    const final = await this.modelAndToolCalls(begin.sessionId, turn, timing, first);
+    let final: CallModelResult;
+    try {
+      final = await this.modelAndToolCalls(begin.sessionId, turn, timing, first);
+    } catch (err) {
+      if (err instanceof TurnSuspended)
+        err.ofTurn({ request: { requestId, turn: request }, sessionId: begin.sessionId, progress: turn.snapshot() });
+      throw err;
+    }
+    return this.finishTurn(begin.sessionId, turn, timing, final);
+  }
+
+  /**
+   * A turn the last run handed on while one of its tool calls waited for approval: the wait goes on
+   * (with the time left), then the reply's remaining calls and the model calls after them, as before.
+   */
+  async resumeTurn(suspended: SuspendedTurn): Promise<TurnResult> {
+    const turn = TurnProgress.resumed(suspended.progress);
+    const timing = new TurnTiming(this.ids);
+    const { sessionId } = suspended;
+    let final: CallModelResult;
+    try {
+      final = await this.modelAndToolCalls(sessionId, turn, timing, undefined, {
+        reply: { kind: 'reply', ...suspended.reply },
+        callIndex: suspended.callIndex,
+        approval: suspended.approval,
+      });
+    } catch (err) {
+      if (err instanceof TurnSuspended)
+        err.ofTurn({ request: suspended.request, sessionId, progress: turn.snapshot() });
+      throw err;
+    }
+    return this.finishTurn(sessionId, turn, timing, final);
+  }
+
+  /** The turn's end after its final reply: its counters recorded, its maintenance scheduled, its result. */
+  private async finishTurn(
+    sessionId: string,
+    turn: TurnProgress,
+    timing: TurnTiming,
+    final: CallModelResult,
+  ): Promise<TurnResult> {
     timing.step('finish');
     // The last call finished the turn unless the turn ran out of model calls with tool calls pending.
     const after = final.finished ?? (await this.finishWithoutReply(turn, final));
     this.state.recordTurn(turn.parentId, after, final.split);
     timing.finish({
-      sessionId: begin.sessionId,
+      sessionId,
       turn: this.state.turnsCompleted,
       modelCalls: turn.modelCalls,
       usage: turn.usage,
     });
     // Maintenance runs after the reply is returned, before the next queued request.
-    if (after.compact) this.state.schedule({ kind: 'compaction', trigger: 'threshold', sessionId: begin.sessionId });
-    else if (after.memoryFlush) this.state.schedule({ kind: 'memoryFlush', sessionId: begin.sessionId });
+    if (after.compact) this.state.schedule({ kind: 'compaction', trigger: 'threshold', sessionId });
+    else if (after.memoryFlush) this.state.schedule({ kind: 'memoryFlush', sessionId });
     return turn.result(final, this.state.turnsCompleted);
   }
 
@@ -207,17 +258,32 @@ export class SessionSteps {
     turn: TurnProgress,
     timing: TurnTiming,
     first: FirstCall | undefined,
+    resumed?: ResumedCalls,
   ): Promise<CallModelResult> {
     let made = first;
+    let resuming = resumed;
     for (;;) {
-      if (!made) timing.step('model');
-      const reply = await this.callModelWithRecovery(sessionId, turn, made);
-      made = undefined;
-      turn.replied(reply);
-      if (reply.toolCalls.length === 0) return reply;
+      let reply: CallModelResult;
+      if (resuming) reply = resuming.reply;
+      else {
+        if (!made) timing.step('model');
+        reply = await this.callModelWithRecovery(sessionId, turn, made);
+        made = undefined;
+        turn.replied(reply);
+        if (reply.toolCalls.length === 0) return reply;
+      }
       timing.step('tools');
-      for (const call of reply.toolCalls)
-        turn.toolAnswered(call, await this.toolCall(sessionId, turn, reply.entryId, call));
+      for (let i = resuming?.callIndex ?? 0; i < reply.toolCalls.length; i++) {
+        const call = reply.toolCalls[i]!;
+        const waiting = resuming?.callIndex === i ? resuming.approval : undefined;
+        try {
+          turn.toolAnswered(call, await this.toolCall(sessionId, turn, reply.entryId, call, waiting));
+        } catch (err) {
+          if (err instanceof TurnSuspended) err.inReply({ reply: withoutKind(reply), callIndex: i });
+          throw err;
+        }
+      }
+      resuming = undefined;
       if (turn.modelCalls >= DEFAULTS.maxModelCallsPerTurn) return reply;
     }
   }
@@ -227,9 +293,17 @@ export class SessionSteps {
     sessionId: string,
     turn: TurnProgress,
     assistantEntryId: string,
-    call: { readonly id: string; readonly name: string },
+    call: { readonly id: string; readonly name: string; readonly approval?: ToolCallApproval },
+    waiting?: PendingApproval,
   ): Promise<RunToolResult> {
     if (call.name === SESSIONS_SPAWN_TOOL) return this.spawn(sessionId, assistantEntryId, call.id, turn.parentId);
+    // A call that waits for a person (or already waited in the last run): a denied one is answered without running.
+    if (call.approval) {
+      const ref = { ...this.ids, sessionId, assistantEntryId, toolCallId: call.id };
+      const pending = waiting ?? (await this.approvalSteps.open(ref, call.name, call.approval));
+      const denied = await this.approvalSteps.wait(ref, turn, pending);
+      if (denied) return denied;
+    }
     return this.runTool({
       ...this.ids,
       turn: turn.turn,
@@ -480,6 +554,19 @@ export class SessionSteps {
       ...(this.input.task ? { task: this.input.task } : {}),
     };
   }
+}
+
+/** A resumed turn's reply, and the call of it that waits for approval (the calls before it were answered). */
+interface ResumedCalls {
+  readonly reply: CallModelResult;
+  readonly callIndex: number;
+  readonly approval: PendingApproval;
+}
+
+/** A reply as continue-as-new hands it on. */
+function withoutKind(reply: CallModelResult): SuspendedTurn['reply'] {
+  const { kind: _kind, finished: _finished, ...rest } = reply;
+  return rest;
 }
 
 /** The first call's outcome, or its failure thrown again. */

@@ -3,6 +3,7 @@ import {
   FailureTypes,
   awaitResultUpdate,
   cancelRequestSignal,
+  decideApprovalUpdate,
   enqueueSignal,
   statusQuery,
   steerUpdate,
@@ -10,6 +11,7 @@ import {
   type RequestOutcome,
   type SessionRequest,
   type SessionWorkflowInput,
+  type SuspendedTurn,
 } from '../src/protocol';
 import { DEFAULTS } from '../src/config/defaults';
 import { checkCompactRequest, checkTurnRequest } from '../src/sessions/validate-request';
@@ -19,6 +21,8 @@ import { describeFailure, failureType } from './describe-failure';
 import { parseSessionKey } from '../src/sessions/session-key';
 import { IdleTimer } from './idle-timer';
 import { SubagentRunReport } from './subagent-run-report';
+import { ApprovalBook, checkApprovalDecision } from './approval-book';
+import { TurnSuspended } from './turn-suspended';
 
 /**
  * One long-lived workflow per (agentId, sessionKey). Its identity replaces OpenClaw's session write
@@ -43,7 +47,8 @@ import { SubagentRunReport } from './subagent-run-report';
  */
 export async function sessionWorkflow(input: SessionWorkflowInput): Promise<AgentTaskResult | void> {
   const state = new SessionState(input);
-  const steps = new SessionSteps(input, state);
+  const approvals = new ApprovalBook();
+  const steps = new SessionSteps(input, state, approvals);
   const tuning = input.tuning ?? {};
   const maxTurnsPerRun = tuning.maxTurnsPerRun ?? DEFAULTS.maxTurnsPerRun;
   const idleCloseMs = tuning.idleCloseMs ?? DEFAULTS.sessionIdleCloseMs;
@@ -57,7 +62,23 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Agen
     state.collected(requestId);
     return outcome;
   });
-  wf.setHandler(statusQuery, () => state.status(input));
+  wf.setHandler(statusQuery, () => {
+    const pendingApprovals = approvals.pending();
+    return { ...state.status(input), ...(pendingApprovals.length > 0 ? { pendingApprovals } : {}) };
+  });
+  // A person's decision on a waiting tool call; a repeat gets the first outcome back.
+  wf.setHandler(
+    decideApprovalUpdate,
+    (decision) => {
+      const outcome = approvals.decide(decision, new Date().toISOString());
+      if (outcome) return outcome;
+      throw wf.ApplicationFailure.nonRetryable(
+        `no tool call of this session waits for approval ${decision.approvalId}`,
+        FailureTypes.UnknownApproval,
+      );
+    },
+    { validator: checkApprovalDecision },
+  );
   // The turn running now, in a scope of its own so that its sender can cancel it alone.
   let running: { readonly requestId: string; readonly scope: wf.CancellationScope; cancelled: boolean } | undefined;
   wf.setHandler(cancelRequestSignal, ({ requestId }) => {
@@ -118,10 +139,17 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Agen
       (wf.workflowInfo().continueAsNewSuggested || state.turnsThisRun >= maxTurnsPerRun) &&
       state.carriedBytes() < DEFAULTS.maxCarriedBytes;
     const ready = () => state.hasWork() || shouldContinueAsNew();
+    // A turn waiting for approval stops at its wait when the run must continue as new, and is handed on.
+    approvals.suspendWhen(shouldContinueAsNew);
+    // The turn the last run handed on runs first, from where it stopped.
+    const handedOn = input.carried?.suspendedTurn;
+    let suspended = handedOn
+      ? await runSuspendable({ kind: 'request', request: handedOn.request }, handedOn)
+      : undefined;
     // One quiet-period timer across turns, not one started and cancelled around each wait.
     const idleTimer = new IdleTimer(idleCloseMs);
 
-    for (;;) {
+    while (!suspended) {
       // Wait only when there is nothing to do.
       const woke = state.hasWork() || (await idleTimer.wait(ready));
       if (shouldContinueAsNew()) break;
@@ -130,8 +158,9 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Agen
         break;
       }
       const job = state.next();
-      if (job) await runJob(job);
+      if (job) suspended = await runSuspendable(job);
       state.jobDone();
+      if (suspended) break;
       idleTimer.busy();
       if (report?.ended || taskOutcome) {
         idle = true;
@@ -175,17 +204,32 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Agen
     }
     // The window the worker reported rides along too: status in the new run must not fall back to the default.
     const answers = report?.pending() ?? [];
-    const carried = { ...state.carried(), ...(answers.length > 0 ? { subagentAnswers: answers } : {}) };
+    const carried = {
+      ...state.carried(),
+      ...(answers.length > 0 ? { subagentAnswers: answers } : {}),
+      ...(suspended ? { suspendedTurn: suspended } : {}),
+    };
     await wf.continueAsNew<typeof sessionWorkflow>({ ...input, contextWindowTokens: state.contextWindow, carried });
   }
 
-  async function runJob(job: SessionJob): Promise<void> {
+  /** Runs a job; a turn that stopped at an approval wait for continue-as-new returns what the next run needs. */
+  async function runSuspendable(job: SessionJob, resume?: SuspendedTurn): Promise<SuspendedTurn | undefined> {
+    try {
+      await runJob(job, resume);
+      return undefined;
+    } catch (err) {
+      if (!(err instanceof TurnSuspended)) throw err;
+      return err.state();
+    }
+  }
+
+  async function runJob(job: SessionJob, resume?: SuspendedTurn): Promise<void> {
     if (job.kind === 'maintenance') {
       if (job.job.kind === 'compaction') await steps.thresholdCompaction(job.job.sessionId);
       else await steps.softThresholdFlush(job.job.sessionId);
       return;
     }
-    const outcome = await runRequest(job.request);
+    const outcome = await runRequest(job.request, resume);
     nothingToKeep = outcome.status === 'failed' && leavesNothing(outcome.type) && state.turnsCompleted === 0;
     state.settle(job.request.requestId, outcome);
     if (input.task && job.request.requestId === input.firstRequest?.requestId) taskOutcome = outcome;
@@ -203,7 +247,7 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Agen
   }
 
   /** A request's outcome; a failure is the request's, and the session goes on with the next one. */
-  async function runRequest(request: SessionRequest): Promise<RequestOutcome> {
+  async function runRequest(request: SessionRequest, resume?: SuspendedTurn): Promise<RequestOutcome> {
     const problem = 'turn' in request ? checkTurnRequest(request.turn) : checkCompactRequest(request.compact);
     if (problem) return { status: 'failed', type: FailureTypes.InvalidInput, message: problem.message };
     // A cancelled turn: its scope (not the workflow's) was cancelled by cancelRequest.
@@ -213,11 +257,13 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Agen
         const turn = request.turn;
         const scope = new wf.CancellationScope();
         running = { requestId: request.requestId, scope, cancelled: false };
-        return { status: 'done', turn: await scope.run(() => steps.runTurn(turn, request.requestId)) };
+        const run = () => (resume ? steps.resumeTurn(resume) : steps.runTurn(turn, request.requestId));
+        return { status: 'done', turn: await scope.run(run) };
       }
       return { status: 'done', compaction: await steps.manualCompaction(request.compact) };
     } catch (err) {
-      // A bug in workflow code is not a request failure: let it fail the task and be fixed.
+      // A bug in workflow code is not a request failure: let it fail the task and be fixed. A turn
+      // suspended for continue-as-new is not one either: it goes on in the next run.
       if (!(err instanceof wf.TemporalFailure)) throw err;
       if (cancelledTurn() && wf.isCancellation(err)) return CANCELLED;
       // A killed subagent stops here; the kill is its outcome. A cancelled task ends cancelled, as its parent asked.

@@ -3,7 +3,7 @@
  * appends after, the usage its model calls reported, its tool calls, and whether it compacted.
  * Plain state with no I/O, so the turn's bookkeeping is tested without a server.
  */
-import type { TokenUsage, TurnResult, TurnToolCall } from '../src/protocol';
+import type { SuspendedTurn, TokenUsage, TurnResult, TurnToolCall } from '../src/protocol';
 import { addUsage, NO_USAGE } from '../src/turn/token-usage';
 import { isSilentReply } from '../src/context/silent-reply';
 
@@ -36,6 +36,32 @@ export class TurnProgress {
     readonly streamTo: string | undefined,
   ) {
     this.parentId = userEntryId;
+  }
+
+  /** The turn resumed in a new run from what the last run handed on. */
+  static resumed(p: SuspendedTurn['progress']): TurnProgress {
+    const turn = new TurnProgress(p.turn, p.userEntryId, p.touch, p.streamTo);
+    turn.parentId = p.parentId;
+    turn.usage = p.usage;
+    turn.modelCalls = p.modelCalls;
+    turn.compacted = p.compacted;
+    turn.toolCalls.push(...p.toolCalls);
+    return turn;
+  }
+
+  /** What continue-as-new hands on for this turn to resume. */
+  snapshot(): SuspendedTurn['progress'] {
+    return {
+      turn: this.turn,
+      userEntryId: this.userEntryId,
+      touch: this.touch,
+      ...(this.streamTo !== undefined ? { streamTo: this.streamTo } : {}),
+      parentId: this.parentId,
+      usage: this.usage,
+      modelCalls: this.modelCalls,
+      compacted: this.compacted,
+      toolCalls: [...this.toolCalls],
+    };
   }
 
   /** What the turn's model call needs to finish the turn when it is the last: the usage so far and the freshness rule. */

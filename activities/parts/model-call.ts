@@ -19,7 +19,13 @@ import { estimateScaleFor } from '../../src/store/model-limits-repo';
 import { appendReplyKeepingToolArgs } from '../../src/store/pending-tool-args-repo';
 import { appendFinalReplyRecordingUsage } from '../../src/store/final-reply-repo';
 import type { ActiveWindowCache } from '../../src/store/active-window-cache';
-import type { AgentTaskScope, CompactionWorkflowResult, ContextSplit, TokenUsage } from '../../src/protocol';
+import type {
+  AgentTaskScope,
+  CompactionWorkflowResult,
+  ContextSplit,
+  TokenUsage,
+  ToolCallApproval,
+} from '../../src/protocol';
 import { openReplyStream } from '../../src/streaming/reply-publisher';
 import { publishSessionEvent } from '../../src/streaming/session-events-channel';
 import { addUsage, usageOfReply } from '../../src/turn/token-usage';
@@ -90,7 +96,12 @@ export interface CallModelResult {
   readonly kind: 'reply';
   readonly entryId: string;
   readonly text: string;
-  readonly toolCalls: ReadonlyArray<{ readonly id: string; readonly name: string }>;
+  /** `approval`: the call waits for a person before it runs (absent for every other call). */
+  readonly toolCalls: ReadonlyArray<{
+    readonly id: string;
+    readonly name: string;
+    readonly approval?: ToolCallApproval;
+  }>;
   readonly stopReason: string;
   readonly usage: TokenUsage;
   /** Estimated tokens of the context sent, plus the reply. */

@@ -13,6 +13,7 @@ import { registerSessionRoutes } from './routes/sessions';
 import { registerConsoleDataRoutes } from './routes/console-data';
 import { registerSubagentRoutes } from './routes/subagents';
 import { registerReplayRoutes } from './routes/replay';
+import { registerApprovalRoutes } from './routes/approvals';
 import { registerConsoleLogin, registerConsoleRoutes } from '../console/console-routes';
 
 /**
@@ -50,6 +51,7 @@ export function createApiApp(deps: ApiDeps): Hono {
   registerConsoleDataRoutes(app, deps);
   registerSubagentRoutes(app, { ...deps, logger });
   registerReplayRoutes(app, deps);
+  registerApprovalRoutes(app, deps);
   registerConsoleRoutes(app);
   app.notFound((c) =>
     problemResponse(

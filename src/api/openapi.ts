@@ -1,6 +1,9 @@
 import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiResponsesObject } from 'zod-openapi';
 import type { z } from 'zod';
 import {
+  approvalBody,
+  approvalParams,
+  approvalsQuery,
   compactBody,
   compactionsQuery,
   eventsHeaders,
@@ -21,6 +24,8 @@ import {
 import {
   announceEvent,
   reportEvent,
+  approvalOutcome,
+  approvalsList,
   compactionEdit,
   compactionResult,
   killResult,
@@ -50,7 +55,7 @@ function problems(...statuses: number[]): ZodOpenApiResponsesObject {
     400: 'A bad session key, body or parameter (`field` names it)',
     401: 'No bearer token, or a wrong one',
     403: 'The agent is not in KEEL_ALLOWED_AGENTS',
-    404: 'No such session or compaction',
+    404: 'No such session, compaction or pending approval',
     409: 'The compaction cannot be edited now (one runs for the session, or it is not in the session’s transcript)',
     413: 'The body or a text is over its size limit',
     502: 'The request failed in the session (`failureType` says how)',
@@ -234,6 +239,24 @@ export function openApiDocument(): ReturnType<typeof createDocument> {
           requestParams: { path: subagentParams, query: subagentQuery },
           requestBody: { content: { 'application/json': { schema: steerBody } } },
           responses: { '200': json(steerResult, 'Whether it was admitted'), ...problems(400, 403, 404, 413) },
+        },
+      },
+      '/v1/approvals': {
+        get: {
+          operationId: 'listApprovals',
+          summary: 'Tool calls waiting for approval, across sessions, oldest first (`keel approvals --json`)',
+          requestParams: { query: approvalsQuery },
+          responses: { '200': json(approvalsList, 'The pending calls'), ...problems(400, 403) },
+        },
+      },
+      '/v1/approvals/{id}': {
+        post: {
+          operationId: 'decideApproval',
+          summary:
+            'Approve or deny a waiting tool call (`keel approve` / `keel deny`); a call decided before returns its first outcome',
+          requestParams: { path: approvalParams },
+          requestBody: { content: { 'application/json': { schema: approvalBody } } },
+          responses: { '200': json(approvalOutcome, 'How the call was decided'), ...problems(400, 403, 404, 413) },
         },
       },
       '/v1/sessions/{sessionKey}/replay': {

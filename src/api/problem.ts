@@ -12,6 +12,7 @@ import { InvalidSessionKeyError } from '../sessions/errors';
 import { UnknownSessionError } from '../cli/connect';
 import { CompactionNotFoundError } from '../cli/compactions';
 import { SubagentNotFoundError } from '../cli/subagents';
+import { UnknownApprovalError } from '../cli/approvals';
 import { CompactionBusyError } from '../cli/compaction-edits';
 import { CompactionEditError } from '../store/compaction-lineage';
 import { classifyDbError } from '../store/db-errors';
@@ -90,6 +91,7 @@ export function problemFor(err: unknown, deps: Dependencies): ApiProblem {
     return new ApiProblem(400, 'invalid-request', err.message, err.field);
   }
   if (err instanceof UnknownSessionError) return new ApiProblem(404, 'unknown-session', err.message, 'sessionKey');
+  if (err instanceof UnknownApprovalError) return new ApiProblem(404, 'unknown-approval', err.message, 'id');
   if (err instanceof CompactionNotFoundError) return new ApiProblem(404, 'unknown-compaction', err.message, 'id');
   if (err instanceof SubagentNotFoundError) return new ApiProblem(404, 'unknown-subagent', err.message, 'id');
   if (err instanceof CompactionBusyError || err instanceof CompactionEditError)

@@ -168,3 +168,35 @@ export const eventsHeaders = z.object({
     .optional()
     .meta({ description: 'The id of the last event received: the stream resumes after it, missing nothing' }),
 });
+/** `POST /v1/approvals/{id}`. */
+export const approvalParams = z.object({
+  id: z.string().min(1).meta({ description: 'An approval id from `GET /v1/approvals`' }),
+});
+
+/** `GET /v1/approvals`. */
+export const approvalsQuery = z.strictObject({
+  agent: z.string().min(1).optional().meta({ description: "Only this agent's pending calls" }),
+});
+
+/** `POST /v1/approvals/{id}`: a decision on a waiting tool call. */
+export const approvalBody = z
+  .strictObject({
+    decision: z.enum(['approve', 'deny'], { message: 'decision: use "approve" or "deny"' }),
+    note: z
+      .string()
+      .max(2_000, 'note: at most 2000 characters')
+      .optional()
+      .meta({ description: 'Said with an approval' }),
+    reason: z
+      .string()
+      .max(2_000, 'reason: at most 2000 characters')
+      .optional()
+      .meta({ description: 'Why the call is denied; told to the model' }),
+    by: z
+      .string()
+      .min(1)
+      .max(200, 'by: at most 200 characters')
+      .optional()
+      .meta({ description: 'Who decides; stored and told to the model (default "api")' }),
+  })
+  .meta({ id: 'ApprovalDecision' });

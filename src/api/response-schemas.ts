@@ -119,6 +119,17 @@ export const sessionStatus = z
       ])
       .optional(),
     uncollectedRequestIds: z.array(z.string()).optional(),
+    pendingApprovals: z
+      .array(
+        z.strictObject({
+          approvalId: z.string(),
+          toolName: z.string(),
+          toolCallId: z.string(),
+          deadline: z.iso.datetime(),
+        }),
+      )
+      .optional()
+      .meta({ description: 'Tool calls the running turn waits on a person to approve' }),
     turns: count
       .optional()
       .meta({ description: 'User messages of the current transcript (as `GET /v1/sessions` counts them)' }),
@@ -394,3 +405,32 @@ export const killResult = z
 export const steerResult = z
   .strictObject({ id: z.string(), sent: z.boolean(), message: z.string() })
   .meta({ id: 'SteerResult' });
+
+const approvalListing = z
+  .strictObject({
+    id: z.string(),
+    agentId: z.string(),
+    sessionKey: z.string(),
+    toolName: z.string(),
+    toolCallId: z.string(),
+    arguments: z.record(z.string(), z.unknown()).meta({ description: 'The call’s arguments, redacted' }),
+    approvers: z.array(z.string()).nullable(),
+    deadline: z.iso.datetime(),
+    createdAt: z.iso.datetime(),
+  })
+  .meta({ id: 'PendingApproval' });
+
+/** `GET /v1/approvals`: `keel approvals --json`. */
+export const approvalsList = z.strictObject({ approvals: z.array(approvalListing) }).meta({ id: 'ApprovalsList' });
+
+/** `POST /v1/approvals/{id}`: the call's outcome, the first decision's when it was decided before. */
+export const approvalOutcome = z
+  .strictObject({
+    approvalId: z.string(),
+    status: z.enum(['approved', 'denied']),
+    decidedBy: z.string().optional(),
+    note: z.string().optional(),
+    reason: z.string().optional(),
+    decidedAt: z.iso.datetime(),
+  })
+  .meta({ id: 'ApprovalOutcome' });

@@ -8,6 +8,8 @@ export type ChatLine =
   | { readonly kind: 'compact'; readonly instructions?: string }
   /** `/new` or `/reset`, maybe followed by a first message: the session runs it as a turn that starts a new session. */
   | { readonly kind: 'new'; readonly text: string }
+  /** `/approve [id] [note]`, `/deny [id] [reason]`: a tool call of this session waiting for approval (the only one when no id). */
+  | { readonly kind: 'approve' | 'deny'; readonly words: readonly string[] }
   | { readonly kind: 'unknown'; readonly command: string }
   | { readonly kind: 'message'; readonly text: string };
 
@@ -18,6 +20,8 @@ export const CHAT_HELP = [
   '  /status                 context usage and what it is made of',
   '  /compact [instructions] compact the session now (a checkpoint; instructions focus the summary)',
   '  /new [message]          start a new session (/reset does the same), then send the message if given',
+  '  /approve [id] [note]    run the tool call waiting for approval (the id when several wait)',
+  '  /deny [id] [reason]     refuse it: it never runs, and the model reads the reason',
   '  /quit                   leave (/exit, Ctrl-D, or Ctrl-C at the prompt)',
   'Ctrl-C while a reply is on its way cancels that turn.',
 ].join('\n');
@@ -38,6 +42,10 @@ export function parseChatLine(line: string): ChatLine {
       return { kind: 'status' };
     case '/compact':
       return argument ? { kind: 'compact', instructions: argument } : { kind: 'compact' };
+    case '/approve':
+      return { kind: 'approve', words: rest.filter(Boolean) };
+    case '/deny':
+      return { kind: 'deny', words: rest.filter(Boolean) };
     default:
       return { kind: 'unknown', command };
   }

@@ -7,6 +7,11 @@ import { printStreamedReply, type TextOut } from './print-streamed-reply';
 import { CHAT_HELP, parseChatLine, type ChatLine } from './chat-commands';
 import { watchAnnounces, watchRetries } from './chat-watch';
 import { compactionOutcomeLine } from './compaction-outcome';
+import { watchApprovals, type ApprovalWatch } from './chat-approvals';
+import { describeOutcome } from './approvals';
+
+/** How long `/approve` at the prompt looks for a call another client's turn waits on before saying there is none. */
+const IDLE_DECISION_WAIT_MS = 2_000;
 
 /** How long a cancelled turn may take to confirm before the chat goes back to the prompt anyway. */
 const CANCEL_CONFIRM_MS = 5_000;
@@ -41,6 +46,8 @@ export async function chat(client: KeelClient, sessionKey: string, log: (l: stri
   let inputEnded = false;
   let leaving = false;
   let inFlight: InFlight | undefined;
+  // The running turn's calls waiting for approval: /approve and /deny decide them while the turn waits.
+  let approvals: ApprovalWatch | undefined;
   let wake: (() => void) | undefined;
   const woken = () => {
     wake?.();
@@ -74,7 +81,21 @@ export async function chat(client: KeelClient, sessionKey: string, log: (l: stri
     else log('the compaction goes on in the background');
     flight.giveUp = setTimeout(() => flight.abandon(), flight.requestId ? CANCEL_CONFIRM_MS : 0);
   };
+  /** `/approve` or `/deny` for the running turn: decided now, not queued behind the turn that waits for it. */
+  const decide = async (command: Extract<ChatLine, { kind: 'approve' | 'deny' }>, watch: ApprovalWatch) => {
+    try {
+      const outcome = await watch.decide(command.kind, command.words);
+      log(typeof outcome === 'string' ? outcome : describeOutcome(outcome));
+    } catch (err) {
+      log(`${command.kind} failed: ${messageOf(err)}`);
+    }
+  };
   rl.on('line', (line) => {
+    const command = parseChatLine(line.trim());
+    if (approvals && (command.kind === 'approve' || command.kind === 'deny')) {
+      void decide(command, approvals);
+      return;
+    }
     lines.push(line);
     woken();
   });
@@ -111,6 +132,7 @@ export async function chat(client: KeelClient, sessionKey: string, log: (l: stri
     const out: TextOut = { write: (text) => open && process.stdout.write(text), isTTY: process.stdout.isTTY };
     const say = (line: string) => open && log(line);
     const retries = watchRetries(client, sessionKey, say);
+    approvals = requestId ? watchApprovals(client, sessionKey, say) : undefined;
     const running = run(out, say);
     try {
       await Promise.race([running, abandoned]);
@@ -121,6 +143,8 @@ export async function chat(client: KeelClient, sessionKey: string, log: (l: stri
       open = false;
       running.catch(() => undefined);
       retries.stop();
+      approvals?.stop();
+      approvals = undefined;
       clearTimeout(flight.giveUp);
       inFlight = undefined;
     }
@@ -171,6 +195,17 @@ export async function chat(client: KeelClient, sessionKey: string, log: (l: stri
       case 'message':
         await turn(command.text);
         return true;
+      case 'approve':
+      case 'deny': {
+        // No turn of this chat waits; another client's turn in this session may.
+        const watch = watchApprovals(client, sessionKey, log);
+        try {
+          await Promise.race([decide(command, watch), new Promise((r) => setTimeout(r, IDLE_DECISION_WAIT_MS))]);
+        } finally {
+          watch.stop();
+        }
+        return true;
+      }
     }
   };
 

@@ -18,6 +18,7 @@ import { registerSetupCommands } from './commands/setup-commands';
 import { registerSubagentsCommands } from './commands/subagents-commands';
 import { registerProfileCommands } from './commands/profile-commands';
 import { registerReplayCommands } from './commands/replay-commands';
+import { registerApprovalsCommands } from './commands/approvals-commands';
 
 const HINT = 'keel --help lists the commands; keel <command> --help shows its options';
 
@@ -26,7 +27,7 @@ function buildProgram(ctx: CliContext): Command {
     .description('durable AI agent runs on Temporal and PostgreSQL')
     .addHelpText(
       'after',
-      "\nCommands that reach workers (chat, serve, status, compact, compactions retry/revert/rerun, worker, subagents kill/steer) use TEMPORAL_ADDRESS, else the `keel dev` running under the same KEEL_HOME;\ndatabase commands use DATABASE_URL, else that stack's database, else the PGlite folder under KEEL_HOME.\nSettings: environment variables over keel.config.json (KEEL_CONFIG names another file).",
+      "\nCommands that reach workers (chat, serve, status, compact, approve, deny, compactions retry/revert/rerun, worker, subagents kill/steer) use TEMPORAL_ADDRESS, else the `keel dev` running under the same KEEL_HOME;\ndatabase commands use DATABASE_URL, else that stack's database, else the PGlite folder under KEEL_HOME.\nSettings: environment variables over keel.config.json (KEEL_CONFIG names another file).",
     )
     // Asked-for help is the command's output (stdout, so `keel --help | less` works); usage errors go to stderr.
     .configureOutput({ writeOut: (s) => void process.stdout.write(s), writeErr: (s) => void process.stderr.write(s) })
@@ -44,6 +45,7 @@ function buildProgram(ctx: CliContext): Command {
   registerSubagentsCommands(program, ctx);
   registerProfileCommands(program);
   registerReplayCommands(program);
+  registerApprovalsCommands(program, ctx);
   // Every subcommand inherits the output, error and exit settings.
   const inherit = (cmd: Command) => {
     for (const sub of cmd.commands) {

@@ -4,6 +4,7 @@ import {
   Client,
   WithStartWorkflowOperation,
   isGrpcServiceError,
+  WorkflowUpdateFailedError,
   type Connection,
   type DataConverter,
 } from '@temporalio/client';
@@ -26,7 +27,10 @@ import {
   FailureTypes,
   awaitResultUpdate,
   cancelRequestSignal,
+  decideApprovalUpdate,
   enqueueSignal,
+  type ApprovalDecision,
+  type ApprovalOutcome,
   type CompactRequest,
   type CompactionWorkflowResult,
   type RequestOutcome,
@@ -411,6 +415,46 @@ export class KeelClient {
   async getStatus(sessionKey: string): Promise<SessionStatus> {
     const { workflowId } = this.identify(sessionKey);
     return this.temporal.workflow.getHandle(workflowId).query(statusQuery);
+  }
+
+  /**
+   * Approves a tool call the session's running turn waits on (an id from `status.pendingApprovals` or
+   * `keel approvals`): the call runs once. A call already decided returns its first outcome; a call
+   * the session no longer waits for fails with `FailureTypes.UnknownApproval` (its stored row says
+   * how it ended).
+   */
+  async approve(
+    sessionKey: string,
+    approvalId: string,
+    opts: { readonly by?: string; readonly note?: string } = {},
+  ): Promise<ApprovalOutcome> {
+    return this.decideApproval(sessionKey, { approvalId, decision: 'approve', ...opts });
+  }
+
+  /** Denies a waiting tool call: it never runs, and the model reads the decision, who took it and `reason`. See `approve`. */
+  async deny(
+    sessionKey: string,
+    approvalId: string,
+    opts: { readonly by?: string; readonly reason?: string } = {},
+  ): Promise<ApprovalOutcome> {
+    return this.decideApproval(sessionKey, { approvalId, decision: 'deny', ...opts });
+  }
+
+  private async decideApproval(sessionKey: string, decision: ApprovalDecision): Promise<ApprovalOutcome> {
+    const { workflowId } = this.identify(sessionKey);
+    try {
+      return await this.temporal.workflow
+        .getHandle(workflowId)
+        .executeUpdate(decideApprovalUpdate, { args: [decision], updateId: randomUUID() });
+    } catch (err) {
+      // The workflow's refusal (an unknown approval, a bad decision) is the caller's to read, with its type.
+      if (err instanceof WorkflowUpdateFailedError && err.cause instanceof ApplicationFailure) throw err.cause;
+      if (!isClosedWorkflow(err)) throw err;
+      throw ApplicationFailure.nonRetryable(
+        `session ${sessionKey} is not running: no tool call of it waits for approval ${decision.approvalId}`,
+        FailureTypes.UnknownApproval,
+      );
+    }
   }
 
   /**

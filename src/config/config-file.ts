@@ -95,6 +95,14 @@ const agentSettingsShape = {
   toolTimeouts: z.record(z.string(), z.union([count('milliseconds'), z.string()]), {
     message: 'use an object of tool names and durations: { "<tool>": "10m" }',
   }),
+  approvals: z.strictObject(
+    {
+      tools: z.array(z.string()).optional(),
+      timeout: z.union([count('milliseconds'), z.string()]).optional(),
+      approvers: z.array(z.string()).optional(),
+    },
+    { message: 'use { "tools": ["send_*"], "timeout": "24h", "approvers": ["ops"] }' },
+  ),
   contextEngine: z.string().min(1),
   contextEngineOptions: z.record(z.string(), z.unknown(), { message: 'use an object of engine options' }),
   workStyle: z.enum(WORK_STYLES, { message: `use one of ${WORK_STYLES.map((w) => `"${w}"`).join(', ')}` }),
@@ -320,6 +328,9 @@ function toSection(
   if (s.tools !== undefined) set('toolsModule', resolve(dir, s.tools), 'tools');
   if (s.toolTimeout !== undefined) set('toolTimeoutMs', s.toolTimeout, 'toolTimeout');
   if (s.toolTimeouts !== undefined) set('toolTimeouts', s.toolTimeouts, 'toolTimeouts');
+  if (s.approvals?.tools !== undefined) set('approvalTools', s.approvals.tools, 'approvals.tools');
+  if (s.approvals?.timeout !== undefined) set('approvalTimeoutMs', s.approvals.timeout, 'approvals.timeout');
+  if (s.approvals?.approvers !== undefined) set('approvers', s.approvals.approvers, 'approvals.approvers');
   if (s.maxActiveTranscriptBytes !== undefined)
     set(
       'maxActiveTranscriptBytes',

@@ -214,6 +214,13 @@ export const DEFAULTS = {
    * often, waiting 1 s, then 2 s, … between runs (Keel: a short blip, not an outage, is worth waiting for).
    */
   toolRetry: { maxAttempts: 3, initialIntervalMs: 1_000, maxIntervalMs: 30_000 },
+  /**
+   * A tool call waiting for a person is denied as "timed out" after this long (Keel: a working day and
+   * a night, so a call asked in the evening can be approved the next morning). An agent sets its own.
+   */
+  approvalTimeoutMs: 24 * 60 * 60_000,
+  /** The longest an approval may wait (Keel: a week; the wait is a workflow timer, holding nothing). */
+  approvalTimeoutMaxMs: 7 * 24 * 60 * 60_000,
   /** Port of the HTTP API (`keel serve`, `keel dev`) (Keel: free of Temporal's 7233/8233 and the usual 3000/8080). */
   apiPort: 8787,
   /** The HTTP API listens on loopback unless told otherwise: beyond it, a token is required (Keel). */

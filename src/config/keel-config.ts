@@ -42,6 +42,16 @@ const toolTimeout = z.preprocess(
     .max(DEFAULTS.toolTimeoutMaxMs, 'use at most "24h"'),
 );
 
+/** An approval timeout: milliseconds, or a duration such as "10m" or "24h". */
+const approvalTimeout = z.preprocess(
+  (v) => (typeof v === 'string' && /^\s*\d+\s*$/.test(v) ? Number(v) : parseDuration(v)),
+  z
+    .number({ message: 'use a duration such as "30m" or "24h" (or milliseconds)' })
+    .int()
+    .positive('use a duration > 0')
+    .max(DEFAULTS.approvalTimeoutMaxMs, 'use at most "168h" (a week)'),
+);
+
 /** Keel's runtime configuration, parsed from the environment (and overridable in code). */
 export const keelConfigSchema = z
   .object({
@@ -140,6 +150,15 @@ export const keelConfigSchema = z
     toolTimeoutMs: toolTimeout.default(DEFAULTS.toolTimeoutMs),
     /** Timeouts of named tools, above the tool's own (config file `toolTimeouts`: { "<tool>": "10m" }). */
     toolTimeouts: z.record(z.string(), toolTimeout).optional(),
+    /**
+     * Tools whose calls wait for a person's approval: names, or patterns with `*` (KEEL_APPROVAL_TOOLS,
+     * comma-separated; config file `approvals.tools`). A tool's own `approval` asks too.
+     */
+    approvalTools: z.array(z.string().min(1, 'use tool names or patterns such as "send_*"')).default([]),
+    /** A call waiting for approval is denied as "timed out" after this long (KEEL_APPROVAL_TIMEOUT; `approvals.timeout`). */
+    approvalTimeoutMs: approvalTimeout.default(DEFAULTS.approvalTimeoutMs),
+    /** Who may approve this agent's calls, as people read it (`approvals.approvers`); shown with each pending call. */
+    approvers: z.array(z.string().min(1)).optional(),
     /** A model stream silent this long fails as a retryable timeout (both model clients). */
     modelIdleTimeoutMs: z.coerce.number().int().positive().default(DEFAULTS.modelStreamIdleTimeoutMs),
     /** A compaction freeing less than this share of its input holds the next threshold compaction (KEEL_COMPACTION_MIN_RECLAIM). */
@@ -445,6 +464,12 @@ export function configFromEnv(
       : undefined,
     toolsModule: env.KEEL_TOOLS_MODULE || undefined,
     toolTimeoutMs: env.KEEL_TOOL_TIMEOUT_MS || undefined,
+    approvalTools: env.KEEL_APPROVAL_TOOLS
+      ? env.KEEL_APPROVAL_TOOLS.split(',')
+          .map((t) => t.trim())
+          .filter(Boolean)
+      : undefined,
+    approvalTimeoutMs: env.KEEL_APPROVAL_TIMEOUT || undefined,
     encryptionKeys: env.KEEL_ENCRYPTION_KEYS || undefined,
     encryptionKeyId: env.KEEL_ENCRYPTION_KEY_ID || undefined,
     encryptAtRest: envSwitch(env.KEEL_ENCRYPT_AT_REST),
@@ -541,6 +566,8 @@ const ENV_NAMES: Record<string, string> = {
   maxActiveTranscriptBytes: 'KEEL_MAX_ACTIVE_TRANSCRIPT_BYTES',
   toolsModule: 'KEEL_TOOLS_MODULE',
   toolTimeoutMs: 'KEEL_TOOL_TIMEOUT_MS',
+  approvalTools: 'KEEL_APPROVAL_TOOLS',
+  approvalTimeoutMs: 'KEEL_APPROVAL_TIMEOUT',
   encryptionKeys: 'KEEL_ENCRYPTION_KEYS',
   encryptionKeyId: 'KEEL_ENCRYPTION_KEY_ID',
   encryptAtRest: 'KEEL_ENCRYPT_AT_REST',

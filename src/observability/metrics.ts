@@ -66,6 +66,12 @@ export class KeelMetrics {
     labelNames: ['agent', 'kind'],
     registers: [this.registry],
   });
+  private readonly approvals = new Counter({
+    name: 'keel_tool_approvals_total',
+    help: 'Tool calls decided after waiting for a person, by outcome (approved, denied, timed_out)',
+    labelNames: ['agent', 'outcome'],
+    registers: [this.registry],
+  });
   /** Prompt tokens per agent (read from cache, all), for the hit ratio. */
   private readonly prompt = new Map<string, { read: number; all: number }>();
 
@@ -103,6 +109,11 @@ export class KeelMetrics {
 
   pressure(agent: string, ratio: number): void {
     this.contextPressure.set({ agent }, ratio);
+  }
+
+  /** Counts one tool call's approval decision (once, when its row takes it). */
+  approval(agent: string, outcome: 'approved' | 'denied' | 'timed_out'): void {
+    this.approvals.inc({ agent, outcome });
   }
 
   repairs(agent: string, counts: Readonly<Record<string, number>>): void {

@@ -462,6 +462,34 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  '2026_11_29_003_tool_approvals': {
+    async up(db) {
+      // Tool calls that wait for a person: `keel approvals` lists them across sessions without asking
+      // each workflow; the workflow writes every row (open, then its one decision).
+      await db.schema
+        .createTable('tool_approvals')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('agent_id', 'text', (c) => c.notNull())
+        .addColumn('session_key', 'text', (c) => c.notNull())
+        .addColumn('session_id', 'text', (c) => c.notNull())
+        .addColumn('tool_name', 'text', (c) => c.notNull())
+        .addColumn('tool_call_id', 'text', (c) => c.notNull())
+        .addColumn('arguments', 'jsonb', (c) => c.notNull())
+        .addColumn('approvers', 'jsonb')
+        .addColumn('deadline', 'timestamptz', (c) => c.notNull())
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('decided_by', 'text')
+        .addColumn('note', 'text')
+        .addColumn('decided_at', 'timestamptz')
+        .addColumn('created_at', 'timestamptz', (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createIndex('tool_approvals_status_idx')
+        .on('tool_approvals')
+        .columns(['status', 'agent_id', 'created_at'])
+        .execute();
+    },
+  },
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

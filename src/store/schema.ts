@@ -215,6 +215,26 @@ export interface SessionIdsTable {
   ended_at: Timestamp | null;
 }
 
+/** A tool call that waited (or waits) for a person's decision; `note` holds an approval's note or a denial's reason. */
+export interface ToolApprovalsTable {
+  id: string;
+  agent_id: string;
+  session_key: string;
+  session_id: string;
+  tool_name: string;
+  tool_call_id: string;
+  /** The call's arguments, redacted. */
+  arguments: Json<Record<string, unknown>>;
+  approvers: Json<string[]> | null;
+  deadline: Timestamp;
+  /** pending, approved or denied. */
+  status: string;
+  decided_by: string | null;
+  note: string | null;
+  decided_at: Timestamp | null;
+  created_at: Timestamp;
+}
+
 export interface Database {
   sessions: SessionsTable;
   session_ids: SessionIdsTable;
@@ -226,6 +246,7 @@ export interface Database {
   subagent_announces: SubagentAnnouncesTable;
   model_limits: ModelLimitsTable;
   pending_tool_args: PendingToolArgsTable;
+  tool_approvals: ToolApprovalsTable;
 }
 
 export type SessionRow = Selectable<SessionsTable>;

@@ -53,7 +53,7 @@ export async function sessionIdsOfKey(
 }
 
 /**
- * Deletes one rotated transcript of a key: its entries, pending tool arguments, compaction rows and its
+ * Deletes one rotated transcript of a key: its entries, pending tool arguments, compaction and approval rows and its
  * history row (maintenance pruning). An id that is some key's current one is left alone (returns 0).
  * @returns the transcript entries deleted.
  */
@@ -81,6 +81,11 @@ export async function deleteRotatedTranscript(
       .where('session_id', '=', sessionId)
       .execute();
     await trx.deleteFrom('compactions').where('agent_id', '=', agentId).where('session_id', '=', sessionId).execute();
+    await trx
+      .deleteFrom('tool_approvals')
+      .where('agent_id', '=', agentId)
+      .where('session_id', '=', sessionId)
+      .execute();
     await trx.deleteFrom('session_ids').where('agent_id', '=', agentId).where('session_id', '=', sessionId).execute();
     return Number(entries.numDeletedRows);
   });

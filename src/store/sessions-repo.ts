@@ -277,8 +277,8 @@ export async function sessionsUpdatedBefore(
 
 /**
  * Deletes a session row with the transcripts of every session id the key has had (the current one and
- * the rotated ones), their pending tool arguments, the key's compaction rows and its session id
- * history (maintenance pruning). Memory notes stay.
+ * the rotated ones), their pending tool arguments, the key's compaction and tool-approval rows and its
+ * session id history (maintenance pruning). Memory notes stay.
  */
 export async function deleteSessionCascade(
   db: Kysely<Database>,
@@ -295,6 +295,11 @@ export async function deleteSessionCascade(
       .executeTakeFirst();
     await trx.deleteFrom('pending_tool_args').where('agent_id', '=', agentId).where('session_id', 'in', ids).execute();
     await trx.deleteFrom('compactions').where('agent_id', '=', agentId).where('session_key', '=', sessionKey).execute();
+    await trx
+      .deleteFrom('tool_approvals')
+      .where('agent_id', '=', agentId)
+      .where('session_key', '=', sessionKey)
+      .execute();
     await trx.deleteFrom('session_ids').where('agent_id', '=', agentId).where('session_key', '=', sessionKey).execute();
     await trx.deleteFrom('sessions').where('agent_id', '=', agentId).where('session_key', '=', sessionKey).execute();
     return Number(entries.numDeletedRows);

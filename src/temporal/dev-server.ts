@@ -19,6 +19,8 @@ export interface StartDevServerOptions {
   /** Serve the Web UI too (npm run dev); tests run headless. */
   ui?: boolean;
   log?: (line: string) => void;
+  /** Dynamic config values over Keel's (e.g. `limit.historyCount.suggestContinueAsNew`, so a test sees continue-as-new early). */
+  dynamicConfig?: Readonly<Record<string, string | number | boolean>>;
 }
 
 /** Asks the OS for a free TCP port on 127.0.0.1. */
@@ -138,6 +140,10 @@ async function devServerArgs(
     '--dynamic-config-value',
     `history.transferProcessorMaxPollRPS=${TRANSFER_QUEUE_MAX_POLL_RPS}`,
     ...KEEL_SEARCH_ATTRIBUTES.flatMap((name) => ['--search-attribute', `${name}=Keyword`]),
+    ...Object.entries(opts.dynamicConfig ?? {}).flatMap(([key, value]) => [
+      '--dynamic-config-value',
+      `${key}=${value}`,
+    ]),
   ];
   let uiUrl: string | undefined;
   if (opts.ui) {

@@ -19,6 +19,12 @@ export interface ToolContext {
   readonly workspace?: { readonly dir: string; readonly access: 'rw' | 'ro' };
 }
 
+/** What a tool's approval policy gets besides the call's input. */
+export interface ApprovalContext {
+  readonly agentId: string;
+  readonly sessionKey: string;
+}
+
 export interface ToolOutput {
   readonly content: Array<TextBlock | ImageBlock>;
   readonly isError?: boolean;
@@ -54,6 +60,12 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
    * `RetryableToolError` is retried, under the default policy.
    */
   readonly retry?: ToolRetryPolicy;
+  /**
+   * A call waits for a person's approval before it runs: `'always'`, or when the function returns
+   * true for the call's input (evaluated on the worker, right after the model asked for the call).
+   * The agent's `approvals.tools` can ask for it too. A denied call never runs; the model reads why.
+   */
+  readonly approval?: 'always' | ((input: z.infer<S>, ctx: ApprovalContext) => boolean);
   run(input: z.infer<S>, ctx: ToolContext): Promise<string | ToolOutput>;
 }
 

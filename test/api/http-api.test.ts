@@ -116,6 +116,8 @@ describe.each(testDatabases())('the HTTP API on $name', (database) => {
       expect(Object.keys(document.body.paths).sort()).toEqual(
         [
           '/openapi.json',
+          '/v1/approvals',
+          '/v1/approvals/{id}',
           '/v1/compactions',
           '/v1/compactions/{id}/rerun',
           '/v1/compactions/{id}/retry',

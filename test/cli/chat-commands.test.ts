@@ -11,6 +11,9 @@ describe('parseChatLine', () => {
     ['/compact keep the   open tasks', { kind: 'compact', instructions: 'keep the open tasks' }],
     ['/new', { kind: 'new', text: '/new' }],
     ['/reset and start over', { kind: 'new', text: '/reset and start over' }],
+    ['/approve', { kind: 'approve', words: [] }],
+    ['/approve looks  right', { kind: 'approve', words: ['looks', 'right'] }],
+    ['/deny 0f3c2a1b too much', { kind: 'deny', words: ['0f3c2a1b', 'too', 'much'] }],
     ['/helpme', { kind: 'unknown', command: '/helpme' }],
     ['/newish', { kind: 'unknown', command: '/newish' }],
   ])('reads %j', (line, expected) => {

@@ -121,6 +121,19 @@ describe('saved session histories replay against the current workflow code', () 
     expect(localSteps(await readHistory(TODAY, 'session-overflow-at-start-turn.binpb'), 'beginTurn')).toBe(1);
   });
 
+  it('hold the approval path: opened and settled by local steps, decided by Update, the approved call run once', async () => {
+    const history = await readHistory(TODAY, 'session-tool-approvals.binpb');
+    const updates = (history.events ?? []).filter(
+      (e) => e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name === 'decideApproval',
+    );
+    expect({
+      openApproval: localSteps(history, 'openApproval'),
+      settleApproval: localSteps(history, 'settleApproval'),
+      decisions: updates.length,
+      runTools: scheduled(history, 'runTool'),
+    }).toEqual({ openApproval: 2, settleApproval: 2, decisions: 3, runTools: 1 });
+  });
+
   it('holds a quiet-period timer that fired while the session was busy: started again, never cancelled, then the close', async () => {
     const events = (await readHistory(TODAY, 'session-idle-timer-across-turns.binpb')).events ?? [];
     expect(events.filter((e) => e.timerCanceledEventAttributes)).toEqual([]);

@@ -154,6 +154,47 @@ const scenarios: Record<string, Scenario> = {
     });
   },
 
+  async toolApprovals(ctx) {
+    const { fake } = ctx;
+    const tools = new ToolRegistry().register({
+      name: 'wire_money',
+      description: 'Wires money',
+      input: z.object({ amount: z.number() }),
+      approval: 'always',
+      run: async ({ amount }) => `wired ${amount}`,
+    });
+    await withWorker(ctx, { deps: { tools } }, async (client) => {
+      const key = 'agent:replay:approvals';
+      fake.enqueue(
+        fakeReply.toolUse([{ id: 'toolu_w1', name: 'wire_money', input: { amount: 10 } }]),
+        fakeReply.text('wired'),
+        fakeReply.toolUse([{ id: 'toolu_w2', name: 'wire_money', input: { amount: 99 } }]),
+        fakeReply.text('not wired'),
+      );
+      // The approval path: one call approved (and decided twice), one denied.
+      const decide = async (decision: 'approve' | 'deny') => {
+        for (;;) {
+          // The session may not be running yet: its first send starts it.
+          const status = await client.getStatus(key).catch(() => undefined);
+          const [pending] = status?.pendingApprovals ?? [];
+          if (pending) {
+            if (decision === 'deny') return client.deny(key, pending.approvalId, { by: 'replay', reason: 'no' });
+            await client.approve(key, pending.approvalId, { by: 'replay' });
+            return client.deny(key, pending.approvalId);
+          }
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      };
+      const first = client.sendMessage(key, 'wire 10');
+      await decide('approve');
+      await first;
+      const second = client.sendMessage(key, 'wire 99');
+      await decide('deny');
+      await second;
+      await save(client.temporal, client.identify(key).workflowId, 'session-tool-approvals');
+    });
+  },
+
   async turnCancelled(ctx) {
     const { fake } = ctx;
     await withWorker(ctx, {}, async (client) => {

@@ -295,6 +295,8 @@ describe.each(testDatabases())('runMaintenance on $name', (database) => {
         db,
       );
       await sql`delete from kysely_migration where name = '2026_11_29_002_session_prompt_overhead'`.execute(db);
+      await sql`drop table tool_approvals`.execute(db);
+      await sql`delete from kysely_migration where name = '2026_11_29_003_tool_approvals'`.execute(db);
       await db
         .insertInto('model_limits')
         .values([
@@ -328,6 +330,7 @@ describe.each(testDatabases())('runMaintenance on $name', (database) => {
         '2026_11_28_001_search_by_terms',
         '2026_11_29_001_compaction_billing',
         '2026_11_29_002_session_prompt_overhead',
+        '2026_11_29_003_tool_approvals',
       ]);
       // Back to the stated maximum less 5%; a window learned without one stays as it was.
       const limits = await db

@@ -69,11 +69,14 @@ export interface CrashSuite {
   rigPerTest(kind: SharedDatabaseKind): CrashRig;
 }
 
-/** Registers the suite's dev server (beforeAll/afterAll; skipped with the suite's tests) and returns the rig factory. */
-export function crashSuite(): CrashSuite {
+/**
+ * Registers the suite's dev server (beforeAll/afterAll; skipped with the suite's tests) and returns the
+ * rig factory. `envOptions`: how the dev server starts (e.g. dynamic config a suite needs).
+ */
+export function crashSuite(envOptions: Parameters<typeof startTemporalTestEnv>[0] = {}): CrashSuite {
   let env: TemporalTestEnv | undefined;
   beforeAll(async () => {
-    env = await startTemporalTestEnv();
+    env = await startTemporalTestEnv(envOptions);
   });
   afterAll(async () => {
     await env?.close();

@@ -30,7 +30,7 @@ export default function reportSkips(): void {
   }
   if (!tmuxPath()) {
     process.stderr.write(
-      "\nNo tmux found, so test/cli/dev-terminal.test.ts is skipped (install Debian's tmux: apt-get install -y tmux, or set TMUX_PATH; .ci/run does).\n",
+      "\nNo tmux found, so test/cli/dev-terminal.test.ts and test/approvals/approval-chat.test.ts are skipped (install Debian's tmux: apt-get install -y tmux, or set TMUX_PATH; .ci/run does).\n",
     );
   }
   if (process.env.TEST_DATABASE_URL) return;

@@ -48,16 +48,19 @@ export interface TemporalTestEnv {
  * `failureConverterPath` goes into the workflow bundle, as a worker bundling `workflows/` with that
  * data converter does (the encryption suite: failures raised in workflow code are encoded too).
  */
-export async function startTemporalTestEnv(opts: { failureConverterPath?: string } = {}): Promise<TemporalTestEnv> {
+export async function startTemporalTestEnv(
+  opts: { failureConverterPath?: string; dynamicConfig?: Record<string, string | number | boolean> } = {},
+): Promise<TemporalTestEnv> {
   quietRuntime();
+  const { dynamicConfig, failureConverterPath } = opts;
   const [server, bundle] = await Promise.all([
-    startDevServer({ log: () => {} }),
+    startDevServer({ log: () => {}, ...(dynamicConfig ? { dynamicConfig } : {}) }),
     // A failure converter changes the bundle: that suite builds its own.
-    opts.failureConverterPath
+    failureConverterPath
       ? bundleWorkflowCode({
           workflowsPath: require.resolve('../../workflows'),
           logger: new DefaultLogger('WARN'),
-          ...opts,
+          failureConverterPath,
         })
       : keelWorkflowBundle(),
   ]);

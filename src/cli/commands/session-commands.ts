@@ -58,6 +58,8 @@ export function registerSessionCommands(program: Command, ctx: CliContext): void
           if (status.promptCache) say(promptCacheLine(status.promptCache));
           if (status.spawnAdvice) say(`spawn policy: ${status.spawnAdvice.level} · ${status.spawnAdvice.instruction}`);
           if (status.autoCompaction) say(autoCompactionLine(key, status.autoCompaction));
+          for (const a of status.pendingApprovals ?? [])
+            say(`waiting for approval: ${a.toolName} ${a.approvalId} (until ${a.deadline}; keel approve/deny <id>)`);
           if (compactionBilling) say(compactionBilling);
           if (compactionNote) say(compactionNote);
         }
