@@ -30,6 +30,8 @@ td.key{white-space:normal;word-break:break-all}
 .entry pre,.summary{white-space:pre-wrap;word-break:break-word;margin:.3rem 0}
 .compaction{background:#fff;border-left:4px solid #5470c6;padding:.5rem .7rem;margin:.6rem 0}
 .compaction.failed{border-left-color:#b00020}
+.approval{background:#fff;border-left:4px solid #e6a700;padding:.5rem .7rem;margin:.6rem 0}
+.approval .arguments{white-space:pre-wrap;word-break:break-word;margin:.3rem 0;max-height:12rem;overflow:auto}
 .charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(300px,1fr));gap:1rem}
 .charts canvas{background:#fff;max-width:100%}
 @media (max-width:600px){th.wide,td.wide{display:none}.bar{width:6rem}}

@@ -82,10 +82,59 @@ export const CONSOLE_SCRIPT = String.raw`
       el('figure', {}, [el('figcaption', { text: 'Sessions by context pressure (share of window)' }), el('div', { id: 'pressure-box' })]),
       el('figure', {}, [el('figcaption', { text: 'Compactions per hour, failed or degraded in red' }), el('div', { id: 'compactions-box' })]),
     ]));
+    view.appendChild(el('section', { id: 'approvals' }));
     view.appendChild(form);
     view.appendChild(el('div', { id: 'fleet' }));
     loadFleet();
     loadOverview();
+    loadApprovals(null).catch(showError);
+    poll(function () { return loadApprovals(null); }, 2000);
+  }
+
+  /** Tool calls waiting for a person (the fleet's, or one session's), each with Approve and Deny. */
+  function loadApprovals(sessionKey) {
+    return api('GET', '/v1/approvals').then(function (body) {
+      var waiting = body.approvals.filter(function (a) { return !sessionKey || a.sessionKey === sessionKey; });
+      var box = document.getElementById('approvals');
+      var signature = JSON.stringify(waiting.map(function (a) { return a.id; }));
+      if (!box || signature === box.getAttribute('data-signature')) return false;
+      box.setAttribute('data-signature', signature);
+      box.textContent = '';
+      if (waiting.length === 0) return true;
+      box.appendChild(el('h2', { text: 'Waiting for approval (' + waiting.length + ')' }));
+      waiting.forEach(function (a) {
+        box.appendChild(el('article', { class: 'approval', 'data-approval': a.id }, [
+          el('h3', { text: a.toolName + ' · ' + a.id }),
+          el('p', { class: 'meta' }, [
+            sessionKey ? null : el('a', { href: '#/s/' + encodeURIComponent(a.sessionKey), text: a.sessionKey }),
+            ' waits until ' + when(a.deadline) + (a.approvers ? ' · approvers: ' + a.approvers.join(', ') : ''),
+          ]),
+          el('pre', { class: 'arguments', text: JSON.stringify(a.arguments, null, 2) }),
+          el('button', { 'data-approve': a.id, onclick: function () { decide(a, 'approve', sessionKey); } }, ['Approve']),
+          el('button', { class: 'danger', 'data-deny': a.id, onclick: function () { decide(a, 'deny', sessionKey); } }, ['Deny']),
+        ]));
+      });
+      return true;
+    });
+  }
+  /** An approval confirmed, or a denial with the reason the model is told; the first decision on a call wins. */
+  function decide(a, decision, sessionKey) {
+    var body = { decision: decision, by: 'console' };
+    if (decision === 'approve') {
+      if (!window.confirm('Run ' + a.toolName + ' for ' + a.sessionKey + '?')) return;
+    } else {
+      var reason = window.prompt('Deny ' + a.toolName + ' for ' + a.sessionKey + '? The reason is told to the model:', '');
+      if (reason === null) return;
+      if (reason) body.reason = reason;
+    }
+    fetch('/v1/approvals/' + encodeURIComponent(a.id), { method: 'POST', headers: { accept: 'application/json', 'content-type': 'application/json' }, credentials: 'same-origin', body: JSON.stringify(body) })
+      .then(function (res) { return res.json().then(function (b) { if (!res.ok) throw new Error(b.detail || res.statusText); return b; }); })
+      .then(function (r) {
+        var box = document.getElementById('approvals');
+        view.insertBefore(el('p', { role: 'status', 'data-decided': r.approvalId, text: a.toolName + ' ' + r.status + (r.decidedBy ? ' by ' + r.decidedBy : '') }), box);
+        return loadApprovals(sessionKey);
+      })
+      .catch(showError);
   }
   function loadFleet() {
     var params = new URLSearchParams({ page: String(fleet.page), pageSize: String(PAGE_SIZE), sort: fleet.sort });
@@ -146,7 +195,7 @@ export const CONSOLE_SCRIPT = String.raw`
     view.appendChild(el('p', {}, [el('a', { href: '#/', text: '← Fleet' })]));
     view.appendChild(el('h1', { class: 'key', text: key }));
     view.appendChild(el('figure', {}, [el('figcaption', { text: 'Context tokens per model reply; compactions and pruned tool output marked' }), el('div', { id: 'series-box' })]));
-    ['status', 'compactions', 'subagents', 'transcript'].forEach(function (id) { view.appendChild(el('section', { id: id })); });
+    ['approvals', 'status', 'compactions', 'subagents', 'transcript'].forEach(function (id) { view.appendChild(el('section', { id: id })); });
     drawReplay();
     refreshSession().then(function () { poll(refreshSession, 1000); });
     // What the session says unasked (its answers to subagents' reports) refreshes at once; polling covers the rest.
@@ -155,7 +204,7 @@ export const CONSOLE_SCRIPT = String.raw`
   }
   function path(rest) { return '/v1/sessions/' + encodeURIComponent(session.key) + rest; }
   function refreshSession() {
-    return Promise.all([loadStatus(), loadCompactions(), loadSubagents(), loadTranscript().then(function (changed) { return changed ? loadSeries().then(function () { return true; }) : false; })]).then(function (changed) { return changed.some(Boolean); });
+    return Promise.all([loadApprovals(session.key), loadStatus(), loadCompactions(), loadSubagents(), loadTranscript().then(function (changed) { return changed ? loadSeries().then(function () { return true; }) : false; })]).then(function (changed) { return changed.some(Boolean); });
   }
   function loadStatus() {
     return api('GET', path('')).then(function (s) {
