@@ -3,11 +3,8 @@
  * activities, named for what it does, with the compaction's input held once for all of them.
  */
 import * as wf from '@temporalio/workflow';
-import type {
-  createCompactionActivities,
-  PlanCompactionResult,
-  WriteCompactionRecordResult,
-} from '../activities/compaction-activities';
+import type { createCompactionActivities } from '../activities/compaction-activities';
+import type { PlanCompactionResult, WriteCompactionRecordResult } from '../activities/parts/compaction-io';
 import { summarizeWithFallback } from '../src/compaction/summarize-with-fallback';
 import { SummarizationFailedError } from '../src/compaction/errors';
 import { chunkSummaryInstructions, mergeSummaryInstructions } from '../src/compaction/prompts';

@@ -3,6 +3,7 @@ import type { Database } from '../../src/store/schema';
 import { decodeEntryRows, type EntryRow } from '../../src/store/entry-row';
 import type { PlanEntry } from '../../src/compaction/types';
 import type { AgentMessage } from '../../src/context/types';
+import { summaryMessage } from '../../src/context/active-context';
 
 /**
  * The model-visible message of a stored entry (as `activeMessages` renders it), or undefined for
@@ -23,6 +24,30 @@ export function toPlanEntries(rows: readonly EntryRow[]): PlanEntry[] {
     if (message) out.push({ id: row.id, message });
   }
   return out;
+}
+
+/** The stored token estimates of rows, summed (a row without one counts 0). */
+export function rowTokens(rows: readonly Pick<EntryRow, 'token_estimate'>[]): number {
+  return rows.reduce((sum, r) => sum + (r.token_estimate ?? 0), 0);
+}
+
+/** Estimated tokens of the message that stands in for compaction `compactionId`'s summary (`summaryMessage`). */
+export function summaryTokens(
+  estimate: (message: AgentMessage) => number,
+  compactionId: string,
+  summary: string,
+): number {
+  return estimate(
+    summaryMessage({
+      type: 'compaction',
+      id: compactionId,
+      parentId: null,
+      timestamp: '',
+      summary,
+      firstKeptEntryId: '',
+      tokensBefore: 0,
+    }),
+  );
 }
 
 /** An entry id named by a plan no longer exists: the plan is stale (non-retryable). */

@@ -25,10 +25,10 @@ export interface SpentInWindow {
 
 /** The limits from the config's flat fields (each settable by its environment variable). */
 export function summarizerSpendLimits(config: {
-  summarizerSessionCalls?: number;
-  summarizerSessionTokens?: number;
-  summarizerAgentCalls?: number;
-  summarizerAgentTokens?: number;
+  summarizerSessionCalls?: number | undefined;
+  summarizerSessionTokens?: number | undefined;
+  summarizerAgentCalls?: number | undefined;
+  summarizerAgentTokens?: number | undefined;
   summarizerSpendWindowMinutes: number;
 }): SummarizerSpendLimits {
   const ceiling = (calls?: number, tokens?: number): SpendCeiling => ({

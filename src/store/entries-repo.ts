@@ -419,6 +419,30 @@ export async function getEntry(
   return row && decodeEntryRow(row);
 }
 
+/**
+ * The message entries (`MESSAGE_TYPES`) from entry `firstEntryId` on, oldest first: a window that
+ * starts there (none when the entry is gone).
+ */
+export async function messageRowsFrom(
+  db: Kysely<Database>,
+  agentId: string,
+  sessionId: string,
+  firstEntryId: string,
+): Promise<EntryRow[]> {
+  const first = await getEntry(db, agentId, sessionId, firstEntryId);
+  if (!first) return [];
+  const rows = await db
+    .selectFrom('transcript_entries')
+    .selectAll()
+    .where('agent_id', '=', agentId)
+    .where('session_id', '=', sessionId)
+    .where('seq', '>=', Number(first.seq))
+    .where('type', 'in', MESSAGE_TYPES)
+    .orderBy('seq', 'asc')
+    .execute();
+  return decodeEntryRows(rows);
+}
+
 /** What {@link appendEntriesRedacted} wrote and what it redacted. */
 export interface RedactedAppendResult {
   /** Rows that were new (re-appended ids insert nothing). */
