@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../src/store/schema';
-import { decodeEntryRows, type EntryRow } from '../../src/store/entry-row';
+import type { EntryRow } from '../../src/store/entry-row';
+import { entriesInSeqRange } from '../../src/store/entries-repo';
 import type { PlanEntry } from '../../src/compaction/types';
 import type { AgentMessage } from '../../src/context/types';
 import { summaryMessage } from '../../src/context/active-context';
@@ -87,15 +88,5 @@ export async function loadEntryRange(
     return Number(row.seq);
   };
   const [from, to] = await Promise.all([seqOf(firstEntryId), seqOf(lastEntryId)]);
-  const rows = await db
-    .selectFrom('transcript_entries')
-    .selectAll()
-    .where('agent_id', '=', agentId)
-    .where('session_id', '=', sessionId)
-    .where('seq', '>=', from)
-    .where('seq', '<=', to)
-    .where('type', '!=', 'compaction')
-    .orderBy('seq', 'asc')
-    .execute();
-  return toPlanEntries(decodeEntryRows(rows));
+  return toPlanEntries(await entriesInSeqRange(db, agentId, sessionId, { from, to }));
 }

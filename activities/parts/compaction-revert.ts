@@ -5,7 +5,7 @@
 import { log } from '@temporalio/activity';
 import type { ActivityDeps } from '../../src/runtime/deps';
 import { depsForAgent } from '../../src/runtime/deps';
-import { getEntry, loadActiveEntries, messageRowsFrom } from '../../src/store/entries-repo';
+import { entriesInSeqRange, getEntry, loadActiveEntries } from '../../src/store/entries-repo';
 import { writeRevertRecord } from '../../src/store/compactions-repo';
 import { planRevert } from '../../src/store/compaction-lineage';
 import type { CompactionOutcome } from '../../src/compaction/types';
@@ -72,7 +72,8 @@ async function windowTokens(
   ref: CompactionRef,
   window: { summary: string; firstKeptEntryId: string },
 ): Promise<number> {
-  const rows = await messageRowsFrom(ctx.db, ref.agentId, ref.sessionId, window.firstKeptEntryId);
+  const first = await getEntry(ctx.db, ref.agentId, ref.sessionId, window.firstKeptEntryId);
+  const rows = first ? await entriesInSeqRange(ctx.db, ref.agentId, ref.sessionId, { from: Number(first.seq) }) : [];
   const summary = window.summary ? summaryTokens(deps.estimate, ref.compactionId, window.summary) : 0;
   return summary + messageTokens(deps, rows);
 }

@@ -199,6 +199,27 @@ export interface ActiveEntries {
   lastCompactionSeq?: number;
 }
 
+/**
+ * The entries from seq `from` to `to` (inclusive; to the end when `to` is absent), oldest first,
+ * without compaction entries: one index range read.
+ */
+export async function entriesInSeqRange(
+  db: Kysely<Database>,
+  agentId: string,
+  sessionId: string,
+  range: { readonly from: number; readonly to?: number },
+): Promise<EntryRow[]> {
+  let query = db
+    .selectFrom('transcript_entries')
+    .selectAll()
+    .where('agent_id', '=', agentId)
+    .where('session_id', '=', sessionId)
+    .where('seq', '>=', range.from);
+  if (range.to !== undefined) query = query.where('seq', '<=', range.to);
+  const rows = await query.where('type', '!=', 'compaction').orderBy('seq', 'asc').execute();
+  return decodeEntryRows(rows);
+}
+
 /** The message entries one compaction summarized: between the previous compaction's first kept entry and its own. */
 export interface SummarizedRange {
   readonly firstEntryId: string;
@@ -219,16 +240,7 @@ export async function loadActiveEntries(
   sessionId: string,
 ): Promise<ActiveEntries> {
   const { compaction, compactionRow, fromSeq } = await activeWindowStart(db, agentId, sessionId);
-  const stored = await db
-    .selectFrom('transcript_entries')
-    .selectAll()
-    .where('agent_id', '=', agentId)
-    .where('session_id', '=', sessionId)
-    .where('seq', '>=', fromSeq)
-    .where('type', '!=', 'compaction')
-    .orderBy('seq', 'asc')
-    .execute();
-  const rows = decodeEntryRows(stored);
+  const rows = await entriesInSeqRange(db, agentId, sessionId, { from: fromSeq });
   if (!compaction || !compactionRow) return { rows };
   const lastCompactionSeq = Number(compactionRow.seq);
   if (restoresNoSummary(compaction)) return { rows, lastCompactionSeq };
@@ -417,30 +429,6 @@ export async function getEntry(
     .where('id', '=', id)
     .executeTakeFirst();
   return row && decodeEntryRow(row);
-}
-
-/**
- * The message entries (`MESSAGE_TYPES`) from entry `firstEntryId` on, oldest first: a window that
- * starts there (none when the entry is gone).
- */
-export async function messageRowsFrom(
-  db: Kysely<Database>,
-  agentId: string,
-  sessionId: string,
-  firstEntryId: string,
-): Promise<EntryRow[]> {
-  const first = await getEntry(db, agentId, sessionId, firstEntryId);
-  if (!first) return [];
-  const rows = await db
-    .selectFrom('transcript_entries')
-    .selectAll()
-    .where('agent_id', '=', agentId)
-    .where('session_id', '=', sessionId)
-    .where('seq', '>=', Number(first.seq))
-    .where('type', 'in', MESSAGE_TYPES)
-    .orderBy('seq', 'asc')
-    .execute();
-  return decodeEntryRows(rows);
 }
 
 /** What {@link appendEntriesRedacted} wrote and what it redacted. */

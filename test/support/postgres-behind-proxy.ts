@@ -1,0 +1,18 @@
+/**
+ * A store on a fresh PostgreSQL schema that the worker reaches through a cuttable TCP proxy, for the
+ * tests that take the database away mid-turn.
+ */
+import { freshSchemaUrl } from './databases';
+import { startCuttableProxy, type CuttableProxy } from './cuttable-proxy';
+import { openStore, type Store } from '../../src/store/connect';
+
+/** Opens a fresh schema of the server at `url` through a new proxy; the caller closes both. */
+export async function postgresBehindCuttableProxy(url: string): Promise<{ proxy: CuttableProxy; store: Store }> {
+  const direct = new URL(await freshSchemaUrl(url));
+  const proxy = await startCuttableProxy({ host: direct.hostname, port: Number(direct.port || 5432) });
+  const viaProxy = new URL(direct);
+  viaProxy.hostname = proxy.host;
+  viaProxy.port = String(proxy.port);
+  const store = await openStore({ kind: 'postgres', url: viaProxy.toString(), maxConnections: 5 });
+  return { proxy, store };
+}
