@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../src/store/schema';
 import type { EntryRow } from '../../src/store/entry-row';
-import { entriesInSeqRange } from '../../src/store/entries-repo';
+import { entriesInSeqRange, entrySeq } from '../../src/store/entries-repo';
 import type { PlanEntry } from '../../src/compaction/types';
 import type { AgentMessage } from '../../src/context/types';
 import { summaryMessage } from '../../src/context/active-context';
@@ -77,15 +77,9 @@ export async function loadEntryRange(
   lastEntryId: string,
 ): Promise<PlanEntry[]> {
   const seqOf = async (id: string): Promise<number> => {
-    const row = await db
-      .selectFrom('transcript_entries')
-      .select('seq')
-      .where('agent_id', '=', agentId)
-      .where('session_id', '=', sessionId)
-      .where('id', '=', id)
-      .executeTakeFirst();
-    if (!row) throw new PlannedEntryMissingError(sessionId, id);
-    return Number(row.seq);
+    const seq = await entrySeq(db, agentId, sessionId, id);
+    if (seq === undefined) throw new PlannedEntryMissingError(sessionId, id);
+    return seq;
   };
   const [from, to] = await Promise.all([seqOf(firstEntryId), seqOf(lastEntryId)]);
   return toPlanEntries(await entriesInSeqRange(db, agentId, sessionId, { from, to }));

@@ -414,6 +414,23 @@ export async function countEntries(db: Kysely<Database>, agentId: string, sessio
   return r.n;
 }
 
+/** The seq (position in the session) of entry `id`, or undefined when there is none: one index probe. */
+export async function entrySeq(
+  db: Kysely<Database>,
+  agentId: string,
+  sessionId: string,
+  id: string,
+): Promise<number | undefined> {
+  const row = await db
+    .selectFrom('transcript_entries')
+    .select('seq')
+    .where('agent_id', '=', agentId)
+    .where('session_id', '=', sessionId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+  return row ? Number(row.seq) : undefined;
+}
+
 /** One entry by id, or undefined. */
 export async function getEntry(
   db: Kysely<Database>,

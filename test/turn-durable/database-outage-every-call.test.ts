@@ -20,8 +20,7 @@ import {
   seedConversation,
 } from '../support/durable-turn-helpers';
 import { goodSummarizer, promptOf } from '../compaction-workflow/support';
-import type { CuttableProxy } from '../support/cuttable-proxy';
-import { postgresBehindCuttableProxy } from '../support/postgres-behind-proxy';
+import { cuttablePostgresPerTest } from '../support/postgres-behind-proxy';
 import { waitUntil } from '../support/wait-until';
 import { getSession } from '../../src/store/sessions-repo';
 import { ToolRegistry } from '../../src/tools/registry';
@@ -58,13 +57,10 @@ describeOnPostgres(
       { codec: 'payload encryption off', config: {} },
       { codec: 'payload encryption on', config: { encryptionKeys: `k1:${randomBytes(32).toString('base64')}` } },
     ])('$codec', ({ config }) => {
-      let proxy: CuttableProxy;
-      afterEach(async () => proxy?.close());
+      const openBehindProxy = cuttablePostgresPerTest(url!);
 
       it('stores tool-call replies, final replies, the flush and the summary once the database is back, calling the model once for each', async () => {
-        const opened = await postgresBehindCuttableProxy(url!);
-        proxy = opened.proxy;
-        const store = opened.store;
+        const { proxy, store } = await openBehindProxy();
         const toolRuns = new Map<number, number>();
         const tools = new ToolRegistry().register({
           name: 'lookup',

@@ -10,8 +10,7 @@ import { describeOnPostgres } from '../support/postgres-only';
 import { fakeReply } from '../../src/testing';
 import { integrationSuite } from '../support/integration';
 import { freshDurableAgent, lastUserText } from '../support/durable-turn-helpers';
-import type { CuttableProxy } from '../support/cuttable-proxy';
-import { postgresBehindCuttableProxy } from '../support/postgres-behind-proxy';
+import { cuttablePostgresPerTest } from '../support/postgres-behind-proxy';
 import { waitUntil } from '../support/wait-until';
 import { getSession } from '../../src/store/sessions-repo';
 import { ENCRYPTED_ENCODING } from '../../src/security/payload-codec';
@@ -33,13 +32,10 @@ describeOnPostgres(
   'PostgreSQL away while the model answers, during 20 turns',
   'the worker reaches the server through a TCP proxy the test cuts',
   () => {
-    let proxy: CuttableProxy;
-    afterEach(async () => proxy?.close());
+    const openBehindProxy = cuttablePostgresPerTest(url!);
 
     it('stores the reply it received once the database is back: one model call per turn, every turn answered once', async () => {
-      const opened = await postgresBehindCuttableProxy(url!);
-      proxy = opened.proxy;
-      const store = opened.store;
+      const { proxy, store } = await openBehindProxy();
       try {
         await suite.withWorker(store, { config: { encryptionKeys: KEYS } }, async ({ client, fake }) => {
           const calls = new Map<string, number>();
