@@ -431,6 +431,18 @@ export async function entrySeq(
   return row ? Number(row.seq) : undefined;
 }
 
+/** Whether session `sessionId` of the agent has any entry at all: one index probe. */
+export async function hasEntries(db: Kysely<Database>, agentId: string, sessionId: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('transcript_entries')
+    .select('id')
+    .where('agent_id', '=', agentId)
+    .where('session_id', '=', sessionId)
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
 /** One entry by id, or undefined. */
 export async function getEntry(
   db: Kysely<Database>,
