@@ -209,15 +209,15 @@ export async function entriesInSeqRange(
   sessionId: string,
   range: { readonly from: number; readonly to?: number },
 ): Promise<EntryRow[]> {
-  let query = db
-    .selectFrom('transcript_entries')
-    .selectAll()
-    .where('agent_id', '=', agentId)
-    .where('session_id', '=', sessionId)
-    .where('seq', '>=', range.from);
+  let query = sessionEntries(db, agentId, sessionId).selectAll().where('seq', '>=', range.from);
   if (range.to !== undefined) query = query.where('seq', '<=', range.to);
   const rows = await query.where('type', '!=', 'compaction').orderBy('seq', 'asc').execute();
   return decodeEntryRows(rows);
+}
+
+/** One session's rows of `transcript_entries`, to read from (the table's index leads with agent and session). */
+function sessionEntries(db: Kysely<Database>, agentId: string, sessionId: string) {
+  return db.selectFrom('transcript_entries').where('agent_id', '=', agentId).where('session_id', '=', sessionId);
 }
 
 /** The message entries one compaction summarized: between the previous compaction's first kept entry and its own. */
@@ -421,25 +421,13 @@ export async function entrySeq(
   sessionId: string,
   id: string,
 ): Promise<number | undefined> {
-  const row = await db
-    .selectFrom('transcript_entries')
-    .select('seq')
-    .where('agent_id', '=', agentId)
-    .where('session_id', '=', sessionId)
-    .where('id', '=', id)
-    .executeTakeFirst();
+  const row = await sessionEntries(db, agentId, sessionId).select('seq').where('id', '=', id).executeTakeFirst();
   return row ? Number(row.seq) : undefined;
 }
 
 /** Whether session `sessionId` of the agent has any entry at all: one index probe. */
 export async function hasEntries(db: Kysely<Database>, agentId: string, sessionId: string): Promise<boolean> {
-  const row = await db
-    .selectFrom('transcript_entries')
-    .select('id')
-    .where('agent_id', '=', agentId)
-    .where('session_id', '=', sessionId)
-    .limit(1)
-    .executeTakeFirst();
+  const row = await sessionEntries(db, agentId, sessionId).select('id').limit(1).executeTakeFirst();
   return row !== undefined;
 }
 
@@ -450,13 +438,7 @@ export async function getEntry(
   sessionId: string,
   id: string,
 ): Promise<EntryRow | undefined> {
-  const row = await db
-    .selectFrom('transcript_entries')
-    .selectAll()
-    .where('agent_id', '=', agentId)
-    .where('session_id', '=', sessionId)
-    .where('id', '=', id)
-    .executeTakeFirst();
+  const row = await sessionEntries(db, agentId, sessionId).selectAll().where('id', '=', id).executeTakeFirst();
   return row && decodeEntryRow(row);
 }
 
