@@ -16,6 +16,7 @@ export interface CompactionRef {
   readonly summarizerModel?: string;
 }
 
+/** `recordCompactionStart`: the attempt to record, and what it edits when an operator asked. */
 export interface RecordCompactionStartInput extends CompactionRef {
   readonly trigger: CompactionTriggerName;
   readonly retryOf: string | null;
@@ -33,6 +34,7 @@ export interface RecordedCompaction extends CompactionOutcome {
   readonly rowFinished: boolean;
 }
 
+/** `planCompaction`: the window Keel was told and the recent tail to keep. */
 export interface PlanCompactionInput extends CompactionRef {
   readonly contextWindowTokens: number;
   readonly trigger: CompactionTriggerName;
@@ -40,6 +42,7 @@ export interface PlanCompactionInput extends CompactionRef {
   readonly keepRecentTokens?: number;
 }
 
+/** What `planCompaction` and `planRerun` return to the workflow. */
 export interface PlanCompactionResult {
   /** Ids and numbers (oversized notes are one line each). */
   readonly plan: CompactionPlan;
@@ -49,22 +52,26 @@ export interface PlanCompactionResult {
   readonly summarizer: 'model' | 'extractive';
 }
 
+/** `planRerun`: the earlier compaction to summarize again, and whether the rerun replaces it. */
 export interface PlanRerunInput extends CompactionRef {
   readonly rerunOf: string;
   readonly apply: boolean;
   readonly contextWindowTokens: number;
 }
 
+/** What `planRerun` returns: a plan, and the entry whose range it covers. */
 export interface PlanRerunResult extends PlanCompactionResult {
   /** The compaction entry whose range is summarized again (the applied rerun's `rangeOf`). */
   readonly rangeOf: string;
 }
 
+/** `revertCompaction`: the compaction whose earlier window comes back. */
 export interface RevertCompactionInput extends CompactionRef {
   readonly revertOf: string;
   readonly now: string;
 }
 
+/** `storeRerunSummary`: a rerun's summary, kept on its row when it is not applied. */
 export interface StoreRerunSummaryInput extends CompactionRef {
   readonly summary: string;
   /** Tokens of the tail the original kept (what the context would be with this summary). */
@@ -77,6 +84,7 @@ export interface EntryRange {
   readonly lastEntryId: string;
 }
 
+/** `summarizeChunk`: one planned chunk by its entry range, and how it is serialized. */
 export interface SummarizeChunkInput extends CompactionRef, EntryRange {
   readonly mode: 'full' | 'withoutOversized';
   readonly oversized: readonly OversizedEntry[];
@@ -84,12 +92,14 @@ export interface SummarizeChunkInput extends CompactionRef, EntryRange {
   readonly instructions: string;
 }
 
+/** `summarizeOnCache`: the whole planned range, asked on the conversation's prompt cache. */
 export interface SummarizeOnCacheInput extends CompactionRef, EntryRange {
   readonly previousSummary?: string;
   /** The chunk instructions (`chunkSummaryInstructions`): the same sections and rules as a chunk's summary. */
   readonly instructions: string;
 }
 
+/** `summarizeText`: the merge of partial summaries. */
 export interface SummarizeTextInput extends CompactionRef {
   /** Partial summaries to merge (bounded by the summary cap each). */
   readonly text: string;
@@ -97,6 +107,7 @@ export interface SummarizeTextInput extends CompactionRef {
   readonly instructions: string;
 }
 
+/** `reviseSummary`: the quality guard's one retry, with what the summary lost. */
 export interface ReviseSummaryInput extends CompactionRef {
   readonly summary: string;
   /** Identifiers the summary lost. */
@@ -111,12 +122,14 @@ export interface SummaryBudgetInput {
   readonly summarizedTokens?: number;
 }
 
+/** `guardSummary`: a summary to check against the planned range it summarizes. */
 export interface GuardSummaryInput extends CompactionRef, EntryRange, SummaryBudgetInput {
   readonly summary: string;
   readonly previousSummary?: string;
   readonly identifierPolicy: IdentifierPolicy;
 }
 
+/** What the guard made of a summary. */
 export interface GuardSummaryResult {
   /** The summary with still-missing identifiers appended and the cap applied. */
   readonly summary: string;
@@ -126,11 +139,13 @@ export interface GuardSummaryResult {
   readonly blank: boolean;
 }
 
+/** `extractiveSummary`: the planned range to summarize without a model. */
 export interface ExtractiveSummaryInput extends CompactionRef, EntryRange, SummaryBudgetInput {
   readonly previousSummary?: string;
   readonly identifierPolicy: IdentifierPolicy;
 }
 
+/** `writeCompactionRecord`: the summary and the plan figures the entry and counters take. */
 export interface WriteCompactionRecordInput extends CompactionRef {
   readonly summary: string;
   readonly firstKeptEntryId: string | null;
@@ -144,6 +159,7 @@ export interface WriteCompactionRecordInput extends CompactionRef {
   readonly promptOverheadTokens?: number;
 }
 
+/** What `writeCompactionRecord` wrote (or would have, had it reclaimed tokens). */
 export interface WriteCompactionRecordResult {
   /** Null: nothing written, because the summary and the kept tail would not be smaller than what they replace. */
   readonly entryId: string | null;
@@ -151,11 +167,13 @@ export interface WriteCompactionRecordResult {
   readonly tokensAfter: number;
 }
 
+/** `finishCompaction`: the outcome the row is marked with. */
 export interface FinishCompactionInput extends CompactionRef, CompactionOutcome {
   readonly trigger: CompactionTriggerName;
   readonly now: string;
 }
 
+/** `failCompaction`: why the compaction failed. */
 export interface FailCompactionInput extends CompactionRef {
   readonly error: string;
   readonly now: string;
