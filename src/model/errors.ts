@@ -195,7 +195,10 @@ export class ModelUnexpectedError extends ModelError {
  * @example parseOverflowTokens('input length and `max_tokens` exceed context limit: 27661 + 4096 > 30000, …')
  *   // { promptTokens: 27661, maxTokens: 30000 } (the prompt alone: the reply's room is Keel's to size)
  */
-export function parseOverflowTokens(message: string): { promptTokens?: number; maxTokens?: number } {
+export function parseOverflowTokens(message: string): {
+  promptTokens?: number | undefined;
+  maxTokens?: number | undefined;
+} {
   const num = (s: string | undefined): number | undefined =>
     s === undefined ? undefined : Number(s.replace(/,/g, ''));
   const withReply = /(\d[\d,]*)\s*\+\s*\d[\d,]*\s*>\s*(\d[\d,]*)/.exec(message);
