@@ -1,8 +1,10 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../src/store/schema';
-import { decodeEntryRows, type EntryRow } from '../../src/store/entry-row';
+import type { EntryRow } from '../../src/store/entry-row';
+import { entriesInSeqRange, entrySeq } from '../../src/store/entries-repo';
 import type { PlanEntry } from '../../src/compaction/types';
 import type { AgentMessage } from '../../src/context/types';
+import { summaryMessage } from '../../src/context/active-context';
 
 /**
  * The model-visible message of a stored entry (as `activeMessages` renders it), or undefined for
@@ -23,6 +25,30 @@ export function toPlanEntries(rows: readonly EntryRow[]): PlanEntry[] {
     if (message) out.push({ id: row.id, message });
   }
   return out;
+}
+
+/** The stored token estimates of rows, summed (a row without one counts 0). */
+export function rowTokens(rows: readonly Pick<EntryRow, 'token_estimate'>[]): number {
+  return rows.reduce((sum, r) => sum + (r.token_estimate ?? 0), 0);
+}
+
+/** Estimated tokens of the message that stands in for compaction `compactionId`'s summary (`summaryMessage`). */
+export function summaryTokens(
+  estimate: (message: AgentMessage) => number,
+  compactionId: string,
+  summary: string,
+): number {
+  return estimate(
+    summaryMessage({
+      type: 'compaction',
+      id: compactionId,
+      parentId: null,
+      timestamp: '',
+      summary,
+      firstKeptEntryId: '',
+      tokensBefore: 0,
+    }),
+  );
 }
 
 /** An entry id named by a plan no longer exists: the plan is stale (non-retryable). */
@@ -51,26 +77,10 @@ export async function loadEntryRange(
   lastEntryId: string,
 ): Promise<PlanEntry[]> {
   const seqOf = async (id: string): Promise<number> => {
-    const row = await db
-      .selectFrom('transcript_entries')
-      .select('seq')
-      .where('agent_id', '=', agentId)
-      .where('session_id', '=', sessionId)
-      .where('id', '=', id)
-      .executeTakeFirst();
-    if (!row) throw new PlannedEntryMissingError(sessionId, id);
-    return Number(row.seq);
+    const seq = await entrySeq(db, agentId, sessionId, id);
+    if (seq === undefined) throw new PlannedEntryMissingError(sessionId, id);
+    return seq;
   };
   const [from, to] = await Promise.all([seqOf(firstEntryId), seqOf(lastEntryId)]);
-  const rows = await db
-    .selectFrom('transcript_entries')
-    .selectAll()
-    .where('agent_id', '=', agentId)
-    .where('session_id', '=', sessionId)
-    .where('seq', '>=', from)
-    .where('seq', '<=', to)
-    .where('type', '!=', 'compaction')
-    .orderBy('seq', 'asc')
-    .execute();
-  return toPlanEntries(decodeEntryRows(rows));
+  return toPlanEntries(await entriesInSeqRange(db, agentId, sessionId, { from, to }));
 }

@@ -11,7 +11,7 @@ import { FailureTypes } from '../../src/protocol';
 import { splitTextToFit } from '../../src/compaction/split-text-to-fit';
 import { effectiveWindow, learnFromOverflow, type WindowSession } from './model-window';
 import type { ReceivedReplies } from './received-replies';
-import type { ModelRequest, ModelResponse } from '../../src/model/model-client';
+import type { ModelClient, ModelRequest, ModelResponse } from '../../src/model/model-client';
 import type { SummarizerBilling } from '../../src/store/compactions-repo';
 
 /** What a summarizer call sends besides the model and the output size. */
@@ -73,58 +73,96 @@ export interface SummarizerOptions {
 
 /** The summarizer of the agent whose deps these are. */
 export function agentSummarizer(deps: ActivityDeps, options: SummarizerOptions = {}): AgentSummarizer {
-  const client = deps.compactionModel ?? deps.model;
-  const modelName = options.model ?? deps.config.compactionModel ?? deps.config.model;
-  const countTokens = (text: string) => deps.estimate({ role: 'user', content: text });
-  const window = async () =>
-    Math.min(
-      await effectiveWindow(deps, modelName, options.session),
-      await effectiveWindow(deps, deps.config.model, options.session),
+  const summarizer = new Summarizer(deps, options);
+  // The activity returns what these give to Temporal: the replies its attempts kept are no longer needed.
+  const forgettingReplies = async (work: Promise<string>): Promise<string> => {
+    const summary = await work;
+    options.replies?.forget(activityScope());
+    return summary;
+  };
+  return {
+    available: Boolean(deps.compactionModel) || modelConfigured(deps.config),
+    modelName: summarizer.modelName,
+    window: () => summarizer.window(),
+    call: (prompt) => forgettingReplies(summarizer.call(prompt)),
+    callRequest: (summaryRequest) => forgettingReplies(summarizer.callRequest(summaryRequest)),
+    summarizeFitting: (text, previousSummary, instructions) =>
+      forgettingReplies(summarizer.summarizeFitting(text, previousSummary, instructions)),
+    countTokens: (text) => summarizer.countTokens(text),
+    outputTokens: (size) => summarizer.outputTokens(size),
+  };
+}
+
+/** An agent's summarizer calls (see {@link AgentSummarizer}), before its activity forgets the replies it kept. */
+class Summarizer {
+  readonly modelName: string;
+  private readonly client: ModelClient;
+
+  constructor(
+    private readonly deps: ActivityDeps,
+    private readonly options: SummarizerOptions,
+  ) {
+    this.client = deps.compactionModel ?? deps.model;
+    this.modelName = options.model ?? deps.config.compactionModel ?? deps.config.model;
+  }
+
+  countTokens(text: string): number {
+    return this.deps.estimate({ role: 'user', content: text });
+  }
+
+  async window(): Promise<number> {
+    return Math.min(
+      await effectiveWindow(this.deps, this.modelName, this.options.session),
+      await effectiveWindow(this.deps, this.deps.config.model, this.options.session),
     );
+  }
 
-  // The summary's max_tokens: the default output, held to half the reserve of the window it must fit.
-  const outputTokens = (size: number) =>
-    maxOutputTokensFor(size, {
-      reserveTokens: deps.config.reserveTokens,
-      reserveTokensFloor: deps.config.reserveTokensFloor,
+  /** The summary's max_tokens: the default output, held to half the reserve of the window it must fit. */
+  outputTokens(size: number): number {
+    return maxOutputTokensFor(size, {
+      reserveTokens: this.deps.config.reserveTokens,
+      reserveTokensFloor: this.deps.config.reserveTokensFloor,
     });
+  }
 
-  async function call(prompt: string): Promise<string> {
-    return callRequest({ system: SUMMARIZER_SYSTEM_PROMPT, messages: [{ role: 'user', content: prompt }] });
+  call(prompt: string): Promise<string> {
+    return this.callRequest({ system: SUMMARIZER_SYSTEM_PROMPT, messages: [{ role: 'user', content: prompt }] });
   }
 
   /** One call, or the reply an earlier attempt of this activity received for the same request (its spend counted once). */
-  async function callRequest(summaryRequest: SummaryRequest): Promise<string> {
+  async callRequest(summaryRequest: SummaryRequest): Promise<string> {
+    const { replies, spend } = this.options;
     const scope = activityScope();
-    const part = requestKey(modelName, summaryRequest);
-    const kept = options.replies?.get(scope, part);
+    const part = requestKey(this.modelName, summaryRequest);
+    const kept = replies?.get(scope, part);
     if (kept)
       log.info('summarizer reply received by an earlier attempt; not requested again', { recorded: kept.recorded });
-    const reply = kept?.reply ?? (await request(summaryRequest));
+    const reply = kept?.reply ?? (await this.request(summaryRequest));
     if (kept?.recorded) return replyText(reply);
-    options.replies?.keep(scope, part, reply);
+    replies?.keep(scope, part, reply);
     const { usage } = reply;
-    await options.spend?.afterCall(
+    await spend?.afterCall(
       { input: usage.input, cacheRead: usage.cacheRead ?? 0, cacheWrite: usage.cacheWrite ?? 0, output: usage.output },
-      modelName,
+      this.modelName,
     );
-    options.replies?.keep(scope, part, reply, true);
+    replies?.keep(scope, part, reply, true);
     return replyText(reply);
   }
 
   /** The model call itself, within the spend limit, heartbeating while the reply streams. */
-  async function request(summaryRequest: SummaryRequest): Promise<ModelResponse> {
-    await options.spend?.beforeCall();
-    const maxTokens = outputTokens(await window());
+  private async request(summaryRequest: SummaryRequest): Promise<ModelResponse> {
+    const { spend } = this.options;
+    await spend?.beforeCall();
+    const maxTokens = this.outputTokens(await this.window());
     const heartbeat = startHeartbeat();
     try {
-      return await client
+      return await this.client
         .complete(
-          { ...summaryRequest, model: modelName, maxTokens },
+          { ...summaryRequest, model: this.modelName, maxTokens },
           { signal: Context.current().cancellationSignal, onEvent: () => heartbeat.beat() },
         )
         .catch(async (err: unknown) => {
-          await options.spend?.afterCall(NOTHING_BILLED, modelName);
+          await spend?.afterCall(NOTHING_BILLED, this.modelName);
           throw err;
         });
     } finally {
@@ -132,43 +170,30 @@ export function agentSummarizer(deps: ActivityDeps, options: SummarizerOptions =
     }
   }
 
-  async function summarizeFitting(
+  /** See {@link AgentSummarizer.summarizeFitting}; `depth` bounds the splitting. */
+  async summarizeFitting(
     text: string,
     previousSummary: string | undefined,
     instructions: string,
     depth = 0,
   ): Promise<string> {
     for (let overflows = 0; ; overflows++) {
-      const size = await window();
-      const scaffolding =
-        countTokens(`${SUMMARIZER_SYSTEM_PROMPT}\n${instructions}\n${previousSummary ?? ''}`) +
-        summarizationOverheadTokens(size);
-      const room = size - outputTokens(size) - scaffolding;
-      if (room < MIN_SUMMARY_ROOM_TOKENS) {
-        throw ApplicationFailure.nonRetryable(
-          `the summarizer's window (${size} tokens) leaves no room for conversation text`,
-          FailureTypes.SummarizationFailed,
-        );
-      }
-      const pieces = splitTextToFit(text, room, countTokens);
-      if (pieces.length > 1 && depth < 3) {
-        const partials: string[] = [];
-        for (const [i, piece] of pieces.entries())
-          partials.push(await summarizeFitting(piece, i === 0 ? previousSummary : undefined, instructions, depth + 1));
-        return summarizeFitting(
-          partials.map((p, i) => `### Part ${i + 1} of ${partials.length}\n${p}`).join('\n\n'),
-          undefined,
-          instructions,
-          depth + 1,
-        );
-      }
+      const room = await this.roomForText(instructions, previousSummary);
+      const pieces = splitTextToFit(text, room, (t) => this.countTokens(t));
+      if (pieces.length > 1 && depth < 3) return this.summarizePieces(pieces, previousSummary, instructions, depth);
       const prompt = buildSummarizePrompt(text, previousSummary, instructions);
       try {
-        return await call(prompt);
+        return await this.call(prompt);
       } catch (err) {
         const learned =
           overflows < MAX_OVERFLOW_RETRIES
-            ? await learnFromOverflow(deps, modelName, err, countTokens(prompt), options.session).catch(() => undefined)
+            ? await learnFromOverflow(
+                this.deps,
+                this.modelName,
+                err,
+                this.countTokens(prompt),
+                this.options.session,
+              ).catch(() => undefined)
             : undefined;
         if (learned !== undefined) continue;
         throw toActivityFailure(err);
@@ -176,24 +201,39 @@ export function agentSummarizer(deps: ActivityDeps, options: SummarizerOptions =
     }
   }
 
-  /** The activity returns its result to Temporal: the replies its attempts kept are no longer needed. */
-  async function forgettingReplies(work: Promise<string>): Promise<string> {
-    const summary = await work;
-    options.replies?.forget(activityScope());
-    return summary;
+  /** Tokens left for conversation text in the window, after the reply, the prompt's scaffolding and the overhead. */
+  private async roomForText(instructions: string, previousSummary: string | undefined): Promise<number> {
+    const size = await this.window();
+    const scaffolding =
+      this.countTokens(`${SUMMARIZER_SYSTEM_PROMPT}\n${instructions}\n${previousSummary ?? ''}`) +
+      summarizationOverheadTokens(size);
+    const room = size - this.outputTokens(size) - scaffolding;
+    if (room < MIN_SUMMARY_ROOM_TOKENS) {
+      throw ApplicationFailure.nonRetryable(
+        `the summarizer's window (${size} tokens) leaves no room for conversation text`,
+        FailureTypes.SummarizationFailed,
+      );
+    }
+    return room;
   }
 
-  return {
-    available: Boolean(deps.compactionModel) || modelConfigured(deps.config),
-    modelName,
-    window,
-    call: (prompt) => forgettingReplies(call(prompt)),
-    callRequest: (summaryRequest) => forgettingReplies(callRequest(summaryRequest)),
-    summarizeFitting: (text, previousSummary, instructions) =>
-      forgettingReplies(summarizeFitting(text, previousSummary, instructions)),
-    countTokens,
-    outputTokens,
-  };
+  /** Each piece summarized (the previous summary goes with the first), then the partial summaries merged the same way. */
+  private async summarizePieces(
+    pieces: readonly string[],
+    previousSummary: string | undefined,
+    instructions: string,
+    depth: number,
+  ): Promise<string> {
+    const partials: string[] = [];
+    for (const [i, piece] of pieces.entries())
+      partials.push(await this.summarizeFitting(piece, i === 0 ? previousSummary : undefined, instructions, depth + 1));
+    return this.summarizeFitting(
+      partials.map((p, i) => `### Part ${i + 1} of ${partials.length}\n${p}`).join('\n\n'),
+      undefined,
+      instructions,
+      depth + 1,
+    );
+  }
 }
 
 /**

@@ -5,6 +5,7 @@
 import type { Kysely } from 'kysely';
 import type { CompactionRow, Database } from '../store/schema';
 import { lineDiff, type DiffLine } from './line-diff';
+import { entrySeq } from '../store/entries-repo';
 
 export interface CompactionDetail {
   /** The summary the compaction wrote (null while running or when it failed). */
@@ -40,15 +41,7 @@ async function seqOf(
   sessionId: string,
   id: string | null,
 ): Promise<number | null> {
-  if (!id) return null;
-  const r = await db
-    .selectFrom('transcript_entries')
-    .select('seq')
-    .where('agent_id', '=', agentId)
-    .where('session_id', '=', sessionId)
-    .where('id', '=', id)
-    .executeTakeFirst();
-  return r ? Number(r.seq) : null;
+  return id ? ((await entrySeq(db, agentId, sessionId, id)) ?? null) : null;
 }
 
 export async function compactionDetail(db: Kysely<Database>, row: CompactionRow): Promise<CompactionDetail> {

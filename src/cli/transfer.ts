@@ -8,6 +8,7 @@ import { exportSessionJsonl, type ExportReport } from '../transfer/export-jsonl'
 import type { IndexEntryReport } from '../transfer/import-sessions-index';
 import { getSession } from '../store/sessions-repo';
 import { sessionIdsOfKey } from '../store/session-ids-repo';
+import { hasEntries } from '../store/entries-repo';
 import { UnknownSessionError, UsageError } from './connect';
 import { shownKey } from './shown-key';
 import { byteSize } from './byte-size';
@@ -114,14 +115,8 @@ export async function exportCommand(
     );
   const sessionId = opts.sessionId ?? session.session_id;
   if (opts.sessionId !== undefined && opts.sessionId !== session.session_id) {
-    const any = await db
-      .selectFrom('transcript_entries')
-      .select('id')
-      .where('agent_id', '=', agentId)
-      .where('session_id', '=', opts.sessionId)
-      .limit(1)
-      .executeTakeFirst();
-    if (!any)
+    const hasAny = await hasEntries(db, agentId, opts.sessionId);
+    if (!hasAny)
       throw new UnknownSessionError(
         sessionKey,
         `agent ${agentId} has no transcript with session id ${opts.sessionId}; the key's current one is ${session.session_id} (nothing was exported)`,
@@ -175,14 +170,8 @@ export async function exportAllCommand(
       endedAt: id.endedAt?.toISOString() ?? null,
       current: id.current,
     };
-    const any = await db
-      .selectFrom('transcript_entries')
-      .select('id')
-      .where('agent_id', '=', agentId)
-      .where('session_id', '=', id.sessionId)
-      .limit(1)
-      .executeTakeFirst();
-    if (!any) {
+    const hasAny = await hasEntries(db, agentId, id.sessionId);
+    if (!hasAny) {
       transcripts.push({ ...described, entries: 0, bytes: 0, synthesizedHeader: false });
       continue;
     }

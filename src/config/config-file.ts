@@ -115,45 +115,57 @@ const agentSettingsShape = {
 const agentSettingsSchema = z.strictObject(agentSettingsShape).partial();
 type AgentSettings = z.output<typeof agentSettingsSchema>;
 
+/**
+ * Settings of the worker process as a whole (Temporal, the HTTP API, maintenance, models): the top
+ * level sets them, agent sections cannot.
+ */
+const processSettingsShape = {
+  temporalAddress: z.string().min(1),
+  temporalNamespace: z.string().min(1),
+  temporalTls: z.boolean({ message: 'use true or false' }),
+  temporalTlsCaPath: z.string().min(1, 'name the CA certificate (PEM) file, relative to this file'),
+  temporalTlsCertPath: z.string().min(1, 'name the client certificate (PEM) file, relative to this file'),
+  temporalTlsKeyPath: z.string().min(1, 'name the client key (PEM) file, relative to this file'),
+  temporalTlsServerName: z.string().min(1),
+  temporalApiKeyEnv: z
+    .string()
+    .regex(
+      ENV_NAME,
+      'name the environment variable that holds the API key, e.g. "TEMPORAL_CLOUD_API_KEY" (never the key itself)',
+    ),
+  taskQueue: z.string().min(1),
+  home: z.string().min(1),
+  maintenanceMode: z.enum(['warn', 'enforce'], { message: 'use "warn" or "enforce"' }),
+  modelIdleTimeoutMs: count('milliseconds').positive('use milliseconds > 0'),
+  shutdownGraceMs: count('milliseconds').nonnegative('use milliseconds ≥ 0'),
+  workspacePollSeconds: z.number().nonnegative('use seconds ≥ 0 (0 disables polling)'),
+  apiPort: count('port').min(0, 'use a port from 0 to 65535').max(65535, 'use a port from 0 to 65535'),
+  apiHost: z.string().min(1, 'name the address to bind, e.g. "127.0.0.1"'),
+  models: z.strictObject({
+    providers: z.record(
+      z.string(),
+      z.strictObject({
+        models: z
+          .array(
+            z.strictObject({
+              id: z.string().min(1, 'name the model id'),
+              contextWindow: count('tokens').positive('use tokens > 0').optional(),
+            }),
+          )
+          .optional(),
+      }),
+    ),
+  }),
+};
+/** The process settings' keys, in the file's order. */
+const PROCESS_KEYS = Object.keys(processSettingsShape) as (keyof typeof processSettingsShape)[];
+/** Process settings that name a file: resolved against the config file's folder, as tools and workspace are. */
+const FILE_PATH_KEYS: ReadonlySet<string> = new Set(['temporalTlsCaPath', 'temporalTlsCertPath', 'temporalTlsKeyPath']);
+
 const fileSchema = z
   .strictObject({
     ...agentSettingsShape,
-    temporalAddress: z.string().min(1),
-    temporalNamespace: z.string().min(1),
-    temporalTls: z.boolean({ message: 'use true or false' }),
-    temporalTlsCaPath: z.string().min(1, 'name the CA certificate (PEM) file, relative to this file'),
-    temporalTlsCertPath: z.string().min(1, 'name the client certificate (PEM) file, relative to this file'),
-    temporalTlsKeyPath: z.string().min(1, 'name the client key (PEM) file, relative to this file'),
-    temporalTlsServerName: z.string().min(1),
-    temporalApiKeyEnv: z
-      .string()
-      .regex(
-        ENV_NAME,
-        'name the environment variable that holds the API key, e.g. "TEMPORAL_CLOUD_API_KEY" (never the key itself)',
-      ),
-    taskQueue: z.string().min(1),
-    home: z.string().min(1),
-    maintenanceMode: z.enum(['warn', 'enforce'], { message: 'use "warn" or "enforce"' }),
-    modelIdleTimeoutMs: count('milliseconds').positive('use milliseconds > 0'),
-    shutdownGraceMs: count('milliseconds').nonnegative('use milliseconds ≥ 0'),
-    workspacePollSeconds: z.number().nonnegative('use seconds ≥ 0 (0 disables polling)'),
-    apiPort: count('port').min(0, 'use a port from 0 to 65535').max(65535, 'use a port from 0 to 65535'),
-    apiHost: z.string().min(1, 'name the address to bind, e.g. "127.0.0.1"'),
-    models: z.strictObject({
-      providers: z.record(
-        z.string(),
-        z.strictObject({
-          models: z
-            .array(
-              z.strictObject({
-                id: z.string().min(1, 'name the model id'),
-                contextWindow: count('tokens').positive('use tokens > 0').optional(),
-              }),
-            )
-            .optional(),
-        }),
-      ),
-    }),
+    ...processSettingsShape,
     agents: z.record(z.string(), agentSettingsSchema, {
       message: 'use an object of agent sections: { "<agentId>": { … } }',
     }),
@@ -222,60 +234,11 @@ export function readConfigFile(
   }
   const parsed = fileSchema.safeParse(json);
   if (!parsed.success) throw fail(parsed.error.issues.map((issue) => describeIssue(issue, json)));
-  const {
-    agents = {},
-    models,
-    temporalAddress,
-    temporalNamespace,
-    taskQueue,
-    home,
-    maintenanceMode,
-    modelIdleTimeoutMs,
-    shutdownGraceMs,
-    workspacePollSeconds,
-    apiPort,
-    apiHost,
-    ...rest
-  } = parsed.data;
-  const {
-    temporalTls,
-    temporalTlsCaPath,
-    temporalTlsCertPath,
-    temporalTlsKeyPath,
-    temporalTlsServerName,
-    temporalApiKeyEnv,
-    ...settings
-  } = rest;
+  const { agents = {}, ...settings } = parsed.data;
   const dir = dirname(path);
   const problems: string[] = [];
   const top = toSection(settings, '', dir, env, problems);
-  // Certificate paths are relative to the file, as tools and workspace are.
-  const fromFile = (p: string | undefined) => (p === undefined ? undefined : resolve(dir, p));
-  const temporalApiKey = temporalApiKeyEnv === undefined ? undefined : env[temporalApiKeyEnv] || undefined;
-  if (temporalApiKeyEnv !== undefined && !temporalApiKey)
-    problems.push(
-      `temporalApiKeyEnv: ${temporalApiKeyEnv} is not set in the environment; export it, or remove temporalApiKeyEnv`,
-    );
-  const processSettings = {
-    temporalAddress,
-    temporalNamespace,
-    temporalTls,
-    temporalTlsCaPath: fromFile(temporalTlsCaPath),
-    temporalTlsCertPath: fromFile(temporalTlsCertPath),
-    temporalTlsKeyPath: fromFile(temporalTlsKeyPath),
-    temporalTlsServerName,
-    temporalApiKey,
-    taskQueue,
-    home,
-    maintenanceMode,
-    modelIdleTimeoutMs,
-    shutdownGraceMs,
-    workspacePollSeconds,
-    apiPort,
-    apiHost,
-    models,
-  };
-  for (const [key, value] of Object.entries(processSettings)) {
+  for (const [key, value] of Object.entries(processValues(settings, dir, env, problems))) {
     if (value === undefined) continue;
     top.values[key as keyof KeelConfig] = value;
     top.names[key] = key === 'temporalApiKey' ? 'temporalApiKeyEnv' : key;
@@ -285,6 +248,28 @@ export function readConfigFile(
   );
   if (problems.length > 0) throw fail(problems);
   return { path, defaults: { path, ...top }, agents: sections };
+}
+
+/** The process settings as KeelConfig values: file paths resolved, the Temporal API key read from its variable. */
+function processValues(
+  file: z.output<typeof fileSchema>,
+  dir: string,
+  env: NodeJS.ProcessEnv,
+  problems: string[],
+): Record<string, unknown> {
+  const { temporalApiKeyEnv } = file;
+  const temporalApiKey = temporalApiKeyEnv === undefined ? undefined : env[temporalApiKeyEnv] || undefined;
+  if (temporalApiKeyEnv !== undefined && !temporalApiKey)
+    problems.push(
+      `temporalApiKeyEnv: ${temporalApiKeyEnv} is not set in the environment; export it, or remove temporalApiKeyEnv`,
+    );
+  const values: Record<string, unknown> = { temporalApiKey };
+  for (const key of PROCESS_KEYS) {
+    if (key === 'temporalApiKeyEnv') continue;
+    const value = file[key];
+    values[key] = FILE_PATH_KEYS.has(key) && typeof value === 'string' ? resolve(dir, value) : value;
+  }
+  return values;
 }
 
 /** Maps file settings to KeelConfig values; paths are resolved against the file's folder. */

@@ -10,6 +10,8 @@ const OVERFLOW_PATTERNS: readonly RegExp[] = [
   /context length exceeded/,
   /context_length_exceeded/,
   /prompt is too long/,
+  // Anthropic, when the prompt fits but the prompt plus max_tokens does not (models since Claude 3.7).
+  /exceed context limit/,
   /input exceeds the maximum number of tokens/,
   /input token count exceeds the maximum number of input tokens/,
   /input is too long for the model/,

@@ -192,6 +192,8 @@ export class ModelUnexpectedError extends ModelError {
  * Token counts from an overflow message, when present.
  *
  * @example parseOverflowTokens('prompt is too long: 212345 tokens > 200000 maximum') // { promptTokens: 212345, maxTokens: 200000 }
+ * @example parseOverflowTokens('input length and `max_tokens` exceed context limit: 27661 + 4096 > 30000, …')
+ *   // { promptTokens: 27661, maxTokens: 30000 } (the prompt alone: the reply's room is Keel's to size)
  */
 export function parseOverflowTokens(message: string): {
   promptTokens?: number | undefined;
@@ -199,6 +201,8 @@ export function parseOverflowTokens(message: string): {
 } {
   const num = (s: string | undefined): number | undefined =>
     s === undefined ? undefined : Number(s.replace(/,/g, ''));
+  const withReply = /(\d[\d,]*)\s*\+\s*\d[\d,]*\s*>\s*(\d[\d,]*)/.exec(message);
+  if (withReply) return { promptTokens: num(withReply[1]), maxTokens: num(withReply[2]) };
   const anthropic = /(\d[\d,]*)\s*tokens?\s*>\s*(\d[\d,]*)/i.exec(message);
   if (anthropic) return { promptTokens: num(anthropic[1]), maxTokens: num(anthropic[2]) };
   const max = /maximum context length is (\d[\d,]*) tokens/i.exec(message);

@@ -199,6 +199,27 @@ export interface ActiveEntries {
   lastCompactionSeq?: number;
 }
 
+/**
+ * The entries from seq `from` to `to` (inclusive; to the end when `to` is absent), oldest first,
+ * without compaction entries: one index range read.
+ */
+export async function entriesInSeqRange(
+  db: Kysely<Database>,
+  agentId: string,
+  sessionId: string,
+  range: { readonly from: number; readonly to?: number },
+): Promise<EntryRow[]> {
+  let query = sessionEntries(db, agentId, sessionId).selectAll().where('seq', '>=', range.from);
+  if (range.to !== undefined) query = query.where('seq', '<=', range.to);
+  const rows = await query.where('type', '!=', 'compaction').orderBy('seq', 'asc').execute();
+  return decodeEntryRows(rows);
+}
+
+/** One session's rows of `transcript_entries`, to read from (the table's index leads with agent and session). */
+function sessionEntries(db: Kysely<Database>, agentId: string, sessionId: string) {
+  return db.selectFrom('transcript_entries').where('agent_id', '=', agentId).where('session_id', '=', sessionId);
+}
+
 /** The message entries one compaction summarized: between the previous compaction's first kept entry and its own. */
 export interface SummarizedRange {
   readonly firstEntryId: string;
@@ -219,16 +240,7 @@ export async function loadActiveEntries(
   sessionId: string,
 ): Promise<ActiveEntries> {
   const { compaction, compactionRow, fromSeq } = await activeWindowStart(db, agentId, sessionId);
-  const stored = await db
-    .selectFrom('transcript_entries')
-    .selectAll()
-    .where('agent_id', '=', agentId)
-    .where('session_id', '=', sessionId)
-    .where('seq', '>=', fromSeq)
-    .where('type', '!=', 'compaction')
-    .orderBy('seq', 'asc')
-    .execute();
-  const rows = decodeEntryRows(stored);
+  const rows = await entriesInSeqRange(db, agentId, sessionId, { from: fromSeq });
   if (!compaction || !compactionRow) return { rows };
   const lastCompactionSeq = Number(compactionRow.seq);
   if (restoresNoSummary(compaction)) return { rows, lastCompactionSeq };
@@ -402,6 +414,23 @@ export async function countEntries(db: Kysely<Database>, agentId: string, sessio
   return r.n;
 }
 
+/** The seq (position in the session) of entry `id`, or undefined when there is none: one index probe. */
+export async function entrySeq(
+  db: Kysely<Database>,
+  agentId: string,
+  sessionId: string,
+  id: string,
+): Promise<number | undefined> {
+  const row = await sessionEntries(db, agentId, sessionId).select('seq').where('id', '=', id).executeTakeFirst();
+  return row ? Number(row.seq) : undefined;
+}
+
+/** Whether session `sessionId` of the agent has any entry at all: one index probe. */
+export async function hasEntries(db: Kysely<Database>, agentId: string, sessionId: string): Promise<boolean> {
+  const row = await sessionEntries(db, agentId, sessionId).select('id').limit(1).executeTakeFirst();
+  return row !== undefined;
+}
+
 /** One entry by id, or undefined. */
 export async function getEntry(
   db: Kysely<Database>,
@@ -409,13 +438,7 @@ export async function getEntry(
   sessionId: string,
   id: string,
 ): Promise<EntryRow | undefined> {
-  const row = await db
-    .selectFrom('transcript_entries')
-    .selectAll()
-    .where('agent_id', '=', agentId)
-    .where('session_id', '=', sessionId)
-    .where('id', '=', id)
-    .executeTakeFirst();
+  const row = await sessionEntries(db, agentId, sessionId).selectAll().where('id', '=', id).executeTakeFirst();
   return row && decodeEntryRow(row);
 }
 

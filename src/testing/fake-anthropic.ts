@@ -35,6 +35,13 @@ import {
   sseText,
 } from './fake-anthropic-render';
 import { streamOpenAiSse } from './fake-openai-stream';
+import {
+  anthropicMaxTokensProblem,
+  FAKE_DEFAULT_TOKEN_LIMIT,
+  fakeMaxOutputTokens,
+  promptOverflowStep,
+  replyOverflowStep,
+} from './fake-limits';
 import { FakePromptCache, type FakeCacheUsage } from './fake-prompt-cache';
 import { FakeOpenAiPromptCache } from './fake-openai-prompt-cache';
 import {
@@ -89,12 +96,14 @@ export interface FakeAnthropicOptions {
   /**
    * The model's context window: every request whose prompt counts more tokens is refused with the
    * provider's own 400 "prompt is too long: N tokens > M maximum" (OpenAI: context_length_exceeded),
-   * before any script step or responder sees it — as a real provider does. Default 200,000.
+   * before any script step or responder sees it — as a real provider does. Default 200,000. A
+   * `max_tokens` missing or above the model's output limit is refused too (`fake-limits.ts`).
    */
   tokenLimit?: number;
   /**
    * The window holds the prompt and the reply together: a request whose prompt plus `max_tokens`
-   * exceeds `tokenLimit` is refused with a 400, as Claude models since 3.7 refuse it. Default off.
+   * exceeds `tokenLimit` is refused with a 400, as Claude models since 3.7 refuse it. Default on;
+   * off only for a suite that imitates an older model.
    */
   countMaxTokens?: boolean;
   /**
@@ -103,9 +112,6 @@ export interface FakeAnthropicOptions {
    */
   cacheMinTokens?: number;
 }
-
-/** The real Anthropic window for current models. */
-export const FAKE_DEFAULT_TOKEN_LIMIT = 200_000;
 
 /** How the fake counts a prompt: system, messages and tools at ~4 characters a token (not Keel's tokenizer, on purpose). */
 export function fakePromptTokens(body: FakeRequestBody): number {
@@ -129,7 +135,7 @@ export interface FakeAnthropic {
   clearPromptCache(): void;
   /** Changes the shortest cacheable prefix from the next request on. */
   setCacheMinTokens(tokens: number): void;
-  /** Changes the model's context window from the next request on (and whether `max_tokens` counts in it, see `countMaxTokens`). */
+  /** Changes the model's context window from the next request on (and, when given, whether `max_tokens` counts in it, see `countMaxTokens`). */
   setTokenLimit(tokens: number, options?: { countMaxTokens?: boolean }): void;
   /** Appends steps to the script. */
   enqueue(...steps: FakeStep[]): void;
@@ -156,7 +162,7 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
   const overflowed: Array<{ request: FakeRequest; tokens: number }> = [];
   const invalid: Array<{ request: FakeRequest; problem: string }> = [];
   let tokenLimit = options.tokenLimit ?? FAKE_DEFAULT_TOKEN_LIMIT;
-  let countMaxTokens = options.countMaxTokens ?? false;
+  let countMaxTokens = options.countMaxTokens ?? true;
   const timers = new Set<{ timer: NodeJS.Timeout; resolve: () => void }>();
   const arrivalWaiters = new Set<() => void>();
   let responder = options.defaultResponder;
@@ -175,6 +181,42 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
 
   const nextStep = async (request: FakeRequest): Promise<FakeStep | undefined> =>
     script.shift() ?? (responder ? await responder(request) : undefined);
+
+  /**
+   * The real API's 400 for a request it refuses on every call (recorded in `overflowed` or
+   * `invalid`), or undefined: `max_tokens` within the model's output limit, the prompt and then the
+   * prompt plus `max_tokens` within the window, tool pairing and schemas, context management and
+   * cache markers.
+   */
+  function refusal(request: FakeRequest, api: 'anthropic' | 'openai'): FakeErrorStep | undefined {
+    const { body } = request;
+    const invalidStep = (problem: string): FakeErrorStep => {
+      invalid.push({ request, problem });
+      return { kind: 'error', status: 400, errorType: 'invalid_request_error', message: problem };
+    };
+    const maxTokensProblem =
+      api === 'anthropic' ? anthropicMaxTokensProblem(body, fakeMaxOutputTokens(body.model)) : undefined;
+    if (maxTokensProblem) return invalidStep(maxTokensProblem);
+    // The API drops everything before a compaction block the request sends back.
+    const tokens = fakePromptTokens(api === 'anthropic' ? { ...body, messages: effectiveMessages(body) } : body);
+    if (tokens > tokenLimit) {
+      overflowed.push({ request, tokens });
+      return promptOverflowStep(tokens, tokenLimit, api);
+    }
+    const maxTokens = typeof body.max_tokens === 'number' ? body.max_tokens : 0;
+    if (countMaxTokens && tokens + maxTokens > tokenLimit) {
+      overflowed.push({ request, tokens: tokens + maxTokens });
+      return replyOverflowStep(tokens, maxTokens, tokenLimit, api);
+    }
+    const problem =
+      api === 'anthropic'
+        ? (anthropicToolSchemaProblem(body) ??
+          anthropicPairingProblem(body) ??
+          contextManagementProblem(body, request.headers) ??
+          promptCache.problem(body))
+        : (openAiToolSchemaProblem(body) ?? openAiPairingProblem(body));
+    return problem === undefined ? undefined : invalidStep(problem);
+  }
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const began = performance.now();
@@ -204,36 +246,10 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
         : request.method === 'POST' && request.path === '/v1/chat/completions'
           ? 'openai'
           : undefined;
-    if (api) {
-      // The API drops everything before a compaction block the request sends back.
-      const tokens = fakePromptTokens(api === 'anthropic' ? { ...body, messages: effectiveMessages(body) } : body);
-      if (tokens > tokenLimit) {
-        overflowed.push({ request, tokens });
-        request.fakeWorkMs = performance.now() - began;
-        return sendError(res, overflowStep(tokens, tokenLimit, api), api);
-      }
-      const maxTokens = typeof body.max_tokens === 'number' ? body.max_tokens : 0;
-      if (countMaxTokens && tokens + maxTokens > tokenLimit) {
-        overflowed.push({ request, tokens: tokens + maxTokens });
-        request.fakeWorkMs = performance.now() - began;
-        return sendError(res, replyOverflowStep(tokens, maxTokens, tokenLimit), api);
-      }
-      const pairing =
-        api === 'anthropic'
-          ? (anthropicToolSchemaProblem(body) ?? anthropicPairingProblem(body))
-          : (openAiToolSchemaProblem(body) ?? openAiPairingProblem(body));
-      const problem =
-        pairing ??
-        (api === 'anthropic' ? (contextManagementProblem(body, req.headers) ?? promptCache.problem(body)) : undefined);
-      if (problem) {
-        invalid.push({ request, problem });
-        request.fakeWorkMs = performance.now() - began;
-        return sendError(
-          res,
-          { kind: 'error', status: 400, errorType: 'invalid_request_error', message: problem },
-          api,
-        );
-      }
+    const refused = api ? refusal(request, api) : undefined;
+    if (api && refused) {
+      request.fakeWorkMs = performance.now() - began;
+      return sendError(res, refused, api);
     }
     const plan = api === 'anthropic' ? planContextManagement(body) : undefined;
     request.fakeWorkMs = performance.now() - began;
@@ -324,7 +340,7 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
     invalid,
     setTokenLimit: (tokens, limits = {}) => {
       tokenLimit = tokens;
-      countMaxTokens = limits.countMaxTokens ?? false;
+      countMaxTokens = limits.countMaxTokens ?? countMaxTokens;
     },
     clearPromptCache: () => {
       promptCache.clear();
@@ -446,34 +462,6 @@ function withContextManagement(
     ...(compaction
       ? { iterations: [...compaction.iterations!, { type: 'message', input_tokens: 0, output_tokens: 0 }] }
       : {}),
-  };
-}
-
-/** The provider's own overflow answer (Anthropic's wording, or OpenAI's context_length_exceeded). */
-function overflowStep(tokens: number, limit: number, api: 'anthropic' | 'openai'): FakeErrorStep {
-  if (api === 'anthropic')
-    return {
-      kind: 'error',
-      status: 400,
-      errorType: 'invalid_request_error',
-      message: `prompt is too long: ${tokens} tokens > ${limit} maximum`,
-    };
-  return {
-    kind: 'error',
-    status: 400,
-    errorType: 'invalid_request_error',
-    message: `This model's maximum context length is ${limit} tokens. However, your messages resulted in ${tokens} tokens. Please reduce the length of the messages.`,
-    code: 'context_length_exceeded',
-  };
-}
-
-/** Anthropic's answer to a prompt that fits but leaves no room for `max_tokens` (its wording). */
-function replyOverflowStep(tokens: number, maxTokens: number, limit: number): FakeErrorStep {
-  return {
-    kind: 'error',
-    status: 400,
-    errorType: 'invalid_request_error',
-    message: `input length and \`max_tokens\` exceed context limit: ${tokens} + ${maxTokens} > ${limit}, decrease input length or \`max_tokens\` and try again`,
   };
 }
 

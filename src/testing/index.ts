@@ -1,9 +1,9 @@
 /**
  * `<package>/testing`: test an agent without a model. `startFakeAnthropic` serves the Messages API
  * (and an OpenAI-compatible chat endpoint) from a script of replies, checks every request as strictly
- * as the provider does (tool pairing, tool schemas, cache markers), records what it received, and
- * fails loudly when a request arrives after its script ran out. Point the worker's
- * `anthropicBaseUrl` at `fake.url`.
+ * as the provider does (tool pairing, tool schemas, cache markers, `max_tokens` and the 200,000-token
+ * window), records what it received, and fails loudly when a request arrives after its script ran
+ * out. Point the worker's `anthropicBaseUrl` at `fake.url`.
  *
  * @example
  *   const fake = await startFakeAnthropic();

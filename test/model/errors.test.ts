@@ -143,6 +143,10 @@ describe('parseOverflowTokens', () => {
   it.each<[string, { promptTokens?: number; maxTokens?: number }]>([
     ['prompt is too long: 212345 tokens > 200000 maximum', { promptTokens: 212345, maxTokens: 200000 }],
     [
+      'input length and `max_tokens` exceed context limit: 27661 + 4096 > 30000, decrease input length or `max_tokens` and try again',
+      { promptTokens: 27661, maxTokens: 30000 },
+    ],
+    [
       "This model's maximum context length is 128000 tokens. However, you requested 130512 tokens",
       { promptTokens: 130512, maxTokens: 128000 },
     ],

@@ -128,7 +128,7 @@ describe('startFakeAnthropic', () => {
 
   it('sends the Anthropic error body shape and the retry-after header', async () => {
     fake.enqueue(fakeReply.overloaded({ retryAfter: 5 }));
-    const response = await post({ model: 'm', messages: [] });
+    const response = await post({ model: 'm', max_tokens: 5, messages: [] });
     expect(response.status).toBe(529);
     expect(response.headers.get('retry-after')).toBe('5');
     expect(await response.json()).toEqual({
@@ -139,12 +139,56 @@ describe('startFakeAnthropic', () => {
 
   it('words an overflow as the API does', async () => {
     fake.enqueue(fakeReply.overflow(250_000, 200_000));
-    const response = await post({ model: 'm', messages: [] });
+    const response = await post({ model: 'm', max_tokens: 5, messages: [] });
     expect(response.status).toBe(400);
     expect(await response.json()).toEqual({
       type: 'error',
       error: { type: 'invalid_request_error', message: 'prompt is too long: 250000 tokens > 200000 maximum' },
     });
+  });
+
+  it.each([
+    [{ model: 'claude-sonnet-4-6' }, 'max_tokens: Field required'],
+    [{ model: 'claude-sonnet-4-6', max_tokens: 0 }, 'max_tokens: Input should be greater than or equal to 1'],
+    [
+      { model: 'claude-sonnet-4-6', max_tokens: 64_001 },
+      'max_tokens: 64001 > 64000, which is the maximum allowed number of output tokens for claude-sonnet-4-6',
+    ],
+    [
+      { model: 'claude-opus-4-1', max_tokens: 32_001 },
+      'max_tokens: 32001 > 32000, which is the maximum allowed number of output tokens for claude-opus-4-1',
+    ],
+  ])('refuses %j as the API does, by default and before any step is used', async (fields, message) => {
+    fake.enqueue(fakeReply.text('never sent'));
+    const response = await post({ ...fields, messages: [{ role: 'user', content: 'hi' }] });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toEqual({ type: 'error', error: { type: 'invalid_request_error', message } });
+    expect(fake.invalid.map((i) => i.problem)).toEqual([message]);
+    expect(fake.pendingSteps()).toBe(1);
+  });
+
+  it('refuses by default a prompt that leaves no room in the 200,000-token window for max_tokens', async () => {
+    const text = 'x'.repeat(4 * 190_000);
+    const response = await post({
+      model: 'claude-sonnet-4-6',
+      max_tokens: 20_000,
+      messages: [{ role: 'user', content: text }],
+    });
+    expect(response.status).toBe(400);
+    const { error } = (await response.json()) as { error: { type: string; message: string } };
+    expect(error.type).toBe('invalid_request_error');
+    expect(error.message).toMatch(
+      /^input length and `max_tokens` exceed context limit: \d+ \+ 20000 > 200000, decrease input length or `max_tokens` and try again$/,
+    );
+    expect(fake.overflowed).toHaveLength(1);
+    // The same prompt with room for the reply is answered.
+    fake.enqueue(fakeReply.text('fits'));
+    const fits = await sdk.messages.create({
+      model: 'claude-sonnet-4-6',
+      max_tokens: 4_096,
+      messages: [{ role: 'user', content: text }],
+    });
+    expect(fits.content).toEqual([{ type: 'text', text: 'fits' }]);
   });
 
   it('cuts a non-streaming body halfway when told to truncate', async () => {
@@ -157,7 +201,7 @@ describe('startFakeAnthropic', () => {
   it('holds the response for delayMs, with the request already recorded', async () => {
     fake.enqueue(fakeReply.text('late', { delayMs: 300 }));
     let settled = false;
-    const call = post({ model: 'm', messages: [] }).then((r) => ((settled = true), r.json()));
+    const call = post({ model: 'm', max_tokens: 5, messages: [] }).then((r) => ((settled = true), r.json()));
     await fake.waitForRequests(1);
     expect(settled).toBe(false);
     expect(await call).toMatchObject({ content: [{ type: 'text', text: 'late' }] });
@@ -173,7 +217,7 @@ describe('startFakeAnthropic', () => {
   });
 
   it('fails loudly when the script is exhausted and records the request', async () => {
-    const response = await post({ model: 'm', messages: [] });
+    const response = await post({ model: 'm', max_tokens: 5, messages: [] });
     expect(response.status).toBe(500);
     expect(JSON.stringify(await response.json())).toContain('fake-anthropic: script exhausted');
     expect(fake.unexpected.map((r) => r.index)).toEqual([0]);

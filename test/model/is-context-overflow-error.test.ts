@@ -13,6 +13,10 @@ describe('isContextOverflowError', () => {
       ['context length exceeded', 'Context length exceeded'],
       ['context_length_exceeded', 'error code: context_length_exceeded'],
       ['prompt is too long', 'prompt is too long: 212345 tokens > 200000 maximum'],
+      [
+        'exceed context limit (the prompt plus max_tokens)',
+        'input length and `max_tokens` exceed context limit: 27661 + 4096 > 30000, decrease input length or `max_tokens` and try again',
+      ],
       ['input exceeds the maximum number of tokens', 'Input exceeds the maximum number of tokens allowed'],
       [
         'input token count exceeds the maximum number of input tokens',

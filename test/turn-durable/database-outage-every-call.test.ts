@@ -7,7 +7,6 @@
  */
 import { randomBytes, createHash } from 'node:crypto';
 import { z } from 'zod';
-import { freshSchemaUrl } from '../support/databases';
 import { describeOnPostgres } from '../support/postgres-only';
 import { fakeReply, type FakeRequest, type FakeStep } from '../../src/testing/fake-anthropic';
 import { integrationSuite } from '../support/integration';
@@ -21,9 +20,8 @@ import {
   seedConversation,
 } from '../support/durable-turn-helpers';
 import { goodSummarizer, promptOf } from '../compaction-workflow/support';
-import { startCuttableProxy, type CuttableProxy } from '../support/cuttable-proxy';
+import { cuttablePostgresPerTest } from '../support/postgres-behind-proxy';
 import { waitUntil } from '../support/wait-until';
-import { openStore } from '../../src/store/connect';
 import { getSession } from '../../src/store/sessions-repo';
 import { ToolRegistry } from '../../src/tools/registry';
 import type { MessageEntry } from '../../src/context/types';
@@ -59,16 +57,10 @@ describeOnPostgres(
       { codec: 'payload encryption off', config: {} },
       { codec: 'payload encryption on', config: { encryptionKeys: `k1:${randomBytes(32).toString('base64')}` } },
     ])('$codec', ({ config }) => {
-      let proxy: CuttableProxy;
-      afterEach(async () => proxy?.close());
+      const openBehindProxy = cuttablePostgresPerTest(url!);
 
       it('stores tool-call replies, final replies, the flush and the summary once the database is back, calling the model once for each', async () => {
-        const direct = new URL(await freshSchemaUrl(url!));
-        proxy = await startCuttableProxy({ host: direct.hostname, port: Number(direct.port || 5432) });
-        const viaProxy = new URL(direct);
-        viaProxy.hostname = proxy.host;
-        viaProxy.port = String(proxy.port);
-        const store = await openStore({ kind: 'postgres', url: viaProxy.toString(), maxConnections: 5 });
+        const { proxy, store } = await openBehindProxy();
         const toolRuns = new Map<number, number>();
         const tools = new ToolRegistry().register({
           name: 'lookup',

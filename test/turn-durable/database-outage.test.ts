@@ -6,14 +6,12 @@
  * PostgreSQL only: the worker reaches it through a TCP proxy the test cuts.
  */
 import { randomBytes } from 'node:crypto';
-import { freshSchemaUrl } from '../support/databases';
 import { describeOnPostgres } from '../support/postgres-only';
 import { fakeReply } from '../../src/testing';
 import { integrationSuite } from '../support/integration';
 import { freshDurableAgent, lastUserText } from '../support/durable-turn-helpers';
-import { startCuttableProxy, type CuttableProxy } from '../support/cuttable-proxy';
+import { cuttablePostgresPerTest } from '../support/postgres-behind-proxy';
 import { waitUntil } from '../support/wait-until';
-import { openStore } from '../../src/store/connect';
 import { getSession } from '../../src/store/sessions-repo';
 import { ENCRYPTED_ENCODING } from '../../src/security/payload-codec';
 import type { MessageEntry } from '../../src/context/types';
@@ -34,16 +32,10 @@ describeOnPostgres(
   'PostgreSQL away while the model answers, during 20 turns',
   'the worker reaches the server through a TCP proxy the test cuts',
   () => {
-    let proxy: CuttableProxy;
-    afterEach(async () => proxy?.close());
+    const openBehindProxy = cuttablePostgresPerTest(url!);
 
     it('stores the reply it received once the database is back: one model call per turn, every turn answered once', async () => {
-      const direct = new URL(await freshSchemaUrl(url!));
-      proxy = await startCuttableProxy({ host: direct.hostname, port: Number(direct.port || 5432) });
-      const viaProxy = new URL(direct);
-      viaProxy.hostname = proxy.host;
-      viaProxy.port = String(proxy.port);
-      const store = await openStore({ kind: 'postgres', url: viaProxy.toString(), maxConnections: 5 });
+      const { proxy, store } = await openBehindProxy();
       try {
         await suite.withWorker(store, { config: { encryptionKeys: KEYS } }, async ({ client, fake }) => {
           const calls = new Map<string, number>();
