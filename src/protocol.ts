@@ -139,6 +139,26 @@ export interface SessionCarriedState {
   readonly suspendedTurn?: SuspendedTurn;
 }
 
+/** A model reply as its call stored it, with what the turn needs to go on from it. */
+export interface StoredModelReply {
+  readonly entryId: string;
+  readonly text: string;
+  /** `approval`: the call waits for a person before it runs (absent for every other call). */
+  readonly toolCalls: ReadonlyArray<{
+    readonly id: string;
+    readonly name: string;
+    readonly approval?: ToolCallApproval;
+  }>;
+  readonly stopReason: string;
+  readonly usage: TokenUsage;
+  /** Estimated tokens of the context sent, plus the reply. */
+  readonly contextTokens: number;
+  /** What the context sent was made of (absent when a retry found the reply already stored). */
+  readonly split?: ContextSplit;
+  /** The model's window this call was budgeted against (absent with `split`): finishTurn need not read it again. */
+  readonly contextWindow?: number;
+}
+
 /**
  * A turn stopped at a tool call waiting for approval, as continue-as-new hands it on: its request,
  * what it has done so far, the reply whose calls it was answering, and the approval it waits for.
@@ -158,20 +178,7 @@ export interface SuspendedTurn {
     readonly toolCalls: readonly TurnToolCall[];
   };
   /** The model reply whose tool calls the turn was answering, and the index of the call that waits. */
-  readonly reply: {
-    readonly entryId: string;
-    readonly text: string;
-    readonly toolCalls: ReadonlyArray<{
-      readonly id: string;
-      readonly name: string;
-      readonly approval?: ToolCallApproval;
-    }>;
-    readonly stopReason: string;
-    readonly usage: TokenUsage;
-    readonly contextTokens: number;
-    readonly split?: ContextSplit;
-    readonly contextWindow?: number;
-  };
+  readonly reply: StoredModelReply;
   readonly callIndex: number;
   readonly approval: PendingApproval;
 }

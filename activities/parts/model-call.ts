@@ -19,13 +19,7 @@ import { estimateScaleFor } from '../../src/store/model-limits-repo';
 import { appendReplyKeepingToolArgs } from '../../src/store/pending-tool-args-repo';
 import { appendFinalReplyRecordingUsage } from '../../src/store/final-reply-repo';
 import type { ActiveWindowCache } from '../../src/store/active-window-cache';
-import type {
-  AgentTaskScope,
-  CompactionWorkflowResult,
-  ContextSplit,
-  TokenUsage,
-  ToolCallApproval,
-} from '../../src/protocol';
+import type { AgentTaskScope, CompactionWorkflowResult, TokenUsage, StoredModelReply } from '../../src/protocol';
 import { openReplyStream } from '../../src/streaming/reply-publisher';
 import { publishSessionEvent } from '../../src/streaming/session-events-channel';
 import { addUsage, usageOfReply } from '../../src/turn/token-usage';
@@ -92,24 +86,8 @@ export interface CompactedResult {
 }
 
 /** What the workflow needs from a model call: ids and counts, plus the reply text it returns. */
-export interface CallModelResult {
+export interface CallModelResult extends StoredModelReply {
   readonly kind: 'reply';
-  readonly entryId: string;
-  readonly text: string;
-  /** `approval`: the call waits for a person before it runs (absent for every other call). */
-  readonly toolCalls: ReadonlyArray<{
-    readonly id: string;
-    readonly name: string;
-    readonly approval?: ToolCallApproval;
-  }>;
-  readonly stopReason: string;
-  readonly usage: TokenUsage;
-  /** Estimated tokens of the context sent, plus the reply. */
-  readonly contextTokens: number;
-  /** What the context sent was made of (absent when a retry found the reply already stored). */
-  readonly split?: ContextSplit;
-  /** The model's window this call was budgeted against (absent with `split`): finishTurn need not read it again. */
-  readonly contextWindow?: number;
   /** The turn finished with this call (the reply has no tool calls): no finishTurn follows. */
   readonly finished?: FinishTurnResult;
 }
