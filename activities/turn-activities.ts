@@ -277,6 +277,9 @@ export function createTurnActivities(allDeps: ActivityDeps, replies = new Receiv
       parentId: lastEntryId ?? null,
       timestamp: input.now,
       message: { role: 'user', content: text, timestamp: Date.parse(input.now) },
+      ...(input.event && input.event !== 'user_message' && input.event !== 'subagent_announce'
+        ? { systemEvent: input.event }
+        : {}),
     };
     const estimate = depsForAgent(allDeps, input.agentId).estimate(entry.message);
     const { inserted, redactions } = await appendEntriesRedacted(db, input.agentId, session.session_id, [

@@ -24,6 +24,7 @@ import {
 import {
   announceEvent,
   reportEvent,
+  systemEvent,
   approvalOutcome,
   approvalsList,
   compactionEdit,
@@ -122,6 +123,7 @@ export function openApiDocument(): ReturnType<typeof createDocument> {
         ToolEvent: toolEvent,
         ReportEvent: reportEvent,
         AnnounceEvent: announceEvent,
+        SystemEvent: systemEvent,
         MessageReply: messageReply,
         Problem: problem,
       },
@@ -157,7 +159,7 @@ export function openApiDocument(): ReturnType<typeof createDocument> {
         get: {
           operationId: 'sessionEvents',
           summary:
-            'What the session says without being asked, as server-sent events read from its transcript (`report`: a subagent’s report reached it; `announce`: its answer)',
+            'What the session says without being asked, as server-sent events read from its transcript (`report`: a subagent’s report reached it; `announce`: its answer; `system`: its answer to a cron job, heartbeat or hook)',
           description:
             'Each event’s `id` is its transcript position: reconnect with `Last-Event-ID` (or `?after=`) to get exactly what was missed. The stream starts with an `id` line of where it stands. Every stream sees every event; none takes one from another stream or from a chat.',
           requestParams: { path: sessionKeyParams, query: eventsQuery, header: eventsHeaders },
@@ -165,6 +167,7 @@ export function openApiDocument(): ReturnType<typeof createDocument> {
             '200': sse('The event stream; it runs until the client leaves', {
               report: 'ReportEvent',
               announce: 'AnnounceEvent',
+              system: 'SystemEvent',
             }),
             ...problems(400, 403, 404),
           },

@@ -77,6 +77,20 @@ export const announceEvent = z
   })
   .meta({ id: 'AnnounceEvent', description: 'A subagent reported back and the session answered, unasked' });
 
+/** The data of the events stream's `system` event. */
+export const systemEvent = z
+  .strictObject({
+    event: z
+      .enum(['heartbeat', 'cron', 'exec_notice', 'bookkeeping'])
+      .meta({ description: 'What ran the turn: the `event` its message was sent with' }),
+    text: z.string().meta({ description: 'The event’s text, as the session received it' }),
+    reply: z.string().nullable().meta({ description: 'The session’s answer; null when it was silent' }),
+  })
+  .meta({
+    id: 'SystemEvent',
+    description: 'A system event (a cron job, a heartbeat, a hook) ran a turn and the session answered',
+  });
+
 /** The session's prompt tokens by cache use, and the share read from the cache. */
 const promptCache = z.strictObject({
   inputTokens: count,

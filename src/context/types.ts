@@ -105,7 +105,12 @@ export interface SessionHeaderEntry {
 export interface MessageEntry extends EntryBase {
   type: 'message';
   message: AgentMessage;
+  /** On a user entry a system event wrote (cron, heartbeat, …): which, so the session's event stream can say it. */
+  systemEvent?: SystemEventKind;
 }
+
+/** The events that run a turn without a person asking (a subagent's report has its own record). */
+export type SystemEventKind = 'heartbeat' | 'cron' | 'exec_notice' | 'bookkeeping';
 export interface CompactionEntry extends EntryBase {
   type: 'compaction';
   summary: string;

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import { announceRequestId } from '../protocol';
 import { isSilentReply } from '../context/silent-reply';
-import { isToolCallBlock, type AgentMessage } from '../context/types';
+import { isToolCallBlock, type AgentMessage, type MessageEntry, type SystemEventKind } from '../context/types';
 import { decodeEntryRows } from './entry-row';
 import type { Database } from './schema';
 import { sessionIdsOfKey } from './session-ids-repo';
@@ -9,7 +9,8 @@ import { sessionIdsOfKey } from './session-ids-repo';
 /**
  * What a session said without being asked, read back from its transcript: each report a subagent
  * announced to it (`report`, the user entry its announce claimed) and the session's answer to it
- * (`announce`, the turn's final reply). `seq` is the entry's: a reader resumes after it.
+ * (`announce`, the turn's final reply), and its answer to a system event such as a cron job or a
+ * hook (`system`). `seq` is the entry's: a reader resumes after it.
  */
 export type SessionEvent =
   | {
@@ -26,7 +27,23 @@ export type SessionEvent =
       readonly subagentId: string;
       /** The answer; null when it was silent (NO_REPLY). */
       readonly reply: string | null;
+    }
+  | {
+      readonly kind: 'system';
+      readonly seq: number;
+      /** What ran the turn (`cron`, `heartbeat`, `exec_notice`, `bookkeeping`). */
+      readonly event: SystemEventKind;
+      /** The event's text, as the session received it. */
+      readonly text: string;
+      /** The answer; null when it was silent (NO_REPLY). */
+      readonly reply: string | null;
     };
+
+/** A system event's turn waiting for its answer. */
+interface SystemTurn {
+  readonly event: SystemEventKind;
+  readonly text: string;
+}
 
 /** The announce a turn answers: the subagent and its request id. */
 interface AnnounceTurn {
@@ -52,6 +69,8 @@ const PAGE = 200;
 export class SessionEventReader {
   /** The announce whose turn is open at the cursor (its answer not read yet). */
   private open: AnnounceTurn | undefined;
+  /** The system event whose turn is open at the cursor (its answer not read yet). */
+  private openSystem: SystemTurn | undefined;
   /** False until the turn open at the cursor was looked up (the first read). */
   private placed = false;
 
@@ -91,12 +110,7 @@ export class SessionEventReader {
       const announces = await announcesOf(this.db, this.session, users);
       for (const row of rows) {
         const seq = Number(row.seq);
-        const event = this.step(
-          seq,
-          row.id,
-          row.payload.type === 'message' ? row.payload.message : undefined,
-          announces,
-        );
+        const event = this.step(seq, row.id, row.payload.type === 'message' ? row.payload : undefined, announces);
         if (event && seq > this.cursor) events.push(event);
       }
       if (rows.length > 0) from = Number(rows[rows.length - 1]!.seq);
@@ -110,20 +124,35 @@ export class SessionEventReader {
   private step(
     seq: number,
     id: string,
-    message: AgentMessage | undefined,
+    entry: MessageEntry | undefined,
     announces: ReadonlyMap<string, AnnounceTurn>,
   ): SessionEvent | undefined {
+    const message = entry?.message;
     if (message?.role === 'user') {
       this.open = announces.get(id);
+      this.openSystem = entry?.systemEvent ? { event: entry.systemEvent, text: textOf(message) } : undefined;
       return this.open ? { kind: 'report', seq, ...this.open, text: textOf(message) } : undefined;
     }
-    if (message?.role !== 'assistant' || !this.open || message.content.some((b) => isToolCallBlock(b)))
-      return undefined;
-    const answered = this.open;
-    this.open = undefined;
-    const reply = textOf(message);
-    return { kind: 'announce', seq, ...answered, reply: isSilentReply(reply) || reply.trim() === '' ? null : reply };
+    if (message?.role !== 'assistant' || message.content.some((b) => isToolCallBlock(b))) return undefined;
+    const reply = answerOf(message);
+    if (this.open) {
+      const answered = this.open;
+      this.open = undefined;
+      return { kind: 'announce', seq, ...answered, reply };
+    }
+    if (this.openSystem) {
+      const answered = this.openSystem;
+      this.openSystem = undefined;
+      return { kind: 'system', seq, ...answered, reply };
+    }
+    return undefined;
   }
+}
+
+/** A final reply's text, or null when the session stayed silent. */
+function answerOf(message: AgentMessage): string | null {
+  const reply = textOf(message);
+  return isSilentReply(reply) || reply.trim() === '' ? null : reply;
 }
 
 function textOf(message: AgentMessage): string {

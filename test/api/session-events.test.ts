@@ -11,6 +11,7 @@ import { startApi, type ApiUnderTest, type SseEvent, type SseStream } from '../s
 import { CITIES, PARENT_PROMPT, lookupTools, messageText, subagentResponder } from '../subagents/subagent-script';
 import { collectAnnounceReplies, type AnnounceReply } from '../../src/cli/chat-watch';
 import { sessionEventsChannel } from '../../src/streaming/session-events-channel';
+import { fakeReply } from '../../src/testing/fake-anthropic';
 import type { WorkerContext } from '../support/integration';
 
 const suite = integrationSuite();
@@ -188,6 +189,52 @@ describe.each(testDatabases())('session events on $name', (database) => {
           ['announce', events[0]!.data.subagentId],
         ]);
         expect(events[1]!.data.reply).toBe(`Noted ${CITIES[1]}.`);
+      },
+      { eventsPollMs: 600_000 },
+    ));
+
+  it("streams the session's answers to a cron job and a heartbeat as `system` events, and nothing of a user's turn", () =>
+    withApi(
+      {},
+      async (api, t) => {
+        const key = `agent:main:system-${database.name}-${freshDurableAgent()}`;
+        t.fake.enqueue(
+          fakeReply.text('hello'),
+          fakeReply.text('Nightly report: 3 invoices overdue.'),
+          fakeReply.text('sure'),
+          fakeReply.text('NO_REPLY'),
+        );
+        await t.client.sendMessage(key, 'hi');
+        // From now: the stream wakes on the notice its answer sends (it would not poll for minutes).
+        const stream = await api.stream('GET', EVENTS, { params: { sessionKey: key } });
+        await t.client.sendMessage(key, 'Run the nightly invoice check.', { event: 'cron' });
+        await t.client.sendMessage(key, 'what is overdue?');
+        await t.client.sendMessage(key, 'Heartbeat: anything to report?', { event: 'heartbeat' });
+        const events = await take(stream, 2);
+        await stream.cancel();
+        expect(events.map((e) => [e.event, e.data])).toEqual([
+          [
+            'system',
+            { event: 'cron', text: 'Run the nightly invoice check.', reply: 'Nightly report: 3 invoices overdue.' },
+          ],
+          ['system', { event: 'heartbeat', text: 'Heartbeat: anything to report?', reply: null }],
+        ]);
+        // The stored user entries say which event wrote them; a user's message says nothing.
+        const users = await t.store.db
+          .selectFrom('transcript_entries')
+          .select('payload')
+          .innerJoin('sessions', (j) =>
+            j.onRef('sessions.session_id', '=', 'transcript_entries.session_id').on('sessions.session_key', '=', key),
+          )
+          .where('transcript_entries.role', '=', 'user')
+          .orderBy('transcript_entries.seq')
+          .execute();
+        expect(users.map((u) => (u.payload as { systemEvent?: string }).systemEvent ?? null)).toEqual([
+          null,
+          'cron',
+          null,
+          'heartbeat',
+        ]);
       },
       { eventsPollMs: 600_000 },
     ));

@@ -9,7 +9,7 @@ import { sessionEventsChannel } from '../../streaming/session-events-channel';
 import type { ApiDeps } from '../api-deps';
 import { parseHeaders, parsePath, parseQuery } from '../parse-request';
 import { eventsHeaders, eventsQuery, sessionKeyParams } from '../request-schemas';
-import type { announceEvent, reportEvent } from '../response-schemas';
+import type { announceEvent, reportEvent, systemEvent } from '../response-schemas';
 
 /**
  * `GET /v1/sessions/{sessionKey}/events`: what the session says without being asked, as SSE, read
@@ -54,7 +54,7 @@ export function registerEventRoutes(app: Hono, deps: ApiDeps): void {
 async function write(stream: SSEStreamingApi, event: SessionEvent): Promise<void> {
   if (stream.aborted) return;
   const { seq, kind, ...data } = event;
-  const payload: z.output<typeof reportEvent> | z.output<typeof announceEvent> = data;
+  const payload: z.output<typeof reportEvent> | z.output<typeof announceEvent> | z.output<typeof systemEvent> = data;
   await stream.writeSSE({ event: kind, id: String(seq), data: JSON.stringify(payload) }).catch(() => undefined);
 }
 
