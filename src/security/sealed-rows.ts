@@ -36,6 +36,12 @@ export const sealedRow = {
     column,
     key: { agent_id: agentId, id },
   }),
+  /** `tool_approvals.arguments` (a waiting call's arguments, redacted). */
+  approvalArguments: (id: string): RowBinding => ({
+    table: 'tool_approvals',
+    column: 'arguments',
+    key: { id },
+  }),
   /** `compactions.summary` (a rerun's summary kept on its row). */
   compactionSummary: (agentId: string, id: string): RowBinding => ({
     table: 'compactions',

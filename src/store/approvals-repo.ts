@@ -1,4 +1,6 @@
 import type { Kysely, Selectable } from 'kysely';
+import { atRestOf } from '../security/at-rest';
+import { sealedRow } from '../security/sealed-rows';
 import type { ApprovalOutcome } from '../protocol';
 import type { Database, ToolApprovalsTable } from './schema';
 
@@ -30,7 +32,7 @@ export async function openToolApproval(db: Kysely<Database>, a: NewToolApproval)
       session_id: a.sessionId,
       tool_name: a.toolName,
       tool_call_id: a.toolCallId,
-      arguments: JSON.stringify(a.arguments),
+      arguments: atRestOf(db).json(a.arguments, sealedRow.approvalArguments(a.id)),
       approvers: a.approvers ? JSON.stringify(a.approvers) : null,
       deadline: a.deadline,
       status: 'pending',
