@@ -36,6 +36,10 @@ const NOT_RUN_HERE: ReadonlyArray<{ readonly command: RegExp; readonly why: stri
   { command: /^npx keel chat$/, why: 'an interactive chat: test/cli/dev-terminal.test.ts drives one at a terminal' },
   { command: /^npx keel worker$/, why: 'runs until stopped: test/cli/entry-points-reach.test.ts starts and stops one' },
   {
+    command: /^npx keel (approvals|approve|deny)\b/,
+    why: 'needs a tool call waiting for approval: test/approvals/approval-cli.test.ts runs all three against one',
+  },
+  {
     command: /^npm install keel-agents\b/,
     why: 'installs the published package: test/package/package.test.ts installs its packed tarball into a project and runs it',
   },
