@@ -51,23 +51,22 @@ export class ApprovalBook {
 
   /** The deadline passed with no decision: the call is denied as timed out (unless decided meanwhile). */
   timedOut(approvalId: string, now: string): ApprovalOutcome {
-    return (
-      this.decided.get(approvalId) ??
-      this.settle({ approvalId, status: 'denied', reason: APPROVAL_TIMED_OUT, decidedAt: now })
-    );
+    return this.denyUndecided(approvalId, APPROVAL_TIMED_OUT, now);
   }
 
   /** The turn waiting for the call was cancelled: the call is denied so (unless decided meanwhile). */
   cancelled(approvalId: string, now: string): ApprovalOutcome {
-    return (
-      this.decided.get(approvalId) ??
-      this.settle({ approvalId, status: 'denied', reason: 'the turn was cancelled', decidedAt: now })
-    );
+    return this.denyUndecided(approvalId, 'the turn was cancelled', now);
   }
 
   /** The calls waiting now (status; carried across continue-as-new). */
   pending(): PendingApproval[] {
     return [...this.waiting.values()];
+  }
+
+  /** A call nobody decided is denied for `reason`; a decided one keeps its first outcome. */
+  private denyUndecided(approvalId: string, reason: string, now: string): ApprovalOutcome {
+    return this.decided.get(approvalId) ?? this.settle({ approvalId, status: 'denied', reason, decidedAt: now });
   }
 
   private settle(outcome: ApprovalOutcome): ApprovalOutcome {
