@@ -12,7 +12,7 @@ import { modelConfigured } from '../src/runtime/activity-deps';
 import { fitRecentTail } from '../src/context/fit-recent-tail';
 import { effectiveWindow, learnFromOverflow } from './parts/model-window';
 import { isSilentReply } from '../src/context/silent-reply';
-import { maxOutputTokensFor } from '../src/context/context-window';
+import { maxOutputTokensFor, reserveForWindow } from '../src/context/context-window';
 import {
   MEMORY_CHECKPOINT_TOOL,
   MEMORY_FLUSH_PROMPT,
@@ -140,7 +140,9 @@ export function createMemoryActivities(allDeps: ActivityDeps, replies = new Rece
     });
     const prompt: AgentMessage = { role: 'user', content: MEMORY_FLUSH_PROMPT };
     const maxTokens = maxOutputTokensFor(window, deps.config);
-    const room = window - maxTokens - deps.estimate(prompt) - FLUSH_TOOL_TOKENS - systemTokens;
+    // The reserve, as a turn keeps it: room for the reply and slack for an estimate that falls short.
+    const reserve = Math.max(maxTokens, reserveForWindow(window, deps.config));
+    const room = window - reserve - deps.estimate(prompt) - FLUSH_TOOL_TOKENS - systemTokens;
     let history = context.messages;
     if (context.estimatedTokens > room) {
       if (input.purpose === 'overflow') return { ran: false, skipped: 'does-not-fit', notes: 0 };

@@ -4,6 +4,7 @@
  * its parent. The announce is a request to the parent's session workflow under a key derived from
  * the child's request, and the parent's turn claims that key before writing: it lands once.
  */
+import { describeStopReason } from '../src/turn/run-budget';
 import { log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { depsForAgent, type ActivityDeps } from '../src/runtime/deps';
@@ -259,10 +260,12 @@ export function createSubagentActivities(allDeps: ActivityDeps) {
       session && replyEntryId ? await getEntry(db, input.agentId, session.session_id, replyEntryId) : undefined;
     const message =
       entry?.type === 'message' && entry.payload.message.role === 'assistant' ? entry.payload.message : undefined;
-    return (message?.content ?? [])
+    const text = (message?.content ?? [])
       .filter((b): b is { type: 'text'; text: string } => b.type === 'text')
       .map((b) => b.text)
       .join('\n');
+    // A run cut at its budget says so: the parent decides whether to continue it.
+    return message?.runStop ? `${text}\n\n(The subagent ${describeStopReason(message.runStop)}.)` : text;
   }
 
   return { prepareSpawn, recordSpawn, announceToParent };

@@ -21,7 +21,8 @@ import { addLogAttributes } from './parts/log-attributes';
 import { findUnstorable } from '../src/text/storable-text';
 import { loadWorkflowState, saveWorkflowState } from '../src/store/workflow-state-repo';
 import type { SessionRow } from '../src/store/schema';
-import type { AgentTaskScope, SessionCarriedState, TokenUsage } from '../src/protocol';
+import type { AgentTaskScope, ResolvedRunBudget, RunBudget, SessionCarriedState, TokenUsage } from '../src/protocol';
+import { resolveRunBudget } from '../src/turn/run-budget';
 import { claimAnnounce } from '../src/store/subagent-runs-repo';
 import { publishSessionEvent } from '../src/streaming/session-events-channel';
 import { orphanedChildren, subagentTaskText } from './parts/subagent-runs';
@@ -50,6 +51,8 @@ export interface BeginTurnInput {
   readonly subagentTask?: boolean;
   /** An application's agent task: its prompt mode and tools. */
   readonly task?: AgentTaskScope;
+  /** The request's run budget, over the agent's. */
+  readonly budget?: RunBudget;
 }
 
 export interface BeginTurnResult {
@@ -64,6 +67,8 @@ export interface BeginTurnResult {
   readonly duplicate?: true;
   /** Workflow ids of the subagents the reset session left running: the session cancels them. */
   readonly orphanedChildren?: readonly string[];
+  /** The turn's run budget: the agent's limits, under the request's (absent from a result an earlier release recorded). */
+  readonly budget?: ResolvedRunBudget;
 }
 
 /**
@@ -168,7 +173,8 @@ export function createTurnActivities(allDeps: ActivityDeps, replies = new Receiv
     const session = rotation?.session ?? found.session;
     const begun = (appended: boolean): TurnContext =>
       turnContext(allDeps, input.agentId, session, found.learnedWindow, { replyAbsent: appended });
-    const base = { sessionId: session.session_id, ...(rotation ? { rotated: rotation.rotated } : {}) };
+    const budget = resolveRunBudget(depsForAgent(allDeps, input.agentId).config, input.budget);
+    const base = { sessionId: session.session_id, budget, ...(rotation ? { rotated: rotation.rotated } : {}) };
     // Children of the session that just ended do not go on silently: the workflow cancels them.
     const orphans = rotation ? await orphanedChildren(db, input.agentId, input.sessionKey, session.session_id) : [];
     const orphaned = orphans.length > 0 ? { orphanedChildren: orphans } : {};
@@ -179,7 +185,7 @@ export function createTurnActivities(allDeps: ActivityDeps, replies = new Receiv
       !(await claimAnnounce(db, input.announce.subagentId, input.announce.key, input.userEntryId, input.now))
     ) {
       return {
-        result: { sessionId: session.session_id, preflightCompaction: false, resetOnly: false, duplicate: true },
+        result: { ...base, preflightCompaction: false, resetOnly: false, duplicate: true },
         turn: begun(false),
       };
     }

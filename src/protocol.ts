@@ -86,8 +86,11 @@ export interface AgentTaskResult {
   /** Tokens of every model call of the task. */
   readonly usage: TokenUsage;
   readonly modelCalls: number;
-  /** The tool calls in the order they ran. */
+  /** The tool calls in the order they ran (a long run's most recent; `toolCallsOmitted` counts the rest). */
   readonly toolCalls: readonly TurnToolCall[];
+  readonly toolCallsOmitted?: number;
+  /** Set when the task's run stopped at its budget: the reply is its report; a message to `sessionKey` continues it. */
+  readonly stopReason?: TurnStopReason;
 }
 
 /** Registered workflow type name of the session workflow (an agent task's child workflow). */
@@ -105,6 +108,8 @@ export interface SessionTuning {
   readonly summarizeHeartbeatTimeoutMs?: number;
   /** Continue-as-new after this many turns (default DEFAULTS.maxTurnsPerRun). */
   readonly maxTurnsPerRun?: number;
+  /** A long turn hands itself on by continue-as-new after this many model calls in one run (default DEFAULTS.maxRoundsPerRun). */
+  readonly maxRoundsPerRun?: number;
 }
 
 /** A manual compaction (`keel compact`, `KeelClient.compact`). */
@@ -160,10 +165,13 @@ export interface StoredModelReply {
 }
 
 /**
- * A turn stopped at a tool call waiting for approval, as continue-as-new hands it on: its request,
- * what it has done so far, the reply whose calls it was answering, and the approval it waits for.
+ * A turn the run hands on to the next by continue-as-new: its request and what it has done so far,
+ * then where it stopped: at a tool call waiting for approval, or between two rounds of a long run.
  */
-export interface SuspendedTurn {
+export type SuspendedTurn = SuspendedAtApproval | SuspendedAtRound;
+
+/** What every handed-on turn carries: its request, its session and how far it got. */
+interface SuspendedTurnBase {
   readonly request: { readonly requestId: string; readonly turn: TurnRequest };
   readonly sessionId: string;
   readonly progress: {
@@ -176,11 +184,26 @@ export interface SuspendedTurn {
     readonly modelCalls: number;
     readonly compacted: boolean;
     readonly toolCalls: readonly TurnToolCall[];
+    /** Tool calls left out of `toolCalls` (a long run keeps its most recent). */
+    readonly toolCallsOmitted?: number;
+    /** Compactions the turn ran so far. */
+    readonly compactions?: number;
+    /** The turn's run budget, decided at its start. */
+    readonly budget?: ResolvedRunBudget;
   };
+}
+
+/** A turn handed on while one of its tool calls waits for approval. */
+export interface SuspendedAtApproval extends SuspendedTurnBase {
   /** The model reply whose tool calls the turn was answering, and the index of the call that waits. */
   readonly reply: StoredModelReply;
   readonly callIndex: number;
   readonly approval: PendingApproval;
+}
+
+/** A long turn handed on between two rounds, to keep each run's history bounded: its next step is a model call. */
+export interface SuspendedAtRound extends SuspendedTurnBase {
+  readonly atRound: number;
 }
 
 /**
@@ -271,6 +294,40 @@ export interface TurnRequest {
    * it (two statements per model call saved). Absent means stream, as before this field existed.
    */
   readonly streamReply?: boolean;
+  /** This turn's run budget, over the agent's (`runBudget` in keel.config.json, or the environment). */
+  readonly budget?: RunBudget;
+}
+
+/**
+ * How far one turn may run before it stops to report: model calls, and tokens billed by its model
+ * calls (input, output, cache reads and writes). `null` is no limit; a step limit of `null` is
+ * refused unless a token limit is set, so no run is unbounded.
+ */
+export interface RunBudget {
+  readonly maxModelCalls?: number | null;
+  readonly maxTokens?: number | null;
+}
+
+/** A turn's run budget with every field decided (the agent's, then the request's). */
+export interface ResolvedRunBudget {
+  readonly maxModelCalls: number | null;
+  readonly maxTokens: number | null;
+}
+
+/**
+ * Why a turn stopped before the model finished on its own: it reached its run budget, got one last
+ * call without tools to report where it stands, and can be continued by another message.
+ */
+export interface TurnStopReason {
+  readonly kind: 'budget';
+  /** The limit that was reached. */
+  readonly limit: 'modelCalls' | 'tokens';
+  /** Model calls made, the report's included, and the step limit. */
+  readonly modelCalls: number;
+  readonly maxModelCalls: number | null;
+  /** Tokens billed by the turn's model calls, and the token limit. */
+  readonly tokens: number;
+  readonly maxTokens: number | null;
 }
 
 /**
@@ -300,8 +357,16 @@ export interface TurnResult {
   readonly turn: number;
   readonly usage: TokenUsage;
   readonly modelCalls: number;
-  /** The turn's tool calls in the order they ran, with whether each answered with an error result. */
+  /**
+   * The turn's tool calls in the order they ran, with whether each answered with an error result; a
+   * long run lists its most recent ones (`toolCallsOmitted` says how many earlier calls are left out).
+   */
   readonly toolCalls?: readonly TurnToolCall[];
+  readonly toolCallsOmitted?: number;
+  /** Set when the turn stopped at its run budget instead of finishing on its own. */
+  readonly stopReason?: TurnStopReason;
+  /** Compactions the turn ran while it worked (absent when none). */
+  readonly compactions?: number;
 }
 
 /** One tool call of a turn, as a chat shows it. */
@@ -365,6 +430,18 @@ export interface SessionStatus {
   readonly uncollectedRequestIds?: readonly string[];
   /** Tool calls the running turn waits on a person to approve (absent when none). */
   readonly pendingApprovals?: readonly PendingApproval[];
+  /** The turn running now: its model calls, tokens against its budget, and compactions so far (absent between turns). */
+  readonly runningTurn?: RunningTurn;
+}
+
+/** A running turn's progress, as status shows it. */
+export interface RunningTurn {
+  readonly turn: number;
+  readonly modelCalls: number;
+  readonly tokens: number;
+  readonly budget: ResolvedRunBudget;
+  readonly compactions: number;
+  readonly toolCalls: number;
 }
 
 export const statusQuery = defineQuery<SessionStatus>('status');
@@ -424,6 +501,11 @@ export interface CompactionWorkflowInput {
   readonly keepRecentTokens?: number;
   /** Extra focus for the summarizer (`/compact <instructions>`). */
   readonly instructions?: string;
+  /**
+   * A compaction inside a running turn: the turn's user message, which the summary carries verbatim
+   * when the cut summarizes it, so stacked compactions of a long run never lose its task.
+   */
+  readonly turnInProgress?: { readonly userEntryId: string };
   /**
    * What the session's last call sent besides the conversation (system prompt, workspace files,
    * tools): the session's context tokens after the compaction count it with the compacted

@@ -196,6 +196,7 @@ export class CompactionSteps {
       keptTokens: plan.keptTokens,
       now: now(),
       ...(input.promptOverheadTokens !== undefined ? { promptOverheadTokens: input.promptOverheadTokens } : {}),
+      ...(input.turnInProgress ? { turnInProgress: input.turnInProgress } : {}),
       ...(rerun && rangeOf !== undefined ? { lineage: { rerunOf: rerun.compactionId, rangeOf } } : {}),
     });
   }

@@ -10,6 +10,7 @@ import {
   SESSION_WORKFLOW_TYPE,
   type AgentPromptMode,
   type AgentTaskResult,
+  type RunBudget,
   type SessionWorkflowInput,
 } from '../src/protocol';
 import { buildSessionKey, InvalidSessionKeyError, sessionWorkflowId } from '../src/sessions/session-key';
@@ -19,7 +20,9 @@ export {
   FailureTypes,
   type AgentPromptMode,
   type AgentTaskResult,
+  type RunBudget,
   type TokenUsage,
+  type TurnStopReason,
   type TurnToolCall,
 } from '../src/protocol';
 
@@ -40,6 +43,11 @@ export interface AgentTask {
   readonly tools?: readonly string[];
   /** The Keel workers' task queue (KEEL_TASK_QUEUE); default `keel`. */
   readonly taskQueue?: string;
+  /**
+   * The task's run budget over the agent's (model calls, tokens; `null` is no limit). At its budget
+   * the task reports where it stands and its result carries `stopReason`.
+   */
+  readonly budget?: RunBudget;
 }
 
 /**
@@ -67,7 +75,10 @@ export async function runAgentTask(task: AgentTask): Promise<AgentTaskResult> {
   const input: SessionWorkflowInput = {
     agentId,
     sessionKey,
-    firstRequest: { requestId: `task:${wf.uuid4()}`, turn: { text: task.text, streamReply: false } },
+    firstRequest: {
+      requestId: `task:${wf.uuid4()}`,
+      turn: { text: task.text, streamReply: false, ...(task.budget ? { budget: task.budget } : {}) },
+    },
     task: {
       ...(task.promptMode ? { promptMode: task.promptMode } : {}),
       ...(task.tools ? { tools: [...task.tools] } : {}),

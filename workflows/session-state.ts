@@ -4,6 +4,7 @@ import type {
   MaintenanceJob,
   PromptCacheCounters,
   RequestOutcome,
+  RunningTurn,
   SessionCarriedState,
   SessionRequest,
   SessionStatus,
@@ -43,6 +44,8 @@ export class SessionState {
   autoCompaction: SessionStatus['autoCompaction'];
   /** True once the run has decided to end: waiting senders are told to ask the next run. */
   draining = false;
+  /** The turn running now (status). */
+  private runningTurn: RunningTurn | undefined;
   private runs: number;
   private readonly queue: SessionRequest[];
   private readonly maintenance: MaintenanceJob[];
@@ -206,6 +209,11 @@ export class SessionState {
     this.turnsThisRun++;
   }
 
+  /** The running turn's progress, for status; cleared when its request settles. */
+  turnRunning(turn: { running(): RunningTurn } | undefined): void {
+    this.runningTurn = turn?.running();
+  }
+
   recordCompaction(result: CompactionWorkflowResult): void {
     if (!result.entryId) return;
     this.compactionCount++;
@@ -293,6 +301,7 @@ export class SessionState {
       spawnAdvice: spawnAdvice(percentUsed),
       ...(this.autoCompaction ? { autoCompaction: this.autoCompaction } : {}),
       uncollectedRequestIds: this.uncollectedIds(),
+      ...(this.runningTurn ? { runningTurn: this.runningTurn } : {}),
     };
   }
 }

@@ -25,6 +25,7 @@ import {
   type SessionWorkflowInput,
   type TurnRequest,
   type PendingApproval,
+  type SuspendedAtApproval,
   type SuspendedTurn,
   type ToolCallApproval,
   type TurnResult,
@@ -66,11 +67,17 @@ export class SessionSteps {
   private readonly tools: ToolActivities;
   private readonly announcer: SubagentActivities;
   private readonly approvalSteps: ApprovalSteps;
+  /** Model calls this workflow run made: a long turn hands itself on past `maxRoundsPerRun`. */
+  private roundsThisRun = 0;
 
   constructor(
     private readonly input: SessionWorkflowInput,
     private readonly state: SessionState,
     approvals: ApprovalBook,
+    /** The run must continue as new (Temporal suggests it, or its turn count): a long turn hands itself on. */
+    private readonly mustHandOn: () => boolean = () => false,
+    /** What is carried still fits a continue-as-new input. */
+    private readonly mayHandOn: () => boolean = () => true,
   ) {
     const tuning = input.tuning ?? {};
     this.approvalSteps = new ApprovalSteps(approvals, localActivities);
@@ -123,6 +130,8 @@ export class SessionSteps {
     const timing = new TurnTiming(this.ids);
     timing.step('model');
     const { begin, first } = await this.startTurn(request, turn);
+    if (begin.budget) turn.budget = begin.budget;
+    this.state.turnRunning(turn);
     // No model call was made: the step was the turn's begin alone.
     if (!first) timing.relabel('begin');
     // A reset leaves no subagent of the old session running unseen (their rows say killed).
@@ -133,8 +142,8 @@ export class SessionSteps {
     if (begin.resetOnly) return this.unanswered('Started a new session.');
     if (begin.preflightCompaction) {
       timing.step('compaction');
-      turn.compacted = true;
-      await this.compact(begin.sessionId, 'preflight');
+      turn.compactedOnce();
+      await this.compact(begin.sessionId, 'preflight', {}, turn);
     }
     let final: CallModelResult;
     try {
@@ -148,20 +157,26 @@ export class SessionSteps {
   }
 
   /**
-   * A turn the last run handed on while one of its tool calls waited for approval: the wait goes on
-   * (with the time left), then the reply's remaining calls and the model calls after them, as before.
+   * A turn the last run handed on: while one of its tool calls waited for approval (the wait goes on
+   * with the time left, then the reply's remaining calls), or between two rounds of a long run (its
+   * next model call). Then model calls as before.
    */
   async resumeTurn(suspended: SuspendedTurn): Promise<TurnResult> {
     const turn = TurnProgress.resumed(suspended.progress);
     const timing = new TurnTiming(this.ids);
     const { sessionId } = suspended;
+    this.state.turnRunning(turn);
+    const resumed =
+      'approval' in suspended
+        ? {
+            reply: { kind: 'reply' as const, ...suspended.reply },
+            callIndex: suspended.callIndex,
+            approval: suspended.approval,
+          }
+        : undefined;
     let final: CallModelResult;
     try {
-      final = await this.modelAndToolCalls(sessionId, turn, timing, undefined, {
-        reply: { kind: 'reply', ...suspended.reply },
-        callIndex: suspended.callIndex,
-        approval: suspended.approval,
-      });
+      final = await this.modelAndToolCalls(sessionId, turn, timing, undefined, resumed);
     } catch (err) {
       if (err instanceof TurnSuspended)
         err.ofTurn({ request: suspended.request, sessionId, progress: turn.snapshot() });
@@ -235,6 +250,7 @@ export class SessionSteps {
       ...(request.announce ? { announce: request.announce } : {}),
       ...(request.subagentTask ? { subagentTask: true } : {}),
       ...(this.input.task ? { task: this.input.task } : {}),
+      ...(request.budget ? { budget: request.budget } : {}),
     };
     const call = {
       assistantEntryId: wf.uuid4(),
@@ -252,7 +268,11 @@ export class SessionSteps {
     }
   }
 
-  /** Model calls, each followed by the tool calls it asked for, until a reply asks for none (or the turn's call limit). */
+  /**
+   * Model calls, each followed by the tool calls it asked for, until a reply asks for none. Before
+   * each call after the first: a run past its round bound hands itself on (continue-as-new), and a
+   * run at its budget makes its last call, without tools, to report where it stands.
+   */
   private async modelAndToolCalls(
     sessionId: string,
     turn: TurnProgress,
@@ -266,11 +286,19 @@ export class SessionSteps {
       let reply: CallModelResult;
       if (resuming) reply = resuming.reply;
       else {
-        if (!made) timing.step('model');
+        if (!made) {
+          this.handOnWhenDue(turn);
+          timing.step('model');
+          const limit = turn.budgetReached();
+          if (limit) turn.stopAt(limit);
+        }
         reply = await this.callModelWithRecovery(sessionId, turn, made);
         made = undefined;
         turn.replied(reply);
-        if (reply.toolCalls.length === 0) return reply;
+        this.roundsThisRun++;
+        this.state.turnRunning(turn);
+        // A reply without tool calls ends the turn; so does the report at the budget, whatever it asked.
+        if (reply.toolCalls.length === 0 || turn.stopReason) return reply;
       }
       timing.step('tools');
       for (let i = resuming?.callIndex ?? 0; i < reply.toolCalls.length; i++) {
@@ -284,8 +312,18 @@ export class SessionSteps {
         }
       }
       resuming = undefined;
-      if (turn.modelCalls >= DEFAULTS.maxModelCallsPerTurn) return reply;
     }
+  }
+
+  /**
+   * Between two rounds: a run that has made its share of model calls, or that Temporal asks to
+   * continue as new, hands the turn on to the next run, so history per run stays bounded whatever
+   * the number of rounds.
+   */
+  private handOnWhenDue(turn: TurnProgress): void {
+    if (!this.mayHandOn()) return;
+    const due = this.roundsThisRun >= (this.input.tuning?.maxRoundsPerRun ?? DEFAULTS.maxRoundsPerRun);
+    if (due || this.mustHandOn()) throw TurnSuspended.beforeRound(turn.modelCalls + 1);
   }
 
   /** One tool call of a reply; `sessions_spawn` is the workflow's own. Returns its result entry. */
@@ -452,6 +490,7 @@ export class SessionSteps {
     sessionId: string,
     trigger: CompactionTriggerName,
     request: CompactRequest = {},
+    turn?: TurnProgress,
   ): Promise<CompactionWorkflowResult | undefined> {
     const flush = await this.safeFlush(sessionId, trigger === 'overflow' ? 'overflow' : 'compaction');
     const compactionInput: CompactionWorkflowInput = {
@@ -464,6 +503,8 @@ export class SessionSteps {
       ...(request.keepRecentTokens !== undefined ? { keepRecentTokens: request.keepRecentTokens } : {}),
       ...overhead(this.state.promptOverheadTokens()),
       ...(request.instructions ? { instructions: request.instructions } : {}),
+      // Inside a turn its task is summarized with the rest: the summary carries it verbatim.
+      ...(turn ? { turnInProgress: { userEntryId: turn.userEntryId } } : {}),
       ...(this.input.tuning?.summarizeHeartbeatTimeoutMs
         ? { summarizeHeartbeatTimeoutMs: this.input.tuning.summarizeHeartbeatTimeoutMs }
         : {}),
@@ -504,43 +545,46 @@ export class SessionSteps {
     }
   }
 
-  /** A model call; an overflow is answered by compacting and retrying once (OpenClaw). */
+  /**
+   * A model call. An overflow, or a pre-call check that finds the context over its budget, is
+   * answered by compacting and calling again, as often as the turn needs, while each compaction
+   * reclaims. After a check's compaction that freed nothing the call is made anyway (the window may
+   * still hold it); an overflow after a compaction that freed nothing fails the turn, naming what does not fit.
+   */
   private async callModelWithRecovery(
     sessionId: string,
     turn: TurnProgress,
     first: FirstCall | undefined,
   ): Promise<CallModelResult> {
     let made = first;
+    let precheck = true;
     for (;;) {
       let r: ModelCallOutcome;
       try {
         // The first call was made by startTurn: its answer (or failure) goes through the same recovery.
-        r = made ? takeFirstCall(made) : await this.model.callModel(this.callInput(sessionId, turn));
+        r = made ? takeFirstCall(made) : await this.model.callModel(this.callInput(sessionId, turn, precheck));
       } catch (err) {
         if (!isOverflow(err)) throw err;
-        if (turn.compacted) {
-          throw wf.ApplicationFailure.nonRetryable(
-            'the model still rejected the prompt as too long after compacting once; the user message is stored, nothing was lost — the next message compacts within the limit Keel learned',
-            FailureTypes.ContextOverflowAfterCompaction,
-          );
-        }
-        turn.compacted = true;
-        await this.compact(sessionId, 'overflow');
+        turn.compactedOnce();
+        const result = await this.compact(sessionId, 'overflow', {}, turn);
+        if (!reclaimed(result)) throw overflowAfterCompaction(result, err);
+        precheck = true;
         continue;
       } finally {
         made = undefined;
       }
       if (r.kind === 'reply') return r;
-      turn.compacted = true;
+      turn.compactedOnce();
       // The provider compacted and paused; the activity recorded it. Call again from its summary.
       if (r.kind === 'compacted') this.state.recordCompaction(r.compaction);
-      // Mid-turn precheck: the context no longer fits; compact and continue the same turn.
-      else await this.compact(sessionId, 'threshold');
+      // The pre-call check: the context no longer fits; compact and continue the same turn.
+      else precheck = reclaimed(await this.compact(sessionId, 'threshold', {}, turn));
+      this.state.turnRunning(turn);
     }
   }
 
   /** A model call of the turn after its first. */
-  private callInput(sessionId: string, turn: TurnProgress): CallModelInput {
+  private callInput(sessionId: string, turn: TurnProgress, precheck: boolean): CallModelInput {
     return {
       ...this.ids,
       turn: turn.turn,
@@ -548,8 +592,9 @@ export class SessionSteps {
       assistantEntryId: wf.uuid4(),
       parentId: turn.parentId,
       now: now(),
-      precheck: !turn.compacted,
+      precheck,
       finish: turn.finish,
+      ...(turn.stopReason ? { lastCall: turn.stopReason } : {}),
       ...(turn.streamTo !== undefined ? { requestId: turn.streamTo } : {}),
       ...(this.input.task ? { task: this.input.task } : {}),
     };
@@ -564,9 +609,28 @@ interface ResumedCalls {
 }
 
 /** A reply as continue-as-new hands it on. */
-function withoutKind(reply: CallModelResult): SuspendedTurn['reply'] {
+function withoutKind(reply: CallModelResult): SuspendedAtApproval['reply'] {
   const { kind: _kind, finished: _finished, ...rest } = reply;
   return rest;
+}
+
+/**
+ * A compaction made the context smaller. Absent: another compaction of this session was running and
+ * covers this one (the next call's check tells).
+ */
+function reclaimed(result: CompactionWorkflowResult | undefined): boolean {
+  return !result || (result.status === 'succeeded' && result.tokensAfter < result.tokensBefore);
+}
+
+/** The model refused the prompt as too long after a compaction that freed nothing: the figures, and what to change. */
+function overflowAfterCompaction(result: CompactionWorkflowResult | undefined, overflow: Error): wf.ApplicationFailure {
+  const figures = result
+    ? ` (the conversation was ${result.tokensBefore} tokens before, ${result.tokensAfter} after)`
+    : '';
+  return wf.ApplicationFailure.nonRetryable(
+    `the model rejected the prompt as too long (${describeFailure(overflow)}), and compacting freed nothing${figures}: what is left is the turn's latest round (a model reply and its tool results), the system prompt, workspace files and tools, which do not fit the window. The user message is stored, nothing was lost. Shorten the tool's output or raise the window (KEEL_CONTEXT_WINDOW, contextTokens).`,
+    FailureTypes.ContextOverflowAfterCompaction,
+  );
 }
 
 /** The first call's outcome, or its failure thrown again. */
@@ -590,7 +654,7 @@ function now(): string {
 }
 
 /** The model rejected the prompt as too long (ActivityFailure caused by a ContextOverflow ApplicationFailure). */
-function isOverflow(err: unknown): boolean {
+function isOverflow(err: unknown): err is wf.ActivityFailure {
   return (
     err instanceof wf.ActivityFailure &&
     err.cause instanceof wf.ApplicationFailure &&

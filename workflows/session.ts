@@ -48,9 +48,15 @@ import { TurnSuspended } from './turn-suspended';
 export async function sessionWorkflow(input: SessionWorkflowInput): Promise<AgentTaskResult | void> {
   const state = new SessionState(input);
   const approvals = new ApprovalBook();
-  const steps = new SessionSteps(input, state, approvals);
   const tuning = input.tuning ?? {};
   const maxTurnsPerRun = tuning.maxTurnsPerRun ?? DEFAULTS.maxTurnsPerRun;
+  const steps = new SessionSteps(
+    input,
+    state,
+    approvals,
+    () => wf.workflowInfo().continueAsNewSuggested || state.turnsThisRun >= maxTurnsPerRun,
+    () => state.carriedBytes() < DEFAULTS.maxCarriedBytes,
+  );
   const idleCloseMs = tuning.idleCloseMs ?? DEFAULTS.sessionIdleCloseMs;
 
   wf.setHandler(enqueueSignal, (request) => state.admit(request));
@@ -276,6 +282,7 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Agen
       return { status: 'failed', type: failureType(err, FailureTypes.TurnFailed), message: describeFailure(err) };
     } finally {
       running = undefined;
+      state.turnRunning(undefined);
     }
   }
 }
@@ -299,8 +306,17 @@ function checkSteer(request: SessionRequest): void {
  */
 function agentTaskResult(sessionKey: string, outcome: RequestOutcome | undefined): AgentTaskResult {
   if (outcome?.status === 'done' && 'turn' in outcome) {
-    const { reply, silent, usage, modelCalls, toolCalls = [] } = outcome.turn;
-    return { reply, silent, sessionKey, usage, modelCalls, toolCalls };
+    const { reply, silent, usage, modelCalls, toolCalls = [], toolCallsOmitted, stopReason } = outcome.turn;
+    return {
+      reply,
+      silent,
+      sessionKey,
+      usage,
+      modelCalls,
+      toolCalls,
+      ...(toolCallsOmitted ? { toolCallsOmitted } : {}),
+      ...(stopReason ? { stopReason } : {}),
+    };
   }
   if (outcome?.status === 'failed') throw wf.ApplicationFailure.nonRetryable(outcome.message, outcome.type);
   throw wf.ApplicationFailure.nonRetryable(

@@ -1,11 +1,20 @@
 /**
  * What one turn has done so far, kept by the workflow between its steps: the entry the next step
- * appends after, the usage its model calls reported, its tool calls, and whether it compacted.
- * Plain state with no I/O, so the turn's bookkeeping is tested without a server.
+ * appends after, the usage its model calls reported, its tool calls, its compactions, and the run
+ * budget it stops at. Plain state with no I/O, so the turn's bookkeeping is tested without a server.
  */
-import type { SuspendedTurn, TokenUsage, TurnResult, TurnToolCall } from '../src/protocol';
-import { addUsage, NO_USAGE } from '../src/turn/token-usage';
+import type {
+  ResolvedRunBudget,
+  RunningTurn,
+  SuspendedTurn,
+  TokenUsage,
+  TurnResult,
+  TurnStopReason,
+  TurnToolCall,
+} from '../src/protocol';
+import { addUsage, NO_USAGE, usageTotal } from '../src/turn/token-usage';
 import { isSilentReply } from '../src/context/silent-reply';
+import { DEFAULTS } from '../src/config/defaults';
 
 /** The part of a model call's reply the turn's bookkeeping reads. */
 interface ModelReply {
@@ -19,12 +28,17 @@ export class TurnProgress {
   parentId: string;
   usage: TokenUsage = NO_USAGE;
   modelCalls = 0;
-  /**
-   * A compaction ran in this turn: the pre-call check is off for the rest of it, and a second
-   * overflow fails the turn instead of compacting again.
-   */
+  /** A compaction ran in this turn (kept for turns handed on by an earlier release). */
   compacted = false;
+  /** Compactions this turn ran (overflow, pre-call check or the provider's own). */
+  compactions = 0;
+  /** The run budget decided at the turn's start (the agent's, then the request's). */
+  budget: ResolvedRunBudget = DEFAULT_BUDGET;
+  /** Why the turn stopped early: set once its last, tool-less call is asked for. */
+  stopReason: TurnStopReason | undefined;
   private readonly toolCalls: TurnToolCall[] = [];
+  /** Tool calls dropped from `toolCalls`: a long run keeps its most recent, so its payloads stay small. */
+  private toolCallsOmitted = 0;
 
   constructor(
     /** The turn's number in the session (as its reply reports it; on its activities' log lines). */
@@ -45,7 +59,10 @@ export class TurnProgress {
     turn.usage = p.usage;
     turn.modelCalls = p.modelCalls;
     turn.compacted = p.compacted;
+    turn.compactions = p.compactions ?? (p.compacted ? 1 : 0);
     turn.toolCalls.push(...p.toolCalls);
+    turn.toolCallsOmitted = p.toolCallsOmitted ?? 0;
+    turn.budget = p.budget ?? DEFAULT_BUDGET;
     return turn;
   }
 
@@ -61,12 +78,20 @@ export class TurnProgress {
       modelCalls: this.modelCalls,
       compacted: this.compacted,
       toolCalls: [...this.toolCalls],
+      ...(this.toolCallsOmitted > 0 ? { toolCallsOmitted: this.toolCallsOmitted } : {}),
+      ...(this.compactions > 0 ? { compactions: this.compactions } : {}),
+      budget: this.budget,
     };
   }
 
   /** What the turn's model call needs to finish the turn when it is the last: the usage so far and the freshness rule. */
   get finish(): { readonly usageBefore: TokenUsage; readonly touch: boolean } {
     return { usageBefore: this.usage, touch: this.touch };
+  }
+
+  /** Tokens the turn's model calls were billed, every kind counted. */
+  get tokens(): number {
+    return usageTotal(this.usage);
   }
 
   /** A model call answered: its usage counts, and the next entry follows its reply. */
@@ -76,6 +101,12 @@ export class TurnProgress {
     this.parentId = reply.entryId;
   }
 
+  /** A compaction ran in this turn. */
+  compactedOnce(): void {
+    this.compacted = true;
+    this.compactions++;
+  }
+
   /** A tool call was answered with its result entry. */
   toolAnswered(
     call: { readonly id: string; readonly name: string },
@@ -83,6 +114,46 @@ export class TurnProgress {
   ): void {
     this.parentId = result.entryId;
     this.toolCalls.push({ id: call.id, name: call.name, isError: result.isError });
+    if (this.toolCalls.length > DEFAULTS.turnToolCallsListed) {
+      this.toolCalls.shift();
+      this.toolCallsOmitted++;
+    }
+  }
+
+  /**
+   * The limit the turn has reached before its next model call, if any. The next call is then the
+   * turn's last: it goes without tools and reports where the run stands.
+   */
+  budgetReached(): TurnStopReason['limit'] | undefined {
+    const { maxModelCalls, maxTokens } = this.budget;
+    // One call is kept for the report: the step limit counts it.
+    if (maxModelCalls !== null && this.modelCalls >= maxModelCalls - 1) return 'modelCalls';
+    if (maxTokens !== null && this.tokens >= maxTokens) return 'tokens';
+    return undefined;
+  }
+
+  /** The turn stops at `limit`: the reason its result carries (figures as of the report's call). */
+  stopAt(limit: TurnStopReason['limit']): void {
+    this.stopReason = {
+      kind: 'budget',
+      limit,
+      modelCalls: this.modelCalls,
+      maxModelCalls: this.budget.maxModelCalls,
+      tokens: this.tokens,
+      maxTokens: this.budget.maxTokens,
+    };
+  }
+
+  /** The turn's progress as status shows it while it runs. */
+  running(): RunningTurn {
+    return {
+      turn: this.turn,
+      modelCalls: this.modelCalls,
+      tokens: this.tokens,
+      budget: this.budget,
+      compactions: this.compactions,
+      toolCalls: this.toolCalls.length + this.toolCallsOmitted,
+    };
   }
 
   /** The turn's result for its sender, from its final reply; `turn` is the session's count after it. */
@@ -97,6 +168,17 @@ export class TurnProgress {
       usage: this.usage,
       modelCalls: this.modelCalls,
       ...(this.toolCalls.length > 0 ? { toolCalls: [...this.toolCalls] } : {}),
+      ...(this.toolCallsOmitted > 0 ? { toolCallsOmitted: this.toolCallsOmitted } : {}),
+      ...(this.stopReason
+        ? { stopReason: { ...this.stopReason, modelCalls: this.modelCalls, tokens: this.tokens } }
+        : {}),
+      ...(this.compactions > 0 ? { compactions: this.compactions } : {}),
     };
   }
 }
+
+/** Until the turn's begin decides its budget, and for a turn an earlier release handed on: the defaults. */
+const DEFAULT_BUDGET: ResolvedRunBudget = {
+  maxModelCalls: DEFAULTS.runBudget.maxModelCalls,
+  maxTokens: DEFAULTS.runBudget.maxTokens,
+};

@@ -157,6 +157,8 @@ export interface WriteCompactionRecordInput extends CompactionRef {
   readonly lineage?: { readonly rerunOf: string; readonly rangeOf: string };
   /** The session's system prompt, workspace files and tools (`CompactionWorkflowInput.promptOverheadTokens`). */
   readonly promptOverheadTokens?: number;
+  /** A compaction inside a running turn (`CompactionWorkflowInput.turnInProgress`): its task is carried verbatim when summarized. */
+  readonly turnInProgress?: { readonly userEntryId: string };
 }
 
 /** What `writeCompactionRecord` wrote (or would have, had it reclaimed tokens). */

@@ -10,6 +10,7 @@ import { getSession } from '../../src/store/sessions-repo';
 import { keptTailTokens } from '../../src/compaction/kept-tail';
 import { planCompaction } from '../../src/compaction/plan-compaction';
 import { withoutSubagentsInFlight } from '../../src/compaction/subagents-in-flight';
+import { withoutTaskInProgress } from '../../src/compaction/task-in-progress';
 import { FailureTypes } from '../../src/protocol';
 import { editing, planningWindow, readRange, type CompactionContext } from './compaction-context';
 import { rowTokens, toPlanEntries } from './compaction-entries';
@@ -23,7 +24,9 @@ export async function planCompactionStep(
   const { deps, window, summarizer } = await planningWindow(ctx, input);
   const active = await loadActiveEntries(ctx.db, input.agentId, input.sessionId);
   // The last list of subagents in flight is stale by now: the record step writes the current one.
-  const previousSummary = active.compaction ? withoutSubagentsInFlight(active.compaction.summary) : undefined;
+  const previousSummary = active.compaction
+    ? withoutTaskInProgress(withoutSubagentsInFlight(active.compaction.summary))
+    : undefined;
   // Chunks and the kept tail fit what the provider really takes, not only what Keel was told.
   const plan = planCompaction(toPlanEntries(active.rows), {
     contextWindow: window,
@@ -45,7 +48,9 @@ export async function planRerunStep(ctx: CompactionContext, input: PlanRerunInpu
   }
   const { deps, window, summarizer } = await planningWindow(ctx, input);
   const entries = await readRange(ctx, input, target.range);
-  const previousSummary = target.previousSummary ? withoutSubagentsInFlight(target.previousSummary) : undefined;
+  const previousSummary = target.previousSummary
+    ? withoutTaskInProgress(withoutSubagentsInFlight(target.previousSummary))
+    : undefined;
   // The whole range is summarized (nothing of it kept); the tail the original kept stays kept.
   const plan = planCompaction(entries, {
     contextWindow: window,

@@ -11,6 +11,8 @@ import {
   writeCompactionRecord,
 } from '../../src/store/compactions-repo';
 import { withSubagentsInFlight } from '../../src/compaction/subagents-in-flight';
+import { withTaskInProgress } from '../../src/compaction/task-in-progress';
+import { decodeEntryRowOf } from '../../src/store/entry-row';
 import { liveChildren } from '../../src/store/subagent-runs-repo';
 import type { CompactionContext } from './compaction-context';
 import { summaryTokens } from './compaction-entries';
@@ -29,7 +31,10 @@ export async function writeCompactionRecordStep(
   const { db } = ctx;
   const deps = depsForAgent(ctx.allDeps, input.agentId);
   const entryId = input.compactionId;
-  const summary = withSubagentsInFlight(input.summary, await liveChildren(db, input.agentId, input.sessionKey));
+  const summary = withTaskInProgress(
+    withSubagentsInFlight(input.summary, await liveChildren(db, input.agentId, input.sessionKey)),
+    await summarizedTask(ctx, input),
+  );
   const tokensWith = (text: string) => summaryTokens(deps.estimate, entryId, text) + input.keptTokens;
   const tokensAfter = tokensWith(summary);
   // No compaction succeeds without reclaiming tokens (OpenClaw's issues: "compaction reports success
@@ -60,6 +65,27 @@ export async function writeCompactionRecordStep(
   const stored = await getEntry(db, input.agentId, input.sessionId, entryId);
   const storedSummary = stored?.type === 'compaction' ? stored.payload.summary : summary;
   return { entryId, inserted, tokensAfter: tokensWith(storedSummary) };
+}
+
+/**
+ * The running turn's task, when this compaction summarizes it: the turn's user message, stored
+ * before the first kept entry (or everything is summarized). Undefined outside a turn, or when the
+ * message stays in the kept tail.
+ */
+async function summarizedTask(ctx: CompactionContext, input: WriteCompactionRecordInput): Promise<string | undefined> {
+  if (!input.turnInProgress) return undefined;
+  const { db } = ctx;
+  const task = await getEntry(db, input.agentId, input.sessionId, input.turnInProgress.userEntryId);
+  if (task?.type !== 'message') return undefined;
+  if (input.firstKeptEntryId !== null) {
+    const kept = await getEntry(db, input.agentId, input.sessionId, input.firstKeptEntryId);
+    if (kept && Number(kept.seq) <= Number(task.seq)) return undefined;
+  }
+  const { message } = decodeEntryRowOf('message', task).payload;
+  if (message.role !== 'user') return undefined;
+  return typeof message.content === 'string'
+    ? message.content
+    : message.content.map((b) => (b.type === 'text' ? b.text : `[${b.type}]`)).join('\n');
 }
 
 /** A summary that would not make the context smaller: nothing is written, and the row says what it would have made. */

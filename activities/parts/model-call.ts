@@ -11,7 +11,13 @@ import { decodeEntryRowOf } from '../../src/store/entry-row';
 import { getSession } from '../../src/store/sessions-repo';
 import { compactionHoldLimit } from '../../src/turn/turn-decisions';
 import { maxOutputTokensFor, reserveForWindow } from '../../src/context/context-window';
-import { isToolCallBlock, type AssistantMessage, type MessageEntry, type ToolCallBlock } from '../../src/context/types';
+import {
+  isToolCallBlock,
+  type AgentMessage,
+  type AssistantMessage,
+  type MessageEntry,
+  type ToolCallBlock,
+} from '../../src/context/types';
 import { toActivityFailure } from '../../src/model/failures';
 import type { ModelResponse } from '../../src/model/model-client';
 import { storableText } from '../../src/text/storable-text';
@@ -19,7 +25,14 @@ import { estimateScaleFor } from '../../src/store/model-limits-repo';
 import { appendReplyKeepingToolArgs } from '../../src/store/pending-tool-args-repo';
 import { appendFinalReplyRecordingUsage } from '../../src/store/final-reply-repo';
 import type { ActiveWindowCache } from '../../src/store/active-window-cache';
-import type { AgentTaskScope, CompactionWorkflowResult, TokenUsage, StoredModelReply } from '../../src/protocol';
+import type {
+  AgentTaskScope,
+  CompactionWorkflowResult,
+  TokenUsage,
+  StoredModelReply,
+  TurnStopReason,
+} from '../../src/protocol';
+import { budgetReportRequest } from '../../src/turn/run-budget';
 import { openReplyStream } from '../../src/streaming/reply-publisher';
 import { publishSessionEvent } from '../../src/streaming/session-events-channel';
 import { addUsage, usageOfReply } from '../../src/turn/token-usage';
@@ -57,6 +70,11 @@ export interface CallModelInput {
   readonly finish: TurnFinish;
   /** An application's agent task: its prompt mode and tools. */
   readonly task?: AgentTaskScope;
+  /**
+   * The run reached its budget: this is its last call, made with tools the model may not call and a
+   * request (sent, not stored) to report where the task stands.
+   */
+  readonly lastCall?: TurnStopReason;
 }
 
 /** What finishing a turn needs besides this call: the usage of the turn's earlier calls, and whether it refreshes freshness. */
@@ -212,9 +230,10 @@ export function createModelCall(workerDeps: ActivityDeps, windows: ActiveWindowC
         {
           model,
           system: call.system,
-          messages: call.context.messages,
+          messages: input.lastCall ? withReportRequest(call.context.messages, input.lastCall) : call.context.messages,
           maxTokens: maxOutputTokensFor(call.context.window, deps.config),
           tools: call.tools,
+          ...(input.lastCall ? { toolChoice: 'none' as const } : {}),
           promptCaching: deps.config.promptCaching,
           ...(call.context.contextManagement ? { contextManagement: call.context.contextManagement } : {}),
           ...(call.context.providerCompaction ? { providerCompaction: call.context.providerCompaction } : {}),
@@ -336,6 +355,8 @@ export function createModelCall(workerDeps: ActivityDeps, windows: ActiveWindowC
     // The console marks the calls whose context went without tool output.
     const pruned = contextPruned(call.context, reply.appliedEdits);
     if (pruned) message.pruned = pruned;
+    // The run's report at its budget: readers of the transcript (announcements, streams) say why it stopped.
+    if (input.lastCall) message.runStop = { ...input.lastCall, modelCalls: input.lastCall.modelCalls + 1 };
     const item = { entry: replyEntry(input, message), tokenEstimate: turn.deps.estimate(message) };
     const final = !message.content.some((b) => isToolCallBlock(b));
     if (!final)
@@ -447,6 +468,11 @@ export function createModelCall(workerDeps: ActivityDeps, windows: ActiveWindowC
 /** The decisions of a turn an earlier attempt finished, from the row `turn` holds. */
 function finishedEarlier(turn: TurnContext, window: number): FinishTurnResult {
   return decideAfterFinish(turn, turn.session, Number(turn.session?.context_tokens ?? 0), window);
+}
+
+/** The run's last call: the conversation, then the request to report (this call's only; not stored). */
+function withReportRequest(messages: readonly AgentMessage[], stop: TurnStopReason): AgentMessage[] {
+  return [...messages, { role: 'user', content: budgetReportRequest(stop), timestamp: Date.now() }];
 }
 
 function overBudgetResult(call: PreparedCall): OverBudgetResult {

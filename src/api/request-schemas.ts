@@ -31,6 +31,25 @@ export const messageBody = z
       .max(200)
       .optional()
       .meta({ description: 'Idempotency: a resent request with the same id runs once and answers the same reply' }),
+    budget: z
+      .strictObject({
+        maxModelCalls: z
+          .number()
+          .int()
+          .min(2, 'budget.maxModelCalls: at least 2 (the last is the report), or null')
+          .nullable()
+          .optional(),
+        maxTokens: z.number().int().positive('budget.maxTokens: tokens > 0, or null').nullable().optional(),
+      })
+      .refine((b) => b.maxModelCalls !== null || b.maxTokens !== null, {
+        message: 'budget: a run needs a limit; set maxTokens to turn maxModelCalls off',
+      })
+      .optional()
+      .meta({
+        id: 'RunBudget',
+        description:
+          'This turn’s run budget over the agent’s: model calls and tokens (null: no limit). At its budget the turn makes a last call without tools to report, and the reply carries stopReason',
+      }),
   })
   .meta({ id: 'MessageRequest' });
 

@@ -22,6 +22,21 @@ const usage = z
   })
   .meta({ id: 'Usage' });
 
+/** Why a turn stopped before the model finished: its run budget, with the figures reached. */
+const stopReason = z
+  .strictObject({
+    kind: z.literal('budget'),
+    limit: z.enum(['modelCalls', 'tokens']),
+    modelCalls: count,
+    maxModelCalls: count.nullable(),
+    tokens: count,
+    maxTokens: count.nullable(),
+  })
+  .meta({
+    id: 'StopReason',
+    description: 'The turn reached its run budget: the reply is its report; another message continues the run',
+  });
+
 /** `POST …/messages`, and the data of the stream's `reply` event. */
 export const messageReply = z
   .strictObject({
@@ -34,7 +49,11 @@ export const messageReply = z
     modelCalls: count,
     toolCalls: z
       .array(z.strictObject({ id: z.string().optional(), name: z.string(), isError: z.boolean() }))
-      .optional(),
+      .optional()
+      .meta({ description: 'The turn’s tool calls in order; a long run lists its most recent ones' }),
+    toolCallsOmitted: count.optional().meta({ description: 'Earlier tool calls left out of toolCalls' }),
+    compactions: count.optional().meta({ description: 'Compactions the turn ran while it worked' }),
+    stopReason: stopReason.optional(),
   })
   .meta({ id: 'MessageReply' });
 

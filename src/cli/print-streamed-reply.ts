@@ -1,5 +1,6 @@
 import type { ReplyStreamItem } from '../client/keel-client';
 import type { TurnToolCall } from '../protocol';
+import { describeStopReason } from '../turn/run-budget';
 
 /** Where a reply is printed: stdout, or a gate in front of it. */
 export interface TextOut {
@@ -64,6 +65,8 @@ export async function printStreamedReply(
       for (const tool of result.toolCalls ?? []) {
         if (tool.id !== undefined ? !shownTools.has(tool.id) : shownTools.size === 0) toolLine(tool);
       }
+      // A run cut at its budget says so, with what continues it.
+      if (result.stopReason) log(`(the run ${describeStopReason(result.stopReason)})`);
     }
   }
 }

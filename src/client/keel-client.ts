@@ -39,6 +39,7 @@ import {
   type SessionStatus,
   type SessionTuning,
   type SessionWorkflowInput,
+  type RunBudget,
   type TurnRequest,
   type TurnResult,
 } from '../protocol';
@@ -84,6 +85,11 @@ export interface SendMessageOptions {
   readonly onText?: ((delta: string, soFar: string) => void) | undefined;
   /** A model call was retried: replace what was shown with `soFar` (its new attempt streams next). */
   readonly onRestart?: ((soFar: string) => void) | undefined;
+  /**
+   * This turn's run budget (model calls, tokens; `null` is no limit) over the agent's. At its budget
+   * the turn makes one last call without tools to report, and its result carries `stopReason`.
+   */
+  readonly budget?: RunBudget | undefined;
 }
 
 /** What `streamMessage` yields: reply text, restarts and tool calls as they happen, then the durable reply. */
@@ -213,6 +219,7 @@ export class KeelClient {
       text,
       ...(opts.expectedLastEntryId ? { expectedLastEntryId: opts.expectedLastEntryId } : {}),
       ...(opts.event ? { event: opts.event } : {}),
+      ...(opts.budget ? { budget: opts.budget } : {}),
       // Nobody hears this reply stream: the worker need not publish it.
       ...(this.opts.stream ? {} : { streamReply: false }),
     };

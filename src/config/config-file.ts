@@ -95,6 +95,15 @@ const agentSettingsShape = {
   toolTimeouts: z.record(z.string(), z.union([count('milliseconds'), z.string()]), {
     message: 'use an object of tool names and durations: { "<tool>": "10m" }',
   }),
+  runBudget: z.strictObject(
+    {
+      maxModelCalls: z
+        .union([count('model calls').min(2, 'use model calls ≥ 2 (one is the report), or null for no limit'), z.null()])
+        .optional(),
+      maxTokens: z.union([count('tokens').positive('use tokens > 0, or null for no limit'), z.null()]).optional(),
+    },
+    { message: 'use { "maxModelCalls": <calls or null>, "maxTokens": <tokens or null> }' },
+  ),
   approvals: z.strictObject(
     {
       tools: z.array(z.string()).optional(),
@@ -313,6 +322,9 @@ function toSection(
   if (s.tools !== undefined) set('toolsModule', resolve(dir, s.tools), 'tools');
   if (s.toolTimeout !== undefined) set('toolTimeoutMs', s.toolTimeout, 'toolTimeout');
   if (s.toolTimeouts !== undefined) set('toolTimeouts', s.toolTimeouts, 'toolTimeouts');
+  if (s.runBudget?.maxModelCalls !== undefined)
+    set('maxModelCallsPerTurn', s.runBudget.maxModelCalls, 'runBudget.maxModelCalls');
+  if (s.runBudget?.maxTokens !== undefined) set('maxTurnTokens', s.runBudget.maxTokens, 'runBudget.maxTokens');
   if (s.approvals?.tools !== undefined) set('approvalTools', s.approvals.tools, 'approvals.tools');
   if (s.approvals?.timeout !== undefined) set('approvalTimeoutMs', s.approvals.timeout, 'approvals.timeout');
   if (s.approvals?.approvers !== undefined) set('approvers', s.approvals.approvers, 'approvals.approvers');

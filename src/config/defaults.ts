@@ -96,8 +96,22 @@ export const DEFAULTS = {
   toolResultMaxBudgetShare: 0.3,
   /** Rough characters per token, for turning a token budget into a character cut (Keel). */
   charsPerToken: 4,
-  /** Tool-use rounds in one turn before Keel stops looping (a runaway guard; Keel). */
-  maxModelCallsPerTurn: 25,
+  /**
+   * A turn's run budget: it stops at whichever limit comes first, with one last call without tools
+   * that reports where the run stands (Keel). A thousand model calls let a long agent task finish
+   * (hundreds of tool rounds, compacting as it goes) while a runaway loop still ends; fifty million
+   * tokens (every kind billed, cache reads included) is the spend bound on a large window, where each
+   * call can carry a full context. Per agent `runBudget`, env KEEL_MAX_MODEL_CALLS / KEEL_MAX_TURN_TOKENS,
+   * or per request; `null` is no limit (a step limit only where a token limit is set).
+   */
+  runBudget: { maxModelCalls: 1_000 as number | null, maxTokens: 50_000_000 as number | null },
+  /** A turn's result lists at most this many of its tool calls, the most recent (a long run's payloads stay small; Keel). */
+  turnToolCallsListed: 50,
+  /**
+   * A long turn hands itself on to a new workflow run (continue-as-new) after this many model calls in
+   * one run, so each run's history stays bounded whatever the number of rounds (Keel).
+   */
+  maxRoundsPerRun: 100,
   /** Subagents: nesting depth (the main agent spawns, its children do not) and running children per session. */
   subagentMaxDepth: 1,
   /**

@@ -159,6 +159,13 @@ export const keelConfigSchema = z
     approvalTimeoutMs: approvalTimeout.default(DEFAULTS.approvalTimeoutMs),
     /** Who may approve this agent's calls, as people read it (`approvals.approvers`); shown with each pending call. */
     approvers: z.array(z.string().min(1)).optional(),
+    /**
+     * A turn's run budget (`runBudget` in the file; KEEL_MAX_MODEL_CALLS, KEEL_MAX_TURN_TOKENS): it stops
+     * at the first limit reached, with one last call without tools that reports where it stands.
+     * `none` (or null) is no limit; the step limit may be off only where a token limit is set.
+     */
+    maxModelCallsPerTurn: runLimit('model calls', 2).default(DEFAULTS.runBudget.maxModelCalls),
+    maxTurnTokens: runLimit('tokens', 1).default(DEFAULTS.runBudget.maxTokens),
     /** A model stream silent this long fails as a retryable timeout (both model clients). */
     modelIdleTimeoutMs: z.coerce.number().int().positive().default(DEFAULTS.modelStreamIdleTimeoutMs),
     /** A compaction freeing less than this share of its input holds the next threshold compaction (KEEL_COMPACTION_MIN_RECLAIM). */
@@ -289,7 +296,8 @@ export const keelConfigSchema = z
     apiToken: z.string().min(16, 'use at least 16 characters (`openssl rand -hex 24`)').optional(),
   })
   .superRefine(coherentModelSettings)
-  .superRefine(coherentSecuritySettings);
+  .superRefine(coherentSecuritySettings)
+  .superRefine(boundedRuns);
 
 /** Encryption settings that cannot work together fail at start, naming the variable to set. */
 function coherentSecuritySettings(
@@ -355,6 +363,26 @@ function isWebOrigin(text: string): boolean {
 /** The configured key ring, or undefined when encryption is off. */
 export function keyRingFor(config: Pick<KeelConfig, 'encryptionKeys' | 'encryptionKeyId'>): KeyRing | undefined {
   return config.encryptionKeys ? parseKeyRing(config.encryptionKeys, config.encryptionKeyId) : undefined;
+}
+
+/** A run limit: a whole number from `least` (a step limit keeps one call for the report), or `none` / null for no limit. */
+function runLimit(unit: string, least: number) {
+  return z.union([
+    z.null(),
+    z.literal('none').transform(() => null),
+    z.coerce.number().int(`a whole number of ${unit}, or "none"`).min(least, `use ${unit} ≥ ${least}, or "none"`),
+  ]);
+}
+
+/** No run is unbounded: the step limit may be off only where a token limit is set. */
+function boundedRuns(c: { maxModelCallsPerTurn: number | null; maxTurnTokens: number | null }, ctx: z.RefinementCtx) {
+  if (c.maxModelCallsPerTurn !== null || c.maxTurnTokens !== null) return;
+  ctx.addIssue({
+    code: 'custom',
+    path: ['maxModelCallsPerTurn'],
+    message:
+      'a run needs a limit: set a token limit (KEEL_MAX_TURN_TOKENS, runBudget.maxTokens) to turn the step limit off',
+  });
 }
 
 /** Settings that are each valid but contradict one another would fail every turn, not at start. */
@@ -470,6 +498,8 @@ export function configFromEnv(
           .filter(Boolean)
       : undefined,
     approvalTimeoutMs: env.KEEL_APPROVAL_TIMEOUT || undefined,
+    maxModelCallsPerTurn: env.KEEL_MAX_MODEL_CALLS || undefined,
+    maxTurnTokens: env.KEEL_MAX_TURN_TOKENS || undefined,
     encryptionKeys: env.KEEL_ENCRYPTION_KEYS || undefined,
     encryptionKeyId: env.KEEL_ENCRYPTION_KEY_ID || undefined,
     encryptAtRest: envSwitch(env.KEEL_ENCRYPT_AT_REST),
@@ -568,6 +598,8 @@ const ENV_NAMES: Record<string, string> = {
   toolTimeoutMs: 'KEEL_TOOL_TIMEOUT_MS',
   approvalTools: 'KEEL_APPROVAL_TOOLS',
   approvalTimeoutMs: 'KEEL_APPROVAL_TIMEOUT',
+  maxModelCallsPerTurn: 'KEEL_MAX_MODEL_CALLS',
+  maxTurnTokens: 'KEEL_MAX_TURN_TOKENS',
   encryptionKeys: 'KEEL_ENCRYPTION_KEYS',
   encryptionKeyId: 'KEEL_ENCRYPTION_KEY_ID',
   encryptAtRest: 'KEEL_ENCRYPT_AT_REST',

@@ -1,3 +1,4 @@
+import type { TurnStopReason } from '../protocol';
 /**
  * Message and transcript-entry shapes, as in Pi / OpenClaw JSONL transcripts.
  * Keel's pipeline works on these; conversion to the Anthropic SDK's `tool_use` / `tool_result`
@@ -63,6 +64,8 @@ export interface AssistantMessage {
   timestamp?: number;
   /** Keel's note of tool output the context of this reply's call went without; never sent to a model. */
   pruned?: ContextPruned;
+  /** Keel's note that this reply is a run's report at its budget (its figures); never sent to a model. */
+  runStop?: TurnStopReason;
 }
 
 /**

@@ -151,6 +151,9 @@ export function toAnthropicParams(request: ModelRequest): Anthropic.MessageCreat
     messages: toAnthropicMessages(request.messages),
     ...(request.system ? { system: request.system } : {}),
     ...(request.tools && request.tools.length > 0 ? { tools: toAnthropicTools(request.tools) } : {}),
+    ...(request.toolChoice && request.tools && request.tools.length > 0
+      ? { tool_choice: { type: request.toolChoice } }
+      : {}),
     ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
   };
   if (!request.promptCaching) return params;

@@ -17,6 +17,11 @@ export interface ModelRequest {
   system?: string;
   messages: AgentMessage[];
   tools?: readonly ModelTool[];
+  /**
+   * `none`: the tools stay defined (the conversation holds tool calls) but the model may not call
+   * one; a run's last call at its budget asks for a report this way. Default: the model chooses.
+   */
+  toolChoice?: 'auto' | 'none';
   maxTokens: number;
   temperature?: number;
   /**

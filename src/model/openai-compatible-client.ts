@@ -177,6 +177,7 @@ export class OpenAiCompatibleModelClient implements ModelClient {
       stream: true,
       stream_options: { include_usage: true },
       ...(request.tools && request.tools.length > 0 ? { tools: toChatTools(request.tools) } : {}),
+      ...(request.toolChoice && request.tools && request.tools.length > 0 ? { tool_choice: request.toolChoice } : {}),
       ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
     };
     const watchdog = new StreamWatchdog();

@@ -3,6 +3,7 @@
  * request creates nothing) and by the session workflow on admission (a request from an older client).
  */
 import type { SessionEventKind } from './lifecycle';
+import { runBudgetProblem } from '../turn/run-budget';
 import { MAX_REQUEST_BYTES, MAX_USER_TEXT_CHARS, type CompactRequest, type TurnRequest } from '../protocol';
 
 /** What is wrong with a request: the field and the fix. */
@@ -34,7 +35,7 @@ export function checkTurnRequest(request: TurnRequest | undefined): RequestProbl
   if (request.event !== undefined && !EVENTS.has(request.event)) {
     return { field: 'event', message: `event: "${String(request.event)}" is not one of ${[...EVENTS].join(', ')}` };
   }
-  return undefined;
+  return runBudgetProblem(request.budget);
 }
 
 /** Undefined when the compaction request can be admitted. */

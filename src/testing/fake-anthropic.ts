@@ -19,6 +19,9 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import type { FakeErrorStep, FakeMessageStep, FakeStep } from './fake-anthropic-steps';
 import {
+  stepCallsATool,
+  toolChoiceIsNone,
+  toolChoiceProblem,
   anthropicPairingProblem,
   anthropicToolSchemaProblem,
   openAiPairingProblem,
@@ -210,11 +213,12 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
     }
     const problem =
       api === 'anthropic'
-        ? (anthropicToolSchemaProblem(body) ??
+        ? (toolChoiceProblem(body) ??
+          anthropicToolSchemaProblem(body) ??
           anthropicPairingProblem(body) ??
           contextManagementProblem(body, request.headers) ??
           promptCache.problem(body))
-        : (openAiToolSchemaProblem(body) ?? openAiPairingProblem(body));
+        : (toolChoiceProblem(body) ?? openAiToolSchemaProblem(body) ?? openAiPairingProblem(body));
     return problem === undefined ? undefined : invalidStep(problem);
   }
 
@@ -260,6 +264,19 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
         : api
           ? withContextManagement(await nextStep(request), plan)
           : undefined;
+    // A model asked for no tool call never makes one: a script that does is a test's mistake.
+    if (api && step && toolChoiceIsNone(body) && stepCallsATool(step)) {
+      unexpected.push(request);
+      return sendJson(
+        res,
+        500,
+        {},
+        anthropicErrorBody(
+          'api_error',
+          `fake-anthropic: request #${request.index} set tool_choice none, but its step calls a tool`,
+        ),
+      );
+    }
     if (!api || !step) {
       unexpected.push(request);
       const why = api

@@ -109,3 +109,32 @@ export function openAiPairingProblem(body: FakeRequestBody): string | undefined 
   }
   return undefined;
 }
+
+/**
+ * `tool_choice` as both APIs check it: only beside tools, and one of the kinds Keel sends
+ * (Anthropic `{ type: "auto" | "none" | "any" | "tool" }`, OpenAI `"auto" | "none" | "required"` or a function).
+ */
+export function toolChoiceProblem(body: { readonly [key: string]: unknown }): string | undefined {
+  const choice = body.tool_choice;
+  if (choice === undefined) return undefined;
+  if (!Array.isArray(body.tools) || body.tools.length === 0)
+    return 'tool_choice: tool_choice may only be specified while providing tools.';
+  const kind = typeof choice === 'string' ? choice : (choice as { type?: unknown }).type;
+  if (!['auto', 'none', 'any', 'tool', 'required', 'function'].includes(String(kind)))
+    return `tool_choice: unknown tool choice ${JSON.stringify(choice)}`;
+  return undefined;
+}
+
+/** The request forbids tool calls (`tool_choice` none, in either API's shape). */
+export function toolChoiceIsNone(body: { readonly [key: string]: unknown }): boolean {
+  const choice = body.tool_choice;
+  return (
+    choice === 'none' ||
+    (typeof choice === 'object' && choice !== null && (choice as { type?: unknown }).type === 'none')
+  );
+}
+
+/** A scripted answer that calls a tool. */
+export function stepCallsATool(step: { kind: string; content?: ReadonlyArray<{ type: string }> }): boolean {
+  return step.kind === 'message' && (step.content ?? []).some((b) => b.type === 'tool_use');
+}

@@ -18,6 +18,11 @@ export function addUsage(a: TokenUsage, b: TokenUsage): TokenUsage {
   };
 }
 
+/** Every token a usage counts, whatever its kind: what a run's token budget is measured in. */
+export function usageTotal(u: TokenUsage): number {
+  return u.inputTokens + u.outputTokens + u.cacheReadTokens + u.cacheWriteTokens;
+}
+
 /**
  * A reply's usage as the provider reported it (the model client's and the transcript's shape; a
  * count the provider left out is 0).

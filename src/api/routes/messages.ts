@@ -3,7 +3,7 @@ import type { Context, Hono } from 'hono';
 import { sql } from 'kysely';
 import { streamSSE, type SSEStreamingApi } from 'hono/streaming';
 import type { z } from 'zod';
-import type { TurnResult } from '../../protocol';
+import type { RunBudget, TurnResult } from '../../protocol';
 import type { ApiDeps } from '../api-deps';
 import { parseBody, parsePath } from '../parse-request';
 import { problemFor } from '../problem';
@@ -26,8 +26,10 @@ export function registerMessageRoutes(app: Hono, deps: ApiDeps): void {
     // No turn can be stored without the database: a 503 now, not a request that waits out the outage.
     await sql`select 1`.execute(deps.db);
     if (wantsEventStream(c))
-      return streamSSE(c, (stream) => streamTurn(stream, deps, sessionKey, body.text, requestId));
-    const result = await deps.client.sendMessage(sessionKey, body.text, { requestId });
+      return streamSSE(c, (stream) =>
+        streamTurn(stream, deps, sessionKey, body.text, { requestId, ...budgetOf(body) }),
+      );
+    const result = await deps.client.sendMessage(sessionKey, body.text, { requestId, ...budgetOf(body) });
     return c.json(messageReplyOf(sessionKey, requestId, result));
   });
 }
@@ -42,11 +44,12 @@ async function streamTurn(
   deps: ApiDeps,
   sessionKey: string,
   text: string,
-  requestId: string,
+  opts: { readonly requestId: string; readonly budget?: RunBudget },
 ): Promise<void> {
   const send = sseSender(stream);
+  const { requestId } = opts;
   try {
-    for await (const item of deps.client.streamMessage(sessionKey, text, { requestId })) {
+    for await (const item of deps.client.streamMessage(sessionKey, text, opts)) {
       if (item.type === 'text') await send('text', { delta: item.delta });
       else if (item.type === 'restart') await send('restart', { soFar: item.soFar });
       else if (item.type === 'tool') await send('tool', { id: item.id, name: item.name, isError: item.isError });
@@ -85,5 +88,20 @@ function messageReplyOf(sessionKey: string, requestId: string, result: TurnResul
           toolCalls: result.toolCalls.map((t) => ({ ...(t.id ? { id: t.id } : {}), name: t.name, isError: t.isError })),
         }
       : {}),
+    ...(result.toolCallsOmitted ? { toolCallsOmitted: result.toolCallsOmitted } : {}),
+    ...(result.compactions ? { compactions: result.compactions } : {}),
+    ...(result.stopReason ? { stopReason: result.stopReason } : {}),
+  };
+}
+
+/** The request's run budget, when it set one. */
+function budgetOf(body: z.output<typeof messageBody>): { budget?: RunBudget } {
+  if (!body.budget) return {};
+  const { maxModelCalls, maxTokens } = body.budget;
+  return {
+    budget: {
+      ...(maxModelCalls !== undefined ? { maxModelCalls } : {}),
+      ...(maxTokens !== undefined ? { maxTokens } : {}),
+    },
   };
 }
