@@ -12,6 +12,7 @@ import {
   FailureTypes,
   SESSIONS_SPAWN_TOOL as SESSIONS_SPAWN,
   announceRequestId,
+  type RunBudget,
   type SessionTuning,
   type SubagentAnswer,
 } from '../src/protocol';
@@ -55,6 +56,8 @@ export type PrepareSpawnResult =
       readonly childSessionKey: string;
       readonly mode: 'run' | 'session';
       readonly label?: string;
+      /** The run budget the spawn asked for (absent: the child agent's own). */
+      readonly budget?: RunBudget;
     };
 
 export interface RecordSpawnInput extends SpawnStepInput {
@@ -141,6 +144,7 @@ export function createSubagentActivities(allDeps: ActivityDeps) {
       status: 'running',
       task: task.text,
       label: parsed.data.label ?? null,
+      budget: parsed.data.budget ? JSON.stringify(parsed.data.budget) : null,
       tool_call_id: input.toolCallId,
       created_at: input.now,
       updated_at: input.now,
@@ -285,5 +289,6 @@ function spawnOf(run: SubagentRun): PrepareSpawnResult {
     childSessionKey: run.child_session_key,
     mode: run.mode === 'session' ? 'session' : 'run',
     ...(run.label ? { label: run.label } : {}),
+    ...(run.budget ? { budget: JSON.parse(run.budget) as RunBudget } : {}),
   };
 }

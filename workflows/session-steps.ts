@@ -412,7 +412,10 @@ export class SessionSteps {
       agentId: prepared.childAgentId,
       sessionKey: prepared.childSessionKey,
       ...(this.input.tuning ? { tuning: this.input.tuning } : {}),
-      firstRequest: { requestId: `task:${ref.subagentId}`, turn: { text: 'subagent task', subagentTask: true } },
+      firstRequest: {
+        requestId: `task:${ref.subagentId}`,
+        turn: { text: 'subagent task', subagentTask: true, ...(prepared.budget ? { budget: prepared.budget } : {}) },
+      },
     };
     try {
       await wf.startChild('sessionWorkflow', {

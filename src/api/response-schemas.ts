@@ -163,6 +163,19 @@ export const sessionStatus = z
       )
       .optional()
       .meta({ description: 'Tool calls the running turn waits on a person to approve' }),
+    runningTurn: z
+      .strictObject({
+        turn: count,
+        modelCalls: count,
+        tokens: count,
+        budget: z.strictObject({ maxModelCalls: count.nullable(), maxTokens: count.nullable() }),
+        compactions: count,
+        toolCalls: count,
+      })
+      .optional()
+      .meta({
+        description: 'The turn running now: its model calls and tokens against its budget, and its compactions so far',
+      }),
     turns: count
       .optional()
       .meta({ description: 'User messages of the current transcript (as `GET /v1/sessions` counts them)' }),

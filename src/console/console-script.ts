@@ -216,6 +216,9 @@ export const CONSOLE_SCRIPT = String.raw`
       box.appendChild(contextBar(split, s.contextTokens, s.contextWindow));
       box.appendChild(el('p', { id: 'status-line', text: s.contextTokens + ' of ' + s.contextWindow + ' tokens (' + s.percentUsed + '%) · turns ' + s.turnsCompleted + ' · compactions ' + s.compactionCount + (s.promptCache ? ' · prompt cache hit ' + s.promptCache.hitRatePercent + '%' : '') }));
       if (split) box.appendChild(el('p', { class: 'meta', text: parts.map(function (p) { return p[0] + ' ' + p[1]; }).join(' · ') }));
+      var r = s.runningTurn;
+      var of = function (limit) { return limit === null ? '' : ' of ' + limit; };
+      if (r) box.appendChild(el('p', { id: 'running-turn', text: 'running turn ' + r.turn + ': ' + r.modelCalls + of(r.budget.maxModelCalls) + ' model calls · ' + r.tokens + of(r.budget.maxTokens) + ' tokens · ' + r.toolCalls + ' tool calls · ' + r.compactions + ' compactions' }));
       return false;
     });
   }

@@ -490,6 +490,13 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  '2026_12_07_001_subagent_run_budget': {
+    async up(db) {
+      // The run budget a spawn asked for (JSON; null: the child agent's own), so a retried spawn
+      // step starts the child with the same one.
+      await db.schema.alterTable('subagent_runs').addColumn('budget', 'text').execute();
+    },
+  },
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -191,6 +191,8 @@ export interface SubagentRunsTable {
   tool_call_id: string | null;
   label: string | null;
   updated_at: Timestamp | null;
+  /** The run budget the spawn asked for, as JSON (null: the child agent's own). */
+  budget?: string | null;
 }
 
 /** One announce a parent took: (subagent, announce key) is claimed by the parent turn that writes its entry. */

@@ -21,6 +21,15 @@ export const sessionsSpawnInput = z.object({
     .optional(),
   label: z.string().trim().min(1).max(80, 'use a label of at most 80 characters').optional(),
   attachments: z.array(attachment).max(10, 'attach at most 10 files').optional(),
+  budget: z
+    .object({
+      maxModelCalls: z.number().int().min(2, 'use at least 2 model calls (the last is its report)').optional(),
+      maxTokens: z.number().int().positive('use tokens > 0').optional(),
+    })
+    .optional()
+    .describe(
+      "the subagent's run budget (model calls, tokens); default: its agent's. At the budget it reports where it stands",
+    ),
 });
 
 export type SessionsSpawnInput = z.infer<typeof sessionsSpawnInput>;

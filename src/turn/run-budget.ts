@@ -3,7 +3,7 @@
  * defaults), each replaced by the request's where it sets one. Pure, so the workflow's admission
  * check and the turn's begin read the same rule.
  */
-import type { ResolvedRunBudget, RunBudget, TurnStopReason } from '../protocol';
+import type { ResolvedRunBudget, RunBudget, RunningTurn, TurnStopReason } from '../protocol';
 
 /** The agent's limits, as its configuration resolved them. */
 export interface AgentRunLimits {
@@ -78,4 +78,14 @@ export function describeStopReason(stop: TurnStopReason): string {
       : `its token budget: ${stop.tokens} of ${stop.maxTokens} tokens (${stop.modelCalls} model calls)`;
   const setting = stop.limit === 'modelCalls' ? 'KEEL_MAX_MODEL_CALLS' : 'KEEL_MAX_TURN_TOKENS';
   return `stopped at ${figures}; send "continue" to go on, or raise the limit (runBudget, ${setting})`;
+}
+
+/**
+ * A running turn in one line, for `keel status` and the console.
+ * @example runningTurnLine({ turn: 4, modelCalls: 120, tokens: 2_400_000, budget: { maxModelCalls: 1000, maxTokens: 50_000_000 }, compactions: 6, toolCalls: 119 })
+ * // 'running turn 4: 120 of 1000 model calls · 2400000 of 50000000 tokens · 119 tool calls · 6 compactions'
+ */
+export function runningTurnLine(t: RunningTurn): string {
+  const of = (limit: number | null) => (limit === null ? '' : ` of ${limit}`);
+  return `running turn ${t.turn}: ${t.modelCalls}${of(t.budget.maxModelCalls)} model calls · ${t.tokens}${of(t.budget.maxTokens)} tokens · ${t.toolCalls} tool calls · ${t.compactions} compactions`;
 }

@@ -19,6 +19,7 @@ import { ToolRegistry } from '../../src/tools/registry';
 import type { MessageEntry } from '../../src/context/types';
 import type { Store } from '../../src/store/connect';
 import { fakeReply, startFakeAnthropic, type FakeAnthropic, type FakeRequest } from '../../src/testing';
+import { toolChoiceIsNone } from '../../src/testing/fake-request-rules';
 import { testDatabases } from '../support/databases';
 import { freshDurableAgent, lastUserText } from '../support/durable-turn-helpers';
 import { testDeps } from '../support/keel-deps';
@@ -115,6 +116,36 @@ describe.each(testDatabases())('runAgentTask on $name', (database) => {
     fake.assertScriptConsumed();
     await store.close();
   });
+
+  it('stops a task at its budget: the report without tools is its reply, with the stop reason', () =>
+    withWorkers(store, async ({ keelQueue, start }) => {
+      const agentId = freshDurableAgent();
+      const seen = fake.requests.length;
+      // A task that would look words up for ever: the budget ends it, and its last call may not call a tool.
+      fake.respondWith((request) =>
+        toolChoiceIsNone(request.body)
+          ? fakeReply.text('report: two words looked up, more to go')
+          : fakeReply.toolUse([
+              { id: `toolu_w${request.index}`, name: 'lookup', input: { word: `w${request.index}` } },
+            ]),
+      );
+      const [result] = await (
+        await start([
+          { agentId, text: 'Look up every word you can', taskQueue: keelQueue, budget: { maxModelCalls: 3 } },
+        ])
+      ).result();
+
+      expect(result!.reply).toBe('report: two words looked up, more to go');
+      expect(result!.stopReason).toMatchObject({
+        kind: 'budget',
+        limit: 'modelCalls',
+        modelCalls: 3,
+        maxModelCalls: 3,
+      });
+      expect(result!.toolCalls.map((t) => t.name)).toEqual(['lookup', 'lookup']);
+      const requests = fake.requests.slice(seen);
+      expect(requests.map((r) => toolChoiceIsNone(r.body))).toEqual([false, false, true]);
+    }));
 
   it('fans three tasks out with Promise.all and gathers their replies and usage, each with its prompt mode and tools', () =>
     withWorkers(store, async ({ client, keelQueue, start }) => {

@@ -41,10 +41,12 @@ import {
   isFlushRequest,
   isSummarizerRequest,
   lastUserText,
+  routedResponder,
   seedConversation,
   waitIdle,
 } from '../support/durable-turn-helpers';
 import { goodSummarizer } from '../compaction-workflow/support';
+import { reportReader, reportTask, reportTools } from '../support/report-parts';
 import { PARENT_PROMPT, isChildRequest, lookupTools, subagentResponder } from '../subagents/subagent-script';
 import { createSessionSignals } from '../../src/client/session-signals';
 import { steerSubagent } from '../../src/subagents/control';
@@ -352,6 +354,35 @@ const scenarios: Record<string, Scenario> = {
       // The oldest run: it ended by continue-as-new with requests still queued.
       await save(client.temporal, workflowId, 'session-queue-continue-as-new', runs[runs.length - 1]);
     });
+  },
+
+  async longTurnHandedOn(ctx) {
+    const { fake } = ctx;
+    // A 40-round turn in a 12,000-token window: it compacts inside the turn and hands itself on
+    // every 15 rounds; the first run (mid-turn) and the last (the turn's end) are both kept.
+    await withWorker(
+      ctx,
+      {
+        deps: {
+          tools: reportTools([], 6),
+          config: { contextWindowTokens: 12_000, reserveTokens: 2_000, reserveTokensFloor: 0 },
+        },
+        tuning: { maxRoundsPerRun: 15 },
+      },
+      async (client) => {
+        const key = 'agent:replay:long';
+        fake.respondWith(routedResponder(reportReader));
+        await client.sendMessage(key, reportTask(40));
+        // A second turn that stops at its budget: the last call without tools, and its report.
+        await client.sendMessage(key, reportTask(40).replace('quarterly', 'annual'), { budget: { maxModelCalls: 4 } });
+        const { workflowId } = client.identify(key);
+        const runs: string[] = [];
+        for await (const e of client.temporal.workflow.list({ query: `WorkflowId = "${workflowId}"` }))
+          runs.push(e.runId);
+        await save(client.temporal, workflowId, 'session-long-turn-handed-on', runs[runs.length - 1]);
+        await save(client.temporal, workflowId, 'session-long-turn-budget-stop', runs[0]);
+      },
+    );
   },
 
   async idleClose(ctx) {

@@ -9,6 +9,7 @@ import { testDatabases } from '../support/databases';
 import { fakePromptTokens, fakeReply, type FakeRequest } from '../../src/testing';
 import { toolChoiceIsNone } from '../../src/testing/fake-request-rules';
 import { integrationSuite } from '../support/integration';
+import { waitUntil } from '../support/wait-until';
 import {
   freshDurableAgent,
   isFlushRequest,
@@ -148,7 +149,16 @@ describe.each(testDatabases())('run budgets on $name', (database) => {
     await suite.withWorker(db.store, { tools: reportTools(calls), config: windowConfig }, async ({ client, fake }) => {
       fake.respondWith(routedResponder(reportReader));
       const key = `agent:${freshDurableAgent()}:main`;
-      const stopped = await client.sendMessage(key, reportTask(50), { budget: { maxTokens: 20_000 } });
+      const sending = client.sendMessage(key, reportTask(50), { budget: { maxTokens: 20_000 } });
+      // While it runs, status shows the turn's calls and tokens against its budget.
+      let running: Awaited<ReturnType<typeof client.getStatus>>['runningTurn'];
+      while (!running || running.modelCalls < 3)
+        running = (await client.getStatus(key).catch(() => undefined))?.runningTurn;
+      expect(running.budget).toEqual({ maxModelCalls: 1_000, maxTokens: 20_000 });
+      expect(running.tokens).toBeGreaterThan(0);
+      expect(running.toolCalls).toBeGreaterThanOrEqual(2);
+      const stopped = await sending;
+      expect((await client.getStatus(key)).runningTurn).toBeUndefined();
       expect(stopped.stopReason?.limit).toBe('tokens');
       expect(stopped.stopReason!.tokens).toBeGreaterThanOrEqual(20_000);
       expect(stopped.stopReason!.maxTokens).toBe(20_000);
@@ -173,6 +183,54 @@ describe.each(testDatabases())('run budgets on $name', (database) => {
       expect((error as ApplicationFailure).message).toMatch(/compacting freed nothing.*KEEL_CONTEXT_WINDOW/);
       // The model was asked once and refused it; nothing was sent again and again.
       expect(fake.overflowed.length).toBeLessThanOrEqual(2);
+    });
+  }, 300_000);
+
+  it('a subagent stops at the budget its spawn set, and its announcement tells the parent why', async () => {
+    await suite.withWorker(db.store, { tools: reportTools(), config: windowConfig }, async ({ client, fake }) => {
+      const from = fake.requests.length;
+      const isParent = (r: FakeRequest) => JSON.stringify(r.body.messages?.[0] ?? '').includes('Delegate the report');
+      fake.respondWith(
+        routedResponder((r) => {
+          if (!isParent(r)) return reportReader(r);
+          const text = JSON.stringify(r.body.messages ?? []);
+          if (text.includes('Full transcript: sessions_history')) return fakeReply.text('noted');
+          if ((r.body.messages?.length ?? 0) > 1) return fakeReply.text('spawned');
+          return fakeReply.toolUse([
+            {
+              id: 'toolu_spawn_report',
+              name: 'sessions_spawn',
+              input: { task: reportTask(10), budget: { maxModelCalls: 3 } },
+            },
+          ]);
+        }),
+      );
+      const key = `agent:${freshDurableAgent()}:main`;
+      expect((await client.sendMessage(key, 'Delegate the report to a subagent')).reply).toBe('spawned');
+      // The child ran three calls, the last without tools, and the parent heard the stop reason.
+      const announcedTo = () =>
+        fake.requests
+          .slice(from)
+          .find(
+            (r) => isParent(r) && JSON.stringify(r.body.messages ?? []).includes('Full transcript: sessions_history'),
+          );
+      const announced = await waitUntil(
+        'the parent to hear the announcement',
+        async () => announcedTo(),
+        120_000,
+      ).catch((err: unknown) => {
+        const seen = fake.requests
+          .slice(from)
+          .map((r) => `${isParent(r) ? 'parent' : 'child'} ${JSON.stringify(r.body.messages).slice(-160)}`);
+        throw new Error(`${String(err)}; requests:\n${seen.join('\n')}`);
+      });
+      const heard = JSON.stringify(announced.body.messages);
+      expect(heard).toContain('Stopped at part 2 of 10');
+      expect(heard).toContain('stopped at its step limit: 3 of 3 model calls');
+      const child = fake.requests
+        .slice(from)
+        .filter((r) => !isParent(r) && !isSummarizerRequest(r) && !isFlushRequest(r));
+      expect(child.map((r) => toolChoiceIsNone(r.body))).toEqual([false, false, true]);
     });
   }, 300_000);
 });

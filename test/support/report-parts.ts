@@ -50,26 +50,32 @@ export function reportTools(calls: Array<{ key: string; part: number }> = [], se
   return registry;
 }
 
-/** The last report part the request carries, as "part N of M" from the newest tool result (Anthropic or OpenAI shape). */
+/**
+ * The last report part the request carries, as "part N of M" from the newest tool result (Anthropic
+ * or OpenAI shape), since the newest task: a new task starts from its first part, while "continue"
+ * goes on from the parts before it.
+ */
 export function lastPartSeen(request: FakeRequest): { part: number; of: number } | undefined {
   const messages = request.body.messages ?? [];
   for (let i = messages.length - 1; i >= 0; i--) {
     const m = messages[i]!;
-    const results =
-      m.role === 'tool'
-        ? [m.content]
-        : Array.isArray(m.content)
-          ? (m.content as Array<{ type: string; content?: unknown }>).filter((b) => b.type === 'tool_result')
-          : [];
+    const blocks = Array.isArray(m.content) ? (m.content as Array<{ type: string; text?: string }>) : [];
+    const results = m.role === 'tool' ? [m.content] : blocks.filter((b) => b.type === 'tool_result');
     const found = [...JSON.stringify(results).matchAll(/Report part (\d+) of (\d+)\./g)].pop();
     if (found) return { part: Number(found[1]), of: Number(found[2]) };
+    const text =
+      typeof m.content === 'string' ? m.content : blocks.map((b) => (b.type === 'text' ? b.text : '')).join('');
+    if (m.role === 'user' && results.length === 0 && TASK.test(text) && !text.includes('<summary>')) return undefined;
   }
   return undefined;
 }
 
+/** A task message names its part count. */
+const TASK = /all (\d+) parts/;
+
 /** The number of parts the task asks for, from the task as the request carries it (the message, or a summary's copy). */
 function partsAsked(request: FakeRequest): number {
-  const found = /all (\d+) parts/.exec(JSON.stringify(request.body.messages ?? []));
+  const found = [...JSON.stringify(request.body.messages ?? []).matchAll(/all (\d+) parts/g)].pop();
   if (!found) throw new Error(`request #${request.index} carries no report task: the task was lost`);
   return Number(found[1]);
 }

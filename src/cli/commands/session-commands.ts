@@ -1,3 +1,4 @@
+import { runningTurnLine } from '../../turn/run-budget';
 import type { Command } from 'commander';
 import { loadKeelSettings } from '../../config/agent-config';
 import { connectClient, UsageError } from '../connect';
@@ -58,6 +59,7 @@ export function registerSessionCommands(program: Command, ctx: CliContext): void
           if (status.promptCache) say(promptCacheLine(status.promptCache));
           if (status.spawnAdvice) say(`spawn policy: ${status.spawnAdvice.level} · ${status.spawnAdvice.instruction}`);
           if (status.autoCompaction) say(autoCompactionLine(key, status.autoCompaction));
+          if (status.runningTurn) say(runningTurnLine(status.runningTurn));
           for (const a of status.pendingApprovals ?? [])
             say(`waiting for approval: ${a.toolName} ${a.approvalId} (until ${a.deadline}; keel approve/deny <id>)`);
           if (compactionBilling) say(compactionBilling);
