@@ -1,4 +1,4 @@
-import { Context, log } from '@temporalio/activity';
+import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { classifyDbError } from '../../src/store/db-errors';
 import { heldDetails } from './held-details';
@@ -15,7 +15,7 @@ export interface OutageWaitOptions {
 }
 
 /** What the wait needs of the activity's context (a test passes its own). */
-export type WaitingContext = Pick<Context, 'heartbeat' | 'sleep'> & {
+export interface WaitingContext {
   readonly info: Pick<
     Context['info'],
     | 'isLocal'
@@ -25,7 +25,11 @@ export type WaitingContext = Pick<Context, 'heartbeat' | 'sleep'> & {
     | 'scheduledTimestampMs'
     | 'scheduleToCloseTimeoutMs'
   >;
-};
+  readonly log: Pick<Context['log'], 'info'>;
+  heartbeat(details?: unknown): void;
+  /** Rejects when the activity is cancelled. */
+  sleep(ms: number): Promise<void>;
+}
 
 /**
  * Wraps every activity so a transient database error (connection refused or lost) is waited out
@@ -52,7 +56,7 @@ export function withOutageWait<T extends Record<string, AnyActivity>>(
           const ctx = context();
           const waitUntil = Math.min(started + opts.maxWaitMs, attemptDeadline(ctx.info));
           if (!(await waitForDatabase(ctx, opts, waitUntil))) throw err;
-          log.info('database back; the activity runs again in the same attempt', {
+          ctx.log.info('database back; the activity runs again in the same attempt', {
             activity: name,
             waitedMs: Date.now() - started,
           });

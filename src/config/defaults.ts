@@ -222,6 +222,12 @@ export const DEFAULTS = {
    * loop blocked this long is a bug of its own).
    */
   toolHeartbeatTimeoutMs: 5_000,
+  /**
+   * A session's next workflow task waits this long for the worker that cached it before any worker
+   * takes it (replaying its history): a killed worker's turns go on after this (Keel: the SDK's 10 s
+   * made a killed worker cost 15 s more than its heartbeat timeout; a busy worker polls well within it).
+   */
+  stickyQueueScheduleToStartTimeoutMs: 3_000,
   /** The longest timeout a tool may have (Keel: a day; also the tool activity's start-to-close backstop). */
   toolTimeoutMaxMs: 24 * 60 * 60_000,
   /**
