@@ -86,12 +86,19 @@ export function createToolActivities(allDeps: ActivityDeps) {
   /**
    * The error result of a call whose activity failed for good (its worker lost again and again, its
    * result unstorable): the call is answered, so the transcript stays paired. A result an attempt
-   * stored first stays.
+   * stored first stays; an output this worker still holds is stored as it is.
    */
   async function storeToolFailure(input: StoreToolFailureInput): Promise<RunToolResult> {
     const deps = depsForAgent(allDeps, input.agentId);
     const done = await storedToolResult(deps, input);
     if (done) return done;
+    // The tool ran on this worker and only its writes failed: its real output, not an error.
+    const held = outputHold.take(input.resultEntryId);
+    if (held) {
+      const stored = await storeToolResult(deps, input, held.toolName, held.output);
+      outputHold.release(input.resultEntryId);
+      return stored;
+    }
     const call = await loadToolCall(deps, input);
     const name = call?.name ?? 'unknown';
     return storeToolResult(deps, input, name, errorOutput(`tool "${name}" did not finish: ${input.error}`));
