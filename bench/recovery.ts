@@ -66,13 +66,19 @@ export interface RecoveryResult {
   readonly meetsTargets: boolean;
 }
 
-export async function run(opts: { rounds?: number; quick?: boolean } = {}): Promise<RecoveryResult> {
+/** Without a PostgreSQL server there is nothing to take away: the bench says so and measures nothing. */
+export interface RecoverySkipped {
+  readonly skipped: string;
+}
+
+export async function run(opts: { rounds?: number; quick?: boolean } = {}): Promise<RecoveryResult | RecoverySkipped> {
   const rounds = opts.rounds ?? (Number(process.env.BENCH_RECOVERY_ROUNDS) || (opts.quick ? 2 : 4));
   const url = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL;
   if (!url)
-    throw new Error(
-      'recovery needs a PostgreSQL server to take away: set BENCH_DATABASE_URL (PGlite lives inside the worker)',
-    );
+    return {
+      skipped:
+        'recovery needs a PostgreSQL server to take away: set BENCH_DATABASE_URL (PGlite lives inside the worker)',
+    };
   log('recovery: starting a Temporal dev server, the fake model, a proxied schema and two workers…');
   const [env, fake] = await Promise.all([startTemporalTestEnv(), startFakeAnthropic()]);
   const schemaUrl = new URL(await freshSchemaUrl(url));
@@ -211,7 +217,8 @@ async function dropSchema(url: string, schemaUrl: URL): Promise<void> {
   }
 }
 
-export function ratioLines(r: RecoveryResult): string[] {
+export function ratioLines(r: RecoveryResult | RecoverySkipped): string[] {
+  if ('skipped' in r) return [r.skipped];
   return [
     `quiet turn p50/p99: ${r.quiet.p50}/${r.quiet.p99} ms (tool heartbeat ${r.toolHeartbeatTimeoutMs / 1000} s; with 60 s: ${r.quietOldHeartbeat.p50}/${r.quietOldHeartbeat.p99} ms)`,
     `turn with its worker killed p99: ${r.workerKill.p99} ms; kill → reply p99 ${r.killToReply.p99} ms (target ≤ ${r.killResumeTargetMs}: quiet p99 + heartbeat + sticky + retry)`,
