@@ -5,28 +5,43 @@ import { createCompactionActivities } from './compaction-activities';
 import { createMemoryActivities } from './memory-activities';
 import { createMaintenanceActivities } from './maintenance-activities';
 import { withDataErrors } from './parts/data-errors';
+import { withOutageWait } from './parts/outage-wait';
+import { databaseAnswers } from '../src/store/database-answers';
+import { DEFAULTS } from '../src/config/defaults';
 import { withAllowedAgents } from './parts/allowed-agents';
 import { withBuiltinTools } from './parts/builtin-tools';
 import { createSubagentActivities } from './subagent-activities';
 import { createApprovalActivities } from './approval-activities';
 import { ReceivedReplies } from './parts/received-replies';
 
-/** Every activity the Keel worker registers, bound to its dependencies; data errors never retry; other agents than `allowedAgents` are refused. */
+/**
+ * Every activity the Keel worker registers, bound to its dependencies; a database outage is waited
+ * out inside the attempt; data errors never retry; other agents than `allowedAgents` are refused.
+ */
 export function createActivities(appDeps: ActivityDeps) {
   // Every agent also has the built-in tools (memory_search) next to the application's.
   const deps = withBuiltinTools(appDeps);
   // One memo of received replies per worker: every model call's retry on this worker reuses its reply.
   const replies = new ReceivedReplies();
   return withAllowedAgents(
-    withDataErrors({
-      ...createTurnActivities(deps, replies),
-      ...createToolActivities(deps),
-      ...createCompactionActivities(deps, replies),
-      ...createMemoryActivities(deps, replies),
-      ...createMaintenanceActivities(deps),
-      ...createSubagentActivities(deps),
-      ...createApprovalActivities(deps),
-    }),
+    withDataErrors(
+      withOutageWait(
+        {
+          ...createTurnActivities(deps, replies),
+          ...createToolActivities(deps),
+          ...createCompactionActivities(deps, replies),
+          ...createMemoryActivities(deps, replies),
+          ...createMaintenanceActivities(deps),
+          ...createSubagentActivities(deps),
+          ...createApprovalActivities(deps),
+        },
+        {
+          databaseAnswers: () => databaseAnswers(appDeps.db, DEFAULTS.databaseProbeTimeoutMs),
+          probeIntervalMs: DEFAULTS.outageProbeIntervalMs,
+          maxWaitMs: DEFAULTS.outageWaitMs,
+        },
+      ),
+    ),
     appDeps.config.allowedAgents,
   );
 }

@@ -8,6 +8,7 @@ import { toolRunPolicy } from '../src/tools/tool-run-policy';
 import { runToolCall } from './parts/run-tool-call';
 import { startHeartbeat } from './parts/heartbeat';
 import { publishToolNotice } from '../src/streaming/reply-publisher';
+import { RanToolOutputs, toolOutputHold, type HeldToolOutput } from './parts/held-tool-output';
 
 export interface RunToolInput {
   readonly agentId: string;
@@ -44,16 +45,21 @@ export interface StoreToolFailureInput extends RunToolInput {
 
 /** Runs one registered tool for one tool call and stores its result entry, once. */
 export function createToolActivities(allDeps: ActivityDeps) {
+  // One memo per worker of outputs run and not stored yet.
+  const outputHold = toolOutputHold(new RanToolOutputs(), allDeps.config.encryptionKeys !== undefined);
+
+  /**
+   * Runs the call's tool once and stores its result. The output is held until stored, so an attempt
+   * that could not store it (the database away) leaves it to the next, which stores it without
+   * running the tool again.
+   */
   async function runTool(input: RunToolInput): Promise<RunToolResult> {
     const deps = depsForAgent(allDeps, input.agentId);
     const done = await storedToolResult(deps, input);
     if (done) return done;
-    const call = await loadToolCall(deps, input);
-    const output = call
-      ? await execute(call, input)
-      : errorOutput(`tool call ${input.toolCallId} not found in entry ${input.assistantEntryId}`);
-    const name = call?.name ?? 'unknown';
+    const { toolName: name, output } = outputHold.take(input.resultEntryId) ?? (await runOnce(input));
     const stored = await storeToolResult(deps, input, name, output);
+    outputHold.release(input.resultEntryId);
     if (input.requestId !== undefined) {
       await publishToolNotice(
         deps.db,
@@ -65,15 +71,34 @@ export function createToolActivities(allDeps: ActivityDeps) {
     return stored;
   }
 
+  /** Loads the call, runs its tool and holds the output until it is stored. */
+  async function runOnce(input: RunToolInput): Promise<HeldToolOutput> {
+    const call = await loadToolCall(depsForAgent(allDeps, input.agentId), input);
+    const ran = call
+      ? await execute(call, input)
+      : errorOutput(`tool call ${input.toolCallId} not found in entry ${input.assistantEntryId}`);
+    const toolName = call?.name ?? 'unknown';
+    const held = { resultEntryId: input.resultEntryId, toolName, output: storableOutput(toolName, ran) };
+    outputHold.hold(held);
+    return held;
+  }
+
   /**
    * The error result of a call whose activity failed for good (its worker lost again and again, its
    * result unstorable): the call is answered, so the transcript stays paired. A result an attempt
-   * stored first stays.
+   * stored first stays; an output this worker still holds is stored as it is.
    */
   async function storeToolFailure(input: StoreToolFailureInput): Promise<RunToolResult> {
     const deps = depsForAgent(allDeps, input.agentId);
     const done = await storedToolResult(deps, input);
     if (done) return done;
+    // The tool ran on this worker and only its writes failed: its real output, not an error.
+    const held = outputHold.take(input.resultEntryId);
+    if (held) {
+      const stored = await storeToolResult(deps, input, held.toolName, held.output);
+      outputHold.release(input.resultEntryId);
+      return stored;
+    }
     const call = await loadToolCall(deps, input);
     const name = call?.name ?? 'unknown';
     return storeToolResult(deps, input, name, errorOutput(`tool "${name}" did not finish: ${input.error}`));
@@ -135,4 +160,15 @@ export function createToolActivities(allDeps: ActivityDeps) {
   }
 
   return { runTool, storeToolFailure };
+}
+
+/** The output, or the error result the model reads when it cannot be stored as JSON (a BigInt, a cycle): a tool's fault, not a retry's. */
+function storableOutput(toolName: string, output: ToolOutput): ToolOutput {
+  try {
+    JSON.stringify(output);
+    return output;
+  } catch (err) {
+    const why = err instanceof Error ? err.message : String(err);
+    return errorOutput(`tool "${toolName}" returned a result that cannot be stored: ${why}`);
+  }
 }

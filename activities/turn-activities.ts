@@ -25,7 +25,7 @@ import type { AgentTaskScope, ResolvedRunBudget, RunBudget, SessionCarriedState,
 import { resolveRunBudget } from '../src/turn/run-budget';
 import { claimAnnounce } from '../src/store/subagent-runs-repo';
 import { publishSessionEvent } from '../src/streaming/session-events-channel';
-import { orphanedChildren, subagentTaskText } from './parts/subagent-runs';
+import { cancelOwnWorkflow, orphanedChildren, subagentTaskText } from './parts/subagent-runs';
 import { logRedactions } from './parts/model-call-report';
 import { createModelCall, type CallModelInput, type ModelCallOutcome, type TurnFinish } from './parts/model-call';
 import { readTurnContext, turnContext, type TurnContext } from './parts/turn-context';
@@ -220,7 +220,9 @@ export function createTurnActivities(allDeps: ActivityDeps, replies = new Receiv
 
   /** The message the turn stores (a subagent's task is read from its run) and the reset command it carries, if any. */
   async function userText(input: BeginTurnInput): Promise<{ text: string; reset: boolean }> {
-    const message = input.subagentTask ? await subagentTaskText(db, input.agentId, input.sessionKey) : input.text;
+    const message = input.subagentTask
+      ? await subagentTaskText(db, input.agentId, input.sessionKey, () => cancelOwnWorkflow(allDeps))
+      : input.text;
     const reset = parseResetCommand(message);
     return { text: reset ? (reset.remainder ?? '') : message, reset: reset !== undefined };
   }

@@ -45,6 +45,8 @@ export async function createKeelWorker(opts: KeelWorkerOptions): Promise<Worker>
     }),
     // Sessions stay sticky between turns (no replay per turn) up to this many; deliberate, not the SDK's memory-based guess.
     maxCachedWorkflows: opts.deps.config.maxCachedWorkflows,
+    // A killed worker's sessions go to another worker after this, not the SDK's 10 s.
+    stickyQueueScheduleToStartTimeout: DEFAULTS.stickyQueueScheduleToStartTimeoutMs,
     // Every activity log line names the agent and session it works for.
     interceptors: { activity: [sessionLogAttributes] },
     // The `turn` line and the turn histogram, from the workflows' step timings (never on replay).

@@ -43,3 +43,27 @@ function outOfTime(err: Error): boolean {
   }
   return false;
 }
+
+/**
+ * Why a tool's activity failed for good, in words for the model: what happened and that the tool
+ * may have run, never the infrastructure's own error text (an address, a connection string), which
+ * the workflow's log keeps for the operator.
+ */
+export function toolFailureText(err: Error): string {
+  for (let e: unknown = err; e instanceof Error; e = e.cause) {
+    if (e instanceof TimeoutFailure) {
+      const kind = (e.timeoutType ?? 'unknown').toLowerCase().replace(/_/g, '-');
+      return `its worker stopped answering (${kind} timeout) on every attempt; it may have run, so check its effect before calling it again`;
+    }
+  }
+  const rejected = failureType(err, '') === FailureTypes.DataError;
+  return rejected
+    ? `the database rejected its result (${innermost(err).message}); it ran, so check its effect before calling it again`
+    : 'it could not be run or its result could not be stored; it may have run, so check its effect before calling it again';
+}
+
+function innermost(err: Error): Error {
+  let inner = err;
+  while (inner.cause instanceof Error) inner = inner.cause;
+  return inner;
+}

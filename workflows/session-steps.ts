@@ -33,7 +33,7 @@ import {
 import { DEFAULTS } from '../src/config/defaults';
 import { NO_USAGE } from '../src/turn/token-usage';
 import type { SessionState } from './session-state';
-import { describeFailure } from './describe-failure';
+import { describeFailure, toolFailureText } from './describe-failure';
 import { sessionWorkflowId } from '../src/sessions/session-key';
 import { KeelAgentId, KeelParentSessionKey, KeelSessionKey } from '../src/temporal/search-attributes';
 import { TurnTiming } from './turn-timing';
@@ -100,10 +100,12 @@ export class SessionSteps {
     // A tool's errors, retries and timeout are settled inside the activity (its result says how), so
     // Temporal retries only a lost worker or a failed write, with the call's stable idempotency key.
     // Start-to-close is a backstop: a stuck or lost worker stops heartbeating long before it.
+    // A database outage is waited out inside an attempt (`withOutageWait`), as long as a model call's
+    // budget; the attempts are for lost workers, retried within seconds of a worker's return.
     this.tools = wf.proxyActivities<ToolActivities>({
       startToCloseTimeout: DEFAULTS.toolTimeoutMaxMs,
-      heartbeatTimeout: tuning.toolHeartbeatTimeoutMs ?? 60_000,
-      retry: { initialInterval: '1s', maximumInterval: '30s', maximumAttempts: 3 },
+      heartbeatTimeout: tuning.toolHeartbeatTimeoutMs ?? DEFAULTS.toolHeartbeatTimeoutMs,
+      retry: { initialInterval: '1s', maximumInterval: '5s', maximumAttempts: 3 },
     });
     // An announce must reach the parent: retried while Temporal is away, for a day.
     this.announcer = wf.proxyActivities<SubagentActivities>({
@@ -372,14 +374,18 @@ export class SessionSteps {
   /**
    * One tool call; returns its result entry. A tool's own failures come back as error results; an
    * activity that failed for good (its worker lost on every attempt) is answered with one too, so the
-   * model reads why and the transcript stays paired.
+   * model reads that it may have run (never the infrastructure's error) and the transcript stays paired.
    */
   private async runTool(input: RunToolInput): Promise<RunToolResult> {
     try {
       return await this.tools.runTool(input);
     } catch (err) {
       if (!(err instanceof wf.ActivityFailure) || wf.isCancellation(err)) throw err;
-      return await localActivities.storeToolFailure({ ...input, error: describeFailure(err) });
+      wf.log.warn('tool activity failed for good; its call is answered with an error', {
+        toolCallId: input.toolCallId,
+        error: describeFailure(err),
+      });
+      return await localActivities.storeToolFailure({ ...input, error: toolFailureText(err) });
     }
   }
 

@@ -3,6 +3,7 @@ import { DEFAULTS } from '../../src/config/defaults';
 import type { ModelResponse } from '../../src/model/model-client';
 import { isToolCallBlock } from '../../src/context/types';
 import type { ReceivedReplies } from './received-replies';
+import { holdInHeartbeat } from './held-details';
 
 /**
  * A model reply received but not stored yet, kept in the activity's heartbeat details. When a later
@@ -25,7 +26,7 @@ type HoldingContext = Pick<Context, 'heartbeat' | 'log'> & { readonly info: Pick
 function takeHeldReply(entryId: string, ctx: HoldingContext): ModelResponse | undefined {
   const held = ctx.info.heartbeatDetails as Partial<HeldReply> | undefined;
   if (!held || held.entryId !== entryId || !held.reply || !Array.isArray(held.reply.content)) return undefined;
-  ctx.heartbeat(held);
+  holdInHeartbeat(ctx, held);
   return held.reply;
 }
 
@@ -49,7 +50,7 @@ function holdReply(entryId: string, reply: ModelResponse, payloadsEncrypted: boo
     });
     return false;
   }
-  ctx.heartbeat(held);
+  holdInHeartbeat(ctx, held);
   return true;
 }
 

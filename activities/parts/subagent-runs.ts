@@ -1,6 +1,8 @@
 /** What a session's own turns need to know about subagents: a child's task, and the children a reset leaves behind. */
 import type { Kysely } from 'kysely';
+import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
+import type { ActivityDeps } from '../../src/runtime/deps';
 import type { Database } from '../../src/store/schema';
 import { parseSessionKey } from '../../src/sessions/session-key';
 import { FailureTypes } from '../../src/protocol';
@@ -25,15 +27,39 @@ export async function nextSpawnDepth(db: Kysely<Database>, agentId: string, sess
   return ((await runOfChildSession(db, agentId, sessionKey))?.depth ?? 1) + 1;
 }
 
-/** The first message of a spawned child: its stored task (with attachments). */
-export async function subagentTaskText(db: Kysely<Database>, agentId: string, sessionKey: string): Promise<string> {
+/**
+ * The first message of a spawned child: its stored task (with attachments). A run killed before its
+ * workflow ran (`killSubagent`) is not started: `cancelOwnRun` asks Temporal to cancel the child's
+ * workflow, which announces the kill, and this attempt fails (retryable) until the cancel lands.
+ */
+export async function subagentTaskText(
+  db: Kysely<Database>,
+  agentId: string,
+  sessionKey: string,
+  cancelOwnRun: () => Promise<unknown>,
+): Promise<string> {
   const run = subagentIdOf(sessionKey) ? await runOfChildSession(db, agentId, sessionKey) : undefined;
   if (!run)
     throw ApplicationFailure.nonRetryable(
       `no subagent run for ${sessionKey}: its spawn was not recorded`,
       FailureTypes.InvalidInput,
     );
+  if (run.status === 'killed') {
+    await cancelOwnRun();
+    throw new Error(`subagent ${run.id} was killed before it started; its workflow is being cancelled`);
+  }
   return run.task;
+}
+
+/** Asks Temporal to cancel the workflow this activity runs for (a child killed before it started). */
+export async function cancelOwnWorkflow(deps: Pick<ActivityDeps, 'sessions'>): Promise<void> {
+  const workflowId = Context.current().info.workflowExecution?.workflowId;
+  if (!deps.sessions || !workflowId)
+    throw ApplicationFailure.nonRetryable(
+      'this worker has no Temporal client to cancel a killed subagent (ActivityDeps.sessions)',
+      FailureTypes.InvalidInput,
+    );
+  await deps.sessions.cancel(workflowId);
 }
 
 /**

@@ -85,7 +85,7 @@ export function subagentTools(deps: ActivityDeps, sessions: SessionSignals | und
           if (!input.message) throw new ToolInputError('message: write the message to send');
           return steer(run, input.message, ctx);
         }
-        return (await killSubagent(requireSessions(), run)).message;
+        return (await killSubagent(deps.db, requireSessions(), run)).message;
       }),
   };
   return [spawn, send, history, manage] as unknown as ToolDefinition[];

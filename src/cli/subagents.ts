@@ -60,7 +60,7 @@ export async function subagentsKill(opts: {
   say?: Say;
 }): Promise<{ id: string; killed: boolean; message: string }> {
   const run = await existingRun(opts.db, opts.agentId, opts.id);
-  const result = await killSubagent(opts.sessions, run);
+  const result = await killSubagent(opts.db, opts.sessions, run);
   (opts.say ?? toStderr)(result.message, { subagentId: run.id });
   return { id: run.id, ...result };
 }

@@ -64,8 +64,10 @@ export function createSessionSignals(
     async cancel(workflowId) {
       try {
         await client.workflow.getHandle(workflowId).cancel();
+        return true;
       } catch (err) {
-        if (!(err instanceof WorkflowNotFoundError)) throw err;
+        if (err instanceof WorkflowNotFoundError) return false;
+        throw err;
       }
     },
   };

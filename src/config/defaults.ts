@@ -78,6 +78,13 @@ export const DEFAULTS = {
   databaseProbeIntervalMs: 5_000,
   /** A health probe that has not answered by then counts as down (Keel: well under the probe interval). */
   databaseProbeTimeoutMs: 2_000,
+  /**
+   * An activity that lost the database asks it this often and runs again as soon as it answers
+   * (Keel: turns resume within a second of the database's return, not at their next retry backoff).
+   */
+  outageProbeIntervalMs: 500,
+  /** An activity waits out a database outage this long per attempt, like a model call's retry budget (Keel). */
+  outageWaitMs: 30 * 60_000,
   /** Daily reset hour (OpenClaw: 04:00 local). */
   dailyResetHour: 4,
   /** Default model when none is configured. */
@@ -206,6 +213,8 @@ export const DEFAULTS = {
    * hundred replies, a few MB of a worker's heap).
    */
   receivedRepliesMaxBytes: 16 * 1024 * 1024,
+  /** Tool outputs run and not stored yet, kept in the worker's memory for a retry: this many bytes at most (Keel: as the replies' memo). */
+  ranToolOutputsMaxBytes: 16 * 1024 * 1024,
   /**
    * `keel dev`'s worker: in-flight activities get this long when the chat ends, since the chat has
    * cancelled its turn already and a person waits for the prompt back (Keel).
@@ -221,6 +230,18 @@ export const DEFAULTS = {
    * does not hold its session). A tool or an agent sets its own.
    */
   toolTimeoutMs: 5 * 60_000,
+  /**
+   * A tool activity heartbeats every second while its tool runs; one silent this long lost its
+   * worker and runs again elsewhere (Keel: a killed worker's call resumes within seconds; an event
+   * loop blocked this long is a bug of its own).
+   */
+  toolHeartbeatTimeoutMs: 5_000,
+  /**
+   * A session's next workflow task waits this long for the worker that cached it before any worker
+   * takes it (replaying its history): a killed worker's turns go on after this (Keel: the SDK's 10 s
+   * made a killed worker cost 15 s more than its heartbeat timeout; a busy worker polls well within it).
+   */
+  stickyQueueScheduleToStartTimeoutMs: 3_000,
   /** The longest timeout a tool may have (Keel: a day; also the tool activity's start-to-close backstop). */
   toolTimeoutMaxMs: 24 * 60 * 60_000,
   /**

@@ -51,8 +51,8 @@ export interface SessionSignals {
     request: SessionRequest,
     opts: { readonly startIfClosed: boolean },
   ): Promise<SteerAdmission>;
-  /** Asks a workflow to cancel; one that already closed is not an error. */
-  cancel(workflowId: string): Promise<void>;
+  /** Asks a workflow to cancel: true when a running workflow took the request, false when none runs (not started yet, or closed). */
+  cancel(workflowId: string): Promise<boolean>;
 }
 
 /** The deps an activity uses for `agentId` (see `ActivityDeps.forAgent`). */

@@ -11,6 +11,7 @@ import { unusableFolderError } from '../embedded/unusable-folder';
 import { claimPgliteFolder } from '../embedded/folder-owner';
 import { runningStack } from '../embedded/stack-state';
 import { migrateToLatest } from './migrations';
+import { databaseAnswers } from './database-answers';
 import type { Database } from './schema';
 import { DEFAULTS } from '../config/defaults';
 import { keyRingFor, type KeelConfig } from '../config/keel-config';
@@ -93,6 +94,10 @@ export async function openStore(target: StoreTarget, opts: OpenStoreOptions = {}
     pool.on('error', (err) =>
       log(`keel store: idle database connection lost (${err.message}); reconnecting on next use`),
     );
+    // A checked-out client whose socket fails between queries emits 'error' too, and the pool
+    // listens only while it is idle: without this the error kills the process (the next query on
+    // that client fails and the pool drops it).
+    pool.on('connect', (client) => client.on('error', () => undefined));
     db = new Kysely<Database>({ dialect: new CurrentSchemaPostgresDialect({ pool }), plugins });
   } else {
     if (!target.dataDir.startsWith('memory://')) {
@@ -144,7 +149,7 @@ export async function openStore(target: StoreTarget, opts: OpenStoreOptions = {}
     target,
     pglite: owned,
     ...(pgliteLock ? { pgliteLock } : {}),
-    healthy: (timeoutMs = DEFAULTS.databaseProbeTimeoutMs) => probe(db, timeoutMs),
+    healthy: (timeoutMs = DEFAULTS.databaseProbeTimeoutMs) => databaseAnswers(db, timeoutMs),
     close,
   };
 }
@@ -164,23 +169,6 @@ async function reachEmbedded(
         `(${err instanceof Error ? err.message : String(err)}); PGlite cannot be opened by a second process. Wait for it, or stop process ${owner.pid} and retry.`,
       { cause: err },
     );
-  }
-}
-
-async function probe(db: Kysely<Database>, timeoutMs: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const timedOut = new Promise<boolean>((resolve) => {
-    timer = setTimeout(() => resolve(false), timeoutMs);
-    timer.unref();
-  });
-  const answered = sql`select 1`.execute(db).then(
-    () => true,
-    () => false,
-  );
-  try {
-    return await Promise.race([answered, timedOut]);
-  } finally {
-    clearTimeout(timer);
   }
 }
 

@@ -117,6 +117,25 @@ export async function markSteered(
     .execute();
 }
 
+/**
+ * Ends a run killed before its workflow ran (`killSubagent`): `killed` unless it has ended already.
+ * True when this call ended it. Its child, should it start after all, reads the status and cancels itself.
+ */
+export async function markKilled(
+  db: Kysely<Database>,
+  run: Pick<SubagentRun, 'agent_id' | 'id'>,
+  now: string,
+): Promise<boolean> {
+  const updated = await db
+    .updateTable('subagent_runs')
+    .set({ status: 'killed', ended_at: now, updated_at: now })
+    .where('agent_id', '=', run.agent_id)
+    .where('id', '=', run.id)
+    .where('ended_at', 'is', null)
+    .executeTakeFirst();
+  return updated.numUpdatedRows > 0n;
+}
+
 /** Updates a run of its parent's agent (another agent's run is left alone); a result is stored redacted. */
 export async function updateSubagentRun(
   db: Kysely<Database>,

@@ -2,8 +2,16 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../store/schema';
 import type { SessionSignals } from '../runtime/deps';
-import { ENDED_STATUSES, markSteered, type SubagentRun, type SubagentStatus } from '../store/subagent-runs-repo';
+import {
+  ENDED_STATUSES,
+  markKilled,
+  markSteered,
+  type SubagentRun,
+  type SubagentStatus,
+} from '../store/subagent-runs-repo';
+import { sessionWorkflowId } from '../sessions/session-key';
 
+/** True once a run's status is final (done, failed, killed). */
 export function hasEnded(run: SubagentRun): boolean {
   return ENDED_STATUSES.includes(run.status as SubagentStatus);
 }
@@ -25,6 +33,10 @@ export async function steerSubagent(
     message: `subagent ${run.id} has ended (${why}); spawn a new one with sessions_spawn for more work`,
   });
   if (hasEnded(run)) return ended(run.status);
+  // Its parent records the workflow once the child runs: until then a steer could start the child
+  // without its task (or find nothing), and the run has not ended either.
+  if (!run.workflow_id)
+    return { sent: false, message: `subagent ${run.id} has not started yet; send the message again in a moment` };
   await markSteered(db, run, new Date().toISOString());
   const target = { agentId: run.child_agent_id ?? run.agent_id, sessionKey: run.child_session_key };
   // A `session` child that closed idle starts again; a `run` child's closed workflow is its end.
@@ -40,16 +52,29 @@ export async function steerSubagent(
   };
 }
 
-/** Cancels a subagent's workflow and its in-flight activities; the child announces `killed` to its parent. */
+/**
+ * Cancels a subagent's workflow and its in-flight activities; the child announces `killed` to its
+ * parent. The workflow's id follows from the child's session key, so a run is killed from the
+ * moment it exists: one whose workflow is not running yet is marked killed first, and a child that
+ * starts after that reads the mark and cancels itself before its task's first model call.
+ */
 export async function killSubagent(
+  db: Kysely<Database>,
   sessions: SessionSignals,
   run: SubagentRun,
 ): Promise<{ killed: boolean; message: string }> {
-  if (hasEnded(run) || !run.workflow_id)
-    return { killed: false, message: `subagent ${run.id} already ended (${run.status}); nothing to kill` };
-  await sessions.cancel(run.workflow_id);
-  return {
+  const already = { killed: false, message: `subagent ${run.id} already ended (${run.status}); nothing to kill` };
+  if (hasEnded(run)) return already;
+  const requested = {
     killed: true,
     message: `kill requested for subagent ${run.id}; ${run.parent_session_key} hears it as the subagent's outcome`,
   };
+  const workflowId = run.workflow_id ?? sessionWorkflowId(run.child_agent_id ?? run.agent_id, run.child_session_key);
+  if (await sessions.cancel(workflowId)) return requested;
+  if (!(await markKilled(db, run, new Date().toISOString()))) return already;
+  // A child that started between the first cancel and the mark is cancelled now; a later one reads the mark.
+  await sessions.cancel(workflowId);
+  if (run.workflow_id)
+    return { killed: true, message: `subagent ${run.id} had no running workflow (its session closed); marked killed` };
+  return requested;
 }

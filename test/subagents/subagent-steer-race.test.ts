@@ -5,6 +5,8 @@
  * first model call waits, while its last one does, right as that call answers, after it announced.
  * Each child must announce exactly once, with its task's answer and then each admitted steer's, in
  * order; a steer is refused only by a run that has ended, and a refused steer leaves no trace.
+ * And from the moment a run exists: a kill or a steer sent 0, 10, 50 or 200 ms after the spawn keeps
+ * what its reply promised (killed and announced so, taken and answered, or "not started yet").
  */
 import { integrationSuite } from '../support/integration';
 import { testDatabases } from '../support/databases';
@@ -14,7 +16,7 @@ import { prng } from '../fixtures/generate';
 import { allEntries } from '../support/store-readers';
 import { PARENT_PROMPT, isChildRequest, lookupTools, messageText, subagentResponder } from './subagent-script';
 import { announceTexts } from './announce-texts';
-import { steerSubagent } from '../../src/subagents/control';
+import { killSubagent, steerSubagent } from '../../src/subagents/control';
 import { createSessionSignals } from '../../src/client/session-signals';
 import { getSession } from '../../src/store/sessions-repo';
 import { getSubagentRun } from '../../src/store/subagent-runs-repo';
@@ -35,6 +37,15 @@ const MOMENTS = [
   'after it announced',
 ] as const;
 type Moment = (typeof MOMENTS)[number];
+
+/** Delays after a spawn at which the kill or steer is sent. */
+const SPAWN_EDGE_DELAYS_MS = [0, 10, 50, 200];
+/**
+ * Spawn-edge trials per database (a multiple of 8: each delay, kill and steer): 24 on the
+ * PostgreSQL server, 8 on PGlite; SUBAGENT_SPAWN_EDGE_TRIALS sets both.
+ */
+const spawnEdgeTrialsOn = (database: string): number =>
+  Number(process.env.SUBAGENT_SPAWN_EDGE_TRIALS ?? (database === 'postgres' ? 24 : 8));
 
 const suite = integrationSuite();
 
@@ -231,6 +242,109 @@ describe.each(testDatabases())('steers racing a subagent finish on $name', (data
         expect(outcomes['while its last model call waits']).toMatchObject({ refused: 0 });
         expect(outcomes['after it announced']).toMatchObject({ admitted: 0 });
         process.stdout.write(`steer races on ${database.name}: ${JSON.stringify(outcomes)}\n`);
+      }),
+    1_200_000,
+  );
+
+  it(
+    `keeps the promise of each kill and steer sent 0, 10, 50 and 200 ms after a spawn, over ${spawnEdgeTrialsOn(database.name)} seeded trials`,
+    () =>
+      suite.withWorker(db.store, { tools: lookupTools() }, async ({ client, fake, store, taskQueue }) => {
+        const random = prng(announcedSeed('SUBAGENT_SPAWN_EDGE_SEED', `spawn edges on ${database.name}`));
+        const signals = createSessionSignals(client.temporal.connection, 'default', taskQueue);
+        const base = subagentResponder({ cities: ['Oslo'] });
+        // The child's first model call waits until the kill or steer has its answer: it is in flight or not started.
+        let firstCall = new Hold();
+        fake.respondWith(async (r) => {
+          if (isChildRequest(r) && r.body.messages!.length === 1) await firstCall.reached();
+          return base(r);
+        });
+        const plan = SPAWN_EDGE_DELAYS_MS.flatMap((delayMs) =>
+          (['kill', 'steer'] as const).flatMap((action) =>
+            Array.from({ length: spawnEdgeTrialsOn(database.name) / 8 }, () => ({ delayMs, action })),
+          ),
+        ).sort(() => random() - 0.5);
+        const tally: Record<string, number> = {};
+
+        for (const [trial, { delayMs, action }] of plan.entries()) {
+          firstCall = new Hold();
+          const parent = `agent:main:spawn-edge-${database.name}-${trial}`;
+          const where = `trial ${trial} (${action} ${delayMs} ms after the spawn)`;
+          const turn = client.sendMessage(parent, PARENT_PROMPT);
+          turn.catch(() => undefined);
+          // The moment the run exists: the operator's listing shows it from here on.
+          const spawned = await waitUntil(
+            `${where}: the run`,
+            async () =>
+              store.db
+                .selectFrom('subagent_runs')
+                .select('id')
+                .where('parent_session_key', '=', parent)
+                .executeTakeFirst(),
+            60_000,
+            1,
+          );
+          await new Promise((r) => setTimeout(r, delayMs));
+          const run = (await getSubagentRun(store.db, 'main', spawned.id))!;
+          const steerText = `steer: edge-${trial}`;
+          const reply =
+            action === 'kill'
+              ? await within(`${where}: the kill`, killSubagent(store.db, signals, run))
+              : await within(
+                  `${where}: the steer`,
+                  steerSubagent(store.db, signals, run, steerText, `steer:edge:${trial}`),
+                );
+          const promised = 'killed' in reply ? reply.killed : reply.sent;
+          firstCall.release();
+          await within(`${where}: the parent's turn`, turn);
+          const announces = await waitUntil(`${where}: the announce`, async () => {
+            const texts = await announceTexts(store, parent);
+            return texts.length > 0 && texts;
+          });
+          await waitUntil(`${where}: the parent to answer the announce`, async () => {
+            const status = await client.getStatus(parent);
+            return status.queuedTurns === 0 && status.turnsCompleted === 2;
+          });
+          expect({ where, announces: announces.length }).toEqual({ where, announces: 1 });
+          const text = announces[0]!;
+          const ended = (await getSubagentRun(store.db, 'main', run.id))!;
+          const childWorkflow = client.temporal.workflow.getHandle(`keel-session/main/${run.child_session_key}`);
+          const closed = await waitUntil(`${where}: the child to close`, async () => {
+            const status = (await childWorkflow.describe()).status.name;
+            return status !== 'RUNNING' && status;
+          });
+          if (action === 'kill') {
+            // Nothing had ended: every kill is taken, announced as killed, and no reply is the child's answer.
+            expect({ where, reply }).toEqual({ where, reply: { killed: true, message: expect.any(String) } });
+            expect({ where, closed, status: ended.status, killed: text.includes('was killed') }).toEqual({
+              where,
+              closed: 'CANCELLED',
+              status: 'killed',
+              killed: true,
+            });
+            expect(text).not.toContain('has population');
+          } else if (promised) {
+            expect({ where, closed, status: ended.status }).toEqual({ where, closed: 'COMPLETED', status: 'done' });
+            const answer = text.indexOf('Oslo has population 400000.');
+            expect({ where, answer: answer >= 0, steer: text.indexOf(`Oslo steered: ${steerText}`) > answer }).toEqual({
+              where,
+              answer: true,
+              steer: true,
+            });
+          } else {
+            // Refused only as not started yet (retry), never as ended; it leaves no trace.
+            expect({ where, message: reply.message }).toEqual({
+              where,
+              message: expect.stringContaining('has not started yet'),
+            });
+            expect(text).toContain('Oslo has population 400000.');
+            expect(text).not.toContain(steerText);
+            expect(await childUserTexts(store, run.child_session_key)).not.toContain(steerText);
+          }
+          const key = `${action} at ${delayMs} ms: ${promised ? 'taken' : 'not started yet'}`;
+          tally[key] = (tally[key] ?? 0) + 1;
+        }
+        process.stdout.write(`spawn edges on ${database.name}: ${JSON.stringify(tally)}\n`);
       }),
     1_200_000,
   );

@@ -2,7 +2,8 @@
  * Every kind of model call survives a database outage that starts while the model answers, without
  * calling the model twice: a turn's reply with tool calls, its final reply, the memory flush's rounds
  * and the summarizer's calls. With payload encryption off, tool calls never enter Temporal's history
- * (the worker's memo of received replies holds them); with it on, the heartbeat hold does too.
+ * (the worker's memo of received replies holds them); with it on, the heartbeat hold does too. A
+ * tool that finishes while the database is away runs once, and the model reads its real output.
  * PostgreSQL only: the worker reaches it through a TCP proxy the test cuts.
  */
 import { randomBytes, createHash } from 'node:crypto';
@@ -33,6 +34,8 @@ const TURNS = 4;
 /** How long the database stays away once a write was refused: turns retry without limit, a summarizer chunk 3 times within seconds. */
 const HOLD_MS = { turn: 3_000, flush: 1_000, summarizer: 0 } as const;
 type CallKind = keyof typeof HOLD_MS;
+/** How long the database stays away once a tool's write was refused. */
+const TOOL_OUTAGE_MS = 6_000;
 
 /** What one model call is, so a repeated call is counted against the same name. */
 function logicalCall(request: FakeRequest): { kind: CallKind; name: string } {
@@ -160,6 +163,87 @@ describeOnPostgres(
           await store.close();
         }
       }, 300_000);
+
+      it('stores the output of a tool that finished while the database was away: the tool runs once, the model reads its output', async () => {
+        const { proxy, store } = await openBehindProxy();
+        const runLog: string[] = [];
+        let restored: Promise<void> = Promise.resolve();
+        const tools = new ToolRegistry().register({
+          name: 'slow_mark',
+          description: 'Marks an order, slowly',
+          input: z.object({ n: z.number() }),
+          // The database goes away while the tool runs: its output arrives, its write cannot land.
+          run: async ({ n }, ctx) => {
+            runLog.push(ctx.idempotencyKey);
+            proxy.cut();
+            const refusedAtCut = proxy.refused;
+            // Away longer than the three attempts the tool activity once had (about 3 s).
+            restored = waitUntil('a refused write', async () => proxy.refused > refusedAtCut || undefined, 60_000, 20)
+              .then(() => new Promise((r) => setTimeout(r, TOOL_OUTAGE_MS)))
+              .then(() => proxy.restore());
+            return `order ${n} marked (mark ${runLog.length})`;
+          },
+        });
+        try {
+          await suite.withWorker(store, { tools, config }, async ({ client, fake }) => {
+            fake.respondWith((request): FakeStep =>
+              endsWithToolResult(request)
+                ? fakeReply.text('marked')
+                : fakeReply.toolUse([{ id: 'toolu_mark', name: 'slow_mark', input: { n: 7 } }]),
+            );
+            const agent = freshDurableAgent();
+            const key = `agent:${agent}:main`;
+            const handle = client.temporal.workflow.getHandle(client.identify(key).workflowId);
+            const first = fake.requests.length;
+            const pending = client.sendMessage(key, 'mark order 7');
+            pending.catch(() => undefined);
+            try {
+              // While the database is away, the output waits in its activity: sealed in the heartbeat
+              // details with encryption on, only in the worker's memory with it off.
+              const waiting = await waitUntil(
+                'the tool activity waiting for the database',
+                async () =>
+                  proxy.refused > 0
+                    ? (await handle.describe()).raw.pendingActivities?.find((a) => a.activityType?.name === 'runTool')
+                    : undefined,
+                30_000,
+              );
+              const details = waiting.heartbeatDetails?.payloads ?? [];
+              for (const payload of details)
+                expect(Buffer.from(payload.data!).toString('latin1')).not.toContain('order 7 marked');
+              if (config.encryptionKeys) expect(details.length).toBeGreaterThan(0);
+              expect((await pending).reply).toBe('marked');
+              await restored;
+            } finally {
+              proxy.restore();
+            }
+
+            expect(runLog).toHaveLength(1);
+            const requests = fake.requests.slice(first);
+            expect(requests).toHaveLength(2);
+            expect(toolResultTexts(requests[1]!)).toEqual(['order 7 marked (mark 1)']);
+            // No infrastructure error reached the model.
+            expect(JSON.stringify(requests.map((r) => r.body.messages))).not.toMatch(
+              /ECONN|127\.0\.0\.1|did not finish/,
+            );
+            const session = await getSession(store.db, agent, key);
+            const results = (await allEntries(store.db, agent, session!.session_id)).filter(
+              (r) => r.type === 'message' && r.role === 'toolResult',
+            );
+            expect(results).toHaveLength(1);
+          });
+        } finally {
+          await store.close();
+        }
+      }, 120_000);
     });
   },
 );
+
+/** The tool results' texts a model request carries, in order. */
+function toolResultTexts(request: FakeRequest): string[] {
+  return (request.body.messages ?? [])
+    .flatMap((m: { content: unknown }) => (Array.isArray(m.content) ? m.content : []))
+    .filter((b: { type: string }) => b.type === 'tool_result')
+    .map((b: { content: Array<{ text: string }> }) => b.content.map((c) => c.text).join(''));
+}

@@ -196,13 +196,13 @@ describe.each(testDatabases())('tool failures reach the model, on $name', (datab
       });
     });
   });
-  it('answers a call whose activity failed on every attempt with an error result, so the turn goes on paired', async () => {
+  it('answers a call whose output cannot be stored with an error result naming why, running the tool once', async () => {
     let runs = 0;
     const tools = new ToolRegistry().register({
       name: 'count_rows',
       description: 'Counts rows',
       input: z.object({}),
-      // Details no JSON can hold: storing the result fails on every activity attempt.
+      // Details no JSON can hold: the tool's fault, which no retry of its activity would mend.
       run: async () => {
         runs++;
         return { content: [{ type: 'text', text: 'many rows' }], details: { rows: 10n } };
@@ -219,9 +219,8 @@ describe.each(testDatabases())('tool failures reach the model, on $name', (datab
 
       const [result] = toolResults(fake.requests[first + 1]!);
       expect(result).toMatchObject({ tool_use_id: 'toolu_count', is_error: true });
-      expect(result!.text).toMatch(/^tool "count_rows" did not finish: .*BigInt/);
-      // Temporal retried the activity (as it does for a lost worker), each attempt running the tool.
-      expect(runs).toBe(3);
+      expect(result!.text).toMatch(/^tool "count_rows" returned a result that cannot be stored: .*BigInt/);
+      expect(runs).toBe(1);
       expect(await transcript(store, agent, key)).toEqual({
         roles: ['user', 'assistant', 'toolResult', 'assistant'],
         pairingFindings: [],
