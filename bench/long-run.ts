@@ -72,7 +72,10 @@ async function oneRun(
     const key = `agent:${agent}:main`;
     const from = fake.requests.length;
     const started = performance.now();
-    const result = await keelClient(env, taskQueue).sendMessage(key, reportTask(rounds));
+    // The default step limit would stop a 1,000-part read just short: the run's budget fits the task.
+    const result = await keelClient(env, taskQueue).sendMessage(key, reportTask(rounds), {
+      budget: { maxModelCalls: rounds + 10 },
+    });
     const seconds = (performance.now() - started) / 1000;
     if (result.reply !== `Done: all ${rounds} parts read.`) throw new Error(`the run did not finish: ${result.reply}`);
     const requests = fake.requests.slice(from);
