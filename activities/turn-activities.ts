@@ -7,7 +7,7 @@ import { log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { FailureTypes } from '../src/protocol';
 import { depsForAgent, type ActivityDeps } from '../src/runtime/deps';
-import { activeTranscriptBytes, appendEntriesRedacted, tailEntries } from '../src/store/entries-repo';
+import { activeTranscriptBytes, appendEntriesRedacted, getEntry, tailEntries } from '../src/store/entries-repo';
 import { getSession, recordTurnUsage, rotateSession } from '../src/store/sessions-repo';
 import { readOrCreateSessionForTurn } from '../src/store/turn-begin-read';
 import { chatTypeOf, parseSessionKey } from '../src/sessions/session-key';
@@ -23,6 +23,7 @@ import { loadWorkflowState, saveWorkflowState } from '../src/store/workflow-stat
 import type { SessionRow } from '../src/store/schema';
 import type { AgentTaskScope, ResolvedRunBudget, RunBudget, SessionCarriedState, TokenUsage } from '../src/protocol';
 import { resolveRunBudget } from '../src/turn/run-budget';
+import { cancelledTurnEntry } from '../src/context/cancelled-turns';
 import { claimAnnounce } from '../src/store/subagent-runs-repo';
 import { publishSessionEvent } from '../src/streaming/session-events-channel';
 import { cancelOwnWorkflow, orphanedChildren, subagentTaskText } from './parts/subagent-runs';
@@ -53,6 +54,14 @@ export interface BeginTurnInput {
   readonly task?: AgentTaskScope;
   /** The request's run budget, over the agent's. */
   readonly budget?: RunBudget;
+  /** A turn before this one was cancelled: its entries are marked (`markerId`) before this turn's message. */
+  readonly cancelledTurn?: CancelledTurnRef;
+}
+
+/** A cancelled turn's first entry, and the id its marker is written with. */
+export interface CancelledTurnRef {
+  readonly userEntryId: string;
+  readonly markerId: string;
 }
 
 export interface BeginTurnResult {
@@ -189,7 +198,8 @@ export function createTurnActivities(allDeps: ActivityDeps, replies = new Receiv
         turn: begun(false),
       };
     }
-    const appended = await appendUserMessage(input, session, text, rotation ? rotation.lastEntryId : found.lastEntryId);
+    const lastEntryId = rotation ? rotation.lastEntryId : await markCancelledTurn(input, session, found.lastEntryId);
+    const appended = await appendUserMessage(input, session, text, lastEntryId);
     // A subagent's report is heard on the session's event streams.
     if (appended && input.announce) await publishSessionEvent(db, input, (m, f) => log.warn(m, f));
     const limit = depsForAgent(allDeps, input.agentId).config.maxActiveTranscriptBytes;
@@ -295,6 +305,25 @@ export function createTurnActivities(allDeps: ActivityDeps, replies = new Receiv
     ]);
     logRedactions('user_message', redactions, { entryId: entry.id });
     return inserted > 0;
+  }
+
+  /**
+   * The cancelled turn before this one is marked, so its entries never reach a model again; returns
+   * the entry this turn's message follows. Once, whatever the retries: nothing is written when the
+   * marker or this turn's message is already the last entry, or the turn left no entry in this session.
+   */
+  async function markCancelledTurn(
+    input: BeginTurnInput,
+    session: SessionRow,
+    lastEntryId: string | undefined,
+  ): Promise<string | undefined> {
+    const cancelled = input.cancelledTurn;
+    if (!cancelled || lastEntryId === cancelled.markerId || lastEntryId === input.userEntryId) return lastEntryId;
+    // A turn cancelled before its message was stored, or in a session since reset, has nothing here to mark.
+    if (!(await getEntry(db, input.agentId, session.session_id, cancelled.userEntryId))) return lastEntryId;
+    const entry = cancelledTurnEntry(cancelled.markerId, lastEntryId ?? null, cancelled.userEntryId, input.now);
+    await appendEntriesRedacted(db, input.agentId, session.session_id, [{ entry, tokenEstimate: 0 }]);
+    return cancelled.markerId;
   }
 
   /**

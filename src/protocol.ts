@@ -142,6 +142,8 @@ export interface SessionCarriedState {
   readonly subagentAnswers?: readonly SubagentAnswer[];
   /** A turn whose tool call waited for approval when the run continued as new: the next run resumes it first. */
   readonly suspendedTurn?: SuspendedTurn;
+  /** The last turn its sender cancelled, until the next turn's begin marks its entries out of every context. */
+  readonly cancelledTurn?: { readonly userEntryId: string; readonly markerId: string };
 }
 
 /** A model reply as its call stored it, with what the turn needs to go on from it. */

@@ -46,6 +46,8 @@ export class SessionState {
   draining = false;
   /** The turn running now (status). */
   private runningTurn: RunningTurn | undefined;
+  /** The last cancelled turn, until the next turn's begin marks it. */
+  private cancelledTurn: SessionCarriedState['cancelledTurn'];
   private runs: number;
   private readonly queue: SessionRequest[];
   private readonly maintenance: MaintenanceJob[];
@@ -70,6 +72,7 @@ export class SessionState {
     this.lastCompactionId = c?.lastCompactionId ?? null;
     this.promptCache = c?.promptCache;
     this.contextSplit = c?.contextSplit;
+    this.cancelledTurn = c?.cancelledTurn;
     this.queue = [...(c?.queued ?? [])];
     this.maintenance = [...(c?.pendingMaintenance ?? [])];
     this.outcomes = new Map(c?.outcomes ?? []);
@@ -94,6 +97,7 @@ export class SessionState {
     this.lastCompactionId = saved.lastCompactionId ?? this.lastCompactionId;
     this.promptCache = saved.promptCache ?? this.promptCache;
     this.contextSplit = saved.contextSplit ?? this.contextSplit;
+    this.cancelledTurn = saved.cancelledTurn ?? this.cancelledTurn;
   }
 
   /** Admits a request once: a resent request id (a client retry) is not queued again. */
@@ -259,7 +263,24 @@ export class SessionState {
       outcomes: this.carriedOutcomes(),
       recentRequestIds: [...this.recentIds],
       ...(this.contextSplit ? { contextSplit: this.contextSplit } : {}),
+      ...(this.cancelledTurn ? { cancelledTurn: this.cancelledTurn } : {}),
     };
+  }
+
+  /**
+   * A turn its sender cancelled (named by its first entry): the next turn's begin marks its
+   * entries, so none reaches a model again. The marker's id comes from the turn's, so no retry or
+   * replay writes two.
+   */
+  turnCancelled(turn: { readonly userEntryId: string } | undefined): void {
+    if (turn) this.cancelledTurn = { ...turn, markerId: `${turn.userEntryId}/cancelled` };
+  }
+
+  /** The cancelled turn the next turn's begin marks, taken once. */
+  takeCancelledTurn(): SessionCarriedState['cancelledTurn'] {
+    const taken = this.cancelledTurn;
+    this.cancelledTurn = undefined;
+    return taken;
   }
 
   /** The newest uncollected outcomes within the byte budget (older ones' senders ask, get `unknown`, and are told). */

@@ -22,6 +22,7 @@ import {
   type CompactionTriggerName,
   type CompactionWorkflowInput,
   type CompactionWorkflowResult,
+  type SessionCarriedState,
   type SessionWorkflowInput,
   type TurnRequest,
   type PendingApproval,
@@ -69,6 +70,8 @@ export class SessionSteps {
   private readonly approvalSteps: ApprovalSteps;
   /** Model calls this workflow run made: a long turn hands itself on past `maxRoundsPerRun`. */
   private roundsThisRun = 0;
+  /** The turn running now: its session and first entry (what a cancel marks). */
+  current: { readonly userEntryId: string } | undefined;
 
   constructor(
     private readonly input: SessionWorkflowInput,
@@ -131,6 +134,8 @@ export class SessionSteps {
     );
     const timing = new TurnTiming(this.ids);
     timing.step('model');
+    // A cancel may come while the begin is still running: the turn is named by its first entry.
+    this.current = { userEntryId: turn.userEntryId };
     const { begin, first } = await this.startTurn(request, turn);
     if (begin.budget) turn.budget = begin.budget;
     this.state.turnRunning(turn);
@@ -167,6 +172,7 @@ export class SessionSteps {
     const turn = TurnProgress.resumed(suspended.progress);
     const timing = new TurnTiming(this.ids);
     const { sessionId } = suspended;
+    this.current = { userEntryId: turn.userEntryId };
     this.state.turnRunning(turn);
     const resumed =
       'approval' in suspended
@@ -208,6 +214,12 @@ export class SessionSteps {
     if (after.compact) this.state.schedule({ kind: 'compaction', trigger: 'threshold', sessionId });
     else if (after.memoryFlush) this.state.schedule({ kind: 'memoryFlush', sessionId });
     return turn.result(final, this.state.turnsCompleted);
+  }
+
+  /** The cancelled turn this turn's begin marks, taken from the state once. */
+  private cancelledBefore(): { cancelledTurn?: NonNullable<SessionCarriedState['cancelledTurn']> } {
+    const cancelled = this.state.takeCancelledTurn();
+    return cancelled ? { cancelledTurn: cancelled } : {};
   }
 
   /** A send that named an entry the session has moved past is refused before anything is written. */
@@ -253,6 +265,7 @@ export class SessionSteps {
       ...(request.subagentTask ? { subagentTask: true } : {}),
       ...(this.input.task ? { task: this.input.task } : {}),
       ...(request.budget ? { budget: request.budget } : {}),
+      ...this.cancelledBefore(),
     };
     const call = {
       assistantEntryId: wf.uuid4(),

@@ -271,7 +271,11 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Agen
       // A bug in workflow code is not a request failure: let it fail the task and be fixed. A turn
       // suspended for continue-as-new is not one either: it goes on in the next run.
       if (!(err instanceof wf.TemporalFailure)) throw err;
-      if (cancelledTurn() && wf.isCancellation(err)) return CANCELLED;
+      if (cancelledTurn() && wf.isCancellation(err)) {
+        // What it wrote stays in the transcript, marked by the next turn's begin, and reaches no model again.
+        state.turnCancelled(steps.current);
+        return CANCELLED;
+      }
       // A killed subagent stops here; the kill is its outcome. A cancelled task ends cancelled, as its parent asked.
       if ((subagent || input.task) && wf.isCancellation(err)) throw err;
       wf.log.warn('request failed; the session goes on', {

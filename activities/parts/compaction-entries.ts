@@ -1,7 +1,8 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../src/store/schema';
 import type { EntryRow } from '../../src/store/entry-row';
-import { entriesInSeqRange, entrySeq } from '../../src/store/entries-repo';
+import { cancelledTurnsFrom, entriesInSeqRange, entrySeq } from '../../src/store/entries-repo';
+import { cancelledTurnsIn, withoutCancelledTurns, type CancelledTurn } from '../../src/context/cancelled-turns';
 import type { PlanEntry } from '../../src/compaction/types';
 import type { AgentMessage } from '../../src/context/types';
 import { summaryMessage } from '../../src/context/active-context';
@@ -17,10 +18,14 @@ export function planMessageOf(row: Pick<EntryRow, 'payload'>): AgentMessage | un
   return undefined;
 }
 
-/** Stored rows as plan entries, skipping rows that carry no message. */
-export function toPlanEntries(rows: readonly EntryRow[]): PlanEntry[] {
+/**
+ * Stored rows as plan entries, skipping rows that carry no message and the rows of cancelled turns
+ * (marked among `rows`, or in `cancelled`): no summary is made of what was cancelled.
+ */
+export function toPlanEntries(rows: readonly EntryRow[], cancelled: readonly CancelledTurn[] = []): PlanEntry[] {
   const out: PlanEntry[] = [];
-  for (const row of rows) {
+  const marked = [...cancelled, ...cancelledTurnsIn(rows.map((r) => ({ id: r.id, entry: r.payload })))];
+  for (const row of withoutCancelledTurns(rows, marked)) {
     const message = planMessageOf(row);
     if (message) out.push({ id: row.id, message });
   }
@@ -82,5 +87,10 @@ export async function loadEntryRange(
     return seq;
   };
   const [from, to] = await Promise.all([seqOf(firstEntryId), seqOf(lastEntryId)]);
-  return toPlanEntries(await entriesInSeqRange(db, agentId, sessionId, { from, to }));
+  // A cancelled turn inside the range is marked after it, maybe past the range's end.
+  const [rows, cancelled] = await Promise.all([
+    entriesInSeqRange(db, agentId, sessionId, { from, to }),
+    cancelledTurnsFrom(db, agentId, sessionId, from),
+  ]);
+  return toPlanEntries(rows, cancelled);
 }

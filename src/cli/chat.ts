@@ -137,7 +137,10 @@ export async function chat(client: KeelClient, sessionKey: string, log: (l: stri
     try {
       await Promise.race([running, abandoned]);
     } catch (err) {
-      if ((err as { type?: string }).type === FailureTypes.Cancelled) say('\nturn cancelled');
+      if ((err as { type?: string }).type === FailureTypes.Cancelled)
+        say(
+          '\nturn cancelled: what it wrote stays in the transcript, marked cancelled, and is left out of the conversation',
+        );
       else say(`request failed: ${messageOf(err)}`);
     } finally {
       open = false;

@@ -1,4 +1,5 @@
 import type { AgentMessage, CompactionEntry, TranscriptEntry, UserMessage } from './types';
+import { cancelledTurnsIn, withoutCancelledTurns } from './cancelled-turns';
 
 /** An entry as the store returns it: its id plus the JSONL entry object. */
 export interface StoredEntry {
@@ -28,7 +29,8 @@ export function summaryMessage(compaction: CompactionEntry, range?: SummaryRange
 
 /**
  * What the model may see, in order: the last compaction's summary (when there is one), then every
- * message-like entry from firstKeptEntryId on. Headers, custom data and branch summaries are not sent.
+ * message-like entry from firstKeptEntryId on, but for cancelled turns'. Headers, custom data and
+ * branch summaries are not sent.
  */
 export function activeMessages(
   compaction: CompactionEntry | undefined,
@@ -37,7 +39,7 @@ export function activeMessages(
 ): AgentMessage[] {
   const messages: AgentMessage[] = [];
   if (compaction) messages.push(summaryMessageOf(compaction, range));
-  for (const { entry } of entries) {
+  for (const { entry } of withoutCancelledTurns(entries, cancelledTurnsIn(entries))) {
     if (entry.type === 'message') messages.push(entry.message);
     else if (entry.type === 'custom_message') messages.push(customMessageOf(entry));
   }

@@ -1,3 +1,4 @@
+import { cancelledTurnsIn, type CancelledTurn } from '../context/cancelled-turns';
 import { CompiledQuery, sql, type Kysely } from 'kysely';
 import type { Database } from './schema';
 import { decodeEntryRow, decodeEntryRowOf, decodeEntryRows, type EntryRow, type EntryRowOf } from './entry-row';
@@ -213,6 +214,22 @@ export async function entriesInSeqRange(
   if (range.to !== undefined) query = query.where('seq', '<=', range.to);
   const rows = await query.where('type', '!=', 'compaction').orderBy('seq', 'asc').execute();
   return decodeEntryRows(rows);
+}
+
+/** The cancelled-turn markers of a session from seq `from` on (a turn's marker always follows its entries). */
+export async function cancelledTurnsFrom(
+  db: Kysely<Database>,
+  agentId: string,
+  sessionId: string,
+  from: number,
+): Promise<CancelledTurn[]> {
+  const rows = await sessionEntries(db, agentId, sessionId)
+    .selectAll()
+    .where('seq', '>=', from)
+    .where('type', '=', 'custom')
+    .orderBy('seq', 'asc')
+    .execute();
+  return cancelledTurnsIn(decodeEntryRows(rows).map((r) => ({ id: r.id, entry: r.payload })));
 }
 
 /** One session's rows of `transcript_entries`, to read from (the table's index leads with agent and session). */

@@ -91,7 +91,7 @@ const userTexts = (r: FakeRequest) =>
 
     const before = term.screen().length;
     term.keys('C-c');
-    await term.waitFor(/turn cancelled\n(.*\n)*you › $/m, { after: before });
+    await term.waitFor(/turn cancelled[^\n]*\n(.*\n)*you › $/m, { after: before });
     // Back at the prompt, the stack still runs.
     for (const pid of pids) expect(processAlive(pid)).toBe(true);
 

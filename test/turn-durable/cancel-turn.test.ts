@@ -39,9 +39,10 @@ describe.each(testDatabases())('cancelling a turn on $name', (database) => {
 
       const after = await client.sendMessage(key, 'after');
       expect(after.reply).toBe('reply to after');
-      // The queued message never reached the model; the cancelled turn's message stays (it was stored
-      // whole), answered by none: the next call sends it with the new one.
-      expect(fake.requests.slice(seen).map(lastUserText)).toEqual(['slow', 'slow\n\nafter']);
+      // The queued message never reached the model; the cancelled turn's message stays in the
+      // transcript, marked cancelled, and the next call does not send it: cancel means cancel.
+      expect(fake.requests.slice(seen).map(lastUserText)).toEqual(['slow', 'after']);
+      expect(JSON.stringify(fake.requests.at(-1)!.body.messages)).not.toContain('slow');
       const session = await getSession(store.db, agent, key);
       const messages = (await allEntries(store.db, agent, session!.session_id))
         .filter((r) => r.type === 'message')
@@ -51,6 +52,15 @@ describe.each(testDatabases())('cancelling a turn on $name', (database) => {
         { role: 'user', content: 'after' },
         { role: 'assistant', content: [{ type: 'text', text: 'reply to after' }] },
       ]);
+      const rows = await allEntries(store.db, agent, session!.session_id);
+      const slowEntry = rows.find(
+        (r) => r.type === 'message' && (r.payload as unknown as MessageEntry).message.content === 'slow',
+      );
+      const marker = rows.find((r) => r.type === 'custom');
+      expect(marker?.payload).toMatchObject({
+        customType: 'keel.turn_cancelled',
+        data: { firstEntryId: slowEntry!.id },
+      });
     }));
 
   it("withdraws a send still waiting in its own client's line: the session never hears of it", () =>
