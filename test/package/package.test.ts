@@ -62,6 +62,7 @@ describe('the published package', () => {
         'dist/src/index.js',
         'dist/src/index.d.ts',
         'dist/workers/index.d.ts',
+        'bin/keel.js',
         'dist/workers/keel.js',
         'dist/workflows/run-agent-task.d.ts',
         'dist/src/testing/index.d.ts',
