@@ -8,6 +8,7 @@ import { toolRunPolicy } from '../src/tools/tool-run-policy';
 import { runToolCall } from './parts/run-tool-call';
 import { startHeartbeat } from './parts/heartbeat';
 import { publishToolNotice } from '../src/streaming/reply-publisher';
+import { MAX_TOOL_ERROR_CHARS } from '../src/streaming/reply-channel';
 
 export interface RunToolInput {
   readonly agentId: string;
@@ -58,7 +59,7 @@ export function createToolActivities(allDeps: ActivityDeps) {
       await publishToolNotice(
         deps.db,
         { ...input, requestId: input.requestId },
-        { id: input.toolCallId, name, isError: stored.isError },
+        { id: input.toolCallId, name, isError: stored.isError, ...errorReason(stored.isError, output) },
         (m, f) => log.warn(m, f),
       );
     }
@@ -135,4 +136,14 @@ export function createToolActivities(allDeps: ActivityDeps) {
   }
 
   return { runTool, storeToolFailure };
+}
+
+/** An error result's reason for the chat's tool line: its first line of text, cut to fit. */
+function errorReason(isError: boolean, output: ToolOutput): { error?: string } {
+  if (!isError) return {};
+  const text = output.content
+    .find((b) => b.type === 'text')
+    ?.text.split('\n')[0]
+    ?.trim();
+  return text ? { error: text.slice(0, MAX_TOOL_ERROR_CHARS) } : {};
 }

@@ -154,9 +154,9 @@ describe('the published package', () => {
       await server?.stop();
     });
 
-    /** Starts `node <file>` (relative to the project's dist/) in the project; resolves once its output contains `ready`. */
-    const startProcess = (file: string, env: NodeJS.ProcessEnv, ready: string): Promise<void> => {
-      const child = spawn(process.execPath, [resolve(project, 'dist', file)], {
+    /** Starts `node <file> <args>` (file relative to the project's dist/) in the project; resolves once its output contains `ready`. */
+    const startProcess = (file: string, env: NodeJS.ProcessEnv, ready: string, args: string[] = []): Promise<void> => {
+      const child = spawn(process.execPath, [resolve(project, 'dist', file), ...args], {
         cwd: project,
         env,
         stdio: ['ignore', 'pipe', 'pipe'],
@@ -200,6 +200,7 @@ describe('the published package', () => {
           '../node_modules/keel-agents/bin/keel.js',
           { ...env, KEEL_HOME: join(dir, 'dev-home') },
           'polling keel ',
+          ['worker'],
         ),
       ]);
 
