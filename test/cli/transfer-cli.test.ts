@@ -282,7 +282,10 @@ describe('an imported session carries on, beside keel dev', () => {
       const overHttp = await fetch(`${api}/v1/sessions/${key}`);
       expect(overHttp.status).toBe(200);
       expect(await overHttp.json()).toMatchObject({ sessionKey: 'agent:main:kept', contextTokens, turns: 1 });
-      // The console's session view reads the transcript route.
+      // The banner names the console, which answers at that URL; its session view reads the transcript route.
+      expect(dev.output().stderr).toContain(`console: ${api}/ (`);
+      expect(dev.output().stderr).toContain('chat: session agent:main:main');
+      expect((await fetch(`${api}/`)).status).toBe(200);
       const transcript = await fetch(`${api}/v1/sessions/${key}/transcript`);
       expect(transcript.status).toBe(200);
       expect(await transcript.text()).toContain('At pier 7.');
