@@ -245,6 +245,6 @@ describe('the published package', () => {
       expect(misrouted.stderr).toContain(
         'tools: this agent has no tool "lookup" on the worker that took the task (task queue "keel")',
       );
-    });
+    }, 300_000); // three workers and two client runs: more than jest's default under load
   });
 });
