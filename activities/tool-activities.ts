@@ -9,6 +9,7 @@ import { runToolCall } from './parts/run-tool-call';
 import { startHeartbeat } from './parts/heartbeat';
 import { publishToolNotice } from '../src/streaming/reply-publisher';
 import { RanToolOutputs, toolOutputHold, type HeldToolOutput } from './parts/held-tool-output';
+import { MAX_TOOL_ERROR_CHARS } from '../src/streaming/reply-channel';
 
 export interface RunToolInput {
   readonly agentId: string;
@@ -64,7 +65,7 @@ export function createToolActivities(allDeps: ActivityDeps) {
       await publishToolNotice(
         deps.db,
         { ...input, requestId: input.requestId },
-        { id: input.toolCallId, name, isError: stored.isError },
+        { id: input.toolCallId, name, isError: stored.isError, ...errorReason(stored.isError, output) },
         (m, f) => log.warn(m, f),
       );
     }
@@ -171,4 +172,14 @@ function storableOutput(toolName: string, output: ToolOutput): ToolOutput {
     const why = err instanceof Error ? err.message : String(err);
     return errorOutput(`tool "${toolName}" returned a result that cannot be stored: ${why}`);
   }
+}
+
+/** An error result's reason for the chat's tool line: its first line of text, cut to fit. */
+function errorReason(isError: boolean, output: ToolOutput): { error?: string } {
+  if (!isError) return {};
+  const text = output.content
+    .find((b) => b.type === 'text')
+    ?.text.split('\n')[0]
+    ?.trim();
+  return text ? { error: text.slice(0, MAX_TOOL_ERROR_CHARS) } : {};
 }

@@ -12,7 +12,7 @@ import { getSession, recordTurnUsage, rotateSession } from '../src/store/session
 import { readOrCreateSessionForTurn } from '../src/store/turn-begin-read';
 import { chatTypeOf, parseSessionKey } from '../src/sessions/session-key';
 import { evaluateFreshness, isSystemEvent, parseResetCommand, type SessionEventKind } from '../src/sessions/lifecycle';
-import type { KeelConfig } from '../src/config/keel-config';
+import { resetPolicyOf } from '../src/config/agent-config';
 import type { MessageEntry } from '../src/context/types';
 import { ActiveWindowCache } from '../src/store/active-window-cache';
 import { turnReplyHold } from './parts/held-reply';
@@ -249,7 +249,7 @@ export function createTurnActivities(allDeps: ActivityDeps, replies = new Receiv
     const now = new Date(input.now);
     const freshness = evaluateFreshness(
       { sessionStartedAt: session.session_started_at, lastInteractionAt: session.last_interaction_at },
-      { now, policy: resetPolicy(depsForAgent(allDeps, input.agentId).config), resetRequested },
+      { now, policy: resetPolicyOf(depsForAgent(allDeps, input.agentId).config), resetRequested },
     );
     if (
       freshness.fresh ||
@@ -374,16 +374,6 @@ export function createTurnActivities(allDeps: ActivityDeps, replies = new Receiv
   }
 
   return { beginTurn, startTurn, callModel, finishTurn, beginCompaction, loadSessionCounters, saveSessionCounters };
-}
-
-/** The freshness policy from config (OpenClaw: daily at 04:00 local, or idle; whichever first). */
-function resetPolicy(config: KeelConfig) {
-  return {
-    mode: config.resetMode,
-    dailyResetHour: config.resetHour,
-    timeZone: config.resetTimeZone,
-    ...(config.idleMinutes !== undefined ? { idleMinutes: config.idleMinutes } : {}),
-  };
 }
 
 /** The row's chat_type (direct, group, channel, main, cron, hook, subagent); null for a key Keel cannot parse (imported). */

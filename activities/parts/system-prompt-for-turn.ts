@@ -73,7 +73,11 @@ export async function systemPromptForTurn(deps: ActivityDeps, input: PromptInput
   const now = new Date(input.now);
   const mode =
     input.task?.promptMode ?? promptModeFor(input.sessionKey, mainPromptMode(config, input.model ?? config.model));
-  const registry = toolsForTask(await toolsForSession(deps, input.agentId, input.sessionKey), input.task?.tools);
+  const registry = toolsForTask(
+    await toolsForSession(deps, input.agentId, input.sessionKey),
+    input.task?.tools,
+    config.taskQueue,
+  );
   const tools = registry.list();
   const workspace = config.workspaceAccess === 'none' ? undefined : config.workspaceDir;
   const watchSettings = { watch: config.workspaceWatch, pollSeconds: config.workspacePollSeconds };

@@ -182,6 +182,10 @@ export const sessionStatus = z
     compactionNote: z.string().optional(),
     compactionBilling: z.string().optional(),
     windowNote: z.string().optional(),
+    workflowNote: z
+      .string()
+      .optional()
+      .meta({ description: 'Set when the figures come from the database: the session never ran in Keel (imported)' }),
   })
   .meta({ id: 'SessionStatus' });
 

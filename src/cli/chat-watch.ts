@@ -1,4 +1,4 @@
-import type { KeelClient } from '../client/keel-client';
+import type { KeelClient, RetryingStep } from '../client/keel-client';
 import { announcingSubagent } from '../protocol';
 
 /** How often the chat asks Temporal about a running turn's retries, and the session about replies nobody asked for. */
@@ -21,20 +21,41 @@ function every(intervalMs: number, poll: () => Promise<void>): { stop(): void } 
   };
 }
 
+/** While a step keeps failing on one attempt, the chat says it again this often (a long backoff is not silence). */
+const RETRY_LINE_EVERY_MS = 15_000;
+
 /**
  * While a turn runs: says on one line why it waits when a step of it is failing and being retried
- * (`model unreachable at http://127.0.0.1:9 (ANTHROPIC_BASE_URL): …; retrying — Ctrl-C to cancel`),
- * once per distinct failure, from the retrying activity's last failure that Temporal keeps.
+ * (`model unreachable at http://127.0.0.1:9 (ANTHROPIC_BASE_URL): …; attempt 3, next try in 4 s, 4 min
+ * 50 s of the retry budget left; retrying — Ctrl-C to cancel`), from the retrying activity's state that
+ * Temporal keeps: again at each attempt, and every {@link RETRY_LINE_EVERY_MS} between them.
  */
 export function watchRetries(client: KeelClient, sessionKey: string, log: (line: string) => void): { stop(): void } {
-  let said = '';
+  let said = { attempt: 0, at: 0 };
   return every(POLL_MS, async () => {
     const step = await client.retryingStep(sessionKey);
-    const failure = step?.lastFailure.split('\n')[0]!.slice(0, 300);
-    if (!failure || failure === said) return;
-    said = failure;
-    log(`${failure}; retrying — Ctrl-C to cancel`);
+    const now = Date.now();
+    if (!step || (step.attempt === said.attempt && now - said.at < RETRY_LINE_EVERY_MS)) return;
+    said = { attempt: step.attempt, at: now };
+    log(retryLine(step, new Date(now)));
   });
+}
+
+/** One retry line: the failure, the attempt, when the next one starts and what is left of the budget. */
+export function retryLine(step: RetryingStep, now: Date): string {
+  const failure = step.lastFailure.split('\n')[0]!.slice(0, 300);
+  const figures = [
+    `attempt ${step.attempt}${step.maximumAttempts ? ` of ${step.maximumAttempts}` : ''}`,
+    step.nextAttemptAt ? `next try in ${duration(step.nextAttemptAt.getTime() - now.getTime())}` : 'trying now',
+    ...(step.budgetEndsAt ? [`${duration(step.budgetEndsAt.getTime() - now.getTime())} of the retry budget left`] : []),
+  ];
+  return `${failure}; ${figures.join(', ')}; retrying — Ctrl-C to cancel`;
+}
+
+/** A wait in whole seconds, with minutes past one (`4 s`, `4 min 50 s`); never negative. */
+function duration(ms: number): string {
+  const seconds = Math.max(0, Math.ceil(ms / 1000));
+  return seconds < 60 ? `${seconds} s` : `${Math.floor(seconds / 60)} min ${seconds % 60} s`;
 }
 
 /** A session's answer to its subagent's report, which nobody asked for (so nobody waits for it). */

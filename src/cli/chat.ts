@@ -6,7 +6,7 @@ import { contextBar, contextSplitBar } from './context-bar';
 import { printStreamedReply, type TextOut } from './print-streamed-reply';
 import { CHAT_HELP, parseChatLine, type ChatLine } from './chat-commands';
 import { watchAnnounces, watchRetries } from './chat-watch';
-import { compactionOutcomeLine } from './compaction-outcome';
+import { chatCompactionLine } from './compaction-outcome';
 import { watchApprovals, type ApprovalWatch } from './chat-approvals';
 import { describeOutcome } from './approvals';
 
@@ -157,11 +157,10 @@ export async function chat(client: KeelClient, sessionKey: string, log: (l: stri
     log(contextBar(status));
     if (status.contextSplit) log(contextSplitBar(status.contextSplit, status.contextWindow));
   };
-  const turn = (text: string, done?: () => void) => {
+  const turn = (text: string) => {
     const requestId = randomUUID();
     return inFlightRun(requestId, async (out, say) => {
       await printStreamedReply(client.streamMessage(sessionKey, text, { requestId }), say, out);
-      done?.();
       logStatus(await client.getStatus(sessionKey));
     });
   };
@@ -183,17 +182,20 @@ export async function chat(client: KeelClient, sessionKey: string, log: (l: stri
       case 'compact':
         log('compacting…');
         await inFlightRun(undefined, async (_out, say) => {
+          const before = await client.getStatus(sessionKey);
           const result = await client.compact(
             sessionKey,
             command.instructions ? { instructions: command.instructions } : {},
           );
-          say(compactionOutcomeLine(result));
+          const after = await client.getStatus(sessionKey);
+          say(chatCompactionLine(result, before, after));
+          logStatus(after);
         });
         return true;
       case 'new':
-        await turn(command.text, () =>
-          log(`started a new session for ${sessionKey}: the model no longer sees the earlier messages`),
-        );
+        // Said first: the reply that follows is the new session's.
+        log(`started a new session for ${sessionKey}: the model no longer sees the earlier messages`);
+        await turn(command.text);
         return true;
       case 'message':
         await turn(command.text);

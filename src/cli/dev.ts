@@ -73,6 +73,9 @@ async function startDevApi(
   try {
     const api = await serveApiWith(stack.client, stack.runtime.store, settings, stack.temporalAddress, stack.logger);
     log(`api: ${api.url} (keel serve's HTTP API; GET /openapi.json describes it)`);
+    log(
+      `console: ${api.url}/ (sessions, context, compactions, transcripts; ${settings.defaults.apiToken ? 'log in with KEEL_API_TOKEN' : 'no login on this machine: KEEL_API_TOKEN is not set'})`,
+    );
     return api;
   } catch (err) {
     log(`api: not started: ${err instanceof Error ? err.message : String(err)}`);

@@ -71,6 +71,7 @@ async function main(argv: string[], roots: CliRoots): Promise<number> {
 
 /** Runs `keel <argv>` and exits the process with its code (0 ok, 1 failure, 2 bad usage). */
 export function runKeelCli(argv: string[], roots: CliRoots): void {
+  exitQuietlyWhenThePipeCloses();
   main(argv, roots).then(
     (code) => process.exit(code),
     (err) => {
@@ -80,4 +81,17 @@ export function runKeelCli(argv: string[], roots: CliRoots): void {
       process.exit(usage ? 2 : 1);
     },
   );
+}
+
+/**
+ * A reader that stopped reading (`keel --help | head -1`, `keel sessions | head`) is not a failure of
+ * the command: it exits 0 without a stack trace. Any other write error still fails loudly.
+ */
+function exitQuietlyWhenThePipeCloses(): void {
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EPIPE') throw err;
+      process.exit(0);
+    });
+  }
 }

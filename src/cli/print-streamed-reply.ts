@@ -32,7 +32,7 @@ export async function printStreamedReply(
     out.write(`keel › ${text}`);
     lineOpen = true;
   };
-  const toolLine = (tool: TurnToolCall) => {
+  const toolLine = (tool: TurnToolCall & { readonly error?: string | undefined }) => {
     endLine();
     out.write(`${toolCallLine(tool, out.isTTY === true)}\n`);
   };
@@ -71,8 +71,11 @@ export async function printStreamedReply(
   }
 }
 
-/** One tool call as the chat shows it: `  ⚙ read_file ok` (dim on a terminal). */
-function toolCallLine(call: Pick<TurnToolCall, 'name' | 'isError'>, dim: boolean): string {
-  const line = `  ⚙ ${call.name} ${call.isError ? 'error' : 'ok'}`;
+/** One tool call as the chat shows it: `  ⚙ read_file ok`, `  ⚙ read_file error: no such file` (dim on a terminal). */
+function toolCallLine(
+  call: Pick<TurnToolCall, 'name' | 'isError'> & { readonly error?: string | undefined },
+  dim: boolean,
+): string {
+  const line = `  ⚙ ${call.name} ${call.isError ? `error${call.error ? `: ${call.error}` : ''}` : 'ok'}`;
   return dim ? `\x1b[2m${line}\x1b[22m` : line;
 }

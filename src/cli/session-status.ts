@@ -1,3 +1,4 @@
+import { WorkflowNotFoundError } from '@temporalio/client';
 import type { Kysely } from 'kysely';
 import type { KeelClient } from '../client/keel-client';
 import type { KeelSettings } from '../config/agent-config';
@@ -8,6 +9,7 @@ import { sessionCompactionNote } from './compactions';
 import { sessionWindowNote } from './window-note';
 import { sessionCompactionBillingLine } from './compaction-billing';
 import { listSessions } from './sessions-list';
+import { storedSessionStatus } from './stored-session-status';
 
 /** `keel status --json` (and `GET /v1/sessions/{key}`): the workflow's status with what the database adds. */
 export type SessionStatusReport = SessionStatus & {
@@ -19,13 +21,16 @@ export type SessionStatusReport = SessionStatus & {
   readonly compactionBilling?: string;
   /** Why the window in force differs from the configured one (a learned limit, a session scale). */
   readonly windowNote?: string;
+  /** Set when the figures come from the database because the session's workflow never ran (an imported session). */
+  readonly workflowNote?: string;
 };
 
 /** Runs `fn` on a database handle: the CLI opens one per call, the HTTP API keeps one open. */
 export type WithDb = <T>(fn: (db: Kysely<Database>) => Promise<T>) => Promise<T>;
 
 /**
- * The status of a session from its workflow (UnknownSessionError when it never ran), with the notes
+ * The status of a session from its workflow, else from its row when the workflow never ran (an
+ * imported session; UnknownSessionError when there is no row either), with the notes
  * and turn count read from the database. Those are best effort: an unreadable database must not hide
  * the status itself, so the compaction note then says why it is missing and the rest is left out.
  */
@@ -35,7 +40,7 @@ export async function sessionStatusReport(
   settings: KeelSettings,
   withDb: WithDb,
 ): Promise<SessionStatusReport> {
-  const status = await forKnownSession(sessionKey, () => client.getStatus(sessionKey));
+  const status = await forKnownSession(sessionKey, () => workflowOrStoredStatus(client, sessionKey, settings, withDb));
   const compactionNote = await withDb((db) => sessionCompactionNote(db, status.agentId, sessionKey)).catch(
     (err: unknown) => `compaction records unreadable: ${err instanceof Error ? err.message : String(err)}`,
   );
@@ -57,4 +62,22 @@ export async function sessionStatusReport(
     ...(compactionBilling ? { compactionBilling } : {}),
     ...(windowNote ? { windowNote } : {}),
   };
+}
+
+/** The workflow's status; a session with a row whose workflow never ran (imported) reads its row instead. */
+async function workflowOrStoredStatus(
+  client: KeelClient,
+  sessionKey: string,
+  settings: KeelSettings,
+  withDb: WithDb,
+): Promise<SessionStatus & { readonly workflowNote?: string }> {
+  try {
+    return await client.getStatus(sessionKey);
+  } catch (err) {
+    if (!(err instanceof WorkflowNotFoundError)) throw err;
+    const { agentId } = client.identify(sessionKey);
+    const stored = await withDb((db) => storedSessionStatus(db, settings, agentId, sessionKey));
+    if (!stored) throw err;
+    return stored;
+  }
 }

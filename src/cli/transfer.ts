@@ -12,6 +12,8 @@ import { hasEntries } from '../store/entries-repo';
 import { UnknownSessionError, UsageError } from './connect';
 import { shownKey } from './shown-key';
 import { byteSize } from './byte-size';
+import { resetPolicyOf } from '../config/agent-config';
+import type { KeelConfig } from '../config/keel-config';
 
 const stderr = (text: string) => void process.stderr.write(text);
 
@@ -20,8 +22,9 @@ export async function importCommand(
   db: Kysely<Database>,
   agentId: string,
   paths: string[],
-  json: boolean,
+  opts: { readonly json: boolean; readonly config: KeelConfig; readonly keepContext: boolean },
 ): Promise<ImportSessionsReport> {
+  const { json } = opts;
   const started = Date.now();
   const dirs = paths.filter((p) => statSync(p, { throwIfNoEntry: false })?.isDirectory());
   const files = paths.filter((p) => !dirs.includes(p));
@@ -45,6 +48,8 @@ export async function importCommand(
     db,
     agentId,
     ...(dirs.length ? { dir: dirs[0]! } : { paths: files }),
+    resetPolicy: resetPolicyOf(opts.config),
+    keepContext: opts.keepContext,
     onProgress: (p) => {
       const payload = {
         filesDone: p.filesDone,
@@ -64,21 +69,73 @@ export async function importCommand(
     stderr(
       `imported ${t.imported}, repaired ${t.repaired}, failed ${t.failed} of ${t.files} files; ${t.entries} entries in ${((Date.now() - started) / 1000).toFixed(1)} s\n`,
     );
+    for (const index of report.indexes) {
+      if (index.reason) stderr(`  failed   ${index.file}: ${index.reason}\n`);
+      for (const e of index.entries)
+        stderr(
+          `  session  ${e.sessionKey}${e.sessionId ? ` → ${e.sessionId}` : ''}: ${sessionNote(e, 'from sessions.json')}\n`,
+        );
+    }
     for (const f of report.files) {
-      if (f.session) stderr(`  session  ${f.session.sessionKey} → ${f.session.sessionId}: ${sessionNote(f.session)}\n`);
+      if (f.session)
+        stderr(
+          `  session  ${f.session.sessionKey} → ${f.session.sessionId}: ${sessionNote(f.session, 'from the transcript header')}\n`,
+        );
+      if (f.noSession) stderr(`  no session ${f.file}: ${f.noSession}\n`);
       if (f.status === 'imported') continue;
       stderr(`  ${f.status.padEnd(8)} ${f.file}${f.reason ? `: ${f.reason}` : ''}\n`);
       for (const d of f.dropped.slice(0, 20)) stderr(`    line ${d.line}: ${d.reason}\n`);
       if (f.dropped.length > 20) stderr(`    … ${f.dropped.length - 20} more dropped lines\n`);
     }
   }
+  // Warnings, with --json too: stdout carries the report, these say what to do about it.
+  for (const line of freshnessLines(report, opts.config)) stderr(`${line}\n`);
+  if (report.totals.sessions === 0)
+    stderr(
+      `nothing usable was imported: no session was created or found (${json ? 'the report' : 'each file above'} says why)\n`,
+    );
   return report;
 }
 
-function sessionNote(session: IndexEntryReport): string {
-  if (session.status === 'created') return 'created from the transcript header';
-  if (session.status === 'exists') return 'the key already has a session; left as it is';
+function sessionNote(session: IndexEntryReport, source: string): string {
+  const context =
+    session.contextTokens !== undefined ? ` · context ${session.contextTokens.toLocaleString('en-US')} tokens` : '';
+  const freshness =
+    session.freshness === 'resets'
+      ? ` · resets on its next message (${session.resetReason} reset)`
+      : session.freshness === 'kept'
+        ? ' · kept fresh (--keep-context)'
+        : '';
+  if (session.status === 'created') return `created ${source}${context}${freshness}`;
+  if (session.status === 'exists') return `the key already has a session; left as it is${freshness}`;
   return `not created: ${session.reason}`;
+}
+
+/**
+ * What the reset policy does to the imported sessions: the ones whose next message would start a
+ * new transcript, with the policy and the option that keeps them; or the ones the option kept.
+ */
+function freshnessLines(report: ImportSessionsReport, config: KeelConfig): string[] {
+  const sessions = [...report.indexes.flatMap((i) => i.entries), ...report.files.flatMap((f) => f.session ?? [])];
+  const resetting = sessions.filter((s) => s.freshness === 'resets');
+  const kept = sessions.filter((s) => s.freshness === 'kept');
+  const lines: string[] = [];
+  if (resetting.length > 0)
+    lines.push(
+      `${resetting.length} imported session${resetting.length === 1 ? '' : 's'} would start over on the next message, without ${resetting.length === 1 ? 'its' : 'their'} context: ${resetPolicyText(config)} has expired ${resetting.length === 1 ? 'it' : 'them'} (${resetting.map((s) => shownKey(s.sessionKey)).join(', ')}). To carry on with ${resetting.length === 1 ? 'it' : 'them'}, run the same keel import again with --keep-context (marks them fresh as of the import).`,
+    );
+  if (kept.length > 0)
+    lines.push(
+      `kept ${kept.length} session${kept.length === 1 ? '' : 's'} fresh as of now (--keep-context): the next message carries on with the imported context`,
+    );
+  return lines;
+}
+
+function resetPolicyText(config: KeelConfig): string {
+  const idle = config.idleMinutes !== undefined ? `idle expiry after ${config.idleMinutes} min` : '';
+  if (config.resetMode === 'daily')
+    return `the daily reset (${String(config.resetHour).padStart(2, '0')}:00 ${config.resetTimeZone}, KEEL_RESET_MODE)${idle ? ` or ${idle}` : ''}`;
+  return `the ${idle} (KEEL_RESET_MODE=idle)`;
 }
 
 /**

@@ -512,12 +512,18 @@ export class KeelClient {
     }
     for (const pending of described.raw.pendingActivities ?? []) {
       const message = pending.lastFailure?.message;
-      if (message && (pending.attempt ?? 0) > 1)
+      if (message && (pending.attempt ?? 0) > 1) {
+        const nextAttemptAt = dateOf(pending.nextAttemptScheduleTime);
+        const budgetEndsAt = dateOf(pending.expirationTime);
         return {
           activityType: pending.activityType?.name ?? 'activity',
           attempt: pending.attempt!,
           lastFailure: message,
+          ...(nextAttemptAt ? { nextAttemptAt } : {}),
+          ...(budgetEndsAt ? { budgetEndsAt } : {}),
+          ...(pending.maximumAttempts ? { maximumAttempts: pending.maximumAttempts } : {}),
         };
+      }
     }
     return undefined;
   }
@@ -530,6 +536,18 @@ export interface RetryingStep {
   readonly attempt: number;
   /** The last attempt's failure message. */
   readonly lastFailure: string;
+  /** When the next attempt starts (absent while one runs). */
+  readonly nextAttemptAt?: Date;
+  /** When the step's retry budget (its schedule-to-close timeout) runs out, if it has one. */
+  readonly budgetEndsAt?: Date;
+  /** The step's attempt limit, if it has one. */
+  readonly maximumAttempts?: number;
+}
+
+/** A protobuf timestamp as a Date; undefined when unset (seconds 0 is "unset" in Temporal's API). */
+function dateOf(ts: { seconds?: number | { toNumber(): number } | null; nanos?: number | null } | null | undefined) {
+  const seconds = typeof ts?.seconds === 'number' ? ts.seconds : (ts?.seconds?.toNumber() ?? 0);
+  return seconds > 0 ? new Date(seconds * 1000 + Math.floor((ts?.nanos ?? 0) / 1e6)) : undefined;
 }
 
 /** A request on its way to a session: the workflow start it may need, and how long its sender waits. */

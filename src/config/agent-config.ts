@@ -42,6 +42,16 @@ export function agentConfig(settings: KeelSettings, agentId: string): KeelConfig
   return settings.agents.get(agentId) ?? settings.defaults;
 }
 
+/** An agent's session reset policy (OpenClaw: daily at 04:00, or idle; whichever first), as a turn checks freshness with it. */
+export function resetPolicyOf(config: KeelConfig) {
+  return {
+    mode: config.resetMode,
+    dailyResetHour: config.resetHour,
+    timeZone: config.resetTimeZone,
+    ...(config.idleMinutes !== undefined ? { idleMinutes: config.idleMinutes } : {}),
+  };
+}
+
 function mergeAgent(agentId: string, defaults: KeelConfig, section: ConfigSection, path: string): KeelConfig {
   const parsed = keelConfigSchema.safeParse({ ...defaults, ...section.values });
   if (parsed.success) return parsed.data;

@@ -240,6 +240,35 @@ export async function insertImportedSession(db: Kysely<Database>, row: NewSessio
   return created.length > 0;
 }
 
+/**
+ * Settles a row an import created or found: its context estimate, and with `freshAt` a new start
+ * and last interaction (the import keeps its context past the daily or idle reset). Touches the row
+ * only while `sessionId` is still the key's current transcript.
+ */
+export async function settleImportedSessionRow(
+  db: Kysely<Database>,
+  input: {
+    readonly agentId: string;
+    readonly sessionKey: string;
+    readonly sessionId: string;
+    readonly contextTokens?: number;
+    readonly freshAt?: Date;
+  },
+): Promise<void> {
+  const set = {
+    ...(input.contextTokens !== undefined ? { context_tokens: input.contextTokens } : {}),
+    ...(input.freshAt ? { session_started_at: input.freshAt, last_interaction_at: input.freshAt } : {}),
+  };
+  if (Object.keys(set).length === 0) return;
+  await db
+    .updateTable('sessions')
+    .set(set)
+    .where('agent_id', '=', input.agentId)
+    .where('session_key', '=', input.sessionKey)
+    .where('session_id', '=', input.sessionId)
+    .execute();
+}
+
 const DESCRIPTIVE_TEXT = [
   'chat_type',
   'channel',

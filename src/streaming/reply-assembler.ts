@@ -6,8 +6,14 @@ export type ReplyStreamEvent =
   | { readonly type: 'text'; readonly delta: string; readonly soFar: string; readonly call: number }
   /** The model call was retried: what was shown of it is void; `soFar` is what still stands. */
   | { readonly type: 'restart'; readonly soFar: string; readonly call: number }
-  /** A tool call of the turn has run (`id`: the model's tool call id), with whether it answered with an error. */
-  | { readonly type: 'tool'; readonly id: string; readonly name: string; readonly isError: boolean };
+  /** A tool call of the turn has run (`id`: the model's tool call id), with whether it answered with an error and why. */
+  | {
+      readonly type: 'tool';
+      readonly id: string;
+      readonly name: string;
+      readonly isError: boolean;
+      readonly error?: string | undefined;
+    };
 
 interface CallStream {
   readonly id: string;

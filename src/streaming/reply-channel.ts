@@ -35,9 +35,18 @@ export type ReplyChunk = z.infer<typeof replyChunkSchema>;
  * shows it as it happens. `id` is the model's tool call id (a client shows each call once).
  */
 export const toolNoticeSchema = z.object({
-  tool: z.object({ id: z.string(), name: z.string(), isError: z.boolean() }),
+  tool: z.object({
+    id: z.string(),
+    name: z.string(),
+    isError: z.boolean(),
+    /** An error result's first line (at most {@link MAX_TOOL_ERROR_CHARS}): the chat shows why the call failed. */
+    error: z.string().optional(),
+  }),
 });
 export type ToolNotice = z.infer<typeof toolNoticeSchema>;
+
+/** An error reason the chat shows on the tool's line: one line, well inside a NOTIFY payload. */
+export const MAX_TOOL_ERROR_CHARS = 200;
 
 /** PostgreSQL refuses NOTIFY payloads of 8000 bytes or more; this leaves room for the chunk's other fields. */
 export const MAX_CHUNK_TEXT_BYTES = 6000;

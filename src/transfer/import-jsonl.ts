@@ -46,6 +46,8 @@ export interface FileImportReport {
   headerSessionKey?: string;
   /** The session created from {@link headerSessionKey} when no index named the file. */
   session?: IndexEntryReport;
+  /** Why the file gave no session a transcript (no index named it, and its header names no key). */
+  noSession?: string;
   /** Rows written now. */
   imported: number;
   /** Entries accepted that were already stored (a re-import). */

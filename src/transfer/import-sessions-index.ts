@@ -5,6 +5,7 @@ import { z } from 'zod';
 import type { Database, NewSessionRow } from '../store/schema';
 import { insertImportedSession } from '../store/sessions-repo';
 import { InvalidSessionKeyError, parseSessionKey } from '../sessions/session-key';
+import type { ImportedSessionState } from './settle-imported-session';
 
 /** Epoch ms (OpenClaw writes `Date.now()`) or an ISO string; anything else is ignored. */
 const instant = z
@@ -65,8 +66,8 @@ const DELIVERY_FIELDS = [
   'subject',
 ] as const;
 
-/** The outcome of one index entry. */
-export interface IndexEntryReport {
+/** The outcome of one index entry; a session created or found carries its context figure and freshness. */
+export interface IndexEntryReport extends Partial<ImportedSessionState> {
   sessionKey: string;
   sessionId?: string;
   status: 'created' | 'exists' | 'skipped';

@@ -6,6 +6,8 @@ import { importTranscriptFile, type FileImportReport } from './import-jsonl';
 import { importSessionIndex, type IndexImportReport } from './import-sessions-index';
 import { SessionWriteOrder } from './session-write-order';
 import { sessionFromHeader } from './session-from-header';
+import { settleImportedSession } from './settle-imported-session';
+import type { SessionResetPolicyInput } from '../sessions/lifecycle';
 
 /** Files an import writes at once (each its own transaction and connection; PGlite runs them one by one). */
 export const IMPORT_WRITERS = 2;
@@ -34,6 +36,10 @@ export interface ImportSessionsOptions {
   now?: () => Date;
   /** Files written at once (default {@link IMPORT_WRITERS}); files of one session always write in order. */
   writers?: number;
+  /** The agent's reset policy: the report says which sessions it would reset on their next message (default: daily). */
+  resetPolicy?: SessionResetPolicyInput;
+  /** Mark sessions the reset policy has expired fresh as of the import, so they carry on with their context. */
+  keepContext?: boolean;
 }
 
 /** Everything an import did: per index, per transcript file, and totals. */
@@ -41,8 +47,23 @@ export interface ImportSessionsReport {
   agentId: string;
   indexes: IndexImportReport[];
   files: FileImportReport[];
-  totals: { files: number; imported: number; repaired: number; failed: number; entries: number; bytes: number };
+  totals: {
+    files: number;
+    imported: number;
+    repaired: number;
+    failed: number;
+    entries: number;
+    bytes: number;
+    /** Sessions the import created or found (created or exists). */
+    sessions: number;
+    /** Of those, the ones whose next message starts a new transcript (the reset policy expired them). */
+    resetting: number;
+  };
 }
+
+/** Why a transcript that no index names and whose header carries no key becomes no session. */
+export const NO_SESSION_REASON =
+  'no session: no sessions.json names this file and its header carries no sessionKey; its entries are stored, and importing it again with the sessions.json that lists it makes the session';
 
 const INDEX_NAME = 'sessions.json';
 // Left behind by a previous repair (`.bak-<pid>-<ms>`, `.repair-<pid>`): never imported again.
@@ -78,7 +99,16 @@ export async function importSessions(opts: ImportSessionsOptions): Promise<Impor
   );
   const bytesTotal = sizes.reduce((a, b) => a + b, 0);
   const files: FileImportReport[] = [];
-  const totals = { files: transcripts.length, imported: 0, repaired: 0, failed: 0, entries: 0, bytes: 0 };
+  const totals = {
+    files: transcripts.length,
+    imported: 0,
+    repaired: 0,
+    failed: 0,
+    entries: 0,
+    bytes: 0,
+    sessions: 0,
+    resetting: 0,
+  };
   const done = (report: FileImportReport, i: number): void => {
     files.push(report);
     totals[report.status] += 1;
@@ -121,8 +151,33 @@ export async function importSessions(opts: ImportSessionsOptions): Promise<Impor
   for (const [k, report] of (await Promise.all(inFlight)).entries()) done(report, first + k);
   // A transcript no index named gets its session from the key in its header (a `keel export`).
   for (const report of files) {
-    if (report.status === 'failed' || !report.headerSessionKey || owners.has(report.file)) continue;
-    report.session = await sessionFromHeader(opts.db, opts.agentId, report.headerSessionKey, report.sessionId!, now());
+    if (report.status === 'failed' || owners.has(report.file)) continue;
+    if (!report.headerSessionKey) report.noSession = NO_SESSION_REASON;
+    else
+      report.session = await sessionFromHeader(
+        opts.db,
+        opts.agentId,
+        report.headerSessionKey,
+        report.sessionId!,
+        now(),
+      );
+  }
+  // Each session made or found: its context figure, and whether its next message carries on.
+  const sessions = [...indexes.flatMap((i) => i.entries), ...files.flatMap((f) => (f.session ? [f.session] : []))];
+  for (const session of sessions) {
+    if (session.status === 'skipped' || !session.sessionId) continue;
+    totals.sessions += 1;
+    const state = await settleImportedSession(opts.db, {
+      agentId: opts.agentId,
+      sessionKey: session.sessionKey,
+      sessionId: session.sessionId,
+      created: session.status === 'created',
+      policy: opts.resetPolicy ?? {},
+      keepContext: opts.keepContext ?? false,
+      now: now(),
+    });
+    if (state) Object.assign(session, state);
+    if (state?.freshness === 'resets') totals.resetting += 1;
   }
   return { agentId: opts.agentId, indexes, files, totals };
 }

@@ -252,7 +252,10 @@ describe.each(testDatabases())('runAgentTask on $name', (database) => {
       const cause = (failure.cause as ChildWorkflowFailure).cause;
       expect(cause).toBeInstanceOf(ApplicationFailure);
       expect(cause).toMatchObject({ type: FailureTypes.InvalidInput, nonRetryable: true });
-      expect(cause!.message).toContain('no tool "lathe"');
+      expect(cause!.message).toContain(
+        `no tool "lathe" on the worker that took the task (task queue "${keelQueue}"); it has`,
+      );
+      expect(cause!.message).toContain('give each application its own KEEL_TASK_QUEUE');
       expect(fake.requests.length).toBe(seen);
     }));
 });

@@ -1,7 +1,10 @@
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { spawn } from 'node:child_process';
+import { resolve } from 'node:path';
 import { keel } from '../support/keel-cli';
+import { entryArgs } from '../support/compiled-entries';
 
 // Each case starts `keel` (ts-node) processes: under load one needs more than jest's default.
 jest.setTimeout(120_000);
@@ -30,6 +33,20 @@ describe('keel command line details', () => {
       expect(run.stdout.replace(/\s+/g, ' ')).toContain('TEMPORAL_ADDRESS, else the running `keel dev`');
       expect(run.stdout).not.toContain('needs TEMPORAL_ADDRESS');
     }
+  });
+
+  it('exits 0 without a stack trace when the reader of its output goes away (keel --help | head -1)', async () => {
+    // The reader closes its end before keel writes a byte: every write then fails with EPIPE.
+    const child = spawn(process.execPath, [...entryArgs('workers/keel.ts'), '--help'], {
+      cwd: resolve(__dirname, '../..'),
+      env: { ...process.env, KEEL_HOME: home, TS_NODE_SWC: 'true', TS_NODE_TRANSPILE_ONLY: 'true' },
+    });
+    child.stdout.destroy();
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const code = await new Promise<number | null>((done) => child.on('close', done));
+    expect(stderr).not.toContain('EPIPE');
+    expect(code).toBe(0);
   });
 
   it('refuses a bad session key before saying it is compacting', async () => {

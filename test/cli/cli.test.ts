@@ -74,8 +74,10 @@ describe('keel command line', () => {
     dev.write('hello\n');
     await dev.waitFor(
       'stderr',
-      /model unreachable at http:\/\/127\.0\.0\.1:9 \(ANTHROPIC_BASE_URL\).*retrying — Ctrl-C to cancel/,
+      /model unreachable at http:\/\/127\.0\.0\.1:9 \(ANTHROPIC_BASE_URL\).*; attempt 2, (next try in \d+ s|trying now), (\d+ min )?\d+ s of the retry budget left; retrying — Ctrl-C to cancel/,
     );
+    // The line comes again at the next attempt: the wait never goes quiet.
+    await dev.waitFor('stderr', /; attempt 3, /);
     dev.signal('SIGINT');
     await dev.waitFor('stderr', 'turn cancelled');
     dev.signal('SIGINT');

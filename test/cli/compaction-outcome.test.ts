@@ -1,4 +1,4 @@
-import { compactionOutcomeLine } from '../../src/cli/compaction-outcome';
+import { chatCompactionLine, compactionOutcomeLine } from '../../src/cli/compaction-outcome';
 import type { CompactionWorkflowResult } from '../../src/protocol';
 
 const result = (over: Partial<CompactionWorkflowResult>): CompactionWorkflowResult => ({
@@ -42,5 +42,28 @@ describe('compactionOutcomeLine', () => {
     ],
   ])('says what the compaction did, never a skip as a success (%#)', (r, line) => {
     expect(compactionOutcomeLine(r)).toBe(line);
+  });
+});
+
+describe('chatCompactionLine', () => {
+  const before = { contextTokens: 12_400 };
+  const after = { contextTokens: 5_400 };
+
+  it('reports the context as /status counts it, beside the history the compaction measured', () => {
+    expect(chatCompactionLine(result({}), before, after)).toBe(
+      'compaction succeeded: context 12,400 → 5,400 tokens, as /status counts it (history 9,000 → 2,000); the summary is the model’s',
+    );
+  });
+
+  it('says when the summary is the extractive fallback, and how to ask the model again', () => {
+    expect(chatCompactionLine(result({ degraded: true }), before, after)).toContain(
+      'the summary is extractive: every summarizer call failed',
+    );
+    expect(chatCompactionLine(result({ degraded: true }), before, after)).toContain('keel compactions retry');
+  });
+
+  it('words a skip as the plain outcome line does', () => {
+    const skipped = result({ status: 'skipped', tokensBefore: 40, tokensAfter: 40, entryId: null });
+    expect(chatCompactionLine(skipped, before, before)).toBe(compactionOutcomeLine(skipped));
   });
 });

@@ -18,6 +18,9 @@ describe('keel dev streams replies', () => {
         text: 'Looking, one moment.',
       }),
       fakeReply.text('Done looking: all clear.', { chunks: ['Done ', 'looking: ', 'all clear.'] }),
+      // A call the tool refuses: its line says why.
+      fakeReply.toolUse([{ id: 'toolu_bad', name: 'read_screen', input: {} }], { text: 'Trying.' }),
+      fakeReply.text('Could not look.'),
     );
     const run = await keel(
       ['dev', '--session', 'agent:cli:main'],
@@ -28,7 +31,7 @@ describe('keel dev streams replies', () => {
         KEEL_TOOLS_MODULE: resolve(__dirname, '../support/cli-test-tools.ts'),
         ...fake.env,
       },
-      'look around\n/quit\n',
+      'look around\nlook without saying what for\n/quit\n',
     );
     expect(run.code).toBe(0);
     // The tool ran between the two model calls: the chat had printed the first call's text by then.
@@ -39,6 +42,9 @@ describe('keel dev streams replies', () => {
     expect(toolResult.content[0].text).not.toContain('all clear');
     // The tool call shows as its own line between the two model calls' texts, as it runs.
     expect(run.stdout).toContain('keel › Looking, one moment.\n  ⚙ read_screen ok\nkeel › Done looking: all clear.\n');
+    expect(run.stdout).toContain(
+      'keel › Trying.\n  ⚙ read_screen error: invalid input for tool "read_screen": waitFor: ',
+    );
     fake.assertScriptConsumed();
   }, 180_000);
 });

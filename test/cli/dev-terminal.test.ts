@@ -129,6 +129,7 @@ const userTexts = (r: FakeRequest) =>
             input: { task: 'Count to three and report.', label: 'counter' },
           },
         ]);
+      if (last.includes('what now?')) return fakeReply.text('A fresh start.');
       if (last.includes('look around'))
         return fakeReply.toolUse([{ id: 'toolu_screen', name: 'read_screen', input: { waitFor: 'look around' } }]);
       return undefined;
@@ -160,11 +161,18 @@ const userTexts = (r: FakeRequest) =>
 
     before = term.screen().length;
     term.line('/compact keep the counting');
-    await term.waitFor(/compaction succeeded: \d+ → \d+ tokens/, { after: before, timeoutMs: 90_000 });
+    // The context as /status counts it, then the same figure's bar; and whose summary it is.
+    await term.waitFor(
+      /compaction succeeded: context [\d,]+ → [\d,]+ tokens, as \/status counts it \(history \d[\d,]* → \d[\d,]*\); the summary is the model’s\n\[[█░]+\] [\d.]+% of 200k tokens/,
+      { after: before, timeoutMs: 90_000 },
+    );
 
     before = term.screen().length;
-    term.line('/new');
-    await term.waitFor(/started a new session for agent:main:main/, { after: before });
+    term.line('/new what now?');
+    // The new session is said before its first reply.
+    await term.waitFor(/started a new session for agent:main:main: .*\n(.*\n)*keel › A fresh start\./, {
+      after: before,
+    });
 
     // What reached the model: never the chat's own commands as a message; the summarizer got the instructions.
     const sent = fake.requests.filter((r) => !isSummarizerRequest(r)).flatMap(userTexts);

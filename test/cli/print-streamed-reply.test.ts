@@ -31,7 +31,7 @@ describe('printStreamedReply', () => {
     const out = await printed([
       { type: 'text', delta: 'Looking.', soFar: 'Looking.', call: 0 },
       { type: 'tool', id: 't1', name: 'read_file', isError: false },
-      { type: 'tool', id: 't2', name: 'exec', isError: true },
+      { type: 'tool', id: 't2', name: 'exec', isError: true, error: 'command not found: frob' },
       { type: 'text', delta: 'Done.', soFar: 'Looking.Done.', call: 1 },
       // The result lists every call: the spawn the workflow ran itself had no notice.
       reply({
@@ -42,7 +42,9 @@ describe('printStreamedReply', () => {
         ],
       }),
     ]);
-    expect(out).toBe('keel › Looking.\n  ⚙ read_file ok\n  ⚙ exec error\nkeel › Done.\n  ⚙ sessions_spawn ok\n');
+    expect(out).toBe(
+      'keel › Looking.\n  ⚙ read_file ok\n  ⚙ exec error: command not found: frob\nkeel › Done.\n  ⚙ sessions_spawn ok\n',
+    );
   });
 
   it('without a stream, prints the reply whole, then every tool call of the turn', async () => {

@@ -40,14 +40,19 @@ const NOT_RUN_HERE: ReadonlyArray<{ readonly command: RegExp; readonly why: stri
     why: 'needs a tool call waiting for approval: test/approvals/approval-cli.test.ts runs all three against one',
   },
   {
-    command: /^npm install keel-agents\b/,
-    why: 'installs the published package: test/package/package.test.ts installs its packed tarball into a project and runs it',
+    command: /^npm pack$/,
+    why: 'builds and packs the package (minutes): test/package/package.test.ts packs it',
+  },
+  {
+    command: /^npm install \.\/keel-agents-\*\.tgz\b/,
+    why: 'installs the packed tarball: test/package/package.test.ts runs this npm install into an empty folder, then the keel it installed',
   },
 ];
 
 /** The commands this file runs (below), as the README writes them. */
 const RUN_HERE: readonly RegExp[] = [
   /^npm run dev$/,
+  /^npx keel --help$/,
   /^npx keel status agent:main:main$/,
   /^npx keel export agent:main:main$/,
   /^export KEEL_API_TOKEN=/,
@@ -103,8 +108,8 @@ describe('the README on a fresh clone', () => {
     child.stdin.end(stdin);
     return new Promise((done) => child.on('close', (code) => done({ code, stdout, stderr })));
   };
-  /** `npx keel …` as `npm run keel -- …`: the README's equivalent without a build (a build takes minutes). */
-  const keel = (command: string) => shell(command.replace(/^npx keel /, 'npm run --silent keel -- '));
+  /** A README command, exactly as written (`npx keel …` resolves the clone's own bin, unbuilt). */
+  const keel = (command: string) => shell(command);
 
   beforeAll(async () => {
     readme = await readFile(join(root, 'README.md'), 'utf8');
@@ -126,6 +131,15 @@ describe('the README on a fresh clone', () => {
       (c) => !RUN_HERE.some((r) => r.test(c)) && !NOT_RUN_HERE.some((n) => n.command.test(c)),
     );
     expect(unaccounted).toEqual([]);
+  });
+
+  it('npx keel --help runs in the clone as written, with no build and nothing on PATH', async () => {
+    expect(fencedShellCommands(readme)).toContain('npx keel --help');
+    expect(existsSync(join(clone, 'dist'))).toBe(false);
+    const help = await keel('npx keel --help');
+    expect(help.stderr).not.toContain('not found');
+    expect(help.stdout).toContain('Usage: keel');
+    expect(help.code).toBe(0);
   });
 
   it('npm run dev answers a piped line, then stops cleanly and leaves no stack files', async () => {

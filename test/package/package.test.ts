@@ -7,9 +7,12 @@
  * Installing offline: the tarball is unpacked into the project's node_modules and its binary linked, as
  * npm does; its dependencies resolve from this repository's node_modules (the project lives under
  * .build-test/, so Node and TypeScript find them walking up), which keeps the test off the registry.
+ * One case installs it as the README says, with npm, into an empty folder: that one reads the
+ * registry's metadata (tarballs from npm's cache when it has them).
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { startDevServer, type DevServer } from '../../src/temporal/dev-server';
@@ -23,6 +26,8 @@ const TSC = join(ROOT, 'node_modules/typescript/bin/tsc');
 let dir: string;
 let project: string;
 let packed: { name: string; files: Array<{ path: string }> };
+let tarball: string;
+let packedFile: string;
 
 beforeAll(async () => {
   mkdirSync(join(ROOT, '.build-test'), { recursive: true });
@@ -33,7 +38,8 @@ beforeAll(async () => {
     maxBuffer: 64 * 1024 * 1024,
   });
   packed = (JSON.parse(stdout.slice(stdout.indexOf('['))) as Array<typeof packed & { filename: string }>)[0]!;
-  const tarball = join(dir, (packed as unknown as { filename: string }).filename);
+  packedFile = (packed as unknown as { filename: string }).filename;
+  tarball = join(dir, packedFile);
 
   project = join(dir, 'app');
   cpSync(join(ROOT, 'examples/agent-fan-out'), project, { recursive: true });
@@ -62,6 +68,7 @@ describe('the published package', () => {
         'dist/src/index.js',
         'dist/src/index.d.ts',
         'dist/workers/index.d.ts',
+        'bin/keel.js',
         'dist/workers/keel.js',
         'dist/workflows/run-agent-task.d.ts',
         'dist/src/testing/index.d.ts',
@@ -90,6 +97,41 @@ describe('the published package', () => {
     expect(refused).toMatch(/misspelt\.ts.*'txt' does not exist in type 'AgentTask'/);
   });
 
+  it('installs with `npm install ./keel-agents-*.tgz` into an empty folder, without EBADENGINE, and runs `npx keel --help`', async () => {
+    // Outside the repository, so nothing resolves from this checkout's node_modules: what a user gets.
+    const empty = mkdtempSync(join(tmpdir(), 'keel-tarball-'));
+    try {
+      writeFileSync(join(empty, 'package.json'), JSON.stringify({ name: 'empty-app', private: true }));
+      cpSync(tarball, join(empty, packedFile));
+      // The registry serves the dependencies' metadata; their tarballs come from npm's cache when it has them.
+      const installed = await run(
+        'npm',
+        ['install', '--prefer-offline', '--no-audit', '--no-fund', `./${packedFile}`],
+        {
+          cwd: empty,
+          env: { ...process.env, npm_config_update_notifier: 'false' },
+          maxBuffer: 64 * 1024 * 1024,
+        },
+      );
+      expect(`${installed.stdout}${installed.stderr}`).not.toContain('EBADENGINE');
+      const { stdout } = await run('npx', ['--no-install', 'keel', '--help'], {
+        cwd: empty,
+        env: { ...process.env, npm_config_update_notifier: 'false' },
+      });
+      expect(stdout).toContain('Usage: keel');
+      const { stdout: main } = await run(
+        process.execPath,
+        ['-e', "console.log(typeof require('keel-agents').KeelClient)"],
+        {
+          cwd: empty,
+        },
+      );
+      expect(main.trim()).toBe('function');
+    } finally {
+      rmSync(empty, { recursive: true, force: true });
+    }
+  }, 600_000);
+
   it('runs `npx keel --help` from its compiled binary', async () => {
     const { stdout } = await run('npx', ['--no-install', 'keel', '--help'], {
       cwd: project,
@@ -112,9 +154,9 @@ describe('the published package', () => {
       await server?.stop();
     });
 
-    /** Starts `node dist/<file>` in the project; resolves once its output contains `ready`. */
-    const startProcess = (file: string, env: NodeJS.ProcessEnv, ready: string): Promise<void> => {
-      const child = spawn(process.execPath, [join(project, 'dist', file)], {
+    /** Starts `node <file> <args>` (file relative to the project's dist/) in the project; resolves once its output contains `ready`. */
+    const startProcess = (file: string, env: NodeJS.ProcessEnv, ready: string, args: string[] = []): Promise<void> => {
+      const child = spawn(process.execPath, [resolve(project, 'dist', file), ...args], {
         cwd: project,
         env,
         stdio: ['ignore', 'pipe', 'pipe'],
@@ -132,15 +174,16 @@ describe('the published package', () => {
       });
     };
 
-    it('runs the client, the Keel worker with its tool and the fan-out workflow', async () => {
-      const env = {
+    it('runs the client, the Keel worker with its tool and the fan-out workflow, beside keel dev’s worker', async () => {
+      const env: NodeJS.ProcessEnv = {
         ...process.env,
         ...fake.env,
         TEMPORAL_ADDRESS: server.address,
         KEEL_HOME: join(dir, 'home'),
-        KEEL_TASK_QUEUE: 'keel-packaged',
         KEEL_RESET_MODE: 'none',
       };
+      // The example's own task queue by default: nothing set.
+      delete env.KEEL_TASK_QUEUE;
       fake.respondWith((request) => {
         const text = lastUserText(request);
         if (endsWithToolResult(request)) return fakeReply.text('Keels keep a boat upright and on course.');
@@ -150,8 +193,15 @@ describe('the published package', () => {
         return angle ? fakeReply.text(`The ${angle} view.`) : undefined;
       });
       await Promise.all([
-        startProcess('keel-worker.js', env, 'keel worker: polling'),
+        startProcess('keel-worker.js', env, 'polling agent-fan-out'),
         startProcess('worker.js', env, 'research worker: polling'),
+        // As `keel dev` runs one: Keel's default queue, no `lookup` tool, a database of its own.
+        startProcess(
+          '../node_modules/keel-agents/bin/keel.js',
+          { ...env, KEEL_HOME: join(dir, 'dev-home') },
+          'polling keel ',
+          ['worker'],
+        ),
       ]);
 
       const { stdout } = await run(process.execPath, [join(project, 'dist/start.js'), 'Why do boats have keels?'], {
@@ -181,6 +231,20 @@ describe('the published package', () => {
       const tasks = fake.requests.filter((r) => /from the \w+ angle/.test(lastUserText(r)));
       expect(tasks).toHaveLength(3);
       for (const task of tasks) expect((task.body.tools ?? []).map((t) => t.name)).toEqual(['lookup']);
-    });
+
+      // Sent to keel dev's queue instead, the tasks reach a worker without `lookup`: the client prints why.
+      const misrouted = await run(process.execPath, [join(project, 'dist/start.js'), 'Why do boats have keels?'], {
+        cwd: project,
+        env: { ...env, KEEL_TASK_QUEUE: 'keel' },
+      }).then(
+        () => ({ code: 0, stderr: '' }),
+        (err: { code: number; stderr: string }) => err,
+      );
+      expect(misrouted.code).toBe(1);
+      expect(misrouted.stderr).toContain('Workflow execution failed: ');
+      expect(misrouted.stderr).toContain(
+        'tools: this agent has no tool "lookup" on the worker that took the task (task queue "keel")',
+      );
+    }, 300_000); // three workers and two client runs: more than jest's default under load
   });
 });

@@ -35,14 +35,52 @@ describe.each(testDatabases())('importSessions on $name', (database) => {
       channel: 'telegram',
       display_name: 'User 0',
       model_override: 'claude-opus-4-1',
-      context_tokens: 200_000,
+      // Computed from the transcript at import (the index's contextTokens is OpenClaw's window).
+      context_tokens: report.indexes[0]!.entries[0]!.contextTokens,
       total_tokens: 10_000,
       total_tokens_fresh: true,
       compaction_count: source.compactionCount,
       toggles: { thinkingLevel: 'low' },
     });
+    expect(row!.context_tokens).toBeGreaterThan(1_000);
     expect(new Date(row!.updated_at).getTime()).toBe(source.updatedAt);
     expect(await countEntries(store.db, 'ops', source.sessionId)).toBe(41);
+  });
+
+  it('says which sessions the reset policy has expired, and with keepContext marks them fresh as of the import', async () => {
+    const now = new Date(Date.UTC(2026, 11, 7, 12));
+    const fourDaysAgo = now.getTime() - 4 * 86_400_000;
+    const hourAgo = now.getTime() - 3_600_000;
+    await writeFile(
+      join(dir, 'sessions.json'),
+      JSON.stringify({
+        'agent:main:old': { sessionId: 'old', updatedAt: fourDaysAgo, sessionStartedAt: fourDaysAgo },
+        'agent:main:new': { sessionId: 'new', updatedAt: hourAgo, sessionStartedAt: hourAgo },
+      }),
+    );
+    const policy = { mode: 'daily' as const, dailyResetHour: 4, timeZone: 'UTC' };
+    const plain = await importSessions({ db: store.db, agentId: 'main', dir, resetPolicy: policy, now: () => now });
+    expect(plain.indexes[0]!.entries).toEqual([
+      expect.objectContaining({ sessionKey: 'agent:main:old', freshness: 'resets', resetReason: 'daily' }),
+      expect.objectContaining({ sessionKey: 'agent:main:new', freshness: 'fresh' }),
+    ]);
+    expect(plain.totals).toMatchObject({ sessions: 2, resetting: 1 });
+    expect((await getSession(store.db, 'main', 'agent:main:old'))!.session_started_at.getTime()).toBe(fourDaysAgo);
+
+    // Again with keepContext: the existing row is the import's transcript still, so it is marked fresh.
+    const kept = await importSessions({
+      db: store.db,
+      agentId: 'main',
+      dir,
+      resetPolicy: policy,
+      keepContext: true,
+      now: () => now,
+    });
+    expect(kept.indexes[0]!.entries[0]).toMatchObject({ status: 'exists', freshness: 'kept', resetReason: 'daily' });
+    expect(kept.totals).toMatchObject({ sessions: 2, resetting: 0 });
+    const old = (await getSession(store.db, 'main', 'agent:main:old'))!;
+    expect(old.session_started_at.getTime()).toBe(now.getTime());
+    expect(old.last_interaction_at!.getTime()).toBe(now.getTime());
   });
 
   it('is idempotent: a second run creates no rows and inserts no entries', async () => {
@@ -67,7 +105,8 @@ describe.each(testDatabases())('importSessions on $name', (database) => {
     );
     const report = await importSessions({ db: store.db, agentId: 'main', dir });
     expect(report.indexes[0]!.entries).toEqual([
-      { sessionKey: 'agent:main:main', sessionId: 'x1', status: 'created' },
+      // No transcript: nothing in its context yet.
+      expect.objectContaining({ sessionKey: 'agent:main:main', sessionId: 'x1', status: 'created', contextTokens: 0 }),
       { sessionKey: 'agent:other:main', status: 'skipped', reason: expect.stringMatching(/belongs to agent "other"/) },
       { sessionKey: 'not a key', status: 'skipped', reason: expect.stringMatching(/session key "not a key"/) },
       { sessionKey: 'agent:main:telegram:dm:42', status: 'skipped', reason: expect.stringMatching(/^sessionId:/) },

@@ -1,8 +1,9 @@
 /**
- * The Keel worker, in this application's process: Keel's workflows and activities on Keel's task
- * queue, with the application's one tool. Database, Temporal (address, namespace, TLS, API key) and
- * model come from the environment and keel.config.json.
+ * The Keel worker, in this application's process: Keel's workflows and activities on the
+ * application's own Keel task queue (keel-task-queue.ts), with the application's one tool. Database,
+ * Temporal (address, namespace, TLS, API key) and model come from the environment and keel.config.json.
  */
+import { failureChain } from './keel-task-queue';
 import { z } from 'zod';
 import { ToolRegistry } from 'keel-agents';
 import { runKeelWorker } from 'keel-agents/worker';
@@ -17,7 +18,7 @@ const tools = new ToolRegistry().register({
 runKeelWorker({ tools }).then(
   () => process.exit(0),
   (err: unknown) => {
-    process.stderr.write(`keel worker: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.stderr.write(`keel worker: ${failureChain(err)}\n`);
     process.exit(1);
   },
 );

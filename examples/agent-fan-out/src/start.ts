@@ -2,6 +2,7 @@
  * The client: one message to an agent through KeelClient, then the research workflow with its three
  * agent tasks. Prints one JSON object on stdout: { reply, research }.
  */
+import { failureChain } from './keel-task-queue';
 import { Client, Connection } from '@temporalio/client';
 import { KeelClient, keelDataConverter, keyRingFor, loadKeelSettings, temporalConnectionFor } from 'keel-agents';
 import type { researchWorkflow } from './workflows';
@@ -37,6 +38,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
+  // The reason is the innermost cause (a task's failure inside the workflow's), so print them all.
+  process.stderr.write(`${failureChain(err)}\n`);
   process.exit(1);
 });

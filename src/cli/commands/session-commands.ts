@@ -47,7 +47,7 @@ export function registerSessionCommands(program: Command, ctx: CliContext): void
       const { client, close } = await connectClient(configFromEnv());
       try {
         const status = await sessionStatusReport(client, key, loadKeelSettings(), (fn) => withStore((s) => fn(s.db)));
-        const { turns, compactionNote, compactionBilling, windowNote } = status;
+        const { turns, compactionNote, compactionBilling, windowNote, workflowNote } = status;
         printResult(opts, status);
         if (!opts.json) {
           say(`${shownKey(key)}\n${contextBar(status)}`);
@@ -64,6 +64,7 @@ export function registerSessionCommands(program: Command, ctx: CliContext): void
             say(`waiting for approval: ${a.toolName} ${a.approvalId} (until ${a.deadline}; keel approve/deny <id>)`);
           if (compactionBilling) say(compactionBilling);
           if (compactionNote) say(compactionNote);
+          if (workflowNote) say(workflowNote);
         }
       } finally {
         await close();

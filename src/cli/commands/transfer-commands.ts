@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { UsageError } from '../connect';
+import { agentConfig, loadKeelSettings } from '../../config/agent-config';
 import { InvalidSessionKeyError, parseSessionKey } from '../../sessions/session-key';
 import { importCommand, exportAllCommand, exportCommand } from '../transfer';
 import { printResult, withStore, type CliContext, type JsonOption } from './shared';
@@ -11,11 +12,23 @@ export function registerTransferCommands(program: Command, ctx: CliContext): voi
     .description('import OpenClaw sessions: a sessions folder, or sessions.json and *.jsonl files')
     .argument('<paths...>', 'files or one folder')
     .requiredOption('--agent <id>', 'the agent that owns the imported sessions')
+    .option(
+      '--keep-context',
+      'mark imported sessions fresh as of now, so the daily or idle reset does not start them over on their next message',
+    )
     .option('--json', 'print the import report on stdout')
-    .action(async (paths: string[], opts: JsonOption & { agent: string }) => {
-      const report = await withStore((s) => importCommand(s.db, opts.agent, paths, Boolean(opts.json)));
+    .action(async (paths: string[], opts: JsonOption & { agent: string; keepContext?: boolean }) => {
+      const config = agentConfig(loadKeelSettings(), opts.agent);
+      const report = await withStore((s) =>
+        importCommand(s.db, opts.agent, paths, {
+          json: Boolean(opts.json),
+          config,
+          keepContext: Boolean(opts.keepContext),
+        }),
+      );
       printResult(opts, report);
-      if (report.totals.failed > 0) ctx.exitCode = 1;
+      // Nothing usable: no session came of it (each file says why).
+      if (report.totals.failed > 0 || report.totals.sessions === 0) ctx.exitCode = 1;
     });
 
   program
