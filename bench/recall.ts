@@ -97,6 +97,7 @@ function rankings(base: Recall | undefined): { name: string; recall: Recall | un
     { name: 'dense only, question as asked', recall: tuned({ fusion: { method: 'dense' }, keepCommonWords: true }) },
     { name: 'hybrid: RRF, dense weight 1 (default)', recall: tuned({}) },
     { name: 'hybrid, question as asked to dense', recall: tuned({ keepCommonWords: true }) },
+    { name: 'hybrid, keyword matches on common words kept', recall: tuned({ keepCommonMatches: true }) },
     { name: 'hybrid, dense weight 0.5', recall: tuned({ fusion: { ...rrf, denseWeight: 0.5 } }) },
     { name: 'hybrid, dense weight 2', recall: tuned({ fusion: { ...rrf, denseWeight: 2 } }) },
     { name: 'hybrid, RRF k = 10', recall: tuned({ fusion: { method: 'rrf', k: 10, denseWeight: 1 } }) },
@@ -133,7 +134,9 @@ export async function run(
   for (const data of all) {
     const dataTurns = data.sessions.flatMap((s) => s.turns);
     turns += dataTurns.length;
-    log(`recall: ${data.name}: ${data.sessions.length} sessions, ${dataTurns.length} turns, ${data.questions.length} questions`);
+    log(
+      `recall: ${data.name}: ${data.sessions.length} sessions, ${dataTurns.length} turns, ${data.questions.length} questions`,
+    );
     const baseline = bm25Baseline(dataTurns.map((t) => ({ id: t.id, text: `${t.speaker}: ${t.text}` })));
     for (const q of data.questions) {
       evidence.push(q.evidence);
@@ -147,7 +150,10 @@ export async function run(
   }
   const resultOf = (name: string, a: Asked): RankingResult => ({
     name,
-    hitsAlone: recallAt(evidence, a.groups.map((groups) => groups.map((g) => g.slice(0, 1)))),
+    hitsAlone: recallAt(
+      evidence,
+      a.groups.map((groups) => groups.map((g) => g.slice(0, 1))),
+    ),
     asShown: recallAt(evidence, a.groups),
     meanTokens: Math.round(a.tokens.reduce((x, y) => x + y, 0) / Math.max(1, a.tokens.length)),
   });
@@ -156,7 +162,10 @@ export async function run(
   categories.forEach((category, i) => {
     const c = (byCategory[category] ??= { questions: 0, keel: 0, bm25: 0 });
     c.questions++;
-    c.keel += share(evidence[i]!, chat.groups[i]!.slice(0, 10).map((g) => g[0]!));
+    c.keel += share(
+      evidence[i]!,
+      chat.groups[i]!.slice(0, 10).map((g) => g[0]!),
+    );
     c.bm25 += share(evidence[i]!, bm25Ranked[i]!.slice(0, 10).flat());
   });
   for (const c of Object.values(byCategory)) {
@@ -223,20 +232,29 @@ async function keelThroughTheTool(
     const worker = await runInProcessWorker(env, queue, deps);
     const client = keelClient(env, queue);
     const chat: Asked = { groups: [], tokens: [] };
-    await withBar('asking {value}/{total} questions through history_search in a chat', data.questions.length, async (tick) => {
-      try {
-        for (const q of data.questions) {
-          const before = fake.requests.length;
-          await client.sendMessage(key, q.question);
-          const result = fake.requests.slice(before).map(endingToolResult).filter((t) => t !== undefined).at(-1) ?? '';
-          chat.groups.push(toTurns(result));
-          chat.tokens.push(textTokens(result));
-          tick();
+    await withBar(
+      'asking {value}/{total} questions through history_search in a chat',
+      data.questions.length,
+      async (tick) => {
+        try {
+          for (const q of data.questions) {
+            const before = fake.requests.length;
+            await client.sendMessage(key, q.question);
+            const result =
+              fake.requests
+                .slice(before)
+                .map(endingToolResult)
+                .filter((t) => t !== undefined)
+                .at(-1) ?? '';
+            chat.groups.push(toTurns(result));
+            chat.tokens.push(textTokens(result));
+            tick();
+          }
+        } finally {
+          await worker.stop();
         }
-      } finally {
-        await worker.stop();
-      }
-    });
+      },
+    );
     const byRanking = new Map<string, Asked>();
     for (const ranking of rankings(recall)) {
       const { recall: _chatRecall, ...keywordDeps } = deps;
@@ -250,7 +268,8 @@ async function keelThroughTheTool(
             idempotencyKey: 'recall-bench',
             signal: new AbortController().signal,
           });
-          const result = typeof out === 'string' ? out : out.content.map((b) => (b.type === 'text' ? b.text : '')).join('');
+          const result =
+            typeof out === 'string' ? out : out.content.map((b) => (b.type === 'text' ? b.text : '')).join('');
           asked.groups.push(toTurns(result));
           asked.tokens.push(textTokens(result));
           tick();

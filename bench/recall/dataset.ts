@@ -101,11 +101,14 @@ function locomoDate(text: string): string {
 }
 
 const beamMessage = z.object({ role: z.string(), id: z.number().int(), content: z.string() });
-const beamChat = z.array(
-  z.object({ time_anchor: z.string().optional(), turns: z.array(z.array(beamMessage)) }),
-);
-/** `source_chat_ids`: a list of message ids, or lists of them by role ("first_statement", "updated_info"). */
-const beamSources = z.union([z.array(z.number()), z.record(z.string(), z.array(z.number()))]);
+const beamChat = z.array(z.object({ time_anchor: z.string().nullish(), turns: z.array(z.array(beamMessage)) }));
+/** `source_chat_ids`: message ids, in lists, nested lists or lists by role ("first_statement", "updated_info"). */
+function beamSourceIds(sources: unknown): string[] {
+  if (typeof sources === 'number') return [String(sources)];
+  if (Array.isArray(sources)) return sources.flatMap(beamSourceIds);
+  if (sources && typeof sources === 'object') return Object.values(sources).flatMap(beamSourceIds);
+  return [];
+}
 
 /**
  * One BEAM conversation folder (`chats/<bucket>/<n>`: `chat.json` and
@@ -116,7 +119,7 @@ const beamSources = z.union([z.array(z.number()), z.record(z.string(), z.array(z
 function loadBeamChat(dir: string): RecallDataset {
   const chat = beamChat.parse(JSON.parse(readFileSync(join(dir, 'chat.json'), 'utf8')));
   const probing = z
-    .record(z.string(), z.array(z.looseObject({ question: z.string(), source_chat_ids: beamSources.optional() })))
+    .record(z.string(), z.array(z.looseObject({ question: z.string(), source_chat_ids: z.unknown().optional() })))
     .parse(JSON.parse(readFileSync(join(dir, 'probing_questions', 'probing_questions.json'), 'utf8')));
   let day = Date.parse('2024-01-01T09:00:00Z');
   const sessions = chat.map((batch) => {
@@ -130,9 +133,7 @@ function loadBeamChat(dir: string): RecallDataset {
   const ids = new Set(sessions.flatMap((s) => s.turns.map((t) => t.id)));
   const questions = Object.entries(probing).flatMap(([category, list]) =>
     list.flatMap((q) => {
-      const sources = q.source_chat_ids;
-      const evidence = [...new Set((Array.isArray(sources) ? sources : Object.values(sources ?? {}).flat()).map(String))]
-        .filter((id) => ids.has(id));
+      const evidence = [...new Set(beamSourceIds(q.source_chat_ids))].filter((id) => ids.has(id));
       return evidence.length > 0 ? [{ question: q.question, evidence, category }] : [];
     }),
   );

@@ -8,6 +8,7 @@ import { sessionCompactionNote } from './compactions';
 import { sessionWindowNote } from './window-note';
 import { sessionCompactionBillingLine } from './compaction-billing';
 import { listSessions } from './sessions-list';
+import { sessionRecallLine } from './recall-line';
 
 /** `keel status --json` (and `GET /v1/sessions/{key}`): the workflow's status with what the database adds. */
 export type SessionStatusReport = SessionStatus & {
@@ -19,6 +20,8 @@ export type SessionStatusReport = SessionStatus & {
   readonly compactionBilling?: string;
   /** Why the window in force differs from the configured one (a learned limit, a session scale). */
   readonly windowNote?: string;
+  /** How history_search recalls: hybrid with the share of entries that have vectors, or keywords only and why. */
+  readonly recall?: string;
 };
 
 /** Runs `fn` on a database handle: the CLI opens one per call, the HTTP API keeps one open. */
@@ -50,9 +53,11 @@ export async function sessionStatusReport(
   const turns = await withDb((db) => listSessions(db, settings, { agentId: status.agentId, sessionKey }))
     .then((found) => found[0]?.turns)
     .catch(() => undefined);
+  const recall = await withDb((db) => sessionRecallLine(db, settings, status.agentId, sessionKey)).catch(() => null);
   return {
     ...status,
     ...(turns !== undefined ? { turns } : {}),
+    ...(recall ? { recall } : {}),
     ...(compactionNote ? { compactionNote } : {}),
     ...(compactionBilling ? { compactionBilling } : {}),
     ...(windowNote ? { windowNote } : {}),

@@ -134,7 +134,9 @@ export const keelConfigSchema = z
     /** The work-style preset the file chose (src/context/work-style-presets.ts); its values are already in reserveTokens and contextEngineOptions. */
     workStyle: z.enum(WORK_STYLES, { message: `use one of ${WORK_STYLES.join(', ')}` }).optional(),
     /** OpenAI-compatible `/v1/embeddings` root for hybrid recall (KEEL_EMBEDDINGS_BASE_URL; config file `embeddings.baseUrl`); unset: keywords only. */
-    embeddingsBaseUrl: z.url('KEEL_EMBEDDINGS_BASE_URL must be an http(s) URL such as http://127.0.0.1:11434/v1').optional(),
+    embeddingsBaseUrl: z
+      .url('KEEL_EMBEDDINGS_BASE_URL must be an http(s) URL such as http://127.0.0.1:11434/v1')
+      .optional(),
     /** The embedding model (KEEL_EMBEDDINGS_MODEL; `embeddings.model`); vectors are kept per model, so a new name re-embeds. */
     embeddingsModel: z.string().min(1).optional(),
     /** Bearer key of the embeddings endpoint (KEEL_EMBEDDINGS_API_KEY; `embeddings.apiKeyEnv` names the variable). */

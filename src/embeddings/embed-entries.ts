@@ -1,6 +1,11 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../store/schema';
-import { checkModelDimensions, EmbeddingDimensionsError, writeVectors, type EntryToEmbed } from '../store/embeddings-repo';
+import {
+  checkModelDimensions,
+  EmbeddingDimensionsError,
+  writeVectors,
+  type EntryToEmbed,
+} from '../store/embeddings-repo';
 import { entrySearchText, isRecallEcho } from '../store/entry-search-text';
 import { DEFAULTS } from '../config/defaults';
 import type { Embedder } from './embedder';

@@ -34,7 +34,5 @@ export function fuseRankings(keywords: readonly Ranked[], dense: readonly Ranked
   const fused = new Map<number, number>();
   keywords.forEach((r, i) => fused.set(r.seq, (fused.get(r.seq) ?? 0) + 1 / (opts.k + i + 1)));
   dense.forEach((r, i) => fused.set(r.seq, (fused.get(r.seq) ?? 0) + opts.denseWeight / (opts.k + i + 1)));
-  return [...fused]
-    .map(([seq, score]) => ({ seq, score }))
-    .sort((a, b) => b.score - a.score || b.seq - a.seq);
+  return [...fused].map(([seq, score]) => ({ seq, score })).sort((a, b) => b.score - a.score || b.seq - a.seq);
 }

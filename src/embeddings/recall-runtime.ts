@@ -10,7 +10,7 @@ export interface Recall {
   readonly embedders: EmbedderPool;
   readonly vectors: SessionVectorCache;
   /** Fusion and query handling other than the defaults (the recall bench's ablation). */
-  readonly tuning?: Pick<DenseSearch, 'fusion' | 'keepCommonWords'>;
+  readonly tuning?: Pick<DenseSearch, 'fusion' | 'keepCommonWords' | 'keepCommonMatches'>;
 }
 
 /** A worker's recall state, empty. */

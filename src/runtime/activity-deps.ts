@@ -64,12 +64,14 @@ export async function openRuntime(opts: OpenRuntimeOptions): Promise<Runtime> {
   const deps: ActivityDeps = { ...base, forAgent: (agentId) => perAgent.get(agentId) ?? base };
   // Entries get their vectors beside the worker, off every turn's path (a no-op for keywords-only agents).
   const hybrid = [base, ...perAgent.values()].some((d) => recallSetting(d.config).mode === 'hybrid');
-  const embedder = hybrid && startBackgroundEmbedder({
-    db: store.db,
-    embedders: recall.embedders,
-    configFor: (agentId) => (perAgent.get(agentId) ?? base).config,
-    log: (line) => process.stderr.write(`keel worker: ${line}\n`),
-  });
+  const embedder =
+    hybrid &&
+    startBackgroundEmbedder({
+      db: store.db,
+      embedders: recall.embedders,
+      configFor: (agentId) => (perAgent.get(agentId) ?? base).config,
+      log: (line) => process.stderr.write(`keel worker: ${line}\n`),
+    });
   return {
     store,
     deps,

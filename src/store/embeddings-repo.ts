@@ -62,7 +62,11 @@ export async function entriesWithoutVectors(
     .limit(opts.limit);
   if (opts.sessionId) query = query.where('e.session_id', '=', opts.sessionId);
   const rows = decodeEntryRows(await query.execute());
-  const before = await previousMessages(db, opts.agentId, rows.map((r) => Number(r.seq)));
+  const before = await previousMessages(
+    db,
+    opts.agentId,
+    rows.map((r) => Number(r.seq)),
+  );
   return rows.map((r) => {
     const previous = before.get(Number(r.seq));
     return {

@@ -76,12 +76,19 @@ export async function searchHistory(db: Kysely<Database>, input: HistorySearchIn
   const terms = queryTerms(input.query);
   if ((terms.length === 0 && !input.dense) || input.sessionIds.length === 0) return [];
   await indexDeferredEntries(db, input.agentId, input.sessionIds);
-  const keywords = terms.length > 0 ? await keywordRanking(db, input, terms) : { ranked: [], commonShare: () => 0 };
+  const keywords =
+    terms.length > 0
+      ? await keywordRanking(db, input, terms)
+      : { ranked: [], onlyCommon: new Set<number>(), commonShare: () => 0 };
   const pool = input.limit * POOL_FACTOR;
   if (!input.dense) return finalHits(await readWithNeighbours(db, input, keywords.ranked.slice(0, pool)), input.limit);
   const dense = await denseRanking(db, input, input.dense, keywords.commonShare);
   const fusion = { ...DEFAULT_FUSION, ...input.dense.fusion };
-  const fused = fuseRankings(keywords.ranked.slice(0, DEFAULTS.recallCandidates), dense, fusion).slice(0, pool);
+  // A keyword match on words most entries hold (the speakers' names) says nothing the dense side should be outvoted by.
+  const telling = input.dense.keepCommonMatches
+    ? keywords.ranked
+    : keywords.ranked.filter((r) => !keywords.onlyCommon.has(r.seq));
+  const fused = fuseRankings(telling.slice(0, DEFAULTS.recallCandidates), dense, fusion).slice(0, pool);
   return finalHits(await readWithNeighbours(db, input, fused), input.limit);
 }
 
@@ -96,6 +103,8 @@ export interface DenseSearch {
   readonly fusion?: Partial<FusionOptions>;
   /** Embed the question as asked, names and all (the recall bench's ablation); default: common words left out. */
   readonly keepCommonWords?: boolean;
+  /** Fuse keyword matches on common words only too (the recall bench's ablation); default: left out. */
+  readonly keepCommonMatches?: boolean;
 }
 
 /** Weighted RRF, the dense side at the weight the recall bench measured best. */
@@ -114,7 +123,12 @@ async function denseRanking(
   const vector = await dense.embedQuery(text);
   if (!vector) return [];
   const scope = { agentId: input.agentId, sessionIds: input.sessionIds, model: dense.model };
-  return dense.vectors.nearest(db, input.from ? { ...scope, from: input.from } : scope, vector, DEFAULTS.recallCandidates);
+  return dense.vectors.nearest(
+    db,
+    input.from ? { ...scope, from: input.from } : scope,
+    vector,
+    DEFAULTS.recallCandidates,
+  );
 }
 
 /**
@@ -125,7 +139,7 @@ async function keywordRanking(
   db: Kysely<Database>,
   input: HistorySearchInput,
   terms: readonly string[],
-): Promise<{ ranked: Ranked[]; commonShare: (term: string) => number }> {
+): Promise<{ ranked: Ranked[]; onlyCommon: Set<number>; commonShare: (term: string) => number }> {
   const hashes = atRestOf(db).queryWords(terms);
   const matchers = terms.map((term, i) => termMatch(term, hashes?.[i]));
   const scope = scopeOf(input);
@@ -134,7 +148,9 @@ async function keywordRanking(
   const commonShare = (term: string) => shares.get(term) ?? 0;
   const common = sample.estimatedMatches.map((n) => n >= RARE_MATCHES);
   const candidates = await candidateFeatures(db, scope, matchers, common, sample.estimatedAll >= RARE_MATCHES);
-  if (candidates.length === 0) return { ranked: [], commonShare };
+  if (candidates.length === 0) return { ranked: [], onlyCommon: new Set(), commonShare };
+  const isCommon = terms.map((t) => commonShare(t) >= DEFAULTS.denseQueryCommonShare);
+  const onlyCommon = new Set(candidates.filter((c) => c.matches.every((m, i) => !m || isCommon[i])).map((c) => c.seq));
   const collection: Bm25Collection = {
     entries: sample.entries,
     averageLength: candidates.reduce((sum, c) => sum + c.length, 0) / candidates.length,
@@ -152,7 +168,7 @@ async function keywordRanking(
       score: bm25Score(new Map(terms.map((t, i) => [t, c.matches[i] ? 1 : 0])), c.length, collection),
     }))
     .sort((a, b) => b.score - a.score || b.seq - a.seq);
-  return { ranked, commonShare };
+  return { ranked, onlyCommon, commonShare };
 }
 
 /** One query term's match: its tsvector lexeme, or for sealed rows any of its hashes (one per key). */
@@ -349,7 +365,9 @@ function isRecallTurnMessage(hit: HistoryHit): boolean {
  */
 export function answerBeside(hit: HistoryHit): { label: string; row: EntryRow } | undefined {
   const text = entrySearchText(hit.row.payload);
-  if (hit.next && text.includes('?') && entrySearchText(hit.next.payload).trim()) return { label: 'answered by', row: hit.next };
-  if (hit.previous && entrySearchText(hit.previous.payload).includes('?')) return { label: 'answering', row: hit.previous };
+  if (hit.next && text.includes('?') && entrySearchText(hit.next.payload).trim())
+    return { label: 'answered by', row: hit.next };
+  if (hit.previous && entrySearchText(hit.previous.payload).includes('?'))
+    return { label: 'answering', row: hit.previous };
   return undefined;
 }

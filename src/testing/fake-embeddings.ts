@@ -9,6 +9,7 @@
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { EmbeddingsEndpoint } from '../embeddings/embeddings-client';
 
 /** What the fake answers and enforces. */
 export interface FakeEmbeddingsOptions {
@@ -35,6 +36,8 @@ export interface FakeEmbeddings {
   /** The API root to configure as KEEL_EMBEDDINGS_BASE_URL (ends in /v1). */
   readonly baseUrl: string;
   readonly model: string;
+  /** The endpoint to give an embedder: this server and its model (and key). */
+  readonly endpoint: EmbeddingsEndpoint;
   readonly requests: readonly FakeEmbeddingsRequest[];
   /** Every input text it embedded, in order. */
   readonly embedded: readonly string[];
@@ -105,7 +108,11 @@ export async function startFakeEmbeddings(options: FakeEmbeddingsOptions = {}): 
       return refuse(res, 400, `encoding_format must be "float" here (got ${JSON.stringify(body.encoding_format)}).`);
     const inputs = typeof body.input === 'string' ? [body.input] : body.input;
     if (!Array.isArray(inputs) || inputs.length === 0 || inputs.some((t) => typeof t !== 'string' || t === ''))
-      return refuse(res, 400, "'$.input' is invalid. Please check the API reference: https://platform.openai.com/docs/api-reference.");
+      return refuse(
+        res,
+        400,
+        "'$.input' is invalid. Please check the API reference: https://platform.openai.com/docs/api-reference.",
+      );
     if (inputs.length > maxBatch)
       return refuse(res, 400, `'$.input' has ${inputs.length} items; at most ${maxBatch} are allowed per request.`);
     if (okBeforeDown-- <= 0) {
@@ -138,6 +145,7 @@ export async function startFakeEmbeddings(options: FakeEmbeddingsOptions = {}): 
   return {
     baseUrl: `${url}/v1`,
     model,
+    endpoint: { baseUrl: `${url}/v1`, model, ...(options.apiKey ? { apiKey: options.apiKey } : {}) },
     requests,
     embedded,
     down: () => void (isDown = true),

@@ -62,6 +62,7 @@ export function registerSessionCommands(program: Command, ctx: CliContext): void
             say(`waiting for approval: ${a.toolName} ${a.approvalId} (until ${a.deadline}; keel approve/deny <id>)`);
           if (compactionBilling) say(compactionBilling);
           if (compactionNote) say(compactionNote);
+          if (status.recall) say(status.recall);
         }
       } finally {
         await close();
