@@ -217,7 +217,8 @@ async function keelThroughTheTool(
     const report = await importSessions({ db: store.db, agentId, dir });
     if (report.totals.imported !== 1)
       throw new Error(`recall: the import did not take the conversation: ${JSON.stringify(report.totals)}`);
-    const recall = embeddings ? newRecall() : undefined;
+    // A CPU-served model on a shared machine: minutes for a batch of long turns, seconds for a query.
+    const recall = embeddings ? newRecall({ batchMs: 600_000, queryMs: 120_000 }) : undefined;
     if (embeddings) await embedConversation(store, recall!, embeddings, agentId, key);
     fake.respondWith((r) => {
       if (isSummarizerRequest(r)) return fakeReply.text('## Goal\nAnswer questions about the conversation.');

@@ -262,7 +262,9 @@ export const DEFAULTS = {
   recallRrfK: 60,
   /**
    * A query word in at least this share of the searched entries is left out of what the dense side
-   * embeds: names of the people talking head every line and drown a small model's similarity (Keel bench).
+   * embeds, and a keyword match on such words alone is left out of the fusion: the names of the two
+   * or three people talking head every line and drown a small model's similarity (Keel bench; lower
+   * shares also drop the topic words of a session that keeps asking about one thing).
    */
-  denseQueryCommonShare: 0.05,
+  denseQueryCommonShare: 0.3,
 } as const;

@@ -13,8 +13,8 @@ export class EmbedderBreaker {
 
   constructor(
     private readonly now: () => number = Date.now,
-    private readonly backoff = DEFAULTS.embeddingsBackoffMs,
-    private readonly openAfter = DEFAULTS.embeddingsBreakerFailures,
+    private readonly backoff: { readonly first: number; readonly max: number } = DEFAULTS.embeddingsBackoffMs,
+    private readonly openAfter: number = DEFAULTS.embeddingsBreakerFailures,
   ) {}
 
   /** True when a call may go out now. */

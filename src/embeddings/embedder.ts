@@ -12,9 +12,10 @@ export class Embedder {
   constructor(
     readonly endpoint: EmbeddingsEndpoint,
     private readonly batchSize: number = DEFAULTS.embeddingsBatchSize,
-    breaker?: EmbedderBreaker,
+    /** One batch's request may take this long (a CPU-served model under load needs more than the default). */
+    private readonly timeoutMs: number = DEFAULTS.embeddingsTimeoutMs,
   ) {
-    this.breaker = breaker ?? new EmbedderBreaker();
+    this.breaker = new EmbedderBreaker();
   }
 
   /** The model whose vector space the vectors are in; vectors are stored under it. */
@@ -27,7 +28,8 @@ export class Embedder {
     const out: Float32Array[] = [];
     for (let i = 0; i < texts.length; i += this.batchSize) {
       try {
-        out.push(...(await embedTexts(this.endpoint, texts.slice(i, i + this.batchSize), opts)));
+        const timeoutMs = opts.timeoutMs ?? this.timeoutMs;
+        out.push(...(await embedTexts(this.endpoint, texts.slice(i, i + this.batchSize), { timeoutMs })));
         this.breaker.succeeded();
       } catch (err) {
         this.breaker.failed(err);
@@ -42,11 +44,13 @@ export class Embedder {
 export class EmbedderPool {
   private readonly byEndpoint = new Map<string, Embedder>();
 
+  constructor(private readonly timeoutMs: number = DEFAULTS.embeddingsTimeoutMs) {}
+
   /** The embedder for `endpoint`, made on first use. */
   for(endpoint: EmbeddingsEndpoint): Embedder {
     const key = `${endpoint.baseUrl}\u0000${endpoint.model}\u0000${endpoint.apiKey ?? ''}`;
     let embedder = this.byEndpoint.get(key);
-    if (!embedder) this.byEndpoint.set(key, (embedder = new Embedder(endpoint)));
+    if (!embedder) this.byEndpoint.set(key, (embedder = new Embedder(endpoint, DEFAULTS.embeddingsBatchSize, this.timeoutMs)));
     return embedder;
   }
 }

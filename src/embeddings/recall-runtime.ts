@@ -11,11 +11,17 @@ export interface Recall {
   readonly vectors: SessionVectorCache;
   /** Fusion and query handling other than the defaults (the recall bench's ablation). */
   readonly tuning?: Pick<DenseSearch, 'fusion' | 'keepCommonWords' | 'keepCommonMatches'>;
+  /** How long a search waits for its query's vector. */
+  readonly queryTimeoutMs: number;
 }
 
-/** A worker's recall state, empty. */
-export function newRecall(): Recall {
-  return { embedders: new EmbedderPool(), vectors: new SessionVectorCache(DEFAULTS.recallCachedScopes) };
+/** A worker's recall state, empty; the timeouts are the defaults' unless given (the recall bench's CPU-served model needs longer). */
+export function newRecall(timeouts: { readonly batchMs?: number; readonly queryMs?: number } = {}): Recall {
+  return {
+    embedders: new EmbedderPool(timeouts.batchMs),
+    vectors: new SessionVectorCache(DEFAULTS.recallCachedScopes),
+    queryTimeoutMs: timeouts.queryMs ?? DEFAULTS.embeddingsQueryTimeoutMs,
+  };
 }
 
 /**
@@ -33,7 +39,7 @@ export function denseSearchFor(recall: Recall | undefined, config: KeelConfig): 
     async embedQuery(text) {
       if (!embedder.breaker.ready()) return undefined;
       const vectors = await embedder
-        .embed([text], { timeoutMs: DEFAULTS.embeddingsQueryTimeoutMs })
+        .embed([text], { timeoutMs: recall.queryTimeoutMs })
         .catch(() => undefined);
       return vectors?.[0];
     },

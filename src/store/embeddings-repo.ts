@@ -116,16 +116,6 @@ export async function checkModelDimensions(db: Kysely<Database>, model: string, 
   if (row.dimensions !== dimensions) throw new EmbeddingDimensionsError(model, row.dimensions, dimensions);
 }
 
-/** The dimensions recorded for `model`, if it has answered yet. */
-export async function modelDimensions(db: Kysely<Database>, model: string): Promise<number | undefined> {
-  const row = await db
-    .selectFrom('embedding_models')
-    .select('dimensions')
-    .where('model', '=', model)
-    .executeTakeFirst();
-  return row?.dimensions;
-}
-
 /**
  * Stores the vectors; an entry that already has one under the model keeps it (idempotent by entry).
  * An empty vector marks an entry with no text to embed, so it is not picked again.
