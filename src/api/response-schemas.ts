@@ -150,12 +150,9 @@ export const sessionStatus = z
     compactionNote: z.string().optional(),
     compactionBilling: z.string().optional(),
     windowNote: z.string().optional(),
-    recall: z
-      .string()
-      .optional()
-      .meta({
-        description: 'How history_search recalls: hybrid with the entries that have vectors, or keywords only and why',
-      }),
+    recall: z.string().optional().meta({
+      description: 'How history_search recalls: hybrid with the entries that have vectors, or keywords only and why',
+    }),
   })
   .meta({ id: 'SessionStatus' });
 

@@ -50,7 +50,8 @@ export class EmbedderPool {
   for(endpoint: EmbeddingsEndpoint): Embedder {
     const key = `${endpoint.baseUrl}\u0000${endpoint.model}\u0000${endpoint.apiKey ?? ''}`;
     let embedder = this.byEndpoint.get(key);
-    if (!embedder) this.byEndpoint.set(key, (embedder = new Embedder(endpoint, DEFAULTS.embeddingsBatchSize, this.timeoutMs)));
+    if (!embedder)
+      this.byEndpoint.set(key, (embedder = new Embedder(endpoint, DEFAULTS.embeddingsBatchSize, this.timeoutMs)));
     return embedder;
   }
 }

@@ -38,9 +38,7 @@ export function denseSearchFor(recall: Recall | undefined, config: KeelConfig): 
     ...recall.tuning,
     async embedQuery(text) {
       if (!embedder.breaker.ready()) return undefined;
-      const vectors = await embedder
-        .embed([text], { timeoutMs: recall.queryTimeoutMs })
-        .catch(() => undefined);
+      const vectors = await embedder.embed([text], { timeoutMs: recall.queryTimeoutMs }).catch(() => undefined);
       return vectors?.[0];
     },
   };

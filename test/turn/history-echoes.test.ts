@@ -119,7 +119,10 @@ describe.each(variants)('history_search after a hundred searches on $name', (var
       expect(hitIds.length).toBeGreaterThan(0);
       // The fact asked about ranks first, its answer-worthy words found by stem ("colour ... lantern").
       const factId = rows.find((r) => JSON.stringify(r.payload).includes('repainted teal'))!.id;
-      expect(hitIds[0]).toBe(factId);
+      // Keywords rank it first; fused with the fake's bag-of-words vectors, the hundred repeated questions
+      // crowd the head, so hybrid only promises it among the hits (see docs/reference.md, "Hybrid recall").
+      if (hybrid) expect(hitIds).toContain(factId);
+      else expect(hitIds[0]).toBe(factId);
 
       const currentTurnStart = rows
         .filter((r) => JSON.stringify(r.payload).includes(`question ${SEARCHES}:`))
