@@ -12,9 +12,10 @@ import type { Database } from '../../src/store/schema';
 import type { EntryRow } from '../../src/store/entry-row';
 import { getEntry } from '../../src/store/entries-repo';
 import { compactionSpans, messagesInRange, rangeAround, type CompactionSpan } from '../../src/store/history-repo';
-import { searchHistory, type HistoryHit } from '../../src/store/history-search';
+import { answerBeside, searchHistory } from '../../src/store/history-search';
 import { sessionIdsOfKey, type KeySessionId } from '../../src/store/session-ids-repo';
 import { HISTORY_EXPAND, HISTORY_SEARCH } from '../../src/tools/recall-tools';
+import { denseSearchFor } from '../../src/embeddings/recall-runtime';
 import { MESSAGE_TYPES } from '../../src/store/entries-repo';
 import { entrySearchText } from '../../src/store/entry-search-text';
 import { serializeForSummary } from '../../src/compaction/serialize-for-summary';
@@ -55,10 +56,12 @@ const historyExpandInput = z
 export function historyTools(
   deps: ActivityDeps,
 ): [ToolDefinition<typeof historySearchInput>, ToolDefinition<typeof historyExpandInput>] {
-  return [historySearchTool(deps.db), historyExpandTool(deps.db)];
+  return [historySearchTool(deps), historyExpandTool(deps.db)];
 }
 
-function historySearchTool(db: Kysely<Database>): ToolDefinition<typeof historySearchInput> {
+function historySearchTool(deps: ActivityDeps): ToolDefinition<typeof historySearchInput> {
+  const { db } = deps;
+  const dense = denseSearchFor(deps.recall, deps.config);
   return {
     name: HISTORY_SEARCH,
     description:
@@ -77,6 +80,7 @@ function historySearchTool(db: Kysely<Database>): ToolDefinition<typeof historyS
         query: input.query,
         limit: input.limit ?? DEFAULT_LIMIT,
         ...(from ? { from } : {}),
+        ...(dense ? { dense } : {}),
       });
       if (hits.length === 0) return `No earlier history entries match "${input.query}".`;
       const spans = new Map<string, CompactionSpan[]>();
@@ -126,17 +130,6 @@ async function currentTurnStart(
     .limit(1)
     .executeTakeFirst();
   return row ? { sessionId: current.sessionId, seq: Number(row.seq) } : undefined;
-}
-
-/**
- * The message beside a hit that completes it, shown with it: the answer to a hit that asks a
- * question, or the question a hit answers. Evidence is often spread over such a pair.
- */
-function answerBeside(hit: HistoryHit): { label: string; row: EntryRow } | undefined {
-  const text = textOf(hit.row);
-  if (hit.next && text.includes('?') && textOf(hit.next).trim()) return { label: 'answered by', row: hit.next };
-  if (hit.previous && textOf(hit.previous).includes('?')) return { label: 'answering', row: hit.previous };
-  return undefined;
 }
 
 function textOf(row: EntryRow): string {

@@ -4,7 +4,8 @@
  * own JSON shape, or a public benchmark in the LoCoMo layout (an array of samples with `conversation`
  * and `qa`), converted here.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { z } from 'zod';
 
 const turnSchema = z.object({ id: z.string().min(1), speaker: z.string().min(1), text: z.string() });
@@ -51,6 +52,7 @@ const locomoSample = z.object({
  * recalled for them. A shared photo's caption is kept with its turn, as a chat import would show it.
  */
 export function loadRecallDataset(path: string, sample = 0): RecallDataset {
+  if (statSync(path).isDirectory()) return loadBeamChat(path);
   const raw: unknown = JSON.parse(readFileSync(path, 'utf8'));
   const own = recallDatasetSchema.safeParse(raw);
   if (own.success) return own.data;
@@ -96,4 +98,44 @@ function locomoDate(text: string): string {
   const date = new Date(`${m[4]} ${m[5]} ${m[6]} ${String(hour).padStart(2, '0')}:${m[2]}:00 UTC`);
   if (Number.isNaN(date.getTime())) throw new Error(`unreadable session date "${text}"`);
   return date.toISOString();
+}
+
+const beamMessage = z.object({ role: z.string(), id: z.number().int(), content: z.string() });
+const beamChat = z.array(z.object({ time_anchor: z.string().nullish(), turns: z.array(z.array(beamMessage)) }));
+/** `source_chat_ids`: message ids, in lists, nested lists or lists by role ("first_statement", "updated_info"). */
+function beamSourceIds(sources: unknown): string[] {
+  if (typeof sources === 'number') return [String(sources)];
+  if (Array.isArray(sources)) return sources.flatMap(beamSourceIds);
+  if (sources && typeof sources === 'object') return Object.values(sources).flatMap(beamSourceIds);
+  return [];
+}
+
+/**
+ * One BEAM conversation folder (`chats/<bucket>/<n>`: `chat.json` and
+ * `probing_questions/probing_questions.json`). Each batch is a session dated by its time anchor; a
+ * question's evidence is the chat messages its `source_chat_ids` name. Questions without sources
+ * (abstention) are left out: nothing can be recalled for them.
+ */
+function loadBeamChat(dir: string): RecallDataset {
+  const chat = beamChat.parse(JSON.parse(readFileSync(join(dir, 'chat.json'), 'utf8')));
+  const probing = z
+    .record(z.string(), z.array(z.looseObject({ question: z.string(), source_chat_ids: z.unknown().optional() })))
+    .parse(JSON.parse(readFileSync(join(dir, 'probing_questions', 'probing_questions.json'), 'utf8')));
+  let day = Date.parse('2024-01-01T09:00:00Z');
+  const sessions = chat.map((batch) => {
+    const anchored = batch.time_anchor ? Date.parse(batch.time_anchor.replace(/-/g, ' ') + ' UTC') : NaN;
+    day = Number.isNaN(anchored) ? day + 86_400_000 : anchored;
+    return {
+      date: new Date(day).toISOString(),
+      turns: batch.turns.flat().map((m) => ({ id: String(m.id), speaker: m.role, text: m.content })),
+    };
+  });
+  const ids = new Set(sessions.flatMap((s) => s.turns.map((t) => t.id)));
+  const questions = Object.entries(probing).flatMap(([category, list]) =>
+    list.flatMap((q) => {
+      const evidence = [...new Set(beamSourceIds(q.source_chat_ids))].filter((id) => ids.has(id));
+      return evidence.length > 0 ? [{ question: q.question, evidence, category }] : [];
+    }),
+  );
+  return { name: dir, sessions, questions };
 }

@@ -186,6 +186,9 @@ export const sessionStatus = z
       .string()
       .optional()
       .meta({ description: 'Set when the figures come from the database: the session never ran in Keel (imported)' }),
+    recall: z.string().optional().meta({
+      description: 'How history_search recalls: hybrid with the entries that have vectors, or keywords only and why',
+    }),
   })
   .meta({ id: 'SessionStatus' });
 

@@ -19,6 +19,7 @@ import { registerSubagentsCommands } from './commands/subagents-commands';
 import { registerProfileCommands } from './commands/profile-commands';
 import { registerReplayCommands } from './commands/replay-commands';
 import { registerApprovalsCommands } from './commands/approvals-commands';
+import { registerEmbeddingsCommands } from './commands/embeddings-commands';
 
 const HINT = 'keel --help lists the commands; keel <command> --help shows its options';
 
@@ -46,6 +47,7 @@ function buildProgram(ctx: CliContext): Command {
   registerProfileCommands(program);
   registerReplayCommands(program);
   registerApprovalsCommands(program, ctx);
+  registerEmbeddingsCommands(program, ctx);
   // Every subcommand inherits the output, error and exit settings.
   const inherit = (cmd: Command) => {
     for (const sub of cmd.commands) {

@@ -10,6 +10,7 @@ import { sessionWindowNote } from './window-note';
 import { sessionCompactionBillingLine } from './compaction-billing';
 import { listSessions } from './sessions-list';
 import { storedSessionStatus } from './stored-session-status';
+import { sessionRecallLine } from './recall-line';
 
 /** `keel status --json` (and `GET /v1/sessions/{key}`): the workflow's status with what the database adds. */
 export type SessionStatusReport = SessionStatus & {
@@ -23,6 +24,8 @@ export type SessionStatusReport = SessionStatus & {
   readonly windowNote?: string;
   /** Set when the figures come from the database because the session's workflow never ran (an imported session). */
   readonly workflowNote?: string;
+  /** How history_search recalls: hybrid with the share of entries that have vectors, or keywords only and why. */
+  readonly recall?: string;
 };
 
 /** Runs `fn` on a database handle: the CLI opens one per call, the HTTP API keeps one open. */
@@ -55,9 +58,11 @@ export async function sessionStatusReport(
   const turns = await withDb((db) => listSessions(db, settings, { agentId: status.agentId, sessionKey }))
     .then((found) => found[0]?.turns)
     .catch(() => undefined);
+  const recall = await withDb((db) => sessionRecallLine(db, settings, status.agentId, sessionKey)).catch(() => null);
   return {
     ...status,
     ...(turns !== undefined ? { turns } : {}),
+    ...(recall ? { recall } : {}),
     ...(compactionNote ? { compactionNote } : {}),
     ...(compactionBilling ? { compactionBilling } : {}),
     ...(windowNote ? { windowNote } : {}),

@@ -58,7 +58,6 @@ const modelSpecSchema = z.preprocess(
       }
     }),
 );
-type ModelSpec = z.output<typeof modelSpecSchema>;
 
 const resetSchema = z.strictObject({
   mode: z.enum(['daily', 'idle', 'none'], { message: 'use "daily", "idle" or "none"' }).optional(),
@@ -80,6 +79,14 @@ const agentSettingsShape = {
   workspaceAccess: z.enum(['rw', 'ro', 'none'], { message: 'use "rw", "ro" or "none"' }),
   model: modelSpecSchema,
   compactionModel: modelSpecSchema,
+  embeddings: z.strictObject(
+    {
+      baseUrl: z.url('use the http(s) root of an OpenAI-compatible /v1/embeddings endpoint'),
+      model: z.string().min(1, 'name the embedding model'),
+      apiKeyEnv: z.string().min(1).optional(),
+    },
+    { message: 'use { "baseUrl": "http://127.0.0.1:11434/v1", "model": "nomic-embed-text", "apiKeyEnv": "…" }' },
+  ),
   memoryFlushModel: z.string().min(1),
   maxOutputTokens: count('tokens').positive('use tokens > 0'),
   contextTokens: count('tokens').positive('use tokens > 0'),
@@ -342,7 +349,7 @@ function toSection(
     if (s.reset.timeZone !== undefined) set('resetTimeZone', s.reset.timeZone, 'reset.timeZone');
     if (s.reset.idleMinutes !== undefined) set('idleMinutes', s.reset.idleMinutes, 'reset.idleMinutes');
   }
-  const key = (spec: ModelSpec, where: string): string | undefined => {
+  const key = (spec: { readonly apiKeyEnv?: string | undefined }, where: string): string | undefined => {
     if (!spec.apiKeyEnv) return undefined;
     const value = env[spec.apiKeyEnv];
     if (!value)
@@ -363,6 +370,12 @@ function toSection(
       if (m.baseUrl) set('anthropicBaseUrl', m.baseUrl, 'model.baseUrl');
       if (m.apiKeyEnv) set('anthropicApiKey', key(m, 'model'), 'model.apiKeyEnv');
     }
+  }
+  if (s.embeddings) {
+    const e = s.embeddings;
+    set('embeddingsBaseUrl', e.baseUrl, 'embeddings.baseUrl');
+    set('embeddingsModel', e.model, 'embeddings.model');
+    if (e.apiKeyEnv) set('embeddingsApiKey', key(e, 'embeddings'), 'embeddings.apiKeyEnv');
   }
   if (s.compactionModel) {
     const m = s.compactionModel;

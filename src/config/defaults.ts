@@ -267,4 +267,39 @@ export const DEFAULTS = {
   apiMaxBodyBytes: 2 * 1024 * 1024,
   /** How often the API's event stream reads a session's transcript when no notice woke it (as the chat polls) (Keel). */
   apiEventsPollMs: 1_000,
+  /** One /v1/embeddings call may take this long (Keel: a CPU-served small model embeds 64 lines in a few seconds). */
+  embeddingsTimeoutMs: 30_000,
+  /**
+   * Entries per /v1/embeddings request (Keel: well under OpenAI's 2,048 inputs and TEI's default
+   * client batch of 32×4, large enough that a backfill of 100k entries is ~1,500 requests).
+   */
+  embeddingsBatchSize: 64,
+  /** Characters of an entry's text that are embedded (Keel: ~512 tokens, past what small models read). */
+  embeddingsMaxChars: 2_000,
+  /** Characters of the question an answer is embedded after (its end, where the question is) (Keel). */
+  embeddingsQuestionChars: 500,
+  /** How often the worker's embedder looks for entries without vectors when the last look found none (Keel). */
+  embeddingsPollMs: 2_000,
+  /**
+   * Waits after consecutive embedder failures, doubling from the first to the last (Keel: a restart
+   * of a local server is over in seconds; a rate limit's Retry-After wins when it names a longer one).
+   */
+  embeddingsBackoffMs: { first: 1_000, max: 60_000 },
+  /** After this many failures in a row the breaker opens: searches stop asking the embedder until a retry succeeds (Keel). */
+  embeddingsBreakerFailures: 3,
+  /** A search waits this long for its query's vector, then ranks by keywords alone (Keel: a search must stay fast). */
+  embeddingsQueryTimeoutMs: 5_000,
+  /** Candidates each side (keywords, vectors) hands to the fusion (Keel: the bench's recall@10 stops rising past ~50). */
+  recallCandidates: 100,
+  /** Session keys whose vectors a worker keeps in memory for search (Keel: 32 × 10k entries × 384 floats ≈ 500 MB at most). */
+  recallCachedScopes: 32,
+  /** Reciprocal rank fusion's k (Cormack et al. 2009: 60). */
+  recallRrfK: 60,
+  /**
+   * A query word in at least this share of the searched entries is left out of what the dense side
+   * embeds, and a keyword match on such words alone is left out of the fusion: the names of the two
+   * or three people talking head every line and drown a small model's similarity (Keel bench; lower
+   * shares also drop the topic words of a session that keeps asking about one thing).
+   */
+  denseQueryCommonShare: 0.3,
 } as const;

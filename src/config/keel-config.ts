@@ -133,6 +133,14 @@ export const keelConfigSchema = z
       .optional(),
     /** The work-style preset the file chose (src/context/work-style-presets.ts); its values are already in reserveTokens and contextEngineOptions. */
     workStyle: z.enum(WORK_STYLES, { message: `use one of ${WORK_STYLES.join(', ')}` }).optional(),
+    /** OpenAI-compatible `/v1/embeddings` root for hybrid recall (KEEL_EMBEDDINGS_BASE_URL; config file `embeddings.baseUrl`); unset: keywords only. */
+    embeddingsBaseUrl: z
+      .url('KEEL_EMBEDDINGS_BASE_URL must be an http(s) URL such as http://127.0.0.1:11434/v1')
+      .optional(),
+    /** The embedding model (KEEL_EMBEDDINGS_MODEL; `embeddings.model`); vectors are kept per model, so a new name re-embeds. */
+    embeddingsModel: z.string().min(1).optional(),
+    /** Bearer key of the embeddings endpoint (KEEL_EMBEDDINGS_API_KEY; `embeddings.apiKeyEnv` names the variable). */
+    embeddingsApiKey: z.string().min(1).optional(),
     /** Optional separate compaction model: by default an OpenAI-compatible endpoint (e.g. local Ollama). */
     compactionModelUrl: z.url().optional(),
     compactionModel: z.string().min(1).optional(),
@@ -397,9 +405,20 @@ function coherentModelSettings(
     compactionModel?: string | undefined;
     compactionModelUrl?: string | undefined;
     compactionModelProvider: string;
+    embeddingsBaseUrl?: string | undefined;
+    embeddingsModel?: string | undefined;
   },
   ctx: z.RefinementCtx,
 ): void {
+  if (Boolean(c.embeddingsBaseUrl) !== Boolean(c.embeddingsModel)) {
+    ctx.addIssue({
+      code: 'custom',
+      path: [c.embeddingsBaseUrl ? 'embeddingsModel' : 'embeddingsBaseUrl'],
+      message: c.embeddingsBaseUrl
+        ? 'an embeddings endpoint needs its model: set KEEL_EMBEDDINGS_MODEL (config file embeddings.model), e.g. text-embedding-3-small'
+        : 'an embedding model needs its endpoint: set KEEL_EMBEDDINGS_BASE_URL (config file embeddings.baseUrl), e.g. http://127.0.0.1:11434/v1',
+    });
+  }
   // The reserve needs no check: it never takes more than half the window (effectiveReserveTokens).
   if (c.maxOutputTokens !== undefined && c.maxOutputTokens >= c.contextWindowTokens) {
     ctx.addIssue({
@@ -454,6 +473,9 @@ export function configFromEnv(
     reserveTokensFloor: env.KEEL_RESERVE_TOKENS_FLOOR || undefined,
     contextEngine: env.KEEL_CONTEXT_ENGINE || undefined,
     compactionModelUrl: env.KEEL_COMPACTION_MODEL_URL || undefined,
+    embeddingsBaseUrl: env.KEEL_EMBEDDINGS_BASE_URL || undefined,
+    embeddingsModel: env.KEEL_EMBEDDINGS_MODEL || undefined,
+    embeddingsApiKey: env.KEEL_EMBEDDINGS_API_KEY || undefined,
     compactionModel: env.KEEL_COMPACTION_MODEL || undefined,
     modelIdleTimeoutMs: env.KEEL_MODEL_IDLE_TIMEOUT_MS || undefined,
     workspaceDir: env.KEEL_WORKSPACE || undefined,

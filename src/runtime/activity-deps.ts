@@ -1,5 +1,8 @@
 import { resolve } from 'node:path';
 import type { ActivityDeps } from './deps';
+import { newRecall } from '../embeddings/recall-runtime';
+import { startBackgroundEmbedder } from '../embeddings/background-embedder';
+import { recallSetting } from '../embeddings/recall-setting';
 import type { KeelConfig } from '../config/keel-config';
 import { boundedEstimate } from './bounded-estimate';
 import { AnthropicModelClient } from '../model/anthropic-client';
@@ -40,9 +43,11 @@ export async function openRuntime(opts: OpenRuntimeOptions): Promise<Runtime> {
   const { config } = opts;
   const store = opts.store ?? (await openStore(storeTargetFor(config), { atRest: atRestFor(config) }));
   const tools = await loadTools(config.toolsModule, opts.tools ?? new ToolRegistry());
+  const recall = newRecall();
   const base: ActivityDeps = {
     db: store.db,
     config,
+    recall,
     tools,
     estimate: boundedEstimate,
     ...modelClients(config, opts.model),
@@ -57,10 +62,21 @@ export async function openRuntime(opts: OpenRuntimeOptions): Promise<Runtime> {
     perAgent.set(agentId, { ...base, config: agentConfig, tools: agentTools, ...modelClients(agentConfig) });
   }
   const deps: ActivityDeps = { ...base, forAgent: (agentId) => perAgent.get(agentId) ?? base };
+  // Entries get their vectors beside the worker, off every turn's path (a no-op for keywords-only agents).
+  const hybrid = [base, ...perAgent.values()].some((d) => recallSetting(d.config).mode === 'hybrid');
+  const embedder =
+    hybrid &&
+    startBackgroundEmbedder({
+      db: store.db,
+      embedders: recall.embedders,
+      configFor: (agentId) => (perAgent.get(agentId) ?? base).config,
+      log: (line) => process.stderr.write(`keel worker: ${line}\n`),
+    });
   return {
     store,
     deps,
     close: async () => {
+      if (embedder) await embedder.stop();
       if (!opts.store) await store.close();
     },
   };

@@ -7,6 +7,7 @@ import type { AgentMessage } from '../context/types';
 import type { CompactionHooks } from '../compaction/hooks';
 import type { SessionRequest, SessionTuning, SteerAdmission } from '../protocol';
 import type { KeelMetrics } from '../observability/metrics';
+import type { Recall } from '../embeddings/recall-runtime';
 
 /**
  * What activities need from the worker: the database, the model, the config and the tools. Declared
@@ -23,6 +24,8 @@ export interface ActivityDeps {
   readonly estimate: (message: AgentMessage) => number;
   /** before_compaction / after_compaction hooks of the embedding application. */
   readonly compactionHooks?: CompactionHooks;
+  /** Hybrid recall's embedders and cached vectors; absent → history_search ranks by keywords only. */
+  readonly recall?: Recall;
   /** The worker's Prometheus series; absent → activities record nothing. */
   readonly metrics?: KeelMetrics;
   /**

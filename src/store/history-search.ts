@@ -7,6 +7,10 @@ import { indexDeferredEntries } from './deferred-search-index';
 import { entrySearchText, isRecallEcho } from './entry-search-text';
 import { queryTerms } from '../text/search-terms';
 import { bm25Score, type Bm25Collection } from '../text/bm25';
+import { DEFAULTS } from '../config/defaults';
+import { fuseRankings, type FusionOptions, type Ranked } from '../embeddings/rank-fusion';
+import { denseQueryText } from '../embeddings/dense-query';
+import type { SessionVectorCache } from './session-vector-cache';
 
 /**
  * `history_search`'s ranking: BM25 over the stemmed terms of each entry, the same on PostgreSQL, on
@@ -23,6 +27,8 @@ export interface HistorySearchInput {
   readonly limit: number;
   /** Entries of this session from this seq on are left out: the turn being answered, which the model has. */
   readonly from?: { readonly sessionId: string; readonly seq: number };
+  /** The dense side, fused with the keywords; absent: keywords only. */
+  readonly dense?: DenseSearch;
 }
 
 export interface HistoryHit {
@@ -68,15 +74,83 @@ const ENTRY_COLUMNS = [
  */
 export async function searchHistory(db: Kysely<Database>, input: HistorySearchInput): Promise<HistoryHit[]> {
   const terms = queryTerms(input.query);
-  if (terms.length === 0 || input.sessionIds.length === 0) return [];
+  if ((terms.length === 0 && !input.dense) || input.sessionIds.length === 0) return [];
   await indexDeferredEntries(db, input.agentId, input.sessionIds);
+  const keywords =
+    terms.length > 0
+      ? await keywordRanking(db, input, terms)
+      : { ranked: [], onlyCommon: new Set<number>(), commonShare: () => 0 };
+  const pool = input.limit * POOL_FACTOR;
+  if (!input.dense) return finalHits(await readWithNeighbours(db, input, keywords.ranked.slice(0, pool)), input.limit);
+  const dense = await denseRanking(db, input, input.dense, keywords.commonShare);
+  const fusion = { ...DEFAULT_FUSION, ...input.dense.fusion };
+  // A keyword match on words most entries hold (the speakers' names) says nothing the dense side should be outvoted by.
+  const telling = input.dense.keepCommonMatches
+    ? keywords.ranked
+    : keywords.ranked.filter((r) => !keywords.onlyCommon.has(r.seq));
+  const fused = fuseRankings(telling.slice(0, DEFAULTS.recallCandidates), dense, fusion).slice(0, pool);
+  return finalHits(await readWithNeighbours(db, input, fused), input.limit);
+}
+
+/** The dense side of a search: how the query is embedded and where the session's vectors are. */
+export interface DenseSearch {
+  /** The embedding model whose vectors are searched. */
+  readonly model: string;
+  readonly vectors: SessionVectorCache;
+  /** The text's vector, or undefined when the embedder cannot answer now (the search is then by keywords). */
+  embedQuery(text: string): Promise<Float32Array | undefined>;
+  /** Overrides of the fusion (the recall bench's ablation). */
+  readonly fusion?: Partial<FusionOptions>;
+  /** Embed the question as asked, names and all (the recall bench's ablation); default: common words left out. */
+  readonly keepCommonWords?: boolean;
+  /** Fuse keyword matches on common words only too (the recall bench's ablation); default: left out. */
+  readonly keepCommonMatches?: boolean;
+}
+
+/** Weighted RRF, the dense side at the weight the recall bench measured best. */
+const DEFAULT_FUSION: FusionOptions = { method: 'rrf', k: DEFAULTS.recallRrfK, denseWeight: 1 };
+
+/** The dense side's candidates, best first; none when the embedder cannot embed the query. */
+async function denseRanking(
+  db: Kysely<Database>,
+  input: HistorySearchInput,
+  dense: DenseSearch,
+  commonShare: (term: string) => number,
+): Promise<Ranked[]> {
+  const text = dense.keepCommonWords
+    ? input.query
+    : denseQueryText(input.query, (term) => commonShare(term) >= DEFAULTS.denseQueryCommonShare);
+  const vector = await dense.embedQuery(text);
+  if (!vector) return [];
+  const scope = { agentId: input.agentId, sessionIds: input.sessionIds, model: dense.model };
+  return dense.vectors.nearest(
+    db,
+    input.from ? { ...scope, from: input.from } : scope,
+    vector,
+    DEFAULTS.recallCandidates,
+  );
+}
+
+/**
+ * The keyword side: BM25 over the candidates the text indexes find, best first, and the share of
+ * the searched entries that hold each query term (estimated from the newest entries).
+ */
+async function keywordRanking(
+  db: Kysely<Database>,
+  input: HistorySearchInput,
+  terms: readonly string[],
+): Promise<{ ranked: Ranked[]; onlyCommon: Set<number>; commonShare: (term: string) => number }> {
   const hashes = atRestOf(db).queryWords(terms);
   const matchers = terms.map((term, i) => termMatch(term, hashes?.[i]));
   const scope = scopeOf(input);
   const sample = await sampleCollection(db, scope, matchers);
+  const shares = new Map(terms.map((t, i) => [t, sample.estimatedMatches[i]! / sample.entries]));
+  const commonShare = (term: string) => shares.get(term) ?? 0;
   const common = sample.estimatedMatches.map((n) => n >= RARE_MATCHES);
   const candidates = await candidateFeatures(db, scope, matchers, common, sample.estimatedAll >= RARE_MATCHES);
-  if (candidates.length === 0) return [];
+  if (candidates.length === 0) return { ranked: [], onlyCommon: new Set(), commonShare };
+  const isCommon = terms.map((t) => commonShare(t) >= DEFAULTS.denseQueryCommonShare);
+  const onlyCommon = new Set(candidates.filter((c) => c.matches.every((m, i) => !m || isCommon[i])).map((c) => c.seq));
   const collection: Bm25Collection = {
     entries: sample.entries,
     averageLength: candidates.reduce((sum, c) => sum + c.length, 0) / candidates.length,
@@ -93,9 +167,8 @@ export async function searchHistory(db: Kysely<Database>, input: HistorySearchIn
       seq: c.seq,
       score: bm25Score(new Map(terms.map((t, i) => [t, c.matches[i] ? 1 : 0])), c.length, collection),
     }))
-    .sort((a, b) => b.score - a.score || b.seq - a.seq)
-    .slice(0, input.limit * POOL_FACTOR);
-  return finalHits(await readWithNeighbours(db, input, ranked), input.limit);
+    .sort((a, b) => b.score - a.score || b.seq - a.seq);
+  return { ranked, onlyCommon, commonShare };
 }
 
 /** One query term's match: its tsvector lexeme, or for sealed rows any of its hashes (one per key). */
@@ -211,7 +284,6 @@ async function candidateFeatures(
   }));
 }
 
-type RankedSeq = { readonly seq: number; readonly score: number };
 type NeighbourRow = Omit<Selectable<Database['transcript_entries']>, 'search_vector' | 'search_terms'> & {
   readonly of_seq: string;
   readonly side: 'previous' | 'next';
@@ -221,7 +293,7 @@ type NeighbourRow = Omit<Selectable<Database['transcript_entries']>, 'search_vec
 async function readWithNeighbours(
   db: Kysely<Database>,
   input: HistorySearchInput,
-  ranked: readonly RankedSeq[],
+  ranked: readonly Ranked[],
 ): Promise<HistoryHit[]> {
   if (ranked.length === 0) return [];
   const seqs = ranked.map((r) => r.seq);
@@ -285,4 +357,17 @@ function isRecallTurnMessage(hit: HistoryHit): boolean {
   const followedBySearch = hit.next !== undefined && isRecallEcho(hit.next.payload);
   const writtenFromSearch = hit.previous !== undefined && isRecallEcho(hit.previous.payload);
   return followedBySearch || writtenFromSearch;
+}
+
+/**
+ * The message beside a hit that completes it, shown with it: the answer to a hit that asks a
+ * question, or the question a hit answers. Evidence is often spread over such a pair.
+ */
+export function answerBeside(hit: HistoryHit): { label: string; row: EntryRow } | undefined {
+  const text = entrySearchText(hit.row.payload);
+  if (hit.next && text.includes('?') && entrySearchText(hit.next.payload).trim())
+    return { label: 'answered by', row: hit.next };
+  if (hit.previous && entrySearchText(hit.previous.payload).includes('?'))
+    return { label: 'answering', row: hit.previous };
+  return undefined;
 }

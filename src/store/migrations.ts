@@ -497,6 +497,29 @@ const migrations: Record<string, Migration> = {
       await db.schema.alterTable('subagent_runs').addColumn('budget', 'text').execute();
     },
   },
+  '2026_12_07_001_entry_embeddings': {
+    async up(db: Kysely<any>) {
+      // One vector per entry and embedding model, as little-endian float32: portable to any PostgreSQL
+      // and PGlite; searched in the worker. A model change writes new rows instead of mixing spaces.
+      await db.schema
+        .createTable('entry_embeddings')
+        .addColumn('agent_id', 'text', (c) => c.notNull())
+        .addColumn('session_id', 'text', (c) => c.notNull())
+        .addColumn('seq', 'bigint', (c) => c.notNull())
+        .addColumn('model', 'text', (c) => c.notNull())
+        .addColumn('vector', 'bytea', (c) => c.notNull())
+        .addColumn('created_at', 'timestamptz', (c) => c.notNull())
+        .addPrimaryKeyConstraint('entry_embeddings_pk', ['agent_id', 'session_id', 'model', 'seq'])
+        .execute();
+      // What each model's vectors are: learned from its first answer, checked on every later one.
+      await db.schema
+        .createTable('embedding_models')
+        .addColumn('model', 'text', (c) => c.primaryKey())
+        .addColumn('dimensions', 'integer', (c) => c.notNull())
+        .addColumn('first_seen_at', 'timestamptz', (c) => c.notNull())
+        .execute();
+    },
+  },
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

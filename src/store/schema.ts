@@ -80,6 +80,23 @@ export interface TranscriptEntriesTable {
   search_terms: string[] | null;
 }
 
+/** An entry's vector under one embedding model (float32, little-endian); plain rows only, never sealed ones. */
+export interface EntryEmbeddingsTable {
+  agent_id: string;
+  session_id: string;
+  seq: ColumnType<number, number | bigint | string, number | bigint | string>;
+  model: string;
+  vector: Uint8Array;
+  created_at: Timestamp;
+}
+
+/** The dimensions an embedding model answered with first; a later answer of another size is refused. */
+export interface EmbeddingModelsTable {
+  model: string;
+  dimensions: number;
+  first_seen_at: Timestamp;
+}
+
 /**
  * The raw arguments of a tool call whose result is not stored yet. The transcript holds the call's
  * arguments redacted; the tool must run with what the model sent. Deleted with the result's append.
@@ -249,6 +266,8 @@ export interface Database {
   model_limits: ModelLimitsTable;
   pending_tool_args: PendingToolArgsTable;
   tool_approvals: ToolApprovalsTable;
+  entry_embeddings: EntryEmbeddingsTable;
+  embedding_models: EmbeddingModelsTable;
 }
 
 export type SessionRow = Selectable<SessionsTable>;

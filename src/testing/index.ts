@@ -23,3 +23,9 @@ export {
   type FakeResponder,
   type FakeStep,
 } from './fake-anthropic';
+export {
+  startFakeEmbeddings,
+  type FakeEmbeddings,
+  type FakeEmbeddingsOptions,
+  type FakeEmbeddingsRequest,
+} from './fake-embeddings';

@@ -65,6 +65,7 @@ export function registerSessionCommands(program: Command, ctx: CliContext): void
           if (compactionBilling) say(compactionBilling);
           if (compactionNote) say(compactionNote);
           if (workflowNote) say(workflowNote);
+          if (status.recall) say(status.recall);
         }
       } finally {
         await close();

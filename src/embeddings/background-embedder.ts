@@ -1,0 +1,94 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../store/schema';
+import type { KeelConfig } from '../config/keel-config';
+import { DEFAULTS } from '../config/defaults';
+import { agentsWithEntries, entriesWithoutVectors } from '../store/embeddings-repo';
+import { recallSetting } from './recall-setting';
+import { embedEntries } from './embed-entries';
+import type { EmbedderPool } from './embedder';
+
+/**
+ * The worker's embedder: a loop beside the Temporal worker that finds entries without a vector under
+ * their agent's model and embeds them in batches, newest first. It is off every turn's path and
+ * needs no workflow change (no history grows, no replay changes); several workers may run it at once,
+ * since every write is idempotent by entry. A failing embedder is retried with backoff through its
+ * breaker; meanwhile searches rank the entries without vectors by keywords.
+ */
+export interface BackgroundEmbedderOptions {
+  readonly db: Kysely<Database>;
+  readonly embedders: EmbedderPool;
+  /** The config in force for an agent (its section merged over the defaults). */
+  readonly configFor: (agentId: string) => KeelConfig;
+  readonly log: (line: string) => void;
+  readonly pollMs?: number;
+}
+
+/** A running background embedder. */
+export interface BackgroundEmbedder {
+  /** One pass over every agent until nothing is left or its embedder fails; resolves to the entries embedded. */
+  pass(): Promise<number>;
+  /** Ends the loop after the batch in flight. */
+  stop(): Promise<void>;
+}
+
+/** Starts the loop (`loop: false`: no loop, passes run only when asked, as tests do). */
+export function startBackgroundEmbedder(
+  opts: BackgroundEmbedderOptions,
+  { loop = true }: { readonly loop?: boolean } = {},
+): BackgroundEmbedder {
+  let stopped = false;
+  let wake: (() => void) | undefined;
+  const pass = () => embedPass(opts, () => stopped);
+  const running = loop
+    ? (async () => {
+        while (!stopped) {
+          const embedded = await pass().catch((err: unknown) => {
+            opts.log(`embeddings: pass failed: ${(err as Error).message}`);
+            return 0;
+          });
+          if (embedded > 0 || stopped) continue;
+          await new Promise<void>((resolve) => {
+            const timer = setTimeout(resolve, opts.pollMs ?? DEFAULTS.embeddingsPollMs);
+            timer.unref();
+            wake = () => {
+              clearTimeout(timer);
+              resolve();
+            };
+          });
+        }
+      })()
+    : Promise.resolve();
+  return {
+    pass,
+    async stop() {
+      stopped = true;
+      wake?.();
+      await running;
+    },
+  };
+}
+
+async function embedPass(opts: BackgroundEmbedderOptions, stopped: () => boolean): Promise<number> {
+  let embedded = 0;
+  for (const agentId of await agentsWithEntries(opts.db)) {
+    const setting = recallSetting(opts.configFor(agentId));
+    if (setting.mode !== 'hybrid') continue;
+    const embedder = opts.embedders.for(setting.endpoint);
+    while (!stopped() && embedder.breaker.ready()) {
+      const batch = await entriesWithoutVectors(opts.db, {
+        agentId,
+        model: embedder.model,
+        limit: DEFAULTS.embeddingsBatchSize,
+      });
+      if (batch.length === 0) break;
+      try {
+        await embedEntries(opts.db, embedder, batch);
+        embedded += batch.length;
+      } catch (err) {
+        opts.log(`embeddings: agent ${agentId}: ${embedder.breaker.describe()} (${(err as Error).message})`);
+        break;
+      }
+    }
+  }
+  return embedded;
+}
