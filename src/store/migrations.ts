@@ -490,7 +490,7 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
-  '2026_12_07_001_subagent_run_budget': {
+  '2026_12_07_002_subagent_run_budget': {
     async up(db) {
       // The run budget a spawn asked for (JSON; null: the child agent's own), so a retried spawn
       // step starts the child with the same one.
