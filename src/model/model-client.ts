@@ -94,12 +94,14 @@ export interface ModelCallOptions {
   onEvent?: (event: ModelStreamEvent) => void;
 }
 
-/** Token usage of one call as the provider reported it. */
+/** Token usage of one call as the provider reported it, or Keel's count of it when the provider reported none. */
 export interface ModelUsage {
   input: number;
   output: number;
   cacheRead?: number;
   cacheWrite?: number;
+  /** The provider reported no usage: these figures are Keel's own count of the request and reply. */
+  estimated?: true;
 }
 
 /** A complete reply: only returned when the provider finished the message (never a cut-off partial). */

@@ -23,3 +23,4 @@ export {
   type FakeResponder,
   type FakeStep,
 } from './fake-anthropic';
+export type { FakeOpenAiQuirks } from './fake-openai-quirks';
