@@ -142,7 +142,13 @@ class Summarizer {
     replies?.keep(scope, part, reply);
     const { usage } = reply;
     await spend?.afterCall(
-      { input: usage.input, cacheRead: usage.cacheRead ?? 0, cacheWrite: usage.cacheWrite ?? 0, output: usage.output },
+      {
+        input: usage.input,
+        cacheRead: usage.cacheRead ?? 0,
+        cacheWrite: usage.cacheWrite ?? 0,
+        output: usage.output,
+        ...(usage.estimated ? { estimated: true } : {}),
+      },
       this.modelName,
     );
     replies?.keep(scope, part, reply, true);

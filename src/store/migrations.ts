@@ -490,6 +490,20 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  '2026_12_07_001_estimated_usage': {
+    async up(db) {
+      // A model server that reports no usage (llama-cpp-python streams) gets Keel's own count: the
+      // counters say so, instead of showing zeros or passing an estimate off as the provider's figure.
+      await db.schema
+        .alterTable('sessions')
+        .addColumn('usage_estimated', 'boolean', (c) => c.notNull().defaultTo(false))
+        .execute();
+      await db.schema
+        .alterTable('compactions')
+        .addColumn('summarizer_usage_estimated', 'boolean', (c) => c.notNull().defaultTo(false))
+        .execute();
+    },
+  },
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
