@@ -8,6 +8,7 @@ import { modelConfigured } from '../runtime/activity-deps';
 import type { LocalStack, StartLocalStack } from './local-stack';
 import { chat } from './chat';
 import { checkModel } from './check-model';
+import { smallWindowOf, smallWindowText } from './small-window-note';
 
 /** How long stopping the stack may take before what is left is killed: `keel dev` ends within seconds. */
 const STOP_DEADLINE_MS = 8_000;
@@ -35,6 +36,8 @@ export async function runDev(opts: DevOptions, startLocalStack: StartLocalStack)
   const stack = await startLocalStack(settings, log);
   const config = agentConfig(settings, agentOf(opts.sessionKey));
   log(`temporal: ${stack.temporalAddress}${stack.uiUrl ? ` (Web UI ${stack.uiUrl})` : ''}`);
+  const small = smallWindowOf(config);
+  if (small) log(`${agentOf(opts.sessionKey)}: ${smallWindowText(small)}`);
   const api = await startDevApi(stack, settings, log);
   try {
     if (!modelConfigured(config)) {

@@ -58,6 +58,16 @@ export function isCancellation(error: unknown): boolean {
 type Outcome = { ok: true; summary: string } | { ok: false; error: string };
 
 /**
+ * What really failed: the innermost cause's message. An activity's failure reads "Activity task
+ * failed"; its cause says why (the summarizer's window too small, the model's error).
+ */
+export function innermostMessage(error: unknown): string {
+  let inner = error;
+  for (let depth = 0; inner instanceof Error && inner.cause instanceof Error && depth < 5; depth++) inner = inner.cause;
+  return inner instanceof Error ? inner.message : String(inner);
+}
+
+/**
  * Summarizes the chunks and merges the partial summaries.
  *
  * - Chunks run concurrently. Only the oldest chunk gets the previous summary, so it is sent once
@@ -75,7 +85,7 @@ export async function summarizeWithFallback(input: SummarizeWithFallbackInput): 
       return summary.trim() ? { ok: true, summary: summary.trim() } : { ok: false, error: 'empty summary' };
     } catch (error) {
       if (isTerminal(error)) throw error;
-      return { ok: false, error: error instanceof Error ? error.message : String(error) };
+      return { ok: false, error: innermostMessage(error) };
     }
   };
   const previousFor = (index: number) => (index === 0 ? input.previousSummary : undefined);

@@ -92,6 +92,8 @@ export interface MarkSucceededInput extends CompactionOutcome {
   readonly agentId: string;
   readonly id: string;
   readonly now: Date;
+  /** A degraded compaction: why its summary is extractive. */
+  readonly error?: string;
 }
 
 /**
@@ -104,7 +106,7 @@ export async function markSucceeded(db: Kysely<Database>, input: MarkSucceededIn
     .set({
       status: input.status,
       degraded: input.degraded,
-      error: null,
+      error: input.error?.slice(0, 2_000) ?? null,
       tokens_before: input.tokensBefore,
       tokens_after: input.tokensAfter,
       first_kept_entry_id: input.firstKeptEntryId,
