@@ -139,6 +139,8 @@ export interface FakeAnthropic {
   readonly overflowed: ReadonlyArray<{ request: FakeRequest; tokens: number }>;
   /** Requests refused as the real API refuses them (broken tool pairing, a tool schema that is not an object), with the provider's message. */
   readonly invalid: ReadonlyArray<{ request: FakeRequest; problem: string }>;
+  /** Streams a later request cut short (quirk `interruptOnNewRequest`): each ended in `[DONE]` without its finish chunk. */
+  readonly interrupted: readonly FakeRequest[];
   /** Forgets every prompt prefix cached so far (as the cache's TTL would). */
   clearPromptCache(): void;
   /** Changes the shortest cacheable prefix from the next request on. */
@@ -171,6 +173,7 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
   const unexpected: FakeRequest[] = [];
   const overflowed: Array<{ request: FakeRequest; tokens: number }> = [];
   const invalid: Array<{ request: FakeRequest; problem: string }> = [];
+  const interrupted: FakeRequest[] = [];
   let tokenLimit = options.tokenLimit ?? FAKE_DEFAULT_TOKEN_LIMIT;
   let countMaxTokens = options.countMaxTokens ?? true;
   const timers = new Set<{ timer: NodeJS.Timeout; resolve: () => void }>();
@@ -310,6 +313,7 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
         ? streamOpenAiSse(res, offered, ids, openAiUsage, body, wait, () => closed, {
             quirks: openAiQuirks,
             slot: openAiSlot,
+            onInterrupted: () => void interrupted.push(request),
           })
         : sendJsonMaybeTruncated(res, offered, completion);
     }
@@ -364,6 +368,7 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
     unexpected,
     overflowed,
     invalid,
+    interrupted,
     setTokenLimit: (tokens, limits = {}) => {
       tokenLimit = tokens;
       countMaxTokens = limits.countMaxTokens ?? countMaxTokens;

@@ -20,7 +20,7 @@ export async function streamOpenAiSse(
   /** The server's delay, which its close() cuts short. */
   wait: (ms: number) => Promise<void>,
   isClosed: () => boolean,
-  server: { quirks: FakeOpenAiQuirks; slot: FakeOpenAiSlot },
+  server: { quirks: FakeOpenAiQuirks; slot: FakeOpenAiSlot; onInterrupted: () => void },
 ): Promise<void> {
   const includeUsage =
     !server.quirks.noStreamUsage &&
@@ -36,6 +36,7 @@ export async function streamOpenAiSse(
       wait,
       isClosed,
       () => server.quirks.interruptOnNewRequest === true && stream.interrupted,
+      server.onInterrupted,
     );
   } finally {
     stream.close();
@@ -49,9 +50,11 @@ async function writeChunks(
   wait: (ms: number) => Promise<void>,
   isClosed: () => boolean,
   interrupted: () => boolean,
+  onInterrupted: () => void,
 ): Promise<void> {
   for (let sent = 0; sent < chunks.length; sent++) {
     if (interrupted()) {
+      onInterrupted();
       res.end(openAiSseText('[DONE]'));
       return;
     }

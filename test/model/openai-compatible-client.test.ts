@@ -486,6 +486,7 @@ describe('OpenAiCompatibleModelClient on a local server (llama-cpp-python quirks
     expect(err).toBeInstanceOf(ModelTruncatedResponseError);
     expect((err as Error).message).toContain('[DONE] but no finish_reason');
     expect((await second).content).toEqual([{ type: 'text', text: 'reply to two in many words' }]);
+    expect(fake.interrupted.map((r) => r.index)).toEqual([0]);
   });
 
   it('queues parallel calls to a loopback endpoint one at a time (its one slot), so none is interrupted', async () => {
@@ -499,6 +500,7 @@ describe('OpenAiCompatibleModelClient on a local server (llama-cpp-python quirks
       ['a', 'b', 'c', 'd'].map((w) => [{ type: 'text', text: `reply to ${w}` }]),
     );
     expect(fake.requests).toHaveLength(4);
+    expect(fake.interrupted).toEqual([]);
   });
 
   it('sends tool_choice "auto" with tools, so a server whose default is "none" still lets the model call them', async () => {
