@@ -9,6 +9,7 @@
  *
  *   bench/llama/serve.sh --build-only            # once, ~10 minutes
  *   npx ts-node --swc bench/llama/drive.ts       # one JSON object on stdout, progress on stderr
+ *   … drive.ts --quick --only=wrong              # fewer turns; only the set-ups whose name starts so
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -18,6 +19,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { openStore } from '../../src/store/connect';
+import { defaultCountTokens } from '../../src/context/estimate-tokens';
 
 const ROOT = resolve(__dirname, '../..');
 const MODEL_ID = 'gemma3-270m';
@@ -270,15 +272,49 @@ async function runScenario(scenario: Scenario, turns: number, port: number): Pro
   }
 }
 
+/**
+ * Keel's token count (its tokenizer, no safety margin) beside the server's own (`/extras/tokenize/count`)
+ * on English prose and on digit-heavy text: whether calibrating the estimate with the server would pay.
+ */
+async function tokenizerGap(
+  port: number,
+): Promise<Record<string, { keel: number; server: number; keelOverServer: number }>> {
+  const llama = await startLlama(2_048, port);
+  try {
+    const texts = {
+      prose: Array.from({ length: 40 }, (_, i) => note(i, 20)).join(' '),
+      digits: Array.from({ length: 400 }, (_, i) => `${(i * 7919) % 100_000}.${i % 97}`).join(', '),
+    };
+    const out: Record<string, { keel: number; server: number; keelOverServer: number }> = {};
+    for (const [name, text] of Object.entries(texts)) {
+      const answer = await fetch(`http://127.0.0.1:${port}/extras/tokenize/count`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ input: text, model: MODEL_ID }),
+      });
+      const server = ((await answer.json()) as { count: number }).count;
+      const keel = defaultCountTokens(text);
+      out[name] = { keel, server, keelOverServer: Math.round((keel / server) * 1000) / 1000 };
+    }
+    return out;
+  } finally {
+    if (llama.pid) process.kill(-llama.pid, 'SIGTERM');
+  }
+}
+
 async function main(): Promise<void> {
   const quick = process.argv.includes('--quick');
+  const only = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length);
+  const tokenizer = await tokenizerGap(8198);
+  say(`tokenizer: ${JSON.stringify(tokenizer)}`);
   const outcomes: Outcome[] = [];
   for (const [i, scenario] of SCENARIOS.entries()) {
+    if (only && !scenario.name.startsWith(only)) continue;
     const outcome = await runScenario(scenario, quick ? 3 : 6, 8199 + i);
     say(JSON.stringify(outcome, null, 2));
     outcomes.push(outcome);
   }
-  process.stdout.write(`${JSON.stringify({ outcomes })}\n`);
+  process.stdout.write(`${JSON.stringify({ tokenizer, outcomes })}\n`);
 }
 
 main().catch((err: unknown) => {

@@ -313,10 +313,11 @@ describe.each(testDatabases())('provider limits on $name', (database) => {
  */
 describe.each(testDatabases())('a local OpenAI-compatible server on $name', (database) => {
   const db = suite.storePerTest(database);
-  const localModel = (url: string) => ({
+  // A model name of its own per test: what a client learns about a server lasts for the process.
+  const localModel = (url: string, model = `gemma-${freshDurableAgent()}`) => ({
     modelProvider: 'openai-compatible' as const,
     openAiBaseUrl: `${url}/v1`,
-    model: 'gemma-local',
+    model,
     contextWindowTokens: 16_000,
   });
   beforeEach(() => {
@@ -335,7 +336,8 @@ describe.each(testDatabases())('a local OpenAI-compatible server on $name', (dat
   });
 
   it('compacts on an overflow hidden in an empty stream, counts usage as estimated, and makes tool calls', async () => {
-    await suite.withWorker(db.store, { config: localModel(suite.fake.url) }, async ({ client }) => {
+    const config = localModel(suite.fake.url);
+    await suite.withWorker(db.store, { config }, async ({ client }) => {
       const key = `agent:${freshDurableAgent()}:main`;
       const before = suite.fake.requests.length;
       suite.fake.respondWith(
@@ -358,7 +360,7 @@ describe.each(testDatabases())('a local OpenAI-compatible server on $name', (dat
       const sent = suite.fake.requests.slice(before);
       // The overflow came as an empty stream; one unstreamed request named it; a compaction and a learned window followed.
       expect(suite.fake.overflowed.some((o) => o.request.index >= before && o.request.stream)).toBe(true);
-      const learned = await getLearnedWindow(db.store.db, 'gemma-local');
+      const learned = await getLearnedWindow(db.store.db, config.model);
       expect(learned).toBeLessThanOrEqual(4_096);
       const compactions = await db.store.db
         .selectFrom('compactions')
@@ -396,7 +398,7 @@ describe.each(testDatabases())('a local OpenAI-compatible server on $name', (dat
     // A streamed turn without usage: the session's counters hold Keel's count and say so.
     suite.fake.setOpenAiQuirks({ noStreamUsage: true });
     suite.fake.setTokenLimit(200_000);
-    const streaming = { ...localModel(suite.fake.url), model: 'gemma-streaming' };
+    const streaming = localModel(suite.fake.url);
     await suite.withWorker(db.store, { config: streaming }, async ({ client }) => {
       const key = `agent:${freshDurableAgent()}:main`;
       suite.fake.respondWith(routedResponder(() => fakeReply.text('streamed, no usage')));
