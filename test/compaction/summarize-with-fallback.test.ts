@@ -101,7 +101,13 @@ describe('summarizeWithFallback', () => {
   });
 
   it('names each chunk\'s real cause: an activity failure\'s cause, not its own "Activity task failed"', async () => {
-    const activityFailure = (why: string) => new Error('Activity task failed', { cause: new Error(why) });
+    const activityFailure = (why: string) =>
+      Object.assign(
+        new Error('Activity task failed', { cause: new Error(why, { cause: new Error('raw 500 body') }) }),
+        {
+          name: 'ActivityFailure',
+        },
+      );
     const causes = ["the summarizer's window (2048 tokens) leaves 0 tokens", 'model unreachable'];
     let call = 0;
     const err = await summarizeWithFallback({
