@@ -21,13 +21,19 @@ export function isLocalEndpoint(url: string): boolean {
 
 /**
  * Runs `call` once fewer than `limit` calls to `endpoint` run, in arrival order. The latest limit
- * given for an endpoint is the one in force; `Infinity` queues nothing.
+ * given for an endpoint is the one in force; `Infinity` queues nothing. A caller whose `signal`
+ * aborts while it waits leaves the line with the signal's reason, having sent nothing.
  */
-export async function withEndpointSlot<T>(endpoint: string, limit: number, call: () => Promise<T>): Promise<T> {
+export async function withEndpointSlot<T>(
+  endpoint: string,
+  limit: number,
+  call: () => Promise<T>,
+  signal?: AbortSignal,
+): Promise<T> {
   let slots = endpoints.get(endpoint);
   if (!slots) endpoints.set(endpoint, (slots = { limit, busy: 0, waiting: [] }));
   slots.limit = limit;
-  if (slots.busy >= slots.limit) await new Promise<void>((resolve) => slots.waiting.push(resolve));
+  if (slots.busy >= slots.limit) await waitForSlot(slots, signal);
   else slots.busy += 1;
   try {
     return await call();
@@ -37,4 +43,20 @@ export async function withEndpointSlot<T>(endpoint: string, limit: number, call:
     if (next) next();
     else slots.busy -= 1;
   }
+}
+
+function waitForSlot(slots: Slots, signal: AbortSignal | undefined): Promise<void> {
+  signal?.throwIfAborted();
+  return new Promise<void>((resolve, reject) => {
+    const turn = () => {
+      signal?.removeEventListener('abort', leave);
+      resolve();
+    };
+    const leave = () => {
+      slots.waiting.splice(slots.waiting.indexOf(turn), 1);
+      reject(signal!.reason);
+    };
+    slots.waiting.push(turn);
+    signal?.addEventListener('abort', leave, { once: true });
+  });
 }

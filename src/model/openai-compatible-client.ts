@@ -8,6 +8,7 @@ import { DEFAULTS } from '../config/defaults';
 import {
   classifyHttpFailure,
   classifyModelError,
+  ModelCallAbortedError,
   ModelError,
   ModelRequestInvalidError,
   ModelServerError,
@@ -258,7 +259,7 @@ export class OpenAiCompatibleModelClient implements ModelClient {
     };
     const learnedKey = `${this.#url} ${model}`;
     const stream = !withTools || (this.#streamToolTurns && !cannotStreamTools.has(learnedKey));
-    const answer = await withEndpointSlot(this.#url, this.#maxConcurrentRequests, async () => {
+    const answer = await this.#inSlot(options.signal, async () => {
       try {
         return await this.#send(body, stream, options);
       } catch (err) {
@@ -284,6 +285,17 @@ export class OpenAiCompatibleModelClient implements ModelClient {
       usage: chatUsage(answer.completion.usage) ?? estimatedUsage(request, content),
       model: answer.completion.model ?? model,
     };
+  }
+
+  /** Runs `call` in a slot of the endpoint; a caller aborted while it waits gets `ModelCallAbortedError`. */
+  async #inSlot<T>(signal: AbortSignal | undefined, call: () => Promise<T>): Promise<T> {
+    try {
+      return await withEndpointSlot(this.#url, this.#maxConcurrentRequests, call, signal);
+    } catch (err) {
+      if (signal?.aborted && err === signal.reason)
+        throw activityTimeout(signal) ?? new ModelCallAbortedError({ cause: err });
+      throw err;
+    }
   }
 
   /** One HTTP request, streamed or not; typed errors only. */

@@ -503,6 +503,21 @@ describe('OpenAiCompatibleModelClient on a local server (llama-cpp-python quirks
     expect(fake.interrupted).toEqual([]);
   });
 
+  it('a call aborted while it waits for the slot leaves the line unsent', async () => {
+    fake.enqueue(fakeReply.text('slow', { delayMs: 300 }), fakeReply.text('next'));
+    const client = new OpenAiCompatibleModelClient({ baseUrl: `${fake.url}/v1` });
+    const first = client.complete(ask('first'));
+    await fake.waitForRequests(1);
+    const abort = new AbortController();
+    const waiting = client.complete(ask('waiting'), { signal: abort.signal });
+    abort.abort();
+    expect(await failure(waiting)).toBeInstanceOf(ModelCallAbortedError);
+    expect((await first).content).toEqual([{ type: 'text', text: 'slow' }]);
+    // The line moved on: the next call is served, and the aborted one never reached the server.
+    expect((await client.complete(ask('after'))).content).toEqual([{ type: 'text', text: 'next' }]);
+    expect(fake.requests.map((r) => r.body.messages!.at(-1)!.content)).toEqual(['first', 'after']);
+  });
+
   it('sends tool_choice "auto" with tools, so a server whose default is "none" still lets the model call them', async () => {
     fake.setOpenAiQuirks({ toolChoiceDefaultsToNone: true });
     fake.enqueue(
