@@ -119,8 +119,9 @@ export interface ModelResponse {
 }
 
 /**
- * Calls a model once. Implementations make exactly one HTTP request per call (retries belong to
- * Temporal) and throw the typed errors of `./errors` (`ModelRateLimitedError`, `ContextOverflowError`, …).
+ * Calls a model once. Implementations make one HTTP request per call, a second only where the client
+ * says why (an unstreamed probe of an empty stream); retries belong to Temporal. They throw the
+ * typed errors of `./errors` (`ModelRateLimitedError`, `ContextOverflowError`, …).
  */
 export interface ModelClient {
   /** True when the client sends `contextManagement` (Anthropic); others leave compaction to Keel. */
