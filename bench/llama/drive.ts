@@ -200,6 +200,8 @@ async function runScenario(scenario: Scenario, turns: number, port: number): Pro
       ANTHROPIC_API_KEY: '',
     },
     stdio: ['pipe', 'pipe', 'pipe'],
+    // Its own process group, signalled as a terminal's Ctrl-C is: npx alone does not pass SIGINT on.
+    detached: true,
   });
   let shown = '';
   dev.stdout!.on('data', (c: Buffer) => (shown += c.toString()));
@@ -213,9 +215,10 @@ async function runScenario(scenario: Scenario, turns: number, port: number): Pro
   while (!exchanges.some((e) => e.lastUser.startsWith('FINAL')) && Date.now() < deadline && dev.exitCode === null)
     await new Promise((r) => setTimeout(r, 1_000));
   await new Promise((r) => setTimeout(r, 1_500));
-  dev.kill('SIGINT');
+  const ctrlC = () => dev.pid !== undefined && process.kill(-dev.pid, 'SIGINT');
+  ctrlC();
   await new Promise((r) => setTimeout(r, 300));
-  dev.kill('SIGINT');
+  ctrlC();
   const exitCode = await Promise.race([exited, new Promise<null>((r) => setTimeout(() => r(null), 60_000))]);
   proxy.server.close();
   if (llama.pid) process.kill(-llama.pid, 'SIGTERM');
