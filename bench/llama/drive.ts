@@ -9,7 +9,7 @@
  *
  *   bench/llama/serve.sh --build-only            # once, ~10 minutes
  *   npx ts-node --swc bench/llama/drive.ts       # one JSON object on stdout, progress on stderr
- *   … drive.ts --quick --only=wrong              # fewer turns; only the set-ups whose name starts so
+ *   … drive.ts --quick --only=wrong --words=900  # 3 notes (of 900 words; default 350); only set-ups named so
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -171,7 +171,7 @@ interface Outcome {
   };
 }
 
-async function runScenario(scenario: Scenario, turns: number, port: number): Promise<Outcome> {
+async function runScenario(scenario: Scenario, turns: number, noteWords: number, port: number): Promise<Outcome> {
   say(`\n== ${scenario.name}`);
   const llama = await startLlama(scenario.serverWindow, port);
   const exchanges: Exchange[] = [];
@@ -207,7 +207,7 @@ async function runScenario(scenario: Scenario, turns: number, port: number): Pro
   dev.stdout!.on('data', (c: Buffer) => (shown += c.toString()));
   dev.stderr!.on('data', (c: Buffer) => (shown += c.toString()));
   const exited = new Promise<number | null>((done) => dev.on('exit', (code) => done(code)));
-  for (let turn = 1; turn <= turns; turn++) dev.stdin!.write(`${note(turn, 350)}\n`);
+  for (let turn = 1; turn <= turns; turn++) dev.stdin!.write(`${note(turn, noteWords)}\n`);
   dev.stdin!.write('Use the history_search tool to find what the lighthouse keeper wrote in note 1.\n');
   dev.stdin!.write('FINAL: tell me a long story about the sea.\n');
   // Ctrl-C twice once the last turn is in flight: the chat leaves, the stack must stop cleanly.
@@ -308,12 +308,13 @@ async function tokenizerGap(
 async function main(): Promise<void> {
   const quick = process.argv.includes('--quick');
   const only = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length);
+  const words = Number(process.argv.find((a) => a.startsWith('--words='))?.slice('--words='.length) ?? 350);
   const tokenizer = await tokenizerGap(8198);
   say(`tokenizer: ${JSON.stringify(tokenizer)}`);
   const outcomes: Outcome[] = [];
   for (const [i, scenario] of SCENARIOS.entries()) {
     if (only && !scenario.name.startsWith(only)) continue;
-    const outcome = await runScenario(scenario, quick ? 3 : 6, 8199 + i);
+    const outcome = await runScenario(scenario, quick ? 3 : 6, words, 8199 + i);
     say(JSON.stringify(outcome, null, 2));
     outcomes.push(outcome);
   }
