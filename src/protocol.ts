@@ -344,6 +344,8 @@ export interface TokenUsage {
   readonly cacheReadTokens: number;
   /** Prompt tokens the provider wrote to its prompt cache (billed at 1.25× on Anthropic). */
   readonly cacheWriteTokens: number;
+  /** Some of these figures are Keel's own count: the model server reported no usage for a call. */
+  readonly estimated?: true;
 }
 
 /** A session's prompt tokens since it started, by how the provider's prompt cache served them (its usage less the output). */

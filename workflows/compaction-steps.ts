@@ -50,6 +50,8 @@ export class CompactionSteps {
   private readonly summarizer: Activities;
   private readonly policy: IdentifierPolicy;
   private readonly rerun: Extract<CompactionOperation, { kind: 'rerun' }> | undefined;
+  /** Why no model summary could be had (each failed attempt's cause), for the row of a degraded compaction. */
+  private extractiveBecause: string | undefined;
 
   constructor(
     private readonly input: CompactionWorkflowInput,
@@ -136,6 +138,7 @@ export class CompactionSteps {
         sessionKey: this.input.sessionKey,
         deadlineMs: deadline,
       });
+      this.extractiveBecause = `the summarizer passed its deadline of ${deadline} ms`;
       return undefined;
     }
   }
@@ -242,6 +245,7 @@ export class CompactionSteps {
         sessionKey: this.input.sessionKey,
         error: err.message,
       });
+      this.extractiveBecause = err.message;
       return undefined;
     }
   }
@@ -326,7 +330,8 @@ export class CompactionSteps {
   }
 
   private markFinished(outcome: CompactionOutcome): Promise<void> {
-    return store.finishCompaction({ ...this.ref(), trigger: this.input.trigger, ...outcome, now: now() });
+    const because = outcome.degraded && this.extractiveBecause ? { extractiveBecause: this.extractiveBecause } : {};
+    return store.finishCompaction({ ...this.ref(), trigger: this.input.trigger, ...outcome, ...because, now: now() });
   }
 
   /** The session and compaction every activity names (and the rerun's model, when it asks for one). */

@@ -173,6 +173,8 @@ export interface WriteCompactionRecordResult {
 export interface FinishCompactionInput extends CompactionRef, CompactionOutcome {
   readonly trigger: CompactionTriggerName;
   readonly now: string;
+  /** Why the summary is extractive (each failed summarizer attempt's real cause), kept in the row's `error`. */
+  readonly extractiveBecause?: string;
 }
 
 /** `failCompaction`: why the compaction failed. */

@@ -90,6 +90,7 @@ export async function finishCompaction(ctx: CompactionContext, input: FinishComp
     firstKeptEntryId: input.firstKeptEntryId,
     entryId: input.entryId,
     now: new Date(input.now),
+    ...(input.extractiveBecause ? { error: input.extractiveBecause } : {}),
   });
   if (moved) {
     const outcome = input.degraded ? `${input.status}_degraded` : input.status;

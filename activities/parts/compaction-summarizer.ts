@@ -6,7 +6,8 @@ import { buildSummarizePrompt, SUMMARIZER_SYSTEM_PROMPT } from '../../src/compac
 import { toActivityFailure } from '../../src/model/failures';
 import { modelConfigured } from '../../src/runtime/activity-deps';
 import { maxOutputTokensFor } from '../../src/context/context-window';
-import { summarizationOverheadTokens } from '../../src/compaction/summary-budget';
+import { smallestSummaryWindow, summaryRoomTokens } from '../../src/compaction/summary-window';
+import { DEFAULTS } from '../../src/config/defaults';
 import { FailureTypes } from '../../src/protocol';
 import { splitTextToFit } from '../../src/compaction/split-text-to-fit';
 import { effectiveWindow, learnFromOverflow, type WindowSession } from './model-window';
@@ -24,8 +25,6 @@ const NOTHING_BILLED: SummarizerBilling = { input: 0, cacheRead: 0, cacheWrite: 
 
 /** Overflow answers a summarizer call may get before it gives up (each one lowers the learned window). */
 const MAX_OVERFLOW_RETRIES = 3;
-/** Below this room for conversation text, summarizing is pointless: the workflow writes the extractive summary. */
-const MIN_SUMMARY_ROOM_TOKENS = 1_000;
 
 /** One agent's summarizer: its compaction model when it has one, else its chat model. */
 export interface AgentSummarizer {
@@ -119,10 +118,7 @@ class Summarizer {
 
   /** The summary's max_tokens: the default output, held to half the reserve of the window it must fit. */
   outputTokens(size: number): number {
-    return maxOutputTokensFor(size, {
-      reserveTokens: this.deps.config.reserveTokens,
-      reserveTokensFloor: this.deps.config.reserveTokensFloor,
-    });
+    return maxOutputTokensFor(size, this.reserveSettings());
   }
 
   call(prompt: string): Promise<string> {
@@ -142,7 +138,13 @@ class Summarizer {
     replies?.keep(scope, part, reply);
     const { usage } = reply;
     await spend?.afterCall(
-      { input: usage.input, cacheRead: usage.cacheRead ?? 0, cacheWrite: usage.cacheWrite ?? 0, output: usage.output },
+      {
+        input: usage.input,
+        cacheRead: usage.cacheRead ?? 0,
+        cacheWrite: usage.cacheWrite ?? 0,
+        output: usage.output,
+        ...(usage.estimated ? { estimated: true } : {}),
+      },
       this.modelName,
     );
     replies?.keep(scope, part, reply, true);
@@ -204,17 +206,20 @@ class Summarizer {
   /** Tokens left for conversation text in the window, after the reply, the prompt's scaffolding and the overhead. */
   private async roomForText(instructions: string, previousSummary: string | undefined): Promise<number> {
     const size = await this.window();
-    const scaffolding =
-      this.countTokens(`${SUMMARIZER_SYSTEM_PROMPT}\n${instructions}\n${previousSummary ?? ''}`) +
-      summarizationOverheadTokens(size);
-    const room = size - this.outputTokens(size) - scaffolding;
-    if (room < MIN_SUMMARY_ROOM_TOKENS) {
+    const promptTokens = this.countTokens(`${SUMMARIZER_SYSTEM_PROMPT}\n${instructions}\n${previousSummary ?? ''}`);
+    const reserve = this.reserveSettings();
+    const room = summaryRoomTokens(size, promptTokens, reserve);
+    if (room < DEFAULTS.minSummaryRoomTokens) {
       throw ApplicationFailure.nonRetryable(
-        `the summarizer's window (${size} tokens) leaves no room for conversation text`,
+        `the summarizer's window (${size} tokens) leaves ${Math.max(0, room)} tokens for conversation text, under the ${DEFAULTS.minSummaryRoomTokens} a model summary needs: a window of ${smallestSummaryWindow(promptTokens, reserve)} tokens would do (contextWindow in keel.config.json, or the server's context size)`,
         FailureTypes.SummarizationFailed,
       );
     }
     return room;
+  }
+
+  private reserveSettings() {
+    return { reserveTokens: this.deps.config.reserveTokens, reserveTokensFloor: this.deps.config.reserveTokensFloor };
   }
 
   /** Each piece summarized (the previous summary goes with the first), then the partial summaries merged the same way. */

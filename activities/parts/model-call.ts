@@ -349,6 +349,7 @@ export function createModelCall(workerDeps: ActivityDeps, windows: ActiveWindowC
         output: reply.usage.output,
         cacheRead: reply.usage.cacheRead ?? 0,
         cacheWrite: reply.usage.cacheWrite ?? 0,
+        ...(reply.usage.estimated ? { estimated: true } : {}),
       },
       timestamp: Date.parse(input.now),
     };
@@ -422,6 +423,7 @@ export function createModelCall(workerDeps: ActivityDeps, windows: ActiveWindowC
         output: usage.outputTokens,
         cache_read: usage.cacheReadTokens,
         cache_write: usage.cacheWriteTokens,
+        ...(usage.estimated ? { estimated: true } : {}),
       },
       contextTokens: call.contextTokens,
       budget: context.budget,

@@ -101,7 +101,8 @@ export async function learnFromUsage(
     readonly reply: Pick<ModelResponse, 'usage' | 'appliedEdits'>;
   },
 ): Promise<number | undefined> {
-  if (call.reply.appliedEdits?.length) return undefined;
+  // Keel's own count is no reading of the provider's tokenizer.
+  if (call.reply.appliedEdits?.length || call.reply.usage.estimated) return undefined;
   const { usage } = call.reply;
   const providerPromptTokens = usage.input + (usage.cacheRead ?? 0) + (usage.cacheWrite ?? 0);
   const scale = scaleAfterReading({

@@ -55,6 +55,7 @@ export function decideAfterFinish(
       inputTokens: Number(session?.input_tokens ?? 0),
       cacheReadTokens: Number(session?.cache_read_tokens ?? 0),
       cacheWriteTokens: Number(session?.cache_write_tokens ?? 0),
+      ...(session?.usage_estimated ? { estimated: true as const } : {}),
     },
     model,
   };

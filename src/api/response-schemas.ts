@@ -116,6 +116,10 @@ const promptCache = z.strictObject({
   cacheReadTokens: count,
   cacheWriteTokens: count,
   hitRatePercent: z.number().nonnegative(),
+  estimated: z
+    .literal(true)
+    .optional()
+    .meta({ description: "Some figures are Keel's own count: the model server reported no usage for a call" }),
 });
 
 /** What a model call's context was made of. */
@@ -266,10 +270,18 @@ const compactionView = z
     summarizerModel: z.string().nullable(),
     summarizerCalls: count,
     summarizerTokens: count,
-    summarizerBilling: z.strictObject({ input: count, cacheRead: count, cacheWrite: count, output: count }).meta({
-      description:
-        'What its summarizer calls were billed, as the provider reported: uncached input, prompt-cache reads and writes, output',
-    }),
+    summarizerBilling: z
+      .strictObject({
+        input: count,
+        cacheRead: count,
+        cacheWrite: count,
+        output: count,
+        estimated: z.literal(true).optional(),
+      })
+      .meta({
+        description:
+          "What its summarizer calls were billed, as the provider reported: uncached input, prompt-cache reads and writes, output; `estimated` when the server reported no usage and these are Keel's count",
+      }),
     spendLimited: z.string().nullable(),
     workflowId: z.string().nullable(),
     startedAt: z.iso.datetime(),

@@ -5,6 +5,7 @@ import { getSession, setModelOverride } from '../store/sessions-repo';
 import { parseSessionKey } from '../sessions/session-key';
 import { UnknownSessionError } from './connect';
 import { shownKey } from './shown-key';
+import { smallWindowOf, smallWindowText, type SmallWindow } from './small-window-note';
 
 const stderr = (text: string) => void process.stderr.write(text);
 
@@ -12,11 +13,19 @@ const stderr = (text: string) => void process.stderr.write(text);
 export interface AgentsReport {
   readonly file: string | null;
   readonly agents: AgentSummary[];
+  /** Agents whose window is too small for a model summary (their compactions are extractive), by agent id (`*`: the defaults). */
+  readonly smallWindows: Record<string, SmallWindow>;
 }
 
 /** `keel agents`: one line per agent on stderr (unless --json), the report back. */
 export function agentsCommand(settings: KeelSettings, json: boolean): AgentsReport {
-  const report: AgentsReport = { file: settings.file ?? null, agents: describeAgents(settings) };
+  const agents = describeAgents(settings);
+  const smallWindows: Record<string, SmallWindow> = {};
+  for (const a of agents) {
+    const small = smallWindowOf(a.configured ? agentConfig(settings, a.agentId) : settings.defaults);
+    if (small) smallWindows[a.configured ? a.agentId : '*'] = small;
+  }
+  const report: AgentsReport = { file: settings.file ?? null, agents, smallWindows };
   if (!json) {
     stderr(
       `${report.file ? `config file ${report.file}` : "no config file (KEEL_CONFIG or ./keel.config.json): every agent runs with the environment's settings"}\n`,
@@ -28,6 +37,8 @@ export function agentsCommand(settings: KeelSettings, json: boolean): AgentsRepo
           `  window ${a.contextWindow.tokens} tokens (${a.contextWindow.source}) · reserve ${a.reserveTokens} · soft threshold ${a.softThresholdTokens}\n` +
           `  workspace ${a.workspace ?? 'none'} (${a.workspaceAccess}) · tools ${a.toolsModule ?? 'none'} · engine ${a.contextEngine}${a.workStyle ? ` (${a.workStyle})` : ''} · prompt ${a.promptMode}\n`,
       );
+      const small = smallWindows[a.configured ? a.agentId : '*'];
+      if (small) stderr(`  ${smallWindowText(small)}\n`);
     }
   }
   return report;

@@ -12,12 +12,15 @@ export interface CompactionBilling {
   readonly cacheRead: number;
   readonly cacheWrite: number;
   readonly output: number;
+  /** Some figures are Keel's count: the server reported no usage. */
+  readonly estimated?: boolean;
 }
 
-/** `1,200 input · 58,000 cache read · 0 cache write · 900 output tokens`. */
+/** `1,200 input · 58,000 cache read · 0 cache write · 900 output tokens` (`, estimated: …` when Keel counted). */
 export function billingText(b: CompactionBilling): string {
   const n = (tokens: number): string => tokens.toLocaleString('en-US');
-  return `${n(b.input)} input · ${n(b.cacheRead)} cache read · ${n(b.cacheWrite)} cache write · ${n(b.output)} output tokens`;
+  const estimated = b.estimated ? ' (estimated: the model server reported no usage, Keel counted)' : '';
+  return `${n(b.input)} input · ${n(b.cacheRead)} cache read · ${n(b.cacheWrite)} cache write · ${n(b.output)} output tokens${estimated}`;
 }
 
 /**
@@ -37,6 +40,7 @@ export async function sessionCompactionBillingLine(
       eb.fn.coalesce(eb.fn.sum<number>('summarizer_cache_read_tokens'), eb.lit(0)).as('cache_read'),
       eb.fn.coalesce(eb.fn.sum<number>('summarizer_cache_write_tokens'), eb.lit(0)).as('cache_write'),
       eb.fn.coalesce(eb.fn.sum<number>('summarizer_output_tokens'), eb.lit(0)).as('output'),
+      eb.fn.coalesce(eb.fn.max(eb.cast<number>('summarizer_usage_estimated', 'integer')), eb.lit(0)).as('estimated'),
     ])
     .where('agent_id', '=', agentId)
     .where('session_key', '=', sessionKey)
@@ -48,6 +52,7 @@ export async function sessionCompactionBillingLine(
     cacheRead: Number(row.cache_read),
     cacheWrite: Number(row.cache_write),
     output: Number(row.output),
+    estimated: Number(row.estimated) > 0,
   };
   return `compactions billed · ${calls} call${calls === 1 ? '' : 's'} · ${billingText(billing)}`;
 }

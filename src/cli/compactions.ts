@@ -90,6 +90,7 @@ export function toCompactionView(row: CompactionRow): CompactionView {
       cacheRead: row.summarizer_cache_read_tokens,
       cacheWrite: row.summarizer_cache_write_tokens,
       output: row.summarizer_output_tokens,
+      ...(row.summarizer_usage_estimated ? { estimated: true as const } : {}),
     },
     spendLimited: row.spend_limited,
     workflowId: row.workflow_id,

@@ -8,6 +8,7 @@ import { modelConfigured } from '../runtime/activity-deps';
 import type { LocalStack, StartLocalStack } from './local-stack';
 import { chat } from './chat';
 import { checkModel } from './check-model';
+import { smallWindowOf, smallWindowText } from './small-window-note';
 
 /** How long stopping the stack may take before what is left is killed: `keel dev` ends within seconds. */
 const STOP_DEADLINE_MS = 8_000;
@@ -33,8 +34,13 @@ export async function runDev(opts: DevOptions, startLocalStack: StartLocalStack)
   // Without a model dev still starts the stack, then says how to set one.
   await validateStartup(settings.defaults, { requireModel: false, agents: settings.agents });
   const stack = await startLocalStack(settings, log);
+  // Whatever ends this process (a crash included), the dev server and stack.json go with it.
+  const killOnExit = () => stack.kill();
+  process.on('exit', killOnExit);
   const config = agentConfig(settings, agentOf(opts.sessionKey));
   log(`temporal: ${stack.temporalAddress}${stack.uiUrl ? ` (Web UI ${stack.uiUrl})` : ''}`);
+  const small = smallWindowOf(config);
+  if (small) log(`${agentOf(opts.sessionKey)}: ${smallWindowText(small)}`);
   const api = await startDevApi(stack, settings, log);
   try {
     if (!modelConfigured(config)) {
@@ -58,6 +64,7 @@ export async function runDev(opts: DevOptions, startLocalStack: StartLocalStack)
       ?.close()
       .catch((err: unknown) => log(`stopping the HTTP API: ${err instanceof Error ? err.message : String(err)}`));
     await stopWithin(stack, STOP_DEADLINE_MS, log);
+    process.off('exit', killOnExit);
   }
 }
 
@@ -86,11 +93,19 @@ async function startDevApi(
 /**
  * Stops the stack in order (chat first, then worker, PGlite server, Temporal dev server); past the
  * deadline, what is left is killed and the stack's files removed. Ctrl-C meanwhile changes nothing:
- * the stop is already on its way, and the terminal's Ctrl-C must not end this process half-way.
+ * the stop is already on its way, and the terminal's Ctrl-C must not end this process half-way. A
+ * call the chat abandoned (a turn still in flight) fails once its connection closes; that failure
+ * is said on one line, never allowed to end the process before its dev server is stopped.
  */
 async function stopWithin(stack: LocalStack, deadlineMs: number, log: (line: string) => void): Promise<void> {
   const patience = () => log('stopping…');
   process.on('SIGINT', patience);
+  const closedUnderneath = (reason: unknown) =>
+    log(
+      `stopping: a call still in flight ended with the connection: ${reason instanceof Error ? reason.message : String(reason)}`,
+    );
+  process.on('unhandledRejection', closedUnderneath);
+  process.on('uncaughtException', closedUnderneath);
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), deadlineMs)));
   try {

@@ -108,6 +108,7 @@ export async function listSessions(
       's.input_tokens',
       's.cache_read_tokens',
       's.cache_write_tokens',
+      's.usage_estimated',
       's.prompt_system_tokens',
       's.prompt_workspace_tokens',
       's.prompt_tool_tokens',
@@ -183,12 +184,14 @@ function splitAndCacheOf(
     | 'input_tokens'
     | 'cache_read_tokens'
     | 'cache_write_tokens'
+    | 'usage_estimated'
   >,
 ): Pick<SessionListing, 'contextSplit' | 'promptCache'> {
   const cache = {
     inputTokens: Number(r.input_tokens),
     cacheReadTokens: Number(r.cache_read_tokens),
     cacheWriteTokens: Number(r.cache_write_tokens),
+    ...(r.usage_estimated ? { estimated: true as const } : {}),
   };
   const prompted = cache.inputTokens + cache.cacheReadTokens + cache.cacheWriteTokens > 0;
   return {

@@ -20,9 +20,17 @@ export class SummarizationFailedError extends Error {
     readonly chunkErrors: readonly string[],
   ) {
     super(
-      `Summarization failed for all ${chunkCount} chunk(s) (last error: ${chunkErrors[chunkErrors.length - 1] ?? 'unknown'}). ` +
+      `Summarization failed for all ${chunkCount} chunk(s) (${causes(chunkErrors)}). ` +
         'Retry the compaction, set a working compaction model, or use the extractive summary.',
     );
     this.name = 'SummarizationFailedError';
   }
+}
+
+/** `chunk 1: why; chunk 2: why`, or one `why` when every chunk failed alike. */
+function causes(chunkErrors: readonly string[]): string {
+  const distinct = [...new Set(chunkErrors)];
+  if (distinct.length === 0) return 'no error recorded';
+  if (distinct.length === 1) return distinct[0]!;
+  return chunkErrors.map((why, i) => `chunk ${i + 1}: ${why}`).join('; ');
 }

@@ -57,6 +57,24 @@ export function isCancellation(error: unknown): boolean {
 
 type Outcome = { ok: true; summary: string } | { ok: false; error: string };
 
+/** Temporal's wrappers: their own message ("Activity task failed") says nothing of what failed. */
+const WRAPPERS = new Set(['ActivityFailure', 'ChildWorkflowFailure']);
+
+/**
+ * What really failed: below Temporal's wrappers, the first error's message (an activity's
+ * `ApplicationFailure`: the summarizer's window too small, the model's error in Keel's words).
+ */
+export function causeMessage(error: unknown): string {
+  let inner = error;
+  for (
+    let depth = 0;
+    inner instanceof Error && WRAPPERS.has(inner.name) && inner.cause instanceof Error && depth < 5;
+    depth++
+  )
+    inner = inner.cause;
+  return inner instanceof Error ? inner.message : String(inner);
+}
+
 /**
  * Summarizes the chunks and merges the partial summaries.
  *
@@ -75,7 +93,7 @@ export async function summarizeWithFallback(input: SummarizeWithFallbackInput): 
       return summary.trim() ? { ok: true, summary: summary.trim() } : { ok: false, error: 'empty summary' };
     } catch (error) {
       if (isTerminal(error)) throw error;
-      return { ok: false, error: error instanceof Error ? error.message : String(error) };
+      return { ok: false, error: causeMessage(error) };
     }
   };
   const previousFor = (index: number) => (index === 0 ? input.previousSummary : undefined);

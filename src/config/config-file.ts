@@ -38,8 +38,15 @@ const modelSpecSchema = z.preprocess(
             'name the environment variable that holds the key, e.g. "OLLAMA_API_KEY" (never the key itself)',
           )
           .optional(),
+        /** openai-compatible: stream replies that may call tools (off for a server that cannot stream a tool choice). */
+        streamToolTurns: z.boolean({ message: 'use true or false' }).optional(),
+        /** openai-compatible: requests in flight at once per worker process (default 1 on a loopback URL, else no limit). */
+        maxConcurrentRequests: count('requests').positive('use 1 or more requests').optional(),
       },
-      { message: 'use a model id string or { "provider", "id", "baseUrl", "apiKeyEnv" }' },
+      {
+        message:
+          'use a model id string or { "provider", "id", "baseUrl", "apiKeyEnv", "streamToolTurns", "maxConcurrentRequests" }',
+      },
     )
     .superRefine((m, ctx) => {
       if (!m.provider && (m.baseUrl || m.apiKeyEnv)) {
@@ -366,6 +373,9 @@ function toSection(
     if (m.provider === 'openai-compatible') {
       set('openAiBaseUrl', m.baseUrl, 'model.baseUrl');
       set('openAiApiKey', key(m, 'model'), 'model.apiKeyEnv');
+      if (m.streamToolTurns !== undefined) set('openAiStreamToolTurns', m.streamToolTurns, 'model.streamToolTurns');
+      if (m.maxConcurrentRequests !== undefined)
+        set('openAiMaxConcurrentRequests', m.maxConcurrentRequests, 'model.maxConcurrentRequests');
     } else if (m.provider === 'anthropic') {
       if (m.baseUrl) set('anthropicBaseUrl', m.baseUrl, 'model.baseUrl');
       if (m.apiKeyEnv) set('anthropicApiKey', key(m, 'model'), 'model.apiKeyEnv');

@@ -25,6 +25,11 @@ export const DEFAULTS = {
   minChunkRatio: 0.15,
   /** Tokens reserved for the summarization prompt itself (OpenClaw)... */
   summarizationOverheadTokens: 4_096,
+  /**
+   * Below this room for conversation text in the summarizer's window, a model summary is pointless and
+   * compaction writes the extractive one (Keel: a summary of a few hundred tokens of text keeps little).
+   */
+  minSummaryRoomTokens: 1_000,
   /** ...at most this share of the summarizer's window (Keel: a 4k window cannot set 4,096 aside). */
   maxSummarizationOverheadWindowShare: 0.1,
   /** Multi-stage summary parts (OpenClaw). */

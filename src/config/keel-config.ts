@@ -87,6 +87,10 @@ export const keelConfigSchema = z
     openAiBaseUrl: z.url('must be an http(s) URL').optional(),
     /** Bearer key of that endpoint (config file `model.apiKeyEnv` names the variable holding it). */
     openAiApiKey: z.string().min(1).optional(),
+    /** Stream the chat model's tool turns (config file `model.streamToolTurns`); unset: stream, and learn when the server refuses. */
+    openAiStreamToolTurns: z.boolean().optional(),
+    /** The chat endpoint's requests in flight per process (config file `model.maxConcurrentRequests`); unset: 1 on loopback, else no limit. */
+    openAiMaxConcurrentRequests: z.number().int().positive().optional(),
     /** Per-provider model windows (OpenClaw `models.providers.<provider>.models[].contextWindow`): first in window resolution. */
     models: modelWindowsSchema.optional(),
     /** The agent's `contextTokens` cap: lowers the resolved window, never raises it. */

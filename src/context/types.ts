@@ -59,7 +59,15 @@ export interface AssistantMessage {
   content: AssistantBlock[];
   stopReason?: StopReason | undefined;
   model?: string;
-  usage?: { input?: number; output?: number; cacheRead?: number; cacheWrite?: number; totalTokens?: number };
+  /** `estimated`: the server reported no usage, these are Keel's count. */
+  usage?: {
+    input?: number;
+    output?: number;
+    cacheRead?: number;
+    cacheWrite?: number;
+    totalTokens?: number;
+    estimated?: true;
+  };
   errorMessage?: string;
   timestamp?: number;
   /** Keel's note of tool output the context of this reply's call went without; never sent to a model. */

@@ -72,7 +72,7 @@ export class AnthropicModelClient implements ModelClient {
   async complete(request: ModelRequest, options: ModelCallOptions = {}): Promise<ModelResponse> {
     const watchdog = new StreamWatchdog();
     const signal = options.signal ? AbortSignal.any([options.signal, watchdog.signal]) : watchdog.signal;
-    const idle = (): void => watchdog.arm(this.#idleTimeoutMs, 'no stream event from the model');
+    const idle = (): void => watchdog.arm(this.#idleTimeoutMs, 'the model sent nothing');
     // Context management is a beta: its request goes through the beta endpoint with its headers.
     // The body is Keel's encoding of the params (only new messages encoded, json-request-body.ts),
     // sent as is through the SDK's `body` request option. The SDK still reads the params for its

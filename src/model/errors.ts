@@ -194,6 +194,8 @@ export class ModelUnexpectedError extends ModelError {
  * @example parseOverflowTokens('prompt is too long: 212345 tokens > 200000 maximum') // { promptTokens: 212345, maxTokens: 200000 }
  * @example parseOverflowTokens('input length and `max_tokens` exceed context limit: 27661 + 4096 > 30000, …')
  *   // { promptTokens: 27661, maxTokens: 30000 } (the prompt alone: the reply's room is Keel's to size)
+ * @example parseOverflowTokens("… is 4096 tokens. However, you requested 4751 tokens (4655 in the messages, 96 in the completion)")
+ *   // { promptTokens: 4655, maxTokens: 4096 } ("you requested 4751" alone counts max_tokens, so it is not read)
  */
 export function parseOverflowTokens(message: string): {
   promptTokens?: number | undefined;
@@ -207,8 +209,11 @@ export function parseOverflowTokens(message: string): {
   if (anthropic) return { promptTokens: num(anthropic[1]), maxTokens: num(anthropic[2]) };
   const max = /maximum context length is (\d[\d,]*) tokens/i.exec(message);
   if (!max) return {};
-  const requested = /(?:requested|resulted in|you have) (\d[\d,]*) tokens/i.exec(message);
-  return requested ? { promptTokens: num(requested[1]), maxTokens: num(max[1]) } : { maxTokens: num(max[1]) };
+  // "you requested N tokens (P in the messages, C in the completion)": N counts max_tokens; P is the prompt.
+  const inMessages = /\((\d[\d,]*) in the messages/i.exec(message);
+  if (inMessages) return { promptTokens: num(inMessages[1]), maxTokens: num(max[1]) };
+  const prompt = /(?:resulted in|you have) (\d[\d,]*) tokens/i.exec(message);
+  return prompt ? { promptTokens: num(prompt[1]), maxTokens: num(max[1]) } : { maxTokens: num(max[1]) };
 }
 
 /** A provider HTTP failure, however the client obtained it. */

@@ -99,12 +99,14 @@ export interface ModelCallOptions {
   onEvent?: (event: ModelStreamEvent) => void;
 }
 
-/** Token usage of one call as the provider reported it. */
+/** Token usage of one call as the provider reported it, or Keel's count of it when the provider reported none. */
 export interface ModelUsage {
   input: number;
   output: number;
   cacheRead?: number;
   cacheWrite?: number;
+  /** The provider reported no usage: these figures are Keel's own count of the request and reply. */
+  estimated?: true;
 }
 
 /** A complete reply: only returned when the provider finished the message (never a cut-off partial). */
@@ -122,8 +124,9 @@ export interface ModelResponse {
 }
 
 /**
- * Calls a model once. Implementations make exactly one HTTP request per call (retries belong to
- * Temporal) and throw the typed errors of `./errors` (`ModelRateLimitedError`, `ContextOverflowError`, …).
+ * Calls a model once. Implementations make one HTTP request per call, a second only where the client
+ * says why (an unstreamed probe of an empty stream); retries belong to Temporal. They throw the
+ * typed errors of `./errors` (`ModelRateLimitedError`, `ContextOverflowError`, …).
  */
 export interface ModelClient {
   /** True when the client sends `contextManagement` (Anthropic); others leave compaction to Keel. */

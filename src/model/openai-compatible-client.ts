@@ -5,7 +5,16 @@
  */
 import { z } from 'zod';
 import { DEFAULTS } from '../config/defaults';
-import { classifyHttpFailure, classifyModelError, ModelTruncatedResponseError, ModelUnexpectedError } from './errors';
+import {
+  classifyHttpFailure,
+  classifyModelError,
+  ModelCallAbortedError,
+  ModelError,
+  ModelRequestInvalidError,
+  ModelServerError,
+  ModelTimeoutError,
+  ModelUnexpectedError,
+} from './errors';
 import type { ModelCallOptions, ModelClient, ModelRequest, ModelResponse, ModelStreamEvent } from './model-client';
 import {
   chatCompletionSchema,
@@ -15,10 +24,11 @@ import {
   toChatTools,
   type ChatCompletion,
 } from './openai-compatible-convert';
-import { ChatStreamAccumulator, parseChatStreamData } from './openai-sse';
-import { SseDecoder } from './sse-decoder';
+import { EmptyStreamError, readChatStream } from './openai-stream-reader';
 import { StreamWatchdog } from './stream-watchdog';
 import { jsonRequestBody } from './json-request-body';
+import { isLocalEndpoint, withEndpointSlot } from './endpoint-slots';
+import { estimatedUsage } from './estimated-usage';
 
 /** Settings of `OpenAiCompatibleModelClient`: endpoint URL, optional fixed model and key, timeouts. */
 export const openAiCompatibleConfigSchema = z.object({
@@ -32,6 +42,17 @@ export const openAiCompatibleConfigSchema = z.object({
   timeoutMs: z.number().int().positive().default(DEFAULTS.modelRequestTimeoutMs),
   /** Once started, the body fails after this long without a byte; a body that keeps coming is never cut. */
   idleTimeoutMs: z.number().int().positive().default(DEFAULTS.modelStreamIdleTimeoutMs),
+  /**
+   * Requests to this endpoint in flight at once, from this process; more wait their turn. Unset: 1 for
+   * a loopback URL (a local server's one slot), no limit elsewhere.
+   */
+  maxConcurrentRequests: z.number().int().positive().optional(),
+  /**
+   * Stream replies that may call tools. Off for a server that cannot stream a tool choice
+   * (llama-cpp-python); when on, a server that refuses such a stream is asked without streaming and
+   * that is remembered for the endpoint and model.
+   */
+  streamToolTurns: z.boolean().default(true),
 });
 
 /** What callers pass in (defaults not yet applied). */
@@ -104,52 +125,44 @@ function parseCompletion(json: unknown): ChatCompletion {
   return parsed.data;
 }
 
-/**
- * Folds an SSE body into a completion, reporting each chunk's events. Complete at `[DONE]`, or at
- * the end of the body once a `finish_reason` came (some servers send no `[DONE]`); anything less is
- * a cut-off reply.
- */
-async function readStream(
-  chunks: AsyncIterable<string>,
-  model: string,
-  report: (event: ModelStreamEvent, soFar: string) => void,
-): Promise<ChatCompletion> {
-  const decoder = new SseDecoder();
-  const reply = new ChatStreamAccumulator();
-  const take = (data: string): boolean => {
-    const read = parseChatStreamData(data);
-    if (read.kind === 'done') return true;
-    if (read.kind === 'invalid') throw new ModelUnexpectedError({ providerMessage: read.why });
-    if (read.kind === 'error') {
-      throw classifyHttpFailure({
-        status: undefined,
-        errorType: read.error.type,
-        errorCode: read.error.code,
-        providerMessage: read.error.message,
-        authFix: AUTH_FIX,
-      });
-    }
-    for (const event of reply.add(read.chunk)) report(event, reply.text);
-    return false;
-  };
-  let done = false;
-  for await (const text of chunks) {
-    for (const message of decoder.push(text)) done ||= take(message.data);
-    if (done) break;
-  }
-  if (!done) for (const message of decoder.end()) done ||= take(message.data);
-  if (!done && !reply.finished)
-    throw new ModelTruncatedResponseError({ providerMessage: 'stream ended before its last chunk' });
-  report({ type: 'messageStop' }, reply.text);
-  return reply.completion(model);
+/** Endpoint and model pairs whose server refused to stream a reply that may call tools (learned, per process). */
+const cannotStreamTools = new Set<string>();
+
+/** A refusal that may be the server's "cannot stream this" (not overflow, auth, rate or a transport failure). */
+function mayBeStreamingRefusal(err: unknown): boolean {
+  return (
+    (err instanceof ModelRequestInvalidError || err instanceof ModelServerError) &&
+    err.status !== undefined &&
+    err.status !== 404
+  );
+}
+
+/** Abort reasons a Temporal activity's signal carries when the activity itself timed out (no heartbeat seen in time). */
+const ACTIVITY_TIMEOUT_REASONS = new Set(['TIMED_OUT', 'HEARTBEAT_DETAILS_CONVERSION_FAILED']);
+
+/** The request body before `stream` is decided. */
+interface ChatRequestBody {
+  readonly model: string;
+  readonly messages: readonly object[];
+  readonly [field: string]: unknown;
+}
+
+/** What one HTTP request gave: the completion, and whether it arrived as a stream. */
+interface Answer {
+  completion: ChatCompletion;
+  streamed: boolean;
 }
 
 /**
- * One HTTP request per `complete`, no retries (Temporal retries). Asks for a stream and reports
- * each chunk through `onText`/`onEvent`; a server that answers JSON instead is read whole and
- * reported once. No wall clock bounds the call: the response must start within `timeoutMs`, then
- * the body may take as long as it keeps sending and fails with a retryable `ModelTimeoutError`
- * after `idleTimeoutMs` of silence. Throws the typed errors of `./errors`; an error thrown by a
+ * One HTTP request per `complete`, no retries (Temporal retries), with two exceptions that each
+ * send the same request once more without streaming: a `200` stream with no data at all (where a
+ * server hides an overflow, which the unstreamed answer names), and a refused stream of a reply
+ * that may call tools (remembered, so later tool turns go unstreamed at once). Streams report each
+ * chunk through `onText`/`onEvent`; an unstreamed answer is reported once, whole. Requests wait
+ * for a slot of the endpoint's `maxConcurrentRequests`. The response must start within
+ * `timeoutMs`, then the body may take as long as it keeps sending and fails with a retryable
+ * `ModelTimeoutError` after `idleTimeoutMs` of silence. A server that reports no usage gets Keel's
+ * own count, marked `estimated`. Throws the typed errors of `./errors`; an error thrown by a
  * callback is rethrown as is.
  */
 export class OpenAiCompatibleModelClient implements ModelClient {
@@ -158,6 +171,8 @@ export class OpenAiCompatibleModelClient implements ModelClient {
   readonly #apiKey: string | undefined;
   readonly #timeoutMs: number;
   readonly #idleTimeoutMs: number;
+  readonly #maxConcurrentRequests: number;
+  readonly #streamToolTurns: boolean;
 
   constructor(config: OpenAiCompatibleConfigInput) {
     const parsed = openAiCompatibleConfigSchema.parse(config);
@@ -166,23 +181,68 @@ export class OpenAiCompatibleModelClient implements ModelClient {
     this.#apiKey = parsed.apiKey;
     this.#timeoutMs = parsed.timeoutMs;
     this.#idleTimeoutMs = parsed.idleTimeoutMs;
+    this.#maxConcurrentRequests = parsed.maxConcurrentRequests ?? (isLocalEndpoint(this.#url) ? 1 : Infinity);
+    this.#streamToolTurns = parsed.streamToolTurns;
   }
 
   async complete(request: ModelRequest, options: ModelCallOptions = {}): Promise<ModelResponse> {
     const model = this.#model ?? request.model;
+    const withTools = request.tools !== undefined && request.tools.length > 0;
     const body = {
       model,
       messages: toChatMessages(request.system, request.messages),
       max_tokens: request.maxTokens,
-      stream: true,
-      stream_options: { include_usage: true },
-      ...(request.tools && request.tools.length > 0 ? { tools: toChatTools(request.tools) } : {}),
-      ...(request.toolChoice && request.tools && request.tools.length > 0 ? { tool_choice: request.toolChoice } : {}),
+      // OpenAI's default when tools are sent, but some servers (llama-cpp-python) default to "none".
+      ...(withTools ? { tools: toChatTools(request.tools!), tool_choice: request.toolChoice ?? 'auto' } : {}),
       ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
     };
+    const learnedKey = `${this.#url} ${model}`;
+    const stream = !withTools || (this.#streamToolTurns && !cannotStreamTools.has(learnedKey));
+    const answer = await this.#inSlot(options.signal, async () => {
+      try {
+        return await this.#send(body, stream, options);
+      } catch (err) {
+        if (err instanceof EmptyStreamError) return this.#send(body, false, options);
+        if (!(stream && withTools && mayBeStreamingRefusal(err))) throw err;
+        const unstreamed = await this.#send(body, false, options);
+        cannotStreamTools.add(learnedKey);
+        return unstreamed;
+      }
+    });
+
+    const { content, stopReason } = fromChatCompletion(answer.completion);
+    if (!answer.streamed) {
+      const text = content.flatMap((b) => (b.type === 'text' ? [(b as { text: string }).text] : [])).join('');
+      if (text) {
+        options.onEvent?.({ type: 'text', delta: text });
+        options.onText?.(text, text);
+      }
+    }
+    return {
+      content,
+      stopReason,
+      usage: chatUsage(answer.completion.usage) ?? estimatedUsage(request, content),
+      model: answer.completion.model ?? model,
+    };
+  }
+
+  /** Runs `call` in a slot of the endpoint; a caller aborted while it waits gets `ModelCallAbortedError`. */
+  async #inSlot<T>(signal: AbortSignal | undefined, call: () => Promise<T>): Promise<T> {
+    try {
+      return await withEndpointSlot(this.#url, this.#maxConcurrentRequests, call, signal);
+    } catch (err) {
+      if (signal?.aborted && err === signal.reason)
+        throw activityTimeout(signal) ?? new ModelCallAbortedError({ cause: err });
+      throw err;
+    }
+  }
+
+  /** One HTTP request, streamed or not; typed errors only. */
+  async #send(body: ChatRequestBody, stream: boolean, options: ModelCallOptions): Promise<Answer> {
+    const model = body.model;
     const watchdog = new StreamWatchdog();
     const signal = options.signal ? AbortSignal.any([options.signal, watchdog.signal]) : watchdog.signal;
-    const idle = (): void => watchdog.arm(this.#idleTimeoutMs, 'no data from the model');
+    const idle = (): void => watchdog.arm(this.#idleTimeoutMs, 'the model sent nothing');
     let callbackError: unknown;
     const report = (event: ModelStreamEvent, soFar: string): void => {
       try {
@@ -193,11 +253,8 @@ export class OpenAiCompatibleModelClient implements ModelClient {
         throw err;
       }
     };
-
-    let completion: ChatCompletion;
-    let streamed: boolean;
     try {
-      watchdog.arm(this.#timeoutMs, 'no response from the model');
+      watchdog.arm(this.#timeoutMs, 'the model did not start answering within');
       const response = await fetch(this.#url, {
         method: 'POST',
         headers: {
@@ -205,7 +262,7 @@ export class OpenAiCompatibleModelClient implements ModelClient {
           ...(this.#apiKey ? { authorization: `Bearer ${this.#apiKey}` } : {}),
         },
         // Keel's encoding: only the messages new since the last call are encoded (json-request-body.ts).
-        body: jsonRequestBody(body),
+        body: jsonRequestBody(stream ? { ...body, stream: true, stream_options: { include_usage: true } } : body),
         signal,
       });
       idle();
@@ -222,27 +279,32 @@ export class OpenAiCompatibleModelClient implements ModelClient {
         });
       }
       // Some servers ignore `stream: true` and answer one JSON body.
-      streamed = (response.headers.get('content-type') ?? '').includes('text/event-stream');
-      completion = streamed
-        ? await readStream(chunks, model, report)
-        : parseCompletion(JSON.parse(await readAll(chunks)));
+      const streamed = (response.headers.get('content-type') ?? '').includes('text/event-stream');
+      return {
+        completion: streamed
+          ? await readChatStream(chunks, model, report, AUTH_FIX)
+          : parseCompletion(JSON.parse(await readAll(chunks))),
+        streamed,
+      };
     } catch (err) {
       if (callbackError !== undefined) throw callbackError;
-      throw watchdog.expired ?? classifyModelError(err);
+      throw watchdog.expired ?? activityTimeout(options.signal) ?? classifyModelError(err);
     } finally {
       watchdog.stop();
     }
-
-    const { content, stopReason } = fromChatCompletion(completion);
-    if (!streamed) {
-      const text = content.flatMap((b) => (b.type === 'text' ? [(b as { text: string }).text] : [])).join('');
-      if (text) report({ type: 'text', delta: text }, text);
-    }
-    return {
-      content,
-      stopReason,
-      usage: chatUsage(completion.usage),
-      model: completion.model ?? model,
-    };
   }
+}
+
+/**
+ * The activity's own timeout, when that is why its signal aborted: a worker too busy to heartbeat
+ * (a starved CPU) reads as a timeout of the model call, not as an unexpected failure.
+ */
+function activityTimeout(signal: AbortSignal | undefined): ModelError | undefined {
+  if (!signal?.aborted) return undefined;
+  const reason: unknown = signal.reason;
+  const name = typeof reason === 'string' ? reason : (reason as { message?: unknown } | null)?.message;
+  if (typeof name !== 'string' || !ACTIVITY_TIMEOUT_REASONS.has(name)) return undefined;
+  return new ModelTimeoutError({
+    providerMessage: `the activity timed out (${name}) while the model was answering: the worker did not report progress in time`,
+  });
 }

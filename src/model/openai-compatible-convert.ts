@@ -112,11 +112,16 @@ export const chatUsageSchema = z
   })
   .nullish();
 
-/** Keel's usage of a completion: prompt tokens read from the cache apart from the rest, as Anthropic reports them. */
-export function chatUsage(usage: z.infer<typeof chatUsageSchema>): ModelUsage {
-  const prompt = usage?.prompt_tokens ?? 0;
-  const cached = Math.min(prompt, usage?.prompt_tokens_details?.cached_tokens ?? 0);
-  return { input: prompt - cached, output: usage?.completion_tokens ?? 0, cacheRead: cached, cacheWrite: 0 };
+/**
+ * Keel's usage of a completion: prompt tokens read from the cache apart from the rest, as Anthropic
+ * reports them. Undefined when the server reported none (some ignore `stream_options.include_usage`):
+ * unknown, never zero.
+ */
+export function chatUsage(usage: z.infer<typeof chatUsageSchema>): ModelUsage | undefined {
+  if (!usage) return undefined;
+  const prompt = usage.prompt_tokens;
+  const cached = Math.min(prompt, usage.prompt_tokens_details?.cached_tokens ?? 0);
+  return { input: prompt - cached, output: usage.completion_tokens, cacheRead: cached, cacheWrite: 0 };
 }
 
 /** The part of a chat completion Keel reads, validated at the edge. */

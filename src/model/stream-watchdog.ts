@@ -20,12 +20,17 @@ export class StreamWatchdog {
     return this.#expired;
   }
 
-  /** (Re)starts the countdown: after `ms` without another `arm` the signal aborts, `why` naming the wait. */
+  /**
+   * (Re)starts the countdown: after `ms` without another `arm` the signal aborts, `why` naming the
+   * wait as the user sees it ("the model sent nothing" → "the model sent nothing for 20 s").
+   */
   arm(ms: number, why: string): void {
     if (this.#expired) return;
     clearTimeout(this.#timer);
     this.#timer = setTimeout(() => {
-      this.#expired = new ModelTimeoutError({ providerMessage: `${why} for ${ms} ms` });
+      this.#expired = new ModelTimeoutError({
+        providerMessage: `${why}${why.endsWith('within') ? '' : ' for'} ${seconds(ms)}`,
+      });
       this.#controller.abort(this.#expired);
     }, ms);
   }
@@ -35,4 +40,9 @@ export class StreamWatchdog {
     clearTimeout(this.#timer);
     this.#timer = undefined;
   }
+}
+
+/** `20 s`, or `1.5 s`, or `250 ms` below a second. */
+function seconds(ms: number): string {
+  return ms < 1000 ? `${ms} ms` : `${Number((ms / 1000).toFixed(1))} s`;
 }

@@ -36,6 +36,12 @@ export class KeelMetrics {
     labelNames: ['agent', 'kind'],
     registers: [this.registry],
   });
+  private readonly estimatedTokens = new Counter({
+    name: 'keel_tokens_estimated_total',
+    help: 'Of keel_tokens_total, tokens Keel counted itself because the model server reported no usage, by kind',
+    labelNames: ['agent', 'kind'],
+    registers: [this.registry],
+  });
   private readonly cacheHitRatio = new Gauge({
     name: 'keel_prompt_cache_hit_ratio',
     help: 'Share of prompt tokens read from the provider cache, over the worker lifetime',
@@ -83,7 +89,7 @@ export class KeelMetrics {
     this.modelCallDuration.observe({ agent, outcome }, seconds);
   }
 
-  /** Counts a model call's tokens by kind (the `kind` label) and keeps the agent's prompt-cache hit ratio. */
+  /** Counts a model call's tokens by kind (the `kind` label; Keel's own counts also apart) and keeps the agent's prompt-cache hit ratio. */
   usage(agent: string, usage: TokenUsage): void {
     const byKind: Record<TokenKind, number> = {
       input: usage.inputTokens,
@@ -91,7 +97,11 @@ export class KeelMetrics {
       cache_read: usage.cacheReadTokens,
       cache_write: usage.cacheWriteTokens,
     };
-    for (const [kind, n] of Object.entries(byKind)) if (n > 0) this.tokens.inc({ agent, kind }, n);
+    for (const [kind, n] of Object.entries(byKind)) {
+      if (n <= 0) continue;
+      this.tokens.inc({ agent, kind }, n);
+      if (usage.estimated) this.estimatedTokens.inc({ agent, kind }, n);
+    }
     const p = this.prompt.get(agent) ?? { read: 0, all: 0 };
     p.read += usage.cacheReadTokens;
     p.all += usage.inputTokens + usage.cacheReadTokens + usage.cacheWriteTokens;

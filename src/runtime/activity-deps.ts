@@ -123,6 +123,8 @@ export function modelFromConfig(config: KeelConfig): ModelClient {
       baseUrl: config.openAiBaseUrl,
       idleTimeoutMs: config.modelIdleTimeoutMs,
       ...(config.openAiApiKey ? { apiKey: config.openAiApiKey } : {}),
+      ...(config.openAiStreamToolTurns === undefined ? {} : { streamToolTurns: config.openAiStreamToolTurns }),
+      ...(config.openAiMaxConcurrentRequests ? { maxConcurrentRequests: config.openAiMaxConcurrentRequests } : {}),
     });
   }
   return anthropicClient(config, config.anthropicApiKey, config.anthropicBaseUrl);

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { CompactionEntry } from '../context/types';
 import type { CompactionOutcome } from '../compaction/types';
 import type { CompactionRow, Database } from './schema';
@@ -92,6 +92,8 @@ export interface MarkSucceededInput extends CompactionOutcome {
   readonly agentId: string;
   readonly id: string;
   readonly now: Date;
+  /** A degraded compaction: why its summary is extractive. */
+  readonly error?: string;
 }
 
 /**
@@ -104,7 +106,7 @@ export async function markSucceeded(db: Kysely<Database>, input: MarkSucceededIn
     .set({
       status: input.status,
       degraded: input.degraded,
-      error: null,
+      error: input.error?.slice(0, 2_000) ?? null,
       tokens_before: input.tokensBefore,
       tokens_after: input.tokensAfter,
       first_kept_entry_id: input.firstKeptEntryId,
@@ -455,6 +457,8 @@ export interface SummarizerBilling {
   readonly cacheRead: number;
   readonly cacheWrite: number;
   readonly output: number;
+  /** The server reported no usage: these are Keel's count. */
+  readonly estimated?: boolean;
 }
 
 /**
@@ -478,6 +482,7 @@ export async function addSummarizerSpend(
       summarizer_cache_read_tokens: eb('summarizer_cache_read_tokens', '+', billing.cacheRead),
       summarizer_cache_write_tokens: eb('summarizer_cache_write_tokens', '+', billing.cacheWrite),
       summarizer_output_tokens: eb('summarizer_output_tokens', '+', billing.output),
+      summarizer_usage_estimated: sql<boolean>`summarizer_usage_estimated or ${billing.estimated === true}`,
       summarizer_model: model,
     }))
     .where('agent_id', '=', agentId)

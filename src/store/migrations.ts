@@ -490,13 +490,6 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
-  '2026_12_07_002_subagent_run_budget': {
-    async up(db) {
-      // The run budget a spawn asked for (JSON; null: the child agent's own), so a retried spawn
-      // step starts the child with the same one.
-      await db.schema.alterTable('subagent_runs').addColumn('budget', 'text').execute();
-    },
-  },
   '2026_12_07_001_entry_embeddings': {
     async up(db: Kysely<any>) {
       // One vector per entry and embedding model, as little-endian float32: portable to any PostgreSQL
@@ -517,6 +510,27 @@ const migrations: Record<string, Migration> = {
         .addColumn('model', 'text', (c) => c.primaryKey())
         .addColumn('dimensions', 'integer', (c) => c.notNull())
         .addColumn('first_seen_at', 'timestamptz', (c) => c.notNull())
+        .execute();
+    },
+  },
+  '2026_12_07_002_subagent_run_budget': {
+    async up(db) {
+      // The run budget a spawn asked for (JSON; null: the child agent's own), so a retried spawn
+      // step starts the child with the same one.
+      await db.schema.alterTable('subagent_runs').addColumn('budget', 'text').execute();
+    },
+  },
+  '2026_12_07_003_estimated_usage': {
+    async up(db) {
+      // A model server that reports no usage (llama-cpp-python streams) gets Keel's own count: the
+      // counters say so, instead of showing zeros or passing an estimate off as the provider's figure.
+      await db.schema
+        .alterTable('sessions')
+        .addColumn('usage_estimated', 'boolean', (c) => c.notNull().defaultTo(false))
+        .execute();
+      await db.schema
+        .alterTable('compactions')
+        .addColumn('summarizer_usage_estimated', 'boolean', (c) => c.notNull().defaultTo(false))
         .execute();
     },
   },

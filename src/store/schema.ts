@@ -44,6 +44,8 @@ export interface SessionsTable {
   cache_read_tokens: Generated<number>;
   /** Prompt tokens the provider wrote to its prompt cache. */
   cache_write_tokens: Generated<number>;
+  /** Some of the counters are Keel's own count: a model server reported no usage for a call. */
+  usage_estimated: Generated<boolean>;
   /**
    * Per model: Keel's token estimate over that provider's count of this session's prompts, learned
    * when the provider refused one as too long and the estimate had fallen short (below 1), raised
@@ -147,6 +149,8 @@ export interface CompactionsTable {
   summarizer_cache_read_tokens: Generated<number>;
   summarizer_cache_write_tokens: Generated<number>;
   summarizer_output_tokens: Generated<number>;
+  /** Some summarizer figures are Keel's own count: the server reported no usage. */
+  summarizer_usage_estimated: Generated<boolean>;
   /** Why the summarizer was not called (spend limit reached), when it was not. */
   spend_limited: string | null;
 }

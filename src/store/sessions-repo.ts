@@ -117,7 +117,7 @@ export async function recordTurnUsage(db: Kysely<Database>, u: TurnUsageUpdate):
 }
 
 /** Usage as the session's counters add it, each count one statement parameter (`totalTokens`: input plus output). */
-type UsageCounterValues = TokenUsage & { totalTokens: number };
+type UsageCounterValues = Omit<TokenUsage, 'estimated'> & { totalTokens: number; usageEstimated: boolean };
 
 /** A turn's usage as the values of `turnUsageSet` (each one a statement parameter). */
 export interface TurnUsageValues extends UsageCounterValues {
@@ -154,6 +154,7 @@ function usageCounterValues(u: TokenUsage): UsageCounterValues {
     cacheReadTokens: u.cacheReadTokens,
     cacheWriteTokens: u.cacheWriteTokens,
     totalTokens: u.inputTokens + u.outputTokens,
+    usageEstimated: u.estimated === true,
   };
 }
 
@@ -170,6 +171,7 @@ function counterValuesSet(eb: ExpressionBuilder<Database, 'sessions'>, u: UsageC
     cache_read_tokens: eb('cache_read_tokens', '+', u.cacheReadTokens),
     cache_write_tokens: eb('cache_write_tokens', '+', u.cacheWriteTokens),
     total_tokens: eb('total_tokens', '+', u.totalTokens),
+    usage_estimated: sql<boolean>`usage_estimated or ${u.usageEstimated}`,
   };
 }
 

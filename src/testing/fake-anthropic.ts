@@ -39,6 +39,12 @@ import {
 } from './fake-anthropic-render';
 import { streamOpenAiSse } from './fake-openai-stream';
 import {
+  FakeOpenAiSlot,
+  streamingToolChoiceRefusal,
+  withToolChoice,
+  type FakeOpenAiQuirks,
+} from './fake-openai-quirks';
+import {
   anthropicMaxTokensProblem,
   FAKE_DEFAULT_TOKEN_LIMIT,
   fakeMaxOutputTokens,
@@ -114,6 +120,8 @@ export interface FakeAnthropicOptions {
    * Opus, 2048 for Haiku); shorter marked prefixes are neither written nor read. Default 1024.
    */
   cacheMinTokens?: number;
+  /** How the chat-completions endpoint differs from OpenAI (a local llama-cpp-python's ways); none by default. */
+  openAiQuirks?: FakeOpenAiQuirks;
 }
 
 /** How the fake counts a prompt: system, messages and tools at ~4 characters a token (not Keel's tokenizer, on purpose). */
@@ -134,12 +142,16 @@ export interface FakeAnthropic {
   readonly overflowed: ReadonlyArray<{ request: FakeRequest; tokens: number }>;
   /** Requests refused as the real API refuses them (broken tool pairing, a tool schema that is not an object), with the provider's message. */
   readonly invalid: ReadonlyArray<{ request: FakeRequest; problem: string }>;
+  /** Streams a later request cut short (quirk `interruptOnNewRequest`): each ended in `[DONE]` without its finish chunk. */
+  readonly interrupted: readonly FakeRequest[];
   /** Forgets every prompt prefix cached so far (as the cache's TTL would). */
   clearPromptCache(): void;
   /** Changes the shortest cacheable prefix from the next request on. */
   setCacheMinTokens(tokens: number): void;
   /** Changes the model's context window from the next request on (and, when given, whether `max_tokens` counts in it, see `countMaxTokens`). */
   setTokenLimit(tokens: number, options?: { countMaxTokens?: boolean }): void;
+  /** Replaces the chat-completions endpoint's quirks from the next request on (`{}`: OpenAI's behaviour). */
+  setOpenAiQuirks(quirks: FakeOpenAiQuirks): void;
   /** Appends steps to the script. */
   enqueue(...steps: FakeStep[]): void;
   /** Steps not yet consumed. */
@@ -164,6 +176,7 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
   const unexpected: FakeRequest[] = [];
   const overflowed: Array<{ request: FakeRequest; tokens: number }> = [];
   const invalid: Array<{ request: FakeRequest; problem: string }> = [];
+  const interrupted: FakeRequest[] = [];
   let tokenLimit = options.tokenLimit ?? FAKE_DEFAULT_TOKEN_LIMIT;
   let countMaxTokens = options.countMaxTokens ?? true;
   const timers = new Set<{ timer: NodeJS.Timeout; resolve: () => void }>();
@@ -173,6 +186,8 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
   const openAiCache = new FakeOpenAiPromptCache();
   let closed = false;
   let messageCounter = 0;
+  let openAiQuirks: FakeOpenAiQuirks = options.openAiQuirks ?? {};
+  const openAiSlot = new FakeOpenAiSlot();
 
   // A delay that close() can cut short, so a closed fake leaves no timer behind.
   const wait = (ms: number): Promise<void> =>
@@ -250,9 +265,18 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
         : request.method === 'POST' && request.path === '/v1/chat/completions'
           ? 'openai'
           : undefined;
-    const refused = api ? refusal(request, api) : undefined;
+    if (api === 'openai' && openAiQuirks.interruptOnNewRequest) openAiSlot.interruptAll();
+    const refused = api
+      ? (refusal(request, api) ?? (api === 'openai' ? streamingToolChoiceRefusal(body, openAiQuirks) : undefined))
+      : undefined;
     if (api && refused) {
       request.fakeWorkMs = performance.now() - began;
+      const overflow = overflowed.at(-1)?.request === request;
+      if (api === 'openai' && overflow && request.stream && openAiQuirks.emptyStreamOnOverflow) {
+        // llama-cpp-python: the stream starts before the prompt is counted, then ends with nothing.
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        return void res.end();
+      }
       return sendError(res, refused, api);
     }
     const plan = api === 'anthropic' ? planContextManagement(body) : undefined;
@@ -291,18 +315,24 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
     if (step.kind === 'error') return sendError(res, step, api);
     const serving = performance.now();
     if (api === 'openai') {
-      const usage = fakeUsage(step, rawBody);
+      const offered = withToolChoice(step, body, openAiQuirks);
+      const usage = fakeUsage(offered, rawBody);
       const openAiUsage = {
         input_tokens: usage.input_tokens,
         output_tokens: usage.output_tokens,
         cached_tokens: Math.min(usage.input_tokens, openAiCache.serve(body)),
       };
       request.fakeWorkMs += performance.now() - serving;
-      const completion = openAiCompletionBody(step, ids, openAiUsage);
-      request.reportedUsage = completion.usage as Record<string, unknown>;
+      const completion = openAiCompletionBody(offered, ids, openAiUsage);
+      if (!(request.stream && openAiQuirks.noStreamUsage))
+        request.reportedUsage = completion.usage as Record<string, unknown>;
       return request.stream
-        ? streamOpenAiSse(res, step, ids, openAiUsage, body, wait, () => closed)
-        : sendJsonMaybeTruncated(res, step, completion);
+        ? streamOpenAiSse(res, offered, ids, openAiUsage, body, wait, () => closed, {
+            quirks: openAiQuirks,
+            slot: openAiSlot,
+            onInterrupted: () => void interrupted.push(request),
+          })
+        : sendJsonMaybeTruncated(res, offered, completion);
     }
     const served = withCacheUsage(step, rawBody, promptCache.serve(body));
     request.fakeWorkMs += performance.now() - serving;
@@ -355,6 +385,7 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
     unexpected,
     overflowed,
     invalid,
+    interrupted,
     setTokenLimit: (tokens, limits = {}) => {
       tokenLimit = tokens;
       countMaxTokens = limits.countMaxTokens ?? countMaxTokens;
@@ -364,6 +395,7 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
       openAiCache.clear();
     },
     setCacheMinTokens: (tokens) => void (promptCache.minTokens = tokens),
+    setOpenAiQuirks: (quirks) => void (openAiQuirks = quirks),
     enqueue: (...steps) => void script.push(...steps),
     pendingSteps: () => script.length,
     respondWith: (next) => void (responder = next),

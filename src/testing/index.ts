@@ -29,3 +29,4 @@ export {
   type FakeEmbeddingsOptions,
   type FakeEmbeddingsRequest,
 } from './fake-embeddings';
+export type { FakeOpenAiQuirks } from './fake-openai-quirks';

@@ -15,6 +15,7 @@ export function addUsage(a: TokenUsage, b: TokenUsage): TokenUsage {
     outputTokens: a.outputTokens + b.outputTokens,
     cacheReadTokens: a.cacheReadTokens + b.cacheReadTokens,
     cacheWriteTokens: a.cacheWriteTokens + b.cacheWriteTokens,
+    ...(a.estimated || b.estimated ? { estimated: true as const } : {}),
   };
 }
 
@@ -25,16 +26,17 @@ export function usageTotal(u: TokenUsage): number {
 
 /**
  * A reply's usage as the provider reported it (the model client's and the transcript's shape; a
- * count the provider left out is 0).
+ * count the provider left out is 0), still marked `estimated` when it is Keel's count.
  * @example usageOfReply({ input: 10, output: 2, cacheRead: 100 }) // { inputTokens: 10, outputTokens: 2, cacheReadTokens: 100, cacheWriteTokens: 0 }
  */
 export function usageOfReply(
-  u: { input?: number; output?: number; cacheRead?: number; cacheWrite?: number } | undefined,
+  u: { input?: number; output?: number; cacheRead?: number; cacheWrite?: number; estimated?: true } | undefined,
 ): TokenUsage {
   return {
     inputTokens: u?.input ?? 0,
     outputTokens: u?.output ?? 0,
     cacheReadTokens: u?.cacheRead ?? 0,
     cacheWriteTokens: u?.cacheWrite ?? 0,
+    ...(u?.estimated ? { estimated: true as const } : {}),
   };
 }

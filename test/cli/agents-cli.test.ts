@@ -49,6 +49,8 @@ describe('keel agents and keel session model', () => {
             compactionModel: { provider: 'anthropic', id: 'claude-haiku-4-5' },
             workStyle: 'bursty',
           },
+          // Ollama's long-time default window: no model summary fits it.
+          tiny: { contextTokens: 2_048 },
         },
       }),
     );
@@ -66,9 +68,12 @@ describe('keel agents and keel session model', () => {
     expect(report.agents.map((a: { agentId: string; configured: boolean }) => [a.agentId, a.configured])).toEqual([
       ['support', true],
       ['local', true],
+      ['tiny', true],
       ['*', false],
     ]);
-    const [support, local, defaults] = report.agents;
+    expect(report.smallWindows).toEqual({ tiny: { window: 2_048, summaryNeeds: expect.any(Number) } });
+    expect(report.smallWindows.tiny.summaryNeeds).toBeGreaterThan(2_048);
+    const [support, local, , defaults] = report.agents;
     expect(support).toMatchObject({
       model: 'claude-sonnet-4-6',
       provider: 'anthropic',
@@ -107,6 +112,9 @@ describe('keel agents and keel session model', () => {
     expect(people.stderr).toContain('model qwen3 (openai-compatible at http://localhost:11434/v1)');
     expect(people.stderr).toContain('window 100000 tokens (agentContextTokens)');
     expect(people.stderr).toContain('engine budgeted (bursty)');
+    expect(people.stderr).toContain(
+      `window 2,048 tokens is too small for a model summary: every compaction will be extractive (a summary needs a window of ${report.smallWindows.tiny.summaryNeeds.toLocaleString('en-US')} tokens`,
+    );
   }, 300_000);
 
   it("session model shows, sets and clears a session's model; an unknown session is refused and not created", async () => {

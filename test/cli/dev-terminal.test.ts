@@ -4,7 +4,7 @@
  * stops everything and leaves no process or file behind); the chat's own commands, tool calls, and
  * a subagent's report appearing without input.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -185,4 +185,33 @@ const userTexts = (r: FakeRequest) =>
     await expectStoppedClean(term, home, pids);
     fake.assertScriptConsumed();
   }, 300_000);
+  it('stops cleanly on Ctrl-C Ctrl-C while a local model streams a reply, and says at start that its 2k window is too small', async () => {
+    const local = await startFakeAnthropic();
+    try {
+      // A slow local model: the reply is still streaming when the user leaves.
+      local.respondWith(() => fakeReply.text('a long and slow reply '.repeat(40), { eventDelayMs: 200 }));
+      const config = join(dir, 'local-keel.config.json');
+      writeFileSync(
+        config,
+        JSON.stringify({
+          model: { provider: 'openai-compatible', id: 'gemma-local', baseUrl: `${local.url}/v1` },
+          contextTokens: 2_048,
+        }),
+      );
+      const { term, home, pids } = await start('local', { KEEL_CONFIG: config });
+      expect(term.screen()).toMatch(/main: window 2,048 tokens is too small for a model summary/);
+      const before = term.screen().length;
+      term.line('tell me a long story');
+      await term.waitFor(/keel › a long and slow reply/, { after: before, timeoutMs: 60_000 });
+      term.keys('C-c');
+      term.keys('C-c');
+      await expectStoppedClean(term, home, pids);
+      const shown = term.screen();
+      expect(shown).toMatch(/stopped cleanly/);
+      expect(shown).not.toMatch(/Channel has been shut down\n\s+at /);
+      expect(local.requests.every((r) => r.path === '/v1/chat/completions')).toBe(true);
+    } finally {
+      await local.close();
+    }
+  }, 240_000);
 });

@@ -164,10 +164,11 @@ describe.each(testDatabases())('compactionWorkflow on a real Temporal dev server
       expect(first.compaction!.summary.startsWith(EXTRACTIVE_SUMMARY_HEADER)).toBe(true);
       expect(first.compaction!.summary).not.toContain('No prior history');
       for (let i = 0; i < 4; i++) expect(first.compaction!.summary).toContain(`/srv/app/module-${i}.ts`);
-      expect(await getCompaction(store.db, s.agentId, degraded.compactionId)).toMatchObject({
-        status: 'succeeded',
-        degraded: true,
-      });
+      const degradedRow = await getCompaction(store.db, s.agentId, degraded.compactionId);
+      expect(degradedRow).toMatchObject({ status: 'succeeded', degraded: true });
+      // The row names why the summary is extractive: the model's error, not the activity failure's wrapper.
+      expect(degradedRow!.error).toMatch(/Summarization failed for all 1 chunk\(s\) \(Model API server error \(500\)/);
+      expect(degradedRow!.error).not.toContain('Activity task failed');
 
       const failed = await compactionsList({ db: store.db, failed: true, agentId: s.agentId, json: true });
       expect(failed.compactions.map((c) => c.id)).toEqual([degraded.compactionId]);

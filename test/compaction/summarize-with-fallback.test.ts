@@ -100,6 +100,28 @@ describe('summarizeWithFallback', () => {
     expect((error as SummarizationFailedError).chunkErrors).toHaveLength(3);
   });
 
+  it('names each chunk\'s real cause: an activity failure\'s cause, not its own "Activity task failed"', async () => {
+    const activityFailure = (why: string) =>
+      Object.assign(
+        new Error('Activity task failed', { cause: new Error(why, { cause: new Error('raw 500 body') }) }),
+        {
+          name: 'ActivityFailure',
+        },
+      );
+    const causes = ["the summarizer's window (2048 tokens) leaves 0 tokens", 'model unreachable'];
+    let call = 0;
+    const err = await summarizeWithFallback({
+      ...base,
+      chunks: [chunks[0]!, chunks[2]!],
+      summarizeChunk: async () => {
+        throw activityFailure(causes[call++ % 2]!);
+      },
+    }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(SummarizationFailedError);
+    expect((err as Error).message).toContain(`chunk 1: ${causes[0]}; chunk 2: ${causes[1]}`);
+    expect((err as Error).message).not.toContain('Activity task failed');
+  });
+
   it('re-throws cancellation at once instead of falling back', async () => {
     const abort = Object.assign(new Error('aborted'), { name: 'AbortError' });
     const fn: SummarizeChunk = async () => {

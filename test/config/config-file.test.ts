@@ -351,6 +351,27 @@ describe('precedence', () => {
       'http://ollama:11434/v1',
     ]);
   });
+
+  it("a local server's limits: tool turns unstreamed and one request at a time, per model spec", async () => {
+    const settings = await load({
+      model: {
+        provider: 'openai-compatible',
+        id: 'gemma',
+        baseUrl: 'http://127.0.0.1:8080/v1',
+        streamToolTurns: false,
+        maxConcurrentRequests: 2,
+      },
+    });
+    expect([settings.defaults.openAiStreamToolTurns, settings.defaults.openAiMaxConcurrentRequests]).toEqual([
+      false,
+      2,
+    ]);
+    expect(
+      await loadError({
+        model: { provider: 'openai-compatible', id: 'g', baseUrl: 'http://h:1', maxConcurrentRequests: 0 },
+      }),
+    ).toMatch(/maxConcurrentRequests: use 1 or more requests/);
+  });
 });
 
 describe('context window resolution (per-provider model entry → catalog → agent contextTokens cap → default)', () => {

@@ -176,7 +176,7 @@ describe('AnthropicModelClient', () => {
       fake.enqueue(fakeReply.text('one two three', { eventDelayMs: 5_000 }));
       const err = await failure(slow().complete(request()));
       expect(err).toBeInstanceOf(ModelTimeoutError);
-      expect((err as Error).message).toContain('no stream event from the model');
+      expect((err as Error).message).toContain('the model sent nothing for');
       expect(toActivityFailure(err)).toMatchObject({ type: MODEL_FAILURE_TYPES.timeout, nonRetryable: false });
       expect(fake.requests).toHaveLength(1);
     });

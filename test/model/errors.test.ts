@@ -147,8 +147,17 @@ describe('parseOverflowTokens', () => {
       { promptTokens: 27661, maxTokens: 30000 },
     ],
     [
-      "This model's maximum context length is 128000 tokens. However, you requested 130512 tokens",
+      "This model's maximum context length is 128000 tokens. However, your messages resulted in 130512 tokens.",
       { promptTokens: 130512, maxTokens: 128000 },
+    ],
+    // llama-cpp-python and OpenAI: "requested" counts max_tokens too; the prompt is the messages' part.
+    [
+      "This model's maximum context length is 4096 tokens. However, you requested 4751 tokens (4655 in the messages, 96 in the completion). Please reduce the length of the messages or completion.",
+      { promptTokens: 4655, maxTokens: 4096 },
+    ],
+    [
+      "This model's maximum context length is 128000 tokens. However, you requested 130512 tokens",
+      { maxTokens: 128000 },
     ],
     ["This model's maximum context length is 8,192 tokens.", { maxTokens: 8192 }],
     ['context length exceeded', {}],

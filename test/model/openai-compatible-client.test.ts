@@ -220,7 +220,7 @@ describe('OpenAiCompatibleModelClient', () => {
         slow().complete({ model: 'x', messages: conversation, maxTokens: 50 }, { onText: (d) => texts.push(d) }),
       );
       expect(err).toBeInstanceOf(ModelTimeoutError);
-      expect((err as Error).message).toContain('no data from the model');
+      expect((err as Error).message).toContain('the model sent nothing for');
       expect(toActivityFailure(err)).toMatchObject({ type: MODEL_FAILURE_TYPES.timeout, nonRetryable: false });
       expect(fake.requests).toHaveLength(1);
     });
@@ -229,7 +229,7 @@ describe('OpenAiCompatibleModelClient', () => {
       fake.enqueue(fakeReply.text('late', { delayMs: 5_000 }));
       const err = await failure(slow().complete({ model: 'x', messages: conversation, maxTokens: 50 }));
       expect(err).toBeInstanceOf(ModelTimeoutError);
-      expect((err as Error).message).toContain('no response from the model');
+      expect((err as Error).message).toContain('the model did not start answering within');
     });
 
     it("the caller's abort is still an abort, not a timeout", async () => {
@@ -405,7 +405,10 @@ describe('OpenAiCompatibleModelClient on other servers', () => {
       { type: 'toolCall', id: 'a', name: 'f', arguments: { x: 1 } },
       { type: 'toolCall', id: 'b', name: 'g', arguments: {} },
     ]);
-    expect(reply.usage).toEqual({ input: 0, output: 0, cacheRead: 0, cacheWrite: 0 });
+    // No usage from the server: Keel's own count, marked as such (never zeros read as a reading).
+    expect(reply.usage).toMatchObject({ cacheRead: 0, cacheWrite: 0, estimated: true });
+    expect(reply.usage.input).toBeGreaterThan(0);
+    expect(reply.usage.output).toBeGreaterThan(0);
   });
 
   it('a stream that ends with neither a finish_reason nor [DONE] is truncated', async () => {
@@ -419,6 +422,156 @@ describe('OpenAiCompatibleModelClient on other servers', () => {
       }),
     );
     expect(err).toBeInstanceOf(ModelTruncatedResponseError);
+  });
+});
+
+describe('OpenAiCompatibleModelClient on a local server (llama-cpp-python quirks in the fake)', () => {
+  let fake: FakeAnthropic;
+  const tools = [
+    { name: 'lookup', description: 'Looks a word up.', inputSchema: { properties: { word: { type: 'string' } } } },
+  ];
+  const ask = (text: string) => ({
+    model: 'gemma',
+    messages: [{ role: 'user' as const, content: text }],
+    maxTokens: 64,
+  });
+
+  beforeEach(async () => {
+    fake = await startFakeAnthropic();
+  });
+  afterEach(async () => {
+    await fake.close();
+  });
+
+  it('reads an empty 200 stream as an overflow: one unstreamed request names it, no retry of the stream', async () => {
+    fake.setOpenAiQuirks({ emptyStreamOnOverflow: true });
+    fake.setTokenLimit(300);
+    const client = new OpenAiCompatibleModelClient({ baseUrl: `${fake.url}/v1` });
+    const err = await failure(client.complete(ask('word '.repeat(400))));
+    expect(err).toBeInstanceOf(ContextOverflowError);
+    expect((err as ContextOverflowError).maxTokens).toBe(300);
+    expect((err as ContextOverflowError).promptTokens).toBe(fake.overflowed[1]!.tokens);
+    expect(fake.requests.map((r) => r.stream)).toEqual([true, false]);
+  });
+
+  it('a stream without usage leaves it unknown: Keel counts it and marks it estimated', async () => {
+    fake.setOpenAiQuirks({ noStreamUsage: true });
+    fake.enqueue(fakeReply.text('Three words here.'));
+    const client = new OpenAiCompatibleModelClient({ baseUrl: `${fake.url}/v1` });
+    const reply = await client.complete(ask('Say three words.'));
+    expect(fake.requests[0]!.body.stream_options).toEqual({ include_usage: true });
+    expect(fake.requests[0]!.reportedUsage).toBeUndefined();
+    expect(reply.usage).toEqual({
+      input: expect.any(Number),
+      output: expect.any(Number),
+      cacheRead: 0,
+      cacheWrite: 0,
+      estimated: true,
+    });
+    expect(reply.usage.input).toBeGreaterThan(3);
+    // Four words of text, and the message's own framing.
+    expect(reply.usage.output).toBeGreaterThanOrEqual(4);
+  });
+
+  it('[DONE] without a finish_reason is a cut reply: an interrupted stream is truncated, never complete', async () => {
+    fake.setOpenAiQuirks({ interruptOnNewRequest: true });
+    fake.respondWith((r) =>
+      fakeReply.text(`reply to ${String(r.body.messages!.at(-1)!.content)} in many words`, { eventDelayMs: 20 }),
+    );
+    const unlimited = new OpenAiCompatibleModelClient({ baseUrl: `${fake.url}/v1`, maxConcurrentRequests: 8 });
+    const first = unlimited.complete(ask('one'));
+    await fake.waitForRequests(1);
+    const second = unlimited.complete(ask('two'));
+    const err = await failure(first);
+    expect(err).toBeInstanceOf(ModelTruncatedResponseError);
+    expect((err as Error).message).toContain('[DONE] but no finish_reason');
+    expect((await second).content).toEqual([{ type: 'text', text: 'reply to two in many words' }]);
+    expect(fake.interrupted.map((r) => r.index)).toEqual([0]);
+  });
+
+  it('queues parallel calls to a loopback endpoint one at a time (its one slot), so none is interrupted', async () => {
+    fake.setOpenAiQuirks({ interruptOnNewRequest: true });
+    fake.respondWith((r) =>
+      fakeReply.text(`reply to ${String(r.body.messages!.at(-1)!.content)}`, { eventDelayMs: 5 }),
+    );
+    const client = new OpenAiCompatibleModelClient({ baseUrl: `${fake.url}/v1` });
+    const replies = await Promise.all(['a', 'b', 'c', 'd'].map((word) => client.complete(ask(word))));
+    expect(replies.map((r) => r.content)).toEqual(
+      ['a', 'b', 'c', 'd'].map((w) => [{ type: 'text', text: `reply to ${w}` }]),
+    );
+    expect(fake.requests).toHaveLength(4);
+    expect(fake.interrupted).toEqual([]);
+  });
+
+  it('a call aborted while it waits for the slot leaves the line unsent', async () => {
+    fake.enqueue(fakeReply.text('slow', { delayMs: 300 }), fakeReply.text('next'));
+    const client = new OpenAiCompatibleModelClient({ baseUrl: `${fake.url}/v1` });
+    const first = client.complete(ask('first'));
+    await fake.waitForRequests(1);
+    const abort = new AbortController();
+    const waiting = client.complete(ask('waiting'), { signal: abort.signal });
+    abort.abort();
+    expect(await failure(waiting)).toBeInstanceOf(ModelCallAbortedError);
+    expect((await first).content).toEqual([{ type: 'text', text: 'slow' }]);
+    // The line moved on: the next call is served, and the aborted one never reached the server.
+    expect((await client.complete(ask('after'))).content).toEqual([{ type: 'text', text: 'next' }]);
+    expect(fake.requests.map((r) => r.body.messages!.at(-1)!.content)).toEqual(['first', 'after']);
+  });
+
+  it('sends tool_choice "auto" with tools, so a server whose default is "none" still lets the model call them', async () => {
+    fake.setOpenAiQuirks({ toolChoiceDefaultsToNone: true });
+    fake.enqueue(
+      fakeReply.toolUse([{ id: 'call_keel', name: 'lookup', input: { word: 'keel' } }]),
+      fakeReply.text('no tools here'),
+    );
+    const client = new OpenAiCompatibleModelClient({ baseUrl: `${fake.url}/v1` });
+    const reply = await client.complete({ ...ask('look up keel'), tools });
+    expect(fake.requests[0]!.body.tool_choice).toBe('auto');
+    expect(reply.content).toEqual([
+      expect.objectContaining({ type: 'toolCall', name: 'lookup', arguments: { word: 'keel' } }),
+    ]);
+    await client.complete(ask('and without tools?'));
+    expect(fake.requests[1]!.body).not.toHaveProperty('tool_choice');
+  });
+
+  it('asks again unstreamed when the server refuses to stream a tool choice, shows the reply whole, and remembers', async () => {
+    fake.setOpenAiQuirks({ noStreamingToolChoice: true });
+    fake.enqueue(
+      fakeReply.text('whole reply'),
+      fakeReply.toolUse([{ id: 'call_hull', name: 'lookup', input: { word: 'hull' } }]),
+      fakeReply.text('streamed'),
+    );
+    const client = new OpenAiCompatibleModelClient({ baseUrl: `${fake.url}/v1`, model: 'gemma-learn' });
+    const texts: Array<[string, string]> = [];
+    const reply = await client.complete({ ...ask('hi'), tools }, { onText: (d, all) => texts.push([d, all]) });
+    expect(reply.content).toEqual([{ type: 'text', text: 'whole reply' }]);
+    expect(texts).toEqual([['whole reply', 'whole reply']]);
+    // Learned for this endpoint and model: the next tool turn is not streamed at all; a turn without tools still is.
+    const second = await new OpenAiCompatibleModelClient({ baseUrl: `${fake.url}/v1`, model: 'gemma-learn' }).complete({
+      ...ask('look'),
+      tools,
+    });
+    expect(second.stopReason).toBe('toolUse');
+    await client.complete(ask('no tools'));
+    expect(fake.requests.map((r) => [r.stream, r.body.tools !== undefined])).toEqual([
+      [true, true],
+      [false, true],
+      [false, true],
+      [true, false],
+    ]);
+    fake.assertScriptConsumed();
+  });
+
+  it('streamToolTurns: false sends tool turns unstreamed from the first', async () => {
+    fake.setOpenAiQuirks({ noStreamingToolChoice: true });
+    fake.enqueue(fakeReply.text('whole'));
+    const client = new OpenAiCompatibleModelClient({
+      baseUrl: `${fake.url}/v1`,
+      model: 'gemma-option',
+      streamToolTurns: false,
+    });
+    await client.complete({ ...ask('hi'), tools });
+    expect(fake.requests.map((r) => r.stream)).toEqual([false]);
   });
 });
 

@@ -2,6 +2,7 @@ import type { ActivityDeps } from '../../src/runtime/deps';
 import { configFromEnv, type KeelConfig } from '../../src/config/keel-config';
 import { boundedEstimate } from '../../src/runtime/bounded-estimate';
 import { AnthropicModelClient } from '../../src/model/anthropic-client';
+import { modelFromConfig } from '../../src/runtime/activity-deps';
 import type { Store } from '../../src/store/connect';
 import { ToolRegistry } from '../../src/tools/registry';
 
@@ -18,7 +19,11 @@ export function testDeps(
   );
   return {
     db: store.db,
-    model: new AnthropicModelClient({ apiKey: 'test-key', baseURL: fakeUrl }),
+    // An OpenAI-compatible agent gets its client as a worker builds it, from its config.
+    model:
+      config.modelProvider === 'openai-compatible'
+        ? modelFromConfig(config)
+        : new AnthropicModelClient({ apiKey: 'test-key', baseURL: fakeUrl }),
     config,
     tools: opts.tools ?? new ToolRegistry(),
     estimate: boundedEstimate,

@@ -22,6 +22,8 @@ import { getSession } from '../../src/store/sessions-repo';
 import { listSessions, renderSessions } from '../../src/cli/sessions-list';
 import { sessionWindowNote } from '../../src/cli/window-note';
 import { loadKeelSettings } from '../../src/config/agent-config';
+import { sessionCompactionBillingLine } from '../../src/cli/compaction-billing';
+import { promptCacheLine } from '../../src/cli/prompt-cache-line';
 
 const suite = integrationSuite();
 
@@ -298,6 +300,113 @@ describe.each(testDatabases())('provider limits on $name', (database) => {
         .executeTakeFirstOrThrow();
       expect(row.memory_flush).toMatch(/^ran on the recent tail/);
       expect(suite.fake.requests.slice(requestsBefore).some(isSummarizerRequest)).toBe(true);
+    });
+  }, 900_000);
+});
+
+/**
+ * A local OpenAI-compatible server with llama-cpp-python's ways, as a new user configures it: an
+ * agent whose `model` is that endpoint (the worker builds its client from config), a window guessed
+ * at 16k where the server holds 4,096. The server hides a streamed overflow in an empty 200, reports
+ * no usage in streams, cuts a reply short when a second request arrives, treats tools without
+ * tool_choice as "none", and refuses to stream an automatic tool choice.
+ */
+describe.each(testDatabases())('a local OpenAI-compatible server on $name', (database) => {
+  const db = suite.storePerTest(database);
+  // A model name of its own per test: what a client learns about a server lasts for the process.
+  const localModel = (url: string, model = `gemma-${freshDurableAgent()}`) => ({
+    modelProvider: 'openai-compatible' as const,
+    openAiBaseUrl: `${url}/v1`,
+    model,
+    contextWindowTokens: 16_000,
+  });
+  beforeEach(() => {
+    suite.fake.setTokenLimit(4_096);
+    suite.fake.setOpenAiQuirks({
+      emptyStreamOnOverflow: true,
+      noStreamUsage: true,
+      interruptOnNewRequest: true,
+      toolChoiceDefaultsToNone: true,
+      noStreamingToolChoice: true,
+    });
+  });
+  afterEach(() => {
+    suite.fake.setTokenLimit(200_000);
+    suite.fake.setOpenAiQuirks({});
+  });
+
+  it('compacts on an overflow hidden in an empty stream, counts usage as estimated, and makes tool calls', async () => {
+    const config = localModel(suite.fake.url);
+    await suite.withWorker(db.store, { config }, async ({ client }) => {
+      const key = `agent:${freshDurableAgent()}:main`;
+      const before = suite.fake.requests.length;
+      suite.fake.respondWith(
+        routedResponder((request) => {
+          const text = lastUserText(request);
+          // The tool turn: the model searches, then answers from the result.
+          if (text.startsWith('Search') && request.body.messages!.at(-1)!.role !== 'tool')
+            return fakeReply.toolUse([
+              { id: `call_${request.index}`, name: 'history_search', input: { query: 'item5' } },
+            ]);
+          return fakeReply.text('ok, noted', { eventDelayMs: 1 });
+        }),
+      );
+      // A first request with 16k's max_tokens overflows at once; later ones fit the learned window.
+      for (let turn = 1; turn <= 8; turn++) {
+        expect((await client.sendMessage(key, largeMessage(turn, 300))).reply).toBe('ok, noted');
+      }
+      expect((await client.sendMessage(key, 'Search: what was item5?')).reply).toBe('ok, noted');
+
+      const sent = suite.fake.requests.slice(before);
+      // The overflow came as an empty stream; one unstreamed request named it; a compaction and a learned window followed.
+      expect(suite.fake.overflowed.some((o) => o.request.index >= before && o.request.stream)).toBe(true);
+      const learned = await getLearnedWindow(db.store.db, config.model);
+      expect(learned).toBeLessThanOrEqual(4_096);
+      const compactions = await db.store.db
+        .selectFrom('compactions')
+        .selectAll()
+        .where('session_key', '=', key)
+        .execute();
+      expect(compactions.map((c) => c.trigger)).toContain('overflow');
+      expect(compactions.every((c) => c.status === 'succeeded')).toBe(true);
+      // The same request was never resent as a stream after the empty one: no minutes of retries.
+      const emptied = sent.filter((r) => suite.fake.overflowed.some((o) => o.request === r && r.stream));
+      for (const r of emptied) expect(sent[sent.indexOf(r) + 1]!.stream).toBe(false);
+      // One slot: Keel's own calls (chunk summaries included) were queued, never interrupting each other.
+      expect(suite.fake.interrupted).toEqual([]);
+      // Tools were offered with tool_choice "auto"; the refused stream was asked again unstreamed, and the call ran.
+      const toolTurn = sent.filter((r) => r.body.tools !== undefined);
+      expect(toolTurn.every((r) => r.body.tool_choice === 'auto')).toBe(true);
+      const searchCall = (m: { role: string; tool_calls?: Array<{ id: string; function: { name: string } }> }) =>
+        m.tool_calls?.find((c) => c.function.name === 'history_search');
+      const answered = sent.find((r) => r.body.messages!.some((m) => searchCall(m)));
+      const callId = searchCall(answered!.body.messages!.find((m) => searchCall(m))!)!.id;
+      const result = answered!.body.messages!.find(
+        (m) => m.role === 'tool' && (m as { tool_call_id?: string }).tool_call_id === callId,
+      );
+      expect(result!.content).toContain('item5');
+      // No usage came from the server: the counters are Keel's count, and say so.
+      // Tool turns went unstreamed and so came with usage; the summaries streamed without: Keel's count, marked.
+      const summarized = compactions.filter((c) => c.summarizer_calls > 0);
+      expect(summarized.length).toBeGreaterThan(0);
+      expect(summarized.every((c) => c.summarizer_usage_estimated && c.summarizer_input_tokens > 0)).toBe(true);
+      expect(await sessionCompactionBillingLine(db.store.db, compactions[0]!.agent_id, key)).toContain(
+        '(estimated: the model server reported no usage, Keel counted)',
+      );
+    });
+
+    // A streamed turn without usage: the session's counters hold Keel's count and say so.
+    suite.fake.setOpenAiQuirks({ noStreamUsage: true });
+    suite.fake.setTokenLimit(200_000);
+    const streaming = localModel(suite.fake.url);
+    await suite.withWorker(db.store, { config: streaming }, async ({ client }) => {
+      const key = `agent:${freshDurableAgent()}:main`;
+      suite.fake.respondWith(routedResponder(() => fakeReply.text('streamed, no usage')));
+      expect((await client.sendMessage(key, 'hello there')).reply).toBe('streamed, no usage');
+      const status = await client.getStatus(key);
+      expect(status.promptCache).toMatchObject({ estimated: true });
+      expect(status.promptCache!.inputTokens).toBeGreaterThan(10);
+      expect(promptCacheLine(status.promptCache!)).toContain('(estimated: the model server reported no usage');
     });
   }, 900_000);
 });

@@ -13,6 +13,7 @@ import { configFromEnv, countOf, printResult, say, withStore, type CliContext, t
 import type { SessionStatus } from '../../protocol';
 import { compactionOutcomeLine } from '../compaction-outcome';
 import { DEFAULTS } from '../../config/defaults';
+import { watchRetries } from '../chat-watch';
 import { parseSessionKey } from '../../sessions/session-key';
 
 /** `keel sessions`, `keel status`, `keel compact`, `keel session model`: one session at a time, or all of them. */
@@ -85,12 +86,14 @@ export function registerSessionCommands(program: Command, ctx: CliContext): void
       const { client, close } = await connectClient(configFromEnv());
       try {
         say(`compacting ${shownKey(key)}…`);
+        // Behind a turn whose step keeps failing, the wait is said, not silent.
+        const retries = watchRetries(client, key, say);
         const result = await forKnownSession(key, () =>
           client.compact(key, {
             ...(opts.keepRecent !== undefined ? { keepRecentTokens: opts.keepRecent } : {}),
             ...(opts.instructions ? { instructions: opts.instructions } : {}),
           }),
-        );
+        ).finally(() => retries.stop());
         printResult(opts, result);
         if (!opts.json) say(compactionOutcomeLine(result));
         // Nothing was compacted: not a success.
