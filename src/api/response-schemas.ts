@@ -93,6 +93,7 @@ export const announceEvent = z
       .string()
       .nullable()
       .meta({ description: 'The session’s answer to its subagent’s report; null when it was silent' }),
+    stopReason: stopReason.optional(),
   })
   .meta({ id: 'AnnounceEvent', description: 'A subagent reported back and the session answered, unasked' });
 
@@ -104,6 +105,7 @@ export const systemEvent = z
       .meta({ description: 'What ran the turn: the `event` its message was sent with' }),
     text: z.string().meta({ description: 'The event’s text, as the session received it' }),
     reply: z.string().nullable().meta({ description: 'The session’s answer; null when it was silent' }),
+    stopReason: stopReason.optional(),
   })
   .meta({
     id: 'SystemEvent',

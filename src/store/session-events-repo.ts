@@ -1,3 +1,4 @@
+import type { TurnStopReason } from '../protocol';
 import type { Kysely } from 'kysely';
 import { announceRequestId } from '../protocol';
 import { isSilentReply } from '../context/silent-reply';
@@ -27,6 +28,8 @@ export type SessionEvent =
       readonly subagentId: string;
       /** The answer; null when it was silent (NO_REPLY). */
       readonly reply: string | null;
+      /** Set when the answering run stopped at its budget (the answer is its report). */
+      readonly stopReason?: TurnStopReason;
     }
   | {
       readonly kind: 'system';
@@ -37,6 +40,8 @@ export type SessionEvent =
       readonly text: string;
       /** The answer; null when it was silent (NO_REPLY). */
       readonly reply: string | null;
+      /** Set when the answering run stopped at its budget (the answer is its report). */
+      readonly stopReason?: TurnStopReason;
     };
 
 /** A system event's turn waiting for its answer. */
@@ -135,15 +140,16 @@ export class SessionEventReader {
     }
     if (message?.role !== 'assistant' || message.content.some((b) => isToolCallBlock(b))) return undefined;
     const reply = answerOf(message);
+    const stopped = message.runStop ? { stopReason: message.runStop } : {};
     if (this.open) {
       const answered = this.open;
       this.open = undefined;
-      return { kind: 'announce', seq, ...answered, reply };
+      return { kind: 'announce', seq, ...answered, reply, ...stopped };
     }
     if (this.openSystem) {
       const answered = this.openSystem;
       this.openSystem = undefined;
-      return { kind: 'system', seq, ...answered, reply };
+      return { kind: 'system', seq, ...answered, reply, ...stopped };
     }
     return undefined;
   }

@@ -26,6 +26,7 @@ import {
 } from '../support/report-parts';
 import { sessionWorkflowId } from '../../src/sessions/session-key';
 import { FailureTypes } from '../../src/protocol';
+import { SessionEventReader } from '../../src/store/session-events-repo';
 
 const WINDOW = 32_000;
 const suite = integrationSuite({ fake: { tokenLimit: WINDOW, countMaxTokens: true } });
@@ -232,5 +233,34 @@ describe.each(testDatabases())('run budgets on $name', (database) => {
         .filter((r) => !isParent(r) && !isSummarizerRequest(r) && !isFlushRequest(r));
       expect(child.map((r) => toolChoiceIsNone(r.body))).toEqual([false, false, true]);
     });
+  }, 300_000);
+
+  it("a cron turn stopped at its budget carries its stop reason on the session's events stream", async () => {
+    await suite.withWorker(
+      db.store,
+      { tools: reportTools(), config: windowConfig },
+      async ({ client, store, fake }) => {
+        fake.respondWith(routedResponder(reportReader));
+        const agent = freshDurableAgent();
+        const key = `agent:${agent}:main`;
+        const reader = await SessionEventReader.open(store.db, { agentId: agent, sessionKey: key }, 0);
+        const result = await client.sendMessage(key, reportTask(9), { event: 'cron', budget: { maxModelCalls: 3 } });
+        expect(result.stopReason?.limit).toBe('modelCalls');
+        const events = await reader.read();
+        expect(events).toEqual([
+          expect.objectContaining({
+            kind: 'system',
+            event: 'cron',
+            reply: 'Stopped at part 2 of 9; next is part 3.',
+            stopReason: expect.objectContaining({
+              kind: 'budget',
+              limit: 'modelCalls',
+              modelCalls: 3,
+              maxModelCalls: 3,
+            }),
+          }),
+        ]);
+      },
+    );
   }, 300_000);
 });
