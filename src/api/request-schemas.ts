@@ -179,6 +179,10 @@ export const eventsQuery = z.strictObject({
     description:
       'Resume after this event id (`0`: from the session’s start); unset: from now. The `Last-Event-ID` header wins over it',
   }),
+  progress: z.enum(['true', 'false'], { message: 'progress: use true or false' }).optional().meta({
+    description:
+      '`true`: also a `progress` event (no id) whenever the running turn’s model calls, tokens or compactions move',
+  }),
 });
 
 /** `GET /v1/sessions/{sessionKey}/events`: the header a reconnecting EventSource sends. */

@@ -22,6 +22,21 @@ const usage = z
   })
   .meta({ id: 'Usage' });
 
+/** A running turn's progress (status, and the events stream's `progress` event). */
+const runningTurn = z
+  .strictObject({
+    turn: count,
+    modelCalls: count,
+    tokens: count,
+    budget: z.strictObject({ maxModelCalls: count.nullable(), maxTokens: count.nullable() }),
+    compactions: count,
+    toolCalls: count,
+  })
+  .meta({ id: 'RunningTurn' });
+
+/** The data of the events stream's `progress` event: the running turn moved on. */
+export const progressEvent = runningTurn;
+
 /** Why a turn stopped before the model finished: its run budget, with the figures reached. */
 const stopReason = z
   .strictObject({
@@ -169,19 +184,9 @@ export const sessionStatus = z
       )
       .optional()
       .meta({ description: 'Tool calls the running turn waits on a person to approve' }),
-    runningTurn: z
-      .strictObject({
-        turn: count,
-        modelCalls: count,
-        tokens: count,
-        budget: z.strictObject({ maxModelCalls: count.nullable(), maxTokens: count.nullable() }),
-        compactions: count,
-        toolCalls: count,
-      })
-      .optional()
-      .meta({
-        description: 'The turn running now: its model calls and tokens against its budget, and its compactions so far',
-      }),
+    runningTurn: runningTurn.optional().meta({
+      description: 'The turn running now: its model calls and tokens against its budget, and its compactions so far',
+    }),
     turns: count
       .optional()
       .meta({ description: 'User messages of the current transcript (as `GET /v1/sessions` counts them)' }),

@@ -5,7 +5,8 @@
  */
 import { testDatabases } from '../support/databases';
 import { integrationSuite } from '../support/integration';
-import { freshDurableAgent } from '../support/durable-turn-helpers';
+import { freshDurableAgent, routedResponder } from '../support/durable-turn-helpers';
+import { reportReader, reportTask, reportTools } from '../support/report-parts';
 import { waitUntil } from '../support/wait-until';
 import { startApi, type ApiUnderTest, type SseEvent, type SseStream } from '../support/http-api';
 import { CITIES, PARENT_PROMPT, lookupTools, messageText, subagentResponder } from '../subagents/subagent-script';
@@ -127,6 +128,42 @@ describe.each(testDatabases())('session events on $name', (database) => {
         stderr.mockRestore();
       }
     }));
+
+  it('with ?progress=true, a running turn shows its model calls and tokens against its budget as it goes', () =>
+    withApi(
+      { tools: reportTools(), config: { contextWindowTokens: 32_000, reserveTokens: 4_000, reserveTokensFloor: 0 } },
+      async (api, t) => {
+        const key = `agent:main:progress-${freshDurableAgent()}`;
+        t.fake.respondWith(
+          routedResponder((r) =>
+            JSON.stringify(r.body.messages).includes('all 12 parts')
+              ? { ...reportReader(r), delayMs: 150 }
+              : fakeReply.text('hi'),
+          ),
+        );
+        // The session exists before its stream opens (a stream of an unknown session is a 404).
+        await t.client.sendMessage(key, 'hello, before the long run');
+        const stream = await api.stream('GET', EVENTS, { params: { sessionKey: key }, query: { progress: 'true' } });
+        const running = t.client.sendMessage(key, reportTask(12), {
+          budget: { maxModelCalls: 50, maxTokens: 900_000 },
+        });
+        const seen: SseEvent[] = [];
+        while (!seen.some((e) => e.event === 'progress' && Number(e.data.modelCalls) >= 3))
+          seen.push(await stream.next());
+        await stream.cancel();
+        expect((await running).reply).toBe('Done: all 12 parts read.');
+        const progress = seen.filter((e) => e.event === 'progress');
+        expect(progress.at(-1)!.data).toMatchObject({
+          modelCalls: expect.any(Number),
+          tokens: expect.any(Number),
+          budget: { maxModelCalls: 50, maxTokens: 900_000 },
+          compactions: 0,
+        });
+        // Each says something new: the model calls only go up.
+        const calls = progress.map((e) => Number(e.data.modelCalls));
+        expect(calls).toEqual([...calls].sort((x, y) => x - y));
+      },
+    ));
 
   it('a stream that reconnects with Last-Event-ID, or ?after=, gets exactly what it missed', () =>
     withApi({ tools: lookupTools() }, async (api, t) => {
