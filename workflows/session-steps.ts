@@ -570,8 +570,9 @@ export class SessionSteps {
   /**
    * A model call. An overflow, or a pre-call check that finds the context over its budget, is
    * answered by compacting and calling again, as often as the turn needs, while each compaction
-   * reclaims. After a check's compaction that freed nothing the call is made anyway (the window may
-   * still hold it); an overflow after a compaction that freed nothing fails the turn, naming what does not fit.
+   * reclaims. After a compaction that freed nothing the call is made once more (the window may still
+   * hold it, or the overflow taught a window that sizes it down); a second overflow after one fails
+   * the turn, naming what does not fit.
    */
   private async callModelWithRecovery(
     sessionId: string,
@@ -580,6 +581,8 @@ export class SessionSteps {
   ): Promise<CallModelResult> {
     let made = first;
     let precheck = true;
+    // The last overflow's compaction freed nothing: the window it taught may still make the next call fit, once.
+    let freedNothing = false;
     for (;;) {
       let r: ModelCallOutcome;
       try {
@@ -589,8 +592,10 @@ export class SessionSteps {
         if (!isOverflow(err)) throw err;
         turn.compactedOnce();
         const result = await this.compact(sessionId, 'overflow', {}, turn);
-        if (!reclaimed(result)) throw overflowAfterCompaction(result, err);
-        precheck = true;
+        if (!reclaimed(result) && freedNothing) throw overflowAfterCompaction(result, err);
+        freedNothing = !reclaimed(result);
+        // A check now would only ask for the compaction that just freed nothing.
+        precheck = !freedNothing;
         continue;
       } finally {
         made = undefined;

@@ -297,6 +297,13 @@ describe.each(testDatabases())('runMaintenance on $name', (database) => {
       await sql`delete from kysely_migration where name = '2026_11_29_002_session_prompt_overhead'`.execute(db);
       await sql`drop table tool_approvals`.execute(db);
       await sql`delete from kysely_migration where name = '2026_11_29_003_tool_approvals'`.execute(db);
+      await sql`drop table entry_embeddings, embedding_models`.execute(db);
+      await sql`delete from kysely_migration where name = '2026_12_07_001_entry_embeddings'`.execute(db);
+      await sql`alter table subagent_runs drop column budget`.execute(db);
+      await sql`delete from kysely_migration where name = '2026_12_07_002_subagent_run_budget'`.execute(db);
+      await sql`alter table sessions drop column usage_estimated`.execute(db);
+      await sql`alter table compactions drop column summarizer_usage_estimated`.execute(db);
+      await sql`delete from kysely_migration where name = '2026_12_07_003_estimated_usage'`.execute(db);
       await db
         .insertInto('model_limits')
         .values([
@@ -331,6 +338,9 @@ describe.each(testDatabases())('runMaintenance on $name', (database) => {
         '2026_11_29_001_compaction_billing',
         '2026_11_29_002_session_prompt_overhead',
         '2026_11_29_003_tool_approvals',
+        '2026_12_07_001_entry_embeddings',
+        '2026_12_07_002_subagent_run_budget',
+        '2026_12_07_003_estimated_usage',
       ]);
       // Back to the stated maximum less 5%; a window learned without one stays as it was.
       const limits = await db

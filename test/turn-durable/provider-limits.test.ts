@@ -368,7 +368,9 @@ describe.each(testDatabases())('a local OpenAI-compatible server on $name', (dat
         .where('session_key', '=', key)
         .execute();
       expect(compactions.map((c) => c.trigger)).toContain('overflow');
-      expect(compactions.every((c) => c.status === 'succeeded')).toBe(true);
+      // None failed. The overflow's own compaction may find nothing to free (the overflow was the reply's
+      // max_tokens, which the learned window sizes down): it is skipped, and the call made again fits.
+      expect(compactions.filter((c) => c.status !== 'succeeded' && c.status !== 'skipped')).toEqual([]);
       // The same request was never resent as a stream after the empty one: no minutes of retries.
       const emptied = sent.filter((r) => suite.fake.overflowed.some((o) => o.request === r && r.stream));
       for (const r of emptied) expect(sent[sent.indexOf(r) + 1]!.stream).toBe(false);
