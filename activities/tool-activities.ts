@@ -36,6 +36,8 @@ export interface RunToolInput {
 export interface RunToolResult {
   readonly entryId: string;
   readonly isError: boolean;
+  /** An error result's reason for the turn's tool list (its first line, cut short). */
+  readonly error?: string;
 }
 
 /** What the workflow asks when a tool activity failed for good: its call is answered with an error result. */
@@ -69,7 +71,7 @@ export function createToolActivities(allDeps: ActivityDeps) {
         (m, f) => log.warn(m, f),
       );
     }
-    return stored;
+    return { ...stored, ...errorReason(stored.isError, output) };
   }
 
   /** Loads the call, runs its tool and holds the output until it is stored. */
@@ -102,7 +104,8 @@ export function createToolActivities(allDeps: ActivityDeps) {
     }
     const call = await loadToolCall(deps, input);
     const name = call?.name ?? 'unknown';
-    return storeToolResult(deps, input, name, errorOutput(`tool "${name}" did not finish: ${input.error}`));
+    const output = errorOutput(`tool "${name}" did not finish: ${input.error}`);
+    return { ...(await storeToolResult(deps, input, name, output)), ...errorReason(true, output) };
   }
 
   /** Unknown tools, invalid inputs, thrown errors and timeouts become error results the model can read, not crashes. */

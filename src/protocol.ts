@@ -379,6 +379,8 @@ export interface TurnToolCall {
   readonly id?: string;
   readonly name: string;
   readonly isError: boolean;
+  /** An error result's reason, its first line cut short (absent when it ran well). */
+  readonly error?: string;
 }
 
 export type PressureLevel = 'normal' | '50' | '70' | '85';

@@ -110,10 +110,15 @@ export class TurnProgress {
   /** A tool call was answered with its result entry. */
   toolAnswered(
     call: { readonly id: string; readonly name: string },
-    result: { readonly entryId: string; readonly isError: boolean },
+    result: { readonly entryId: string; readonly isError: boolean; readonly error?: string },
   ): void {
     this.parentId = result.entryId;
-    this.toolCalls.push({ id: call.id, name: call.name, isError: result.isError });
+    this.toolCalls.push({
+      id: call.id,
+      name: call.name,
+      isError: result.isError,
+      ...(result.error !== undefined ? { error: result.error } : {}),
+    });
     if (this.toolCalls.length > DEFAULTS.turnToolCallsListed) {
       this.toolCalls.shift();
       this.toolCallsOmitted++;

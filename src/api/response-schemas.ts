@@ -63,7 +63,14 @@ export const messageReply = z
     usage,
     modelCalls: count,
     toolCalls: z
-      .array(z.strictObject({ id: z.string().optional(), name: z.string(), isError: z.boolean() }))
+      .array(
+        z.strictObject({
+          id: z.string().optional(),
+          name: z.string(),
+          isError: z.boolean(),
+          error: z.string().optional().meta({ description: 'An error result’s reason, its first line' }),
+        }),
+      )
       .optional()
       .meta({ description: 'The turn’s tool calls in order; a long run lists its most recent ones' }),
     toolCallsOmitted: count.optional().meta({ description: 'Earlier tool calls left out of toolCalls' }),

@@ -32,7 +32,7 @@ export async function printStreamedReply(
     out.write(`keel › ${text}`);
     lineOpen = true;
   };
-  const toolLine = (tool: TurnToolCall & { readonly error?: string | undefined }) => {
+  const toolLine = (tool: Omit<TurnToolCall, 'error'> & { readonly error?: string | undefined }) => {
     endLine();
     out.write(`${toolCallLine(tool, out.isTTY === true)}\n`);
   };

@@ -187,8 +187,11 @@ describe('the published package', () => {
       fake.respondWith((request) => {
         const text = lastUserText(request);
         if (endsWithToolResult(request)) return fakeReply.text('Keels keep a boat upright and on course.');
+        // Each call's id is its own, as a real model's are: a repeated id is dropped from the context.
         if (text.startsWith('Look up "keel"'))
-          return fakeReply.toolUse([{ id: 'toolu_lookup_keel', name: 'lookup', input: { term: 'keel' } }]);
+          return fakeReply.toolUse([
+            { id: `toolu_lookup_keel_${request.index}`, name: 'lookup', input: { term: 'keel' } },
+          ]);
         const angle = /from the (\w+) angle/.exec(text)?.[1];
         return angle ? fakeReply.text(`The ${angle} view.`) : undefined;
       });

@@ -1,8 +1,9 @@
 /**
  * The database goes away while the model is answering, so the reply cannot be written, and stays
- * away for a while: the model call's activity retries until it is back. The reply an attempt
- * received is held in its heartbeat details (encrypted with the payload codec), and the retry stores
- * it: every turn is answered once and the model is called once per turn, however long the outage.
+ * away for a while: the model call's activity waits for it (inside its attempt, or by retrying).
+ * The reply it received is held in its heartbeat details (encrypted with the payload codec) and
+ * stored once the database is back: every turn is answered once and the model is called once per
+ * turn, however long the outage.
  * PostgreSQL only: the worker reaches it through a TCP proxy the test cuts.
  */
 import { randomBytes } from 'node:crypto';
@@ -61,12 +62,13 @@ describeOnPostgres(
               // Awaited below; a failed check in between must not leave its rejection unhandled.
               pending.catch(() => undefined);
               if (i === 4) {
-                // During the long outage: the model call retries, holding the reply it got, sealed by the codec.
+                // During the long outage: the model call waits for the database inside its attempt, holding
+                // the reply it got in its heartbeat details, sealed by the codec.
                 const held = await waitUntil(
-                  'a retried model call holding its reply',
+                  'a model call waiting out the outage, holding its reply',
                   async () => {
                     const activity = (await handle.describe()).raw.pendingActivities?.find(
-                      (a) => (a.attempt ?? 0) >= 2 && (a.heartbeatDetails?.payloads?.length ?? 0) > 0,
+                      (a) => (a.heartbeatDetails?.payloads?.length ?? 0) > 0,
                     );
                     return activity ?? undefined;
                   },

@@ -85,6 +85,15 @@ describe.each(testDatabases())('tool failures reach the model, on $name', (datab
       const result = await client.sendMessage(key, 'close ACME-7');
 
       expect([result.reply, result.modelCalls, runs]).toEqual(['There is no account ACME-7.', 2, 1]);
+      // The turn's result names why the call failed, for a chat that did not see the stream.
+      expect(result.toolCalls).toEqual([
+        {
+          id: 'toolu_close',
+          name: 'close_account',
+          isError: true,
+          error: 'tool "close_account" failed: no such account',
+        },
+      ]);
       expect(toolResults(fake.requests[first + 1]!)).toEqual([
         { tool_use_id: 'toolu_close', is_error: true, text: 'tool "close_account" failed: no such account' },
       ]);

@@ -85,7 +85,12 @@ function messageReplyOf(sessionKey: string, requestId: string, result: TurnResul
     modelCalls: result.modelCalls,
     ...(result.toolCalls
       ? {
-          toolCalls: result.toolCalls.map((t) => ({ ...(t.id ? { id: t.id } : {}), name: t.name, isError: t.isError })),
+          toolCalls: result.toolCalls.map((t) => ({
+            ...(t.id ? { id: t.id } : {}),
+            name: t.name,
+            isError: t.isError,
+            ...(t.error ? { error: t.error } : {}),
+          })),
         }
       : {}),
     ...(result.toolCallsOmitted ? { toolCallsOmitted: result.toolCallsOmitted } : {}),
