@@ -4,18 +4,9 @@ import { join } from 'node:path';
 import { sharedDatabases } from '../support/shared-database';
 import { fakeReply } from '../../src/testing';
 import { CRASH_TOOLS_MODULE, crashSuite, entryText, storedTranscript } from '../support/crash-rig';
-import { SIDE_EFFECT_TOOL, readLog, sideEffectFiles } from '../support/crash-tools';
+import { SIDE_EFFECT_TOOL, readLog, sideEffectFiles, waitForLines } from '../support/crash-tools';
 
 const suite = crashSuite();
-
-/** Resolves once the log file holds `count` lines. */
-async function waitForLines(path: string, count: number, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (readLog(path).length < count) {
-    if (Date.now() > deadline) throw new Error(`${path} has ${readLog(path).length} lines, expected ${count}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 describe.each(sharedDatabases())('a worker SIGKILLed during a tool activity, on $name', (kind) => {
   const rig = suite.rigPerTest(kind);

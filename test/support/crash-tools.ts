@@ -29,6 +29,15 @@ export function readLog(path: string): string[] {
   return existsSync(path) ? readFileSync(path, 'utf8').split('\n').filter(Boolean) : [];
 }
 
+/** Resolves once the log file holds at least `count` lines, polling every `everyMs`. */
+export async function waitForLines(path: string, count: number, timeoutMs = 60_000, everyMs = 100): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (readLog(path).length < count) {
+    if (Date.now() > deadline) throw new Error(`${path} has ${readLog(path).length} lines, expected ${count}`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
+
 /** Registers `record_side_effect`; throws when KEEL_TEST_SIDE_EFFECTS is unset, naming the fix. */
 export function registerTools(registry: ToolRegistry): void {
   const dir = process.env.KEEL_TEST_SIDE_EFFECTS;
