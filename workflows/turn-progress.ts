@@ -28,8 +28,6 @@ export class TurnProgress {
   parentId: string;
   usage: TokenUsage = NO_USAGE;
   modelCalls = 0;
-  /** A compaction ran in this turn (kept for turns handed on by an earlier release). */
-  compacted = false;
   /** Compactions this turn ran (overflow, pre-call check or the provider's own). */
   compactions = 0;
   /** The run budget decided at the turn's start (the agent's, then the request's). */
@@ -58,7 +56,6 @@ export class TurnProgress {
     turn.parentId = p.parentId;
     turn.usage = p.usage;
     turn.modelCalls = p.modelCalls;
-    turn.compacted = p.compacted;
     turn.compactions = p.compactions ?? (p.compacted ? 1 : 0);
     turn.toolCalls.push(...p.toolCalls);
     turn.toolCallsOmitted = p.toolCallsOmitted ?? 0;
@@ -76,7 +73,8 @@ export class TurnProgress {
       parentId: this.parentId,
       usage: this.usage,
       modelCalls: this.modelCalls,
-      compacted: this.compacted,
+      // Read by a run of an earlier release, which knew only whether the turn compacted.
+      compacted: this.compactions > 0,
       toolCalls: [...this.toolCalls],
       ...(this.toolCallsOmitted > 0 ? { toolCallsOmitted: this.toolCallsOmitted } : {}),
       ...(this.compactions > 0 ? { compactions: this.compactions } : {}),
@@ -103,7 +101,6 @@ export class TurnProgress {
 
   /** A compaction ran in this turn. */
   compactedOnce(): void {
-    this.compacted = true;
     this.compactions++;
   }
 
