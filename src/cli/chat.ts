@@ -54,8 +54,9 @@ export async function chat(client: KeelClient, sessionKey: string, log: (l: stri
     wake = undefined;
   };
 
-  // Cancels on their way: leaving waits for them (briefly), so the stack does not close under them.
-  const cancels: Array<Promise<void>> = [];
+  // Cancels on their way, and the calls they end: leaving waits for both (briefly), so the stack's
+  // connection is never closed under a call still in flight.
+  const cancels: Array<Promise<unknown>> = [];
   const cancel = (flight: InFlight) => {
     flight.cancelling = true;
     if (flight.requestId)
@@ -144,7 +145,9 @@ export async function chat(client: KeelClient, sessionKey: string, log: (l: stri
       else say(`request failed: ${messageOf(err)}`);
     } finally {
       open = false;
-      running.catch(() => undefined);
+      const ended = running.catch(() => undefined);
+      // Abandoned, not ended: a cancelled turn's call settles once the workflow confirms the cancel.
+      if (flight.cancelling) cancels.push(ended);
       retries.stop();
       approvals?.stop();
       approvals = undefined;
