@@ -185,11 +185,16 @@ const userTexts = (r: FakeRequest) =>
     await expectStoppedClean(term, home, pids);
     fake.assertScriptConsumed();
   }, 300_000);
-  it('stops cleanly on Ctrl-C Ctrl-C while a local model streams a reply, and says at start that its 2k window is too small', async () => {
+  it('cancels a reply mid-stream so the next request carries none of it, stops cleanly on Ctrl-C Ctrl-C while a local model streams, and says its 2k window is too small', async () => {
     const local = await startFakeAnthropic();
     try {
-      // A slow local model: the reply is still streaming when the user leaves.
-      local.respondWith(() => fakeReply.text('a long and slow reply '.repeat(40), { eventDelayMs: 200 }));
+      // A slow local model: the reply is still streaming when the user cancels it, and when they leave.
+      // (Summaries and memory flushes between the turns are answered at once.)
+      local.respondWith((r) =>
+        userTexts(r).at(-1)?.includes('long story')
+          ? fakeReply.text('a long and slow reply '.repeat(40), { eventDelayMs: 200 })
+          : fakeReply.text('here is the next answer'),
+      );
       const config = join(dir, 'local-keel.config.json');
       writeFileSync(
         config,
@@ -200,8 +205,23 @@ const userTexts = (r: FakeRequest) =>
       );
       const { term, home, pids } = await start('local', { KEEL_CONFIG: config });
       expect(term.screen()).toMatch(/main: window 2,048 tokens is too small for a model summary/);
-      const before = term.screen().length;
+      // Ctrl-C mid-reply: the turn is cancelled, and the next request carries none of it.
+      let before = term.screen().length;
       term.line('tell me a long story');
+      await term.waitFor(/keel › a long and slow reply/, { after: before, timeoutMs: 60_000 });
+      term.keys('C-c');
+      await term.waitFor(/turn cancelled: .*left out of the conversation/, { after: before, timeoutMs: 60_000 });
+      await term.waitFor(PROMPT, { after: before, timeoutMs: 30_000 });
+      before = term.screen().length;
+      const sent = local.requests.length;
+      term.line('and now?');
+      await term.waitFor(/keel › here is the next answer/, { after: before, timeoutMs: 60_000 });
+      const next = local.requests.slice(sent).find((r) => userTexts(r).at(-1)?.includes('and now?'));
+      expect(next).toBeDefined();
+      expect(JSON.stringify(next!.body.messages)).not.toMatch(/a long and slow reply|tell me a long story/);
+      // Ctrl-C Ctrl-C while the next reply streams: everything stops.
+      before = term.screen().length;
+      term.line('tell me another long story');
       await term.waitFor(/keel › a long and slow reply/, { after: before, timeoutMs: 60_000 });
       term.keys('C-c');
       term.keys('C-c');
