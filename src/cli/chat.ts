@@ -6,6 +6,7 @@ import { contextBar, contextSplitBar } from './context-bar';
 import { printStreamedReply, type TextOut } from './print-streamed-reply';
 import { CHAT_HELP, parseChatLine, type ChatLine } from './chat-commands';
 import { watchAnnounces, watchRetries } from './chat-watch';
+import { statusLine } from './status-line';
 import { chatCompactionLine } from './compaction-outcome';
 import { watchApprovals, type ApprovalWatch } from './chat-approvals';
 import { describeOutcome } from './approvals';
@@ -41,6 +42,12 @@ export async function chat(client: KeelClient, sessionKey: string, log: (l: stri
   log(
     `chat: session ${sessionKey}. Type a message; /help lists the commands; Ctrl-C cancels a reply; Ctrl-C at the prompt or Ctrl-D leaves.`,
   );
+  // At a terminal a failing step's retry line is redrawn in place; whatever else is printed clears it first.
+  const waiting = process.stdout.isTTY ? statusLine(process.stdout) : undefined;
+  const say = (line: string) => {
+    waiting?.clear();
+    log(line);
+  };
   const rl = createInterface({ input: process.stdin, output: process.stdout, prompt: 'you › ' });
   const lines: string[] = [];
   let inputEnded = false;
@@ -78,17 +85,17 @@ export async function chat(client: KeelClient, sessionKey: string, log: (l: stri
     if (!inFlight || inFlight.cancelling) return leave();
     const flight = inFlight;
     cancel(flight);
-    if (flight.requestId) log('cancelling the turn… (Ctrl-C again leaves)');
-    else log('the compaction goes on in the background');
+    if (flight.requestId) say('cancelling the turn… (Ctrl-C again leaves)');
+    else say('the compaction goes on in the background');
     flight.giveUp = setTimeout(() => flight.abandon(), flight.requestId ? CANCEL_CONFIRM_MS : 0);
   };
   /** `/approve` or `/deny` for the running turn: decided now, not queued behind the turn that waits for it. */
   const decide = async (command: Extract<ChatLine, { kind: 'approve' | 'deny' }>, watch: ApprovalWatch) => {
     try {
       const outcome = await watch.decide(command.kind, command.words);
-      log(typeof outcome === 'string' ? outcome : describeOutcome(outcome));
+      say(typeof outcome === 'string' ? outcome : describeOutcome(outcome));
     } catch (err) {
-      log(`${command.kind} failed: ${messageOf(err)}`);
+      say(`${command.kind} failed: ${messageOf(err)}`);
     }
   };
   rl.on('line', (line) => {
@@ -123,18 +130,23 @@ export async function chat(client: KeelClient, sessionKey: string, log: (l: stri
   /** Runs one request until it settles or is abandoned; output after abandonment is dropped. */
   const inFlightRun = async (
     requestId: string | undefined,
-    run: (out: TextOut, say: (l: string) => void) => Promise<void>,
+    run: (out: TextOut, sayWhileOpen: (l: string) => void) => Promise<void>,
   ): Promise<void> => {
     let open = true;
     let abandon!: () => void;
     const abandoned = new Promise<void>((resolve) => (abandon = resolve));
     const flight: InFlight = { ...(requestId ? { requestId } : {}), cancelling: false, abandon };
     inFlight = flight;
-    const out: TextOut = { write: (text) => open && process.stdout.write(text), isTTY: process.stdout.isTTY };
-    const say = (line: string) => open && log(line);
-    const retries = watchRetries(client, sessionKey, say);
-    approvals = requestId ? watchApprovals(client, sessionKey, say) : undefined;
-    const running = run(out, say);
+    const out: TextOut = {
+      write: (text) => open && (waiting?.clear(), process.stdout.write(text)),
+      isTTY: process.stdout.isTTY,
+    };
+    const sayWhileOpen = (line: string) => open && say(line);
+    const retries = watchRetries(client, sessionKey, (line) =>
+      waiting ? open && waiting.show(line) : sayWhileOpen(line),
+    );
+    approvals = requestId ? watchApprovals(client, sessionKey, sayWhileOpen) : undefined;
+    const running = run(out, sayWhileOpen);
     try {
       await Promise.race([running, abandoned]);
     } catch (err) {
@@ -149,6 +161,7 @@ export async function chat(client: KeelClient, sessionKey: string, log: (l: stri
       // Abandoned, not ended: a cancelled turn's call settles once the workflow confirms the cancel.
       if (flight.cancelling) cancels.push(ended);
       retries.stop();
+      waiting?.clear();
       approvals?.stop();
       approvals = undefined;
       clearTimeout(flight.giveUp);

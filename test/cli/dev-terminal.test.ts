@@ -88,8 +88,12 @@ const userTexts = (r: FakeRequest) =>
     // The worker's log lines go to the log file, never over the chat.
     expect(retrying).not.toMatch(/Activity failed/);
     expect(readFileSync(join(home, 'logs', 'dev.log'), 'utf8')).toMatch(/Activity failed/);
+    // Later attempts redraw that line in place: the screen shows the newest, not a scroll of them.
+    await term.waitFor(/attempt [3-9][^\n]*retrying — Ctrl-C to cancel/);
+    expect(term.screen().match(/retrying — Ctrl-C to cancel/g)).toHaveLength(1);
 
-    const before = term.screen().length;
+    // Measured up to the line typed: the retry line below it is erased when the cancel is said.
+    const before = term.screen().lastIndexOf('you › hello');
     term.keys('C-c');
     await term.waitFor(/turn cancelled[^\n]*\n(.*\n)*you › $/m, { after: before });
     // Back at the prompt, the stack still runs.
