@@ -6,6 +6,7 @@ import type { Database } from '../store/schema';
 import { importSessions, type ImportSessionsReport } from '../transfer/import-sessions';
 import { exportSessionJsonl, type ExportReport } from '../transfer/export-jsonl';
 import type { IndexEntryReport } from '../transfer/import-sessions-index';
+import type { FileImportReport } from '../transfer/import-jsonl';
 import { getSession } from '../store/sessions-repo';
 import { sessionIdsOfKey } from '../store/session-ids-repo';
 import { hasEntries } from '../store/entries-repo';
@@ -82,6 +83,7 @@ export async function importCommand(
           `  session  ${f.session.sessionKey} → ${f.session.sessionId}: ${sessionNote(f.session, 'from the transcript header')}\n`,
         );
       if (f.noSession) stderr(`  no session ${f.file}: ${f.noSession}\n`);
+      if (f.branches) stderr(`  branches ${f.file}: ${branchNote(f.branches)}\n`);
       if (f.status === 'imported') continue;
       stderr(`  ${f.status.padEnd(8)} ${f.file}${f.reason ? `: ${f.reason}` : ''}\n`);
       for (const d of f.dropped.slice(0, 20)) stderr(`    line ${d.line}: ${d.reason}\n`);
@@ -95,6 +97,13 @@ export async function importCommand(
       `nothing usable was imported: no session was created or found (${json ? 'the report' : 'each file above'} says why)\n`,
     );
   return report;
+}
+
+/** What a file's tree came to: the branches left behind, or why it was not traced. */
+function branchNote(branches: NonNullable<FileImportReport['branches']>): string {
+  if ('untraced' in branches) return `not traced, ${branches.untraced}`;
+  const n = branches.offBranch;
+  return `${n} ${n === 1 ? 'entry' : 'entries'} on branches left behind: kept and searchable, never sent to the model (it carries on from ${branches.leafId})`;
 }
 
 function sessionNote(session: IndexEntryReport, source: string): string {

@@ -155,13 +155,14 @@ interface ProbeValues {
 
 /** The probe's two parts: the last compaction's seq, and how many rows the window has now. */
 function probe(db: Kysely<Database>, v: ProbeValues) {
-  const scoped = (alias: 'c' | 'w' | 'k') =>
+  const scoped = (alias: 'c' | 'w' | 'k' | 'b') =>
     db
       .selectFrom(`transcript_entries as ${alias}`)
       .where(`${alias}.agent_id`, '=', v.agentId)
       .where(`${alias}.session_id`, '=', v.sessionId);
-  // The window's rows, counted as every row from its first seq less the compaction rows among them:
-  // each count reads one index alone (the type filter would visit every row of the window).
+  // The window's rows, counted as every row from its first seq less the compaction rows and the rows
+  // off the active branch among them: each count reads one index alone (a filter on the window's
+  // rows would visit every one of them).
   const allFromFirst = scoped('w')
     .select(sql<number>`count(*)::int`.as('n'))
     .where('w.seq', '>=', v.fromSeq);
@@ -169,14 +170,20 @@ function probe(db: Kysely<Database>, v: ProbeValues) {
     .select(sql<number>`count(*)::int`.as('n'))
     .where('k.seq', '>=', v.fromSeq)
     .where('k.type', '=', 'compaction');
+  const offBranchFromFirst = scoped('b')
+    .select(sql<number>`count(*)::int`.as('n'))
+    .where('b.seq', '>=', v.fromSeq)
+    .where('b.off_branch', '=', true)
+    .where('b.type', '<>', 'compaction');
   return [
     scoped('c')
       .select('c.seq')
       .where('c.type', '=', 'compaction')
+      .where('c.off_branch', '=', false)
       .orderBy('c.seq', 'desc')
       .limit(1)
       .as('compaction_seq'),
-    sql<number>`(${allFromFirst}) - (${compactionsFromFirst})`.as('window_count'),
+    sql<number>`(${allFromFirst}) - (${compactionsFromFirst}) - (${offBranchFromFirst})`.as('window_count'),
   ] as const;
 }
 
@@ -189,6 +196,7 @@ const appendedWithProbe = compiledOnce('window rows after', (db, v: ProbeValues 
     .where('agent_id', '=', v.agentId)
     .where('session_id', '=', v.sessionId)
     .where('seq', '>', v.lastSeq)
+    .where('off_branch', '=', false)
     .orderBy('seq', 'asc'),
 );
 

@@ -182,6 +182,7 @@ export async function lastCompaction(
     .where('agent_id', '=', agentId)
     .where('session_id', '=', sessionId)
     .where('type', '=', 'compaction')
+    .where('off_branch', '=', false)
     .orderBy('seq', 'desc')
     .limit(1)
     .executeTakeFirst();
@@ -212,8 +213,32 @@ export async function entriesInSeqRange(
 ): Promise<EntryRow[]> {
   let query = sessionEntries(db, agentId, sessionId).selectAll().where('seq', '>=', range.from);
   if (range.to !== undefined) query = query.where('seq', '<=', range.to);
-  const rows = await query.where('type', '!=', 'compaction').orderBy('seq', 'asc').execute();
+  const rows = await query
+    .where('type', '!=', 'compaction')
+    .where('off_branch', '=', false)
+    .orderBy('seq', 'asc')
+    .execute();
   return decodeEntryRows(rows);
+}
+
+/** Rows per statement when marking entries off the active branch. */
+const OFF_BRANCH_BATCH = 1_000;
+
+/** Marks entries as on a branch their transcript left: kept and searchable, never in a model's context. */
+export async function markOffBranch(
+  db: Kysely<Database>,
+  agentId: string,
+  sessionId: string,
+  ids: readonly string[],
+): Promise<void> {
+  for (let i = 0; i < ids.length; i += OFF_BRANCH_BATCH)
+    await db
+      .updateTable('transcript_entries')
+      .set({ off_branch: true })
+      .where('agent_id', '=', agentId)
+      .where('session_id', '=', sessionId)
+      .where('id', 'in', ids.slice(i, i + OFF_BRANCH_BATCH))
+      .execute();
 }
 
 /** The cancelled-turn markers of a session from seq `from` on (a turn's marker always follows its entries). */
@@ -378,6 +403,7 @@ export async function activeTranscriptBytes(db: Kysely<Database>, agentId: strin
     .where('agent_id', '=', agentId)
     .where('session_id', '=', sessionId)
     .where('seq', '>=', fromSeq)
+    .where('off_branch', '=', false)
     .executeTakeFirstOrThrow();
   return Number(r.bytes);
 }

@@ -59,6 +59,7 @@ const ENTRY_COLUMNS = [
   'session_id',
   'id',
   'parent_id',
+  'off_branch',
   'seq',
   'type',
   'role',
@@ -311,7 +312,7 @@ async function readWithNeighbours(
     return sql`select h.seq as of_seq, ${side}::text as side, ${columns}
       from transcript_entries h
       cross join lateral (select * from transcript_entries e
-        where e.agent_id = h.agent_id and e.session_id = h.session_id and e.seq ${cmp} h.seq and e.type in (${types})
+        where e.agent_id = h.agent_id and e.session_id = h.session_id and e.seq ${cmp} h.seq and e.type in (${types}) and e.off_branch = h.off_branch
         order by e.seq ${dir} limit 1) n
       where h.agent_id = ${input.agentId} and h.session_id in (${sql.join(input.sessionIds.map((id) => sql`${id}`))}) and h.seq in (${sql.join(seqs.map((s) => sql`${s}`))})`;
   };

@@ -534,6 +534,19 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  '2026_12_07_004_off_branch_entries': {
+    async up(db) {
+      // An imported transcript is a tree: entries on branches its author left stay stored and
+      // searchable, but never reach a model. A constant default adds the column without a rewrite.
+      await db.schema
+        .alterTable('transcript_entries')
+        .addColumn('off_branch', 'boolean', (c) => c.notNull().defaultTo(false))
+        .execute();
+      // Counted by the window probe beside the compaction rows: one small index, empty for most sessions.
+      await sql`create index transcript_entries_off_branch_idx on transcript_entries (agent_id, session_id, seq)
+                 where off_branch and type <> 'compaction'`.execute(db);
+    },
+  },
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -80,6 +80,8 @@ export interface TranscriptEntriesTable {
   search_vector: ColumnType<string | null, RawBuilder<string> | null | undefined, RawBuilder<string> | null>;
   /** Blind-index HMACs of the words of a sealed row's text; null when the row is plain. */
   search_terms: string[] | null;
+  /** True for an imported entry on a branch its transcript left: kept and searchable, never in a model's context. */
+  off_branch: ColumnType<boolean, boolean | undefined, boolean>;
 }
 
 /** An entry's vector under one embedding model (float32, little-endian); plain rows only, never sealed ones. */

@@ -1,7 +1,13 @@
 import { stat } from 'node:fs/promises';
 import type { Kysely } from 'kysely';
 import type { Database } from '../store/schema';
-import { appendEntriesNotingPrior, loadActiveEntries, redactEntries, type EntryToAppend } from '../store/entries-repo';
+import {
+  appendEntriesNotingPrior,
+  loadActiveEntries,
+  markOffBranch,
+  redactEntries,
+  type EntryToAppend,
+} from '../store/entries-repo';
 import { jsonTextMayHoldSecret, type Redaction } from '../security/redact';
 import type { AgentMessage, TranscriptEntry } from '../context/types';
 import { activeMessages } from '../context/active-context';
@@ -12,6 +18,7 @@ import { rewriteRepairedFile } from './rewrite-repaired-file';
 import { WindowSkeletons } from './pairing-skeleton';
 import type { WriteTurn } from './session-write-order';
 import type { IndexEntryReport } from './import-sessions-index';
+import { BranchTracker } from './active-branch';
 
 /** Rows per INSERT statement while importing (one transaction per file either way). */
 export const IMPORT_BATCH_ROWS = 500;
@@ -56,6 +63,11 @@ export interface FileImportReport {
   dropped: DroppedLine[];
   repaired: LineRepairCounts & { toolPairing?: ToolPairingReport };
   redactions: Redaction[];
+  /**
+   * The file's tree: when its author went back and wrote on from an earlier entry, the entries of the
+   * branches left are stored and searchable but never sent to a model; `leafId` is where it carries on.
+   */
+  branches?: { readonly leafId: string; readonly offBranch: number } | { readonly untraced: string };
   /** The original file, kept when the file was repaired and rewritten. */
   backup?: string;
   reason?: string;
@@ -139,6 +151,7 @@ async function importFile(opts: ImportFileOptions): Promise<FileImportReport> {
   let skeletons: WindowSkeletons | undefined = new WindowSkeletons(MAX_SKELETONS);
   let batch: EntryToAppend[] = [];
   let batchBytes = 0;
+  const tree = new BranchTracker();
   /** Takes one line into the batch; true when the batch is full. */
   const take = (line: JsonlLine): boolean => {
     const outcome = repairer.accept(line);
@@ -152,7 +165,10 @@ async function importFile(opts: ImportFileOptions): Promise<FileImportReport> {
     if (outcome.kind === 'header') {
       report.sessionId = opts.sessionId ?? outcome.header.id;
       if (outcome.header.sessionKey) report.headerSessionKey = outcome.header.sessionKey;
-    } else if (outcome.changed) fixedLines.set(line.lineNumber, JSON.stringify(entry));
+    } else {
+      if (outcome.changed) fixedLines.set(line.lineNumber, JSON.stringify(entry));
+      tree.add(entry.id, (entry as { parentId?: string | null }).parentId);
+    }
     // A line kept as it was, with nothing secret-shaped in it, is stored as its own text.
     const text = line.tooLong ? undefined : line.text;
     const checked = text !== undefined && outcome.kind === 'entry' && !outcome.changed && !jsonTextMayHoldSecret(text);
@@ -193,9 +209,18 @@ async function importFile(opts: ImportFileOptions): Promise<FileImportReport> {
       report.imported += noted.inserted;
       for (const r of found) redactions.set(r.kind, (redactions.get(r.kind) ?? 0) + r.count);
     };
+    /** Marks the entries off the file's active branch (an update: a re-import marks them again). */
+    const markBranches = async (executor: Kysely<Database>): Promise<void> => {
+      const traced = tree.outcome();
+      if (traced.kind === 'untraced') report.branches = { untraced: traced.why };
+      if (traced.kind !== 'branched') return;
+      await markOffBranch(executor, agentId, report.sessionId!, traced.offBranch);
+      report.branches = { leafId: traced.leafId, offBranch: traced.offBranch.length };
+    };
     if (ended) {
       // The whole file is one batch: one statement, atomic by itself, needs no transaction around it.
       await write(db, batch);
+      await markBranches(db);
     } else {
       await db.transaction().execute(async (trx) => {
         // The batch being written while the next is read: on PostgreSQL the server inserts one batch
@@ -217,6 +242,7 @@ async function importFile(opts: ImportFileOptions): Promise<FileImportReport> {
             await fill();
           }
           await writing;
+          await markBranches(trx);
         } finally {
           // Nothing left running on the transaction when it ends (a fatal line ends it mid-write).
           await writing.catch(() => undefined);

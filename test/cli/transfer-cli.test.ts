@@ -152,6 +152,8 @@ function openClawTranscript(opts: {
   daysAgo: number;
   question: string;
   answer: string;
+  /** An earlier answer the author went back from: a branch left behind, written before the kept answer. */
+  abandoned?: string;
 }) {
   const at = Date.now() - opts.daysAgo * 86_400_000;
   const iso = (ms: number) => new Date(ms).toISOString();
@@ -171,6 +173,22 @@ function openClawTranscript(opts: {
       timestamp: iso(at + 1000),
       message: { role: 'user', content: opts.question, timestamp: at + 1000 },
     },
+    ...(opts.abandoned
+      ? [
+          {
+            type: 'message',
+            id: `${opts.id}-abandoned`,
+            parentId: `${opts.id}-u`,
+            timestamp: iso(at + 1500),
+            message: {
+              role: 'assistant',
+              content: [{ type: 'text', text: opts.abandoned }],
+              stopReason: 'stop',
+              timestamp: at + 1500,
+            },
+          },
+        ]
+      : []),
     {
       type: 'message',
       id: `${opts.id}-a`,
@@ -215,6 +233,7 @@ describe('an imported session carries on, beside keel dev', () => {
         daysAgo: 4,
         question: 'Where is the boat moored?',
         answer: 'At pier 7.',
+        abandoned: 'At the ferry dock, pier 3.',
       }),
     );
     const dropped = await write(
@@ -225,6 +244,7 @@ describe('an imported session carries on, beside keel dev', () => {
         daysAgo: 4,
         question: 'What colour is the hull?',
         answer: 'Dark green.',
+        abandoned: 'Light blue.',
       }),
     );
     const keyless = await write(
@@ -255,6 +275,9 @@ describe('an imported session carries on, beside keel dev', () => {
         '1 imported session would start over on the next message, without its context: the daily reset (04:00',
       );
       expect(plain.stderr).toContain('run the same keel import again with --keep-context');
+      expect(plain.stderr).toContain(
+        `branches ${dropped}: 1 entry on branches left behind: kept and searchable, never sent to the model (it carries on from oc-dropped-a)`,
+      );
       const keptRun = await keel(['import', kept, '--agent', 'main', '--keep-context', '--json'], env);
       expect(keptRun.code).toBe(0);
       expect(keptRun.stderr).toContain('kept 1 session fresh as of now (--keep-context)');
@@ -266,6 +289,8 @@ describe('an imported session carries on, beside keel dev', () => {
         freshness: 'kept',
         resetReason: 'daily',
       });
+      // The answer its author went back from is stored, and left out of the conversation.
+      expect(report.files[0].branches).toEqual({ leafId: 'oc-kept-a', offBranch: 1 });
       const contextTokens = report.files[0].session.contextTokens as number;
       expect(contextTokens).toBeGreaterThan(0);
 
@@ -302,6 +327,7 @@ describe('an imported session carries on, beside keel dev', () => {
       expect(keptRequest!.body.messages).toHaveLength(3);
       expect(texts(keptRequest)).toContain('Where is the boat moored?');
       expect(texts(keptRequest)).toContain('At pier 7.');
+      expect(texts(keptRequest)).not.toContain('ferry dock');
       expect(droppedRequest!.body.messages).toHaveLength(1);
       expect(texts(droppedRequest)).not.toContain('Dark green.');
       fake.assertScriptConsumed();

@@ -3,7 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { testDatabases } from '../support/databases';
 import type { Store } from '../../src/store/connect';
-import { countEntries, loadActiveEntries } from '../../src/store/entries-repo';
+import { countEntries, lastCompaction, loadActiveEntries } from '../../src/store/entries-repo';
+import { searchHistory } from '../../src/store/history-search';
+import { exportSessionJsonl } from '../../src/transfer/export-jsonl';
+import { createWriteStream } from 'node:fs';
+import { finished } from 'node:stream/promises';
 import { activeMessages } from '../../src/context/active-context';
 import { repairToolUseResultPairing } from '../../src/context/repair-tool-use-result-pairing';
 import type { TranscriptEntry } from '../../src/context/types';
@@ -328,5 +332,120 @@ describe.each(testDatabases())('importTranscriptFile on $name', (database) => {
   it('fails a missing file with a reason instead of throwing', async () => {
     const report = await importTranscriptFile({ db: store.db, agentId: AGENT, file: join(dir, 'nope.jsonl') });
     expect(report).toMatchObject({ status: 'failed', reason: expect.stringMatching(/cannot read file/) });
+  });
+
+  describe('a transcript with branches', () => {
+    /** A long session (tool calls, compactions), then a branch written on from entry `from`: the new leaf. */
+    const branched = (seed: number, from: number) => {
+      const entries = session(seed, 700);
+      const at = entries[from]!;
+      const stamp = (entries.at(-1) as { timestamp: string }).timestamp;
+      const branch = [
+        {
+          type: 'message',
+          id: `br-${seed}-u`,
+          parentId: at.id,
+          timestamp: stamp,
+          message: {
+            role: 'user',
+            content: 'Actually, take the night train to Lisbon instead (train-omega).',
+            timestamp: 1,
+          },
+        },
+        {
+          type: 'message',
+          id: `br-${seed}-a`,
+          parentId: `br-${seed}-u`,
+          timestamp: stamp,
+          message: {
+            role: 'assistant',
+            content: [{ type: 'text', text: 'Booked the night train to Lisbon.' }],
+            timestamp: 2,
+          },
+        },
+      ] as unknown as TranscriptEntry[];
+      return {
+        entries: [...entries, ...branch],
+        left: entries.slice(from + 1),
+        kept: [...entries.slice(0, from + 1), ...branch],
+      };
+    };
+    const exportOf = async (agentId: string, sessionId: string, file: string) => {
+      const out = createWriteStream(file);
+      await exportSessionJsonl({ db: store.db, agentId, sessionId, out });
+      out.end();
+      await finished(out);
+      return readFile(file, 'utf8');
+    };
+
+    it('sends only the path from the leaf to the root, keeps the rest searchable, and round-trips the tree', async () => {
+      const { entries, left, kept } = branched(31, 300);
+      const file = await write('branched.jsonl', toLines(entries));
+      const report = await importTranscriptFile({ db: store.db, agentId: AGENT, file });
+      // Written in several batches inside one transaction: the marking is part of it.
+      expect(report).toMatchObject({ status: 'imported', imported: entries.length });
+      expect(report.branches).toEqual({ leafId: 'br-31-a', offBranch: left.length });
+
+      // The window holds the kept path only; a compaction on the branch left behind is not the session's.
+      const active = await loadActiveEntries(store.db, AGENT, 's-31');
+      const keptIds = new Set(kept.map((e) => e.id));
+      expect(active.rows.length).toBeGreaterThan(2);
+      for (const row of active.rows) expect(keptIds.has(row.id)).toBe(true);
+      expect(active.rows.at(-1)!.id).toBe('br-31-a');
+      const leftCompactions = left.filter((e) => e.type === 'compaction').map((e) => e.id);
+      expect(leftCompactions.length).toBeGreaterThan(0);
+      const newest = await lastCompaction(store.db, AGENT, 's-31');
+      expect(newest === undefined || keptIds.has(newest.id)).toBe(true);
+      const sent = JSON.stringify(
+        activeMessages(
+          active.compaction,
+          active.rows.map((r) => ({ id: r.id, entry: r.payload })),
+        ),
+      );
+      expect(sent).toContain('train-omega');
+      const leftText = left.find(
+        (e) => e.type === 'message' && e.message.role === 'user' && typeof e.message.content === 'string',
+      );
+      expect(leftText).toBeDefined();
+      const leftWords = String((leftText as { message: { content: string } }).message.content);
+      expect(sent).not.toContain(leftWords);
+
+      // Still found by search, as everything stored is.
+      const hits = await searchHistory(store.db, { agentId: AGENT, sessionIds: ['s-31'], query: leftWords, limit: 10 });
+      expect(hits.map((h) => h.row.id)).toContain(leftText!.id);
+
+      // A re-import writes nothing and marks the same entries.
+      const again = await importTranscriptFile({ db: store.db, agentId: AGENT, file });
+      expect(again).toMatchObject({ imported: 0, alreadyPresent: entries.length, branches: report.branches });
+
+      // The tree round-trips: every entry with its parent, and imported elsewhere it branches the same.
+      const first = await exportOf(AGENT, 's-31', join(dir, 'first.jsonl'));
+      const elsewhere = await importTranscriptFile({
+        db: store.db,
+        agentId: 'elsewhere',
+        file: join(dir, 'first.jsonl'),
+      });
+      expect(elsewhere.branches).toEqual(report.branches);
+      expect(await exportOf('elsewhere', 's-31', join(dir, 'second.jsonl'))).toBe(first);
+      const exported = first
+        .trim()
+        .split('\n')
+        .slice(1)
+        .map((l) => JSON.parse(l) as { id: string; parentId: string | null });
+      expect(exported.map((e) => [e.id, e.parentId])).toEqual(
+        entries.slice(1).map((e) => [e.id, (e as { parentId: string | null }).parentId]),
+      );
+    });
+
+    it('marks a small file written as one statement too', async () => {
+      const { entries, left } = branched(32, 20);
+      const small = entries.filter((e, i) => i <= 40 || e.id.startsWith('br-'));
+      const file = await write('small.jsonl', toLines(small));
+      const report = await importTranscriptFile({ db: store.db, agentId: AGENT, file });
+      const leftIds = new Set(left.map((e) => e.id));
+      expect(report.branches).toEqual({ leafId: 'br-32-a', offBranch: small.filter((e) => leftIds.has(e.id)).length });
+      const active = await loadActiveEntries(store.db, AGENT, 's-32');
+      for (const row of active.rows) expect(leftIds.has(row.id)).toBe(false);
+    });
   });
 });
