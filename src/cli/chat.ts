@@ -85,7 +85,11 @@ export async function chat(client: KeelClient, sessionKey: string, log: (l: stri
     if (!inFlight || inFlight.cancelling) return leave();
     const flight = inFlight;
     cancel(flight);
-    if (flight.requestId) say('cancelling the turn… (Ctrl-C again leaves)');
+    // Lines typed (or piped) ahead were meant to follow this turn: they are dropped with it, so the
+    // next Ctrl-C finds the prompt rather than the next of them already running.
+    const dropped = flight.requestId ? lines.splice(0).length : 0;
+    const ahead = dropped ? `; ${dropped} line${dropped === 1 ? '' : 's'} typed ahead dropped` : '';
+    if (flight.requestId) say(`cancelling the turn…${ahead} (Ctrl-C again leaves)`);
     else say('the compaction goes on in the background');
     flight.giveUp = setTimeout(() => flight.abandon(), flight.requestId ? CANCEL_CONFIRM_MS : 0);
   };

@@ -71,7 +71,9 @@ describe('keel command line', () => {
       ANTHROPIC_API_KEY: 'sk-ant-test',
     });
     await dev.waitFor('stderr', 'chat: session');
-    dev.write('hello\n');
+    // Two lines piped ahead of the turn: a cancel drops them, so the second SIGINT finds the prompt and
+    // leaves (had one of them started, that SIGINT would only cancel it and the stack would stay up).
+    dev.write('hello\nsecond\nthird\n');
     await dev.waitFor(
       'stderr',
       /model unreachable at http:\/\/127\.0\.0\.1:9 \(ANTHROPIC_BASE_URL\).*; attempt 2, (next try in \d+ s|trying now), (\d+ min )?\d+ s of the retry budget left; retrying — Ctrl-C to cancel/,
@@ -79,6 +81,7 @@ describe('keel command line', () => {
     // The line comes again at the next attempt: the wait never goes quiet.
     await dev.waitFor('stderr', /; attempt 3, /);
     dev.signal('SIGINT');
+    await dev.waitFor('stderr', 'cancelling the turn…; 2 lines typed ahead dropped (Ctrl-C again leaves)');
     await dev.waitFor('stderr', 'turn cancelled');
     dev.signal('SIGINT');
     const run = await dev.exited;
