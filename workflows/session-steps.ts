@@ -39,7 +39,7 @@ import { sessionWorkflowId } from '../src/sessions/session-key';
 import { KeelAgentId, KeelParentSessionKey, KeelSessionKey } from '../src/temporal/search-attributes';
 import { TurnTiming } from './turn-timing';
 import { TurnProgress } from './turn-progress';
-import type { ApprovalBook } from './approval-book';
+import type { SessionContext } from './session-context';
 import { ApprovalSteps } from './approval-steps';
 import { TurnSuspended } from './turn-suspended';
 
@@ -61,30 +61,29 @@ export const localActivities = wf.proxyLocalActivities<
   retry: { initialInterval: '200ms', maximumInterval: '5s' },
 });
 
+/**
+ * The steps of a session's run over its context: a turn, a compaction, a flush, an announce. Each
+ * lifecycle's loop (`session-run.ts`) calls them; they read and write the run's state.
+ */
 export class SessionSteps {
-  private readonly ids: { agentId: string; sessionKey: string };
   private readonly model: TurnActivities;
   private readonly flush: MemoryActivities;
   private readonly tools: ToolActivities;
   private readonly announcer: SubagentActivities;
   private readonly approvalSteps: ApprovalSteps;
+  private readonly input: SessionWorkflowInput;
+  private readonly state: SessionState;
   /** Model calls this workflow run made: a long turn hands itself on past `maxRoundsPerRun`. */
   private roundsThisRun = 0;
   /** The turn running now: its session and first entry (what a cancel marks). */
   current: { readonly userEntryId: string } | undefined;
 
-  constructor(
-    private readonly input: SessionWorkflowInput,
-    private readonly state: SessionState,
-    approvals: ApprovalBook,
-    /** The run must continue as new (Temporal suggests it, or its turn count): a long turn hands itself on. */
-    private readonly mustHandOn: () => boolean = () => false,
-    /** What is carried still fits a continue-as-new input. */
-    private readonly mayHandOn: () => boolean = () => true,
-  ) {
+  constructor(private readonly ctx: SessionContext) {
+    const { input } = ctx;
+    this.input = input;
+    this.state = ctx.state;
+    this.approvalSteps = new ApprovalSteps(ctx.approvals, localActivities);
     const tuning = input.tuning ?? {};
-    this.approvalSteps = new ApprovalSteps(approvals, localActivities);
-    this.ids = { agentId: input.agentId, sessionKey: input.sessionKey };
     // Model calls stream for minutes; heartbeats notice a dead worker long before start-to-close.
     // Transient provider errors (429/529/5xx) retry for a time budget, honouring retry-after.
     this.model = wf.proxyActivities<TurnActivities>({
@@ -132,7 +131,7 @@ export class SessionSteps {
       touch,
       request.streamReply === false ? undefined : requestId,
     );
-    const timing = new TurnTiming(this.ids);
+    const timing = new TurnTiming(this.ctx.ids);
     timing.step('model');
     // A cancel may come while the begin is still running: the turn is named by its first entry.
     this.current = { userEntryId: turn.userEntryId };
@@ -170,7 +169,7 @@ export class SessionSteps {
    */
   async resumeTurn(suspended: SuspendedTurn): Promise<TurnResult> {
     const turn = TurnProgress.resumed(suspended.progress);
-    const timing = new TurnTiming(this.ids);
+    const timing = new TurnTiming(this.ctx.ids);
     const { sessionId } = suspended;
     this.current = { userEntryId: turn.userEntryId };
     this.state.turnRunning(turn);
@@ -253,8 +252,7 @@ export class SessionSteps {
     request: TurnRequest,
     turn: TurnProgress,
   ): Promise<{ begin: BeginTurnResult; first?: FirstCall }> {
-    const beginInput: BeginTurnInput = {
-      ...this.ids,
+    const beginInput: BeginTurnInput = this.ctx.withIds({
       turn: turn.turn,
       userEntryId: turn.userEntryId,
       text: request.text,
@@ -266,7 +264,7 @@ export class SessionSteps {
       ...(this.input.task ? { task: this.input.task } : {}),
       ...(request.budget ? { budget: request.budget } : {}),
       ...this.cancelledBefore(),
-    };
+    });
     const call = {
       assistantEntryId: wf.uuid4(),
       finish: turn.finish,
@@ -336,9 +334,9 @@ export class SessionSteps {
    * the number of rounds.
    */
   private handOnWhenDue(turn: TurnProgress): void {
-    if (!this.mayHandOn()) return;
+    if (!this.ctx.mayHandOn()) return;
     const due = this.roundsThisRun >= (this.input.tuning?.maxRoundsPerRun ?? DEFAULTS.maxRoundsPerRun);
-    if (due || this.mustHandOn()) throw TurnSuspended.beforeRound(turn.modelCalls + 1);
+    if (due || this.ctx.mustHandOn()) throw TurnSuspended.beforeRound(turn.modelCalls + 1);
   }
 
   /** One tool call of a reply; `sessions_spawn` is the workflow's own. Returns its result entry. */
@@ -352,36 +350,38 @@ export class SessionSteps {
     if (call.name === SESSIONS_SPAWN_TOOL) return this.spawn(sessionId, assistantEntryId, call.id, turn.parentId);
     // A call that waits for a person (or already waited in the last run): a denied one is answered without running.
     if (call.approval) {
-      const ref = { ...this.ids, sessionId, assistantEntryId, toolCallId: call.id };
+      const ref = this.ctx.withIds({ sessionId, assistantEntryId, toolCallId: call.id });
       const pending = waiting ?? (await this.approvalSteps.open(ref, call.name, call.approval));
       const denied = await this.approvalSteps.wait(ref, turn, pending);
       if (denied) return denied;
     }
-    return this.runTool({
-      ...this.ids,
-      turn: turn.turn,
-      sessionId,
-      assistantEntryId,
-      toolCallId: call.id,
-      resultEntryId: wf.uuid4(),
-      parentId: turn.parentId,
-      idempotencyKey: `${wf.workflowInfo().workflowId}/${assistantEntryId}/${call.id}`,
-      now: now(),
-      ...(turn.streamTo !== undefined ? { requestId: turn.streamTo } : {}),
-    });
+    return this.runTool(
+      this.ctx.withIds({
+        turn: turn.turn,
+        sessionId,
+        assistantEntryId,
+        toolCallId: call.id,
+        resultEntryId: wf.uuid4(),
+        parentId: turn.parentId,
+        idempotencyKey: `${wf.workflowInfo().workflowId}/${assistantEntryId}/${call.id}`,
+        now: now(),
+        ...(turn.streamTo !== undefined ? { requestId: turn.streamTo } : {}),
+      }),
+    );
   }
 
   /** A turn that ran out of model calls with tool calls pending: its usage is added to the session apart. */
   private async finishWithoutReply(turn: TurnProgress, final: CallModelResult): Promise<FinishTurnResult> {
     const window = final.contextWindow !== undefined ? { contextWindow: final.contextWindow } : {};
-    return localActivities.finishTurn({
-      ...this.ids,
-      usage: turn.usage,
-      contextTokens: final.contextTokens,
-      ...window,
-      now: now(),
-      touch: turn.touch,
-    });
+    return localActivities.finishTurn(
+      this.ctx.withIds({
+        usage: turn.usage,
+        contextTokens: final.contextTokens,
+        ...window,
+        now: now(),
+        touch: turn.touch,
+      }),
+    );
   }
 
   /**
@@ -414,8 +414,7 @@ export class SessionSteps {
     toolCallId: string,
     parentId: string,
   ): Promise<RunToolResult> {
-    const ref = {
-      ...this.ids,
+    const ref = this.ctx.withIds({
       sessionId,
       assistantEntryId,
       toolCallId,
@@ -423,7 +422,7 @@ export class SessionSteps {
       parentId,
       now: now(),
       subagentId: wf.uuid4(),
-    };
+    });
     const prepared = await localActivities.prepareSpawn(ref);
     if (prepared.kind === 'refused') return { entryId: prepared.entryId, isError: true };
     const workflowId = sessionWorkflowId(prepared.childAgentId, prepared.childSessionKey);
@@ -461,7 +460,7 @@ export class SessionSteps {
    * run's first request (`killed` for a kill); `ended` says the run is over (`run` mode, or killed).
    */
   async announce(answers: readonly SubagentAnswer[], killed?: 'killed'): Promise<AnnounceResult> {
-    const base = { ...this.ids, now: now(), answers, ...(this.input.tuning ? { tuning: this.input.tuning } : {}) };
+    const base = this.ctx.withIds({ now: now(), answers, ...(this.input.tuning ? { tuning: this.input.tuning } : {}) });
     if (killed)
       return this.announcer.announceToParent({
         ...base,
@@ -479,7 +478,9 @@ export class SessionSteps {
 
   /** A manual compaction between turns (`keel compact`). */
   async manualCompaction(request: CompactRequest): Promise<CompactionWorkflowResult> {
-    const { sessionId } = await localActivities.beginCompaction({ ...this.ids, now: now(), newSessionId: wf.uuid4() });
+    const { sessionId } = await localActivities.beginCompaction(
+      this.ctx.withIds({ now: now(), newSessionId: wf.uuid4() }),
+    );
     const result = await this.compact(sessionId, 'manual', request);
     if (!result)
       throw wf.ApplicationFailure.nonRetryable(
@@ -515,8 +516,7 @@ export class SessionSteps {
     turn?: TurnProgress,
   ): Promise<CompactionWorkflowResult | undefined> {
     const flush = await this.safeFlush(sessionId, trigger === 'overflow' ? 'overflow' : 'compaction');
-    const compactionInput: CompactionWorkflowInput = {
-      ...this.ids,
+    const compactionInput: CompactionWorkflowInput = this.ctx.withIds({
       sessionId,
       trigger,
       compactionId: wf.uuid4(),
@@ -530,7 +530,7 @@ export class SessionSteps {
       ...(this.input.tuning?.summarizeHeartbeatTimeoutMs
         ? { summarizeHeartbeatTimeoutMs: this.input.tuning.summarizeHeartbeatTimeoutMs }
         : {}),
-    };
+    });
     try {
       const result = await wf.executeChild<(i: CompactionWorkflowInput) => Promise<CompactionWorkflowResult>>(
         COMPACTION_WORKFLOW_TYPE,
@@ -555,14 +555,14 @@ export class SessionSteps {
    */
   private async safeFlush(sessionId: string, purpose: NonNullable<MemoryFlushInput['purpose']>): Promise<string> {
     try {
-      const r = await this.flush.memoryFlush({ ...this.ids, sessionId, flushId: wf.uuid4(), now: now(), purpose });
+      const r = await this.flush.memoryFlush(this.ctx.withIds({ sessionId, flushId: wf.uuid4(), now: now(), purpose }));
       if (!r.ran) return `skipped: ${r.skipped ?? 'unknown'}`;
       return r.tailOnly ? `ran on the recent tail (${r.notes} notes)` : `ran (${r.notes} notes)`;
     } catch (err) {
       if (!(err instanceof wf.TemporalFailure) || wf.isCancellation(err)) throw err;
       const error = describeFailure(err);
       wf.log.warn('memory flush failed; going on without it', { sessionKey: this.input.sessionKey, error });
-      await localActivities.recordFlushFailure({ ...this.ids, error, now: now() });
+      await localActivities.recordFlushFailure(this.ctx.withIds({ error, now: now() }));
       return `failed: ${error}`;
     }
   }
@@ -612,8 +612,7 @@ export class SessionSteps {
 
   /** A model call of the turn after its first. */
   private callInput(sessionId: string, turn: TurnProgress, precheck: boolean): CallModelInput {
-    return {
-      ...this.ids,
+    return this.ctx.withIds({
       turn: turn.turn,
       sessionId,
       assistantEntryId: wf.uuid4(),
@@ -624,7 +623,7 @@ export class SessionSteps {
       ...(turn.stopReason ? { lastCall: turn.stopReason } : {}),
       ...(turn.streamTo !== undefined ? { requestId: turn.streamTo } : {}),
       ...(this.input.task ? { task: this.input.task } : {}),
-    };
+    });
   }
 }
 
