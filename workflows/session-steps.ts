@@ -4,6 +4,7 @@
  * when; this module decides how. Everything here is workflow code: deterministic, activities only.
  */
 import * as wf from '@temporalio/workflow';
+import { SUBAGENT_OWN_WORKFLOW_TYPE } from './patches';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { createTurnActivities, BeginTurnInput, BeginTurnResult } from '../activities/turn-activities';
 import type { CallModelInput, CallModelResult, ModelCallOutcome } from '../activities/parts/model-call';
@@ -16,6 +17,8 @@ import {
   COMPACTION_WORKFLOW_TYPE,
   FailureTypes,
   SESSIONS_SPAWN_TOOL,
+  SESSION_WORKFLOW_TYPE,
+  SUBAGENT_WORKFLOW_TYPE,
   type SubagentAnswer,
   compactionWorkflowId,
   type CompactRequest,
@@ -436,7 +439,7 @@ export class SessionSteps {
       },
     };
     try {
-      await wf.startChild('sessionWorkflow', {
+      await wf.startChild(subagentWorkflowType(), {
         workflowId,
         args: [childInput],
         parentClosePolicy: wf.ParentClosePolicy.ABANDON,
@@ -663,6 +666,11 @@ function overflowAfterCompaction(result: CompactionWorkflowResult | undefined, o
 function takeFirstCall(first: FirstCall): ModelCallOutcome {
   if ('error' in first) throw first.error;
   return first.outcome;
+}
+
+/** The workflow type a spawned subagent starts as (its own, unless the history started them as sessions). */
+function subagentWorkflowType(): string {
+  return wf.patched(SUBAGENT_OWN_WORKFLOW_TYPE) ? SUBAGENT_WORKFLOW_TYPE : SESSION_WORKFLOW_TYPE;
 }
 
 /** Cancels another workflow; one already closed is fine. */
