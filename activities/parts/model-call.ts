@@ -37,7 +37,7 @@ import { openReplyStream } from '../../src/streaming/reply-publisher';
 import { publishSessionEvent } from '../../src/streaming/session-events-channel';
 import { addUsage, usageOfReply } from '../../src/turn/token-usage';
 import { compactionHoldInput } from './compaction-hold';
-import { prepareModelCall, type PreparedCall } from './system-prompt-for-turn';
+import { prepareModelCall, type PreparedCall } from './prepare-model-call';
 import { startHeartbeat } from './heartbeat';
 import type { TurnReplyHold } from './held-reply';
 import { learnFromOverflow, learnFromUsage } from './model-window';
