@@ -81,7 +81,7 @@ export interface BeginTurnResult {
 }
 
 /**
- * A turn's first step: `beginTurn`'s work, then, when nothing stands before the model (a bare reset,
+ * A turn's first step: the begin's work, then, when nothing stands before the model (a bare reset,
  * a duplicate announce, a preflight compaction, subagents to cancel), the turn's first model call,
  * in one activity. One workflow task and one local-activity marker fewer per turn, and the call
  * reuses what the begin read.
@@ -157,8 +157,13 @@ export function createTurnActivities(allDeps: ActivityDeps, replies = new Receiv
       finish: call.finish,
       ...(input.task ? { task: input.task } : {}),
     };
-    const outcome = await markApprovals(allDeps, firstCall, await modelCall(firstCall, turn, held));
-    return { ...outcome, begun: result };
+    let outcome: ModelCallOutcome;
+    try {
+      outcome = await modelCall(firstCall, turn, held);
+    } catch (err) {
+      throw withBegun(err, result);
+    }
+    return { ...(await markApprovals(allDeps, firstCall, outcome)), begun: result };
   }
 
   /**
@@ -374,6 +379,27 @@ export function createTurnActivities(allDeps: ActivityDeps, replies = new Receiv
   }
 
   return { beginTurn, startTurn, callModel, finishTurn, beginCompaction, loadSessionCounters, saveSessionCounters };
+}
+
+/** The begin's result as the last detail of a first call's overflow failure. */
+export interface OverflowBegun {
+  readonly begun: BeginTurnResult;
+}
+
+/**
+ * A first call the model refused as too long carries the begin's result on its failure, so the
+ * workflow answers it with a compaction without reading the begin again; other failures pass as they are.
+ */
+function withBegun(err: unknown, begun: BeginTurnResult): unknown {
+  if (!(err instanceof ApplicationFailure) || err.type !== FailureTypes.ContextOverflow) return err;
+  const detail: OverflowBegun = { begun };
+  return ApplicationFailure.create({
+    message: err.message,
+    type: err.type,
+    nonRetryable: err.nonRetryable === true,
+    details: [...(err.details ?? []), detail],
+    ...(err.cause ? { cause: err.cause } : {}),
+  });
 }
 
 /** The row's chat_type (direct, group, channel, main, cron, hook, subagent); null for a key Keel cannot parse (imported). */

@@ -6,7 +6,12 @@
 import * as wf from '@temporalio/workflow';
 import { SUBAGENT_OWN_WORKFLOW_TYPE } from './patches';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
-import type { createTurnActivities, BeginTurnInput, BeginTurnResult } from '../activities/turn-activities';
+import type {
+  createTurnActivities,
+  BeginTurnInput,
+  BeginTurnResult,
+  OverflowBegun,
+} from '../activities/turn-activities';
 import type { CallModelInput, CallModelResult, ModelCallOutcome } from '../activities/parts/model-call';
 import type { FinishTurnResult } from '../activities/parts/turn-finish';
 import type { createToolActivities, RunToolInput, RunToolResult } from '../activities/tool-activities';
@@ -162,7 +167,7 @@ export class SessionSteps {
         err.ofTurn({ request: { requestId, turn: request }, sessionId: begin.sessionId, progress: turn.snapshot() });
       throw err;
     }
-    return this.finishTurn(begin.sessionId, turn, timing, final);
+    return this.endTurn(begin.sessionId, turn, timing, final);
   }
 
   /**
@@ -192,11 +197,11 @@ export class SessionSteps {
         err.ofTurn({ request: suspended.request, sessionId, progress: turn.snapshot() });
       throw err;
     }
-    return this.finishTurn(sessionId, turn, timing, final);
+    return this.endTurn(sessionId, turn, timing, final);
   }
 
   /** The turn's end after its final reply: its counters recorded, its maintenance scheduled, its result. */
-  private async finishTurn(
+  private async endTurn(
     sessionId: string,
     turn: TurnProgress,
     timing: TurnTiming,
@@ -249,7 +254,7 @@ export class SessionSteps {
   /**
    * The turn's begin and first model call in one activity. The call is absent when the begin left the
    * workflow something to do first. A prompt the model refused as too long is handed on as the call's
-   * error, with the begin's result read again (it is idempotent) for the compaction that answers it.
+   * error, with the begin's result its failure carries, for the compaction that answers it.
    */
   private async startTurn(
     request: TurnRequest,
@@ -280,7 +285,8 @@ export class SessionSteps {
       return { begin: begun, first: { outcome } };
     } catch (err) {
       if (!isOverflow(err)) throw err;
-      return { begin: await localActivities.beginTurn(beginInput), first: { error: err } };
+      // A history recorded before the overflow carried the begin's result reads the begin again.
+      return { begin: begunOf(err) ?? (await localActivities.beginTurn(beginInput)), first: { error: err } };
     }
   }
 
@@ -694,6 +700,16 @@ function isOverflow(err: unknown): err is wf.ActivityFailure {
     err.cause instanceof wf.ApplicationFailure &&
     err.cause.type === FailureTypes.ContextOverflow
   );
+}
+
+/**
+ * The begin's result an overflow of the turn's first call carries (its failure's last detail);
+ * undefined in a history recorded before it did (0.1.0), which reads the begin again with `beginTurn`.
+ */
+function begunOf(overflow: wf.ActivityFailure): BeginTurnResult | undefined {
+  const details = overflow.cause instanceof wf.ApplicationFailure ? overflow.cause.details : undefined;
+  const last = details?.at(-1) as Partial<OverflowBegun> | undefined;
+  return last?.begun;
 }
 
 /** The session's prompt overhead for the compaction input, when a call has measured it. */

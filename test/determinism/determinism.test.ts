@@ -103,7 +103,7 @@ describe('saved session histories replay against the current workflow code', () 
     expect(errors).toEqual([]);
   });
 
-  it('hold one turn shape: begun and first called in startTurn, finished in the last model call, no patch markers but the live ones', async () => {
+  it('hold one turn shape: begun and first called in startTurn, finished by its last model call, no patch markers but the live ones', async () => {
     for (const file of await historyFiles(TODAY)) {
       const history = await readHistory(TODAY, file);
       expect({
@@ -140,8 +140,12 @@ describe('saved session histories replay against the current workflow code', () 
       callModels: scheduled(tool, 'callModel'),
       runTools: scheduled(tool, 'runTool'),
     }).toEqual({ startTurns: 3, callModels: 1, runTools: 1 });
-    // startTurn's call overflowed: the begin is read again (one beginTurn step), then the session compacts.
-    expect(localSteps(await readHistory(TODAY, 'session-overflow-at-start-turn.binpb'), 'beginTurn')).toBe(1);
+    // startTurn's call overflowed: its failure carries the begin's result, and the session compacts. In
+    // 0.1.0's history it did not, and the begin is read again (one beginTurn step): both replay.
+    const overflowed = 'session-overflow-at-start-turn.binpb';
+    expect(localSteps(await readHistory(TODAY, overflowed), 'beginTurn')).toBe(0);
+    expect(localSteps(await readHistory(join(RELEASES, '0.1.0'), overflowed), 'beginTurn')).toBe(1);
+    expect(scheduled(await readHistory(TODAY, overflowed), 'callModel')).toBeGreaterThan(0);
   });
 
   it('hold the approval path: opened and settled by local steps, decided by Update, the approved call run once', async () => {
