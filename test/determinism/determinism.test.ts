@@ -89,6 +89,8 @@ describe('saved session histories replay against the current workflow code', () 
     const histories = await everyHistory();
     expect(histories.filter((h) => h.dir === TODAY).length).toBeGreaterThan(0);
     expect(histories.some((h) => h.name.startsWith('0.1.0/'))).toBe(true);
+    // 0.2.0 has the approval path, and subagents and agent tasks of their own workflow types.
+    expect(histories.some((h) => h.name === '0.2.0/session-tool-approvals.binpb')).toBe(true);
     const workflowBundle = await keelWorkflowBundle();
     for (const { name, dir, file } of histories) {
       // The worker's sinks, as a real worker has them (they are not called on replay).
@@ -209,8 +211,11 @@ describe('saved session histories replay against the current workflow code', () 
       answers: [['task', 'steer']],
     });
     expect(await announces('session-subagent-run.binpb')).toEqual({ steers: 0, answers: [['task']] });
-    // Today's subagents run as subagentWorkflow; 0.1.0's ran as sessionWorkflow, which still serves them (replayed above).
+    // Today's subagents run as subagentWorkflow (as 0.2.0's); 0.1.0's ran as sessionWorkflow, which still serves them (replayed above).
     expect(workflowType(await readHistory(TODAY, 'session-subagent-run.binpb'))).toBe('subagentWorkflow');
+    expect(workflowType(await readHistory(join(RELEASES, '0.2.0'), 'session-subagent-run.binpb'))).toBe(
+      'subagentWorkflow',
+    );
     expect(workflowType(await readHistory(join(RELEASES, '0.1.0'), 'session-subagent-run.binpb'))).toBe(
       'sessionWorkflow',
     );
@@ -228,6 +233,9 @@ describe('saved session histories replay against the current workflow code', () 
   it('hold an agent task: one request with its prompt mode and tools, then the run completes with the reply as its result', async () => {
     const events = (await readHistory(TODAY, 'session-agent-task.binpb')).events ?? [];
     expect(workflowType({ events })).toBe('agentTaskWorkflow');
+    expect(workflowType(await readHistory(join(RELEASES, '0.2.0'), 'session-agent-task.binpb'))).toBe(
+      'agentTaskWorkflow',
+    );
     expect(workflowType(await readHistory(join(RELEASES, '0.1.0'), 'session-agent-task.binpb'))).toBe(
       'sessionWorkflow',
     );

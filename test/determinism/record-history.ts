@@ -491,6 +491,10 @@ async function main(): Promise<void> {
       await run({ env, fake, store });
       fake.respondWith(undefined);
     }
+    if (outDir.includes(`${join('determinism', 'releases')}`))
+      process.stderr.write(
+        `${outDir}: commit it, tag that commit v<version>, and list it in test/determinism/README.md\n`,
+      );
   } finally {
     await store.close();
     await fake.close();
