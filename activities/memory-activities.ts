@@ -174,7 +174,7 @@ async function runMemoryFlush(ctx: MemoryActivityContext, input: MemoryFlushInpu
   return { ran: true, notes: written.notes.length, ...(tailOnly ? { tailOnly } : {}) };
 }
 
-/** The flush's model rounds: the agent writes notes and a checkpoint through its tools until it ctx.replies without calling them. */
+/** The flush's model rounds: the agent writes notes and a checkpoint through its tools until it replies without calling them. */
 async function askForNotes(
   ctx: MemoryActivityContext,
   deps: ActivityDeps,
