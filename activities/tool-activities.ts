@@ -73,7 +73,7 @@ async function runTool(ctx: ToolActivityContext, input: RunToolInput): Promise<R
   const deps = depsForAgent(ctx.allDeps, input.agentId);
   const done = await storedToolResult(deps, input);
   if (done) return done;
-  const { toolName: name, output } = ctx.outputHold.take(input.resultEntryId) ?? (await runOnce(ctx, input));
+  const { toolName: name, output } = ctx.outputHold.take(input.resultEntryId) ?? (await runOnce(ctx, deps, input));
   const stored = await storeToolResult(deps, input, name, output);
   ctx.outputHold.release(input.resultEntryId);
   if (input.requestId !== undefined) {
@@ -88,10 +88,10 @@ async function runTool(ctx: ToolActivityContext, input: RunToolInput): Promise<R
 }
 
 /** Loads the call, runs its tool and holds the output until it is stored. */
-async function runOnce(ctx: ToolActivityContext, input: RunToolInput): Promise<HeldToolOutput> {
-  const call = await loadToolCall(depsForAgent(ctx.allDeps, input.agentId), input);
+async function runOnce(ctx: ToolActivityContext, deps: ActivityDeps, input: RunToolInput): Promise<HeldToolOutput> {
+  const call = await loadToolCall(deps, input);
   const ran = call
-    ? await execute(ctx, call, input)
+    ? await execute(deps, call, input)
     : errorOutput(`tool call ${input.toolCallId} not found in entry ${input.assistantEntryId}`);
   const toolName = call?.name ?? 'unknown';
   const held = { resultEntryId: input.resultEntryId, toolName, output: storableOutput(toolName, ran) };
@@ -122,8 +122,7 @@ async function storeToolFailure(ctx: ToolActivityContext, input: StoreToolFailur
 }
 
 /** Unknown tools, invalid inputs, thrown errors and timeouts become error results the model can read, not crashes. */
-async function execute(ctx: ToolActivityContext, call: ToolCallBlock, input: RunToolInput): Promise<ToolOutput> {
-  const deps = depsForAgent(ctx.allDeps, input.agentId);
+async function execute(deps: ActivityDeps, call: ToolCallBlock, input: RunToolInput): Promise<ToolOutput> {
   const tool = deps.tools.get(call.name);
   if (!tool) {
     const known =

@@ -216,13 +216,15 @@ async function callModel(ctx: TurnActivityContext, input: CallModelInput): Promi
  * can be stored yet).
  */
 async function begin(ctx: TurnActivityContext, input: BeginTurnInput): Promise<Begun> {
-  const found = await readSession(ctx, input);
+  // The agent's deps, resolved once for every step of the begin.
+  const agent = depsForAgent(ctx.allDeps, input.agentId);
+  const found = await readSession(ctx, agent, input);
   const { text, reset } = await userText(ctx, input);
-  const rotation = await rotateWhenStale(ctx, input, found.session, reset);
+  const rotation = await rotateWhenStale(ctx, agent, input, found.session, reset);
   const session = rotation?.session ?? found.session;
   const begun = (appended: boolean): TurnContext =>
     turnContext(ctx.allDeps, input.agentId, session, found.learnedWindow, { replyAbsent: appended });
-  const budget = resolveRunBudget(depsForAgent(ctx.allDeps, input.agentId).config, input.budget);
+  const budget = resolveRunBudget(agent.config, input.budget);
   const base = { sessionId: session.session_id, budget, ...(rotation ? { rotated: rotation.rotated } : {}) };
   // Children of the session that just ended do not go on silently: the workflow cancels them.
   const orphans = rotation ? await orphanedChildren(ctx.db, input.agentId, input.sessionKey, session.session_id) : [];
@@ -239,10 +241,10 @@ async function begin(ctx: TurnActivityContext, input: BeginTurnInput): Promise<B
     };
   }
   const lastEntryId = rotation ? rotation.lastEntryId : await markCancelledTurn(ctx, input, session, found.lastEntryId);
-  const appended = await appendUserMessage(ctx, input, session, text, lastEntryId);
+  const appended = await appendUserMessage(ctx, agent, input, session, text, lastEntryId);
   // A subagent's report is heard on the session's event streams.
   if (appended && input.announce) await publishSessionEvent(ctx.db, input, (m, f) => log.warn(m, f));
-  const limit = depsForAgent(ctx.allDeps, input.agentId).config.maxActiveTranscriptBytes;
+  const limit = agent.config.maxActiveTranscriptBytes;
   const preflightCompaction =
     limit > 0 && (await activeTranscriptBytes(ctx.db, input.agentId, session.session_id)) > limit;
   return { result: { ...base, preflightCompaction, resetOnly: false, ...orphaned }, turn: begun(appended) };
@@ -254,8 +256,7 @@ async function begin(ctx: TurnActivityContext, input: BeginTurnInput): Promise<B
  * secret outlives the turn that needed it, even when a tool failed for good. A new session's row
  * is created first, then read the same way.
  */
-async function readSession(ctx: TurnActivityContext, input: BeginTurnInput) {
-  const deps = depsForAgent(ctx.allDeps, input.agentId);
+async function readSession(ctx: TurnActivityContext, deps: ActivityDeps, input: BeginTurnInput) {
   const found = await readOrCreateSessionForTurn(ctx.db, {
     agentId: input.agentId,
     sessionKey: input.sessionKey,
@@ -284,6 +285,7 @@ async function userText(ctx: TurnActivityContext, input: BeginTurnInput): Promis
  */
 async function rotateWhenStale(
   ctx: TurnActivityContext,
+  agent: ActivityDeps,
   input: BeginTurnInput,
   session: SessionRow,
   resetRequested: boolean,
@@ -294,7 +296,7 @@ async function rotateWhenStale(
   const now = new Date(input.now);
   const freshness = evaluateFreshness(
     { sessionStartedAt: session.session_started_at, lastInteractionAt: session.last_interaction_at },
-    { now, policy: resetPolicyOf(depsForAgent(ctx.allDeps, input.agentId).config), resetRequested },
+    { now, policy: resetPolicyOf(agent.config), resetRequested },
   );
   if (
     freshness.fresh ||
@@ -322,6 +324,7 @@ async function rotateWhenStale(
  */
 async function appendUserMessage(
   ctx: TurnActivityContext,
+  agent: ActivityDeps,
   input: BeginTurnInput,
   session: SessionRow,
   text: string,
@@ -345,7 +348,7 @@ async function appendUserMessage(
       ? { systemEvent: input.event }
       : {}),
   };
-  const estimate = depsForAgent(ctx.allDeps, input.agentId).estimate(entry.message);
+  const estimate = agent.estimate(entry.message);
   const { inserted, redactions } = await appendEntriesRedacted(ctx.db, input.agentId, session.session_id, [
     { entry, tokenEstimate: estimate },
   ]);
