@@ -16,7 +16,9 @@ import {
 import { DEFAULTS } from '../src/config/defaults';
 import { checkCompactRequest, checkTurnRequest } from '../src/sessions/validate-request';
 import type { SessionJob } from './session-state';
-import { SessionSteps, localActivities } from './session-steps';
+import { SessionSteps } from './session-steps';
+import { SessionJobs } from './session-jobs';
+import { localActivities } from './local-activities';
 import { SessionContext } from './session-context';
 import { describeFailure, failureType } from './describe-failure';
 import { IdleTimer } from './idle-timer';
@@ -43,6 +45,7 @@ export interface Lifecycle {
 export class SessionRun {
   readonly ctx: SessionContext;
   readonly steps: SessionSteps;
+  readonly jobs: SessionJobs;
   /** The turn running now, in a scope of its own so that its sender can cancel it alone. */
   private readonly running: RunningRequest = { now: undefined };
   private lifecycle: Lifecycle = { endsOnCancel: false };
@@ -51,7 +54,8 @@ export class SessionRun {
 
   constructor(input: SessionWorkflowInput) {
     this.ctx = new SessionContext(input);
-    this.steps = new SessionSteps(this.ctx);
+    this.jobs = new SessionJobs(this.ctx);
+    this.steps = new SessionSteps(this.ctx, this.jobs);
   }
 
   /** Sets the handlers clients reach (they read the lifecycle when called), then admits a spawned child's task. */
@@ -147,8 +151,8 @@ export class SessionRun {
   private async runJob(job: SessionJob, resume?: SuspendedTurn): Promise<void> {
     const { state } = this.ctx;
     if (job.kind === 'maintenance') {
-      if (job.job.kind === 'compaction') await this.steps.thresholdCompaction(job.job.sessionId);
-      else await this.steps.softThresholdFlush(job.job.sessionId);
+      if (job.job.kind === 'compaction') await this.jobs.thresholdCompaction(job.job.sessionId);
+      else await this.jobs.softThresholdFlush(job.job.sessionId);
       return;
     }
     const outcome = await this.runRequest(job.request, resume);
@@ -171,7 +175,7 @@ export class SessionRun {
         const run = () => (resume ? this.steps.resumeTurn(resume) : this.steps.runTurn(turn, request.requestId));
         return { status: 'done', turn: await scope.run(run) };
       }
-      return { status: 'done', compaction: await this.steps.manualCompaction(request.compact) };
+      return { status: 'done', compaction: await this.jobs.manualCompaction(request.compact) };
     } catch (err) {
       // A bug in workflow code is not a request failure: let it fail the task and be fixed.
       if (!(err instanceof wf.TemporalFailure)) throw err;

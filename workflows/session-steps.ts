@@ -1,7 +1,7 @@
 /**
- * What a session runs, step by step: a turn (begin → model ⇄ tools → finish), the memory flush, and a
- * compaction (flush first, then the compaction child). The session workflow (`session.ts`) decides
- * when; this module decides how. Everything here is workflow code: deterministic, activities only.
+ * A turn, step by step: begin and first model call, model ⇄ tools (approvals, spawns), end. Every
+ * lifecycle's loop (`session-run.ts`) decides when; this module decides how; the jobs a turn may
+ * need (a compaction) are `session-jobs.ts`. Workflow code: deterministic, activities only.
  */
 import * as wf from '@temporalio/workflow';
 import { SUBAGENT_OWN_WORKFLOW_TYPE } from './patches';
@@ -15,20 +15,11 @@ import type {
 import type { CallModelInput, CallModelResult, ModelCallOutcome } from '../activities/parts/model-call';
 import type { FinishTurnResult } from '../activities/parts/turn-finish';
 import type { createToolActivities, RunToolInput, RunToolResult } from '../activities/tool-activities';
-import type { createMemoryActivities, MemoryFlushInput } from '../activities/memory-activities';
-import type { createSubagentActivities, AnnounceResult } from '../activities/subagent-activities';
-import type { createApprovalActivities } from '../activities/approval-activities';
 import {
-  COMPACTION_WORKFLOW_TYPE,
   FailureTypes,
   SESSIONS_SPAWN_TOOL,
   SESSION_WORKFLOW_TYPE,
   SUBAGENT_WORKFLOW_TYPE,
-  type SubagentAnswer,
-  compactionWorkflowId,
-  type CompactRequest,
-  type CompactionTriggerName,
-  type CompactionWorkflowInput,
   type CompactionWorkflowResult,
   type SessionCarriedState,
   type SessionWorkflowInput,
@@ -49,35 +40,20 @@ import { TurnTiming } from './turn-timing';
 import { TurnProgress } from './turn-progress';
 import type { SessionContext } from './session-context';
 import { ApprovalSteps } from './approval-steps';
+import { localActivities } from './local-activities';
+import { SessionJobs, now } from './session-jobs';
 import { TurnSuspended } from './turn-suspended';
 
 type TurnActivities = ReturnType<typeof createTurnActivities>;
 type ToolActivities = ReturnType<typeof createToolActivities>;
-type MemoryActivities = ReturnType<typeof createMemoryActivities>;
-type SubagentActivities = ReturnType<typeof createSubagentActivities>;
-type ApprovalActivities = ReturnType<typeof createApprovalActivities>;
 
 /** A model call already made by `startTurn`: what it answered, or how it failed. */
 type FirstCall = { readonly outcome: ModelCallOutcome } | { readonly error: unknown };
 
-/** Short database steps, run as local activities: retried with a bound in time (a data error is non-retryable). */
-export const localActivities = wf.proxyLocalActivities<
-  TurnActivities & MemoryActivities & SubagentActivities & ApprovalActivities & Pick<ToolActivities, 'storeToolFailure'>
->({
-  startToCloseTimeout: '30s',
-  scheduleToCloseTimeout: '10m',
-  retry: { initialInterval: '200ms', maximumInterval: '5s' },
-});
-
-/**
- * The steps of a session's run over its context: a turn, a compaction, a flush, an announce. Each
- * lifecycle's loop (`session-run.ts`) calls them; they read and write the run's state.
- */
+/** The steps of a turn over its run's context; they read and write the run's state. */
 export class SessionSteps {
   private readonly model: TurnActivities;
-  private readonly flush: MemoryActivities;
   private readonly tools: ToolActivities;
-  private readonly announcer: SubagentActivities;
   private readonly approvalSteps: ApprovalSteps;
   private readonly input: SessionWorkflowInput;
   private readonly state: SessionState;
@@ -86,7 +62,10 @@ export class SessionSteps {
   /** The turn running now: its session and first entry (what a cancel marks). */
   current: { readonly userEntryId: string } | undefined;
 
-  constructor(private readonly ctx: SessionContext) {
+  constructor(
+    private readonly ctx: SessionContext,
+    private readonly jobs: SessionJobs,
+  ) {
     const { input } = ctx;
     this.input = input;
     this.state = ctx.state;
@@ -100,13 +79,6 @@ export class SessionSteps {
       heartbeatTimeout: tuning.modelHeartbeatTimeoutMs ?? 20_000,
       retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '60s' },
     });
-    // The flush is best effort: a bounded budget, then the compaction goes on without it.
-    this.flush = wf.proxyActivities<MemoryActivities>({
-      startToCloseTimeout: '10m',
-      scheduleToCloseTimeout: tuning.memoryFlushBudgetMs ?? DEFAULTS.memoryFlushBudgetMs,
-      heartbeatTimeout: tuning.modelHeartbeatTimeoutMs ?? 20_000,
-      retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' },
-    });
     // A tool's errors, retries and timeout are settled inside the activity (its result says how), so
     // Temporal retries only a lost worker or a failed write, with the call's stable idempotency key.
     // Start-to-close is a backstop: a stuck or lost worker stops heartbeating long before it.
@@ -116,12 +88,6 @@ export class SessionSteps {
       startToCloseTimeout: DEFAULTS.toolTimeoutMaxMs,
       heartbeatTimeout: tuning.toolHeartbeatTimeoutMs ?? DEFAULTS.toolHeartbeatTimeoutMs,
       retry: { initialInterval: '1s', maximumInterval: '5s', maximumAttempts: 3 },
-    });
-    // An announce must reach the parent: retried while Temporal is away, for a day.
-    this.announcer = wf.proxyActivities<SubagentActivities>({
-      startToCloseTimeout: '1m',
-      scheduleToCloseTimeout: '24h',
-      retry: { initialInterval: '1s', maximumInterval: '60s' },
     });
   }
 
@@ -157,7 +123,7 @@ export class SessionSteps {
     if (begin.preflightCompaction) {
       timing.step('compaction');
       turn.compactedOnce();
-      await this.compact(begin.sessionId, 'preflight', {}, turn);
+      await this.jobs.compact(begin.sessionId, 'preflight', {}, turn);
     }
     let final: CallModelResult;
     try {
@@ -464,119 +430,6 @@ export class SessionSteps {
   }
 
   /**
-   * A subagent session reports its run to its parent: every answer of the run in the order it ran
-   * them, or, when killed, the kill after the answers it had not told yet. The announce's key is the
-   * run's first request (`killed` for a kill); `ended` says the run is over (`run` mode, or killed).
-   */
-  async announce(answers: readonly SubagentAnswer[], killed?: 'killed'): Promise<AnnounceResult> {
-    const base = this.ctx.withIds({ now: now(), answers, ...(this.input.tuning ? { tuning: this.input.tuning } : {}) });
-    if (killed)
-      return this.announcer.announceToParent({
-        ...base,
-        key: 'killed',
-        outcome: 'killed',
-        error: 'killed before it finished',
-      });
-    const [first, last] = [answers[0], answers[answers.length - 1]];
-    if (!first || !last) throw new Error('a subagent announced a run without answers');
-    const key = first.key;
-    if (last.outcome === 'done')
-      return this.announcer.announceToParent({ ...base, key, outcome: 'done', replyEntryId: last.replyEntryId });
-    return this.announcer.announceToParent({ ...base, key, outcome: 'failed', error: last.error });
-  }
-
-  /** A manual compaction between turns (`keel compact`). */
-  async manualCompaction(request: CompactRequest): Promise<CompactionWorkflowResult> {
-    const { sessionId } = await localActivities.beginCompaction(
-      this.ctx.withIds({ now: now(), newSessionId: wf.uuid4() }),
-    );
-    const result = await this.compact(sessionId, 'manual', request);
-    if (!result)
-      throw wf.ApplicationFailure.nonRetryable(
-        'a compaction of this session is already running; wait for it or retry it with `keel compactions retry`',
-        FailureTypes.InvalidInput,
-      );
-    return result;
-  }
-
-  /** Threshold compaction decided after a turn: a failure is recorded on its row, never thrown into the session. */
-  async thresholdCompaction(sessionId: string): Promise<void> {
-    try {
-      await this.compact(sessionId, 'threshold');
-    } catch (err) {
-      if (!(err instanceof wf.TemporalFailure)) throw err;
-      wf.log.warn('threshold compaction failed; its row records why and an operator can retry it', {
-        sessionKey: this.input.sessionKey,
-        error: describeFailure(err),
-      });
-    }
-  }
-
-  /** The soft-threshold flush, after the reply was returned. */
-  async softThresholdFlush(sessionId: string): Promise<void> {
-    await this.safeFlush(sessionId, 'soft-threshold');
-  }
-
-  /** Memory flush (once per compaction cycle, decided by the activity), then the compaction child. */
-  private async compact(
-    sessionId: string,
-    trigger: CompactionTriggerName,
-    request: CompactRequest = {},
-    turn?: TurnProgress,
-  ): Promise<CompactionWorkflowResult | undefined> {
-    const flush = await this.safeFlush(sessionId, trigger === 'overflow' ? 'overflow' : 'compaction');
-    const compactionInput: CompactionWorkflowInput = this.ctx.withIds({
-      sessionId,
-      trigger,
-      compactionId: wf.uuid4(),
-      contextWindowTokens: this.state.contextWindow,
-      memoryFlush: flush,
-      ...(request.keepRecentTokens !== undefined ? { keepRecentTokens: request.keepRecentTokens } : {}),
-      ...overhead(this.state.promptOverheadTokens()),
-      ...(request.instructions ? { instructions: request.instructions } : {}),
-      // Inside a turn its task is summarized with the rest: the summary carries it verbatim.
-      ...(turn ? { turnInProgress: { userEntryId: turn.userEntryId } } : {}),
-      ...(this.input.tuning?.summarizeHeartbeatTimeoutMs
-        ? { summarizeHeartbeatTimeoutMs: this.input.tuning.summarizeHeartbeatTimeoutMs }
-        : {}),
-    });
-    try {
-      const result = await wf.executeChild<(i: CompactionWorkflowInput) => Promise<CompactionWorkflowResult>>(
-        COMPACTION_WORKFLOW_TYPE,
-        {
-          workflowId: compactionWorkflowId(this.input.agentId, this.input.sessionKey),
-          args: [compactionInput],
-        },
-      );
-      this.state.recordCompaction(result);
-      return result;
-    } catch (err) {
-      // An operator-started compaction of this session is running: it covers this one.
-      if (err instanceof WorkflowExecutionAlreadyStartedError) return undefined;
-      throw err;
-    }
-  }
-
-  /**
-   * The memory flush never blocks or fails what follows it: its failure (a 529 storm past its budget,
-   * an overflow) is recorded on the session and handed to the compaction row, and the caller goes on.
-   * Returns what it did, in words for the compaction row.
-   */
-  private async safeFlush(sessionId: string, purpose: NonNullable<MemoryFlushInput['purpose']>): Promise<string> {
-    try {
-      const r = await this.flush.memoryFlush(this.ctx.withIds({ sessionId, flushId: wf.uuid4(), now: now(), purpose }));
-      if (!r.ran) return `skipped: ${r.skipped ?? 'unknown'}`;
-      return r.tailOnly ? `ran on the recent tail (${r.notes} notes)` : `ran (${r.notes} notes)`;
-    } catch (err) {
-      if (!(err instanceof wf.TemporalFailure) || wf.isCancellation(err)) throw err;
-      const error = describeFailure(err);
-      wf.log.warn('memory flush failed; going on without it', { sessionKey: this.input.sessionKey, error });
-      await localActivities.recordFlushFailure(this.ctx.withIds({ error, now: now() }));
-      return `failed: ${error}`;
-    }
-  }
-
-  /**
    * A model call. An overflow, or a pre-call check that finds the context over its budget, is
    * answered by compacting and calling again, as often as the turn needs, while each compaction
    * reclaims. After a compaction that freed nothing the call is made once more (the window may still
@@ -600,7 +453,7 @@ export class SessionSteps {
       } catch (err) {
         if (!isOverflow(err)) throw err;
         turn.compactedOnce();
-        const result = await this.compact(sessionId, 'overflow', {}, turn);
+        const result = await this.jobs.compact(sessionId, 'overflow', {}, turn);
         if (!reclaimed(result) && freedNothing) throw overflowAfterCompaction(result, err);
         freedNothing = !reclaimed(result);
         // A check now would only ask for the compaction that just freed nothing.
@@ -614,7 +467,7 @@ export class SessionSteps {
       // The provider compacted and paused; the activity recorded it. Call again from its summary.
       if (r.kind === 'compacted') this.state.recordCompaction(r.compaction);
       // The pre-call check: the context no longer fits; compact and continue the same turn.
-      else precheck = reclaimed(await this.compact(sessionId, 'threshold', {}, turn));
+      else precheck = reclaimed(await this.jobs.compact(sessionId, 'threshold', {}, turn));
       this.state.turnRunning(turn);
     }
   }
@@ -689,10 +542,6 @@ async function cancelQuietly(workflowId: string): Promise<void> {
   }
 }
 
-function now(): string {
-  return new Date().toISOString();
-}
-
 /** The model rejected the prompt as too long (ActivityFailure caused by a ContextOverflow ApplicationFailure). */
 function isOverflow(err: unknown): err is wf.ActivityFailure {
   return (
@@ -710,9 +559,4 @@ function begunOf(overflow: wf.ActivityFailure): BeginTurnResult | undefined {
   const details = overflow.cause instanceof wf.ApplicationFailure ? overflow.cause.details : undefined;
   const last = details?.at(-1) as Partial<OverflowBegun> | undefined;
   return last?.begun;
-}
-
-/** The session's prompt overhead for the compaction input, when a call has measured it. */
-function overhead(tokens: number | undefined): { promptOverheadTokens?: number } {
-  return tokens !== undefined ? { promptOverheadTokens: tokens } : {};
 }

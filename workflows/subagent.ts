@@ -20,7 +20,7 @@ export async function subagentWorkflow(input: SessionWorkflowInput): Promise<voi
     if (!wf.isCancellation(err)) throw err;
     // Killed: the parent hears it as the child's outcome (with the answers not yet told), then the
     // run ends cancelled. A run that already announced its end has told everything.
-    if (!report.ended) await wf.CancellationScope.nonCancellable(() => run.steps.announce(report.pending(), 'killed'));
+    if (!report.ended) await wf.CancellationScope.nonCancellable(() => run.jobs.announce(report.pending(), 'killed'));
     throw err;
   }
 }
@@ -35,7 +35,7 @@ function subagentLifecycle(run: SessionRun, report: SubagentRunReport): Lifecycl
       const answers = report.answered(request.requestId, outcome, run.ctx.state.hasQueuedRequests());
       if (!answers) return;
       // Not cut short by a kill: once sent, it is the run's one announce, and the kill must know that.
-      const { ended } = await wf.CancellationScope.nonCancellable(() => run.steps.announce(answers));
+      const { ended } = await wf.CancellationScope.nonCancellable(() => run.jobs.announce(answers));
       report.announced(ended);
     },
     ended: () => (report.ended ? SUBAGENT_ENDED : undefined),
