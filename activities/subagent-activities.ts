@@ -91,188 +91,198 @@ export interface AnnounceResult {
   readonly ended: boolean;
 }
 
+/** A subagent's steps: its spawn checked and recorded, and its announce to the parent. */
 export function createSubagentActivities(allDeps: ActivityDeps) {
-  const { db } = allDeps;
+  const ctx: SubagentActivityContext = { allDeps, db: allDeps.db };
+  return {
+    prepareSpawn: (input: SpawnStepInput) => prepareSpawn(ctx, input),
+    recordSpawn: (input: RecordSpawnInput) => recordSpawn(ctx, input),
+    announceToParent: (input: AnnounceInput) => announceToParent(ctx, input),
+  };
+}
 
-  /** Checks a `sessions_spawn` call and records the run; a refusal is stored as the call's error result. */
-  async function prepareSpawn(input: SpawnStepInput): Promise<PrepareSpawnResult> {
-    const deps = depsForAgent(allDeps, input.agentId);
-    const existing = await getSubagentRun(db, input.agentId, input.subagentId);
-    if (existing) return spawnOf(existing);
-    const done = await storedToolResult(deps, input);
-    if (done) return { kind: 'refused', entryId: done.entryId };
-    const refuse = async (why: string): Promise<PrepareSpawnResult> => {
-      const stored = await storeToolResult(deps, input, SESSIONS_SPAWN, errorOutput(`sessions_spawn refused: ${why}`));
-      return { kind: 'refused', entryId: stored.entryId };
-    };
-    const call = await loadToolCall(deps, input);
-    if (!call) return refuse(`tool call ${input.toolCallId} not found`);
-    const parsed = sessionsSpawnInput.safeParse(toolCallArguments(call) ?? {});
-    if (!parsed.success)
-      return refuse(parsed.error.issues.map((i) => `${i.path.join('.') || '(input)'}: ${i.message}`).join('; '));
-    const task = renderSpawnTask(parsed.data);
-    if ('problem' in task) return refuse(task.problem);
-    const depth = await nextSpawnDepth(db, input.agentId, input.sessionKey);
-    if (depth > deps.config.subagentMaxDepth) {
-      return refuse(
-        `spawn depth ${depth} is over this agent's limit of ${deps.config.subagentMaxDepth} (subagentMaxDepth); do the work yourself`,
-      );
-    }
-    const live = await liveChildren(db, input.agentId, input.sessionKey);
-    if (live.length >= deps.config.subagentMaxChildren) {
-      return refuse(
-        `${live.length} subagents are already running (${live.map((r) => r.id).join(', ')}), the limit is ${deps.config.subagentMaxChildren} (subagentMaxChildren); wait for their results or kill one with the subagents tool`,
-      );
-    }
-    const childAgentId = parsed.data.agentId ?? input.agentId;
-    let childSessionKey: string;
-    try {
-      childSessionKey = buildSessionKey({ kind: 'subagent', agentId: childAgentId, subagentId: input.subagentId });
-    } catch (err) {
-      return refuse(`agentId: ${err instanceof Error ? err.message : String(err)}`);
-    }
-    await engineOf(deps).prepareSubagentSpawn?.({ parentSessionKey: input.sessionKey, childSessionKey });
-    const taskRedactions = await insertSubagentRun(db, {
-      id: input.subagentId,
-      agent_id: input.agentId,
-      parent_session_key: input.sessionKey,
-      parent_session_id: input.sessionId,
-      child_session_key: childSessionKey,
-      child_agent_id: childAgentId,
-      mode: parsed.data.mode ?? 'run',
-      depth,
-      status: 'running',
-      task: task.text,
-      label: parsed.data.label ?? null,
-      budget: parsed.data.budget ? JSON.stringify(parsed.data.budget) : null,
-      tool_call_id: input.toolCallId,
-      created_at: input.now,
-      updated_at: input.now,
-    });
-    logRedactions('subagent_task', taskRedactions, { subagentId: input.subagentId });
-    return spawnOf((await getSubagentRun(db, input.agentId, input.subagentId))!);
-  }
+/** What the subagent activities of a worker share. */
+interface SubagentActivityContext {
+  readonly allDeps: ActivityDeps;
+  readonly db: ActivityDeps['db'];
+}
 
-  /** The spawn's tool result, once the child workflow runs. */
-  async function recordSpawn(input: RecordSpawnInput): Promise<{ entryId: string }> {
-    const deps = depsForAgent(allDeps, input.agentId);
-    await db
-      .updateTable('subagent_runs')
-      .set({ workflow_id: input.workflowId })
-      .where('agent_id', '=', input.agentId)
-      .where('id', '=', input.subagentId)
-      .execute();
-    const done = await storedToolResult(deps, input);
-    if (done) return { entryId: done.entryId };
-    const run = (await getSubagentRun(db, input.agentId, input.subagentId))!;
-    const text =
-      `Spawned subagent ${run.id}${run.label ? ` ("${run.label}")` : ''} in session ${run.child_session_key} (mode ${run.mode}). ` +
-      'It works on its own; its result arrives here as a message when it finishes. Do not spawn it again. ' +
-      'sessions_history reads its transcript, sessions_send steers it, subagents lists or kills it.';
-    return storeToolResult(deps, input, SESSIONS_SPAWN, textOutput(text));
-  }
-
-  /**
-   * A child's result: recorded on its run, then admitted to the parent's session (started again if
-   * it closed). Retried until Temporal takes it; the parent's claim makes a repeat harmless.
-   */
-  async function announceToParent(input: AnnounceInput): Promise<AnnounceResult> {
-    const run = subagentIdOf(input.sessionKey)
-      ? await runOfChildSession(db, input.agentId, input.sessionKey)
-      : undefined;
-    if (!run)
-      throw ApplicationFailure.nonRetryable(`no subagent run for ${input.sessionKey}`, FailureTypes.InvalidInput);
-    // The parent session was reset since the spawn: the run was recorded killed then, nobody to tell.
-    const parent = await getSession(db, run.agent_id, run.parent_session_key);
-    if (parent && run.parent_session_id !== null && parent.session_id !== run.parent_session_id) return { ended: true };
-    const parts = await announcedParts(input);
-    const text = parts.map((p) => p.text).join('\n');
-    const ended = run.mode === 'run' || input.outcome === 'killed';
-    const status =
-      input.outcome === 'done'
-        ? ended
-          ? 'done'
-          : 'idle'
-        : input.outcome === 'failed'
-          ? ended
-            ? 'failed'
-            : 'idle'
-          : 'killed';
-    const resultRedactions = await updateSubagentRun(db, run, {
-      status,
-      result: text.slice(0, 4_000),
-      updated_at: input.now,
-      ...(ended ? { ended_at: input.now } : {}),
-    });
-    logRedactions('subagent_result', resultRedactions, { subagentId: run.id });
-    if (ended) {
-      const deps = depsForAgent(allDeps, input.agentId);
-      const outcome = input.outcome === 'done' ? 'ok' : input.outcome === 'failed' ? 'error' : 'killed';
-      await engineOf(deps).onSubagentEnded?.({ childSessionKey: input.sessionKey, outcome });
-    }
-    if (!allDeps.sessions) throw new Error('this worker has no Temporal client for announces (ActivityDeps.sessions)');
-    await allDeps.sessions.enqueue(
-      { agentId: run.agent_id, sessionKey: run.parent_session_key, ...(input.tuning ? { tuning: input.tuning } : {}) },
-      {
-        requestId: announceRequestId(run.id, input.key),
-        turn: {
-          text: announceText({
-            subagentId: run.id,
-            label: run.label,
-            childSessionKey: run.child_session_key,
-            mode: run.mode,
-            outcome: input.outcome,
-            parts,
-          }),
-          event: 'subagent_announce',
-          announce: { subagentId: run.id, key: input.key },
-          // The parent's turn answers an event, not a client that listens: nothing to stream.
-          streamReply: false,
-        },
-      },
+/** Checks a `sessions_spawn` call and records the run; a refusal is stored as the call's error result. */
+async function prepareSpawn(ctx: SubagentActivityContext, input: SpawnStepInput): Promise<PrepareSpawnResult> {
+  const deps = depsForAgent(ctx.allDeps, input.agentId);
+  const existing = await getSubagentRun(ctx.db, input.agentId, input.subagentId);
+  if (existing) return spawnOf(existing);
+  const done = await storedToolResult(deps, input);
+  if (done) return { kind: 'refused', entryId: done.entryId };
+  const refuse = async (why: string): Promise<PrepareSpawnResult> => {
+    const stored = await storeToolResult(deps, input, SESSIONS_SPAWN, errorOutput(`sessions_spawn refused: ${why}`));
+    return { kind: 'refused', entryId: stored.entryId };
+  };
+  const call = await loadToolCall(deps, input);
+  if (!call) return refuse(`tool call ${input.toolCallId} not found`);
+  const parsed = sessionsSpawnInput.safeParse(toolCallArguments(call) ?? {});
+  if (!parsed.success)
+    return refuse(parsed.error.issues.map((i) => `${i.path.join('.') || '(input)'}: ${i.message}`).join('; '));
+  const task = renderSpawnTask(parsed.data);
+  if ('problem' in task) return refuse(task.problem);
+  const depth = await nextSpawnDepth(ctx.db, input.agentId, input.sessionKey);
+  if (depth > deps.config.subagentMaxDepth) {
+    return refuse(
+      `spawn depth ${depth} is over this agent's limit of ${deps.config.subagentMaxDepth} (subagentMaxDepth); do the work yourself`,
     );
-    log.info('subagent announced to its parent', {
-      subagentId: run.id,
-      parentSessionKey: run.parent_session_key,
-      outcome: input.outcome,
-      key: input.key,
+  }
+  const live = await liveChildren(ctx.db, input.agentId, input.sessionKey);
+  if (live.length >= deps.config.subagentMaxChildren) {
+    return refuse(
+      `${live.length} subagents are already running (${live.map((r) => r.id).join(', ')}), the limit is ${deps.config.subagentMaxChildren} (subagentMaxChildren); wait for their results or kill one with the subagents tool`,
+    );
+  }
+  const childAgentId = parsed.data.agentId ?? input.agentId;
+  let childSessionKey: string;
+  try {
+    childSessionKey = buildSessionKey({ kind: 'subagent', agentId: childAgentId, subagentId: input.subagentId });
+  } catch (err) {
+    return refuse(`agentId: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  await engineOf(deps).prepareSubagentSpawn?.({ parentSessionKey: input.sessionKey, childSessionKey });
+  const taskRedactions = await insertSubagentRun(ctx.db, {
+    id: input.subagentId,
+    agent_id: input.agentId,
+    parent_session_key: input.sessionKey,
+    parent_session_id: input.sessionId,
+    child_session_key: childSessionKey,
+    child_agent_id: childAgentId,
+    mode: parsed.data.mode ?? 'run',
+    depth,
+    status: 'running',
+    task: task.text,
+    label: parsed.data.label ?? null,
+    budget: parsed.data.budget ? JSON.stringify(parsed.data.budget) : null,
+    tool_call_id: input.toolCallId,
+    created_at: input.now,
+    updated_at: input.now,
+  });
+  logRedactions('subagent_task', taskRedactions, { subagentId: input.subagentId });
+  return spawnOf((await getSubagentRun(ctx.db, input.agentId, input.subagentId))!);
+}
+
+/** The spawn's tool result, once the child workflow runs. */
+async function recordSpawn(ctx: SubagentActivityContext, input: RecordSpawnInput): Promise<{ entryId: string }> {
+  const deps = depsForAgent(ctx.allDeps, input.agentId);
+  await ctx.db
+    .updateTable('subagent_runs')
+    .set({ workflow_id: input.workflowId })
+    .where('agent_id', '=', input.agentId)
+    .where('id', '=', input.subagentId)
+    .execute();
+  const done = await storedToolResult(deps, input);
+  if (done) return { entryId: done.entryId };
+  const run = (await getSubagentRun(ctx.db, input.agentId, input.subagentId))!;
+  const text =
+    `Spawned subagent ${run.id}${run.label ? ` ("${run.label}")` : ''} in session ${run.child_session_key} (mode ${run.mode}). ` +
+    'It works on its own; its result arrives here as a message when it finishes. Do not spawn it again. ' +
+    'sessions_history reads its transcript, sessions_send steers it, subagents lists or kills it.';
+  return storeToolResult(deps, input, SESSIONS_SPAWN, textOutput(text));
+}
+
+/**
+ * A child's result: recorded on its run, then admitted to the parent's session (started again if
+ * it closed). Retried until Temporal takes it; the parent's claim makes a repeat harmless.
+ */
+async function announceToParent(ctx: SubagentActivityContext, input: AnnounceInput): Promise<AnnounceResult> {
+  const run = subagentIdOf(input.sessionKey)
+    ? await runOfChildSession(ctx.db, input.agentId, input.sessionKey)
+    : undefined;
+  if (!run) throw ApplicationFailure.nonRetryable(`no subagent run for ${input.sessionKey}`, FailureTypes.InvalidInput);
+  // The parent session was reset since the spawn: the run was recorded killed then, nobody to tell.
+  const parent = await getSession(ctx.db, run.agent_id, run.parent_session_key);
+  if (parent && run.parent_session_id !== null && parent.session_id !== run.parent_session_id) return { ended: true };
+  const parts = await announcedParts(ctx, input);
+  const text = parts.map((p) => p.text).join('\n');
+  const ended = run.mode === 'run' || input.outcome === 'killed';
+  const status =
+    input.outcome === 'done'
+      ? ended
+        ? 'done'
+        : 'idle'
+      : input.outcome === 'failed'
+        ? ended
+          ? 'failed'
+          : 'idle'
+        : 'killed';
+  const resultRedactions = await updateSubagentRun(ctx.db, run, {
+    status,
+    result: text.slice(0, 4_000),
+    updated_at: input.now,
+    ...(ended ? { ended_at: input.now } : {}),
+  });
+  logRedactions('subagent_result', resultRedactions, { subagentId: run.id });
+  if (ended) {
+    const deps = depsForAgent(ctx.allDeps, input.agentId);
+    const outcome = input.outcome === 'done' ? 'ok' : input.outcome === 'failed' ? 'error' : 'killed';
+    await engineOf(deps).onSubagentEnded?.({ childSessionKey: input.sessionKey, outcome });
+  }
+  if (!ctx.allDeps.sessions)
+    throw new Error('this worker has no Temporal client for announces (ActivityDeps.sessions)');
+  await ctx.allDeps.sessions.enqueue(
+    { agentId: run.agent_id, sessionKey: run.parent_session_key, ...(input.tuning ? { tuning: input.tuning } : {}) },
+    {
+      requestId: announceRequestId(run.id, input.key),
+      turn: {
+        text: announceText({
+          subagentId: run.id,
+          label: run.label,
+          childSessionKey: run.child_session_key,
+          mode: run.mode,
+          outcome: input.outcome,
+          parts,
+        }),
+        event: 'subagent_announce',
+        announce: { subagentId: run.id, key: input.key },
+        // The parent's turn answers an event, not a client that listens: nothing to stream.
+        streamReply: false,
+      },
+    },
+  );
+  log.info('subagent announced to its parent', {
+    subagentId: run.id,
+    parentSessionKey: run.parent_session_key,
+    outcome: input.outcome,
+    key: input.key,
+  });
+  return { ended };
+}
+
+/** The run's answers as the parent reads them, each titled by what it answers; a kill comes last. */
+async function announcedParts(ctx: SubagentActivityContext, input: AnnounceInput): Promise<AnnouncedPart[]> {
+  const parts: AnnouncedPart[] = [];
+  let steers = 0;
+  for (const answer of input.answers ?? legacyAnswer(input)) {
+    const title = answer.key.startsWith('task:') ? 'Answer to the task' : `Answer to message ${++steers} sent to it`;
+    parts.push({
+      title,
+      text:
+        answer.outcome === 'done'
+          ? await replyText(ctx, input, answer.replyEntryId)
+          : `the request failed: ${answer.error}`,
     });
-    return { ended };
   }
+  if (input.outcome === 'killed') parts.push({ title: 'Killed', text: input.error ?? 'killed before it finished' });
+  return parts;
+}
 
-  /** The run's answers as the parent reads them, each titled by what it answers; a kill comes last. */
-  async function announcedParts(input: AnnounceInput): Promise<AnnouncedPart[]> {
-    const parts: AnnouncedPart[] = [];
-    let steers = 0;
-    for (const answer of input.answers ?? legacyAnswer(input)) {
-      const title = answer.key.startsWith('task:') ? 'Answer to the task' : `Answer to message ${++steers} sent to it`;
-      parts.push({
-        title,
-        text:
-          answer.outcome === 'done'
-            ? await replyText(input, answer.replyEntryId)
-            : `the request failed: ${answer.error}`,
-      });
-    }
-    if (input.outcome === 'killed') parts.push({ title: 'Killed', text: input.error ?? 'killed before it finished' });
-    return parts;
-  }
-
-  async function replyText(input: AnnounceInput, replyEntryId: string): Promise<string> {
-    const session = await getSession(db, input.agentId, input.sessionKey);
-    const entry =
-      session && replyEntryId ? await getEntry(db, input.agentId, session.session_id, replyEntryId) : undefined;
-    const message =
-      entry?.type === 'message' && entry.payload.message.role === 'assistant' ? entry.payload.message : undefined;
-    const text = (message?.content ?? [])
-      .filter((b): b is { type: 'text'; text: string } => b.type === 'text')
-      .map((b) => b.text)
-      .join('\n');
-    // A run cut at its budget says so: the parent decides whether to continue it.
-    return message?.runStop ? `${text}\n\n(The subagent ${describeStopReason(message.runStop)}.)` : text;
-  }
-
-  return { prepareSpawn, recordSpawn, announceToParent };
+async function replyText(ctx: SubagentActivityContext, input: AnnounceInput, replyEntryId: string): Promise<string> {
+  const session = await getSession(ctx.db, input.agentId, input.sessionKey);
+  const entry =
+    session && replyEntryId ? await getEntry(ctx.db, input.agentId, session.session_id, replyEntryId) : undefined;
+  const message =
+    entry?.type === 'message' && entry.payload.message.role === 'assistant' ? entry.payload.message : undefined;
+  const text = (message?.content ?? [])
+    .filter((b): b is { type: 'text'; text: string } => b.type === 'text')
+    .map((b) => b.text)
+    .join('\n');
+  // A run cut at its budget says so: the parent decides whether to continue it.
+  return message?.runStop ? `${text}\n\n(The subagent ${describeStopReason(message.runStop)}.)` : text;
 }
 
 /** The one answer an announce of older workflow code carries (none for a kill). */

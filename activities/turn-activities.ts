@@ -81,7 +81,7 @@ export interface BeginTurnResult {
 }
 
 /**
- * A turn's first step: `beginTurn`'s work, then, when nothing stands before the model (a bare reset,
+ * A turn's first step: the begin's work, then, when nothing stands before the model (a bare reset,
  * a duplicate announce, a preflight compaction, subagents to cancel), the turn's first model call,
  * in one activity. One workflow task and one local-activity marker fewer per turn, and the call
  * reuses what the begin read.
@@ -111,10 +111,35 @@ export interface FinishTurnInput {
   readonly touch?: boolean;
 }
 
+/** The session a step is for. */
+interface SessionIdsInput {
+  readonly agentId: string;
+  readonly sessionKey: string;
+}
+
+/** A manual compaction's first step: the session it is for (`now` and `newSessionId` ride along from the workflow). */
+interface BeginCompactionInput extends SessionIdsInput {
+  readonly now: string;
+  readonly newSessionId: string;
+}
+
+/** The counters a session workflow saves when it closes after a quiet period. */
+interface SaveSessionCountersInput extends SessionIdsInput {
+  readonly counters: SessionCarriedState;
+}
+
 /** The begin's result, with the turn's context it read (the model call that follows reads nothing again). */
 interface Begun {
   readonly result: BeginTurnResult;
   readonly turn: TurnContext;
+}
+
+/** What the turn activities of a worker share: its deps, its memo of replies not stored yet, and its model call. */
+interface TurnActivityContext {
+  readonly allDeps: ActivityDeps;
+  readonly db: ActivityDeps['db'];
+  readonly replyHold: ReturnType<typeof turnReplyHold>;
+  readonly modelCall: ReturnType<typeof createModelCall>['modelCall'];
 }
 
 /**
@@ -122,258 +147,292 @@ interface Begun {
  * `replies`: the worker's memo of replies received and not stored yet (shared with the flush and the summarizer).
  */
 export function createTurnActivities(allDeps: ActivityDeps, replies = new ReceivedReplies()) {
-  const { db } = allDeps;
   // A reply received waits here until stored: a retry after a failed write does not call the model again.
   const replyHold = turnReplyHold(replies, allDeps.config.encryptionKeys !== undefined);
   // This worker's copies of active windows: sticky execution sends a session's turns here, so a turn reads only what is new.
   const { modelCall } = createModelCall(allDeps, new ActiveWindowCache(allDeps.config.contextCacheBytes), replyHold);
+  const ctx: TurnActivityContext = { allDeps, db: allDeps.db, replyHold, modelCall };
+  return {
+    beginTurn: (input: BeginTurnInput) => beginTurn(ctx, input),
+    startTurn: (input: StartTurnInput) => startTurn(ctx, input),
+    callModel: (input: CallModelInput) => callModel(ctx, input),
+    finishTurn: (input: FinishTurnInput) => finishTurn(ctx, input),
+    beginCompaction: (input: BeginCompactionInput) => beginCompaction(ctx, input),
+    loadSessionCounters: (input: SessionIdsInput) => loadSessionCounters(ctx, input),
+    saveSessionCounters: (input: SaveSessionCountersInput) => saveSessionCounters(ctx, input),
+  };
+}
 
-  /** Ensures the session row and appends the user's message once, whatever the retries. */
-  async function beginTurn(input: BeginTurnInput): Promise<BeginTurnResult> {
-    return (await begin(input)).result;
+/** Ensures the session row and appends the user's message once, whatever the retries. */
+async function beginTurn(ctx: TurnActivityContext, input: BeginTurnInput): Promise<BeginTurnResult> {
+  return (await begin(ctx, input)).result;
+}
+
+/**
+ * The turn's begin, then its first model call, unless the workflow has work before it (see
+ * `StartTurnInput`). A retry runs both again: each is idempotent on its own.
+ */
+async function startTurn(ctx: TurnActivityContext, input: StartTurnInput): Promise<StartTurnResult> {
+  // Taken before anything that may fail: a reply an earlier attempt received stays held for the next.
+  const held = ctx.replyHold.take(input.call.assistantEntryId);
+  const { result, turn } = await begin(ctx, input);
+  if (result.resetOnly || result.duplicate || result.preflightCompaction || result.orphanedChildren)
+    return { kind: 'begun', begun: result };
+  const { call } = input;
+  const firstCall: CallModelInput = {
+    agentId: input.agentId,
+    sessionKey: input.sessionKey,
+    sessionId: result.sessionId,
+    ...(input.turn !== undefined ? { turn: input.turn } : {}),
+    assistantEntryId: call.assistantEntryId,
+    parentId: input.userEntryId,
+    now: input.now,
+    precheck: true,
+    ...(call.requestId !== undefined ? { requestId: call.requestId } : {}),
+    finish: call.finish,
+    ...(input.task ? { task: input.task } : {}),
+  };
+  let outcome: ModelCallOutcome;
+  try {
+    outcome = await ctx.modelCall(firstCall, turn, held);
+  } catch (err) {
+    throw withBegun(err, result);
   }
+  return { ...(await markApprovals(ctx.allDeps, firstCall, outcome)), begun: result };
+}
 
-  /**
-   * The turn's begin, then its first model call, unless the workflow has work before it (see
-   * `StartTurnInput`). A retry runs both again: each is idempotent on its own.
-   */
-  async function startTurn(input: StartTurnInput): Promise<StartTurnResult> {
-    // Taken before anything that may fail: a reply an earlier attempt received stays held for the next.
-    const held = replyHold.take(input.call.assistantEntryId);
-    const { result, turn } = await begin(input);
-    if (result.resetOnly || result.duplicate || result.preflightCompaction || result.orphanedChildren)
-      return { kind: 'begun', begun: result };
-    const { call } = input;
-    const firstCall: CallModelInput = {
-      agentId: input.agentId,
-      sessionKey: input.sessionKey,
-      sessionId: result.sessionId,
-      ...(input.turn !== undefined ? { turn: input.turn } : {}),
-      assistantEntryId: call.assistantEntryId,
-      parentId: input.userEntryId,
-      now: input.now,
-      precheck: true,
-      ...(call.requestId !== undefined ? { requestId: call.requestId } : {}),
-      finish: call.finish,
-      ...(input.task ? { task: input.task } : {}),
-    };
-    const outcome = await markApprovals(allDeps, firstCall, await modelCall(firstCall, turn, held));
-    return { ...outcome, begun: result };
-  }
+/**
+ * Loads the active window, calls the model and stores its reply under the given id. A retry after
+ * the reply was stored returns the stored reply without calling the model again.
+ */
+async function callModel(ctx: TurnActivityContext, input: CallModelInput): Promise<ModelCallOutcome> {
+  const held = ctx.replyHold.take(input.assistantEntryId);
+  return markApprovals(ctx.allDeps, input, await ctx.modelCall(input, await readTurnContext(ctx.allDeps, input), held));
+}
 
-  /**
-   * Loads the active window, calls the model and stores its reply under the given id. A retry after
-   * the reply was stored returns the stored reply without calling the model again.
-   */
-  async function callModel(input: CallModelInput): Promise<ModelCallOutcome> {
-    const held = replyHold.take(input.assistantEntryId);
-    return markApprovals(allDeps, input, await modelCall(input, await readTurnContext(allDeps, input), held));
-  }
-
-  /**
-   * beginTurn's work: the session (created, or rotated when stale), then the user's message. Also
-   * returns the turn's context it read, and whether this attempt appended the message (then no reply
-   * can be stored yet).
-   */
-  async function begin(input: BeginTurnInput): Promise<Begun> {
-    const found = await readSession(input);
-    const { text, reset } = await userText(input);
-    const rotation = await rotateWhenStale(input, found.session, reset);
-    const session = rotation?.session ?? found.session;
-    const begun = (appended: boolean): TurnContext =>
-      turnContext(allDeps, input.agentId, session, found.learnedWindow, { replyAbsent: appended });
-    const budget = resolveRunBudget(depsForAgent(allDeps, input.agentId).config, input.budget);
-    const base = { sessionId: session.session_id, budget, ...(rotation ? { rotated: rotation.rotated } : {}) };
-    // Children of the session that just ended do not go on silently: the workflow cancels them.
-    const orphans = rotation ? await orphanedChildren(db, input.agentId, input.sessionKey, session.session_id) : [];
-    const orphaned = orphans.length > 0 ? { orphanedChildren: orphans } : {};
-    if (text === '')
-      return { result: { ...base, preflightCompaction: false, resetOnly: true, ...orphaned }, turn: begun(false) };
-    if (
-      input.announce &&
-      !(await claimAnnounce(db, input.announce.subagentId, input.announce.key, input.userEntryId, input.now))
-    ) {
-      return {
-        result: { ...base, preflightCompaction: false, resetOnly: false, duplicate: true },
-        turn: begun(false),
-      };
-    }
-    const lastEntryId = rotation ? rotation.lastEntryId : await markCancelledTurn(input, session, found.lastEntryId);
-    const appended = await appendUserMessage(input, session, text, lastEntryId);
-    // A subagent's report is heard on the session's event streams.
-    if (appended && input.announce) await publishSessionEvent(db, input, (m, f) => log.warn(m, f));
-    const limit = depsForAgent(allDeps, input.agentId).config.maxActiveTranscriptBytes;
-    const preflightCompaction =
-      limit > 0 && (await activeTranscriptBytes(db, input.agentId, session.session_id)) > limit;
-    return { result: { ...base, preflightCompaction, resetOnly: false, ...orphaned }, turn: begun(appended) };
-  }
-
-  /**
-   * The session row, its model's learned window and the transcript's last entry (the user message's
-   * parent) in one statement, which also releases the raw arguments of abandoned tool calls: no
-   * secret outlives the turn that needed it, even when a tool failed for good. A new session's row
-   * is created first, then read the same way.
-   */
-  async function readSession(input: BeginTurnInput) {
-    const deps = depsForAgent(allDeps, input.agentId);
-    const found = await readOrCreateSessionForTurn(db, {
-      agentId: input.agentId,
-      sessionKey: input.sessionKey,
-      defaultModel: deps.config.model,
-      releaseToolArgsBefore: input.now,
-      create: { newSessionId: input.newSessionId, now: new Date(input.now), chatType: chatTypeOfKey(input.sessionKey) },
-    });
-    // The input names no session id (this finds it): the activity's later lines name it.
-    addLogAttributes({ sessionId: found.session.session_id });
-    return found;
-  }
-
-  /** The message the turn stores (a subagent's task is read from its run) and the reset command it carries, if any. */
-  async function userText(input: BeginTurnInput): Promise<{ text: string; reset: boolean }> {
-    const message = input.subagentTask
-      ? await subagentTaskText(db, input.agentId, input.sessionKey, () => cancelOwnWorkflow(allDeps))
-      : input.text;
-    const reset = parseResetCommand(message);
-    return { text: reset ? (reset.remainder ?? '') : message, reset: reset !== undefined };
-  }
-
-  /**
-   * Freshness (OpenClaw session reset): a reset command, the daily boundary or idle expiry starts a
-   * new sessionId. The new id is deterministic, so a retried beginTurn never rotates twice. Returns
-   * the new session, why it started and its last entry; undefined when the session goes on.
-   */
-  async function rotateWhenStale(input: BeginTurnInput, session: SessionRow, resetRequested: boolean) {
-    // System events neither refresh nor expire freshness.
-    if ((input.event !== undefined && isSystemEvent(input.event)) || session.session_id === input.newSessionId)
-      return undefined;
-    const now = new Date(input.now);
-    const freshness = evaluateFreshness(
-      { sessionStartedAt: session.session_started_at, lastInteractionAt: session.last_interaction_at },
-      { now, policy: resetPolicyOf(depsForAgent(allDeps, input.agentId).config), resetRequested },
-    );
-    if (
-      freshness.fresh ||
-      !(await rotateSession(db, {
-        agentId: input.agentId,
-        sessionKey: input.sessionKey,
-        newSessionId: input.newSessionId,
-        now,
-      }))
-    )
-      return undefined;
-    const rotated = (await getSession(db, input.agentId, input.sessionKey))!;
-    addLogAttributes({ sessionId: rotated.session_id });
+/**
+ * beginTurn's work: the session (created, or rotated when stale), then the user's message. Also
+ * returns the turn's context it read, and whether this attempt appended the message (then no reply
+ * can be stored yet).
+ */
+async function begin(ctx: TurnActivityContext, input: BeginTurnInput): Promise<Begun> {
+  // The agent's deps, resolved once for every step of the begin.
+  const agent = depsForAgent(ctx.allDeps, input.agentId);
+  const found = await readSession(ctx, agent, input);
+  const { text, reset } = await userText(ctx, input);
+  const rotation = await rotateWhenStale(ctx, agent, input, found.session, reset);
+  const session = rotation?.session ?? found.session;
+  const begun = (appended: boolean): TurnContext =>
+    turnContext(ctx.allDeps, input.agentId, session, found.learnedWindow, { replyAbsent: appended });
+  const budget = resolveRunBudget(agent.config, input.budget);
+  const base = { sessionId: session.session_id, budget, ...(rotation ? { rotated: rotation.rotated } : {}) };
+  // Children of the session that just ended do not go on silently: the workflow cancels them.
+  const orphans = rotation ? await orphanedChildren(ctx.db, input.agentId, input.sessionKey, session.session_id) : [];
+  const orphaned = orphans.length > 0 ? { orphanedChildren: orphans } : {};
+  if (text === '')
+    return { result: { ...base, preflightCompaction: false, resetOnly: true, ...orphaned }, turn: begun(false) };
+  if (
+    input.announce &&
+    !(await claimAnnounce(ctx.db, input.announce.subagentId, input.announce.key, input.userEntryId, input.now))
+  ) {
     return {
-      session: rotated,
-      rotated: freshness.reason,
-      lastEntryId: (await tailEntries(db, input.agentId, rotated.session_id, 1))[0]?.id,
+      result: { ...base, preflightCompaction: false, resetOnly: false, duplicate: true },
+      turn: begun(false),
     };
   }
+  const lastEntryId = rotation ? rotation.lastEntryId : await markCancelledTurn(ctx, input, session, found.lastEntryId);
+  const appended = await appendUserMessage(ctx, agent, input, session, text, lastEntryId);
+  // A subagent's report is heard on the session's event streams.
+  if (appended && input.announce) await publishSessionEvent(ctx.db, input, (m, f) => log.warn(m, f));
+  const limit = agent.config.maxActiveTranscriptBytes;
+  const preflightCompaction =
+    limit > 0 && (await activeTranscriptBytes(ctx.db, input.agentId, session.session_id)) > limit;
+  return { result: { ...base, preflightCompaction, resetOnly: false, ...orphaned }, turn: begun(appended) };
+}
 
-  /**
-   * Appends the user's message, redacted, unless this is a retry that finds it already last (nothing
-   * is appended before the model call). A retried startTurn may find its reply after it: the append's
-   * conflict on the id then writes nothing. Returns whether this attempt appended it.
-   */
-  async function appendUserMessage(
-    input: BeginTurnInput,
-    session: SessionRow,
-    text: string,
-    lastEntryId: string | undefined,
-  ): Promise<boolean> {
-    // The store replaces what PostgreSQL cannot hold (NUL, lone surrogates); say so once, here.
-    const unstorable = findUnstorable(text);
-    if (unstorable)
-      log.warn('user message had characters PostgreSQL cannot store; stored with U+FFFD in their place', {
-        sessionKey: input.sessionKey,
-        ...unstorable,
-      });
-    if (lastEntryId === input.userEntryId) return false;
-    const entry: MessageEntry = {
-      type: 'message',
-      id: input.userEntryId,
-      parentId: lastEntryId ?? null,
-      timestamp: input.now,
-      message: { role: 'user', content: text, timestamp: Date.parse(input.now) },
-      ...(input.event && input.event !== 'user_message' && input.event !== 'subagent_announce'
-        ? { systemEvent: input.event }
-        : {}),
-    };
-    const estimate = depsForAgent(allDeps, input.agentId).estimate(entry.message);
-    const { inserted, redactions } = await appendEntriesRedacted(db, input.agentId, session.session_id, [
-      { entry, tokenEstimate: estimate },
-    ]);
-    logRedactions('user_message', redactions, { entryId: entry.id });
-    return inserted > 0;
+/**
+ * The session row, its model's learned window and the transcript's last entry (the user message's
+ * parent) in one statement, which also releases the raw arguments of abandoned tool calls: no
+ * secret outlives the turn that needed it, even when a tool failed for good. A new session's row
+ * is created first, then read the same way.
+ */
+async function readSession(ctx: TurnActivityContext, deps: ActivityDeps, input: BeginTurnInput) {
+  const found = await readOrCreateSessionForTurn(ctx.db, {
+    agentId: input.agentId,
+    sessionKey: input.sessionKey,
+    defaultModel: deps.config.model,
+    releaseToolArgsBefore: input.now,
+    create: { newSessionId: input.newSessionId, now: new Date(input.now), chatType: chatTypeOfKey(input.sessionKey) },
+  });
+  // The input names no session id (this finds it): the activity's later lines name it.
+  addLogAttributes({ sessionId: found.session.session_id });
+  return found;
+}
+
+/** The message the turn stores (a subagent's task is read from its run) and the reset command it carries, if any. */
+async function userText(ctx: TurnActivityContext, input: BeginTurnInput): Promise<{ text: string; reset: boolean }> {
+  const message = input.subagentTask
+    ? await subagentTaskText(ctx.db, input.agentId, input.sessionKey, () => cancelOwnWorkflow(ctx.allDeps))
+    : input.text;
+  const reset = parseResetCommand(message);
+  return { text: reset ? (reset.remainder ?? '') : message, reset: reset !== undefined };
+}
+
+/**
+ * Freshness (OpenClaw session reset): a reset command, the daily boundary or idle expiry starts a
+ * new sessionId. The new id is deterministic, so a retried beginTurn never rotates twice. Returns
+ * the new session, why it started and its last entry; undefined when the session goes on.
+ */
+async function rotateWhenStale(
+  ctx: TurnActivityContext,
+  agent: ActivityDeps,
+  input: BeginTurnInput,
+  session: SessionRow,
+  resetRequested: boolean,
+) {
+  // System events neither refresh nor expire freshness.
+  if ((input.event !== undefined && isSystemEvent(input.event)) || session.session_id === input.newSessionId)
+    return undefined;
+  const now = new Date(input.now);
+  const freshness = evaluateFreshness(
+    { sessionStartedAt: session.session_started_at, lastInteractionAt: session.last_interaction_at },
+    { now, policy: resetPolicyOf(agent.config), resetRequested },
+  );
+  if (
+    freshness.fresh ||
+    !(await rotateSession(ctx.db, {
+      agentId: input.agentId,
+      sessionKey: input.sessionKey,
+      newSessionId: input.newSessionId,
+      now,
+    }))
+  )
+    return undefined;
+  const rotated = (await getSession(ctx.db, input.agentId, input.sessionKey))!;
+  addLogAttributes({ sessionId: rotated.session_id });
+  return {
+    session: rotated,
+    rotated: freshness.reason,
+    lastEntryId: (await tailEntries(ctx.db, input.agentId, rotated.session_id, 1))[0]?.id,
+  };
+}
+
+/**
+ * Appends the user's message, redacted, unless this is a retry that finds it already last (nothing
+ * is appended before the model call). A retried startTurn may find its reply after it: the append's
+ * conflict on the id then writes nothing. Returns whether this attempt appended it.
+ */
+async function appendUserMessage(
+  ctx: TurnActivityContext,
+  agent: ActivityDeps,
+  input: BeginTurnInput,
+  session: SessionRow,
+  text: string,
+  lastEntryId: string | undefined,
+): Promise<boolean> {
+  // The store replaces what PostgreSQL cannot hold (NUL, lone surrogates); say so once, here.
+  const unstorable = findUnstorable(text);
+  if (unstorable)
+    log.warn('user message had characters PostgreSQL cannot store; stored with U+FFFD in their place', {
+      sessionKey: input.sessionKey,
+      ...unstorable,
+    });
+  if (lastEntryId === input.userEntryId) return false;
+  const entry: MessageEntry = {
+    type: 'message',
+    id: input.userEntryId,
+    parentId: lastEntryId ?? null,
+    timestamp: input.now,
+    message: { role: 'user', content: text, timestamp: Date.parse(input.now) },
+    ...(input.event && input.event !== 'user_message' && input.event !== 'subagent_announce'
+      ? { systemEvent: input.event }
+      : {}),
+  };
+  const estimate = agent.estimate(entry.message);
+  const { inserted, redactions } = await appendEntriesRedacted(ctx.db, input.agentId, session.session_id, [
+    { entry, tokenEstimate: estimate },
+  ]);
+  logRedactions('user_message', redactions, { entryId: entry.id });
+  return inserted > 0;
+}
+
+/**
+ * The cancelled turn before this one is marked, so its entries never reach a model again; returns
+ * the entry this turn's message follows. Once, whatever the retries: nothing is written when the
+ * marker or this turn's message is already the last entry, or the turn left no entry in this session.
+ */
+async function markCancelledTurn(
+  ctx: TurnActivityContext,
+  input: BeginTurnInput,
+  session: SessionRow,
+  lastEntryId: string | undefined,
+): Promise<string | undefined> {
+  const cancelled = input.cancelledTurn;
+  if (!cancelled || lastEntryId === cancelled.markerId || lastEntryId === input.userEntryId) return lastEntryId;
+  // A turn cancelled before its message was stored, or in a session since reset, has nothing here to mark.
+  if (!(await getEntry(ctx.db, input.agentId, session.session_id, cancelled.userEntryId))) return lastEntryId;
+  const entry = cancelledTurnEntry(cancelled.markerId, lastEntryId ?? null, cancelled.userEntryId, input.now);
+  await appendEntriesRedacted(ctx.db, input.agentId, session.session_id, [{ entry, tokenEstimate: 0 }]);
+  return cancelled.markerId;
+}
+
+/**
+ * Finds the session a manual compaction is for. An unknown key fails with a non-retryable
+ * `KeelUnknownSession` and creates nothing: a typo must not become a session.
+ */
+async function beginCompaction(ctx: TurnActivityContext, input: BeginCompactionInput): Promise<{ sessionId: string }> {
+  const session = await getSession(ctx.db, input.agentId, input.sessionKey);
+  if (!session) {
+    throw ApplicationFailure.create({
+      message: `agent ${input.agentId} has no session ${input.sessionKey}; nothing to compact (check the key: sessions exist once a message was sent or imported)`,
+      type: FailureTypes.UnknownSession,
+      nonRetryable: true,
+    });
   }
+  return { sessionId: session.session_id };
+}
 
-  /**
-   * The cancelled turn before this one is marked, so its entries never reach a model again; returns
-   * the entry this turn's message follows. Once, whatever the retries: nothing is written when the
-   * marker or this turn's message is already the last entry, or the turn left no entry in this session.
-   */
-  async function markCancelledTurn(
-    input: BeginTurnInput,
-    session: SessionRow,
-    lastEntryId: string | undefined,
-  ): Promise<string | undefined> {
-    const cancelled = input.cancelledTurn;
-    if (!cancelled || lastEntryId === cancelled.markerId || lastEntryId === input.userEntryId) return lastEntryId;
-    // A turn cancelled before its message was stored, or in a session since reset, has nothing here to mark.
-    if (!(await getEntry(db, input.agentId, session.session_id, cancelled.userEntryId))) return lastEntryId;
-    const entry = cancelledTurnEntry(cancelled.markerId, lastEntryId ?? null, cancelled.userEntryId, input.now);
-    await appendEntriesRedacted(db, input.agentId, session.session_id, [{ entry, tokenEstimate: 0 }]);
-    return cancelled.markerId;
-  }
+/** Adds the turn's usage to the session counters and decides flush and compaction from them. */
+async function finishTurn(ctx: TurnActivityContext, input: FinishTurnInput): Promise<FinishTurnResult> {
+  const session = await recordTurnUsage(ctx.db, { ...input, now: new Date(input.now) });
+  // The turn's model call read the window a moment ago: reading model_limits again would only repeat it.
+  const turn = input.contextWindow === undefined ? await readTurnContext(ctx.allDeps, input) : undefined;
+  const agent = turn ?? turnContext(ctx.allDeps, input.agentId, session, undefined, { replyAbsent: false });
+  return decideAfterFinish(agent, session, input.contextTokens, input.contextWindow ?? agent.window);
+}
 
-  /**
-   * Finds the session a manual compaction is for. An unknown key fails with a non-retryable
-   * `KeelUnknownSession` and creates nothing: a typo must not become a session.
-   */
-  async function beginCompaction(input: {
-    agentId: string;
-    sessionKey: string;
-    now: string;
-    newSessionId: string;
-  }): Promise<{ sessionId: string }> {
-    const session = await getSession(db, input.agentId, input.sessionKey);
-    if (!session) {
-      throw ApplicationFailure.create({
-        message: `agent ${input.agentId} has no session ${input.sessionKey}; nothing to compact (check the key: sessions exist once a message was sent or imported)`,
-        type: FailureTypes.UnknownSession,
-        nonRetryable: true,
-      });
-    }
-    return { sessionId: session.session_id };
-  }
+/** The counters a session workflow saved when it closed idle (undefined for a session never closed). */
+async function loadSessionCounters(
+  ctx: TurnActivityContext,
+  input: SessionIdsInput,
+): Promise<Partial<SessionCarriedState> | undefined> {
+  return loadWorkflowState(ctx.db, input.agentId, input.sessionKey);
+}
 
-  /** Adds the turn's usage to the session counters and decides flush and compaction from them. */
-  async function finishTurn(input: FinishTurnInput): Promise<FinishTurnResult> {
-    const session = await recordTurnUsage(db, { ...input, now: new Date(input.now) });
-    // The turn's model call read the window a moment ago: reading model_limits again would only repeat it.
-    const turn = input.contextWindow === undefined ? await readTurnContext(allDeps, input) : undefined;
-    const agent = turn ?? turnContext(allDeps, input.agentId, session, undefined, { replyAbsent: false });
-    return decideAfterFinish(agent, session, input.contextTokens, input.contextWindow ?? agent.window);
-  }
+/** Saves the counters of a session workflow that closes after a quiet period. */
+async function saveSessionCounters(ctx: TurnActivityContext, input: SaveSessionCountersInput): Promise<void> {
+  await saveWorkflowState(ctx.db, input.agentId, input.sessionKey, input.counters);
+}
 
-  /** The counters a session workflow saved when it closed idle (undefined for a session never closed). */
-  async function loadSessionCounters(input: {
-    agentId: string;
-    sessionKey: string;
-  }): Promise<Partial<SessionCarriedState> | undefined> {
-    return loadWorkflowState(db, input.agentId, input.sessionKey);
-  }
+/** The begin's result as the last detail of a first call's overflow failure. */
+export interface OverflowBegun {
+  readonly begun: BeginTurnResult;
+}
 
-  /** Saves the counters of a session workflow that closes after a quiet period. */
-  async function saveSessionCounters(input: {
-    agentId: string;
-    sessionKey: string;
-    counters: SessionCarriedState;
-  }): Promise<void> {
-    await saveWorkflowState(db, input.agentId, input.sessionKey, input.counters);
-  }
-
-  return { beginTurn, startTurn, callModel, finishTurn, beginCompaction, loadSessionCounters, saveSessionCounters };
+/**
+ * A first call the model refused as too long carries the begin's result on its failure, so the
+ * workflow answers it with a compaction without reading the begin again; other failures pass as they are.
+ */
+function withBegun(err: unknown, begun: BeginTurnResult): unknown {
+  if (!(err instanceof ApplicationFailure) || err.type !== FailureTypes.ContextOverflow) return err;
+  const detail: OverflowBegun = { begun };
+  return ApplicationFailure.create({
+    message: err.message,
+    type: err.type,
+    nonRetryable: err.nonRetryable === true,
+    details: [...(err.details ?? []), detail],
+    ...(err.cause ? { cause: err.cause } : {}),
+  });
 }
 
 /** The row's chat_type (direct, group, channel, main, cron, hook, subagent); null for a key Keel cannot parse (imported). */

@@ -93,8 +93,12 @@ export interface AgentTaskResult {
   readonly stopReason?: TurnStopReason;
 }
 
-/** Registered workflow type name of the session workflow (an agent task's child workflow). */
+/** Registered workflow type name of a session's workflow (also the type of runs started before the two below). */
 export const SESSION_WORKFLOW_TYPE = 'sessionWorkflow';
+/** Registered workflow type name of a subagent's session, started by its parent's `sessions_spawn`. */
+export const SUBAGENT_WORKFLOW_TYPE = 'subagentWorkflow';
+/** Registered workflow type name of an application's agent task (`runAgentTask`'s child workflow). */
+export const AGENT_TASK_WORKFLOW_TYPE = 'agentTaskWorkflow';
 
 export interface SessionTuning {
   /** Time a model call may keep retrying transient provider errors (429/529/5xx) before the turn fails. */

@@ -17,6 +17,7 @@ import type {
   CompactionWorkflowResult,
 } from '../src/protocol';
 import type { CompactionOutcome } from '../src/compaction/types';
+import type { CompactionCycleSteps } from '../src/compaction/compaction-cycle';
 import type { IdentifierPolicy } from '../src/compaction/identifiers';
 import { chunkClaimChecks } from './compaction-chunks';
 
@@ -46,7 +47,7 @@ type PlannedRange = { firstEntryId: string; lastEntryId: string };
 export type Progress = { step: CompactionProgress['step'] };
 
 /** One compaction's steps over its input; the workflow calls them in order. */
-export class CompactionSteps {
+export class CompactionSteps implements CompactionCycleSteps<Planned, CompactionWorkflowResult> {
   private readonly summarizer: Activities;
   private readonly policy: IdentifierPolicy;
   private readonly rerun: Extract<CompactionOperation, { kind: 'rerun' }> | undefined;

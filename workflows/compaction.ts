@@ -28,6 +28,7 @@ import {
   type CompactionWorkflowInput,
   type CompactionWorkflowResult,
 } from '../src/protocol';
+import { runCompactionCycle } from '../src/compaction/compaction-cycle';
 import { describeFailure } from './describe-failure';
 import { compactionRef, CompactionSteps, now, store, type Progress } from './compaction-steps';
 
@@ -70,14 +71,10 @@ async function compact(input: CompactionWorkflowInput, progress: Progress): Prom
   if (recorded) return recorded;
   if (input.operation?.kind === 'revert') return steps.revert(input.operation.compactionId);
   // 2. Plan the window, or a rerun's range.
-  const planned = await steps.plan();
-  if (planned.plan.chunks.length === 0) return steps.nothingToSummarize(planned);
-  // 3–5. Summarize the chunks in parallel, merge, guard identifiers, within a deadline derived from the plan;
-  // when no model summary could be had, the extractive one still reclaims the tokens (degraded).
-  const modelSummary = await steps.modelSummary(planned);
-  const summary = modelSummary ?? (await steps.extractiveSummary(planned));
+  // 3–5. Summarize the chunks in parallel, merge, guard identifiers, within a deadline derived from the plan.
   // 6–7. Write the entry and counters once, then mark the row (a rerun not applied keeps its summary on it).
-  return steps.write(planned, summary, modelSummary === undefined);
+  // The same cycle `keel replay` runs in memory.
+  return runCompactionCycle(steps);
 }
 
 function setSearchAttributes(input: CompactionWorkflowInput, status: string): void {

@@ -4,9 +4,11 @@
  * bundled into the application's workflow bundle.
  */
 import * as wf from '@temporalio/workflow';
+import { AGENT_TASK_OWN_WORKFLOW_TYPE } from './patches';
 import {
   DEFAULT_TASK_QUEUE,
   FailureTypes,
+  AGENT_TASK_WORKFLOW_TYPE,
   SESSION_WORKFLOW_TYPE,
   type AgentPromptMode,
   type AgentTaskResult,
@@ -84,7 +86,7 @@ export async function runAgentTask(task: AgentTask): Promise<AgentTaskResult> {
       ...(task.tools ? { tools: [...task.tools] } : {}),
     },
   };
-  const result = await wf.executeChild<(i: SessionWorkflowInput) => Promise<AgentTaskResult>>(SESSION_WORKFLOW_TYPE, {
+  const result = await wf.executeChild<(i: SessionWorkflowInput) => Promise<AgentTaskResult>>(taskWorkflowType(), {
     workflowId,
     taskQueue: task.taskQueue ?? DEFAULT_TASK_QUEUE,
     args: [input],
@@ -97,6 +99,11 @@ export async function runAgentTask(task: AgentTask): Promise<AgentTaskResult> {
     ],
   });
   return result;
+}
+
+/** The workflow type a task's child starts as (its own, unless the caller's history started tasks as sessions). */
+function taskWorkflowType(): string {
+  return wf.patched(AGENT_TASK_OWN_WORKFLOW_TYPE) ? AGENT_TASK_WORKFLOW_TYPE : SESSION_WORKFLOW_TYPE;
 }
 
 /** The task's session and its workflow id; a bad agent id or key fails the caller's workflow, not its task (retrying cannot fix it). */

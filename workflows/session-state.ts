@@ -36,11 +36,11 @@ export class SessionState {
   model: string | undefined;
   compactionCount: number;
   lastCompactionId: string | null;
-  /** The session's prompt tokens by cache use, as the last turn's finishTurn counted them. */
+  /** The session's prompt tokens by cache use, as the last turn's finish counted them. */
   promptCache: PromptCacheCounters | undefined;
   /** What the last model call's context was made of (status). */
   contextSplit: ContextSplit | undefined;
-  /** Threshold compaction paused or held, as the last turn's finishTurn decided (status). */
+  /** Threshold compaction paused or held, as the last turn's finish decided (status). */
   autoCompaction: SessionStatus['autoCompaction'];
   /** True once the run has decided to end: waiting senders are told to ask the next run. */
   draining = false;

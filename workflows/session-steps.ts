@@ -1,26 +1,25 @@
 /**
- * What a session runs, step by step: a turn (begin → model ⇄ tools → finish), the memory flush, and a
- * compaction (flush first, then the compaction child). The session workflow (`session.ts`) decides
- * when; this module decides how. Everything here is workflow code: deterministic, activities only.
+ * A turn, step by step: begin and first model call, model ⇄ tools (approvals, spawns), end. Every
+ * lifecycle's loop (`session-run.ts`) decides when; this module decides how; the jobs a turn may
+ * need (a compaction) are `session-jobs.ts`. Workflow code: deterministic, activities only.
  */
 import * as wf from '@temporalio/workflow';
+import { SUBAGENT_OWN_WORKFLOW_TYPE } from './patches';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
-import type { createTurnActivities, BeginTurnInput, BeginTurnResult } from '../activities/turn-activities';
+import type {
+  createTurnActivities,
+  BeginTurnInput,
+  BeginTurnResult,
+  OverflowBegun,
+} from '../activities/turn-activities';
 import type { CallModelInput, CallModelResult, ModelCallOutcome } from '../activities/parts/model-call';
 import type { FinishTurnResult } from '../activities/parts/turn-finish';
 import type { createToolActivities, RunToolInput, RunToolResult } from '../activities/tool-activities';
-import type { createMemoryActivities, MemoryFlushInput } from '../activities/memory-activities';
-import type { createSubagentActivities, AnnounceResult } from '../activities/subagent-activities';
-import type { createApprovalActivities } from '../activities/approval-activities';
 import {
-  COMPACTION_WORKFLOW_TYPE,
   FailureTypes,
   SESSIONS_SPAWN_TOOL,
-  type SubagentAnswer,
-  compactionWorkflowId,
-  type CompactRequest,
-  type CompactionTriggerName,
-  type CompactionWorkflowInput,
+  SESSION_WORKFLOW_TYPE,
+  SUBAGENT_WORKFLOW_TYPE,
   type CompactionWorkflowResult,
   type SessionCarriedState,
   type SessionWorkflowInput,
@@ -39,52 +38,39 @@ import { sessionWorkflowId } from '../src/sessions/session-key';
 import { KeelAgentId, KeelParentSessionKey, KeelSessionKey } from '../src/temporal/search-attributes';
 import { TurnTiming } from './turn-timing';
 import { TurnProgress } from './turn-progress';
-import type { ApprovalBook } from './approval-book';
+import type { SessionContext } from './session-context';
 import { ApprovalSteps } from './approval-steps';
+import { localActivities } from './local-activities';
+import { SessionJobs, now } from './session-jobs';
 import { TurnSuspended } from './turn-suspended';
 
 type TurnActivities = ReturnType<typeof createTurnActivities>;
 type ToolActivities = ReturnType<typeof createToolActivities>;
-type MemoryActivities = ReturnType<typeof createMemoryActivities>;
-type SubagentActivities = ReturnType<typeof createSubagentActivities>;
-type ApprovalActivities = ReturnType<typeof createApprovalActivities>;
 
 /** A model call already made by `startTurn`: what it answered, or how it failed. */
 type FirstCall = { readonly outcome: ModelCallOutcome } | { readonly error: unknown };
 
-/** Short database steps, run as local activities: retried with a bound in time (a data error is non-retryable). */
-export const localActivities = wf.proxyLocalActivities<
-  TurnActivities & MemoryActivities & SubagentActivities & ApprovalActivities & Pick<ToolActivities, 'storeToolFailure'>
->({
-  startToCloseTimeout: '30s',
-  scheduleToCloseTimeout: '10m',
-  retry: { initialInterval: '200ms', maximumInterval: '5s' },
-});
-
+/** The steps of a turn over its run's context; they read and write the run's state. */
 export class SessionSteps {
-  private readonly ids: { agentId: string; sessionKey: string };
   private readonly model: TurnActivities;
-  private readonly flush: MemoryActivities;
   private readonly tools: ToolActivities;
-  private readonly announcer: SubagentActivities;
   private readonly approvalSteps: ApprovalSteps;
+  private readonly input: SessionWorkflowInput;
+  private readonly state: SessionState;
   /** Model calls this workflow run made: a long turn hands itself on past `maxRoundsPerRun`. */
   private roundsThisRun = 0;
   /** The turn running now: its session and first entry (what a cancel marks). */
   current: { readonly userEntryId: string } | undefined;
 
   constructor(
-    private readonly input: SessionWorkflowInput,
-    private readonly state: SessionState,
-    approvals: ApprovalBook,
-    /** The run must continue as new (Temporal suggests it, or its turn count): a long turn hands itself on. */
-    private readonly mustHandOn: () => boolean = () => false,
-    /** What is carried still fits a continue-as-new input. */
-    private readonly mayHandOn: () => boolean = () => true,
+    private readonly ctx: SessionContext,
+    private readonly jobs: SessionJobs,
   ) {
+    const { input } = ctx;
+    this.input = input;
+    this.state = ctx.state;
+    this.approvalSteps = new ApprovalSteps(ctx.approvals, localActivities);
     const tuning = input.tuning ?? {};
-    this.approvalSteps = new ApprovalSteps(approvals, localActivities);
-    this.ids = { agentId: input.agentId, sessionKey: input.sessionKey };
     // Model calls stream for minutes; heartbeats notice a dead worker long before start-to-close.
     // Transient provider errors (429/529/5xx) retry for a time budget, honouring retry-after.
     this.model = wf.proxyActivities<TurnActivities>({
@@ -92,13 +78,6 @@ export class SessionSteps {
       scheduleToCloseTimeout: tuning.modelRetryBudgetMs ?? DEFAULTS.modelRetryBudgetMs,
       heartbeatTimeout: tuning.modelHeartbeatTimeoutMs ?? 20_000,
       retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '60s' },
-    });
-    // The flush is best effort: a bounded budget, then the compaction goes on without it.
-    this.flush = wf.proxyActivities<MemoryActivities>({
-      startToCloseTimeout: '10m',
-      scheduleToCloseTimeout: tuning.memoryFlushBudgetMs ?? DEFAULTS.memoryFlushBudgetMs,
-      heartbeatTimeout: tuning.modelHeartbeatTimeoutMs ?? 20_000,
-      retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' },
     });
     // A tool's errors, retries and timeout are settled inside the activity (its result says how), so
     // Temporal retries only a lost worker or a failed write, with the call's stable idempotency key.
@@ -109,12 +88,6 @@ export class SessionSteps {
       startToCloseTimeout: DEFAULTS.toolTimeoutMaxMs,
       heartbeatTimeout: tuning.toolHeartbeatTimeoutMs ?? DEFAULTS.toolHeartbeatTimeoutMs,
       retry: { initialInterval: '1s', maximumInterval: '5s', maximumAttempts: 3 },
-    });
-    // An announce must reach the parent: retried while Temporal is away, for a day.
-    this.announcer = wf.proxyActivities<SubagentActivities>({
-      startToCloseTimeout: '1m',
-      scheduleToCloseTimeout: '24h',
-      retry: { initialInterval: '1s', maximumInterval: '60s' },
     });
   }
 
@@ -132,7 +105,7 @@ export class SessionSteps {
       touch,
       request.streamReply === false ? undefined : requestId,
     );
-    const timing = new TurnTiming(this.ids);
+    const timing = new TurnTiming(this.ctx.ids);
     timing.step('model');
     // A cancel may come while the begin is still running: the turn is named by its first entry.
     this.current = { userEntryId: turn.userEntryId };
@@ -150,7 +123,7 @@ export class SessionSteps {
     if (begin.preflightCompaction) {
       timing.step('compaction');
       turn.compactedOnce();
-      await this.compact(begin.sessionId, 'preflight', {}, turn);
+      await this.jobs.compact(begin.sessionId, 'preflight', {}, turn);
     }
     let final: CallModelResult;
     try {
@@ -160,7 +133,7 @@ export class SessionSteps {
         err.ofTurn({ request: { requestId, turn: request }, sessionId: begin.sessionId, progress: turn.snapshot() });
       throw err;
     }
-    return this.finishTurn(begin.sessionId, turn, timing, final);
+    return this.endTurn(begin.sessionId, turn, timing, final);
   }
 
   /**
@@ -170,7 +143,7 @@ export class SessionSteps {
    */
   async resumeTurn(suspended: SuspendedTurn): Promise<TurnResult> {
     const turn = TurnProgress.resumed(suspended.progress);
-    const timing = new TurnTiming(this.ids);
+    const timing = new TurnTiming(this.ctx.ids);
     const { sessionId } = suspended;
     this.current = { userEntryId: turn.userEntryId };
     this.state.turnRunning(turn);
@@ -190,11 +163,11 @@ export class SessionSteps {
         err.ofTurn({ request: suspended.request, sessionId, progress: turn.snapshot() });
       throw err;
     }
-    return this.finishTurn(sessionId, turn, timing, final);
+    return this.endTurn(sessionId, turn, timing, final);
   }
 
   /** The turn's end after its final reply: its counters recorded, its maintenance scheduled, its result. */
-  private async finishTurn(
+  private async endTurn(
     sessionId: string,
     turn: TurnProgress,
     timing: TurnTiming,
@@ -247,14 +220,13 @@ export class SessionSteps {
   /**
    * The turn's begin and first model call in one activity. The call is absent when the begin left the
    * workflow something to do first. A prompt the model refused as too long is handed on as the call's
-   * error, with the begin's result read again (it is idempotent) for the compaction that answers it.
+   * error, with the begin's result its failure carries, for the compaction that answers it.
    */
   private async startTurn(
     request: TurnRequest,
     turn: TurnProgress,
   ): Promise<{ begin: BeginTurnResult; first?: FirstCall }> {
-    const beginInput: BeginTurnInput = {
-      ...this.ids,
+    const beginInput: BeginTurnInput = this.ctx.withIds({
       turn: turn.turn,
       userEntryId: turn.userEntryId,
       text: request.text,
@@ -266,7 +238,7 @@ export class SessionSteps {
       ...(this.input.task ? { task: this.input.task } : {}),
       ...(request.budget ? { budget: request.budget } : {}),
       ...this.cancelledBefore(),
-    };
+    });
     const call = {
       assistantEntryId: wf.uuid4(),
       finish: turn.finish,
@@ -279,7 +251,8 @@ export class SessionSteps {
       return { begin: begun, first: { outcome } };
     } catch (err) {
       if (!isOverflow(err)) throw err;
-      return { begin: await localActivities.beginTurn(beginInput), first: { error: err } };
+      // A history recorded before the overflow carried the begin's result reads the begin again.
+      return { begin: begunOf(err) ?? (await localActivities.beginTurn(beginInput)), first: { error: err } };
     }
   }
 
@@ -336,9 +309,9 @@ export class SessionSteps {
    * the number of rounds.
    */
   private handOnWhenDue(turn: TurnProgress): void {
-    if (!this.mayHandOn()) return;
+    if (!this.ctx.mayHandOn()) return;
     const due = this.roundsThisRun >= (this.input.tuning?.maxRoundsPerRun ?? DEFAULTS.maxRoundsPerRun);
-    if (due || this.mustHandOn()) throw TurnSuspended.beforeRound(turn.modelCalls + 1);
+    if (due || this.ctx.mustHandOn()) throw TurnSuspended.beforeRound(turn.modelCalls + 1);
   }
 
   /** One tool call of a reply; `sessions_spawn` is the workflow's own. Returns its result entry. */
@@ -352,36 +325,38 @@ export class SessionSteps {
     if (call.name === SESSIONS_SPAWN_TOOL) return this.spawn(sessionId, assistantEntryId, call.id, turn.parentId);
     // A call that waits for a person (or already waited in the last run): a denied one is answered without running.
     if (call.approval) {
-      const ref = { ...this.ids, sessionId, assistantEntryId, toolCallId: call.id };
+      const ref = this.ctx.withIds({ sessionId, assistantEntryId, toolCallId: call.id });
       const pending = waiting ?? (await this.approvalSteps.open(ref, call.name, call.approval));
       const denied = await this.approvalSteps.wait(ref, turn, pending);
       if (denied) return denied;
     }
-    return this.runTool({
-      ...this.ids,
-      turn: turn.turn,
-      sessionId,
-      assistantEntryId,
-      toolCallId: call.id,
-      resultEntryId: wf.uuid4(),
-      parentId: turn.parentId,
-      idempotencyKey: `${wf.workflowInfo().workflowId}/${assistantEntryId}/${call.id}`,
-      now: now(),
-      ...(turn.streamTo !== undefined ? { requestId: turn.streamTo } : {}),
-    });
+    return this.runTool(
+      this.ctx.withIds({
+        turn: turn.turn,
+        sessionId,
+        assistantEntryId,
+        toolCallId: call.id,
+        resultEntryId: wf.uuid4(),
+        parentId: turn.parentId,
+        idempotencyKey: `${wf.workflowInfo().workflowId}/${assistantEntryId}/${call.id}`,
+        now: now(),
+        ...(turn.streamTo !== undefined ? { requestId: turn.streamTo } : {}),
+      }),
+    );
   }
 
   /** A turn that ran out of model calls with tool calls pending: its usage is added to the session apart. */
   private async finishWithoutReply(turn: TurnProgress, final: CallModelResult): Promise<FinishTurnResult> {
     const window = final.contextWindow !== undefined ? { contextWindow: final.contextWindow } : {};
-    return localActivities.finishTurn({
-      ...this.ids,
-      usage: turn.usage,
-      contextTokens: final.contextTokens,
-      ...window,
-      now: now(),
-      touch: turn.touch,
-    });
+    return localActivities.finishTurn(
+      this.ctx.withIds({
+        usage: turn.usage,
+        contextTokens: final.contextTokens,
+        ...window,
+        now: now(),
+        touch: turn.touch,
+      }),
+    );
   }
 
   /**
@@ -414,8 +389,7 @@ export class SessionSteps {
     toolCallId: string,
     parentId: string,
   ): Promise<RunToolResult> {
-    const ref = {
-      ...this.ids,
+    const ref = this.ctx.withIds({
       sessionId,
       assistantEntryId,
       toolCallId,
@@ -423,7 +397,7 @@ export class SessionSteps {
       parentId,
       now: now(),
       subagentId: wf.uuid4(),
-    };
+    });
     const prepared = await localActivities.prepareSpawn(ref);
     if (prepared.kind === 'refused') return { entryId: prepared.entryId, isError: true };
     const workflowId = sessionWorkflowId(prepared.childAgentId, prepared.childSessionKey);
@@ -437,7 +411,7 @@ export class SessionSteps {
       },
     };
     try {
-      await wf.startChild('sessionWorkflow', {
+      await wf.startChild(subagentWorkflowType(), {
         workflowId,
         args: [childInput],
         parentClosePolicy: wf.ParentClosePolicy.ABANDON,
@@ -453,118 +427,6 @@ export class SessionSteps {
     }
     const recorded = await localActivities.recordSpawn({ ...ref, workflowId });
     return { entryId: recorded.entryId, isError: false };
-  }
-
-  /**
-   * A subagent session reports its run to its parent: every answer of the run in the order it ran
-   * them, or, when killed, the kill after the answers it had not told yet. The announce's key is the
-   * run's first request (`killed` for a kill); `ended` says the run is over (`run` mode, or killed).
-   */
-  async announce(answers: readonly SubagentAnswer[], killed?: 'killed'): Promise<AnnounceResult> {
-    const base = { ...this.ids, now: now(), answers, ...(this.input.tuning ? { tuning: this.input.tuning } : {}) };
-    if (killed)
-      return this.announcer.announceToParent({
-        ...base,
-        key: 'killed',
-        outcome: 'killed',
-        error: 'killed before it finished',
-      });
-    const [first, last] = [answers[0], answers[answers.length - 1]];
-    if (!first || !last) throw new Error('a subagent announced a run without answers');
-    const key = first.key;
-    if (last.outcome === 'done')
-      return this.announcer.announceToParent({ ...base, key, outcome: 'done', replyEntryId: last.replyEntryId });
-    return this.announcer.announceToParent({ ...base, key, outcome: 'failed', error: last.error });
-  }
-
-  /** A manual compaction between turns (`keel compact`). */
-  async manualCompaction(request: CompactRequest): Promise<CompactionWorkflowResult> {
-    const { sessionId } = await localActivities.beginCompaction({ ...this.ids, now: now(), newSessionId: wf.uuid4() });
-    const result = await this.compact(sessionId, 'manual', request);
-    if (!result)
-      throw wf.ApplicationFailure.nonRetryable(
-        'a compaction of this session is already running; wait for it or retry it with `keel compactions retry`',
-        FailureTypes.InvalidInput,
-      );
-    return result;
-  }
-
-  /** Threshold compaction decided after a turn: a failure is recorded on its row, never thrown into the session. */
-  async thresholdCompaction(sessionId: string): Promise<void> {
-    try {
-      await this.compact(sessionId, 'threshold');
-    } catch (err) {
-      if (!(err instanceof wf.TemporalFailure)) throw err;
-      wf.log.warn('threshold compaction failed; its row records why and an operator can retry it', {
-        sessionKey: this.input.sessionKey,
-        error: describeFailure(err),
-      });
-    }
-  }
-
-  /** The soft-threshold flush, after the reply was returned. */
-  async softThresholdFlush(sessionId: string): Promise<void> {
-    await this.safeFlush(sessionId, 'soft-threshold');
-  }
-
-  /** Memory flush (once per compaction cycle, decided by the activity), then the compaction child. */
-  private async compact(
-    sessionId: string,
-    trigger: CompactionTriggerName,
-    request: CompactRequest = {},
-    turn?: TurnProgress,
-  ): Promise<CompactionWorkflowResult | undefined> {
-    const flush = await this.safeFlush(sessionId, trigger === 'overflow' ? 'overflow' : 'compaction');
-    const compactionInput: CompactionWorkflowInput = {
-      ...this.ids,
-      sessionId,
-      trigger,
-      compactionId: wf.uuid4(),
-      contextWindowTokens: this.state.contextWindow,
-      memoryFlush: flush,
-      ...(request.keepRecentTokens !== undefined ? { keepRecentTokens: request.keepRecentTokens } : {}),
-      ...overhead(this.state.promptOverheadTokens()),
-      ...(request.instructions ? { instructions: request.instructions } : {}),
-      // Inside a turn its task is summarized with the rest: the summary carries it verbatim.
-      ...(turn ? { turnInProgress: { userEntryId: turn.userEntryId } } : {}),
-      ...(this.input.tuning?.summarizeHeartbeatTimeoutMs
-        ? { summarizeHeartbeatTimeoutMs: this.input.tuning.summarizeHeartbeatTimeoutMs }
-        : {}),
-    };
-    try {
-      const result = await wf.executeChild<(i: CompactionWorkflowInput) => Promise<CompactionWorkflowResult>>(
-        COMPACTION_WORKFLOW_TYPE,
-        {
-          workflowId: compactionWorkflowId(this.input.agentId, this.input.sessionKey),
-          args: [compactionInput],
-        },
-      );
-      this.state.recordCompaction(result);
-      return result;
-    } catch (err) {
-      // An operator-started compaction of this session is running: it covers this one.
-      if (err instanceof WorkflowExecutionAlreadyStartedError) return undefined;
-      throw err;
-    }
-  }
-
-  /**
-   * The memory flush never blocks or fails what follows it: its failure (a 529 storm past its budget,
-   * an overflow) is recorded on the session and handed to the compaction row, and the caller goes on.
-   * Returns what it did, in words for the compaction row.
-   */
-  private async safeFlush(sessionId: string, purpose: NonNullable<MemoryFlushInput['purpose']>): Promise<string> {
-    try {
-      const r = await this.flush.memoryFlush({ ...this.ids, sessionId, flushId: wf.uuid4(), now: now(), purpose });
-      if (!r.ran) return `skipped: ${r.skipped ?? 'unknown'}`;
-      return r.tailOnly ? `ran on the recent tail (${r.notes} notes)` : `ran (${r.notes} notes)`;
-    } catch (err) {
-      if (!(err instanceof wf.TemporalFailure) || wf.isCancellation(err)) throw err;
-      const error = describeFailure(err);
-      wf.log.warn('memory flush failed; going on without it', { sessionKey: this.input.sessionKey, error });
-      await localActivities.recordFlushFailure({ ...this.ids, error, now: now() });
-      return `failed: ${error}`;
-    }
   }
 
   /**
@@ -591,7 +453,7 @@ export class SessionSteps {
       } catch (err) {
         if (!isOverflow(err)) throw err;
         turn.compactedOnce();
-        const result = await this.compact(sessionId, 'overflow', {}, turn);
+        const result = await this.jobs.compact(sessionId, 'overflow', {}, turn);
         if (!reclaimed(result) && freedNothing) throw overflowAfterCompaction(result, err);
         freedNothing = !reclaimed(result);
         // A check now would only ask for the compaction that just freed nothing.
@@ -605,15 +467,14 @@ export class SessionSteps {
       // The provider compacted and paused; the activity recorded it. Call again from its summary.
       if (r.kind === 'compacted') this.state.recordCompaction(r.compaction);
       // The pre-call check: the context no longer fits; compact and continue the same turn.
-      else precheck = reclaimed(await this.compact(sessionId, 'threshold', {}, turn));
+      else precheck = reclaimed(await this.jobs.compact(sessionId, 'threshold', {}, turn));
       this.state.turnRunning(turn);
     }
   }
 
   /** A model call of the turn after its first. */
   private callInput(sessionId: string, turn: TurnProgress, precheck: boolean): CallModelInput {
-    return {
-      ...this.ids,
+    return this.ctx.withIds({
       turn: turn.turn,
       sessionId,
       assistantEntryId: wf.uuid4(),
@@ -624,7 +485,7 @@ export class SessionSteps {
       ...(turn.stopReason ? { lastCall: turn.stopReason } : {}),
       ...(turn.streamTo !== undefined ? { requestId: turn.streamTo } : {}),
       ...(this.input.task ? { task: this.input.task } : {}),
-    };
+    });
   }
 }
 
@@ -666,6 +527,11 @@ function takeFirstCall(first: FirstCall): ModelCallOutcome {
   return first.outcome;
 }
 
+/** The workflow type a spawned subagent starts as (its own, unless the history started them as sessions). */
+function subagentWorkflowType(): string {
+  return wf.patched(SUBAGENT_OWN_WORKFLOW_TYPE) ? SUBAGENT_WORKFLOW_TYPE : SESSION_WORKFLOW_TYPE;
+}
+
 /** Cancels another workflow; one already closed is fine. */
 async function cancelQuietly(workflowId: string): Promise<void> {
   try {
@@ -674,10 +540,6 @@ async function cancelQuietly(workflowId: string): Promise<void> {
     if (!(err instanceof wf.TemporalFailure) && !(err instanceof Error && /not found/i.test(err.message))) throw err;
     wf.log.info('subagent of a reset session was already gone', { workflowId });
   }
-}
-
-function now(): string {
-  return new Date().toISOString();
 }
 
 /** The model rejected the prompt as too long (ActivityFailure caused by a ContextOverflow ApplicationFailure). */
@@ -689,7 +551,12 @@ function isOverflow(err: unknown): err is wf.ActivityFailure {
   );
 }
 
-/** The session's prompt overhead for the compaction input, when a call has measured it. */
-function overhead(tokens: number | undefined): { promptOverheadTokens?: number } {
-  return tokens !== undefined ? { promptOverheadTokens: tokens } : {};
+/**
+ * The begin's result an overflow of the turn's first call carries (its failure's last detail);
+ * undefined in a history recorded before it did (0.1.0), which reads the begin again with `beginTurn`.
+ */
+function begunOf(overflow: wf.ActivityFailure): BeginTurnResult | undefined {
+  const details = overflow.cause instanceof wf.ApplicationFailure ? overflow.cause.details : undefined;
+  const last = details?.at(-1) as Partial<OverflowBegun> | undefined;
+  return last?.begun;
 }

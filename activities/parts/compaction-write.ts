@@ -12,6 +12,7 @@ import {
 } from '../../src/store/compactions-repo';
 import { withSubagentsInFlight } from '../../src/compaction/subagents-in-flight';
 import { withTaskInProgress } from '../../src/compaction/task-in-progress';
+import { reclaimsTokens } from '../../src/compaction/compaction-cycle';
 import { decodeEntryRowOf } from '../../src/store/entry-row';
 import { liveChildren } from '../../src/store/subagent-runs-repo';
 import type { CompactionContext } from './compaction-context';
@@ -37,12 +38,11 @@ export async function writeCompactionRecordStep(
   );
   const tokensWith = (text: string) => summaryTokens(deps.estimate, entryId, text) + input.keptTokens;
   const tokensAfter = tokensWith(summary);
-  // No compaction succeeds without reclaiming tokens (OpenClaw's issues: "compaction reports success
-  // but reclaims nothing"), whoever asked: a summary no smaller than what it replaces is not written,
-  // and the storm hold learns it. An operator's rerun applied to an earlier range is theirs to judge.
+  // Whoever asked, a summary that reclaims nothing is not written, and the storm hold learns it. An
+  // operator's rerun applied to an earlier range is theirs to judge.
   if (
     !input.lineage &&
-    tokensAfter >= input.tokensBefore &&
+    !reclaimsTokens({ tokensBefore: input.tokensBefore, tokensAfter }) &&
     !(await getEntry(db, input.agentId, input.sessionId, entryId))
   )
     return recordUnreclaimed(ctx, input, tokensAfter);

@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import type { ActivityDeps, SessionSignals } from '../../src/runtime/deps';
-import type { ToolContext, ToolDefinition, ToolOutput } from '../../src/tools/registry';
+import { erasedTool, type ToolContext, type ToolDefinition, type ToolOutput } from '../../src/tools/registry';
 import { DEFAULTS } from '../../src/config/defaults';
 import { getSession } from '../../src/store/sessions-repo';
 import { entriesAfter } from '../../src/store/entries-repo';
@@ -39,9 +39,20 @@ const subagentsInput = z.object({
   message: z.string().trim().min(1).optional().describe('for steer: the message to send'),
 });
 
+/** What the subagent tools reach: the agent's database and the worker's Temporal client (absent: no subagents). */
+interface SubagentToolDeps {
+  readonly db: ActivityDeps['db'];
+  readonly sessions: SessionSignals | undefined;
+}
+
 /** The subagent tools for one agent; `sessions` is the worker's Temporal client. */
 export function subagentTools(deps: ActivityDeps, sessions: SessionSignals | undefined): ToolDefinition[] {
-  const spawn: ToolDefinition<typeof sessionsSpawnInput> = {
+  const io: SubagentToolDeps = { db: deps.db, sessions };
+  return [erasedTool(spawnTool()), erasedTool(sendTool(io)), erasedTool(historyTool(io)), erasedTool(manageTool(io))];
+}
+
+function spawnTool(): ToolDefinition<typeof sessionsSpawnInput> {
+  return {
     name: SESSIONS_SPAWN,
     description:
       'Hand a task to a subagent: a fresh session of an agent that works on it alone and reports its result back to you as a message (about 500 tokens; its full transcript stays readable with sessions_history). ' +
@@ -55,20 +66,29 @@ export function subagentTools(deps: ActivityDeps, sessions: SessionSignals | und
       };
     },
   };
-  const send: ToolDefinition<typeof sendInput> = {
+}
+
+function sendTool(io: SubagentToolDeps): ToolDefinition<typeof sendInput> {
+  return {
     name: 'sessions_send',
     description:
       'Send a message to one of your subagents (steer it). Its reply arrives as a message when it has answered.',
     input: sendInput,
-    run: (input, ctx) => answer(async () => steer(await ownRun(input.target, ctx), input.message, ctx)),
+    run: (input, ctx) => answer(async () => steer(io, await ownRun(io, input.target, ctx), input.message, ctx)),
   };
-  const history: ToolDefinition<typeof historyInput> = {
+}
+
+function historyTool(io: SubagentToolDeps): ToolDefinition<typeof historyInput> {
+  return {
     name: 'sessions_history',
     description: "Read one of your subagents' transcript, a page at a time (about 2,000 tokens per page).",
     input: historyInput,
-    run: (input, ctx) => answer(async () => historyPage(await ownRun(input.target, ctx), input.afterSeq ?? 0)),
+    run: (input, ctx) => answer(async () => historyPage(io, await ownRun(io, input.target, ctx), input.afterSeq ?? 0)),
   };
-  const manage: ToolDefinition<typeof subagentsInput> = {
+}
+
+function manageTool(io: SubagentToolDeps): ToolDefinition<typeof subagentsInput> {
+  return {
     name: 'subagents',
     description:
       'List your subagents (id, label, state, task), steer one with a message, or kill one (its outcome arrives as a message).',
@@ -77,66 +97,66 @@ export function subagentTools(deps: ActivityDeps, sessions: SessionSignals | und
       answer(async () => {
         if (input.action === 'list')
           return listText(
-            await listSubagentRuns(deps.db, { agentId: ctx.agentId, parentSessionKey: ctx.sessionKey, limit: 50 }),
+            await listSubagentRuns(io.db, { agentId: ctx.agentId, parentSessionKey: ctx.sessionKey, limit: 50 }),
           );
         if (!input.target) throw new ToolInputError(`target: name the subagent to ${input.action}`);
-        const run = await ownRun(input.target, ctx);
+        const run = await ownRun(io, input.target, ctx);
         if (input.action === 'steer') {
           if (!input.message) throw new ToolInputError('message: write the message to send');
-          return steer(run, input.message, ctx);
+          return steer(io, run, input.message, ctx);
         }
-        return (await killSubagent(deps.db, requireSessions(), run)).message;
+        return (await killSubagent(io.db, requireSessions(io), run)).message;
       }),
   };
-  return [spawn, send, history, manage] as unknown as ToolDefinition[];
+}
 
-  function requireSessions(): SessionSignals {
-    if (!sessions) throw new Error('this worker has no Temporal client for subagents (ActivityDeps.sessions)');
-    return sessions;
+function requireSessions(io: SubagentToolDeps): SessionSignals {
+  if (!io.sessions) throw new Error('this worker has no Temporal client for subagents (ActivityDeps.sessions)');
+  return io.sessions;
+}
+
+async function ownRun(io: SubagentToolDeps, ref: string, ctx: ToolContext): Promise<SubagentRun> {
+  const id = subagentIdOf(ref) ?? ref;
+  const run = await getSubagentRun(io.db, ctx.agentId, id);
+  if (!run || run.parent_session_key !== ctx.sessionKey) {
+    throw new ToolInputError(`target: "${ref}" is not one of your subagents; the subagents tool lists them`);
   }
+  return run;
+}
 
-  async function ownRun(ref: string, ctx: ToolContext): Promise<SubagentRun> {
-    const id = subagentIdOf(ref) ?? ref;
-    const run = await getSubagentRun(deps.db, ctx.agentId, id);
-    if (!run || run.parent_session_key !== ctx.sessionKey) {
-      throw new ToolInputError(`target: "${ref}" is not one of your subagents; the subagents tool lists them`);
-    }
-    return run;
-  }
+async function steer(io: SubagentToolDeps, run: SubagentRun, message: string, ctx: ToolContext): Promise<string> {
+  // The idempotency key makes a retried tool call the same request: the child runs it once.
+  return (await steerSubagent(io.db, requireSessions(io), run, message, `steer:${ctx.idempotencyKey}`)).message;
+}
 
-  async function steer(run: SubagentRun, message: string, ctx: ToolContext): Promise<string> {
-    // The idempotency key makes a retried tool call the same request: the child runs it once.
-    return (await steerSubagent(deps.db, requireSessions(), run, message, `steer:${ctx.idempotencyKey}`)).message;
-  }
-
-  async function historyPage(run: SubagentRun, afterSeq: number): Promise<string> {
-    const childAgent = run.child_agent_id ?? run.agent_id;
-    const session = await getSession(deps.db, childAgent, run.child_session_key);
-    if (!session) return `subagent ${run.id} has not started its session yet`;
-    const lines: string[] = [];
-    let used = 0;
-    let last = afterSeq;
-    let more = false;
-    for (const row of await entriesAfter(deps.db, childAgent, session.session_id, afterSeq, 200)) {
-      const line = renderHistoryEntry(row.payload);
-      if (line === undefined) {
-        last = Number(row.seq);
-        continue;
-      }
-      if (used + line.length > DEFAULTS.subagentHistoryPageChars && lines.length > 0) {
-        more = true;
-        break;
-      }
-      lines.push(`#${row.seq} ${line}`);
-      used += line.length;
+/** A page of a subagent's transcript after entry `afterSeq`, and where the next page starts. */
+async function historyPage(io: SubagentToolDeps, run: SubagentRun, afterSeq: number): Promise<string> {
+  const childAgent = run.child_agent_id ?? run.agent_id;
+  const session = await getSession(io.db, childAgent, run.child_session_key);
+  if (!session) return `subagent ${run.id} has not started its session yet`;
+  const lines: string[] = [];
+  let used = 0;
+  let last = afterSeq;
+  let more = false;
+  for (const row of await entriesAfter(io.db, childAgent, session.session_id, afterSeq, 200)) {
+    const line = renderHistoryEntry(row.payload);
+    if (line === undefined) {
       last = Number(row.seq);
+      continue;
     }
-    if (lines.length === 0) return `no entries after #${afterSeq} (subagent ${run.id}, ${run.status})`;
-    const tail = more
-      ? `\n(more: call sessions_history again with afterSeq ${last})`
-      : `\n(end of transcript; subagent is ${run.status})`;
-    return lines.join('\n') + tail;
+    if (used + line.length > DEFAULTS.subagentHistoryPageChars && lines.length > 0) {
+      more = true;
+      break;
+    }
+    lines.push(`#${row.seq} ${line}`);
+    used += line.length;
+    last = Number(row.seq);
   }
+  if (lines.length === 0) return `no entries after #${afterSeq} (subagent ${run.id}, ${run.status})`;
+  const tail = more
+    ? `\n(more: call sessions_history again with afterSeq ${last})`
+    : `\n(end of transcript; subagent is ${run.status})`;
+  return lines.join('\n') + tail;
 }
 
 /** A mistake in the tool input: an error result the model reads, not a failed (retried) activity. */

@@ -11,7 +11,7 @@ import type { ActivityDeps } from '../../src/runtime/deps';
 import { loadActiveEntries } from '../../src/store/entries-repo';
 import { getSession } from '../../src/store/sessions-repo';
 import type { SessionRow } from '../../src/store/schema';
-import { prepareModelCall } from './system-prompt-for-turn';
+import { prepareModelCall } from './prepare-model-call';
 import { modelOf } from './session-model';
 import { effectiveWindow } from './model-window';
 import { summaryAfterConversationPrompt } from '../../src/compaction/prompts';

@@ -2,7 +2,7 @@
  * The system prompt of one model call (turn or memory flush): the sections of the session's prompt
  * mode, the workspace's bootstrap files from the workspace cache, the spawn policy at the session's
  * context level, and what the last compaction's flush saved. Also counts what the prompt and the
- * tool definitions take from the context budget.
+ * tool definitions take from the context budget (prepare-model-call.ts budgets the context with it).
  */
 import type { ActivityDeps } from '../../src/runtime/deps';
 import { buildSystemPrompt, type PromptMode } from '../../src/context/system-prompt';
@@ -24,9 +24,7 @@ import { readWorkspaceFiles, type WorkspaceWatchSettings } from './workspace-cac
 import { workspaceSpawnPolicy } from './context-policy';
 import { effectiveWindow } from './model-window';
 import { spawnLevel, spawnPolicySection } from '../../src/context/spawn-policy';
-import { prepareContext, type PreparedContext } from './prepare-context';
-import type { ActiveWindowCache } from '../../src/store/active-window-cache';
-import type { AgentTaskScope, ContextSplit } from '../../src/protocol';
+import type { AgentTaskScope } from '../../src/protocol';
 import type { ModelTool } from '../../src/model/model-client';
 import type { ToolRegistry } from '../../src/tools/registry';
 import { toolsForSession, toolsForTask } from './session-tools';
@@ -52,7 +50,7 @@ export interface TurnSystemPrompt {
 }
 
 /** Whom a call is for; `session` is the row when the caller has just read it (saves reading it again). */
-interface PromptInput {
+export interface PromptInput {
   readonly agentId: string;
   readonly sessionKey: string;
   readonly sessionId: string;
@@ -132,50 +130,6 @@ export async function systemPromptForTurn(deps: ActivityDeps, input: PromptInput
     overhead: { systemTokens: Math.max(0, tokens(text) - bootstrapTokens), bootstrapTokens, toolTokens },
     tools: registry.modelTools(),
   };
-}
-
-/** What a turn's model call sends: the prepared messages within what the system prompt and tools leave. */
-export interface PreparedCall {
-  readonly context: PreparedContext;
-  /** The full system prompt, the context engine's addition at its end. */
-  readonly system: string;
-  readonly split: ContextSplit;
-  /** Estimated tokens of everything sent (system prompt, tools, messages). */
-  readonly contextTokens: number;
-  /** The tool definitions to send. */
-  readonly tools: readonly ModelTool[];
-}
-
-/** The system prompt, then the context budgeted against the window less the prompt and the tools. */
-export async function prepareModelCall(
-  deps: ActivityDeps,
-  input: PromptInput & { readonly model: string; readonly window: number },
-  windows?: ActiveWindowCache,
-): Promise<PreparedCall> {
-  // The turn's window serves the prompt's spawn policy and the context budget.
-  const { window } = input;
-  const prompt = await systemPromptForTurn(deps, input);
-  const { systemTokens, bootstrapTokens, toolTokens } = prompt.overhead;
-  const overheadTokens = systemTokens + bootstrapTokens + toolTokens;
-  const context = await prepareContext(deps, input.agentId, input.sessionKey, input.sessionId, {
-    overheadTokens,
-    window,
-    ...(input.model ? { model: input.model } : {}),
-    ...(windows ? { windows } : {}),
-    ...(input.beforeEntryId ? { beforeEntryId: input.beforeEntryId } : {}),
-  });
-  return {
-    context,
-    system: withAddition(prompt.text, context.systemPromptAddition),
-    split: { ...prompt.overhead, historyTokens: context.estimatedTokens },
-    contextTokens: context.estimatedTokens + overheadTokens,
-    tools: prompt.tools,
-  };
-}
-
-/** The prompt with the context engine's addition at its end. */
-export function withAddition(prompt: string, addition: string | undefined): string {
-  return addition && addition.trim() !== '' ? `${prompt}\n\n${addition.trim()}` : prompt;
 }
 
 /** The built-in tool that starts a subagent. */

@@ -14,7 +14,7 @@ import { AdmissionLine, type PlaceInLine } from './admission-line';
 import { listenForReply } from './reply-listener';
 import type { ReplyStreamEvent } from '../streaming/reply-assembler';
 import type { ReplyStreamSubscriber } from '../streaming/reply-subscriber';
-import { sessionWorkflowId, parseSessionKey } from '../sessions/session-key';
+import { sessionWorkflowId, sessionWorkflowType, parseSessionKey } from '../sessions/session-key';
 import { agentNotAllowed } from '../security/allowed-agents';
 import {
   checkCompactRequest,
@@ -349,7 +349,7 @@ export class KeelClient {
         { requestId: string; request: SessionRequest },
       ],
       updateId: randomUUID(),
-      startWorkflowOperation: new WithStartWorkflowOperation('sessionWorkflow', {
+      startWorkflowOperation: new WithStartWorkflowOperation(sessionWorkflowType(sub.sessionKey), {
         ...sub.start,
         workflowIdConflictPolicy: 'USE_EXISTING',
       }),
@@ -373,7 +373,7 @@ export class KeelClient {
   /** Signal-with-Start: admitted in arrival order, with no in-flight limit. */
   private async admitBySignal(sub: Submission): Promise<void> {
     await retryAdmission(() =>
-      this.temporal.workflow.signalWithStart('sessionWorkflow', {
+      this.temporal.workflow.signalWithStart(sessionWorkflowType(sub.sessionKey), {
         ...sub.start,
         signal: enqueueSignal,
         signalArgs: [sub.request],

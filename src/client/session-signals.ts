@@ -13,7 +13,7 @@ import {
   type SteerAdmission,
 } from '../protocol';
 import { isClosedWorkflow } from './closed-workflow';
-import { sessionWorkflowId } from '../sessions/session-key';
+import { sessionWorkflowId, sessionWorkflowType } from '../sessions/session-key';
 import type { SessionSignals } from '../runtime/deps';
 
 /**
@@ -34,7 +34,7 @@ export function createSessionSignals(
         sessionKey: target.sessionKey,
         ...(target.tuning ? { tuning: target.tuning } : {}),
       };
-      await client.workflow.signalWithStart('sessionWorkflow', {
+      await client.workflow.signalWithStart(sessionWorkflowType(target.sessionKey), {
         workflowId: sessionWorkflowId(target.agentId, target.sessionKey),
         taskQueue,
         args: [input],
@@ -49,7 +49,7 @@ export function createSessionSignals(
       try {
         if (!startIfClosed) return await client.workflow.getHandle(workflowId).executeUpdate(steerUpdate, options);
         const input: SessionWorkflowInput = { agentId: target.agentId, sessionKey: target.sessionKey };
-        const start = new WithStartWorkflowOperation('sessionWorkflow', {
+        const start = new WithStartWorkflowOperation(sessionWorkflowType(target.sessionKey), {
           workflowId,
           taskQueue,
           args: [input],

@@ -1,7 +1,7 @@
 /**
  * Plays a recorded conversation through Keel's own context path under one policy, in process:
  * the pipeline and the context engine before every model call (mid-turn precheck included), the
- * after-turn decision, compaction planning and the extractive summary, the storm hold. Nothing is
+ * after-turn decision, the storm hold, and compactions by the worker's own cycle (replay-compaction.ts). Nothing is
  * read or written besides the transcript given; the numbers are the ones a worker would compute.
  */
 import { DEFAULTS } from '../config/defaults';
@@ -10,41 +10,18 @@ import { TokenCache } from '../context/estimate-tokens';
 import { runContextPipeline } from '../context/pipeline';
 import { resolveHistoryLimit } from '../context/limit-history-turns';
 import { truncateOversizedToolResults } from '../context/truncate-tool-results';
-import { summaryMessage, type SummaryRange } from '../context/active-context';
-import type { AgentMessage, CompactionEntry } from '../context/types';
+import type { AgentMessage } from '../context/types';
 import { resolveContextEngine } from '../engine/registry';
 import type { ContextEngine } from '../engine/types';
-import { planCompaction } from '../compaction/plan-compaction';
-import { keptTailTokens } from '../compaction/kept-tail';
-import { collectFacts } from '../compaction/extractive-summary';
-import { checkSummaryQuality } from '../compaction/quality-guard';
 import type { PlanEntry } from '../compaction/types';
 import { boundedEstimate } from '../runtime/bounded-estimate';
 import { compactionHoldLimit, decideAfterTurn } from '../turn/turn-decisions';
 import type { ReplayPolicy } from './replay-policy';
 import type { ReplayEntry, ReplayTranscript } from './replay-source';
 import { extractiveSummarizer, type ReplaySummarizer } from './replay-summarizer';
+import { ReplayWindow, type ReplayCompaction } from './replay-compaction';
 
-/** One compaction a policy ran. */
-export interface ReplayCompaction {
-  /** The turn it ran in (`mid-turn`, before a model call) or after (`threshold`). */
-  readonly turn: number;
-  readonly trigger: 'threshold' | 'mid-turn';
-  /** `skipped`: nothing lay before the kept tail. */
-  readonly status: 'succeeded' | 'skipped';
-  readonly tokensBefore: number;
-  readonly tokensAfter: number;
-  readonly summaryChars: number;
-  readonly summaryTokens: number;
-  /** The model's summary failed and the extractive one was written instead. */
-  readonly degraded: boolean;
-  readonly summarizedMessages: number;
-  readonly keptMessages: number;
-  /** Protected identifiers of what it summarized (and of the summary before it). */
-  readonly identifiers: number;
-  /** Those the summary does not carry verbatim. */
-  readonly missingIdentifiers: readonly string[];
-}
+export type { ReplayCompaction } from './replay-compaction';
 
 /** One replayed turn under one policy. */
 export interface ReplayTurn {
@@ -165,20 +142,21 @@ class PolicySimulation {
   private readonly cache = new TokenCache();
   private readonly reserve: number;
   private readonly historyLimit: number | undefined;
-  private active: PlanEntry[] = [];
-  private summary: { entry: CompactionEntry; message: AgentMessage } | undefined;
-  private lastCompaction: { tokensBefore: number; tokensAfter: number } | null = null;
-  private compactionCount = 0;
+  private readonly window: ReplayWindow;
   private memoryFlushCompactionCount: number | null = null;
   private readonly turns: ReplayTurn[] = [];
-  private readonly compactions: ReplayCompaction[] = [];
-  private readonly summarizedIds = new Set<string>();
 
   constructor(
     private readonly policy: ReplayPolicy,
     sessionKey: string,
-    private readonly summarize: ReplaySummarizer,
+    summarize: ReplaySummarizer,
   ) {
+    this.window = new ReplayWindow({
+      contextWindow: policy.contextWindow,
+      keepRecentTokens: policy.keepRecentTokens,
+      summarize,
+      estimate: storedEstimate,
+    });
     this.engine = resolveContextEngine({
       plugins: { slots: { contextEngine: policy.contextEngine } },
       ...(policy.contextEngineOptions ? { contextEngine: policy.contextEngineOptions } : {}),
@@ -235,12 +213,12 @@ class PolicySimulation {
       reserveTokens: this.policy.reserveTokens,
       reserveTokensFloor: this.policy.reserveTokensFloor,
       softThresholdTokens: this.policy.softThresholdTokens,
-      compactionCount: this.compactionCount,
+      compactionCount: this.window.compactionCount,
       memoryFlushCompactionCount: this.memoryFlushCompactionCount,
       compactionFailures: 0,
     });
     const flush = decision.memoryFlush && !decision.compact;
-    if (decision.memoryFlush) this.memoryFlushCompactionCount = this.compactionCount;
+    if (decision.memoryFlush) this.memoryFlushCompactionCount = this.window.compactionCount;
     this.record({
       turn,
       modelCalls: calls,
@@ -269,19 +247,19 @@ class PolicySimulation {
       truncatedResults: 0,
       ...t,
       pressure: t.contextTokens / this.policy.contextWindow,
-      summaryChars: this.summary?.entry.summary.length ?? 0,
+      summaryChars: this.window.summary?.entry.summary.length ?? 0,
     });
   }
 
   private append(entry: PlanEntry): void {
     // Stored entries carry their estimate: seeded once, as prepareContext seeds its cache from the rows.
     this.cache.getOrCompute(undefined, entry.message, () => this.estimate(entry.message));
-    this.active.push(entry);
+    this.window.active.push(entry);
   }
 
   private holdInput() {
     return {
-      lastCompaction: this.lastCompaction,
+      lastCompaction: this.window.lastCompaction,
       minReclaimShare: this.policy.compactionMinReclaimShare,
       contextWindow: this.policy.contextWindow,
     };
@@ -289,9 +267,9 @@ class PolicySimulation {
 
   /** prepareContext: summary + active messages → pipeline → truncation → engine.assemble(budget). */
   private async prepare(): Promise<Call> {
-    const raw = this.summary
-      ? [this.summary.message, ...this.active.map((e) => e.message)]
-      : this.active.map((e) => e.message);
+    const raw = this.window.summary
+      ? [this.window.summary.message, ...this.window.active.map((e) => e.message)]
+      : this.window.active.map((e) => e.message);
     const { messages } = runContextPipeline(raw, {
       provider: 'anthropic',
       ...(this.historyLimit ? { historyLimit: this.historyLimit } : {}),
@@ -315,127 +293,36 @@ class PolicySimulation {
     };
   }
 
-  /** The compaction workflow's plan → summary → record, on the simulated window. */
+  /** A compaction on the simulated window, by the worker's cycle; the compaction's flush ran first: this cycle is flushed. */
   private async compact(turn: number, trigger: ReplayCompaction['trigger']): Promise<void> {
-    const window = this.policy.contextWindow;
-    // A replay simulates automatic compactions only.
-    const keepRecentTokens = keptTailTokens(this.policy.keepRecentTokens, 'threshold', window);
-    const previousSummary = this.summary?.entry.summary;
-    const plan = planCompaction(this.active, {
-      contextWindow: window,
-      keepRecentTokens,
-      estimate: this.estimate,
-      ...(previousSummary ? { previousSummary } : {}),
-    });
-    // The compaction's flush ran first: this cycle is flushed.
-    this.memoryFlushCompactionCount = this.compactionCount;
-    if (plan.chunks.length === 0) {
-      this.compactions.push({
-        turn,
-        trigger,
-        status: 'skipped',
-        tokensBefore: plan.tokensBefore,
-        tokensAfter: plan.tokensBefore,
-        summaryChars: previousSummary?.length ?? 0,
-        summaryTokens: 0,
-        degraded: false,
-        summarizedMessages: 0,
-        keptMessages: plan.keptEntryCount,
-        identifiers: 0,
-        missingIdentifiers: [],
-      });
-      return;
-    }
-    const summarized = this.active.slice(0, plan.summarizedEntryCount);
-    const messages = summarized.map((e) => e.message);
-    const { text: summaryText, degraded } = await this.summarize({
-      plan,
-      summarized,
-      ...(previousSummary ? { previousSummary } : {}),
-      contextWindow: window,
-    });
-    const sourceIds = collectFacts(previousSummary, messages, 'strict').identifiers;
-    const id = replayCompactionId(this.compactionCount + 1);
-    const entry: CompactionEntry = {
-      type: 'compaction',
-      id,
-      parentId: null,
-      timestamp: new Date(0).toISOString(),
-      summary: summaryText,
-      firstKeptEntryId: plan.firstKeptEntryId ?? id,
-      tokensBefore: plan.tokensBefore,
-    };
-    const tokensAfter = this.estimate(summaryMessage(entry)) + plan.keptTokens;
-    if (tokensAfter >= plan.tokensBefore) {
-      // As the worker does: an automatic compaction that would not reclaim tokens writes nothing, and
-      // counts as one that reclaimed nothing for the storm hold.
-      this.lastCompaction = { tokensBefore: plan.tokensBefore, tokensAfter: plan.tokensBefore };
-      this.compactions.push({
-        turn,
-        trigger,
-        status: 'skipped',
-        tokensBefore: plan.tokensBefore,
-        tokensAfter: plan.tokensBefore,
-        summaryChars: summaryText.length,
-        summaryTokens: 0,
-        degraded,
-        summarizedMessages: 0,
-        keptMessages: this.active.length,
-        identifiers: 0,
-        missingIdentifiers: [],
-      });
-      return;
-    }
-    for (const sourceId of sourceIds) this.summarizedIds.add(sourceId);
-    this.compactionCount++;
-    const range: SummaryRange = {
-      firstEntryId: summarized[0].id,
-      lastEntryId: summarized[summarized.length - 1].id,
-      messages: summarized.length,
-    };
-    this.summary = { entry, message: summaryMessage(entry, range) };
-    this.active = this.active.slice(plan.summarizedEntryCount);
-    this.lastCompaction = { tokensBefore: plan.tokensBefore, tokensAfter };
-    this.compactions.push({
-      turn,
-      trigger,
-      status: 'succeeded',
-      tokensBefore: plan.tokensBefore,
-      tokensAfter,
-      summaryChars: summaryText.length,
-      summaryTokens: this.estimate({ role: 'user', content: summaryText }),
-      degraded,
-      summarizedMessages: summarized.length,
-      keptMessages: plan.keptEntryCount,
-      identifiers: sourceIds.length,
-      missingIdentifiers: checkSummaryQuality(summaryText, sourceIds).missing,
-    });
+    this.memoryFlushCompactionCount = this.window.compactionCount;
+    await this.window.compact(turn, trigger);
   }
 
   result(): PolicyReplay {
     const turns = this.turns;
-    const finalSummary = this.summary?.entry.summary ?? '';
-    const kept = [...this.summarizedIds].filter((id) => finalSummary.includes(id));
+    const finalSummary = this.window.summary?.entry.summary ?? '';
+    const kept = [...this.window.summarizedIds].filter((id) => finalSummary.includes(id));
     return {
       policy: this.policy,
       turns,
-      compactions: this.compactions,
+      compactions: this.window.compactions,
       totals: {
         turns: turns.length,
         modelCalls: sum(turns.map((t) => t.modelCalls)),
         tokensSent: sum(turns.map((t) => t.tokensSent)),
         peakContextTokens: Math.max(0, ...turns.map((t) => t.contextTokens)),
         peakPressure: Math.max(0, ...turns.map((t) => t.pressure)),
-        compactions: this.compactions.filter((c) => c.status === 'succeeded').length,
-        skippedCompactions: this.compactions.filter((c) => c.status === 'skipped').length,
+        compactions: this.window.compactions.filter((c) => c.status === 'succeeded').length,
+        skippedCompactions: this.window.compactions.filter((c) => c.status === 'skipped').length,
         prunedTurns: turns.filter((t) => t.prunedResults > 0).length,
         memoryFlushes: turns.filter((t) => t.memoryFlush).length,
         finalSummaryChars: finalSummary.length,
       },
       identifiers: {
-        summarized: this.summarizedIds.size,
+        summarized: this.window.summarizedIds.size,
         kept,
-        lost: [...this.summarizedIds].filter((id) => !finalSummary.includes(id)),
+        lost: [...this.window.summarizedIds].filter((id) => !finalSummary.includes(id)),
       },
     };
   }
@@ -452,11 +339,6 @@ function storedEstimate(message: AgentMessage): number {
     estimates.set(message, tokens);
   }
   return tokens;
-}
-
-/** A uuid-shaped id (as the worker's compaction ids), so the summary wrapper is estimated at its real size. */
-function replayCompactionId(n: number): string {
-  return `00000000-0000-4000-8000-${n.toString(16).padStart(12, '0')}`;
 }
 
 /** The history limit of a session key; a key Keel cannot parse (an imported transcript's) has none. */

@@ -1,8 +1,8 @@
 /**
  * How a replayed compaction writes its summary: the extractive summary (default, no model), or the
  * configured summarizer model through the compaction workflow's own chain — chunks of the plan,
- * `summarizeWithFallback` (full → without oversized → partial, merge), the quality guard — with
- * the extractive summary when every model attempt fails, as the workflow does.
+ * `summarizeWithFallback` (full → without oversized → partial, merge), the quality guard. When every
+ * model attempt fails, the compaction cycle writes the extractive summary, as the workflow does.
  */
 import { summarizeWithFallback } from '../compaction/summarize-with-fallback';
 import { SummarizationFailedError } from '../compaction/errors';
@@ -31,13 +31,8 @@ export interface SummarizeInput {
   readonly contextWindow: number;
 }
 
-/** A summary and whether it is the degraded, model-free one. */
-export interface ReplaySummary {
-  readonly text: string;
-  readonly degraded: boolean;
-}
-
-export type ReplaySummarizer = (input: SummarizeInput) => Promise<ReplaySummary>;
+/** A compaction's summary; undefined when none could be had (the compaction then writes the extractive one, degraded). */
+export type ReplaySummarizer = (input: SummarizeInput) => Promise<string | undefined>;
 
 /** What a compaction's summary replaces, as the workflow passes it to the summary's budget. */
 function replacedBy(input: SummarizeInput): ReplacedContent {
@@ -45,16 +40,18 @@ function replacedBy(input: SummarizeInput): ReplacedContent {
 }
 
 /** The model-free summary (what a compaction writes when it has no model). */
-export const extractiveSummarizer: ReplaySummarizer = async (input) => ({
-  text: extractiveSummary({
+export function extractiveSummaryOf(input: SummarizeInput): string {
+  return extractiveSummary({
     ...(input.previousSummary ? { previousSummary: input.previousSummary } : {}),
     messages: input.summarized.map((e) => e.message),
     policy: 'strict',
     maxChars: summaryCharBudget(input.contextWindow, replacedBy(input)),
     maxIdentifierChars: identifierCharBudget(input.contextWindow),
-  }),
-  degraded: false,
-});
+  });
+}
+
+/** A policy with `"summarizer": "extractive"`: the model-free summary, which never fails. */
+export const extractiveSummarizer: ReplaySummarizer = async (input) => extractiveSummaryOf(input);
 
 /**
  * Summaries from `client` (model `model`), chunk by chunk as planned. Unlike the workflow it does
@@ -102,7 +99,7 @@ export function modelSummarizer(client: ModelClient, model: string): ReplaySumma
       ).summary;
     } catch (err) {
       if (!(err instanceof SummarizationFailedError)) throw err;
-      return { ...(await extractiveSummarizer(input)), degraded: true };
+      return undefined;
     }
     const facts = collectFacts(
       previousSummary,
@@ -116,8 +113,6 @@ export function modelSummarizer(client: ModelClient, model: string): ReplaySumma
       facts,
       identifierCharBudget(input.contextWindow),
     );
-    return guarded.blank
-      ? { ...(await extractiveSummarizer(input)), degraded: true }
-      : { text: guarded.summary, degraded: false };
+    return guarded.blank ? undefined : guarded.summary;
   };
 }

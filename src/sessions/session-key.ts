@@ -25,6 +25,7 @@
  * the owning agent is the `agent_id` column next to the key, see `sessionWorkflowId`).
  */
 import { InvalidSessionKeyError, type SessionKeyPart } from './errors';
+import { SESSION_WORKFLOW_TYPE, SUBAGENT_WORKFLOW_TYPE } from '../protocol';
 
 export { InvalidSessionKeyError } from './errors';
 
@@ -239,6 +240,18 @@ export function chatTypeOf(parsed: ParsedSessionKey): ChatType {
 
 /** Prefix of every session workflow id, so they are easy to find in the Temporal UI. */
 export const SESSION_WORKFLOW_ID_PREFIX = 'keel-session';
+
+/**
+ * The workflow type a client starts for a session key: a subagent's key runs the subagent's
+ * lifecycle (it announces to its parent), any other key a session's. Throws `InvalidSessionKeyError`
+ * for an invalid key.
+ *
+ * @example
+ * sessionWorkflowType('agent:ops:main') // 'sessionWorkflow'
+ */
+export function sessionWorkflowType(sessionKey: string): typeof SESSION_WORKFLOW_TYPE | typeof SUBAGENT_WORKFLOW_TYPE {
+  return parseSessionKey(sessionKey).kind === 'subagent' ? SUBAGENT_WORKFLOW_TYPE : SESSION_WORKFLOW_TYPE;
+}
 
 /**
  * The Temporal workflow id of the session workflow for `(agentId, sessionKey)`:

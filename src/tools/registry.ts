@@ -69,6 +69,14 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
   run(input: z.infer<S>, ctx: ToolContext): Promise<string | ToolOutput>;
 }
 
+/**
+ * A tool of any input schema, as a registry or a list of tools holds it. The one cast of tool
+ * definitions: `approval` takes the tool's own input, which TypeScript cannot widen to every input.
+ */
+export function erasedTool<S extends z.ZodType>(tool: ToolDefinition<S>): ToolDefinition {
+  return tool as unknown as ToolDefinition;
+}
+
 /** Tools by name. Names follow the provider rule `[A-Za-z0-9_-]{1,64}`. */
 export class ToolRegistry {
   private readonly tools = new Map<string, ToolDefinition>();
@@ -83,7 +91,7 @@ export class ToolRegistry {
     if (this.tools.has(tool.name)) throw new Error(`tool "${tool.name}" is already registered`);
     checkRunLimits(tool);
     this.schemas.set(tool.name, toolInputJsonSchema(tool.name, tool.input));
-    this.tools.set(tool.name, tool as unknown as ToolDefinition);
+    this.tools.set(tool.name, erasedTool(tool));
     this.modelToolList = undefined;
     return this;
   }

@@ -4,6 +4,7 @@ import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { temporal } from '@temporalio/proto';
 import { keelSinks } from '../../workers/keel-sinks';
 import { keelWorkflowBundle } from '../support/workflow-bundle';
+import { LIVE_PATCHES, SUBAGENT_OWN_WORKFLOW_TYPE } from '../../workflows/patches';
 
 /** Today's histories (test/determinism/histories), recorded by the current code. */
 const TODAY = join(__dirname, 'histories');
@@ -61,6 +62,19 @@ function scheduled(history: History, activity: string): number {
     .length;
 }
 
+/** The workflow type a history ran as. */
+function workflowType(history: History): string | null | undefined {
+  return history.events?.[0]?.workflowExecutionStartedEventAttributes?.workflowType?.name;
+}
+
+/** The workflow types a history started as children, in order. */
+function childTypes(history: History): string[] {
+  return (history.events ?? []).flatMap((e) => {
+    const type = e.startChildWorkflowExecutionInitiatedEventAttributes?.workflowType?.name;
+    return type ? [type] : [];
+  });
+}
+
 /**
  * Replays recorded session histories against today's workflow code: a change that would make
  * running sessions non-deterministic (reordered activities, new commands) fails here, before it
@@ -75,6 +89,8 @@ describe('saved session histories replay against the current workflow code', () 
     const histories = await everyHistory();
     expect(histories.filter((h) => h.dir === TODAY).length).toBeGreaterThan(0);
     expect(histories.some((h) => h.name.startsWith('0.1.0/'))).toBe(true);
+    // 0.2.0 has the approval path, and subagents and agent tasks of their own workflow types.
+    expect(histories.some((h) => h.name === '0.2.0/session-tool-approvals.binpb')).toBe(true);
     const workflowBundle = await keelWorkflowBundle();
     for (const { name, dir, file } of histories) {
       // The worker's sinks, as a real worker has them (they are not called on replay).
@@ -89,16 +105,25 @@ describe('saved session histories replay against the current workflow code', () 
     expect(errors).toEqual([]);
   });
 
-  it('hold one turn shape: begun and first called in startTurn, finished in the last model call, no patch markers', async () => {
+  it('hold one turn shape: begun and first called in startTurn, finished by its last model call, no patch markers but the live ones', async () => {
     for (const file of await historyFiles(TODAY)) {
       const history = await readHistory(TODAY, file);
       expect({
         file,
         patches: markersOf(history)
           .filter((m) => m.markerName === 'core_patch')
-          .map(markerText),
+          .map(markerText)
+          .filter((text) => !LIVE_PATCHES.some((id) => text.includes(id))),
       }).toEqual({ file, patches: [] });
     }
+    // A parent starts its subagents as subagentWorkflow, behind the patch that keeps 0.1.0's parents replaying.
+    const parent = await readHistory(TODAY, 'session-parent-with-subagents.binpb');
+    expect(
+      markersOf(parent)
+        .map(markerText)
+        .filter((t) => t.includes(SUBAGENT_OWN_WORKFLOW_TYPE)),
+    ).toHaveLength(1);
+    expect(childTypes(parent)).toEqual(['subagentWorkflow', 'subagentWorkflow']);
     // Two turns: each begins in its startTurn activity; neither has a beginTurn or finishTurn step.
     const update = await readHistory(TODAY, 'session-turns-admitted-by-update.binpb');
     expect({
@@ -117,8 +142,12 @@ describe('saved session histories replay against the current workflow code', () 
       callModels: scheduled(tool, 'callModel'),
       runTools: scheduled(tool, 'runTool'),
     }).toEqual({ startTurns: 3, callModels: 1, runTools: 1 });
-    // startTurn's call overflowed: the begin is read again (one beginTurn step), then the session compacts.
-    expect(localSteps(await readHistory(TODAY, 'session-overflow-at-start-turn.binpb'), 'beginTurn')).toBe(1);
+    // startTurn's call overflowed: its failure carries the begin's result, and the session compacts. In
+    // 0.1.0's history it did not, and the begin is read again (one beginTurn step): both replay.
+    const overflowed = 'session-overflow-at-start-turn.binpb';
+    expect(localSteps(await readHistory(TODAY, overflowed), 'beginTurn')).toBe(0);
+    expect(localSteps(await readHistory(join(RELEASES, '0.1.0'), overflowed), 'beginTurn')).toBe(1);
+    expect(scheduled(await readHistory(TODAY, overflowed), 'callModel')).toBeGreaterThan(0);
   });
 
   it('hold the approval path: opened and settled by local steps, decided by Update, the approved call run once', async () => {
@@ -182,6 +211,14 @@ describe('saved session histories replay against the current workflow code', () 
       answers: [['task', 'steer']],
     });
     expect(await announces('session-subagent-run.binpb')).toEqual({ steers: 0, answers: [['task']] });
+    // Today's subagents run as subagentWorkflow (as 0.2.0's); 0.1.0's ran as sessionWorkflow, which still serves them (replayed above).
+    expect(workflowType(await readHistory(TODAY, 'session-subagent-run.binpb'))).toBe('subagentWorkflow');
+    expect(workflowType(await readHistory(join(RELEASES, '0.2.0'), 'session-subagent-run.binpb'))).toBe(
+      'subagentWorkflow',
+    );
+    expect(workflowType(await readHistory(join(RELEASES, '0.1.0'), 'session-subagent-run.binpb'))).toBe(
+      'sessionWorkflow',
+    );
   });
 
   it('hold a turn its sender cancelled: the signal, the model call asked to cancel, then the next turn', async () => {
@@ -195,6 +232,13 @@ describe('saved session histories replay against the current workflow code', () 
 
   it('hold an agent task: one request with its prompt mode and tools, then the run completes with the reply as its result', async () => {
     const events = (await readHistory(TODAY, 'session-agent-task.binpb')).events ?? [];
+    expect(workflowType({ events })).toBe('agentTaskWorkflow');
+    expect(workflowType(await readHistory(join(RELEASES, '0.2.0'), 'session-agent-task.binpb'))).toBe(
+      'agentTaskWorkflow',
+    );
+    expect(workflowType(await readHistory(join(RELEASES, '0.1.0'), 'session-agent-task.binpb'))).toBe(
+      'sessionWorkflow',
+    );
     const input = JSON.parse(
       Buffer.from(events[0]!.workflowExecutionStartedEventAttributes!.input!.payloads![0]!.data!).toString('utf8'),
     );

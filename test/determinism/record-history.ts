@@ -27,7 +27,7 @@ import { temporal } from '@temporalio/proto';
 import type { Client } from '@temporalio/client';
 import { openStore, type Store } from '../../src/store/connect';
 import { ToolRegistry } from '../../src/tools/registry';
-import { compactionWorkflowId } from '../../src/protocol';
+import { AGENT_TASK_WORKFLOW_TYPE, compactionWorkflowId } from '../../src/protocol';
 import { startFakeAnthropic, fakeReply, type FakeAnthropic } from '../../src/testing';
 import {
   keelClient,
@@ -221,10 +221,10 @@ const scenarios: Record<string, Scenario> = {
         fakeReply.toolUse([{ id: 'toolu_t1', name: 'lookup', input: { word: 'keel' } }]),
         fakeReply.text('keel: found'),
       );
-      // An application's agent task (runAgentTask starts it as a child): one request with its prompt mode
-      // and tools, then the run ends with the reply as its result.
+      // An application's agent task (runAgentTask starts it as a child, of its own workflow type): one
+      // request with its prompt mode and tools, then the run ends with the reply as its result.
       const { workflowId } = client.identify(key);
-      await client.temporal.workflow.execute('sessionWorkflow', {
+      await client.temporal.workflow.execute(AGENT_TASK_WORKFLOW_TYPE, {
         workflowId,
         taskQueue,
         args: [
@@ -491,6 +491,10 @@ async function main(): Promise<void> {
       await run({ env, fake, store });
       fake.respondWith(undefined);
     }
+    if (outDir.includes(`${join('determinism', 'releases')}`))
+      process.stderr.write(
+        `${outDir}: commit it, tag that commit v<version>, and list it in test/determinism/README.md\n`,
+      );
   } finally {
     await store.close();
     await fake.close();

@@ -256,11 +256,11 @@ describe('a compaction that would not reclaim tokens', () => {
     const p = parseReplayPolicy({ ...SMALL, summarizer: 'model' }, config, { source: 'm.json', defaultName: 'model' });
     const transcript = generatedTranscript({ turns: 60, toolChars: 6_000 });
     const good = await replaySession(transcript, p, {
-      modelSummarizer: async () => ({ text: 'Chunk summary. Goal: finish the migration.', degraded: false }),
+      modelSummarizer: async () => 'Chunk summary. Goal: finish the migration.',
     });
     // A summarizer that writes more than the whole window it summarizes.
     const bloated = await replaySession(transcript, p, {
-      modelSummarizer: async () => ({ text: 'The conversation so far. '.repeat(20_000), degraded: false }),
+      modelSummarizer: async () => 'The conversation so far. '.repeat(20_000),
     });
     expect(good.compactions.every((c) => c.status === 'succeeded')).toBe(true);
     expect(bloated.compactions.length).toBeGreaterThan(0);

@@ -6,6 +6,7 @@ import {
   isValidSessionKey,
   parseSessionKey,
   sessionWorkflowId,
+  sessionWorkflowType,
   type ParsedSessionKey,
 } from '../../src/sessions/session-key';
 import { sessionKeySchema } from '../../src/sessions/session-key-schema';
@@ -229,5 +230,20 @@ describe('sessionWorkflowId', () => {
 
   it('rejects an agentId that could blur the id, such as one containing a slash', () => {
     expect(() => sessionWorkflowId('a/b', 'cron:j')).toThrow(InvalidSessionKeyError);
+  });
+});
+
+describe('sessionWorkflowType', () => {
+  it.each([
+    ['agent:ops:main', 'sessionWorkflow'],
+    ['cron:nightly', 'sessionWorkflow'],
+    ['agent:ops:task-1', 'sessionWorkflow'],
+    [`agent:ops:subagent:${UUID}`, 'subagentWorkflow'],
+  ])('starts %s as %s', (key, type) => {
+    expect(sessionWorkflowType(key)).toBe(type);
+  });
+
+  it('rejects an invalid key as sessionWorkflowId does', () => {
+    expect(() => sessionWorkflowType('agent:ops:subagent:not-a-uuid')).toThrow(InvalidSessionKeyError);
   });
 });

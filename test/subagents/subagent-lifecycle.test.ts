@@ -162,8 +162,10 @@ describe.each(testDatabases())('subagent lifecycle on $name', (database) => {
         // The child's session ran two workflow runs: the steer started a fresh one after the idle close.
         const runs = [];
         for await (const w of client.temporal.workflow.list({ query: `WorkflowId = '${run.workflow_id}'` }))
-          runs.push(w.status.name);
+          runs.push(w.type);
         expect(runs.length).toBeGreaterThanOrEqual(2);
+        // Both as a subagent: the parent's spawn, and the steer's start after the idle close.
+        expect(new Set(runs)).toEqual(new Set(['subagentWorkflow']));
       },
     ));
 

@@ -24,7 +24,7 @@ import { ToolRegistry } from '../../src/tools/registry';
 import { getSession, setModelOverride } from '../../src/store/sessions-repo';
 import { localDate } from '../../src/context/prompt-sections';
 import { effectiveReserveTokens } from '../../src/context/context-window';
-import { prepareModelCall } from '../../activities/parts/system-prompt-for-turn';
+import { prepareModelCall } from '../../activities/parts/prepare-model-call';
 import { withBuiltinTools } from '../../activities/parts/builtin-tools';
 import { depsForAgent } from '../../src/runtime/deps';
 import { keel } from '../support/keel-cli';
