@@ -6,6 +6,8 @@ module.exports = {
   roots: ['<rootDir>/test'],
   // Says which suites skip PostgreSQL, and compiles the entry points that tests run as processes.
   globalSetup: '<rootDir>/test/support/global-setup.ts',
+  // Stops the Temporal dev servers jest workers shared across suites.
+  globalTeardown: '<rootDir>/test/support/global-teardown.ts',
   testMatch: ['**/*.test.ts'],
   transform: { '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022' } }] },
   // Suites that start a Temporal dev server or PostgreSQL take seconds to set up.

@@ -110,7 +110,7 @@ describe.each(testDatabases())('steers racing a subagent finish on $name', (data
     () =>
       suite.withWorker(db.store, { tools: lookupTools() }, async ({ client, fake, store, taskQueue }) => {
         const random = prng(announcedSeed('SUBAGENT_STEER_REAL_SEED', `steer races on ${database.name}`));
-        const signals = createSessionSignals(client.temporal.connection, 'default', taskQueue);
+        const signals = createSessionSignals(client.temporal.connection, client.temporal.options.namespace, taskQueue);
         const base = subagentResponder({ cities: ['Oslo'] });
         let calls = new ChildCalls();
         fake.respondWith(async (r) => {
@@ -251,7 +251,7 @@ describe.each(testDatabases())('steers racing a subagent finish on $name', (data
     () =>
       suite.withWorker(db.store, { tools: lookupTools() }, async ({ client, fake, store, taskQueue }) => {
         const random = prng(announcedSeed('SUBAGENT_SPAWN_EDGE_SEED', `spawn edges on ${database.name}`));
-        const signals = createSessionSignals(client.temporal.connection, 'default', taskQueue);
+        const signals = createSessionSignals(client.temporal.connection, client.temporal.options.namespace, taskQueue);
         const base = subagentResponder({ cities: ['Oslo'] });
         // The child's first model call waits until the kill or steer has its answer: it is in flight or not started.
         let firstCall = new Hold();
