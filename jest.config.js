@@ -3,6 +3,8 @@ module.exports = {
   // Node's, and drops the PostgreSQL schemas a suite made when it ends.
   testEnvironment: '<rootDir>/test/support/schema-dropping-environment.ts',
   verbose: true,
+  // Jest's own output, then the ten slowest suites with their seconds (so CI's log shows where time went).
+  reporters: ['default', '<rootDir>/test/support/slowest-suites-reporter.js'],
   roots: ['<rootDir>/test'],
   // Says which suites skip PostgreSQL, and compiles the entry points that tests run as processes.
   globalSetup: '<rootDir>/test/support/global-setup.ts',
