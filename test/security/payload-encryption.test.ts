@@ -179,7 +179,12 @@ describe.each(testDatabases())('Temporal payload encryption on $name', (database
     try {
       const dataConverter = keelDataConverter(keys ? parseKeyRing(keys) : undefined);
       return await fn(
-        new KeelClient({ connection: env.connection, namespace: env.namespace, taskQueue, ...(dataConverter ? { dataConverter } : {}) }),
+        new KeelClient({
+          connection: env.connection,
+          namespace: env.namespace,
+          taskQueue,
+          ...(dataConverter ? { dataConverter } : {}),
+        }),
       );
     } finally {
       await worker.stop();

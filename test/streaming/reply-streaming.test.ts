@@ -49,7 +49,14 @@ function recorder(): {
 async function withStreamingClient<T>(t: WorkerContext, fn: (client: KeelClient) => Promise<T>): Promise<T> {
   const stream: ReplyStreamSubscriber = replyStreamForStore(t.store);
   try {
-    return await fn(new KeelClient({ connection: suite.env.connection, namespace: suite.env.namespace, taskQueue: t.taskQueue, stream }));
+    return await fn(
+      new KeelClient({
+        connection: suite.env.connection,
+        namespace: suite.env.namespace,
+        taskQueue: t.taskQueue,
+        stream,
+      }),
+    );
   } finally {
     await stream.close();
   }

@@ -11,7 +11,11 @@ const { relative } = require('node:path');
 const SHOWN = 10;
 
 class SlowestSuitesReporter {
-  /** @param {import('@jest/reporters').AggregatedResult} results */
+  /**
+   * Jest's hook after the last suite; `results` is jest's AggregatedResult (the fields read here).
+   * @param {unknown} _contexts
+   * @param {{ testResults: Array<{ testFilePath: string; perfStats: { start: number; end: number } }> }} results
+   */
   onRunComplete(_contexts, results) {
     const suites = results.testResults
       .map((r) => ({ file: r.testFilePath, seconds: (r.perfStats.end - r.perfStats.start) / 1000 }))
