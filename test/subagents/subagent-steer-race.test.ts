@@ -25,11 +25,12 @@ import type { MessageEntry } from '../../src/context/types';
 import type { Store } from '../../src/store/connect';
 
 /**
- * Trials per database: 200 on the PostgreSQL server (as CI runs it), a quick 16 on PGlite;
- * SUBAGENT_STEER_REAL_TRIALS sets both.
+ * Trials per database: 48 on the PostgreSQL server (each moment 12 times, a new seed every run), a
+ * quick 16 on PGlite; SUBAGENT_STEER_REAL_TRIALS sets both. The 200-trial soak (two minutes) is in
+ * bench/README.md.
  */
 const trialsOn = (database: string): number =>
-  Number(process.env.SUBAGENT_STEER_REAL_TRIALS ?? (database === 'postgres' ? 200 : 16));
+  Number(process.env.SUBAGENT_STEER_REAL_TRIALS ?? (database === 'postgres' ? 48 : 16));
 const MOMENTS = [
   'while its first model call waits',
   'while its last model call waits',
