@@ -3,9 +3,13 @@ module.exports = {
   // Node's, and drops the PostgreSQL schemas a suite made when it ends.
   testEnvironment: '<rootDir>/test/support/schema-dropping-environment.ts',
   verbose: true,
+  // Jest's own output, then the ten slowest suites with their seconds (so CI's log shows where time went).
+  reporters: ['default', '<rootDir>/test/support/slowest-suites-reporter.js'],
   roots: ['<rootDir>/test'],
   // Says which suites skip PostgreSQL, and compiles the entry points that tests run as processes.
   globalSetup: '<rootDir>/test/support/global-setup.ts',
+  // Stops the Temporal dev servers jest workers shared across suites.
+  globalTeardown: '<rootDir>/test/support/global-teardown.ts',
   testMatch: ['**/*.test.ts'],
   transform: { '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022' } }] },
   // Suites that start a Temporal dev server or PostgreSQL take seconds to set up.

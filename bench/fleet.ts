@@ -121,7 +121,7 @@ export async function run(
         ...compiledEntryArgs('workers/main.ts'),
       ],
       {
-        TEMPORAL_ADDRESS: env.server.address,
+        ...env.processEnv,
         KEEL_TASK_QUEUE: keelQueue,
         KEEL_HOME: home,
         KEEL_RESET_MODE: 'none',
@@ -138,7 +138,7 @@ export async function run(
         ...compiledEntryArgs('bench/baseline/worker-process.ts'),
       ],
       {
-        TEMPORAL_ADDRESS: env.server.address,
+        ...env.processEnv,
         BASELINE_TASK_QUEUE: baselineQueue,
         BASELINE_MAX_CACHED_WORKFLOWS: String(maxCachedWorkflows),
         ...(url ? { BASELINE_FLOOR_DATABASE_URL: url, BASELINE_FLOOR_MODEL_URL: fake.url } : {}),
@@ -196,7 +196,7 @@ export async function run(
     const cpuParts: CpuParts = {
       'keel worker': () => [keelWorker.child.pid!],
       'bare worker': () => [baselineWorker.child.pid!],
-      'Temporal server': () => [env.server.pid],
+      'Temporal server': () => [env.serverPid],
       PostgreSQL: url ? postgresPids : () => [],
       'bench (clients, fake model)': () => [process.pid],
     };

@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { sql } from 'kysely';
 import { openStore, type StoreTarget } from '../src/store/connect';
-import { importSessions } from '../src/transfer/import-sessions';
+import { importSessions, type ImportSessionsReport } from '../src/transfer/import-sessions';
 import { writeCorpus } from '../test/fixtures/generate';
 
 export interface ImportBenchResult {
@@ -83,7 +83,9 @@ export async function run(
       const agentId = `bench-${Date.now().toString(36)}-${i}`;
       const began = performance.now();
       const report = await importSessions({ db: store.db, agentId, dir, rewriteRepaired: false });
-      return { agentId, report, seconds: (performance.now() - began) / 1000 };
+      const seconds = (performance.now() - began) / 1000;
+      expectWholeImport(report.totals, corpus.files.length);
+      return { agentId, report, seconds };
     };
     const runs = [await timedImport(0)];
     for (let i = 1; i < 3; i++) {
@@ -125,6 +127,18 @@ export async function run(
     await store.close();
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * Every file imported whole, so a bench run at scale (`bench/import.ts 1000 200`) is also the soak of
+ * what the import test checks on 150 files: a bench that imported less would time less work.
+ */
+function expectWholeImport(totals: ImportSessionsReport['totals'], files: number): void {
+  if (totals.files !== files || totals.imported !== files || totals.failed !== 0)
+    throw new Error(
+      `the import took ${totals.imported} of ${files} files (${totals.failed} failed, ${totals.files} seen): ` +
+        'the bench only times a whole import',
+    );
 }
 
 /** The bench runner's lines: both ratios with the seconds behind them. */

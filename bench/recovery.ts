@@ -90,7 +90,7 @@ export async function run(opts: { rounds?: number; quick?: boolean } = {}): Prom
   const pids = join(dir, 'tool-pids.log');
   const taskQueue = uniqueTaskQueue('bench-recovery');
   const workerEnv = {
-    TEMPORAL_ADDRESS: env.server.address,
+    ...env.processEnv,
     DATABASE_URL: viaProxy.toString(),
     KEEL_TASK_QUEUE: taskQueue,
     KEEL_RESET_MODE: 'none',

@@ -21,6 +21,8 @@ export interface StartDevServerOptions {
   log?: (line: string) => void;
   /** Dynamic config values over Keel's (e.g. `limit.historyCount.suggestContinueAsNew`, so a test sees continue-as-new early). */
   dynamicConfig?: Readonly<Record<string, string | number | boolean>>;
+  /** Namespaces registered at start beside `default`, each with Keel's search attributes (tests give each suite its own). */
+  namespaces?: readonly string[];
 }
 
 /** Asks the OS for a free TCP port on 127.0.0.1. */
@@ -140,6 +142,7 @@ async function devServerArgs(
     '--dynamic-config-value',
     `history.transferProcessorMaxPollRPS=${TRANSFER_QUEUE_MAX_POLL_RPS}`,
     ...KEEL_SEARCH_ATTRIBUTES.flatMap((name) => ['--search-attribute', `${name}=Keyword`]),
+    ...(opts.namespaces ?? []).flatMap((namespace) => ['--namespace', namespace]),
     ...Object.entries(opts.dynamicConfig ?? {}).flatMap(([key, value]) => [
       '--dynamic-config-value',
       `${key}=${value}`,

@@ -80,12 +80,13 @@ async function withWorkers(store: Store, fn: (rig: Rig) => Promise<void>): Promi
   );
   const app = await Worker.create({
     connection: env.nativeConnection,
+    namespace: env.namespace,
     taskQueue: appQueue,
     workflowBundle: appBundle,
     dataConverter,
   });
   const running = app.run();
-  const client = new Client({ connection: env.connection, dataConverter });
+  const client = new Client({ connection: env.connection, namespace: env.namespace, dataConverter });
   const start = (tasks: Parameters<typeof fanOutWorkflow>[0]) =>
     client.workflow.start<typeof fanOutWorkflow>('fanOutWorkflow', {
       taskQueue: appQueue,
@@ -202,7 +203,7 @@ describe.each(testDatabases())('runAgentTask on $name', (database) => {
           parentExecution: { workflowId: handle.workflowId },
         });
       }
-      const plain = new Client({ connection: env.connection });
+      const plain = new Client({ connection: env.connection, namespace: env.namespace });
       const raw = JSON.stringify(await plain.workflow.getHandle(handle.workflowId).fetchHistory());
       for (const q of questions) expect(raw).not.toContain(q);
       expect(JSON.stringify(await client.workflow.getHandle(handle.workflowId).fetchHistory())).not.toContain(

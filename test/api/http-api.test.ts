@@ -392,7 +392,7 @@ describe('the HTTP API without Temporal', () => {
 
   it('answers 503 naming TEMPORAL_ADDRESS and the address tried when Temporal stops answering', () =>
     suite.withWorker(db.store, {}, async (t) => {
-      const [host, port] = suite.env.server.address.split(':');
+      const [host, port] = suite.env.address.split(':');
       const proxy = await startCuttableProxy({ host: host!, port: Number(port) });
       const address = `${proxy.host}:${proxy.port}`;
       const connection = await Connection.connect({ address });

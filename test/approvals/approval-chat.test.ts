@@ -43,7 +43,7 @@ const suite = crashSuite();
     term = keelInTerminal(
       'approve',
       ['chat', rig.sessionKey],
-      { TEMPORAL_ADDRESS: rig.temporalAddress, KEEL_TASK_QUEUE: rig.taskQueue, DATABASE_URL: undefined, USER: 'frank' },
+      { ...rig.temporalEnv, KEEL_TASK_QUEUE: rig.taskQueue, DATABASE_URL: undefined, USER: 'frank' },
       dir,
     );
     await term.waitFor(/you › $/m, { timeoutMs: 120_000 });

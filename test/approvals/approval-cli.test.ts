@@ -37,7 +37,7 @@ describe.each(sharedDatabases())('the approval commands, on $name', (kind) => {
     const reply = rig.client().sendMessage(rig.sessionKey, 'invoice acme 250');
     const env = {
       DATABASE_URL: rig.database.url,
-      TEMPORAL_ADDRESS: rig.temporalAddress,
+      ...rig.temporalEnv,
       KEEL_TASK_QUEUE: rig.taskQueue,
     };
 

@@ -36,7 +36,7 @@ describeOnPostgres(
       const url = await freshSchemaUrl(process.env.TEST_DATABASE_URL!);
       const gate = join(await mkdtemp(join(tmpdir(), 'keel-chat-')), 'open');
       const taskQueue = uniqueTaskQueue();
-      const shared = { TEMPORAL_ADDRESS: env.server.address, DATABASE_URL: url, KEEL_TASK_QUEUE: taskQueue };
+      const shared = { ...env.processEnv, DATABASE_URL: url, KEEL_TASK_QUEUE: taskQueue };
       worker = spawnWorkerProcess({
         ...shared,
         ...fake.env,

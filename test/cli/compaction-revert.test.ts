@@ -82,7 +82,7 @@ describe.each(testDatabases())('keel compactions revert, rerun and compare on $n
   async function keelJson<T>(w: WorkerContext, args: string[]): Promise<T> {
     const run = await keel([...args, '--json'], {
       DATABASE_URL: databaseUrl,
-      TEMPORAL_ADDRESS: suite.env.server.address,
+      ...suite.env.processEnv,
       KEEL_TASK_QUEUE: w.taskQueue,
       KEEL_CONFIG: undefined,
       KEEL_HOME: undefined,

@@ -55,7 +55,7 @@ describe.each(testDatabases())('status, sessions, profile and the chat bar on $n
         const key = `agent:${agent}:main`;
         // The commands' settings: this worker's Temporal and task queue, the same (default) window.
         const settings = loadKeelSettings({
-          env: { TEMPORAL_ADDRESS: suite.env.server.address, KEEL_TASK_QUEUE: taskQueue },
+          env: { ...suite.env.processEnv, KEEL_TASK_QUEUE: taskQueue },
           overrides: {},
         });
         const listed = async () => (await listSessions(db.store.db, settings, { agentId: agent, sessionKey: key }))[0]!;

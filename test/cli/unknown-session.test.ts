@@ -86,7 +86,7 @@ describe('keel status, compact and export of an unknown session', () => {
     const worker = await runInProcessWorker(env, taskQueue, testDeps(store, NO_MODEL));
     try {
       const cliEnv = {
-        TEMPORAL_ADDRESS: env.server.address,
+        ...env.processEnv,
         KEEL_TASK_QUEUE: taskQueue,
         KEEL_HOME: home,
         DATABASE_URL: undefined,
@@ -107,7 +107,7 @@ describe('keel status, compact and export of an unknown session', () => {
   });
 
   it('doctor finds work whose workflow is gone (a running compaction, tool arguments of a turn) and --fix settles it, on each database', async () => {
-    const client = new Client({ connection: env.connection });
+    const client = new Client({ connection: env.connection, namespace: env.namespace });
     const live = sessionWorkflowId('main', 'agent:main:live');
     // A session workflow that runs (nobody polls its task queue, so it stays RUNNING).
     await client.workflow.start('sessionWorkflow', {
@@ -160,7 +160,7 @@ describe('keel status, compact and export of an unknown session', () => {
         } finally {
           await store.close();
         }
-        const cliEnv = { TEMPORAL_ADDRESS: env.server.address, KEEL_HOME: home, ...variant.env };
+        const cliEnv = { ...env.processEnv, KEEL_HOME: home, ...variant.env };
         const check = await keel(['doctor', '--json'], cliEnv);
         expect(check.code).toBe(1);
         const report = JSON.parse(check.stdout);

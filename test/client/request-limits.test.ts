@@ -126,7 +126,12 @@ describe('requests refused before anything is created (PGlite)', () => {
         expect((await client.sendMessage('agent:served:main', 'hello')).reply).toBe('welcome');
 
         // A client built with the same setting refuses before sending: no workflow starts.
-        const limited = new KeelClient({ connection: suite.env.connection, taskQueue, allowedAgents: ['served'] });
+        const limited = new KeelClient({
+          connection: suite.env.connection,
+          namespace: suite.env.namespace,
+          taskQueue,
+          allowedAgents: ['served'],
+        });
         const refused = await limited.sendMessage(`agent:${intruder}:other`, 'let me in').then(
           () => undefined,
           (err: unknown) => err,

@@ -445,7 +445,7 @@ const scenarios: Record<string, Scenario> = {
         .selectAll()
         .where('parent_session_key', '=', key)
         .executeTakeFirstOrThrow();
-      const signals = createSessionSignals(client.temporal.connection, 'default', taskQueue);
+      const signals = createSessionSignals(client.temporal.connection, client.temporal.options.namespace, taskQueue);
       await steerSubagent(store.db, signals, run, 'steer: and Bergen?', 'steer:replay:1');
       release();
       await client.temporal.workflow.getHandle(run.workflow_id!).result();

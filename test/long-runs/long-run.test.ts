@@ -41,7 +41,7 @@ function agentRequests(requests: readonly FakeRequest[], from: number): FakeRequ
 
 /** The runs of a session's workflow (continue-as-new starts a new one each time), with each run's history length. */
 async function workflowRuns(workflowId: string): Promise<number[]> {
-  const client = new Client({ connection: suite.env.connection });
+  const client = new Client({ connection: suite.env.connection, namespace: suite.env.namespace });
   const lengths: number[] = [];
   for await (const run of client.workflow.list({ query: `WorkflowId = '${workflowId}'` }))
     lengths.push(run.historyLength);

@@ -179,7 +179,12 @@ describe.each(testDatabases())('Temporal payload encryption on $name', (database
     try {
       const dataConverter = keelDataConverter(keys ? parseKeyRing(keys) : undefined);
       return await fn(
-        new KeelClient({ connection: env.connection, taskQueue, ...(dataConverter ? { dataConverter } : {}) }),
+        new KeelClient({
+          connection: env.connection,
+          namespace: env.namespace,
+          taskQueue,
+          ...(dataConverter ? { dataConverter } : {}),
+        }),
       );
     } finally {
       await worker.stop();
@@ -188,7 +193,7 @@ describe.each(testDatabases())('Temporal payload encryption on $name', (database
 
   /** The raw histories (session and compaction child), read without any codec. */
   async function rawHistories(agent: string, key: string, workflowId: string) {
-    const plainClient = new Client({ connection: env.connection });
+    const plainClient = new Client({ connection: env.connection, namespace: env.namespace });
     const session = await plainClient.workflow.getHandle(workflowId).fetchHistory();
     const compaction = await plainClient.workflow.getHandle(compactionWorkflowId(agent, key)).fetchHistory();
     return { session, compaction };
@@ -274,7 +279,7 @@ describe.each(testDatabases())('Temporal payload encryption on $name', (database
       expect((await client.sendMessage(key, messages.first)).reply).toBe(`Here it is: ${first.reply}`);
       return client.identify(key);
     });
-    const plainClient = new Client({ connection: env.connection });
+    const plainClient = new Client({ connection: env.connection, namespace: env.namespace });
     const sealed = (h: temporal.api.history.v1.IHistory) =>
       payloadsOf(h).filter((p) => p.encoding === ENCRYPTED_ENCODING);
     const before = sealed(await plainClient.workflow.getHandle(workflowId).fetchHistory()).length;
@@ -290,7 +295,7 @@ describe.each(testDatabases())('Temporal payload encryption on $name', (database
       const chat = await keel(
         ['chat', key],
         {
-          TEMPORAL_ADDRESS: env.server.address,
+          ...env.processEnv,
           KEEL_TASK_QUEUE: taskQueue,
           KEEL_ENCRYPTION_KEYS: `${KEY_B},${KEY_A}`,
           DATABASE_URL: undefined,

@@ -49,7 +49,14 @@ function recorder(): {
 async function withStreamingClient<T>(t: WorkerContext, fn: (client: KeelClient) => Promise<T>): Promise<T> {
   const stream: ReplyStreamSubscriber = replyStreamForStore(t.store);
   try {
-    return await fn(new KeelClient({ connection: suite.env.connection, taskQueue: t.taskQueue, stream }));
+    return await fn(
+      new KeelClient({
+        connection: suite.env.connection,
+        namespace: suite.env.namespace,
+        taskQueue: t.taskQueue,
+        stream,
+      }),
+    );
   } finally {
     await stream.close();
   }
@@ -268,6 +275,7 @@ describe.each(testDatabases())('reply streaming on $name', (database) => {
         try {
           const client = new KeelClient({
             connection: suite.env.connection,
+            namespace: suite.env.namespace,
             taskQueue: t.taskQueue,
             stream,
             warn: (line) => warnings.push(line),

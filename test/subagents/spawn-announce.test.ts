@@ -78,7 +78,7 @@ describe.each(testDatabases())('subagents on $name', (database) => {
 
       // Temporal: each child is a child workflow of the parent's session workflow, filterable by its parent.
       const child = runs[0]!;
-      const described = await new Client({ connection: suite.env.connection }).workflow
+      const described = await new Client({ connection: suite.env.connection, namespace: suite.env.namespace }).workflow
         .getHandle(child.workflow_id!)
         .describe();
       expect(described.parentExecution?.workflowId).toBe(sessionWorkflowId('main', PARENT));

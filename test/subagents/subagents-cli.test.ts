@@ -36,7 +36,7 @@ describe.each(sharedDatabases())('keel subagents, on $name', (kind) => {
 
     const env = {
       DATABASE_URL: rig.database.url,
-      TEMPORAL_ADDRESS: rig.temporalAddress,
+      ...rig.temporalEnv,
       KEEL_TASK_QUEUE: rig.taskQueue,
     };
     const listed = await keel(['subagents', '--parent', sessionKey, '--json'], env);

@@ -44,8 +44,8 @@ export interface CrashRig {
   readonly database: SharedDatabase;
   readonly store: Store;
   readonly taskQueue: string;
-  /** The dev server's frontend (TEMPORAL_ADDRESS for a CLI process). */
-  readonly temporalAddress: string;
+  /** TEMPORAL_ADDRESS and TEMPORAL_NAMESPACE of the suite's Temporal, for a CLI process. */
+  readonly temporalEnv: TemporalTestEnv['processEnv'];
   /** A fresh agent and its main session key: workflow ids never collide across tests. */
   readonly agentId: string;
   readonly sessionKey: string;
@@ -112,7 +112,7 @@ async function openCrashRig(env: TemporalTestEnv, kind: SharedDatabaseKind): Pro
   const inProcess: Array<() => Promise<void>> = [];
   const startWorker = (extraEnv: Record<string, string> = {}): WorkerProcess => {
     const worker = spawnWorkerProcess({
-      TEMPORAL_ADDRESS: env.server.address,
+      ...env.processEnv,
       DATABASE_URL: database.url,
       KEEL_TASK_QUEUE: taskQueue,
       // No daily reset: a run crossing the reset hour must not rotate the session mid-test.
@@ -128,7 +128,7 @@ async function openCrashRig(env: TemporalTestEnv, kind: SharedDatabaseKind): Pro
     database,
     store,
     taskQueue,
-    temporalAddress: env.server.address,
+    temporalEnv: env.processEnv,
     agentId,
     sessionKey: `agent:${agentId}:main`,
     startWorker,

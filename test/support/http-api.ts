@@ -89,6 +89,7 @@ export async function startApi(env: TemporalTestEnv, t: WorkerContext, opts: Api
   });
   const client = new KeelClient({
     connection: opts.temporal?.connection ?? env.connection,
+    namespace: env.namespace,
     taskQueue: t.taskQueue,
     stream,
     ...(opts.allowedAgents ? { allowedAgents: opts.allowedAgents } : {}),
@@ -103,7 +104,7 @@ export async function startApi(env: TemporalTestEnv, t: WorkerContext, opts: Api
       db: store.db,
       settings: { defaults, agents: new Map() },
       dependencies: {
-        temporal: temporalDependency(opts.temporal?.address ?? env.server.address),
+        temporal: temporalDependency(opts.temporal?.address ?? env.address),
         database: storeDependency(store.target),
       },
       eventsPollMs: opts.eventsPollMs ?? 200,

@@ -16,7 +16,8 @@ import {
   type Worker,
   type WorkflowBundle,
 } from '@temporalio/worker';
-import { startDevServer, type DevServer } from '../../src/temporal/dev-server';
+import { startDevServer } from '../../src/temporal/dev-server';
+import { claimSharedNamespace } from './shared-temporal';
 import { KeelClient } from '../../src/client/keel-client';
 import { createKeelWorker, type KeelWorkerOptions } from '../../workers/create-worker';
 import type { ActivityDeps } from '../../src/runtime/deps';
@@ -35,18 +36,36 @@ function quietRuntime(): void {
   }
 }
 
-/** One real Temporal dev server per suite, with a client connection and a prebuilt workflow bundle. */
+/**
+ * A suite's Temporal: a namespace of its own on the jest worker's shared dev server
+ * (test/support/shared-temporal.ts), or a dev server of its own when it needs dynamic config, or
+ * outside jest. With a client connection and the prebuilt workflow bundle.
+ */
 export interface TemporalTestEnv {
-  readonly server: DevServer;
+  readonly address: string;
+  readonly namespace: string;
+  /** The dev server's process (shared by other suites unless this suite has its own). */
+  readonly serverPid: number;
+  /** TEMPORAL_ADDRESS and TEMPORAL_NAMESPACE, for a worker or `keel` process the test starts. */
+  readonly processEnv: { readonly TEMPORAL_ADDRESS: string; readonly TEMPORAL_NAMESPACE: string };
   readonly connection: Connection;
   readonly nativeConnection: NativeConnection;
   readonly bundle: WorkflowBundle;
   close(): Promise<void>;
 }
 
+/** Where a suite's workflows run, and how to release it when the suite is over. */
+interface SuiteServer {
+  readonly address: string;
+  readonly namespace: string;
+  readonly pid: number;
+  release(): Promise<void>;
+}
+
 /**
  * `failureConverterPath` goes into the workflow bundle, as a worker bundling `workflows/` with that
  * data converter does (the encryption suite: failures raised in workflow code are encoded too).
+ * `dynamicConfig` needs a server of the suite's own (it applies to the whole server).
  */
 export async function startTemporalTestEnv(
   opts: { failureConverterPath?: string; dynamicConfig?: Record<string, string | number | boolean> } = {},
@@ -54,7 +73,7 @@ export async function startTemporalTestEnv(
   quietRuntime();
   const { dynamicConfig, failureConverterPath } = opts;
   const [server, bundle] = await Promise.all([
-    startDevServer({ log: () => {}, ...(dynamicConfig ? { dynamicConfig } : {}) }),
+    suiteServer(dynamicConfig),
     // A failure converter changes the bundle: that suite builds its own.
     failureConverterPath
       ? bundleWorkflowCode({
@@ -64,11 +83,15 @@ export async function startTemporalTestEnv(
         })
       : keelWorkflowBundle(),
   ]);
+  const { address, namespace } = server;
   const retry = drainableRetry();
-  const connection = await Connection.connect({ address: server.address, interceptors: [retry.interceptor] });
-  const nativeConnection = await NativeConnection.connect({ address: server.address });
+  const connection = await Connection.connect({ address, interceptors: [retry.interceptor] });
+  const nativeConnection = await NativeConnection.connect({ address });
   return {
-    server,
+    address,
+    namespace,
+    serverPid: server.pid,
+    processEnv: { TEMPORAL_ADDRESS: address, TEMPORAL_NAMESPACE: namespace },
     connection,
     nativeConnection,
     bundle,
@@ -76,9 +99,16 @@ export async function startTemporalTestEnv(
       await retry.stopRetrying();
       await connection.close();
       await nativeConnection.close();
-      await server.stop();
+      await server.release();
     },
   };
+}
+
+async function suiteServer(dynamicConfig: Record<string, string | number | boolean> | undefined): Promise<SuiteServer> {
+  const shared = dynamicConfig ? undefined : await claimSharedNamespace();
+  if (shared) return { ...shared, release: async () => {} };
+  const own = await startDevServer({ log: () => {}, ...(dynamicConfig ? { dynamicConfig } : {}) });
+  return { address: own.address, namespace: own.namespace, pid: own.pid, release: () => own.stop() };
 }
 
 /** A unique task queue per test, so workers of different tests never steal each other's tasks. */
@@ -95,7 +125,7 @@ export async function runInProcessWorker(
 ): Promise<{ worker: Worker; stop(): Promise<void> }> {
   const worker = await createKeelWorker({
     connection: env.nativeConnection,
-    namespace: 'default',
+    namespace: env.namespace,
     taskQueue,
     deps,
     workflowBundle: env.bundle,
@@ -121,6 +151,7 @@ export function keelClient(
 ): KeelClient {
   return new KeelClient({
     connection: env.connection,
+    namespace: env.namespace,
     taskQueue,
     tuning,
     contextWindowTokens,

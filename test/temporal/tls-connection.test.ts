@@ -135,7 +135,7 @@ function tlsEnv(overrides: Record<string, string> = {}): Record<string, string> 
 describe.each(testDatabases())('Temporal over mTLS on $name', (database) => {
   const db = suite.storePerTest(database);
   beforeAll(async () => {
-    proxy ??= await startTlsProxy(suite.env.server.address);
+    proxy ??= await startTlsProxy(suite.env.address);
   });
 
   it('runs a turn through a worker and a KeelClient that connect with the configured CA, client certificate and server name', async () => {

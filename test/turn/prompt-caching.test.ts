@@ -127,7 +127,7 @@ describe.each(testDatabases())('prompt caching on $name', (database) => {
         cacheWriteTokens: written,
         hitRatePercent: Math.round((read / (uncached + read + written)) * 1000) / 10,
       });
-      const cli = await keel(['status', key], { TEMPORAL_ADDRESS: suite.env.server.address, DATABASE_URL: undefined });
+      const cli = await keel(['status', key], { ...suite.env.processEnv, DATABASE_URL: undefined });
       expect(cli.stderr).toContain(
         `prompt cache ${status.promptCache!.hitRatePercent.toFixed(1)}% hit · ${read.toLocaleString('en-US')} read`,
       );

@@ -66,7 +66,7 @@ describe.each(testDatabases())('session reset and freshness in turns, on $name',
         await client.sendMessage(key, 'again');
         expect(await client.sendMessage(key, '/reset')).toMatchObject({ modelCalls: 0 });
         const env = {
-          TEMPORAL_ADDRESS: suite.env.server.address,
+          ...suite.env.processEnv,
           KEEL_TASK_QUEUE: taskQueue,
           DATABASE_URL: store.target.kind === 'postgres' ? store.target.url : undefined,
           KEEL_HOME: await mkdtemp(join(tmpdir(), 'keel-turns-')),

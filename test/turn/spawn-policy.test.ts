@@ -84,7 +84,7 @@ describe.each(testDatabases())('spawn policy on $name', (database) => {
           instruction: expect.stringContaining('hand remaining tool-heavy work (more than 3 tool calls) to subagents'),
         });
         const cli = await keel(['status', key], {
-          TEMPORAL_ADDRESS: suite.env.server.address,
+          ...suite.env.processEnv,
           DATABASE_URL: undefined,
         });
         expect(cli.stderr).toContain(

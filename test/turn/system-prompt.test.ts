@@ -438,7 +438,7 @@ describe.each(testDatabases())('system prompt and memory on $name', (database) =
                 : undefined,
           );
           const env = {
-            TEMPORAL_ADDRESS: suite.env.server.address,
+            ...suite.env.processEnv,
             KEEL_TASK_QUEUE: taskQueue,
             DATABASE_URL: store.target.kind === 'postgres' ? store.target.url : undefined,
             KEEL_HOME: await mkdtemp(join(tmpdir(), 'keel-compact-')),
