@@ -31,25 +31,26 @@ export const historyLimitsSchema = z.object({
   ),
 });
 
-/** A tool timeout: milliseconds, or a duration such as "30s" (the environment gives digits as text). */
-export const toolTimeout = z.preprocess(
-  (v) => (typeof v === 'string' && /^\s*\d+\s*$/.test(v) ? Number(v) : parseDuration(v)),
-  z
-    .number({ message: 'use a duration such as "30s" or "5m" (or milliseconds)' })
-    .int()
-    .positive('use a duration > 0')
-    .max(DEFAULTS.toolTimeoutMaxMs, 'use at most "24h"'),
-);
+/**
+ * A timeout: milliseconds, or a duration such as "30s" (the environment gives digits as text), at
+ * most `maxMs`; refusals suggest `examples` and say the most as `most`.
+ */
+function timeout(examples: string, maxMs: number, most: string) {
+  return z.preprocess(
+    (v) => (typeof v === 'string' && /^\s*\d+\s*$/.test(v) ? Number(v) : parseDuration(v)),
+    z
+      .number({ message: `use a duration such as ${examples} (or milliseconds)` })
+      .int()
+      .positive('use a duration > 0')
+      .max(maxMs, `use at most ${most}`),
+  );
+}
 
-/** An approval timeout: milliseconds, or a duration such as "10m" or "24h". */
-export const approvalTimeout = z.preprocess(
-  (v) => (typeof v === 'string' && /^\s*\d+\s*$/.test(v) ? Number(v) : parseDuration(v)),
-  z
-    .number({ message: 'use a duration such as "30m" or "24h" (or milliseconds)' })
-    .int()
-    .positive('use a duration > 0')
-    .max(DEFAULTS.approvalTimeoutMaxMs, 'use at most "168h" (a week)'),
-);
+/** A tool timeout, at most a day. */
+export const toolTimeout = timeout('"30s" or "5m"', DEFAULTS.toolTimeoutMaxMs, '"24h"');
+
+/** An approval timeout, at most a week. */
+export const approvalTimeout = timeout('"30m" or "24h"', DEFAULTS.approvalTimeoutMaxMs, '"168h" (a week)');
 
 /** A run limit: a whole number from `least` (a step limit keeps one call for the report), or `none` / null for no limit. */
 export function runLimit(unit: string, least: number) {
