@@ -1,11 +1,5 @@
 import { openStore, type OpenStoreOptions, type Store, type StoreTarget } from './connect';
-import {
-  databaseDependency,
-  probeTemporal,
-  REACH_TIMEOUT_MS,
-  unreachable,
-  type Dependency,
-} from '../runtime/reach';
+import { databaseDependency, probeTemporal, REACH_TIMEOUT_MS, unreachable, type Dependency } from '../runtime/reach';
 import type { TemporalConnectionOptions } from '../temporal/connection-options';
 
 /** The database a store opened: the PostgreSQL server, or the PGlite folder under KEEL_HOME. */
