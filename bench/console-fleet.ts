@@ -13,7 +13,8 @@ import { openStore, type StoreTarget } from '../src/store/connect';
 import { KeelClient } from '../src/client/keel-client';
 import { configFromEnv } from '../src/config/keel-config';
 import { serveApi } from '../src/api/serve-api';
-import { storeDependency, temporalDependency } from '../src/runtime/reach';
+import { temporalDependency } from '../src/runtime/reach';
+import { storeDependency } from '../src/store/reachable-store';
 import { consoleCookieValue } from '../src/console/console-cookie';
 import { chromiumPath } from '../test/support/tool-path';
 

@@ -21,11 +21,8 @@ export {
   type TurnToolCall,
   type TokenUsage,
 } from './protocol';
-export {
-  PgReplyStreamSubscriber,
-  type PgReplyStreamSubscriberOptions,
-  type ReplyStreamSubscriber,
-} from './streaming/reply-subscriber';
+// Streaming over PostgreSQL is `keel-agents/streaming`; over the embedded PGlite, `keel-agents/embedded`.
+export type { ReplyStreamSubscriber } from './streaming/reply-subscriber';
 export type { ReplyStreamEvent } from './streaming/reply-assembler';
 export {
   ToolRegistry,
@@ -52,7 +49,7 @@ export { InvalidSessionKeyError } from './sessions/errors';
 export { configFromEnv, ConfigError, type KeelConfig } from './config/keel-config';
 export { loadKeelSettings, type KeelSettings } from './config/agent-config';
 // How workers, clients and commands reach Temporal: address, namespace, TLS (mTLS) and API key.
-export { temporalConnectionFor } from './cli/connect';
+export { temporalConnectionFor } from './temporal/connection-for-config';
 export {
   temporalConnectionOptions,
   describeTemporalConnection,

@@ -5,19 +5,10 @@
  */
 import type { Kysely } from 'kysely';
 import type { Database } from '../store/schema';
-
-/** Tokens billed, by kind. */
-export interface CompactionBilling {
-  readonly input: number;
-  readonly cacheRead: number;
-  readonly cacheWrite: number;
-  readonly output: number;
-  /** Some figures are Keel's count: the server reported no usage. */
-  readonly estimated?: boolean;
-}
+import type { SummarizerBilling } from '../store/compactions-repo';
 
 /** `1,200 input · 58,000 cache read · 0 cache write · 900 output tokens` (`, estimated: …` when Keel counted). */
-export function billingText(b: CompactionBilling): string {
+export function billingText(b: SummarizerBilling): string {
   const n = (tokens: number): string => tokens.toLocaleString('en-US');
   const estimated = b.estimated ? ' (estimated: the model server reported no usage, Keel counted)' : '';
   return `${n(b.input)} input · ${n(b.cacheRead)} cache read · ${n(b.cacheWrite)} cache write · ${n(b.output)} output tokens${estimated}`;

@@ -3,12 +3,12 @@
  * Each returns one object (printed as JSON on stdout with --json) and writes a readable rendering
  * for people to stderr.
  */
-import { billingText, type CompactionBilling } from './compaction-billing';
+import { billingText } from './compaction-billing';
 import { randomUUID } from 'node:crypto';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import type { Kysely } from 'kysely';
 import { DEFAULTS } from '../config/defaults';
-import { getCompaction, listCompactions } from '../store/compactions-repo';
+import { getCompaction, listCompactions, type SummarizerBilling } from '../store/compactions-repo';
 import type { CompactionRow, Database } from '../store/schema';
 import {
   COMPACTION_WORKFLOW_TYPE,
@@ -50,7 +50,7 @@ export interface CompactionView {
   readonly summarizerCalls: number;
   readonly summarizerTokens: number;
   /** What those calls were billed, by kind (as the provider reported it). */
-  readonly summarizerBilling: CompactionBilling;
+  readonly summarizerBilling: SummarizerBilling;
   /** Set when the spend limit kept the summarizer from being called (the summary is extractive). */
   readonly spendLimited: string | null;
   readonly workflowId: string | null;

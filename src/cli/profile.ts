@@ -14,6 +14,7 @@ import { getSession } from '../store/sessions-repo';
 import { entriesAfter } from '../store/entries-repo';
 import { parseSessionKey } from '../sessions/session-key';
 import { toProfileEntry, type ProfileEntry } from '../profile/profile-entries';
+import { boundedEstimate } from '../runtime/bounded-estimate';
 import { profileSession, type SessionProfile } from '../profile/session-profile';
 import { adviseSettings, currentSettings } from '../profile/config-advice';
 import { changeLine, planConfigChanges, type FileChange } from '../profile/config-changes';
@@ -62,11 +63,10 @@ export async function profileCommand(
       `no session ${shownKey(opts.sessionKey)} for agent ${agentId}; keel sessions lists them`,
     );
   const entries: ProfileEntry[] = [];
-  const byChars = (text: string) => Math.ceil(text.length / DEFAULTS.charsPerToken);
   for (let after = -1; ;) {
     const rows = await entriesAfter(db, agentId, session.session_id, after, PAGE_ROWS);
     for (const row of rows) {
-      const entry = toProfileEntry(row.payload, row.token_estimate, byChars);
+      const entry = toProfileEntry(row.payload, row.token_estimate, boundedEstimate);
       if (entry) entries.push(entry);
     }
     if (rows.length < PAGE_ROWS) break;

@@ -1,13 +1,15 @@
 import type { Logger } from 'pino';
 import type { KeelClient } from '../client/keel-client';
 import { createKeelLogger, loggerOptionsFromEnv } from '../observability/logger';
-import { replyStreamForStore } from '../streaming/reply-subscriber';
+import { replyStreamForStore } from '../streaming/reply-stream-for-store';
 import { loadKeelSettings, type KeelSettings } from '../config/agent-config';
 import type { Store } from '../store/connect';
-import { storeDependency, temporalDependency } from '../runtime/reach';
+import { temporalDependency } from '../runtime/reach';
+import { storeDependency } from '../store/reachable-store';
 import type { ApiDeps } from '../api/api-deps';
 import { checkApiBinding, serveApi, type ServedApi } from '../api/serve-api';
-import { connectClient, temporalAddressFor } from './connect';
+import { connectClient } from './connect';
+import { temporalAddressFor } from '../temporal/connection-for-config';
 import { openConfiguredStore } from './commands/shared';
 
 /** The API's dependencies from a client, a store and the settings: one place for `keel serve` and `keel dev`. */

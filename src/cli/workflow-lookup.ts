@@ -6,7 +6,7 @@ import {
   type TemporalConnectionOptions,
 } from '../temporal/connection-options';
 import type { WorkflowLookup } from './doctor';
-import { temporalConnectionFor } from './connect';
+import { temporalConnectionFor } from '../temporal/connection-for-config';
 
 /** Doctor gives up on an unreachable cluster after this long and skips the workflow check. */
 const CONNECT_TIMEOUT_MS = 3_000;

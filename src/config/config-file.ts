@@ -7,7 +7,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { z } from 'zod';
-import { ConfigError, parseByteSize, type ConfigFileValues, type KeelConfig } from './keel-config';
+import { ConfigError, type ConfigFileValues, type KeelConfig } from './keel-config';
+import { parseByteSize, SETTINGS, type SettingKey } from './settings-table';
 import { WORK_STYLE_PRESETS, WORK_STYLES } from '../context/work-style-presets';
 import { jsonErrorAt } from './json-error-position';
 import { shownSettingValue, valueAtPath } from './shown-setting-value';
@@ -180,6 +181,10 @@ const processSettingsShape = {
     ),
   }),
 };
+/** Agent settings the file writes under their own names (settings-table.ts), taken as they are. */
+const PLAIN_AGENT_KEYS = (Object.keys(SETTINGS) as SettingKey[]).filter(
+  (key) => SETTINGS[key].file === key && key in agentSettingsShape,
+);
 /** The process settings' keys, in the file's order. */
 const PROCESS_KEYS = Object.keys(processSettingsShape) as (keyof typeof processSettingsShape)[];
 /** Process settings that name a file: resolved against the config file's folder, as tools and workspace are. */
@@ -309,28 +314,9 @@ function toSection(
     values[key] = value;
     names[key] = `${prefix}${fileKey}`;
   };
-  const direct = [
-    'identity',
-    'promptMode',
-    'userTimeZone',
-    'promptCaching',
-    'compactionPromptCache',
-    'subagentMaxDepth',
-    'subagentMaxChildren',
-    'workspaceAccess',
-    'memoryFlushModel',
-    'maxOutputTokens',
-    'contextTokens',
-    'contextWindowTokens',
-    'reserveTokens',
-    'reserveTokensFloor',
-    'smallWindowTokens',
-    'softThresholdTokens',
-    'contextEngine',
-    'contextEngineOptions',
-    'historyLimits',
-  ] as const;
-  for (const key of direct) if (s[key] !== undefined) set(key, s[key], key);
+  // Settings whose file key is their own name are taken as they are; the rest are mapped below.
+  const given: Partial<Record<string, unknown>> = s;
+  for (const key of PLAIN_AGENT_KEYS) if (given[key] !== undefined) set(key, given[key], key);
   if (s.workStyle !== undefined) applyWorkStyle(s, set);
   if (s.workspace !== undefined) set('workspaceDir', resolve(dir, s.workspace), 'workspace');
   if (s.tools !== undefined) set('toolsModule', resolve(dir, s.tools), 'tools');

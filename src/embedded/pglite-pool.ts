@@ -1,4 +1,4 @@
-import type { PGlite } from '@electric-sql/pglite';
+import type { EmbeddedPglite } from './embedded-pglite';
 import type { PostgresPool, PostgresPoolClient, PostgresQueryResult } from 'kysely';
 import type { SessionLock } from './session-lock';
 
@@ -11,7 +11,7 @@ import type { SessionLock } from './session-lock';
  */
 export class PGlitePool implements PostgresPool {
   constructor(
-    private readonly pglite: PGlite,
+    private readonly pglite: EmbeddedPglite,
     private readonly lock: SessionLock,
   ) {}
 

@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:net';
-import type { PGlite } from '@electric-sql/pglite';
-import { PGLiteSocketHandler, type PGLiteSocketHandlerOptions } from '@electric-sql/pglite-socket';
+import type { EmbeddedPglite } from './embedded-pglite';
+import type { PGLiteSocketHandler, PGLiteSocketHandlerOptions } from '@electric-sql/pglite-socket';
+import { loadPgliteSocket } from './load-pglite';
 import type { SessionLock } from './session-lock';
 
 /** A PGlite instance reachable over the PostgreSQL wire protocol by other processes. */
@@ -18,10 +19,11 @@ export interface ServedPglite {
  * the session is idle again (ReadyForQuery outside a transaction block).
  */
 export async function servePglite(
-  pglite: PGlite,
+  pglite: EmbeddedPglite,
   lock: SessionLock,
   opts: { port?: number } = {},
 ): Promise<ServedPglite> {
+  const { PGLiteSocketHandler } = await loadPgliteSocket();
   const queue = new SessionQueue(pglite, lock);
   const handlers = new Set<PGLiteSocketHandler>();
   const server: Server = createServer((socket) => {
@@ -71,7 +73,7 @@ class SessionQueue {
   private readonly gone = new Set<number>();
 
   constructor(
-    private readonly pglite: PGlite,
+    private readonly pglite: EmbeddedPglite,
     private readonly lock: SessionLock,
   ) {}
 

@@ -7,6 +7,7 @@
  */
 import type { PromptOverhead } from '../context/context-split';
 import type { ProfileEntry } from './profile-entries';
+import { activeWindowStart } from '../context/active-window';
 
 /** Typical per-item ranges (tokens). */
 const RANGES = {
@@ -33,18 +34,12 @@ export interface ContextEstimate {
   readonly total: { readonly low: number; readonly high: number };
 }
 
-/** The entries the model sees now: after the newest compaction, from its first kept entry. */
+/** The entries the model sees now: after the newest compaction, from its first kept entry (`activeWindowStart`). */
 function activeWindow(entries: readonly ProfileEntry[]): { entries: ProfileEntry[]; summary?: ProfileEntry } {
-  let start = 0;
-  let summary: ProfileEntry | undefined;
-  for (let i = entries.length - 1; i >= 0; i--) {
-    const e = entries[i]!;
-    if (e.kind !== 'compaction') continue;
-    summary = e;
-    const kept = entries.findIndex((x) => x.id === e.firstKeptEntryId);
-    start = kept >= 0 && kept < i ? kept : i + 1;
-    break;
-  }
+  const { start, compaction } = activeWindowStart(entries, (e) =>
+    e.kind === 'compaction' ? e.firstKeptEntryId : undefined,
+  );
+  const summary = compaction === undefined ? undefined : entries[compaction];
   return { entries: entries.slice(start).filter((e) => e.kind !== 'compaction'), ...(summary ? { summary } : {}) };
 }
 

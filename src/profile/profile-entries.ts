@@ -21,16 +21,17 @@ export interface ProfileEntry {
 
 /**
  * One stored entry as a profile record, or undefined for entries the model never sees (headers,
- * custom entries). `tokens` is the estimate stored with the entry when there is one.
+ * custom entries). `tokens` is the estimate stored with the entry when there is one, else
+ * `estimate`'s (the worker's own estimator, `boundedEstimate`) of its message or summary.
  */
 export function toProfileEntry(
   entry: TranscriptEntry,
   storedTokens: number | null,
-  estimate: (text: string) => number,
+  estimate: (message: AgentMessage) => number,
 ): ProfileEntry | undefined {
   const at = Date.parse(entry.timestamp);
   if (entry.type === 'compaction') {
-    const tokens = storedTokens ?? estimate(entry.summary);
+    const tokens = storedTokens ?? estimate({ role: 'user', content: entry.summary });
     return {
       id: entry.id,
       kind: 'compaction',
@@ -42,12 +43,7 @@ export function toProfileEntry(
     };
   }
   if (entry.type !== 'message') return undefined;
-  return messageProfileEntry(
-    entry.id,
-    entry.message,
-    at,
-    storedTokens ?? estimate(JSON.stringify(entry.message.content)),
-  );
+  return messageProfileEntry(entry.id, entry.message, at, storedTokens ?? estimate(entry.message));
 }
 
 /** A message as a profile record; `fallbackAt` when the message carries no timestamp of its own. */

@@ -5,7 +5,7 @@
  */
 import type { KeelConfig } from '../config/keel-config';
 import { configuredWindow } from '../config/configured-window';
-import { DEFAULTS } from '../config/defaults';
+import { boundedEstimate } from '../runtime/bounded-estimate';
 import { messageProfileEntry } from '../profile/profile-entries';
 import { profileLines, profileSession } from '../profile/session-profile';
 import type { ReplayTranscript } from './replay-source';
@@ -15,10 +15,7 @@ import type { ReplayTranscript } from './replay-source';
  * with their own marker (`- `, `✓ `, `• `). Renderers show the lines as given, adding no bullets.
  */
 export function replayAdvice(transcript: ReplayTranscript, agentId: string, config: KeelConfig): string[] {
-  const tokensOf = (text: string) => Math.ceil(text.length / DEFAULTS.charsPerToken);
-  const entries = transcript.entries.map((e) =>
-    messageProfileEntry(e.id, e.message, 0, tokensOf(JSON.stringify(e.message.content))),
-  );
+  const entries = transcript.entries.map((e) => messageProfileEntry(e.id, e.message, 0, boundedEstimate(e.message)));
   const profile = profileSession({
     agentId,
     sessionKey: transcript.sessionKey ?? transcript.source,

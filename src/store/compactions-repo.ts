@@ -451,7 +451,10 @@ export async function summarizerSpendSince(
   };
 }
 
-/** What one summarizer call was billed, as the provider reported it (a failed call: all 0, its usage is unknown). */
+/**
+ * What summarizer calls were billed, as the provider reported it: one call's (a failed call: all 0,
+ * its usage is unknown), or a compaction's calls summed (`keel compactions show`).
+ */
 export interface SummarizerBilling {
   readonly input: number;
   readonly cacheRead: number;

@@ -3,8 +3,9 @@ import { mkdirSync } from 'node:fs';
 import { Kysely, sql } from 'kysely';
 import { CurrentSchemaPostgresDialect } from './current-schema-dialect';
 import { Pool, types as pgTypes } from 'pg';
-import { PGlite } from '@electric-sql/pglite';
 import { PGlitePool } from '../embedded/pglite-pool';
+import type { EmbeddedPglite } from '../embedded/embedded-pglite';
+import { loadPglite } from '../embedded/load-pglite';
 import { PreparingClient } from './prepared-statements';
 import { SessionLock } from '../embedded/session-lock';
 import { unusableFolderError } from '../embedded/unusable-folder';
@@ -42,7 +43,7 @@ export interface Store {
   readonly db: Kysely<Database>;
   readonly target: StoreTarget;
   /** The PGlite instance when embedded (tests use it to serve the same database over a socket). */
-  readonly pglite?: PGlite | undefined;
+  readonly pglite?: EmbeddedPglite | undefined;
   /** Taken by whoever uses the PGlite session: the store's own pool, socket clients, listeners. */
   readonly pgliteLock?: SessionLock | undefined;
   /** True when `select 1` answers within `timeoutMs` (default `databaseProbeTimeoutMs`); never throws. */
@@ -66,7 +67,7 @@ const INT8_OID = 20;
 export async function openStore(target: StoreTarget, opts: OpenStoreOptions = {}): Promise<Store> {
   const log = opts.log ?? ((line: string) => void process.stderr.write(`${line}\n`));
   let db: Kysely<Database>;
-  let pglite: PGlite | undefined;
+  let pglite: EmbeddedPglite | undefined;
   let pgliteLock: SessionLock | undefined;
   let releaseFolder = () => {};
   const plugins = [atRestPlugin(opts.atRest ?? { seal: false })];
@@ -117,6 +118,7 @@ export async function openStore(target: StoreTarget, opts: OpenStoreOptions = {}
       }
     }
     try {
+      const { PGlite } = await loadPglite();
       pglite = await PGlite.create(target.dataDir, {
         parsers: { [INT8_OID]: (v: string) => Number(v) },
         ...(target.loadDataDir ? { loadDataDir: target.loadDataDir } : {}),

@@ -355,14 +355,24 @@ async function compactionSeqRange(
   return { fromSeq: Math.min(fromSeq, toSeq), toSeq };
 }
 
+/**
+ * The seq a compaction's window starts at, the active window's rule for rows (`activeWindowStart` in
+ * src/context for entries in memory): its first kept entry's, or its own when that entry is not in
+ * the session (a hard checkpoint names the compaction itself); the compaction row is never a message.
+ */
 async function firstKeptSeq(
   db: Kysely<Database>,
   agentId: string,
   sessionId: string,
   compactionRow: EntryRowOf<'compaction'>,
 ): Promise<number> {
-  const firstKeptId = compactionRow.payload.firstKeptEntryId;
-  const kept = firstKeptId === compactionRow.id ? undefined : await getEntry(db, agentId, sessionId, firstKeptId);
+  const kept = await db
+    .selectFrom('transcript_entries')
+    .select('seq')
+    .where('agent_id', '=', agentId)
+    .where('session_id', '=', sessionId)
+    .where('id', '=', compactionRow.payload.firstKeptEntryId)
+    .executeTakeFirst();
   return Number(kept?.seq ?? compactionRow.seq);
 }
 
@@ -408,7 +418,7 @@ export async function activeTranscriptBytes(db: Kysely<Database>, agentId: strin
   return Number(r.bytes);
 }
 
-/** Where the active window starts: the last compaction's firstKeptEntryId (or the compaction itself). */
+/** Where the active window starts: the last compaction's first kept entry (`firstKeptSeq`), else seq 0. */
 async function activeWindowStart(
   db: Kysely<Database>,
   agentId: string,
@@ -416,16 +426,11 @@ async function activeWindowStart(
 ): Promise<{ compaction?: CompactionEntry; compactionRow?: EntryRowOf<'compaction'>; fromSeq: number }> {
   const compactionRow = await lastCompaction(db, agentId, sessionId);
   if (!compactionRow) return { fromSeq: 0 };
-  const compaction = compactionRow.payload;
-  const kept = await db
-    .selectFrom('transcript_entries')
-    .select('seq')
-    .where('agent_id', '=', agentId)
-    .where('session_id', '=', sessionId)
-    .where('id', '=', compaction.firstKeptEntryId)
-    .executeTakeFirst();
-  // A hard checkpoint (nothing kept) points past the compaction entry itself.
-  return { compaction, compactionRow, fromSeq: Number(kept?.seq ?? compactionRow.seq) };
+  return {
+    compaction: compactionRow.payload,
+    compactionRow,
+    fromSeq: await firstKeptSeq(db, agentId, sessionId, compactionRow),
+  };
 }
 
 /** The last `n` entries of a session, oldest first. */

@@ -2,6 +2,14 @@ import type { AgentMessage, TranscriptEntry } from '../context/types';
 import { isToolCallBlock } from '../context/types';
 import { restoresNoSummary } from '../store/entries-repo';
 import { isNativeToolResult } from '../context/repair-tool-use-result-pairing';
+import { activeWindowStart } from '../context/active-window';
+
+/** An entry of the file as pairing sees it: its message's skeleton, or the compaction it is. */
+interface Skeleton {
+  readonly id: string;
+  readonly message?: AgentMessage;
+  readonly compaction?: { readonly firstKeptEntryId: string; readonly withSummary: boolean };
+}
 
 /**
  * The active window of a file imported into an empty session, as pairing skeletons, in the order
@@ -10,9 +18,7 @@ import { isNativeToolResult } from '../context/repair-tool-use-result-pairing';
  * `messages()` when the file is past `maxEntries` (memory stays bounded; read the session back).
  */
 export class WindowSkeletons {
-  private entries: Array<{ readonly id: string; readonly message?: AgentMessage }> = [];
-  private last:
-    { readonly firstKeptEntryId: string; readonly position: number; readonly withSummary: boolean } | undefined;
+  private entries: Skeleton[] = [];
   private usable = true;
 
   constructor(private readonly maxEntries: number) {}
@@ -22,12 +28,10 @@ export class WindowSkeletons {
     if (this.entries.length >= this.maxEntries) return this.giveUp();
     if (entry.type === 'compaction') {
       if (typeof entry.firstKeptEntryId !== 'string') return this.giveUp();
-      this.last = {
-        firstKeptEntryId: entry.firstKeptEntryId,
-        position: this.entries.length,
-        withSummary: !restoresNoSummary(entry),
-      };
-      this.entries.push({ id: entry.id });
+      this.entries.push({
+        id: entry.id,
+        compaction: { firstKeptEntryId: entry.firstKeptEntryId, withSummary: !restoresNoSummary(entry) },
+      });
       return;
     }
     const message = pairingSkeleton(entry);
@@ -37,14 +41,11 @@ export class WindowSkeletons {
   messages(): AgentMessage[] | undefined {
     if (!this.usable) return undefined;
     const out: AgentMessage[] = [];
-    let from = 0;
-    if (this.last) {
-      const kept = this.entries.findIndex((e) => e.id === this.last!.firstKeptEntryId);
-      from = kept >= 0 ? kept : this.last.position;
-      // The summary stands first: a user message as far as pairing is concerned.
-      if (this.last.withSummary) out.push({ role: 'user', content: [{ type: 'text', text: '' }] });
-    }
-    for (let i = from; i < this.entries.length; i++) {
+    const { start, compaction } = activeWindowStart(this.entries, (e) => e.compaction?.firstKeptEntryId);
+    // The summary stands first: a user message as far as pairing is concerned.
+    if (compaction !== undefined && this.entries[compaction]!.compaction!.withSummary)
+      out.push({ role: 'user', content: [{ type: 'text', text: '' }] });
+    for (let i = start; i < this.entries.length; i++) {
       const message = this.entries[i]!.message;
       if (message) out.push(message);
     }

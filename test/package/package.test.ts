@@ -9,6 +9,9 @@
  * .build-test/, so Node and TypeScript find them walking up), which keeps the test off the registry.
  * One case installs it as the README says, with npm, into an empty folder: that one reads the
  * registry's metadata (tarballs from npm's cache when it has them).
+ *
+ * A client is only a client: a strict program (`strict`, `skipLibCheck: false`, `module: node16`)
+ * compiles against the published declarations, and the root entry loads no database code.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -28,6 +31,39 @@ let project: string;
 let packed: { name: string; files: Array<{ path: string }> };
 let tarball: string;
 let packedFile: string;
+
+/** Module paths of the database layer: Keel's store, PGlite, node-postgres and Kysely. */
+const DATABASE_MODULE =
+  /\/keel-agents\/dist\/src\/store\/|\/node_modules\/(@electric-sql\/|pg\/|pg-[a-z-]+\/|kysely\/)/;
+
+/** The strictest settings a Node service compiles with; Temporal's declarations need `@types/ms` under node16. */
+const STRICT_CONSUMER = {
+  target: 'ES2022',
+  module: 'node16',
+  moduleResolution: 'node16',
+  lib: ['ES2022'],
+  types: ['node'],
+  strict: true,
+  skipLibCheck: false,
+  noEmit: true,
+};
+
+/** A client with streaming, a worker and the embedded database's stream, as an application writes them. */
+const STRICT_CONSUMER_PROGRAM = `import { Connection } from '@temporalio/client';
+import { KeelClient, loadKeelSettings, temporalConnectionFor } from 'keel-agents';
+import { runKeelWorker } from 'keel-agents/worker';
+import { PgReplyStreamSubscriber } from 'keel-agents/streaming';
+import { replyStreamForStore, EmbeddedDatabaseMissingError } from 'keel-agents/embedded';
+
+export async function send(): Promise<string> {
+  const connection = await Connection.connect(temporalConnectionFor(loadKeelSettings().defaults));
+  const stream = new PgReplyStreamSubscriber({ connectionString: 'postgres://localhost/keel' });
+  const { reply } = await new KeelClient({ connection, stream }).sendMessage('agent:main:main', 'Hello');
+  return reply;
+}
+export const serve = (): Promise<void> => runKeelWorker();
+export const embedded = { replyStreamForStore, EmbeddedDatabaseMissingError };
+`;
 
 beforeAll(async () => {
   mkdirSync(join(ROOT, '.build-test'), { recursive: true });
@@ -68,6 +104,8 @@ describe('the published package', () => {
         'dist/src/index.js',
         'dist/src/index.d.ts',
         'dist/workers/index.d.ts',
+        'dist/src/streaming/index.d.ts',
+        'dist/src/embedded/index.d.ts',
         'bin/keel.js',
         'dist/workers/keel.js',
         'dist/workflows/run-agent-task.d.ts',
@@ -95,6 +133,39 @@ describe('the published package', () => {
     );
     rmSync(join(project, 'src/misspelt.ts'));
     expect(refused).toMatch(/misspelt\.ts.*'txt' does not exist in type 'AgentTask'/);
+  });
+
+  it('compiles a strict consumer (skipLibCheck: false, module node16) of the client, worker, streaming and embedded entries', async () => {
+    const strict = join(project, 'strict');
+    mkdirSync(strict);
+    writeFileSync(
+      join(strict, 'tsconfig.json'),
+      JSON.stringify({ compilerOptions: STRICT_CONSUMER, files: ['consumer.ts'] }),
+    );
+    writeFileSync(join(strict, 'consumer.ts'), STRICT_CONSUMER_PROGRAM);
+    const compiled = await run(process.execPath, [TSC, '-p', join(strict, 'tsconfig.json')], { cwd: strict }).then(
+      () => '',
+      (err: { stdout: string }) => err.stdout,
+    );
+    expect(compiled).toBe('');
+  });
+
+  it('loads no store, PGlite, pg or Kysely module from its root entry', async () => {
+    const { stdout } = await run(
+      process.execPath,
+      ['-e', "require('keel-agents'); console.log(JSON.stringify(Object.keys(require.cache)))"],
+      { cwd: project },
+    );
+    const loaded = JSON.parse(stdout) as string[];
+    expect(loaded.some((path) => path.includes('/keel-agents/dist/src/client/keel-client.js'))).toBe(true);
+    expect(loaded.filter((path) => DATABASE_MODULE.test(path))).toEqual([]);
+    // The streaming entry is where pg comes in.
+    const { stdout: streaming } = await run(
+      process.execPath,
+      ['-e', "require('keel-agents/streaming'); console.log(JSON.stringify(Object.keys(require.cache)))"],
+      { cwd: project },
+    );
+    expect((JSON.parse(streaming) as string[]).some((path) => /\/node_modules\/pg\//.test(path))).toBe(true);
   });
 
   it('installs with `npm install ./keel-agents-*.tgz` into an empty folder, without EBADENGINE, and runs `npx keel --help`', async () => {

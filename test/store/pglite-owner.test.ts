@@ -8,7 +8,7 @@ import { Client } from 'pg';
 import { openStore, type Store } from '../../src/store/connect';
 import { servePglite, type ServedPglite } from '../../src/embedded/pglite-server';
 import { readSessionForTurn } from '../../src/store/turn-begin-read';
-import { PgliteReplyStreamSubscriber } from '../../src/streaming/reply-subscriber';
+import { PgliteReplyStreamSubscriber } from '../../src/embedded/pglite-reply-subscriber';
 
 /**
  * The process that owns a PGlite folder uses it in-process (the worker's pool) and serves it to

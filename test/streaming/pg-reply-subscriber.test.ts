@@ -1,6 +1,6 @@
 import { Client } from 'pg';
 import { describeOnPostgres } from '../support/postgres-only';
-import { PgReplyStreamSubscriber } from '../../src/streaming/reply-subscriber';
+import { PgReplyStreamSubscriber } from '../../src/streaming/pg-reply-subscriber';
 
 describeOnPostgres('PgReplyStreamSubscriber', 'it LISTENs on a PostgreSQL server', () => {
   const url = process.env.TEST_DATABASE_URL!;

@@ -1,7 +1,7 @@
 import { openStore, type Store } from '../../src/store/connect';
 import { parseReplyChunk, replyChannel, type ReplyChunk } from '../../src/streaming/reply-channel';
 import { ReplyPublisher } from '../../src/streaming/reply-publisher';
-import { PgliteReplyStreamSubscriber } from '../../src/streaming/reply-subscriber';
+import { PgliteReplyStreamSubscriber } from '../../src/embedded/pglite-reply-subscriber';
 
 const ids = { agentId: 'main', sessionKey: 'agent:main:main', requestId: 'req-1' };
 

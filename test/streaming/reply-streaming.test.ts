@@ -5,11 +5,9 @@ import { fakeReply } from '../../src/testing';
 import { integrationSuite, type WorkerContext } from '../support/integration';
 import { freshDurableAgent } from '../support/durable-turn-helpers';
 import { KeelClient } from '../../src/client/keel-client';
-import {
-  PgReplyStreamSubscriber,
-  replyStreamForStore,
-  type ReplyStreamSubscriber,
-} from '../../src/streaming/reply-subscriber';
+import { PgReplyStreamSubscriber } from '../../src/streaming/pg-reply-subscriber';
+import { replyStreamForStore } from '../../src/streaming/reply-stream-for-store';
+import type { ReplyStreamSubscriber } from '../../src/streaming/reply-subscriber';
 import { servePglite } from '../../src/embedded/pglite-server';
 import { parseReplyChunk, replyChannel } from '../../src/streaming/reply-channel';
 import { ToolRegistry } from '../../src/tools/registry';

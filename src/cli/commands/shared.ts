@@ -2,7 +2,7 @@ import { InvalidArgumentError } from 'commander';
 import { z } from 'zod';
 import { loadKeelSettings } from '../../config/agent-config';
 import { atRestFor, storeTargetFor, type Store } from '../../store/connect';
-import { openReachableStore } from '../../runtime/reach';
+import { openReachableStore } from '../../store/reachable-store';
 import { agentNotAllowed } from '../../security/allowed-agents';
 import { UsageError } from '../connect';
 import type { CliRoots } from '../local-stack';
