@@ -1,7 +1,7 @@
 /**
  * The patch ids workflow code branches on (`wf.patched`), each with what changed and when it is
- * retired (docs/patches.md). The determinism test reads this list: today's histories may hold these
- * markers and no others.
+ * retired (docs/patches.md). Nothing else lives here: the determinism test reads every export as a
+ * live patch, and today's histories may hold these markers and no others.
  */
 
 /**
@@ -17,6 +17,3 @@ export const SUBAGENT_OWN_WORKFLOW_TYPE = 'subagent-own-workflow-type';
  * release that ships it is the oldest one in test/determinism/releases/.
  */
 export const AGENT_TASK_OWN_WORKFLOW_TYPE = 'agent-task-own-workflow-type';
-
-/** Every live patch id. */
-export const LIVE_PATCHES: readonly string[] = [SUBAGENT_OWN_WORKFLOW_TYPE, AGENT_TASK_OWN_WORKFLOW_TYPE];

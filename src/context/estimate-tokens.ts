@@ -74,9 +74,10 @@ function rawTokens(message: AgentMessage, count: CountTokens): number {
     if (block.type === 'text' && typeof block.text === 'string') tokens += count(block.text);
     else if (block.type === 'thinking' && typeof block.thinking === 'string') tokens += count(block.thinking);
     else if (block.type === 'image') tokens += IMAGE_TOKEN_ESTIMATE;
-    else if (isToolCallBlock(block as { type: string })) {
-      const call = block as unknown as Parameters<typeof toolCallArguments>[0];
-      tokens += count(String(call.name ?? '')) + count(JSON.stringify(toolCallArguments(call) ?? {}));
+    else {
+      const typed = block as { type: string };
+      if (isToolCallBlock(typed))
+        tokens += count(String(typed.name ?? '')) + count(JSON.stringify(toolCallArguments(typed) ?? {}));
     }
   }
   return tokens;

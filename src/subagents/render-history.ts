@@ -28,8 +28,8 @@ function renderMessage(m: AgentMessage): string {
   return `assistant: ${parts.join(' ')}`;
 }
 
-function textOf(content: ReadonlyArray<{ type: string }>): string {
-  return content.map((b) => (b.type === 'text' ? (b as unknown as { text: string }).text : `[${b.type}]`)).join(' ');
+function textOf(content: ReadonlyArray<{ readonly type: string; readonly text?: string }>): string {
+  return content.map((b) => (b.type === 'text' ? (b.text ?? '') : `[${b.type}]`)).join(' ');
 }
 
 function cut(text: string, max = PART_CHARS): string {

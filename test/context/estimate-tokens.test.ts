@@ -22,6 +22,14 @@ describe('estimateTokens', () => {
     );
   });
 
+  it("counts a tool call by its name and its arguments' JSON", () => {
+    const chars = { countTokens: (t: string) => t.length, safetyMargin: 1 };
+    const args = { path: 'src/a.ts' };
+    expect(estimateTokens(assistant(call('t1', 'read', args)), chars)).toBe(
+      MESSAGE_OVERHEAD_TOKENS + 'read'.length + JSON.stringify(args).length,
+    );
+  });
+
   it('counts an image as a fixed estimate, not by its base64 size', () => {
     const small = { role: 'user', content: [{ type: 'image', data: 'AAAA', mimeType: 'image/png' }] } as AgentMessage;
     const large = {
