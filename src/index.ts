@@ -9,6 +9,8 @@ export {
   type SendMessageOptions,
   type ReplyStreamItem,
 } from './client/keel-client';
+// The operator's core (sessions, compactions, approvals, subagents) a team builds its own console on.
+export { KeelOperations, type KeelOperationsDeps } from './operations/keel-operations';
 export {
   FailureTypes,
   type AgentPromptMode,

@@ -5,6 +5,7 @@ import type { KeelSettings } from '../config/agent-config';
 import type { Database } from '../store/schema';
 import type { ReplyStreamSubscriber } from '../streaming/reply-subscriber';
 import type { Dependencies } from './problem';
+import type { KeelOperations } from '../operations/keel-operations';
 
 /** What the HTTP API's routes work with: the process opens them once (`keel serve`, `keel dev`). */
 export interface ApiDeps {
@@ -25,3 +26,6 @@ export interface ApiDeps {
   /** The server's log: what a route reports besides its answer (a kill's or a steer's outcome). Default: JSON lines on stdout. */
   readonly logger?: Logger;
 }
+
+/** What a route works with: the deps, and the operations built once from them (what the CLI runs too). */
+export type RouteDeps = ApiDeps & { readonly operations: KeelOperations };

@@ -4,10 +4,10 @@
  * compactions of the last day per hour with the failed or degraded ones apart.
  */
 import { sql, type Kysely } from 'kysely';
-import type { Database } from '../store/schema';
-import { agentConfig, type KeelSettings } from '../config/agent-config';
-import { configuredWindow } from '../config/configured-window';
-import { windowInForceOf } from '../context/learned-window';
+import type { Database } from '../../store/schema';
+import { agentConfig, type KeelSettings } from '../../config/agent-config';
+import { configuredWindow } from '../../config/configured-window';
+import { windowInForceOf } from '../../context/learned-window';
 
 /** Context tokens are grouped in bins this wide before the windows are applied (one row per agent, model and bin). */
 const TOKEN_BIN = 1_000;

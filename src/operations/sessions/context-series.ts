@@ -4,8 +4,8 @@
  * over the session's last entries.
  */
 import type { Kysely } from 'kysely';
-import type { Database } from '../store/schema';
-import type { ContextPruned, TranscriptEntry } from '../context/types';
+import type { Database } from '../../store/schema';
+import type { ContextPruned, TranscriptEntry } from '../../context/types';
 
 /** Entries the chart reads at most, newest (a long session charts its recent part). */
 const SERIES_ENTRIES = 2_000;

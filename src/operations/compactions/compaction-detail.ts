@@ -3,9 +3,9 @@
  * covers, and how it differs from the session's previous summary.
  */
 import type { Kysely } from 'kysely';
-import type { CompactionRow, Database } from '../store/schema';
+import type { CompactionRow, Database } from '../../store/schema';
 import { lineDiff, type DiffLine } from './line-diff';
-import { entrySeq } from '../store/entries-repo';
+import { entrySeq } from '../../store/entries-repo';
 
 export interface CompactionDetail {
   /** The summary the compaction wrote (null while running or when it failed). */

@@ -4,7 +4,7 @@
  * `keel status` the sum of a session's (a summary asked on the prompt cache is mostly cache reads).
  */
 import type { Kysely } from 'kysely';
-import type { Database } from '../store/schema';
+import type { Database } from '../../store/schema';
 
 /** Tokens billed, by kind. */
 export interface CompactionBilling {

@@ -3,9 +3,9 @@
  * (the text, tool calls by name with their arguments folded, a compaction's summary), oldest first.
  */
 import { sql, type Kysely } from 'kysely';
-import type { Database } from '../store/schema';
-import type { AgentMessage, TranscriptEntry } from '../context/types';
-import { TOOL_CALL_BLOCK_TYPES } from '../context/types';
+import type { Database } from '../../store/schema';
+import type { AgentMessage, TranscriptEntry } from '../../context/types';
+import { TOOL_CALL_BLOCK_TYPES } from '../../context/types';
 
 /** One entry as the console shows it. */
 export interface ConsoleEntry {

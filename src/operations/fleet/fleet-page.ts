@@ -4,9 +4,10 @@
  * server pages so the browser never holds the whole fleet.
  */
 import { sql, type Kysely } from 'kysely';
-import type { Database } from '../store/schema';
-import type { KeelSettings } from '../config/agent-config';
-import { listSessions, whereSessions, type SessionListing, type SessionsListOptions } from '../cli/sessions-list';
+import type { Database } from '../../store/schema';
+import type { KeelSettings } from '../../config/agent-config';
+import { listSessions, whereSessions, type SessionsListOptions } from '../sessions/list-sessions';
+import type { SessionListing } from '../sessions/session-views';
 
 /** A session row of the fleet view. */
 export interface FleetSession extends SessionListing {
