@@ -52,7 +52,7 @@ export function createApiApp(deps: ApiDeps): Hono {
   registerCompactionRoutes(app, routes);
   registerConsoleDataRoutes(app, routes);
   registerSubagentRoutes(app, { ...routes, logger });
-  registerReplayRoutes(app, deps);
+  registerReplayRoutes(app, routes);
   registerApprovalRoutes(app, routes);
   registerConsoleRoutes(app);
   app.notFound((c) =>

@@ -27,17 +27,19 @@ import {
   systemEvent,
   progressEvent,
   compactionResult,
-  contextSeries,
-  fleetOverview,
-  fleetPage,
   messageReply,
   problem,
   restartEvent,
   textEvent,
   toolEvent,
-  transcriptPage,
 } from './response-schemas';
-import { sessionStatusReport as sessionStatus, sessionsList } from '../operations/sessions/session-views';
+import {
+  contextSeries,
+  sessionStatusReport as sessionStatus,
+  sessionsList,
+} from '../operations/sessions/session-views';
+import { fleetOverview, fleetPage } from '../operations/fleet/fleet-views';
+import { transcriptPage } from '../operations/transcripts/transcript-views';
 import {
   compactionEdit,
   compactionsList,

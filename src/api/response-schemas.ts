@@ -1,13 +1,12 @@
 /**
  * The HTTP API's own answers as zod schemas, for /openapi.json: a turn's reply, the streams' events,
- * problems and the console's reads. What an operation returns (sessions, compactions, approvals,
- * subagents) is its view in src/operations, the same schema its functions' types come from; the HTTP
- * tests validate every response against the generated document.
+ * a compaction's result and problems. What an operation returns (sessions, compactions, approvals,
+ * subagents, the fleet, transcripts) is its view in src/operations, the same schema its functions'
+ * types come from; the HTTP tests validate every response against the generated document.
  */
 import { z } from 'zod';
 import 'zod-openapi';
 import { count, runningTurn } from '../operations/view-fields';
-import { sessionListing } from '../operations/sessions/session-views';
 
 /** A turn's token usage as the provider reported it. */
 const usage = z
@@ -156,85 +155,3 @@ export const problem = z
       .meta({ description: 'A failed request: its failure type (`KeelModelUnavailable`, …)' }),
   })
   .meta({ id: 'Problem' });
-
-/** `GET /v1/console/sessions`: a page of the fleet. */
-export const fleetPage = z
-  .strictObject({
-    sessions: z.array(
-      sessionListing
-        .extend({
-          failedCompactions: count.meta({ description: 'Failed or degraded compactions of the current session id' }),
-        })
-        .meta({ id: 'FleetSession' }),
-    ),
-    total: count.meta({ description: 'Sessions the filter matches, on every page' }),
-    page: count,
-    pageSize: count,
-  })
-  .meta({ id: 'FleetPage' });
-
-const consoleEntry = z
-  .strictObject({
-    id: z.string(),
-    seq: z.number().int(),
-    type: z.string(),
-    role: z.string().nullable(),
-    createdAt: z.iso.datetime(),
-    tokens: count.nullable(),
-    text: z.string(),
-    toolCalls: z.array(
-      z.strictObject({ name: z.string(), arguments: z.string().meta({ description: 'The call’s arguments as JSON' }) }),
-    ),
-    toolName: z.string().optional(),
-  })
-  .meta({ id: 'ConsoleEntry' });
-
-/** `GET /v1/sessions/{sessionKey}/transcript`: a page of the transcript. */
-export const transcriptPage = z
-  .strictObject({ entries: z.array(consoleEntry), total: count, page: count, pageSize: count })
-  .meta({ id: 'TranscriptPage' });
-
-/** `GET /v1/console/overview`: the fleet's charts. */
-export const fleetOverview = z
-  .strictObject({
-    pressure: z
-      .array(count)
-      .length(10)
-      .meta({ description: 'Sessions per tenth of their window: [0] under 10 %, … [9] 90 % and over' }),
-    compactionsPerHour: z
-      .array(
-        z.strictObject({
-          hour: z.iso.datetime(),
-          total: count,
-          failed: count.meta({ description: 'Failed or degraded' }),
-        }),
-      )
-      .meta({ description: 'The last 24 hours, oldest first' }),
-  })
-  .meta({ id: 'FleetOverview' });
-
-/** `GET /v1/sessions/{sessionKey}/context-series`: the session chart's data. */
-export const contextSeries = z
-  .strictObject({
-    points: z
-      .array(z.strictObject({ seq: z.number().int(), contextTokens: count }))
-      .meta({ description: 'Per model reply: the context tokens its call sent (input, cached and uncached)' }),
-    compactions: z
-      .array(z.strictObject({ seq: z.number().int(), tokensBefore: count }))
-      .meta({ description: 'Per compaction entry: where it cut' }),
-    prunes: z
-      .array(
-        z.strictObject({
-          seq: z.number().int(),
-          contextTokens: count,
-          toolResults: count,
-          chars: count,
-          providerTokens: count,
-        }),
-      )
-      .meta({
-        description:
-          'Per reply whose call went without tool output: results Keel’s engine cleared (chars) and the provider’s context edits cleared (tokens)',
-      }),
-  })
-  .meta({ id: 'ContextSeries' });

@@ -1,6 +1,6 @@
 /**
- * The operator's core as one object: everything `keel` does to sessions, compactions, approvals and
- * subagents, and the console's reads, built once from a store, a `KeelClient` and the settings. The
+ * The operator's core as one object: everything `keel` does to sessions, compactions, approvals,
+ * subagents and the store (doctor, maintenance), what-if replays, and the console's reads, built once from a store, a `KeelClient` and the settings. The
  * command line, the HTTP API and the console present these views; a team builds its own console on
  * the same object.
  */
@@ -31,6 +31,16 @@ import { listSessions, type SessionsListOptions } from './sessions/list-sessions
 import { sessionStatusReport } from './sessions/session-status';
 import { killSubagentRun, listSubagents, steerSubagentRun, type SubagentRef } from './subagents/subagents';
 import { transcriptPage } from './transcripts/transcript-page';
+import { importTranscripts, type ImportInput } from './transcripts/import-transcripts';
+import {
+  exportAllTranscripts,
+  exportTranscript,
+  type ExportAllInput,
+  type ExportInput,
+} from './transcripts/export-transcripts';
+import { whatIfReplay } from './replay/what-if-replay';
+import { runDoctor, type DoctorOptions } from './doctor/doctor';
+import { runMaintenance, type MaintenanceOptions } from '../store/maintenance';
 
 /** What the operations work with; a process opens them once (`keel serve`, `keel dev`, a team's own server). */
 export interface KeelOperationsDeps {
@@ -120,10 +130,28 @@ export class KeelOperations {
       fleetOverview(this.deps.db, this.deps.settings, input.agentIds),
   };
 
-  /** A session's transcript, by pages, oldest first. */
+  /** `keel import` and `keel export` (to a sink the caller opens), and a transcript by pages, oldest first. */
   readonly transcripts = {
+    import: (input: ImportInput) => importTranscripts(this.deps, input),
+    export: (input: ExportInput) => exportTranscript(this.deps, input),
+    exportAll: (input: ExportAllInput) => exportAllTranscripts(this.deps, input),
     page: (input: { readonly agentId: string; readonly sessionId: string } & PageInput) =>
       transcriptPage(this.deps.db, input.agentId, input.sessionId, input.page, input.pageSize),
+  };
+
+  /** `keel replay` as the console runs it: the session under its policy and an edited one, read-only. */
+  readonly replay = {
+    whatIf: (input: { readonly sessionKey: string; readonly policy: unknown }) => whatIfReplay(this.deps, input),
+  };
+
+  /** `keel doctor [--fix]`: what the database holds checked against the runtime's rules, repaired idempotently. */
+  readonly doctor = {
+    check: (input: DoctorOptions) => runDoctor(this.deps.db, input),
+  };
+
+  /** `keel maintenance`: old sessions pruned and long transcripts capped (warn mode reports only). */
+  readonly maintenance = {
+    run: (input: MaintenanceOptions) => runMaintenance(this.deps.db, input),
   };
 
   /** The signals that reach a subagent run's session, made on first use (listing needs none). */

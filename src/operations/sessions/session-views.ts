@@ -94,3 +94,32 @@ export const sessionStatusReport = z
 
 /** `keel status --json` (and `GET /v1/sessions/{key}`): the workflow's status with what the database adds. */
 export type SessionStatusReport = z.infer<typeof sessionStatusReport>;
+
+/** `GET /v1/sessions/{sessionKey}/context-series`: the session chart's data. */
+export const contextSeries = z
+  .strictObject({
+    points: z
+      .array(z.strictObject({ seq: z.number().int(), contextTokens: count }))
+      .meta({ description: 'Per model reply: the context tokens its call sent (input, cached and uncached)' }),
+    compactions: z
+      .array(z.strictObject({ seq: z.number().int(), tokensBefore: count }))
+      .meta({ description: 'Per compaction entry: where it cut' }),
+    prunes: z
+      .array(
+        z.strictObject({
+          seq: z.number().int(),
+          contextTokens: count,
+          toolResults: count,
+          chars: count,
+          providerTokens: count,
+        }),
+      )
+      .meta({
+        description:
+          'Per reply whose call went without tool output: results Keel’s engine cleared (chars) and the provider’s context edits cleared (tokens)',
+      }),
+  })
+  .meta({ id: 'ContextSeries' });
+
+/** Points of the session chart, by transcript position. */
+export type ContextSeries = z.infer<typeof contextSeries>;

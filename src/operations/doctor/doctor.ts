@@ -1,19 +1,19 @@
 /**
- * `keel doctor [--fix]`: checks what the database holds against the rules the runtime relies on, and
- * with `fix` repairs what can be repaired without losing anything. Every repair is idempotent (a
- * second run finds nothing to do).
+ * The doctor operation (`keel doctor [--fix]`): checks what the database holds against the rules the
+ * runtime relies on, and with `fix` repairs what can be repaired without losing anything. Every
+ * repair is idempotent (a second run finds nothing to do).
  */
 import { sql, type Kysely } from 'kysely';
-import { atRestOf } from '../security/at-rest';
-import { sealedRow } from '../security/sealed-rows';
-import type { Database } from '../store/schema';
+import { atRestOf } from '../../security/at-rest';
+import { sealedRow } from '../../security/sealed-rows';
+import type { Database } from '../../store/schema';
 import type { Selectable } from 'kysely';
-import { appendEntries } from '../store/entries-repo';
-import { markFailed } from '../store/compactions-repo';
-import { compactionWorkflowId } from '../protocol';
-import { sessionWorkflowId } from '../sessions/session-key';
-import { hasPartialStop, syntheticToolResult, toolCallsOf } from '../context/message-parts';
-import type { AgentMessage, TranscriptEntry } from '../context/types';
+import { appendEntries } from '../../store/entries-repo';
+import { markFailed } from '../../store/compactions-repo';
+import { compactionWorkflowId } from '../../protocol';
+import { sessionWorkflowId } from '../../sessions/session-key';
+import { hasPartialStop, syntheticToolResult, toolCallsOf } from '../../context/message-parts';
+import type { AgentMessage, TranscriptEntry } from '../../context/types';
 
 export type DoctorCheck =
   'tool-pairing' | 'parent-chain' | 'orphaned-rows' | 'counters' | 'stuck-compaction' | 'workflow-gone';
