@@ -109,6 +109,8 @@ export default tseslint.config(
       'bench/out/**',
       '**/*.js',
       '**/*.mjs',
+      // The console's bundle, generated from src/console/browser (linted there).
+      'src/console/console-script.generated.ts',
     ],
   },
   js.configs.recommended,
@@ -170,6 +172,17 @@ export default tseslint.config(
     // The console is pages the HTTP server serves: it may not reach into the command line.
     files: ['src/api/**/*.ts', 'src/console/**/*.ts'],
     rules: { '@typescript-eslint/no-restricted-imports': restrict(upperLayers, presenter('cli')) },
+  },
+  {
+    // The console's browser code: the views' types, no values (esbuild would bundle them into the page).
+    files: ['src/console/browser/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': restrict({
+        group: ['*', '**', '../**', './**'],
+        allowTypeImports: true,
+        message: 'The console runs in the browser: import only types (the views), never server code.',
+      }),
+    },
   },
   {
     // Pure folders: functions over messages and plans, testable without a server or a database.
