@@ -3,8 +3,8 @@ import { z } from 'zod';
 import 'zod-openapi';
 import { count } from '../view-fields';
 
-/** A `compactions` row (JSON-friendly: ISO times). */
 const nullableCount = count.nullable();
+/** A `compactions` row (JSON-friendly: ISO times). */
 export const compactionView = z
   .strictObject({
     id: z.string(),

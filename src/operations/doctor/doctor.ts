@@ -15,6 +15,7 @@ import { sessionWorkflowId } from '../../sessions/session-key';
 import { hasPartialStop, syntheticToolResult, toolCallsOf } from '../../context/message-parts';
 import type { AgentMessage, TranscriptEntry } from '../../context/types';
 
+/** The checks doctor runs, each finding named by one. */
 export type DoctorCheck =
   'tool-pairing' | 'parent-chain' | 'orphaned-rows' | 'counters' | 'stuck-compaction' | 'workflow-gone';
 
@@ -29,6 +30,7 @@ export interface DoctorFinding {
   readonly repair: 'fixed' | 'fixable' | 'read-time';
 }
 
+/** What a doctor run found and fixed, and the checks it skipped. */
 export interface DoctorReport {
   readonly findings: DoctorFinding[];
   readonly fixed: number;
@@ -38,6 +40,7 @@ export interface DoctorReport {
   readonly skipped: string[];
 }
 
+/** Whether to repair, which agent, and what counts as stuck; how to ask Temporal about workflows. */
 export interface DoctorOptions {
   readonly fix: boolean;
   readonly agentId?: string;
@@ -58,6 +61,7 @@ type StoredRow = Selectable<Database['transcript_entries']>;
 
 type Found = Omit<DoctorFinding, 'repair'> & { repairable: boolean; apply?: () => Promise<unknown> };
 
+/** Runs every check over the store (one agent's sessions when `agentId`), repairing with `fix`. */
 export async function runDoctor(db: Kysely<Database>, opts: DoctorOptions): Promise<DoctorReport> {
   let sessions = db
     .selectFrom('sessions')
