@@ -27,6 +27,7 @@ const IO_FOLDERS = [
   'replay',
   'security',
   'console',
+  'operations',
 ];
 
 // Node built-ins, bare ('fs') and prefixed ('node:fs'): no I/O in workflows or pure code.
@@ -81,6 +82,19 @@ const ioFolders = {
   allowTypeImports: true,
 };
 
+// The presenters (command line, HTTP API, console) each present the operations of src/operations;
+// none imports another, and the operations import none of them (docs/architecture.md, "Operations").
+const presenter = (name) => ({
+  group: [`**/${name}`, `**/${name}/*`, `**/${name}/**`],
+  message: `src/${name} is a presenter: what it does lives in src/operations, which every presenter imports instead.`,
+});
+// `keel serve` and `keel dev` start the HTTP server: the command line may import the server, nothing else of it.
+const apiButItsServer = {
+  group: ['**/api/*', '**/api/**', '!**/api/serve-api', '!**/api/api-deps'],
+  message:
+    'src/cli presents operations; it starts the HTTP server (serve-api, api-deps) and imports nothing else of src/api.',
+};
+
 const restrict = (...patterns) => ['error', { patterns }];
 
 export default tseslint.config(
@@ -95,6 +109,8 @@ export default tseslint.config(
       'bench/out/**',
       '**/*.js',
       '**/*.mjs',
+      // The console's bundle, generated from src/console/browser (linted there).
+      'src/console/console-script.generated.ts',
     ],
   },
   js.configs.recommended,
@@ -136,6 +152,37 @@ export default tseslint.config(
   {
     files: ['src/**/*.ts'],
     rules: { '@typescript-eslint/no-restricted-imports': restrict(upperLayers) },
+  },
+  {
+    files: ['src/operations/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': restrict(
+        upperLayers,
+        presenter('cli'),
+        presenter('api'),
+        presenter('console'),
+      ),
+    },
+  },
+  {
+    files: ['src/cli/**/*.ts'],
+    rules: { '@typescript-eslint/no-restricted-imports': restrict(upperLayers, presenter('console'), apiButItsServer) },
+  },
+  {
+    // The console is pages the HTTP server serves: it may not reach into the command line.
+    files: ['src/api/**/*.ts', 'src/console/**/*.ts'],
+    rules: { '@typescript-eslint/no-restricted-imports': restrict(upperLayers, presenter('cli')) },
+  },
+  {
+    // The console's browser code: the views' types, no values (esbuild would bundle them into the page).
+    files: ['src/console/browser/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': restrict({
+        group: ['*', '**', '../**', './**'],
+        allowTypeImports: true,
+        message: 'The console runs in the browser: import only types (the views), never server code.',
+      }),
+    },
   },
   {
     // Pure folders: functions over messages and plans, testable without a server or a database.

@@ -9,6 +9,7 @@ export {
   type SendMessageOptions,
   type ReplyStreamItem,
 } from './client/keel-client';
+// The operator's core (sessions, compactions, approvals, subagents) a team builds its own console on.
 export {
   FailureTypes,
   type AgentPromptMode,

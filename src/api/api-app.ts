@@ -2,7 +2,8 @@ import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { DEFAULTS } from '../config/defaults';
 import { createKeelLogger } from '../observability/logger';
-import type { ApiDeps } from './api-deps';
+import type { ApiDeps, RouteDeps } from './api-deps';
+import { KeelOperations } from '../operations/keel-operations';
 import { bearerAuth } from './bearer-auth';
 import { openApiDocument } from './openapi';
 import { ApiProblem, problemFor, problemResponse } from './problem';
@@ -42,16 +43,17 @@ export function createApiApp(deps: ApiDeps): Hono {
         ),
     }),
   );
+  const routes: RouteDeps = { ...deps, operations: new KeelOperations(deps) };
   const document = openApiDocument();
   app.get('/openapi.json', (c) => c.json(document));
   registerMessageRoutes(app, deps);
-  registerSessionRoutes(app, deps);
+  registerSessionRoutes(app, routes);
   registerEventRoutes(app, deps);
-  registerCompactionRoutes(app, deps);
-  registerConsoleDataRoutes(app, deps);
-  registerSubagentRoutes(app, { ...deps, logger });
-  registerReplayRoutes(app, deps);
-  registerApprovalRoutes(app, deps);
+  registerCompactionRoutes(app, routes);
+  registerConsoleDataRoutes(app, routes);
+  registerSubagentRoutes(app, { ...routes, logger });
+  registerReplayRoutes(app, routes);
+  registerApprovalRoutes(app, routes);
   registerConsoleRoutes(app);
   app.notFound((c) =>
     problemResponse(

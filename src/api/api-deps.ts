@@ -1,19 +1,13 @@
-import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
-import type { KeelClient } from '../client/keel-client';
-import type { KeelSettings } from '../config/agent-config';
-import type { Database } from '../store/schema';
 import type { ReplyStreamSubscriber } from '../streaming/reply-subscriber';
 import type { Dependencies } from './problem';
+import type { KeelOperations, KeelOperationsDeps } from '../operations/keel-operations';
 
-/** What the HTTP API's routes work with: the process opens them once (`keel serve`, `keel dev`). */
-export interface ApiDeps {
-  /** Turns, status and compaction by Temporal; it streams reply text when it was built with a stream. */
-  readonly client: KeelClient;
-  /** Sessions and compaction records. */
-  readonly db: Kysely<Database>;
-  /** The agents' settings (windows, models, KEEL_ALLOWED_AGENTS, the task queue). */
-  readonly settings: KeelSettings;
+/**
+ * What the HTTP API's routes work with: the operations' client (it streams reply text when it was
+ * built with a stream), store and settings (KEEL_ALLOWED_AGENTS too), opened once by `keel serve` or `keel dev`.
+ */
+export interface ApiDeps extends KeelOperationsDeps {
   /** Temporal and the database as configured, named by a 503 when either does not answer. */
   readonly dependencies: Dependencies;
   /** The bearer token every request must carry; unset only on loopback. */
@@ -25,3 +19,6 @@ export interface ApiDeps {
   /** The server's log: what a route reports besides its answer (a kill's or a steer's outcome). Default: JSON lines on stdout. */
   readonly logger?: Logger;
 }
+
+/** What a route works with: the deps, and the operations built once from them (what the CLI runs too). */
+export type RouteDeps = ApiDeps & { readonly operations: KeelOperations };

@@ -26,28 +26,28 @@ import {
   reportEvent,
   systemEvent,
   progressEvent,
-  approvalOutcome,
-  approvalsList,
-  compactionEdit,
   compactionResult,
-  killResult,
-  steerResult,
-  subagentsList,
-  compactionsList,
-  contextSeries,
-  fleetOverview,
-  fleetPage,
   messageReply,
   problem,
   restartEvent,
-  retryResult,
-  sessionCompactions,
-  sessionStatus,
-  sessionsList,
   textEvent,
   toolEvent,
-  transcriptPage,
 } from './response-schemas';
+import {
+  contextSeries,
+  sessionStatusReport as sessionStatus,
+  sessionsList,
+} from '../operations/sessions/session-views';
+import { fleetOverview, fleetPage } from '../operations/fleet/fleet-views';
+import { transcriptPage } from '../operations/transcripts/transcript-views';
+import {
+  compactionEdit,
+  compactionsList,
+  retryResult,
+  sessionCompactions,
+} from '../operations/compactions/compaction-views';
+import { killResult, steerResult, subagentsList } from '../operations/subagents/subagent-views';
+import { approvalOutcome, approvalsList } from '../operations/approvals/approval-views';
 
 const problemContent = { 'application/problem+json': { schema: problem } };
 

@@ -9,12 +9,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { z } from 'zod';
 import { KeelRequestError } from '../client/keel-client';
 import { InvalidSessionKeyError } from '../sessions/errors';
-import { UnknownSessionError } from '../cli/connect';
-import { CompactionNotFoundError } from '../cli/compactions';
-import { SubagentNotFoundError } from '../cli/subagents';
-import { UnknownApprovalError } from '../cli/approvals';
-import { CompactionBusyError } from '../cli/compaction-edits';
-import { CompactionEditError } from '../store/compaction-lineage';
+import { OperationError, type OperationErrorKind } from '../operations/errors';
 import { classifyDbError } from '../store/db-errors';
 import { UnreachableDependencyError, unreachable, type Dependency } from '../runtime/reach';
 import { FailureTypes } from '../protocol';
@@ -75,6 +70,15 @@ export function invalidRequest(error: z.ZodError, where: 'body' | 'query' | 'pat
   return new ApiProblem(400, 'invalid-request', detail, field);
 }
 
+/** The status of each kind of operation error: the one table from operation errors to HTTP. */
+const STATUS_OF_KIND: Record<OperationErrorKind, ContentfulStatusCode> = {
+  'unknown-session': 404,
+  'not-found': 404,
+  busy: 409,
+  invalid: 400,
+  unavailable: 503,
+};
+
 /** Where the server's dependencies are, for the 503 detail. */
 export interface Dependencies {
   readonly temporal: Dependency;
@@ -90,13 +94,10 @@ export function problemFor(err: unknown, deps: Dependencies): ApiProblem {
     if (err.field === 'KEEL_ALLOWED_AGENTS') return new ApiProblem(403, 'agent-not-allowed', err.message, 'sessionKey');
     return new ApiProblem(400, 'invalid-request', err.message, err.field);
   }
-  if (err instanceof UnknownSessionError) return new ApiProblem(404, 'unknown-session', err.message, 'sessionKey');
-  if (err instanceof UnknownApprovalError) return new ApiProblem(404, 'unknown-approval', err.message, 'id');
-  if (err instanceof CompactionNotFoundError) return new ApiProblem(404, 'unknown-compaction', err.message, 'id');
-  if (err instanceof SubagentNotFoundError) return new ApiProblem(404, 'unknown-subagent', err.message, 'id');
-  if (err instanceof CompactionBusyError || err instanceof CompactionEditError)
-    return new ApiProblem(409, 'compaction-edit-refused', err.message, 'id');
-  if (err instanceof UnreachableDependencyError) return new ApiProblem(503, 'unavailable', err.message);
+  if (err instanceof OperationError)
+    return new ApiProblem(STATUS_OF_KIND[err.kind], err.problem, err.message, err.field);
+  if (err instanceof UnreachableDependencyError)
+    return new ApiProblem(STATUS_OF_KIND.unavailable, 'unavailable', err.message);
   if (temporalUnreachable(err)) return new ApiProblem(503, 'unavailable', unreachable(deps.temporal, err).message);
   if (classifyDbError(err) === 'transient')
     return new ApiProblem(503, 'unavailable', unreachable(deps.database, err).message);

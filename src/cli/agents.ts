@@ -3,8 +3,8 @@ import type { Database } from '../store/schema';
 import { agentConfig, describeAgents, type AgentSummary, type KeelSettings } from '../config/agent-config';
 import { getSession, setModelOverride } from '../store/sessions-repo';
 import { parseSessionKey } from '../sessions/session-key';
-import { UnknownSessionError } from './connect';
-import { shownKey } from './shown-key';
+import { UnknownSessionError } from '../operations/errors';
+import { shownKey } from '../operations/shown-key';
 import { smallWindowOf, smallWindowText, type SmallWindow } from './small-window-note';
 
 const stderr = (text: string) => void process.stderr.write(text);

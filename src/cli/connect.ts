@@ -33,14 +33,3 @@ export async function connectClient(
     },
   };
 }
-
-/** The command named a session that does not exist: exit code 1, nothing was created. */
-export class UnknownSessionError extends Error {
-  override readonly name = 'UnknownSessionError';
-  constructor(
-    readonly sessionKey: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}

@@ -6,6 +6,7 @@
  */
 import { Command, CommanderError } from 'commander';
 import { UsageError } from './connect';
+import { operationErrorKind, type OperationErrorKind } from '../operations/errors';
 import type { CliRoots } from './local-stack';
 import type { CliContext } from './commands/shared';
 import { registerStackCommands } from './commands/stack';
@@ -22,6 +23,16 @@ import { registerApprovalsCommands } from './commands/approvals-commands';
 import { registerEmbeddingsCommands } from './commands/embeddings-commands';
 
 const HINT = 'keel --help lists the commands; keel <command> --help shows its options';
+
+/** The exit code of each kind of operation error: the one table from operation errors to exit codes. */
+const EXIT_CODE_OF_KIND: Record<OperationErrorKind, number> = {
+  'unknown-session': 1,
+  'not-found': 1,
+  busy: 1,
+  // An input the operation cannot take is bad usage, said with the help hint.
+  invalid: 2,
+  unavailable: 1,
+};
 
 function buildProgram(ctx: CliContext): Command {
   const program = new Command('keel')
@@ -77,10 +88,11 @@ export function runKeelCli(argv: string[], roots: CliRoots): void {
   main(argv, roots).then(
     (code) => process.exit(code),
     (err) => {
-      const usage = err instanceof UsageError;
+      const kind = operationErrorKind(err);
+      const code = err instanceof UsageError ? 2 : kind ? EXIT_CODE_OF_KIND[kind] : 1;
       process.stderr.write(`keel: ${err instanceof Error ? err.message : String(err)}\n`);
-      if (usage) process.stderr.write(`(${HINT})\n`);
-      process.exit(usage ? 2 : 1);
+      if (code === 2) process.stderr.write(`(${HINT})\n`);
+      process.exit(code);
     },
   );
 }

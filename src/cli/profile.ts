@@ -18,10 +18,11 @@ import { boundedEstimate } from '../runtime/bounded-estimate';
 import { profileSession, type SessionProfile } from '../profile/session-profile';
 import { adviseSettings, currentSettings } from '../profile/config-advice';
 import { changeLine, planConfigChanges, type FileChange } from '../profile/config-changes';
-import { connectClient, UnknownSessionError } from './connect';
+import { connectClient } from './connect';
+import { UnknownSessionError } from '../operations/errors';
 import type { KeelConfig } from '../config/keel-config';
 import type { PromptOverhead } from '../context/context-split';
-import { shownKey } from './shown-key';
+import { shownKey } from '../operations/shown-key';
 
 const PAGE_ROWS = 1_000;
 

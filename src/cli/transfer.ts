@@ -1,19 +1,21 @@
 import { createWriteStream, statSync, type WriteStream } from 'node:fs';
-import { basename, dirname, join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import type { Kysely } from 'kysely';
 import { SingleBar, Presets } from 'cli-progress';
 import type { Database } from '../store/schema';
-import { importSessions, type ImportSessionsReport } from '../transfer/import-sessions';
-import { exportSessionJsonl, type ExportReport } from '../transfer/export-jsonl';
+import type { ImportSessionsReport } from '../transfer/import-sessions';
+import type { ExportReport } from '../transfer/export-jsonl';
 import type { IndexEntryReport } from '../transfer/import-sessions-index';
 import type { FileImportReport } from '../transfer/import-jsonl';
-import { getSession } from '../store/sessions-repo';
-import { sessionIdsOfKey } from '../store/session-ids-repo';
-import { hasEntries } from '../store/entries-repo';
-import { UnknownSessionError, UsageError } from './connect';
-import { shownKey } from './shown-key';
+import { UsageError } from './connect';
+import { importTranscripts } from '../operations/transcripts/import-transcripts';
+import {
+  exportAllTranscripts,
+  exportTranscript,
+  type ExportedTranscript,
+} from '../operations/transcripts/export-transcripts';
+import { shownKey } from '../operations/shown-key';
 import { byteSize } from './byte-size';
-import { resetPolicyOf } from '../config/agent-config';
 import type { KeelConfig } from '../config/keel-config';
 
 const stderr = (text: string) => void process.stderr.write(text);
@@ -27,12 +29,6 @@ export async function importCommand(
 ): Promise<ImportSessionsReport> {
   const { json } = opts;
   const started = Date.now();
-  const dirs = paths.filter((p) => statSync(p, { throwIfNoEntry: false })?.isDirectory());
-  const files = paths.filter((p) => !dirs.includes(p));
-  if (dirs.length + files.length > 1 && dirs.length > 0) {
-    throw new UsageError('import one folder, or a list of files (sessions.json and *.jsonl), per run');
-  }
-  assertImportable(files);
   // A live bar only on a terminal; a pipe or log file gets the final counts once.
   const bar = process.stderr.isTTY
     ? new SingleBar(
@@ -45,24 +41,26 @@ export async function importCommand(
       )
     : undefined;
   let last: { filesDone: number; filesTotal: number; entries: number; bytesDone: number } | undefined;
-  const report = await importSessions({
-    db,
-    agentId,
-    ...(dirs.length ? { dir: dirs[0]! } : { paths: files }),
-    resetPolicy: resetPolicyOf(opts.config),
-    keepContext: opts.keepContext,
-    onProgress: (p) => {
-      const payload = {
-        filesDone: p.filesDone,
-        filesTotal: p.filesTotal,
-        entries: p.entries,
-        size: byteSize(p.bytesDone),
-      };
-      if (bar && !last) bar.start(Math.max(1, p.bytesTotal), p.bytesDone, payload);
-      else bar?.update(p.bytesDone, payload);
-      last = p;
+  const report = await importTranscripts(
+    { db },
+    {
+      agentId,
+      paths,
+      config: opts.config,
+      keepContext: opts.keepContext,
+      onProgress: (p) => {
+        const payload = {
+          filesDone: p.filesDone,
+          filesTotal: p.filesTotal,
+          entries: p.entries,
+          size: byteSize(p.bytesDone),
+        };
+        if (bar && !last) bar.start(Math.max(1, p.bytesTotal), p.bytesDone, payload);
+        else bar?.update(p.bytesDone, payload);
+        last = p;
+      },
     },
-  }).finally(() => bar?.stop());
+  ).finally(() => bar?.stop());
   if (!bar && last)
     stderr(`${last.filesDone}/${last.filesTotal} files · ${last.entries} entries · ${byteSize(last.bytesDone)}\n`);
   if (!json) {
@@ -148,22 +146,6 @@ function resetPolicyText(config: KeelConfig): string {
 }
 
 /**
- * A file the importer would skip is an error, before anything is written: silently importing
- * "0 of 0 files" hides the mistake.
- */
-function assertImportable(files: string[]): void {
-  const unusable = files.filter((f) => !isImportableName(f));
-  if (unusable.length === 0) return;
-  throw new Error(
-    `cannot import ${unusable.join(', ')}: keel import reads OpenClaw/Pi transcripts (*.jsonl) and their index (sessions.json), or a folder of them; nothing was imported`,
-  );
-}
-
-function isImportableName(file: string): boolean {
-  return file.endsWith('.jsonl') || basename(file) === 'sessions.json';
-}
-
-/**
  * `keel export <sessionKey> --agent <id> [--session-id ID] [--out file]`: JSONL to the file or stdout.
  * `--session-id` names one of the key's transcripts (a rotated one); the current one by default.
  */
@@ -173,41 +155,24 @@ export async function exportCommand(
   sessionKey: string,
   opts: { out?: string; sessionId?: string } = {},
 ): Promise<ExportReport> {
-  const session = await getSession(db, agentId, sessionKey);
-  if (!session)
-    throw new UnknownSessionError(
+  const { sessionId, ...report } = await exportTranscript(
+    { db },
+    {
+      agentId,
       sessionKey,
-      `no session ${shownKey(sessionKey)} for agent ${agentId}; list them with \`keel sessions --agent ${agentId}\` (nothing was exported)`,
-    );
-  const sessionId = opts.sessionId ?? session.session_id;
-  if (opts.sessionId !== undefined && opts.sessionId !== session.session_id) {
-    const hasAny = await hasEntries(db, agentId, opts.sessionId);
-    if (!hasAny)
-      throw new UnknownSessionError(
-        sessionKey,
-        `agent ${agentId} has no transcript with session id ${opts.sessionId}; the key's current one is ${session.session_id} (nothing was exported)`,
-      );
-  }
-  if (opts.out) assertFolderExists(opts.out);
-  const out = opts.out ? createWriteStream(opts.out) : process.stdout;
-  // Only the key's current transcript carries the key: importing an earlier one must not make it current.
-  const keyed = sessionId === session.session_id ? { sessionKey } : {};
-  const report = await exportSessionJsonl({ db, agentId, sessionId, out, ...keyed });
-  if (opts.out) await endFile(out as WriteStream);
+      sessionId: opts.sessionId,
+      open: () => {
+        if (!opts.out) return { out: process.stdout, finish: () => Promise.resolve() };
+        assertFolderExists(opts.out);
+        const file = createWriteStream(opts.out);
+        return { out: file, file: opts.out, finish: () => endFile(file) };
+      },
+    },
+  );
   stderr(
     `exported ${report.entries} entries (${byteSize(report.bytes)}) of session id ${sessionId}${opts.out ? ` to ${opts.out}` : ''}\n`,
   );
   return report;
-}
-
-/** One transcript of an `export --all`. */
-export interface ExportedTranscript extends ExportReport {
-  sessionId: string;
-  startedAt: string;
-  endedAt: string | null;
-  current: boolean;
-  /** The file written (with `--out`); a transcript without entries gets none. */
-  file?: string;
 }
 
 /**
@@ -221,38 +186,22 @@ export async function exportAllCommand(
   sessionKey: string,
   opts: { out?: string } = {},
 ): Promise<{ sessionKey: string; transcripts: ExportedTranscript[] }> {
-  const session = await getSession(db, agentId, sessionKey);
-  if (!session)
-    throw new UnknownSessionError(
-      sessionKey,
-      `no session ${shownKey(sessionKey)} for agent ${agentId}; list them with \`keel sessions --agent ${agentId}\` (nothing was exported)`,
-    );
-  if (opts.out) assertIsFolder(opts.out);
-  const transcripts: ExportedTranscript[] = [];
-  for (const id of await sessionIdsOfKey(db, agentId, sessionKey)) {
-    const described = {
-      sessionId: id.sessionId,
-      startedAt: id.startedAt.toISOString(),
-      endedAt: id.endedAt?.toISOString() ?? null,
-      current: id.current,
-    };
-    const hasAny = await hasEntries(db, agentId, id.sessionId);
-    if (!hasAny) {
-      transcripts.push({ ...described, entries: 0, bytes: 0, synthesizedHeader: false });
-      continue;
-    }
-    const file = opts.out ? join(opts.out, `${id.sessionId}.jsonl`) : undefined;
-    const out = file ? createWriteStream(file) : process.stdout;
-    const report = await exportSessionJsonl({
-      db,
+  const { transcripts } = await exportAllTranscripts(
+    { db },
+    {
       agentId,
-      sessionId: id.sessionId,
-      out,
-      ...(id.current ? { sessionKey } : {}),
-    });
-    if (file) await endFile(out as WriteStream);
-    transcripts.push({ ...described, ...report, ...(file ? { file } : {}) });
-  }
+      sessionKey,
+      check: () => {
+        if (opts.out) assertIsFolder(opts.out);
+      },
+      openFor: (sessionId) => {
+        if (!opts.out) return { out: process.stdout, finish: () => Promise.resolve() };
+        const path = join(opts.out, `${sessionId}.jsonl`);
+        const file = createWriteStream(path);
+        return { out: file, file: path, finish: () => endFile(file) };
+      },
+    },
+  );
   const entries = transcripts.reduce((n, t) => n + t.entries, 0);
   stderr(
     `exported ${transcripts.filter((t) => t.entries > 0).length} transcripts (${entries} entries) of ${shownKey(sessionKey)}: ${transcripts.map((t) => t.sessionId).join(', ')}${opts.out ? ` to ${opts.out}` : ''}\n`,

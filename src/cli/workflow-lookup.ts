@@ -5,7 +5,7 @@ import {
   TemporalTlsFileError,
   type TemporalConnectionOptions,
 } from '../temporal/connection-options';
-import type { WorkflowLookup } from './doctor';
+import type { WorkflowLookup } from '../operations/doctor/doctor';
 import { temporalConnectionFor } from '../temporal/connection-for-config';
 
 /** Doctor gives up on an unreachable cluster after this long and skips the workflow check. */

@@ -11,7 +11,7 @@ import { deleteCookie } from 'hono/cookie';
 import { CONSOLE_COOKIE, consoleCookieOf, consoleCookieValue, setConsoleCookie } from './console-cookie';
 import { consolePage, loginPage } from './console-html';
 import { CONSOLE_CSS } from './console-css';
-import { CONSOLE_SCRIPT } from './console-script';
+import { CONSOLE_SCRIPT } from './console-script.generated';
 
 let chartJsSource: string | undefined;
 /** Chart.js's browser build, read once per process (as the replay report inlines it). */

@@ -17,11 +17,21 @@ import { getSession } from '../../src/store/sessions-repo';
 import { getCompaction } from '../../src/store/compactions-repo';
 import { loadActiveEntries } from '../../src/store/entries-repo';
 import { compactionSpans } from '../../src/store/history-repo';
-import { runDoctor } from '../../src/cli/doctor';
-import { compactionsList, sessionCompactionNote } from '../../src/cli/compactions';
+import { runDoctor } from '../../src/operations/doctor/doctor';
+import { compactionsList } from '../../src/cli/compactions';
+import { sessionCompactionNote } from '../../src/operations/compactions/compactions';
 import { compactionsCompare, compactionsRerun, compactionsRevert } from '../../src/cli/compaction-edits';
 import { EXTRACTIVE_SUMMARY_HEADER } from '../../src/compaction/extractive-summary';
 import type { CompactionEntry } from '../../src/context/types';
+import { KeelOperations } from '../../src/operations/keel-operations';
+import { loadKeelSettings } from '../../src/config/agent-config';
+import { CompactionNotFoundError, UnknownApprovalError, UnknownSessionError } from '../../src/operations/errors';
+import { sessionsList, sessionStatusReport } from '../../src/operations/sessions/session-views';
+import {
+  compactionEdit,
+  compactionsList as compactionsListView,
+  sessionCompactions,
+} from '../../src/operations/compactions/compaction-views';
 
 /**
  * Reversible compaction end to end: a session compacts through its workflow, then an operator reverts,
@@ -308,6 +318,75 @@ describe.each(testDatabases())('keel compactions revert, rerun and compare on $n
       expect(listed).toContain(`revert of ${c2.compactionId}`);
       expect(listed).toContain(`rerun of ${c2.compactionId} (applied)`);
       expect(listed).toContain(`rerun of ${c1.compactionId} (recorded, not applied)`);
+    }));
+
+  it('KeelOperations lists, shows and reverts through the store and Temporal, and refuses with typed errors', () =>
+    suite.withWorker(store, {}, async (w) => {
+      const { client, fake } = w;
+      fake.respondWith(responder);
+      const since = fake.requests.length;
+      const agent = freshDurableAgent();
+      const key = `agent:${agent}:main`;
+      const ops = new KeelOperations({
+        client,
+        db: store.db,
+        settings: loadKeelSettings({ env: {}, overrides: { taskQueue: w.taskQueue } }),
+      });
+
+      await client.sendMessage(key, `turn 1: ${PLANTED[1]}`);
+      await client.sendMessage(key, `turn 2: ${PLANTED[2]}`);
+      const c1 = await client.compact(key);
+      const { session_id: sessionId } = (await getSession(store.db, agent, key))!;
+
+      // Every view is its schema: what the OpenAPI document reads is what the operation returns.
+      const listed = sessionsList.parse(await ops.sessions.list({ agentId: agent }));
+      expect(listed.sessions).toEqual([
+        expect.objectContaining({ sessionKey: key, sessionId, turns: 2, compactions: 1 }),
+      ]);
+      const status = sessionStatusReport.parse(await ops.sessions.status({ sessionKey: key }));
+      expect(status).toMatchObject({ sessionKey: key, turnsCompleted: 2, compactionCount: 1, turns: 2 });
+      const { compactions } = compactionsListView.parse(await ops.compactions.list({ agentId: agent }));
+      expect(compactions.map((c) => c.id)).toEqual([c1.compactionId]);
+      const shown = await ops.compactions.show({ agentId: agent, id: c1.compactionId });
+      expect(shown.detail.summary).toContain('OPS-1101');
+      const transcript = await ops.transcripts.page({ agentId: agent, sessionId, page: 1, pageSize: 100 });
+      const stored = await store.db
+        .selectFrom('transcript_entries')
+        .select('id')
+        .where('agent_id', '=', agent)
+        .where('session_id', '=', sessionId)
+        .execute();
+      expect(transcript.total).toBe(stored.length);
+      expect((await ops.fleet.page({ agentId: agent, page: 1, pageSize: 10 })).total).toBe(1);
+
+      // The revert runs as a compaction workflow on Temporal and lands in PostgreSQL; the next turn sees the whole transcript.
+      const revert = compactionEdit.parse(await ops.compactions.revert({ agentId: agent, id: c1.compactionId }));
+      expect(revert.compaction).toMatchObject({ revertOf: c1.compactionId, trigger: 'revert', status: 'succeeded' });
+      const described = await client.temporal.workflow.getHandle(revert.workflowId).describe();
+      expect(described.status.name).toBe('COMPLETED');
+      expect(described.memo).toMatchObject({ compactionId: revert.compaction.id });
+      expect(await getCompaction(store.db, agent, revert.compaction.id)).toMatchObject({
+        trigger: 'revert',
+        revert_of: c1.compactionId,
+        entry_id: revert.compaction.id,
+      });
+      await client.sendMessage(key, 'turn 3: still there?');
+      expect(turnRequest(fake, 3, since)).toContain(`turn 1: ${PLANTED[1]}`);
+      const ofSession = sessionCompactions.parse(await ops.compactions.ofSession({ agentId: agent, sessionKey: key }));
+      expect(ofSession.compactions.map((c) => c.id).sort()).toEqual([c1.compactionId, revert.compaction.id].sort());
+
+      // Refusals are the operation errors, each with its kind (what the CLI's exit code and the API's status read).
+      const unknownCompaction = ops.compactions.show({ agentId: agent, id: 'no-such-compaction' });
+      await expect(unknownCompaction).rejects.toBeInstanceOf(CompactionNotFoundError);
+      await expect(unknownCompaction).rejects.toMatchObject({ kind: 'not-found', field: 'id' });
+      const unknownSession = ops.sessions.status({ sessionKey: `agent:${agent}:nobody` });
+      await expect(unknownSession).rejects.toBeInstanceOf(UnknownSessionError);
+      await expect(unknownSession).rejects.toMatchObject({ kind: 'unknown-session', field: 'sessionKey' });
+      await expect(ops.approvals.decide({ id: 'no-such-approval', decision: 'approve' })).rejects.toBeInstanceOf(
+        UnknownApprovalError,
+      );
+      expect(await ops.approvals.list({ agentId: agent })).toEqual({ approvals: [] });
+      expect(await ops.subagents.list({ agentId: agent })).toEqual({ subagents: [] });
     }));
 
   it('past the per-session summarizer spend limit, a compaction writes the extractive summary without calling the model', () =>

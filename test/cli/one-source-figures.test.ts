@@ -20,7 +20,7 @@ import {
 import { goodSummarizer } from '../compaction-workflow/support';
 import { ToolRegistry } from '../../src/tools/registry';
 import { loadKeelSettings } from '../../src/config/agent-config';
-import { listSessions } from '../../src/cli/sessions-list';
+import { listSessions } from '../../src/operations/sessions/list-sessions';
 import { profileCommand, statusOverhead } from '../../src/cli/profile';
 import { profileLines } from '../../src/profile/session-profile';
 import { contextBar } from '../../src/cli/context-bar';

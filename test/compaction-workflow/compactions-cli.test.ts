@@ -1,5 +1,6 @@
 import { testDatabases } from '../support/databases';
-import { compactionsList, compactionsShow, CompactionNotFoundError, tokensBar } from '../../src/cli/compactions';
+import { compactionsList, compactionsShow, tokensBar } from '../../src/cli/compactions';
+import { CompactionNotFoundError } from '../../src/operations/errors';
 import { createCompactionRow, markFailed, markSucceeded } from '../../src/store/compactions-repo';
 import { CompactionHooks } from '../../src/compaction/hooks';
 import type { Store } from '../../src/store/connect';

@@ -20,7 +20,7 @@ import {
 import { goodSummarizer } from './support';
 import type { Store } from '../../src/store/connect';
 import { compactionsShow } from '../../src/cli/compactions';
-import { sessionCompactionBillingLine } from '../../src/cli/compaction-billing';
+import { sessionCompactionBillingLine } from '../../src/operations/compactions/compaction-billing';
 
 const suite = integrationSuite();
 

@@ -48,12 +48,13 @@ const STRICT_CONSUMER = {
   noEmit: true,
 };
 
-/** A client with streaming, a worker and the embedded database's stream, as an application writes them. */
+/** A client with streaming, a worker, the embedded database's stream and the operations core, as an application writes them. */
 const STRICT_CONSUMER_PROGRAM = `import { Connection } from '@temporalio/client';
 import { KeelClient, loadKeelSettings, temporalConnectionFor } from 'keel-agents';
 import { runKeelWorker } from 'keel-agents/worker';
 import { PgReplyStreamSubscriber } from 'keel-agents/streaming';
 import { replyStreamForStore, EmbeddedDatabaseMissingError } from 'keel-agents/embedded';
+import { KeelOperations, openStore } from 'keel-agents/operations';
 
 export async function send(): Promise<string> {
   const connection = await Connection.connect(temporalConnectionFor(loadKeelSettings().defaults));
@@ -63,6 +64,11 @@ export async function send(): Promise<string> {
 }
 export const serve = (): Promise<void> => runKeelWorker();
 export const embedded = { replyStreamForStore, EmbeddedDatabaseMissingError };
+export async function failedCompactions(client: KeelClient): Promise<number> {
+  const store = await openStore({ kind: 'postgres', url: 'postgres://localhost/keel' });
+  const operations = new KeelOperations({ client, db: store.db, settings: loadKeelSettings() });
+  return (await operations.compactions.list({ agentId: 'main', failed: true })).compactions.length;
+}
 `;
 
 beforeAll(async () => {

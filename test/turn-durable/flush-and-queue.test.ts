@@ -21,7 +21,7 @@ import type { Store } from '../../src/store/connect';
 import type { MessageEntry } from '../../src/context/types';
 import { allEntries } from '../support/store-readers';
 import { loadKeelSettings } from '../../src/config/agent-config';
-import { listSessions } from '../../src/cli/sessions-list';
+import { listSessions } from '../../src/operations/sessions/list-sessions';
 import { compactionsList } from '../../src/cli/compactions';
 
 const suite = integrationSuite();

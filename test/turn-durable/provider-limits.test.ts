@@ -19,10 +19,11 @@ import { OpenAiCompatibleModelClient } from '../../src/model/openai-compatible-c
 import { estimateScaleFor, getLearnedWindow } from '../../src/store/model-limits-repo';
 import { DEFAULTS } from '../../src/config/defaults';
 import { getSession } from '../../src/store/sessions-repo';
-import { listSessions, renderSessions } from '../../src/cli/sessions-list';
-import { sessionWindowNote } from '../../src/cli/window-note';
+import { listSessions } from '../../src/operations/sessions/list-sessions';
+import { renderSessions } from '../../src/cli/sessions-list';
+import { sessionWindowNote } from '../../src/operations/sessions/window-note';
 import { loadKeelSettings } from '../../src/config/agent-config';
-import { sessionCompactionBillingLine } from '../../src/cli/compaction-billing';
+import { sessionCompactionBillingLine } from '../../src/operations/compactions/compaction-billing';
 import { promptCacheLine } from '../../src/cli/prompt-cache-line';
 
 const suite = integrationSuite();

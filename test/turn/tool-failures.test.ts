@@ -16,7 +16,7 @@ import { allEntries } from '../support/store-readers';
 import { RetryableToolError } from '../../src/tools/tool-errors';
 import { ToolRegistry } from '../../src/tools/registry';
 import { getSession } from '../../src/store/sessions-repo';
-import { runDoctor } from '../../src/cli/doctor';
+import { runDoctor } from '../../src/operations/doctor/doctor';
 import { loadKeelSettings } from '../../src/config/agent-config';
 import { openRuntime } from '../../src/runtime/activity-deps';
 import type { Store } from '../../src/store/connect';

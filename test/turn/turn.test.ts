@@ -12,7 +12,7 @@ import { allEntries } from '../support/store-readers';
 import { testDeps } from '../support/keel-deps';
 import { prepareContext } from '../../activities/parts/prepare-context';
 import { StatementCounter } from '../support/statement-counter';
-import { contextSeries } from '../../src/console/context-series';
+import { contextSeries } from '../../src/operations/sessions/context-series';
 
 /** A message's text, whatever its shape (a string, or text blocks), for comparing what was sent with what was stored. */
 function textOf(message: { content: unknown }): string {

@@ -1,6 +1,5 @@
 import type { Hono } from 'hono';
-import { approvalsList, decideApproval } from '../../cli/approvals';
-import type { ApiDeps } from '../api-deps';
+import type { RouteDeps } from '../api-deps';
 import { allowedAgentParam, ofAllowedAgents } from '../allowed';
 import { parseBody, parsePath, parseQuery } from '../parse-request';
 import { approvalBody, approvalParams, approvalsQuery } from '../request-schemas';
@@ -9,15 +8,11 @@ import { approvalBody, approvalParams, approvalsQuery } from '../request-schemas
  * `GET /v1/approvals` (`keel approvals --json`) and `POST /v1/approvals/{id}` (`keel approve` /
  * `keel deny`), through the same functions: a second decision gets the first outcome back.
  */
-export function registerApprovalRoutes(app: Hono, deps: ApiDeps): void {
+export function registerApprovalRoutes(app: Hono, deps: RouteDeps): void {
   app.get('/v1/approvals', async (c) => {
     const { agent } = parseQuery(c, approvalsQuery);
     const agentId = agent !== undefined ? allowedAgentParam(deps, agent) : undefined;
-    const { approvals } = await approvalsList({
-      db: deps.db,
-      ...(agentId !== undefined ? { agentId } : {}),
-      json: true,
-    });
+    const { approvals } = await deps.operations.approvals.list({ agentId });
     return c.json({ approvals: ofAllowedAgents(deps, approvals) });
   });
 
@@ -25,7 +20,7 @@ export function registerApprovalRoutes(app: Hono, deps: ApiDeps): void {
     const { id } = parsePath(c, approvalParams);
     const body = await parseBody(c, approvalBody);
     return c.json(
-      await decideApproval(deps.db, deps.client, {
+      await deps.operations.approvals.decide({
         id,
         decision: body.decision,
         by: body.by ?? 'api',

@@ -1,7 +1,7 @@
 import type { Hono } from 'hono';
 import { streamSSE, type SSEStreamingApi } from 'hono/streaming';
 import type { z } from 'zod';
-import { neverRan } from '../../cli/session-errors';
+import { neverRan } from '../../operations/sessions/session-errors';
 import { DEFAULTS } from '../../config/defaults';
 import { getSession } from '../../store/sessions-repo';
 import { SessionEventReader, type SessionEvent } from '../../store/session-events-repo';

@@ -1,18 +1,16 @@
 import type { Hono } from 'hono';
-import { listSessions } from '../../cli/sessions-list';
-import { sessionStatusReport } from '../../cli/session-status';
-import { forKnownSession } from '../../cli/session-errors';
-import type { ApiDeps } from '../api-deps';
+import { forKnownSession } from '../../operations/sessions/session-errors';
+import type { RouteDeps } from '../api-deps';
 import { allowedAgentParam, ofAllowedAgents } from '../allowed';
 import { parseBody, parsePath, parseQuery } from '../parse-request';
 import { compactBody, sessionKeyParams, sessionsQuery } from '../request-schemas';
 
 /** `GET /v1/sessions`, `GET /v1/sessions/{sessionKey}` and `POST /v1/sessions/{sessionKey}/compact`. */
-export function registerSessionRoutes(app: Hono, deps: ApiDeps): void {
+export function registerSessionRoutes(app: Hono, deps: RouteDeps): void {
   app.get('/v1/sessions', async (c) => {
     const query = parseQuery(c, sessionsQuery);
     const agentId = query.agent === undefined ? undefined : allowedAgentParam(deps, query.agent);
-    const sessions = await listSessions(deps.db, deps.settings, {
+    const { sessions } = await deps.operations.sessions.list({
       ...(agentId ? { agentId } : {}),
       ...(query.active !== undefined ? { activeMinutes: query.active } : {}),
     });
@@ -22,7 +20,7 @@ export function registerSessionRoutes(app: Hono, deps: ApiDeps): void {
   app.get('/v1/sessions/:sessionKey', async (c) => {
     const { sessionKey } = parsePath(c, sessionKeyParams);
     deps.client.identify(sessionKey);
-    return c.json(await sessionStatusReport(deps.client, sessionKey, deps.settings, (fn) => fn(deps.db)));
+    return c.json(await deps.operations.sessions.status({ sessionKey }));
   });
 
   app.post('/v1/sessions/:sessionKey/compact', async (c) => {

@@ -1,7 +1,8 @@
 import { userInfo } from 'node:os';
 import type { Command } from 'commander';
 import { connectClient } from '../connect';
-import { approvalsList, decideApproval, describeOutcome, type DecisionInput } from '../approvals';
+import { decideApproval, listApprovals, type DecisionInput } from '../../operations/approvals/approvals';
+import { describeOutcome, renderApprovals } from '../approvals';
 import { allowedAgent, configFromEnv, printResult, say, withStore, type CliContext, type JsonOption } from './shared';
 
 /**
@@ -16,12 +17,9 @@ export function registerApprovalsCommands(program: Command, ctx: CliContext): vo
     .option('--json', 'print { approvals } on stdout')
     .action(async (opts: JsonOption & { agent?: string }) => {
       const agentId = opts.agent !== undefined ? allowedAgent(opts.agent) : undefined;
-      printResult(
-        opts,
-        await withStore((s) =>
-          approvalsList({ db: s.db, ...(agentId !== undefined ? { agentId } : {}), json: Boolean(opts.json) }),
-        ),
-      );
+      const list = await withStore((s) => listApprovals(s, { agentId }));
+      printResult(opts, list);
+      if (!opts.json) renderApprovals(list.approvals);
     });
 
   program
@@ -61,7 +59,7 @@ export function registerApprovalsCommands(program: Command, ctx: CliContext): vo
 async function decide(ctx: CliContext, opts: JsonOption, input: DecisionInput): Promise<void> {
   const { client, close } = await connectClient(configFromEnv());
   try {
-    const outcome = await withStore((s) => decideApproval(s.db, client, input));
+    const outcome = await withStore((s) => decideApproval({ db: s.db, client }, input));
     printResult(opts, outcome);
     if (!opts.json) say(describeOutcome(outcome));
     ctx.exitCode = outcome.status === (input.decision === 'approve' ? 'approved' : 'denied') ? 0 : 1;

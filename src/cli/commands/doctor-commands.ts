@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import { runDoctor } from '../doctor';
-import { shownKey } from '../shown-key';
+import { runDoctor } from '../../operations/doctor/doctor';
+import { shownKey } from '../../operations/shown-key';
 import { workflowLookupFor } from '../workflow-lookup';
 import { configFromEnv, countOf, printResult, say, withStore, type CliContext, type JsonOption } from './shared';
 

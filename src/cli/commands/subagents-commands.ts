@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { connectClient } from '../connect';
-import { subagentsKill, subagentsList, subagentsSteer } from '../subagents';
+import { killSubagentRun, listSubagents, steerSubagentRun } from '../../operations/subagents/subagents';
+import { asUsage, renderSubagents } from '../subagents';
 import { createSessionSignals } from '../../client/session-signals';
 import type { SessionSignals } from '../../runtime/deps';
 import { keyRingFor } from '../../config/keel-config';
@@ -10,6 +11,7 @@ import {
   allowedAgent,
   configFromEnv,
   printResult,
+  say,
   withStore,
   type CliContext,
   type JsonOption,
@@ -24,17 +26,9 @@ export function registerSubagentsCommands(program: Command, ctx: CliContext): vo
     .option('--agent <id>', "only this agent's runs")
     .option('--json', 'print the runs on stdout')
     .action(async (opts: JsonOption & { parent?: string; agent?: string }) => {
-      printResult(
-        opts,
-        await withStore((s) =>
-          subagentsList({
-            db: s.db,
-            ...(opts.parent ? { parentSessionKey: opts.parent } : {}),
-            ...(opts.agent ? { agentId: opts.agent } : {}),
-            json: Boolean(opts.json),
-          }),
-        ),
-      );
+      const list = await withStore((s) => listSubagents(s, { parentSessionKey: opts.parent, agentId: opts.agent }));
+      printResult(opts, list);
+      if (!opts.json) renderSubagents(list.subagents);
     });
 
   subagents
@@ -45,8 +39,9 @@ export function registerSubagentsCommands(program: Command, ctx: CliContext): vo
     .option('--json', 'print the result on stdout')
     .action(async (id: string, opts: JsonOption & { agent: string }) => {
       const result = await withSignals((sessions) =>
-        withStore((s) => subagentsKill({ db: s.db, sessions, agentId: allowedAgent(opts.agent), id })),
+        withStore((s) => asUsage(killSubagentRun({ db: s.db, sessions }, { agentId: allowedAgent(opts.agent), id }))),
       );
+      say(result.message);
       printResult(opts, result);
       ctx.exitCode = result.killed ? 0 : 1;
     });
@@ -61,9 +56,12 @@ export function registerSubagentsCommands(program: Command, ctx: CliContext): vo
     .action(async (id: string, words: string[], opts: JsonOption & { agent: string }) => {
       const result = await withSignals((sessions) =>
         withStore((s) =>
-          subagentsSteer({ db: s.db, sessions, agentId: allowedAgent(opts.agent), id, text: words.join(' ') }),
+          asUsage(
+            steerSubagentRun({ db: s.db, sessions }, { agentId: allowedAgent(opts.agent), id, text: words.join(' ') }),
+          ),
         ),
       );
+      say(result.message);
       printResult(opts, result);
       ctx.exitCode = result.sent ? 0 : 1;
     });

@@ -4,23 +4,16 @@
  * compactions of the last day per hour with the failed or degraded ones apart.
  */
 import { sql, type Kysely } from 'kysely';
-import type { Database } from '../store/schema';
-import { agentConfig, type KeelSettings } from '../config/agent-config';
-import { configuredWindow } from '../config/configured-window';
-import { windowInForceOf } from '../context/learned-window';
+import type { Database } from '../../store/schema';
+import { agentConfig, type KeelSettings } from '../../config/agent-config';
+import { configuredWindow } from '../../config/configured-window';
+import { windowInForceOf } from '../../context/learned-window';
+import type { FleetOverview } from './fleet-views';
 
 /** Context tokens are grouped in bins this wide before the windows are applied (one row per agent, model and bin). */
 const TOKEN_BIN = 1_000;
 /** Hours the compactions chart covers. */
 const COMPACTION_HOURS = 24;
-
-/** The fleet's charts. */
-export interface FleetOverview {
-  /** Sessions per tenth of their window: `[0]` under 10 %, … `[9]` 90 % and over. */
-  readonly pressure: number[];
-  /** Per hour (ISO, oldest first): compactions started, and those failed or degraded. */
-  readonly compactionsPerHour: Array<{ readonly hour: string; readonly total: number; readonly failed: number }>;
-}
 
 /** The charts over the sessions of `agentIds` (all when unset). A session's window is its agent's, with the learned limit (not its own estimate scale). */
 export async function fleetOverview(

@@ -4,9 +4,9 @@
  * force beside the configured one; this says why they differ and what restores the window.
  */
 import type { Kysely } from 'kysely';
-import type { Database } from '../store/schema';
-import { estimateScaleFor } from '../store/model-limits-repo';
-import { DEFAULTS } from '../config/defaults';
+import type { Database } from '../../store/schema';
+import { estimateScaleFor } from '../../store/model-limits-repo';
+import { DEFAULTS } from '../../config/defaults';
 
 /** The note, or null when nothing learned narrows the session's window for `model`. */
 export async function sessionWindowNote(

@@ -3,37 +3,11 @@
  * (the text, tool calls by name with their arguments folded, a compaction's summary), oldest first.
  */
 import { sql, type Kysely } from 'kysely';
-import type { Database } from '../store/schema';
-import type { AgentMessage, TranscriptEntry } from '../context/types';
-import { TOOL_CALL_BLOCK_TYPES } from '../context/types';
+import type { Database } from '../../store/schema';
+import type { AgentMessage, TranscriptEntry } from '../../context/types';
+import { TOOL_CALL_BLOCK_TYPES } from '../../context/types';
 
-/** One entry as the console shows it. */
-export interface ConsoleEntry {
-  readonly id: string;
-  readonly seq: number;
-  readonly type: string;
-  readonly role: string | null;
-  readonly createdAt: string;
-  /** Keel's token estimate of the entry (null for entries never sent to a model). */
-  readonly tokens: number | null;
-  /** The entry's text: a message's text blocks, a compaction's summary. */
-  readonly text: string;
-  /** The tool calls an assistant message made, folded in the page. */
-  readonly toolCalls: ReadonlyArray<{
-    readonly name: string;
-    readonly arguments: string;
-  }>;
-  /** A tool result: the tool's name. */
-  readonly toolName?: string;
-}
-
-/** A page of entries and how many the transcript holds. */
-export interface TranscriptPage {
-  readonly entries: ConsoleEntry[];
-  readonly total: number;
-  readonly page: number;
-  readonly pageSize: number;
-}
+import type { ConsoleEntry, TranscriptPage } from './transcript-views';
 
 const TOOL_CALL_TYPES: ReadonlySet<string> = new Set(TOOL_CALL_BLOCK_TYPES);
 

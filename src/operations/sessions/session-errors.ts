@@ -1,9 +1,9 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { TemporalFailure } from '@temporalio/common';
-import { FailureTypes } from '../protocol';
-import { UnknownSessionError } from './connect';
-import { shownKey } from './shown-key';
-import { parseSessionKey } from '../sessions/session-key';
+import { FailureTypes } from '../../protocol';
+import { UnknownSessionError } from '../errors';
+import { shownKey } from '../shown-key';
+import { parseSessionKey } from '../../sessions/session-key';
 
 /**
  * Runs a command's request to a session workflow, turning "no such session" answers into an

@@ -1,32 +1,17 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
 import type { Kysely } from 'kysely';
-import type { KeelClient } from '../client/keel-client';
-import type { KeelSettings } from '../config/agent-config';
-import type { SessionStatus } from '../protocol';
-import type { Database } from '../store/schema';
+import type { KeelClient } from '../../client/keel-client';
+import type { KeelSettings } from '../../config/agent-config';
+import type { SessionStatus } from '../../protocol';
+import type { Database } from '../../store/schema';
 import { forKnownSession } from './session-errors';
-import { sessionCompactionNote } from './compactions';
+import { sessionCompactionNote } from '../compactions/compactions';
 import { sessionWindowNote } from './window-note';
-import { sessionCompactionBillingLine } from './compaction-billing';
-import { listSessions } from './sessions-list';
+import { sessionCompactionBillingLine } from '../compactions/compaction-billing';
+import { listSessions } from './list-sessions';
+import type { SessionStatusReport } from './session-views';
 import { storedSessionStatus } from './stored-session-status';
 import { sessionRecallLine } from './recall-line';
-
-/** `keel status --json` (and `GET /v1/sessions/{key}`): the workflow's status with what the database adds. */
-export type SessionStatusReport = SessionStatus & {
-  /** User messages of the current transcript, as `keel sessions` counts them (a reset starts again at 0). */
-  readonly turns?: number;
-  /** Why the session compacts differently now (a revert, the spend limit). */
-  readonly compactionNote?: string;
-  /** What the session's compactions were billed (`compactions billed · 3 calls · …`). */
-  readonly compactionBilling?: string;
-  /** Why the window in force differs from the configured one (a learned limit, a session scale). */
-  readonly windowNote?: string;
-  /** Set when the figures come from the database because the session's workflow never ran (an imported session). */
-  readonly workflowNote?: string;
-  /** How history_search recalls: hybrid with the share of entries that have vectors, or keywords only and why. */
-  readonly recall?: string;
-};
 
 /** Runs `fn` on a database handle: the CLI opens one per call, the HTTP API keeps one open. */
 export type WithDb = <T>(fn: (db: Kysely<Database>) => Promise<T>) => Promise<T>;
@@ -59,8 +44,12 @@ export async function sessionStatusReport(
     .then((found) => found[0]?.turns)
     .catch(() => undefined);
   const recall = await withDb((db) => sessionRecallLine(db, settings, status.agentId, sessionKey)).catch(() => null);
+  // The view's arrays are its own copies (the workflow's status hands out readonly ones).
+  const { uncollectedRequestIds, pendingApprovals, ...figures } = status;
   return {
-    ...status,
+    ...figures,
+    ...(uncollectedRequestIds ? { uncollectedRequestIds: [...uncollectedRequestIds] } : {}),
+    ...(pendingApprovals ? { pendingApprovals: [...pendingApprovals] } : {}),
     ...(turns !== undefined ? { turns } : {}),
     ...(recall ? { recall } : {}),
     ...(compactionNote ? { compactionNote } : {}),

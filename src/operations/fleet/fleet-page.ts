@@ -4,23 +4,10 @@
  * server pages so the browser never holds the whole fleet.
  */
 import { sql, type Kysely } from 'kysely';
-import type { Database } from '../store/schema';
-import type { KeelSettings } from '../config/agent-config';
-import { listSessions, whereSessions, type SessionListing, type SessionsListOptions } from '../cli/sessions-list';
-
-/** A session row of the fleet view. */
-export interface FleetSession extends SessionListing {
-  /** Compactions of this session id that failed or were degraded (an extractive summary). */
-  readonly failedCompactions: number;
-}
-
-/** A page of the fleet and the number of sessions the filter matches. */
-export interface FleetPage {
-  readonly sessions: FleetSession[];
-  readonly total: number;
-  readonly page: number;
-  readonly pageSize: number;
-}
+import type { Database } from '../../store/schema';
+import type { KeelSettings } from '../../config/agent-config';
+import { listSessions, whereSessions, type SessionsListOptions } from '../sessions/list-sessions';
+import type { FleetPage } from './fleet-views';
 
 /** Page `page` (from 1) of the sessions `filter` matches, in its order. */
 export async function fleetPage(

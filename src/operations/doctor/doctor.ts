@@ -1,20 +1,21 @@
 /**
- * `keel doctor [--fix]`: checks what the database holds against the rules the runtime relies on, and
- * with `fix` repairs what can be repaired without losing anything. Every repair is idempotent (a
- * second run finds nothing to do).
+ * The doctor operation (`keel doctor [--fix]`): checks what the database holds against the rules the
+ * runtime relies on, and with `fix` repairs what can be repaired without losing anything. Every
+ * repair is idempotent (a second run finds nothing to do).
  */
 import { sql, type Kysely } from 'kysely';
-import { atRestOf } from '../security/at-rest';
-import { sealedRow } from '../security/sealed-rows';
-import type { Database } from '../store/schema';
+import { atRestOf } from '../../security/at-rest';
+import { sealedRow } from '../../security/sealed-rows';
+import type { Database } from '../../store/schema';
 import type { Selectable } from 'kysely';
-import { appendEntries } from '../store/entries-repo';
-import { markFailed } from '../store/compactions-repo';
-import { compactionWorkflowId } from '../protocol';
-import { sessionWorkflowId } from '../sessions/session-key';
-import { hasPartialStop, syntheticToolResult, toolCallsOf } from '../context/message-parts';
-import type { AgentMessage, TranscriptEntry } from '../context/types';
+import { appendEntries } from '../../store/entries-repo';
+import { markFailed } from '../../store/compactions-repo';
+import { compactionWorkflowId } from '../../protocol';
+import { sessionWorkflowId } from '../../sessions/session-key';
+import { hasPartialStop, syntheticToolResult, toolCallsOf } from '../../context/message-parts';
+import type { AgentMessage, TranscriptEntry } from '../../context/types';
 
+/** The checks doctor runs, each finding named by one. */
 export type DoctorCheck =
   'tool-pairing' | 'parent-chain' | 'orphaned-rows' | 'counters' | 'stuck-compaction' | 'workflow-gone';
 
@@ -29,6 +30,7 @@ export interface DoctorFinding {
   readonly repair: 'fixed' | 'fixable' | 'read-time';
 }
 
+/** What a doctor run found and fixed, and the checks it skipped. */
 export interface DoctorReport {
   readonly findings: DoctorFinding[];
   readonly fixed: number;
@@ -38,6 +40,7 @@ export interface DoctorReport {
   readonly skipped: string[];
 }
 
+/** Whether to repair, which agent, and what counts as stuck; how to ask Temporal about workflows. */
 export interface DoctorOptions {
   readonly fix: boolean;
   readonly agentId?: string;
@@ -58,6 +61,7 @@ type StoredRow = Selectable<Database['transcript_entries']>;
 
 type Found = Omit<DoctorFinding, 'repair'> & { repairable: boolean; apply?: () => Promise<unknown> };
 
+/** Runs every check over the store (one agent's sessions when `agentId`), repairing with `fix`. */
 export async function runDoctor(db: Kysely<Database>, opts: DoctorOptions): Promise<DoctorReport> {
   let sessions = db
     .selectFrom('sessions')

@@ -1,10 +1,10 @@
 import type { Kysely } from 'kysely';
-import type { Database } from '../store/schema';
-import type { KeelSettings } from '../config/agent-config';
-import { agentConfig } from '../config/agent-config';
-import { recallSetting } from '../embeddings/recall-setting';
-import { sessionIdsOfKey } from '../store/session-ids-repo';
-import { vectorCoverage } from '../store/embeddings-repo';
+import type { Database } from '../../store/schema';
+import type { KeelSettings } from '../../config/agent-config';
+import { agentConfig } from '../../config/agent-config';
+import { recallSetting } from '../../embeddings/recall-setting';
+import { sessionIdsOfKey } from '../../store/session-ids-repo';
+import { vectorCoverage } from '../../store/embeddings-repo';
 
 /**
  * What `keel status` says of a session's recall: hybrid with how many of its entries have vectors

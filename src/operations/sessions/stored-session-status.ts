@@ -1,9 +1,9 @@
 import type { Kysely } from 'kysely';
-import type { KeelSettings } from '../config/agent-config';
-import { spawnAdvice } from '../context/spawn-policy';
-import type { SessionStatus } from '../protocol';
-import type { Database } from '../store/schema';
-import { listSessions } from './sessions-list';
+import type { KeelSettings } from '../../config/agent-config';
+import { spawnAdvice } from '../../context/spawn-policy';
+import type { SessionStatus } from '../../protocol';
+import type { Database } from '../../store/schema';
+import { listSessions } from './list-sessions';
 
 /** What `keel status` says of a session whose workflow has not run yet. */
 export const NOT_STARTED_NOTE =

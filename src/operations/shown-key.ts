@@ -5,3 +5,8 @@ const MAX_SHOWN = 80;
 export function shownKey(key: string): string {
   return key.length <= MAX_SHOWN ? key : `${key.slice(0, MAX_SHOWN - 20)}… (${key.length} chars)`;
 }
+
+/** An id as messages show it: a pasted megabyte is cut. */
+export function shownId(id: string): string {
+  return id.length > 80 ? `${id.slice(0, 80)}… (${id.length} characters)` : id;
+}

@@ -3,10 +3,11 @@
  * covers, and how it differs from the session's previous summary.
  */
 import type { Kysely } from 'kysely';
-import type { CompactionRow, Database } from '../store/schema';
+import type { CompactionRow, Database } from '../../store/schema';
 import { lineDiff, type DiffLine } from './line-diff';
-import { entrySeq } from '../store/entries-repo';
+import { entrySeq } from '../../store/entries-repo';
 
+/** What `keel compactions show` adds to the row: the summary, the range it replaced, the diff from the previous one. */
 export interface CompactionDetail {
   /** The summary the compaction wrote (null while running or when it failed). */
   readonly summary: string | null;
@@ -44,6 +45,7 @@ async function seqOf(
   return id ? ((await entrySeq(db, agentId, sessionId, id)) ?? null) : null;
 }
 
+/** The detail of one compaction row, read from its entries. */
 export async function compactionDetail(db: Kysely<Database>, row: CompactionRow): Promise<CompactionDetail> {
   const summary = await summaryOf(db, row);
   const previous = await db

@@ -4,8 +4,8 @@
  * `keel status` the sum of a session's (a summary asked on the prompt cache is mostly cache reads).
  */
 import type { Kysely } from 'kysely';
-import type { Database } from '../store/schema';
-import type { SummarizerBilling } from '../store/compactions-repo';
+import type { Database } from '../../store/schema';
+import type { SummarizerBilling } from '../../store/compactions-repo';
 
 /** `1,200 input · 58,000 cache read · 0 cache write · 900 output tokens` (`, estimated: …` when Keel counted). */
 export function billingText(b: SummarizerBilling): string {

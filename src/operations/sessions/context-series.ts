@@ -4,21 +4,12 @@
  * over the session's last entries.
  */
 import type { Kysely } from 'kysely';
-import type { Database } from '../store/schema';
-import type { ContextPruned, TranscriptEntry } from '../context/types';
+import type { Database } from '../../store/schema';
+import type { TranscriptEntry } from '../../context/types';
+import type { ContextSeries } from './session-views';
 
 /** Entries the chart reads at most, newest (a long session charts its recent part). */
 const SERIES_ENTRIES = 2_000;
-
-/** Points of the chart, by transcript position. */
-export interface ContextSeries {
-  /** One per assistant message with usage: its entry's position and the context tokens the call sent. */
-  readonly points: Array<{ readonly seq: number; readonly contextTokens: number }>;
-  /** One per compaction entry: its position and the tokens before it. */
-  readonly compactions: Array<{ readonly seq: number; readonly tokensBefore: number }>;
-  /** One per reply whose call's context went without tool output: its position, context tokens and what was pruned. */
-  readonly prunes: Array<{ readonly seq: number; readonly contextTokens: number } & ContextPruned>;
-}
 
 /** The chart's data for one session id. */
 export async function contextSeries(db: Kysely<Database>, agentId: string, sessionId: string): Promise<ContextSeries> {
