@@ -112,19 +112,19 @@ export interface FinishTurnInput {
 }
 
 /** The session a step is for. */
-interface SessionIdsInput {
+export interface SessionIdsInput {
   readonly agentId: string;
   readonly sessionKey: string;
 }
 
 /** A manual compaction's first step: the session it is for (`now` and `newSessionId` ride along from the workflow). */
-interface BeginCompactionInput extends SessionIdsInput {
+export interface BeginCompactionInput extends SessionIdsInput {
   readonly now: string;
   readonly newSessionId: string;
 }
 
 /** The counters a session workflow saves when it closes after a quiet period. */
-interface SaveSessionCountersInput extends SessionIdsInput {
+export interface SaveSessionCountersInput extends SessionIdsInput {
   readonly counters: SessionCarriedState;
 }
 
