@@ -144,7 +144,7 @@ export async function writeVectors(
     .execute();
 }
 
-/** The vectors of `sessionIds` under `model` with seq above `afterSeq`, in seq order; entries marked empty left out. */
+/** The vectors of `sessionIds` under `model` with seq above `afterSeq`, in seq order; an entry marked empty has a 0-length one. */
 export async function sessionVectors(
   db: Kysely<Database>,
   opts: {
@@ -162,7 +162,6 @@ export async function sessionVectors(
     .where('session_id', 'in', opts.sessionIds)
     .where('model', '=', opts.model)
     .where('seq', '>', opts.afterSeq)
-    .where(sql<boolean>`length(vector) > 0`)
     .orderBy('seq')
     .execute();
   return rows.map((r) => ({ seq: Number(r.seq), vector: bytesVector(r.vector) }));

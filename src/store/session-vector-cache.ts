@@ -80,9 +80,11 @@ export class SessionVectorCache {
 }
 
 function append(cached: CachedScope, rows: readonly { seq: number; vector: Float32Array }[]): void {
-  if (rows.length === 0) return;
-  const dimensions = cached.dimensions || rows[0]!.vector.length;
-  const kept = rows.filter((r) => r.vector.length === dimensions);
+  for (const r of rows) cached.lastSeq = Math.max(cached.lastSeq, r.seq);
+  const dimensions = cached.dimensions || (rows.find((r) => r.vector.length > 0)?.vector.length ?? 0);
+  // Entries marked empty (nothing to embed) are counted as read, never searched.
+  const kept = dimensions > 0 ? rows.filter((r) => r.vector.length === dimensions) : [];
+  if (kept.length === 0) return;
   const matrix = new Float32Array((cached.seqs.length + kept.length) * dimensions);
   matrix.set(cached.matrix);
   kept.forEach((r, i) => {
@@ -91,13 +93,13 @@ function append(cached: CachedScope, rows: readonly { seq: number; vector: Float
   for (const r of kept) cached.seqs.push(r.seq);
   cached.matrix = matrix;
   cached.dimensions = dimensions;
-  for (const r of kept) cached.lastSeq = Math.max(cached.lastSeq, r.seq);
 }
 
 async function vectorCount(db: Kysely<Database>, scope: DenseScope): Promise<{ count: number; maxSeq: number }> {
+  // Key columns only (empty markers counted too), so the primary key's index answers without reading a vector.
   const { rows } = await sql<{ n: number; max_seq: string | null }>`
     select count(*)::int as n, max(seq) as max_seq from entry_embeddings
-     where agent_id = ${scope.agentId} and model = ${scope.model} and length(vector) > 0
+     where agent_id = ${scope.agentId} and model = ${scope.model}
        and session_id in (${sql.join(scope.sessionIds.map((id) => sql`${id}`))})`.execute(db);
   return { count: Number(rows[0]?.n ?? 0), maxSeq: Number(rows[0]?.max_seq ?? -1) };
 }
