@@ -534,7 +534,7 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
-  '2026_12_07_004_memory_note_embeddings': {
+  '2026_12_07_005_memory_note_embeddings': {
     async up(db: Kysely<any>) {
       // memory_search ranks notes as history_search ranks entries: one vector per plain note and
       // model, stored as entry_embeddings are (little-endian float32), searched in the worker.
