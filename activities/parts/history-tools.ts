@@ -19,6 +19,8 @@ import { denseSearchFor } from '../../src/embeddings/recall-runtime';
 import { MESSAGE_TYPES } from '../../src/store/entries-repo';
 import { entrySearchText } from '../../src/store/entry-search-text';
 import { serializeForSummary } from '../../src/compaction/serialize-for-summary';
+import { DEFAULTS } from '../../src/config/defaults';
+import { fitHits, leftOutNote, type RenderedHit } from '../../src/context/recall-result-budget';
 import {
   decodeCursor,
   encodeCursor,
@@ -85,7 +87,7 @@ function historySearchTool(deps: ActivityDeps): ToolDefinition<typeof historySea
       if (hits.length === 0) return `No earlier history entries match "${input.query}".`;
       const spans = new Map<string, CompactionSpan[]>();
       const words = input.query.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
-      const lines: string[] = [];
+      const rendered: RenderedHit[] = [];
       for (const hit of hits) {
         const { row } = hit;
         if (!spans.has(row.session_id))
@@ -94,16 +96,20 @@ function historySearchTool(deps: ActivityDeps): ToolDefinition<typeof historySea
           .get(row.session_id)!
           .find((s) => Number(row.seq) >= s.fromSeq && Number(row.seq) < s.toSeq);
         const where = covering ? ` · summarized by compaction ${covering.id}` : '';
-        lines.push(
-          `- entry ${row.id} · session ${row.session_id} · ${stamp(row)} · ${row.role ?? row.type}${where}\n  ${snippetAround(textOf(row), words)}`,
-        );
+        const alone = `- entry ${row.id} · session ${row.session_id} · ${stamp(row)} · ${row.role ?? row.type}${where}\n  ${snippetAround(textOf(row), words)}`;
         const beside = answerBeside(hit);
-        if (beside)
-          lines.push(
-            `  ${beside.label} (entry ${beside.row.id} · ${stamp(beside.row)} · ${beside.row.role ?? beside.row.type}): ${snippetAround(textOf(beside.row), words)}`,
-          );
+        rendered.push(
+          beside
+            ? {
+                full: `${alone}\n  ${beside.label} (entry ${beside.row.id} · ${stamp(beside.row)} · ${beside.row.role ?? beside.row.type}): ${snippetAround(textOf(beside.row), words)}`,
+                alone,
+              }
+            : { full: alone },
+        );
       }
-      return `${hits.length} matching entries, best first (history_expand with an entryId shows the entries around one):\n${lines.join('\n')}`;
+      const budget = DEFAULTS.recallResultTokens;
+      const { texts, leftOut } = fitHits(rendered, budget);
+      return `${texts.length} matching entries, best first (history_expand with an entryId shows the entries around one):\n${texts.join('\n')}${leftOutNote(leftOut, budget, HISTORY_SEARCH)}`;
     },
   };
 }

@@ -307,4 +307,14 @@ export const DEFAULTS = {
    * shares also drop the topic words of a session that keeps asking about one thing).
    */
   denseQueryCommonShare: 0.3,
+  /**
+   * Tokens a history_search or memory_search result may take (Keel: ten hits with the message beside
+   * each came to ~1,200; hits are shown best first while they fit, a long one skipped for a shorter).
+   */
+  recallResultTokens: 1_200,
+  /**
+   * Newest memory notes one memory_search ranks (Keel: a flush writes a few notes per compaction, so
+   * thousands of cycles; read and ranked in the worker in a few milliseconds). The result says when older ones exist.
+   */
+  memorySearchNotes: 5_000,
 } as const;

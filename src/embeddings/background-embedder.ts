@@ -3,13 +3,15 @@ import type { Database } from '../store/schema';
 import type { KeelConfig } from '../config/keel-config';
 import { DEFAULTS } from '../config/defaults';
 import { agentsWithEntries, entriesWithoutVectors } from '../store/embeddings-repo';
+import { notesWithoutVectors } from '../store/note-embeddings-repo';
 import { recallSetting } from './recall-setting';
 import { embedEntries } from './embed-entries';
-import type { EmbedderPool } from './embedder';
+import { embedNotes } from './embed-notes';
+import type { Embedder, EmbedderPool } from './embedder';
 
 /**
- * The worker's embedder: a loop beside the Temporal worker that finds entries without a vector under
- * their agent's model and embeds them in batches, newest first. It is off every turn's path and
+ * The worker's embedder: a loop beside the Temporal worker that finds memory notes and entries
+ * without a vector under their agent's model and embeds them in batches, newest first. It is off every turn's path and
  * needs no workflow change (no history grows, no replay changes); several workers may run it at once,
  * since every write is idempotent by entry. A failing embedder is retried with backoff through its
  * breaker; meanwhile searches rank the entries without vectors by keywords.
@@ -74,20 +76,38 @@ async function embedPass(opts: BackgroundEmbedderOptions, stopped: () => boolean
     const setting = recallSetting(opts.configFor(agentId));
     if (setting.mode !== 'hybrid') continue;
     const embedder = opts.embedders.for(setting.endpoint);
-    while (!stopped() && embedder.breaker.ready()) {
-      const batch = await entriesWithoutVectors(opts.db, {
-        agentId,
-        model: embedder.model,
-        limit: DEFAULTS.embeddingsBatchSize,
-      });
-      if (batch.length === 0) break;
-      try {
-        await embedEntries(opts.db, embedder, batch);
-        embedded += batch.length;
-      } catch (err) {
-        opts.log(`embeddings: agent ${agentId}: ${embedder.breaker.describe()} (${(err as Error).message})`);
-        break;
-      }
+    const query = { agentId, model: embedder.model, limit: DEFAULTS.embeddingsBatchSize };
+    // The memory notes first: few, and what memory_search ranks.
+    embedded += await embedAll(opts, agentId, embedder, stopped, {
+      next: () => notesWithoutVectors(opts.db, query),
+      embed: (batch) => embedNotes(opts.db, embedder, batch),
+    });
+    embedded += await embedAll(opts, agentId, embedder, stopped, {
+      next: () => entriesWithoutVectors(opts.db, query),
+      embed: (batch) => embedEntries(opts.db, embedder, batch),
+    });
+  }
+  return embedded;
+}
+
+/** Batches of one kind (notes or entries) until none is left, the embedder fails, or the loop stops. */
+async function embedAll<T>(
+  opts: BackgroundEmbedderOptions,
+  agentId: string,
+  embedder: Embedder,
+  stopped: () => boolean,
+  kind: { readonly next: () => Promise<T[]>; readonly embed: (batch: T[]) => Promise<void> },
+): Promise<number> {
+  let embedded = 0;
+  while (!stopped() && embedder.breaker.ready()) {
+    const batch = await kind.next();
+    if (batch.length === 0) break;
+    try {
+      await kind.embed(batch);
+      embedded += batch.length;
+    } catch (err) {
+      opts.log(`embeddings: agent ${agentId}: ${embedder.breaker.describe()} (${(err as Error).message})`);
+      break;
     }
   }
   return embedded;

@@ -12,8 +12,8 @@ import type { Embedder } from './embedder';
 
 /**
  * Embeds entries and stores their vectors: the text `history_search` matches, bounded, after the
- * question it answers when the message before it asks one; an entry with
- * none (a recall echo, a bare tool call) is stored with an empty vector so it is never picked again.
+ * question it answers when the message before it asks one; an entry with none (a recall echo, an
+ * answer written from one, a bare tool call) is stored with an empty vector so it is never picked again.
  * The first answer records the model's dimensions; an answer of another size is refused before
  * anything is written. Idempotent by entry: a second run over the same entries writes nothing.
  */
@@ -41,7 +41,8 @@ export async function embedEntries(
  * asks one (the answer "lemon tarts" is found by "what did she bake for the fair?"). Bounded.
  */
 function embeddedText(e: EntryToEmbed): string {
-  if (isRecallEcho(e.entry)) return '';
+  // An answer written from a search quotes what it found: an echo, as the search's result is.
+  if (isRecallEcho(e.entry) || (e.previous && isRecallEcho(e.previous))) return '';
   const text = entrySearchText(e.entry).trim();
   if (!text) return '';
   const asked = e.previous && !isRecallEcho(e.previous) ? entrySearchText(e.previous).trim() : '';

@@ -3,6 +3,7 @@ import type { Database } from './schema';
 import { decodeEntryRows } from './entry-row';
 import { MESSAGE_TYPES } from './entries-repo';
 import type { TranscriptEntry } from '../context/types';
+import { bytesVector, vectorBytes } from './vector-bytes';
 
 /**
  * The vectors of transcript entries (`entry_embeddings`) and the dimensions of each embedding model
@@ -143,7 +144,7 @@ export async function writeVectors(
     .execute();
 }
 
-/** The vectors of `sessionIds` under `model` with seq above `afterSeq`, in seq order; entries marked empty left out. */
+/** The vectors of `sessionIds` under `model` with seq above `afterSeq`, in seq order; an entry marked empty has a 0-length one. */
 export async function sessionVectors(
   db: Kysely<Database>,
   opts: {
@@ -161,7 +162,6 @@ export async function sessionVectors(
     .where('session_id', 'in', opts.sessionIds)
     .where('model', '=', opts.model)
     .where('seq', '>', opts.afterSeq)
-    .where(sql<boolean>`length(vector) > 0`)
     .orderBy('seq')
     .execute();
   return rows.map((r) => ({ seq: Number(r.seq), vector: bytesVector(r.vector) }));
@@ -189,17 +189,4 @@ export async function vectorCoverage(
 export async function agentsWithEntries(db: Kysely<Database>): Promise<string[]> {
   const rows = await db.selectFrom('sessions').select('agent_id').distinct().execute();
   return rows.map((r) => r.agent_id);
-}
-
-function vectorBytes(vector: Float32Array): Uint8Array {
-  const bytes = Buffer.alloc(vector.length * 4);
-  for (let i = 0; i < vector.length; i++) bytes.writeFloatLE(vector[i]!, i * 4);
-  return bytes;
-}
-
-function bytesVector(bytes: Uint8Array): Float32Array {
-  const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const out = new Float32Array(bytes.byteLength / 4);
-  for (let i = 0; i < out.length; i++) out[i] = buf.readFloatLE(i * 4);
-  return out;
 }

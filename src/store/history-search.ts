@@ -82,15 +82,38 @@ export async function searchHistory(db: Kysely<Database>, input: HistorySearchIn
       ? await keywordRanking(db, input, terms)
       : { ranked: [], onlyCommon: new Set<number>(), commonShare: () => 0 };
   const pool = input.limit * POOL_FACTOR;
-  if (!input.dense) return finalHits(await readWithNeighbours(db, input, keywords.ranked.slice(0, pool)), input.limit);
+  if (!input.dense) return weighedHits(db, input, keywords.ranked, pool);
   const dense = await denseRanking(db, input, input.dense, keywords.commonShare);
   const fusion = { ...DEFAULT_FUSION, ...input.dense.fusion };
   // A keyword match on words most entries hold (the speakers' names) says nothing the dense side should be outvoted by.
   const telling = input.dense.keepCommonMatches
     ? keywords.ranked
     : keywords.ranked.filter((r) => !keywords.onlyCommon.has(r.seq));
-  const fused = fuseRankings(telling.slice(0, DEFAULTS.recallCandidates), dense, fusion).slice(0, pool);
-  return finalHits(await readWithNeighbours(db, input, fused), input.limit);
+  const fused = fuseRankings(telling.slice(0, DEFAULTS.recallCandidates), dense, fusion);
+  return weighedHits(db, input, fused, pool);
+}
+
+/**
+ * The hits shown of a ranking, its candidates read a pool at a time until none left unread could
+ * outrank the last hit shown. The question and answer of a turn that searched are weighed down only
+ * once read (it takes their neighbours): a hundred earlier questions near the query fill a ranking's
+ * head, and cut after one pool they would push the conversation out unread.
+ */
+async function weighedHits(
+  db: Kysely<Database>,
+  input: HistorySearchInput,
+  ranked: readonly Ranked[],
+  pool: number,
+): Promise<HistoryHit[]> {
+  const readable = ranked.slice(0, Math.max(pool, DEFAULTS.recallCandidates));
+  const read: HistoryHit[] = [];
+  for (let at = 0; at < readable.length; at += pool) {
+    read.push(...(await readWithNeighbours(db, input, readable.slice(at, at + pool))));
+    const hits = finalHits(read, input.limit);
+    const unread = readable[at + pool];
+    if (!unread || (hits.length === input.limit && hits.at(-1)!.rank >= unread.score)) return hits;
+  }
+  return finalHits(read, input.limit);
 }
 
 /** The dense side of a search: how the query is embedded and where the session's vectors are. */
@@ -108,8 +131,8 @@ export interface DenseSearch {
   readonly keepCommonMatches?: boolean;
 }
 
-/** Weighted RRF, the dense side at the weight the recall bench measured best. */
-const DEFAULT_FUSION: FusionOptions = { method: 'rrf', k: DEFAULTS.recallRrfK, denseWeight: 1 };
+/** Weighted RRF, the dense side at the weight the recall bench measured best; memory search fuses the same way. */
+export const DEFAULT_FUSION: FusionOptions = { method: 'rrf', k: DEFAULTS.recallRrfK, denseWeight: 1 };
 
 /** The dense side's candidates, best first; none when the embedder cannot embed the query. */
 async function denseRanking(

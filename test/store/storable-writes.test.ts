@@ -10,7 +10,7 @@ import {
   markFailed,
   writeCompactionRecord,
 } from '../../src/store/compactions-repo';
-import { recordMemoryFlush, searchMemoryNotes } from '../../src/store/memory-repo';
+import { recordMemoryFlush, newestNotes } from '../../src/store/memory-repo';
 import { getSession } from '../../src/store/sessions-repo';
 import { ensureSession } from '../support/ensure-session';
 import { importSessions } from '../../src/transfer/import-sessions';
@@ -123,7 +123,7 @@ describe.each(testDatabases())('storable text at the persistence boundary on $na
       cycle: 0,
       notes: [POISON],
     });
-    expect((await searchMemoryNotes(store.db, 'A', [], 100)).map((n) => n.text)).toEqual([STORED]);
+    expect((await newestNotes(store.db, 'A', 100)).map((n) => n.text)).toEqual([STORED]);
   });
 
   it('imports a session index and a transcript holding NUL and lone surrogates', async () => {
