@@ -40,6 +40,23 @@ async function pendingApproval(rig: CrashRig, timeoutMs = 60_000): Promise<ToolA
   }
 }
 
+/**
+ * Resolves once the session's workflow holds the approval: the row is written by the tool step
+ * before the step's result reaches the workflow, so a kill between the two is not yet "during the wait".
+ */
+async function workflowWaitsOn(
+  keel: { getStatus(key: string): Promise<{ pendingApprovals?: readonly { approvalId: string }[] }> },
+  sessionKey: string,
+  approvalId: string,
+  timeoutMs = 60_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await keel.getStatus(sessionKey)).pendingApprovals?.some((p) => p.approvalId === approvalId)) {
+    if (Date.now() > deadline) throw new Error(`the workflow never held approval ${approvalId}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
 describe.each(sharedDatabases())('tool approvals, on $name', (kind) => {
   const rig = suite.rigPerTest(kind);
   let sideEffects: string;
@@ -187,6 +204,7 @@ describe.each(sharedDatabases())('tool approvals, on $name', (kind) => {
     const keel = client();
     const reply = keel.sendMessage(rig.sessionKey, 'invoice acme 500');
     const row = await pendingApproval(rig);
+    await workflowWaitsOn(keel, rig.sessionKey, row.id);
     await first.kill('SIGKILL');
 
     const second = await rig.startReadyWorker(workerEnv());

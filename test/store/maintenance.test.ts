@@ -304,6 +304,10 @@ describe.each(testDatabases())('runMaintenance on $name', (database) => {
       await sql`alter table sessions drop column usage_estimated`.execute(db);
       await sql`alter table compactions drop column summarizer_usage_estimated`.execute(db);
       await sql`delete from kysely_migration where name = '2026_12_07_003_estimated_usage'`.execute(db);
+      await sql`alter table transcript_entries drop column off_branch`.execute(db);
+      await sql`delete from kysely_migration where name = '2026_12_07_004_off_branch_entries'`.execute(db);
+      await sql`drop table memory_note_embeddings`.execute(db);
+      await sql`delete from kysely_migration where name = '2026_12_07_005_memory_note_embeddings'`.execute(db);
       await db
         .insertInto('model_limits')
         .values([
@@ -341,6 +345,8 @@ describe.each(testDatabases())('runMaintenance on $name', (database) => {
         '2026_12_07_001_entry_embeddings',
         '2026_12_07_002_subagent_run_budget',
         '2026_12_07_003_estimated_usage',
+        '2026_12_07_004_off_branch_entries',
+        '2026_12_07_005_memory_note_embeddings',
       ]);
       // Back to the stated maximum less 5%; a window learned without one stays as it was.
       const limits = await db
