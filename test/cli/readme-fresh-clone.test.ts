@@ -184,7 +184,7 @@ describe('the README on a fresh clone', () => {
       expect(curled.stdout).toMatch(/event: reply\ndata: \{"reply":"Hello from the fake model\."/);
 
       // The application example, as written, against this dev stack (its address and database). The
-      // package's main entry is src/index.ts: the clone imports it from there.
+      // package's entries are src/index.ts and src/<entry>/index.ts: the clone imports them from there.
       const stack = JSON.parse(readFileSync(join(clone, '.keel', 'stack.json'), 'utf8')) as {
         temporalAddress: string;
         databaseUrl: string;
@@ -193,7 +193,8 @@ describe('the README on a fresh clone', () => {
       const imports = example
         .split('\n')
         .filter((l) => l.startsWith('import '))
-        .map((l) => l.replace("from 'keel-agents'", "from './src'"));
+        .map((l) => l.replace("from 'keel-agents'", "from './src'"))
+        .map((l) => l.replace(/from 'keel-agents\/(streaming|embedded|operations)'/, "from './src/$1'"));
       const body = example
         .split('\n')
         .filter((l) => !l.startsWith('import '))
