@@ -6,6 +6,7 @@ import { createMemoryActivities } from './memory-activities';
 import { createMaintenanceActivities } from './maintenance-activities';
 import { withDataErrors } from './parts/data-errors';
 import { withOutageWait } from './parts/outage-wait';
+import { COMPACTION_STORE_STEPS, withLivenessHeartbeat } from './parts/liveness-heartbeat';
 import { databaseAnswers } from '../src/store/database-answers';
 import { DEFAULTS } from '../src/config/defaults';
 import { withAllowedAgents } from './parts/allowed-agents';
@@ -29,7 +30,11 @@ export function createActivities(appDeps: ActivityDeps) {
         {
           ...createTurnActivities(deps, replies),
           ...createToolActivities(deps),
-          ...createCompactionActivities(deps, replies),
+          ...withLivenessHeartbeat(
+            createCompactionActivities(deps, replies),
+            COMPACTION_STORE_STEPS,
+            DEFAULTS.storeHeartbeatIntervalMs,
+          ),
           ...createMemoryActivities(deps, replies),
           ...createMaintenanceActivities(deps),
           ...createSubagentActivities(deps),

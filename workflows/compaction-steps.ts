@@ -23,9 +23,14 @@ import { chunkClaimChecks } from './compaction-chunks';
 
 type Activities = ReturnType<typeof createCompactionActivities>;
 
-/** Database steps: short; retried until the deadline cuts them off (a DB blip must not lose a compaction). */
+/**
+ * Database steps: short; retried until the deadline cuts them off (a DB blip must not lose a
+ * compaction). They heartbeat while they run, so a killed worker's step runs again within the
+ * heartbeat timeout.
+ */
 export const store = wf.proxyActivities<Activities>({
   startToCloseTimeout: '2m',
+  heartbeatTimeout: DEFAULTS.storeHeartbeatTimeoutMs,
   retry: { initialInterval: '200ms', maximumInterval: '5s', maximumAttempts: 20 },
 });
 

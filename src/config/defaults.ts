@@ -242,6 +242,13 @@ export const DEFAULTS = {
    */
   toolHeartbeatTimeoutMs: 5_000,
   /**
+   * A compaction's database steps heartbeat this often while they run, and one silent for
+   * `storeHeartbeatTimeoutMs` lost its worker and runs again elsewhere (Keel: a killed worker's
+   * compaction resumes within seconds, not at the step's start-to-close timeout).
+   */
+  storeHeartbeatIntervalMs: 1_000,
+  storeHeartbeatTimeoutMs: 5_000,
+  /**
    * A session's next workflow task waits this long for the worker that cached it before any worker
    * takes it (replaying its history): a killed worker's turns go on after this (Keel: the SDK's 10 s
    * made a killed worker cost 15 s more than its heartbeat timeout; a busy worker polls well within it).
