@@ -1,39 +1,33 @@
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { promisify } from 'node:util';
+import { dirname, join, resolve } from 'node:path';
 import { Connection } from '@temporalio/client';
 import { startDevServer } from '../../src/temporal/dev-server';
 import { KeelClient } from '../../src/client/keel-client';
 import { startFakeAnthropic, fakeReply } from '../../src/testing';
 import { uniqueTaskQueue } from '../support/temporal';
+import { compiledEntryArgs } from '../support/compiled-entries';
 
 const root = resolve(__dirname, '../..');
-const taskQueueSuffix = () => Math.random().toString(36).slice(2, 10);
 
 /**
- * The image's command, as a real process: the production build (`tsconfig.build.json` and the
- * workflow bundles, as `npm run build`) and `node dist/workers/main.js`, which starts from the
- * prebuilt bundle instead of running webpack. It answers a turn; and when its Temporal server has died,
+ * The image's command, as a real process: `node <build>/workers/main.js` with nothing else loaded,
+ * which starts from the prebuilt bundle beside it instead of running webpack (the run's compiled
+ * sources; test/package runs `npm run build` itself and the packed worker). It answers a turn; and when its Temporal server has died,
  * SIGTERM still ends it (a graceful drain, bounded), where it used to retry its polls until killed.
  */
 describe('the compiled worker process', () => {
   it('answers a turn, then exits after SIGTERM once its Temporal server is gone', async () => {
     const home = await mkdtemp(join(tmpdir(), 'keel-compiled-'));
-    // Inside the checkout (git-ignored), so the build resolves the checkout's node_modules like `dist/` does.
-    const outDir = join(root, '.build-test', `dist-${taskQueueSuffix()}`);
-    await promisify(execFile)(
-      process.execPath,
-      [require.resolve('typescript/bin/tsc'), '-p', join(root, 'tsconfig.build.json'), '--outDir', outDir],
-      { cwd: root },
-    );
-    await promisify(execFile)(process.execPath, [join(outDir, 'workers/build-workflow-bundles.js')], { cwd: root });
+    // The run's compiled sources, with the bundle globalSetup built beside them as `npm run build` does.
+    const [main] = compiledEntryArgs('workers/main.ts');
+    const outDir = dirname(dirname(main!));
     const [server, fake] = await Promise.all([startDevServer({ log: () => {} }), startFakeAnthropic()]);
     const taskQueue = uniqueTaskQueue();
     const metricsPort = await freePort();
-    const child = spawn(process.execPath, [join(outDir, 'workers/main.js')], {
+    const child = spawn(process.execPath, [main!], {
       cwd: root,
       env: {
         ...process.env,
@@ -95,7 +89,6 @@ describe('the compiled worker process', () => {
       await server.stop().catch(() => undefined);
       await fake.close();
       await rm(home, { recursive: true, force: true });
-      await rm(outDir, { recursive: true, force: true });
     }
   }, 300_000);
 });
