@@ -5,6 +5,7 @@ import { createCompactionActivities } from './compaction-activities';
 import { createMemoryActivities } from './memory-activities';
 import { createMaintenanceActivities } from './maintenance-activities';
 import { withDataErrors } from './parts/data-errors';
+import { withBoundedFailures } from './parts/bounded-failures';
 import { withOutageWait } from './parts/outage-wait';
 import { COMPACTION_STORE_STEPS, withLivenessHeartbeat } from './parts/liveness-heartbeat';
 import { databaseAnswers } from '../src/store/database-answers';
@@ -17,14 +18,15 @@ import { ReceivedReplies } from './parts/received-replies';
 
 /**
  * Every activity the Keel worker registers, bound to its dependencies; a database outage is waited
- * out inside the attempt; data errors never retry; other agents than `allowedAgents` are refused.
+ * out inside the attempt; data errors never retry; other agents than `allowedAgents` are refused;
+ * a failure leaves small enough for Temporal to keep it whole.
  */
 export function createActivities(appDeps: ActivityDeps) {
   // Every agent also has the built-in tools (memory_search) next to the application's.
   const deps = withBuiltinTools(appDeps);
   // One memo of received replies per worker: every model call's retry on this worker reuses its reply.
   const replies = new ReceivedReplies();
-  return withAllowedAgents(
+  const activities = withAllowedAgents(
     withDataErrors(
       withOutageWait(
         {
@@ -49,4 +51,5 @@ export function createActivities(appDeps: ActivityDeps) {
     ),
     appDeps.config.allowedAgents,
   );
+  return withBoundedFailures(activities, DEFAULTS.activityFailureBounds);
 }

@@ -247,6 +247,12 @@ export const DEFAULTS = {
    * compaction resumes within seconds, not at the step's start-to-close timeout).
    */
   storeHeartbeatIntervalMs: 1_000,
+  /**
+   * What a failed activity attempt reports (the worker logs it whole): Temporal keeps an activity's
+   * last failure only up to a few KB and shows "Failure exceeds size limit." for a larger one, so
+   * the retry line would lose its cause (Keel: under that limit with room for the details).
+   */
+  activityFailureBounds: { messageChars: 600, stackFrames: 3, chainDepth: 3 },
   storeHeartbeatTimeoutMs: 5_000,
   /**
    * A session's next workflow task waits this long for the worker that cached it before any worker

@@ -50,9 +50,10 @@ describeOnPostgres(
         fakeReply.text('Done looking: all clear.', { chunks: ['Done ', 'looking: ', 'all clear.'] }),
       );
 
-      const chat = spawn(process.execPath, [...entryArgs('workers/keel.ts'), 'chat', 'agent:chat:main'], {
+      const chatEnv = { ...process.env, TS_NODE_SWC: 'true', TS_NODE_TRANSPILE_ONLY: 'true', ...shared };
+      const chat = spawn(process.execPath, [...entryArgs('workers/keel.ts', chatEnv), 'chat', 'agent:chat:main'], {
         cwd: root,
-        env: { ...process.env, TS_NODE_SWC: 'true', TS_NODE_TRANSPILE_ONLY: 'true', ...shared },
+        env: chatEnv,
       });
       let stdout = '';
       let stderr = '';

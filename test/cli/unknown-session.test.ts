@@ -8,7 +8,7 @@ import { Client } from '@temporalio/client';
 import { openStore, type Store, type StoreTarget } from '../../src/store/connect';
 import { createCompactionRow } from '../../src/store/compactions-repo';
 import { sessionWorkflowId } from '../../src/sessions/session-key';
-import { freshSchemaUrl, testDatabases } from '../support/databases';
+import { freshSchemaUrl, testDatabases, memoryPglite } from '../support/databases';
 import type { Database } from '../../src/store/schema';
 import { ensureSession } from '../support/ensure-session';
 import { createTurnActivities } from '../../activities/turn-activities';
@@ -81,7 +81,7 @@ describe('keel status, compact and export of an unknown session', () => {
   afterEach(async () => rm(home, { recursive: true, force: true }));
 
   it('status and compact say the session does not exist, exit 1, and create no row, entry or note', async () => {
-    const store = await openStore({ kind: 'pglite', dataDir: 'memory://' });
+    const store = await openStore(memoryPglite());
     const taskQueue = uniqueTaskQueue('unknown-session');
     const worker = await runInProcessWorker(env, taskQueue, testDeps(store, NO_MODEL));
     try {

@@ -6,7 +6,7 @@
  * (without pgvector: the portable column is the only vector path).
  */
 import { randomBytes } from 'node:crypto';
-import { freshSchemaUrl, testDatabases } from '../support/databases';
+import { freshSchemaUrl, testDatabases, memoryPglite } from '../support/databases';
 import { announcedSeed } from '../support/test-seed';
 import { prng } from '../fixtures/generate';
 import { appendEntries, type EntryToAppend } from '../../src/store/entries-repo';
@@ -228,7 +228,7 @@ describe.each(testDatabases())('hybrid recall on $name', (database) => {
     const atRest = { atRest: { ring: parseKeyRing(keys), seal: true } };
     const sealed =
       database.name === 'pglite'
-        ? await openStore({ kind: 'pglite', dataDir: 'memory://' }, atRest)
+        ? await openStore(memoryPglite(), atRest)
         : await openStore(
             { kind: 'postgres', url: await freshSchemaUrl(process.env.TEST_DATABASE_URL!), maxConnections: 2 },
             atRest,

@@ -3,13 +3,13 @@ import { sql } from 'kysely';
 import { Client } from 'pg';
 import { openStore } from '../../src/store/connect';
 import { watchDatabaseHealth } from '../../src/store/health-watch';
-import { freshSchemaUrl } from '../support/databases';
+import { freshSchemaUrl, memoryPglite } from '../support/databases';
 
 const url = process.env.TEST_DATABASE_URL;
 
 describe('store health', () => {
   it('an embedded store is healthy', async () => {
-    const store = await openStore({ kind: 'pglite', dataDir: 'memory://' });
+    const store = await openStore(memoryPglite());
     try {
       expect(await store.healthy()).toBe(true);
     } finally {

@@ -1,4 +1,5 @@
 import { openStore, type Store } from '../../src/store/connect';
+import { memoryPglite } from '../support/databases';
 import { parseReplyChunk, replyChannel, type ReplyChunk } from '../../src/streaming/reply-channel';
 import { ReplyPublisher } from '../../src/streaming/reply-publisher';
 import { PgliteReplyStreamSubscriber } from '../../src/embedded/pglite-reply-subscriber';
@@ -8,7 +9,7 @@ const ids = { agentId: 'main', sessionKey: 'agent:main:main', requestId: 'req-1'
 describe('ReplyPublisher over PGlite NOTIFY', () => {
   let store: Store;
   beforeEach(async () => {
-    store = await openStore({ kind: 'pglite', dataDir: 'memory://' });
+    store = await openStore(memoryPglite());
   });
   afterEach(async () => store.close());
 

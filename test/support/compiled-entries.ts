@@ -62,13 +62,16 @@ function removeOldBuilds(keep: string): void {
 
 /**
  * The node arguments that run a repository entry point (`workers/keel.ts`): the compiled file when
- * globalSetup built one, else the TypeScript itself. ts-node stays registered either way (it costs
- * little until a .ts file loads) because tests hand processes TypeScript modules such as
- * KEEL_TOOLS_MODULE=test/support/cli-test-tools.ts.
+ * globalSetup built one, else the TypeScript itself under ts-node. A compiled entry registers ts-node
+ * only when its environment hands the process a TypeScript module (KEEL_TOOLS_MODULE=
+ * test/support/cli-test-tools.ts, say): registering it loads the TypeScript compiler, half a second
+ * of every one of the hundreds of processes the tests start.
  */
-export function entryArgs(entry: string): string[] {
+export function entryArgs(entry: string, env: NodeJS.ProcessEnv = process.env): string[] {
   const compiled = process.env[COMPILED_DIR_ENV];
-  return ['-r', 'ts-node/register', compiled ? compiledPath(compiled, entry) : join(ROOT, entry)];
+  if (!compiled) return ['-r', 'ts-node/register', join(ROOT, entry)];
+  const loadsTypeScript = Object.values(env).some((v) => v !== undefined && /\.ts$/.test(v));
+  return [...(loadsTypeScript ? ['-r', 'ts-node/register'] : []), compiledPath(compiled, entry)];
 }
 
 /**

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import { openStore, type Store } from '../../src/store/connect';
-import { pgliteTemplate } from './pglite-template';
+import { migratedPgliteTemplate } from './pglite-template';
 import { recordSuiteSchema, testSchemaName } from './stale-schemas';
 
 /** A database a suite runs against: PGlite always, a PostgreSQL server too when TEST_DATABASE_URL is set. */
@@ -38,8 +38,13 @@ async function openFreshSchema(url: string): Promise<Store> {
   return openStore({ kind: 'postgres', url: await freshSchemaUrl(url), maxConnections: 5 });
 }
 
-/** A new in-memory PGlite store, from the run's initialised template when there is one. */
+/** A new in-memory PGlite store, from the run's migrated template when there is one. */
 function openEmptyPglite(): Promise<Store> {
-  const template = pgliteTemplate();
-  return openStore({ kind: 'pglite', dataDir: 'memory://', ...(template ? { loadDataDir: template } : {}) });
+  return openStore(memoryPglite());
+}
+
+/** The store target of a new in-memory PGlite, started from the run's migrated template when there is one. */
+export function memoryPglite(): { kind: 'pglite'; dataDir: string; loadDataDir?: Blob } {
+  const template = migratedPgliteTemplate();
+  return { kind: 'pglite', dataDir: 'memory://', ...(template ? { loadDataDir: template } : {}) };
 }

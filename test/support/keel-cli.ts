@@ -19,7 +19,7 @@ export function runEntry(
 ): Promise<Run> {
   const childEnv: NodeJS.ProcessEnv = { ...process.env, TS_NODE_SWC: 'true', TS_NODE_TRANSPILE_ONLY: 'true', ...env };
   for (const [k, v] of Object.entries(env)) if (v === undefined) delete childEnv[k];
-  const child = spawn(process.execPath, [...entryArgs(entry), ...args], { cwd: root, env: childEnv });
+  const child = spawn(process.execPath, [...entryArgs(entry, childEnv), ...args], { cwd: root, env: childEnv });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -51,7 +51,10 @@ export interface LiveKeel {
 export function startKeel(args: string[], env: Record<string, string | undefined>): LiveKeel {
   const childEnv: NodeJS.ProcessEnv = { ...process.env, TS_NODE_SWC: 'true', TS_NODE_TRANSPILE_ONLY: 'true', ...env };
   for (const [k, v] of Object.entries(env)) if (v === undefined) delete childEnv[k];
-  const child = spawn(process.execPath, [...entryArgs('workers/keel.ts'), ...args], { cwd: root, env: childEnv });
+  const child = spawn(process.execPath, [...entryArgs('workers/keel.ts', childEnv), ...args], {
+    cwd: root,
+    env: childEnv,
+  });
   const out = { stdout: '', stderr: '' };
   const waiters: Array<() => void> = [];
   const onData = (stream: 'stdout' | 'stderr') => (d: Buffer) => {

@@ -7,11 +7,15 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
+import { openStore } from '../../src/store/connect';
+import { filesUnder, hashFiles } from '../../workers/file-tree-hash';
 
 const NODE_MODULES = join(__dirname, '..', '..', 'node_modules');
 const CACHE = join(NODE_MODULES, '.cache', 'keel-pglite');
 /** Set by globalSetup for every test worker: the dump's file. */
 export const PGLITE_TEMPLATE_ENV = 'KEEL_TEST_PGLITE_TEMPLATE';
+/** Set by globalSetup for every test worker: the dump of the template with Keel's migrations run. */
+export const PGLITE_MIGRATED_TEMPLATE_ENV = 'KEEL_TEST_PGLITE_MIGRATED_TEMPLATE';
 
 /** Writes the dump of a freshly initialised PGlite unless this PGlite version's is there; returns the file. */
 export async function buildPgliteTemplate(): Promise<string> {
@@ -36,13 +40,49 @@ export async function buildPgliteTemplate(): Promise<string> {
   return file;
 }
 
-/** Read once per suite: PGlite only reads the dump, so every store of the suite can start from the same one. */
-let template: Blob | undefined;
+/**
+ * The empty template with Keel's migrations run, written unless this state of the store's sources
+ * has one: a test store opened from it finds its schema current instead of running every migration
+ * (a second or more of PGlite's CPU per store). Named by a hash of src/store, so a new migration
+ * builds a new one. Returns the file.
+ */
+export async function buildMigratedPgliteTemplate(emptyFile: string): Promise<string> {
+  const root = join(__dirname, '..', '..');
+  const sources = filesUnder(join(root, 'src', 'store'), (name) => name.endsWith('.ts'));
+  const file = emptyFile.replace(/\.tar$/, `-migrated-${hashFiles(root, sources).slice(0, 16)}.tar`);
+  if (existsSync(file)) return file;
+  const store = await openStore({
+    kind: 'pglite',
+    dataDir: 'memory://',
+    loadDataDir: new Blob([readFileSync(emptyFile)]),
+  });
+  try {
+    const dump = await store.pglite!.dumpDataDir('none');
+    const partial = `${file}.${process.pid}`;
+    writeFileSync(partial, Buffer.from(await dump.arrayBuffer()));
+    renameSync(partial, file);
+  } finally {
+    await store.close();
+  }
+  return file;
+}
 
-/** The template for `openStore`'s loadDataDir when globalSetup made one (jest); else none (initdb). */
-export function pgliteTemplate(): Blob | undefined {
-  const file = process.env[PGLITE_TEMPLATE_ENV];
+/** Read once per suite: PGlite only reads the dump, so every store of the suite can start from the same one. */
+const templates = new Map<string, Blob>();
+
+function templateFrom(env: string): Blob | undefined {
+  const file = process.env[env];
   if (!file) return undefined;
-  template ??= new Blob([readFileSync(file)]);
-  return template;
+  if (!templates.has(file)) templates.set(file, new Blob([readFileSync(file)]));
+  return templates.get(file);
+}
+
+/** The empty template for `openStore`'s loadDataDir when globalSetup made one (jest); else none (initdb). */
+export function pgliteTemplate(): Blob | undefined {
+  return templateFrom(PGLITE_TEMPLATE_ENV);
+}
+
+/** The migrated template when globalSetup made one, else the empty one (the store then migrates it). */
+export function migratedPgliteTemplate(): Blob | undefined {
+  return templateFrom(PGLITE_MIGRATED_TEMPLATE_ENV) ?? pgliteTemplate();
 }

@@ -172,16 +172,17 @@ export function spawnWorkerProcess(env: Record<string, string>): WorkerProcess {
   const root = resolve(__dirname, '../..');
   // Its own KEEL_HOME unless the test shares one: the default (./.keel) would be the checkout's.
   const home = env.KEEL_HOME ? undefined : mkdtempSync(join(tmpdir(), 'keel-worker-home-'));
-  const child = spawn(process.execPath, entryArgs('workers/main.ts'), {
+  const childEnv = {
+    ...process.env,
+    TS_NODE_SWC: 'true',
+    TS_NODE_TRANSPILE_ONLY: 'true',
+    KEEL_SHUTDOWN_GRACE_MS: '2000',
+    ...(home ? { KEEL_HOME: home } : {}),
+    ...env,
+  };
+  const child = spawn(process.execPath, entryArgs('workers/main.ts', childEnv), {
     cwd: root,
-    env: {
-      ...process.env,
-      TS_NODE_SWC: 'true',
-      TS_NODE_TRANSPILE_ONLY: 'true',
-      KEEL_SHUTDOWN_GRACE_MS: '2000',
-      ...(home ? { KEEL_HOME: home } : {}),
-      ...env,
-    },
+    env: childEnv,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   if (home) child.once('exit', () => rmSync(home, { recursive: true, force: true }));

@@ -41,7 +41,7 @@ export function keelInTerminal(
     lines.push(v === undefined ? `unset ${k}` : `export ${k}=${quote(v)}`);
   }
   lines.push(
-    `${[process.execPath, ...entryArgs('workers/keel.ts'), ...args].map(quote).join(' ')}`,
+    `${[process.execPath, ...entryArgs('workers/keel.ts', vars), ...args].map(quote).join(' ')}`,
     'echo "[exited $?]"',
     'sleep 600',
   );

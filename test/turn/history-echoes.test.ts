@@ -7,7 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { integrationSuite } from '../support/integration';
-import { freshSchemaUrl } from '../support/databases';
+import { freshSchemaUrl, memoryPglite } from '../support/databases';
 import { fakeReply, type FakeRequest } from '../../src/testing';
 import { freshDurableAgent, isFlushRequest, isSummarizerRequest, lastUserText } from '../support/durable-turn-helpers';
 import { openStore } from '../../src/store/connect';
@@ -68,10 +68,7 @@ describe.each(variants)('history_search after many searches on $name', (variant)
     async (_name, sealed, hybrid, searches) => {
       const url = await variant.url();
       const atRest = sealed ? { atRest: { ring: parseKeyRing(KEYS), seal: true } } : undefined;
-      const store = await openStore(
-        url ? { kind: 'postgres', url, maxConnections: 5 } : { kind: 'pglite', dataDir: 'memory://' },
-        atRest,
-      );
+      const store = await openStore(url ? { kind: 'postgres', url, maxConnections: 5 } : memoryPglite(), atRest);
       const agent = freshDurableAgent();
       const key = `agent:${agent}:main`;
       try {
@@ -172,9 +169,7 @@ describe.each(variants)("memory_search with history search's retriever on $name"
 
   it('finds a paraphrased note by its vector, best first, within the result budget', async () => {
     const url = await variant.url();
-    const store = await openStore(
-      url ? { kind: 'postgres', url, maxConnections: 5 } : { kind: 'pglite', dataDir: 'memory://' },
-    );
+    const store = await openStore(url ? { kind: 'postgres', url, maxConnections: 5 } : memoryPglite());
     const embeddings = await startFakeEmbeddings({ synonyms: { researching: 'study', looking: 'study' } });
     const agent = freshDurableAgent();
     const key = `agent:${agent}:main`;

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
 import { integrationSuite } from '../support/integration';
-import { freshSchemaUrl } from '../support/databases';
+import { freshSchemaUrl, memoryPglite } from '../support/databases';
 import { fakeReply, type FakeRequest } from '../../src/testing';
 import {
   endsWithToolResult,
@@ -123,9 +123,7 @@ describe.each(variants)('history recall on $name', (variant) => {
 
   it('finds and expands what a compaction summarized, only from this agent (plain rows: tsvector)', async () => {
     const url = await variant.url();
-    const store = await openStore(
-      url ? { kind: 'postgres', url, maxConnections: 5 } : { kind: 'pglite', dataDir: 'memory://' },
-    );
+    const store = await openStore(url ? { kind: 'postgres', url, maxConnections: 5 } : memoryPglite());
     try {
       const run = await recall(store, false);
       expectRecalled(run);
@@ -138,9 +136,7 @@ describe.each(variants)('history recall on $name', (variant) => {
 
   it('finds what an import brought in: the import writes it unindexed, the first history_search indexes it', async () => {
     const url = await variant.url();
-    const store = await openStore(
-      url ? { kind: 'postgres', url, maxConnections: 5 } : { kind: 'pglite', dataDir: 'memory://' },
-    );
+    const store = await openStore(url ? { kind: 'postgres', url, maxConnections: 5 } : memoryPglite());
     const dir = await mkdtemp(join(tmpdir(), 'keel-recall-import-'));
     try {
       const agent = freshDurableAgent();
@@ -200,10 +196,7 @@ describe.each(variants)('history recall on $name', (variant) => {
   it('finds whole words in rows sealed at rest through their blind index', async () => {
     const url = await variant.url();
     const atRest = { atRest: { ring: parseKeyRing(KEYS), seal: true } };
-    const store = await openStore(
-      url ? { kind: 'postgres', url, maxConnections: 5 } : { kind: 'pglite', dataDir: 'memory://' },
-      atRest,
-    );
+    const store = await openStore(url ? { kind: 'postgres', url, maxConnections: 5 } : memoryPglite(), atRest);
     try {
       const run = await recall(store, true);
       expectRecalled(run);
