@@ -3,7 +3,7 @@
  * for the user's question and answers from what it found. The hundred-and-first search must still
  * find the conversation, not the echoes of the searches before it: no recall tool call or result,
  * nothing of the turn being answered, no text twice. On PGlite and PostgreSQL, plain and sealed at
- * rest, and with hybrid recall (those two forty times: their echoes are stored and found as plain ones are). memory_search ranks the memory notes with the same retriever.
+ * rest (forty times: sealed echoes are stored and found as plain ones are), and with hybrid recall. memory_search ranks the memory notes with the same retriever.
  */
 import { randomBytes } from 'node:crypto';
 import { integrationSuite } from '../support/integration';
@@ -25,7 +25,7 @@ const suite = integrationSuite();
 
 const KEYS = `K:${randomBytes(32).toString('base64')}`;
 const SEARCHES = 100;
-const SEARCHES_PER_VARIANT = 40;
+const SEALED_SEARCHES = 40;
 const variants: Array<{ name: string; url: () => Promise<string | undefined> }> = [
   { name: 'PGlite', url: async () => undefined },
 ];
@@ -60,11 +60,11 @@ describe.each(variants)('history_search after many searches on $name', (variant)
 
   // A hundred turns a case: on a shared 2-core machine one has taken two minutes (the timeout is 300 s).
   it.each([
-    ['plain rows', false, false, SEARCHES],
-    ['rows sealed at rest', true, false, SEARCHES_PER_VARIANT],
-    ['plain rows, hybrid recall', false, true, SEARCHES_PER_VARIANT],
+    ['plain rows, a hundred searches', false, false, SEARCHES],
+    ['rows sealed at rest, forty searches', true, false, SEALED_SEARCHES],
+    ['plain rows, hybrid recall, a hundred searches', false, true, SEARCHES],
   ])(
-    'finds the conversation, not its own echoes (%s, %i searches)',
+    'finds the conversation, not its own echoes (%s)',
     async (_name, sealed, hybrid, searches) => {
       const url = await variant.url();
       const atRest = sealed ? { atRest: { ring: parseKeyRing(KEYS), seal: true } } : undefined;
