@@ -3,7 +3,8 @@
  * for the user's question and answers from what it found. The hundred-and-first search must still
  * find the conversation, not the echoes of the searches before it: no recall tool call or result,
  * nothing of the turn being answered, no text twice. On PGlite and PostgreSQL, plain and sealed at
- * rest (forty times: sealed echoes are stored and found as plain ones are), and with hybrid recall. memory_search ranks the memory notes with the same retriever.
+ * rest (forty times: sealed echoes are stored and found as plain ones are), and with hybrid
+ * recall. memory_search ranks the memory notes with the same retriever.
  */
 import { randomBytes } from 'node:crypto';
 import { integrationSuite } from '../support/integration';
