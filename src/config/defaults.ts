@@ -203,6 +203,11 @@ export const DEFAULTS = {
    * sticky (the SDK's default is sized from memory; this is deliberate and configurable).
    */
   maxCachedWorkflows: 250,
+  /**
+   * Sessions a context engine keeps state for on one worker; past it the least recently used is
+   * disposed (Keel: four times the sticky workflows, so a cached session's engine state stays).
+   */
+  contextEngineSessionsPerWorker: 1_000,
   /** PostgreSQL connections per process (pg's own default is 10). */
   databasePoolSize: 10,
   /** After the grace time, this long more before the worker gives up on a clean shutdown (server gone) (Keel). */
