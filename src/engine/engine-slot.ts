@@ -19,14 +19,7 @@
  * logged and counted (`keel_context_engine_failures_total`), and the turn goes on.
  */
 import { LegacyContextEngine } from './legacy';
-import type {
-  AssembleParams,
-  AssembleResult,
-  CompactParams,
-  CompactResult,
-  ContextEngine,
-  SessionRef,
-} from './types';
+import type { AssembleParams, AssembleResult, CompactParams, CompactResult, ContextEngine, SessionRef } from './types';
 import type { AgentMessage } from '../context/types';
 
 /** One stored message of a session's window, as the slot hands it to the engine. */
