@@ -32,11 +32,6 @@ export const DEFAULTS = {
   minSummaryRoomTokens: 1_000,
   /** ...at most this share of the summarizer's window (Keel: a 4k window cannot set 4,096 aside). */
   maxSummarizationOverheadWindowShare: 0.1,
-  /** Multi-stage summary parts (OpenClaw). */
-  defaultParts: 2,
-  minMessagesForSplit: 4,
-  /** Safeguard: history may use at most this share of the window (OpenClaw `maxHistoryShare`). */
-  maxHistoryShare: 0.5,
   /** Pi default recent tail kept after compaction. */
   keepRecentTokens: 20_000,
   /** An automatic compaction keeps at most this share of the window as its tail (Keel: small windows must reclaim). */
