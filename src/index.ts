@@ -37,6 +37,12 @@ export { RetryableToolError } from './tools/tool-errors';
 export type { ToolsModule } from './runtime/activity-deps';
 export { CompactionHooks, type BeforeCompactionEvent, type AfterCompactionEvent } from './compaction/hooks';
 export { registerContextEngine } from './engine/registry';
+export {
+  registerCompactionProvider,
+  type CompactionProvider,
+  type CompactionProviderRequest,
+  type CompactionProviderResult,
+} from './compaction/compaction-providers';
 export type {
   AssembleParams,
   AssembleResult,
