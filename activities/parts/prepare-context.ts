@@ -1,6 +1,11 @@
 import type { ActivityDeps } from '../../src/runtime/deps';
 import { setTokenEstimates } from '../../src/store/entries-repo';
-import { ActiveWindowCache, type ActiveWindow, type WindowEntry, type WindowLoad } from '../../src/store/active-window-cache';
+import {
+  ActiveWindowCache,
+  type ActiveWindow,
+  type WindowEntry,
+  type WindowLoad,
+} from '../../src/store/active-window-cache';
 import { IncrementalPipeline } from '../../src/context/incremental-pipeline';
 import { TokenCache } from '../../src/context/estimate-tokens';
 import { activeMessages } from '../../src/context/active-context';

@@ -80,7 +80,7 @@ export class KeelMetrics {
   });
   private readonly engineFailures = new Counter({
     name: 'keel_context_engine_failures_total',
-    help: "Context-engine lifecycle calls that threw, by engine, method and whether legacy answered instead",
+    help: 'Context-engine lifecycle calls that threw, by engine, method and whether legacy answered instead',
     labelNames: ['engine', 'method', 'fallback'],
     registers: [this.registry],
   });

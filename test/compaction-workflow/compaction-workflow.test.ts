@@ -104,7 +104,11 @@ describe.each(testDatabases())('compactionWorkflow on a real Temporal dev server
         expect(fake.requests.length).toBe(sent);
         expect(asked).toHaveLength(1);
         const request = asked[0]!;
-        expect(request).toMatchObject({ agentId: s.agentId, sessionId: s.sessionId, compactionId: result.compactionId });
+        expect(request).toMatchObject({
+          agentId: s.agentId,
+          sessionId: s.sessionId,
+          compactionId: result.compactionId,
+        });
         expect(request.text).toContain('/srv/app/module-0.ts');
         // The same rules Keel's summarizer gets: the identifier policy and the decisions to quote.
         expect(request.prompt).toContain(request.instructions);
