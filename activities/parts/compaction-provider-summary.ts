@@ -5,7 +5,7 @@
  * re-throws instead.
  */
 import { Context, log } from '@temporalio/activity';
-import { compactionProviderFor } from '../../src/compaction/compaction-providers';
+import { compactionProviderFor, summaryFromProvider } from '../../src/compaction/compaction-providers';
 import { buildSummarizePrompt, SUMMARIZER_SYSTEM_PROMPT } from '../../src/compaction/prompts';
 import { depsForAgent } from '../../src/runtime/deps';
 import { spendGuard, type CompactionContext } from './compaction-context';
@@ -19,7 +19,7 @@ export interface SummaryAsk {
 }
 
 /** The provider's summary, or `builtin()`'s when there is no provider or it gave none. */
-export async function summaryFromProvider(
+export async function providerSummary(
   ctx: CompactionContext,
   ref: CompactionRef,
   ask: SummaryAsk,
@@ -29,33 +29,23 @@ export async function summaryFromProvider(
   // An operator's `rerun --model` asks for that model, not the provider.
   const provider = ref.summarizerModel ? undefined : compactionProviderFor(deps.config.compactionProvider);
   if (!provider) return builtin();
-  const signal = Context.current().cancellationSignal;
   const spend = spendGuard(ctx, deps, ref);
   await spend.beforeCall();
-  try {
-    const result = await provider.summarize({
-      agentId: ref.agentId,
-      sessionKey: ref.sessionKey,
-      sessionId: ref.sessionId,
-      compactionId: ref.compactionId,
-      text: ask.text,
-      previousSummary: ask.previousSummary,
-      instructions: ask.instructions,
-      prompt: buildSummarizePrompt(ask.text, ask.previousSummary, ask.instructions),
-      systemPrompt: SUMMARIZER_SYSTEM_PROMPT,
-      signal,
-    });
-    if (result?.billing) {
-      const { model, ...billing } = result.billing;
-      await spend.afterCall(billing, model);
-    }
-    if (result?.summary.trim()) return result.summary;
-    log.warn(`compaction provider ${provider.id} returned no summary; Keel's summarizer writes it`);
-  } catch (err) {
-    if (signal.aborted) throw err;
-    log.warn(
-      `compaction provider ${provider.id} failed: ${err instanceof Error ? err.message : String(err)}; Keel's summarizer writes the summary`,
-    );
-  }
-  return builtin();
+  const request = {
+    agentId: ref.agentId,
+    sessionKey: ref.sessionKey,
+    sessionId: ref.sessionId,
+    compactionId: ref.compactionId,
+    text: ask.text,
+    previousSummary: ask.previousSummary,
+    instructions: ask.instructions,
+    prompt: buildSummarizePrompt(ask.text, ask.previousSummary, ask.instructions),
+    systemPrompt: SUMMARIZER_SYSTEM_PROMPT,
+    signal: Context.current().cancellationSignal,
+  };
+  return summaryFromProvider(provider, request, {
+    builtin,
+    bill: ({ model, ...billing }) => spend.afterCall(billing, model),
+    warn: (message) => log.warn(message),
+  });
 }

@@ -14,14 +14,14 @@ import type {
 } from './compaction-io';
 import { learnFromOverflow } from './model-window';
 import { summarizeOnPromptCache } from './summary-on-prompt-cache';
-import { summaryFromProvider } from './compaction-provider-summary';
+import { providerSummary } from './compaction-provider-summary';
 
 /** Summarizes one planned chunk, read from the database by its entry range. */
 export async function summarizeChunk(ctx: CompactionContext, input: SummarizeChunkInput): Promise<string> {
   const entries = await readRange(ctx, input, input);
   const text = serializeEntriesForSummary(entries, input.oversized, input.mode);
   const ask = { text, previousSummary: input.previousSummary, instructions: input.instructions };
-  return summaryFromProvider(ctx, input, ask, () =>
+  return providerSummary(ctx, input, ask, () =>
     forAgent(ctx, input).summarizer.summarizeFitting(text, input.previousSummary, input.instructions),
   );
 }
@@ -44,7 +44,7 @@ export async function summarizeOnCache(
 
 /** Summarizes a given text: the merge of labelled partial summaries. */
 export async function summarizeText(ctx: CompactionContext, input: SummarizeTextInput): Promise<string> {
-  return summaryFromProvider(ctx, input, input, () =>
+  return providerSummary(ctx, input, input, () =>
     forAgent(ctx, input).summarizer.summarizeFitting(input.text, input.previousSummary, input.instructions),
   );
 }

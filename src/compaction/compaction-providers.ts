@@ -63,6 +63,36 @@ export function compactionProviderFor(id: string | undefined): CompactionProvide
   return provider;
 }
 
+/** What `summaryFromProvider` does around the provider: Keel's summarizer, the billing record, the log. */
+export interface ProviderFallback {
+  builtin(): Promise<string>;
+  bill(billing: NonNullable<CompactionProviderResult['billing']>): Promise<void>;
+  warn(message: string): void;
+}
+
+/**
+ * The provider's summary, billed; Keel's summarizer's when the provider throws or returns an empty
+ * summary (said in one warning); the provider's error itself when the request was aborted.
+ */
+export async function summaryFromProvider(
+  provider: CompactionProvider,
+  request: CompactionProviderRequest,
+  around: ProviderFallback,
+): Promise<string> {
+  try {
+    const result = await provider.summarize(request);
+    if (result?.billing) await around.bill(result.billing);
+    if (result?.summary.trim()) return result.summary;
+    around.warn(`compaction provider ${provider.id} returned no summary; Keel's summarizer writes it`);
+  } catch (err) {
+    if (request.signal.aborted) throw err;
+    around.warn(
+      `compaction provider ${provider.id} failed: ${err instanceof Error ? err.message : String(err)}; Keel's summarizer writes the summary`,
+    );
+  }
+  return around.builtin();
+}
+
 /** The refusal of an unregistered id (the config names the setting before it). */
 export function unknownProviderMessage(id: string): string {
   const known = registeredCompactionProviders();
