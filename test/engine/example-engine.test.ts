@@ -13,6 +13,8 @@ import type { AssembleParams, CompactParams, IngestParams, SessionRef } from '..
 import { RECALLED_HEADING, RetrievalContextEngine } from '../../examples/retrieval-engine/src/retrieval-engine';
 import { isFlushRequest, isSummarizerRequest, realisticMessage } from '../support/durable-turn-helpers';
 import { goodSummarizer } from '../compaction-workflow/support';
+import { ensureSession } from '../support/ensure-session';
+import { appendEntries } from '../../src/store/entries-repo';
 
 const suite = integrationSuite();
 
@@ -117,6 +119,42 @@ describe.each(testDatabases())('the example retrieval engine in the slot of a wo
         'ingestBatch assistant',
         'dispose',
       ]);
+    } finally {
+      unregister();
+    }
+  });
+
+  it('bootstraps a session whose history was written without it (an import) with that history', async () => {
+    const calls: string[] = [];
+    const unregister = registerContextEngine('retrieval', () => new RecordedRetrievalEngine(calls));
+    try {
+      await suite.withWorker(db.store, { config: { contextEngine: 'retrieval' } }, async ({ client, store, fake }) => {
+        const agent = freshAgent();
+        const key = `agent:${agent}:main`;
+        const session = await ensureSession(store.db, {
+          agentId: agent,
+          sessionKey: key,
+          newSessionId: `s-${agent}`,
+          now: new Date(),
+        });
+        const at = new Date().toISOString();
+        const imported: AgentMessage[] = [
+          { role: 'user', content: 'Our harbour code is HX-4471.' },
+          { role: 'assistant', content: [{ type: 'text', text: 'Noted.' }], stopReason: 'stop' },
+        ];
+        await appendEntries(
+          store.db,
+          agent,
+          session.session_id,
+          imported.map((message, i) => ({
+            entry: { type: 'message', id: `i${i}`, parentId: i ? `i${i - 1}` : null, timestamp: at, message },
+            tokenEstimate: 10,
+          })),
+        );
+        fake.enqueue(fakeReply.text('ok'));
+        await client.sendMessage(key, 'Hello again.');
+        expect(calls.slice(0, 2)).toEqual(['bootstrap user,assistant,user', 'assemble']);
+      });
     } finally {
       unregister();
     }
