@@ -58,10 +58,21 @@ function engineFailureReporter(metrics: KeelMetrics | undefined): EngineSlotRepo
       metrics?.engineFailure(engineId, method, fields.fallback);
       const message = `context engine ${engineId}: ${method} failed${fields.fallback ? '; the legacy engine answered instead' : ''}: ${err instanceof Error ? err.message : String(err)}`;
       const line = { engine: engineId, method, ...fields };
-      if (inActivity()) log.warn(message, line);
-      else process.stderr.write(`keel worker: ${message} ${JSON.stringify(line)}\n`);
+      warn(message, line);
+    },
+    evicted(engineId, sessionId, maxSessions) {
+      warn(
+        `context engine ${engineId}: session ${sessionId} disposed, the least recently used past ${maxSessions} sessions on this worker (DEFAULTS.contextEngineSessionsPerWorker); it is bootstrapped again when it returns`,
+        { engine: engineId, sessionId },
+      );
     },
   };
+}
+
+/** The activity's log when in one (with its session fields), else the worker's stderr. */
+function warn(message: string, fields: Record<string, unknown>): void {
+  if (inActivity()) log.warn(message, fields);
+  else process.stderr.write(`keel worker: ${message} ${JSON.stringify(fields)}\n`);
 }
 
 function inActivity(): boolean {

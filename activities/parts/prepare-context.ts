@@ -144,7 +144,7 @@ function windowBefore(window: ActiveWindow, entryId: string): ActiveWindow {
 }
 
 /** The window's messages with their entry ids and seqs, as the engine slot takes them. */
-export function storedMessages(entries: readonly WindowEntry[]): StoredMessage[] {
+function storedMessages(entries: readonly WindowEntry[]): StoredMessage[] {
   const out: StoredMessage[] = [];
   for (const row of entries)
     if (row.entry.type === 'message') out.push({ entryId: row.id, seq: row.seq, message: row.entry.message });

@@ -44,6 +44,8 @@ export type EngineMethod =
 export interface EngineSlotReporter {
   /** A lifecycle call threw; `fallback` says whether `legacy` answered in its place. */
   failed(engineId: string, method: EngineMethod, err: unknown, fields: { sessionId?: string; fallback: boolean }): void;
+  /** A session was disposed to keep the engine under its session limit (it is bootstrapped again on its return). */
+  evicted(engineId: string, sessionId: string, maxSessions: number): void;
 }
 
 interface SessionState {
@@ -187,6 +189,7 @@ export class ContextEngineSlot {
   private async evictPastLimit(): Promise<void> {
     while (this.sessions.size > this.maxSessions) {
       const oldest = this.sessions.keys().next().value as string;
+      this.reporter.evicted(this.engine.id, oldest, this.maxSessions);
       await this.drop(oldest);
     }
   }

@@ -16,7 +16,7 @@ export interface EngineSlotConfig {
 /** The slots of one worker, by agent config; `close` disposes every session they hold. */
 export class EngineSlots {
   private readonly slots = new Map<EngineSlotConfig, ContextEngineSlot>();
-  private reporter: EngineSlotReporter = { failed: () => {} };
+  private reporter: EngineSlotReporter = { failed: () => {}, evicted: () => {} };
 
   constructor(private readonly maxSessions: number = DEFAULTS.contextEngineSessionsPerWorker) {}
 
@@ -33,7 +33,14 @@ export class EngineSlots {
         plugins: { slots: { contextEngine: config.contextEngine } },
         ...(config.contextEngineOptions ? { contextEngine: config.contextEngineOptions } : {}),
       });
-      slot = new ContextEngineSlot(engine, { failed: (...args) => this.reporter.failed(...args) }, this.maxSessions);
+      slot = new ContextEngineSlot(
+        engine,
+        {
+          failed: (...args) => this.reporter.failed(...args),
+          evicted: (...args) => this.reporter.evicted(...args),
+        },
+        this.maxSessions,
+      );
       this.slots.set(config, slot);
     }
     return slot;

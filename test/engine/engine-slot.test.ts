@@ -27,12 +27,16 @@ const s1 = { sessionId: 's1', sessionKey: 'agent:a:one' };
 
 function slotOf(engine: ContextEngine, maxSessions = 10) {
   const failures: Array<{ method: EngineMethod; fallback: boolean; message: string }> = [];
+  const evictions: string[] = [];
   const slot = new ContextEngineSlot(
     engine,
-    { failed: (_id, method, err, f) => void failures.push({ method, fallback: f.fallback, message: String(err) }) },
+    {
+      failed: (_id, method, err, f) => void failures.push({ method, fallback: f.fallback, message: String(err) }),
+      evicted: (_id, sessionId, max) => void evictions.push(`${sessionId}/${max}`),
+    },
     maxSessions,
   );
-  return { slot, failures };
+  return { slot, failures, evictions };
 }
 
 describe('ContextEngineSlot', () => {
@@ -130,12 +134,14 @@ describe('ContextEngineSlot', () => {
 
   it('disposes the least recently used session past its limit, and every session on close', async () => {
     const calls: string[] = [];
-    const { slot } = slotOf(recordingEngine(calls), 2);
+    const { slot, evictions } = slotOf(recordingEngine(calls), 2);
     await slot.sync({ sessionId: 'a' }, []);
     await slot.sync({ sessionId: 'b' }, []);
     await slot.sync({ sessionId: 'a' }, []);
     await slot.sync({ sessionId: 'c' }, []);
     expect(calls.filter((c) => c.startsWith('dispose'))).toEqual(['dispose:b']);
+    // The limit is said, with its figure, each time it disposes a session.
+    expect(evictions).toEqual(['b/2']);
     await slot.close();
     expect(calls.filter((c) => c.startsWith('dispose'))).toEqual(['dispose:b', 'dispose:a', 'dispose:c']);
     expect(slot.size).toBe(0);
