@@ -82,7 +82,7 @@ describe.each(testDatabases())('compactionWorkflow on a real Temporal dev server
     });
   });
 
-  it("writes the registered compaction provider's summary, handed Keel's rules and billed on the row, and Keel's summarizer answers when it fails or returns nothing", async () => {
+  it("writes the registered compaction provider's summary, handed Keel's rules and billed on the row, and Keel's summarizer answers when it fails", async () => {
     const asked: CompactionProviderRequest[] = [];
     let answer: (r: CompactionProviderRequest) => Promise<CompactionProviderResult | undefined> = async (r) => ({
       // A summary that keeps what the guard checks: every identifier of the text.
@@ -124,25 +124,20 @@ describe.each(testDatabases())('compactionWorkflow on a real Temporal dev server
           summarizer_output_tokens: 120,
         });
 
-        // A throwing provider, then an empty one: Keel's summarizer writes each summary.
-        for (const [round, failing] of [
-          async () => {
-            throw new Error('provider offline');
-          },
-          async () => ({ summary: '  ' }),
-        ].entries()) {
-          answer = failing;
-          await appendMessages(store.db, s, 6 + round * 6, 6);
-          fake.respondWith(goodSummarizer);
-          const before = fake.requests.length;
-          const next = await runCompaction(w, s, { keepRecentTokens: 200 });
-          fake.respondWith(undefined);
-          expect(next.status).toBe('succeeded');
-          expect(next.degraded).toBe(false);
-          expect(fake.requests.length).toBeGreaterThan(before);
-          const summary = (await loadActiveEntries(store.db, s.agentId, s.sessionId)).compaction!.summary;
-          expect(summary).not.toContain('Provider summary.');
-        }
+        // A throwing provider: Keel's summarizer writes the summary (an empty one too: compaction-providers.test.ts).
+        answer = async () => {
+          throw new Error('provider offline');
+        };
+        await appendMessages(store.db, s, 6, 6);
+        fake.respondWith(goodSummarizer);
+        const before = fake.requests.length;
+        const next = await runCompaction(w, s, { keepRecentTokens: 200 });
+        fake.respondWith(undefined);
+        expect(next).toMatchObject({ status: 'succeeded', degraded: false });
+        expect(fake.requests.length).toBeGreaterThan(before);
+        expect((await loadActiveEntries(store.db, s.agentId, s.sessionId)).compaction!.summary).not.toContain(
+          'Provider summary.',
+        );
       });
     } finally {
       unregister();
