@@ -12,9 +12,9 @@ import type { AgentMessage } from '../../src/context/types';
 import type { AssembleParams, CompactParams, IngestParams, SessionRef } from '../../src/engine/types';
 import { RECALLED_HEADING, RetrievalContextEngine } from '../../examples/retrieval-engine/src/retrieval-engine';
 import { isFlushRequest, isSummarizerRequest, realisticMessage } from '../support/durable-turn-helpers';
-import { goodSummarizer } from '../compaction-workflow/support';
+import { goodSummarizer, runCompaction, seedSession } from '../compaction-workflow/support';
 import { ensureSession } from '../support/ensure-session';
-import { appendEntries } from '../../src/store/entries-repo';
+import { appendEntries, loadActiveEntries } from '../../src/store/entries-repo';
 
 const suite = integrationSuite();
 
@@ -154,6 +154,29 @@ describe.each(testDatabases())('the example retrieval engine in the slot of a wo
         fake.enqueue(fakeReply.text('ok'));
         await client.sendMessage(key, 'Hello again.');
         expect(calls.slice(0, 2)).toEqual(['bootstrap user,assistant,user', 'assemble']);
+      });
+    } finally {
+      unregister();
+    }
+  });
+
+  it('leaves the compaction to an engine that compacts itself: Keel summarizes nothing and writes nothing', async () => {
+    const asked: CompactParams[] = [];
+    const unregister = registerContextEngine('self-compacting', () => ({
+      id: 'self-compacting',
+      ingest: async () => {},
+      assemble: async ({ messages }) => ({ messages, estimatedTokens: 1 }),
+      compact: async (p) => (asked.push(p), { delegated: false, compacted: true, tokensAfter: 10 }),
+    }));
+    try {
+      await suite.withWorker(db.store, { config: { contextEngine: 'self-compacting' } }, async (w) => {
+        const s = await seedSession(w.store.db, 8);
+        const before = w.fake.requests.length;
+        const result = await runCompaction(w, s, { trigger: 'manual', keepRecentTokens: 0 });
+        expect(result).toMatchObject({ status: 'skipped', entryId: null });
+        expect(w.fake.requests.length).toBe(before);
+        expect(asked.map((p) => [p.sessionId, p.trigger, p.messages.length])).toEqual([[s.sessionId, 'manual', 8]]);
+        expect((await loadActiveEntries(w.store.db, s.agentId, s.sessionId)).compaction).toBeUndefined();
       });
     } finally {
       unregister();
