@@ -11,6 +11,8 @@ module.exports = {
   // Stops the Temporal dev servers jest workers shared across suites.
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
   testMatch: ['**/*.test.ts'],
+  // The examples import the package by its name (tsconfig.json's paths say the same).
+  moduleNameMapper: { '^keel-agents$': '<rootDir>/src/index.ts', '^keel-agents/worker$': '<rootDir>/workers/index.ts' },
   transform: { '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022' } }] },
   // Suites that start a Temporal dev server or PostgreSQL take seconds to set up.
   testTimeout: 120000,

@@ -15,6 +15,7 @@ import { withBuiltinTools } from './parts/builtin-tools';
 import { createSubagentActivities } from './subagent-activities';
 import { createApprovalActivities } from './approval-activities';
 import { ReceivedReplies } from './parts/received-replies';
+import { withContextEngines } from './parts/context-engine';
 
 /**
  * Every activity the Keel worker registers, bound to its dependencies; a database outage is waited
@@ -23,7 +24,8 @@ import { ReceivedReplies } from './parts/received-replies';
  */
 export function createActivities(appDeps: ActivityDeps) {
   // Every agent also has the built-in tools (memory_search) next to the application's.
-  const deps = withBuiltinTools(appDeps);
+  // …and this worker's one instance of each agent's context engine.
+  const deps = withContextEngines(withBuiltinTools(appDeps));
   // One memo of received replies per worker: every model call's retry on this worker reuses its reply.
   const replies = new ReceivedReplies();
   const activities = withAllowedAgents(

@@ -39,7 +39,7 @@ import {
   textOutput,
   type ToolCallRef,
 } from './parts/tool-call-io';
-import { engineOf } from './parts/prepare-context';
+import { engineOf } from './parts/context-engine';
 import { nextSpawnDepth, subagentIdOf } from './parts/subagent-runs';
 
 export interface SpawnStepInput extends ToolCallRef {
@@ -144,7 +144,7 @@ async function prepareSpawn(ctx: SubagentActivityContext, input: SpawnStepInput)
   } catch (err) {
     return refuse(`agentId: ${err instanceof Error ? err.message : String(err)}`);
   }
-  await engineOf(deps).prepareSubagentSpawn?.({ parentSessionKey: input.sessionKey, childSessionKey });
+  await engineOf(deps).prepareSubagentSpawn({ parentSessionKey: input.sessionKey, childSessionKey });
   const taskRedactions = await insertSubagentRun(ctx.db, {
     id: input.subagentId,
     agent_id: input.agentId,
@@ -220,7 +220,7 @@ async function announceToParent(ctx: SubagentActivityContext, input: AnnounceInp
   if (ended) {
     const deps = depsForAgent(ctx.allDeps, input.agentId);
     const outcome = input.outcome === 'done' ? 'ok' : input.outcome === 'failed' ? 'error' : 'killed';
-    await engineOf(deps).onSubagentEnded?.({ childSessionKey: input.sessionKey, outcome });
+    await engineOf(deps).onSubagentEnded({ childSessionKey: input.sessionKey, outcome });
   }
   if (!ctx.allDeps.sessions)
     throw new Error('this worker has no Temporal client for announces (ActivityDeps.sessions)');

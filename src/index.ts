@@ -37,7 +37,26 @@ export { RetryableToolError } from './tools/tool-errors';
 export type { ToolsModule } from './runtime/activity-deps';
 export { CompactionHooks, type BeforeCompactionEvent, type AfterCompactionEvent } from './compaction/hooks';
 export { registerContextEngine } from './engine/registry';
-export type { ContextEngine, ContextEngineFactory, ContextEngineOptions } from './engine/types';
+export {
+  registerCompactionProvider,
+  type CompactionProvider,
+  type CompactionProviderRequest,
+  type CompactionProviderResult,
+} from './compaction/compaction-providers';
+export type {
+  AssembleParams,
+  AssembleResult,
+  CompactParams,
+  CompactResult,
+  ContextEngine,
+  ContextEngineFactory,
+  ContextEngineOptions,
+  IngestParams,
+  SessionRef,
+} from './engine/types';
+// An engine of one's own may wrap Keel's pass-through engine (examples/retrieval-engine).
+export { LegacyContextEngine } from './engine/legacy';
+export type { AgentMessage } from './context/types';
 export {
   buildSessionKey,
   isValidSessionKey,

@@ -71,7 +71,7 @@ export async function spendRefusal(
 }
 
 /** Each summarizer call is checked against the spend limit first and counted on the row after. */
-function spendGuard(ctx: CompactionContext, deps: ActivityDeps, ref: CompactionRef): SummarizerSpendGuard {
+export function spendGuard(ctx: CompactionContext, deps: ActivityDeps, ref: CompactionRef): SummarizerSpendGuard {
   return {
     beforeCall: async () => {
       const reason = await spendRefusal(ctx, deps, ref);
@@ -90,7 +90,9 @@ export async function planningWindow(
   input: CompactionRef & { readonly contextWindowTokens: number },
 ): Promise<{ deps: ActivityDeps; window: number; summarizer: 'model' | 'extractive' }> {
   const { deps, summarizer } = forAgent(ctx, input);
-  const hasSummarizer = summarizer.available && !(await spendRefusal(ctx, deps, input));
+  // A compaction provider summarizes even for an agent without a model of its own.
+  const writer = summarizer.available || deps.config.compactionProvider !== undefined;
+  const hasSummarizer = writer && !(await spendRefusal(ctx, deps, input));
   const window = Math.min(
     input.contextWindowTokens,
     hasSummarizer ? await summarizer.window() : await effectiveWindow(deps, deps.config.model, input),

@@ -3,7 +3,7 @@
  * range) read from the database and split by token share with the real estimator. The plan the
  * workflow gets is ids and numbers.
  */
-import { ApplicationFailure } from '@temporalio/activity';
+import { ApplicationFailure, log } from '@temporalio/activity';
 import { loadActiveEntries } from '../../src/store/entries-repo';
 import { planRerun } from '../../src/store/compaction-lineage';
 import { getSession } from '../../src/store/sessions-repo';
@@ -14,6 +14,9 @@ import { withoutTaskInProgress } from '../../src/compaction/task-in-progress';
 import { FailureTypes } from '../../src/protocol';
 import { editing, planningWindow, readRange, type CompactionContext } from './compaction-context';
 import { rowTokens, toPlanEntries } from './compaction-entries';
+import { engineOf } from './context-engine';
+import type { PlanEntry } from '../../src/compaction/types';
+import type { ActivityDeps } from '../../src/runtime/deps';
 import type { PlanCompactionInput, PlanCompactionResult, PlanRerunInput, PlanRerunResult } from './compaction-io';
 
 /** Loads the active window (since the last compaction's firstKeptEntryId) and plans it with the real estimator. */
@@ -27,14 +30,47 @@ export async function planCompactionStep(
   const previousSummary = active.compaction
     ? withoutTaskInProgress(withoutSubagentsInFlight(active.compaction.summary))
     : undefined;
-  // Chunks and the kept tail fit what the provider really takes, not only what Keel was told.
-  const plan = planCompaction(toPlanEntries(active.rows), {
+  const entries = toPlanEntries(active.rows);
+  const engineCompacted = await compactedByEngine(deps, input, entries, window);
+  // Chunks and the kept tail fit what the provider really takes, not only what Keel was told; an
+  // engine that compacted itself leaves Keel nothing to summarize (the whole window is kept).
+  const plan = planCompaction(entries, {
     contextWindow: window,
-    keepRecentTokens: keptTailTokens(input.keepRecentTokens, input.trigger, window),
+    keepRecentTokens: engineCompacted
+      ? Number.MAX_SAFE_INTEGER
+      : keptTailTokens(input.keepRecentTokens, input.trigger, window),
     estimate: deps.estimate,
     ...(previousSummary ? { previousSummary } : {}),
   });
   return { plan, ...(previousSummary ? { previousSummary } : {}), summarizer };
+}
+
+/**
+ * Asks the agent's context engine to compact first (the engine slot's `compact`): true when the
+ * engine did the work itself, false when it hands it to Keel's compaction (every built-in engine).
+ */
+async function compactedByEngine(
+  deps: ActivityDeps,
+  input: PlanCompactionInput,
+  entries: readonly PlanEntry[],
+  window: number,
+): Promise<boolean> {
+  const engine = engineOf(deps);
+  const result = await engine.compact({
+    sessionId: input.sessionId,
+    sessionKey: input.sessionKey,
+    messages: entries.map((e) => e.message),
+    tokenBudget: window,
+    trigger: input.trigger,
+  });
+  if (result.delegated) return false;
+  log.info(`context engine ${engine.engine.id} compacted the session itself; Keel's compaction writes nothing`, {
+    compacted: result.compacted,
+    ...(result.reason ? { reason: result.reason } : {}),
+    ...(result.tokensBefore !== undefined ? { tokensBefore: result.tokensBefore } : {}),
+    ...(result.tokensAfter !== undefined ? { tokensAfter: result.tokensAfter } : {}),
+  });
+  return true;
 }
 
 /** Plans summarizing an earlier compaction's range again (`keel compactions rerun`), like `planCompaction` plans the window. */

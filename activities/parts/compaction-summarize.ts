@@ -14,12 +14,16 @@ import type {
 } from './compaction-io';
 import { learnFromOverflow } from './model-window';
 import { summarizeOnPromptCache } from './summary-on-prompt-cache';
+import { providerSummary } from './compaction-provider-summary';
 
 /** Summarizes one planned chunk, read from the database by its entry range. */
 export async function summarizeChunk(ctx: CompactionContext, input: SummarizeChunkInput): Promise<string> {
   const entries = await readRange(ctx, input, input);
   const text = serializeEntriesForSummary(entries, input.oversized, input.mode);
-  return forAgent(ctx, input).summarizer.summarizeFitting(text, input.previousSummary, input.instructions);
+  const ask = { text, previousSummary: input.previousSummary, instructions: input.instructions };
+  return providerSummary(ctx, input, ask, () =>
+    forAgent(ctx, input).summarizer.summarizeFitting(text, input.previousSummary, input.instructions),
+  );
 }
 
 /**
@@ -32,14 +36,17 @@ export async function summarizeOnCache(
   input: SummarizeOnCacheInput,
 ): Promise<{ summary?: string }> {
   const { deps, summarizer } = forAgent(ctx, input);
-  if (!deps.config.compactionPromptCache || input.summarizerModel) return {};
+  // A compaction provider writes the summaries of an agent that has one.
+  if (!deps.config.compactionPromptCache || input.summarizerModel || deps.config.compactionProvider) return {};
   const summary = await summarizeOnPromptCache(deps, summarizer, input);
   return summary === undefined ? {} : { summary };
 }
 
 /** Summarizes a given text: the merge of labelled partial summaries. */
 export async function summarizeText(ctx: CompactionContext, input: SummarizeTextInput): Promise<string> {
-  return forAgent(ctx, input).summarizer.summarizeFitting(input.text, input.previousSummary, input.instructions);
+  return providerSummary(ctx, input, input, () =>
+    forAgent(ctx, input).summarizer.summarizeFitting(input.text, input.previousSummary, input.instructions),
+  );
 }
 
 /** The quality guard's one summarizer retry: rewrite the summary keeping the listed identifiers and statements verbatim. */

@@ -37,6 +37,7 @@ import { openReplyStream } from '../../src/streaming/reply-publisher';
 import { publishSessionEvent } from '../../src/streaming/session-events-channel';
 import { addUsage, usageOfReply } from '../../src/turn/token-usage';
 import { compactionHoldInput } from './compaction-hold';
+import { storedMessagesFrom } from './context-engine';
 import { prepareModelCall, type PreparedCall } from './prepare-model-call';
 import { startHeartbeat } from './heartbeat';
 import type { TurnReplyHold } from './held-reply';
@@ -170,12 +171,17 @@ async function modelCall(
   report(ctx, input, turn, call, reply, saved, modelMs, held !== undefined);
   // The turn's last model call (no tool calls): the engine's afterTurn sees what the model saw plus the reply.
   if (saved.inserted > 0 && saved.final) {
-    await call.context.engineInstance.afterTurn?.({
+    const engine = call.context.engineInstance;
+    await engine.afterTurn({
       sessionId: input.sessionId,
       sessionKey: input.sessionKey,
       messages: [...call.context.messages, saved.message],
       contextTokens: call.contextTokens + saved.replyTokens,
     });
+    // The turn's stored messages reach the engine after the reply has gone back, before its next assemble.
+    engine.ingestLater({ sessionId: input.sessionId, sessionKey: input.sessionKey }, (fromSeq) =>
+      storedMessagesFrom(ctx.db, input.agentId, input.sessionId, fromSeq),
+    );
     // A system event's answer (a subagent's report, …) is what the session says unasked: wake its event streams.
     if (!input.finish.touch) await publishSessionEvent(ctx.db, input, (m, f) => log.warn(m, f));
   }

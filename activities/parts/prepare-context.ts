@@ -1,15 +1,21 @@
 import type { ActivityDeps } from '../../src/runtime/deps';
 import { setTokenEstimates } from '../../src/store/entries-repo';
-import { ActiveWindowCache, type ActiveWindow, type WindowLoad } from '../../src/store/active-window-cache';
+import {
+  ActiveWindowCache,
+  type ActiveWindow,
+  type WindowEntry,
+  type WindowLoad,
+} from '../../src/store/active-window-cache';
 import { IncrementalPipeline } from '../../src/context/incremental-pipeline';
 import { TokenCache } from '../../src/context/estimate-tokens';
 import { activeMessages } from '../../src/context/active-context';
 import type { ContextPipelineReport } from '../../src/context/pipeline';
 import { resolveHistoryLimit } from '../../src/context/limit-history-turns';
 import { reserveForWindow } from '../../src/context/context-window';
-import { resolveContextEngine } from '../../src/engine/registry';
 import type { AgentMessage, CompactionEntry } from '../../src/context/types';
-import type { AssembleReport, ContextEngine } from '../../src/engine/types';
+import type { AssembleReport } from '../../src/engine/types';
+import type { ContextEngineSlot, StoredMessage } from '../../src/engine/engine-slot';
+import { engineOf } from './context-engine';
 import { truncateOversizedToolResults, type TruncatedToolResult } from '../../src/context/truncate-tool-results';
 import { DEFAULTS } from '../../src/config/defaults';
 import type { ContextManagement, ProviderCompaction } from '../../src/model/model-client';
@@ -31,8 +37,8 @@ export interface PreparedContext {
   readonly truncated: TruncatedToolResult[];
   /** Messages tokenized by this call (entries without a stored estimate, or changed by repair). */
   readonly tokensComputed: number;
-  /** The engine that assembled this context (the turn calls its afterTurn). */
-  readonly engineInstance: ContextEngine;
+  /** The engine slot that assembled this context (the turn calls its afterTurn and ingests the reply). */
+  readonly engineInstance: ContextEngineSlot;
   /** Server-side context management for this call: the engine asks for it and the model client has it. */
   readonly contextManagement?: ContextManagement | undefined;
   /** The provider's compaction block that stands in place of the summary message (sent back verbatim). */
@@ -94,12 +100,14 @@ export async function prepareContext(
     messages,
     report,
     ran: pipelineRun,
-  } = active.pipeline.run(raw, { provider: 'anthropic', ...(historyLimit ? { historyLimit } : {}) });
+  } = active.pipeline.run(raw, { provider: deps.config.modelProvider, ...(historyLimit ? { historyLimit } : {}) });
   const { window } = opts;
   const budget = Math.max(0, window - reserveForWindow(window, deps.config) - (opts.overheadTokens ?? 0));
   const maxToolChars = Math.floor(budget * DEFAULTS.toolResultMaxBudgetShare * DEFAULTS.charsPerToken);
   const { messages: fitted, truncated } = truncateOversizedToolResults(messages, maxToolChars);
   const engine = engineOf(deps);
+  // The engine sees every stored message before it assembles: bootstrapped on first sight, then ingested.
+  await engine.sync({ sessionId, sessionKey }, storedMessages(active.entries));
   const assembled = await engine.assemble({ sessionId, sessionKey, messages: fitted, tokenBudget: budget, tokenCache });
   const native = nativeContext(
     deps,
@@ -135,6 +143,14 @@ function windowBefore(window: ActiveWindow, entryId: string): ActiveWindow {
     : { ...window, entries: window.entries.slice(0, index), pipeline: new IncrementalPipeline() };
 }
 
+/** The window's messages with their entry ids and seqs, as the engine slot takes them. */
+function storedMessages(entries: readonly WindowEntry[]): StoredMessage[] {
+  const out: StoredMessage[] = [];
+  for (const row of entries)
+    if (row.entry.type === 'message') out.push({ entryId: row.id, seq: row.seq, message: row.entry.message });
+  return out;
+}
+
 /** Agents already told (per worker process) that their provider has no context management. */
 const toldNoContextManagement = new Set<string>();
 
@@ -147,7 +163,7 @@ const toldNoContextManagement = new Set<string>();
 function nativeContext(
   deps: ActivityDeps,
   agentId: string,
-  engine: ContextEngine,
+  engine: ContextEngineSlot,
   contextManagement: ContextManagement | undefined,
   compaction: CompactionEntry | undefined,
   messages: readonly AgentMessage[],
@@ -157,7 +173,7 @@ function nativeContext(
     if (!toldNoContextManagement.has(agentId)) {
       toldNoContextManagement.add(agentId);
       log.warn(
-        `context engine ${engine.id}: the model provider has no server-side context management; Keel's own compaction runs instead`,
+        `context engine ${engine.engine.id}: the model provider has no server-side context management; Keel's own compaction runs instead`,
         { agentId, provider: deps.config.modelProvider },
       );
     }
@@ -167,12 +183,4 @@ function nativeContext(
   const recallNote = block && compaction ? summaryStandInNote(messages, compaction.id) : undefined;
   if (!block || recallNote === undefined) return { contextManagement };
   return { contextManagement, providerCompaction: block, recallNote };
-}
-
-/** The agent's configured context engine. */
-export function engineOf(deps: ActivityDeps): ContextEngine {
-  return resolveContextEngine({
-    plugins: { slots: { contextEngine: deps.config.contextEngine } },
-    ...(deps.config.contextEngineOptions ? { contextEngine: deps.config.contextEngineOptions } : {}),
-  });
 }

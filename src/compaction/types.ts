@@ -63,21 +63,6 @@ export interface CompactionPlan {
   readonly chunkRatio: number;
 }
 
-/** Report of `pruneHistoryForContextShare`. */
-export interface PruneHistoryResult {
-  /** The kept messages; the same array as the input when nothing was dropped. */
-  readonly messages: AgentMessage[];
-  /** Messages dropped as whole oldest chunks, oldest first (a caller may summarize them). */
-  readonly droppedMessagesList: AgentMessage[];
-  readonly droppedChunks: number;
-  /** Chunk messages plus orphaned results that pairing repair removed afterwards. */
-  readonly droppedMessages: number;
-  /** Estimated tokens of the dropped chunk messages and of the removed orphans. */
-  readonly droppedTokens: number;
-  readonly keptTokens: number;
-  readonly budgetTokens: number;
-}
-
 /** How a recorded compaction ended: one shape for the row, the record, the hooks and the activities. */
 export interface CompactionOutcome {
   /** `skipped`: nothing written (nothing to summarize before the kept tail, or a summary would not make the context smaller). */

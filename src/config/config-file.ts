@@ -128,6 +128,7 @@ const agentSettingsShape = {
     { message: 'use { "tools": ["send_*"], "timeout": "24h", "approvers": ["ops"] }' },
   ),
   contextEngine: z.string().min(1),
+  compactionProvider: z.string().min(1),
   contextEngineOptions: z.record(z.string(), z.unknown(), { message: 'use an object of engine options' }),
   workStyle: z.enum(WORK_STYLES, { message: `use one of ${WORK_STYLES.map((w) => `"${w}"`).join(', ')}` }),
   historyLimits: z.unknown(),

@@ -32,11 +32,6 @@ export const DEFAULTS = {
   minSummaryRoomTokens: 1_000,
   /** ...at most this share of the summarizer's window (Keel: a 4k window cannot set 4,096 aside). */
   maxSummarizationOverheadWindowShare: 0.1,
-  /** Multi-stage summary parts (OpenClaw). */
-  defaultParts: 2,
-  minMessagesForSplit: 4,
-  /** Safeguard: history may use at most this share of the window (OpenClaw `maxHistoryShare`). */
-  maxHistoryShare: 0.5,
   /** Pi default recent tail kept after compaction. */
   keepRecentTokens: 20_000,
   /** An automatic compaction keeps at most this share of the window as its tail (Keel: small windows must reclaim). */
@@ -203,6 +198,11 @@ export const DEFAULTS = {
    * sticky (the SDK's default is sized from memory; this is deliberate and configurable).
    */
   maxCachedWorkflows: 250,
+  /**
+   * Sessions a context engine keeps state for on one worker; past it the least recently used is
+   * disposed (Keel: four times the sticky workflows, so a cached session's engine state stays).
+   */
+  contextEngineSessionsPerWorker: 1_000,
   /** PostgreSQL connections per process (pg's own default is 10). */
   databasePoolSize: 10,
   /** After the grace time, this long more before the worker gives up on a clean shutdown (server gone) (Keel). */

@@ -10,6 +10,7 @@ import { DEFAULTS } from './defaults';
 import { envSwitch, switchField } from './env-switch';
 import { isKnownTimeZone } from '../sessions/lifecycle';
 import { DEFAULT_CONTEXT_ENGINE_ID, registeredContextEngines } from '../engine/registry';
+import { registeredCompactionProviders, unknownProviderMessage } from '../compaction/compaction-providers';
 import { nativeEngineOptionShape } from '../engine/anthropic-native-options';
 import { parseDuration, WORK_STYLES } from '../context/work-style-presets';
 import {
@@ -235,6 +236,19 @@ export const SETTINGS = {
       })
       .default(DEFAULT_CONTEXT_ENGINE_ID),
     doc: "Which context engine assembles the model's view: an id registered when the config is parsed.",
+  }),
+  compactionProvider: setting({
+    env: 'KEEL_COMPACTION_PROVIDER',
+    file: 'compactionProvider',
+    schema: z
+      .string()
+      .min(1)
+      .superRefine((id, ctx) => {
+        if (!registeredCompactionProviders().includes(id))
+          ctx.addIssue({ code: 'custom', message: unknownProviderMessage(id) });
+      })
+      .optional(),
+    doc: "The compaction provider that writes summaries: an id registered when the config is parsed; Keel's summarizer answers when it fails or returns nothing.",
   }),
   contextEngineOptions: setting({
     file: 'contextEngineOptions',

@@ -56,27 +56,31 @@ export type AssembleParams = SessionRef & {
 export type CompactParams = SessionRef & { messages: readonly AgentMessage[]; tokenBudget?: number; trigger?: string };
 export type IngestParams = SessionRef & { message: AgentMessage; entryId?: string };
 
-/** OpenClaw's context-engine lifecycle; optional methods may be absent. */
+/**
+ * OpenClaw's context-engine lifecycle; optional methods may be absent. A worker builds one instance
+ * per agent config and keeps it (src/engine/engine-slot.ts says when each method is called): state
+ * kept per session lives from `bootstrap` to `dispose`, and must be rebuildable from `bootstrap`.
+ */
 export interface ContextEngine {
   readonly id: string;
-  /** Initialise engine state for a session, importing its history. */
+  /** The worker meets the session (new, imported, or taken from another worker): its active window. */
   bootstrap?(params: SessionRef & { messages: readonly AgentMessage[] }): Promise<void>;
-  /** Ingest one message into the engine's store. */
+  /** One stored message, once per worker, in order (when the engine has no `ingestBatch`). */
   ingest(params: IngestParams): Promise<void>;
-  /** Ingest a completed turn as one unit. */
+  /** The messages stored since the last ingest, in order, as one call. */
   ingestBatch?(params: SessionRef & { messages: readonly AgentMessage[] }): Promise<void>;
   /** After a successful turn (persist, schedule background work). */
   afterTurn?(params: SessionRef & { messages: readonly AgentMessage[]; contextTokens?: number }): Promise<void>;
-  /** Assemble the model context within `tokenBudget` tokens. */
+  /** Assemble the model context within `tokenBudget` tokens; a throw falls back to `legacy` for the call. */
   assemble(params: AssembleParams): Promise<AssembleResult>;
-  /** Compress context, or delegate to Keel's compaction workflow. */
+  /** Keel is about to compact: compress the context yourself, or delegate to Keel's compaction. */
   compact(params: CompactParams): Promise<CompactResult>;
   /** Prepare state before a subagent starts. */
   prepareSubagentSpawn?(params: { parentSessionKey: string; childSessionKey: string }): Promise<void>;
   /** A subagent run ended. */
   onSubagentEnded?(params: { childSessionKey: string; outcome: 'ok' | 'error' | 'killed' | 'timeout' }): Promise<void>;
-  /** Release resources. */
-  dispose?(): Promise<void>;
+  /** The worker dropped the session (evicted, or the worker stops): release what is kept for it. */
+  dispose?(params: SessionRef): Promise<void>;
 }
 
 /** Settings an engine factory may read. */

@@ -78,6 +78,12 @@ export class KeelMetrics {
     labelNames: ['agent', 'outcome'],
     registers: [this.registry],
   });
+  private readonly engineFailures = new Counter({
+    name: 'keel_context_engine_failures_total',
+    help: 'Context-engine lifecycle calls that threw, by engine, method and whether legacy answered instead',
+    labelNames: ['engine', 'method', 'fallback'],
+    registers: [this.registry],
+  });
   /** Prompt tokens per agent (read from cache, all), for the hit ratio. */
   private readonly prompt = new Map<string, { read: number; all: number }>();
 
@@ -107,6 +113,11 @@ export class KeelMetrics {
     p.all += usage.inputTokens + usage.cacheReadTokens + usage.cacheWriteTokens;
     this.prompt.set(agent, p);
     if (p.all > 0) this.cacheHitRatio.set({ agent }, p.read / p.all);
+  }
+
+  /** Counts a context-engine call that threw (`fallback`: the legacy engine answered in its place). */
+  engineFailure(engine: string, method: string, fallback: boolean): void {
+    this.engineFailures.inc({ engine, method, fallback: String(fallback) });
   }
 
   compaction(trigger: string, outcome: string): void {

@@ -63,6 +63,8 @@ export interface ReplayPolicy {
   readonly compactionMinReclaimShare: number;
   readonly contextEngine: string;
   readonly contextEngineOptions?: KeelConfig['contextEngineOptions'];
+  /** The chat model's provider: its turn rules shape the context, as on the worker. */
+  readonly modelProvider: KeelConfig['modelProvider'];
   readonly historyLimits?: KeelConfig['historyLimits'];
   readonly overheadTokens: number;
   readonly summarizer: 'extractive' | 'model';
@@ -128,6 +130,7 @@ export function parseReplayPolicy(
     softThresholdTokens: c.softThresholdTokens,
     compactionMinReclaimShare: c.compactionMinReclaimShare,
     contextEngine: c.contextEngine,
+    modelProvider: c.modelProvider,
     ...(c.contextEngineOptions ? { contextEngineOptions: c.contextEngineOptions } : {}),
     ...(c.historyLimits ? { historyLimits: c.historyLimits } : {}),
     overheadTokens: overheadTokens ?? baseOverheadTokens(c, opts.sessionKey ?? 'agent:main:main'),

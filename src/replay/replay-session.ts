@@ -271,7 +271,7 @@ class PolicySimulation {
       ? [this.window.summary.message, ...this.window.active.map((e) => e.message)]
       : this.window.active.map((e) => e.message);
     const { messages } = runContextPipeline(raw, {
-      provider: 'anthropic',
+      provider: this.policy.modelProvider,
       ...(this.historyLimit ? { historyLimit: this.historyLimit } : {}),
     });
     const overhead = this.policy.overheadTokens;

@@ -10,6 +10,7 @@ import type { ModelClient } from '../model/model-client';
 import { OpenAiCompatibleModelClient } from '../model/openai-compatible-client';
 import { atRestFor, openStore, storeTargetFor, type Store } from '../store/connect';
 import { ToolRegistry } from '../tools/registry';
+import { EngineSlots } from '../engine/engine-slots';
 
 /** A module the embedding application points Keel at to register its tools. */
 export interface ToolsModule {
@@ -44,7 +45,10 @@ export async function openRuntime(opts: OpenRuntimeOptions): Promise<Runtime> {
   const store = opts.store ?? (await openStore(storeTargetFor(config), { atRest: atRestFor(config) }));
   const tools = await loadTools(config.toolsModule, opts.tools ?? new ToolRegistry());
   const recall = newRecall();
+  // One instance of each agent's context engine for the runtime's lifetime; closing it disposes their sessions.
+  const contextEngines = new EngineSlots();
   const base: ActivityDeps = {
+    contextEngines,
     db: store.db,
     config,
     recall,
@@ -77,6 +81,7 @@ export async function openRuntime(opts: OpenRuntimeOptions): Promise<Runtime> {
     deps,
     close: async () => {
       if (embedder) await embedder.stop();
+      await contextEngines.close();
       if (!opts.store) await store.close();
     },
   };

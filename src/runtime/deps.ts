@@ -8,6 +8,7 @@ import type { CompactionHooks } from '../compaction/hooks';
 import type { SessionRequest, SessionTuning, SteerAdmission } from '../protocol';
 import type { KeelMetrics } from '../observability/metrics';
 import type { Recall } from '../embeddings/recall-runtime';
+import type { EngineSlots } from '../engine/engine-slots';
 
 /**
  * What activities need from the worker: the database, the model, the config and the tools. Declared
@@ -26,6 +27,8 @@ export interface ActivityDeps {
   readonly compactionHooks?: CompactionHooks;
   /** Hybrid recall's embedders and cached vectors; absent → history_search ranks by keywords only. */
   readonly recall?: Recall;
+  /** The worker's context engines, one instance each for its lifetime; absent → the activities make their own. */
+  readonly contextEngines?: EngineSlots;
   /** The worker's Prometheus series; absent → activities record nothing. */
   readonly metrics?: KeelMetrics;
   /**

@@ -12,6 +12,11 @@ import { PRESERVED_IDENTIFIERS_HEADING } from '../../src/compaction/quality-guar
 import { compactionsList, compactionsRetry, compactionsShow } from '../../src/cli/compactions';
 import { COMPACTION_TIMED_OUT } from '../../src/protocol';
 import { countCompactionEntries } from '../support/store-readers';
+import {
+  registerCompactionProvider,
+  type CompactionProviderRequest,
+  type CompactionProviderResult,
+} from '../../src/compaction/compaction-providers';
 
 const suite = integrationSuite();
 
@@ -75,6 +80,68 @@ describe.each(testDatabases())('compactionWorkflow on a real Temporal dev server
         tokensAfter: result.tokensAfter,
       });
     });
+  });
+
+  it("writes the registered compaction provider's summary, handed Keel's rules and billed on the row, and Keel's summarizer answers when it fails", async () => {
+    const asked: CompactionProviderRequest[] = [];
+    let answer: (r: CompactionProviderRequest) => Promise<CompactionProviderResult | undefined> = async (r) => ({
+      // A summary that keeps what the guard checks: every identifier of the text.
+      summary: `Provider summary.\n${[...new Set(r.text.match(/\/srv\/app\/module-\d+\.ts/g))].join('\n')}`,
+      billing: { model: 'plugin-summarizer', input: 900, cacheRead: 0, cacheWrite: 0, output: 120 },
+    });
+    const unregister = registerCompactionProvider({
+      id: 'plugin',
+      summarize: (r) => (asked.push(r), answer(r)),
+    });
+    try {
+      await suite.withWorker(db.store, { config: { compactionProvider: 'plugin' } }, async (w) => {
+        const { store, fake } = w;
+        const s = await seedSession(store.db, 6);
+        const sent = fake.requests.length;
+        const result = await runCompaction(w, s, { keepRecentTokens: 200 });
+        expect(result.status).toBe('succeeded');
+        // No summarizer request reached the model: the provider wrote the summary.
+        expect(fake.requests.length).toBe(sent);
+        expect(asked).toHaveLength(1);
+        const request = asked[0]!;
+        expect(request).toMatchObject({
+          agentId: s.agentId,
+          sessionId: s.sessionId,
+          compactionId: result.compactionId,
+        });
+        expect(request.text).toContain('/srv/app/module-0.ts');
+        // The same rules Keel's summarizer gets: the identifier policy and the decisions to quote.
+        expect(request.prompt).toContain(request.instructions);
+        expect(request.instructions).toMatch(/identifiers/i);
+        expect(request.instructions).toMatch(/Decisions/);
+        const active = await loadActiveEntries(store.db, s.agentId, s.sessionId);
+        expect(active.compaction!.summary).toContain('Provider summary.');
+        const row = await getCompaction(store.db, s.agentId, result.compactionId);
+        expect(row).toMatchObject({
+          summarizer_model: 'plugin-summarizer',
+          summarizer_calls: 1,
+          summarizer_input_tokens: 900,
+          summarizer_output_tokens: 120,
+        });
+
+        // A throwing provider: Keel's summarizer writes the summary (an empty one too: compaction-providers.test.ts).
+        answer = async () => {
+          throw new Error('provider offline');
+        };
+        await appendMessages(store.db, s, 6, 6);
+        fake.respondWith(goodSummarizer);
+        const before = fake.requests.length;
+        const next = await runCompaction(w, s, { keepRecentTokens: 200 });
+        fake.respondWith(undefined);
+        expect(next).toMatchObject({ status: 'succeeded', degraded: false });
+        expect(fake.requests.length).toBeGreaterThan(before);
+        expect((await loadActiveEntries(store.db, s.agentId, s.sessionId)).compaction!.summary).not.toContain(
+          'Provider summary.',
+        );
+      });
+    } finally {
+      unregister();
+    }
   });
 
   it('a compaction whose summary would not make the context smaller writes nothing and is skipped, automatic or manual', () =>

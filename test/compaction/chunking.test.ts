@@ -1,5 +1,5 @@
 import { computeAdaptiveChunkRatio, isOversizedForSummary } from '../../src/compaction/adaptive-chunk-ratio';
-import { chunkUnitsByMaxTokens, splitMessagesByTokenShare } from '../../src/compaction/split-messages';
+import { chunkUnitsByMaxTokens } from '../../src/compaction/split-messages';
 import { isToolCallBlock, type AgentMessage } from '../../src/context/types';
 import { assistant, call, charsOver4, result, text, user } from './factories';
 
@@ -39,51 +39,6 @@ describe('isOversizedForSummary', () => {
     [417, true], // 417 × 1.2 = 500.4 > 500
   ])('a %i-token message in a 1000-token window: %s', (tokens, expected) => {
     expect(isOversizedForSummary(user(text(tokens)), 1000, charsOver4)).toBe(expected);
-  });
-});
-
-describe('splitMessagesByTokenShare', () => {
-  it('returns one chunk holding the input when there are fewer than 4 messages', () => {
-    const msgs = [user(text(10)), user(text(10)), user(text(10))];
-    const chunks = splitMessagesByTokenShare(msgs, { parts: 2, estimate: charsOver4 });
-    expect(chunks).toHaveLength(1);
-    expect(chunks[0]).toBe(msgs);
-  });
-
-  it('returns one chunk when parts is 1', () => {
-    const msgs = [user('a'), user('b'), user('c'), user('d')];
-    expect(splitMessagesByTokenShare(msgs, { parts: 1, estimate: charsOver4 })).toEqual([msgs]);
-  });
-
-  it('splits into equal token shares', () => {
-    const msgs = [1, 2, 3, 4].map(() => user(text(10)));
-    expect(splitMessagesByTokenShare(msgs, { parts: 2, estimate: charsOver4 }).map((c) => c.length)).toEqual([2, 2]);
-  });
-
-  it('moves a boundary that would fall between a call and its result to before the call', () => {
-    const msgs = [user(text(10)), call(['c1']), result('c1', text(30)), user(text(10)), user(text(10))];
-    const chunks = splitMessagesByTokenShare(msgs, { parts: 2, estimate: charsOver4 });
-    expect(chunks.map((c) => c.length)).toEqual([1, 4]);
-    expectBatchesIntact(chunks);
-  });
-
-  it('keeps a displaced user turn with its batch', () => {
-    const msgs = [
-      user(text(20)),
-      call(['c1', 'c2']),
-      result('c1', text(5)),
-      user(text(5)),
-      result('c2', text(5)),
-      user(text(20)),
-    ];
-    const chunks = splitMessagesByTokenShare(msgs, { parts: 3, estimate: charsOver4 });
-    expectBatchesIntact(chunks);
-    const withBatch = chunks.find((c) => c.includes(msgs[1]))!;
-    expect(withBatch).toEqual(expect.arrayContaining([msgs[1], msgs[2], msgs[3], msgs[4]]));
-  });
-
-  it('returns no chunks for no messages', () => {
-    expect(splitMessagesByTokenShare([], { estimate: charsOver4 })).toEqual([]);
   });
 });
 

@@ -37,7 +37,9 @@ export interface WorkerOptions {
   /** Config over the test defaults (the fake's URL and key, no daily reset). */
   readonly config?: Partial<KeelConfig>;
   /** Deps the embedding application adds: compaction hooks, a separate summarizer model, another chat model client. */
-  readonly deps?: Partial<Pick<ActivityDeps, 'compactionHooks' | 'compactionModel' | 'model' | 'recall'>>;
+  readonly deps?: Partial<
+    Pick<ActivityDeps, 'compactionHooks' | 'compactionModel' | 'model' | 'recall' | 'contextEngines' | 'metrics'>
+  >;
   /** What the client sends with each session start: tuning and the context window it names. */
   readonly tuning?: SessionTuning;
   readonly contextWindowTokens?: number;

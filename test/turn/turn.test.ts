@@ -5,6 +5,7 @@ import { integrationSuite } from '../support/integration';
 import { appendEntries } from '../../src/store/entries-repo';
 import { getSession } from '../../src/store/sessions-repo';
 import { ensureSession } from '../support/ensure-session';
+import type { Store } from '../../src/store/connect';
 import { ToolRegistry } from '../../src/tools/registry';
 import { registerContextEngine } from '../../src/engine/registry';
 import type { AgentMessage, MessageEntry } from '../../src/context/types';
@@ -31,6 +32,41 @@ function freshAgent(): string {
 
 function messagesOf(rows: Awaited<ReturnType<typeof allEntries>>): AgentMessage[] {
   return rows.filter((r) => r.type === 'message').map((r) => (r.payload as unknown as MessageEntry).message);
+}
+
+/** A stored history a crash or a hand edit could leave: an orphaned result, a call without one, two user turns in a row. */
+async function seedCorruptedHistory(store: Store, agent: string, key: string): Promise<void> {
+  const session = await ensureSession(store.db, {
+    agentId: agent,
+    sessionKey: key,
+    newSessionId: `s-${agent}`,
+    now: new Date(),
+  });
+  const at = new Date().toISOString();
+  const corrupted: AgentMessage[] = [
+    {
+      role: 'toolResult',
+      toolCallId: 'orphan',
+      toolName: 'exec',
+      content: [{ type: 'text', text: 'orphaned output' }],
+    },
+    { role: 'user', content: 'run ls' },
+    {
+      role: 'assistant',
+      content: [{ type: 'toolCall', id: 'call_1', name: 'exec', arguments: { cmd: 'ls' } }],
+      stopReason: 'toolUse',
+    },
+    { role: 'user', content: 'never mind' },
+  ];
+  await appendEntries(
+    store.db,
+    agent,
+    session.session_id,
+    corrupted.map((message, i) => ({
+      entry: { type: 'message', id: `e${i}`, parentId: i ? `e${i - 1}` : null, timestamp: at, message },
+      tokenEstimate: 10,
+    })),
+  );
 }
 
 describe.each(testDatabases())('a durable turn on a real Temporal dev server and $name', (database) => {
@@ -235,37 +271,7 @@ describe('the turn sends repaired context', () => {
     suite.withWorker(db.store, {}, async ({ client, store, fake }) => {
       const agent = freshAgent();
       const key = `agent:${agent}:main`;
-      const session = await ensureSession(store.db, {
-        agentId: agent,
-        sessionKey: key,
-        newSessionId: `s-${agent}`,
-        now: new Date(),
-      });
-      const at = new Date().toISOString();
-      const corrupted: AgentMessage[] = [
-        {
-          role: 'toolResult',
-          toolCallId: 'orphan',
-          toolName: 'exec',
-          content: [{ type: 'text', text: 'orphaned output' }],
-        },
-        { role: 'user', content: 'run ls' },
-        {
-          role: 'assistant',
-          content: [{ type: 'toolCall', id: 'call_1', name: 'exec', arguments: { cmd: 'ls' } }],
-          stopReason: 'toolUse',
-        },
-        { role: 'user', content: 'never mind' },
-      ];
-      await appendEntries(
-        store.db,
-        agent,
-        session.session_id,
-        corrupted.map((message, i) => ({
-          entry: { type: 'message', id: `e${i}`, parentId: i ? `e${i - 1}` : null, timestamp: at, message },
-          tokenEstimate: 10,
-        })),
-      );
+      await seedCorruptedHistory(store, agent, key);
       fake.enqueue(fakeReply.text('ok'));
       await client.sendMessage(key, 'hello again');
 
@@ -282,6 +288,25 @@ describe('the turn sends repaired context', () => {
       for (const words of ['run ls', 'never mind', 'hello again']) expect(text).toContain(words);
       for (let i = 1; i < sent.length; i++) expect(sent[i]!.role).not.toBe(sent[i - 1]!.role);
     }));
+
+  it("validates an OpenAI-compatible session's context by that provider's rules, not Anthropic's", () => {
+    const config = { modelProvider: 'openai-compatible' as const, openAiBaseUrl: `${suite.fake.url}/v1` };
+    return suite.withWorker(db.store, { config }, async ({ client, store, fake }) => {
+      const agent = freshAgent();
+      const key = `agent:${agent}:main`;
+      await seedCorruptedHistory(store, agent, key);
+      fake.enqueue(fakeReply.text('ok'));
+      await client.sendMessage(key, 'hello again');
+
+      const sent = fake.requests[fake.requests.length - 1]!.body.messages! as Array<{ role: string; content: unknown }>;
+      // Pairing is repaired for every provider (the fake refuses a call without its result, as OpenAI does)…
+      expect(JSON.stringify(sent)).not.toContain('orphaned output');
+      // …but OpenAI takes two user turns in a row, so they are not merged as Anthropic's rules would.
+      const users = sent.filter((m) => m.role === 'user').map((m) => JSON.stringify(m.content));
+      expect(users).toHaveLength(3);
+      expect(users.slice(1).map((u) => u.includes('never mind') || u.includes('hello again'))).toEqual([true, true]);
+    });
+  });
 });
 
 describe('the context engine lifecycle in a turn', () => {
