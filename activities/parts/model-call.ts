@@ -38,7 +38,6 @@ import { publishSessionEvent } from '../../src/streaming/session-events-channel'
 import { addUsage, usageOfReply } from '../../src/turn/token-usage';
 import { compactionHoldInput } from './compaction-hold';
 import { prepareModelCall, type PreparedCall } from './prepare-model-call';
-import { startHeartbeat } from './heartbeat';
 import type { TurnReplyHold } from './held-reply';
 import { learnFromOverflow, learnFromUsage } from './model-window';
 import { contextPruned, contextRepairs, redactionCounts } from './model-call-report';
@@ -236,7 +235,6 @@ async function requestReply(
   calledAt: number,
 ): Promise<ModelResponse> {
   const { deps, model } = turn;
-  const heartbeat = startHeartbeat();
   const stream = openReplyStream(ctx.db, {
     ...input,
     call: input.assistantEntryId,
@@ -259,7 +257,6 @@ async function requestReply(
       },
       {
         signal: Context.current().cancellationSignal,
-        onEvent: () => heartbeat.beat(),
         ...(stream ? { onText: stream.push } : {}),
       },
     );
@@ -273,8 +270,6 @@ async function requestReply(
       sessionKey: input.sessionKey,
     }).catch(() => undefined);
     throw toActivityFailure(err);
-  } finally {
-    heartbeat.stop();
   }
   // Held before the steps that write (the stream's end among them): their failure must not bill the call again.
   ctx.replyHold.hold(input.assistantEntryId, reply);

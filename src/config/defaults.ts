@@ -227,6 +227,12 @@ export const DEFAULTS = {
   devShutdownGraceMs: 2_000,
   /** How long `keel profile` waits for the session's status (its measured prompt overhead): a command, not a wait for workers. */
   profileStatusTimeoutMs: 5_000,
+  /**
+   * A model call's activity (and the memory flush's) heartbeats every second for its whole attempt,
+   * whatever the stream does; one silent this long lost its worker and runs again elsewhere (Keel:
+   * as a tool's; a stream that stalls is failed by `modelStreamIdleTimeoutMs`, not by this).
+   */
+  modelHeartbeatTimeoutMs: 5_000,
   /** Heartbeat timeout of a summarizer call: a dead worker is noticed within it (Keel). */
   summarizeHeartbeatTimeoutMs: 30_000,
   /**
