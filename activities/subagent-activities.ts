@@ -222,6 +222,14 @@ async function announceToParent(ctx: SubagentActivityContext, input: AnnounceInp
     const outcome = input.outcome === 'done' ? 'ok' : input.outcome === 'failed' ? 'error' : 'killed';
     await engineOf(deps).onSubagentEnded?.({ childSessionKey: input.sessionKey, outcome });
   }
+  if (await parentWasKilled(ctx, run)) {
+    log.info('subagent not announced: its parent, a subagent, was killed', {
+      subagentId: run.id,
+      parentSessionKey: run.parent_session_key,
+      outcome: input.outcome,
+    });
+    return { ended };
+  }
   if (!ctx.allDeps.sessions)
     throw new Error('this worker has no Temporal client for announces (ActivityDeps.sessions)');
   await ctx.allDeps.sessions.enqueue(
@@ -251,6 +259,15 @@ async function announceToParent(ctx: SubagentActivityContext, input: AnnounceInp
     key: input.key,
   });
   return { ended };
+}
+
+/**
+ * True when the parent is itself a subagent whose run was killed (its kill killed this run too):
+ * nobody listens, and an announce would start the killed session again.
+ */
+async function parentWasKilled(ctx: SubagentActivityContext, run: SubagentRun): Promise<boolean> {
+  if (!subagentIdOf(run.parent_session_key)) return false;
+  return (await runOfChildSession(ctx.db, run.agent_id, run.parent_session_key))?.status === 'killed';
 }
 
 /** The run's answers as the parent reads them, each titled by what it answers; a kill comes last. */
