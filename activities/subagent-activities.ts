@@ -29,6 +29,7 @@ import {
   type SubagentRun,
 } from '../src/store/subagent-runs-repo';
 import { renderSpawnTask, sessionsSpawnInput } from '../src/subagents/spawn-input';
+import { spawnNotAllowed } from '../src/subagents/allow-agents';
 import { announceText, type AnnouncedPart, type SubagentOutcome } from '../src/subagents/announce-text';
 import { toolCallArguments } from '../src/context/types';
 import {
@@ -125,6 +126,9 @@ async function prepareSpawn(ctx: SubagentActivityContext, input: SpawnStepInput)
     return refuse(parsed.error.issues.map((i) => `${i.path.join('.') || '(input)'}: ${i.message}`).join('; '));
   const task = renderSpawnTask(parsed.data);
   if ('problem' in task) return refuse(task.problem);
+  const childAgentId = parsed.data.agentId ?? input.agentId;
+  const notAllowed = spawnNotAllowed(deps.config.subagentAllowAgents, input.agentId, childAgentId);
+  if (notAllowed) return refuse(notAllowed);
   const depth = await nextSpawnDepth(ctx.db, input.agentId, input.sessionKey);
   if (depth > deps.config.subagentMaxDepth) {
     return refuse(
@@ -137,7 +141,6 @@ async function prepareSpawn(ctx: SubagentActivityContext, input: SpawnStepInput)
       `${live.length} subagents are already running (${live.map((r) => r.id).join(', ')}), the limit is ${deps.config.subagentMaxChildren} (subagentMaxChildren); wait for their results or kill one with the subagents tool`,
     );
   }
-  const childAgentId = parsed.data.agentId ?? input.agentId;
   let childSessionKey: string;
   try {
     childSessionKey = buildSessionKey({ kind: 'subagent', agentId: childAgentId, subagentId: input.subagentId });

@@ -1,4 +1,5 @@
 import { renderSpawnTask, sessionsSpawnInput } from '../../src/subagents/spawn-input';
+import { spawnNotAllowed } from '../../src/subagents/allow-agents';
 import { announceText } from '../../src/subagents/announce-text';
 import { DEFAULTS } from '../../src/config/defaults';
 
@@ -76,5 +77,20 @@ describe('announce text', () => {
       `… [${DEFAULTS.subagentAnnounceChars - Math.floor(DEFAULTS.subagentAnnounceChars / 2)} more characters in the child's transcript]`,
     );
     expect(text.length).toBeLessThan(DEFAULTS.subagentAnnounceChars + 300);
+  });
+});
+
+describe('spawnNotAllowed', () => {
+  it.each([
+    { allow: undefined, child: 'main', allowed: true },
+    { allow: undefined, child: 'writer', allowed: false },
+    { allow: [], child: 'writer', allowed: false },
+    { allow: ['writer'], child: 'writer', allowed: true },
+    { allow: ['writer'], child: 'coder', allowed: false },
+    { allow: ['*'], child: 'coder', allowed: true },
+  ])('agent main with $allow may spawn $child: $allowed', ({ allow, child, allowed }) => {
+    const refusal = spawnNotAllowed(allow, 'main', child);
+    expect(refusal === undefined).toBe(allowed);
+    if (refusal) expect(refusal).toContain(`add "${child}" to subagentAllowAgents for agent "main"`);
   });
 });

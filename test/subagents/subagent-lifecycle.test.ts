@@ -7,7 +7,7 @@
 import { integrationSuite } from '../support/integration';
 import { testDatabases } from '../support/databases';
 import { waitUntil } from '../support/wait-until';
-import { fakeReply, type FakeRequest } from '../../src/testing';
+import { fakeReply, type FakeRequest, type FakeStep } from '../../src/testing';
 import { getSession } from '../../src/store/sessions-repo';
 import { allEntries } from '../support/store-readers';
 import { isChildRequest, lookupTools, messageText, subagentResponder } from './subagent-script';
@@ -48,6 +48,18 @@ describe.each(testDatabases())('subagent lifecycle on $name', (database) => {
         // The children try to spawn grandchildren: depth 2 is over the default limit of 1.
         const base = subagentResponder();
         fake.respondWith((r) => {
+          // The parent also asks for another agent, which its config does not allow (subagentAllowAgents).
+          if (!isChildRequest(r) && r.body.messages!.length === 1) {
+            const spawns = base(r) as Extract<FakeStep, { kind: 'message' }>;
+            const writer = { task: 'Write it up', agentId: 'writer' };
+            return {
+              ...spawns,
+              content: [
+                ...spawns.content,
+                { type: 'tool_use', id: 'toolu_writer', name: 'sessions_spawn', input: writer },
+              ],
+            };
+          }
           if (isChildRequest(r) && r.body.messages!.length === 1)
             return fakeReply.toolUse([
               { id: 'toolu_grandchild', name: 'sessions_spawn', input: { task: 'Look up nothing' } },
@@ -57,9 +69,17 @@ describe.each(testDatabases())('subagent lifecycle on $name', (database) => {
         });
         await client.sendMessage(PARENT, 'Research the cities Oslo, Lima and Pune');
         const parentResults = await toolResults(store, PARENT);
-        expect(parentResults.map((m) => Boolean(m.isError))).toEqual([false, false, true]);
+        expect(parentResults.map((m) => Boolean(m.isError))).toEqual([false, false, true, true]);
         expect(JSON.stringify(parentResults[2]!.content)).toContain('2 subagents are already running');
         expect(JSON.stringify(parentResults[2]!.content)).toContain('subagentMaxChildren');
+        expect(JSON.stringify(parentResults[3]!.content)).toContain(
+          'agent \\"main\\" may not spawn agent \\"writer\\" (it may spawn: main only)',
+        );
+        // What the parent's model read next: the refusal, naming the setting to change.
+        const afterSpawns = fake.requests
+          .slice(before)
+          .find((r) => !isChildRequest(r) && r.body.messages!.length === 3)!;
+        expect(JSON.stringify(afterSpawns.body.messages![2])).toContain('add \\"writer\\" to subagentAllowAgents');
         await waitUntil('two announces', async () => (await announceTexts(store, PARENT)).length === 2);
         const children = await store.db.selectFrom('subagent_runs').selectAll().execute();
         expect(children).toHaveLength(2);
