@@ -30,6 +30,7 @@ import {
 } from '../src/store/subagent-runs-repo';
 import { renderSpawnTask, sessionsSpawnInput } from '../src/subagents/spawn-input';
 import { spawnNotAllowed } from '../src/subagents/allow-agents';
+import { saveSpawnFiles } from './parts/spawn-attachments';
 import { announceText, type AnnouncedPart, type SubagentOutcome } from '../src/subagents/announce-text';
 import { toolCallArguments } from '../src/context/types';
 import {
@@ -124,7 +125,7 @@ async function prepareSpawn(ctx: SubagentActivityContext, input: SpawnStepInput)
   const parsed = sessionsSpawnInput.safeParse(toolCallArguments(call) ?? {});
   if (!parsed.success)
     return refuse(parsed.error.issues.map((i) => `${i.path.join('.') || '(input)'}: ${i.message}`).join('; '));
-  const task = renderSpawnTask(parsed.data);
+  const task = renderSpawnTask(parsed.data, `attachments/${input.subagentId}`);
   if ('problem' in task) return refuse(task.problem);
   const childAgentId = parsed.data.agentId ?? input.agentId;
   const notAllowed = spawnNotAllowed(deps.config.subagentAllowAgents, input.agentId, childAgentId);
@@ -147,6 +148,8 @@ async function prepareSpawn(ctx: SubagentActivityContext, input: SpawnStepInput)
   } catch (err) {
     return refuse(`agentId: ${err instanceof Error ? err.message : String(err)}`);
   }
+  const unsaved = await saveSpawnFiles(depsForAgent(ctx.allDeps, childAgentId), childAgentId, task.files);
+  if (unsaved) return refuse(unsaved);
   await engineOf(deps).prepareSubagentSpawn?.({ parentSessionKey: input.sessionKey, childSessionKey });
   const taskRedactions = await insertSubagentRun(ctx.db, {
     id: input.subagentId,
