@@ -76,9 +76,9 @@ export const DEFAULTS = {
   /** Session pruning of old tool output (OpenClaw). */
   minPrunableToolChars: 50_000,
   keepLastAssistants: 3,
-  /** Maintenance (OpenClaw): prune sessions older than 30 days, cap at 500 entries. */
+  /** Maintenance (OpenClaw): prune sessions older than 30 days, keep at most 500 sessions per agent (its store's cap). */
   pruneAfterDays: 30,
-  maxEntriesPerSession: 500,
+  maxSessionsPerAgent: 500,
   /** Workers probe the database this often and log when it goes away and comes back (Keel). */
   databaseProbeIntervalMs: 5_000,
   /** A health probe that has not answered by then counts as down (Keel: well under the probe interval). */
