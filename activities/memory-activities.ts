@@ -201,7 +201,7 @@ async function askForNotes(
             maxTokens: call.maxTokens,
             tools: [MEMORY_WRITE_TOOL, MEMORY_CHECKPOINT_TOOL],
           },
-          { signal: Context.current().cancellationSignal, onEvent: () => heartbeat.beat() },
+          { signal: Context.current().cancellationSignal },
         ));
       if (earlier)
         log.info('memory flush round received by an earlier attempt; not requested again', {

@@ -29,6 +29,8 @@ import {
   type SubagentRun,
 } from '../src/store/subagent-runs-repo';
 import { renderSpawnTask, sessionsSpawnInput } from '../src/subagents/spawn-input';
+import { spawnNotAllowed } from '../src/subagents/allow-agents';
+import { saveSpawnFiles } from './parts/spawn-attachments';
 import { announceText, type AnnouncedPart, type SubagentOutcome } from '../src/subagents/announce-text';
 import { toolCallArguments } from '../src/context/types';
 import {
@@ -123,8 +125,11 @@ async function prepareSpawn(ctx: SubagentActivityContext, input: SpawnStepInput)
   const parsed = sessionsSpawnInput.safeParse(toolCallArguments(call) ?? {});
   if (!parsed.success)
     return refuse(parsed.error.issues.map((i) => `${i.path.join('.') || '(input)'}: ${i.message}`).join('; '));
-  const task = renderSpawnTask(parsed.data);
+  const task = renderSpawnTask(parsed.data, `attachments/${input.subagentId}`);
   if ('problem' in task) return refuse(task.problem);
+  const childAgentId = parsed.data.agentId ?? input.agentId;
+  const notAllowed = spawnNotAllowed(deps.config.subagentAllowAgents, input.agentId, childAgentId);
+  if (notAllowed) return refuse(notAllowed);
   const depth = await nextSpawnDepth(ctx.db, input.agentId, input.sessionKey);
   if (depth > deps.config.subagentMaxDepth) {
     return refuse(
@@ -137,13 +142,14 @@ async function prepareSpawn(ctx: SubagentActivityContext, input: SpawnStepInput)
       `${live.length} subagents are already running (${live.map((r) => r.id).join(', ')}), the limit is ${deps.config.subagentMaxChildren} (subagentMaxChildren); wait for their results or kill one with the subagents tool`,
     );
   }
-  const childAgentId = parsed.data.agentId ?? input.agentId;
   let childSessionKey: string;
   try {
     childSessionKey = buildSessionKey({ kind: 'subagent', agentId: childAgentId, subagentId: input.subagentId });
   } catch (err) {
     return refuse(`agentId: ${err instanceof Error ? err.message : String(err)}`);
   }
+  const unsaved = await saveSpawnFiles(depsForAgent(ctx.allDeps, childAgentId), childAgentId, task.files);
+  if (unsaved) return refuse(unsaved);
   await engineOf(deps).prepareSubagentSpawn({ parentSessionKey: input.sessionKey, childSessionKey });
   const taskRedactions = await insertSubagentRun(ctx.db, {
     id: input.subagentId,
@@ -222,6 +228,14 @@ async function announceToParent(ctx: SubagentActivityContext, input: AnnounceInp
     const outcome = input.outcome === 'done' ? 'ok' : input.outcome === 'failed' ? 'error' : 'killed';
     await engineOf(deps).onSubagentEnded({ childSessionKey: input.sessionKey, outcome });
   }
+  if (await parentWasKilled(ctx, run)) {
+    log.info('subagent not announced: its parent, a subagent, was killed', {
+      subagentId: run.id,
+      parentSessionKey: run.parent_session_key,
+      outcome: input.outcome,
+    });
+    return { ended };
+  }
   if (!ctx.allDeps.sessions)
     throw new Error('this worker has no Temporal client for announces (ActivityDeps.sessions)');
   await ctx.allDeps.sessions.enqueue(
@@ -251,6 +265,15 @@ async function announceToParent(ctx: SubagentActivityContext, input: AnnounceInp
     key: input.key,
   });
   return { ended };
+}
+
+/**
+ * True when the parent is itself a subagent whose run was killed (its kill killed this run too):
+ * nobody listens, and an announce would start the killed session again.
+ */
+async function parentWasKilled(ctx: SubagentActivityContext, run: SubagentRun): Promise<boolean> {
+  if (!subagentIdOf(run.parent_session_key)) return false;
+  return (await runOfChildSession(ctx.db, run.agent_id, run.parent_session_key))?.status === 'killed';
 }
 
 /** The run's answers as the parent reads them, each titled by what it answers; a kill comes last. */

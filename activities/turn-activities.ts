@@ -32,6 +32,7 @@ import { createModelCall, type CallModelInput, type ModelCallOutcome, type TurnF
 import { readTurnContext, turnContext, type TurnContext } from './parts/turn-context';
 import { decideAfterFinish, type FinishTurnResult } from './parts/turn-finish';
 import { markApprovals } from './parts/tool-approvals';
+import { whileHeartbeating } from './parts/heartbeat';
 
 export interface BeginTurnInput {
   readonly agentId: string;
@@ -154,8 +155,9 @@ export function createTurnActivities(allDeps: ActivityDeps, replies = new Receiv
   const ctx: TurnActivityContext = { allDeps, db: allDeps.db, replyHold, modelCall };
   return {
     beginTurn: (input: BeginTurnInput) => beginTurn(ctx, input),
-    startTurn: (input: StartTurnInput) => startTurn(ctx, input),
-    callModel: (input: CallModelInput) => callModel(ctx, input),
+    // Heartbeats for the whole attempt, reading and storing included: a short heartbeat timeout is safe.
+    startTurn: (input: StartTurnInput) => whileHeartbeating(() => startTurn(ctx, input)),
+    callModel: (input: CallModelInput) => whileHeartbeating(() => callModel(ctx, input)),
     finishTurn: (input: FinishTurnInput) => finishTurn(ctx, input),
     beginCompaction: (input: BeginCompactionInput) => beginCompaction(ctx, input),
     loadSessionCounters: (input: SessionIdsInput) => loadSessionCounters(ctx, input),

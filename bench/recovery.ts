@@ -7,7 +7,8 @@
  * Figures: each series' p50/p99, and the time from the event to the reply: from the kill (a new
  * attempt on the surviving worker after the tool's heartbeat timeout) and from the database's return
  * (the waiting activity notices it within its probe interval). A quiet series with the old 60 s tool
- * heartbeat timeout runs beside, to show what the shorter one costs a quiet turn.
+ * heartbeat timeout and the old 20 s model heartbeat timeout runs beside, to show what the shorter
+ * ones cost a quiet turn.
  *
  *   BENCH_DATABASE_URL=postgres://… npx ts-node --swc bench/recovery.ts
  */
@@ -47,7 +48,7 @@ const OUTAGE_RESUME_OVER_QUIET_MS = 2_000;
 export interface RecoveryResult {
   readonly rounds: number;
   readonly quiet: LatencyStats;
-  /** Quiet turns with the tool heartbeat timeout of before (60 s): what the shorter timeout costs. */
+  /** Quiet turns with the heartbeat timeouts of before (tool 60 s, model 20 s): what the shorter ones cost. */
   readonly quietOldHeartbeat: LatencyStats;
   /** Turns whose tool's worker was SIGKILLed mid-run. */
   readonly workerKill: LatencyStats;
@@ -59,6 +60,7 @@ export interface RecoveryResult {
   readonly backToReply: LatencyStats;
   readonly outageMs: number;
   readonly toolHeartbeatTimeoutMs: number;
+  readonly modelHeartbeatTimeoutMs: number;
   /** Kill → reply p99 target: the quiet p99 plus heartbeat timeout, sticky wait and retry interval. */
   readonly killResumeTargetMs: number;
   /** Database back → reply p99 target: the quiet p99 plus 2 s. */
@@ -130,7 +132,10 @@ export async function run(opts: { rounds?: number; quick?: boolean } = {}): Prom
     await Promise.all(workers.map((w) => w.ready));
     const agent = `bench${Date.now().toString(36)}`;
     const client = keelClient(env, taskQueue);
-    const oldHeartbeat = keelClient(env, taskQueue, { toolHeartbeatTimeoutMs: 60_000 });
+    const oldHeartbeat = keelClient(env, taskQueue, {
+      toolHeartbeatTimeoutMs: 60_000,
+      modelHeartbeatTimeoutMs: 20_000,
+    });
     const series = { quiet: [] as number[], quietOld: [] as number[], kill: [] as number[], outage: [] as number[] };
     const since = { kill: [] as number[], outage: [] as number[] };
     // Warm-up: both workers have run a turn's activities once.
@@ -180,6 +185,7 @@ export async function run(opts: { rounds?: number; quick?: boolean } = {}): Prom
       backToReply,
       outageMs: OUTAGE_MS,
       toolHeartbeatTimeoutMs: DEFAULTS.toolHeartbeatTimeoutMs,
+      modelHeartbeatTimeoutMs: DEFAULTS.modelHeartbeatTimeoutMs,
       killResumeTargetMs,
       outageResumeTargetMs,
       meetsTargets: killToReply.p99 <= killResumeTargetMs && backToReply.p99 <= outageResumeTargetMs,
@@ -220,7 +226,7 @@ async function dropSchema(url: string, schemaUrl: URL): Promise<void> {
 export function ratioLines(r: RecoveryResult | RecoverySkipped): string[] {
   if ('skipped' in r) return [r.skipped];
   return [
-    `quiet turn p50/p99: ${r.quiet.p50}/${r.quiet.p99} ms (tool heartbeat ${r.toolHeartbeatTimeoutMs / 1000} s; with 60 s: ${r.quietOldHeartbeat.p50}/${r.quietOldHeartbeat.p99} ms)`,
+    `quiet turn p50/p99: ${r.quiet.p50}/${r.quiet.p99} ms (heartbeat timeouts tool ${r.toolHeartbeatTimeoutMs / 1000} s, model ${r.modelHeartbeatTimeoutMs / 1000} s; with 60 s and 20 s: ${r.quietOldHeartbeat.p50}/${r.quietOldHeartbeat.p99} ms)`,
     `turn with its worker killed p99: ${r.workerKill.p99} ms; kill → reply p99 ${r.killToReply.p99} ms (target ≤ ${r.killResumeTargetMs}: quiet p99 + heartbeat + sticky + retry)`,
     `turn with a ${r.outageMs / 1000} s database outage p99: ${r.databaseOutage.p99} ms; database back → reply p99 ${r.backToReply.p99} ms (target ≤ ${r.outageResumeTargetMs}: quiet p99 + 2 s)`,
     `targets: ${r.meetsTargets ? 'met' : 'NOT met'}`,

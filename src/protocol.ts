@@ -575,11 +575,11 @@ export function compactionWorkflowId(agentId: string, sessionKey: string): strin
   return `keel-compaction/${agentId}/${sessionKey}`;
 }
 
-/** One session-maintenance run (OpenClaw: prune sessions older than 30 days, cap at 500 entries). */
+/** One session-maintenance run (OpenClaw: prune sessions older than 30 days, keep at most 500 per agent). */
 export interface MaintenanceRunInput {
   readonly mode: 'warn' | 'enforce';
   readonly pruneAfterDays?: number;
-  readonly maxEntries?: number;
+  readonly maxSessions?: number;
   readonly agentId?: string;
   /** Workflow time, ISO. */
   readonly now: string;
@@ -591,7 +591,9 @@ export interface MaintenanceRunSummary {
   readonly sessionsPruned: number;
   /** Rotated transcripts of kept keys pruned. */
   readonly transcriptsPruned: number;
-  readonly sessionsCapped: number;
+  /** Of the sessions pruned, those beyond the agent's newest `maxSessions`. */
+  readonly sessionsOverCount: number;
+  /** Transcript entries deleted with the sessions and transcripts pruned (or that would be). */
   readonly entriesRemoved: number;
   /** Imported entries given their search index (history_search would have done it on first use). */
   readonly entriesIndexed: number;

@@ -44,7 +44,7 @@ export class SessionJobs {
     this.flush = wf.proxyActivities<MemoryActivities>({
       startToCloseTimeout: '10m',
       scheduleToCloseTimeout: tuning.memoryFlushBudgetMs ?? DEFAULTS.memoryFlushBudgetMs,
-      heartbeatTimeout: tuning.modelHeartbeatTimeoutMs ?? 20_000,
+      heartbeatTimeout: tuning.modelHeartbeatTimeoutMs ?? DEFAULTS.modelHeartbeatTimeoutMs,
       retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' },
     });
     // An announce must reach the parent: retried while Temporal is away, for a day.

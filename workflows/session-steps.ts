@@ -76,7 +76,7 @@ export class SessionSteps {
     this.model = wf.proxyActivities<TurnActivities>({
       startToCloseTimeout: '10m',
       scheduleToCloseTimeout: tuning.modelRetryBudgetMs ?? DEFAULTS.modelRetryBudgetMs,
-      heartbeatTimeout: tuning.modelHeartbeatTimeoutMs ?? 20_000,
+      heartbeatTimeout: tuning.modelHeartbeatTimeoutMs ?? DEFAULTS.modelHeartbeatTimeoutMs,
       retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '60s' },
     });
     // A tool's errors, retries and timeout are settled inside the activity (its result says how), so

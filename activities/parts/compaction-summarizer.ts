@@ -161,7 +161,7 @@ class Summarizer {
       return await this.client
         .complete(
           { ...summaryRequest, model: this.modelName, maxTokens },
-          { signal: Context.current().cancellationSignal, onEvent: () => heartbeat.beat() },
+          { signal: Context.current().cancellationSignal },
         )
         .catch(async (err: unknown) => {
           await spend?.afterCall(NOTHING_BILLED, this.modelName);

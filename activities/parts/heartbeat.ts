@@ -1,36 +1,37 @@
 import { Context } from '@temporalio/activity';
+import { heldDetails, type HeartbeatContext } from './held-details';
 
 /**
- * Heartbeats on a timer while a request waits for its first byte, then only on progress (`beat()`),
- * at most once per `intervalMs`: a dead worker is noticed within the heartbeat timeout, and so is a
- * stream that stalls after it started — the timer no longer covers for it. The throttle is here, not
- * only in the SDK, because each `heartbeat()` the SDK takes costs a protobuf encode and a call into
- * its native core on the main thread: a streamed reply's every event would pay it.
+ * Heartbeats every `intervalMs` until `stop()`, whatever the work does meanwhile: a dead worker is
+ * noticed within the heartbeat timeout, and that timeout can be seconds, not the longest silence a
+ * stream may have (a slow first token, a long thinking block). A stalled stream is the model
+ * client's idle timeout's to fail (`modelStreamIdleTimeoutMs`), not the heartbeat's. Each beat
+ * sends what the attempt holds in its details (a received reply, a tool's output), so it never
+ * clears them.
  */
-export function startHeartbeat(
-  intervalMs = 1000,
-  send: () => void = heartbeatOf(Context.current()),
-): { beat(): void; stop(): void } {
-  // The activity's start counts: the heartbeat timeout runs from it.
-  let lastBeat = performance.now();
-  const heartbeat = () => {
-    lastBeat = performance.now();
-    send();
-  };
-  let timer: NodeJS.Timeout | undefined = setInterval(heartbeat, intervalMs);
-  const stopTimer = () => {
-    if (timer) clearInterval(timer);
-    timer = undefined;
-  };
+export function startHeartbeat(intervalMs = 1000, send: () => void = heartbeatOf(Context.current())): { stop(): void } {
+  let timer: NodeJS.Timeout | undefined = setInterval(send, intervalMs);
   return {
-    beat: () => {
-      stopTimer();
-      if (performance.now() - lastBeat >= intervalMs) heartbeat();
+    stop: () => {
+      if (timer) clearInterval(timer);
+      timer = undefined;
     },
-    stop: stopTimer,
   };
 }
 
-function heartbeatOf(ctx: Context): () => void {
-  return () => ctx.heartbeat();
+/** Runs `work` while heartbeating on a timer (see {@link startHeartbeat}); `ctx` is the activity's. */
+export async function whileHeartbeating<T>(
+  work: () => Promise<T>,
+  ctx: HeartbeatContext & { readonly info: { readonly heartbeatDetails?: unknown } } = Context.current(),
+): Promise<T> {
+  const heartbeat = startHeartbeat(1000, heartbeatOf(ctx));
+  try {
+    return await work();
+  } finally {
+    heartbeat.stop();
+  }
+}
+
+function heartbeatOf(ctx: HeartbeatContext & { readonly info: { readonly heartbeatDetails?: unknown } }): () => void {
+  return () => ctx.heartbeat(heldDetails(ctx, ctx.info.heartbeatDetails));
 }

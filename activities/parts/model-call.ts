@@ -39,7 +39,6 @@ import { addUsage, usageOfReply } from '../../src/turn/token-usage';
 import { compactionHoldInput } from './compaction-hold';
 import { storedMessagesFrom } from './context-engine';
 import { prepareModelCall, type PreparedCall } from './prepare-model-call';
-import { startHeartbeat } from './heartbeat';
 import type { TurnReplyHold } from './held-reply';
 import { learnFromOverflow, learnFromUsage } from './model-window';
 import { contextPruned, contextRepairs, redactionCounts } from './model-call-report';
@@ -242,7 +241,6 @@ async function requestReply(
   calledAt: number,
 ): Promise<ModelResponse> {
   const { deps, model } = turn;
-  const heartbeat = startHeartbeat();
   const stream = openReplyStream(ctx.db, {
     ...input,
     call: input.assistantEntryId,
@@ -265,7 +263,6 @@ async function requestReply(
       },
       {
         signal: Context.current().cancellationSignal,
-        onEvent: () => heartbeat.beat(),
         ...(stream ? { onText: stream.push } : {}),
       },
     );
@@ -279,8 +276,6 @@ async function requestReply(
       sessionKey: input.sessionKey,
     }).catch(() => undefined);
     throw toActivityFailure(err);
-  } finally {
-    heartbeat.stop();
   }
   // Held before the steps that write (the stream's end among them): their failure must not bill the call again.
   ctx.replyHold.hold(input.assistantEntryId, reply);

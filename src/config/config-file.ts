@@ -83,6 +83,9 @@ const agentSettingsShape = {
   compactionPromptCache: z.boolean({ message: 'use true or false' }),
   subagentMaxDepth: count('levels').nonnegative('use levels ≥ 0 (0 turns spawning off)'),
   subagentMaxChildren: count('subagents').positive('use a count > 0'),
+  subagentAllowAgents: z.array(z.string().min(1, 'use agent ids, or "*" for any'), {
+    message: 'use a list of agent ids: ["researcher", "writer"], or ["*"] for any',
+  }),
   workspace: z.string().min(1, 'name the workspace folder (relative to this file), or leave the key out'),
   workspaceAccess: z.enum(['rw', 'ro', 'none'], { message: 'use "rw", "ro" or "none"' }),
   model: modelSpecSchema,

@@ -71,9 +71,9 @@ export const DEFAULTS = {
   /** Session pruning of old tool output (OpenClaw). */
   minPrunableToolChars: 50_000,
   keepLastAssistants: 3,
-  /** Maintenance (OpenClaw): prune sessions older than 30 days, cap at 500 entries. */
+  /** Maintenance (OpenClaw): prune sessions older than 30 days, keep at most 500 sessions per agent (its store's cap). */
   pruneAfterDays: 30,
-  maxEntriesPerSession: 500,
+  maxSessionsPerAgent: 500,
   /** Workers probe the database this often and log when it goes away and comes back (Keel). */
   databaseProbeIntervalMs: 5_000,
   /** A health probe that has not answered by then counts as down (Keel: well under the probe interval). */
@@ -227,6 +227,12 @@ export const DEFAULTS = {
   devShutdownGraceMs: 2_000,
   /** How long `keel profile` waits for the session's status (its measured prompt overhead): a command, not a wait for workers. */
   profileStatusTimeoutMs: 5_000,
+  /**
+   * A model call's activity (and the memory flush's) heartbeats every second for its whole attempt,
+   * whatever the stream does; one silent this long lost its worker and runs again elsewhere (Keel:
+   * as a tool's; a stream that stalls is failed by `modelStreamIdleTimeoutMs`, not by this).
+   */
+  modelHeartbeatTimeoutMs: 5_000,
   /** Heartbeat timeout of a summarizer call: a dead worker is noticed within it (Keel). */
   summarizeHeartbeatTimeoutMs: 30_000,
   /**

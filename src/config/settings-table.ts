@@ -572,6 +572,13 @@ export const SETTINGS = {
     schema: z.coerce.number().int().positive().default(DEFAULTS.subagentMaxChildren),
     doc: 'Subagents one session may have running at once; a spawn past it is refused with a tool error.',
   }),
+  subagentAllowAgents: setting({
+    env: 'KEEL_SUBAGENT_ALLOW_AGENTS',
+    readEnv: commaList,
+    file: 'subagentAllowAgents',
+    schema: z.array(z.string().min(1, 'use agent ids, or "*" for any')).optional(),
+    doc: "The agents this agent may spawn with `sessions_spawn`'s `agentId`, besides its own (KEEL_SUBAGENT_ALLOW_AGENTS, comma-separated; `*`: any); unset → its own only, as OpenClaw's `subagents.allowAgents`.",
+  }),
   encryptionKeys: setting({
     env: 'KEEL_ENCRYPTION_KEYS',
     schema: z.string().min(1).optional(),

@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import { z } from 'zod';
 import { DEFAULTS } from '../config/defaults';
 import type { Database } from './schema';
-import { countEntries, getEntry, lastCompaction } from './entries-repo';
+import { countEntries } from './entries-repo';
 import { deleteSessionCascade, sessionsUpdatedBefore } from './sessions-repo';
 import { deleteRotatedTranscript } from './session-ids-repo';
 import { indexAllDeferredEntries } from './deferred-search-index';
@@ -18,8 +18,8 @@ export const maintenanceOptionsSchema = z.object({
   mode: z.enum(['warn', 'enforce']).default('warn'),
   /** Sessions whose updated_at is older than this many days are pruned (OpenClaw: 30). */
   pruneAfterDays: z.number().int().nonnegative().default(DEFAULTS.pruneAfterDays),
-  /** Entries kept per session, oldest removed first, within the rule below (OpenClaw: 500). */
-  maxEntries: z.number().int().nonnegative().default(DEFAULTS.maxEntriesPerSession),
+  /** Sessions kept per agent, the least recently updated pruned first (OpenClaw's `maxEntries` of its store: 500). */
+  maxSessions: z.number().int().nonnegative().default(DEFAULTS.maxSessionsPerAgent),
   /** Only this agent's sessions; all agents when absent. */
   agentId: z.string().min(1).optional(),
 });
@@ -37,6 +37,8 @@ export class InvalidMaintenanceOptionsError extends Error {
 }
 
 export interface PrunedSession {
+  /** `age`: not updated for `pruneAfterDays`; `count`: beyond the agent's newest `maxSessions`. */
+  reason: 'age' | 'count';
   agentId: string;
   sessionKey: string;
   sessionId: string;
@@ -55,24 +57,12 @@ export interface PrunedTranscript {
   entries: number;
 }
 
-export interface CappedSession {
-  agentId: string;
-  sessionKey: string;
-  sessionId: string;
-  /** Entries removed (or that would be, in warn mode). */
-  removed: number;
-  /** Entries still above the cap because they are protected (active window, newest compaction, header). */
-  keptOverCap: number;
-}
-
 /** What a run did (enforce) or would do (warn). */
 export interface MaintenanceReport {
   mode: 'warn' | 'enforce';
   sessionsPruned: PrunedSession[];
   /** Rotated transcripts of keys that are kept (a pruned key takes all of its transcripts with it). */
   transcriptsPruned: PrunedTranscript[];
-  /** Every transcript of a key is capped, the rotated ones too (`sessionId` says which). */
-  entriesCapped: CappedSession[];
   /**
    * Entries an import wrote without their search index, indexed now (in both modes: indexing deletes
    * nothing and changes no answer, it only spares the session's first history_search the work).
@@ -81,80 +71,103 @@ export interface MaintenanceReport {
 }
 
 /**
- * Session maintenance (OpenClaw: prune sessions older than 30 days, cap at
- * 500 entries, warn or enforce), and the search index of imported entries. Meant to run from a
- * Temporal Schedule; `now` is injected.
+ * Session maintenance (OpenClaw: prune sessions older than 30 days, keep at most 500 sessions per
+ * agent, warn or enforce), and the search index of imported entries. Meant to run from a Temporal
+ * Schedule; `now` is injected.
  *
  * Pruning removes a session row with the transcripts of all its session ids and its compaction rows
- * (memory notes stay); a kept key's rotated transcript goes once its id ended before the limit.
+ * (memory notes stay); a kept key's rotated transcript goes once its id ended before the limit. A
+ * kept session's transcript is never cut: `history_search`, `history_expand` and compaction revert
+ * read its summarized history.
  *
- * Capping never changes what the model sees: it only removes compacted-away history. An entry may
- * go when all of these hold: it is older than the newest `maxEntries` entries; it is before the
- * active window (the newest compaction's `firstKeptEntryId`, or that compaction when the id is
- * gone); it is not the newest compaction entry; it is not the session header. So a session without
- * any compaction is never capped (its whole transcript is the active window) and is reported with
- * `keptOverCap` instead.
+ * Enforce plans first and hands the plan (what it is about to delete) to `beforeDelete`, which
+ * reports it, then deletes exactly that; warn returns the same plan and deletes nothing.
  */
-export async function runMaintenance(db: Kysely<Database>, options: MaintenanceOptions): Promise<MaintenanceReport> {
+export async function runMaintenance(
+  db: Kysely<Database>,
+  options: MaintenanceOptions,
+  beforeDelete?: (plan: MaintenanceReport) => void | Promise<void>,
+): Promise<MaintenanceReport> {
   const parsed = maintenanceOptionsSchema.safeParse(options);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     throw new InvalidMaintenanceOptionsError(issue.path.join('.') || '(options)', issue.message);
   }
   const opts = parsed.data;
-  const enforce = opts.mode === 'enforce';
-  const report: MaintenanceReport = {
-    mode: opts.mode,
-    sessionsPruned: [],
-    transcriptsPruned: [],
-    entriesCapped: [],
-    entriesIndexed: 0,
-  };
+  const plan = await planMaintenance(db, opts);
+  if (opts.mode === 'enforce') {
+    await beforeDelete?.(plan);
+    for (const s of plan.sessionsPruned)
+      s.entries = await deleteSessionCascade(db, s.agentId, s.sessionKey, s.sessionId);
+    for (const t of plan.transcriptsPruned) t.entries = await deleteRotatedTranscript(db, t.agentId, t.sessionId);
+  }
+  // Last, so rows pruned above are not indexed first.
+  plan.entriesIndexed = await indexAllDeferredEntries(db, opts.agentId);
+  return plan;
+}
 
+/** What a run would delete: old sessions, then those beyond the count, then old rotated transcripts of kept keys. */
+async function planMaintenance(
+  db: Kysely<Database>,
+  opts: z.output<typeof maintenanceOptionsSchema>,
+): Promise<MaintenanceReport> {
+  const plan: MaintenanceReport = { mode: opts.mode, sessionsPruned: [], transcriptsPruned: [], entriesIndexed: 0 };
   const pruned = new Set<string>();
-  const prunedIds = new Set<string>();
+  const prune = async (reason: PrunedSession['reason'], s: SessionRow) => {
+    if (pruned.has(`${s.agent_id}\u0000${s.session_key}`)) return;
+    pruned.add(`${s.agent_id}\u0000${s.session_key}`);
+    plan.sessionsPruned.push({
+      reason,
+      agentId: s.agent_id,
+      sessionKey: s.session_key,
+      sessionId: s.session_id,
+      updatedAt: new Date(s.updated_at),
+      entries: await countKeyEntries(db, s.agent_id, s.session_key, s.session_id),
+    });
+  };
+  const before = new Date(opts.now.getTime() - opts.pruneAfterDays * DAY_MS);
+  if (opts.pruneAfterDays > 0)
+    for (const s of await sessionsUpdatedBefore(db, before, opts.agentId)) await prune('age', s);
+  if (opts.maxSessions > 0)
+    for (const s of await sessionsBeyondCount(db, opts.maxSessions, opts.agentId)) await prune('count', s);
   if (opts.pruneAfterDays > 0) {
-    const before = new Date(opts.now.getTime() - opts.pruneAfterDays * DAY_MS);
-    for (const s of await sessionsUpdatedBefore(db, before, opts.agentId)) {
-      const entries = enforce
-        ? await deleteSessionCascade(db, s.agent_id, s.session_key, s.session_id)
-        : await countKeyEntries(db, s.agent_id, s.session_key, s.session_id);
-      report.sessionsPruned.push({
-        agentId: s.agent_id,
-        sessionKey: s.session_key,
-        sessionId: s.session_id,
-        updatedAt: new Date(s.updated_at),
-        entries,
-      });
-      pruned.add(`${s.agent_id}\u0000${s.session_key}`);
-    }
     for (const t of await rotatedEndedBefore(db, before, opts.agentId)) {
       if (pruned.has(`${t.agent_id}\u0000${t.session_key}`)) continue;
-      const entries = enforce
-        ? await deleteRotatedTranscript(db, t.agent_id, t.session_id)
-        : await countEntries(db, t.agent_id, t.session_id);
-      report.transcriptsPruned.push({
+      plan.transcriptsPruned.push({
         agentId: t.agent_id,
         sessionKey: t.session_key,
         sessionId: t.session_id,
         endedAt: new Date(t.ended),
-        entries,
+        entries: await countEntries(db, t.agent_id, t.session_id),
       });
-      prunedIds.add(`${t.agent_id}\u0000${t.session_id}`);
     }
   }
+  return plan;
+}
 
-  if (opts.maxEntries > 0) {
-    for (const s of await sessionsOverCap(db, opts.maxEntries, opts.agentId)) {
-      if (pruned.has(`${s.agent_id}\u0000${s.session_key}`) || prunedIds.has(`${s.agent_id}\u0000${s.session_id}`))
-        continue;
-      const capped = await capSession(db, s.agent_id, s.session_id, s.entries, opts.maxEntries, enforce);
-      report.entriesCapped.push({ agentId: s.agent_id, sessionKey: s.session_key, sessionId: s.session_id, ...capped });
-    }
-  }
-  // Last, so rows pruned above are not indexed first.
-  report.entriesIndexed = await indexAllDeferredEntries(db, opts.agentId);
-  return report;
+type SessionRow = Awaited<ReturnType<typeof sessionsUpdatedBefore>>[number];
+
+/** Each agent's sessions past its newest `max` (by last update), least recently updated first. */
+async function sessionsBeyondCount(db: Kysely<Database>, max: number, agentId?: string): Promise<SessionRow[]> {
+  let ranked = db
+    .selectFrom('sessions')
+    .select([
+      'agent_id',
+      'session_key',
+      'session_id',
+      'updated_at',
+      sql<number>`row_number() over (partition by agent_id order by updated_at desc, session_key desc)`.as('rank'),
+    ]);
+  if (agentId !== undefined) ranked = ranked.where('agent_id', '=', agentId);
+  const rows = await db
+    .selectFrom(ranked.as('r'))
+    .select(['agent_id', 'session_key', 'session_id', 'updated_at'])
+    .where('rank', '>', max)
+    .orderBy('agent_id')
+    .orderBy('updated_at')
+    .orderBy('session_key')
+    .execute();
+  return rows as SessionRow[];
 }
 
 /** Entries of every transcript of the key (the current one, and the rotated ones in its history). */
@@ -201,77 +214,4 @@ async function rotatedEndedBefore(db: Kysely<Database>, before: Date, agentId?: 
     .orderBy(sql`coalesce(h.ended_at, h.started_at)`)
     .orderBy('h.session_id')
     .execute();
-}
-
-/**
- * Transcripts with more than `max` entries: each key's current one and its rotated ones (its
- * session id history), in key order, oldest id first.
- */
-async function sessionsOverCap(db: Kysely<Database>, max: number, agentId?: string) {
-  const ids = db
-    .selectFrom('sessions')
-    .select(['agent_id', 'session_key', 'session_id'])
-    .union(db.selectFrom('session_ids').select(['agent_id', 'session_key', 'session_id']));
-  let q = db
-    .selectFrom(ids.as('k'))
-    .innerJoin('transcript_entries as e', (j) =>
-      j.onRef('e.agent_id', '=', 'k.agent_id').onRef('e.session_id', '=', 'k.session_id'),
-    )
-    .select(['k.agent_id', 'k.session_key', 'k.session_id', sql<number>`count(*)::int`.as('entries')])
-    .groupBy(['k.agent_id', 'k.session_key', 'k.session_id'])
-    .having(sql`count(*)`, '>', max);
-  if (agentId !== undefined) q = q.where('k.agent_id', '=', agentId);
-  // A transcript's first seq is its start: older ids of a key come first.
-  return q
-    .orderBy('k.agent_id')
-    .orderBy('k.session_key')
-    .orderBy(sql`min(e.seq)`)
-    .execute();
-}
-
-async function capSession(
-  db: Kysely<Database>,
-  agentId: string,
-  sessionId: string,
-  total: number,
-  max: number,
-  enforce: boolean,
-): Promise<{ removed: number; keptOverCap: number }> {
-  const compaction = await lastCompaction(db, agentId, sessionId);
-  if (!compaction) return { removed: 0, keptOverCap: total - max };
-  const firstKeptId = compaction.payload.firstKeptEntryId;
-  const firstKept = firstKeptId ? await getEntry(db, agentId, sessionId, firstKeptId) : undefined;
-  const activeStart = Math.min(Number(firstKept?.seq ?? compaction.seq), Number(compaction.seq));
-  const tailStart = await db
-    .selectFrom('transcript_entries')
-    .select('seq')
-    .where('agent_id', '=', agentId)
-    .where('session_id', '=', sessionId)
-    .orderBy('seq', 'desc')
-    .offset(max - 1)
-    .limit(1)
-    .executeTakeFirstOrThrow();
-  const cutoff = Math.min(activeStart, Number(tailStart.seq));
-  const removable = db
-    .selectFrom('transcript_entries')
-    .where('agent_id', '=', agentId)
-    .where('session_id', '=', sessionId)
-    .where('seq', '<', cutoff)
-    .where('type', '!=', 'session')
-    .where('id', '!=', compaction.id);
-  let removed: number;
-  if (enforce) {
-    const result = await db
-      .deleteFrom('transcript_entries')
-      .where('agent_id', '=', agentId)
-      .where('session_id', '=', sessionId)
-      .where('seq', '<', cutoff)
-      .where('type', '!=', 'session')
-      .where('id', '!=', compaction.id)
-      .executeTakeFirst();
-    removed = Number(result.numDeletedRows);
-  } else {
-    removed = (await removable.select(sql<number>`count(*)::int`.as('n')).executeTakeFirstOrThrow()).n;
-  }
-  return { removed, keptOverCap: Math.max(0, total - removed - max) };
 }

@@ -426,17 +426,22 @@ describe.each(variants)(
     });
 
     it('maintenance runs in the configured mode (KEEL_MAINTENANCE_MODE); --warn overrides it', async () => {
-      const enforced = await keel(['maintenance', '--json', '--prune-days', '0', '--max-entries', '0'], {
+      const enforced = await keel(['maintenance', '--json', '--prune-days', '0', '--max-sessions', '0'], {
         ...env,
         KEEL_MAINTENANCE_MODE: 'enforce',
       });
       expect(enforced.code).toBe(0);
       expect(JSON.parse(enforced.stdout).mode).toBe('enforce');
-      const warned = await keel(['maintenance', '--warn', '--json', '--prune-days', '0', '--max-entries', '0'], {
+      // Enforce says what it is about to delete before it does.
+      expect(enforced.stderr).toContain(
+        'deleting: 0 sessions (0 not updated for the prune days, 0 beyond the per-agent count)',
+      );
+      const warned = await keel(['maintenance', '--warn', '--json', '--prune-days', '0', '--max-sessions', '0'], {
         ...env,
         KEEL_MAINTENANCE_MODE: 'enforce',
       });
       expect(JSON.parse(warned.stdout).mode).toBe('warn');
+      expect(warned.stderr).not.toContain('deleting:');
       const bad = await keel(['maintenance'], { ...env, KEEL_MAINTENANCE_MODE: 'sometimes' });
       expect(bad.code).toBe(1);
       expect(bad.stderr).toContain('KEEL_MAINTENANCE_MODE: use warn or enforce');

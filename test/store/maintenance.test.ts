@@ -3,7 +3,7 @@ import { migrateToLatest } from '../../src/store/migrations';
 import { testDatabases } from '../support/databases';
 import type { Store } from '../../src/store/connect';
 import type { Database } from '../../src/store/schema';
-import { appendEntries, countEntries, loadActiveEntries, type EntryToAppend } from '../../src/store/entries-repo';
+import { appendEntries, countEntries, type EntryToAppend } from '../../src/store/entries-repo';
 import { getSession, rotateSession } from '../../src/store/sessions-repo';
 import { ensureSession } from '../support/ensure-session';
 import { sessionIdsOfKey } from '../../src/store/session-ids-repo';
@@ -94,72 +94,61 @@ describe.each(testDatabases())('runMaintenance on $name', (database) => {
     });
   });
 
-  describe('capping', () => {
-    // header, m0..m9, compaction c1 (keeps from m7), m10..m11: 14 entries; active window m7..m11.
-    const entries = (): EntryToAppend[] => [
-      header('s1'),
-      ...Array.from({ length: 10 }, (_, i) => message(`m${i}`, i + 1)),
-      compaction('c1', 11, 'm7'),
-      message('m10', 12),
-      message('m11', 13),
+  describe('the per-agent session count', () => {
+    // Agent A: four sessions updated 1..4 days ago, each compacted (summarized history before m7); B: one.
+    const compacted = (sessionId: string): EntryToAppend[] => [
+      header(sessionId),
+      ...Array.from({ length: 10 }, (_, i) => message(`${sessionId}-m${i}`, i + 1)),
+      compaction(`${sessionId}-c1`, 11, `${sessionId}-m7`),
     ];
-    beforeEach(async () => session('A', 'agent:A:main', 's1', 1, entries()));
+    beforeEach(async () => {
+      for (let d = 1; d <= 4; d++) await session('A', `agent:A:s${d}`, `a${d}`, d, compacted(`a${d}`));
+      await session('B', 'agent:B:s1', 'b1', 9, compacted('b1'));
+    });
 
-    it('removes the oldest entries beyond the cap, keeping the header and never changing the active window', async () => {
-      const before = await loadActiveEntries(db, 'A', 's1');
-      const report = await runMaintenance(db, { now: NOW, mode: 'enforce', maxEntries: 8 });
-      expect(report.entriesCapped).toEqual([
-        { agentId: 'A', sessionKey: 'agent:A:main', sessionId: 's1', removed: 5, keptOverCap: 1 },
+    it("prunes each agent's least recently updated sessions beyond maxSessions, whole, in enforce mode", async () => {
+      const report = await runMaintenance(db, { now: NOW, mode: 'enforce', maxSessions: 2 });
+      expect(report.sessionsPruned.map((s) => [s.reason, s.sessionKey, s.entries])).toEqual([
+        ['count', 'agent:A:s4', 12],
+        ['count', 'agent:A:s3', 12],
       ]);
-      // The newest 8 are m5..m11 (c1 included); the header is kept on top of them.
-      expect((await allEntries(db, 'A', 's1')).map((r) => r.id)).toEqual([
-        's1',
-        'm5',
-        'm6',
-        'm7',
-        'm8',
-        'm9',
-        'c1',
-        'm10',
-        'm11',
-      ]);
-      // The window is unchanged; only the summarized range named for recall lost its capped entries.
-      const { summarized: _capped, ...after } = await loadActiveEntries(db, 'A', 's1');
-      expect(after).toEqual({
-        compaction: before.compaction,
-        rows: before.rows,
-        lastCompactionSeq: before.lastCompactionSeq,
+      expect(await getSession(db, 'A', 'agent:A:s3')).toBeUndefined();
+      expect(await countEntries(db, 'A', 'a4')).toBe(0);
+      expect(await getSession(db, 'B', 'agent:B:s1')).toBeDefined();
+    });
+
+    it('never cuts a kept session: its summarized history stays for recall and revert', async () => {
+      await runMaintenance(db, { now: NOW, mode: 'enforce', maxSessions: 2 });
+      for (const id of ['a1', 'a2']) {
+        expect(await countEntries(db, 'A', id)).toBe(12);
+        expect((await allEntries(db, 'A', id)).map((r) => r.id)).toContain(`${id}-m0`);
+      }
+    });
+
+    it('warn reports the same plan and deletes nothing; enforce hands the plan over before it deletes', async () => {
+      const warned = await runMaintenance(db, { now: NOW, mode: 'warn', maxSessions: 3 });
+      expect(warned.sessionsPruned.map((s) => s.sessionKey)).toEqual(['agent:A:s4']);
+      expect(await countEntries(db, 'A', 'a4')).toBe(12);
+      const seen: string[] = [];
+      const enforced = await runMaintenance(db, { now: NOW, mode: 'enforce', maxSessions: 3 }, async (plan) => {
+        // What enforce is about to delete, while it is all still there.
+        seen.push(...plan.sessionsPruned.map((s) => s.sessionKey));
+        expect(await countEntries(db, 'A', 'a4')).toBe(12);
       });
+      expect(seen).toEqual(['agent:A:s4']);
+      expect(enforced.sessionsPruned).toEqual(warned.sessionsPruned);
+      expect(await countEntries(db, 'A', 'a4')).toBe(0);
     });
 
-    it('keeps the whole active window and the newest compaction even when they exceed the cap', async () => {
-      const report = await runMaintenance(db, { now: NOW, mode: 'enforce', maxEntries: 3 });
-      expect(report.entriesCapped[0]).toMatchObject({ removed: 7, keptOverCap: 4 });
-      expect((await allEntries(db, 'A', 's1')).map((r) => r.id)).toEqual(['s1', 'm7', 'm8', 'm9', 'c1', 'm10', 'm11']);
-    });
-
-    it('reports the same numbers in warn mode without deleting', async () => {
-      const report = await runMaintenance(db, { now: NOW, mode: 'warn', maxEntries: 8 });
-      expect(report.entriesCapped[0]).toMatchObject({ removed: 5, keptOverCap: 1 });
-      expect(await countEntries(db, 'A', 's1')).toBe(14);
-    });
-
-    it('never caps a session without a compaction: its whole transcript is the active window', async () => {
-      await session(
-        'A',
-        'agent:A:other',
-        's2',
-        1,
-        Array.from({ length: 10 }, (_, i) => message(`n${i}`, i)),
-      );
-      const report = await runMaintenance(db, { now: NOW, mode: 'enforce', maxEntries: 4 });
-      expect(report.entriesCapped.find((c) => c.sessionId === 's2')).toMatchObject({ removed: 0, keptOverCap: 6 });
-      expect(await countEntries(db, 'A', 's2')).toBe(10);
-    });
-
-    it('leaves sessions at or under the cap out of the report', async () => {
-      const report = await runMaintenance(db, { now: NOW, mode: 'enforce', maxEntries: 14 });
-      expect(report.entriesCapped).toEqual([]);
+    it('counts a session pruned for its age once, and 0 turns the count off', async () => {
+      const both = await runMaintenance(db, { now: NOW, mode: 'warn', maxSessions: 1, pruneAfterDays: 3 });
+      expect(both.sessionsPruned.map((s) => [s.reason, s.sessionKey])).toEqual([
+        ['age', 'agent:B:s1'],
+        ['age', 'agent:A:s4'],
+        ['count', 'agent:A:s3'],
+        ['count', 'agent:A:s2'],
+      ]);
+      expect((await runMaintenance(db, { now: NOW, mode: 'warn', maxSessions: 0 })).sessionsPruned).toEqual([]);
     });
   });
 
@@ -185,41 +174,28 @@ describe.each(testDatabases())('runMaintenance on $name', (database) => {
       await appendEntries(db, 'A', 'r3', [header('r3'), message('r3-m', 20)]);
     });
 
-    it('rotation records each id once with its span; warn reports rotated transcripts past the limit or over the cap, deleting nothing', async () => {
+    it('rotation records each id once with its span; warn reports rotated transcripts past the limit, deleting nothing', async () => {
       expect(await rotateSession(db, { agentId: 'A', sessionKey: KEY, newSessionId: 'r3', now: NOW })).toBe(false);
       expect(await sessionIdsOfKey(db, 'A', KEY)).toEqual([
         { sessionId: 'r1', startedAt: daysAgo(50), endedAt: daysAgo(40), current: false },
         { sessionId: 'r2', startedAt: daysAgo(40), endedAt: daysAgo(5), current: false },
         { sessionId: 'r3', startedAt: daysAgo(5), endedAt: null, current: true },
       ]);
-      const report = await runMaintenance(db, { now: NOW, mode: 'warn', maxEntries: 8 });
+      const report = await runMaintenance(db, { now: NOW, mode: 'warn' });
       expect(report.sessionsPruned).toEqual([]);
       expect(report.transcriptsPruned).toEqual([
         { agentId: 'A', sessionKey: KEY, sessionId: 'r1', endedAt: daysAgo(40), entries: 2 },
-      ]);
-      expect(report.entriesCapped).toEqual([
-        { agentId: 'A', sessionKey: KEY, sessionId: 'r2', removed: 5, keptOverCap: 1 },
       ]);
       expect(await countEntries(db, 'A', 'r1')).toBe(2);
       expect(await countEntries(db, 'A', 'r2')).toBe(14);
     });
 
-    it('enforce prunes and caps rotated transcripts, leaves the current one; a pruned key takes every transcript and its history', async () => {
-      const report = await runMaintenance(db, { now: NOW, mode: 'enforce', maxEntries: 8 });
+    it('enforce prunes old rotated transcripts whole, leaves the others; a pruned key takes every transcript and its history', async () => {
+      const report = await runMaintenance(db, { now: NOW, mode: 'enforce' });
       expect(report.transcriptsPruned.map((t) => [t.sessionId, t.entries])).toEqual([['r1', 2]]);
-      expect(report.entriesCapped.map((c) => [c.sessionId, c.removed])).toEqual([['r2', 5]]);
       expect(await countEntries(db, 'A', 'r1')).toBe(0);
-      expect((await allEntries(db, 'A', 'r2')).map((r) => r.id)).toEqual([
-        'r2',
-        'm5',
-        'm6',
-        'm7',
-        'm8',
-        'm9',
-        'c1',
-        'm10',
-        'm11',
-      ]);
+      // A kept transcript is never cut: its summarized history (m0..m6) stays for recall and revert.
+      expect(await countEntries(db, 'A', 'r2')).toBe(14);
       expect(await countEntries(db, 'A', 'r3')).toBe(2);
       expect((await sessionIdsOfKey(db, 'A', KEY)).map((s) => s.sessionId)).toEqual(['r2', 'r3']);
 
@@ -229,7 +205,7 @@ describe.each(testDatabases())('runMaintenance on $name', (database) => {
         .where('agent_id', '=', 'A')
         .execute();
       const warned = await runMaintenance(db, { now: NOW, mode: 'warn' });
-      expect(warned.sessionsPruned.map((s) => [s.sessionKey, s.entries])).toEqual([[KEY, 11]]);
+      expect(warned.sessionsPruned.map((s) => [s.sessionKey, s.entries])).toEqual([[KEY, 16]]);
       expect(warned.transcriptsPruned).toEqual([]);
       await runMaintenance(db, { now: NOW, mode: 'enforce' });
       for (const id of ['r2', 'r3']) expect(await countEntries(db, 'A', id)).toBe(0);
@@ -413,7 +389,7 @@ describe.each(testDatabases())('runMaintenance on $name', (database) => {
 
   it.each([
     [{ pruneAfterDays: -1 }, 'pruneAfterDays'],
-    [{ maxEntries: 1.5 }, 'maxEntries'],
+    [{ maxSessions: 1.5 }, 'maxSessions'],
     [{ mode: 'delete' }, 'mode'],
   ])('rejects %j with InvalidMaintenanceOptionsError naming the field', async (bad, field) => {
     const error = await runMaintenance(db, { now: NOW, ...(bad as object) }).catch((e: unknown) => e);

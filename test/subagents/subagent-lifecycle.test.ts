@@ -1,12 +1,13 @@
 /**
  * A subagent's life beyond the happy path, through the real worker: limits refused as tool errors,
  * a `session` child steered again after its run closed, a kill the parent hears as the outcome, a
- * child finishing while its parent compacts and continues-as-new, and a reset that stops children.
+ * child finishing while its parent compacts and continues-as-new, a reset that stops children, and a
+ * kill that stops a child's own children with it.
  */
 import { integrationSuite } from '../support/integration';
 import { testDatabases } from '../support/databases';
 import { waitUntil } from '../support/wait-until';
-import { fakeReply, type FakeRequest } from '../../src/testing';
+import { fakeReply, type FakeRequest, type FakeStep } from '../../src/testing';
 import { getSession } from '../../src/store/sessions-repo';
 import { allEntries } from '../support/store-readers';
 import { isChildRequest, lookupTools, messageText, subagentResponder } from './subagent-script';
@@ -47,6 +48,18 @@ describe.each(testDatabases())('subagent lifecycle on $name', (database) => {
         // The children try to spawn grandchildren: depth 2 is over the default limit of 1.
         const base = subagentResponder();
         fake.respondWith((r) => {
+          // The parent also asks for another agent, which its config does not allow (subagentAllowAgents).
+          if (!isChildRequest(r) && r.body.messages!.length === 1) {
+            const spawns = base(r) as Extract<FakeStep, { kind: 'message' }>;
+            const writer = { task: 'Write it up', agentId: 'writer' };
+            return {
+              ...spawns,
+              content: [
+                ...spawns.content,
+                { type: 'tool_use', id: 'toolu_writer', name: 'sessions_spawn', input: writer },
+              ],
+            };
+          }
           if (isChildRequest(r) && r.body.messages!.length === 1)
             return fakeReply.toolUse([
               { id: 'toolu_grandchild', name: 'sessions_spawn', input: { task: 'Look up nothing' } },
@@ -56,9 +69,17 @@ describe.each(testDatabases())('subagent lifecycle on $name', (database) => {
         });
         await client.sendMessage(PARENT, 'Research the cities Oslo, Lima and Pune');
         const parentResults = await toolResults(store, PARENT);
-        expect(parentResults.map((m) => Boolean(m.isError))).toEqual([false, false, true]);
+        expect(parentResults.map((m) => Boolean(m.isError))).toEqual([false, false, true, true]);
         expect(JSON.stringify(parentResults[2]!.content)).toContain('2 subagents are already running');
         expect(JSON.stringify(parentResults[2]!.content)).toContain('subagentMaxChildren');
+        expect(JSON.stringify(parentResults[3]!.content)).toContain(
+          'agent \\"main\\" may not spawn agent \\"writer\\" (it may spawn: main only)',
+        );
+        // What the parent's model read next: the refusal, naming the setting to change.
+        const afterSpawns = fake.requests
+          .slice(before)
+          .find((r) => !isChildRequest(r) && r.body.messages!.length === 3)!;
+        expect(JSON.stringify(afterSpawns.body.messages![2])).toContain('add \\"writer\\" to subagentAllowAgents');
         await waitUntil('two announces', async () => (await announceTexts(store, PARENT)).length === 2);
         const children = await store.db.selectFrom('subagent_runs').selectAll().execute();
         expect(children).toHaveLength(2);
@@ -169,16 +190,21 @@ describe.each(testDatabases())('subagent lifecycle on $name', (database) => {
       },
     ));
 
-  it('kills a running child with the subagents tool; the parent hears the kill as its outcome', () =>
+  it('kills a running child with the subagents tool, and its own child with it; the parent hears the kill', () =>
     suite.withWorker(
       db.store,
-      { tools: lookupTools(), tuning: { modelHeartbeatTimeoutMs: 2_000 } },
+      { tools: lookupTools(), tuning: { modelHeartbeatTimeoutMs: 2_000 }, config: { subagentMaxDepth: 2 } },
       async ({ client, fake, store }) => {
-        const before = fake.requests.length;
         let child = '';
         const base = subagentResponder({ cities: ['Lima'] });
+        const isGrandchildRequest = (r: FakeRequest) => messageText(r.body.messages?.[0]).startsWith('Look deeper');
         fake.respondWith((r) => {
-          // The child's model call hangs until the kill cancels it.
+          // The grandchild's model call, and the child's after spawning it, hang until the kill cancels them.
+          if (isGrandchildRequest(r)) return { ...fakeReply.text('never'), delayMs: 60_000 };
+          if (isChildRequest(r) && r.body.messages!.length === 1)
+            return fakeReply.toolUse([
+              { id: 'toolu_deeper', name: 'sessions_spawn', input: { task: 'Look deeper into Lima', label: 'deeper' } },
+            ]);
           if (isChildRequest(r)) return { ...fakeReply.text('never'), delayMs: 60_000 };
           if (!isChildRequest(r) && lastText(r).startsWith('kill me'))
             return fakeReply.toolUse([
@@ -188,29 +214,48 @@ describe.each(testDatabases())('subagent lifecycle on $name', (database) => {
           return base(r);
         });
         await client.sendMessage(PARENT, 'Research the cities Oslo, Lima and Pune');
-        const run = await waitUntil(
-          'the child to be calling its model',
-          async () =>
-            fake.requests.slice(before).some(isChildRequest) &&
-            store.db.selectFrom('subagent_runs').selectAll().executeTakeFirst(),
-        );
+        const runOf = (parent: string) =>
+          store.db.selectFrom('subagent_runs').selectAll().where('parent_session_key', '=', parent).executeTakeFirst();
+        const run = await waitUntil('the child to spawn its own child', async () => runOf(PARENT));
         child = run.id;
+        const grandchild = await waitUntil(
+          'the grandchild and the child (after its spawn) to be calling their models',
+          async () =>
+            fake.requests.some(isGrandchildRequest) &&
+            fake.requests.some((r) => isChildRequest(r) && r.body.messages!.length === 3) &&
+            (await runOf(run.child_session_key)),
+        );
         expect((await client.sendMessage(PARENT, 'kill me the child')).reply).toBe('Killed it.');
+        const killResult = (await toolResults(store, PARENT)).at(-1)!;
+        expect(JSON.stringify(killResult.content)).toContain('1 of its own subagents killed with it');
         const [announce] = await waitUntil('the kill announce', async () => {
           const texts = await announceTexts(store, PARENT);
           return texts.length === 1 && texts;
         });
         expect(announce).toContain('was killed');
-        const row = await store.db.selectFrom('subagent_runs').selectAll().executeTakeFirstOrThrow();
-        expect(row.status).toBe('killed');
-        expect(row.ended_at).not.toBeNull();
-        // The child announces the kill before its run ends (it throws the cancellation after): its
-        // close may land a moment after the announce, and then it must be a cancellation.
-        const closed = await waitUntil('the killed child to close', async () => {
-          const { status } = await client.temporal.workflow.getHandle(row.workflow_id!).describe();
-          return status.name !== 'RUNNING' && status.name;
-        });
-        expect(closed).toBe('CANCELLED');
+        const closedAs = (workflowId: string) =>
+          waitUntil(`${workflowId} to close`, async () => {
+            const { status } = await client.temporal.workflow.getHandle(workflowId).describe();
+            return status.name !== 'RUNNING' && status.name;
+          });
+        for (const r of [run, grandchild]) {
+          const row = await store.db
+            .selectFrom('subagent_runs')
+            .selectAll()
+            .where('id', '=', r.id)
+            .executeTakeFirstOrThrow();
+          expect(row.status).toBe('killed');
+          expect(row.ended_at).not.toBeNull();
+          // A run announces its kill before it ends (it throws the cancellation after): its close may
+          // land a moment after the announce, and then it must be a cancellation.
+          expect(await closedAs(row.workflow_id!)).toBe('CANCELLED');
+        }
+        // The grandchild's kill announce (made before it closed) found its parent killed: it did not
+        // start the child's session again.
+        const childRuns = [];
+        for await (const w of client.temporal.workflow.list({ query: `WorkflowId = '${run.workflow_id}'` }))
+          childRuns.push(w.status.name);
+        expect(childRuns).toEqual(['CANCELLED']);
         await waitUntil(
           'the parent to answer the kill',
           async () => (await client.getStatus(PARENT)).turnsCompleted === 3,
