@@ -10,6 +10,7 @@ import { z } from 'zod';
 import { ConfigError, type ConfigFileValues, type KeelConfig } from './keel-config';
 import { parseByteSize, SETTINGS, type SettingKey } from './settings-table';
 import { WORK_STYLE_PRESETS, WORK_STYLES } from '../context/work-style-presets';
+import { thinkingLevelSchema } from './setting-schemas';
 import { jsonErrorAt } from './json-error-position';
 import { shownSettingValue, valueAtPath } from './shown-setting-value';
 
@@ -96,6 +97,7 @@ const agentSettingsShape = {
     { message: 'use { "baseUrl": "http://127.0.0.1:11434/v1", "model": "nomic-embed-text", "apiKeyEnv": "…" }' },
   ),
   memoryFlushModel: z.string().min(1),
+  thinkingLevel: thinkingLevelSchema,
   maxOutputTokens: count('tokens').positive('use tokens > 0'),
   contextTokens: count('tokens').positive('use tokens > 0'),
   contextWindowTokens: count('tokens').positive('use tokens > 0'),

@@ -18,6 +18,7 @@ import {
   isWebOrigin,
   modelWindowsSchema,
   runLimit,
+  thinkingLevelSchema,
   toolTimeout,
 } from './setting-schemas';
 
@@ -199,6 +200,12 @@ export const SETTINGS = {
     file: 'maxOutputTokens',
     schema: z.coerce.number().int().positive().optional(),
     doc: "The model call's max_tokens, held to the reserve of the window in force; unset: 4,096, at most half the reserve (`maxOutputTokensFor`).",
+  }),
+  thinkingLevel: setting({
+    env: 'KEEL_THINKING_LEVEL',
+    file: 'thinkingLevel',
+    schema: thinkingLevelSchema.default('off'),
+    doc: "How hard the agent's turns think (off, minimal, low, medium, high, xhigh): Anthropic's thinking budget, an OpenAI-compatible server's reasoning_effort; a session's own level (`/think`) wins.",
   }),
   contextWindowTokens: setting({
     env: 'KEEL_CONTEXT_WINDOW',
