@@ -6,7 +6,7 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { SessionEventKind } from './sessions/lifecycle';
 import type { SpawnAdvice } from './context/spawn-policy';
-import type { ThinkingLevel } from './model/thinking-level';
+import type { ThinkingLevel } from './turn/thinking-level';
 
 export const DEFAULT_TASK_QUEUE = 'keel';
 

@@ -15,7 +15,7 @@ import type {
 import { addUsage, NO_USAGE, usageTotal } from '../src/turn/token-usage';
 import { isSilentReply } from '../src/context/silent-reply';
 import { DEFAULTS } from '../src/config/defaults';
-import type { ThinkingLevel } from '../src/model/thinking-level';
+import type { ThinkingLevel } from '../src/turn/thinking-level';
 
 /** The part of a model call's reply the turn's bookkeeping reads. */
 interface ModelReply {

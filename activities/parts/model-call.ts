@@ -6,7 +6,7 @@
  */
 import { ApplicationFailure, Context, log } from '@temporalio/activity';
 import { thinkingPlan } from '../../src/model/thinking-plan';
-import type { ThinkingLevel } from '../../src/model/thinking-level';
+import type { ThinkingLevel } from '../../src/turn/thinking-level';
 import type { ActivityDeps } from '../../src/runtime/deps';
 import { getEntry } from '../../src/store/entries-repo';
 import { decodeEntryRowOf } from '../../src/store/entry-row';

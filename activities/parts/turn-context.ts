@@ -9,7 +9,7 @@ import { getSession } from '../../src/store/sessions-repo';
 import { estimateScaleFor, getLearnedWindow } from '../../src/store/model-limits-repo';
 import { modelOf } from './session-model';
 import { windowInForce } from './model-window';
-import { storedThinkingLevel, type ThinkingLevel } from '../../src/model/thinking-level';
+import { storedThinkingLevel, type ThinkingLevel } from '../../src/turn/thinking-level';
 
 export interface TurnContext {
   readonly agentId: string;

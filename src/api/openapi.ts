@@ -166,7 +166,7 @@ export function openApiDocument(): ReturnType<typeof createDocument> {
           requestParams: { path: sessionKeyParams },
           responses: { '200': json(sessionThinking, 'The level in force'), ...problems(400, 403, 404) },
         },
-        put: {
+        post: {
           operationId: 'setSessionThinking',
           summary: 'Set (or with null clear) the session’s thinking level',
           requestParams: { path: sessionKeyParams },

@@ -74,7 +74,7 @@ export const compactBody = z
   })
   .meta({ id: 'CompactRequest' });
 
-/** `PUT /v1/sessions/{sessionKey}/thinking`. */
+/** `POST /v1/sessions/{sessionKey}/thinking`. */
 export const thinkingBody = z
   .strictObject({
     level: thinkingLevelSchema.nullable().meta({

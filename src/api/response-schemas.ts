@@ -157,7 +157,7 @@ export const problem = z
   })
   .meta({ id: 'Problem' });
 
-/** A session's thinking level in force (`GET`/`PUT /v1/sessions/{sessionKey}/thinking`). */
+/** A session's thinking level in force (`GET`/`POST /v1/sessions/{sessionKey}/thinking`). */
 export const sessionThinking = z
   .object({
     agentId: z.string(),

@@ -43,7 +43,7 @@ import {
   type TurnRequest,
   type TurnResult,
 } from '../protocol';
-import type { ThinkingLevel } from '../model/thinking-level';
+import type { ThinkingLevel } from '../turn/thinking-level';
 
 export interface KeelClientOptions {
   readonly connection: Connection;

@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { DEFAULTS } from './defaults';
 import { parseDuration } from '../context/work-style-presets';
-import { THINKING_LEVELS } from '../model/thinking-level';
+import { THINKING_LEVELS } from '../turn/thinking-level';
 
 /** Per-provider model windows (OpenClaw `models.providers.<provider>.models[].contextWindow`). */
 export const modelWindowsSchema = z.object({

@@ -3,7 +3,7 @@
  * (at least 1,024 tokens, below `max_tokens`), an OpenAI-compatible server's `reasoning_effort`.
  */
 import { DEFAULTS } from '../config/defaults';
-import type { ThinkingLevel } from './thinking-level';
+import type { ThinkingLevel } from '../turn/thinking-level';
 
 /** The smallest `budget_tokens` Anthropic accepts. */
 export const MIN_THINKING_BUDGET_TOKENS = 1_024;

@@ -30,7 +30,7 @@ import { contextSeries } from './sessions/context-series';
 import { listSessions, type SessionsListOptions } from './sessions/list-sessions';
 import { sessionStatusReport } from './sessions/session-status';
 import { sessionThinking } from './sessions/session-thinking';
-import type { ThinkingLevel } from '../model/thinking-level';
+import type { ThinkingLevel } from '../turn/thinking-level';
 import { killSubagentRun, listSubagents, steerSubagentRun, type SubagentRef } from './subagents/subagents';
 import { transcriptPage } from './transcripts/transcript-page';
 import { importTranscripts, type ImportInput } from './transcripts/import-transcripts';

@@ -5,7 +5,7 @@
 import type { SessionEventKind } from './lifecycle';
 import { runBudgetProblem } from '../turn/run-budget';
 import { MAX_REQUEST_BYTES, MAX_USER_TEXT_CHARS, type CompactRequest, type TurnRequest } from '../protocol';
-import { isThinkingLevel, THINKING_LEVELS } from '../model/thinking-level';
+import { isThinkingLevel, THINKING_LEVELS } from '../turn/thinking-level';
 
 /** What is wrong with a request: the field and the fix. */
 export interface RequestProblem {

@@ -4,7 +4,7 @@ import { storableJsonText, storableText } from '../text/storable-text';
 import { sessionIdsOfKey } from './session-ids-repo';
 import type { TokenUsage } from '../protocol';
 import type { PromptOverhead } from '../context/context-split';
-import type { ThinkingLevel } from '../model/thinking-level';
+import type { ThinkingLevel } from '../turn/thinking-level';
 
 /** Reads and writes of `sessions`. Every call is scoped by agentId. */
 

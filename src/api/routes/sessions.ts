@@ -35,7 +35,7 @@ export function registerSessionRoutes(app: Hono, deps: RouteDeps): void {
     return c.json(await deps.operations.sessions.thinking({ sessionKey }));
   });
 
-  app.put('/v1/sessions/:sessionKey/thinking', async (c) => {
+  app.post('/v1/sessions/:sessionKey/thinking', async (c) => {
     const { sessionKey } = parsePath(c, sessionKeyParams);
     const { level } = await parseBody(c, thinkingBody);
     return c.json(await deps.operations.sessions.thinking({ sessionKey, level }));

@@ -1,13 +1,13 @@
 /**
  * A session's thinking level: shown, set or cleared (`/think` in the chat, `keel session thinking`,
- * `PUT /v1/sessions/{key}/thinking`). The level is the session's `thinkingLevel` toggle; clear, the
+ * `POST /v1/sessions/{key}/thinking`). The level is the session's `thinkingLevel` toggle; clear, the
  * agent's `thinkingLevel` applies. The session must exist: a typo never creates one.
  */
 import type { Kysely } from 'kysely';
 import type { Database } from '../../store/schema';
 import { getSession, setThinkingLevel } from '../../store/sessions-repo';
 import { agentConfig, type KeelSettings } from '../../config/agent-config';
-import { storedThinkingLevel, type ThinkingLevel } from '../../model/thinking-level';
+import { storedThinkingLevel, type ThinkingLevel } from '../../turn/thinking-level';
 import { UnknownSessionError } from '../errors';
 import { shownKey } from '../shown-key';
 
