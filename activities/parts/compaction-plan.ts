@@ -30,7 +30,8 @@ export async function planCompactionStep(
   // Chunks and the kept tail fit what the provider really takes, not only what Keel was told.
   const plan = planCompaction(toPlanEntries(active.rows), {
     contextWindow: window,
-    keepRecentTokens: keptTailTokens(input.keepRecentTokens, input.trigger, window),
+    // The request's tail, else the agent's configured one (manual compactions included), else the default.
+    keepRecentTokens: keptTailTokens(input.keepRecentTokens ?? deps.config.keepRecentTokens, input.trigger, window),
     estimate: deps.estimate,
     ...(previousSummary ? { previousSummary } : {}),
   });
