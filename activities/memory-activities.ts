@@ -49,7 +49,12 @@ export interface MemoryFlushInput {
 }
 
 export type MemoryFlushSkip =
-  'already-flushed-this-cycle' | 'workspace-read-only' | 'no-workspace-access' | 'no-model' | 'does-not-fit';
+  | 'disabled'
+  | 'already-flushed-this-cycle'
+  | 'workspace-read-only'
+  | 'no-workspace-access'
+  | 'no-model'
+  | 'does-not-fit';
 
 export interface MemoryFlushResult {
   readonly ran: boolean;
@@ -123,6 +128,8 @@ async function runMemoryFlush(ctx: MemoryActivityContext, input: MemoryFlushInpu
       ),
     };
   }
+  // Turned off (memoryFlush.enabled): compactions go on without it.
+  if (!deps.config.memoryFlushEnabled) return { ran: false, skipped: 'disabled', notes: 0 };
   const session = await getSession(ctx.db, input.agentId, input.sessionKey);
   const cycle = session?.compaction_count ?? 0;
   if (session?.memory_flush_compaction_count === cycle)
@@ -145,12 +152,21 @@ async function runMemoryFlush(ctx: MemoryActivityContext, input: MemoryFlushInpu
   const window = await effectiveWindow(deps, model, input);
   // The same system prompt as the turns (the provider's prompt cache holds it), counted against the room.
   const system = await systemPromptForTurn(deps, { ...input, model: turnModel, ...(session ? { session } : {}) });
-  const systemTokens = system.overhead.systemTokens + system.overhead.bootstrapTokens;
+  const systemTokens =
+    system.overhead.systemTokens +
+    system.overhead.bootstrapTokens +
+    (deps.config.memoryFlushSystemPrompt
+      ? deps.estimate({ role: 'user', content: deps.config.memoryFlushSystemPrompt })
+      : 0);
   const context = await prepareContext(deps, input.agentId, input.sessionKey, input.sessionId, {
     window,
     overheadTokens: systemTokens,
   });
-  const prompt: AgentMessage = { role: 'user', content: MEMORY_FLUSH_PROMPT };
+  const prompt: AgentMessage = { role: 'user', content: deps.config.memoryFlushPrompt ?? MEMORY_FLUSH_PROMPT };
+  // The flush's own system text goes last, so the turns' prompt cache still serves the prefix.
+  const systemText = deps.config.memoryFlushSystemPrompt
+    ? `${system.text}\n\n${deps.config.memoryFlushSystemPrompt}`
+    : system.text;
   const maxTokens = maxOutputTokensFor(window, deps.config);
   // The reserve, as a turn keeps it: room for the reply and slack for an estimate that falls short.
   const reserve = Math.max(maxTokens, reserveForWindow(window, deps.config));
@@ -165,7 +181,7 @@ async function runMemoryFlush(ctx: MemoryActivityContext, input: MemoryFlushInpu
   const sentTokens = history.reduce((sum, m) => sum + deps.estimate(m), deps.estimate(prompt) + systemTokens);
   const written = await askForNotes(ctx, deps, input, {
     model,
-    system: system.text,
+    system: systemText,
     messages: [...history, prompt],
     maxTokens,
     sentTokens,

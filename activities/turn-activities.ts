@@ -93,6 +93,8 @@ export interface StartTurnInput extends BeginTurnInput {
     readonly assistantEntryId: string;
     readonly requestId?: string;
     readonly finish: TurnFinish;
+    /** The turn's own thinking level (its request's). */
+    readonly thinking?: CallModelInput['thinking'];
   };
 }
 
@@ -192,6 +194,7 @@ async function startTurn(ctx: TurnActivityContext, input: StartTurnInput): Promi
     precheck: true,
     ...(call.requestId !== undefined ? { requestId: call.requestId } : {}),
     finish: call.finish,
+    ...(call.thinking ? { thinking: call.thinking } : {}),
     ...(input.task ? { task: input.task } : {}),
   };
   let outcome: ModelCallOutcome;

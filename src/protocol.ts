@@ -6,6 +6,7 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { SessionEventKind } from './sessions/lifecycle';
 import type { SpawnAdvice } from './context/spawn-policy';
+import type { ThinkingLevel } from './turn/thinking-level';
 
 export const DEFAULT_TASK_QUEUE = 'keel';
 
@@ -196,6 +197,8 @@ interface SuspendedTurnBase {
     readonly compactions?: number;
     /** The turn's run budget, decided at its start. */
     readonly budget?: ResolvedRunBudget;
+    /** The turn's own thinking level, when its request set one. */
+    readonly thinking?: ThinkingLevel;
   };
 }
 
@@ -302,6 +305,8 @@ export interface TurnRequest {
   readonly streamReply?: boolean;
   /** This turn's run budget, over the agent's (`runBudget` in keel.config.json, or the environment). */
   readonly budget?: RunBudget;
+  /** This turn's thinking level, over the session's (`/think`) and its agent's (`thinkingLevel`). */
+  readonly thinking?: ThinkingLevel;
 }
 
 /**

@@ -105,6 +105,7 @@ export class SessionSteps {
       touch,
       request.streamReply === false ? undefined : requestId,
     );
+    turn.thinking = request.thinking;
     const timing = new TurnTiming(this.ctx.ids);
     timing.step('model');
     // A cancel may come while the begin is still running: the turn is named by its first entry.
@@ -242,6 +243,7 @@ export class SessionSteps {
     const call = {
       assistantEntryId: wf.uuid4(),
       finish: turn.finish,
+      ...(turn.thinking ? { thinking: turn.thinking } : {}),
       ...(turn.streamTo !== undefined ? { requestId: turn.streamTo } : {}),
     };
     try {
@@ -483,6 +485,7 @@ export class SessionSteps {
       precheck,
       finish: turn.finish,
       ...(turn.stopReason ? { lastCall: turn.stopReason } : {}),
+      ...(turn.thinking ? { thinking: turn.thinking } : {}),
       ...(turn.streamTo !== undefined ? { requestId: turn.streamTo } : {}),
       ...(this.input.task ? { task: this.input.task } : {}),
     });

@@ -15,6 +15,7 @@ import type {
 import { addUsage, NO_USAGE, usageTotal } from '../src/turn/token-usage';
 import { isSilentReply } from '../src/context/silent-reply';
 import { DEFAULTS } from '../src/config/defaults';
+import type { ThinkingLevel } from '../src/turn/thinking-level';
 
 /** The part of a model call's reply the turn's bookkeeping reads. */
 interface ModelReply {
@@ -32,6 +33,8 @@ export class TurnProgress {
   compactions = 0;
   /** The run budget decided at the turn's start (the agent's, then the request's). */
   budget: ResolvedRunBudget = DEFAULT_BUDGET;
+  /** The turn's own thinking level (its request's); unset, the session's or its agent's applies. */
+  thinking: ThinkingLevel | undefined;
   /** Why the turn stopped early: set once its last, tool-less call is asked for. */
   stopReason: TurnStopReason | undefined;
   private readonly toolCalls: TurnToolCall[] = [];
@@ -60,6 +63,7 @@ export class TurnProgress {
     turn.toolCalls.push(...p.toolCalls);
     turn.toolCallsOmitted = p.toolCallsOmitted ?? 0;
     turn.budget = p.budget ?? DEFAULT_BUDGET;
+    turn.thinking = p.thinking;
     return turn;
   }
 
@@ -79,6 +83,7 @@ export class TurnProgress {
       ...(this.toolCallsOmitted > 0 ? { toolCallsOmitted: this.toolCallsOmitted } : {}),
       ...(this.compactions > 0 ? { compactions: this.compactions } : {}),
       budget: this.budget,
+      ...(this.thinking ? { thinking: this.thinking } : {}),
     };
   }
 

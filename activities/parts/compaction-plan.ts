@@ -36,9 +36,10 @@ export async function planCompactionStep(
   // engine that compacted itself leaves Keel nothing to summarize (the whole window is kept).
   const plan = planCompaction(entries, {
     contextWindow: window,
+    // The request's tail, else the agent's configured one (manual compactions included), else the default.
     keepRecentTokens: engineCompacted
       ? Number.MAX_SAFE_INTEGER
-      : keptTailTokens(input.keepRecentTokens, input.trigger, window),
+      : keptTailTokens(input.keepRecentTokens ?? deps.config.keepRecentTokens, input.trigger, window),
     estimate: deps.estimate,
     ...(previousSummary ? { previousSummary } : {}),
   });

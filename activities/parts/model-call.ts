@@ -4,7 +4,9 @@
  * budget, made (streaming, the reply held until stored), and its reply stored; the turn's final
  * reply is stored with the turn's usage in one statement, and the context engine's afterTurn sees it.
  */
-import { Context, log } from '@temporalio/activity';
+import { ApplicationFailure, Context, log } from '@temporalio/activity';
+import { thinkingPlan } from '../../src/model/thinking-plan';
+import type { ThinkingLevel } from '../../src/turn/thinking-level';
 import type { ActivityDeps } from '../../src/runtime/deps';
 import { getEntry } from '../../src/store/entries-repo';
 import { decodeEntryRowOf } from '../../src/store/entry-row';
@@ -75,6 +77,8 @@ export interface CallModelInput {
    * request (sent, not stored) to report where the task stands.
    */
   readonly lastCall?: TurnStopReason;
+  /** This turn's thinking level (the request's), over the session's and its agent's. */
+  readonly thinking?: ThinkingLevel;
 }
 
 /** What finishing a turn needs besides this call: the usage of the turn's earlier calls, and whether it refreshes freshness. */
@@ -241,6 +245,14 @@ async function requestReply(
   calledAt: number,
 ): Promise<ModelResponse> {
   const { deps, model } = turn;
+  const window = call.context.window;
+  const plan = thinkingPlan(
+    input.thinking ?? turn.thinking,
+    maxOutputTokensFor(window, deps.config),
+    reserveForWindow(window, deps.config),
+  );
+  if ('problem' in plan)
+    throw ApplicationFailure.create({ type: 'ThinkingBudgetTooSmall', nonRetryable: true, message: plan.problem });
   const stream = openReplyStream(ctx.db, {
     ...input,
     call: input.assistantEntryId,
@@ -254,7 +266,8 @@ async function requestReply(
         model,
         system: call.system,
         messages: input.lastCall ? withReportRequest(call.context.messages, input.lastCall) : call.context.messages,
-        maxTokens: maxOutputTokensFor(call.context.window, deps.config),
+        maxTokens: plan.maxTokens,
+        ...(plan.thinking ? { thinking: plan.thinking } : {}),
         tools: call.tools,
         ...(input.lastCall ? { toolChoice: 'none' as const } : {}),
         promptCaching: deps.config.promptCaching,

@@ -9,6 +9,7 @@ import { getSession } from '../../src/store/sessions-repo';
 import { estimateScaleFor, getLearnedWindow } from '../../src/store/model-limits-repo';
 import { modelOf } from './session-model';
 import { windowInForce } from './model-window';
+import { storedThinkingLevel, type ThinkingLevel } from '../../src/turn/thinking-level';
 
 export interface TurnContext {
   readonly agentId: string;
@@ -22,6 +23,8 @@ export interface TurnContext {
   readonly model: string;
   /** The model's window in force for this session: configured, lowered by a learned limit, scaled by the session's estimate scale. */
   readonly window: number;
+  /** How hard the session's turns think: its own level (`/think`, or OpenClaw's imported toggle), else its agent's. */
+  readonly thinking: ThinkingLevel;
   /** This attempt has just appended the user's message: no reply of the turn can be stored yet. */
   readonly replyAbsent: boolean;
 }
@@ -41,7 +44,17 @@ export function turnContext(
   const deps = depsForAgent(workerDeps, agentId);
   const model = modelOf(deps, session);
   const window = windowInForce(deps, model, learnedWindow, estimateScaleFor(session, model));
-  return { agentId, deps, metrics: workerDeps.metrics, session, model, window, replyAbsent: opts.replyAbsent };
+  const thinking = storedThinkingLevel(session?.toggles.thinkingLevel) ?? deps.config.thinkingLevel;
+  return {
+    agentId,
+    deps,
+    metrics: workerDeps.metrics,
+    session,
+    model,
+    window,
+    thinking,
+    replyAbsent: opts.replyAbsent,
+  };
 }
 
 /** Reads the context of a model call that follows other steps of its turn: the session row, then its model's learned window. */

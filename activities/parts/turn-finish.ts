@@ -47,6 +47,8 @@ export function decideAfterFinish(
   });
   return {
     ...decision,
+    // Turned off (memoryFlush.enabled): the turn asks for no flush at the soft threshold.
+    memoryFlush: decision.memoryFlush && deps.config.memoryFlushEnabled,
     contextTokens,
     contextWindow,
     configuredContextWindow: configuredWindow(deps.config, model).tokens,

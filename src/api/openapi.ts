@@ -5,6 +5,7 @@ import {
   approvalParams,
   approvalsQuery,
   compactBody,
+  thinkingBody,
   compactionsQuery,
   eventsHeaders,
   eventsQuery,
@@ -27,6 +28,7 @@ import {
   systemEvent,
   progressEvent,
   compactionResult,
+  sessionThinking,
   messageReply,
   problem,
   restartEvent,
@@ -155,6 +157,21 @@ export function openApiDocument(): ReturnType<typeof createDocument> {
           requestParams: { path: sessionKeyParams },
           requestBody: { content: { 'application/json': { schema: compactBody } } },
           responses: { '200': json(compactionResult, 'The compaction’s result'), ...problems(400, 403, 404, 413, 502) },
+        },
+      },
+      '/v1/sessions/{sessionKey}/thinking': {
+        get: {
+          operationId: 'getSessionThinking',
+          summary: 'The thinking level the session’s turns use, and whether it is the session’s or its agent’s',
+          requestParams: { path: sessionKeyParams },
+          responses: { '200': json(sessionThinking, 'The level in force'), ...problems(400, 403, 404) },
+        },
+        post: {
+          operationId: 'setSessionThinking',
+          summary: 'Set (or with null clear) the session’s thinking level',
+          requestParams: { path: sessionKeyParams },
+          requestBody: { content: { 'application/json': { schema: thinkingBody } } },
+          responses: { '200': json(sessionThinking, 'The level in force'), ...problems(400, 403, 404) },
         },
       },
       '/v1/sessions/{sessionKey}/events': {

@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import 'zod-openapi';
 import { MAX_USER_TEXT_CHARS } from '../protocol';
+import { thinkingLevelSchema } from '../config/setting-schemas';
 
 /** A session key in the path, URL-encoded (`agent%3Amain%3Amain`); its grammar is checked by the client. */
 export const sessionKeyParams = z.object({
@@ -50,6 +51,9 @@ export const messageBody = z
         description:
           'This turn’s run budget over the agent’s: model calls and tokens (null: no limit). At its budget the turn makes a last call without tools to report, and the reply carries stopReason',
       }),
+    thinking: thinkingLevelSchema.optional().meta({
+      description: 'This turn’s thinking level, over the session’s and its agent’s (`thinkingLevel`)',
+    }),
   })
   .meta({ id: 'MessageRequest' });
 
@@ -69,6 +73,15 @@ export const compactBody = z
       .meta({ description: 'Recent tokens kept verbatim; unset: a hard checkpoint' }),
   })
   .meta({ id: 'CompactRequest' });
+
+/** `POST /v1/sessions/{sessionKey}/thinking`. */
+export const thinkingBody = z
+  .strictObject({
+    level: thinkingLevelSchema.nullable().meta({
+      description: 'The session’s thinking level from its next turn on; null: its agent’s (`thinkingLevel`) again',
+    }),
+  })
+  .meta({ id: 'ThinkingRequest' });
 
 /** `GET /v1/sessions`. */
 export const sessionsQuery = z.strictObject({

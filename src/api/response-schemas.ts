@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import 'zod-openapi';
 import { count, runningTurn } from '../operations/view-fields';
+import { thinkingLevelSchema } from '../config/setting-schemas';
 
 /** A turn's token usage as the provider reported it. */
 const usage = z
@@ -155,3 +156,13 @@ export const problem = z
       .meta({ description: 'A failed request: its failure type (`KeelModelUnavailable`, …)' }),
   })
   .meta({ id: 'Problem' });
+
+/** A session's thinking level in force (`GET`/`POST /v1/sessions/{sessionKey}/thinking`). */
+export const sessionThinking = z
+  .object({
+    agentId: z.string(),
+    sessionKey: z.string(),
+    level: thinkingLevelSchema,
+    source: z.enum(['session', 'agent']).meta({ description: 'The session’s own level, or its agent’s' }),
+  })
+  .meta({ id: 'SessionThinking' });

@@ -1,4 +1,5 @@
 import { parseResetCommand } from '../sessions/lifecycle';
+import { isThinkingLevel, THINKING_LEVELS, type ThinkingLevel } from '../turn/thinking-level';
 
 /** What one typed line asks the chat for: a local command, or a message for the model. */
 export type ChatLine =
@@ -6,6 +7,8 @@ export type ChatLine =
   | { readonly kind: 'quit' }
   | { readonly kind: 'status' }
   | { readonly kind: 'compact'; readonly instructions?: string }
+  /** `/think [level|default]`: show the session's thinking level, set it, or (`default`) follow the agent's again. */
+  | { readonly kind: 'think'; readonly level?: ThinkingLevel | null; readonly problem?: string }
   /** `/new` or `/reset`, maybe followed by a first message: the session runs it as a turn that starts a new session. */
   | { readonly kind: 'new'; readonly text: string }
   /** `/approve [id] [note]`, `/deny [id] [reason]`: a tool call of this session waiting for approval (the only one when no id). */
@@ -19,6 +22,7 @@ export const CHAT_HELP = [
   '  /help                   this list',
   '  /status                 context usage and what it is made of',
   '  /compact [instructions] compact the session now (a checkpoint; instructions focus the summary)',
+  `  /think [level]         show or set how hard the session thinks (${THINKING_LEVELS.join(', ')}; default: the agent's)`,
   '  /new [message]          start a new session (/reset does the same), then send the message if given',
   '  /approve [id] [note]    run the tool call waiting for approval (the id when several wait)',
   '  /deny [id] [reason]     refuse it: it never runs, and the model reads the reason',
@@ -42,6 +46,9 @@ export function parseChatLine(line: string): ChatLine {
       return { kind: 'status' };
     case '/compact':
       return argument ? { kind: 'compact', instructions: argument } : { kind: 'compact' };
+    case '/think':
+    case '/thinking':
+      return thinkLine(argument);
     case '/approve':
       return { kind: 'approve', words: rest.filter(Boolean) };
     case '/deny':
@@ -49,4 +56,15 @@ export function parseChatLine(line: string): ChatLine {
     default:
       return { kind: 'unknown', command };
   }
+}
+
+/** `/think` with its argument: no argument shows the level, `default` clears it; anything else must be a level. */
+function thinkLine(argument: string): ChatLine {
+  if (argument === '') return { kind: 'think' };
+  if (argument === 'default') return { kind: 'think', level: null };
+  if (isThinkingLevel(argument)) return { kind: 'think', level: argument };
+  return {
+    kind: 'think',
+    problem: `/think: "${argument}" is not a level; use one of ${THINKING_LEVELS.join(', ')}, or default`,
+  };
 }

@@ -10,6 +10,8 @@ import { statusLine } from './status-line';
 import { chatCompactionLine } from './compaction-outcome';
 import { watchApprovals, type ApprovalWatch } from './chat-approvals';
 import { describeOutcome } from './approvals';
+import type { ThinkingLevel } from '../turn/thinking-level';
+import type { SessionThinkingReport } from '../operations/sessions/session-thinking';
 
 /** How long `/approve` at the prompt looks for a call another client's turn waits on before saying there is none. */
 const IDLE_DECISION_WAIT_MS = 2_000;
@@ -26,6 +28,15 @@ interface InFlight {
   giveUp?: NodeJS.Timeout;
 }
 
+/** What the chat can do besides talking to the session workflow. */
+export interface ChatOptions {
+  /**
+   * Shows, sets or (`null`) clears the session's stored thinking level (needs the workers' database).
+   * Without it `/think` sets the level of this chat's turns only, and says so.
+   */
+  readonly sessionThinking?: (level: ThinkingLevel | null | undefined) => Promise<SessionThinkingReport>;
+}
+
 /**
  * The interactive chat of `keel dev` and `keel chat`: one line, one durable turn, the reply printed
  * as it streams, the turn's tool calls, then the context-usage bar. Lines starting with `/` are the
@@ -37,7 +48,12 @@ interface InFlight {
  * terminal, or SIGTERM leaves at once, cancelling what runs. While a turn waits on a failing step,
  * the failure is said on one line; at the prompt, replies to subagents' announces appear as they come.
  */
-export async function chat(client: KeelClient, sessionKey: string, log: (l: string) => void): Promise<void> {
+export async function chat(
+  client: KeelClient,
+  sessionKey: string,
+  log: (l: string) => void,
+  opts: ChatOptions = {},
+): Promise<void> {
   const tty = Boolean(process.stdin.isTTY);
   log(
     `chat: session ${sessionKey}. Type a message; /help lists the commands; Ctrl-C cancels a reply; Ctrl-C at the prompt or Ctrl-D leaves.`,
@@ -177,10 +193,13 @@ export async function chat(client: KeelClient, sessionKey: string, log: (l: stri
     log(contextBar(status));
     if (status.contextSplit) log(contextSplitBar(status.contextSplit, status.contextWindow));
   };
+  // `/think` without the session's store: the level this chat's turns ask for.
+  let chatThinking: ThinkingLevel | undefined;
   const turn = (text: string) => {
     const requestId = randomUUID();
+    const thinking = chatThinking ? { thinking: chatThinking } : {};
     return inFlightRun(requestId, async (out, say) => {
-      await printStreamedReply(client.streamMessage(sessionKey, text, { requestId }), say, out);
+      await printStreamedReply(client.streamMessage(sessionKey, text, { requestId, ...thinking }), say, out);
       logStatus(await client.getStatus(sessionKey));
     });
   };
@@ -198,6 +217,20 @@ export async function chat(client: KeelClient, sessionKey: string, log: (l: stri
         return true;
       case 'status':
         logStatus(await client.getStatus(sessionKey));
+        return true;
+      case 'think':
+        if (command.problem) log(command.problem);
+        else if (opts.sessionThinking) {
+          const report = await opts.sessionThinking(command.level);
+          log(
+            `thinking: ${report.level} (${report.source === 'session' ? 'this session' : `agent ${report.agentId}'s level`})`,
+          );
+        } else {
+          if (command.level !== undefined) chatThinking = command.level ?? undefined;
+          log(
+            `thinking: ${chatThinking ?? "the session's level"} for this chat's turns (the session's stored level: keel session thinking)`,
+          );
+        }
         return true;
       case 'compact':
         log('compacting…');

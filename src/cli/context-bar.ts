@@ -1,6 +1,7 @@
 import type { ContextSplit, SessionStatus } from '../protocol';
+import { DEFAULTS } from '../config/defaults';
 
-/** A one-line context-usage bar for the terminal: `[██████░░░░░░] 48.2% of 200k · normal`. */
+/** A one-line context-usage bar for the terminal: `[██████░░░░░░] 48.2% of 200k · normal`; from 65% it warns the user. */
 export function contextBar(
   status: Pick<SessionStatus, 'contextTokens' | 'contextWindow' | 'percentUsed' | 'pressure'>,
   width = 24,
@@ -10,7 +11,11 @@ export function contextBar(
   const bar = '█'.repeat(filled) + '░'.repeat(width - filled);
   const windowK = `${Math.round(status.contextWindow / 1000)}k`;
   const pressure = status.pressure === 'normal' ? 'normal' : `above ${status.pressure}%`;
-  return `[${bar}] ${status.percentUsed.toFixed(1)}% of ${windowK} tokens · ${pressure}`;
+  const warning =
+    status.percentUsed >= DEFAULTS.contextWarningPercent
+      ? ` · warning: over ${DEFAULTS.contextWarningPercent}% of the window used; /compact (keel compact) or /new soon`
+      : '';
+  return `[${bar}] ${status.percentUsed.toFixed(1)}% of ${windowK} tokens · ${pressure}${warning}`;
 }
 
 /**

@@ -7,6 +7,7 @@ import { parseSessionKey } from '../sessions/session-key';
 import { modelConfigured } from '../runtime/activity-deps';
 import type { LocalStack, StartLocalStack } from './local-stack';
 import { chat } from './chat';
+import { sessionThinking } from '../operations/sessions/session-thinking';
 import { checkModel } from './check-model';
 import { smallWindowOf, smallWindowText } from './small-window-note';
 
@@ -57,7 +58,14 @@ export async function runDev(opts: DevOptions, startLocalStack: StartLocalStack)
       return failure ? 1 : 0;
     }
     if (stack.logFile) log(`worker logs: ${stack.logFile}`);
-    await chat(stack.client, opts.sessionKey, log);
+    await chat(stack.client, opts.sessionKey, log, {
+      sessionThinking: (level) =>
+        sessionThinking(stack.runtime.store.db, settings, {
+          agentId: agentOf(opts.sessionKey),
+          sessionKey: opts.sessionKey,
+          ...(level !== undefined ? { level } : {}),
+        }),
+    });
     return 0;
   } finally {
     await api

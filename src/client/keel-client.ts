@@ -43,6 +43,7 @@ import {
   type TurnRequest,
   type TurnResult,
 } from '../protocol';
+import type { ThinkingLevel } from '../turn/thinking-level';
 
 export interface KeelClientOptions {
   readonly connection: Connection;
@@ -90,6 +91,8 @@ export interface SendMessageOptions {
    * the turn makes one last call without tools to report, and its result carries `stopReason`.
    */
   readonly budget?: RunBudget | undefined;
+  /** This turn's thinking level, over the session's (`/think`) and its agent's (`thinkingLevel`). */
+  readonly thinking?: ThinkingLevel | undefined;
 }
 
 /** What `streamMessage` yields: reply text, restarts and tool calls as they happen, then the durable reply. */
@@ -220,6 +223,7 @@ export class KeelClient {
       ...(opts.expectedLastEntryId ? { expectedLastEntryId: opts.expectedLastEntryId } : {}),
       ...(opts.event ? { event: opts.event } : {}),
       ...(opts.budget ? { budget: opts.budget } : {}),
+      ...(opts.thinking ? { thinking: opts.thinking } : {}),
       // Nobody hears this reply stream: the worker need not publish it.
       ...(this.opts.stream ? {} : { streamReply: false }),
     };

@@ -10,6 +10,7 @@ import { z } from 'zod';
 import { ConfigError, type ConfigFileValues, type KeelConfig } from './keel-config';
 import { parseByteSize, SETTINGS, type SettingKey } from './settings-table';
 import { WORK_STYLE_PRESETS, WORK_STYLES } from '../context/work-style-presets';
+import { thinkingLevelSchema } from './setting-schemas';
 import { jsonErrorAt } from './json-error-position';
 import { shownSettingValue, valueAtPath } from './shown-setting-value';
 
@@ -67,6 +68,12 @@ const modelSpecSchema = z.preprocess(
     }),
 );
 
+const memoryFlushSchema = z.strictObject({
+  enabled: z.boolean({ message: 'use true or false' }).optional(),
+  prompt: z.string().min(1, 'write the instruction, or leave the key out').optional(),
+  systemPrompt: z.string().min(1, 'write the text, or leave the key out').optional(),
+});
+
 const resetSchema = z.strictObject({
   mode: z.enum(['daily', 'idle', 'none'], { message: 'use "daily", "idle" or "none"' }).optional(),
   atHour: count('hours').min(0, 'use an hour from 0 to 23').max(23, 'use an hour from 0 to 23').optional(),
@@ -99,6 +106,7 @@ const agentSettingsShape = {
     { message: 'use { "baseUrl": "http://127.0.0.1:11434/v1", "model": "nomic-embed-text", "apiKeyEnv": "…" }' },
   ),
   memoryFlushModel: z.string().min(1),
+  thinkingLevel: thinkingLevelSchema,
   maxOutputTokens: count('tokens').positive('use tokens > 0'),
   contextTokens: count('tokens').positive('use tokens > 0'),
   contextWindowTokens: count('tokens').positive('use tokens > 0'),
@@ -106,6 +114,7 @@ const agentSettingsShape = {
   reserveTokensFloor: count('tokens').nonnegative('use tokens ≥ 0 (0 turns the floor off)'),
   smallWindowTokens: count('tokens').nonnegative('use tokens ≥ 0 (0 turns the small-window mode off)'),
   softThresholdTokens: count('tokens').nonnegative('use tokens ≥ 0'),
+  keepRecentTokens: count('tokens').nonnegative('use tokens ≥ 0 (0: a hard checkpoint)'),
   tools: z.string().min(1, 'name the module exporting registerTools(registry), relative to this file'),
   toolTimeout: z.union([count('milliseconds'), z.string()], {
     message: 'use a duration such as "30s" or "5m" (or milliseconds)',
@@ -136,6 +145,7 @@ const agentSettingsShape = {
   workStyle: z.enum(WORK_STYLES, { message: `use one of ${WORK_STYLES.map((w) => `"${w}"`).join(', ')}` }),
   historyLimits: z.unknown(),
   reset: resetSchema,
+  memoryFlush: memoryFlushSchema,
   maxActiveTranscriptBytes: z.union([count('bytes').nonnegative('use bytes ≥ 0'), z.string()], {
     message: 'use a number of bytes or a size such as "20mb"',
   }),
@@ -219,6 +229,7 @@ const SECTION_KEYS: Record<string, string[]> = {
   agent: Object.keys(agentSettingsShape),
   model: ['provider', 'id', 'baseUrl', 'apiKeyEnv'],
   reset: Object.keys(resetSchema.shape),
+  memoryFlush: Object.keys(memoryFlushSchema.shape),
 };
 
 /** One section of the file (the top level or an agent) as KeelConfig values, each with its JSON path. */
@@ -346,6 +357,12 @@ function toSection(
     if (s.reset.timeZone !== undefined) set('resetTimeZone', s.reset.timeZone, 'reset.timeZone');
     if (s.reset.idleMinutes !== undefined) set('idleMinutes', s.reset.idleMinutes, 'reset.idleMinutes');
   }
+  if (s.memoryFlush) {
+    const f = s.memoryFlush;
+    if (f.enabled !== undefined) set('memoryFlushEnabled', f.enabled, 'memoryFlush.enabled');
+    if (f.prompt !== undefined) set('memoryFlushPrompt', f.prompt, 'memoryFlush.prompt');
+    if (f.systemPrompt !== undefined) set('memoryFlushSystemPrompt', f.systemPrompt, 'memoryFlush.systemPrompt');
+  }
   const key = (spec: { readonly apiKeyEnv?: string | undefined }, where: string): string | undefined => {
     if (!spec.apiKeyEnv) return undefined;
     const value = env[spec.apiKeyEnv];
@@ -423,8 +440,8 @@ function describeIssue(issue: z.core.$ZodIssue, json: unknown): string {
           ? 'agent'
           : path.at(-1) === 'model' || path.at(-1) === 'compactionModel'
             ? 'model'
-            : path.at(-1) === 'reset'
-              ? 'reset'
+            : path.at(-1) === 'reset' || path.at(-1) === 'memoryFlush'
+              ? path.at(-1)
               : undefined;
     const known = kind ? `; known settings here: ${SECTION_KEYS[kind]!.join(', ')}` : '';
     return issue.keys

@@ -90,6 +90,13 @@ export const DEFAULTS = {
   /** Default model when none is configured. */
   model: 'claude-sonnet-4-6',
   maxOutputTokens: 4_096,
+  /**
+   * Anthropic `budget_tokens` per thinking level, on top of the reply's max tokens (pi-ai's budgets;
+   * `xhigh` doubles `high`). The API's floor is 1,024.
+   */
+  thinkingBudgetTokens: { minimal: 1_024, low: 2_048, medium: 8_192, high: 16_384, xhigh: 32_768 },
+  /** From this share of the window (percent) the chat and `keel status` warn the user (OpenClaw's seed: warn at 65%). */
+  contextWarningPercent: 65,
   /** The default maxOutputTokens takes at most this share of the reserve (Keel: a small window keeps slack for estimates). */
   defaultOutputReserveShare: 0.5,
   /** A model response must start (headers) within this; the streamed body is bounded by the idle timeout instead (Keel). */

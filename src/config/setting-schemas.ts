@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { DEFAULTS } from './defaults';
 import { parseDuration } from '../context/work-style-presets';
+import { THINKING_LEVELS } from '../turn/thinking-level';
 
 /** Per-provider model windows (OpenClaw `models.providers.<provider>.models[].contextWindow`). */
 export const modelWindowsSchema = z.object({
@@ -70,3 +71,6 @@ export function isWebOrigin(text: string): boolean {
     return false;
   }
 }
+
+/** A thinking level, refused with the levels to write instead. */
+export const thinkingLevelSchema = z.enum(THINKING_LEVELS, { message: `use one of ${THINKING_LEVELS.join(', ')}` });

@@ -19,6 +19,7 @@ import {
   isWebOrigin,
   modelWindowsSchema,
   runLimit,
+  thinkingLevelSchema,
   toolTimeout,
 } from './setting-schemas';
 
@@ -200,6 +201,12 @@ export const SETTINGS = {
     file: 'maxOutputTokens',
     schema: z.coerce.number().int().positive().optional(),
     doc: "The model call's max_tokens, held to the reserve of the window in force; unset: 4,096, at most half the reserve (`maxOutputTokensFor`).",
+  }),
+  thinkingLevel: setting({
+    env: 'KEEL_THINKING_LEVEL',
+    file: 'thinkingLevel',
+    schema: thinkingLevelSchema.default('off'),
+    doc: "How hard the agent's turns think (off, minimal, low, medium, high, xhigh): Anthropic's thinking budget, an OpenAI-compatible server's reasoning_effort; a session's own level (`/think`) wins.",
   }),
   contextWindowTokens: setting({
     env: 'KEEL_CONTEXT_WINDOW',
@@ -419,6 +426,31 @@ export const SETTINGS = {
     file: 'softThresholdTokens',
     schema: z.coerce.number().int().nonnegative().default(DEFAULTS.softThresholdTokens),
     doc: 'Memory flush starts this many tokens below the compaction threshold (OpenClaw softThresholdTokens).',
+  }),
+  keepRecentTokens: setting({
+    env: 'KEEL_KEEP_RECENT_TOKENS',
+    file: 'keepRecentTokens',
+    schema: z.coerce.number().int().nonnegative('a whole number of tokens ≥ 0').optional(),
+    doc: 'The recent tail a compaction keeps verbatim when its request names none (OpenClaw keepRecentTokens): manual `/compact` too, which is otherwise a hard checkpoint; unset: 20,000 for automatic compactions. At most a quarter of the window.',
+  }),
+  memoryFlushEnabled: setting({
+    env: 'KEEL_MEMORY_FLUSH',
+    readEnv: envSwitch,
+    file: 'memoryFlush.enabled',
+    schema: switchField().default(true),
+    doc: 'The silent memory flush before compactions (OpenClaw memoryFlush.enabled); off: compactions run without it.',
+  }),
+  memoryFlushPrompt: setting({
+    env: 'KEEL_MEMORY_FLUSH_PROMPT',
+    file: 'memoryFlush.prompt',
+    schema: z.string().trim().min(1, 'write the instruction, or leave it unset for the built-in one').optional(),
+    doc: "The flush turn's instruction (OpenClaw memoryFlush.prompt); unset: Keel's, which asks for memory_write notes, a memory_checkpoint and NO_REPLY.",
+  }),
+  memoryFlushSystemPrompt: setting({
+    env: 'KEEL_MEMORY_FLUSH_SYSTEM_PROMPT',
+    file: 'memoryFlush.systemPrompt',
+    schema: z.string().trim().min(1, 'write the text, or leave it unset').optional(),
+    doc: "Added to the end of the flush turn's system prompt (OpenClaw memoryFlush.systemPrompt), after the turns' own, so their prompt cache still serves it.",
   }),
   memoryFlushModel: setting({
     env: 'KEEL_MEMORY_FLUSH_MODEL',

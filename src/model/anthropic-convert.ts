@@ -154,7 +154,11 @@ export function toAnthropicParams(request: ModelRequest): Anthropic.MessageCreat
     ...(request.toolChoice && request.tools && request.tools.length > 0
       ? { tool_choice: { type: request.toolChoice } }
       : {}),
-    ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
+    ...(request.thinking
+      ? { thinking: { type: 'enabled', budget_tokens: request.thinking.budgetTokens } }
+      : request.temperature === undefined
+        ? {}
+        : { temperature: request.temperature }),
   };
   if (!request.promptCaching) return params;
   // Tool results of one round become one user message: the prefix is counted as the provider sees it.

@@ -3,6 +3,7 @@
  * (`src/context/types.ts`); each implementation converts to its provider's wire format inside itself.
  */
 import type { AgentMessage, AssistantBlock, StopReason } from '../context/types';
+import type { ThinkingRequest } from './thinking-plan';
 
 /** A tool the model may call; `inputSchema` is a JSON Schema object. */
 export interface ModelTool {
@@ -23,7 +24,13 @@ export interface ModelRequest {
    */
   toolChoice?: 'auto' | 'none';
   maxTokens: number;
+  /** Ignored while `thinking` is on (Anthropic refuses a temperature beside thinking). */
   temperature?: number;
+  /**
+   * Think before answering: Anthropic's `thinking` with `budgetTokens` (within `maxTokens`), an
+   * OpenAI-compatible server's `reasoning_effort` at `level`. Absent: no thinking asked for.
+   */
+  thinking?: ThinkingRequest;
   /**
    * Mark the stable prefix (tools, system prompt, conversation so far) for the provider's prompt
    * cache where the provider needs markers (Anthropic `cache_control`). Default off.

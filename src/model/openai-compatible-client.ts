@@ -194,7 +194,12 @@ export class OpenAiCompatibleModelClient implements ModelClient {
       max_tokens: request.maxTokens,
       // OpenAI's default when tools are sent, but some servers (llama-cpp-python) default to "none".
       ...(withTools ? { tools: toChatTools(request.tools!), tool_choice: request.toolChoice ?? 'auto' } : {}),
-      ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
+      // Reasoning servers take the level as their effort, and (OpenAI's o-series) no temperature beside it.
+      ...(request.thinking
+        ? { reasoning_effort: request.thinking.level }
+        : request.temperature === undefined
+          ? {}
+          : { temperature: request.temperature }),
     };
     const learnedKey = `${this.#url} ${model}`;
     const stream = !withTools || (this.#streamToolTurns && !cannotStreamTools.has(learnedKey));

@@ -29,6 +29,8 @@ import { fleetPage } from './fleet/fleet-page';
 import { contextSeries } from './sessions/context-series';
 import { listSessions, type SessionsListOptions } from './sessions/list-sessions';
 import { sessionStatusReport } from './sessions/session-status';
+import { sessionThinking } from './sessions/session-thinking';
+import type { ThinkingLevel } from '../turn/thinking-level';
 import { killSubagentRun, listSubagents, steerSubagentRun, type SubagentRef } from './subagents/subagents';
 import { transcriptPage } from './transcripts/transcript-page';
 import { importTranscripts, type ImportInput } from './transcripts/import-transcripts';
@@ -90,6 +92,12 @@ export class KeelOperations {
       sessionStatusReport(this.deps.client, input.sessionKey, this.deps.settings, (fn) => fn(this.deps.db)),
     contextSeries: (input: { readonly agentId: string; readonly sessionId: string }) =>
       contextSeries(this.deps.db, input.agentId, input.sessionId),
+    /** Shows, sets or (`null`) clears the session's thinking level. */
+    thinking: (input: { readonly sessionKey: string; readonly level?: ThinkingLevel | null }) =>
+      sessionThinking(this.deps.db, this.deps.settings, {
+        ...input,
+        agentId: this.deps.client.identify(input.sessionKey).agentId,
+      }),
   };
 
   /** `keel compactions`: list, show, retry, revert, rerun, compare, and a session's with their summaries. */

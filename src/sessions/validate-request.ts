@@ -5,6 +5,7 @@
 import type { SessionEventKind } from './lifecycle';
 import { runBudgetProblem } from '../turn/run-budget';
 import { MAX_REQUEST_BYTES, MAX_USER_TEXT_CHARS, type CompactRequest, type TurnRequest } from '../protocol';
+import { isThinkingLevel, THINKING_LEVELS } from '../turn/thinking-level';
 
 /** What is wrong with a request: the field and the fix. */
 export interface RequestProblem {
@@ -34,6 +35,12 @@ export function checkTurnRequest(request: TurnRequest | undefined): RequestProbl
   }
   if (request.event !== undefined && !EVENTS.has(request.event)) {
     return { field: 'event', message: `event: "${String(request.event)}" is not one of ${[...EVENTS].join(', ')}` };
+  }
+  if (request.thinking !== undefined && !isThinkingLevel(request.thinking)) {
+    return {
+      field: 'thinking',
+      message: `thinking: "${String(request.thinking)}" is not one of ${THINKING_LEVELS.join(', ')}`,
+    };
   }
   return runBudgetProblem(request.budget);
 }

@@ -4,6 +4,7 @@ import { storableJsonText, storableText } from '../text/storable-text';
 import { sessionIdsOfKey } from './session-ids-repo';
 import type { TokenUsage } from '../protocol';
 import type { PromptOverhead } from '../context/context-split';
+import type { ThinkingLevel } from '../turn/thinking-level';
 
 /** Reads and writes of `sessions`. Every call is scoped by agentId. */
 
@@ -82,6 +83,30 @@ export async function setModelOverride(
   const result = await db
     .updateTable('sessions')
     .set({ model_override: model === null ? null : storableText(model), updated_at: new Date() })
+    .where('agent_id', '=', agentId)
+    .where('session_key', '=', sessionKey)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
+/**
+ * Sets (or with `null` clears) the session's thinking level, kept as its `thinkingLevel` toggle (where
+ * an OpenClaw import puts it): its turns think at this level instead of the agent's. False when the
+ * session does not exist (nothing is created).
+ */
+export async function setThinkingLevel(
+  db: Kysely<Database>,
+  agentId: string,
+  sessionKey: string,
+  level: ThinkingLevel | null,
+): Promise<boolean> {
+  const toggles =
+    level === null
+      ? sql<string>`toggles - 'thinkingLevel'`
+      : sql<string>`toggles || jsonb_build_object('thinkingLevel', ${level}::text)`;
+  const result = await db
+    .updateTable('sessions')
+    .set({ toggles, updated_at: new Date() })
     .where('agent_id', '=', agentId)
     .where('session_key', '=', sessionKey)
     .executeTakeFirst();

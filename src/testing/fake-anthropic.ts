@@ -52,6 +52,7 @@ import {
   replyOverflowStep,
 } from './fake-limits';
 import { FakePromptCache, type FakeCacheUsage } from './fake-prompt-cache';
+import { anthropicThinkingProblem } from './fake-thinking-rules';
 import { FakeOpenAiPromptCache } from './fake-openai-prompt-cache';
 import {
   contextManagementProblem,
@@ -231,6 +232,7 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
         ? (toolChoiceProblem(body) ??
           anthropicToolSchemaProblem(body) ??
           anthropicPairingProblem(body) ??
+          anthropicThinkingProblem(body) ??
           contextManagementProblem(body, request.headers) ??
           promptCache.problem(body))
         : (toolChoiceProblem(body) ?? openAiToolSchemaProblem(body) ?? openAiPairingProblem(body));

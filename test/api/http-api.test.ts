@@ -111,6 +111,29 @@ describe.each(testDatabases())('the HTTP API on $name', (database) => {
         sessions: [expect.objectContaining({ sessionKey: key, agentId: agent, sessionId: row!.session_id, turns: 2 })],
       });
 
+      // The session's thinking level: set through the API, sent with the next turn's call; a turn's own wins.
+      const thinking = await api.call('POST', '/v1/sessions/{sessionKey}/thinking', {
+        params: { sessionKey: key },
+        body: { level: 'medium' },
+      });
+      expect(thinking.body).toEqual({ agentId: agent, sessionKey: key, level: 'medium', source: 'session' });
+      t.fake.enqueue(fakeReply.text('thought'), fakeReply.text('quick'));
+      await api.call('POST', MESSAGES, { params: { sessionKey: key }, body: { text: 'think' } });
+      expect(t.fake.requests.at(-1)!.body.thinking).toEqual({ type: 'enabled', budget_tokens: 8_192 });
+      await api.call('POST', MESSAGES, { params: { sessionKey: key }, body: { text: 'quick', thinking: 'off' } });
+      expect(t.fake.requests.at(-1)!.body.thinking).toBeUndefined();
+      const badLevel = await api.call('POST', MESSAGES, {
+        params: { sessionKey: key },
+        body: { text: 'x', thinking: 'max' },
+      });
+      expect(badLevel.status).toBe(400);
+      expect(JSON.stringify(badLevel.body)).toContain('thinking');
+      const cleared = await api.call('POST', '/v1/sessions/{sessionKey}/thinking', {
+        params: { sessionKey: key },
+        body: { level: null },
+      });
+      expect(cleared.body).toMatchObject({ level: 'off', source: 'agent' });
+
       const document = await api.call('GET', '/openapi.json');
       expect(document.body.openapi).toBe('3.1.0');
       expect(Object.keys(document.body.paths).sort()).toEqual(
@@ -132,6 +155,7 @@ describe.each(testDatabases())('the HTTP API on $name', (database) => {
           '/v1/sessions/{sessionKey}/events',
           '/v1/sessions/{sessionKey}/replay',
           '/v1/sessions/{sessionKey}/subagents',
+          '/v1/sessions/{sessionKey}/thinking',
           '/v1/sessions/{sessionKey}/transcript',
           '/v1/subagents/{id}/kill',
           '/v1/subagents/{id}/steer',

@@ -14,6 +14,16 @@ describe('parseChatLine', () => {
     ['/approve', { kind: 'approve', words: [] }],
     ['/approve looks  right', { kind: 'approve', words: ['looks', 'right'] }],
     ['/deny 0f3c2a1b too much', { kind: 'deny', words: ['0f3c2a1b', 'too', 'much'] }],
+    ['/think', { kind: 'think' }],
+    ['/think high', { kind: 'think', level: 'high' }],
+    ['/thinking default', { kind: 'think', level: null }],
+    [
+      '/think max',
+      {
+        kind: 'think',
+        problem: '/think: "max" is not a level; use one of off, minimal, low, medium, high, xhigh, or default',
+      },
+    ],
     ['/helpme', { kind: 'unknown', command: '/helpme' }],
     ['/newish', { kind: 'unknown', command: '/newish' }],
   ])('reads %j', (line, expected) => {

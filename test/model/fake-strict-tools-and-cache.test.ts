@@ -131,4 +131,44 @@ describe('the fake Messages API is strict about tools and cache_control', () => 
     expect(later.usage.cache_creation_input_tokens).toBeGreaterThan(0);
     fake.respondWith(undefined);
   });
+  it('refuses a thinking-enabled tool loop that drops the signed thinking, and a budget the API does not accept', async () => {
+    fake.respondWith(() => fakeReply.text('ok'));
+    const tool = { name: 'look', input_schema: { type: 'object' } };
+    const call = { type: 'tool_use', id: 'toolu_1', name: 'look', input: {} };
+    const loop = (assistant: object[]) => ({
+      model: 'claude-x',
+      max_tokens: 3000,
+      thinking: { type: 'enabled', budget_tokens: 1024 },
+      tools: [tool],
+      messages: [
+        { role: 'user', content: 'look' },
+        { role: 'assistant', content: assistant },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'seen' }] },
+      ],
+    });
+    const dropped = await post(loop([call]));
+    expect(dropped.status).toBe(400);
+    expect(dropped.message).toMatch(
+      /^messages\.1\.content\.0\.type: Expected `thinking` or `redacted_thinking`, but found `tool_use`\. When `thinking` is enabled, a final `assistant` message must start with a thinking block/,
+    );
+    expect(await post(loop([{ type: 'thinking', thinking: 'hmm', signature: '' }, call]))).toEqual({
+      status: 400,
+      message: 'messages.1.content.0.thinking.signature: Field required',
+    });
+    expect((await post(loop([{ type: 'thinking', thinking: 'hmm', signature: 'sig-1' }, call]))).status).toBe(200);
+    // Without thinking the same loop may drop it; a new user message after a finished turn may too.
+    expect((await post({ ...loop([call]), thinking: undefined })).status).toBe(200);
+    const budget = { ...base, max_tokens: 2000, thinking: { type: 'enabled', budget_tokens: 512 } };
+    expect((await post(budget)).message).toBe(
+      'thinking.enabled.budget_tokens: Input should be greater than or equal to 1024',
+    );
+    expect((await post({ ...budget, thinking: { type: 'enabled', budget_tokens: 2000 } })).message).toMatch(
+      /^`max_tokens` must be greater than `thinking.budget_tokens`/,
+    );
+    expect(
+      (await post({ ...base, max_tokens: 2000, temperature: 0.2, thinking: { type: 'enabled', budget_tokens: 1024 } }))
+        .message,
+    ).toMatch(/^`temperature` may only be set to 1 when thinking is enabled/);
+    expect(fake.invalid).toHaveLength(5);
+  });
 });

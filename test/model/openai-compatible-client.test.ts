@@ -180,6 +180,22 @@ describe('OpenAiCompatibleModelClient', () => {
     expect(reply.content).toEqual([{ type: 'text', text: 'ok' }]);
   });
 
+  it('asks a reasoning server for its effort at the thinking level, without a temperature beside it', async () => {
+    fake.enqueue(fakeReply.text('ok'), fakeReply.text('ok'));
+    await client.complete({
+      model: 'x',
+      messages: conversation,
+      maxTokens: 50,
+      temperature: 0.2,
+      thinking: { level: 'high', budgetTokens: 16_384 },
+    });
+    expect(fake.requests.at(-1)!.body).toMatchObject({ reasoning_effort: 'high' });
+    expect(fake.requests.at(-1)!.body.temperature).toBeUndefined();
+    await client.complete({ model: 'x', messages: conversation, maxTokens: 50, temperature: 0.2 });
+    expect(fake.requests.at(-1)!.body.reasoning_effort).toBeUndefined();
+    expect(fake.requests.at(-1)!.body.temperature).toBe(0.2);
+  });
+
   describe('idle timeout instead of a wall clock', () => {
     const slow = (): OpenAiCompatibleModelClient =>
       new OpenAiCompatibleModelClient({

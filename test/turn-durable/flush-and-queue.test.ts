@@ -153,6 +153,50 @@ describe.each(testDatabases())('memory flush failures and busy queues on $name',
     );
   }, 600_000);
 
+  it('a configured flush prompt, system text and keep budget reach the flush and /compact; a flush turned off never runs', async () => {
+    const prompt = 'Custom flush: write what matters with memory_write, then NO_REPLY.';
+    const flushes: string[] = [];
+    const respond = (request: Parameters<typeof isFlushRequest>[0]) => {
+      if (isSummarizerRequest(request)) return goodSummarizer(request);
+      const last = JSON.stringify(request.body.messages?.at(-1) ?? '');
+      if (last.includes(prompt) || isFlushRequest(request)) {
+        flushes.push(JSON.stringify(request.body.system));
+        return fakeReply.text('NO_REPLY');
+      }
+      return fakeReply.text(`re: ${lastUserText(request)} ${'with enough words to keep '.repeat(20)}`);
+    };
+    let keptTail = 0;
+    const config = {
+      memoryFlushPrompt: prompt,
+      memoryFlushSystemPrompt: 'FLUSH-SYSTEM-ADDITION',
+      keepRecentTokens: 400,
+    };
+    await suite.withWorker(db.store, { config }, async ({ client, fake }) => {
+      fake.respondWith(respond);
+      const key = `agent:${freshDurableAgent()}:main`;
+      for (let i = 0; i < 4; i++) await client.sendMessage(key, `turn ${i}`);
+      const result = await client.compact(key);
+      // The flush ran with the configured instruction, its system text last.
+      expect(flushes).toHaveLength(1);
+      expect(flushes[0]).toMatch(/FLUSH-SYSTEM-ADDITION"$/);
+      expect(result.status).toBe('succeeded');
+      keptTail = result.tokensAfter;
+    });
+    flushes.length = 0;
+    await suite.withWorker(db.store, { config: { memoryFlushEnabled: false } }, async ({ client, fake }) => {
+      fake.respondWith(respond);
+      const key = `agent:${freshDurableAgent()}:main`;
+      for (let i = 0; i < 4; i++) await client.sendMessage(key, `turn ${i}`);
+      const result = await client.compact(key);
+      expect(result.status).toBe('succeeded');
+      // Off: no flush request.
+      expect(flushes).toEqual([]);
+      // Without a keep budget /compact is a hard checkpoint: the same conversation with the agent's
+      // 400-token budget kept a recent tail beside the summary.
+      expect(keptTail).toBeGreaterThan(result.tokensAfter + 200);
+    });
+  }, 300_000);
+
   it(
     'a never-empty queue passes the continue-as-new point with every request answered once, in order',
     () =>

@@ -3,7 +3,7 @@ import { testDatabases } from '../support/databases';
 import { fakeReply } from '../../src/testing';
 import { integrationSuite } from '../support/integration';
 import { appendEntries } from '../../src/store/entries-repo';
-import { getSession } from '../../src/store/sessions-repo';
+import { getSession, setThinkingLevel } from '../../src/store/sessions-repo';
 import { ensureSession } from '../support/ensure-session';
 import type { Store } from '../../src/store/connect';
 import { ToolRegistry } from '../../src/tools/registry';
@@ -210,6 +210,51 @@ describe.each(testDatabases())('a durable turn on a real Temporal dev server and
       expect(results[1].content[0].text).toContain('unknown tool "no_such_tool"');
     });
   });
+
+  it('thinks at the agent’s level through a tool loop, sending the signed thinking back; a session’s level and a turn’s own win', () =>
+    suite.withWorker(db.store, { config: { thinkingLevel: 'low' } }, async ({ client, store, fake }) => {
+      const agent = freshAgent();
+      const key = `agent:${agent}:main`;
+      const thinking = { type: 'thinking' as const, thinking: 'The tool first.', signature: 'sig-loop-1' };
+      fake.enqueue(
+        {
+          kind: 'message',
+          content: [thinking, { type: 'tool_use', id: 'toolu_t1', name: 'no_such_tool', input: {} }],
+        },
+        fakeReply.text('done'),
+      );
+      expect((await client.sendMessage(key, 'use a tool')).reply).toBe('done');
+      const [call, answer] = fake.requests.slice(-2).map((r) => r.body);
+      // The agent's level: Anthropic's budget for "low", on top of the reply's own 4,096 tokens.
+      for (const body of [call, answer])
+        expect({ thinking: body!.thinking, max_tokens: body!.max_tokens }).toEqual({
+          thinking: { type: 'enabled', budget_tokens: 2_048 },
+          max_tokens: 4_096 + 2_048,
+        });
+      // The tool loop sends the reply that called the tool back with its signed thinking first, as the API requires.
+      const loop = answer!.messages!;
+      expect(loop[loop.length - 2]!.content[0]).toEqual({
+        type: 'thinking',
+        thinking: 'The tool first.',
+        signature: 'sig-loop-1',
+      });
+      expect(fake.invalid).toEqual([]);
+
+      // The session's own level (what `/think high` stores), then a turn that asks for none.
+      await setThinkingLevel(store.db, agent, key, 'high');
+      fake.enqueue(fakeReply.text('deep'), fakeReply.text('quick'));
+      await client.sendMessage(key, 'think hard');
+      expect(fake.requests[fake.requests.length - 1]!.body.thinking).toMatchObject({ type: 'enabled' });
+      const high = fake.requests[fake.requests.length - 1]!.body.thinking as { budget_tokens: number };
+      expect(high.budget_tokens).toBeGreaterThan(8_192);
+      await client.sendMessage(key, 'answer fast', { thinking: 'off' });
+      const off = fake.requests[fake.requests.length - 1]!.body;
+      expect({ thinking: off.thinking, max_tokens: off.max_tokens }).toEqual({
+        thinking: undefined,
+        max_tokens: 4_096,
+      });
+      expect(fake.invalid).toEqual([]);
+    }));
 
   it("sends the entries another worker appended between two turns, as a rebuild from the database would (the worker's window copy)", () =>
     suite.withWorker(db.store, {}, async ({ client, store, fake }) => {

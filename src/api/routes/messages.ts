@@ -27,9 +27,17 @@ export function registerMessageRoutes(app: Hono, deps: ApiDeps): void {
     await sql`select 1`.execute(deps.db);
     if (wantsEventStream(c))
       return streamSSE(c, (stream) =>
-        streamTurn(stream, deps, sessionKey, body.text, { requestId, ...budgetOf(body) }),
+        streamTurn(stream, deps, sessionKey, body.text, {
+          requestId,
+          ...budgetOf(body),
+          ...(body.thinking ? { thinking: body.thinking } : {}),
+        }),
       );
-    const result = await deps.client.sendMessage(sessionKey, body.text, { requestId, ...budgetOf(body) });
+    const result = await deps.client.sendMessage(sessionKey, body.text, {
+      requestId,
+      ...budgetOf(body),
+      ...(body.thinking ? { thinking: body.thinking } : {}),
+    });
     return c.json(messageReplyOf(sessionKey, requestId, result));
   });
 }

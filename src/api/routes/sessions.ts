@@ -3,9 +3,9 @@ import { forKnownSession } from '../../operations/sessions/session-errors';
 import type { RouteDeps } from '../api-deps';
 import { allowedAgentParam, ofAllowedAgents } from '../allowed';
 import { parseBody, parsePath, parseQuery } from '../parse-request';
-import { compactBody, sessionKeyParams, sessionsQuery } from '../request-schemas';
+import { compactBody, sessionKeyParams, sessionsQuery, thinkingBody } from '../request-schemas';
 
-/** `GET /v1/sessions`, `GET /v1/sessions/{sessionKey}` and `POST /v1/sessions/{sessionKey}/compact`. */
+/** `GET /v1/sessions`, `GET /v1/sessions/{sessionKey}`, `POST /v1/sessions/{sessionKey}/compact` and `…/thinking`. */
 export function registerSessionRoutes(app: Hono, deps: RouteDeps): void {
   app.get('/v1/sessions', async (c) => {
     const query = parseQuery(c, sessionsQuery);
@@ -28,5 +28,16 @@ export function registerSessionRoutes(app: Hono, deps: RouteDeps): void {
     const body = await parseBody(c, compactBody);
     deps.client.identify(sessionKey);
     return c.json(await forKnownSession(sessionKey, () => deps.client.compact(sessionKey, body)));
+  });
+
+  app.get('/v1/sessions/:sessionKey/thinking', async (c) => {
+    const { sessionKey } = parsePath(c, sessionKeyParams);
+    return c.json(await deps.operations.sessions.thinking({ sessionKey }));
+  });
+
+  app.post('/v1/sessions/:sessionKey/thinking', async (c) => {
+    const { sessionKey } = parsePath(c, sessionKeyParams);
+    const { level } = await parseBody(c, thinkingBody);
+    return c.json(await deps.operations.sessions.thinking({ sessionKey, level }));
   });
 }

@@ -16,6 +16,8 @@ import { compactionOutcomeLine } from '../compaction-outcome';
 import { DEFAULTS } from '../../config/defaults';
 import { watchRetries } from '../chat-watch';
 import { parseSessionKey } from '../../sessions/session-key';
+import { sessionThinking } from '../../operations/sessions/session-thinking';
+import { isThinkingLevel, THINKING_LEVELS } from '../../turn/thinking-level';
 
 /** `keel sessions`, `keel status`, `keel compact`, `keel session model`: one session at a time, or all of them. */
 export function registerSessionCommands(program: Command, ctx: CliContext): void {
@@ -129,6 +131,35 @@ export function registerSessionCommands(program: Command, ctx: CliContext): void
             }),
           ),
         );
+      },
+    );
+  session
+    .command('thinking')
+    .description('show, set or clear how hard a session’s turns think')
+    .argument('<sessionKey>', 'e.g. agent:main:main')
+    .argument('[level]', `one of ${THINKING_LEVELS.join(', ')}`)
+    .option('--clear', 'follow the agent’s thinkingLevel again')
+    .option('--agent <id>', 'the agent, when the key does not name one')
+    .option('--json', 'print the report on stdout')
+    .action(
+      async (sessionKey: string, level: string | undefined, opts: JsonOption & { clear?: boolean; agent?: string }) => {
+        if (level !== undefined && opts.clear) throw new UsageError('give a level or --clear, not both');
+        if (level !== undefined && !isThinkingLevel(level))
+          throw new UsageError(`level: "${level}" is not one of ${THINKING_LEVELS.join(', ')}`);
+        const settings = loadKeelSettings();
+        const agentId = parseSessionKey(sessionKey).agentId ?? opts.agent ?? 'main';
+        const report = await withStore((s) =>
+          sessionThinking(s.db, settings, {
+            agentId,
+            sessionKey,
+            ...(opts.clear ? { level: null } : level !== undefined ? { level } : {}),
+          }),
+        );
+        if (!opts.json)
+          say(
+            `${shownKey(sessionKey)}: thinking ${report.level}${report.source === 'session' ? ' (session level)' : ` (agent ${agentId}'s level)`}`,
+          );
+        printResult(opts, report);
       },
     );
 }
