@@ -27,6 +27,7 @@ import {
   type TemporalTestEnv,
 } from '../test/support/temporal';
 import { resolveReserveTokens } from '../src/context/context-window';
+import { runMain } from './support/run-main';
 
 const CACHE_WRITE_PRICE = 1.25;
 const CACHE_READ_PRICE = 0.1;
@@ -290,14 +291,4 @@ export function ratioLines(r: CompactionCacheResult): string[] {
   ];
 }
 
-if (require.main === module) {
-  run()
-    .then((result) => {
-      for (const line of ratioLines(result)) log(line);
-      process.stdout.write(`${JSON.stringify(result)}\n`);
-    })
-    .catch((err: unknown) => {
-      log(`compaction-cache failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
-      process.exitCode = 1;
-    });
-}
+if (require.main === module) runMain('compaction-cache', run, ratioLines);

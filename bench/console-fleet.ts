@@ -17,6 +17,7 @@ import { temporalDependency } from '../src/runtime/reach';
 import { storeDependency } from '../src/store/reachable-store';
 import { consoleCookieValue } from '../src/console/console-cookie';
 import { chromiumPath } from '../test/support/tool-path';
+import { runMain } from './support/run-main';
 
 const TOKEN = 'bench-token-0123456789abcdef';
 const SERVER_SAMPLES = 7;
@@ -102,14 +103,4 @@ export function ratioLines(result: unknown): string[] {
   );
 }
 
-if (require.main === module) {
-  run()
-    .then((result) => {
-      for (const line of ratioLines(result)) process.stderr.write(`${line}\n`);
-      process.stdout.write(`${JSON.stringify(result)}\n`);
-    })
-    .catch((err: unknown) => {
-      process.stderr.write(`${err instanceof Error ? err.stack : String(err)}\n`);
-      process.exitCode = 1;
-    });
-}
+if (require.main === module) runMain('console-fleet', run, ratioLines);

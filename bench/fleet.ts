@@ -40,6 +40,7 @@ import {
   type CpuParts,
   type ThreadCpu,
 } from './support/process-cpu';
+import { runMain } from './support/run-main';
 
 const FULL = { liveSessions: 1_000, concurrent: 100, turnsEach: 6 } as const;
 const QUICK = { liveSessions: 100, concurrent: 25, turnsEach: 6 } as const;
@@ -392,15 +393,5 @@ function threadLine(t: ThreadCpu): string {
   return `main ${t.main} / node ${t.node} / core ${t.core}`;
 }
 
-if (require.main === module) {
-  run({ quick: process.argv.includes('--quick') })
-    .then((result) => {
-      log(ratioLines(result).join('\n'));
-      process.stdout.write(`${JSON.stringify(result)}\n`);
-    })
-    .catch((err: unknown) => {
-      log(`fleet failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
-      process.exitCode = 1;
-    })
-    .finally(() => process.exit());
-}
+if (require.main === module)
+  runMain('fleet', () => run({ quick: process.argv.includes('--quick') }), ratioLines, { exitWhenDone: true });

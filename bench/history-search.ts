@@ -19,6 +19,7 @@ import { searchHistory } from '../src/store/history-search';
 import { indexTerms } from '../src/text/search-terms';
 import { mergePendingSearchIndex } from '../src/store/deferred-search-index';
 import { latencyStats, ratio, type LatencyStats } from './support/stats';
+import { runMain } from './support/run-main';
 
 const DEFAULT_SIZES = [10_000, 100_000, 1_000_000];
 const QUICK_SIZES = [10_000, 100_000];
@@ -221,14 +222,5 @@ export function ratioLines(r: HistorySearchResult): string[] {
   ];
 }
 
-if (require.main === module) {
-  run({ quick: process.argv.includes('--quick') })
-    .then((result) => {
-      log(ratioLines(result).join('\n'));
-      process.stdout.write(`${JSON.stringify(result)}\n`);
-    })
-    .catch((err: unknown) => {
-      log(`history-search failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
-      process.exitCode = 1;
-    });
-}
+if (require.main === module)
+  runMain('history-search', () => run({ quick: process.argv.includes('--quick') }), ratioLines);

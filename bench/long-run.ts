@@ -24,6 +24,7 @@ import {
   type TemporalTestEnv,
 } from '../test/support/temporal';
 import { sessionWorkflowId } from '../src/sessions/session-key';
+import { runMain } from './support/run-main';
 
 const WINDOW = 32_000;
 const log = (line: string) => process.stderr.write(`${line}\n`);
@@ -164,14 +165,4 @@ export function ratioLines(r: LongRunResult): string[] {
   ];
 }
 
-if (require.main === module) {
-  run()
-    .then((result) => {
-      for (const line of ratioLines(result)) log(line);
-      process.stdout.write(`${JSON.stringify(result)}\n`);
-    })
-    .catch((err: unknown) => {
-      log(`long-run failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
-      process.exitCode = 1;
-    });
-}
+if (require.main === module) runMain('long-run', run, ratioLines);

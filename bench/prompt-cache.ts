@@ -17,6 +17,7 @@ import type { TokenUsage } from '../src/protocol';
 import { fakeReply, startFakeAnthropic, type FakeRequest } from '../src/testing';
 import { testDeps } from '../test/support/keel-deps';
 import { keelClient, runInProcessWorker, startTemporalTestEnv, uniqueTaskQueue } from '../test/support/temporal';
+import { runMain } from './support/run-main';
 
 /** Anthropic's prices relative to uncached input. */
 const CACHE_WRITE_PRICE = 1.25;
@@ -181,14 +182,4 @@ function formatTable(r: PromptCacheResult): string {
   return ['turn  calls  billed(on)  billed(off)  read(on)  write(on)', ...rows, '', ...ratioLines(r)].join('\n');
 }
 
-if (require.main === module) {
-  run()
-    .then((result) => {
-      log(formatTable(result));
-      process.stdout.write(`${JSON.stringify(result)}\n`);
-    })
-    .catch((err: unknown) => {
-      log(`prompt-cache failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
-      process.exitCode = 1;
-    });
-}
+if (require.main === module) runMain('prompt-cache', run, formatTable);

@@ -21,6 +21,7 @@ import { SessionVectorCache } from '../src/store/session-vector-cache';
 import { DEFAULTS } from '../src/config/defaults';
 import { seed } from './history-search';
 import { latencyStats, ratio, type LatencyStats } from './support/stats';
+import { runMain } from './support/run-main';
 
 const ENTRIES = 100_000;
 const QUICK_ENTRIES = 20_000;
@@ -146,14 +147,5 @@ function unitVector(random: () => number): Float32Array {
   return v;
 }
 
-if (require.main === module) {
-  run({ quick: process.argv.includes('--quick') })
-    .then((result) => {
-      log(ratioLines(result).join('\n'));
-      process.stdout.write(`${JSON.stringify(result)}\n`);
-    })
-    .catch((err: unknown) => {
-      log(`recall-scale failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
-      process.exitCode = 1;
-    });
-}
+if (require.main === module)
+  runMain('recall-scale', () => run({ quick: process.argv.includes('--quick') }), ratioLines);

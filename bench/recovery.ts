@@ -31,6 +31,7 @@ import { startCuttableProxy } from '../test/support/cuttable-proxy';
 import { endsWithToolResult, lastUserText } from '../test/support/durable-turn-helpers';
 import { waitUntil } from '../test/support/wait-until';
 import { latencyStats, type LatencyStats } from './support/stats';
+import { runMain } from './support/run-main';
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
@@ -233,14 +234,4 @@ export function ratioLines(r: RecoveryResult | RecoverySkipped): string[] {
   ];
 }
 
-if (require.main === module) {
-  run()
-    .then((result) => {
-      log(ratioLines(result).join('\n'));
-      process.stdout.write(`${JSON.stringify(result)}\n`);
-    })
-    .catch((err: unknown) => {
-      log(`recovery failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
-      process.exitCode = 1;
-    });
-}
+if (require.main === module) runMain('recovery', run, ratioLines);

@@ -38,6 +38,7 @@ import {
 } from './support/stats';
 import { historyGrowth, historySize, type HistoryGrowth, type HistorySize } from './support/history-bytes';
 import { seedTranscript, type SeedReport } from './support/seed-transcript';
+import { runMain } from './support/run-main';
 
 /** Timed turns per series (BENCH_TURNS overrides). */
 const DEFAULT_TURNS = 100;
@@ -578,14 +579,4 @@ export function formatTable(r: TurnLatencyResult): string {
   ].join('\n');
 }
 
-if (require.main === module) {
-  run()
-    .then((result) => {
-      log(formatTable(result));
-      process.stdout.write(`${JSON.stringify(result)}\n`);
-    })
-    .catch((err: unknown) => {
-      log(`turn-latency failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
-      process.exitCode = 1;
-    });
-}
+if (require.main === module) runMain('turn-latency', run, formatTable);

@@ -18,6 +18,7 @@ import { keelClient, runInProcessWorker, startTemporalTestEnv, uniqueTaskQueue }
 import { startBaselineWorker } from './baseline/worker';
 import { baselineIoTurnUpdate, baselineStopSignal, baselineTurnUpdate } from './baseline/shared';
 import { PHASES, updatePhases, type Phase, type TimedEvent } from './support/update-phases';
+import { runMain } from './support/run-main';
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
 const WARMUP = 5;
@@ -115,14 +116,4 @@ export function ratioLines(r: TurnPhasesResult): string[] {
   ];
 }
 
-if (require.main === module) {
-  run()
-    .then((result) => {
-      log(ratioLines(result).join('\n'));
-      process.stdout.write(`${JSON.stringify(result)}\n`);
-    })
-    .catch((err: unknown) => {
-      log(`turn-phases failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
-      process.exitCode = 1;
-    });
-}
+if (require.main === module) runMain('turn-phases', run, ratioLines);

@@ -4,11 +4,11 @@
  */
 export {
   KeelClient,
-  KeelRequestError,
   type KeelClientOptions,
   type SendMessageOptions,
   type ReplyStreamItem,
 } from './client/keel-client';
+export { KeelRequestError } from './sessions/validate-request';
 // The operator's core (sessions, compactions, approvals, subagents) a team builds its own console on.
 export {
   FailureTypes,

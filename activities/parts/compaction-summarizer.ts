@@ -13,15 +13,14 @@ import { splitTextToFit } from '../../src/compaction/split-text-to-fit';
 import { effectiveWindow, learnFromOverflow, type WindowSession } from './model-window';
 import type { ReceivedReplies } from './received-replies';
 import type { ModelClient, ModelRequest, ModelResponse } from '../../src/model/model-client';
-import type { SummarizerBilling } from '../../src/store/compactions-repo';
+import type { TokenUsage } from '../../src/protocol';
+import { NO_USAGE, usageOfReply } from '../../src/turn/token-usage';
 
 /** What a summarizer call sends besides the model and the output size. */
 export type SummaryRequest = Pick<
   ModelRequest,
   'system' | 'messages' | 'tools' | 'promptCaching' | 'cachedPrefixMessages'
 >;
-
-const NOTHING_BILLED: SummarizerBilling = { input: 0, cacheRead: 0, cacheWrite: 0, output: 0 };
 
 /** Overflow answers a summarizer call may get before it gives up (each one lowers the learned window). */
 const MAX_OVERFLOW_RETRIES = 3;
@@ -54,7 +53,7 @@ export interface SummarizerSpendGuard {
   /** Throws (non-retryable) when the limit is reached. */
   beforeCall(): Promise<void>;
   /** Every call counts with what it was billed, a failed one with 0 tokens (its usage is unknown). */
-  afterCall(billing: SummarizerBilling, model: string): Promise<void>;
+  afterCall(billing: TokenUsage, model: string): Promise<void>;
 }
 
 export interface SummarizerOptions {
@@ -136,17 +135,7 @@ class Summarizer {
     const reply = kept?.reply ?? (await this.request(summaryRequest));
     if (kept?.recorded) return replyText(reply);
     replies?.keep(scope, part, reply);
-    const { usage } = reply;
-    await spend?.afterCall(
-      {
-        input: usage.input,
-        cacheRead: usage.cacheRead ?? 0,
-        cacheWrite: usage.cacheWrite ?? 0,
-        output: usage.output,
-        ...(usage.estimated ? { estimated: true } : {}),
-      },
-      this.modelName,
-    );
+    await spend?.afterCall(usageOfReply(reply.usage), this.modelName);
     replies?.keep(scope, part, reply, true);
     return replyText(reply);
   }
@@ -164,7 +153,7 @@ class Summarizer {
           { signal: Context.current().cancellationSignal },
         )
         .catch(async (err: unknown) => {
-          await spend?.afterCall(NOTHING_BILLED, this.modelName);
+          await spend?.afterCall(NO_USAGE, this.modelName);
           throw err;
         });
     } finally {

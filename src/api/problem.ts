@@ -7,7 +7,7 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { isGrpcServiceError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { z } from 'zod';
-import { KeelRequestError } from '../client/keel-client';
+import { KeelRequestError } from '../sessions/validate-request';
 import { InvalidSessionKeyError } from '../sessions/errors';
 import { OperationError, type OperationErrorKind } from '../operations/errors';
 import { classifyDbError } from '../store/db-errors';

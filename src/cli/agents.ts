@@ -1,9 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../store/schema';
 import { agentConfig, describeAgents, type AgentSummary, type KeelSettings } from '../config/agent-config';
-import { getSession, setModelOverride } from '../store/sessions-repo';
-import { parseSessionKey } from '../sessions/session-key';
-import { UnknownSessionError } from '../operations/errors';
+import { sessionModel, type SessionModelInput, type SessionModelReport } from '../operations/sessions/session-model';
 import { shownKey } from '../operations/shown-key';
 import { smallWindowOf, smallWindowText, type SmallWindow } from './small-window-note';
 
@@ -44,45 +42,16 @@ export function agentsCommand(settings: KeelSettings, json: boolean): AgentsRepo
   return report;
 }
 
-/** What `keel session model` prints: the model the session's turns call and whether it is an override. */
-export interface SessionModelReport {
-  readonly agentId: string;
-  readonly sessionKey: string;
-  readonly model: string;
-  /** The session's own model (null: it follows its agent's). */
-  readonly override: string | null;
-}
-
-/**
- * `keel session model <key> [<model> | --clear]`: shows, sets or clears the session's model override.
- * The session must exist (a typo never creates one); the next turn uses the change.
- */
+/** `keel session model <key> [<model> | --clear]`: the session's model (`sessionModel`), a line on stderr unless --json. */
 export async function sessionModelCommand(
   db: Kysely<Database>,
   settings: KeelSettings,
-  opts: { sessionKey: string; model?: string; clear: boolean; defaultAgentId?: string; json: boolean },
+  opts: SessionModelInput & { readonly json: boolean },
 ): Promise<SessionModelReport> {
-  const agentId = parseSessionKey(opts.sessionKey).agentId ?? opts.defaultAgentId ?? 'main';
-  const unknown = () =>
-    new UnknownSessionError(
-      opts.sessionKey,
-      `no session ${shownKey(opts.sessionKey)} for agent ${agentId}; send it a message first (nothing was created)`,
-    );
-  if (opts.model !== undefined || opts.clear) {
-    if (!(await setModelOverride(db, agentId, opts.sessionKey, opts.clear ? null : opts.model!))) throw unknown();
-  }
-  const session = await getSession(db, agentId, opts.sessionKey);
-  if (!session) throw unknown();
-  const override = session.model_override;
-  const report: SessionModelReport = {
-    agentId,
-    sessionKey: opts.sessionKey,
-    model: override ?? agentConfig(settings, agentId).model,
-    override,
-  };
+  const report = await sessionModel({ db, settings }, opts);
   if (!opts.json)
     stderr(
-      `${shownKey(opts.sessionKey)}: ${report.model}${override ? ' (session override)' : ` (agent ${agentId}'s model)`}\n`,
+      `${shownKey(report.sessionKey)}: ${report.model}${report.override ? ' (session override)' : ` (agent ${report.agentId}'s model)`}\n`,
     );
   return report;
 }

@@ -1,30 +1,18 @@
 /**
- * `keel profile <sessionKey> [--apply]`: reads the session's transcript, profiles it (src/profile) and,
+ * `keel profile <sessionKey> [--apply]`: the session's profile (`profileStoredSession`) and,
  * with --apply, writes the recommended settings into the agent's section of the config file, after a
  * timestamped backup and a rollback note next to it; shows the exact file, keys and old → new values
  * first, and asks on a terminal (or takes --yes).
  */
 import { constants, copyFileSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import type { Kysely } from 'kysely';
-import type { Database } from '../store/schema';
 import { agentConfig, loadKeelSettings, type KeelSettings } from '../config/agent-config';
-import { configuredWindow } from '../config/configured-window';
 import { DEFAULTS } from '../config/defaults';
-import { getSession } from '../store/sessions-repo';
-import { entriesAfter } from '../store/entries-repo';
-import { parseSessionKey } from '../sessions/session-key';
-import { toProfileEntry, type ProfileEntry } from '../profile/profile-entries';
-import { boundedEstimate } from '../runtime/bounded-estimate';
-import { profileSession, type SessionProfile } from '../profile/session-profile';
+import type { SessionProfile } from '../profile/session-profile';
 import { adviseSettings, currentSettings } from '../profile/config-advice';
 import { changeLine, planConfigChanges, type FileChange } from '../profile/config-changes';
 import { connectClient } from './connect';
-import { UnknownSessionError } from '../operations/errors';
 import type { KeelConfig } from '../config/keel-config';
 import type { PromptOverhead } from '../context/context-split';
-import { shownKey } from '../operations/shown-key';
-
-const PAGE_ROWS = 1_000;
 
 /**
  * The session's system prompt, workspace files and tools as `keel status` reports them (the split of
@@ -48,41 +36,6 @@ export async function statusOverhead(config: KeelConfig, sessionKey: string): Pr
   } finally {
     clearTimeout(timer);
   }
-}
-
-/** The profile of the session's current transcript (all of it: compacted entries count as evidence). */
-export async function profileCommand(
-  db: Kysely<Database>,
-  settings: KeelSettings,
-  opts: { sessionKey: string; defaultAgentId?: string; overhead?: PromptOverhead },
-): Promise<SessionProfile> {
-  const agentId = parseSessionKey(opts.sessionKey).agentId ?? opts.defaultAgentId ?? 'main';
-  const session = await getSession(db, agentId, opts.sessionKey);
-  if (!session)
-    throw new UnknownSessionError(
-      opts.sessionKey,
-      `no session ${shownKey(opts.sessionKey)} for agent ${agentId}; keel sessions lists them`,
-    );
-  const entries: ProfileEntry[] = [];
-  for (let after = -1; ;) {
-    const rows = await entriesAfter(db, agentId, session.session_id, after, PAGE_ROWS);
-    for (const row of rows) {
-      const entry = toProfileEntry(row.payload, row.token_estimate, boundedEstimate);
-      if (entry) entries.push(entry);
-    }
-    if (rows.length < PAGE_ROWS) break;
-    after = Number(rows[rows.length - 1]!.seq);
-  }
-  const config = agentConfig(settings, agentId);
-  return profileSession({
-    agentId,
-    sessionKey: opts.sessionKey,
-    sessionId: session.session_id,
-    entries,
-    config,
-    window: configuredWindow(config).tokens,
-    ...(opts.overhead ? { overhead: opts.overhead } : {}),
-  });
 }
 
 /** What `--apply` did. */

@@ -17,10 +17,10 @@ import type { ReplyStreamSubscriber } from '../streaming/reply-subscriber';
 import { sessionWorkflowId, sessionWorkflowType, parseSessionKey } from '../sessions/session-key';
 import { agentNotAllowed } from '../security/allowed-agents';
 import {
+  KeelRequestError,
   checkCompactRequest,
   checkRequestSize,
   checkTurnRequest,
-  type RequestProblem,
 } from '../sessions/validate-request';
 import {
   DEFAULT_TASK_QUEUE,
@@ -101,16 +101,6 @@ export type ReplyStreamItem = ReplyStreamEvent | { readonly type: 'reply'; reado
 export interface CompactOptions {
   /** Idempotency: a resent compaction with the same id runs once. */
   readonly requestId?: string | undefined;
-}
-
-/** A request Keel refused before sending anything: `field` names what to fix. */
-export class KeelRequestError extends Error {
-  override readonly name = 'KeelRequestError';
-  readonly field: string;
-  constructor(problem: RequestProblem) {
-    super(problem.message);
-    this.field = problem.field;
-  }
 }
 
 /**

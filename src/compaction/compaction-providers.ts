@@ -4,7 +4,7 @@
  * provider writes each summary the compaction asks for; Keel's own summarizer answers whenever the
  * provider throws or returns no summary, and a cancellation is re-thrown, never answered.
  */
-import type { SummarizerBilling } from '../store/compactions-repo';
+import type { TokenUsage } from '../protocol';
 
 /** One summary Keel asks of a provider: the same text, rules and prompt its own summarizer gets. */
 export interface CompactionProviderRequest {
@@ -28,7 +28,7 @@ export interface CompactionProviderRequest {
 /** A provider's summary, and what it was billed (recorded on the compaction like Keel's summarizer calls). */
 export interface CompactionProviderResult {
   readonly summary: string;
-  readonly billing?: SummarizerBilling & { readonly model: string };
+  readonly billing?: TokenUsage & { readonly model: string };
 }
 
 /** A plugin that writes compaction summaries. */

@@ -2,6 +2,7 @@
  * Pure pieces of recall (`history_search`, `history_expand`): the snippet shown around a match,
  * how many rendered entries fit one page's token budget, and the opaque cursor of the next page.
  */
+import { tokensOfLength } from './length-tokens';
 
 /** Characters of context a search result shows around its first match. */
 export const SNIPPET_CHARS = 300;
@@ -22,7 +23,7 @@ export function snippetAround(text: string, words: readonly string[], width = SN
 
 /** Token cost of a rendered block as recall budgets it (about four characters a token). */
 export function textTokens(text: string): number {
-  return Math.ceil(text.length / 4);
+  return tokensOfLength(text.length);
 }
 
 /**

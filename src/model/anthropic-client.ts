@@ -8,20 +8,26 @@ import { parseAnthropicClientConfig, type AnthropicClientConfigInput } from './a
 import { ModelConnectionError, ModelTruncatedResponseError, ModelUnexpectedError, classifyModelError } from './errors';
 import type { ModelCallOptions, ModelClient, ModelRequest, ModelResponse, ModelStreamEvent } from './model-client';
 import { StreamWatchdog } from './stream-watchdog';
-import type { BetaMessage } from '@anthropic-ai/sdk/resources/beta/messages/messages';
+import type { BetaMessage, BetaRawMessageStreamEvent } from '@anthropic-ai/sdk/resources/beta/messages/messages';
 import { appliedEditsOf, compactionOf, compactionUsageOf, toAnthropicBetaParams } from './anthropic-context-management';
 import { jsonRequestBody } from './json-request-body';
 
+/** A reply of the standard or of the beta endpoint. */
+type AnthropicMessage = Anthropic.Message | BetaMessage;
+
+/** A raw stream event of the standard or of the beta endpoint. */
+type AnthropicStreamEvent = Anthropic.MessageStreamEvent | BetaRawMessageStreamEvent;
+
 /** What `complete` uses of the SDK's message stream; the standard and the beta stream both fit it. */
-interface MessageStreamLike {
+interface MessageStreamLike<M extends AnthropicMessage> {
   on(event: 'connect', listener: () => void): unknown;
-  on(event: 'streamEvent', listener: (event: Anthropic.MessageStreamEvent) => void): unknown;
-  finalMessage(): Promise<Anthropic.Message>;
+  on(event: 'streamEvent', listener: (event: AnthropicStreamEvent) => void): unknown;
+  finalMessage(): Promise<M>;
   abort(): void;
 }
 
 /** Keel's view of one raw stream event, or undefined for events it does not report (ping, block stop). */
-function toStreamEvent(event: Anthropic.MessageStreamEvent): ModelStreamEvent | undefined {
+function toStreamEvent(event: AnthropicStreamEvent): ModelStreamEvent | undefined {
   switch (event.type) {
     case 'message_start':
       return { type: 'messageStart' };
@@ -70,31 +76,42 @@ export class AnthropicModelClient implements ModelClient {
   }
 
   async complete(request: ModelRequest, options: ModelCallOptions = {}): Promise<ModelResponse> {
-    const watchdog = new StreamWatchdog();
-    const signal = options.signal ? AbortSignal.any([options.signal, watchdog.signal]) : watchdog.signal;
-    const idle = (): void => watchdog.arm(this.#idleTimeoutMs, 'the model sent nothing');
     // Context management is a beta: its request goes through the beta endpoint with its headers.
-    // The body is Keel's encoding of the params (only new messages encoded, json-request-body.ts),
-    // sent as is through the SDK's `body` request option. The SDK still reads the params for its
-    // headers (betas) and bookkeeping, but not their messages: it would walk every one of them (for
-    // helper markers Keel never sets) and copy them into the stream's record, which Keel never reads.
-    const sending = (body: { readonly messages: readonly object[] }) => ({
-      signal,
-      body: jsonRequestBody({ ...body, stream: true }),
-      headers: { 'content-type': 'application/json' },
-    });
-    let stream: MessageStreamLike;
     if (request.contextManagement) {
       // `betas` travels as a header.
       const { betas, ...body } = toAnthropicBetaParams(toAnthropicParams(request), request);
-      stream = this.#sdk.beta.messages.stream(
-        { ...body, ...(betas ? { betas } : {}), messages: [] },
-        sending(body),
-      ) as unknown as MessageStreamLike;
-    } else {
-      const params = toAnthropicParams(request);
-      stream = this.#sdk.messages.stream({ ...params, messages: [] }, sending(params));
+      const message = await this.#streamed(
+        (signal) =>
+          this.#sdk.beta.messages.stream({ ...body, ...(betas ? { betas } : {}), messages: [] }, sending(body, signal)),
+        options,
+      );
+      const compaction = compactionOf(message);
+      const appliedEdits = appliedEditsOf(message.context_management);
+      const compactionUsage = compactionUsageOf(message);
+      return {
+        ...(compactionUsage ? { compactionUsage } : {}),
+        ...(compaction ? { compaction } : {}),
+        ...(appliedEdits.length > 0 ? { appliedEdits } : {}),
+        ...toModelResponse(message),
+      };
     }
+    const params = toAnthropicParams(request);
+    const message = await this.#streamed(
+      (signal) => this.#sdk.messages.stream({ ...params, messages: [] }, sending(params, signal)),
+      options,
+    );
+    return toModelResponse(message);
+  }
+
+  /** Runs one stream to its final message, under the idle watchdog, reporting progress to `options`. */
+  async #streamed<M extends AnthropicMessage>(
+    open: (signal: AbortSignal) => MessageStreamLike<M>,
+    options: ModelCallOptions,
+  ): Promise<M> {
+    const watchdog = new StreamWatchdog();
+    const signal = options.signal ? AbortSignal.any([options.signal, watchdog.signal]) : watchdog.signal;
+    const idle = (): void => watchdog.arm(this.#idleTimeoutMs, 'the model sent nothing');
+    const stream = open(signal);
     // Pings never reach these listeners (the SDK drops them), so only real progress re-arms.
     stream.on('connect', idle);
     let started = false;
@@ -123,7 +140,7 @@ export class AnthropicModelClient implements ModelClient {
       }
     });
 
-    let message: Anthropic.Message;
+    let message: M;
     try {
       message = await stream.finalMessage();
     } catch (err) {
@@ -140,25 +157,37 @@ export class AnthropicModelClient implements ModelClient {
     }
     if (callbackError !== undefined) throw callbackError;
     if (!stopped) throw new ModelTruncatedResponseError({ providerMessage: 'stream ended before message_stop' });
-
-    const assistant = fromAnthropicMessage(message);
-    const beta = request.contextManagement ? (message as unknown as BetaMessage) : undefined;
-    const compaction = beta ? compactionOf(beta) : undefined;
-    const appliedEdits = beta ? appliedEditsOf(beta.context_management) : [];
-    const compactionUsage = beta ? compactionUsageOf(beta) : undefined;
-    return {
-      ...(compactionUsage ? { compactionUsage } : {}),
-      ...(compaction ? { compaction } : {}),
-      ...(appliedEdits.length > 0 ? { appliedEdits } : {}),
-      content: assistant.content,
-      stopReason: assistant.stopReason ?? 'stop',
-      usage: {
-        input: message.usage.input_tokens,
-        output: message.usage.output_tokens,
-        cacheRead: message.usage.cache_read_input_tokens ?? 0,
-        cacheWrite: message.usage.cache_creation_input_tokens ?? 0,
-      },
-      model: message.model,
-    };
+    return message;
   }
+}
+
+/**
+ * The SDK's request options for one stream. The body is Keel's encoding of the params (only new
+ * messages encoded, json-request-body.ts), sent as is through the `body` request option. The SDK
+ * still reads the params for its headers (betas) and bookkeeping, but not their messages: it would
+ * walk every one of them (for helper markers Keel never sets) and copy them into the stream's
+ * record, which Keel never reads.
+ */
+function sending(body: { readonly messages: readonly object[] }, signal: AbortSignal) {
+  return {
+    signal,
+    body: jsonRequestBody({ ...body, stream: true }),
+    headers: { 'content-type': 'application/json' },
+  };
+}
+
+/** The reply's content, stop reason, usage and model, from a standard or a beta message. */
+function toModelResponse(message: AnthropicMessage): ModelResponse {
+  const assistant = fromAnthropicMessage(message);
+  return {
+    content: assistant.content,
+    stopReason: assistant.stopReason ?? 'stop',
+    usage: {
+      input: message.usage.input_tokens,
+      output: message.usage.output_tokens,
+      cacheRead: message.usage.cache_read_input_tokens ?? 0,
+      cacheWrite: message.usage.cache_creation_input_tokens ?? 0,
+    },
+    model: message.model,
+  };
 }

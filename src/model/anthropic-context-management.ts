@@ -120,11 +120,12 @@ export function toAnthropicBetaParams(
   request: ModelRequest,
 ): BetaCreateParams {
   const cm = request.contextManagement ?? {};
+  const { messages: standard, ...rest } = base;
   const messages = request.providerCompaction
-    ? withCompactionBlock(base.messages, request.providerCompaction)
-    : (base.messages as BetaMessageParam[]);
+    ? withCompactionBlock(standard, request.providerCompaction)
+    : (standard as BetaMessageParam[]);
   return {
-    ...(base as unknown as BetaCreateParams),
+    ...rest,
     messages,
     context_management: toAnthropicContextManagement(cm),
     betas: contextManagementBetas(cm),

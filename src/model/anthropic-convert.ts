@@ -4,6 +4,7 @@
  */
 import { jsonDepthExceeds } from '../text/json-depth';
 import type Anthropic from '@anthropic-ai/sdk';
+import type { BetaMessage } from '@anthropic-ai/sdk/resources/beta/messages/messages';
 import type {
   AgentMessage,
   AssistantBlock,
@@ -190,7 +191,7 @@ export function fromAnthropicStopReason(reason: string | null): StopReason {
  * `toolCall` blocks with `arguments`. Blocks Keel does not model (redacted thinking, server tools)
  * are left out.
  */
-export function fromAnthropicMessage(message: Anthropic.Message): AssistantMessage {
+export function fromAnthropicMessage(message: Anthropic.Message | BetaMessage): AssistantMessage {
   const content: AssistantBlock[] = [];
   for (const block of message.content) {
     if (block.type === 'text') content.push({ type: 'text', text: block.text });

@@ -71,8 +71,7 @@ export async function fileTranscript(path: string): Promise<ReplayTranscript> {
     if (outcome.kind === 'dropped') droppedLines++;
     if (outcome.kind === 'fatal') throw new ReplaySourceError(`${path}:${line.lineNumber}: ${outcome.reason}`);
     if (outcome.kind !== 'entry') continue;
-    const entry = outcome.entry as unknown as TranscriptEntry;
-    const replayed = toReplayEntry(entry);
+    const replayed = toReplayEntry(outcome.entry);
     if (replayed) entries.push(replayed);
   }
   if (!repairer.sessionHeader)

@@ -1,5 +1,6 @@
 import { DEFAULTS } from '../config/defaults';
 import { estimateTokens } from '../context/estimate-tokens';
+import { tokensOfLength } from '../context/length-tokens';
 import type { AgentMessage } from '../context/types';
 
 /** Above this many characters a message is estimated from its length: tokenizing megabytes costs seconds. */
@@ -11,6 +12,6 @@ const TOKENIZE_LIMIT_CHARS = DEFAULTS.tokenizeLimitChars;
  */
 export function boundedEstimate(message: AgentMessage): number {
   const chars = JSON.stringify(message.content).length;
-  if (chars > TOKENIZE_LIMIT_CHARS) return Math.ceil((chars / DEFAULTS.charsPerToken) * DEFAULTS.tokenSafetyMargin);
+  if (chars > TOKENIZE_LIMIT_CHARS) return tokensOfLength(chars, DEFAULTS.tokenSafetyMargin);
   return estimateTokens(message);
 }

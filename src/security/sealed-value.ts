@@ -113,16 +113,20 @@ function rowTuple(row: RowBinding): RowTuple {
 
 function parseRowTuple(text: string): RowTuple {
   const parsed: unknown = JSON.parse(text || 'null');
-  const valid =
-    Array.isArray(parsed) &&
-    typeof parsed[0] === 'string' &&
-    typeof parsed[1] === 'string' &&
-    Array.isArray(parsed[2]) &&
-    (parsed[2] as unknown[]).every(
+  if (!isRowTuple(parsed)) throw new KeyRingError('a stored value sealed at rest names no valid row: it was altered');
+  return parsed;
+}
+
+function isRowTuple(value: unknown): value is RowTuple {
+  return (
+    Array.isArray(value) &&
+    typeof value[0] === 'string' &&
+    typeof value[1] === 'string' &&
+    Array.isArray(value[2]) &&
+    (value[2] as unknown[]).every(
       (p) => Array.isArray(p) && p.length === 2 && typeof p[0] === 'string' && typeof p[1] === 'string',
-    );
-  if (!valid) throw new KeyRingError('a stored value sealed at rest names no valid row: it was altered');
-  return parsed as unknown as RowTuple;
+    )
+  );
 }
 
 function v2Aad(kind: 'json' | 'text', tuple: RowTuple): Buffer {

@@ -13,6 +13,16 @@ export interface RequestProblem {
   readonly message: string;
 }
 
+/** A request Keel refused before sending anything: `field` names what to fix. */
+export class KeelRequestError extends Error {
+  override readonly name = 'KeelRequestError';
+  readonly field: string;
+  constructor(problem: RequestProblem) {
+    super(problem.message);
+    this.field = problem.field;
+  }
+}
+
 const EVENTS: ReadonlySet<string> = new Set<SessionEventKind>([
   'user_message',
   'heartbeat',

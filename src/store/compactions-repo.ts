@@ -9,6 +9,7 @@ import { sealedRow } from '../security/sealed-rows';
 import { searchColumns } from './entry-search-text';
 import { usageCountersSet } from './sessions-repo';
 import type { TokenUsage } from '../protocol';
+import { usageTotal } from '../turn/token-usage';
 
 /**
  * Reads and writes of the `compactions` table (one row per compaction attempt) and the one
@@ -452,19 +453,6 @@ export async function summarizerSpendSince(
 }
 
 /**
- * What summarizer calls were billed, as the provider reported it: one call's (a failed call: all 0,
- * its usage is unknown), or a compaction's calls summed (`keel compactions show`).
- */
-export interface SummarizerBilling {
-  readonly input: number;
-  readonly cacheRead: number;
-  readonly cacheWrite: number;
-  readonly output: number;
-  /** The server reported no usage: these are Keel's count. */
-  readonly estimated?: boolean;
-}
-
-/**
  * Counts one summarizer call on the compaction's row (each call, retries included, is spend): its
  * billing, and all its tokens (cached or not) in `summarizer_tokens`, which the spend limit sums.
  */
@@ -472,19 +460,19 @@ export async function addSummarizerSpend(
   db: Kysely<Database>,
   agentId: string,
   id: string,
-  billing: SummarizerBilling,
+  billing: TokenUsage,
   model: string,
 ): Promise<void> {
-  const tokens = billing.input + billing.cacheRead + billing.cacheWrite + billing.output;
+  const tokens = usageTotal(billing);
   await db
     .updateTable('compactions')
     .set((eb) => ({
       summarizer_calls: eb('summarizer_calls', '+', 1),
       summarizer_tokens: eb('summarizer_tokens', '+', tokens),
-      summarizer_input_tokens: eb('summarizer_input_tokens', '+', billing.input),
-      summarizer_cache_read_tokens: eb('summarizer_cache_read_tokens', '+', billing.cacheRead),
-      summarizer_cache_write_tokens: eb('summarizer_cache_write_tokens', '+', billing.cacheWrite),
-      summarizer_output_tokens: eb('summarizer_output_tokens', '+', billing.output),
+      summarizer_input_tokens: eb('summarizer_input_tokens', '+', billing.inputTokens),
+      summarizer_cache_read_tokens: eb('summarizer_cache_read_tokens', '+', billing.cacheReadTokens),
+      summarizer_cache_write_tokens: eb('summarizer_cache_write_tokens', '+', billing.cacheWriteTokens),
+      summarizer_output_tokens: eb('summarizer_output_tokens', '+', billing.outputTokens),
       summarizer_usage_estimated: sql<boolean>`summarizer_usage_estimated or ${billing.estimated === true}`,
       summarizer_model: model,
     }))

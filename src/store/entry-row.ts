@@ -40,20 +40,27 @@ export class EntryRowDecodeError extends Error {
 
 /** Types one row's payload by its `type`, after checking the payload says the same kind. */
 export function decodeEntryRow<R extends Decodable>(row: R): TypedRow<R> {
-  const kind = (row.payload as { type?: unknown } | null)?.type;
-  if (kind !== row.type) {
-    const id = (row as Partial<Pick<StoredEntryRow, 'id'>>).id ?? '?';
-    throw new EntryRowDecodeError(
-      `transcript entry ${id}: its type column says ${row.type} but its payload's type is ${String(kind)}; the row was not written by Keel (repair it or remove it)`,
-    );
-  }
-  return row as unknown as TypedRow<R>;
+  if (isEntryRow(row)) return row;
+  throw kindMismatch(row);
 }
 
 /** {@link decodeEntryRow} over rows, in place of the untyped array (no copy). */
-export function decodeEntryRows<R extends Decodable>(rows: readonly R[]): TypedRow<R>[] {
-  for (const row of rows) decodeEntryRow(row);
-  return rows as unknown as TypedRow<R>[];
+export function decodeEntryRows<R extends Decodable>(rows: R[]): TypedRow<R>[] {
+  if (rows.every(isEntryRow)) return rows;
+  throw kindMismatch(rows.find((row) => !isEntryRow(row))!);
+}
+
+/** True when the row's payload is the entry its `type` column names: the whole check, no schema parse. */
+function isEntryRow<R extends Decodable>(row: R): row is R & TypedRow<R> {
+  return (row.payload as { type?: unknown } | null)?.type === row.type;
+}
+
+function kindMismatch(row: Decodable): EntryRowDecodeError {
+  const kind = (row.payload as { type?: unknown } | null)?.type;
+  const id = (row as Partial<Pick<StoredEntryRow, 'id'>>).id ?? '?';
+  return new EntryRowDecodeError(
+    `transcript entry ${id}: its type column says ${row.type} but its payload's type is ${String(kind)}; the row was not written by Keel (repair it or remove it)`,
+  );
 }
 
 /** Types a row read by a query that selected one kind only (`where type = …`); throws when it is another. */

@@ -161,7 +161,7 @@ async function importFile(opts: ImportFileOptions): Promise<FileImportReport> {
       report.dropped.push({ line: line.lineNumber, reason: outcome.reason });
       return false;
     }
-    const entry = (outcome.kind === 'header' ? outcome.header : outcome.entry) as unknown as TranscriptEntry;
+    const entry: TranscriptEntry = outcome.kind === 'header' ? outcome.header : outcome.entry;
     if (outcome.kind === 'header') {
       report.sessionId = opts.sessionId ?? outcome.header.id;
       if (outcome.header.sessionKey) report.headerSessionKey = outcome.header.sessionKey;

@@ -1,12 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { JsonlLine } from './jsonl-lines';
 import { MAX_JSON_DEPTH, jsonDepthExceeds } from '../text/json-depth';
-import {
-  validateEntry,
-  validateHeader,
-  type ImportedEntry,
-  type ImportedSessionHeader,
-} from './transcript-entry-schema';
+import type { TranscriptEntry } from '../context/types';
+import { repairedEntry, validateEntry, validateHeader, type ImportedSessionHeader } from './transcript-entry-schema';
 
 /** What the repairer changed in the lines it kept (each one makes the file "repaired"). */
 export interface LineRepairCounts {
@@ -22,7 +18,7 @@ export interface LineRepairCounts {
 export type LineOutcome =
   | { kind: 'blank' }
   | { kind: 'header'; header: ImportedSessionHeader }
-  | { kind: 'entry'; entry: ImportedEntry; changed: boolean }
+  | { kind: 'entry'; entry: TranscriptEntry; changed: boolean }
   | { kind: 'dropped'; reason: string }
   | { kind: 'fatal'; reason: string };
 
@@ -113,7 +109,7 @@ export class LineRepairer {
     if (typeof entry.id === 'string' && entry.id.length > 0) {
       id = entry.id;
     } else {
-      id = entry.id = generatedId(this.header.id, line.lineNumber, text);
+      id = generatedId(this.header.id, line.lineNumber, text);
       this.counts.generatedIds += 1;
       changed = true;
     }
@@ -125,11 +121,10 @@ export class LineRepairer {
     if (typeof entry.timestamp === 'string' && !Number.isNaN(Date.parse(entry.timestamp))) {
       this.lastTimestamp = entry.timestamp;
     } else {
-      entry.timestamp = this.lastTimestamp;
       this.counts.timestampsFilled += 1;
       changed = true;
     }
-    return { kind: 'entry', entry, changed };
+    return { kind: 'entry', entry: repairedEntry(entry, id, this.lastTimestamp), changed };
   }
 
   private acceptHeader(value: unknown, lineNumber: number): LineOutcome {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { TranscriptEntry } from '../context/types';
 
 /**
  * Shapes of imported JSONL lines (Pi / OpenClaw transcripts). Loose on purpose: unknown fields are
@@ -15,10 +16,10 @@ export const sessionHeaderSchema = z.looseObject({
   type: z.literal('session'),
   id: nonEmpty,
   timestamp: z.string().refine((s) => !Number.isNaN(Date.parse(s)), 'timestamp is not a date'),
-  version: z.number().optional(),
-  cwd: z.string().optional(),
+  version: z.number().exactOptional(),
+  cwd: z.string().exactOptional(),
   /** The session key, written by `keel export` into the header of a key's current transcript. */
-  sessionKey: z.string().optional(),
+  sessionKey: z.string().exactOptional(),
 });
 export type ImportedSessionHeader = z.infer<typeof sessionHeaderSchema>;
 
@@ -76,6 +77,17 @@ const otherEntrySchema = z.looseObject({ ...base, type: nonEmpty });
 
 /** An entry line after validation: a plain object with a `type`. */
 export type ImportedEntry = Record<string, unknown> & { type: string };
+
+/**
+ * The transcript entry a validated line stands for, once the line repairer has given it its `id`
+ * and `timestamp` (the only fields the schemas above leave optional). Kinds Keel does not know are
+ * kept verbatim, as stored entries of those kinds are: readers look at `type` and skip them.
+ */
+export function repairedEntry(entry: ImportedEntry, id: string, timestamp: string): TranscriptEntry {
+  entry.id = id;
+  entry.timestamp = timestamp;
+  return entry as TranscriptEntry;
+}
 
 /** Why a value is not a transcript entry, in one line naming the field. */
 function describeIssues(error: z.ZodError): string {

@@ -21,7 +21,8 @@ import { goodSummarizer } from '../compaction-workflow/support';
 import { ToolRegistry } from '../../src/tools/registry';
 import { loadKeelSettings } from '../../src/config/agent-config';
 import { listSessions } from '../../src/operations/sessions/list-sessions';
-import { profileCommand, statusOverhead } from '../../src/cli/profile';
+import { statusOverhead } from '../../src/cli/profile';
+import { profileStoredSession } from '../../src/operations/sessions/session-profile';
 import { profileLines } from '../../src/profile/session-profile';
 import { contextBar } from '../../src/cli/context-bar';
 
@@ -88,7 +89,7 @@ describe.each(testDatabases())('status, sessions, profile and the chat bar on $n
         expect(split.bootstrapTokens).toBeGreaterThan(0);
         const overhead = await statusOverhead(settings.defaults, key);
         expect(overhead).toEqual(split);
-        const profile = await profileCommand(db.store.db, settings, {
+        const profile = await profileStoredSession(db.store.db, settings, {
           sessionKey: key,
           ...(overhead ? { overhead } : {}),
         });

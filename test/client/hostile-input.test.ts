@@ -17,7 +17,7 @@ import { integrationSuite } from '../support/integration';
 import { fakeReply } from '../../src/testing';
 import { announcedSeed } from '../support/test-seed';
 import { freshDurableAgent } from '../support/durable-turn-helpers';
-import { KeelRequestError } from '../../src/client/keel-client';
+import { KeelRequestError } from '../../src/sessions/validate-request';
 import { MAX_USER_TEXT_CHARS } from '../../src/protocol';
 import {
   InvalidSessionKeyError,

@@ -37,7 +37,7 @@ const provider = (summarize: CompactionProvider['summarize']): CompactionProvide
 describe('summaryFromProvider', () => {
   it("returns the provider's summary and bills it, without Keel's summarizer", async () => {
     const { record, fallback } = around();
-    const billing = { model: 'm', input: 10, cacheRead: 0, cacheWrite: 0, output: 2 };
+    const billing = { model: 'm', inputTokens: 10, cacheReadTokens: 0, cacheWriteTokens: 0, outputTokens: 2 };
     const summary = await summaryFromProvider(
       provider(async () => ({ summary: 'theirs', billing })),
       request(),

@@ -4,7 +4,8 @@ import { loadKeelSettings } from '../../config/agent-config';
 import { parseSessionKey } from '../../sessions/session-key';
 import { profileLines } from '../../profile/session-profile';
 import { UsageError } from '../connect';
-import { applyProfile, profileCommand, statusOverhead } from '../profile';
+import { applyProfile, statusOverhead } from '../profile';
+import { profileStoredSession } from '../../operations/sessions/session-profile';
 import { DEFAULT_CLI_AGENT, allowedAgent, printResult, say, withStore, type JsonOption } from './shared';
 
 /** A yes/no question on the terminal (stderr, so stdout stays data). */
@@ -39,7 +40,11 @@ export function registerProfileCommands(program: Command): void {
       // The baseline is the split `keel status` shows, from the same workers; unknown without them.
       const overhead = await statusOverhead(settings.defaults, sessionKey);
       const profile = await withStore((s) =>
-        profileCommand(s.db, settings, { sessionKey, defaultAgentId: agentId, ...(overhead ? { overhead } : {}) }),
+        profileStoredSession(s.db, settings, {
+          sessionKey,
+          defaultAgentId: agentId,
+          ...(overhead ? { overhead } : {}),
+        }),
       );
       if (!opts.json || opts.apply) say(profileLines(profile).join('\n'));
       const apply = opts.apply

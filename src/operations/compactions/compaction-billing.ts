@@ -5,10 +5,10 @@
  */
 import type { Kysely } from 'kysely';
 import type { Database } from '../../store/schema';
-import type { SummarizerBilling } from '../../store/compactions-repo';
+import type { CompactionView } from './compaction-views';
 
 /** `1,200 input · 58,000 cache read · 0 cache write · 900 output tokens` (`, estimated: …` when Keel counted). */
-export function billingText(b: SummarizerBilling): string {
+export function billingText(b: CompactionView['summarizerBilling']): string {
   const n = (tokens: number): string => tokens.toLocaleString('en-US');
   const estimated = b.estimated ? ' (estimated: the model server reported no usage, Keel counted)' : '';
   return `${n(b.input)} input · ${n(b.cacheRead)} cache read · ${n(b.cacheWrite)} cache write · ${n(b.output)} output tokens${estimated}`;
@@ -43,7 +43,7 @@ export async function sessionCompactionBillingLine(
     cacheRead: Number(row.cache_read),
     cacheWrite: Number(row.cache_write),
     output: Number(row.output),
-    estimated: Number(row.estimated) > 0,
+    ...(Number(row.estimated) > 0 ? { estimated: true as const } : {}),
   };
   return `compactions billed · ${calls} call${calls === 1 ? '' : 's'} · ${billingText(billing)}`;
 }

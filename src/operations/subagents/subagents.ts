@@ -77,8 +77,8 @@ function listing(r: SubagentRun): SubagentListing {
     parentSessionKey: r.parent_session_key,
     childSessionKey: r.child_session_key,
     task: r.task,
-    createdAt: new Date(r.created_at as unknown as string).toISOString(),
-    endedAt: r.ended_at ? new Date(r.ended_at as unknown as string).toISOString() : null,
+    createdAt: new Date(r.created_at).toISOString(),
+    endedAt: r.ended_at ? new Date(r.ended_at).toISOString() : null,
     result: r.result,
   };
 }
