@@ -87,7 +87,13 @@ describe.each(testDatabases())('compactionWorkflow on a real Temporal dev server
     let answer: (r: CompactionProviderRequest) => Promise<CompactionProviderResult | undefined> = async (r) => ({
       // A summary that keeps what the guard checks: every identifier of the text.
       summary: `Provider summary.\n${[...new Set(r.text.match(/\/srv\/app\/module-\d+\.ts/g))].join('\n')}`,
-      billing: { model: 'plugin-summarizer', inputTokens: 900, cacheReadTokens: 0, cacheWriteTokens: 0, outputTokens: 120 },
+      billing: {
+        model: 'plugin-summarizer',
+        inputTokens: 900,
+        cacheReadTokens: 0,
+        cacheWriteTokens: 0,
+        outputTokens: 120,
+      },
     });
     const unregister = registerCompactionProvider({
       id: 'plugin',
