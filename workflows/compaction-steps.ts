@@ -366,9 +366,9 @@ function previousOf({ previousSummary }: Planned): { previousSummary?: string } 
   return previousSummary ? { previousSummary } : {};
 }
 
-/** A threshold or manual compaction comes right after the session's last turn; an overflow's or an operator's edit does not. */
+/** A threshold, manual or background compaction follows the session's last call; an overflow's or an operator's edit does not. */
 function followsLastTurn(input: CompactionWorkflowInput): boolean {
-  return (input.trigger === 'threshold' || input.trigger === 'manual') && input.operation === undefined;
+  return ['threshold', 'manual', 'soft', 'idle'].includes(input.trigger) && input.operation === undefined;
 }
 
 /** One summarizer-call budget per sequential step: the call on the prompt cache, the chunks (in parallel), the merge, the identifier revision. */

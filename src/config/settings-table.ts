@@ -406,6 +406,16 @@ export const SETTINGS = {
     schema: z.coerce.number().int().nonnegative().default(DEFAULTS.softThresholdTokens),
     doc: 'Memory flush starts this many tokens below the compaction threshold (OpenClaw softThresholdTokens).',
   }),
+  backgroundCompactionShare: setting({
+    env: 'KEEL_BACKGROUND_COMPACTION_SHARE',
+    file: 'backgroundCompactionShare',
+    schema: z.coerce
+      .number()
+      .min(0, 'a share from 0 to 0.95')
+      .max(0.95, 'a share from 0 to 0.95 (0 turns background compaction off)')
+      .default(DEFAULTS.backgroundCompactionShare),
+    doc: 'A compaction starts beside the session (turns go on meanwhile) past this share of window − reserve; 0: off.',
+  }),
   memoryFlushModel: setting({
     env: 'KEEL_MEMORY_FLUSH_MODEL',
     file: 'memoryFlushModel',
