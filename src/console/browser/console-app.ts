@@ -10,6 +10,7 @@ import type { approvalOutcome, approvalsList, approvalListing } from '../../oper
 import type { compactionEdit, retryResult, sessionCompactions } from '../../operations/compactions/compaction-views';
 import type { FleetOverview, FleetPage } from '../../operations/fleet/fleet-views';
 import type { ContextSeries, SessionStatusReport } from '../../operations/sessions/session-views';
+import { backgroundCompactionLine } from '../../compaction/background-line';
 import type { killResult, subagentListing, subagentsList } from '../../operations/subagents/subagent-views';
 import type { TranscriptPage } from '../../operations/transcripts/transcript-views';
 
@@ -382,6 +383,8 @@ function loadStatus(): Promise<boolean> {
             .join(' · '),
         }),
       );
+    if (s.backgroundCompaction)
+      box.appendChild(el('p', { id: 'background-compaction', text: backgroundCompactionLine(s.backgroundCompaction) }));
     const r = s.runningTurn;
     const of = (limit: number | null) => (limit === null ? '' : ` of ${limit}`);
     if (r)
