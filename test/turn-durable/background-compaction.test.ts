@@ -21,6 +21,7 @@ import { waitUntil } from '../support/wait-until';
 import type { Store } from '../../src/store/connect';
 import type { KeelClient } from '../../src/client/keel-client';
 import type { SessionStatus } from '../../src/protocol';
+import { backgroundCompactionLine } from '../../src/compaction/background-line';
 
 const suite = integrationSuite();
 
@@ -133,6 +134,10 @@ describe.each(testDatabases())('background compaction on $name', (database) => {
         const turn = client.sendMessage(key, big);
         const waiting = await statusWith(client, key, (s) => s.backgroundCompaction?.turnWaitingMs !== undefined);
         expect(waiting.backgroundCompaction).toMatchObject({ trigger: 'soft' });
+        // What the chat and `keel status` print for it.
+        expect(backgroundCompactionLine(waiting.backgroundCompaction!)).toMatch(
+          /^compacting: \d+ s \(soft, in the background\) · the context reached its limit/,
+        );
         expect(chatRequests(fake.requests).some((r) => JSON.stringify(r.body).includes('past the hard limit'))).toBe(
           false,
         );
