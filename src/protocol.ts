@@ -468,7 +468,10 @@ export interface SessionStatus {
    * A compaction running beside the session (absent when none), and since when a turn has waited for
    * it because the context reached the hard limit.
    */
-  readonly backgroundCompaction?: BackgroundCompaction & { readonly runningMs: number; readonly turnWaitingMs?: number };
+  readonly backgroundCompaction?: BackgroundCompaction & {
+    readonly runningMs: number;
+    readonly turnWaitingMs?: number;
+  };
 }
 
 /** A running turn's progress, as status shows it. */
@@ -495,14 +498,7 @@ import type { IdentifierPolicy } from './compaction/identifiers';
 
 /** What started a compaction; the `compactions.trigger` column and the `KeelTrigger` search attribute. */
 export type CompactionTriggerName =
-  | 'threshold'
-  | 'soft'
-  | 'idle'
-  | 'overflow'
-  | 'manual'
-  | 'preflight'
-  | 'revert'
-  | 'rerun';
+  'threshold' | 'soft' | 'idle' | 'overflow' | 'manual' | 'preflight' | 'revert' | 'rerun';
 
 /**
  * An operator's edit of an earlier compaction, run by the compaction workflow (one per session, so

@@ -59,7 +59,11 @@ export function setSessionHandlers(
   wf.setHandler(compactionLandedSignal, (landing) => {
     if (!ctx.background.landed(landing)) return;
     if ('result' in landing) state.recordCompaction(landing.result);
-    else wf.log.warn('a background compaction failed; its row records why', { sessionKey: input.sessionKey, error: landing.error });
+    else
+      wf.log.warn('a background compaction failed; its row records why', {
+        sessionKey: input.sessionKey,
+        error: landing.error,
+      });
   });
   // A person's decision on a waiting tool call; a repeat gets the first outcome back.
   wf.setHandler(

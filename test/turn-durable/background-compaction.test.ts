@@ -83,7 +83,9 @@ describe.each(testDatabases())('background compaction on $name', (database) => {
         const during = ['during one', 'during two', 'during three'];
         for (const text of during) expect((await client.sendMessage(key, text)).reply).toBe(`answer to ${text}`);
         expect(fake.requests.some(isSummarizerRequest)).toBe(true);
-        expect((await compactionRows(db.store, agent)).map((c) => [c.trigger, c.status])).toEqual([['soft', 'running']]);
+        expect((await compactionRows(db.store, agent)).map((c) => [c.trigger, c.status])).toEqual([
+          ['soft', 'running'],
+        ]);
 
         summarizer.open();
         await statusWith(client, key, (s) => s.backgroundCompaction === undefined && s.compactionCount === 1);

@@ -29,12 +29,15 @@ describe('decideAfterTurn', () => {
     [56_001, true, false],
     [80_000, true, false],
     [80_001, false, true], // at the threshold the session compacts (waiting for one already beside it)
-  ])('with a background share of 0.7, at %i context tokens: beside %s, threshold %s', (contextTokens, beside, compact) => {
-    expect(decideAfterTurn({ ...base, backgroundCompactionShare: 0.7, contextTokens })).toMatchObject({
-      compactBeside: beside,
-      compact,
-    });
-  });
+  ])(
+    'with a background share of 0.7, at %i context tokens: beside %s, threshold %s',
+    (contextTokens, beside, compact) => {
+      expect(decideAfterTurn({ ...base, backgroundCompactionShare: 0.7, contextTokens })).toMatchObject({
+        compactBeside: beside,
+        compact,
+      });
+    },
+  );
 
   it('starts no background compaction when the share is 0, when paused, or while a low-yield compaction holds', () => {
     expect(decideAfterTurn({ ...base, contextTokens: 70_000 }).compactBeside).toBe(false);

@@ -10,7 +10,6 @@ import type { approvalOutcome, approvalsList, approvalListing } from '../../oper
 import type { compactionEdit, retryResult, sessionCompactions } from '../../operations/compactions/compaction-views';
 import type { FleetOverview, FleetPage } from '../../operations/fleet/fleet-views';
 import type { ContextSeries, SessionStatusReport } from '../../operations/sessions/session-views';
-import { backgroundCompactionLine } from '../../compaction/background-line';
 import type { killResult, subagentListing, subagentsList } from '../../operations/subagents/subagent-views';
 import type { TranscriptPage } from '../../operations/transcripts/transcript-views';
 
@@ -383,8 +382,14 @@ function loadStatus(): Promise<boolean> {
             .join(' · '),
         }),
       );
-    if (s.backgroundCompaction)
-      box.appendChild(el('p', { id: 'background-compaction', text: backgroundCompactionLine(s.backgroundCompaction) }));
+    const b = s.backgroundCompaction;
+    if (b)
+      box.appendChild(
+        el('p', {
+          id: 'background-compaction',
+          text: `compacting in the background (${b.trigger}) for ${Math.round(b.runningMs / 1000)} s${b.turnWaitingMs === undefined ? '' : ` · a turn has waited ${Math.round(b.turnWaitingMs / 1000)} s: the context reached its limit`}`,
+        }),
+      );
     const r = s.runningTurn;
     const of = (limit: number | null) => (limit === null ? '' : ` of ${limit}`);
     if (r)

@@ -77,7 +77,8 @@ export const sessionStatusReport = z
       description: 'The turn running now: its model calls and tokens against its budget, and its compactions so far',
     }),
     backgroundCompaction: backgroundCompaction.optional().meta({
-      description: 'A compaction running beside the session (turns go on meanwhile), and how long a turn has waited for it',
+      description:
+        'A compaction running beside the session (turns go on meanwhile), and how long a turn has waited for it',
     }),
     turns: count
       .optional()
