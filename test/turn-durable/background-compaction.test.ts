@@ -130,28 +130,33 @@ describe.each(testDatabases())('background compaction on $name', (database) => {
       async ({ client, fake }) => {
         await client.sendMessage(key, 'crossing the background share');
         await statusWith(client, key, (s) => s.backgroundCompaction !== undefined);
-        // ~9k tokens take the context past window − reserve, still inside the window: the turn waits
-        // (its pre-call check finds the limit) for the summary held beside it, and status says so.
+        // ~9k tokens take the context past window − reserve, still inside the window: either this turn's
+        // pre-call check or the threshold after it finds the limit, and the session waits for the
+        // summary held beside it; status says so, and the next message waits too.
         const big = `past the hard limit ${'lorem ipsum dolor sit amet '.repeat(1_300)}`;
-        const turn = client.sendMessage(key, big);
+        const bigTurn = client.sendMessage(key, big);
         const waiting = await statusWith(client, key, (s) => s.backgroundCompaction?.turnWaitingMs !== undefined);
         expect(waiting.backgroundCompaction).toMatchObject({ trigger: 'soft' });
         // What the chat and `keel status` print for it.
         expect(backgroundCompactionLine(waiting.backgroundCompaction!)).toMatch(
           /^compacting: \d+ s \(soft, in the background\) · the context reached its limit/,
         );
-        expect(chatRequests(fake.requests).some((r) => JSON.stringify(r.body).includes('past the hard limit'))).toBe(
-          false,
-        );
+        const next = client.sendMessage(key, 'sent at the limit');
+        await statusWith(client, key, (s) => s.queuedTurns >= 2);
+        const carrying = (text: string) =>
+          chatRequests(fake.requests).find((r) => JSON.stringify(r.body).includes(text));
+        expect(carrying('sent at the limit')).toBeUndefined();
 
         summarizer.open();
-        expect((await turn).reply).toBe(`answer to ${big.slice(0, 24)}`);
+        expect((await bigTurn).reply).toBe(`answer to ${big.slice(0, 24)}`);
+        expect((await next).reply).toBe('answer to sent at the limit');
         // The landed summary was the compaction the limit called for: no second one.
         expect((await compactionRows(db.store, agent)).map((c) => [c.trigger, c.status])).toEqual([
           ['soft', 'succeeded'],
         ]);
-        const sent = chatRequests(fake.requests).find((r) => JSON.stringify(r.body).includes('past the hard limit'));
-        expect(JSON.stringify(sent!.body.messages)).toContain('Goal: finish the migration');
+        const sent = JSON.stringify(carrying('sent at the limit')!.body.messages);
+        expect(sent).toContain('Goal: finish the migration');
+        expect(sent).toContain('past the hard limit');
         expect(fake.overflowed).toEqual([]);
       },
     );
