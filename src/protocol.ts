@@ -519,10 +519,13 @@ export type CompactionStatus = 'running' | 'succeeded' | 'failed' | 'skipped';
 
 /**
  * Why a compaction wrote nothing: `nothing-to-summarize` before the kept tail, or `no-gain`: the
- * summary with the kept tail (`wouldBeTokens`) would not be smaller than the context it replaces.
+ * summary with the kept tail (`wouldBeTokens`) would not be smaller than the context it replaces,
+ * or `superseded`: another compaction replaced the planned window before this one could write.
  */
 export type CompactionSkip =
-  { readonly reason: 'nothing-to-summarize' } | { readonly reason: 'no-gain'; readonly wouldBeTokens: number };
+  | { readonly reason: 'nothing-to-summarize' }
+  | { readonly reason: 'no-gain'; readonly wouldBeTokens: number }
+  | { readonly reason: 'superseded' };
 
 /** Which identifiers the quality guard protects (`strict` default, `off`, `custom`). */
 export type CompactionIdentifierPolicy = IdentifierPolicy;

@@ -159,6 +159,8 @@ export class CompactionSteps implements CompactionCycleSteps<Planned, Compaction
     this.progress.step = 'writing';
     if (this.rerun && !this.rerun.apply) return this.keepOnRow(plan, summary, degraded);
     const written = await this.writeRecord(planned, summary);
+    if (written.superseded)
+      return this.finish({ ...this.unchanged(plan), degraded, entryId: null }, { reason: 'superseded' });
     if (written.entryId === null) {
       return this.finish(
         { ...this.unchanged(plan), degraded, entryId: null },
@@ -201,6 +203,7 @@ export class CompactionSteps implements CompactionCycleSteps<Planned, Compaction
       now: now(),
       ...(input.promptOverheadTokens !== undefined ? { promptOverheadTokens: input.promptOverheadTokens } : {}),
       ...(input.turnInProgress ? { turnInProgress: input.turnInProgress } : {}),
+      ...(planned.windowOf !== undefined ? { windowOf: planned.windowOf } : {}),
       ...(rerun && rangeOf !== undefined ? { lineage: { rerunOf: rerun.compactionId, rangeOf } } : {}),
     });
   }

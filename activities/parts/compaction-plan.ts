@@ -34,7 +34,7 @@ export async function planCompactionStep(
     estimate: deps.estimate,
     ...(previousSummary ? { previousSummary } : {}),
   });
-  return { plan, ...(previousSummary ? { previousSummary } : {}), summarizer };
+  return { plan, ...(previousSummary ? { previousSummary } : {}), summarizer, windowOf: active.compaction?.id ?? null };
 }
 
 /** Plans summarizing an earlier compaction's range again (`keel compactions rerun`), like `planCompaction` plans the window. */
