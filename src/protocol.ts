@@ -149,7 +149,25 @@ export interface SessionCarriedState {
   readonly suspendedTurn?: SuspendedTurn;
   /** The last turn its sender cancelled, until the next turn's begin marks its entries out of every context. */
   readonly cancelledTurn?: { readonly userEntryId: string; readonly markerId: string };
+  /** A compaction running beside the session: the next run hears when it lands. */
+  readonly backgroundCompaction?: BackgroundCompaction;
 }
+
+/** A compaction running as its own workflow beside the session, which goes on answering meanwhile. */
+export interface BackgroundCompaction {
+  readonly compactionId: string;
+  readonly trigger: CompactionTriggerName;
+  /** ISO time it started. */
+  readonly startedAt: string;
+}
+
+/** What a background compaction tells its session when it ends: its result, or why it failed. */
+export type CompactionLanded =
+  | { readonly compactionId: string; readonly result: CompactionWorkflowResult }
+  | { readonly compactionId: string; readonly error: string };
+
+/** Sent by a background compaction to its session when it ends (success or failure). */
+export const compactionLandedSignal = defineSignal<[CompactionLanded]>('compactionLanded');
 
 /** A model reply as its call stored it, with what the turn needs to go on from it. */
 export interface StoredModelReply {
@@ -223,10 +241,14 @@ export type SubagentAnswer =
   | { readonly key: string; readonly outcome: 'done'; readonly replyEntryId: string }
   | { readonly key: string; readonly outcome: 'failed'; readonly error: string };
 
-/** Work the session runs between requests: the soft-threshold flush, or a threshold compaction (flush first). */
+/**
+ * Work the session runs between requests: the soft-threshold flush, a threshold compaction (flush
+ * first), or the start of a background compaction (`soft`: started, not waited for).
+ */
 export type MaintenanceJob =
   | { readonly kind: 'memoryFlush'; readonly sessionId: string }
-  | { readonly kind: 'compaction'; readonly trigger: 'threshold'; readonly sessionId: string };
+  | { readonly kind: 'compaction'; readonly trigger: 'threshold'; readonly sessionId: string }
+  | { readonly kind: 'compaction'; readonly trigger: 'soft'; readonly sessionId: string };
 
 /**
  * One request to a session, admitted by Signal in arrival order (Signals have no in-flight limit, unlike
@@ -447,6 +469,14 @@ export interface SessionStatus {
   readonly pendingApprovals?: readonly PendingApproval[];
   /** The turn running now: its model calls, tokens against its budget, and compactions so far (absent between turns). */
   readonly runningTurn?: RunningTurn;
+  /**
+   * A compaction running beside the session (absent when none), and since when a turn has waited for
+   * it because the context reached the hard limit.
+   */
+  readonly backgroundCompaction?: BackgroundCompaction & {
+    readonly runningMs: number;
+    readonly turnWaitingMs?: number;
+  };
 }
 
 /** A running turn's progress, as status shows it. */
@@ -472,7 +502,8 @@ export const MAX_REQUEST_BYTES = 1_000_000;
 import type { IdentifierPolicy } from './compaction/identifiers';
 
 /** What started a compaction; the `compactions.trigger` column and the `KeelTrigger` search attribute. */
-export type CompactionTriggerName = 'threshold' | 'overflow' | 'manual' | 'preflight' | 'revert' | 'rerun';
+export type CompactionTriggerName =
+  'threshold' | 'soft' | 'idle' | 'overflow' | 'manual' | 'preflight' | 'revert' | 'rerun';
 
 /**
  * An operator's edit of an earlier compaction, run by the compaction workflow (one per session, so
@@ -493,10 +524,13 @@ export type CompactionStatus = 'running' | 'succeeded' | 'failed' | 'skipped';
 
 /**
  * Why a compaction wrote nothing: `nothing-to-summarize` before the kept tail, or `no-gain`: the
- * summary with the kept tail (`wouldBeTokens`) would not be smaller than the context it replaces.
+ * summary with the kept tail (`wouldBeTokens`) would not be smaller than the context it replaces,
+ * or `superseded`: another compaction replaced the planned window before this one could write.
  */
 export type CompactionSkip =
-  { readonly reason: 'nothing-to-summarize' } | { readonly reason: 'no-gain'; readonly wouldBeTokens: number };
+  | { readonly reason: 'nothing-to-summarize' }
+  | { readonly reason: 'no-gain'; readonly wouldBeTokens: number }
+  | { readonly reason: 'superseded' };
 
 /** Which identifiers the quality guard protects (`strict` default, `off`, `custom`). */
 export type CompactionIdentifierPolicy = IdentifierPolicy;
@@ -540,6 +574,8 @@ export interface CompactionWorkflowInput {
   readonly memoryFlush?: string;
   /** A revert or rerun of an earlier compaction (`keel compactions revert|rerun`); unset: compact the active window. */
   readonly operation?: CompactionOperation;
+  /** Runs beside its session (`soft`, `idle`): it flushes memory first itself, and signals the session when it ends. */
+  readonly background?: { readonly sessionWorkflowId: string; readonly tuning?: SessionTuning };
 }
 
 /** What `compactionWorkflow` returns: small, no transcript text. */

@@ -164,6 +164,8 @@ export class CompactionSteps implements CompactionCycleSteps<Planned, Compaction
     this.progress.step = 'writing';
     if (this.rerun && !this.rerun.apply) return this.keepOnRow(plan, summary, degraded);
     const written = await this.writeRecord(planned, summary);
+    if (written.superseded)
+      return this.finish({ ...this.unchanged(plan), degraded, entryId: null }, { reason: 'superseded' });
     if (written.entryId === null) {
       return this.finish(
         { ...this.unchanged(plan), degraded, entryId: null },
@@ -206,6 +208,7 @@ export class CompactionSteps implements CompactionCycleSteps<Planned, Compaction
       now: now(),
       ...(input.promptOverheadTokens !== undefined ? { promptOverheadTokens: input.promptOverheadTokens } : {}),
       ...(input.turnInProgress ? { turnInProgress: input.turnInProgress } : {}),
+      ...(planned.windowOf !== undefined ? { windowOf: planned.windowOf } : {}),
       ...(rerun && rangeOf !== undefined ? { lineage: { rerunOf: rerun.compactionId, rangeOf } } : {}),
     });
   }
@@ -371,9 +374,9 @@ function previousOf({ previousSummary }: Planned): { previousSummary?: string } 
   return previousSummary ? { previousSummary } : {};
 }
 
-/** A threshold or manual compaction comes right after the session's last turn; an overflow's or an operator's edit does not. */
+/** A threshold, manual or background compaction follows the session's last call; an overflow's or an operator's edit does not. */
 function followsLastTurn(input: CompactionWorkflowInput): boolean {
-  return (input.trigger === 'threshold' || input.trigger === 'manual') && input.operation === undefined;
+  return ['threshold', 'manual', 'soft', 'idle'].includes(input.trigger) && input.operation === undefined;
 }
 
 /** One summarizer-call budget per sequential step: the call on the prompt cache, the chunks (in parallel), the merge, the identifier revision. */

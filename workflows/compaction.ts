@@ -31,10 +31,13 @@ import {
 import { runCompactionCycle } from '../src/compaction/compaction-cycle';
 import { describeFailure } from './describe-failure';
 import { compactionRef, CompactionSteps, now, store, type Progress } from './compaction-steps';
+import { flushedFirst, landed } from './compaction-beside';
 
 /** Runs one compaction of a session; see the steps above. Workflow id: `compactionWorkflowId(agentId, sessionKey)`. */
-export async function compactionWorkflow(input: CompactionWorkflowInput): Promise<CompactionWorkflowResult> {
+export async function compactionWorkflow(given: CompactionWorkflowInput): Promise<CompactionWorkflowResult> {
   const progress: Progress = { step: 'recording' };
+  // Beside the session, the flush is this workflow's first step, so the session waits for neither.
+  const input = given.background ? await flushedFirst(given) : given;
   wf.setHandler(compactionProgressQuery, () => ({ compactionId: input.compactionId, step: progress.step }));
   setSearchAttributes(input, 'running');
   // Operators (and `compactionsRetry`) read which compaction this run is without a worker.
@@ -45,6 +48,7 @@ export async function compactionWorkflow(input: CompactionWorkflowInput): Promis
     );
     progress.step = 'done';
     setSearchAttributes(input, result.degraded ? 'degraded' : result.status);
+    await landed(input, { compactionId: input.compactionId, result });
     return result;
   } catch (err) {
     // A bug in workflow code is not a compaction failure: let it fail the task and be fixed.
@@ -58,6 +62,7 @@ export async function compactionWorkflow(input: CompactionWorkflowInput): Promis
       store.failCompaction({ ...compactionRef(input), error, now: now() }),
     );
     setSearchAttributes(input, 'failed');
+    await landed(input, { compactionId: input.compactionId, error });
     if (timedOut) throw wf.ApplicationFailure.nonRetryable(error, COMPACTION_TIMED_OUT);
     throw err;
   }

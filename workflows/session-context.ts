@@ -3,6 +3,7 @@ import type { SessionWorkflowInput } from '../src/protocol';
 import { DEFAULTS } from '../src/config/defaults';
 import { SessionState } from './session-state';
 import { ApprovalBook } from './approval-book';
+import { CompactionBeside } from './background-compaction';
 
 /** The session an activity works on: every activity input starts with these. */
 export interface SessionIds {
@@ -18,11 +19,14 @@ export interface SessionIds {
 export class SessionContext {
   readonly state: SessionState;
   readonly approvals = new ApprovalBook();
+  /** The compaction running beside the session, if any. */
+  readonly background: CompactionBeside;
   readonly ids: SessionIds;
   private readonly maxTurnsPerRun: number;
 
   constructor(readonly input: SessionWorkflowInput) {
     this.state = new SessionState(input);
+    this.background = new CompactionBeside(input.carried?.backgroundCompaction);
     this.ids = { agentId: input.agentId, sessionKey: input.sessionKey };
     this.maxTurnsPerRun = input.tuning?.maxTurnsPerRun ?? DEFAULTS.maxTurnsPerRun;
   }

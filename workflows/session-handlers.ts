@@ -3,6 +3,7 @@ import {
   FailureTypes,
   awaitResultUpdate,
   cancelRequestSignal,
+  compactionLandedSignal,
   decideApprovalUpdate,
   enqueueSignal,
   statusQuery,
@@ -48,7 +49,21 @@ export function setSessionHandlers(
   });
   wf.setHandler(statusQuery, () => {
     const pendingApprovals = approvals.pending();
-    return { ...state.status(input), ...(pendingApprovals.length > 0 ? { pendingApprovals } : {}) };
+    return {
+      ...state.status(input),
+      ...(pendingApprovals.length > 0 ? { pendingApprovals } : {}),
+      ...ctx.background.status(Date.now()),
+    };
+  });
+  // A compaction beside the session ended: its summary is in the transcript, and the next turn reads it.
+  wf.setHandler(compactionLandedSignal, (landing) => {
+    if (!ctx.background.landed(landing)) return;
+    if ('result' in landing) state.recordCompaction(landing.result);
+    else
+      wf.log.warn('a background compaction failed; its row records why', {
+        sessionKey: input.sessionKey,
+        error: landing.error,
+      });
   });
   // A person's decision on a waiting tool call; a repeat gets the first outcome back.
   wf.setHandler(

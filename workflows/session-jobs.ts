@@ -6,7 +6,6 @@
  */
 import * as wf from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
-import type { createMemoryActivities, MemoryFlushInput } from '../activities/memory-activities';
 import type { createSubagentActivities, AnnounceResult } from '../activities/subagent-activities';
 import {
   COMPACTION_WORKFLOW_TYPE,
@@ -19,19 +18,18 @@ import {
   type SessionWorkflowInput,
   type SubagentAnswer,
 } from '../src/protocol';
-import { DEFAULTS } from '../src/config/defaults';
 import type { SessionState } from './session-state';
 import type { SessionContext } from './session-context';
 import type { TurnProgress } from './turn-progress';
 import { describeFailure } from './describe-failure';
 import { localActivities } from './local-activities';
+import { MemoryFlush, type FlushPurpose } from './memory-flush';
 
-type MemoryActivities = ReturnType<typeof createMemoryActivities>;
 type SubagentActivities = ReturnType<typeof createSubagentActivities>;
 
 /** The jobs of a session's run over its context; see the module comment. */
 export class SessionJobs {
-  private readonly flush: MemoryActivities;
+  private readonly flush: MemoryFlush;
   private readonly announcer: SubagentActivities;
   private readonly input: SessionWorkflowInput;
   private readonly state: SessionState;
@@ -39,14 +37,7 @@ export class SessionJobs {
   constructor(private readonly ctx: SessionContext) {
     this.input = ctx.input;
     this.state = ctx.state;
-    const tuning = ctx.input.tuning ?? {};
-    // The flush is best effort: a bounded budget, then the compaction goes on without it.
-    this.flush = wf.proxyActivities<MemoryActivities>({
-      startToCloseTimeout: '10m',
-      scheduleToCloseTimeout: tuning.memoryFlushBudgetMs ?? DEFAULTS.memoryFlushBudgetMs,
-      heartbeatTimeout: tuning.modelHeartbeatTimeoutMs ?? DEFAULTS.modelHeartbeatTimeoutMs,
-      retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' },
-    });
+    this.flush = new MemoryFlush(ctx.ids, ctx.input.tuning);
     // An announce must reach the parent: retried while Temporal is away, for a day.
     this.announcer = wf.proxyActivities<SubagentActivities>({
       startToCloseTimeout: '1m',
@@ -109,28 +100,68 @@ export class SessionJobs {
     await this.safeFlush(sessionId, 'soft-threshold');
   }
 
-  /** Memory flush (once per compaction cycle, decided by the activity), then the compaction child. */
+  /**
+   * Starts a compaction beside the session and returns once it has started: the session answers its
+   * next turns meanwhile, and the compaction signals the run when it lands. Nothing when one runs
+   * already, or when another compaction of the session (an operator's) holds the compaction id.
+   */
+  async startBeside(sessionId: string, trigger: 'soft' | 'idle'): Promise<void> {
+    if (this.ctx.background.isRunning()) return;
+    const input = this.compactionInput(sessionId, trigger, {
+      background: {
+        sessionWorkflowId: wf.workflowInfo().workflowId,
+        ...(this.input.tuning ? { tuning: this.input.tuning } : {}),
+      },
+    });
+    try {
+      await wf.startChild<(i: CompactionWorkflowInput) => Promise<CompactionWorkflowResult>>(COMPACTION_WORKFLOW_TYPE, {
+        workflowId: compactionWorkflowId(this.input.agentId, this.input.sessionKey),
+        args: [input],
+        // It outlives this run: a continue-as-new hands it on, and it signals whichever run is current.
+        parentClosePolicy: wf.ParentClosePolicy.ABANDON,
+      });
+      this.ctx.background.started({ compactionId: input.compactionId, trigger, startedAt: now() });
+    } catch (err) {
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+    }
+  }
+
+  /**
+   * The context reached the hard limit while a compaction runs beside the session: the session waits
+   * for it (status says so), and returns its landing. Nothing when none runs.
+   */
+  private async waitForBeside(): Promise<CompactionWorkflowResult | undefined> {
+    const beside = this.ctx.background;
+    if (!beside.isRunning()) return undefined;
+    beside.waiting(Date.now());
+    wf.log.info('the context reached the hard limit; waiting for the compaction running beside the session', {
+      sessionKey: this.input.sessionKey,
+    });
+    await wf.condition(() => !beside.isRunning());
+    const landed = beside.takeLanded();
+    return landed && 'result' in landed ? landed.result : undefined;
+  }
+
+  /**
+   * Memory flush (once per compaction cycle, decided by the activity), then the compaction child. A
+   * compaction running beside the session is waited for first; when it wrote a summary, it is this
+   * compaction (an operator's manual one still runs after it, on what is left).
+   */
   async compact(
     sessionId: string,
     trigger: CompactionTriggerName,
     request: CompactRequest = {},
     turn?: TurnProgress,
   ): Promise<CompactionWorkflowResult | undefined> {
+    const beside = await this.waitForBeside();
+    if (beside?.entryId && trigger !== 'manual') return beside;
     const flush = await this.safeFlush(sessionId, trigger === 'overflow' ? 'overflow' : 'compaction');
-    const compactionInput: CompactionWorkflowInput = this.ctx.withIds({
-      sessionId,
-      trigger,
-      compactionId: wf.uuid4(),
-      contextWindowTokens: this.state.contextWindow,
+    const compactionInput = this.compactionInput(sessionId, trigger, {
       memoryFlush: flush,
       ...(request.keepRecentTokens !== undefined ? { keepRecentTokens: request.keepRecentTokens } : {}),
-      ...overhead(this.state.promptOverheadTokens()),
       ...(request.instructions ? { instructions: request.instructions } : {}),
       // Inside a turn its task is summarized with the rest: the summary carries it verbatim.
       ...(turn ? { turnInProgress: { userEntryId: turn.userEntryId } } : {}),
-      ...(this.input.tuning?.summarizeHeartbeatTimeoutMs
-        ? { summarizeHeartbeatTimeoutMs: this.input.tuning.summarizeHeartbeatTimeoutMs }
-        : {}),
     });
     try {
       const result = await wf.executeChild<(i: CompactionWorkflowInput) => Promise<CompactionWorkflowResult>>(
@@ -149,23 +180,27 @@ export class SessionJobs {
     }
   }
 
-  /**
-   * The memory flush never blocks or fails what follows it: its failure (a 529 storm past its budget,
-   * an overflow) is recorded on the session and handed to the compaction row, and the caller goes on.
-   * Returns what it did, in words for the compaction row.
-   */
-  private async safeFlush(sessionId: string, purpose: NonNullable<MemoryFlushInput['purpose']>): Promise<string> {
-    try {
-      const r = await this.flush.memoryFlush(this.ctx.withIds({ sessionId, flushId: wf.uuid4(), now: now(), purpose }));
-      if (!r.ran) return `skipped: ${r.skipped ?? 'unknown'}`;
-      return r.tailOnly ? `ran on the recent tail (${r.notes} notes)` : `ran (${r.notes} notes)`;
-    } catch (err) {
-      if (!(err instanceof wf.TemporalFailure) || wf.isCancellation(err)) throw err;
-      const error = describeFailure(err);
-      wf.log.warn('memory flush failed; going on without it', { sessionKey: this.input.sessionKey, error });
-      await localActivities.recordFlushFailure(this.ctx.withIds({ error, now: now() }));
-      return `failed: ${error}`;
-    }
+  /** A compaction's input for this session now: its ids, window and prompt overhead, then the caller's fields. */
+  private compactionInput(
+    sessionId: string,
+    trigger: CompactionTriggerName,
+    fields: Partial<CompactionWorkflowInput>,
+  ): CompactionWorkflowInput {
+    return this.ctx.withIds({
+      sessionId,
+      trigger,
+      compactionId: wf.uuid4(),
+      contextWindowTokens: this.state.contextWindow,
+      ...overhead(this.state.promptOverheadTokens()),
+      ...(this.input.tuning?.summarizeHeartbeatTimeoutMs
+        ? { summarizeHeartbeatTimeoutMs: this.input.tuning.summarizeHeartbeatTimeoutMs }
+        : {}),
+      ...fields,
+    });
+  }
+
+  private safeFlush(sessionId: string, purpose: FlushPurpose): Promise<string> {
+    return this.flush.run(sessionId, purpose);
   }
 }
 

@@ -97,7 +97,12 @@ export class SessionRun {
       // Wait only when there is nothing to do.
       const woke = state.hasWork() || (await idleTimer.wait(ready));
       if (this.ctx.shouldHandOn()) return { idle: false };
-      if (!woke && !state.hasWork()) return { idle: true };
+      if (!woke && !state.hasWork()) {
+        if (!this.ctx.background.isRunning()) return { idle: true };
+        // A compaction beside the session signals this run when it lands: the run stays open for it.
+        await wf.condition(() => !this.ctx.background.isRunning() || ready());
+        continue;
+      }
       const job = state.next();
       const suspended = job ? await this.runSuspendable(job) : undefined;
       state.jobDone();
@@ -127,6 +132,7 @@ export class SessionRun {
     // The window the worker reported rides along too: status in the new run must not fall back to the default.
     const carried = {
       ...state.carried(),
+      ...this.ctx.background.carried(),
       ...this.lifecycle.carried?.(),
       ...(suspended ? { suspendedTurn: suspended } : {}),
     };
@@ -151,8 +157,9 @@ export class SessionRun {
   private async runJob(job: SessionJob, resume?: SuspendedTurn): Promise<void> {
     const { state } = this.ctx;
     if (job.kind === 'maintenance') {
-      if (job.job.kind === 'compaction') await this.jobs.thresholdCompaction(job.job.sessionId);
-      else await this.jobs.softThresholdFlush(job.job.sessionId);
+      if (job.job.kind === 'memoryFlush') await this.jobs.softThresholdFlush(job.job.sessionId);
+      else if (job.job.trigger === 'soft') await this.jobs.startBeside(job.job.sessionId, 'soft');
+      else await this.jobs.thresholdCompaction(job.job.sessionId);
       return;
     }
     const outcome = await this.runRequest(job.request, resume);

@@ -184,9 +184,13 @@ export class SessionSteps {
       modelCalls: turn.modelCalls,
       usage: turn.usage,
     });
-    // Maintenance runs after the reply is returned, before the next queued request.
+    // Maintenance runs after the reply is returned, before the next queued request. Past the
+    // background share a compaction starts beside the session (results recorded before it have no `compactBeside`).
     if (after.compact) this.state.schedule({ kind: 'compaction', trigger: 'threshold', sessionId });
-    else if (after.memoryFlush) this.state.schedule({ kind: 'memoryFlush', sessionId });
+    else if (after.compactBeside && !this.ctx.background.isRunning())
+      this.state.schedule({ kind: 'compaction', trigger: 'soft', sessionId });
+    else if (after.memoryFlush && !this.ctx.background.isRunning())
+      this.state.schedule({ kind: 'memoryFlush', sessionId });
     return turn.result(final, this.state.turnsCompleted);
   }
 

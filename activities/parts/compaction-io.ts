@@ -50,6 +50,8 @@ export interface PlanCompactionResult {
   readonly previousSummary?: string;
   /** `extractive` when no model is configured for summaries, or the summarizer spend limit is reached. */
   readonly summarizer: 'model' | 'extractive';
+  /** The compaction entry the planned window started from (null: none yet); absent from plans recorded before it. */
+  readonly windowOf?: string | null;
 }
 
 /** `planRerun`: the earlier compaction to summarize again, and whether the rerun replaces it. */
@@ -159,6 +161,12 @@ export interface WriteCompactionRecordInput extends CompactionRef {
   readonly promptOverheadTokens?: number;
   /** A compaction inside a running turn (`CompactionWorkflowInput.turnInProgress`): its task is carried verbatim when summarized. */
   readonly turnInProgress?: { readonly userEntryId: string };
+  /**
+   * The compaction entry the plan's window started from: when another compaction was written since
+   * (a provider's, while this one ran beside the session), nothing is written, so no two summaries
+   * cover the same entries.
+   */
+  readonly windowOf?: string | null;
 }
 
 /** What `writeCompactionRecord` wrote (or would have, had it reclaimed tokens). */
@@ -167,6 +175,8 @@ export interface WriteCompactionRecordResult {
   readonly entryId: string | null;
   readonly inserted: boolean;
   readonly tokensAfter: number;
+  /** Nothing written: another compaction replaced the planned window first (`windowOf`). */
+  readonly superseded?: true;
 }
 
 /** `finishCompaction`: the outcome the row is marked with. */

@@ -43,7 +43,7 @@ export async function planCompactionStep(
     estimate: deps.estimate,
     ...(previousSummary ? { previousSummary } : {}),
   });
-  return { plan, ...(previousSummary ? { previousSummary } : {}), summarizer };
+  return { plan, ...(previousSummary ? { previousSummary } : {}), summarizer, windowOf: active.compaction?.id ?? null };
 }
 
 /**

@@ -44,7 +44,10 @@ export async function recordCompactionStart(
     revertOf: input.revertOf ?? null,
     rerunOf: input.rerunOf ?? null,
   });
-  if (firstAttempt) logHookErrors(input, await ctx.hooks.emit('before_compaction', { ...input }));
+  if (firstAttempt) {
+    ctx.allDeps.metrics?.compactionStarted(input.trigger);
+    logHookErrors(input, await ctx.hooks.emit('before_compaction', { ...input }));
+  }
   return {};
 }
 
@@ -117,6 +120,13 @@ async function logCompaction(
   const row = await getCompaction(ctx.db, input.agentId, input.compactionId);
   const trigger = row?.trigger ?? 'unknown';
   ctx.allDeps.metrics?.compaction(trigger, outcome);
+  if (row)
+    ctx.allDeps.metrics?.compactionBilled(trigger, {
+      input: Number(row.summarizer_input_tokens ?? 0),
+      output: Number(row.summarizer_output_tokens ?? 0),
+      cache_read: Number(row.summarizer_cache_read_tokens ?? 0),
+      cache_write: Number(row.summarizer_cache_write_tokens ?? 0),
+    });
   const durationMs = row ? Date.parse(input.now) - new Date(row.started_at).getTime() : undefined;
   const line = { event: 'compaction', compactionId: input.compactionId, trigger, outcome, ...facts, durationMs };
   if (outcome === 'failed') log.warn('compaction', line);

@@ -4,7 +4,7 @@
  */
 import { log } from '@temporalio/activity';
 import { depsForAgent } from '../../src/runtime/deps';
-import { getEntry } from '../../src/store/entries-repo';
+import { getEntry, latestCompactionEntryId } from '../../src/store/entries-repo';
 import {
   recordUnreclaimedCompaction,
   storeRerunSummary,
@@ -36,6 +36,8 @@ export async function writeCompactionRecordStep(
     withSubagentsInFlight(input.summary, await liveChildren(db, input.agentId, input.sessionKey)),
     await summarizedTask(ctx, input),
   );
+  if (await superseded(ctx, input))
+    return { entryId: null, inserted: false, tokensAfter: input.tokensBefore, superseded: true };
   const tokensWith = (text: string) => summaryTokens(deps.estimate, entryId, text) + input.keptTokens;
   const tokensAfter = tokensWith(summary);
   // Whoever asked, a summary that reclaims nothing is not written, and the storm hold learns it. An
@@ -65,6 +67,15 @@ export async function writeCompactionRecordStep(
   const stored = await getEntry(db, input.agentId, input.sessionId, entryId);
   const storedSummary = stored?.type === 'compaction' ? stored.payload.summary : summary;
   return { entryId, inserted, tokensAfter: tokensWith(storedSummary) };
+}
+
+/** Another compaction entry was written since this one's plan (and this one's is not written yet). */
+async function superseded(ctx: CompactionContext, input: WriteCompactionRecordInput): Promise<boolean> {
+  if (input.windowOf === undefined || input.lineage) return false;
+  const latest = await latestCompactionEntryId(ctx.db, input.agentId, input.sessionId);
+  if (latest === input.windowOf || latest === input.compactionId) return false;
+  // A retry of a write that landed before a later compaction: this one's entry stands.
+  return !(await getEntry(ctx.db, input.agentId, input.sessionId, input.compactionId));
 }
 
 /**

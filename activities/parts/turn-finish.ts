@@ -41,6 +41,7 @@ export function decideAfterFinish(
     reserveTokens: deps.config.reserveTokens,
     reserveTokensFloor: deps.config.reserveTokensFloor,
     softThresholdTokens: deps.config.softThresholdTokens,
+    backgroundCompactionShare: deps.config.backgroundCompactionShare,
     compactionCount: session?.compaction_count ?? 0,
     memoryFlushCompactionCount: session?.memory_flush_compaction_count ?? null,
     compactionFailures: session?.compaction_failures ?? 0,

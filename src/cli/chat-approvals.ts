@@ -1,11 +1,12 @@
 /**
  * The chat's side of tool approvals: while a turn runs, it says once per call "waiting for approval:
- * <tool> <id>", and `/approve` / `/deny` decide a call of the chat's own session. A decision typed
+ * <tool> <id>" (and once when the turn waits for a compaction running beside the session), and `/approve` / `/deny` decide a call of the chat's own session. A decision typed
  * before the call is seen waits for it (piped input arrives at once).
  */
 import { userInfo } from 'node:os';
 import type { KeelClient } from '../client/keel-client';
 import type { ApprovalOutcome, PendingApproval } from '../protocol';
+import { backgroundCompactionLine } from '../compaction/background-line';
 
 /** How often the chat asks the session which calls wait. */
 const POLL_MS = 500;
@@ -27,6 +28,12 @@ export function watchApprovals(client: KeelClient, sessionKey: string, say: (lin
   const poll = async () => {
     const status = await client.getStatus(sessionKey).catch(() => undefined);
     waiting = status?.pendingApprovals ?? waiting;
+    // The turn waits for a compaction beside the session: said once, with how long it has run.
+    const beside = status?.backgroundCompaction;
+    if (beside?.turnWaitingMs !== undefined && !told.has(beside.compactionId)) {
+      told.add(beside.compactionId);
+      say(backgroundCompactionLine(beside));
+    }
     for (const a of waiting) {
       if (told.has(a.approvalId)) continue;
       told.add(a.approvalId);

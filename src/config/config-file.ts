@@ -115,6 +115,10 @@ const agentSettingsShape = {
   smallWindowTokens: count('tokens').nonnegative('use tokens ≥ 0 (0 turns the small-window mode off)'),
   softThresholdTokens: count('tokens').nonnegative('use tokens ≥ 0'),
   keepRecentTokens: count('tokens').nonnegative('use tokens ≥ 0 (0: a hard checkpoint)'),
+  backgroundCompactionShare: z
+    .number({ message: 'use a share from 0 to 0.95 (0 turns background compaction off)' })
+    .min(0, 'use a share from 0 to 0.95 (0 turns background compaction off)')
+    .max(0.95, 'use a share from 0 to 0.95 (0 turns background compaction off)'),
   tools: z.string().min(1, 'name the module exporting registerTools(registry), relative to this file'),
   toolTimeout: z.union([count('milliseconds'), z.string()], {
     message: 'use a duration such as "30s" or "5m" (or milliseconds)',

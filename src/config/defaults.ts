@@ -13,6 +13,12 @@ export const DEFAULTS = {
   tokenSafetyMargin: 1.2,
   /** Memory flush runs this many tokens below the compaction threshold (OpenClaw `softThresholdTokens`). */
   softThresholdTokens: 4_000,
+  /**
+   * A compaction starts beside the session, not waited for, once the context passes this share of
+   * the budget (window − reserve): 70% leaves the summary time to land before the hard limit (Keel;
+   * Claude Code and OpenClaw block the turn at their threshold instead). 0 turns it off.
+   */
+  backgroundCompactionShare: 0.7,
   /** ...but at most this share of the budget (window − reserve) below it (Keel: a 4k window has no 4,000 tokens to spare). */
   maxSoftThresholdBudgetShare: 0.25,
   /**

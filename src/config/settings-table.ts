@@ -452,6 +452,16 @@ export const SETTINGS = {
     schema: z.string().trim().min(1, 'write the text, or leave it unset').optional(),
     doc: "Added to the end of the flush turn's system prompt (OpenClaw memoryFlush.systemPrompt), after the turns' own, so their prompt cache still serves it.",
   }),
+  backgroundCompactionShare: setting({
+    env: 'KEEL_BACKGROUND_COMPACTION_SHARE',
+    file: 'backgroundCompactionShare',
+    schema: z.coerce
+      .number()
+      .min(0, 'a share from 0 to 0.95')
+      .max(0.95, 'a share from 0 to 0.95 (0 turns background compaction off)')
+      .default(DEFAULTS.backgroundCompactionShare),
+    doc: 'A compaction starts beside the session (turns go on meanwhile) past this share of window − reserve; 0: off.',
+  }),
   memoryFlushModel: setting({
     env: 'KEEL_MEMORY_FLUSH_MODEL',
     file: 'memoryFlushModel',

@@ -54,6 +54,18 @@ export class KeelMetrics {
     labelNames: ['trigger', 'outcome'],
     registers: [this.registry],
   });
+  private readonly compactionsStarted = new Counter({
+    name: 'keel_compactions_started_total',
+    help: 'Compactions started, by trigger (minus keel_compactions_total: those running now, in the background too)',
+    labelNames: ['trigger'],
+    registers: [this.registry],
+  });
+  private readonly compactionTokens = new Counter({
+    name: 'keel_compaction_tokens_total',
+    help: 'Tokens the summarizer was billed for finished compactions, by trigger and kind',
+    labelNames: ['trigger', 'kind'],
+    registers: [this.registry],
+  });
   private readonly memoryFlushes = new Counter({
     name: 'keel_memory_flush_total',
     help: 'Memory flushes, by outcome (ran, skipped, failed)',
@@ -122,6 +134,16 @@ export class KeelMetrics {
 
   compaction(trigger: string, outcome: string): void {
     this.compactions.inc({ trigger, outcome });
+  }
+
+  /** A compaction was recorded as running (once per compaction, whichever worker runs it). */
+  compactionStarted(trigger: string): void {
+    this.compactionsStarted.inc({ trigger });
+  }
+
+  /** What a finished compaction's summarizer calls were billed, by kind. */
+  compactionBilled(trigger: string, billed: Readonly<Record<TokenKind, number>>): void {
+    for (const [kind, n] of Object.entries(billed)) if (n > 0) this.compactionTokens.inc({ trigger, kind }, n);
   }
 
   memoryFlush(outcome: 'ran' | 'skipped' | 'failed'): void {

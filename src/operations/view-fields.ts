@@ -25,6 +25,17 @@ export const runningTurn = z
   })
   .meta({ id: 'RunningTurn' });
 
+/** A compaction running beside the session: which, why, for how long, and how long a turn has waited for it. */
+export const backgroundCompaction = z
+  .strictObject({
+    compactionId: z.string(),
+    trigger: z.string(),
+    startedAt: z.iso.datetime(),
+    runningMs: count,
+    turnWaitingMs: count.optional(),
+  })
+  .meta({ id: 'BackgroundCompaction' });
+
 /** The session's prompt tokens by cache use, and the share read from the cache. */
 export const promptCache = z.strictObject({
   inputTokens: count,

@@ -213,6 +213,8 @@ class PolicySimulation {
       reserveTokens: this.policy.reserveTokens,
       reserveTokensFloor: this.policy.reserveTokensFloor,
       softThresholdTokens: this.policy.softThresholdTokens,
+      // The replay compacts where the session would wait for it: at the threshold, not beside it.
+      backgroundCompactionShare: 0,
       compactionCount: this.window.compactionCount,
       memoryFlushCompactionCount: this.memoryFlushCompactionCount,
       compactionFailures: 0,

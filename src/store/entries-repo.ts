@@ -574,3 +574,21 @@ export async function entriesAfter(
     .execute();
   return decodeEntryRows(rows);
 }
+
+/** The id of the session's newest compaction entry (the one whose window is active), or null when it has none. */
+export async function latestCompactionEntryId(
+  db: Kysely<Database>,
+  agentId: string,
+  sessionId: string,
+): Promise<string | null> {
+  const row = await db
+    .selectFrom('transcript_entries')
+    .select('id')
+    .where('agent_id', '=', agentId)
+    .where('session_id', '=', sessionId)
+    .where('type', '=', 'compaction')
+    .orderBy('seq', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  return row?.id ?? null;
+}

@@ -7,6 +7,11 @@ export interface AfterTurnDecision {
   readonly memoryFlush: boolean;
   /** Threshold compaction: `contextTokens > contextWindow − reserveTokens`, unless auto-compaction is paused. */
   readonly compact: boolean;
+  /**
+   * Background compaction: past `backgroundCompactionShare` of the budget (window − reserve) and not
+   * yet at the threshold, a compaction starts beside the session. Not while paused or held.
+   */
+  readonly compactBeside: boolean;
   /** Auto-compaction stopped after repeated failures; an operator retries it (docs/reference.md, "Failure model"). */
   readonly autoCompactionPaused: boolean;
   /**
@@ -23,6 +28,8 @@ export interface AfterTurnInput extends CompactionHoldInput {
   /** The reserve's floor (`reserveTokensFloor`); unset → the default 20,000. */
   readonly reserveTokensFloor?: number;
   readonly softThresholdTokens: number;
+  /** `backgroundCompactionShare`; 0 turns background compaction off. */
+  readonly backgroundCompactionShare: number;
   readonly compactionCount: number;
   readonly memoryFlushCompactionCount: number | null;
   readonly compactionFailures: number;
@@ -72,7 +79,16 @@ export function decideAfterTurn(input: AfterTurnInput): AfterTurnDecision {
       memoryFlushCompactionCount: input.memoryFlushCompactionCount ?? undefined,
     }),
     compact: !paused && over && held === undefined,
+    compactBeside: !paused && !over && shouldCompactBeside(input, reserve),
     autoCompactionPaused: paused,
     ...(held !== undefined ? { compactionHeldUntilTokens: held } : {}),
   };
+}
+
+/** Past the background share of the budget, and past any storm hold a low-yield compaction left. */
+function shouldCompactBeside(input: AfterTurnInput, reserve: number): boolean {
+  const share = input.backgroundCompactionShare;
+  if (share <= 0 || input.contextTokens <= share * (input.contextWindow - reserve)) return false;
+  const hold = compactionHoldLimit(input, reserve);
+  return hold === undefined || input.contextTokens >= hold;
 }

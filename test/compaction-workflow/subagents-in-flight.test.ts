@@ -206,6 +206,43 @@ describe.each(testDatabases())('subagents in flight at compaction on $name', (da
     });
   });
 
+  it('a write planned on a window another compaction replaced since writes nothing (no two summaries of one range)', async () => {
+    const s = await seedSession(db.store.db, 4, freshDurableAgent());
+    const activities = createCompactionActivities(testDeps(db.store, suite.fake.url));
+    const plannedOn = (compactionId: string, windowOf: string | null) => ({
+      agentId: s.agentId,
+      sessionKey: s.sessionKey,
+      sessionId: s.sessionId,
+      compactionId,
+      summary: `Goal: ship it (${compactionId}).`,
+      firstKeptEntryId: 'm2',
+      tokensBefore: 500,
+      keptTokens: 100,
+      now: new Date().toISOString(),
+      windowOf,
+    });
+    // Both planned on the window with no compaction yet; the first writes, the second finds it replaced.
+    const first = await activities.writeCompactionRecord(plannedOn('first', null));
+    expect(first).toMatchObject({ entryId: 'first', inserted: true });
+    expect(await activities.writeCompactionRecord(plannedOn('second', null))).toEqual({
+      entryId: null,
+      inserted: false,
+      tokensAfter: 500,
+      superseded: true,
+    });
+    // A retry of the first one's write still finds its own entry; one planned on the new window writes.
+    expect(await activities.writeCompactionRecord(plannedOn('first', null))).toMatchObject({ entryId: 'first' });
+    expect(await activities.writeCompactionRecord(plannedOn('third', 'first'))).toMatchObject({ entryId: 'third' });
+    const compactions = await db.store.db
+      .selectFrom('transcript_entries')
+      .select('id')
+      .where('session_id', '=', s.sessionId)
+      .where('type', '=', 'compaction')
+      .orderBy('seq')
+      .execute();
+    expect(compactions.map((c) => c.id)).toEqual(['first', 'third']);
+  });
+
   it('a retried record write keeps the list the first attempt stored, and reports that summary’s tokens', async () => {
     const s = await seedSession(db.store.db, 4, freshDurableAgent());
     const activities = createCompactionActivities(testDeps(db.store, suite.fake.url));

@@ -13,9 +13,16 @@ export function testDeps(
   opts: { tools?: ToolRegistry; config?: Partial<KeelConfig> } = {},
 ): ActivityDeps {
   // No daily reset in tests: a run crossing 04:00 UTC must not rotate sessions mid-test (reset tests opt in).
+  // Compaction waits for the threshold, as the suites written for it expect; background compaction's suite opts in.
   const config = configFromEnv(
     {},
-    { anthropicBaseUrl: fakeUrl, anthropicApiKey: 'test-key', resetMode: 'none', ...opts.config },
+    {
+      anthropicBaseUrl: fakeUrl,
+      anthropicApiKey: 'test-key',
+      resetMode: 'none',
+      backgroundCompactionShare: 0,
+      ...opts.config,
+    },
   );
   return {
     db: store.db,

@@ -8,6 +8,7 @@ const base = {
   memoryFlushCompactionCount: null,
   compactionFailures: 0,
   minReclaimShare: 0.1,
+  backgroundCompactionShare: 0,
 };
 
 describe('decideAfterTurn', () => {
@@ -20,6 +21,32 @@ describe('decideAfterTurn', () => {
     [80_001, true, true],
   ])('at %i context tokens: flush %s, compact %s', (contextTokens, flush, compact) => {
     expect(decideAfterTurn({ ...base, contextTokens })).toMatchObject({ memoryFlush: flush, compact });
+  });
+
+  it.each([
+    // contextTokens, compactBeside, compact: the background share is 70% of window − reserve (80k) = 56k
+    [56_000, false, false],
+    [56_001, true, false],
+    [80_000, true, false],
+    [80_001, false, true], // at the threshold the session compacts (waiting for one already beside it)
+  ])(
+    'with a background share of 0.7, at %i context tokens: beside %s, threshold %s',
+    (contextTokens, beside, compact) => {
+      expect(decideAfterTurn({ ...base, backgroundCompactionShare: 0.7, contextTokens })).toMatchObject({
+        compactBeside: beside,
+        compact,
+      });
+    },
+  );
+
+  it('starts no background compaction when the share is 0, when paused, or while a low-yield compaction holds', () => {
+    expect(decideAfterTurn({ ...base, contextTokens: 70_000 }).compactBeside).toBe(false);
+    const beside = { ...base, backgroundCompactionShare: 0.7, contextTokens: 70_000 };
+    expect(decideAfterTurn({ ...beside, compactionFailures: 3 }).compactBeside).toBe(false);
+    // The last compaction freed 5% of 65k: held until 65k + 10% of the window = 75k.
+    const lowYield = { tokensBefore: 65_000, tokensAfter: 61_750 };
+    expect(decideAfterTurn({ ...beside, lastCompaction: lowYield }).compactBeside).toBe(false);
+    expect(decideAfterTurn({ ...beside, contextTokens: 75_000, lastCompaction: lowYield }).compactBeside).toBe(true);
   });
 
   it('flushes once per compaction cycle', () => {

@@ -1,4 +1,5 @@
 import { runningTurnLine } from '../../turn/run-budget';
+import { backgroundCompactionLine } from '../../compaction/background-line';
 import type { Command } from 'commander';
 import { loadKeelSettings } from '../../config/agent-config';
 import { connectClient, UsageError } from '../connect';
@@ -64,6 +65,7 @@ export function registerSessionCommands(program: Command, ctx: CliContext): void
           if (status.spawnAdvice) say(`spawn policy: ${status.spawnAdvice.level} · ${status.spawnAdvice.instruction}`);
           if (status.autoCompaction) say(autoCompactionLine(key, status.autoCompaction));
           if (status.runningTurn) say(runningTurnLine(status.runningTurn));
+          if (status.backgroundCompaction) say(backgroundCompactionLine(status.backgroundCompaction));
           for (const a of status.pendingApprovals ?? [])
             say(`waiting for approval: ${a.toolName} ${a.approvalId} (until ${a.deadline}; keel approve/deny <id>)`);
           if (compactionBilling) say(compactionBilling);

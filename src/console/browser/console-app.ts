@@ -382,6 +382,14 @@ function loadStatus(): Promise<boolean> {
             .join(' · '),
         }),
       );
+    const b = s.backgroundCompaction;
+    if (b)
+      box.appendChild(
+        el('p', {
+          id: 'background-compaction',
+          text: `compacting in the background (${b.trigger}) for ${Math.round(b.runningMs / 1000)} s${b.turnWaitingMs === undefined ? '' : ` · a turn has waited ${Math.round(b.turnWaitingMs / 1000)} s: the context reached its limit`}`,
+        }),
+      );
     const r = s.runningTurn;
     const of = (limit: number | null) => (limit === null ? '' : ` of ${limit}`);
     if (r)

@@ -1,7 +1,7 @@
 /** The views of the session operations: `keel sessions`, `keel status` and their HTTP twins. */
 import { z } from 'zod';
 import 'zod-openapi';
-import { contextSplit, count, pressure, promptCache, runningTurn } from '../view-fields';
+import { backgroundCompaction, contextSplit, count, pressure, promptCache, runningTurn } from '../view-fields';
 
 /** One session as `keel sessions` lists it. */
 export const sessionListing = z
@@ -75,6 +75,10 @@ export const sessionStatusReport = z
       .meta({ description: 'Tool calls the running turn waits on a person to approve' }),
     runningTurn: runningTurn.optional().meta({
       description: 'The turn running now: its model calls and tokens against its budget, and its compactions so far',
+    }),
+    backgroundCompaction: backgroundCompaction.optional().meta({
+      description:
+        'A compaction running beside the session (turns go on meanwhile), and how long a turn has waited for it',
     }),
     turns: count
       .optional()
