@@ -216,7 +216,9 @@ describe.each(variants)(
       ]);
       const people = await keel(['sessions'], env);
       expect(people.stderr).toMatch(/agent:ops:main {2}agent ops {2}session s1/);
-      expect(people.stderr).toMatch(/\[[█░]+\] 75\.0% of 200k tokens · above 70% · turns 3 · compactions 5/);
+      expect(people.stderr).toMatch(
+        /\[[█░]+\] 75\.0% of 200k tokens · above 70% · warning: over 65% of the window used; .* · turns 3 · compactions 5/,
+      );
       expect((await keel(['sessions', '--agent', 'nobody', '--json'], env)).stdout).toContain('"sessions": []');
 
       // A learned provider limit and this session's estimate scale narrow its window, and it says so.
