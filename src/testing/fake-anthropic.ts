@@ -288,7 +288,7 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
       plan?.compaction && plan.pause
         ? compactionStep(plan)
         : api
-          ? withContextManagement(await nextStep(request), plan)
+          ? withContextManagement(withThinking(await nextStep(request), body, api, request.index), plan)
           : undefined;
     // A model asked for no tool call never makes one: a script that does is a test's mistake.
     if (api && step && toolChoiceIsNone(body) && stepCallsATool(step)) {
@@ -497,6 +497,23 @@ function compactionStep(plan: FakeContextManagementPlan): FakeMessageStep {
     ],
     contextManagement: { applied_edits: plan.appliedEdits },
   };
+}
+
+/**
+ * A reply to a request with thinking enabled starts with a signed thinking block, as the API's
+ * does, unless the script wrote its own: the next request of a tool loop must send it back.
+ */
+function withThinking(
+  step: FakeStep | undefined,
+  body: FakeRequestBody,
+  api: string,
+  index: number,
+): FakeStep | undefined {
+  const thinking = body.thinking as { type?: string } | undefined;
+  if (api !== 'anthropic' || thinking?.type !== 'enabled' || !step || step.kind !== 'message') return step;
+  if (step.content[0]?.type === 'thinking') return step;
+  const block = { type: 'thinking' as const, thinking: 'Thinking it over.', signature: `fake-signature-${index}` };
+  return { ...step, content: [block, ...step.content] };
 }
 
 /** A scripted reply to a request with context management: the edits it applied, and a compaction that did not pause before it. */
