@@ -30,7 +30,7 @@ export function testDeps(
     model:
       config.modelProvider === 'openai-compatible'
         ? modelFromConfig(config)
-        : new AnthropicModelClient({ apiKey: 'test-key', baseURL: fakeUrl }),
+        : new AnthropicModelClient({ apiKey: 'test-key', baseURL: fakeUrl, idleTimeoutMs: config.modelIdleTimeoutMs }),
     config,
     tools: opts.tools ?? new ToolRegistry(),
     estimate: boundedEstimate,

@@ -67,13 +67,13 @@ describe('provider storms (PGlite)', () => {
   );
 
   it(
-    'notices a stream that stalls after it started (heartbeats follow stream progress) and retries the call',
+    'notices a stream that stalls after it started (the stream idle timeout) and retries the call',
     () =>
-      suite.withWorker(db.store, { tuning: { modelHeartbeatTimeoutMs: 3_000 } }, async ({ client, fake }) => {
+      suite.withWorker(db.store, { config: { modelIdleTimeoutMs: 3_000 } }, async ({ client, fake }) => {
         let calls = 0;
         fake.respondWith((request) => {
           calls++;
-          // The first answer starts streaming, then stalls far longer than the heartbeat timeout.
+          // The first answer starts streaming, then stalls far longer than the idle timeout.
           return calls === 1
             ? fakeReply.text('a reply that never finishes streaming', { eventDelayMs: 30_000 })
             : fakeReply.text(`re: ${lastUserText(request)}`);
